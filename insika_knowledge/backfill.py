@@ -1,0 +1,192 @@
+"""Backfill: replay stored sessions through the same extractor a live turn uses.
+
+Each session is extracted as one turn (turn id ``session``) from its whole transcript.
+A session already extracted successfully is skipped, so a re-run only retries what
+failed or is new; one failing session never stops the others. The run ends with a
+``knowledge_backfilled`` event.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Final
+
+from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.errors import UserError
+from insika_knowledge.events import KnowledgeBackfilled
+from insika_knowledge.extract.model import ConceptModel
+from insika_knowledge.memory import Memory
+from insika_knowledge.sessions import Session, read_sessions
+from insika_knowledge.store.paths import DEFAULT_TENANT
+
+BACKFILL_TURN: Final = "session"
+_TIME_KEYS: Final = ("started_at", "time_utc", "time", "created_at")
+
+
+@dataclass
+class SessionStatus:
+    """One session's result: ``done``, ``skipped`` (already done), ``before-since``, or a failure kind."""
+
+    session_id: str
+    status: str
+    learned: int = 0
+    confirmed: int = 0
+    merged: int = 0
+    conflicts: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    detail: str | None = None
+
+
+@dataclass
+class BackfillSummary:
+    """The whole run: per-session statuses and totals."""
+
+    agent: str
+    statuses: list[SessionStatus] = field(default_factory=list)
+
+    def total(self, attr: str) -> int:
+        """Sum of one numeric `SessionStatus` attribute over the run."""
+        return sum(getattr(s, attr) for s in self.statuses)
+
+    @property
+    def dropped(self) -> Counter[str]:
+        """Reason -> candidates dropped over the run."""
+        total: Counter[str] = Counter()
+        for status in self.statuses:
+            total.update(status.dropped)
+        return total
+
+    def by_status(self) -> Counter[str]:
+        """Status -> how many sessions ended with it."""
+        return Counter(s.status for s in self.statuses)
+
+
+def parse_since(text: str | None) -> datetime | None:
+    """Parse ``--since`` (ISO-8601, e.g. ``2026-08-01T00:00:00Z``).
+
+    Raises:
+        UserError: not an ISO-8601 time.
+    """
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UserError(f"--since {text!r} is not an ISO-8601 time like 2026-08-01T00:00:00Z") from None
+    if moment.tzinfo is None:
+        from datetime import UTC
+
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+def session_time(session: Session) -> datetime | None:
+    """The session's start time from its metadata, when it has one."""
+    for key in _TIME_KEYS:
+        value = session.metadata.get(key)
+        if isinstance(value, str):
+            try:
+                return parse_since(value)
+            except UserError:
+                continue
+    return None
+
+
+def backfill(
+    memory: Memory,
+    agent: str,
+    config: KnowledgeConfig,
+    sessions_path: str | os.PathLike[str],
+    *,
+    tenant: str = DEFAULT_TENANT,
+    since: datetime | None = None,
+    concurrency: int = 1,
+    model: ConceptModel | None = None,
+    on_progress: Callable[[SessionStatus], None] | None = None,
+) -> BackfillSummary:
+    """Extract every stored session of `sessions_path` into `agent`'s concepts.
+
+    Args:
+        memory: where the concepts go.
+        agent: the agent id.
+        config: the agent's ``knowledge:`` block (types, prompt, model).
+        sessions_path: a normalised JSONL file.
+        tenant: the tenant.
+        since: skip sessions that started before this time (sessions without a time
+            in their metadata are always processed).
+        concurrency: sessions extracted at once (threads; model calls overlap, writes
+            serialise in SQLite).
+        model: overrides the config's model.
+        on_progress: called once per finished session (from worker threads).
+
+    Returns:
+        The summary; the ``knowledge_backfilled`` event has already fired.
+
+    Raises:
+        UserError: the file is missing or malformed (before anything is written),
+            `concurrency` < 1, or the model spec is unusable.
+    """
+    if concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    sessions = list(read_sessions(sessions_path))  # malformed input fails before any write
+    chosen = model if model is not None else memory.model(config.resolved_model())
+    store = memory.store(tenant)
+    summary = BackfillSummary(agent)
+
+    def one(session: Session) -> SessionStatus:
+        status = _run_one(memory, agent, config, chosen, tenant, store, session, since)
+        if on_progress is not None:
+            on_progress(status)
+        return status
+
+    if concurrency == 1:
+        results = [one(s) for s in sessions]
+    else:
+        with ThreadPoolExecutor(concurrency, thread_name_prefix="insika-backfill") as pool:
+            futures = [pool.submit(one, s) for s in sessions]
+            results = [f.result() for f in as_completed(futures)]
+        order = {s.session_id: i for i, s in enumerate(sessions)}
+        results.sort(key=lambda r: order.get(r.session_id, 0))
+    summary.statuses = results
+    processed = [s for s in results if s.status == "done"]
+    memory.events.emit(KnowledgeBackfilled(
+        agent=agent,
+        sessions=len(processed),
+        concepts=sum(s.learned + s.confirmed + s.merged for s in processed),
+        conflicts=sum(s.conflicts for s in processed),
+        dropped=dict(summary.dropped),
+    ))
+    return summary
+
+
+def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: ConceptModel | None,
+             tenant: str, store: object, session: Session, since: datetime | None) -> SessionStatus:
+    started = session_time(session)
+    if since is not None and started is not None and started < since:
+        return SessionStatus(session.session_id, "before-since")
+    previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
+    if previous is not None and previous.outcome == "ok":
+        return SessionStatus(session.session_id, "skipped")
+    try:
+        report = memory.learn(
+            agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
+            messages=_conversation(session.messages), tenant=tenant, model=model,
+        )
+    except Exception as exc:  # one failing session never stops the others
+        return SessionStatus(session.session_id, "error", detail=f"{type(exc).__name__}: {exc}"[:300])
+    status = "done" if report.outcome == "ok" else report.outcome
+    return SessionStatus(
+        session.session_id, status, learned=report.count("learned"),
+        confirmed=report.count("confirmed"), merged=report.count("merged"),
+        conflicts=report.count("conflict"), dropped=report.dropped, detail=report.detail,
+    )
+
+
+def _conversation(messages: Iterable[dict]) -> list[dict]:
+    # The system prompt is pack data, not something the conversation taught.
+    return [m for m in messages if m.get("role") != "system"]

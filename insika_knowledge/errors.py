@@ -1,0 +1,91 @@
+"""The library's exceptions: one base, caller mistakes split from run-time failures.
+
+`cli.py` alone maps these to exit codes; every other module raises them.
+"""
+
+from __future__ import annotations
+
+
+class InsikaError(Exception):
+    """Base of every error this library raises on purpose."""
+
+
+class UserError(InsikaError):
+    """The caller asked for something invalid: bad input, a bad name, a bad setting.
+
+    Fix the input and call again; nothing was written.
+    """
+
+
+class ConceptFormatError(UserError):
+    """A concept's markdown or frontmatter is invalid.
+
+    Attributes:
+        line: 1-based line of the record where the problem is, or None when it
+            concerns the record as a whole.
+        field: the frontmatter key concerned (``name``, ``confidence``...), or None.
+        problem: the problem alone, without the location prefix.
+    """
+
+    def __init__(self, problem: str, *, line: int | None = None, field: str | None = None):
+        self.problem = problem
+        self.line = line
+        self.field = field
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {problem}" if prefix else problem)
+
+
+class InvalidName(UserError):
+    """A concept, tenant or agent name is not acceptable (and could not be normalised)."""
+
+
+class ConfigError(UserError):
+    """The agent's ``knowledge:`` block is invalid; the message names the key."""
+
+
+class NotFound(UserError):
+    """An agent, tenant, concept or version does not exist."""
+
+
+class StaleVersion(UserError):
+    """An edit was based on a version that is no longer current (optimistic locking).
+
+    Attributes:
+        expected: the version the edit was loaded from.
+        current: the version now on record.
+    """
+
+    def __init__(self, name: str, expected: int, current: int):
+        self.expected = expected
+        self.current = current
+        super().__init__(
+            f"concept '{name}' changed since it was loaded (version {expected}, now {current}); "
+            "reload it and apply the edit again"
+        )
+
+
+class RunTimeFailure(InsikaError):
+    """Something outside the caller's control failed (a model, the disk, the network)."""
+
+
+class ModelFailure(RunTimeFailure):
+    """A model call failed; the turn's extraction can be retried later.
+
+    Attributes:
+        outcome: the recorded outcome kind: ``model_timeout``, ``model_rate_limited``,
+            ``model_malformed``, ``model_empty`` or ``model_error``.
+        attempts: how many attempts were made.
+        raw_output: the last raw text the model answered, if any (truncated to 2000 chars).
+    """
+
+    def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None):
+        self.outcome = outcome
+        self.detail = detail
+        self.attempts = attempts
+        self.raw_output = raw_output[:2000] if raw_output else raw_output
+        super().__init__(f"{outcome}: {detail} (after {attempts} attempt(s))")

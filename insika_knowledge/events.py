@@ -1,0 +1,167 @@
+"""Events the loop emits: names and payloads (ids, names, types and counts, never a body).
+
+Subscribers are plain callables taking an `Event`. A subscriber that raises is
+reported through `logging` and never breaks the write that emitted the event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event; `name` is the event's wire name."""
+
+    name: ClassVar[str] = ""
+
+    def payload(self) -> dict[str, Any]:
+        """The event's keys and values, as subscribers and exporters see them."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class KnowledgeLearned(Event):
+    """A turn taught the agent a new concept, or a related sighting merged into one."""
+
+    name: ClassVar[str] = "knowledge_learned"
+    concept: str
+    type: str
+    agent: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102 - the wire key is "name"
+        return {"name": self.concept, "type": self.type, "agent": self.agent}
+
+
+@dataclass(frozen=True)
+class KnowledgeConflict(Event):
+    """A repeat sighting contradicted what is on record; a human must resolve it."""
+
+    name: ClassVar[str] = "knowledge_conflict"
+    concept: str
+    agent: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102
+        return {"name": self.concept, "agent": self.agent}
+
+
+@dataclass(frozen=True)
+class KnowledgeDeleted(Event):
+    """An operator deleted a concept (its history is kept)."""
+
+    name: ClassVar[str] = "knowledge_deleted"
+    concept: str
+    agent: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102
+        return {"name": self.concept, "agent": self.agent}
+
+
+@dataclass(frozen=True)
+class KnowledgeRetrieved(Event):
+    """The model called ``load_knowledge`` (the adoption signal, not the injection)."""
+
+    name: ClassVar[str] = "knowledge_retrieved"
+    concept: str
+    agent: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102
+        return {"name": self.concept, "agent": self.agent}
+
+
+@dataclass(frozen=True)
+class KnowledgeBackfilled(Event):
+    """A backfill finished replaying an agent's stored sessions.
+
+    ``sessions``: sessions processed; ``concepts``: concepts learned, confirmed or merged;
+    ``conflicts``: sightings that contradicted; ``dropped``: reason -> candidates dropped.
+    """
+
+    name: ClassVar[str] = "knowledge_backfilled"
+    agent: str
+    sessions: int
+    concepts: int
+    conflicts: int
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KnowledgeExtracted(Event):
+    """One turn's extraction finished (ours, not the seed's: it carries the drop counts).
+
+    ``outcome`` is ``ok`` or the failure kind (see `ExtractionRecord`); ``candidates`` is
+    what the model proposed; ``written`` the sightings stored; ``dropped`` reason -> count.
+    """
+
+    name: ClassVar[str] = "knowledge_extracted"
+    agent: str
+    session_id: str
+    turn_id: str
+    outcome: str
+    candidates: int
+    written: int
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KnowledgeDegraded(Event):
+    """A feature ran in a reduced form (e.g. ``index: fts5`` served by scan). Once per cause."""
+
+    name: ClassVar[str] = "knowledge_degraded"
+    agent: str
+    feature: str
+    reason: str
+
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Delivers events to subscribers, synchronously, in subscription order."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add `subscriber`; returns a function that removes it again."""
+        with self._lock:
+            self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        """Deliver `event` to every subscriber; a failing subscriber is logged, not raised."""
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            try:
+                subscriber(event)
+            except Exception:  # a subscriber's bug must not undo a committed write
+                log.exception("event subscriber %r failed on %s", subscriber, event.name)
+
+
+class Recorder:
+    """A subscriber that keeps what it receives: ``[(name, payload), ...]`` (tests, demo)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append((event.name, event.payload()))
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        """Payloads of the events called `name`, in order."""
+        return [p for n, p in self.events if n == name]

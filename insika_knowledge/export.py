@@ -1,0 +1,107 @@
+"""Export an agent's concepts: one ``<name>.md`` per concept, or one GraphML graph.
+
+The markdown files are the stored records byte for byte. The GraphML file has a node
+per concept (name, type, description, confidence, provenance) and an edge per
+``[[link]]`` that resolves to another exported concept; dangling links are dropped.
+Both are written atomically (temporary file, then rename), so re-running is safe.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from xml.sax.saxutils import escape, quoteattr
+
+from insika_knowledge.errors import UserError
+from insika_knowledge.store.base import Store, StoredConcept
+
+Format = Literal["md", "graphml"]
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export wrote: the files, and for GraphML the node and edge counts."""
+
+    files: list[Path]
+    concepts: int
+    edges: int = 0
+    dropped_links: int = 0
+
+
+def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = "md") -> ExportResult:
+    """Write `agent`'s concepts under the folder `out` (created if needed).
+
+    Raises:
+        UserError: `out` exists and is not a folder, or cannot be written.
+    """
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out {folder} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {folder}: {exc}") from None
+    concepts = store.list(agent)
+    if fmt == "md":
+        files = []
+        for stored in concepts:
+            path = folder / f"{stored.concept.name}.md"
+            _write_atomic(path, stored.markdown)
+            files.append(path)
+        return ExportResult(files, len(concepts))
+    if fmt == "graphml":
+        text, edges, dropped = graphml(concepts)
+        path = folder / "knowledge.graphml"
+        _write_atomic(path, text)
+        return ExportResult([path], len(concepts), edges, dropped)
+    raise UserError(f"unknown export format {fmt!r}: use md or graphml")
+
+
+def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
+    """The GraphML document for `concepts`: (text, edges written, dangling links dropped)."""
+    names = {s.concept.name for s in concepts}
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">',
+        '  <key id="name" for="node" attr.name="name" attr.type="string"/>',
+        '  <key id="type" for="node" attr.name="type" attr.type="string"/>',
+        '  <key id="description" for="node" attr.name="description" attr.type="string"/>',
+        '  <key id="confidence" for="node" attr.name="confidence" attr.type="double"/>',
+        '  <key id="provenance" for="node" attr.name="provenance" attr.type="string"/>',
+        '  <graph id="knowledge" edgedefault="directed">',
+    ]
+    edges = dropped = 0
+    for stored in concepts:
+        c = stored.concept
+        out.append(f"    <node id={quoteattr(c.name)}>")
+        for key, value in (
+            ("name", c.name), ("type", c.type), ("description", c.description),
+            ("confidence", f"{c.confidence:.2f}"), ("provenance", c.provenance),
+        ):
+            out.append(f'      <data key="{key}">{escape(value)}</data>')
+        out.append("    </node>")
+    for stored in concepts:
+        for target in stored.concept.links:
+            if target in names and target != stored.concept.name:
+                edges += 1
+                out.append(
+                    f"    <edge id=\"e{edges}\" source={quoteattr(stored.concept.name)} "
+                    f"target={quoteattr(target)}/>"
+                )
+            else:
+                dropped += 1
+    out += ["  </graph>", "</graphml>", ""]
+    return "\n".join(out), edges, dropped
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc}") from None

@@ -1,0 +1,1 @@
+"""Extraction of durable knowledge from conversations, and the redaction it relies on."""

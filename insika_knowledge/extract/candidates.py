@@ -1,0 +1,138 @@
+"""The gates a model's answer passes before anything is written.
+
+Each candidate is judged on its own: one bad candidate never discards the good ones.
+A dropped candidate is counted under one reason (the first that applies):
+
+- ``not_object``: the item is not a JSON object;
+- ``stamped_key``: it carries a key only the engine writes (provenance, confidence,
+  sources, occurrences, created_at, updated_at);
+- ``unknown_key``: it carries a key outside name, description, type, body;
+- ``invalid``: a key is missing, not text, too long, or the name cannot be made a slug;
+- ``empty``: name, description or body is blank;
+- ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
+- ``duplicate``: the same name appeared earlier in the same answer.
+
+Survivors are redacted for personal data (name, description and body).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from insika_knowledge.concept import (
+    CONCEPT_TYPES,
+    DESCRIPTION_MAX,
+    ENGINE_KEYS,
+    MODEL_KEYS,
+    has_contradiction,
+    normalize_name,
+)
+from insika_knowledge.errors import InvalidName
+from insika_knowledge.extract.redact import redact
+
+#: The longest body a model may propose (an operator's edit may be longer).
+MODEL_BODY_MAX: Final = 4000
+DROP_REASONS: Final = (
+    "not_object", "stamped_key", "unknown_key", "invalid", "empty", "type_not_allowed",
+    "duplicate",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A model-proposed concept that passed the gates (already redacted).
+
+    Attributes:
+        name: the normalised slug.
+        description: one line, at most 300 characters.
+        type: one of the agent's allowed types.
+        body: markdown, at most 4000 characters, without a ``## Contradiction`` heading.
+    """
+
+    name: str
+    description: str
+    type: str
+    body: str
+
+
+@dataclass
+class Screened:
+    """The result of screening one answer: survivors, drop counts, redaction counts."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    redacted: Counter[str] = field(default_factory=Counter)
+    proposed: int = 0
+
+
+def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
+    """Validate, filter and redact the candidates of one model answer.
+
+    Args:
+        items: the decoded JSON array the model answered (anything per item).
+        allowed_types: the agent's ``types`` allowlist.
+
+    Returns:
+        The survivors in answer order and the per-reason drop counts (see module doc).
+    """
+    allowed = set(allowed_types)
+    out = Screened()
+    seen: set[str] = set()
+    for item in items:
+        out.proposed += 1
+        reason, candidate = _judge(item, allowed, out.redacted)
+        if candidate is not None and candidate.name in seen:
+            reason, candidate = "duplicate", None
+        if candidate is None:
+            out.dropped[reason] += 1
+            continue
+        seen.add(candidate.name)
+        out.candidates.append(candidate)
+    return out
+
+
+def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, Candidate | None]:
+    if not isinstance(item, dict):
+        return "not_object", None
+    keys = set(item)
+    if keys & ENGINE_KEYS:
+        return "stamped_key", None
+    if keys - set(MODEL_KEYS):
+        return "unknown_key", None
+    if keys != set(MODEL_KEYS) or not all(isinstance(item[k], str) for k in MODEL_KEYS):
+        return "invalid", None
+    if not all(item[k].strip() for k in ("name", "description", "body")):
+        return "empty", None
+    ctype = item["type"].strip().lower()
+    if ctype not in CONCEPT_TYPES:
+        return "invalid", None
+    if ctype not in allowed:
+        return "type_not_allowed", None
+    body = item["body"].replace("\r\n", "\n").strip("\n").rstrip()
+    if len(body) > MODEL_BODY_MAX or has_contradiction(body) or "\x00" in body:
+        return "invalid", None
+    description = " ".join(item["description"].split())
+    description = "".join(c for c in description if c.isprintable())
+    if len(description) > DESCRIPTION_MAX:
+        return "invalid", None
+    clean_name, clean_description, clean_body = (
+        redact(item["name"]), redact(description), redact(body)
+    )
+    for part in (clean_name, clean_description, clean_body):
+        redacted.update(part.counts)
+    try:
+        name = normalize_name(clean_name.text)
+    except InvalidName:
+        return "invalid", None
+    if not clean_description.text.strip() or not clean_body.text.strip():
+        return "empty", None
+    return "", Candidate(
+        name=name,
+        description=re.sub(r"\s+", " ", clean_description.text).strip(),
+        type=ctype,
+        body=clean_body.text,
+    )

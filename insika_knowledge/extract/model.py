@@ -1,0 +1,304 @@
+"""The models behind extraction and merging: a live one through instructor, and replay.
+
+A model spec is a string:
+
+- ``replay:PATH``: answers recorded in a JSON file (see `ReplayModel`), offline;
+- anything else is an instructor provider string such as ``openai/gpt-4o-mini``;
+  an OpenAI-compatible server is reached with ``base_url`` (or ``$OPENAI_BASE_URL``).
+
+Every failure is raised as `ModelFailure` with a distinct ``outcome``; callers record
+it per turn as retryable and never let it reach the engine. This module is the only
+user of instructor.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from insika_knowledge.errors import ModelFailure, UserError
+from insika_knowledge.extract.prompt import extraction_messages, merge_messages
+
+
+@dataclass(frozen=True)
+class ExtractionRequest:
+    """One turn to extract from: who, which turn, the messages, and the agent's settings."""
+
+    agent: str
+    session_id: str
+    turn_id: str
+    messages: list[dict[str, Any]]
+    types: tuple[str, ...]
+    pack_prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    """A non-identical repeat sighting of `name`: the body on record and the new one."""
+
+    agent: str
+    session_id: str
+    name: str
+    old_body: str
+    new_body: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class MergeAnswer:
+    """The consolidator's verdict; `body` is the merged statement when related."""
+
+    verdict: Literal["related", "contradicting"]
+    body: str | None = None
+
+
+class ConceptModel(Protocol):
+    """What extraction and consolidation need of a model."""
+
+    def propose(self, request: ExtractionRequest) -> list[Any]:
+        """The model's JSON array of candidates (items unvalidated).
+
+        Raises:
+            ModelFailure: timeout, rate limit, malformed or empty answer, other errors.
+        """
+        ...
+
+    def merge(self, request: MergeRequest) -> MergeAnswer:
+        """The model's verdict on two bodies of one name.
+
+        Raises:
+            ModelFailure: as for `propose`; the caller then treats it as contradicting.
+        """
+        ...
+
+
+class _Proposals(BaseModel):
+    """The extraction answer: a JSON array (or ``{"concepts": [...]}``) of objects."""
+
+    model_config = ConfigDict(extra="forbid")
+    concepts: list[Any]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_array(cls, value: Any) -> Any:
+        return {"concepts": value} if isinstance(value, list) else value
+
+
+class _Verdict(BaseModel):
+    verdict: Literal["related", "contradicting"]
+    body: str | None = None
+
+
+class InstructorModel:
+    """A live model called through instructor in JSON mode.
+
+    Args:
+        spec: instructor provider string, e.g. ``openai/gpt-4o-mini``.
+        base_url: an OpenAI-compatible endpoint (None = the provider's default or
+            ``$OPENAI_BASE_URL``).
+        api_key: None = the provider's usual environment variable.
+        timeout_s: per-request timeout in seconds.
+        max_retries: instructor re-asks on a malformed answer this many times.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 1,
+    ):
+        self.spec = spec
+        self.base_url = base_url
+        self.api_key = api_key
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import instructor
+
+            kwargs: dict[str, Any] = {"mode": instructor.Mode.JSON}
+            if self.base_url:
+                kwargs["base_url"] = self.base_url
+            if self.api_key:
+                kwargs["api_key"] = self.api_key
+            provider, _, _ = self.spec.partition("/")
+            if provider == "openai":
+                import openai
+
+                client = openai.OpenAI(
+                    base_url=self.base_url, api_key=self.api_key or _openai_key(),
+                    timeout=self.timeout_s, max_retries=0,
+                )
+                self._client = instructor.from_openai(client, mode=instructor.Mode.JSON)
+                self._model = self.spec.partition("/")[2]
+            else:
+                try:
+                    self._client = instructor.from_provider(self.spec, **kwargs)
+                except Exception as exc:  # unknown provider, missing SDK or key
+                    raise UserError(f"cannot use model {self.spec!r}: {exc}") from None
+                self._model = self.spec.partition("/")[2]
+        return self._client
+
+    def _call(self, response_model: type[BaseModel], messages: list[dict[str, str]]) -> Any:
+        client = self._get_client()
+        try:
+            return client.chat.completions.create(
+                model=self._model,
+                response_model=response_model,
+                messages=messages,
+                max_retries=self.max_retries,
+                timeout=self.timeout_s,
+            )
+        except Exception as exc:  # classified into a recorded, retryable outcome
+            raise classify_failure(exc) from exc
+
+    def propose(self, request: ExtractionRequest) -> list[Any]:  # noqa: D102
+        messages = extraction_messages(request.messages, request.types, request.pack_prompt)
+        return list(self._call(_Proposals, messages).concepts)
+
+    def merge(self, request: MergeRequest) -> MergeAnswer:  # noqa: D102
+        messages = merge_messages(request.name, request.old_body, request.new_body, request.limit)
+        answer = self._call(_Verdict, messages)
+        return MergeAnswer(answer.verdict, answer.body)
+
+
+def _openai_key() -> str:
+    import os
+
+    return os.environ.get("OPENAI_API_KEY") or "not-set"
+
+
+def classify_failure(exc: BaseException) -> ModelFailure:
+    """Map an exception from a model call to a `ModelFailure` with a distinct outcome.
+
+    Outcomes: ``model_timeout``, ``model_rate_limited``, ``model_empty``,
+    ``model_malformed``, ``model_error``.
+    """
+    import openai
+
+    chain: list[BaseException] = []
+    node: BaseException | None = exc
+    while node is not None and node not in chain:
+        chain.append(node)
+        node = node.__cause__ or node.__context__
+    attempts = int(getattr(exc, "n_attempts", 1) or 1)
+    raw = _last_text(exc)
+    for err in chain:
+        if isinstance(err, (openai.APITimeoutError, TimeoutError)):
+            return ModelFailure("model_timeout", str(err) or "timed out", attempts=attempts)
+        if isinstance(err, openai.RateLimitError):
+            return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts)
+        if isinstance(err, openai.APIStatusError):
+            return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts)
+        if isinstance(err, openai.APIConnectionError):
+            return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts)
+    if raw is not None and not raw.strip():
+        return ModelFailure("model_empty", "the model answered nothing", attempts=attempts, raw_output=raw)
+    if any(isinstance(e, (ValidationError, json.JSONDecodeError, ValueError)) for e in chain) or \
+            type(exc).__name__ in {"InstructorRetryException", "IncompleteOutputException"}:
+        return ModelFailure(
+            "model_malformed", "the answer was not the expected JSON", attempts=attempts, raw_output=raw
+        )
+    return ModelFailure("model_error", f"{type(exc).__name__}: {exc}"[:300], attempts=attempts)
+
+
+def _last_text(exc: BaseException) -> str | None:
+    completion = getattr(exc, "last_completion", None)
+    try:
+        content = completion.choices[0].message.content  # type: ignore[union-attr]
+    except (AttributeError, IndexError, TypeError):
+        return None
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else None
+
+
+class ReplayModel:
+    """Answers recorded in a JSON file, through the same validation path as a live model.
+
+    File shape::
+
+        {"extract": {"<session_id>": [candidate, ...] | "<raw text>"
+                                     | {"<turn_id>": [...] | "<raw text>", "*": ...}},
+         "consolidate": {"<session_id>": {"<name>": {"verdict": "related", "body": "..."}}}}
+
+    A raw-text answer is decoded as JSON here, so a recorded malformed answer fails
+    exactly like a live one (``model_malformed``). A session without an answer gets
+    ``model_empty``; a merge without an answer counts as contradicting.
+
+    Raises:
+        UserError: the file is missing or is not such a JSON document.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"replay file {self.path} does not exist") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise UserError(f"replay file {self.path} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("extract", {}), dict) \
+                or not isinstance(data.get("consolidate", {}), dict):
+            raise UserError(
+                f"replay file {self.path} must be an object with 'extract' and 'consolidate' objects"
+            )
+        self.extract_answers: dict[str, Any] = data.get("extract", {})
+        self.merge_answers: dict[str, Any] = data.get("consolidate", {})
+
+    def propose(self, request: ExtractionRequest) -> list[Any]:  # noqa: D102
+        answer = self.extract_answers.get(request.session_id)
+        if isinstance(answer, dict):
+            answer = answer.get(request.turn_id, answer.get("*"))
+        if answer is None:
+            raise ModelFailure("model_empty", f"no recorded answer for session {request.session_id}")
+        if isinstance(answer, str):
+            if not answer.strip():
+                raise ModelFailure("model_empty", "the recorded answer is empty", raw_output=answer)
+            try:
+                answer = json.loads(answer)
+            except json.JSONDecodeError:
+                raise ModelFailure(
+                    "model_malformed", "the recorded answer is not JSON", raw_output=answer
+                ) from None
+        try:
+            return list(_Proposals.model_validate(answer).concepts)
+        except ValidationError:
+            raise ModelFailure("model_malformed", "the recorded answer is not a JSON array") from None
+
+    def merge(self, request: MergeRequest) -> MergeAnswer:  # noqa: D102
+        answer = self.merge_answers.get(request.session_id, {}).get(request.name)
+        if answer is None:
+            raise ModelFailure("model_empty", f"no recorded merge for {request.name}")
+        try:
+            verdict = _Verdict.model_validate(answer)
+        except ValidationError:
+            raise ModelFailure("model_malformed", "the recorded merge answer is invalid") from None
+        return MergeAnswer(verdict.verdict, verdict.body)
+
+
+def load_model(spec: str | None, *, base_url: str | None = None, api_key: str | None = None,
+               timeout_s: float = 60.0) -> ConceptModel | None:
+    """Build the model a spec names; None when `spec` is None (no model configured).
+
+    Raises:
+        UserError: a replay file is missing or invalid.
+    """
+    if spec is None:
+        return None
+    if spec.startswith("replay:"):
+        return ReplayModel(spec.removeprefix("replay:"))
+    if "/" not in spec:
+        raise UserError(
+            f"model {spec!r} is not a provider string: use e.g. 'openai/gpt-4o-mini' or 'replay:PATH'"
+        )
+    return InstructorModel(spec, base_url=base_url, api_key=api_key, timeout_s=timeout_s)

@@ -1,0 +1,524 @@
+"""Redaction of personal data from model-written text before it is stored.
+
+`redact` replaces every personal datum it recognises with a typed placeholder::
+
+    >>> redact("Fale com joana@exemplo.com.br ou (11) 98765-4321, CPF 123.456.789-09.").text
+    'Fale com [email] ou [phone], CPF [cpf].'
+
+Detectors run in this order, each one on the output of the one before:
+
+1. ``email``: a practical RFC-ish address regex.
+2. ``iban``: regex candidates (with or without spaces) kept only when
+   `stdnum.iban.is_valid` accepts them.
+3. ``cnpj``: ``12.345.678/0001-95`` or 14 bare digits (and the formatted alphanumeric
+   CNPJ that starts in July 2026), kept only when `stdnum.br.cnpj.is_valid` accepts them.
+4. ``cpf``: ``123.456.789-09`` or 11 bare digits, kept only when `stdnum.br.cpf.is_valid`
+   accepts them.
+5. ``card``: 13-19 digits, bare or grouped by spaces or dashes in a card-like layout,
+   starting with an issuer digit 2-6, kept only when `stdnum.luhn.is_valid` accepts them.
+6. ``phone``: `phonenumbers.PhoneNumberMatcher` at leniency ``VALID``, region ``BR``, then
+   ``+``-prefixed numbers of any region, then region ``US``, with the guards below.
+
+Emails go first because an address may contain digits. IBAN goes before the Brazilian
+numbers and cards because an IBAN's digit groups can look like either. The checksum
+detectors go before phones so that a valid 11-digit CPF is labelled ``[cpf]``, not
+``[phone]``. CNPJ goes before card so that a valid 14-digit CNPJ is labelled ``[cnpj]``.
+
+Everything that is not personal data (CEPs and CEP ranges, order numbers, prices, dates
+and times, percentages, quantities, reservation and user ids, numbers that only look
+like a CPF but fail its check digits) is left untouched.
+
+The pipeline is repeated until it changes nothing, so ``redact`` is idempotent by
+construction: ``redact(redact(x).text).text == redact(x).text``. It terminates because
+every replacement removes at least one digit or ``@`` and placeholders contain neither,
+which also means a placeholder can never be matched again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from phonenumbers import (
+    Leniency,
+    PhoneNumberMatch,
+    PhoneNumberMatcher,
+    national_significant_number,
+)
+from stdnum import iban as _iban
+from stdnum import luhn as _luhn
+from stdnum.br import cnpj as _cnpj
+from stdnum.br import cpf as _cpf
+
+__all__ = ["PLACEHOLDERS", "Redaction", "redact"]
+
+#: Placeholder written in place of each kind of personal datum.
+PLACEHOLDERS: dict[str, str] = {
+    "email": "[email]",
+    "phone": "[phone]",
+    "cpf": "[cpf]",
+    "cnpj": "[cnpj]",
+    "card": "[card]",
+    "iban": "[iban]",
+}
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """The result of `redact`.
+
+    Attributes:
+        text: The input text with every detected personal datum replaced by its
+            placeholder from `PLACEHOLDERS`.
+        counts: Placeholder kind -> how many data of that kind were replaced, for example
+            ``{"email": 1, "phone": 2}``. Only kinds with at least one replacement appear;
+            an empty dict means nothing was redacted.
+    """
+
+    text: str
+    counts: dict[str, int]
+
+
+Span = tuple[int, int]
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _bounded(text: str, start: int, end: int, *, left: bool = True, right: bool = True) -> bool:
+    """Whether ``text[start:end]`` stands alone as a number, not as part of a bigger token.
+
+    The left neighbour must not be a word character or ``+`` (a ``+`` makes it an
+    international phone number); neither neighbour may be a word character; and a
+    ``.``, ``,``, ``/`` or ``-`` neighbour followed by another digit joins the two into
+    one larger number (``1.250.000``, ``24/08/2026``), so it is not a boundary either.
+    """
+    if left and start > 0:
+        before = text[start - 1]
+        if _is_word(before) or before == "+":
+            return False
+        if before in ".,/-" and start >= 2 and text[start - 2].isdigit():
+            return False
+    if right and end < len(text):
+        after = text[end]
+        if _is_word(after):
+            return False
+        if after in ".,/-" and end + 1 < len(text) and text[end + 1].isdigit():
+            return False
+    return True
+
+
+def _drop_overlaps(spans: Iterable[Span]) -> list[Span]:
+    """Sort spans and keep the first of any overlapping ones (earliest start, then longest)."""
+    kept: list[Span] = []
+    for start, end in sorted(set(spans), key=lambda s: (s[0], -s[1])):
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end))
+    return kept
+
+
+def _replace(text: str, spans: list[Span], placeholder: str) -> str:
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        parts.append(placeholder)
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- email
+
+# Local part, then one or more dot-terminated domain labels, then an ASCII TLD. The
+# lookbehind makes a match start only at the beginning of a run of local-part characters,
+# which keeps the scan linear on long runs of word characters without an "@".
+_EMAIL_RE: Final = re.compile(
+    r"(?<![\w.%+'-])[\w.%+'-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[A-Za-z]{2,63}(?![\w-])"
+)
+
+
+def _find_emails(text: str) -> list[Span]:
+    if "@" not in text:
+        return []
+    return [m.span() for m in _EMAIL_RE.finditer(text)]
+
+
+# --------------------------------------------------------------------------- iban
+
+# Where an IBAN may start: two capital letters and two check digits, not inside a word.
+_IBAN_START_RE: Final = re.compile(r"(?<!\w)[A-Z]{2}[0-9]{2}")
+# Its body from that start: alphanumeric chunks separated by single spaces.
+_IBAN_BODY_RE: Final = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
+_IBAN_CHUNK_RE: Final = re.compile(r"[A-Z0-9]+")
+_IBAN_MIN, _IBAN_MAX = 15, 34  # shortest (Norway) and longest legal IBAN lengths
+
+
+def _find_ibans(text: str) -> list[Span]:
+    spans: list[Span] = []
+    covered = 0
+    for start_match in _IBAN_START_RE.finditer(text):
+        start = start_match.start()
+        if start < covered:
+            continue
+        body = _IBAN_BODY_RE.match(text, start)
+        if body is None:  # pragma: no cover - the start regex guarantees a body
+            continue
+        # Candidate ends are chunk ends, so a trailing word ("... 0130 00 EUR") can be
+        # dropped; try the longest candidate first.
+        ends: list[int] = []
+        length = 0
+        for chunk in _IBAN_CHUNK_RE.finditer(text, start, body.end()):
+            length += len(chunk.group())
+            if length > _IBAN_MAX:
+                break
+            if length >= _IBAN_MIN:
+                ends.append(chunk.end())
+        for end in reversed(ends):
+            if _bounded(text, start, end) and _iban.is_valid(text[start:end]):
+                spans.append((start, end))
+                covered = end
+                break
+    return spans
+
+
+# --------------------------------------------------------------------------- cnpj, cpf
+
+# A maximal number made of digit runs joined by ".", "-" or "/": the unit a CPF or CNPJ
+# must fill entirely, so "123.456.789-09/2026" is not read as a CPF.
+_DOTTED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[./-][0-9]+)*")
+_CPF_SHAPE_RE: Final = re.compile(r"[0-9]{3}\.?[0-9]{3}\.?[0-9]{3}-?[0-9]{2}")
+_CNPJ_SHAPE_RE: Final = re.compile(r"[0-9]{2}\.?[0-9]{3}\.?[0-9]{3}/?[0-9]{4}-?[0-9]{2}")
+# The alphanumeric CNPJ issued from July 2026 ("12.ABC.345/01DE-35"); only its fully
+# formatted form is looked for, since 14 bare capitals and digits are too often an id.
+_CNPJ_ALNUM_RE: Final = re.compile(
+    r"(?<!\w)[0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-[0-9]{2}(?!\w)"
+)
+
+
+def _safe(check: Callable[[str], bool], value: str) -> bool:
+    """Run a stdnum validator; anything it raises besides its own errors counts as invalid."""
+    try:
+        return bool(check(value))
+    except Exception:  # a validator bug must not make redact raise
+        return False
+
+
+def _find_shaped(text: str, shape: re.Pattern[str], check: Callable[[str], bool]) -> list[Span]:
+    return [
+        m.span()
+        for m in _DOTTED_NUMBER_RE.finditer(text)
+        if shape.fullmatch(m.group())
+        and _bounded(text, m.start(), m.end())
+        and _safe(check, m.group())
+    ]
+
+
+def _find_cnpjs(text: str) -> list[Span]:
+    spans = _find_shaped(text, _CNPJ_SHAPE_RE, _cnpj.is_valid)
+    spans += [
+        m.span()
+        for m in _CNPJ_ALNUM_RE.finditer(text)
+        if _bounded(text, m.start(), m.end()) and _safe(_cnpj.is_valid, m.group())
+    ]
+    return _drop_overlaps(spans)
+
+
+def _find_cpfs(text: str) -> list[Span]:
+    return _find_shaped(text, _CPF_SHAPE_RE, _cpf.is_valid)
+
+
+# --------------------------------------------------------------------------- card
+
+# A maximal run of digit groups joined by single spaces or dashes.
+_GROUPED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[ -][0-9]+)*")
+_DIGIT_GROUP_RE: Final = re.compile(r"[0-9]+")
+_CARD_MIN, _CARD_MAX = 13, 19
+# Major industry identifiers of payment cards: 2 and 5 Mastercard, 3 Amex/Diners/JCB,
+# 4 Visa (and Elo), 6 Discover/Elo/Hipercard/UnionPay/Maestro.
+_CARD_ISSUER_DIGITS: Final = frozenset("23456")
+
+
+def _card_layout_ok(lengths: list[int]) -> bool:
+    """Whether digit groups of these lengths are laid out as a card number is printed.
+
+    Accepted: one bare run; groups of four with a shorter last group (4-4-4-4,
+    4-4-4-4-3, 4-4-4-1); Amex 4-6-5; Diners 4-6-4. This is what keeps a phone number
+    such as ``55 11 98765 4321`` (13 digits, 10% chance of passing Luhn) out.
+    """
+    if not _CARD_MIN <= sum(lengths) <= _CARD_MAX:
+        return False
+    if len(lengths) == 1 or lengths in ([4, 6, 5], [4, 6, 4]):
+        return True
+    return all(n == 4 for n in lengths[:-1]) and 1 <= lengths[-1] <= 4
+
+
+def _card_at(text: str, groups: list[re.Match[str]], i: int, j: int) -> bool:
+    """Whether groups ``i..j-1`` of a grouped number form a valid card number."""
+    if not _card_layout_ok([g.end() - g.start() for g in groups[i:j]]):
+        return False
+    digits = "".join(g.group() for g in groups[i:j])
+    return digits[0] in _CARD_ISSUER_DIGITS and _safe(_luhn.is_valid, digits)
+
+
+def _find_cards(text: str) -> list[Span]:
+    spans: list[Span] = []
+    for run in _GROUPED_NUMBER_RE.finditer(text):
+        groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
+        if run.end() - run.start() - len(groups) + 1 < _CARD_MIN:  # digits in the run
+            continue
+        left_ok = _bounded(text, run.start(), run.end(), right=False)
+        right_ok = _bounded(text, run.start(), run.end(), left=False)
+        if left_ok and right_ok and _card_at(text, groups, 0, len(groups)):
+            spans.append(run.span())
+            continue
+        # Otherwise look for a card inside the run ("4111 1111 1111 1111 12 parcelas"):
+        # windows of whole groups, left to right, longest first at each start. A card
+        # has at most five groups (4-4-4-4-3).
+        i = 0
+        while i < len(groups):
+            found = 0
+            if i > 0 or left_ok:
+                for j in range(min(len(groups), i + 5), i, -1):
+                    if (j < len(groups) or right_ok) and _card_at(text, groups, i, j):
+                        found = j
+                        break
+            if found:
+                spans.append((groups[i].start(), groups[found - 1].end()))
+                i = found
+            else:
+                i += 1
+    return spans
+
+
+# --------------------------------------------------------------------------- phone
+
+# Cheap pre-filter: maximal stretches of phone characters. A match of the matcher never
+# extends beyond one stretch (but for an extension, see below), and a match can only pass
+# the guards below if it holds a "+" and 7+ digits or holds 10+ digits, so every other
+# stretch (dates, prices, CEPs, short ids) is skipped without running the matcher. This is
+# what keeps a 2 KB text well under 5 ms.
+_PHONE_STRETCH_RE: Final = re.compile(r"[+(\[]*\d(?:[\d \t\u00a0()\[\].\-/\u2010-\u2015]*\d)?")
+_PHONE_TOKEN_RE: Final = re.compile(r"\S+")
+_DIGIT_RE: Final = re.compile(r"\d")
+_BARE_DIGITS_RE: Final = re.compile(r"\d+")
+# A Brazilian number without "+" needs its 2-digit area code: 10 (landline) or 11
+# (mobile) digits. Shorter matches are 8-digit nationwide service numbers such as
+# "4002-8922" or "3003-1234", which are businesses, not people, and an 8-digit run is far
+# more often a CEP or an order number than a phone.
+_PHONE_MIN_NATIONAL_DIGITS = 10
+_PHONE_MIN_INTERNATIONAL_DIGITS = 7
+# The matcher is given at most this many digits at once: E.164 allows 15, plus a trunk
+# prefix and carrier code ("0 21 11 98765-4321").
+_PHONE_MAX_WINDOW_DIGITS = 20
+# ... and at most this many whitespace-separated groups ("+55 11 9 8765 4321" has five).
+_PHONE_MAX_WINDOW_TOKENS = 6
+# An extension after a number ("x12", "ext. 123", "ramal 45") belongs to its match.
+_PHONE_EXTENSION_RE: Final = re.compile(
+    r"[ \t]*[,;]?[ \t]*(?:ext\.?|extens[ãa]o|ramal|x|#)[ \t]*\.?[ \t]*\d{1,7}", re.IGNORECASE
+)
+# Context handed to the matcher around a window: it looks at one character before a
+# match (a letter or currency sign rejects it) and at the ":mm" after one (a time stamp).
+_PHONE_CONTEXT_BEFORE, _PHONE_CONTEXT_AFTER = 1, 3
+# Words that make a bare digit run an order/ticket/reservation number. The BR matcher
+# accepts "pedido 1234567890" (area code 12 + a valid landline) as a phone.
+_ORDER_CONTEXT_RE: Final = re.compile(
+    r"(?:#|n[º°]|\bno\.|\b(?:pedidos?|orders?|ordem|protocolo|ticket|chamado|invoice|fatura"
+    r"|nota|nf|rastreio|tracking|reserva|booking|reservation|id|c[óo]digo|code|n[úu]mero"
+    r"|number|nr)\b\.?)[\s:#º°.]*$",
+    re.IGNORECASE,
+)
+_ORDER_CONTEXT_CHARS = 32
+# A formatted CPF or CNPJ that failed its check digits is not a phone either: region US
+# reads "123.456.789-00" as +1 234-567-8900.
+_ID_SHAPE_RE: Final = re.compile(r"\d{3}\.\d{3}\.\d{3}-\d{2}|\d{2}\.\d{3}\.\d{3}/\d{4}-\d{2}")
+# Thousands-grouped amounts ("1.234.567.890", "1,234,567,890.00") are money, not phones.
+_AMOUNT_RE: Final = re.compile(r"\d{1,3}([.,])\d{3}(?:\1\d{3})*(?:[.,]\d{1,2})?")
+# Region US accepts any 10 bare digits with a valid area code, which includes most
+# 10-11 digit ids; without "+" a US number is only taken in its printed layout,
+# "(415) 555-2671", "415-555-2671", "415.555.2671", "1 415 555 2671".
+_NANP_RE: Final = re.compile(r"(?:1[ .\-]?)?(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}")
+# Digits a national (no "+") match may carry before its national number: for BR the trunk
+# "0" and an optional 2-digit carrier code ("011 ...", "021 11 ..."), for US a "1". The
+# BR metadata also strips "90" (collect call), which would let the matcher read the
+# cents of "R$ 199,90 11 98765-4321" as part of the phone number.
+_NATIONAL_PREFIX_RE: Final = {"BR": re.compile(r"(?:0(?:\d{2})?)?"), "US": re.compile(r"1?")}
+# (matcher region, match must start with "+", match must have the US layout)
+_PHONE_PASSES: Final = (("BR", False, False), ("ZZ", True, False), ("US", False, True))
+
+
+class _Token(NamedTuple):
+    """A whitespace-separated group of a phone stretch."""
+
+    start: int
+    end: int
+    digits: int
+    plus: bool
+
+
+def _could_hold_phone(digits: int, plus: bool) -> bool:
+    return digits >= _PHONE_MIN_NATIONAL_DIGITS or (
+        plus and digits >= _PHONE_MIN_INTERNATIONAL_DIGITS
+    )
+
+
+def _worth_matching(window: list[_Token], digits: int) -> bool:
+    """Cheap test that a window of tokens may hold a phone that passes the guards.
+
+    A national number ends in a group of at least four digits ("4321", "2671"), so a
+    window of short numbers ("12 5 77 3 45 ...", quantities, list items) is skipped
+    without running the matcher.
+    """
+    plus = any(t.plus for t in window)
+    if not _could_hold_phone(digits, plus):
+        return False
+    return plus or any(t.digits >= 4 for t in window)
+
+
+def _looks_like_phone(text: str, start: int, match: PhoneNumberMatch, region: str) -> bool:
+    """Guards applied to every match the phonenumbers matcher returns."""
+    raw = match.raw_string
+    if _ID_SHAPE_RE.fullmatch(raw) or _AMOUNT_RE.fullmatch(raw):
+        return False
+    if raw.startswith("+"):
+        return True
+    if region == "ZZ":  # that pass is only there for "+" numbers
+        return False
+    digits = "".join(_DIGIT_RE.findall(raw))
+    if match.number.extension:  # "x12", "ext. 123": not part of the number proper
+        digits = digits[: -len(match.number.extension)]
+    if len(digits) < _PHONE_MIN_NATIONAL_DIGITS:
+        return False
+    if region == "US" and not _NANP_RE.match(raw):
+        return False
+    national = national_significant_number(match.number)
+    if not digits.endswith(national):
+        # The matcher normalised something unusual (letters, other digit scripts): the
+        # number is still valid, so keep it rather than let it through unredacted.
+        return True
+    if not _NATIONAL_PREFIX_RE[region].fullmatch(digits[: len(digits) - len(national)]):
+        return False
+    if _BARE_DIGITS_RE.fullmatch(raw) and _ORDER_CONTEXT_RE.search(
+        text, max(0, start - _ORDER_CONTEXT_CHARS), start
+    ):
+        return False
+    return True
+
+
+def _match_window(text: str, start: int, end: int) -> list[Span]:
+    """Accepted phone matches in ``text[start:end]`` (plus a little context)."""
+    extension = _PHONE_EXTENSION_RE.match(text, end)
+    if extension:
+        end = extension.end()
+    w_start = max(0, start - _PHONE_CONTEXT_BEFORE)
+    window = text[w_start : min(len(text), end + _PHONE_CONTEXT_AFTER)]
+    spans: list[Span] = []
+    for region, plus_only, nanp in _PHONE_PASSES:
+        if (plus_only and "+" not in window) or (nanp and not _NANP_RE.search(window)):
+            continue
+        for match in PhoneNumberMatcher(window, region, leniency=Leniency.VALID):
+            m_start, m_end = w_start + match.start, w_start + match.end
+            if m_start >= start and m_end <= end and _looks_like_phone(
+                text, m_start, match, region
+            ):
+                spans.append((m_start, m_end))
+    return spans
+
+
+def _find_phones(text: str) -> list[Span]:
+    spans: list[Span] = []
+    for stretch in _PHONE_STRETCH_RE.finditer(text):
+        fragment = stretch.group()
+        if not _could_hold_phone(len(_DIGIT_RE.findall(fragment)), "+" in fragment):
+            continue
+        # The matcher reads a whole stretch as one candidate, so a number in front of a
+        # phone ("pedido 5829 11 98765-4321", "15:00 11 98765-4321") hides it. Feed it
+        # windows of whitespace-separated tokens, and when nothing is accepted in a
+        # window, drop its first token and try again.
+        base = stretch.start()
+        tokens = [
+            _Token(base + t.start(), base + t.end(), len(_DIGIT_RE.findall(t.group())), "+" in t.group())
+            for t in _PHONE_TOKEN_RE.finditer(fragment)
+        ]
+        tail_digits = [0] * (len(tokens) + 1)
+        tail_plus = [False] * (len(tokens) + 1)
+        for k in range(len(tokens) - 1, -1, -1):
+            tail_digits[k] = tail_digits[k + 1] + tokens[k].digits
+            tail_plus[k] = tail_plus[k + 1] or tokens[k].plus
+        i = 0
+        while i < len(tokens) and _could_hold_phone(tail_digits[i], tail_plus[i]):
+            j, digits = i + 1, tokens[i].digits
+            while (
+                j < len(tokens)
+                and j - i < _PHONE_MAX_WINDOW_TOKENS
+                and digits + tokens[j].digits <= _PHONE_MAX_WINDOW_DIGITS
+            ):
+                digits += tokens[j].digits
+                j += 1
+            window = tokens[i:j]
+            found: list[Span] = []
+            if _worth_matching(window, digits):
+                found = _match_window(text, window[0].start, window[-1].end)
+            if found:
+                spans += found
+                last = max(end for _, end in found)
+                while i < len(tokens) and tokens[i].start < last:
+                    i += 1
+            else:
+                i += 1
+    return _drop_overlaps(spans)
+
+
+# --------------------------------------------------------------------------- pipeline
+
+_DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
+    ("email", _find_emails),
+    ("iban", _find_ibans),
+    ("cnpj", _find_cnpjs),
+    ("cpf", _find_cpfs),
+    ("card", _find_cards),
+    ("phone", _find_phones),
+)
+
+
+def _one_pass(text: str, counts: dict[str, int]) -> str:
+    for kind, find in _DETECTORS:
+        spans = find(text)
+        if spans:
+            text = _replace(text, spans, PLACEHOLDERS[kind])
+            counts[kind] = counts.get(kind, 0) + len(spans)
+    return text
+
+
+def redact(text: str) -> Redaction:
+    """Replace the personal data in ``text`` with typed placeholders.
+
+    Emails, phone numbers, CPFs, CNPJs, payment card numbers and IBANs become
+    ``[email]``, ``[phone]``, ``[cpf]``, ``[cnpj]``, ``[card]`` and ``[iban]`` (see
+    `PLACEHOLDERS`). Checksummed numbers are only replaced when their check digits are
+    valid. CEPs, order numbers, prices, dates, times, quantities and ids are kept.
+
+    Args:
+        text: Any string, typically a model-written summary about to be stored.
+
+    Returns:
+        A `Redaction` with the redacted text and the number of replacements per kind.
+        The result is stable: redacting its text again changes nothing.
+
+    Raises:
+        TypeError: If ``text`` is not a ``str``. Nothing is raised for any ``str`` input.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"redact() takes a str, not {type(text).__name__}")
+    counts: dict[str, int] = {}
+    while True:  # terminates: each changing pass removes at least one digit or "@"
+        redacted = _one_pass(text, counts)
+        if redacted == text:
+            return Redaction(text=text, counts=counts)
+        text = redacted
+

@@ -1,0 +1,1 @@
+"""Text analysis and the concept indexes (Scan now; FTS5 later)."""

@@ -1,0 +1,59 @@
+"""The one tokeniser: every index, the consolidator and the benchmark analyse text here.
+
+Analysis is: Unicode case folding, accent folding (NFKD without combining marks),
+split on anything that is not a letter or digit, then English and Portuguese stop
+words removed. ``"Frete GRÁTIS para São Paulo"`` -> ``["frete", "gratis", "sao", "paulo"]``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Final
+
+_WORD_RE: Final = re.compile(r"[^\W_]+")
+
+STOP_WORDS_EN: Final[frozenset[str]] = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself nor of off on once only or other our ours ourselves
+    out over own same she should so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves s t d ll m re ve
+    y hi hello hey please thanks thank ok okay yes also get got can could may might must shall
+    let us want need like""".split()
+)
+STOP_WORDS_PT: Final[frozenset[str]] = frozenset(
+    """a ao aos aquela aquelas aquele aqueles aquilo as ate com como da das de dela delas dele
+    deles depois do dos e ela elas ele eles em entre era eram essa essas esse esses esta estas
+    este estes eu foi fomos for foram ha isso isto ja la lhe lhes mais mas me mesmo meu meus
+    minha minhas muito na nas nem no nos nossa nossas nosso nossos num numa o os ou para pela
+    pelas pelo pelos por qual quando que quem se seja sem ser seu seus so sua suas tambem te tem
+    ter teu teus tu tua tuas um uma umas uns voce voces vos ola oi obrigado obrigada favor sim
+    pois entao esta estou estamos sao sou vai vou quero queria gostaria pode posso poderia""".split()
+)
+STOP_WORDS: Final[frozenset[str]] = STOP_WORDS_EN | STOP_WORDS_PT
+
+
+@lru_cache(maxsize=65536)
+def fold(text: str) -> str:
+    """Case- and accent-fold `text`: ``"São PAULO"`` -> ``"sao paulo"``."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def words(text: str) -> list[str]:
+    """All folded words of `text`, in order, stop words included."""
+    return _WORD_RE.findall(fold(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Folded words of `text` without stop words, in order (duplicates kept)."""
+    return [w for w in _WORD_RE.findall(fold(text)) if w not in STOP_WORDS]
+
+
+def terms(text: str) -> frozenset[str]:
+    """The distinct index terms of `text` (`tokenize` as a set)."""
+    return frozenset(tokenize(text))

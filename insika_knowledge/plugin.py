@@ -1,0 +1,167 @@
+"""The plugin a host engine loads from the ``insika.plugins`` entry point (``knowledge``).
+
+`plugin` is a module-level `KnowledgePlugin`. It reads its data directory from
+``$INSIKA_KNOWLEDGE_HOME`` (or the user data folder) the first time it is used;
+a host may call `KnowledgePlugin.configure` before that. Extraction runs on one
+background thread per process, so ``after_turn`` returns at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any, Final
+
+from insika_knowledge.config import KnowledgeConfig, load_config
+from insika_knowledge.errors import InsikaError
+from insika_knowledge.events import EventBus, KnowledgeDegraded
+from insika_knowledge.hookspecs import Fragment, Tool, hookimpl
+from insika_knowledge.learn import TurnReport
+from insika_knowledge.memory import Memory
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
+from insika_knowledge.sessions import AgentSpec, Turn
+
+log = logging.getLogger(__name__)
+
+#: Where the block sits among prompt fragments: below curated skills (80), above memory (75).
+KNOWLEDGE_PRIORITY: Final = 77
+
+
+class KnowledgePlugin:
+    """Hook implementations over one `Memory`, with a background extraction worker."""
+
+    def __init__(self, memory: Memory | None = None):
+        self._memory = memory
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: set[Future[TurnReport | None]] = set()
+        self._lock = threading.Lock()
+        self._warned: set[tuple[str, str]] = set()
+
+    # ------------------------------------------------------------------ setup
+
+    def configure(self, memory: Memory) -> None:
+        """Use `memory` from now on (closing the previous one after pending work)."""
+        self.drain()
+        with self._lock:
+            old, self._memory = self._memory, memory
+        if old is not None and old is not memory:
+            old.close()
+
+    @property
+    def memory(self) -> Memory:
+        """The `Memory` in use (created from the environment on first use)."""
+        with self._lock:
+            if self._memory is None:
+                self._memory = Memory()
+            return self._memory
+
+    @property
+    def events(self) -> EventBus:
+        """The event bus subscribers attach to."""
+        return self.memory.events
+
+    def _config(self, agent: AgentSpec) -> KnowledgeConfig | None:
+        try:
+            return load_config(agent.knowledge)
+        except InsikaError as exc:
+            self._degraded(agent.id, "config", str(exc))
+            return None
+
+    def _degraded(self, agent: str, feature: str, reason: str) -> None:
+        key = (agent, feature + reason)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
+        self.memory.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
+
+    # ------------------------------------------------------------------ hooks
+
+    @hookimpl
+    def after_turn(self, turn: Turn) -> None:
+        """Schedule extraction of `turn` on the worker and return at once. Never raises."""
+        try:
+            config = self._config(turn.agent)
+            if config is None or not config.extract:
+                return
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="insika-knowledge")
+                future = self._executor.submit(self._learn, turn, config)
+                self._pending.add(future)
+            future.add_done_callback(self._forget)
+        except Exception:  # the engine's turn is already over: never raise into it
+            log.exception("could not schedule knowledge extraction")
+
+    def _forget(self, future: Future[TurnReport | None]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+    def _learn(self, turn: Turn, config: KnowledgeConfig) -> TurnReport | None:
+        try:
+            return self.memory.learn(
+                turn.agent.id, config, session_id=turn.session_id, turn_id=turn.turn_id,
+                messages=list(turn.messages), tenant=turn.agent.tenant,
+            )
+        except Exception as exc:
+            self._degraded(turn.agent.id, "extract", f"{type(exc).__name__}: {exc}")
+            return None
+
+    @hookimpl
+    def context_fragments(self, turn: Turn) -> list[Fragment]:
+        """The ``<knowledge>`` block for the turn's last user message, at priority 77."""
+        config = self._config(turn.agent)
+        if config is None or not config.retrieve:
+            return []
+        if config.index != config.effective_index:
+            self._degraded(turn.agent.id, "index", f"{config.index} is not built; using scan")
+        message = turn.last_user_text()
+        if not message.strip():
+            return []
+        try:
+            block = self.memory.retriever(turn.agent.tenant).block(turn.agent.id, message, config.top_k)
+        except InsikaError as exc:
+            self._degraded(turn.agent.id, "retrieve", str(exc))
+            return []
+        if block is None:
+            return []
+        return [Fragment(text=block, priority=KNOWLEDGE_PRIORITY, source="knowledge")]
+
+    @hookimpl
+    def tools(self, agent: AgentSpec) -> list[Tool]:
+        """``load_knowledge`` when the agent's retrieve switch is on."""
+        config = self._config(agent)
+        if config is None or not config.retrieve:
+            return []
+        retriever = self.memory.retriever(agent.tenant)
+
+        def load_knowledge(name: str) -> dict[str, Any]:
+            return retriever.load_knowledge(agent.id, name)
+
+        return [Tool(name="load_knowledge", schema=LOAD_KNOWLEDGE_SCHEMA, handler=load_knowledge)]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def drain(self, timeout_s: float | None = None) -> bool:
+        """Wait for scheduled extractions; True when none is left (within `timeout_s` seconds)."""
+        with self._lock:
+            pending = set(self._pending)
+        if not pending:
+            return True
+        _, not_done = wait(pending, timeout=timeout_s)
+        return not not_done
+
+    def close(self) -> None:
+        """Finish pending extractions, stop the worker and close the stores."""
+        self.drain()
+        with self._lock:
+            executor, self._executor = self._executor, None
+            memory, self._memory = self._memory, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        if memory is not None:
+            memory.close()
+
+
+plugin = KnowledgePlugin()

@@ -1,0 +1,122 @@
+"""Transcripts: the turn the engine hands over, and readers for stored sessions (JSONL).
+
+The JSONL schema is the normalised one of ``shared/data/README.md``: one object per
+line with ``session_id``, ``messages`` (role, content, optional tool_calls,
+tool_call_id, name), ``outcome`` and ``metadata``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from insika_knowledge.errors import UserError
+from insika_knowledge.store.paths import DEFAULT_TENANT
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The agent a hook call concerns.
+
+    Attributes:
+        id: the agent id (``[A-Za-z0-9][A-Za-z0-9_.-]{0,127}``).
+        tenant: the tenant whose database holds the agent's concepts.
+        knowledge: the agent's ``knowledge:`` block as pack data, None when absent
+            (the feature is off).
+    """
+
+    id: str
+    tenant: str = DEFAULT_TENANT
+    knowledge: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One finished (or starting) turn of a conversation.
+
+    Attributes:
+        agent: the agent answering.
+        session_id: the conversation's id.
+        turn_id: the turn's id within the session.
+        messages: the turn's transcript slice, normalised message dicts.
+        time_utc: when the turn happened, ``YYYY-MM-DDTHH:MM:SSZ``.
+    """
+
+    agent: AgentSpec
+    session_id: str
+    turn_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    time_utc: str = ""
+
+    def last_user_text(self) -> str:
+        """The text of the last user message ('' when there is none)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list):
+                    return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+                return content or ""
+        return ""
+
+
+@dataclass(frozen=True)
+class Session:
+    """A stored conversation: its id, messages, outcome label and metadata."""
+
+    session_id: str
+    messages: list[dict[str, Any]]
+    outcome: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+
+
+def read_sessions(path: str | Path) -> Iterator[Session]:
+    """Read a normalised JSONL file lazily, one `Session` per non-blank line.
+
+    Raises:
+        UserError: the file is missing, or a line is not such a JSON object (the message
+            names the file and line number).
+    """
+    source = Path(path)
+    try:
+        handle = source.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"sessions file {source} does not exist") from None
+    except OSError as exc:
+        raise UserError(f"cannot read sessions file {source}: {exc}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            yield parse_session(line, where=f"{source}:{number}", line=number)
+
+
+def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Session:
+    """Parse one JSONL line into a `Session`.
+
+    Raises:
+        UserError: invalid JSON, a missing ``session_id`` or ``messages``, or a message
+            without a known role; the message starts with `where`.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: a session must be a JSON object")
+    session_id = data.get("session_id")
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise UserError(f"{where}: 'session_id' must be non-empty text")
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        raise UserError(f"{where}: 'messages' must be a list")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            raise UserError(f"{where}: messages[{i}] needs a role of {sorted(ROLES)}")
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return Session(session_id, messages, data.get("outcome"), metadata, line)

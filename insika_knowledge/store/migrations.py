@@ -1,0 +1,90 @@
+"""Numbered SQL migrations (``sql/NNN_name.sql``), applied once each, recorded in a table."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+import apsw
+
+MIGRATIONS_TABLE: Final = "_insika_migrations"
+_FILE_RE: Final = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One migration file: its name (``001_concepts``) and SQL text."""
+
+    name: str
+    sql: str
+
+
+def sql_dir() -> Path:
+    """The folder holding the migrations: packaged in the wheel, or ``sql/`` of a checkout."""
+    packaged = resources.files("insika_knowledge").joinpath("sql")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "sql"
+
+
+def migrations() -> list[Migration]:
+    """All migrations, in number order."""
+    files = sorted(p for p in sql_dir().iterdir() if _FILE_RE.fullmatch(p.name))
+    return [Migration(p.stem, p.read_text(encoding="utf-8")) for p in files]
+
+
+def applied(conn: apsw.Connection) -> list[str]:
+    """Names of the migrations already recorded in `conn`, in order applied."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (MIGRATIONS_TABLE,)
+    ).fetchone()
+    if not exists:
+        return []
+    return [r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")]
+
+
+def pending(conn: apsw.Connection) -> list[Migration]:
+    """Migrations not yet applied to `conn` (reads only)."""
+    done = set(applied(conn))
+    return [m for m in migrations() if m.name not in done]
+
+
+def migrate(conn: apsw.Connection) -> list[str]:
+    """Apply every pending migration, each with its record in one IMMEDIATE transaction.
+
+    Safe when several processes open the same file at once: the pending list is
+    re-read inside the write lock.
+
+    Returns:
+        Names of the migrations this call applied.
+    """
+    done: list[str] = []
+    if not pending(conn):
+        return done
+    for migration in migrations():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
+                "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            if conn.execute(
+                f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE name=?", (migration.name,)
+            ).fetchone():
+                conn.execute("COMMIT")
+                continue
+            conn.execute(migration.sql)
+            conn.execute(
+                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) "
+                "VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
+                (migration.name,),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        done.append(migration.name)
+    return done

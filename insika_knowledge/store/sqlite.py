@@ -1,0 +1,486 @@
+"""The embedded store: one SQLite database file per tenant, through apsw.
+
+Every write runs in a ``BEGIN IMMEDIATE`` transaction and writes a row of
+``concept_versions``; triggers bump the agent's generation number on every change.
+Each thread gets its own connection (apsw connections are not shared across threads
+here), in WAL mode with a busy timeout, so readers never block the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import apsw
+
+from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
+from insika_knowledge.errors import NotFound, StaleVersion, UserError
+from insika_knowledge.store import migrations
+from insika_knowledge.store.base import (
+    ExtractionRecord,
+    ScanRow,
+    StoredConcept,
+    Version,
+)
+from insika_knowledge.store.paths import check_agent
+
+BUSY_TIMEOUT_MS: Final = 30_000
+_CONCEPT_COLS: Final = (
+    "id, version, name, description, type, provenance, confidence, sources, occurrences, "
+    "created_at, updated_at, body"
+)
+
+
+def _row_to_stored(row: tuple[Any, ...]) -> StoredConcept:
+    (cid, version, name, description, ctype, provenance, confidence, sources, occurrences,
+     created_at, updated_at, body) = row
+    concept = Concept(
+        name=name,
+        description=description,
+        type=ctype,
+        provenance=provenance,
+        confidence=float(confidence),
+        sources=tuple(json.loads(sources)),
+        occurrences=int(occurrences),
+        created_at=created_at,
+        updated_at=updated_at,
+        body=body,
+    )
+    return StoredConcept(concept=concept, version=int(version), id=int(cid))
+
+
+class SQLiteStore:
+    """The concepts of every agent of one tenant, in one SQLite file.
+
+    Args:
+        path: the database file (created with its folder if missing), or ``:memory:``
+            is NOT supported (each thread opens its own connection).
+        clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``; tests inject one.
+
+    Raises:
+        UserError: the path is a folder, or the file is not a database.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
+        self.path = Path(path)
+        self.clock = clock
+        if self.path.is_dir():
+            raise UserError(f"{self.path} is a folder; give a database file path")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._all: list[apsw.Connection] = []
+        self._lock = threading.Lock()
+        migrations.migrate(self._conn())
+
+    # ------------------------------------------------------------------ connections
+
+    def _conn(self) -> apsw.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = apsw.Connection(str(self.path))
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except apsw.NotADBError as exc:
+                raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread)."""
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """A write transaction (``BEGIN IMMEDIATE``): commits on exit, rolls back on error.
+
+        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``).
+        """
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield Transaction(conn, self.clock)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, agent: str, name: str) -> StoredConcept | None:
+        """The current record of `name` for `agent`, or None (deleted or never written)."""
+        return Transaction(self._conn(), self.clock).get(agent, name)
+
+    def list(self, agent: str) -> list[StoredConcept]:
+        """Every current concept of `agent`, by name."""
+        rows = self._conn().execute(
+            f"SELECT {_CONCEPT_COLS} FROM concepts WHERE agent=? ORDER BY name", (agent,)
+        )
+        return [_row_to_stored(r) for r in rows]
+
+    def names(self, agent: str) -> list[str]:
+        """Names of the current concepts of `agent`, sorted."""
+        rows = self._conn().execute("SELECT name FROM concepts WHERE agent=? ORDER BY name", (agent,))
+        return [r[0] for r in rows]
+
+    def agents(self) -> list[str]:
+        """Agents with at least one concept or version in this tenant, sorted."""
+        rows = self._conn().execute(
+            "SELECT agent FROM concepts UNION SELECT agent FROM concept_versions ORDER BY 1"
+        )
+        return [r[0] for r in rows]
+
+    def count(self, agent: str) -> int:
+        """How many current concepts `agent` has."""
+        return int(self._conn().execute(
+            "SELECT count(*) FROM concepts WHERE agent=?", (agent,)
+        ).fetchone()[0])
+
+    def generation(self, agent: str) -> int:
+        """The agent's generation number: it changes whenever any of its concepts does.
+
+        One indexed lookup; 0 for an agent that never had a concept.
+        """
+        row = self._conn().execute(
+            "SELECT generation FROM generations WHERE agent=?", (agent,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def scan_versions(self, agent: str) -> dict[int, int]:
+        """``{concept id: version}`` for every current concept of `agent` (cache refresh)."""
+        rows = self._conn().execute("SELECT id, version FROM concepts WHERE agent=?", (agent,))
+        return {int(i): int(v) for i, v in rows}
+
+    def scan_rows(self, agent: str, ids: list[int] | None = None) -> Iterator[ScanRow]:
+        """What the read cache needs of each concept, all of `agent` or only `ids`.
+
+        One prepared statement per shape, reused by apsw's statement cache.
+        """
+        sql = (
+            "SELECT id, version, name, description, type, provenance, confidence, "
+            "updated_at, body FROM concepts WHERE "
+        )
+        conn = self._conn()
+        if ids is None:
+            rows: Iterator[tuple[Any, ...]] = conn.execute(sql + "agent=?", (agent,))
+            for row in rows:
+                yield ScanRow(*row)
+            return
+        for cid in ids:
+            row = conn.execute(sql + "id=? AND agent=?", (cid, agent)).fetchone()
+            if row is not None:
+                yield ScanRow(*row)
+
+    def versions(self, agent: str, name: str) -> list[Version]:
+        """The version history of `name`, newest first (deletes included)."""
+        rows = self._conn().execute(
+            "SELECT agent, name, version, reason, actor, session_id, markdown, created_at "
+            "FROM concept_versions WHERE agent=? AND name=? ORDER BY version DESC",
+            (agent, name),
+        )
+        return [Version(*r) for r in rows]
+
+    def version(self, agent: str, name: str, number: int) -> Version:
+        """One version of `name`.
+
+        Raises:
+            NotFound: no such version.
+        """
+        row = self._conn().execute(
+            "SELECT agent, name, version, reason, actor, session_id, markdown, created_at "
+            "FROM concept_versions WHERE agent=? AND name=? AND version=?",
+            (agent, name, number),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
+        return Version(*row)
+
+    def deleted(self, agent: str) -> list[Version]:
+        """The delete version of each concept of `agent` that is deleted now, newest first."""
+        rows = self._conn().execute(
+            "SELECT v.agent, v.name, v.version, v.reason, v.actor, v.session_id, v.markdown, "
+            "v.created_at FROM concept_versions v "
+            "WHERE v.agent=? AND v.reason='delete' "
+            "AND v.version = (SELECT max(version) FROM concept_versions w "
+            "                 WHERE w.agent=v.agent AND w.name=v.name) "
+            "AND NOT EXISTS (SELECT 1 FROM concepts c WHERE c.agent=v.agent AND c.name=v.name) "
+            "ORDER BY v.created_at DESC, v.name",
+            (agent,),
+        )
+        return [Version(*r) for r in rows]
+
+    def sightings(self, agent: str, name: str) -> list[tuple[str, str, str, str]]:
+        """The ledger of `name`: ``(session_id, turn_id, outcome, seen_at)``, oldest first."""
+        rows = self._conn().execute(
+            "SELECT session_id, turn_id, outcome, seen_at FROM sightings "
+            "WHERE agent=? AND name=? ORDER BY seen_at, session_id, turn_id",
+            (agent, name),
+        )
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def extractions(self, agent: str) -> list[ExtractionRecord]:
+        """Every recorded extraction attempt of `agent`, newest first."""
+        rows = self._conn().execute(
+            "SELECT agent, session_id, turn_id, outcome, retryable, candidates, written, "
+            "dropped, detail, attempted_at FROM extractions WHERE agent=? "
+            "ORDER BY attempted_at DESC, session_id, turn_id",
+            (agent,),
+        )
+        return [ExtractionRecord.from_row(r) for r in rows]
+
+    def extraction(self, agent: str, session_id: str, turn_id: str) -> ExtractionRecord | None:
+        """The recorded extraction of one turn, or None."""
+        row = self._conn().execute(
+            "SELECT agent, session_id, turn_id, outcome, retryable, candidates, written, "
+            "dropped, detail, attempted_at FROM extractions "
+            "WHERE agent=? AND session_id=? AND turn_id=?",
+            (agent, session_id, turn_id),
+        ).fetchone()
+        return ExtractionRecord.from_row(row) if row else None
+
+    # ------------------------------------------------------------------ operator writes
+
+    def edit(
+        self, agent: str, name: str, markdown: str, *, expected_version: int, actor: str
+    ) -> StoredConcept:
+        """Replace `name` with an operator's `markdown` (reason ``edit``).
+
+        The record is validated whole; ``updated_at`` is stamped now. Renaming is allowed
+        (the history moves with it) unless the new name is taken.
+
+        Raises:
+            ConceptFormatError: the markdown is invalid (line and field named).
+            NotFound: `name` does not exist.
+            StaleVersion: the concept changed since `expected_version` was read.
+            UserError: the new name belongs to another concept.
+        """
+        concept = parse(markdown)
+        with self.transaction() as tx:
+            current = tx.get(agent, name)
+            if current is None:
+                raise NotFound(f"agent '{agent}' has no concept '{name}'")
+            if current.version != expected_version:
+                raise StaleVersion(name, expected_version, current.version)
+            if concept.name != name:
+                if tx.get(agent, concept.name) is not None:
+                    raise UserError(
+                        f"line 2, field 'name': '{concept.name}' is already another concept's name"
+                    )
+                tx.rename(agent, name, concept.name)
+            concept = concept.replace(updated_at=self.clock())
+            return tx.put(agent, concept, reason="edit", actor=actor)
+
+    def create(self, agent: str, markdown: str, *, actor: str) -> StoredConcept:
+        """Add a concept written by an operator (reason ``edit``).
+
+        Raises:
+            ConceptFormatError: the markdown is invalid.
+            UserError: the name is taken.
+        """
+        concept = parse(markdown)
+        with self.transaction() as tx:
+            if tx.get(agent, concept.name) is not None:
+                raise UserError(f"line 2, field 'name': '{concept.name}' already exists")
+            return tx.put(agent, concept, reason="edit", actor=actor)
+
+    def delete(self, agent: str, name: str, *, actor: str, expected_version: int | None = None) -> Version:
+        """Delete `name`, keeping its history (a ``delete`` version holds the last bytes).
+
+        Raises:
+            NotFound: `name` does not exist.
+            StaleVersion: `expected_version` is given and is not current.
+        """
+        with self.transaction() as tx:
+            current = tx.get(agent, name)
+            if current is None:
+                raise NotFound(f"agent '{agent}' has no concept '{name}'")
+            if expected_version is not None and current.version != expected_version:
+                raise StaleVersion(name, expected_version, current.version)
+            return tx.remove(agent, name, actor=actor)
+
+    def restore(self, agent: str, name: str, number: int, *, actor: str) -> StoredConcept:
+        """Make version `number` of `name` current again, byte for byte (reason ``restore``).
+
+        Works for a deleted concept too (restoring its last live version).
+
+        Raises:
+            NotFound: no such version.
+            UserError: the version is a ``delete`` marker whose bytes are not a live record
+                (never happens for versions this store wrote).
+        """
+        with self.transaction() as tx:
+            old = Version(*tx.version_row(agent, name, number))
+            concept = parse(old.markdown)
+            stored = tx.put(agent, concept, reason="restore", actor=actor)
+        return stored
+
+    def record_extraction(self, record: ExtractionRecord) -> None:
+        """Store the outcome of one turn's extraction (replacing an earlier attempt)."""
+        with self.transaction() as tx:
+            tx.record_extraction(record)
+
+
+@dataclass
+class Transaction:
+    """The writes (and consistent reads) inside one ``BEGIN IMMEDIATE`` transaction."""
+
+    conn: apsw.Connection
+    clock: Callable[[], str]
+
+    def get(self, agent: str, name: str) -> StoredConcept | None:
+        """The current record of `name`, or None."""
+        row = self.conn.execute(
+            f"SELECT {_CONCEPT_COLS} FROM concepts WHERE agent=? AND name=?", (agent, name)
+        ).fetchone()
+        return _row_to_stored(row) if row else None
+
+    def has_sighting(self, agent: str, name: str, session_id: str, turn_id: str) -> bool:
+        """True when this (session, turn) already sighted `name` (a replay)."""
+        return self.conn.execute(
+            "SELECT 1 FROM sightings WHERE agent=? AND name=? AND session_id=? AND turn_id=?",
+            (agent, name, session_id, turn_id),
+        ).fetchone() is not None
+
+    def add_sighting(
+        self, agent: str, name: str, session_id: str, turn_id: str, outcome: str
+    ) -> None:
+        """Record one sighting in the ledger."""
+        self.conn.execute(
+            "INSERT INTO sightings (agent, name, session_id, turn_id, outcome, seen_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (agent, name, session_id, turn_id, outcome, self.clock()),
+        )
+
+    def supporting_sources(self, agent: str, name: str) -> list[str]:
+        """Distinct sessions whose sightings support `name` (not contradictions), first first."""
+        rows = self.conn.execute(
+            "SELECT session_id FROM sightings WHERE agent=? AND name=? AND outcome != 'conflict' "
+            "GROUP BY session_id ORDER BY min(seen_at), session_id",
+            (agent, name),
+        )
+        return [r[0] for r in rows]
+
+    def put(
+        self,
+        agent: str,
+        concept: Concept,
+        *,
+        reason: str,
+        actor: str,
+        session_id: str | None = None,
+    ) -> StoredConcept:
+        """Insert or update `concept` and write its version row.
+
+        Raises:
+            ConceptFormatError: the concept breaks a record rule (nothing is written).
+        """
+        check_agent(agent)
+        check_name(concept.name)
+        markdown = serialize(concept)  # validates
+        number = self.next_version(agent, concept.name)
+        values = (
+            concept.description, concept.type, concept.provenance, round(concept.confidence, 2),
+            json.dumps(list(concept.sources), ensure_ascii=False), concept.occurrences,
+            concept.created_at, concept.updated_at, concept.status, concept.body, number,
+        )
+        self.conn.execute(
+            "INSERT INTO concepts (description, type, provenance, confidence, sources, "
+            "occurrences, created_at, updated_at, status, body, version, agent, name) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT (agent, name) DO UPDATE SET description=excluded.description, "
+            "type=excluded.type, provenance=excluded.provenance, confidence=excluded.confidence, "
+            "sources=excluded.sources, occurrences=excluded.occurrences, "
+            "created_at=excluded.created_at, updated_at=excluded.updated_at, "
+            "status=excluded.status, body=excluded.body, version=excluded.version",
+            (*values, agent, concept.name),
+        )
+        self.conn.execute(
+            "INSERT INTO concept_versions (agent, name, version, reason, actor, session_id, "
+            "markdown, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (agent, concept.name, number, reason, actor, session_id, markdown, self.clock()),
+        )
+        stored = self.get(agent, concept.name)
+        assert stored is not None
+        return stored
+
+    def next_version(self, agent: str, name: str) -> int:
+        """The number the next version of `name` gets (history survives deletes)."""
+        row = self.conn.execute(
+            "SELECT coalesce(max(version), 0) FROM concept_versions WHERE agent=? AND name=?",
+            (agent, name),
+        ).fetchone()
+        return int(row[0]) + 1
+
+    def version_row(self, agent: str, name: str, number: int) -> tuple[Any, ...]:
+        """A raw ``concept_versions`` row (see `Version`).
+
+        Raises:
+            NotFound: no such version, or it is a delete marker.
+        """
+        row = self.conn.execute(
+            "SELECT agent, name, version, reason, actor, session_id, markdown, created_at "
+            "FROM concept_versions WHERE agent=? AND name=? AND version=?",
+            (agent, name, number),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
+        return tuple(row)
+
+    def remove(self, agent: str, name: str, *, actor: str) -> Version:
+        """Delete the current row of `name`, writing a ``delete`` version with its last bytes."""
+        current = self.get(agent, name)
+        if current is None:
+            raise NotFound(f"agent '{agent}' has no concept '{name}'")
+        number = self.next_version(agent, name)
+        now = self.clock()
+        markdown = serialize(current.concept)
+        self.conn.execute(
+            "INSERT INTO concept_versions (agent, name, version, reason, actor, session_id, "
+            "markdown, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (agent, name, number, "delete", actor, None, markdown, now),
+        )
+        self.conn.execute("DELETE FROM concepts WHERE agent=? AND name=?", (agent, name))
+        return Version(agent, name, number, "delete", actor, None, markdown, now)
+
+    def rename(self, agent: str, old: str, new: str) -> None:
+        """Move `old`'s row, history and ledger to `new` (the caller checked `new` is free)."""
+        check_name(new)
+        if self.conn.execute(
+            "SELECT 1 FROM concept_versions WHERE agent=? AND name=?", (agent, new)
+        ).fetchone():
+            raise UserError(
+                f"line 2, field 'name': '{new}' belongs to a deleted concept; restore it "
+                "or choose another name"
+            )
+        for table in ("concepts", "concept_versions", "sightings"):
+            self.conn.execute(
+                f"UPDATE {table} SET name=? WHERE agent=? AND name=?", (new, agent, old)
+            )
+
+    def record_extraction(self, record: ExtractionRecord) -> None:
+        """Upsert one turn's extraction outcome."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO extractions (agent, session_id, turn_id, outcome, retryable, "
+            "candidates, written, dropped, detail, attempted_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            record.to_row(),
+        )

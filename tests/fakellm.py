@@ -1,0 +1,108 @@
+"""A local HTTP server that speaks the OpenAI chat-completions API, for tests.
+
+It answers from a script: a list of replies consumed in order (the last one repeats),
+or a function of the request. A reply is text (the assistant message content), or
+`Status(code)` for an HTTP error, or `Hang(seconds)` to sleep before answering.
+Every request body is kept in `requests`, so tests can assert what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Status:
+    code: int
+    message: str = "error"
+
+
+@dataclass
+class Hang:
+    seconds: float
+    then: str = "[]"
+
+
+Reply = str | Status | Hang
+
+
+class FakeLLM:
+    def __init__(self, replies: list[Reply] | Callable[[dict[str, Any]], Reply] | None = None):
+        self.replies = replies if replies is not None else ["[]"]
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if callable(self.replies):
+                return self.replies(body)
+            if len(self.replies) > 1:
+                return self.replies.pop(0)
+            return self.replies[0]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = fake._next(body)
+                if isinstance(reply, Hang):
+                    time.sleep(reply.seconds)
+                    reply = reply.then
+                if isinstance(reply, Status):
+                    payload = {"error": {"message": reply.message, "type": "fake", "code": reply.code}}
+                    self._send(reply.code, payload)
+                    return
+                self._send(200, {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "fake"),
+                    "choices": [{
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply},
+                        "finish_reason": "stop",
+                    }],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                })
+
+            def _send(self, code: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        return Handler
