@@ -293,7 +293,7 @@ def serialize(concept: Concept) -> str:
     validate(concept)
     lines = [
         "---",
-        f"name: {concept.name}",
+        f"name: {_scalar(concept.name)}",
         f"description: {_scalar(concept.description)}",
         f"type: {concept.type}",
         f"provenance: {concept.provenance}",
@@ -396,7 +396,7 @@ def parse(markdown: str) -> Concept:
         body=body,
     )
     for field, problem in _problems(concept):
-        line = end + 2 if field == "body" else key_lines.get(field)
+        line = end + 3 if field == "body" else key_lines.get(field)
         raise ConceptFormatError(problem, line=line, field=field)
     if isinstance(concept.confidence, float) and round(concept.confidence, 2) != concept.confidence:
         raise ConceptFormatError(

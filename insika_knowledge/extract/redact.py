@@ -344,10 +344,12 @@ _AMOUNT_RE: Final = re.compile(r"\d{1,3}([.,])\d{3}(?:\1\d{3})*(?:[.,]\d{1,2})?"
 # "(415) 555-2671", "415-555-2671", "415.555.2671", "1 415 555 2671".
 _NANP_RE: Final = re.compile(r"(?:1[ .\-]?)?(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}")
 # Digits a national (no "+") match may carry before its national number: for BR the trunk
-# "0" and an optional 2-digit carrier code ("011 ...", "021 11 ..."), for US a "1". The
-# BR metadata also strips "90" (collect call), which would let the matcher read the
-# cents of "R$ 199,90 11 98765-4321" as part of the phone number.
-_NATIONAL_PREFIX_RE: Final = {"BR": re.compile(r"(?:0(?:\d{2})?)?"), "US": re.compile(r"1?")}
+# "0" and an optional 2-digit carrier code ("011 ...", "021 11 ...") or the country code
+# without its "+" ("55 11 ..."), for US a "1". The BR metadata also strips "90" (collect
+# call), which would let the matcher read the cents of "R$ 199,90 11 98765-4321" as part
+# of the phone number.
+_NATIONAL_PREFIX_RE: Final = {"BR": re.compile(r"(?:0(?:\d{2})?|55)?"), "US": re.compile(r"1?")}
+_UNCLOSED: Final = {"(": ")", "[": "]"}
 # (matcher region, match must start with "+", match must have the US layout)
 _PHONE_PASSES: Final = (("BR", False, False), ("ZZ", True, False), ("US", False, True))
 
@@ -380,9 +382,10 @@ def _worth_matching(window: list[_Token], digits: int) -> bool:
     return plus or any(t.digits >= 4 for t in window)
 
 
-def _looks_like_phone(text: str, start: int, match: PhoneNumberMatch, region: str) -> bool:
+def _looks_like_phone(
+    text: str, start: int, raw: str, match: PhoneNumberMatch, region: str
+) -> bool:
     """Guards applied to every match the phonenumbers matcher returns."""
-    raw = match.raw_string
     if _ID_SHAPE_RE.fullmatch(raw) or _AMOUNT_RE.fullmatch(raw):
         return False
     if raw.startswith("+"):
@@ -423,8 +426,15 @@ def _match_window(text: str, start: int, end: int) -> list[Span]:
             continue
         for match in PhoneNumberMatcher(window, region, leniency=Leniency.VALID):
             m_start, m_end = w_start + match.start, w_start + match.end
+            raw = match.raw_string
+            # The matcher keeps an opening bracket it does not close ("(+55 11 ...)" gives
+            # "(+55 11 ..."): leave it in the text, so the guards see the "+" and the
+            # output stays balanced, "([phone])".
+            while raw[:1] in _UNCLOSED and _UNCLOSED[raw[0]] not in raw:
+                raw = raw[1:].lstrip()
+                m_start = m_end - len(raw)
             if m_start >= start and m_end <= end and _looks_like_phone(
-                text, m_start, match, region
+                text, m_start, raw, match, region
             ):
                 spans.append((m_start, m_end))
     return spans

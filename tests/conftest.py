@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py, tests/host.py
+
+from insika_knowledge.concept import Concept  # noqa: E402
+from insika_knowledge.store import SQLiteStore  # noqa: E402
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        fts5 = "yes"
+    except apsw.Error:
+        fts5 = "no"
+    return [f"SQLite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), FTS5: {fts5}"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test ever touches the real user data folder or a real model."""
+    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # closed port: no network
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+
+class Clock:
+    """A clock that advances one second per reading, from 2026-08-24T18:00:00Z."""
+
+    def __init__(self) -> None:
+        self._seconds = itertools.count()
+
+    def __call__(self) -> str:
+        s = next(self._seconds)
+        return f"2026-08-24T{18 + s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z"
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: Clock) -> Iterator[SQLiteStore]:
+    db = SQLiteStore(tmp_path / "tenant.db", clock=clock)
+    yield db
+    db.close()
+
+
+def make_concept(name: str = "cep-13-campinas", **changes: object) -> Concept:
+    base = Concept(
+        name=name,
+        description="CEPs 13000-13999 ship from the Campinas DC in 1-2 business days.",
+        type="fact",
+        provenance="observed",
+        confidence=0.6,
+        sources=("sess_1",),
+        occurrences=1,
+        created_at="2026-08-24T18:02:11Z",
+        updated_at="2026-08-24T18:02:11Z",
+        body="Orders to CEP range 13000-13999 are fulfilled by the Campinas DC. "
+        "Related: [[frete-gratis-acima-199]].",
+    )
+    return base.replace(**changes)

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import pytest
+from conftest import make_concept
+from hypothesis import given
+from hypothesis import strategies as st
+
+from insika_knowledge import consolidate
+from insika_knowledge.extract.candidates import Candidate
+
+
+def cand(description: str, body: str, name: str = "cep-13-campinas") -> Candidate:
+    return Candidate(name=name, description=description, type="fact", body=body)
+
+
+ON_RECORD = make_concept(
+    name="sla-resposta",
+    description="The support SLA is 4 hours for first response.",
+    body="Customers get a first response within 4 hours on business days.",
+)
+
+
+def test_reworded_claim_with_same_numbers_is_the_same_claim() -> None:
+    again = cand("First response SLA is 4 hours.",
+                 "On business days customers get a first response within 4 hours.", "sla-resposta")
+    assert consolidate.same_claim(ON_RECORD, again)
+
+
+@pytest.mark.parametrize(
+    ("description", "body"),
+    [
+        ("The support SLA is 2 hours for first response.",
+         "Customers get a first response within 2 hours on business days."),
+        ("The support SLA is 4 days for first response.",
+         "Customers get a first response within 4 days on business days."),
+        ("The support SLA is not 4 hours for first response.",
+         "Customers do not get a first response within 4 hours on business days."),
+    ],
+)
+def test_different_number_unit_or_negation_is_never_the_same_claim(description: str, body: str) -> None:
+    assert not consolidate.same_claim(ON_RECORD, cand(description, body, "sla-resposta"))
+
+
+def test_cap_50_units_is_not_cap_500_units() -> None:
+    old = make_concept(name="cap", description="Order cap is 50 units.", body="Each order is capped at 50 units.")
+    assert not consolidate.same_claim(old, cand("Order cap is 500 units.", "Each order is capped at 500 units.", "cap"))
+    assert consolidate.same_claim(old, cand("Order cap is 50 units.", "Each order is capped at 50 units.", "cap"))
+
+
+def test_unrelated_wording_is_not_the_same_claim() -> None:
+    other = cand("Returns need the original box.", "Items must come back in the original packaging.", "sla-resposta")
+    assert not consolidate.same_claim(ON_RECORD, other)
+
+
+def test_number_formats_are_compared_by_value() -> None:
+    assert consolidate.analyse("R$ 1.250,00").numbers == consolidate.analyse("R$1250").numbers
+    assert consolidate.analyse("$1,250.00").numbers == consolidate.analyse("1250 dollars").numbers
+    assert consolidate.analyse("R$ 199").units == {"brl"}
+
+
+def test_same_claim_ignores_the_open_contradiction_section() -> None:
+    conflicted = consolidate.contradict(ON_RECORD, cand("SLA is 2 hours", "Two hours now.", "sla-resposta"),
+                                        "sess_9", "2026-08-25T10:00:00Z")
+    again = cand("First response SLA is 4 hours.",
+                 "On business days customers get a first response within 4 hours.", "sla-resposta")
+    assert consolidate.same_claim(conflicted, again)
+
+
+def test_contradiction_appends_under_one_heading_with_session_and_time() -> None:
+    first = consolidate.contradict(ON_RECORD, cand("SLA is 2 hours", "Two hours.", "sla-resposta"),
+                                   "sess_9", "2026-08-25T10:00:00Z")
+    second = consolidate.contradict(first, cand("SLA is 8 hours", "Eight hours.", "sla-resposta"),
+                                    "sess_10", "2026-08-26T10:00:00Z")
+    assert second.body.startswith(ON_RECORD.body)
+    assert second.body.count("## Contradiction") == 1
+    assert "`sess_9` at 2026-08-25T10:00:00Z" in second.body
+    assert "`sess_10` at 2026-08-26T10:00:00Z" in second.body
+    assert second.confidence == 0.4 and second.in_conflict
+
+
+@given(st.integers(0, 1000))
+def test_confidence_is_bounded(n: int) -> None:
+    assert 0.5 <= consolidate.confidence(n) <= 0.95
+
+
+@given(st.integers(0, 1000), st.integers(0, 1000))
+def test_confidence_is_monotone_in_distinct_sources(a: int, b: int) -> None:
+    lo, hi = sorted((a, b))
+    assert consolidate.confidence(lo) <= consolidate.confidence(hi)
+
+
+def test_confidence_matches_the_evidence_rule() -> None:
+    assert [consolidate.confidence(n) for n in range(7)] == [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.95]
+    with pytest.raises(ValueError):
+        consolidate.confidence(-1)
+
+
+def test_confirm_keeps_the_body_and_a_policy_keeps_its_confidence() -> None:
+    confirmed = consolidate.confirm(ON_RECORD, ["sess_1", "sess_2"], "2026-08-30T00:00:00Z")
+    assert confirmed.body == ON_RECORD.body
+    assert confirmed.occurrences == ON_RECORD.occurrences + 1
+    assert confirmed.confidence == 0.7
+    policy = ON_RECORD.replace(provenance="policy", confidence=1.0)
+    assert consolidate.confirm(policy, ["sess_1", "sess_2", "sess_3"], "2026-08-30T00:00:00Z").confidence == 1.0
+
+
+@pytest.mark.parametrize(
+    ("body", "ok"),
+    [("Merged statement.", True), ("", False), ("   ", False), (None, False), (42, False),
+     ("x" * 5000, False), ("Fine.\n\n## Contradiction\n\n- no", False)],
+)
+def test_unusable_merges_are_refused(body: object, ok: bool) -> None:
+    assert consolidate.usable_merge(body, consolidate.merge_limit("a" * 100, "b" * 100)) is ok
+
+
+def test_merge_limit_is_bounded() -> None:
+    assert consolidate.merge_limit("a" * 100, "b" * 300) == 800
+    assert consolidate.merge_limit("a" * 3000, "b") == 4000

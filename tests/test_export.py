@@ -1,0 +1,234 @@
+"""Export: markdown files equal to the stored records, and a GraphML graph that round-trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+
+from insika_knowledge.cli import cli
+from insika_knowledge.concept import Concept
+from insika_knowledge.export import export
+from insika_knowledge.memory import Memory
+from insika_knowledge.store.sqlite import SQLiteStore
+
+AGENT = "support"
+STAMP = "2026-08-24T18:02:11Z"
+
+# Descriptions chosen to break naive XML writers: markup characters, both quote
+# kinds, an entity-looking string, a CDATA terminator and non-ASCII text.
+TRICKY = 'Frete <grátis> & "rápido" para São Paulo – 5 €, it\'s &amp; ]]> 日本'
+
+CONCEPTS = {
+    "frete-gratis": Concept(
+        name="frete-gratis",
+        description=TRICKY,
+        type="policy",
+        provenance="policy",
+        confidence=0.95,
+        sources=("sess-1",),
+        occurrences=1,
+        created_at=STAMP,
+        updated_at=STAMP,
+        body="Orders above R$ 199 ship free. See [[cep-13-campinas]] and [[prazo-inexistente]].",
+    ),
+    "cep-13-campinas": Concept(
+        name="cep-13-campinas",
+        description="CEPs 13000-13999 ship from Campinas in 1-2 days.",
+        type="fact",
+        provenance="observed",
+        confidence=0.7,
+        sources=("sess-1", "sess-2"),
+        occurrences=2,
+        created_at=STAMP,
+        updated_at=STAMP,
+        # Written with other casing: the link still resolves to the exported concept.
+        body="Campinas DC. Free above [[Frete Gratis]]; see also [[troca]].",
+    ),
+    "troca": Concept(
+        name="troca",
+        description="Exchange: open a request, ship with the prepaid label.",
+        type="procedure",
+        provenance="observed",
+        confidence=0.6,
+        sources=("sess-3",),
+        occurrences=1,
+        created_at=STAMP,
+        updated_at=STAMP,
+        body="Only a dangling reference here: [[nao-existe]].",
+    ),
+}
+# The [[links]] written in the bodies above that point at exported concepts.
+EXPECTED_EDGES = {
+    ("frete-gratis", "cep-13-campinas"),
+    ("cep-13-campinas", "frete-gratis"),
+    ("cep-13-campinas", "troca"),
+}
+DANGLING = {"prazo-inexistente", "nao-existe"}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
+
+
+def _fill(store: SQLiteStore, concepts: dict[str, Concept] = CONCEPTS) -> None:
+    with store.transaction() as tx:
+        for concept in concepts.values():
+            tx.put(AGENT, concept, reason="extract", actor="engine")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    memory = Memory(folder)
+    _fill(memory.store("default"))
+    memory.close()
+    return folder
+
+
+def _stored_markdown(data_dir: Path) -> dict[str, str]:
+    memory = Memory(data_dir)
+    try:
+        return {s.concept.name: s.markdown for s in memory.store("default").list(AGENT)}
+    finally:
+        memory.close()
+
+
+def _run(*args: str) -> object:
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_md_export_writes_each_record_byte_for_byte(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = _run("export", "--agent", AGENT, "--out", str(out), "--data-dir", str(data_dir))
+    assert result.exit_code == 0, result.output
+    records = _stored_markdown(data_dir)
+    assert set(records) == set(CONCEPTS)
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{n}.md" for n in CONCEPTS)
+    for name, markdown in records.items():
+        assert (out / f"{name}.md").read_bytes() == markdown.encode("utf-8")
+    assert f"exported {len(CONCEPTS)} concepts" in result.output
+
+
+def test_md_reexport_overwrites_and_is_identical(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ("export", "--agent", AGENT, "--out", str(out), "--data-dir", str(data_dir))
+    assert _run(*args).exit_code == 0
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    # Damage one file and truncate another: a re-run must restore both.
+    (out / "troca.md").write_text("garbage\r\n", encoding="utf-8")
+    (out / "frete-gratis.md").write_bytes(b"")
+    result = _run(*args)
+    assert result.exit_code == 0, result.output
+    second = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert second == first  # same files, same bytes, no temporary leftovers
+    records = _stored_markdown(data_dir)
+    assert second == {f"{n}.md": md.encode("utf-8") for n, md in records.items()}
+
+
+def test_md_reexport_picks_up_a_changed_record(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "t.db")
+    _fill(store)
+    out = tmp_path / "out"
+    export(store, AGENT, out, "md")
+    changed = CONCEPTS["troca"].replace(description="Exchange within 30 days.", occurrences=4)
+    with store.transaction() as tx:
+        tx.put(AGENT, changed, reason="edit", actor="ops")
+    result = export(store, AGENT, out, "md")
+    assert result.concepts == len(CONCEPTS)
+    text = (out / "troca.md").read_bytes()
+    assert text == store.get(AGENT, "troca").markdown.encode("utf-8")
+    assert b"Exchange within 30 days." in text
+    store.close()
+
+
+@pytest.mark.parametrize("fmt", ["md", "graphml"])
+def test_out_pointing_to_a_file_is_a_usage_error(data_dir: Path, tmp_path: Path, fmt: str) -> None:
+    target = tmp_path / "not-a-folder.txt"
+    target.write_text("keep me", encoding="utf-8")
+    result = _run("export", "--agent", AGENT, "--out", str(target), "--format", fmt,
+                  "--data-dir", str(data_dir))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert str(target) in lines[0]
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+
+def _graph(data_dir: Path, tmp_path: Path) -> tuple[nx.Graph, object]:
+    out = tmp_path / "graph"
+    result = _run("export", "--agent", AGENT, "--out", str(out), "--format", "graphml",
+                  "--data-dir", str(data_dir))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["knowledge.graphml"]
+    return nx.read_graphml(out / "knowledge.graphml"), result
+
+
+def test_graphml_nodes_carry_the_concept_fields(data_dir: Path, tmp_path: Path) -> None:
+    graph, _ = _graph(data_dir, tmp_path)
+    assert set(graph.nodes) == set(CONCEPTS)
+    for name, concept in CONCEPTS.items():
+        data = graph.nodes[name]
+        assert data["type"] == concept.type
+        assert data["description"] == concept.description
+        assert data["provenance"] == concept.provenance
+        assert isinstance(data["confidence"], float)
+        assert data["confidence"] == pytest.approx(concept.confidence)
+
+
+def test_graphml_edges_follow_links_and_drop_dangling_ones(data_dir: Path, tmp_path: Path) -> None:
+    graph, result = _graph(data_dir, tmp_path)
+    assert graph.is_directed()
+    assert set(graph.edges) == EXPECTED_EDGES
+    assert not DANGLING & set(graph.nodes)
+    assert graph.number_of_nodes() == len(CONCEPTS)
+    assert f"{len(EXPECTED_EDGES)} links" in result.output
+
+
+def test_graphml_text_survives_round_trip_exactly(tmp_path: Path) -> None:
+    awkward = {
+        "aspas": 'He said "no" & she said \'yes\' <b>bold</b> > < &lt;',
+        "acentos": "Devolução em até 7 dias — ação, café, naïve, Ωμέγα, 中文, emoji 🚚",
+        "cdata": "Ends with ]]> and starts a <![CDATA[ section & more",
+    }
+    store = SQLiteStore(tmp_path / "t.db")
+    concepts = {
+        name: CONCEPTS["troca"].replace(name=name, description=text, body=f"Body of {name}.")
+        for name, text in awkward.items()
+    }
+    _fill(store, concepts)
+    out = tmp_path / "out"
+    result = export(store, AGENT, out, "graphml")
+    assert (result.concepts, result.edges) == (len(awkward), 0)
+    graph = nx.read_graphml(out / "knowledge.graphml")
+    assert {n: graph.nodes[n]["description"] for n in graph.nodes} == awkward
+    store.close()
+
+
+def test_graphml_only_dangling_links_gives_no_edges(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "t.db")
+    _fill(store, {"troca": CONCEPTS["troca"]})
+    out = tmp_path / "out"
+    result = export(store, AGENT, out, "graphml")
+    assert (result.edges, result.dropped_links) == (0, 1)
+    graph = nx.read_graphml(out / "knowledge.graphml")
+    assert list(graph.nodes) == ["troca"]
+    assert graph.number_of_edges() == 0
+    store.close()
+
+
+def test_graphml_reexport_is_identical(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "graph"
+    args = ("export", "--agent", AGENT, "--out", str(out), "--format", "graphml",
+            "--data-dir", str(data_dir))
+    assert _run(*args).exit_code == 0
+    first = (out / "knowledge.graphml").read_bytes()
+    (out / "knowledge.graphml").write_text("<broken", encoding="utf-8")
+    assert _run(*args).exit_code == 0
+    assert (out / "knowledge.graphml").read_bytes() == first
+    assert sorted(p.name for p in out.iterdir()) == ["knowledge.graphml"]
