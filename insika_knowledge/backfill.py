@@ -133,7 +133,10 @@ def backfill(
     """
     if concurrency < 1:
         raise UserError("--concurrency must be at least 1")
-    sessions = list(read_sessions(sessions_path))  # malformed input fails before any write
+    try:
+        sessions = list(read_sessions(sessions_path))  # malformed input fails before any write
+    except UnicodeDecodeError as exc:
+        raise UserError(f"sessions file {sessions_path} is not UTF-8 text: {exc.reason}") from None
     chosen = model if model is not None else memory.model(config.resolved_model())
     store = memory.store(tenant)
     summary = BackfillSummary(agent)

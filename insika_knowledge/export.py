@@ -8,8 +8,9 @@ Both are written atomically (temporary file, then rename), so re-running is safe
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -98,10 +99,16 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    # Not tempfile.mkstemp: its files are 0600, and an export should get the ordinary
+    # permissions (0666 minus the umask) any file the user creates gets.
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd = os.open(tmp, flags, 0o666)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {path}: {exc}") from None

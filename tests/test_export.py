@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import networkx as nx
@@ -232,3 +234,35 @@ def test_graphml_reexport_is_identical(data_dir: Path, tmp_path: Path) -> None:
     assert _run(*args).exit_code == 0
     assert (out / "knowledge.graphml").read_bytes() == first
     assert sorted(p.name for p in out.iterdir()) == ["knowledge.graphml"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+@pytest.mark.parametrize("fmt", ["md", "graphml"])
+def test_exported_files_get_ordinary_permissions(tmp_path: Path, fmt: str) -> None:
+    # An export is meant to be shared (a git repo, a docs site): its files must get the
+    # permissions any file the user creates gets (umask), not a private temp file's 0600.
+    store = SQLiteStore(tmp_path / "t.db")
+    _fill(store)
+    out = tmp_path / "out"
+    out.mkdir()
+    reference = out / "reference.txt"
+    reference.write_text("x", encoding="utf-8")
+    expected = stat.S_IMODE(reference.stat().st_mode)
+    reference.unlink()
+    result = export(store, AGENT, out, fmt)
+    assert result.files
+    for path in result.files:
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+    store.close()
+
+
+def test_unwritable_target_is_a_usage_error_and_leaves_no_temp_file(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    (out / "troca.md").mkdir(parents=True)  # a folder where a record file must go
+    result = _run("export", "--agent", AGENT, "--out", str(out), "--data-dir", str(data_dir))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "troca.md" in result.output
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]

@@ -17,7 +17,12 @@ Detectors run in this order, each one on the output of the one before:
 5. ``card``: 13-19 digits, bare or grouped by spaces or dashes in a card-like layout,
    starting with an issuer digit 2-6, kept only when `stdnum.luhn.is_valid` accepts them.
 6. ``phone``: `phonenumbers.PhoneNumberMatcher` at leniency ``VALID``, region ``BR``, then
-   ``+``-prefixed numbers of any region, then region ``US``, with the guards below.
+   ``+``-prefixed numbers of any region, then region ``US``. The matcher alone is too
+   greedy, so a match is kept only if it has a ``+`` or 10+ digits (area code included),
+   is not a bare digit run after an order word (``pedido 1234567890``), is not shaped like
+   a CPF/CNPJ or a thousands-grouped amount, carries no stray leading digits (``90`` of
+   ``R$ 199,90``), and, for region ``US``, has the printed US layout. Each guard is
+   explained where it is defined.
 
 Emails go first because an address may contain digits. IBAN goes before the Brazilian
 numbers and cards because an IBAN's digit groups can look like either. The checksum
@@ -37,6 +42,7 @@ which also means a placeholder can never be matched again.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, NamedTuple
@@ -157,6 +163,14 @@ _IBAN_START_RE: Final = re.compile(r"(?<!\w)[A-Z]{2}[0-9]{2}")
 _IBAN_BODY_RE: Final = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
 _IBAN_CHUNK_RE: Final = re.compile(r"[A-Z0-9]+")
 _IBAN_MIN, _IBAN_MAX = 15, 34  # shortest (Norway) and longest legal IBAN lengths
+_IBAN_SCAN = 2 * _IBAN_MAX + 8  # characters worth scanning: spaces and a trailing word
+_IBAN_LETTER_VALUES: Final = {ord(c): str(ord(c) - ord("A") + 10) for c in string.ascii_uppercase}
+
+
+def _iban_checksum_ok(candidate: str) -> bool:
+    """ISO 7064 mod 97-10, the check `stdnum.iban.is_valid` also makes; a cheap pre-filter."""
+    compact = candidate.replace(" ", "")
+    return int((compact[4:] + compact[:4]).translate(_IBAN_LETTER_VALUES)) % 97 == 1
 
 
 def _find_ibans(text: str) -> list[Span]:
@@ -166,7 +180,7 @@ def _find_ibans(text: str) -> list[Span]:
         start = start_match.start()
         if start < covered:
             continue
-        body = _IBAN_BODY_RE.match(text, start)
+        body = _IBAN_BODY_RE.match(text, start, start + _IBAN_SCAN)
         if body is None:  # pragma: no cover - the start regex guarantees a body
             continue
         # Candidate ends are chunk ends, so a trailing word ("... 0130 00 EUR") can be
@@ -180,7 +194,11 @@ def _find_ibans(text: str) -> list[Span]:
             if length >= _IBAN_MIN:
                 ends.append(chunk.end())
         for end in reversed(ends):
-            if _bounded(text, start, end) and _iban.is_valid(text[start:end]):
+            if (
+                _bounded(text, start, end)
+                and _iban_checksum_ok(text[start:end])
+                and _safe(_iban.is_valid, text[start:end])
+            ):
                 spans.append((start, end))
                 covered = end
                 break
@@ -258,9 +276,9 @@ def _card_layout_ok(lengths: list[int]) -> bool:
     return all(n == 4 for n in lengths[:-1]) and 1 <= lengths[-1] <= 4
 
 
-def _card_at(text: str, groups: list[re.Match[str]], i: int, j: int) -> bool:
+def _card_at(groups: list[re.Match[str]], lengths: list[int], i: int, j: int) -> bool:
     """Whether groups ``i..j-1`` of a grouped number form a valid card number."""
-    if not _card_layout_ok([g.end() - g.start() for g in groups[i:j]]):
+    if not _card_layout_ok(lengths[i:j]):
         return False
     digits = "".join(g.group() for g in groups[i:j])
     return digits[0] in _CARD_ISSUER_DIGITS and _safe(_luhn.is_valid, digits)
@@ -272,9 +290,10 @@ def _find_cards(text: str) -> list[Span]:
         groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
         if run.end() - run.start() - len(groups) + 1 < _CARD_MIN:  # digits in the run
             continue
+        lengths = [g.end() - g.start() for g in groups]
         left_ok = _bounded(text, run.start(), run.end(), right=False)
         right_ok = _bounded(text, run.start(), run.end(), left=False)
-        if left_ok and right_ok and _card_at(text, groups, 0, len(groups)):
+        if left_ok and right_ok and _card_at(groups, lengths, 0, len(groups)):
             spans.append(run.span())
             continue
         # Otherwise look for a card inside the run ("4111 1111 1111 1111 12 parcelas"):
@@ -285,7 +304,11 @@ def _find_cards(text: str) -> list[Span]:
             found = 0
             if i > 0 or left_ok:
                 for j in range(min(len(groups), i + 5), i, -1):
-                    if (j < len(groups) or right_ok) and _card_at(text, groups, i, j):
+                    if (
+                        (j < len(groups) or right_ok)
+                        and _CARD_MIN <= sum(lengths[i:j]) <= _CARD_MAX
+                        and _card_at(groups, lengths, i, j)
+                    ):
                         found = j
                         break
             if found:
@@ -303,7 +326,10 @@ def _find_cards(text: str) -> list[Span]:
 # the guards below if it holds a "+" and 7+ digits or holds 10+ digits, so every other
 # stretch (dates, prices, CEPs, short ids) is skipped without running the matcher. This is
 # what keeps a 2 KB text well under 5 ms.
-_PHONE_STRETCH_RE: Final = re.compile(r"[+(\[]*\d(?:[\d \t\u00a0()\[\].\-/\u2010-\u2015]*\d)?")
+# (The possessive "*+" keeps a long run of "(" or "+" from being rescanned.)
+_PHONE_STRETCH_RE: Final = re.compile(
+    r"[+(\[]*+\d(?:[\d \t\u00a0()\[\].\-/\u2010-\u2015]*\d)?"
+)
 _PHONE_TOKEN_RE: Final = re.compile(r"\S+")
 _DIGIT_RE: Final = re.compile(r"\d")
 _BARE_DIGITS_RE: Final = re.compile(r"\d+")
@@ -452,19 +478,32 @@ def _find_phones(text: str) -> list[Span]:
         # window, drop its first token and try again.
         base = stretch.start()
         tokens = [
-            _Token(base + t.start(), base + t.end(), len(_DIGIT_RE.findall(t.group())), "+" in t.group())
+            _Token(
+                base + t.start(),
+                base + t.end(),
+                len(_DIGIT_RE.findall(t.group())),
+                "+" in t.group(),
+            )
             for t in _PHONE_TOKEN_RE.finditer(fragment)
         ]
-        tail_digits = [0] * (len(tokens) + 1)
-        tail_plus = [False] * (len(tokens) + 1)
-        for k in range(len(tokens) - 1, -1, -1):
+        n = len(tokens)
+        tail_digits = [0] * (n + 1)
+        tail_plus = [False] * (n + 1)
+        next_strong = [n] * (n + 1)  # next token that has 4+ digits or a "+"
+        for k in range(n - 1, -1, -1):
             tail_digits[k] = tail_digits[k + 1] + tokens[k].digits
             tail_plus[k] = tail_plus[k + 1] or tokens[k].plus
+            strong = tokens[k].digits >= 4 or tokens[k].plus
+            next_strong[k] = k if strong else next_strong[k + 1]
         i = 0
-        while i < len(tokens) and _could_hold_phone(tail_digits[i], tail_plus[i]):
+        while i < n and _could_hold_phone(tail_digits[i], tail_plus[i]):
+            if next_strong[i] - i >= _PHONE_MAX_WINDOW_TOKENS:
+                # No window starting here can pass _worth_matching: skip ahead.
+                i = next_strong[i] - _PHONE_MAX_WINDOW_TOKENS + 1
+                continue
             j, digits = i + 1, tokens[i].digits
             while (
-                j < len(tokens)
+                j < n
                 and j - i < _PHONE_MAX_WINDOW_TOKENS
                 and digits + tokens[j].digits <= _PHONE_MAX_WINDOW_DIGITS
             ):
@@ -477,7 +516,7 @@ def _find_phones(text: str) -> list[Span]:
             if found:
                 spans += found
                 last = max(end for _, end in found)
-                while i < len(tokens) and tokens[i].start < last:
+                while i < n and tokens[i].start < last:
                     i += 1
             else:
                 i += 1

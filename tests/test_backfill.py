@@ -1,0 +1,403 @@
+"""Backfill: stored sessions replayed through the extractor, resumable and failure-tolerant."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from insika_knowledge.backfill import BACKFILL_TURN, BackfillSummary, backfill
+from insika_knowledge.cli import cli
+from insika_knowledge.config import load_config
+from insika_knowledge.events import Recorder
+from insika_knowledge.memory import Memory
+
+ROOT = Path(__file__).resolve().parents[1]
+AIRLINE = Path("/work/shared/data/tau_bench_airline/normalized.jsonl")
+SHARED_REPLAY = ROOT / "replays" / "shared_sessions.json"
+AGENT = "airline"
+SUMMARY_RE = re.compile(
+    r"backfill (?P<agent>\S+): (?P<sessions>\d+) sessions \((?P<statuses>[^)]*)\); "
+    r"learned (?P<learned>\d+), confirmed (?P<confirmed>\d+), merged (?P<merged>\d+), "
+    r"conflicts (?P<conflicts>\d+), dropped (?P<dropped>\d+)"
+)
+EVENT_KEYS = {"agent", "sessions", "concepts", "conflicts", "dropped"}
+
+needs_shared = pytest.mark.skipif(
+    not (AIRLINE.is_file() and SHARED_REPLAY.is_file()),
+    reason="the shared tau-bench sample or the recorded replay is not available",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _run(*args: str):  # noqa: ANN202 - click's Result
+    return CliRunner().invoke(cli, ["backfill", *args])
+
+
+def _summary(output: str) -> tuple[dict[str, int], Counter[str]]:
+    match = SUMMARY_RE.search(output)
+    assert match, output
+    numbers = {k: int(v) for k, v in match.groupdict().items() if k not in {"agent", "statuses"}}
+    statuses = Counter({k: int(v) for k, v in re.findall(r"([\w-]+) (\d+)", match["statuses"])})
+    return numbers, statuses
+
+
+def _candidate(name: str, text: str, ctype: str = "fact") -> dict[str, str]:
+    return {"name": name, "description": text, "type": ctype, "body": f"{text} Details for {name}."}
+
+
+def _session(session_id: str, started_at: str | None = None, text: str = "hello") -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "session_id": session_id,
+        "source": "test",
+        "messages": [
+            {"role": "system", "content": "You are a support agent."},
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": "Sure."},
+        ],
+        "outcome": None,
+    }
+    if started_at is not None:
+        record["metadata"] = {"started_at": started_at}
+    return record
+
+
+def _write_jsonl(path: Path, sessions: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in sessions),
+                    encoding="utf-8")
+    return path
+
+
+def _write_replay(path: Path, extract: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({"extract": extract, "consolidate": {}}), encoding="utf-8")
+    return path
+
+
+def _concepts(data_dir: Path, agent: str = AGENT) -> dict[str, Any]:
+    memory = Memory(data_dir)
+    try:
+        return {s.concept.name: s for s in memory.store("default").list(agent)}
+    finally:
+        memory.close()
+
+
+def _api_run(data_dir: Path, sessions: Path, replay: Path, agent: str = AGENT,
+             **kwargs: Any) -> tuple[BackfillSummary, Recorder]:
+    """One backfill with a fresh `Memory` (as a separate process run would have)."""
+    memory = Memory(data_dir)
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    try:
+        summary = backfill(memory, agent, load_config({"model": f"replay:{replay}"}), sessions,
+                           **kwargs)
+    finally:
+        memory.close()
+    return summary, recorder
+
+
+def _by_id(summary: BackfillSummary) -> dict[str, str]:
+    return {s.session_id: s.status for s in summary.statuses}
+
+
+def _airline_ids() -> list[str]:
+    lines = [line for line in AIRLINE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line)["session_id"] for line in lines]
+
+
+def _recorded_airline_ids() -> set[str]:
+    answers = json.loads(SHARED_REPLAY.read_text(encoding="utf-8"))["extract"]
+    return {i for i in _airline_ids() if i in answers}
+
+
+# ----------------------------------------------------------------------------- shared sample
+
+
+@needs_shared
+def test_cli_backfill_of_the_airline_sample(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    result = _run("--agent", AGENT, "--sessions", str(AIRLINE), "--model", f"replay:{SHARED_REPLAY}",
+                  "--data-dir", str(data), "--quiet")
+    assert result.exit_code == 0, result.output
+    numbers, statuses = _summary(result.output)
+    ids = _airline_ids()
+    recorded = _recorded_airline_ids()
+    assert numbers["sessions"] == len(ids) == 60
+    assert sum(statuses.values()) == len(ids)
+    # Sessions without a recorded answer are reported, and do not stop the others.
+    assert statuses["model_empty"] == len(ids) - len(recorded)
+    assert statuses["done"] == len(recorded)
+    assert numbers["learned"] >= 1
+
+    concepts = _concepts(data)
+    assert len(concepts) == numbers["learned"]  # each "learned" is one new concept
+    for stored in concepts.values():
+        assert set(stored.concept.sources) <= recorded
+    memory = Memory(data)
+    store = memory.store("default")
+    for session_id in set(ids) - recorded:
+        assert store.extraction(AGENT, session_id, BACKFILL_TURN).outcome == "model_empty"
+    memory.close()
+
+    name = sorted(concepts)[0]
+    show = CliRunner().invoke(cli, ["show", "--agent", AGENT, "--data-dir", str(data), name])
+    assert show.exit_code == 0, show.output
+    assert show.output == concepts[name].markdown
+
+
+@needs_shared
+def test_rerun_skips_done_sessions_and_changes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first, rec1 = _api_run(data, AIRLINE, SHARED_REPLAY)
+    done = {i for i, s in _by_id(first).items() if s == "done"}
+    assert done == _recorded_airline_ids()
+    versions = {n: s.version for n, s in _concepts(data).items()}
+    assert versions
+
+    second, rec2 = _api_run(data, AIRLINE, SHARED_REPLAY)
+    statuses = _by_id(second)
+    assert {i for i, s in statuses.items() if s == "skipped"} == done
+    assert all(s == "model_empty" for i, s in statuses.items() if i not in done)
+    assert {n: s.version for n, s in _concepts(data).items()} == versions
+
+    [event1] = rec1.named("knowledge_backfilled")
+    [event2] = rec2.named("knowledge_backfilled")
+    assert set(event1) == set(event2) == EVENT_KEYS
+    assert event1["agent"] == event2["agent"] == AGENT
+    assert event1["sessions"] == len(done)
+    assert event1["concepts"] == sum(first.total(k) for k in ("learned", "confirmed", "merged"))
+    assert event1["concepts"] >= len(versions)
+    assert (event2["sessions"], event2["concepts"], event2["conflicts"]) == (0, 0, 0)
+    # The backfill event is the last one of a run: every extraction came before it.
+    assert rec1.events[-1][0] == "knowledge_backfilled"
+
+
+# ----------------------------------------------------------------------------- failures
+
+
+def test_one_malformed_session_does_not_stop_the_others(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2"), _session("s3")])
+    replay = _write_replay(tmp_path / "r.json", {
+        "s1": [_candidate("first-fact", "Bags under 23 kg fly free.")],
+        "s2": '[{"name": "broken", "description": "oops"',  # truncated JSON
+        "s3": [_candidate("third-fact", "Check-in closes 45 minutes before departure.")],
+    })
+    data = tmp_path / "data"
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--data-dir", str(data), "--quiet")
+    assert result.exit_code == 0, result.output
+    numbers, statuses = _summary(result.output)
+    assert statuses == Counter({"done": 2, "model_malformed": 1})
+    assert set(_concepts(data)) == {"first-fact", "third-fact"}
+    memory = Memory(data)
+    record = memory.store("default").extraction(AGENT, "s2", BACKFILL_TURN)
+    memory.close()
+    assert record is not None and record.outcome == "model_malformed" and record.retryable
+    versions = {n: s.version for n, s in _concepts(data).items()}
+
+    # Fix the recorded answer; a re-run processes only the session that failed.
+    _write_replay(tmp_path / "r.json", {
+        "s1": [_candidate("first-fact", "Bags under 23 kg fly free.")],
+        "s2": [_candidate("second-fact", "Pets travel in the cabin for a fee.")],
+        "s3": [_candidate("third-fact", "Check-in closes 45 minutes before departure.")],
+    })
+    summary, _ = _api_run(data, sessions, replay)
+    assert _by_id(summary) == {"s1": "skipped", "s2": "done", "s3": "skipped"}
+    after = _concepts(data)
+    assert set(after) == {"first-fact", "second-fact", "third-fact"}
+    assert after["second-fact"].concept.sources == ("s2",)
+    assert {n: after[n].version for n in versions} == versions
+
+
+def test_model_failures_are_per_session_statuses(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(f"s{i}") for i in range(1, 5)])
+    replay = _write_replay(tmp_path / "r.json", {
+        "s1": "   ",                      # empty answer
+        "s2": '{"not": "an array"}',      # valid JSON text, wrong shape
+        "s4": [_candidate("kept-fact", "Seats can be chosen at booking.")],
+    })                                    # s3: no recorded answer at all
+    summary, recorder = _api_run(tmp_path / "data", sessions, replay)
+    assert _by_id(summary) == {
+        "s1": "model_empty", "s2": "model_malformed", "s3": "model_empty", "s4": "done",
+    }
+    assert set(_concepts(tmp_path / "data")) == {"kept-fact"}
+    [event] = recorder.named("knowledge_backfilled")
+    assert (event["sessions"], event["concepts"]) == (1, 1)
+
+
+def test_dropped_candidates_are_counted(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1")])
+    stamped = {**_candidate("stamped", "Has an engine key."), "confidence": 1.0}
+    replay = _write_replay(tmp_path / "r.json", {
+        "s1": [_candidate("good-fact", "Infants fly on a lap."), stamped, "not an object"],
+    })
+    summary, recorder = _api_run(tmp_path / "data", sessions, replay)
+    [event] = recorder.named("knowledge_backfilled")
+    assert sum(event["dropped"].values()) == 2
+    assert event["dropped"] == dict(summary.dropped)
+    assert set(_concepts(tmp_path / "data")) == {"good-fact"}
+
+
+# ----------------------------------------------------------------------------- --since
+
+
+def test_since_skips_older_sessions_only(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [
+        _session("old", "2026-01-15T10:00:00Z"),
+        _session("new", "2026-09-01T08:00:00Z"),
+        _session("untimed"),
+        # 23:30 at UTC-1 is 00:30 UTC on the day of --since: after it.
+        _session("offset", "2026-07-31T23:30:00-01:00"),
+        # 01:30 at UTC+3 is 22:30 UTC the day before: before it.
+        _session("offset-old", "2026-08-01T01:30:00+03:00"),
+    ])
+    replay = _write_replay(tmp_path / "r.json", {
+        sid: [_candidate(f"{sid}-fact", f"Something the {sid} session taught.")]
+        for sid in ("old", "new", "untimed", "offset", "offset-old")
+    })
+    data = tmp_path / "data"
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--since", "2026-08-01T00:00:00Z", "--data-dir", str(data), "--quiet")
+    assert result.exit_code == 0, result.output
+    _, statuses = _summary(result.output)
+    assert statuses == Counter({"done": 3, "before-since": 2})
+    assert set(_concepts(data)) == {"new-fact", "untimed-fact", "offset-fact"}
+    memory = Memory(data)
+    store = memory.store("default")
+    assert store.extraction(AGENT, "old", BACKFILL_TURN) is None
+    assert store.extraction(AGENT, "offset-old", BACKFILL_TURN) is None
+    memory.close()
+
+    summary, _ = _api_run(data, sessions, replay)  # without --since the old ones run now
+    assert _by_id(summary) == {"old": "done", "new": "skipped", "untimed": "skipped",
+                               "offset": "skipped", "offset-old": "done"}
+
+
+# ----------------------------------------------------------------------------- concurrency
+
+
+def test_concurrency_gives_the_same_concepts(tmp_path: Path) -> None:
+    ids = [f"c{i:02d}" for i in range(12)]
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(i) for i in ids])
+    shared = _candidate("baggage-allowance", "Economy includes one checked bag up to 23 kg.", "policy")
+    common = _candidate("refund-window", "Refunds are possible within 24 hours of booking.")
+    extract: dict[str, Any] = {}
+    for n, sid in enumerate(ids):
+        answer = [shared, _candidate(f"only-{sid}", f"A detail only session {sid} taught.")]
+        if n % 3 == 0:
+            answer.append(common)
+        extract[sid] = answer
+    replay = _write_replay(tmp_path / "r.json", extract)
+
+    results = {}
+    for workers in (1, 4):
+        data = tmp_path / f"data-{workers}"
+        result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                      "--concurrency", str(workers), "--data-dir", str(data), "--quiet")
+        assert result.exit_code == 0, result.output
+        _, statuses = _summary(result.output)
+        assert statuses == Counter({"done": len(ids)})
+        results[workers] = {
+            name: (s.concept.occurrences, frozenset(s.concept.sources), s.concept.confidence,
+                   s.concept.description, s.concept.body)
+            for name, s in _concepts(data).items()
+        }
+    assert results[1] == results[4]
+    occurrences, sources, *_ = results[4]["baggage-allowance"]
+    assert (occurrences, sources) == (len(ids), frozenset(ids))
+    common_ids = frozenset(ids[::3])
+    assert results[4]["refund-window"][:2] == (len(common_ids), common_ids)
+    assert len(results[4]) == len(ids) + 2
+
+
+def test_concurrent_summary_keeps_file_order(tmp_path: Path) -> None:
+    ids = [f"o{i}" for i in range(10)]
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(i) for i in ids])
+    replay = _write_replay(tmp_path / "r.json", {
+        i: [_candidate(f"fact-{i}", f"Fact number {i}.")] for i in ids[::2]
+    })
+    summary, _ = _api_run(tmp_path / "data", sessions, replay, concurrency=4)
+    assert [s.session_id for s in summary.statuses] == ids
+    assert [s.status for s in summary.statuses] == ["done", "model_empty"] * 5
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def _no_concepts_written(data: Path) -> bool:
+    db = data / "default.db"
+    return not db.exists() or not _concepts(data)
+
+
+def test_non_json_line_is_rejected_before_any_write(tmp_path: Path) -> None:
+    sessions = tmp_path / "s.jsonl"
+    good = json.dumps(_session("first"))
+    sessions.write_text(f"{good}\n\n{{not json at all\n{json.dumps(_session('last'))}\n",
+                        encoding="utf-8")
+    replay = _write_replay(tmp_path / "r.json", {
+        "first": [_candidate("first-fact", "Written only if input were read lazily.")],
+        "last": [_candidate("last-fact", "Also never written.")],
+    })
+    data = tmp_path / "data"
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--data-dir", str(data), "--quiet")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert f"{sessions}:3" in result.output  # file and (1-based, blank lines counted) line number
+    assert _no_concepts_written(data)
+
+
+@pytest.mark.parametrize("case", ["missing-sessions", "concurrency-0", "missing-replay",
+                                  "bad-since", "bad-replay", "no-model", "not-an-object",
+                                  "not-utf8"])
+def test_bad_input_is_a_usage_error(tmp_path: Path, case: str) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1")])
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("some-fact", "A fact.")]})
+    data = tmp_path / "data"
+    args = ["--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+            "--data-dir", str(data), "--quiet"]
+    expect_in_message = None
+    if case == "missing-sessions":
+        missing = tmp_path / "nope.jsonl"
+        args[3] = str(missing)
+        expect_in_message = str(missing)
+    elif case == "concurrency-0":
+        args += ["--concurrency", "0"]
+        expect_in_message = "--concurrency"
+    elif case == "missing-replay":
+        missing = tmp_path / "nope.json"
+        args[5] = f"replay:{missing}"
+        expect_in_message = str(missing)
+    elif case == "bad-since":
+        args += ["--since", "last tuesday"]
+        expect_in_message = "--since"
+    elif case == "bad-replay":
+        (tmp_path / "r.json").write_text("{broken", encoding="utf-8")
+        expect_in_message = str(replay)
+    elif case == "no-model":
+        args[4:6] = []
+        expect_in_message = "model"
+    elif case == "not-an-object":
+        sessions.write_text('["a list, not a session"]\n', encoding="utf-8")
+        expect_in_message = f"{sessions}:1"
+    elif case == "not-utf8":
+        # A valid first line (that must not be learned), then Latin-1 bytes.
+        sessions.write_bytes(json.dumps(_session("s1")).encode() + b'\n{"session_id": "caf\xe9"}\n')
+        expect_in_message = str(sessions)
+    result = _run(*args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expect_in_message in result.output
+    assert _no_concepts_written(data)

@@ -1,0 +1,51 @@
+"""Several OS processes sighting one concept at once: nothing lost, nothing duplicated."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from pathlib import Path
+
+from insika_knowledge.extract.candidates import Candidate
+from insika_knowledge.learn import sight
+from insika_knowledge.store import SQLiteStore
+
+AGENT = "store-support"
+CANDIDATE = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy", "Orders above R$ 199 ship free.")
+PROCESSES = 4
+SESSIONS_EACH = 15
+
+
+def worker(path: str, index: int, start: mp.Barrier) -> list[str]:  # type: ignore[type-arg]
+    store = SQLiteStore(path)
+    start.wait()
+    outcomes = [
+        sight(store, AGENT, CANDIDATE, session_id=f"p{index}-s{i}", turn_id="t1")
+        for i in range(SESSIONS_EACH)
+    ]
+    # Each process also replays one of another process's sessions: it must count once.
+    outcomes.append(sight(store, AGENT, CANDIDATE, session_id=f"p{(index + 1) % PROCESSES}-s0", turn_id="t1"))
+    store.close()
+    return outcomes
+
+
+def test_concurrent_same_claim_sightings_from_many_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "tenant.db")
+    SQLiteStore(path).close()  # migrate once up front
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager:
+        start = manager.Barrier(PROCESSES)
+        with ctx.Pool(PROCESSES) as pool:
+            results = pool.starmap(worker, [(path, i, start) for i in range(PROCESSES)])
+    outcomes = [o for r in results for o in r]
+    total = PROCESSES * SESSIONS_EACH
+    assert outcomes.count("learned") == 1
+    assert outcomes.count("confirmed") == total - 1
+    assert outcomes.count("replayed") + outcomes.count("confirmed") + 1 == len(outcomes)
+    store = SQLiteStore(path)
+    concept = store.get(AGENT, "frete-gratis").concept
+    assert concept.occurrences == total
+    assert sorted(concept.sources) == sorted(f"p{p}-s{i}" for p in range(PROCESSES) for i in range(SESSIONS_EACH))
+    assert concept.confidence == 0.95
+    assert store.count(AGENT) == 1
+    assert len(store.versions(AGENT, "frete-gratis")) == total
+    store.close()

@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+import random
+import re
+import xml.etree.ElementTree as ET
+
+from conftest import make_concept
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from insika_knowledge.events import EventBus, Recorder
+from insika_knowledge.index.scan import ScanIndex, scan_reference
+from insika_knowledge.index.text import tokenize
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, Retriever, render_block
+
+AGENT = "store-support"
+
+
+def put(store, **kw):
+    with store.transaction() as tx:
+        return tx.put(AGENT, make_concept(**kw), reason="extract", actor="engine")
+
+
+def test_tokeniser_folds_case_accents_and_drops_stop_words() -> None:
+    assert tokenize("Qual o PRAZO de Devolução para São Paulo?") == ["prazo", "devolucao", "paulo"]
+    assert tokenize("What is the return window for my order?") == ["return", "window", "order"]
+
+
+def test_top_k_by_overlap_then_confidence_then_recency(store) -> None:
+    put(store, name="a-low", description="frete campinas", body="x", confidence=0.6)
+    put(store, name="b-high", description="frete campinas", body="x", confidence=0.9)
+    put(store, name="c-best", description="frete campinas prazo", body="x", confidence=0.5)
+    put(store, name="d-new", description="frete campinas", body="x", confidence=0.6,
+        updated_at="2026-09-01T00:00:00Z")
+    put(store, name="e-none", description="devolução", body="troca")
+    hits = ScanIndex(store).search(AGENT, "Qual o prazo do frete para Campinas?", top_k=4)
+    assert [h.entry.name for h in hits] == ["c-best", "b-high", "d-new", "a-low"]
+    assert [h.score for h in hits] == [3, 2, 2, 2]
+
+
+def test_nothing_shared_means_nothing_returned(store) -> None:
+    put(store, description="frete campinas")
+    assert ScanIndex(store).search(AGENT, "the the and of", 5) == []
+    assert Retriever(store).block(AGENT, "hello there", 5) is None
+
+
+WORDS = "frete gratis campinas prazo devolucao troca pix boleto cartao entrega sedex loja".split()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=1, max_size=25),
+       st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), st.integers(1, 8))
+def test_inverted_index_returns_exactly_what_a_full_scan_returns(tmp_path_factory, docs, query, k) -> None:
+    from insika_knowledge.store import SQLiteStore
+
+    db = SQLiteStore(tmp_path_factory.mktemp("scan") / "t.db")
+    rnd = random.Random(len(docs))
+    for i, words in enumerate(docs):
+        with db.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=" ".join(words), body="x",
+                                       confidence=rnd.choice([0.4, 0.6, 0.8])), reason="extract", actor="e")
+    index = ScanIndex(db)
+    text = " ".join(query)
+    fast = [(h.entry.name, h.score) for h in index.search(AGENT, text, k)]
+    slow = [(h.entry.name, h.score) for h in scan_reference(list(index.entries(AGENT).values()), text, k)]
+    db.close()
+    assert fast == slow
+
+
+def test_cache_is_revalidated_by_the_generation_number(store) -> None:
+    index = ScanIndex(store)
+    put(store, name="one", description="frete campinas")
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["one"]
+    first = index.entries(AGENT)["one"]
+    put(store, name="two", description="frete gratis")
+    assert index.entries(AGENT)["one"] is first  # unchanged concept not re-parsed
+    assert {h.entry.name for h in index.search(AGENT, "frete", 5)} == {"one", "two"}
+    store.delete(AGENT, "one", actor="op")
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["two"]
+
+
+def test_one_hop_through_links_capped_at_top_k_and_unknown_links_ignored(store) -> None:
+    put(store, name="hub", description="frete campinas",
+        body="See [[n1]], [[n2]], [[n3]], [[missing]] and [[hub]].")
+    for n in ("n1", "n2", "n3"):
+        put(store, name=n, description=f"neighbour {n}", body="See [[far]].")
+    put(store, name="far", description="two hops away", body="x")
+    found = Retriever(store).retrieve(AGENT, "frete", top_k=2)
+    assert [e.name for e in found.matched] == ["hub"]
+    assert [e.name for e in found.linked] == ["n1", "n2"]
+
+
+def test_block_has_the_seed_shape_and_the_ordered_instruction(store) -> None:
+    put(store, name="cep-13-campinas", confidence=0.6)
+    block = Retriever(store).block(AGENT, "entrega em Campinas", 5)
+    head, instruction = block.split("\n\n", 1)
+    assert head == (
+        "<knowledge>\n"
+        '  <concept name="cep-13-campinas" confidence="0.60" provenance="observed">'
+        "CEPs 13000-13999 ship from the Campinas DC in 1-2 business days.</concept>\n"
+        "</knowledge>"
+    )
+    assert instruction.index("load_knowledge") < instruction.index("guarantee")
+    assert "FIRST" in instruction
+
+
+def test_conflicted_concepts_are_marked(store) -> None:
+    put(store, body="x\n\n## Contradiction\n\n- other", confidence=0.4)
+    assert 'status="conflict"' in Retriever(store).block(AGENT, "campinas", 5)
+
+
+HOSTILE = st.lists(
+    st.sampled_from(list("<>&\"'/ =abc\n\x01") + ["</knowledge>", "<concept name=", "]]>", "&amp;"]),
+    min_size=1, max_size=20,
+).map("".join) | st.text(max_size=60)
+
+
+def _entry(description: str):
+    from insika_knowledge.index.scan import Entry
+
+    return Entry(1, 1, "n", description, "fact", "observed", 0.6, "2026-01-01T00:00:00Z", False, (),
+                 frozenset(), (0.0, 0, "n"))
+
+
+def _head(block: str) -> str:
+    return block[: block.index("</knowledge>") + len("</knowledge>")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(HOSTILE)
+def test_no_stored_text_can_close_or_forge_a_tag(text: str) -> None:
+    printable = "".join(c for c in " ".join(text.split()) if c.isprintable())
+    description = printable or "x"  # stored descriptions are printable (the codec checks)
+    head = _head(render_block([_entry(description), _entry(description)]))
+    root = ET.fromstring(head)
+    assert [c.tag for c in root] == ["concept", "concept"]
+    assert root[0].text == description
+    assert len(re.findall(r"</knowledge>", head)) == 1
+    # Even raw control characters cannot break the block's XML.
+    ET.fromstring(_head(render_block([_entry(text or "x")])))
+
+
+def test_load_knowledge_returns_markdown_and_fires_the_adoption_event(store) -> None:
+    stored = put(store)
+    bus, recorder = EventBus(), Recorder()
+    bus.subscribe(recorder)
+    retriever = Retriever(store, events=bus)
+    assert retriever.load_knowledge(AGENT, "cep-13-campinas") == {"name": "cep-13-campinas",
+                                                                  "markdown": stored.markdown}
+    assert recorder.named("knowledge_retrieved") == [{"name": "cep-13-campinas", "agent": AGENT}]
+    error = retriever.load_knowledge(AGENT, "cep-13-campina")["error"]
+    assert "did you mean cep-13-campinas" in error
+    assert "error" in retriever.load_knowledge(AGENT, "../../etc/passwd")
+    assert "error" in retriever.load_knowledge(AGENT, None)  # type: ignore[arg-type]
+    assert len(recorder.named("knowledge_retrieved")) == 1
+
+
+def test_unknown_name_suggests_at_most_three(store) -> None:
+    for n in ("frete-a", "frete-b", "frete-c", "frete-d"):
+        put(store, name=n)
+    error = Retriever(store).load_knowledge(AGENT, "frete")["error"]
+    assert error.count("frete-") == 3
+
+
+def test_tool_schema_is_an_openai_function() -> None:
+    fn = LOAD_KNOWLEDGE_SCHEMA["function"]
+    assert LOAD_KNOWLEDGE_SCHEMA["type"] == "function" and fn["name"] == "load_knowledge"
+    assert fn["parameters"]["required"] == ["name"]
+
+
+def test_retrieving_never_raises_confidence(store) -> None:
+    put(store)
+    retriever = Retriever(store)
+    for _ in range(3):
+        retriever.block(AGENT, "campinas", 5)
+        retriever.load_knowledge(AGENT, "cep-13-campinas")
+    assert store.get(AGENT, "cep-13-campinas").concept.confidence == 0.6
+    assert store.get(AGENT, "cep-13-campinas").version == 1

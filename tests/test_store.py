@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apsw
+import pytest
+import sqlite_utils
+from conftest import make_concept
+
+from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
+from insika_knowledge.store import SQLiteStore, open_store, tenant_path
+from insika_knowledge.store import migrations
+
+AGENT = "store-support"
+SNAPSHOT = Path(__file__).parent / "schema.sql"
+
+
+def put(store: SQLiteStore, concept, reason: str = "extract"):
+    with store.transaction() as tx:
+        return tx.put(AGENT, concept, reason=reason, actor="engine")
+
+
+def schema_of(path: Path) -> str:
+    db = sqlite_utils.Database(path)
+    rows = db.execute(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
+    ).fetchall()
+    db.close()
+    return "\n".join(r[0] + ";" for r in rows) + "\n"
+
+
+def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> None:
+    db = SQLiteStore(tmp_path / "a.db")
+    names = [m.name for m in migrations.migrations()]
+    conn = apsw.Connection(str(tmp_path / "a.db"))
+    assert migrations.applied(conn) == names
+    assert migrations.pending(conn) == []
+    assert migrations.migrate(conn) == []  # idempotent
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.close()
+
+
+def test_schema_matches_the_checked_in_snapshot(tmp_path: Path) -> None:
+    SQLiteStore(tmp_path / "a.db").close()
+    actual = schema_of(tmp_path / "a.db")
+    if os.environ.get("INSIKA_UPDATE_SCHEMA_SNAPSHOT"):  # after adding a migration: review, commit
+        SNAPSHOT.write_text(actual)
+    assert actual == SNAPSHOT.read_text(), "schema changed: set INSIKA_UPDATE_SCHEMA_SNAPSHOT=1 once"
+
+
+def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = apsw.Connection(str(path))
+    first = migrations.migrations()[0]
+    conn.execute("CREATE TABLE _insika_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    conn.execute(first.sql)
+    conn.execute("INSERT INTO _insika_migrations VALUES (?, 'then')", (first.name,))
+    assert [m.name for m in migrations.pending(conn)] == [m.name for m in migrations.migrations()[1:]]
+    migrations.migrate(conn)
+    assert migrations.pending(conn) == []
+
+
+def test_every_write_is_versioned_with_its_reason(store: SQLiteStore) -> None:
+    put(store, make_concept())
+    put(store, make_concept(occurrences=2), reason="confirm")
+    current = store.get(AGENT, "cep-13-campinas")
+    history = store.versions(AGENT, "cep-13-campinas")
+    assert [(v.version, v.reason) for v in history] == [(2, "confirm"), (1, "extract")]
+    assert history[0].markdown == current.markdown
+    assert current.version == 2
+
+
+def test_generation_moves_on_every_change_and_only_for_that_agent(store: SQLiteStore) -> None:
+    assert store.generation(AGENT) == 0
+    put(store, make_concept())
+    g1 = store.generation(AGENT)
+    with store.transaction() as tx:
+        tx.put("other-agent", make_concept(), reason="extract", actor="engine")
+    assert store.generation(AGENT) == g1
+    store.delete(AGENT, "cep-13-campinas", actor="op")
+    assert store.generation(AGENT) > g1
+
+
+def test_updated_at_trigger_stamps_hand_written_updates(store: SQLiteStore, tmp_path: Path) -> None:
+    put(store, make_concept())
+    conn = apsw.Connection(str(store.path))
+    conn.execute("UPDATE concepts SET body='changed by hand' WHERE name='cep-13-campinas'")
+    row = store.get(AGENT, "cep-13-campinas").concept
+    assert row.body == "changed by hand"
+    assert row.updated_at != "2026-08-24T18:02:11Z"
+
+
+def test_edit_validates_whole_record_and_writes_nothing_when_invalid(store: SQLiteStore) -> None:
+    stored = put(store, make_concept())
+    bad = stored.markdown.replace("confidence: 0.6", "confidence: 3")
+    with pytest.raises(ConceptFormatError) as info:
+        store.edit(AGENT, "cep-13-campinas", bad, expected_version=stored.version, actor="op")
+    assert info.value.field == "confidence" and info.value.line == 6
+    assert store.get(AGENT, "cep-13-campinas") == stored
+    assert len(store.versions(AGENT, "cep-13-campinas")) == 1
+
+
+def test_edit_is_refused_when_stale(store: SQLiteStore) -> None:
+    stored = put(store, make_concept())
+    put(store, make_concept(occurrences=5), reason="confirm")
+    with pytest.raises(StaleVersion):
+        store.edit(AGENT, "cep-13-campinas", stored.markdown, expected_version=stored.version, actor="op")
+
+
+def test_edit_can_rename_but_not_onto_another_concept(store: SQLiteStore) -> None:
+    put(store, make_concept())
+    put(store, make_concept(name="other"))
+    cur = store.get(AGENT, "cep-13-campinas")
+    with pytest.raises(UserError, match="already another concept"):
+        store.edit(AGENT, "cep-13-campinas", cur.markdown.replace("name: cep-13-campinas", "name: other"),
+                   expected_version=cur.version, actor="op")
+    renamed = store.edit(AGENT, "cep-13-campinas", cur.markdown.replace("name: cep-13-campinas", "name: cep-13"),
+                         expected_version=cur.version, actor="op")
+    assert renamed.concept.name == "cep-13" and store.get(AGENT, "cep-13-campinas") is None
+    assert [v.reason for v in store.versions(AGENT, "cep-13")] == ["edit", "extract"]
+
+
+def test_removing_the_contradiction_section_clears_the_conflict(store: SQLiteStore) -> None:
+    body = "SLA is 4 hours.\n\n## Contradiction\n\n- session `s2` at 2026-08-25T00:00:00Z: 2 hours"
+    stored = put(store, make_concept(body=body, confidence=0.4), reason="conflict")
+    assert stored.concept.status == "conflict"
+    fixed = stored.markdown.split("\n\n## Contradiction")[0] + "\n"
+    edited = store.edit(AGENT, "cep-13-campinas", fixed, expected_version=stored.version, actor="op")
+    assert edited.concept.status == "ok"
+    conn = apsw.Connection(str(store.path))
+    assert conn.execute("SELECT status FROM concepts").fetchone()[0] == "ok"
+
+
+def test_delete_keeps_history_and_restore_brings_back_exact_bytes(store: SQLiteStore) -> None:
+    v1 = put(store, make_concept())
+    put(store, make_concept(body="Second body."), reason="edit")
+    store.delete(AGENT, "cep-13-campinas", actor="op")
+    assert store.get(AGENT, "cep-13-campinas") is None
+    assert [d.name for d in store.deleted(AGENT)] == ["cep-13-campinas"]
+    restored = store.restore(AGENT, "cep-13-campinas", 1, actor="op")
+    assert restored.markdown == v1.markdown
+    assert restored.version == 4
+    assert [v.reason for v in store.versions(AGENT, "cep-13-campinas")] == ["restore", "delete", "edit", "extract"]
+    assert store.deleted(AGENT) == []
+    with pytest.raises(NotFound):
+        store.restore(AGENT, "cep-13-campinas", 99, actor="op")
+
+
+def test_failed_transaction_leaves_nothing_half_written(store: SQLiteStore) -> None:
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.put(AGENT, make_concept(), reason="extract", actor="engine")
+        raise RuntimeError("crash between two writes")
+    assert store.get(AGENT, "cep-13-campinas") is None
+    assert store.versions(AGENT, "cep-13-campinas") == []
+    assert store.generation(AGENT) == 0
+
+
+@pytest.mark.parametrize("tenant", ["../x", "a/b", "..", "", "UPPER", "a.db", "x" * 65, "con"])
+def test_tenant_names_cannot_escape_the_data_directory(tmp_path: Path, tenant: str) -> None:
+    with pytest.raises(InvalidName):
+        open_store(tmp_path, tenant)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_file_per_tenant(tmp_path: Path) -> None:
+    a, b = open_store(tmp_path, "loja-a"), open_store(tmp_path, "loja-b")
+    with a.transaction() as tx:
+        tx.put(AGENT, make_concept(), reason="extract", actor="engine")
+    assert b.get(AGENT, "cep-13-campinas") is None
+    assert tenant_path(tmp_path, "loja-a").exists() and tenant_path(tmp_path, "loja-b").exists()
+    a.close(), b.close()
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(UserError, match="not a SQLite database"):
+        SQLiteStore(path)
