@@ -35,7 +35,7 @@ needs_shared = pytest.mark.skipif(
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
 
@@ -128,7 +128,8 @@ def _recorded_airline_ids() -> set[str]:
 @needs_shared
 def test_cli_backfill_of_the_airline_sample(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    result = _run("--agent", AGENT, "--sessions", str(AIRLINE), "--model", f"replay:{SHARED_REPLAY}",
+    result = _run("--agent", AGENT, "--sessions", str(AIRLINE),
+                  "--model", f"replay:{SHARED_REPLAY}",
                   "--data-dir", str(data), "--quiet")
     assert result.exit_code == 0, result.output
     numbers, statuses = _summary(result.output)
@@ -291,7 +292,8 @@ def test_since_skips_older_sessions_only(tmp_path: Path) -> None:
 def test_concurrency_gives_the_same_concepts(tmp_path: Path) -> None:
     ids = [f"c{i:02d}" for i in range(12)]
     sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(i) for i in ids])
-    shared = _candidate("baggage-allowance", "Economy includes one checked bag up to 23 kg.", "policy")
+    shared = _candidate("baggage-allowance", "Economy includes one checked bag up to 23 kg.",
+                        "policy")
     common = _candidate("refund-window", "Refunds are possible within 24 hours of booking.")
     extract: dict[str, Any] = {}
     for n, sid in enumerate(ids):

@@ -49,7 +49,7 @@ NO_MATCH = "zebra xylophone quantum"
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
 
@@ -150,7 +150,8 @@ def test_show_unknown_tenant_creates_nothing(data_dir: Path) -> None:
 @pytest.mark.parametrize("command", ["search", "export"])
 def test_unknown_tenant_is_an_error_for_reads(data_dir: Path, tmp_path: Path, command: str) -> None:
     extra = ["free shipping"] if command == "search" else ["--out", str(tmp_path / "out")]
-    result = _run(command, "--agent", AGENT, "--tenant", "acme", "--data-dir", str(data_dir), *extra)
+    result = _run(command, "--agent", AGENT, "--tenant", "acme", "--data-dir", str(data_dir),
+                  *extra)
     assert result.exit_code == 2
     assert not (data_dir / "acme.db").exists()
     assert not (tmp_path / "out").exists()
@@ -175,7 +176,9 @@ def _command_args(command: str, tmp_path: Path) -> list[str]:
 
 @pytest.mark.parametrize("command", ["search", "show", "export", "backfill"])
 @pytest.mark.parametrize("agent", ["../x", "", "a/b", ".hidden"])
-def test_invalid_agent_is_a_usage_error(data_dir: Path, tmp_path: Path, command: str, agent: str) -> None:
+def test_invalid_agent_is_a_usage_error(
+    data_dir: Path, tmp_path: Path, command: str, agent: str
+) -> None:
     before = _files(tmp_path)
     result = _run(command, "--agent", agent, "--data-dir", str(data_dir),
                   *_command_args(command, tmp_path))
@@ -187,7 +190,9 @@ def test_invalid_agent_is_a_usage_error(data_dir: Path, tmp_path: Path, command:
 
 @pytest.mark.parametrize("command", ["search", "show", "export", "backfill"])
 @pytest.mark.parametrize("tenant", ["../../etc", "Default", "a.b", "con"])
-def test_invalid_tenant_is_a_usage_error(data_dir: Path, tmp_path: Path, command: str, tenant: str) -> None:
+def test_invalid_tenant_is_a_usage_error(
+    data_dir: Path, tmp_path: Path, command: str, tenant: str
+) -> None:
     before = _files(tmp_path)
     result = _run(command, "--agent", AGENT, "--tenant", tenant, "--data-dir", str(data_dir),
                   *_command_args(command, tmp_path))
@@ -279,8 +284,10 @@ def test_console_script(tmp_path: Path) -> None:
                           env=_env(tmp_path), check=False)
     assert done.returncode == 0, done.stderr
     assert insika_knowledge.__version__ in done.stdout
-    bad = subprocess.run([script, "show", "--agent", "../x", "--data-dir", str(tmp_path / "d"), "n"],
-                         capture_output=True, text=True, timeout=60, env=_env(tmp_path), check=False)
+    bad = subprocess.run(
+        [script, "show", "--agent", "../x", "--data-dir", str(tmp_path / "d"), "n"],
+        capture_output=True, text=True, timeout=60, env=_env(tmp_path), check=False,
+    )
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr + bad.stdout
     assert not (tmp_path / "d").exists()

@@ -72,7 +72,7 @@ DANGLING = {"prazo-inexistente", "nao-existe"}
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import string
-import time
 
 import phonenumbers
 import pytest
@@ -304,6 +303,7 @@ def test_order_guard_only_applies_after_an_order_word() -> None:
     # The guard is what keeps "pedido 1234567890" (a valid BR landline to phonenumbers).
     assert redact("ligue 1234567890").text == "ligue [phone]"
     assert redact("pedido 1234567890").text == "pedido 1234567890"
+    assert redact("user ID 11987654321").text == "user ID 11987654321"
 
 
 # --------------------------------------------------------------------------- properties
@@ -369,8 +369,15 @@ closers = st.sampled_from(["", ".", ",", ")", "!", ";"])
 # Random words without the order words: after "pedido", "#", "nº"... a bare digit run is
 # read as an order number, not a phone (by design, see
 # test_order_guard_only_applies_after_an_order_word).
+ORDER_WORDS = {
+    *("pedido", "pedidos", "order", "orders", "ordem", "protocolo", "ticket", "chamado"),
+    *("invoice", "fatura", "nota", "nf", "rastreio", "tracking", "reserva", "booking"),
+    *("reservation", "id", "código", "codigo", "code", "número", "numero", "number", "nr"),
+}
 plain_words = st.lists(
-    st.text(alphabet=LETTERS, min_size=1, max_size=10),
+    st.text(alphabet=LETTERS, min_size=1, max_size=10).filter(
+        lambda w: w.lower() not in ORDER_WORDS
+    ),
     max_size=6,
 ).map(" ".join)
 
@@ -483,31 +490,19 @@ def test_generated_brazilian_mobile_never_survives(case: tuple[str, str]) -> Non
     assert result.counts in ({"phone": 1}, {"cpf": 1})
 
 
-# --------------------------------------------------------------------------- performance
+# ----------------------------------------------------- long inputs (speed lives in `bench`)
 
 
-def best_time(text: str, runs: int = 15) -> float:
-    redact(text)  # warm up
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        redact(text)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def test_two_kilobytes_well_under_five_milliseconds() -> None:
+def test_two_kilobytes_of_mixed_text_counts_every_item() -> None:
     sentence = (
         "Cliente isabella_lopez_6490 (joana@exemplo.com.br, (11) 98765-4321) pediu #W4928371 "
         "em 2026-08-24T18:02:11Z por R$ 199,90 para o CEP 13000-000; frete 1-2 dias úteis. "
     )
     text = (sentence * (2048 // len(sentence) + 1))[:2048]
     assert redact(text).counts == {"email": text.count("@"), "phone": text.count("98765-4321")}
-    assert best_time(text) < 0.005
 
 
-def test_two_kilobytes_of_short_numbers_stays_fast() -> None:
+def test_two_kilobytes_of_short_numbers_redacts_nothing() -> None:
     # One long stretch of small numbers: every window is skipped before the matcher.
     text = " ".join(str(n * 37 % 100) for n in range(1000))[:2048]
     assert redact(text).counts == {}
-    assert best_time(text, runs=5) < 0.010

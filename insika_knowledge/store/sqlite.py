@@ -191,6 +191,36 @@ class SQLiteStore:
             if row is not None:
                 yield ScanRow(*row)
 
+    def version_cursor(self, agent: str) -> int:
+        """The id of the newest ``concept_versions`` row (any agent): a change-feed position."""
+        row = self._conn().execute("SELECT coalesce(max(id), 0) FROM concept_versions").fetchone()
+        return int(row[0])
+
+    def changes_since(self, agent: str, cursor: int) -> tuple[int, set[str]]:
+        """Names of `agent`'s concepts written after `cursor`, and the new cursor.
+
+        Reads the append-only ``concept_versions`` table by primary key, so the cost
+        follows the number of changes, not the number of concepts.
+        """
+        rows = self._conn().execute(
+            "SELECT id, name, agent FROM concept_versions WHERE id > ? ORDER BY id", (cursor,)
+        ).fetchall()
+        if not rows:
+            return cursor, set()
+        return int(rows[-1][0]), {name for _, name, owner in rows if owner == agent}
+
+    def scan_rows_by_names(self, agent: str, names: list[str]) -> Iterator[ScanRow]:
+        """`scan_rows` for the concepts called `names` (missing names are skipped)."""
+        conn = self._conn()
+        for name in names:
+            row = conn.execute(
+                "SELECT id, version, name, description, type, provenance, confidence, "
+                "updated_at, body FROM concepts WHERE agent=? AND name=?",
+                (agent, name),
+            ).fetchone()
+            if row is not None:
+                yield ScanRow(*row)
+
     def versions(self, agent: str, name: str) -> list[Version]:
         """The version history of `name`, newest first (deletes included)."""
         rows = self._conn().execute(

@@ -1,0 +1,200 @@
+"""``insika-knowledge bench``: the speed figures of the concept loop, medians and ratios.
+
+Measured on a synthetic corpus (seeded, so every run sees the same concepts and
+queries): concept text is drawn from a Zipf-distributed vocabulary of Portuguese
+and English support words plus generated terms, so frequent words have long
+posting lists as in real stores.
+
+- search: Index::Scan, warm cache, p50/p95 per query at 50/200/1000/5000 concepts,
+  beside the seed's Ruby figures and the ratio (seed p50 / ours);
+- after_turn: how long the hook blocks the engine (scheduling only), p50;
+- same-claim write: one confirming sighting, transaction included, p50;
+- cache memory: bytes per cached concept (tracemalloc) at 5000 concepts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from insika_knowledge.concept import Concept
+from insika_knowledge.config import load_config
+from insika_knowledge.extract.candidates import Candidate
+from insika_knowledge.index.scan import ScanIndex
+from insika_knowledge.learn import sight
+from insika_knowledge.store import SQLiteStore
+
+#: The seed's Index::Scan figures (Ruby, same shape of test): concepts -> (p50 ms, p95 ms).
+SEED_SCAN_MS: Final[dict[int, tuple[float, float]]] = {
+    50: (0.28, 0.47), 200: (1.17, 1.56), 1000: (6.4, 8.0), 5000: (35.6, 41.3),
+}
+SIZES: Final = (50, 200, 1000, 5000)
+_WORDS: Final = (
+    "frete entrega prazo cep campinas sao paulo devolucao troca reembolso pedido produto "
+    "pagamento pix boleto cartao parcelamento desconto cupom estoque loja atendimento garantia "
+    "defeito nota fiscal endereco transportadora rastreio correios sedex retirada horario "
+    "shipping delivery return refund exchange order payment card discount coupon stock store "
+    "warranty invoice address carrier tracking pickup hours days business free threshold "
+    "flight booking reservation cancel cabin baggage insurance upgrade membership gold silver"
+).split()
+
+
+def corpus(n: int, seed: int = 7) -> list[Concept]:
+    """`n` synthetic concepts (deterministic for a seed)."""
+    rnd = random.Random(seed)
+    vocabulary = _WORDS + [f"termo{i}" for i in range(4000)]
+    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocabulary))]
+
+    def text(k: int) -> str:
+        return " ".join(rnd.choices(vocabulary, weights, k=k))
+
+    out = []
+    for i in range(n):
+        body = text(45) + (f" Related: [[c{rnd.randrange(n)}]]." if i % 3 == 0 else "")
+        out.append(Concept(
+            name=f"c{i}", description=text(12), type="fact", provenance="observed",
+            confidence=rnd.choice([0.4, 0.6, 0.7, 0.8, 0.9]), sources=(f"s{i}",), occurrences=1,
+            created_at="2026-08-24T18:00:00Z",
+            updated_at=f"2026-08-{1 + i % 28:02d}T{i % 24:02d}:00:00Z", body=body,
+        ))
+    return out
+
+
+def queries(k: int, seed: int = 11) -> list[str]:
+    """`k` customer-like messages of 6-14 words."""
+    rnd = random.Random(seed)
+    vocabulary = _WORDS + [f"termo{i}" for i in range(4000)]
+    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocabulary))]
+    return [
+        "Oi, " + " ".join(rnd.choices(vocabulary, weights, k=rnd.randint(6, 14))) + "?"
+        for _ in range(k)
+    ]
+
+
+def _fill(store: SQLiteStore, agent: str, concepts: list[Concept]) -> None:
+    with store.transaction() as tx:
+        for concept in concepts:
+            tx.put(agent, concept, reason="extract", actor="bench")
+
+
+def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples_ms)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
+    """Warm-cache search latency at `n` concepts, plus cache memory per concept."""
+    store = SQLiteStore(folder / f"scan-{n}.db")
+    _fill(store, "bench", corpus(n))
+    tracemalloc.start()
+    index = ScanIndex(store)
+    index.entries("bench")  # load the cache
+    cache_bytes = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    msgs = queries(repeats)
+    for message in msgs[:50]:
+        index.search("bench", message, 5)
+    samples = []
+    for message in msgs:
+        start = time.perf_counter_ns()
+        index.search("bench", message, 5)
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    refresh = []
+    edited = corpus(n)[0]
+    for i in range(20):  # a write moves the generation: the next search refreshes the cache
+        with store.transaction() as tx:
+            tx.put("bench", edited.replace(occurrences=i + 2), reason="confirm", actor="bench")
+        start = time.perf_counter_ns()
+        index.search("bench", msgs[i], 5)
+        refresh.append((time.perf_counter_ns() - start) / 1e6)
+    store.close()
+    p50, p95 = _percentiles(samples)
+    seed50, seed95 = SEED_SCAN_MS[n]
+    return {"concepts": n, "p50_ms": p50, "p95_ms": p95, "seed_p50_ms": seed50, "seed_p95_ms": seed95,
+            "speedup_p50": seed50 / p50, "cache_bytes_per_concept": cache_bytes / n,
+            "search_after_write_p50_ms": statistics.median(refresh)}
+
+
+def bench_after_turn(folder: Path, repeats: int) -> dict[str, Any]:
+    """How long ``after_turn`` blocks the engine (scheduling only), p50 and p95 in ms."""
+    from insika_knowledge.memory import Memory
+    from insika_knowledge.plugin import KnowledgePlugin
+    from insika_knowledge.sessions import AgentSpec, Turn
+
+    class Idle:
+        def propose(self, request: Any) -> list[Any]:
+            return []
+
+        def merge(self, request: Any) -> Any:  # pragma: no cover - never reached
+            raise NotImplementedError
+
+    memory = Memory(folder / "hook")
+    memory._models["bench-idle"] = Idle()  # an in-process model: measure the hook, not a model
+    plugin = KnowledgePlugin(memory)
+    agent = AgentSpec("bench", "bench", {"model": "bench-idle"})
+    turns = [Turn(agent, f"s{i}", "t1", [{"role": "user", "content": "frete?"}]) for i in range(repeats)]
+    samples = []
+    for turn in turns:
+        start = time.perf_counter_ns()
+        plugin.after_turn(turn)
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+        if len(samples) % 50 == 0:
+            plugin.drain()
+    plugin.close()
+    p50, p95 = _percentiles(samples)
+    return {"p50_ms": p50, "p95_ms": p95}
+
+
+def bench_same_claim(folder: Path, repeats: int) -> dict[str, Any]:
+    """One same-claim sighting (decide + write + version row), p50 and p95 in ms."""
+    store = SQLiteStore(folder / "confirm.db")
+    _fill(store, "bench", corpus(1000))
+    candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
+                          "Orders above R$ 199 ship for free.")
+    sight(store, "bench", candidate, session_id="s-first", turn_id="t")
+    samples = []
+    for i in range(repeats):
+        start = time.perf_counter_ns()
+        sight(store, "bench", candidate, session_id=f"s{i}", turn_id="t")
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    store.close()
+    p50, p95 = _percentiles(samples)
+    return {"p50_ms": p50, "p95_ms": p95}
+
+
+def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run every benchmark and print a table (or JSON). Returns the results."""
+    repeats = 200 if quick else 2000
+    load_config({})  # import cost outside the timings
+    with tempfile.TemporaryDirectory(prefix="insika-bench-") as tmp:
+        folder = Path(tmp)
+        results: dict[str, Any] = {
+            "scan": [bench_scan(folder, n, repeats) for n in SIZES],
+            "after_turn": bench_after_turn(folder, 300 if quick else 2000),
+            "same_claim_write": bench_same_claim(folder, 100 if quick else 1000),
+            "quick": quick,
+        }
+    if as_json:
+        echo(json.dumps(results, indent=2))
+        return results
+    echo("Index::Scan, warm cache, top_k=5 (seed = the Ruby figures; ratio = seed p50 / ours)")
+    echo(f"{'concepts/agent':>14}  {'p50':>9}  {'p95':>9}  {'seed p50':>9}  {'seed p95':>9}  {'ratio':>6}  {'cache/concept':>13}")
+    for row in results["scan"]:
+        echo(f"{row['concepts']:>14}  {row['p50_ms']:>6.3f} ms  {row['p95_ms']:>6.3f} ms  "
+             f"{row['seed_p50_ms']:>6.2f} ms  {row['seed_p95_ms']:>6.2f} ms  {row['speedup_p50']:>5.0f}x  "
+             f"{row['cache_bytes_per_concept'] / 1024:>10.1f} KiB")
+    echo("first search after a write (cache refresh): " + ", ".join(
+        f"{r['concepts']}: {r['search_after_write_p50_ms']:.2f} ms" for r in results["scan"]))
+    hook, write = results["after_turn"], results["same_claim_write"]
+    echo(f"after_turn (blocks the engine): p50 {hook['p50_ms']:.3f} ms, p95 {hook['p95_ms']:.3f} ms")
+    echo(f"same-claim consolidation write: p50 {write['p50_ms']:.3f} ms, p95 {write['p95_ms']:.3f} ms")
+    if quick:
+        echo("(--quick: a smoke run with few repetitions, not a measurement)")
+    return results
