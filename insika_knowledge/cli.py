@@ -142,7 +142,7 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
             )
     except InsikaError as exc:
         raise _fail(exc) from None
-    out = Console(quiet=quiet)
+    out = Console(quiet=quiet, width=None if sys.stdout.isatty() else 160)
     table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped")
     for s in summary.statuses:
         table.add_row(s.session_id, s.status, str(s.learned), str(s.confirmed), str(s.merged),

@@ -15,11 +15,11 @@ from typing import Any
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.config import KnowledgeConfig
-from insika_knowledge.events import EventBus
+from insika_knowledge.events import EventBus, KnowledgeDeleted
 from insika_knowledge.extract.model import ConceptModel, load_model
 from insika_knowledge.learn import TurnReport, learn_turn
 from insika_knowledge.retrieve import Retriever
-from insika_knowledge.store import SQLiteStore, data_dir, tenant_path
+from insika_knowledge.store import SQLiteStore, Version, data_dir, tenant_path
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
 
 
@@ -119,6 +119,20 @@ class Memory:
             self.store(tenant), agent, config, chosen, session_id=session_id,
             turn_id=turn_id, messages=messages, events=self.events,
         )
+
+    def delete(
+        self, agent: str, name: str, *, actor: str, tenant: str = DEFAULT_TENANT,
+        expected_version: int | None = None,
+    ) -> Version:
+        """Delete a concept (its history is kept) and fire ``knowledge_deleted``.
+
+        Raises:
+            NotFound: no such concept.
+            StaleVersion: `expected_version` is given and is not current.
+        """
+        version = self.store(tenant).delete(agent, name, actor=actor, expected_version=expected_version)
+        self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
+        return version
 
     def close(self) -> None:
         """Close every store opened by this `Memory`."""

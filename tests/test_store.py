@@ -177,3 +177,20 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(UserError, match="not a SQLite database"):
         SQLiteStore(path)
+
+
+def test_memory_delete_fires_knowledge_deleted_without_a_body(tmp_path: Path) -> None:
+    from insika_knowledge.events import Recorder
+    from insika_knowledge.memory import Memory
+
+    memory = Memory(tmp_path)
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    with memory.store("t").transaction() as tx:
+        tx.put(AGENT, make_concept(), reason="extract", actor="engine")
+    memory.delete(AGENT, "cep-13-campinas", actor="op", tenant="t")
+    assert recorder.events == [("knowledge_deleted", {"name": "cep-13-campinas", "agent": AGENT})]
+    with pytest.raises(NotFound):
+        memory.delete(AGENT, "cep-13-campinas", actor="op", tenant="t")
+    assert len(recorder.events) == 1
+    memory.close()
