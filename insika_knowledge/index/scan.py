@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
-from insika_knowledge.index.text import terms
+from insika_knowledge.index.text import document_terms, query_terms
 from insika_knowledge.store.base import ScanRow, Store
 
 
@@ -63,7 +63,7 @@ def entry_from_row(row: ScanRow) -> Entry:
         updated_at=row.updated_at,
         in_conflict=has_contradiction(row.body),
         links=parse_links(claim_text(row.body)),
-        terms=terms(text),
+        terms=document_terms(text),
         tiebreak=(-float(row.confidence), -_stamp(row.updated_at), row.name),
     )
 
@@ -217,7 +217,7 @@ class ScanIndex:
             Hits, best first: score desc, then confidence desc, updated_at desc, name asc.
             Empty when no concept shares a term with the query.
         """
-        return rank(self._cache(agent), terms(query), top_k)
+        return rank(self._cache(agent), query_terms(query), top_k)
 
     def memory_bytes(self, agent: str) -> int:
         """An estimate of the cache's size for `agent`, in bytes (entries and postings)."""
@@ -285,8 +285,8 @@ def rank(cache: _AgentCache, query_terms: frozenset[str], top_k: int) -> list[Hi
 
 def scan_reference(entries: Sequence[Entry], query: str, top_k: int) -> list[Hit]:
     """The same ranking by a plain scan of every entry (the inverted index's oracle)."""
-    query_terms = terms(query)
-    scored = [Hit(e, len(query_terms & e.terms)) for e in entries]
+    wanted = query_terms(query)
+    scored = [Hit(e, len(wanted & e.terms)) for e in entries]
     scored = [h for h in scored if h.score > 0]
     scored.sort(key=lambda h: (-h.score, -h.entry.confidence, _reverse(h.entry.updated_at), h.entry.name))
     return scored[:top_k]

@@ -1,8 +1,15 @@
 """The one tokeniser: every index, the consolidator and the benchmark analyse text here.
 
 Analysis is: Unicode case folding, accent folding (NFKD without combining marks),
-split on anything that is not a letter or digit, then English and Portuguese stop
-words removed. ``"Frete GRÁTIS para São Paulo"`` -> ``["frete", "gratis", "sao", "paulo"]``.
+split on anything that is not a letter or digit, English and Portuguese stop words
+removed, then Snowball stemming (PyStemmer): Portuguese plural endings are first
+brought to the singular (``-coes``/``-oes``/``-aes`` -> ``-ao``, ``-ns`` -> ``-m``, so
+typed-without-accents text stems like accented text), then the English and the
+Portuguese stemmers run in turn. ``"Fretes GRÁTIS em São Paulo"`` ->
+``["fret", "grat", "paul"]``; ``"entregas"`` and ``"entrega"`` both give ``"entreg"``.
+
+`document_terms` and `query_terms` add the numeric terms of `index.numbers`, so a
+message carrying a number inside a range a concept states shares a term with it.
 """
 
 from __future__ import annotations
@@ -11,6 +18,10 @@ import re
 import unicodedata
 from functools import lru_cache
 from typing import Final
+
+import Stemmer
+
+from insika_knowledge.index import numbers
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 
@@ -44,16 +55,46 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+_EN: Final = Stemmer.Stemmer("english")
+_PT: Final = Stemmer.Stemmer("portuguese")
+_PLURALS: Final = (("coes", "cao"), ("soes", "sao"), ("oes", "ao"), ("aes", "ao"), ("ns", "m"))
+
+
+@lru_cache(maxsize=262144)
+def stem(word: str) -> str:
+    """The index term of one folded word: ``"devolucoes"`` -> ``"devoluca"``.
+
+    Digits are kept as they are; words of 3 letters or fewer are not stemmed.
+    """
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for plural, singular in _PLURALS:
+        if word.endswith(plural) and len(word) > len(plural) + 2:
+            word = word[: -len(plural)] + singular
+            break
+    return _PT.stemWord(_EN.stemWord(word))
+
+
 def words(text: str) -> list[str]:
-    """All folded words of `text`, in order, stop words included."""
+    """All folded words of `text`, in order, stop words included, not stemmed."""
     return _WORD_RE.findall(fold(text))
 
 
 def tokenize(text: str) -> list[str]:
-    """Folded words of `text` without stop words, in order (duplicates kept)."""
-    return [w for w in _WORD_RE.findall(fold(text)) if w not in STOP_WORDS]
+    """Index terms of `text` in order (duplicates kept): folded, stop words out, stemmed."""
+    return [stem(w) for w in _WORD_RE.findall(fold(text)) if w not in STOP_WORDS]
 
 
 def terms(text: str) -> frozenset[str]:
     """The distinct index terms of `text` (`tokenize` as a set)."""
     return frozenset(tokenize(text))
+
+
+def document_terms(text: str) -> frozenset[str]:
+    """What a concept is indexed under: its terms plus block terms of the ranges it states."""
+    return terms(text) | frozenset(numbers.range_terms(fold(text)))
+
+
+def query_terms(text: str) -> frozenset[str]:
+    """What a message is searched with: its terms plus prefix terms of its numbers."""
+    return terms(text) | frozenset(numbers.query_terms(fold(text)))

@@ -221,6 +221,85 @@ class SQLiteStore:
             if row is not None:
                 yield ScanRow(*row)
 
+    #: Columns `page` can sort by (the Studio list's columns).
+    PAGE_SORTS: Final = ("name", "type", "provenance", "confidence", "occurrences",
+                         "updated_at", "status")
+
+    def page(
+        self,
+        agent: str,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        names: list[str] | None = None,
+        sort: str = "name",
+        desc: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[StoredConcept], int, dict[str, int]]:
+        """One page of `agent`'s current concepts, filtered and sorted in SQL.
+
+        Args:
+            agent: the agent id.
+            status: ``conflict`` or ``ok`` to keep only those; None keeps both.
+            type: a concept type to keep only that one; None keeps all.
+            names: keep only these names (e.g. search hits); None = no name filter,
+                ``[]`` = nothing matches.
+            sort: one of `PAGE_SORTS`; ties break by name, ascending.
+            desc: sort descending.
+            offset: rows to skip (>= 0).
+            limit: rows to return (>= 0).
+
+        Returns:
+            ``(rows, total, counts)``: the page's records; how many match all filters;
+            and, over the concepts matching `names` only (status and type ignored),
+            ``counts[type]`` per type present, ``counts["conflict"]`` and ``counts["all"]``.
+
+        Raises:
+            UserError: `sort` is not a sortable column, or offset/limit is negative.
+        """
+        if sort not in self.PAGE_SORTS:
+            raise UserError(f"cannot sort by {sort!r}; use one of {', '.join(self.PAGE_SORTS)}")
+        if offset < 0 or limit < 0:
+            raise UserError("offset and limit must be >= 0")
+        where = ["agent=?"]
+        params: list[Any] = [agent]
+        if names is not None:
+            where.append("name IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(names))
+        scope_sql, scope_params = " AND ".join(where), list(params)
+        if status is not None:
+            where.append("status=?")
+            params.append(status)
+        if type is not None:
+            where.append("type=?")
+            params.append(type)
+        where_sql = " AND ".join(where)
+        direction = "DESC" if desc else "ASC"
+        order = f"{sort} {direction}" + ("" if sort == "name" else ", name ASC")
+        conn = self._conn()
+        # Sort the narrow (id, key) rows first, then read only the page's full records.
+        ids = [r[0] for r in conn.execute(
+            f"SELECT id FROM concepts WHERE {where_sql} ORDER BY {order} LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )]
+        rows = [_row_to_stored(conn.execute(
+            f"SELECT {_CONCEPT_COLS} FROM concepts WHERE id=?", (cid,)
+        ).fetchone()) for cid in ids]
+        total = int(conn.execute(
+            f"SELECT count(*) FROM concepts WHERE {where_sql}", params
+        ).fetchone()[0])
+        counts: dict[str, int] = {"all": 0, "conflict": 0}
+        for ctype, number, conflicts in conn.execute(
+            f"SELECT type, count(*), sum(status='conflict') FROM concepts WHERE {scope_sql} "
+            "GROUP BY type",
+            scope_params,
+        ):
+            counts[ctype] = int(number)
+            counts["all"] += int(number)
+            counts["conflict"] += int(conflicts or 0)
+        return rows, total, counts
+
     def versions(self, agent: str, name: str) -> list[Version]:
         """The version history of `name`, newest first (deletes included)."""
         rows = self._conn().execute(
