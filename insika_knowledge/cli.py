@@ -167,8 +167,11 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 @data_dir_option
 @tenant_option
 @click.option("--top-k", default=5, show_default=True, type=int, help="Concepts to inject.")
+@click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
+              show_default=True, help="Which index answers (auto: FTS5 for large agents).")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")
-def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: int, as_json: bool) -> None:
+def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: int,
+           index_mode: str, as_json: bool) -> None:
     """Print the <knowledge> block the agent would get for MESSAGE."""
     try:
         check_agent(agent)
@@ -177,12 +180,12 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
         _require_tenant(memory, tenant)
         retriever = memory.retriever(tenant)
         if as_json:
-            found = retriever.retrieve(agent, message, config.top_k)
+            found = retriever.retrieve(agent, message, config.top_k, index_mode)
             click.echo(json.dumps({
                 "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
             }))
             return
-        block = retriever.block(agent, message, config.top_k)
+        block = retriever.block(agent, message, config.top_k, index_mode)
     except InsikaError as exc:
         raise _fail(exc) from None
     click.echo(block if block is not None else "(no concept matches)")
@@ -236,6 +239,26 @@ def bench(as_json: bool, quick: bool) -> None:
     from insika_knowledge.bench import run_bench
 
     run_bench(as_json=as_json, quick=quick, echo=click.echo)
+
+
+@cli.command()
+@data_dir_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (loopback by default).")
+@click.option("--port", default=8765, show_default=True, type=int, help="TCP port.")
+def studio(data_dir: str | None, host: str, port: int) -> None:
+    """Serve the Studio web page: browse, edit, resolve and restore concepts."""
+    try:
+        from insika_knowledge.studio.server import serve
+    except ImportError as exc:
+        raise _Exit(
+            f"the Studio needs its extra ({exc.name or exc} is missing): "
+            "pip install 'insika-knowledge[studio]'", 2,
+        ) from None
+    try:
+        serve(data_dir, host, port, echo=click.echo)
+    except InsikaError as exc:
+        raise _fail(exc) from None
 
 
 def _require_tenant(memory: Any, tenant: str) -> None:

@@ -31,8 +31,9 @@ class KnowledgeConfig(BaseModel):
         model: the extraction and consolidation model, an instructor provider string
             such as ``openai/gpt-4o-mini`` or ``replay:PATH``; None = the platform
             utility model from ``INSIKA_UTILITY_MODEL``.
-        index: ``scan`` (term overlap over a read cache) or ``fts5`` (accepted; runs as
-            scan until the FTS5 index exists).
+        index: ``scan`` (term overlap over a per-process read cache), ``fts5`` (SQLite's
+            full-text index, bm25 ranking; scan where SQLite lacks FTS5), or ``auto``
+            (FTS5 from the measured crossover in concept count up, scan below).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -43,7 +44,7 @@ class KnowledgeConfig(BaseModel):
     top_k: int = Field(default=5, ge=1, le=50)
     prompt: str | None = Field(default=None, max_length=8000)
     model: str | None = None
-    index: Literal["scan", "fts5"] = "scan"
+    index: Literal["scan", "fts5", "auto"] = "auto"
 
     @field_validator("types")
     @classmethod
@@ -62,11 +63,6 @@ class KnowledgeConfig(BaseModel):
     def resolved_model(self) -> str | None:
         """The model to call: ``model``, else ``$INSIKA_UTILITY_MODEL``, else None (no model)."""
         return self.model or os.environ.get(UTILITY_MODEL_ENV) or None
-
-    @property
-    def effective_index(self) -> str:
-        """The index actually used: ``scan`` (``fts5`` is not built yet)."""
-        return "scan"
 
 
 def load_config(block: Mapping[str, Any] | None) -> KnowledgeConfig | None:

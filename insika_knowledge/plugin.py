@@ -114,13 +114,12 @@ class KnowledgePlugin:
         config = self._config(turn.agent)
         if config is None or not config.retrieve:
             return []
-        if config.index != config.effective_index:
-            self._degraded(turn.agent.id, "index", f"{config.index} is not built; using scan")
         message = turn.last_user_text()
         if not message.strip():
             return []
         try:
-            block = self.memory.retriever(turn.agent.tenant).block(turn.agent.id, message, config.top_k)
+            retriever = self.memory.retriever(turn.agent.tenant)
+            block = retriever.block(turn.agent.id, message, config.top_k, config.index)
         except InsikaError as exc:
             self._degraded(turn.agent.id, "retrieve", str(exc))
             return []

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.concept import check_name
 from insika_knowledge.errors import InvalidName
-from insika_knowledge.events import EventBus, KnowledgeRetrieved
-from insika_knowledge.index.scan import Entry, ScanIndex
+from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
+from insika_knowledge.index.fts5 import Fts5Index
+from insika_knowledge.index.scan import Entry, Hit, ScanIndex
 from insika_knowledge.store.base import Store
+
+#: ``index: auto`` uses FTS5 from this many concepts per agent up (see benchmarks/README.md).
+AUTO_FTS5_FROM: Final = 5000
 
 INSTRUCTION: Final = """\
 These concepts were learned from earlier conversations. Follow these steps in order:
@@ -57,6 +61,15 @@ LOAD_KNOWLEDGE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+class SearchIndex(Protocol):
+    """What retrieval needs of an index (Scan and FTS5 both provide it)."""
+
+    name: str
+
+    def search(self, agent: str, query: str, top_k: int) -> list[Hit]: ...
+    def lookup(self, agent: str, names: list[str]) -> dict[str, Entry]: ...
+
+
 @dataclass(frozen=True)
 class Retrieved:
     """What retrieval chose for a message: matched concepts, then linked ones."""
@@ -84,33 +97,63 @@ class Retriever:
         events: where ``knowledge_retrieved`` goes when ``load_knowledge`` is called.
     """
 
-    def __init__(self, store: Store, index: ScanIndex | None = None, events: EventBus | None = None):
+    def __init__(self, store: Store, index: SearchIndex | None = None, events: EventBus | None = None):
         self.store = store
-        self.index = index or ScanIndex(store)
+        self.index: SearchIndex = index or ScanIndex(store)
         self.events = events
+        self._fts: Fts5Index | None = None
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._warned: set[str] = set()
 
-    def retrieve(self, agent: str, message: str, top_k: int) -> Retrieved:
-        """The top-k concepts for `message`, plus up to top-k concepts they link to."""
-        hits = self.index.search(agent, message, top_k)
+    def index_for(self, agent: str, mode: str) -> SearchIndex:
+        """The index serving `agent` under the config's ``index`` `mode`.
+
+        ``scan``: Scan. ``fts5``: FTS5, or Scan (with one ``knowledge_degraded`` event)
+        where this SQLite build lacks FTS5. ``auto``: FTS5 from `AUTO_FTS5_FROM` concepts
+        up (the benchmark's crossover), Scan below.
+        """
+        if mode == "scan":
+            return self.index
+        if not getattr(self.store, "fts_ready", False):
+            if mode == "fts5" and agent not in self._warned:
+                self._warned.add(agent)
+                if self.events is not None:
+                    self.events.emit(KnowledgeDegraded(
+                        agent=agent, feature="index", reason="SQLite lacks FTS5: using scan"))
+            return self.index
+        if mode == "auto" and self._count(agent) < AUTO_FTS5_FROM:
+            return self.index
+        if self._fts is None:
+            self._fts = Fts5Index(self.store)
+        return self._fts
+
+    def _count(self, agent: str) -> int:
+        generation = self.store.generation(agent)
+        cached = self._counts.get(agent)
+        if cached is None or cached[0] != generation:
+            cached = (generation, self.store.count(agent))  # type: ignore[attr-defined]
+            self._counts[agent] = cached
+        return cached[1]
+
+    def retrieve(self, agent: str, message: str, top_k: int, mode: str = "scan") -> Retrieved:
+        """The top-k concepts for `message`, plus up to top-k concepts they link to.
+
+        `mode` is the config's ``index`` (scan, fts5 or auto).
+        """
+        index = self.index_for(agent, mode)
+        hits = index.search(agent, message, top_k)
         matched = [h.entry for h in hits]
         if not matched:
             return Retrieved([], [])
-        by_name = self.index.entries(agent)
         chosen = {e.name for e in matched}
-        linked: list[Entry] = []
-        for entry in matched:
-            for name in entry.links:
-                if len(linked) >= top_k:
-                    break
-                target = by_name.get(name)
-                if target is not None and name not in chosen:
-                    chosen.add(name)
-                    linked.append(target)
+        wanted = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
+        found = index.lookup(agent, wanted) if wanted else {}
+        linked = [found[n] for n in wanted if n in found][:top_k]
         return Retrieved(matched, linked)
 
-    def block(self, agent: str, message: str, top_k: int) -> str | None:
+    def block(self, agent: str, message: str, top_k: int, mode: str = "scan") -> str | None:
         """The ``<knowledge>`` block for `message`, or None when nothing matches."""
-        retrieved = self.retrieve(agent, message, top_k)
+        retrieved = self.retrieve(agent, message, top_k, mode)
         if not retrieved.matched:
             return None
         return render_block(retrieved.entries)

@@ -30,6 +30,19 @@ CREATE TABLE concepts (
     version     INTEGER NOT NULL,           -- number of the current concept_versions row
     UNIQUE (agent, name)
 );
+CREATE VIRTUAL TABLE concepts_fts USING fts5(
+    name,               -- the slug, hyphens read as word breaks
+    description,        -- the one-line summary
+    body,               -- the markdown body
+    content='concepts',
+    content_rowid='id',
+    tokenize='insika',
+    detail='column'     -- no positions: we never run phrase queries; smaller and faster
+);
+CREATE TABLE 'concepts_fts_config'(k PRIMARY KEY, v) WITHOUT ROWID;
+CREATE TABLE 'concepts_fts_data'(id INTEGER PRIMARY KEY, block BLOB);
+CREATE TABLE 'concepts_fts_docsize'(id INTEGER PRIMARY KEY, sz BLOB);
+CREATE TABLE 'concepts_fts_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
 CREATE TABLE extractions (
     agent       TEXT NOT NULL,
     session_id  TEXT NOT NULL,
@@ -57,6 +70,20 @@ CREATE TABLE sightings (
     seen_at    TEXT NOT NULL,               -- UTC 'Z'
     PRIMARY KEY (agent, name, session_id, turn_id)  -- a replayed turn counts once
 ) WITHOUT ROWID;
+CREATE TRIGGER concepts_fts_delete AFTER DELETE ON concepts BEGIN
+    INSERT INTO concepts_fts (concepts_fts, rowid, name, description, body)
+        VALUES ('delete', OLD.id, OLD.name, OLD.description, OLD.body);
+END;
+CREATE TRIGGER concepts_fts_insert AFTER INSERT ON concepts BEGIN
+    INSERT INTO concepts_fts (rowid, name, description, body)
+        VALUES (NEW.id, NEW.name, NEW.description, NEW.body);
+END;
+CREATE TRIGGER concepts_fts_update AFTER UPDATE OF name, description, body ON concepts BEGIN
+    INSERT INTO concepts_fts (concepts_fts, rowid, name, description, body)
+        VALUES ('delete', OLD.id, OLD.name, OLD.description, OLD.body);
+    INSERT INTO concepts_fts (rowid, name, description, body)
+        VALUES (NEW.id, NEW.name, NEW.description, NEW.body);
+END;
 CREATE TRIGGER concepts_generation_delete AFTER DELETE ON concepts BEGIN
     UPDATE generations SET generation = generation + 1 WHERE agent = OLD.agent;
 END;

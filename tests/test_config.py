@@ -12,7 +12,7 @@ def test_absent_block_is_off() -> None:
 
 def test_defaults_of_a_present_block() -> None:
     config = load_config({})
-    assert (config.extract, config.retrieve, config.top_k, config.index) == (True, True, 5, "scan")
+    assert (config.extract, config.retrieve, config.top_k, config.index) == (True, True, 5, "auto")
     assert config.types == ("fact", "entity", "procedure", "policy", "objection")
 
 
@@ -51,6 +51,5 @@ def test_model_falls_back_to_the_platform_utility_model(monkeypatch) -> None:
     assert load_config({}).resolved_model() is None
 
 
-def test_fts5_is_accepted_and_served_by_scan() -> None:
-    config = load_config({"index": "fts5"})
-    assert config.index == "fts5" and config.effective_index == "scan"
+def test_every_index_mode_is_accepted() -> None:
+    assert [load_config({"index": m}).index for m in ("scan", "fts5", "auto")] == ["scan", "fts5", "auto"]

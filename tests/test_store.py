@@ -10,7 +10,7 @@ from conftest import make_concept
 
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
 from insika_knowledge.store import SQLiteStore, open_store, tenant_path
-from insika_knowledge.store import migrations
+from insika_knowledge.store import fts, migrations
 
 AGENT = "store-support"
 SNAPSHOT = Path(__file__).parent / "schema.sql"
@@ -57,8 +57,27 @@ def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
     conn.execute(first.sql)
     conn.execute("INSERT INTO _insika_migrations VALUES (?, 'then')", (first.name,))
     assert [m.name for m in migrations.pending(conn)] == [m.name for m in migrations.migrations()[1:]]
-    migrations.migrate(conn)
+    fts.register(conn)
+    migrations.migrate(conn, frozenset({"fts5"}))
     assert migrations.pending(conn) == []
+
+
+def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatch) -> None:
+    from insika_knowledge.store import sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module.fts, "fts5_available", lambda conn: False)
+    db = SQLiteStore(tmp_path / "nofts.db")
+    assert not db.fts_ready
+    assert [m.name for m in migrations.pending(db._conn())] == ["002_fts5"]
+    put(db, make_concept())  # writes work without the FTS5 triggers
+    db.close()
+    monkeypatch.undo()
+    db = SQLiteStore(tmp_path / "nofts.db")  # FTS5 now available: applied, existing rows indexed
+    assert db.fts_ready
+    from insika_knowledge.index.fts5 import Fts5Index
+
+    assert [h.entry.name for h in Fts5Index(db).search(AGENT, "Campinas", 5)] == ["cep-13-campinas"]
+    db.close()
 
 
 def test_every_write_is_versioned_with_its_reason(store: SQLiteStore) -> None:
@@ -85,6 +104,7 @@ def test_generation_moves_on_every_change_and_only_for_that_agent(store: SQLiteS
 def test_updated_at_trigger_stamps_hand_written_updates(store: SQLiteStore, tmp_path: Path) -> None:
     put(store, make_concept())
     conn = apsw.Connection(str(store.path))
+    fts.register(conn)  # the FTS5 triggers need the tokenizer on any connection that writes
     conn.execute("UPDATE concepts SET body='changed by hand' WHERE name='cep-13-campinas'")
     row = store.get(AGENT, "cep-13-campinas").concept
     assert row.body == "changed by hand"

@@ -43,10 +43,13 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A search result: the cached entry and its score (distinct shared terms)."""
+    """A search result: the entry and its score, higher is better.
+
+    Scan: distinct query terms the concept shares. FTS5: minus SQLite's bm25.
+    """
 
     entry: Entry
-    score: int
+    score: float
 
 
 def entry_from_row(row: ScanRow) -> Entry:
@@ -200,6 +203,13 @@ class ScanIndex:
         if len(fresh.delta) > max(DELTA_MIN, DELTA_SHARE * len(fresh.by_id)):
             fresh.rebuild()
         return fresh
+
+    name = "scan"
+
+    def lookup(self, agent: str, names: list[str]) -> dict[str, Entry]:
+        """Cached entries for the concepts called `names` (missing names are absent)."""
+        by_name = self._cache(agent).by_name
+        return {n: by_name[n] for n in names if n in by_name}
 
     def entries(self, agent: str) -> dict[str, Entry]:
         """Every cached concept of `agent` by name (refreshed if the store moved)."""

@@ -16,10 +16,22 @@ _FILE_RE: Final = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
 
 @dataclass(frozen=True)
 class Migration:
-    """One migration file: its name (``001_concepts``) and SQL text."""
+    """One migration file: its name (``001_concepts``), SQL text, and required capabilities.
+
+    A first line ``-- requires: fts5`` makes the migration wait (stay pending, unrecorded)
+    on a database whose SQLite build lacks that capability.
+    """
 
     name: str
     sql: str
+
+    @property
+    def requires(self) -> frozenset[str]:
+        """Capabilities named on the ``-- requires:`` first line."""
+        first = self.sql.split("\n", 1)[0]
+        if first.startswith("-- requires:"):
+            return frozenset(c.strip() for c in first.removeprefix("-- requires:").split(","))
+        return frozenset()
 
 
 def sql_dir() -> Path:
@@ -52,11 +64,12 @@ def pending(conn: apsw.Connection) -> list[Migration]:
     return [m for m in migrations() if m.name not in done]
 
 
-def migrate(conn: apsw.Connection) -> list[str]:
+def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -> list[str]:
     """Apply every pending migration, each with its record in one IMMEDIATE transaction.
 
     Safe when several processes open the same file at once: the pending list is
-    re-read inside the write lock.
+    re-read inside the write lock. A migration that requires a capability missing
+    from `capabilities` is skipped and stays pending.
 
     Returns:
         Names of the migrations this call applied.
@@ -65,6 +78,8 @@ def migrate(conn: apsw.Connection) -> list[str]:
     if not pending(conn):
         return done
     for migration in migrations():
+        if not migration.requires <= capabilities:
+            continue
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute(

@@ -20,7 +20,7 @@ import apsw
 
 from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
-from insika_knowledge.store import migrations
+from insika_knowledge.store import fts, migrations
 from insika_knowledge.store.base import (
     ExtractionRecord,
     ScanRow,
@@ -75,7 +75,10 @@ class SQLiteStore:
         self._local = threading.local()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
-        migrations.migrate(self._conn())
+        conn = self._conn()
+        self.has_fts5 = fts.fts5_available(conn)
+        migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
+        self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
 
     # ------------------------------------------------------------------ connections
 
@@ -88,6 +91,7 @@ class SQLiteStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
+                fts.register(conn)
             except apsw.NotADBError as exc:
                 raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
             self._local.conn = conn
@@ -299,6 +303,40 @@ class SQLiteStore:
             counts["all"] += int(number)
             counts["conflict"] += int(conflicts or 0)
         return rows, total, counts
+
+    def fts_search(
+        self, agent: str, match: str, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[ScanRow, float]]:
+        """The best `limit` concepts of `agent` for an FTS5 `match` expression.
+
+        Args:
+            match: an expression built by `store.fts.match_expression` (never user text).
+            weights: bm25 column weights for (name, description, body).
+
+        Returns:
+            ``[(row, bm25), ...]`` best first; bm25 is SQLite's (lower is better), ties by
+            confidence desc, updated_at desc, name.
+
+        Raises:
+            UserError: this database has no FTS5 index (check `fts_ready`).
+        """
+        if not self.fts_ready:
+            raise UserError(f"{self.path} has no FTS5 index")
+        rows = self._conn().execute(
+            "SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, c.confidence, "
+            "c.updated_at, c.body, bm25(concepts_fts, ?, ?, ?) AS score "
+            "FROM concepts_fts JOIN concepts c ON c.id = concepts_fts.rowid "
+            "WHERE concepts_fts MATCH ? AND c.agent = ? "
+            "ORDER BY score, c.confidence DESC, c.updated_at DESC, c.name LIMIT ?",
+            (*weights, match, agent, limit),
+        )
+        return [(ScanRow(*r[:9]), float(r[9])) for r in rows]
+
+    def fts_optimize(self) -> None:
+        """Merge the FTS5 index's segments into one (faster queries; run after bulk loads)."""
+        if self.fts_ready:
+            with self.transaction():
+                self._conn().execute("INSERT INTO concepts_fts (concepts_fts) VALUES ('optimize')")
 
     def versions(self, agent: str, name: str) -> list[Version]:
         """The version history of `name`, newest first (deletes included)."""
