@@ -1,0 +1,238 @@
+"""A concept's pages: the editor, saving an edit, versions and restore, delete.
+
+GET handlers only read. POST handlers read the form and check the CSRF token first,
+then write through `SQLiteStore` (or `Memory.delete`) in the thread pool, and redirect
+(303) to a page that shows the result. A refused save keeps the operator's text.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from insika_knowledge.concept import format_confidence, parse
+from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
+from insika_knowledge.store import StoredConcept
+from insika_knowledge.studio.render import concept_url, diff, flash, line_count, preview, url
+from insika_knowledge.studio.scope import (
+    ACTOR,
+    LINE_RE,
+    Scope,
+    current_or_404,
+    int_field,
+    memory_of,
+    nav,
+    read_form,
+    renderer_of,
+    require_scope,
+)
+
+# ---------------------------------------------------------------------------- editor
+
+
+def concept_page(request: Request) -> Response:
+    """GET /studio/knowledge/<name>: the editor, preview, links and history."""
+    scope = require_scope(request)
+    stored = current_or_404(scope, request.path_params["name"])
+    return _editor(request, scope, stored)
+
+
+def _editor(
+    request: Request, scope: Scope, stored: StoredConcept, *, text: str | None = None,
+    version: int | None = None, error: str | None = None, error_line: int | None = None,
+    status: int = 200,
+) -> Response:
+    """The editor page; `text`/`version`/`error` re-show an operator's refused edit."""
+    concept = stored.concept
+    name = concept.name
+    markdown = stored.markdown if text is None else text
+    links = [{"name": target, "href": concept_url(target, scope.agent, scope.tenant),
+              "resolved": scope.store.get(scope.agent, target) is not None}
+             for target in concept.links]
+    history = [{
+        "number": v.version, "created_at": v.created_at, "reason": v.reason, "actor": v.actor,
+        "session_id": v.session_id, "current": v.version == stored.version,
+        "href": concept_url(name, scope.agent, scope.tenant, f"/versions/{v.version}"),
+    } for v in scope.store.versions(scope.agent, name)]
+    return renderer_of(request).page(request, "editor.html", {
+        **nav(scope),
+        "name": name,
+        "concept": concept,
+        "confidence": format_confidence(concept.confidence),
+        "version": stored.version if version is None else version,
+        "current_version": stored.version,
+        "markdown": markdown,
+        "lines": line_count(markdown),
+        "error": error,
+        "error_line": error_line,
+        "preview": preview(concept.body, scope.agent, scope.tenant),
+        "links": links,
+        "history": history,
+        "action": concept_url(name, scope.agent, scope.tenant),
+        "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
+    }, status=status)
+
+
+async def concept_save(request: Request) -> Response:
+    """POST /studio/knowledge/<name>: validate and save the operator's markdown (reason edit)."""
+    form = await read_form(request)
+    text = form.get("markdown")
+    if not isinstance(text, str):
+        raise HTTPException(400, "the form has no 'markdown' field")
+    expected = int_field(form, "version")
+    return await run_in_threadpool(_save, request, text.replace("\r\n", "\n"), expected)
+
+
+def _save(request: Request, text: str, expected: int) -> Response:
+    scope = require_scope(request)
+    name = request.path_params["name"]
+    current = scope.store.get(scope.agent, name)
+    if current is None:
+        if scope.store.versions(scope.agent, name):  # deleted since it was loaded
+            return _stale(request, scope, name, text)
+        raise HTTPException(404, f"agent {scope.agent!r} has no concept {name!r}")
+    try:
+        concept = parse(text)
+        if concept == current.concept and expected == current.version:
+            flash(request, "No changes: nothing was saved.")
+            return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
+        saved = scope.store.edit(scope.agent, name, text, expected_version=expected, actor=ACTOR)
+    except StaleVersion:
+        return _stale(request, scope, name, text)
+    except ConceptFormatError as exc:
+        return _editor(request, scope, current, text=text, version=expected,
+                       error=str(exc), error_line=exc.line, status=422)
+    except NotFound:
+        return _stale(request, scope, name, text)
+    except UserError as exc:  # the new name is taken, or invalid for this store
+        match = LINE_RE.match(str(exc))
+        return _editor(request, scope, current, text=text, version=expected, error=str(exc),
+                       error_line=int(match.group(1)) if match else None, status=422)
+    notes = [f"Saved version {saved.version}."]
+    if current.concept.in_conflict and not saved.concept.in_conflict:
+        notes.append("The conflict is resolved.")
+    if current.concept.provenance != "policy" and saved.concept.provenance == "policy":
+        notes.append("Promoted to policy.")
+    if saved.concept.name != name:
+        notes.append(f"Renamed from {name}.")
+    flash(request, " ".join(notes))
+    return RedirectResponse(concept_url(saved.concept.name, scope.agent, scope.tenant), 303)
+
+
+def _stale(request: Request, scope: Scope, name: str, text: str) -> Response:
+    """409: someone wrote `name` after the operator loaded it; show both texts and the diff."""
+    current = scope.store.get(scope.agent, name)
+    on_record = current.markdown if current is not None else ""
+    label = f"on record (version {current.version})" if current is not None else "deleted"
+    return renderer_of(request).page(request, "conflict.html", {
+        **nav(scope),
+        "name": name,
+        "current": current,
+        "on_record": on_record,
+        "text": text,
+        "lines": line_count(text),
+        "diff": diff(on_record, text, label, "your text"),
+        "action": concept_url(name, scope.agent, scope.tenant),
+        "concept_href": concept_url(name, scope.agent, scope.tenant),
+    }, status=409)
+
+
+# ---------------------------------------------------------------------------- versions
+
+
+def version_page(request: Request) -> Response:
+    """GET /studio/knowledge/<name>/versions/<n>: one version, its diff to the current one."""
+    scope = require_scope(request)
+    name = request.path_params["name"]
+    number = request.path_params["number"]
+    try:
+        old = scope.store.version(scope.agent, name, number)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    current = scope.store.get(scope.agent, name)
+    try:
+        body = parse(old.markdown).body
+    except ConceptFormatError:  # never for versions this store wrote; show the raw text
+        body = old.markdown
+    current_label = f"current (version {current.version})" if current else "current (deleted)"
+    return renderer_of(request).page(request, "version.html", {
+        **nav(scope),
+        "name": name,
+        "version": old,
+        "current": current,
+        "is_current": current is not None and current.version == number,
+        "diff": diff(old.markdown, current.markdown if current else "",
+                     f"version {number}", current_label),
+        "preview": preview(body, scope.agent, scope.tenant),
+        "lines": line_count(old.markdown),
+        "restore_action": concept_url(name, scope.agent, scope.tenant, "/restore"),
+        "restore_number": number - 1 if old.reason == "delete" else number,
+        "concept_href": concept_url(name, scope.agent, scope.tenant),
+    })
+
+
+async def concept_restore(request: Request) -> Response:
+    """POST /studio/knowledge/<name>/restore: make a version current again (reason restore)."""
+    form = await read_form(request)
+    number = int_field(form, "version")
+    return await run_in_threadpool(_restore, request, number)
+
+
+def _restore(request: Request, number: int) -> Response:
+    scope = require_scope(request)
+    name = request.path_params["name"]
+    try:
+        old = scope.store.version(scope.agent, name, number)
+        if old.reason == "delete":
+            raise HTTPException(400, f"version {number} is a delete marker; restore the version "
+                                     "before it")
+        saved = scope.store.restore(scope.agent, name, number, actor=ACTOR)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except UserError as exc:
+        raise HTTPException(409, str(exc)) from None
+    flash(request, f"Restored version {number} as version {saved.version}.")
+    return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
+
+
+# ---------------------------------------------------------------------------- delete
+
+
+def delete_page(request: Request) -> Response:
+    """GET /studio/knowledge/<name>/delete: ask for confirmation."""
+    scope = require_scope(request)
+    stored = current_or_404(scope, request.path_params["name"])
+    return renderer_of(request).page(request, "delete.html", {
+        **nav(scope),
+        "name": stored.concept.name,
+        "version": stored.version,
+        "concept": stored.concept,
+        "action": concept_url(stored.concept.name, scope.agent, scope.tenant, "/delete"),
+        "concept_href": concept_url(stored.concept.name, scope.agent, scope.tenant),
+    })
+
+
+async def concept_delete(request: Request) -> Response:
+    """POST /studio/knowledge/<name>/delete: delete (history kept), fire knowledge_deleted."""
+    form = await read_form(request)
+    expected = int_field(form, "version")
+    return await run_in_threadpool(_delete, request, expected)
+
+
+def _delete(request: Request, expected: int) -> Response:
+    scope = require_scope(request)
+    name = request.path_params["name"]
+    try:
+        memory_of(request).delete(scope.agent, name, actor=ACTOR, tenant=scope.tenant,
+                                expected_version=expected)
+    except StaleVersion as exc:
+        return renderer_of(request).error(
+            request, 409, f"{exc}. Nothing was deleted.",
+            link=(concept_url(name, scope.agent, scope.tenant), f"Review {name}"), **nav(scope),
+        )
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    flash(request, f"Deleted {name}. Its history is kept: restore it below.")
+    return RedirectResponse(url("/studio/deleted", agent=scope.agent, tenant=scope.tenant), 303)

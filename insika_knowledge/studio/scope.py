@@ -1,0 +1,141 @@
+"""What a request is about: its tenant, agent and store, and the helpers every page shares.
+
+``?agent=`` and ``?tenant=`` name the scope; an unknown or invalid one is a 404 page.
+Form helpers check the CSRF token before anything else is read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from insika_knowledge.errors import InvalidName
+from insika_knowledge.memory import Memory
+from insika_knowledge.store import SQLiteStore, StoredConcept, tenants
+from insika_knowledge.store.paths import check_agent, check_tenant
+from insika_knowledge.studio import csrf
+from insika_knowledge.studio.render import Renderer, url
+
+#: Who the version history names for writes made here.
+ACTOR: Final = "studio"
+LINE_RE: Final = re.compile(r"^line (\d+)")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The tenant and agent a request is about, with the tenant's store."""
+
+    store: SQLiteStore
+    agent: str
+    tenant: str
+
+
+def memory_of(request: Request) -> Memory:
+    """The app's `Memory`."""
+    memory: Memory = request.app.state.memory
+    return memory
+
+
+def renderer_of(request: Request) -> Renderer:
+    """The app's `Renderer`."""
+    renderer: Renderer = request.app.state.renderer
+    return renderer
+
+
+def _tenants_of(memory: Memory, agent: str) -> list[str]:
+    return [t for t in tenants(memory.directory) if agent in memory.store(t).agents()]
+
+
+def resolve_scope(request: Request) -> Scope | None:
+    """The scope named by ``?agent=`` and ``?tenant=``; None when no agent is given.
+
+    Without a tenant, the one tenant that has the agent is used.
+
+    Raises:
+        HTTPException: 404 for an unknown or invalid agent or tenant; 400 when the agent
+            exists in several tenants and none is named.
+    """
+    memory = memory_of(request)
+    agent = request.query_params.get("agent") or ""
+    tenant = request.query_params.get("tenant") or ""
+    if not agent:
+        return None
+    try:
+        check_agent(agent)
+        if tenant:
+            check_tenant(tenant)
+    except InvalidName as exc:
+        raise HTTPException(404, str(exc)) from None
+    if not tenant:
+        found = _tenants_of(memory, agent)
+        if not found:
+            raise HTTPException(404, f"no tenant in {memory.directory} has an agent {agent!r}")
+        if len(found) > 1:
+            raise HTTPException(
+                400, f"agent {agent!r} exists in tenants {', '.join(found)}: add &tenant=NAME"
+            )
+        tenant = found[0]
+    if not memory.has_tenant(tenant):
+        raise HTTPException(404, f"there is no tenant {tenant!r} in {memory.directory}")
+    store = memory.store(tenant)
+    if store.count(agent) == 0 and agent not in store.agents():
+        raise HTTPException(404, f"tenant {tenant!r} has no agent {agent!r}")
+    return Scope(store, agent, tenant)
+
+
+def require_scope(request: Request) -> Scope:
+    """`resolve_scope`, where a missing agent is a 404 page too."""
+    scope = resolve_scope(request)
+    if scope is None:
+        raise HTTPException(404, "no agent given: add ?agent=NAME (pick one on the list page)")
+    return scope
+
+
+def nav(scope: Scope) -> dict[str, Any]:
+    """Template context naming the scope (the header's links use it)."""
+    return {"nav_agent": scope.agent, "nav_tenant": scope.tenant, "agent": scope.agent,
+            "tenant": scope.tenant}
+
+
+def current_or_404(scope: Scope, name: str) -> StoredConcept:
+    """The concept `name`, or a 404 page (pointing at Recently deleted when it was deleted)."""
+    stored = scope.store.get(scope.agent, name)
+    if stored is not None:
+        return stored
+    history = scope.store.versions(scope.agent, name)
+    if history and history[0].reason == "delete":
+        raise PageError(
+            404, f"concept {name!r} was deleted at {history[0].created_at}; its history is "
+            "kept and it can be restored.",
+            link=(url("/studio/deleted", agent=scope.agent, tenant=scope.tenant),
+                  "Recently deleted"),
+        )
+    raise HTTPException(404, f"agent {scope.agent!r} has no concept {name!r}")
+
+
+class PageError(HTTPException):
+    """An error page with a way on: `link` is (href, label)."""
+
+    def __init__(self, status: int, detail: str, *, link: tuple[str, str] | None = None):
+        super().__init__(status, detail)
+        self.link = link
+
+
+async def read_form(request: Request) -> FormData:
+    """The request's form, after its CSRF token is checked (403 page otherwise)."""
+    form = await request.form()
+    csrf.check(request, form)
+    return form
+
+
+def int_field(form: FormData, key: str) -> int:
+    """The whole number in form field `key`, or a 400 page."""
+    value = form.get(key)
+    if not isinstance(value, str) or not value.isdigit() or len(value) > 9:
+        raise HTTPException(400, f"the form's {key!r} field must be a whole number")
+    return int(value)

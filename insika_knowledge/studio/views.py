@@ -1,0 +1,76 @@
+"""The Studio's browsing pages: the agent picker, the concept list, and Recently deleted.
+
+GET handlers only read; Starlette runs these plain functions in its thread pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from insika_knowledge.index.scan import ScanIndex
+from insika_knowledge.memory import Memory
+from insika_knowledge.store import tenants
+from insika_knowledge.studio import listing
+from insika_knowledge.studio.render import concept_url, url
+from insika_knowledge.studio.scope import (
+    Scope,
+    memory_of,
+    nav,
+    renderer_of,
+    require_scope,
+    resolve_scope,
+)
+
+# ---------------------------------------------------------------------------- list
+
+
+def knowledge_list(request: Request) -> Response:
+    """GET /studio/knowledge: the agent picker, or one agent's concepts."""
+    renderer = renderer_of(request)
+    scope = resolve_scope(request)
+    if scope is None:
+        return renderer.page(request, "picker.html", {"tenants": _picker(memory_of(request))})
+    query = listing.ListQuery.from_params(request.query_params, scope.agent, scope.tenant)
+    context = listing.build(scope.store, _scan_index(request, scope), query)
+    context["deleted_href"] = url("/studio/deleted", agent=scope.agent, tenant=scope.tenant)
+    return renderer.page(request, "list.html", {**nav(scope), **context})
+
+
+def _scan_index(request: Request, scope: Scope) -> ScanIndex:
+    """The tenant's `ScanIndex` for ``q``, kept for the app's life (its read cache is warm)."""
+    indexes: dict[str, ScanIndex] = request.app.state.indexes
+    with request.app.state.lock:
+        index = indexes.get(scope.tenant)
+        if index is None or index.store is not scope.store:
+            index = indexes[scope.tenant] = ScanIndex(scope.store)
+        return index
+
+
+def _picker(memory: Memory) -> list[dict[str, Any]]:
+    out = []
+    for tenant in tenants(memory.directory):
+        store = memory.store(tenant)
+        agents = []
+        for agent in store.agents():
+            _, _, counts = store.page(agent, limit=0)
+            agents.append({"agent": agent, "concepts": counts["all"],
+                           "conflicts": counts["conflict"],
+                           "href": url("/studio/knowledge", agent=agent, tenant=tenant)})
+        out.append({"tenant": tenant, "agents": agents})
+    return out
+
+
+def deleted_page(request: Request) -> Response:
+    """GET /studio/deleted: the agent's deleted concepts, newest first, each restorable."""
+    scope = require_scope(request)
+    rows = [{
+        "name": v.name, "deleted_at": v.created_at, "actor": v.actor, "version": v.version,
+        "restore_number": v.version - 1,
+        "restore_action": concept_url(v.name, scope.agent, scope.tenant, "/restore"),
+        "history_href": concept_url(v.name, scope.agent, scope.tenant,
+                                    f"/versions/{v.version - 1}"),
+    } for v in scope.store.deleted(scope.agent)]
+    return renderer_of(request).page(request, "deleted.html", {**nav(scope), "rows": rows})
