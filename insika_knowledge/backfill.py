@@ -2,8 +2,9 @@
 
 Each session is extracted as one turn (turn id ``session``) from its whole transcript.
 A session already extracted successfully is skipped, so a re-run only retries what
-failed or is new; one failing session never stops the others. The run ends with a
-``knowledge_backfilled`` event.
+failed or is new; one failing session never stops the others. The model is checked
+once before any session runs (an unusable provider is a `UserError`, not one error per
+session). The run ends with a ``knowledge_backfilled`` event.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ class BackfillSummary:
     def total(self, attr: str) -> int:
         """Sum of one numeric `SessionStatus` attribute over the run."""
         return sum(getattr(s, attr) for s in self.statuses)
+
+    @property
+    def failed(self) -> list[SessionStatus]:
+        """Sessions that ended ``error`` (an exception, e.g. a full disk), not a model outcome."""
+        return [s for s in self.statuses if s.status == "error"]
 
     @property
     def dropped(self) -> Counter[str]:
@@ -138,6 +144,9 @@ def backfill(
     except UnicodeDecodeError as exc:
         raise UserError(f"sessions file {sessions_path} is not UTF-8 text: {exc.reason}") from None
     chosen = model if model is not None else memory.model(config.resolved_model())
+    check = getattr(chosen, "check", None)
+    if callable(check):
+        check()  # an unusable provider fails here, before any session runs
     store = memory.store(tenant)
     summary = BackfillSummary(agent)
 
@@ -172,10 +181,10 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
     started = session_time(session)
     if since is not None and started is not None and started < since:
         return SessionStatus(session.session_id, "before-since")
-    previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
-    if previous is not None and previous.outcome == "ok":
-        return SessionStatus(session.session_id, "skipped")
     try:
+        previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
+        if previous is not None and previous.outcome == "ok":
+            return SessionStatus(session.session_id, "skipped")
         report = memory.learn(
             agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
             messages=_conversation(session.messages), tenant=tenant, model=model,

@@ -110,7 +110,7 @@ def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     naive = []
     for message in msgs[:200]:  # the same ranking by a plain per-concept set intersection
         start = time.perf_counter_ns()
-        scan_reference(entries, message, 5)
+        scan_reference(entries, message, 5, index.weight("bench"))
         naive.append((time.perf_counter_ns() - start) / 1e6)
     refresh = []
     edited = corpus(n)[0]
@@ -188,6 +188,12 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
             "same_claim_write": bench_same_claim(folder, 100 if quick else 1000),
             "quick": quick,
         }
+        try:
+            from insika_knowledge.studio.bench import bench_studio
+        except ImportError:  # the studio extra is not installed
+            bench_studio = None
+        if bench_studio is not None:
+            results["studio"] = bench_studio(folder)
     if as_json:
         echo(json.dumps(results, indent=2))
         return results
@@ -205,6 +211,97 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
     hook, write = results["after_turn"], results["same_claim_write"]
     echo(f"after_turn (blocks the engine): p50 {hook['p50_ms']:.3f} ms, p95 {hook['p95_ms']:.3f} ms")
     echo(f"same-claim consolidation write: p50 {write['p50_ms']:.3f} ms, p95 {write['p95_ms']:.3f} ms")
+    if "studio" in results:
+        echo(f"studio at 5000 concepts (server-side): {json.dumps(results['studio'])}")
     if quick:
         echo("(--quick: a smoke run with few repetitions, not a measurement)")
     return results
+
+
+# ----------------------------------------------------------------------------- --scale
+
+SCALE_SIZES: Final = (1000, 5000, 50_000, 200_000)
+
+
+def _rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
+    """Scan and FTS5 side by side at `n` concepts: build time, memory, search p50/p95, write cost.
+
+    Build time: writing `n` concepts through the store in one transaction (FTS5 triggers
+    included), then for Scan loading its cache and for FTS5 running ``optimize``.
+    Memory: Scan's cache (tracemalloc); FTS5's index pages (``dbstat``-free estimate:
+    database file growth over a store without the FTS5 table is not separated, so the
+    file size is reported whole).
+    """
+    from insika_knowledge.index.fts5 import Fts5Index
+
+    store = SQLiteStore(folder / f"scale-{n}.db")
+    concepts = corpus(n)
+    start = time.perf_counter()
+    batch = 5000
+    for i in range(0, n, batch):
+        _fill(store, "bench", concepts[i : i + batch])
+    write_s = time.perf_counter() - start
+    start = time.perf_counter()
+    store.fts_optimize()
+    optimize_s = time.perf_counter() - start
+    tracemalloc.start()
+    start = time.perf_counter()
+    scan = ScanIndex(store)
+    scan.entries("bench")
+    scan_build_s = time.perf_counter() - start
+    scan_bytes = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    fts = Fts5Index(store)
+    msgs = queries(repeats)
+    out: dict[str, Any] = {"concepts": n, "write_all_s": write_s, "fts5_optimize_s": optimize_s,
+                           "scan_cache_build_s": scan_build_s, "scan_cache_mib": scan_bytes / 2**20,
+                           "db_file_mib": store.path.stat().st_size / 2**20}
+    for label, index in (("scan", scan), ("fts5", fts)):
+        for message in msgs[:20]:
+            index.search("bench", message, 5)
+        samples = []
+        for message in msgs:
+            t0 = time.perf_counter_ns()
+            index.search("bench", message, 5)
+            samples.append((time.perf_counter_ns() - t0) / 1e6)
+        p50, p95 = _percentiles(samples)
+        out[f"{label}_p50_ms"], out[f"{label}_p95_ms"] = p50, p95
+    # The write cost of one concept with its triggers (versions row, generation, FTS5).
+    extra = corpus(200, seed=99)
+    samples = []
+    for i, concept in enumerate(extra):
+        t0 = time.perf_counter_ns()
+        with store.transaction() as tx:
+            tx.put("bench", concept.replace(name=f"extra-{i}"), reason="extract", actor="bench")
+        samples.append((time.perf_counter_ns() - t0) / 1e6)
+    out["write_one_p50_ms"], out["write_one_p95_ms"] = _percentiles(samples)
+    store.close()
+    return out
+
+
+def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, quick: bool = False,
+              echo: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Run `bench_scale` for each size and print a table (or JSON)."""
+    repeats = 100 if quick else 500
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="insika-scale-") as tmp:
+        for n in sizes:
+            rows.append(bench_scale(Path(tmp), n, repeats))
+    if as_json:
+        echo(json.dumps(rows, indent=2))
+        return rows
+    echo("Scan vs FTS5, top_k=5, warm (p50/p95 per query; build = write all + index)")
+    echo(f"{'concepts':>9}  {'scan p50':>9}  {'scan p95':>9}  {'fts5 p50':>9}  {'fts5 p95':>9}  "
+         f"{'write all':>9}  {'optimize':>8}  {'scan cache':>10}  {'cache MiB':>9}  {'db MiB':>7}  {'write 1':>8}")
+    for r in rows:
+        echo(f"{r['concepts']:>9}  {r['scan_p50_ms']:>6.3f} ms  {r['scan_p95_ms']:>6.3f} ms  "
+             f"{r['fts5_p50_ms']:>6.3f} ms  {r['fts5_p95_ms']:>6.3f} ms  {r['write_all_s']:>7.1f} s  "
+             f"{r['fts5_optimize_s']:>6.2f} s  {r['scan_cache_build_s']:>8.2f} s  {r['scan_cache_mib']:>9.1f}  "
+             f"{r['db_file_mib']:>7.1f}  {r['write_one_p50_ms']:>5.2f} ms")
+    return rows

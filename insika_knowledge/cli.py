@@ -143,11 +143,17 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     except InsikaError as exc:
         raise _fail(exc) from None
     out = Console(quiet=quiet, width=None if sys.stdout.isatty() else 160)
-    table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped")
+    table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped",
+                  "detail")
     for s in summary.statuses:
+        detail = s.detail or ""
         table.add_row(s.session_id, s.status, str(s.learned), str(s.confirmed), str(s.merged),
-                      str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())))
-    out.print(table)
+                      str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())),
+                      detail if len(detail) <= 60 else detail[:59] + "…")
+    if summary.statuses:
+        out.print(table)
+    else:
+        click.echo(f"no sessions in {sessions_file}")
     statuses = summary.by_status()
     click.echo(
         f"backfill {agent}: {len(summary.statuses)} sessions "
@@ -159,6 +165,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
            if summary.dropped else "")
     )
     memory.close()
+    if summary.failed:  # a session that ended `error` (not a model outcome) fails the run
+        raise _Exit(f"{len(summary.failed)} session(s) failed: {summary.failed[0].detail}", 1)
 
 
 @cli.command()
@@ -180,12 +188,12 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
         _require_tenant(memory, tenant)
         retriever = memory.retriever(tenant)
         if as_json:
-            found = retriever.retrieve(agent, message, config.top_k, index_mode)
+            found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
             click.echo(json.dumps({
                 "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
             }))
             return
-        block = retriever.block(agent, message, config.top_k, index_mode)
+        block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     except InsikaError as exc:
         raise _fail(exc) from None
     click.echo(block if block is not None else "(no concept matches)")
@@ -234,11 +242,34 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--quick", is_flag=True, help="Fewer repetitions (a smoke run, not a measurement).")
-def bench(as_json: bool, quick: bool) -> None:
-    """Measure search, after_turn and consolidation latency (medians, ratios to the seed)."""
-    from insika_knowledge.bench import run_bench
+@click.option("--scale", is_flag=True, help="Scan vs FTS5 at 1000..200000 concepts instead.")
+@click.option("--sizes", default=None, help="With --scale: comma-separated concept counts.")
+@click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
+@click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
+              help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
+def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
+          eval_set: str | None) -> None:
+    """Measure speed (medians, ratios to the seed), scale, or retrieval quality."""
+    try:
+        if quality:
+            from insika_knowledge.quality import DEFAULT_SET, run_quality
 
-    run_bench(as_json=as_json, quick=quick, echo=click.echo)
+            run_quality(folder=Path(eval_set) if eval_set else DEFAULT_SET, as_json=as_json,
+                        echo=click.echo)
+        elif scale:
+            from insika_knowledge.bench import SCALE_SIZES, run_scale
+
+            try:
+                chosen = tuple(int(n) for n in sizes.split(",")) if sizes else SCALE_SIZES
+            except ValueError:
+                raise UserError(f"--sizes {sizes!r}: give whole numbers like 1000,5000") from None
+            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo)
+        else:
+            from insika_knowledge.bench import run_bench
+
+            run_bench(as_json=as_json, quick=quick, echo=click.echo)
+    except InsikaError as exc:
+        raise _fail(exc) from None
 
 
 @cli.command()
@@ -259,6 +290,9 @@ def studio(data_dir: str | None, host: str, port: int) -> None:
         serve(data_dir, host, port, echo=click.echo)
     except InsikaError as exc:
         raise _fail(exc) from None
+
+
+cli.add_command(__import__("insika_knowledge.procedures.cli", fromlist=["procedures"]).procedures)
 
 
 def _require_tenant(memory: Any, tenant: str) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import reprlib
 import unicodedata
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -64,8 +65,52 @@ BODY_MAX: Final = 20_000
 SOURCE_RE: Final = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
 TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 LINK_RE: Final = re.compile(r"\[\[([^\[\]\n]{1,120})\]\]")
+OCCURRENCES_MAX: Final = 2**53
 CONTRADICTION_HEADING: Final = "## Contradiction"
-_CONTRADICTION_RE: Final = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
+#: Any line a markdown renderer shows as a "Contradiction" level-2 heading: up to 3
+#: leading spaces, ``##``, spaces or tabs, the word in any case, trailing blanks. A lone
+#: CR counts as a line end too (markdown renderers treat it as one).
+_CONTRADICTION_RE: Final = re.compile(
+    r"(?:^|(?<=\r))[ ]{0,3}##[ \t]+contradiction[ \t]*(?=\r|$)", re.MULTILINE | re.IGNORECASE
+)
+_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+_REPR: Final = reprlib.Repr()
+_REPR.maxstring = 70
+_REPR.maxother = 70
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+_REPR.maxlevel = 2
+REPR_MAX: Final = 80
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` for an error message, at most `REPR_MAX` characters.
+
+    Never builds the full repr of a large value (a huge string or a deep list).
+    """
+    text = _REPR.repr(value)
+    return text if len(text) <= REPR_MAX else text[: REPR_MAX - 1] + "…"
+
+
+def surrogate_in(text: str) -> str | None:
+    """The first lone surrogate in `text` (it cannot be encoded as UTF-8), or None."""
+    match = _SURROGATE_RE.search(text)
+    return None if match is None else match.group()
+
+
+def encodable(value: object) -> bool:
+    """True when `value` (text, or a list/dict of them) can be written as UTF-8."""
+    if isinstance(value, str):
+        return _SURROGATE_RE.search(value) is None
+    if isinstance(value, dict):
+        return all(encodable(k) and encodable(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(encodable(v) for v in value)
+    return True
+
+
+def _surrogate_problem(text: str) -> str:
+    bad = surrogate_in(text) or "?"
+    return f"contains U+{ord(bad):04X}, a lone surrogate that cannot be written as UTF-8"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -139,17 +184,22 @@ def normalize_name(raw: str) -> str:
     ascii_only = "".join(c for c in decomposed if not unicodedata.combining(c))
     lowered = ascii_only.casefold()
     slug = re.sub(r"[^a-z0-9]+", "-", lowered).strip("-")
+    # A name that was mostly non-ASCII loses its meaning in transliteration; judge that
+    # on the whole slug, before it is cut to length (a long ASCII name is only cut).
+    letters = sum(1 for c in raw if c.isalnum())
+    kept = sum(1 for c in slug if c.isalnum())
+    if letters and kept < letters / 2:
+        raise InvalidName(
+            f"cannot make a concept name out of {short_repr(raw)}: too little is ASCII"
+        )
     if len(slug) > NAME_MAX:
         cut = slug[:NAME_MAX]
         slug = cut.rsplit("-", 1)[0] if "-" in cut[NAME_MAX // 2 :] else cut
         slug = slug.strip("-")
     if not slug or not NAME_RE.fullmatch(slug):
-        raise InvalidName(f"cannot make a concept name out of {raw!r}: use letters or digits")
-    # A name that was mostly non-ASCII loses its meaning in transliteration.
-    letters = sum(1 for c in raw if c.isalnum())
-    kept = sum(1 for c in slug if c.isalnum())
-    if letters and kept < letters / 2:
-        raise InvalidName(f"cannot make a concept name out of {raw!r}: too little is ASCII")
+        raise InvalidName(
+            f"cannot make a concept name out of {short_repr(raw)}: use letters or digits"
+        )
     return slug
 
 
@@ -161,7 +211,7 @@ def check_name(name: str) -> str:
     """
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise InvalidName(
-            f"{name!r} is not a concept name: use 1-80 lowercase letters, digits and '-', "
+            f"{short_repr(name)} is not a concept name: use 1-80 lowercase letters, digits and '-', "
             "starting with a letter or digit"
         )
     return name
@@ -182,7 +232,11 @@ def parse_links(body: str) -> tuple[str, ...]:
 
 
 def has_contradiction(body: str) -> bool:
-    """True when `body` has a ``## Contradiction`` heading line."""
+    """True when `body` has a ``## Contradiction`` heading line.
+
+    Recognised as a markdown renderer would show it: up to 3 leading spaces, one or
+    more spaces or tabs after ``##``, any letter case, trailing blanks.
+    """
     return _CONTRADICTION_RE.search(body) is not None
 
 
@@ -225,39 +279,47 @@ def validate(concept: Concept) -> Concept:
 def _problems(c: Concept) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if not isinstance(c.name, str) or not NAME_RE.fullmatch(c.name):
-        out.append(("name", f"{c.name!r} is not a slug ([a-z0-9][a-z0-9-]{{0,79}})"))
+        out.append(("name", f"{short_repr(c.name)} is not a slug ([a-z0-9][a-z0-9-]{{0,79}})"))
     if not isinstance(c.description, str) or not c.description.strip():
         out.append(("description", "must be non-empty text"))
     elif len(c.description) > DESCRIPTION_MAX:
         out.append(("description", f"is {len(c.description)} characters; at most {DESCRIPTION_MAX}"))
+    elif surrogate_in(c.description):
+        out.append(("description", _surrogate_problem(c.description)))
     elif not c.description.isprintable() or c.description != c.description.strip():
         out.append(("description", "must be one line of printable text without edge spaces"))
     if c.type not in CONCEPT_TYPES:
-        out.append(("type", f"{c.type!r} is not one of {', '.join(CONCEPT_TYPES)}"))
+        out.append(("type", f"{short_repr(c.type)} is not one of {', '.join(CONCEPT_TYPES)}"))
     if c.provenance not in PROVENANCES:
-        out.append(("provenance", f"{c.provenance!r} is not one of {', '.join(PROVENANCES)}"))
+        out.append(("provenance", f"{short_repr(c.provenance)} is not one of {', '.join(PROVENANCES)}"))
     if isinstance(c.confidence, bool) or not isinstance(c.confidence, (int, float)):
-        out.append(("confidence", f"{c.confidence!r} is not a number"))
+        out.append(("confidence", f"{short_repr(c.confidence)} is not a number"))
     elif not 0.0 <= c.confidence <= 1.0:
-        out.append(("confidence", f"{c.confidence!r} is outside 0..1"))
+        out.append(("confidence", f"{short_repr(c.confidence)} is outside 0..1"))
     if not isinstance(c.sources, tuple) or not all(
         isinstance(s, str) and SOURCE_RE.fullmatch(s) for s in c.sources
     ):
         out.append(("sources", "must be a list of session ids (printable text, 1-200 characters)"))
+    elif any(surrogate_in(s) for s in c.sources):
+        out.append(("sources", "a session id " + _surrogate_problem("".join(c.sources))))
     elif len(set(c.sources)) != len(c.sources):
         out.append(("sources", "lists a session id twice"))
     if isinstance(c.occurrences, bool) or not isinstance(c.occurrences, int) or c.occurrences < 0:
-        out.append(("occurrences", f"{c.occurrences!r} is not a whole number >= 0"))
+        out.append(("occurrences", f"{short_repr(c.occurrences)} is not a whole number >= 0"))
+    elif c.occurrences > OCCURRENCES_MAX:
+        out.append(("occurrences", f"{c.occurrences} is more than 2**53"))
     for field in ("created_at", "updated_at"):
         value = getattr(c, field)
         if not _is_timestamp(value):
-            out.append((field, f"{value!r} is not a UTC time like 2026-08-24T18:02:11Z"))
+            out.append((field, f"{short_repr(value)} is not a UTC time like 2026-08-24T18:02:11Z"))
     if not isinstance(c.body, str) or not c.body.strip():
         out.append(("body", "the markdown body is empty"))
     elif len(c.body) > BODY_MAX:
         out.append(("body", f"is {len(c.body)} characters; at most {BODY_MAX}"))
     elif "\x00" in c.body:
         out.append(("body", "contains a NUL character"))
+    elif surrogate_in(c.body):
+        out.append(("body", _surrogate_problem(c.body)))
     return out
 
 
@@ -273,15 +335,23 @@ def _is_timestamp(value: object) -> bool:
 
 # ----------------------------------------------------------------------------- codec
 
+#: Frontmatter keys read as the literal text of their scalar (YAML 1.1 never turns
+#: ``010`` into 8 or ``1:20`` into 80 here).
+TEXT_KEYS: Final[tuple[str, ...]] = (
+    "name", "description", "type", "provenance", "created_at", "updated_at",
+)
+_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+_WHOLE_RE: Final = re.compile(r"0|[1-9][0-9]*")
+_DECIMAL_RE: Final = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as text (we validate their exact format)."""
+    """The YAML reader of the frontmatter: composes nodes only (no implicit typing).
 
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    Values are taken from the node tree by `_load_frontmatter`: text keys as the
+    scalar's literal text, numbers by a strict decimal pattern, sources as a list of
+    scalar texts. Anchors, aliases and merge keys are refused before composing.
+    """
 
 
 def serialize(concept: Concept) -> str:
@@ -315,7 +385,9 @@ def format_confidence(value: float) -> str:
 
 
 def _scalar(text: str) -> str:
-    """A YAML scalar for `text`: plain when YAML reads it back unchanged, else double-quoted."""
+    """A YAML scalar for `text`: plain when any YAML reader reads it back as that same
+    text, else double-quoted (so ``010``, ``1:20``, ``yes``, ``null`` or a date stay text
+    for other tools too)."""
     if _plain_is_safe(text):
         return text
     return json.dumps(text, ensure_ascii=False)
@@ -328,7 +400,9 @@ def _plain_is_safe(text: str) -> bool:
     if not _PLAIN_OK.fullmatch(text) or ": " in text or " #" in text or text.endswith(":"):
         return False
     try:
-        return yaml.load(f"k: {text}", Loader=_Loader) == {"k": text}  # noqa: S506 - SafeLoader
+        # The full YAML 1.1 resolvers (ints, floats, bools, null, timestamps): anything
+        # they would read as non-text is quoted.
+        return yaml.load(f"k: {text}", Loader=yaml.SafeLoader) == {"k": text}  # noqa: S506
     except yaml.YAMLError:
         return False
 
@@ -337,7 +411,10 @@ def parse(markdown: str) -> Concept:
     """Parse a markdown record into a `Concept`.
 
     CRLF line ends are accepted and read as LF. Keys may appear in any order, but
-    every key must be present and no other key is allowed.
+    every key must be present once, and no other key is allowed. Text keys (name,
+    description, type, provenance, created_at, updated_at) are read as the literal
+    text of their scalar; confidence and occurrences are decimal numbers; sources is
+    a list of texts. YAML anchors, aliases and merge keys are refused.
 
     Args:
         markdown: the whole record text.
@@ -362,15 +439,8 @@ def parse(markdown: str) -> Concept:
             "the frontmatter is not closed: add a '---' line after the last key", line=len(lines)
         ) from None
     front_lines = lines[1:end]
-    data = _load_frontmatter(front_lines)
-    key_lines = _key_lines(front_lines)
-    for key in data:
-        if key not in KEYS:
-            raise ConceptFormatError(
-                f"unknown key {key!r}; allowed: {', '.join(KEYS)}",
-                line=key_lines.get(str(key)),
-                field=str(key),
-            )
+    _refuse_surrogates(lines, front_lines, end)
+    data, key_lines = _load_frontmatter(front_lines)
     for key in KEYS:
         if key not in data:
             raise ConceptFormatError(f"missing key {key!r}", line=end + 1, field=key)
@@ -378,21 +448,19 @@ def parse(markdown: str) -> Concept:
     if rest and rest[0] == "":
         rest = rest[1:]
     body = "\n".join(rest).rstrip("\n")
-    raw_sources = data["sources"]
-    sources: Any = tuple(raw_sources) if isinstance(raw_sources, list) else raw_sources
     confidence = data["confidence"]
     if isinstance(confidence, int) and not isinstance(confidence, bool):
         confidence = float(confidence)
     concept = Concept(
-        name=_as_text(data["name"]),
-        description=_as_text(data["description"]),
-        type=_as_text(data["type"]),
-        provenance=_as_text(data["provenance"]),
+        name=data["name"],
+        description=data["description"],
+        type=data["type"],
+        provenance=data["provenance"],
         confidence=confidence,
-        sources=sources,
+        sources=data["sources"],
         occurrences=data["occurrences"],
-        created_at=_as_text(data["created_at"]),
-        updated_at=_as_text(data["updated_at"]),
+        created_at=data["created_at"],
+        updated_at=data["updated_at"],
         body=body,
     )
     for field, problem in _problems(concept):
@@ -400,25 +468,30 @@ def parse(markdown: str) -> Concept:
         raise ConceptFormatError(problem, line=line, field=field)
     if isinstance(concept.confidence, float) and round(concept.confidence, 2) != concept.confidence:
         raise ConceptFormatError(
-            f"{concept.confidence!r} has more than 2 decimals",
+            f"{short_repr(concept.confidence)} has more than 2 decimals",
             line=key_lines.get("confidence"),
             field="confidence",
         )
     return concept
 
 
-def _as_text(value: Any) -> Any:
-    # YAML reads `name: 123` as an int and `type: null` as None; keep the text form
-    # for the validator to judge, but leave containers alone so they fail clearly.
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return value
+def _refuse_surrogates(lines: list[str], front_lines: list[str], end: int) -> None:
+    """Reject a record holding text that cannot be written as UTF-8, naming line and field."""
+    for i, line in enumerate(lines):
+        if surrogate_in(line) is None:
+            continue
+        field = "body" if i > end else _field_at(front_lines, i - 1)
+        raise ConceptFormatError(_surrogate_problem(line), line=i + 1, field=field)
 
 
-def _load_frontmatter(front_lines: list[str]) -> dict[str, Any]:
+def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The frontmatter's values (see `parse`) and each key's 1-based record line."""
     source = "\n".join(front_lines)
+    loader: _Loader | None = None
     try:
-        data = yaml.load(source, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        _refuse_anchors(source, front_lines)
+        loader = _Loader(source)
+        root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
         mark = exc.context_mark or exc.problem_mark
         line = mark.line + 2 if mark is not None else None
@@ -426,26 +499,90 @@ def _load_frontmatter(front_lines: list[str]) -> dict[str, Any]:
         raise ConceptFormatError(
             f"invalid YAML: {exc.problem or exc.context}", line=line, field=field
         ) from None
+    except yaml.reader.ReaderError as exc:
+        index = source[: exc.position].count("\n")
+        raise ConceptFormatError(
+            f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})",
+            line=index + 2, field=_field_at(front_lines, index),
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConceptFormatError(f"invalid YAML: {exc}") from None
-    if data is None:
+        raise ConceptFormatError(f"invalid YAML: {str(exc)[:200]}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if root is None:
         raise ConceptFormatError("the frontmatter is empty", line=2)
-    if not isinstance(data, dict):
+    if not isinstance(root, yaml.MappingNode):
         raise ConceptFormatError("the frontmatter must be 'key: value' lines", line=2)
-    return data
+    data: dict[str, Any] = {}
+    key_lines: dict[str, int] = {}
+    for key_node, value_node in root.value:
+        line = key_node.start_mark.line + 2
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+            what = "merge keys (<<) are" if key_node.tag == _MERGE_TAG else "a key must be a name; lists and mappings are"
+            raise ConceptFormatError(f"{what} not allowed", line=line)
+        key = key_node.value
+        if key in key_lines:
+            raise ConceptFormatError(
+                f"duplicate key {short_repr(key)} (first on line {key_lines[key]})",
+                line=line, field=key,
+            )
+        key_lines[key] = line
+        if key not in KEYS:
+            raise ConceptFormatError(
+                f"unknown key {short_repr(key)}; allowed: {', '.join(KEYS)}", line=line, field=key
+            )
+        data[key] = _value(key, value_node, line)
+    return data, key_lines
 
 
-def _key_lines(front_lines: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i, line in enumerate(front_lines):
-        match = re.match(r"([A-Za-z_][\w-]*)\s*:", line)
-        if match:
-            out.setdefault(match.group(1), i + 2)
-    return out
+def _refuse_anchors(source: str, front_lines: list[str]) -> None:
+    """Refuse YAML anchors (``&a``), aliases (``*a``) and tags (``!!x``) before anything
+    is built.
+
+    An alias can expand a few lines into gigabytes (an "alias bomb"); a record never
+    needs one, nor a tag (its values' kinds are fixed by their keys).
+    """
+    for token in yaml.scan(source, Loader=_Loader):
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken, yaml.TagToken)):
+            what = (
+                "YAML tags (!name) are" if isinstance(token, yaml.TagToken)
+                else "YAML anchors and aliases (&name, *name) are"
+            )
+            index = token.start_mark.line
+            raise ConceptFormatError(
+                f"{what} not allowed", line=index + 2, field=_field_at(front_lines, index)
+            )
+
+
+def _value(key: str, node: yaml.Node, line: int) -> Any:
+    kind = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
+    if key == "sources":
+        if isinstance(node, yaml.ScalarNode):
+            return node.value  # the validator says it must be a list
+        if not isinstance(node, yaml.SequenceNode) or not all(
+            isinstance(item, yaml.ScalarNode) for item in node.value
+        ):
+            raise ConceptFormatError(
+                "must be a list of session ids (printable text, 1-200 characters)",
+                line=line, field=key,
+            )
+        return tuple(item.value for item in node.value)
+    if not isinstance(node, yaml.ScalarNode):
+        expected = "a number" if key in ("confidence", "occurrences") else "text"
+        raise ConceptFormatError(f"must be {expected}, not {kind}", line=line, field=key)
+    if key in TEXT_KEYS:
+        return node.value
+    plain = node.style is None
+    if key == "occurrences" and plain and _WHOLE_RE.fullmatch(node.value):
+        return int(node.value)
+    if key == "confidence" and plain and _DECIMAL_RE.fullmatch(node.value):
+        return float(node.value) if "." in node.value else int(node.value)
+    return node.value  # quoted or not a plain decimal: the validator names it
 
 
 def _field_at(front_lines: list[str], index: int | None) -> str | None:
-    if index is None:
+    if index is None or not front_lines:
         return None
     for i in range(min(index, len(front_lines) - 1), -1, -1):
         match = re.match(r"([A-Za-z_][\w-]*)\s*:", front_lines[i])

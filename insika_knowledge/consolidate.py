@@ -30,6 +30,7 @@ from insika_knowledge.concept import (
     Concept,
     claim_text,
     has_contradiction,
+    surrogate_in,
 )
 from insika_knowledge.extract.candidates import MODEL_BODY_MAX, Candidate
 from insika_knowledge.index.text import fold, terms
@@ -38,6 +39,8 @@ SAME_CLAIM_JACCARD: Final = 0.6
 CONFLICT_CONFIDENCE: Final = 0.4
 FIRST_SIGHTING_CONFIDENCE: Final = 0.6
 CONFIDENCE_CAP: Final = 0.95
+#: What a contradiction entry says when the claim itself does not fit in the record.
+TOO_LONG_NOTE: Final = "claim too long to keep; see the ledger"
 
 _NUMBER_RE: Final = re.compile(
     r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
@@ -184,24 +187,70 @@ def usable_merge(body: object, limit: int) -> bool:
         and len(body) <= limit
         and not has_contradiction(body)
         and "\x00" not in body
+        and surrogate_in(body) is None
     )
 
 
 def contradict(existing: Concept, candidate: Candidate, session_id: str, now: str) -> Concept:
     """Append `candidate` under ``## Contradiction``; confidence 0.4 flat.
 
-    The entry names the session and time. Bodies stay within the record limit
-    (the appended text is cut if needed).
+    The entry names the session and time. The record stays within `BODY_MAX` without
+    ever cutting the heading or splitting an entry: when the whole entry does not fit,
+    a short entry (session, time, "claim too long to keep; see the ledger") is appended
+    instead; when even that does not fit, no entry is added, but the heading is always
+    there (the claim text is shortened to make room for it only if it has none and is
+    already at the limit), so a 0.4 confidence is never without its visible conflict.
     """
+    who = f"- session `{safe_session_id(session_id)}` at {now}"
     entry_body = "\n".join(f"  {line}" if line else "" for line in candidate.body.split("\n"))
-    entry = f"- session `{session_id}` at {now}: {candidate.description}\n\n{entry_body}"
-    if has_contradiction(existing.body):
-        body = f"{existing.body}\n\n{entry}"
-    else:
-        body = f"{existing.body}\n\n{CONTRADICTION_HEADING}\n\n{entry}"
-    if len(body) > BODY_MAX:
-        body = body[: BODY_MAX - 1].rstrip() + "…"
+    entries = (f"{who}: {candidate.description}\n\n{entry_body}", f"{who}: {TOO_LONG_NOTE}")
+    base = existing.body
+    if not has_contradiction(base):
+        base = f"{base}\n\n{CONTRADICTION_HEADING}"
+        if len(base) > BODY_MAX:
+            base = _make_room(existing.body, BODY_MAX - len(f"\n\n{CONTRADICTION_HEADING}"))
+            base = f"{base}\n\n{CONTRADICTION_HEADING}"
+    body = base
+    for entry in entries:
+        if len(base) + 2 + len(entry) <= BODY_MAX:
+            body = f"{base}\n\n{entry}"
+            break
     return existing.replace(body=body, confidence=CONFLICT_CONFIDENCE, updated_at=now)
+
+
+def _make_room(body: str, limit: int) -> str:
+    """`body` cut to at most `limit` characters at a line or word end, marked with "…"."""
+    if len(body) <= limit:
+        return body
+    cut = body[: limit - 1]
+    for sep in ("\n", " "):
+        at = cut.rfind(sep)
+        if at >= limit // 2:
+            cut = cut[:at]
+            break
+    return cut.rstrip() + "…"
+
+
+def safe_session_id(session_id: str) -> str:
+    """`session_id` as it may appear inside a markdown code span in a record.
+
+    Session ids are validated where they enter (printable, no backticks), but the
+    entry must not be able to forge a heading, a link or the end of the code span
+    whatever it is given: control and other unprintable characters become ``\\uXXXX``,
+    a backtick becomes ``'``, brackets are backslash-escaped (``[[x]]`` is no link),
+    and the result is at most 200 characters.
+    """
+    out: list[str] = []
+    for char in str(session_id)[:200]:
+        if char == "`":
+            out.append("'")
+        elif char in "[]":
+            out.append("\\" + char)
+        elif not char.isprintable():
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def first_sighting(candidate: Candidate, session_id: str, now: str) -> Concept:

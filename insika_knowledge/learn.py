@@ -1,8 +1,9 @@
 """The write path: one finished turn in, concepts learned, confirmed, merged or contradicted.
 
 `learn_turn` asks the model for candidates, screens them (`extract.candidates`), and
-sights each one against the store (`sight`). A model failure is recorded as the
-turn's outcome (retryable) and returned, never raised. Each sighting is decided and
+sights each one against the store (`sight`). A model failure (any exception the model
+raises, or an answer that is not a list) is recorded as the turn's outcome (retryable)
+and returned, never raised; a merge call that fails counts as contradicting. Each sighting is decided and
 written inside one ``BEGIN IMMEDIATE`` transaction; only a merge, which needs a model
 call, is decided outside it and then committed with a compare-and-swap on the
 concept's version (re-decided if another writer got there first).
@@ -27,6 +28,7 @@ from insika_knowledge.events import (
 from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
 from insika_knowledge.extract.redact import redact
+from insika_knowledge.sessions import check_session_id
 from insika_knowledge.store.base import ExtractionRecord, Store
 
 log = logging.getLogger(__name__)
@@ -95,8 +97,12 @@ def learn_turn(
         The turn's report. Model failures are in ``outcome``; nothing is raised for them.
 
     Raises:
+        UserError: `session_id` or `turn_id` is not 1-200 printable characters without
+            backticks (checked before any model call; nothing is recorded).
         InsikaError: only for a store failure that is not the model's (e.g. a full disk).
     """
+    check_session_id(session_id, "session_id")
+    check_session_id(turn_id, "turn_id")
     report = TurnReport(session_id=session_id, turn_id=turn_id)
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
@@ -104,11 +110,20 @@ def learn_turn(
         request = ExtractionRequest(
             agent, session_id, turn_id, messages, tuple(config.types), config.prompt
         )
+        items: Any = None
         try:
             items = model.propose(request)
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
+        except Exception as exc:  # any other model failure: recorded, retryable, never raised
+            log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
+            report.outcome, report.retryable = "model_error", True
+            report.detail = f"{type(exc).__name__}: {exc}"[:300]
         else:
+            if not isinstance(items, list):
+                report.outcome, report.retryable = "model_malformed", True
+                report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
+        if report.outcome == "ok":
             screened = screen(items, config.types)
             report.proposed = screened.proposed
             report.dropped = screened.dropped
@@ -123,7 +138,7 @@ def learn_turn(
     store.record_extraction(ExtractionRecord(
         agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
         retryable=report.retryable, candidates=report.proposed, written=written,
-        dropped=dict(report.dropped), detail=report.detail, attempted_at=store.clock(),
+        dropped=dict(report.dropped), detail=_storable(report.detail), attempted_at=store.clock(),
     ))
     if events is not None:
         events.emit(KnowledgeExtracted(
@@ -218,10 +233,14 @@ def _ask_merge(
     request = MergeRequest(agent, session_id, candidate.name, old_body, candidate.body, limit)
     try:
         answer = model.merge(request)
+        if answer.verdict != "related" or not consolidate.usable_merge(answer.body, limit):
+            return None
     except ModelFailure as failure:
         log.info("merge of %s failed (%s): treated as contradicting", candidate.name, failure.outcome)
         return None
-    if answer.verdict != "related" or not consolidate.usable_merge(answer.body, limit):
+    except Exception as exc:  # any model failure (or a malformed answer) is contradicting
+        log.info("merge of %s failed (%s): treated as contradicting", candidate.name,
+                 type(exc).__name__)
         return None
     body = redact(answer.body or "").text.strip()
     return body if consolidate.usable_merge(body, limit) else None
@@ -259,6 +278,11 @@ def _commit_merge_or_conflict(
             concept = consolidate.contradict(existing, candidate, session_id, now)
             tx.put(agent, concept, reason="conflict", actor=ENGINE, session_id=session_id)
         return "conflict"
+
+
+def _storable(text: str | None) -> str | None:
+    """`text` with anything UTF-8 cannot hold (lone surrogates) replaced by ``?``."""
+    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _announce(events: EventBus | None, agent: str, candidate: Candidate, outcome: Outcome) -> None:

@@ -4,6 +4,10 @@
 ``$INSIKA_KNOWLEDGE_HOME`` (or the user data folder) the first time it is used;
 a host may call `KnowledgePlugin.configure` before that. Extraction runs on one
 background thread per process, so ``after_turn`` returns at once.
+
+No hook ever raises into the engine: whatever goes wrong (an invalid block, an
+unusable data directory, a bad tenant, a malformed turn) makes the hook return
+nothing and emits ``knowledge_degraded`` once per cause.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from insika_knowledge.learn import TurnReport
 from insika_knowledge.memory import Memory
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 from insika_knowledge.sessions import AgentSpec, Turn
+from insika_knowledge.store.paths import check_agent
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +70,25 @@ class KnowledgePlugin:
         try:
             return load_config(agent.knowledge)
         except InsikaError as exc:
-            self._degraded(agent.id, "config", str(exc))
+            self._degraded(_agent_id(agent), "config", str(exc))
             return None
 
     def _degraded(self, agent: str, feature: str, reason: str) -> None:
         key = (agent, feature + reason)
-        if key in self._warned:
-            return
-        self._warned.add(key)
+        with self._lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
         log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
-        self.memory.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
+        try:
+            self.memory.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
+        except Exception:  # even the event bus failing must not reach the engine
+            log.exception("could not emit knowledge_degraded")
+
+    def _failed(self, agent: object, feature: str, exc: BaseException) -> None:
+        """Report an unexpected failure of a hook as ``knowledge_degraded`` (once per cause)."""
+        reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"
+        self._degraded(_agent_id(agent), feature, reason[:300])
 
     # ------------------------------------------------------------------ hooks
 
@@ -91,8 +105,9 @@ class KnowledgePlugin:
                 future = self._executor.submit(self._learn, turn, config)
                 self._pending.add(future)
             future.add_done_callback(self._forget)
-        except Exception:  # the engine's turn is already over: never raise into it
+        except Exception as exc:  # the engine's turn is already over: never raise into it
             log.exception("could not schedule knowledge extraction")
+            self._failed(getattr(turn, "agent", None), "extract", exc)
 
     def _forget(self, future: Future[TurnReport | None]) -> None:
         with self._lock:
@@ -105,35 +120,48 @@ class KnowledgePlugin:
                 messages=list(turn.messages), tenant=turn.agent.tenant,
             )
         except Exception as exc:
-            self._degraded(turn.agent.id, "extract", f"{type(exc).__name__}: {exc}")
+            self._failed(getattr(turn, "agent", None), "extract", exc)
             return None
 
     @hookimpl
     def context_fragments(self, turn: Turn) -> list[Fragment]:
-        """The ``<knowledge>`` block for the turn's last user message, at priority 77."""
-        config = self._config(turn.agent)
-        if config is None or not config.retrieve:
-            return []
-        message = turn.last_user_text()
-        if not message.strip():
-            return []
+        """The ``<knowledge>`` block for the turn's last user message, at priority 77.
+
+        Never raises: any failure returns ``[]`` and emits ``knowledge_degraded``.
+        """
         try:
+            config = self._config(turn.agent)
+            if config is None or not config.retrieve:
+                return []
+            message = turn.last_user_text()
+            if not isinstance(message, str) or not message.strip():
+                return []
             retriever = self.memory.retriever(turn.agent.tenant)
-            block = retriever.block(turn.agent.id, message, config.top_k, config.index)
-        except InsikaError as exc:
-            self._degraded(turn.agent.id, "retrieve", str(exc))
+            block = retriever.block(
+                turn.agent.id, message, config.top_k, config.index, config.min_coverage
+            )
+            if block is None:
+                return []
+            return [Fragment(text=block, priority=KNOWLEDGE_PRIORITY, source="knowledge")]
+        except Exception as exc:  # the engine's turn must go on without knowledge
+            self._failed(getattr(turn, "agent", None), "retrieve", exc)
             return []
-        if block is None:
-            return []
-        return [Fragment(text=block, priority=KNOWLEDGE_PRIORITY, source="knowledge")]
 
     @hookimpl
     def tools(self, agent: AgentSpec) -> list[Tool]:
-        """``load_knowledge`` when the agent's retrieve switch is on."""
-        config = self._config(agent)
-        if config is None or not config.retrieve:
+        """``load_knowledge`` when the agent's retrieve switch is on.
+
+        Never raises: any failure returns ``[]`` and emits ``knowledge_degraded``.
+        """
+        try:
+            config = self._config(agent)
+            if config is None or not config.retrieve:
+                return []
+            check_agent(agent.id)
+            retriever = self.memory.retriever(agent.tenant)
+        except Exception as exc:
+            self._failed(agent, "tools", exc)
             return []
-        retriever = self.memory.retriever(agent.tenant)
 
         def load_knowledge(name: str) -> dict[str, Any]:
             return retriever.load_knowledge(agent.id, name)
@@ -161,6 +189,12 @@ class KnowledgePlugin:
             executor.shutdown(wait=True)
         if memory is not None:
             memory.close()
+
+
+def _agent_id(agent: object) -> str:
+    """The agent id for an event, whatever the host passed."""
+    value = getattr(agent, "id", None)
+    return value if isinstance(value, str) else repr(value)[:130]
 
 
 plugin = KnowledgePlugin()

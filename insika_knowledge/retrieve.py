@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
@@ -23,7 +24,8 @@ from insika_knowledge.concept import check_name
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.fts5 import Fts5Index
-from insika_knowledge.index.scan import Entry, Hit, ScanIndex
+from insika_knowledge.index.scan import Entry, Hit, ScanIndex, entry_score
+from insika_knowledge.index.text import query_terms
 from insika_knowledge.store.base import Store
 
 #: ``index: auto`` uses FTS5 from this many concepts per agent up (see benchmarks/README.md).
@@ -68,6 +70,7 @@ class SearchIndex(Protocol):
 
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]: ...
     def lookup(self, agent: str, names: list[str]) -> dict[str, Entry]: ...
+    def weight(self, agent: str) -> Callable[[str], int]: ...
 
 
 @dataclass(frozen=True)
@@ -135,13 +138,22 @@ class Retriever:
             self._counts[agent] = cached
         return cached[1]
 
-    def retrieve(self, agent: str, message: str, top_k: int, mode: str = "scan") -> Retrieved:
+    def retrieve(self, agent: str, message: str, top_k: int, mode: str = "scan",
+                 min_coverage: float = 0.0) -> Retrieved:
         """The top-k concepts for `message`, plus up to top-k concepts they link to.
 
-        `mode` is the config's ``index`` (scan, fts5 or auto).
+        Args:
+            mode: the config's ``index`` (scan, fts5 or auto).
+            min_coverage: the relevance floor, 0..1: when even the best concept covers less
+                than this share of the message's weighted terms (`coverage`), the message
+                is taken as one no concept answers and nothing is returned.
         """
         index = self.index_for(agent, mode)
         hits = index.search(agent, message, top_k)
+        if min_coverage > 0 and hits:
+            best = max(coverage(h.entry, query_terms(message), index.weight(agent)) for h in hits)
+            if best < min_coverage:
+                hits = []
         matched = [h.entry for h in hits]
         if not matched:
             return Retrieved([], [])
@@ -151,9 +163,10 @@ class Retriever:
         linked = [found[n] for n in wanted if n in found][:top_k]
         return Retrieved(matched, linked)
 
-    def block(self, agent: str, message: str, top_k: int, mode: str = "scan") -> str | None:
+    def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
+              min_coverage: float = 0.0) -> str | None:
         """The ``<knowledge>`` block for `message`, or None when nothing matches."""
-        retrieved = self.retrieve(agent, message, top_k, mode)
+        retrieved = self.retrieve(agent, message, top_k, mode, min_coverage)
         if not retrieved.matched:
             return None
         return render_block(retrieved.entries)
@@ -181,6 +194,19 @@ class Retriever:
         if self.events is not None:
             self.events.emit(KnowledgeRetrieved(concept=stored.concept.name, agent=agent))
         return {"name": stored.concept.name, "markdown": stored.markdown}
+
+
+def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int]) -> float:
+    """The share of a message's weighted terms a concept covers, 0..1.
+
+    ``entry_score / sum(2 * weight(t))`` over the message's word terms (numeric range
+    terms are left out of the denominator: a message carries several per number).
+    A term no concept has gets the highest weight, so a message about something the
+    store never heard of covers little.
+    """
+    words = [t for t in wanted if not t.startswith("z")]
+    total = sum(2 * weight(t) for t in words)
+    return entry_score(entry, wanted, weight) / total if total else 0.0
 
 
 def render_block(entries: list[Entry]) -> str:

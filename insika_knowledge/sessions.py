@@ -11,12 +11,47 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.store.paths import DEFAULT_TENANT
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
+#: The longest session (or turn) id accepted.
+SESSION_ID_MAX: Final = 200
+
+
+def session_id_problem(value: object) -> str | None:
+    """What is wrong with `value` as a session or turn id, or None when it is fine.
+
+    An id is 1-200 printable characters (no control characters, no line breaks, no
+    lone surrogates), not only blanks, and without backticks (it is quoted in records
+    inside a markdown code span).
+    """
+    if not isinstance(value, str):
+        return f"must be text, got {type(value).__name__}"
+    if not value.strip():
+        return "must be non-empty text"
+    if len(value) > SESSION_ID_MAX:
+        return f"is {len(value)} characters; at most {SESSION_ID_MAX}"
+    if not value.isprintable():
+        return "must be printable text (no control characters, line breaks or lone surrogates)"
+    if "`" in value:
+        return "must not contain a backtick (`)"
+    return None
+
+
+def check_session_id(value: object, label: str = "session_id") -> str:
+    """Return `value` if it is a valid session or turn id (see `session_id_problem`).
+
+    Raises:
+        UserError: naming `label` and the problem.
+    """
+    problem = session_id_problem(value)
+    if problem is not None:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
+        raise UserError(f"{label} {shown} {problem}")
+    return value  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -54,13 +89,24 @@ class Turn:
     time_utc: str = ""
 
     def last_user_text(self) -> str:
-        """The text of the last user message ('' when there is none)."""
-        for message in reversed(self.messages):
-            if message.get("role") == "user":
+        """The text of the last user message ('' when there is none).
+
+        Tolerant of what a host may hand over: no message list, items that are not
+        message objects, and content that is neither text nor a list of text parts
+        are all read as "no text".
+        """
+        messages = self.messages if isinstance(self.messages, (list, tuple)) else []
+        for message in reversed(messages):
+            if isinstance(message, Mapping) and message.get("role") == "user":
                 content = message.get("content")
+                if isinstance(content, str):
+                    return content
                 if isinstance(content, list):
-                    return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-                return content or ""
+                    return " ".join(
+                        p["text"] for p in content
+                        if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                    )
+                return ""
         return ""
 
 
@@ -100,8 +146,10 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
     """Parse one JSONL line into a `Session`.
 
     Raises:
-        UserError: invalid JSON, a missing ``session_id`` or ``messages``, or a message
-            without a known role; the message starts with `where`.
+        UserError: invalid JSON, a missing or invalid ``session_id`` (see
+            `session_id_problem`), a missing ``messages``, a message without a known
+            role, or text that cannot be written as UTF-8 (a lone surrogate, which JSON
+            can spell as ``\\ud800``); the message starts with `where`.
     """
     try:
         data = json.loads(text)
@@ -110,13 +158,29 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
     if not isinstance(data, dict):
         raise UserError(f"{where}: a session must be a JSON object")
     session_id = data.get("session_id")
-    if not isinstance(session_id, str) or not session_id.strip():
+    if "session_id" not in data:
         raise UserError(f"{where}: 'session_id' must be non-empty text")
+    problem = session_id_problem(session_id)
+    if problem is not None:
+        raise UserError(f"{where}: 'session_id' {problem}")
     messages = data.get("messages")
     if not isinstance(messages, list):
         raise UserError(f"{where}: 'messages' must be a list")
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ROLES:
             raise UserError(f"{where}: messages[{i}] needs a role of {sorted(ROLES)}")
+        if not _encodable(message):
+            raise UserError(
+                f"{where}: messages[{i}] holds text that cannot be written as UTF-8 "
+                "(a lone surrogate such as \\ud800)"
+            )
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     return Session(session_id, messages, data.get("outcome"), metadata, line)
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

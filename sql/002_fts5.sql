@@ -11,7 +11,7 @@ CREATE VIRTUAL TABLE concepts_fts USING fts5(
     content='concepts',
     content_rowid='id',
     tokenize='insika',
-    detail='column'     -- no positions: we never run phrase queries; smaller and faster
+    detail='full'       -- positions kept: bm25() on detail=column would re-tokenise every match
 );
 
 -- Kept in sync by triggers; an UPDATE re-indexes the row.
@@ -32,3 +32,7 @@ END;
 
 -- Rows written before this migration.
 INSERT INTO concepts_fts (concepts_fts) VALUES ('rebuild');
+
+-- Document frequency per term (the FTS5 adapter drops the most common query terms
+-- before ranking when rarer ones are enough to fill top-k).
+CREATE VIRTUAL TABLE concepts_fts_vocab USING fts5vocab(concepts_fts, 'row');

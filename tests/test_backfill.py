@@ -403,3 +403,119 @@ def test_bad_input_is_a_usage_error(tmp_path: Path, case: str) -> None:
     assert "Traceback" not in result.output
     assert expect_in_message in result.output
     assert _no_concepts_written(data)
+
+
+# ----------------------------------------------------------------------------- attacks
+
+
+def _args(sessions: Path, replay: Path | str, data: Path) -> list[str]:
+    model = replay if isinstance(replay, str) else f"replay:{replay}"
+    return ["--agent", AGENT, "--sessions", str(sessions), "--model", model,
+            "--data-dir", str(data), "--quiet"]
+
+
+def test_an_unusable_provider_fails_before_any_session_runs(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2")])
+    data = tmp_path / "data"
+    result = _run(*_args(sessions, "foo/bar", data))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "foo/bar" in result.output
+    if (data / "default.db").exists():
+        memory = Memory(data)
+        assert memory.store("default").extraction(AGENT, "s1", BACKFILL_TURN) is None
+        memory.close()
+
+
+def test_a_session_that_errors_fails_the_run_and_shows_why(tmp_path: Path, monkeypatch) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2")])
+    replay = _write_replay(tmp_path / "r.json", {
+        "s1": [_candidate("first-fact", "Bags under 23 kg fly free.")],
+        "s2": [_candidate("second-fact", "Pets travel in the cabin.")],
+    })
+    real_learn = Memory.learn
+
+    def learn(self, agent, config, *, session_id, **kwargs):  # noqa: ANN001, ANN202
+        if session_id == "s2":
+            from insika_knowledge.errors import RunTimeFailure
+
+            raise RunTimeFailure("disk full writing /somewhere/default.db")
+        return real_learn(self, agent, config, session_id=session_id, **kwargs)
+
+    monkeypatch.setattr(Memory, "learn", learn)
+    result = CliRunner().invoke(cli, ["backfill", *_args(sessions, replay, tmp_path / "data")[:-1]])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    _, statuses = _summary(result.output)
+    assert statuses == Counter({"done": 1, "error": 1})
+    assert "detail" in result.output and "disk full writing" in result.output
+
+
+def test_model_outcomes_alone_do_not_fail_the_run(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2")])
+    replay = _write_replay(tmp_path / "r.json", {"s1": "   "})
+    result = _run(*_args(sessions, replay, tmp_path / "data"))
+    assert result.exit_code == 0, result.output
+    assert _summary(result.output)[1] == Counter({"model_empty": 2})
+
+
+@pytest.mark.parametrize(
+    ("replay", "key"),
+    [({"extract": {}, "consolidate": {"s2": "not an object"}}, 'consolidate["s2"]'),
+     ({"extract": {}, "consolidate": {"s3": {"bag-fee": ["related", "x"]}}},
+      'consolidate["s3"]["bag-fee"]'),
+     ({"extract": {"s1": 5}}, 'extract["s1"]'),
+     ({"extract": {"s1": {"session": {"concepts": []}}}}, 'extract["s1"]["session"]')],
+)
+def test_a_replay_file_of_the_wrong_shape_is_refused_at_load(tmp_path: Path, replay, key) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2")])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(replay), encoding="utf-8")
+    data = tmp_path / "data"
+    result = _run(*_args(sessions, path, data))
+    assert result.exit_code == 2, result.output
+    assert key in result.output and "Traceback" not in result.output
+    assert _no_concepts_written(data)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [('{"session_id": "' + "x" * 300 + '", "messages": []}', "at most 200"),
+     ('{"session_id": "a\\nb", "messages": []}', "printable"),
+     ('{"session_id": "ctl\\u0007", "messages": []}', "printable"),
+     ('{"session_id": "\\ud800", "messages": []}', "printable"),
+     ('{"session_id": "evil`x", "messages": []}', "backtick"),
+     ('{"session_id": 5, "messages": []}', "must be text"),
+     ('{"session_id": "s9", "messages": [{"role": "user", "content": "hi \\ud800"}]}',
+      "messages[0]")],
+)
+def test_bad_session_ids_and_unencodable_text_name_file_and_line(tmp_path: Path, line, problem) -> None:
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text(json.dumps(_session("s1")) + "\n" + line + "\n", encoding="utf-8")
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("some-fact", "A fact.")]})
+    data = tmp_path / "data"
+    result = _run(*_args(sessions, replay, data))
+    assert result.exit_code == 2, result.output
+    assert f"{sessions}:2" in result.output and problem in result.output
+    assert _no_concepts_written(data)
+
+
+def test_an_empty_sessions_file_says_so(tmp_path: Path) -> None:
+    sessions = tmp_path / "empty.jsonl"
+    sessions.write_text("\n  \n", encoding="utf-8")
+    replay = _write_replay(tmp_path / "r.json", {})
+    result = _run(*_args(sessions, replay, tmp_path / "data"))
+    assert result.exit_code == 0, result.output
+    assert f"no sessions in {sessions}" in result.output
+
+
+def test_a_data_directory_under_a_regular_file_is_a_usage_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1")])
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("some-fact", "A fact.")]})
+    result = _run(*_args(sessions, replay, blocker / "data"))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an OSError
+    assert str(blocker / "data") in result.output

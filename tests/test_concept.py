@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 from insika_knowledge.concept import (
     CONCEPT_TYPES,
     Concept,
+    claim_text,
+    has_contradiction,
     normalize_name,
     parse,
     parse_links,
     serialize,
+    validate,
 )
 from insika_knowledge.errors import ConceptFormatError, InvalidName
 
@@ -168,3 +171,143 @@ def test_links_are_parsed_in_order_without_duplicates() -> None:
 def test_description_that_looks_like_yaml_is_quoted_and_survives() -> None:
     tricky = make_concept(description='key: value # not a comment, "quoted" & [x]')
     assert parse(serialize(tricky)).description == tricky.description
+
+
+# ----------------------------------------------------------------------------- attacks
+
+
+def _record(**lines: str) -> str:
+    """SEED_RECORD with some frontmatter lines replaced (key -> whole new line(s))."""
+    text = SEED_RECORD
+    for key, new in lines.items():
+        old = next(line for line in text.splitlines() if line.startswith(f"{key}:"))
+        text = text.replace(old + "\n", new + "\n", 1)
+    return text
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field"),
+    [
+        (SEED_RECORD.replace("Quoted\n", "Quoted \ud800\n"), 13, "body"),
+        (_record(description="description: Ships \ud800 fast."), 3, "description"),
+        (_record(sources='sources: ["s\\ud800"]'), 7, "sources"),
+    ],
+)
+def test_lone_surrogates_are_refused_naming_line_and_field(text: str, line: int, field: str) -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        parse(text)
+    assert (info.value.line, info.value.field) == (line, field)
+    assert "surrogate" in str(info.value)
+
+
+def test_validate_refuses_text_that_cannot_be_written_as_utf8() -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        validate(make_concept(body="Ships fast \ud800."))
+    assert info.value.field == "body" and "surrogate" in str(info.value)
+    with pytest.raises(ConceptFormatError) as info:
+        validate(make_concept(sources=("sess-\udfff",)))
+    assert info.value.field == "sources"
+
+
+def _alias_bomb(levels: int) -> str:
+    anchors = ["&a0 [" + ",".join(['"lol"'] * 10) + "]"]
+    anchors += [f"&a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels + 1)]
+    return "type: [" + ", ".join(anchors) + "]"
+
+
+def test_yaml_alias_bombs_are_refused_before_anything_is_built() -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        parse(_record(type=_alias_bomb(9)))  # 10**10 strings if it were expanded
+    assert (info.value.line, info.value.field) == (4, "type")
+    assert "anchors and aliases" in str(info.value)
+    assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what"),
+    [
+        (_record(description="description: &d Ships fast.", sources="sources: [*d]"), 3, "anchors"),
+        (_record(provenance="provenance: observed\n<<: {name: merged}"), 6, "merge keys"),
+        (_record(description="description: !!python/name:os.system"), 3, "tags"),
+    ],
+)
+def test_anchors_aliases_merge_keys_and_tags_are_refused(text: str, line: int, what: str) -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        parse(text)
+    assert info.value.line == line
+    assert what in str(info.value)
+
+
+def test_error_messages_never_carry_a_huge_value() -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        parse(_record(type="type: " + "x" * 100_000))
+    assert info.value.field == "type" and len(str(info.value)) < 200
+    with pytest.raises(InvalidName) as name_info:
+        normalize_name("配" * 100_000)
+    assert len(str(name_info.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "line"),
+    [("name: renamed-silently", "name", 5), ("description: Overwritten.", "description", 5)],
+)
+def test_duplicate_keys_are_an_error_naming_the_second_line(extra: str, field: str, line: int) -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        parse(_record(type=f"type: fact\n{extra}"))
+    assert (info.value.line, info.value.field) == (line, field)
+    assert "duplicate key" in str(info.value) and "first on line" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "literal"),
+    [("name", "010"), ("name", "0x1f"), ("name", "null"), ("name", "true"),
+     ("description", "1:20"), ("description", "0755"), ("description", "1.10"),
+     ("description", "1_000"), ("description", "yes"), ("description", "2026-08-24")],
+)
+def test_text_keys_are_read_as_their_literal_text(key: str, literal: str) -> None:
+    concept = parse(_record(**{key: f"{key}: {literal}"}))
+    assert getattr(concept, key) == literal
+    text = serialize(concept)
+    assert f'{key}: "{literal}"' in text  # quoted: no YAML reader may turn it into a number
+    assert parse(text) == concept and serialize(parse(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("confidence: '0.6'", "not a number"), ("confidence: .nan", "not a number"),
+     ("occurrences: 010", "whole number"), ("occurrences: 0x10", "whole number"),
+     ("occurrences: 9223372036854775808", "2**53")],
+)
+def test_numbers_are_plain_decimals(line: str, message: str) -> None:
+    key = line.split(":")[0]
+    with pytest.raises(ConceptFormatError) as info:
+        parse(_record(**{key: line}))
+    assert info.value.field == key and message in str(info.value)
+
+
+def test_long_ascii_names_are_cut_not_rejected() -> None:
+    assert normalize_name("a" * 10_000) == "a" * 80
+    slug = normalize_name("word-" * 2000)
+    assert slug.startswith("word-word-") and len(slug) <= 80 and not slug.endswith("-")
+    with pytest.raises(InvalidName, match="too little is ASCII"):
+        normalize_name("配送ポリシー" * 100 + "ab")
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["## Contradiction", "##  Contradiction", " ## Contradiction", "   ## Contradiction",
+     "## contradiction", "##\tCONTRADICTION  ", "## Contradiction\r"],
+)
+def test_every_rendering_of_the_contradiction_heading_is_recognised(heading: str) -> None:
+    body = f"The claim.\n\n{heading}\n\n- session `s2` at 2026-08-25T10:00:00Z: other"
+    assert has_contradiction(body)
+    assert claim_text(body) == "The claim."
+    assert has_contradiction("The claim.\r" + heading)
+
+
+@pytest.mark.parametrize(
+    "line", ["    ## Contradiction", "### Contradiction", "## Contradictions", "##Contradiction",
+             "text ## Contradiction"],
+)
+def test_lines_that_are_not_the_heading_are_not_a_conflict(line: str) -> None:
+    assert not has_contradiction(f"The claim.\n{line}\n")

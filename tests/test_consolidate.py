@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import make_concept
 from hypothesis import given
 from hypothesis import strategies as st
 
 from insika_knowledge import consolidate
+from insika_knowledge.concept import BODY_MAX, Concept
 from insika_knowledge.extract.candidates import Candidate
 
 
@@ -116,3 +119,74 @@ def test_unusable_merges_are_refused(body: object, ok: bool) -> None:
 def test_merge_limit_is_bounded() -> None:
     assert consolidate.merge_limit("a" * 100, "b" * 300) == 800
     assert consolidate.merge_limit("a" * 3000, "b") == 4000
+
+
+# ----------------------------------------------------------------------------- attacks
+
+NOW = "2026-08-25T10:00:00Z"
+HEADING = "\n\n## Contradiction\n\n"
+
+
+def _near_limit(free: int, with_heading: bool = False) -> Concept:
+    """ON_RECORD with a body `free` characters short of BODY_MAX."""
+    head = ON_RECORD.body + (HEADING + "- session `s0` at 2026-08-24T10:00:00Z: old" if with_heading else "")
+    body = (head + "\n\n" + "word " * (BODY_MAX // 5))[: BODY_MAX - free - 1] + "x"
+    assert len(body) == BODY_MAX - free
+    return ON_RECORD.replace(body=body)
+
+
+LONG_CLAIM = cand("SLA is 2 hours", "Two hours, not four. " * 40, "sla-resposta")
+
+
+def _entries(body: str) -> list[str]:
+    return [e for e in body.split("\n\n") if e.startswith("- session ")]
+
+
+def test_a_contradiction_that_does_not_fit_appends_a_short_whole_entry() -> None:
+    existing = _near_limit(200)
+    after = consolidate.contradict(existing, LONG_CLAIM, "sess_9", NOW)
+    assert len(after.body) <= BODY_MAX
+    assert after.body == (existing.body + HEADING + f"- session `sess_9` at {NOW}: "
+                          "claim too long to keep; see the ledger")
+    assert after.in_conflict and after.confidence == 0.4
+
+
+def test_a_contradiction_with_no_room_at_all_keeps_the_body_and_the_heading() -> None:
+    crowded = _near_limit(5, with_heading=True)
+    after = consolidate.contradict(crowded, LONG_CLAIM, "sess_9", NOW)
+    assert after.body == crowded.body  # nothing cut, no half entry
+    assert after.in_conflict and after.confidence == 0.4
+    full = _near_limit(0)
+    assert not full.in_conflict
+    after = consolidate.contradict(full, LONG_CLAIM, "sess_9", NOW)
+    assert len(after.body) <= BODY_MAX
+    assert after.in_conflict and after.confidence == 0.4  # the heading is always there
+    assert after.body.rstrip().endswith("## Contradiction")
+    assert after.body.startswith(ON_RECORD.body)
+
+
+@given(st.integers(0, 400), st.booleans())
+def test_contradiction_never_cuts_the_heading_or_an_entry(free: int, with_heading: bool) -> None:
+    existing = _near_limit(free, with_heading)
+    after = consolidate.contradict(existing, LONG_CLAIM, "sess_9", NOW)
+    assert len(after.body) <= BODY_MAX
+    assert after.in_conflict and after.confidence == 0.4
+    for entry in _entries(after.body):
+        assert entry.endswith((": old", ": claim too long to keep; see the ledger",
+                               ": SLA is 2 hours"))
+
+
+def test_the_session_id_cannot_forge_a_heading_or_a_link() -> None:
+    evil = "evil`\n\n## Contradiction\n[[pwn]] \x1b[31m"
+    after = consolidate.contradict(ON_RECORD, cand("SLA is 2 hours", "Two hours.", "sla-resposta"),
+                                   evil, NOW)
+    assert re.findall(r"^.*Contradiction.*$", after.body, re.MULTILINE)[0] == "## Contradiction"
+    assert len(re.findall(r"^## Contradiction$", after.body, re.MULTILINE)) == 1
+    assert after.links == ()
+    entry = after.body.split(HEADING, 1)[1]
+    assert entry.startswith("- session `evil'\\u000a\\u000a## Contradiction\\u000a\\[\\[pwn\\]\\] ")
+    assert "\x1b" not in after.body
+
+
+def test_a_merged_body_that_cannot_be_written_as_utf8_is_unusable() -> None:
+    assert not consolidate.usable_merge("Merged \ud800 statement.", 800)

@@ -124,3 +124,62 @@ def test_a_failing_model_is_recorded_not_raised(host: Host, monkeypatch) -> None
         assert plugin.drain(timeout_s=10)
     record = plugin.memory.store("loja-a").extraction("store-support", "sess_1", "t1")
     assert record.outcome == "model_malformed" and record.retryable
+
+
+# ----------------------------------------------------------------------------- attacks
+
+
+def _degraded(host: Host) -> list[dict]:
+    return host.recorder.named("knowledge_degraded")  # type: ignore[attr-defined]
+
+
+def test_an_unusable_data_directory_degrades_every_hook(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    memory = Memory(blocker / "data")  # a data directory under a regular file
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    plugin.configure(memory)
+    host = Host()
+    try:
+        spec = agent()
+        for _ in range(2):
+            assert host.prompt_context(turn(spec, "frete grátis?")) == []
+            assert host.tools(spec) == {}
+            host.finish_turn(turn(spec, "frete"))
+            assert plugin.drain(timeout_s=10)
+    finally:
+        host.close()
+        plugin.close()
+    degraded = recorder.named("knowledge_degraded")
+    assert {d["feature"] for d in degraded} == {"retrieve", "tools", "extract"}
+    assert len(degraded) == 3  # once per cause, not once per call
+    assert all(str(blocker) in d["reason"] for d in degraded)
+
+
+def test_a_bad_tenant_in_tools_degrades_instead_of_raising(host: Host) -> None:
+    spec = AgentSpec("store-support", "../escape", {"model": "openai/fake-model"})
+    assert host.tools(spec) == {}
+    assert host.tools(AgentSpec("../x", "loja-a", {"model": "openai/fake-model"})) == {}
+    features = [d["feature"] for d in _degraded(host)]
+    assert features == ["tools", "tools"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [None, [{"role": "user", "content": 5}], ["hello"], [{"role": "user", "content": ["hi"]}],
+     [{"role": "user", "content": [{"text": 5}]}], "not a list", [None, 3.5]],
+)
+def test_malformed_turns_never_raise_into_the_engine(host: Host, messages) -> None:
+    spec = agent()
+    bad = Turn(spec, "sess_1", "t1", messages)
+    assert host.prompt_context(bad) == []
+    host.finish_turn(bad)
+    assert plugin.drain(timeout_s=10)
+    assert bad.last_user_text() == ""
+
+
+def test_last_user_text_reads_text_parts() -> None:
+    turn_ = Turn(agent(), "s", "t", [{"role": "user", "content": [{"text": "a"}, "x", {"text": "b"}]},
+                                     "junk"])
+    assert turn_.last_user_text() == "a b"

@@ -23,7 +23,7 @@ def put(store, **kw):
 
 def test_tokeniser_folds_case_accents_and_drops_stop_words() -> None:
     assert tokenize("Qual o PRAZO de Devolução para São Paulo?") == tokenize("prazo devolucao paulo")
-    assert len(tokenize("What is the return window for my order?")) == 3
+    assert "what" not in " ".join(tokenize("What is the return window for my order?"))
 
 
 def test_top_k_by_overlap_then_confidence_then_recency(store) -> None:
@@ -35,7 +35,8 @@ def test_top_k_by_overlap_then_confidence_then_recency(store) -> None:
     put(store, name="e-none", description="devolução", body="troca")
     hits = ScanIndex(store).search(AGENT, "Qual o prazo do frete para Campinas?", top_k=4)
     assert [h.entry.name for h in hits] == ["c-best", "b-high", "d-new", "a-low"]
-    assert [h.score for h in hits] == [3, 2, 2, 2]
+    scores = [h.score for h in hits]
+    assert scores[0] > scores[1] == scores[2] == scores[3] > 0
 
 
 def test_nothing_shared_means_nothing_returned(store) -> None:
@@ -62,7 +63,8 @@ def test_inverted_index_returns_exactly_what_a_full_scan_returns(tmp_path_factor
     index = ScanIndex(db)
     text = " ".join(query)
     fast = [(h.entry.name, h.score) for h in index.search(AGENT, text, k)]
-    slow = [(h.entry.name, h.score) for h in scan_reference(list(index.entries(AGENT).values()), text, k)]
+    slow = [(h.entry.name, h.score) for h in scan_reference(list(index.entries(AGENT).values()), text, k,
+                                                             index.weight(AGENT))]
     db.close()
     assert fast == slow
 
@@ -119,7 +121,7 @@ def _entry(description: str):
     from insika_knowledge.index.scan import Entry
 
     return Entry(1, 1, "n", description, "fact", "observed", 0.6, "2026-01-01T00:00:00Z", False, (),
-                 frozenset(), (0.0, 0, "n"))
+                 frozenset(), frozenset(), (0.0, 0, "n"))
 
 
 def _head(block: str) -> str:

@@ -214,3 +214,89 @@ def test_memory_delete_fires_knowledge_deleted_without_a_body(tmp_path: Path) ->
         memory.delete(AGENT, "cep-13-campinas", actor="op", tenant="t")
     assert len(recorder.events) == 1
     memory.close()
+
+
+# ----------------------------------------------------------------------------- attacks
+
+
+def test_a_path_under_a_regular_file_is_a_user_error_naming_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(UserError, match=str(blocker / "data")):
+        SQLiteStore(blocker / "data" / "t.db")
+
+
+def test_a_database_that_cannot_be_opened_is_a_user_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    path.symlink_to(tmp_path / "missing-folder" / "t.db")  # dangling: SQLite cannot open it
+    with pytest.raises(UserError, match=str(path)):
+        SQLiteStore(path)
+
+
+def _fill_the_disk(store: SQLiteStore) -> None:
+    conn = store._conn()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count={pages}")  # SQLite now answers SQLITE_FULL
+
+
+def test_a_full_disk_is_a_run_time_failure_naming_the_file(store: SQLiteStore) -> None:
+    from insika_knowledge.errors import RunTimeFailure
+
+    put(store, make_concept("kept"))
+    _fill_the_disk(store)
+    with pytest.raises(RunTimeFailure, match=f"disk full writing {store.path}"), \
+            store.transaction() as tx:
+        for i in range(40):
+            tx.put(AGENT, make_concept(f"big-{i}", body="x" * 15_000), reason="extract",
+                   actor="engine")
+    assert not store._conn().in_transaction
+    assert store.names(AGENT) == ["kept"]
+
+
+def test_a_transaction_sqlite_already_ended_reports_the_original_error(store: SQLiteStore) -> None:
+    # After some errors (a full disk, an I/O error) SQLite rolls the transaction back by
+    # itself; a second ROLLBACK would fail and hide the error that matters.
+    with pytest.raises(RuntimeError, match="the original error"), store.transaction() as tx:
+        tx.put(AGENT, make_concept(), reason="extract", actor="engine")
+        tx.conn.execute("ROLLBACK")
+        raise RuntimeError("the original error")
+    assert store.get(AGENT, "cep-13-campinas") is None
+
+
+def test_a_failed_migration_reports_its_own_error(tmp_path: Path, monkeypatch) -> None:
+    broken = migrations.Migration("999_broken", "ROLLBACK; CREATE TABLE broken (")
+    monkeypatch.setattr(migrations, "migrations", lambda: [broken])
+    conn = apsw.Connection(str(tmp_path / "t.db"))
+    with pytest.raises(apsw.SQLError) as info:
+        migrations.migrate(conn)
+    assert "cannot rollback" not in str(info.value)
+    assert "incomplete input" in str(info.value)
+    assert not conn.in_transaction
+    conn.close()
+
+
+def test_occurrences_beyond_2_53_are_a_format_error_not_an_overflow(store: SQLiteStore) -> None:
+    current = put(store, make_concept())
+    huge = current.markdown.replace("occurrences: 1\n", "occurrences: 9223372036854775808\n")
+    with pytest.raises(ConceptFormatError) as info:
+        store.edit(AGENT, "cep-13-campinas", huge, expected_version=current.version, actor="op")
+    assert info.value.field == "occurrences" and info.value.line == 8
+    assert store.get(AGENT, "cep-13-campinas") == current
+
+
+def test_an_edit_cannot_rename_through_a_duplicate_key(store: SQLiteStore) -> None:
+    current = put(store, make_concept())
+    sneaky = current.markdown.replace("type: fact\n", "type: fact\nname: renamed-silently\n")
+    with pytest.raises(ConceptFormatError, match="duplicate key"):
+        store.edit(AGENT, "cep-13-campinas", sneaky, expected_version=current.version, actor="op")
+    assert store.names(AGENT) == ["cep-13-campinas"]
+
+
+@pytest.mark.parametrize(("actor", "version"), [(None, 1), ({}, 1), ("", 1), ("x" * 101, 1), ("op", "1"), ("op", 1.0)])
+def test_operator_writes_check_actor_and_version(store: SQLiteStore, actor, version) -> None:
+    stored = put(store, make_concept())
+    with pytest.raises(UserError):
+        store.edit(AGENT, "cep-13-campinas", stored.markdown, expected_version=version, actor=actor)
+    with pytest.raises(UserError):
+        store.delete(AGENT, "cep-13-campinas", actor=actor, expected_version=version)
+    assert store.get(AGENT, "cep-13-campinas") == stored

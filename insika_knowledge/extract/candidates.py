@@ -3,11 +3,15 @@
 Each candidate is judged on its own: one bad candidate never discards the good ones.
 A dropped candidate is counted under one reason (the first that applies):
 
+- ``over_limit``: the answer proposed more than `MAX_CANDIDATES` (50) items; the items
+  after the 50th are dropped unjudged;
 - ``not_object``: the item is not a JSON object;
 - ``stamped_key``: it carries a key only the engine writes (provenance, confidence,
   sources, occurrences, created_at, updated_at);
 - ``unknown_key``: it carries a key outside name, description, type, body;
-- ``invalid``: a key is missing, not text, too long, or the name cannot be made a slug;
+- ``invalid``: a key is missing, not text, too long, holds text that cannot be written
+  as UTF-8 (a lone surrogate), the body has a ``## Contradiction`` heading (in any of
+  the spellings a markdown renderer shows as one), or the name cannot be made a slug;
 - ``empty``: name, description or body is blank;
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
 - ``duplicate``: the same name appeared earlier in the same answer.
@@ -30,15 +34,18 @@ from insika_knowledge.concept import (
     MODEL_KEYS,
     has_contradiction,
     normalize_name,
+    surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.extract.redact import redact
 
 #: The longest body a model may propose (an operator's edit may be longer).
 MODEL_BODY_MAX: Final = 4000
+#: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
+MAX_CANDIDATES: Final = 50
 DROP_REASONS: Final = (
-    "not_object", "stamped_key", "unknown_key", "invalid", "empty", "type_not_allowed",
-    "duplicate",
+    "over_limit", "not_object", "stamped_key", "unknown_key", "invalid", "empty",
+    "type_not_allowed", "duplicate",
 )
 
 
@@ -82,8 +89,11 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
     allowed = set(allowed_types)
     out = Screened()
     seen: set[str] = set()
-    for item in items:
+    for index, item in enumerate(items):
         out.proposed += 1
+        if index >= MAX_CANDIDATES:
+            out.dropped["over_limit"] += 1
+            continue
         reason, candidate = _judge(item, allowed, out.redacted)
         if candidate is not None and candidate.name in seen:
             reason, candidate = "duplicate", None
@@ -105,6 +115,8 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, C
         return "unknown_key", None
     if keys != set(MODEL_KEYS) or not all(isinstance(item[k], str) for k in MODEL_KEYS):
         return "invalid", None
+    if any(surrogate_in(item[k]) for k in MODEL_KEYS):  # cannot be stored as UTF-8
+        return "invalid", None
     if not all(item[k].strip() for k in ("name", "description", "body")):
         return "empty", None
     ctype = item["type"].strip().lower()
@@ -112,7 +124,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, C
         return "invalid", None
     if ctype not in allowed:
         return "type_not_allowed", None
-    body = item["body"].replace("\r\n", "\n").strip("\n").rstrip()
+    body = item["body"].replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
     if len(body) > MODEL_BODY_MAX or has_contradiction(body) or "\x00" in body:
         return "invalid", None
     description = " ".join(item["description"].split())

@@ -121,6 +121,20 @@ class InstructorModel:
         self.max_retries = max_retries
         self._client: Any = None
 
+    def check(self) -> None:
+        """Build the provider client now, so an unusable model fails before any work.
+
+        Raises:
+            UserError: the provider is unknown, its SDK is missing, or its client cannot
+                be built (e.g. ``foo/bar``).
+        """
+        try:
+            self._get_client()
+        except UserError:
+            raise
+        except Exception as exc:
+            raise UserError(f"cannot use model {self.spec!r}: {type(exc).__name__}: {exc}"[:500]) from None
+
     def _get_client(self) -> Any:
         if self._client is None:
             import instructor
@@ -235,6 +249,9 @@ class ReplayModel:
     exactly like a live one (``model_malformed``). A session without an answer gets
     ``model_empty``; a merge without an answer counts as contradicting.
 
+    Every value is checked when the file is loaded, so a bad file fails at once (naming
+    the bad key), never in the middle of a run.
+
     Raises:
         UserError: the file is missing or is not such a JSON document.
     """
@@ -254,6 +271,33 @@ class ReplayModel:
             )
         self.extract_answers: dict[str, Any] = data.get("extract", {})
         self.merge_answers: dict[str, Any] = data.get("consolidate", {})
+        self._check_shape()
+
+    def _check_shape(self) -> None:
+        def bad(where: str, expected: str) -> UserError:
+            return UserError(f"replay file {self.path}: {where} must be {expected}")
+
+        for session, answer in self.extract_answers.items():
+            where = f"extract[{json.dumps(session, ensure_ascii=False)[:80]}]"
+            if isinstance(answer, dict):
+                for turn, turn_answer in answer.items():
+                    if not isinstance(turn_answer, (list, str)):
+                        raise bad(f"{where}[{json.dumps(turn, ensure_ascii=False)[:80]}]",
+                                  "a list of candidates or the raw answer text")
+            elif not isinstance(answer, (list, str)):
+                raise bad(where, "a list of candidates, the raw answer text, or an object "
+                                 "of those per turn id")
+        for session, merges in self.merge_answers.items():
+            where = f"consolidate[{json.dumps(session, ensure_ascii=False)[:80]}]"
+            if not isinstance(merges, dict):
+                raise bad(where, "an object of merge answers per concept name")
+            for name, merge in merges.items():
+                if not isinstance(merge, dict):
+                    raise bad(f"{where}[{json.dumps(name, ensure_ascii=False)[:80]}]",
+                              'an object like {"verdict": "related", "body": "..."}')
+
+    def check(self) -> None:
+        """Nothing to build: the file was read and checked when the model was made."""
 
     def propose(self, request: ExtractionRequest) -> list[Any]:  # noqa: D102
         answer = self.extract_answers.get(request.session_id)

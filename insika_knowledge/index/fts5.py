@@ -9,19 +9,28 @@ Ties break by confidence, then recency, then name, as in Scan.
 
 Hits carry ``score = -bm25`` (higher is better). Only the top-k rows (and the linked
 concepts retrieval asks for) are read, so memory does not grow with the store.
+
+Candidate restriction: bm25 gives a term in most documents an idf near zero, yet
+ranking must visit every document it matches. So the query keeps its rarest terms,
+in order of document frequency, until they cover `CANDIDATE_BUDGET` documents (always
+at least one term); only when those yield fewer than top-k hits are the common
+terms added back. Ranking among the candidates is then bm25 over the kept terms.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
-from insika_knowledge.index.scan import Entry, Hit, entry_from_row
+from insika_knowledge.index.scan import Entry, Hit, entry_from_row, term_weight
 from insika_knowledge.index.text import query_terms
 from insika_knowledge.store.base import Store
 from insika_knowledge.store.fts import match_expression
 
 #: bm25 column weights for (name, description, body); see the module doc.
 WEIGHTS: Final = (8.0, 4.0, 1.0)
+#: Query terms are kept, rarest first, until their document frequencies add up to this.
+CANDIDATE_BUDGET: Final = 2000
 
 
 class Fts5Index:
@@ -29,17 +38,55 @@ class Fts5Index:
 
     name = "fts5"
 
-    def __init__(self, store: Store, weights: tuple[float, float, float] = WEIGHTS):
+    def __init__(self, store: Store, weights: tuple[float, float, float] = WEIGHTS,
+                 budget: int = CANDIDATE_BUDGET):
         self.store = store
         self.weights = weights
+        self.budget = budget
+        self._df: dict[str, int] = {}
+        self._df_generation: dict[str, int] = {}
+
+    def _doc_freqs(self, agent: str, terms: list[str]) -> dict[str, int]:
+        generation = self.store.generation(agent)
+        if self._df_generation.get(agent) != generation:
+            self._df, self._df_generation = {}, {agent: generation}
+        missing = [t for t in terms if t not in self._df]
+        if missing:
+            found = self.store.fts_doc_freqs(missing)  # type: ignore[attr-defined]
+            for term in missing:
+                self._df[term] = found.get(term, 0)
+        return {t: self._df[t] for t in terms}
 
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
         """The `top_k` best concepts of `agent` for `query` by bm25; [] when no term matches."""
-        match = match_expression(query_terms(query))
-        if match is None:
+        freqs = self._doc_freqs(agent, sorted(query_terms(query)))
+        present = sorted((df, t) for t, df in freqs.items() if df > 0)
+        if not present:
             return []
-        rows = self.store.fts_search(agent, match, top_k, self.weights)  # type: ignore[attr-defined]
+        kept, covered = [], 0
+        for df, term in present:
+            if kept and covered + df > self.budget:
+                break
+            kept.append(term)
+            covered += df
+        rows = self._rank(agent, kept, top_k)
+        if len(rows) < top_k and len(kept) < len(present):
+            rows = self._rank(agent, [t for _, t in present], top_k)
         return [Hit(entry_from_row(row), -score) for row, score in rows]
+
+    def weight(self, agent: str) -> Callable[[str], int]:
+        """Term weights as Scan computes them (`term_weight`), from FTS5's document counts."""
+        total = max(1, self.store.count(agent))  # type: ignore[attr-defined]
+
+        def weight(term: str) -> int:
+            return term_weight(total, self._doc_freqs(agent, [term])[term])
+
+        return weight
+
+    def _rank(self, agent: str, terms: list[str], top_k: int) -> list[tuple[object, float]]:
+        match = match_expression(terms)
+        assert match is not None
+        return self.store.fts_search(agent, match, top_k, self.weights)  # type: ignore[attr-defined,no-any-return]
 
     def lookup(self, agent: str, names: list[str]) -> dict[str, Entry]:
         """Entries for the concepts called `names` (missing names are absent)."""

@@ -48,10 +48,10 @@ _UPTO_RE: Final = re.compile(
     rf"(?:ate|up to|no more than|at most|maximum(?: of)?|within)\s*({_CUR})?\s*({_NUM})\s*({_CUR_WORDS})?"
 )
 _SPAN_RE: Final = re.compile(
-    rf"(?:entre\s+|between\s+)?({_CUR})?\s*({_NUM})\s*(?:-|–|a|e|and|to|ate)\s*({_CUR})?\s*({_NUM})"
+    rf"(?:entre\s+|between\s+)?({_CUR})?\s*(?<![\w.,])({_NUM})\s*(?:-|–|a|e|and|to|ate)\s*({_CUR})?\s*({_NUM})(?![\w])"
     rf"\s*({_CUR_WORDS})?"
 )
-_VALUE_RE: Final = re.compile(rf"({_CUR})?\s*(?<![\d.,])({_NUM})(?![\d])\s*({_CUR_WORDS})?")
+_VALUE_RE: Final = re.compile(rf"({_CUR})?\s*(?<![\w.,])({_NUM})(?![\w])\s*({_CUR_WORDS})?")
 _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
 
 

@@ -13,13 +13,14 @@ only the concepts whose version changed are reloaded. The inverted index
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
-from insika_knowledge.index.text import document_terms, query_terms
+from insika_knowledge.index.text import document_terms, query_terms, terms, text_language
 from insika_knowledge.store.base import ScanRow, Store
 
 
@@ -38,6 +39,7 @@ class Entry:
     in_conflict: bool
     links: tuple[str, ...]
     terms: frozenset[str]
+    title_terms: frozenset[str]  # the terms of the name and description (weighted twice)
     tiebreak: tuple[float, int, str]  # (-confidence, -updated_at as YYYYMMDDHHMMSS, name)
 
 
@@ -54,7 +56,9 @@ class Hit:
 
 def entry_from_row(row: ScanRow) -> Entry:
     """Analyse one stored row into a cache entry (terms from name, description, body)."""
-    text = f"{row.name.replace('-', ' ')}\n{row.description}\n{row.body}"
+    title = f"{row.name.replace('-', ' ')}\n{row.description}"
+    text = f"{title}\n{row.body}"
+    everything = document_terms(text)
     return Entry(
         id=row.id,
         version=row.version,
@@ -66,7 +70,8 @@ def entry_from_row(row: ScanRow) -> Entry:
         updated_at=row.updated_at,
         in_conflict=has_contradiction(row.body),
         links=parse_links(claim_text(row.body)),
-        terms=document_terms(text),
+        terms=everything,
+        title_terms=terms(title, text_language(text)) & everything,
         tiebreak=(-float(row.confidence), -_stamp(row.updated_at), row.name),
     )
 
@@ -100,7 +105,9 @@ class _AgentCache:
     ordered: list[Entry] = field(default_factory=list)
     slot_of: dict[int, int] = field(default_factory=dict)
     postings: dict[str, list[int]] = field(default_factory=dict)
+    title_postings: dict[str, list[int]] = field(default_factory=dict)
     masks: dict[str, int] = field(default_factory=dict)
+    title_masks: dict[str, int] = field(default_factory=dict)
     dead: int = 0
     delta: dict[int, Entry] = field(default_factory=dict)
 
@@ -108,11 +115,16 @@ class _AgentCache:
         self.ordered = sorted(self.by_id.values(), key=lambda e: e.tiebreak)
         self.slot_of = {e.id: slot for slot, e in enumerate(self.ordered)}
         postings: dict[str, list[int]] = {}
+        title_postings: dict[str, list[int]] = {}
         for slot, entry in enumerate(self.ordered):
             for term in entry.terms:
                 postings.setdefault(term, []).append(slot)
+            for term in entry.title_terms:
+                title_postings.setdefault(term, []).append(slot)
         self.postings = postings
+        self.title_postings = title_postings
         self.masks = {}
+        self.title_masks = {}
         self.dead = 0
         self.delta = {}
         self.by_name = {e.name: e for e in self.ordered}
@@ -121,7 +133,8 @@ class _AgentCache:
         """A copy for the next generation that shares the (immutable) base."""
         return _AgentCache(
             generation, cursor, dict(self.by_id), dict(self.by_name), self.ordered, self.slot_of,
-            self.postings, self.masks, self.dead, dict(self.delta),
+            self.postings, self.title_postings, self.masks, self.title_masks, self.dead,
+            dict(self.delta),
         )
 
     def drop(self, cid: int) -> None:
@@ -139,17 +152,37 @@ class _AgentCache:
         self.by_name[entry.name] = entry
         self.delta[entry.id] = entry
 
-    def mask(self, term: str) -> int:
-        found = self.masks.get(term)
+    def mask(self, term: str, title: bool = False) -> int:
+        masks = self.title_masks if title else self.masks
+        found = masks.get(term)
         if found is None:
-            slots = self.postings.get(term)
+            slots = (self.title_postings if title else self.postings).get(term)
             if not slots:
                 return 0
             bits = bytearray((len(self.ordered) >> 3) + 1)
             for slot in slots:
                 bits[slot >> 3] |= 1 << (slot & 7)
-            found = self.masks[term] = int.from_bytes(bits, "little")
+            found = masks[term] = int.from_bytes(bits, "little")
         return found
+
+    def weight(self, term: str) -> int:
+        """The term's weight: its BM25 idf over the base, doubled and rounded, 1..15."""
+        return term_weight(len(self.ordered), len(self.postings.get(term, ())))
+
+
+def term_weight(documents: int, containing: int) -> int:
+    """``round(2 * idf)`` clamped to 1..15, idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
+
+    The idf is BM25's (Robertson and Zaragoza, "The Probabilistic Relevance Framework:
+    BM25 and Beyond", 2009); doubling before rounding keeps half-steps apart.
+    """
+    idf = math.log(1 + (documents - containing + 0.5) / (containing + 0.5))
+    return max(1, min(15, round(2 * idf)))
+
+
+def entry_score(entry: Entry, query: frozenset[str], weight: Callable[[str], int]) -> int:
+    """An entry's score for `query`: the weight of each shared term, twice in the title."""
+    return sum(weight(t) * (2 if t in entry.title_terms else 1) for t in query & entry.terms)
 
 
 class ScanIndex:
@@ -211,6 +244,10 @@ class ScanIndex:
         by_name = self._cache(agent).by_name
         return {n: by_name[n] for n in names if n in by_name}
 
+    def weight(self, agent: str) -> Callable[[str], int]:
+        """The term-weight function `search` uses for `agent` now."""
+        return self._cache(agent).weight
+
     def entries(self, agent: str) -> dict[str, Entry]:
         """Every cached concept of `agent` by name (refreshed if the store moved)."""
         return self._cache(agent).by_name
@@ -246,57 +283,76 @@ class ScanIndex:
 
 
 def rank(cache: _AgentCache, query_terms: frozenset[str], top_k: int) -> list[Hit]:
-    """The best `top_k` entries by shared-term count, ties by slot (the tie-break order).
+    """The best `top_k` entries by weighted shared terms, ties by slot (the tie-break order).
 
-    Counting is bit-sliced over Python integers: each query term's slot bitmask is
-    added into binary counter planes (``planes[i]`` holds bit i of every slot's count),
-    so the cost is a few big-integer operations per term rather than a loop over
-    every posting. Slots with count ``s`` are then read off from the highest ``s``
-    down, lowest slot first, skipping slots whose concept changed since the base was
-    built; the changed concepts (the delta) are scored directly and merged in. The
-    result equals `scan_reference` exactly.
+    Score = sum over shared terms of the term's weight (`term_weight`, an idf), counted
+    twice when the term is in the name or description. Counting is bit-sliced over
+    Python integers: ``planes[i]`` holds bit i of every slot's score, and adding a
+    term adds its weight into the planes of the slots in its bitmask (a few big-integer
+    operations per term, not a loop over postings). The best slots are then read off
+    by descending the planes from the top bit (the highest score present, its lowest
+    slots first), once per hit. Concepts changed since the base was built are scored
+    directly (the delta) and merged in. The result equals `scan_reference` exactly.
     """
     planes: list[int] = []
-    matched = 0
+
+    def add(mask: int, weight: int) -> None:
+        bit = 0
+        while weight:
+            if weight & 1:
+                carry = mask
+                i = bit
+                while carry:
+                    while i >= len(planes):
+                        planes.append(0)
+                    plane = planes[i]
+                    planes[i] = plane ^ carry
+                    carry &= plane
+                    i += 1
+            weight >>= 1
+            bit += 1
+
     for term in query_terms:
-        carry = cache.mask(term)
-        if not carry:
+        mask = cache.mask(term)
+        if not mask:
             continue
-        matched += 1
-        for i, plane in enumerate(planes):
-            planes[i] = plane ^ carry
-            carry &= plane
-            if not carry:
-                break
-        if carry:
-            planes.append(carry)
+        weight = cache.weight(term)
+        add(mask, weight)
+        title = cache.mask(term, title=True)
+        if title:
+            add(title, weight)
     hits: list[Hit] = []
-    alive = ~cache.dead
-    for score in range(matched, 0, -1):
-        selected = alive
-        for i, plane in enumerate(planes):
-            selected &= plane if score >> i & 1 else ~plane
-        if score >> len(planes):
-            continue
-        while selected and len(hits) < top_k:
-            lowest = selected & -selected
-            hits.append(Hit(cache.ordered[lowest.bit_length() - 1], score))
-            selected ^= lowest
-        if len(hits) >= top_k:
-            break
+    remaining = 0
+    for plane in planes:
+        remaining |= plane
+    remaining &= ~cache.dead
+    while remaining and len(hits) < top_k:
+        best, value = remaining, 0
+        for i in range(len(planes) - 1, -1, -1):
+            narrowed = best & planes[i]
+            if narrowed:
+                best, value = narrowed, value | 1 << i
+        while best and len(hits) < top_k:
+            lowest = best & -best
+            hits.append(Hit(cache.ordered[lowest.bit_length() - 1], value))
+            best ^= lowest
+            remaining ^= lowest
     if cache.delta:
         hits.extend(
-            Hit(e, n) for e in cache.delta.values() if (n := len(query_terms & e.terms))
+            Hit(e, n) for e in cache.delta.values()
+            if (n := entry_score(e, query_terms, cache.weight))
         )
         hits.sort(key=lambda h: (-h.score, h.entry.tiebreak))
         del hits[top_k:]
     return hits
 
 
-def scan_reference(entries: Sequence[Entry], query: str, top_k: int) -> list[Hit]:
-    """The same ranking by a plain scan of every entry (the inverted index's oracle)."""
+def scan_reference(
+    entries: Sequence[Entry], query: str, top_k: int, weight: Callable[[str], int]
+) -> list[Hit]:
+    """The same ranking by a plain scan of every entry (the bit-sliced ranking's oracle)."""
     wanted = query_terms(query)
-    scored = [Hit(e, len(wanted & e.terms)) for e in entries]
+    scored = [Hit(e, entry_score(e, wanted, weight)) for e in entries]
     scored = [h for h in scored if h.score > 0]
     scored.sort(key=lambda h: (-h.score, -h.entry.confidence, _reverse(h.entry.updated_at), h.entry.name))
     return scored[:top_k]

@@ -2,11 +2,12 @@
 
 Analysis is: Unicode case folding, accent folding (NFKD without combining marks),
 split on anything that is not a letter or digit, English and Portuguese stop words
-removed, then Snowball stemming (PyStemmer): Portuguese plural endings are first
-brought to the singular (``-coes``/``-oes``/``-aes`` -> ``-ao``, ``-ns`` -> ``-m``, so
-typed-without-accents text stems like accented text), then the English and the
-Portuguese stemmers run in turn. ``"Fretes GRÁTIS em São Paulo"`` ->
-``["fret", "grat", "paul"]``; ``"entregas"`` and ``"entrega"`` both give ``"entreg"``.
+removed, then Snowball stemming (PyStemmer) in the text's language, told by which
+language's stop words it uses (English, Portuguese, or both stemmers in turn when it
+cannot tell). Portuguese plural endings are first brought to the singular
+(``-coes``/``-oes``/``-aes`` -> ``-ao``, ``-ns`` -> ``-m``), so text typed without
+accents stems like accented text. ``"entregas"`` and ``"entrega"`` share a term;
+words of a synonym group (`index.synonyms`) also get the group's term.
 
 `document_terms` and `query_terms` add the numeric terms of `index.numbers`, so a
 message carrying a number inside a range a concept states shares a term with it.
@@ -22,6 +23,7 @@ from typing import Final
 import Stemmer
 
 from insika_knowledge.index import numbers
+from insika_knowledge.index.synonyms import SYNONYMS, join_phrases
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 
@@ -60,11 +62,29 @@ _PT: Final = Stemmer.Stemmer("portuguese")
 _PLURALS: Final = (("coes", "cao"), ("soes", "sao"), ("oes", "ao"), ("aes", "ao"), ("ns", "m"))
 
 
+_ONLY_EN: Final = STOP_WORDS_EN - STOP_WORDS_PT
+_ONLY_PT: Final = STOP_WORDS_PT - STOP_WORDS_EN
+
+
+def language(folded_words: list[str]) -> str:
+    """``en``, ``pt`` or ``mixed``: which language's stop words the text uses more."""
+    en = sum(1 for w in folded_words if w in _ONLY_EN)
+    pt = sum(1 for w in folded_words if w in _ONLY_PT)
+    return "en" if en > pt else "pt" if pt > en else "mixed"
+
+
 @lru_cache(maxsize=262144)
-def stem(word: str) -> str:
+def stem(word: str, lang: str = "mixed") -> str:
     """The index term of one folded word: ``"devolucoes"`` -> ``"devoluca"``.
 
-    Digits are kept as they are; words of 3 letters or fewer are not stemmed.
+    Portuguese plurals are brought to the singular, then the English and the
+    Portuguese Snowball stemmers run in turn, so a word gets the same term whatever
+    the language around it (``"fretes"`` and ``"frete"`` -> ``"fret"``). When the
+    Portuguese stemmer would cut a word to under 4 letters, the English stem is kept
+    (``"business"`` stays ``"busi"``, apart from ``"bus"``). Digits, and words of 3
+    letters or fewer, are kept as they are. `lang` is accepted for callers that know
+    it and currently changes nothing: one analysis for every text keeps Scan, FTS5
+    and mixed-language stores in agreement.
     """
     if len(word) <= 3 or word.isdigit():
         return word
@@ -72,7 +92,9 @@ def stem(word: str) -> str:
         if word.endswith(plural) and len(word) > len(plural) + 2:
             word = word[: -len(plural)] + singular
             break
-    return _PT.stemWord(_EN.stemWord(word))
+    english = _EN.stemWord(word)
+    both = _PT.stemWord(english)
+    return both if len(both) >= 4 else english
 
 
 def words(text: str) -> list[str]:
@@ -80,14 +102,34 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(fold(text))
 
 
-def tokenize(text: str) -> list[str]:
-    """Index terms of `text` in order (duplicates kept): folded, stop words out, stemmed."""
-    return [stem(w) for w in _WORD_RE.findall(fold(text)) if w not in STOP_WORDS]
+def tokenize(text: str, lang: str | None = None) -> list[str]:
+    """Index terms of `text` in order (duplicates kept).
+
+    Folded, known phrases joined, stop words out, each word stemmed for the text's
+    language (or `lang` when given), plus the synonym-group term (``s_bag``...) of
+    words that have one.
+    """
+    found = _WORD_RE.findall(join_phrases(fold(text)))
+    lang = lang or language(found)
+    out: list[str] = []
+    for word in found:
+        if word in STOP_WORDS:
+            continue
+        out.append(stem(word, lang))
+        group = SYNONYMS.get(word)
+        if group is not None:
+            out.append(group)
+    return out
 
 
-def terms(text: str) -> frozenset[str]:
+def terms(text: str, lang: str | None = None) -> frozenset[str]:
     """The distinct index terms of `text` (`tokenize` as a set)."""
-    return frozenset(tokenize(text))
+    return frozenset(tokenize(text, lang))
+
+
+def text_language(text: str) -> str:
+    """`language` of a whole text (``en``, ``pt`` or ``mixed``)."""
+    return language(_WORD_RE.findall(fold(text)))
 
 
 def document_terms(text: str) -> frozenset[str]:

@@ -99,7 +99,13 @@ def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may have ended the transaction itself (e.g. a full disk): only roll
+            # back an open one, so the original error is what surfaces.
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except apsw.Error:
+                    pass
             raise
         done.append(migration.name)
     return done

@@ -19,7 +19,7 @@ from typing import Any, Final
 import apsw
 
 from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
-from insika_knowledge.errors import NotFound, StaleVersion, UserError
+from insika_knowledge.errors import NotFound, RunTimeFailure, StaleVersion, UserError
 from insika_knowledge.store import fts, migrations
 from insika_knowledge.store.base import (
     ExtractionRecord,
@@ -63,7 +63,10 @@ class SQLiteStore:
         clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``; tests inject one.
 
     Raises:
-        UserError: the path is a folder, or the file is not a database.
+        UserError: the path is a folder, the file is not a database, or the path cannot
+            be used (its folder is under a regular file, not writable, ...); the message
+            names the path.
+        RunTimeFailure: the disk is full (or failing) while the schema is written.
     """
 
     def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
@@ -71,14 +74,20 @@ class SQLiteStore:
         self.clock = clock
         if self.path.is_dir():
             raise UserError(f"{self.path} is a folder; give a database file path")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"cannot use {self.path.parent} as the data directory: {exc.strerror or exc}"
+            ) from None
         self._local = threading.local()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
-        conn = self._conn()
-        self.has_fts5 = fts.fts5_available(conn)
-        migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
-        self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
+        with self._storage_errors():
+            conn = self._conn()
+            self.has_fts5 = fts.fts5_available(conn)
+            migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
+            self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
 
     # ------------------------------------------------------------------ connections
 
@@ -94,6 +103,9 @@ class SQLiteStore:
                 fts.register(conn)
             except apsw.NotADBError as exc:
                 raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
+            except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
+                    apsw.AuthError, OSError) as exc:
+                raise UserError(f"cannot open the database {self.path}: {exc}") from None
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -114,20 +126,42 @@ class SQLiteStore:
         self.close()
 
     @contextmanager
+    def _storage_errors(self) -> Iterator[None]:
+        """Turn SQLite's storage failures into the library's errors, naming the file.
+
+        A full disk or an I/O error is a `RunTimeFailure`; a file that cannot be opened
+        or written (permissions, read-only) is a `UserError`.
+        """
+        try:
+            yield
+        except apsw.FullError:
+            raise RunTimeFailure(f"disk full writing {self.path}") from None
+        except apsw.IOError as exc:
+            raise RunTimeFailure(f"disk I/O error on {self.path}: {exc}") from None
+        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError) as exc:
+            raise UserError(f"cannot write the database {self.path}: {exc}") from None
+
+    @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction (``BEGIN IMMEDIATE``): commits on exit, rolls back on error.
 
-        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``).
+        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``). A ROLLBACK is only
+        issued while a transaction is still open (SQLite ends it by itself after some
+        errors, e.g. a full disk), so the original error is the one raised.
+
+        Raises:
+            RunTimeFailure: the disk is full or failing ("disk full writing <path>").
+            UserError: the database file cannot be written (read-only, permissions).
         """
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield Transaction(conn, self.clock)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+        with self._storage_errors():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield Transaction(conn, self.clock)
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
 
     # ------------------------------------------------------------------ reads
 
@@ -322,15 +356,46 @@ class SQLiteStore:
         """
         if not self.fts_ready:
             raise UserError(f"{self.path} has no FTS5 index")
-        rows = self._conn().execute(
-            "SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, c.confidence, "
-            "c.updated_at, c.body, bm25(concepts_fts, ?, ?, ?) AS score "
-            "FROM concepts_fts JOIN concepts c ON c.id = concepts_fts.rowid "
-            "WHERE concepts_fts MATCH ? AND c.agent = ? "
-            "ORDER BY score, c.confidence DESC, c.updated_at DESC, c.name LIMIT ?",
-            (*weights, match, agent, limit),
-        )
+        rank = "bm25({:g}, {:g}, {:g})".format(*weights)
+        # FTS5 ranks inside the virtual table (ORDER BY rank), then we join the few best
+        # rows to their concepts. Other agents' concepts may fill the inner window, so
+        # it widens until this agent has `limit` rows or the matches run out.
+        window = max(4 * limit, 32)
+        while True:
+            rows = self._conn().execute(
+                "SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, "
+                "c.confidence, c.updated_at, c.body, f.score FROM ("
+                "  SELECT rowid AS rid, rank AS score FROM concepts_fts "
+                "  WHERE concepts_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
+                ") AS f CROSS JOIN concepts AS c ON c.id = f.rid WHERE c.agent = ? "
+                "ORDER BY f.score, c.confidence DESC, c.updated_at DESC, c.name",
+                (match, rank, window, agent),
+            ).fetchall()
+            if len(rows) >= limit or window >= self._fts_matches(match, window):
+                break
+            window *= 4
+        rows = rows[:limit]
         return [(ScanRow(*r[:9]), float(r[9])) for r in rows]
+
+    def fts_doc_freqs(self, terms: list[str]) -> dict[str, int]:
+        """Documents (of every agent) containing each of `terms`; absent terms are omitted."""
+        if not self.fts_ready or not terms:
+            return {}
+        conn = self._conn()
+        out: dict[str, int] = {}
+        for term in terms:
+            row = conn.execute("SELECT doc FROM concepts_fts_vocab WHERE term = ?", (term,)).fetchone()
+            if row is not None:
+                out[term] = int(row[0])
+        return out
+
+    def _fts_matches(self, match: str, window: int) -> int:
+        """How many rows `match` finds, counting no further than `window` + 1."""
+        row = self._conn().execute(
+            "SELECT count(*) FROM (SELECT 1 FROM concepts_fts WHERE concepts_fts MATCH ? LIMIT ?)",
+            (match, window + 1),
+        ).fetchone()
+        return int(row[0])
 
     def fts_optimize(self) -> None:
         """Merge the FTS5 index's segments into one (faster queries; run after bulk loads)."""
@@ -421,6 +486,7 @@ class SQLiteStore:
             StaleVersion: the concept changed since `expected_version` was read.
             UserError: the new name belongs to another concept.
         """
+        _check_operator(actor, expected_version)
         concept = parse(markdown)
         with self.transaction() as tx:
             current = tx.get(agent, name)
@@ -444,6 +510,7 @@ class SQLiteStore:
             ConceptFormatError: the markdown is invalid.
             UserError: the name is taken.
         """
+        _check_operator(actor)
         concept = parse(markdown)
         with self.transaction() as tx:
             if tx.get(agent, concept.name) is not None:
@@ -457,6 +524,7 @@ class SQLiteStore:
             NotFound: `name` does not exist.
             StaleVersion: `expected_version` is given and is not current.
         """
+        _check_operator(actor, expected_version)
         with self.transaction() as tx:
             current = tx.get(agent, name)
             if current is None:
@@ -475,6 +543,7 @@ class SQLiteStore:
             UserError: the version is a ``delete`` marker whose bytes are not a live record
                 (never happens for versions this store wrote).
         """
+        _check_operator(actor, number)
         with self.transaction() as tx:
             old = Version(*tx.version_row(agent, name, number))
             concept = parse(old.markdown)
@@ -485,6 +554,29 @@ class SQLiteStore:
         """Store the outcome of one turn's extraction (replacing an earlier attempt)."""
         with self.transaction() as tx:
             tx.record_extraction(record)
+
+
+def _rollback(conn: apsw.Connection) -> None:
+    """ROLLBACK if a transaction is still open; never hides the error being handled."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except apsw.Error:
+        pass  # the error that made us roll back is the one worth reporting
+
+
+def _check_operator(actor: object, version: object = 0) -> None:
+    """Refuse an operator write whose actor or version number is not usable.
+
+    Raises:
+        UserError: `actor` is not 1-100 printable characters, or `version` is not a
+            whole number (None allowed where a version is optional).
+    """
+    if not isinstance(actor, str) or not 0 < len(actor) <= 100 or not actor.isprintable():
+        raise UserError(f"actor must be 1-100 printable characters, got {str(actor)[:40]!r}")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise UserError(f"a version number must be a whole number, got {str(version)[:20]!r}")
 
 
 @dataclass

@@ -1,0 +1,356 @@
+"""Speed figures of procedural memory, against the targets.
+
+`bench_procedures` measures:
+
+- mining: traces per second through the whole pipeline (wire events, canonical steps,
+  verification, pruning, grouping) on the shared tau-bench airline and SWE-agent samples,
+  files already read; ``cold`` clears the in-process caches before every pass, ``warm``
+  keeps them (the same traces mined again). Also with the store write (one transaction).
+  Target: >= 2000 traces/s.
+- recall: p50/p95 of one recall (tokenising the task included) with 10000 synthetic
+  procedures in the index (triggers drawn from a Zipf vocabulary, so common terms have long
+  posting lists). Target: p50 <= 1 ms.
+- request: p50/p95 of `ProceduralMemory.handle_request` in prod mode (capture, recall,
+  cursor, render, inject, one transaction) while replaying the airline traces turn by
+  turn (three times, as new sessions; one request per assistant turn, with the history
+  the agent had) against a tenant holding the mined airline procedures plus 10000
+  synthetic ones.
+  Target: p50 <= 2 ms.
+
+``python -m insika_knowledge.procedures.bench [--quick] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from insika_knowledge.index.text import terms
+from insika_knowledge.procedures import canonical
+from insika_knowledge.procedures import steps as steps_module
+from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.mine import Miner, judge
+from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
+from insika_knowledge.procedures.recall import RecallIndex
+from insika_knowledge.procedures.skill import ProceduralMemory, mined_run
+from insika_knowledge.procedures.steps import build
+from insika_knowledge.sessions import Session, read_sessions
+from insika_knowledge.store.procedures import MinedRun, ProcedureStore
+
+TARGETS: Final = {"mining_traces_per_s": 2000.0, "recall_p50_ms": 1.0, "request_p50_ms": 2.0}
+_WORDS: Final = (
+    "cancel reservation flight book change upgrade downgrade baggage refund insurance seat "
+    "passenger economy business cabin payment certificate gift card credit travel trip delay "
+    "test build failing error fix bug import module type check lint deploy release migrate "
+    "database schema query index cache timeout retry config install package dependency version "
+    "branch merge commit rebase review docs readme api endpoint request response auth token"
+).split()
+
+
+def shared_data() -> Path:
+    """``shared/data`` beside the checkout (``../shared/data`` of the repository)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+        candidate = parent.parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("shared/data not found beside the checkout")
+
+
+def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples_ms)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def _clear_caches() -> None:
+    steps_module.target_hash.cache_clear()
+    steps_module._path_hashes.cache_clear()
+    canonical.canonical_text.cache_clear()
+
+
+def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:
+    start = time.perf_counter()
+    miner = Miner()
+    for session in sessions:
+        builder = build(session.messages)
+        outcome = session.outcome if session.outcome in ("success", "failure") else None
+        miner.add(
+            session.session_id,
+            builder.steps,
+            outcome,
+            task=lambda b=builder: b.task,
+            given=builder.given,
+        )
+    return time.perf_counter() - start, miner
+
+
+def bench_mining(sessions: list[Session], folder: Path, passes: int) -> dict[str, Any]:
+    """Traces per second through the mining pipeline (see the module docstring)."""
+    cold, warm = [], []
+    for _ in range(passes):
+        _clear_caches()
+        cold.append(_mine_pass(sessions)[0])
+        warm.append(_mine_pass(sessions)[0])
+    with_store = []
+    for i in range(max(1, passes // 2)):
+        store = ProcedureStore(folder / f"mine-{i}.db")
+        _clear_caches()
+        start = time.perf_counter()
+        runs: list[MinedRun] = []
+        for session in sessions:
+            builder = build(session.messages)
+            outcome = session.outcome if session.outcome in ("success", "failure") else None
+            run = mined_run(
+                session.session_id,
+                judge(builder.steps, outcome, builder.given),
+                lambda b=builder: b.task,
+            )
+            if run is not None:
+                runs.append(run)
+        store.record_runs(runs)
+        with_store.append(time.perf_counter() - start)
+        store.close()
+    n = len(sessions)
+    return {
+        "traces": n,
+        "cold_traces_per_s": n / statistics.median(cold),
+        "warm_traces_per_s": n / statistics.median(warm),
+        "with_store_traces_per_s": n / statistics.median(with_store),
+        "target_traces_per_s": TARGETS["mining_traces_per_s"],
+    }
+
+
+def synthetic_procedures(n: int, seed: int = 5) -> list[Procedure]:
+    """`n` recallable procedures with Zipf-distributed trigger terms (deterministic)."""
+    rnd = random.Random(seed)
+    vocabulary = _WORDS + [f"term{i}" for i in range(5000)]
+    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocabulary))]
+    out = []
+    for i in range(n):
+        runs = rnd.randint(3, 12)
+        words = set(rnd.choices(vocabulary, weights, k=rnd.randint(8, 20)))
+        steps = tuple(
+            ProcedureStep(f"tool_{i % 97}_{k}(id=<ID>)", f"tool_{i % 97}_{k}(id)")
+            for k in range(rnd.randint(1, 5))
+        )
+        out.append(
+            Procedure(
+                id=f"proc-syn{i:08d}",
+                kind="tool",
+                steps=steps,
+                triggers={t: rnd.randint(1, runs) for t in terms(" ".join(sorted(words)))},
+                trigger_runs=runs,
+                successes=runs,
+                failures=rnd.randint(0, 1),
+                sample_task=" ".join(sorted(words)),
+            )
+        )
+    return out
+
+
+def queries(k: int, seed: int = 9) -> list[str]:
+    """`k` task texts of 6-14 words from the same vocabulary."""
+    rnd = random.Random(seed)
+    vocabulary = _WORDS + [f"term{i}" for i in range(5000)]
+    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocabulary))]
+    return [
+        "Hi, I need to " + " ".join(rnd.choices(vocabulary, weights, k=rnd.randint(6, 14)))
+        for _ in range(k)
+    ]
+
+
+def bench_recall(n: int, repeats: int) -> dict[str, Any]:
+    """Recall latency at `n` procedures, p50/p95 in ms, and the hit share."""
+    config = ProceduresConfig()
+    index = RecallIndex(config.min_confidence, config.min_match_score)
+    index.update(synthetic_procedures(n))
+    tasks = queries(repeats)
+    for task in tasks[:50]:
+        index.recall(task)
+    samples, hits = [], 0
+    for task in tasks:
+        start = time.perf_counter_ns()
+        found = index.recall(task)
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+        hits += found.hit
+    p50, p95 = _percentiles(samples)
+    return {
+        "procedures": n,
+        "indexed": len(index),
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "hit_share": hits / len(tasks),
+        "target_p50_ms": TARGETS["recall_p50_ms"],
+    }
+
+
+def _requests(session: Session) -> list[list[dict[str, Any]]]:
+    """The request histories of a stored session: one per assistant turn (what it was sent)."""
+    out = []
+    for i, message in enumerate(session.messages):
+        if message.get("role") == "assistant" and i > 0:
+            out.append(session.messages[:i])
+    return out
+
+
+def bench_request(sessions: list[Session], folder: Path, n: int, limit: int) -> dict[str, Any]:
+    """`handle_request` latency in prod mode, p50/p95 in ms (see the module docstring)."""
+    store = ProcedureStore(folder / "request.db")
+    memory = ProceduralMemory(store, ProceduresConfig(mode="prod"))
+    memory.mine_sessions(sessions)
+    synthetic = synthetic_procedures(n)
+    store.record_runs(
+        MinedRun(
+            f"syn-{p.id}",
+            "success",
+            (p.id,),
+            "tool",
+            p.steps,
+            (),
+            frozenset(p.triggers),
+            p.sample_task,
+        )
+        for p in synthetic
+    )
+    memory.refresh()
+    tools = [
+        {"type": "function", "function": {"name": name}}
+        for name in (
+            "get_user_details",
+            "get_reservation_details",
+            "search_direct_flight",
+            "search_onestop_flight",
+            "book_reservation",
+            "cancel_reservation",
+            "update_reservation_flights",
+            "update_reservation_baggages",
+            "update_reservation_passengers",
+            "transfer_to_human_agents",
+            "calculate",
+            "think",
+            "send_certificate",
+            "list_all_airports",
+        )
+    ]
+    calls = [
+        (
+            {"model": "gpt-4o", "tools": tools, "messages": history},
+            {"x-ace-session": f"{session.session_id}#{replay}"},
+        )
+        for replay in range(3)
+        for session in sessions
+        for history in _requests(session)
+    ][:limit]
+    samples, actions = [], {}
+    for body, headers in calls:
+        start = time.perf_counter_ns()
+        _, stage = memory.handle_request(body, headers)
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+        if stage is not None:
+            actions[stage.action] = actions.get(stage.action, 0) + 1
+    memory.close()
+    p50, p95 = _percentiles(samples)
+    return {
+        "requests": len(samples),
+        "procedures": store_count(folder / "request.db"),
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "actions": actions,
+        "target_p50_ms": TARGETS["request_p50_ms"],
+    }
+
+
+def store_count(path: Path) -> int:
+    """Procedures in the database at `path`."""
+    store = ProcedureStore(path)
+    try:
+        return store.count()
+    finally:
+        store.close()
+
+
+def bench_procedures(
+    folder: str | Path | None = None, *, quick: bool = False, data: str | Path | None = None
+) -> dict[str, Any]:
+    """Every procedural-memory figure, with the targets beside them.
+
+    Args:
+        folder: where the temporary databases go (default: a fresh temporary folder).
+        quick: fewer repetitions (a smoke run, not a measurement).
+        data: the shared data folder (default: ``shared/data`` beside the checkout).
+
+    Returns:
+        ``{"mining": {...}, "recall": {...}, "request": {...}, "meets_targets": {...}}``.
+    """
+    source = Path(data) if data else shared_data()
+    sessions = [
+        *read_sessions(source / "tau_bench_airline" / "normalized.jsonl"),
+        *read_sessions(source / "swe_agent" / "normalized.jsonl"),
+    ]
+    airline = [s for s in sessions if s.session_id.startswith("tau-bench/")]
+    with tempfile.TemporaryDirectory(prefix="insika-procedures-bench-") as tmp:
+        work = Path(folder) if folder else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        mining = bench_mining(sessions, work, 3 if quick else 15)
+        recall = bench_recall(10_000, 300 if quick else 3000)
+        request = bench_request(airline, work, 10_000, 200 if quick else 5000)
+    return {
+        "mining": mining,
+        "recall": recall,
+        "request": request,
+        "quick": quick,
+        "meets_targets": {
+            "mining": mining["cold_traces_per_s"] >= TARGETS["mining_traces_per_s"],
+            "recall": recall["p50_ms"] <= TARGETS["recall_p50_ms"],
+            "request": request["p50_ms"] <= TARGETS["request_p50_ms"],
+        },
+    }
+
+
+def format_figures(results: dict[str, Any]) -> str:
+    """A plain-text rendering of `bench_procedures`' results."""
+    m, r, q = results["mining"], results["recall"], results["request"]
+    lines = [
+        f"mining ({m['traces']} shared traces): {m['cold_traces_per_s']:.0f} traces/s cold "
+        f"caches, {m['warm_traces_per_s']:.0f} warm, {m['with_store_traces_per_s']:.0f} "
+        "with the store write "
+        f"(target >= {m['target_traces_per_s']:.0f})",
+        f"recall ({r['procedures']} procedures): p50 {r['p50_ms']:.3f} ms, "
+        f"p95 {r['p95_ms']:.3f} ms "
+        f"(target p50 <= {r['target_p50_ms']} ms)",
+        f"handle_request, prod ({q['requests']} requests, {q['procedures']} procedures): "
+        f"p50 {q['p50_ms']:.3f} ms, p95 {q['p95_ms']:.3f} ms "
+        f"(target p50 <= {q['target_p50_ms']} ms); "
+        f"actions {q['actions']}",
+        "meets targets: "
+        + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in results["meets_targets"].items()),
+    ]
+    if results.get("quick"):
+        lines.append("(--quick: a smoke run with few repetitions, not a measurement)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> int:
+    """``python -m insika_knowledge.procedures.bench [--quick] [--json]``."""
+    parser = argparse.ArgumentParser(description="Procedural-memory speed figures.")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    results = bench_procedures(quick=args.quick)
+    echo(json.dumps(results, indent=2) if args.json else format_figures(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

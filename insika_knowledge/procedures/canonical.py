@@ -1,0 +1,328 @@
+"""Canonicalisation: a step's command or call becomes a template, safe to keep and compare.
+
+Three things are taken out, in this order:
+
+1. secrets -> ``<SECRET>`` (`insika_knowledge.procedures.credentials`);
+2. file bodies -> ``<BODY>``: heredocs, editor blocks (``edit ... end_of_edit``),
+   ``python -c`` scripts, long quoted literals, and the content arguments of editor and
+   write tools (``content``, ``new_str``, ``patch``...);
+3. volatile tokens -> typed placeholders: ``<UUID>``, ``<TIMESTAMP>``, ``<DATE>``,
+   ``<TIME>``, ``<TMP>`` (temporary paths), ``<EMAIL>``, ``<HEX>`` (hashes, commit ids),
+   ``<PORT>``, ``<ID>`` (record ids such as ``SI5UKW`` or ``mia_li_3668``), ``<NUM>``
+   (numbers of 4+ digits). A tool argument whose value names a record is typed by its key:
+   ``reservation_id="SI5UKW"`` -> ``reservation_id=<RESERVATION_ID>``.
+
+Every function here is idempotent: a template canonicalises to itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any, Final
+
+from insika_knowledge.procedures.credentials import SECRET, is_secret_key, scrub
+
+BODY: Final = "<BODY>"
+TEXT: Final = "<TEXT>"
+NUM: Final = "<NUM>"
+PLACEHOLDER_RE: Final = re.compile(r"<[A-Z][A-Z0-9_]*>")
+
+#: Argument names whose value is a file body (editor, write and patch tools).
+BODY_KEYS: Final = frozenset(
+    {
+        "content",
+        "contents",
+        "text",
+        "file_text",
+        "new_str",
+        "old_str",
+        "new_string",
+        "old_string",
+        "replacement_text",
+        "replacement",
+        "replace",
+        "search",
+        "patch",
+        "diff",
+        "body",
+        "code",
+        "source",
+        "data",
+        "insert_text",
+        "new_content",
+        "old_content",
+        "script",
+    }
+)
+
+_VOLATILE: Final[list[tuple[re.Pattern[str], str]]] = [
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<UUID>",
+    ),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+            r"(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])"
+        ),
+        "<TIMESTAMP>",
+    ),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<DATE>"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<TIME>"),
+    (
+        re.compile(
+            r"(?<![\w.~-])(?:/private)?(?:/tmp|/var/tmp|/var/folders|/dev/shm)(?:/[^\s'\"`;,)<>|&]*)?"
+        ),
+        "<TMP>",
+    ),
+    (re.compile(r"(?i)\b[A-Z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp(?:\\[^\s'\"]*)?"), "<TMP>"),
+    (
+        re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
+        "<EMAIL>",
+    ),
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "<HEX>"),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,}\b"), "<HEX>"),
+    (re.compile(r"\b(?=[0-9A-F]*[A-F])(?=[0-9A-F]*\d)[0-9A-F]{16,}\b"), "<HEX>"),
+    (
+        re.compile(
+            r"(?i)\b(localhost|(?:\d{1,3}\.){3}\d{1,3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+|\[[0-9a-f:]+\])"
+            r":\d{2,5}\b"
+        ),
+        r"\1:<PORT>",
+    ),
+    (re.compile(r"(?i)(--port(?:=|\s+)|\bPORT=)\d{2,5}\b"), r"\1<PORT>"),
+    (
+        re.compile(
+            r"(?i)\b((?:nc|ncat|netcat|telnet|connect_start|connect)\s+(?:-\S+\s+)*[^\s<>]+)(\s+)"
+            r"\d{2,5}(?![^\s;&|)])"
+        ),
+        r"\1\2<PORT>",
+    ),
+    (re.compile(r"\b(?=[A-Z0-9]*\d)(?=(?:[A-Z0-9]*[A-Z]){2})[A-Z0-9]{5,12}\b"), "<ID>"),
+    (re.compile(r"\b[a-z][a-z_]*_\d{3,}\b"), "<ID>"),
+    (re.compile(r"(?<![\w.])\d{4,}(?:\.\d+)?\b"), NUM),
+]
+_VOLATILE_HINT: Final = re.compile(r"\d|/tmp|/var|/dev/shm|@|Temp")
+
+_HEREDOC_RE: Final = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2[^\n]*\n")
+_EDITOR_BLOCK_RE: Final = re.compile(
+    r"^([ \t]*(?:edit|insert|append|create|str_replace|write)\b[^\n]*)\n"
+    r"[\s\S]*?(?:\n(end_of_\w+)[ \t]*$|\Z)",
+    re.M,
+)
+_INLINE_SCRIPT_RE: Final = re.compile(
+    r"(\b(?:python[0-9.]*|node|perl|ruby|php|bash|sh|zsh|deno)\s+(?:-[A-Za-z]+\s+)*-[ce]\s+)"
+    r"(\"(?:[^\"\\]|\\.)*\"|'[^']*')"
+)
+_LONG_QUOTED_RE: Final = re.compile(
+    r"\"(?:[^\"\\\n]|\\.){60,}\"|'[^'\n]{60,}'|\$'(?:[^'\\]|\\.){40,}'"
+)
+_ECHO_TO_FILE_RE: Final = re.compile(
+    r"(\b(?:echo|printf)\s+(?:-[a-zA-Z]+\s+)*)(\"(?:[^\"\\]|\\.)*\"|'[^']*')(\s*>>?\s*\S+)"
+)
+_ENUM_RE: Final = re.compile(r"[a-z][a-z_-]{0,23}")
+_PERSONAL_KEY_RE: Final = re.compile(
+    r"(?i)(?:^|_)(?:name|user|username|login|email|phone|address\d?|city|zip|postcode|dob|birth\w*)$"
+)
+_ID_KEY_RE: Final = re.compile(r"(?:^|[_.-])[Ii][Dd][Ss]?$|[a-z]I[Dd]s?$")
+_PATHLIKE_RE: Final = re.compile(r"[\w.~/-]*(?:/[\w.~-]+|\.[A-Za-z][A-Za-z0-9]{0,5})")
+_GENERIC: Final = frozenset({"<ID>", "<NUM>", "<HEX>"})
+_KEY_CLEAN_RE: Final = re.compile(r"[^A-Za-z0-9]+")
+_CAMEL_RE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _combined() -> re.Pattern[str]:
+    parts = []
+    for i, (pattern, _) in enumerate(_VOLATILE):
+        body = pattern.pattern
+        flags = ""
+        if pattern.flags & re.IGNORECASE:
+            body = body.removeprefix("(?i)")
+            flags = "i"
+        parts.append(f"(?P<v{i}>{'(?' + flags + ':' if flags else ''}{body}{')' if flags else ''})")
+    return re.compile("|".join(parts))
+
+
+_VOLATILE_ONE: Final = _combined()
+
+
+def _volatile_match(match: re.Match[str]) -> str:
+    name = match.lastgroup
+    assert name is not None
+    pattern, replacement = _VOLATILE[int(name[1:])]
+    if "\\" in replacement:
+        return pattern.sub(replacement, match.group(0), count=1)
+    return replacement
+
+
+def volatile(text: str) -> str:
+    """Replace volatile tokens (ids, hashes, times, temp paths, ports, long numbers) in `text`.
+
+    One pass over the text with every rule as an alternative, in the order listed in
+    ``_VOLATILE``; the pass is repeated until nothing changes (a replacement can expose a
+    token, e.g. a port after a replaced host), so the result is a fixed point.
+    """
+    if _VOLATILE_HINT.search(text) is None:
+        return text
+    for _ in range(4):
+        replaced = _VOLATILE_ONE.sub(_volatile_match, text)
+        if replaced == text:
+            break
+        text = replaced
+    return text
+
+
+@lru_cache(maxsize=65536)
+def canonical_text(text: str) -> str:
+    """Free text (a task, a message) with secrets and volatile tokens replaced.
+
+    Args:
+        text: any text.
+
+    Returns:
+        The text with ``<SECRET>`` and typed placeholders; idempotent.
+    """
+    for _ in range(6):
+        result = volatile(scrub(text))
+        if result == text:
+            break
+        text = result
+    return text
+
+
+def _heredocs(command: str) -> str:
+    out: list[str] = []
+    pos = 0
+    while True:
+        match = _HEREDOC_RE.search(command, pos)
+        if match is None:
+            out.append(command[pos:])
+            return "".join(out)
+        out.append(command[pos : match.end()])
+        delimiter = match.group(3)
+        end = re.compile(r"^[ \t]*" + re.escape(delimiter) + r"[ \t]*$", re.M).search(
+            command, match.end()
+        )
+        if end is None:
+            out.append(BODY)
+            return "".join(out)
+        out.append(BODY + "\n")
+        pos = end.start()
+
+
+def _editor_block(match: re.Match[str]) -> str:
+    terminator = match.group(2)
+    return match.group(1) + "\n" + BODY + ("\n" + terminator if terminator else "")
+
+
+def bodies(command: str) -> str:
+    """Replace file bodies in a shell command with ``<BODY>`` (heredocs, editor blocks, scripts)."""
+    command = command.strip()
+    if "\n" in command:
+        command = _heredocs(command)
+        command = _EDITOR_BLOCK_RE.sub(_editor_block, command)
+    if "-c" in command or "-e" in command:
+        command = _INLINE_SCRIPT_RE.sub(lambda m: m.group(1) + BODY, command)
+    if "echo" in command or "printf" in command:
+        command = _ECHO_TO_FILE_RE.sub(lambda m: m.group(1) + BODY + m.group(3), command)
+    if len(command) > 60:
+        command = _LONG_QUOTED_RE.sub(TEXT, command)
+    return command
+
+
+def canonical_command(command: str) -> str:
+    r"""A shell command as a template: secrets, bodies, then volatile tokens replaced.
+
+    Args:
+        command: the command as the agent ran it (one or more lines).
+
+    Returns:
+        The template, whitespace-trimmed, e.g. ``"cat > <TMP> <<'EOF'\\n<BODY>\\nEOF"``.
+    """
+    text = command
+    for _ in range(6):  # to a fixed point, so that a template canonicalises to itself
+        result = volatile(bodies(scrub(text))).strip()
+        if result == text:
+            break
+        text = result
+    return text
+
+
+@lru_cache(maxsize=4096)
+def key_placeholder(key: str) -> str:
+    """The placeholder typed by an argument name: ``"reservation_id"`` -> ``"<RESERVATION_ID>"``."""
+    cleaned = _KEY_CLEAN_RE.sub("_", _CAMEL_RE.sub("_", key)).strip("_").upper()
+    return f"<{cleaned or 'VALUE'}>"
+
+
+@lru_cache(maxsize=4096)
+def _is_id_key(key: str) -> bool:
+    return _ID_KEY_RE.search(key) is not None or _PERSONAL_KEY_RE.search(key) is not None
+
+
+def canonical_value(key: str, value: Any) -> str:
+    """One tool-call argument value as template text.
+
+    Rules: a secret-named key -> ``<SECRET>``; a body key or a multi-line string ->
+    ``<BODY>``; an id key or a personal one (``name``, ``email``, ``phone``, ``address``...)
+    -> its typed placeholder; numbers -> ``<NUM>``; a single
+    lowercase word (an enumeration such as ``economy``) or a path stays; other free text
+    -> ``<TEXT>``; other short values -> the key's placeholder. Lists become the sorted
+    distinct templates of their items; objects become ``{k=v, ...}`` by sorted key.
+
+    Args:
+        key: the argument name (the parent's name for list items).
+        value: the JSON value.
+
+    Returns:
+        The template fragment (no secret, no volatile token survives).
+    """
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if is_secret_key(key):
+        return SECRET
+    if isinstance(value, (int, float)):
+        return NUM
+    if isinstance(value, dict):
+        inner = ", ".join(f"{k}={canonical_value(str(k), v)}" for k, v in sorted(value.items()))
+        return "{" + inner + "}"
+    if isinstance(value, (list, tuple)):
+        items = sorted({canonical_value(key, item) for item in value})
+        return "[" + ", ".join(items) + "]"
+    text = str(value)
+    if key.lower() in BODY_KEYS or "\n" in text:
+        return BODY
+    if _is_id_key(key):
+        return key_placeholder(key)
+    if _ENUM_RE.fullmatch(text):
+        return text
+    if len(text) > 48 and " " in text:  # free text: no rule can turn it into one placeholder
+        return TEXT
+    cleaned = canonical_text(text)
+    if PLACEHOLDER_RE.fullmatch(cleaned):
+        return key_placeholder(key) if cleaned in _GENERIC else cleaned
+    if any(c.isspace() for c in cleaned):
+        return TEXT
+    if _PATHLIKE_RE.fullmatch(cleaned):
+        return cleaned
+    return key_placeholder(key)
+
+
+def canonical_call(name: str, arguments: Any) -> str:
+    """A tool call as a template: ``name(key=value, ...)`` with keys sorted.
+
+    Args:
+        name: the tool name.
+        arguments: the call's arguments (a JSON object; anything else is one ``args`` value).
+
+    Returns:
+        e.g. ``"cancel_reservation(reservation_id=<RESERVATION_ID>)"``.
+    """
+    if not isinstance(arguments, dict):
+        arguments = {} if arguments in (None, "", {}) else {"args": arguments}
+    inner = ", ".join(f"{k}={canonical_value(str(k), v)}" for k, v in sorted(arguments.items()))
+    return f"{scrub(name)}({inner})"

@@ -1,0 +1,324 @@
+"""``insika-knowledge procedures ...``: mine, list, show, recall, scorecard, evaluate.
+
+Errors map to exit codes like the rest of the command line: 2 for a usage mistake or bad
+input (the message says what and where), 1 for a run-time failure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from insika_knowledge.errors import InsikaError, NotFound, UserError
+from insika_knowledge.store.paths import DEFAULT_TENANT
+
+
+class _Exit(click.ClickException):
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code
+
+
+def _fail(exc: InsikaError) -> _Exit:
+    return _Exit(str(exc), 2 if isinstance(exc, UserError) else 1)
+
+
+def _memory(data_dir: str | None, tenant: str, *, create: bool = False, **config: Any) -> Any:
+    from insika_knowledge.procedures.config import ProceduresConfig
+    from insika_knowledge.procedures.skill import ProceduralMemory
+    from insika_knowledge.store.paths import data_dir as resolve
+    from insika_knowledge.store.paths import tenant_path
+
+    path = tenant_path(resolve(data_dir), tenant)
+    if not create and not path.exists():
+        raise NotFound(f"tenant {tenant!r} has no database in {path.parent}")
+    return ProceduralMemory.open(data_dir, tenant, ProceduresConfig(**config))
+
+
+_data_dir = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).",
+)
+_tenant = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
+_as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@click.group("procedures")
+def procedures() -> None:
+    """Procedural memory: procedures mined from verified agent traces."""
+
+
+@procedures.command()
+@click.option(
+    "--sessions",
+    "sessions_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Normalised JSONL file of stored sessions (with outcome labels).",
+)
+@click.option(
+    "--verify-pattern",
+    "verify_patterns",
+    multiple=True,
+    help="Extra regular expression that makes a shell command a verify step (repeatable).",
+)
+@_data_dir
+@_tenant
+@_as_json
+def mine(
+    sessions_file: str,
+    verify_patterns: tuple[str, ...],
+    data_dir: str | None,
+    tenant: str,
+    as_json: bool,
+) -> None:
+    """Mine the verified traces of a sessions file into procedures (re-runs count nothing twice)."""
+    from insika_knowledge.sessions import read_sessions
+
+    try:
+        with _memory(data_dir, tenant, create=True, verify_patterns=verify_patterns) as memory:
+            report = memory.mine_sessions(read_sessions(sessions_file))
+    except InsikaError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(report.__dict__, indent=2))
+        return
+    click.echo(
+        f"mined {report.traces} traces from {sessions_file}: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(report.verdicts.items()))
+        + f" ({', '.join(f'{k} {v}' for k, v in sorted(report.reasons.items()))}); "
+        f"{report.counted} new run counts; {report.procedures} procedures in tenant {tenant}"
+    )
+
+
+@procedures.command("list")
+@click.option(
+    "--min-confidence",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Only procedures whose Wilson lower bound reaches this.",
+)
+@click.option("--limit", type=int, default=50, show_default=True)
+@_data_dir
+@_tenant
+@_as_json
+def list_(
+    min_confidence: float, limit: int, data_dir: str | None, tenant: str, as_json: bool
+) -> None:
+    """List procedures, most confident first."""
+    try:
+        with _memory(data_dir, tenant) as memory:
+            found = memory.store.list(min_confidence=min_confidence, limit=limit)
+            bound = memory.config.min_confidence
+    except InsikaError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps([_summary(p, bound) for p in found], indent=2))
+        return
+    if not found:
+        click.echo("(no procedures)")
+    for p in found:
+        flag = "recallable" if p.confidence >= bound else "below bound"
+        click.echo(
+            f"{p.id}  {p.kind:5}  support {p.support:3} ({p.successes} ok, {p.failures} failed)  "
+            f"confidence {p.confidence:.2f}  {flag}  {len(p.steps)} step(s): "
+            f"{p.steps[0].key.splitlines()[0][:70] if p.steps else ''}"
+        )
+
+
+def _summary(procedure: Any, bound: float) -> dict[str, Any]:
+    return {
+        "id": procedure.id,
+        "kind": procedure.kind,
+        "support": procedure.support,
+        "successes": procedure.successes,
+        "failures": procedure.failures,
+        "confidence": round(procedure.confidence, 4),
+        "recallable": procedure.confidence >= bound,
+        "steps": [s.key for s in procedure.steps],
+        "tools": list(procedure.tools),
+        "sample_task": procedure.sample_task,
+        "created_at": procedure.created_at,
+        "updated_at": procedure.updated_at,
+    }
+
+
+@procedures.command()
+@click.argument("procedure_id")
+@_data_dir
+@_tenant
+@_as_json
+def show(procedure_id: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
+    """Show one procedure: its evidence, triggers and the block it injects."""
+    from insika_knowledge.procedures.render import render
+
+    try:
+        with _memory(data_dir, tenant) as memory:
+            procedure = memory.store.get(procedure_id)
+            if procedure is None:
+                raise NotFound(
+                    f"no procedure {procedure_id!r} in tenant {tenant!r}; "
+                    "see `insika-knowledge procedures list`"
+                )
+            block = render(procedure, memory.counter, memory.config.max_injection_tokens)
+            bound = memory.config.min_confidence
+    except InsikaError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    **_summary(procedure, bound),
+                    "triggers": procedure.triggers,
+                    "block": block.text,
+                    "block_tokens": block.tokens,
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(
+        f"{procedure.id} ({procedure.kind}): support {procedure.support}, {procedure.successes} "
+        f"successes, {procedure.failures} failures, Wilson lower bound {procedure.confidence:.3f}"
+    )
+    top = sorted(procedure.triggers.items(), key=lambda kv: (-kv[1], kv[0]))[:12]
+    click.echo("triggers: " + ", ".join(f"{t} ({n})" for t, n in top))
+    click.echo(f"sample task: {procedure.sample_task[:200]}")
+    click.echo(f"block ({block.tokens} tokens{'' if block.fits else ', over budget'}):")
+    click.echo(block.text)
+
+
+@procedures.command()
+@click.argument("task")
+@click.option(
+    "--tool", "tools", multiple=True, help="A tool the agent has (repeatable); none: no tool check."
+)
+@_data_dir
+@_tenant
+@_as_json
+def recall(
+    task: str, tools: tuple[str, ...], data_dir: str | None, tenant: str, as_json: bool
+) -> None:
+    """Print the block a new TASK would get (or why it gets none)."""
+    from insika_knowledge.procedures.render import render
+
+    try:
+        with _memory(data_dir, tenant) as memory:
+            found = memory.recall(task, tools or None)
+            block = (
+                render(found.procedure, memory.counter, memory.config.max_injection_tokens)
+                if found.procedure
+                else None
+            )
+    except InsikaError as exc:
+        raise _fail(exc) from None
+    result = "miss" if block is None else ("hit" if block.fits else "skipped_budget")
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "result": result,
+                    "matcher": found.matcher,
+                    "match_score": round(found.score, 4),
+                    "procedure_id": found.procedure.id if found.procedure else None,
+                    "block": block.text if block else None,
+                    "block_tokens": block.tokens if block else 0,
+                },
+                indent=2,
+            )
+        )
+        return
+    if block is None:
+        click.echo(f"(no procedure matches: best score {found.score:.2f})")
+        return
+    click.echo(
+        f"{result}: {found.procedure.id if found.procedure else ''}, "
+        f"match score {found.score:.2f}, "
+        f"{block.tokens} tokens"
+    )
+    click.echo(block.text)
+
+
+@procedures.command()
+@_data_dir
+@_tenant
+@_as_json
+def scorecard(data_dir: str | None, tenant: str, as_json: bool) -> None:
+    """Print recall_hit_rate, adherence_rate, avg_injected_tokens and divergence_rate."""
+    try:
+        with _memory(data_dir, tenant) as memory:
+            card = memory.store.scorecard()
+    except InsikaError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(card, indent=2))
+        return
+
+    def fmt(value: float | None, pct: bool = True) -> str:
+        if value is None:
+            return "n/a"
+        return f"{100 * value:.1f}%" if pct else f"{value:.1f}"
+
+    click.echo(f"requests            {card['requests']}")
+    click.echo(f"recall_hit_rate     {fmt(card['recall_hit_rate'])}")
+    click.echo(f"adherence_rate      {fmt(card['adherence_rate'])}")
+    click.echo(f"avg_injected_tokens {fmt(card['avg_injected_tokens'], pct=False)}")
+    click.echo(f"divergence_rate     {fmt(card['divergence_rate'])}")
+    click.echo(
+        "by action           "
+        + (", ".join(f"{k} {v}" for k, v in card["by_action"].items()) or "-")
+    )
+
+
+@procedures.command()
+@click.option(
+    "--sessions",
+    "sessions_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Normalised JSONL whose sessions carry metadata.task_id.",
+)
+@click.option(
+    "--seeds", type=int, default=1, show_default=True, help="Splits to run (seeds 0..N-1)."
+)
+@click.option("--train-fraction", type=float, default=0.5, show_default=True)
+@click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
+@click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.25.")
+@_as_json
+def evaluate(
+    sessions_file: str,
+    seeds: int,
+    train_fraction: float,
+    min_confidence: float | None,
+    min_match_score: float | None,
+    as_json: bool,
+) -> None:
+    """Mine some tasks, recall on the held-out others, and report hit rate and adherence."""
+    from insika_knowledge.procedures.config import ProceduresConfig
+    from insika_knowledge.procedures.evaluate import evaluate as run
+    from insika_knowledge.procedures.evaluate import format_report
+
+    overrides = {
+        k: v
+        for k, v in (("min_confidence", min_confidence), ("min_match_score", min_match_score))
+        if v is not None
+    }
+    try:
+        if seeds < 1:
+            raise UserError("--seeds: must be at least 1")
+        report = run(
+            sessions_file,
+            seeds=range(seeds),
+            train_fraction=train_fraction,
+            config=ProceduresConfig(**overrides),
+        )
+    except InsikaError as exc:
+        raise _fail(exc) from None
+    click.echo(
+        json.dumps(report, indent=2) if as_json else format_report(report, detail=seeds <= 3)
+    )

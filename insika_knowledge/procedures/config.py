@@ -1,0 +1,102 @@
+"""The procedural-memory settings, validated once.
+
+Defaults: mode ``shadow`` (recall and report, inject nothing) until an operator turns
+it to ``prod`` or ``canary:N``; a 400-token budget; recall needs a Wilson lower bound of
+0.3 (two clean successes) and a match score of 0.25 (chosen on the held-out airline
+evaluation, see procedures-notes.md); idle sessions are flushed after 600 s by a sweep
+every 60 s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from insika_knowledge.errors import ConfigError
+from insika_knowledge.procedures.modes import Mode, parse_mode
+
+
+@dataclass(frozen=True)
+class ProceduresConfig:
+    r"""Settings of `insika_knowledge.procedures.skill.ProceduralMemory`.
+
+    Attributes:
+        mode: ``off``, ``shadow``, ``prod`` or ``canary:N``.
+        max_injection_tokens: the block budget, tokens (a larger block is ``skipped_budget``).
+        min_confidence: the Wilson 95 % lower bound a procedure needs to be recalled (0..1).
+        min_match_score: the match score a recall needs to be a hit (0..1).
+        idle_flush_s: seconds without a request after which a session is flushed and mined.
+        sweep_interval_s: seconds between two idle sweeps of the background sweeper.
+        token_counter: ``wordpiece``, ``charsN`` or ``tiktoken:<encoding>``
+            (`insika_knowledge.procedures.tokens`).
+        verify_patterns: extra regular expressions (``re.search`` on a command line) that
+            make a shell command a verify step, e.g. ``python reproduce\.py``.
+    """
+
+    mode: str = "shadow"
+    max_injection_tokens: int = 400
+    min_confidence: float = 0.3
+    min_match_score: float = 0.25
+    idle_flush_s: float = 600.0
+    sweep_interval_s: float = 60.0
+    token_counter: str = "wordpiece"
+    verify_patterns: tuple[str, ...] = ()
+    _compiled: tuple[re.Pattern[str], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+    _mode: Mode = field(default=Mode("shadow"), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_mode", parse_mode(self.mode, where="procedures mode"))
+        if not isinstance(self.max_injection_tokens, int) or self.max_injection_tokens < 1:
+            raise ConfigError(
+                f"max_injection_tokens: {self.max_injection_tokens!r} must be a positive integer"
+            )
+        for name in ("min_confidence", "min_match_score"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ConfigError(f"{name}: {value!r} must be a number from 0 to 1")
+        for name in ("idle_flush_s", "sweep_interval_s"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(f"{name}: {value!r} must be a positive number of seconds")
+        compiled = []
+        for pattern in self.verify_patterns:
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error as exc:
+                raise ConfigError(
+                    f"verify_patterns: {pattern!r} is not a regular expression: {exc}"
+                ) from None
+        object.__setattr__(self, "verify_patterns", tuple(self.verify_patterns))
+        object.__setattr__(self, "_compiled", tuple(compiled))
+
+    @property
+    def parsed_mode(self) -> Mode:
+        """`mode`, parsed."""
+        return self._mode
+
+    @property
+    def verify_regexes(self) -> tuple[re.Pattern[str], ...]:
+        """`verify_patterns`, compiled."""
+        return self._compiled
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> ProceduresConfig:
+        """Build from a mapping (a YAML block); an unknown key is an error naming it.
+
+        Raises:
+            ConfigError: an unknown key or an invalid value.
+        """
+        known = {f.name for f in fields(cls) if f.init}
+        data = dict(data or {})
+        for key in data:
+            if key not in known:
+                raise ConfigError(
+                    f"procedures: unknown key {key!r} (known: {', '.join(sorted(known))})"
+                )
+        if "verify_patterns" in data:
+            data["verify_patterns"] = tuple(data["verify_patterns"] or ())
+        return cls(**data)

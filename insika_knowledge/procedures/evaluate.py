@@ -1,0 +1,287 @@
+"""A reproducible held-out evaluation of mining and recall on stored sessions.
+
+For a file of traces with task ids (the tau-bench airline sample: ``metadata.task_id``,
+4 trials per task), the tasks are shuffled with a seed and split in two (all trials of a
+task on one side, ``train_fraction`` of the tasks for mining). Procedures are mined from
+the training traces. Every held-out trace is then replayed: its first user message (and
+nothing else) is recalled against the procedures; on a hit, its actual steps are fed
+through the cursor tracker, which reports how many followed the recalled procedure
+(adherence) and whether the trace got to its end (completion).
+
+With several seeds the figures are also averaged over the splits. Nothing is written:
+mining and recall run in memory with the same code the live path uses.
+
+``python -m insika_knowledge.procedures.evaluate FILE.jsonl`` (or
+``insika-knowledge procedures evaluate --sessions FILE.jsonl``) prints the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from insika_knowledge.errors import UserError
+from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.cursor import Cursor
+from insika_knowledge.procedures.mine import FAILURE, SUCCESS, Miner
+from insika_knowledge.procedures.recall import RecallIndex
+from insika_knowledge.procedures.steps import TraceBuilder, build
+from insika_knowledge.sessions import Session, read_sessions
+
+
+def _task_of(session: Session) -> str:
+    task = session.metadata.get("task_id")
+    if task is None:
+        raise UserError(
+            f"session {session.session_id} (line {session.line}) has no metadata.task_id; "
+            "the held-out evaluation splits by task"
+        )
+    return str(task)
+
+
+def split_tasks(
+    task_ids: Sequence[str], seed: int, train_fraction: float = 0.5
+) -> tuple[set[str], set[str]]:
+    """Shuffle the distinct task ids with `seed` and cut them: ``(train, held_out)``."""
+    distinct = sorted(set(task_ids), key=lambda t: (len(t), t))
+    random.Random(seed).shuffle(distinct)
+    cut = max(1, min(len(distinct) - 1, round(len(distinct) * train_fraction)))
+    return set(distinct[:cut]), set(distinct[cut:])
+
+
+def evaluate_split(
+    traces: Sequence[tuple[Session, TraceBuilder]],
+    train: set[str],
+    held_out: set[str],
+    config: ProceduresConfig,
+) -> dict[str, Any]:
+    """Mine the `train` tasks' traces and replay the `held_out` ones.
+
+    Returns:
+        A dict: ``procedures`` (id, kind, steps, support, successes, failures,
+        wilson_lower_bound, recallable), ``verdicts``, and for the held-out traces
+        ``held_out_traces``, ``hits``, ``hit_rate``, ``adherence_rate`` (followed steps /
+        followed + diverging steps, over hits), ``completion_rate`` (hits whose steps
+        reached the procedure's end), and the same by outcome under ``by_outcome``.
+    """
+    miner = Miner()
+    for session, builder in traces:
+        if _task_of(session) in train:
+            outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
+            miner.add(
+                session.session_id,
+                builder.steps,
+                outcome,
+                task=lambda b=builder: b.task,
+                given=builder.given,
+            )
+    procedures = miner.procedures()
+    index = RecallIndex(config.min_confidence, config.min_match_score)
+    index.update(procedures)
+    rows = []
+    for session, builder in traces:
+        if _task_of(session) not in held_out:
+            continue
+        recall = index.recall(builder.task)
+        row = {
+            "session_id": session.session_id,
+            "task_id": _task_of(session),
+            "outcome": session.outcome,
+            "hit": recall.hit,
+            "score": round(recall.score, 4),
+            "procedure_id": recall.procedure.id if recall.procedure else None,
+            "matched": 0,
+            "diverged": 0,
+            "completed": False,
+        }
+        if recall.procedure is not None:
+            cursor = Cursor()
+            cursor.advance(recall.procedure, builder.steps)
+            row.update(
+                matched=cursor.matched,
+                diverged=cursor.diverged,
+                completed=cursor.remaining(recall.procedure) == 0,
+            )
+        rows.append(row)
+
+    def summary(selected: list[dict[str, Any]]) -> dict[str, Any]:
+        hits = [r for r in selected if r["hit"]]
+        matched = sum(r["matched"] for r in hits)
+        counted = matched + sum(r["diverged"] for r in hits)
+        return {
+            "traces": len(selected),
+            "hits": len(hits),
+            "hit_rate": len(hits) / len(selected) if selected else None,
+            "adherence_rate": matched / counted if counted else None,
+            "completion_rate": sum(r["completed"] for r in hits) / len(hits) if hits else None,
+        }
+
+    overall = summary(rows)
+    return {
+        "train_tasks": sorted(train, key=lambda t: (len(t), t)),
+        "held_out_tasks": sorted(held_out, key=lambda t: (len(t), t)),
+        "verdicts": dict(miner.verdicts),
+        "reasons": dict(miner.reasons),
+        "procedures": [
+            {
+                "id": p.id,
+                "kind": p.kind,
+                "steps": [s.key for s in p.steps],
+                "support": p.support,
+                "successes": p.successes,
+                "failures": p.failures,
+                "wilson_lower_bound": round(p.confidence, 4),
+                "recallable": index.is_recallable(p.id),
+            }
+            for p in procedures
+        ],
+        "held_out_traces": overall["traces"],
+        "hits": overall["hits"],
+        "hit_rate": overall["hit_rate"],
+        "adherence_rate": overall["adherence_rate"],
+        "completion_rate": overall["completion_rate"],
+        "by_outcome": {
+            o: summary([r for r in rows if r["outcome"] == o]) for o in (SUCCESS, FAILURE)
+        },
+        "replays": rows,
+    }
+
+
+def evaluate(
+    path: str | Path,
+    *,
+    seeds: Sequence[int] = (0,),
+    train_fraction: float = 0.5,
+    config: ProceduresConfig | None = None,
+) -> dict[str, Any]:
+    """Run `evaluate_split` for each seed on the sessions of `path`.
+
+    Args:
+        path: normalised JSONL whose sessions carry ``metadata.task_id``.
+        seeds: one split per seed.
+        train_fraction: the share of tasks mined (the rest are held out).
+        config: thresholds and verify patterns (default `ProceduresConfig()`).
+
+    Returns:
+        ``{"file", "config", "splits": [...], "mean": {...}}``; the mean averages hit,
+        adherence and completion rates over the splits that have them, and the number of
+        procedures and recallable procedures.
+
+    Raises:
+        UserError: the file is unreadable or a session has no task id.
+    """
+    config = config or ProceduresConfig()
+    sessions = list(read_sessions(path))
+    traces = [(s, build(s.messages, config.verify_regexes)) for s in sessions]
+    task_ids = [_task_of(s) for s in sessions]
+    splits = []
+    for seed in seeds:
+        train, held_out = split_tasks(task_ids, seed, train_fraction)
+        result = evaluate_split(traces, train, held_out, config)
+        result["seed"] = seed
+        splits.append(result)
+
+    def mean(key: str) -> float | None:
+        values = [s[key] for s in splits if s[key] is not None]
+        return statistics.fmean(values) if values else None
+
+    return {
+        "file": str(path),
+        "config": {
+            "min_confidence": config.min_confidence,
+            "min_match_score": config.min_match_score,
+            "train_fraction": train_fraction,
+        },
+        "splits": splits,
+        "mean": {
+            "procedures": statistics.fmean(len(s["procedures"]) for s in splits),
+            "recallable": statistics.fmean(
+                sum(p["recallable"] for p in s["procedures"]) for s in splits
+            ),
+            "hit_rate": mean("hit_rate"),
+            "adherence_rate": mean("adherence_rate"),
+            "completion_rate": mean("completion_rate"),
+            "splits": len(splits),
+        },
+    }
+
+
+def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
+    """A plain-text rendering of `evaluate`'s report."""
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.1f}%"
+
+    lines = [
+        f"{report['file']}: min_confidence {report['config']['min_confidence']}, "
+        f"min_match_score {report['config']['min_match_score']}, "
+        f"train share {report['config']['train_fraction']}"
+    ]
+    for split in report["splits"] if detail else report["splits"][:1]:
+        lines.append(
+            f"seed {split['seed']}: train tasks {', '.join(split['train_tasks'])}; "
+            f"held out {', '.join(split['held_out_tasks'])}"
+        )
+        lines.append(f"  mined: {split['verdicts']}; {len(split['procedures'])} procedures")
+        for p in split["procedures"]:
+            lines.append(
+                f"  {p['id']} {p['kind']} support {p['support']} ({p['successes']} ok, "
+                f"{p['failures']} failed) wilson {p['wilson_lower_bound']:.3f}"
+                f"{' recallable' if p['recallable'] else ''}: {' -> '.join(p['steps'])[:140]}"
+            )
+        lines.append(
+            f"  held out: {split['held_out_traces']} traces, {split['hits']} hits "
+            f"(hit rate {pct(split['hit_rate'])}), adherence {pct(split['adherence_rate'])}, "
+            f"completion {pct(split['completion_rate'])}"
+        )
+        for outcome, s in split["by_outcome"].items():
+            lines.append(
+                f"    {outcome}: {s['traces']} traces, hit rate {pct(s['hit_rate'])}, "
+                f"adherence {pct(s['adherence_rate'])}, completion {pct(s['completion_rate'])}"
+            )
+    m = report["mean"]
+    lines.append(
+        f"mean over {m['splits']} split(s): {m['procedures']:.1f} procedures "
+        f"({m['recallable']:.1f} recallable), hit rate {pct(m['hit_rate'])}, "
+        f"adherence {pct(m['adherence_rate'])}, completion {pct(m['completion_rate'])}"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m insika_knowledge.procedures.evaluate FILE [--seeds N] [--json]``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sessions")
+    parser.add_argument("--seeds", type=int, default=1, help="splits (seeds 0..N-1)")
+    parser.add_argument("--train-fraction", type=float, default=0.5)
+    parser.add_argument("--min-confidence", type=float, default=ProceduresConfig.min_confidence)
+    parser.add_argument("--min-match-score", type=float, default=ProceduresConfig.min_match_score)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    config = ProceduresConfig(
+        min_confidence=args.min_confidence, min_match_score=args.min_match_score
+    )
+    try:
+        report = evaluate(
+            args.sessions,
+            seeds=range(args.seeds),
+            train_fraction=args.train_fraction,
+            config=config,
+        )
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        json.dumps(report, indent=2) if args.json else format_report(report, detail=args.seeds <= 3)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,481 @@
+"""Steps: each tool call or shell command of a trace, canonicalised and classified once.
+
+A `Step` keeps only what mining, pruning and cursor tracking need, never the raw
+command or output: its template (secrets, bodies and volatile tokens replaced), a
+signature for matching retries and procedure steps, whether it only explores, whether
+it is a verify command, how it ended, and short hashes (blake2b, 48 bits) of the
+targets it used and, for exploratory steps, the targets its output revealed, so a
+later step that uses a discovered target can say where the target came from.
+
+`TraceBuilder` turns wire events (`insika_knowledge.procedures.wire.events`) into steps,
+incrementally: a request adds its new messages, and a result that arrives in a later
+request completes the call it answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Final
+
+from insika_knowledge.procedures import shell, verify
+from insika_knowledge.procedures.canonical import canonical_call, canonical_command, canonical_text
+from insika_knowledge.procedures.wire import Event
+
+PENDING: Final = "pending"
+SHELL: Final = "shell"
+TOOL: Final = "tool"
+
+_SHELL_TOOLS: Final = frozenset(
+    {
+        "bash",
+        "shell",
+        "sh",
+        "zsh",
+        "terminal",
+        "run_command",
+        "execute_command",
+        "exec",
+        "run_shell_command",
+        "execute_bash",
+        "run_terminal_cmd",
+        "run_bash",
+        "cmd",
+        "command",
+        "powershell",
+        "container_exec",
+        "local_shell",
+        "shell_exec",
+        "run",
+        "execute",
+    }
+)
+_COMMAND_KEYS: Final = ("command", "cmd", "script", "commands", "input")
+_READ_ONLY_TOOL_RE: Final = re.compile(
+    r"^(?:get|list|search|find|lookup|look|read|fetch|query|describe|show|view|retrieve|browse|"
+    r"open|scroll|goto|check|inspect|count|peek|grep|glob|ls|cat|head|tail|explore|preview)(?:_|$)"
+    r"|^(?:think|calculate|calculator|reflect|plan|note|noop)$"
+)
+_EDITOR_TOOL_RE: Final = re.compile(
+    r"^(?:edit|insert|str_replace|str_replace_editor|str_replace_based_edit_tool|write|write_file|"
+    r"create|create_file|apply_patch|replace_in_file|edit_file|patch|text_editor|file_editor)$"
+)
+_UPDATE_TOOL_RE: Final = re.compile(r"^(?:update|set|modify|edit|change|put|replace)_")
+_PATH_KEYS: Final = (
+    "path",
+    "file_path",
+    "filepath",
+    "filename",
+    "file_name",
+    "file",
+    "target_file",
+)
+_WHOLE_FILE_COMMANDS: Final = frozenset({"create", "write", "overwrite"})
+_CAMEL_RE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_FINDABLE_RE: Final = re.compile(r"(?=[\w./-]*(?:\d|/|\.[A-Za-z]))[\w][\w./-]{2,119}")
+#: A word-like token (letters, digits, ``_ . / -``) with a digit, a slash or a file extension;
+#: possessive, so a token without one fails without backtracking.
+_MARKED_RE: Final = re.compile(r"(?<![\w./-])\.{0,2}[A-Za-z_-]*+(?:[\d/]|\.[A-Za-z])[\w./-]*+")
+_MAX_HASHES: Final = 256
+
+
+@lru_cache(maxsize=65536)
+def target_hash(token: str) -> str:
+    """A 12-hex-digit blake2b digest of a target token (an id, a path), stable across runs."""
+    return hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+@lru_cache(maxsize=65536)
+def _path_hashes(token: str) -> tuple[str, ...]:
+    token = token.strip("'\"`,;:()[]{}.-/")
+    if not token:
+        return ()
+    if "/" in token:
+        base = token.rstrip("/").rsplit("/", 1)[-1]
+        if base and base != token:
+            return (target_hash(token), target_hash(base))
+    return (target_hash(token),)
+
+
+@lru_cache(maxsize=4096)
+def tool_base_name(name: str) -> str:
+    """`name` without a namespace (``srv__get_x`` -> ``get_x``), CamelCase made snake_case."""
+    for sep in ("__", ".", "/", ":"):
+        if sep in name:
+            name = name.rsplit(sep, 1)[-1]
+    return _CAMEL_RE.sub("_", name).lower()
+
+
+@dataclass(slots=True)
+class Step:
+    """One call or command of a trace, canonicalised.
+
+    Attributes:
+        seq: position in the session (0-based).
+        call_id: the wire id of the call (``text-<n>`` for text commands).
+        kind: ``tool`` or ``shell``.
+        name: the tool name, or the shell command's verb (``pytest``, ``git commit``).
+        template: the canonical text (`insika_knowledge.procedures.canonical`).
+        signature: what a retry or a procedure step is matched on: the tool name and its
+            argument names, or the template's first line.
+        read_only: the step only explores (``ls``, ``cat``, ``get_*`` tools...).
+        verify: the step is a verify command (a test run, a type check, a build).
+        configured: the verify command matched a configured pattern.
+        status: ``pending`` (no result yet), ``ok``/``error`` for ordinary steps,
+            ``pass``/``fail``/``unknown`` for verify steps.
+        uses: ``(parameter, target hash)`` for each target in the arguments.
+        finds: target hashes the output revealed (exploratory steps only).
+        edit_key: what an edit writes (file and range, or a record) so a later write of
+            the same thing supersedes it; ``""`` for anything else.
+        opens: the canonical path a viewer step opened (``open src/x.py``), else ``""``.
+        on_open_file: an editor step that names no file (it edits the open one).
+        index: the position of the message that carried the call.
+    """
+
+    seq: int
+    call_id: str
+    kind: str
+    name: str
+    template: str
+    signature: str
+    read_only: bool = False
+    verify: bool = False
+    configured: bool = False
+    status: str = PENDING
+    uses: tuple[tuple[str, str], ...] = ()
+    finds: tuple[str, ...] = ()
+    edit_key: str = ""
+    opens: str = ""
+    on_open_file: bool = False
+    index: int = -1
+
+    @property
+    def failed(self) -> bool:
+        """The step ended in an error (or a failing check)."""
+        return self.status in (verify.ERROR, verify.FAIL)
+
+    def to_json(self) -> list[Any]:
+        """A compact JSON-ready list (the ``capture_steps.step`` column)."""
+        return [
+            self.seq,
+            self.call_id,
+            self.kind,
+            self.name,
+            self.template,
+            self.signature,
+            int(self.read_only),
+            int(self.verify),
+            int(self.configured),
+            self.status,
+            [list(u) for u in self.uses],
+            list(self.finds),
+            self.edit_key,
+            self.opens,
+            int(self.on_open_file),
+            self.index,
+        ]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> Step:
+        """The inverse of `to_json`."""
+        (
+            seq,
+            call_id,
+            kind,
+            name,
+            template,
+            signature,
+            read_only,
+            is_verify,
+            configured,
+            status,
+            uses,
+            finds,
+            edit_key,
+            opens,
+            on_open_file,
+            index,
+        ) = data
+        return cls(
+            int(seq),
+            call_id,
+            kind,
+            name,
+            template,
+            signature,
+            bool(read_only),
+            bool(is_verify),
+            bool(configured),
+            status,
+            tuple(tuple(u) for u in uses),  # type: ignore[misc]
+            tuple(finds),
+            edit_key,
+            opens,
+            bool(on_open_file),
+            int(index),
+        )
+
+
+def _command_of(arguments: Any) -> str | None:
+    if isinstance(arguments, str):
+        return arguments
+    if not isinstance(arguments, dict):
+        return None
+    for key in _COMMAND_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
+                return value[2]
+            return " ".join(value)
+    return None
+
+
+def _scalar_uses(key: str, value: Any, out: list[tuple[str, str]]) -> None:
+    if len(out) >= _MAX_HASHES:
+        return
+    if isinstance(value, str):
+        if 2 < len(value) <= 120 and _FINDABLE_RE.fullmatch(value):
+            out.extend((key, h) for h in _path_hashes(value))
+    elif isinstance(value, dict):
+        for v in value.values():
+            _scalar_uses(key, v, out)
+    elif isinstance(value, list):
+        for item in value:
+            _scalar_uses(key, item, out)
+
+
+def finds_in(result: str) -> tuple[str, ...]:
+    """Hashes of the targets (ids, paths, file names) an exploratory step's output shows.
+
+    The output is read as text (a JSON result included): every word-like token with a
+    digit, a slash or a file extension, in the first 8000 characters.
+    """
+    found: set[str] = set()
+    for token in set(_MARKED_RE.findall(result[:8000])):
+        if 2 < len(token) <= 120:
+            found.update(_path_hashes(token))
+            if len(found) >= _MAX_HASHES:
+                break
+    return tuple(sorted(found))
+
+
+def given_in(text: str) -> set[str]:
+    """Hashes of the tokens of a user's message: targets the agent was given, not discovered."""
+    out: set[str] = set()
+    for token in set(_MARKED_RE.findall(text[:4000])):
+        if 2 < len(token) <= 120:
+            out.update(_path_hashes(token))
+    return out
+
+
+def _tool_step(seq: int, event: Event) -> Step:
+    name = event.name
+    base = tool_base_name(name)
+    args = event.arguments if isinstance(event.arguments, dict) else {"args": event.arguments}
+    template = canonical_call(name, args)
+    signature = f"{name}({','.join(sorted(str(k) for k in args))})"
+    sub = str(args.get("command", "")).lower() if _EDITOR_TOOL_RE.match(base) else ""
+    read_only = bool(_READ_ONLY_TOOL_RE.match(base)) or sub == "view"
+    uses: list[tuple[str, str]] = []
+    for key, value in args.items():
+        _scalar_uses(str(key), value, uses)
+    edit_key, opens, on_open = "", "", False
+    path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+    if base == "open" and path:
+        opens = canonical_text(path)
+    elif _EDITOR_TOOL_RE.match(base) and sub != "view":
+        target = canonical_text(path) if path else "@open"
+        on_open = path is None
+        if sub in _WHOLE_FILE_COMMANDS or base in ("write", "write_file", "create", "create_file"):
+            where = "*"
+        elif "start_line" in args or "end_line" in args:
+            where = f"{args.get('start_line')}:{args.get('end_line')}"
+        elif any(k in args for k in ("old_str", "search", "old_string")):
+            anchor = args.get("old_str") or args.get("search") or args.get("old_string") or ""
+            where = target_hash(str(anchor))
+        else:
+            where = ""
+        edit_key = f"{target}|{where}" if where and base not in ("insert",) else ""
+    elif _UPDATE_TOOL_RE.match(base):
+        ids = [f"{k}={v}" for k, v in sorted(args.items()) if str(k).lower().endswith("id")]
+        edit_key = f"{name}|{target_hash(';'.join(ids))}" if ids else ""
+    return Step(
+        seq,
+        event.call_id,
+        TOOL,
+        name,
+        template,
+        signature,
+        read_only=read_only,
+        uses=tuple(uses),
+        edit_key=edit_key,
+        opens=opens,
+        on_open_file=on_open,
+    )
+
+
+def _shell_step(seq: int, event: Event, command: str, extra: tuple[re.Pattern[str], ...]) -> Step:
+    parsed = shell.parse(command)
+    template = canonical_command(command)
+    first_line = template.split("\n", 1)[0]
+    is_verify = any(verify.is_verify(v) for v in parsed.verbs)
+    configured = not is_verify and verify.is_verify("", command, extra) if extra else False
+    uses: list[tuple[str, str]] = []
+    edit_key, opens, on_open = "", "", False
+    for verb, words in zip(parsed.verbs, parsed.words, strict=True):
+        nv = len(verb.split(" "))
+        args = [w for w in words[nv:] if not w.startswith("-")]
+        for word in args:
+            if len(uses) < _MAX_HASHES and 2 < len(word) <= 120 and _FINDABLE_RE.search(word):
+                uses.extend(("target", h) for h in _path_hashes(word))
+        if verb in shell.OPEN_VERBS and args:
+            opens = canonical_text(args[0])
+        elif verb in shell.EDITOR_VERBS:
+            on_open = True
+            edit_key = "@open|" + (args[0] if args else "")
+        elif verb == "create" and args:
+            edit_key = canonical_text(args[0]) + "|*"
+    heredoc = re.search(r"(?:^|\s)>\s*(\S+)\s*<<|<<-?\s*['\"]?\w+['\"]?\s*>\s*(\S+)", command)
+    if heredoc:
+        edit_key = canonical_text(heredoc.group(1) or heredoc.group(2)) + "|*"
+    name = parsed.verb or "sh"
+    return Step(
+        seq,
+        event.call_id,
+        SHELL,
+        name,
+        template,
+        first_line,
+        read_only=parsed.read_only and not is_verify and not configured,
+        verify=is_verify or configured,
+        configured=configured,
+        uses=tuple(uses),
+        edit_key=edit_key,
+        opens=opens,
+        on_open_file=on_open,
+    )
+
+
+def make_step(seq: int, event: Event, extra_verify: tuple[re.Pattern[str], ...] = ()) -> Step:
+    """The step of one ``call`` event (its result not yet known).
+
+    Args:
+        seq: the step's position in the session.
+        event: a ``call`` event.
+        extra_verify: configured verify patterns.
+    """
+    base = tool_base_name(event.name)
+    command = (
+        _command_of(event.arguments)
+        if base in _SHELL_TOOLS or "shell" in base or "bash" in base
+        else None
+    )
+    if command is not None:
+        return _shell_step(seq, event, command, extra_verify)
+    return _tool_step(seq, event)
+
+
+def complete(step: Step, result: str, is_error: bool) -> None:
+    """Record the outcome of `step` from its tool result (in place)."""
+    if step.verify:
+        step.status = verify.verify_status(
+            step.name, result, is_error=is_error, configured=step.configured
+        )
+    else:
+        step.status = verify.step_status(result, is_error=is_error, shell=step.kind == SHELL)
+    if step.read_only:
+        step.finds = finds_in(result)
+
+
+@dataclass
+class TraceBuilder:
+    """Steps of one session, built from wire events as they arrive.
+
+    Attributes:
+        steps: every step so far, in order.
+        task_text: the first user message, canonicalised, once `task` has been read (a
+            restored session passes its stored task here).
+        given: hashes of tokens the user wrote (targets the agent did not discover).
+        extra_verify: configured verify patterns.
+    """
+
+    steps: list[Step] = field(default_factory=list)
+    task_text: str = ""
+    given: set[str] = field(default_factory=set)
+    extra_verify: tuple[re.Pattern[str], ...] = ()
+    _pending: dict[str, int] = field(default_factory=dict)
+    _seen_calls: set[tuple[int, str]] = field(default_factory=set)
+    _seen_ids: set[str] = field(default_factory=set)
+    _raw_task: str = ""
+
+    @property
+    def task(self) -> str:
+        """The first user message, canonicalised (first 1000 characters; '' until one arrives).
+
+        Computed on first use: a trace that is never mined or recalled never pays for it.
+        """
+        if self._raw_task:
+            self.task_text, self._raw_task = canonical_text(self._raw_task), ""
+        return self.task_text
+
+    def restore(self, steps: Iterable[Step]) -> None:
+        """Continue from stored steps (after a restart or on the next request)."""
+        for step in steps:
+            self.steps.append(step)
+            self._seen_calls.add((step.index, step.call_id))
+            self._seen_ids.add(step.call_id)
+            if step.status == PENDING:
+                self._pending[step.call_id] = len(self.steps) - 1
+
+    def feed(self, events: Iterable[Event], *, rewound: bool = False) -> set[int]:
+        """Add `events`; returns the positions of the steps added or completed.
+
+        A call already read (same message position and id) is skipped, so a request may
+        re-read the end of the previous one. Ids alone are not unique in every source
+        (replayed traces reuse them), except when the history was rewound (the client
+        trimmed it and positions moved): then `rewound` skips any id already seen.
+        """
+        touched: set[int] = set()
+        for event in events:
+            if event.kind == "user":
+                if not self.task_text and not self._raw_task and event.text.strip():
+                    self._raw_task = event.text.strip()[:1000]
+                if len(self.given) < 4 * _MAX_HASHES:
+                    self.given |= given_in(event.text)
+            elif event.kind == "call":
+                if (event.index, event.call_id) in self._seen_calls or (
+                    rewound and event.call_id in self._seen_ids
+                ):
+                    continue
+                self._seen_calls.add((event.index, event.call_id))
+                self._seen_ids.add(event.call_id)
+                step = make_step(len(self.steps), event, self.extra_verify)
+                step.index = event.index
+                self.steps.append(step)
+                self._pending[event.call_id] = step.seq
+                touched.add(step.seq)
+            elif event.kind == "result":
+                position = self._pending.pop(event.call_id, None)
+                if position is None:
+                    continue
+                complete(self.steps[position], event.text, event.is_error)
+                touched.add(position)
+        return touched
+
+
+def build(messages: Any, extra_verify: tuple[re.Pattern[str], ...] = ()) -> TraceBuilder:
+    """The `TraceBuilder` of a whole message list (a stored session, a request body's messages).
+
+    Raises:
+        UserError: `messages` is not a list of objects with a role.
+    """
+    from insika_knowledge.procedures.wire import events
+
+    builder = TraceBuilder(extra_verify=extra_verify)
+    builder.feed(events(messages))
+    return builder

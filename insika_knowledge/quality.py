@@ -1,0 +1,213 @@
+"""``bench --quality``: how often the right concept reaches the prompt, on a labelled set.
+
+The set (``benchmarks/retrieval/``: concepts.jsonl and queries.jsonl, written by hand
+from the policies in the shared datasets plus an invented store) is loaded into a
+temporary store; every query is answered by Scan, FTS5, and two peers run in the same
+process on the same texts: ``rank_bm25.BM25Okapi`` and ``bm25s``. Each peer runs twice:
+with our analysis (the same terms our indexes see, so only ranking differs) and with
+its own default tokenisation (how it would be used out of the box).
+
+Metrics over the answerable queries: recall@k = |expected in top k| / min(|expected|, k),
+averaged over queries (k = 1 and 5), MRR (mean of 1/rank of the first
+expected concept, 0 when absent). Over the no-answer queries: the share whose block
+would be empty (no hit above the relevance floor). Queries are split by id parity into
+a ``dev`` half (used while tuning analysis) and a ``test`` half (not looked at while
+tuning); both are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from insika_knowledge.concept import Concept
+from insika_knowledge.errors import UserError
+from insika_knowledge.index.text import document_terms, query_terms
+
+DEFAULT_SET: Final = Path(__file__).resolve().parents[1] / "benchmarks" / "retrieval"
+TOP_K: Final = 5
+
+
+@dataclass(frozen=True)
+class Query:
+    """One labelled message: its id, text, expected concept names, language and kind."""
+
+    id: str
+    text: str
+    expected: tuple[str, ...]
+    lang: str
+    kind: str
+
+
+def load_set(folder: Path = DEFAULT_SET) -> tuple[list[dict[str, Any]], list[Query]]:
+    """Read ``concepts.jsonl`` and ``queries.jsonl`` from `folder`.
+
+    Raises:
+        UserError: the files are missing or malformed (file and line named).
+    """
+    def read(name: str) -> list[dict[str, Any]]:
+        path = folder / name
+        if not path.is_file():
+            raise UserError(f"{path} does not exist: the labelled set lives in benchmarks/retrieval/")
+        rows = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{number}: {exc.msg}") from None
+        return rows
+
+    concepts = read("concepts.jsonl")
+    queries = [Query(q["id"], q["text"], tuple(q["expected"]), q["lang"], q["kind"]) for q in read("queries.jsonl")]
+    return concepts, queries
+
+
+Ranker = Callable[[str], list[str]]
+
+
+def _ours(concepts: list[dict[str, Any]], folder: Path) -> dict[str, Ranker]:
+    from insika_knowledge.index.fts5 import Fts5Index
+    from insika_knowledge.index.scan import ScanIndex
+    from insika_knowledge.store import SQLiteStore
+
+    store = SQLiteStore(folder / "quality.db")
+    with store.transaction() as tx:
+        for i, c in enumerate(concepts):
+            tx.put("eval", Concept(
+                name=c["name"], description=c["description"], type=c["type"], provenance="observed",
+                confidence=0.6, sources=("eval",), occurrences=1, created_at="2026-01-01T00:00:00Z",
+                updated_at=f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z", body=c["body"],
+            ), reason="extract", actor="bench")
+    from insika_knowledge.config import KnowledgeConfig
+    from insika_knowledge.retrieve import Retriever
+
+    floor = KnowledgeConfig().min_coverage
+    retriever = Retriever(store)
+    modes = ["scan", "fts5"] if getattr(store, "fts_ready", False) else ["scan"]
+    out: dict[str, Ranker] = {}
+    for mode in modes:
+        for label, cut in ((mode, floor), (f"{mode} (no floor)", 0.0)):
+            out[label] = (lambda m, c: lambda q: [
+                e.name for e in retriever.retrieve("eval", q, TOP_K, m, c).matched])(mode, cut)
+    return out
+
+
+def _peers(concepts: list[dict[str, Any]]) -> dict[str, Ranker]:
+    out: dict[str, Ranker] = {}
+    names = [c["name"] for c in concepts]
+    texts = [f"{c['name'].replace('-', ' ')}\n{c['description']}\n{c['body']}" for c in concepts]
+    ours_docs = [sorted(document_terms(t)) for t in texts]
+    plain = [t.lower().split() for t in texts]
+    try:
+        from rank_bm25 import BM25Okapi
+    except ImportError:
+        BM25Okapi = None  # noqa: N806
+    if BM25Okapi is not None:
+        for label, docs, analyse in (
+            ("rank_bm25 (our terms)", ours_docs, lambda q: sorted(query_terms(q))),
+            ("rank_bm25 (split)", plain, lambda q: q.lower().split()),
+        ):
+            model = BM25Okapi(docs)
+
+            def rank(q: str, model: Any = model, analyse: Callable[[str], list[str]] = analyse) -> list[str]:
+                scores = model.get_scores(analyse(q))
+                best = sorted(range(len(names)), key=lambda i: -scores[i])[:TOP_K]
+                return [names[i] for i in best if scores[i] > 0]
+
+            out[label] = rank
+    try:
+        import bm25s
+    except ImportError:
+        bm25s = None
+    if bm25s is not None:
+        ours = bm25s.BM25()
+        ours.index([list(d) for d in ours_docs], show_progress=False)
+        own = bm25s.BM25()
+        own.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+
+        def rank_ours(q: str) -> list[str]:
+            terms = [t for t in sorted(query_terms(q)) if t in ours.vocab_dict] if hasattr(ours, "vocab_dict") else sorted(query_terms(q))
+            if not terms:
+                return []
+            docs, scores = ours.retrieve([terms], k=TOP_K, show_progress=False)
+            return [names[int(d)] for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+        def rank_own(q: str) -> list[str]:
+            tokens = bm25s.tokenize([q], stopwords="en", show_progress=False)
+            docs, scores = own.retrieve(tokens, k=TOP_K, show_progress=False)
+            return [names[int(d)] for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+        out["bm25s (our terms)"] = rank_ours
+        out["bm25s (own tokens)"] = rank_own
+    return out
+
+
+def score(ranker: Ranker, queries: list[Query]) -> dict[str, float]:
+    """recall@1, recall@5, MRR over answerable queries; empty-rate over no-answer ones."""
+    r1 = r5 = mrr = 0.0
+    answerable = empty = unanswerable = 0
+    for q in queries:
+        ranked = ranker(q.text)
+        if not q.expected:
+            unanswerable += 1
+            empty += not ranked
+            continue
+        answerable += 1
+        expected = set(q.expected)
+        r1 += len(expected & set(ranked[:1])) / min(len(expected), 1)
+        r5 += len(expected & set(ranked[:TOP_K])) / min(len(expected), TOP_K)
+        mrr += next((1 / (i + 1) for i, name in enumerate(ranked) if name in expected), 0.0)
+    return {
+        "recall@1": r1 / answerable if answerable else 0.0,
+        "recall@5": r5 / answerable if answerable else 0.0,
+        "mrr": mrr / answerable if answerable else 0.0,
+        "no_answer_empty": empty / unanswerable if unanswerable else 0.0,
+        "queries": float(len(queries)),
+    }
+
+
+def run_quality(*, folder: Path = DEFAULT_SET, as_json: bool = False,
+                echo: Callable[[str], None] = print) -> dict[str, dict[str, dict[str, float]]]:
+    """Score every ranker on the dev half, the test half and all queries; print a table."""
+    concepts, queries = load_set(folder)
+    halves = {
+        "all": queries,
+        "dev": [q for q in queries if int(q.id.lstrip("q")) % 2 == 1],
+        "test": [q for q in queries if int(q.id.lstrip("q")) % 2 == 0],
+    }
+    with tempfile.TemporaryDirectory(prefix="insika-quality-") as tmp:
+        rankers = {**_ours(concepts, Path(tmp)), **_peers(concepts)}
+        results = {
+            name: {half: score(ranker, qs) for half, qs in halves.items()}
+            for name, ranker in rankers.items()
+        }
+        by_kind = {
+            name: {kind: score(ranker, [q for q in queries if q.kind == kind])
+                   for kind in sorted({q.kind for q in queries})}
+            for name, ranker in rankers.items() if name in ("scan", "fts5")
+        }
+    if as_json:
+        echo(json.dumps({"halves": results, "by_kind": by_kind}, indent=2))
+        return results
+    echo(f"Retrieval quality: {len(concepts)} concepts, {len(queries)} queries "
+         f"({sum(1 for q in queries if not q.expected)} with no answer), top_k={TOP_K}")
+    for half in ("all", "dev", "test"):
+        echo(f"\n[{half}: {len(halves[half])} queries]")
+        echo(f"{'ranker':<22} {'recall@1':>9} {'recall@5':>9} {'MRR':>7} {'no-answer empty':>16}")
+        for name, halves_scores in results.items():
+            s = halves_scores[half]
+            echo(f"{name:<22} {s['recall@1']:>9.3f} {s['recall@5']:>9.3f} {s['mrr']:>7.3f} "
+                 f"{s['no_answer_empty']:>16.3f}")
+    echo("\n[recall@5 by kind of query]")
+    kinds = sorted({q.kind for q in queries})
+    echo(f"{'ranker':<8} " + " ".join(f"{k[:14]:>14}" for k in kinds))
+    for name, per_kind in by_kind.items():
+        echo(f"{name:<8} " + " ".join(
+            f"{(per_kind[k]['no_answer_empty'] if k == 'no_answer' else per_kind[k]['recall@5']):>14.3f}"
+            for k in kinds))
+    return results

@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+import pytest
+from click.testing import CliRunner
+
+from insika_knowledge.cli import cli
+from insika_knowledge.procedures.evaluate import evaluate, split_tasks
+from insika_knowledge.procedures.procedure import ProcedureStep
+from insika_knowledge.store import SQLiteStore
+from insika_knowledge.store.procedures import MinedRun, ProcedureStore
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
+needs_data = pytest.mark.skipif(not AIRLINE.exists(), reason="shared data not present")
+
+STEPS = (
+    ProcedureStep(
+        "cancel_reservation(reservation_id=<RESERVATION_ID>)", "cancel_reservation(reservation_id)"
+    ),
+)
+
+
+def success(run: str, key: str = "proc-aaaaaaaaaaaa") -> MinedRun:
+    return MinedRun(
+        run,
+        "success",
+        (key,),
+        "tool",
+        STEPS,
+        ("cancel_reservation",),
+        frozenset({"cancel"}),
+        "cancel",
+    )
+
+
+# ---------------------------------------------------------------- store
+
+
+def test_runs_count_once_and_failures_recorded_before_the_procedure_count(tmp_path: Path) -> None:
+    store = ProcedureStore(tmp_path / "t.db")
+    g0 = store.generation()
+    assert (
+        store.record_runs([MinedRun("f1", "failure", ("proc-aaaaaaaaaaaa", "proc-bbbbbbbbbbbb"))])
+        == 2
+    )
+    assert store.count() == 0
+    assert store.record_runs([success("s1"), success("s1"), success("s2")]) == 2
+    procedure = store.get("proc-aaaaaaaaaaaa")
+    assert (procedure.successes, procedure.failures, procedure.triggers) == (2, 1, {"cancel": 2})
+    assert store.generation() > g0
+    assert (
+        store.record_runs([success("s1"), MinedRun("f1", "failure", ("proc-aaaaaaaaaaaa",))]) == 0
+    )
+    store.close()
+    reopened = ProcedureStore(tmp_path / "t.db")
+    assert reopened.get("proc-aaaaaaaaaaaa").steps == STEPS
+    reopened.close()
+
+
+def test_procedures_share_the_concept_database_file(tmp_path: Path) -> None:
+    concepts = SQLiteStore(tmp_path / "tenant.db")
+    procedures = ProcedureStore(tmp_path / "tenant.db")
+    procedures.record_runs([success("s1")])
+    tables = {
+        r[0]
+        for r in apsw.Connection(str(tmp_path / "tenant.db")).execute(
+            "SELECT name FROM sqlite_master WHERE type='table'"
+        )
+    }
+    assert {"concepts", "procedures", "capture_sessions", "procedure_stages"} <= tables
+    concepts.close()
+    procedures.close()
+
+
+# ---------------------------------------------------------------- command line
+
+
+@needs_data
+def test_mine_list_show_recall_scorecard(tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["--data-dir", str(tmp_path)]
+    out = runner.invoke(cli, ["procedures", "mine", "--sessions", str(AIRLINE), *base])
+    assert out.exit_code == 0, out.output
+    assert "mined 60 traces" in out.output and "procedures in tenant default" in out.output
+    again = runner.invoke(cli, ["procedures", "mine", "--sessions", str(AIRLINE), *base])
+    assert "0 new run counts" in again.output
+    listed = json.loads(runner.invoke(cli, ["procedures", "list", "--json", *base]).output)
+    assert listed and listed[0]["confidence"] >= listed[-1]["confidence"]
+    first = listed[0]["id"]
+    shown = runner.invoke(cli, ["procedures", "show", first, *base])
+    assert shown.exit_code == 0 and "[recalled procedure — " in shown.output
+    recalled = json.loads(
+        runner.invoke(
+            cli, ["procedures", "recall", "I want to cancel my reservation please", "--json", *base]
+        ).output
+    )
+    assert recalled["result"] in {"hit", "miss"} and recalled["matcher"] == "terms"
+    card = runner.invoke(cli, ["procedures", "scorecard", *base])
+    assert (
+        card.exit_code == 0
+        and "recall_hit_rate" in card.output
+        and "divergence_rate" in card.output
+    )
+
+
+def test_usage_mistakes_exit_2_with_a_message(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(cli, ["procedures", "list", "--data-dir", str(tmp_path)])
+    assert missing.exit_code == 2 and "has no database" in missing.output
+    runner.invoke(
+        cli,
+        [
+            "procedures",
+            "mine",
+            "--sessions",
+            str(tmp_path / "none.jsonl"),
+            "--data-dir",
+            str(tmp_path),
+        ],
+    )
+    unknown = runner.invoke(cli, ["procedures", "show", "proc-nope", "--data-dir", str(tmp_path)])
+    assert unknown.exit_code == 2 and "no procedure 'proc-nope'" in unknown.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json}\n")
+    broken = runner.invoke(
+        cli, ["procedures", "mine", "--sessions", str(bad), "--data-dir", str(tmp_path)]
+    )
+    assert broken.exit_code == 2 and "bad.jsonl:1" in broken.output
+    pattern = runner.invoke(
+        cli,
+        [
+            "procedures",
+            "mine",
+            "--sessions",
+            str(bad),
+            "--verify-pattern",
+            "(",
+            "--data-dir",
+            str(tmp_path),
+        ],
+    )
+    assert pattern.exit_code == 2 and "verify_patterns" in pattern.output
+
+
+def test_every_procedures_command_has_help() -> None:
+    from insika_knowledge.procedures.cli import procedures
+
+    for name, command in procedures.commands.items():
+        assert command.help, name
+        assert CliRunner().invoke(cli, ["procedures", name, "--help"]).exit_code == 0
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def test_the_split_keeps_every_trial_of_a_task_on_one_side() -> None:
+    train, held = split_tasks(["1", "1", "2", "3", "3", "4"], seed=3)
+    assert train and held and not train & held and train | held == {"1", "2", "3", "4"}
+    assert split_tasks(["1", "2", "3", "4"], seed=3) == split_tasks(["4", "3", "2", "1"], seed=3)
+
+
+@needs_data
+def test_the_held_out_evaluation_is_reproducible_and_consistent() -> None:
+    first = evaluate(AIRLINE, seeds=[0, 1])
+    assert evaluate(AIRLINE, seeds=[0, 1]) == first
+    for split in first["splits"]:
+        assert not set(split["train_tasks"]) & set(split["held_out_tasks"])
+        assert split["held_out_traces"] == len(split["replays"])
+        assert split["hits"] == sum(r["hit"] for r in split["replays"])
+        held = {r["task_id"] for r in split["replays"]}
+        assert held == set(split["held_out_tasks"])
+        for p in split["procedures"]:
+            assert p["support"] == p["successes"] + p["failures"]
+        if split["adherence_rate"] is not None:
+            assert 0 <= split["adherence_rate"] <= 1
+    runner = CliRunner()
+    out = runner.invoke(cli, ["procedures", "evaluate", "--sessions", str(AIRLINE), "--seeds", "2"])
+    assert out.exit_code == 0 and "mean over 2 split(s)" in out.output

@@ -1,0 +1,236 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from insika_knowledge.index.text import terms
+from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.mine import Miner, judge
+from insika_knowledge.procedures.prune import prune
+from insika_knowledge.procedures.steps import build
+from insika_knowledge.procedures.wilson import wilson_lower_bound
+from insika_knowledge.sessions import read_sessions
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
+SWE = DATA / "swe_agent" / "normalized.jsonl"
+
+
+def call(cid: str, name: str, **arguments: object) -> dict:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+        ],
+    }
+
+
+def result(cid: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": cid, "content": content}
+
+
+def sh(cid: str, command: str) -> dict:
+    return call(cid, "bash", command=command)
+
+
+def cancel_trace(user_gives_id: bool = False) -> list[dict]:
+    task = "Cancel my trip ZX9QK2 please" if user_gives_id else "Please cancel my upcoming trip"
+    return [
+        {"role": "user", "content": task},
+        call("c1", "get_user_details", user_id="ana_lima_1234"),
+        result("c1", json.dumps({"name": "Ana", "reservations": ["ZX9QK2"]})),
+        call("c2", "think", thought="The reservation is ZX9QK2, I should cancel it"),
+        result("c2", ""),
+        call("c3", "cancel_reservation", reservation_id="ZX9QK2"),
+        result("c3", '{"reservation_id": "ZX9QK2", "status": "cancelled"}'),
+    ]
+
+
+def keys(messages: list[dict]) -> list[str]:
+    trace = build(messages)
+    return [p.key for _, p in prune(trace.steps, trace.given)]
+
+
+# ---------------------------------------------------------------- pruning and hoisting
+
+
+def test_exploration_is_pruned_and_a_discovered_target_is_hoisted() -> None:
+    assert keys(cancel_trace()) == [
+        "cancel_reservation(reservation_id=<RESERVATION_ID>) "
+        "[reservation_id: from get_user_details]"
+    ]
+
+
+def test_a_target_the_user_gave_is_not_hoisted() -> None:
+    assert keys(cancel_trace(user_gives_id=True)) == [
+        "cancel_reservation(reservation_id=<RESERVATION_ID>)"
+    ]
+
+
+def test_the_file_a_pruned_viewer_opened_is_hoisted_into_a_pathless_edit() -> None:
+    messages = [
+        {"role": "user", "content": "Fix the rounding bug"},
+        sh("a", "find_file fields.py src"),
+        result("a", "Found 1 matches:\n/repo/src/pkg/fields.py"),
+        sh("b", "open src/pkg/fields.py 1474"),
+        result("b", "[File: /repo/src/pkg/fields.py]"),
+        sh("c", "edit 1475:1475\n        return round(x)\nend_of_edit"),
+        result("c", "File updated."),
+        sh("d", "pytest -q"),
+        result("d", "===== 9 passed in 0.5s ====="),
+    ]
+    assert keys(messages) == [
+        "edit <NUM>:<NUM>\n<BODY>\nend_of_edit [file: src/pkg/fields.py]",
+        "pytest -q",
+    ]
+
+
+def test_failed_steps_that_were_retried_and_overwritten_edits_are_superseded() -> None:
+    messages = [
+        {"role": "user", "content": "Make the tests pass"},
+        sh("a", "pytest -q"),
+        result("a", "===== 1 failed, 2 passed in 0.1s ====="),
+        sh("b", "cat > app.py <<EOF\nv1\nEOF"),
+        result("b", ""),
+        sh("c", "cat > app.py <<EOF\nv2\nEOF"),
+        result("c", ""),
+        call("d", "book", flight="HAT001", date="2024-05-01"),
+        result("d", "Error: payment does not add up"),
+        call("e", "book", flight="HAT001", date="2024-05-01"),
+        result("e", '{"status": "booked"}'),
+        sh("f", "pytest -q"),
+        result("f", "===== 3 passed in 0.1s ====="),
+    ]
+    assert keys(messages) == [
+        "cat > app.py <<EOF\n<BODY>\nEOF",
+        "book(date=<DATE>, flight=<FLIGHT>)",
+        "pytest -q",
+    ]
+
+
+def test_pathless_edits_of_the_same_range_in_the_same_file_keep_the_last() -> None:
+    messages = [
+        {"role": "user", "content": "fix"},
+        sh("a", "open src/a.py"),
+        result("a", "[File: src/a.py]"),
+        sh("b", "edit 3:3\nx = 1\nend_of_edit"),
+        result("b", "File updated."),
+        sh("c", "edit 3:3\nx = 2\nend_of_edit"),
+        result("c", "File updated."),
+        sh("d", "pytest"),
+        result("d", "===== 1 passed in 0.1s ====="),
+    ]
+    assert keys(messages) == ["edit 3:3\n<BODY>\nend_of_edit [file: src/a.py]", "pytest"]
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def test_a_shell_trace_needs_a_passing_verify_and_ends_there() -> None:
+    base = [
+        {"role": "user", "content": "fix it"},
+        sh("a", "cat > a.py <<EOF\nx\nEOF"),
+        result("a", ""),
+    ]
+    passing = base + [
+        sh("b", "pytest"),
+        result("b", "===== 2 passed in 0.1s ====="),
+        sh("c", "rm -rf build"),
+        result("c", ""),
+    ]
+    verdict = judge(build(passing).steps, None)
+    assert (verdict.verdict, verdict.reason, verdict.kind) == ("success", "verify_passed", "shell")
+    assert [s.key for s in verdict.steps] == ["cat > a.py <<EOF\n<BODY>\nEOF", "pytest"]
+    assert verdict.steps[-1].verify
+    failing = base + [sh("b", "pytest"), result("b", "===== 1 failed in 0.1s =====")]
+    assert judge(build(failing).steps, None).verdict == "failure"
+    unverified = judge(build(base).steps, "success")
+    assert (unverified.verdict, unverified.reason) == ("unverified", "no_verify_step")
+    assert judge(build(passing).steps, "failure").verdict == "failure"
+
+
+def test_a_tool_trace_needs_success_and_a_clean_last_write() -> None:
+    steps = build(cancel_trace()).steps
+    assert judge(steps, "success").verdict == "success"
+    assert judge(steps, None).reason == "no_outcome"
+    assert judge(steps, "failure").verdict == "failure"
+    broken = cancel_trace()
+    broken[-1] = result("c3", "Error: reservation already cancelled")
+    assert judge(build(broken).steps, "success").reason == "last_write_failed"
+    reads_only = cancel_trace()[:3]
+    assert judge(build(reads_only).steps, "success").reason == "no_write"
+
+
+def test_runs_group_by_sequence_and_failed_runs_count_against_their_prefixes() -> None:
+    miner = Miner()
+    follow_up = cancel_trace() + [call("c4", "book_reservation", origin="JFK"), result("c4", "{}")]
+    miner.add("f0", build(follow_up).steps, "failure")  # before the procedure exists
+    for run in ("s1", "s2", "s3"):
+        trace = build(cancel_trace())
+        miner.add(run, trace.steps, "success", task=trace.task, given=trace.given)
+    miner.add("s1", build(cancel_trace()).steps, "success")  # the same run again counts once
+    miner.add("f1", build(cancel_trace()).steps, "failure")
+    (procedure,) = miner.procedures()
+    assert (procedure.successes, procedure.failures, procedure.support) == (3, 2, 5)
+    assert procedure.confidence == pytest.approx(wilson_lower_bound(3, 5))
+    assert procedure.triggers == {t: 3 for t in terms("Please cancel my upcoming trip")}
+    assert procedure.tools == ("cancel_reservation",)
+
+
+# ---------------------------------------------------------------- the shared samples
+
+
+@pytest.mark.skipif(not AIRLINE.exists(), reason="shared data not present")
+def test_mining_the_airline_sample_gives_well_formed_procedures() -> None:
+    sessions = list(read_sessions(AIRLINE))
+    miner = Miner()
+    for s in sessions:
+        trace = build(s.messages)
+        miner.add(s.session_id, trace.steps, s.outcome, task=trace.task, given=trace.given)
+    procedures = miner.procedures()
+    labelled = {o: sum(s.outcome == o for s in sessions) for o in ("success", "failure")}
+    assert procedures
+    assert miner.verdicts["failure"] == labelled["failure"]
+    assert 0 < miner.verdicts["success"] <= labelled["success"]
+    assert sum(p.successes for p in procedures) == miner.verdicts["success"]
+    assert len({p.id for p in procedures}) == len(procedures)
+    raw_ids = {
+        m.group(0)
+        for s in sessions
+        for m in re.finditer(r"\b[a-z]+_[a-z]+_\d{4}\b|\b[A-Z0-9]{6}\b", json.dumps(s.messages))
+    }
+    for p in procedures:
+        assert p.kind == "tool" and p.steps and p.successes >= 1
+        assert p.support == p.successes + p.failures
+        assert p.failures <= labelled["failure"]
+        assert p.confidence == pytest.approx(wilson_lower_bound(p.successes, p.support))
+        for step in p.steps:
+            assert not step.template.startswith(
+                ("get_", "search_", "list_", "think(", "calculate(")
+            )
+            assert not any(raw in step.key for raw in raw_ids if re.search(r"\d", raw)), step.key
+    best = procedures[0]
+    assert best.support == max(p.support for p in procedures)
+
+
+@pytest.mark.skipif(not SWE.exists(), reason="shared data not present")
+def test_the_swe_sample_is_only_mined_where_a_verify_step_proves_it() -> None:
+    sessions = list(read_sessions(SWE))
+    plain = Miner()
+    for s in sessions:
+        plain.add(s.session_id, build(s.messages).steps, s.outcome)
+    assert plain.procedures() == []  # the sample runs no test suite: nothing is verified
+    assert plain.reasons == {"no_verify_step": len(sessions)}
+    config = ProceduresConfig(verify_patterns=(r"python3? reproduce\.py",))
+    verified = Miner()
+    for s in sessions:
+        verified.add(s.session_id, build(s.messages, config.verify_regexes).steps, s.outcome)
+    procedures = verified.procedures()
+    assert procedures and all(p.kind == "shell" for p in procedures)
+    for p in procedures:
+        assert p.steps[-1].verify and p.steps[-1].template == "python reproduce.py"
+        assert not any(s.template.startswith(("ls", "find_file", "open ")) for s in p.steps)

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from insika_knowledge.procedures.bench import bench_recall, synthetic_procedures
+from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
+from insika_knowledge.procedures.recall import MATCHER, RecallIndex
+from insika_knowledge.procedures.render import header, render
+from insika_knowledge.procedures.tokens import CharsPerTokenCounter, WordPieceCounter, get_counter
+
+
+def procedure(
+    pid: str,
+    words: str,
+    *,
+    runs: int = 4,
+    failures: int = 0,
+    tools: tuple[str, ...] = (),
+    steps: int = 1,
+) -> Procedure:
+    from insika_knowledge.index.text import terms
+
+    return Procedure(
+        id=pid,
+        kind="tool",
+        steps=tuple(
+            ProcedureStep(f"{pid}_step{i}(x=<X>)", f"{pid}_step{i}(x)") for i in range(steps)
+        ),
+        tools=tools,
+        triggers={t: runs for t in terms(words)},
+        trigger_runs=runs,
+        successes=runs,
+        failures=failures,
+    )
+
+
+@pytest.fixture
+def index() -> RecallIndex:
+    idx = RecallIndex(min_confidence=0.3, min_match_score=0.25)
+    idx.update(
+        [
+            procedure("proc-cancel", "cancel my flight reservation", tools=("cancel_reservation",)),
+            procedure("proc-baggage", "add checked baggage to my booking"),
+            procedure("proc-tests", "fix the failing unit tests in the parser"),
+            procedure("proc-weak", "cancel my flight reservation refund", runs=1),
+        ]
+    )
+    return idx
+
+
+def test_a_similar_task_is_a_hit_and_an_unrelated_one_a_miss(index: RecallIndex) -> None:
+    found = index.recall("Hi! I'd like to cancel my flight reservation, please.")
+    assert found.hit and found.procedure.id == "proc-cancel" and found.matcher == MATCHER
+    assert 0.25 <= found.score <= 1.0
+    assert index.recall("The parser's unit tests are failing").procedure.id == "proc-tests"
+    miss = index.recall("What is the capital of Mongolia?")
+    assert not miss.hit and miss.score < 0.25
+
+
+def test_procedures_below_the_confidence_bound_are_not_recalled(index: RecallIndex) -> None:
+    assert not index.is_recallable("proc-weak")  # 1/1 has a Wilson lower bound of 0.21
+    index.update([procedure("proc-cancel", "cancel my flight reservation", runs=2, failures=5)])
+    assert not index.is_recallable("proc-cancel")
+    assert index.recall("cancel my flight reservation").procedure is None
+    assert index.get("proc-cancel").failures == 5  # still known, just not recallable
+
+
+def test_the_request_must_offer_the_procedure_tools(index: RecallIndex) -> None:
+    task = "cancel my flight reservation"
+    assert index.recall(task, ("cancel_reservation", "other")).procedure.id == "proc-cancel"
+    assert index.recall(task, ("other",)).procedure is None
+    assert index.recall(task, None).procedure.id == "proc-cancel"
+
+
+def test_a_pinned_procedure_is_kept_while_recallable(index: RecallIndex) -> None:
+    found = index.recall("add checked baggage", prefer="proc-cancel")
+    assert found.procedure.id == "proc-cancel" and found.score == 0.0
+
+
+def test_ties_go_to_confidence_then_support() -> None:
+    idx = RecallIndex(0.0, 0.0)
+    idx.update(
+        [
+            procedure("proc-b", "reset password", runs=3),
+            procedure("proc-a", "reset password", runs=9),
+        ]
+    )
+    assert idx.recall("reset my password").procedure.id == "proc-a"
+
+
+def test_the_index_handles_many_procedures_and_updates(tmp_path: Path) -> None:
+    idx = RecallIndex(0.3, 0.25)
+    many = synthetic_procedures(500)
+    idx.update(many)
+    assert len(idx) == 500
+    idx.update([many[0]])  # replacing keeps one slot per procedure
+    assert len(idx) == 500
+    figures = bench_recall(300, 30)
+    assert set(figures) >= {"p50_ms", "p95_ms", "procedures", "hit_share"}
+
+
+def test_the_block_has_the_header_and_numbered_whole_steps() -> None:
+    p = procedure("proc-x", "anything", runs=15, failures=1, steps=2)
+    block = render(p, WordPieceCounter(), 400)
+    assert block.text.splitlines() == [
+        "[recalled procedure — 16 prior runs, confidence 0.72]",
+        "1. proc-x_step0(x=<X>)",
+        "2. proc-x_step1(x=<X>)",
+    ]
+    assert block.fits and block.tokens == WordPieceCounter().count(block.text)
+    assert (
+        header(procedure("proc-y", "x", runs=1))
+        == "[recalled procedure — 1 prior run, confidence 0.21]"
+    )
+    assert not render(p, WordPieceCounter(), 5).fits
+
+
+def test_token_counters() -> None:
+    assert WordPieceCounter().count("") == 0
+    assert WordPieceCounter().count("cancel_reservation(reservation_id=<ID>)") > 5
+    assert CharsPerTokenCounter(4).count("abcdefghi") == 3
+    assert get_counter("chars4").count("abcd") == 1
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match="unknown"):
+        get_counter("bogus")

@@ -1,0 +1,518 @@
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.skill import ProceduralMemory
+from insika_knowledge.procedures.telemetry import STAGE_NAME
+from insika_knowledge.sessions import Session
+from insika_knowledge.store.procedures import ProcedureStore
+
+TOOLS = [
+    {"type": "function", "function": {"name": n}}
+    for n in (
+        "get_user_details",
+        "cancel_reservation",
+        "book_reservation",
+        "transfer_to_human_agents",
+    )
+]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def call(cid: str, name: str, **arguments: object) -> dict:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+def result(cid: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": cid, "content": content}
+
+
+def cancel_messages(task: str = "Please cancel my upcoming trip") -> list[dict]:
+    return [
+        {"role": "system", "content": "airline policy"},
+        {"role": "user", "content": task},
+        call("c1", "get_user_details", user_id="ana_lima_1234"),
+        result("c1", json.dumps({"reservations": ["ZX9QK2"]})),
+        call("c2", "cancel_reservation", reservation_id="ZX9QK2"),
+        result("c2", '{"status": "cancelled"}'),
+    ]
+
+
+def anthropic_cancel_messages(task: str = "Please cancel my upcoming trip") -> list[dict]:
+    return [
+        {"role": "user", "content": [{"type": "text", "text": task}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "get_user_details",
+                    "input": {"user_id": "ana_lima_1234"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": json.dumps({"reservations": ["ZX9QK2"]}),
+                }
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t2",
+                    "name": "cancel_reservation",
+                    "input": {"reservation_id": "ZX9QK2"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "cancelled"}],
+        },
+    ]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def make(tmp_path: Path, clock: FakeClock) -> Iterator:
+    opened: list[ProceduralMemory] = []
+
+    def factory(**settings: object) -> ProceduralMemory:
+        settings.setdefault("mode", "prod")
+        memory = ProceduralMemory(
+            ProcedureStore(tmp_path / "tenant.db"), ProceduresConfig(**settings), clock=clock
+        )
+        opened.append(memory)
+        return memory
+
+    yield factory
+    for memory in opened:
+        memory.close()
+
+
+def seed(memory: ProceduralMemory, runs: int = 3, failures: int = 0) -> str:
+    sessions = [
+        Session(f"seed-{i}", cancel_messages(f"cancel my trip number {i} please"), "success")
+        for i in range(runs)
+    ]
+    sessions += [
+        Session(f"seed-f{i}", cancel_messages("cancel my trip"), "failure") for i in range(failures)
+    ]
+    memory.mine_sessions(sessions)
+    (procedure,) = memory.store.list()
+    return procedure.id
+
+
+def request(messages: list[dict], **extra: object) -> dict:
+    return {"model": "m", "tools": TOOLS, "messages": messages, **extra}
+
+
+# ---------------------------------------------------------------- capture and mining
+
+
+@pytest.mark.parametrize(
+    "messages", [cancel_messages(), anthropic_cancel_messages()], ids=["openai", "anthropic"]
+)
+def test_a_session_closed_with_success_is_mined_in_both_wire_formats(
+    make, messages: list[dict]
+) -> None:
+    memory = make()
+    for end in range(2, len(messages) + 1):  # the client sends the growing history
+        _, stage = memory.handle_request(request(messages[:end]), {"x-ace-session": "s1"})
+        assert stage.session_scoped
+    assert memory.store.count() == 0
+    _, stage = memory.handle_request(
+        request(messages), {"x-ace-session": "s1", "x-ace-task-outcome": "success"}
+    )
+    (procedure,) = memory.store.list()
+    assert [s.key for s in procedure.steps] == [
+        "cancel_reservation(reservation_id=<RESERVATION_ID>) "
+        "[reservation_id: from get_user_details]"
+    ]
+    assert (procedure.successes, procedure.failures) == (1, 0)
+    assert memory.session("s1").turns == 0  # a new task starts in the same session
+
+
+def test_outcome_spellings_and_a_body_session_id(make) -> None:
+    memory = make()
+    memory.handle_request(request(cancel_messages(), session_id="b1"), {"x-ace-outcome": "success"})
+    memory.handle_request(
+        request(cancel_messages()), {"x-ace-session": "b2", "x-ace-task-success": "true"}
+    )
+    memory.handle_request(
+        request(cancel_messages()), {"x-ace-session": "b3", "X-Ace-Task-Success": "false"}
+    )
+    (procedure,) = memory.store.list()
+    assert (procedure.successes, procedure.failures) == (2, 1)
+
+
+def test_a_request_without_a_session_is_not_captured_and_recalls_nothing(make) -> None:
+    memory = make()
+    seed(memory)
+    body = request(cancel_messages()[:2])
+    out, stage = memory.handle_request(body, {})
+    assert out is body
+    assert (stage.action, stage.reason, stage.session_scoped) == ("skipped", "no_session", False)
+    assert stage.skill_attrs() == {}
+    assert memory.store.idle_sessions(float("inf")) == []
+
+
+def test_capture_survives_a_restart(make, tmp_path: Path, clock: FakeClock) -> None:
+    messages = cancel_messages()
+    first = make()
+    first.handle_request(request(messages[:4]), {"x-ace-session": "r1"})
+    first.close()
+    second = make()
+    assert [s.name for s in second.session_steps("r1")] == ["get_user_details"]
+    second.handle_request(
+        request(messages), {"x-ace-session": "r1", "x-ace-task-outcome": "success"}
+    )
+    (procedure,) = second.store.list()
+    assert procedure.steps[0].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
+    assert procedure.steps[0].hoisted == (("reservation_id", "from get_user_details"),)
+
+
+def test_idle_sessions_are_flushed_by_the_sweep_and_shell_traces_mined(
+    make, clock: FakeClock
+) -> None:
+    memory = make(idle_flush_s=600)
+    shell = [
+        {"role": "user", "content": "make the tests pass"},
+        call("a", "bash", command="cat > a.py <<EOF\nx = 1\nEOF"),
+        result("a", ""),
+        call("b", "bash", command="pytest -q"),
+        result("b", "===== 2 passed in 0.1s ====="),
+    ]
+    memory.handle_request(request(shell), {"x-ace-session": "shell"})
+    memory.handle_request(
+        request(cancel_messages()), {"x-ace-session": "tool"}
+    )  # no outcome: unverified
+    clock.now += 599
+    assert memory.sweep() == []
+    clock.now += 2
+    assert sorted(memory.sweep()) == ["shell", "tool"]
+    (procedure,) = memory.store.list()
+    assert procedure.kind == "shell" and procedure.steps[-1].template == "pytest -q"
+    assert memory.session("shell") is None and memory.session("tool") is None
+
+
+def test_the_background_sweeper_runs_every_interval(make, clock: FakeClock) -> None:
+    memory = make(idle_flush_s=1, sweep_interval_s=0.01)
+    memory.handle_request(request(cancel_messages()[:2]), {"x-ace-session": "idle"})
+    clock.now += 5
+    swept = threading.Event()
+    original = memory.sweep
+
+    def watched(now: float | None = None) -> list[str]:
+        out = original(now)
+        if out:
+            swept.set()
+        return out
+
+    memory.sweep = watched  # type: ignore[method-assign]
+    memory.start_sweeper()
+    assert swept.wait(5)
+    assert memory.session("idle") is None
+
+
+# ---------------------------------------------------------------- recall, injection, cursor
+
+
+def test_prod_injects_follows_the_cursor_and_completes(make) -> None:
+    memory = make()
+    pid = seed(memory)
+    messages = cancel_messages("I need to cancel my trip")
+    body = request(messages[:2])
+    original = copy.deepcopy(body)
+    out, stage = memory.handle_request(body, {"x-ace-session": "p1"})
+    assert body == original
+    assert (stage.action, stage.injected, stage.procedure_id) == ("hit", True, pid)
+    assert stage.injected_tokens == stage.block_tokens > 0
+    assert stage.cursor_step == 0 and stage.steps_remaining == 1
+    assert out["messages"][1]["content"].startswith(
+        "I need to cancel my trip\n\n[recalled procedure — 3 prior runs"
+    )
+    assert stage.rewrite_headers() == {
+        "x-ace-body-rewritten": "tail",
+        "x-ace-rewrite-tokens": f"+{stage.injected_tokens}",
+        "x-ace-rewritten-by": STAGE_NAME,
+    }
+    _, stage = memory.handle_request(request(messages), {"x-ace-session": "p1"})
+    assert (stage.action, stage.cursor_step, stage.steps_remaining) == ("completed", 1, 0)
+    assert (stage.adherence_delta, stage.divergence) == (1, False)
+    assert stage.skill_attrs()["kg_recall_result"] == "completed"
+
+
+def test_divergence_is_reported(make) -> None:
+    memory = make()
+    seed(memory)
+    messages = cancel_messages("I need to cancel my trip")[:2] + [
+        call("x", "book_reservation", origin="JFK"),
+        result("x", "{}"),
+    ]
+    _, stage = memory.handle_request(request(messages[:2]), {"x-ace-session": "d1"})
+    assert (stage.action, stage.divergence, stage.adherence_delta) == ("hit", False, 0)
+    _, stage = memory.handle_request(request(messages), {"x-ace-session": "d1"})
+    assert (stage.action, stage.divergence, stage.adherence_delta, stage.cursor_step) == (
+        "hit",
+        True,
+        -1,
+        0,
+    )
+
+
+def test_steps_taken_before_the_first_recall_are_not_tracked(make) -> None:
+    memory = make()
+    seed(memory)
+    messages = cancel_messages("I need to cancel my trip")[:2] + [
+        call("x", "book_reservation", origin="JFK"),
+        result("x", "{}"),
+    ]
+    _, stage = memory.handle_request(request(messages), {"x-ace-session": "d2"})
+    assert (stage.action, stage.divergence, stage.adherence_delta) == ("hit", False, 0)
+
+
+def test_a_block_over_budget_is_skipped(make) -> None:
+    memory = make(max_injection_tokens=5)
+    seed(memory)
+    body = request(cancel_messages("cancel my trip")[:2])
+    out, stage = memory.handle_request(body, {"x-ace-session": "b"})
+    assert out is body
+    assert (stage.action, stage.injected, stage.injected_tokens) == ("skipped_budget", False, 0)
+    assert stage.block_tokens > stage.max_injection_tokens == 5
+
+
+def test_a_procedure_whose_runs_fail_stops_being_recalled(make) -> None:
+    memory = make(min_confidence=0.3)
+    pid = seed(memory, runs=2)
+    assert memory.recall("cancel my trip").procedure.id == pid
+    for i in range(3):
+        sid = f"bad{i}"
+        messages = cancel_messages("cancel my trip")
+        memory.handle_request(
+            request(messages), {"x-ace-session": sid, "x-ace-task-outcome": "failure"}
+        )
+    procedure = memory.store.get(pid)
+    assert procedure.failures == 3 and procedure.confidence < 0.3
+    assert not memory.recall("cancel my trip").hit
+    _, stage = memory.handle_request(
+        request(cancel_messages("cancel my trip")[:2]), {"x-ace-session": "later"}
+    )
+    assert stage.action == "miss"
+
+
+def test_tools_the_request_does_not_offer_prevent_recall(make) -> None:
+    memory = make()
+    seed(memory)
+    body = {
+        "messages": cancel_messages("cancel my trip")[:2],
+        "tools": [{"type": "function", "function": {"name": "get_user_details"}}],
+    }
+    _, stage = memory.handle_request(body, {"x-ace-session": "t"})
+    assert stage.action == "miss"
+
+
+def test_a_custom_token_counter_is_used(make, tmp_path: Path) -> None:
+    class Fixed:
+        name = "fixed"
+
+        def count(self, text: str) -> int:
+            return 7
+
+    memory = ProceduralMemory(
+        ProcedureStore(tmp_path / "t2.db"), ProceduresConfig(mode="prod"), token_counter=Fixed()
+    )
+    seed(memory)
+    _, stage = memory.handle_request(
+        request(cancel_messages("cancel my trip")[:2]), {"x-ace-session": "c"}
+    )
+    assert stage.block_tokens == stage.injected_tokens == 7
+    memory.close()
+
+
+# ---------------------------------------------------------------- modes
+
+
+def test_off_does_nothing_and_records_nothing(make) -> None:
+    memory = make(mode="off")
+    body = request(cancel_messages())
+    out, stage = memory.handle_request(
+        body, {"x-ace-session": "o", "x-ace-task-outcome": "success"}
+    )
+    assert out is body and stage is None
+    assert memory.store.stages() == [] and memory.store.count() == 0
+
+
+def test_shadow_recalls_but_injects_nothing(make) -> None:
+    memory = make(mode="shadow")
+    seed(memory)
+    body = request(cancel_messages("cancel my trip")[:2])
+    out, stage = memory.handle_request(body, {"x-ace-session": "sh"})
+    assert out is body
+    assert (stage.action, stage.injected, stage.injected_tokens) == ("hit", False, 0)
+    assert stage.would_inject_tokens == stage.block_tokens > 0
+    assert (
+        stage.skill_attrs()["kg_injected_tokens"] == stage.would_inject_tokens
+    )  # the row keeps it
+    assert stage.to_dict()["injected_tokens"] == 0
+
+
+def test_the_skills_header_switches_the_skill_per_request(make) -> None:
+    memory = make(mode="prod")
+    seed(memory)
+    body = request(cancel_messages("cancel my trip")[:2])
+    assert memory.handle_request(body, {"x-ace-session": "h", "x-ace-skills": "*=off"}) == (
+        body,
+        None,
+    )
+    out, stage = memory.handle_request(
+        body, {"x-ace-session": "h", "x-ace-skills": "*=off,skill_knowledge_graph=shadow"}
+    )
+    assert out is body and stage.mode == "shadow"
+
+
+def test_canary_arms_are_stable_per_session_and_split_near_n(make) -> None:
+    memory = make(mode="canary:30")
+    seed(memory)
+    arms = collections.Counter()
+    for i in range(200):
+        sid = f"c{i}"
+        seen = set()
+        for end in (2, 4):
+            out, stage = memory.handle_request(
+                request(cancel_messages("cancel my trip")[:end]), {"x-ace-session": sid}
+            )
+            seen.add(stage.mode)
+            assert stage.canary_percent == 30 and stage.canary_keyed_by == "session"
+            if stage.mode == "canary_control":
+                assert stage.to_dict() == {
+                    "name": STAGE_NAME,
+                    "action": "skipped",
+                    "mode": "canary_control",
+                    "reason": "canary_control",
+                    "injected": False,
+                    "injected_tokens": 0,
+                    "would_inject_tokens": 0,
+                    "block_tokens": 0,
+                    "max_injection_tokens": 400,
+                    "canary_bucket": "control",
+                    "canary_percent": 30,
+                    "canary_keyed_by": "session",
+                    "session_scoped": True,
+                    "captured_turns": 0,
+                    "duration_ms": stage.to_dict()["duration_ms"],
+                }
+                assert stage.skill_attrs() == {}
+                assert memory.session(sid) is None  # nothing captured on the control arm
+            else:
+                assert stage.canary_bucket == "treatment" and stage.injected
+        assert len(seen) == 1
+        arms[seen.pop()] += 1
+    assert 40 <= arms["canary_treatment"] <= 80
+
+
+def test_canary_without_a_session_is_keyed_by_request(make) -> None:
+    memory = make(mode="canary:50")
+    body = request(cancel_messages()[:2])
+    first = memory.handle_request(body, {"x-request-id": "r-1"})[1]
+    again = memory.handle_request(body, {"x-request-id": "r-1"})[1]
+    assert first.canary_keyed_by == "request" and first.canary_bucket == again.canary_bucket
+    assert not first.session_scoped
+
+
+def test_an_invalid_mode_is_a_config_error() -> None:
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match="canary"):
+        ProceduresConfig(mode="canary:120")
+    with pytest.raises(UserError, match="unknown key 'bogus'"):
+        ProceduresConfig.from_mapping({"bogus": 1})
+
+
+# ---------------------------------------------------------------- failures and telemetry
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "reason"),
+    [
+        ({"messages": "not a list"}, {"x-ace-session": "f"}, "UserError"),
+        ({"messages": [{"content": "no role"}]}, {"x-ace-session": "f"}, "UserError"),
+        (["not", "a", "dict"], {"x-ace-session": "f"}, "TypeError"),
+        ({"messages": []}, {"x-ace-session": "f", "x-ace-outcome": "perhaps"}, "UserError"),
+        (
+            {"messages": []},
+            {"x-ace-session": "f", "x-ace-skills": "skill_knowledge_graph=loud"},
+            "UserError",
+        ),
+    ],
+)
+def test_bad_requests_never_raise_and_go_upstream_unchanged(
+    make, body: object, headers: dict, reason: str
+) -> None:
+    memory = make()
+    out, stage = memory.handle_request(body, headers)  # type: ignore[arg-type]
+    assert out is body
+    assert (stage.action, stage.reason, stage.injected) == ("failed", reason, False)
+    assert memory.store.stages()[0]["action"] == "failed"
+
+
+def test_stages_are_stored_and_the_scorecard_reads_them(make) -> None:
+    memory = make()
+    seed(memory)
+    hit = cancel_messages("I need to cancel my trip")
+    memory.handle_request(request(hit[:2]), {"x-ace-session": "k1"})
+    memory.handle_request(request(hit), {"x-ace-session": "k1"})
+    wander = hit[:2] + [call("x", "book_reservation", origin="JFK"), result("x", "{}")]
+    memory.handle_request(request(wander[:2]), {"x-ace-session": "k2"})
+    memory.handle_request(request(wander), {"x-ace-session": "k2"})
+    memory.handle_request(
+        request([{"role": "user", "content": "what is the weather on mars"}]),
+        {"x-ace-session": "k3"},
+    )
+    rows = memory.store.stages()
+    assert [r["action"] for r in rows] == ["miss", "hit", "hit", "completed", "hit"]
+    assert rows[1]["skill_attrs"]["kg_recall_result"] == "hit"
+    assert rows[1]["divergence"] == 1 and rows[1]["session_id"] == "k2"
+    card = memory.store.scorecard()
+    assert card["requests"] == 5
+    assert card["recall_hit_rate"] == pytest.approx(4 / 5)
+    assert card["adherence_rate"] == pytest.approx(1 / 2)  # one step followed, one left
+    assert card["divergence_rate"] == pytest.approx(1 / 4)
+    assert card["avg_injected_tokens"] == pytest.approx(rows[1]["injected_tokens"])
