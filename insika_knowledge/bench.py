@@ -194,6 +194,9 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
             bench_studio = None
         if bench_studio is not None:
             results["studio"] = bench_studio(folder)
+        from insika_knowledge.procedures.bench import bench_procedures
+
+        results["procedures"] = bench_procedures(folder, quick=quick)
     if as_json:
         echo(json.dumps(results, indent=2))
         return results
@@ -213,6 +216,7 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
     echo(f"same-claim consolidation write: p50 {write['p50_ms']:.3f} ms, p95 {write['p95_ms']:.3f} ms")
     if "studio" in results:
         echo(f"studio at 5000 concepts (server-side): {json.dumps(results['studio'])}")
+    echo(f"procedures: {json.dumps(results['procedures'])}")
     if quick:
         echo("(--quick: a smoke run with few repetitions, not a measurement)")
     return results

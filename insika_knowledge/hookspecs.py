@@ -51,3 +51,13 @@ def context_fragments(turn: Any) -> list[Fragment]:
 @hookspec
 def tools(agent: Any) -> list[Tool]:
     """Tools to offer the agent's model (``load_knowledge`` when retrieve is on)."""
+
+
+@hookspec(firstresult=True)
+def request(body: Any, headers: Any) -> Any:
+    """A model request passing through (engine or relay): capture it, maybe recall into it.
+
+    Returns ``(body, stage)``: the body to send upstream (rewritten only when a recalled
+    procedure was injected) and the ``skill_knowledge_graph`` stage (None when the skill
+    is off for this request). Never raises; a failure leaves the body unchanged.
+    """

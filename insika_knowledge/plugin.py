@@ -13,7 +13,9 @@ nothing and emits ``knowledge_degraded`` once per cause.
 from __future__ import annotations
 
 import logging
+import os
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Final
 
@@ -25,7 +27,7 @@ from insika_knowledge.learn import TurnReport
 from insika_knowledge.memory import Memory
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 from insika_knowledge.sessions import AgentSpec, Turn
-from insika_knowledge.store.paths import check_agent
+from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ class KnowledgePlugin:
         self._pending: set[Future[TurnReport | None]] = set()
         self._lock = threading.Lock()
         self._warned: set[tuple[str, str]] = set()
+        self._skills: dict[str, Any] = {}
+        #: Settings of procedural memory (the `request` hook); None = from the environment.
+        self.procedures_config: Any = None
 
     # ------------------------------------------------------------------ setup
 
@@ -168,6 +173,40 @@ class KnowledgePlugin:
 
         return [Tool(name="load_knowledge", schema=LOAD_KNOWLEDGE_SCHEMA, handler=load_knowledge)]
 
+    @hookimpl
+    def request(self, body: Any, headers: Any) -> tuple[Any, Any]:
+        """Procedural memory on a model request: ``(body, stage)``; never raises.
+
+        The tenant comes from the ``x-insika-tenant`` header (default ``default``); the
+        mode from `KnowledgePlugin.procedures_config` (``$INSIKA_PROCEDURES_MODE``, else
+        ``shadow``). A failure leaves the body unchanged and emits ``knowledge_degraded``.
+        """
+        try:
+            tenant = DEFAULT_TENANT
+            if isinstance(headers, Mapping):
+                lowered = {str(k).lower(): v for k, v in headers.items()}
+                tenant = str(lowered.get("x-insika-tenant", DEFAULT_TENANT))
+            return self._procedures(tenant).handle_request(body, headers)
+        except Exception as exc:  # the request goes upstream as sent
+            self._degraded("-", "procedures", f"{type(exc).__name__}: {exc}"[:300])
+            return body, None
+
+    def _procedures(self, tenant: str) -> Any:
+        from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+
+        check_tenant(tenant)
+        directory = self.memory.directory  # takes the lock itself: read it first
+        with self._lock:
+            skill = self._skills.get(tenant)
+            if skill is None:
+                if self.procedures_config is None:
+                    mode = os.environ.get("INSIKA_PROCEDURES_MODE", "shadow")
+                    self.procedures_config = ProceduresConfig(mode=mode)
+                skill = ProceduralMemory.open(directory, tenant, self.procedures_config)
+                skill.start_sweeper()
+                self._skills[tenant] = skill
+            return skill
+
     # ------------------------------------------------------------------ lifecycle
 
     def drain(self, timeout_s: float | None = None) -> bool:
@@ -185,6 +224,9 @@ class KnowledgePlugin:
         with self._lock:
             executor, self._executor = self._executor, None
             memory, self._memory = self._memory, None
+            skills, self._skills = self._skills, {}
+        for skill in skills.values():
+            skill.close()
         if executor is not None:
             executor.shutdown(wait=True)
         if memory is not None:

@@ -183,3 +183,32 @@ def test_last_user_text_reads_text_parts() -> None:
     turn_ = Turn(agent(), "s", "t", [{"role": "user", "content": [{"text": "a"}, "x", {"text": "b"}]},
                                      "junk"])
     assert turn_.last_user_text() == "a b"
+
+
+def _request(session: str, text: str) -> tuple[dict, dict]:
+    body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    return body, {"x-ace-session": session}
+
+
+def test_request_hook_runs_procedural_memory_and_never_raises(host: Host) -> None:
+    from insika_knowledge.procedures import ProceduresConfig
+
+    plugin.procedures_config = ProceduresConfig(mode="shadow")
+    body, headers = _request("s-1", "Please cancel my reservation ABC123")
+    returned, stage = host.pm.hook.request(body=body, headers=headers)
+    assert returned == body  # shadow never rewrites
+    assert stage.to_dict()["action"] in {"hit", "miss"}
+    assert stage.to_dict()["session_scoped"] is True
+    broken, stage = host.pm.hook.request(body="not a request body", headers=None)
+    assert broken == "not a request body"
+    assert stage is None or stage.to_dict()["action"] == "failed"
+    plugin.procedures_config = ProceduresConfig(mode="off")
+    plugin._skills.clear()
+    assert host.pm.hook.request(body=body, headers=headers)[1] is None
+
+
+def test_request_hook_refuses_a_bad_tenant_without_raising(host: Host) -> None:
+    body, headers = _request("s-1", "hello")
+    returned, stage = host.pm.hook.request(body=body, headers={**headers, "x-insika-tenant": "../x"})
+    assert returned is body and stage is None
+    assert any("procedures" == p["feature"] for p in host.recorder.named("knowledge_degraded"))  # type: ignore[attr-defined]
