@@ -50,11 +50,20 @@ STOP_WORDS_PT: Final[frozenset[str]] = frozenset(
 STOP_WORDS: Final[frozenset[str]] = STOP_WORDS_EN | STOP_WORDS_PT
 
 
+#: The combining diacritical-mark blocks (accents of Latin, Greek, Cyrillic...). Marks of
+#: other scripts (e.g. Devanagari vowel signs) are letters' parts there, and are kept.
+_COMBINING: Final = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
 @lru_cache(maxsize=65536)
 def fold(text: str) -> str:
-    """Case- and accent-fold `text`: ``"São PAULO"`` -> ``"sao paulo"``."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    """Case- and accent-fold `text`: ``"São PAULO"`` -> ``"sao paulo"``.
+
+    NFKD decomposition, then the combining diacritical marks removed (one regex pass).
+    """
+    if text.isascii():
+        return text.lower()
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.casefold()))
 
 
 _EN: Final = Stemmer.Stemmer("english")
