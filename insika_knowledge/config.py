@@ -34,10 +34,11 @@ class KnowledgeConfig(BaseModel):
         index: ``scan`` (term overlap over a per-process read cache), ``fts5`` (SQLite's
             full-text index, bm25 ranking; scan where SQLite lacks FTS5), or ``auto``
             (FTS5 from the measured crossover in concept count up, scan below).
-        min_coverage: the relevance floor, 0..1: a concept reaches the block only when it
-            covers at least this share of the message's weighted terms. 0 keeps every
-            concept that shares a term; the default 0.15 trades a little recall for
-            fewer blocks on messages no concept answers (see benchmarks/README.md).
+        min_coverage: the relevance floor, 0..1: the block is injected only when the best
+            concept covers at least this share of the message's weighted terms. 0 (the
+            default: recall first) injects whenever a concept shares a term; 0.15-0.3
+            trades recall for fewer blocks on messages no concept answers (see
+            benchmarks/README.md for the measured trade-off).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -49,7 +50,7 @@ class KnowledgeConfig(BaseModel):
     prompt: str | None = Field(default=None, max_length=8000)
     model: str | None = None
     index: Literal["scan", "fts5", "auto"] = "auto"
-    min_coverage: float = Field(default=0.15, ge=0.0, le=1.0)
+    min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
 
     @field_validator("types")
     @classmethod

@@ -91,7 +91,7 @@ def _ours(concepts: list[dict[str, Any]], folder: Path) -> dict[str, Ranker]:
     modes = ["scan", "fts5"] if getattr(store, "fts_ready", False) else ["scan"]
     out: dict[str, Ranker] = {}
     for mode in modes:
-        for label, cut in ((mode, floor), (f"{mode} (no floor)", 0.0)):
+        for label, cut in ((mode, floor), (f"{mode} (floor 0.2)", 0.2)):
             out[label] = (lambda m, c: lambda q: [
                 e.name for e in retriever.retrieve("eval", q, TOP_K, m, c).matched])(mode, cut)
     return out

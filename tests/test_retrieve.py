@@ -178,3 +178,13 @@ def test_retrieving_never_raises_confidence(store) -> None:
         retriever.load_knowledge(AGENT, "cep-13-campinas")
     assert store.get(AGENT, "cep-13-campinas").concept.confidence == 0.6
     assert store.get(AGENT, "cep-13-campinas").version == 1
+
+
+def test_relevance_floor_empties_the_block_when_the_best_concept_covers_too_little(store) -> None:
+    put(store, name="cep-13-campinas")
+    retriever = Retriever(store)
+    vague = "Do you have a wifi password at the Campinas store for visitors today?"
+    assert retriever.retrieve(AGENT, vague, 5).matched  # shares "campinas"
+    assert retriever.retrieve(AGENT, vague, 5, min_coverage=0.5).matched == []
+    precise = "Do CEPs 13000-13999 ship from the Campinas DC?"
+    assert [e.name for e in retriever.retrieve(AGENT, precise, 5, min_coverage=0.5).matched] == ["cep-13-campinas"]
