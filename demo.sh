@@ -6,6 +6,6 @@ cd "$(dirname "$0")"
 if [ ! -x .venv/bin/insika-knowledge ]; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip
-  .venv/bin/pip install --quiet -e '.[studio]'
+  .venv/bin/pip install --quiet -e '.[studio,bench]'
 fi
 exec .venv/bin/insika-knowledge demo "$@"

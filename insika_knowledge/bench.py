@@ -176,6 +176,12 @@ def bench_same_claim(folder: Path, repeats: int) -> dict[str, Any]:
     return {"p50_ms": p50, "p95_ms": p95}
 
 
+def _pairs(values: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()
+    )
+
+
 def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str], None] = print) -> dict[str, Any]:
     """Run every benchmark and print a table (or JSON). Returns the results."""
     repeats = 200 if quick else 2000
@@ -196,7 +202,10 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
             results["studio"] = bench_studio(folder)
         from insika_knowledge.procedures.bench import bench_procedures
 
-        results["procedures"] = bench_procedures(folder, quick=quick)
+        try:
+            results["procedures"] = bench_procedures(folder, quick=quick)
+        except FileNotFoundError as exc:  # the traces it mines live in shared/data
+            results["procedures"] = {"skipped": str(exc)}
     if as_json:
         echo(json.dumps(results, indent=2))
         return results
@@ -215,8 +224,8 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
     echo(f"after_turn (blocks the engine): p50 {hook['p50_ms']:.3f} ms, p95 {hook['p95_ms']:.3f} ms")
     echo(f"same-claim consolidation write: p50 {write['p50_ms']:.3f} ms, p95 {write['p95_ms']:.3f} ms")
     if "studio" in results:
-        echo(f"studio at 5000 concepts (server-side): {json.dumps(results['studio'])}")
-    echo(f"procedures: {json.dumps(results['procedures'])}")
+        echo("studio at 5000 concepts (server-side): " + _pairs(results["studio"]))
+    echo("procedures: " + _pairs(results["procedures"]))
     if quick:
         echo("(--quick: a smoke run with few repetitions, not a measurement)")
     return results
@@ -265,7 +274,9 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     msgs = queries(repeats)
     out: dict[str, Any] = {"concepts": n, "write_all_s": write_s, "fts5_optimize_s": optimize_s,
                            "scan_cache_build_s": scan_build_s, "scan_cache_mib": scan_bytes / 2**20,
-                           "db_file_mib": store.path.stat().st_size / 2**20}
+                           "db_file_mib": sum(
+                               p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
+                           ) / 2**20}
     for label, index in (("scan", scan), ("fts5", fts)):
         for message in msgs[:20]:
             index.search("bench", message, 5)

@@ -6,6 +6,8 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+
+from insika_knowledge.datasets import shared_data
 from typing import Any
 
 import pytest
@@ -18,7 +20,7 @@ from insika_knowledge.events import Recorder
 from insika_knowledge.memory import Memory
 
 ROOT = Path(__file__).resolve().parents[1]
-AIRLINE = Path("/work/shared/data/tau_bench_airline/normalized.jsonl")
+AIRLINE = (shared_data() or Path("/work/shared/data")) / "tau_bench_airline" / "normalized.jsonl"
 SHARED_REPLAY = ROOT / "replays" / "shared_sessions.json"
 AGENT = "airline"
 SUMMARY_RE = re.compile(

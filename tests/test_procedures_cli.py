@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from insika_knowledge.datasets import shared_data
+
 import apsw
 import pytest
 from click.testing import CliRunner
@@ -13,7 +15,7 @@ from insika_knowledge.procedures.procedure import ProcedureStep
 from insika_knowledge.store import SQLiteStore
 from insika_knowledge.store.procedures import MinedRun, ProcedureStore
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
 needs_data = pytest.mark.skipif(not AIRLINE.exists(), reason="shared data not present")
 

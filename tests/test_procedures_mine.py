@@ -4,6 +4,8 @@ import json
 import re
 from pathlib import Path
 
+from insika_knowledge.datasets import shared_data
+
 import pytest
 
 from insika_knowledge.index.text import terms
@@ -14,7 +16,7 @@ from insika_knowledge.procedures.steps import build
 from insika_knowledge.procedures.wilson import wilson_lower_bound
 from insika_knowledge.sessions import read_sessions
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
 SWE = DATA / "swe_agent" / "normalized.jsonl"
 

@@ -56,16 +56,17 @@ _WORDS: Final = (
 
 
 def shared_data() -> Path:
-    """``shared/data`` beside the checkout (``../shared/data`` of the repository)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / "shared" / "data"
-        if candidate.is_dir():
-            return candidate
-        candidate = parent.parent / "shared" / "data"
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("shared/data not found beside the checkout")
+    """``shared/data`` (see `insika_knowledge.datasets.shared_data`).
+
+    Raises:
+        FileNotFoundError: it is not found (set ``$INSIKA_SHARED_DATA``).
+    """
+    from insika_knowledge.datasets import shared_data as find
+
+    found = find()
+    if found is None:
+        raise FileNotFoundError("shared/data not found: set INSIKA_SHARED_DATA to its folder")
+    return found
 
 
 def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
