@@ -71,8 +71,6 @@ Ranker = Callable[[str], list[str]]
 
 
 def _ours(concepts: list[dict[str, Any]], folder: Path) -> dict[str, Ranker]:
-    from insika_knowledge.index.fts5 import Fts5Index
-    from insika_knowledge.index.scan import ScanIndex
     from insika_knowledge.store import SQLiteStore
 
     store = SQLiteStore(folder / "quality.db")

@@ -63,9 +63,9 @@ def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
 
 
 def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatch) -> None:
-    from insika_knowledge.store import sqlite as sqlite_module
+    from insika_knowledge.store import fts as fts_module
 
-    monkeypatch.setattr(sqlite_module.fts, "fts5_available", lambda conn: False)
+    monkeypatch.setattr(fts_module, "fts5_available", lambda conn: False)
     db = SQLiteStore(tmp_path / "nofts.db")
     assert not db.fts_ready
     assert [m.name for m in migrations.pending(db._conn())] == ["002_fts5"]

@@ -10,22 +10,16 @@ stage row go in one.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.wilson import wilson_lower_bound
-from insika_knowledge.store import migrations
+from insika_knowledge.store.database import Database
 
-BUSY_TIMEOUT_MS: Final = 30_000
 _PROC_COLS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
     "created_at, updated_at"
@@ -159,7 +153,7 @@ class SessionRow:
         )
 
 
-class ProcedureStore:
+class ProcedureStore(Database):
     """Procedures, runs, captured sessions and stages of one tenant's database file.
 
     Args:
@@ -169,60 +163,6 @@ class ProcedureStore:
     Raises:
         UserError: the path is a folder or not a database.
     """
-
-    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
-        self.path = Path(path)
-        self.clock = clock
-        if self.path.is_dir():
-            raise UserError(f"{self.path} is a folder; give a database file path")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._all: list[apsw.Connection] = []
-        self._lock = threading.Lock()
-        migrations.migrate(self._conn())
-
-    # ------------------------------------------------------------------ connections
-
-    def _conn(self) -> apsw.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            try:
-                conn = apsw.Connection(str(self.path))
-                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-            except apsw.NotADBError as exc:
-                raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
-
-    def __enter__(self) -> ProcedureStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[apsw.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ procedures
 

@@ -9,27 +9,24 @@ here), in WAL mode with a busy timeout, so readers never block the writer.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
-from insika_knowledge.errors import NotFound, RunTimeFailure, StaleVersion, UserError
-from insika_knowledge.store import fts, migrations
+from insika_knowledge.concept import Concept, check_name, parse, serialize
+from insika_knowledge.errors import NotFound, StaleVersion, UserError
 from insika_knowledge.store.base import (
     ExtractionRecord,
     ScanRow,
     StoredConcept,
     Version,
 )
+from insika_knowledge.store.database import Database
 from insika_knowledge.store.paths import check_agent
 
-BUSY_TIMEOUT_MS: Final = 30_000
 _CONCEPT_COLS: Final = (
     "id, version, name, description, type, provenance, confidence, sources, occurrences, "
     "created_at, updated_at, body"
@@ -54,7 +51,7 @@ def _row_to_stored(row: tuple[Any, ...]) -> StoredConcept:
     return StoredConcept(concept=concept, version=int(version), id=int(cid))
 
 
-class SQLiteStore:
+class SQLiteStore(Database):
     """The concepts of every agent of one tenant, in one SQLite file.
 
     Args:
@@ -69,99 +66,16 @@ class SQLiteStore:
         RunTimeFailure: the disk is full (or failing) while the schema is written.
     """
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
-        self.path = Path(path)
-        self.clock = clock
-        if self.path.is_dir():
-            raise UserError(f"{self.path} is a folder; give a database file path")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(
-                f"cannot use {self.path.parent} as the data directory: {exc.strerror or exc}"
-            ) from None
-        self._local = threading.local()
-        self._all: list[apsw.Connection] = []
-        self._lock = threading.Lock()
-        with self._storage_errors():
-            conn = self._conn()
-            self.has_fts5 = fts.fts5_available(conn)
-            migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
-            self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
-
-    # ------------------------------------------------------------------ connections
-
-    def _conn(self) -> apsw.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            try:
-                conn = apsw.Connection(str(self.path))
-                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                fts.register(conn)
-            except apsw.NotADBError as exc:
-                raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
-            except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
-                    apsw.AuthError, OSError) as exc:
-                raise UserError(f"cannot open the database {self.path}: {exc}") from None
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextmanager
-    def _storage_errors(self) -> Iterator[None]:
-        """Turn SQLite's storage failures into the library's errors, naming the file.
-
-        A full disk or an I/O error is a `RunTimeFailure`; a file that cannot be opened
-        or written (permissions, read-only) is a `UserError`.
-        """
-        try:
-            yield
-        except apsw.FullError:
-            raise RunTimeFailure(f"disk full writing {self.path}") from None
-        except apsw.IOError as exc:
-            raise RunTimeFailure(f"disk I/O error on {self.path}: {exc}") from None
-        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError) as exc:
-            raise UserError(f"cannot write the database {self.path}: {exc}") from None
-
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """A write transaction (``BEGIN IMMEDIATE``): commits on exit, rolls back on error.
-
-        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``). A ROLLBACK is only
-        issued while a transaction is still open (SQLite ends it by itself after some
-        errors, e.g. a full disk), so the original error is the one raised.
+        """A write transaction over the concepts (see `Database._write`).
 
         Raises:
             RunTimeFailure: the disk is full or failing ("disk full writing <path>").
             UserError: the database file cannot be written (read-only, permissions).
         """
-        conn = self._conn()
-        with self._storage_errors():
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield Transaction(conn, self.clock)
-                conn.execute("COMMIT")
-            except BaseException:
-                _rollback(conn)
-                raise
+        with self._write() as conn:
+            yield Transaction(conn, self.clock)
 
     # ------------------------------------------------------------------ reads
 
@@ -554,16 +468,6 @@ class SQLiteStore:
         """Store the outcome of one turn's extraction (replacing an earlier attempt)."""
         with self.transaction() as tx:
             tx.record_extraction(record)
-
-
-def _rollback(conn: apsw.Connection) -> None:
-    """ROLLBACK if a transaction is still open; never hides the error being handled."""
-    if not conn.in_transaction:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except apsw.Error:
-        pass  # the error that made us roll back is the one worth reporting
 
 
 def _check_operator(actor: object, version: object = 0) -> None:

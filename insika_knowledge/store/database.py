@@ -1,0 +1,144 @@
+"""One tenant's SQLite database file: per-thread apsw connections, migrations, errors.
+
+Both stores (`SQLiteStore` for concepts, `ProcedureStore` for procedures) are built on
+`Database`, so connection settings, the FTS5 tokenizer, migrations, write transactions
+and the mapping of storage failures to the library's errors exist once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+import apsw
+
+from insika_knowledge.concept import utc_now
+from insika_knowledge.errors import RunTimeFailure, UserError
+from insika_knowledge.store import fts, migrations
+
+BUSY_TIMEOUT_MS: Final = 30_000
+
+
+class Database:
+    """The database file at `path`, one connection per thread, migrated on open.
+
+    Args:
+        path: the database file (created with its folder if missing); ``:memory:`` is
+            not supported (each thread opens its own connection).
+        clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``; tests inject one.
+
+    Raises:
+        UserError: the path is a folder, the file is not a database, or the path cannot
+            be used (its folder is under a regular file, not writable, ...); the message
+            names the path.
+        RunTimeFailure: the disk is full (or failing) while the schema is written.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
+        self.path = Path(path)
+        self.clock = clock
+        if self.path.is_dir():
+            raise UserError(f"{self.path} is a folder; give a database file path")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"cannot use {self.path.parent} as the data directory: {exc.strerror or exc}"
+            ) from None
+        self._local = threading.local()
+        self._all: list[apsw.Connection] = []
+        self._lock = threading.Lock()
+        with self._storage_errors():
+            conn = self._conn()
+            self.has_fts5 = fts.fts5_available(conn)
+            migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
+            self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
+
+    # ------------------------------------------------------------------ connections
+
+    def _conn(self) -> apsw.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = apsw.Connection(str(self.path))
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                fts.register(conn)
+            except apsw.NotADBError as exc:
+                raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
+            except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
+                    apsw.AuthError, OSError) as exc:
+                raise UserError(f"cannot open the database {self.path}: {exc}") from None
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread)."""
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _storage_errors(self) -> Iterator[None]:
+        """Turn SQLite's storage failures into the library's errors, naming the file.
+
+        A full disk or an I/O error is a `RunTimeFailure`; a file that cannot be opened
+        or written (permissions, read-only) is a `UserError`.
+        """
+        try:
+            yield
+        except apsw.FullError:
+            raise RunTimeFailure(f"disk full writing {self.path}") from None
+        except apsw.IOError as exc:
+            raise RunTimeFailure(f"disk I/O error on {self.path}: {exc}") from None
+        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError) as exc:
+            raise UserError(f"cannot write the database {self.path}: {exc}") from None
+
+    @contextmanager
+    def _write(self) -> Iterator[apsw.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction: commits on exit, rolls back on error.
+
+        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``). A ROLLBACK is only
+        issued while a transaction is still open (SQLite ends it by itself after some
+        errors, e.g. a full disk), so the original error is the one raised.
+
+        Raises:
+            RunTimeFailure: the disk is full or failing ("disk full writing <path>").
+            UserError: the database file cannot be written (read-only, permissions).
+        """
+        conn = self._conn()
+        with self._storage_errors():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+
+
+def _rollback(conn: apsw.Connection) -> None:
+    """ROLLBACK if a transaction is still open; never hides the error being handled."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except apsw.Error:
+        pass  # the error that made us roll back is the one worth reporting
+
+
