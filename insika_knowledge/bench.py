@@ -46,10 +46,23 @@ _WORDS: Final = (
 ).split()
 
 
+def _generated(i: int) -> str:
+    """A letters-only made-up word per number: ``0`` -> ``"xa"``, ``27`` -> ``"xbb"``."""
+    letters = ""
+    i += 26
+    while i:
+        i, r = divmod(i, 26)
+        letters = chr(97 + r) + letters
+    return "x" + letters
+
+
+VOCABULARY: Final = _WORDS + [_generated(i) for i in range(4000)]
+
+
 def corpus(n: int, seed: int = 7) -> list[Concept]:
     """`n` synthetic concepts (deterministic for a seed)."""
     rnd = random.Random(seed)
-    vocabulary = _WORDS + [f"termo{i}" for i in range(4000)]
+    vocabulary = VOCABULARY
     weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocabulary))]
 
     def text(k: int) -> str:
@@ -58,6 +71,8 @@ def corpus(n: int, seed: int = 7) -> list[Concept]:
     out = []
     for i in range(n):
         body = text(45) + (f" Related: [[c{rnd.randrange(n)}]]." if i % 3 == 0 else "")
+        if i % 10 == 0:  # some concepts state numbers and ranges, as real ones do
+            body += f" Prazo de {rnd.randint(1, 5)}-{rnd.randint(6, 10)} dias acima de R$ {rnd.randint(50, 500)}."
         out.append(Concept(
             name=f"c{i}", description=text(12), type="fact", provenance="observed",
             confidence=rnd.choice([0.4, 0.6, 0.7, 0.8, 0.9]), sources=(f"s{i}",), occurrences=1,
@@ -70,7 +85,7 @@ def corpus(n: int, seed: int = 7) -> list[Concept]:
 def queries(k: int, seed: int = 11) -> list[str]:
     """`k` customer-like messages of 6-14 words."""
     rnd = random.Random(seed)
-    vocabulary = _WORDS + [f"termo{i}" for i in range(4000)]
+    vocabulary = VOCABULARY
     weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocabulary))]
     return [
         "Oi, " + " ".join(rnd.choices(vocabulary, weights, k=rnd.randint(6, 14))) + "?"

@@ -52,6 +52,7 @@ _SPAN_RE: Final = re.compile(
     rf"\s*({_CUR_WORDS})?"
 )
 _VALUE_RE: Final = re.compile(rf"({_CUR})?\s*(?<![\w.,])({_NUM})(?![\w])\s*({_CUR_WORDS})?")
+_ANY_DIGIT_RE: Final = re.compile(r"\d+")
 _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
 
 
@@ -108,7 +109,32 @@ def _kind(currency: str | None, word: str | None, default: str = "num") -> str:
 
 
 def range_terms(folded: str) -> list[str]:
-    """Block terms for every range a concept's (case- and accent-folded) text states."""
+    """Block terms for every range a concept's (case- and accent-folded) text states.
+
+    Only the stretches around numbers are read (a range always has a digit, and its
+    words sit within a few dozen characters of it), so long texts cost little.
+    """
+    out: list[str] = []
+    for window in _windows(folded):
+        out += _range_terms(window)
+    return out
+
+
+def _windows(folded: str, before: int = 40, after: int = 60) -> list[str]:
+    spans: list[list[int]] = []
+    for match in _ANY_DIGIT_RE.finditer(folded):
+        start, end = max(0, match.start() - before), match.end() + after
+        start = folded.rfind(" ", 0, start) + 1 if start else 0  # never cut a word in two
+        space = folded.find(" ", end)
+        end = len(folded) if space < 0 else space
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [folded[a:b] for a, b in spans]
+
+
+def _range_terms(folded: str) -> list[str]:
     out: list[str] = []
     taken: list[tuple[int, int]] = []
 
