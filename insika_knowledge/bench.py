@@ -192,9 +192,12 @@ def bench_same_claim(folder: Path, repeats: int) -> dict[str, Any]:
 
 
 def _pairs(values: dict[str, Any]) -> str:
-    return ", ".join(
-        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()
-    )
+    def one(key: str, value: Any) -> str:
+        if isinstance(value, dict):
+            return f"{key} ({_pairs(value)})"
+        return f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
+
+    return ", ".join(one(k, v) for k, v in values.items())
 
 
 def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str], None] = print) -> dict[str, Any]:

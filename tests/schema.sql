@@ -162,7 +162,10 @@ CREATE TRIGGER concepts_fts_insert AFTER INSERT ON concepts BEGIN
     INSERT INTO concepts_fts (rowid, name, description, body)
         VALUES (NEW.id, NEW.name, NEW.description, NEW.body);
 END;
-CREATE TRIGGER concepts_fts_update AFTER UPDATE OF name, description, body ON concepts BEGIN
+CREATE TRIGGER concepts_fts_update AFTER UPDATE OF name, description, body ON concepts
+    WHEN OLD.name IS NOT NEW.name OR OLD.description IS NOT NEW.description
+      OR OLD.body IS NOT NEW.body  -- a confirmation changes counts only: nothing to re-index
+BEGIN
     INSERT INTO concepts_fts (concepts_fts, rowid, name, description, body)
         VALUES ('delete', OLD.id, OLD.name, OLD.description, OLD.body);
     INSERT INTO concepts_fts (rowid, name, description, body)
