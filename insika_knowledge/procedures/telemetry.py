@@ -182,36 +182,10 @@ class Stage:
 
     def row(self) -> dict[str, Any]:
         """The ``procedure_stages`` row (see `insika_knowledge.store.procedures.STAGE_COLUMNS`)."""
-        row = {
-            key: getattr(self, key)
-            for key in (
-                "session_id",
-                "mode",
-                "action",
-                "reason",
-                "injected",
-                "would_inject_tokens",
-                "block_tokens",
-                "max_injection_tokens",
-                "matcher",
-                "match_score",
-                "procedure_id",
-                "path_confidence",
-                "composed_hops",
-                "cursor_step",
-                "steps_remaining",
-                "adherence_delta",
-                "divergence",
-                "matched_steps",
-                "diverged_steps",
-                "canary_bucket",
-                "canary_percent",
-                "canary_keyed_by",
-                "session_scoped",
-                "captured_turns",
-                "duration_ms",
-            )
-        }
+        from insika_knowledge.store.procedures import STAGE_COLUMNS
+
+        derived = {"recorded_at", "injected_tokens", "skill_attrs"}
+        row = {key: getattr(self, key) for key in STAGE_COLUMNS if key not in derived}
         row["injected_tokens"] = self.injected_tokens if self.injected else 0
         row["skill_attrs"] = self.skill_attrs()
         return row
