@@ -28,6 +28,7 @@ from insika_knowledge.concept import Concept
 from insika_knowledge.config import load_config
 from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.scan import ScanIndex, scan_reference
+from insika_knowledge.index.text import query_terms
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore
 
@@ -125,7 +126,7 @@ def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     naive = []
     for message in msgs[:200]:  # the same ranking by a plain per-concept set intersection
         start = time.perf_counter_ns()
-        scan_reference(entries, message, 5, index.weight("bench"))
+        scan_reference(entries, query_terms(message), 5, index.weight("bench"))
         naive.append((time.perf_counter_ns() - start) / 1e6)
     refresh = []
     edited = corpus(n)[0]

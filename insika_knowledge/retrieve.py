@@ -25,7 +25,6 @@ from insika_knowledge.errors import InvalidName
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.scan import Entry, Hit, ScanIndex, entry_score
-from insika_knowledge.index.text import query_terms
 from insika_knowledge.store.base import Store
 
 #: ``index: auto`` uses FTS5 from this many concepts per agent up (see benchmarks/README.md).
@@ -71,6 +70,7 @@ class SearchIndex(Protocol):
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]: ...
     def lookup(self, agent: str, names: list[str]) -> dict[str, Entry]: ...
     def weight(self, agent: str) -> Callable[[str], int]: ...
+    def analyse(self, agent: str, query: str) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,8 @@ class Retriever:
         index = self.index_for(agent, mode)
         hits = index.search(agent, message, top_k)
         if min_coverage > 0 and hits:
-            best = max(coverage(h.entry, query_terms(message), index.weight(agent)) for h in hits)
+            wanted = index.analyse(agent, message)
+            best = max(coverage(h.entry, wanted, index.weight(agent)) for h in hits)
             if best < min_coverage:
                 hits = []
         matched = [h.entry for h in hits]

@@ -117,3 +117,9 @@ def test_auto_uses_scan_below_the_crossover_and_fts5_above(filled: SQLiteStore, 
     assert retriever.index_for(AGENT, "auto").name == "fts5"
     assert retriever.index_for(AGENT, "scan").name == "scan"
     assert retriever.index_for(AGENT, "fts5").name == "fts5"
+
+
+def test_both_indexes_forgive_one_typo(filled: SQLiteStore) -> None:
+    for index in (Fts5Index(filled), ScanIndex(filled)):
+        assert names(index.search(AGENT, "how do I get a refnud?", 5))[0] == "refund-original-method"
+        assert "devolucao-7-dias" in names(index.search(AGENT, "devoluçao", 5))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.index.scan import ScanIndex, scan_reference
-from insika_knowledge.index.text import tokenize
+from insika_knowledge.index.text import query_terms, tokenize
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, Retriever, render_block
 
 AGENT = "store-support"
@@ -61,9 +61,9 @@ def test_inverted_index_returns_exactly_what_a_full_scan_returns(tmp_path_factor
             tx.put(AGENT, make_concept(name=f"c{i}", description=" ".join(words), body="x",
                                        confidence=rnd.choice([0.4, 0.6, 0.8])), reason="extract", actor="e")
     index = ScanIndex(db)
-    text = " ".join(query)
-    fast = [(h.entry.name, h.score) for h in index.search(AGENT, text, k)]
-    slow = [(h.entry.name, h.score) for h in scan_reference(list(index.entries(AGENT).values()), text, k,
+    wanted = query_terms(" ".join(query))
+    fast = [(h.entry.name, h.score) for h in index.search_terms(AGENT, wanted, k)]
+    slow = [(h.entry.name, h.score) for h in scan_reference(list(index.entries(AGENT).values()), wanted, k,
                                                              index.weight(AGENT))]
     db.close()
     assert fast == slow

@@ -72,3 +72,28 @@ def test_block_cover_is_exact(lo: int, hi: int, value: int) -> None:
 @pytest.mark.parametrize(("raw", "value"), [("1.250,00", 1250), ("1,250.00", 1250), ("199,90", 199), ("80", 80)])
 def test_amounts_parse_in_both_conventions(raw: str, value: int) -> None:
     assert numbers.to_int(raw) == value
+
+
+def test_one_edit_covers_the_four_kinds_of_typo() -> None:
+    from insika_knowledge.index.typos import one_edit
+
+    edits = one_edit("return")
+    assert {"retrun", "retun", "returnn", "retorn"} <= edits
+    assert "return" not in edits
+
+
+def test_unknown_terms_are_corrected_to_the_most_common_known_neighbour() -> None:
+    from insika_knowledge.index.typos import correct
+
+    frequencies = {"return": 5, "retune": 1, "refund": 3}
+    assert correct({"retrun", "refund", "zmoney3_2", "xyzzyq"}, lambda t: frequencies.get(t, 0)) == {
+        "return", "refund", "zmoney3_2", "xyzzyq"}
+    assert correct({"retun"}, lambda t: frequencies.get(t, 0)) == {"return"}  # 5 beats 1
+    assert correct({"ret"}, lambda t: frequencies.get(t, 0)) == {"ret"}  # too short to guess
+
+
+@given(st.from_regex(r"[a-z]{5,10}", fullmatch=True))
+def test_a_known_term_is_never_changed(term: str) -> None:
+    from insika_knowledge.index.typos import correct
+
+    assert correct({term}, lambda t: 1 if t == term else 0) == {term}

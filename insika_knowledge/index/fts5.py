@@ -19,11 +19,13 @@ terms added back. Ranking among the candidates is then bm25 over the kept terms.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Final
 
 from insika_knowledge.index.scan import Entry, Hit, entry_from_row, term_weight
 from insika_knowledge.index.text import query_terms
+from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import Store
 from insika_knowledge.store.fts import match_expression
 
@@ -31,6 +33,8 @@ from insika_knowledge.store.fts import match_expression
 WEIGHTS: Final = (8.0, 4.0, 1.0)
 #: Query terms are kept, rarest first, until their document frequencies add up to this.
 CANDIDATE_BUDGET: Final = 2000
+#: How long the vocabulary used for typo correction is reused, in seconds.
+VOCABULARY_TTL_S: Final = 60.0
 
 
 class Fts5Index:
@@ -45,6 +49,8 @@ class Fts5Index:
         self.budget = budget
         self._df: dict[str, int] = {}
         self._df_generation: dict[str, int] = {}
+        self._vocabulary: dict[str, int] | None = None
+        self._vocabulary_at = 0.0
 
     def _doc_freqs(self, agent: str, terms: list[str]) -> dict[str, int]:
         generation = self.store.generation(agent)
@@ -57,9 +63,23 @@ class Fts5Index:
                 self._df[term] = found.get(term, 0)
         return {t: self._df[t] for t in terms}
 
+    def analyse(self, agent: str, query: str) -> frozenset[str]:
+        """The terms `search` uses: `query_terms`, typos corrected against the vocabulary.
+
+        The vocabulary (term -> documents) is read from ``fts5vocab`` and kept for
+        `VOCABULARY_TTL_S` seconds: a correction against a minute-old vocabulary is as
+        good, and it spares a full vocabulary read after every write.
+        """
+        now = time.monotonic()
+        if self._vocabulary is None or now - self._vocabulary_at > VOCABULARY_TTL_S:
+            self._vocabulary = self.store.fts_vocabulary()  # type: ignore[attr-defined]
+            self._vocabulary_at = now
+        vocabulary = self._vocabulary
+        return correct(query_terms(query), lambda t: vocabulary.get(t, 0))
+
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
         """The `top_k` best concepts of `agent` for `query` by bm25; [] when no term matches."""
-        freqs = self._doc_freqs(agent, sorted(query_terms(query)))
+        freqs = self._doc_freqs(agent, sorted(self.analyse(agent, query)))
         present = sorted((df, t) for t, df in freqs.items() if df > 0)
         if not present:
             return []

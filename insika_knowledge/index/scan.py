@@ -21,6 +21,7 @@ from typing import Final
 
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
 from insika_knowledge.index.text import document_terms, query_terms, terms, text_language
+from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, Store
 
 
@@ -110,6 +111,7 @@ class _AgentCache:
     title_masks: dict[str, int] = field(default_factory=dict)
     dead: int = 0
     delta: dict[int, Entry] = field(default_factory=dict)
+    _delta_terms: set[str] | None = None
 
     def rebuild(self) -> None:
         self.ordered = sorted(self.by_id.values(), key=lambda e: e.tiebreak)
@@ -127,6 +129,7 @@ class _AgentCache:
         self.title_masks = {}
         self.dead = 0
         self.delta = {}
+        self._delta_terms = None
         self.by_name = {e.name: e for e in self.ordered}
 
     def derive(self, generation: int, cursor: int) -> _AgentCache:
@@ -138,6 +141,7 @@ class _AgentCache:
         )
 
     def drop(self, cid: int) -> None:
+        self._delta_terms = None
         entry = self.by_id.pop(cid, None)
         if entry is not None and self.by_name.get(entry.name) is entry:
             del self.by_name[entry.name]
@@ -164,6 +168,12 @@ class _AgentCache:
                 bits[slot >> 3] |= 1 << (slot & 7)
             found = masks[term] = int.from_bytes(bits, "little")
         return found
+
+    def frequency(self, term: str) -> int:
+        """Concepts holding `term`: in the base, plus changed concepts (the delta)."""
+        if self._delta_terms is None:
+            self._delta_terms = {t for e in self.delta.values() for t in e.terms}
+        return len(self.postings.get(term, ())) + (term in self._delta_terms)
 
     def weight(self, term: str) -> int:
         """The term's weight: its BM25 idf over the base, doubled and rounded, 1..15."""
@@ -264,7 +274,16 @@ class ScanIndex:
             Hits, best first: score desc, then confidence desc, updated_at desc, name asc.
             Empty when no concept shares a term with the query.
         """
-        return rank(self._cache(agent), query_terms(query), top_k)
+        return self.search_terms(agent, self.analyse(agent, query), top_k)
+
+    def analyse(self, agent: str, query: str) -> frozenset[str]:
+        """The terms `search` uses for `query`: `query_terms`, typos corrected (`index.typos`)."""
+        cache = self._cache(agent)
+        return correct(query_terms(query), cache.frequency)
+
+    def search_terms(self, agent: str, wanted: frozenset[str], top_k: int) -> list[Hit]:
+        """`search` for already analysed terms (exact: what `scan_reference` returns)."""
+        return rank(self._cache(agent), wanted, top_k)
 
     def memory_bytes(self, agent: str) -> int:
         """An estimate of the cache's size for `agent`, in bytes (entries and postings)."""
@@ -348,10 +367,9 @@ def rank(cache: _AgentCache, query_terms: frozenset[str], top_k: int) -> list[Hi
 
 
 def scan_reference(
-    entries: Sequence[Entry], query: str, top_k: int, weight: Callable[[str], int]
+    entries: Sequence[Entry], wanted: frozenset[str], top_k: int, weight: Callable[[str], int]
 ) -> list[Hit]:
     """The same ranking by a plain scan of every entry (the bit-sliced ranking's oracle)."""
-    wanted = query_terms(query)
     scored = [Hit(e, entry_score(e, wanted, weight)) for e in entries]
     scored = [h for h in scored if h.score > 0]
     scored.sort(key=lambda h: (-h.score, -h.entry.confidence, _reverse(h.entry.updated_at), h.entry.name))

@@ -303,6 +303,13 @@ class SQLiteStore(Database):
                 out[term] = int(row[0])
         return out
 
+    def fts_vocabulary(self) -> dict[str, int]:
+        """Every term of the FTS5 index (all agents) with its document frequency."""
+        if not self.fts_ready:
+            return {}
+        rows = self._conn().execute("SELECT term, doc FROM concepts_fts_vocab")
+        return {term: int(doc) for term, doc in rows}
+
     def _fts_matches(self, match: str, window: int) -> int:
         """How many rows `match` finds, counting no further than `window` + 1."""
         row = self._conn().execute(

@@ -1,0 +1,49 @@
+"""Typo tolerance: a query term no concept has is replaced by a known term one edit away.
+
+"retrun" finds "return", "reembolço" finds "reembolso", "dentst" finds "dentist". Only
+terms of 5 or more characters that are absent from the index are corrected, with one
+Damerau-Levenshtein edit (a deletion, insertion, substitution or swap of neighbours);
+when several known terms are one edit away, the most common one wins (ties: the first
+in alphabetical order). Numeric and synonym-group terms (they hold ``_``) are never
+corrected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Final
+
+_LETTERS: Final = "abcdefghijklmnopqrstuvwxyz0123456789"
+MIN_LENGTH: Final = 5
+
+
+def one_edit(term: str) -> set[str]:
+    """Every string one Damerau-Levenshtein edit away from `term`."""
+    splits = [(term[:i], term[i:]) for i in range(len(term) + 1)]
+    deletes = {a + b[1:] for a, b in splits if b}
+    swaps = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaces = {a + c + b[1:] for a, b in splits if b for c in _LETTERS if c != b[0]}
+    inserts = {a + c + b for a, b in splits for c in _LETTERS}
+    return (deletes | swaps | replaces | inserts) - {term}
+
+
+def correct(
+    terms: Iterable[str], known: Callable[[str], int]
+) -> frozenset[str]:
+    """`terms` with each unknown, correctable term replaced by its best known neighbour.
+
+    Args:
+        terms: analysed query terms.
+        known: document frequency of a term in the index (0 when absent).
+
+    Returns:
+        The corrected term set (unknown terms without a neighbour are kept as they are).
+    """
+    out: set[str] = set()
+    for term in terms:
+        if len(term) < MIN_LENGTH or "_" in term or known(term):
+            out.add(term)
+            continue
+        found = [(frequency, c) for c in one_edit(term) if (frequency := known(c))]
+        out.add(min(found, key=lambda f: (-f[0], f[1]))[1] if found else term)
+    return frozenset(out)
