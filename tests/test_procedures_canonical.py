@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 import tempfile
 from pathlib import Path
 
@@ -310,3 +312,29 @@ def test_no_generated_secret_survives_in_stored_or_rendered_bytes(
     assert secret.encode() not in stored
     for text in produced:
         assert secret not in text
+
+
+@pytest.mark.parametrize(
+    ("command", "secret"),
+    [
+        ("sshpass -p sshpw123x scp build.tar host:/srv", "sshpw123x"),
+        ("curl -u admin:curlpw555 -X POST https://ci/deploy", "curlpw555"),
+        ("docker login -u me -p dockpw99 reg.io", "dockpw99"),
+        ("redis-cli -a redispw1 ping", "redispw1"),
+        ("openssl enc -k opensslpw -in f", "opensslpw"),
+        ("az login -u a -p azpw333", "azpw333"),
+        ("htpasswd -b f user htpw444", "htpw444"),
+        ("echo dockpw5 | docker login --password-stdin -u me", "dockpw5"),
+        ("curl -b 'sid=cookie777' https://x", "cookie777"),
+        ("PASS=passpw8 ./run", "passpw8"),
+        ("curl -d '{\"pwd\":\"pwdpw9\"}' https://x", "pwdpw9"),
+        ("git clone https://user:p@ss:word@host/repo", "ss:word"),
+        ("aws configure set aws_secret_access_key " + "Ab1/" * 10, "Ab1/Ab1/"),
+    ],
+)
+def test_passwords_given_to_common_tools_are_scrubbed(command: str, secret: str) -> None:
+    from insika_knowledge.procedures.credentials import scrub
+
+    once = scrub(command)
+    assert secret not in once and "<SECRET>" in once
+    assert scrub(once) == once

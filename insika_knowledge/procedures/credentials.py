@@ -31,7 +31,7 @@ SECRET_KEY_RE: Final = re.compile(
 
 _NAMES: Final = (
     r"password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|"
-    r"private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?"
+    r"private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?|pass|pwd"
 )
 _VALUE: Final = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"&;|]+)"
 
@@ -46,8 +46,22 @@ _RULES: Final[list[_Rule]] = [
         ),
         SECRET,
     ),
-    # credentials inside a URL: scheme://user:password@host
-    (re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'\"]*):([^\s@/'\"]+)@"), r"\1:" + SECRET + "@"),
+    # credentials inside a URL: scheme://user:password@host (the password may hold ':' or '@')
+    (re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'\"]*):([^\s/'\"]+)@"), r"\1:" + SECRET + "@"),
+    # tools that take a password as a short option or positional argument
+    (re.compile(r"(\bsshpass\s+-p\s*)(?!<SECRET>)(\S+)"), r"\1" + SECRET),
+    (re.compile(r"(\b(?:curl|wget|http)\b[^\n|;&]*?\s(?:-u|--user|--proxy-user)[\s=]+['\"]?[^\s:'\"]+:)"
+                r"(?!<SECRET>)([^\s'\"]+)"), r"\1" + SECRET),
+    (re.compile(r"(\b(?:docker|podman|helm|az|oc|buildah|skopeo|nerdctl)\b[^\n|;&]*?\s"
+                r"(?:-p|--password)(?:=|\s+))(?!<SECRET>)(\S+)"), r"\1" + SECRET),
+    (re.compile(r"(\bredis-cli\b[^\n|;&]*?\s-a\s+)(?!<SECRET>)(\S+)"), r"\1" + SECRET),
+    (re.compile(r"(\bopenssl\b[^\n|;&]*?\s-(?:k|pass|passin|passout)\s+(?:pass:)?)(?!<SECRET>)(\S+)"),
+     r"\1" + SECRET),
+    (re.compile(r"(\bhtpasswd\b[^\n|;&]*?\s-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+)(?!<SECRET>)(\S+)"),
+     r"\1" + SECRET),
+    (re.compile(r"(\b(?:echo|printf)\s+)(?!<SECRET>)(['\"]?[^\s|'\"]+['\"]?)(\s*\|[^\n]*--password-stdin)"),
+     r"\1" + SECRET + r"\3"),
+    (re.compile(r"((?:\s-b|--cookie)[\s=]+['\"]?[^=\s'\"]+=)(?!<SECRET>)([^;\s'\"]+)"), r"\1" + SECRET),
     # secrets in a query string
     (
         re.compile(
@@ -129,7 +143,7 @@ _RULES: Final[list[_Rule]] = [
     ),
     # AWS secret access keys next to their name
     (
-        re.compile(r"(?i)(aws_secret_access_key[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})"),
+        re.compile(r"(?i)(aws_secret_access_key[\"']?(?:\s*[:=]\s*|\s+)[\"']?)([A-Za-z0-9/+=]{40})"),
         r"\1" + SECRET,
     ),
 ]
@@ -189,6 +203,17 @@ _HINTS: Final = (
     "eyj",
     "mysql",
     "mariadb",
+    "pass",
+    "pwd",
+    "curl",
+    "wget",
+    "login",
+    "redis-cli",
+    "openssl",
+    "htpasswd",
+    "-b ",
+    "--cookie",
+    "-p",
 )
 
 
