@@ -136,3 +136,21 @@ def test_no_injection_when_the_breakpoint_lies_after_the_last_user_message() -> 
 def test_no_user_message_no_injection() -> None:
     result = inject({"messages": [{"role": "system", "content": "x"}]}, BLOCK)
     assert not result.injected and result.reason == "no_user_message"
+
+
+def test_text_that_merely_mentions_the_header_is_never_overwritten() -> None:
+    system = "sys [recalled procedure — x] keep this system prompt"
+    user = "Do it. [recalled procedure — 3 prior runs, confidence 0.50] NEVER touch prod"
+    body = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    result = inject(body, BLOCK)
+    assert result.injected
+    messages = result.body["messages"]
+    assert messages[0]["content"] == system
+    assert messages[1]["content"] == user + "\n\n" + BLOCK
+
+
+def test_a_breakpoint_on_the_last_user_message_itself_blocks_injection() -> None:
+    body = {"messages": [{"role": "user", "content": "task", "cache_control": {"type": "ephemeral"}}]}
+    result = inject(body, BLOCK)
+    assert not result.injected and result.reason == "block_in_cached_prefix"
+    assert result.body is body

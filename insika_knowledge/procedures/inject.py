@@ -19,6 +19,7 @@ copies only the path to the changed message.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -26,6 +27,11 @@ from typing import Any, Final
 from insika_knowledge.procedures.render import HEADER_PREFIX
 
 SEPARATOR: Final = "\n\n"
+#: Exactly what `render` produces: the header line, then one numbered line per step. Only
+#: text of this shape, at the very end of a user message, is taken for an earlier block.
+BLOCK_RE: Final = re.compile(
+    re.escape(HEADER_PREFIX) + r"\d+ prior runs?, confidence \d+\.\d{2}\](?:\n\d+\. [^\n]*)*"
+)
 
 
 @dataclass(frozen=True)
@@ -70,16 +76,26 @@ def last_breakpoint(messages: list[Any]) -> tuple[int, int] | None:
     return None
 
 
+def _tail_block_start(content: str) -> int | None:
+    """Where a block this skill wrote starts in a string content (it is always the tail)."""
+    start = content.rfind(HEADER_PREFIX)
+    if start < 0 or not BLOCK_RE.fullmatch(content, start):
+        return None
+    if start and not content[:start].endswith(SEPARATOR):
+        return None
+    return start
+
+
 def _block_position(content: Any) -> int | None:
     """Where a previous block sits in a content: list index, -1 for a string tail, None."""
     if isinstance(content, str):
-        return -1 if (HEADER_PREFIX in content) else None
+        return -1 if _tail_block_start(content) is not None else None
     if isinstance(content, list):
         for j, part in enumerate(content):
             if (
                 isinstance(part, Mapping)
                 and isinstance(part.get("text"), str)
-                and part["text"].startswith(HEADER_PREFIX)
+                and BLOCK_RE.fullmatch(part["text"])
             ):
                 return j
     return None
@@ -89,7 +105,8 @@ def _with_block(content: Any, block: str) -> Any:
     position = _block_position(content)
     if isinstance(content, str):
         if position is not None:
-            start = content.index(HEADER_PREFIX)
+            start = _tail_block_start(content)
+            assert start is not None
             head = content[:start]
             if head.endswith(SEPARATOR):
                 head = head[: -len(SEPARATOR)]
@@ -130,8 +147,11 @@ def inject(body: Mapping[str, Any], block: str) -> Injection:
     breakpoint = last_breakpoint(messages)
     if breakpoint is not None and breakpoint[0] > last_user:
         return Injection(original, False, "cache_breakpoint_after_last_user")
+    if isinstance(messages[last_user], Mapping) and "cache_control" in messages[last_user]:
+        # A breakpoint on the message itself covers all of it, whatever is appended.
+        return Injection(original, False, "block_in_cached_prefix")
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
+        if not isinstance(message, Mapping) or message.get("role") != "user":
             continue
         position = _block_position(message.get("content"))
         if position is None or i == last_user:

@@ -50,7 +50,10 @@ def render(procedure: Procedure, counter: TokenCounter, max_tokens: int) -> Bloc
         max_tokens: the budget (``max_injection_tokens``).
     """
     lines = [header(procedure)]
-    lines.extend(f"{i}. {step.display()}" for i, step in enumerate(procedure.steps, start=1))
+    # One line per step: `inject` recognises its own block by this exact shape.
+    lines.extend(
+        f"{i}. {' '.join(step.display().split())}" for i, step in enumerate(procedure.steps, start=1)
+    )
     text = "\n".join(lines)
     tokens = counter.count(text)
     return Block(text, tokens, tokens <= max_tokens)
