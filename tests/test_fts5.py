@@ -123,3 +123,35 @@ def test_both_indexes_forgive_one_typo(filled: SQLiteStore) -> None:
     for index in (Fts5Index(filled), ScanIndex(filled)):
         assert names(index.search(AGENT, "how do I get a refnud?", 5))[0] == "refund-original-method"
         assert "devolucao-7-dias" in names(index.search(AGENT, "devoluçao", 5))
+
+
+def test_a_term_new_since_the_vocabulary_was_read_is_not_corrected_away(filled: SQLiteStore) -> None:
+    index = Fts5Index(filled)
+    index.search(AGENT, "frete", 5)  # reads the vocabulary
+    with filled.transaction() as tx:
+        tx.put(AGENT, make_concept(name="refunda", description="refunda is a brand-new word", body="x"),
+               reason="extract", actor="e")
+    assert names(index.search(AGENT, "refunda", 5))[0] == "refunda"  # not turned into "refund"
+
+
+def test_scan_and_fts5_agree_on_ranges_in_names_and_across_fields(store: SQLiteStore) -> None:
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name="prazo-1-9", description="Prazo de entrega", body="Consulte a tabela."),
+               reason="extract", actor="e")
+        tx.put(AGENT, make_concept(name="frete-faixa", description="Frete grátis para pedidos acima de",
+                                   body="R$ 199 em todo o Brasil."), reason="extract", actor="e")
+    for message in ("5", "300", "300 reais", "prazo 5 dias"):
+        assert {h.entry.name for h in Fts5Index(store).search(AGENT, message, 50)} == \
+            {h.entry.name for h in ScanIndex(store).search(AGENT, message, 50)}, message
+
+
+def test_huge_numbers_and_huge_messages_are_handled(filled: SQLiteStore) -> None:
+    from insika_knowledge.retrieve import Retriever
+
+    retriever = Retriever(filled)
+    for mode in ("scan", "fts5"):
+        retriever.block(AGENT, "pedido " + "7" * 5000, 5, mode)  # no error
+        retriever.block(AGENT, " ".join(str(i) for i in range(20000)), 5, mode)  # no error
+    with filled.transaction() as tx:
+        tx.put(AGENT, make_concept(name="big", body="entre 1" + "0" * 4400 + " e 2" + "0" * 4400),
+               reason="extract", actor="e")

@@ -47,21 +47,25 @@ class Fts5Index:
         self.store = store
         self.weights = weights
         self.budget = budget
-        self._df: dict[str, int] = {}
-        self._df_generation: dict[str, int] = {}
         self._vocabulary: dict[str, int] | None = None
         self._vocabulary_at = 0.0
 
+    def _vocabulary_now(self) -> dict[str, int]:
+        now = time.monotonic()
+        if self._vocabulary is None or now - self._vocabulary_at > VOCABULARY_TTL_S:
+            self._vocabulary = self.store.fts_vocabulary()  # type: ignore[attr-defined]
+            self._vocabulary_at = now
+        return self._vocabulary
+
     def _doc_freqs(self, agent: str, terms: list[str]) -> dict[str, int]:
-        generation = self.store.generation(agent)
-        if self._df_generation.get(agent) != generation:
-            self._df, self._df_generation = {}, {agent: generation}
-        missing = [t for t in terms if t not in self._df]
+        """Document frequencies from the cached vocabulary; a term new since it was read is
+        looked up (a minute-old count is as good for choosing candidates)."""
+        vocabulary = self._vocabulary_now()
+        missing = [t for t in terms if t not in vocabulary]
         if missing:
-            found = self.store.fts_doc_freqs(missing)  # type: ignore[attr-defined]
-            for term in missing:
-                self._df[term] = found.get(term, 0)
-        return {t: self._df[t] for t in terms}
+            found = self.store.fts_doc_freqs(missing[:64])  # type: ignore[attr-defined]
+            vocabulary.update(found)
+        return {t: vocabulary.get(t, 0) for t in terms}
 
     def analyse(self, agent: str, query: str) -> frozenset[str]:
         """The terms `search` uses: `query_terms`, typos corrected against the vocabulary.
@@ -70,12 +74,10 @@ class Fts5Index:
         `VOCABULARY_TTL_S` seconds: a correction against a minute-old vocabulary is as
         good, and it spares a full vocabulary read after every write.
         """
-        now = time.monotonic()
-        if self._vocabulary is None or now - self._vocabulary_at > VOCABULARY_TTL_S:
-            self._vocabulary = self.store.fts_vocabulary()  # type: ignore[attr-defined]
-            self._vocabulary_at = now
-        vocabulary = self._vocabulary
-        return correct(query_terms(query), lambda t: vocabulary.get(t, 0))
+        wanted = query_terms(query)
+        freqs = self._doc_freqs(agent, sorted(wanted))  # terms new since the vocabulary was read
+        vocabulary = self._vocabulary_now()
+        return correct(wanted, lambda t: freqs.get(t) or vocabulary.get(t, 0))
 
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
         """The `top_k` best concepts of `agent` for `query` by bm25; [] when no term matches."""

@@ -56,8 +56,17 @@ _ANY_DIGIT_RE: Final = re.compile(r"\d+")
 _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
 
 
+#: Numbers with more digits than this are not numbers a range is about (ids, hashes).
+MAX_DIGITS: Final = 15
+
+
 def to_int(raw: str) -> int | None:
-    """Parse ``"1.250,00"``, ``"1,250.00"``, ``"199,90"``, ``"80"`` to a whole number (floor)."""
+    """Parse ``"1.250,00"``, ``"1,250.00"``, ``"199,90"``, ``"80"`` to a whole number (floor).
+
+    None when it is not a number or has more than `MAX_DIGITS` digits.
+    """
+    if sum(c.isdigit() for c in raw) > MAX_DIGITS:
+        return None
     grouped = re.fullmatch(r"(\d{1,3}(?:[.,]\d{3})+)(?:[.,](\d{1,2}))?", raw)
     text = re.sub(r"[.,]", "", grouped.group(1)) if grouped else raw.replace(",", ".")
     try:
@@ -146,7 +155,7 @@ def _range_terms(folded: str) -> list[str]:
         return True
 
     for m in _CEP_RANGE_RE.finditer(folded):
-        lo, hi = int(m.group(1)), int(m.group(2))
+        lo, hi = int(m.group(1)), int(m.group(2))  # five digits each
         if lo < hi and free(m):
             out += blocks(lo, hi, "cep")
     for m in _CEP_WILDCARD_RE.finditer(folded):

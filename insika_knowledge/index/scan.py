@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
-from insika_knowledge.index.text import document_terms, query_terms, terms, text_language
+from insika_knowledge.index.text import document_terms, query_terms
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, Store
 
@@ -57,9 +57,10 @@ class Hit:
 
 def entry_from_row(row: ScanRow) -> Entry:
     """Analyse one stored row into a cache entry (terms from name, description, body)."""
-    title = f"{row.name.replace('-', ' ')}\n{row.description}"
-    text = f"{title}\n{row.body}"
-    everything = document_terms(text)
+    # Each field is analysed on its own, exactly as FTS5 tokenises each column, so the two
+    # indexes agree on what matches (a range never runs from one field into the next).
+    title = document_terms(row.name) | document_terms(row.description)
+    everything = title | document_terms(row.body)
     return Entry(
         id=row.id,
         version=row.version,
@@ -72,7 +73,7 @@ def entry_from_row(row: ScanRow) -> Entry:
         in_conflict=has_contradiction(row.body),
         links=parse_links(claim_text(row.body)),
         terms=everything,
-        title_terms=terms(title, text_language(text)) & everything,
+        title_terms=title,
         tiebreak=(-float(row.confidence), -_stamp(row.updated_at), row.name),
     )
 

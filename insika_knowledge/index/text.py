@@ -146,6 +146,15 @@ def document_terms(text: str) -> frozenset[str]:
     return terms(text) | frozenset(numbers.range_terms(fold(text)))
 
 
+#: A message is searched with at most its first this-many characters (a pasted log or
+#: document should not make a search slow; the question is rarely past this point).
+MAX_QUERY_CHARS: Final = 4000
+
+
 def query_terms(text: str) -> frozenset[str]:
-    """What a message is searched with: its terms plus prefix terms of its numbers."""
+    """What a message is searched with: its terms plus prefix terms of its numbers.
+
+    Only the first `MAX_QUERY_CHARS` characters are read.
+    """
+    text = text[:MAX_QUERY_CHARS]
     return terms(text) | frozenset(numbers.query_terms(fold(text)))
