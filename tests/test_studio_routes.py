@@ -714,3 +714,8 @@ def test_bench_studio_reports_percentiles(tmp_path: Path) -> None:
         assert result[key] > 0
     assert result["list_p95_ms"] >= result["list_p50_ms"]
     assert result["editor_p95_ms"] >= result["editor_p50_ms"]
+
+
+def test_odd_numbers_in_the_url_or_form_are_client_errors_not_500(client: TestClient) -> None:
+    assert client.get(f"/studio/knowledge?{SCOPE}&page=%C2%B2").status_code in (400, 404)
+    assert client.get(f"/studio/knowledge/devolucao-7-dias/versions/99999999999999999999?{SCOPE}").status_code == 404

@@ -147,6 +147,8 @@ def version_page(request: Request) -> Response:
     scope = require_scope(request)
     name = request.path_params["name"]
     number = request.path_params["number"]
+    if not 0 < number < 2**53:
+        raise HTTPException(404, f"concept '{name}' has no version {str(number)[:20]}")
     try:
         old = scope.store.version(scope.agent, name, number)
     except NotFound as exc:

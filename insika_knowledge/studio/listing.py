@@ -70,7 +70,7 @@ class ListQuery:
                 "(prefix '-' for descending)"
             )
         raw_page = params.get("page") or "1"
-        if not raw_page.isdigit() or int(raw_page) < 1 or len(raw_page) > 7:
+        if not (raw_page.isascii() and raw_page.isdigit()) or len(raw_page) > 7 or int(raw_page) < 1:
             raise HTTPException(400, f"page={raw_page!r} is not a page number (1, 2, ...)")
         q = (params.get("q") or "").strip()[:Q_MAX]
         return cls(agent, tenant, status, ctype, q, sort.lstrip("-"), desc, int(raw_page))

@@ -136,6 +136,6 @@ async def read_form(request: Request) -> FormData:
 def int_field(form: FormData, key: str) -> int:
     """The whole number in form field `key`, or a 400 page."""
     value = form.get(key)
-    if not isinstance(value, str) or not value.isdigit() or len(value) > 9:
+    if not isinstance(value, str) or not (value.isascii() and value.isdigit()) or len(value) > 9:
         raise HTTPException(400, f"the form's {key!r} field must be a whole number")
     return int(value)
