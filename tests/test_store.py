@@ -300,3 +300,9 @@ def test_operator_writes_check_actor_and_version(store: SQLiteStore, actor, vers
     with pytest.raises(UserError):
         store.delete(AGENT, "cep-13-campinas", actor=actor, expected_version=version)
     assert store.get(AGENT, "cep-13-campinas") == stored
+
+
+def test_restoring_the_current_bytes_writes_no_new_version(store: SQLiteStore) -> None:
+    stored = put(store, make_concept())
+    assert store.restore(AGENT, "cep-13-campinas", 1, actor="op") == stored
+    assert len(store.versions(AGENT, "cep-13-campinas")) == 1

@@ -457,6 +457,8 @@ class SQLiteStore(Database):
     def restore(self, agent: str, name: str, number: int, *, actor: str) -> StoredConcept:
         """Make version `number` of `name` current again, byte for byte (reason ``restore``).
 
+        Restoring the bytes already current writes nothing and returns the current record.
+
         Works for a deleted concept too (restoring its last live version).
 
         Raises:
@@ -468,6 +470,9 @@ class SQLiteStore(Database):
         with self.transaction() as tx:
             old = Version(*tx.version_row(agent, name, number))
             concept = parse(old.markdown)
+            current = tx.get(agent, name)
+            if current is not None and current.markdown == old.markdown:
+                return current  # already these bytes: no new version
             stored = tx.put(agent, concept, reason="restore", actor=actor)
         return stored
 
