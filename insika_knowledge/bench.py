@@ -229,7 +229,8 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
         echo(json.dumps(results, indent=2))
         return results
     echo("Index::Scan, warm cache, top_k=5 (seed = the Ruby figures; ratio = seed p50 / ours)")
-    echo(f"{'concepts/agent':>14}  {'p50':>9}  {'p95':>9}  {'seed p50':>9}  {'seed p95':>9}  {'ratio':>6}  {'cache/concept':>13}")
+    echo(f"{'concepts/agent':>14}  {'p50':>9}  {'p95':>9}  {'seed p50':>9}  {'seed p95':>9}  "
+         f"{'ratio':>6}  {'cache/concept':>13}")
     for row in results["scan"]:
         echo(f"{row['concepts']:>14}  {row['p50_ms']:>6.3f} ms  {row['p95_ms']:>6.3f} ms  "
              f"{row['seed_p50_ms']:>6.2f} ms  {row['seed_p95_ms']:>6.2f} ms  {row['speedup_p50']:>5.0f}x  "

@@ -124,7 +124,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     from rich.progress import Progress
     from rich.table import Table
 
-    from insika_knowledge.backfill import backfill as run, parse_since
+    from insika_knowledge.backfill import backfill as run
+    from insika_knowledge.backfill import parse_since
 
     try:
         check_agent(agent)

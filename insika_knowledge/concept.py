@@ -387,7 +387,8 @@ def format_confidence(value: float) -> str:
 def _scalar(text: str) -> str:
     """A YAML scalar for `text`: plain when any YAML reader reads it back as that same
     text, else double-quoted (so ``010``, ``1:20``, ``yes``, ``null`` or a date stay text
-    for other tools too)."""
+    for other tools too).
+    """
     if _plain_is_safe(text):
         return text
     return json.dumps(text, ensure_ascii=False)
@@ -519,7 +520,10 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
     for key_node, value_node in root.value:
         line = key_node.start_mark.line + 2
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
-            what = "merge keys (<<) are" if key_node.tag == _MERGE_TAG else "a key must be a name; lists and mappings are"
+            what = (
+                "merge keys (<<) are" if key_node.tag == _MERGE_TAG
+                else "a key must be a name; lists and mappings are"
+            )
             raise ConceptFormatError(f"{what} not allowed", line=line)
         key = key_node.value
         if key in key_lines:

@@ -14,7 +14,8 @@ ENV = "INSIKA_SHARED_DATA"
 
 def shared_data() -> Path | None:
     """The ``shared/data`` folder: ``$INSIKA_SHARED_DATA``, else the first ``shared/data``
-    beside the current folder, the checkout or one of their parents; None when absent."""
+    beside the current folder, the checkout or one of their parents; None when absent.
+    """
     env = os.environ.get(ENV)
     if env:
         path = Path(env).expanduser()

@@ -160,6 +160,7 @@ class Recorder:
         self.events: list[tuple[str, dict[str, Any]]] = []
 
     def __call__(self, event: Event) -> None:
+        """Keep `event` as ``(name, payload)``."""
         self.events.append((event.name, event.payload()))
 
     def named(self, name: str) -> list[dict[str, Any]]:

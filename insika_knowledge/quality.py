@@ -129,7 +129,9 @@ def _peers(concepts: list[dict[str, Any]]) -> dict[str, Ranker]:
         own.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 
         def rank_ours(q: str) -> list[str]:
-            terms = [t for t in sorted(query_terms(q)) if t in ours.vocab_dict] if hasattr(ours, "vocab_dict") else sorted(query_terms(q))
+            terms = sorted(query_terms(q))
+            if hasattr(ours, "vocab_dict"):
+                terms = [t for t in terms if t in ours.vocab_dict]
             if not terms:
                 return []
             docs, scores = ours.retrieve([terms], k=TOP_K, show_progress=False)

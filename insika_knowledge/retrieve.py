@@ -15,8 +15,8 @@ can close the block or forge a tag::
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
@@ -143,6 +143,9 @@ class Retriever:
         """The top-k concepts for `message`, plus up to top-k concepts they link to.
 
         Args:
+            agent: the agent id.
+            message: the customer's message.
+            top_k: matched concepts at most (and linked ones at most again).
             mode: the config's ``index`` (scan, fts5 or auto).
             min_coverage: the relevance floor, 0..1: when even the best concept covers less
                 than this share of the message's weighted terms (`coverage`), the message

@@ -6,8 +6,6 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-
-from insika_knowledge.datasets import shared_data
 from typing import Any
 
 import pytest
@@ -16,6 +14,7 @@ from click.testing import CliRunner
 from insika_knowledge.backfill import BACKFILL_TURN, BackfillSummary, backfill
 from insika_knowledge.cli import cli
 from insika_knowledge.config import load_config
+from insika_knowledge.datasets import shared_data
 from insika_knowledge.events import Recorder
 from insika_knowledge.memory import Memory
 

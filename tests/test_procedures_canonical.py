@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-import pytest
-
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

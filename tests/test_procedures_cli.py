@@ -3,13 +3,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from insika_knowledge.datasets import shared_data
-
 import apsw
 import pytest
 from click.testing import CliRunner
 
 from insika_knowledge.cli import cli
+from insika_knowledge.datasets import shared_data
 from insika_knowledge.procedures.evaluate import evaluate, split_tasks
 from insika_knowledge.procedures.procedure import ProcedureStep
 from insika_knowledge.store import SQLiteStore

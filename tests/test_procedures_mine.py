@@ -4,10 +4,9 @@ import json
 import re
 from pathlib import Path
 
-from insika_knowledge.datasets import shared_data
-
 import pytest
 
+from insika_knowledge.datasets import shared_data
 from insika_knowledge.index.text import terms
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mine import Miner, judge

@@ -9,8 +9,7 @@ import sqlite_utils
 from conftest import make_concept
 
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
-from insika_knowledge.store import SQLiteStore, open_store, tenant_path
-from insika_knowledge.store import fts, migrations
+from insika_knowledge.store import SQLiteStore, fts, migrations, open_store, tenant_path
 
 AGENT = "store-support"
 SNAPSHOT = Path(__file__).parent / "schema.sql"

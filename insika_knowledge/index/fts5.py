@@ -59,7 +59,8 @@ class Fts5Index:
 
     def _doc_freqs(self, agent: str, terms: list[str]) -> dict[str, int]:
         """Document frequencies from the cached vocabulary; a term new since it was read is
-        looked up (a minute-old count is as good for choosing candidates)."""
+        looked up (a minute-old count is as good for choosing candidates).
+        """
         vocabulary = self._vocabulary_now()
         missing = [t for t in terms if t not in vocabulary]
         if missing:

@@ -258,7 +258,9 @@ class SQLiteStore(Database):
         """The best `limit` concepts of `agent` for an FTS5 `match` expression.
 
         Args:
+            agent: the agent whose concepts are searched.
             match: an expression built by `store.fts.match_expression` (never user text).
+            limit: rows to return at most.
             weights: bm25 column weights for (name, description, body).
 
         Returns:
