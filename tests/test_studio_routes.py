@@ -193,6 +193,15 @@ def test_logout_ends_the_session(client: TestClient) -> None:
     assert client.get(f"/studio/knowledge?{SCOPE}").url.path == "/studio/login"
 
 
+def test_a_cookie_copied_before_logout_is_refused_after_it(client: TestClient) -> None:
+    cookies = dict(client.cookies)
+    csrf = _csrf(client.get(f"/studio/knowledge?{SCOPE}").text)
+    client.post("/studio/logout", data={"csrf": csrf})
+    client.cookies.clear()
+    client.cookies.update(cookies)  # replay the session cookie taken before logging out
+    assert client.get(f"/studio/knowledge?{SCOPE}").url.path == "/studio/login"
+
+
 def test_create_app_refuses_an_empty_token(memory: Memory) -> None:
     with pytest.raises(ValueError):
         create_app(memory, "")

@@ -140,6 +140,7 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
     )
     app.state.memory = memory
     app.state.token = token
+    app.state.revoked_sessions = set()  # session ids logged out of (see auth.is_authenticated)
     app.state.renderer = renderer
     app.state.indexes = {}  # tenant -> ScanIndex for the list's q filter
     app.state.lock = threading.Lock()

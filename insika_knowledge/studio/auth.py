@@ -43,9 +43,20 @@ def token_matches(given: str, token: str) -> bool:
     return hmac.compare_digest(given.encode(), token.encode())
 
 
+SESSION_ID_KEY = "sid"
+
+
 def is_authenticated(request: Request) -> bool:
-    """True when the request's session has logged in."""
-    return request.session.get(AUTH_KEY) is True
+    """True when the request's session has logged in and has not logged out since.
+
+    The session lives in a signed cookie, so logging out also records the session's id
+    as revoked (in this process): a copy of the cookie taken before is refused too.
+    """
+    session = request.scope.get("session") or {}
+    if session.get(AUTH_KEY) is not True:
+        return False
+    revoked: set[str] = request.app.state.revoked_sessions
+    return session.get(SESSION_ID_KEY) not in revoked
 
 
 def safe_next(target: object) -> str:
@@ -73,7 +84,7 @@ class LoginGate:
             scope["type"] != "http"
             or path == LOGIN_PATH
             or path.startswith(_PUBLIC[1])
-            or scope.get("session", {}).get(AUTH_KEY) is True
+            or is_authenticated(Request(scope))
         ):
             await self.app(scope, receive, send)
             return
@@ -114,6 +125,7 @@ async def login(request: Request) -> Response:
         )
     request.session.clear()  # a fresh session: new CSRF token after logging in
     request.session[AUTH_KEY] = True
+    request.session[SESSION_ID_KEY] = secrets.token_urlsafe(16)
     csrf.token(request)
     return RedirectResponse(target, 303)
 
@@ -122,5 +134,8 @@ async def logout(request: Request) -> Response:
     """POST /studio/logout: end the session."""
     form = await request.form()
     csrf.check(request, form)
+    sid = request.session.get(SESSION_ID_KEY)
+    if isinstance(sid, str):
+        request.app.state.revoked_sessions.add(sid)
     request.session.clear()
     return RedirectResponse(LOGIN_PATH, 303)
