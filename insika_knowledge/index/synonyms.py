@@ -52,7 +52,12 @@ _GROUPS: Final[dict[str, str]] = {
     "free": "free gratis gratuito gratuita",
     "cheap": "cheap cheapest cheaper barato barata baratos",
     "expensive": "expensive caro cara caros absurdo",
-    "passenger": "passenger passengers passageiro passageiros traveler travelers traveller",
+    "passenger": "passenger passengers passageiro passageiros traveler travelers traveller "
+                 "travellers people persons pessoas",
+    "change": "change changes changed changing modify modified modifying modification alter "
+              "altered update updated mudar mudei alterar alteracao alterado",
+    "parcel": "package packages parcel parcels encomenda encomendas pacote pacotes",
+    "duties": "customs duty duties import imports alfandega impostos imposto",
     "seat": "seat seats assento assentos poltrona",
     "insurance": "insurance insured seguro",
     "warranty": "warranty guarantee garantia",
