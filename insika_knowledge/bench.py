@@ -20,9 +20,9 @@ import statistics
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from insika_knowledge.concept import Concept
 from insika_knowledge.config import load_config
@@ -31,6 +31,8 @@ from insika_knowledge.index.scan import ScanIndex, scan_reference
 from insika_knowledge.index.text import query_terms
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore
+
+T = TypeVar("T")
 
 #: The seed's Index::Scan figures (Ruby, same shape of test): concepts -> (p50 ms, p95 ms).
 SEED_SCAN_MS: Final[dict[int, tuple[float, float]]] = {
@@ -100,9 +102,20 @@ def _fill(store: SQLiteStore, agent: str, concepts: list[Concept]) -> None:
             tx.put(agent, concept, reason="extract", actor="bench")
 
 
-def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
+def percentiles(samples_ms: list[float]) -> tuple[float, float]:
+    """(p50, p95) of `samples_ms`; every benchmark of the project reports these two."""
     ordered = sorted(samples_ms)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def time_each(call: Callable[[T], object], items: Iterable[T]) -> list[float]:
+    """Milliseconds each `call(item)` took, in item order (monotonic nanosecond clock)."""
+    samples = []
+    for item in items:
+        start = time.perf_counter_ns()
+        call(item)
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    return samples
 
 
 def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
@@ -115,29 +128,24 @@ def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     cache_bytes = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     msgs = queries(repeats)
-    for message in msgs[:50]:
-        index.search("bench", message, 5)
-    samples = []
-    for message in msgs:
-        start = time.perf_counter_ns()
-        index.search("bench", message, 5)
-        samples.append((time.perf_counter_ns() - start) / 1e6)
+    time_each(lambda m: index.search("bench", m, 5), msgs[:50])  # warm up
+    samples = time_each(lambda m: index.search("bench", m, 5), msgs)
     entries = list(index.entries("bench").values())
-    naive = []
-    for message in msgs[:200]:  # the same ranking by a plain per-concept set intersection
-        start = time.perf_counter_ns()
-        scan_reference(entries, query_terms(message), 5, index.weight("bench"))
-        naive.append((time.perf_counter_ns() - start) / 1e6)
-    refresh = []
+    weight = index.weight("bench")
+    # the same ranking by a plain per-concept set intersection
+    naive = time_each(lambda m: scan_reference(entries, query_terms(m), 5, weight), msgs[:200])
     edited = corpus(n)[0]
-    for i in range(20):  # a write moves the generation: the next search refreshes the cache
+
+    def write_then_search(i: int) -> None:
         with store.transaction() as tx:
             tx.put("bench", edited.replace(occurrences=i + 2), reason="confirm", actor="bench")
-        start = time.perf_counter_ns()
-        index.search("bench", msgs[i], 5)
-        refresh.append((time.perf_counter_ns() - start) / 1e6)
+
+    refresh = []
+    for i in range(20):  # a write moves the generation: the next search refreshes the cache
+        write_then_search(i)
+        refresh += time_each(lambda m: index.search("bench", m, 5), [msgs[i]])
     store.close()
-    p50, p95 = _percentiles(samples)
+    p50, p95 = percentiles(samples)
     seed50, seed95 = SEED_SCAN_MS[n]
     return {"concepts": n, "p50_ms": p50, "p95_ms": p95, "seed_p50_ms": seed50, "seed_p95_ms": seed95,
             "speedup_p50": seed50 / p50, "cache_bytes_per_concept": cache_bytes / n,
@@ -163,15 +171,12 @@ def bench_after_turn(folder: Path, repeats: int) -> dict[str, Any]:
     plugin = KnowledgePlugin(memory)
     agent = AgentSpec("bench", "bench", {"model": "bench-idle"})
     turns = [Turn(agent, f"s{i}", "t1", [{"role": "user", "content": "frete?"}]) for i in range(repeats)]
-    samples = []
-    for turn in turns:
-        start = time.perf_counter_ns()
-        plugin.after_turn(turn)
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-        if len(samples) % 50 == 0:
-            plugin.drain()
+    samples: list[float] = []
+    for start in range(0, len(turns), 50):  # drain between batches: measure the hook, not a queue
+        samples += time_each(plugin.after_turn, turns[start : start + 50])
+        plugin.drain()
     plugin.close()
-    p50, p95 = _percentiles(samples)
+    p50, p95 = percentiles(samples)
     return {"p50_ms": p50, "p95_ms": p95}
 
 
@@ -182,13 +187,11 @@ def bench_same_claim(folder: Path, repeats: int) -> dict[str, Any]:
     candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
                           "Orders above R$ 199 ship for free.")
     sight(store, "bench", candidate, session_id="s-first", turn_id="t")
-    samples = []
-    for i in range(repeats):
-        start = time.perf_counter_ns()
-        sight(store, "bench", candidate, session_id=f"s{i}", turn_id="t")
-        samples.append((time.perf_counter_ns() - start) / 1e6)
+    samples = time_each(
+        lambda i: sight(store, "bench", candidate, session_id=f"s{i}", turn_id="t"), range(repeats)
+    )
     store.close()
-    p50, p95 = _percentiles(samples)
+    p50, p95 = percentiles(samples)
     return {"p50_ms": p50, "p95_ms": p95}
 
 
@@ -298,24 +301,16 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
                                p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
                            ) / 2**20}
     for label, index in (("scan", scan), ("fts5", fts)):
-        for message in msgs[:20]:
-            index.search("bench", message, 5)
-        samples = []
-        for message in msgs:
-            t0 = time.perf_counter_ns()
-            index.search("bench", message, 5)
-            samples.append((time.perf_counter_ns() - t0) / 1e6)
-        p50, p95 = _percentiles(samples)
+        time_each(lambda m, index=index: index.search("bench", m, 5), msgs[:20])  # warm up
+        p50, p95 = percentiles(time_each(lambda m, index=index: index.search("bench", m, 5), msgs))
         out[f"{label}_p50_ms"], out[f"{label}_p95_ms"] = p50, p95
     # The write cost of one concept with its triggers (versions row, generation, FTS5).
-    extra = corpus(200, seed=99)
-    samples = []
-    for i, concept in enumerate(extra):
-        t0 = time.perf_counter_ns()
+    def write_one(item: tuple[int, Concept]) -> None:
         with store.transaction() as tx:
-            tx.put("bench", concept.replace(name=f"extra-{i}"), reason="extract", actor="bench")
-        samples.append((time.perf_counter_ns() - t0) / 1e6)
-    out["write_one_p50_ms"], out["write_one_p95_ms"] = _percentiles(samples)
+            tx.put("bench", item[1].replace(name=f"extra-{item[0]}"), reason="extract", actor="bench")
+
+    samples = time_each(write_one, enumerate(corpus(200, seed=99)))
+    out["write_one_p50_ms"], out["write_one_p95_ms"] = percentiles(samples)
     store.close()
     return out
 

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.bench import percentiles
 from insika_knowledge.index.text import terms
 from insika_knowledge.procedures import canonical
 from insika_knowledge.procedures import steps as steps_module
@@ -67,11 +68,6 @@ def shared_data() -> Path:
     if found is None:
         raise FileNotFoundError("shared/data not found: set INSIKA_SHARED_DATA to its folder")
     return found
-
-
-def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples_ms)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
 def _clear_caches() -> None:
@@ -185,7 +181,7 @@ def bench_recall(n: int, repeats: int) -> dict[str, Any]:
         found = index.recall(task)
         samples.append((time.perf_counter_ns() - start) / 1e6)
         hits += found.hit
-    p50, p95 = _percentiles(samples)
+    p50, p95 = percentiles(samples)
     return {
         "procedures": n,
         "indexed": len(index),
@@ -261,7 +257,7 @@ def bench_request(sessions: list[Session], folder: Path, n: int, limit: int) -> 
         if stage is not None:
             actions[stage.action] = actions.get(stage.action, 0) + 1
     memory.close()
-    p50, p95 = _percentiles(samples)
+    p50, p95 = percentiles(samples)
     return {
         "requests": len(samples),
         "procedures": store_count(folder / "request.db"),

@@ -10,11 +10,11 @@ round trip through the test client is reported beside it.
 from __future__ import annotations
 
 import re
-import statistics
 import time
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.bench import percentiles
 from insika_knowledge.concept import CONCEPT_TYPES
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio.app import create_app
@@ -51,11 +51,6 @@ def _fill(memory: Memory, n: int) -> list[str]:
                 tx.put(AGENT, stored.concept.replace(occurrences=k + 2), reason="confirm",
                        actor="engine", session_id=f"sess-{k}")
     return names
-
-
-def _percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
 def bench_studio(
@@ -107,10 +102,10 @@ def bench_studio(
                     assert match is not None
                     server.append(float(match.group(1)))
                     roundtrip.append(elapsed_ms)
-            p50, p95 = _percentiles(server)
+            p50, p95 = percentiles(server)
             result[f"{label}_p50_ms"] = round(p50, 2)
             result[f"{label}_p95_ms"] = round(p95, 2)
-            result[f"{label}_roundtrip_p50_ms"] = round(_percentiles(roundtrip)[0], 2)
+            result[f"{label}_roundtrip_p50_ms"] = round(percentiles(roundtrip)[0], 2)
         result["target_list_p50_ms"] = TARGET_LIST_MS
         result["target_editor_p50_ms"] = TARGET_EDITOR_MS
         return result
