@@ -13,15 +13,14 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from click.testing import CliRunner
+from conftest import make_concept
 
 import insika_knowledge
 from insika_knowledge.cli import cli
-from insika_knowledge.concept import Concept
 from insika_knowledge.memory import Memory
 
 AGENT = "support"
-STAMP = "2026-08-24T18:02:11Z"
-SHIPPING = Concept(
+SHIPPING = make_concept(
     name="free-shipping-over-199",
     description="Orders over R$199 get free shipping.",
     type="policy",
@@ -29,11 +28,9 @@ SHIPPING = Concept(
     confidence=0.7,
     sources=("sess-1", "sess-2"),
     occurrences=2,
-    created_at=STAMP,
-    updated_at=STAMP,
     body="Orders above R$199 ship free anywhere in Brazil. Returns: [[returns-within-7-days]].",
 )
-RETURNS = Concept(
+RETURNS = make_concept(
     name="returns-within-7-days",
     description="Returns are accepted within 7 days of delivery.",
     type="policy",
@@ -41,8 +38,6 @@ RETURNS = Concept(
     confidence=0.6,
     sources=("sess-3",),
     occurrences=1,
-    created_at=STAMP,
-    updated_at=STAMP,
     body="A customer may return an item within 7 days of delivery, unused.",
 )
 NO_MATCH = "zebra xylophone quantum"

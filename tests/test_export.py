@@ -9,6 +9,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from click.testing import CliRunner
+from conftest import make_concept
 
 from insika_knowledge.cli import cli
 from insika_knowledge.concept import Concept
@@ -17,14 +18,13 @@ from insika_knowledge.memory import Memory
 from insika_knowledge.store.sqlite import SQLiteStore
 
 AGENT = "support"
-STAMP = "2026-08-24T18:02:11Z"
 
 # Descriptions chosen to break naive XML writers: markup characters, both quote
 # kinds, an entity-looking string, a CDATA terminator and non-ASCII text.
 TRICKY = 'Frete <grátis> & "rápido" para São Paulo – 5 €, it\'s &amp; ]]> 日本'
 
 CONCEPTS = {
-    "frete-gratis": Concept(
+    "frete-gratis": make_concept(
         name="frete-gratis",
         description=TRICKY,
         type="policy",
@@ -32,11 +32,9 @@ CONCEPTS = {
         confidence=0.95,
         sources=("sess-1",),
         occurrences=1,
-        created_at=STAMP,
-        updated_at=STAMP,
         body="Orders above R$ 199 ship free. See [[cep-13-campinas]] and [[prazo-inexistente]].",
     ),
-    "cep-13-campinas": Concept(
+    "cep-13-campinas": make_concept(
         name="cep-13-campinas",
         description="CEPs 13000-13999 ship from Campinas in 1-2 days.",
         type="fact",
@@ -44,12 +42,10 @@ CONCEPTS = {
         confidence=0.7,
         sources=("sess-1", "sess-2"),
         occurrences=2,
-        created_at=STAMP,
-        updated_at=STAMP,
         # Written with other casing: the link still resolves to the exported concept.
         body="Campinas DC. Free above [[Frete Gratis]]; see also [[troca]].",
     ),
-    "troca": Concept(
+    "troca": make_concept(
         name="troca",
         description="Exchange: open a request, ship with the prepaid label.",
         type="procedure",
@@ -57,8 +53,6 @@ CONCEPTS = {
         confidence=0.6,
         sources=("sess-3",),
         occurrences=1,
-        created_at=STAMP,
-        updated_at=STAMP,
         body="Only a dangling reference here: [[nao-existe]].",
     ),
 }
