@@ -67,6 +67,11 @@ from insika_knowledge.store.procedures import ProcedureStore, SessionRow
 log = logging.getLogger(__name__)
 
 
+def _task_reader(builder: TraceBuilder) -> Callable[[], str]:
+    """``builder.task``, read only when called (only a success needs the canonical task)."""
+    return lambda: builder.task
+
+
 @dataclass
 class MineReport:
     """What a mining pass did.
@@ -410,7 +415,7 @@ class ProceduralMemory:
             verdict = judge(builder.steps, outcome, builder.given)
             verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
             reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
-            run = mined_run(session.session_id, verdict, lambda b=builder: b.task)
+            run = mined_run(session.session_id, verdict, _task_reader(builder))
             if run is not None:
                 runs.append(run)
             report.traces += 1

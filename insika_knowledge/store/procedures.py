@@ -420,13 +420,15 @@ class ProcedureStore(Database):
     # ------------------------------------------------------------------ stages
 
     def _insert_stage(self, conn: apsw.Connection, stage: Mapping[str, Any]) -> None:
-        values = [stage.get(c) for c in STAGE_COLUMNS]
-        values[0] = values[0] or self.clock()
-        for i, name in enumerate(STAGE_COLUMNS):
+        values: list[Any] = []
+        for name in STAGE_COLUMNS:
+            value = stage.get(name)
             if name == "skill_attrs":
-                values[i] = json.dumps(stage.get("skill_attrs") or {}, sort_keys=True)
-            elif isinstance(values[i], bool):
-                values[i] = int(values[i])
+                value = json.dumps(value or {}, sort_keys=True)
+            elif isinstance(value, bool):
+                value = int(value)
+            values.append(value)
+        values[0] = values[0] or self.clock()
         conn.execute(
             f"INSERT INTO procedure_stages ({', '.join(STAGE_COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(STAGE_COLUMNS))})",

@@ -210,7 +210,7 @@ class Step:
             bool(is_verify),
             bool(configured),
             status,
-            tuple(tuple(u) for u in uses),  # type: ignore[misc]
+            tuple(tuple(u) for u in uses),
             tuple(finds),
             edit_key,
             opens,
@@ -230,7 +230,7 @@ def _command_of(arguments: Any) -> str | None:
             return value
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             if len(value) >= 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
-                return value[2]
+                return str(value[2])
             return " ".join(value)
     return None
 
