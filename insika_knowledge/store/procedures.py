@@ -5,6 +5,12 @@ opened through apsw the same way (one connection per thread, WAL, busy timeout) 
 migrated by `insika_knowledge.store.migrations.migrate` (``sql/003_procedures.sql``).
 Writes run in ``BEGIN IMMEDIATE`` transactions; a request's capture, cursor update and
 stage row go in one.
+
+The store only reads and writes rows. How a judged run changes a procedure (which ids it
+counts for, successes, failures, triggers) is the caller's: a `CountedRun` applies its
+rules to the `ProcedureRows` of an open transaction
+(`insika_knowledge.procedures.mining.scoring`). Methods named ``list`` shadow the builtin
+inside the class body, hence ``builtins.list`` in the annotations below it.
 """
 
 from __future__ import annotations
@@ -440,7 +446,9 @@ class ProcedureStore(Database):
         with self._write() as conn:
             self._insert_stage(conn, stage)
 
-    def stages(self, *, session_id: str | None = None, limit: int = 100) -> builtins.list[dict[str, Any]]:
+    def stages(
+        self, *, session_id: str | None = None, limit: int = 100
+    ) -> builtins.list[dict[str, Any]]:
         """The latest stage rows, newest first (all sessions, or one)."""
         sql = f"SELECT {', '.join(STAGE_COLUMNS)} FROM procedure_stages"
         params: tuple[Any, ...] = ()
