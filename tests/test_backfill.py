@@ -35,12 +35,6 @@ needs_shared = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(autouse=True)
-def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
-
-
 # ----------------------------------------------------------------------------- helpers
 
 
