@@ -48,10 +48,17 @@ ENTRY_POINTS: Final = "insika.plugins"
 
 
 def load_plugins() -> pluggy.PluginManager:
-    """A plugin manager with the ``insika`` hookspecs and every installed ``insika.plugins`` plugin."""
+    """A plugin manager with the ``insika`` hookspecs and every installed ``insika.plugins`` plugin.
+
+    Never raises: an installed plugin that fails to load is logged, and the manager keeps
+    the plugins loaded before it (the engine's turn must not depend on an analytics plugin).
+    """
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
-    manager.load_setuptools_entrypoints(ENTRY_POINTS)
+    try:
+        manager.load_setuptools_entrypoints(ENTRY_POINTS)
+    except Exception:  # a broken third-party plugin must not take the knowledge plugin down
+        log.exception("could not load every %s entry point", ENTRY_POINTS)
     return manager
 
 

@@ -341,23 +341,32 @@ def test_a_host_may_hand_its_own_plugin_manager(tmp_path: Path) -> None:
     assert [e.payload()["name"] for e in tracker.events] == ["x", "y"]
 
 
+def _install(site: Path, name: str, source: str) -> None:
+    """Install a one-module distribution `name` with an ``insika.plugins`` entry point into `site`."""
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[insika.plugins]\n{name} = {name}_plugin:tracker\n",
+                                           encoding="utf-8")
+    (site / f"{name}_plugin.py").write_text(source, encoding="utf-8")
+
+
+TRACKER_SOURCE = (
+    "from insika_knowledge.hookspecs import hookimpl\n"
+    "class Tracker:\n"
+    "    def __init__(self):\n        self.names = []\n"
+    "    @hookimpl\n"
+    "    def track_event(self, event):\n        self.names.append(event.name)\n"
+    "tracker = Tracker()\n"
+)
+
+
 def test_installed_plugins_are_loaded_from_the_entry_point_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A package that declares an ``insika.plugins`` entry point receives events, no host needed."""
     site = tmp_path / "site"
-    (site / "fake_tracker-1.0.dist-info").mkdir(parents=True)
-    (site / "fake_tracker-1.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: fake-tracker\nVersion: 1.0\n", encoding="utf-8")
-    (site / "fake_tracker-1.0.dist-info" / "entry_points.txt").write_text(
-        "[insika.plugins]\nfake_tracker = fake_tracker_plugin:tracker\n", encoding="utf-8")
-    (site / "fake_tracker_plugin.py").write_text(
-        "from insika_knowledge.hookspecs import hookimpl\n"
-        "class Tracker:\n"
-        "    def __init__(self):\n        self.names = []\n"
-        "    @hookimpl\n"
-        "    def track_event(self, event):\n        self.names.append(event.name)\n"
-        "tracker = Tracker()\n", encoding="utf-8")
+    _install(site, "fake_tracker", TRACKER_SOURCE)
     monkeypatch.syspath_prepend(str(site))
     manager = load_plugins()
     installed = manager.get_plugin("fake_tracker")
@@ -376,3 +385,20 @@ def test_installed_plugins_are_loaded_from_the_entry_point_group(
 
 def test_agent_spec_defaults_to_the_stores_default_tenant() -> None:
     assert AgentSpec("a").tenant == DEFAULT_TENANT
+
+
+def test_a_plugin_that_fails_to_load_does_not_take_the_knowledge_plugin_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    site = tmp_path / "site"
+    _install(site, "broken_tracker", "raise ImportError('a missing dependency')\n")
+    monkeypatch.syspath_prepend(str(site))
+    manager = load_plugins()
+    assert "could not load every insika.plugins entry point" in caplog.text
+    assert manager.get_plugin("broken_tracker") is None
+    memory = Memory(tmp_path / "data")
+    own = KnowledgePlugin(memory)  # loads the broken entry point again: logged, not raised
+    try:
+        assert own.tools(agent()) != []
+    finally:
+        own.close()
