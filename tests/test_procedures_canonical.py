@@ -300,7 +300,7 @@ def test_no_generated_secret_survives_in_stored_or_rendered_bytes(
             content = body["messages"][0]["content"]
             produced.append(content[len(message) :])  # what the skill added to the caller's text
         memory.close_session("s1", "success")
-        procedures = memory.store.list()
+        procedures = memory.store.list_procedures()
         assert procedures  # the trace was verified (pytest passed) and mined
         for procedure in procedures:
             produced.append(render(procedure, memory.counter, 400).text)

@@ -113,7 +113,7 @@ def list_(
     """List procedures, most confident first."""
     try:
         with _memory(data_dir, tenant) as memory:
-            found = memory.store.list(min_confidence=min_confidence, limit=limit)
+            found = memory.store.list_procedures(min_confidence=min_confidence, limit=limit)
             bound = memory.config.min_confidence
     except InsikaError as exc:
         raise _fail(exc) from None

@@ -305,7 +305,7 @@ class ProcedureStore(Database):
         )
         return _procedure(row) if row else None
 
-    def list(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]:
+    def list_procedures(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]:
         """Procedures at or above `min_confidence`, most confident first (then support, id)."""
         sql = (
             f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= ? "
