@@ -8,9 +8,9 @@ from conftest import make_concept
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from insika_knowledge.analysis.text import query_terms, tokenize
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.index.scan import ScanIndex, scan_reference
-from insika_knowledge.index.text import query_terms, tokenize
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, Retriever, render_block
 
 AGENT = "store-support"

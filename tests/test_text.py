@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from insika_knowledge.index import numbers
-from insika_knowledge.index.text import document_terms, fold, query_terms, stem, terms, tokenize
+from insika_knowledge.analysis import numbers
+from insika_knowledge.analysis.text import document_terms, fold, query_terms, stem, terms, tokenize
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.bench import percentiles
-from insika_knowledge.index.text import terms
 from insika_knowledge.procedures import canonical
 from insika_knowledge.procedures import steps as steps_module
 from insika_knowledge.procedures.config import ProceduresConfig

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedures.canonical import canonical_text
 from insika_knowledge.procedures.procedure import Procedure
 

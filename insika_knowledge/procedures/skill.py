@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedures import modes
 from insika_knowledge.procedures.capture import Captured, SessionCapture, new_steps
 from insika_knowledge.procedures.config import ProceduresConfig

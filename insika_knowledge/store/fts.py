@@ -14,8 +14,8 @@ from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.index.numbers import range_terms
-from insika_knowledge.index.text import fold, tokenize
+from insika_knowledge.analysis.numbers import range_terms
+from insika_knowledge.analysis.text import fold, tokenize
 
 TOKENIZER: Final = "insika"
 #: Bumped whenever analysis changes in a way that needs the FTS5 index rebuilt.
