@@ -213,13 +213,14 @@ def _decide_and_write(
     with store.transaction() as tx:
         current = tx.get(agent, candidate.name)
         stored = None if current is None else current.concept
+        # A verdict counts only for the version the model was shown (compare-and-swap).
         fresh = judged is not None and current is not None and current.version == judged.version
         decision = consolidate.decide(
             stored,
             candidate,
             already_sighted=tx.has_sighting(agent, candidate.name, session_id, turn_id),
             model_available=may_ask,
-            merge=judged.verdict if fresh and judged is not None else None,
+            merge=judged.verdict if judged is not None and fresh else None,
         )
         if decision.outcome is None:  # ask the model, outside the write lock
             if current is None:
