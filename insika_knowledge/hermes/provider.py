@@ -41,6 +41,12 @@ from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 
 log = logging.getLogger(__name__)
 LOAD_KNOWLEDGE = "load_knowledge"
+#: How long ``on_session_end`` and ``shutdown`` wait for scheduled extractions, seconds.
+FLUSH_TIMEOUT_S = 120.0
+
+
+class NotInitialised(RuntimeError):
+    """A hook was called before `InsikaProvider.initialize` (or after `shutdown`)."""
 
 
 class InsikaProvider:
@@ -123,6 +129,8 @@ class InsikaProvider:
                 if procedure:
                     parts.append(procedure)
             return "\n\n".join(parts)
+        except NotInitialised:
+            return ""
         except Exception:
             log.exception("insika-knowledge prefetch failed")
             return ""
@@ -160,6 +168,8 @@ class InsikaProvider:
                 result = memory.retriever(settings.tenant).load_knowledge(settings.agent, name)
             else:
                 result = {"error": "load_knowledge needs a concept name (text)"}
+        except NotInitialised:
+            result = {"error": "the knowledge store is not open yet"}
         except Exception as exc:
             log.exception("insika-knowledge load_knowledge failed")
             result = {"error": f"load_knowledge failed: {type(exc).__name__}"}
@@ -185,6 +195,8 @@ class InsikaProvider:
                 future = self._executor.submit(self._learn, memory, settings, session, turn)
                 self._pending.add(future)
             future.add_done_callback(self._forget)
+        except NotInitialised:
+            log.warning("insika-knowledge: a turn arrived before initialize(); not learned")
         except Exception:
             log.exception("insika-knowledge could not schedule extraction")
 
@@ -213,22 +225,23 @@ class InsikaProvider:
     # ------------------------------------------------------------------ lifecycle
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """The session is over: finish its scheduled extractions."""
-        self.flush()
+        """The session is over: finish its scheduled extractions (at most `FLUSH_TIMEOUT_S`)."""
+        if not self.flush(FLUSH_TIMEOUT_S):
+            log.warning("insika-knowledge: extractions still running after %.0f s", FLUSH_TIMEOUT_S)
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Later turns belong to `new_session_id`."""
         self._session_id = new_session_id or self._session_id
 
     def shutdown(self) -> None:
-        """Finish the scheduled extractions, stop the worker and close the stores."""
-        self.flush()
+        """Finish the scheduled extractions (at most `FLUSH_TIMEOUT_S`), then close the stores."""
+        self.on_session_end([])
         with self._lock:
             executor, self._executor = self._executor, None
             memory, self._memory = self._memory, None
             skill, self._skill = self._skill, None
         if executor is not None:
-            executor.shutdown(wait=True)
+            executor.shutdown(wait=False, cancel_futures=True)
         if skill is not None:
             skill.close()
         if memory is not None:
@@ -256,7 +269,7 @@ class InsikaProvider:
             memory = self._memory
         settings = self._settings
         if memory is None or settings is None:
-            raise RuntimeError("the insika-knowledge provider is not initialised")
+            raise NotInitialised("the insika-knowledge provider is not initialised")
         return settings, memory
 
 
