@@ -266,7 +266,7 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
         """
         check_agent(agent)
-        return [s.concept for s in self.store(tenant).list(agent)]
+        return [s.concept for s in self.store(tenant).list_concepts(agent)]
 
     def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Concept]:
         """The concepts of `agent` holding contradicting reports (``status == "conflict"``).

@@ -137,7 +137,7 @@ class InsikaProvider:
 
     def _procedure_block(self, query: str) -> str:
         from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
-        from insika_knowledge.procedures.render import render
+        from insika_knowledge.procedures.recall.render import render
 
         settings, _ = self._ready()
         with self._lock:
