@@ -8,6 +8,7 @@ then the routes. Every error becomes an HTML page; a traceback never reaches the
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from typing import Final
@@ -24,14 +25,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import auth, edit, views
-from insika_knowledge.studio.render import STATIC, Renderer
+from insika_knowledge.studio.render import CSP_NONCE_KEY, STATIC, Renderer
 
 log = logging.getLogger(__name__)
 
+#: The Content-Security-Policy; ``{nonce}`` is a fresh random value per response, which
+#: only the style elements the editor (CodeMirror) creates carry. Scripts load from
+#: /studio/static only: no inline script runs.
+CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'nonce-{nonce}'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+#: Where `Headers` leaves the response's style nonce in the ASGI scope (see `Renderer.page`).
+NONCE_KEY: Final = CSP_NONCE_KEY
 SECURITY_HEADERS: Final = (
-    (b"content-security-policy",
-     b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-     b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"no-referrer"),
@@ -41,6 +48,8 @@ SECURITY_HEADERS: Final = (
 
 class Headers:
     """ASGI middleware: security headers on every response, and ``Server-Timing: app;dur=ms``.
+
+    Each request gets a fresh style nonce (in ``scope[NONCE_KEY]``) named by its CSP.
 
     The duration runs from the request's arrival to the start of the response (the
     page is fully rendered by then), so it is the server-side cost of the request.
@@ -55,11 +64,14 @@ class Headers:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
+        nonce = scope[NONCE_KEY] = secrets.token_urlsafe(16)
+        csp = (b"content-security-policy", CSP.format(nonce=nonce).encode())
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 duration_ms = (time.perf_counter() - start) * 1000
                 headers = list(message.get("headers", []))
+                headers.append(csp)
                 headers.extend(SECURITY_HEADERS)
                 headers.append((b"server-timing", f"app;dur={duration_ms:.3f}".encode()))
                 message = {**message, "headers": headers}
