@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 import time
 from typing import Final
 
@@ -24,10 +23,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from insika_knowledge.memory import Memory
-from insika_knowledge.studio import auth, edit, views
+from insika_knowledge.studio import activity, auth, create, edit, evidence, exports, resolve, views
 from insika_knowledge.studio.render import CSP_NONCE_KEY, STATIC, Renderer
 
 log = logging.getLogger(__name__)
+#: The ``index`` modes an agent's retrieval accepts (`Retriever.index_for`).
+INDEX_MODES: Final = ("auto", "scan", "fts5")
 
 #: The Content-Security-Policy; ``{nonce}`` is a fresh random value per response, which
 #: only the style elements the editor (CodeMirror) creates carry. Scripts load from
@@ -104,7 +105,9 @@ def _home(request: Request) -> Response:
     return RedirectResponse(auth.HOME_PATH, 303)
 
 
-def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Starlette:
+def create_app(
+    memory: Memory, token: str, *, secret: str | None = None, index_mode: str = "auto"
+) -> Starlette:
     """The Studio over `memory`, accessible with `token`.
 
     Args:
@@ -112,12 +115,16 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
         token: the admin token the login form asks for (non-empty).
         secret: signs the session cookie; a fresh random one when None (sessions then
             end when the process does).
+        index_mode: the index the list's search uses for every agent, as the ``index``
+            setting of an agent's ``knowledge:`` block (auto, scan or fts5).
 
     Raises:
-        ValueError: `token` is empty.
+        ValueError: `token` is empty, or `index_mode` is not auto, scan or fts5.
     """
     if not token:
         raise ValueError("the Studio needs a non-empty admin token")
+    if index_mode not in INDEX_MODES:
+        raise ValueError(f"index_mode must be one of {', '.join(INDEX_MODES)}, not {index_mode!r}")
     routes = [
         Route("/", _home),
         Route("/studio", _home),
@@ -134,6 +141,13 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
         Route("/studio/knowledge/{name}/restore", edit.concept_restore, methods=["POST"]),
         Route("/studio/knowledge/{name}/delete", edit.delete_page, methods=["GET"]),
         Route("/studio/knowledge/{name}/delete", edit.concept_delete, methods=["POST"]),
+        Route("/studio/knowledge/{name}/resolve", resolve.resolve_page, methods=["GET"]),
+        Route("/studio/knowledge/{name}/resolve", resolve.concept_resolve, methods=["POST"]),
+        Route("/studio/knowledge/{name}/evidence", evidence.evidence_page, methods=["GET"]),
+        Route("/studio/new", create.new_page, methods=["GET"]),
+        Route("/studio/new", create.concept_create, methods=["POST"]),
+        Route("/studio/activity", activity.activity_page, methods=["GET"]),
+        Route("/studio/export", exports.export_download, methods=["GET"]),
         Mount("/studio/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     renderer = Renderer()
@@ -154,6 +168,5 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
     app.state.token = token
     app.state.revoked_sessions = set()  # session ids logged out of (see auth.is_authenticated)
     app.state.renderer = renderer
-    app.state.indexes = {}  # tenant -> ScanIndex for the list's q filter
-    app.state.lock = threading.Lock()
+    app.state.index_mode = index_mode  # Retriever.index_for mode for the list's search
     return app
