@@ -27,7 +27,7 @@ from insika_knowledge.store.sqlite import Sighting
 
 RECORD: Final = "record"
 WRITTEN: Final = "written"
-_ENTRY_RE: Final = re.compile(r"^- session `([^`\n]*)` at (\S+?): ?(.*)$")
+_ENTRY_RE: Final = re.compile(r"^- session `([^`\n]*)` at (\S+): (.*)$")
 
 
 @dataclass(frozen=True)
