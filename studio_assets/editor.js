@@ -46,6 +46,10 @@ function mount(box) {
   const form = area.form;
   const readOnly = area.readOnly;
   const errorLine = parseInt(box.getAttribute("data-error-line") || "0", 10);
+  // The record's final newline is kept out of the editor (no numbered empty last line)
+  // and put back on every copy into the textarea.
+  const ending = area.value.endsWith("\n") ? "\n" : "";
+  const doc = ending ? area.value.slice(0, -1) : area.value;
   const entry = { initial: area.value, dirty: false, submitting: false };
   open.push(entry);
 
@@ -58,7 +62,7 @@ function mount(box) {
   const view = new EditorView({
     parent: box,
     state: EditorState.create({
-      doc: area.value,
+      doc,
       extensions: [
         EditorView.cspNonce.of(NONCE),
         lineNumbers(),
@@ -83,7 +87,7 @@ function mount(box) {
         errorLineClass(errorLine),
         EditorView.updateListener.of((update) => {
           if (!update.docChanged) return;
-          area.value = update.state.doc.toString();
+          area.value = update.state.doc.toString() + ending;
           entry.dirty = area.value !== entry.initial;
           box.classList.toggle("dirty", entry.dirty);
         }),

@@ -115,8 +115,13 @@ def wait_for_editor(page: Page) -> None:
 
 
 def set_text(page: Page, text: str, box: str = ".editor") -> None:
-    """Replace the editor's whole text with `text` (one change, as a paste makes)."""
+    """Replace the editor's whole text with `text` (one change, as a paste makes).
+
+    The editor holds a record without its final newline (it adds it back when it copies
+    into the form), so one final newline of `text` is left out.
+    """
     wait_for_editor(page)
+    text = text.removesuffix("\n")
     page.evaluate(
         """([selector, text]) => {
             const view = document.querySelector(selector).editorView;
