@@ -242,7 +242,8 @@ def test_resolve_keeps_a_policy_authors_confidence() -> None:
 def test_the_evidence_beside_a_concept(client: TestClient) -> None:
     page = client.get(_edit_url(NAME)).text
     assert "5 sightings · supported by 2 sessions · contradicted by 3" in page
-    rows = re.findall(r"<tr>\s*<td><code>(s\d)</code></td>\s*<td><code>(t\d)</code></td>", page)
+    rows = re.findall(r'<tr>\s*<td class="name"><code>(s\d)</code></td>\s*'
+                      r'<td data-label="turn"><code>(t\d)</code></td>', page)
     assert rows == [("s5", "t2"), ("s4", "t2"), ("s3", "t2"), ("s2", "t1"), ("s1", "t1")]
     assert "2 proposed · 1 written · dropped pii 1" in page
     assert "None recorded." in page  # no aliases
@@ -300,7 +301,7 @@ def test_search_is_ranked_by_the_agents_index_with_scores(
     scores = re.findall(r'<td class="num score" data-label="score">([^<]+)</td>', page)
     assert scores == [f"{h.score:.4g}" for h in hits]
     assert f"ranked by the agent's {index.name} index" in page
-    assert 'aria-sort="ascending" class="col-rank"' in page
+    assert 'aria-sort="descending" class="col-rank"' in page  # best first: scores descend
 
 
 def test_natural_name_sort(client: TestClient) -> None:

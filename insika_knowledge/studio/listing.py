@@ -191,12 +191,12 @@ def _columns(query: ListQuery) -> list[dict[str, Any]]:
     for key, heading, desc_first in (*COLUMNS, *((RANK,) if query.q else ())):
         active = key == query.sort
         next_desc = (not query.desc) if active else desc_first
-        if key == "rank" and not active:
-            next_desc = False  # best first
+        # Rank order (best first) is the Score column descending: show it that way.
+        shown_desc = query.desc != (key == "rank")
         columns.append({
             "key": key, "heading": heading, "href": query.link(sort=key, desc=next_desc),
-            "arrow": ("▼" if query.desc else "▲") if active else "",
-            "aria": ("descending" if query.desc else "ascending") if active else "none",
+            "arrow": ("▼" if shown_desc else "▲") if active else "",
+            "aria": ("descending" if shown_desc else "ascending") if active else "none",
         })
     return columns
 
