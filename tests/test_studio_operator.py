@@ -242,14 +242,16 @@ def test_resolve_keeps_a_policy_authors_confidence() -> None:
 def test_the_evidence_beside_a_concept(client: TestClient) -> None:
     page = client.get(_edit_url(NAME)).text
     assert "5 sightings · supported by 2 sessions · contradicted by 3" in page
-    rows = re.findall(r'<tr>\s*<td class="name"><code>(s\d)</code></td>\s*'
-                      r'<td data-label="turn"><code>(t\d)</code></td>', page)
-    assert rows == [("s5", "t2"), ("s4", "t2"), ("s3", "t2"), ("s2", "t1"), ("s1", "t1")]
+    rows = re.findall(r'<tr>\s*<td class="name"><code>(s\d)</code></td>', page)
+    assert rows == ["s5", "s4", "s3", "s2", "s1"]  # newest first
     assert "2 proposed · 1 written · dropped pii 1" in page
     assert "None recorded." in page  # no aliases
     full = client.get(_edit_url(NAME, "/evidence")).text
     assert "<h3>Supported by</h3>" in full and "<code>s1</code>" in full
     assert "2026-08-24T19:00:00Z" in full
+    rows = re.findall(r'<tr>\s*<td class="name"><code>(s\d)</code></td>\s*'
+                      r'<td data-label="turn"><code>(t\d)</code></td>', full)
+    assert rows == [("s5", "t2"), ("s4", "t2"), ("s3", "t2"), ("s2", "t1"), ("s1", "t1")]
 
 
 def test_a_hand_written_concept_has_no_sightings(client: TestClient) -> None:
@@ -434,3 +436,12 @@ def test_each_response_has_its_own_style_nonce_for_the_editor(client: TestClient
 def test_the_index_mode_is_checked(memory: Memory) -> None:
     with pytest.raises(ValueError, match="index_mode"):
         create_app(memory, TOKEN, index_mode="bm25")
+
+
+def test_a_search_shows_the_best_hits_only(client: TestClient, store: SQLiteStore) -> None:
+    with store.transaction() as tx:
+        for i in range(120):
+            tx.put(AGENT, make_concept(f"bulk-{i}"), reason="extract", actor="engine")
+    page = client.get(f"/studio/knowledge?{SCOPE}&q=campinas").text
+    assert f"The best {listing.SEARCH_MAX} matches for “campinas”" in page
+    assert f"1–50 of {listing.SEARCH_MAX}" in page

@@ -21,6 +21,9 @@ from insika_knowledge.studio.render import concept_url, url
 
 PAGE_SIZE: Final = 50
 Q_MAX: Final = 500
+#: A search shows the index's best `SEARCH_MAX` hits (FTS5 analyses every hit it returns:
+#: all 5,000 concepts of a large agent would take most of a second).
+SEARCH_MAX: Final = 100
 #: (sort key, heading, first click sorts descending)
 COLUMNS: Final = (
     ("name", "Name", False),
@@ -121,13 +124,16 @@ class ListQuery:
 def build(store: SQLiteStore, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
     """The list page's template context for `query` (rows, counts, chips, sort and page links).
 
-    With ``q``, every concept the index finds is a hit (`SearchIndex.search` with a
-    limit of the agent's concept count), ranked best first; ``scores`` maps name to score.
+    With ``q``, the index's best `SEARCH_MAX` hits (`SearchIndex.search`) are the rows,
+    ranked best first, each with its score; ``more_hits`` says the index had more.
     """
     ranked: list[str] | None = None
     scores: dict[str, float] = {}
+    more_hits = False
     if query.q:
-        hits = index.search(query.agent, query.q, max(1, store.count(query.agent)))
+        hits = index.search(query.agent, query.q, SEARCH_MAX + 1)
+        more_hits = len(hits) > SEARCH_MAX
+        hits = hits[:SEARCH_MAX]
         ranked = [hit.entry.name for hit in hits]
         scores = {hit.entry.name: hit.score for hit in hits}
     offset = (query.page - 1) * PAGE_SIZE
@@ -140,6 +146,8 @@ def build(store: SQLiteStore, index: SearchIndex, query: ListQuery) -> dict[str,
     return {
         "query": query,
         "index_name": index.name,
+        "more_hits": more_hits,
+        "search_max": SEARCH_MAX,
         "rows": [_row(s.concept, query, scores) for s in page.rows],
         "total": total,
         "first": offset + 1 if page.rows else 0,
