@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
@@ -508,7 +508,7 @@ class SQLiteStore(Database):
         status: str | None = None,
         type: str | None = None,
         provenance: str | None = None,
-        ranked: list[str] | None = None,
+        ranked: Sequence[str] | None = None,
         sort: str = "name",
         desc: bool = False,
         offset: int = 0,
@@ -564,7 +564,7 @@ class SQLiteStore(Database):
                 where.append(f"{column}=?")
                 filters.append(value)
         column = "NULL" if sort == "rank" else sort
-        keyed: list[tuple[int, str, Any]] = [(int(i), str(n), key) for i, n, key in conn.execute(
+        keyed: Keyed = [(int(i), str(n), key) for i, n, key in conn.execute(
             f"SELECT id, name, {column} FROM concepts WHERE {' AND '.join(where)}", filters
         )]
         keyed.sort(key=_natural_of_row)  # names ascending: every sort's tie-break
@@ -582,12 +582,12 @@ class SQLiteStore(Database):
                 rows.append(_row_to_stored(row))
         return ConceptPage(rows, len(keyed), counts)
 
-    def ledger(self, agent: str, name: str) -> list[Sighting]:
+    def ledger(self, agent: str, name: str) -> Sequence[Sighting]:
         """The sightings of `name` (``sightings`` table), oldest first."""
         return Transaction(self._conn(), self.clock).ledger(agent, name)
 
     def extractions_of(
-        self, agent: str, turns: list[tuple[str, str]]
+        self, agent: str, turns: Sequence[tuple[str, str]]
     ) -> dict[tuple[str, str], ExtractionRecord]:
         """The recorded extraction of each ``(session_id, turn_id)`` in `turns` that has one.
 
@@ -606,7 +606,7 @@ class SQLiteStore(Database):
                 out[(session_id, turn_id)] = ExtractionRecord.from_row(row)
         return out
 
-    def aliases(self, agent: str, name: str) -> list[str]:
+    def aliases(self, agent: str, name: str) -> Sequence[str]:
         """Other names `name` is known by, sorted.
 
         No migration stores aliases yet (the consolidation work adds them), so this is
@@ -617,7 +617,7 @@ class SQLiteStore(Database):
     def activity(
         self, agent: str, *, before: int | None = None, limit: int = 50,
         actor: str | None = None, reason: str | None = None,
-    ) -> list[Activity]:
+    ) -> Sequence[Activity]:
         """`agent`'s recent changes (``concept_versions``), newest first, without the bodies.
 
         Args:
@@ -632,8 +632,7 @@ class SQLiteStore(Database):
         """
         if limit < 0:
             raise UserError("limit must be >= 0")
-        where: list[str] = ["agent=?"]
-        params: list[Any] = [agent]
+        where, params = ["agent=?"], _params(agent)
         for column, value in (("actor", actor), ("reason", reason)):
             if value is not None:
                 where.append(f"{column}=?")
@@ -648,7 +647,7 @@ class SQLiteStore(Database):
         return [Activity(int(i), n, int(v), r, a, s, c) for i, n, v, r, a, s, c in rows]
 
     def resolve(
-        self, agent: str, name: str, choose: Callable[[Concept, list[Sighting]], Concept], *,
+        self, agent: str, name: str, choose: Callable[[Concept, Sequence[Sighting]], Concept], *,
         expected_version: int, actor: str,
     ) -> StoredConcept:
         """Resolve `name`'s conflict in one write (reason ``resolve``).
@@ -849,7 +848,7 @@ class Transaction:
 
     # (issue 14) the Studio's resolve reads the ledger inside its transaction.
 
-    def ledger(self, agent: str, name: str) -> list[Sighting]:
+    def ledger(self, agent: str, name: str) -> Sequence[Sighting]:
         """The sightings of `name`, oldest first."""
         rows = self.conn.execute(
             "SELECT session_id, turn_id, outcome, seen_at FROM sightings "
@@ -874,6 +873,15 @@ def natural_key(name: str) -> tuple[str | int, ...]:
     """
     parts = _DIGITS.split(name)
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+#: `concept_page`'s sort rows: (concept id, name, the sort column's value).
+Keyed = list[tuple[int, str, Any]]
+
+
+def _params(*values: Any) -> list[Any]:
+    """SQL parameters, a list to append to (typed here: `SQLiteStore.list` hides the builtin)."""
+    return list(values)
 
 
 def _natural_of_row(row: tuple[int, str, Any]) -> tuple[str | int, ...]:

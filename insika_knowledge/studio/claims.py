@@ -17,6 +17,7 @@ keeps its author's confidence. Every function here is pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -100,7 +101,7 @@ class Resolution:
     confidence: float
 
 
-def keep(current: Concept, key: str, ledger: list[Sighting]) -> Concept:
+def keep(current: Concept, key: str, ledger: Sequence[Sighting]) -> Concept:
     """The record with claim `key` kept and the Contradiction section gone.
 
     Keeping the claim on record counts the sessions whose sightings supported it
@@ -140,7 +141,7 @@ def keep(current: Concept, key: str, ledger: list[Sighting]) -> Concept:
     )
 
 
-def written(current: Concept, resolved: Concept, ledger: list[Sighting]) -> Concept:
+def written(current: Concept, resolved: Concept, ledger: Sequence[Sighting]) -> Concept:
     """The operator's own resolution `resolved`, with the evidence recomputed.
 
     A written resolution reconciles every claim, so it counts every session of the

@@ -8,6 +8,7 @@ Sources: the ``sightings`` ledger and the ``extractions`` table of the tenant's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,7 +34,7 @@ class Supporter:
     last_seen: str
 
 
-def supporters(ledger: list[Sighting]) -> list[Supporter]:
+def supporters(ledger: Sequence[Sighting]) -> list[Supporter]:
     """Distinct sessions with a supporting sighting (not ``conflict``), first seen first."""
     by_session: dict[str, list[Sighting]] = {}
     for sighting in ledger:

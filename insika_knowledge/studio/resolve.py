@@ -10,6 +10,7 @@ resolution is written, its editor holding the claim on record.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -97,7 +98,7 @@ def _resolve(request: Request, key: str, expected: int, text: str) -> Response:
     current = current_or_404(scope, name)
     resolved: Concept | None = None
 
-    def choose(concept: Concept, ledger: list[Sighting]) -> Concept:
+    def choose(concept: Concept, ledger: Sequence[Sighting]) -> Concept:
         if key != claims.WRITTEN:
             return claims.keep(concept, key, ledger)
         assert resolved is not None
