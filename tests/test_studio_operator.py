@@ -445,3 +445,22 @@ def test_a_search_shows_the_best_hits_only(client: TestClient, store: SQLiteStor
     page = client.get(f"/studio/knowledge?{SCOPE}&q=campinas").text
     assert f"The best {listing.SEARCH_MAX} matches for “campinas”" in page
     assert f"1–50 of {listing.SEARCH_MAX}" in page
+
+
+def test_the_new_pages_need_a_login_and_no_get_writes(
+    memory: Memory, client: TestClient, store: SQLiteStore
+) -> None:
+    gets = [_edit_url(NAME, "/resolve"), _edit_url(NAME, "/evidence"), f"/studio/activity?{SCOPE}",
+            f"/studio/new?{SCOPE}", f"/studio/export?{SCOPE}&format=json",
+            f"/studio/knowledge?{SCOPE}&q=returns&provenance=observed&sort=-rank"]
+    before = (store.generation(AGENT), store.version_cursor(AGENT))
+    for path in gets:
+        assert client.get(path).status_code == 200, path
+    assert (store.generation(AGENT), store.version_cursor(AGENT)) == before
+    with TestClient(create_app(memory, TOKEN)) as anonymous:
+        for path in gets:
+            response = anonymous.get(path, follow_redirects=False)
+            assert response.status_code == 303 and "/studio/login" in response.headers["location"]
+        assert anonymous.post(_edit_url(NAME, "/resolve"),
+                              data={"version": "1", "keep": "record"}).status_code == 401
+        assert anonymous.post(f"/studio/new?{SCOPE}", data={"name": "x"}).status_code == 401

@@ -317,3 +317,19 @@ def test_restore_is_stamped_with_the_time_of_the_restore(page: Page, studio: Stu
     assert stored.concept.updated_at >= restored.created_at[:0] + first.created_at
     assert stored.concept.updated_at == restored.created_at or (
         stored.concept.updated_at > first.created_at)
+
+
+def test_the_other_pages_fit_a_phone(page: Page, studio: Studio, shots: Path) -> None:
+    page.goto(studio.url("/studio/knowledge"))
+    expect(page.locator("h1")).to_have_text("Pick an agent")
+    screenshots(page, shots, "picker")
+    name = "troca-procedimento"
+    page.goto(studio.url(f"/studio/knowledge/{name}/versions/1?{SCOPE}"))
+    wait_for_editor(page)
+    screenshots(page, shots, "version")
+    studio.store.delete(AGENT, name, actor="test")
+    page.goto(studio.url(f"/studio/deleted?{SCOPE}"))
+    expect(page.get_by_role("button", name=f"Restore {name}")).to_be_visible()
+    screenshots(page, shots, "deleted")
+    page.get_by_role("button", name=f"Restore {name}").click()
+    expect(page.locator("h1 code")).to_have_text(name)
