@@ -1,4 +1,5 @@
 CREATE INDEX capture_sessions_idle ON capture_sessions (last_turn_at);
+CREATE INDEX concept_versions_agent_id ON concept_versions (agent, id);
 CREATE INDEX concepts_agent_status ON concepts (agent, status);
 CREATE INDEX procedure_stages_session ON procedure_stages (session_id);
 CREATE INDEX procedures_confidence ON procedures (confidence);
@@ -26,13 +27,13 @@ CREATE TABLE capture_steps (
     step       TEXT    NOT NULL,             -- JSON of the canonical step (no raw command or output)
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
-CREATE TABLE concept_versions (
+CREATE TABLE "concept_versions" (
     id         INTEGER PRIMARY KEY,
     agent      TEXT    NOT NULL,
     name       TEXT    NOT NULL,
     version    INTEGER NOT NULL,            -- 1, 2, ... per (agent, name), across deletes
     reason     TEXT    NOT NULL CHECK (reason IN
-                   ('extract','confirm','merge','conflict','edit','restore','delete')),
+                   ('extract','confirm','merge','conflict','edit','restore','delete','resolve')),
     actor      TEXT    NOT NULL,            -- 'engine' or the operator who made the change
     session_id TEXT,                        -- the sighting's session, for engine writes
     markdown   TEXT    NOT NULL,            -- the whole record as it was after this change

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,66 +20,30 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); required when CI is set",
                 allow_module_level=True)
 
-import uvicorn  # noqa: E402
+from browser_support import (  # noqa: E402
+    AGENT,
+    ARGS,
+    TENANT,
+    TOKEN,
+    Studio,
+    editor_lines,
+    screenshot,
+    serve_demo,
+    set_text,
+    text,
+    wait_for_editor,
+)
 from click.testing import CliRunner  # noqa: E402
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright  # noqa: E402
 
 from insika_knowledge.cli import cli  # noqa: E402
-from insika_knowledge.demo import run_demo  # noqa: E402
-from insika_knowledge.events import Recorder  # noqa: E402
-from insika_knowledge.memory import Memory  # noqa: E402
-from insika_knowledge.store import SQLiteStore  # noqa: E402
-from insika_knowledge.studio.app import create_app  # noqa: E402
-
-TOKEN = "browser-test-token-42"
-TENANT = "demo"
-AGENT = "loja-aurora"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update"]
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-output"
-
-
-class Studio:
-    """A running Studio: its base URL, its Memory and the events it emitted."""
-
-    def __init__(self, base: str, memory: Memory, events: Recorder, data: Path):
-        self.base = base
-        self.memory = memory
-        self.events = events
-        self.data = data
-
-    @property
-    def store(self) -> SQLiteStore:
-        return self.memory.store(TENANT)
-
-    def url(self, path: str) -> str:
-        return self.base + path
+from insika_knowledge.concept import parse  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
-    data = tmp_path_factory.mktemp("studio-demo")
-    run_demo(data_dir=str(data), echo=lambda line: None)
-    memory = Memory(data)
-    events = Recorder()
-    memory.events.subscribe(events)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(memory, TOKEN), log_level="warning",
-                                           lifespan="off", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield Studio(f"http://127.0.0.1:{port}", memory, events, data)
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
-    memory.close()
+    with serve_demo(tmp_path_factory.mktemp("studio-demo")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -125,31 +85,34 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _screenshot(page: Page, shots: Path, name: str) -> Path:
-    path = shots / name
-    page.screenshot(path=str(path), full_page=True)
-    SCREENSHOTS.mkdir(exist_ok=True)
-    shutil.copy(path, SCREENSHOTS / name)
-    assert path.stat().st_size > 10_000  # a real rendering, not a blank page
-    return path
+    return screenshot(page, shots, name)
 
 
 def _open(page: Page, studio: Studio, name: str) -> None:
     page.goto(studio.url(f"/studio/knowledge/{name}?agent={AGENT}&tenant={TENANT}"))
     expect(page.locator("h1 code")).to_have_text(name)
+    wait_for_editor(page)
 
 
-def _set_text(page: Page, text: str) -> None:
-    page.fill("textarea[name=markdown]", text)
+def _set_text(page: Page, markdown: str) -> None:
+    set_text(page, markdown)
 
 
 def _text(page: Page) -> str:
-    return page.input_value("textarea[name=markdown]")
+    return text(page)
 
 
 def _record(studio: Studio, name: str) -> Any:
     stored = studio.store.get(AGENT, name)
     assert stored is not None
     return stored
+
+
+def _restored_as(studio: Studio, name: str, markdown: str) -> None:
+    """`name` is the record `markdown` again, stamped with the time of the restore."""
+    restored, old = _record(studio, name).concept, parse(markdown)
+    assert restored == old.replace(updated_at=restored.updated_at)
+    assert restored.updated_at >= old.updated_at
 
 
 # ----------------------------------------------------------------------------- tests
@@ -195,7 +158,8 @@ def test_open_a_concept_and_resolve_the_demo_conflict(
     expect(page.locator("h1 .badge.conflict")).to_be_visible()
     expect(page.locator(".preview h2")).to_have_text("Contradiction")
     expect(page.locator(".history tbody tr")).to_have_count(2)
-    expect(page.locator(".gutter span")).to_have_count(_text(page).count("\n"))
+    wait_for_editor(page)
+    expect(editor_lines(page)).to_have_count(_text(page).count("\n"))
     _screenshot(page, shots, "studio-editor.png")
     text = _text(page)
     assert "## Contradiction" in text
@@ -232,7 +196,7 @@ def test_an_invalid_edit_is_refused(page: Page, studio: Studio) -> None:
     page.get_by_role("button", name="Save").click()
     expect(page.locator("div.error")).to_contain_text("line 6, field 'confidence'")
     expect(page.locator("div.error")).to_contain_text("outside 0..1")
-    expect(page.locator(".gutter span.err")).to_have_text("6")
+    expect(page.locator(".cm-lineNumbers .cm-gutterElement.err")).to_have_text("6")
     assert _text(page) == broken
     assert _record(studio, "troca-procedimento") == before
 
@@ -270,7 +234,7 @@ def test_restore_an_old_version(page: Page, studio: Studio) -> None:
     expect(page.locator("pre.diff .d-del").first).to_be_visible()
     page.get_by_role("button", name="Restore this version").click()
     expect(page.locator(".flash")).to_contain_text(f"Restored version {first.version}")
-    assert _record(studio, name).markdown == first.markdown
+    _restored_as(studio, name, first.markdown)
     assert studio.store.versions(AGENT, name)[0].reason == "restore"
 
 
@@ -290,4 +254,4 @@ def test_delete_and_undelete(page: Page, studio: Studio) -> None:
     page.get_by_role("link", name="Recently deleted").first.click()
     page.get_by_role("button", name=f"Restore {name}").click()
     expect(page.locator("h1 code")).to_have_text(name)
-    assert _record(studio, name).markdown == before.markdown
+    _restored_as(studio, name, before.markdown)

@@ -14,11 +14,11 @@ from conftest import Clock, make_concept
 from starlette.testclient import TestClient
 
 from insika_knowledge.cli import cli
-from insika_knowledge.concept import Concept, serialize
+from insika_knowledge.concept import Concept, parse, serialize
 from insika_knowledge.events import Recorder
 from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import SQLiteStore
+from insika_knowledge.store import SQLiteStore, StoredConcept
 from insika_knowledge.studio import bench
 from insika_knowledge.studio.app import create_app
 
@@ -505,7 +505,15 @@ def test_the_delete_marker_version_offers_the_record_before_it(
     assert "the record before this delete (version 1)" in page.text
 
 
-def test_a_version_shows_its_diff_and_restores_the_exact_bytes(
+def _restored_as(restored: object, markdown: str) -> None:
+    """`restored` is the record `markdown` except ``updated_at``: the time of the restore."""
+    assert isinstance(restored, StoredConcept)
+    old = parse(markdown)
+    assert restored.concept == old.replace(updated_at=restored.concept.updated_at)
+    assert restored.concept.updated_at != old.updated_at
+
+
+def test_a_version_shows_its_diff_and_restores_it_stamped_now(
     client: TestClient, store: SQLiteStore
 ) -> None:
     first = store.version(AGENT, "cep-13-campinas", 1).markdown
@@ -518,7 +526,7 @@ def test_a_version_shows_its_diff_and_restores_the_exact_bytes(
     assert "Restored version 1 as version 3." in response.text
     restored = store.get(AGENT, "cep-13-campinas")
     assert restored is not None and restored.version == 3
-    assert restored.markdown == first
+    _restored_as(restored, first)
     assert store.versions(AGENT, "cep-13-campinas")[0].reason == "restore"
 
 
@@ -558,7 +566,8 @@ def test_delete_confirms_fires_the_event_keeps_history_and_undeletes(
                        data={"csrf": _csrf(response.text), "version": number.group(1)})
     assert back.url.path == "/studio/knowledge/frete-gratis-acima-199"
     restored = store.get(AGENT, "frete-gratis-acima-199")
-    assert restored is not None and restored.markdown == before.markdown
+    assert restored is not None
+    _restored_as(restored, before.markdown)
     assert "Nothing deleted." in client.get(f"/studio/deleted?{SCOPE}").text
 
 
@@ -657,7 +666,7 @@ def test_an_unexpected_error_is_a_500_page_without_traceback(
 
     with TestClient(create_app(memory, TOKEN), raise_server_exceptions=False) as client:
         _login(client)
-        monkeypatch.setattr(SQLiteStore, "page", broken)
+        monkeypatch.setattr(SQLiteStore, "concept_page", broken)
         response = client.get(f"/studio/knowledge?{SCOPE}")
     assert response.status_code == 500
     assert "Something went wrong" in response.text

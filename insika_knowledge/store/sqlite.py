@@ -8,11 +8,13 @@ here), in WAL mode with a busy timeout, so readers never block the writer.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple
 
 import apsw
 
@@ -456,10 +458,14 @@ class SQLiteStore(Database):
                 raise StaleVersion(name, expected_version, current.version)
             return tx.remove(agent, name, actor=actor)
 
-    def restore(self, agent: str, name: str, number: int, *, actor: str) -> StoredConcept:
+    def restore(
+        self, agent: str, name: str, number: int, *, actor: str, stamp: bool = False
+    ) -> StoredConcept:
         """Make version `number` of `name` current again, byte for byte (reason ``restore``).
 
-        Restoring the bytes already current writes nothing and returns the current record.
+        With `stamp`, ``updated_at`` is the time of the restore instead of the old
+        version's (the Studio's restore); every other byte is the old version's.
+        Restoring the record already current writes nothing and returns the current record.
 
         Works for a deleted concept too (restoring its last live version).
 
@@ -473,8 +479,13 @@ class SQLiteStore(Database):
             old = Version(*tx.version_row(agent, name, number))
             concept = parse(old.markdown)
             current = tx.get(agent, name)
-            if current is not None and current.markdown == old.markdown:
-                return current  # already these bytes: no new version
+            if current is not None and (
+                current.concept.replace(updated_at=concept.updated_at) == concept if stamp
+                else current.markdown == old.markdown
+            ):
+                return current  # already this record: no new version
+            if stamp:
+                concept = concept.replace(updated_at=self.clock())
             stored = tx.put(agent, concept, reason="restore", actor=actor)
         return stored
 
@@ -482,6 +493,199 @@ class SQLiteStore(Database):
         """Store the outcome of one turn's extraction (replacing an earlier attempt)."""
         with self.transaction() as tx:
             tx.record_extraction(record)
+
+    # ------------------------------------------------------------------ Studio queries
+    # (issue 14) What the Studio's list, evidence, activity and resolve pages need.
+
+    #: Columns `concept_page` can sort by; ``rank`` is the order of its `ranked` names.
+    CONCEPT_PAGE_SORTS: Final = ("name", "type", "provenance", "confidence", "occurrences",
+                                 "updated_at", "status", "rank")
+
+    def concept_page(
+        self,
+        agent: str,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        provenance: str | None = None,
+        ranked: Sequence[str] | None = None,
+        sort: str = "name",
+        desc: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> ConceptPage:
+        """One page of `agent`'s current concepts: filtered in SQL, sorted naturally.
+
+        Names sort naturally (``c2`` before ``c10``), as the tie-break of every other
+        column too. The sort runs in Python over the filtered ``(id, key, name)`` rows
+        (a few milliseconds for 5,000), then only the page's records are read.
+
+        Args:
+            agent: the agent id.
+            status: keep only this ``concepts.status`` value (``conflict``, ``ok``, or a
+                state a later migration adds); None keeps all.
+            type: keep only this concept type; None keeps all.
+            provenance: keep only ``observed`` or ``policy``; None keeps both.
+            ranked: keep only these names (search hits, best first); None = no name
+                filter, ``[]`` = nothing matches. Unknown names are ignored.
+            sort: one of `CONCEPT_PAGE_SORTS`; ``rank`` needs `ranked`.
+            desc: sort descending (ties still by name, ascending).
+            offset: rows to skip (>= 0).
+            limit: rows to return (>= 0).
+
+        Returns:
+            The page (rows, the total matching every filter, and the counts per type,
+            status and provenance over the concepts matching `ranked` alone).
+
+        Raises:
+            UserError: `sort` is unknown (or ``rank`` without `ranked`), or offset/limit
+                is negative.
+        """
+        if sort not in self.CONCEPT_PAGE_SORTS or (sort == "rank" and ranked is None):
+            raise UserError(f"cannot sort by {sort!r}; use one of "
+                            f"{', '.join(self.CONCEPT_PAGE_SORTS)} (rank needs ranked names)")
+        if offset < 0 or limit < 0:
+            raise UserError("offset and limit must be >= 0")
+        scope = ["agent=?"]
+        params: list[Any] = [agent]
+        if ranked is not None:
+            scope.append("name IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(ranked))
+        conn = self._conn()
+        counts = PageCounts()
+        for ctype, cstatus, cprovenance, number in conn.execute(
+            f"SELECT type, status, provenance, count(*) FROM concepts WHERE {' AND '.join(scope)} "
+            "GROUP BY type, status, provenance", params,
+        ):
+            counts.add(ctype, cstatus, cprovenance, int(number))
+        where, filters = list(scope), list(params)
+        for column, value in (("status", status), ("type", type), ("provenance", provenance)):
+            if value is not None:
+                where.append(f"{column}=?")
+                filters.append(value)
+        column = "NULL" if sort == "rank" else sort
+        keyed: Keyed = [(int(i), str(n), key) for i, n, key in conn.execute(
+            f"SELECT id, name, {column} FROM concepts WHERE {' AND '.join(where)}", filters
+        )]
+        keyed.sort(key=_natural_of_row)  # names ascending: every sort's tie-break
+        if sort == "rank":
+            position = {hit: i for i, hit in enumerate(ranked or [])}
+            keyed.sort(key=lambda r: position[r[1]], reverse=desc)
+        elif sort != "name":
+            keyed.sort(key=_key_of_row, reverse=desc)
+        elif desc:
+            keyed.reverse()
+        rows = []
+        for cid, _, _ in keyed[offset:offset + limit]:
+            row = conn.execute(f"SELECT {_CONCEPT_COLS} FROM concepts WHERE id=?", (cid,)).fetchone()
+            if row is not None:  # deleted between the two reads: the page is one shorter
+                rows.append(_row_to_stored(row))
+        return ConceptPage(rows, len(keyed), counts)
+
+    def ledger(self, agent: str, name: str) -> Sequence[Sighting]:
+        """The sightings of `name` (``sightings`` table), oldest first."""
+        return Transaction(self._conn(), self.clock).ledger(agent, name)
+
+    def extractions_of(
+        self, agent: str, turns: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], ExtractionRecord]:
+        """The recorded extraction of each ``(session_id, turn_id)`` in `turns` that has one.
+
+        Reads the ``extractions`` table by primary key, one lookup per turn.
+        """
+        conn = self._conn()
+        out: dict[tuple[str, str], ExtractionRecord] = {}
+        for session_id, turn_id in dict.fromkeys(turns).keys():
+            row = conn.execute(
+                "SELECT agent, session_id, turn_id, outcome, retryable, candidates, written, "
+                "dropped, detail, attempted_at FROM extractions "
+                "WHERE agent=? AND session_id=? AND turn_id=?",
+                (agent, session_id, turn_id),
+            ).fetchone()
+            if row is not None:
+                out[(session_id, turn_id)] = ExtractionRecord.from_row(row)
+        return out
+
+    def aliases(self, agent: str, name: str) -> Sequence[str]:
+        """Other names `name` is known by, sorted.
+
+        No migration stores aliases yet (the consolidation work adds them), so this is
+        always empty for now; callers show "none recorded".
+        """
+        return []
+
+    def activity(
+        self, agent: str, *, before: int | None = None, limit: int = 50,
+        actor: str | None = None, reason: str | None = None,
+    ) -> Sequence[Activity]:
+        """`agent`'s recent changes (``concept_versions``), newest first, without the bodies.
+
+        Args:
+            agent: the agent id.
+            before: only changes with an id below this one (the previous page's last id).
+            limit: changes to return at most (>= 0).
+            actor: keep only changes by this actor (``engine``, ``studio``, ...).
+            reason: keep only this reason (extract, confirm, ..., resolve).
+
+        Raises:
+            UserError: `limit` is negative.
+        """
+        if limit < 0:
+            raise UserError("limit must be >= 0")
+        where, params = ["agent=?"], _params(agent)
+        for column, value in (("actor", actor), ("reason", reason)):
+            if value is not None:
+                where.append(f"{column}=?")
+                params.append(value)
+        if before is not None:
+            where.append("id<?")
+            params.append(before)
+        rows = self._conn().execute(
+            "SELECT id, name, version, reason, actor, session_id, created_at FROM concept_versions "
+            f"WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?", (*params, limit),
+        )
+        return [Activity(int(i), n, int(v), r, a, s, c) for i, n, v, r, a, s, c in rows]
+
+    def resolve(
+        self, agent: str, name: str, choose: Callable[[Concept, Sequence[Sighting]], Concept], *,
+        expected_version: int, actor: str,
+    ) -> StoredConcept:
+        """Resolve `name`'s conflict in one write (reason ``resolve``).
+
+        In one transaction: read the record and its sightings ledger, refuse a stale
+        version, let `choose` build the resolved record (a pure function: which claim
+        stays, the sources and confidence the ledger supports), stamp ``updated_at`` now
+        and write it.
+
+        Args:
+            agent: the agent id.
+            name: the concept in conflict.
+            choose: ``(current record, ledger oldest first) -> resolved record``; it may
+                raise `UserError` (or `ConceptFormatError`) to refuse, writing nothing.
+            expected_version: the version the operator resolved.
+            actor: who resolved it.
+
+        Raises:
+            NotFound: `name` does not exist.
+            StaleVersion: the concept changed since `expected_version`.
+            UserError: `choose` refused, or the result renames the concept or still has a
+                ``## Contradiction`` section.
+            ConceptFormatError: the resolved record is invalid.
+        """
+        _check_operator(actor, expected_version)
+        with self.transaction() as tx:
+            current = tx.get(agent, name)
+            if current is None:
+                raise NotFound(f"agent '{agent}' has no concept '{name}'")
+            if current.version != expected_version:
+                raise StaleVersion(name, expected_version, current.version)
+            concept = choose(current.concept, tx.ledger(agent, name))
+            if concept.name != name:
+                raise UserError(f"a resolution keeps the name '{name}'; rename it with an edit")
+            if concept.in_conflict:
+                raise UserError("a resolution must remove the ## Contradiction section")
+            return tx.put(agent, concept.replace(updated_at=self.clock()), reason="resolve",
+                          actor=actor)
 
 
 def _check_operator(actor: object, version: object = 0) -> None:
@@ -641,3 +845,98 @@ class Transaction:
             "candidates, written, dropped, detail, attempted_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             record.to_row(),
         )
+
+    # (issue 14) the Studio's resolve reads the ledger inside its transaction.
+
+    def ledger(self, agent: str, name: str) -> Sequence[Sighting]:
+        """The sightings of `name`, oldest first."""
+        rows = self.conn.execute(
+            "SELECT session_id, turn_id, outcome, seen_at FROM sightings "
+            "WHERE agent=? AND name=? ORDER BY seen_at, session_id, turn_id",
+            (agent, name),
+        )
+        return [Sighting(s, t, o, at) for s, t, o, at in rows]
+
+
+# ---------------------------------------------------------------------------- Studio records
+# (issue 14) What `concept_page`, `ledger` and `activity` return.
+
+_DIGITS: Final = re.compile(r"(\d+)")
+
+
+@functools.lru_cache(maxsize=65536)
+def natural_key(name: str) -> tuple[str | int, ...]:
+    """`name` as a natural sort key: digit runs compare as numbers (``c2`` < ``c10``).
+
+    The key alternates text and number (text first, possibly empty), so any two keys
+    compare without mixing types.
+    """
+    parts = _DIGITS.split(name)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+#: `concept_page`'s sort rows: (concept id, name, the sort column's value).
+Keyed = list[tuple[int, str, Any]]
+
+
+def _params(*values: Any) -> list[Any]:
+    """SQL parameters, a list to append to (typed here: `SQLiteStore.list` hides the builtin)."""
+    return list(values)
+
+
+def _natural_of_row(row: tuple[int, str, Any]) -> tuple[str | int, ...]:
+    return natural_key(row[1])
+
+
+def _key_of_row(row: tuple[int, str, Any]) -> Any:
+    return row[2]
+
+
+class Sighting(NamedTuple):
+    """One row of the ledger: a turn that sighted a concept, and what it did to it.
+
+    ``outcome`` is extract | confirm | merge | conflict; ``seen_at`` is UTC ``Z``.
+    """
+
+    session_id: str
+    turn_id: str
+    outcome: str
+    seen_at: str
+
+
+class Activity(NamedTuple):
+    """One change of a concept (a ``concept_versions`` row without its markdown)."""
+
+    id: int
+    name: str
+    version: int
+    reason: str
+    actor: str
+    session_id: str | None
+    created_at: str
+
+
+@dataclass
+class PageCounts:
+    """How many concepts there are per type, status and provenance (and in all)."""
+
+    all: int = 0
+    type: dict[str, int] = field(default_factory=dict)
+    status: dict[str, int] = field(default_factory=dict)
+    provenance: dict[str, int] = field(default_factory=dict)
+
+    def add(self, ctype: str, status: str, provenance: str, number: int) -> None:
+        """Count `number` concepts of this type, status and provenance."""
+        self.all += number
+        for counts, key in ((self.type, ctype), (self.status, status),
+                            (self.provenance, provenance)):
+            counts[key] = counts.get(key, 0) + number
+
+
+@dataclass(frozen=True)
+class ConceptPage:
+    """One page of concepts: its rows, how many match every filter, and the counts."""
+
+    rows: list[StoredConcept]
+    total: int
+    counts: PageCounts

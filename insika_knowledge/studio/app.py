@@ -8,7 +8,7 @@ then the routes. Every error becomes an HTML page; a traceback never reaches the
 from __future__ import annotations
 
 import logging
-import threading
+import secrets
 import time
 from typing import Final
 
@@ -23,15 +23,23 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from insika_knowledge.memory import Memory
-from insika_knowledge.studio import auth, edit, views
-from insika_knowledge.studio.render import STATIC, Renderer
+from insika_knowledge.studio import activity, auth, create, edit, evidence, exports, resolve, views
+from insika_knowledge.studio.render import CSP_NONCE_KEY, STATIC, Renderer
 
 log = logging.getLogger(__name__)
+#: The ``index`` modes an agent's retrieval accepts (`Retriever.index_for`).
+INDEX_MODES: Final = ("auto", "scan", "fts5")
 
+#: The Content-Security-Policy; ``{nonce}`` is a fresh random value per response, which
+#: only the style elements the editor (CodeMirror) creates carry. Scripts load from
+#: /studio/static only: no inline script runs.
+CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'nonce-{nonce}'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+#: Where `Headers` leaves the response's style nonce in the ASGI scope (see `Renderer.page`).
+NONCE_KEY: Final = CSP_NONCE_KEY
 SECURITY_HEADERS: Final = (
-    (b"content-security-policy",
-     b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-     b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"no-referrer"),
@@ -41,6 +49,8 @@ SECURITY_HEADERS: Final = (
 
 class Headers:
     """ASGI middleware: security headers on every response, and ``Server-Timing: app;dur=ms``.
+
+    Each request gets a fresh style nonce (in ``scope[NONCE_KEY]``) named by its CSP.
 
     The duration runs from the request's arrival to the start of the response (the
     page is fully rendered by then), so it is the server-side cost of the request.
@@ -55,11 +65,14 @@ class Headers:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
+        nonce = scope[NONCE_KEY] = secrets.token_urlsafe(16)
+        csp = (b"content-security-policy", CSP.format(nonce=nonce).encode())
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 duration_ms = (time.perf_counter() - start) * 1000
                 headers = list(message.get("headers", []))
+                headers.append(csp)
                 headers.extend(SECURITY_HEADERS)
                 headers.append((b"server-timing", f"app;dur={duration_ms:.3f}".encode()))
                 message = {**message, "headers": headers}
@@ -92,7 +105,9 @@ def _home(request: Request) -> Response:
     return RedirectResponse(auth.HOME_PATH, 303)
 
 
-def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Starlette:
+def create_app(
+    memory: Memory, token: str, *, secret: str | None = None, index_mode: str = "auto"
+) -> Starlette:
     """The Studio over `memory`, accessible with `token`.
 
     Args:
@@ -100,12 +115,16 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
         token: the admin token the login form asks for (non-empty).
         secret: signs the session cookie; a fresh random one when None (sessions then
             end when the process does).
+        index_mode: the index the list's search uses for every agent, as the ``index``
+            setting of an agent's ``knowledge:`` block (auto, scan or fts5).
 
     Raises:
-        ValueError: `token` is empty.
+        ValueError: `token` is empty, or `index_mode` is not auto, scan or fts5.
     """
     if not token:
         raise ValueError("the Studio needs a non-empty admin token")
+    if index_mode not in INDEX_MODES:
+        raise ValueError(f"index_mode must be one of {', '.join(INDEX_MODES)}, not {index_mode!r}")
     routes = [
         Route("/", _home),
         Route("/studio", _home),
@@ -122,6 +141,13 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
         Route("/studio/knowledge/{name}/restore", edit.concept_restore, methods=["POST"]),
         Route("/studio/knowledge/{name}/delete", edit.delete_page, methods=["GET"]),
         Route("/studio/knowledge/{name}/delete", edit.concept_delete, methods=["POST"]),
+        Route("/studio/knowledge/{name}/resolve", resolve.resolve_page, methods=["GET"]),
+        Route("/studio/knowledge/{name}/resolve", resolve.concept_resolve, methods=["POST"]),
+        Route("/studio/knowledge/{name}/evidence", evidence.evidence_page, methods=["GET"]),
+        Route("/studio/new", create.new_page, methods=["GET"]),
+        Route("/studio/new", create.concept_create, methods=["POST"]),
+        Route("/studio/activity", activity.activity_page, methods=["GET"]),
+        Route("/studio/export", exports.export_download, methods=["GET"]),
         Mount("/studio/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     renderer = Renderer()
@@ -142,6 +168,5 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
     app.state.token = token
     app.state.revoked_sessions = set()  # session ids logged out of (see auth.is_authenticated)
     app.state.renderer = renderer
-    app.state.indexes = {}  # tenant -> ScanIndex for the list's q filter
-    app.state.lock = threading.Lock()
+    app.state.index_mode = index_mode  # Retriever.index_for mode for the list's search
     return app

@@ -15,6 +15,7 @@ from starlette.responses import RedirectResponse, Response
 from insika_knowledge.concept import format_confidence, parse
 from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
 from insika_knowledge.store import StoredConcept
+from insika_knowledge.studio import evidence, resolve
 from insika_knowledge.studio.render import concept_url, diff, flash, line_count, preview, url
 from insika_knowledge.studio.scope import (
     ACTOR,
@@ -72,6 +73,8 @@ def _editor(
         "history": history,
         "action": concept_url(name, scope.agent, scope.tenant),
         "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
+        **resolve.claims_context(scope, stored),
+        **evidence.context(scope, stored),
     }, status=status)
 
 
@@ -190,7 +193,7 @@ def _restore(request: Request, number: int) -> Response:
         if old.reason == "delete":
             raise HTTPException(400, f"version {number} is a delete marker; restore the version "
                                      "before it")
-        saved = scope.store.restore(scope.agent, name, number, actor=ACTOR)
+        saved = scope.store.restore(scope.agent, name, number, actor=ACTOR, stamp=True)
     except NotFound as exc:
         raise HTTPException(404, str(exc)) from None
     except UserError as exc:

@@ -29,6 +29,8 @@ STATIC: Final = HERE / "static"
 #: Session keys: logged in (True), and a one-shot message for the next page.
 AUTH_KEY: Final = "auth"
 FLASH_KEY: Final = "flash"
+#: The ASGI scope key where the app's header middleware leaves the response's CSP style nonce.
+CSP_NONCE_KEY: Final = "insika.csp_nonce"
 TITLES: Final = {
     400: "Bad request", 401: "Not logged in", 403: "Refused", 404: "Not found",
     405: "Method not allowed", 409: "Conflict", 422: "Invalid record", 500: "Something went wrong",
@@ -120,7 +122,8 @@ class Renderer:
     """Renders the Studio's templates into HTML responses with the shared page context.
 
     Every page gets ``csrf`` (the session's token), ``authed``, ``flash`` (the pending
-    one-shot message, consumed) and ``nav_agent``/``nav_tenant`` (None unless given).
+    one-shot message, consumed), ``nav_agent``/``nav_tenant`` (None unless given) and
+    ``csp_nonce`` (the response's style nonce; the editor's style elements carry it).
     """
 
     def __init__(self) -> None:
@@ -137,6 +140,7 @@ class Renderer:
             "flash": request.session.pop(FLASH_KEY, None) if has_session else None,
             "nav_agent": None,
             "nav_tenant": None,
+            "csp_nonce": request.scope.get(CSP_NONCE_KEY, ""),
         }
         html = self.env.get_template(template).render({**shared, **context})
         return HTMLResponse(html, status_code=status)

@@ -10,8 +10,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.memory import Memory
+from insika_knowledge.retrieve import SearchIndex
 from insika_knowledge.store import tenants
 from insika_knowledge.studio import listing
 from insika_knowledge.studio.render import concept_url, url
@@ -34,19 +34,23 @@ def knowledge_list(request: Request) -> Response:
     if scope is None:
         return renderer.page(request, "picker.html", {"tenants": _picker(memory_of(request))})
     query = listing.ListQuery.from_params(request.query_params, scope.agent, scope.tenant)
-    context = listing.build(scope.store, _scan_index(request, scope), query)
+    context = listing.build(scope.store, search_index(request, scope), query)
     context["deleted_href"] = url("/studio/deleted", agent=scope.agent, tenant=scope.tenant)
+    context["new_href"] = url("/studio/new", agent=scope.agent, tenant=scope.tenant)
+    context["export_links"] = [
+        (label, url("/studio/export", agent=scope.agent, tenant=scope.tenant, format=fmt))
+        for fmt, label in (("md", "Markdown (zip)"), ("graphml", "GraphML"), ("json", "JSON"))
+    ]
     return renderer.page(request, "list.html", {**nav(scope), **context})
 
 
-def _scan_index(request: Request, scope: Scope) -> ScanIndex:
-    """The tenant's `ScanIndex` for ``q``, kept for the app's life (its read cache is warm)."""
-    indexes: dict[str, ScanIndex] = request.app.state.indexes
-    with request.app.state.lock:
-        index = indexes.get(scope.tenant)
-        if index is None or index.store is not scope.store:
-            index = indexes[scope.tenant] = ScanIndex(scope.store)
-        return index
+def search_index(request: Request, scope: Scope) -> SearchIndex:
+    """The index the agent's retrieval uses (`Retriever.index_for` under the app's mode).
+
+    The tenant's retriever lives as long as the `Memory`, so its read cache stays warm.
+    """
+    mode: str = request.app.state.index_mode
+    return memory_of(request).retriever(scope.tenant).index_for(scope.agent, mode)
 
 
 def _picker(memory: Memory) -> list[dict[str, Any]]:

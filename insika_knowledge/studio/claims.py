@@ -1,0 +1,164 @@
+"""A conflicted concept's claims, and the record that keeping one of them makes.
+
+A concept in conflict asserts its body up to the ``## Contradiction`` heading (the
+claim on record); under the heading, consolidation appends one entry per contradicting
+sighting (`consolidate.contradict`)::
+
+    - session `s9` at 2026-08-24T18:00:00Z: Returns are accepted within 30 days.
+
+      The body of the contradicting claim, indented two spaces.
+
+Resolving keeps one claim (or a text the operator writes), removes the section, and
+recomputes sources, occurrences and confidence from the sightings ledger: the sessions
+that support the kept claim, ``min(0.95, 0.5 + 0.1 x sessions)``. A ``policy`` concept
+keeps its author's confidence. Every function here is pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from insika_knowledge.concept import Concept, claim_text, has_contradiction
+from insika_knowledge.consolidate import TOO_LONG_NOTE, confidence, safe_session_id
+from insika_knowledge.errors import UserError
+from insika_knowledge.store.sqlite import Sighting
+
+RECORD: Final = "record"
+WRITTEN: Final = "written"
+_ENTRY_RE: Final = re.compile(r"^- session `([^`\n]*)` at (\S+): (.*)$")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a conflicted concept.
+
+    Attributes:
+        key: ``record`` for the claim on record, ``entry-N`` (1-based) for a contradiction.
+        session_id: the entry's session as written in the record (escaped); None on record.
+        at: when the entry was sighted (UTC ``Z``); None on record.
+        description: the claim's one-line description.
+        body: the claim's markdown ("" when the entry kept no text).
+        keepable: False when there is no text to keep (an entry too long to store).
+    """
+
+    key: str
+    session_id: str | None
+    at: str | None
+    description: str
+    body: str
+    keepable: bool
+
+    def same_claim(self, other: Claim) -> bool:
+        """True when both say the same thing (description and body, spacing ignored)."""
+        return _squash(self.description) == _squash(other.description) and (
+            _squash(self.body) == _squash(other.body))
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def claims(concept: Concept) -> list[Claim]:
+    """The claim on record, then each contradiction entry in order; [] when not in conflict.
+
+    Text under the heading that is not an entry (a hand edit) is left out; the operator
+    sees it in the record and can write a resolution instead.
+    """
+    if not has_contradiction(concept.body):
+        return []
+    record = claim_text(concept.body)
+    out = [Claim(RECORD, None, None, concept.description, record, bool(record.strip()))]
+    section = concept.body[len(record):].split("\n")
+    while section and not has_contradiction(section[0]):
+        section.pop(0)  # the blank lines before the heading
+    entries: list[tuple[re.Match[str], list[str]]] = []
+    for line in section[1:]:
+        found = _ENTRY_RE.match(line)
+        if found is not None:
+            entries.append((found, []))
+        elif entries:
+            entries[-1][1].append(line)
+    out += [_entry(i, head, lines) for i, (head, lines) in enumerate(entries, start=1)]
+    return out
+
+
+def _entry(number: int, head: re.Match[str], lines: list[str]) -> Claim:
+    body = "\n".join(line.removeprefix("  ") for line in lines).strip()
+    description = head.group(3).strip()
+    keepable = bool(body) and description != TOO_LONG_NOTE
+    return Claim(f"entry-{number}", head.group(1), head.group(2), description, body, keepable)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a resolution writes beside the kept text: the evidence it counted."""
+
+    sources: tuple[str, ...]
+    occurrences: int
+    confidence: float
+
+
+def keep(current: Concept, key: str, ledger: Sequence[Sighting]) -> Concept:
+    """The record with claim `key` kept and the Contradiction section gone.
+
+    Keeping the claim on record counts the sessions whose sightings supported it
+    (outcomes extract, confirm, merge, plus the record's own sources). Keeping an entry
+    counts the sessions of every entry making the same claim (matched to the ledger's
+    ``conflict`` sightings; the entry's session text when the ledger has none).
+
+    Raises:
+        UserError: the concept is not in conflict, `key` names no claim, or the claim
+            has no text to keep.
+    """
+    found = {c.key: c for c in claims(current)}
+    if not found:
+        raise UserError(f"'{current.name}' has no ## Contradiction section: nothing to resolve")
+    claim = found.get(key)
+    if claim is None:
+        raise UserError(f"'{current.name}' has no claim {key!r}; reload the page and choose again")
+    if not claim.keepable:
+        raise UserError(f"claim {key!r} kept no text to restore; write the resolution instead")
+    if claim.key == RECORD:
+        supporting = [s for s in ledger if s.outcome != "conflict"]
+        sessions = [*current.sources, *(s.session_id for s in supporting)]
+        fallback = current.occurrences
+    else:
+        same = [c for c in found.values() if c.key != RECORD and c.same_claim(claim)]
+        written = {c.session_id for c in same}
+        supporting = [s for s in ledger
+                      if s.outcome == "conflict" and safe_session_id(s.session_id) in written]
+        matched = {safe_session_id(s.session_id) for s in supporting}
+        sessions = [s.session_id for s in supporting]
+        sessions += [c.session_id for c in same if c.session_id and c.session_id not in matched]
+        fallback = len(same)
+    evidence = _evidence(current, sessions, len(supporting) or fallback)
+    return current.replace(
+        description=claim.description, body=claim.body, sources=evidence.sources,
+        occurrences=evidence.occurrences, confidence=evidence.confidence,
+    )
+
+
+def written(current: Concept, resolved: Concept, ledger: Sequence[Sighting]) -> Concept:
+    """The operator's own resolution `resolved`, with the evidence recomputed.
+
+    A written resolution reconciles every claim, so it counts every session of the
+    ledger (and the record's sources); the operator's other fields are kept as written.
+
+    Raises:
+        UserError: `resolved` still has a ``## Contradiction`` section.
+    """
+    if has_contradiction(resolved.body):
+        raise UserError("the resolution still has a ## Contradiction section: remove it")
+    sessions = [*current.sources, *(s.session_id for s in ledger)]
+    evidence = _evidence(resolved, sessions, len(ledger) or current.occurrences)
+    return resolved.replace(sources=evidence.sources, occurrences=evidence.occurrences,
+                            confidence=evidence.confidence)
+
+
+def _evidence(concept: Concept, sessions: list[str], occurrences: int) -> Resolution:
+    sources = tuple(dict.fromkeys(sessions))
+    value = concept.confidence if concept.provenance == "policy" else confidence(len(sources))
+    return Resolution(sources, max(occurrences, len(sources)), value)

@@ -1,0 +1,73 @@
+"""Downloads of an agent's concepts: a zip of markdown records, GraphML, or JSON.
+
+``GET /studio/export?agent=&tenant=&format=md|graphml|json`` answers with an attachment
+built in memory from the store's current records: the ``.md`` files are the records
+byte for byte (as `insika-knowledge export` writes them), the GraphML is
+`export.graphml`'s, and the JSON is one object per concept with every field and its
+version.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Final
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from insika_knowledge.export import graphml
+from insika_knowledge.store import StoredConcept
+from insika_knowledge.studio.scope import require_scope
+
+#: format -> (media type, file suffix)
+FORMATS: Final = {
+    "md": ("application/zip", "md.zip"),
+    "graphml": ("application/graphml+xml", "graphml"),
+    "json": ("application/json", "json"),
+}
+
+
+def export_download(request: Request) -> Response:
+    """GET /studio/export: the agent's concepts as an attachment.
+
+    Raises:
+        HTTPException: 400 when ``format`` is not md, graphml or json.
+    """
+    scope = require_scope(request)
+    fmt = request.query_params.get("format") or "md"
+    if fmt not in FORMATS:
+        raise HTTPException(400, f"format={fmt[:20]!r} is not one of: {', '.join(FORMATS)}")
+    concepts = scope.store.list(scope.agent)
+    if fmt == "md":
+        body = markdown_zip(concepts)
+    elif fmt == "graphml":
+        body = graphml(concepts)[0].encode()
+    else:
+        body = as_json(concepts).encode()
+    media, suffix = FORMATS[fmt]
+    filename = f"{scope.tenant}-{scope.agent}.{suffix}"
+    return Response(body, media_type=media,
+                    headers={"content-disposition": f'attachment; filename="{filename}"'})
+
+
+def markdown_zip(concepts: list[StoredConcept]) -> bytes:
+    """A zip with one ``<name>.md`` per concept, the canonical record's bytes (UTF-8)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for stored in concepts:
+            archive.writestr(f"{stored.concept.name}.md", stored.markdown.encode())
+    return buffer.getvalue()
+
+
+def as_json(concepts: list[StoredConcept]) -> str:
+    """A JSON array: per concept every record field, ``status`` and ``version``, by name."""
+    return json.dumps([{
+        "name": c.concept.name, "description": c.concept.description, "type": c.concept.type,
+        "provenance": c.concept.provenance, "confidence": c.concept.confidence,
+        "sources": list(c.concept.sources), "occurrences": c.concept.occurrences,
+        "created_at": c.concept.created_at, "updated_at": c.concept.updated_at,
+        "status": c.concept.status, "version": c.version, "body": c.concept.body,
+    } for c in concepts], ensure_ascii=False, indent=2) + "\n"

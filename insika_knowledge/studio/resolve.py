@@ -1,0 +1,147 @@
+"""Resolving a conflict in one step: keep one claim, or write the resolution.
+
+``POST /studio/knowledge/<name>/resolve`` with ``keep=record`` or ``keep=entry-N``
+keeps that claim; with ``keep=written`` and ``markdown`` it saves the operator's text.
+Either way one version is written (reason ``resolve``, via `SQLiteStore.resolve`, one
+transaction), the ``## Contradiction`` section is gone, and confidence is recomputed
+from the sightings ledger (`studio.claims`). ``GET .../resolve`` is the page where the
+resolution is written, its editor holding the claim on record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from insika_knowledge.concept import Concept, claim_text, format_confidence, parse, serialize
+from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
+from insika_knowledge.store import StoredConcept
+from insika_knowledge.store.sqlite import Sighting
+from insika_knowledge.studio import claims
+from insika_knowledge.studio.render import concept_url, flash, line_count
+from insika_knowledge.studio.scope import (
+    ACTOR,
+    Scope,
+    current_or_404,
+    int_field,
+    nav,
+    read_form,
+    renderer_of,
+    require_scope,
+)
+
+
+def claims_context(scope: Scope, stored: StoredConcept) -> dict[str, Any]:
+    """The editor page's "Resolve" panel: each claim with its "keep this" form."""
+    found = claims.claims(stored.concept)
+    return {
+        "claims": found,
+        "resolve_action": concept_url(stored.concept.name, scope.agent, scope.tenant, "/resolve"),
+    }
+
+
+def resolve_page(request: Request) -> Response:
+    """GET /studio/knowledge/<name>/resolve: write the resolution (the claim on record first)."""
+    scope = require_scope(request)
+    stored = current_or_404(scope, request.path_params["name"])
+    if not stored.concept.in_conflict:
+        flash(request, "This concept has no conflict to resolve.")
+        return RedirectResponse(concept_url(stored.concept.name, scope.agent, scope.tenant), 303)
+    draft = serialize(stored.concept.replace(body=claim_text(stored.concept.body) or "…"))
+    return _page(request, scope, stored, draft)
+
+
+def _page(
+    request: Request, scope: Scope, stored: StoredConcept, text: str, *, version: int | None = None,
+    error: str | None = None, error_line: int | None = None, status: int = 200,
+) -> Response:
+    name = stored.concept.name
+    return renderer_of(request).page(request, "resolve.html", {
+        **nav(scope),
+        "name": name,
+        "concept": stored.concept,
+        "version": stored.version if version is None else version,
+        "current_version": stored.version,
+        "markdown": text,
+        "lines": line_count(text),
+        "error": error,
+        "error_line": error_line,
+        "claims": claims.claims(stored.concept),
+        "on_record": stored.markdown,
+        "action": concept_url(name, scope.agent, scope.tenant, "/resolve"),
+        "concept_href": concept_url(name, scope.agent, scope.tenant),
+    }, status=status)
+
+
+async def concept_resolve(request: Request) -> Response:
+    """POST /studio/knowledge/<name>/resolve: keep one claim, or save the written resolution."""
+    form = await read_form(request)
+    expected = int_field(form, "version")
+    key = form.get("keep")
+    if not isinstance(key, str) or not key:
+        raise HTTPException(400, "the form has no 'keep' field (record, entry-N or written)")
+    text = form.get("markdown")
+    if key == claims.WRITTEN and not isinstance(text, str):
+        raise HTTPException(400, "a written resolution needs the 'markdown' field")
+    markdown = text.replace("\r\n", "\n") if isinstance(text, str) else ""
+    return await run_in_threadpool(_resolve, request, key, expected, markdown)
+
+
+def _resolve(request: Request, key: str, expected: int, text: str) -> Response:
+    scope = require_scope(request)
+    name = request.path_params["name"]
+    current = current_or_404(scope, name)
+    resolved: Concept | None = None
+
+    def choose(concept: Concept, ledger: Sequence[Sighting]) -> Concept:
+        if key != claims.WRITTEN:
+            return claims.keep(concept, key, ledger)
+        assert resolved is not None
+        return claims.written(concept, resolved, ledger)
+
+    try:
+        if key == claims.WRITTEN:
+            resolved = parse(text)
+        saved = scope.store.resolve(scope.agent, name, choose, expected_version=expected,
+                                    actor=ACTOR)
+    except ConceptFormatError as exc:
+        if key != claims.WRITTEN:  # the kept claim does not make a valid record
+            raise HTTPException(422, str(exc)) from None
+        return _page(request, scope, current, text, version=expected, error=str(exc),
+                     error_line=exc.line, status=422)
+    except StaleVersion as exc:
+        return _stale(request, scope, name, key, text, exc)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except UserError as exc:
+        if key == claims.WRITTEN:
+            return _page(request, scope, current, text, version=expected, error=str(exc),
+                         status=422)
+        raise HTTPException(400, str(exc)) from None
+    kept = "your resolution" if key == claims.WRITTEN else (
+        "the claim on record" if key == claims.RECORD else f"contradiction {key.split('-')[-1]}")
+    sessions = len(saved.concept.sources)
+    flash(request, f"Resolved: kept {kept} as version {saved.version}. Confidence "
+                   f"{format_confidence(saved.concept.confidence)} from {sessions} "
+                   f"session{'' if sessions == 1 else 's'}.")
+    return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
+
+
+def _stale(
+    request: Request, scope: Scope, name: str, key: str, text: str, exc: StaleVersion
+) -> Response:
+    """409: the concept changed after the operator chose; nothing was written."""
+    current = scope.store.get(scope.agent, name)
+    if key == claims.WRITTEN and current is not None:
+        return _page(request, scope, current, text, version=current.version, status=409,
+                     error=f"{exc}. Nothing was written; your text is kept. Compare it with the "
+                           f"record below, then save it over version {current.version}.")
+    return renderer_of(request).error(
+        request, 409, f"{exc}. Nothing was written: review the concept and choose again.",
+        link=(concept_url(name, scope.agent, scope.tenant), f"Review {name}"), **nav(scope),
+    )
