@@ -403,7 +403,7 @@ def test_export_downloads(client: TestClient, store: SQLiteStore) -> None:
     assert 'filename="acme-shop.md.zip"' in md.headers["content-disposition"]
     with zipfile.ZipFile(io.BytesIO(md.content)) as archive:
         files = {n: archive.read(n).decode() for n in archive.namelist()}
-    assert files == {f"{s.concept.name}.md": s.markdown for s in store.list(AGENT)}
+    assert files == {f"{s.concept.name}.md": s.markdown for s in store.list_concepts(AGENT)}
     graph = client.get(f"/studio/export?{SCOPE}&format=graphml").text
     assert graph.startswith("<?xml") and f'<node id="{NAME}">' in graph
     records = json.loads(client.get(f"/studio/export?{SCOPE}&format=json").text)

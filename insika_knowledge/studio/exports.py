@@ -40,7 +40,7 @@ def export_download(request: Request) -> Response:
     fmt = request.query_params.get("format") or "md"
     if fmt not in FORMATS:
         raise HTTPException(400, f"format={fmt[:20]!r} is not one of: {', '.join(FORMATS)}")
-    concepts = scope.store.list(scope.agent)
+    concepts = scope.store.list_concepts(scope.agent)
     if fmt == "md":
         body = markdown_zip(concepts)
     elif fmt == "graphml":
