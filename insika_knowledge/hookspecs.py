@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    import click
 
 PROJECT = "insika"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -62,3 +65,8 @@ def request(body: Any, headers: Any) -> Any:
     procedure was injected) and the ``skill_knowledge_graph`` stage (None when the skill
     is off for this request). Never raises; a failure leaves the body unchanged.
     """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Register additional command-line commands, e.g. ``insika-knowledge mycommand ...``."""

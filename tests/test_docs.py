@@ -19,7 +19,7 @@ def test_every_command_is_in_the_readme() -> None:
 def test_every_hook_is_in_the_readme_and_has_a_docstring() -> None:
     hooks = [name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
              if hasattr(fn, "insika_spec")]
-    assert set(hooks) == {"after_turn", "context_fragments", "tools", "request"}
+    assert set(hooks) == {"after_turn", "context_fragments", "tools", "request", "register_commands"}
     for name in hooks:
         assert f"`{name}(" in README, name
         assert (getattr(hookspecs, name).__doc__ or "").strip(), name

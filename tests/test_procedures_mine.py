@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from insika_knowledge.datasets import shared_data
+from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.index.text import terms
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mine import Miner, judge

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from insika_knowledge.procedures.bench import bench_recall, synthetic_procedures
+from insika_knowledge.bench.procedures import bench_recall, synthetic_procedures
 from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.recall import MATCHER, RecallIndex
 from insika_knowledge.procedures.render import header, render

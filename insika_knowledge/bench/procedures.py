@@ -17,7 +17,7 @@
   synthetic ones.
   Target: p50 <= 2 ms.
 
-``python -m insika_knowledge.procedures.bench [--quick] [--json]``.
+``python -m insika_knowledge.bench.procedures [--quick] [--json]``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench import percentiles
+from insika_knowledge.bench.datasets import shared_data as find_shared_data
+from insika_knowledge.bench.timing import percentiles
 from insika_knowledge.index.text import terms
 from insika_knowledge.procedures import canonical
 from insika_knowledge.procedures import steps as steps_module
@@ -42,7 +43,7 @@ from insika_knowledge.procedures.mine import Miner, judge
 from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.recall import RecallIndex
 from insika_knowledge.procedures.skill import ProceduralMemory, mined_run
-from insika_knowledge.procedures.steps import build
+from insika_knowledge.procedures.steps import TraceBuilder, build
 from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.procedures import MinedRun, ProcedureStore
 
@@ -57,17 +58,20 @@ _WORDS: Final = (
 
 
 def shared_data() -> Path:
-    """``shared/data`` (see `insika_knowledge.datasets.shared_data`).
+    """``shared/data`` (see `insika_knowledge.bench.datasets.shared_data`).
 
     Raises:
         FileNotFoundError: it is not found (set ``$INSIKA_SHARED_DATA``).
     """
-    from insika_knowledge.datasets import shared_data as find
-
-    found = find()
+    found = find_shared_data()
     if found is None:
         raise FileNotFoundError("shared/data not found: set INSIKA_SHARED_DATA to its folder")
     return found
+
+
+def _lazy_task(builder: TraceBuilder) -> Callable[[], str]:
+    """The trace's task text, computed only when the miner asks (verified runs only)."""
+    return lambda: builder.task
 
 
 def _clear_caches() -> None:
@@ -86,7 +90,7 @@ def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:
             session.session_id,
             builder.steps,
             outcome,
-            task=lambda b=builder: b.task,
+            task=_lazy_task(builder),
             given=builder.given,
         )
     return time.perf_counter() - start, miner
@@ -111,7 +115,7 @@ def bench_mining(sessions: list[Session], folder: Path, passes: int) -> dict[str
             run = mined_run(
                 session.session_id,
                 judge(builder.steps, outcome, builder.given),
-                lambda b=builder: b.task,
+                _lazy_task(builder),
             )
             if run is not None:
                 runs.append(run)
@@ -175,7 +179,8 @@ def bench_recall(n: int, repeats: int) -> dict[str, Any]:
     tasks = queries(repeats)
     for task in tasks[:50]:
         index.recall(task)
-    samples, hits = [], 0
+    samples: list[float] = []
+    hits = 0
     for task in tasks:
         start = time.perf_counter_ns()
         found = index.recall(task)
@@ -249,7 +254,8 @@ def bench_request(sessions: list[Session], folder: Path, n: int, limit: int) -> 
         for session in sessions
         for history in _requests(session)
     ][:limit]
-    samples, actions = [], {}
+    samples: list[float] = []
+    actions: dict[str, int] = {}
     for body, headers in calls:
         start = time.perf_counter_ns()
         _, stage = memory.handle_request(body, headers)
@@ -339,7 +345,7 @@ def format_figures(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> int:
-    """``python -m insika_knowledge.procedures.bench [--quick] [--json]``."""
+    """``python -m insika_knowledge.bench.procedures [--quick] [--json]``."""
     parser = argparse.ArgumentParser(description="Procedural-memory speed figures.")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")

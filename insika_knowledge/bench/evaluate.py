@@ -11,7 +11,7 @@ through the cursor tracker, which reports how many followed the recalled procedu
 With several seeds the figures are also averaged over the splits. Nothing is written:
 mining and recall run in memory with the same code the live path uses.
 
-``python -m insika_knowledge.procedures.evaluate FILE.jsonl`` (or
+``python -m insika_knowledge.bench.evaluate FILE.jsonl`` (or
 ``insika-knowledge procedures evaluate --sessions FILE.jsonl``) prints the report.
 """
 
@@ -22,7 +22,7 @@ import json
 import random
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,11 @@ def _task_of(session: Session) -> str:
             "the held-out evaluation splits by task"
         )
     return str(task)
+
+
+def _lazy_task(builder: TraceBuilder) -> Callable[[], str]:
+    """The trace's task text, computed only when the miner asks (verified runs only)."""
+    return lambda: builder.task
 
 
 def split_tasks(
@@ -78,7 +83,7 @@ def evaluate_split(
                 session.session_id,
                 builder.steps,
                 outcome,
-                task=lambda b=builder: b.task,
+                task=_lazy_task(builder),
                 given=builder.given,
             )
     procedures = miner.procedures()
@@ -255,7 +260,7 @@ def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m insika_knowledge.procedures.evaluate FILE [--seeds N] [--json]``."""
+    """``python -m insika_knowledge.bench.evaluate FILE [--seeds N] [--json]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sessions")
     parser.add_argument("--seeds", type=int, default=1, help="splits (seeds 0..N-1)")
