@@ -297,8 +297,9 @@ def plugin_manager() -> pluggy.PluginManager:
     pm.add_hookspecs(hookspecs)
     for module in BUILTIN_PLUGINS:
         pm.register(module, name=module.__name__)
+    installed = entry_points()  # one scan of the installed distributions for every group
     for group in PLUGIN_GROUPS:
-        for entry in entry_points(group=group):
+        for entry in installed.select(group=group):
             if pm.get_plugin(entry.name) is not None or pm.is_blocked(entry.name):
                 continue
             try:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 import tomllib
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from pathlib import Path
 
 import click
@@ -23,6 +23,12 @@ from insika_knowledge.errors import NotFound, RunTimeFailure, UserError
 from insika_knowledge.procedures import cli as procedures_cli
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _procedures_group_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook adds ``evaluate`` to the module-level ``procedures`` group: undo it after each test."""
+    monkeypatch.setattr(procedures_cli.procedures, "commands", dict(procedures_cli.procedures.commands))
 
 # ----------------------------------------------------------------------------- data
 
@@ -149,14 +155,11 @@ def test_errors_map_to_exit_codes_at_the_group_for_nested_commands() -> None:
 def test_a_plugin_that_cannot_be_imported_is_left_out(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    found = {
-        "insika.plugins": [],
-        "insika.commands": [
-            EntryPoint("broken", "insika_knowledge_no_such_module", "insika.commands"),
-            EntryPoint("bench", "insika_knowledge.bench.plugin", "insika.commands"),
-        ],
-    }
-    monkeypatch.setattr(cli_module, "entry_points", lambda group: found[group])
+    found = EntryPoints([
+        EntryPoint("broken", "insika_knowledge_no_such_module", "insika.commands"),
+        EntryPoint("bench", "insika_knowledge.bench.plugin", "insika.commands"),
+    ])
+    monkeypatch.setattr(cli_module, "entry_points", lambda: found)
 
     @click.group(cls=KnowledgeGroup)
     def group() -> None:
@@ -169,8 +172,10 @@ def test_a_plugin_that_cannot_be_imported_is_left_out(
 
 
 def test_the_command_line_loads_bench_through_its_entry_point() -> None:
-    if not any(e.name == "bench" for e in entry_points(group="insika.commands")):
-        pytest.skip("the installed metadata predates the insika.commands entry point: pip install -e .")
+    assert any(e.name == "bench" for e in entry_points(group="insika.commands")), (
+        "the installed metadata predates the insika.commands entry point: run `pip install --no-deps -e .` "
+        "(./test.sh does it when pyproject declares entry points the install lacks)"
+    )
     assert "bench" in cli.commands
     procedures = cli.commands["procedures"]
     assert isinstance(procedures, click.Group) and "evaluate" in procedures.commands
@@ -180,7 +185,7 @@ def test_the_runtime_never_imports_the_tooling() -> None:
     """Every module but the tooling's imports without it; the CLI gets it by entry point only."""
     code = """
 import importlib, importlib.metadata, pathlib, sys
-importlib.metadata.entry_points = lambda **kw: []  # the CLI then loads no plugin at all
+importlib.metadata.entry_points = lambda **kw: importlib.metadata.EntryPoints([])  # no plugin at all
 for path in sorted(pathlib.Path("insika_knowledge").rglob("*.py")):
     name = ".".join(path.with_suffix("").parts).removesuffix(".__init__")
     if not name.startswith("insika_knowledge.bench") and name != "insika_knowledge.__main__":
