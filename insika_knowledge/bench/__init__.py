@@ -9,5 +9,6 @@ Modules, one concern each:
 queries), ``speed`` (the default ``bench`` figures), ``scale`` (``bench --scale``: Scan vs
 FTS5), ``quality`` (``bench --quality`` on the labelled set), ``studio`` (the Studio's page
 latency), ``procedures`` (procedural-memory speed), ``evaluate`` (``procedures evaluate``),
-``datasets`` (where the labelled sets and the shared data are), ``cli`` and ``plugin``.
+``traces`` (stored sessions into the miner), ``datasets`` (where the labelled sets and the
+shared data are), ``cli`` and ``plugin``.
 """

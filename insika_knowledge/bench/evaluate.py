@@ -22,10 +22,11 @@ import json
 import random
 import statistics
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from insika_knowledge.bench.traces import add_trace
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.cursor import Cursor
@@ -43,11 +44,6 @@ def _task_of(session: Session) -> str:
             "the held-out evaluation splits by task"
         )
     return str(task)
-
-
-def _lazy_task(builder: TraceBuilder) -> Callable[[], str]:
-    """The trace's task text, computed only when the miner asks (verified runs only)."""
-    return lambda: builder.task
 
 
 def split_tasks(
@@ -78,14 +74,7 @@ def evaluate_split(
     miner = Miner()
     for session, builder in traces:
         if _task_of(session) in train:
-            outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
-            miner.add(
-                session.session_id,
-                builder.steps,
-                outcome,
-                task=_lazy_task(builder),
-                given=builder.given,
-            )
+            add_trace(miner, session, builder)
     procedures = miner.procedures()
     index = RecallIndex(config.min_confidence, config.min_match_score)
     index.update(procedures)

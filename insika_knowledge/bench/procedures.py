@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from insika_knowledge.bench.datasets import shared_data as find_shared_data
 from insika_knowledge.bench.timing import percentiles
+from insika_knowledge.bench.traces import add_trace, lazy_task
 from insika_knowledge.index.text import terms
 from insika_knowledge.procedures import canonical
 from insika_knowledge.procedures import steps as steps_module
@@ -43,7 +44,7 @@ from insika_knowledge.procedures.mine import Miner, judge
 from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.recall import RecallIndex
 from insika_knowledge.procedures.skill import ProceduralMemory, mined_run
-from insika_knowledge.procedures.steps import TraceBuilder, build
+from insika_knowledge.procedures.steps import build
 from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.procedures import MinedRun, ProcedureStore
 
@@ -69,11 +70,6 @@ def shared_data() -> Path:
     return found
 
 
-def _lazy_task(builder: TraceBuilder) -> Callable[[], str]:
-    """The trace's task text, computed only when the miner asks (verified runs only)."""
-    return lambda: builder.task
-
-
 def _clear_caches() -> None:
     steps_module.target_hash.cache_clear()
     steps_module._path_hashes.cache_clear()
@@ -84,15 +80,7 @@ def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:
     start = time.perf_counter()
     miner = Miner()
     for session in sessions:
-        builder = build(session.messages)
-        outcome = session.outcome if session.outcome in ("success", "failure") else None
-        miner.add(
-            session.session_id,
-            builder.steps,
-            outcome,
-            task=_lazy_task(builder),
-            given=builder.given,
-        )
+        add_trace(miner, session, build(session.messages))
     return time.perf_counter() - start, miner
 
 
@@ -115,7 +103,7 @@ def bench_mining(sessions: list[Session], folder: Path, passes: int) -> dict[str
             run = mined_run(
                 session.session_id,
                 judge(builder.steps, outcome, builder.given),
-                _lazy_task(builder),
+                lazy_task(builder),
             )
             if run is not None:
                 runs.append(run)
