@@ -3,10 +3,19 @@
 # Extra arguments go to pytest (e.g. ./test.sh tests/test_concept.py -x).
 set -euo pipefail
 cd "$(dirname "$0")"
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp" 2>/dev/null; then
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp, hatchling" 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --upgrade pip
   .venv/bin/pip install --quiet -e '.[dev]'
+fi
+# Entry points are read from the installed metadata: reinstall when pyproject declares new ones.
+if ! .venv/bin/python - 2>/dev/null <<'PY'; then
+import importlib.metadata as m, sys, tomllib
+declared = tomllib.load(open("pyproject.toml", "rb"))["project"]["entry-points"]
+installed = {(e.group, e.name, e.value) for e in m.distribution("insika-knowledge").entry_points}
+sys.exit(any((g, n, v) not in installed for g, eps in declared.items() for n, v in eps.items()))
+PY
+  .venv/bin/pip install --quiet --no-deps -e .
 fi
 set +e
 .venv/bin/python -m pytest -p no:cacheprovider "$@"

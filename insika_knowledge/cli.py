@@ -1,33 +1,75 @@
 """The ``insika-knowledge`` command line (also ``python -m insika_knowledge``).
 
-This module alone maps errors to exit codes: 0 success, 1 a run-time failure,
-2 a usage mistake (bad option, bad input, unknown name). User mistakes never print
-a traceback.
+One click group, `cli`. Its commands only raise; the group alone maps errors to exit
+codes, once, for every command below it (plugins' included): 0 success, 1 a run-time
+failure (`RunTimeFailure` or any other `InsikaError`), 2 a usage mistake (`UserError`: bad
+option, bad input, unknown name). User mistakes never print a traceback.
+
+The concept loop's commands are defined here. Sub-groups and tooling commands come
+through the ``register_commands`` hook, as llm does: the runtime's ``procedures`` group is
+registered by module, plugins from the entry point groups ``insika.plugins`` (engine
+plugins) and ``insika.commands`` (command-line only: ``bench`` from the tooling package,
+which this module never imports). A plugin that cannot be imported is left out with a
+warning.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
+import pluggy
 
-from insika_knowledge import __version__
+from insika_knowledge import __version__, hookspecs
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError, NotFound, UserError
+from insika_knowledge.errors import InsikaError, NotFound, RunTimeFailure, UserError
+from insika_knowledge.hermes import cli as hermes_cli
+from insika_knowledge.mcp import cli as mcp_cli
+from insika_knowledge.procedures import cli as procedures_cli
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
 
+log = logging.getLogger(__name__)
 
-class _Exit(click.ClickException):
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.exit_code = code
+#: Exit codes: a run-time failure, a usage mistake.
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+#: Entry point groups whose plugins may register commands: engine plugins, command-line ones.
+PLUGIN_GROUPS: Final = ("insika.plugins", "insika.commands")
+#: The runtime's own command modules, registered through the same hook as plugins.
+BUILTIN_PLUGINS: Final = (procedures_cli, mcp_cli, hermes_cli)
 
 
-def _fail(exc: InsikaError) -> _Exit:
-    return _Exit(str(exc), 2 if isinstance(exc, UserError) else 1)
+class _Failure(click.ClickException):
+    """A run-time failure at the edge: ``Error: <message>`` on stderr, `EXIT_FAILURE`."""
+
+    exit_code = EXIT_FAILURE
+
+
+class _Mistake(click.ClickException):
+    """A usage mistake at the edge: ``Error: <message>``, `EXIT_USAGE` (no usage text)."""
+
+    exit_code = EXIT_USAGE
+
+
+def exit_code(exc: InsikaError) -> int:
+    """The exit code for `exc`: `EXIT_USAGE` for a `UserError`, else `EXIT_FAILURE`."""
+    return EXIT_USAGE if isinstance(exc, UserError) else EXIT_FAILURE
+
+
+class KnowledgeGroup(click.Group):
+    """The command group: turns an `InsikaError` from any command below it into an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the chosen command; an `InsikaError` becomes its message and `exit_code`."""
+        try:
+            return super().invoke(ctx)
+        except InsikaError as exc:
+            raise (_Mistake if exit_code(exc) == EXIT_USAGE else _Failure)(str(exc)) from None
 
 
 def _memory(data_dir: str | None, base_url: str | None = None) -> Any:
@@ -80,7 +122,7 @@ config_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=KnowledgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="insika-knowledge")
 def cli() -> None:
     """A memory that learns durable concepts from an agent's own conversations."""
@@ -97,10 +139,7 @@ def demo(data_dir: str | None, model: str | None, base_url: str | None, out: str
     """Run the whole loop on a small sample store, offline unless --model is given."""
     from insika_knowledge.demo import run_demo
 
-    try:
-        run_demo(data_dir=data_dir, model=model, base_url=base_url, out=out, echo=click.echo)
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    run_demo(data_dir=data_dir, model=model, base_url=base_url, out=out, echo=click.echo)
 
 
 @cli.command()
@@ -127,22 +166,19 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     from insika_knowledge.backfill import backfill as run
     from insika_knowledge.backfill import parse_since
 
-    try:
-        check_agent(agent)
-        config = _config(model, types, None, config_file)
-        memory = _memory(data_dir, base_url)
-        if config.resolved_model() is None:
-            raise UserError("no model: pass --model (e.g. replay:PATH) or set INSIKA_UTILITY_MODEL")
-        console = Console(stderr=True, quiet=quiet)
-        with Progress(console=console, transient=True) as progress:
-            task = progress.add_task("backfill", total=None)
-            summary = run(
-                memory, agent, config, sessions_file, tenant=tenant, since=parse_since(since),
-                concurrency=concurrency,
-                on_progress=lambda _s: progress.advance(task),
-            )
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    check_agent(agent)
+    config = _config(model, types, None, config_file)
+    memory = _memory(data_dir, base_url)
+    if config.resolved_model() is None:
+        raise UserError("no model: pass --model (e.g. replay:PATH) or set INSIKA_UTILITY_MODEL")
+    console = Console(stderr=True, quiet=quiet)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("backfill", total=None)
+        summary = run(
+            memory, agent, config, sessions_file, tenant=tenant, since=parse_since(since),
+            concurrency=concurrency,
+            on_progress=lambda _s: progress.advance(task),
+        )
     out = Console(quiet=quiet, width=None if sys.stdout.isatty() else 160)
     table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped",
                   "detail")
@@ -167,7 +203,7 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     )
     memory.close()
     if summary.failed:  # a session that ended `error` (not a model outcome) fails the run
-        raise _Exit(f"{len(summary.failed)} session(s) failed: {summary.failed[0].detail}", 1)
+        raise RunTimeFailure(f"{len(summary.failed)} session(s) failed: {summary.failed[0].detail}")
 
 
 @cli.command()
@@ -182,21 +218,18 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: int,
            index_mode: str, as_json: bool) -> None:
     """Print the <knowledge> block the agent would get for MESSAGE."""
-    try:
-        check_agent(agent)
-        config = _config(None, None, top_k, None)
-        memory = _memory(data_dir)
-        _require_tenant(memory, tenant)
-        retriever = memory.retriever(tenant)
-        if as_json:
-            found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
-            click.echo(json.dumps({
-                "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
-            }))
-            return
-        block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    check_agent(agent)
+    config = _config(None, None, top_k, None)
+    memory = _memory(data_dir)
+    _require_tenant(memory, tenant)
+    retriever = memory.retriever(tenant)
+    if as_json:
+        found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
+        click.echo(json.dumps({
+            "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
+        }))
+        return
+    block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
 
 
@@ -207,15 +240,12 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
 @tenant_option
 def show(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
     """Print concept NAME's markdown record."""
-    try:
-        check_agent(agent)
-        memory = _memory(data_dir)
-        _require_tenant(memory, tenant)
-        result = memory.retriever(tenant).load_knowledge(agent, name)
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    check_agent(agent)
+    memory = _memory(data_dir)
+    _require_tenant(memory, tenant)
+    result = memory.retriever(tenant).load_knowledge(agent, name)
     if "error" in result:
-        raise _Exit(result["error"], 2)
+        raise NotFound(result["error"])
     click.echo(result["markdown"], nl=False)
 
 
@@ -229,48 +259,12 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
     """Write the agent's concepts as markdown files or one GraphML graph."""
     from insika_knowledge.export import export as run
 
-    try:
-        check_agent(agent)
-        memory = _memory(data_dir)
-        _require_tenant(memory, tenant)
-        result = run(memory.store(tenant), agent, out, fmt)  # type: ignore[arg-type]
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    check_agent(agent)
+    memory = _memory(data_dir)
+    _require_tenant(memory, tenant)
+    result = run(memory.store(tenant), agent, out, fmt)  # type: ignore[arg-type]
     extra = f", {result.edges} links" if fmt == "graphml" else ""
     click.echo(f"exported {result.concepts} concepts{extra} to {out}")
-
-
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option("--quick", is_flag=True, help="Fewer repetitions (a smoke run, not a measurement).")
-@click.option("--scale", is_flag=True, help="Scan vs FTS5 at 1000..200000 concepts instead.")
-@click.option("--sizes", default=None, help="With --scale: comma-separated concept counts.")
-@click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
-@click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
-              help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
-def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None) -> None:
-    """Measure speed (medians, ratios to the seed), scale, or retrieval quality."""
-    try:
-        if quality:
-            from insika_knowledge.quality import DEFAULT_SET, run_quality
-
-            run_quality(folder=Path(eval_set) if eval_set else DEFAULT_SET, as_json=as_json,
-                        echo=click.echo)
-        elif scale:
-            from insika_knowledge.bench import SCALE_SIZES, run_scale
-
-            try:
-                chosen = tuple(int(n) for n in sizes.split(",")) if sizes else SCALE_SIZES
-            except ValueError:
-                raise UserError(f"--sizes {sizes!r}: give whole numbers like 1000,5000") from None
-            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo)
-        else:
-            from insika_knowledge.bench import run_bench
-
-            run_bench(as_json=as_json, quick=quick, echo=click.echo)
-    except InsikaError as exc:
-        raise _fail(exc) from None
 
 
 @cli.command()
@@ -283,24 +277,44 @@ def studio(data_dir: str | None, host: str, port: int) -> None:
     try:
         from insika_knowledge.studio.server import serve
     except ImportError as exc:
-        raise _Exit(
+        raise UserError(
             f"the Studio needs its extra ({exc.name or exc} is missing): "
-            "pip install 'insika-knowledge[studio]'", 2,
+            "pip install 'insika-knowledge[studio]'"
         ) from None
-    try:
-        serve(data_dir, host, port, echo=click.echo)
-    except InsikaError as exc:
-        raise _fail(exc) from None
-
-
-cli.add_command(__import__("insika_knowledge.procedures.cli", fromlist=["procedures"]).procedures)
-cli.add_command(__import__("insika_knowledge.mcp.cli", fromlist=["mcp_command"]).mcp_command)
-cli.add_command(__import__("insika_knowledge.hermes.cli", fromlist=["hermes_group"]).hermes_group)
+    serve(data_dir, host, port, echo=click.echo)
 
 
 def _require_tenant(memory: Any, tenant: str) -> None:
     if not memory.has_tenant(tenant):
         raise NotFound(f"tenant {tenant!r} has no database in {memory.directory}")
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The command line's plugins: `BUILTIN_PLUGINS`, then every loadable `PLUGIN_GROUPS` entry point.
+
+    An entry point already registered (by name or object) or blocked is skipped; one
+    that raises `ImportError` (a package left out of the install) is skipped with a warning.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for module in BUILTIN_PLUGINS:
+        pm.register(module, name=module.__name__)
+    installed = entry_points()  # one scan of the installed distributions for every group
+    for group in PLUGIN_GROUPS:
+        for entry in installed.select(group=group):
+            if pm.get_plugin(entry.name) is not None or pm.is_blocked(entry.name):
+                continue
+            try:
+                plugin = entry.load()
+            except ImportError as exc:
+                log.warning("insika-knowledge: plugin %s (%s) not loaded: %s", entry.name, entry.value, exc)
+                continue
+            if not pm.is_registered(plugin):
+                pm.register(plugin, name=entry.name)
+    return pm
+
+
+plugin_manager().hook.register_commands(cli=cli)
 
 
 def main() -> None:

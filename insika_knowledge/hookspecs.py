@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from insika_knowledge.events import Event
+
+if TYPE_CHECKING:
+    import click
 
 PROJECT = "insika"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -141,3 +144,8 @@ def track_event(event: Event) -> None:
     it quick and hand slow work to a queue. An implementation that raises is logged and
     skipped; it never undoes the write, and the other implementations still get the event.
     """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Register additional command-line commands, e.g. ``insika-knowledge mycommand ...``."""

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from insika_knowledge.backfill import BACKFILL_TURN, BackfillSummary, backfill
+from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.cli import cli
 from insika_knowledge.config import load_config
-from insika_knowledge.datasets import shared_data
 from insika_knowledge.events import Recorder
 from insika_knowledge.memory import Memory
 

@@ -52,7 +52,7 @@ def test_a_command_named_only_in_prose_does_not_count() -> None:
 def test_every_hook_is_in_the_readme_and_has_a_docstring() -> None:
     hooks = [name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
              if hasattr(fn, "insika_spec")]
-    assert set(hooks) == {"after_turn", "context_fragments", "tools", "request", "track_event"}
+    assert set(hooks) == {"after_turn", "context_fragments", "tools", "request", "track_event", "register_commands"}
     for name in hooks:
         assert f"`{name}(" in README, name
         assert (getattr(hookspecs, name).__doc__ or "").strip(), name

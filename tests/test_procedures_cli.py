@@ -7,10 +7,10 @@ import apsw
 import pytest
 from click.testing import CliRunner
 
+from insika_knowledge.bench.datasets import shared_data
+from insika_knowledge.bench.evaluate import evaluate, split_tasks
 from insika_knowledge.cli import cli
-from insika_knowledge.datasets import shared_data
 from insika_knowledge.procedure import ProcedureStep
-from insika_knowledge.procedures.evaluate import evaluate, split_tasks
 from insika_knowledge.procedures.mining.scoring import MinedRun
 from insika_knowledge.store import SQLiteStore
 from insika_knowledge.store.procedures import ProcedureStore

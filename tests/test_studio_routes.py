@@ -13,13 +13,13 @@ from click.testing import CliRunner
 from conftest import Clock, make_concept
 from starlette.testclient import TestClient
 
+from insika_knowledge.bench import studio as bench
 from insika_knowledge.cli import cli
 from insika_knowledge.concept import Concept, parse, serialize
 from insika_knowledge.events import Recorder
 from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import SQLiteStore, StoredConcept
-from insika_knowledge.studio import bench
 from insika_knowledge.studio.app import create_app
 
 TOKEN = "test-token-0123456789"

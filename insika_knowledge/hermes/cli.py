@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from insika_knowledge.errors import InsikaError, UserError
+from insika_knowledge.hookspecs import hookimpl
 
 
 @click.group("hermes")
@@ -19,23 +19,14 @@ def install(hermes_home: str | None) -> None:
     """Write the plugin folder Hermes 0.19.0 discovers under $HERMES_HOME/plugins/."""
     from insika_knowledge.hermes.install import install_plugin
 
-    try:
-        folder = install_plugin(hermes_home)
-    except InsikaError as exc:
-        raise (UsageFailure if isinstance(exc, UserError) else RunFailure)(str(exc)) from None
+    folder = install_plugin(hermes_home)
     click.echo(f"wrote {folder}")
     click.echo("next: set `memory.provider: insika` (and memory.insika.agent, model...) in "
                f"{folder.parent.parent / 'config.yaml'}, and make sure the Python that runs Hermes "
                "can import insika_knowledge (pip install insika-knowledge there)")
 
 
-class UsageFailure(click.ClickException):
-    """A usage mistake: exit code 2, one line, no traceback."""
-
-    exit_code = 2
-
-
-class RunFailure(click.ClickException):
-    """A run-time failure: exit code 1, one line, no traceback."""
-
-    exit_code = 1
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach the ``hermes`` group to `cli` (the command line maps errors to exit codes)."""
+    cli.add_command(hermes_group)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from insika_knowledge.errors import InsikaError, UserError
+from insika_knowledge.errors import UserError
+from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.store.paths import DEFAULT_TENANT
 
 LOOPBACK = "127.0.0.1"
@@ -29,7 +30,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, http_port: int | 
     try:
         from insika_knowledge.mcp.server import KnowledgeServer
     except ImportError as exc:
-        raise UsageFailure(f"the MCP server needs its extra ({exc.name or exc} is missing): "
+        raise UserError(f"the MCP server needs its extra ({exc.name or exc} is missing): "
                            "pip install 'insika-knowledge[mcp]'") from None
     from insika_knowledge.config import load_config
     from insika_knowledge.memory import Memory
@@ -48,19 +49,11 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, http_port: int | 
             click.echo(f"MCP on http://{LOOPBACK}:{http_port}/mcp (agent {agent}, tenant {tenant})",
                        err=True)
             server.run("streamable-http", host=LOOPBACK, port=http_port)
-    except InsikaError as exc:
-        raise (UsageFailure if isinstance(exc, UserError) else RunFailure)(str(exc)) from None
     finally:
         memory.close()
 
 
-class UsageFailure(click.ClickException):
-    """A usage mistake: exit code 2, one line, no traceback."""
-
-    exit_code = 2
-
-
-class RunFailure(click.ClickException):
-    """A run-time failure: exit code 1, one line, no traceback."""
-
-    exit_code = 1
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach ``mcp`` to `cli` (the command line maps errors to exit codes)."""
+    cli.add_command(mcp_command)

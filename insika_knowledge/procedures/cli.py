@@ -1,7 +1,9 @@
-"""``insika-knowledge procedures ...``: mine, list, show, recall, scorecard, evaluate.
+"""``insika-knowledge procedures ...``: mine, list, show, recall, scorecard.
 
-Errors map to exit codes like the rest of the command line: 2 for a usage mistake or bad
-input (the message says what and where), 1 for a run-time failure.
+The group attaches itself to the command line through the ``register_commands`` hook
+(the tooling adds ``evaluate`` to it the same way). Commands only raise: the command
+line's group maps errors to exit codes, 2 for a usage mistake or bad input (the message
+says what and where), 1 for a run-time failure.
 """
 
 from __future__ import annotations
@@ -11,18 +13,9 @@ from typing import Any
 
 import click
 
-from insika_knowledge.errors import InsikaError, NotFound, UserError
+from insika_knowledge.errors import NotFound
+from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.store.paths import DEFAULT_TENANT
-
-
-class _Exit(click.ClickException):
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.exit_code = code
-
-
-def _fail(exc: InsikaError) -> _Exit:
-    return _Exit(str(exc), 2 if isinstance(exc, UserError) else 1)
 
 
 def _memory(data_dir: str | None, tenant: str, *, create: bool = False, **config: Any) -> Any:
@@ -52,6 +45,12 @@ def procedures() -> None:
     """Procedural memory: procedures mined from verified agent traces."""
 
 
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach the ``procedures`` group to `cli`."""
+    cli.add_command(procedures)
+
+
 @procedures.command()
 @click.option(
     "--sessions",
@@ -79,11 +78,8 @@ def mine(
     """Mine the verified traces of a sessions file into procedures (re-runs count nothing twice)."""
     from insika_knowledge.sessions import read_sessions
 
-    try:
-        with _memory(data_dir, tenant, create=True, verify_patterns=verify_patterns) as memory:
-            report = memory.mine_sessions(read_sessions(sessions_file))
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    with _memory(data_dir, tenant, create=True, verify_patterns=verify_patterns) as memory:
+        report = memory.mine_sessions(read_sessions(sessions_file))
     if as_json:
         click.echo(json.dumps(report.__dict__, indent=2))
         return
@@ -111,12 +107,9 @@ def list_(
     min_confidence: float, limit: int, data_dir: str | None, tenant: str, as_json: bool
 ) -> None:
     """List procedures, most confident first."""
-    try:
-        with _memory(data_dir, tenant) as memory:
-            found = memory.store.list_procedures(min_confidence=min_confidence, limit=limit)
-            bound = memory.config.min_confidence
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    with _memory(data_dir, tenant) as memory:
+        found = memory.store.list_procedures(min_confidence=min_confidence, limit=limit)
+        bound = memory.config.min_confidence
     if as_json:
         click.echo(json.dumps([_summary(p, bound) for p in found], indent=2))
         return
@@ -157,18 +150,15 @@ def show(procedure_id: str, data_dir: str | None, tenant: str, as_json: bool) ->
     """Show one procedure: its evidence, triggers and the block it injects."""
     from insika_knowledge.procedures.recall.render import render
 
-    try:
-        with _memory(data_dir, tenant) as memory:
-            procedure = memory.store.get(procedure_id)
-            if procedure is None:
-                raise NotFound(
-                    f"no procedure {procedure_id!r} in tenant {tenant!r}; "
-                    "see `insika-knowledge procedures list`"
-                )
-            block = render(procedure, memory.counter, memory.config.max_injection_tokens)
-            bound = memory.config.min_confidence
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    with _memory(data_dir, tenant) as memory:
+        procedure = memory.store.get(procedure_id)
+        if procedure is None:
+            raise NotFound(
+                f"no procedure {procedure_id!r} in tenant {tenant!r}; "
+                "see `insika-knowledge procedures list`"
+            )
+        block = render(procedure, memory.counter, memory.config.max_injection_tokens)
+        bound = memory.config.min_confidence
     if as_json:
         click.echo(
             json.dumps(
@@ -207,16 +197,13 @@ def recall(
     """Print the block a new TASK would get (or why it gets none)."""
     from insika_knowledge.procedures.recall.render import render
 
-    try:
-        with _memory(data_dir, tenant) as memory:
-            found = memory.recall(task, tools or None)
-            block = (
-                render(found.procedure, memory.counter, memory.config.max_injection_tokens)
-                if found.procedure
-                else None
-            )
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    with _memory(data_dir, tenant) as memory:
+        found = memory.recall(task, tools or None)
+        block = (
+            render(found.procedure, memory.counter, memory.config.max_injection_tokens)
+            if found.procedure
+            else None
+        )
     result = "miss" if block is None else ("hit" if block.fits else "skipped_budget")
     if as_json:
         click.echo(
@@ -250,11 +237,8 @@ def recall(
 @_as_json
 def scorecard(data_dir: str | None, tenant: str, as_json: bool) -> None:
     """Print recall_hit_rate, adherence_rate, avg_injected_tokens and divergence_rate."""
-    try:
-        with _memory(data_dir, tenant) as memory:
-            card = memory.store.scorecard()
-    except InsikaError as exc:
-        raise _fail(exc) from None
+    with _memory(data_dir, tenant) as memory:
+        card = memory.store.scorecard()
     if as_json:
         click.echo(json.dumps(card, indent=2))
         return
@@ -272,53 +256,4 @@ def scorecard(data_dir: str | None, tenant: str, as_json: bool) -> None:
     click.echo(
         "by action           "
         + (", ".join(f"{k} {v}" for k, v in card["by_action"].items()) or "-")
-    )
-
-
-@procedures.command()
-@click.option(
-    "--sessions",
-    "sessions_file",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Normalised JSONL whose sessions carry metadata.task_id.",
-)
-@click.option(
-    "--seeds", type=int, default=1, show_default=True, help="Splits to run (seeds 0..N-1)."
-)
-@click.option("--train-fraction", type=float, default=0.5, show_default=True)
-@click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
-@click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.25.")
-@_as_json
-def evaluate(
-    sessions_file: str,
-    seeds: int,
-    train_fraction: float,
-    min_confidence: float | None,
-    min_match_score: float | None,
-    as_json: bool,
-) -> None:
-    """Mine some tasks, recall on the held-out others, and report hit rate and adherence."""
-    from insika_knowledge.procedures.config import ProceduresConfig
-    from insika_knowledge.procedures.evaluate import evaluate as run
-    from insika_knowledge.procedures.evaluate import format_report
-
-    overrides = {
-        k: v
-        for k, v in (("min_confidence", min_confidence), ("min_match_score", min_match_score))
-        if v is not None
-    }
-    try:
-        if seeds < 1:
-            raise UserError("--seeds: must be at least 1")
-        report = run(
-            sessions_file,
-            seeds=range(seeds),
-            train_fraction=train_fraction,
-            config=ProceduresConfig(**overrides),
-        )
-    except InsikaError as exc:
-        raise _fail(exc) from None
-    click.echo(
-        json.dumps(report, indent=2) if as_json else format_report(report, detail=seeds <= 3)
     )

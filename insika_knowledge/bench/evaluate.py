@@ -11,7 +11,7 @@ through the cursor tracker, which reports how many followed the recalled procedu
 With several seeds the figures are also averaged over the splits. Nothing is written:
 mining and recall run in memory with the same code the live path uses.
 
-``python -m insika_knowledge.procedures.evaluate FILE.jsonl`` (or
+``python -m insika_knowledge.bench.evaluate FILE.jsonl`` (or
 ``insika-knowledge procedures evaluate --sessions FILE.jsonl``) prints the report.
 """
 
@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from insika_knowledge.bench.traces import add_trace
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner
@@ -73,14 +74,7 @@ def evaluate_split(
     miner = Miner()
     for session, builder in traces:
         if _task_of(session) in train:
-            outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
-            miner.add(
-                session.session_id,
-                builder.steps,
-                outcome,
-                task=lambda b=builder: b.task,
-                given=builder.given,
-            )
+            add_trace(miner, session, builder)
     procedures = miner.procedures()
     index = RecallIndex(config.min_confidence, config.min_match_score)
     index.update(procedures)
@@ -255,7 +249,7 @@ def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m insika_knowledge.procedures.evaluate FILE [--seeds N] [--json]``."""
+    """``python -m insika_knowledge.bench.evaluate FILE [--seeds N] [--json]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sessions")
     parser.add_argument("--seeds", type=int, default=1, help="splits (seeds 0..N-1)")

@@ -1,6 +1,6 @@
 """The Studio's speed: server-side latency of the list and editor pages at 5000 concepts.
 
-`bench_studio` builds one agent with 5000 synthetic concepts (`insika_knowledge.bench.corpus`,
+`bench_studio` builds one agent with 5000 synthetic concepts (`insika_knowledge.bench.synthetic`,
 every 25th in conflict, types mixed), logs in through the real form with Starlette's
 TestClient, and times 200 requests of each page in process. The server-side time is the
 app's ``Server-Timing`` header (request arrival to response start, page rendered); the
@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench import percentiles
+from insika_knowledge.bench.synthetic import corpus
+from insika_knowledge.bench.timing import percentiles
 from insika_knowledge.concept import CONCEPT_TYPES
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio.app import create_app
@@ -31,8 +32,6 @@ _TIMING: Final = re.compile(r"app;dur=([0-9.]+)")
 
 
 def _fill(memory: Memory, n: int) -> list[str]:
-    from insika_knowledge.bench import corpus
-
     store = memory.store(TENANT)
     names = []
     with store.transaction() as tx:
@@ -113,7 +112,7 @@ def bench_studio(
         memory.close()
 
 
-if __name__ == "__main__":  # python -m insika_knowledge.studio.bench
+if __name__ == "__main__":  # python -m insika_knowledge.bench.studio
     import json
     import tempfile
 

@@ -1,7 +1,8 @@
 """``bench --quality``: how often the right concept reaches the prompt, on a labelled set.
 
 The set (``benchmarks/retrieval/``: concepts.jsonl and queries.jsonl, written by hand
-from the policies in the shared datasets plus an invented store) is loaded into a
+from the policies in the shared datasets plus an invented store; shipped in the wheel,
+found by `insika_knowledge.bench.datasets.benchmark_data`) is loaded into a
 temporary store; every query is answered by Scan, FTS5, and two peers run in the same
 process on the same texts: ``rank_bm25.BM25Okapi`` and ``bm25s``. Each peer runs twice:
 with our analysis (the same terms our indexes see, so only ranking differs) and with
@@ -25,10 +26,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.analysis.text import document_terms, query_terms
+from insika_knowledge.bench.datasets import benchmark_data
 from insika_knowledge.concept import Concept
 from insika_knowledge.errors import UserError
 
-DEFAULT_SET: Final = Path(__file__).resolve().parents[1] / "benchmarks" / "retrieval"
+#: The labelled set, relative to ``benchmarks/``.
+DEFAULT_SET: Final = "retrieval"
 TOP_K: Final = 5
 
 
@@ -43,14 +46,23 @@ class Query:
     kind: str
 
 
-def load_set(folder: Path = DEFAULT_SET) -> tuple[list[dict[str, Any]], list[Query]]:
+def load_set(folder: Path | None = None) -> tuple[list[dict[str, Any]], list[Query]]:
     """Read ``concepts.jsonl`` and ``queries.jsonl`` from `folder`.
+
+    Args:
+        folder: the set's folder; None reads the shipped ``benchmarks/retrieval``.
+
+    Returns:
+        ``(concepts, queries)``: one dict per line of concepts.jsonl (``name``,
+        ``description``, ``type``, ``body``) and one `Query` per line of queries.jsonl.
 
     Raises:
         UserError: the files are missing or malformed (file and line named).
     """
+    root = folder if folder is not None else benchmark_data(DEFAULT_SET)
+
     def read(name: str) -> list[dict[str, Any]]:
-        path = folder / name
+        path = root / name
         if not path.is_file():
             raise UserError(f"{path} does not exist: the labelled set lives in benchmarks/retrieval/")
         rows = []
@@ -102,7 +114,7 @@ def _peers(concepts: list[dict[str, Any]]) -> dict[str, Ranker]:
     ours_docs = [sorted(document_terms(t)) for t in texts]
     plain = [t.lower().split() for t in texts]
     try:
-        from rank_bm25 import BM25Okapi
+        from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]  # ships no type information
     except ImportError:
         BM25Okapi = None  # noqa: N806
     if BM25Okapi is not None:
@@ -119,7 +131,7 @@ def _peers(concepts: list[dict[str, Any]]) -> dict[str, Ranker]:
 
             out[label] = rank
     try:
-        import bm25s
+        import bm25s  # type: ignore[import-untyped]  # ships no type information
     except ImportError:
         bm25s = None
     if bm25s is not None:
@@ -171,9 +183,21 @@ def score(ranker: Ranker, queries: list[Query]) -> dict[str, float]:
     }
 
 
-def run_quality(*, folder: Path = DEFAULT_SET, as_json: bool = False,
+def run_quality(*, folder: Path | None = None, as_json: bool = False,
                 echo: Callable[[str], None] = print) -> dict[str, dict[str, dict[str, float]]]:
-    """Score every ranker on the dev half, the test half and all queries; print a table."""
+    """Score every ranker on the dev half, the test half and all queries; print a table.
+
+    Args:
+        folder: the labelled set (None: the shipped ``benchmarks/retrieval``).
+        as_json: print JSON instead of tables.
+        echo: where the lines go.
+
+    Returns:
+        ranker name -> half (``all``, ``dev``, ``test``) -> the `score` figures.
+
+    Raises:
+        UserError: the set is missing or malformed.
+    """
     concepts, queries = load_set(folder)
     halves = {
         "all": queries,

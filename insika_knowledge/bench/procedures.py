@@ -17,7 +17,7 @@
   synthetic ones.
   Target: p50 <= 2 ms.
 
-``python -m insika_knowledge.procedures.bench [--quick] [--json]``.
+``python -m insika_knowledge.bench.procedures [--quick] [--json]``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.analysis.text import terms
-from insika_knowledge.bench import percentiles
+from insika_knowledge.bench.datasets import shared_data as find_shared_data
+from insika_knowledge.bench.timing import percentiles
+from insika_knowledge.bench.traces import add_trace, lazy_task
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner, judge
@@ -58,14 +60,12 @@ _WORDS: Final = (
 
 
 def shared_data() -> Path:
-    """``shared/data`` (see `insika_knowledge.datasets.shared_data`).
+    """``shared/data`` (see `insika_knowledge.bench.datasets.shared_data`).
 
     Raises:
         FileNotFoundError: it is not found (set ``$INSIKA_SHARED_DATA``).
     """
-    from insika_knowledge.datasets import shared_data as find
-
-    found = find()
+    found = find_shared_data()
     if found is None:
         raise FileNotFoundError("shared/data not found: set INSIKA_SHARED_DATA to its folder")
     return found
@@ -81,15 +81,7 @@ def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:
     start = time.perf_counter()
     miner = Miner()
     for session in sessions:
-        builder = build(session.messages)
-        outcome = session.outcome if session.outcome in ("success", "failure") else None
-        miner.add(
-            session.session_id,
-            builder.steps,
-            outcome,
-            task=lambda b=builder: b.task,
-            given=builder.given,
-        )
+        add_trace(miner, session, build(session.messages))
     return time.perf_counter() - start, miner
 
 
@@ -112,7 +104,7 @@ def bench_mining(sessions: list[Session], folder: Path, passes: int) -> dict[str
             run = mined_run(
                 session.session_id,
                 judge(builder.steps, outcome, builder.given),
-                lambda b=builder: b.task,
+                lazy_task(builder),
             )
             if run is not None:
                 runs.append(run)
@@ -176,7 +168,8 @@ def bench_recall(n: int, repeats: int) -> dict[str, Any]:
     tasks = queries(repeats)
     for task in tasks[:50]:
         index.recall(task)
-    samples, hits = [], 0
+    samples: list[float] = []
+    hits = 0
     for task in tasks:
         start = time.perf_counter_ns()
         found = index.recall(task)
@@ -250,7 +243,8 @@ def bench_request(sessions: list[Session], folder: Path, n: int, limit: int) -> 
         for session in sessions
         for history in _requests(session)
     ][:limit]
-    samples, actions = [], {}
+    samples: list[float] = []
+    actions: dict[str, int] = {}
     for body, headers in calls:
         start = time.perf_counter_ns()
         _, stage = memory.handle_request(body, headers)
@@ -340,7 +334,7 @@ def format_figures(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> int:
-    """``python -m insika_knowledge.procedures.bench [--quick] [--json]``."""
+    """``python -m insika_knowledge.bench.procedures [--quick] [--json]``."""
     parser = argparse.ArgumentParser(description="Procedural-memory speed figures.")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")

@@ -1,0 +1,87 @@
+"""The tooling's commands: ``bench`` and ``procedures evaluate``.
+
+`insika_knowledge.bench.plugin` attaches them to the command line, whose group maps
+errors to exit codes (2 a usage mistake, 1 a run-time failure); the commands here only
+raise. Their work is imported when they run, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from insika_knowledge.errors import UserError
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("--quick", is_flag=True, help="Fewer repetitions (a smoke run, not a measurement).")
+@click.option("--scale", is_flag=True, help="Scan vs FTS5 at 1000..200000 concepts instead.")
+@click.option("--sizes", default=None, help="With --scale: comma-separated concept counts.")
+@click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
+@click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
+              help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
+def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
+          eval_set: str | None) -> None:
+    """Measure speed (medians, ratios to the seed), scale, or retrieval quality."""
+    if quality:
+        from insika_knowledge.bench.quality import run_quality
+
+        run_quality(folder=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo)
+    elif scale:
+        from insika_knowledge.bench.scale import SCALE_SIZES, run_scale
+
+        try:
+            chosen = tuple(int(n) for n in sizes.split(",")) if sizes else SCALE_SIZES
+        except ValueError:
+            raise UserError(f"--sizes {sizes!r}: give whole numbers like 1000,5000") from None
+        run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo)
+    else:
+        from insika_knowledge.bench.speed import run_bench
+
+        run_bench(as_json=as_json, quick=quick, echo=click.echo)
+
+
+@click.command()
+@click.option(
+    "--sessions",
+    "sessions_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Normalised JSONL whose sessions carry metadata.task_id.",
+)
+@click.option(
+    "--seeds", type=int, default=1, show_default=True, help="Splits to run (seeds 0..N-1)."
+)
+@click.option("--train-fraction", type=float, default=0.5, show_default=True)
+@click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
+@click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.25.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def evaluate(
+    sessions_file: str,
+    seeds: int,
+    train_fraction: float,
+    min_confidence: float | None,
+    min_match_score: float | None,
+    as_json: bool,
+) -> None:
+    """Mine some tasks, recall on the held-out others, and report hit rate and adherence."""
+    from insika_knowledge.bench.evaluate import evaluate as run
+    from insika_knowledge.bench.evaluate import format_report
+    from insika_knowledge.procedures.config import ProceduresConfig
+
+    if seeds < 1:
+        raise UserError("--seeds: must be at least 1")
+    config = ProceduresConfig()
+    config = replace(
+        config,
+        min_confidence=config.min_confidence if min_confidence is None else min_confidence,
+        min_match_score=config.min_match_score if min_match_score is None else min_match_score,
+    )
+    report = run(sessions_file, seeds=range(seeds), train_fraction=train_fraction, config=config)
+    click.echo(
+        json.dumps(report, indent=2) if as_json else format_report(report, detail=seeds <= 3)
+    )

@@ -1,0 +1,66 @@
+"""Where the tooling's data is: the labelled sets (``benchmarks/``) and the shared datasets.
+
+The labelled sets are this repository's ``benchmarks/`` folder, shipped inside the wheel
+as ``insika_knowledge/bench/data/`` (pyproject's ``force-include``), so `benchmark_data`
+finds them in an installed package as in a checkout. The shared datasets are third-party
+conversations and traces kept outside this repository (with their licences) and read by
+path, never copied in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from insika_knowledge.errors import UserError
+
+ENV: Final = "INSIKA_SHARED_DATA"
+#: Where the wheel puts the repository's ``benchmarks/`` folder.
+PACKAGED: Final = Path(__file__).resolve().parent / "data"
+#: The ``benchmarks/`` folder of a checkout (the package's grandparent folder).
+CHECKOUT: Final = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def benchmark_data(relative: str | Path) -> Path:
+    """The file or folder `relative` under ``benchmarks/``, installed or in the checkout.
+
+    Args:
+        relative: a path under ``benchmarks/``, e.g. ``"retrieval"`` or
+            ``"retrieval/queries.jsonl"``.
+
+    Returns:
+        The existing path: in the installed package (``insika_knowledge/bench/data/``)
+        first, else in the checkout (``benchmarks/`` beside the package).
+
+    Raises:
+        UserError: `relative` is absolute or climbs out with ``..``, or it exists in
+            neither place.
+    """
+    path = Path(relative)
+    if path.is_absolute() or ".." in path.parts:
+        raise UserError(f"{relative}: give a path under benchmarks/, like 'retrieval'")
+    for base in (PACKAGED, CHECKOUT):
+        if (base / path).exists():
+            return base / path
+    raise UserError(
+        f"benchmarks/{path.as_posix()} is neither in the installed package ({PACKAGED}) nor "
+        f"in a checkout ({CHECKOUT}); reinstall insika-knowledge or run from the repository"
+    )
+
+
+def shared_data() -> Path | None:
+    """The ``shared/data`` folder: ``$INSIKA_SHARED_DATA``, else the first ``shared/data``
+    beside the current folder, the checkout or one of their parents; None when absent.
+    """
+    env = os.environ.get(ENV)
+    if env:
+        path = Path(env).expanduser()
+        return path if path.is_dir() else None
+    starts = [Path.cwd().resolve(), Path(__file__).resolve().parent]
+    for start in starts:
+        for folder in [start, *start.parents]:
+            candidate = folder / "shared" / "data"
+            if candidate.is_dir():
+                return candidate
+    return None

@@ -1,0 +1,201 @@
+"""The tooling package: where its data is, its commands, and how the command line gets them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from pathlib import Path
+
+import click
+import pluggy
+import pytest
+from click.testing import CliRunner
+
+import insika_knowledge.cli as cli_module
+from insika_knowledge import hookspecs
+from insika_knowledge.bench import datasets
+from insika_knowledge.bench import plugin as bench_plugin
+from insika_knowledge.cli import KnowledgeGroup, cli, plugin_manager
+from insika_knowledge.errors import NotFound, RunTimeFailure, UserError
+from insika_knowledge.procedures import cli as procedures_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _procedures_group_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook adds ``evaluate`` to the module-level ``procedures`` group: undo it after each test."""
+    monkeypatch.setattr(procedures_cli.procedures, "commands", dict(procedures_cli.procedures.commands))
+
+# ----------------------------------------------------------------------------- data
+
+
+def test_benchmark_data_prefers_the_installed_copy_then_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packaged, checkout = tmp_path / "site" / "data", tmp_path / "repo" / "benchmarks"
+    monkeypatch.setattr(datasets, "PACKAGED", packaged)
+    monkeypatch.setattr(datasets, "CHECKOUT", checkout)
+    (checkout / "trust").mkdir(parents=True)
+    (checkout / "trust" / "cases.jsonl").write_text("{}\n", encoding="utf-8")
+    assert datasets.benchmark_data("trust") == checkout / "trust"
+    assert datasets.benchmark_data("trust/cases.jsonl") == checkout / "trust" / "cases.jsonl"
+    (packaged / "trust").mkdir(parents=True)
+    assert datasets.benchmark_data("trust") == packaged / "trust"
+    with pytest.raises(UserError, match="benchmarks/consolidation"):
+        datasets.benchmark_data("consolidation")
+    for outside in ("../pyproject.toml", "/etc/passwd"):
+        with pytest.raises(UserError, match="under benchmarks/"):
+            datasets.benchmark_data(outside)
+
+
+def test_the_checkout_has_the_retrieval_set() -> None:
+    assert datasets.benchmark_data("retrieval") == ROOT / "benchmarks" / "retrieval"
+    assert (datasets.benchmark_data("retrieval") / "queries.jsonl").is_file()
+
+
+def test_every_benchmarks_folder_is_shipped_in_the_wheel() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    folders = sorted(p.name for p in (ROOT / "benchmarks").iterdir()
+                     if p.is_dir() and p.name != "out" and not p.name.startswith("."))
+    assert folders, "benchmarks/ has no data folder"
+    missing = [f for f in folders if shipped.get(f"benchmarks/{f}") != f"insika_knowledge/bench/data/{f}"]
+    assert missing == [], (
+        "add to [tool.hatch.build.targets.wheel.force-include]: "
+        + ", ".join(f'"benchmarks/{f}" = "insika_knowledge/bench/data/{f}"' for f in missing)
+    )
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def _group() -> KnowledgeGroup:
+    """A fresh command line with the runtime's procedures group and the tooling's commands."""
+
+    @click.group(cls=KnowledgeGroup)
+    def group() -> None:
+        """Test group."""
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    pm.register(procedures_cli)
+    pm.register(bench_plugin)  # registered last, so called first unless it asks to run last
+    pm.hook.register_commands(cli=group)
+    assert isinstance(group, KnowledgeGroup)
+    return group
+
+
+def test_the_tooling_plugin_adds_bench_and_procedures_evaluate() -> None:
+    group = _group()
+    assert "bench" in group.commands
+    procedures = group.commands["procedures"]
+    assert isinstance(procedures, click.Group)
+    assert {"mine", "list", "show", "recall", "scorecard", "evaluate"} <= set(procedures.commands)
+
+
+def _tiny_set(folder: Path) -> Path:
+    folder.mkdir()
+    concepts = [
+        {"name": "frete-gratis", "description": "Free shipping above R$ 199.", "type": "policy",
+         "body": "Orders above R$ 199 ship for free."},
+        {"name": "troca-30-dias", "description": "Exchanges within 30 days.", "type": "policy",
+         "body": "A product can be exchanged within 30 days of delivery."},
+    ] + [
+        {"name": f"horario-loja-{i}", "description": f"Store {i} opens at {8 + i} am.", "type": "fact",
+         "body": f"The store number {i} opens at {8 + i} in the morning on weekdays."}
+        for i in range(4)  # bm25s needs at least top_k = 5 documents
+    ]
+    queries = [
+        {"id": "q1", "text": "is shipping free above 199?", "expected": ["frete-gratis"], "lang": "en",
+         "kind": "paraphrase"},
+        {"id": "q2", "text": "can I exchange a product?", "expected": ["troca-30-dias"], "lang": "en",
+         "kind": "paraphrase"},
+        {"id": "q3", "text": "quantum zebra xylophone", "expected": [], "lang": "en", "kind": "no_answer"},
+    ]
+    for name, rows in (("concepts.jsonl", concepts), ("queries.jsonl", queries)):
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def test_bench_quality_scores_a_labelled_set(tmp_path: Path) -> None:
+    result = CliRunner().invoke(_group(), ["bench", "--quality", "--json", "--set", str(_tiny_set(tmp_path / "s"))])
+    assert result.exit_code == 0, result.output
+    scan = json.loads(result.output)["halves"]["scan"]["all"]
+    assert (scan["recall@1"], scan["mrr"], scan["no_answer_empty"], scan["queries"]) == (1.0, 1.0, 1.0, 3.0)
+
+
+def test_bench_usage_mistakes_exit_2(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(_group(), ["bench", "--quality", "--set", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "concepts.jsonl does not exist" in missing.output
+    sizes = CliRunner().invoke(_group(), ["bench", "--scale", "--sizes", "10,many"])
+    assert sizes.exit_code == 2 and "--sizes" in sizes.output and "Traceback" not in sizes.output
+    seeds = CliRunner().invoke(_group(), ["procedures", "evaluate", "--sessions", str(tmp_path / "x"),
+                                          "--seeds", "0"])
+    assert seeds.exit_code == 2 and "--seeds" in seeds.output
+
+
+def test_errors_map_to_exit_codes_at_the_group_for_nested_commands() -> None:
+    group = _group()
+    nested = click.Group("nested")
+    raised = {"usage": UserError("bad input"), "missing": NotFound("no such thing"),
+              "failure": RunTimeFailure("the disk is gone")}
+    for name, exc in raised.items():
+        nested.add_command(click.Command(name, callback=lambda exc=exc: (_ for _ in ()).throw(exc)))
+    group.add_command(nested)
+    for name, code in (("usage", 2), ("missing", 2), ("failure", 1)):
+        result = CliRunner().invoke(group, ["nested", name])
+        assert result.exit_code == code, (name, result.output)
+        assert str(raised[name]) in result.output and "Traceback" not in result.output
+
+
+def test_a_plugin_that_cannot_be_imported_is_left_out(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    found = EntryPoints([
+        EntryPoint("broken", "insika_knowledge_no_such_module", "insika.commands"),
+        EntryPoint("bench", "insika_knowledge.bench.plugin", "insika.commands"),
+    ])
+    monkeypatch.setattr(cli_module, "entry_points", lambda: found)
+
+    @click.group(cls=KnowledgeGroup)
+    def group() -> None:
+        """Test group."""
+
+    with caplog.at_level("WARNING"):
+        plugin_manager().hook.register_commands(cli=group)
+    assert {"procedures", "bench"} <= set(group.commands)
+    assert "plugin broken" in caplog.text and "insika_knowledge_no_such_module" in caplog.text
+
+
+def test_the_command_line_loads_bench_through_its_entry_point() -> None:
+    assert any(e.name == "bench" for e in entry_points(group="insika.commands")), (
+        "the installed metadata predates the insika.commands entry point: run `pip install --no-deps -e .` "
+        "(./test.sh does it when pyproject declares entry points the install lacks)"
+    )
+    assert "bench" in cli.commands
+    procedures = cli.commands["procedures"]
+    assert isinstance(procedures, click.Group) and "evaluate" in procedures.commands
+
+
+def test_the_runtime_never_imports_the_tooling() -> None:
+    """Every module but the tooling's imports without it; the CLI gets it by entry point only."""
+    code = """
+import importlib, importlib.metadata, pathlib, sys
+importlib.metadata.entry_points = lambda **kw: importlib.metadata.EntryPoints([])  # no plugin at all
+for path in sorted(pathlib.Path("insika_knowledge").rglob("*.py")):
+    name = ".".join(path.with_suffix("").parts).removesuffix(".__init__")
+    if not name.startswith("insika_knowledge.bench") and name != "insika_knowledge.__main__":
+        importlib.import_module(name)
+loaded = sorted(m for m in sys.modules if m.startswith("insika_knowledge.bench"))
+print(len([m for m in sys.modules if m.startswith("insika_knowledge.")]), loaded)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    count, loaded = done.stdout.split(" ", 1)
+    assert int(count) > 50
+    assert loaded.strip() == "[]"
