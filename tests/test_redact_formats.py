@@ -125,7 +125,10 @@ def formatted_ibans(draw: st.DrawFn) -> str:
 
 
 @settings(max_examples=150)
-@given(st.one_of(formatted_cpfs(), formatted_cnpjs(), formatted_cards(), formatted_ibans()), st.sampled_from(["", ".", ",", ";"]))
+@given(
+    st.one_of(formatted_cpfs(), formatted_cnpjs(), formatted_cards(), formatted_ibans()),
+    st.sampled_from(["", ".", ",", ";"]),
+)
 def test_generated_documents_in_any_format_never_survive(value: str, closer: str) -> None:
     result = redact(f"O cliente informou {value}{closer} e pediu reembolso.")
     compact = "".join(ch for ch in value if ch.isalnum())
