@@ -3,9 +3,10 @@
 `rule_markers` names what makes a claim a rule: its type (``policy``, ``procedure``), a
 price or amount, a deadline, an entitlement (something a customer gets: free, a
 discount, points, a warranty), opening hours, or the shape of an instruction to the
-agent or the business ("from now on", "always", "you must", "ignore", "a partir de agora", "sempre", "deve"). A report of the
-customer's own experience (type ``objection``) is judged by the instruction shape only:
-"the R$ 25 fee was too high for me" is a complaint, not a price list.
+agent or the business ("from now on", "always", "you must", "ignore", "a partir de
+agora", "sempre", "deve"). A report of the customer's own experience (type
+``objection``) is judged by the instruction shape only: "the R$ 25 fee was too high
+for me" is a complaint, not a price list.
 
 Patterns run on folded text (lower case, accents removed), so "grátis" and "gratis",
 "Prazo" and "prazo" are one.
