@@ -2,6 +2,8 @@
 
 Subscribers are plain callables taking an `Event`. A subscriber that raises is
 reported through `logging` and never breaks the write that emitted the event.
+`TrackEventForwarder` is the subscriber that hands every event to the plugins'
+``track_event`` hook (see `insika_knowledge.hookspecs.track_event`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import pluggy
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +156,33 @@ class EventBus:
                 subscriber(event)
             except Exception:  # a subscriber's bug must not undo a committed write
                 log.exception("event subscriber %r failed on %s", subscriber, event.name)
+
+
+class TrackEventForwarder:
+    """A subscriber that calls the ``track_event`` hook of a plugin manager's plugins.
+
+    Each implementation is called on its own, in pluggy's order (last registered
+    first): one that raises is logged and skipped, so the others still get the event
+    and the write that emitted it stands. Hook wrappers are not run for ``track_event``.
+    A manager without the ``track_event`` hook (no plugin implements it) costs one lookup.
+    """
+
+    def __init__(self, plugin_manager: pluggy.PluginManager) -> None:
+        self.plugin_manager = plugin_manager
+
+    def __call__(self, event: Event) -> None:
+        """Deliver `event` as ``track_event(event=event)`` to every implementation."""
+        caller = getattr(self.plugin_manager.hook, "track_event", None)
+        if caller is None:
+            return
+        arguments = {"event": event}
+        for impl in reversed(caller.get_hookimpls()):
+            if impl.wrapper or impl.hookwrapper:
+                continue
+            try:
+                impl.function(*[arguments[name] for name in impl.argnames])
+            except Exception:  # another plugin's bug must not undo a write or starve the rest
+                log.exception("track_event of plugin %r failed on %s", impl.plugin_name, event.name)
 
 
 class Recorder:

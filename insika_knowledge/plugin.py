@@ -8,6 +8,11 @@ background thread per process, so ``after_turn`` returns at once.
 No hook ever raises into the engine: whatever goes wrong (an invalid block, an
 unusable data directory, a bad tenant, a malformed turn) makes the hook return
 nothing and emits ``knowledge_degraded`` once per cause.
+
+Every event the plugin's `Memory` emits also goes to the ``track_event`` hook of its
+plugin manager: by default one of its own (`load_plugins`: every installed
+``insika.plugins`` entry point), so an analytics or OpenTelemetry plugin needs only
+implement ``track_event``; a host may hand its own manager to `KnowledgePlugin.configure`.
 """
 
 from __future__ import annotations
@@ -15,55 +20,117 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+import pluggy
+
+from insika_knowledge import hookspecs
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError
-from insika_knowledge.events import EventBus, KnowledgeDegraded
-from insika_knowledge.hookspecs import Fragment, Tool, hookimpl
+from insika_knowledge.events import EventBus, KnowledgeDegraded, TrackEventForwarder
+from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
 from insika_knowledge.learn import TurnReport
 from insika_knowledge.memory import Memory
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
-from insika_knowledge.sessions import AgentSpec, Turn
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant
+
+if TYPE_CHECKING:
+    from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 
 log = logging.getLogger(__name__)
 
 #: Where the block sits among prompt fragments: below curated skills (80), above memory (75).
 KNOWLEDGE_PRIORITY: Final = 77
+#: The entry-point group plugins are installed under (the engine's and this package's).
+ENTRY_POINTS: Final = "insika.plugins"
+
+
+def load_plugins() -> pluggy.PluginManager:
+    """A plugin manager with the ``insika`` hookspecs and every installed ``insika.plugins`` plugin.
+
+    Never raises: an installed plugin that fails to load is logged, and the manager keeps
+    the plugins loaded before it (the engine's turn must not depend on an analytics plugin).
+    """
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    try:
+        manager.load_setuptools_entrypoints(ENTRY_POINTS)
+    except Exception:  # a broken third-party plugin must not take the knowledge plugin down
+        log.exception("could not load every %s entry point", ENTRY_POINTS)
+    return manager
 
 
 class KnowledgePlugin:
     """Hook implementations over one `Memory`, with a background extraction worker."""
 
-    def __init__(self, memory: Memory | None = None):
-        self._memory = memory
+    def __init__(self, memory: Memory | None = None,
+                 plugin_manager: pluggy.PluginManager | None = None):
+        self._memory: Memory | None = None
+        self._plugin_manager = plugin_manager
+        self._unsubscribe: Callable[[], None] | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._pending: set[Future[TurnReport | None]] = set()
         self._lock = threading.Lock()
         self._warned: set[tuple[str, str]] = set()
-        self._skills: dict[str, Any] = {}
+        self._skills: dict[str, ProceduralMemory] = {}
         #: Settings of procedural memory (the `request` hook); None = from the environment.
-        self.procedures_config: Any = None
+        self.procedures_config: ProceduresConfig | None = None
+        if memory is not None:
+            self._use(memory)
 
     # ------------------------------------------------------------------ setup
 
-    def configure(self, memory: Memory) -> None:
-        """Use `memory` from now on (closing the previous one after pending work)."""
+    def configure(self, memory: Memory, *,
+                  plugin_manager: pluggy.PluginManager | None = None) -> None:
+        """Use `memory` from now on (closing the previous one after pending work).
+
+        Its events go to the ``track_event`` hook of `plugin_manager` (None: keep the
+        current manager, by default `load_plugins`'s).
+        """
         self.drain()
-        with self._lock:
-            old, self._memory = self._memory, memory
+        if plugin_manager is not None:
+            with self._lock:
+                self._plugin_manager = plugin_manager
+        old = self._use(memory)
         if old is not None and old is not memory:
             old.close()
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The manager whose plugins' ``track_event`` receive every event (loaded on first use)."""
+        with self._lock:
+            manager = self._plugin_manager
+        if manager is None:
+            manager = load_plugins()  # outside the lock: loading registers this very plugin
+            with self._lock:
+                if self._plugin_manager is None:
+                    self._plugin_manager = manager
+                manager = self._plugin_manager
+        return manager
+
+    def _use(self, memory: Memory) -> Memory | None:
+        """Make `memory` current, its events forwarded to ``track_event``; returns the previous one."""
+        forward = TrackEventForwarder(self.plugin_manager)
+        with self._lock:
+            old, self._memory = self._memory, memory
+            unsubscribe, self._unsubscribe = self._unsubscribe, memory.events.subscribe(forward)
+        if unsubscribe is not None:
+            unsubscribe()
+        return old
 
     @property
     def memory(self) -> Memory:
         """The `Memory` in use (created from the environment on first use)."""
         with self._lock:
+            if self._memory is not None:
+                return self._memory
+        forward = TrackEventForwarder(self.plugin_manager)  # before the lock, as in `_use`
+        with self._lock:
             if self._memory is None:
                 self._memory = Memory()
+                self._unsubscribe = self._memory.events.subscribe(forward)
             return self._memory
 
     @property
@@ -186,12 +253,13 @@ class KnowledgePlugin:
             if isinstance(headers, Mapping):
                 lowered = {str(k).lower(): v for k, v in headers.items()}
                 tenant = str(lowered.get("x-insika-tenant", DEFAULT_TENANT))
-            return self._procedures(tenant).handle_request(body, headers)
+            result: tuple[Any, Any] = self._procedures(tenant).handle_request(body, headers)
+            return result
         except Exception as exc:  # the request goes upstream as sent
             self._degraded("-", "procedures", f"{type(exc).__name__}: {exc}"[:300])
             return body, None
 
-    def _procedures(self, tenant: str) -> Any:
+    def _procedures(self, tenant: str) -> ProceduralMemory:
         from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 
         check_tenant(tenant)
@@ -225,6 +293,9 @@ class KnowledgePlugin:
             executor, self._executor = self._executor, None
             memory, self._memory = self._memory, None
             skills, self._skills = self._skills, {}
+            unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
         for skill in skills.values():
             skill.close()
         if executor is not None:

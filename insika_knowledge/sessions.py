@@ -1,4 +1,7 @@
-"""Transcripts: the turn the engine hands over, and readers for stored sessions (JSONL).
+"""Transcripts: readers for stored sessions (JSONL) and session-id checks.
+
+The turn the engine hands over (`Turn`, `AgentSpec`) is defined with the hooks in
+`insika_knowledge.hookspecs` and re-exported here.
 
 The JSONL schema is the normalised one of ``shared/data/README.md``: one object per
 line with ``session_id``, ``messages`` (role, content, optional tool_calls,
@@ -8,13 +11,14 @@ tool_call_id, name), ``outcome`` and ``metadata``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.store.paths import DEFAULT_TENANT
+from insika_knowledge.hookspecs import AgentSpec as AgentSpec  # re-exported: the hook types
+from insika_knowledge.hookspecs import Turn as Turn
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 #: The longest session (or turn) id accepted.
@@ -52,62 +56,6 @@ def check_session_id(value: object, label: str = "session_id") -> str:
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
         raise UserError(f"{label} {shown} {problem}")
     return value  # type: ignore[return-value]
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """The agent a hook call concerns.
-
-    Attributes:
-        id: the agent id (``[A-Za-z0-9][A-Za-z0-9_.-]{0,127}``).
-        tenant: the tenant whose database holds the agent's concepts.
-        knowledge: the agent's ``knowledge:`` block as pack data, None when absent
-            (the feature is off).
-    """
-
-    id: str
-    tenant: str = DEFAULT_TENANT
-    knowledge: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One finished (or starting) turn of a conversation.
-
-    Attributes:
-        agent: the agent answering.
-        session_id: the conversation's id.
-        turn_id: the turn's id within the session.
-        messages: the turn's transcript slice, normalised message dicts.
-        time_utc: when the turn happened, ``YYYY-MM-DDTHH:MM:SSZ``.
-    """
-
-    agent: AgentSpec
-    session_id: str
-    turn_id: str
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    time_utc: str = ""
-
-    def last_user_text(self) -> str:
-        """The text of the last user message ('' when there is none).
-
-        Tolerant of what a host may hand over: no message list, items that are not
-        message objects, and content that is neither text nor a list of text parts
-        are all read as "no text".
-        """
-        messages = self.messages if isinstance(self.messages, (list, tuple)) else []
-        for message in reversed(messages):
-            if isinstance(message, Mapping) and message.get("role") == "user":
-                content = message.get("content")
-                if isinstance(content, str):
-                    return content
-                if isinstance(content, list):
-                    return " ".join(
-                        p["text"] for p in content
-                        if isinstance(p, Mapping) and isinstance(p.get("text"), str)
-                    )
-                return ""
-        return ""
 
 
 @dataclass(frozen=True)

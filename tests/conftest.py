@@ -25,9 +25,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test ever touches the real user data folder or a real model."""
-    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path_factory.mktemp("home")))
+def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test ever touches the real user data folder or a real model.
+
+    The data folder is ``tmp_path / "home"``, not created: a test can assert that
+    nothing was written there.
+    """
+    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # closed port: no network
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

@@ -35,12 +35,6 @@ needs_shared = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(autouse=True)
-def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
-
-
 # ----------------------------------------------------------------------------- helpers
 
 
@@ -90,7 +84,7 @@ def _write_replay(path: Path, extract: dict[str, Any]) -> Path:
 def _concepts(data_dir: Path, agent: str = AGENT) -> dict[str, Any]:
     memory = Memory(data_dir)
     try:
-        return {s.concept.name: s for s in memory.store("default").list(agent)}
+        return {s.concept.name: s for s in memory.store("default").list_concepts(agent)}
     finally:
         memory.close()
 

@@ -43,12 +43,6 @@ RETURNS = make_concept(
 NO_MATCH = "zebra xylophone quantum"
 
 
-@pytest.fixture(autouse=True)
-def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
-
-
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "data"

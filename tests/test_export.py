@@ -65,12 +65,6 @@ EXPECTED_EDGES = {
 DANGLING = {"prazo-inexistente", "nao-existe"}
 
 
-@pytest.fixture(autouse=True)
-def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
-
-
 def _fill(store: SQLiteStore, concepts: dict[str, Concept] = CONCEPTS) -> None:
     with store.transaction() as tx:
         for concept in concepts.values():
@@ -89,7 +83,7 @@ def data_dir(tmp_path: Path) -> Path:
 def _stored_markdown(data_dir: Path) -> dict[str, str]:
     memory = Memory(data_dir)
     try:
-        return {s.concept.name: s.markdown for s in memory.store("default").list(AGENT)}
+        return {s.concept.name: s.markdown for s in memory.store("default").list_concepts(AGENT)}
     finally:
         memory.close()
 

@@ -146,12 +146,35 @@ def test_scan_and_fts5_agree_on_ranges_in_names_and_across_fields(store: SQLiteS
 
 
 def test_huge_numbers_and_huge_messages_are_handled(filled: SQLiteStore) -> None:
+    """Numbers over 15 digits are not numbers; a message is read to its first 4000 characters."""
+    import re
+
+    from insika_knowledge.index.text import MAX_QUERY_CHARS
     from insika_knowledge.retrieve import Retriever
 
+    def found(block: str | None) -> list[str]:
+        return re.findall(r'<concept name="([^"]+)"', block or "")
+
     retriever = Retriever(filled)
+    counting = " ".join(str(i) for i in range(20000))  # ~109,000 characters
+    past_the_cut = counting[:MAX_QUERY_CHARS] + " refund gift cards"
+    results = {}
     for mode in ("scan", "fts5"):
-        retriever.block(AGENT, "pedido " + "7" * 5000, 5, mode)  # no error
-        retriever.block(AGENT, " ".join(str(i) for i in range(20000)), 5, mode)  # no error
+        results[mode] = (
+            found(retriever.block(AGENT, "pedido " + "7" * 5000, 5, mode)),  # no error
+            found(retriever.block(AGENT, counting, 5, mode)),  # no error
+            found(retriever.block(AGENT, past_the_cut, 5, mode)),
+        )
+    huge_word, counted, cut = results["fts5"]
+    assert [set(names) for names in results["scan"]] == [set(names) for names in results["fts5"]]
+    assert huge_word == ["frete-gratis"]  # the word beside a 5000-digit number still counts
+    assert "devolucao-7-dias" in counted  # "7" early in the message is read as a number
+    assert "refund-original-method" not in cut  # words past the first 4000 characters are not read
     with filled.transaction() as tx:
         tx.put(AGENT, make_concept(name="big", body="entre 1" + "0" * 4400 + " e 2" + "0" * 4400),
                reason="extract", actor="e")
+    stored = filled.get(AGENT, "big")
+    assert stored is not None and stored.concept.body.count("0") == 8800  # stored as written
+    for mode in ("scan", "fts5"):
+        assert found(retriever.block(AGENT, "pedido " + "7" * 5000, 5, mode)) == ["frete-gratis"]
+        assert "big" in found(retriever.block(AGENT, "Campinas DC", 5, mode))  # found by its words

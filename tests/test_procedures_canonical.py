@@ -7,16 +7,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from insika_knowledge.procedures.canonical import (
+from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.recall.render import render
+from insika_knowledge.procedures.skill import ProceduralMemory
+from insika_knowledge.procedures.trace.canonical import (
     canonical_call,
     canonical_command,
     canonical_text,
     volatile,
 )
-from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.credentials import scrub
-from insika_knowledge.procedures.render import render
-from insika_knowledge.procedures.skill import ProceduralMemory
+from insika_knowledge.procedures.trace.credentials import scrub
 
 # ---------------------------------------------------------------- examples
 
@@ -300,7 +300,7 @@ def test_no_generated_secret_survives_in_stored_or_rendered_bytes(
             content = body["messages"][0]["content"]
             produced.append(content[len(message) :])  # what the skill added to the caller's text
         memory.close_session("s1", "success")
-        procedures = memory.store.list()
+        procedures = memory.store.list_procedures()
         assert procedures  # the trace was verified (pytest passed) and mined
         for procedure in procedures:
             produced.append(render(procedure, memory.counter, 400).text)
@@ -332,7 +332,7 @@ def test_no_generated_secret_survives_in_stored_or_rendered_bytes(
     ],
 )
 def test_passwords_given_to_common_tools_are_scrubbed(command: str, secret: str) -> None:
-    from insika_knowledge.procedures.credentials import scrub
+    from insika_knowledge.procedures.trace.credentials import scrub
 
     once = scrub(command)
     assert secret not in once and "<SECRET>" in once

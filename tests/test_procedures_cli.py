@@ -9,10 +9,11 @@ from click.testing import CliRunner
 
 from insika_knowledge.cli import cli
 from insika_knowledge.datasets import shared_data
+from insika_knowledge.procedure import ProcedureStep
 from insika_knowledge.procedures.evaluate import evaluate, split_tasks
-from insika_knowledge.procedures.procedure import ProcedureStep
+from insika_knowledge.procedures.mining.scoring import MinedRun
 from insika_knowledge.store import SQLiteStore
-from insika_knowledge.store.procedures import MinedRun, ProcedureStore
+from insika_knowledge.store.procedures import ProcedureStore
 
 DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"

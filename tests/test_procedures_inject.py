@@ -3,7 +3,7 @@ from __future__ import annotations
 import copy
 import json
 
-from insika_knowledge.procedures.inject import inject
+from insika_knowledge.procedures.recall.inject import inject
 
 STEP = "1. cancel_reservation(reservation_id=<RESERVATION_ID>)"
 BLOCK = "[recalled procedure — 4 prior runs, confidence 0.51]\n" + STEP

@@ -8,11 +8,11 @@ import pytest
 
 from insika_knowledge.datasets import shared_data
 from insika_knowledge.index.text import terms
+from insika_knowledge.procedure import wilson_lower_bound
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.mine import Miner, judge
-from insika_knowledge.procedures.prune import prune
-from insika_knowledge.procedures.steps import build
-from insika_knowledge.procedures.wilson import wilson_lower_bound
+from insika_knowledge.procedures.mining.mine import Miner, judge
+from insika_knowledge.procedures.mining.prune import prune
+from insika_knowledge.procedures.trace.steps import build
 from insika_knowledge.sessions import read_sessions
 
 DATA = shared_data() or Path("/nonexistent")

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.bench import bench_recall, synthetic_procedures
-from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
-from insika_knowledge.procedures.recall import MATCHER, RecallIndex
-from insika_knowledge.procedures.render import header, render
-from insika_knowledge.procedures.tokens import CharsPerTokenCounter, WordPieceCounter, get_counter
+from insika_knowledge.procedures.recall.recall import MATCHER, RecallIndex
+from insika_knowledge.procedures.recall.render import header, render
+from insika_knowledge.procedures.recall.tokens import CharsPerTokenCounter, WordPieceCounter, get_counter
 
 
 def procedure(

@@ -136,7 +136,7 @@ def seed(memory: ProceduralMemory, runs: int = 3, failures: int = 0) -> str:
         Session(f"seed-f{i}", cancel_messages("cancel my trip"), "failure") for i in range(failures)
     ]
     memory.mine_sessions(sessions)
-    (procedure,) = memory.store.list()
+    (procedure,) = memory.store.list_procedures()
     return procedure.id
 
 
@@ -161,7 +161,7 @@ def test_a_session_closed_with_success_is_mined_in_both_wire_formats(
     _, stage = memory.handle_request(
         request(messages), {"x-ace-session": "s1", "x-ace-task-outcome": "success"}
     )
-    (procedure,) = memory.store.list()
+    (procedure,) = memory.store.list_procedures()
     assert [s.key for s in procedure.steps] == [
         "cancel_reservation(reservation_id=<RESERVATION_ID>) "
         "[reservation_id: from get_user_details]"
@@ -179,7 +179,7 @@ def test_outcome_spellings_and_a_body_session_id(make) -> None:
     memory.handle_request(
         request(cancel_messages()), {"x-ace-session": "b3", "X-Ace-Task-Success": "false"}
     )
-    (procedure,) = memory.store.list()
+    (procedure,) = memory.store.list_procedures()
     assert (procedure.successes, procedure.failures) == (2, 1)
 
 
@@ -204,7 +204,7 @@ def test_capture_survives_a_restart(make, tmp_path: Path, clock: FakeClock) -> N
     second.handle_request(
         request(messages), {"x-ace-session": "r1", "x-ace-task-outcome": "success"}
     )
-    (procedure,) = second.store.list()
+    (procedure,) = second.store.list_procedures()
     assert procedure.steps[0].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
     assert procedure.steps[0].hoisted == (("reservation_id", "from get_user_details"),)
 
@@ -228,7 +228,7 @@ def test_idle_sessions_are_flushed_by_the_sweep_and_shell_traces_mined(
     assert memory.sweep() == []
     clock.now += 2
     assert sorted(memory.sweep()) == ["shell", "tool"]
-    (procedure,) = memory.store.list()
+    (procedure,) = memory.store.list_procedures()
     assert procedure.kind == "shell" and procedure.steps[-1].template == "pytest -q"
     assert memory.session("shell") is None and memory.session("tool") is None
 

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.procedures import shell, verify
-from insika_knowledge.procedures.steps import build
-from insika_knowledge.procedures.wire import (
+from insika_knowledge.procedures.trace import shell, verify
+from insika_knowledge.procedures.trace.steps import build
+from insika_knowledge.procedures.trace.wire import (
     events,
     lower_headers,
     session_id,

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from insika_knowledge.procedures.procedure import Procedure
-from insika_knowledge.procedures.wilson import Z_95, wilson_lower_bound
+from insika_knowledge.procedure import Z_95, Procedure, wilson_lower_bound
 
 # Hand-checked with the closed form (Wilson 1927) and the scipy values below, 4 decimals.
 TABLE = {

@@ -1,37 +1,23 @@
 """Procedural memory: procedures mined from verified agent traces, recalled into later runs.
 
 The entry point is `ProceduralMemory` (``handle_request(body, headers) -> (body, stage)``);
-`ProceduresConfig` holds its settings. Modules, one concern each:
+`ProceduresConfig` holds its settings. The procedure model itself is
+`insika_knowledge.procedure` (below the store, which reads and writes it). Subpackages, by
+concern, each importing only the ones before it:
 
-``wire`` (OpenAI / Anthropic bodies as events), ``steps`` (canonical steps), ``shell``
-(command parsing), ``verify`` (verify commands and results), ``credentials`` (secrets),
-``canonical`` (templates), ``prune`` (exploration collapse, hoisting, superseded steps),
-``mine`` (verdicts and grouping), ``wilson`` (confidence), ``procedure`` (the model),
-``recall`` (the trigger index), ``tokens`` (token counters), ``render`` (the block),
-``inject`` (cache-safe injection), ``modes`` (off / shadow / prod / canary), ``cursor``
-(adherence), ``telemetry`` (the stage and kg_* fields), ``capture`` (session buffers),
-``skill`` (the orchestration), ``evaluate`` and ``bench`` (reproducible figures), ``cli``.
+``trace`` (reading agent traces: wire formats, shell parsing, verify detection, credentials,
+canonical templates, steps), ``mining`` (verdicts, pruning, grouping, and how judged runs
+change a procedure's counts and triggers), ``recall`` (the trigger index, token counters,
+the rendered block, cache-safe injection, the adherence cursor). The runtime sits at the
+top: ``modes`` (off / shadow / prod / canary), ``config``, ``telemetry`` (the stage and
+kg_* fields), ``capture`` (session buffers), ``skill`` (the orchestration); ``evaluate``,
+``bench`` and ``cli`` are tooling on top of it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.skill import ProceduralMemory
+from insika_knowledge.procedures.telemetry import Stage
 
 __all__ = ["ProceduralMemory", "ProceduresConfig", "Stage"]
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the store imports procedures.procedure, and skill imports the store.
-    if name == "ProceduralMemory":
-        from insika_knowledge.procedures.skill import ProceduralMemory
-
-        return ProceduralMemory
-    if name == "ProceduresConfig":
-        from insika_knowledge.procedures.config import ProceduresConfig
-
-        return ProceduresConfig
-    if name == "Stage":
-        from insika_knowledge.procedures.telemetry import Stage
-
-        return Stage
-    raise AttributeError(name)

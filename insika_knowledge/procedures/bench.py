@@ -35,16 +35,17 @@ from typing import Any, Final
 
 from insika_knowledge.bench import percentiles
 from insika_knowledge.index.text import terms
-from insika_knowledge.procedures import canonical
-from insika_knowledge.procedures import steps as steps_module
+from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.mine import Miner, judge
-from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
-from insika_knowledge.procedures.recall import RecallIndex
-from insika_knowledge.procedures.skill import ProceduralMemory, mined_run
-from insika_knowledge.procedures.steps import build
+from insika_knowledge.procedures.mining.mine import Miner, judge
+from insika_knowledge.procedures.mining.scoring import MinedRun, mined_run
+from insika_knowledge.procedures.recall.recall import RecallIndex
+from insika_knowledge.procedures.skill import ProceduralMemory
+from insika_knowledge.procedures.trace import canonical
+from insika_knowledge.procedures.trace import steps as steps_module
+from insika_knowledge.procedures.trace.steps import build
 from insika_knowledge.sessions import Session, read_sessions
-from insika_knowledge.store.procedures import MinedRun, ProcedureStore
+from insika_knowledge.store.procedures import ProcedureStore
 
 TARGETS: Final = {"mining_traces_per_s": 2000.0, "recall_p50_ms": 1.0, "request_p50_ms": 2.0}
 _WORDS: Final = (

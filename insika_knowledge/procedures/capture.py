@@ -5,7 +5,7 @@ the ones already captured (``messages_seen``); the last captured message is read
 so a text command's output that arrives in the next request finds its command. A history
 that got shorter (the client trimmed it) is read whole, and calls already captured are
 recognised by their ids. Nothing raw is kept: steps are stored canonicalised
-(`insika_knowledge.procedures.steps.Step`), the task as canonical text, and the user's
+(`insika_knowledge.procedures.trace.steps.Step`), the task as canonical text, and the user's
 tokens only as hashes.
 
 The state lives in the tenant database (``capture_sessions``, ``capture_steps``), so a
@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from insika_knowledge.procedures.steps import PENDING, Step, TraceBuilder
-from insika_knowledge.procedures.wire import events
+from insika_knowledge.procedures.trace.steps import PENDING, Step, TraceBuilder
+from insika_knowledge.procedures.trace.wire import events
 from insika_knowledge.store.procedures import ProcedureStore, SessionRow
 
 _CACHE_SIZE: Final = 4096
@@ -88,7 +88,7 @@ class SessionCapture:
             now: unix seconds (the injected clock).
 
         Raises:
-            UserError: `messages` is malformed (`insika_knowledge.procedures.wire.events`).
+            UserError: `messages` is malformed (`insika_knowledge.procedures.trace.wire.events`).
         """
         row = self.store.load_session(session_id) or SessionRow(session_id, first_turn_at=now)
         builder = self.builder(row)

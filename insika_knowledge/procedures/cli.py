@@ -113,7 +113,7 @@ def list_(
     """List procedures, most confident first."""
     try:
         with _memory(data_dir, tenant) as memory:
-            found = memory.store.list(min_confidence=min_confidence, limit=limit)
+            found = memory.store.list_procedures(min_confidence=min_confidence, limit=limit)
             bound = memory.config.min_confidence
     except InsikaError as exc:
         raise _fail(exc) from None
@@ -155,7 +155,7 @@ def _summary(procedure: Any, bound: float) -> dict[str, Any]:
 @_as_json
 def show(procedure_id: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
     """Show one procedure: its evidence, triggers and the block it injects."""
-    from insika_knowledge.procedures.render import render
+    from insika_knowledge.procedures.recall.render import render
 
     try:
         with _memory(data_dir, tenant) as memory:
@@ -205,7 +205,7 @@ def recall(
     task: str, tools: tuple[str, ...], data_dir: str | None, tenant: str, as_json: bool
 ) -> None:
     """Print the block a new TASK would get (or why it gets none)."""
-    from insika_knowledge.procedures.render import render
+    from insika_knowledge.procedures.recall.render import render
 
     try:
         with _memory(data_dir, tenant) as memory:

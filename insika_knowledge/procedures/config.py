@@ -30,7 +30,7 @@ class ProceduresConfig:
         idle_flush_s: seconds without a request after which a session is flushed and mined.
         sweep_interval_s: seconds between two idle sweeps of the background sweeper.
         token_counter: ``wordpiece``, ``charsN`` or ``tiktoken:<encoding>``
-            (`insika_knowledge.procedures.tokens`).
+            (`insika_knowledge.procedures.recall.tokens`).
         verify_patterns: extra regular expressions (``re.search`` on a command line) that
             make a shell command a verify step, e.g. ``python reproduce\.py``.
     """

@@ -28,10 +28,10 @@ from typing import Any
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.cursor import Cursor
-from insika_knowledge.procedures.mine import FAILURE, SUCCESS, Miner
-from insika_knowledge.procedures.recall import RecallIndex
-from insika_knowledge.procedures.steps import TraceBuilder, build
+from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner
+from insika_knowledge.procedures.recall.cursor import Cursor
+from insika_knowledge.procedures.recall.recall import RecallIndex
+from insika_knowledge.procedures.trace.steps import TraceBuilder, build
 from insika_knowledge.sessions import Session, read_sessions
 
 

@@ -31,17 +31,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
 from insika_knowledge.procedures.capture import Captured, SessionCapture, new_steps
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.cursor import Cursor
-from insika_knowledge.procedures.inject import inject
-from insika_knowledge.procedures.mine import FAILURE, SUCCESS, Verdict, judge
-from insika_knowledge.procedures.procedure import Procedure
-from insika_knowledge.procedures.recall import Recall, RecallIndex
-from insika_knowledge.procedures.render import Block, render
-from insika_knowledge.procedures.steps import Step, TraceBuilder, build
+from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict, judge
+from insika_knowledge.procedures.mining.scoring import MinedRun, mined_run
+from insika_knowledge.procedures.recall.cursor import Cursor
+from insika_knowledge.procedures.recall.inject import inject
+from insika_knowledge.procedures.recall.recall import Recall, RecallIndex
+from insika_knowledge.procedures.recall.render import Block, render
+from insika_knowledge.procedures.recall.tokens import TokenCounter, get_counter
 from insika_knowledge.procedures.telemetry import (
     COMPLETED,
     FAILED,
@@ -52,8 +52,8 @@ from insika_knowledge.procedures.telemetry import (
     STAGE_NAME,
     Stage,
 )
-from insika_knowledge.procedures.tokens import TokenCounter, get_counter
-from insika_knowledge.procedures.wire import (
+from insika_knowledge.procedures.trace.steps import Step, TraceBuilder, build
+from insika_knowledge.procedures.trace.wire import (
     lower_headers,
     session_id,
     skill_override,
@@ -62,34 +62,14 @@ from insika_knowledge.procedures.wire import (
 )
 from insika_knowledge.sessions import Session
 from insika_knowledge.store.paths import DEFAULT_TENANT, data_dir, tenant_path
-from insika_knowledge.store.procedures import MinedRun, ProcedureStore, SessionRow
+from insika_knowledge.store.procedures import ProcedureStore, SessionRow
 
 log = logging.getLogger(__name__)
 
 
-def mined_run(run_id: str, verdict: Verdict, task: str | Callable[[], str]) -> MinedRun | None:
-    """The store record of a judged trace, or None for an unverified one.
-
-    Args:
-        run_id: the run's id.
-        verdict: the trace's verdict.
-        task: the canonical task text, or a callable returning it (called for a success only).
-    """
-    if verdict.verdict not in (SUCCESS, FAILURE) or not verdict.keys:
-        return None
-    if verdict.verdict == FAILURE:
-        return MinedRun(run_id, FAILURE, verdict.keys, verdict.kind)
-    text = task() if callable(task) else task
-    return MinedRun(
-        run_id,
-        verdict.verdict,
-        verdict.keys,
-        verdict.kind,
-        verdict.steps,
-        verdict.tools,
-        terms(text),
-        text,
-    )
+def _task_reader(builder: TraceBuilder) -> Callable[[], str]:
+    """``builder.task``, read only when called (only a success needs the canonical task)."""
+    return lambda: builder.task
 
 
 @dataclass
@@ -99,7 +79,7 @@ class MineReport:
     Attributes:
         traces: traces read.
         verdicts: verdict -> traces (``success``, ``failure``, ``unverified``).
-        reasons: reason -> traces (see `insika_knowledge.procedures.mine.Verdict`).
+        reasons: reason -> traces (see `insika_knowledge.procedures.mining.mine.Verdict`).
         counted: new (procedure, run) pairs (a re-run of the same file counts nothing).
         procedures: procedures in the store afterwards.
     """
@@ -435,7 +415,7 @@ class ProceduralMemory:
             verdict = judge(builder.steps, outcome, builder.given)
             verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
             reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
-            run = mined_run(session.session_id, verdict, lambda b=builder: b.task)
+            run = mined_run(session.session_id, verdict, _task_reader(builder))
             if run is not None:
                 runs.append(run)
             report.traces += 1

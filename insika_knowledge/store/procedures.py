@@ -5,19 +5,25 @@ opened through apsw the same way (one connection per thread, WAL, busy timeout) 
 migrated by `insika_knowledge.store.migrations.migrate` (``sql/003_procedures.sql``).
 Writes run in ``BEGIN IMMEDIATE`` transactions; a request's capture, cursor update and
 stage row go in one.
+
+The store only reads and writes rows. How a judged run changes a procedure (which ids it
+counts for, successes, failures, triggers) is the caller's: a `CountedRun` applies its
+rules to the `ProcedureRows` of an open transaction
+(`insika_knowledge.procedures.mining.scoring`). Methods named ``list`` shadow the builtin
+inside the class body, hence ``builtins.list`` in the annotations below it.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import apsw
 
-from insika_knowledge.procedures.procedure import Procedure, ProcedureStep
-from insika_knowledge.procedures.wilson import wilson_lower_bound
+from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.store.database import Database
 
 _PROC_COLS: Final = (
@@ -89,29 +95,132 @@ def _procedure(row: tuple[Any, ...]) -> Procedure:
     )
 
 
-@dataclass(frozen=True)
-class MinedRun:
-    """One judged trace, ready to be counted (`insika_knowledge.procedures.mine.Verdict`).
+class ProcedureRows(Protocol):
+    """Procedure rows inside one write transaction (what a `CountedRun` reads and writes).
 
-    Attributes:
-        run_id: the session id (``#n`` appended for the n-th later task of a session).
-        verdict: ``success`` or ``failure``.
-        keys: procedure ids of every prefix of the run's steps; the last is its own.
-        kind: ``tool`` or ``shell``.
-        steps: the canonical steps (stored when a success creates the procedure).
-        tools: tool names the steps call.
-        terms: index terms of the task (`insika_knowledge.index.text.terms`).
-        task: the canonical task text.
+    The counting rules (which procedures a run counts for, how counts, triggers and
+    confidence change) belong to the caller (`insika_knowledge.procedures.mining.scoring`);
+    a backend only stores rows.
     """
 
-    run_id: str
-    verdict: str
-    keys: tuple[str, ...]
-    kind: str = "tool"
-    steps: tuple[ProcedureStep, ...] = ()
-    tools: tuple[str, ...] = ()
-    terms: frozenset[str] = frozenset()
-    task: str = ""
+    def now(self) -> str:
+        """The current UTC time, ``YYYY-MM-DDTHH:MM:SSZ`` (the store's clock)."""
+        ...
+
+    def claim_run(self, procedure_id: str, run_id: str, verdict: str, at: str) -> bool:
+        """Record that `run_id` counted for (or against) `procedure_id`, once.
+
+        Args:
+            procedure_id: a procedure id, or the id of a failed run's prefix.
+            run_id: the run.
+            verdict: ``success`` or ``failure``.
+            at: the UTC ISO-8601 stamp.
+
+        Returns:
+            True when the pair is new; False when the run was already counted for that id
+            (nothing is written).
+        """
+        ...
+
+    def failures_recorded(self, procedure_id: str) -> int:
+        """How many failed runs were counted against `procedure_id` (it may not exist yet)."""
+        ...
+
+    def get(self, procedure_id: str) -> Procedure | None:
+        """One procedure as the transaction sees it, or None."""
+        ...
+
+    def put(self, procedure: Procedure) -> None:
+        """Insert or replace `procedure` (its ``confidence`` is stored for ranking).
+
+        Bumps the procedure generation (see `ProcedureStore.generation`).
+        """
+        ...
+
+
+class CountedRun(Protocol):
+    """A judged run that knows how it changes the procedure rows.
+
+    `insika_knowledge.procedures.mining.scoring.MinedRun` is the implementation.
+    """
+
+    def record(self, rows: ProcedureRows) -> int:
+        """Count the run in `rows`; returns how many (procedure, run) pairs were new."""
+        ...
+
+
+class _SQLiteRows:
+    """`ProcedureRows` over one connection inside a ``BEGIN IMMEDIATE`` transaction."""
+
+    def __init__(self, conn: apsw.Connection, clock: Callable[[], str]):
+        self._conn = conn
+        self._clock = clock
+
+    def now(self) -> str:
+        return self._clock()
+
+    def claim_run(self, procedure_id: str, run_id: str, verdict: str, at: str) -> bool:
+        if self._conn.execute(
+            "SELECT 1 FROM procedure_runs WHERE procedure_id=? AND run_id=?",
+            (procedure_id, run_id),
+        ).fetchone():
+            return False
+        self._conn.execute(
+            "INSERT INTO procedure_runs VALUES (?,?,?,?)", (procedure_id, run_id, verdict, at)
+        )
+        return True
+
+    def failures_recorded(self, procedure_id: str) -> int:
+        return _int(
+            self._conn.execute(
+                "SELECT count(*) FROM procedure_runs WHERE procedure_id=? AND verdict='failure'",
+                (procedure_id,),
+            ).fetchone()
+        )
+
+    def get(self, procedure_id: str) -> Procedure | None:
+        row = self._conn.execute(
+            f"SELECT {_PROC_COLS} FROM procedures WHERE id=?", (procedure_id,)
+        ).fetchone()
+        return _procedure(row) if row else None
+
+    def put(self, procedure: Procedure) -> None:
+        conn = self._conn
+        conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
+        generation = _int(
+            conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()
+        )
+        conn.execute(
+            "INSERT INTO procedures (id, kind, steps, tools, triggers, trigger_runs, "
+            "successes, failures, confidence, sample_task, generation, created_at, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
+            "kind=excluded.kind, steps=excluded.steps, tools=excluded.tools, "
+            "triggers=excluded.triggers, trigger_runs=excluded.trigger_runs, "
+            "successes=excluded.successes, failures=excluded.failures, "
+            "confidence=excluded.confidence, sample_task=excluded.sample_task, "
+            "generation=excluded.generation, created_at=excluded.created_at, "
+            "updated_at=excluded.updated_at",
+            (
+                procedure.id,
+                procedure.kind,
+                json.dumps([s.to_json() for s in procedure.steps]),
+                json.dumps(list(procedure.tools)),
+                json.dumps(procedure.triggers, sort_keys=True),
+                procedure.trigger_runs,
+                procedure.successes,
+                procedure.failures,
+                procedure.confidence,
+                procedure.sample_task,
+                generation,
+                procedure.created_at,
+                procedure.updated_at,
+            ),
+        )
+
+
+def _int(row: tuple[Any, ...] | None) -> int:
+    """The first column of a one-row aggregate (0 when there is no row)."""
+    return int(row[0]) if row else 0
 
 
 @dataclass
@@ -196,7 +305,7 @@ class ProcedureStore(Database):
         )
         return _procedure(row) if row else None
 
-    def list(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]:
+    def list_procedures(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]:
         """Procedures at or above `min_confidence`, most confident first (then support, id)."""
         sql = (
             f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= ? "
@@ -210,120 +319,20 @@ class ProcedureStore(Database):
 
     def count(self) -> int:
         """How many procedures there are."""
-        return int(self._conn().execute("SELECT count(*) FROM procedures").fetchone()[0])
+        return _int(self._conn().execute("SELECT count(*) FROM procedures").fetchone())
 
-    def record_runs(self, runs: Iterable[MinedRun]) -> int:
+    def record_runs(self, runs: Iterable[CountedRun]) -> int:
         """Count judged runs for and against procedures, in one transaction.
 
-        A success creates its procedure when new (taking the failures already recorded
-        against that sequence), adds one success and merges the task's terms into the
-        triggers. A failure counts against every procedure whose id is one of its prefix
-        keys, now or when such a procedure appears later. A run counts once per id.
+        Each run applies its own counting rules to the rows (`CountedRun.record`; see
+        `insika_knowledge.procedures.mining.scoring` for the rules).
 
         Returns:
             How many (procedure, run) pairs were new.
         """
         with self._write() as conn:
-            return sum(self._record(conn, run) for run in runs)
-
-    def _bump(self, conn: apsw.Connection) -> int:
-        conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
-        return int(
-            conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()[0]
-        )
-
-    def _record(self, conn: apsw.Connection, run: MinedRun) -> int:
-        now = self.clock()
-        if run.verdict == "failure":
-            new = 0
-            for key in run.keys:
-                if conn.execute(
-                    "SELECT 1 FROM procedure_runs WHERE procedure_id=? AND run_id=?",
-                    (key, run.run_id),
-                ).fetchone():
-                    continue
-                conn.execute(
-                    "INSERT INTO procedure_runs VALUES (?,?,?,?)", (key, run.run_id, "failure", now)
-                )
-                new += 1
-                row = conn.execute(
-                    "SELECT successes, failures FROM procedures WHERE id=?", (key,)
-                ).fetchone()
-                if row:
-                    successes, failures = int(row[0]), int(row[1]) + 1
-                    conn.execute(
-                        "UPDATE procedures SET failures=?, confidence=?, generation=?, "
-                        "updated_at=? WHERE id=?",
-                        (
-                            failures,
-                            wilson_lower_bound(successes, successes + failures),
-                            self._bump(conn),
-                            now,
-                            key,
-                        ),
-                    )
-            return new
-        if not run.keys:
-            return 0
-        key = run.keys[-1]
-        if conn.execute(
-            "SELECT 1 FROM procedure_runs WHERE procedure_id=? AND run_id=?", (key, run.run_id)
-        ).fetchone():
-            return 0
-        conn.execute(
-            "INSERT INTO procedure_runs VALUES (?,?,?,?)", (key, run.run_id, "success", now)
-        )
-        row = conn.execute(
-            "SELECT successes, failures, triggers, trigger_runs FROM procedures WHERE id=?", (key,)
-        ).fetchone()
-        generation = self._bump(conn)
-        if row is None:
-            failures = int(
-                conn.execute(
-                    "SELECT count(*) FROM procedure_runs "
-                    "WHERE procedure_id=? AND verdict='failure'",
-                    (key,),
-                ).fetchone()[0]
-            )
-            conn.execute(
-                "INSERT INTO procedures (id, kind, steps, tools, triggers, trigger_runs, "
-                "successes, failures, confidence, sample_task, generation, created_at, updated_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    run.kind,
-                    json.dumps([s.to_json() for s in run.steps]),
-                    json.dumps(list(run.tools)),
-                    json.dumps({t: 1 for t in sorted(run.terms)}),
-                    1,
-                    1,
-                    failures,
-                    wilson_lower_bound(1, 1 + failures),
-                    run.task,
-                    generation,
-                    now,
-                    now,
-                ),
-            )
-            return 1
-        successes, failures = int(row[0]) + 1, int(row[1])
-        triggers: dict[str, int] = json.loads(row[2])
-        for term in run.terms:
-            triggers[term] = triggers.get(term, 0) + 1
-        conn.execute(
-            "UPDATE procedures SET successes=?, triggers=?, trigger_runs=?, confidence=?, "
-            "generation=?, updated_at=? WHERE id=?",
-            (
-                successes,
-                json.dumps(triggers, sort_keys=True),
-                int(row[3]) + 1,
-                wilson_lower_bound(successes, successes + failures),
-                generation,
-                now,
-                key,
-            ),
-        )
-        return 1
+            rows = _SQLiteRows(conn, self.clock)
+            return sum(run.record(rows) for run in runs)
 
     # ------------------------------------------------------------------ capture
 
@@ -342,7 +351,7 @@ class ProcedureStore(Database):
         values[5], values[6] = json.loads(values[5]), json.loads(values[6])
         return SessionRow(*values)
 
-    def session_steps(self, session_id: str) -> list[list[Any]]:
+    def session_steps(self, session_id: str) -> builtins.list[builtins.list[Any]]:
         """The captured steps of `session_id`'s current task (JSON lists), in order."""
         rows = self._conn().execute(
             "SELECT step FROM capture_steps WHERE session_id=? ORDER BY seq", (session_id,)
@@ -352,7 +361,7 @@ class ProcedureStore(Database):
     def save_turn(
         self,
         session: SessionRow,
-        steps: Iterable[tuple[int, list[Any]]],
+        steps: Iterable[tuple[int, builtins.list[Any]]],
         stage: Mapping[str, Any] | None = None,
     ) -> None:
         """Write a request's capture (session row, new or completed steps) and its stage at once."""
@@ -370,7 +379,7 @@ class ProcedureStore(Database):
             if stage is not None:
                 self._insert_stage(conn, stage)
 
-    def finish_task(self, session: SessionRow, runs: Iterable[MinedRun], *, keep: bool) -> int:
+    def finish_task(self, session: SessionRow, runs: Iterable[CountedRun], *, keep: bool) -> int:
         """Count a finished task's runs and clear its captured steps, in one transaction.
 
         Args:
@@ -383,7 +392,8 @@ class ProcedureStore(Database):
             How many (procedure, run) pairs were new.
         """
         with self._write() as conn:
-            new = sum(self._record(conn, run) for run in runs)
+            rows = _SQLiteRows(conn, self.clock)
+            new = sum(run.record(rows) for run in runs)
             conn.execute("DELETE FROM capture_steps WHERE session_id=?", (session.session_id,))
             if keep:
                 fresh = SessionRow(
@@ -405,7 +415,7 @@ class ProcedureStore(Database):
                 )
             return new
 
-    def idle_sessions(self, before: float) -> list[str]:
+    def idle_sessions(self, before: float) -> builtins.list[str]:
         """Sessions whose last request came before `before` (unix seconds), oldest first."""
         rows = self._conn().execute(
             "SELECT session_id FROM capture_sessions WHERE last_turn_at < ? ORDER BY last_turn_at",
@@ -416,13 +426,15 @@ class ProcedureStore(Database):
     # ------------------------------------------------------------------ stages
 
     def _insert_stage(self, conn: apsw.Connection, stage: Mapping[str, Any]) -> None:
-        values = [stage.get(c) for c in STAGE_COLUMNS]
-        values[0] = values[0] or self.clock()
-        for i, name in enumerate(STAGE_COLUMNS):
+        values: list[Any] = []
+        for name in STAGE_COLUMNS:
+            value = stage.get(name)
             if name == "skill_attrs":
-                values[i] = json.dumps(stage.get("skill_attrs") or {}, sort_keys=True)
-            elif isinstance(values[i], bool):
-                values[i] = int(values[i])
+                value = json.dumps(value or {}, sort_keys=True)
+            elif isinstance(value, bool):
+                value = int(value)
+            values.append(value)
+        values[0] = values[0] or self.clock()
         conn.execute(
             f"INSERT INTO procedure_stages ({', '.join(STAGE_COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(STAGE_COLUMNS))})",
@@ -434,7 +446,9 @@ class ProcedureStore(Database):
         with self._write() as conn:
             self._insert_stage(conn, stage)
 
-    def stages(self, *, session_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+    def stages(
+        self, *, session_id: str | None = None, limit: int = 100
+    ) -> builtins.list[dict[str, Any]]:
         """The latest stage rows, newest first (all sessions, or one)."""
         sql = f"SELECT {', '.join(STAGE_COLUMNS)} FROM procedure_stages"
         params: tuple[Any, ...] = ()
@@ -469,11 +483,12 @@ class ProcedureStore(Database):
         }
         recalls = sum(by_action.get(a, 0) for a in ("hit", "miss", "skipped_budget", "completed"))
         hits = by_action.get("hit", 0) + by_action.get("completed", 0)
-        matched, diverged, tracked, diverging = conn.execute(
+        aggregate = conn.execute(
             "SELECT coalesce(sum(matched_steps),0), coalesce(sum(diverged_steps),0), "
             "count(*), coalesce(sum(divergence),0) FROM procedure_stages "
             "WHERE procedure_id IS NOT NULL AND action IN ('hit','completed')"
         ).fetchone()
+        matched, diverged, tracked, diverging = aggregate or (0, 0, 0, 0)
         tokens = [
             json.loads(a).get("kg_injected_tokens", 0)
             for (a,) in conn.execute("SELECT skill_attrs FROM procedure_stages WHERE action='hit'")

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.procedures.procedure import Procedure
-from insika_knowledge.procedures.tokens import TokenCounter
+from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedures.recall.tokens import TokenCounter
 
 HEADER_PREFIX: Final = "[recalled procedure — "
 

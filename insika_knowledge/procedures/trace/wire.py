@@ -100,7 +100,9 @@ def _calls(message: Mapping[str, Any], index: int) -> list[Event]:
     for position, call in enumerate(message.get("tool_calls") or ()):
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        function = call.get("function")
+        if not isinstance(function, dict):
+            function = call
         name = function.get("name")
         if not isinstance(name, str) or not name:
             continue

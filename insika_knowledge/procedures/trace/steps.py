@@ -7,7 +7,7 @@ it is a verify command, how it ended, and short hashes (blake2b, 48 bits) of the
 targets it used and, for exploratory steps, the targets its output revealed, so a
 later step that uses a discovered target can say where the target came from.
 
-`TraceBuilder` turns wire events (`insika_knowledge.procedures.wire.events`) into steps,
+`TraceBuilder` turns wire events (`insika_knowledge.procedures.trace.wire.events`) into steps,
 incrementally: a request adds its new messages, and a result that arrives in a later
 request completes the call it answers.
 """
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
 
-from insika_knowledge.procedures import shell, verify
-from insika_knowledge.procedures.canonical import canonical_call, canonical_command, canonical_text
-from insika_knowledge.procedures.wire import Event
+from insika_knowledge.procedures.trace import shell, verify
+from insika_knowledge.procedures.trace.canonical import canonical_call, canonical_command, canonical_text
+from insika_knowledge.procedures.trace.wire import Event, events
 
 PENDING: Final = "pending"
 SHELL: Final = "shell"
@@ -118,7 +118,7 @@ class Step:
         call_id: the wire id of the call (``text-<n>`` for text commands).
         kind: ``tool`` or ``shell``.
         name: the tool name, or the shell command's verb (``pytest``, ``git commit``).
-        template: the canonical text (`insika_knowledge.procedures.canonical`).
+        template: the canonical text (`insika_knowledge.procedures.trace.canonical`).
         signature: what a retry or a procedure step is matched on: the tool name and its
             argument names, or the template's first line.
         read_only: the step only explores (``ls``, ``cat``, ``get_*`` tools...).
@@ -210,7 +210,7 @@ class Step:
             bool(is_verify),
             bool(configured),
             status,
-            tuple(tuple(u) for u in uses),  # type: ignore[misc]
+            tuple(tuple(u) for u in uses),
             tuple(finds),
             edit_key,
             opens,
@@ -230,7 +230,7 @@ def _command_of(arguments: Any) -> str | None:
             return value
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             if len(value) >= 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
-                return value[2]
+                return str(value[2])
             return " ".join(value)
     return None
 
@@ -474,8 +474,6 @@ def build(messages: Any, extra_verify: tuple[re.Pattern[str], ...] = ()) -> Trac
     Raises:
         UserError: `messages` is not a list of objects with a role.
     """
-    from insika_knowledge.procedures.wire import events
-
     builder = TraceBuilder(extra_verify=extra_verify)
     builder.feed(events(messages))
     return builder

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from insika_knowledge.procedures.render import HEADER_PREFIX
+from insika_knowledge.procedures.recall.render import HEADER_PREFIX
 
 SEPARATOR: Final = "\n\n"
 #: Exactly what `render` produces: the header line, then one numbered line per step. Only

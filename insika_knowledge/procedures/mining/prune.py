@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from insika_knowledge.procedures.procedure import ProcedureStep
-from insika_knowledge.procedures.steps import PENDING, Step
+from insika_knowledge.procedure import ProcedureStep
+from insika_knowledge.procedures.trace.steps import PENDING, Step
 
 
 def _retry_key(step: Step) -> str:
@@ -73,7 +73,7 @@ def prune(
     """The steps worth repeating, each with its canonical `ProcedureStep`.
 
     Args:
-        steps: the trace's steps in order (`insika_knowledge.procedures.steps.Step`).
+        steps: the trace's steps in order (`insika_knowledge.procedures.trace.steps.Step`).
         given: hashes of the tokens the user wrote (targets that were not discovered).
 
     Returns:

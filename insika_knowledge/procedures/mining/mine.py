@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.index.text import terms
-from insika_knowledge.procedures.procedure import Procedure, ProcedureStep, procedure_keys, tools_of
-from insika_knowledge.procedures.prune import prune
-from insika_knowledge.procedures.steps import PENDING, SHELL, TOOL, Step
-from insika_knowledge.procedures.verify import FAIL, PASS
+from insika_knowledge.procedure import Procedure, ProcedureStep, procedure_keys
+from insika_knowledge.procedures.mining.prune import prune
+from insika_knowledge.procedures.trace.steps import PENDING, SHELL, TOOL, Step
+from insika_knowledge.procedures.trace.verify import FAIL, PASS
 
 SUCCESS: Final = "success"
 FAILURE: Final = "failure"
@@ -69,7 +69,7 @@ def judge(
     Args:
         steps: the trace's steps in order.
         outcome: the declared task outcome (``success``, ``failure`` or None).
-        given: hashes of tokens the user wrote (see `insika_knowledge.procedures.prune`).
+        given: hashes of tokens the user wrote (see `insika_knowledge.procedures.mining.prune`).
 
     Returns:
         The `Verdict`.
@@ -111,6 +111,11 @@ def _verdict(
     return Verdict(
         verdict, reason, kind, steps, tuple(procedure_keys(steps)), tools_of(s for s, _ in kept)
     )
+
+
+def tools_of(steps: Iterable[Step]) -> tuple[str, ...]:
+    """Sorted distinct tool names of the tool-kind `steps`."""
+    return tuple(sorted({s.name for s in steps if s.kind == TOOL}))
 
 
 @dataclass

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from insika_knowledge.procedures.procedure import Procedure
-from insika_knowledge.procedures.steps import Step
+from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedures.trace.steps import Step
 
 
 @dataclass

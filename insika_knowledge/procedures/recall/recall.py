@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.index.text import terms
-from insika_knowledge.procedures.canonical import canonical_text
-from insika_knowledge.procedures.procedure import Procedure
+from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedures.trace.canonical import canonical_text
 
 MATCHER: Final = "terms"
 _MIN_TERM_WEIGHT: Final = 0.02

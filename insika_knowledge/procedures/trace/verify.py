@@ -85,7 +85,7 @@ def is_verify(verb: str, command: str = "", extra: Iterable[re.Pattern[str]] = (
     """True when a simple command with `verb` is a verify step.
 
     Args:
-        verb: the command's verb (`insika_knowledge.procedures.shell.Command.verb`).
+        verb: the command's verb (`insika_knowledge.procedures.trace.shell.Command.verb`).
         command: the whole command line, matched against the `extra` patterns.
         extra: configured patterns (``re.search`` on the command line).
     """

@@ -2,7 +2,7 @@
 
 Three things are taken out, in this order:
 
-1. secrets -> ``<SECRET>`` (`insika_knowledge.procedures.credentials`);
+1. secrets -> ``<SECRET>`` (`insika_knowledge.procedures.trace.credentials`);
 2. file bodies -> ``<BODY>``: heredocs, editor blocks (``edit ... end_of_edit``),
    ``python -c`` scripts, long quoted literals, and the content arguments of editor and
    write tools (``content``, ``new_str``, ``patch``...);
@@ -22,7 +22,7 @@ import re
 from functools import lru_cache
 from typing import Any, Final
 
-from insika_knowledge.procedures.credentials import SECRET, is_secret_key, scrub
+from insika_knowledge.procedures.trace.credentials import SECRET, is_secret_key, scrub
 
 BODY: Final = "<BODY>"
 TEXT: Final = "<TEXT>"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.procedures.canonical import bodies
+from insika_knowledge.procedures.trace.canonical import bodies
 
 _SPLIT_RE: Final = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 _SETUP_VERBS: Final = frozenset({"cd", "export", "source", ".", "set", "pushd", "popd", "unset"})
