@@ -5,6 +5,8 @@ The front door is `Memory`; the engine plugin is `insika_knowledge.plugin.plugin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
 from insika_knowledge.concept import Concept, normalize_name, parse, serialize  # noqa: E402
@@ -20,7 +22,20 @@ from insika_knowledge.errors import (  # noqa: E402
 )
 
 __all__ = [
-    "Concept", "ConceptFormatError", "ConfigError", "InsikaError", "KnowledgeConfig",
+    "Concept", "ConceptFormatError", "ConfigError", "Hit", "InsikaError", "KnowledgeConfig", "Memory",
     "ModelFailure", "NotFound", "RunTimeFailure", "UserError", "__version__", "load_config",
     "normalize_name", "parse", "serialize",
 ]
+
+# The front door, imported on first use: `import insika_knowledge` (and the command line)
+# stays as fast as the models alone; `from insika_knowledge import Memory` works as usual.
+if TYPE_CHECKING:
+    from insika_knowledge.memory import Hit, Memory
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Memory", "Hit"):
+        from insika_knowledge import memory
+
+        return getattr(memory, name)
+    raise AttributeError(f"module 'insika_knowledge' has no attribute {name!r}")

@@ -185,7 +185,7 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
         if previous is not None and previous.outcome == "ok":
             return SessionStatus(session.session_id, "skipped")
-        report = memory.learn(
+        report = memory.learn_turn(
             agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
             messages=_conversation(session.messages), tenant=tenant, model=model,
         )

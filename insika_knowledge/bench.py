@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.concept import Concept
 from insika_knowledge.config import load_config
 from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.scan import ScanIndex, scan_reference
-from insika_knowledge.index.text import query_terms
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore
 

@@ -294,6 +294,8 @@ def studio(data_dir: str | None, host: str, port: int) -> None:
 
 
 cli.add_command(__import__("insika_knowledge.procedures.cli", fromlist=["procedures"]).procedures)
+cli.add_command(__import__("insika_knowledge.mcp.cli", fromlist=["mcp_command"]).mcp_command)
+cli.add_command(__import__("insika_knowledge.hermes.cli", fromlist=["hermes_group"]).hermes_group)
 
 
 def _require_tenant(memory: Any, tenant: str) -> None:

@@ -27,12 +27,12 @@ import dataclasses
 import json
 import re
 import reprlib
-import unicodedata
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 import yaml
 
+from insika_knowledge.analysis.text import ascii_words
 from insika_knowledge.errors import ConceptFormatError, InvalidName
 
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
@@ -165,7 +165,8 @@ class Concept:
 
 
 def normalize_name(raw: str) -> str:
-    """Turn a proposed name into a slug: fold case and accents, join words with ``-``.
+    """Turn a proposed name into a slug: its ASCII words (`analysis.text.ascii_words`:
+    case and accents folded) joined with ``-``.
 
     Args:
         raw: any text, e.g. ``"Frete Grátis acima de R$199"``.
@@ -180,10 +181,7 @@ def normalize_name(raw: str) -> str:
     """
     if not isinstance(raw, str):
         raise InvalidName(f"a concept name must be text, got {type(raw).__name__}")
-    decomposed = unicodedata.normalize("NFKD", raw)
-    ascii_only = "".join(c for c in decomposed if not unicodedata.combining(c))
-    lowered = ascii_only.casefold()
-    slug = re.sub(r"[^a-z0-9]+", "-", lowered).strip("-")
+    slug = "-".join(ascii_words(raw))
     # A name that was mostly non-ASCII loses its meaning in transliteration; judge that
     # on the whole slug, before it is cut to length (a long ASCII name is only cut).
     letters = sum(1 for c in raw if c.isalnum())
@@ -403,7 +401,8 @@ def _plain_is_safe(text: str) -> bool:
     try:
         # The full YAML 1.1 resolvers (ints, floats, bools, null, timestamps): anything
         # they would read as non-text is quoted.
-        return yaml.load(f"k: {text}", Loader=yaml.SafeLoader) == {"k": text}  # noqa: S506
+        loaded: object = yaml.load(f"k: {text}", Loader=yaml.SafeLoader)  # noqa: S506
+        return loaded == {"k": text}
     except yaml.YAMLError:
         return False
 

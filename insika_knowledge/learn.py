@@ -3,10 +3,13 @@
 `learn_turn` asks the model for candidates, screens them (`extract.candidates`), and
 sights each one against the store (`sight`). A model failure (any exception the model
 raises, or an answer that is not a list) is recorded as the turn's outcome (retryable)
-and returned, never raised; a merge call that fails counts as contradicting. Each sighting is decided and
-written inside one ``BEGIN IMMEDIATE`` transaction; only a merge, which needs a model
-call, is decided outside it and then committed with a compare-and-swap on the
-concept's version (re-decided if another writer got there first).
+and returned, never raised; a merge call that fails counts as contradicting.
+
+What a sighting does is decided by `consolidate.decide` (pure); this module keeps only
+the transactions, the model calls and the events. Each sighting is decided and written
+inside one ``BEGIN IMMEDIATE`` transaction; a merge, which needs a model call, is asked
+outside it and its verdict committed with a compare-and-swap on the concept's version
+(decided again if another writer got there first).
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from insika_knowledge import consolidate
 from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.consolidate import Outcome
 from insika_knowledge.errors import InsikaError, ModelFailure
 from insika_knowledge.events import (
     EventBus,
@@ -27,13 +31,11 @@ from insika_knowledge.events import (
 )
 from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
-from insika_knowledge.extract.redact import redact
 from insika_knowledge.sessions import check_session_id
-from insika_knowledge.store.base import ExtractionRecord, Store
+from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept
 
 log = logging.getLogger(__name__)
 
-Outcome = Literal["learned", "confirmed", "merged", "conflict", "replayed"]
 #: How often a merge is re-decided when another writer changed the concept meanwhile.
 MERGE_ATTEMPTS: Final = 3
 ENGINE: Final = "engine"
@@ -158,126 +160,100 @@ def sight(
     model: ConceptModel | None = None,
     events: EventBus | None = None,
 ) -> Outcome:
-    """Record one sighting of `candidate` and apply its consolidation outcome.
+    """Record one sighting of `candidate` and apply its consolidation decision.
+
+    `consolidate.decide` decides; this function reads its facts and writes its result
+    in one transaction. When the decision is to ask the merge model, the model is
+    asked outside the write lock and the sighting decided again with the model's
+    verdict, which counts only if the record is still at the version the model saw
+    (compare-and-swap); after `MERGE_ATTEMPTS` answers made stale by other writers, the
+    sighting is decided as if there were no model.
 
     Returns:
         ``learned`` (new concept), ``confirmed`` (same claim), ``merged`` (related,
         model-merged), ``conflict`` (contradicting, or a policy concept challenged),
         or ``replayed`` (this session and turn already sighted the name: no change).
     """
-    for _ in range(MERGE_ATTEMPTS):
-        decided = _decide_in_transaction(store, agent, candidate, session_id, turn_id)
-        if decided is not None:
-            _announce(events, agent, candidate, decided)
-            return decided
-        # Not the same claim: ask the model outside the write lock, then compare-and-swap.
-        current = store.get(agent, candidate.name)
-        if current is None:
+    judged: _Judged | None = None
+    for attempt in range(MERGE_ATTEMPTS + 1):
+        may_ask = model is not None and attempt < MERGE_ATTEMPTS
+        result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged, may_ask)
+        if isinstance(result, StoredConcept):
+            if model is None:  # decide asks for a model only when one may be asked
+                raise AssertionError("asked for a merge without a model")
+            judged = _Judged(result.version, _ask_merge(model, agent, session_id, result.concept.body, candidate))
             continue
-        merged_body = _ask_merge(model, agent, session_id, current.concept.body, candidate)
-        outcome = _commit_merge_or_conflict(
-            store, agent, candidate, session_id, turn_id, current.version, merged_body
-        )
-        if outcome is not None:
-            _announce(events, agent, candidate, outcome)
-            return outcome
-    # Writers kept racing us: take the conservative outcome inside one transaction.
-    outcome = _commit_merge_or_conflict(store, agent, candidate, session_id, turn_id, None, None)
-    assert outcome is not None
-    _announce(events, agent, candidate, outcome)
-    return outcome
+        _announce(events, agent, candidate, result)
+        return result
+    raise AssertionError("the last attempt decides without asking the model")
 
 
-def _decide_in_transaction(
-    store: Store, agent: str, candidate: Candidate, session_id: str, turn_id: str
-) -> Outcome | None:
-    """Handle every outcome that needs no model; None means "ask the model"."""
-    with store.transaction() as tx:
-        if tx.has_sighting(agent, candidate.name, session_id, turn_id):
-            return "replayed"
-        current = tx.get(agent, candidate.name)
-        now = store.clock()
-        if current is None:
-            tx.add_sighting(agent, candidate.name, session_id, turn_id, "extract")
-            concept = consolidate.first_sighting(candidate, session_id, now)
-            tx.put(agent, concept, reason="extract", actor=ENGINE, session_id=session_id)
-            return "learned"
-        existing = current.concept
-        if consolidate.same_claim(existing, candidate):
-            tx.add_sighting(agent, candidate.name, session_id, turn_id, "confirm")
-            sources = tx.supporting_sources(agent, candidate.name)
-            concept = consolidate.confirm(existing, sources, now)
-            tx.put(agent, concept, reason="confirm", actor=ENGINE, session_id=session_id)
-            return "confirmed"
-        if existing.provenance == "policy":
-            # The engine never changes a policy body: the challenge is recorded in the
-            # ledger and announced; the record itself stays as its author wrote it.
-            tx.add_sighting(agent, candidate.name, session_id, turn_id, "conflict")
-            return "conflict"
-        if existing.in_conflict:
-            # Already waiting for a human: add this claim to the open contradiction.
-            tx.add_sighting(agent, candidate.name, session_id, turn_id, "conflict")
-            concept = consolidate.contradict(existing, candidate, session_id, now)
-            tx.put(agent, concept, reason="conflict", actor=ENGINE, session_id=session_id)
-            return "conflict"
-        return None
+@dataclass(frozen=True)
+class _Judged:
+    """The merge model's verdict and the record version it was given."""
+
+    version: int
+    verdict: consolidate.MergeVerdict
 
 
-def _ask_merge(
-    model: ConceptModel | None, agent: str, session_id: str, old_body: str, candidate: Candidate
-) -> str | None:
-    """The merged body the model proposes, or None (no model, contradicting, unusable)."""
-    if model is None:
-        return None
-    limit = consolidate.merge_limit(old_body, candidate.body)
-    request = MergeRequest(agent, session_id, candidate.name, old_body, candidate.body, limit)
-    try:
-        answer = model.merge(request)
-        if answer.verdict != "related" or not consolidate.usable_merge(answer.body, limit):
-            return None
-    except ModelFailure as failure:
-        log.info("merge of %s failed (%s): treated as contradicting", candidate.name, failure.outcome)
-        return None
-    except Exception as exc:  # any model failure (or a malformed answer) is contradicting
-        log.info("merge of %s failed (%s): treated as contradicting", candidate.name,
-                 type(exc).__name__)
-        return None
-    body = redact(answer.body or "").text.strip()
-    return body if consolidate.usable_merge(body, limit) else None
-
-
-def _commit_merge_or_conflict(
+def _decide_and_write(
     store: Store,
     agent: str,
     candidate: Candidate,
     session_id: str,
     turn_id: str,
-    expected_version: int | None,
-    merged_body: str | None,
-) -> Outcome | None:
-    """Write the merge (or the contradiction) if the concept is still at `expected_version`.
+    judged: _Judged | None,
+    may_ask: bool,
+) -> Outcome | StoredConcept:
+    """Decide the sighting and write the decision, in one write transaction.
 
-    Returns None when another writer changed the concept first (decide again).
+    Returns:
+        The outcome; or the stored record when the merge model must be asked about it.
     """
     with store.transaction() as tx:
-        if tx.has_sighting(agent, candidate.name, session_id, turn_id):
-            return "replayed"
         current = tx.get(agent, candidate.name)
-        if current is None or (expected_version is not None and current.version != expected_version):
-            return None
-        now = store.clock()
-        existing = current.concept
-        if merged_body is not None and not existing.in_conflict and existing.provenance != "policy":
-            tx.add_sighting(agent, candidate.name, session_id, turn_id, "merge")
-            sources = tx.supporting_sources(agent, candidate.name)
-            concept = consolidate.confirm(existing.replace(body=merged_body), sources, now)
-            tx.put(agent, concept, reason="merge", actor=ENGINE, session_id=session_id)
-            return "merged"
-        tx.add_sighting(agent, candidate.name, session_id, turn_id, "conflict")
-        if existing.provenance != "policy":
-            concept = consolidate.contradict(existing, candidate, session_id, now)
-            tx.put(agent, concept, reason="conflict", actor=ENGINE, session_id=session_id)
-        return "conflict"
+        stored = None if current is None else current.concept
+        # A verdict counts only for the version the model was shown (compare-and-swap).
+        fresh = judged is not None and current is not None and current.version == judged.version
+        decision = consolidate.decide(
+            stored,
+            candidate,
+            already_sighted=tx.has_sighting(agent, candidate.name, session_id, turn_id),
+            model_available=may_ask,
+            merge=judged.verdict if judged is not None and fresh else None,
+        )
+        if decision.outcome is None:  # ask the model, outside the write lock
+            if current is None:
+                raise AssertionError("decide asked for a merge with nothing on record")
+            return current
+        if decision.sighting is not None:
+            now = store.clock()
+            tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
+            sources = tx.supporting_sources(agent, candidate.name) if decision.needs_sources else []
+            concept = consolidate.apply(
+                decision, stored, candidate, sources=sources, session_id=session_id, now=now
+            )
+            if concept is not None:
+                tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
+        return decision.outcome
+
+
+def _ask_merge(
+    model: ConceptModel, agent: str, session_id: str, old_body: str, candidate: Candidate
+) -> consolidate.MergeVerdict:
+    """Ask the merge model about `old_body` and `candidate`; a failed call is contradicting."""
+    limit = consolidate.merge_limit(old_body, candidate.body)
+    request = MergeRequest(agent, session_id, candidate.name, old_body, candidate.body, limit)
+    try:
+        answer = model.merge(request)
+    except ModelFailure as failure:
+        log.info("merge of %s failed (%s): treated as contradicting", candidate.name, failure.outcome)
+        return consolidate.merge_failed(failure.outcome)
+    except Exception as exc:  # any model failure is contradicting
+        log.info("merge of %s failed (%s): treated as contradicting", candidate.name,
+                 type(exc).__name__)
+        return consolidate.merge_failed(type(exc).__name__)
+    return consolidate.interpret_merge(answer, old_body, candidate.body)
 
 
 def _storable(text: str | None) -> str | None:

@@ -7,20 +7,35 @@ plugin, the CLI and the demo all go through it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from insika_knowledge.concept import utc_now
-from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.authored import complete
+from insika_knowledge.concept import Concept, parse, serialize, utc_now
+from insika_knowledge.config import KnowledgeConfig, load_config
+from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
+from insika_knowledge.errors import NotFound, RunTimeFailure, StaleVersion, UserError
 from insika_knowledge.events import EventBus, KnowledgeDeleted
+from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
+from insika_knowledge.index.scan import Entry
 from insika_knowledge.learn import TurnReport, learn_turn
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import SQLiteStore, Version, data_dir, tenant_path
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+
+#: How often `Memory.put` re-reads a concept another writer changed meanwhile.
+PUT_ATTEMPTS: Final = 3
+#: Who a front-door write names in the concept's history.
+PYTHON_ACTOR: Final = "python"
+#: What `Memory.put` keeps from the record on file when the author leaves the key out.
+KEPT_ON_PUT: Final = ("confidence", "sources", "occurrences", "created_at")
 
 
 class Memory:
@@ -94,7 +109,7 @@ class Memory:
                 self._models[spec] = model
             return model
 
-    def learn(
+    def learn_turn(
         self,
         agent: str,
         config: KnowledgeConfig,
@@ -121,10 +136,13 @@ class Memory:
         )
 
     def delete(
-        self, agent: str, name: str, *, actor: str, tenant: str = DEFAULT_TENANT,
+        self, agent: str, name: str, *, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT,
         expected_version: int | None = None,
     ) -> Version:
         """Delete a concept (its history is kept) and fire ``knowledge_deleted``.
+
+        Call it with keywords from the front door: ``memory.delete(agent="shop", name="x")``;
+        `actor` is who the history names (default ``python``).
 
         Raises:
             NotFound: no such concept.
@@ -141,3 +159,253 @@ class Memory:
                 store.close()
             self._stores.clear()
             self._retrievers.clear()
+
+    # ------------------------------------------------------------------ the Python front door
+    # Keyword arguments with guessable defaults: one agent per call, the default tenant,
+    # the default ``knowledge:`` settings (`KnowledgeConfig()`) unless `config` is given.
+
+    def learn(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        agent: str,
+        session_id: str,
+        turn_id: str | None = None,
+        model: str | ConceptModel | None = None,
+        tenant: str = DEFAULT_TENANT,
+        config: KnowledgeConfig | None = None,
+    ) -> TurnReport:
+        """Learn from one finished turn (or a whole short conversation) of `agent`.
+
+        Args:
+            messages: OpenAI-style message dicts (``role``, ``content``...), oldest first.
+            agent: the agent id.
+            session_id: the conversation's id (becomes each concept's source).
+            turn_id: the turn's id in the session; None = a digest of `messages`, so
+                learning the same messages twice counts once.
+            model: a model spec (``replay:PATH``, ``openai/gpt-4o-mini``) or a model object
+                (`insika_knowledge.extract.model.ConceptModel`); None = ``config.model``,
+                else ``$INSIKA_UTILITY_MODEL`` (no model: the report says ``no_model``).
+            tenant: the tenant whose database holds the agent's concepts.
+            config: the agent's settings (types, prompt); None = the defaults.
+
+        Returns:
+            The turn's report (``outcome``, ``results`` as (name, outcome) pairs...).
+            A model failure is in ``outcome``, never raised.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            UserError: the ids are not printable text, or the model spec is unusable.
+        """
+        settings = config or KnowledgeConfig()
+        listed = [dict(m) for m in messages]
+        chosen = self.model(model) if isinstance(model, str) else model
+        return self.learn_turn(
+            agent, settings, session_id=session_id, turn_id=turn_id or digest_id(listed),
+            messages=listed, tenant=tenant, model=chosen,
+        )
+
+    def search(
+        self, query: str, *, agent: str, top_k: int = 5, tenant: str = DEFAULT_TENANT,
+        index: str = "auto",
+    ) -> list[Hit]:
+        """The agent's concepts that best match `query`, best first.
+
+        Args:
+            query: the text to match (a customer's message, a few keywords).
+            agent: the agent id.
+            top_k: hits at most (1-50).
+            tenant: the tenant.
+            index: ``auto``, ``scan`` or ``fts5`` (see `KnowledgeConfig.index`).
+
+        Returns:
+            Up to `top_k` `Hit`; ``score`` is the index's (Scan: shared query terms,
+            title terms counting twice; FTS5: minus SQLite's bm25), higher is better.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            ConfigError: `top_k` or `index` is out of range.
+        """
+        check_agent(agent)
+        settings = _settings(top_k=top_k, index=index)
+        found = self.retriever(tenant).index_for(agent, settings.index).search(agent, query, settings.top_k)
+        return [Hit.of(h.entry, h.score) for h in found]
+
+    def knowledge_block(
+        self, message: str, *, agent: str, tenant: str = DEFAULT_TENANT,
+        config: KnowledgeConfig | None = None,
+    ) -> str | None:
+        """The ``<knowledge>`` block a prompt gets for `message`, or None when nothing matches.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+        """
+        check_agent(agent)
+        settings = config or KnowledgeConfig()
+        return self.retriever(tenant).block(
+            agent, message, settings.top_k, settings.index, settings.min_coverage
+        )
+
+    def load(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> str:
+        """One concept's full markdown record (what ``load_knowledge`` returns).
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such concept (the message names up to 3 close names).
+        """
+        check_agent(agent)
+        result = self.retriever(tenant).load_knowledge(agent, name)
+        if "error" in result:
+            raise NotFound(str(result["error"]))
+        return str(result["markdown"])
+
+    def concepts(self, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Concept]:
+        """Every concept of `agent`, by name.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+        """
+        check_agent(agent)
+        return [s.concept for s in self.store(tenant).list_concepts(agent)]
+
+    def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Concept]:
+        """The concepts of `agent` holding contradicting reports (``status == "conflict"``).
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+        """
+        return [c for c in self.concepts(agent=agent, tenant=tenant) if c.in_conflict]
+
+    def put(
+        self, markdown: str, *, agent: str, tenant: str = DEFAULT_TENANT, actor: str = PYTHON_ACTOR,
+    ) -> Concept:
+        """Add or replace a concept a person wrote (history reason ``edit``).
+
+        Only ``name`` and ``description`` are required in the frontmatter
+        (see `insika_knowledge.authored`). Left out: ``provenance`` is ``policy`` (a person
+        vouches for it; write ``observed`` to keep it as past practice), ``type`` is
+        ``fact``, ``updated_at`` is now; ``confidence``, ``sources``, ``occurrences`` and
+        ``created_at`` keep the values on record, or for a new concept: confidence 1.0
+        (policy) or 0.6 (observed), no sources, 0 occurrences, now.
+
+        Returns:
+            The concept as stored.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            ConceptFormatError: the markdown is not a valid record (line and field named).
+        """
+        check_agent(agent)
+        store = self.store(tenant)
+        now = store.clock()
+        concept: Concept | None = None
+        for _ in range(PUT_ATTEMPTS):
+            guess = {"provenance": "policy", "type": "fact", "confidence": 1.0, "sources": [],
+                     "occurrences": 0, "created_at": now, "updated_at": now}
+            text, filled = complete(markdown, guess)
+            concept = parse(text)
+            current = store.get(agent, concept.name)
+            kept: dict[str, Any] = {}
+            if current is not None:
+                kept = {k: getattr(current.concept, k) for k in KEPT_ON_PUT if k in filled}
+            elif "confidence" in filled and concept.provenance != "policy":
+                kept = {"confidence": FIRST_SIGHTING_CONFIDENCE}
+            record = serialize(concept.replace(**kept))
+            try:
+                if current is None:
+                    return store.create(agent, record, actor=actor).concept
+                return store.edit(agent, concept.name, record, expected_version=current.version,
+                                  actor=actor).concept
+            except (StaleVersion, NotFound):
+                continue  # written or deleted meanwhile: read it again
+            except UserError:
+                if current is not None or store.get(agent, concept.name) is None:
+                    raise
+                continue  # created meanwhile: read it again
+        name = concept.name if concept is not None else "?"
+        raise RunTimeFailure(f"{agent}/{name} kept changing while it was being put")
+
+    def propose(
+        self,
+        candidate: Mapping[str, Any],
+        *,
+        agent: str,
+        session_id: str,
+        turn_id: str | None = None,
+        tenant: str = DEFAULT_TENANT,
+        config: KnowledgeConfig | None = None,
+        model: str | ConceptModel | None = None,
+    ) -> TurnReport:
+        """Learn one concept proposed by a tool or an agent, exactly as extraction would.
+
+        The candidate (``name``, ``description``, ``type``, ``body``) passes the same gates,
+        redaction and consolidation as a model's answer, with provenance ``observed``.
+
+        Args:
+            candidate: the proposed concept's four keys.
+            agent: the agent id.
+            session_id: where the proposal comes from (becomes the concept's source).
+            turn_id: None = a digest of `candidate` (the same proposal counts once).
+            tenant: the tenant.
+            config: the agent's settings (``types`` allowlist); None = the defaults.
+            model: the model asked to merge a related repeat; None = ``config.model``,
+                else ``$INSIKA_UTILITY_MODEL``, else none (a different repeat is a conflict).
+
+        Returns:
+            The report: ``results`` holds ``(name, outcome)`` when the candidate was kept,
+            ``dropped`` the reason when a gate refused it.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            UserError: the ids are not printable text, or the model spec is unusable.
+        """
+        settings = config or KnowledgeConfig()
+        merger = model if model is not None else settings.resolved_model()
+        chosen = self.model(merger) if isinstance(merger, str) else merger
+        item = dict(candidate)
+        return self.learn_turn(
+            agent, settings, session_id=session_id, turn_id=turn_id or digest_id(item),
+            messages=[], tenant=tenant, model=GivenModel([item], chosen),
+        )
+
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result.
+
+    Attributes:
+        name: the concept's name.
+        description: its one-line summary.
+        type: fact, entity, procedure, policy or objection.
+        score: the index's score, higher is better (see `Memory.search`).
+        confidence: 0..1.
+        provenance: ``observed`` (learned) or ``policy`` (set by a person).
+        status: ``ok``, or ``conflict`` when contradicting reports await a person.
+    """
+
+    name: str
+    description: str
+    type: str
+    score: float
+    confidence: float
+    provenance: str
+    status: str
+
+    @classmethod
+    def of(cls, entry: Entry, score: float) -> Hit:
+        """The hit for one index entry."""
+        return cls(entry.name, entry.description, entry.type, float(score), entry.confidence,
+                   entry.provenance, "conflict" if entry.in_conflict else "ok")
+
+
+def digest_id(value: object) -> str:
+    """A short stable id for a JSON-like value (``d-`` and 16 hex digits of its SHA-256)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return "d-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _settings(**block: Any) -> KnowledgeConfig:
+    config = load_config(block)
+    assert config is not None
+    return config

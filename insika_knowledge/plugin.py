@@ -187,7 +187,7 @@ class KnowledgePlugin:
 
     def _learn(self, turn: Turn, config: KnowledgeConfig) -> TurnReport | None:
         try:
-            return self.memory.learn(
+            return self.memory.learn_turn(
                 turn.agent.id, config, session_id=turn.session_id, turn_id=turn.turn_id,
                 messages=list(turn.messages), tenant=turn.agent.tenant,
             )

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.analysis.text import document_terms, query_terms
 from insika_knowledge.concept import Concept
 from insika_knowledge.errors import UserError
-from insika_knowledge.index.text import document_terms, query_terms
 
 DEFAULT_SET: Final = Path(__file__).resolve().parents[1] / "benchmarks" / "retrieval"
 TOP_K: Final = 5

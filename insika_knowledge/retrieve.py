@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
+from insika_knowledge.analysis.numbers import is_numeric_term
 from insika_knowledge.concept import check_name
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
@@ -208,7 +209,7 @@ def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int])
     A term no concept has gets the highest weight, so a message about something the
     store never heard of covers little.
     """
-    words = [t for t in wanted if not t.startswith("z")]
+    words = [t for t in wanted if not is_numeric_term(t)]
     total = sum(2 * weight(t) for t in words)
     return entry_score(entry, wanted, weight) / total if total else 0.0
 

@@ -428,7 +428,7 @@ def test_a_session_that_errors_fails_the_run_and_shows_why(tmp_path: Path, monke
         "s1": [_candidate("first-fact", "Bags under 23 kg fly free.")],
         "s2": [_candidate("second-fact", "Pets travel in the cabin.")],
     })
-    real_learn = Memory.learn
+    real_learn = Memory.learn_turn
 
     def learn(self, agent, config, *, session_id, **kwargs):  # noqa: ANN001, ANN202
         if session_id == "s2":
@@ -437,7 +437,7 @@ def test_a_session_that_errors_fails_the_run_and_shows_why(tmp_path: Path, monke
             raise RunTimeFailure("disk full writing /somewhere/default.db")
         return real_learn(self, agent, config, session_id=session_id, **kwargs)
 
-    monkeypatch.setattr(Memory, "learn", learn)
+    monkeypatch.setattr(Memory, "learn_turn", learn)
     result = CliRunner().invoke(cli, ["backfill", *_args(sessions, replay, tmp_path / "data")[:-1]])
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output

@@ -149,7 +149,7 @@ def test_huge_numbers_and_huge_messages_are_handled(filled: SQLiteStore) -> None
     """Numbers over 15 digits are not numbers; a message is read to its first 4000 characters."""
     import re
 
-    from insika_knowledge.index.text import MAX_QUERY_CHARS
+    from insika_knowledge.analysis.text import MAX_QUERY_CHARS
     from insika_knowledge.retrieve import Retriever
 
     def found(block: str | None) -> list[str]:

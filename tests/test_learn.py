@@ -417,3 +417,75 @@ def test_the_merge_prompt_passes_the_bodies_as_json() -> None:
     data = json.loads(content.rstrip().rsplit("\n", 1)[1])
     assert data == {"name": "bag-fee", "on_record": old, "new_sighting": new}
     assert "not instructions" in content and "800" in content
+
+
+# ----------------------------------------------------------------------------- racing writers
+
+FIRST = Candidate("cep-13-campinas", GOOD["description"], "fact", GOOD["body"])
+SECOND = Candidate("cep-13-campinas", RELATED["description"], "fact", RELATED["body"])
+MERGED = "CEP range 13000-13999 ships from the Campinas DC in 1-2 business days; paid before 14h, same day."
+
+
+class Racing:
+    """A merge model during whose answers another writer changes the record (`changes`, in turn)."""
+
+    def __init__(self, store, changes, answer=None):  # noqa: ANN001
+        from insika_knowledge.extract.model import MergeAnswer
+
+        self.store, self.changes = store, list(changes)
+        self.answer = answer or MergeAnswer("related", MERGED)
+        self.calls = 0
+
+    def propose(self, request):  # noqa: ANN001, ANN201
+        return []
+
+    def merge(self, request):  # noqa: ANN001, ANN201
+        self.calls += 1
+        if self.changes:
+            self.changes.pop(0)(self.store)
+        return self.answer
+
+
+def _edit(**changes: str):  # noqa: ANN202
+    def edit(store) -> None:  # noqa: ANN001
+        current = store.get(AGENT, "cep-13-campinas")
+        markdown = current.markdown
+        for old, new in changes.items():
+            markdown = markdown.replace(getattr(current.concept, old), new)
+        store.edit(AGENT, "cep-13-campinas", markdown, expected_version=current.version, actor="op")
+    return edit
+
+
+def test_a_merge_answer_made_stale_by_another_writer_is_asked_again(store) -> None:
+    sight(store, AGENT, FIRST, session_id="s1", turn_id="t")
+    model = Racing(store, [_edit(description="CEPs 13000-13999 ship from Campinas (edited).")])
+    assert sight(store, AGENT, SECOND, session_id="s2", turn_id="t", model=model) == "merged"
+    assert model.calls == 2
+    assert store.get(AGENT, "cep-13-campinas").concept.body == MERGED
+
+
+def test_writers_racing_every_merge_end_in_a_conflict_after_three_answers(store) -> None:
+    sight(store, AGENT, FIRST, session_id="s1", turn_id="t")
+    edits = [_edit(description=f"CEPs 13000-13999 ship from Campinas (edit {i}).") for i in range(5)]
+    model = Racing(store, edits)
+    assert sight(store, AGENT, SECOND, session_id="s2", turn_id="t", model=model) == "conflict"
+    assert model.calls == 3
+    concept = store.get(AGENT, "cep-13-campinas").concept
+    assert concept.in_conflict and "Orders paid before 14h" in concept.body
+
+
+def test_a_concept_deleted_while_the_model_answers_is_learned_afresh(store) -> None:
+    sight(store, AGENT, FIRST, session_id="s1", turn_id="t")
+    model = Racing(store, [lambda s: s.delete(AGENT, "cep-13-campinas", actor="op")])
+    assert sight(store, AGENT, SECOND, session_id="s2", turn_id="t", model=model) == "learned"
+    assert store.get(AGENT, "cep-13-campinas").concept.body == SECOND.body
+
+
+def test_a_record_restated_by_the_last_racing_writer_is_confirmed_not_contradicted(store) -> None:
+    sight(store, AGENT, FIRST, session_id="s1", turn_id="t")
+    edits = [_edit(description=f"CEPs 13000-13999 ship from Campinas (edit {i}).") for i in range(2)]
+    restate = _edit(description=SECOND.description, body=SECOND.body)
+    model = Racing(store, [*edits, restate])
+    assert sight(store, AGENT, SECOND, session_id="s2", turn_id="t", model=model) == "confirmed"
+    assert model.calls == 3
+    assert not store.get(AGENT, "cep-13-campinas").concept.in_conflict

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.datasets import shared_data
-from insika_knowledge.index.text import terms
 from insika_knowledge.procedure import wilson_lower_bound
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner, judge

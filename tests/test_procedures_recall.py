@@ -22,7 +22,7 @@ def procedure(
     tools: tuple[str, ...] = (),
     steps: int = 1,
 ) -> Procedure:
-    from insika_knowledge.index.text import terms
+    from insika_knowledge.analysis.text import terms
 
     return Procedure(
         id=pid,

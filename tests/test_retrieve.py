@@ -8,9 +8,9 @@ from conftest import make_concept
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from insika_knowledge.analysis.text import query_terms, tokenize
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.index.scan import ScanIndex, scan_reference
-from insika_knowledge.index.text import query_terms, tokenize
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, Retriever, render_block
 
 AGENT = "store-support"
@@ -188,3 +188,11 @@ def test_relevance_floor_empties_the_block_when_the_best_concept_covers_too_litt
     assert retriever.retrieve(AGENT, vague, 5, min_coverage=0.5).matched == []
     precise = "Do CEPs 13000-13999 ship from the Campinas DC?"
     assert [e.name for e in retriever.retrieve(AGENT, precise, 5, min_coverage=0.5).matched] == ["cep-13-campinas"]
+
+
+def test_words_starting_with_z_count_in_the_relevance_floor_like_any_word(store) -> None:
+    put(store, name="campinas-dc", description="The Campinas DC.", body="Campinas DC.")
+    retriever = Retriever(store)
+    for message in ("campinas zona zebra zumbi", "campinas wifi hotel senha"):
+        assert retriever.retrieve(AGENT, message, 5).matched  # shares "campinas"
+        assert retriever.retrieve(AGENT, message, 5, min_coverage=0.5).matched == []

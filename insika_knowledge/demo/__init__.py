@@ -68,7 +68,7 @@ def run_demo(
     echo(f"data directory: {folder}\n")
     echo("1. Learning from 10 finished conversations")
     for session in read_sessions(demo_file("conversations.jsonl")):
-        report = memory.learn(
+        report = memory.learn_turn(
             AGENT, config, session_id=session.session_id, turn_id="t1",
             messages=session.messages, tenant=TENANT,
         )

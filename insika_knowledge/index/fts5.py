@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.index.scan import Entry, Hit, entry_from_row, term_weight
-from insika_knowledge.index.text import query_terms
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import Store
 from insika_knowledge.store.fts import match_expression

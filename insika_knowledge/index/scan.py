@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from insika_knowledge.analysis.text import document_terms, query_terms
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
-from insika_knowledge.index.text import document_terms, query_terms
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, Store
 

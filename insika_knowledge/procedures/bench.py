@@ -33,8 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.bench import percentiles
-from insika_knowledge.index.text import terms
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner, judge

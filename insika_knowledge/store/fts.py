@@ -1,6 +1,6 @@
 """The ``insika`` FTS5 tokenizer: FTS5 indexes exactly the terms the one tokeniser makes.
 
-Documents are analysed by `insika_knowledge.index.text.document_terms` (folding, stop
+Documents are analysed by `insika_knowledge.analysis.text.document_terms` (folding, stop
 words, stemming, numeric range blocks); queries arrive already analysed (the FTS5
 adapter builds every MATCH expression itself from `query_terms`, each term quoted),
 so in query mode a token passes through unchanged. Scan and FTS5 therefore agree on
@@ -14,8 +14,8 @@ from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.index.numbers import range_terms
-from insika_knowledge.index.text import fold, tokenize
+from insika_knowledge.analysis.numbers import range_terms
+from insika_knowledge.analysis.text import fold, tokenize
 
 TOKENIZER: Final = "insika"
 #: Bumped whenever analysis changes in a way that needs the FTS5 index rebuilt.

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedure import Procedure, ProcedureStep, procedure_keys
 from insika_knowledge.procedures.mining.prune import prune
 from insika_knowledge.procedures.trace.steps import PENDING, SHELL, TOOL, Step

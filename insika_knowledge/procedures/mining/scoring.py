@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict
 from insika_knowledge.store.procedures import ProcedureRows
@@ -37,7 +37,7 @@ class MinedRun:
         kind: ``tool`` or ``shell``.
         steps: the canonical steps (stored when a success creates the procedure).
         tools: tool names the steps call.
-        terms: index terms of the task (`insika_knowledge.index.text.terms`).
+        terms: index terms of the task (`insika_knowledge.analysis.text.terms`).
         task: the canonical task text.
     """
 

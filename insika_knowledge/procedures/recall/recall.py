@@ -1,7 +1,7 @@
 """Recall: match a new task against the triggers of the recallable procedures.
 
 Matcher ``terms``: the task (the first user message, canonicalised like the triggers) is
-analysed by the project's tokeniser (`insika_knowledge.index.text.terms`). Each procedure's
+analysed by the project's tokeniser (`insika_knowledge.analysis.text.terms`). Each procedure's
 trigger is a weight per term: the share of its successful runs whose task contained the
 term. The match score is the cosine between the task's vector (each term weighted by its
 inverse document frequency over the indexed procedures, ``ln((N+1)/(df+0.5))`` divided
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.trace.canonical import canonical_text
 

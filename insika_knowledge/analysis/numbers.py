@@ -12,11 +12,18 @@ matching (Scan's sets, FTS5's postings) does range matching with no special case
 
 Kinds: ``cep`` (Brazilian postal codes, compared by their 5-digit prefix), ``money``
 (a currency sign or word next to the number), ``num`` (anything else).
+
+The numeric-term format (``z<kind><width>_<digits>``) is owned here: `numeric_term` makes
+one and `is_numeric_term` tells one from a word's term, so no caller tests a prefix.
+
+`quantities` reads what a statement asserts with numbers (each value with its currency
+and unit), for the same-claim check of consolidation.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -54,6 +61,28 @@ _SPAN_RE: Final = re.compile(
 _VALUE_RE: Final = re.compile(rf"({_CUR})?\s*(?<![\w.,])({_NUM})(?![\w])\s*({_CUR_WORDS})?")
 _ANY_DIGIT_RE: Final = re.compile(r"\d+")
 _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
+_GROUPED_RE: Final = re.compile(r"(\d{1,3}(?:[.,]\d{3})+)(?:[.,](\d{1,2}))?")
+
+#: The kinds a numeric term can have.
+KINDS: Final[tuple[str, ...]] = ("cep", "money", "num")
+_NUMERIC_TERM_RE: Final = re.compile(r"z(?:cep|money|num)[1-9]\d*_\d*")
+
+
+def numeric_term(kind: str, width: int, digits: str) -> str:
+    """The term of the numbers of `kind` with `width` digits that start with `digits`.
+
+    ``numeric_term("cep", 5, "13")`` -> ``"zcep5_13"`` (every CEP 13000-13999).
+    """
+    return f"z{kind}{width}_{digits}"
+
+
+def is_numeric_term(term: str) -> bool:
+    """True when `term` is a numeric term (a range block or a number's prefix).
+
+    Word terms never are, whatever letter they start with (``"zona"``, ``"zero"``):
+    a word's term has no ``_``, and a synonym group's term starts with ``s_``.
+    """
+    return _NUMERIC_TERM_RE.fullmatch(term) is not None
 
 
 #: Numbers with more digits than this are not numbers a range is about (ids, hashes).
@@ -67,12 +96,32 @@ def to_int(raw: str) -> int | None:
     """
     if sum(c.isdigit() for c in raw) > MAX_DIGITS:
         return None
-    grouped = re.fullmatch(r"(\d{1,3}(?:[.,]\d{3})+)(?:[.,](\d{1,2}))?", raw)
-    text = re.sub(r"[.,]", "", grouped.group(1)) if grouped else raw.replace(",", ".")
     try:
-        return int(Decimal(text))
+        return int(Decimal(_decimal_text(raw)))
     except (InvalidOperation, ValueError):
         return None
+
+
+def parse_decimal(raw: str) -> Decimal | None:
+    """Parse ``"1.250,00"``, ``"1,250.00"``, ``"199,90"``, ``"4"`` to its exact value.
+
+    Returns:
+        The value, normalised (``Decimal("199.9")``, ``Decimal("1.25E+3")``), or None when
+        `raw` is not a number.
+    """
+    try:
+        return Decimal(_decimal_text(raw)).normalize()
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _decimal_text(raw: str) -> str:
+    """`raw` in Python's notation: thousands groups joined, the decimal mark a ``.``."""
+    grouped = _GROUPED_RE.fullmatch(raw)
+    if grouped is None:
+        return raw.replace(",", ".")
+    text = re.sub(r"[.,]", "", grouped.group(1))
+    return f"{text}.{grouped.group(2)}" if grouped.group(2) else text
 
 
 def blocks(lo: int, hi: int, kind: str) -> list[str]:
@@ -101,7 +150,7 @@ def _cover(lo: int, hi: int, width: int, kind: str) -> list[str]:
         while size < width and lo % 10 ** (size + 1) == 0 and lo + 10 ** (size + 1) - 1 <= hi:
             size += 1
         prefix = str(lo).zfill(width)[: width - size]
-        out.append(f"z{kind}{width}_{prefix}")
+        out.append(numeric_term(kind, width, prefix))
         lo += 10**size
     return out
 
@@ -110,7 +159,7 @@ def prefixes(value: int, kind: str) -> list[str]:
     """Every prefix term of one number (what a message carrying it is indexed under)."""
     digits = str(value).zfill(CEP_WIDTH) if kind == "cep" else str(value)
     width = len(digits)
-    return [f"z{kind}{width}_{digits[:i]}" for i in range(width + 1)]
+    return [numeric_term(kind, width, digits[:i]) for i in range(width + 1)]
 
 
 def _kind(currency: str | None, word: str | None, default: str = "num") -> str:
@@ -180,10 +229,10 @@ def _range_terms(folded: str) -> list[str]:
                 else:
                     out += blocks(0, value + (high_shift or 0), kind)
     for m in _SPAN_RE.finditer(folded):
-        lo, hi = to_int(m.group(2)), to_int(m.group(4))
-        if lo is None or hi is None or lo >= hi or not free(m):
+        first, last = to_int(m.group(2)), to_int(m.group(4))
+        if first is None or last is None or first >= last or not free(m):
             continue
-        out += blocks(lo, hi, _kind(m.group(1) or m.group(3), m.group(5)))
+        out += blocks(first, last, _kind(m.group(1) or m.group(3), m.group(5)))
     return out
 
 
@@ -209,4 +258,64 @@ def query_terms(folded: str) -> list[str]:
         out += prefixes(value, kind)
         if kind == "num":  # "my order came to 80": a bare amount is often money
             out += prefixes(value, "money")
+    return out
+
+
+# ----------------------------------------------------------------------------- quantities
+
+_QUANTITY_RE: Final = re.compile(
+    r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+    r"\s?(?P<unit>%|[a-z]+)?"
+)
+#: Folded unit words -> their canonical unit.
+UNITS: Final[dict[str, str]] = {
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours", "hora", "horas"], "hour"),
+    **dict.fromkeys(["min", "mins", "minute", "minutes", "minuto", "minutos"], "minute"),
+    **dict.fromkeys(["d", "day", "days", "dia", "dias"], "day"),
+    **dict.fromkeys(["week", "weeks", "semana", "semanas"], "week"),
+    **dict.fromkeys(["month", "months", "mes", "meses"], "month"),
+    **dict.fromkeys(["year", "years", "ano", "anos"], "year"),
+    **dict.fromkeys(["unit", "units", "unidade", "unidades", "un", "pcs", "pieces", "pecas",
+                     "item", "items", "itens"], "unit"),
+    **dict.fromkeys(["%", "percent", "pct", "porcento"], "%"),
+    **dict.fromkeys(["kg", "kilo", "kilos", "quilo", "quilos"], "kg"),
+    **dict.fromkeys(["g", "grams", "gramas"], "g"),
+    **dict.fromkeys(["km", "m", "cm", "mm"], "length"),
+    **dict.fromkeys(["bag", "bags", "mala", "malas", "bagagem", "bagagens"], "bag"),
+    **dict.fromkeys(["reais", "real", "brl"], "brl"),
+    **dict.fromkeys(["dollars", "dollar", "usd"], "usd"),
+}
+#: Currency signs -> their currency.
+CURRENCIES: Final[dict[str, str]] = {"r$": "brl", "us$": "usd", "$": "usd", "€": "eur", "£": "gbp"}
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """One number a statement asserts, with what it counts.
+
+    Attributes:
+        value: the exact value (`parse_decimal`), e.g. ``Decimal("1.25E+3")`` for ``1.250,00``.
+        currency: the currency of a sign before it (``brl`` for ``R$``), or None.
+        unit: the canonical unit of the word after it (`UNITS`: ``hour``, ``day``, ``%``,
+            ``brl``...), or None.
+    """
+
+    value: Decimal
+    currency: str | None
+    unit: str | None
+
+
+def quantities(folded: str) -> list[Quantity]:
+    """Every number of case- and accent-folded text, in order, with currency and unit.
+
+    ``"r$ 1.250,00 em 3 dias"`` -> ``[Quantity(1.25E+3, "brl", None), Quantity(3, None, "day")]``.
+    A word after a number that is no known unit leaves `unit` None.
+    """
+    out: list[Quantity] = []
+    for match in _QUANTITY_RE.finditer(folded):
+        value = parse_decimal(match.group("num"))
+        if value is None:  # the pattern only matches digits with one kind of mark: never
+            continue
+        currency = CURRENCIES[match.group("cur")] if match.group("cur") else None
+        out.append(Quantity(value, currency, UNITS.get(match.group("unit") or "")))
     return out

@@ -1,4 +1,5 @@
-"""The one tokeniser: every index, the consolidator and the benchmark analyse text here.
+"""The one tokeniser: every index, the consolidator, the concept codec and the benchmark
+analyse text here.
 
 Analysis is: Unicode case folding, accent folding (NFKD without combining marks),
 split on anything that is not a letter or digit, English and Portuguese stop words
@@ -7,10 +8,12 @@ language's stop words it uses (English, Portuguese, or both stemmers in turn whe
 cannot tell). Portuguese plural endings are first brought to the singular
 (``-coes``/``-oes``/``-aes`` -> ``-ao``, ``-ns`` -> ``-m``), so text typed without
 accents stems like accented text. ``"entregas"`` and ``"entrega"`` share a term;
-words of a synonym group (`index.synonyms`) also get the group's term.
+words of a synonym group (`analysis.synonyms`) also get the group's term.
 
-`document_terms` and `query_terms` add the numeric terms of `index.numbers`, so a
+`document_terms` and `query_terms` add the numeric terms of `analysis.numbers`, so a
 message carrying a number inside a range a concept states shares a term with it.
+
+An index that stores terms records `ANALYSIS_VERSION` and rebuilds itself when it changes.
 """
 
 from __future__ import annotations
@@ -22,10 +25,16 @@ from typing import Final
 
 import Stemmer
 
-from insika_knowledge.index import numbers
-from insika_knowledge.index.synonyms import SYNONYMS, join_phrases
+from insika_knowledge.analysis import numbers
+from insika_knowledge.analysis.synonyms import SYNONYMS, join_phrases
+
+#: The version of the term output. Bump it whenever any function here (or in
+#: `analysis.numbers` / `analysis.synonyms`) would give a stored text different terms:
+#: an index built under another version must be rebuilt.
+ANALYSIS_VERSION: Final[int] = 2  # 2: `fold` folds capitals that come out of NFKD
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
+_ASCII_WORD_RE: Final = re.compile(r"[a-z0-9]+")
 
 STOP_WORDS_EN: Final[frozenset[str]] = frozenset(
     """a about above after again against all am an and any are as at be because been before
@@ -48,6 +57,11 @@ STOP_WORDS_PT: Final[frozenset[str]] = frozenset(
     pois entao esta estou estamos sao sou vai vou quero queria gostaria pode posso poderia""".split()
 )
 STOP_WORDS: Final[frozenset[str]] = STOP_WORDS_EN | STOP_WORDS_PT
+#: Folded words that negate a statement, English and Portuguese (``n't`` is counted apart).
+NEGATIONS: Final[frozenset[str]] = frozenset(
+    "not no never none nobody nothing neither nor cannot without nao nunca nem nenhum "
+    "nenhuma jamais sem tampouco".split()
+)
 
 
 #: The combining diacritical-mark blocks (accents of Latin, Greek, Cyrillic...). Marks of
@@ -59,11 +73,14 @@ _COMBINING: Final = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\
 def fold(text: str) -> str:
     """Case- and accent-fold `text`: ``"São PAULO"`` -> ``"sao paulo"``.
 
-    NFKD decomposition, then the combining diacritical marks removed (one regex pass).
+    NFKD, case folding, NFKD again (so a compatibility character that decomposes to a
+    capital, such as ``"ᴬ"`` or ``"🄰"``, is folded too), then the combining diacritical
+    marks removed (one regex pass).
     """
     if text.isascii():
         return text.lower()
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.casefold()))
+    decomposed = unicodedata.normalize("NFKD", text)
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", decomposed.casefold()))
 
 
 _EN: Final = Stemmer.Stemmer("english")
@@ -101,14 +118,33 @@ def stem(word: str, lang: str = "mixed") -> str:
         if word.endswith(plural) and len(word) > len(plural) + 2:
             word = word[: -len(plural)] + singular
             break
-    english = _EN.stemWord(word)
-    both = _PT.stemWord(english)
+    english: str = _EN.stemWord(word)
+    both: str = _PT.stemWord(english)
     return both if len(both) >= 4 else english
 
 
 def words(text: str) -> list[str]:
     """All folded words of `text`, in order, stop words included, not stemmed."""
     return _WORD_RE.findall(fold(text))
+
+
+def ascii_words(text: str) -> list[str]:
+    """The runs of ASCII letters and digits of folded `text`, in order.
+
+    What is left of a text once it is written with ``[a-z0-9]`` only:
+    ``"Frete Grátis acima de R$199"`` -> ``["frete", "gratis", "acima", "de", "r", "199"]``;
+    letters of scripts without an ASCII transliteration (CJK, emoji) separate runs.
+    """
+    return _ASCII_WORD_RE.findall(fold(text))
+
+
+def negation_count(text: str) -> int:
+    """How many negations `text` carries: `NEGATIONS` words plus each ``n't``.
+
+    ``"Customers do not get a reply"`` -> 1; ``"we don't, nunca"`` -> 2.
+    """
+    folded = fold(text)
+    return sum(1 for w in _WORD_RE.findall(folded) if w in NEGATIONS) + folded.count("n't")
 
 
 def tokenize(text: str, lang: str | None = None) -> list[str]:

@@ -1,0 +1,89 @@
+"""A concept written by a person: fill in the frontmatter keys the author left out.
+
+A record on disk carries every key (see `insika_knowledge.concept`); a person writing
+one by hand should only need the ones that say something::
+
+    ---
+    name: frete-gratis-acima-199
+    description: Orders above R$ 199 ship for free.
+    ---
+
+    Every order whose products add up to more than R$ 199 ships for free.
+
+`complete` appends each missing key, with the value the caller chooses, at the end of
+the frontmatter (so the line numbers of the author's own lines stay as written in any
+error) and returns the completed text for `insika_knowledge.concept.parse`, which
+stays the only reader of the format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from insika_knowledge.concept import KEYS
+from insika_knowledge.errors import ConceptFormatError
+
+#: The keys an author must write: everything else has a default.
+REQUIRED: Final[tuple[str, ...]] = ("name", "description")
+_KEY_RE: Final = re.compile(r"([A-Za-z_][\w-]*)\s*:")
+
+
+def present_keys(markdown: str) -> frozenset[str]:
+    """The top-level frontmatter keys `markdown` writes (no YAML is evaluated).
+
+    Raises:
+        ConceptFormatError: the text has no ``---`` frontmatter, or it is not closed.
+    """
+    front, _ = _split(markdown)
+    found = set()
+    for line in front:
+        match = _KEY_RE.match(line)  # a key starts at column 0; list items and values do not
+        if match:
+            found.add(match.group(1))
+    return frozenset(found)
+
+
+def complete(markdown: str, defaults: Mapping[str, object]) -> tuple[str, frozenset[str]]:
+    """`markdown` with each key of `defaults` the author left out appended to the frontmatter.
+
+    Args:
+        markdown: the author's record: ``---``, some ``key: value`` lines, ``---``, the body.
+        defaults: key -> value for the keys that may be left out (text, number or a list
+            of text; written as JSON, which YAML reads back as the same value).
+
+    Returns:
+        ``(completed markdown, the keys that were filled in)``.
+
+    Raises:
+        ConceptFormatError: no frontmatter, or a required key (name, description) is missing.
+    """
+    front, rest = _split(markdown)
+    have = present_keys(markdown)
+    for key in REQUIRED:
+        if key not in have:
+            raise ConceptFormatError(f"missing key {key!r}", line=len(front) + 2, field=key)
+    filled = [k for k in KEYS if k not in have and k in defaults]
+    added = [f"{key}: {json.dumps(defaults[key], ensure_ascii=False)}" for key in filled]
+    lines = ["---", *front, *added, "---", *rest]
+    return "\n".join(lines), frozenset(filled)
+
+
+def _split(markdown: str) -> tuple[list[str], list[str]]:
+    """``(frontmatter lines, lines after the closing ---)``."""
+    if not isinstance(markdown, str):
+        raise ConceptFormatError(f"a record must be text, got {type(markdown).__name__}")
+    lines = markdown.replace("\r\n", "\n").split("\n")
+    if lines[0].rstrip() != "---":
+        raise ConceptFormatError(
+            "the record must start with a '---' line, then 'name:' and 'description:' lines, "
+            "then '---' and the body", line=1,
+        )
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return lines[1:i], lines[i + 1:]
+    raise ConceptFormatError(
+        "the frontmatter is not closed: add a '---' line after the last key", line=len(lines)
+    )

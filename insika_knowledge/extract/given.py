@@ -1,0 +1,44 @@
+"""A model whose extraction answer is given: a concept proposed by a tool or a person.
+
+`GivenModel` lets such a proposal take the exact path of a model's answer through
+`insika_knowledge.learn.learn_turn`: the same gates (`extract.candidates.screen`),
+redaction, consolidation, ledger and events. Merges of a related repeat go to a real
+model when there is one; without one the repeat counts as contradicting, as it does
+for extraction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from insika_knowledge.errors import ModelFailure
+from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeAnswer, MergeRequest
+
+
+class GivenModel:
+    """A `ConceptModel` that answers every extraction with `items`.
+
+    Args:
+        items: the candidates to answer with (each a dict of name, description, type, body;
+            unvalidated: the gates judge them).
+        merger: the model asked to merge a related repeat; None = no merge.
+    """
+
+    def __init__(self, items: list[Any], merger: ConceptModel | None = None):
+        self.items = items
+        self.merger = merger
+
+    def propose(self, request: ExtractionRequest) -> list[Any]:
+        """The given candidates, as the model's answer."""
+        return list(self.items)
+
+    def merge(self, request: MergeRequest) -> MergeAnswer:
+        """The merger's verdict.
+
+        Raises:
+            ModelFailure: there is no merger (``model_empty``; the caller then counts
+                the repeat as contradicting), or the merger failed.
+        """
+        if self.merger is None:
+            raise ModelFailure("model_empty", "no model to merge with")
+        return self.merger.merge(request)

@@ -1,0 +1,295 @@
+"""`InsikaProvider`: what Hermes Agent's ``MemoryProvider`` interface asks, over a `Memory`.
+
+Hermes' memory manager calls, per session and turn:
+
+- ``initialize(session_id, hermes_home=..., agent_context=...)``: read the settings
+  (`insika_knowledge.hermes.settings`) and open the data directory;
+- ``prefetch(query)`` before each model call: the ``<knowledge>`` block for the user's
+  message (and, with ``procedures: true``, the block of a recalled procedure), or "";
+- ``sync_turn(user, assistant, messages=...)`` after each turn: schedule extraction of the
+  turn on a background thread and return at once (skipped outside the primary agent);
+- ``get_tool_schemas()`` / ``handle_tool_call("load_knowledge", {"name": ...})``;
+- ``on_session_end(messages)``: wait for the scheduled extractions; ``shutdown()``: that,
+  then close the stores.
+
+No method raises into Hermes: a failure is logged and the method returns its empty value.
+The class does not import Hermes; `insika_knowledge.hermes.provider_class` makes the
+subclass of Hermes' ``MemoryProvider`` that Hermes loads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from insika_knowledge.hermes.settings import (
+    PROVIDER,
+    HermesSettings,
+    config_schema,
+    default_hermes_home,
+    load_settings,
+    save_section,
+)
+from insika_knowledge.learn import TurnReport
+from insika_knowledge.memory import Memory
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
+
+log = logging.getLogger(__name__)
+LOAD_KNOWLEDGE = "load_knowledge"
+#: How long ``on_session_end`` and ``shutdown`` wait for scheduled extractions, seconds.
+FLUSH_TIMEOUT_S = 120.0
+
+
+class NotInitialised(RuntimeError):
+    """A hook was called before `InsikaProvider.initialize` (or after `shutdown`)."""
+
+
+class InsikaProvider:
+    """Hermes memory provider over insika-knowledge.
+
+    Args:
+        settings: fixed settings (tests); None = read at `initialize` from Hermes' config.
+    """
+
+    def __init__(self, settings: HermesSettings | None = None):
+        self._settings = settings
+        self._memory: Memory | None = None
+        self._skill: Any = None
+        self._session_id = ""
+        self._primary = True
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: set[Future[TurnReport | None]] = set()
+
+    # ------------------------------------------------------------------ identity and setup
+
+    @property
+    def name(self) -> str:
+        """``insika`` (``memory.provider: insika``)."""
+        return PROVIDER
+
+    def is_available(self) -> bool:
+        """True when the settings are valid (no network, nothing opened)."""
+        try:
+            self._settings_for(None)
+        except Exception as exc:
+            log.warning("insika-knowledge is not usable: %s", exc)
+            return False
+        return True
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Read the settings under ``kwargs["hermes_home"]`` and open the data directory.
+
+        Raises:
+            InsikaError: the settings are invalid or the data directory unusable (Hermes
+                then runs without this provider).
+        """
+        settings = self._settings_for(kwargs.get("hermes_home"))
+        self._settings = settings
+        self._session_id = session_id or ""
+        self._primary = kwargs.get("agent_context", "primary") == "primary"
+        memory = Memory(settings.data_dir, base_url=settings.base_url)
+        memory.store(settings.tenant)  # opens (and migrates) the database now
+        with self._lock:
+            self._memory = memory
+        if settings.knowledge.extract and settings.knowledge.resolved_model() is None:
+            log.warning("insika-knowledge: no model (memory.insika.model or INSIKA_UTILITY_MODEL): "
+                        "turns are not learned")
+
+    def _settings_for(self, hermes_home: object) -> HermesSettings:
+        if self._settings is not None:
+            return self._settings
+        home = Path(str(hermes_home)) if hermes_home else default_hermes_home()
+        return load_settings(home)
+
+    def system_prompt_block(self) -> str:
+        """Nothing static: the block comes with each prefetch."""
+        return ""
+
+    # ------------------------------------------------------------------ recall
+
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        """The ``<knowledge>`` block for `query` (plus a recalled procedure's block), or ""."""
+        try:
+            settings, memory = self._ready()
+            if not settings.knowledge.retrieve or not isinstance(query, str) or not query.strip():
+                return ""
+            parts = []
+            block = memory.knowledge_block(query, agent=settings.agent, tenant=settings.tenant,
+                                           config=settings.knowledge)
+            if block:
+                parts.append(block)
+            if settings.procedures:
+                procedure = self._procedure_block(query)
+                if procedure:
+                    parts.append(procedure)
+            return "\n\n".join(parts)
+        except NotInitialised:
+            return ""
+        except Exception:
+            log.exception("insika-knowledge prefetch failed")
+            return ""
+
+    def _procedure_block(self, query: str) -> str:
+        from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+        from insika_knowledge.procedures.recall.render import render
+
+        settings, _ = self._ready()
+        with self._lock:
+            if self._skill is None:
+                self._skill = ProceduralMemory.open(settings.data_dir, settings.tenant, ProceduresConfig())
+            skill = self._skill
+        recalled = skill.recall(query)
+        if recalled.procedure is None:
+            return ""
+        block = render(recalled.procedure, skill.counter, skill.config.max_injection_tokens)
+        return str(block.text) if block.fits else ""
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """``load_knowledge`` (a bare function schema) when retrieval is on."""
+        settings = self._settings
+        if settings is not None and not settings.knowledge.retrieve:
+            return []
+        return [dict(LOAD_KNOWLEDGE_SCHEMA["function"])]
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Run ``load_knowledge``: JSON ``{"name", "markdown"}`` or ``{"error"}``."""
+        if tool_name != LOAD_KNOWLEDGE:
+            return json.dumps({"error": f"insika-knowledge has no tool {tool_name!r}"})
+        try:
+            settings, memory = self._ready()
+            name = args.get("name") if isinstance(args, Mapping) else None
+            if isinstance(name, str):
+                result = memory.retriever(settings.tenant).load_knowledge(settings.agent, name)
+            else:
+                result = {"error": "load_knowledge needs a concept name (text)"}
+        except NotInitialised:
+            result = {"error": "the knowledge store is not open yet"}
+        except Exception as exc:
+            log.exception("insika-knowledge load_knowledge failed")
+            result = {"error": f"load_knowledge failed: {type(exc).__name__}"}
+        return json.dumps(result, ensure_ascii=False)
+
+    # ------------------------------------------------------------------ learning
+
+    def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
+                  messages: list[dict[str, Any]] | None = None) -> None:
+        """Schedule extraction of the finished turn and return at once (primary agent only)."""
+        try:
+            settings, memory = self._ready()
+            if not self._primary or not settings.knowledge.extract:
+                return
+            turn = _turn_slice(messages) if messages else [
+                {"role": "user", "content": user_content},
+                {"role": "assistant", "content": assistant_content},
+            ]
+            session = session_id or self._session_id or PROVIDER
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="insika-hermes")
+                future = self._executor.submit(self._learn, memory, settings, session, turn)
+                self._pending.add(future)
+            future.add_done_callback(self._forget)
+        except NotInitialised:
+            log.warning("insika-knowledge: a turn arrived before initialize(); not learned")
+        except Exception:
+            log.exception("insika-knowledge could not schedule extraction")
+
+    def _learn(self, memory: Memory, settings: HermesSettings, session: str,
+               turn: list[dict[str, Any]]) -> TurnReport | None:
+        try:
+            report = memory.learn(turn, agent=settings.agent, session_id=session, tenant=settings.tenant,
+                                  config=settings.knowledge)
+        except Exception:
+            log.exception("insika-knowledge extraction failed")
+            return None
+        if report.outcome != "ok":
+            log.info("insika-knowledge extraction of %s: %s (%s)", session, report.outcome, report.detail)
+        return report
+
+    def _forget(self, future: Future[TurnReport | None]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait for the scheduled extractions; True when none is left."""
+        with self._lock:
+            pending = set(self._pending)
+        return not wait(pending, timeout=timeout_s).not_done if pending else True
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """The session is over: finish its scheduled extractions (at most `FLUSH_TIMEOUT_S`)."""
+        if not self.flush(FLUSH_TIMEOUT_S):
+            log.warning("insika-knowledge: extractions still running after %.0f s", FLUSH_TIMEOUT_S)
+
+    def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
+        """Later turns belong to `new_session_id`."""
+        self._session_id = new_session_id or self._session_id
+
+    def shutdown(self) -> None:
+        """Finish the scheduled extractions (at most `FLUSH_TIMEOUT_S`), then close the stores."""
+        self.on_session_end([])
+        with self._lock:
+            executor, self._executor = self._executor, None
+            memory, self._memory = self._memory, None
+            skill, self._skill = self._skill, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if skill is not None:
+            skill.close()
+        if memory is not None:
+            memory.close()
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """The fields ``hermes memory setup`` asks for."""
+        return config_schema()
+
+    def save_config(self, values: dict[str, Any], hermes_home: str) -> None:
+        """Write the answers of ``hermes memory setup`` under ``memory.insika`` in config.yaml."""
+        save_section(values, Path(hermes_home))
+
+    def backup_paths(self) -> list[str]:
+        """The data directory when it lies outside ``$HERMES_HOME`` (for ``hermes backup``)."""
+        try:
+            home = default_hermes_home()
+            folder = self._settings_for(home).data_dir.resolve()
+        except Exception:
+            return []
+        return [] if folder.is_relative_to(home.resolve()) else [str(folder)]
+
+    def _ready(self) -> tuple[HermesSettings, Memory]:
+        with self._lock:
+            memory = self._memory
+        settings = self._settings
+        if memory is None or settings is None:
+            raise NotInitialised("the insika-knowledge provider is not initialised")
+        return settings, memory
+
+
+def _turn_slice(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last turn of a conversation (from its last user message on), tool calls flattened.
+
+    OpenAI tool calls (``{"function": {"name", "arguments"}}``) become ``{"name", "arguments"}``,
+    the shape the extraction prompt reads.
+    """
+    items = [m for m in messages if isinstance(m, Mapping)]
+    start = max((i for i, m in enumerate(items) if m.get("role") == "user"), default=0)
+    turn = []
+    for message in items[start:]:
+        copy = dict(message)
+        calls = copy.get("tool_calls")
+        if isinstance(calls, list):
+            copy["tool_calls"] = [
+                {"name": c["function"].get("name"), "arguments": c["function"].get("arguments")}
+                if isinstance(c, Mapping) and isinstance(c.get("function"), Mapping) else c
+                for c in calls
+            ]
+        turn.append(copy)
+    return turn

@@ -1,0 +1,66 @@
+"""``insika-knowledge mcp``: serve one agent's concepts over MCP (stdio, or HTTP on loopback)."""
+
+from __future__ import annotations
+
+import click
+
+from insika_knowledge.errors import InsikaError, UserError
+from insika_knowledge.store.paths import DEFAULT_TENANT
+
+LOOPBACK = "127.0.0.1"
+
+
+@click.command("mcp")
+@click.option("--agent", required=True, help="Agent id whose concepts are served.")
+@click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).")
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
+              help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
+@click.option("--model", default=None,
+              help="Model that merges a related repeat of a proposed concept "
+              "(default: $INSIKA_UTILITY_MODEL; none: a different repeat is a conflict).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint for --model.")
+@click.option("--types", default=None,
+              help="Concept types propose_concept may write, comma-separated (default: all).")
+def mcp_command(agent: str, tenant: str, data_dir: str | None, http_port: int | None,
+                model: str | None, base_url: str | None, types: str | None) -> None:
+    """Serve the agent's concepts to MCP clients: search, load, conflicts, propose; resources."""
+    try:
+        from insika_knowledge.mcp.server import KnowledgeServer
+    except ImportError as exc:
+        raise UsageFailure(f"the MCP server needs its extra ({exc.name or exc} is missing): "
+                           "pip install 'insika-knowledge[mcp]'") from None
+    from insika_knowledge.config import load_config
+    from insika_knowledge.memory import Memory
+
+    memory = Memory(data_dir, base_url=base_url)
+    try:
+        block: dict[str, object] = {"model": model} if model else {}
+        if types:
+            block["types"] = [t.strip() for t in types.split(",") if t.strip()]
+        config = load_config(block)
+        server = KnowledgeServer(memory, agent, tenant=tenant, config=config)
+        memory.model(config.resolved_model() if config else None)  # an unusable model fails now
+        if http_port is None:
+            server.run("stdio")
+        else:
+            click.echo(f"MCP on http://{LOOPBACK}:{http_port}/mcp (agent {agent}, tenant {tenant})",
+                       err=True)
+            server.run("streamable-http", host=LOOPBACK, port=http_port)
+    except InsikaError as exc:
+        raise (UsageFailure if isinstance(exc, UserError) else RunFailure)(str(exc)) from None
+    finally:
+        memory.close()
+
+
+class UsageFailure(click.ClickException):
+    """A usage mistake: exit code 2, one line, no traceback."""
+
+    exit_code = 2
+
+
+class RunFailure(click.ClickException):
+    """A run-time failure: exit code 1, one line, no traceback."""
+
+    exit_code = 1

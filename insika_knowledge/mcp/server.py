@@ -1,0 +1,198 @@
+"""The MCP server: one agent's concepts as tools and resources, with the official `mcp` SDK.
+
+Tools (what a model calls):
+
+- ``search_knowledge(query, top_k=5)``: the best-matching concepts, scored;
+- ``load_knowledge(name)``: one concept's whole markdown record;
+- ``list_conflicts()``: the concepts holding contradicting reports;
+- ``propose_concept(name, description, type, body)``: learn one concept, through the same
+  gates, redaction and consolidation as extraction (provenance ``observed``; the source is
+  this server's session id).
+
+Resources: every concept as ``knowledge://<agent>/<name>`` (``text/markdown``), listed by
+``resources/list`` and read through the template of the same shape.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Final
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import Resource
+from pydantic import BaseModel
+
+from insika_knowledge import __version__
+from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.errors import InsikaError, NotFound
+from insika_knowledge.memory import Memory
+from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+
+SCHEME: Final = "knowledge"
+MARKDOWN: Final = "text/markdown"
+INSTRUCTIONS: Final = (
+    "Learned knowledge of agent {agent}: concepts (facts, policies, procedures, objections) "
+    "learned from earlier conversations. Search before answering a question they may cover, "
+    "load a concept when its summary is not enough. provenance=observed is past practice, "
+    "never a guarantee; only provenance=policy is official; status=conflict means "
+    "contradicting reports: do not rely on it."
+)
+
+
+class HitOut(BaseModel):
+    """One search hit as the tool returns it."""
+
+    name: str
+    description: str
+    type: str
+    score: float
+    confidence: float
+    provenance: str
+    status: str
+
+
+class SearchOut(BaseModel):
+    """``search_knowledge``'s answer: hits, best first."""
+
+    hits: list[HitOut]
+
+
+class ConflictOut(BaseModel):
+    """A concept awaiting a person's decision."""
+
+    name: str
+    description: str
+    confidence: float
+    provenance: str
+
+
+class ConflictsOut(BaseModel):
+    """``list_conflicts``' answer."""
+
+    conflicts: list[ConflictOut]
+
+
+class ProposalOut(BaseModel):
+    """``propose_concept``'s answer.
+
+    Attributes:
+        name: the concept's name as stored (normalised), None when a gate refused it.
+        outcome: learned, confirmed, merged, conflict, replayed; or ``dropped``.
+        dropped: the gate that refused it (reason -> 1), empty otherwise.
+        redacted: personal data replaced (kind -> count).
+    """
+
+    name: str | None
+    outcome: str
+    dropped: dict[str, int]
+    redacted: dict[str, int]
+
+
+def uri(agent: str, name: str) -> str:
+    """The resource URI of one concept, ``knowledge://<agent>/<name>``."""
+    return f"{SCHEME}://{agent}/{name}"
+
+
+class KnowledgeServer(MCPServer[Any]):
+    """An `MCPServer` whose resource list is the agent's concepts, read on every request.
+
+    Args:
+        memory: the `Memory` to serve from (the caller closes it).
+        agent: the agent id.
+        tenant: the tenant.
+        config: the agent's settings (``types`` for proposals, ``top_k`` cap, model).
+        session_id: the source recorded on proposed concepts (default ``mcp-`` and 12 hex digits).
+
+    Raises:
+        InvalidName: the agent or tenant name is invalid.
+    """
+
+    def __init__(self, memory: Memory, agent: str, *, tenant: str = DEFAULT_TENANT,
+                 config: KnowledgeConfig | None = None, session_id: str | None = None):
+        check_agent(agent)
+        memory.store(tenant)  # checks the tenant name and opens the database now
+        super().__init__(f"insika-knowledge ({agent})", version=__version__,
+                         instructions=INSTRUCTIONS.format(agent=agent), log_level="WARNING")
+        self.memory = memory
+        self.agent = agent
+        self.tenant = tenant
+        self.config = config or KnowledgeConfig()
+        self.session_id = session_id or f"mcp-{uuid.uuid4().hex[:12]}"
+        self._register()
+
+    async def list_resources(self) -> list[Resource]:
+        """Every concept of the agent, by name."""
+        return [
+            Resource(uri=uri(self.agent, c.name), name=c.name, description=c.description,
+                     mime_type=MARKDOWN)
+            for c in self.memory.concepts(agent=self.agent, tenant=self.tenant)
+        ]
+
+    def _register(self) -> None:
+        memory, agent, tenant, config = self.memory, self.agent, self.tenant, self.config
+
+        @self.tool()
+        def search_knowledge(query: str, top_k: int = 5) -> SearchOut:
+            """Search the learned concepts for the ones relevant to `query` (a question or keywords).
+
+            Returns up to `top_k` (1-50) hits, best first: name, one-line description, type,
+            score (higher is better), confidence (0-1), provenance (observed = past practice,
+            policy = official) and status (ok, or conflict = contradicting reports).
+            """
+            try:
+                hits = memory.search(query, agent=agent, top_k=top_k, tenant=tenant, index=config.index)
+            except InsikaError as exc:
+                raise ToolError(str(exc)) from None
+            return SearchOut(hits=[HitOut(name=h.name, description=h.description, type=h.type,
+                                          score=h.score, confidence=h.confidence,
+                                          provenance=h.provenance, status=h.status) for h in hits])
+
+        @self.tool()
+        def load_knowledge(name: str) -> str:
+            """Load the full markdown record of one concept, by its exact name (e.g. 'cep-13-campinas')."""
+            try:
+                return memory.load(name, agent=agent, tenant=tenant)
+            except InsikaError as exc:
+                raise ToolError(str(exc)) from None
+
+        @self.tool()
+        def list_conflicts() -> ConflictsOut:
+            """List the concepts holding contradicting reports; a person must decide which is true."""
+            return ConflictsOut(conflicts=[
+                ConflictOut(name=c.name, description=c.description, confidence=c.confidence,
+                            provenance=c.provenance)
+                for c in memory.conflicts(agent=agent, tenant=tenant)
+            ])
+
+        @self.tool()
+        def propose_concept(name: str, description: str, type: str, body: str) -> ProposalOut:
+            """Propose a durable concept learned in this conversation, to remember for later ones.
+
+            name: a short kebab-case name ('frete-gratis-acima-199'); description: one line
+            (at most 300 characters); type: fact, entity, procedure, policy or objection; body:
+            the full statement in markdown (link other concepts as [[name]]). It is checked,
+            personal data is redacted, and a repeat of a known concept confirms, merges with or
+            contradicts it. Never put customer details in it.
+            """
+            item = {"name": name, "description": description, "type": type, "body": body}
+            try:
+                report = memory.propose(item, agent=agent, session_id=self.session_id, tenant=tenant,
+                                        config=config)
+            except InsikaError as exc:
+                raise ToolError(str(exc)) from None
+            if report.outcome != "ok":
+                raise ToolError(f"not learned: {report.outcome} ({report.detail})")
+            if not report.results:
+                return ProposalOut(name=None, outcome="dropped", dropped=dict(report.dropped),
+                                   redacted=dict(report.redacted))
+            stored, outcome = report.results[0]
+            return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted))
+
+        @self.resource(f"{SCHEME}://{agent}/{{name}}", name="concept", mime_type=MARKDOWN,
+                       description=f"One learned concept of agent {agent}, as markdown.")
+        def concept(name: str) -> str:
+            try:
+                return memory.load(name, agent=agent, tenant=tenant)
+            except NotFound as exc:
+                raise ResourceNotFoundError(str(exc)) from None

@@ -1,0 +1,88 @@
+"""The one analyser's seams: numeric terms, quantities, negations, ASCII words, folding."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from insika_knowledge.analysis import numbers, text
+from insika_knowledge.analysis.numbers import Quantity, is_numeric_term, quantities
+from insika_knowledge.analysis.text import ascii_words, document_terms, fold, negation_count, query_terms, terms
+
+
+@pytest.mark.parametrize("word", ["zona", "zero", "zip", "zumbi", "zcep", "zona5", "zmoney"])
+def test_words_starting_with_z_are_not_numeric_terms(word: str) -> None:
+    assert terms(word), f"{word!r} has no term"
+    assert not any(is_numeric_term(t) for t in terms(word))
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["CEPs 13000-13999 saem de Campinas", "Frete grátis acima de R$ 199", "Orders over $50 ship free",
+     "Entrega em 3-5 dias", "meu CEP é 13050-000", "my order came to 80"],
+)
+def test_the_terms_of_numbers_and_ranges_are_numeric_terms(statement: str) -> None:
+    numeric = set(numbers.range_terms(fold(statement))) | set(numbers.query_terms(fold(statement)))
+    assert numeric and all(is_numeric_term(t) for t in numeric)
+    assert {t for t in document_terms(statement) | query_terms(statement) if is_numeric_term(t)} == numeric
+
+
+@given(st.text(max_size=80))
+def test_no_word_term_is_ever_a_numeric_term(raw: str) -> None:
+    assert not any(is_numeric_term(t) for t in terms(raw))
+
+
+@given(st.sampled_from(numbers.KINDS), st.integers(1, 15), st.from_regex(r"[0-9]{0,15}", fullmatch=True))
+def test_every_numeric_term_is_recognised(kind: str, width: int, digits: str) -> None:
+    assert is_numeric_term(numbers.numeric_term(kind, width, digits))
+
+
+def test_quantities_carry_their_currency_and_unit() -> None:
+    assert quantities(fold("R$ 1.250,00 em 3 dias úteis, 10% off, 2 bags")) == [
+        Quantity(Decimal("1250"), "brl", None), Quantity(Decimal("3"), None, "day"),
+        Quantity(Decimal("10"), None, "%"), Quantity(Decimal("2"), None, "bag"),
+    ]
+    assert quantities(fold("$1,250.00 or 1250 dollars")) == [
+        Quantity(Decimal("1250"), "usd", None), Quantity(Decimal("1250"), None, "usd"),
+    ]
+    assert quantities("no numbers here") == []
+
+
+@given(st.integers(0, 10**12), st.sampled_from([".", ","]), st.booleans())
+def test_decimal_and_whole_parsing_agree(value: int, mark: str, cents: bool) -> None:
+    grouped = f"{value:,}".replace(",", "." if mark == "," else ",")
+    raw = grouped + (f"{mark}50" if cents else "")
+    parsed = numbers.parse_decimal(raw)
+    assert parsed == Decimal(value) + (Decimal("0.5") if cents else 0)
+    assert numbers.to_int(raw) == value
+
+
+@pytest.mark.parametrize(
+    ("statement", "count"),
+    [("Customers get a reply within 4 hours.", 0), ("Customers do not get a reply.", 1),
+     ("We don't ship, never on Sundays.", 2), ("Não entregamos sem CEP.", 2), ("Nothing, nor none.", 3)],
+)
+def test_negations_are_counted_in_both_languages(statement: str, count: int) -> None:
+    assert negation_count(statement) == count
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [("Frete Grátis acima de R$199", ["frete", "gratis", "acima", "de", "r", "199"]),
+     ("ＣＥＰ１３ Campinas", ["cep13", "campinas"]), ("ᴬᴮᶜ-café配送", ["abc", "cafe"]), ("配送", [])],
+)
+def test_ascii_words_are_the_folded_ascii_runs(raw: str, words: list[str]) -> None:
+    assert ascii_words(raw) == words
+
+
+@pytest.mark.parametrize(("raw", "folded"), [("ᴿᴱᶠᵁᴺᴰ", "refund"), ("🄲🄴🄿", "cep"), ("İSTANBUL", "istanbul"),
+                                             ("São PAULO", "sao paulo"), ("Straße", "strasse")])
+def test_folding_leaves_no_capital_and_no_accent(raw: str, folded: str) -> None:
+    assert fold(raw) == folded
+
+
+def test_the_analysis_version_is_a_positive_whole_number() -> None:
+    assert isinstance(text.ANALYSIS_VERSION, int) and text.ANALYSIS_VERSION >= 2

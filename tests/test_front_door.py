@@ -1,0 +1,171 @@
+"""The Python front door: `from insika_knowledge import Memory`, and the README's example."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from insika_knowledge import Hit, Memory
+from insika_knowledge.demo import demo_file
+from insika_knowledge.errors import ConceptFormatError, NotFound
+from insika_knowledge.events import Recorder
+from insika_knowledge.extract.model import ReplayModel
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT = "loja-aurora"
+REPLAY = f"replay:{demo_file('replay.json')}"
+CHAT = [{"role": "user", "content": "Meu CEP é 13050-000. Em quanto tempo chega?"},
+        {"role": "assistant", "content": "Sai do CD de Campinas em 1 a 2 dias úteis."}]
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock) -> Memory:
+    m = Memory(tmp_path / "data", clock=clock)
+    yield m
+    m.close()
+
+
+def readme_python_example() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Use it from Python\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "the section has a ```python block"
+    return match.group(1)
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    code = readme_python_example()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "INSIKA_KNOWLEDGE_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "('cep-13-campinas', 'learned')" in done.stdout
+    assert "<knowledge>" in done.stdout and "name: cep-13-campinas" in done.stdout
+    assert "('horario-atendimento', 'policy')" in done.stdout
+
+
+def test_import_insika_knowledge_does_not_load_the_front_door() -> None:
+    code = "import sys, insika_knowledge; print('insika_knowledge.memory' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_learn_takes_messages_and_counts_the_same_messages_once(memory: Memory) -> None:
+    first = memory.learn(CHAT, agent=AGENT, session_id="demo/sess-01", model=REPLAY)
+    again = memory.learn(CHAT, agent=AGENT, session_id="demo/sess-01", model=REPLAY)
+    assert first.count("learned") == 3
+    assert first.turn_id == again.turn_id and first.turn_id.startswith("d-")
+    assert {o for _, o in again.results} == {"replayed"}
+
+
+def test_learn_takes_a_model_object_and_reports_no_model_without_one(memory: Memory) -> None:
+    model = ReplayModel(demo_file("replay.json"))
+    report = memory.learn(CHAT, agent=AGENT, session_id="demo/sess-01", turn_id="t1", model=model)
+    assert report.outcome == "ok" and report.turn_id == "t1"
+    nothing = memory.learn(CHAT, agent=AGENT, session_id="demo/sess-02")
+    assert (nothing.outcome, nothing.retryable) == ("no_model", True)
+
+
+def test_search_returns_scored_hits_with_status(memory: Memory) -> None:
+    for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
+        memory.learn(CHAT, agent=AGENT, session_id=session, model=REPLAY)
+    hits = memory.search("entrega em Campinas", agent=AGENT, top_k=2)
+    assert len(hits) == 2 and all(isinstance(h, Hit) for h in hits)
+    best = hits[0]
+    assert (best.name, best.type, best.provenance, best.status) == ("cep-13-campinas", "fact", "observed", "ok")
+    assert best.score >= hits[1].score > 0 and best.confidence == 0.6
+    conflict = memory.search("devolução 7 dias", agent=AGENT, top_k=1)[0]
+    assert (conflict.name, conflict.status) == ("devolucao-7-dias", "conflict")
+    assert [c.name for c in memory.conflicts(agent=AGENT)] == ["devolucao-7-dias"]
+    assert memory.search("nada a ver", agent="other-agent") == []
+
+
+def test_block_load_concepts_and_delete(memory: Memory) -> None:
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    memory.learn(CHAT, agent=AGENT, session_id="demo/sess-01", model=REPLAY)
+    block = memory.knowledge_block("Quanto demora a entrega para Campinas?", agent=AGENT)
+    assert block is not None and '<concept name="cep-13-campinas"' in block
+    assert memory.knowledge_block("xyzzy", agent=AGENT) is None
+    assert memory.load("cep-13-campinas", agent=AGENT).startswith("---\nname: cep-13-campinas\n")
+    with pytest.raises(NotFound, match="did you mean cep-13-campinas"):
+        memory.load("cep-13-campina", agent=AGENT)
+    assert [c.name for c in memory.concepts(agent=AGENT)] == [
+        "cep-13-campinas", "frete-gratis-acima-199", "objecao-frete-caro"]
+    memory.delete(agent=AGENT, name="objecao-frete-caro")
+    assert [c.name for c in memory.concepts(agent=AGENT)] == ["cep-13-campinas", "frete-gratis-acima-199"]
+    assert recorder.named("knowledge_deleted") == [{"name": "objecao-frete-caro", "agent": AGENT}]
+    versions = memory.store().versions(AGENT, "objecao-frete-caro")
+    assert (versions[0].reason, versions[0].actor) == ("delete", "python")  # newest first
+
+
+POLICY = """---
+name: horario-atendimento
+description: Atendimento humano de segunda a sexta, das 9h às 18h.
+---
+
+O atendimento humano funciona de segunda a sexta, das 9h às 18h.
+"""
+
+
+def test_put_fills_what_a_person_leaves_out_as_policy(memory: Memory) -> None:
+    concept = memory.put(POLICY, agent=AGENT)
+    assert (concept.provenance, concept.type, concept.confidence) == ("policy", "fact", 1.0)
+    assert (concept.sources, concept.occurrences) == ((), 0)
+    assert concept.created_at == concept.updated_at
+    assert memory.load("horario-atendimento", agent=AGENT).endswith("das 9h às 18h.\n")
+    changed = memory.put(POLICY.replace("18h", "19h"), agent=AGENT, actor="ana")
+    assert changed.created_at == concept.created_at and changed.updated_at > concept.updated_at
+    history = memory.store().versions(AGENT, "horario-atendimento")
+    assert [(v.reason, v.actor) for v in history] == [("edit", "ana"), ("edit", "python")]
+
+
+def test_put_keeps_what_is_on_record_and_accepts_observed(memory: Memory) -> None:
+    memory.learn(CHAT, agent=AGENT, session_id="demo/sess-01", model=REPLAY)
+    edited = memory.put("""---
+name: cep-13-campinas
+description: CEPs 13000-000 a 13999-999 saem de Campinas em 1 a 2 dias úteis.
+type: fact
+provenance: observed
+---
+
+Corrigido por uma pessoa.
+""", agent=AGENT)
+    assert (edited.provenance, edited.confidence, edited.sources) == ("observed", 0.6, ("demo/sess-01",))
+    new = memory.put(POLICY.replace("---\n\n", "provenance: observed\n---\n\n"), agent=AGENT)
+    assert (new.provenance, new.confidence) == ("observed", 0.6)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("no frontmatter", "line 1: the record must start"),
+    ("---\nname: x\n---\n\nbody\n", "line 3, field 'description': missing key"),
+    ("---\nname: Not A Slug\ndescription: d\n---\n\nbody\n", "line 2, field 'name'"),
+    ("---\nname: x\ndescription: d\nconfidence: 7\n---\n\nbody\n", "line 4, field 'confidence'"),
+])
+def test_put_refuses_an_invalid_record_naming_line_and_field(memory: Memory, text: str, problem: str) -> None:
+    with pytest.raises(ConceptFormatError) as caught:
+        memory.put(text, agent=AGENT)
+    assert str(caught.value).startswith(problem)
+    assert memory.concepts(agent=AGENT) == []
+
+
+def test_propose_goes_through_the_gates_redaction_and_consolidation(memory: Memory) -> None:
+    item = {"name": "Troca de Tamanho", "description": "Troca de tamanho em até 30 dias.",
+            "type": "procedure", "body": "Pedir a troca a joana@exemplo.com.br em até 30 dias."}
+    first = memory.propose(item, agent=AGENT, session_id="mcp-1")
+    assert first.results == [("troca-de-tamanho", "learned")] and first.redacted == {"email": 1}
+    stored = memory.concepts(agent=AGENT)[0]
+    assert (stored.provenance, stored.body) == ("observed", "Pedir a troca a [email] em até 30 dias.")
+    assert memory.propose(item, agent=AGENT, session_id="mcp-1").results == [("troca-de-tamanho", "replayed")]
+    assert memory.propose(item, agent=AGENT, session_id="mcp-2").results == [("troca-de-tamanho", "confirmed")]
+    other = {**item, "body": "Trocas de tamanho só em 7 dias, nunca 30."}
+    assert memory.propose(other, agent=AGENT, session_id="mcp-3").results == [("troca-de-tamanho", "conflict")]
+    refused = memory.propose({**item, "confidence": 1.0}, agent=AGENT, session_id="mcp-4")
+    assert (refused.results, refused.dropped) == ([], {"stamped_key": 1})
+    assert memory.store().extraction(AGENT, "mcp-1", first.turn_id) is not None

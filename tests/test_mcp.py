@@ -1,0 +1,126 @@
+"""The MCP server, driven by the official SDK's client over a real stdio subprocess (and HTTP)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from insika_knowledge import Memory  # noqa: E402
+from insika_knowledge.demo import demo_file  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT = "loja-aurora"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    memory = Memory(folder)
+    for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
+        memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id=session,
+                     model=f"replay:{demo_file('replay.json')}")
+    memory.close()
+    return folder
+
+
+def server(data: Path, *extra: str) -> StdioServerParameters:
+    env = {"PYTHONPATH": str(ROOT), "INSIKA_UTILITY_MODEL": "", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    return StdioServerParameters(command=sys.executable, env=env, cwd=str(data.parent), args=[
+        "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--data-dir", str(data), *extra])
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    return dict(result.structured_content)
+
+
+def test_tools_and_resources_over_stdio(data: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(server(data)) as client:
+            seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+            seen["search"] = structured(await client.call_tool(
+                "search_knowledge", {"query": "entrega em Campinas", "top_k": 2}))
+            seen["load"] = await client.call_tool("load_knowledge", {"name": "cep-13-campinas"})
+            seen["missing"] = await client.call_tool("load_knowledge", {"name": "cep-13-campina"})
+            seen["conflicts"] = structured(await client.call_tool("list_conflicts", {}))
+            seen["proposed"] = structured(await client.call_tool("propose_concept", {
+                "name": "Horário de Atendimento", "type": "fact",
+                "description": "Atendimento humano de segunda a sexta, das 9h às 18h.",
+                "body": "Fora desse horário, ligar para (11) 98765-4321 não adianta."}))
+            seen["refused"] = structured(await client.call_tool("propose_concept", {
+                "name": "x", "type": "rumour", "description": "d", "body": "b"}))
+            seen["resources"] = {str(r.uri): r.mime_type for r in (await client.list_resources()).resources}
+            read = await client.read_resource(f"knowledge://{AGENT}/horario-de-atendimento")
+            seen["read"] = read.contents[0].text
+
+    anyio.run(session)
+    assert seen["tools"] == ["list_conflicts", "load_knowledge", "propose_concept", "search_knowledge"]
+    hits = seen["search"]["hits"]
+    assert [h["name"] for h in hits][0] == "cep-13-campinas" and len(hits) == 2
+    assert set(hits[0]) == {"name", "description", "type", "score", "confidence", "provenance", "status"}
+    assert "name: cep-13-campinas" in seen["load"].content[0].text
+    assert seen["missing"].is_error and "did you mean cep-13-campinas" in seen["missing"].content[0].text
+    assert [c["name"] for c in seen["conflicts"]["conflicts"]] == ["devolucao-7-dias"]
+    assert seen["proposed"] == {"name": "horario-de-atendimento", "outcome": "learned", "dropped": {},
+                                "redacted": {"phone": 1}}
+    assert seen["refused"] == {"name": None, "outcome": "dropped", "dropped": {"invalid": 1}, "redacted": {}}
+    assert seen["resources"][f"knowledge://{AGENT}/cep-13-campinas"] == "text/markdown"
+    assert f"knowledge://{AGENT}/horario-de-atendimento" in seen["resources"]
+    assert "provenance: observed" in seen["read"] and "[phone]" in seen["read"]
+    assert "sources: [\"mcp-" in seen["read"]
+
+
+def test_http_on_loopback(data: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--data-dir", str(data),
+         "--http", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()[1].decode()
+                assert time.monotonic() < deadline, "the server did not listen"
+                time.sleep(0.1)
+        found: dict[str, Any] = {}
+
+        async def session() -> None:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                result = await client.call_tool("search_knowledge", {"query": "devolução"})
+                found.update(structured(result))
+
+        anyio.run(session)
+        assert found["hits"][0]["name"] == "devolucao-7-dias"
+        assert found["hits"][0]["status"] == "conflict"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_an_invalid_tenant_fails_with_one_line(data: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    bad = subprocess.run([sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT,
+                          "--tenant", "Bad/Name", "--data-dir", str(data)],
+                         env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert bad.returncode == 2 and "tenant 'Bad/Name' is not valid" in bad.stderr
+    assert "Traceback" not in bad.stderr
