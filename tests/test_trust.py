@@ -67,10 +67,10 @@ def test_a_human_agent_is_its_own_speaker() -> None:
     assert supporters("Appliances have a 24 months warranty.", messages) == {"human"}
 
 
-def test_a_claim_nobody_said_has_no_supporter_and_rules_are_quarantined() -> None:
+def test_a_claim_nobody_said_is_not_a_customer_instruction() -> None:
     verdict = assess("Premium members get free express shipping.", "policy", [user("hi"), agent("hello")])
     assert verdict.supported_by == frozenset()
-    assert verdict.quarantined
+    assert verdict.markers and not verdict.quarantined
 
 
 @pytest.mark.parametrize(

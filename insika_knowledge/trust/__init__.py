@@ -8,8 +8,8 @@ and that is rule-shaped is quarantined.
 
 from __future__ import annotations
 
-from insika_knowledge.trust.assess import Assessment, assess
+from insika_knowledge.trust.assess import Assessment, assess, unverified_name
 from insika_knowledge.trust.grounding import Speaker, supporters
 from insika_knowledge.trust.rules import rule_markers
 
-__all__ = ["Assessment", "Speaker", "assess", "rule_markers", "supporters"]
+__all__ = ["Assessment", "Speaker", "assess", "rule_markers", "supporters", "unverified_name"]

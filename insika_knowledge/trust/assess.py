@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,10 +43,25 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]])
         messages: the turn's transcript, oldest first.
 
     Returns:
-        The `Assessment`. A claim nobody's message supports (the model wrote it from
-        nothing said) is treated as the customer's alone.
+        The `Assessment`. Only a claim the customer supports and no one else does can be
+        quarantined: one that no message supports (the model wrote it from nothing said)
+        is not a customer's instruction, and is judged like any other claim.
     """
     who = supporters(claim, list(messages))
     markers = tuple(rule_markers(claim, concept_type))
-    business = bool(who - {"customer"})
-    return Assessment(supported_by=who, markers=markers, quarantined=bool(markers) and not business)
+    return Assessment(supported_by=who, markers=markers, quarantined=bool(markers) and who == {"customer"})
+
+
+#: Suffix of the name a customer's proposed change to a concept is kept apart under.
+UNVERIFIED_SUFFIX = "-unverified-"
+
+
+def unverified_name(name: str, body: str) -> str:
+    """The name a customer-only change to `name` is quarantined under.
+
+    ``<name>-unverified-<6 hex of the body>`` (the base cut so the whole stays within
+    the 80-character name limit): the same proposal lands on the same name each time.
+    """
+    digest = hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=3).hexdigest()
+    base = name[: 80 - len(UNVERIFIED_SUFFIX) - len(digest)].rstrip("-")
+    return f"{base}{UNVERIFIED_SUFFIX}{digest}"

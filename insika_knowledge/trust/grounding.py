@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
-from insika_knowledge.index.text import terms
+from insika_knowledge.analysis.text import terms
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from insika_knowledge.index.text import fold
+from insika_knowledge.analysis.text import fold
 
 RULE_TYPES: Final = frozenset({"policy", "procedure"})
 
