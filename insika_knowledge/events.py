@@ -46,6 +46,23 @@ class KnowledgeLearned(Event):
 
 
 @dataclass(frozen=True)
+class KnowledgeQuarantined(Event):
+    """A turn proposed a rule that only the customer supports: stored, never injected.
+
+    A person releases it in the Studio, or a later sighting that an agent message, a
+    tool result or the system prompt supports does (see `insika_knowledge.trust`).
+    """
+
+    name: ClassVar[str] = "knowledge_quarantined"
+    concept: str
+    type: str
+    agent: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102 - the wire key is "name"
+        return {"name": self.concept, "type": self.type, "agent": self.agent}
+
+
+@dataclass(frozen=True)
 class KnowledgeConflict(Event):
     """A repeat sighting contradicted what is on record; a human must resolve it."""
 

@@ -14,12 +14,13 @@ outside it and its verdict committed with a compare-and-swap on the concept's ve
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from insika_knowledge import consolidate
+from insika_knowledge import consolidate, trust
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.consolidate import Outcome
 from insika_knowledge.errors import InsikaError, ModelFailure
@@ -28,6 +29,7 @@ from insika_knowledge.events import (
     KnowledgeConflict,
     KnowledgeExtracted,
     KnowledgeLearned,
+    KnowledgeQuarantined,
 )
 from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
@@ -131,9 +133,11 @@ def learn_turn(
             report.dropped = screened.dropped
             report.redacted = screened.redacted
             for candidate in screened.candidates:
+                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages)
+                candidate = _kept_apart(store, agent, candidate, verdict)
                 outcome = sight(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,
-                    model=model, events=events,
+                    model=model, events=events, verdict=verdict,
                 )
                 report.results.append((candidate.name, outcome))
     written = sum(1 for _, o in report.results if o != "replayed")
@@ -159,6 +163,7 @@ def sight(
     turn_id: str,
     model: ConceptModel | None = None,
     events: EventBus | None = None,
+    verdict: trust.Assessment | None = None,
 ) -> Outcome:
     """Record one sighting of `candidate` and apply its consolidation decision.
 
@@ -169,15 +174,23 @@ def sight(
     (compare-and-swap); after `MERGE_ATTEMPTS` answers made stale by other writers, the
     sighting is decided as if there were no model.
 
+    `verdict` is the trust assessment of the candidate against its turn (None: not
+    assessed, as for an operator's or a tool's proposal): a new concept that only the
+    customer supports and that is rule-shaped is stored in quarantine; a sighting of a
+    quarantined concept that only the customer supports changes and counts nothing;
+    one that an agent, a human agent, a tool or the system supports releases it.
+
     Returns:
-        ``learned`` (new concept), ``confirmed`` (same claim), ``merged`` (related,
-        model-merged), ``conflict`` (contradicting, or a policy concept challenged),
-        or ``replayed`` (this session and turn already sighted the name: no change).
+        ``learned`` (new concept), ``quarantined`` (new concept held in quarantine, or a
+        customer-only repeat of one: nothing written), ``confirmed`` (same claim),
+        ``merged`` (related, model-merged), ``conflict`` (contradicting, or a policy
+        concept challenged), or ``replayed`` (this session and turn already sighted the
+        name: no change).
     """
     judged: _Judged | None = None
     for attempt in range(MERGE_ATTEMPTS + 1):
         may_ask = model is not None and attempt < MERGE_ATTEMPTS
-        result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged, may_ask)
+        result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged, may_ask, verdict)
         if isinstance(result, StoredConcept):
             if model is None:  # decide asks for a model only when one may be asked
                 raise AssertionError("asked for a merge without a model")
@@ -204,6 +217,7 @@ def _decide_and_write(
     turn_id: str,
     judged: _Judged | None,
     may_ask: bool,
+    verdict: trust.Assessment | None = None,
 ) -> Outcome | StoredConcept:
     """Decide the sighting and write the decision, in one write transaction.
 
@@ -211,6 +225,9 @@ def _decide_and_write(
         The outcome; or the stored record when the merge model must be asked about it.
     """
     with store.transaction() as tx:
+        held = verdict is not None and tx.is_quarantined(agent, candidate.name)
+        if held and verdict is not None and not verdict.business_supported:
+            return "quarantined"  # the customer again: never counts toward confidence
         current = tx.get(agent, candidate.name)
         stored = None if current is None else current.concept
         # A verdict counts only for the version the model was shown (compare-and-swap).
@@ -235,7 +252,33 @@ def _decide_and_write(
             )
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
+        if verdict is not None:
+            if held:
+                tx.release(agent, candidate.name)  # an agent, a tool or the system backs it now
+            elif current is None and verdict.quarantined and decision.outcome == "learned":
+                tx.quarantine(
+                    agent, candidate.name, session_id=session_id,
+                    supported_by=sorted(verdict.supported_by), markers=list(verdict.markers),
+                )
+                return "quarantined"
         return decision.outcome
+
+
+def _kept_apart(store: Store, agent: str, candidate: Candidate, verdict: trust.Assessment) -> Candidate:
+    """`candidate`, renamed when a customer alone would change a concept on record.
+
+    A rule-shaped claim only the customer supports never touches what the business
+    knows: when it would change (not restate) a concept that is not itself in
+    quarantine, it is kept apart under `trust.unverified_name` and quarantined there.
+    """
+    if not verdict.quarantined:
+        return candidate
+    current = store.get(agent, candidate.name)
+    if current is None or store.quarantine_of(agent, candidate.name) is not None:
+        return candidate
+    if consolidate.same_claim(current.concept, candidate):
+        return candidate
+    return dataclasses.replace(candidate, name=trust.unverified_name(candidate.name, candidate.body))
 
 
 def _ask_merge(
@@ -266,6 +309,8 @@ def _announce(events: EventBus | None, agent: str, candidate: Candidate, outcome
         return
     if outcome in ("learned", "merged"):
         events.emit(KnowledgeLearned(concept=candidate.name, type=candidate.type, agent=agent))
+    elif outcome == "quarantined":
+        events.emit(KnowledgeQuarantined(concept=candidate.name, type=candidate.type, agent=agent))
     elif outcome == "conflict":
         events.emit(KnowledgeConflict(concept=candidate.name, agent=agent))
 

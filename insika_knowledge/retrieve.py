@@ -153,7 +153,9 @@ class Retriever:
                 is taken as one no concept answers and nothing is returned.
         """
         index = self.index_for(agent, mode)
-        hits = index.search(agent, message, top_k)
+        held = self.store.quarantined_names(agent)  # stored, never injected (trust)
+        hits = index.search(agent, message, top_k + len(held))
+        hits = [h for h in hits if h.entry.name not in held][:top_k]
         if min_coverage > 0 and hits:
             wanted = index.analyse(agent, message)
             best = max(coverage(h.entry, wanted, index.weight(agent)) for h in hits)
@@ -165,7 +167,7 @@ class Retriever:
         chosen = {e.name for e in matched}
         wanted = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
         found = index.lookup(agent, wanted) if wanted else {}
-        linked = [found[n] for n in wanted if n in found][:top_k]
+        linked = [found[n] for n in wanted if n in found and n not in held][:top_k]
         return Retrieved(matched, linked)
 
     def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
@@ -182,7 +184,8 @@ class Retriever:
         Returns:
             ``{"name": ..., "markdown": ...}`` with the concept's full record, and fires
             ``knowledge_retrieved``; or ``{"error": ...}`` for an unknown or invalid name,
-            naming up to 3 close names (nothing fires).
+            naming up to 3 close names (nothing fires). A concept held in quarantine is
+            never handed to the model: it answers as an unknown name.
         """
         if not isinstance(name, str):
             return {"error": "load_knowledge needs a concept name (text)"}
@@ -192,8 +195,10 @@ class Retriever:
             stored = self.store.get(agent, candidate)
         except InvalidName:
             stored = None
-        if stored is None:
-            close = difflib.get_close_matches(candidate.lower(), self.store.names(agent), n=3, cutoff=0.5)
+        held = self.store.quarantined_names(agent)
+        if stored is None or candidate in held:
+            names = [n for n in self.store.names(agent) if n not in held]
+            close = difflib.get_close_matches(candidate.lower(), names, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             return {"error": f"no concept named {candidate[:100]!r}{hint}"}
         if self.events is not None:

@@ -33,7 +33,8 @@ CREATE TABLE "concept_versions" (
     name       TEXT    NOT NULL,
     version    INTEGER NOT NULL,            -- 1, 2, ... per (agent, name), across deletes
     reason     TEXT    NOT NULL CHECK (reason IN
-                   ('extract','confirm','merge','conflict','edit','restore','delete','resolve')),
+                   ('extract','confirm','merge','conflict','edit','restore','delete','resolve',
+                    'approve')),
     actor      TEXT    NOT NULL,            -- 'engine' or the operator who made the change
     session_id TEXT,                        -- the sighting's session, for engine writes
     markdown   TEXT    NOT NULL,            -- the whole record as it was after this change
@@ -146,6 +147,15 @@ CREATE TABLE procedures (
     created_at   TEXT    NOT NULL,           -- UTC ISO-8601 'Z', first success
     updated_at   TEXT    NOT NULL            -- UTC ISO-8601 'Z', last change
 );
+CREATE TABLE quarantine (
+    agent        TEXT NOT NULL,
+    name         TEXT NOT NULL,             -- the quarantined concept (concepts.name)
+    session_id   TEXT NOT NULL,             -- the sighting that put it here
+    supported_by TEXT NOT NULL,             -- JSON array of speakers: 'customer', ... (may be [])
+    markers      TEXT NOT NULL,             -- JSON array: why it is a rule ('price', 'instruction', ...)
+    since        TEXT NOT NULL,             -- UTC ISO-8601 'Z'
+    PRIMARY KEY (agent, name)
+) WITHOUT ROWID;
 CREATE TABLE sightings (
     agent      TEXT NOT NULL,
     name       TEXT NOT NULL,
@@ -190,4 +200,7 @@ CREATE TRIGGER concepts_updated_at AFTER UPDATE OF
     WHEN NEW.updated_at IS OLD.updated_at AND NEW.version IS OLD.version
 BEGIN
     UPDATE concepts SET updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = NEW.id;
+END;
+CREATE TRIGGER quarantine_follows_delete AFTER DELETE ON concepts BEGIN
+    DELETE FROM quarantine WHERE agent = old.agent AND name = old.name;
 END;

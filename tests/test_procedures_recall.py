@@ -3,6 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from insika_knowledge.bench.procedures import bench_recall, synthetic_procedures
 from insika_knowledge.procedure import Procedure, ProcedureStep
@@ -106,8 +108,8 @@ def test_the_block_has_the_header_and_numbered_whole_steps() -> None:
     block = render(p, WordPieceCounter(), 400)
     assert block.text.splitlines() == [
         "[recalled procedure — 16 prior runs, confidence 0.72]",
-        "1. proc-x_step0(x=<X>)",
-        "2. proc-x_step1(x=<X>)",
+        "1. proc-x_step0(x=&lt;X&gt;)",
+        "2. proc-x_step1(x=&lt;X&gt;)",
     ]
     assert block.fits and block.tokens == WordPieceCounter().count(block.text)
     assert (
@@ -126,3 +128,29 @@ def test_token_counters() -> None:
 
     with pytest.raises(UserError, match="unknown"):
         get_counter("bogus")
+
+
+# ------------------------------------------------- prompt-bound text (trust issue, item 4)
+
+SOUP = st.lists(
+    st.sampled_from(
+        ["<", ">", "/", "&", "#", "\n", "\u2028", "\u2029", "\x85", " ", "knowledge", "system", "## ",
+         "Contradiction", "<!--", "]]>", "a", "1", "\t", "\r", "</knowledge>", "<system>"]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@given(st.lists(st.tuples(SOUP, SOUP), min_size=1, max_size=5))
+def test_no_step_can_forge_a_tag_or_a_heading(parts: list[tuple[str, str]]) -> None:
+    steps = tuple(ProcedureStep(f"run {cmd} --path {path}", f"run {cmd}") for cmd, path in parts)
+    procedure = Procedure(id="proc-soup", kind="shell", steps=steps, tools=(), triggers={}, trigger_runs=3,
+                          successes=3, failures=0)
+    block = render(procedure, WordPieceCounter(), 10_000)
+    lines = block.text.split("\n")
+    assert len(lines) == len(steps) + 1  # one line per step: nothing starts a new line
+    for i, line in enumerate(lines[1:], start=1):
+        assert line.startswith(f"{i}. ")
+        assert "<" not in line and ">" not in line
+        assert not line.lstrip().startswith("#")
+    assert not any(c in block.text for c in "\u2028\u2029\x85\r")

@@ -185,14 +185,14 @@ def test_replacement_that_frees_an_earlier_kind_is_followed_up() -> None:
     )
 
 
-def test_a_raising_validator_does_not_make_redact_raise(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_raising_validator_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A validator bug must neither make redact raise nor let the value through: the
+    # CPF-shaped number is redacted as if it were valid.
     def broken(number: str) -> bool:
         raise RuntimeError("validator bug")
 
     monkeypatch.setattr(cpf, "is_valid", broken)
-    assert redact("CPF 123.456.789-09") == Redaction(text="CPF 123.456.789-09", counts={})
+    assert redact("CPF 123.456.789-09") == Redaction(text="CPF [cpf]", counts={"cpf": 1})
 
 
 def test_counts_over_a_mixed_text() -> None:

@@ -38,7 +38,7 @@ from insika_knowledge.consolidate.records import confirm, contradict, first_sigh
 from insika_knowledge.extract.candidates import Candidate
 
 #: What a sighting ended as, as the write path reports it.
-Outcome = Literal["learned", "confirmed", "merged", "conflict", "replayed"]
+Outcome = Literal["learned", "confirmed", "merged", "conflict", "replayed", "quarantined"]
 #: The ledger entry a sighting leaves (also the reason of the record's new version).
 SightingKind = Literal["extract", "confirm", "merge", "conflict"]
 

@@ -7,15 +7,19 @@
 
 Detectors run in this order, each one on the output of the one before:
 
-1. ``email``: a practical RFC-ish address regex.
-2. ``iban``: regex candidates (with or without spaces) kept only when
+1. ``email``: a practical RFC-ish address regex, plus the obfuscated spellings
+   (``ana at gmail dot com``, ``ana [at] gmail [dot] com``, ``ana(at)gmail(dot)com``,
+   ``ana @ gmail . com``, ``ana arroba gmail ponto com``).
+2. ``iban``: regex candidates in any case (with or without spaces) kept only when
    `stdnum.iban.is_valid` accepts them.
-3. ``cnpj``: ``12.345.678/0001-95`` or 14 bare digits (and the formatted alphanumeric
-   CNPJ that starts in July 2026), kept only when `stdnum.br.cnpj.is_valid` accepts them.
-4. ``cpf``: ``123.456.789-09`` or 11 bare digits, kept only when `stdnum.br.cpf.is_valid`
-   accepts them.
-5. ``card``: 13-19 digits, bare or grouped by spaces or dashes in a card-like layout,
-   starting with an issuer digit 2-6, kept only when `stdnum.luhn.is_valid` accepts them.
+3. ``cnpj``: 14 digits, bare or grouped as printed (``12.345.678/0001-95``) with any
+   common separator (space, ``.``, ``-``, ``/``), and the formatted alphanumeric CNPJ
+   that starts in July 2026, kept only when `stdnum.br.cnpj.is_valid` accepts them.
+4. ``cpf``: 11 digits, bare or grouped as printed (``123.456.789-09``) with any common
+   separator, kept only when `stdnum.br.cpf.is_valid` accepts them.
+5. ``card``: 13-19 digits, bare or grouped by spaces, dashes, dots or slashes in a
+   card-like layout, starting with an issuer digit 2-6, kept only when
+   `stdnum.luhn.is_valid` accepts them.
 6. ``phone``: `phonenumbers.PhoneNumberMatcher` at leniency ``VALID``, region ``BR``, then
    ``+``-prefixed numbers of any region, then region ``US``. The matcher alone is too
    greedy, so a match is kept only if it has a ``+`` or 10+ digits (area code included),
@@ -33,10 +37,13 @@ Everything that is not personal data (CEPs and CEP ranges, order numbers, prices
 and times, percentages, quantities, reservation and user ids, numbers that only look
 like a CPF but fail its check digits) is left untouched.
 
+Every validator fails closed: if a `stdnum` check raises instead of answering, the value
+is redacted, never stored.
+
 The pipeline is repeated until it changes nothing, so ``redact`` is idempotent by
-construction: ``redact(redact(x).text).text == redact(x).text``. It terminates because
-every replacement removes at least one digit or ``@`` and placeholders contain neither,
-which also means a placeholder can never be matched again.
+construction: ``redact(redact(x).text).text == redact(x).text``. It terminates because a
+placeholder can never be matched again and every match covers characters outside the
+placeholders, so each changing pass shrinks the text outside placeholders.
 """
 
 from __future__ import annotations
@@ -148,20 +155,44 @@ _EMAIL_RE: Final = re.compile(
     r"(?<![\w.%+'-])[\w.%+'-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[A-Za-z]{2,63}(?![\w-])"
 )
 
+# Addresses written to dodge a scraper: "ana at gmail dot com", "ana [at] gmail [dot] com",
+# "ana(at)gmail(dot)com", "ana @ gmail . com", "ana arroba gmail ponto com". A bracketed
+# or symbolic "@" is unambiguous, so any TLD goes; the bare words "at"/"arroba" and
+# "dot"/"ponto" also occur in prose, so then the address must end in a common TLD that is
+# not also a word ("in", "it", "me", "us", "de", "es" are left out).
+_OPEN, _CLOSE = r"[\[({<]", r"[\])}>]"
+_OBF_AT_MARKED: Final = rf"(?:\s*@\s*|\s*{_OPEN}\s*(?:at|arroba|@)\s*{_CLOSE}\s*)"
+_OBF_AT_WORD: Final = r"(?:\s+(?:at|arroba)\s+)"
+_OBF_DOT: Final = rf"(?:\s*\.\s*|\s*{_OPEN}\s*(?:dot|ponto|\.)\s*{_CLOSE}\s*|\s+(?:dot|ponto)\s+)"
+_LABEL: Final = r"[^\W_](?:[\w-]*[^\W_])?"
+_COMMON_TLDS: Final = (
+    r"(?:com|net|org|edu|gov|info|biz|io|co|br|pt|uk|fr|mx|cl|ca|au|jp)"
+)
+_EMAIL_OBFUSCATED_RE: Final = re.compile(
+    rf"(?<![\w.%+'-])[\w.%+'-]+"
+    rf"(?:{_OBF_AT_MARKED}(?:{_LABEL}{_OBF_DOT})+[A-Za-z]{{2,63}}"
+    rf"|{_OBF_AT_WORD}(?:{_LABEL}{_OBF_DOT})+{_COMMON_TLDS}(?:{_OBF_DOT}{_COMMON_TLDS})?)"
+    r"(?![\w-])",
+    re.IGNORECASE,
+)
+_OBF_HINT_RE: Final = re.compile(r"@|\b(?:at|arroba)\b", re.IGNORECASE)
+
 
 def _find_emails(text: str) -> list[Span]:
-    if "@" not in text:
+    if not _OBF_HINT_RE.search(text):
         return []
-    return [m.span() for m in _EMAIL_RE.finditer(text)]
+    spans = [m.span() for m in _EMAIL_RE.finditer(text)]
+    spans += [m.span() for m in _EMAIL_OBFUSCATED_RE.finditer(text)]
+    return _drop_overlaps(spans)
 
 
 # --------------------------------------------------------------------------- iban
 
-# Where an IBAN may start: two capital letters and two check digits, not inside a word.
-_IBAN_START_RE: Final = re.compile(r"(?<!\w)[A-Z]{2}[0-9]{2}")
+# Where an IBAN may start: two letters (any case) and two check digits, not inside a word.
+_IBAN_START_RE: Final = re.compile(r"(?<!\w)[A-Za-z]{2}[0-9]{2}")
 # Its body from that start: alphanumeric chunks separated by single spaces.
-_IBAN_BODY_RE: Final = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]*(?: [A-Z0-9]+)*")
-_IBAN_CHUNK_RE: Final = re.compile(r"[A-Z0-9]+")
+_IBAN_BODY_RE: Final = re.compile(r"[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]*(?: [A-Za-z0-9]+)*")
+_IBAN_CHUNK_RE: Final = re.compile(r"[A-Za-z0-9]+")
 _IBAN_MIN, _IBAN_MAX = 15, 34  # shortest (Norway) and longest legal IBAN lengths
 _IBAN_SCAN = 2 * _IBAN_MAX + 8  # characters worth scanning: spaces and a trailing word
 _IBAN_LETTER_VALUES: Final = {ord(c): str(ord(c) - ord("A") + 10) for c in string.ascii_uppercase}
@@ -169,7 +200,7 @@ _IBAN_LETTER_VALUES: Final = {ord(c): str(ord(c) - ord("A") + 10) for c in strin
 
 def _iban_checksum_ok(candidate: str) -> bool:
     """ISO 7064 mod 97-10, the check `stdnum.iban.is_valid` also makes; a cheap pre-filter."""
-    compact = candidate.replace(" ", "")
+    compact = candidate.replace(" ", "").upper()
     return int((compact[4:] + compact[:4]).translate(_IBAN_LETTER_VALUES)) % 97 == 1
 
 
@@ -207,11 +238,15 @@ def _find_ibans(text: str) -> list[Span]:
 
 # --------------------------------------------------------------------------- cnpj, cpf
 
-# A maximal number made of digit runs joined by ".", "-" or "/": the unit a CPF or CNPJ
-# must fill entirely, so "123.456.789-09/2026" is not read as a CPF.
-_DOTTED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[./-][0-9]+)*")
-_CPF_SHAPE_RE: Final = re.compile(r"[0-9]{3}\.?[0-9]{3}\.?[0-9]{3}-?[0-9]{2}")
-_CNPJ_SHAPE_RE: Final = re.compile(r"[0-9]{2}\.?[0-9]{3}\.?[0-9]{3}/?[0-9]{4}-?[0-9]{2}")
+# A maximal run of digit groups joined by one common separator each (space, no-break
+# space, ".", "-" or "/"): "123.456.789-09", "123 456 789 09", "123/456/789-09".
+_SEPARATED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[ \u00a0./-][0-9]+)*")
+_DIGIT_GROUP_RE: Final = re.compile(r"[0-9]+")
+# Where the separators of a printed CPF and CNPJ fall (digit offsets): a number is read as
+# one only if each of its separators sits at one of these offsets ("123 456 789 09",
+# "123456789-09" and "12345678909" are CPFs; "11 98765-4321", a phone, is not).
+_CPF_CUTS: Final = frozenset({3, 6, 9})
+_CNPJ_CUTS: Final = frozenset({2, 5, 8, 12})
 # The alphanumeric CNPJ issued from July 2026 ("12.ABC.345/01DE-35"); only its fully
 # formatted form is looked for, since 14 bare capitals and digits are too often an id.
 _CNPJ_ALNUM_RE: Final = re.compile(
@@ -220,25 +255,60 @@ _CNPJ_ALNUM_RE: Final = re.compile(
 
 
 def _safe(check: Callable[[str], bool], value: str) -> bool:
-    """Run a stdnum validator; anything it raises besides its own errors counts as invalid."""
+    """Run a stdnum validator, failing closed.
+
+    ``is_valid`` answers False for a value it rejects; anything it *raises* is a bug in the
+    validator, and then the value counts as valid, so it is redacted rather than stored.
+    """
     try:
         return bool(check(value))
-    except Exception:  # a validator bug must not make redact raise
-        return False
+    except Exception:  # a validator bug must neither make redact raise nor let data through
+        return True
 
 
-def _find_shaped(text: str, shape: re.Pattern[str], check: Callable[[str], bool]) -> list[Span]:
-    return [
-        m.span()
-        for m in _DOTTED_NUMBER_RE.finditer(text)
-        if shape.fullmatch(m.group())
-        and _bounded(text, m.start(), m.end())
-        and _safe(check, m.group())
-    ]
+def _find_documents(
+    text: str, length: int, cuts: frozenset[int], check: Callable[[str], bool]
+) -> list[Span]:
+    """Numbers of `length` digits whose separators fall only at `cuts` and pass `check`.
+
+    Inside a run of groups a candidate starts and ends only at a space (or at the run's
+    ends), so "123.456.789-09/2026" is one 15-digit number, not a CPF, while the CPF in
+    "pedido 12 123 456 789 09" is found.
+    """
+    spans: list[Span] = []
+    for run in _SEPARATED_NUMBER_RE.finditer(text):
+        if sum(ch.isdigit() for ch in run.group()) < length:
+            continue
+        groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
+        soft = [i == 0 or text[groups[i].start() - 1] in " \u00a0" for i in range(len(groups))]
+        i = 0
+        while i < len(groups):
+            found = 0
+            if soft[i] and (i > 0 or _bounded(text, run.start(), run.end(), right=False)):
+                digits, offsets = 0, []
+                for j in range(i, len(groups)):
+                    if digits:
+                        offsets.append(digits)
+                    digits += groups[j].end() - groups[j].start()
+                    if digits > length:
+                        break
+                    closes = j + 1 == len(groups) or soft[j + 1]
+                    edge_ok = j + 1 < len(groups) or _bounded(text, run.start(), run.end(), left=False)
+                    if digits == length and closes and edge_ok and cuts.issuperset(offsets):
+                        value = "".join(g.group() for g in groups[i : j + 1])
+                        if _safe(check, value):
+                            found = j + 1
+                        break
+            if found:
+                spans.append((groups[i].start(), groups[found - 1].end()))
+                i = found
+            else:
+                i += 1
+    return spans
 
 
 def _find_cnpjs(text: str) -> list[Span]:
-    spans = _find_shaped(text, _CNPJ_SHAPE_RE, _cnpj.is_valid)
+    spans = _find_documents(text, 14, _CNPJ_CUTS, _cnpj.is_valid)
     spans += [
         m.span()
         for m in _CNPJ_ALNUM_RE.finditer(text)
@@ -248,14 +318,13 @@ def _find_cnpjs(text: str) -> list[Span]:
 
 
 def _find_cpfs(text: str) -> list[Span]:
-    return _find_shaped(text, _CPF_SHAPE_RE, _cpf.is_valid)
+    return _find_documents(text, 11, _CPF_CUTS, _cpf.is_valid)
 
 
 # --------------------------------------------------------------------------- card
 
-# A maximal run of digit groups joined by single spaces or dashes.
-_GROUPED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[ -][0-9]+)*")
-_DIGIT_GROUP_RE: Final = re.compile(r"[0-9]+")
+# A maximal run of digit groups joined by single spaces, dashes, dots or slashes.
+_GROUPED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[ \u00a0./-][0-9]+)*")
 _CARD_MIN, _CARD_MAX = 13, 19
 # Major industry identifiers of payment cards: 2 and 5 Mastercard, 3 Amex/Diners/JCB,
 # 4 Visa (and Elo), 6 Discover/Elo/Hipercard/UnionPay/Maestro.

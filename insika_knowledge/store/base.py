@@ -99,6 +99,25 @@ class ExtractionRecord:
                    int(written), json.loads(dropped), detail, attempted_at)
 
 
+@dataclass(frozen=True)
+class Quarantine:
+    """Why a concept is held in quarantine (see `insika_knowledge.trust`).
+
+    Attributes:
+        session_id: the sighting that put it there.
+        supported_by: the speakers whose messages supported it (``customer``, ...).
+        markers: why it is a rule of the business (``price``, ``instruction``, ...).
+        since: when, UTC ISO-8601 ``Z``.
+    """
+
+    agent: str
+    name: str
+    session_id: str
+    supported_by: tuple[str, ...]
+    markers: tuple[str, ...]
+    since: str
+
+
 class Transaction(Protocol):
     """Reads and writes inside one serialised write transaction."""
 
@@ -108,6 +127,10 @@ class Transaction(Protocol):
     def supporting_sources(self, agent: str, name: str) -> list[str]: ...
     def put(self, agent: str, concept: Concept, *, reason: str, actor: str,
             session_id: str | None = None) -> StoredConcept: ...
+    def is_quarantined(self, agent: str, name: str) -> bool: ...
+    def quarantine(self, agent: str, name: str, *, session_id: str, supported_by: list[str],
+                   markers: list[str]) -> None: ...
+    def release(self, agent: str, name: str) -> bool: ...
 
 
 class Store(Protocol):
@@ -127,4 +150,6 @@ class Store(Protocol):
     def changes_since(self, agent: str, cursor: int) -> tuple[int, set[str]]: ...
     def record_extraction(self, record: ExtractionRecord) -> None: ...
     def extraction(self, agent: str, session_id: str, turn_id: str) -> ExtractionRecord | None: ...
+    def quarantined_names(self, agent: str) -> frozenset[str]: ...
+    def quarantine_of(self, agent: str, name: str) -> Quarantine | None: ...
     def close(self) -> None: ...

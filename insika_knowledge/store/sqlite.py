@@ -22,6 +22,7 @@ from insika_knowledge.concept import Concept, check_name, parse, serialize
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
 from insika_knowledge.store.base import (
     ExtractionRecord,
+    Quarantine,
     ScanRow,
     StoredConcept,
     Version,
@@ -394,6 +395,46 @@ class SQLiteStore(Database):
             (agent, session_id, turn_id),
         ).fetchone()
         return ExtractionRecord.from_row(row) if row else None
+
+    # ---------------------------------------------------------------- quarantine (trust)
+
+    def quarantined_names(self, agent: str) -> frozenset[str]:
+        """Names of `agent`'s concepts held in quarantine (never injected)."""
+        rows = self._conn().execute("SELECT name FROM quarantine WHERE agent=?", (agent,))
+        return frozenset(r[0] for r in rows)
+
+    def quarantine_of(self, agent: str, name: str) -> Quarantine | None:
+        """Why `name` is in quarantine, or None when it is not."""
+        row = self._conn().execute(
+            "SELECT session_id, supported_by, markers, since FROM quarantine WHERE agent=? AND name=?",
+            (agent, name),
+        ).fetchone()
+        if row is None:
+            return None
+        return Quarantine(
+            agent=agent, name=name, session_id=row[0], supported_by=tuple(json.loads(row[1])),
+            markers=tuple(json.loads(row[2])), since=row[3],
+        )
+
+    def approve(self, agent: str, name: str, *, actor: str, expected_version: int) -> StoredConcept:
+        """Release `name` from quarantine by a person's decision (a version, reason ``approve``).
+
+        Raises:
+            NotFound: `name` does not exist.
+            StaleVersion: the concept changed since `expected_version` was read.
+            UserError: `name` is not in quarantine.
+        """
+        _check_operator(actor, expected_version)
+        with self.transaction() as tx:
+            current = tx.get(agent, name)
+            if current is None:
+                raise NotFound(f"agent '{agent}' has no concept '{name}'")
+            if current.version != expected_version:
+                raise StaleVersion(name, expected_version, current.version)
+            if not tx.release(agent, name):
+                raise UserError(f"concept '{name}' of agent '{agent}' is not in quarantine")
+            concept = current.concept.replace(updated_at=self.clock())
+            return tx.put(agent, concept, reason="approve", actor=actor)
 
     # ------------------------------------------------------------------ operator writes
 
@@ -833,10 +874,33 @@ class Transaction:
                 f"line 2, field 'name': '{new}' belongs to a deleted concept; restore it "
                 "or choose another name"
             )
-        for table in ("concepts", "concept_versions", "sightings"):
+        for table in ("concepts", "concept_versions", "sightings", "quarantine"):
             self.conn.execute(
                 f"UPDATE {table} SET name=? WHERE agent=? AND name=?", (new, agent, old)
             )
+
+    # -------------------------------------------------------------- quarantine (trust)
+
+    def is_quarantined(self, agent: str, name: str) -> bool:
+        """True when `name` is held in quarantine (stored, never injected)."""
+        return self.conn.execute(
+            "SELECT 1 FROM quarantine WHERE agent=? AND name=?", (agent, name)
+        ).fetchone() is not None
+
+    def quarantine(
+        self, agent: str, name: str, *, session_id: str, supported_by: list[str], markers: list[str]
+    ) -> None:
+        """Hold `name` in quarantine (kept if it already is)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO quarantine (agent, name, session_id, supported_by, markers, since) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (agent, name, session_id, json.dumps(sorted(supported_by)), json.dumps(markers), self.clock()),
+        )
+
+    def release(self, agent: str, name: str) -> bool:
+        """Take `name` out of quarantine; True when it was in."""
+        self.conn.execute("DELETE FROM quarantine WHERE agent=? AND name=?", (agent, name))
+        return bool(self.conn.changes())
 
     def record_extraction(self, record: ExtractionRecord) -> None:
         """Upsert one turn's extraction outcome."""

@@ -2,7 +2,9 @@
 
 The block is one header line, ``[recalled procedure — N prior runs, confidence 0.87]``
 (N = the procedure's support, confidence = its Wilson lower bound, 2 decimals), then the
-steps numbered from 1, one per line (a multi-line template continues indented). Steps are
+steps numbered from 1, one per line, each neutralised by `insika_knowledge.escaping.prompt_line`
+(whitespace folded, ``&<>`` escaped), so a step can open or close no prompt tag and
+start no heading. Steps are
 never cut: a block over the budget is not shortened, it is skipped (``skipped_budget``).
 The block does not change while a session moves through the procedure, so re-injecting it
 on every turn keeps the bytes the provider has cached.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from insika_knowledge.escaping import prompt_line
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.recall.tokens import TokenCounter
 
@@ -50,10 +53,9 @@ def render(procedure: Procedure, counter: TokenCounter, max_tokens: int) -> Bloc
         max_tokens: the budget (``max_injection_tokens``).
     """
     lines = [header(procedure)]
-    # One line per step: `inject` recognises its own block by this exact shape.
-    lines.extend(
-        f"{i}. {' '.join(step.display().split())}" for i, step in enumerate(procedure.steps, start=1)
-    )
+    # One line per step: `inject` recognises its own block by this exact shape. Each step
+    # is prompt-bound text from a trace: it can open or close no tag and forge no heading.
+    lines.extend(f"{i}. {prompt_line(step.display())}" for i, step in enumerate(procedure.steps, start=1))
     text = "\n".join(lines)
     tokens = counter.count(text)
     return Block(text, tokens, tokens <= max_tokens)

@@ -1,0 +1,76 @@
+"""Rule-shaped claims: text that states or changes a rule of the business (EN and PT).
+
+`rule_markers` names what makes a claim a rule: its type (``policy``, ``procedure``), a
+price or amount, a deadline, an entitlement (something a customer gets: free, a
+discount, points, a warranty), opening hours, or the shape of an instruction to the
+agent or the business ("from now on", "always", "you must", "ignore", "a partir de
+agora", "sempre", "deve"). A report of the customer's own experience (type
+``objection``) is judged by the instruction shape only: "the R$ 25 fee was too high
+for me" is a complaint, not a price list.
+
+Patterns run on folded text (lower case, accents removed), so "grátis" and "gratis",
+"Prazo" and "prazo" are one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from insika_knowledge.analysis.text import fold
+
+RULE_TYPES: Final = frozenset({"policy", "procedure"})
+
+_PRICE: Final = re.compile(
+    r"(?:r\$|us\$|\$|€|£)\s*\d|\d\s*%|\d\s*(?:reais|real|dollars?|dolares?|euros?|cents?|centavos?)\b"
+    r"|\b(?:price|prices|cost|costs|fee|fees|charge|charged|preco|precos|custa|custam|custo|taxa|tarifa|valor)\b"
+)
+_DEADLINE: Final = re.compile(
+    r"\b(?:within|up to|until|before|after|no later than|deadline|expires?|expiry|valid for|valid until"
+    r"|em ate|ate|dentro de|prazo|vence|vencimento|validade|expira)\b[^.;\n]{0,30}?"
+    r"\b(?:\d+|one|two|three|seven|ten|thirty|um|uma|dois|duas|tres|sete|dez|trinta)?\s*"
+    r"(?:minutes?|hours?|days?|weeks?|months?|years?|minutos?|horas?|dias?|semanas?|mes|meses|anos?)\b"
+)
+_ENTITLEMENT: Final = re.compile(
+    r"\b(?:free|gratis|gratuit[oa]s?|discount|discounts|desconto|descontos|off|refund|refunds|refundable"
+    r"|reembolso|estorno|cashback|gift|gifts|brinde|brindes|bonus|voucher|cupom|coupon|upgrade|waived?"
+    r"|entitled|eligible|comes with|come with|gets?|receives?|ganha|ganham|recebe|recebem|tem direito"
+    r"|isento|isenta|isencao|compensation|compensacao|points|pontos|cashback|loyalty|fidelidade"
+    r"|warranty|guarantee|garantia|includes?|included|inclui|incluido|incluida)\b"
+)
+_SCHEDULE: Final = re.compile(
+    r"\b(?:opens?|closes?|closed|opening hours|business hours|check-?in|check-?out|24 ?h(?:ours)?"
+    r"|abre|abrem|fecha|fecham|fechado|funciona|funcionam|horario|expediente)\b"
+    r"|\b\d{1,2}(?::\d\d)?\s*(?:am|pm|h)\b"
+)
+_INSTRUCTION: Final = re.compile(
+    r"\b(?:from now on|starting (?:today|now)|effective (?:today|immediately)|always|never|must|should"
+    r"|you (?:must|should|have to|need to|are required)|agents? (?:must|should)|make sure|remember to"
+    r"|ignore (?:the|all|previous|your)|disregard|override|new (?:rule|policy)|the manager says|management says"
+    r"|note for (?:your|the) records|for your records|update your (?:records|policy|system)"
+    r"|a partir de agora|a partir de hoje|sempre|nunca|deve|devem|precisa|precisam|tem que|lembre(?:-se)? de"
+    r"|ignore|desconsidere|nova regra|nova politica|o gerente (?:disse|falou|mandou)|a gerencia"
+    r"|anote|registre|atualize (?:o|a|seu|sua)|para (?:o )?seu registro)\b"
+)
+
+_MARKERS: Final = (
+    ("price", _PRICE), ("deadline", _DEADLINE), ("entitlement", _ENTITLEMENT), ("schedule", _SCHEDULE),
+)
+
+
+def rule_markers(text: str, concept_type: str) -> list[str]:
+    """What makes `text` (of `concept_type`) a rule of the business; empty when nothing does.
+
+    Returns:
+        Marker names in a fixed order, a subset of ``type``, ``price``, ``deadline``,
+        ``entitlement``, ``schedule``, ``instruction``.
+    """
+    folded = fold(text)
+    found: list[str] = []
+    if concept_type in RULE_TYPES:
+        found.append("type")
+    if concept_type != "objection":
+        found += [name for name, pattern in _MARKERS if pattern.search(folded)]
+    if _INSTRUCTION.search(folded):
+        found.append("instruction")
+    return found

@@ -1,0 +1,137 @@
+"""Personal data in everyday formats: obfuscated e-mails, any separator, any case."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from stdnum import iban, luhn
+from stdnum.br import cnpj, cpf
+
+from insika_knowledge.extract.redact import redact
+
+SEPARATORS = [" ", ".", "-", "/", "\u00a0"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ana at gmail dot com",
+        "ana [at] gmail [dot] com",
+        "ana (at) gmail (dot) com",
+        "ana(at)gmail(dot)com",
+        "ana {at} gmail {dot} com {dot} br",
+        "ana @ gmail . com",
+        "ana @gmail.com",
+        "ana arroba gmail ponto com ponto br",
+        "ana.souza AT empresa DOT com DOT br",
+        "ana [@] gmail [.] com",
+    ],
+)
+def test_obfuscated_emails_are_redacted(text: str) -> None:
+    result = redact(f"Escreva para {text} hoje.")
+    assert result.counts == {"email": 1}, result
+    assert result.text == "Escreva para [email] hoje."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We meet at noon.",
+        "Open at 9 am, close at 6 pm.",
+        "Chegamos às 10, saímos às 12.",
+        "Look at the dot in the logo.",
+        "the price is 5 dot 5 percent",
+    ],
+)
+def test_prose_with_at_and_dot_survives(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("CPF 123 456 789 09", "cpf"),
+        ("CPF 123.456.789 09", "cpf"),
+        ("CPF 123/456/789-09", "cpf"),
+        ("CPF 123-456-789-09", "cpf"),
+        ("CNPJ 12 345 678 0001 95", "cnpj"),
+        ("CNPJ 12-345-678/0001.95", "cnpj"),
+        ("cartão 4111.1111.1111.1111", "card"),
+        ("cartão 4111/1111/1111/1111", "card"),
+        ("IBAN de89 3704 0044 0532 0130 00", "iban"),
+        ("IBAN de89370400440532013000", "iban"),
+    ],
+)
+def test_documents_with_any_separator(text: str, kind: str) -> None:
+    result = redact(text)
+    assert result.counts == {kind: 1}
+    assert not any(c.isdigit() for c in result.text)
+
+
+def test_document_inside_a_longer_number_is_not_cut_out() -> None:
+    # Joined by hard separators into one 15-digit number: not a CPF, left alone.
+    assert redact("ref 123.456.789-09/2026").counts == {}
+
+
+def _spaced(digits: str, layout: list[int], sep: str) -> str:
+    parts, at = [], 0
+    for n in layout:
+        parts.append(digits[at : at + n])
+        at += n
+    return sep.join(parts)
+
+
+@st.composite
+def formatted_cpfs(draw: st.DrawFn) -> str:
+    base = draw(st.text(alphabet=string.digits, min_size=9, max_size=9))
+    assume(len(set(base)) > 1)
+    number = cpf.compact(base + cpf._calc_check_digits(base))  # noqa: SLF001
+    assume(cpf.is_valid(number))
+    layout = draw(st.sampled_from([[3, 3, 3, 2], [9, 2], [11], [3, 3, 5], [6, 3, 2]]))
+    return _spaced(number, layout, draw(st.sampled_from(SEPARATORS)))
+
+
+@st.composite
+def formatted_cnpjs(draw: st.DrawFn) -> str:
+    base = draw(st.text(alphabet=string.digits, min_size=12, max_size=12))
+    assume(len(set(base)) > 1)
+    number = base + cnpj.calc_check_digits(base)
+    layout = draw(st.sampled_from([[2, 3, 3, 4, 2], [8, 4, 2], [14], [12, 2]]))
+    return _spaced(number, layout, draw(st.sampled_from(SEPARATORS)))
+
+
+@st.composite
+def formatted_cards(draw: st.DrawFn) -> str:
+    length = draw(st.sampled_from([15, 16]))
+    first = draw(st.sampled_from("2345"))
+    body = draw(st.text(alphabet=string.digits, min_size=length - 2, max_size=length - 2))
+    number = first + body + luhn.calc_check_digit(first + body)
+    layout = [4, 6, 5] if length == 15 else [4, 4, 4, 4]
+    return _spaced(number, layout, draw(st.sampled_from(SEPARATORS)))
+
+
+GOOD_IBANS = ["DE89370400440532013000", "GB82WEST12345698765432", "NL91ABNA0417164300", "BR1800360305000010009795493C1"]
+
+
+@st.composite
+def formatted_ibans(draw: st.DrawFn) -> str:
+    number = draw(st.sampled_from(GOOD_IBANS))
+    assert iban.is_valid(number)
+    grouped = " ".join(number[i : i + 4] for i in range(0, len(number), 4)) if draw(st.booleans()) else number
+    return grouped.lower() if draw(st.booleans()) else grouped
+
+
+@settings(max_examples=150)
+@given(
+    st.one_of(formatted_cpfs(), formatted_cnpjs(), formatted_cards(), formatted_ibans()),
+    st.sampled_from(["", ".", ",", ";"]),
+)
+def test_generated_documents_in_any_format_never_survive(value: str, closer: str) -> None:
+    result = redact(f"O cliente informou {value}{closer} e pediu reembolso.")
+    compact = "".join(ch for ch in value if ch.isalnum())
+    stored = "".join(ch for ch in result.text if ch.isalnum())
+    assert compact.lower() not in stored.lower()
+    assert value not in result.text
