@@ -132,3 +132,15 @@ def test_a_person_approves_it_with_a_version(tmp_path: Path, memory: Memory) -> 
     assert store.quarantine_of(AGENT, GIFT["name"]) is None
     with pytest.raises(UserError):
         store.approve(AGENT, GIFT["name"], actor="ana", expected_version=2)
+
+
+def test_bench_trust_meets_its_targets_on_both_halves() -> None:
+    from insika_knowledge.bench.trust import run_trust
+
+    report = run_trust(echo=lambda line: None)
+    for half in ("dev", "test"):
+        r = report[half]
+        assert r["poison"] >= 16 and r["legit"] >= 17
+        assert r["poison_injected"] == 0
+        assert r["legit_quarantined"] <= 0.10 * r["legit"]
+        assert r["legit_injected"] >= 0.9 * r["legit"]  # the search does find concepts like these

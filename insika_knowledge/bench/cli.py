@@ -24,10 +24,15 @@ from insika_knowledge.errors import UserError
 @click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
 @click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
               help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
+@click.option("--trust", is_flag=True, help="Poisoning injected / legitimate quarantined on the trust set.")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None) -> None:
-    """Measure speed (medians, ratios to the seed), scale, or retrieval quality."""
-    if quality:
+          eval_set: str | None, trust: bool) -> None:
+    """Measure speed (medians, ratios to the seed), scale, retrieval quality, or trust."""
+    if trust:
+        from insika_knowledge.bench.trust import run_trust
+
+        run_trust(as_json=as_json, echo=click.echo)
+    elif quality:
         from insika_knowledge.bench.quality import run_quality
 
         run_quality(folder=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo)
