@@ -19,3 +19,36 @@ def test_ruff_finds_nothing() -> None:
     result = subprocess.run([ruff, "check", "insika_knowledge", "tests"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (it is in the dev extra)")
+    return found
+
+
+def test_import_linter_contracts_are_kept() -> None:
+    """The layer contracts in pyproject.toml ([tool.importlinter]) hold."""
+    result = subprocess.run([_tool("lint-imports"), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr
+
+
+def test_no_import_cycle_between_modules_or_first_level_packages() -> None:
+    """Counting imports anywhere in a file (function-level ones too), as grimp reads them."""
+    grimp = pytest.importorskip("grimp")
+    nx = pytest.importorskip("networkx")
+    graph = grimp.build_graph("insika_knowledge")
+    modules = nx.DiGraph()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            modules.add_edge(module, imported)
+    assert [c for c in nx.simple_cycles(modules) if len(c) > 1] == []
+
+    def first_level(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    packages = nx.DiGraph(
+        (first_level(a), first_level(b)) for a, b in modules.edges() if first_level(a) != first_level(b)
+    )
+    assert list(nx.simple_cycles(packages)) == []
