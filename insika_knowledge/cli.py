@@ -294,6 +294,7 @@ def studio(data_dir: str | None, host: str, port: int) -> None:
 
 
 cli.add_command(__import__("insika_knowledge.procedures.cli", fromlist=["procedures"]).procedures)
+cli.add_command(__import__("insika_knowledge.relay.cli", fromlist=["relay_command"]).relay_command)  # relay (issue 12)
 
 
 def _require_tenant(memory: Any, tenant: str) -> None:
