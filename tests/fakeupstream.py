@@ -57,7 +57,13 @@ class Status:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Reply = Text | Calls | Status
+@dataclass
+class Raw:
+    content: bytes
+    content_type: str = "text/html"
+
+
+Reply = Text | Calls | Status | Raw
 
 
 @dataclass
@@ -99,7 +105,11 @@ class FakeUpstream:
 
     async def _next(self, request: Request) -> tuple[Seen, Reply]:
         raw = await request.body()
-        seen = Seen(request.url.path, dict(request.headers.items()), json.loads(raw or b"{}"), raw)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        seen = Seen(request.url.path, dict(request.headers.items()), body if isinstance(body, dict) else {}, raw)
         with self._lock:
             self.requests.append(seen)
             if callable(self.replies):
@@ -107,6 +117,12 @@ class FakeUpstream:
             if len(self.replies) > 1:
                 return seen, self.replies.pop(0)
             return seen, self.replies[0]
+
+    def reset(self, replies: list[Reply] | Callable[[Seen], Reply] | None = None) -> None:
+        self.replies = replies if replies is not None else [Text("Hello there.")]
+        self.requests.clear()
+        self.sent.clear()
+        self.cancelled = self.finished = 0
 
     def _id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids)}"
@@ -146,6 +162,10 @@ class FakeUpstream:
 
     async def _openai(self, request: Request) -> Response:
         seen, reply = await self._next(request)
+        if isinstance(reply, Raw):
+            with self._lock:
+                self.sent.append(reply.content)
+            return Response(reply.content, media_type=reply.content_type)
         if isinstance(reply, Status):
             payload = {"error": {"message": reply.message, "type": "fake", "param": None, "code": str(reply.code)}}
             return self._respond(json.dumps(payload).encode(), reply.code, reply.headers)
@@ -191,6 +211,10 @@ class FakeUpstream:
 
     async def _anthropic(self, request: Request) -> Response:
         seen, reply = await self._next(request)
+        if isinstance(reply, Raw):
+            with self._lock:
+                self.sent.append(reply.content)
+            return Response(reply.content, media_type=reply.content_type)
         if isinstance(reply, Status):
             payload = {"type": "error", "error": {"type": "rate_limit_error" if reply.code == 429 else "api_error",
                                                   "message": reply.message}}

@@ -11,16 +11,27 @@ import anthropic
 import httpx
 import openai
 import pytest
-from fakeupstream import Call, Calls, FakeUpstream, Status, Text
+from conftest import make_concept
+from fakellm import FakeLLM
+from fakeupstream import Call, Calls, FakeUpstream, Raw, Status, Text
 from relayhelp import AGENT, IDENTITY, KEY, QUESTION, SESSION, TENANT, Running, running_relay
 
 from insika_knowledge.relay.identity import PRIVATE_PREFIXES
+from insika_knowledge.relay.toolloop import UNAVAILABLE
+from insika_knowledge.retrieve import Retriever
+from insika_knowledge.sessions import Session
+
+
+@pytest.fixture(scope="module")
+def shared_upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream() as fake:
+        yield fake
 
 
 @pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as fake:
-        yield fake
+def upstream(shared_upstream: FakeUpstream) -> FakeUpstream:
+    shared_upstream.reset()
+    return shared_upstream
 
 
 @pytest.fixture
@@ -260,3 +271,195 @@ def test_memory_off_sends_the_body_as_the_client_sent_it(relay: Running, upstrea
     assert not [h for h in r.headers if h.startswith(PRIVATE_PREFIXES)]
     assert relay.relay.learner.drain(timeout_s=5)
     assert relay.store().extractions(AGENT) == []
+
+
+# ---------------------------------------------------------------- learning
+
+CANDIDATE = {"name": "frete-gratis-acima-299", "description": "Free shipping above R$ 299 in the south.",
+             "type": "policy", "body": "Orders above R$ 299 to the south ship for free."}
+
+
+@FORMATS
+@STREAMS
+def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream: FakeUpstream, api: str,
+                                                        stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    upstream.replies = [Text("No sul, frete grátis acima de R$ 299.")]
+    with FakeLLM([json.dumps([CANDIDATE])]) as extractor:
+        monkeypatch.setenv("OPENAI_BASE_URL", extractor.base_url)
+        ASK[api](relay, stream=stream)
+        assert relay.relay.learner.drain(timeout_s=10)
+    stored = relay.store().get(AGENT, "frete-gratis-acima-299")
+    assert stored is not None and SESSION in stored.concept.sources
+    (record,) = relay.store().extractions(AGENT)
+    assert record.session_id == SESSION and record.turn_id.startswith("relay-")
+    transcript = extractor.requests[0]["messages"][-1]["content"]
+    assert QUESTION in transcript and "No sul, frete grátis acima de R$ 299." in transcript
+    assert "<knowledge>" not in transcript  # the client's turn, not the relay's additions
+    assert [p["name"] for p in relay.recorder.named("knowledge_learned")] == ["frete-gratis-acima-299"]
+
+
+def test_an_answer_calling_the_clients_tools_is_not_learned_yet(relay: Running, upstream: FakeUpstream) -> None:
+    upstream.replies = [Calls([Call("get_order", {"order_id": "A-17"})])]
+    ask_openai(relay, tools=[{"type": "function", "function": {"name": "get_order"}}])
+    ask_openai(relay, headers={"x-ace-session": ""})  # no session: nothing to learn under
+    assert relay.relay.learner.drain(timeout_s=5)
+    assert relay.store().extractions(AGENT) == []
+
+
+# ---------------------------------------------------------------- procedures
+
+TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+         for n in ("get_user_details", "cancel_reservation")]
+
+
+def cancel_messages(task: str) -> list[dict]:
+    def call(cid: str, name: str, **arguments: object) -> dict:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+    return [
+        {"role": "system", "content": "airline policy"},
+        {"role": "user", "content": task},
+        call("c1", "get_user_details", user_id="ana_lima_1234"),
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"reservations": ["ZX9QK2"]})},
+        call("c2", "cancel_reservation", reservation_id="ZX9QK2"),
+        {"role": "tool", "tool_call_id": "c2", "content": '{"status": "cancelled"}'},
+    ]
+
+
+def post(relay: Running, body: dict, headers: dict[str, str], path: str = "/v1/chat/completions") -> httpx.Response:
+    return httpx.post(relay.url + path, content=json.dumps(body).encode(), timeout=30,
+                      headers={"content-type": "application/json", **headers})
+
+
+def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: Path, upstream: FakeUpstream) -> None:
+    with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False}) as relay:
+        skill = relay.relay.skill(TENANT)
+        for i, outcome_header in enumerate(["x-ace-task-outcome", "x-ace-outcome", "x-ace-task-success"]):
+            messages = cancel_messages(f"cancel my trip number {i} please")
+            headers = {**IDENTITY, "x-ace-session": f"seed-{i}"}
+            for end in range(2, len(messages)):
+                post(relay, {"model": "m", "tools": TOOLS, "messages": messages[:end]}, headers)
+            value = "true" if outcome_header == "x-ace-task-success" else "success"
+            post(relay, {"model": "m", "tools": TOOLS, "messages": messages}, {**headers, outcome_header: value})
+        assert skill.store.count() == 1  # three verified runs of one procedure, each outcome spelling counted
+        assert skill.recall("I need to cancel my trip").procedure is not None
+
+        upstream.reset()
+        r = post(relay, {"model": "m", "tools": TOOLS, "messages": cancel_messages("I need to cancel my trip")[:2]},
+                 {**IDENTITY, "x-ace-session": "live"})
+        sent = last_user_text(upstream.requests[0].body)
+        assert sent.startswith("I need to cancel my trip\n\n[recalled procedure — 3 prior runs")
+        tokens = int(r.headers["x-ace-rewrite-tokens"].lstrip("+"))
+        assert tokens > 0
+        assert r.headers["x-ace-body-rewritten"] == "tail"
+        assert r.headers["x-ace-rewritten-by"] == "skill_knowledge_graph"
+        assert r.headers["x-ace-skill-modes"] == "skill_knowledge_graph=prod"
+
+        r = post(relay, {"model": "m", "messages": [{"role": "user", "content": "hello"}]},
+                 {**IDENTITY, "x-ace-skills": "skill_knowledge_graph=off"})
+        assert "x-ace-skill-modes" not in r.headers and "x-ace-body-rewritten" not in r.headers
+
+
+def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, upstream: FakeUpstream) -> None:
+    with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False}) as relay:
+        with relay.store().transaction() as tx:
+            tx.put(AGENT, make_concept("cancel-trip-fee", description="Cancelling a trip costs no fee within 24h.",
+                                       body="Trips cancelled within 24 hours of booking are refunded."),
+                   reason="extract", actor="test")
+        relay.relay.skill(TENANT).mine_sessions(
+            [Session(f"seed-{i}", cancel_messages(f"cancel my trip number {i} please"), "success") for i in range(3)])
+        cached = [{"type": "text", "text": "airline policy", "cache_control": {"type": "ephemeral"}}]
+        messages = [{"role": "system", "content": cached}, {"role": "user", "content": "I need to cancel my trip"}]
+        r = post(relay, {"model": "m", "tools": TOOLS, "messages": messages}, {**IDENTITY, "x-ace-session": "both"})
+        assert r.headers["x-insika-knowledge"] == "injected" and r.headers["x-ace-body-rewritten"] == "tail"
+        sent = upstream.requests[0].body["messages"]
+        assert sent[0] == messages[0]  # every byte up to the caller's breakpoint as it was
+        text = sent[1]["content"]
+        assert text.startswith("I need to cancel my trip\n\n<knowledge>")
+        assert text.index("cancel-trip-fee") < text.index("[recalled procedure — 3 prior runs")
+
+        upstream.reset()
+        after = [*messages, {"role": "assistant", "content": [
+            {"type": "text", "text": "sure", "cache_control": {"type": "ephemeral"}}]}]
+        r = post(relay, {"model": "m", "messages": after}, {**IDENTITY, "x-ace-session": "late"}, "/v1/messages")
+        assert r.headers["x-insika-knowledge"] == "skipped: cache_breakpoint_after_last_user"
+        assert [m for m in upstream.requests[0].body["messages"]] == after
+
+
+# ---------------------------------------------------------------- failing open
+
+
+def degraded_events(relay: Running) -> list[str]:
+    return [e["feature"] for e in relay.recorder.named("knowledge_degraded")]
+
+
+def test_a_body_that_is_not_json_goes_up_as_sent(relay: Running, upstream: FakeUpstream) -> None:
+    upstream.replies = [Status(400, "bad json")]
+    r = httpx.post(relay.url + "/v1/chat/completions", content=b"{not json", headers=IDENTITY)
+    assert r.status_code == 400 and r.content == upstream.sent[0]
+    assert upstream.requests[0].raw == b"{not json"
+    assert r.headers["x-insika-degraded"] == "body" and degraded_events(relay) == ["body"]
+
+
+def test_an_invalid_tenant_degrades_identity(relay: Running, upstream: FakeUpstream) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
+    r = post(relay, body, {**IDENTITY, "x-insika-tenant": "../etc"})
+    assert r.status_code == 200 and r.headers["x-insika-degraded"] == "identity"
+    assert upstream.requests[0].raw == json.dumps(body).encode()
+    assert "x-ace-skill-modes" not in r.headers and degraded_events(relay) == ["identity"]
+
+
+def test_a_failing_procedures_stage_degrades_procedures(relay: Running, upstream: FakeUpstream) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
+    r = post(relay, body, {**IDENTITY, "x-insika-agent": "no-memory-agent", "x-ace-task-outcome": "maybe"})
+    assert r.status_code == 200 and r.headers["x-insika-degraded"] == "procedures"
+    assert upstream.requests[0].raw == json.dumps(body).encode()
+    assert degraded_events(relay) == ["procedures"]
+
+
+def test_a_failing_retrieval_degrades_retrieve(relay: Running, upstream: FakeUpstream,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kw: object) -> str:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Retriever, "block", broken)
+    body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
+    r = post(relay, body, IDENTITY)
+    assert r.status_code == 200 and r.headers["x-insika-degraded"] == "retrieve"
+    assert upstream.requests[0].raw == json.dumps(body).encode()  # no block, no tool
+    assert "x-insika-knowledge" not in r.headers
+    (event,) = relay.recorder.named("knowledge_degraded")
+    assert event["feature"] == "retrieve" and "disk on fire" in event["reason"]
+
+
+@STREAMS
+def test_a_failing_load_knowledge_degrades_and_the_answer_still_comes(relay: Running, upstream: FakeUpstream,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      stream: bool) -> None:
+    def broken(*args: object, **kw: object) -> dict:
+        raise RuntimeError("store closed")
+
+    monkeypatch.setattr(Retriever, "load_knowledge", broken)
+    upstream.replies = [Calls([Call("load_knowledge", {"name": "cep-13-campinas"})]), Text("Vou confirmar.")]
+    text, headers = ask_openai(relay, stream=stream)
+    assert text == "Vou confirmar."
+    assert headers["x-insika-degraded"] == "load_knowledge"
+    assert json.loads(upstream.requests[1].body["messages"][-1]["content"]) == UNAVAILABLE
+    assert degraded_events(relay) == ["load_knowledge"]
+
+
+def test_an_unreadable_answer_degrades_learn_and_passes_through(relay: Running, upstream: FakeUpstream) -> None:
+    upstream.replies = [Raw(b"<html>upstream proxy page</html>")]
+    r = post(relay, {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}, IDENTITY)
+    assert r.status_code == 200 and r.content == b"<html>upstream proxy page</html>"
+    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["x-insika-degraded"] == "learn" and degraded_events(relay) == ["learn"]
+
+
+def test_an_unreachable_upstream_is_a_502_in_the_wire_format(tmp_path: Path) -> None:
+    with running_relay(tmp_path / "data", "http://127.0.0.1:9") as relay:
+        with pytest.raises(openai.InternalServerError) as raised:
+            ask_openai(relay)
+        assert raised.value.status_code == 502
+        assert "could not reach the upstream" in str(raised.value)
