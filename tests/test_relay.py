@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx
@@ -41,31 +42,31 @@ def relay(tmp_path: Path, upstream: FakeUpstream) -> Iterator[Running]:
 
 
 def ask_openai(relay: Running, *, stream: bool = False, headers: dict[str, str] | None = None,
-               **kw: object) -> tuple[str, httpx.Headers]:
+               **kw: Any) -> tuple[str, Mapping[str, str]]:
     client = relay.openai()
-    messages = [{"role": "user", "content": QUESTION}]
+    messages: Any = [{"role": "user", "content": QUESTION}]
     extra = {**IDENTITY, **(headers or {})}
     if not stream:
         raw = client.chat.completions.with_raw_response.create(
-            model="gpt-test", messages=messages, extra_headers=extra, **kw)  # type: ignore[call-overload]
+            model="gpt-test", messages=messages, extra_headers=extra, **kw)
         return raw.parse().choices[0].message.content or "", raw.headers
     with client.chat.completions.with_streaming_response.create(
-            model="gpt-test", messages=messages, stream=True, extra_headers=extra, **kw) as response:  # type: ignore[call-overload]
+            model="gpt-test", messages=messages, stream=True, extra_headers=extra, **kw) as response:
         text = "".join(chunk.choices[0].delta.content or "" for chunk in response.parse() if chunk.choices)
         return text, response.headers
 
 
 def ask_anthropic(relay: Running, *, stream: bool = False, headers: dict[str, str] | None = None,
-                  **kw: object) -> tuple[str, httpx.Headers]:
+                  **kw: Any) -> tuple[str, Mapping[str, str]]:
     client = relay.anthropic()
-    messages = [{"role": "user", "content": QUESTION}]
+    messages: Any = [{"role": "user", "content": QUESTION}]
     extra = {**IDENTITY, **(headers or {})}
     if not stream:
         raw = client.messages.with_raw_response.create(
-            model="claude-test", max_tokens=100, messages=messages, extra_headers=extra, **kw)  # type: ignore[arg-type]
+            model="claude-test", max_tokens=100, messages=messages, extra_headers=extra, **kw)
         message = raw.parse()
         return "".join(b.text for b in message.content if b.type == "text"), raw.headers
-    with client.messages.stream(model="claude-test", max_tokens=100, messages=messages,  # type: ignore[arg-type]
+    with client.messages.stream(model="claude-test", max_tokens=100, messages=messages,
                                 extra_headers=extra, **kw) as events:
         text = "".join(events.text_stream)
         final = events.get_final_message()
@@ -78,13 +79,13 @@ FORMATS = pytest.mark.parametrize("api", ["openai", "anthropic"])
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 
 
-def last_user_text(body: dict) -> str:
+def last_user_text(body: dict[str, Any]) -> str:
     message = [m for m in body["messages"] if m["role"] == "user"][-1]
     content = message["content"]
     return content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
 
 
-def tool_names(body: dict) -> list[str]:
+def tool_names(body: dict[str, Any]) -> list[str]:
     return [t.get("name") or t["function"]["name"] for t in body.get("tools", [])]
 
 
@@ -128,32 +129,32 @@ def test_a_stream_reaches_the_client_byte_for_byte(relay: Running, upstream: Fak
 def test_the_clients_own_tool_calls_pass_through(relay: Running, upstream: FakeUpstream, api: str,
                                                  stream: bool) -> None:
     upstream.replies = [Calls([Call("get_order", {"order_id": "A-17"}, id="call_a")])]
+    messages: Any = [{"role": "user", "content": QUESTION}]
     if api == "openai":
-        tools = [{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}}]
+        tools: Any = [{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}}]
         client = relay.openai()
-        messages = [{"role": "user", "content": QUESTION}]
         if stream:
             chunks = list(client.chat.completions.create(model="m", messages=messages, tools=tools, stream=True,
-                                                         extra_headers=IDENTITY))  # type: ignore[arg-type]
-            pieces = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+                                                         extra_headers=IDENTITY))
+            pieces: Any = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
             assert pieces[0].function.name == "get_order"
             assert json.loads("".join(p.function.arguments or "" for p in pieces)) == {"order_id": "A-17"}
         else:
-            out = client.chat.completions.create(model="m", messages=messages, tools=tools,  # type: ignore[arg-type]
-                                                 extra_headers=IDENTITY)
+            out = client.chat.completions.create(model="m", messages=messages, tools=tools, extra_headers=IDENTITY)
             (call,) = out.choices[0].message.tool_calls or []
+            assert call.type == "function"
             assert (call.id, call.function.name, json.loads(call.function.arguments)) == (
                 "call_a", "get_order", {"order_id": "A-17"})
     else:
         tools = [{"name": "get_order", "input_schema": {"type": "object"}}]
-        client = relay.anthropic()
-        kw = dict(model="m", max_tokens=50, messages=[{"role": "user", "content": QUESTION}], tools=tools,
-                  extra_headers=IDENTITY)
+        claude = relay.anthropic()
         if stream:
-            with client.messages.stream(**kw) as events:  # type: ignore[arg-type]
-                message = events.get_final_message()
+            with claude.messages.stream(model="m", max_tokens=50, messages=messages, tools=tools,
+                                        extra_headers=IDENTITY) as events:
+                message: Any = events.get_final_message()
         else:
-            message = client.messages.create(**kw)  # type: ignore[arg-type]
+            message = claude.messages.create(model="m", max_tokens=50, messages=messages, tools=tools,
+                                             extra_headers=IDENTITY)
         (block,) = [b for b in message.content if b.type == "tool_use"]
         assert (block.name, block.input) == ("get_order", {"order_id": "A-17"})
     (seen,) = upstream.requests
@@ -197,7 +198,7 @@ def test_a_streamed_load_knowledge_call_never_reaches_the_client(relay: Running,
 
 
 def test_load_knowledge_rounds_are_capped(relay: Running, upstream: FakeUpstream) -> None:
-    upstream.replies = lambda seen: (  # type: ignore[assignment]
+    upstream.replies = lambda seen: (
         Text("Sem mais ferramentas.") if seen.body.get("tool_choice") == "none"
         else Calls([Call("load_knowledge", {"name": "nope"})]))
     text, _ = ask_openai(relay)
@@ -312,8 +313,8 @@ TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "ob
          for n in ("get_user_details", "cancel_reservation")]
 
 
-def cancel_messages(task: str) -> list[dict]:
-    def call(cid: str, name: str, **arguments: object) -> dict:
+def cancel_messages(task: str) -> list[dict[str, Any]]:
+    def call(cid: str, name: str, **arguments: object) -> dict[str, Any]:
         return {"role": "assistant", "content": None, "tool_calls": [
             {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
 
@@ -327,7 +328,8 @@ def cancel_messages(task: str) -> list[dict]:
     ]
 
 
-def post(relay: Running, body: dict, headers: dict[str, str], path: str = "/v1/chat/completions") -> httpx.Response:
+def post(relay: Running, body: dict[str, Any], headers: dict[str, str],
+         path: str = "/v1/chat/completions") -> httpx.Response:
     return httpx.post(relay.url + path, content=json.dumps(body).encode(), timeout=30,
                       headers={"content-type": "application/json", **headers})
 
@@ -437,7 +439,7 @@ def test_a_failing_retrieval_degrades_retrieve(relay: Running, upstream: FakeUps
 def test_a_failing_load_knowledge_degrades_and_the_answer_still_comes(relay: Running, upstream: FakeUpstream,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       stream: bool) -> None:
-    def broken(*args: object, **kw: object) -> dict:
+    def broken(*args: object, **kw: object) -> dict[str, Any]:
         raise RuntimeError("store closed")
 
     monkeypatch.setattr(Retriever, "load_knowledge", broken)
