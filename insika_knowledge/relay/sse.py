@@ -54,16 +54,22 @@ def parse_event(raw: bytes) -> SSEEvent:
 class SSESplitter:
     """Cuts a byte stream into `SSEEvent` values, keeping every byte.
 
-    Feed it chunks as they arrive; it returns the events they complete. The bytes of all
-    returned events, then `flush`, concatenate to exactly the bytes fed.
+    Feed it chunks as they arrive; it returns the events they complete (the last chunk
+    with ``final=True``). The bytes of all returned events, then `flush`, concatenate to
+    exactly the bytes fed.
     """
 
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._scan = 0  # where the next unread line starts in the buffer
 
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """Add `chunk`; return the events it completes, in order."""
+    def feed(self, chunk: bytes, *, final: bool = False) -> list[SSEEvent]:
+        """Add `chunk`; return the events it completes, in order.
+
+        Args:
+            chunk: the next bytes of the stream.
+            final: no bytes follow (a trailing ``\r`` is then a whole line end).
+        """
         self._buffer += chunk
         events: list[SSEEvent] = []
         start = 0
@@ -72,7 +78,7 @@ class SSESplitter:
             match = _LINE_END.search(self._buffer, position)
             if match is None:
                 break
-            if match.group() == b"\r" and match.end() == len(self._buffer):
+            if match.group() == b"\r" and match.end() == len(self._buffer) and not final:
                 break  # maybe the first half of "\r\n": wait for the next chunk
             blank = match.start() == position
             position = match.end()

@@ -69,6 +69,26 @@ class StreamRound:
             self.unreadable = True
             return PASS
 
+    def _route(self, events: list[SSEEvent], held: list[bytes]) -> bytes:
+        """The bytes of `events` the client should get now (gated), holding undecided ones."""
+        out: list[bytes] = []
+        for event in events:
+            verdict = self._read(event)
+            if self.state == _DIVERTED:
+                continue
+            if verdict == DIVERT:
+                self.state = _DIVERTED
+                held.clear()
+            elif self.state == _PASSING:
+                out.append(event.raw)
+            else:
+                held.append(event.raw)
+                if verdict == PASS:
+                    self.state = _PASSING
+                    out.extend(held)
+                    held.clear()
+        return b"".join(out)
+
     async def pieces(self) -> AsyncGenerator[bytes, None]:
         """The bytes the client should receive, as soon as it should receive them."""
         held: list[bytes] = []
@@ -78,29 +98,22 @@ class StreamRound:
                 for event in self._splitter.feed(chunk):
                     self._read(event)
                 continue
-            out: list[bytes] = []
-            for event in self._splitter.feed(chunk):
-                verdict = self._read(event)
-                if self.state == _DIVERTED:
-                    continue
-                if verdict == DIVERT:
-                    self.state = _DIVERTED
-                    held.clear()
-                elif self.state == _PASSING:
-                    out.append(event.raw)
-                else:
-                    held.append(event.raw)
-                    if verdict == PASS:
-                        self.state = _PASSING
-                        out.extend(held)
-                        held.clear()
+            out = self._route(self._splitter.feed(chunk), held)
             if out:
-                yield b"".join(out)
-        rest = self._splitter.flush()  # an unterminated last event (ungated: already sent)
+                yield out
+        last = self._splitter.feed(b"", final=True)
+        rest = self._splitter.flush()  # an unterminated last event
         if rest:
-            self._read(parse_event(rest))
-        if self.gated and self.state != _DIVERTED and (held or rest):
-            yield b"".join(held) + rest
+            last.append(parse_event(rest))
+        if not self.gated:
+            for event in last:  # already forwarded as they arrived
+                self._read(event)
+            return
+        out = self._route(last, held)
+        if self.state == _WAITING:
+            out += b"".join(held)
+        if out:
+            yield out
 
 
 async def stream_answer(
