@@ -2,14 +2,16 @@
 
 Three processes on loopback: a fake upstream (`upstream_app`, a fixed chat completion as
 JSON or as a stream of chunks), the relay (``insika-knowledge relay``, its data directory
-seeded with 5,000 synthetic concepts of the bench corpus for the agent, ``index: auto``,
-so FTS5; procedures in shadow with a session id, so every request is captured, recalled
-and recorded; ``extract: false``, so no model is called), and this process as the client
+seeded with the bench corpus's 5,000 synthetic concepts for each of two agents, one with
+``index: scan`` and one with ``index: auto``, which is FTS5 from 5,000 concepts up;
+procedures in shadow with a session id, so every request is captured, recalled and
+recorded; ``extract: false``, so no model is called), and this process as the client
 (``httpx``, keep-alive). Each request goes once straight to the upstream and once through
 the relay, alternating which goes first; the relay's share is the difference.
 
-- added latency: p50 and p95 of a whole JSON request, relay minus direct;
-- added time to first byte: p50 and p95 of the first streamed body byte, relay minus direct;
+- added latency: p50 and p95 of a whole JSON request, relay minus direct, per agent;
+- added time to first byte: p50 and p95 of the first streamed body byte, relay minus direct
+  (the scan agent);
 - 50 concurrent streams (20 chunks 20 ms apart each): how many complete through the relay
   with exactly the bytes the upstream sent, and the wall time beside 50 direct ones.
 
@@ -43,7 +45,8 @@ from starlette.routing import Route
 from insika_knowledge.bench import corpus, percentiles, queries
 from insika_knowledge.store import SQLiteStore
 
-AGENT: Final = "bench-agent"
+AGENT: Final = "bench-scan"
+AUTO_AGENT: Final = "bench-auto"
 TENANT: Final = "bench"
 CONCEPTS: Final = 5000
 STREAMS: Final = 50
@@ -150,9 +153,14 @@ def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
     with store.transaction() as tx:
         for concept in corpus(concepts):
             tx.put(AGENT, concept, reason="extract", actor="bench")
+            tx.put(AUTO_AGENT, concept, reason="extract", actor="bench")
     store.close()
     agents = folder / "agents.yaml"
-    agents.write_text(f"{AGENT}:\n  knowledge:\n    extract: false\n    index: auto\n", encoding="utf-8")
+    agents.write_text(
+        f"{AGENT}:\n  knowledge:\n    extract: false\n    index: scan\n"
+        f"{AUTO_AGENT}:\n  knowledge:\n    extract: false\n    index: auto\n",
+        encoding="utf-8",
+    )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     up_port, relay_port = _free_port(), _free_port()
     upstream = subprocess.Popen(
@@ -191,8 +199,8 @@ def _body(query: str, stream: bool = False) -> dict[str, Any]:
             "messages": [{"role": "system", "content": _SYSTEM}, *history, {"role": "user", "content": query}]}
 
 
-def _headers(i: int) -> dict[str, str]:
-    return {"authorization": "Bearer bench", "x-insika-tenant": TENANT, "x-insika-agent": AGENT,
+def _headers(i: int, agent: str = AGENT) -> dict[str, str]:
+    return {"authorization": "Bearer bench", "x-insika-tenant": TENANT, "x-insika-agent": agent,
             "x-ace-session": f"bench-session-{i % 50}"}
 
 
@@ -218,14 +226,14 @@ def _first_byte_ms(client: httpx.Client, url: str, body: dict[str, Any], headers
 
 def _paired(
     measure: Callable[[httpx.Client, str, dict[str, Any], dict[str, str]], float],
-    direct: str, relayed: str, bodies: list[dict[str, Any]],
+    direct: str, relayed: str, bodies: list[dict[str, Any]], agent: str = AGENT,
 ) -> tuple[list[float], list[float]]:
     """Each body once direct and once relayed, alternating which goes first."""
     ours: list[float] = []
     theirs: list[float] = []
     with httpx.Client(timeout=30) as client:
         for i, body in enumerate(bodies):
-            headers = _headers(i)
+            headers = _headers(i, agent)
             if i % 2:
                 theirs.append(measure(client, direct, body, headers))
                 ours.append(measure(client, relayed, body, headers))
@@ -270,9 +278,11 @@ def run_relay_bench(
     with tempfile.TemporaryDirectory(prefix="insika-relay-bench-") as tmp, _processes(Path(tmp), concepts) as urls:
         direct, relayed = urls
         warm = [_body(q) for q in queries(50, seed=5)]
-        _paired(_json_ms, direct, relayed, warm)  # connections, caches, the FTS5 index
+        for agent in (AGENT, AUTO_AGENT):  # connections, caches, the FTS5 index
+            _paired(_json_ms, direct, relayed, warm, agent)
         bodies = [_body(q) for q in queries(requests)]
         json_figures = _added(*_paired(_json_ms, direct, relayed, bodies))
+        auto_figures = _added(*_paired(_json_ms, direct, relayed, bodies, AUTO_AGENT))
         streamed = [_body(q, stream=True) for q in queries(requests, seed=13)]
         ttfb_figures = _added(*_paired(_first_byte_ms, direct, relayed, streamed))
         direct_ms, expected = asyncio.run(_concurrent(direct, STREAMS))
@@ -281,6 +291,7 @@ def run_relay_bench(
         "concepts": concepts,
         "requests": requests,
         "json": json_figures,
+        "json_index_auto": auto_figures,
         "first_byte": ttfb_figures,
         "concurrent_streams": {
             "streams": STREAMS, "chunks": STREAM_CHUNKS, "chunk_delay_ms": STREAM_DELAY_MS,
@@ -293,11 +304,12 @@ def run_relay_bench(
     if as_json:
         echo(json.dumps(results, indent=2))
         return results
-    j, t, c = results["json"], results["first_byte"], results["concurrent_streams"]
+    t, c = results["first_byte"], results["concurrent_streams"]
     echo(f"relay at {concepts} concepts, {requests} requests each way (procedures shadow, knowledge on)")
-    echo(f"  JSON request     direct p50 {j['direct_p50_ms']:.2f} ms p95 {j['direct_p95_ms']:.2f} ms | relay "
-         f"p50 {j['relay_p50_ms']:.2f} ms p95 {j['relay_p95_ms']:.2f} ms | added p50 {j['added_p50_ms']:.2f} ms "
-         f"p95 {j['added_p95_ms']:.2f} ms")
+    for label, j in (("JSON, index scan", results["json"]), ("JSON, index auto", results["json_index_auto"])):
+        echo(f"  {label}  direct p50 {j['direct_p50_ms']:.2f} ms p95 {j['direct_p95_ms']:.2f} ms | relay "
+             f"p50 {j['relay_p50_ms']:.2f} ms p95 {j['relay_p95_ms']:.2f} ms | added p50 {j['added_p50_ms']:.2f} ms "
+             f"p95 {j['added_p95_ms']:.2f} ms")
     echo(f"  first byte       direct p50 {t['direct_p50_ms']:.2f} ms | relay p50 {t['relay_p50_ms']:.2f} ms | "
          f"added p50 {t['added_p50_ms']:.2f} ms p95 {t['added_p95_ms']:.2f} ms")
     echo(f"  {c['streams']} concurrent streams ({c['chunks']} chunks, {c['chunk_delay_ms']} ms apart): "
