@@ -288,6 +288,9 @@ def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream
     with FakeLLM([json.dumps([CANDIDATE])]) as extractor:
         monkeypatch.setenv("OPENAI_BASE_URL", extractor.base_url)
         ASK[api](relay, stream=stream)
+        deadline = time.monotonic() + 10  # a stream's client may stop reading at its end marker,
+        while not relay.store().extractions(AGENT) and time.monotonic() < deadline:  # before the hand-off
+            time.sleep(0.02)
         assert relay.relay.learner.drain(timeout_s=10)
     stored = relay.store().get(AGENT, "frete-gratis-acima-299")
     assert stored is not None and SESSION in stored.concept.sources

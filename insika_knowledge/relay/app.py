@@ -85,20 +85,25 @@ async def _relay(request: Request, wire: WireFormat) -> Response:
     target = url(relay.settings.upstream, request.url.path, request.url.query)
     exchange = Exchange(relay, wire, prepared, target, request_headers(request.headers.items()), raw)
     try:
-        response = await until_disconnect(request.receive, exchange.send(exchange.first_content()))
-        if response.is_success and is_event_stream(response):
-            return await _streamed(request, exchange, response)
-        return await until_disconnect(request.receive, json_answer(exchange, response))
+        return await until_disconnect(request.receive, _answer(exchange))
     except ClientGone:
         return Response(status_code=CLIENT_CLOSED)
     except httpx.HTTPError as exc:
         return _unreachable(wire, exc, prepared)
 
 
-async def _streamed(request: Request, exchange: Exchange, response: httpx.Response) -> Response:
+async def _answer(exchange: Exchange) -> Response:
+    """The client's response: a whole one, or a stream whose first bytes are already read.
+
+    Raises:
+        httpx.HTTPError: the upstream could not be reached.
+    """
+    response = await exchange.send(exchange.first_content())
+    if not (response.is_success and is_event_stream(response)):
+        return await json_answer(exchange, response)
     pieces = stream_answer(exchange, response)
     try:
-        first = await until_disconnect(request.receive, anext(pieces))
+        first = await anext(pieces)
     except StopAsyncIteration:
         first = b""
     except BaseException:
