@@ -1,7 +1,8 @@
 """``insika-knowledge relay``: serve the OpenAI/Anthropic-compatible relay.
 
 The command imports the relay (Starlette, uvicorn, httpx: the ``relay`` extra) only when
-it runs, so the rest of the command line works without the extra.
+it runs, so the rest of the command line works without the extra. `register_commands`
+attaches it to the command group (the ``register_commands`` hook, as ``mcp`` does).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import click
 
 from insika_knowledge.errors import InsikaError, UserError
+from insika_knowledge.hookspecs import hookimpl
 
 
 class _Mistake(click.ClickException):
@@ -46,3 +48,9 @@ def relay_command(
         run(upstream, agents_file, data_dir, host, port, procedures_mode, echo=click.echo)
     except InsikaError as exc:
         raise (_Mistake if isinstance(exc, UserError) else click.ClickException)(str(exc)) from None
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach ``relay`` to `cli`."""
+    cli.add_command(relay_command)
