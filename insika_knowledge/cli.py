@@ -31,6 +31,7 @@ from insika_knowledge.errors import InsikaError, NotFound, RunTimeFailure, UserE
 from insika_knowledge.hermes import cli as hermes_cli
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
+from insika_knowledge.relay import cli as relay_cli
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ EXIT_USAGE: Final = 2
 #: Entry point groups whose plugins may register commands: engine plugins, command-line ones.
 PLUGIN_GROUPS: Final = ("insika.plugins", "insika.commands")
 #: The runtime's own command modules, registered through the same hook as plugins.
-BUILTIN_PLUGINS: Final = (procedures_cli, mcp_cli, hermes_cli)
+BUILTIN_PLUGINS: Final = (procedures_cli, mcp_cli, hermes_cli, relay_cli)
 
 
 class _Failure(click.ClickException):

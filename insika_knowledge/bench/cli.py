@@ -25,10 +25,15 @@ from insika_knowledge.errors import UserError
 @click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
               help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
 @click.option("--trust", is_flag=True, help="Poisoning injected / legitimate quarantined on the trust set.")
+@click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None, trust: bool) -> None:
-    """Measure speed (medians, ratios to the seed), scale, retrieval quality, or trust."""
-    if trust:
+          eval_set: str | None, trust: bool, relay: bool) -> None:
+    """Measure speed (medians, ratios to the seed), scale, retrieval quality, trust, or the relay."""
+    if relay:
+        from insika_knowledge.bench.relay import run_relay_bench
+
+        run_relay_bench(quick=quick, as_json=as_json, echo=click.echo)
+    elif trust:
         from insika_knowledge.bench.trust import run_trust
 
         run_trust(as_json=as_json, echo=click.echo)

@@ -1,0 +1,334 @@
+"""``bench --relay``: what the relay adds to a model call, at 5,000 concepts.
+
+Three processes on loopback: a fake upstream (`upstream_app`, a fixed chat completion as
+JSON or as a stream of chunks), the relay (``insika-knowledge relay``, its data directory
+seeded with the bench corpus's 5,000 synthetic concepts for each of two agents, one with
+``index: scan`` and one with ``index: auto``, which is FTS5 from 5,000 concepts up;
+procedures in shadow with a session id, so every request is captured, recalled and
+recorded; ``extract: false``, so no model is called), and this process as the client
+(``httpx``, keep-alive). Each request goes once straight to the upstream and once through
+the relay, alternating which goes first; the relay's share is the difference.
+
+- added latency: p50 and p95 of a whole JSON request, relay minus direct, per agent;
+- added time to first byte: p50 and p95 of the first streamed body byte, relay minus direct
+  (the scan agent);
+- 50 concurrent streams (20 chunks 20 ms apart each): how many complete through the relay
+  with exactly the bytes the upstream sent, and the wall time beside 50 direct ones.
+
+Run: ``insika-knowledge bench --relay [--quick] [--json]`` (also
+``insika-knowledge bench --relay``). The ``knowledge`` block is injected for most queries
+(those sharing a word with a concept), so the figures include retrieval and placement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from insika_knowledge.bench.synthetic import corpus, queries
+from insika_knowledge.bench.timing import percentiles
+from insika_knowledge.store import SQLiteStore
+
+AGENT: Final = "bench-scan"
+AUTO_AGENT: Final = "bench-auto"
+TENANT: Final = "bench"
+CONCEPTS: Final = 5000
+STREAMS: Final = 50
+#: Stream shape of the concurrency run: chunks per answer, milliseconds between chunks.
+STREAM_CHUNKS: Final = 20
+STREAM_DELAY_MS: Final = 20
+_ANSWER: Final = "Pedidos para o CEP 13000 saem de Campinas e chegam em 1-2 dias úteis."
+_SYSTEM: Final = "You are the support agent of an online store. Answer briefly and politely. " * 12
+
+
+# ----------------------------------------------------------------------------- the fake upstream
+
+
+def _completion(model: str) -> bytes:
+    return json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": _ANSWER}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }).encode()
+
+
+def _chunks(model: str, count: int) -> list[bytes]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        data = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+    words = (_ANSWER + " ") * (1 + count // 12)
+    pieces = words.split(" ")[:count]
+    return [
+        chunk({"role": "assistant", "content": ""}),
+        *(chunk({"content": p + " "}) for p in pieces),
+        chunk({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
+
+
+async def _completions(request: Request) -> Response:
+    body = json.loads(await request.body())
+    model = str(body.get("model", "bench"))
+    if not body.get("stream"):
+        return Response(_completion(model), media_type="application/json")
+    delay_s = float(request.headers.get("x-bench-delay-ms", "0")) / 1000
+    events = _chunks(model, int(request.headers.get("x-bench-chunks", "3")))
+
+    async def stream() -> AsyncIterator[bytes]:
+        for event in events:
+            if delay_s:
+                await asyncio.sleep(delay_s)
+            yield event
+
+    return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+async def _models(request: Request) -> Response:
+    return Response(b'{"object": "list", "data": []}', media_type="application/json")
+
+
+def upstream_app() -> Starlette:
+    """The bench's fake upstream: ``POST /v1/chat/completions`` (JSON or stream), ``GET /v1/models``.
+
+    A stream has ``x-bench-chunks`` content chunks (default 3), ``x-bench-delay-ms``
+    milliseconds apart (default 0); the bytes are the same for the same request.
+    """
+    return Starlette(routes=[
+        Route("/v1/chat/completions", _completions, methods=["POST"]),
+        Route("/v1/models", _models, methods=["GET"]),
+    ])
+
+
+def serve_upstream(port: int) -> None:
+    """Serve `upstream_app` on loopback `port` until killed (the bench's child process)."""
+    from insika_knowledge.relay.server import serve
+
+    serve(upstream_app(), "127.0.0.1", port)
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the process exited with {process.returncode}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not start within {timeout_s} s")
+
+
+@contextlib.contextmanager
+def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
+    """Start the fake upstream and a relay over `concepts` seeded concepts; yield both URLs."""
+    store = SQLiteStore(folder / "data" / f"{TENANT}.db")
+    with store.transaction() as tx:
+        for concept in corpus(concepts):
+            tx.put(AGENT, concept, reason="extract", actor="bench")
+            tx.put(AUTO_AGENT, concept, reason="extract", actor="bench")
+    store.close()
+    agents = folder / "agents.yaml"
+    agents.write_text(
+        f"{AGENT}:\n  knowledge:\n    extract: false\n    index: scan\n"
+        f"{AUTO_AGENT}:\n  knowledge:\n    extract: false\n    index: auto\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    up_port, relay_port = _free_port(), _free_port()
+    upstream = subprocess.Popen(
+        [sys.executable, "-c", f"from insika_knowledge.bench.relay import serve_upstream; serve_upstream({up_port})"],
+        env=env,
+    )
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "insika_knowledge", "relay", "--upstream", f"http://127.0.0.1:{up_port}",
+         "--agents", str(agents), "--data-dir", str(folder / "data"), "--port", str(relay_port),
+         "--procedures-mode", "shadow"],
+        env=env, stdout=subprocess.DEVNULL,
+    )
+    try:
+        up_url, relay_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{relay_port}"
+        _wait_ready(up_url, upstream)
+        _wait_ready(relay_url, relay)
+        yield up_url, relay_url
+    finally:
+        for process in (relay, upstream):
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+# ----------------------------------------------------------------------------- measurements
+
+
+def _body(query: str, stream: bool = False) -> dict[str, Any]:
+    history = [
+        {"role": "user", "content": "Oi, boa tarde."},
+        {"role": "assistant", "content": "Boa tarde! Como posso ajudar?"},
+    ]
+    return {"model": "bench-model", "stream": stream,
+            "messages": [{"role": "system", "content": _SYSTEM}, *history, {"role": "user", "content": query}]}
+
+
+def _headers(i: int, agent: str = AGENT) -> dict[str, str]:
+    return {"authorization": "Bearer bench", "x-insika-tenant": TENANT, "x-insika-agent": agent,
+            "x-ace-session": f"bench-session-{i % 50}"}
+
+
+def _json_ms(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]) -> float:
+    start = time.perf_counter_ns()
+    response = client.post(url + "/v1/chat/completions", json=body, headers=headers)
+    response.read()
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    response.raise_for_status()
+    return elapsed
+
+
+def _first_byte_ms(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]) -> float:
+    start = time.perf_counter_ns()
+    with client.stream("POST", url + "/v1/chat/completions", json=body, headers=headers) as response:
+        chunks = response.iter_raw()
+        next(chunks)
+        elapsed = (time.perf_counter_ns() - start) / 1e6
+        for _ in chunks:
+            pass
+    return elapsed
+
+
+def _paired(
+    measure: Callable[[httpx.Client, str, dict[str, Any], dict[str, str]], float],
+    direct: str, relayed: str, bodies: list[dict[str, Any]], agent: str = AGENT,
+) -> tuple[list[float], list[float]]:
+    """Each body once direct and once relayed, alternating which goes first."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    with httpx.Client(timeout=30) as client:
+        for i, body in enumerate(bodies):
+            headers = _headers(i, agent)
+            if i % 2:
+                theirs.append(measure(client, direct, body, headers))
+                ours.append(measure(client, relayed, body, headers))
+            else:
+                ours.append(measure(client, relayed, body, headers))
+                theirs.append(measure(client, direct, body, headers))
+    return theirs, ours
+
+
+def _added(direct: list[float], relayed: list[float]) -> dict[str, float]:
+    d50, d95 = percentiles(direct)
+    r50, r95 = percentiles(relayed)
+    return {"direct_p50_ms": d50, "direct_p95_ms": d95, "relay_p50_ms": r50, "relay_p95_ms": r95,
+            "added_p50_ms": r50 - d50, "added_p95_ms": r95 - d95}
+
+
+async def _concurrent(url: str, count: int) -> tuple[float, list[bytes]]:
+    headers = {"x-bench-chunks": str(STREAM_CHUNKS), "x-bench-delay-ms": str(STREAM_DELAY_MS)}
+    limits = httpx.Limits(max_connections=count * 2)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+
+        async def one(i: int) -> bytes:
+            body = _body("Qual o prazo de entrega para o CEP 13000?", stream=True)
+            async with client.stream("POST", url + "/v1/chat/completions", json=body,
+                                     headers={**_headers(i), **headers}) as response:
+                return b"".join([chunk async for chunk in response.aiter_raw()])
+
+        start = time.perf_counter()
+        received = await asyncio.gather(*(one(i) for i in range(count)))
+        return (time.perf_counter() - start) * 1000, list(received)
+
+
+def run_relay_bench(
+    *, quick: bool = False, as_json: bool = False, concepts: int = CONCEPTS, echo: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Measure the relay (see the module doc); print a summary (or JSON) and return the figures.
+
+    Raises:
+        RuntimeError: the fake upstream or the relay did not start.
+    """
+    requests = 100 if quick else 1000
+    with tempfile.TemporaryDirectory(prefix="insika-relay-bench-") as tmp, _processes(Path(tmp), concepts) as urls:
+        direct, relayed = urls
+        warm = [_body(q) for q in queries(50, seed=5)]
+        for agent in (AGENT, AUTO_AGENT):  # connections, caches, the FTS5 index
+            _paired(_json_ms, direct, relayed, warm, agent)
+        bodies = [_body(q) for q in queries(requests)]
+        json_figures = _added(*_paired(_json_ms, direct, relayed, bodies))
+        auto_figures = _added(*_paired(_json_ms, direct, relayed, bodies, AUTO_AGENT))
+        streamed = [_body(q, stream=True) for q in queries(requests, seed=13)]
+        ttfb_figures = _added(*_paired(_first_byte_ms, direct, relayed, streamed))
+        direct_ms, expected = asyncio.run(_concurrent(direct, STREAMS))
+        relay_ms, received = asyncio.run(_concurrent(relayed, STREAMS))
+    results: dict[str, Any] = {
+        "concepts": concepts,
+        "requests": requests,
+        "json": json_figures,
+        "json_index_auto": auto_figures,
+        "first_byte": ttfb_figures,
+        "concurrent_streams": {
+            "streams": STREAMS, "chunks": STREAM_CHUNKS, "chunk_delay_ms": STREAM_DELAY_MS,
+            "completed": sum(1 for r in received if r.endswith(b"data: [DONE]\n\n")),
+            "byte_identical": sum(1 for r in received if r == expected[0]),
+            "direct_wall_ms": direct_ms, "relay_wall_ms": relay_ms,
+        },
+        "quick": quick,
+    }
+    if as_json:
+        echo(json.dumps(results, indent=2))
+        return results
+    t, c = results["first_byte"], results["concurrent_streams"]
+    echo(f"relay at {concepts} concepts, {requests} requests each way (procedures shadow, knowledge on)")
+    for label, j in (("JSON, index scan", results["json"]), ("JSON, index auto", results["json_index_auto"])):
+        echo(f"  {label}  direct p50 {j['direct_p50_ms']:.2f} ms p95 {j['direct_p95_ms']:.2f} ms | relay "
+             f"p50 {j['relay_p50_ms']:.2f} ms p95 {j['relay_p95_ms']:.2f} ms | added p50 {j['added_p50_ms']:.2f} ms "
+             f"p95 {j['added_p95_ms']:.2f} ms")
+    echo(f"  first byte       direct p50 {t['direct_p50_ms']:.2f} ms | relay p50 {t['relay_p50_ms']:.2f} ms | "
+         f"added p50 {t['added_p50_ms']:.2f} ms p95 {t['added_p95_ms']:.2f} ms")
+    echo(f"  {c['streams']} concurrent streams ({c['chunks']} chunks, {c['chunk_delay_ms']} ms apart): "
+         f"{c['completed']}/{c['streams']} complete, {c['byte_identical']}/{c['streams']} byte-identical, "
+         f"wall {c['relay_wall_ms']:.0f} ms (direct {c['direct_wall_ms']:.0f} ms)")
+    if quick:
+        echo("(--quick: a smoke run with few repetitions, not a measurement)")
+    return results
+
+
+def main() -> None:
+    """``insika-knowledge bench --relay [--quick] [--json]``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="few repetitions (a smoke run)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    run_relay_bench(quick=args.quick, as_json=args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""The Anthropic messages wire format (``POST /v1/messages``).
+
+A JSON answer is a message whose ``content`` is a list of blocks (``text``, ``tool_use``,
+``thinking``...). A streamed one is ``message_start``, then per block
+``content_block_start`` / ``content_block_delta`` (``text_delta``, ``input_json_delta``,
+``thinking_delta``, ``signature_delta``) / ``content_block_stop``, then ``message_delta``
+and ``message_stop``. Tool results go back in a ``user`` message of ``tool_result`` blocks.
+The top-level ``system`` (text or text blocks) is the conversation's system message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from insika_knowledge.relay.sse import SSEEvent
+from insika_knowledge.relay.wire import DIVERT, PASS, WAIT, Answer, ToolCall, arguments, named_tools, text_of
+
+PATH: Final = "/v1/messages"
+
+
+@dataclass
+class AnthropicStreamReader:
+    """Assembles a streamed message's content blocks from its events."""
+
+    intercept: str | None
+    complete: bool = False
+    _blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _json: dict[int, list[str]] = field(default_factory=dict)
+
+    def feed(self, event: SSEEvent) -> str:
+        """Read one event (see `insika_knowledge.relay.wire.StreamReader.feed`).
+
+        Raises:
+            ValueError: the data is not a JSON object.
+        """
+        if not event.data:
+            return WAIT
+        data = json.loads(event.data)
+        if not isinstance(data, dict):
+            raise ValueError("a messages stream event must be a JSON object")
+        kind = data.get("type", event.event)
+        if kind == "content_block_start":
+            return self._start(data)
+        if kind == "content_block_delta":
+            self._delta(data)
+            return WAIT
+        if kind == "message_stop":
+            self.complete = True
+            return WAIT
+        if kind in ("message_delta", "error"):
+            return PASS
+        return WAIT  # message_start, ping, content_block_stop
+
+    def _start(self, data: Mapping[str, Any]) -> str:
+        block = data.get("content_block")
+        index = data.get("index")
+        if not isinstance(block, Mapping) or not isinstance(index, int):
+            return PASS
+        self._blocks[index] = dict(block)
+        if block.get("type") == "tool_use" and block.get("name") == self.intercept:
+            return DIVERT
+        return PASS
+
+    def _delta(self, data: Mapping[str, Any]) -> None:
+        index = data.get("index")
+        delta = data.get("delta")
+        if not isinstance(index, int) or not isinstance(delta, Mapping) or index not in self._blocks:
+            return
+        block = self._blocks[index]
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + str(delta.get("text", ""))
+        elif kind == "input_json_delta":
+            self._json.setdefault(index, []).append(str(delta.get("partial_json", "")))
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + str(delta.get("thinking", ""))
+        elif kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + str(delta.get("signature", ""))
+
+    def answer(self) -> Answer:
+        """The blocks read so far, as an `Answer`."""
+        parts = []
+        for index, block in sorted(self._blocks.items()):
+            if block.get("type") == "tool_use" and index in self._json:
+                block = {**block, "input": arguments("".join(self._json[index]))}
+            parts.append(block)
+        return _answer(parts)
+
+
+def _answer(parts: list[dict[str, Any]]) -> Answer:
+    text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+    calls = [
+        ToolCall(str(p.get("id", "")), str(p.get("name", "")), p.get("input", {}))
+        for p in parts
+        if p.get("type") == "tool_use"
+    ]
+    return Answer(text, calls, parts)
+
+
+class AnthropicFormat:
+    """`insika_knowledge.relay.wire.WireFormat` for Anthropic messages."""
+
+    name = "anthropic"
+
+    def offer(self, body: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+        """Append `schema` as an Anthropic tool (``name``, ``description``, ``input_schema``)."""
+        tools = body.get("tools")
+        if tools is not None and not isinstance(tools, list):
+            return body
+        function = schema["function"]
+        if function["name"] in named_tools(tools, "name"):
+            return body
+        tool = {
+            "name": function["name"],
+            "description": function["description"],
+            "input_schema": function["parameters"],
+        }
+        return {**body, "tools": [*(tools or []), tool]}
+
+    def forbid_tools(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``tool_choice: {"type": "none"}``."""
+        return {**body, "tool_choice": {"type": "none"}}
+
+    def read(self, data: Any) -> Answer:
+        """The message's content blocks as an `Answer`.
+
+        Raises:
+            ValueError: `data` is not a message with a ``content`` list.
+        """
+        content = data.get("content") if isinstance(data, Mapping) else None
+        if not isinstance(content, list):
+            raise ValueError("not a message: no content list")
+        return _answer([dict(p) for p in content if isinstance(p, Mapping)])
+
+    def reader(self, intercept: str | None) -> AnthropicStreamReader:
+        """A reader for one streamed message."""
+        return AnthropicStreamReader(intercept)
+
+    def continuation(
+        self, body: dict[str, Any], answer: Answer, results: list[tuple[ToolCall, str]]
+    ) -> dict[str, Any]:
+        """The messages plus the answer (its other tool calls left out) and a tool_result message."""
+        answered = {call.id for call, _ in results}
+        kept = [p for p in answer.parts if p.get("type") != "tool_use" or p.get("id") in answered]
+        reply = [
+            {"type": "tool_result", "tool_use_id": call.id, "content": result} for call, result in results
+        ]
+        turn = [{"role": "assistant", "content": kept}, {"role": "user", "content": reply}]
+        return {**body, "messages": [*body.get("messages", []), *turn]}
+
+    def transcript(self, body: Mapping[str, Any], answer: Answer) -> list[dict[str, Any]]:
+        """System, messages and answer in the normalised schema (tool blocks as calls and tool messages)."""
+        out: list[dict[str, Any]] = []
+        system = text_of(body.get("system"))
+        if system:
+            out.append({"role": "system", "content": system})
+        for message in body.get("messages") or ():
+            if isinstance(message, Mapping):
+                out.extend(_normalised(message))
+        out.append({"role": "assistant", "content": answer.text})
+        return out
+
+    def error(self, message: str) -> dict[str, Any]:
+        """``{"type": "error", "error": {"type": "api_error", "message"}}``."""
+        return {"type": "error", "error": {"type": "api_error", "message": message}}
+
+
+def _normalised(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    role = str(message.get("role", "user"))
+    content = message.get("content")
+    if not isinstance(content, list):
+        return [{"role": role, "content": text_of(content)}]
+    out: list[dict[str, Any]] = []
+    calls = []
+    for part in content:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "tool_result":
+            call_id = str(part.get("tool_use_id", ""))
+            out.append({"role": "tool", "tool_call_id": call_id, "content": text_of(part.get("content"))})
+        elif part.get("type") == "tool_use":
+            calls.append(
+                {
+                    "id": str(part.get("id", "")),
+                    "type": "function",
+                    "function": {"name": str(part.get("name", "")), "arguments": json.dumps(part.get("input", {}))},
+                }
+            )
+    text = text_of(content)
+    if text or calls or not out:
+        message_out: dict[str, Any] = {"role": role, "content": text}
+        if calls:
+            message_out["tool_calls"] = calls
+        # An assistant's calls come before nothing; a user's tool results answer earlier calls.
+        out.insert(0 if role == "assistant" else len(out), message_out)
+    return out

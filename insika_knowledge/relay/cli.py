@@ -1,0 +1,47 @@
+"""``insika-knowledge relay``: serve the OpenAI/Anthropic-compatible relay.
+
+The command imports the relay (Starlette, uvicorn, httpx: the ``relay`` extra) only when
+it runs, so the rest of the command line works without the extra. `register_commands`
+attaches it to the command group (the ``register_commands`` hook, as ``mcp`` does).
+"""
+
+from __future__ import annotations
+
+import click
+
+from insika_knowledge.errors import UserError
+from insika_knowledge.hookspecs import hookimpl
+
+
+@click.command("relay")
+@click.option("--upstream", required=True,
+              help="The model API to forward to, e.g. https://api.openai.com or https://api.anthropic.com.")
+@click.option("--agents", "agents_file", required=True, type=click.Path(dir_okay=False),
+              help="YAML file mapping agent ids to their knowledge: block.")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8787, show_default=True, type=int, help="TCP port.")
+@click.option("--procedures-mode", default=None,
+              help="Procedural memory: off, shadow, prod or canary:N (default: $INSIKA_PROCEDURES_MODE, else shadow).")
+def relay_command(
+    upstream: str, agents_file: str, data_dir: str | None, host: str, port: int, procedures_mode: str | None
+) -> None:
+    """Serve a relay that gives any OpenAI or Anthropic client both memories.
+
+    Point the client's base URL at the relay (OpenAI: http://HOST:PORT/v1, Anthropic:
+    http://HOST:PORT) and name the agent in the x-insika-agent header.
+    """
+    try:
+        from insika_knowledge.relay.main import run
+    except ImportError as exc:
+        raise UserError(
+            f"the relay needs its extra ({exc.name or exc} is missing): pip install 'insika-knowledge[relay]'"
+        ) from None
+    run(upstream, agents_file, data_dir, host, port, procedures_mode, echo=click.echo)
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach ``relay`` to `cli`."""
+    cli.add_command(relay_command)

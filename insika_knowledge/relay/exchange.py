@@ -1,0 +1,126 @@
+"""One request's exchange with the upstream, and the JSON (non-streamed) answer.
+
+`Exchange` holds what every upstream call of a request shares (URL, forwarded headers,
+the prepared body) and builds the client's response from an upstream one: the upstream's
+status, headers (`insika_knowledge.relay.upstream.response_headers`) and body bytes as
+they came, plus the relay's headers (`insika_knowledge.relay.prepare.Prepared.headers`).
+
+`json_answer` reads a whole JSON answer; a ``load_knowledge`` call makes it answer the
+call and ask again (`insika_knowledge.relay.toolloop`); the final answer's bytes go to
+the client as the upstream sent them, and the turn to learning.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from insika_knowledge.relay.degraded import LEARN
+from insika_knowledge.relay.learning import hand_off
+from insika_knowledge.relay.prepare import Prepared
+from insika_knowledge.relay.runtime import Relay
+from insika_knowledge.relay.toolloop import answer_calls, next_body
+from insika_knowledge.relay.upstream import encode, response_headers
+from insika_knowledge.relay.wire import Answer, WireFormat
+
+
+def dumps(body: dict[str, Any]) -> bytes:
+    """A request body as compact JSON bytes (non-ASCII escaped, so any text encodes)."""
+    return json.dumps(body, separators=(",", ":")).encode("ascii")
+
+
+@dataclass
+class Exchange:
+    """What the upstream calls of one request share.
+
+    Attributes:
+        relay: the relay's state.
+        wire: the request's wire format.
+        prepared: the prepared request.
+        url: the upstream URL.
+        headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
+        raw_body: the request body as the client sent it.
+    """
+
+    relay: Relay
+    wire: WireFormat
+    prepared: Prepared
+    url: str
+    headers: list[tuple[str, str]]
+    raw_body: bytes
+
+    def first_content(self) -> bytes:
+        """The first upstream request's body: the client's bytes unless memory changed it."""
+        if not self.prepared.changed or self.prepared.body is None:
+            return self.raw_body
+        return dumps(self.prepared.body)
+
+    async def send(self, content: bytes) -> httpx.Response:
+        """POST `content` upstream; the response is open for streaming (close it).
+
+        Raises:
+            httpx.HTTPError: the upstream cannot be reached or stops answering.
+        """
+        client = self.relay.client
+        request = client.build_request("POST", self.url, headers=self.headers, content=content)
+        return await client.send(request, stream=True)
+
+    def relay_headers(self, response: httpx.Response) -> list[tuple[bytes, bytes]]:
+        """The upstream's response headers then the relay's."""
+        return response_headers(response.headers) + encode(self.prepared.headers())
+
+    def respond(self, response: httpx.Response, content: bytes) -> Response:
+        """The client's response: the upstream's status and `content`, with `relay_headers`."""
+        out = Response(content, status_code=response.status_code)
+        out.raw_headers = [h for h in out.raw_headers if h[0] == b"content-length"]
+        out.raw_headers.extend(self.relay_headers(response))
+        return out
+
+    def learn(self, answer: Answer) -> None:
+        """Hand the finished turn to learning (`insika_knowledge.relay.learning.hand_off`)."""
+        hand_off(self.relay, self.prepared, self.wire, answer)
+
+    def unreadable(self, what: str) -> None:
+        """Fail the ``learn`` stage: the upstream's answer could not be read (for learning)."""
+        if self.prepared.agent is not None:
+            self.prepared.degraded.add(LEARN, f"the upstream {what} is not a {self.wire.name} answer")
+
+
+async def json_answer(exchange: Exchange, response: httpx.Response) -> Response:
+    """Read a JSON answer (answering ``load_knowledge`` calls) and build the client's response.
+
+    Args:
+        exchange: the request's exchange.
+        response: the first upstream response, open, 2xx and not an event stream.
+
+    Raises:
+        httpx.HTTPError: a continuation could not reach the upstream.
+    """
+    prepared, wire = exchange.prepared, exchange.wire
+    body = prepared.body
+    rounds = 0
+    while True:
+        try:
+            data = await response.aread()
+        finally:
+            await response.aclose()
+        if not response.is_success:
+            return exchange.respond(response, data)
+        try:
+            answer = wire.read(json.loads(data))
+        except ValueError:
+            exchange.unreadable("response")
+            return exchange.respond(response, data)
+        calls = answer.calls_to(prepared.intercept) if prepared.intercept else []
+        if not calls or body is None:
+            exchange.learn(answer)
+            return exchange.respond(response, data)
+        results = await run_in_threadpool(answer_calls, exchange.relay, prepared, calls)
+        rounds += 1
+        body = next_body(wire, body, answer, results, rounds, exchange.relay.settings.max_rounds)
+        response = await exchange.send(dumps(body))

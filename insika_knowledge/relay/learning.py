@@ -1,0 +1,56 @@
+"""The learning hand-off: a finished answer goes to background extraction.
+
+Exactly the plugin's ``after_turn`` (`KnowledgePlugin.after_turn` on the relay's memory:
+one worker thread, never blocking, failures as ``knowledge_degraded``), with the turn the
+relay saw: the client's request messages (without the blocks the relay added) and the
+final assistant message, in the normalised schema, under the request's session.
+
+Only a final answer is a finished turn: an answer that calls the client's tools is a step
+of the agent's loop (its next request carries the results), so nothing is handed off
+then. A request without a session id, or for an agent with ``extract`` off, hands off
+nothing. The turn id is a hash of the request's messages, so a retried request is
+counted once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from insika_knowledge.concept import utc_now
+from insika_knowledge.relay.degraded import LEARN, reason_of
+from insika_knowledge.relay.prepare import Prepared
+from insika_knowledge.relay.runtime import Relay
+from insika_knowledge.relay.wire import Answer, WireFormat
+from insika_knowledge.sessions import AgentSpec, Turn
+
+
+def turn_id(messages: object) -> str:
+    """``relay-<16 hex>``: a hash of the request's messages (stable across retries)."""
+    data = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return "relay-" + hashlib.sha256(data).hexdigest()[:16]
+
+
+def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer) -> bool:
+    """Schedule extraction of the finished turn; True when it was handed off. Never raises.
+
+    A failure to build the turn fails the ``learn`` stage.
+    """
+    agent, identity, body = prepared.agent, prepared.identity, prepared.client_body
+    if agent is None or body is None or identity.agent is None or identity.session_id is None:
+        return False
+    if not agent.config.extract or answer.calls:
+        return False
+    try:
+        turn = Turn(
+            AgentSpec(identity.agent, identity.tenant, agent.block),
+            identity.session_id,
+            turn_id(body.get("messages")),
+            wire.transcript(body, answer),
+            utc_now(),
+        )
+        relay.learner.after_turn(turn)
+    except Exception as exc:
+        prepared.degraded.add(LEARN, reason_of(exc))
+        return False
+    return True

@@ -1,0 +1,166 @@
+"""The request side: what memory does to a request body before it goes upstream.
+
+In order, each stage failing open (`insika_knowledge.relay.degraded`):
+
+1. identity: ``x-insika-memory: off`` stops here (the body goes on without its
+   ``session_id``); an invalid tenant or agent name fails the stage.
+2. procedures: the tenant's `ProceduralMemory.handle_request` on the client's own body
+   (capture, recall, and in prod the procedure block); a ``failed`` stage fails it.
+3. knowledge, for an agent of the agents file with ``retrieve`` on: the ``<knowledge>``
+   block for the last user message, placed by the procedure block's rules
+   (`insika_knowledge.relay.placement`), and ``load_knowledge`` appended to the tools
+   (on every request of the agent, so the tool list, which prompt caches include, never
+   changes between turns).
+
+This is synchronous (SQLite reads and writes): the app runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from insika_knowledge.procedures.telemetry import FAILED, Stage
+from insika_knowledge.relay.agents import AgentKnowledge
+from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
+from insika_knowledge.relay.identity import Identity, identify, without_identity
+from insika_knowledge.relay.placement import Placement, place
+from insika_knowledge.relay.runtime import Relay
+from insika_knowledge.relay.wire import WireFormat
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
+from insika_knowledge.sessions import AgentSpec, Turn
+from insika_knowledge.store.paths import check_agent, check_tenant
+
+TOOL_NAME: Final[str] = LOAD_KNOWLEDGE_SCHEMA["function"]["name"]
+KNOWLEDGE_HEADER: Final = "x-insika-knowledge"
+SKILL_MODES_HEADER: Final = "x-ace-skill-modes"
+
+
+@dataclass
+class Prepared:
+    """A request made ready for the upstream.
+
+    Attributes:
+        client_body: the body as the client sent it (None when it is not a JSON object).
+        body: the body to send upstream (`client_body` itself when nothing changed).
+        identity: who the request is for.
+        agent: the agent's knowledge settings when knowledge is on for this request.
+        intercept: ``load_knowledge`` when the relay offered it (and answers its calls).
+        stage: the procedures stage (None when the skill is off or did not run).
+        placement: where the knowledge block went (None when there was none).
+        degraded: the failed stages.
+    """
+
+    client_body: dict[str, Any] | None
+    body: dict[str, Any] | None
+    identity: Identity
+    degraded: Degraded
+    agent: AgentKnowledge | None = None
+    intercept: str | None = None
+    stage: Stage | None = None
+    placement: Placement | None = None
+
+    @property
+    def changed(self) -> bool:
+        """The body to send is not the client's (so it must be serialised again)."""
+        return self.body is not self.client_body
+
+    def headers(self) -> dict[str, str]:
+        """The relay's response headers: the skill's, the knowledge placement, degraded stages."""
+        out: dict[str, str] = {}
+        if self.stage is not None:
+            out[SKILL_MODES_HEADER] = self.stage.mode_entry()
+            out.update(self.stage.rewrite_headers())
+        if self.placement is not None:
+            out[KNOWLEDGE_HEADER] = (
+                "injected" if self.placement.placed else f"skipped: {self.placement.reason}"
+            )
+        out.update(self.degraded.headers())
+        return out
+
+
+def prepare(
+    relay: Relay,
+    wire: WireFormat,
+    body: dict[str, Any] | None,
+    headers: Mapping[str, str],
+    degraded: Degraded,
+) -> Prepared:
+    """Run the memory stages on one request (see the module doc). Never raises.
+
+    Args:
+        relay: the relay's state.
+        wire: the request's wire format.
+        body: the parsed JSON body, None when it is not a JSON object (nothing runs).
+        headers: the request headers with lower-case names.
+        degraded: where failed stages are recorded.
+    """
+    identity = identify(headers, body)
+    prepared = Prepared(body, body, identity, degraded)
+    if body is None:
+        return prepared
+    prepared.body = without_identity(body)
+    if not identity.memory:
+        return prepared
+    try:
+        check_tenant(identity.tenant)
+        if identity.agent is not None:
+            check_agent(identity.agent)
+    except Exception as exc:
+        degraded.add(IDENTITY, reason_of(exc))
+        return prepared
+    _procedures(relay, prepared, body, headers)
+    agent = relay.agents.get(identity.agent) if identity.agent is not None else None
+    if agent is not None:
+        prepared.agent = agent
+        if agent.config.retrieve:
+            _knowledge(relay, wire, prepared, agent)
+    return prepared
+
+
+def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers: Mapping[str, str]) -> None:
+    try:
+        rewritten, stage = relay.skill(prepared.identity.tenant).handle_request(body, headers)
+    except Exception as exc:  # handle_request never raises; opening the tenant's store may
+        prepared.degraded.add(PROCEDURES, reason_of(exc))
+        return
+    prepared.stage = stage
+    if stage is not None and stage.action == FAILED:
+        prepared.degraded.add(PROCEDURES, stage.reason or "failed")
+        return
+    if rewritten is not body:
+        prepared.body = without_identity(rewritten)
+
+
+def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentKnowledge) -> None:
+    assert prepared.body is not None and prepared.client_body is not None
+    identity, config = prepared.identity, agent.config
+    try:
+        body = prepared.body
+        text = last_user_text(prepared.client_body)
+        if text.strip():
+            retriever = relay.memory.retriever(identity.tenant)
+            block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
+            if block is not None:
+                placement = place(body, block)
+                body = placement.body
+                prepared.placement = placement
+        if prepared.client_body.get("n", 1) in (1, None):  # several choices: no tool loop
+            offered = wire.offer(body, LOAD_KNOWLEDGE_SCHEMA)
+            if offered is not body:
+                prepared.intercept = TOOL_NAME
+            body = offered
+    except Exception as exc:
+        prepared.placement = None
+        prepared.intercept = None
+        prepared.degraded.add(RETRIEVE, reason_of(exc))
+        return
+    prepared.body = body
+
+
+def last_user_text(body: Mapping[str, Any]) -> str:
+    """The text of the body's last ``user`` message, read as the plugin reads a turn's."""
+    messages = body.get("messages")
+    turn = Turn(AgentSpec("-"), "-", "-", messages if isinstance(messages, list) else [])
+    return turn.last_user_text()

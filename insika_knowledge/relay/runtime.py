@@ -1,0 +1,147 @@
+"""`Relay`: what one relay process holds, from start to shutdown.
+
+A `Memory` over the data directory (retrieval and learning), the agents file, one
+`ProceduralMemory` per tenant (opened on first use, swept in the background, like the
+plugin's), a `KnowledgePlugin` over the same memory whose ``after_turn`` is the learning
+hand-off, and the ``httpx`` client to the upstream (created by the app's lifespan).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urlsplit
+
+import httpx
+
+from insika_knowledge.errors import UserError
+from insika_knowledge.memory import Memory
+from insika_knowledge.plugin import KnowledgePlugin
+from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+from insika_knowledge.relay.agents import AgentKnowledge
+from insika_knowledge.relay.degraded import DegradedLog
+from insika_knowledge.store.paths import check_tenant
+
+#: Rounds of ``load_knowledge`` the relay answers for one request; the last continuation
+#: is sent with tool calls switched off, so the client always gets an answer.
+MAX_ROUNDS: Final = 3
+#: Upstream timeouts, seconds: connecting, and between two reads of a (streamed) answer.
+CONNECT_TIMEOUT_S: Final = 10.0
+READ_TIMEOUT_S: Final = 600.0
+PROCEDURES_MODE_ENV: Final = "INSIKA_PROCEDURES_MODE"
+
+
+def upstream_base(url: str) -> str:
+    """The upstream origin (and path prefix) requests are forwarded to, without a trailing
+    ``/`` or ``/v1`` (the relay appends the request's own ``/v1/...`` path).
+
+    Raises:
+        UserError: `url` is not an http(s) URL.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UserError(f"--upstream {url!r} is not an http(s) URL, e.g. https://api.openai.com")
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+@dataclass(frozen=True)
+class RelaySettings:
+    """How a relay runs.
+
+    Attributes:
+        upstream: the upstream base URL (`upstream_base` form).
+        max_rounds: ``load_knowledge`` rounds per request (`MAX_ROUNDS`).
+        connect_timeout_s: seconds to connect to the upstream.
+        read_timeout_s: seconds to wait between two reads of an upstream answer.
+        max_connections: concurrent upstream connections at most.
+    """
+
+    upstream: str
+    max_rounds: int = MAX_ROUNDS
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
+    read_timeout_s: float = READ_TIMEOUT_S
+    max_connections: int = 512
+
+
+class Relay:
+    """The state of one relay.
+
+    Args:
+        memory: the memory (its data directory holds every tenant's database).
+        settings: upstream and limits.
+        agents: agent id -> knowledge settings (`insika_knowledge.relay.agents.load_agents`).
+        procedures: the procedural-memory settings (None: mode from
+            ``$INSIKA_PROCEDURES_MODE``, else ``shadow``).
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        settings: RelaySettings,
+        agents: dict[str, AgentKnowledge],
+        procedures: ProceduresConfig | None = None,
+    ):
+        self.memory = memory
+        self.settings = settings
+        self.agents = agents
+        self.procedures = procedures or ProceduresConfig(mode=os.environ.get(PROCEDURES_MODE_ENV, "shadow"))
+        self.learner = KnowledgePlugin(memory)
+        self.degraded = DegradedLog(memory.events)
+        self._skills: dict[str, ProceduralMemory] = {}
+        self._lock = threading.Lock()
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The upstream client.
+
+        Raises:
+            RuntimeError: the app has not started (its lifespan opens the client).
+        """
+        if self._client is None:
+            raise RuntimeError("the relay's upstream client is not open: start the app first")
+        return self._client
+
+    def open_client(self) -> None:
+        """Create the upstream client (in the event loop that will use it)."""
+        if self._client is None:
+            timeout = httpx.Timeout(self.settings.read_timeout_s, connect=self.settings.connect_timeout_s)
+            limits = httpx.Limits(
+                max_connections=self.settings.max_connections,
+                max_keepalive_connections=self.settings.max_connections,
+            )
+            self._client = httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
+
+    async def close_client(self) -> None:
+        """Close the upstream client."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    def skill(self, tenant: str) -> ProceduralMemory:
+        """The tenant's procedural memory, opened (and its sweeper started) on first use.
+
+        Raises:
+            InvalidName: the tenant name is invalid.
+        """
+        check_tenant(tenant)
+        with self._lock:
+            skill = self._skills.get(tenant)
+            if skill is None:
+                skill = ProceduralMemory.open(self.memory.directory, tenant, self.procedures)
+                skill.start_sweeper()
+                self._skills[tenant] = skill
+            return skill
+
+    def close(self) -> None:
+        """Finish pending extractions, stop the sweepers and close every store."""
+        with self._lock:
+            skills, self._skills = self._skills, {}
+        for skill in skills.values():
+            skill.close()
+        self.learner.close()  # drains, then closes the memory

@@ -1,0 +1,166 @@
+"""Streamed answers: passed through as they arrive, byte for byte.
+
+Without ``load_knowledge`` on offer, every chunk the upstream sends is forwarded the moment
+it arrives, and only then read (for the answer learning needs). With it on offer, the
+relay must see a call coming before the client does, so it forwards whole events: the
+opening events that decide nothing yet (OpenAI's role-only chunk, Anthropic's
+``message_start`` and ``ping``) are held until the first event that shows text or another
+tool (then they go out together, unchanged), and from an event that starts a
+``load_knowledge`` call on, the rest of that upstream answer is read but not forwarded.
+The relay answers the calls and streams the continuation's events the same way. Either
+way the client receives exactly the upstream's bytes, never re-serialised.
+
+In the usual case (the model calls ``load_knowledge`` before writing anything) the client
+sees one ordinary answer: the continuation's. When text came first, the client has seen
+it, then the continuation follows (for Anthropic, as a second ``message_start``).
+
+The whole upstream stream read to its end marker is a finished answer: it goes to
+learning. A client that disconnects cancels the task reading the upstream, which closes
+the upstream response (`httpx.Response.aclose`), dropping the connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Final
+
+import httpx
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from insika_knowledge.relay.exchange import Exchange, dumps
+from insika_knowledge.relay.sse import SSEEvent, SSESplitter, parse_event
+from insika_knowledge.relay.toolloop import answer_calls, next_body
+from insika_knowledge.relay.upstream import is_event_stream
+from insika_knowledge.relay.wire import DIVERT, PASS, StreamReader
+
+_WAITING: Final = "waiting"
+_PASSING: Final = "passing"
+_DIVERTED: Final = "diverted"
+
+
+class StreamRound:
+    """One upstream streamed answer, relayed.
+
+    Args:
+        response: the upstream response, open, 2xx, an event stream.
+        reader: the wire format's reader for it.
+        gated: forward whole events only, holding undecided ones and dropping a diverted
+            answer (``load_knowledge`` is on offer); else forward chunks as they arrive.
+    """
+
+    def __init__(self, response: httpx.Response, reader: StreamReader, gated: bool):
+        self.response = response
+        self.reader = reader
+        self.gated = gated
+        self.state = _WAITING if gated else _PASSING
+        self.unreadable = False
+        self._splitter = SSESplitter()
+
+    @property
+    def diverted(self) -> bool:
+        """The answer started a ``load_knowledge`` call (the client saw none of what followed)."""
+        return self.state == _DIVERTED
+
+    def _read(self, event: SSEEvent) -> str:
+        try:
+            return self.reader.feed(event)
+        except ValueError:
+            self.unreadable = True
+            return PASS
+
+    def _route(self, events: list[SSEEvent], held: list[bytes]) -> bytes:
+        """The bytes of `events` the client should get now (gated), holding undecided ones."""
+        out: list[bytes] = []
+        for event in events:
+            verdict = self._read(event)
+            if self.state == _DIVERTED:
+                continue
+            if verdict == DIVERT:
+                self.state = _DIVERTED
+                held.clear()
+            elif self.state == _PASSING:
+                out.append(event.raw)
+            else:
+                held.append(event.raw)
+                if verdict == PASS:
+                    self.state = _PASSING
+                    out.extend(held)
+                    held.clear()
+        return b"".join(out)
+
+    async def pieces(self) -> AsyncGenerator[bytes, None]:
+        """The bytes the client should receive, as soon as it should receive them."""
+        held: list[bytes] = []
+        async for chunk in self.response.aiter_bytes():
+            if not self.gated:
+                yield chunk
+                for event in self._splitter.feed(chunk):
+                    self._read(event)
+                continue
+            out = self._route(self._splitter.feed(chunk), held)
+            if out:
+                yield out
+        last = self._splitter.feed(b"", final=True)
+        rest = self._splitter.flush()  # an unterminated last event
+        if rest:
+            last.append(parse_event(rest))
+        if not self.gated:
+            for event in last:  # already forwarded as they arrived
+                self._read(event)
+            return
+        out = self._route(last, held)
+        if self.state == _WAITING:
+            out += b"".join(held)
+        if out:
+            yield out
+
+
+async def stream_answer(
+    exchange: Exchange, response: httpx.Response
+) -> AsyncGenerator[bytes | Response, None]:
+    """Relay a streamed answer, rounds of ``load_knowledge`` included.
+
+    Yields the bytes for the client. When a continuation fails before anything was
+    forwarded, the first (and only) item is instead a whole `Response` to send (the
+    upstream's error as it came). A continuation failing after bytes went out ends the
+    stream there.
+
+    Args:
+        exchange: the request's exchange.
+        response: the first upstream response, open, 2xx, an event stream.
+
+    Raises:
+        httpx.HTTPError: the upstream could not be reached for a continuation, or the
+            stream broke.
+    """
+    prepared, wire, relay = exchange.prepared, exchange.wire, exchange.relay
+    body = prepared.body
+    intercept = prepared.intercept if body is not None else None
+    rounds = 0
+    forwarded = False
+    try:
+        while True:
+            relayed = StreamRound(response, wire.reader(intercept), gated=intercept is not None)
+            async for piece in relayed.pieces():
+                forwarded = True
+                yield piece
+            await response.aclose()
+            answer = relayed.reader.answer()
+            if not relayed.diverted or body is None:
+                if relayed.unreadable:
+                    exchange.unreadable("stream")
+                elif relayed.reader.complete:
+                    exchange.learn(answer)
+                return
+            results = await run_in_threadpool(answer_calls, relay, prepared, answer.calls_to(intercept or ""))
+            rounds += 1
+            body = next_body(wire, body, answer, results, rounds, relay.settings.max_rounds)
+            response = await exchange.send(dumps(body))
+            if not response.is_success or not is_event_stream(response):
+                data = await response.aread()
+                if not forwarded:
+                    yield exchange.respond(response, data)
+                return
+    finally:
+        await response.aclose()

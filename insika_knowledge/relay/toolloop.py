@@ -1,0 +1,63 @@
+"""The ``load_knowledge`` loop: the relay answers the model's calls itself.
+
+When an answer calls ``load_knowledge`` (a tool the relay added, so the client knows
+nothing of it), the relay runs each call against the agent's concepts
+(`insika_knowledge.retrieve.Retriever.load_knowledge`, which fires
+``knowledge_retrieved``), then sends the conversation on upstream: the request, the
+answer's ``load_knowledge`` calls and their results. Other tool calls in that answer are
+left out of the continuation (the model asks again for what it still needs once it has
+read the concepts). After `insika_knowledge.relay.runtime.MAX_ROUNDS` rounds the
+continuation goes with tool calls switched off, so the client always gets an answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from insika_knowledge.relay.degraded import LOAD_KNOWLEDGE, reason_of
+from insika_knowledge.relay.prepare import Prepared
+from insika_knowledge.relay.runtime import Relay
+from insika_knowledge.relay.wire import Answer, ToolCall, WireFormat
+
+#: What the model reads when a call could not be answered (the reason goes to the event).
+UNAVAILABLE: Final = {"error": "load_knowledge is unavailable right now: answer without it"}
+
+
+def answer_calls(relay: Relay, prepared: Prepared, calls: list[ToolCall]) -> list[tuple[ToolCall, str]]:
+    """Run `calls` (``load_knowledge`` calls) and return each with its JSON result.
+
+    A failure answers the call with `UNAVAILABLE` and fails the ``load_knowledge`` stage.
+    Synchronous (SQLite reads): run it in a worker thread.
+
+    Returns:
+        ``(call, result as JSON text)`` per call, in order; a result is ``{"name",
+        "markdown"}`` or ``{"error"}`` (see `Retriever.load_knowledge`).
+    """
+    identity = prepared.identity
+    out: list[tuple[ToolCall, str]] = []
+    for call in calls:
+        name = call.arguments.get("name") if isinstance(call.arguments, dict) else None
+        name = name if isinstance(name, str) else ""
+        result: dict[str, Any]
+        try:
+            retriever = relay.memory.retriever(identity.tenant)
+            result = retriever.load_knowledge(identity.agent or "", name)
+        except Exception as exc:
+            prepared.degraded.add(LOAD_KNOWLEDGE, reason_of(exc))
+            result = dict(UNAVAILABLE)
+        out.append((call, json.dumps(result, ensure_ascii=False)))
+    return out
+
+
+def next_body(
+    wire: WireFormat,
+    body: dict[str, Any],
+    answer: Answer,
+    results: list[tuple[ToolCall, str]],
+    rounds: int,
+    max_rounds: int,
+) -> dict[str, Any]:
+    """The continuation after round `rounds` (1-based); tool calls off from `max_rounds` on."""
+    continued = wire.continuation(body, answer, results)
+    return wire.forbid_tools(continued) if rounds >= max_rounds else continued
