@@ -29,6 +29,7 @@ from insika_knowledge.config import load_config
 from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.scan import ScanIndex, scan_reference
 from insika_knowledge.index.text import query_terms
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore
 
@@ -120,7 +121,7 @@ def time_each(call: Callable[[T], object], items: Iterable[T]) -> list[float]:
 
 def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     """Warm-cache search latency at `n` concepts, plus cache memory per concept."""
-    store = SQLiteStore(folder / f"scan-{n}.db")
+    store = SQLiteStore(folder / f"scan-{n}.db", tokenizer=TOKENIZER)
     _fill(store, "bench", corpus(n))
     tracemalloc.start()
     index = ScanIndex(store)
@@ -182,7 +183,7 @@ def bench_after_turn(folder: Path, repeats: int) -> dict[str, Any]:
 
 def bench_same_claim(folder: Path, repeats: int) -> dict[str, Any]:
     """One same-claim sighting (decide + write + version row), p50 and p95 in ms."""
-    store = SQLiteStore(folder / "confirm.db")
+    store = SQLiteStore(folder / "confirm.db", tokenizer=TOKENIZER)
     _fill(store, "bench", corpus(1000))
     candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
                           "Orders above R$ 199 ship for free.")
@@ -276,7 +277,7 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     """
     from insika_knowledge.index.fts5 import Fts5Index
 
-    store = SQLiteStore(folder / f"scale-{n}.db")
+    store = SQLiteStore(folder / f"scale-{n}.db", tokenizer=TOKENIZER)
     concepts = corpus(n)
     start = time.perf_counter()
     batch = 5000

@@ -12,6 +12,9 @@ matching (Scan's sets, FTS5's postings) does range matching with no special case
 
 Kinds: ``cep`` (Brazilian postal codes, compared by their 5-digit prefix), ``money``
 (a currency sign or word next to the number), ``num`` (anything else).
+
+The numeric-term format (``z<kind><width>_<digits>``) is owned here: `is_numeric_term`
+tells one from a word's term, so no caller tests a prefix.
 """
 
 from __future__ import annotations
@@ -54,6 +57,18 @@ _SPAN_RE: Final = re.compile(
 _VALUE_RE: Final = re.compile(rf"({_CUR})?\s*(?<![\w.,])({_NUM})(?![\w])\s*({_CUR_WORDS})?")
 _ANY_DIGIT_RE: Final = re.compile(r"\d+")
 _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
+
+
+_NUMERIC_TERM_RE: Final = re.compile(r"z(?:cep|money|num)[1-9]\d*_\d*")
+
+
+def is_numeric_term(term: str) -> bool:
+    """True when `term` is a numeric term (a range block or a number's prefix).
+
+    Word terms never are, whatever letter they start with (``"zona"``, ``"zero"``):
+    a word's term has no ``_``, and a synonym group's term starts with ``s_``.
+    """
+    return _NUMERIC_TERM_RE.fullmatch(term) is not None
 
 
 #: Numbers with more digits than this are not numbers a range is about (ids, hashes).

@@ -11,6 +11,8 @@ words of a synonym group (`index.synonyms`) also get the group's term.
 
 `document_terms` and `query_terms` add the numeric terms of `index.numbers`, so a
 message carrying a number inside a range a concept states shares a term with it.
+
+An index that stores terms records `ANALYSIS_VERSION` and rebuilds itself when it changes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ import Stemmer
 
 from insika_knowledge.index import numbers
 from insika_knowledge.index.synonyms import SYNONYMS, join_phrases
+
+#: The version of the term output. Bump it whenever any function here (or in
+#: `index.numbers` / `index.synonyms`) would give a stored text different terms: an
+#: index built under another version must be rebuilt.
+ANALYSIS_VERSION: Final[int] = 1
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 

@@ -1,6 +1,6 @@
 """The concept list: its query parameters, one SQL page of rows, and the links around it.
 
-Filtering, sorting and paging run in SQL (`SQLiteStore.page`); the ``q`` filter is the
+Filtering, sorting and paging run in the store (`Store.page`); the ``q`` filter is the
 project's own retrieval (`ScanIndex.search`), whose hits restrict the page's names.
 """
 
@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 
 from insika_knowledge.concept import CONCEPT_TYPES, format_confidence
 from insika_knowledge.index.scan import ScanIndex
-from insika_knowledge.store import SQLiteStore
+from insika_knowledge.store import Store
 from insika_knowledge.studio.render import concept_url, url
 
 PAGE_SIZE: Final = 50
@@ -89,7 +89,7 @@ class ListQuery:
         )
 
 
-def build(store: SQLiteStore, index: ScanIndex, query: ListQuery) -> dict[str, Any]:
+def build(store: Store, index: ScanIndex, query: ListQuery) -> dict[str, Any]:
     """The list page's template context for `query` (rows, counts, sort and page links)."""
     names = None
     if query.q:
