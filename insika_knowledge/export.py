@@ -45,7 +45,7 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {folder}: {exc}") from None
-    concepts = store.concepts(agent)
+    concepts = store.list_concepts(agent)
     if fmt == "md":
         files = []
         for stored in concepts:

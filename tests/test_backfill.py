@@ -90,7 +90,7 @@ def _write_replay(path: Path, extract: dict[str, Any]) -> Path:
 def _concepts(data_dir: Path, agent: str = AGENT) -> dict[str, Any]:
     memory = Memory(data_dir)
     try:
-        return {s.concept.name: s for s in memory.store("default").concepts(agent)}
+        return {s.concept.name: s for s in memory.store("default").list_concepts(agent)}
     finally:
         memory.close()
 

@@ -89,7 +89,7 @@ def data_dir(tmp_path: Path) -> Path:
 def _stored_markdown(data_dir: Path) -> dict[str, str]:
     memory = Memory(data_dir)
     try:
-        return {s.concept.name: s.markdown for s in memory.store("default").concepts(AGENT)}
+        return {s.concept.name: s.markdown for s in memory.store("default").list_concepts(AGENT)}
     finally:
         memory.close()
 

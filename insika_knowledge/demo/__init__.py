@@ -81,7 +81,7 @@ def run_demo(
             parts.append(f"{report.outcome} (retryable: {report.retryable}; nothing stored was touched)")
         echo(f"   {session.session_id}: " + ("; ".join(parts) or "nothing new"))
     store = memory.store(TENANT)
-    conflicts = [s.concept.name for s in store.concepts(AGENT) if s.concept.in_conflict]
+    conflicts = [s.concept.name for s in store.list_concepts(AGENT) if s.concept.in_conflict]
     echo(f"   -> {store.count(AGENT)} concepts; in conflict: {', '.join(conflicts) or 'none'}\n")
 
     echo("2. What the agent sees on the next turns (context_fragments, priority 77)")

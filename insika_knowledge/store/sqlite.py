@@ -183,7 +183,7 @@ class SQLiteStore(Database):
         """The current record of `name` for `agent`, or None (deleted or never written)."""
         return Transaction(self._conn(), self.clock).get(agent, name)
 
-    def concepts(self, agent: str) -> list[StoredConcept]:
+    def list_concepts(self, agent: str) -> list[StoredConcept]:
         """Every current concept of `agent`, by name."""
         rows = self._conn().execute(
             f"SELECT {_CONCEPT_COLS} FROM concepts WHERE agent=? ORDER BY name", (agent,)
