@@ -13,6 +13,7 @@ from conftest import make_concept
 
 import insika_knowledge.store
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
+from insika_knowledge.index.text import query_terms
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.store import SQLiteStore, base, fts, migrations, open_store, tenant_path
 from insika_knowledge.store.procedures import ProcedureStore
@@ -65,6 +66,30 @@ def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
     fts.register(conn, TOKENIZER)
     migrations.migrate(conn, frozenset({"fts5"}))
     assert migrations.pending(conn) == []
+
+
+def test_an_index_of_the_earlier_layout_is_rebuilt_at_open(tmp_path: Path) -> None:
+    # A database indexed before per-agent terms: migration 002's table (the text as it is),
+    # nothing recorded in `meta`. Opening it with the analyser rebuilds the index.
+    path = tmp_path / "old.db"
+    conn = apsw.Connection(str(path))
+    fts.register(conn, TOKENIZER)
+    migrations.migrate(conn, frozenset({"fts5"}))
+    conn.execute(
+        "INSERT INTO concepts (agent, name, description, type, provenance, confidence, sources, "
+        "occurrences, created_at, updated_at, status, body, version) "
+        "VALUES (?, 'cep-13-campinas', 'CEPs ship from Campinas', 'fact', 'observed', 0.6, '[]', 1, "
+        "'2026-08-24T18:02:11Z', '2026-08-24T18:02:11Z', 'ok', 'Body.', 1)", (AGENT,))
+    assert conn.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
+    conn.close()
+    db = SQLiteStore(path, tokenizer=TOKENIZER)
+    assert db.fts_ready
+    campinas = sorted(query_terms("Campinas"))
+    assert [r.name for r, _ in db.fts_search(AGENT, campinas, 5, (1.0, 1.0, 1.0))] == ["cep-13-campinas"]
+    assert db.fts_doc_freqs(AGENT, campinas) == dict.fromkeys(campinas, 1)
+    terms = [r[0] for r in db._conn().execute("SELECT term FROM concepts_fts_vocab")]
+    assert terms and all(t.startswith(AGENT + fts.SEPARATOR) for t in terms)  # only per-agent terms
+    db.close()
 
 
 def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatch) -> None:
