@@ -49,10 +49,15 @@ class Fts5Index:
 
     Args:
         store: the tenant's store; it is given the analyser (`index.tokenizer.attach`),
-            so its index is built if needed. Where the store has no full-text index
-            (SQLite without FTS5), `search` raises `UserError`: check `attach` first.
+            so its index is built if needed. Where the store can have no full-text index
+            (SQLite without FTS5), every search finds nothing: check `attach` first, as
+            `Retriever.index_for` does.
         weights: bm25 column weights for (name, description, body).
         budget: the candidate budget (see the module doc).
+
+    Raises:
+        RunTimeFailure: the disk is full or failing while the index is built.
+        UserError: the database file cannot be written while the index is built.
     """
 
     name = "fts5"
