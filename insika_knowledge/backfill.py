@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import UserError
@@ -199,6 +199,6 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
     )
 
 
-def _conversation(messages: Iterable[dict]) -> list[dict]:
+def _conversation(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     # The system prompt is pack data, not something the conversation taught.
     return [m for m in messages if m.get("role") != "system"]

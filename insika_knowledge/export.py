@@ -17,7 +17,7 @@ from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.store.base import Store, StoredConcept
+from insika_knowledge.store.base import ConceptStore, StoredConcept
 
 Format = Literal["md", "graphml"]
 
@@ -32,7 +32,7 @@ class ExportResult:
     dropped_links: int = 0
 
 
-def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = "md") -> ExportResult:
+def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Format = "md") -> ExportResult:
     """Write `agent`'s concepts under the folder `out` (created if needed).
 
     Raises:

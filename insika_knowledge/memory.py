@@ -25,9 +25,10 @@ from insika_knowledge.events import EventBus, KnowledgeDeleted
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
 from insika_knowledge.index.scan import Entry
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import TurnReport, learn_turn
 from insika_knowledge.retrieve import Retriever
-from insika_knowledge.store import SQLiteStore, Version, data_dir, tenant_path
+from insika_knowledge.store import SQLiteStore, Store, Version, data_dir, tenant_path
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
 
 #: How often `Memory.put` re-reads a concept another writer changed meanwhile.
@@ -61,13 +62,16 @@ class Memory:
         self.events = events or EventBus()
         self.clock = clock
         self.base_url = base_url
-        self._stores: dict[str, SQLiteStore] = {}
+        self._stores: dict[str, Store] = {}
         self._retrievers: dict[str, Retriever] = {}
         self._models: dict[str, ConceptModel] = {}
         self._lock = threading.Lock()
 
-    def store(self, tenant: str = DEFAULT_TENANT) -> SQLiteStore:
+    def store(self, tenant: str = DEFAULT_TENANT) -> Store:
         """The tenant's store, opened (and migrated) on first use.
+
+        The store is given the analyser (`index.tokenizer.TOKENIZER`), so its full-text
+        index exists, and is rebuilt at open when it was built under another analysis.
 
         Raises:
             InvalidName: the tenant name is invalid.
@@ -75,7 +79,8 @@ class Memory:
         with self._lock:
             store = self._stores.get(tenant)
             if store is None:
-                store = SQLiteStore(tenant_path(self.directory, tenant), clock=self.clock)
+                store = SQLiteStore(tenant_path(self.directory, tenant), clock=self.clock,
+                                    tokenizer=TOKENIZER)
                 self._stores[tenant] = store
             return store
 

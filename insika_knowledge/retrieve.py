@@ -26,6 +26,7 @@ from insika_knowledge.errors import InvalidName
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.scan import Entry, Hit, ScanIndex, entry_score
+from insika_knowledge.index.tokenizer import attach
 from insika_knowledge.store.base import Store
 
 #: ``index: auto`` uses FTS5 from this many concepts per agent up (see benchmarks/README.md).
@@ -118,7 +119,8 @@ class Retriever:
         """
         if mode == "scan":
             return self.index
-        if not getattr(self.store, "fts_ready", False):
+        fts = self._full_text()
+        if fts is None:
             if mode == "fts5" and agent not in self._warned:
                 self._warned.add(agent)
                 if self.events is not None:
@@ -127,7 +129,11 @@ class Retriever:
             return self.index
         if mode == "auto" and self._count(agent) < AUTO_FTS5_FROM:
             return self.index
-        if self._fts is None:
+        return fts
+
+    def _full_text(self) -> Fts5Index | None:
+        """The FTS5 index over the store, the analyser given to it first; None without FTS5."""
+        if self._fts is None and attach(self.store):
             self._fts = Fts5Index(self.store)
         return self._fts
 
@@ -135,7 +141,7 @@ class Retriever:
         generation = self.store.generation(agent)
         cached = self._counts.get(agent)
         if cached is None or cached[0] != generation:
-            cached = (generation, self.store.count(agent))  # type: ignore[attr-defined]
+            cached = (generation, self.store.count(agent))
             self._counts[agent] = cached
         return cached[1]
 
@@ -165,9 +171,9 @@ class Retriever:
         if not matched:
             return Retrieved([], [])
         chosen = {e.name for e in matched}
-        wanted = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
-        found = index.lookup(agent, wanted) if wanted else {}
-        linked = [found[n] for n in wanted if n in found and n not in held][:top_k]
+        links = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
+        found = index.lookup(agent, links) if links else {}
+        linked = [found[n] for n in links if n in found and n not in held][:top_k]
         return Retrieved(matched, linked)
 
     def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
@@ -209,10 +215,10 @@ class Retriever:
 def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int]) -> float:
     """The share of a message's weighted terms a concept covers, 0..1.
 
-    ``entry_score / sum(2 * weight(t))`` over the message's word terms (numeric range
-    terms are left out of the denominator: a message carries several per number).
-    A term no concept has gets the highest weight, so a message about something the
-    store never heard of covers little.
+    ``entry_score / sum(2 * weight(t))`` over the message's word terms (numeric terms,
+    told apart by `is_numeric_term`, are left out of the denominator: a message carries
+    several per number). A term no concept has gets the highest weight, so a message
+    about something the store never heard of covers little.
     """
     words = [t for t in wanted if not is_numeric_term(t)]
     total = sum(2 * weight(t) for t in words)

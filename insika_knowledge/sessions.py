@@ -11,6 +11,7 @@ tool_call_id, name), ``outcome`` and ``metadata``.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,10 +53,10 @@ def check_session_id(value: object, label: str = "session_id") -> str:
         UserError: naming `label` and the problem.
     """
     problem = session_id_problem(value)
-    if problem is not None:
+    if problem is not None or not isinstance(value, str):  # not text always has a problem
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
         raise UserError(f"{label} {shown} {problem}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Session:
     line: int = 0
 
 
-def read_sessions(path: str | Path) -> Iterator[Session]:
+def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
     """Read a normalised JSONL file lazily, one `Session` per non-blank line.
 
     Raises:
@@ -109,7 +110,7 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
     if "session_id" not in data:
         raise UserError(f"{where}: 'session_id' must be non-empty text")
     problem = session_id_problem(session_id)
-    if problem is not None:
+    if problem is not None or not isinstance(session_id, str):  # not text always has a problem
         raise UserError(f"{where}: 'session_id' {problem}")
     messages = data.get("messages")
     if not isinstance(messages, list):
@@ -122,7 +123,7 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
                 f"{where}: messages[{i}] holds text that cannot be written as UTF-8 "
                 "(a lone surrogate such as \\ud800)"
             )
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
     return Session(session_id, messages, data.get("outcome"), metadata, line)
 
 

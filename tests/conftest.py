@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py, tests/host.py
 
 from insika_knowledge.concept import Concept  # noqa: E402
+from insika_knowledge.index.tokenizer import TOKENIZER  # noqa: E402
 from insika_knowledge.store import SQLiteStore  # noqa: E402
 
 
@@ -55,7 +56,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def store(tmp_path: Path, clock: Clock) -> Iterator[SQLiteStore]:
-    db = SQLiteStore(tmp_path / "tenant.db", clock=clock)
+    db = SQLiteStore(tmp_path / "tenant.db", clock=clock, tokenizer=TOKENIZER)
     yield db
     db.close()
 

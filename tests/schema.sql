@@ -62,7 +62,7 @@ CREATE VIRTUAL TABLE concepts_fts USING fts5(
     name,               -- the slug, hyphens read as word breaks
     description,        -- the one-line summary
     body,               -- the markdown body
-    content='concepts',
+    content='concepts_fts_source',
     content_rowid='id',
     tokenize='insika',
     detail='full'       -- positions kept: bm25() on detail=column would re-tokenise every match
@@ -89,6 +89,10 @@ CREATE TABLE extractions (
 CREATE TABLE generations (
     agent      TEXT PRIMARY KEY,
     generation INTEGER NOT NULL             -- bumped by every change to the agent's concepts
+) WITHOUT ROWID;
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,                 -- e.g. 'fts_layout', 'analysis_version'
+    value TEXT NOT NULL                     -- the recorded value, as text
 ) WITHOUT ROWID;
 CREATE TABLE procedure_generation (
     id         INTEGER PRIMARY KEY CHECK (id = 1), -- one row
@@ -167,20 +171,25 @@ CREATE TABLE sightings (
 ) WITHOUT ROWID;
 CREATE TRIGGER concepts_fts_delete AFTER DELETE ON concepts BEGIN
     INSERT INTO concepts_fts (concepts_fts, rowid, name, description, body)
-        VALUES ('delete', OLD.id, OLD.name, OLD.description, OLD.body);
+        VALUES ('delete', OLD.id, OLD.agent || char(31) || OLD.name,
+                OLD.agent || char(31) || OLD.description, OLD.agent || char(31) || OLD.body);
 END;
 CREATE TRIGGER concepts_fts_insert AFTER INSERT ON concepts BEGIN
     INSERT INTO concepts_fts (rowid, name, description, body)
-        VALUES (NEW.id, NEW.name, NEW.description, NEW.body);
+        VALUES (NEW.id, NEW.agent || char(31) || NEW.name,
+                NEW.agent || char(31) || NEW.description, NEW.agent || char(31) || NEW.body);
 END;
-CREATE TRIGGER concepts_fts_update AFTER UPDATE OF name, description, body ON concepts
-    WHEN OLD.name IS NOT NEW.name OR OLD.description IS NOT NEW.description
+CREATE TRIGGER concepts_fts_update AFTER UPDATE OF agent, name, description, body ON concepts
+    WHEN OLD.agent IS NOT NEW.agent OR OLD.name IS NOT NEW.name
+      OR OLD.description IS NOT NEW.description
       OR OLD.body IS NOT NEW.body  -- a confirmation changes counts only: nothing to re-index
 BEGIN
     INSERT INTO concepts_fts (concepts_fts, rowid, name, description, body)
-        VALUES ('delete', OLD.id, OLD.name, OLD.description, OLD.body);
+        VALUES ('delete', OLD.id, OLD.agent || char(31) || OLD.name,
+                OLD.agent || char(31) || OLD.description, OLD.agent || char(31) || OLD.body);
     INSERT INTO concepts_fts (rowid, name, description, body)
-        VALUES (NEW.id, NEW.name, NEW.description, NEW.body);
+        VALUES (NEW.id, NEW.agent || char(31) || NEW.name,
+                NEW.agent || char(31) || NEW.description, NEW.agent || char(31) || NEW.body);
 END;
 CREATE TRIGGER concepts_generation_delete AFTER DELETE ON concepts BEGIN
     UPDATE generations SET generation = generation + 1 WHERE agent = OLD.agent;
@@ -204,3 +213,9 @@ END;
 CREATE TRIGGER quarantine_follows_delete AFTER DELETE ON concepts BEGIN
     DELETE FROM quarantine WHERE agent = old.agent AND name = old.name;
 END;
+CREATE VIEW concepts_fts_source AS
+    SELECT id,
+           agent || char(31) || name        AS name,
+           agent || char(31) || description AS description,
+           agent || char(31) || body        AS body
+      FROM concepts;

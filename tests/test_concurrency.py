@@ -6,6 +6,7 @@ import multiprocessing as mp
 from pathlib import Path
 
 from insika_knowledge.extract.candidates import Candidate
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore
 
@@ -16,7 +17,7 @@ SESSIONS_EACH = 15
 
 
 def worker(path: str, index: int, start: mp.Barrier) -> list[str]:  # type: ignore[type-arg]
-    store = SQLiteStore(path)
+    store = SQLiteStore(path, tokenizer=TOKENIZER)
     start.wait()
     outcomes = [
         sight(store, AGENT, CANDIDATE, session_id=f"p{index}-s{i}", turn_id="t1")
@@ -30,7 +31,7 @@ def worker(path: str, index: int, start: mp.Barrier) -> list[str]:  # type: igno
 
 def test_concurrent_same_claim_sightings_from_many_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "tenant.db")
-    SQLiteStore(path).close()  # migrate once up front
+    SQLiteStore(path, tokenizer=TOKENIZER).close()  # migrate once up front
     ctx = mp.get_context("spawn")
     with ctx.Manager() as manager:
         start = manager.Barrier(PROCESSES)

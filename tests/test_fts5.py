@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apsw
 import pytest
 from conftest import make_concept
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from insika_knowledge.analysis.text import query_terms
+from insika_knowledge.errors import UserError
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.scan import ScanIndex
+from insika_knowledge.index.tokenizer import TOKENIZER, attach
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import SQLiteStore
 
@@ -178,3 +182,119 @@ def test_huge_numbers_and_huge_messages_are_handled(filled: SQLiteStore) -> None
     for mode in ("scan", "fts5"):
         assert found(retriever.block(AGENT, "pedido " + "7" * 5000, 5, mode)) == ["frete-gratis"]
         assert "big" in found(retriever.block(AGENT, "Campinas DC", 5, mode))  # found by its words
+
+
+# ---------------------------------------------------------------- per-agent statistics
+
+FILLERS = ["pix", "boleto", "cartao", "troca", "garantia", "sedex", "cupom", "estoque", "nota", "parcela"]
+REGIONS = ["norte", "sul", "leste", "oeste", "centro"]
+
+
+def _two_agents(store: SQLiteStore) -> None:
+    """Agent AGENT: one concept about frete, two about Campinas, fillers. Another agent of
+    the same tenant: 200 concepts about frete (so "frete" is common tenant-wide, rare here)."""
+    with store.transaction() as tx:
+        for name, description in (("frete-gratis", "Frete grátis em todo o Brasil"),
+                                  ("cep-campinas", "Entregas para Campinas saem cedo"),
+                                  ("loja-campinas", "Loja física em Campinas aberta")):
+            tx.put(AGENT, make_concept(name=name, description=description, body="Vale para qualquer pedido."),
+                   reason="extract", actor="e")
+        for word in FILLERS:
+            tx.put(AGENT, make_concept(name=f"{word}-regra", description=f"Regra sobre {word} na loja",
+                                       body="Vale para qualquer pedido."), reason="extract", actor="e")
+        for i in range(200):
+            region = REGIONS[i % 5]
+            tx.put("other-agent", make_concept(name=f"frete-{region}-{i}", description=f"Frete para a região {region}",
+                                               body="Tabela de frete da região."), reason="extract", actor="e")
+
+
+def test_with_two_agents_in_a_tenant_fts5_and_scan_agree_on_the_top_hit(store: SQLiteStore) -> None:
+    # Divided by the tenant's frequencies, "frete" looked common and FTS5 put frete-gratis third.
+    _two_agents(store)
+    message = "qual o frete para campinas?"
+    scan = names(ScanIndex(store).search(AGENT, message, 3))
+    fts = names(Fts5Index(store).search(AGENT, message, 3))
+    assert scan[0] == fts[0] == "frete-gratis"
+    assert set(fts) == set(scan)
+
+
+def test_document_frequencies_and_vocabulary_are_the_agents_own(store: SQLiteStore) -> None:
+    _two_agents(store)
+    index = Fts5Index(store)
+    (frete,), (campinas,), (norte,) = (sorted(query_terms(w)) for w in ("frete", "campinas", "norte"))
+    assert store.fts_doc_freqs(AGENT, [frete, campinas]) == {frete: 1, campinas: 2}
+    assert store.fts_doc_freqs("other-agent", [frete, campinas]) == {frete: 200}
+    assert norte not in store.fts_vocabulary(AGENT)
+    assert store.fts_vocabulary("other-agent")[norte] == 40
+    assert index.weight(AGENT)(frete) == ScanIndex(store).weight(AGENT)(frete)  # Scan's weight, FTS5's counts
+    # Typo correction only knows the agent's own words: "tabwla" is one edit from the other
+    # agent's "tabela", and from nothing of this agent's.
+    (tabela,) = query_terms("tabela")
+    assert index.analyse(AGENT, "tabwla") == query_terms("tabwla")
+    assert index.analyse("other-agent", "tabwla") == {tabela}
+
+
+# ---------------------------------------------------------------- the analyser and the index
+
+
+class _Tagging:
+    """A tokenizer of another analysis version: the real terms plus a marker term."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.calls = 0
+
+    def __call__(self, text: str) -> list[str]:
+        self.calls += 1
+        return [*TOKENIZER(text), "zzmarker"]
+
+
+def _meta(path: Path) -> dict[str, str]:
+    conn = apsw.Connection(str(path))
+    try:
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        conn.close()
+
+
+def test_the_index_is_rebuilt_at_open_when_the_analysis_version_changes(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    db = SQLiteStore(path, tokenizer=TOKENIZER)
+    with db.transaction() as tx:
+        tx.put(AGENT, make_concept(), reason="extract", actor="e")
+    db.close()
+    assert _meta(path)["analysis_version"] == str(TOKENIZER.version)
+
+    newer = _Tagging(TOKENIZER.version + 1)
+    db = SQLiteStore(path, tokenizer=newer)  # another analysis: re-indexed before open returns
+    assert newer.calls > 0
+    assert _meta(path)["analysis_version"] == str(newer.version)
+    assert [r.name for r, _ in db.fts_search(AGENT, ["zzmarker"], 5, (1.0, 1.0, 1.0))] == ["cep-13-campinas"]
+    db.close()
+
+    same = _Tagging(newer.version)
+    SQLiteStore(path, tokenizer=same).close()  # the recorded version: nothing re-indexed
+    assert same.calls == 0
+
+    db = SQLiteStore(path, tokenizer=TOKENIZER)  # back to the real analysis
+    assert db.fts_search(AGENT, ["zzmarker"], 5, (1.0, 1.0, 1.0)) == []
+    assert names(Fts5Index(db).search(AGENT, "Campinas", 5)) == ["cep-13-campinas"]
+    db.close()
+
+
+def test_a_store_opened_without_the_analyser_gets_it_from_the_index_layer(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    plain = SQLiteStore(path)  # no tokenizer: no full-text index yet, writes work
+    assert not plain.fts_ready
+    with plain.transaction() as tx:
+        tx.put(AGENT, make_concept(), reason="extract", actor="e")
+    assert attach(plain) and plain.fts_ready  # the index layer gives it: rows written so far indexed
+    assert names(Fts5Index(plain).search(AGENT, "Campinas", 5)) == ["cep-13-campinas"]
+    plain.close()
+
+    other = SQLiteStore(path)  # the file has an index now; this store cannot keep it in step
+    with pytest.raises(UserError, match="tokenizer=insika_knowledge.index.tokenizer.TOKENIZER"):
+        with other.transaction() as tx:
+            tx.put(AGENT, make_concept(name="frete-gratis"), reason="extract", actor="e")
+    assert other.get(AGENT, "frete-gratis") is None  # rolled back
+    other.close()

@@ -23,6 +23,7 @@ from insika_knowledge.config import load_config
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.export import export
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import learn_turn
 from insika_knowledge.store import SQLiteStore
 
@@ -104,7 +105,7 @@ def _forms(value: str) -> list[str]:
 def test_no_personal_datum_reaches_a_stored_byte(first: str, second: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        store = SQLiteStore(folder / "db" / "tenant.sqlite3")
+        store = SQLiteStore(folder / "db" / "tenant.sqlite3", tokenizer=TOKENIZER)
         events, recorder = EventBus(), Recorder()
         events.subscribe(recorder)
         try:

@@ -8,10 +8,11 @@ from conftest import make_concept
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from insika_knowledge.analysis.numbers import is_numeric_term
 from insika_knowledge.analysis.text import query_terms, tokenize
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.index.scan import ScanIndex, scan_reference
-from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, Retriever, render_block
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, Retriever, coverage, render_block
 
 AGENT = "store-support"
 
@@ -196,3 +197,24 @@ def test_words_starting_with_z_count_in_the_relevance_floor_like_any_word(store)
     for message in ("campinas zona zebra zumbi", "campinas wifi hotel senha"):
         assert retriever.retrieve(AGENT, message, 5).matched  # shares "campinas"
         assert retriever.retrieve(AGENT, message, 5, min_coverage=0.5).matched == []
+
+
+def test_numeric_terms_are_told_apart_by_the_analyser_not_by_their_first_letter() -> None:
+    numeric = {t for t in query_terms("cep 13050-000 acima de R$ 50 zona zero") if is_numeric_term(t)}
+    assert numeric and all(t.startswith(("zcep", "zmoney", "znum")) for t in numeric)
+    assert not any(is_numeric_term(t) for t in ("zona", "zero", "zebra", "s_bag", "z", "zcep", "zcep_1"))
+
+
+def test_coverage_counts_words_that_start_with_z(store) -> None:
+    # "zona" and "zero" are words: leaving them out of the denominator (as a startswith("z")
+    # test did) made a message about them cover nothing, and the floor dropped the answer.
+    put(store, name="zona-leste", description="Zona leste: taxa zero de entrega", body="x")
+    put(store, name="frete-gratis", description="Frete grátis", body="x")
+    for mode in ("scan", "fts5"):
+        retriever = Retriever(store)
+        index = retriever.index_for(AGENT, mode)
+        wanted = index.analyse(AGENT, "zona zero")
+        entry = index.lookup(AGENT, ["zona-leste"])["zona-leste"]
+        assert coverage(entry, wanted, index.weight(AGENT)) == 1.0, mode
+        matched = retriever.retrieve(AGENT, "zona zero", 5, mode, min_coverage=0.5).matched
+        assert [e.name for e in matched] == ["zona-leste"], mode

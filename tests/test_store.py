@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import ast
+import inspect
 import os
+import typing
 from pathlib import Path
 
 import apsw
@@ -8,8 +11,12 @@ import pytest
 import sqlite_utils
 from conftest import make_concept
 
+import insika_knowledge.store
+from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
-from insika_knowledge.store import SQLiteStore, fts, migrations, open_store, tenant_path
+from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.store import SQLiteStore, base, fts, migrations, open_store, tenant_path
+from insika_knowledge.store.procedures import ProcedureStore
 
 AGENT = "store-support"
 SNAPSHOT = Path(__file__).parent / "schema.sql"
@@ -30,7 +37,7 @@ def schema_of(path: Path) -> str:
 
 
 def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> None:
-    db = SQLiteStore(tmp_path / "a.db")
+    db = SQLiteStore(tmp_path / "a.db", tokenizer=TOKENIZER)
     names = [m.name for m in migrations.migrations()]
     conn = apsw.Connection(str(tmp_path / "a.db"))
     assert migrations.applied(conn) == names
@@ -41,7 +48,7 @@ def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> No
 
 
 def test_schema_matches_the_checked_in_snapshot(tmp_path: Path) -> None:
-    SQLiteStore(tmp_path / "a.db").close()
+    SQLiteStore(tmp_path / "a.db", tokenizer=TOKENIZER).close()
     actual = schema_of(tmp_path / "a.db")
     if os.environ.get("INSIKA_UPDATE_SCHEMA_SNAPSHOT"):  # after adding a migration: review, commit
         SNAPSHOT.write_text(actual)
@@ -56,9 +63,33 @@ def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
     conn.execute(first.sql)
     conn.execute("INSERT INTO _insika_migrations VALUES (?, 'then')", (first.name,))
     assert [m.name for m in migrations.pending(conn)] == [m.name for m in migrations.migrations()[1:]]
-    fts.register(conn)
+    fts.register(conn, TOKENIZER)
     migrations.migrate(conn, frozenset({"fts5"}))
     assert migrations.pending(conn) == []
+
+
+def test_an_index_of_the_earlier_layout_is_rebuilt_at_open(tmp_path: Path) -> None:
+    # A database indexed before per-agent terms: migration 002's table (the text as it is),
+    # nothing recorded in `meta`. Opening it with the analyser rebuilds the index.
+    path = tmp_path / "old.db"
+    conn = apsw.Connection(str(path))
+    fts.register(conn, TOKENIZER)
+    migrations.migrate(conn, frozenset({"fts5"}))
+    conn.execute(
+        "INSERT INTO concepts (agent, name, description, type, provenance, confidence, sources, "
+        "occurrences, created_at, updated_at, status, body, version) "
+        "VALUES (?, 'cep-13-campinas', 'CEPs ship from Campinas', 'fact', 'observed', 0.6, '[]', 1, "
+        "'2026-08-24T18:02:11Z', '2026-08-24T18:02:11Z', 'ok', 'Body.', 1)", (AGENT,))
+    assert conn.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
+    conn.close()
+    db = SQLiteStore(path, tokenizer=TOKENIZER)
+    assert db.fts_ready
+    campinas = sorted(query_terms("Campinas"))
+    assert [r.name for r, _ in db.fts_search(AGENT, campinas, 5, (1.0, 1.0, 1.0))] == ["cep-13-campinas"]
+    assert db.fts_doc_freqs(AGENT, campinas) == dict.fromkeys(campinas, 1)
+    terms = [r[0] for r in db._conn().execute("SELECT term FROM concepts_fts_vocab")]
+    assert terms and all(t.startswith(AGENT + fts.SEPARATOR) for t in terms)  # only per-agent terms
+    db.close()
 
 
 def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatch) -> None:
@@ -71,7 +102,7 @@ def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatc
     put(db, make_concept())  # writes work without the FTS5 triggers
     db.close()
     monkeypatch.undo()
-    db = SQLiteStore(tmp_path / "nofts.db")  # FTS5 now available: applied, existing rows indexed
+    db = SQLiteStore(tmp_path / "nofts.db", tokenizer=TOKENIZER)  # FTS5 now available: applied, existing rows indexed
     assert db.fts_ready
     from insika_knowledge.index.fts5 import Fts5Index
 
@@ -103,7 +134,7 @@ def test_generation_moves_on_every_change_and_only_for_that_agent(store: SQLiteS
 def test_updated_at_trigger_stamps_hand_written_updates(store: SQLiteStore, tmp_path: Path) -> None:
     put(store, make_concept())
     conn = apsw.Connection(str(store.path))
-    fts.register(conn)  # the FTS5 triggers need the tokenizer on any connection that writes
+    fts.register(conn, TOKENIZER)  # the FTS5 triggers need the tokenizer on any connection that writes
     conn.execute("UPDATE concepts SET body='changed by hand' WHERE name='cep-13-campinas'")
     row = store.get(AGENT, "cep-13-campinas").concept
     assert row.body == "changed by hand"
@@ -305,3 +336,51 @@ def test_restoring_the_current_bytes_writes_no_new_version(store: SQLiteStore) -
     stored = put(store, make_concept())
     assert store.restore(AGENT, "cep-13-campinas", 1, actor="op") == stored
     assert len(store.versions(AGENT, "cep-13-campinas")) == 1
+
+
+# ---------------------------------------------------------------- the storage seam
+
+
+def _members(protocol: type) -> dict[str, object]:
+    """A protocol's members (its own and its bases'), name -> the declared attribute."""
+    skip = {"__init__", "__subclasshook__", "__protocol_attrs__", "__non_callable_proto_members__"}
+    out: dict[str, object] = {}
+    for cls in reversed(protocol.__mro__):
+        if cls in (object, typing.Protocol, typing.Generic):
+            continue
+        for name, value in vars(cls).items():
+            if (not name.startswith("_") or name == "__call__") and name not in skip:
+                out[name] = value
+    return out
+
+
+def _shape(function: object) -> list[tuple[str, object, object]]:
+    parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+    return [(p.name, p.kind, p.default) for p in parameters]
+
+
+@pytest.mark.parametrize(("implementation", "protocol"), [
+    (SQLiteStore, base.Store), (SQLiteStore, base.ConceptStore), (SQLiteStore, base.FullTextIndex),
+    (SQLiteStore, base.OperatorStore), (SQLiteStore, base.ScanSource), (ProcedureStore, base.ProcedureStorage),
+])
+def test_the_sqlite_stores_implement_the_storage_protocols(implementation: type, protocol: type,
+                                                           tmp_path: Path) -> None:
+    # What a PostgreSQL store must implement too: every member, same parameters.
+    instance = implementation(tmp_path / "t.db")
+    for name, declared in _members(protocol).items():
+        assert hasattr(instance, name), f"{implementation.__name__} lacks {protocol.__name__}.{name}"
+        if not isinstance(declared, property):  # an attribute or a property satisfies one
+            assert _shape(getattr(implementation, name)) == _shape(declared), f"{name} differs"
+    instance.close()
+
+
+def test_the_store_imports_neither_the_index_nor_the_analyser() -> None:
+    # The FTS5 tokenizer is given to the store (`register_tokenizer`), never imported by it.
+    folder = Path(insika_knowledge.store.__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert not name.startswith(("insika_knowledge.index", "insika_knowledge.analysis")), \
+                    f"{path.name} imports {name}"

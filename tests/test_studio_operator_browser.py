@@ -201,7 +201,7 @@ def test_evidence_beside_a_concept_and_the_activity_page(
     page: Page, studio: Studio, shots: Path
 ) -> None:
     name = "cep-13-campinas"
-    ledger = studio.store.ledger(AGENT, name)
+    ledger = studio.store.sightings(AGENT, name)
     _open(page, studio, name)
     evidence = page.locator("section.evidence")
     expect(evidence.locator("table.sightings tbody tr")).to_have_count(len(ledger))

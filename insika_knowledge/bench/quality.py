@@ -83,9 +83,10 @@ Ranker = Callable[[str], list[str]]
 
 
 def _ours(concepts: list[dict[str, Any]], folder: Path) -> dict[str, Ranker]:
+    from insika_knowledge.index.tokenizer import TOKENIZER
     from insika_knowledge.store import SQLiteStore
 
-    store = SQLiteStore(folder / "quality.db")
+    store = SQLiteStore(folder / "quality.db", tokenizer=TOKENIZER)
     with store.transaction() as tx:
         for i, c in enumerate(concepts):
             tx.put("eval", Concept(

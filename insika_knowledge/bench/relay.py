@@ -44,6 +44,7 @@ from starlette.routing import Route
 
 from insika_knowledge.bench.synthetic import corpus, queries
 from insika_knowledge.bench.timing import percentiles
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.store import SQLiteStore
 
 AGENT: Final = "bench-scan"
@@ -150,7 +151,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout_s: float = 6
 @contextlib.contextmanager
 def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
     """Start the fake upstream and a relay over `concepts` seeded concepts; yield both URLs."""
-    store = SQLiteStore(folder / "data" / f"{TENANT}.db")
+    store = SQLiteStore(folder / "data" / f"{TENANT}.db", tokenizer=TOKENIZER)
     with store.transaction() as tx:
         for concept in corpus(concepts):
             tx.put(AGENT, concept, reason="extract", actor="bench")

@@ -19,6 +19,7 @@ from insika_knowledge.bench.timing import percentiles, time_each
 from insika_knowledge.concept import Concept
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.scan import ScanIndex
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.store import SQLiteStore
 
 SCALE_SIZES: Final = (1000, 5000, 50_000, 200_000)
@@ -33,7 +34,7 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     database file growth over a store without the FTS5 table is not separated, so the
     file size is reported whole).
     """
-    store = SQLiteStore(folder / f"scale-{n}.db")
+    store = SQLiteStore(folder / f"scale-{n}.db", tokenizer=TOKENIZER)
     concepts = corpus(n)
     start = time.perf_counter()
     batch = 5000

@@ -29,6 +29,7 @@ from insika_knowledge.bench.timing import percentiles, time_each
 from insika_knowledge.config import load_config
 from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.scan import ScanIndex, scan_reference
+from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore
 
@@ -41,7 +42,7 @@ SIZES: Final = (50, 200, 1000, 5000)
 
 def bench_scan(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     """Warm-cache search latency at `n` concepts, plus cache memory per concept."""
-    store = SQLiteStore(folder / f"scan-{n}.db")
+    store = SQLiteStore(folder / f"scan-{n}.db", tokenizer=TOKENIZER)
     fill(store, "bench", corpus(n))
     tracemalloc.start()
     index = ScanIndex(store)
@@ -103,7 +104,7 @@ def bench_after_turn(folder: Path, repeats: int) -> dict[str, Any]:
 
 def bench_same_claim(folder: Path, repeats: int) -> dict[str, Any]:
     """One same-claim sighting (decide + write + version row), p50 and p95 in ms."""
-    store = SQLiteStore(folder / "confirm.db")
+    store = SQLiteStore(folder / "confirm.db", tokenizer=TOKENIZER)
     fill(store, "bench", corpus(1000))
     candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
                           "Orders above R$ 199 ship for free.")

@@ -22,7 +22,7 @@ from typing import Final
 from insika_knowledge.analysis.text import document_terms, query_terms
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
 from insika_knowledge.index.typos import correct
-from insika_knowledge.store.base import ScanRow, Store
+from insika_knowledge.store.base import ScanRow, ScanSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +202,7 @@ class ScanIndex:
     Thread-safe: refreshes are serialised; a search reads one immutable snapshot.
     """
 
-    def __init__(self, store: Store):
+    def __init__(self, store: ScanSource):
         self.store = store
         self._caches: dict[str, _AgentCache] = {}
         self._lock = threading.Lock()

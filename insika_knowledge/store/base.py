@@ -1,14 +1,35 @@
-"""Records the stores return, and the `Store` protocol every backend implements."""
+"""The storage seam: the records stores return, and the protocols every backend implements.
+
+Callers (learning, the indexes, retrieval, export, backfill, the Studio) type their store
+with these protocols, never with a backend class, so a second backend (PostgreSQL) is a
+new class that implements them, with no caller touched:
+
+- `ConceptStore`: concept storage (reads, write transactions, extraction records), with
+  `ScanSource`, what Index::Scan's read cache loads;
+- `OperatorStore`: what operators' tools add (history, paging, edits, restores);
+- `FullTextIndex`: what full-text search needs (FTS5 on SQLite): the index is built with a
+  `Tokenizer` the index layer gives the store (`register_tokenizer`), so the store never
+  imports the analyser;
+- `Store`: all three, what `Memory.store` hands out;
+- `ProcedureStorage`: procedures, their runs, captured sessions and stages.
+
+`insika_knowledge.store.sqlite.SQLiteStore` implements `Store`;
+`insika_knowledge.store.procedures.ProcedureStore` implements `ProcedureStorage`.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from insika_knowledge.concept import Concept, serialize
+
+if TYPE_CHECKING:  # record types of the procedure store, for `ProcedureStorage` only
+    from insika_knowledge.procedure import Procedure
+    from insika_knowledge.store.procedures import CountedRun, SessionRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +78,15 @@ class ScanRow(NamedTuple):
     body: str
 
 
+class Sighting(NamedTuple):
+    """One row of a concept's sightings ledger (``seen_at`` is UTC ISO-8601 'Z')."""
+
+    session_id: str
+    turn_id: str
+    outcome: str
+    seen_at: str
+
+
 @dataclass(frozen=True)
 class ExtractionRecord:
     """The outcome of one turn's extraction.
@@ -91,7 +121,7 @@ class ExtractionRecord:
         )
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> ExtractionRecord:
+    def from_row(cls, row: Sequence[Any]) -> ExtractionRecord:
         """Build from an ``extractions`` table row."""
         (agent, session_id, turn_id, outcome, retryable, candidates, written, dropped,
          detail, attempted_at) = row
@@ -118,8 +148,49 @@ class Quarantine:
     since: str
 
 
+# ---------------------------------------------------------------------- concept storage
+
+
+class Activity(NamedTuple):
+    """One change of a concept (a ``concept_versions`` row without its markdown)."""
+
+    id: int
+    name: str
+    version: int
+    reason: str
+    actor: str
+    session_id: str | None
+    created_at: str
+
+
+@dataclass
+class PageCounts:
+    """How many concepts there are per type, status and provenance (and in all)."""
+
+    all: int = 0
+    type: dict[str, int] = field(default_factory=dict)
+    status: dict[str, int] = field(default_factory=dict)
+    provenance: dict[str, int] = field(default_factory=dict)
+
+    def add(self, ctype: str, status: str, provenance: str, number: int) -> None:
+        """Count `number` concepts of this type, status and provenance."""
+        self.all += number
+        for counts, key in ((self.type, ctype), (self.status, status),
+                            (self.provenance, provenance)):
+            counts[key] = counts.get(key, 0) + number
+
+
+@dataclass(frozen=True)
+class ConceptPage:
+    """One page of concepts: its rows, how many match every filter, and the counts."""
+
+    rows: list[StoredConcept]
+    total: int
+    counts: PageCounts
+
+
 class Transaction(Protocol):
-    """Reads and writes inside one serialised write transaction."""
+    """Reads and writes inside one serialised write transaction (`ConceptStore.transaction`)."""
 
     def get(self, agent: str, name: str) -> StoredConcept | None: ...
     def has_sighting(self, agent: str, name: str, session_id: str, turn_id: str) -> bool: ...
@@ -131,25 +202,145 @@ class Transaction(Protocol):
     def quarantine(self, agent: str, name: str, *, session_id: str, supported_by: list[str],
                    markers: list[str]) -> None: ...
     def release(self, agent: str, name: str) -> bool: ...
+    def ledger(self, agent: str, name: str) -> Sequence[Sighting]: ...
 
 
-class Store(Protocol):
-    """What the rest of the library needs of a backend (SQLite now; PostgreSQL later)."""
+class ScanSource(Protocol):
+    """What Index::Scan's per-process read cache reads of one agent's concepts.
 
-    clock: Any
+    ``generation`` moves on every change of the agent's concepts (one cheap read before
+    each search); ``changes_since`` names what changed after a change-feed cursor.
+    """
 
+    def generation(self, agent: str) -> int: ...
+    def version_cursor(self, agent: str) -> int: ...
+    def changes_since(self, agent: str, cursor: int) -> tuple[int, set[str]]: ...
+    def scan_versions(self, agent: str) -> dict[int, int]: ...
+    def scan_rows(self, agent: str, ids: list[int] | None = None) -> Iterator[ScanRow]: ...
+    def scan_rows_by_names(self, agent: str, names: list[str]) -> Iterator[ScanRow]: ...
+
+
+class ConceptStore(ScanSource, Protocol):
+    """Concept storage: what learning, retrieval, export and backfill need of a backend."""
+
+    @property
+    def clock(self) -> Callable[[], str]: ...
     def transaction(self) -> AbstractContextManager[Transaction]: ...
     def get(self, agent: str, name: str) -> StoredConcept | None: ...
     def list_concepts(self, agent: str) -> list[StoredConcept]: ...
     def names(self, agent: str) -> list[str]: ...
-    def generation(self, agent: str) -> int: ...
-    def scan_versions(self, agent: str) -> dict[int, int]: ...
-    def scan_rows(self, agent: str, ids: list[int] | None = None) -> Iterator[ScanRow]: ...
-    def scan_rows_by_names(self, agent: str, names: list[str]) -> Iterator[ScanRow]: ...
-    def version_cursor(self, agent: str) -> int: ...
-    def changes_since(self, agent: str, cursor: int) -> tuple[int, set[str]]: ...
+    def agents(self) -> list[str]: ...
+    def count(self, agent: str) -> int: ...
     def record_extraction(self, record: ExtractionRecord) -> None: ...
     def extraction(self, agent: str, session_id: str, turn_id: str) -> ExtractionRecord | None: ...
     def quarantined_names(self, agent: str) -> frozenset[str]: ...
     def quarantine_of(self, agent: str, name: str) -> Quarantine | None: ...
     def close(self) -> None: ...
+
+
+class OperatorStore(Protocol):
+    """What operators' tools (the Studio, the CLI) need beyond `ConceptStore`.
+
+    Each write here checks its actor and writes a version row naming it.
+    """
+
+    def page(
+        self, agent: str, *, status: str | None = None, type: str | None = None,
+        names: list[str] | None = None, sort: str = "name", desc: bool = False,
+        offset: int = 0, limit: int = 50,
+    ) -> tuple[list[StoredConcept], int, dict[str, int]]: ...
+    def versions(self, agent: str, name: str) -> list[Version]: ...
+    def version(self, agent: str, name: str, number: int) -> Version: ...
+    def deleted(self, agent: str) -> list[Version]: ...
+    def sightings(self, agent: str, name: str) -> list[Sighting]: ...
+    def extractions(self, agent: str) -> list[ExtractionRecord]: ...
+    def edit(self, agent: str, name: str, markdown: str, *, expected_version: int,
+             actor: str) -> StoredConcept: ...
+    def create(self, agent: str, markdown: str, *, actor: str) -> StoredConcept: ...
+    def delete(self, agent: str, name: str, *, actor: str,
+               expected_version: int | None = None) -> Version: ...
+    def restore(self, agent: str, name: str, number: int, *, actor: str,
+                stamp: bool = False) -> StoredConcept: ...
+    def concept_page(
+        self, agent: str, *, status: str | None = None, type: str | None = None,
+        provenance: str | None = None, ranked: Sequence[str] | None = None, sort: str = "name",
+        desc: bool = False, offset: int = 0, limit: int = 50,
+    ) -> ConceptPage: ...
+    def extractions_of(self, agent: str,
+                       turns: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ExtractionRecord]: ...
+    def aliases(self, agent: str, name: str) -> Sequence[str]: ...
+    def activity(self, agent: str, *, before: int | None = None, limit: int = 50,
+                 actor: str | None = None, reason: str | None = None) -> Sequence[Activity]: ...
+    def resolve(self, agent: str, name: str, choose: Callable[[Concept, Sequence[Sighting]], Concept], *,
+                expected_version: int, actor: str) -> StoredConcept: ...
+    def approve(self, agent: str, name: str, *, actor: str, expected_version: int) -> StoredConcept: ...
+
+
+# ---------------------------------------------------------------------- full text
+
+
+class Tokenizer(Protocol):
+    """Turns a document's text into its index terms, in order, duplicates kept.
+
+    The index layer provides it (`insika_knowledge.index.tokenizer.TOKENIZER`, the one
+    analyser's document analysis) and gives it to the store; ``version`` is the analysis
+    version (`ANALYSIS_VERSION`): a full-text index built under another version is rebuilt.
+    """
+
+    @property
+    def version(self) -> int: ...
+    def __call__(self, text: str) -> Iterable[str]: ...
+
+
+class FullTextIndex(Protocol):
+    """What full-text search (Index::FTS5) needs of a backend.
+
+    Terms are always analysed terms (the tokenizer's output, or `query_terms` of a
+    message), never raw user text; each backend builds its own query syntax from them.
+    Document frequencies and ranking statistics are the agent's, never the tenant's.
+    """
+
+    @property
+    def fts_ready(self) -> bool: ...
+    def register_tokenizer(self, tokenizer: Tokenizer) -> bool: ...
+    def count(self, agent: str) -> int: ...
+    def fts_search(self, agent: str, terms: Sequence[str], limit: int,
+                   weights: tuple[float, float, float]) -> list[tuple[ScanRow, float]]: ...
+    def fts_doc_freqs(self, agent: str, terms: Sequence[str]) -> dict[str, int]: ...
+    def fts_vocabulary(self, agent: str) -> dict[str, int]: ...
+    def fts_optimize(self) -> None: ...
+    def scan_rows_by_names(self, agent: str, names: list[str]) -> Iterator[ScanRow]: ...
+
+
+class Store(ConceptStore, OperatorStore, FullTextIndex, Protocol):
+    """A tenant's whole concept store (SQLite now; PostgreSQL later): what `Memory` hands out."""
+
+
+# ---------------------------------------------------------------------- procedures
+
+
+class ProcedureStorage(Protocol):
+    """Procedures, their counted runs, captured sessions and stage rows of one tenant.
+
+    Derived from `insika_knowledge.store.procedures.ProcedureStore`, whose method names
+    it keeps.
+    """
+
+    @property
+    def clock(self) -> Callable[[], str]: ...
+    def generation(self) -> int: ...
+    def procedures_since(self, generation: int) -> tuple[int, list[Procedure]]: ...
+    def get(self, procedure_id: str) -> Procedure | None: ...
+    def count(self) -> int: ...
+    def record_runs(self, runs: Iterable[CountedRun]) -> int: ...
+    def load_session(self, session_id: str) -> SessionRow | None: ...
+    def session_steps(self, session_id: str) -> list[list[Any]]: ...
+    def save_turn(self, session: SessionRow, steps: Iterable[tuple[int, list[Any]]],
+                  stage: Mapping[str, Any] | None = None) -> None: ...
+    def finish_task(self, session: SessionRow, runs: Iterable[CountedRun], *, keep: bool) -> int: ...
+    def idle_sessions(self, before: float) -> list[str]: ...
+    def record_stage(self, stage: Mapping[str, Any]) -> None: ...
+    def stages(self, *, session_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]: ...
+    def scorecard(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+    def list_procedures(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]: ...

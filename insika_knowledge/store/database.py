@@ -1,8 +1,10 @@
 """One tenant's SQLite database file: per-thread apsw connections, migrations, errors.
 
 Both stores (`SQLiteStore` for concepts, `ProcedureStore` for procedures) are built on
-`Database`, so connection settings, the FTS5 tokenizer, migrations, write transactions
-and the mapping of storage failures to the library's errors exist once.
+`Database`, so connection settings, migrations, write transactions and the mapping of
+storage failures to the library's errors exist once. A subclass prepares each new
+connection (`_prepare`) and opens the file (`_open`) its own way: `SQLiteStore`
+registers the FTS5 tokenizer and builds the full-text index there.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import apsw
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import RunTimeFailure, UserError
-from insika_knowledge.store import fts, migrations
+from insika_knowledge.store import migrations
 
 BUSY_TIMEOUT_MS: Final = 30_000
 
@@ -52,10 +54,14 @@ class Database:
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
         with self._storage_errors():
-            conn = self._conn()
-            self.has_fts5 = fts.fts5_available(conn)
-            migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
-            self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
+            self._open(self._conn())
+
+    def _open(self, conn: apsw.Connection) -> None:
+        """Bring the file up to date on open: apply the migrations that need no capability."""
+        migrations.migrate(conn)
+
+    def _prepare(self, conn: apsw.Connection) -> None:
+        """Set up a connection just opened (nothing beyond the common settings here)."""
 
     # ------------------------------------------------------------------ connections
 
@@ -68,7 +74,7 @@ class Database:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
-                fts.register(conn)
+                self._prepare(conn)
             except apsw.NotADBError as exc:
                 raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
             except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
@@ -128,17 +134,7 @@ class Database:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                _rollback(conn)
+                migrations.rollback(conn)
                 raise
-
-
-def _rollback(conn: apsw.Connection) -> None:
-    """ROLLBACK if a transaction is still open; never hides the error being handled."""
-    if not conn.in_transaction:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except apsw.Error:
-        pass  # the error that made us roll back is the one worth reporting
 
 

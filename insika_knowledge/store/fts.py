@@ -1,25 +1,40 @@
-"""The ``insika`` FTS5 tokenizer: FTS5 indexes exactly the terms the one tokeniser makes.
+"""The FTS5 plumbing of the SQLite store: the ``insika`` tokenizer, the index layout, queries.
 
-Documents are analysed by `insika_knowledge.analysis.text.document_terms` (folding, stop
-words, stemming, numeric range blocks); queries arrive already analysed (the FTS5
-adapter builds every MATCH expression itself from `query_terms`, each term quoted),
-so in query mode a token passes through unchanged. Scan and FTS5 therefore agree on
-what matches.
+The store does not analyse text. The index layer gives it a `Tokenizer` (the one
+analyser's document terms, with the analysis version); `register` wraps it as the FTS5
+tokenizer ``insika`` of a connection. Queries arrive already analysed: every MATCH
+expression is built here from analysed terms, each quoted, so in query mode a token
+passes through unchanged and nothing a customer types is read as FTS5 syntax.
+
+Per-agent statistics: every indexed text reaches the tokenizer as
+``<agent> US <text>`` (US = the unit separator, U+001F, which no agent id holds), and
+each term is indexed as ``<agent> US <term>``. So an agent's terms are its own tokens:
+their document frequencies (``fts5vocab``, and the idf ``bm25()`` computes) count that
+agent's concepts only, and a query matches only that agent's concepts.
+
+The index is derived data: `ensure_index` drops and rebuilds it whenever its layout
+(`LAYOUT`) or the analysis version differs from what the ``meta`` table records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.analysis.numbers import range_terms
-from insika_knowledge.analysis.text import fold, tokenize
+from insika_knowledge.store import migrations
 
-TOKENIZER: Final = "insika"
-#: Bumped whenever analysis changes in a way that needs the FTS5 index rebuilt.
-ANALYSIS_VERSION: Final = 1
+#: The FTS5 tokenizer name the index is declared with (``tokenize='insika'``).
+TOKENIZER_NAME: Final = "insika"
+#: Separates the agent from the text (content) and from each term (tokens).
+SEPARATOR: Final = "\x1f"
+#: The layout of the FTS5 objects (``sql/fts5_index.sql``); bump when that file changes.
+LAYOUT: Final = 2
+#: ``meta`` keys recording what the current index was built with.
+LAYOUT_KEY: Final = "fts_layout"
+ANALYSIS_KEY: Final = "analysis_version"
+_LAYOUT_FILE: Final = "fts5_index.sql"
 
 
 def fts5_available(conn: apsw.Connection) -> bool:
@@ -40,28 +55,112 @@ def _probe(conn: apsw.Connection) -> bool:
         return False
 
 
-def _tokenizer(con: apsw.Connection, args: list[str]) -> Any:
-    def tokenize_utf8(utf8: bytes, flags: int, locale: str | None) -> Iterator[str]:
-        text = utf8.decode("utf-8", "replace")
-        if flags & apsw.FTS5_TOKENIZE_QUERY:
-            yield text  # already analysed by the adapter
-            return
-        yield from tokenize(text)
-        yield from range_terms(fold(text))
+def register(conn: apsw.Connection, tokenize: Callable[[str], Iterable[str]]) -> None:
+    """Register the ``insika`` FTS5 tokenizer on `conn`, analysing documents with `tokenize`.
 
-    return tokenize_utf8
+    Every connection that writes concepts needs it once the index exists (the triggers
+    re-index what they write).
+
+    Args:
+        conn: an apsw connection to the tenant's database.
+        tokenize: a document's text -> its index terms in order (a `Tokenizer`, or the
+            store's delegate that raises when no tokenizer was given).
+    """
+
+    def factory(con: apsw.Connection, args: list[str]) -> Any:
+        def tokenize_utf8(utf8: bytes, flags: int, locale: str | None) -> Iterator[str]:
+            text = utf8.decode("utf-8", "replace")
+            if flags & apsw.FTS5_TOKENIZE_QUERY:
+                yield text  # a term built by `match_expression`: already analysed
+                return
+            agent, separator, body = text.partition(SEPARATOR)
+            if not separator:  # not laid out by this module: index the text as it is
+                yield from tokenize(text)
+                return
+            prefix = agent + SEPARATOR
+            for term in tokenize(body):
+                yield prefix + term
+
+        return tokenize_utf8
+
+    conn.register_fts5_tokenizer(TOKENIZER_NAME, factory)
 
 
-def register(conn: apsw.Connection) -> None:
-    """Register the ``insika`` tokenizer on `conn` (needed by every connection that writes)."""
-    conn.register_fts5_tokenizer(TOKENIZER, _tokenizer)
+def agent_term(agent: str, term: str) -> str:
+    """The indexed token of `term` in `agent`'s concepts."""
+    return agent + SEPARATOR + term
 
 
-def match_expression(terms: frozenset[str] | list[str]) -> str | None:
-    """An FTS5 MATCH expression OR-ing analysed `terms`, each quoted; None when empty.
+def match_expression(agent: str, terms: Iterable[str]) -> str | None:
+    """An FTS5 MATCH expression OR-ing `agent`'s analysed `terms`, each quoted; None when empty.
 
     Terms come from our analyser, never raw user text; quoting (with ``"`` doubled)
     makes any character, operator word or column filter a plain token anyway.
     """
-    quoted = ['"' + t.replace('"', '""') + '"' for t in sorted(terms) if t]
+    quoted = ['"' + agent_term(agent, t).replace('"', '""') + '"' for t in sorted(set(terms)) if t]
     return " OR ".join(quoted) if quoted else None
+
+
+def doc_freqs(conn: apsw.Connection, agent: str, terms: Sequence[str]) -> dict[str, int]:
+    """Concepts of `agent` holding each of `terms` (``fts5vocab``); absent terms are omitted."""
+    out: dict[str, int] = {}
+    for term in terms:
+        row = conn.execute(
+            "SELECT doc FROM concepts_fts_vocab WHERE term = ?", (agent_term(agent, term),)
+        ).fetchone()
+        if row is not None:
+            out[term] = int(row[0])
+    return out
+
+
+def vocabulary(conn: apsw.Connection, agent: str) -> dict[str, int]:
+    """Every term of `agent`'s concepts with its document frequency (one range read)."""
+    low = agent + SEPARATOR
+    high = agent + chr(ord(SEPARATOR) + 1)
+    rows = conn.execute(
+        "SELECT term, doc FROM concepts_fts_vocab WHERE term >= ? AND term < ?", (low, high)
+    )
+    return {str(term)[len(low):]: int(doc) for term, doc in rows}
+
+
+def recorded(conn: apsw.Connection) -> dict[str, str]:
+    """What the ``meta`` table records (empty before migration ``005_meta``)."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+    ).fetchone():
+        return {}
+    return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def is_current(conn: apsw.Connection, analysis_version: int) -> bool:
+    """True when the FTS5 index exists with this layout and `analysis_version`."""
+    meta = recorded(conn)
+    return meta.get(LAYOUT_KEY) == str(LAYOUT) and meta.get(ANALYSIS_KEY) == str(analysis_version)
+
+
+def ensure_index(conn: apsw.Connection, analysis_version: int) -> bool:
+    """Build the FTS5 index afresh unless it is current; True when this call rebuilt it.
+
+    Runs in one ``BEGIN IMMEDIATE`` transaction that re-reads ``meta`` first, so processes
+    opening the database together rebuild it once. The ``insika`` tokenizer must be
+    registered on `conn` with a tokenizer of `analysis_version`.
+
+    Raises:
+        apsw.Error: SQLite failed (the caller maps storage failures to the library's errors).
+    """
+    if is_current(conn, analysis_version):
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rebuilt = not is_current(conn, analysis_version)
+        if rebuilt:
+            conn.execute((migrations.sql_dir() / _LAYOUT_FILE).read_text(encoding="utf-8"))
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [(LAYOUT_KEY, str(LAYOUT)), (ANALYSIS_KEY, str(analysis_version))],
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        migrations.rollback(conn)
+        raise
+    return rebuilt

@@ -99,13 +99,21 @@ def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -
             )
             conn.execute("COMMIT")
         except BaseException:
-            # SQLite may have ended the transaction itself (e.g. a full disk): only roll
-            # back an open one, so the original error is what surfaces.
-            if conn.in_transaction:
-                try:
-                    conn.execute("ROLLBACK")
-                except apsw.Error:
-                    pass
+            rollback(conn)
             raise
         done.append(migration.name)
     return done
+
+
+def rollback(conn: apsw.Connection) -> None:
+    """ROLLBACK if a transaction is still open; never hides the error being handled.
+
+    SQLite ends a transaction by itself after some errors (e.g. a full disk): only an
+    open one is rolled back, so the original error is what surfaces.
+    """
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except apsw.Error:
+        pass  # the error that made us roll back is the one worth reporting

@@ -4,6 +4,11 @@ Every write runs in a ``BEGIN IMMEDIATE`` transaction and writes a row of
 ``concept_versions``; triggers bump the agent's generation number on every change.
 Each thread gets its own connection (apsw connections are not shared across threads
 here), in WAL mode with a busy timeout, so readers never block the writer.
+
+Full text: the FTS5 index is built with the `Tokenizer` the index layer gives the store
+(`tokenizer=` or `register_tokenizer`); this module never analyses text. Without one, the
+store works without the index (FTS5 migrations stay pending), and a write that the index
+would have to re-tokenise fails with a `UserError` that says how to give it one.
 """
 
 from __future__ import annotations
@@ -11,20 +16,28 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.concept import Concept, check_name, parse, serialize
+from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
+from insika_knowledge.store import fts, migrations
 from insika_knowledge.store.base import (
+    Activity,
+    ConceptPage,
     ExtractionRecord,
+    PageCounts,
     Quarantine,
     ScanRow,
+    Sighting,
     StoredConcept,
+    Tokenizer,
     Version,
 )
 from insika_knowledge.store.database import Database
@@ -36,7 +49,20 @@ _CONCEPT_COLS: Final = (
 )
 
 
-def _row_to_stored(row: tuple[Any, ...]) -> StoredConcept:
+def _scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
+    """The first column of the one row an aggregate query returns."""
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None, sql  # count(*), max(...) and coalesce(...) always return a row
+    return row[0]
+
+
+def _scan_row(row: Sequence[Any]) -> ScanRow:
+    (cid, version, name, description, ctype, provenance, confidence, updated_at, body) = row
+    return ScanRow(int(cid), int(version), str(name), str(description), str(ctype),
+                   str(provenance), float(confidence), str(updated_at), str(body))
+
+
+def _row_to_stored(row: Sequence[Any]) -> StoredConcept:
     (cid, version, name, description, ctype, provenance, confidence, sources, occurrences,
      created_at, updated_at, body) = row
     concept = Concept(
@@ -61,6 +87,10 @@ class SQLiteStore(Database):
         path: the database file (created with its folder if missing), or ``:memory:``
             is NOT supported (each thread opens its own connection).
         clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``; tests inject one.
+        tokenizer: what the FTS5 index tokenises documents with (the index layer's
+            `insika_knowledge.index.tokenizer.TOKENIZER`); None = no full-text index until
+            `register_tokenizer` is called. With one, the index is created, or rebuilt when
+            it was built under another analysis version, before the constructor returns.
 
     Raises:
         UserError: the path is a folder, the file is not a database, or the path cannot
@@ -68,6 +98,79 @@ class SQLiteStore(Database):
             names the path.
         RunTimeFailure: the disk is full (or failing) while the schema is written.
     """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now,
+                 tokenizer: Tokenizer | None = None):
+        self._tokenizer = tokenizer
+        self._fts_lock = threading.Lock()
+        self._fts_ready = False
+        self.has_fts5 = False
+        super().__init__(path, clock=clock)
+
+    # ------------------------------------------------------------------ full text (setup)
+
+    def _prepare(self, conn: apsw.Connection) -> None:
+        fts.register(conn, self._tokenize)
+
+    def _open(self, conn: apsw.Connection) -> None:
+        self.has_fts5 = fts.fts5_available(conn)
+        tokenizer = self._tokenizer
+        can_index = self.has_fts5 and tokenizer is not None
+        migrations.migrate(conn, frozenset({"fts5"}) if can_index else frozenset())
+        if tokenizer is not None and can_index:
+            fts.ensure_index(conn, tokenizer.version)
+            self._fts_ready = True
+
+    def _tokenize(self, text: str) -> Iterable[str]:
+        """The registered tokenizer's terms of `text` (what the ``insika`` FTS5 tokenizer calls).
+
+        Raises:
+            UserError: no tokenizer was given, yet the index must tokenise a document.
+        """
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            raise UserError(
+                f"{self.path} has a full-text index, which needs the analyser to index "
+                "this write: open the store through Memory, or pass "
+                "tokenizer=insika_knowledge.index.tokenizer.TOKENIZER"
+            )
+        return tokenizer(text)
+
+    @property
+    def fts_ready(self) -> bool:
+        """True when the FTS5 index exists and was built with the registered tokenizer's version."""
+        return self._fts_ready
+
+    def register_tokenizer(self, tokenizer: Tokenizer) -> bool:
+        """Give the store what its FTS5 index tokenises with; build the index if needed.
+
+        Applies the migrations that need FTS5, then builds the index afresh when it is
+        missing or was built under another layout or analysis version (one transaction;
+        see `fts.ensure_index`). Calling it again with the same tokenizer costs nothing.
+
+        Args:
+            tokenizer: document text -> index terms, with its analysis ``version``.
+
+        Returns:
+            `fts_ready`: False when this SQLite build lacks FTS5 (the store then works
+            without the index).
+
+        Raises:
+            RunTimeFailure: the disk is full or failing while the index is built.
+            UserError: the database file cannot be written.
+        """
+        with self._fts_lock:
+            if self._fts_ready and tokenizer is self._tokenizer:
+                return True
+            self._tokenizer = tokenizer
+            if not self.has_fts5:
+                return False
+            with self._storage_errors():
+                conn = self._conn()
+                migrations.migrate(conn, frozenset({"fts5"}))
+                fts.ensure_index(conn, tokenizer.version)
+            self._fts_ready = True
+            return True
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -107,9 +210,7 @@ class SQLiteStore(Database):
 
     def count(self, agent: str) -> int:
         """How many current concepts `agent` has."""
-        return int(self._conn().execute(
-            "SELECT count(*) FROM concepts WHERE agent=?", (agent,)
-        ).fetchone()[0])
+        return int(_scalar(self._conn(), "SELECT count(*) FROM concepts WHERE agent=?", (agent,)))
 
     def generation(self, agent: str) -> int:
         """The agent's generation number: it changes whenever any of its concepts does.
@@ -137,19 +238,17 @@ class SQLiteStore(Database):
         )
         conn = self._conn()
         if ids is None:
-            rows: Iterator[tuple[Any, ...]] = conn.execute(sql + "agent=?", (agent,))
-            for row in rows:
-                yield ScanRow(*row)
+            for row in conn.execute(sql + "agent=?", (agent,)):
+                yield _scan_row(row)
             return
         for cid in ids:
-            row = conn.execute(sql + "id=? AND agent=?", (cid, agent)).fetchone()
-            if row is not None:
-                yield ScanRow(*row)
+            found = conn.execute(sql + "id=? AND agent=?", (cid, agent)).fetchone()
+            if found is not None:
+                yield _scan_row(found)
 
     def version_cursor(self, agent: str) -> int:
         """The id of the newest ``concept_versions`` row (any agent): a change-feed position."""
-        row = self._conn().execute("SELECT coalesce(max(id), 0) FROM concept_versions").fetchone()
-        return int(row[0])
+        return int(_scalar(self._conn(), "SELECT coalesce(max(id), 0) FROM concept_versions"))
 
     def changes_since(self, agent: str, cursor: int) -> tuple[int, set[str]]:
         """Names of `agent`'s concepts written after `cursor`, and the new cursor.
@@ -157,12 +256,12 @@ class SQLiteStore(Database):
         Reads the append-only ``concept_versions`` table by primary key, so the cost
         follows the number of changes, not the number of concepts.
         """
-        rows = self._conn().execute(
+        rows: list[tuple[Any, ...]] = self._conn().execute(
             "SELECT id, name, agent FROM concept_versions WHERE id > ? ORDER BY id", (cursor,)
         ).fetchall()
         if not rows:
             return cursor, set()
-        return int(rows[-1][0]), {name for _, name, owner in rows if owner == agent}
+        return int(rows[-1][0]), {str(name) for _, name, owner in rows if owner == agent}
 
     def scan_rows_by_names(self, agent: str, names: list[str]) -> Iterator[ScanRow]:
         """`scan_rows` for the concepts called `names` (missing names are skipped)."""
@@ -174,7 +273,7 @@ class SQLiteStore(Database):
                 (agent, name),
             ).fetchone()
             if row is not None:
-                yield ScanRow(*row)
+                yield _scan_row(row)
 
     #: Columns `page` can sort by (the Studio list's columns).
     PAGE_SORTS: Final = ("name", "type", "provenance", "confidence", "occurrences",
@@ -238,12 +337,10 @@ class SQLiteStore(Database):
             f"SELECT id FROM concepts WHERE {where_sql} ORDER BY {order} LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )]
-        rows = [_row_to_stored(conn.execute(
+        rows = [_row_to_stored(found) for cid in ids if (found := conn.execute(
             f"SELECT {_CONCEPT_COLS} FROM concepts WHERE id=?", (cid,)
-        ).fetchone()) for cid in ids]
-        total = int(conn.execute(
-            f"SELECT count(*) FROM concepts WHERE {where_sql}", params
-        ).fetchone()[0])
+        ).fetchone()) is not None]
+        total = int(_scalar(conn, f"SELECT count(*) FROM concepts WHERE {where_sql}", params))
         counts: dict[str, int] = {"all": 0, "conflict": 0}
         for ctype, number, conflicts in conn.execute(
             f"SELECT type, count(*), sum(status='conflict') FROM concepts WHERE {scope_sql} "
@@ -255,79 +352,66 @@ class SQLiteStore(Database):
             counts["conflict"] += int(conflicts or 0)
         return rows, total, counts
 
+    # ------------------------------------------------------------------ full text (search)
+
     def fts_search(
-        self, agent: str, match: str, limit: int, weights: tuple[float, float, float]
+        self, agent: str, terms: Sequence[str], limit: int, weights: tuple[float, float, float]
     ) -> list[tuple[ScanRow, float]]:
-        """The best `limit` concepts of `agent` for an FTS5 `match` expression.
+        """The best `limit` concepts of `agent` for any of the analysed `terms`, by bm25.
 
         Args:
-            agent: the agent whose concepts are searched.
-            match: an expression built by `store.fts.match_expression` (never user text).
+            agent: the agent whose concepts are searched (only its concepts can match, and
+                bm25's document frequencies are its own: see `insika_knowledge.store.fts`).
+            terms: analysed query terms (never raw user text); [] finds nothing.
             limit: rows to return at most.
             weights: bm25 column weights for (name, description, body).
 
         Returns:
-            ``[(row, bm25), ...]`` best first; bm25 is SQLite's (lower is better), ties by
-            confidence desc, updated_at desc, name.
+            ``[(row, score), ...]`` best first; score is minus SQLite's ``bm25()`` (higher
+            is better); ties by confidence desc, updated_at desc, name.
 
         Raises:
             UserError: this database has no FTS5 index (check `fts_ready`).
         """
-        if not self.fts_ready:
+        if not self._fts_ready:
             raise UserError(f"{self.path} has no FTS5 index")
+        match = fts.match_expression(agent, terms)
+        if match is None or limit <= 0:
+            return []
         rank = "bm25({:g}, {:g}, {:g})".format(*weights)
-        # FTS5 ranks inside the virtual table (ORDER BY rank), then we join the few best
-        # rows to their concepts. Other agents' concepts may fill the inner window, so
-        # it widens until this agent has `limit` rows or the matches run out.
-        window = max(4 * limit, 32)
-        while True:
-            rows = self._conn().execute(
-                "SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, "
-                "c.confidence, c.updated_at, c.body, f.score FROM ("
-                "  SELECT rowid AS rid, rank AS score FROM concepts_fts "
-                "  WHERE concepts_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
-                ") AS f CROSS JOIN concepts AS c ON c.id = f.rid WHERE c.agent = ? "
-                "ORDER BY f.score, c.confidence DESC, c.updated_at DESC, c.name",
-                (match, rank, window, agent),
-            ).fetchall()
-            if len(rows) >= limit or window >= self._fts_matches(match, window):
-                break
-            window *= 4
-        rows = rows[:limit]
-        return [(ScanRow(*r[:9]), float(r[9])) for r in rows]
+        # FTS5 ranks inside the virtual table (ORDER BY rank), then the few best rows are
+        # joined to their concepts; the window beyond `limit` lets equal scores break ties
+        # by confidence, recency and name as Scan does.
+        rows: list[tuple[Any, ...]] = self._conn().execute(
+            "SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, "
+            "c.confidence, c.updated_at, c.body, f.score FROM ("
+            "  SELECT rowid AS rid, rank AS score FROM concepts_fts "
+            "  WHERE concepts_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
+            ") AS f CROSS JOIN concepts AS c ON c.id = f.rid WHERE c.agent = ? "
+            "ORDER BY f.score, c.confidence DESC, c.updated_at DESC, c.name LIMIT ?",
+            (match, rank, max(4 * limit, 32), agent, limit),
+        ).fetchall()
+        return [(_scan_row(r[:9]), -float(r[9])) for r in rows]
 
-    def fts_doc_freqs(self, terms: list[str]) -> dict[str, int]:
-        """Documents (of every agent) containing each of `terms`; absent terms are omitted."""
-        if not self.fts_ready or not terms:
+    def fts_doc_freqs(self, agent: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many of `agent`'s concepts hold each of `terms`; absent terms are omitted."""
+        if not self._fts_ready or not terms:
             return {}
-        conn = self._conn()
-        out: dict[str, int] = {}
-        for term in terms:
-            row = conn.execute("SELECT doc FROM concepts_fts_vocab WHERE term = ?", (term,)).fetchone()
-            if row is not None:
-                out[term] = int(row[0])
-        return out
+        return fts.doc_freqs(self._conn(), agent, terms)
 
-    def fts_vocabulary(self) -> dict[str, int]:
-        """Every term of the FTS5 index (all agents) with its document frequency."""
-        if not self.fts_ready:
+    def fts_vocabulary(self, agent: str) -> dict[str, int]:
+        """Every term of `agent`'s concepts in the FTS5 index, with its document frequency."""
+        if not self._fts_ready:
             return {}
-        rows = self._conn().execute("SELECT term, doc FROM concepts_fts_vocab")
-        return {term: int(doc) for term, doc in rows}
-
-    def _fts_matches(self, match: str, window: int) -> int:
-        """How many rows `match` finds, counting no further than `window` + 1."""
-        row = self._conn().execute(
-            "SELECT count(*) FROM (SELECT 1 FROM concepts_fts WHERE concepts_fts MATCH ? LIMIT ?)",
-            (match, window + 1),
-        ).fetchone()
-        return int(row[0])
+        return fts.vocabulary(self._conn(), agent)
 
     def fts_optimize(self) -> None:
         """Merge the FTS5 index's segments into one (faster queries; run after bulk loads)."""
-        if self.fts_ready:
-            with self.transaction():
-                self._conn().execute("INSERT INTO concepts_fts (concepts_fts) VALUES ('optimize')")
+        if self._fts_ready:
+            with self._write() as conn:
+                conn.execute("INSERT INTO concepts_fts (concepts_fts) VALUES ('optimize')")
+
+    # ------------------------------------------------------------------ history
 
     def versions(self, agent: str, name: str) -> list[Version]:
         """The version history of `name`, newest first (deletes included)."""
@@ -367,14 +451,14 @@ class SQLiteStore(Database):
         )
         return [Version(*r) for r in rows]
 
-    def sightings(self, agent: str, name: str) -> list[tuple[str, str, str, str]]:
+    def sightings(self, agent: str, name: str) -> list[Sighting]:
         """The ledger of `name`: ``(session_id, turn_id, outcome, seen_at)``, oldest first."""
         rows = self._conn().execute(
             "SELECT session_id, turn_id, outcome, seen_at FROM sightings "
             "WHERE agent=? AND name=? ORDER BY seen_at, session_id, turn_id",
             (agent, name),
         )
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [Sighting(*r) for r in rows]
 
     def extractions(self, agent: str) -> list[ExtractionRecord]:
         """Every recorded extraction attempt of `agent`, newest first."""
@@ -623,10 +707,6 @@ class SQLiteStore(Database):
                 rows.append(_row_to_stored(row))
         return ConceptPage(rows, len(keyed), counts)
 
-    def ledger(self, agent: str, name: str) -> Sequence[Sighting]:
-        """The sightings of `name` (``sightings`` table), oldest first."""
-        return Transaction(self._conn(), self.clock).ledger(agent, name)
-
     def extractions_of(
         self, agent: str, turns: Sequence[tuple[str, str]]
     ) -> dict[tuple[str, str], ExtractionRecord]:
@@ -827,11 +907,11 @@ class Transaction:
 
     def next_version(self, agent: str, name: str) -> int:
         """The number the next version of `name` gets (history survives deletes)."""
-        row = self.conn.execute(
+        return int(_scalar(
+            self.conn,
             "SELECT coalesce(max(version), 0) FROM concept_versions WHERE agent=? AND name=?",
             (agent, name),
-        ).fetchone()
-        return int(row[0]) + 1
+        )) + 1
 
     def version_row(self, agent: str, name: str, number: int) -> tuple[Any, ...]:
         """A raw ``concept_versions`` row (see `Version`).
@@ -954,53 +1034,3 @@ def _natural_of_row(row: tuple[int, str, Any]) -> tuple[str | int, ...]:
 
 def _key_of_row(row: tuple[int, str, Any]) -> Any:
     return row[2]
-
-
-class Sighting(NamedTuple):
-    """One row of the ledger: a turn that sighted a concept, and what it did to it.
-
-    ``outcome`` is extract | confirm | merge | conflict; ``seen_at`` is UTC ``Z``.
-    """
-
-    session_id: str
-    turn_id: str
-    outcome: str
-    seen_at: str
-
-
-class Activity(NamedTuple):
-    """One change of a concept (a ``concept_versions`` row without its markdown)."""
-
-    id: int
-    name: str
-    version: int
-    reason: str
-    actor: str
-    session_id: str | None
-    created_at: str
-
-
-@dataclass
-class PageCounts:
-    """How many concepts there are per type, status and provenance (and in all)."""
-
-    all: int = 0
-    type: dict[str, int] = field(default_factory=dict)
-    status: dict[str, int] = field(default_factory=dict)
-    provenance: dict[str, int] = field(default_factory=dict)
-
-    def add(self, ctype: str, status: str, provenance: str, number: int) -> None:
-        """Count `number` concepts of this type, status and provenance."""
-        self.all += number
-        for counts, key in ((self.type, ctype), (self.status, status),
-                            (self.provenance, provenance)):
-            counts[key] = counts.get(key, 0) + number
-
-
-@dataclass(frozen=True)
-class ConceptPage:
-    """One page of concepts: its rows, how many match every filter, and the counts."""
-
-    rows: list[StoredConcept]
-    total: int
-    counts: PageCounts

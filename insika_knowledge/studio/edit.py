@@ -1,7 +1,7 @@
 """A concept's pages: the editor, saving an edit, versions and restore, delete.
 
 GET handlers only read. POST handlers read the form and check the CSRF token first,
-then write through `SQLiteStore` (or `Memory.delete`) in the thread pool, and redirect
+then write through the tenant's `Store` (or `Memory.delete`) in the thread pool, and redirect
 (303) to a page that shows the result. A refused save keeps the operator's text.
 """
 

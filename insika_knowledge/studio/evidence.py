@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from insika_knowledge.store import ExtractionRecord, StoredConcept
-from insika_knowledge.store.sqlite import Sighting
+from insika_knowledge.store.base import Sighting
 from insika_knowledge.studio.render import concept_url
 from insika_knowledge.studio.scope import Scope, current_or_404, nav, renderer_of, require_scope
 
@@ -54,7 +54,7 @@ def context(scope: Scope, stored: StoredConcept, *, limit: int | None = SIDE_ROW
         turn's `ExtractionRecord` or None (not recorded).
     """
     name = stored.concept.name
-    ledger = scope.store.ledger(scope.agent, name)
+    ledger = scope.store.sightings(scope.agent, name)
     newest = ledger[::-1] if limit is None else ledger[::-1][:limit]
     records: dict[tuple[str, str], ExtractionRecord] = scope.store.extractions_of(
         scope.agent, [(s.session_id, s.turn_id) for s in newest])

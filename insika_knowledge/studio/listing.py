@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 
 from insika_knowledge.concept import CONCEPT_TYPES, PROVENANCES, format_confidence
 from insika_knowledge.retrieve import SearchIndex
-from insika_knowledge.store import SQLiteStore
+from insika_knowledge.store import Store
 from insika_knowledge.studio.render import concept_url, url
 
 PAGE_SIZE: Final = 50
@@ -121,7 +121,7 @@ class ListQuery:
         )
 
 
-def build(store: SQLiteStore, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
+def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
     """The list page's template context for `query` (rows, counts, chips, sort and page links).
 
     With ``q``, the index's best `SEARCH_MAX` hits (`SearchIndex.search`) are the rows,

@@ -16,7 +16,7 @@ from starlette.requests import Request
 
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import SQLiteStore, StoredConcept, tenants
+from insika_knowledge.store import Store, StoredConcept, tenants
 from insika_knowledge.store.paths import check_agent, check_tenant
 from insika_knowledge.studio import csrf
 from insika_knowledge.studio.render import Renderer, url
@@ -30,7 +30,7 @@ LINE_RE: Final = re.compile(r"^line (\d+)")
 class Scope:
     """The tenant and agent a request is about, with the tenant's store."""
 
-    store: SQLiteStore
+    store: Store
     agent: str
     tenant: str
 

@@ -1,0 +1,56 @@
+"""The analyser as a full-text index's tokenizer: the index layer gives it to the store.
+
+The store never imports the analyser. Whoever opens a store for search gives it
+`TOKENIZER` (``SQLiteStore(path, tokenizer=TOKENIZER)``, or `attach` on an open store,
+which `Memory`, the retriever and `Fts5Index` do); the store registers it as its FTS5
+tokenizer, and records `ANALYSIS_VERSION` with the index so that a database built under
+another analysis is re-indexed at open.
+
+A document's terms are exactly what Index::Scan indexes (`index.text.document_terms`:
+folded, stop words out, stemmed, synonym groups, numeric range blocks), in order and
+with repeats, so FTS5's term frequencies are real and Scan and FTS5 agree on what
+matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from insika_knowledge.analysis.numbers import range_terms
+from insika_knowledge.analysis.text import ANALYSIS_VERSION, fold, tokenize
+from insika_knowledge.store.base import FullTextIndex
+
+
+class DocumentTokenizer:
+    """A document's index terms, in order (a `insika_knowledge.store.base.Tokenizer`).
+
+    Attributes:
+        version: the analysis version (`ANALYSIS_VERSION`) the terms follow.
+    """
+
+    version: Final[int] = ANALYSIS_VERSION
+
+    def __call__(self, text: str) -> Iterator[str]:
+        """The terms of `text`: its words' terms (`tokenize`), then its range blocks."""
+        yield from tokenize(text)
+        yield from range_terms(fold(text))
+
+
+#: The tokenizer every store's full-text index is built with.
+TOKENIZER: Final = DocumentTokenizer()
+
+
+def attach(store: FullTextIndex) -> bool:
+    """Give `store` the analyser its full-text index tokenises with (see the module doc).
+
+    Builds the index when it is missing or was built under another analysis version.
+
+    Returns:
+        True when the store's full-text index is ready (False: its SQLite lacks FTS5).
+
+    Raises:
+        RunTimeFailure: the disk is full or failing while the index is built.
+        UserError: the database file cannot be written.
+    """
+    return store.register_tokenizer(TOKENIZER)
