@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from insika_knowledge.procedures.mining.mine import judge
+from insika_knowledge.procedures.mining.mine import Miner, judge
 from insika_knowledge.procedures.mining.prune import prune
 from insika_knowledge.procedures.trace import shell
 from insika_knowledge.procedures.trace.canonical import canonical_call
@@ -131,3 +131,79 @@ def test_removing_a_file_that_is_created_again_is_superseded() -> None:
     assert [p.key for _, p in prune(trace.steps, trace.given)] == [
         "str_replace_editor(command=create, file_text=<BODY>, path=/w/r.py)"
     ]
+
+
+def test_grep_i_reads() -> None:
+    assert shell.parse("find /w -name '*.py' | grep -i backend").read_only
+    assert not shell.parse("sed -i 's/a/b/' x.py").read_only
+
+
+# ---------------------------------------------------------------- sub-procedures
+
+
+def _mine(traces: list[tuple[str, list[dict], str | None]]) -> Miner:
+    miner = Miner()
+    for run_id, messages, outcome in traces:
+        trace = build(messages)
+        miner.add(run_id, trace.steps, outcome, task=lambda t=trace: t.task, given=trace.given)
+    return miner
+
+
+def test_a_step_run_ending_in_a_verified_step_recurs_across_tasks() -> None:
+    one = swe_trace("reproduce_error.py")
+    two = swe_trace("repro.py")
+    # A different fix in the second task: the whole traces differ, the part does not.
+    two[9] = editor("e", "str_replace", "/workspace/django__django__3.0/django/db/x.py")
+    miner = _mine([("t1", one, "success"), ("t2", two, "success")])
+    listed = miner.procedures()
+    whole = [p for p in listed if p.scope == "task"]
+    assert len(whole) == 2 and all(p.successes == 1 for p in whole)
+    run = "cd /workspace && PYTHONPATH=/workspace/django__django__3.0 python3 <NEW_FILE>.py"
+    parts = {tuple(s.template for s in p.steps): p for p in listed if p.scope == "part"}
+    assert parts[(run,)].successes == 2 and parts[(run,)].steps[-1].verify
+    assert list(parts) == [(run,)]  # the parts holding the fix differ between the tasks
+    # One run alone shows a part, but it is not listed until a second run shares it.
+    assert len(miner.procedures(latent=True)) > len(listed)
+
+
+def test_a_step_seen_in_only_some_runs_is_left_out_of_the_shared_part() -> None:
+    def trace(upgrade: bool) -> list[dict]:
+        messages: list[dict] = [{"role": "user", "content": "cancel my reservation"}]
+        if upgrade:
+            messages += [
+                call("u", "update_reservation_flights", reservation_id="AB12CD", cabin="economy"),
+                result("u", '{"ok": true}'),
+            ]
+        return messages + [
+            call("c", "cancel_reservation", reservation_id="AB12CD"),
+            result("c", '{"status": "cancelled"}'),
+        ]
+
+    miner = _mine([("a", trace(True), "success"), ("b", trace(False), "success")])
+    cancel = next(p for p in miner.procedures() if len(p.steps) == 1)
+    assert cancel.steps[0].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
+    assert cancel.successes == 2 and cancel.scope == "task"
+    both = next(p for p in miner.procedures() if len(p.steps) == 2)
+    assert both.successes == 1
+
+
+def test_a_failed_run_counts_against_the_parts_that_end_it() -> None:
+    ok = swe_trace("a.py")
+    failed = swe_trace("b.py")
+    miner = _mine(
+        [("ok1", ok, "success"), ("ok2", swe_trace("c.py"), "success"), ("bad", failed, "failure")]
+    )
+    run = "cd /workspace && PYTHONPATH=/workspace/django__django__3.0 python3 <NEW_FILE>.py"
+    part = next(p for p in miner.procedures() if [s.template for s in p.steps] == [run])
+    assert (part.successes, part.failures) == (2, 1)
+
+
+def test_the_population_counts_every_run_labelled_successful() -> None:
+    refusal = [
+        {"role": "user", "content": "cancel my basic economy flight"},
+        call("g", "get_reservation_details", reservation_id="AB12CD"),
+        result("g", '{"cabin": "basic_economy"}'),
+    ]
+    miner = _mine([("r", refusal, "success"), ("f", refusal, "failure")])
+    assert miner.verdicts["unverified"] == 1
+    assert miner.population[""] == 1 and miner.population["cancel"] == 1

@@ -33,6 +33,10 @@ class ProceduresConfig:
             (`insika_knowledge.procedures.recall.tokens`).
         verify_patterns: extra regular expressions (``re.search`` on a command line) that
             make a shell command a verify step, e.g. ``python reproduce\.py``.
+        verify_scripts: read agent scripts as checks: running a script (``python x.py``,
+            ``bash x.sh``...) after an edit of another file is a verify step that passes
+            when it exits 0, and a file the trace created and ran is a scratch file whose
+            name is a placeholder (on by default).
     """
 
     mode: str = "shadow"
@@ -43,6 +47,7 @@ class ProceduresConfig:
     sweep_interval_s: float = 60.0
     token_counter: str = "wordpiece"
     verify_patterns: tuple[str, ...] = ()
+    verify_scripts: bool = True
     _compiled: tuple[re.Pattern[str], ...] = field(
         default=(), init=False, repr=False, compare=False
     )
@@ -62,6 +67,8 @@ class ProceduresConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"{name}: {value!r} must be a positive number of seconds")
+        if not isinstance(self.verify_scripts, bool):
+            raise ConfigError(f"verify_scripts: {self.verify_scripts!r} must be true or false")
         compiled = []
         for pattern in self.verify_patterns:
             try:

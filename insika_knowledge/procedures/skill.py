@@ -117,7 +117,9 @@ class ProceduralMemory:
         self.clock = clock
         self.counter = token_counter or get_counter(self.config.token_counter)
         self.index = RecallIndex(self.config.min_confidence, self.config.min_match_score)
-        self.capture = SessionCapture(store, self.config.verify_regexes)
+        self.capture = SessionCapture(
+            store, self.config.verify_regexes, verify_scripts=self.config.verify_scripts
+        )
         self._generation = 0
         self._blocks: dict[tuple[str, int, int], Block] = {}
         self._lock = threading.RLock()
@@ -297,7 +299,11 @@ class ProceduralMemory:
     def _finish(self, captured: Captured, outcome: str | None, *, keep: bool = True) -> Verdict:
         row, builder = captured.row, captured.builder
         verdict = judge(builder.steps, outcome, builder.given)
-        runs = [r for r in (mined_run(captured.run_id(), verdict, builder.task),) if r is not None]
+        runs = [
+            r
+            for r in (mined_run(captured.run_id(), verdict, builder.task, outcome),)
+            if r is not None
+        ]
         if (
             verdict.verdict != SUCCESS
             and outcome == FAILURE
@@ -410,12 +416,12 @@ class ProceduralMemory:
         verdicts: dict[str, int] = {}
         reasons: dict[str, int] = {}
         for session in sessions:
-            builder = build(session.messages, self.config.verify_regexes)
+            builder = self.steps_of(session.messages)
             outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
             verdict = judge(builder.steps, outcome, builder.given)
             verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
             reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
-            run = mined_run(session.session_id, verdict, _task_reader(builder))
+            run = mined_run(session.session_id, verdict, _task_reader(builder), outcome)
             if run is not None:
                 runs.append(run)
             report.traces += 1
@@ -427,7 +433,9 @@ class ProceduralMemory:
 
     def steps_of(self, messages: Any) -> TraceBuilder:
         """The steps of a message list, as this memory reads them (for tools and tests)."""
-        return build(messages, self.config.verify_regexes)
+        return build(
+            messages, self.config.verify_regexes, verify_scripts=self.config.verify_scripts
+        )
 
     def session_steps(self, session_id: str) -> list[Step]:
         """The captured steps of a session's current task."""

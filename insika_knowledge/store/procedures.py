@@ -28,12 +28,15 @@ from insika_knowledge.store.database import Database
 
 _PROC_COLS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
-    "created_at, updated_at"
+    "created_at, updated_at, scope"
 )
+#: Rows that are listed: whole-task procedures, and sub-procedures two runs share.
+_RECURS: Final = "(scope = 'task' OR successes >= 2)"
 _SESSION_COLS: Final = (
     "session_id, run, messages_seen, turns, task, given, tools, procedure_id, cursor_step, "
-    "matched_steps, diverged_steps, tracked_upto, first_turn_at, last_turn_at"
+    "matched_steps, diverged_steps, tracked_upto, first_turn_at, last_turn_at, block, anchor"
 )
+_SESSION_MARKS: Final = ",".join("?" * len(_SESSION_COLS.split(",")))
 STAGE_COLUMNS: Final = (
     "recorded_at",
     "session_id",
@@ -79,6 +82,7 @@ def _procedure(row: tuple[Any, ...]) -> Procedure:
         sample_task,
         created_at,
         updated_at,
+        scope,
     ) = row
     return Procedure(
         id=pid,
@@ -92,6 +96,7 @@ def _procedure(row: tuple[Any, ...]) -> Procedure:
         sample_task=sample_task,
         created_at=created_at,
         updated_at=updated_at,
+        scope=scope,
     )
 
 
@@ -134,6 +139,13 @@ class ProcedureRows(Protocol):
         """Insert or replace `procedure` (its ``confidence`` is stored for ranking).
 
         Bumps the procedure generation (see `ProcedureStore.generation`).
+        """
+        ...
+
+    def count_population(self, terms: Iterable[str]) -> None:
+        """Add one run to the population: ``''`` and each of `terms` gain one.
+
+        Bumps the procedure generation (see `ProcedureStore.population_since`).
         """
         ...
 
@@ -184,22 +196,34 @@ class _SQLiteRows:
         ).fetchone()
         return _procedure(row) if row else None
 
-    def put(self, procedure: Procedure) -> None:
+    def _bump(self) -> int:
         conn = self._conn
         conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
-        generation = _int(
+        return _int(
             conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()
         )
+
+    def count_population(self, terms: Iterable[str]) -> None:
+        generation = self._bump()
+        self._conn.executemany(
+            "INSERT INTO procedure_population (term, runs, generation) VALUES (?, 1, ?) "
+            "ON CONFLICT (term) DO UPDATE SET runs = runs + 1, generation = excluded.generation",
+            [(term, generation) for term in ("", *sorted(set(terms) - {""}))],
+        )
+
+    def put(self, procedure: Procedure) -> None:
+        conn = self._conn
+        generation = self._bump()
         conn.execute(
             "INSERT INTO procedures (id, kind, steps, tools, triggers, trigger_runs, "
-            "successes, failures, confidence, sample_task, generation, created_at, updated_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
+            "successes, failures, confidence, sample_task, generation, created_at, updated_at, "
+            "scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
             "kind=excluded.kind, steps=excluded.steps, tools=excluded.tools, "
             "triggers=excluded.triggers, trigger_runs=excluded.trigger_runs, "
             "successes=excluded.successes, failures=excluded.failures, "
             "confidence=excluded.confidence, sample_task=excluded.sample_task, "
             "generation=excluded.generation, created_at=excluded.created_at, "
-            "updated_at=excluded.updated_at",
+            "updated_at=excluded.updated_at, scope=excluded.scope",
             (
                 procedure.id,
                 procedure.kind,
@@ -214,6 +238,7 @@ class _SQLiteRows:
                 generation,
                 procedure.created_at,
                 procedure.updated_at,
+                procedure.scope,
             ),
         )
 
@@ -241,6 +266,8 @@ class SessionRow:
     tracked_upto: int = 0
     first_turn_at: float = 0.0
     last_turn_at: float = 0.0
+    block: str = ""
+    anchor: str = ""
 
     def values(self) -> tuple[Any, ...]:
         """The row's values in ``_SESSION_COLS`` order."""
@@ -259,6 +286,8 @@ class SessionRow:
             self.tracked_upto,
             self.first_turn_at,
             self.last_turn_at,
+            self.block,
+            self.anchor,
         )
 
 
@@ -296,6 +325,16 @@ class ProcedureStore(Database):
         ).fetchall()
         return current, [_procedure(r) for r in rows]
 
+    def population_since(self, generation: int) -> dict[str, int]:
+        """Population counts changed after `generation`: term -> runs (``''``: all runs).
+
+        ``population_since(0)`` loads the whole population.
+        """
+        rows = self._conn().execute(
+            "SELECT term, runs FROM procedure_population WHERE generation > ?", (generation,)
+        )
+        return {str(term): int(runs) for term, runs in rows}
+
     def get(self, procedure_id: str) -> Procedure | None:
         """One procedure, or None."""
         row = (
@@ -306,9 +345,12 @@ class ProcedureStore(Database):
         return _procedure(row) if row else None
 
     def list(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]:
-        """Procedures at or above `min_confidence`, most confident first (then support, id)."""
+        """Procedures at or above `min_confidence`, most confident first (then support, id).
+
+        Sub-procedures only one run has shown are not listed (`Procedure.recurs`).
+        """
         sql = (
-            f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= ? "
+            f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= ? AND {_RECURS} "
             "ORDER BY confidence DESC, successes + failures DESC, id"
         )
         params: tuple[Any, ...] = (min_confidence,)
@@ -318,8 +360,10 @@ class ProcedureStore(Database):
         return [_procedure(r) for r in self._conn().execute(sql, params)]
 
     def count(self) -> int:
-        """How many procedures there are."""
-        return _int(self._conn().execute("SELECT count(*) FROM procedures").fetchone())
+        """How many procedures are listed (see `list`)."""
+        return _int(
+            self._conn().execute(f"SELECT count(*) FROM procedures WHERE {_RECURS}").fetchone()
+        )
 
     def record_runs(self, runs: Iterable[CountedRun]) -> int:
         """Count judged runs for and against procedures, in one transaction.
@@ -368,7 +412,7 @@ class ProcedureStore(Database):
         with self._write() as conn:
             conn.execute(
                 f"INSERT OR REPLACE INTO capture_sessions ({_SESSION_COLS}) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"({_SESSION_MARKS})",
                 session.values(),
             )
             for seq, step in steps:
@@ -403,10 +447,12 @@ class ProcedureStore(Database):
                     tools=session.tools,
                     first_turn_at=session.last_turn_at,
                     last_turn_at=session.last_turn_at,
+                    block=session.block,
+                    anchor=session.anchor,
                 )
                 conn.execute(
                     f"INSERT OR REPLACE INTO capture_sessions ({_SESSION_COLS}) VALUES "
-                    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"({_SESSION_MARKS})",
                     fresh.values(),
                 )
             else:

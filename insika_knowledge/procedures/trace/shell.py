@@ -190,6 +190,7 @@ _READ_ONLY_VERBS: Final = frozenset(
 )
 _WRITE_REDIRECT_RE: Final = re.compile(r"(?<![0-9&])>>?(?!\s*&|\s*/dev/null)|\btee\b")
 _WRITE_FLAGS_RE: Final = re.compile(r"(?:^|\s)(?:-i\b|--in-place|-delete\b|-exec\b|-execdir\b)")
+_IN_PLACE_RE: Final = re.compile(r"(?:^|\s)(?:-i\S*|--in-place\S*)")
 #: ``find ... -exec PROGRAM``: the program ``find`` runs on each file.
 _EXEC_RE: Final = re.compile(r"(?:^|\s)-exec(?:dir)?\s+(\S+)")
 
@@ -382,8 +383,9 @@ def _segment_reads_only(verb: str, segment: str) -> bool:
         return False
     if _WRITE_REDIRECT_RE.search(segment):
         return False
-    flags = _WRITE_FLAGS_RE.search(segment)
-    if flags and not (verb == "find" and _execs_read_only(segment)):
+    if verb in ("sed", "awk") and _IN_PLACE_RE.search(segment):
+        return False
+    if verb == "find" and _WRITE_FLAGS_RE.search(segment) and not _execs_read_only(segment):
         return False
     return True
 

@@ -97,6 +97,9 @@ _MAX_HASHES: Final = 256
 _SCRIPT_VERBS: Final = frozenset({"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php"})
 _SCRIPT_FILE_RE: Final = re.compile(r"[\w.-]+\.(?:py|js|mjs|cjs|ts|sh|bash|rb|pl|php)")
 NEW_FILE: Final = "<NEW_FILE>"
+_TEMPLATE_PATH_RE: Final = re.compile(
+    r"\b(?:path|file_path|filepath|filename|file_name|file|target_file)=([^,\s)]+)"
+)
 
 
 @dataclass
@@ -121,11 +124,21 @@ class TraceContext:
     _pattern_for: frozenset[str] = frozenset()
 
     def observe(self, step: Step) -> None:
-        """Note the file `step` wrote (its edit key), if any."""
+        """Note the file `step` wrote (its edit key, else an editor call's path), if any."""
         key = step.edit_key
-        if not key or key.startswith("@open"):
+        if key.startswith("@open"):
             return
-        path, _, where = key.rpartition("|")
+        if key:
+            path, _, where = key.rpartition("|")
+        elif step.kind == TOOL and not step.read_only and _EDITOR_TOOL_RE.match(
+            tool_base_name(step.name)
+        ):
+            found = _TEMPLATE_PATH_RE.search(step.template)
+            if found is None:
+                return
+            path, where = found.group(1), ""
+        else:
+            return
         name = path.rstrip("/").rsplit("/", 1)[-1]
         if not name or where == "rm":
             return
