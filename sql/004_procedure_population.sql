@@ -16,3 +16,7 @@ ALTER TABLE capture_sessions ADD COLUMN anchor TEXT NOT NULL DEFAULT '';
 -- 'task': some run had exactly these steps; 'part': only ever a run of steps ending in a
 -- verified step inside longer runs (listed once two runs share it).
 ALTER TABLE procedures ADD COLUMN scope TEXT NOT NULL DEFAULT 'task' CHECK (scope IN ('task','part'));
+
+-- Notes on a request the skill read around (an outcome header that is no outcome, an
+-- x-ace-skills value it ignored): JSON array of strings.
+ALTER TABLE procedure_stages ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';

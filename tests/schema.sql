@@ -135,7 +135,7 @@ CREATE TABLE procedure_stages (
     captured_turns       INTEGER NOT NULL,   -- requests buffered for the session's current task
     duration_ms          REAL    NOT NULL,   -- time the skill spent on the request
     skill_attrs          TEXT    NOT NULL    -- JSON of the row's kg_* fields
-);
+, notes TEXT NOT NULL DEFAULT '[]');
 CREATE TABLE procedures (
     id           TEXT    PRIMARY KEY,        -- 'proc-' + 12 hex digits of blake2b(step sequence)
     kind         TEXT    NOT NULL CHECK (kind IN ('tool','shell')), -- tool calling or shell commands

@@ -105,14 +105,14 @@ def test_the_block_has_the_header_and_numbered_whole_steps() -> None:
     p = procedure("proc-x", "anything", runs=15, failures=1, steps=2)
     block = render(p, WordPieceCounter(), 400)
     assert block.text.splitlines() == [
-        "[recalled procedure — 16 prior runs, confidence 0.72]",
+        "[ACE recalled procedure — 16 prior runs, confidence 0.72]",
         "1. proc-x_step0(x=<X>)",
         "2. proc-x_step1(x=<X>)",
     ]
     assert block.fits and block.tokens == WordPieceCounter().count(block.text)
     assert (
         header(procedure("proc-y", "x", runs=1))
-        == "[recalled procedure — 1 prior run, confidence 0.21]"
+        == "[ACE recalled procedure — 1 prior runs, confidence 0.21]"  # the seed's shape, exactly
     )
     assert not render(p, WordPieceCounter(), 5).fits
 

@@ -66,6 +66,7 @@ STAGE_COLUMNS: Final = (
     "captured_turns",
     "duration_ms",
     "skill_attrs",
+    "notes",
 )
 
 
@@ -477,6 +478,8 @@ class ProcedureStore(Database):
             value = stage.get(name)
             if name == "skill_attrs":
                 value = json.dumps(value or {}, sort_keys=True)
+            elif name == "notes":
+                value = json.dumps(list(value or ()))
             elif isinstance(value, bool):
                 value = int(value)
             values.append(value)
@@ -506,6 +509,7 @@ class ProcedureStore(Database):
         for row in self._conn().execute(sql, params + (limit,)):
             item = dict(zip(STAGE_COLUMNS, row, strict=True))
             item["skill_attrs"] = json.loads(item["skill_attrs"])
+            item["notes"] = json.loads(item["notes"])
             out.append(item)
         return out
 
