@@ -29,8 +29,10 @@ task). A tool-calling procedure is only recalled when the request offers every t
 steps call. Ties go to the higher confidence, then the larger support, then the smaller id.
 
 Chains: beside the best procedure, other procedures that pass the same bar and share no
-step with those already chosen are composed after it (at most ``max_hops`` more), so a task
-covered by two sub-procedures gets both; the chain's confidence is the product of theirs.
+action with those already chosen (`action_key`: a tool, or a shell command's verbs and file
+arguments; sharing one makes them alternatives) are composed after it (at most
+``max_hops`` more), so a task covered by two sub-procedures gets both; the chain's
+confidence is the product of theirs.
 
 An inverted index (term -> {slot: runs}) keeps a recall proportional to the postings of the
 query's terms: terms are taken rarest first; a term held by more than 1/16 of the
@@ -50,6 +52,7 @@ from typing import Final
 from insika_knowledge.index.text import terms
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.trace.canonical import canonical_text
+from insika_knowledge.procedures.trace.shell import retry_key
 
 MATCHER: Final = "terms"
 #: The population's key for the number of runs itself.
@@ -113,6 +116,18 @@ def is_handoff(procedure: Procedure) -> bool:
     if procedure.kind != "tool" or not procedure.steps:
         return False
     return all(_HANDOFF_RE.match(s.template.split("(", 1)[0].lower()) for s in procedure.steps)
+
+
+def action_key(template: str) -> str:
+    """What a step does, whatever its arguments: the tool's name, or a shell retry key.
+
+    Two procedures with a step of the same action are alternatives (three ways to run the
+    same script), never two parts of one chain.
+    """
+    head = template.split("(", 1)[0]
+    if "(" in template and head.replace("_", "").replace(".", "").isalnum():
+        return head
+    return retry_key(template)
 
 
 def query_terms(task: str, latest: str = "") -> tuple[str, ...]:
@@ -274,9 +289,9 @@ class RecallIndex:
         for item in ranked:
             procedure = self._slots[item[4]]
             assert procedure is not None
-            keys = {s.key for s in procedure.steps}
-            if chain and (len(chain) > self.max_hops or keys & used):
-                continue
+            keys = {action_key(s.template) for s in procedure.steps}
+            if chain and keys & used:
+                continue  # shares an action with the chain: an alternative, not a next part
             chain.append(procedure)
             used |= keys
             if len(chain) > self.max_hops:
