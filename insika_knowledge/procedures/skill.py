@@ -48,7 +48,7 @@ from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict, j
 from insika_knowledge.procedures.mining.scoring import MinedRun, mined_run
 from insika_knowledge.procedures.recall.cursor import Cursor
 from insika_knowledge.procedures.recall.inject import Anchor, carry, place
-from insika_knowledge.procedures.recall.recall import Recall, RecallIndex
+from insika_knowledge.procedures.recall.recall import Recall, RecallIndex, query_terms
 from insika_knowledge.procedures.recall.render import Block, render
 from insika_knowledge.procedures.recall.tokens import TokenCounter, get_counter
 from insika_knowledge.procedures.telemetry import (
@@ -251,9 +251,11 @@ class ProceduralMemory:
         self.refresh()
         anchor = Anchor.from_json(row.anchor) if row.block else None
         prefer = row.procedure_id or (anchor.procedure if anchor is not None else None)
-        recall = self.index.recall(
-            row.task, tools, latest=captured.builder.latest_user, prefer=prefer
-        )
+        builder = captured.builder
+        if builder.query[0] != (row.task, builder.latest_user):
+            key = (row.task, builder.latest_user)
+            builder.query = (key, query_terms(*key))
+        recall = self.index.recall_terms(builder.query[1], tools, prefer=prefer)
         if anchor is not None and recall.key != anchor.procedure:
             # The session carries a block: it keeps that block's procedure.
             recall = self._known_chain(anchor.procedure, recall)

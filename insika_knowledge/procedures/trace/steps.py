@@ -543,7 +543,10 @@ class TraceBuilder:
         given: hashes of tokens the user wrote (targets the agent did not discover).
         extra_verify: configured verify patterns.
         verify_scripts: a script run after an edit of another file is a verify step.
-        latest_user: the latest user text seen (first 2000 characters, raw; never stored).
+        latest_user: the latest user text after the first one (first 1000 characters,
+            raw; never stored); '' while the task is the only user text.
+        query: a cache for recall: ``(key, value)`` the caller computed from the task and
+            `latest_user` (never stored).
     """
 
     steps: list[Step] = field(default_factory=list)
@@ -552,6 +555,7 @@ class TraceBuilder:
     extra_verify: tuple[re.Pattern[str], ...] = ()
     verify_scripts: bool = True
     latest_user: str = ""
+    query: tuple[Any, Any] = (None, None)
     context: TraceContext = field(default_factory=TraceContext)
     _pending: dict[str, int] = field(default_factory=dict)
     _seen_calls: set[tuple[int, str]] = field(default_factory=set)
@@ -591,10 +595,11 @@ class TraceBuilder:
         self.context.verify_scripts = self.verify_scripts
         for event in events:
             if event.kind == "user":
-                if not self.task_text and not self._raw_task and event.text.strip():
-                    self._raw_task = event.text.strip()[:1000]
-                if event.text.strip():
-                    self.latest_user = event.text[:2000]
+                text = event.text.strip()
+                if not self.task_text and not self._raw_task and text:
+                    self._raw_task = text[:1000]
+                elif text and text[:1000] != self._raw_task:
+                    self.latest_user = text[:1000]
                 if len(self.given) < 4 * _MAX_HASHES:
                     self.given |= given_in(event.text)
             elif event.kind == "call":
