@@ -24,6 +24,13 @@ from typing import Final
 from insika_knowledge.procedures.trace.canonical import bodies
 
 _SPLIT_RE: Final = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
+_TOP_SPLIT_RE: Final = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_QUOTING_RE: Final = re.compile(r"['\"`()]")
+#: Shell tokens for splitting: quoted strings whole (an unclosed quote is one character),
+#: separators, parentheses, and runs of anything else.
+_TOKEN_RE: Final = re.compile(
+    r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|&&|\|\||[;\n|()'\"`]|[^'\"`&|;\n()]+|&"
+)
 #: Commands that only set up the shell (directory, environment) for the ones after them.
 SETUP_VERBS: Final = frozenset(
     {"cd", "export", "source", ".", "set", "pushd", "popd", "unset", "ulimit", "umask", "shopt"}
@@ -282,46 +289,27 @@ def parse(command: str) -> Command:
 
 
 def _split(command: str, *, pipes: bool) -> list[str]:
+    if not _QUOTING_RE.search(command):  # nothing can hide a separator: split directly
+        splitter = _SPLIT_RE if pipes else _TOP_SPLIT_RE
+        return [p.strip() for p in splitter.split(command) if p.strip()]
     parts: list[str] = []
     current: list[str] = []
-    quote = ""
     depth = 0
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote:
-            current.append(c)
-            if c == "\\" and quote == '"' and i + 1 < n:
-                current.append(command[i + 1])
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-            i += 1
-            continue
-        if c in "'\"`":
-            quote = c
-        elif c == "(":
+    for token in _TOKEN_RE.findall(command):
+        first = token[0]
+        if first in "'\"`" and (len(token) < 2 or token[-1] != first):
+            # an unbalanced quote (an apostrophe in plain text): no quoting rules at all
+            splitter = _SPLIT_RE if pipes else _TOP_SPLIT_RE
+            return [p.strip() for p in splitter.split(command) if p.strip()]
+        if token == "(":
             depth += 1
-        elif c == ")" and depth:
+        elif token == ")" and depth:
             depth -= 1
-        elif depth == 0:
-            width = 0
-            if c in ";\n":
-                width = 1
-            elif command.startswith(("&&", "||"), i):
-                width = 2
-            elif pipes and c == "|":
-                width = 1
-            if width:
-                parts.append("".join(current))
-                current = []
-                i += width
-                continue
-        current.append(c)
-        i += 1
-    if quote:  # an unbalanced quote (an apostrophe in plain text): split without quoting rules
-        return [p.strip() for p in _SPLIT_RE.split(command) if p.strip()]
+        elif depth == 0 and (token in ("&&", "||", ";", "\n") or (pipes and token == "|")):
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(token)
     parts.append("".join(current))
     return [p.strip() for p in parts if p.strip()]
 
