@@ -15,14 +15,17 @@ from insika_knowledge.errors import InsikaError, NotFound, UserError
 from insika_knowledge.store.paths import DEFAULT_TENANT
 
 
-class _Exit(click.ClickException):
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.exit_code = code
+class _UsageExit(click.ClickException):
+    """A usage mistake or bad input: exit code 2."""
+
+    exit_code = 2
 
 
-def _fail(exc: InsikaError) -> _Exit:
-    return _Exit(str(exc), 2 if isinstance(exc, UserError) else 1)
+def _fail(exc: InsikaError) -> click.ClickException:
+    """The click exception for `exc`: exit 2 for a `UserError`, else 1."""
+    if isinstance(exc, UserError):
+        return _UsageExit(str(exc))
+    return click.ClickException(str(exc))
 
 
 def _memory(data_dir: str | None, tenant: str, *, create: bool = False, **config: Any) -> Any:

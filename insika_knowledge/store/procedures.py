@@ -139,14 +139,14 @@ class ProcedureRows(Protocol):
     def put(self, procedure: Procedure) -> None:
         """Insert or replace `procedure` (its ``confidence`` is stored for ranking).
 
-        Bumps the procedure generation (see `ProcedureStore.generation`).
+        Bumps the procedure generation, once per transaction (see `ProcedureStore.generation`).
         """
         ...
 
     def count_population(self, terms: Iterable[str]) -> None:
         """Add one run to the population: ``''`` and each of `terms` gain one.
 
-        Bumps the procedure generation (see `ProcedureStore.population_since`).
+        Bumps the procedure generation, once per transaction (`ProcedureStore.population_since`).
         """
         ...
 
@@ -168,20 +168,17 @@ class _SQLiteRows:
     def __init__(self, conn: apsw.Connection, clock: Callable[[], str]):
         self._conn = conn
         self._clock = clock
+        self._generation: int | None = None
 
     def now(self) -> str:
         return self._clock()
 
     def claim_run(self, procedure_id: str, run_id: str, verdict: str, at: str) -> bool:
-        if self._conn.execute(
-            "SELECT 1 FROM procedure_runs WHERE procedure_id=? AND run_id=?",
-            (procedure_id, run_id),
-        ).fetchone():
-            return False
         self._conn.execute(
-            "INSERT INTO procedure_runs VALUES (?,?,?,?)", (procedure_id, run_id, verdict, at)
+            "INSERT OR IGNORE INTO procedure_runs VALUES (?,?,?,?)",
+            (procedure_id, run_id, verdict, at),
         )
-        return True
+        return bool(self._conn.changes())
 
     def failures_recorded(self, procedure_id: str) -> int:
         return _int(
@@ -198,11 +195,14 @@ class _SQLiteRows:
         return _procedure(row) if row else None
 
     def _bump(self) -> int:
-        conn = self._conn
-        conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
-        return _int(
-            conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()
-        )
+        """The generation this transaction's writes carry (bumped once per transaction)."""
+        if self._generation is None:
+            conn = self._conn
+            conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
+            self._generation = _int(
+                conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()
+            )
+        return self._generation
 
     def count_population(self, terms: Iterable[str]) -> None:
         generation = self._bump()

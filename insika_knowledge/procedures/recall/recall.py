@@ -152,6 +152,7 @@ class RecallIndex:
         self.min_match_score = min_match_score
         self.max_hops = max_hops
         self._slots: list[Procedure | None] = []
+        self._trigger_runs_of: list[int] = []
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = []
         self._postings: dict[str, dict[int, int]] = {}
@@ -198,8 +199,10 @@ class RecallIndex:
             slot = self._free.pop() if self._free else len(self._slots)
             if slot == len(self._slots):
                 self._slots.append(procedure)
+                self._trigger_runs_of.append(procedure.trigger_runs)
             else:
                 self._slots[slot] = procedure
+                self._trigger_runs_of[slot] = procedure.trigger_runs
             self._slot_of[procedure.id] = slot
             for term, runs in procedure.triggers.items():
                 self._postings.setdefault(term, {})[slot] = runs
@@ -269,20 +272,33 @@ class RecallIndex:
         if not scores or total_weight <= 0:
             return Recall((), 0.0)
         offered = set(tools) if tools is not None else None
+        runs = self._population.get(RUNS) or self._known_total
+        base_factor = base_weight / runs if runs else 0.0
+        cut = self.min_match_score * total_weight - 1e-12
+        slots, trigger_runs = self._slots, self._trigger_runs_of
         ranked = []
         best = 0.0
-        for slot in scores:
-            procedure = self._slots[slot]
-            assert procedure is not None
-            value = self._value(slot, scores, base_weight, total_weight)
-            best = max(best, value)
-            if value + 1e-12 < self.min_match_score:
+        for slot, raw in scores.items():
+            value = raw + min(runs, trigger_runs[slot]) * base_factor
+            if value > best:
+                best = value
+            if value < cut:
                 continue
+            procedure = slots[slot]
+            assert procedure is not None
             if offered is not None and procedure.tools and not offered.issuperset(procedure.tools):
                 continue
-            ranked.append((-value, -procedure.confidence, -procedure.support, procedure.id, slot))
+            ranked.append(
+                (
+                    -value / total_weight,
+                    -procedure.confidence,
+                    -procedure.support,
+                    procedure.id,
+                    slot,
+                )
+            )
         if not ranked:
-            return Recall((), min(1.0, best))
+            return Recall((), min(1.0, best / total_weight))
         ranked.sort()
         chain: list[Procedure] = []
         used: set[str] = set()
