@@ -585,3 +585,30 @@ def test_a_session_carries_its_block_byte_for_byte_on_every_later_request(make) 
     # A fresh session gets the newer block.
     fresh, _ = memory.handle_request(request(messages[:2]), {"x-ace-session": "c2"})
     assert fresh["messages"][1]["content"] != first["messages"][1]["content"]
+
+
+def test_a_composed_chain_reports_its_hops_and_path_confidence(make) -> None:
+    from insika_knowledge.index.text import terms
+    from insika_knowledge.procedure import ProcedureStep, procedure_id
+    from insika_knowledge.procedures.mining.mine import Part
+    from insika_knowledge.procedures.mining.scoring import MinedRun
+
+    memory = make(mode="prod")
+    repro = (ProcedureStep("python <NEW_FILE>.py", "python <NEW_FILE>.py", verify=True),)
+    suite = (ProcedureStep("python -m pytest tests", "python -m pytest tests", verify=True),)
+    a, b = Part(procedure_id(repro), repro, ()), Part(procedure_id(suite), suite, ())
+    task = "fix the parser bug"
+    memory.store.record_runs(
+        MinedRun(f"r{i}", "success", (a.key,), "shell", repro, (), terms(task), task, (a, b), True)
+        for i in range(3)
+    )
+    body = {"model": "m", "messages": [{"role": "user", "content": "Please fix the parser bug"}]}
+    out, stage = memory.handle_request(body, {"x-ace-session": "chain"})
+    assert stage.action == "hit" and stage.composed_hops == 1 and stage.injected
+    confidence = memory.store.get(a.key).confidence * memory.store.get(b.key).confidence
+    assert stage.path_confidence == pytest.approx(confidence, abs=1e-4)
+    attrs = stage.skill_attrs()
+    assert attrs["kg_composed_hops"] == 1 and attrs["kg_procedure_id"] == stage.procedure_id
+    block = out["messages"][0]["content"].split("\n\n", 1)[1].splitlines()
+    assert block[0] == f"[ACE recalled procedure — 3 prior runs, confidence {confidence:.2f}]"
+    assert len(block) == 3
