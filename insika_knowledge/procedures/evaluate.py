@@ -90,6 +90,7 @@ def evaluate_split(
             )
     procedures = miner.procedures()
     index = RecallIndex(config.min_confidence, config.min_match_score)
+    index.update_population(miner.population)
     index.update(procedures)
     rows = []
     for session, builder in traces:

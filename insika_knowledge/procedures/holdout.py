@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner, Verdict, judge
 from insika_knowledge.procedures.recall.cursor import Cursor
@@ -123,9 +124,7 @@ def _recall_run(trace: _Trace, index: RecallIndex) -> dict[str, Any]:
         return row
     steps = [s for p in recalled.chain for s in p.steps]
     wanted = {s.template for s in steps}
-    followed = recalled.chain[0].__class__(
-        id=recalled.key, kind=recalled.chain[0].kind, steps=tuple(steps)
-    )
+    followed = Procedure(id=recalled.key, kind=recalled.chain[0].kind, steps=tuple(steps))
     cursor = Cursor()
     cursor.advance(followed, [s for s in trace.builder.steps if s.index > at])
     row.update(
