@@ -23,6 +23,10 @@ from typing import Any, Final
 #: Prefix of every procedure id (``proc-`` + 12 hex digits of the sequence's blake2b).
 ID_PREFIX: Final = "proc-"
 
+#: `Procedure.scope` values.
+TASK: Final = "task"
+PART: Final = "part"
+
 #: The two-sided 95 % standard normal quantile (Phi^-1(0.975)).
 Z_95: Final = 1.959963984540054
 
@@ -135,6 +139,9 @@ class Procedure:
         sample_task: the canonical task text of the first successful run (for people).
         created_at: first success, UTC ISO-8601 ``Z``.
         updated_at: last change, UTC ISO-8601 ``Z``.
+        scope: ``task`` when some successful run had exactly these steps, ``part`` when
+            they were only ever a run of steps ending in a verified step inside longer runs
+            (a sub-procedure; see `recurs`).
     """
 
     id: str
@@ -148,6 +155,12 @@ class Procedure:
     sample_task: str = ""
     created_at: str = ""
     updated_at: str = ""
+    scope: str = TASK
+
+    @property
+    def recurs(self) -> bool:
+        """A whole-task procedure, or a sub-procedure at least two successful runs share."""
+        return self.scope == TASK or self.successes >= 2
 
     @property
     def support(self) -> int:
@@ -163,4 +176,3 @@ class Procedure:
         """Term -> share of the successful runs whose task contained it (0..1]."""
         runs = max(1, self.trigger_runs)
         return {t: min(1.0, c / runs) for t, c in self.triggers.items()}
-

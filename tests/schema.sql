@@ -1,6 +1,7 @@
 CREATE INDEX capture_sessions_idle ON capture_sessions (last_turn_at);
 CREATE INDEX concept_versions_agent_id ON concept_versions (agent, id);
 CREATE INDEX concepts_agent_status ON concepts (agent, status);
+CREATE INDEX procedure_population_generation ON procedure_population (generation);
 CREATE INDEX procedure_stages_session ON procedure_stages (session_id);
 CREATE INDEX procedures_confidence ON procedures (confidence);
 CREATE INDEX procedures_generation ON procedures (generation);
@@ -20,7 +21,7 @@ CREATE TABLE capture_sessions (
     tracked_upto   INTEGER NOT NULL,         -- steps (by seq) the cursor has looked at
     first_turn_at  REAL    NOT NULL,         -- unix seconds of the task's first request
     last_turn_at   REAL    NOT NULL          -- unix seconds of the latest request (idle sweep)
-) WITHOUT ROWID;
+, block TEXT NOT NULL DEFAULT '', anchor TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 CREATE TABLE capture_steps (
     session_id TEXT    NOT NULL,             -- capture_sessions.session_id
     seq        INTEGER NOT NULL,             -- 0-based position in the current task
@@ -98,6 +99,11 @@ CREATE TABLE procedure_generation (
     id         INTEGER PRIMARY KEY CHECK (id = 1), -- one row
     generation INTEGER NOT NULL              -- bumped by every procedure write; readers compare it
 );
+CREATE TABLE procedure_population (
+    term       TEXT    PRIMARY KEY,          -- an index term of a task; '' counts the runs themselves
+    runs       INTEGER NOT NULL CHECK (runs >= 0), -- runs labelled or judged successful whose task had it
+    generation INTEGER NOT NULL              -- procedure_generation.generation when last changed
+) WITHOUT ROWID;
 CREATE TABLE procedure_runs (
     procedure_id TEXT NOT NULL,              -- a procedure id, or the id of a failed run's prefix
     run_id       TEXT NOT NULL,              -- the session id ('#n' appended for its n-th later task)
@@ -135,7 +141,7 @@ CREATE TABLE procedure_stages (
     captured_turns       INTEGER NOT NULL,   -- requests buffered for the session's current task
     duration_ms          REAL    NOT NULL,   -- time the skill spent on the request
     skill_attrs          TEXT    NOT NULL    -- JSON of the row's kg_* fields
-);
+, notes TEXT NOT NULL DEFAULT '[]');
 CREATE TABLE procedures (
     id           TEXT    PRIMARY KEY,        -- 'proc-' + 12 hex digits of blake2b(step sequence)
     kind         TEXT    NOT NULL CHECK (kind IN ('tool','shell')), -- tool calling or shell commands
@@ -150,7 +156,7 @@ CREATE TABLE procedures (
     generation   INTEGER NOT NULL,           -- procedure_generation.generation when last written
     created_at   TEXT    NOT NULL,           -- UTC ISO-8601 'Z', first success
     updated_at   TEXT    NOT NULL            -- UTC ISO-8601 'Z', last change
-);
+, scope TEXT NOT NULL DEFAULT 'task' CHECK (scope IN ('task','part')));
 CREATE TABLE quarantine (
     agent        TEXT NOT NULL,
     name         TEXT NOT NULL,             -- the quarantined concept (concepts.name)

@@ -94,7 +94,7 @@ def test_mine_list_show_recall_scorecard(tmp_path: Path) -> None:
     assert listed and listed[0]["confidence"] >= listed[-1]["confidence"]
     first = listed[0]["id"]
     shown = runner.invoke(cli, ["procedures", "show", first, *base])
-    assert shown.exit_code == 0 and "[recalled procedure — " in shown.output
+    assert shown.exit_code == 0 and "[ACE recalled procedure — " in shown.output
     recalled = json.loads(
         runner.invoke(
             cli, ["procedures", "recall", "I want to cancel my reservation please", "--json", *base]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -8,9 +9,13 @@ from hypothesis import strategies as st
 
 from insika_knowledge.bench.procedures import bench_recall, synthetic_procedures
 from insika_knowledge.procedure import Procedure, ProcedureStep
-from insika_knowledge.procedures.recall.recall import MATCHER, RecallIndex
+from insika_knowledge.procedures.recall.recall import MATCHER, RecallIndex, is_handoff
 from insika_knowledge.procedures.recall.render import header, render
-from insika_knowledge.procedures.recall.tokens import CharsPerTokenCounter, WordPieceCounter, get_counter
+from insika_knowledge.procedures.recall.tokens import (
+    CharsPerTokenCounter,
+    WordPieceCounter,
+    get_counter,
+)
 
 
 def procedure(
@@ -107,14 +112,14 @@ def test_the_block_has_the_header_and_numbered_whole_steps() -> None:
     p = procedure("proc-x", "anything", runs=15, failures=1, steps=2)
     block = render(p, WordPieceCounter(), 400)
     assert block.text.splitlines() == [
-        "[recalled procedure — 16 prior runs, confidence 0.72]",
+        "[ACE recalled procedure — 16 prior runs, confidence 0.72]",
         "1. proc-x_step0(x=&lt;X&gt;)",
         "2. proc-x_step1(x=&lt;X&gt;)",
     ]
     assert block.fits and block.tokens == WordPieceCounter().count(block.text)
     assert (
         header(procedure("proc-y", "x", runs=1))
-        == "[recalled procedure — 1 prior run, confidence 0.21]"
+        == "[ACE recalled procedure — 1 prior runs, confidence 0.21]"  # the seed's shape, exactly
     )
     assert not render(p, WordPieceCounter(), 5).fits
 
@@ -154,3 +159,90 @@ def test_no_step_can_forge_a_tag_or_a_heading(parts: list[tuple[str, str]]) -> N
         assert "<" not in line and ">" not in line
         assert not line.lstrip().startswith("#")
     assert not any(c in block.text for c in "\u2028\u2029\x85\r")
+
+
+# ---------------------------------------------------------------- intent-specific recall (issue 9)
+
+
+def test_a_term_other_runs_share_is_no_evidence_for_one_procedure() -> None:
+    idx = RecallIndex(0.3, 0.7)
+    cancel = procedure("proc-cancel", "cancel my reservation", runs=4)
+    idx.update([cancel])
+    # Alone, the procedure's runs are all the evidence there is.
+    assert idx.recall("please cancel my reservation").hit
+    # The population says most successful "cancel" tasks did something else (a hand-off,
+    # a refusal): the same query no longer reaches the bar.
+    idx.update_population({"": 20, "cancel": 16, "reserv": 16, "s_cancel": 16, "s_booking": 16})
+    found = idx.recall("please cancel my reservation")
+    assert not found.hit and found.score < 0.7
+
+
+def test_the_latest_user_message_adds_its_terms() -> None:
+    idx = RecallIndex(0.3, 0.7)
+    idx.update([procedure("proc-bag", "add checked baggage", runs=4)])
+    assert not idx.recall("Hi there, I need some help").hit
+    assert idx.recall("Hi there, I need some help", latest="add checked baggage please").hit
+
+
+def test_a_hand_off_is_never_recalled() -> None:
+    idx = RecallIndex(0.0, 0.0)
+    handoff = Procedure(
+        id="proc-human",
+        kind="tool",
+        steps=(ProcedureStep("transfer_to_human_agents(summary=<TEXT>)", "transfer(summary)"),),
+        triggers={"cancel": 9},
+        trigger_runs=9,
+        successes=9,
+    )
+    assert is_handoff(handoff)
+    idx.update([handoff])
+    assert not idx.is_recallable("proc-human") and not idx.recall("cancel").hit
+
+
+def test_sub_procedures_compose_into_a_chain_with_the_product_confidence() -> None:
+    idx = RecallIndex(0.3, 0.5)
+    repro = Procedure(
+        id="proc-repro",
+        kind="shell",
+        steps=(ProcedureStep("python <NEW_FILE>.py", "python <NEW_FILE>.py", verify=True),),
+        triggers={"pars": 4, "bug": 4},
+        trigger_runs=4,
+        successes=4,
+        scope="part",
+    )
+    tests = Procedure(
+        id="proc-tests",
+        kind="shell",
+        steps=(ProcedureStep("python -m pytest tests", "python -m pytest tests", verify=True),),
+        triggers={"pars": 4, "bug": 4},
+        trigger_runs=4,
+        successes=4,
+        scope="part",
+    )
+    again = Procedure(
+        id="proc-again",
+        kind="shell",
+        steps=(ProcedureStep("cd /w && python3 <NEW_FILE>.py", "cd /w && python3", verify=True),),
+        triggers={"pars": 4, "bug": 4},
+        trigger_runs=4,
+        successes=4,
+        scope="part",
+    )
+    idx.update([repro, tests, again])
+    idx.update_population({"": 4, "pars": 4, "bug": 4})  # the same four runs did all three
+    found = idx.recall("fix the parser bug")
+    ids = [p.id for p in found.chain]
+    # Two ways to run the same script are alternatives, never two hops of one chain.
+    assert len(ids) == 2 and "proc-tests" in ids and found.hops == 1
+    assert found.path_confidence == pytest.approx(repro.confidence * tests.confidence)
+    assert found.key == "+".join(ids)
+    block = render(found.chain, WordPieceCounter(), 400)
+    assert block.text.splitlines()[0] == (
+        f"[ACE recalled procedure — 4 prior runs, confidence {found.path_confidence:.2f}]"
+    )
+    assert len(block.text.splitlines()) == 3
+    # A session that follows the chain keeps it.
+    assert idx.recall("something else", prefer=found.key).key == found.key
+    # A part one run has shown is not recalled.
+    lone = dataclasses.replace(repro, id="proc-lone", successes=1, trigger_runs=1)
+    assert not lone.recurs and not RecallIndex(0.0, 0.0).recallable(lone)

@@ -267,7 +267,7 @@ def test_prod_injects_follows_the_cursor_and_completes(make) -> None:
     assert stage.injected_tokens == stage.block_tokens > 0
     assert stage.cursor_step == 0 and stage.steps_remaining == 1
     assert out["messages"][1]["content"].startswith(
-        "I need to cancel my trip\n\n[recalled procedure — 3 prior runs"
+        "I need to cancel my trip\n\n[ACE recalled procedure — 3 prior runs"
     )
     assert stage.rewrite_headers() == {
         "x-ace-body-rewritten": "tail",
@@ -402,10 +402,13 @@ def test_the_skills_header_switches_the_skill_per_request(make) -> None:
         body,
         None,
     )
+    # The header can only switch the skill off (issue 9): its own entry "shadow" is not
+    # honoured, so the deployment's prod runs, and the stage says the value was ignored.
     out, stage = memory.handle_request(
         body, {"x-ace-session": "h", "x-ace-skills": "*=off,skill_knowledge_graph=shadow"}
     )
-    assert out is body and stage.mode == "shadow"
+    assert stage.mode == "prod" and stage.injected and out is not body
+    assert any("ignored" in note for note in stage.to_dict()["notes"])
 
 
 def test_canary_arms_are_stable_per_session_and_split_near_n(make) -> None:
@@ -475,12 +478,6 @@ def test_an_invalid_mode_is_a_config_error() -> None:
         ({"messages": "not a list"}, {"x-ace-session": "f"}, "UserError"),
         ({"messages": [{"content": "no role"}]}, {"x-ace-session": "f"}, "UserError"),
         (["not", "a", "dict"], {"x-ace-session": "f"}, "TypeError"),
-        ({"messages": []}, {"x-ace-session": "f", "x-ace-outcome": "perhaps"}, "UserError"),
-        (
-            {"messages": []},
-            {"x-ace-session": "f", "x-ace-skills": "skill_knowledge_graph=loud"},
-            "UserError",
-        ),
     ],
 )
 def test_bad_requests_never_raise_and_go_upstream_unchanged(
@@ -516,3 +513,102 @@ def test_stages_are_stored_and_the_scorecard_reads_them(make) -> None:
     assert card["adherence_rate"] == pytest.approx(1 / 2)  # one step followed, one left
     assert card["divergence_rate"] == pytest.approx(1 / 4)
     assert card["avg_injected_tokens"] == pytest.approx(rows[1]["injected_tokens"])
+
+
+# ---------------------------------------------------------------- the seed's contract (issue 9)
+
+
+def test_the_skills_header_only_switches_off_with_names_in_any_case(make) -> None:
+    shadow = make(mode="shadow")
+    seed(shadow)
+    body = request(cancel_messages("cancel my trip")[:2])
+    out, stage = shadow.handle_request(
+        body, {"x-ace-session": "s1", "X-ACE-SKILLS": "Skill_Knowledge_Graph=prod"}
+    )
+    assert stage.mode == "shadow" and out is body and not stage.injected  # no escalation
+    assert stage.notes and "only switch the skill off" in stage.notes[0]
+    assert shadow.handle_request(
+        body, {"x-ace-session": "s2", "x-ace-skills": "SKILL_KNOWLEDGE_GRAPH=OFF"}
+    ) == (body, None)
+    _, unknown = shadow.handle_request(
+        body, {"x-ace-session": "s3", "x-ace-skills": "skill_knowledge_graph=loud"}
+    )
+    assert unknown.action == "hit" and "'loud' ignored" in unknown.notes[0]
+    _, on = shadow.handle_request(body, {"x-ace-session": "s4", "x-ace-skills": "*=on"})
+    assert on.action == "hit" and on.notes == []
+    stored = shadow.store.stages(session_id="s3")[0]
+    assert "'loud' ignored" in stored["notes"][0]
+
+
+def test_an_unparsable_outcome_is_noted_and_capture_and_recall_go_on(make) -> None:
+    memory = make(mode="prod")
+    seed(memory)
+    body = request(cancel_messages("I need to cancel my trip")[:2])
+    out, stage = memory.handle_request(
+        body, {"x-ace-session": "o1", "x-ace-task-outcome": "perhaps"}
+    )
+    assert stage.action == "hit" and stage.injected and out is not body
+    assert stage.captured_turns == 1 and memory.session("o1") is not None
+    assert "'perhaps' is not an outcome" in stage.notes[0]
+
+
+def test_ace_skg_max_tokens_sets_the_cap(make, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACE_SKG_MAX_TOKENS", "5")
+    assert ProceduresConfig().max_injection_tokens == 5
+    memory = make(mode="prod")
+    seed(memory)
+    _, stage = memory.handle_request(
+        request(cancel_messages("I need to cancel my trip")[:2]), {"x-ace-session": "b1"}
+    )
+    assert stage.action == "skipped_budget" and stage.max_injection_tokens == 5
+    monkeypatch.setenv("ACE_SKG_MAX_TOKENS", "lots")
+    from insika_knowledge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="ACE_SKG_MAX_TOKENS"):
+        ProceduresConfig()
+
+
+def test_a_session_carries_its_block_byte_for_byte_on_every_later_request(make) -> None:
+    memory = make(mode="prod")
+    pid = seed(memory)
+    messages = cancel_messages("I need to cancel my trip")
+    first, stage = memory.handle_request(request(messages[:2]), {"x-ace-session": "c1"})
+    assert stage.injected and not stage.carried
+    block = first["messages"][1]["content"].split("\n\n", 1)[1]
+    assert block.startswith("[ACE recalled procedure — ")
+    # The procedure changes (a new success): the session still gets the bytes it got.
+    memory.mine_sessions([Session("extra", [*messages], "success")])
+    later, stage2 = memory.handle_request(request(messages[:4]), {"x-ace-session": "c1"})
+    assert stage2.injected and stage2.carried and stage2.procedure_id == pid
+    assert later["messages"][1]["content"] == first["messages"][1]["content"]
+    assert stage2.injected_tokens == stage.injected_tokens
+    # A fresh session gets the newer block.
+    fresh, _ = memory.handle_request(request(messages[:2]), {"x-ace-session": "c2"})
+    assert fresh["messages"][1]["content"] != first["messages"][1]["content"]
+
+
+def test_a_composed_chain_reports_its_hops_and_path_confidence(make) -> None:
+    from insika_knowledge.analysis.text import terms
+    from insika_knowledge.procedure import ProcedureStep, procedure_id
+    from insika_knowledge.procedures.mining.mine import Part
+    from insika_knowledge.procedures.mining.scoring import MinedRun
+
+    memory = make(mode="prod")
+    repro = (ProcedureStep("python <NEW_FILE>.py", "python <NEW_FILE>.py", verify=True),)
+    suite = (ProcedureStep("python -m pytest tests", "python -m pytest tests", verify=True),)
+    a, b = Part(procedure_id(repro), repro, ()), Part(procedure_id(suite), suite, ())
+    task = "fix the parser bug"
+    memory.store.record_runs(
+        MinedRun(f"r{i}", "success", (a.key,), "shell", repro, (), terms(task), task, (a, b), True)
+        for i in range(3)
+    )
+    body = {"model": "m", "messages": [{"role": "user", "content": "Please fix the parser bug"}]}
+    out, stage = memory.handle_request(body, {"x-ace-session": "chain"})
+    assert stage.action == "hit" and stage.composed_hops == 1 and stage.injected
+    confidence = memory.store.get(a.key).confidence * memory.store.get(b.key).confidence
+    assert stage.path_confidence == pytest.approx(confidence, abs=1e-4)
+    attrs = stage.skill_attrs()
+    assert attrs["kg_composed_hops"] == 1 and attrs["kg_procedure_id"] == stage.procedure_id
+    block = out["messages"][0]["content"].split("\n\n", 1)[1].splitlines()
+    assert block[0] == f"[ACE recalled procedure — 3 prior runs, confidence {confidence:.2f}]"
+    assert len(block) == 3

@@ -354,7 +354,7 @@ def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: P
         r = post(relay, {"model": "m", "tools": TOOLS, "messages": cancel_messages("I need to cancel my trip")[:2]},
                  {**IDENTITY, "x-ace-session": "live"})
         sent = last_user_text(upstream.requests[0].body)
-        assert sent.startswith("I need to cancel my trip\n\n[recalled procedure — 3 prior runs")
+        assert sent.startswith("I need to cancel my trip\n\n[ACE recalled procedure — 3 prior runs")
         tokens = int(r.headers["x-ace-rewrite-tokens"].lstrip("+"))
         assert tokens > 0
         assert r.headers["x-ace-body-rewritten"] == "tail"
@@ -382,13 +382,13 @@ def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, 
         assert sent[0] == messages[0]  # every byte up to the caller's breakpoint as it was
         text = sent[1]["content"]
         assert text.startswith("I need to cancel my trip\n\n<knowledge>")
-        assert text.index("cancel-trip-fee") < text.index("[recalled procedure — 3 prior runs")
+        assert text.index("cancel-trip-fee") < text.index("[ACE recalled procedure — 3 prior runs")
 
         upstream.reset()
         after = [*messages, {"role": "assistant", "content": [
             {"type": "text", "text": "sure", "cache_control": {"type": "ephemeral"}}]}]
         r = post(relay, {"model": "m", "messages": after}, {**IDENTITY, "x-ace-session": "late"}, "/v1/messages")
-        assert r.headers["x-insika-knowledge"] == "skipped: cache_breakpoint_after_last_user"
+        assert r.headers["x-insika-knowledge"] == "skipped: assistant_prefill"  # an Anthropic prefill
         assert [m for m in upstream.requests[0].body["messages"]] == after
 
 
@@ -415,9 +415,18 @@ def test_an_invalid_tenant_degrades_identity(relay: Running, upstream: FakeUpstr
     assert "x-ace-skill-modes" not in r.headers and degraded_events(relay) == ["identity"]
 
 
-def test_a_failing_procedures_stage_degrades_procedures(relay: Running, upstream: FakeUpstream) -> None:
+def test_a_failing_procedures_stage_degrades_procedures(relay: Running, upstream: FakeUpstream,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # An unparsable outcome header is only noted on the stage now (issue 9): a store that
+    # cannot be opened is what fails the stage.
+    from insika_knowledge.procedures import ProceduralMemory
+
+    def broken(*args: object, **kw: object) -> object:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(ProceduralMemory, "handle_request", broken)
     body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
-    r = post(relay, body, {**IDENTITY, "x-insika-agent": "no-memory-agent", "x-ace-task-outcome": "maybe"})
+    r = post(relay, body, {**IDENTITY, "x-insika-agent": "no-memory-agent"})
     assert r.status_code == 200 and r.headers["x-insika-degraded"] == "procedures"
     assert upstream.requests[0].raw == json.dumps(body).encode()
     assert degraded_events(relay) == ["procedures"]

@@ -26,7 +26,7 @@ from insika_knowledge.relay.wire import DIVERT, PASS, WAIT
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 
 BLOCK = '<knowledge>\n  <concept name="a" confidence="0.60" provenance="observed">A.</concept>\n</knowledge>'
-PROCEDURE = "[recalled procedure — 3 prior runs, confidence 0.44]\n1. get_user_details(user_id)"
+PROCEDURE = "[ACE recalled procedure — 3 prior runs, confidence 0.44]\n1. get_user_details(user_id)"
 
 # ---------------------------------------------------------------- server-sent events
 
@@ -157,12 +157,16 @@ def test_the_block_goes_at_the_end_of_the_last_user_message() -> None:
     assert placement.body["messages"][:2] == body["messages"][:2]
 
 
-def test_nothing_is_placed_after_a_later_cache_breakpoint() -> None:
+def test_a_later_cache_breakpoint_keeps_every_byte_before_it() -> None:
+    # Issue 9: the block still reaches the model, after the breakpoint: OpenAI chat gets a
+    # new user message at the end; an Anthropic prefill gets nothing.
     body = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [
         {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}]}]}
-    placement = place(body, BLOCK)
-    assert not placement.placed and placement.body is body
-    assert placement.reason == "cache_breakpoint_after_last_user"
+    placement = place(body, BLOCK, "openai")
+    assert placement.placed and placement.body["messages"][:2] == body["messages"]
+    assert placement.body["messages"][2] == {"role": "user", "content": BLOCK}
+    prefill = place(body, BLOCK, "anthropic")
+    assert not prefill.placed and prefill.body is body and prefill.reason == "assistant_prefill"
 
 
 def test_a_procedure_block_stays_at_the_tail_after_the_knowledge_block() -> None:

@@ -8,7 +8,6 @@ raise. Their work is imported when they run, so ``--help`` stays fast.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -59,39 +58,78 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
 @click.option(
     "--sessions",
     "sessions_file",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
-    help="Normalised JSONL whose sessions carry metadata.task_id.",
+    help="Normalised JSONL whose sessions carry metadata.task_id and an outcome.",
 )
 @click.option(
-    "--seeds", type=int, default=1, show_default=True, help="Splits to run (seeds 0..N-1)."
+    "--requests",
+    "requests_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Raw request bodies (JSONL, .gz ok) to replay through handle_request in prod.",
+)
+@click.option(
+    "--reports",
+    "reports_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="With --requests: JSON instance id -> resolved (default: each record's resolved).",
+)
+@click.option(
+    "--seeds",
+    type=int,
+    default=None,
+    help="Seeded half splits 0..N-1 instead of leave-one-task-out.",
 )
 @click.option("--train-fraction", type=float, default=0.5, show_default=True)
+@click.option("--tasks", default=None, help="Comma-separated tasks to hold out (default: all).")
 @click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
-@click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.25.")
+@click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.7.")
+@click.option(
+    "--verify-pattern",
+    "verify_patterns",
+    multiple=True,
+    help="Extra regular expression that makes a shell command a verify step (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def evaluate(
-    sessions_file: str,
-    seeds: int,
+    sessions_file: str | None,
+    requests_file: str | None,
+    reports_file: str | None,
+    seeds: int | None,
     train_fraction: float,
+    tasks: str | None,
     min_confidence: float | None,
     min_match_score: float | None,
+    verify_patterns: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Mine some tasks, recall on the held-out others, and report hit rate and adherence."""
-    from insika_knowledge.bench.evaluate import evaluate as run
-    from insika_knowledge.bench.evaluate import format_report
+    """Report recall precision, wrong recalls, coverage and adherence on held-out tasks.
+
+    By default each task of --sessions is held out in turn (leave-one-task-out). With
+    --requests, every raw request is replayed through the live path in prod: prefix kept,
+    block carried, sessions that got a procedure, latency.
+    """
+    from insika_knowledge.bench.evaluate import run
     from insika_knowledge.procedures.config import ProceduresConfig
 
-    if seeds < 1:
-        raise UserError("--seeds: must be at least 1")
-    config = ProceduresConfig()
-    config = replace(
-        config,
-        min_confidence=config.min_confidence if min_confidence is None else min_confidence,
-        min_match_score=config.min_match_score if min_match_score is None else min_match_score,
+    config = ProceduresConfig(
+        min_confidence=ProceduresConfig.min_confidence
+        if min_confidence is None
+        else min_confidence,
+        min_match_score=ProceduresConfig.min_match_score
+        if min_match_score is None
+        else min_match_score,
+        verify_patterns=verify_patterns,
     )
-    report = run(sessions_file, seeds=range(seeds), train_fraction=train_fraction, config=config)
-    click.echo(
-        json.dumps(report, indent=2) if as_json else format_report(report, detail=seeds <= 3)
+    report, text = run(
+        sessions=sessions_file,
+        requests=requests_file,
+        reports=reports_file,
+        seeds=seeds,
+        train_fraction=train_fraction,
+        tasks=tasks.split(",") if tasks else None,
+        config=config,
     )
+    click.echo(json.dumps(report, indent=2) if as_json else text)

@@ -11,8 +11,11 @@ through the cursor tracker, which reports how many followed the recalled procedu
 With several seeds the figures are also averaged over the splits. Nothing is written:
 mining and recall run in memory with the same code the live path uses.
 
-``python -m insika_knowledge.bench.evaluate FILE.jsonl`` (or
-``insika-knowledge procedures evaluate --sessions FILE.jsonl``) prints the report.
+``python -m insika_knowledge.bench.evaluate FILE.jsonl --seeds N`` (or
+``insika-knowledge procedures evaluate --sessions FILE.jsonl --seeds N``) prints the report.
+Without ``--seeds`` the command runs the leave-one-task-out evaluation
+(`insika_knowledge.bench.holdout`); with ``--requests`` it replays a raw request file
+through the live path (`insika_knowledge.bench.replay_eval`).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def evaluate_split(
             add_trace(miner, session, builder)
     procedures = miner.procedures()
     index = RecallIndex(config.min_confidence, config.min_match_score)
+    index.update_population(miner.population)
     index.update(procedures)
     rows = []
     for session, builder in traces:
@@ -172,7 +176,10 @@ def evaluate(
     """
     config = config or ProceduresConfig()
     sessions = list(read_sessions(path))
-    traces = [(s, build(s.messages, config.verify_regexes)) for s in sessions]
+    traces = [
+        (s, build(s.messages, config.verify_regexes, verify_scripts=config.verify_scripts))
+        for s in sessions
+    ]
     task_ids = [_task_of(s) for s in sessions]
     splits = []
     for seed in seeds:
@@ -248,32 +255,78 @@ def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
     return "\n".join(lines)
 
 
+def run(
+    *,
+    sessions: str | None,
+    requests: str | None = None,
+    reports: str | None = None,
+    seeds: int | None = None,
+    train_fraction: float = 0.5,
+    tasks: Sequence[str] | None = None,
+    config: ProceduresConfig | None = None,
+) -> tuple[dict[str, Any], str]:
+    """Run the evaluation the options ask for: ``(report, its plain-text rendering)``.
+
+    ``requests`` replays a raw request file (mined leave-one-task-out from ``sessions``
+    when given, else online); ``seeds`` runs the seeded half splits; otherwise the
+    leave-one-task-out evaluation of ``sessions`` (restricted to ``tasks`` when given).
+
+    Raises:
+        UserError: no input, or an unreadable or malformed file.
+    """
+    from insika_knowledge.bench.holdout import format_holdout, leave_one_task_out
+    from insika_knowledge.bench.replay_eval import format_replay, replay
+
+    config = config or ProceduresConfig()
+    if requests is not None:
+        replayed = replay(requests, sessions=sessions, reports=reports, config=config)
+        return replayed, format_replay(replayed)
+    if sessions is None:
+        raise UserError("give --sessions FILE (and/or --requests FILE)")
+    if seeds is not None:
+        if seeds < 1:
+            raise UserError("--seeds: must be at least 1")
+        report = evaluate(
+            sessions, seeds=range(seeds), train_fraction=train_fraction, config=config
+        )
+        return report, format_report(report, detail=seeds <= 3)
+    held = leave_one_task_out(sessions, config=config, tasks=tasks)
+    return held, format_holdout(held)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m insika_knowledge.bench.evaluate FILE [--seeds N] [--json]``."""
+    """``python -m insika_knowledge.bench.evaluate [FILE] [--requests F] [--seeds N] ...``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sessions")
-    parser.add_argument("--seeds", type=int, default=1, help="splits (seeds 0..N-1)")
+    parser.add_argument("sessions", nargs="?")
+    parser.add_argument("--requests", help="raw request file to replay through the live path")
+    parser.add_argument("--reports", help="JSON instance id -> resolved, for --requests")
+    parser.add_argument("--seeds", type=int, default=None, help="seeded half splits 0..N-1")
     parser.add_argument("--train-fraction", type=float, default=0.5)
+    parser.add_argument("--tasks", default=None, help="comma-separated tasks to hold out")
     parser.add_argument("--min-confidence", type=float, default=ProceduresConfig.min_confidence)
     parser.add_argument("--min-match-score", type=float, default=ProceduresConfig.min_match_score)
+    parser.add_argument("--verify-pattern", action="append", default=[])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    config = ProceduresConfig(
-        min_confidence=args.min_confidence, min_match_score=args.min_match_score
-    )
     try:
-        report = evaluate(
-            args.sessions,
-            seeds=range(args.seeds),
+        config = ProceduresConfig(
+            min_confidence=args.min_confidence,
+            min_match_score=args.min_match_score,
+            verify_patterns=tuple(args.verify_pattern),
+        )
+        report, text = run(
+            sessions=args.sessions,
+            requests=args.requests,
+            reports=args.reports,
+            seeds=args.seeds,
             train_fraction=args.train_fraction,
+            tasks=args.tasks.split(",") if args.tasks else None,
             config=config,
         )
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(
-        json.dumps(report, indent=2) if args.json else format_report(report, detail=args.seeds <= 3)
-    )
+    print(json.dumps(report, indent=2) if args.json else text)
     return 0
 
 

@@ -59,11 +59,19 @@ class SessionCapture:
     Args:
         store: the tenant's procedure store.
         extra_verify: configured verify patterns.
+        verify_scripts: a script run after an edit of another file is a verify step.
     """
 
-    def __init__(self, store: ProcedureStore, extra_verify: tuple[re.Pattern[str], ...] = ()):
+    def __init__(
+        self,
+        store: ProcedureStore,
+        extra_verify: tuple[re.Pattern[str], ...] = (),
+        *,
+        verify_scripts: bool = True,
+    ):
         self.store = store
         self.extra_verify = extra_verify
+        self.verify_scripts = verify_scripts
         self._cache: OrderedDict[str, tuple[int, int, TraceBuilder]] = OrderedDict()
 
     def builder(self, row: SessionRow) -> TraceBuilder:
@@ -73,7 +81,10 @@ class SessionCapture:
             self._cache.move_to_end(row.session_id)
             return cached[2]
         builder = TraceBuilder(
-            extra_verify=self.extra_verify, task_text=row.task, given=set(row.given)
+            extra_verify=self.extra_verify,
+            verify_scripts=self.verify_scripts,
+            task_text=row.task,
+            given=set(row.given),
         )
         builder.restore(Step.from_json(s) for s in self.store.session_steps(row.session_id))
         return builder

@@ -1,14 +1,19 @@
 """The procedural-memory settings, validated once.
 
 Defaults: mode ``shadow`` (recall and report, inject nothing) until an operator turns
-it to ``prod`` or ``canary:N``; a 400-token budget; recall needs a Wilson lower bound of
-0.3 (two clean successes) and a match score of 0.25 (chosen on the held-out airline
-evaluation, see procedures-notes.md); idle sessions are flushed after 600 s by a sweep
-every 60 s.
+it to ``prod`` or ``canary:N``; a 400-token budget, or ``$ACE_SKG_MAX_TOKENS`` when set
+(the seed's setting); recall needs a Wilson lower bound of 0.3 (two clean successes) and a
+match score of 0.7. The match score estimates the share of past successful runs with
+similar tasks that did the procedure, i.e. the precision a recall can expect, so its
+default is the precision target (0.7); on the tuning split (airline tasks 0-18, the
+astropy instances of the OpenHands sample) no threshold produced a correct held-out
+recall and every threshold under 0.3 produced wrong ones (``benchmarks/procedures.md``).
+Idle sessions are flushed after 600 s by a sweep every 60 s.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -17,6 +22,26 @@ from typing import Any
 from insika_knowledge.errors import ConfigError
 from insika_knowledge.procedures.modes import Mode, parse_mode
 
+#: The default ``min_match_score``: the precision target (see the module docstring).
+MATCH_DEFAULT = 0.7
+#: The environment variable that sets the block budget (the seed's name).
+MAX_TOKENS_ENV = "ACE_SKG_MAX_TOKENS"
+DEFAULT_MAX_TOKENS = 400
+
+
+def env_max_tokens() -> int:
+    """``$ACE_SKG_MAX_TOKENS`` as a positive integer, else 400.
+
+    Raises:
+        ConfigError: the variable is set to something that is not a positive integer.
+    """
+    raw = os.environ.get(MAX_TOKENS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_TOKENS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{MAX_TOKENS_ENV}: {raw!r} must be a positive integer")
+    return int(raw)
+
 
 @dataclass(frozen=True)
 class ProceduresConfig:
@@ -24,25 +49,33 @@ class ProceduresConfig:
 
     Attributes:
         mode: ``off``, ``shadow``, ``prod`` or ``canary:N``.
-        max_injection_tokens: the block budget, tokens (a larger block is ``skipped_budget``).
+        max_injection_tokens: the block budget, tokens (a larger block is ``skipped_budget``);
+            default ``$ACE_SKG_MAX_TOKENS``, else 400.
         min_confidence: the Wilson 95 % lower bound a procedure needs to be recalled (0..1).
-        min_match_score: the match score a recall needs to be a hit (0..1).
+        min_match_score: the match score a recall needs to be a hit (0..1): the estimated
+            share of past successful runs with similar tasks that did the procedure
+            (`insika_knowledge.procedures.recall.recall`).
         idle_flush_s: seconds without a request after which a session is flushed and mined.
         sweep_interval_s: seconds between two idle sweeps of the background sweeper.
         token_counter: ``wordpiece``, ``charsN`` or ``tiktoken:<encoding>``
             (`insika_knowledge.procedures.recall.tokens`).
         verify_patterns: extra regular expressions (``re.search`` on a command line) that
             make a shell command a verify step, e.g. ``python reproduce\.py``.
+        verify_scripts: read agent scripts as checks: running a script (``python x.py``,
+            ``bash x.sh``...) after an edit of another file is a verify step that passes
+            when it exits 0, and a file the trace created and ran is a scratch file whose
+            name is a placeholder (on by default).
     """
 
     mode: str = "shadow"
-    max_injection_tokens: int = 400
+    max_injection_tokens: int = field(default_factory=env_max_tokens)
     min_confidence: float = 0.3
-    min_match_score: float = 0.25
+    min_match_score: float = MATCH_DEFAULT
     idle_flush_s: float = 600.0
     sweep_interval_s: float = 60.0
     token_counter: str = "wordpiece"
     verify_patterns: tuple[str, ...] = ()
+    verify_scripts: bool = True
     _compiled: tuple[re.Pattern[str], ...] = field(
         default=(), init=False, repr=False, compare=False
     )
@@ -62,6 +95,8 @@ class ProceduresConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"{name}: {value!r} must be a positive number of seconds")
+        if not isinstance(self.verify_scripts, bool):
+            raise ConfigError(f"verify_scripts: {self.verify_scripts!r} must be true or false")
         compiled = []
         for pattern in self.verify_patterns:
             try:

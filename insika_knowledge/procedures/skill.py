@@ -6,14 +6,22 @@ the block was injected) and the `Stage` that reports what happened (None in ``of
 For a request with a session id it:
 
 1. captures the new messages into the session's step buffer (`capture`);
-2. recalls a procedure for the task (`recall`), keeping the one a session was given for
-   the rest of the task while it stays recallable;
+2. recalls a procedure (or a chain of sub-procedures) for the task and the latest user
+   message (`recall`), keeping the one a session was given for the rest of the task while
+   it stays recallable;
 3. follows the session's new steps through it (`cursor`);
-4. renders the block (`render`) and, in ``prod`` or a canary treatment arm, injects it
-   (`inject`) when it fits the budget;
+4. renders the block (`render`) and, in ``prod`` or a canary treatment arm, places it
+   when it fits the budget; once a session got a block, every later request carries the
+   identical bytes at the identical place (`inject`), so the upstream prefix stays
+   byte-stable although the client never sends the block back;
 5. writes the capture and the stage in one transaction (`insika_knowledge.store.procedures`);
 6. on an explicit task outcome, judges the trace, counts it for or against procedures
    (`mine`), and starts a new task in the same session.
+
+``x-ace-skills`` can only switch the skill off for a request (``skill_knowledge_graph=off``
+or ``*=off``, names in any case); ``on`` keeps the deployment's mode; any other value (a
+client asking for ``prod`` on a shadow deployment, a typo) is ignored with a note on the
+stage. An outcome header that is no outcome is noted on the stage; capture and recall go on.
 
 It never raises: a malformed body or any failure yields a ``failed`` stage (the reason is
 the exception's class name) and the caller's body unchanged. `sweep` flushes sessions
@@ -23,6 +31,7 @@ idle for ``idle_flush_s`` (mining those their own verify steps prove), and
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -38,8 +47,8 @@ from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict, judge
 from insika_knowledge.procedures.mining.scoring import MinedRun, mined_run
 from insika_knowledge.procedures.recall.cursor import Cursor
-from insika_knowledge.procedures.recall.inject import inject
-from insika_knowledge.procedures.recall.recall import Recall, RecallIndex
+from insika_knowledge.procedures.recall.inject import Anchor, carry, place
+from insika_knowledge.procedures.recall.recall import Recall, RecallIndex, query_terms
 from insika_knowledge.procedures.recall.render import Block, render
 from insika_knowledge.procedures.recall.tokens import TokenCounter, get_counter
 from insika_knowledge.procedures.telemetry import (
@@ -54,10 +63,11 @@ from insika_knowledge.procedures.telemetry import (
 )
 from insika_knowledge.procedures.trace.steps import Step, TraceBuilder, build
 from insika_knowledge.procedures.trace.wire import (
+    SKILLS_HEADER,
     lower_headers,
+    read_outcome,
     session_id,
     skill_override,
-    task_outcome,
     tool_names,
 )
 from insika_knowledge.sessions import Session
@@ -117,9 +127,12 @@ class ProceduralMemory:
         self.clock = clock
         self.counter = token_counter or get_counter(self.config.token_counter)
         self.index = RecallIndex(self.config.min_confidence, self.config.min_match_score)
-        self.capture = SessionCapture(store, self.config.verify_regexes)
+        self.capture = SessionCapture(
+            store, self.config.verify_regexes, verify_scripts=self.config.verify_scripts
+        )
         self._generation = 0
-        self._blocks: dict[tuple[str, int, int], Block] = {}
+        self._blocks: dict[tuple[tuple[str, int, int], ...], Block] = {}
+        self._carried_tokens: dict[str, int] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
@@ -162,9 +175,17 @@ class ProceduralMemory:
         try:
             lowered = lower_headers(headers)
             mode = self.config.parsed_mode
+            notes: list[str] = []
             override = skill_override(lowered, STAGE_NAME)
             if override is not None:
-                mode = modes.parse_mode(override, where="header x-ace-skills")
+                value = override.lower()
+                if value == modes.OFF:
+                    mode = modes.Mode(modes.OFF)
+                elif value not in ("on", str(mode)):
+                    notes.append(
+                        f"header {SKILLS_HEADER}: {override[:40]!r} ignored: the header can "
+                        "only switch the skill off"
+                    )
             mode_name = str(mode)
             if not isinstance(body, Mapping):
                 raise TypeError("request body must be a JSON object")
@@ -175,7 +196,7 @@ class ProceduralMemory:
                 return body, None
             mode_name = arm.mode
             with self._lock:
-                return self._handle(body, lowered, sid, arm, started)
+                return self._handle(body, lowered, sid, arm, started, notes)
         except Exception as exc:  # the request must go on without the skill
             log.debug("procedural memory failed on a request", exc_info=True)
             stage = Stage(
@@ -198,6 +219,7 @@ class ProceduralMemory:
         sid: str | None,
         arm: modes.Arm,
         started: float,
+        notes: list[str],
     ) -> tuple[dict[str, Any], Stage]:
         stage = Stage(
             action=SKIPPED,
@@ -208,6 +230,7 @@ class ProceduralMemory:
             canary_keyed_by=arm.canary_keyed_by,
             session_scoped=sid is not None,
             session_id=sid,
+            notes=notes,
         )
         original: dict[str, Any] = body if isinstance(body, dict) else dict(body)
         if arm.mode == modes.CANARY_CONTROL or sid is None:
@@ -217,14 +240,25 @@ class ProceduralMemory:
             stage.duration_ms = (time.perf_counter() - started) * 1000
             self.store.record_stage(stage.row())
             return original, stage
-        outcome = task_outcome(headers)
+        outcome, problem = read_outcome(headers)
+        if problem is not None:
+            stage.notes.append(problem)
         tools = tool_names(body)
         captured = self.capture.observe(sid, body.get("messages"), tools, self.clock())
         row = captured.row
         stage.captured_turns = row.turns
         recall_started = time.perf_counter()
         self.refresh()
-        recall = self.index.recall(row.task, tools, prefer=row.procedure_id)
+        anchor = Anchor.from_json(row.anchor) if row.block else None
+        prefer = row.procedure_id or (anchor.procedure if anchor is not None else None)
+        builder = captured.builder
+        if builder.query[0] != (row.task, builder.latest_user):
+            key = (row.task, builder.latest_user)
+            builder.query = (key, query_terms(*key))
+        recall = self.index.recall_terms(builder.query[1], tools, prefer=prefer)
+        if anchor is not None and recall.key != anchor.procedure:
+            # The session carries a block: it keeps that block's procedure.
+            recall = self._known_chain(anchor.procedure, recall)
         stage.recall_ms = (time.perf_counter() - recall_started) * 1000
         stage.matcher, stage.match_score = recall.matcher, round(recall.score, 4)
         result = original
@@ -232,6 +266,8 @@ class ProceduralMemory:
             stage.action = MISS
             if row.procedure_id is not None:  # the pinned procedure stopped being recallable
                 row.procedure_id = None
+            if anchor is not None and arm.injects:
+                result = self._carry(original, row, anchor, stage)
         else:
             result = self._recalled(original, recall, captured, arm, stage)
         stage.duration_ms = (time.perf_counter() - started) * 1000
@@ -241,26 +277,35 @@ class ProceduralMemory:
             self._finish(captured, outcome)
         return result, stage
 
+    def _known_chain(self, key: str, recall: Recall) -> Recall:
+        """The chain `key` names, from the latest known versions (recallable or not)."""
+        chain = tuple(p for p in (self.index.get(pid) for pid in key.split("+")) if p)
+        if len(chain) != len(key.split("+")):
+            return recall
+        return Recall(chain, recall.score if recall.key == key else 0.0, recall.matcher)
+
     def _recalled(
         self, body: dict[str, Any], recall: Recall, captured: Captured, arm: modes.Arm, stage: Stage
     ) -> dict[str, Any]:
-        procedure = recall.procedure
-        assert procedure is not None
+        chain = recall.chain
         row = captured.row
-        block = self._block(procedure)
-        stage.procedure_id = procedure.id
-        stage.path_confidence = round(procedure.confidence, 4)
-        stage.composed_hops = 0
-        stage.block_tokens = block.tokens
-        if not block.fits:
+        key = recall.key
+        block = self._block(chain)
+        stage.procedure_id = key
+        stage.path_confidence = round(recall.path_confidence, 4)
+        stage.composed_hops = recall.hops
+        stage.block_tokens = self._carried_size(row.block) if row.block else block.tokens
+        if not block.fits and not row.block:
             stage.action = SKIPPED_BUDGET
             return body
-        if row.procedure_id != procedure.id:
-            row.procedure_id = procedure.id
+        if row.procedure_id != key:
+            row.procedure_id = key
             row.cursor_step = row.matched_steps = row.diverged_steps = 0
+        steps = [step for p in chain for step in p.steps]
+        followed = dataclasses.replace(chain[0], steps=tuple(steps))
         cursor = Cursor(row.cursor_step, row.matched_steps, row.diverged_steps)
-        steps, row.tracked_upto = new_steps(captured.builder.steps, row.tracked_upto)
-        matched, diverged = cursor.advance(procedure, steps)
+        new, row.tracked_upto = new_steps(captured.builder.steps, row.tracked_upto)
+        matched, diverged = cursor.advance(followed, new)
         row.cursor_step, row.matched_steps, row.diverged_steps = (
             cursor.step,
             cursor.matched,
@@ -268,27 +313,57 @@ class ProceduralMemory:
         )
         stage.matched_steps, stage.diverged_steps = matched, diverged
         stage.cursor_step = cursor.step
-        stage.steps_remaining = cursor.remaining(procedure)
+        stage.steps_remaining = cursor.remaining(followed)
         stage.adherence_delta = matched - diverged
         stage.divergence = diverged > 0
         stage.action = COMPLETED if stage.steps_remaining == 0 else HIT
         if not arm.injects:
             stage.would_inject_tokens = block.tokens
             return body
-        injection = inject(body, block.text)
+        anchor = Anchor.from_json(row.anchor) if row.block else None
+        if anchor is not None:
+            carried = self._carry(body, row, anchor, stage)
+            if stage.injected:
+                return carried
+        injection = place(body, block.text, key)
         stage.injected = injection.injected
         stage.injected_tokens = block.tokens if injection.injected else 0
         stage.reason = injection.reason
+        if injection.injected and injection.anchor is not None:
+            row.block, row.anchor = block.text, injection.anchor.to_json()
+            stage.block_tokens = block.tokens
         return injection.body
 
-    def _block(self, procedure: Procedure) -> Block:
-        key = (procedure.id, procedure.successes, procedure.failures)
+    def _carry(
+        self, body: dict[str, Any], row: SessionRow, anchor: Anchor, stage: Stage
+    ) -> dict[str, Any]:
+        """Put the session's block back at its anchor; a lost anchor clears it."""
+        injection = carry(body, row.block, anchor)
+        if not injection.injected:
+            row.block, row.anchor = "", ""
+            stage.reason = injection.reason
+            return body
+        tokens = self._carried_size(row.block)
+        stage.injected, stage.carried = True, True
+        stage.injected_tokens = stage.block_tokens = tokens
+        return injection.body
+
+    def _carried_size(self, text: str) -> int:
+        tokens = self._carried_tokens.get(text)
+        if tokens is None:
+            if len(self._carried_tokens) > 4096:
+                self._carried_tokens.clear()
+            tokens = self._carried_tokens[text] = self.counter.count(text)
+        return tokens
+
+    def _block(self, chain: tuple[Procedure, ...]) -> Block:
+        key = tuple((p.id, p.successes, p.failures) for p in chain)
         block = self._blocks.get(key)
         if block is None:
             if len(self._blocks) > 4096:
                 self._blocks.clear()
             block = self._blocks[key] = render(
-                procedure, self.counter, self.config.max_injection_tokens
+                chain, self.counter, self.config.max_injection_tokens
             )
         return block
 
@@ -297,7 +372,11 @@ class ProceduralMemory:
     def _finish(self, captured: Captured, outcome: str | None, *, keep: bool = True) -> Verdict:
         row, builder = captured.row, captured.builder
         verdict = judge(builder.steps, outcome, builder.given)
-        runs = [r for r in (mined_run(captured.run_id(), verdict, builder.task),) if r is not None]
+        runs = [
+            r
+            for r in (mined_run(captured.run_id(), verdict, builder.task, outcome),)
+            if r is not None
+        ]
         if (
             verdict.verdict != SUCCESS
             and outcome == FAILURE
@@ -382,19 +461,22 @@ class ProceduralMemory:
         """Bring the recall index up to date with the store (reads only what changed)."""
         generation = self.store.generation()
         if generation != self._generation:
-            self._generation, changed = self.store.procedures_since(self._generation)
+            previous = self._generation
+            self._generation, changed = self.store.procedures_since(previous)
+            self.index.update_population(self.store.population_since(previous))
             self.index.update(changed)
 
-    def recall(self, task: str, tools: Iterable[str] | None = None) -> Recall:
+    def recall(self, task: str, tools: Iterable[str] | None = None, *, latest: str = "") -> Recall:
         """Recall a procedure for `task` (no capture, no telemetry).
 
         Args:
             task: the task text.
             tools: the tools available; None skips the tool check.
+            latest: the latest user message, if any.
         """
         with self._lock:
             self.refresh()
-            return self.index.recall(task, None if tools is None else tuple(tools))
+            return self.index.recall(task, None if tools is None else tuple(tools), latest=latest)
 
     def mine_sessions(self, sessions: Iterable[Session]) -> MineReport:
         """Mine stored sessions (normalised JSONL, `insika_knowledge.sessions.read_sessions`).
@@ -410,12 +492,12 @@ class ProceduralMemory:
         verdicts: dict[str, int] = {}
         reasons: dict[str, int] = {}
         for session in sessions:
-            builder = build(session.messages, self.config.verify_regexes)
+            builder = self.steps_of(session.messages)
             outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
             verdict = judge(builder.steps, outcome, builder.given)
             verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
             reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
-            run = mined_run(session.session_id, verdict, _task_reader(builder))
+            run = mined_run(session.session_id, verdict, _task_reader(builder), outcome)
             if run is not None:
                 runs.append(run)
             report.traces += 1
@@ -427,7 +509,9 @@ class ProceduralMemory:
 
     def steps_of(self, messages: Any) -> TraceBuilder:
         """The steps of a message list, as this memory reads them (for tools and tests)."""
-        return build(messages, self.config.verify_regexes)
+        return build(
+            messages, self.config.verify_regexes, verify_scripts=self.config.verify_scripts
+        )
 
     def session_steps(self, session_id: str) -> list[Step]:
         """The captured steps of a session's current task."""

@@ -14,7 +14,7 @@ upstream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from insika_knowledge.procedures.modes import SHADOW
@@ -61,8 +61,9 @@ class Stage:
         matcher: the recall matcher (``terms``).
         match_score: best match score, 0..1.
         procedure_id: the recalled procedure.
-        path_confidence: its Wilson lower bound, 0..1.
-        composed_hops: procedures chained beyond the first (always 0: no composition).
+        path_confidence: its Wilson lower bound, 0..1; for a composed chain, the product of
+            its procedures' (the chain's confidence).
+        composed_hops: procedures composed after the first (0 for a single procedure).
         cursor_step: procedure steps the session has done.
         steps_remaining: procedure steps ahead.
         adherence_delta: this request's new steps that followed minus those that left.
@@ -77,6 +78,10 @@ class Stage:
         session_id: the session (stored with the row, not part of the stage).
         matched_steps: new steps that followed (stored for the scorecard).
         diverged_steps: new steps that left (stored for the scorecard).
+        carried: the block went upstream because the session carries it from an earlier
+            request (the same bytes at the same place), not because this request placed it.
+        notes: what the skill read around on this request (an outcome header that is no
+            outcome, an ``x-ace-skills`` value it ignored).
     """
 
     action: str
@@ -106,6 +111,8 @@ class Stage:
     session_id: str | None = None
     matched_steps: int = 0
     diverged_steps: int = 0
+    carried: bool = False
+    notes: list[str] = field(default_factory=list)
 
     @property
     def is_recall(self) -> bool:
@@ -115,7 +122,8 @@ class Stage:
     def to_dict(self) -> dict[str, Any]:
         """The trace stage: ``{"name": "skill_knowledge_graph", "action": ..., ...}``.
 
-        Recall keys appear only on recall actions; canary keys only under canary.
+        Recall keys appear only on recall actions; canary keys only under canary;
+        ``carried`` only when true, ``notes`` only when there are some.
         """
         out: dict[str, Any] = {"name": STAGE_NAME, "action": self.action, "mode": self.mode}
         if self.reason is not None:
@@ -136,11 +144,15 @@ class Stage:
                 canary_percent=self.canary_percent,
                 canary_keyed_by=self.canary_keyed_by,
             )
+        if self.carried:
+            out["carried"] = True
         out.update(
             session_scoped=self.session_scoped,
             captured_turns=self.captured_turns,
             duration_ms=round(self.duration_ms, 3),
         )
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
     def skill_attrs(self) -> dict[str, Any]:
@@ -183,8 +195,9 @@ class Stage:
 
     def row(self) -> dict[str, Any]:
         """The ``procedure_stages`` row (see `insika_knowledge.store.procedures.STAGE_COLUMNS`)."""
-        derived = {"recorded_at", "injected_tokens", "skill_attrs"}
+        derived = {"recorded_at", "injected_tokens", "skill_attrs", "notes"}
         row = {key: getattr(self, key) for key in STAGE_COLUMNS if key not in derived}
         row["injected_tokens"] = self.injected_tokens if self.injected else 0
         row["skill_attrs"] = self.skill_attrs()
+        row["notes"] = list(self.notes)
         return row

@@ -38,15 +38,16 @@ class Placement:
     reason: str | None = None
 
 
-def place(body: dict[str, Any], block: str) -> Placement:
+def place(body: dict[str, Any], block: str, fmt: str | None = None) -> Placement:
     """Place `block` in `body` by the procedure block's cache rules (see the module doc).
 
     Args:
         body: the request body (OpenAI chat or Anthropic messages); not modified.
         block: the ``<knowledge>`` block (`insika_knowledge.retrieve.Retriever.block`).
+        fmt: the wire format the route says (``openai`` or ``anthropic``).
     """
     procedure = procedure_block(body)
-    injection = inject(body, block if procedure is None else block + SEPARATOR + procedure)
+    injection = inject(body, block if procedure is None else block + SEPARATOR + procedure, fmt)
     return Placement(injection.body, injection.injected, injection.reason)
 
 

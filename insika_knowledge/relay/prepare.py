@@ -143,7 +143,7 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
             retriever = relay.memory.retriever(identity.tenant)
             block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
             if block is not None:
-                placement = place(body, block)
+                placement = place(body, block, wire.name)
                 body = placement.body
                 prepared.placement = placement
         if prepared.client_body.get("n", 1) in (1, None):  # several choices: no tool loop

@@ -28,12 +28,15 @@ from insika_knowledge.store.database import Database
 
 _PROC_COLS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
-    "created_at, updated_at"
+    "created_at, updated_at, scope"
 )
+#: Rows that are listed: whole-task procedures, and sub-procedures two runs share.
+_RECURS: Final = "(scope = 'task' OR successes >= 2)"
 _SESSION_COLS: Final = (
     "session_id, run, messages_seen, turns, task, given, tools, procedure_id, cursor_step, "
-    "matched_steps, diverged_steps, tracked_upto, first_turn_at, last_turn_at"
+    "matched_steps, diverged_steps, tracked_upto, first_turn_at, last_turn_at, block, anchor"
 )
+_SESSION_MARKS: Final = ",".join("?" * len(_SESSION_COLS.split(",")))
 STAGE_COLUMNS: Final = (
     "recorded_at",
     "session_id",
@@ -63,6 +66,7 @@ STAGE_COLUMNS: Final = (
     "captured_turns",
     "duration_ms",
     "skill_attrs",
+    "notes",
 )
 
 
@@ -79,6 +83,7 @@ def _procedure(row: tuple[Any, ...]) -> Procedure:
         sample_task,
         created_at,
         updated_at,
+        scope,
     ) = row
     return Procedure(
         id=pid,
@@ -92,6 +97,7 @@ def _procedure(row: tuple[Any, ...]) -> Procedure:
         sample_task=sample_task,
         created_at=created_at,
         updated_at=updated_at,
+        scope=scope,
     )
 
 
@@ -133,7 +139,14 @@ class ProcedureRows(Protocol):
     def put(self, procedure: Procedure) -> None:
         """Insert or replace `procedure` (its ``confidence`` is stored for ranking).
 
-        Bumps the procedure generation (see `ProcedureStore.generation`).
+        Bumps the procedure generation, once per transaction (see `ProcedureStore.generation`).
+        """
+        ...
+
+    def count_population(self, terms: Iterable[str]) -> None:
+        """Add one run to the population: ``''`` and each of `terms` gain one.
+
+        Bumps the procedure generation, once per transaction (`ProcedureStore.population_since`).
         """
         ...
 
@@ -155,20 +168,17 @@ class _SQLiteRows:
     def __init__(self, conn: apsw.Connection, clock: Callable[[], str]):
         self._conn = conn
         self._clock = clock
+        self._generation: int | None = None
 
     def now(self) -> str:
         return self._clock()
 
     def claim_run(self, procedure_id: str, run_id: str, verdict: str, at: str) -> bool:
-        if self._conn.execute(
-            "SELECT 1 FROM procedure_runs WHERE procedure_id=? AND run_id=?",
-            (procedure_id, run_id),
-        ).fetchone():
-            return False
         self._conn.execute(
-            "INSERT INTO procedure_runs VALUES (?,?,?,?)", (procedure_id, run_id, verdict, at)
+            "INSERT OR IGNORE INTO procedure_runs VALUES (?,?,?,?)",
+            (procedure_id, run_id, verdict, at),
         )
-        return True
+        return bool(self._conn.changes())
 
     def failures_recorded(self, procedure_id: str) -> int:
         return _int(
@@ -184,22 +194,37 @@ class _SQLiteRows:
         ).fetchone()
         return _procedure(row) if row else None
 
+    def _bump(self) -> int:
+        """The generation this transaction's writes carry (bumped once per transaction)."""
+        if self._generation is None:
+            conn = self._conn
+            conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
+            self._generation = _int(
+                conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()
+            )
+        return self._generation
+
+    def count_population(self, terms: Iterable[str]) -> None:
+        generation = self._bump()
+        self._conn.executemany(
+            "INSERT INTO procedure_population (term, runs, generation) VALUES (?, 1, ?) "
+            "ON CONFLICT (term) DO UPDATE SET runs = runs + 1, generation = excluded.generation",
+            [(term, generation) for term in ("", *sorted(set(terms) - {""}))],
+        )
+
     def put(self, procedure: Procedure) -> None:
         conn = self._conn
-        conn.execute("UPDATE procedure_generation SET generation = generation + 1 WHERE id=1")
-        generation = _int(
-            conn.execute("SELECT generation FROM procedure_generation WHERE id=1").fetchone()
-        )
+        generation = self._bump()
         conn.execute(
             "INSERT INTO procedures (id, kind, steps, tools, triggers, trigger_runs, "
-            "successes, failures, confidence, sample_task, generation, created_at, updated_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
+            "successes, failures, confidence, sample_task, generation, created_at, updated_at, "
+            "scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
             "kind=excluded.kind, steps=excluded.steps, tools=excluded.tools, "
             "triggers=excluded.triggers, trigger_runs=excluded.trigger_runs, "
             "successes=excluded.successes, failures=excluded.failures, "
             "confidence=excluded.confidence, sample_task=excluded.sample_task, "
             "generation=excluded.generation, created_at=excluded.created_at, "
-            "updated_at=excluded.updated_at",
+            "updated_at=excluded.updated_at, scope=excluded.scope",
             (
                 procedure.id,
                 procedure.kind,
@@ -214,6 +239,7 @@ class _SQLiteRows:
                 generation,
                 procedure.created_at,
                 procedure.updated_at,
+                procedure.scope,
             ),
         )
 
@@ -241,6 +267,8 @@ class SessionRow:
     tracked_upto: int = 0
     first_turn_at: float = 0.0
     last_turn_at: float = 0.0
+    block: str = ""
+    anchor: str = ""
 
     def values(self) -> tuple[Any, ...]:
         """The row's values in ``_SESSION_COLS`` order."""
@@ -259,6 +287,8 @@ class SessionRow:
             self.tracked_upto,
             self.first_turn_at,
             self.last_turn_at,
+            self.block,
+            self.anchor,
         )
 
 
@@ -296,6 +326,16 @@ class ProcedureStore(Database):
         ).fetchall()
         return current, [_procedure(r) for r in rows]
 
+    def population_since(self, generation: int) -> dict[str, int]:
+        """Population counts changed after `generation`: term -> runs (``''``: all runs).
+
+        ``population_since(0)`` loads the whole population.
+        """
+        rows = self._conn().execute(
+            "SELECT term, runs FROM procedure_population WHERE generation > ?", (generation,)
+        )
+        return {str(term): int(runs) for term, runs in rows}
+
     def get(self, procedure_id: str) -> Procedure | None:
         """One procedure, or None."""
         row = (
@@ -306,9 +346,12 @@ class ProcedureStore(Database):
         return _procedure(row) if row else None
 
     def list_procedures(self, *, min_confidence: float = 0.0, limit: int | None = None) -> list[Procedure]:
-        """Procedures at or above `min_confidence`, most confident first (then support, id)."""
+        """Procedures at or above `min_confidence`, most confident first (then support, id).
+
+        Sub-procedures only one run has shown are not listed (`Procedure.recurs`).
+        """
         sql = (
-            f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= ? "
+            f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= ? AND {_RECURS} "
             "ORDER BY confidence DESC, successes + failures DESC, id"
         )
         params: tuple[Any, ...] = (min_confidence,)
@@ -318,8 +361,10 @@ class ProcedureStore(Database):
         return [_procedure(r) for r in self._conn().execute(sql, params)]
 
     def count(self) -> int:
-        """How many procedures there are."""
-        return _int(self._conn().execute("SELECT count(*) FROM procedures").fetchone())
+        """How many procedures are listed (see `list`)."""
+        return _int(
+            self._conn().execute(f"SELECT count(*) FROM procedures WHERE {_RECURS}").fetchone()
+        )
 
     def record_runs(self, runs: Iterable[CountedRun]) -> int:
         """Count judged runs for and against procedures, in one transaction.
@@ -368,7 +413,7 @@ class ProcedureStore(Database):
         with self._write() as conn:
             conn.execute(
                 f"INSERT OR REPLACE INTO capture_sessions ({_SESSION_COLS}) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"({_SESSION_MARKS})",
                 session.values(),
             )
             for seq, step in steps:
@@ -403,10 +448,12 @@ class ProcedureStore(Database):
                     tools=session.tools,
                     first_turn_at=session.last_turn_at,
                     last_turn_at=session.last_turn_at,
+                    block=session.block,
+                    anchor=session.anchor,
                 )
                 conn.execute(
                     f"INSERT OR REPLACE INTO capture_sessions ({_SESSION_COLS}) VALUES "
-                    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"({_SESSION_MARKS})",
                     fresh.values(),
                 )
             else:
@@ -431,6 +478,8 @@ class ProcedureStore(Database):
             value = stage.get(name)
             if name == "skill_attrs":
                 value = json.dumps(value or {}, sort_keys=True)
+            elif name == "notes":
+                value = json.dumps(list(value or ()))
             elif isinstance(value, bool):
                 value = int(value)
             values.append(value)
@@ -460,6 +509,7 @@ class ProcedureStore(Database):
         for row in self._conn().execute(sql, params + (limit,)):
             item = dict(zip(STAGE_COLUMNS, row, strict=True))
             item["skill_attrs"] = json.loads(item["skill_attrs"])
+            item["notes"] = json.loads(item["notes"])
             out.append(item)
         return out
 

@@ -10,9 +10,25 @@ A trace is judged (`judge`) as:
 - ``unverified`` otherwise (no outcome and no verify command, an outcome that disagrees
   with the trace's own last write, nothing left after pruning): such a trace is not used.
 
-`Miner` groups successful traces by their canonical step sequence (one procedure per
-sequence) and counts a failed trace against every procedure whose sequence is a prefix of
-its own: it followed that procedure and still failed.
+A successful trace contributes its *parts*, the candidate procedures it proves:
+
+- its whole step sequence (a whole-task procedure, kept where whole tasks recur);
+- every run of up to `MAX_PART_STEPS` consecutive steps that ends in a verified step: a
+  verify run that passed for a shell trace (a test run, or a script run after an edit),
+  the last step for a tool-calling trace (its outcome verified the end state). Such a
+  sub-procedure (``create the script; run it with PYTHONPATH=repo``) recurs across
+  different tasks that share an environment even when no two whole traces are alike, and
+  it leaves out a step seen in only some of the runs that share it (``cancel`` is its own
+  part of ``upgrade, cancel``).
+
+A procedure is a distinct step sequence; each successful run counts once for each of its
+parts. A failed trace counts against every procedure whose sequence is a prefix of its
+own (it followed that procedure and still failed) and against every run of up to
+`MAX_PART_STEPS` steps that ends its sequence (it ended the way that part does and failed).
+
+`Miner` does the grouping in memory; it also keeps the *population*: how many runs
+labelled successful (verified or not, a hand-off or a refusal included) had each task term,
+which recall uses to tell terms specific to a procedure's tasks from common ones.
 """
 
 from __future__ import annotations
@@ -23,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.analysis.text import terms
-from insika_knowledge.procedure import Procedure, ProcedureStep, procedure_keys
+from insika_knowledge.procedure import PART, TASK, Procedure, ProcedureStep, procedure_keys
 from insika_knowledge.procedures.mining.prune import prune
 from insika_knowledge.procedures.trace.steps import PENDING, SHELL, TOOL, Step
 from insika_knowledge.procedures.trace.verify import FAIL, PASS
@@ -31,6 +47,25 @@ from insika_knowledge.procedures.trace.verify import FAIL, PASS
 SUCCESS: Final = "success"
 FAILURE: Final = "failure"
 UNVERIFIED: Final = "unverified"
+#: The longest sub-procedure (steps ending in a verified step) a run contributes.
+MAX_PART_STEPS: Final = 4
+#: The population's key for the number of runs itself.
+RUNS: Final = ""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A candidate procedure one successful run proves.
+
+    Attributes:
+        key: its procedure id (`insika_knowledge.procedure.procedure_id` of `steps`).
+        steps: the canonical steps.
+        tools: tool names the steps call.
+    """
+
+    key: str
+    steps: tuple[ProcedureStep, ...]
+    tools: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -46,6 +81,10 @@ class Verdict:
         steps: the canonical steps (pruned; cut after the proving verify run on success).
         keys: procedure ids of every prefix of `steps`; the last is the trace's procedure.
         tools: tool names the kept steps call.
+        parts: on success, the procedures the run proves (the whole sequence first, then
+            the runs of steps ending in a verified step).
+        against: on failure, the procedure ids it counts against (its prefixes, then the
+            runs of up to `MAX_PART_STEPS` steps that end it).
     """
 
     verdict: str
@@ -54,6 +93,8 @@ class Verdict:
     steps: tuple[ProcedureStep, ...] = ()
     keys: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()
+    against: tuple[str, ...] = ()
 
     @property
     def procedure_id(self) -> str:
@@ -87,7 +128,9 @@ def judge(
         end = max((i for i, (s, _) in enumerate(kept) if s is last), default=-1)
         if end < 0:
             return Verdict(UNVERIFIED, "empty", kind)
-        return _verdict(SUCCESS, "verify_passed", kind, kept[: end + 1])
+        kept = kept[: end + 1]
+        verified = [i for i, (s, _) in enumerate(kept) if s.verify and s.status == PASS]
+        return _verdict(SUCCESS, "verify_passed", kind, kept, verified)
     if outcome == FAILURE:
         return _verdict(FAILURE, "outcome_failure", kind, kept)
     if kind == SHELL:
@@ -101,16 +144,43 @@ def judge(
         return Verdict(UNVERIFIED, "last_write_failed", kind)
     if not kept:
         return Verdict(UNVERIFIED, "empty", kind)
-    return _verdict(SUCCESS, "outcome_success", kind, kept)
+    return _verdict(SUCCESS, "outcome_success", kind, kept, [len(kept) - 1])
 
 
 def _verdict(
-    verdict: str, reason: str, kind: str, kept: Sequence[tuple[Step, ProcedureStep]]
+    verdict: str,
+    reason: str,
+    kind: str,
+    kept: Sequence[tuple[Step, ProcedureStep]],
+    verified: Sequence[int] = (),
 ) -> Verdict:
     steps = tuple(p for _, p in kept)
-    return Verdict(
-        verdict, reason, kind, steps, tuple(procedure_keys(steps)), tools_of(s for s, _ in kept)
-    )
+    keys = tuple(procedure_keys(steps))
+    tools = tools_of(s for s, _ in kept)
+    if verdict == SUCCESS:
+        parts = _parts(kept, keys, tools, verified)
+        return Verdict(verdict, reason, kind, steps, keys, tools, parts=parts)
+    against = dict.fromkeys(keys)
+    for start in range(max(0, len(kept) - MAX_PART_STEPS), len(kept)):
+        against.setdefault(procedure_keys(steps[start:])[-1])
+    return Verdict(verdict, reason, kind, steps, keys, tools, against=tuple(against))
+
+
+def _parts(
+    kept: Sequence[tuple[Step, ProcedureStep]],
+    keys: Sequence[str],
+    tools: tuple[str, ...],
+    verified: Sequence[int],
+) -> tuple[Part, ...]:
+    steps = tuple(p for _, p in kept)
+    out = {keys[-1]: Part(keys[-1], steps, tools)}
+    for end in verified:
+        for start in range(max(0, end + 1 - MAX_PART_STEPS), end + 1):
+            window = steps[start : end + 1]
+            key = procedure_keys(window)[-1]
+            if key not in out:
+                out[key] = Part(key, window, tools_of(s for s, _ in kept[start : end + 1]))
+    return tuple(out.values())
 
 
 def tools_of(steps: Iterable[Step]) -> tuple[str, ...]:
@@ -126,6 +196,7 @@ class _Draft:
     sample_task: str
     triggers: Counter[str] = field(default_factory=Counter)
     successes: set[str] = field(default_factory=set)
+    whole: bool = False
 
 
 @dataclass
@@ -139,8 +210,10 @@ class Miner:
 
     verdicts: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    population: Counter[str] = field(default_factory=Counter)
     _drafts: dict[str, _Draft] = field(default_factory=dict)
     _failed: dict[str, set[str]] = field(default_factory=dict)
+    _counted: set[str] = field(default_factory=set)
 
     def add(
         self,
@@ -158,33 +231,55 @@ class Miner:
             steps: its steps.
             outcome: the declared outcome or None.
             task: its canonical task text (the trigger), or a callable returning it (only
-                called for a success).
+                called for a run labelled or judged successful).
             given: hashes of the tokens the user wrote.
         """
         verdict = judge(steps, outcome, given)
-        if verdict.verdict == SUCCESS and callable(task):
-            task = task()
-        self.add_verdict(run_id, verdict, task if isinstance(task, str) else "")
+        if callable(task):
+            task = task() if verdict.verdict == SUCCESS or outcome == SUCCESS else ""
+        self.add_verdict(run_id, verdict, task, outcome)
         return verdict
 
-    def add_verdict(self, run_id: str, verdict: Verdict, task: str = "") -> None:
-        """Count an already judged trace (see `add`)."""
+    def add_verdict(
+        self, run_id: str, verdict: Verdict, task: str = "", outcome: str | None = None
+    ) -> None:
+        """Count an already judged trace (see `add`).
+
+        Args:
+            run_id: the run's id.
+            verdict: its verdict.
+            task: its canonical task text.
+            outcome: the declared outcome; a ``success`` label counts the run in the
+                population even when the trace itself is unverified.
+        """
         self.verdicts[verdict.verdict] += 1
         self.reasons[verdict.reason] += 1
+        task_terms = terms(task) if task else frozenset()
+        if (verdict.verdict == SUCCESS or outcome == SUCCESS) and run_id not in self._counted:
+            self._counted.add(run_id)
+            self.population[RUNS] += 1
+            self.population.update(task_terms)
         if verdict.verdict == SUCCESS:
-            key = verdict.procedure_id
-            draft = self._drafts.get(key)
-            if draft is None:
-                draft = self._drafts[key] = _Draft(verdict.kind, verdict.steps, verdict.tools, task)
-            if run_id not in draft.successes:
-                draft.successes.add(run_id)
-                draft.triggers.update(terms(task))
+            for part in verdict.parts:
+                draft = self._drafts.get(part.key)
+                if draft is None:
+                    draft = self._drafts[part.key] = _Draft(
+                        verdict.kind, part.steps, part.tools, task
+                    )
+                if run_id not in draft.successes:
+                    draft.successes.add(run_id)
+                    draft.triggers.update(task_terms)
+                    draft.whole = draft.whole or part.key == verdict.procedure_id
         elif verdict.verdict == FAILURE:
-            for key in verdict.keys:
+            for key in verdict.against:
                 self._failed.setdefault(key, set()).add(run_id)
 
-    def procedures(self) -> list[Procedure]:
-        """Every procedure found so far, most supported first (then by id)."""
+    def procedures(self, *, latent: bool = False) -> list[Procedure]:
+        """The procedures found so far, most supported first (then by id).
+
+        Args:
+            latent: also the sub-procedures only one run has shown (`Procedure.recurs`).
+        """
         out = [
             Procedure(
                 id=key,
@@ -196,8 +291,10 @@ class Miner:
                 successes=len(d.successes),
                 failures=len(self._failed.get(key, set()) - d.successes),
                 sample_task=d.sample_task,
+                scope=TASK if d.whole else PART,
             )
             for key, d in self._drafts.items()
+            if latent or d.whole or len(d.successes) >= 2
         ]
         out.sort(key=lambda p: (-p.support, -p.confidence, p.id))
         return out

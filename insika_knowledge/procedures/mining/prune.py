@@ -4,8 +4,10 @@ Given a trace's steps in order, `prune` keeps what a later run has to do again:
 
 - superseded steps go: a failed step that a later step with the same signature retried
   successfully (a failing verify run counts as retried by a later run of the same verify
-  tool), and an edit whose file and range (or record) a later write overwrote (a
-  whole-file write overwrites every earlier edit of that file);
+  tool; two shell commands are the same attempt when their acting verbs and file
+  arguments agree, whatever ``cd`` or environment they set), an edit whose file and range
+  (or record) a later write overwrote (a whole-file write overwrites every earlier edit of
+  that file), and a removal of a file that a later whole-file write created again;
 - read-only exploration goes (``ls``, ``cat``, ``grep``, ``git status``, ``get_*`` tools...),
   but what it found stays useful: when a kept step uses a target (an id, a path) that a
   pruned step's output revealed and the user never gave, the kept step carries the note
@@ -20,11 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from insika_knowledge.procedure import ProcedureStep
-from insika_knowledge.procedures.trace.steps import PENDING, Step
+from insika_knowledge.procedures.trace.shell import retry_key
+from insika_knowledge.procedures.trace.steps import PENDING, SHELL, Step
 
 
 def _retry_key(step: Step) -> str:
-    return ("verify:" + step.name) if step.verify else step.signature
+    if step.verify and not step.configured:
+        return "verify:" + step.name
+    return retry_key(step.template) if step.kind == SHELL else step.signature
 
 
 def _resolved_edit_keys(steps: Sequence[Step]) -> list[str]:

@@ -3,11 +3,16 @@
 The store only reads and writes rows (`insika_knowledge.store.procedures.ProcedureRows`);
 the counting rules live here:
 
-- a success counts for the procedure of its whole step sequence: it creates the procedure
-  when new (taking the failures already recorded against that sequence), adds one success
-  and merges the task's index terms into the triggers;
-- a failure counts against every procedure whose id is one of its prefix keys, now or when
-  such a procedure appears later;
+- a success counts for each of its parts (its whole step sequence and the runs of steps
+  that end in a verified step, `insika_knowledge.procedures.mining.mine.Part`): it
+  creates the procedure when new (taking the failures already recorded against that
+  sequence), adds one success and merges the task's index terms into the triggers;
+- a failure counts against every procedure id it ended or began like
+  (`insika_knowledge.procedures.mining.mine.Verdict.against`), now or when such a
+  procedure appears later;
+- a run labelled or judged successful (a hand-off or a refusal with a ``success`` label
+  included) counts once in the population: the task terms of successful runs, which
+  recall weighs a procedure's triggers against;
 - a run counts once per procedure id (replayed or re-mined traces count nothing twice).
 
 A procedure's confidence (the Wilson lower bound of its success rate,
@@ -19,11 +24,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from insika_knowledge.analysis.text import terms
-from insika_knowledge.procedure import Procedure, ProcedureStep
-from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict
+from insika_knowledge.procedure import PART, TASK, Procedure, ProcedureStep
+from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Part, Verdict
 from insika_knowledge.store.procedures import ProcedureRows
+
+#: The `ProcedureRows.claim_run` id that counts a run once in the population.
+POPULATION: Final = "@population"
 
 
 @dataclass(frozen=True)
@@ -32,13 +41,16 @@ class MinedRun:
 
     Attributes:
         run_id: the session id (``#n`` appended for the n-th later task of a session).
-        verdict: ``success`` or ``failure``.
-        keys: procedure ids of every prefix of the run's steps; the last is its own.
+        verdict: ``success``, ``failure`` or ``unverified`` (population only).
+        keys: a success: procedure ids of every prefix of its steps (the last is its own);
+            a failure: the ids it counts against.
         kind: ``tool`` or ``shell``.
         steps: the canonical steps (stored when a success creates the procedure).
         tools: tool names the steps call.
         terms: index terms of the task (`insika_knowledge.analysis.text.terms`).
         task: the canonical task text.
+        parts: the procedures a success counts for (none: its whole sequence only).
+        population: count the run in the population (it is labelled or judged successful).
     """
 
     run_id: str
@@ -49,6 +61,8 @@ class MinedRun:
     tools: tuple[str, ...] = ()
     terms: frozenset[str] = frozenset()
     task: str = ""
+    parts: tuple[Part, ...] = ()
+    population: bool = False
 
     def record(self, rows: ProcedureRows) -> int:
         """Count this run in the open write transaction `rows`.
@@ -61,9 +75,20 @@ class MinedRun:
             How many (procedure, run) pairs were new (0 when the run was already counted).
         """
         now = rows.now()
+        new = 0
+        if self.population and rows.claim_run(POPULATION, self.run_id, SUCCESS, now):
+            rows.count_population(self.terms)
         if self.verdict == FAILURE:
-            return _record_failure(rows, self, now)
-        return _record_success(rows, self, now)
+            new += _record_failure(rows, self, now)
+        elif self.verdict == SUCCESS:
+            parts = self.parts or (
+                (Part(self.keys[-1], self.steps, self.tools),) if self.keys else ()
+            )
+            whole = self.keys[-1] if self.keys else ""
+            new += sum(
+                _record_success(rows, self, part, now, whole=part.key == whole) for part in parts
+            )
+        return new
 
 
 def _record_failure(rows: ProcedureRows, run: MinedRun, now: str) -> int:
@@ -75,27 +100,26 @@ def _record_failure(rows: ProcedureRows, run: MinedRun, now: str) -> int:
         procedure = rows.get(key)
         if procedure is not None:
             rows.put(
-                dataclasses.replace(
-                    procedure, failures=procedure.failures + 1, updated_at=now
-                )
+                dataclasses.replace(procedure, failures=procedure.failures + 1, updated_at=now)
             )
     return new
 
 
-def _record_success(rows: ProcedureRows, run: MinedRun, now: str) -> int:
-    if not run.keys:
-        return 0
-    key = run.keys[-1]
+def _record_success(
+    rows: ProcedureRows, run: MinedRun, part: Part, now: str, *, whole: bool
+) -> int:
+    key = part.key
     if not rows.claim_run(key, run.run_id, SUCCESS, now):
         return 0
     procedure = rows.get(key)
+    scope = TASK if whole else PART
     if procedure is None:
         rows.put(
             Procedure(
                 id=key,
                 kind=run.kind,
-                steps=run.steps,
-                tools=run.tools,
+                steps=part.steps,
+                tools=part.tools,
                 triggers={t: 1 for t in sorted(run.terms)},
                 trigger_runs=1,
                 successes=1,
@@ -103,6 +127,7 @@ def _record_success(rows: ProcedureRows, run: MinedRun, now: str) -> int:
                 sample_task=run.task,
                 created_at=now,
                 updated_at=now,
+                scope=scope,
             )
         )
         return 1
@@ -116,24 +141,36 @@ def _record_success(rows: ProcedureRows, run: MinedRun, now: str) -> int:
             trigger_runs=procedure.trigger_runs + 1,
             successes=procedure.successes + 1,
             updated_at=now,
+            scope=TASK if whole else procedure.scope,
         )
     )
     return 1
 
 
-def mined_run(run_id: str, verdict: Verdict, task: str | Callable[[], str]) -> MinedRun | None:
-    """The run to count for a judged trace, or None for an unverified one.
+def mined_run(
+    run_id: str,
+    verdict: Verdict,
+    task: str | Callable[[], str],
+    outcome: str | None = None,
+) -> MinedRun | None:
+    """The run to count for a judged trace, or None when it counts for nothing.
 
     Args:
         run_id: the run's id.
         verdict: the trace's verdict.
-        task: the canonical task text, or a callable returning it (called for a success only).
+        task: the canonical task text, or a callable returning it (called only for a run
+            labelled or judged successful).
+        outcome: the declared outcome: an unverified trace labelled ``success`` still counts
+            in the population.
     """
-    if verdict.verdict not in (SUCCESS, FAILURE) or not verdict.keys:
+    population = verdict.verdict == SUCCESS or outcome == SUCCESS
+    if verdict.verdict == FAILURE and verdict.against:
+        return MinedRun(run_id, FAILURE, verdict.against, verdict.kind, population=population)
+    if not population:
         return None
-    if verdict.verdict == FAILURE:
-        return MinedRun(run_id, FAILURE, verdict.keys, verdict.kind)
     text = task() if callable(task) else task
+    if verdict.verdict != SUCCESS or not verdict.keys:
+        return MinedRun(run_id, "unverified", (), verdict.kind, terms=terms(text), population=True)
     return MinedRun(
         run_id,
         verdict.verdict,
@@ -143,4 +180,6 @@ def mined_run(run_id: str, verdict: Verdict, task: str | Callable[[], str]) -> M
         verdict.tools,
         terms(text),
         text,
+        parts=verdict.parts,
+        population=True,
     )

@@ -1,17 +1,38 @@
-"""Injection: put the block into the last user message without touching the cached prefix.
+"""Injection: get the block to the model without touching the cached prefix, and keep it there.
 
-The block goes at the end of the last ``user`` message: appended to a string content
-after a blank line, or as a new ``{"type": "text"}`` part at the end of a content list
-(Anthropic content blocks and OpenAI content parts alike). Prompt caching keys on the
-bytes before a ``cache_control`` breakpoint, so:
+Prompt caching keys on the bytes before a ``cache_control`` breakpoint, and a client never
+sends the injected block back: it only knows its own messages. So a block is *placed* once
+per session and then *carried*: every later request of the session gets the identical
+block bytes at the identical place (relative to the client's own messages), and the
+upstream prefix stays byte-stable from one request to the next.
 
-- when the caller's last breakpoint is in an earlier message or in the last user message
-  itself, appending at the end leaves every byte before it as it was;
-- when the last breakpoint lies after the last user message, nothing is injected
-  (``cache_breakpoint_after_last_user``);
-- when the body already carries a block (a previous turn's, sent back by the client), that
-  block is replaced in place instead of adding a second one; if it sits before the last
-  breakpoint it is left exactly as it is (``block_in_cached_prefix``).
+Placement, on the first request that recalls a procedure (`place`):
+
+- when the newest breakpoint is before the end of the last ``user`` message (in an earlier
+  message, or on a part of that message), the block goes at the end of that message:
+  appended to a string content after a blank line, or as a new ``{"type": "text"}`` part at
+  the end of a content list (Anthropic content blocks and OpenAI content parts alike);
+  every byte before the breakpoint stays as it was;
+- when the newest breakpoint is on a message after the last user message (an agent loop
+  that marks its newest tool result), or on the whole last user message, nothing before
+  it may change, so the block goes after the last message: OpenAI chat takes a new
+  ``user`` message there (a user turn may follow a tool or an assistant message); Anthropic
+  messages takes a text part at the end of the last message when that is a ``user``
+  message (text blocks may follow ``tool_result`` blocks), and a new ``user`` message after
+  an assistant turn that is not a prefill. A body that ends in an assistant message under a
+  breakpoint in Anthropic format is a prefill: nothing is injected
+  (``assistant_prefill``);
+- a body with no user message gets nothing (``no_user_message``); a body that already
+  carries a block of this shape (a client that echoes it) keeps it, replaced in place when
+  it is after the newest breakpoint, left alone inside the cached prefix
+  (``block_in_cached_prefix``).
+
+The place is an `Anchor`: the client message the block is attached to (or follows), how,
+and a digest of that message (its JSON without the ``cache_control`` marks, which clients
+move from request to request). `carry` puts the same bytes at the same anchor on every
+later request, as long as the client still sends that message unchanged; when it does not
+(the history was rewritten or trimmed), the carry is lost (``carry_lost``) and the next
+placement starts afresh.
 
 The caller's body is never mutated: the result shares every untouched object with it and
 copies only the path to the changed message.
@@ -19,9 +40,11 @@ copies only the path to the changed message.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from insika_knowledge.procedures.recall.render import HEADER_PREFIX
@@ -32,6 +55,54 @@ SEPARATOR: Final = "\n\n"
 BLOCK_RE: Final = re.compile(
     re.escape(HEADER_PREFIX) + r"\d+ prior runs?, confidence \d+\.\d{2}\](?:\n\d+\. [^\n]*)*"
 )
+OPENAI: Final = "openai"
+ANTHROPIC: Final = "anthropic"
+#: `Anchor.kind` values.
+TAIL: Final = "tail"
+PART: Final = "part"
+MESSAGE: Final = "message"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where a session's block sits, relative to the client's own messages.
+
+    Attributes:
+        kind: ``tail`` (appended to the string content of message `index`), ``part`` (a
+            text part at position `part` of message `index`'s content list) or ``message``
+            (a new user message right after message `index`).
+        index: the client message the block is attached to or follows.
+        part: for ``part``, the position of the block in the content list.
+        digest: 16 hex digits of blake2b over that client message (markers removed).
+        procedure: the recalled procedure (or chain) whose block it is.
+    """
+
+    kind: str
+    index: int
+    part: int = 0
+    digest: str = ""
+    procedure: str = ""
+
+    def to_json(self) -> str:
+        """The anchor as stored with the session."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Anchor | None:
+        """The inverse of `to_json`; None for '' or anything malformed."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            return cls(
+                str(data["kind"]),
+                int(data["index"]),
+                int(data.get("part", 0)),
+                str(data.get("digest", "")),
+                str(data.get("procedure", "")),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
 
 
 @dataclass(frozen=True)
@@ -41,19 +112,50 @@ class Injection:
     Attributes:
         body: the body to send upstream (the caller's object itself when unchanged).
         injected: the block is in `body` because this call put it there.
-        reason: why not, when not (``no_user_message``, ``cache_breakpoint_after_last_user``,
-            ``block_in_cached_prefix``), else None.
+        reason: why not, when not (``no_user_message``, ``assistant_prefill``,
+            ``block_in_cached_prefix``, ``carry_lost``), else None.
+        anchor: where the block is (None when not injected).
     """
 
     body: dict[str, Any]
     injected: bool
     reason: str | None = None
+    anchor: Anchor | None = None
+
+
+def wire_format(body: Mapping[str, Any]) -> str:
+    """``anthropic`` (top-level ``system``, ``tool_use``/``tool_result`` blocks) or ``openai``."""
+    if "system" in body:
+        return ANTHROPIC
+    for message in body.get("messages") or ():
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("role") in ("system", "tool", "developer") or "tool_calls" in message:
+            return OPENAI
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, Mapping) and part.get("type") in ("tool_use", "tool_result"):
+                    return ANTHROPIC
+    return OPENAI
+
+
+def digest(message: Any) -> str:
+    """16 hex digits of blake2b over `message`'s JSON, ``cache_control`` marks removed."""
+    text = json.dumps(_unmarked(message), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
 
 
 def _has_breakpoint(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return "cache_control" in value
-    return False
+    return isinstance(value, Mapping) and "cache_control" in value
 
 
 def last_breakpoint(messages: list[Any]) -> tuple[int, int] | None:
@@ -120,21 +222,8 @@ def _with_block(content: Any, block: str) -> Any:
     return parts
 
 
-def inject(body: Mapping[str, Any], block: str) -> Injection:
-    """Add (or update in place) `block` in the last user message of `body`.
-
-    Args:
-        body: the request body (OpenAI chat or Anthropic messages); not modified.
-        block: the rendered block (starts with ``[recalled procedure — ``).
-
-    Returns:
-        The `Injection`.
-    """
-    original = body if isinstance(body, dict) else dict(body)
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return Injection(original, False, "no_user_message")
-    last_user = next(
+def _last_user(messages: list[Any]) -> int | None:
+    return next(
         (
             i
             for i in range(len(messages) - 1, -1, -1)
@@ -142,43 +231,134 @@ def inject(body: Mapping[str, Any], block: str) -> Injection:
         ),
         None,
     )
+
+
+def place(body: Mapping[str, Any], block: str, procedure: str = "", fmt: str | None = None) -> Injection:
+    """Put `block` into `body` for the first time (see the module docstring).
+
+    Args:
+        body: the request body (OpenAI chat or Anthropic messages); not modified.
+        block: the rendered block (starts with ``[ACE recalled procedure — ``).
+        procedure: the recalled procedure (or chain) id, kept in the anchor.
+        fmt: the wire format when the caller knows it (the relay knows it from the
+            route: ``anthropic`` or ``openai``); None reads it from the body (`wire_format`).
+
+    Returns:
+        The `Injection`, with the `Anchor` a session keeps for `carry` when injected.
+    """
+    original = body if isinstance(body, dict) else dict(body)
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return Injection(original, False, "no_user_message")
+    last_user = _last_user(messages)
     if last_user is None:
         return Injection(original, False, "no_user_message")
     breakpoint = last_breakpoint(messages)
-    if breakpoint is not None and breakpoint[0] > last_user:
-        return Injection(original, False, "cache_breakpoint_after_last_user")
-    if isinstance(messages[last_user], Mapping) and "cache_control" in messages[last_user]:
-        # A breakpoint on the message itself covers all of it, whatever is appended.
-        return Injection(original, False, "block_in_cached_prefix")
+    echoed = _echoed(original, messages, breakpoint, block)
+    if echoed is not None:
+        return echoed
+    whole_marked = (
+        isinstance(messages[last_user], Mapping) and "cache_control" in messages[last_user]
+    )
+    if (breakpoint is None or breakpoint[0] <= last_user) and not whole_marked:
+        content = messages[last_user].get("content")
+        if isinstance(content, list):
+            anchor = Anchor(PART, last_user, len(content), digest(messages[last_user]), procedure)
+        else:
+            anchor = Anchor(TAIL, last_user, 0, digest(messages[last_user]), procedure)
+        return Injection(_attach(original, messages, anchor, block), True, None, anchor)
+    last = len(messages) - 1
+    if (fmt or wire_format(original)) == ANTHROPIC:
+        tail = messages[last]
+        if isinstance(tail, Mapping) and tail.get("role") == "assistant":
+            return Injection(original, False, "assistant_prefill")
+        content = tail.get("content") if isinstance(tail, Mapping) else None
+        if isinstance(content, list) and "cache_control" not in tail:
+            anchor = Anchor(PART, last, len(content), digest(tail), procedure)
+            return Injection(_attach(original, messages, anchor, block), True, None, anchor)
+    anchor = Anchor(MESSAGE, last, 0, digest(messages[last]), procedure)
+    return Injection(_attach(original, messages, anchor, block), True, None, anchor)
+
+
+def _echoed(
+    original: dict[str, Any],
+    messages: list[Any],
+    breakpoint: tuple[int, int] | None,
+    block: str,
+) -> Injection | None:
+    """A block the client sent back: replaced in place, or left alone in the cached prefix."""
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") != "user":
             continue
         position = _block_position(message.get("content"))
-        if position is None or i == last_user:
+        if position is None:
             continue
         cached = breakpoint is not None and (
             i < breakpoint[0]
             or (i == breakpoint[0] and (position == -1 or position <= breakpoint[1]))
+            or "cache_control" in message
         )
         if cached:
             return Injection(original, False, "block_in_cached_prefix")
-        return Injection(_replace(original, messages, i, block), True)
-    position = _block_position(messages[last_user].get("content"))
+        new_message = dict(message)
+        new_message["content"] = _with_block(message.get("content"), block)
+        return Injection(_replaced(original, messages, i, new_message), True)
+    return None
+
+
+def carry(body: Mapping[str, Any], block: str, anchor: Anchor) -> Injection:
+    """Put the session's `block` back at `anchor` (the same bytes at the same place).
+
+    Args:
+        body: a later request of the session; not modified.
+        block: the block the session received.
+        anchor: where it was placed.
+
+    Returns:
+        The `Injection` (``carry_lost`` when the client no longer sends the anchor message
+        as it was).
+    """
+    original = body if isinstance(body, dict) else dict(body)
+    messages = body.get("messages")
     if (
-        position is not None
-        and breakpoint is not None
-        and breakpoint[0] == last_user
-        and (position == -1 or position <= breakpoint[1])
+        not isinstance(messages, list)
+        or anchor.index >= len(messages)
+        or digest(messages[anchor.index]) != anchor.digest
     ):
-        return Injection(original, False, "block_in_cached_prefix")
-    return Injection(_replace(original, messages, last_user, block), True)
+        return Injection(original, False, "carry_lost")
+    return Injection(_attach(original, messages, anchor, block), True, None, anchor)
 
 
-def _replace(body: dict[str, Any], messages: list[Any], index: int, block: str) -> dict[str, Any]:
-    message = dict(messages[index])
-    message["content"] = _with_block(message.get("content"), block)
+def _attach(
+    body: dict[str, Any], messages: list[Any], anchor: Anchor, block: str
+) -> dict[str, Any]:
+    message = messages[anchor.index]
+    if anchor.kind == MESSAGE:
+        new_messages = list(messages)
+        new_messages.insert(anchor.index + 1, {"role": "user", "content": block})
+        return {**body, "messages": new_messages}
+    content = message.get("content")
+    new_message = dict(message)
+    if anchor.kind == TAIL:
+        text = content if isinstance(content, str) else ""
+        new_message["content"] = (text + SEPARATOR if text else "") + block
+    else:
+        parts = list(content) if isinstance(content, list) else []
+        parts.insert(min(anchor.part, len(parts)), {"type": "text", "text": block})
+        new_message["content"] = parts
+    return _replaced(body, messages, anchor.index, new_message)
+
+
+def _replaced(
+    body: dict[str, Any], messages: list[Any], index: int, message: dict[str, Any]
+) -> dict[str, Any]:
     new_messages = list(messages)
     new_messages[index] = message
     new_body = dict(body)
     new_body["messages"] = new_messages
     return new_body
+
+
+def inject(body: Mapping[str, Any], block: str, fmt: str | None = None) -> Injection:
+    """`place` without a session (kept for callers that inject once)."""
+    return place(body, block, fmt=fmt)

@@ -1,41 +1,70 @@
-"""Recall: match a new task against the triggers of the recallable procedures.
+"""Recall: pick the procedure a new task's intent calls for, and only when the evidence is specific.
 
-Matcher ``terms``: the task (the first user message, canonicalised like the triggers) is
-analysed by the project's tokeniser (`insika_knowledge.analysis.text.terms`). Each procedure's
-trigger is a weight per term: the share of its successful runs whose task contained the
-term. The match score is the cosine between the task's vector (each term weighted by its
-inverse document frequency over the indexed procedures, ``ln((N+1)/(df+0.5))`` divided
-by its largest possible value, so a term no procedure knows weighs 1 and a term every
-procedure has weighs about 0) and the procedure's trigger vector; it lies in [0, 1].
+Matcher ``terms``. The query is the task (the first user message) and the latest user
+message, canonicalised like the triggers and analysed by the project's tokeniser
+(`insika_knowledge.analysis.text.terms`). Each procedure's trigger counts, per term, the
+successful runs behind it whose task had the term; the *population* counts, per term,
+every run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
+stored by `insika_knowledge.store.procedures.ProcedureStore.population_since`), whatever
+it did: a hand-off, a refusal without any write, another procedure.
 
-Only procedures whose confidence (Wilson lower bound) reaches ``min_confidence`` are in
-the index; a procedure whose runs start failing falls below it and drops out. A
-tool-calling procedure is only recalled when the request offers every tool its steps
-call. The best score at or above ``min_match_score`` is a hit; ties go to the higher
-confidence, then the larger support, then the smaller id.
+The match score of a procedure P is an estimate of the share of past successful runs with
+tasks like the query that did P: for each query term t the population knows,
 
-An inverted index (term -> {slot: weight}) keeps a recall proportional to the postings of
-the task's terms, not to the number of procedures: terms are taken rarest first; a term
-held by more than 1/16 of the procedures (and over 256) only adds to the candidates the
-rarer terms found (a procedure that shares nothing but frequent terms with the task
-cannot score well); terms with a weight under 0.02 are skipped.
+    share(t) = (runs of P with t + a * base(P)) / (population runs with t + a)
+
+(``a`` = 1 smooths a term seen in few runs toward P's base rate, base(P) = P's runs / all
+runs), averaged over the query terms weighted by their inverse document frequency in the
+population, ``ln((N+1)/(n_t+0.5)) / ln((N+1)/0.5)``. A term every successful run had weighs
+almost nothing; a term only P's runs had pulls the score toward 1; a term the runs that did
+something else had pulls it toward 0. So ``cancel`` recalls nothing when past ``cancel``
+tasks were solved by a hand-off as often as by a cancellation, and the score is the
+precision the recall can expect. A procedure is a hit when its score reaches
+``min_match_score`` and it shares at least one term with the query.
+
+Only recallable procedures are indexed: confidence (Wilson lower bound) at least
+``min_confidence``, listed (`insika_knowledge.procedure.Procedure.recurs`), with steps,
+and not only a hand-off or give-up (``transfer_to_human_agents`` is never the way to do a
+task). A tool-calling procedure is only recalled when the request offers every tool its
+steps call. Ties go to the higher confidence, then the larger support, then the smaller id.
+
+Chains: beside the best procedure, other procedures that pass the same bar and share no
+action with those already chosen (`action_key`: a tool, or a shell command's verbs and file
+arguments; sharing one makes them alternatives) are composed after it (at most
+``max_hops`` more), so a task covered by two sub-procedures gets both; the chain's
+confidence is the product of theirs.
+
+An inverted index (term -> {slot: runs}) keeps a recall proportional to the postings of the
+query's terms: terms are taken rarest first; a term held by more than 1/16 of the
+procedures (and over 256) only adds to the candidates the rarer terms found. Without a
+population (tests, a store mined before it existed) the triggers of every known procedure,
+recallable or not, stand in for it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.trace.canonical import canonical_text
+from insika_knowledge.procedures.trace.shell import retry_key
 
 MATCHER: Final = "terms"
-_MIN_TERM_WEIGHT: Final = 0.02
+#: The population's key for the number of runs itself.
+RUNS: Final = ""
+_SMOOTHING: Final = 1.0
 _COMMON_MIN_DF: Final = 256
 _COMMON_SHARE: Final = 16
+#: A tool whose call hands the task over or gives it up (its base name, at the start).
+_HANDOFF_RE: Final = re.compile(
+    r"^(?:\w+(?:__|\.))?(?:transfer|hand_?off|escalate|give_?up|abort|request_human|ask_human"
+    r"|contact_human|human_handoff)"
+)
 
 
 @dataclass(frozen=True)
@@ -43,19 +72,70 @@ class Recall:
     """The outcome of one recall.
 
     Attributes:
-        procedure: the recalled procedure (None on a miss).
-        score: the match score of the best eligible procedure (0.0 when none shares a term).
+        chain: the recalled procedures, in order (empty on a miss; more than one when
+            sub-procedures were composed).
+        score: the match score of the first procedure (on a miss: the best score seen,
+            0.0 when nothing shares a term).
         matcher: the matcher's name (``terms``).
     """
 
-    procedure: Procedure | None
+    chain: tuple[Procedure, ...]
     score: float
     matcher: str = MATCHER
 
     @property
+    def procedure(self) -> Procedure | None:
+        """The first recalled procedure, or None on a miss."""
+        return self.chain[0] if self.chain else None
+
+    @property
     def hit(self) -> bool:
         """A procedure was recalled."""
-        return self.procedure is not None
+        return bool(self.chain)
+
+    @property
+    def hops(self) -> int:
+        """Procedures composed after the first (``kg_composed_hops``)."""
+        return max(0, len(self.chain) - 1)
+
+    @property
+    def path_confidence(self) -> float:
+        """The chain's confidence: the product of its procedures' (0.0 on a miss)."""
+        if not self.chain:
+            return 0.0
+        return math.prod(p.confidence for p in self.chain)
+
+    @property
+    def key(self) -> str:
+        """The chain's ids joined by ``+`` ('' on a miss): what a session pins."""
+        return "+".join(p.id for p in self.chain)
+
+
+def is_handoff(procedure: Procedure) -> bool:
+    """Every step of `procedure` hands the task over or gives it up."""
+    if procedure.kind != "tool" or not procedure.steps:
+        return False
+    return all(_HANDOFF_RE.match(s.template.split("(", 1)[0].lower()) for s in procedure.steps)
+
+
+def action_key(template: str) -> str:
+    """What a step does, whatever its arguments: the tool's name, or a shell retry key.
+
+    Two procedures with a step of the same action are alternatives (three ways to run the
+    same script), never two parts of one chain.
+    """
+    head = template.split("(", 1)[0]
+    if "(" in template and head.replace("_", "").replace(".", "").isalnum():
+        return head
+    return retry_key(template)
+
+
+def query_terms(task: str, latest: str = "") -> tuple[str, ...]:
+    """The analysed terms of a task and the latest user message (distinct, in order)."""
+    found = dict.fromkeys(terms(canonical_text(task[:2000])))
+    if latest and latest != task:
+        found.update(dict.fromkeys(terms(canonical_text(latest[:2000]))))
+    return tuple(found)
 
 
 class RecallIndex:
@@ -64,17 +144,22 @@ class RecallIndex:
     Args:
         min_confidence: the Wilson lower bound a procedure needs to be recalled.
         min_match_score: the score a match needs to be a hit (0..1).
+        max_hops: procedures that may be composed after the first.
     """
 
-    def __init__(self, min_confidence: float, min_match_score: float):
+    def __init__(self, min_confidence: float, min_match_score: float, *, max_hops: int = 2):
         self.min_confidence = min_confidence
         self.min_match_score = min_match_score
+        self.max_hops = max_hops
         self._slots: list[Procedure | None] = []
-        self._norms: list[float] = []
+        self._trigger_runs_of: list[int] = []
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = []
-        self._postings: dict[str, dict[int, float]] = {}
+        self._postings: dict[str, dict[int, int]] = {}
+        self._known_runs: dict[str, int] = {}
+        self._known_total = 0
         self._all: dict[str, Procedure] = {}
+        self._population: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -84,27 +169,54 @@ class RecallIndex:
         return self._all.get(procedure_id)
 
     def is_recallable(self, procedure_id: str) -> bool:
-        """The procedure is in the index (its confidence reaches the bound)."""
+        """The procedure is in the index (see the module docstring)."""
         return procedure_id in self._slot_of
 
+    def update_population(self, counts: Mapping[str, int]) -> None:
+        """Set population counts: term -> successful runs whose task had it (``''``: all runs)."""
+        self._population.update(counts)
+
+    def recallable(self, procedure: Procedure) -> bool:
+        """`procedure` may be recalled (confidence, listed, steps, not a hand-off)."""
+        return (
+            bool(procedure.steps)
+            and procedure.confidence >= self.min_confidence
+            and procedure.recurs
+            and not is_handoff(procedure)
+        )
+
     def update(self, procedures: Iterable[Procedure]) -> None:
-        """Add or replace procedures; one below ``min_confidence`` leaves the index."""
+        """Add or replace procedures; one that is no longer recallable leaves the index."""
         for procedure in procedures:
             self._remove(procedure.id)
+            old = self._all.get(procedure.id)
+            if old is not None:
+                self._count_known(old, -1)
+            self._count_known(procedure, 1)
             self._all[procedure.id] = procedure
-            if procedure.confidence < self.min_confidence or not procedure.steps:
+            if not self.recallable(procedure):
                 continue
-            weights = procedure.trigger_weights()
             slot = self._free.pop() if self._free else len(self._slots)
             if slot == len(self._slots):
                 self._slots.append(procedure)
-                self._norms.append(0.0)
+                self._trigger_runs_of.append(procedure.trigger_runs)
             else:
                 self._slots[slot] = procedure
-            self._norms[slot] = math.sqrt(sum(w * w for w in weights.values())) or 1.0
+                self._trigger_runs_of[slot] = procedure.trigger_runs
             self._slot_of[procedure.id] = slot
-            for term, weight in weights.items():
-                self._postings.setdefault(term, {})[slot] = weight
+            for term, runs in procedure.triggers.items():
+                self._postings.setdefault(term, {})[slot] = runs
+
+    def _count_known(self, procedure: Procedure, sign: int) -> None:
+        """Add (or take away) a known procedure's triggers: the stand-in population."""
+        self._known_total += sign * procedure.trigger_runs
+        known = self._known_runs
+        for term, runs in procedure.triggers.items():
+            left = known.get(term, 0) + sign * runs
+            if left > 0:
+                known[term] = left
+            else:
+                known.pop(term, None)
 
     def _remove(self, procedure_id: str) -> None:
         slot = self._slot_of.pop(procedure_id, None)
@@ -122,89 +234,141 @@ class RecallIndex:
         self._free.append(slot)
 
     def recall(
-        self, task: str, tools: Sequence[str] | None = None, *, prefer: str | None = None
+        self,
+        task: str,
+        tools: Sequence[str] | None = None,
+        *,
+        latest: str = "",
+        prefer: str | None = None,
     ) -> Recall:
-        """The best procedure for `task`.
+        """The procedure (or chain) for `task`.
 
         Args:
-            task: the new task's text (raw; it is canonicalised here like the triggers).
+            task: the task (the first user message), raw; canonicalised here.
             tools: the tools the request offers; None skips the tool check.
-            prefer: a procedure the session already follows: while it is recallable it is
-                returned (with its own score), whatever else matches.
+            latest: the latest user message, raw (adds its terms to the query).
+            prefer: a chain the session already follows (`Recall.key`): while its first
+                procedure is recallable the chain is returned (with its own score),
+                whatever else matches.
 
         Returns:
             A `Recall`: a hit when the best eligible score reaches ``min_match_score``.
         """
-        return self.recall_terms(terms(canonical_text(task[:2000])), tools, prefer=prefer)
+        return self.recall_terms(query_terms(task, latest), tools, prefer=prefer)
 
     def recall_terms(
         self, query: Iterable[str], tools: Sequence[str] | None = None, *, prefer: str | None = None
     ) -> Recall:
         """`recall` for already analysed query terms."""
-        n = len(self._slot_of)
-        if n == 0:
-            return Recall(None, 0.0)
-        query = tuple(query)
-        scale = math.log((n + 1) / 0.5)
-        postings = self._postings
-        scores: dict[int, float] = {}
-        query_norm2 = 0.0
-        weighted = []
-        for term in query:
-            posting = postings.get(term)
-            df = len(posting) if posting else 0
-            weight = math.log((n + 1) / (df + 0.5)) / scale
-            query_norm2 += weight * weight
-            if posting and weight >= _MIN_TERM_WEIGHT:
-                weighted.append((df, weight, posting))
-        weighted.sort(key=lambda item: item[0])
-        common = max(_COMMON_MIN_DF, n // _COMMON_SHARE)
-        for df, weight, posting in weighted:
-            get = scores.get
-            if df > common and scores:
-                # A frequent term only adds to the candidates the rarer terms found.
-                pget = posting.get
-                for slot in scores:
-                    w = pget(slot)
-                    if w is not None:
-                        scores[slot] += weight * w
-                continue
-            for slot, w in posting.items():
-                scores[slot] = get(slot, 0.0) + weight * w
-        query_norm = math.sqrt(query_norm2) or 1.0
-        pinned = self._slot_of.get(prefer) if prefer else None
-        if pinned is not None:
-            procedure = self._slots[pinned]
-            assert procedure is not None
-            return Recall(
-                procedure, min(1.0, scores.get(pinned, 0.0) / (query_norm * self._norms[pinned]))
-            )
-        if not scores:
-            return Recall(None, 0.0)
+        if not self._slot_of:
+            return Recall((), 0.0)
+        scores, base_weight, total_weight = self._score(tuple(dict.fromkeys(query)))
+        if prefer:
+            pinned = self._pinned(prefer)
+            if pinned:
+                slot = self._slot_of[pinned[0].id]
+                value = self._value(slot, scores, base_weight, total_weight)
+                return Recall(pinned, value if slot in scores else 0.0)
+        if not scores or total_weight <= 0:
+            return Recall((), 0.0)
         offered = set(tools) if tools is not None else None
-        norms, slots = self._norms, self._slots
-        best_raw = -1.0
-        best_key: tuple[float, int, str] = (0.0, 0, "")
-        best_procedure: Procedure | None = None
+        runs = self._population.get(RUNS) or self._known_total
+        base_factor = base_weight / runs if runs else 0.0
+        cut = self.min_match_score * total_weight - 1e-12
+        slots, trigger_runs = self._slots, self._trigger_runs_of
+        ranked = []
+        best = 0.0
         for slot, raw in scores.items():
-            value = raw / norms[slot]
-            if value < best_raw - 1e-12:
+            value = raw + min(runs, trigger_runs[slot]) * base_factor
+            if value > best:
+                best = value
+            if value < cut:
                 continue
             procedure = slots[slot]
             assert procedure is not None
             if offered is not None and procedure.tools and not offered.issuperset(procedure.tools):
                 continue
-            key = (procedure.confidence, procedure.support, procedure.id)
-            if (
-                value > best_raw + 1e-12
-                or (key[0], key[1]) > (best_key[0], best_key[1])
-                or ((key[0], key[1]) == (best_key[0], best_key[1]) and key[2] < best_key[2])
-            ):
-                best_raw, best_key, best_procedure = value, key, procedure
-        best = None if best_procedure is None else (best_raw / query_norm,)
-        if best is None or best_procedure is None:
-            return Recall(None, 0.0)
-        score = min(1.0, best[0])
-        if score + 1e-12 < self.min_match_score:
-            return Recall(None, score)
-        return Recall(best_procedure, score)
+            ranked.append(
+                (
+                    -value / total_weight,
+                    -procedure.confidence,
+                    -procedure.support,
+                    procedure.id,
+                    slot,
+                )
+            )
+        if not ranked:
+            return Recall((), min(1.0, best / total_weight))
+        ranked.sort()
+        chain: list[Procedure] = []
+        used: set[str] = set()
+        for item in ranked:
+            procedure = self._slots[item[4]]
+            assert procedure is not None
+            keys = {action_key(s.template) for s in procedure.steps}
+            if chain and keys & used:
+                continue  # shares an action with the chain: an alternative, not a next part
+            chain.append(procedure)
+            used |= keys
+            if len(chain) > self.max_hops:
+                break
+        return Recall(tuple(chain), min(1.0, -ranked[0][0]))
+
+    def _pinned(self, prefer: str) -> tuple[Procedure, ...]:
+        chain = []
+        for pid in prefer.split("+"):
+            slot = self._slot_of.get(pid)
+            if slot is None:
+                return ()
+            procedure = self._slots[slot]
+            assert procedure is not None
+            chain.append(procedure)
+        return tuple(chain)
+
+    def _value(
+        self, slot: int, scores: Mapping[int, float], base_weight: float, total_weight: float
+    ) -> float:
+        if total_weight <= 0:
+            return 0.0
+        procedure = self._slots[slot]
+        assert procedure is not None
+        runs = self._population.get(RUNS) or self._known_total
+        base = min(1.0, procedure.trigger_runs / runs) if runs else 0.0
+        return (scores.get(slot, 0.0) + base * base_weight) / total_weight
+
+    def _score(self, query: tuple[str, ...]) -> tuple[dict[int, float], float, float]:
+        """Per-slot evidence sums, the base-rate weight and the total weight of `query`."""
+        population = self._population if self._population.get(RUNS) else self._known_runs
+        total = self._population.get(RUNS) or self._known_total
+        if total <= 0:
+            return {}, 0.0, 0.0
+        scale = math.log((total + 1) / 0.5)
+        postings = self._postings
+        weighted = []
+        base_weight = total_weight = 0.0
+        for term in query:
+            runs = population.get(term, 0)
+            if runs <= 0:
+                continue  # a term no successful run had says nothing either way
+            weight = max(0.0, math.log((total + 1) / (runs + 0.5)) / scale)
+            total_weight += weight
+            base_weight += weight * _SMOOTHING / (runs + _SMOOTHING)
+            posting = postings.get(term)
+            if posting and weight > 0:
+                weighted.append((len(posting), weight / (runs + _SMOOTHING), posting))
+        weighted.sort(key=lambda item: item[0])
+        common = max(_COMMON_MIN_DF, len(self._slot_of) // _COMMON_SHARE)
+        scores: dict[int, float] = {}
+        for df, factor, posting in weighted:
+            if df > common and scores:
+                # A frequent term only adds to the candidates the rarer terms found.
+                pget = posting.get
+                for slot in scores:
+                    shared = pget(slot)
+                    if shared is not None:
+                        scores[slot] += factor * shared
+                continue
+            get = scores.get
+            for slot, runs in posting.items():
+                scores[slot] = get(slot, 0.0) + factor * runs
+        return scores, base_weight, total_weight

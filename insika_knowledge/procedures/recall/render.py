@@ -1,17 +1,23 @@
 """Rendering: the recalled-procedure block and its token cost.
 
-The block is one header line, ``[recalled procedure — N prior runs, confidence 0.87]``
-(N = the procedure's support, confidence = its Wilson lower bound, 2 decimals), then the
-steps numbered from 1, one per line, each neutralised by `insika_knowledge.escaping.prompt_line`
+The block is one header line, the seed's
+``[ACE recalled procedure — N prior runs, confidence 0.87]``, then the steps numbered from
+1, one per line, each neutralised by `insika_knowledge.escaping.prompt_line`
 (whitespace folded, ``&<>`` escaped), so a step can open or close no prompt tag and
-start no heading. Steps are
+start no heading. N is the procedure's support:
+the runs counted for it, the successful runs that did these steps and the failed runs that
+began or ended like them; confidence is its Wilson lower bound (2 decimals). For a chain of
+composed procedures N is the smallest support among them and confidence the product of
+theirs (the chain's path confidence), and the steps run on across the chain. Steps are
 never cut: a block over the budget is not shortened, it is skipped (``skipped_budget``).
-The block does not change while a session moves through the procedure, so re-injecting it
-on every turn keeps the bytes the provider has cached.
+A session carries the block it received unchanged (`insika_knowledge.procedures.recall.inject`),
+so the bytes the provider cached stay the same.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -19,7 +25,7 @@ from insika_knowledge.escaping import prompt_line
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.recall.tokens import TokenCounter
 
-HEADER_PREFIX: Final = "[recalled procedure — "
+HEADER_PREFIX: Final = "[ACE recalled procedure — "
 
 
 @dataclass(frozen=True)
@@ -37,25 +43,30 @@ class Block:
     fits: bool
 
 
-def header(procedure: Procedure) -> str:
-    """The block's first line."""
-    runs = procedure.support
-    plural = "s" if runs != 1 else ""
-    return f"{HEADER_PREFIX}{runs} prior run{plural}, confidence {procedure.confidence:.2f}]"
+def header(procedure: Procedure | Sequence[Procedure]) -> str:
+    """The block's first line, for a procedure or a chain of them."""
+    chain = [procedure] if isinstance(procedure, Procedure) else list(procedure)
+    runs = min(p.support for p in chain)
+    confidence = math.prod(p.confidence for p in chain)
+    return f"{HEADER_PREFIX}{runs} prior runs, confidence {confidence:.2f}]"
 
 
-def render(procedure: Procedure, counter: TokenCounter, max_tokens: int) -> Block:
-    """The block for `procedure`, counted against `max_tokens` (whole steps only).
+def render(
+    procedure: Procedure | Sequence[Procedure], counter: TokenCounter, max_tokens: int
+) -> Block:
+    """The block for `procedure` (or a chain), counted against `max_tokens` (whole steps only).
 
     Args:
-        procedure: the recalled procedure.
+        procedure: the recalled procedure, or the chain of composed procedures.
         counter: the token counter.
         max_tokens: the budget (``max_injection_tokens``).
     """
-    lines = [header(procedure)]
+    chain = [procedure] if isinstance(procedure, Procedure) else list(procedure)
+    lines = [header(chain)]
     # One line per step: `inject` recognises its own block by this exact shape. Each step
     # is prompt-bound text from a trace: it can open or close no tag and forge no heading.
-    lines.extend(f"{i}. {prompt_line(step.display())}" for i, step in enumerate(procedure.steps, start=1))
+    steps = [step for p in chain for step in p.steps]
+    lines.extend(f"{i}. {prompt_line(step.display())}" for i, step in enumerate(steps, start=1))
     text = "\n".join(lines)
     tokens = counter.count(text)
     return Block(text, tokens, tokens <= max_tokens)

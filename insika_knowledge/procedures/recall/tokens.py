@@ -17,9 +17,10 @@ A host can pass its own counter object to `insika_knowledge.procedures.skill.Pro
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
-from typing import Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from insika_knowledge.errors import UserError
 
@@ -77,7 +78,7 @@ class TiktokenCounter:
 
     def __init__(self, encoding: str = "cl100k_base"):
         try:
-            import tiktoken
+            tiktoken: Any = importlib.import_module("tiktoken")  # optional, untyped
         except ImportError:
             raise UserError(
                 "token counter tiktoken: the tiktoken package is not installed; "

@@ -9,8 +9,10 @@ Three things are taken out, in this order:
 3. volatile tokens -> typed placeholders: ``<UUID>``, ``<TIMESTAMP>``, ``<DATE>``,
    ``<TIME>``, ``<TMP>`` (temporary paths), ``<EMAIL>``, ``<HEX>`` (hashes, commit ids),
    ``<PORT>``, ``<ID>`` (record ids such as ``SI5UKW`` or ``mia_li_3668``), ``<NUM>``
-   (numbers of 4+ digits). A tool argument whose value names a record is typed by its key:
-   ``reservation_id="SI5UKW"`` -> ``reservation_id=<RESERVATION_ID>``.
+   (numbers of 4+ digits). A tool argument is typed by its key, never by its value: one
+   placeholder type per argument position (``reservation_id="SI5UKW"`` ->
+   ``reservation_id=<RESERVATION_ID>``; ``location`` is ``<LOCATION>`` for ``"Paris"`` and
+   for ``"New York"`` alike; free-text keys such as ``summary`` are always ``<TEXT>``).
 
 Every function here is idempotent: a template canonicalises to itself.
 """
@@ -128,9 +130,14 @@ _ENUM_RE: Final = re.compile(r"[a-z][a-z_-]{0,23}")
 _PERSONAL_KEY_RE: Final = re.compile(
     r"(?i)(?:^|_)(?:name|user|username|login|email|phone|address\d?|city|zip|postcode|dob|birth\w*)$"
 )
+#: Argument names whose value is free prose: always ``<TEXT>``, whatever the value.
+_FREE_TEXT_KEY_RE: Final = re.compile(
+    r"(?i)(?:^|_)(?:summary|description|desc|message|msg|note|notes|reason|comment|comments"
+    r"|query|prompt|question|answer|title|subject|instruction|instructions|explanation"
+    r"|detail|details|thought|thoughts|feedback|goal|task|request)$"
+)
 _ID_KEY_RE: Final = re.compile(r"(?:^|[_.-])[Ii][Dd][Ss]?$|[a-z]I[Dd]s?$")
 _PATHLIKE_RE: Final = re.compile(r"[\w.~/-]*(?:/[\w.~-]+|\.[A-Za-z][A-Za-z0-9]{0,5})")
-_GENERIC: Final = frozenset({"<ID>", "<NUM>", "<HEX>"})
 _KEY_CLEAN_RE: Final = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -269,10 +276,11 @@ def canonical_value(key: str, value: Any) -> str:
 
     Rules: a secret-named key -> ``<SECRET>``; a body key or a multi-line string ->
     ``<BODY>``; an id key or a personal one (``name``, ``email``, ``phone``, ``address``...)
-    -> its typed placeholder; numbers -> ``<NUM>``; a single
-    lowercase word (an enumeration such as ``economy``) or a path stays; other free text
-    -> ``<TEXT>``; other short values -> the key's placeholder. Lists become the sorted
-    distinct templates of their items; objects become ``{k=v, ...}`` by sorted key.
+    -> its typed placeholder; numbers -> ``<NUM>``; a single lowercase word (an enumeration
+    such as ``economy``) stays; a free-text key (``summary``, ``reason``, ``message``...) ->
+    ``<TEXT>``; a path stays; any other string -> the key's placeholder, with or without
+    spaces (one placeholder type per argument position). Lists become the sorted distinct
+    templates of their items; objects become ``{k=v, ...}`` by sorted key.
 
     Args:
         key: the argument name (the parent's name for list items).
@@ -300,15 +308,12 @@ def canonical_value(key: str, value: Any) -> str:
         return key_placeholder(key)
     if _ENUM_RE.fullmatch(text):
         return text
-    if len(text) > 48 and " " in text:  # free text: no rule can turn it into one placeholder
+    if _FREE_TEXT_KEY_RE.search(key):
         return TEXT
-    cleaned = canonical_text(text)
-    if PLACEHOLDER_RE.fullmatch(cleaned):
-        return key_placeholder(key) if cleaned in _GENERIC else cleaned
-    if any(c.isspace() for c in cleaned):
-        return TEXT
-    if _PATHLIKE_RE.fullmatch(cleaned):
-        return cleaned
+    if len(text) <= 160 and not any(c.isspace() for c in text):
+        cleaned = canonical_text(text)
+        if _PATHLIKE_RE.fullmatch(cleaned) and not PLACEHOLDER_RE.fullmatch(cleaned):
+            return cleaned
     return key_placeholder(key)
 
 

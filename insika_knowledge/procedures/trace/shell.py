@@ -5,18 +5,37 @@ bodies are removed first, so their lines are not taken for commands). The verb o
 simple command is its program after leading ``VAR=value``, ``sudo``, ``env``, ``time``,
 ``nohup``; for multi-command programs (git, npm, cargo, go, make, pip, docker, python -m)
 the subcommand joins it (``git status``, ``python -m pytest``).
+
+Setup commands (``cd``, ``export``, ``source``, ``pushd``...) neither explore nor act: a
+line is read-only when every other command in it only reads, so ``cd repo && grep -n x f``
+is exploration. `action_template` splits a compound line on ``&&``, ``||``, ``;`` and
+newlines outside quotes (pipelines stay whole) and keeps the setup and the acting parts
+(``cd repo && ls && python x.py`` -> ``cd repo && python x.py``), so the exploration inside
+a compound command is collapsed like a separate exploring step.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.procedures.trace.canonical import bodies
 
 _SPLIT_RE: Final = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
-_SETUP_VERBS: Final = frozenset({"cd", "export", "source", ".", "set", "pushd", "popd", "unset"})
+_TOP_SPLIT_RE: Final = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_QUOTING_RE: Final = re.compile(r"['\"`()]")
+#: Shell tokens for splitting: quoted strings whole (an unclosed quote is one character),
+#: separators, parentheses, and runs of anything else.
+_TOKEN_RE: Final = re.compile(
+    r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|&&|\|\||[;\n|()'\"`]|[^'\"`&|;\n()]+|&"
+)
+#: Commands that only set up the shell (directory, environment) for the ones after them.
+SETUP_VERBS: Final = frozenset(
+    {"cd", "export", "source", ".", "set", "pushd", "popd", "unset", "ulimit", "umask", "shopt"}
+)
+_SETUP_VERBS: Final = SETUP_VERBS
 _DELIMITER_RE: Final = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)")
 _WORD_RE: Final = re.compile(
     r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|[^\s'\"]+(?:'[^']*'|\"[^\"]*\")?[^\s'\"]*"
@@ -178,6 +197,9 @@ _READ_ONLY_VERBS: Final = frozenset(
 )
 _WRITE_REDIRECT_RE: Final = re.compile(r"(?<![0-9&])>>?(?!\s*&|\s*/dev/null)|\btee\b")
 _WRITE_FLAGS_RE: Final = re.compile(r"(?:^|\s)(?:-i\b|--in-place|-delete\b|-exec\b|-execdir\b)")
+_IN_PLACE_RE: Final = re.compile(r"(?:^|\s)(?:-i\S*|--in-place\S*)")
+#: ``find ... -exec PROGRAM``: the program ``find`` runs on each file.
+_EXEC_RE: Final = re.compile(r"(?:^|\s)-exec(?:dir)?\s+(\S+)")
 
 #: The viewer commands whose path argument becomes the "open file" later edits act on.
 OPEN_VERBS: Final = frozenset({"open"})
@@ -249,9 +271,7 @@ def parse(command: str) -> Command:
     text = bodies(command)
     skip = {"<BODY>", *_DELIMITER_RE.findall(text)}
     segments = [
-        s
-        for s in _SPLIT_RE.split(text)
-        if s.strip() and s.strip() not in skip and not s.strip().startswith("end_of_")
+        s for s in _split(text, pipes=True) if s not in skip and not s.startswith("end_of_")
     ]
     verbs: list[str] = []
     words: list[tuple[str, ...]] = []
@@ -263,9 +283,79 @@ def parse(command: str) -> Command:
             continue
         verbs.append(verb)
         words.append(tuple(seg_words))
-        if not _segment_reads_only(verb, segment):
+        if verb not in SETUP_VERBS and not _segment_reads_only(verb, segment):
             read_only = False
     return Command(tuple(verbs), tuple(words), read_only and bool(verbs))
+
+
+def _split(command: str, *, pipes: bool) -> list[str]:
+    if not _QUOTING_RE.search(command):  # nothing can hide a separator: split directly
+        splitter = _SPLIT_RE if pipes else _TOP_SPLIT_RE
+        return [p.strip() for p in splitter.split(command) if p.strip()]
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for token in _TOKEN_RE.findall(command):
+        first = token[0]
+        if first in "'\"`" and (len(token) < 2 or token[-1] != first):
+            # an unbalanced quote (an apostrophe in plain text): no quoting rules at all
+            splitter = _SPLIT_RE if pipes else _TOP_SPLIT_RE
+            return [p.strip() for p in splitter.split(command) if p.strip()]
+        if token == "(":
+            depth += 1
+        elif token == ")" and depth:
+            depth -= 1
+        elif depth == 0 and (token in ("&&", "||", ";", "\n") or (pipes and token == "|")):
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(token)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def split_top(command: str) -> list[str]:
+    """The top-level parts of a command line, split on ``&&``, ``||``, ``;`` and newlines.
+
+    Separators inside quotes, ``$(...)``, ``(...)`` or backticks do not split; a pipeline
+    (``a | b``) stays one part. Parts are stripped; empty ones are dropped. A line with an
+    unbalanced quote is split on every separator instead.
+    """
+    return _split(command, pipes=False)
+
+
+def action_template(template: str) -> str:
+    """`template` without its exploring parts, when it mixes exploration and action.
+
+    A compound line (see `split_top`) keeps its setup parts up to its last acting part and
+    its acting parts, joined by `` && ``; a line with a heredoc, a single part, or no acting
+    part at all comes back unchanged.
+
+    Args:
+        template: a canonical command (`insika_knowledge.procedures.trace.canonical`).
+    """
+    if "<<" in template:
+        return template
+    parts = split_top(template)
+    if len(parts) < 2:
+        return template
+    kinds = []
+    for part in parts:
+        verb = _verb(_words(part))
+        if not verb or verb in SETUP_VERBS:
+            kinds.append("setup")
+        elif _segment_reads_only(verb, part):
+            kinds.append("read")
+        else:
+            kinds.append("act")
+    if "act" not in kinds or "read" not in kinds:
+        return template
+    last = max(i for i, kind in enumerate(kinds) if kind == "act")
+    return " && ".join(
+        p
+        for i, (p, k) in enumerate(zip(parts, kinds, strict=True))
+        if k == "act" or (k == "setup" and i < last)
+    )
 
 
 def _segment_reads_only(verb: str, segment: str) -> bool:
@@ -279,6 +369,58 @@ def _segment_reads_only(verb: str, segment: str) -> bool:
         return False
     if verb == "git branch" and re.search(r"\s-[dDmMcC]\b|\s--(?:delete|move|copy)", segment):
         return False
-    if _WRITE_REDIRECT_RE.search(segment) or _WRITE_FLAGS_RE.search(segment):
+    if _WRITE_REDIRECT_RE.search(segment):
+        return False
+    if verb in ("sed", "awk") and _IN_PLACE_RE.search(segment):
+        return False
+    if verb == "find" and _WRITE_FLAGS_RE.search(segment) and not _execs_read_only(segment):
         return False
     return True
+
+
+def _execs_read_only(segment: str) -> bool:
+    """``find -exec grep ...``: every program find runs only reads (``-delete`` does not)."""
+    if re.search(r"(?:^|\s)(?:-delete|-i|--in-place)\b", segment):
+        return False
+    programs = _EXEC_RE.findall(segment)
+    return bool(programs) and all(
+        p.rsplit("/", 1)[-1] in _READ_ONLY_VERBS and p.rsplit("/", 1)[-1] not in ("sed", "awk")
+        for p in programs
+    )
+
+
+def retry_key(template: str) -> str:
+    """What two attempts at the same shell action share, whatever directory or env they set.
+
+    The acting commands' verbs, each with the base name of its first file argument:
+    ``cd repo && python3 ../<NEW_FILE>.py`` and ``cd /w && python3 <NEW_FILE>.py`` are both
+    ``python <NEW_FILE>.py``, so a failed first try is superseded by the working second.
+    """
+    return _retry_key(template)
+
+
+@lru_cache(maxsize=16384)
+def _retry_key(template: str) -> str:
+    parsed = parse(template)
+    out = []
+    for verb, words in zip(parsed.verbs, parsed.words, strict=True):
+        if verb in SETUP_VERBS:
+            continue
+        nv = len(verb.split(" "))
+        skip = True
+        target = ""
+        for word in words:
+            if skip:  # assignments, prefixes and the program itself
+                if _ASSIGN_RE.fullmatch(word) or word in _PREFIXES:
+                    continue
+                skip = False
+                nv -= 1
+                continue
+            if nv > 0:
+                nv -= 1
+                continue
+            if not word.startswith("-"):
+                target = word.rsplit("/", 1)[-1]
+                break
+        out.append(f"{verb} {target}".strip())
+    return " && ".join(out) or template

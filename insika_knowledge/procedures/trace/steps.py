@@ -9,7 +9,16 @@ later step that uses a discovered target can say where the target came from.
 
 `TraceBuilder` turns wire events (`insika_knowledge.procedures.trace.wire.events`) into steps,
 incrementally: a request adds its new messages, and a result that arrives in a later
-request completes the call it answers.
+request completes the call it answers. It also carries what a step's meaning depends on
+earlier in the trace (`TraceContext`):
+
+- a file the trace created with a whole-file write and then ran as a script is the
+  agent's own scratch script: its name is volatile, so every step that names it (its
+  creation, its edits, ``python /workspace/reproduce_error.py``, ``cd /workspace &&
+  python3 reproduce_error.py``) reads ``<NEW_FILE>.py``, earlier steps included;
+- running a script (``python x.py``, ``node x.js``, ``bash x.sh``...) after an edit of some
+  other file is a check of that edit: a verify step (`TraceContext.verify_scripts`, on by
+  default) that passes when it exits 0 (or, without a stated exit code, prints no error).
 """
 
 from __future__ import annotations
@@ -22,7 +31,11 @@ from functools import lru_cache
 from typing import Any, Final
 
 from insika_knowledge.procedures.trace import shell, verify
-from insika_knowledge.procedures.trace.canonical import canonical_call, canonical_command, canonical_text
+from insika_knowledge.procedures.trace.canonical import (
+    canonical_call,
+    canonical_command,
+    canonical_text,
+)
 from insika_knowledge.procedures.trace.wire import Event, events
 
 PENDING: Final = "pending"
@@ -80,6 +93,76 @@ _FINDABLE_RE: Final = re.compile(r"(?=[\w./-]*(?:\d|/|\.[A-Za-z]))[\w][\w./-]{2,
 #: possessive, so a token without one fails without backtracking.
 _MARKED_RE: Final = re.compile(r"(?<![\w./-])\.{0,2}[A-Za-z_-]*+(?:[\d/]|\.[A-Za-z])[\w./-]*+")
 _MAX_HASHES: Final = 256
+#: Programs that run a script file given as an argument.
+_SCRIPT_VERBS: Final = frozenset({"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php"})
+_SCRIPT_FILE_RE: Final = re.compile(r"[\w.-]+\.(?:py|js|mjs|cjs|ts|sh|bash|rb|pl|php)")
+NEW_FILE: Final = "<NEW_FILE>"
+_TEMPLATE_PATH_RE: Final = re.compile(
+    r"\b(?:path|file_path|filepath|filename|file_name|file|target_file)=([^,\s)]+)"
+)
+
+
+@dataclass
+class TraceContext:
+    """What the meaning of a step depends on earlier in its trace.
+
+    Attributes:
+        verify_scripts: agent scripts are read as checks: a script run after an edit of
+            another file is a verify step, and a file the trace created and then ran is a
+            scratch file (off: neither).
+        created: base names of the files the trace created with a whole-file write.
+        edited: base names of every file the trace wrote so far.
+        scratch: created files the trace then ran as scripts (their names read
+            ``<NEW_FILE>.ext`` in every step).
+    """
+
+    verify_scripts: bool = True
+    created: set[str] = field(default_factory=set)
+    edited: set[str] = field(default_factory=set)
+    scratch: set[str] = field(default_factory=set)
+    _pattern: re.Pattern[str] | None = None
+    _pattern_for: frozenset[str] = frozenset()
+
+    def observe(self, step: Step) -> None:
+        """Note the file `step` wrote (its edit key, else an editor call's path), if any."""
+        key = step.edit_key
+        if key.startswith("@open"):
+            return
+        if key:
+            path, _, where = key.rpartition("|")
+        elif step.kind == TOOL and not step.read_only and _EDITOR_TOOL_RE.match(
+            tool_base_name(step.name)
+        ):
+            found = _TEMPLATE_PATH_RE.search(step.template)
+            if found is None:
+                return
+            path, where = found.group(1), ""
+        else:
+            return
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if not name or where == "rm":
+            return
+        self.edited.add(name)
+        if where == "*" and "." in name.strip("."):
+            self.created.add(name)
+            if NEW_FILE in step.template:  # a restored step renamed before
+                self.scratch.add(name)
+
+    def rename(self, text: str) -> str:
+        """`text` with the scratch files' names replaced by ``<NEW_FILE>`` (extension kept)."""
+        if not self.scratch or not any(n in text for n in self.scratch):
+            return text
+        names = frozenset(self.scratch)
+        if self._pattern is None or names != self._pattern_for:
+            alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+            self._pattern = re.compile(r"(?<![\w.-])(?:" + alternatives + r")(?![\w-])")
+            self._pattern_for = names
+        return self._pattern.sub(lambda m: NEW_FILE + _extension(m.group(0)), text)
+
+
+def _extension(name: str) -> str:
+    stem, dot, ext = name.rpartition(".")
+    return "." + ext if dot and stem else ""
 
 
 @lru_cache(maxsize=65536)
@@ -319,12 +402,44 @@ def _tool_step(seq: int, event: Event) -> Step:
     )
 
 
-def _shell_step(seq: int, event: Event, command: str, extra: tuple[re.Pattern[str], ...]) -> Step:
+def _scripts_run(parsed: shell.Command) -> list[str]:
+    """Base names of the script files the command runs (``python x.py`` -> ``x.py``)."""
+    out = []
+    for verb, words in zip(parsed.verbs, parsed.words, strict=True):
+        if verb not in _SCRIPT_VERBS:
+            continue
+        for word in words[1:]:
+            name = word.rsplit("/", 1)[-1]
+            if _SCRIPT_FILE_RE.fullmatch(name):
+                out.append(name)
+                break
+    return out
+
+
+def _script_check(scripts: list[str], context: TraceContext | None) -> bool:
+    """A script run after the trace edited some other file (a check of that edit)."""
+    if context is None or not context.verify_scripts or not context.edited:
+        return False
+    return any(context.edited - {name} for name in scripts)
+
+
+def _shell_step(
+    seq: int,
+    event: Event,
+    command: str,
+    extra: tuple[re.Pattern[str], ...],
+    context: TraceContext | None = None,
+) -> Step:
     parsed = shell.parse(command)
-    template = canonical_command(command)
+    template = shell.action_template(canonical_command(command))
     first_line = template.split("\n", 1)[0]
     is_verify = any(verify.is_verify(v) for v in parsed.verbs)
     configured = not is_verify and verify.is_verify("", command, extra) if extra else False
+    scripts = _scripts_run(parsed)
+    if scripts and context is not None and context.verify_scripts:
+        context.scratch.update(n for n in scripts if n in context.created)
+    if not is_verify and not configured and _script_check(scripts, context):
+        configured = True
     uses: list[tuple[str, str]] = []
     edit_key, opens, on_open = "", "", False
     for verb, words in zip(parsed.verbs, parsed.words, strict=True):
@@ -340,6 +455,8 @@ def _shell_step(seq: int, event: Event, command: str, extra: tuple[re.Pattern[st
             edit_key = "@open|" + (args[0] if args else "")
         elif verb == "create" and args:
             edit_key = canonical_text(args[0]) + "|*"
+        elif verb == "rm" and len(args) == 1 and len(parsed.verbs) == 1:
+            edit_key = canonical_text(args[0]) + "|rm"
     heredoc = re.search(r"(?:^|\s)>\s*(\S+)\s*<<|<<-?\s*['\"]?\w+['\"]?\s*>\s*(\S+)", command)
     if heredoc:
         edit_key = canonical_text(heredoc.group(1) or heredoc.group(2)) + "|*"
@@ -361,13 +478,20 @@ def _shell_step(seq: int, event: Event, command: str, extra: tuple[re.Pattern[st
     )
 
 
-def make_step(seq: int, event: Event, extra_verify: tuple[re.Pattern[str], ...] = ()) -> Step:
+def make_step(
+    seq: int,
+    event: Event,
+    extra_verify: tuple[re.Pattern[str], ...] = (),
+    context: TraceContext | None = None,
+) -> Step:
     """The step of one ``call`` event (its result not yet known).
 
     Args:
         seq: the step's position in the session.
         event: a ``call`` event.
         extra_verify: configured verify patterns.
+        context: the trace so far (created files, script checks); it is updated with this
+            step. None reads the step on its own.
     """
     base = tool_base_name(event.name)
     command = (
@@ -376,8 +500,24 @@ def make_step(seq: int, event: Event, extra_verify: tuple[re.Pattern[str], ...] 
         else None
     )
     if command is not None:
-        return _shell_step(seq, event, command, extra_verify)
-    return _tool_step(seq, event)
+        step = _shell_step(seq, event, command, extra_verify, context)
+    else:
+        step = _tool_step(seq, event)
+    if context is not None:
+        context.observe(step)
+        _rename(step, context)
+    return step
+
+
+def _rename(step: Step, context: TraceContext) -> bool:
+    """Apply the scratch-file names to `step`; True when its template changed."""
+    template = context.rename(step.template)
+    if template == step.template:
+        return False
+    step.template = template
+    if step.kind == SHELL:
+        step.signature = template.split("\n", 1)[0]
+    return True
 
 
 def complete(step: Step, result: str, is_error: bool) -> None:
@@ -402,12 +542,21 @@ class TraceBuilder:
             restored session passes its stored task here).
         given: hashes of tokens the user wrote (targets the agent did not discover).
         extra_verify: configured verify patterns.
+        verify_scripts: a script run after an edit of another file is a verify step.
+        latest_user: the latest user text after the first one (first 1000 characters,
+            raw; never stored); '' while the task is the only user text.
+        query: a cache for recall: ``(key, value)`` the caller computed from the task and
+            `latest_user` (never stored).
     """
 
     steps: list[Step] = field(default_factory=list)
     task_text: str = ""
     given: set[str] = field(default_factory=set)
     extra_verify: tuple[re.Pattern[str], ...] = ()
+    verify_scripts: bool = True
+    latest_user: str = ""
+    query: tuple[Any, Any] = (None, None)
+    context: TraceContext = field(default_factory=TraceContext)
     _pending: dict[str, int] = field(default_factory=dict)
     _seen_calls: set[tuple[int, str]] = field(default_factory=set)
     _seen_ids: set[str] = field(default_factory=set)
@@ -425,7 +574,9 @@ class TraceBuilder:
 
     def restore(self, steps: Iterable[Step]) -> None:
         """Continue from stored steps (after a restart or on the next request)."""
+        self.context.verify_scripts = self.verify_scripts
         for step in steps:
+            self.context.observe(step)
             self.steps.append(step)
             self._seen_calls.add((step.index, step.call_id))
             self._seen_ids.add(step.call_id)
@@ -441,10 +592,14 @@ class TraceBuilder:
         trimmed it and positions moved): then `rewound` skips any id already seen.
         """
         touched: set[int] = set()
+        self.context.verify_scripts = self.verify_scripts
         for event in events:
             if event.kind == "user":
-                if not self.task_text and not self._raw_task and event.text.strip():
-                    self._raw_task = event.text.strip()[:1000]
+                text = event.text.strip()
+                if not self.task_text and not self._raw_task and text:
+                    self._raw_task = text[:1000]
+                elif text and text[:1000] != self._raw_task:
+                    self.latest_user = text[:1000]
                 if len(self.given) < 4 * _MAX_HASHES:
                     self.given |= given_in(event.text)
             elif event.kind == "call":
@@ -454,7 +609,14 @@ class TraceBuilder:
                     continue
                 self._seen_calls.add((event.index, event.call_id))
                 self._seen_ids.add(event.call_id)
-                step = make_step(len(self.steps), event, self.extra_verify)
+                scratch = len(self.context.scratch)
+                step = make_step(len(self.steps), event, self.extra_verify, self.context)
+                if len(self.context.scratch) != scratch:
+                    # A file the trace created is now run as a script: earlier steps that
+                    # name it (its creation, its edits) read <NEW_FILE> too.
+                    touched.update(
+                        earlier.seq for earlier in self.steps if _rename(earlier, self.context)
+                    )
                 step.index = event.index
                 self.steps.append(step)
                 self._pending[event.call_id] = step.seq
@@ -468,12 +630,19 @@ class TraceBuilder:
         return touched
 
 
-def build(messages: Any, extra_verify: tuple[re.Pattern[str], ...] = ()) -> TraceBuilder:
+def build(
+    messages: Any, extra_verify: tuple[re.Pattern[str], ...] = (), *, verify_scripts: bool = True
+) -> TraceBuilder:
     """The `TraceBuilder` of a whole message list (a stored session, a request body's messages).
+
+    Args:
+        messages: the message list.
+        extra_verify: configured verify patterns.
+        verify_scripts: a script run after an edit of another file is a verify step.
 
     Raises:
         UserError: `messages` is not a list of objects with a role.
     """
-    builder = TraceBuilder(extra_verify=extra_verify)
+    builder = TraceBuilder(extra_verify=extra_verify, verify_scripts=verify_scripts)
     builder.feed(events(messages))
     return builder

@@ -261,24 +261,43 @@ def task_outcome(headers: Mapping[str, str]) -> str | None:
     Raises:
         UserError: an outcome header has a value that is neither a success nor a failure word.
     """
+    outcome, problem = read_outcome(headers)
+    if problem is not None:
+        raise UserError(problem)
+    return outcome
+
+
+def read_outcome(headers: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The declared outcome and, for a value that is no outcome, a note saying so.
+
+    The first outcome header present decides (``x-ace-task-outcome``, ``x-ace-outcome``,
+    ``x-ace-task-success``). Never raises: an unparsable value gives ``(None, note)``.
+
+    Args:
+        headers: lower-cased request headers.
+
+    Returns:
+        ``(success | failure | None, None | note)``.
+    """
     for name in OUTCOME_HEADERS:
         raw = headers.get(name)
         if raw is None:
             continue
         value = raw.strip().lower()
         if value in _SUCCESS_WORDS:
-            return SUCCESS
+            return SUCCESS, None
         if value in _FAILURE_WORDS:
-            return FAILURE
-        raise UserError(f"header {name}: {raw!r} is not an outcome; use success or failure")
-    return None
+            return FAILURE, None
+        return None, f"header {name}: {raw[:100]!r} is not an outcome; use success or failure"
+    return None, None
 
 
 def skill_override(headers: Mapping[str, str], skill: str) -> str | None:
-    """The mode ``x-ace-skills`` sets for `skill` (its own entry, else ``*``), or None.
+    """The value ``x-ace-skills`` gives `skill` (its own entry, else ``*``), or None.
 
-    The header is a comma-separated list of ``name=mode`` entries, e.g.
-    ``skill_knowledge_graph=off`` or ``*=off``.
+    The header is a comma-separated list of ``name=value`` entries, e.g.
+    ``skill_knowledge_graph=off`` or ``*=off``; names are case-insensitive. The value is
+    returned as written (stripped); what it may do is the caller's rule.
     """
     raw = headers.get(SKILLS_HEADER)
     if not raw:
@@ -287,5 +306,5 @@ def skill_override(headers: Mapping[str, str], skill: str) -> str | None:
     for entry in raw.split(","):
         name, sep, mode = entry.partition("=")
         if sep:
-            found[name.strip()] = mode.strip()
-    return found.get(skill, found.get("*"))
+            found[name.strip().lower()] = mode.strip()
+    return found.get(skill.lower(), found.get("*"))
