@@ -8,13 +8,15 @@ where the asked agent has concepts.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import click
 
 from insika_knowledge.errors import NoConcepts, NotFound
-from insika_knowledge.memory import Memory
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+
+if TYPE_CHECKING:  # imported when a command runs, so `--help` stays as fast as the models
+    from insika_knowledge.memory import Memory
 
 #: Agents named at most in an error message; the rest are counted.
 NAMED_AT_MOST: Final = 10
@@ -30,6 +32,8 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 
 def open_memory(data_dir: str | None, base_url: str | None = None) -> Memory:
     """The `Memory` over `data_dir` (None = ``$INSIKA_KNOWLEDGE_HOME``, else the user data folder)."""
+    from insika_knowledge.memory import Memory
+
     return Memory(data_dir, base_url=base_url)
 
 
