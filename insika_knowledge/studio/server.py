@@ -29,32 +29,34 @@ def _is_loopback(host: str) -> bool:
 def check_port(host: str, port: int) -> None:
     """Check that `host`:`port` can be listened on now, by binding it once and letting go.
 
-    Binds as uvicorn will (``SO_REUSEADDR``, so a port in TIME_WAIT passes), so that a
-    port in use fails before the token is printed. Another program can still take the
-    port between this check and uvicorn's bind; uvicorn then reports it.
+    Binds every address `host` resolves to, as uvicorn's server will (``SO_REUSEADDR``,
+    so a port in TIME_WAIT passes; IPv6 sockets IPv6-only), so that a port in use fails
+    before the token is printed. Another program can still take the port between this
+    check and uvicorn's bind; uvicorn then reports it.
 
     Raises:
-        UserError: `host` is not an address this machine has, or cannot be resolved.
+        UserError: `host` cannot be resolved, or is not an address of this machine.
         RunTimeFailure: the port is in use, or binding it is not allowed.
     """
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise UserError(f"--host {host}: {exc.strerror or exc}") from None
-    with socket.socket(family, kind, proto) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(address)
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise RunTimeFailure(
-                    f"port {port} on {host} is in use (another Studio?): stop it, or pass --port"
-                ) from None
-            if exc.errno == errno.EADDRNOTAVAIL:
-                raise UserError(f"--host {host}: not an address of this machine") from None
-            raise RunTimeFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    for family, kind, proto, _, address in dict.fromkeys(infos):
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise RunTimeFailure(
+                        f"port {port} on {host} is in use (another Studio?): stop it, or pass --port"
+                    ) from None
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    raise UserError(f"--host {host}: not an address of this machine") from None
+                raise RunTimeFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def serve(
