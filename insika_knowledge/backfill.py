@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.config import KnowledgeConfig
@@ -144,7 +143,7 @@ def backfill(
     if concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     try:
-        sessions = list(read_sessions(Path(sessions_path)))  # malformed input fails before any write
+        sessions = list(read_sessions(os.fspath(sessions_path)))  # malformed input fails before any write
     except UnicodeDecodeError as exc:
         raise UserError(f"sessions file {sessions_path} is not UTF-8 text: {exc.reason}") from None
     chosen = model if model is not None else memory.model(config.resolved_model())

@@ -24,7 +24,7 @@ import shutil
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import click
 import pluggy
@@ -42,6 +42,7 @@ from insika_knowledge.commands.options import (
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, RunTimeFailure, UserError
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
+from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
@@ -259,7 +260,7 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
-        result = run(memory.store(tenant), agent, out, fmt)
+        result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS
     finally:
         memory.close()
     extra = f", {result.edges} links" if fmt == "graphml" else ""

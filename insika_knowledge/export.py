@@ -37,7 +37,7 @@ class ExportResult:
     dropped_links: int = 0
 
 
-def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: str = "md") -> ExportResult:
+def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = "md") -> ExportResult:
     """Write `agent`'s concepts under the folder `out` (created if needed).
 
     Args:
