@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # imported when a command runs, so `--help` stays as fast as 
 
 #: Agents named at most in an error message; the rest are counted.
 NAMED_AT_MOST: Final = 10
+#: Other tenants opened, at most, to say where an agent with no concepts is (a data
+#: directory with more tenants than this is not searched: each is a database to open).
+TENANTS_SEARCHED: Final = 20
 
 data_dir_option = click.option(
     "--data-dir", type=click.Path(file_okay=False), default=None,
@@ -57,7 +60,8 @@ def require_agent(memory: Memory, agent: str, tenant: str) -> None:
     Raises:
         InvalidName: the agent or tenant name is invalid.
         NoConcepts: the agent has none; the message names the tenant's agents that have
-            some, and the other tenants where `agent` has concepts.
+            some, and the other tenants where `agent` has concepts (when the data
+            directory holds at most `TENANTS_SEARCHED` other tenants).
     """
     check_agent(agent)
     agents = memory.agents(tenant=tenant)
@@ -69,7 +73,10 @@ def require_agent(memory: Memory, agent: str, tenant: str) -> None:
         there = "agents with concepts there: " + ", ".join(shown) + (f" and {more} more" if more else "")
     else:
         there = "no agent has concepts there"
-    elsewhere = [t for t in memory.tenants() if t != tenant and agent in memory.agents(tenant=t)]
+    others = [t for t in memory.tenants() if t != tenant]
+    if len(others) > TENANTS_SEARCHED:
+        others = []
+    elsewhere = [t for t in others if agent in memory.agents(tenant=t)]
     hint = ""
     if len(elsewhere) == 1:
         hint = f"; it has concepts in tenant {elsewhere[0]!r}: pass --tenant {elsewhere[0]}"
