@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp, hatchling, mypy, importlinter" 2>/dev/null; then
+  echo "test.sh: setting up .venv (first run, or a dev dependency is missing)" >&2
   python3 -m venv .venv
+  echo "test.sh: upgrading pip in .venv" >&2
   .venv/bin/pip install --quiet --upgrade pip
+  echo "test.sh: installing insika-knowledge with its dev extras into .venv (from PyPI; this takes a while)" >&2
   .venv/bin/pip install --quiet -e '.[dev]'
 fi
 # Entry points are read from the installed metadata: reinstall when pyproject declares new ones.
@@ -15,6 +18,7 @@ declared = tomllib.load(open("pyproject.toml", "rb"))["project"]["entry-points"]
 installed = {(e.group, e.name, e.value) for e in m.distribution("insika-knowledge").entry_points}
 sys.exit(any((g, n, v) not in installed for g, eps in declared.items() for n, v in eps.items()))
 PY
+  echo "test.sh: pyproject.toml declares new entry points: reinstalling insika-knowledge into .venv" >&2
   .venv/bin/pip install --quiet --no-deps -e .
 fi
 set +e

@@ -16,6 +16,7 @@ from insika_knowledge.errors import (  # noqa: E402
     ConfigError,
     InsikaError,
     ModelFailure,
+    NoConcepts,
     NotFound,
     RunTimeFailure,
     UserError,
@@ -23,7 +24,7 @@ from insika_knowledge.errors import (  # noqa: E402
 
 __all__ = [
     "Concept", "ConceptFormatError", "ConfigError", "Hit", "InsikaError", "KnowledgeConfig", "Memory",
-    "ModelFailure", "NotFound", "RunTimeFailure", "UserError", "__version__", "load_config",
+    "ModelFailure", "NoConcepts", "NotFound", "RunTimeFailure", "UserError", "__version__", "load_config",
     "normalize_name", "parse", "serialize",
 ]
 

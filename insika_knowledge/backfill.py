@@ -113,6 +113,7 @@ def backfill(
     since: datetime | None = None,
     concurrency: int = 1,
     model: ConceptModel | None = None,
+    on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[SessionStatus], None] | None = None,
 ) -> BackfillSummary:
     """Extract every stored session of `sessions_path` into `agent`'s concepts.
@@ -128,6 +129,8 @@ def backfill(
         concurrency: sessions extracted at once (threads; model calls overlap, writes
             serialise in SQLite).
         model: overrides the config's model.
+        on_start: called once with the number of sessions in the file, after the file
+            and the model were checked and before the first session runs.
         on_progress: called once per finished session (from worker threads).
 
     Returns:
@@ -140,7 +143,7 @@ def backfill(
     if concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     try:
-        sessions = list(read_sessions(sessions_path))  # malformed input fails before any write
+        sessions = list(read_sessions(os.fspath(sessions_path)))  # malformed input fails before any write
     except UnicodeDecodeError as exc:
         raise UserError(f"sessions file {sessions_path} is not UTF-8 text: {exc.reason}") from None
     chosen = model if model is not None else memory.model(config.resolved_model())
@@ -149,6 +152,8 @@ def backfill(
         check()  # an unusable provider fails here, before any session runs
     store = memory.store(tenant)
     summary = BackfillSummary(agent)
+    if on_start is not None:
+        on_start(len(sessions))
 
     def one(session: Session) -> SessionStatus:
         status = _run_one(memory, agent, config, chosen, tenant, store, session, since)

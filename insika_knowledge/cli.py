@@ -5,44 +5,61 @@ codes, once, for every command below it (plugins' included): 0 success, 1 a run-
 failure (`RunTimeFailure` or any other `InsikaError`), 2 a usage mistake (`UserError`: bad
 option, bad input, unknown name). User mistakes never print a traceback.
 
-The concept loop's commands are defined here. Sub-groups and tooling commands come
-through the ``register_commands`` hook, as llm does: the runtime's ``procedures`` group is
-registered by module, plugins from the entry point groups ``insika.plugins`` (engine
-plugins) and ``insika.commands`` (command-line only: ``bench`` from the tooling package,
-which this module never imports). A plugin that cannot be imported is left out with a
-warning.
+The concept loop's commands are defined here. Other commands come through the
+``register_commands`` hook, as llm does: the runtime's own (``list``, ``agents``,
+``conflicts``, ``delete``, ``put`` from `insika_knowledge.commands.concepts`, the
+``procedures`` group, ``mcp``, ``hermes``) are registered by module, plugins from the
+entry point groups ``insika.plugins`` (engine plugins) and ``insika.commands``
+(command-line only: ``bench`` from the tooling package, which this module never imports).
+A plugin that cannot be imported is left out with a warning.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import shlex
+import shutil
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import click
 import pluggy
 
 from insika_knowledge import __version__, hookspecs
+from insika_knowledge.commands import concepts as concepts_cli
+from insika_knowledge.commands.options import (
+    agent_option,
+    data_dir_option,
+    open_memory,
+    require_agent,
+    require_tenant,
+    tenant_option,
+)
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError, NotFound, RunTimeFailure, UserError
+from insika_knowledge.errors import InsikaError, RunTimeFailure, UserError
+from insika_knowledge.export import FORMATS as EXPORT_FORMATS
+from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
 from insika_knowledge.relay import cli as relay_cli
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+from insika_knowledge.store.paths import check_agent
 
 log = logging.getLogger(__name__)
 
+#: The console script's name.
+PROG: Final = "insika-knowledge"
 #: Exit codes: a run-time failure, a usage mistake.
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2
 #: Entry point groups whose plugins may register commands: engine plugins, command-line ones.
 PLUGIN_GROUPS: Final = ("insika.plugins", "insika.commands")
 #: The runtime's own command modules, registered through the same hook as plugins.
-BUILTIN_PLUGINS: Final = (procedures_cli, mcp_cli, hermes_cli, relay_cli)
+BUILTIN_PLUGINS: Final = (concepts_cli, procedures_cli, mcp_cli, hermes_cli, relay_cli)
 
 
 class _Failure(click.ClickException):
@@ -73,12 +90,6 @@ class KnowledgeGroup(click.Group):
             raise (_Mistake if exit_code(exc) == EXIT_USAGE else _Failure)(str(exc)) from None
 
 
-def _memory(data_dir: str | None, base_url: str | None = None) -> Any:
-    from insika_knowledge.memory import Memory
-
-    return Memory(data_dir, base_url=base_url)
-
-
 def _config(model: str | None, types: str | None, top_k: int | None, config_file: str | None) -> KnowledgeConfig:
     block: dict[str, Any] = {}
     if config_file:
@@ -104,12 +115,6 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
     return config
 
 
-data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False), default=None,
-    help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).",
-)
-tenant_option = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
-agent_option = click.option("--agent", required=True, help="Agent id.")
 model_option = click.option(
     "--model", default=None,
     help="Model: an instructor provider string (openai/gpt-4o-mini) or replay:PATH. "
@@ -127,6 +132,12 @@ config_option = click.option(
 @click.version_option(__version__, prog_name="insika-knowledge")
 def cli() -> None:
     """A memory that learns durable concepts from an agent's own conversations."""
+    # instructor logs each failed model call at ERROR, and Python prints that with no
+    # logging set up; the commands report every failure themselves, in one line or as a
+    # turn's outcome. A level set by the user is kept.
+    quiet = logging.getLogger("instructor")
+    if quiet.level == logging.NOTSET:
+        quiet.setLevel(logging.CRITICAL)
 
 
 @cli.command()
@@ -140,7 +151,8 @@ def demo(data_dir: str | None, model: str | None, base_url: str | None, out: str
     """Run the whole loop on a small sample store, offline unless --model is given."""
     from insika_knowledge.demo import run_demo
 
-    run_demo(data_dir=data_dir, model=model, base_url=base_url, out=out, echo=click.echo)
+    run_demo(data_dir=data_dir, model=model, base_url=base_url, out=out, echo=click.echo,
+             command=invoked_as())
 
 
 @cli.command()
@@ -155,54 +167,30 @@ def demo(data_dir: str | None, model: str | None, base_url: str | None, out: str
 @base_url_option
 @types_option
 @config_option
-@click.option("--quiet", is_flag=True, help="No progress bar or per-session table.")
+@click.option("--verbose", is_flag=True, help="List every session (status, counts, detail).")
+@click.option("--quiet", is_flag=True, help="No progress bar and no tables: the one-line total only.")
 def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int,
              data_dir: str | None, tenant: str, model: str | None, base_url: str | None,
-             types: str | None, config_file: str | None, quiet: bool) -> None:
+             types: str | None, config_file: str | None, verbose: bool, quiet: bool) -> None:
     """Replay stored sessions through the extractor (re-runs skip what is done)."""
-    from rich.console import Console
-    from rich.progress import Progress
-    from rich.table import Table
-
     from insika_knowledge.backfill import backfill as run
     from insika_knowledge.backfill import parse_since
+    from insika_knowledge.commands.progress import print_summary, session_bar
 
     check_agent(agent)
     config = _config(model, types, None, config_file)
-    memory = _memory(data_dir, base_url)
     if config.resolved_model() is None:
         raise UserError("no model: pass --model (e.g. replay:PATH) or set INSIKA_UTILITY_MODEL")
-    console = Console(stderr=True, quiet=quiet)
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("backfill", total=None)
-        summary = run(
-            memory, agent, config, sessions_file, tenant=tenant, since=parse_since(since),
-            concurrency=concurrency,
-            on_progress=lambda _s: progress.advance(task),
-        )
-    out = Console(quiet=quiet, width=None if sys.stdout.isatty() else 160)
-    table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped",
-                  "detail")
-    for s in summary.statuses:
-        detail = s.detail or ""
-        table.add_row(s.session_id, s.status, str(s.learned), str(s.confirmed), str(s.merged),
-                      str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())),
-                      detail if len(detail) <= 60 else detail[:59] + "…")
-    if summary.statuses:
-        out.print(table)
-    else:
-        click.echo(f"no sessions in {sessions_file}")
-    statuses = summary.by_status()
-    click.echo(
-        f"backfill {agent}: {len(summary.statuses)} sessions "
-        f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); "
-        f"learned {summary.total('learned')}, confirmed {summary.total('confirmed')}, "
-        f"merged {summary.total('merged')}, conflicts {summary.total('conflicts')}, "
-        f"dropped {sum(summary.dropped.values())}"
-        + (f" ({', '.join(f'{k}={v}' for k, v in sorted(summary.dropped.items()))})"
-           if summary.dropped else "")
-    )
-    memory.close()
+    memory = open_memory(data_dir, base_url)
+    try:
+        with session_bar(agent, quiet=quiet) as bar:
+            summary = run(
+                memory, agent, config, sessions_file, tenant=tenant, since=parse_since(since),
+                concurrency=concurrency, on_start=bar.start, on_progress=bar.advance,
+            )
+    finally:
+        memory.close()
+    print_summary(summary, sessions_file, verbose=verbose, quiet=quiet, echo=click.echo)
     if summary.failed:  # a session that ended `error` (not a model outcome) fails the run
         raise RunTimeFailure(f"{len(summary.failed)} session(s) failed: {summary.failed[0].detail}")
 
@@ -221,16 +209,20 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
     """Print the <knowledge> block the agent would get for MESSAGE."""
     check_agent(agent)
     config = _config(None, None, top_k, None)
-    memory = _memory(data_dir)
-    _require_tenant(memory, tenant)
-    retriever = memory.retriever(tenant)
-    if as_json:
-        found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
-        click.echo(json.dumps({
-            "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
-        }))
-        return
-    block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
+    memory = open_memory(data_dir)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        retriever = memory.retriever(tenant)
+        if as_json:
+            found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
+            click.echo(json.dumps({
+                "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
+            }))
+            return
+        block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
+    finally:
+        memory.close()
     click.echo(block if block is not None else "(no concept matches)")
 
 
@@ -242,28 +234,36 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
 def show(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
     """Print concept NAME's markdown record."""
     check_agent(agent)
-    memory = _memory(data_dir)
-    _require_tenant(memory, tenant)
-    result = memory.retriever(tenant).load_knowledge(agent, name)
-    if "error" in result:
-        raise NotFound(result["error"])
-    click.echo(result["markdown"], nl=False)
+    memory = open_memory(data_dir)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        markdown = memory.load(name, agent=agent, tenant=tenant)
+    finally:
+        memory.close()
+    click.echo(markdown, nl=False)
 
 
 @cli.command()
 @agent_option
 @click.option("--out", required=True, type=click.Path(), help="Output folder.")
-@click.option("--format", "fmt", type=click.Choice(["md", "graphml"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="md", show_default=True,
+              help="md: <name>.md each; graphml: knowledge.graphml; json: knowledge.json (an array); "
+              "jsonl: knowledge.jsonl (a concept a line).")
 @data_dir_option
 @tenant_option
 def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) -> None:
-    """Write the agent's concepts as markdown files or one GraphML graph."""
+    """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines."""
     from insika_knowledge.export import export as run
 
     check_agent(agent)
-    memory = _memory(data_dir)
-    _require_tenant(memory, tenant)
-    result = run(memory.store(tenant), agent, out, fmt)  # type: ignore[arg-type]
+    memory = open_memory(data_dir)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS
+    finally:
+        memory.close()
     extra = f", {result.edges} links" if fmt == "graphml" else ""
     click.echo(f"exported {result.concepts} concepts{extra} to {out}")
 
@@ -285,9 +285,46 @@ def studio(data_dir: str | None, host: str, port: int) -> None:
     serve(data_dir, host, port, echo=click.echo)
 
 
-def _require_tenant(memory: Any, tenant: str) -> None:
-    if not memory.has_tenant(tenant):
-        raise NotFound(f"tenant {tenant!r} has no database in {memory.directory}")
+def invoked_as(argv0: str | None = None) -> str:
+    """How to run this command line again from the current directory, for hints.
+
+    ``insika-knowledge`` when that name on ``PATH`` is the script running; else the
+    script's path (relative when it is under the current directory, e.g.
+    ``.venv/bin/insika-knowledge``); under ``python -m insika_knowledge``, the same with
+    the interpreter (``python3 -m insika_knowledge`` when that is the one on ``PATH``).
+
+    Args:
+        argv0: the program path as started (default ``sys.argv[0]``).
+
+    Returns:
+        A shell-quoted command prefix.
+    """
+    program = Path(sys.argv[0] if argv0 is None else argv0)
+    if program.stem == PROG:
+        on_path = shutil.which(program.name)
+        if on_path is not None and _same(Path(on_path), program):
+            return PROG
+        return shlex.quote(_shown(program))
+    python = Path(sys.executable)
+    for name in ("python3", "python"):
+        found = shutil.which(name)
+        if found is not None and _same(Path(found), python):
+            return f"{name} -m insika_knowledge"
+    return f"{shlex.quote(_shown(python))} -m insika_knowledge"
+
+
+def _same(a: Path, b: Path) -> bool:
+    # Not resolve(): a virtual environment's python is a symlink to the base interpreter,
+    # which does not see the environment's packages.
+    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def _shown(path: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
 
 
 def plugin_manager() -> pluggy.PluginManager:

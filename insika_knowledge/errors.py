@@ -69,6 +69,26 @@ class StaleVersion(UserError):
         )
 
 
+class NoConcepts(InsikaError):
+    """The agent has no concepts in the tenant: nothing to search, show, list or export.
+
+    Neither a mistake in the call (the name is valid; the agent may not have learned yet)
+    nor a failure: the command line exits 1 for it, as grep does when nothing matches.
+    The message names the agents that do have concepts there.
+
+    Attributes:
+        agent: the agent asked for.
+        tenant: the tenant looked in.
+        agents: the tenant's agents that have concepts, sorted.
+    """
+
+    def __init__(self, message: str, *, agent: str, tenant: str, agents: list[str]):
+        self.agent = agent
+        self.tenant = tenant
+        self.agents = agents
+        super().__init__(message)
+
+
 class RunTimeFailure(InsikaError):
     """Something outside the caller's control failed (a model, the disk, the network)."""
 

@@ -1,25 +1,30 @@
-"""Export an agent's concepts: one ``<name>.md`` per concept, or one GraphML graph.
+"""Export an agent's concepts: one ``<name>.md`` per concept, one GraphML graph, or JSON.
 
 The markdown files are the stored records byte for byte. The GraphML file has a node
 per concept (name, type, description, confidence, provenance) and an edge per
 ``[[link]]`` that resolves to another exported concept; dangling links are dropped.
-Both are written atomically (temporary file, then rename), so re-running is safe.
+``knowledge.json`` is one JSON array and ``knowledge.jsonl`` one JSON object a line, each
+object a concept's every record field with its ``status`` and ``version`` (`record`).
+Every file is written atomically (temporary file, then rename), so re-running is safe.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Final, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.store.base import ConceptStore, StoredConcept
 
-Format = Literal["md", "graphml"]
+Format = Literal["md", "graphml", "json", "jsonl"]
+#: Every export format, in the order the command line offers them.
+FORMATS: Final[tuple[Format, ...]] = ("md", "graphml", "json", "jsonl")
 
 
 @dataclass(frozen=True)
@@ -35,9 +40,22 @@ class ExportResult:
 def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Format = "md") -> ExportResult:
     """Write `agent`'s concepts under the folder `out` (created if needed).
 
+    Args:
+        store: the tenant's store (its current records are read).
+        agent: the agent id.
+        out: the folder.
+        fmt: ``md`` (``<name>.md`` each), ``graphml`` (``knowledge.graphml``), ``json``
+            (``knowledge.json``, an array) or ``jsonl`` (``knowledge.jsonl``, a line each).
+
+    Returns:
+        The files written and the counts.
+
     Raises:
-        UserError: `out` exists and is not a folder, or cannot be written.
+        UserError: `fmt` is not one of `FORMATS`; `out` exists and is not a folder, or
+            cannot be written.
     """
+    if fmt not in FORMATS:
+        raise UserError(f"unknown export format {fmt!r}: use {', '.join(FORMATS)}")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out {folder} exists and is not a folder")
@@ -58,7 +76,36 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         path = folder / "knowledge.graphml"
         _write_atomic(path, text)
         return ExportResult([path], len(concepts), edges, dropped)
-    raise UserError(f"unknown export format {fmt!r}: use md or graphml")
+    path = folder / f"knowledge.{fmt}"
+    _write_atomic(path, as_json(concepts) if fmt == "json" else as_jsonl(concepts))
+    return ExportResult([path], len(concepts))
+
+
+def record(stored: StoredConcept) -> dict[str, Any]:
+    """One concept as a JSON-ready dict: every record field, ``status`` and ``version``.
+
+    Keys: name, description, type, provenance, confidence (0..1), sources (session ids),
+    occurrences, created_at and updated_at (ISO-8601 UTC), status (``ok`` or
+    ``conflict``), version (the current version number), body (markdown).
+    """
+    c = stored.concept
+    return {
+        "name": c.name, "description": c.description, "type": c.type,
+        "provenance": c.provenance, "confidence": c.confidence,
+        "sources": list(c.sources), "occurrences": c.occurrences,
+        "created_at": c.created_at, "updated_at": c.updated_at,
+        "status": c.status, "version": stored.version, "body": c.body,
+    }
+
+
+def as_json(concepts: list[StoredConcept]) -> str:
+    """A JSON array of `record` per concept, in the given order (the store's: by name)."""
+    return json.dumps([record(c) for c in concepts], ensure_ascii=False, indent=2) + "\n"
+
+
+def as_jsonl(concepts: list[StoredConcept]) -> str:
+    """One compact JSON object (`record`) a line per concept; empty text for none."""
+    return "".join(json.dumps(record(c), ensure_ascii=False) + "\n" for c in concepts)
 
 
 def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:

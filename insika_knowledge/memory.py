@@ -30,6 +30,7 @@ from insika_knowledge.learn import TurnReport, learn_turn
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import SQLiteStore, Store, Version, data_dir, tenant_path
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+from insika_knowledge.store.paths import tenants as tenant_files
 
 #: How often `Memory.put` re-reads a concept another writer changed meanwhile.
 PUT_ATTEMPTS: Final = 3
@@ -272,6 +273,25 @@ class Memory:
         """
         check_agent(agent)
         return [s.concept for s in self.store(tenant).list_concepts(agent)]
+
+    def tenants(self) -> list[str]:
+        """The tenants that have a database file in the data directory, sorted."""
+        return tenant_files(self.directory)
+
+    def agents(self, *, tenant: str = DEFAULT_TENANT) -> dict[str, int]:
+        """The tenant's agents that have concepts -> how many current concepts each has, by name.
+
+        An agent whose concepts were all deleted is left out. A tenant without a database
+        has none, and reading creates nothing.
+
+        Raises:
+            InvalidName: the tenant name is invalid.
+        """
+        if not self.has_tenant(tenant):
+            return {}
+        store = self.store(tenant)
+        counts = {agent: store.count(agent) for agent in store.agents()}
+        return {agent: n for agent, n in counts.items() if n}
 
     def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Concept]:
         """The concepts of `agent` holding contradicting reports (``status == "conflict"``).

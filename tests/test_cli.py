@@ -100,9 +100,12 @@ def test_search_json_includes_linked_concepts(data_dir: Path) -> None:
 
 
 def test_search_other_agent_sees_nothing(data_dir: Path) -> None:
+    # Issue 11 turned this empty success into exit 1 naming the agents that exist
+    # (it used to print "(no concept matches)" and exit 0).
     result = _run("search", "--agent", "someone-else", "--data-dir", str(data_dir), "free shipping")
-    assert result.exit_code == 0, result.output
-    assert result.output.strip() == "(no concept matches)"
+    assert result.exit_code == 1, result.output
+    assert "free-shipping-over-199" not in result.output
+    assert "someone-else" in result.output and AGENT in result.output
 
 
 # ----------------------------------------------------------------------------- show

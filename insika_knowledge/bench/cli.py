@@ -2,17 +2,23 @@
 
 `insika_knowledge.bench.plugin` attaches them to the command line, whose group maps
 errors to exit codes (2 a usage mistake, 1 a run-time failure); the commands here only
-raise. Their work is imported when they run, so ``--help`` stays fast.
+raise. Their work is imported when they run, so ``--help`` stays fast. ``bench`` shows
+its progress on stderr (a rich bar on a terminal, one line a step otherwise), so the
+results on stdout stay clean.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import NotFound, UserError
+from insika_knowledge.procedure import Procedure
+from insika_knowledge.store.paths import DEFAULT_TENANT
 
 
 @click.command()
@@ -47,11 +53,42 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
             chosen = tuple(int(n) for n in sizes.split(",")) if sizes else SCALE_SIZES
         except ValueError:
             raise UserError(f"--sizes {sizes!r}: give whole numbers like 1000,5000") from None
-        run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo)
+        with step_progress("bench --scale") as on_step:
+            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo, on_step=on_step)
     else:
         from insika_knowledge.bench.speed import run_bench
 
-        run_bench(as_json=as_json, quick=quick, echo=click.echo)
+        with step_progress("bench --quick" if quick else "bench") as on_step:
+            run_bench(as_json=as_json, quick=quick, echo=click.echo, on_step=on_step)
+
+
+@contextmanager
+def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A step callback ``(what, done, total)`` that shows progress on stderr.
+
+    On a terminal, a rich bar with the step, steps done / total and the time elapsed
+    (cleared at the end); otherwise one line a step, ``title: [k/n] what``.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        def line(what: str, done: int, total: int) -> None:
+            if what != "done":
+                click.echo(f"{title}: [{done + 1}/{total}] {what}", err=True)
+
+        yield line
+        return
+    columns = (TextColumn(title), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("", total=None)
+
+        def bar(what: str, done: int, total: int) -> None:
+            progress.update(task, description=what, completed=done, total=total)
+
+        yield bar
 
 
 @click.command()
@@ -92,6 +129,12 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
     multiple=True,
     help="Extra regular expression that makes a shell command a verify step (repeatable).",
 )
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Evaluate the procedures already mined into this data directory "
+              "(`procedures mine`) instead of mining the file (default tenant: default).")
+@click.option("--tenant", default=None,
+              help="Evaluate the procedures already mined into this tenant (in --data-dir, "
+              "else $INSIKA_KNOWLEDGE_HOME) instead of mining the file.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def evaluate(
     sessions_file: str | None,
@@ -103,15 +146,19 @@ def evaluate(
     min_confidence: float | None,
     min_match_score: float | None,
     verify_patterns: tuple[str, ...],
+    data_dir: str | None,
+    tenant: str | None,
     as_json: bool,
 ) -> None:
     """Report recall precision, wrong recalls, coverage and adherence on held-out tasks.
 
     By default each task of --sessions is held out in turn (leave-one-task-out). With
     --requests, every raw request is replayed through the live path in prod: prefix kept,
-    block carried, sessions that got a procedure, latency.
+    block carried, sessions that got a procedure, latency. With --data-dir or --tenant,
+    the procedures a tenant already holds are recalled on every session of the file
+    instead (nothing mined, nothing written).
     """
-    from insika_knowledge.bench.evaluate import run
+    from insika_knowledge.bench.evaluate import evaluate_stored, format_report, run
     from insika_knowledge.procedures.config import ProceduresConfig
 
     config = ProceduresConfig(
@@ -123,6 +170,14 @@ def evaluate(
         else min_match_score,
         verify_patterns=verify_patterns,
     )
+    if data_dir is not None or tenant is not None:
+        if sessions_file is None or seeds is not None or requests_file is not None:
+            raise UserError("--data-dir/--tenant evaluate the stored procedures once, on every "
+                            "session of --sessions (no --seeds, no --requests)")
+        procedures, population, source = _stored_procedures(data_dir, tenant or DEFAULT_TENANT)
+        stored = evaluate_stored(sessions_file, procedures, source=source, config=config, population=population)
+        click.echo(json.dumps(stored, indent=2) if as_json else format_report(stored, detail=True))
+        return
     report, text = run(
         sessions=sessions_file,
         requests=requests_file,
@@ -133,3 +188,25 @@ def evaluate(
         config=config,
     )
     click.echo(json.dumps(report, indent=2) if as_json else text)
+
+
+def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedure], dict[str, int], str]:
+    """Every procedure of `tenant`'s database, its population, and where it is (for the report).
+
+    Raises:
+        InvalidName: the tenant name is invalid.
+        NotFound: the tenant has no database there (nothing is created).
+    """
+    from insika_knowledge.store.paths import data_dir as resolve
+    from insika_knowledge.store.paths import tenant_path
+    from insika_knowledge.store.procedures import ProcedureStore
+
+    path = tenant_path(resolve(data_dir), tenant)
+    if not path.exists():
+        raise NotFound(f"tenant {tenant!r} has no database in {path.parent}: "
+                       "run `insika-knowledge procedures mine` first")
+    store = ProcedureStore(path)
+    try:
+        return store.list_procedures(), store.population_since(0), f"tenant {tenant} in {path.parent}"
+    finally:
+        store.close()

@@ -25,12 +25,13 @@ import json
 import random
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from insika_knowledge.bench.traces import add_trace
 from insika_knowledge.errors import UserError
+from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner
 from insika_knowledge.procedures.recall.cursor import Cursor
@@ -78,18 +79,41 @@ def evaluate_split(
     for session, builder in traces:
         if _task_of(session) in train:
             add_trace(miner, session, builder)
-    procedures = miner.procedures()
+    held = [(s, b) for s, b in traces if _task_of(s) in held_out]
+    return {
+        "train_tasks": sorted(train, key=lambda t: (len(t), t)),
+        "held_out_tasks": sorted(held_out, key=lambda t: (len(t), t)),
+        "verdicts": dict(miner.verdicts),
+        "reasons": dict(miner.reasons),
+        **replay(held, miner.procedures(), config, population=miner.population),
+    }
+
+
+def replay(
+    traces: Sequence[tuple[Session, TraceBuilder]],
+    procedures: Sequence[Procedure],
+    config: ProceduresConfig,
+    population: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """Recall every trace's first user message against `procedures` and follow its steps.
+
+    Returns:
+        ``procedures`` (id, kind, steps, support, successes, failures,
+        wilson_lower_bound, recallable), ``held_out_traces`` (the traces replayed),
+        ``hits``, ``hit_rate``, ``adherence_rate``, ``completion_rate`` (see
+        `evaluate_split`), ``by_outcome`` and the per-trace ``replays``.
+    """
     index = RecallIndex(config.min_confidence, config.min_match_score)
-    index.update_population(miner.population)
+    if population is not None:  # the mined split's population: recall weighs triggers against it
+        index.update_population(population)
     index.update(procedures)
     rows = []
     for session, builder in traces:
-        if _task_of(session) not in held_out:
-            continue
         recall = index.recall(builder.task)
+        task = session.metadata.get("task_id")
         row = {
             "session_id": session.session_id,
-            "task_id": _task_of(session),
+            "task_id": None if task is None else str(task),
             "outcome": session.outcome,
             "hit": recall.hit,
             "score": round(recall.score, 4),
@@ -122,10 +146,6 @@ def evaluate_split(
 
     overall = summary(rows)
     return {
-        "train_tasks": sorted(train, key=lambda t: (len(t), t)),
-        "held_out_tasks": sorted(held_out, key=lambda t: (len(t), t)),
-        "verdicts": dict(miner.verdicts),
-        "reasons": dict(miner.reasons),
         "procedures": [
             {
                 "id": p.id,
@@ -149,6 +169,42 @@ def evaluate_split(
         },
         "replays": rows,
     }
+
+
+def evaluate_stored(
+    path: str | Path,
+    procedures: Sequence[Procedure],
+    *,
+    source: str,
+    config: ProceduresConfig | None = None,
+    population: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """Replay every session of `path` against procedures mined earlier (no split, no mining).
+
+    For procedures a tenant already holds (``procedures mine``), measured on sessions
+    that need not carry task ids: typically other sessions than the ones mined.
+
+    Args:
+        path: normalised JSONL of sessions.
+        procedures: the procedures to recall from.
+        source: where they come from, for the report (e.g. ``tenant acme in /data``).
+        config: thresholds and verify patterns (default `ProceduresConfig()`).
+        population: the tenant's stored population (term -> successful runs), which
+            recall weighs triggers against, as it does live.
+
+    Returns:
+        The shape of `evaluate`'s report, with one split whose ``seed`` is None and no
+        train or held-out tasks, and ``procedures_from`` = `source`.
+
+    Raises:
+        UserError: the file is unreadable.
+    """
+    config = config or ProceduresConfig()
+    sessions = list(read_sessions(path))
+    traces = [(s, build(s.messages, config.verify_regexes)) for s in sessions]
+    split = {"seed": None, "train_tasks": [], "held_out_tasks": [], "verdicts": {}, "reasons": {},
+             **replay(traces, procedures, config, population=population)}
+    return _report(path, [split], config, train_fraction=None, source=source)
 
 
 def evaluate(
@@ -188,11 +244,16 @@ def evaluate(
         result["seed"] = seed
         splits.append(result)
 
+    return _report(path, splits, config, train_fraction=train_fraction, source=None)
+
+
+def _report(path: str | Path, splits: list[dict[str, Any]], config: ProceduresConfig, *,
+            train_fraction: float | None, source: str | None) -> dict[str, Any]:
     def mean(key: str) -> float | None:
         values = [s[key] for s in splits if s[key] is not None]
         return statistics.fmean(values) if values else None
 
-    return {
+    report: dict[str, Any] = {
         "file": str(path),
         "config": {
             "min_confidence": config.min_confidence,
@@ -211,6 +272,9 @@ def evaluate(
             "splits": len(splits),
         },
     }
+    if source is not None:
+        report["procedures_from"] = source
+    return report
 
 
 def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
@@ -219,17 +283,22 @@ def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{100 * value:.1f}%"
 
+    stored = report.get("procedures_from")
+    config = report["config"]
     lines = [
-        f"{report['file']}: min_confidence {report['config']['min_confidence']}, "
-        f"min_match_score {report['config']['min_match_score']}, "
-        f"train share {report['config']['train_fraction']}"
+        f"{report['file']}: min_confidence {config['min_confidence']}, "
+        f"min_match_score {config['min_match_score']}, "
+        + (f"procedures from {stored}" if stored else f"train share {config['train_fraction']}")
     ]
     for split in report["splits"] if detail else report["splits"][:1]:
-        lines.append(
-            f"seed {split['seed']}: train tasks {', '.join(split['train_tasks'])}; "
-            f"held out {', '.join(split['held_out_tasks'])}"
-        )
-        lines.append(f"  mined: {split['verdicts']}; {len(split['procedures'])} procedures")
+        if stored:
+            lines.append(f"  stored: {len(split['procedures'])} procedures; every session replayed")
+        else:
+            lines.append(
+                f"seed {split['seed']}: train tasks {', '.join(split['train_tasks'])}; "
+                f"held out {', '.join(split['held_out_tasks'])}"
+            )
+            lines.append(f"  mined: {split['verdicts']}; {len(split['procedures'])} procedures")
         for p in split["procedures"]:
             lines.append(
                 f"  {p['id']} {p['kind']} support {p['support']} ({p['successes']} ok, "
@@ -237,7 +306,8 @@ def format_report(report: dict[str, Any], *, detail: bool = True) -> str:
                 f"{' recallable' if p['recallable'] else ''}: {' -> '.join(p['steps'])[:140]}"
             )
         lines.append(
-            f"  held out: {split['held_out_traces']} traces, {split['hits']} hits "
+            f"  {'replayed' if stored else 'held out'}: {split['held_out_traces']} traces, "
+            f"{split['hits']} hits "
             f"(hit rate {pct(split['hit_rate'])}), adherence {pct(split['adherence_rate'])}, "
             f"completion {pct(split['completion_rate'])}"
         )

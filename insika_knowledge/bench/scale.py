@@ -81,13 +81,22 @@ def _search_ms(index: ScanIndex | Fts5Index, messages: list[str]) -> tuple[float
 
 
 def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, quick: bool = False,
-              echo: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Run `bench_scale` for each size and print a table (or JSON)."""
+              echo: Callable[[str], None] = print,
+              on_step: Callable[[str, int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Run `bench_scale` for each size and print a table (or JSON).
+
+    `on_step` is called before each size with (what it measures, sizes done, sizes in
+    all), and with ``("done", n, n)`` at the end; for a progress display.
+    """
     repeats = 100 if quick else 500
     rows = []
     with tempfile.TemporaryDirectory(prefix="insika-scale-") as tmp:
-        for n in sizes:
+        for done, n in enumerate(sizes):
+            if on_step is not None:
+                on_step(f"Scan and FTS5 at {n} concepts", done, len(sizes))
             rows.append(bench_scale(Path(tmp), n, repeats))
+    if on_step is not None:
+        on_step("done", len(sizes), len(sizes))
     if as_json:
         echo(json.dumps(rows, indent=2))
         return rows

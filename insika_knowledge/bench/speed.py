@@ -19,6 +19,7 @@ import statistics
 import tempfile
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -126,6 +127,13 @@ def _studio_bench() -> Callable[[Path], dict[str, Any]] | None:
     return bench_studio
 
 
+def _procedures(folder: Path, quick: bool) -> dict[str, Any]:
+    try:
+        return bench_procedures(folder, quick=quick)
+    except FileNotFoundError as exc:  # the traces it mines live in shared/data
+        return {"skipped": str(exc)}
+
+
 def _pairs(values: dict[str, Any]) -> str:
     def one(key: str, value: Any) -> str:
         if isinstance(value, dict):
@@ -135,25 +143,45 @@ def _pairs(values: dict[str, Any]) -> str:
     return ", ".join(one(k, v) for k, v in values.items())
 
 
-def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run every benchmark and print a table (or JSON). Returns the results."""
+def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str], None] = print,
+              on_step: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Run every benchmark and print a table (or JSON). Returns the results.
+
+    Args:
+        as_json: print JSON instead of the table.
+        quick: fewer repetitions (a smoke run, not a measurement).
+        echo: where the results go.
+        on_step: called before each step with (what it measures, steps done, steps in all),
+            and once more with ``("done", n, n)`` at the end; for a progress display.
+    """
     repeats = 200 if quick else 2000
     load_config({})  # import cost outside the timings
     with tempfile.TemporaryDirectory(prefix="insika-bench-") as tmp:
         folder = Path(tmp)
-        results: dict[str, Any] = {
-            "scan": [bench_scan(folder, n, repeats) for n in SIZES],
-            "after_turn": bench_after_turn(folder, 300 if quick else 2000),
-            "same_claim_write": bench_same_claim(folder, 100 if quick else 1000),
-            "quick": quick,
-        }
+        steps: list[tuple[str, str, Callable[[], Any]]] = [
+            ("scan", f"Index::Scan search at {n} concepts", partial(bench_scan, folder, n, repeats))
+            for n in SIZES
+        ]
+        steps += [
+            ("after_turn", "after_turn", partial(bench_after_turn, folder, 300 if quick else 2000)),
+            ("same_claim_write", "same-claim write", partial(bench_same_claim, folder, 100 if quick else 1000)),
+        ]
         studio = _studio_bench()
         if studio is not None:
-            results["studio"] = studio(folder)
-        try:
-            results["procedures"] = bench_procedures(folder, quick=quick)
-        except FileNotFoundError as exc:  # the traces it mines live in shared/data
-            results["procedures"] = {"skipped": str(exc)}
+            steps.append(("studio", "Studio pages at 5000 concepts", partial(studio, folder)))
+        steps.append(("procedures", "procedure mining and recall", partial(_procedures, folder, quick)))
+        results: dict[str, Any] = {"scan": []}
+        for done, (key, label, step) in enumerate(steps):
+            if on_step is not None:
+                on_step(label, done, len(steps))
+            value = step()
+            if key == "scan":
+                results["scan"].append(value)
+            else:
+                results[key] = value
+        results["quick"] = quick
+        if on_step is not None:
+            on_step("done", len(steps), len(steps))
     if as_json:
         echo(json.dumps(results, indent=2))
         return results

@@ -8,19 +8,26 @@ concepts are exported. ``--model`` runs the same loop against a live model.
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Final
 
+from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.events import Recorder
 from insika_knowledge.export import export
+from insika_knowledge.extract.model import load_model
 from insika_knowledge.memory import Memory
 from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.sessions import AgentSpec, Turn, read_sessions
 
 AGENT = "loja-aurora"
 TENANT = "demo"
+#: Outcomes that stop the demo when no conversation has been learned yet: the model is
+#: not answering at all (a wrong key or model name, no server), not merely badly.
+UNREACHABLE: Final = frozenset({"model_error", "model_timeout", "model_rate_limited"})
 QUESTIONS = (
     "Oi! Meu CEP é 13050-000, em Campinas. Quanto tempo demora a entrega?",
     "Recebi meu pedido há 10 dias. Ainda dá para fazer a devolução?",
@@ -39,6 +46,7 @@ def run_demo(
     base_url: str | None = None,
     out: str | None = None,
     echo: Callable[[str], None] = print,
+    command: str = "insika-knowledge",
 ) -> Memory:
     """Run the demo and print what happens at each step.
 
@@ -48,12 +56,25 @@ def run_demo(
         base_url: OpenAI-compatible endpoint for a live model.
         out: export folder (``<data_dir>/export`` when None).
         echo: where lines go.
+        command: how the closing hint names the command line (e.g.
+            ``.venv/bin/insika-knowledge``).
 
     Returns:
         The `Memory` used (closed), for callers that inspect the data directory.
+
+    Raises:
+        UserError: the model is unusable (not a provider string, an unknown provider, a
+            missing replay file, an ``openai/`` model without ``$OPENAI_API_KEY`` or a
+            base URL); checked before anything is printed or written.
+        RunTimeFailure: the model failed (`UNREACHABLE`: a rejected key, an unknown
+            model name, no server) before any conversation was learned.
     """
-    folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="insika-demo-"))
     spec = model or f"replay:{demo_file('replay.json')}"
+    chosen = load_model(spec, base_url=base_url)
+    check = getattr(chosen, "check", None)
+    if callable(check):
+        check()  # before anything is printed or written
+    folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="insika-demo-"))
     memory = Memory(folder, base_url=base_url)
     recorder = Recorder()
     memory.events.subscribe(recorder)
@@ -67,11 +88,20 @@ def run_demo(
     echo(f"insika-knowledge demo: agent {AGENT}, tenant {TENANT}, model {spec}")
     echo(f"data directory: {folder}\n")
     echo("1. Learning from 10 finished conversations")
+    learned_any = False
     for session in read_sessions(demo_file("conversations.jsonl")):
         report = memory.learn_turn(
             AGENT, config, session_id=session.session_id, turn_id="t1",
-            messages=session.messages, tenant=TENANT,
+            messages=session.messages, tenant=TENANT, model=chosen,
         )
+        if report.outcome in UNREACHABLE and not learned_any:
+            plugin.close()
+            raise RunTimeFailure(
+                f"model {spec!r} failed before learning anything: {report.outcome} on "
+                f"{session.session_id} ({report.detail or 'no detail'}); check the model name, "
+                "the key and --base-url"
+            )
+        learned_any = learned_any or report.outcome == "ok"
         parts = [f"{o} {n}" for n, o in report.results]
         if report.dropped:
             parts.append("dropped " + ", ".join(f"{k}={v}" for k, v in sorted(report.dropped.items())))
@@ -98,7 +128,10 @@ def run_demo(
     echo("3. The model calls load_knowledge (the tool from the tools hook)")
     tool = plugin.tools(agent)[0]
     result = tool.handler(name="cep-13-campinas")
-    echo("\n".join("   | " + line for line in result["markdown"].splitlines()))
+    if "markdown" in result:
+        echo("\n".join("   | " + line for line in result["markdown"].splitlines()))
+    else:  # a live model may have named it otherwise, or learned nothing
+        echo(f"   load_knowledge('cep-13-campinas') -> {result['error']}")
     echo(f"   load_knowledge('frete-gratis') -> {tool.handler(name='frete-gratis')['error']}\n")
 
     echo("4. Export")
@@ -110,7 +143,7 @@ def run_demo(
     names = [n for n, _ in recorder.events]
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     echo("5. Events: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
-    echo(f"\nTry: insika-knowledge search --data-dir {folder} --tenant {TENANT} --agent {AGENT} "
-         "\"frete grátis\"")
+    echo(f"\nTry: {command} search --data-dir {shlex.quote(str(folder))} --tenant {TENANT} "
+         f"--agent {AGENT} \"frete grátis\"")
     plugin.close()
     return memory

@@ -14,6 +14,7 @@ user of instructor.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -126,8 +127,16 @@ class InstructorModel:
 
         Raises:
             UserError: the provider is unknown, its SDK is missing, or its client cannot
-                be built (e.g. ``foo/bar``).
+                be built (e.g. ``foo/bar``); or an ``openai/`` model has no API key
+                (``$OPENAI_API_KEY``) and no base URL (``$OPENAI_BASE_URL``) to a server
+                that may need none.
         """
+        if self.spec.partition("/")[0] == "openai" and not self.api_key and not _openai_key_set() \
+                and not (self.base_url or os.environ.get("OPENAI_BASE_URL")):
+            raise UserError(
+                f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
+                "(or give a base URL, --base-url, for a server that needs none)"
+            )
         try:
             self._get_client()
         except UserError:
@@ -186,9 +195,11 @@ class InstructorModel:
 
 
 def _openai_key() -> str:
-    import os
-
     return os.environ.get("OPENAI_API_KEY") or "not-set"
+
+
+def _openai_key_set() -> bool:
+    return bool(os.environ.get("OPENAI_API_KEY", "").strip())
 
 
 def classify_failure(exc: BaseException) -> ModelFailure:

@@ -10,7 +10,6 @@ version.
 from __future__ import annotations
 
 import io
-import json
 import zipfile
 from typing import Final
 
@@ -18,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from insika_knowledge.export import graphml
+from insika_knowledge.export import as_json, graphml
 from insika_knowledge.store import StoredConcept
 from insika_knowledge.studio.scope import require_scope
 
@@ -60,14 +59,3 @@ def markdown_zip(concepts: list[StoredConcept]) -> bytes:
         for stored in concepts:
             archive.writestr(f"{stored.concept.name}.md", stored.markdown.encode())
     return buffer.getvalue()
-
-
-def as_json(concepts: list[StoredConcept]) -> str:
-    """A JSON array: per concept every record field, ``status`` and ``version``, by name."""
-    return json.dumps([{
-        "name": c.concept.name, "description": c.concept.description, "type": c.concept.type,
-        "provenance": c.concept.provenance, "confidence": c.concept.confidence,
-        "sources": list(c.concept.sources), "occurrences": c.concept.occurrences,
-        "created_at": c.concept.created_at, "updated_at": c.concept.updated_at,
-        "status": c.concept.status, "version": c.version, "body": c.concept.body,
-    } for c in concepts], ensure_ascii=False, indent=2) + "\n"

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import RunTimeFailure, UserError
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import auth
 from insika_knowledge.studio.app import create_app
@@ -24,6 +26,39 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def check_port(host: str, port: int) -> None:
+    """Check that `host`:`port` can be listened on now, by binding it once and letting go.
+
+    Binds every address `host` resolves to, as uvicorn's server will (``SO_REUSEADDR``,
+    so a port in TIME_WAIT passes; IPv6 sockets IPv6-only), so that a port in use fails
+    before the token is printed. Another program can still take the port between this
+    check and uvicorn's bind; uvicorn then reports it.
+
+    Raises:
+        UserError: `host` cannot be resolved, or is not an address of this machine.
+        RunTimeFailure: the port is in use, or binding it is not allowed.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UserError(f"--host {host}: {exc.strerror or exc}") from None
+    for family, kind, proto, _, address in dict.fromkeys(infos):
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise RunTimeFailure(
+                        f"port {port} on {host} is in use (another Studio?): stop it, or pass --port"
+                    ) from None
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    raise UserError(f"--host {host}: not an address of this machine") from None
+                raise RunTimeFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def serve(
     data_dir: str | os.PathLike[str] | None, host: str, port: int,
     *, echo: Callable[[str], None] = print,
@@ -33,7 +68,9 @@ def serve(
     The admin token is ``$INSIKA_ADMIN_TOKEN``, or a new one printed with the URL.
 
     Raises:
-        UserError: the data directory does not exist, or the port is out of range.
+        UserError: the data directory does not exist, the port is out of range, or the
+            host is not an address of this machine.
+        RunTimeFailure: the port is in use (checked before anything is printed).
     """
     memory = Memory(data_dir)
     folder = Path(memory.directory)
@@ -44,6 +81,7 @@ def serve(
         )
     if not 0 < port < 65536:
         raise UserError(f"--port {port} is not a TCP port (1-65535)")
+    check_port(host, port)
     token = os.environ.get(auth.TOKEN_ENV, "").strip()
     app = create_app(memory, token or auth.new_token())
     shown_host = f"[{host}]" if ":" in host else host

@@ -1,0 +1,193 @@
+"""``insika-knowledge list | agents | conflicts | delete | put``: an agent's concepts by hand.
+
+Reads go through `Memory`'s front door and say what exists when they find nothing: an
+unknown tenant is exit 2, an agent without concepts exit 1 naming the agents that have
+some (`options.require_agent`). Writes name ``cli`` as the actor in the concept's history.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Final
+
+import click
+
+from insika_knowledge.commands.options import (
+    agent_option,
+    data_dir_option,
+    json_option,
+    open_memory,
+    require_agent,
+    require_tenant,
+    tenant_option,
+)
+from insika_knowledge.concept import Concept
+from insika_knowledge.errors import UserError
+from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.store.paths import check_agent
+
+#: Who a command-line write names in the concept's history.
+CLI_ACTOR: Final = "cli"
+#: Characters of a description shown in a listing line.
+DESCRIPTION_CHARS: Final = 80
+
+
+def summary(concept: Concept) -> dict[str, Any]:
+    """A concept's listing fields as a JSON-ready dict (no body).
+
+    Keys: name, description, type, provenance, confidence (0..1), status (``ok`` or
+    ``conflict``), occurrences, updated_at (ISO-8601 UTC).
+    """
+    return {
+        "name": concept.name, "description": concept.description, "type": concept.type,
+        "provenance": concept.provenance, "confidence": concept.confidence,
+        "status": concept.status, "occurrences": concept.occurrences,
+        "updated_at": concept.updated_at,
+    }
+
+
+def _line(concept: Concept) -> str:
+    description = concept.description
+    if len(description) > DESCRIPTION_CHARS:
+        description = description[: DESCRIPTION_CHARS - 1] + "…"
+    flag = "  CONFLICT" if concept.in_conflict else ""
+    return (f"{concept.name}  {concept.type}  {concept.provenance}  {concept.confidence:.2f}"
+            f"{flag}  {description}")
+
+
+@click.command("list")
+@agent_option
+@data_dir_option
+@tenant_option
+@json_option
+def list_(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
+    """List the agent's concepts: name, type, provenance, confidence, description."""
+    memory = open_memory(data_dir)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        concepts = memory.concepts(agent=agent, tenant=tenant)
+    finally:
+        memory.close()
+    if as_json:
+        click.echo(json.dumps([summary(c) for c in concepts], ensure_ascii=False, indent=2))
+        return
+    for concept in concepts:
+        click.echo(_line(concept))
+    in_conflict = sum(c.in_conflict for c in concepts)
+    click.echo(f"{len(concepts)} concepts of {agent} in tenant {tenant}"
+               + (f", {in_conflict} in conflict" if in_conflict else ""), err=True)
+
+
+@click.command()
+@data_dir_option
+@click.option("--tenant", default=None, help="Only this tenant (default: every tenant).")
+@json_option
+def agents(data_dir: str | None, tenant: str | None, as_json: bool) -> None:
+    """List the agents that have concepts, per tenant, with their concept counts."""
+    memory = open_memory(data_dir)
+    try:
+        if tenant is not None:
+            require_tenant(memory, tenant)
+        tenants = [tenant] if tenant is not None else memory.tenants()
+        found = {t: memory.agents(tenant=t) for t in tenants}
+    finally:
+        memory.close()
+    rows = [(t, agent, count) for t, counts in found.items() for agent, count in sorted(counts.items())]
+    if as_json:
+        click.echo(json.dumps([{"tenant": t, "agent": a, "concepts": n} for t, a, n in rows], indent=2))
+        return
+    if not rows:
+        where = f"tenant {tenant!r}" if tenant is not None else str(memory.directory)
+        click.echo(f"(no agent has concepts in {where})")
+        return
+    width = max(len(t) for t, _, _ in rows)
+    for t, agent, count in rows:
+        click.echo(f"{t:<{width}}  {agent}  {count} concepts")
+
+
+@click.command()
+@agent_option
+@data_dir_option
+@tenant_option
+@json_option
+def conflicts(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
+    """List the agent's concepts holding contradicting reports (resolve them in the Studio)."""
+    memory = open_memory(data_dir)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        found = memory.conflicts(agent=agent, tenant=tenant)
+    finally:
+        memory.close()
+    if as_json:
+        click.echo(json.dumps([summary(c) for c in found], ensure_ascii=False, indent=2))
+        return
+    if not found:
+        click.echo("(no conflicts)")
+    for concept in found:
+        click.echo(_line(concept))
+
+
+@click.command()
+@agent_option
+@click.argument("name")
+@data_dir_option
+@tenant_option
+def delete(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
+    """Delete concept NAME (its history is kept: the Studio can restore it)."""
+    memory = open_memory(data_dir)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        version = memory.delete(agent=agent, name=name, actor=CLI_ACTOR, tenant=tenant)
+    finally:
+        memory.close()
+    click.echo(f"deleted {agent}/{name} in tenant {tenant} (version {version.version}; history kept)")
+
+
+@click.command()
+@agent_option
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@data_dir_option
+@tenant_option
+def put(agent: str, file: str, data_dir: str | None, tenant: str) -> None:
+    """Add or replace a concept from FILE.md (- reads standard input).
+
+    Only name and description are required in the frontmatter; provenance defaults to
+    policy (a person vouches for it), type to fact.
+    """
+    markdown = _read(file)
+    check_agent(agent)
+    memory = open_memory(data_dir)
+    try:
+        concept = memory.put(markdown, agent=agent, tenant=tenant, actor=CLI_ACTOR)
+    finally:
+        memory.close()
+    click.echo(f"put {agent}/{concept.name} in tenant {tenant} ({concept.type}, {concept.provenance}, "
+               f"confidence {concept.confidence:.2f})")
+
+
+def _read(file: str) -> str:
+    """The text of `file` (``-``: standard input), UTF-8.
+
+    Raises:
+        UserError: unreadable, or not UTF-8 text.
+    """
+    try:
+        if file == "-":
+            return sys.stdin.buffer.read().decode("utf-8")
+        with open(file, encoding="utf-8") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{file} is not UTF-8 text: {exc.reason}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {file}: {exc.strerror or exc}") from None
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach ``list``, ``agents``, ``conflicts``, ``delete`` and ``put`` to `cli`."""
+    for command in (list_, agents, conflicts, delete, put):
+        cli.add_command(command)

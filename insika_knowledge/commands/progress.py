@@ -1,0 +1,132 @@
+"""The backfill's view: a progress bar while it runs, tables when it is done.
+
+While sessions run, stderr shows a bar with sessions done / total, elapsed time and an
+estimate of the time left (rich; shown only on a terminal, never with ``--quiet``). When
+the run ends, stdout gets a summary table (one row per session status, with the concepts
+learned, confirmed, merged, put in conflict and the candidates dropped), the sessions that
+failed with their detail, every session's row with ``--verbose``, and the one-line total
+scripts read.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from insika_knowledge.backfill import BackfillSummary, SessionStatus
+
+#: Failed sessions listed without ``--verbose``; the others are counted.
+FAILURES_SHOWN: Final = 10
+#: Characters of a detail shown in a table cell.
+DETAIL_CHARS: Final = 60
+#: Statuses that are not failures: learned now, learned before, or left out by ``--since``.
+SETTLED: Final = frozenset({"done", "skipped", "before-since"})
+#: Table width when stdout is not a terminal (a file or a pipe).
+PIPE_WIDTH: Final = 160
+
+
+class SessionBar:
+    """The progress bar: `start` with the number of sessions, `advance` once per session.
+
+    Both are safe to call from the backfill's worker threads.
+    """
+
+    def __init__(self, progress: Progress):
+        self._progress = progress
+        self._task = progress.add_task("backfill", total=None)
+
+    def start(self, total: int) -> None:
+        """Set the number of sessions the run will go through."""
+        self._progress.update(self._task, total=total)
+
+    def advance(self, status: SessionStatus) -> None:
+        """Count one finished session."""
+        self._progress.advance(self._task)
+
+
+@contextmanager
+def session_bar(agent: str, *, quiet: bool) -> Iterator[SessionBar]:
+    """A progress bar on stderr for the duration of the block (cleared when it ends)."""
+    console = Console(stderr=True, quiet=quiet)
+    columns = (
+        TextColumn(f"backfill {agent}"), BarColumn(), MofNCompleteColumn(), TextColumn("sessions"),
+        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        yield SessionBar(progress)
+
+
+def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool, quiet: bool,
+                  echo: Callable[[str], None]) -> None:
+    """Print the run's tables (not with `quiet`) and its one-line total (always).
+
+    Args:
+        summary: the finished run.
+        sessions_file: the file it read (named when it held no session).
+        verbose: also list every session (status, counts, detail).
+        quiet: leave the tables out.
+        echo: where the one-line total goes.
+    """
+    out = Console(quiet=quiet, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+    if not summary.statuses:
+        echo(f"no sessions in {sessions_file}")
+    elif verbose:
+        out.print(_sessions_table(summary.statuses, "every session"))
+    else:
+        out.print(_status_table(summary))
+        failed = [s for s in summary.statuses if s.status not in SETTLED]
+        if failed:
+            shown = failed[:FAILURES_SHOWN]
+            more = len(failed) - len(shown)
+            title = "sessions not learned" + (f" (first {len(shown)}; --verbose lists all)" if more else "")
+            out.print(_sessions_table(shown, title))
+    echo(total_line(summary))
+
+
+def total_line(summary: BackfillSummary) -> str:
+    """``backfill A: N sessions (status n, ...); learned n, confirmed n, ... dropped n (reason=n)``."""
+    statuses = summary.by_status()
+    dropped = summary.dropped
+    return (
+        f"backfill {summary.agent}: {len(summary.statuses)} sessions "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); "
+        f"learned {summary.total('learned')}, confirmed {summary.total('confirmed')}, "
+        f"merged {summary.total('merged')}, conflicts {summary.total('conflicts')}, "
+        f"dropped {sum(dropped.values())}"
+        + (f" ({', '.join(f'{k}={v}' for k, v in sorted(dropped.items()))})" if dropped else "")
+    )
+
+
+def _status_table(summary: BackfillSummary) -> Table:
+    table = Table("status", "sessions", "learned", "confirmed", "merged", "conflicts", "dropped",
+                  title=f"backfill {summary.agent}")
+    for status, count in sorted(summary.by_status().items()):
+        rows = [s for s in summary.statuses if s.status == status]
+        table.add_row(status, str(count), *(str(sum(getattr(s, k) for s in rows))
+                                            for k in ("learned", "confirmed", "merged", "conflicts")),
+                      str(sum(sum(s.dropped.values()) for s in rows)))
+    return table
+
+
+def _sessions_table(statuses: list[SessionStatus], title: str) -> Table:
+    table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped",
+                  "detail", title=title)
+    for s in statuses:
+        detail = s.detail or ""
+        table.add_row(s.session_id, s.status, str(s.learned), str(s.confirmed), str(s.merged),
+                      str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())),
+                      detail if len(detail) <= DETAIL_CHARS else detail[: DETAIL_CHARS - 1] + "…")
+    return table

@@ -1,0 +1,272 @@
+"""The concept commands a user expects: agents, list, conflicts, put, delete, export json|jsonl,
+and what every read says about an agent with no concepts (issue 11, item 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import make_concept
+
+from insika_knowledge.cli import cli
+from insika_knowledge.memory import Memory
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT = "support"
+OTHER = "sales"
+SHIPPING = make_concept(
+    name="free-shipping-over-199", description="Orders over R$199 get free shipping.", type="policy",
+    confidence=0.7, sources=("sess-1", "sess-2"), occurrences=2,
+    body="Orders above R$199 ship free anywhere in Brazil. Returns: [[returns-within-7-days]].",
+)
+RETURNS = make_concept(
+    name="returns-within-7-days", description="Returns are accepted within 7 days of delivery.",
+    type="policy", confidence=0.4, sources=("sess-3", "sess-4"), occurrences=2,
+    body="A customer may return an item within 7 days of delivery.\n\n## Contradiction\n\n"
+    "- sess-4 (2026-08-24T18:00:00Z): returns are accepted within 30 days.",
+)
+PITCH = make_concept(name="annual-plan-discount", description="The annual plan is 20% off.",
+                     body="Offer the annual plan at 20% off the monthly price.")
+AUTHORED = """---
+name: support-hours
+description: Human support answers Monday to Friday, 9 to 18.
+---
+
+Human support answers Monday to Friday, from 9:00 to 18:00 (Brasília time).
+"""
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """`support` with two concepts (one in conflict) in tenant default; `sales` in tenant acme."""
+    folder = tmp_path / "data"
+    memory = Memory(folder)
+    with memory.store("default").transaction() as tx:
+        for concept in (SHIPPING, RETURNS):
+            tx.put(AGENT, concept, reason="extract", actor="engine")
+    with memory.store("acme").transaction() as tx:
+        tx.put(OTHER, PITCH, reason="extract", actor="engine")
+    memory.close()
+    return folder
+
+
+def _run(*args: str, stdin: str | None = None):  # noqa: ANN202 - click's Result
+    return CliRunner().invoke(cli, list(args), input=stdin)
+
+
+def _files(folder: Path) -> set[Path]:
+    return set(folder.rglob("*")) if folder.exists() else set()
+
+
+# ----------------------------------------------------------------------------- agents
+
+
+def test_agents_lists_every_tenant_with_counts(data_dir: Path) -> None:
+    result = _run("agents", "--data-dir", str(data_dir))
+    assert result.exit_code == 0, result.output
+    lines = [line.split() for line in result.output.splitlines()]
+    assert lines == [["acme", OTHER, "1", "concepts"], ["default", AGENT, "2", "concepts"]]
+    one = json.loads(_run("agents", "--data-dir", str(data_dir), "--tenant", "acme", "--json").output)
+    assert one == [{"tenant": "acme", "agent": OTHER, "concepts": 1}]
+
+
+def test_agents_leaves_out_an_agent_whose_concepts_were_all_deleted(data_dir: Path) -> None:
+    assert _run("delete", "--agent", OTHER, "--tenant", "acme", "--data-dir", str(data_dir),
+                PITCH.name).exit_code == 0
+    result = _run("agents", "--data-dir", str(data_dir), "--tenant", "acme")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "(no agent has concepts in tenant 'acme')"
+
+
+def test_agents_in_an_empty_data_directory_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    result = _run("agents", "--data-dir", str(tmp_path / "none"))
+    assert result.exit_code == 0, result.output
+    assert "no agent has concepts" in result.output
+    assert not (tmp_path / "none").exists()
+    unknown = _run("agents", "--data-dir", str(tmp_path / "none"), "--tenant", "acme")
+    assert unknown.exit_code == 2 and "acme" in unknown.output
+    assert not (tmp_path / "none").exists()
+
+
+# ----------------------------------------------------------------------------- list, conflicts
+
+
+def test_list_prints_every_concept_and_flags_conflicts(data_dir: Path) -> None:
+    result = _run("list", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "free-shipping-over-199  policy  observed  0.70  Orders over R$199 get free shipping.",
+        "returns-within-7-days  policy  observed  0.40  CONFLICT  "
+        "Returns are accepted within 7 days of delivery.",
+    ]
+    assert "2 concepts of support in tenant default, 1 in conflict" in result.stderr
+
+
+def test_list_json_has_the_listing_fields(data_dir: Path) -> None:
+    result = _run("list", "--agent", AGENT, "--data-dir", str(data_dir), "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert [c["name"] for c in found] == [SHIPPING.name, RETURNS.name]
+    assert found[1] == {
+        "name": RETURNS.name, "description": RETURNS.description, "type": "policy",
+        "provenance": "observed", "confidence": 0.4, "status": "conflict", "occurrences": 2,
+        "updated_at": RETURNS.updated_at,
+    }
+
+
+def test_conflicts_lists_only_the_concepts_in_conflict(data_dir: Path) -> None:
+    result = _run("conflicts", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert result.exit_code == 0, result.output
+    assert [line.split()[0] for line in result.output.splitlines()] == [RETURNS.name]
+    as_json = json.loads(_run("conflicts", "--agent", AGENT, "--data-dir", str(data_dir), "--json").output)
+    assert [c["name"] for c in as_json] == [RETURNS.name]
+    none = _run("conflicts", "--agent", OTHER, "--tenant", "acme", "--data-dir", str(data_dir))
+    assert none.exit_code == 0 and none.output.strip() == "(no conflicts)"
+
+
+# ----------------------------------------------------------------------------- put, delete
+
+
+def test_put_writes_a_policy_that_show_prints_and_delete_removes(data_dir: Path, tmp_path: Path) -> None:
+    source = tmp_path / "support-hours.md"
+    source.write_text(AUTHORED, encoding="utf-8")
+    put = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(source))
+    assert put.exit_code == 0, put.output
+    assert "support-hours" in put.output and "policy" in put.output
+    shown = _run("show", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours")
+    assert shown.exit_code == 0, shown.output
+    assert "provenance: policy" in shown.output and "9:00 to 18:00" in shown.output
+
+    deleted = _run("delete", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours")
+    assert deleted.exit_code == 0, deleted.output
+    assert "history kept" in deleted.output
+    gone = _run("show", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours")
+    assert gone.exit_code == 2 and "support-hours" in gone.output
+    memory = Memory(data_dir)
+    history = memory.store("default").versions(AGENT, "support-hours")
+    memory.close()
+    assert [(v.reason, v.actor) for v in history] == [("delete", "cli"), ("edit", "cli")]
+
+
+def test_put_reads_standard_input_and_replaces_keeping_what_is_on_record(data_dir: Path) -> None:
+    first = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), "-", stdin=AUTHORED)
+    assert first.exit_code == 0, first.output
+    edited = AUTHORED.replace("9 to 18", "9 to 20").replace("18:00", "20:00")
+    again = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), "-", stdin=edited)
+    assert again.exit_code == 0, again.output
+    memory = Memory(data_dir)
+    stored = memory.store("default").get(AGENT, "support-hours")
+    memory.close()
+    assert stored is not None and stored.version == 2
+    assert "20:00" in stored.concept.body and stored.concept.provenance == "policy"
+
+
+def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path: Path) -> None:
+    before = _files(data_dir)
+    bad = tmp_path / "bad.md"
+    bad.write_text("---\nname: support-hours\n---\n\nNo description.\n", encoding="utf-8")
+    result = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(bad))
+    assert result.exit_code == 2, result.output
+    assert "description" in result.output and "Traceback" not in result.output
+    latin = tmp_path / "latin.md"
+    latin.write_bytes(AUTHORED.replace("Brasília", "Bras\udce9lia").encode("utf-8", "surrogateescape"))
+    not_utf8 = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(latin))
+    assert not_utf8.exit_code == 2 and "UTF-8" in not_utf8.output
+    missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
+    assert missing.exit_code == 2 and "none.md" in missing.output
+    memory = Memory(data_dir)
+    assert memory.store("default").get(AGENT, "support-hours") is None
+    memory.close()
+    assert {p for p in _files(data_dir) - before if p.suffix == ".db"} == set()
+
+
+def test_delete_of_an_unknown_concept_is_a_usage_error(data_dir: Path) -> None:
+    result = _run("delete", "--agent", AGENT, "--data-dir", str(data_dir), "no-such-concept")
+    assert result.exit_code == 2, result.output
+    assert "no-such-concept" in result.output and "Traceback" not in result.output
+
+
+# ----------------------------------------------------------------------------- export json, jsonl
+
+
+def test_export_json_and_jsonl_carry_every_field_of_the_stored_records(data_dir: Path, tmp_path: Path) -> None:
+    memory = Memory(data_dir)
+    stored = memory.store("default").list_concepts(AGENT)
+    memory.close()
+    for fmt in ("json", "jsonl"):
+        out = tmp_path / fmt
+        result = _run("export", "--agent", AGENT, "--data-dir", str(data_dir), "--format", fmt,
+                      "--out", str(out))
+        assert result.exit_code == 0, result.output
+        assert "exported 2 concepts" in result.output
+        text = (out / f"knowledge.{fmt}").read_text(encoding="utf-8")
+        records = json.loads(text) if fmt == "json" else [json.loads(line) for line in text.splitlines()]
+        assert [r["name"] for r in records] == [s.concept.name for s in stored]
+        for record, one in zip(records, stored, strict=True):
+            c = one.concept
+            assert record == {
+                "name": c.name, "description": c.description, "type": c.type,
+                "provenance": c.provenance, "confidence": c.confidence, "sources": list(c.sources),
+                "occurrences": c.occurrences, "created_at": c.created_at, "updated_at": c.updated_at,
+                "status": c.status, "version": one.version, "body": c.body,
+            }
+        assert sorted(p.name for p in out.iterdir()) == [f"knowledge.{fmt}"]
+
+
+# ----------------------------------------------------------------------------- an agent with no concepts
+
+
+def _read_args(command: str, tmp_path: Path) -> list[str]:
+    return {
+        "search": ["free shipping"], "show": [SHIPPING.name], "delete": [SHIPPING.name],
+        "export": ["--out", str(tmp_path / "out")], "list": [], "conflicts": [],
+    }[command]
+
+
+@pytest.mark.parametrize("command", ["search", "show", "export", "list", "conflicts", "delete"])
+def test_an_agent_with_no_concepts_exits_1_naming_the_agents_there(
+    data_dir: Path, tmp_path: Path, command: str
+) -> None:
+    before = _files(tmp_path)
+    result = _run(command, "--agent", "nobody", "--data-dir", str(data_dir), *_read_args(command, tmp_path))
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "agent 'nobody' has no concepts in tenant 'default'" in result.output
+    assert f"{AGENT} (2)" in result.output
+    assert "(no concept matches)" not in result.output
+    assert _files(tmp_path) == before  # no export folder, no new database
+
+
+def test_an_agent_in_another_tenant_is_pointed_at(data_dir: Path) -> None:
+    result = _run("search", "--agent", OTHER, "--data-dir", str(data_dir), "annual plan")
+    assert result.exit_code == 1, result.output
+    assert "pass --tenant acme" in result.output
+    found = _run("search", "--agent", OTHER, "--tenant", "acme", "--data-dir", str(data_dir), "annual plan")
+    assert found.exit_code == 0 and PITCH.name in found.output
+
+
+def test_an_unknown_tenant_names_the_tenants_there(data_dir: Path) -> None:
+    result = _run("list", "--agent", AGENT, "--tenant", "nope", "--data-dir", str(data_dir))
+    assert result.exit_code == 2, result.output
+    assert "tenants there: acme, default" in result.output
+    assert not (data_dir / "nope.db").exists()
+
+
+def test_the_exit_codes_hold_from_a_real_process(data_dir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "insika_knowledge", *args, "--data-dir", str(data_dir)],
+                              capture_output=True, text=True, timeout=60, env=env, check=False)
+
+    listed = run("list", "--agent", AGENT)
+    assert listed.returncode == 0 and SHIPPING.name in listed.stdout
+    unknown = run("show", "--agent", "nobody", SHIPPING.name)
+    assert unknown.returncode == 1
+    assert unknown.stdout == "" and "Traceback" not in unknown.stderr
+    assert unknown.stderr.strip().startswith("Error: agent 'nobody' has no concepts")
