@@ -23,7 +23,17 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from insika_knowledge.memory import Memory
-from insika_knowledge.studio import activity, auth, create, edit, evidence, exports, resolve, views
+from insika_knowledge.studio import (
+    activity,
+    auth,
+    create,
+    edit,
+    evidence,
+    exports,
+    quarantine,
+    resolve,
+    views,
+)
 from insika_knowledge.studio.render import CSP_NONCE_KEY, STATIC, Renderer
 
 log = logging.getLogger(__name__)
@@ -144,6 +154,7 @@ def create_app(
         Route("/studio/knowledge/{name}/resolve", resolve.resolve_page, methods=["GET"]),
         Route("/studio/knowledge/{name}/resolve", resolve.concept_resolve, methods=["POST"]),
         Route("/studio/knowledge/{name}/evidence", evidence.evidence_page, methods=["GET"]),
+        Route("/studio/knowledge/{name}/approve", quarantine.concept_approve, methods=["POST"]),
         Route("/studio/new", create.new_page, methods=["GET"]),
         Route("/studio/new", create.concept_create, methods=["POST"]),
         Route("/studio/activity", activity.activity_page, methods=["GET"]),
