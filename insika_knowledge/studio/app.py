@@ -130,6 +130,10 @@ def _home(request: Request) -> Response:
     return RedirectResponse(auth.HOME_PATH, 303)
 
 
+def _favicon(request: Request) -> Response:
+    return RedirectResponse("/studio/static/favicon.svg", 301)
+
+
 def create_app(
     memory: Memory, token: str, *, secret: str | None = None, index_mode: str = "auto",
     allowed_hosts: Iterable[str] = LOOPBACK_HOSTS, max_body_bytes: int = MAX_BODY_BYTES,
@@ -161,6 +165,7 @@ def create_app(
     hosts = tuple(dict.fromkeys(normalize_host(h) for h in allowed_hosts))
     routes = [
         Route("/", _home),
+        Route(auth.FAVICON_PATH, _favicon),
         Route("/studio", _home),
         Route("/studio/", _home),
         Route(auth.LOGIN_PATH, auth.login_form, methods=["GET"]),

@@ -35,6 +35,9 @@ SESSION_MAX_AGE_S: Final = 12 * 3600
 LOGIN_PATH: Final = "/studio/login"
 HOME_PATH: Final = "/studio/knowledge"
 _PUBLIC: Final = (LOGIN_PATH, "/studio/static/")
+#: Asked for by browsers on their own: answered without a session, so a request racing
+#: the login page never starts a second session (and a second CSRF token).
+FAVICON_PATH: Final = "/favicon.ico"
 #: The shortest admin token accepted. The Studio can only count characters, not judge
 #: randomness; 16 random characters, even from lower-case letters and digits alone,
 #: are 36**16 (about 8e24, 82 bits) values, far beyond reach at the throttled rate
@@ -136,7 +139,7 @@ class LoginGate:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Let a logged-in or public request through; answer any other one here."""
         path = scope.get("path", "")
-        if scope["type"] != "http" or path.startswith(_PUBLIC[1]):
+        if scope["type"] != "http" or path.startswith(_PUBLIC[1]) or path == FAVICON_PATH:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
