@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from conftest import Clock, make_concept
@@ -174,6 +175,29 @@ def test_logins_are_throttled_per_address_with_a_clear_429(memory: Memory, store
             assert _login(other).status_code == 303  # another address is not affected
         clock[0] += WINDOW_S
         assert _login(attacker).status_code == 303
+
+
+def test_a_forged_login_without_the_csrf_token_is_not_counted(memory: Memory) -> None:
+    app = create_app(memory, TOKEN)
+    with TestClient(app, base_url=LOCAL) as browser:
+        for _ in range(MAX_ATTEMPTS * 3):  # what a page on another site can make a browser send
+            assert browser.post("/studio/login", data={"token": "guess-0123456789abcd"}).status_code == 403
+        assert _login(browser).status_code == 303
+
+
+def test_parallel_attempts_cannot_pass_the_count_together(memory: Memory) -> None:
+    app = create_app(memory, TOKEN)
+
+    async def run() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as client:
+            csrf = _csrf((await client.get("/studio/login")).text)
+            answers = await asyncio.gather(*(
+                client.post("/studio/login", data={"token": f"guess-{i:016d}", "csrf": csrf})
+                for i in range(4 * MAX_ATTEMPTS)))
+            return sorted(a.status_code for a in answers)
+
+    assert asyncio.run(run()) == [401] * MAX_ATTEMPTS + [429] * (3 * MAX_ATTEMPTS)
 
 
 def test_a_success_clears_the_count_and_attempts_count_on_arrival() -> None:

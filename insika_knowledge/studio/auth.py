@@ -180,24 +180,28 @@ async def login_form(request: Request) -> Response:
 async def login(request: Request) -> Response:
     """POST /studio/login: check the CSRF token and the admin token; 401 page if wrong.
 
-    Each attempt counts toward the client address's limit (`throttle`) before its form
-    is read; past the limit the answer is a 429 login page with ``Retry-After``.
+    A request with the right CSRF token counts toward its client address's limit
+    (`throttle`); past the limit the answer is a 429 login page with ``Retry-After``,
+    whatever the token. One without it is refused (403) and not counted, so a page on
+    another site cannot lock the operator out by posting wrong tokens from their
+    browser (it cannot send the session cookie). Counting and checking the token run
+    with no ``await`` between them: parallel requests cannot pass the count together.
     """
     renderer: Renderer = request.app.state.renderer
     throttle: LoginThrottle = request.app.state.login_throttle
+    form = await request.form()
+    csrf.check(request, form)
+    target = safe_next(form.get("next"))
     client = client_key(request.client.host if request.client else None)
     wait = throttle.attempt(client)
     if wait is not None:
         response = renderer.page(request, "login.html", {
-            "next": HOME_PATH,
+            "next": target,
             "error": f"Too many login attempts from your address: wait {wait} second"
                      f"{'' if wait == 1 else 's'}, then try again.",
         }, status=429)
         response.headers["retry-after"] = str(wait)
         return response
-    form = await request.form()
-    csrf.check(request, form)
-    target = safe_next(form.get("next"))
     given = form.get("token")
     if not isinstance(given, str) or not token_matches(given.strip(), request.app.state.token):
         return renderer.page(

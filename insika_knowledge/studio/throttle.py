@@ -1,13 +1,14 @@
-"""Login throttling: at most `MAX_ATTEMPTS` login attempts per client address a `WINDOW_S` window.
+"""Login throttling: at most `MAX_ATTEMPTS` login attempts per client address in `WINDOW_S` seconds.
 
-Every POST to the login form counts as an attempt when it arrives (before its form is
-read, so parallel requests cannot slip past the count); a successful login clears the
-address's count. Past the limit the login answers 429 with ``Retry-After``: the whole
-seconds until the oldest counted attempt leaves the window.
+Every login POST with a valid CSRF token counts as an attempt, counted before its admin
+token is compared (`auth.login`); a successful login clears the address's count. Past
+the limit the login answers 429 with ``Retry-After``: the whole seconds until the
+oldest counted attempt leaves the window.
 
 An IPv6 client is counted by its /64 network (one host usually holds the whole /64, so
-it could otherwise take a fresh address per guess). Behind a reverse proxy every client
-has the proxy's address, so they share one count. The table keeps at most
+it could otherwise take a fresh address per guess). The address is the one uvicorn
+gives: the peer's, or, from a reverse proxy on 127.0.0.1 (uvicorn trusts only that by
+default), the client named in ``X-Forwarded-For``. The table keeps at most
 `MAX_CLIENTS` addresses (the least recently seen is forgotten first).
 """
 
