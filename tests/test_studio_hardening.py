@@ -133,8 +133,9 @@ def test_a_streamed_body_is_cut_off_once_it_passes_the_cap(memory: Memory) -> No
     endless = (b"token=" + b"a" * (chunk - 6) if i == 0 else b"a" * chunk for i in range(10**6))
     headers = [(b"host", b"127.0.0.1:8765"), (b"content-type", b"application/x-www-form-urlencoded"),
                (b"transfer-encoding", b"chunked")]
-    status, _, body, calls = _asgi(app, "POST", "/studio/login", headers, endless)
+    status, sent, body, calls = _asgi(app, "POST", "/studio/login", headers, endless)
     assert status == 413 and b"larger than the Studio accepts" in body
+    assert sent[b"connection"] == b"close"  # the server stops reading the rest
     assert calls == MAX_BODY_BYTES // chunk + 1  # one chunk past the cap, never more
 
 

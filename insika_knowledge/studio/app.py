@@ -107,7 +107,9 @@ def _http_error(request: Request, exc: Exception) -> Response:
     )
     if exc.status_code == 405:
         detail = f"{request.method} is not accepted here."
-    return renderer.error(request, exc.status_code, detail, link=getattr(exc, "link", None))
+    response = renderer.error(request, exc.status_code, detail, link=getattr(exc, "link", None))
+    response.headers.update(exc.headers or {})
+    return response
 
 
 def _file_changed(request: Request, exc: Exception) -> Response:

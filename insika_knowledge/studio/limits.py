@@ -10,6 +10,8 @@ gate and the form parser, and refuses with a 413 page:
 - a request without one (chunked), as soon as the bytes received pass the cap, while
   the route is still reading its form (nothing is written then: every handler reads its
   whole form before it writes).
+
+Either answer says ``Connection: close``, so the server stops reading the rest.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class BodyTooLarge(HTTPException):
     """The body passed the cap while it was being read (a 413 page)."""
 
     def __init__(self, limit: int):
-        super().__init__(413, too_large(limit))
+        super().__init__(413, too_large(limit), headers={"connection": "close"})
 
 
 class BodyLimit:
