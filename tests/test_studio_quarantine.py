@@ -51,6 +51,7 @@ def memory(tmp_path: Path) -> Iterator[Memory]:
     ]
     (tmp_path / "sessions.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sessions))
     (tmp_path / "replay.json").write_text(json.dumps({"extract": {"s1": [GIFT], "s2": [SHIPPING]}}))
+    assert CONFIG is not None
     backfill(mem, AGENT, CONFIG, tmp_path / "sessions.jsonl", tenant=TENANT,
              model=ReplayModel(tmp_path / "replay.json"))
     yield mem

@@ -51,6 +51,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
         (folder / "sessions.jsonl").write_text(json.dumps(session) + "\n")
         (folder / "replay.json").write_text(json.dumps({"extract": {"cliente-brinde": [GIFT]}}))
         config = load_config({"types": ["fact", "policy", "procedure", "objection"], "index": "scan"})
+        assert config is not None
         backfill(served.memory, AGENT, config, folder / "sessions.jsonl", tenant=TENANT,
                  model=ReplayModel(folder / "replay.json"))
         assert served.store.quarantined_names(AGENT) == {GIFT["name"]}
