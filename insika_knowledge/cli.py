@@ -273,7 +273,10 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (loopback by default).")
 @click.option("--port", default=8765, show_default=True, type=int, help="TCP port.")
-def studio(data_dir: str | None, host: str, port: int) -> None:
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer to this Host name or address (the loopback names and the "
+                   "--host address always are; others get 400). Repeatable.")
+def studio(data_dir: str | None, host: str, port: int, allowed_hosts: tuple[str, ...]) -> None:
     """Serve the Studio web page: browse, edit, resolve and restore concepts."""
     try:
         from insika_knowledge.studio.server import serve
@@ -282,7 +285,7 @@ def studio(data_dir: str | None, host: str, port: int) -> None:
             f"the Studio needs its extra ({exc.name or exc} is missing): "
             "pip install 'insika-knowledge[studio]'"
         ) from None
-    serve(data_dir, host, port, echo=click.echo)
+    serve(data_dir, host, port, allowed=allowed_hosts, echo=click.echo)
 
 
 def invoked_as(argv0: str | None = None) -> str:

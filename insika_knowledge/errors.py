@@ -93,6 +93,24 @@ class RunTimeFailure(InsikaError):
     """Something outside the caller's control failed (a model, the disk, the network)."""
 
 
+class DatabaseFileChanged(RunTimeFailure):
+    """A database file was deleted or replaced by another file after it was opened.
+
+    Nothing more is written through the store that opened it: a write would land in the
+    deleted file (and be lost) or never reach the file now at the path. Open the store
+    again (restart the process) to use the file that is there now.
+
+    Attributes:
+        problem: what happened, naming the path ("the database file ... was deleted
+            after it was opened").
+    """
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"{problem}; nothing was written. Open it again (restart) to use the "
+                         "file now at that path.")
+
+
 class ModelFailure(RunTimeFailure):
     """A model call failed; the turn's extraction can be retried later.
 

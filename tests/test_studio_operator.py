@@ -78,7 +78,7 @@ def store(memory: Memory) -> SQLiteStore:
 
 @pytest.fixture
 def client(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(create_app(memory, TOKEN)) as test_client:
+    with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1") as test_client:
         page = test_client.get("/studio/login")
         test_client.post("/studio/login", data={"token": TOKEN, "csrf": _csrf(page.text)})
         yield test_client
@@ -457,7 +457,7 @@ def test_the_new_pages_need_a_login_and_no_get_writes(
     for path in gets:
         assert client.get(path).status_code == 200, path
     assert (store.generation(AGENT), store.version_cursor(AGENT)) == before
-    with TestClient(create_app(memory, TOKEN)) as anonymous:
+    with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1") as anonymous:
         for path in gets:
             response = anonymous.get(path, follow_redirects=False)
             assert response.status_code == 303 and "/studio/login" in response.headers["location"]

@@ -74,7 +74,7 @@ def store(memory: Memory) -> SQLiteStore:
 
 @pytest.fixture
 def anon(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(create_app(memory, TOKEN)) as client:
+    with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1") as client:
         yield client
 
 
@@ -223,12 +223,12 @@ def test_without_agent_the_picker_lists_tenants_and_agents(
 def test_the_picker_says_when_there_is_nothing_to_pick(tmp_path: Path) -> None:
     empty = Memory(tmp_path / "empty")
     empty.store("blank")  # a tenant database without agents
-    with TestClient(create_app(empty, TOKEN)) as client:
+    with TestClient(create_app(empty, TOKEN), base_url="http://127.0.0.1") as client:
         _login(client)
         page = client.get("/studio/knowledge").text
     assert "Tenant <code>blank</code>" in page and "No agents." in page
     (tmp_path / "empty" / "blank.db").unlink()
-    with TestClient(create_app(Memory(tmp_path / "empty"), TOKEN)) as client:
+    with TestClient(create_app(Memory(tmp_path / "empty"), TOKEN), base_url="http://127.0.0.1") as client:
         _login(client)
         assert "No tenant database" in client.get("/studio/knowledge").text
     empty.close()
@@ -664,7 +664,7 @@ def test_an_unexpected_error_is_a_500_page_without_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals")
 
-    with TestClient(create_app(memory, TOKEN), raise_server_exceptions=False) as client:
+    with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         _login(client)
         monkeypatch.setattr(SQLiteStore, "concept_page", broken)
         response = client.get(f"/studio/knowledge?{SCOPE}")

@@ -25,6 +25,7 @@ REQUESTS: Final = 200
 WARMUP: Final = 20
 TENANT: Final = "studio-bench"
 AGENT: Final = "bench"
+BENCH_TOKEN: Final = "bench-token-0123456789"  # at least auth.MIN_TOKEN_LENGTH characters
 #: Targets (p50, ms, server-side): the list page and the editor page.
 TARGET_LIST_MS: Final = 50.0
 TARGET_EDITOR_MS: Final = 20.0
@@ -73,11 +74,11 @@ def bench_studio(
     memory = Memory(Path(folder))
     try:
         names = _fill(memory, concepts)
-        client = TestClient(create_app(memory, "bench-token"))
+        client = TestClient(create_app(memory, BENCH_TOKEN), base_url="http://127.0.0.1")
         page = client.get("/studio/login").text
         csrf = re.search(r'name="csrf" value="([^"]+)"', page)
         assert csrf is not None
-        client.post("/studio/login", data={"token": "bench-token", "csrf": csrf.group(1)})
+        client.post("/studio/login", data={"token": BENCH_TOKEN, "csrf": csrf.group(1)})
         base = f"/studio/knowledge?agent={AGENT}&tenant={TENANT}"
         list_urls = [
             base, base + "&sort=-confidence",

@@ -165,12 +165,13 @@ class Activity(NamedTuple):
 
 @dataclass
 class PageCounts:
-    """How many concepts there are per type, status and provenance (and in all)."""
+    """How many concepts there are per type, status and provenance, in quarantine, and in all."""
 
     all: int = 0
     type: dict[str, int] = field(default_factory=dict)
     status: dict[str, int] = field(default_factory=dict)
     provenance: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
 
     def add(self, ctype: str, status: str, provenance: str, number: int) -> None:
         """Count `number` concepts of this type, status and provenance."""
@@ -263,7 +264,8 @@ class OperatorStore(Protocol):
                 stamp: bool = False) -> StoredConcept: ...
     def concept_page(
         self, agent: str, *, status: str | None = None, type: str | None = None,
-        provenance: str | None = None, ranked: Sequence[str] | None = None, sort: str = "name",
+        provenance: str | None = None, quarantined: bool | None = None,
+        ranked: Sequence[str] | None = None, sort: str = "name",
         desc: bool = False, offset: int = 0, limit: int = 50,
     ) -> ConceptPage: ...
     def extractions_of(self, agent: str,
@@ -274,6 +276,7 @@ class OperatorStore(Protocol):
     def resolve(self, agent: str, name: str, choose: Callable[[Concept, Sequence[Sighting]], Concept], *,
                 expected_version: int, actor: str) -> StoredConcept: ...
     def approve(self, agent: str, name: str, *, actor: str, expected_version: int) -> StoredConcept: ...
+    def file_problem(self) -> str | None: ...
 
 
 # ---------------------------------------------------------------------- full text

@@ -9,6 +9,7 @@ registers the FTS5 tokenizer and builds the full-text index there.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,10 +19,13 @@ from typing import Final
 import apsw
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import RunTimeFailure, UserError
+from insika_knowledge.errors import DatabaseFileChanged, RunTimeFailure, UserError
 from insika_knowledge.store import migrations
 
 BUSY_TIMEOUT_MS: Final = 30_000
+#: Connections after the first open the file read-write without creating it: a thread
+#: that arrives after the file was deleted gets an error, never a new empty database.
+_REOPEN_FLAGS: Final = apsw.SQLITE_OPEN_READWRITE
 
 
 class Database:
@@ -31,6 +35,10 @@ class Database:
         path: the database file (created with its folder if missing); ``:memory:`` is
             not supported (each thread opens its own connection).
         clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``; tests inject one.
+
+    The file's identity (device and inode) is taken when it is opened; `file_problem`
+    compares it with the file now at the path, and every write transaction checks it
+    (`DatabaseFileChanged` when the file was deleted or replaced since).
 
     Raises:
         UserError: the path is a folder, the file is not a database, or the path cannot
@@ -53,8 +61,10 @@ class Database:
         self._local = threading.local()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) once opened
         with self._storage_errors():
             self._open(self._conn())
+        self._identity = _identity(self.path)
 
     def _open(self, conn: apsw.Connection) -> None:
         """Bring the file up to date on open: apply the migrations that need no capability."""
@@ -63,13 +73,48 @@ class Database:
     def _prepare(self, conn: apsw.Connection) -> None:
         """Set up a connection just opened (nothing beyond the common settings here)."""
 
+    # ------------------------------------------------------------------ the file
+
+    def file_problem(self) -> str | None:
+        """What happened to the database file since it was opened; None while it is in place.
+
+        Compares the device and inode of the file at `path` with those taken at open (one
+        ``stat``, a few microseconds).
+
+        Returns:
+            None, or a sentence naming the path: it was deleted, replaced by another file,
+            or cannot be read.
+        """
+        try:
+            now = _identity(self.path)
+        except FileNotFoundError:
+            return f"the database file {self.path} was deleted after it was opened"
+        except OSError as exc:
+            return f"the database file {self.path} cannot be read: {exc.strerror or exc}"
+        if now != self._identity:
+            return f"the database file {self.path} was replaced by another file after it was opened"
+        return None
+
+    def check_file(self) -> None:
+        """Raise when the database file was deleted or replaced since it was opened.
+
+        Raises:
+            DatabaseFileChanged: see `file_problem`.
+        """
+        problem = self.file_problem()
+        if problem is not None:
+            raise DatabaseFileChanged(problem)
+
     # ------------------------------------------------------------------ connections
 
     def _conn(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = apsw.Connection(str(self.path))
+                if self._identity is None:  # the first connection creates the file
+                    conn = apsw.Connection(str(self.path))
+                else:
+                    conn = apsw.Connection(str(self.path), flags=_REOPEN_FLAGS)
                 conn.set_busy_timeout(BUSY_TIMEOUT_MS)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
@@ -119,18 +164,22 @@ class Database:
     def _write(self) -> Iterator[apsw.Connection]:
         """A ``BEGIN IMMEDIATE`` transaction: commits on exit, rolls back on error.
 
-        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``). A ROLLBACK is only
-        issued while a transaction is still open (SQLite ends it by itself after some
-        errors, e.g. a full disk), so the original error is the one raised.
+        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``). Once the write lock is
+        held, the file at the path must still be the one opened (`check_file`), so a write
+        never lands in a deleted or replaced file. A ROLLBACK is only issued while a
+        transaction is still open (SQLite ends it by itself after some errors, e.g. a full
+        disk), so the original error is the one raised.
 
         Raises:
             RunTimeFailure: the disk is full or failing ("disk full writing <path>").
+            DatabaseFileChanged: the file was deleted or replaced since it was opened.
             UserError: the database file cannot be written (read-only, permissions).
         """
         conn = self._conn()
         with self._storage_errors():
             conn.execute("BEGIN IMMEDIATE")
             try:
+                self.check_file()
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
@@ -138,3 +187,11 @@ class Database:
                 raise
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    """The (device, inode) of the file at `path`.
+
+    Raises:
+        OSError: the file cannot be stat'ed (FileNotFoundError when it is gone).
+    """
+    found = os.stat(path)
+    return found.st_dev, found.st_ino

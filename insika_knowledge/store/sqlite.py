@@ -633,6 +633,7 @@ class SQLiteStore(Database):
         status: str | None = None,
         type: str | None = None,
         provenance: str | None = None,
+        quarantined: bool | None = None,
         ranked: Sequence[str] | None = None,
         sort: str = "name",
         desc: bool = False,
@@ -651,6 +652,8 @@ class SQLiteStore(Database):
                 state a later migration adds); None keeps all.
             type: keep only this concept type; None keeps all.
             provenance: keep only ``observed`` or ``policy``; None keeps both.
+            quarantined: True keeps only the concepts held in quarantine (the
+                ``quarantine`` table), False only the others; None keeps all.
             ranked: keep only these names (search hits, best first); None = no name
                 filter, ``[]`` = nothing matches. Unknown names are ignored.
             sort: one of `CONCEPT_PAGE_SORTS`; ``rank`` needs `ranked`.
@@ -660,7 +663,8 @@ class SQLiteStore(Database):
 
         Returns:
             The page (rows, the total matching every filter, and the counts per type,
-            status and provenance over the concepts matching `ranked` alone).
+            status and provenance, and of quarantined ones, over the concepts matching
+            `ranked` alone).
 
         Raises:
             UserError: `sort` is unknown (or ``rank`` without `ranked`), or offset/limit
@@ -683,11 +687,19 @@ class SQLiteStore(Database):
             "GROUP BY type, status, provenance", params,
         ):
             counts.add(ctype, cstatus, cprovenance, int(number))
+        held = "name IN (SELECT name FROM quarantine WHERE agent=?)"
+        held_row = conn.execute(
+            f"SELECT count(*) FROM concepts WHERE {' AND '.join(scope)} AND {held}", [*params, agent]
+        ).fetchone()
+        counts.quarantined = int(held_row[0]) if held_row else 0
         where, filters = list(scope), list(params)
         for column, value in (("status", status), ("type", type), ("provenance", provenance)):
             if value is not None:
                 where.append(f"{column}=?")
                 filters.append(value)
+        if quarantined is not None:
+            where.append(held if quarantined else f"NOT {held}")
+            filters.append(agent)
         column = "NULL" if sort == "rank" else sort
         keyed: Keyed = [(int(i), str(n), key) for i, n, key in conn.execute(
             f"SELECT id, name, {column} FROM concepts WHERE {' AND '.join(where)}", filters

@@ -17,8 +17,9 @@ from insika_knowledge.studio.render import concept_url, url
 from insika_knowledge.studio.scope import nav, renderer_of, require_scope
 
 PAGE_SIZE: Final = 50
-#: Every reason a version row can carry (see sql/001 and sql/004).
-REASONS: Final = ("extract", "confirm", "merge", "conflict", "edit", "resolve", "restore", "delete")
+#: Every reason a version row can carry (see sql/001, sql/004 and sql/007).
+REASONS: Final = ("extract", "confirm", "merge", "conflict", "edit", "resolve", "restore", "delete",
+                  "approve")
 ACTOR_MAX: Final = 100
 
 

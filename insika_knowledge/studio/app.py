@@ -1,8 +1,10 @@
 """The Studio application: routes, middleware and error pages over one `Memory`.
 
 ``create_app(memory, token)`` returns a Starlette app. Requests pass, outermost first:
-security headers (and ``Server-Timing``), the signed session cookie, the login gate,
-then the routes. Every error becomes an HTML page; a traceback never reaches the browser.
+security headers (and ``Server-Timing``), the Host-header allowlist (400), the request
+body cap (413), the signed session cookie, the login gate, then the routes. Every error
+becomes an HTML page; a traceback never reaches the browser. A tenant's database file
+deleted or replaced while the Studio runs is a 503 page, and nothing is written.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Iterable
 from typing import Final
 
 from starlette.applications import Starlette
@@ -22,9 +25,24 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from insika_knowledge.errors import DatabaseFileChanged
 from insika_knowledge.memory import Memory
-from insika_knowledge.studio import activity, auth, create, edit, evidence, exports, resolve, views
+from insika_knowledge.studio import (
+    activity,
+    auth,
+    create,
+    edit,
+    evidence,
+    exports,
+    quarantine,
+    resolve,
+    views,
+)
+from insika_knowledge.studio.hosts import LOOPBACK_HOSTS, HostAllowlist, normalize_host
+from insika_knowledge.studio.limits import MAX_BODY_BYTES, BodyLimit
 from insika_knowledge.studio.render import CSP_NONCE_KEY, STATIC, Renderer
+from insika_knowledge.studio.scope import unavailable
+from insika_knowledge.studio.throttle import LoginThrottle
 
 log = logging.getLogger(__name__)
 #: The ``index`` modes an agent's retrieval accepts (`Retriever.index_for`).
@@ -89,7 +107,16 @@ def _http_error(request: Request, exc: Exception) -> Response:
     )
     if exc.status_code == 405:
         detail = f"{request.method} is not accepted here."
-    return renderer.error(request, exc.status_code, detail, link=getattr(exc, "link", None))
+    response = renderer.error(request, exc.status_code, detail, link=getattr(exc, "link", None))
+    response.headers.update(exc.headers or {})
+    return response
+
+
+def _file_changed(request: Request, exc: Exception) -> Response:
+    """503: a write found the tenant's database file deleted or replaced (and wrote nothing)."""
+    assert isinstance(exc, DatabaseFileChanged)
+    renderer: Renderer = request.app.state.renderer
+    return renderer.error(request, 503, unavailable(exc.problem))
 
 
 def _server_error(request: Request, exc: Exception) -> Response:
@@ -105,28 +132,42 @@ def _home(request: Request) -> Response:
     return RedirectResponse(auth.HOME_PATH, 303)
 
 
+def _favicon(request: Request) -> Response:
+    return RedirectResponse("/studio/static/favicon.svg", 301)
+
+
 def create_app(
-    memory: Memory, token: str, *, secret: str | None = None, index_mode: str = "auto"
+    memory: Memory, token: str, *, secret: str | None = None, index_mode: str = "auto",
+    allowed_hosts: Iterable[str] = LOOPBACK_HOSTS, max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
     """The Studio over `memory`, accessible with `token`.
 
     Args:
         memory: where concepts are read and written (every tenant under its directory).
-        token: the admin token the login form asks for (non-empty).
+        token: the admin token the login form asks for (at least
+            `auth.MIN_TOKEN_LENGTH` characters).
         secret: signs the session cookie; a fresh random one when None (sessions then
             end when the process does).
         index_mode: the index the list's search uses for every agent, as the ``index``
             setting of an agent's ``knowledge:`` block (auto, scan or fts5).
+        allowed_hosts: the names and addresses the ``Host`` header may name (any port);
+            the loopback names by default. A test client must use one of them
+            (``TestClient(app, base_url="http://127.0.0.1")``).
+        max_body_bytes: the largest request body accepted (1 MiB).
 
     Raises:
-        ValueError: `token` is empty, or `index_mode` is not auto, scan or fts5.
+        ValueError: `token` is too short, or `index_mode` is not auto, scan or fts5.
+        UserError: a name in `allowed_hosts` is not a host name or address.
     """
-    if not token:
-        raise ValueError("the Studio needs a non-empty admin token")
+    problem = auth.token_problem(token)
+    if problem is not None:
+        raise ValueError(problem)
     if index_mode not in INDEX_MODES:
         raise ValueError(f"index_mode must be one of {', '.join(INDEX_MODES)}, not {index_mode!r}")
+    hosts = tuple(dict.fromkeys(normalize_host(h) for h in allowed_hosts))
     routes = [
         Route("/", _home),
+        Route(auth.FAVICON_PATH, _favicon),
         Route("/studio", _home),
         Route("/studio/", _home),
         Route(auth.LOGIN_PATH, auth.login_form, methods=["GET"]),
@@ -144,6 +185,7 @@ def create_app(
         Route("/studio/knowledge/{name}/resolve", resolve.resolve_page, methods=["GET"]),
         Route("/studio/knowledge/{name}/resolve", resolve.concept_resolve, methods=["POST"]),
         Route("/studio/knowledge/{name}/evidence", evidence.evidence_page, methods=["GET"]),
+        Route("/studio/knowledge/{name}/approve", quarantine.concept_approve, methods=["POST"]),
         Route("/studio/new", create.new_page, methods=["GET"]),
         Route("/studio/new", create.concept_create, methods=["POST"]),
         Route("/studio/activity", activity.activity_page, methods=["GET"]),
@@ -155,6 +197,8 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(Headers),
+            Middleware(HostAllowlist, renderer=renderer, hosts=hosts),
+            Middleware(BodyLimit, renderer=renderer, limit=max_body_bytes),
             Middleware(
                 SessionMiddleware, secret_key=secret or auth.new_secret(),
                 session_cookie=auth.SESSION_COOKIE, max_age=auth.SESSION_MAX_AGE_S,
@@ -162,11 +206,14 @@ def create_app(
             ),
             Middleware(auth.LoginGate, renderer=renderer),
         ],
-        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        exception_handlers={HTTPException: _http_error, DatabaseFileChanged: _file_changed,
+                            Exception: _server_error},
     )
     app.state.memory = memory
     app.state.token = token
     app.state.revoked_sessions = set()  # session ids logged out of (see auth.is_authenticated)
+    app.state.login_throttle = LoginThrottle()  # login attempts per client address
+    app.state.allowed_hosts = hosts
     app.state.renderer = renderer
     app.state.index_mode = index_mode  # Retriever.index_for mode for the list's search
     return app

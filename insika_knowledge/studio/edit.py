@@ -73,6 +73,7 @@ def _editor(
         "history": history,
         "action": concept_url(name, scope.agent, scope.tenant),
         "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
+        "approve_action": concept_url(name, scope.agent, scope.tenant, "/approve"),
         **resolve.claims_context(scope, stored),
         **evidence.context(scope, stored),
     }, status=status)

@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from insika_knowledge.store import ExtractionRecord, StoredConcept
 from insika_knowledge.store.base import Sighting
+from insika_knowledge.studio import quarantine
 from insika_knowledge.studio.render import concept_url
 from insika_knowledge.studio.scope import Scope, current_or_404, nav, renderer_of, require_scope
 
@@ -50,8 +51,9 @@ def context(scope: Scope, stored: StoredConcept, *, limit: int | None = SIDE_ROW
 
     Returns:
         ``{"sightings": [{session_id, turn_id, outcome, seen_at, extraction}], "sightings_total",
-        "supporters", "contradicting", "aliases", "evidence_href"}``; ``extraction`` is the
-        turn's `ExtractionRecord` or None (not recorded).
+        "supporters", "contradicting", "aliases", "held", "evidence_href"}``; ``extraction``
+        is the turn's `ExtractionRecord` or None (not recorded); ``held`` is why the concept
+        is in quarantine (`quarantine.Held`), None when it is not.
     """
     name = stored.concept.name
     ledger = scope.store.sightings(scope.agent, name)
@@ -65,6 +67,7 @@ def context(scope: Scope, stored: StoredConcept, *, limit: int | None = SIDE_ROW
         "supporters": supporters(ledger),
         "contradicting": len({s.session_id for s in ledger if s.outcome == "conflict"}),
         "aliases": scope.store.aliases(scope.agent, name),
+        "held": quarantine.held(scope, name),
         "evidence_href": concept_url(name, scope.agent, scope.tenant, "/evidence"),
     }
 

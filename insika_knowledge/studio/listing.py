@@ -37,10 +37,13 @@ COLUMNS: Final = (
 #: The search score column (shown when ``q`` is given; the default sort then).
 RANK: Final = ("rank", "Score", False)
 _SORTS: Final = {key for key, _, _ in (*COLUMNS, RANK)}
-#: Status filters: (``concepts.status`` value, chip label). ``quarantined`` and
-#: ``duplicate`` are states later migrations add (trust and consolidation issues); their
-#: chips show once a concept has them, and the filter works on the value as it is.
-STATUS_FILTERS: Final = (("conflict", "Conflicts"), ("quarantined", "Quarantined"),
+#: Status filters: (key, chip label). ``conflict`` and ``duplicate`` are
+#: ``concepts.status`` values (``duplicate``: a state the consolidation issue adds);
+#: ``quarantined`` is membership of the ``quarantine`` table (a customer-only rule held
+#: back from prompts, see `insika_knowledge.trust`), not a status value. A chip other
+#: than Conflicts shows once a concept has that state (or its filter is on).
+QUARANTINED: Final = "quarantined"
+STATUS_FILTERS: Final = (("conflict", "Conflicts"), (QUARANTINED, "Quarantined"),
                          ("duplicate", "Possible duplicates"))
 STATUSES: Final = (*(key for key, _ in STATUS_FILTERS), "ok")
 
@@ -137,18 +140,22 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
         ranked = [hit.entry.name for hit in hits]
         scores = {hit.entry.name: hit.score for hit in hits}
     offset = (query.page - 1) * PAGE_SIZE
+    held = query.status == QUARANTINED
     page = store.concept_page(
-        query.agent, status=query.status, type=query.type, provenance=query.provenance,
-        ranked=ranked, sort=query.sort, desc=query.desc, offset=offset, limit=PAGE_SIZE,
+        query.agent, status=None if held else query.status, type=query.type,
+        provenance=query.provenance, quarantined=True if held else None, ranked=ranked,
+        sort=query.sort, desc=query.desc, offset=offset, limit=PAGE_SIZE,
     )
     total, counts = page.total, page.counts
+    quarantined = store.quarantined_names(query.agent) if counts.quarantined else frozenset()
     pages = max(1, -(-total // PAGE_SIZE))
     return {
         "query": query,
         "index_name": index.name,
         "more_hits": more_hits,
         "search_max": SEARCH_MAX,
-        "rows": [_row(s.concept, query, scores) for s in page.rows],
+        "rows": [_row(s.concept, query, scores, s.concept.name in quarantined)
+                 for s in page.rows],
         "total": total,
         "first": offset + 1 if page.rows else 0,
         "last": offset + len(page.rows),
@@ -160,7 +167,8 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
         "next_href": query.link(page=query.page + 1) if query.page < pages else None,
         "end_href": query.link(page=pages) if query.page < pages else None,
         "columns": _columns(query),
-        "status_chips": _status_chips(query, counts.all, counts.status),
+        "status_chips": _status_chips(query, counts.all,
+                                      {**counts.status, QUARANTINED: counts.quarantined}),
         "provenance_chips": [{
             "label": p, "count": counts.provenance.get(p, 0), "active": query.provenance == p,
             "href": query.link(provenance=None if query.provenance == p else p), "warn": False,
@@ -176,7 +184,9 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
     }
 
 
-def _row(concept: Any, query: ListQuery, scores: dict[str, float]) -> dict[str, Any]:
+def _row(
+    concept: Any, query: ListQuery, scores: dict[str, float], quarantined: bool
+) -> dict[str, Any]:
     score = scores.get(concept.name)
     return {
         "name": concept.name,
@@ -189,6 +199,7 @@ def _row(concept: Any, query: ListQuery, scores: dict[str, float]) -> dict[str, 
         "provenance": concept.provenance,
         "status": concept.status,
         "conflict": concept.in_conflict,
+        "quarantined": quarantined,
         "description": concept.description,
         "score": None if score is None else f"{score:.4g}",
     }

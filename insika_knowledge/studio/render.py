@@ -7,7 +7,6 @@ for every template, so every value rendered is HTML-escaped unless marked safe h
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -15,13 +14,12 @@ from urllib.parse import urlencode
 
 import jinja2
 from markdown_it import MarkdownIt
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from insika_knowledge.concept import normalize_name
-from insika_knowledge.errors import InvalidName
 from insika_knowledge.studio import csrf
+from insika_knowledge.studio.wikilinks import HREF_KEY, use_wikilinks
 
 HERE: Final = Path(__file__).parent
 TEMPLATES: Final = HERE / "templates"
@@ -33,13 +31,13 @@ FLASH_KEY: Final = "flash"
 CSP_NONCE_KEY: Final = "insika.csp_nonce"
 TITLES: Final = {
     400: "Bad request", 401: "Not logged in", 403: "Refused", 404: "Not found",
-    405: "Method not allowed", 409: "Conflict", 422: "Invalid record", 500: "Something went wrong",
+    405: "Method not allowed", 409: "Conflict", 413: "Request too large", 422: "Invalid record",
+    429: "Too many attempts", 500: "Something went wrong", 503: "Database unavailable",
 }
 
-# CommonMark with raw HTML disabled: a "<script>" in a body is shown as text.
-_MARKDOWN: Final = MarkdownIt("commonmark", {"html": False, "linkify": False})
-# [[name]] as it appears in already-escaped HTML (no <, >, [ or ] inside).
-_WIKILINK: Final = re.compile(r"\[\[([^\[\]<>\n]{1,120})\]\]")
+# CommonMark with raw HTML disabled (a "<script>" in a body is shown as text), and
+# [[name]] links made on the token stream (see wikilinks).
+_MARKDOWN: Final = use_wikilinks(MarkdownIt("commonmark", {"html": False, "linkify": False}))
 
 
 def environment() -> jinja2.Environment:
@@ -69,19 +67,13 @@ def concept_url(name: str, agent: str, tenant: str, suffix: str = "", **params: 
 def preview(body: str, agent: str, tenant: str) -> Markup:
     """The body rendered as HTML (CommonMark, raw HTML off), ``[[links]]`` made clickable.
 
-    Link targets are normalised concept names (slugs), so they need no further escaping.
+    markdown-it escapes every text and attribute it renders, the wikilinks included
+    (they are tokens like any other link), so the HTML is safe as it is.
     """
-    html = _MARKDOWN.render(body)
+    def href_of(name: str) -> str:
+        return concept_url(name, agent, tenant)
 
-    def link(match: re.Match[str]) -> str:
-        try:
-            name = normalize_name(match.group(1))
-        except InvalidName:
-            return match.group(0)
-        href = escape(concept_url(name, agent, tenant))
-        return f'<a class="wikilink" href="{href}">[[{match.group(1)}]]</a>'
-
-    return Markup(_WIKILINK.sub(link, html))  # noqa: S704 - markdown-it escaped the text
+    return Markup(_MARKDOWN.render(body, {HREF_KEY: href_of}))  # noqa: S704 - escaped by markdown-it
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,10 @@
 """What a request is about: its tenant, agent and store, and the helpers every page shares.
 
 ``?agent=`` and ``?tenant=`` name the scope; an unknown or invalid one is a 404 page.
-Form helpers check the CSRF token before anything else is read.
+A tenant whose database file was deleted or replaced since the Studio opened it is a
+503 page (`open_store`): nothing is read from the old file or written, and no empty
+database is created in its place. Form helpers check the CSRF token before anything
+else is read.
 """
 
 from __future__ import annotations
@@ -47,8 +50,28 @@ def renderer_of(request: Request) -> Renderer:
     return renderer
 
 
+def open_store(memory: Memory, tenant: str) -> Store:
+    """The tenant's store, while its database file is still the one the Studio opened.
+
+    Raises:
+        HTTPException: 503 when the file was deleted or replaced since it was opened.
+    """
+    store = memory.store(tenant)
+    problem = store.file_problem()
+    if problem is not None:
+        raise HTTPException(503, unavailable(problem))
+    return store
+
+
+def unavailable(problem: str) -> str:
+    """The 503 page's message for a database file `problem` (`Database.file_problem`)."""
+    return (f"{problem[:1].upper()}{problem[1:].rstrip('.')}. The Studio stopped using it: nothing "
+            "was written, and no new database was made in its place. Put the file back, or "
+            "restart the Studio to open the file now at that path.")
+
+
 def _tenants_of(memory: Memory, agent: str) -> list[str]:
-    return [t for t in tenants(memory.directory) if agent in memory.store(t).agents()]
+    return [t for t in tenants(memory.directory) if agent in open_store(memory, t).agents()]
 
 
 def resolve_scope(request: Request) -> Scope | None:
@@ -58,7 +81,8 @@ def resolve_scope(request: Request) -> Scope | None:
 
     Raises:
         HTTPException: 404 for an unknown or invalid agent or tenant; 400 when the agent
-            exists in several tenants and none is named.
+            exists in several tenants and none is named; 503 when the tenant's database
+            file was deleted or replaced while the Studio ran.
     """
     memory = memory_of(request)
     agent = request.query_params.get("agent") or ""
@@ -82,7 +106,7 @@ def resolve_scope(request: Request) -> Scope | None:
         tenant = found[0]
     if not memory.has_tenant(tenant):
         raise HTTPException(404, f"there is no tenant {tenant!r} in {memory.directory}")
-    store = memory.store(tenant)
+    store = open_store(memory, tenant)
     if store.count(agent) == 0 and agent not in store.agents():
         raise HTTPException(404, f"tenant {tenant!r} has no agent {agent!r}")
     return Scope(store, agent, tenant)

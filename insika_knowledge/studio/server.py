@@ -6,7 +6,7 @@ import errno
 import ipaddress
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -15,6 +15,7 @@ from insika_knowledge.errors import RunTimeFailure, UserError
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import auth
 from insika_knowledge.studio.app import create_app
+from insika_knowledge.studio.hosts import LOOPBACK_HOSTS, normalize_host
 
 
 def _is_loopback(host: str) -> bool:
@@ -59,17 +60,38 @@ def check_port(host: str, port: int) -> None:
                 raise RunTimeFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _is_unspecified(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def allowed_hosts(host: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """The names the Studio answers to: the loopback names, the listening address unless
+    it is a wildcard (``0.0.0.0``, ``::``), then `extra`, normalised, without repeats.
+
+    Raises:
+        UserError: a name of `extra` is not a host name or address.
+    """
+    bound = () if _is_unspecified(host) else (host,)
+    return tuple(dict.fromkeys(normalize_host(h) for h in (*LOOPBACK_HOSTS, *bound, *extra)))
+
+
 def serve(
     data_dir: str | os.PathLike[str] | None, host: str, port: int,
-    *, echo: Callable[[str], None] = print,
+    *, allowed: Sequence[str] = (), echo: Callable[[str], None] = print,
 ) -> None:
     """Serve the Studio over the data directory until interrupted.
 
-    The admin token is ``$INSIKA_ADMIN_TOKEN``, or a new one printed with the URL.
+    The admin token is ``$INSIKA_ADMIN_TOKEN`` (at least `auth.MIN_TOKEN_LENGTH`
+    characters), or a new one printed with the URL. The Studio answers only to the
+    host names of `allowed_hosts` (``--allowed-host`` adds to them).
 
     Raises:
-        UserError: the data directory does not exist, the port is out of range, or the
-            host is not an address of this machine.
+        UserError: the data directory does not exist, the port is out of range, the host
+            is not an address of this machine, ``$INSIKA_ADMIN_TOKEN`` is too short, or an
+            allowed host is not a name.
         RunTimeFailure: the port is in use (checked before anything is printed).
     """
     memory = Memory(data_dir)
@@ -83,7 +105,11 @@ def serve(
         raise UserError(f"--port {port} is not a TCP port (1-65535)")
     check_port(host, port)
     token = os.environ.get(auth.TOKEN_ENV, "").strip()
-    app = create_app(memory, token or auth.new_token())
+    problem = auth.token_problem(token) if token else None
+    if problem is not None:
+        raise UserError(f"${auth.TOKEN_ENV} is refused: {problem}")
+    hosts = allowed_hosts(host, allowed)
+    app = create_app(memory, token or auth.new_token(), allowed_hosts=hosts)
     shown_host = f"[{host}]" if ":" in host else host
     echo(f"Insika Studio on {folder}")
     echo(f"  open   http://{shown_host}:{port}/studio/knowledge")
@@ -91,6 +117,7 @@ def serve(
         echo(f"  token  the value of ${auth.TOKEN_ENV}")
     else:
         echo(f"  token  {app.state.token}   (set ${auth.TOKEN_ENV} to choose your own)")
+    echo(f"  hosts  {', '.join(hosts)}   (the Host names it answers to; add with --allowed-host)")
     if not _is_loopback(host):
         echo(f"  warning: listening on {host}, reachable from the network over plain HTTP")
     echo("Stop with Ctrl+C.")

@@ -19,6 +19,7 @@ from insika_knowledge.studio.scope import (
     Scope,
     memory_of,
     nav,
+    open_store,
     renderer_of,
     require_scope,
     resolve_scope,
@@ -56,7 +57,7 @@ def search_index(request: Request, scope: Scope) -> SearchIndex:
 def _picker(memory: Memory) -> list[dict[str, Any]]:
     out = []
     for tenant in tenants(memory.directory):
-        store = memory.store(tenant)
+        store = open_store(memory, tenant)
         agents = []
         for agent in store.agents():
             _, _, counts = store.page(agent, limit=0)
