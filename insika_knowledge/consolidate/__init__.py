@@ -2,10 +2,10 @@
 
 Three kinds of repeat sighting:
 
-- **same claim** (deterministic, no model; `claims`): the wording matches closely
-  (term-set Jaccard >= `SAME_CLAIM_JACCARD` over description and claim body, after the
-  one analyser) and the numbers, units and negations are identical. Counts go up; the
-  body is untouched.
+- **same claim** (deterministic, no model, conservative; `claims`): after the one
+  analyser, the restatement adds, drops or changes nothing that carries meaning: the same
+  content terms, numbers with their units and unit kinds, negations (change verbs
+  included) and direction/scope words. Counts go up; the body is untouched.
 - **related** (`merge`): a model merges the two bodies into one statement
   (length-bounded); counts go up as for a same claim.
 - **contradicting** (`records.contradict`): the new claim is appended under
@@ -21,7 +21,17 @@ keeps the transactions, the model calls and the events.
 
 from __future__ import annotations
 
-from insika_knowledge.consolidate.claims import SAME_CLAIM_JACCARD, Claim, analyse, jaccard, same_claim
+from insika_knowledge.consolidate.claims import (
+    CLOSE_MATCH,
+    Assertion,
+    Claim,
+    analyse,
+    assertion,
+    jaccard,
+    same_claim,
+    same_claims,
+    similarity,
+)
 from insika_knowledge.consolidate.decision import (
     EFFECTS,
     Change,
@@ -54,12 +64,13 @@ from insika_knowledge.consolidate.records import (
 )
 
 __all__ = [
+    "CLOSE_MATCH",
     "CONFIDENCE_CAP",
     "CONFLICT_CONFIDENCE",
     "EFFECTS",
     "FIRST_SIGHTING_CONFIDENCE",
-    "SAME_CLAIM_JACCARD",
     "TOO_LONG_NOTE",
+    "Assertion",
     "Change",
     "Claim",
     "Decision",
@@ -70,6 +81,7 @@ __all__ = [
     "SightingKind",
     "analyse",
     "apply",
+    "assertion",
     "confidence",
     "confirm",
     "contradict",
@@ -82,5 +94,7 @@ __all__ = [
     "merged_sources",
     "safe_session_id",
     "same_claim",
+    "same_claims",
+    "similarity",
     "usable_merge",
 ]
