@@ -378,9 +378,10 @@ def _place(value: int) -> int:
 
 
 def read_number_words(folded: str) -> str:
-    """`folded` text with its number words written in digits: ``"vinte e quatro meses"`` ->
-    ``"24 meses"``, ``"one hour"`` -> ``"1 hour"``, ``"seven business days"`` -> ``"7 business days"``.
+    """`folded` text with its number words written in digits.
 
+    ``"vinte e quatro meses"`` -> ``"24 meses"``, ``"one hour"`` -> ``"1 hour"``,
+    ``"seven business days"`` -> ``"7 business days"``.
     English and Portuguese (`NUMBER_WORDS`). Parts join into one number only when each
     fills a smaller place than the one before (``twenty-four`` is 24, ``dois e três`` stays
     2 and 3); ``hundred``/``thousand``/``mil`` multiply. The Portuguese articles ``um`` and

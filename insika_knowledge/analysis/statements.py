@@ -84,20 +84,13 @@ POLE_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
 )
 
 
-def _pole_tables() -> tuple[dict[str, str], re.Pattern[str]]:
-    poles: dict[str, str] = {}
-    for pair in POLE_PAIRS:
-        for side in pair:
-            for entry in side:
-                poles[entry] = f"p_{side[0].replace(' ', '_')}"
-    phrases = sorted((e for e in poles if " " in e or "-" in e), key=len, reverse=True)
-    return poles, re.compile(r"\b(?:" + "|".join(re.escape(p) for p in phrases) + r")\b")
-
-
-#: folded word or phrase -> its pole term (``p_above``...).
-POLES: Final[dict[str, str]]
-_POLE_PHRASE_RE: Final[re.Pattern[str]]
-POLES, _POLE_PHRASE_RE = _pole_tables()
+#: folded word or phrase -> its pole term (``p_above``, ``p_at_least``...).
+POLES: Final[dict[str, str]] = {
+    entry: f"p_{side[0].replace(' ', '_')}" for pair in POLE_PAIRS for side in pair for entry in side
+}
+_POLE_PHRASE_RE: Final = re.compile(r"\b(?:" + "|".join(
+    re.escape(p) for p in sorted((e for e in POLES if " " in e or "-" in e), key=len, reverse=True)
+) + r")\b")
 #: stem -> synonym-group term, so an inflection the group does not list still reads as
 #: the group (``cancelados`` as ``cancelado``); the first group listed wins a shared stem.
 _STEM_GROUPS: Final[dict[str, str]] = {}

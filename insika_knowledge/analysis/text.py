@@ -163,8 +163,10 @@ CHANGE_PHRASES: Final = re.compile(
 
 
 def negation_count(text: str) -> int:
-    """How many negations `text` carries: `NEGATIONS` words, each ``n't``, and each change
-    verb or phrase (`CHANGE_VERBS`, `CHANGE_PHRASES`: removed, discontinued, deixou de...).
+    """How many negations `text` carries.
+
+    `NEGATIONS` words, each ``n't``, and each change verb or phrase (`CHANGE_VERBS`,
+    `CHANGE_PHRASES`: removed, discontinued, deixou de...).
 
     ``"Customers do not get a reply"`` -> 1; ``"we don't, nunca"`` -> 2;
     ``"Lounge access was removed"`` -> 1; ``"A loja deixou de aceitar PIX"`` -> 1.

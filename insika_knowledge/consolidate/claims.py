@@ -114,6 +114,9 @@ def same_claim(existing: Concept, candidate: Candidate) -> bool:
 
 
 def similarity(existing: Concept, candidate: Candidate) -> float:
-    """How close two claims are, 0..1: the Jaccard overlap of their content terms
-    (description and body), whatever their numbers, negations and poles."""
+    """How close two claims are, 0..1.
+
+    The Jaccard overlap of their content terms (description and body), whatever their
+    numbers, negations and poles.
+    """
     return jaccard(claim_of(existing).terms, candidate_claim(candidate).terms)
