@@ -11,7 +11,7 @@ merged text kept every detail of both claims. Both questions are answered on a
   discontinued, no longer, foi retirado, deixou de; `analysis.text.negation_count`);
 - **poles**: the side of each antonym or direction pair the statement takes
   (`POLE_PAIRS`: above/below, at least/at most, before/after, only/also, all/some,
-  may/must, first/last, domestic/international, open/close...). Many of these words are
+  per/in total, may/must, first/last, domestic/international, open/close...). Many of these words are
   stop words for retrieval; here they carry meaning, so they are kept, and the two sides
   of a pair never read alike;
 - **terms**: the remaining content words, folded, stop words out, each read as its
@@ -64,6 +64,7 @@ POLE_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
       "selecionadas")),
     (("only", "just", "exclusively", "apenas", "somente", "so", "exclusivamente"),
      ("also", "too", "as well", "tambem", "inclusive")),
+    (("per", "por", "a cada", "apiece"), ("in total", "no total", "total", "altogether", "ao todo")),
     (("same", "mesmo", "mesma", "mesmos", "mesmas"),
      ("other", "another", "different", "outro", "outra", "outros", "outras", "diferente",
       "diferentes")),
