@@ -359,8 +359,15 @@ NUMBER_WORDS: Final[dict[str, int]] = {
 _MULTIPLIERS: Final[dict[str, int]] = {"hundred": 100, "thousand": 1000, "mil": 1000}
 #: Words that join the parts of one number (``vinte e quatro``, ``one hundred and five``).
 _JOINERS: Final = frozenset({"e", "and"})
-#: Portuguese articles that are also the number 1.
-_ARTICLES: Final = frozenset({"um", "uma"})
+#: Articles and pronouns that are also the number 1 (``one of them``, ``um pedido``).
+_ARTICLES: Final = frozenset({"um", "uma", "one"})
+#: Folded words after which ``one`` is a pronoun (``the one``, ``no one``, ``each one``).
+_PRONOUN_CONTEXT: Final = frozenset("the no any each every this that which someone".split())
+#: Folded words after ``one`` that make it a pronoun (``one of``, ``one to a card``).
+_PRONOUN_NEXT: Final = frozenset(
+    "of to and or that which who with for from at in on by is was are were can may must "
+    "another other".split()
+)
 #: Folded words after which ``um``/``uma`` is a count, not an article.
 _COUNT_CONTEXT: Final = frozenset(
     "maximo minimo apenas somente so ate exatamente mais menos".split()
@@ -386,7 +393,9 @@ def read_number_words(folded: str) -> str:
     fills a smaller place than the one before (``twenty-four`` is 24, ``dois e três`` stays
     2 and 3); ``hundred``/``thousand``/``mil`` multiply. The Portuguese articles ``um`` and
     ``uma`` are read as 1 only before a unit word (`UNITS`) or after a limit word
-    (``no máximo um``); elsewhere they stay words. ``por cento`` becomes ``%``.
+    (``no máximo um``); English ``one`` is read as 1 unless it is a pronoun (``the one``,
+    ``one of``, ``one to a card and another``); elsewhere they stay words.
+    ``por cento`` becomes ``%``.
 
     Args:
         folded: case- and accent-folded text (`analysis.text.fold`).
@@ -446,8 +455,10 @@ def _number_run(tokens: list[str], start: int) -> tuple[int, int]:
 
 def _counts(tokens: list[str], at: int) -> bool:
     """True when the article at `tokens[at]` counts something (see `read_number_words`)."""
-    after = next((t for t in tokens[at + 1:at + 3] if t.strip()), "")
-    before = next((t for t in reversed(tokens[max(0, at - 2):at]) if t.strip()), "")
+    after = tokens[at + 2] if at + 2 < len(tokens) and tokens[at + 1].strip() in ("", "-") else ""
+    before = tokens[at - 2] if at >= 2 and not tokens[at - 1].strip() else ""
+    if tokens[at] == "one":  # English: a count unless it is a pronoun
+        return bool(after) and before not in _PRONOUN_CONTEXT and after not in _PRONOUN_NEXT
     return after in UNITS or before in _COUNT_CONTEXT
 
 

@@ -7,7 +7,8 @@ Three kinds of repeat sighting:
   content terms, numbers with their units and unit kinds, negations (change verbs
   included) and direction/scope words. Counts go up; the body is untouched.
 - **related** (`merge`): a model merges the two bodies into one statement
-  (length-bounded); counts go up as for a same claim.
+  (length-bounded, and keeping every number, unit and negation of both: the merge
+  guard); counts go up as for a same claim.
 - **contradicting** (`records.contradict`): the new claim is appended under
   ``## Contradiction`` with its session and time; confidence drops to a flat 0.4; a human
   resolves it by editing. No model, or an unusable model answer, means contradicting.
@@ -46,6 +47,7 @@ from insika_knowledge.consolidate.decision import (
 from insika_knowledge.consolidate.merge import (
     MergeVerdict,
     interpret_merge,
+    keeps_details,
     merge_failed,
     merge_limit,
     usable_merge,
@@ -89,6 +91,7 @@ __all__ = [
     "first_sighting",
     "interpret_merge",
     "jaccard",
+    "keeps_details",
     "merge_failed",
     "merge_limit",
     "merged_sources",

@@ -7,12 +7,13 @@ from collections.abc import Callable
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.store.base import ExtractionRecord, ScanRow, Store, StoredConcept, Version
+from insika_knowledge.store.naming import Alias, PossibleDuplicate
 from insika_knowledge.store.paths import DEFAULT_TENANT, data_dir, tenant_path, tenants
 from insika_knowledge.store.sqlite import SQLiteStore
 
 __all__ = [
-    "DEFAULT_TENANT", "ExtractionRecord", "SQLiteStore", "ScanRow", "Store", "StoredConcept",
-    "Version", "data_dir", "open_store", "tenant_path", "tenants",
+    "DEFAULT_TENANT", "Alias", "ExtractionRecord", "PossibleDuplicate", "SQLiteStore", "ScanRow",
+    "Store", "StoredConcept", "Version", "data_dir", "open_store", "tenant_path", "tenants",
 ]
 
 

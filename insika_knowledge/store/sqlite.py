@@ -25,6 +25,7 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.database import Database
+from insika_knowledge.store.naming import NamingReads, NamingWrites
 from insika_knowledge.store.paths import check_agent
 
 _CONCEPT_COLS: Final = (
@@ -51,7 +52,7 @@ def _row_to_stored(row: tuple[Any, ...]) -> StoredConcept:
     return StoredConcept(concept=concept, version=int(version), id=int(cid))
 
 
-class SQLiteStore(Database):
+class SQLiteStore(Database, NamingReads):
     """The concepts of every agent of one tenant, in one SQLite file.
 
     Args:
@@ -498,8 +499,11 @@ def _check_operator(actor: object, version: object = 0) -> None:
 
 
 @dataclass
-class Transaction:
-    """The writes (and consistent reads) inside one ``BEGIN IMMEDIATE`` transaction."""
+class Transaction(NamingWrites):
+    """The writes (and consistent reads) inside one ``BEGIN IMMEDIATE`` transaction.
+
+    The alias and possible-duplicate rows are `NamingWrites`'.
+    """
 
     conn: apsw.Connection
     clock: Callable[[], str]
@@ -620,7 +624,10 @@ class Transaction:
         return Version(agent, name, number, "delete", actor, None, markdown, now)
 
     def rename(self, agent: str, old: str, new: str) -> None:
-        """Move `old`'s row, history and ledger to `new` (the caller checked `new` is free)."""
+        """Move `old`'s row, history, ledger, aliases and possible duplicates to `new`.
+
+        The caller checked `new` is free.
+        """
         check_name(new)
         if self.conn.execute(
             "SELECT 1 FROM concept_versions WHERE agent=? AND name=?", (agent, new)
@@ -633,6 +640,7 @@ class Transaction:
             self.conn.execute(
                 f"UPDATE {table} SET name=? WHERE agent=? AND name=?", (new, agent, old)
             )
+        self.rename_naming(agent, old, new)
 
     def record_extraction(self, record: ExtractionRecord) -> None:
         """Upsert one turn's extraction outcome."""
