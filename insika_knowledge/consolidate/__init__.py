@@ -13,6 +13,10 @@ Three kinds of repeat sighting:
   ``## Contradiction`` with its session and time; confidence drops to a flat 0.4; a human
   resolves it by editing. No model, or an unusable model answer, means contradicting.
 
+One idea, one name (`naming`): a candidate proposed under a name no concept has is
+recorded under the concept that states the same claim (its name kept as an alias), held
+as a possible duplicate when a concept only closely matches it, or learned as new.
+
 `decision.decide` holds the whole decision tree (replayed, new, same claim, policy
 challenged, open conflict, merged, contradicting, no model, ask the model) and
 `decision.apply` the resulting record; `records` holds the record changes and the
@@ -24,10 +28,12 @@ from __future__ import annotations
 
 from insika_knowledge.consolidate.claims import (
     CLOSE_MATCH,
+    CLOSE_MATCH_SHARED,
     Assertion,
     Claim,
     analyse,
     assertion,
+    close_match,
     jaccard,
     same_claim,
     same_claims,
@@ -52,6 +58,13 @@ from insika_knowledge.consolidate.merge import (
     merge_limit,
     usable_merge,
 )
+from insika_knowledge.consolidate.naming import (
+    MATCHES_SEARCHED,
+    SAME_CLAIM_MATCHES,
+    NameRule,
+    Naming,
+    name_sighting,
+)
 from insika_knowledge.consolidate.records import (
     CONFIDENCE_CAP,
     CONFLICT_CONFIDENCE,
@@ -67,10 +80,12 @@ from insika_knowledge.consolidate.records import (
 
 __all__ = [
     "CLOSE_MATCH",
+    "CLOSE_MATCH_SHARED",
     "CONFIDENCE_CAP",
     "CONFLICT_CONFIDENCE",
     "EFFECTS",
     "FIRST_SIGHTING_CONFIDENCE",
+    "MATCHES_SEARCHED",
     "TOO_LONG_NOTE",
     "Assertion",
     "Change",
@@ -78,12 +93,16 @@ __all__ = [
     "Decision",
     "Effect",
     "MergeVerdict",
+    "NameRule",
+    "Naming",
     "Outcome",
     "Rule",
+    "SAME_CLAIM_MATCHES",
     "SightingKind",
     "analyse",
     "apply",
     "assertion",
+    "close_match",
     "confidence",
     "confirm",
     "contradict",
@@ -95,6 +114,7 @@ __all__ = [
     "merge_failed",
     "merge_limit",
     "merged_sources",
+    "name_sighting",
     "safe_session_id",
     "same_claim",
     "same_claims",

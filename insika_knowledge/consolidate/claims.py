@@ -33,7 +33,9 @@ from insika_knowledge.extract.candidates import Candidate
 
 #: Term-set Jaccard (description + body) from which a claim under another name is a
 #: possible duplicate of a concept on record (see `consolidate.naming`).
-CLOSE_MATCH: Final = 0.5
+CLOSE_MATCH: Final = 0.4
+#: ...and the content terms the two must share at least (short texts overlap by chance).
+CLOSE_MATCH_SHARED: Final = 6
 
 
 #: What one text asserts (`analysis.statements.Statement`): terms, measures, negations, poles.
@@ -111,6 +113,13 @@ def same_claim(existing: Concept, candidate: Candidate) -> bool:
     Compares description + body, ignoring the ``## Contradiction`` section on record.
     """
     return same_claims(claim_of(existing), candidate_claim(candidate))
+
+
+def close_match(existing: Concept, candidate: Candidate) -> float | None:
+    """`similarity` when the two claims are close (`CLOSE_MATCH`, `CLOSE_MATCH_SHARED`), else None."""
+    old, new = claim_of(existing).terms, candidate_claim(candidate).terms
+    score = jaccard(old, new)
+    return score if score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED else None
 
 
 def similarity(existing: Concept, candidate: Candidate) -> float:

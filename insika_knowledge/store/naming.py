@@ -126,6 +126,13 @@ class NamingReads:
     def _conn(self) -> apsw.Connection:
         raise NotImplementedError
 
+    def alias_of(self, agent: str, alias: str) -> str | None:
+        """The concept name `alias` is recorded under, or None."""
+        row = self._conn().execute(
+            "SELECT name FROM aliases WHERE agent=? AND alias=?", (agent, alias)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def aliases(self, agent: str, name: str) -> list[Alias]:
         """The aliases of concept `name`, oldest first."""
         rows = self._conn().execute(
