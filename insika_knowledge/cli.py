@@ -248,11 +248,17 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
 @click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
 @click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
               help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
+@click.option("--consolidation", is_flag=True,
+              help="Consolidation on the labelled pairs and the renamed sightings instead.")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None) -> None:
-    """Measure speed (medians, ratios to the seed), scale, or retrieval quality."""
+          eval_set: str | None, consolidation: bool) -> None:
+    """Measure speed (medians, ratios to the seed), scale, retrieval quality or consolidation."""
     try:
-        if quality:
+        if consolidation:
+            from insika_knowledge.consolidate_bench import run_consolidation
+
+            run_consolidation(as_json=as_json, echo=click.echo)
+        elif quality:
             from insika_knowledge.quality import DEFAULT_SET, run_quality
 
             run_quality(folder=Path(eval_set) if eval_set else DEFAULT_SET, as_json=as_json,

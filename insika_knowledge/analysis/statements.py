@@ -34,7 +34,14 @@ from typing import Final
 
 from insika_knowledge.analysis.numbers import measures, read_number_words
 from insika_knowledge.analysis.synonyms import SYNONYMS, join_phrases
-from insika_knowledge.analysis.text import NEGATIONS, STOP_WORDS, fold, negation_count, stem
+from insika_knowledge.analysis.text import (
+    NEGATIONS,
+    STOP_WORDS,
+    fold,
+    negation_count,
+    stem,
+    text_language,
+)
 
 #: Antonym and direction pairs, English and Portuguese, folded: each side is one pole,
 #: named after its first entry. Entries of several words are phrases, read before single
@@ -49,7 +56,7 @@ POLE_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
      ("at most", "maximum", "up to", "no more than", "no maximo", "maximo", "ate", "until",
       "till")),
     (("before", "prior to", "earlier", "antes", "mais cedo"),
-     ("after", "later", "depois", "apos", "mais tarde")),
+     ("after", "once", "later", "depois", "apos", "mais tarde")),
     (("more", "mais"), ("less", "fewer", "menos")),
     (("most",), ("least",)),
     (("highest", "largest", "biggest", "maior"), ("lowest", "smallest", "menor")),
@@ -99,6 +106,8 @@ for _word, _group in SYNONYMS.items():
     _STEM_GROUPS.setdefault(stem(_word), _group)
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 _LETTER_PREFIX_RE: Final = re.compile(r"\b([^\W\d_])-(?=[^\W\d_]{2})")
+#: Folded compounds read as their parts (``anytime`` is ``any time``).
+_COMPOUNDS: Final = re.compile(r"\banytime\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +137,17 @@ class Statement:
         return frozenset(unit for _, unit in self.measures if unit)
 
 
-def _term(word: str) -> str:
-    """The content term of one folded word: its synonym group's term, else its stem."""
+def _term(word: str, english: bool) -> str:
+    """The content term of one folded word: its synonym group's term, else its stem.
+
+    In English text a plural in ``-ns`` loses its ``s`` first (``plans`` is ``plan``): the
+    analyser's Portuguese plural rule (``viagens`` is ``viagem``) would make it ``plam``.
+    """
     group = SYNONYMS.get(word)
     if group is not None:
         return group
+    if english and word.endswith("ns") and len(word) > 4:
+        word = word[:-1]
     stemmed = stem(word)
     return _STEM_GROUPS.get(stemmed, stemmed)
 
@@ -149,6 +164,8 @@ def statement(text: str) -> Statement:
         plural, ``e-mail``/``email``, synonyms of one group or ``2``/``two`` give equal ones.
     """
     folded = _LETTER_PREFIX_RE.sub(r"\1", join_phrases(fold(text)))
+    folded = _COMPOUNDS.sub("any time", folded)
+    english = text_language(folded) == "en"
     read = read_number_words(folded)
     found = measures(read)
     rest = list(read)
@@ -169,7 +186,7 @@ def statement(text: str) -> Statement:
         elif word in NEGATIONS or word in STOP_WORDS or word.isdigit():
             continue
         else:
-            terms.add(_term(word))
+            terms.add(_term(word, english))
     return Statement(
         terms=frozenset(terms),
         measures=frozenset((m.value, m.unit) for m in found),

@@ -33,7 +33,7 @@ from insika_knowledge.extract.candidates import Candidate
 
 #: Term-set Jaccard (description + body) from which a claim under another name is a
 #: possible duplicate of a concept on record (see `consolidate.naming`).
-CLOSE_MATCH: Final = 0.4
+CLOSE_MATCH: Final = 0.36
 #: ...and the content terms the two must share at least (short texts overlap by chance).
 CLOSE_MATCH_SHARED: Final = 6
 
