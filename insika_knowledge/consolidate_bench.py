@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.config import load_config
+from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.datasets import shared_data
 from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest, ReplayModel
@@ -62,7 +62,7 @@ OUTCOMES: Final = ("confirmed", "merged", "conflict", "possible_duplicate", "lea
 #: The shared datasets of the renamed set, and the agent each is backfilled as.
 DATASETS: Final = (("tau_bench_airline", "airline"), ("tau_bench_retail_fewshot", "retail"),
                    ("sgd", "sgd"))
-CONFIG: Final = load_config({"types": ["fact", "entity", "procedure", "policy", "objection"]})
+CONFIG: Final = KnowledgeConfig()
 #: The targets the figures are read against.
 TARGETS: Final = {"false_same": 0, "same_without_model": 0.85, "duplicates_created": 0.05,
                   "different_merged": 0}
@@ -260,8 +260,7 @@ def run_renamed(folder: Path, shared: Path, renamed: Path = RENAMED) -> dict[str
     memory = Memory(folder / "renamed")
     counts = {half: Counter[str]() for half in ("dev", "test")}
     try:
-        config = load_config({"model": f"replay:{answers}",
-                              "types": ["fact", "entity", "procedure", "policy", "objection"]})
+        config = KnowledgeConfig(model=f"replay:{answers}")
         for dataset, agent in DATASETS:
             sessions = shared / dataset / "normalized.jsonl"
             if not sessions.is_file():
