@@ -30,7 +30,10 @@ COLUMNS: Final = (
     ("status", "Status", True),
 )
 _SORTS: Final = {key for key, _, _ in COLUMNS}
-STATUSES: Final = ("conflict", "ok")
+STATUSES: Final = ("conflict", "ok", "duplicate")
+#: The ``status`` value of the "possible duplicates" filter (issue 15): concepts with an open
+#: possible duplicate (`SQLiteStore.duplicate_names`), not a column of the concepts table.
+DUPLICATE_STATUS: Final = "duplicate"
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,15 @@ def build(store: SQLiteStore, index: ScanIndex, query: ListQuery) -> dict[str, A
     if query.q:
         limit = max(1, store.count(query.agent))
         names = [hit.entry.name for hit in index.search(query.agent, query.q, limit)]
+    # --- possible duplicates (issue 15): a filter on the naming table, beside conflicts
+    duplicates = store.duplicate_names(query.agent)
+    in_scope = [n for n in duplicates if names is None or n in names]
+    status = query.status
+    if status == DUPLICATE_STATUS:
+        names, status = in_scope, None
+    # --- end possible duplicates
     rows, total, counts = store.page(
-        query.agent, status=query.status, type=query.type, names=names, sort=query.sort,
+        query.agent, status=status, type=query.type, names=names, sort=query.sort,
         desc=query.desc, offset=(query.page - 1) * PAGE_SIZE, limit=PAGE_SIZE,
     )
     pages = max(1, -(-total // PAGE_SIZE))
@@ -114,6 +124,9 @@ def build(store: SQLiteStore, index: ScanIndex, query: ListQuery) -> dict[str, A
     chips.append({"label": "Conflicts", "count": counts["conflict"],
                   "href": query.link(status="conflict", type=None),
                   "active": query.status == "conflict", "warn": counts["conflict"] > 0})
+    chips.append({"label": "Possible duplicates", "count": len(in_scope),  # issue 15
+                  "href": query.link(status=DUPLICATE_STATUS, type=None),
+                  "active": query.status == DUPLICATE_STATUS, "warn": bool(in_scope)})
     for ctype in CONCEPT_TYPES:
         chips.append({"label": ctype, "count": counts.get(ctype, 0),
                       "href": query.link(type=ctype, status=None),
@@ -130,6 +143,7 @@ def build(store: SQLiteStore, index: ScanIndex, query: ListQuery) -> dict[str, A
             "updated_at": s.concept.updated_at,
             "provenance": s.concept.provenance,
             "conflict": s.concept.in_conflict,
+            "duplicate": s.concept.name in duplicates,
             "description": s.concept.description,
         } for s in rows],
         "total": total,
