@@ -164,6 +164,7 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
         f"dropped {sum(summary.dropped.values())}"
         + (f" ({', '.join(f'{k}={v}' for k, v in sorted(summary.dropped.items()))})"
            if summary.dropped else "")
+        + (f", possible duplicates {held}" if (held := summary.total("possible_duplicates")) else "")
     )
     memory.close()
     if summary.failed:  # a session that ended `error` (not a model outcome) fails the run

@@ -248,3 +248,20 @@ def test_short_texts_that_share_few_terms_are_never_held() -> None:
     a = make_concept(name="a", description="Bag fee rule.", body="Fine body.")
     b = Candidate("b", "Bag fee rule.", "fact", "After body.")
     assert name_sighting(b, known=False, matches=[a]).rule is NameRule.NEW
+
+
+def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("".join(json.dumps(_session(s)) + "\n" for s in ("s1", "s2")), encoding="utf-8")
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"extract": {"s1": [VALIDITY], "s2": [CHANGED]}}), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["backfill", "--agent", AGENT, "--sessions", str(sessions),
+                                      "--model", f"replay:{replay}", "--data-dir", str(tmp_path / "d"),
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith("learned 1, confirmed 0, merged 0, conflicts 0, dropped 0, "
+                                          "possible duplicates 1")
