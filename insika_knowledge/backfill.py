@@ -40,6 +40,8 @@ class SessionStatus:
     merged: int = 0
     conflicts: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
+    possible_duplicates: int = 0  # candidates held for a human (`consolidate.naming`)
+    quarantined: int = 0  # concepts held in quarantine (`insika_knowledge.trust`)
     detail: str | None = None
 
 
@@ -201,6 +203,8 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         session.session_id, status, learned=report.count("learned"),
         confirmed=report.count("confirmed"), merged=report.count("merged"),
         conflicts=report.count("conflict"), dropped=report.dropped, detail=report.detail,
+        possible_duplicates=report.count("possible_duplicate"),
+        quarantined=report.count("quarantined"),
     )
 
 

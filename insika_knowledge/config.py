@@ -39,6 +39,9 @@ class KnowledgeConfig(BaseModel):
             default: recall first) injects whenever a concept shares a term; 0.15-0.3
             trades recall for fewer blocks on messages no concept answers (see
             benchmarks/README.md for the measured trade-off).
+        known_concepts: how many of the agent's concepts most relevant to a turn (found
+            through its own index) the extraction prompt lists by name and description,
+            so the model reuses a listed name for the same idea (0-100; 0 lists none).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -51,6 +54,7 @@ class KnowledgeConfig(BaseModel):
     model: str | None = None
     index: Literal["scan", "fts5", "auto"] = "auto"
     min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+    known_concepts: int = Field(default=20, ge=0, le=100)
 
     @field_validator("types")
     @classmethod

@@ -75,6 +75,42 @@ class KnowledgeConflict(Event):
 
 
 @dataclass(frozen=True)
+class KnowledgeAliased(Event):
+    """A candidate proposed under a new name restated a concept on record.
+
+    The sighting was recorded under ``concept`` (with ``outcome``, normally
+    ``confirmed``) and ``alias``, the name the model proposed, is kept as its alias.
+    """
+
+    name: ClassVar[str] = "knowledge_aliased"
+    concept: str
+    alias: str
+    agent: str
+    outcome: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102
+        return {"name": self.concept, "alias": self.alias, "agent": self.agent,
+                "outcome": self.outcome}
+
+
+@dataclass(frozen=True)
+class KnowledgePossibleDuplicate(Event):
+    """A candidate closely matched a concept without stating the same claim.
+
+    It was held for a human (the Studio's "possible duplicates"), neither merged into
+    ``duplicate_of`` nor written as a concept of its own.
+    """
+
+    name: ClassVar[str] = "knowledge_possible_duplicate"
+    concept: str
+    duplicate_of: str
+    agent: str
+
+    def payload(self) -> dict[str, Any]:  # noqa: D102
+        return {"name": self.concept, "duplicate_of": self.duplicate_of, "agent": self.agent}
+
+
+@dataclass(frozen=True)
 class KnowledgeDeleted(Event):
     """An operator deleted a concept (its history is kept)."""
 

@@ -5,42 +5,71 @@ sights each one against the store (`sight`). A model failure (any exception the 
 raises, or an answer that is not a list) is recorded as the turn's outcome (retryable)
 and returned, never raised; a merge call that fails counts as contradicting.
 
-What a sighting does is decided by `consolidate.decide` (pure); this module keeps only
-the transactions, the model calls and the events. Each sighting is decided and written
-inside one ``BEGIN IMMEDIATE`` transaction; a merge, which needs a model call, is asked
-outside it and its verdict committed with a compare-and-swap on the concept's version
-(decided again if another writer got there first).
+What a sighting does is decided by `consolidate` (pure); this module keeps only the
+transactions, the model calls, the searches and the events:
+
+- the extraction prompt lists the agent's concepts most relevant to the turn (found
+  through the agent's own index, ``known_concepts`` of the config), so the model reuses a
+  name for the same idea;
+- `record` names each candidate (`consolidate.name_sighting`): a name no concept has is
+  first searched for among the agent's concepts (the candidate's description and body);
+  the sighting then goes to the concept that states the same claim (the proposed name
+  kept as an alias, ``knowledge_aliased``), is held as a possible duplicate
+  (``knowledge_possible_duplicate``), or is learned as new;
+- `sight` decides and writes one sighting under one name, inside one ``BEGIN IMMEDIATE``
+  transaction; a merge, which needs a model call, is asked outside it and its verdict
+  committed with a compare-and-swap on the concept's version (decided again if another
+  writer got there first).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+import math
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Final
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Protocol
 
 from insika_knowledge import consolidate, trust
+from insika_knowledge.analysis.text import MAX_QUERY_CHARS
 from insika_knowledge.config import KnowledgeConfig
-from insika_knowledge.consolidate import Outcome
+from insika_knowledge.consolidate import NameRule, Naming, Outcome, Rule
 from insika_knowledge.errors import InsikaError, ModelFailure
 from insika_knowledge.events import (
     EventBus,
+    KnowledgeAliased,
     KnowledgeConflict,
     KnowledgeExtracted,
     KnowledgeLearned,
+    KnowledgePossibleDuplicate,
     KnowledgeQuarantined,
 )
 from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
+from insika_knowledge.index.scan import Hit, ScanIndex
 from insika_knowledge.sessions import check_session_id
 from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept
+from insika_knowledge.store.naming import PossibleDuplicate
 
 log = logging.getLogger(__name__)
 
 #: How often a merge is re-decided when another writer changed the concept meanwhile.
 MERGE_ATTEMPTS: Final = 3
+#: How often a candidate is named again when the concept it restated changed meanwhile.
+NAMING_ATTEMPTS: Final = 3
+#: The extraction prompt's concepts are searched with at most this many characters of
+#: the transcript (its end), in pieces of `MAX_QUERY_CHARS`.
+KNOWN_SEARCH_CHARS: Final = 24_000
 ENGINE: Final = "engine"
+
+
+class ConceptSearch(Protocol):
+    """What the write path needs of the agent's index (`ScanIndex` and `Fts5Index` fit)."""
+
+    def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
+        """The agent's concepts best matching `query`, best first, at most `top_k`."""
+        ...
 
 
 @dataclass
@@ -54,7 +83,10 @@ class TurnReport:
         proposed: candidates the model proposed.
         dropped: reason -> candidates dropped by the gates.
         redacted: placeholder kind -> personal data items replaced.
-        results: ``(concept name, outcome)`` per surviving candidate, in answer order.
+        results: ``(concept name, outcome)`` per surviving candidate, in answer order:
+            the name the sighting was recorded under (an existing concept's when the
+            candidate restated it under another name; the proposed name when it was
+            held as a ``possible_duplicate``).
         detail: the failure, when there is one.
     """
 
@@ -83,19 +115,25 @@ def learn_turn(
     turn_id: str,
     messages: list[dict[str, Any]],
     events: EventBus | None = None,
+    index: ConceptSearch | None = None,
 ) -> TurnReport:
     """Extract the concepts of one finished turn and consolidate them into the store.
 
     Args:
         store: the tenant's store.
         agent: the agent id.
-        config: the agent's validated ``knowledge:`` block (``types``, ``prompt``).
+        config: the agent's validated ``knowledge:`` block (``types``, ``prompt``,
+            ``known_concepts``).
         model: the extraction and merge model; None records ``no_model`` and writes nothing.
         session_id: the conversation's id (becomes the concept's source).
         turn_id: the turn's id within the session (a replayed turn counts once).
         messages: the turn's transcript slice (normalised message dicts).
         events: where ``knowledge_learned`` / ``knowledge_conflict`` /
+            ``knowledge_aliased`` / ``knowledge_possible_duplicate`` /
             ``knowledge_extracted`` go.
+        index: the agent's index, searched for the prompt's known concepts and for a
+            candidate's existing name; None = a `ScanIndex` over `store`, built on
+            first need (pass the agent's own index to reuse its warm cache).
 
     Returns:
         The turn's report. Model failures are in ``outcome``; nothing is raised for them.
@@ -111,8 +149,10 @@ def learn_turn(
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
     else:
+        search = _Search(store, index)
         request = ExtractionRequest(
-            agent, session_id, turn_id, messages, tuple(config.types), config.prompt
+            agent, session_id, turn_id, messages, tuple(config.types), config.prompt,
+            known=relevant_concepts(search, agent, messages, config.known_concepts),
         )
         items: Any = None
         try:
@@ -135,11 +175,10 @@ def learn_turn(
             for candidate in screened.candidates:
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages)
                 candidate = _kept_apart(store, agent, candidate, verdict)
-                outcome = sight(
+                report.results.append(record(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,
-                    model=model, events=events, verdict=verdict,
-                )
-                report.results.append((candidate.name, outcome))
+                    model=model, events=events, index=search, verdict=verdict,
+                ))
     written = sum(1 for _, o in report.results if o != "replayed")
     store.record_extraction(ExtractionRecord(
         agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
@@ -152,6 +191,153 @@ def learn_turn(
             candidates=report.proposed, written=written, dropped=dict(report.dropped),
         ))
     return report
+
+
+def relevant_concepts(
+    index: ConceptSearch, agent: str, messages: Sequence[Any], limit: int
+) -> tuple[tuple[str, str], ...]:
+    """``(name, description)`` of the agent's concepts most relevant to a transcript.
+
+    The messages' text (its last `KNOWN_SEARCH_CHARS` characters) is searched in pieces
+    of `MAX_QUERY_CHARS` through `index`; a concept ranks by its best rank in any piece,
+    then by the first piece that found it.
+
+    Args:
+        index: the agent's index.
+        agent: the agent id.
+        messages: the turn's messages (their ``content``: text or content parts).
+        limit: concepts at most; 0 returns none without searching.
+
+    Returns:
+        Best first, at most `limit`.
+    """
+    if limit <= 0:
+        return ()
+    text = "\n".join(_content(m) for m in messages if isinstance(m, dict))[-KNOWN_SEARCH_CHARS:]
+    best: dict[str, tuple[float, float, str]] = {}
+    for piece, start in enumerate(range(0, len(text), MAX_QUERY_CHARS)):
+        chunk = text[start:start + MAX_QUERY_CHARS]
+        if not chunk.strip():
+            continue
+        for rank, hit in enumerate(index.search(agent, chunk, limit)):
+            seen = best.get(hit.entry.name, (math.inf, math.inf, ""))
+            key = (rank, piece, hit.entry.description)
+            if key[:2] < seen[:2]:
+                best[hit.entry.name] = key
+    ranked = sorted(best.items(), key=lambda item: (item[1][0], item[1][1], item[0]))
+    return tuple((name, description) for name, (_, _, description) in ranked[:limit])
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+class _Search:
+    """The agent's index, or a `ScanIndex` over the store built on first use."""
+
+    def __init__(self, store: Store, index: ConceptSearch | None) -> None:
+        self.store = store
+        self.index = index
+
+    def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
+        if self.index is None:
+            self.index = ScanIndex(self.store)
+        return self.index.search(agent, query, top_k)
+
+
+def record(
+    store: Store,
+    agent: str,
+    candidate: Candidate,
+    *,
+    session_id: str,
+    turn_id: str,
+    model: ConceptModel | None = None,
+    events: EventBus | None = None,
+    index: ConceptSearch | None = None,
+    verdict: trust.Assessment | None = None,
+) -> tuple[str, Outcome]:
+    """Name one candidate's sighting (`consolidate.name_sighting`) and record it.
+
+    A name no concept has is first searched for among the agent's concepts with the
+    candidate's description and body. The sighting is then recorded under the concept
+    that states the same claim (the proposed name kept as its alias; a
+    ``knowledge_aliased`` event names both), held as a possible duplicate of a concept
+    that only closely matches (``knowledge_possible_duplicate``; nothing merged, no
+    concept written), or sighted under its own name (`sight`). When the concept it
+    restated changes before the write (another writer), it is named again, at most
+    `NAMING_ATTEMPTS` times, then held as a possible duplicate.
+
+    Args:
+        store: the tenant's store.
+        agent: the agent id.
+        candidate: the screened candidate, under the name the model proposed.
+        session_id: the sighting's session.
+        turn_id: its turn.
+        model: the merge model (None: a different claim is a conflict).
+        events: where the events go.
+        index: the agent's index (None = a `ScanIndex` over `store`).
+        verdict: the trust assessment of the candidate against its turn (see `sight`).
+
+    Returns:
+        ``(name, outcome)``: the concept name the sighting was recorded under (the
+        proposed name for a held possible duplicate) and what it did (`sight`'s
+        outcomes, or ``possible_duplicate``).
+    """
+    search = index if isinstance(index, _Search) else _Search(store, index)
+    naming = _name(store, agent, candidate, search)
+    for _ in range(NAMING_ATTEMPTS):
+        if naming.rule is NameRule.POSSIBLE_DUPLICATE:
+            break
+        target = candidate if naming.name == candidate.name else replace(candidate, name=naming.name)
+        outcome = _sight(store, agent, target, session_id, turn_id, model, events,
+                         alias=candidate.name if naming.alias else None, verdict=verdict)
+        if outcome is not None:
+            if target is not candidate and outcome != "replayed" and events is not None:
+                events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
+                                             agent=agent, outcome=outcome))
+            return naming.name, outcome
+        naming = _name(store, agent, candidate, search)  # the restated concept changed
+    if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
+        naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
+    return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)
+
+
+def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch) -> Naming:
+    """Read what `consolidate.name_sighting` needs and ask it."""
+    if store.get(agent, candidate.name) is not None:
+        return consolidate.name_sighting(candidate, known=True)
+    alias = store.alias_of(agent, candidate.name)
+    if alias is not None and store.get(agent, alias) is None:
+        alias = None  # the concept it named was deleted or renamed away
+    matches = []
+    if alias is None:
+        query = f"{candidate.description}\n{candidate.body}"
+        for hit in search.search(agent, query, consolidate.MATCHES_SEARCHED):
+            stored = store.get(agent, hit.entry.name)
+            if stored is not None:
+                matches.append(stored.concept)
+    return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches)
+
+
+def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,
+          turn_id: str, events: EventBus | None) -> Outcome:
+    """Hold `candidate` as a possible duplicate of ``naming.name`` (once per session and turn)."""
+    with store.transaction() as tx:
+        if tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
+            return "replayed"
+        tx.add_possible_duplicate(agent, PossibleDuplicate(
+            name=candidate.name, duplicate_of=naming.name, session_id=session_id,
+            turn_id=turn_id, description=candidate.description, type=candidate.type,
+            body=candidate.body, similarity=naming.similarity,
+        ))
+    if events is not None:
+        events.emit(KnowledgePossibleDuplicate(concept=candidate.name, duplicate_of=naming.name,
+                                               agent=agent))
+    return "possible_duplicate"
 
 
 def sight(
@@ -187,10 +373,37 @@ def sight(
         concept challenged), or ``replayed`` (this session and turn already sighted the
         name: no change).
     """
+    outcome = _sight(store, agent, candidate, session_id, turn_id, model, events, verdict=verdict)
+    if outcome is None:
+        raise AssertionError("only a sighting under an alias may be refused")
+    return outcome
+
+
+def _sight(
+    store: Store,
+    agent: str,
+    candidate: Candidate,
+    session_id: str,
+    turn_id: str,
+    model: ConceptModel | None,
+    events: EventBus | None,
+    *,
+    alias: str | None = None,
+    verdict: trust.Assessment | None = None,
+) -> Outcome | None:
+    """`sight`; with `alias`, only a same-claim sighting is written (the alias kept).
+
+    Returns:
+        The outcome; None when `alias` is given and the record no longer states the
+        candidate's claim (nothing was written: the caller names the candidate again).
+    """
     judged: _Judged | None = None
     for attempt in range(MERGE_ATTEMPTS + 1):
         may_ask = model is not None and attempt < MERGE_ATTEMPTS
-        result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged, may_ask, verdict)
+        result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged, may_ask,
+                                   alias, verdict)
+        if result is None:
+            return None
         if isinstance(result, StoredConcept):
             if model is None:  # decide asks for a model only when one may be asked
                 raise AssertionError("asked for a merge without a model")
@@ -217,12 +430,17 @@ def _decide_and_write(
     turn_id: str,
     judged: _Judged | None,
     may_ask: bool,
+    alias: str | None = None,
     verdict: trust.Assessment | None = None,
-) -> Outcome | StoredConcept:
+) -> Outcome | StoredConcept | None:
     """Decide the sighting and write the decision, in one write transaction.
 
+    With `alias` (the name the candidate was proposed under, found to restate this
+    concept), only a same-claim (or replayed) decision is written, and the alias kept.
+
     Returns:
-        The outcome; or the stored record when the merge model must be asked about it.
+        The outcome; the stored record when the merge model must be asked about it; or
+        None when `alias` is given and the decision is not the same claim.
     """
     with store.transaction() as tx:
         held = verdict is not None and tx.is_quarantined(agent, candidate.name)
@@ -239,6 +457,8 @@ def _decide_and_write(
             model_available=may_ask,
             merge=judged.verdict if judged is not None and fresh else None,
         )
+        if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
+            return None  # the concept changed since the naming step: name it again
         if decision.outcome is None:  # ask the model, outside the write lock
             if current is None:
                 raise AssertionError("decide asked for a merge with nothing on record")
@@ -252,6 +472,8 @@ def _decide_and_write(
             )
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
+            if alias is not None:
+                tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
         if verdict is not None:
             if held:
                 tx.release(agent, candidate.name)  # an agent, a tool or the system backs it now
@@ -278,7 +500,7 @@ def _kept_apart(store: Store, agent: str, candidate: Candidate, verdict: trust.A
         return candidate
     if consolidate.same_claim(current.concept, candidate):
         return candidate
-    return dataclasses.replace(candidate, name=trust.unverified_name(candidate.name, candidate.body))
+    return replace(candidate, name=trust.unverified_name(candidate.name, candidate.body))
 
 
 def _ask_merge(
@@ -315,4 +537,5 @@ def _announce(events: EventBus | None, agent: str, candidate: Candidate, outcome
         events.emit(KnowledgeConflict(concept=candidate.name, agent=agent))
 
 
-__all__ = ["InsikaError", "Outcome", "TurnReport", "learn_turn", "sight"]
+__all__ = ["ConceptSearch", "InsikaError", "Outcome", "TurnReport", "learn_turn", "record",
+           "relevant_concepts", "sight"]

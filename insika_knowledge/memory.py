@@ -139,6 +139,7 @@ class Memory:
         return learn_turn(
             self.store(tenant), agent, config, chosen, session_id=session_id,
             turn_id=turn_id, messages=messages, events=self.events,
+            index=self.retriever(tenant).index_for(agent, config.index),  # the agent's own index
         )
 
     def delete(

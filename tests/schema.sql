@@ -1,11 +1,22 @@
+CREATE INDEX aliases_by_name ON aliases (agent, name);
 CREATE INDEX capture_sessions_idle ON capture_sessions (last_turn_at);
 CREATE INDEX concept_versions_agent_id ON concept_versions (agent, id);
 CREATE INDEX concepts_agent_status ON concepts (agent, status);
+CREATE INDEX possible_duplicates_of ON possible_duplicates (agent, duplicate_of, status);
 CREATE INDEX procedure_population_generation ON procedure_population (generation);
 CREATE INDEX procedure_stages_session ON procedure_stages (session_id);
 CREATE INDEX procedures_confidence ON procedures (confidence);
 CREATE INDEX procedures_generation ON procedures (generation);
 CREATE TABLE _insika_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
+CREATE TABLE aliases (
+    agent      TEXT NOT NULL,               -- the agent that owns the concept
+    alias      TEXT NOT NULL,               -- the slug a model proposed (no concept had it then)
+    name       TEXT NOT NULL,               -- the concept sightings under `alias` are recorded under
+    session_id TEXT NOT NULL,               -- the sighting that made the alias
+    turn_id    TEXT NOT NULL,
+    created_at TEXT NOT NULL,               -- UTC ISO-8601 'Z'
+    PRIMARY KEY (agent, alias)
+) WITHOUT ROWID;
 CREATE TABLE capture_sessions (
     session_id     TEXT    PRIMARY KEY,      -- x-ace-session header or body session_id
     run            INTEGER NOT NULL,         -- tasks already closed in this session (0 for the first)
@@ -94,6 +105,20 @@ CREATE TABLE generations (
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,                 -- e.g. 'fts_layout', 'analysis_version'
     value TEXT NOT NULL                     -- the recorded value, as text
+) WITHOUT ROWID;
+CREATE TABLE possible_duplicates (
+    agent        TEXT NOT NULL,             -- the agent that owns the concept
+    name         TEXT NOT NULL,             -- the slug the candidate was proposed under
+    duplicate_of TEXT NOT NULL,             -- the concept on record it closely matches
+    session_id   TEXT NOT NULL,             -- the sighting that proposed it
+    turn_id      TEXT NOT NULL,
+    description  TEXT NOT NULL,             -- the candidate as proposed (screened, redacted)
+    type         TEXT NOT NULL,             -- its concept type
+    body         TEXT NOT NULL,             -- its markdown body
+    similarity   REAL NOT NULL CHECK (similarity BETWEEN 0 AND 1), -- content-term overlap
+    status       TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
+    seen_at      TEXT NOT NULL,             -- UTC ISO-8601 'Z'
+    PRIMARY KEY (agent, name, session_id, turn_id)  -- a replayed turn is held once
 ) WITHOUT ROWID;
 CREATE TABLE procedure_generation (
     id         INTEGER PRIMARY KEY CHECK (id = 1), -- one row

@@ -267,23 +267,36 @@ _QUANTITY_RE: Final = re.compile(
     r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
     r"\s?(?P<unit>%|[a-z]+)?"
 )
-#: Folded unit words -> their canonical unit.
+#: Folded unit words -> their canonical unit (also the unit of a `Measure`).
 UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["h", "hr", "hrs", "hour", "hours", "hora", "horas"], "hour"),
     **dict.fromkeys(["min", "mins", "minute", "minutes", "minuto", "minutos"], "minute"),
     **dict.fromkeys(["d", "day", "days", "dia", "dias"], "day"),
+    **dict.fromkeys(["night", "nights", "noite", "noites", "diaria", "diarias"], "night"),
     **dict.fromkeys(["week", "weeks", "semana", "semanas"], "week"),
     **dict.fromkeys(["month", "months", "mes", "meses"], "month"),
     **dict.fromkeys(["year", "years", "ano", "anos"], "year"),
+    **dict.fromkeys(["am"], "am"),
+    **dict.fromkeys(["pm"], "pm"),
     **dict.fromkeys(["unit", "units", "unidade", "unidades", "un", "pcs", "pieces", "pecas",
                      "item", "items", "itens"], "unit"),
+    **dict.fromkeys(["time", "times", "vez", "vezes"], "times"),
+    **dict.fromkeys(["people", "persons", "person", "pessoa", "pessoas", "passenger",
+                     "passengers", "passageiro", "passageiros", "guest", "guests", "hospede",
+                     "hospedes"], "person"),
     **dict.fromkeys(["%", "percent", "pct", "porcento"], "%"),
-    **dict.fromkeys(["kg", "kilo", "kilos", "quilo", "quilos"], "kg"),
+    **dict.fromkeys(["kg", "kilo", "kilos", "quilo", "quilos", "kilograms", "quilogramas"], "kg"),
     **dict.fromkeys(["g", "grams", "gramas"], "g"),
-    **dict.fromkeys(["km", "m", "cm", "mm"], "length"),
+    **dict.fromkeys(["lb", "lbs", "pound", "pounds", "libra", "libras"], "lb"),
+    **dict.fromkeys(["km", "kms", "kilometers", "kilometres", "quilometros"], "km"),
+    **dict.fromkeys(["m", "meters", "metres", "metro", "metros"], "m"),
+    **dict.fromkeys(["cm"], "cm"),
+    **dict.fromkeys(["mm"], "mm"),
+    **dict.fromkeys(["mi", "mile", "miles", "milha", "milhas"], "mile"),
     **dict.fromkeys(["bag", "bags", "mala", "malas", "bagagem", "bagagens"], "bag"),
     **dict.fromkeys(["reais", "real", "brl"], "brl"),
-    **dict.fromkeys(["dollars", "dollar", "usd"], "usd"),
+    **dict.fromkeys(["dollars", "dollar", "usd", "dolares", "dolar"], "usd"),
+    **dict.fromkeys(["euros", "euro", "eur"], "eur"),
 }
 #: Currency signs -> their currency.
 CURRENCIES: Final[dict[str, str]] = {"r$": "brl", "us$": "usd", "$": "usd", "€": "eur", "£": "gbp"}
@@ -319,3 +332,198 @@ def quantities(folded: str) -> list[Quantity]:
         currency = CURRENCIES[match.group("cur")] if match.group("cur") else None
         out.append(Quantity(value, currency, UNITS.get(match.group("unit") or "")))
     return out
+
+
+# ----------------------------------------------------------------------------- number words
+
+#: Folded number words (English and Portuguese) -> their value. ``um``/``uma`` are read as
+#: 1 only where they count something (see `read_number_words`); elsewhere they are articles.
+NUMBER_WORDS: Final[dict[str, int]] = {
+    **{w: i for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen".split())},
+    **{w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)},
+    "zero": 0, "um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4, "cinco": 5,
+    "seis": 6, "sete": 7, "oito": 8, "nove": 9, "dez": 10, "onze": 11, "doze": 12, "treze": 13,
+    "catorze": 14, "quatorze": 14, "quinze": 15, "dezesseis": 16, "dezasseis": 16,
+    "dezessete": 17, "dezassete": 17, "dezoito": 18, "dezenove": 19, "dezanove": 19,
+    **{w: 10 * i for i, w in enumerate(
+        "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa".split(), 2)},
+    "cem": 100, "cento": 100,
+    **{f"{w}{g}": 100 * i for i, w in enumerate(
+        "duzent trezent quatrocent quinhent seiscent setecent oitocent novecent".split(), 2)
+       for g in ("os", "as")},
+    "hundred": 100, "thousand": 1000, "mil": 1000,
+}
+#: Words that multiply what comes before them (``two hundred``, ``dois mil``).
+_MULTIPLIERS: Final[dict[str, int]] = {"hundred": 100, "thousand": 1000, "mil": 1000}
+#: Words that join the parts of one number (``vinte e quatro``, ``one hundred and five``).
+_JOINERS: Final = frozenset({"e", "and"})
+#: Articles and pronouns that are also the number 1 (``one of them``, ``um pedido``).
+_ARTICLES: Final = frozenset({"um", "uma", "one"})
+#: Folded words after which ``one`` is a pronoun (``the one``, ``no one``, ``each one``).
+_PRONOUN_CONTEXT: Final = frozenset("the no any each every this that which someone".split())
+#: Folded words after ``one`` that make it a pronoun (``one of``, ``one to a card``).
+_PRONOUN_NEXT: Final = frozenset(
+    "of to and or that which who with for from at in on by is was are were can may must "
+    "another other".split()
+)
+#: Folded words after which ``um``/``uma`` is a count, not an article.
+_COUNT_CONTEXT: Final = frozenset(
+    "maximo minimo apenas somente so ate exatamente mais menos".split()
+)
+_WORD_TOKEN_RE: Final = re.compile(r"[a-z]+|[^a-z]+")
+_PERCENT_WORDS_RE: Final = re.compile(r"\bpor\s+cento\b|\bper\s+cent\b")
+
+
+def _place(value: int) -> int:
+    """The place a number word fills: 1 for 1-19, 10 for tens, 100 for hundreds..."""
+    for place in (1000, 100, 10):
+        if value >= place and value % place == 0 and value > 10:
+            return place
+    return 1
+
+
+def read_number_words(folded: str) -> str:
+    """`folded` text with its number words written in digits.
+
+    ``"vinte e quatro meses"`` -> ``"24 meses"``, ``"one hour"`` -> ``"1 hour"``,
+    ``"seven business days"`` -> ``"7 business days"``.
+    English and Portuguese (`NUMBER_WORDS`). Parts join into one number only when each
+    fills a smaller place than the one before (``twenty-four`` is 24, ``dois e três`` stays
+    2 and 3); ``hundred``/``thousand``/``mil`` multiply. The Portuguese articles ``um`` and
+    ``uma`` are read as 1 only before a unit word (`UNITS`) or after a limit word
+    (``no máximo um``); English ``one`` is read as 1 unless it is a pronoun (``the one``,
+    ``one of``, ``one to a card and another``); elsewhere they stay words.
+    ``por cento`` becomes ``%``.
+
+    Args:
+        folded: case- and accent-folded text (`analysis.text.fold`).
+
+    Returns:
+        The text with each number-word run replaced by its digits; everything else as it was.
+    """
+    folded = _PERCENT_WORDS_RE.sub("%", folded)
+    tokens = _WORD_TOKEN_RE.findall(folded)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token not in NUMBER_WORDS or token in _MULTIPLIERS:
+            out.append(token)
+            i += 1
+            continue
+        end, value = _number_run(tokens, i)
+        if end == i + 1 and token in _ARTICLES and not _counts(tokens, i):
+            out.append(token)
+        else:
+            out.append(str(value))
+        i = end
+    return "".join(out)
+
+
+def _number_run(tokens: list[str], start: int) -> tuple[int, int]:
+    """The end (exclusive) and value of the number-word run starting at `tokens[start]`."""
+    total, current, last_place = 0, NUMBER_WORDS[tokens[start]], _place(NUMBER_WORDS[tokens[start]])
+    end = start + 1
+    i = start + 1
+    while i + 1 < len(tokens) and tokens[i].strip() in ("", "-"):
+        word = tokens[i + 1]
+        step = 2
+        if word in _JOINERS and i + 3 < len(tokens) and not tokens[i + 2].strip():
+            word, step = tokens[i + 3], 4
+        value = NUMBER_WORDS.get(word)
+        if value is None:
+            break
+        if word in _MULTIPLIERS:
+            if step == 4:
+                break
+            if value == 1000:
+                total, current = total + max(current, 1) * 1000, 0
+            else:
+                current = max(current, 1) * value
+            last_place = value
+        elif value < last_place:
+            current += value
+            last_place = _place(value)
+        else:
+            break
+        i += step
+        end = i
+    return end, total + current
+
+
+def _counts(tokens: list[str], at: int) -> bool:
+    """True when the article at `tokens[at]` counts something (see `read_number_words`)."""
+    after = tokens[at + 2] if at + 2 < len(tokens) and tokens[at + 1].strip() in ("", "-") else ""
+    before = tokens[at - 2] if at >= 2 and not tokens[at - 1].strip() else ""
+    if tokens[at] == "one":  # English: a count unless it is a pronoun
+        return bool(after) and before not in _PRONOUN_CONTEXT and after not in _PRONOUN_NEXT
+    return after in UNITS or before in _COUNT_CONTEXT
+
+
+# ----------------------------------------------------------------------------- measures
+
+#: Words that qualify a unit's kind, before it (``3 business days``) or after it
+#: (``3 dias úteis``): a measure's unit is then ``day:business``.
+UNIT_KINDS: Final[dict[str, str]] = {
+    **dict.fromkeys(["business", "working", "uteis", "util"], "business"),
+    **dict.fromkeys(["calendar", "corridos", "corrido", "consecutive", "consecutivos",
+                     "consecutivas"], "calendar"),
+}
+_MEASURE_RE: Final = re.compile(
+    r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+)
+_AFTER_RE: Final = re.compile(r"\s?(?P<w1>%|a\.m\.?|p\.m\.?|[a-z]+)(?:\s(?P<w2>[a-z]+))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """One number a statement asserts, with the kind of what it counts.
+
+    Attributes:
+        value: the exact value (`parse_decimal`).
+        unit: its currency (a sign before it) or unit (`UNITS`), with the unit's kind when
+            one is named (``day:business``, ``day:calendar``), or ``""`` for a bare number.
+        start: where it starts in the text it was read from (characters).
+        end: where it ends there: after its unit and kind words, if any.
+    """
+
+    value: Decimal
+    unit: str
+    start: int
+    end: int
+
+
+def measures(text: str) -> list[Measure]:
+    """Every number of folded, number-word-read text (`read_number_words`), with its unit.
+
+    ``"r$ 20 em 3 dias uteis"`` -> ``[Measure(20, "brl", ..), Measure(3, "day:business", ..)]``;
+    ``"9 pm"`` -> ``[Measure(9, "pm", ..)]``. A currency sign before a number wins over a
+    unit word after it.
+    """
+    out: list[Measure] = []
+    for match in _MEASURE_RE.finditer(text):
+        value = parse_decimal(match.group("num"))
+        if value is None:  # the pattern only matches digits with one kind of mark: never
+            continue
+        unit, end = _unit_after(text, match.end())
+        currency = CURRENCIES[match.group("cur")] if match.group("cur") else None
+        out.append(Measure(value, currency or unit, match.start(), end))
+    return out
+
+
+def _unit_after(text: str, at: int) -> tuple[str, int]:
+    """The unit (with its kind) named right after position `at`, and where it ends."""
+    after = _AFTER_RE.match(text, at)
+    if after is None:
+        return "", at
+    first = after.group("w1").replace(".", "")
+    second = after.group("w2") or ""
+    if first in UNIT_KINDS and second in UNITS:
+        return f"{UNITS[second]}:{UNIT_KINDS[first]}", after.end("w2")
+    if first not in UNITS:
+        return "", at
+    if second in UNIT_KINDS:
+        return f"{UNITS[first]}:{UNIT_KINDS[second]}", after.end("w2")
+    return UNITS[first], after.end("w1")

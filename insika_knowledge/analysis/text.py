@@ -138,13 +138,49 @@ def ascii_words(text: str) -> list[str]:
     return _ASCII_WORD_RE.findall(fold(text))
 
 
-def negation_count(text: str) -> int:
-    """How many negations `text` carries: `NEGATIONS` words plus each ``n't``.
+#: Folded change verbs that withdraw what a statement asserts, English and Portuguese:
+#: "Lounge access was **removed** from Platinum" negates "Platinum includes lounge access"
+#: without a negation word. Each counts as one negation.
+CHANGE_VERBS: Final[frozenset[str]] = frozenset(
+    "removed discontinued discontinue discontinues suspended withdrawn withdrew revoked "
+    "abolished eliminated scrapped ceased cease ceases terminated ended stopped dropped "
+    "descontinuado descontinuada descontinuados descontinuadas suspenso suspensa suspensos "
+    "suspensas abolido abolida abolidos abolidas extinto extinta extintos extintas revogado "
+    "revogada revogados revogadas removido removida removidos removidas eliminado eliminada "
+    "eliminados eliminadas".split()
+)
+#: Change phrases whose words alone are ambiguous ("cancelled flights" is no withdrawal,
+#: "deixou de aceitar" is; "retirada" is also a pickup): a be-verb and a participle, or
+#: a stop-verb and "de". Folded; each match counts as one negation.
+CHANGE_PHRASES: Final = re.compile(
+    r"\b(?:(?:was|were|been|is|are|be|got|gets)\s+(?:cancell?ed|retired|pulled|phased\s+out|"
+    r"taken\s+away|done\s+away\s+with)"
+    r"|(?:foi|foram|sera|serao|esta|estao|ficou|ficaram|tem\s+sido)\s+"
+    r"(?:retirad|cancelad|encerrad)[oa]s?"
+    r"|(?:deixou|deixa|deixaram|deixam|deixara|parou|pararam|para|param)\s+de"
+    r"|acabou|acabaram)\b"
+)
 
-    ``"Customers do not get a reply"`` -> 1; ``"we don't, nunca"`` -> 2.
+
+def negation_count(text: str) -> int:
+    """How many negations `text` carries.
+
+    `NEGATIONS` words, each ``n't``, and each change verb or phrase (`CHANGE_VERBS`,
+    `CHANGE_PHRASES`: removed, discontinued, deixou de...).
+
+    ``"Customers do not get a reply"`` -> 1; ``"we don't, nunca"`` -> 2;
+    ``"Lounge access was removed"`` -> 1; ``"A loja deixou de aceitar PIX"`` -> 1.
+    In Portuguese text (`language`), ``no`` is the contraction "em o" and is not counted
+    (``"no máximo"``, ``"no cartão"``).
     """
     folded = fold(text)
-    return sum(1 for w in _WORD_RE.findall(folded) if w in NEGATIONS) + folded.count("n't")
+    found = _WORD_RE.findall(folded)
+    skip = "no" if language(found) == "pt" else ""
+    return (
+        sum(1 for w in found if (w in NEGATIONS and w != skip) or w in CHANGE_VERBS)
+        + folded.count("n't")
+        + len(CHANGE_PHRASES.findall(folded))
+    )
 
 
 def tokenize(text: str, lang: str | None = None) -> list[str]:

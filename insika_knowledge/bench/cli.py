@@ -31,10 +31,16 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
               help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
 @click.option("--trust", is_flag=True, help="Poisoning injected / legitimate quarantined on the trust set.")
 @click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
+@click.option("--consolidation", is_flag=True,
+              help="Consolidation on the labelled pairs and the renamed sightings instead.")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None, trust: bool, relay: bool) -> None:
-    """Measure speed (medians, ratios to the seed), scale, retrieval quality, trust, or the relay."""
-    if relay:
+          eval_set: str | None, trust: bool, relay: bool, consolidation: bool) -> None:
+    """Measure speed, scale, retrieval quality, trust, consolidation, or the relay."""
+    if consolidation:
+        from insika_knowledge.bench.consolidation import run_consolidation
+
+        run_consolidation(as_json=as_json, echo=click.echo)
+    elif relay:
         from insika_knowledge.bench.relay import run_relay_bench
 
         run_relay_bench(quick=quick, as_json=as_json, echo=click.echo)

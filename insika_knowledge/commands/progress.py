@@ -107,6 +107,8 @@ def total_line(summary: BackfillSummary) -> str:
         f"merged {summary.total('merged')}, conflicts {summary.total('conflicts')}, "
         f"dropped {sum(dropped.values())}"
         + (f" ({', '.join(f'{k}={v}' for k, v in sorted(dropped.items()))})" if dropped else "")
+        + (f", possible duplicates {held}" if (held := summary.total("possible_duplicates")) else "")
+        + (f", quarantined {q}" if (q := summary.total("quarantined")) else "")
     )
 
 

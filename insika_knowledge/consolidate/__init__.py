@@ -2,15 +2,20 @@
 
 Three kinds of repeat sighting:
 
-- **same claim** (deterministic, no model; `claims`): the wording matches closely
-  (term-set Jaccard >= `SAME_CLAIM_JACCARD` over description and claim body, after the
-  one analyser) and the numbers, units and negations are identical. Counts go up; the
-  body is untouched.
+- **same claim** (deterministic, no model, conservative; `claims`): after the one
+  analyser, the restatement adds, drops or changes nothing that carries meaning: the same
+  content terms, numbers with their units and unit kinds, negations (change verbs
+  included) and direction/scope words. Counts go up; the body is untouched.
 - **related** (`merge`): a model merges the two bodies into one statement
-  (length-bounded); counts go up as for a same claim.
+  (length-bounded, and keeping every number, unit and negation of both: the merge
+  guard); counts go up as for a same claim.
 - **contradicting** (`records.contradict`): the new claim is appended under
   ``## Contradiction`` with its session and time; confidence drops to a flat 0.4; a human
   resolves it by editing. No model, or an unusable model answer, means contradicting.
+
+One idea, one name (`naming`): a candidate proposed under a name no concept has is
+recorded under the concept that states the same claim (its name kept as an alias), held
+as a possible duplicate when a concept only closely matches it, or learned as new.
 
 `decision.decide` holds the whole decision tree (replayed, new, same claim, policy
 challenged, open conflict, merged, contradicting, no model, ask the model) and
@@ -21,7 +26,19 @@ keeps the transactions, the model calls and the events.
 
 from __future__ import annotations
 
-from insika_knowledge.consolidate.claims import SAME_CLAIM_JACCARD, Claim, analyse, jaccard, same_claim
+from insika_knowledge.consolidate.claims import (
+    CLOSE_MATCH,
+    CLOSE_MATCH_SHARED,
+    Assertion,
+    Claim,
+    analyse,
+    assertion,
+    close_match,
+    jaccard,
+    same_claim,
+    same_claims,
+    similarity,
+)
 from insika_knowledge.consolidate.decision import (
     EFFECTS,
     Change,
@@ -36,9 +53,17 @@ from insika_knowledge.consolidate.decision import (
 from insika_knowledge.consolidate.merge import (
     MergeVerdict,
     interpret_merge,
+    keeps_details,
     merge_failed,
     merge_limit,
     usable_merge,
+)
+from insika_knowledge.consolidate.naming import (
+    MATCHES_SEARCHED,
+    SAME_CLAIM_MATCHES,
+    NameRule,
+    Naming,
+    name_sighting,
 )
 from insika_knowledge.consolidate.records import (
     CONFIDENCE_CAP,
@@ -54,22 +79,30 @@ from insika_knowledge.consolidate.records import (
 )
 
 __all__ = [
+    "CLOSE_MATCH",
+    "CLOSE_MATCH_SHARED",
     "CONFIDENCE_CAP",
     "CONFLICT_CONFIDENCE",
     "EFFECTS",
     "FIRST_SIGHTING_CONFIDENCE",
-    "SAME_CLAIM_JACCARD",
+    "MATCHES_SEARCHED",
     "TOO_LONG_NOTE",
+    "Assertion",
     "Change",
     "Claim",
     "Decision",
     "Effect",
     "MergeVerdict",
+    "NameRule",
+    "Naming",
     "Outcome",
     "Rule",
+    "SAME_CLAIM_MATCHES",
     "SightingKind",
     "analyse",
     "apply",
+    "assertion",
+    "close_match",
     "confidence",
     "confirm",
     "contradict",
@@ -77,10 +110,14 @@ __all__ = [
     "first_sighting",
     "interpret_merge",
     "jaccard",
+    "keeps_details",
     "merge_failed",
     "merge_limit",
     "merged_sources",
+    "name_sighting",
     "safe_session_id",
     "same_claim",
+    "same_claims",
+    "similarity",
     "usable_merge",
 ]

@@ -1,10 +1,24 @@
 """The same-claim check: does a new sighting restate what the record already says?
 
-Deterministic, no model: the two statements (description and claim body, the
-``## Contradiction`` section on record left out) are analysed by the one analyser
-(`insika_knowledge.analysis`) and compared. They are the same claim when their numbers,
-units and negation counts are identical and their word terms overlap enough
-(Jaccard >= `SAME_CLAIM_JACCARD`).
+Deterministic, no model, and conservative: a false "same" silently loses the new claim
+(its text is stored nowhere, counts go up, no conflict fires), while a false "not same"
+only costs a merge call (or, with no model, a human look at a conflict). Both claims are
+read by the one analyser (`insika_knowledge.analysis.statements`) and they are the same
+claim only when the restatement adds, drops or changes nothing that carries meaning:
+
+- the two **bodies** (the ``## Contradiction`` section on record left out) have the same
+  content terms, the same measures (numbers with their units and unit kinds), the same
+  number of negations (change verbs included) and the same poles (direction, scope and
+  modality words: above/below, only, all/some, may/must...);
+- the **descriptions**, one-line summaries whose wording is free, assert nothing the
+  other side does not: the numbers of description and body together are the same on
+  both sides, and so are the descriptions' negation counts and poles.
+
+Reworded restatements (order, punctuation, case, accents, plural, ``e-mail``/``email``,
+synonyms of one group, ``2``/``two``) are still the same claim.
+
+`similarity` (term overlap) says how close two claims are when they are not the same;
+the naming step uses it to spot a possible duplicate proposed under another name.
 """
 
 from __future__ import annotations
@@ -13,37 +27,62 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
-from insika_knowledge.analysis.numbers import quantities
-from insika_knowledge.analysis.text import fold, negation_count, terms
+from insika_knowledge.analysis.statements import Statement, statement
 from insika_knowledge.concept import Concept, claim_text
 from insika_knowledge.extract.candidates import Candidate
 
-SAME_CLAIM_JACCARD: Final = 0.6
+#: Term-set Jaccard (description + body) from which a claim under another name is a
+#: possible duplicate of a concept on record (see `consolidate.naming`).
+CLOSE_MATCH: Final = 0.36
+#: ...and the content terms the two must share at least (short texts overlap by chance).
+CLOSE_MATCH_SHARED: Final = 6
+
+
+#: What one text asserts (`analysis.statements.Statement`): terms, measures, negations, poles.
+Claim = Statement
 
 
 @dataclass(frozen=True)
-class Claim:
-    """What a statement asserts, as far as the same-claim check is concerned.
+class Assertion:
+    """What one side of a comparison asserts: its body and its description, analysed.
 
     Attributes:
-        terms: its word terms (numbers left out).
-        numbers: the values of its numbers.
-        units: the currencies and canonical units next to them (``brl``, ``hour``...).
-        negations: how many negations it carries.
+        body: the claim body's statement.
+        description: the description's statement.
     """
 
-    terms: frozenset[str]
-    numbers: frozenset[Decimal]
-    units: frozenset[str]
-    negations: int
+    body: Statement
+    description: Statement
+
+    @property
+    def measures(self) -> frozenset[tuple[Decimal, str]]:
+        """The numbers (with units) of description and body together."""
+        return self.body.measures | self.description.measures
+
+    @property
+    def terms(self) -> frozenset[str]:
+        """The content terms of description and body together."""
+        return self.body.terms | self.description.terms
 
 
 def analyse(text: str) -> Claim:
-    """Break `text` into its terms (without numbers), numbers, units and negation count."""
-    found = quantities(fold(text))
-    units = {q.currency for q in found if q.currency} | {q.unit for q in found if q.unit}
-    content = frozenset(t for t in terms(text) if not t.isdigit())
-    return Claim(content, frozenset(q.value for q in found), frozenset(units), negation_count(text))
+    """What `text` asserts, read by the one analyser (`analysis.statements.statement`)."""
+    return statement(text)
+
+
+def assertion(description: str, body: str) -> Assertion:
+    """Analyse one claim's `description` and `body` (see the module doc)."""
+    return Assertion(statement(body), statement(description))
+
+
+def claim_of(concept: Concept) -> Assertion:
+    """What a record asserts: its description and its body without the contradictions."""
+    return assertion(concept.description, claim_text(concept.body))
+
+
+def candidate_claim(candidate: Candidate) -> Assertion:
+    """What a candidate asserts."""
+    return assertion(candidate.description, candidate.body)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -53,16 +92,40 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def same_statement(a: Statement, b: Statement) -> bool:
+    """True when `b` restates `a`: equal terms, measures, negations and poles."""
+    return a == b
+
+
+def same_claims(old: Assertion, new: Assertion) -> bool:
+    """True when `new` restates `old` (the rules of the module doc)."""
+    return (
+        same_statement(old.body, new.body)
+        and old.measures == new.measures
+        and old.description.negations == new.description.negations
+        and old.description.poles == new.description.poles
+    )
+
+
 def same_claim(existing: Concept, candidate: Candidate) -> bool:
     """True when `candidate` restates what `existing` claims (see the module doc).
 
     Compares description + body, ignoring the ``## Contradiction`` section on record.
     """
-    old = analyse(f"{existing.description}\n{claim_text(existing.body)}")
-    new = analyse(f"{candidate.description}\n{candidate.body}")
-    return (
-        old.numbers == new.numbers
-        and old.units == new.units
-        and old.negations == new.negations
-        and jaccard(old.terms, new.terms) >= SAME_CLAIM_JACCARD
-    )
+    return same_claims(claim_of(existing), candidate_claim(candidate))
+
+
+def close_match(existing: Concept, candidate: Candidate) -> float | None:
+    """`similarity` when the two claims are close (`CLOSE_MATCH`, `CLOSE_MATCH_SHARED`), else None."""
+    old, new = claim_of(existing).terms, candidate_claim(candidate).terms
+    score = jaccard(old, new)
+    return score if score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED else None
+
+
+def similarity(existing: Concept, candidate: Candidate) -> float:
+    """How close two claims are, 0..1.
+
+    The Jaccard overlap of their content terms (description and body), whatever their
+    numbers, negations and poles.
+    """
+    return jaccard(claim_of(existing).terms, candidate_claim(candidate).terms)

@@ -37,8 +37,12 @@ from insika_knowledge.consolidate.merge import MergeVerdict
 from insika_knowledge.consolidate.records import confirm, contradict, first_sighting
 from insika_knowledge.extract.candidates import Candidate
 
-#: What a sighting ended as, as the write path reports it.
-Outcome = Literal["learned", "confirmed", "merged", "conflict", "replayed", "quarantined"]
+#: What a sighting ended as, as the write path reports it (``possible_duplicate``: held for
+#: a human by the naming step, `consolidate.naming`; ``quarantined``: held by the trust
+#: step, `insika_knowledge.trust`; neither is ever an outcome of `decide`).
+Outcome = Literal[
+    "learned", "confirmed", "merged", "conflict", "replayed", "quarantined", "possible_duplicate"
+]
 #: The ledger entry a sighting leaves (also the reason of the record's new version).
 SightingKind = Literal["extract", "confirm", "merge", "conflict"]
 

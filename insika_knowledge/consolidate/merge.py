@@ -3,8 +3,16 @@
 When a sighting is not the same claim, the merge model is asked whether the two bodies
 are ``related`` (and, if so, for one merged body) or ``contradicting``. `interpret_merge`
 turns whatever came back into a `MergeVerdict`: a usable merged body (redacted for
-personal data, length-bounded, no ``## Contradiction`` heading, writable as UTF-8), or
-a contradiction with the reason. `merge_failed` is the verdict when the call itself failed.
+personal data, length-bounded, no ``## Contradiction`` heading, writable as UTF-8, and
+keeping every detail of both claims: `keeps_details`), or a contradiction with the
+reason. `merge_failed` is the verdict when the call itself failed.
+
+The merge guard (`keeps_details`): a model that answers "related" but writes a body
+that changes or drops a number, a unit or a negation (change verbs included) of either
+claim has folded two different claims into one; the
+sighting is then a conflict (`LOST_DETAIL`), never a merge. Direction and scope words
+are not checked here: a merge rewords freely, and those words also serve other senses
+("look *up*", "*only then*").
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from insika_knowledge.analysis.statements import statement
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.extract.candidates import MODEL_BODY_MAX
 from insika_knowledge.extract.redact import redact
@@ -22,6 +31,8 @@ RELATED: Final = "related"
 CONTRADICTING: Final = "contradicting"
 #: `MergeVerdict.why` when the answer was related but its body cannot be used.
 UNUSABLE: Final = "unusable"
+#: `MergeVerdict.why` when the merged body loses a number, unit or negation of a claim.
+LOST_DETAIL: Final = "lost_detail"
 #: `MergeVerdict.why` prefix when the call failed (``model_failed:<kind>``).
 MODEL_FAILED: Final = "model_failed"
 
@@ -33,7 +44,8 @@ class MergeVerdict:
     Attributes:
         body: the merged body to write (stripped, redacted), or None: the claims are
             then treated as contradicting.
-        why: `RELATED`, `CONTRADICTING`, `UNUSABLE`, or ``model_failed:<kind>``.
+        why: `RELATED`, `CONTRADICTING`, `UNUSABLE`, `LOST_DETAIL`, or
+            ``model_failed:<kind>``.
     """
 
     body: str | None
@@ -62,6 +74,23 @@ def usable_merge(body: object, limit: int) -> bool:
     )
 
 
+def keeps_details(merged: str, *claims: str) -> bool:
+    """True when `merged` keeps every detail of each of `claims` (after analysis).
+
+    Every measure (number with its unit and unit kind) of each claim must be in
+    `merged`, and `merged` must carry at least as many negations (change verbs
+    included) as the claim that has most (`analysis.statements.statement`). Rewording,
+    plurals, number words and synonyms of one group keep a detail; dropping or
+    changing it does not.
+    """
+    found = statement(merged)
+    for claim in claims:
+        wanted = statement(claim)
+        if not (wanted.measures <= found.measures and wanted.negations <= found.negations):
+            return False
+    return True
+
+
 def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdict:
     """What the merge model's `answer` about `old_body` and `new_body` means.
 
@@ -73,9 +102,10 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
 
     Returns:
         A related verdict with the merged body, redacted and stripped, when the model
-        said ``related`` and the body is usable before and after redaction (see
-        `usable_merge`, bounded by `merge_limit`); otherwise a contradicting verdict.
-        Never raises for a malformed answer.
+        said ``related``, the body is usable before and after redaction (see
+        `usable_merge`, bounded by `merge_limit`) and it keeps every detail of both
+        bodies (`keeps_details`); otherwise a contradicting verdict (`LOST_DETAIL` for
+        a body that loses a detail). Never raises for a malformed answer.
     """
     limit = merge_limit(old_body, new_body)
     verdict = getattr(answer, "verdict", None)
@@ -85,7 +115,11 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     if not isinstance(body, str) or not usable_merge(body, limit):
         return MergeVerdict(None, UNUSABLE)
     cleaned = redact(body).text.strip()
-    return MergeVerdict(cleaned, RELATED) if usable_merge(cleaned, limit) else MergeVerdict(None, UNUSABLE)
+    if not usable_merge(cleaned, limit):
+        return MergeVerdict(None, UNUSABLE)
+    if not keeps_details(cleaned, old_body, new_body):
+        return MergeVerdict(None, LOST_DETAIL)
+    return MergeVerdict(cleaned, RELATED)
 
 
 def merge_failed(kind: str) -> MergeVerdict:

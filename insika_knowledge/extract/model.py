@@ -27,7 +27,11 @@ from insika_knowledge.extract.prompt import extraction_messages, merge_messages
 
 @dataclass(frozen=True)
 class ExtractionRequest:
-    """One turn to extract from: who, which turn, the messages, and the agent's settings."""
+    """One turn to extract from: who, which turn, the messages, and the agent's settings.
+
+    ``known`` lists ``(name, description)`` of the agent's concepts most relevant to the
+    turn, best first: the prompt shows them so the model reuses a name for the same idea.
+    """
 
     agent: str
     session_id: str
@@ -35,6 +39,7 @@ class ExtractionRequest:
     messages: list[dict[str, Any]]
     types: tuple[str, ...]
     pack_prompt: str | None = None
+    known: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -185,7 +190,8 @@ class InstructorModel:
             raise classify_failure(exc) from exc
 
     def propose(self, request: ExtractionRequest) -> list[Any]:  # noqa: D102
-        messages = extraction_messages(request.messages, request.types, request.pack_prompt)
+        messages = extraction_messages(request.messages, request.types, request.pack_prompt,
+                                       known=request.known)
         return list(self._call(_Proposals, messages).concepts)
 
     def merge(self, request: MergeRequest) -> MergeAnswer:  # noqa: D102

@@ -25,12 +25,13 @@ from insika_knowledge.store.base import (
     Transaction,
     Version,
 )
+from insika_knowledge.store.naming import Alias, PossibleDuplicate
 from insika_knowledge.store.paths import DEFAULT_TENANT, data_dir, tenant_path, tenants
 from insika_knowledge.store.sqlite import SQLiteStore
 
 __all__ = [
-    "DEFAULT_TENANT", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
-    "ProcedureStorage", "SQLiteStore", "ScanRow", "ScanSource", "Sighting", "Store",
+    "DEFAULT_TENANT", "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
+    "PossibleDuplicate", "ProcedureStorage", "SQLiteStore", "ScanRow", "ScanSource", "Sighting", "Store",
     "StoredConcept", "Tokenizer", "Transaction", "Version", "data_dir", "open_store",
     "tenant_path", "tenants",
 ]

@@ -41,6 +41,7 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.database import Database
+from insika_knowledge.store.naming import NamingReads, NamingWrites
 from insika_knowledge.store.paths import check_agent
 
 _CONCEPT_COLS: Final = (
@@ -80,7 +81,7 @@ def _row_to_stored(row: Sequence[Any]) -> StoredConcept:
     return StoredConcept(concept=concept, version=int(version), id=int(cid))
 
 
-class SQLiteStore(Database):
+class SQLiteStore(Database, NamingReads):
     """The concepts of every agent of one tenant, in one SQLite file.
 
     Args:
@@ -739,14 +740,6 @@ class SQLiteStore(Database):
                 out[(session_id, turn_id)] = ExtractionRecord.from_row(row)
         return out
 
-    def aliases(self, agent: str, name: str) -> Sequence[str]:
-        """Other names `name` is known by, sorted.
-
-        No migration stores aliases yet (the consolidation work adds them), so this is
-        always empty for now; callers show "none recorded".
-        """
-        return []
-
     def activity(
         self, agent: str, *, before: int | None = None, limit: int = 50,
         actor: str | None = None, reason: str | None = None,
@@ -835,8 +828,11 @@ def _check_operator(actor: object, version: object = 0) -> None:
 
 
 @dataclass
-class Transaction:
-    """The writes (and consistent reads) inside one ``BEGIN IMMEDIATE`` transaction."""
+class Transaction(NamingWrites):
+    """The writes (and consistent reads) inside one ``BEGIN IMMEDIATE`` transaction.
+
+    The alias and possible-duplicate rows are `NamingWrites`'.
+    """
 
     conn: apsw.Connection
     clock: Callable[[], str]
@@ -957,7 +953,10 @@ class Transaction:
         return Version(agent, name, number, "delete", actor, None, markdown, now)
 
     def rename(self, agent: str, old: str, new: str) -> None:
-        """Move `old`'s row, history and ledger to `new` (the caller checked `new` is free)."""
+        """Move `old`'s row, history, ledger, aliases and possible duplicates to `new`.
+
+        The caller checked `new` is free.
+        """
         check_name(new)
         if self.conn.execute(
             "SELECT 1 FROM concept_versions WHERE agent=? AND name=?", (agent, new)
@@ -970,6 +969,7 @@ class Transaction:
             self.conn.execute(
                 f"UPDATE {table} SET name=? WHERE agent=? AND name=?", (new, agent, old)
             )
+        self.rename_naming(agent, old, new)
 
     # -------------------------------------------------------------- quarantine (trust)
 

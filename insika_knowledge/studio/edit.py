@@ -71,6 +71,9 @@ def _editor(
         "preview": preview(concept.body, scope.agent, scope.tenant),
         "links": links,
         "history": history,
+        # --- one idea, one name (issue 15): the names it was proposed under, held candidates
+        "aliases": scope.store.aliases(scope.agent, name),
+        "possible_duplicates": scope.store.possible_duplicates(scope.agent, name),
         "action": concept_url(name, scope.agent, scope.tenant),
         "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
         "approve_action": concept_url(name, scope.agent, scope.tenant, "/approve"),

@@ -37,8 +37,9 @@ COLUMNS: Final = (
 #: The search score column (shown when ``q`` is given; the default sort then).
 RANK: Final = ("rank", "Score", False)
 _SORTS: Final = {key for key, _, _ in (*COLUMNS, RANK)}
-#: Status filters: (key, chip label). ``conflict`` and ``duplicate`` are
-#: ``concepts.status`` values (``duplicate``: a state the consolidation issue adds);
+#: Status filters: (key, chip label). ``conflict`` is a ``concepts.status`` value;
+#: ``duplicate`` is an open possible duplicate in the naming table (a candidate under
+#: another name held next to this concept, `SQLiteStore.duplicate_names`);
 #: ``quarantined`` is membership of the ``quarantine`` table (a customer-only rule held
 #: back from prompts, see `insika_knowledge.trust`), not a status value. A chip other
 #: than Conflicts shows once a concept has that state (or its filter is on).
@@ -46,6 +47,7 @@ QUARANTINED: Final = "quarantined"
 STATUS_FILTERS: Final = (("conflict", "Conflicts"), (QUARANTINED, "Quarantined"),
                          ("duplicate", "Possible duplicates"))
 STATUSES: Final = (*(key for key, _ in STATUS_FILTERS), "ok")
+DUPLICATE: Final = "duplicate"
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,14 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
         scores = {hit.entry.name: hit.score for hit in hits}
     offset = (query.page - 1) * PAGE_SIZE
     held = query.status == QUARANTINED
+    duplicates = store.duplicate_names(query.agent)
+    in_scope = [n for n in duplicates if ranked is None or n in ranked]
+    status: str | None = None if held else query.status
+    if status == DUPLICATE:  # the naming table, not a status column: restrict the names
+        ranked = [n for n in ranked if n in duplicates] if ranked is not None else sorted(in_scope)
+        status = None
     page = store.concept_page(
-        query.agent, status=None if held else query.status, type=query.type,
+        query.agent, status=status, type=query.type,
         provenance=query.provenance, quarantined=True if held else None, ranked=ranked,
         sort=query.sort, desc=query.desc, offset=offset, limit=PAGE_SIZE,
     )
@@ -154,7 +162,7 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
         "index_name": index.name,
         "more_hits": more_hits,
         "search_max": SEARCH_MAX,
-        "rows": [_row(s.concept, query, scores, s.concept.name in quarantined)
+        "rows": [_row(s.concept, query, scores, s.concept.name in quarantined, s.concept.name in duplicates)
                  for s in page.rows],
         "total": total,
         "first": offset + 1 if page.rows else 0,
@@ -168,7 +176,8 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
         "end_href": query.link(page=pages) if query.page < pages else None,
         "columns": _columns(query),
         "status_chips": _status_chips(query, counts.all,
-                                      {**counts.status, QUARANTINED: counts.quarantined}),
+                                      {**counts.status, QUARANTINED: counts.quarantined,
+                                       DUPLICATE: len(in_scope)}),
         "provenance_chips": [{
             "label": p, "count": counts.provenance.get(p, 0), "active": query.provenance == p,
             "href": query.link(provenance=None if query.provenance == p else p), "warn": False,
@@ -185,7 +194,7 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
 
 
 def _row(
-    concept: Any, query: ListQuery, scores: dict[str, float], quarantined: bool
+    concept: Any, query: ListQuery, scores: dict[str, float], quarantined: bool, duplicate: bool
 ) -> dict[str, Any]:
     score = scores.get(concept.name)
     return {
@@ -200,6 +209,7 @@ def _row(
         "status": concept.status,
         "conflict": concept.in_conflict,
         "quarantined": quarantined,
+        "duplicate": duplicate,
         "description": concept.description,
         "score": None if score is None else f"{score:.4g}",
     }

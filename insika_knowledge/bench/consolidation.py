@@ -1,0 +1,447 @@
+"""``bench --consolidation``: does consolidation keep every claim, and one idea under one name?
+
+Two measurements, both through the real write path (`learn.learn_turn`: screening, the
+naming step, `consolidate.decide`, the merge guard, a SQLite store in a temporary folder):
+
+**Labelled pairs** (``benchmarks/consolidation/pairs.jsonl``: statements ``a`` and ``b`` in
+English or Portuguese, labelled ``same``, ``related`` or ``contradicting``). ``a`` is learned
+first, then ``b`` is sighted in another session:
+
+- under the same name, with no merge model (a different claim becomes a conflict): the
+  **false same** count (a related or contradicting ``b`` confirmed into ``a``: the claim is
+  lost; target 0) and the share of truly-same pairs **confirmed without a model**
+  (target >= 0.85);
+- under the same name with a **scripted merge model** (it answers as the label says:
+  ``related`` with both texts for same and related pairs, ``contradicting`` otherwise),
+  and with a **lossy merge model** (it answers ``related`` with the record's text only,
+  so the merge guard must refuse whatever drops a detail of ``b``);
+- under a **new name** (``b`` proposed as another concept), no model: recorded under
+  ``a``'s name, held as a possible duplicate, or learned as new; **different claims
+  merged** counts a related or contradicting ``b`` recorded under ``a``'s name (target 0).
+
+**Renamed sightings** (``benchmarks/consolidation/renamed/``): the recorded answers for
+the shared sessions (``replays/shared_sessions.json``) with each concept that recurs
+proposed under a different name in each later session (``names.json``: rewordings, the
+other language, word order). The shared sessions are backfilled with them (one agent per
+dataset, file order); each renamed sighting is then **attributed** to its concept, **held**
+as a possible duplicate, or a **duplicate created** (a new concept; target <= 5% of the
+renamed sightings); a sighting recorded under another concept is **wrongly attributed**.
+First sightings held as a possible duplicate are **false holds**.
+
+Both sets are split by parity: pairs by id, sessions by their position among the
+recorded sessions of their dataset (even = ``dev``, odd = ``test``). Rules were tuned on
+``dev`` only; both halves are reported.
+
+Run ``python -m insika_knowledge.bench.consolidation [--json]`` or
+``insika-knowledge bench --consolidation``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from insika_knowledge.bench.datasets import benchmark_data, shared_data
+from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.errors import ModelFailure, UserError
+from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest, ReplayModel
+from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.learn import learn_turn
+from insika_knowledge.store import SQLiteStore, Store
+
+LABELS: Final = ("same", "related", "contradicting")
+OUTCOMES: Final = ("confirmed", "merged", "conflict", "possible_duplicate", "learned")
+#: The shared datasets of the renamed set, and the agent each is backfilled as.
+DATASETS: Final = (("tau_bench_airline", "airline"), ("tau_bench_retail_fewshot", "retail"),
+                   ("sgd", "sgd"))
+CONFIG: Final = KnowledgeConfig()
+#: The targets the figures are read against.
+TARGETS: Final = {"false_same": 0, "same_without_model": 0.85, "duplicates_created": 0.05,
+                  "different_merged": 0}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One labelled pair: its id, language, kind of difference, label, and two statements."""
+
+    id: int
+    lang: str
+    kind: str
+    label: str
+    a: str
+    b: str
+
+    @property
+    def half(self) -> str:
+        """``dev`` for an even id, ``test`` for an odd one."""
+        return "dev" if self.id % 2 == 0 else "test"
+
+
+def load_pairs(path: Path | None = None) -> list[Pair]:
+    """Read the labelled pairs.
+
+    Raises:
+        UserError: the file is missing, or a line is not a pair (file and line named).
+    """
+    path = path if path is not None else benchmark_data("consolidation/pairs.jsonl")
+    if not path.is_file():
+        raise UserError(f"{path} does not exist: the labelled pairs live in benchmarks/consolidation/")
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            out.append(Pair(int(row["id"]), row["lang"], row["kind"], row["label"], row["a"], row["b"]))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{path}:{number}: not a labelled pair ({exc})") from None
+        if out[-1].label not in LABELS:
+            raise UserError(f"{path}:{number}: label {out[-1].label!r} is not one of {', '.join(LABELS)}")
+    return out
+
+
+class ScriptedModel:
+    """A `ConceptModel` answering from a script: candidates per session, merges per session.
+
+    Args:
+        proposals: session id -> the candidates the extraction answers.
+        merges: session id -> the merge answer; None = no merge model (every merge call
+            fails, so a sighting that is not the same claim is a conflict).
+    """
+
+    def __init__(self, proposals: dict[str, list[dict[str, str]]],
+                 merges: dict[str, dict[str, Any]] | None) -> None:
+        self.proposals = proposals
+        self.merges = merges
+        self.merge_calls = 0
+
+    def propose(self, request: ExtractionRequest) -> list[Any]:
+        """The session's scripted candidates."""
+        return list(self.proposals[request.session_id])
+
+    def merge(self, request: MergeRequest) -> MergeAnswer:
+        """The session's scripted merge answer.
+
+        Raises:
+            ModelFailure: there is no merge model (``model_empty``).
+        """
+        self.merge_calls += 1
+        if self.merges is None:
+            raise ModelFailure("model_empty", "no merge model")
+        answer = self.merges[request.session_id]
+        return MergeAnswer(answer["verdict"], answer.get("body"))
+
+
+def _candidate(name: str, text: str) -> dict[str, str]:
+    return {"name": name, "description": text, "type": "fact", "body": text}
+
+
+def _scripted(pair: Pair) -> dict[str, Any]:
+    if pair.label == "contradicting":
+        return {"verdict": "contradicting"}
+    return {"verdict": "related", "body": f"{pair.a} {pair.b}"}
+
+
+def _lossy(pair: Pair) -> dict[str, Any]:
+    if pair.label == "contradicting":
+        return {"verdict": "contradicting"}
+    return {"verdict": "related", "body": pair.a}
+
+
+#: The pair runs: name -> (b proposed under a new name?, merge answer of a pair or None).
+RUNS: Final[dict[str, tuple[bool, Callable[[Pair], dict[str, Any]] | None]]] = {
+    "no_model": (False, None),
+    "scripted_model": (False, _scripted),
+    "lossy_model": (False, _lossy),
+    "renamed": (True, None),
+}
+
+
+def run_pairs(pairs: Sequence[Pair], folder: Path) -> dict[str, dict[int, tuple[str, str]]]:
+    """Sight every pair in every run of `RUNS`, through `learn_turn`.
+
+    Returns:
+        run name -> pair id -> ``(outcome of b, the name b was recorded under)``.
+    """
+    results: dict[str, dict[int, tuple[str, str]]] = {}
+    for run, (renamed, answer) in RUNS.items():
+        store = SQLiteStore(folder / f"pairs-{run}.db", tokenizer=TOKENIZER)
+        try:
+            out: dict[int, tuple[str, str]] = {}
+            for pair in pairs:
+                agent, first, second = f"pair-{pair.id}", f"p{pair.id}-a", f"p{pair.id}-b"
+                b_name = f"claim-b-{pair.id}" if renamed else f"claim-{pair.id}"
+                model = ScriptedModel(
+                    {first: [_candidate(f"claim-{pair.id}", pair.a)], second: [_candidate(b_name, pair.b)]},
+                    None if answer is None else {second: answer(pair)},
+                )
+                for session in (first, second):
+                    report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
+                                        messages=[])
+                [(name, outcome)] = report.results
+                out[pair.id] = (outcome, name)
+            results[run] = out
+        finally:
+            store.close()
+    return results
+
+
+def pair_figures(pairs: Sequence[Pair], results: dict[str, dict[int, tuple[str, str]]]) -> dict[str, Any]:
+    """The per-half figures of the pair runs (see the module doc)."""
+    figures: dict[str, Any] = {}
+    for half in ("dev", "test"):
+        chosen = [p for p in pairs if p.half == half]
+        same = [p for p in chosen if p.label == "same"]
+        different = [p for p in chosen if p.label != "same"]
+        tables = {}
+        for run in RUNS:
+            table = {label: Counter[str]() for label in LABELS}
+            for pair in chosen:
+                table[pair.label][results[run][pair.id][0]] += 1
+            tables[run] = {label: dict(counts) for label, counts in table.items()}
+        no_model = results["no_model"]
+        renamed = results["renamed"]
+        figures[half] = {
+            "pairs": len(chosen),
+            "labels": dict(Counter(p.label for p in chosen)),
+            "false_same": sum(1 for p in different if no_model[p.id][0] == "confirmed"),
+            "different": len(different),
+            "same_without_model": sum(1 for p in same if no_model[p.id][0] == "confirmed"),
+            "same": len(same),
+            "different_merged": sum(1 for p in different if renamed[p.id][1] == f"claim-{p.id}"),
+            "same_attributed": sum(1 for p in same if renamed[p.id][1] == f"claim-{p.id}"),
+            "tables": tables,
+        }
+    return figures
+
+
+# ----------------------------------------------------------------------------- renamed
+
+
+def renamed_truth(folder: Path | None = None) -> dict[str, str]:
+    """Proposed name -> the concept it names (``names.json`` inverted; others name themselves).
+
+    Raises:
+        UserError: ``names.json`` is missing or not an object of lists.
+    """
+    path = (folder if folder is not None else benchmark_data("consolidation/renamed")) / "names.json"
+    try:
+        names = json.loads(path.read_text(encoding="utf-8"))
+        return {variant: original for original, variants in names.items() for variant in variants}
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        raise UserError(f"{path}: cannot read the renamed set's names ({exc})") from None
+
+
+def run_renamed(folder: Path, shared: Path, renamed: Path | None = None) -> dict[str, Any]:
+    """Backfill the shared sessions with the renamed answers and classify every sighting.
+
+    Args:
+        folder: where the temporary data directory goes.
+        shared: the ``shared/data`` folder (the sessions).
+        renamed: the renamed set's folder (``answers.json``, ``names.json``).
+
+    Returns:
+        ``{"dev": {...}, "test": {...}}``: counts per class (see the module doc).
+    """
+    from insika_knowledge.backfill import backfill
+    from insika_knowledge.memory import Memory
+    from insika_knowledge.sessions import read_sessions
+
+    renamed = renamed if renamed is not None else benchmark_data("consolidation/renamed")
+    answers = renamed / "answers.json"
+    replay = ReplayModel(answers)
+    truth = renamed_truth(renamed)
+    memory = Memory(folder / "renamed")
+    counts = {half: Counter[str]() for half in ("dev", "test")}
+    try:
+        config = KnowledgeConfig(model=f"replay:{answers}")
+        for dataset, agent in DATASETS:
+            sessions = shared / dataset / "normalized.jsonl"
+            if not sessions.is_file():
+                raise UserError(f"{sessions} does not exist: the renamed set needs the shared sessions")
+            backfill(memory, agent, config, sessions)
+            recorded = [s.session_id for s in read_sessions(sessions)
+                        if s.session_id in replay.extract_answers]
+            store = memory.store()
+            held = {(d.name, d.session_id): d.duplicate_of for d in store.possible_duplicates(agent)}
+            seen: set[str] = set()
+            for position, session in enumerate(recorded):
+                half = "dev" if position % 2 == 0 else "test"
+                for item in replay.extract_answers[session]:
+                    proposed = item["name"]
+                    concept = truth.get(proposed, proposed)
+                    first = concept not in seen
+                    seen.add(concept)
+                    counts[half][_classify(store, agent, session, proposed, concept, first, held)] += 1
+    finally:
+        memory.close()
+    return {half: dict(c) for half, c in counts.items()}
+
+
+def _classify(store: Store, agent: str, session: str, proposed: str, concept: str,
+              first: bool, held: dict[tuple[str, str], str]) -> str:
+    """What one sighting of the renamed backfill did (``first_*`` or ``renamed_*``)."""
+    prefix = "first" if first else "renamed"
+    if (proposed, session) in held:
+        target = held[(proposed, session)]
+        return f"{prefix}_held" if not first and target == concept else f"{prefix}_held_elsewhere"
+    under = {name for name in {proposed, concept, store.alias_of(agent, proposed) or ""} if name
+             and any(s[0] == session for s in store.sightings(agent, name))}
+    if first:
+        return "first_learned" if under == {proposed} else "first_attributed_elsewhere"
+    if concept in under:
+        return "renamed_attributed"
+    if proposed in under:
+        return "renamed_duplicate_created"
+    return "renamed_wrongly_attributed"
+
+
+def renamed_figures(counts: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Shares of the renamed backfill per half: duplicates created over renamed sightings."""
+    out: dict[str, Any] = {}
+    for half, c in counts.items():
+        renamed = sum(v for k, v in c.items() if k.startswith("renamed_"))
+        firsts = sum(v for k, v in c.items() if k.startswith("first_"))
+        out[half] = {
+            "renamed_sightings": renamed,
+            "attributed": c.get("renamed_attributed", 0),
+            "held": c.get("renamed_held", 0) + c.get("renamed_held_elsewhere", 0),
+            "held_elsewhere": c.get("renamed_held_elsewhere", 0),
+            "duplicates_created": c.get("renamed_duplicate_created", 0),
+            "duplicate_share": round(c.get("renamed_duplicate_created", 0) / renamed, 3) if renamed else 0.0,
+            "wrongly_attributed": c.get("renamed_wrongly_attributed", 0),
+            "first_sightings": firsts,
+            "false_holds": c.get("first_held", 0) + c.get("first_held_elsewhere", 0),
+            "first_attributed_elsewhere": c.get("first_attributed_elsewhere", 0),
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def run_consolidation(
+    *,
+    pairs_path: Path | None = None,
+    renamed: Path | None = None,
+    shared: Path | None = None,
+    as_json: bool = False,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run both measurements and print them (a table, or JSON with `as_json`).
+
+    Args:
+        pairs_path: the labelled pairs (None: ``benchmarks/consolidation/pairs.jsonl``).
+        renamed: the renamed set's folder (None: ``benchmarks/consolidation/renamed``).
+        shared: the ``shared/data`` folder; None = `datasets.shared_data`. Without it the
+            renamed measurement is skipped (reported as such).
+        as_json: print one JSON object instead of the tables.
+        echo: where lines go.
+
+    Returns:
+        ``{"pairs": {half: ...}, "renamed": {half: ...} | None, "targets": ...}``.
+
+    Raises:
+        UserError: a set is missing or malformed.
+    """
+    pairs = load_pairs(pairs_path)
+    shared = shared or shared_data()
+    with tempfile.TemporaryDirectory(prefix="insika-consolidation-") as tmp:
+        figures = pair_figures(pairs, run_pairs(pairs, Path(tmp)))
+        counts = run_renamed(Path(tmp), shared, renamed) if shared is not None else None
+    result = {"pairs": figures, "renamed": renamed_figures(counts) if counts else None,
+              "targets": TARGETS}
+    if as_json:
+        echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        shown = pairs_path if pairs_path is not None else benchmark_data("consolidation/pairs.jsonl")
+        for line in report_lines(result, shown, len(pairs)):
+            echo(line)
+    return result
+
+
+def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[str]:
+    """The human-readable report of `run_consolidation`'s result."""
+    lines = [f"consolidation bench: {count} labelled pairs ({_shown(pairs_path)}; dev = even ids, "
+             "test = odd ids)"]
+    for half, f in result["pairs"].items():
+        labels = ", ".join(f"{f['labels'].get(k, 0)} {k}" for k in LABELS)
+        lines += [
+            "",
+            f"{half}: {f['pairs']} pairs ({labels})",
+            f"  false same (a different claim confirmed, no model): {f['false_same']} of "
+            f"{f['different']}   (target 0)",
+            f"  same decided without a model: {f['same_without_model']} of {f['same']} = "
+            f"{f['same_without_model'] / max(f['same'], 1):.2f}   (target >= 0.85)",
+            f"  different claims merged under one name (b proposed under a new name): "
+            f"{f['different_merged']} of {f['different']}   (target 0); same claims attributed: "
+            f"{f['same_attributed']} of {f['same']}",
+        ]
+        for run, title in (("no_model", "no merge model"), ("scripted_model", "scripted merge model"),
+                           ("lossy_model", "lossy merge model (answers the record's text)"),
+                           ("renamed", "b under a new name, no merge model")):
+            lines.append(f"  outcomes, {title}:")
+            lines.append("    " + f"{'':15}" + "".join(f"{o:>20}" for o in OUTCOMES))
+            for label in LABELS:
+                row = f["tables"][run][label]
+                lines.append("    " + f"{label:15}" + "".join(f"{row.get(o, 0):>20}" for o in OUTCOMES))
+    renamed = result["renamed"]
+    lines.append("")
+    if renamed is None:
+        lines.append("renamed sightings: skipped (the shared sessions are not available; set "
+                     "INSIKA_SHARED_DATA)")
+        return lines
+    lines.append("renamed sightings (shared sessions backfilled with benchmarks/consolidation/renamed/"
+                 "answers.json; dev = even, test = odd session positions):")
+    for half, r in renamed.items():
+        lines += [
+            f"  {half}: {r['renamed_sightings']} renamed sightings: {r['attributed']} recorded under "
+            f"their concept, {r['held']} held as possible duplicates ({r['held_elsewhere']} of "
+            f"another concept), {r['duplicates_created']} duplicates created "
+            f"= {r['duplicate_share']:.1%} (target <= 5%), {r['wrongly_attributed']} wrongly "
+            "attributed (target 0)",
+            f"        {r['first_sightings']} first sightings: {r['false_holds']} held as possible "
+            f"duplicates, {r['first_attributed_elsewhere']} recorded under another concept",
+        ]
+    return lines
+
+
+def _shown(path: Path) -> str:
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        try:
+            return str(path.resolve().relative_to(root))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m insika_knowledge.bench.consolidation [--json] [--pairs P] [--renamed D] [--shared D]``.
+
+    Returns:
+        The exit code: 0, or 2 when a set is missing or malformed.
+    """
+    parser = argparse.ArgumentParser(prog="python -m insika_knowledge.bench.consolidation",
+                                     description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--pairs", type=Path, default=None, help="the labelled pairs (JSONL)")
+    parser.add_argument("--renamed", type=Path, default=None, help="the renamed set's folder")
+    parser.add_argument("--shared", type=Path, default=None, help="the shared/data folder")
+    args = parser.parse_args(argv)
+    try:
+        run_consolidation(pairs_path=args.pairs, renamed=args.renamed, shared=args.shared,
+                          as_json=args.json)
+    except UserError as exc:
+        print(f"error: {exc}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""One idea, one name: under which concept a candidate's sighting is recorded.
+
+Consolidation is keyed by the concept name, and a live model names each session's
+concepts afresh ("gift-card-validity", "validade-vale-presente"...). Before a candidate
+with a name no concept has is written, the write path searches the agent's concepts with
+the candidate's description and body (through the agent's own index) and `name_sighting`
+decides, first match wins:
+
+1. ``KNOWN``: a concept has the candidate's name: the sighting is consolidated under it
+   (`decision.decide`).
+2. ``ALIASED``: the name is an alias of a concept (an earlier sighting under it was
+   recorded there): consolidated under that concept.
+3. ``SAME_CLAIM``: one of the best matches (`SAME_CLAIM_MATCHES`) states the same claim
+   (`claims.same_claim`, the conservative rule): the sighting is recorded under that
+   concept, and the proposed name is kept as its alias.
+4. ``POSSIBLE_DUPLICATE``: the closest match is close (`claims.close_match`: content-term
+   overlap of at least `claims.CLOSE_MATCH`, and `claims.CLOSE_MATCH_SHARED` shared
+   terms) but not the same claim: the candidate is held for a human as a possible
+   duplicate; it is neither merged into the concept nor written as a second concept.
+5. ``NEW``: nothing close: a new concept under the proposed name.
+
+Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from insika_knowledge.concept import Concept
+from insika_knowledge.consolidate.claims import close_match, same_claim, similarity
+from insika_knowledge.extract.candidates import Candidate
+
+#: How many of the best search matches are checked for the same claim.
+SAME_CLAIM_MATCHES: Final = 3
+#: How many concepts the write path searches for (best first) before naming a sighting.
+MATCHES_SEARCHED: Final = 5
+
+
+class NameRule(StrEnum):
+    """The naming rule that decided a sighting (see the module doc)."""
+
+    KNOWN = "known"
+    ALIASED = "aliased"
+    SAME_CLAIM = "same_claim"
+    POSSIBLE_DUPLICATE = "possible_duplicate"
+    NEW = "new"
+
+
+@dataclass(frozen=True, slots=True)
+class Naming:
+    """Where one sighting goes.
+
+    Attributes:
+        rule: the rule that decided it.
+        name: the concept to record the sighting under (``KNOWN``, ``ALIASED``,
+            ``SAME_CLAIM``, ``NEW``), or the concept the held candidate closely matches
+            (``POSSIBLE_DUPLICATE``).
+        similarity: the content-term overlap with the matched concept, 0..1 (``SAME_CLAIM``
+            and ``POSSIBLE_DUPLICATE``; 0 otherwise).
+    """
+
+    rule: NameRule
+    name: str
+    similarity: float = 0.0
+
+    @property
+    def alias(self) -> bool:
+        """True when the proposed name becomes an alias of `name` (``SAME_CLAIM``)."""
+        return self.rule is NameRule.SAME_CLAIM
+
+
+def name_sighting(
+    candidate: Candidate,
+    *,
+    known: bool,
+    alias_of: str | None = None,
+    matches: Sequence[Concept] = (),
+) -> Naming:
+    """Decide under which concept `candidate`'s sighting is recorded (the module's rules).
+
+    Args:
+        candidate: the screened candidate, under the name the model proposed.
+        known: a concept of the agent has ``candidate.name`` now.
+        alias_of: the concept ``candidate.name`` is an alias of (and which exists), or None.
+        matches: the agent's concepts that best match the candidate's description and
+            body, best first (the search's order); a concept called ``candidate.name``
+            is ignored.
+
+    Returns:
+        The naming decision.
+    """
+    if known:
+        return Naming(NameRule.KNOWN, candidate.name)
+    if alias_of is not None:
+        return Naming(NameRule.ALIASED, alias_of)
+    others = [m for m in matches if m.name != candidate.name]
+    for match in others[:SAME_CLAIM_MATCHES]:
+        if same_claim(match, candidate):
+            return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
+    scored = [(score, -i, m.name) for i, m in enumerate(others)
+              if (score := close_match(m, candidate)) is not None]
+    if scored:
+        best, _, name = max(scored)
+        return Naming(NameRule.POSSIBLE_DUPLICATE, name, best)
+    return Naming(NameRule.NEW, candidate.name)

@@ -1,0 +1,182 @@
+"""The naming tables of one tenant: aliases and possible duplicates (migration 006).
+
+One idea, one name: a candidate proposed under a new name that restates a concept on
+record is recorded under that concept, and the proposed name is kept as an **alias**
+(the next sighting under it goes straight to the concept). A candidate that only
+closely matches a concept is held as a **possible duplicate** for a human (the Studio),
+never merged and never written as a second concept. The decision is
+`insika_knowledge.consolidate.naming`'s; this module only reads and writes the rows.
+
+`NamingWrites` is mixed into the store's write transaction, `NamingReads` into the
+store itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """A name a model proposed for a concept on record (an ``aliases`` row).
+
+    Attributes:
+        alias: the proposed slug.
+        name: the concept its sightings are recorded under.
+        session_id: the sighting that made the alias.
+        turn_id: its turn.
+        created_at: when (UTC ``YYYY-MM-DDTHH:MM:SSZ``).
+    """
+
+    alias: str
+    name: str
+    session_id: str
+    turn_id: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PossibleDuplicate:
+    """A candidate held for a human because it closely matches a concept on record.
+
+    Attributes:
+        name: the slug it was proposed under.
+        duplicate_of: the concept it closely matches.
+        session_id: the sighting that proposed it.
+        turn_id: its turn.
+        description: the candidate's description (screened, redacted).
+        type: its concept type.
+        body: its body.
+        similarity: the content-term overlap with `duplicate_of`, 0..1.
+        status: ``open`` (waits for a human) or ``resolved``.
+        seen_at: when (UTC ``YYYY-MM-DDTHH:MM:SSZ``).
+    """
+
+    name: str
+    duplicate_of: str
+    session_id: str
+    turn_id: str
+    description: str
+    type: str
+    body: str
+    similarity: float
+    status: str = "open"
+    seen_at: str = ""
+
+
+_DUPLICATE_COLS = (
+    "name, duplicate_of, session_id, turn_id, description, type, body, similarity, status, seen_at"
+)
+
+
+class NamingWrites:
+    """Alias and possible-duplicate rows, inside the store's write transaction."""
+
+    conn: apsw.Connection
+    clock: Callable[[], str]
+
+    def alias_of(self, agent: str, alias: str) -> str | None:
+        """The concept name `alias` is recorded under, or None."""
+        row = self.conn.execute(
+            "SELECT name FROM aliases WHERE agent=? AND alias=?", (agent, alias)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def add_alias(self, agent: str, alias: str, name: str, session_id: str, turn_id: str) -> None:
+        """Keep `alias` as a name of `name` (the first attribution of an alias stands)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO aliases (agent, alias, name, session_id, turn_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (agent, alias, name, session_id, turn_id, self.clock()),
+        )
+
+    def has_possible_duplicate(self, agent: str, name: str, session_id: str, turn_id: str) -> bool:
+        """True when this (session, turn) already held a candidate called `name` (a replay)."""
+        return self.conn.execute(
+            "SELECT 1 FROM possible_duplicates WHERE agent=? AND name=? AND session_id=? "
+            "AND turn_id=?", (agent, name, session_id, turn_id),
+        ).fetchone() is not None
+
+    def add_possible_duplicate(self, agent: str, held: PossibleDuplicate) -> None:
+        """Hold one candidate as a possible duplicate (``open``, stamped now)."""
+        self.conn.execute(
+            f"INSERT OR IGNORE INTO possible_duplicates (agent, {_DUPLICATE_COLS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)",
+            (agent, held.name, held.duplicate_of, held.session_id, held.turn_id,
+             held.description, held.type, held.body, round(min(max(held.similarity, 0.0), 1.0), 4),
+             self.clock()),
+        )
+
+    def rename_naming(self, agent: str, old: str, new: str) -> None:
+        """Point the aliases and possible duplicates of concept `old` at `new`."""
+        self.conn.execute("UPDATE aliases SET name=? WHERE agent=? AND name=?", (new, agent, old))
+        self.conn.execute(
+            "UPDATE possible_duplicates SET duplicate_of=? WHERE agent=? AND duplicate_of=?",
+            (new, agent, old),
+        )
+
+
+class NamingReads:
+    """Reads of the naming tables, for the Studio, the benchmark and tests."""
+
+    def _conn(self) -> apsw.Connection:
+        raise NotImplementedError
+
+    def alias_of(self, agent: str, alias: str) -> str | None:
+        """The concept name `alias` is recorded under, or None."""
+        row = self._conn().execute(
+            "SELECT name FROM aliases WHERE agent=? AND alias=?", (agent, alias)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def aliases(self, agent: str, name: str) -> list[Alias]:
+        """The aliases of concept `name`, oldest first."""
+        rows = self._conn().execute(
+            "SELECT alias, name, session_id, turn_id, created_at FROM aliases "
+            "WHERE agent=? AND name=? ORDER BY created_at, alias", (agent, name),
+        )
+        return [Alias(*r) for r in rows]
+
+    def possible_duplicates(self, agent: str, name: str | None = None,
+                            status: str | None = "open") -> list[PossibleDuplicate]:
+        """Candidates held as possible duplicates of concept `name` (None: of any concept).
+
+        Args:
+            agent: the agent id.
+            name: the concept they closely match; None for every concept of `agent`.
+            status: ``open``, ``resolved``, or None for both.
+
+        Returns:
+            The held candidates, oldest first.
+        """
+        where, params = ["agent=?"], [agent]
+        if name is not None:
+            where.append("duplicate_of=?")
+            params.append(name)
+        if status is not None:
+            where.append("status=?")
+            params.append(status)
+        rows = self._conn().execute(
+            f"SELECT {_DUPLICATE_COLS} FROM possible_duplicates WHERE {' AND '.join(where)} "
+            "ORDER BY seen_at, name, session_id, turn_id", params,
+        )
+        return [_duplicate(r) for r in rows]
+
+    def duplicate_names(self, agent: str) -> list[str]:
+        """Names of `agent`'s concepts with at least one open possible duplicate, sorted."""
+        rows = self._conn().execute(
+            "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent=? AND status='open' "
+            "ORDER BY 1", (agent,),
+        )
+        return [str(r[0]) for r in rows]
+
+
+def _duplicate(row: tuple[Any, ...]) -> PossibleDuplicate:
+    (name, duplicate_of, session_id, turn_id, description, ctype, body, similarity, status,
+     seen_at) = row
+    return PossibleDuplicate(name, duplicate_of, session_id, turn_id, description, ctype, body,
+                             float(similarity), status, seen_at)

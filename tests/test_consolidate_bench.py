@@ -1,0 +1,55 @@
+"""``bench --consolidation``: the labelled pairs and the renamed sightings meet their targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from insika_knowledge.bench import consolidation as consolidate_bench
+from insika_knowledge.bench.datasets import shared_data
+from insika_knowledge.cli import cli
+from insika_knowledge.errors import UserError
+
+
+def test_the_consolidation_bench_meets_its_targets_on_both_halves() -> None:
+    result = CliRunner().invoke(cli, ["bench", "--consolidation", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    for half in ("dev", "test"):
+        pairs = figures["pairs"][half]
+        assert pairs["false_same"] == 0
+        assert pairs["same_without_model"] / pairs["same"] >= 0.85
+        assert pairs["different_merged"] == 0
+        scripted = pairs["tables"]["scripted_model"]
+        assert scripted["contradicting"] == {"conflict": pairs["labels"]["contradicting"]}
+        assert scripted["related"] == {"merged": pairs["labels"]["related"]}
+    if shared_data() is None:
+        assert figures["renamed"] is None
+        return
+    for half in ("dev", "test"):
+        renamed = figures["renamed"][half]
+        assert renamed["renamed_sightings"] > 20
+        assert renamed["duplicate_share"] <= 0.05
+        assert renamed["wrongly_attributed"] == 0
+
+
+def test_the_pair_set_is_large_bilingual_and_labelled() -> None:
+    pairs = consolidate_bench.load_pairs()
+    assert len(pairs) >= 250 and len({p.id for p in pairs}) == len(pairs)
+    assert {p.lang for p in pairs} == {"en", "pt"}
+    assert {p.label for p in pairs} == set(consolidate_bench.LABELS)
+    kinds = {p.kind for p in pairs}
+    assert {"qualifier", "unit_kind", "time_of_day", "change_verb", "number_words", "antonym",
+            "negation", "number", "reword_order", "reword_numword", "reword_spelling"} <= kinds
+
+
+def test_a_malformed_pair_file_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_text('{"id": 1, "lang": "en", "kind": "x", "label": "same", "a": "A", "b": "A"}\n{"id": 2}\n')
+    with pytest.raises(UserError, match=r"pairs.jsonl:2: not a labelled pair"):
+        consolidate_bench.load_pairs(bad)
+    assert consolidate_bench.main(["--pairs", str(bad)]) == 2
+    assert "pairs.jsonl:2" in capsys.readouterr().out

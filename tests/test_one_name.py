@@ -1,0 +1,267 @@
+"""One idea, one name: the prompt lists known concepts, and a new name is checked first.
+
+Through the real write path: the fake OpenAI server for what the prompt carries, and
+backfill with a replay file for aliases and possible duplicates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_concept
+from fakellm import FakeLLM
+
+from insika_knowledge import consolidate
+from insika_knowledge.backfill import backfill
+from insika_knowledge.config import load_config
+from insika_knowledge.consolidate import NameRule, name_sighting
+from insika_knowledge.errors import ConfigError
+from insika_knowledge.events import Recorder
+from insika_knowledge.extract.candidates import Candidate
+from insika_knowledge.extract.model import InstructorModel
+from insika_knowledge.learn import _sight, learn_turn, relevant_concepts, sight
+from insika_knowledge.memory import Memory
+from insika_knowledge.store import SQLiteStore
+
+AGENT = "loja"
+VALIDITY = {"name": "gift-card-validity", "type": "policy",
+            "description": "Gift cards are valid for 12 months from purchase.",
+            "body": "A gift card can be used for 12 months from the purchase date; after that "
+                    "the balance expires and cannot be refunded or extended by the agent."}
+#: The same claim, reworded (order, case, plural, number in words), under another name.
+RESTATED = {**VALIDITY, "name": "validade-vale-presente",
+            "description": "Gift cards are valid for twelve months from purchase.",
+            "body": "For 12 months from the purchase date a gift card can be used; after that "
+                    "the balance expires and cannot be refunded or extended by the agent!"}
+#: A close match that is not the same claim (a changed number), under a third name.
+CHANGED = {**VALIDITY, "name": "gift-cards-expire-after-a-year",
+           "description": "Gift cards are valid for 24 months from purchase.",
+           "body": "A gift card can be used for 24 months from the purchase date; after that "
+                   "the balance expires and cannot be refunded or extended by the agent."}
+UNRELATED = {"name": "pix-discount", "type": "policy", "description": "Pix payments get 5% off.",
+             "body": "Paying with Pix gives a 5% discount at checkout."}
+
+
+def _session(session_id: str) -> dict[str, Any]:
+    return {"session_id": session_id, "source": "test", "outcome": None,
+            "messages": [{"role": "user", "content": "Gift card question"}]}
+
+
+def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]]) -> tuple[Memory, Recorder]:
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("".join(json.dumps(_session(s)) + "\n" for s in answers), encoding="utf-8")
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"extract": answers, "consolidate": {}}), encoding="utf-8")
+    memory = Memory(tmp_path / "data")
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    summary = backfill(memory, AGENT, load_config({"model": f"replay:{replay}"}), sessions)
+    assert all(s.status in ("done", "skipped") for s in summary.statuses), summary.statuses
+    return memory, recorder
+
+
+# ----------------------------------------------------------------------------- the prompt
+
+
+TURN = [{"role": "user", "content": "Meu vale-presente (gift card) ainda vale? Comprei há 10 meses."}]
+
+
+def _learn(store: SQLiteStore, fake: FakeLLM, session: str, config: dict[str, Any] | None = None):  # noqa: ANN202
+    model = InstructorModel("openai/fake-model", base_url=fake.base_url, api_key="k", timeout_s=5.0)
+    return learn_turn(store, AGENT, load_config(config or {}), model, session_id=session,
+                      turn_id="t", messages=TURN)
+
+
+def test_the_prompt_lists_the_relevant_concepts_on_record_and_asks_to_reuse_their_names(store) -> None:
+    with FakeLLM([json.dumps([VALIDITY, UNRELATED]), "[]", "[]"]) as fake:
+        _learn(store, fake, "s1")
+        _learn(store, fake, "s2")
+        _learn(store, fake, "s3", {"known_concepts": 0})
+        first, second, off = (r["messages"] for r in fake.requests)
+    assert "Concepts already on record" not in first[1]["content"]  # nothing on record yet
+    assert "Concepts already on record" not in first[0]["content"]
+    system, user = second[0]["content"], second[1]["content"]
+    assert 'use the listed "name" exactly' in system
+    listed = json.loads(user.split("Concepts already on record (JSON):\n\n", 1)[1])
+    assert listed[0] == {"name": "gift-card-validity", "description": VALIDITY["description"]}
+    assert "Concepts already on record" not in off[1]["content"]  # known_concepts: 0
+
+
+def test_relevant_concepts_are_searched_through_the_index_best_first_and_capped(store) -> None:
+    for i in range(30):
+        sight(store, AGENT, Candidate(f"fact-{i:02d}", f"Fact {i} about shipping to region {i}.",
+                                      "fact", f"Region {i} ships in {i} days."), session_id="s", turn_id="t")
+    sight(store, AGENT, Candidate(VALIDITY["name"], VALIDITY["description"], "policy", VALIDITY["body"]),
+          session_id="s", turn_id="t")
+    found = relevant_concepts(consolidate_index(store), AGENT, TURN + [{"role": "user", "content": "shipping"}], 20)
+    assert found[0][0] == "gift-card-validity"
+    assert len(found) == 20
+    assert relevant_concepts(consolidate_index(store), AGENT, TURN, 0) == ()
+
+
+def consolidate_index(store: SQLiteStore):  # noqa: ANN201
+    from insika_knowledge.index.scan import ScanIndex
+
+    return ScanIndex(store)
+
+
+def test_known_concepts_is_a_checked_config_key() -> None:
+    assert load_config({}).known_concepts == 20
+    assert load_config({"known_concepts": 5}).known_concepts == 5
+    with pytest.raises(ConfigError, match="known_concepts"):
+        load_config({"known_concepts": 101})
+
+
+# ----------------------------------------------------------------------------- aliases
+
+
+def test_the_same_claim_under_a_new_name_is_recorded_under_the_existing_name(tmp_path: Path) -> None:
+    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [RESTATED]})
+    try:
+        store = memory.store()
+        assert store.names(AGENT) == ["gift-card-validity"]  # no second concept
+        concept = store.get(AGENT, "gift-card-validity").concept
+        assert (concept.occurrences, concept.sources, concept.body) == (3, ("s1", "s2", "s3"), VALIDITY["body"])
+        assert [(a.alias, a.session_id) for a in store.aliases(AGENT, "gift-card-validity")] == \
+            [("validade-vale-presente", "s2")]
+        assert recorder.named("knowledge_aliased") == [
+            {"name": "gift-card-validity", "alias": "validade-vale-presente", "agent": AGENT,
+             "outcome": "confirmed"}] * 2
+        versions = [v.reason for v in store.versions(AGENT, "gift-card-validity")]
+        assert versions == ["confirm", "confirm", "extract"]
+    finally:
+        memory.close()
+
+
+def test_a_replayed_turn_under_an_alias_changes_nothing(tmp_path: Path) -> None:
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED]})
+    try:
+        store = memory.store()
+        before = store.get(AGENT, "gift-card-validity")
+        candidate = Candidate(RESTATED["name"], RESTATED["description"], "policy", RESTATED["body"])
+        from insika_knowledge.learn import record
+
+        assert record(store, AGENT, candidate, session_id="s2", turn_id="session") == \
+            ("gift-card-validity", "replayed")
+        assert store.get(AGENT, "gift-card-validity") == before
+    finally:
+        memory.close()
+
+
+def test_a_different_claim_under_a_known_alias_goes_to_the_aliased_concept(tmp_path: Path) -> None:
+    other = {**CHANGED, "name": RESTATED["name"]}  # the alias again, now with 24 months
+    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [other]})
+    try:
+        store = memory.store()
+        assert store.names(AGENT) == ["gift-card-validity"]
+        concept = store.get(AGENT, "gift-card-validity").concept
+        assert concept.in_conflict and "24 months" in concept.body  # kept, and visible
+        assert recorder.named("knowledge_conflict") == [{"name": "gift-card-validity", "agent": AGENT}]
+    finally:
+        memory.close()
+
+
+# ----------------------------------------------------------------------------- possible duplicates
+
+
+def test_a_close_match_that_is_not_the_same_claim_is_held_as_a_possible_duplicate(tmp_path: Path) -> None:
+    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [CHANGED], "s3": [UNRELATED]})
+    try:
+        store = memory.store()
+        assert store.names(AGENT) == ["gift-card-validity", "pix-discount"]  # nothing merged or added
+        concept = store.get(AGENT, "gift-card-validity")
+        assert concept.version == 1 and concept.concept.body == VALIDITY["body"]
+        [held] = store.possible_duplicates(AGENT, "gift-card-validity")
+        assert (held.name, held.session_id, held.body, held.status) == \
+            ("gift-cards-expire-after-a-year", "s2", CHANGED["body"], "open")
+        assert held.similarity == 1.0  # the same words: only the number changed
+        assert store.duplicate_names(AGENT) == ["gift-card-validity"]
+        assert recorder.named("knowledge_possible_duplicate") == [
+            {"name": "gift-cards-expire-after-a-year", "duplicate_of": "gift-card-validity", "agent": AGENT}]
+        assert not recorder.named("knowledge_aliased")
+        from insika_knowledge.learn import record
+
+        candidate = Candidate(CHANGED["name"], CHANGED["description"], "policy", CHANGED["body"])
+        assert record(store, AGENT, candidate, session_id="s2", turn_id="session") == \
+            ("gift-cards-expire-after-a-year", "replayed")
+        assert len(store.possible_duplicates(AGENT)) == 1
+    finally:
+        memory.close()
+
+
+def test_an_operator_rename_takes_the_aliases_and_possible_duplicates_along(tmp_path: Path) -> None:
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [CHANGED]})
+    try:
+        store = memory.store()
+        current = store.get(AGENT, "gift-card-validity")
+        renamed = current.markdown.replace("name: gift-card-validity", "name: vale-presente-validade")
+        store.edit(AGENT, "gift-card-validity", renamed, expected_version=current.version, actor="op")
+        assert [a.alias for a in store.aliases(AGENT, "vale-presente-validade")] == ["validade-vale-presente"]
+        assert [d.name for d in store.possible_duplicates(AGENT, "vale-presente-validade")] == \
+            ["gift-cards-expire-after-a-year"]
+        assert store.alias_of(AGENT, "validade-vale-presente") == "vale-presente-validade"
+    finally:
+        memory.close()
+
+
+def test_a_sighting_under_an_alias_is_never_written_unless_it_is_the_same_claim(store) -> None:
+    sight(store, AGENT, Candidate(VALIDITY["name"], VALIDITY["description"], "policy", VALIDITY["body"]),
+          session_id="s1", turn_id="t")
+    changed = Candidate(VALIDITY["name"], CHANGED["description"], "policy", CHANGED["body"])
+    before = store.get(AGENT, VALIDITY["name"])
+    assert _sight(store, AGENT, changed, "s2", "t", None, None, alias=CHANGED["name"]) is None
+    assert store.get(AGENT, VALIDITY["name"]) == before
+    assert store.aliases(AGENT, VALIDITY["name"]) == []
+    assert [s[:3] for s in store.sightings(AGENT, VALIDITY["name"])] == [("s1", "t", "extract")]
+
+
+# ----------------------------------------------------------------------------- the pure rule
+
+
+def _concept(item: dict[str, str]):  # noqa: ANN202
+    return make_concept(name=item["name"], description=item["description"], body=item["body"])
+
+
+def _cand(item: dict[str, str]) -> Candidate:
+    return Candidate(item["name"], item["description"], item["type"], item["body"])
+
+
+def test_name_sighting_rules_in_order() -> None:
+    on_record = _concept(VALIDITY)
+    assert name_sighting(_cand(VALIDITY), known=True).rule is NameRule.KNOWN
+    aliased = name_sighting(_cand(RESTATED), known=False, alias_of="gift-card-validity", matches=[on_record])
+    assert (aliased.rule, aliased.name) == (NameRule.ALIASED, "gift-card-validity")
+    same = name_sighting(_cand(RESTATED), known=False, matches=[_concept(UNRELATED), on_record])
+    assert (same.rule, same.name, same.alias) == (NameRule.SAME_CLAIM, "gift-card-validity", True)
+    close = name_sighting(_cand(CHANGED), known=False, matches=[on_record])
+    assert (close.rule, close.name, close.alias) == (NameRule.POSSIBLE_DUPLICATE, "gift-card-validity", False)
+    assert close.similarity >= consolidate.CLOSE_MATCH
+    new = name_sighting(_cand(UNRELATED), known=False, matches=[on_record])
+    assert (new.rule, new.name) == (NameRule.NEW, "pix-discount")
+    assert name_sighting(_cand(UNRELATED), known=False).rule is NameRule.NEW
+
+
+def test_short_texts_that_share_few_terms_are_never_held() -> None:
+    a = make_concept(name="a", description="Bag fee rule.", body="Fine body.")
+    b = Candidate("b", "Bag fee rule.", "fact", "After body.")
+    assert name_sighting(b, known=False, matches=[a]).rule is NameRule.NEW
+
+
+def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("".join(json.dumps(_session(s)) + "\n" for s in ("s1", "s2")), encoding="utf-8")
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"extract": {"s1": [VALIDITY], "s2": [CHANGED]}}), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["backfill", "--agent", AGENT, "--sessions", str(sessions),
+                                      "--model", f"replay:{replay}", "--data-dir", str(tmp_path / "d"),
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith("learned 1, confirmed 0, merged 0, conflicts 0, dropped 0, "
+                                          "possible duplicates 1")
