@@ -228,6 +228,8 @@ class Memory:
         Returns:
             Up to `top_k` `Hit`; ``score`` is the index's (Scan: shared query terms,
             title terms counting twice; FTS5: minus SQLite's bm25), higher is better.
+            A concept held in quarantine (`insika_knowledge.trust`) is never a hit: what
+            search finds may be handed to a model (the MCP server's ``search_knowledge``).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -235,8 +237,10 @@ class Memory:
         """
         check_agent(agent)
         settings = _settings(top_k=top_k, index=index)
-        found = self.retriever(tenant).index_for(agent, settings.index).search(agent, query, settings.top_k)
-        return [Hit.of(h.entry, h.score) for h in found]
+        held = self.store(tenant).quarantined_names(agent)
+        index_ = self.retriever(tenant).index_for(agent, settings.index)
+        found = [h for h in index_.search(agent, query, settings.top_k + len(held)) if h.entry.name not in held]
+        return [Hit.of(h.entry, h.score) for h in found[: settings.top_k]]
 
     def knowledge_block(
         self, message: str, *, agent: str, tenant: str = DEFAULT_TENANT,

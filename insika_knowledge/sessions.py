@@ -104,6 +104,8 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise UserError(f"{where}: nested too deeply to read") from None
     if not isinstance(data, dict):
         raise UserError(f"{where}: a session must be a JSON object")
     session_id = data.get("session_id")

@@ -107,7 +107,7 @@ class FakeUpstream:
         raw = await request.body()
         try:
             body = json.loads(raw or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             body = {}
         seen = Seen(request.url.path, dict(request.headers.items()), body if isinstance(body, dict) else {}, raw)
         with self._lock:

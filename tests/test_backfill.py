@@ -514,3 +514,19 @@ def test_a_data_directory_under_a_regular_file_is_a_usage_error(tmp_path: Path) 
     assert "Traceback" not in result.output
     assert isinstance(result.exception, SystemExit)  # a clean exit, not an OSError
     assert str(blocker / "data") in result.output
+
+
+def test_deeply_nested_sessions_and_replay_files_are_usage_errors(tmp_path) -> None:
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.extract.model import ReplayModel
+    from insika_knowledge.sessions import read_sessions
+
+    deep = "[" * 100_000 + "]" * 100_000
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text('{"session_id": "a", "messages": [], "metadata": ' + deep + "}\n")
+    with pytest.raises(UserError, match="nested too deeply"):
+        list(read_sessions(sessions))
+    replay = tmp_path / "r.json"
+    replay.write_text('{"extract": ' + deep + "}")
+    with pytest.raises(UserError, match="nested too deeply"):
+        ReplayModel(replay)

@@ -114,7 +114,7 @@ def test_list_json_has_the_listing_fields(data_dir: Path) -> None:
     assert [c["name"] for c in found] == [SHIPPING.name, RETURNS.name]
     assert found[1] == {
         "name": RETURNS.name, "description": RETURNS.description, "type": "policy",
-        "provenance": "observed", "confidence": 0.4, "status": "conflict", "occurrences": 2,
+        "provenance": "observed", "confidence": 0.4, "status": "conflict", "quarantined": False, "occurrences": 2,
         "updated_at": RETURNS.updated_at,
     }
 

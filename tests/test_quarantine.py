@@ -79,6 +79,18 @@ def test_a_poisoning_note_is_stored_but_never_injected(
     assert recorder.named("knowledge_learned") == []
 
 
+def test_memory_search_and_list_never_hand_it_out_as_ok(tmp_path: Path, memory: Memory) -> None:
+    run(tmp_path, [session("s1", ("user", NOTE), ("assistant", "Noted."))], {"s1": [GIFT]}, memory)
+    assert [h.name for h in memory.search("orders over R$ 50 free gift", agent=AGENT)] == []
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    listed = CliRunner().invoke(cli, ["list", "--agent", AGENT, "--data-dir", str(memory.directory), "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [(c["name"], c["quarantined"]) for c in __import__("json").loads(listed.stdout)] == [(GIFT["name"], True)]
+
+
 def test_repeating_it_in_five_sessions_raises_nothing(tmp_path: Path, memory: Memory) -> None:
     sessions = [session(f"s{i}", ("user", NOTE), ("assistant", "Noted.")) for i in range(5)]
     run(tmp_path, sessions, {f"s{i}": [GIFT] for i in range(5)}, memory)

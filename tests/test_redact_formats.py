@@ -135,3 +135,22 @@ def test_generated_documents_in_any_format_never_survive(value: str, closer: str
     stored = "".join(ch for ch in result.text if ch.isalnum())
     assert compact.lower() not in stored.lower()
     assert value not in result.text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("joana＠gmail．com", "email"),  # full-width @ and dot
+        ("joana\u200b@gmail.com", "email"),  # a zero-width space inside
+        ("joana%40gmail.com", "email"),  # percent-encoded @
+        ("CPF 123.456.789 - 09", "cpf"),
+        ("cartão ４１１１ １１１１ １１１１ １１１１", "card"),  # full-width digits
+        ("cartão 4111  1111  1111  1111", "card"),  # double spaces
+        ("cartão 4111_1111_1111_1111", "card"),
+        ("IBAN DE89-3704-0044-0532-0130-00", "iban"),
+        ("IBAN DE89  3704  0044  0532  0130  00", "iban"),
+    ],
+)
+def test_masked_and_oddly_spaced_data_is_redacted(text: str, kind: str) -> None:
+    result = redact(text)
+    assert result.counts == {kind: 1}, result

@@ -407,6 +407,14 @@ def test_a_body_that_is_not_json_goes_up_as_sent(relay: Running, upstream: FakeU
     assert r.headers["x-insika-degraded"] == "body" and degraded_events(relay) == ["body"]
 
 
+def test_a_body_nested_deeper_than_python_reads_goes_up_as_sent(relay: Running, upstream: FakeUpstream) -> None:
+    upstream.replies = [Status(400, "too deep")]
+    deep = b'{"messages": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    r = httpx.post(relay.url + "/v1/chat/completions", content=deep, headers=IDENTITY)
+    assert r.status_code == 400 and upstream.requests[0].raw == deep
+    assert r.headers["x-insika-degraded"] == "body"
+
+
 def test_an_invalid_tenant_degrades_identity(relay: Running, upstream: FakeUpstream) -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
     r = post(relay, body, {**IDENTITY, "x-insika-tenant": "../etc"})

@@ -33,25 +33,26 @@ CLI_ACTOR: Final = "cli"
 DESCRIPTION_CHARS: Final = 80
 
 
-def summary(concept: Concept) -> dict[str, Any]:
+def summary(concept: Concept, quarantined: bool = False) -> dict[str, Any]:
     """A concept's listing fields as a JSON-ready dict (no body).
 
     Keys: name, description, type, provenance, confidence (0..1), status (``ok`` or
-    ``conflict``), occurrences, updated_at (ISO-8601 UTC).
+    ``conflict``), quarantined (held back from every prompt until a person approves it),
+    occurrences, updated_at (ISO-8601 UTC).
     """
     return {
         "name": concept.name, "description": concept.description, "type": concept.type,
         "provenance": concept.provenance, "confidence": concept.confidence,
-        "status": concept.status, "occurrences": concept.occurrences,
+        "status": concept.status, "quarantined": quarantined, "occurrences": concept.occurrences,
         "updated_at": concept.updated_at,
     }
 
 
-def _line(concept: Concept) -> str:
+def _line(concept: Concept, quarantined: bool = False) -> str:
     description = concept.description
     if len(description) > DESCRIPTION_CHARS:
         description = description[: DESCRIPTION_CHARS - 1] + "…"
-    flag = "  CONFLICT" if concept.in_conflict else ""
+    flag = ("  CONFLICT" if concept.in_conflict else "") + ("  QUARANTINED" if quarantined else "")
     return (f"{concept.name}  {concept.type}  {concept.provenance}  {concept.confidence:.2f}"
             f"{flag}  {description}")
 
@@ -68,13 +69,14 @@ def list_(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
         concepts = memory.concepts(agent=agent, tenant=tenant)
+        held = memory.store(tenant).quarantined_names(agent)
     finally:
         memory.close()
     if as_json:
-        click.echo(json.dumps([summary(c) for c in concepts], ensure_ascii=False, indent=2))
+        click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
         return
     for concept in concepts:
-        click.echo(_line(concept))
+        click.echo(_line(concept, concept.name in held))
     in_conflict = sum(c.in_conflict for c in concepts)
     click.echo(f"{len(concepts)} concepts of {agent} in tenant {tenant}"
                + (f", {in_conflict} in conflict" if in_conflict else ""), err=True)

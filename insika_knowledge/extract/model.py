@@ -281,6 +281,8 @@ class ReplayModel:
             raise UserError(f"replay file {self.path} does not exist") from None
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise UserError(f"replay file {self.path} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise UserError(f"replay file {self.path} is nested too deeply to read") from None
         if not isinstance(data, dict) or not isinstance(data.get("extract", {}), dict) \
                 or not isinstance(data.get("consolidate", {}), dict):
             raise UserError(

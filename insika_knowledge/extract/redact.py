@@ -191,7 +191,7 @@ def _find_emails(text: str) -> list[Span]:
 # Where an IBAN may start: two letters (any case) and two check digits, not inside a word.
 _IBAN_START_RE: Final = re.compile(r"(?<!\w)[A-Za-z]{2}[0-9]{2}")
 # Its body from that start: alphanumeric chunks separated by single spaces.
-_IBAN_BODY_RE: Final = re.compile(r"[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]*(?: [A-Za-z0-9]+)*")
+_IBAN_BODY_RE: Final = re.compile(r"[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]*(?:[ -]{1,2}[A-Za-z0-9]+)*")
 _IBAN_CHUNK_RE: Final = re.compile(r"[A-Za-z0-9]+")
 _IBAN_MIN, _IBAN_MAX = 15, 34  # shortest (Norway) and longest legal IBAN lengths
 _IBAN_SCAN = 2 * _IBAN_MAX + 8  # characters worth scanning: spaces and a trailing word
@@ -200,7 +200,7 @@ _IBAN_LETTER_VALUES: Final = {ord(c): str(ord(c) - ord("A") + 10) for c in strin
 
 def _iban_checksum_ok(candidate: str) -> bool:
     """ISO 7064 mod 97-10, the check `stdnum.iban.is_valid` also makes; a cheap pre-filter."""
-    compact = candidate.replace(" ", "").upper()
+    compact = candidate.replace(" ", "").replace("-", "").upper()
     return int((compact[4:] + compact[:4]).translate(_IBAN_LETTER_VALUES)) % 97 == 1
 
 
@@ -240,7 +240,7 @@ def _find_ibans(text: str) -> list[Span]:
 
 # A maximal run of digit groups joined by one common separator each (space, no-break
 # space, ".", "-" or "/"): "123.456.789-09", "123 456 789 09", "123/456/789-09".
-_SEPARATED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[ \u00a0./-][0-9]+)*")
+_SEPARATED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:(?: {1,2}|\u00a0| ?[./_-] ?)[0-9]+)*")
 _DIGIT_GROUP_RE: Final = re.compile(r"[0-9]+")
 # Where the separators of a printed CPF and CNPJ fall (digit offsets): a number is read as
 # one only if each of its separators sits at one of these offsets ("123 456 789 09",
@@ -324,7 +324,7 @@ def _find_cpfs(text: str) -> list[Span]:
 # --------------------------------------------------------------------------- card
 
 # A maximal run of digit groups joined by single spaces, dashes, dots or slashes.
-_GROUPED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:[ \u00a0./-][0-9]+)*")
+_GROUPED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:(?: {1,2}|\u00a0| ?[./_-] ?)[0-9]+)*")
 _CARD_MIN, _CARD_MAX = 13, 19
 # Major industry identifiers of payment cards: 2 and 5 Mastercard, 3 Amex/Diners/JCB,
 # 4 Visa (and Elo), 6 Discover/Elo/Hipercard/UnionPay/Maestro.
@@ -613,6 +613,22 @@ def _one_pass(text: str, counts: dict[str, int]) -> str:
     return text
 
 
+# Characters that hide a datum from the detectors without changing what a reader sees:
+# zero-width spaces and joiners, the word joiner and the BOM are dropped; full-width
+# ASCII ("４１１１", "＠", "．") becomes ASCII; a percent-encoded "@" between word characters
+# ("joana%40gmail.com") becomes "@".
+_INVISIBLE: Final = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+_FULL_WIDTH: Final = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+_PERCENT_AT_RE: Final = re.compile(r"(?<=[\w.])%40(?=[A-Za-z0-9])")
+
+
+def _unmask(text: str) -> str:
+    """`text` with invisible characters dropped and full-width ASCII made ASCII."""
+    if text.isascii():
+        return _PERCENT_AT_RE.sub("@", text) if "%40" in text else text
+    return _PERCENT_AT_RE.sub("@", text.translate(_INVISIBLE).translate(_FULL_WIDTH))
+
+
 def redact(text: str) -> Redaction:
     """Replace the personal data in ``text`` with typed placeholders.
 
@@ -633,6 +649,7 @@ def redact(text: str) -> Redaction:
     """
     if not isinstance(text, str):
         raise TypeError(f"redact() takes a str, not {type(text).__name__}")
+    text = _unmask(text)
     counts: dict[str, int] = {}
     while True:  # terminates: each changing pass removes at least one digit or "@"
         redacted = _one_pass(text, counts)

@@ -122,11 +122,12 @@ class KnowledgeServer(MCPServer[Any]):
         self._register()
 
     async def list_resources(self) -> list[Resource]:
-        """Every concept of the agent, by name."""
+        """Every concept of the agent, by name (those held in quarantine left out)."""
+        held = self.memory.store(self.tenant).quarantined_names(self.agent)
         return [
             Resource(uri=uri(self.agent, c.name), name=c.name, description=c.description,
                      mime_type=MARKDOWN)
-            for c in self.memory.concepts(agent=self.agent, tenant=self.tenant)
+            for c in self.memory.concepts(agent=self.agent, tenant=self.tenant) if c.name not in held
         ]
 
     def _register(self) -> None:

@@ -58,7 +58,7 @@ _METHODS: Final = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
         body = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads: pass it on
         return None
     return body if isinstance(body, dict) else None
 

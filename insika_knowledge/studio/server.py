@@ -122,6 +122,8 @@ def serve(
         echo(f"  warning: listening on {host}, reachable from the network over plain HTTP")
     echo("Stop with Ctrl+C.")
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        # proxy_headers=False: the login throttle counts the real client address; a local
+        # process must not pick another one with X-Forwarded-For.
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, proxy_headers=False)
     finally:
         memory.close()
