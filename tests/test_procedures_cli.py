@@ -42,8 +42,8 @@ def success(run: str, key: str = "proc-aaaaaaaaaaaa") -> MinedRun:
 # ---------------------------------------------------------------- store
 
 
-def test_runs_count_once_and_failures_recorded_before_the_procedure_count(tmp_path: Path) -> None:
-    store = ProcedureStore(tmp_path / "t.db")
+def test_runs_count_once_and_failures_recorded_before_the_procedure_count(open_procedures) -> None:
+    store = open_procedures()
     g0 = store.generation()
     assert (
         store.record_runs([MinedRun("f1", "failure", ("proc-aaaaaaaaaaaa", "proc-bbbbbbbbbbbb"))])
@@ -58,7 +58,7 @@ def test_runs_count_once_and_failures_recorded_before_the_procedure_count(tmp_pa
         store.record_runs([success("s1"), MinedRun("f1", "failure", ("proc-aaaaaaaaaaaa",))]) == 0
     )
     store.close()
-    reopened = ProcedureStore(tmp_path / "t.db")
+    reopened = open_procedures()
     assert reopened.get("proc-aaaaaaaaaaaa").steps == STEPS
     reopened.close()
 
