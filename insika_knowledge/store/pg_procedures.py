@@ -25,6 +25,7 @@ from insika_knowledge.procedure import Procedure
 from insika_knowledge.store.postgres import POOL_SIZE, PgDatabase, PgWriter
 from insika_knowledge.store.procedures import (
     _PROC_COLS,
+    _RECURS,
     _SESSION_COLS,
     STAGE_COLUMNS,
     CountedRun,
@@ -33,7 +34,8 @@ from insika_knowledge.store.procedures import (
 )
 
 _SESSION_UPSERT = (
-    f"INSERT INTO capture_sessions ({_SESSION_COLS}) VALUES ({', '.join(['%s'] * 14)}) "
+    f"INSERT INTO capture_sessions ({_SESSION_COLS}) "
+    f"VALUES ({', '.join(['%s'] * len(_SESSION_COLS.split(', ')))}) "
     "ON CONFLICT (session_id) DO UPDATE SET "
     + ", ".join(f"{c} = EXCLUDED.{c}" for c in _SESSION_COLS.split(", ")[1:])
 )
@@ -45,6 +47,7 @@ class _PgRows:
     def __init__(self, writer: PgWriter, clock: Callable[[], str]):
         self._writer = writer
         self._clock = clock
+        self._generation: int | None = None
 
     def now(self) -> str:
         return self._clock()
@@ -64,24 +67,40 @@ class _PgRows:
         row = self._writer.row(f"SELECT {_PROC_COLS} FROM procedures WHERE id = %s", (procedure_id,))
         return _procedure(row) if row else None
 
+    def _bump(self) -> int:
+        """The generation this transaction's writes carry (bumped once per transaction)."""
+        if self._generation is None:
+            row = self._writer.row("UPDATE procedure_generation SET generation = generation + 1 "
+                                   "WHERE id = 1 RETURNING generation")
+            self._generation = int(row[0]) if row else 0
+        return self._generation
+
+    def count_population(self, terms: Iterable[str]) -> None:
+        generation = self._bump()
+        counted = ["", *sorted(set(terms) - {""})]
+        self._writer.execute(
+            "INSERT INTO procedure_population AS p (term, runs, generation) "
+            "SELECT t, 1, %s FROM unnest(%s::text[]) AS t "
+            "ON CONFLICT (term) DO UPDATE SET runs = p.runs + 1, generation = EXCLUDED.generation",
+            (generation, counted))
+
     def put(self, procedure: Procedure) -> None:
-        row = self._writer.row("UPDATE procedure_generation SET generation = generation + 1 "
-                               "WHERE id = 1 RETURNING generation")
-        generation = int(row[0]) if row else 0
+        generation = self._bump()
         self._writer.execute(
             "INSERT INTO procedures (id, kind, steps, tools, triggers, trigger_runs, successes, "
-            "failures, confidence, sample_task, generation, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "failures, confidence, sample_task, generation, created_at, updated_at, scope) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
             "kind = EXCLUDED.kind, steps = EXCLUDED.steps, tools = EXCLUDED.tools, "
             "triggers = EXCLUDED.triggers, trigger_runs = EXCLUDED.trigger_runs, "
             "successes = EXCLUDED.successes, failures = EXCLUDED.failures, "
             "confidence = EXCLUDED.confidence, sample_task = EXCLUDED.sample_task, "
             "generation = EXCLUDED.generation, created_at = EXCLUDED.created_at, "
-            "updated_at = EXCLUDED.updated_at",
+            "updated_at = EXCLUDED.updated_at, scope = EXCLUDED.scope",
             (procedure.id, procedure.kind, json.dumps([s.to_json() for s in procedure.steps]),
              json.dumps(list(procedure.tools)), json.dumps(procedure.triggers, sort_keys=True),
              procedure.trigger_runs, procedure.successes, procedure.failures, procedure.confidence,
-             procedure.sample_task, generation, procedure.created_at, procedure.updated_at),
+             procedure.sample_task, generation, procedure.created_at, procedure.updated_at,
+             procedure.scope),
         )
 
 
@@ -119,14 +138,25 @@ class PostgresProcedureStore(PgDatabase):
         current = int(rows[0][0]) if rows else 0
         return current, [_procedure(r[1:]) for r in rows if r[1] is not None]
 
+    def population_since(self, generation: int) -> dict[str, int]:
+        """Population counts changed after `generation`: term -> runs (``''``: all runs).
+
+        ``population_since(0)`` loads the whole population.
+        """
+        return {str(term): int(runs) for term, runs in self.rows(
+            "SELECT term, runs FROM procedure_population WHERE generation > %s", (generation,))}
+
     def get(self, procedure_id: str) -> Procedure | None:
         """One procedure, or None."""
         row = self.row(f"SELECT {_PROC_COLS} FROM procedures WHERE id = %s", (procedure_id,))
         return _procedure(row) if row else None
 
     def list_procedures(self, *, min_confidence: float = 0.0, limit: int | None = None) -> builtins.list[Procedure]:
-        """Procedures at or above `min_confidence`, most confident first (then support, id)."""
-        query = (f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= %s "
+        """Procedures at or above `min_confidence`, most confident first (then support, id).
+
+        Sub-procedures only one run has shown are not listed (`Procedure.recurs`).
+        """
+        query = (f"SELECT {_PROC_COLS} FROM procedures WHERE confidence >= %s AND {_RECURS} "
                  "ORDER BY confidence DESC, successes + failures DESC, id")
         params: tuple[Any, ...] = (min_confidence,)
         if limit is not None:
@@ -135,8 +165,8 @@ class PostgresProcedureStore(PgDatabase):
         return [_procedure(r) for r in self.rows(query, params)]
 
     def count(self) -> int:
-        """How many procedures there are."""
-        return int(self.scalar("SELECT count(*) FROM procedures"))
+        """How many procedures are listed (see `list_procedures`)."""
+        return int(self.scalar(f"SELECT count(*) FROM procedures WHERE {_RECURS}"))
 
     def record_runs(self, runs: Iterable[CountedRun]) -> int:
         """Count judged runs for and against procedures, in one locked transaction.
@@ -189,12 +219,14 @@ class PostgresProcedureStore(PgDatabase):
         """
         with self.write() as w:
             w.lock("procedures")
-            new = sum(run.record(_PgRows(w, self.clock)) for run in runs)
+            rows = _PgRows(w, self.clock)
+            new = sum(run.record(rows) for run in runs)
             w.execute("DELETE FROM capture_steps WHERE session_id = %s", (session.session_id,))
             if keep:
                 fresh = SessionRow(session.session_id, run=session.run + 1,
                                    messages_seen=session.messages_seen, tools=session.tools,
-                                   first_turn_at=session.last_turn_at, last_turn_at=session.last_turn_at)
+                                   first_turn_at=session.last_turn_at, last_turn_at=session.last_turn_at,
+                                   block=session.block, anchor=session.anchor)
                 w.execute(_SESSION_UPSERT, fresh.values())
             else:
                 w.execute("DELETE FROM capture_sessions WHERE session_id = %s", (session.session_id,))
@@ -214,6 +246,8 @@ class PostgresProcedureStore(PgDatabase):
             value = stage.get(name)
             if name == "skill_attrs":
                 value = json.dumps(value or {}, sort_keys=True)
+            elif name == "notes":
+                value = json.dumps(list(value or ()))
             elif isinstance(value, bool):
                 value = int(value)
             values.append(value)
@@ -237,6 +271,7 @@ class PostgresProcedureStore(PgDatabase):
         for row in self.rows(query + " ORDER BY id DESC LIMIT %s", (*params, limit)):
             item = dict(zip(STAGE_COLUMNS, row, strict=True))
             item["skill_attrs"] = json.loads(item["skill_attrs"])
+            item["notes"] = json.loads(item["notes"])
             out.append(item)
         return out
 

@@ -64,6 +64,7 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.paths import check_agent, check_tenant
+from insika_knowledge.store.pg_naming import PgNamingReads, PgNamingWrites
 from insika_knowledge.store.rows import (
     CONCEPT_COLUMNS,
     SCAN_COLUMNS,
@@ -350,7 +351,7 @@ class PgDatabase:
 # ---------------------------------------------------------------------------- the concept store
 
 
-class PostgresStore(PgDatabase):
+class PostgresStore(PgDatabase, PgNamingReads):
     """The concepts of every agent of one tenant, in its schema of a PostgreSQL database.
 
     Args:
@@ -377,6 +378,10 @@ class PostgresStore(PgDatabase):
         self._fts_ready = False
         if tokenizer is not None:
             self.register_tokenizer(tokenizer)
+
+    def file_problem(self) -> str | None:
+        """Always None: a PostgreSQL store has no database file to be deleted or replaced."""
+        return None
 
     # ------------------------------------------------------------------ full text (setup)
 
@@ -867,6 +872,7 @@ class PostgresStore(PgDatabase):
         status: str | None = None,
         type: str | None = None,
         provenance: str | None = None,
+        quarantined: bool | None = None,
         ranked: Sequence[str] | None = None,
         sort: str = "name",
         desc: bool = False,
@@ -897,11 +903,17 @@ class PostgresStore(PgDatabase):
             "GROUP BY type, status, provenance", params,
         ):
             counts.add(ctype, cstatus, cprovenance, int(number))
+        held = "name IN (SELECT q.name FROM quarantine q WHERE q.agent = %s)"
+        counts.quarantined = int(self.scalar(
+            f"SELECT count(*) FROM concepts WHERE {' AND '.join(scope)} AND {held}", [*params, agent]))
         where, filters = list(scope), list(params)
         for column, value in (("status", status), ("type", type), ("provenance", provenance)):
             if value is not None:
                 where.append(f"{column} = %s")
                 filters.append(value)
+        if quarantined is not None:
+            where.append(held if quarantined else f"NOT {held}")
+            filters.append(agent)
         column = "NULL" if sort == "rank" else sort
         keyed: Keyed = [(int(i), str(n), key) for i, n, key in self.rows(
             f"SELECT id, name, {column} FROM concepts WHERE {' AND '.join(where)}", filters)]
@@ -911,10 +923,6 @@ class PostgresStore(PgDatabase):
             f"SELECT {CONCEPT_COLUMNS} FROM concepts WHERE id = ANY(%s)", (chosen,))} if chosen else {}
         # A concept deleted between the two reads leaves the page one shorter.
         return ConceptPage([found[c] for c in chosen if c in found], len(keyed), counts)
-
-    def aliases(self, agent: str, name: str) -> Sequence[str]:
-        """Other names `name` is known by (none are stored yet: always empty)."""
-        return []
 
     def activity(
         self, agent: str, *, before: int | None = None, limit: int = 50,
@@ -943,8 +951,10 @@ class PostgresStore(PgDatabase):
 
 
 @dataclass
-class Transaction:
+class Transaction(PgNamingWrites):
     """The writes (and consistent reads) of one PostgreSQL write transaction.
+
+    The alias and possible-duplicate rows are `PgNamingWrites`'.
 
     Every method naming a concept first takes that concept's key lock (`PgWriter.lock`),
     so what it reads is the latest committed state and stays so until commit.
@@ -1092,7 +1102,9 @@ class Transaction:
         return Version(agent, name, number, "delete", actor, None, markdown, now)
 
     def rename(self, agent: str, old: str, new: str) -> None:
-        """Move `old`'s row, history and ledger to `new` (the caller checked `new` is free).
+        """Move `old`'s row, history, ledger, aliases and possible duplicates to `new`.
+
+        The caller checked `new` is free.
 
         Raises:
             UserError: `new` belongs to a deleted concept.
@@ -1108,6 +1120,7 @@ class Transaction:
         for table in ("concepts", "concept_versions", "sightings", "quarantine"):
             self.writer.execute(f"UPDATE {table} SET name = %s WHERE agent = %s AND name = %s",
                                 (new, agent, old))
+        self.rename_naming(agent, old, new)
         self._seen.pop((agent, old), None)
 
     # -------------------------------------------------------------- quarantine (trust)
