@@ -20,8 +20,13 @@ Params = Sequence[Any] | dict[str, Any]
 class Statements(Protocol):
     """What the naming writes run their statements on (`postgres.PgWriter`)."""
 
-    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None: ...
-    def execute(self, query: str, params: Params = ()) -> int: ...
+    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row `query` returns, or None."""
+        ...
+
+    def execute(self, query: str, params: Params = ()) -> int:
+        """Run `query`; how many rows it changed."""
+        ...
 
 
 class PgNamingWrites:

@@ -92,6 +92,7 @@ def serve(
         data_dir: the data directory (its SQLite files).
         host: the address to listen on.
         port: the TCP port.
+        allowed: host names to answer to beyond `allowed_hosts`' defaults (``--allowed-host``).
         database: a ``postgresql://`` URL (None = ``$INSIKA_DATABASE_URL``); then the
             data directory is not used.
         echo: where the start-up lines go.
