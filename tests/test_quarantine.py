@@ -48,10 +48,11 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, recorder: Recorder) -> Iterator[Memory]:
+def memory(tmp_path: Path, recorder: Recorder, database: str | None) -> Iterator[Memory]:
+    # On both backends: SQLite files (database None), and a PostgreSQL database.
     events = EventBus()
     events.subscribe(recorder)
-    memory = Memory(tmp_path / "data", events=events)
+    memory = Memory(tmp_path / "data", events=events, database=database)
     yield memory
     memory.close()
 

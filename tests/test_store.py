@@ -414,3 +414,24 @@ def test_the_store_imports_neither_the_index_nor_the_analyser() -> None:
             for name in names:
                 assert not name.startswith(("insika_knowledge.index", "insika_knowledge.analysis")), \
                     f"{path.name} imports {name}"
+
+
+def test_the_concept_page_filters_and_counts_quarantine_on_both_backends(store: SQLiteStore) -> None:
+    for name in ("c1", "c2", "c10"):
+        put(store, make_concept(name=name))
+    with store.transaction() as tx:
+        tx.quarantine(AGENT, "c2", session_id="s1", supported_by=["customer"], markers=["price"])
+        tx.quarantine(AGENT, "c2", session_id="s9", supported_by=[], markers=[])  # kept as it was
+        assert tx.is_quarantined(AGENT, "c2") and not tx.is_quarantined(AGENT, "c1")
+    assert store.quarantined_names(AGENT) == {"c2"}
+    assert store.quarantine_of(AGENT, "c2").session_id == "s1"
+    held = store.concept_page(AGENT, quarantined=True)
+    free = store.concept_page(AGENT, quarantined=False)
+    assert ([r.concept.name for r in held.rows], held.total, held.counts.quarantined) == (["c2"], 1, 1)
+    assert [r.concept.name for r in free.rows] == ["c1", "c10"]  # natural order
+    assert store.concept_page(AGENT, ranked=["c1"]).counts.quarantined == 0
+    store.delete(AGENT, "c2", actor="op")
+    assert store.quarantined_names(AGENT) == frozenset()  # a deleted concept leaves quarantine
+    with store.transaction() as tx:
+        assert not tx.release(AGENT, "c2")
+    assert store.file_problem() is None  # in place (PostgreSQL: there is no file)
