@@ -3,7 +3,7 @@
 # Extra arguments go to pytest (e.g. ./test.sh tests/test_concept.py -x).
 set -euo pipefail
 cd "$(dirname "$0")"
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp, hatchling, mypy, importlinter" 2>/dev/null; then
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp, hatchling, mypy, importlinter, psycopg, psycopg_pool" 2>/dev/null; then
   echo "test.sh: setting up .venv (first run, or a dev dependency is missing)" >&2
   python3 -m venv .venv
   echo "test.sh: upgrading pip in .venv" >&2

@@ -34,6 +34,7 @@ from insika_knowledge.commands import concepts as concepts_cli
 from insika_knowledge.commands.options import (
     agent_option,
     data_dir_option,
+    database_option,
     open_memory,
     require_agent,
     require_tenant,
@@ -143,16 +144,20 @@ def cli() -> None:
 @cli.command()
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Keep the demo's database here (default: a temporary folder).")
+@click.option("--database", default=None, metavar="URL",
+              help="Run the demo in this PostgreSQL database instead (postgresql://...; "
+              "$INSIKA_DATABASE_URL is not used: the demo writes a sample store).")
 @model_option
 @base_url_option
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Export folder (default: <data-dir>/export).")
-def demo(data_dir: str | None, model: str | None, base_url: str | None, out: str | None) -> None:
+def demo(data_dir: str | None, database: str | None, model: str | None, base_url: str | None,
+         out: str | None) -> None:
     """Run the whole loop on a small sample store, offline unless --model is given."""
     from insika_knowledge.demo import run_demo
 
-    run_demo(data_dir=data_dir, model=model, base_url=base_url, out=out, echo=click.echo,
-             command=invoked_as())
+    run_demo(data_dir=data_dir, database=database, model=model, base_url=base_url, out=out,
+             echo=click.echo, command=invoked_as())
 
 
 @cli.command()
@@ -162,6 +167,7 @@ def demo(data_dir: str | None, model: str | None, base_url: str | None, out: str
 @click.option("--since", default=None, help="Skip sessions that started before this ISO time.")
 @click.option("--concurrency", default=1, show_default=True, type=int, help="Sessions at once.")
 @data_dir_option
+@database_option
 @tenant_option
 @model_option
 @base_url_option
@@ -170,8 +176,9 @@ def demo(data_dir: str | None, model: str | None, base_url: str | None, out: str
 @click.option("--verbose", is_flag=True, help="List every session (status, counts, detail).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables: the one-line total only.")
 def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int,
-             data_dir: str | None, tenant: str, model: str | None, base_url: str | None,
-             types: str | None, config_file: str | None, verbose: bool, quiet: bool) -> None:
+             data_dir: str | None, database: str | None, tenant: str, model: str | None,
+             base_url: str | None, types: str | None, config_file: str | None, verbose: bool,
+             quiet: bool) -> None:
     """Replay stored sessions through the extractor (re-runs skip what is done)."""
     from insika_knowledge.backfill import backfill as run
     from insika_knowledge.backfill import parse_since
@@ -181,7 +188,7 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     config = _config(model, types, None, config_file)
     if config.resolved_model() is None:
         raise UserError("no model: pass --model (e.g. replay:PATH) or set INSIKA_UTILITY_MODEL")
-    memory = open_memory(data_dir, base_url)
+    memory = open_memory(data_dir, base_url, database=database)
     try:
         with session_bar(agent, quiet=quiet) as bar:
             summary = run(
@@ -199,17 +206,18 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 @agent_option
 @click.argument("message")
 @data_dir_option
+@database_option
 @tenant_option
 @click.option("--top-k", default=5, show_default=True, type=int, help="Concepts to inject.")
 @click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
               show_default=True, help="Which index answers (auto: FTS5 for large agents).")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")
-def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: int,
-           index_mode: str, as_json: bool) -> None:
+def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
+           top_k: int, index_mode: str, as_json: bool) -> None:
     """Print the <knowledge> block the agent would get for MESSAGE."""
     check_agent(agent)
     config = _config(None, None, top_k, None)
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
@@ -230,11 +238,12 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
 @agent_option
 @click.argument("name")
 @data_dir_option
+@database_option
 @tenant_option
-def show(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
+def show(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Print concept NAME's markdown record."""
     check_agent(agent)
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
@@ -251,13 +260,14 @@ def show(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
               help="md: <name>.md each; graphml: knowledge.graphml; json: knowledge.json (an array); "
               "jsonl: knowledge.jsonl (a concept a line).")
 @data_dir_option
+@database_option
 @tenant_option
-def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) -> None:
+def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines."""
     from insika_knowledge.export import export as run
 
     check_agent(agent)
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
@@ -270,13 +280,15 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
 
 @cli.command()
 @data_dir_option
+@database_option
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (loopback by default).")
 @click.option("--port", default=8765, show_default=True, type=int, help="TCP port.")
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Also answer to this Host name or address (the loopback names and the "
                    "--host address always are; others get 400). Repeatable.")
-def studio(data_dir: str | None, host: str, port: int, allowed_hosts: tuple[str, ...]) -> None:
+def studio(data_dir: str | None, database: str | None, host: str, port: int,
+           allowed_hosts: tuple[str, ...]) -> None:
     """Serve the Studio web page: browse, edit, resolve and restore concepts."""
     try:
         from insika_knowledge.studio.server import serve
@@ -285,7 +297,7 @@ def studio(data_dir: str | None, host: str, port: int, allowed_hosts: tuple[str,
             f"the Studio needs its extra ({exc.name or exc} is missing): "
             "pip install 'insika-knowledge[studio]'"
         ) from None
-    serve(data_dir, host, port, allowed=allowed_hosts, echo=click.echo)
+    serve(data_dir, host, port, allowed=allowed_hosts, database=database, echo=click.echo)
 
 
 def invoked_as(argv0: str | None = None) -> str:

@@ -1,8 +1,9 @@
 """`Memory`: the library's front door, one per process, over a data directory.
 
-It opens tenant stores lazily (one SQLite file each), keeps one read cache per
-store for the whole process, builds models from specs, and routes events. The
-plugin, the CLI and the demo all go through it.
+It opens tenant stores lazily (one SQLite file each, or one schema each of a shared
+PostgreSQL database), keeps one read cache per store for the whole process, builds
+models from specs, and routes events. The plugin, the CLI and the demo all go
+through it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.authored import complete
@@ -28,9 +28,17 @@ from insika_knowledge.index.scan import Entry
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import TurnReport, learn_turn
 from insika_knowledge.retrieve import Retriever
-from insika_knowledge.store import SQLiteStore, Store, Version, data_dir, tenant_path
+from insika_knowledge.store import (
+    Store,
+    Version,
+    data_dir,
+    database_url,
+    has_tenant,
+    list_tenants,
+    location,
+    open_store,
+)
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
-from insika_knowledge.store.paths import tenants as tenant_files
 
 #: How often `Memory.put` re-reads a concept another writer changed meanwhile.
 PUT_ATTEMPTS: Final = 3
@@ -41,11 +49,14 @@ KEPT_ON_PUT: Final = ("confidence", "sources", "occurrences", "created_at")
 
 
 class Memory:
-    """Concepts of every tenant under one data directory.
+    """Concepts of every tenant under one data directory, or in one PostgreSQL database.
 
     Args:
         directory: the data directory (None = ``$INSIKA_KNOWLEDGE_HOME`` or the user
             data folder).
+        database: a ``postgresql://`` URL: every tenant is a schema of that database,
+            shared by every replica given the same URL (None = ``$INSIKA_DATABASE_URL``;
+            no URL, or any other value: the SQLite files under `directory`).
         events: the event bus (a new one when None).
         clock: UTC time source for stamps.
         base_url: an OpenAI-compatible endpoint for live models (None = provider default).
@@ -55,11 +66,13 @@ class Memory:
         self,
         directory: str | os.PathLike[str] | None = None,
         *,
+        database: str | None = None,
         events: EventBus | None = None,
         clock: Callable[[], str] = utc_now,
         base_url: str | None = None,
     ):
         self.directory = data_dir(directory)
+        self.database = database_url(database)
         self.events = events or EventBus()
         self.clock = clock
         self.base_url = base_url
@@ -76,18 +89,28 @@ class Memory:
 
         Raises:
             InvalidName: the tenant name is invalid.
+            UserError: the PostgreSQL database is unusable (missing extra, unreachable).
         """
         with self._lock:
             store = self._stores.get(tenant)
             if store is None:
-                store = SQLiteStore(tenant_path(self.directory, tenant), clock=self.clock,
-                                    tokenizer=TOKENIZER)
+                store = open_store(self.directory, tenant, clock=self.clock, tokenizer=TOKENIZER,
+                                   database=self.database or "")
                 self._stores[tenant] = store
             return store
 
     def has_tenant(self, tenant: str) -> bool:
-        """True when the tenant's database file exists (without creating it)."""
-        return tenant in self._stores or Path(tenant_path(self.directory, tenant)).exists()
+        """True when the tenant's store exists: its file, or its schema (nothing is created)."""
+        return tenant in self._stores or has_tenant(tenant, self.directory, self.database or "")
+
+    def tenants(self) -> list[str]:
+        """Tenants that have a store (files of the directory, or schemas of the database), sorted."""
+        return list_tenants(self.directory, self.database or "")
+
+    @property
+    def location(self) -> str:
+        """Where the stores are, for messages: the directory, or the URL without its password."""
+        return location(self.directory, self.database or "")
 
     def retriever(self, tenant: str = DEFAULT_TENANT) -> Retriever:
         """The tenant's retriever; its read cache lives as long as this `Memory`."""
@@ -278,10 +301,6 @@ class Memory:
         """
         check_agent(agent)
         return [s.concept for s in self.store(tenant).list_concepts(agent)]
-
-    def tenants(self) -> list[str]:
-        """The tenants that have a database file in the data directory, sorted."""
-        return tenant_files(self.directory)
 
     def agents(self, *, tenant: str = DEFAULT_TENANT) -> dict[str, int]:
         """The tenant's agents that have concepts -> how many current concepts each has, by name.

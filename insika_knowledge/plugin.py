@@ -263,14 +263,15 @@ class KnowledgePlugin:
         from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 
         check_tenant(tenant)
-        directory = self.memory.directory  # takes the lock itself: read it first
+        memory = self.memory  # takes the lock itself: read it first
+        directory, database = memory.directory, memory.database or ""
         with self._lock:
             skill = self._skills.get(tenant)
             if skill is None:
                 if self.procedures_config is None:
                     mode = os.environ.get("INSIKA_PROCEDURES_MODE", "shadow")
                     self.procedures_config = ProceduresConfig(mode=mode)
-                skill = ProceduralMemory.open(directory, tenant, self.procedures_config)
+                skill = ProceduralMemory.open(directory, tenant, self.procedures_config, database=database)
                 skill.start_sweeper()
                 self._skills[tenant] = skill
             return skill

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -10,9 +10,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py, tests/host.py
 
+from pgcluster import pg_cluster, pg_shared_url, pg_url, unique_tenant  # noqa: E402, F401 (fixtures)
+
 from insika_knowledge.concept import Concept  # noqa: E402
 from insika_knowledge.index.tokenizer import TOKENIZER  # noqa: E402
-from insika_knowledge.store import SQLiteStore  # noqa: E402
+from insika_knowledge.store import ProcedureStorage, SQLiteStore, Store  # noqa: E402
+
+#: The backends the `store` and `database` fixtures run a test against.
+BACKENDS = ("sqlite", "postgresql")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -33,6 +38,7 @@ def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nothing was written there.
     """
     monkeypatch.setenv("INSIKA_KNOWLEDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("INSIKA_DATABASE_URL", raising=False)
     monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # closed port: no network
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -54,11 +60,53 @@ def clock() -> Clock:
     return Clock()
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each backend in turn: ``sqlite`` (files) or ``postgresql`` (the throwaway cluster)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Iterator[SQLiteStore]:
+def store(request: pytest.FixtureRequest, backend: str, tmp_path: Path, clock: Clock) -> Iterator[Store]:
+    """A tenant's empty store on each backend (PostgreSQL: a schema of its own)."""
+    if backend == "sqlite":
+        db: Store = SQLiteStore(tmp_path / "tenant.db", clock=clock, tokenizer=TOKENIZER)
+    else:
+        from insika_knowledge.store.postgres import PostgresStore
+
+        url = request.getfixturevalue("pg_shared_url")
+        db = PostgresStore(url, unique_tenant(), clock=clock, tokenizer=TOKENIZER)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path, clock: Clock) -> Iterator[SQLiteStore]:
+    """The SQLite store alone (tests of SQLite's own files, pragmas and failures)."""
     db = SQLiteStore(tmp_path / "tenant.db", clock=clock, tokenizer=TOKENIZER)
     yield db
     db.close()
+
+
+@pytest.fixture
+def open_procedures(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Callable[[], ProcedureStorage]:
+    """Opens this test's procedure store on each backend (the same store at every call)."""
+    if backend == "sqlite":
+        from insika_knowledge.store.procedures import ProcedureStore
+
+        return lambda: ProcedureStore(tmp_path / "tenant.db")
+    from insika_knowledge.store.pg_procedures import PostgresProcedureStore
+
+    url, tenant = str(request.getfixturevalue("pg_shared_url")), unique_tenant()
+    return lambda: PostgresProcedureStore(url, tenant)
+
+
+@pytest.fixture
+def database(request: pytest.FixtureRequest, backend: str) -> str | None:
+    """What `Memory(database=...)` gets on each backend: None (SQLite files) or a fresh database."""
+    if backend == "sqlite":
+        return None
+    return str(request.getfixturevalue("pg_url"))
 
 
 def make_concept(name: str = "cep-13-campinas", **changes: object) -> Concept:

@@ -81,8 +81,8 @@ def _write_replay(path: Path, extract: dict[str, Any]) -> Path:
     return path
 
 
-def _concepts(data_dir: Path, agent: str = AGENT) -> dict[str, Any]:
-    memory = Memory(data_dir)
+def _concepts(data_dir: Path, agent: str = AGENT, database: str | None = None) -> dict[str, Any]:
+    memory = Memory(data_dir, database=database)
     try:
         return {s.concept.name: s for s in memory.store("default").list_concepts(agent)}
     finally:
@@ -90,9 +90,9 @@ def _concepts(data_dir: Path, agent: str = AGENT) -> dict[str, Any]:
 
 
 def _api_run(data_dir: Path, sessions: Path, replay: Path, agent: str = AGENT,
-             **kwargs: Any) -> tuple[BackfillSummary, Recorder]:
+             database: str | None = None, **kwargs: Any) -> tuple[BackfillSummary, Recorder]:
     """One backfill with a fresh `Memory` (as a separate process run would have)."""
-    memory = Memory(data_dir)
+    memory = Memory(data_dir, database=database)
     recorder = Recorder()
     memory.events.subscribe(recorder)
     try:
@@ -154,19 +154,19 @@ def test_cli_backfill_of_the_airline_sample(tmp_path: Path) -> None:
 
 
 @needs_shared
-def test_rerun_skips_done_sessions_and_changes_nothing(tmp_path: Path) -> None:
+def test_rerun_skips_done_sessions_and_changes_nothing(tmp_path: Path, database: str | None) -> None:
     data = tmp_path / "data"
-    first, rec1 = _api_run(data, AIRLINE, SHARED_REPLAY)
+    first, rec1 = _api_run(data, AIRLINE, SHARED_REPLAY, database=database)
     done = {i for i, s in _by_id(first).items() if s == "done"}
     assert done == _recorded_airline_ids()
-    versions = {n: s.version for n, s in _concepts(data).items()}
+    versions = {n: s.version for n, s in _concepts(data, database=database).items()}
     assert versions
 
-    second, rec2 = _api_run(data, AIRLINE, SHARED_REPLAY)
+    second, rec2 = _api_run(data, AIRLINE, SHARED_REPLAY, database=database)
     statuses = _by_id(second)
     assert {i for i, s in statuses.items() if s == "skipped"} == done
     assert all(s == "model_empty" for i, s in statuses.items() if i not in done)
-    assert {n: s.version for n, s in _concepts(data).items()} == versions
+    assert {n: s.version for n, s in _concepts(data, database=database).items()} == versions
 
     [event1] = rec1.named("knowledge_backfilled")
     [event2] = rec2.named("knowledge_backfilled")
@@ -284,8 +284,9 @@ def test_since_skips_older_sessions_only(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- concurrency
 
 
-def test_concurrency_gives_the_same_concepts(tmp_path: Path) -> None:
-    ids = [f"c{i:02d}" for i in range(12)]
+def _contended(tmp_path: Path, sessions_count: int = 12) -> tuple[list[str], Path, Path]:
+    """Sessions that all teach one concept, every third another, each one its own; the replay."""
+    ids = [f"c{i:02d}" for i in range(sessions_count)]
     sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(i) for i in ids])
     shared = _candidate("baggage-allowance", "Economy includes one checked bag up to 23 kg.",
                         "policy")
@@ -296,27 +297,92 @@ def test_concurrency_gives_the_same_concepts(tmp_path: Path) -> None:
         if n % 3 == 0:
             answer.append(common)
         extract[sid] = answer
-    replay = _write_replay(tmp_path / "r.json", extract)
+    return ids, sessions, _write_replay(tmp_path / "r.json", extract)
 
+
+def _outcome(data: Path, database: str | None) -> dict[str, tuple[Any, ...]]:
+    """Each concept's occurrences, sources, confidence, description and body."""
+    return {
+        name: (s.concept.occurrences, frozenset(s.concept.sources), s.concept.confidence,
+               s.concept.description, s.concept.body)
+        for name, s in _concepts(data, database=database).items()
+    }
+
+
+def test_concurrency_gives_the_same_concepts(tmp_path: Path, backend: str, request) -> None:
+    ids, sessions, replay = _contended(tmp_path)
     results = {}
     for workers in (1, 4):
         data = tmp_path / f"data-{workers}"
+        database = None if backend == "sqlite" else request.getfixturevalue("pg_cluster").url(
+            request.getfixturevalue("pg_cluster").create_database())
+        where = ["--data-dir", str(data)] if database is None else ["--database", database]
         result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
-                      "--concurrency", str(workers), "--data-dir", str(data), "--quiet")
+                      "--concurrency", str(workers), *where, "--quiet")
         assert result.exit_code == 0, result.output
         _, statuses = _summary(result.output)
         assert statuses == Counter({"done": len(ids)})
-        results[workers] = {
-            name: (s.concept.occurrences, frozenset(s.concept.sources), s.concept.confidence,
-                   s.concept.description, s.concept.body)
-            for name, s in _concepts(data).items()
-        }
+        results[workers] = _outcome(data, database)
     assert results[1] == results[4]
     occurrences, sources, *_ = results[4]["baggage-allowance"]
     assert (occurrences, sources) == (len(ids), frozenset(ids))
     common_ids = frozenset(ids[::3])
     assert results[4]["refund-window"][:2] == (len(common_ids), common_ids)
     assert len(results[4]) == len(ids) + 2
+
+
+def _replica(data: str, database: str | None, sessions: str, replay: str, start: Any) -> dict[str, int]:
+    """One replica's backfill, in its own process, started with the others (`start`)."""
+    memory = Memory(data, database=database)
+    memory.store("default")  # open (and migrate) before the start line
+    start.wait()
+    try:
+        summary = backfill(memory, AGENT, load_config({"model": f"replay:{replay}"}), sessions, concurrency=2)
+    finally:
+        memory.close()
+    return dict(Counter(s.status for s in summary.statuses))
+
+
+def test_two_replicas_backfilling_the_same_sessions_end_as_one_replica_alone(
+    tmp_path: Path, backend: str, request
+) -> None:
+    import multiprocessing as mp
+
+    ids, sessions, replay = _contended(tmp_path, 24)
+    alone = tmp_path / "alone"
+    shared = tmp_path / "shared"
+    if backend == "sqlite":
+        databases: dict[Path, str | None] = {alone: None, shared: None}
+    else:
+        cluster = request.getfixturevalue("pg_cluster")
+        databases = {alone: cluster.url(cluster.create_database()),
+                     shared: cluster.url(cluster.create_database())}
+    first, _ = _api_run(alone, sessions, replay, database=databases[alone])
+    assert Counter(_by_id(first).values()) == Counter({"done": len(ids)})
+
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager:
+        start = manager.Barrier(2)
+        with ctx.Pool(2) as pool:
+            runs = pool.starmap(_replica, [(str(shared), databases[shared], str(sessions), str(replay), start)] * 2)
+    # Every session was done by one replica or the other (or both, counting once).
+    assert all(set(run) <= {"done", "skipped"} for run in runs), runs
+
+    expected = _outcome(alone, databases[alone])
+    assert _outcome(shared, databases[shared]) == expected
+    assert expected["baggage-allowance"][:2] == (len(ids), frozenset(ids))
+    memories = [Memory(folder, database=databases[folder]) for folder in (alone, shared)]
+    try:
+        one, two = (m.store("default") for m in memories)
+        for name in expected:  # the same sightings (which of them came first may differ)
+            ledgers = [two.sightings(AGENT, name), one.sightings(AGENT, name)]
+            assert len({frozenset(s[:2] for s in ledger) for ledger in ledgers}) == 1
+            assert len({frozenset(Counter(s.outcome for s in ledger).items()) for ledger in ledgers}) == 1
+            assert len(ledgers[0]) == len({s[:2] for s in ledgers[0]})  # none twice
+        assert len(two.extractions(AGENT)) == len(one.extractions(AGENT)) == len(ids)
+    finally:
+        for memory in memories:
+            memory.close()
 
 
 def test_concurrent_summary_keeps_file_order(tmp_path: Path) -> None:

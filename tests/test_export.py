@@ -1,10 +1,14 @@
-"""Export: markdown files equal to the stored records, and a GraphML graph that round-trips."""
+"""Export: markdown files equal to the stored records, and a GraphML graph that round-trips.
+
+On both backends: the SQLite files of a data directory, and a PostgreSQL database.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
 from pathlib import Path
+from typing import NamedTuple
 
 import networkx as nx
 import pytest
@@ -71,17 +75,28 @@ def _fill(store: SQLiteStore, concepts: dict[str, Concept] = CONCEPTS) -> None:
             tx.put(AGENT, concept, reason="extract", actor="engine")
 
 
+class Where(NamedTuple):
+    """Where the filled store is: a data directory, or a PostgreSQL database (then `database`)."""
+
+    folder: Path
+    database: str | None
+
+    def args(self) -> list[str]:
+        """The command line's options naming it."""
+        return ["--database", self.database] if self.database else ["--data-dir", str(self.folder)]
+
+
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
+def data_dir(tmp_path: Path, database: str | None) -> Where:
     folder = tmp_path / "data"
-    memory = Memory(folder)
+    memory = Memory(folder, database=database)
     _fill(memory.store("default"))
     memory.close()
-    return folder
+    return Where(folder, database)
 
 
-def _stored_markdown(data_dir: Path) -> dict[str, str]:
-    memory = Memory(data_dir)
+def _stored_markdown(data_dir: Where) -> dict[str, str]:
+    memory = Memory(data_dir.folder, database=data_dir.database)
     try:
         return {s.concept.name: s.markdown for s in memory.store("default").list_concepts(AGENT)}
     finally:
@@ -92,9 +107,9 @@ def _run(*args: str) -> object:
     return CliRunner().invoke(cli, list(args))
 
 
-def test_md_export_writes_each_record_byte_for_byte(data_dir: Path, tmp_path: Path) -> None:
+def test_md_export_writes_each_record_byte_for_byte(data_dir: Where, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = _run("export", "--agent", AGENT, "--out", str(out), "--data-dir", str(data_dir))
+    result = _run("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
     assert result.exit_code == 0, result.output
     records = _stored_markdown(data_dir)
     assert set(records) == set(CONCEPTS)
@@ -104,9 +119,9 @@ def test_md_export_writes_each_record_byte_for_byte(data_dir: Path, tmp_path: Pa
     assert f"exported {len(CONCEPTS)} concepts" in result.output
 
 
-def test_md_reexport_overwrites_and_is_identical(data_dir: Path, tmp_path: Path) -> None:
+def test_md_reexport_overwrites_and_is_identical(data_dir: Where, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = ("export", "--agent", AGENT, "--out", str(out), "--data-dir", str(data_dir))
+    args = ("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
     assert _run(*args).exit_code == 0
     first = {p.name: p.read_bytes() for p in out.iterdir()}
     # Damage one file and truncate another: a re-run must restore both.
@@ -120,8 +135,7 @@ def test_md_reexport_overwrites_and_is_identical(data_dir: Path, tmp_path: Path)
     assert second == {f"{n}.md": md.encode("utf-8") for n, md in records.items()}
 
 
-def test_md_reexport_picks_up_a_changed_record(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "t.db")
+def test_md_reexport_picks_up_a_changed_record(tmp_path: Path, store) -> None:
     _fill(store)
     out = tmp_path / "out"
     export(store, AGENT, out, "md")
@@ -137,11 +151,11 @@ def test_md_reexport_picks_up_a_changed_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["md", "graphml"])
-def test_out_pointing_to_a_file_is_a_usage_error(data_dir: Path, tmp_path: Path, fmt: str) -> None:
+def test_out_pointing_to_a_file_is_a_usage_error(data_dir: Where, tmp_path: Path, fmt: str) -> None:
     target = tmp_path / "not-a-folder.txt"
     target.write_text("keep me", encoding="utf-8")
     result = _run("export", "--agent", AGENT, "--out", str(target), "--format", fmt,
-                  "--data-dir", str(data_dir))
+                  *data_dir.args())
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
@@ -150,16 +164,16 @@ def test_out_pointing_to_a_file_is_a_usage_error(data_dir: Path, tmp_path: Path,
     assert target.read_text(encoding="utf-8") == "keep me"
 
 
-def _graph(data_dir: Path, tmp_path: Path) -> tuple[nx.Graph, object]:
+def _graph(data_dir: Where, tmp_path: Path) -> tuple[nx.Graph, object]:
     out = tmp_path / "graph"
     result = _run("export", "--agent", AGENT, "--out", str(out), "--format", "graphml",
-                  "--data-dir", str(data_dir))
+                  *data_dir.args())
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["knowledge.graphml"]
     return nx.read_graphml(out / "knowledge.graphml"), result
 
 
-def test_graphml_nodes_carry_the_concept_fields(data_dir: Path, tmp_path: Path) -> None:
+def test_graphml_nodes_carry_the_concept_fields(data_dir: Where, tmp_path: Path) -> None:
     graph, _ = _graph(data_dir, tmp_path)
     assert set(graph.nodes) == set(CONCEPTS)
     for name, concept in CONCEPTS.items():
@@ -171,7 +185,7 @@ def test_graphml_nodes_carry_the_concept_fields(data_dir: Path, tmp_path: Path) 
         assert data["confidence"] == pytest.approx(concept.confidence)
 
 
-def test_graphml_edges_follow_links_and_drop_dangling_ones(data_dir: Path, tmp_path: Path) -> None:
+def test_graphml_edges_follow_links_and_drop_dangling_ones(data_dir: Where, tmp_path: Path) -> None:
     graph, result = _graph(data_dir, tmp_path)
     assert graph.is_directed()
     assert set(graph.edges) == EXPECTED_EDGES
@@ -180,13 +194,12 @@ def test_graphml_edges_follow_links_and_drop_dangling_ones(data_dir: Path, tmp_p
     assert f"{len(EXPECTED_EDGES)} links" in result.output
 
 
-def test_graphml_text_survives_round_trip_exactly(tmp_path: Path) -> None:
+def test_graphml_text_survives_round_trip_exactly(tmp_path: Path, store) -> None:
     awkward = {
         "aspas": 'He said "no" & she said \'yes\' <b>bold</b> > < &lt;',
         "acentos": "Devolução em até 7 dias — ação, café, naïve, Ωμέγα, 中文, emoji 🚚",
         "cdata": "Ends with ]]> and starts a <![CDATA[ section & more",
     }
-    store = SQLiteStore(tmp_path / "t.db")
     concepts = {
         name: CONCEPTS["troca"].replace(name=name, description=text, body=f"Body of {name}.")
         for name, text in awkward.items()
@@ -200,8 +213,7 @@ def test_graphml_text_survives_round_trip_exactly(tmp_path: Path) -> None:
     store.close()
 
 
-def test_graphml_only_dangling_links_gives_no_edges(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "t.db")
+def test_graphml_only_dangling_links_gives_no_edges(tmp_path: Path, store) -> None:
     _fill(store, {"troca": CONCEPTS["troca"]})
     out = tmp_path / "out"
     result = export(store, AGENT, out, "graphml")
@@ -212,10 +224,10 @@ def test_graphml_only_dangling_links_gives_no_edges(tmp_path: Path) -> None:
     store.close()
 
 
-def test_graphml_reexport_is_identical(data_dir: Path, tmp_path: Path) -> None:
+def test_graphml_reexport_is_identical(data_dir: Where, tmp_path: Path) -> None:
     out = tmp_path / "graph"
     args = ("export", "--agent", AGENT, "--out", str(out), "--format", "graphml",
-            "--data-dir", str(data_dir))
+            *data_dir.args())
     assert _run(*args).exit_code == 0
     first = (out / "knowledge.graphml").read_bytes()
     (out / "knowledge.graphml").write_text("<broken", encoding="utf-8")
@@ -226,10 +238,9 @@ def test_graphml_reexport_is_identical(data_dir: Path, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
 @pytest.mark.parametrize("fmt", ["md", "graphml"])
-def test_exported_files_get_ordinary_permissions(tmp_path: Path, fmt: str) -> None:
+def test_exported_files_get_ordinary_permissions(tmp_path: Path, fmt: str, store) -> None:
     # An export is meant to be shared (a git repo, a docs site): its files must get the
     # permissions any file the user creates gets (umask), not a private temp file's 0600.
-    store = SQLiteStore(tmp_path / "t.db")
     _fill(store)
     out = tmp_path / "out"
     out.mkdir()
@@ -245,11 +256,11 @@ def test_exported_files_get_ordinary_permissions(tmp_path: Path, fmt: str) -> No
 
 
 def test_unwritable_target_is_a_usage_error_and_leaves_no_temp_file(
-    data_dir: Path, tmp_path: Path
+    data_dir: Where, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     (out / "troca.md").mkdir(parents=True)  # a folder where a record file must go
-    result = _run("export", "--agent", AGENT, "--out", str(out), "--data-dir", str(data_dir))
+    result = _run("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert "troca.md" in result.output

@@ -50,12 +50,13 @@ def _session(session_id: str) -> dict[str, Any]:
             "messages": [{"role": "user", "content": "Gift card question"}]}
 
 
-def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]]) -> tuple[Memory, Recorder]:
+def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]],
+              database: str | None = None) -> tuple[Memory, Recorder]:
     sessions = tmp_path / "sessions.jsonl"
     sessions.write_text("".join(json.dumps(_session(s)) + "\n" for s in answers), encoding="utf-8")
     replay = tmp_path / "replay.json"
     replay.write_text(json.dumps({"extract": answers, "consolidate": {}}), encoding="utf-8")
-    memory = Memory(tmp_path / "data")
+    memory = Memory(tmp_path / "data", database=database)  # None: SQLite files
     recorder = Recorder()
     memory.events.subscribe(recorder)
     summary = backfill(memory, AGENT, load_config({"model": f"replay:{replay}"}), sessions)
@@ -118,8 +119,10 @@ def test_known_concepts_is_a_checked_config_key() -> None:
 # ----------------------------------------------------------------------------- aliases
 
 
-def test_the_same_claim_under_a_new_name_is_recorded_under_the_existing_name(tmp_path: Path) -> None:
-    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [RESTATED]})
+def test_the_same_claim_under_a_new_name_is_recorded_under_the_existing_name(
+    tmp_path: Path, database: str | None,
+) -> None:
+    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [RESTATED]}, database)
     try:
         store = memory.store()
         assert store.names(AGENT) == ["gift-card-validity"]  # no second concept
@@ -136,8 +139,10 @@ def test_the_same_claim_under_a_new_name_is_recorded_under_the_existing_name(tmp
         memory.close()
 
 
-def test_a_replayed_turn_under_an_alias_changes_nothing(tmp_path: Path) -> None:
-    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED]})
+def test_a_replayed_turn_under_an_alias_changes_nothing(
+    tmp_path: Path, database: str | None,
+) -> None:
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED]}, database)
     try:
         store = memory.store()
         before = store.get(AGENT, "gift-card-validity")
@@ -151,9 +156,11 @@ def test_a_replayed_turn_under_an_alias_changes_nothing(tmp_path: Path) -> None:
         memory.close()
 
 
-def test_a_different_claim_under_a_known_alias_goes_to_the_aliased_concept(tmp_path: Path) -> None:
+def test_a_different_claim_under_a_known_alias_goes_to_the_aliased_concept(
+    tmp_path: Path, database: str | None,
+) -> None:
     other = {**CHANGED, "name": RESTATED["name"]}  # the alias again, now with 24 months
-    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [other]})
+    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [other]}, database)
     try:
         store = memory.store()
         assert store.names(AGENT) == ["gift-card-validity"]
@@ -167,8 +174,10 @@ def test_a_different_claim_under_a_known_alias_goes_to_the_aliased_concept(tmp_p
 # ----------------------------------------------------------------------------- possible duplicates
 
 
-def test_a_close_match_that_is_not_the_same_claim_is_held_as_a_possible_duplicate(tmp_path: Path) -> None:
-    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [CHANGED], "s3": [UNRELATED]})
+def test_a_close_match_that_is_not_the_same_claim_is_held_as_a_possible_duplicate(
+    tmp_path: Path, database: str | None,
+) -> None:
+    memory, recorder = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [CHANGED], "s3": [UNRELATED]}, database)
     try:
         store = memory.store()
         assert store.names(AGENT) == ["gift-card-validity", "pix-discount"]  # nothing merged or added
@@ -192,8 +201,10 @@ def test_a_close_match_that_is_not_the_same_claim_is_held_as_a_possible_duplicat
         memory.close()
 
 
-def test_an_operator_rename_takes_the_aliases_and_possible_duplicates_along(tmp_path: Path) -> None:
-    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [CHANGED]})
+def test_an_operator_rename_takes_the_aliases_and_possible_duplicates_along(
+    tmp_path: Path, database: str | None,
+) -> None:
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED], "s3": [CHANGED]}, database)
     try:
         store = memory.store()
         current = store.get(AGENT, "gift-card-validity")

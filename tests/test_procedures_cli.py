@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.bench.evaluate import evaluate, split_tasks
 from insika_knowledge.cli import cli
-from insika_knowledge.procedure import ProcedureStep
+from insika_knowledge.procedure import PART, Procedure, ProcedureStep
 from insika_knowledge.procedures.mining.scoring import MinedRun
 from insika_knowledge.store import SQLiteStore
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.procedures import ProcedureStore, SessionRow
 
 DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
@@ -42,8 +42,8 @@ def success(run: str, key: str = "proc-aaaaaaaaaaaa") -> MinedRun:
 # ---------------------------------------------------------------- store
 
 
-def test_runs_count_once_and_failures_recorded_before_the_procedure_count(tmp_path: Path) -> None:
-    store = ProcedureStore(tmp_path / "t.db")
+def test_runs_count_once_and_failures_recorded_before_the_procedure_count(open_procedures) -> None:
+    store = open_procedures()
     g0 = store.generation()
     assert (
         store.record_runs([MinedRun("f1", "failure", ("proc-aaaaaaaaaaaa", "proc-bbbbbbbbbbbb"))])
@@ -58,9 +58,46 @@ def test_runs_count_once_and_failures_recorded_before_the_procedure_count(tmp_pa
         store.record_runs([success("s1"), MinedRun("f1", "failure", ("proc-aaaaaaaaaaaa",))]) == 0
     )
     store.close()
-    reopened = ProcedureStore(tmp_path / "t.db")
+    reopened = open_procedures()
     assert reopened.get("proc-aaaaaaaaaaaa").steps == STEPS
     reopened.close()
+
+
+def test_the_population_scope_and_a_sessions_block_are_stored_on_both_backends(open_procedures) -> None:
+    store = open_procedures()
+    counted = MinedRun("u1", "unverified", (), terms=frozenset({"cancel", "flight"}), population=True)
+    assert store.record_runs([counted, counted]) == 0  # a replayed run counts once
+    g1 = store.generation()
+    assert store.population_since(0) == {"": 1, "cancel": 1, "flight": 1}
+    store.record_runs([MinedRun("u2", "unverified", (), terms=frozenset({"cancel"}), population=True)])
+    assert store.population_since(g1) == {"": 2, "cancel": 2}  # only what changed after g1
+    part = Procedure("proc-cccccccccccc", "tool", STEPS, ("cancel_reservation",), {}, 0, 1, 0, "cancel",
+                     "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", scope=PART)
+    store.record_runs([_Put(part)])
+    assert store.get(part.id).scope == PART
+    assert store.count() == 0 and store.list_procedures() == []  # one run's part is not listed
+    session = SessionRow("s1", task="cancel", block="<procedure>...</procedure>", anchor='{"at": 1}')
+    store.save_turn(session, [], {"session_id": "s1", "action": "hit", "mode": "prod", "injected": 0,
+                                  "injected_tokens": 0, "would_inject_tokens": 0, "block_tokens": 0,
+                                  "max_injection_tokens": 0,
+                                  "matched_steps": 0, "diverged_steps": 0, "session_scoped": 1,
+                                  "captured_turns": 1, "duration_ms": 0.0, "notes": ["read around"]})
+    assert (store.load_session("s1").block, store.load_session("s1").anchor) == (session.block, session.anchor)
+    assert store.stages(session_id="s1")[0]["notes"] == ["read around"]
+    store.finish_task(store.load_session("s1"), [], keep=True)
+    assert store.load_session("s1").block == session.block  # carried into the next task
+    store.close()
+
+
+class _Put:
+    """A `CountedRun` that writes one procedure as it is."""
+
+    def __init__(self, procedure: Procedure) -> None:
+        self.procedure = procedure
+
+    def record(self, rows) -> int:  # noqa: ANN001
+        rows.put(self.procedure)
+        return 0
 
 
 def test_procedures_share_the_concept_database_file(tmp_path: Path) -> None:

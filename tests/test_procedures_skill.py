@@ -111,14 +111,13 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def make(tmp_path: Path, clock: FakeClock) -> Iterator:
+def make(open_procedures, clock: FakeClock) -> Iterator:
+    # On both backends: the SQLite file, and the tenant's schema of a PostgreSQL database.
     opened: list[ProceduralMemory] = []
 
     def factory(**settings: object) -> ProceduralMemory:
         settings.setdefault("mode", "prod")
-        memory = ProceduralMemory(
-            ProcedureStore(tmp_path / "tenant.db"), ProceduresConfig(**settings), clock=clock
-        )
+        memory = ProceduralMemory(open_procedures(), ProceduresConfig(**settings), clock=clock)
         opened.append(memory)
         return memory
 

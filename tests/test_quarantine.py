@@ -48,10 +48,11 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, recorder: Recorder) -> Iterator[Memory]:
+def memory(tmp_path: Path, recorder: Recorder, database: str | None) -> Iterator[Memory]:
+    # On both backends: SQLite files (database None), and a PostgreSQL database.
     events = EventBus()
     events.subscribe(recorder)
-    memory = Memory(tmp_path / "data", events=events)
+    memory = Memory(tmp_path / "data", events=events, database=database)
     yield memory
     memory.close()
 
@@ -86,7 +87,8 @@ def test_memory_search_and_list_never_hand_it_out_as_ok(tmp_path: Path, memory: 
 
     from insika_knowledge.cli import cli
 
-    listed = CliRunner().invoke(cli, ["list", "--agent", AGENT, "--data-dir", str(memory.directory), "--json"])
+    where = ["--database", memory.database] if memory.database else ["--data-dir", str(memory.directory)]
+    listed = CliRunner().invoke(cli, ["list", "--agent", AGENT, *where, "--json"])
     assert listed.exit_code == 0, listed.output
     assert [(c["name"], c["quarantined"]) for c in __import__("json").loads(listed.stdout)] == [(GIFT["name"], True)]
 

@@ -131,11 +131,28 @@ def test_generation_moves_on_every_change_and_only_for_that_agent(store: SQLiteS
     assert store.generation(AGENT) > g1
 
 
+def _by_hand(store, statement: str) -> None:
+    """Run `statement` on the store's database outside its versioned write path."""
+    if isinstance(store, SQLiteStore):
+        conn = apsw.Connection(str(store.path))
+        fts.register(conn, TOKENIZER)  # the FTS5 triggers need the tokenizer on any connection that writes
+        conn.execute(statement)
+        conn.close()
+    else:
+        with store.write() as writer:
+            writer.execute(statement)
+
+
+def _raw(store, query: str):
+    """The first column of the first row `query` returns, read from the database itself."""
+    if isinstance(store, SQLiteStore):
+        return apsw.Connection(str(store.path)).execute(query).fetchone()[0]
+    return store.row(query)[0]
+
+
 def test_updated_at_trigger_stamps_hand_written_updates(store: SQLiteStore, tmp_path: Path) -> None:
     put(store, make_concept())
-    conn = apsw.Connection(str(store.path))
-    fts.register(conn, TOKENIZER)  # the FTS5 triggers need the tokenizer on any connection that writes
-    conn.execute("UPDATE concepts SET body='changed by hand' WHERE name='cep-13-campinas'")
+    _by_hand(store, "UPDATE concepts SET body='changed by hand' WHERE name='cep-13-campinas'")
     row = store.get(AGENT, "cep-13-campinas").concept
     assert row.body == "changed by hand"
     assert row.updated_at != "2026-08-24T18:02:11Z"
@@ -178,8 +195,7 @@ def test_removing_the_contradiction_section_clears_the_conflict(store: SQLiteSto
     fixed = stored.markdown.split("\n\n## Contradiction")[0] + "\n"
     edited = store.edit(AGENT, "cep-13-campinas", fixed, expected_version=stored.version, actor="op")
     assert edited.concept.status == "ok"
-    conn = apsw.Connection(str(store.path))
-    assert conn.execute("SELECT status FROM concepts").fetchone()[0] == "ok"
+    assert _raw(store, "SELECT status FROM concepts") == "ok"
 
 
 def test_delete_keeps_history_and_restore_brings_back_exact_bytes(store: SQLiteStore) -> None:
@@ -269,7 +285,8 @@ def _fill_the_disk(store: SQLiteStore) -> None:
     conn.execute(f"PRAGMA max_page_count={pages}")  # SQLite now answers SQLITE_FULL
 
 
-def test_a_full_disk_is_a_run_time_failure_naming_the_file(store: SQLiteStore) -> None:
+def test_a_full_disk_is_a_run_time_failure_naming_the_file(sqlite_store: SQLiteStore) -> None:
+    store = sqlite_store
     from insika_knowledge.errors import RunTimeFailure
 
     put(store, make_concept("kept"))
@@ -283,7 +300,8 @@ def test_a_full_disk_is_a_run_time_failure_naming_the_file(store: SQLiteStore) -
     assert store.names(AGENT) == ["kept"]
 
 
-def test_a_transaction_sqlite_already_ended_reports_the_original_error(store: SQLiteStore) -> None:
+def test_a_transaction_sqlite_already_ended_reports_the_original_error(sqlite_store: SQLiteStore) -> None:
+    store = sqlite_store
     # After some errors (a full disk, an I/O error) SQLite rolls the transaction back by
     # itself; a second ROLLBACK would fail and hide the error that matters.
     with pytest.raises(RuntimeError, match="the original error"), store.transaction() as tx:
@@ -359,14 +377,26 @@ def _shape(function: object) -> list[tuple[str, object, object]]:
     return [(p.name, p.kind, p.default) for p in parameters]
 
 
-@pytest.mark.parametrize(("implementation", "protocol"), [
-    (SQLiteStore, base.Store), (SQLiteStore, base.ConceptStore), (SQLiteStore, base.FullTextIndex),
-    (SQLiteStore, base.OperatorStore), (SQLiteStore, base.ScanSource), (ProcedureStore, base.ProcedureStorage),
-])
-def test_the_sqlite_stores_implement_the_storage_protocols(implementation: type, protocol: type,
-                                                           tmp_path: Path) -> None:
-    # What a PostgreSQL store must implement too: every member, same parameters.
-    instance = implementation(tmp_path / "t.db")
+def _implementations():
+    from insika_knowledge.store.pg_procedures import PostgresProcedureStore
+    from insika_knowledge.store.postgres import PostgresStore
+
+    for concepts, procedures in ((SQLiteStore, ProcedureStore), (PostgresStore, PostgresProcedureStore)):
+        for protocol in (base.Store, base.ConceptStore, base.FullTextIndex, base.OperatorStore, base.ScanSource):
+            yield concepts, protocol
+        yield procedures, base.ProcedureStorage
+
+
+@pytest.mark.parametrize(("implementation", "protocol"), list(_implementations()))
+def test_both_backends_implement_the_storage_protocols(implementation: type, protocol: type,
+                                                       tmp_path: Path, request) -> None:
+    # Every member, same parameters, on SQLite and on PostgreSQL.
+    if implementation.__module__.endswith(("sqlite", ".procedures")):
+        instance = implementation(tmp_path / "t.db")
+    else:
+        from pgcluster import unique_tenant
+
+        instance = implementation(request.getfixturevalue("pg_shared_url"), unique_tenant())
     for name, declared in _members(protocol).items():
         assert hasattr(instance, name), f"{implementation.__name__} lacks {protocol.__name__}.{name}"
         if not isinstance(declared, property):  # an attribute or a property satisfies one
@@ -384,3 +414,24 @@ def test_the_store_imports_neither_the_index_nor_the_analyser() -> None:
             for name in names:
                 assert not name.startswith(("insika_knowledge.index", "insika_knowledge.analysis")), \
                     f"{path.name} imports {name}"
+
+
+def test_the_concept_page_filters_and_counts_quarantine_on_both_backends(store: SQLiteStore) -> None:
+    for name in ("c1", "c2", "c10"):
+        put(store, make_concept(name=name))
+    with store.transaction() as tx:
+        tx.quarantine(AGENT, "c2", session_id="s1", supported_by=["customer"], markers=["price"])
+        tx.quarantine(AGENT, "c2", session_id="s9", supported_by=[], markers=[])  # kept as it was
+        assert tx.is_quarantined(AGENT, "c2") and not tx.is_quarantined(AGENT, "c1")
+    assert store.quarantined_names(AGENT) == {"c2"}
+    assert store.quarantine_of(AGENT, "c2").session_id == "s1"
+    held = store.concept_page(AGENT, quarantined=True)
+    free = store.concept_page(AGENT, quarantined=False)
+    assert ([r.concept.name for r in held.rows], held.total, held.counts.quarantined) == (["c2"], 1, 1)
+    assert [r.concept.name for r in free.rows] == ["c1", "c10"]  # natural order
+    assert store.concept_page(AGENT, ranked=["c1"]).counts.quarantined == 0
+    store.delete(AGENT, "c2", actor="op")
+    assert store.quarantined_names(AGENT) == frozenset()  # a deleted concept leaves quarantine
+    with store.transaction() as tx:
+        assert not tx.release(AGENT, "c2")
+    assert store.file_problem() is None  # in place (PostgreSQL: there is no file)

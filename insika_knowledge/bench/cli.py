@@ -33,13 +33,28 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
 @click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
 @click.option("--consolidation", is_flag=True,
               help="Consolidation on the labelled pairs and the renamed sightings instead.")
-def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None, trust: bool, relay: bool, consolidation: bool) -> None:
-    """Measure speed, scale, retrieval quality, trust, consolidation, or the relay."""
+@click.option("--backend", type=click.Choice(["sqlite", "postgresql"]), default="sqlite", show_default=True,
+              help="postgresql: full-text search, same-claim writes and 4 writer processes on PostgreSQL "
+              "beside SQLite (with --quality: our rankers on PostgreSQL too).")
+@click.option("--database", default=None, metavar="URL",
+              help="With --backend postgresql: the database to use (default: $INSIKA_DATABASE_URL, "
+              "else a throwaway cluster started here).")
+def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
+          trust: bool, relay: bool, consolidation: bool, backend: str, database: str | None) -> None:
+    """Measure speed, scale, retrieval quality, trust, consolidation, the relay, or PostgreSQL."""
     if consolidation:
         from insika_knowledge.bench.consolidation import run_consolidation
 
         run_consolidation(as_json=as_json, echo=click.echo)
+    elif quality:
+        from insika_knowledge.bench.quality import run_quality
+
+        run_quality(folder=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo,
+                    backend=backend, database=database)
+    elif backend == "postgresql":
+        from insika_knowledge.bench.backend import run_backend_bench
+
+        run_backend_bench(backend=backend, database=database, quick=quick, as_json=as_json, echo=click.echo)
     elif relay:
         from insika_knowledge.bench.relay import run_relay_bench
 
@@ -48,10 +63,6 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         from insika_knowledge.bench.trust import run_trust
 
         run_trust(as_json=as_json, echo=click.echo)
-    elif quality:
-        from insika_knowledge.bench.quality import run_quality
-
-        run_quality(folder=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo)
     elif scale:
         from insika_knowledge.bench.scale import SCALE_SIZES, run_scale
 

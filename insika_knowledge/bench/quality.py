@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -82,11 +83,14 @@ def load_set(folder: Path | None = None) -> tuple[list[dict[str, Any]], list[Que
 Ranker = Callable[[str], list[str]]
 
 
-def _ours(concepts: list[dict[str, Any]], folder: Path) -> dict[str, Ranker]:
+def _ours(concepts: list[dict[str, Any]], folder: Path, database: str | None = None,
+          suffix: str = "") -> dict[str, Ranker]:
+    """Scan and FTS5 over `concepts` loaded into a SQLite file, or a PostgreSQL `database`."""
     from insika_knowledge.index.tokenizer import TOKENIZER
-    from insika_knowledge.store import SQLiteStore
+    from insika_knowledge.store import SQLiteStore, Store, open_store
 
-    store = SQLiteStore(folder / "quality.db", tokenizer=TOKENIZER)
+    store: Store = SQLiteStore(folder / "quality.db", tokenizer=TOKENIZER) if database is None else \
+        open_store(tenant="quality", tokenizer=TOKENIZER, database=database)
     with store.transaction() as tx:
         for i, c in enumerate(concepts):
             tx.put("eval", Concept(
@@ -102,7 +106,7 @@ def _ours(concepts: list[dict[str, Any]], folder: Path) -> dict[str, Ranker]:
     modes = ["scan", "fts5"] if getattr(store, "fts_ready", False) else ["scan"]
     out: dict[str, Ranker] = {}
     for mode in modes:
-        for label, cut in ((mode, floor), (f"{mode} (floor 0.2)", 0.2)):
+        for label, cut in ((mode + suffix, floor), (f"{mode}{suffix} (floor 0.2)", 0.2)):
             out[label] = (lambda m, c: lambda q: [
                 e.name for e in retriever.retrieve("eval", q, TOP_K, m, c).matched])(mode, cut)
     return out
@@ -184,14 +188,30 @@ def score(ranker: Ranker, queries: list[Query]) -> dict[str, float]:
     }
 
 
+@contextmanager
+def _database(backend: str, database: str | None) -> Iterator[str | None]:
+    """The PostgreSQL URL for ``--backend postgresql`` (None for SQLite alone)."""
+    if backend != "postgresql":
+        yield None
+        return
+    from insika_knowledge.bench.backend import postgres
+
+    with postgres(database) as url:
+        yield url
+
+
 def run_quality(*, folder: Path | None = None, as_json: bool = False,
-                echo: Callable[[str], None] = print) -> dict[str, dict[str, dict[str, float]]]:
+                echo: Callable[[str], None] = print, backend: str = "sqlite",
+                database: str | None = None) -> dict[str, dict[str, dict[str, float]]]:
     """Score every ranker on the dev half, the test half and all queries; print a table.
 
     Args:
         folder: the labelled set (None: the shipped ``benchmarks/retrieval``).
         as_json: print JSON instead of tables.
         echo: where the lines go.
+        backend: ``postgresql`` adds our rankers on PostgreSQL (``scan [pg]``, ``fts5 [pg]``).
+        database: with ``postgresql``: the URL (None: ``$INSIKA_DATABASE_URL``, else a
+            throwaway cluster, see `insika_knowledge.bench.backend.postgres`).
 
     Returns:
         ranker name -> half (``all``, ``dev``, ``test``) -> the `score` figures.
@@ -205,8 +225,11 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
         "dev": [q for q in queries if int(q.id.lstrip("q")) % 2 == 1],
         "test": [q for q in queries if int(q.id.lstrip("q")) % 2 == 0],
     }
-    with tempfile.TemporaryDirectory(prefix="insika-quality-") as tmp:
-        rankers = {**_ours(concepts, Path(tmp)), **_peers(concepts)}
+    with tempfile.TemporaryDirectory(prefix="insika-quality-") as tmp, _database(backend, database) as url:
+        rankers = {**_ours(concepts, Path(tmp))}
+        if url is not None:
+            rankers.update(_ours(concepts, Path(tmp), url, " [pg]"))
+        rankers.update(_peers(concepts))
         results = {
             name: {half: score(ranker, qs) for half, qs in halves.items()}
             for name, ranker in rankers.items()
@@ -214,7 +237,7 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
         by_kind = {
             name: {kind: score(ranker, [q for q in queries if q.kind == kind])
                    for kind in sorted({q.kind for q in queries})}
-            for name, ranker in rankers.items() if name in ("scan", "fts5")
+            for name, ranker in rankers.items() if name in ("scan", "fts5", "scan [pg]", "fts5 [pg]")
         }
     if as_json:
         echo(json.dumps({"halves": results, "by_kind": by_kind}, indent=2))
@@ -230,9 +253,9 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
                  f"{s['no_answer_empty']:>16.3f}")
     echo("\n[recall@5 by kind of query]")
     kinds = sorted({q.kind for q in queries})
-    echo(f"{'ranker':<8} " + " ".join(f"{k[:14]:>14}" for k in kinds))
+    echo(f"{'ranker':<10} " + " ".join(f"{k[:14]:>14}" for k in kinds))
     for name, per_kind in by_kind.items():
-        echo(f"{name:<8} " + " ".join(
+        echo(f"{name:<10} " + " ".join(
             f"{(per_kind[k]['no_answer_empty'] if k == 'no_answer' else per_kind[k]['recall@5']):>14.3f}"
             for k in kinds))
     return results

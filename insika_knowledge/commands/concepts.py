@@ -16,6 +16,7 @@ import click
 from insika_knowledge.commands.options import (
     agent_option,
     data_dir_option,
+    database_option,
     json_option,
     open_memory,
     require_agent,
@@ -60,11 +61,12 @@ def _line(concept: Concept, quarantined: bool = False) -> str:
 @click.command("list")
 @agent_option
 @data_dir_option
+@database_option
 @tenant_option
 @json_option
-def list_(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
+def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts: name, type, provenance, confidence, description."""
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
@@ -84,11 +86,12 @@ def list_(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
 
 @click.command()
 @data_dir_option
+@database_option
 @click.option("--tenant", default=None, help="Only this tenant (default: every tenant).")
 @json_option
-def agents(data_dir: str | None, tenant: str | None, as_json: bool) -> None:
+def agents(data_dir: str | None, database: str | None, tenant: str | None, as_json: bool) -> None:
     """List the agents that have concepts, per tenant, with their concept counts."""
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         if tenant is not None:
             require_tenant(memory, tenant)
@@ -112,11 +115,12 @@ def agents(data_dir: str | None, tenant: str | None, as_json: bool) -> None:
 @click.command()
 @agent_option
 @data_dir_option
+@database_option
 @tenant_option
 @json_option
-def conflicts(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
+def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts holding contradicting reports (resolve them in the Studio)."""
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
@@ -136,10 +140,11 @@ def conflicts(agent: str, data_dir: str | None, tenant: str, as_json: bool) -> N
 @agent_option
 @click.argument("name")
 @data_dir_option
+@database_option
 @tenant_option
-def delete(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
+def delete(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Delete concept NAME (its history is kept: the Studio can restore it)."""
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
         require_agent(memory, agent, tenant)
@@ -153,8 +158,9 @@ def delete(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
 @agent_option
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @data_dir_option
+@database_option
 @tenant_option
-def put(agent: str, file: str, data_dir: str | None, tenant: str) -> None:
+def put(agent: str, file: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Add or replace a concept from FILE.md (- reads standard input).
 
     Only name and description are required in the frontmatter; provenance defaults to
@@ -162,7 +168,7 @@ def put(agent: str, file: str, data_dir: str | None, tenant: str) -> None:
     """
     markdown = _read(file)
     check_agent(agent)
-    memory = open_memory(data_dir)
+    memory = open_memory(data_dir, database=database)
     try:
         concept = memory.put(markdown, agent=agent, tenant=tenant, actor=CLI_ACTOR)
     finally:

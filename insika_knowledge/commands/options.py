@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 import click
 
 from insika_knowledge.errors import NoConcepts, NotFound
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT, check_agent
 
 if TYPE_CHECKING:  # imported when a command runs, so `--help` stays as fast as the models
     from insika_knowledge.memory import Memory
@@ -28,16 +28,19 @@ data_dir_option = click.option(
     "--data-dir", type=click.Path(file_okay=False), default=None,
     help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).",
 )
+database_option = click.option("--database", default=None, metavar="URL", help=DATABASE_HELP)
 tenant_option = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
 agent_option = click.option("--agent", required=True, help="Agent id.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
-def open_memory(data_dir: str | None, base_url: str | None = None) -> Memory:
-    """The `Memory` over `data_dir` (None = ``$INSIKA_KNOWLEDGE_HOME``, else the user data folder)."""
+def open_memory(data_dir: str | None, base_url: str | None = None, *, database: str | None = None) -> Memory:
+    """The `Memory` over `database` (a ``postgresql://`` URL, else ``$INSIKA_DATABASE_URL``) or
+    the SQLite files of `data_dir` (None = ``$INSIKA_KNOWLEDGE_HOME``, else the user data folder).
+    """
     from insika_knowledge.memory import Memory
 
-    return Memory(data_dir, base_url=base_url)
+    return Memory(data_dir, database=database, base_url=base_url)
 
 
 def require_tenant(memory: Memory, tenant: str) -> None:
@@ -51,7 +54,7 @@ def require_tenant(memory: Memory, tenant: str) -> None:
         return
     others = memory.tenants()
     there = f"tenants there: {', '.join(others)}" if others else "no tenant has one yet"
-    raise NotFound(f"tenant {tenant!r} has no database in {memory.directory} ({there})")
+    raise NotFound(f"tenant {tenant!r} has no database in {memory.location} ({there})")
 
 
 def require_agent(memory: Memory, agent: str, tenant: str) -> None:

@@ -42,6 +42,7 @@ def demo_file(name: str) -> Path:
 def run_demo(
     *,
     data_dir: str | None = None,
+    database: str | None = None,
     model: str | None = None,
     base_url: str | None = None,
     out: str | None = None,
@@ -52,6 +53,8 @@ def run_demo(
 
     Args:
         data_dir: where the demo database goes (a new temporary folder when None).
+        database: a ``postgresql://`` URL to run the demo in instead (its ``demo``
+            tenant's schema); ``$INSIKA_DATABASE_URL`` is never used here.
         model: a live model spec; None = ``replay:`` the packaged recorded answers.
         base_url: OpenAI-compatible endpoint for a live model.
         out: export folder (``<data_dir>/export`` when None).
@@ -75,7 +78,7 @@ def run_demo(
     if callable(check):
         check()  # before anything is printed or written
     folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="insika-demo-"))
-    memory = Memory(folder, base_url=base_url)
+    memory = Memory(folder, database=database or "", base_url=base_url)
     recorder = Recorder()
     memory.events.subscribe(recorder)
     plugin = KnowledgePlugin(memory)
@@ -86,7 +89,7 @@ def run_demo(
     config = plugin._config(agent)
     assert config is not None
     echo(f"insika-knowledge demo: agent {AGENT}, tenant {TENANT}, model {spec}")
-    echo(f"data directory: {folder}\n")
+    echo(f"data directory: {memory.location}\n")
     echo("1. Learning from 10 finished conversations")
     learned_any = False
     for session in read_sessions(demo_file("conversations.jsonl")):
@@ -143,7 +146,7 @@ def run_demo(
     names = [n for n, _ in recorder.events]
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     echo("5. Events: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
-    echo(f"\nTry: {command} search --data-dir {shlex.quote(str(folder))} --tenant {TENANT} "
-         f"--agent {AGENT} \"frete grátis\"")
+    where = f"--database {memory.location}" if memory.database else f"--data-dir {shlex.quote(str(folder))}"
+    echo(f"\nTry: {command} search {where} --tenant {TENANT} --agent {AGENT} \"frete grátis\"")
     plugin.close()
     return memory

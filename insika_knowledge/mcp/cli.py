@@ -6,7 +6,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.store.paths import DEFAULT_TENANT
+from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT
 
 LOOPBACK = "127.0.0.1"
 
@@ -16,6 +16,7 @@ LOOPBACK = "127.0.0.1"
 @click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).")
+@click.option("--database", default=None, metavar="URL", help=DATABASE_HELP)
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
               help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
 @click.option("--model", default=None,
@@ -24,7 +25,7 @@ LOOPBACK = "127.0.0.1"
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for --model.")
 @click.option("--types", default=None,
               help="Concept types propose_concept may write, comma-separated (default: all).")
-def mcp_command(agent: str, tenant: str, data_dir: str | None, http_port: int | None,
+def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | None, http_port: int | None,
                 model: str | None, base_url: str | None, types: str | None) -> None:
     """Serve the agent's concepts to MCP clients: search, load, conflicts, propose; resources."""
     try:
@@ -35,7 +36,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, http_port: int | 
     from insika_knowledge.config import load_config
     from insika_knowledge.memory import Memory
 
-    memory = Memory(data_dir, base_url=base_url)
+    memory = Memory(data_dir, database=database, base_url=base_url)
     try:
         block: dict[str, object] = {"model": model} if model else {}
         if types:

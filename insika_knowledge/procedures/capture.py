@@ -24,7 +24,8 @@ from typing import Any, Final
 
 from insika_knowledge.procedures.trace.steps import PENDING, Step, TraceBuilder
 from insika_knowledge.procedures.trace.wire import events
-from insika_knowledge.store.procedures import ProcedureStore, SessionRow
+from insika_knowledge.store.base import ProcedureStorage
+from insika_knowledge.store.procedures import SessionRow
 
 _CACHE_SIZE: Final = 4096
 _MAX_GIVEN: Final = 2048
@@ -64,7 +65,7 @@ class SessionCapture:
 
     def __init__(
         self,
-        store: ProcedureStore,
+        store: ProcedureStorage,
         extra_verify: tuple[re.Pattern[str], ...] = (),
         *,
         verify_scripts: bool = True,

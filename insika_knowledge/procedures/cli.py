@@ -15,19 +15,18 @@ import click
 
 from insika_knowledge.errors import NotFound
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.store.paths import DEFAULT_TENANT
+from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT
 
 
-def _memory(data_dir: str | None, tenant: str, *, create: bool = False, **config: Any) -> Any:
+def _memory(data_dir: str | None, database: str | None, tenant: str, *, create: bool = False,
+            **config: Any) -> Any:
     from insika_knowledge.procedures.config import ProceduresConfig
     from insika_knowledge.procedures.skill import ProceduralMemory
-    from insika_knowledge.store.paths import data_dir as resolve
-    from insika_knowledge.store.paths import tenant_path
+    from insika_knowledge.store import has_tenant, location
 
-    path = tenant_path(resolve(data_dir), tenant)
-    if not create and not path.exists():
-        raise NotFound(f"tenant {tenant!r} has no database in {path.parent}")
-    return ProceduralMemory.open(data_dir, tenant, ProceduresConfig(**config))
+    if not create and not has_tenant(tenant, data_dir, database):
+        raise NotFound(f"tenant {tenant!r} has no database in {location(data_dir, database)}")
+    return ProceduralMemory.open(data_dir, tenant, ProceduresConfig(**config), database=database)
 
 
 _data_dir = click.option(
@@ -36,6 +35,7 @@ _data_dir = click.option(
     default=None,
     help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).",
 )
+_database = click.option("--database", default=None, metavar="URL", help=DATABASE_HELP)
 _tenant = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
 _as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
@@ -66,19 +66,21 @@ def register_commands(cli: click.Group) -> None:
     help="Extra regular expression that makes a shell command a verify step (repeatable).",
 )
 @_data_dir
+@_database
 @_tenant
 @_as_json
 def mine(
     sessions_file: str,
     verify_patterns: tuple[str, ...],
     data_dir: str | None,
+    database: str | None,
     tenant: str,
     as_json: bool,
 ) -> None:
     """Mine the verified traces of a sessions file into procedures (re-runs count nothing twice)."""
     from insika_knowledge.sessions import read_sessions
 
-    with _memory(data_dir, tenant, create=True, verify_patterns=verify_patterns) as memory:
+    with _memory(data_dir, database, tenant, create=True, verify_patterns=verify_patterns) as memory:
         report = memory.mine_sessions(read_sessions(sessions_file))
     if as_json:
         click.echo(json.dumps(report.__dict__, indent=2))
@@ -101,13 +103,14 @@ def mine(
 )
 @click.option("--limit", type=int, default=50, show_default=True)
 @_data_dir
+@_database
 @_tenant
 @_as_json
 def list_(
-    min_confidence: float, limit: int, data_dir: str | None, tenant: str, as_json: bool
+    min_confidence: float, limit: int, data_dir: str | None, database: str | None, tenant: str, as_json: bool
 ) -> None:
     """List procedures, most confident first."""
-    with _memory(data_dir, tenant) as memory:
+    with _memory(data_dir, database, tenant) as memory:
         found = memory.store.list_procedures(min_confidence=min_confidence, limit=limit)
         bound = memory.config.min_confidence
     if as_json:
@@ -144,13 +147,14 @@ def _summary(procedure: Any, bound: float) -> dict[str, Any]:
 @procedures.command()
 @click.argument("procedure_id")
 @_data_dir
+@_database
 @_tenant
 @_as_json
-def show(procedure_id: str, data_dir: str | None, tenant: str, as_json: bool) -> None:
+def show(procedure_id: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """Show one procedure: its evidence, triggers and the block it injects."""
     from insika_knowledge.procedures.recall.render import render
 
-    with _memory(data_dir, tenant) as memory:
+    with _memory(data_dir, database, tenant) as memory:
         procedure = memory.store.get(procedure_id)
         if procedure is None:
             raise NotFound(
@@ -189,15 +193,16 @@ def show(procedure_id: str, data_dir: str | None, tenant: str, as_json: bool) ->
     "--tool", "tools", multiple=True, help="A tool the agent has (repeatable); none: no tool check."
 )
 @_data_dir
+@_database
 @_tenant
 @_as_json
 def recall(
-    task: str, tools: tuple[str, ...], data_dir: str | None, tenant: str, as_json: bool
+    task: str, tools: tuple[str, ...], data_dir: str | None, database: str | None, tenant: str, as_json: bool
 ) -> None:
     """Print the block a new TASK would get (or why it gets none)."""
     from insika_knowledge.procedures.recall.render import render
 
-    with _memory(data_dir, tenant) as memory:
+    with _memory(data_dir, database, tenant) as memory:
         found = memory.recall(task, tools or None)
         block = (
             render(found.procedure, memory.counter, memory.config.max_injection_tokens)
@@ -233,11 +238,12 @@ def recall(
 
 @procedures.command()
 @_data_dir
+@_database
 @_tenant
 @_as_json
-def scorecard(data_dir: str | None, tenant: str, as_json: bool) -> None:
+def scorecard(data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """Print recall_hit_rate, adherence_rate, avg_injected_tokens and divergence_rate."""
-    with _memory(data_dir, tenant) as memory:
+    with _memory(data_dir, database, tenant) as memory:
         card = memory.store.scorecard()
     if as_json:
         click.echo(json.dumps(card, indent=2))

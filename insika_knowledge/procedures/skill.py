@@ -71,8 +71,10 @@ from insika_knowledge.procedures.trace.wire import (
     tool_names,
 )
 from insika_knowledge.sessions import Session
-from insika_knowledge.store.paths import DEFAULT_TENANT, data_dir, tenant_path
-from insika_knowledge.store.procedures import ProcedureStore, SessionRow
+from insika_knowledge.store import open_procedure_store
+from insika_knowledge.store.base import ProcedureStorage
+from insika_knowledge.store.paths import DEFAULT_TENANT
+from insika_knowledge.store.procedures import SessionRow
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +107,7 @@ class ProceduralMemory:
     """Procedural memory over one tenant's database.
 
     Args:
-        store: the tenant's `ProcedureStore`.
+        store: the tenant's procedure store (SQLite `ProcedureStore` or PostgreSQL).
         config: the settings (default `ProceduresConfig()`: shadow mode).
         clock: unix seconds now; tests inject one for the idle sweep.
         token_counter: a `TokenCounter` overriding ``config.token_counter``.
@@ -116,7 +118,7 @@ class ProceduralMemory:
 
     def __init__(
         self,
-        store: ProcedureStore,
+        store: ProcedureStorage,
         config: ProceduresConfig | None = None,
         *,
         clock: Callable[[], float] = time.time,
@@ -143,14 +145,19 @@ class ProceduralMemory:
         directory: str | os.PathLike[str] | None = None,
         tenant: str = DEFAULT_TENANT,
         config: ProceduresConfig | None = None,
+        *,
+        database: str | None = None,
         **kwargs: Any,
     ) -> ProceduralMemory:
-        """Open the procedural memory of `tenant` (its database file under the data directory).
+        """Open the procedural memory of `tenant`: its database file under the data directory,
+        or its schema of the PostgreSQL database a ``postgresql://`` `database` URL (or
+        ``$INSIKA_DATABASE_URL``) names.
 
         Raises:
             InvalidName: the tenant name is invalid.
+            UserError: PostgreSQL is chosen but unusable (missing extra, unreachable).
         """
-        return cls(ProcedureStore(tenant_path(data_dir(directory), tenant)), config, **kwargs)
+        return cls(open_procedure_store(directory, tenant, database=database), config, **kwargs)
 
     # ------------------------------------------------------------------ the request
 

@@ -11,6 +11,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.store.paths import DATABASE_HELP
 
 
 @click.command("relay")
@@ -20,12 +21,14 @@ from insika_knowledge.hookspecs import hookimpl
               help="YAML file mapping agent ids to their knowledge: block.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).")
+@click.option("--database", default=None, metavar="URL", help=DATABASE_HELP)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8787, show_default=True, type=int, help="TCP port.")
 @click.option("--procedures-mode", default=None,
               help="Procedural memory: off, shadow, prod or canary:N (default: $INSIKA_PROCEDURES_MODE, else shadow).")
 def relay_command(
-    upstream: str, agents_file: str, data_dir: str | None, host: str, port: int, procedures_mode: str | None
+    upstream: str, agents_file: str, data_dir: str | None, database: str | None, host: str, port: int,
+    procedures_mode: str | None,
 ) -> None:
     """Serve a relay that gives any OpenAI or Anthropic client both memories.
 
@@ -38,7 +41,7 @@ def relay_command(
         raise UserError(
             f"the relay needs its extra ({exc.name or exc} is missing): pip install 'insika-knowledge[relay]'"
         ) from None
-    run(upstream, agents_file, data_dir, host, port, procedures_mode, echo=click.echo)
+    run(upstream, agents_file, data_dir, host, port, procedures_mode, database=database, echo=click.echo)
 
 
 @hookimpl

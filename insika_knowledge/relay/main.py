@@ -19,6 +19,7 @@ def build(
     agents_file: str,
     data_dir: str | os.PathLike[str] | None,
     procedures_mode: str | None = None,
+    database: str | None = None,
 ) -> Relay:
     """A `Relay` from settings (the caller closes it).
 
@@ -28,7 +29,7 @@ def build(
     settings = RelaySettings(upstream_base(upstream))
     agents = load_agents(agents_file)
     procedures = ProceduresConfig(mode=procedures_mode) if procedures_mode else None
-    return Relay(Memory(data_dir), settings, agents, procedures)
+    return Relay(Memory(data_dir, database=database), settings, agents, procedures)
 
 
 def run(
@@ -39,6 +40,7 @@ def run(
     port: int,
     procedures_mode: str | None = None,
     *,
+    database: str | None = None,
     echo: Callable[[str], None] = print,
 ) -> None:
     """Serve a relay until interrupted, after printing where to point clients.
@@ -48,9 +50,9 @@ def run(
     """
     if not 0 < port < 65536:
         raise UserError(f"--port {port} is not a TCP port (1-65535)")
-    relay = build(upstream, agents_file, data_dir, procedures_mode)
+    relay = build(upstream, agents_file, data_dir, procedures_mode, database)
     shown = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    echo(f"Insika relay -> {relay.settings.upstream}  (data: {relay.memory.directory})")
+    echo(f"Insika relay -> {relay.settings.upstream}  (data: {relay.memory.location})")
     echo(f"  agents with knowledge  {', '.join(sorted(relay.agents)) or '(none)'}")
     echo(f"  procedures mode        {relay.procedures.mode}")
     echo(f"  OpenAI clients         base_url={shown}/v1")

@@ -133,7 +133,8 @@ class Relay:
         with self._lock:
             skill = self._skills.get(tenant)
             if skill is None:
-                skill = ProceduralMemory.open(self.memory.directory, tenant, self.procedures)
+                skill = ProceduralMemory.open(self.memory.directory, tenant, self.procedures,
+                                              database=self.memory.database or "")
                 skill.start_sweeper()
                 self._skills[tenant] = skill
             return skill

@@ -1,15 +1,21 @@
-"""Storage backends. `open_store` opens a tenant's SQLite database under the data directory.
+"""Storage backends: SQLite files under the data directory (the default), or PostgreSQL.
 
+`open_store` and `open_procedure_store` open a tenant's stores: the SQLite file
+``<data dir>/<tenant>.db``, or, when a ``postgresql://`` URL is given (or is in
+``$INSIKA_DATABASE_URL``, see `database_url`), the tenant's schema of that database
+(`insika_knowledge.store.postgres`, imported only then: psycopg is an optional extra).
 Callers type a store with the protocols of `insika_knowledge.store.base` (`Store`,
-`ConceptStore`, `FullTextIndex`, ...), never with `SQLiteStore`.
+`ConceptStore`, `FullTextIndex`, `ProcedureStorage`), never with a backend class.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable
 
 from insika_knowledge.concept import utc_now
+from insika_knowledge.errors import UserError
 from insika_knowledge.store.base import (
     ConceptStore,
     ExtractionRecord,
@@ -26,14 +32,24 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.naming import Alias, PossibleDuplicate
-from insika_knowledge.store.paths import DEFAULT_TENANT, data_dir, tenant_path, tenants
+from insika_knowledge.store.paths import (
+    DATABASE_ENV,
+    DEFAULT_TENANT,
+    check_tenant,
+    data_dir,
+    database_url,
+    is_postgres_url,
+    tenant_path,
+    tenants,
+)
 from insika_knowledge.store.sqlite import SQLiteStore
 
 __all__ = [
-    "DEFAULT_TENANT", "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
+    "Alias", "DATABASE_ENV", "DEFAULT_TENANT", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
     "PossibleDuplicate", "ProcedureStorage", "SQLiteStore", "ScanRow", "ScanSource", "Sighting", "Store",
-    "StoredConcept", "Tokenizer", "Transaction", "Version", "data_dir", "open_store",
-    "tenant_path", "tenants",
+    "StoredConcept", "Tokenizer", "Transaction", "Version", "data_dir", "database_url",
+    "has_tenant", "is_postgres_url", "list_tenants", "location", "open_procedure_store",
+    "open_store", "tenant_path", "tenants",
 ]
 
 
@@ -43,20 +59,110 @@ def open_store(
     *,
     clock: Callable[[], str] = utc_now,
     tokenizer: Tokenizer | None = None,
+    database: str | None = None,
 ) -> Store:
-    """Open (creating if needed) the database of `tenant` under the data directory.
+    """Open (creating if needed) the concept store of `tenant`.
 
     Args:
         directory: the data directory; None = ``$INSIKA_KNOWLEDGE_HOME`` or the user
-            data folder (see `insika_knowledge.store.paths.data_dir`).
+            data folder (see `insika_knowledge.store.paths.data_dir`). Unused with PostgreSQL.
         tenant: the tenant name (``[a-z0-9][a-z0-9_-]{0,63}``).
         clock: the time source for stamps.
         tokenizer: what the full-text index tokenises with
             (`insika_knowledge.index.tokenizer.TOKENIZER`); None = no full-text index
             until one is registered (`Memory.store` always gives it).
+        database: a ``postgresql://`` URL selects PostgreSQL (the tenant's schema);
+            None = ``$INSIKA_DATABASE_URL``; anything else = the SQLite file.
 
     Raises:
         InvalidName: the tenant name is invalid or escapes the directory.
+        UserError: PostgreSQL is chosen but psycopg is missing or the server unreachable.
     """
+    url = database_url(database)
+    if url is not None:
+        _require_postgres()
+        from insika_knowledge.store.postgres import PostgresStore
+
+        return PostgresStore(url, tenant, clock=clock, tokenizer=tokenizer)
     folder = data_dir(directory)
     return SQLiteStore(tenant_path(folder, tenant), clock=clock, tokenizer=tokenizer)
+
+
+def open_procedure_store(
+    directory: str | os.PathLike[str] | None = None,
+    tenant: str = DEFAULT_TENANT,
+    *,
+    database: str | None = None,
+) -> ProcedureStorage:
+    """Open (creating if needed) the procedure store of `tenant` (see `open_store`).
+
+    Raises:
+        InvalidName: the tenant name is invalid or escapes the directory.
+        UserError: PostgreSQL is chosen but psycopg is missing or the server unreachable.
+    """
+    url = database_url(database)
+    if url is not None:
+        _require_postgres()
+        from insika_knowledge.store.pg_procedures import PostgresProcedureStore
+
+        return PostgresProcedureStore(url, tenant)
+    from insika_knowledge.store.procedures import ProcedureStore
+
+    return ProcedureStore(tenant_path(data_dir(directory), tenant))
+
+
+def list_tenants(directory: str | os.PathLike[str] | None = None, database: str | None = None) -> list[str]:
+    """Tenants that have a store: schemas of the PostgreSQL database, or files of the data directory.
+
+    Raises:
+        UserError: PostgreSQL is chosen but cannot be reached.
+    """
+    url = database_url(database)
+    if url is not None:
+        _require_postgres()
+        from insika_knowledge.store.postgres import tenants as schemas
+
+        return schemas(url)
+    return tenants(data_dir(directory))
+
+
+def has_tenant(tenant: str, directory: str | os.PathLike[str] | None = None,
+               database: str | None = None) -> bool:
+    """True when `tenant` has a store already (nothing is created).
+
+    Raises:
+        InvalidName: the tenant name is invalid.
+        UserError: PostgreSQL is chosen but cannot be reached.
+    """
+    url = database_url(database)
+    if url is not None:
+        _require_postgres()
+        from insika_knowledge.store.postgres import has_tenant as has_schema
+
+        return has_schema(url, check_tenant(tenant))
+    return tenant_path(data_dir(directory), tenant).exists()
+
+
+def location(directory: str | os.PathLike[str] | None = None, database: str | None = None) -> str:
+    """Where the stores are, for messages: the data directory, or the URL without its password."""
+    url = database_url(database)
+    if url is not None:
+        _require_postgres()
+        from insika_knowledge.store.postgres import redact
+
+        return redact(url)
+    return str(data_dir(directory))
+
+
+def _require_postgres() -> None:
+    """Check the PostgreSQL backend's packages are installed (psycopg is an optional extra).
+
+    Raises:
+        UserError: psycopg or psycopg_pool is not installed.
+    """
+    for package in ("psycopg", "psycopg_pool"):
+        if importlib.util.find_spec(package) is None:
+            raise UserError(
+                f"a postgresql:// database needs the postgres extra ({package} is missing): "
+                "pip install 'insika-knowledge[postgres]'"
+            )

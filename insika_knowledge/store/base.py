@@ -13,8 +13,9 @@ new class that implements them, with no caller touched:
 - `Store`: all three, what `Memory.store` hands out;
 - `ProcedureStorage`: procedures, their runs, captured sessions and stages.
 
-`insika_knowledge.store.sqlite.SQLiteStore` implements `Store`;
-`insika_knowledge.store.procedures.ProcedureStore` implements `ProcedureStorage`.
+`insika_knowledge.store.sqlite.SQLiteStore` and `insika_knowledge.store.postgres.PostgresStore`
+implement `Store`; `insika_knowledge.store.procedures.ProcedureStore` and
+`insika_knowledge.store.pg_procedures.PostgresProcedureStore` implement `ProcedureStorage`.
 """
 
 from __future__ import annotations
@@ -325,7 +326,7 @@ class FullTextIndex(Protocol):
 
 
 class Store(ConceptStore, OperatorStore, FullTextIndex, Protocol):
-    """A tenant's whole concept store (SQLite now; PostgreSQL later): what `Memory` hands out."""
+    """A tenant's whole concept store (SQLite or PostgreSQL): what `Memory` hands out."""
 
 
 # ---------------------------------------------------------------------- procedures
@@ -342,6 +343,7 @@ class ProcedureStorage(Protocol):
     def clock(self) -> Callable[[], str]: ...
     def generation(self) -> int: ...
     def procedures_since(self, generation: int) -> tuple[int, list[Procedure]]: ...
+    def population_since(self, generation: int) -> dict[str, int]: ...
     def get(self, procedure_id: str) -> Procedure | None: ...
     def count(self) -> int: ...
     def record_runs(self, runs: Iterable[CountedRun]) -> int: ...

@@ -68,7 +68,8 @@ class PossibleDuplicate:
     seen_at: str = ""
 
 
-_DUPLICATE_COLS = (
+#: The ``possible_duplicates`` columns `duplicate_row` reads, in order (after ``agent``).
+DUPLICATE_COLUMNS = (
     "name, duplicate_of, session_id, turn_id, description, type, body, similarity, status, seen_at"
 )
 
@@ -104,7 +105,7 @@ class NamingWrites:
     def add_possible_duplicate(self, agent: str, held: PossibleDuplicate) -> None:
         """Hold one candidate as a possible duplicate (``open``, stamped now)."""
         self.conn.execute(
-            f"INSERT OR IGNORE INTO possible_duplicates (agent, {_DUPLICATE_COLS}) "
+            f"INSERT OR IGNORE INTO possible_duplicates (agent, {DUPLICATE_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)",
             (agent, held.name, held.duplicate_of, held.session_id, held.turn_id,
              held.description, held.type, held.body, round(min(max(held.similarity, 0.0), 1.0), 4),
@@ -161,10 +162,10 @@ class NamingReads:
             where.append("status=?")
             params.append(status)
         rows = self._conn().execute(
-            f"SELECT {_DUPLICATE_COLS} FROM possible_duplicates WHERE {' AND '.join(where)} "
+            f"SELECT {DUPLICATE_COLUMNS} FROM possible_duplicates WHERE {' AND '.join(where)} "
             "ORDER BY seen_at, name, session_id, turn_id", params,
         )
-        return [_duplicate(r) for r in rows]
+        return [duplicate_row(r) for r in rows]
 
     def duplicate_names(self, agent: str) -> list[str]:
         """Names of `agent`'s concepts with at least one open possible duplicate, sorted."""
@@ -175,7 +176,8 @@ class NamingReads:
         return [str(r[0]) for r in rows]
 
 
-def _duplicate(row: tuple[Any, ...]) -> PossibleDuplicate:
+def duplicate_row(row: tuple[Any, ...]) -> PossibleDuplicate:
+    """A `PossibleDuplicate` from a row of `DUPLICATE_COLUMNS`."""
     (name, duplicate_of, session_id, turn_id, description, ctype, body, similarity, status,
      seen_at) = row
     return PossibleDuplicate(name, duplicate_of, session_id, turn_id, description, ctype, body,

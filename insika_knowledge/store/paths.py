@@ -10,6 +10,14 @@ from typing import Final
 from insika_knowledge.errors import InvalidName
 
 HOME_ENV: Final = "INSIKA_KNOWLEDGE_HOME"
+#: Names the shared database: a ``postgresql://`` URL selects PostgreSQL (see `database_url`).
+DATABASE_ENV: Final = "INSIKA_DATABASE_URL"
+_POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+#: The ``--database`` option's help, the same on every command that has it.
+DATABASE_HELP: Final = (
+    "PostgreSQL URL (postgresql://...): every tenant is a schema of that database, shared by "
+    "every replica given it. Default: $INSIKA_DATABASE_URL, else the SQLite files of --data-dir."
+)
 DEFAULT_TENANT: Final = "default"
 TENANT_RE: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 AGENT_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -30,6 +38,22 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("insika-knowledge", appauthor=False))
+
+
+def database_url(explicit: str | None = None) -> str | None:
+    """The PostgreSQL URL to use, or None for the SQLite files under the data directory.
+
+    `explicit` (``--database``, ``Memory(database=...)``) wins, even empty; None reads
+    ``$INSIKA_DATABASE_URL``. Only a ``postgresql://`` (or ``postgres://``) URL selects
+    PostgreSQL; anything else, an empty value included, means the SQLite files.
+    """
+    chosen = explicit if explicit is not None else os.environ.get(DATABASE_ENV)
+    return chosen if chosen and is_postgres_url(chosen) else None
+
+
+def is_postgres_url(url: str) -> bool:
+    """True when `url` names a PostgreSQL database (``postgresql://...``, ``postgres://...``)."""
+    return url.strip().lower().startswith(_POSTGRES_SCHEMES)
 
 
 def check_tenant(tenant: str) -> str:

@@ -13,9 +13,7 @@ would have to re-tokenise fails with a `UserError` that says how to give it one.
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,11 +41,11 @@ from insika_knowledge.store.base import (
 from insika_knowledge.store.database import Database
 from insika_knowledge.store.naming import NamingReads, NamingWrites
 from insika_knowledge.store.paths import check_agent
-
-_CONCEPT_COLS: Final = (
-    "id, version, name, description, type, provenance, confidence, sources, occurrences, "
-    "created_at, updated_at, body"
-)
+from insika_knowledge.store.rows import CONCEPT_COLUMNS as _CONCEPT_COLS
+from insika_knowledge.store.rows import Keyed, sort_keyed
+from insika_knowledge.store.rows import check_operator as _check_operator
+from insika_knowledge.store.rows import row_to_stored as _row_to_stored
+from insika_knowledge.store.rows import scan_row as _scan_row
 
 
 def _scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -55,30 +53,6 @@ def _scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
     row = conn.execute(sql, params).fetchone()
     assert row is not None, sql  # count(*), max(...) and coalesce(...) always return a row
     return row[0]
-
-
-def _scan_row(row: Sequence[Any]) -> ScanRow:
-    (cid, version, name, description, ctype, provenance, confidence, updated_at, body) = row
-    return ScanRow(int(cid), int(version), str(name), str(description), str(ctype),
-                   str(provenance), float(confidence), str(updated_at), str(body))
-
-
-def _row_to_stored(row: Sequence[Any]) -> StoredConcept:
-    (cid, version, name, description, ctype, provenance, confidence, sources, occurrences,
-     created_at, updated_at, body) = row
-    concept = Concept(
-        name=name,
-        description=description,
-        type=ctype,
-        provenance=provenance,
-        confidence=float(confidence),
-        sources=tuple(json.loads(sources)),
-        occurrences=int(occurrences),
-        created_at=created_at,
-        updated_at=updated_at,
-        body=body,
-    )
-    return StoredConcept(concept=concept, version=int(version), id=int(cid))
 
 
 class SQLiteStore(Database, NamingReads):
@@ -705,14 +679,7 @@ class SQLiteStore(Database, NamingReads):
         keyed: Keyed = [(int(i), str(n), key) for i, n, key in conn.execute(
             f"SELECT id, name, {column} FROM concepts WHERE {' AND '.join(where)}", filters
         )]
-        keyed.sort(key=_natural_of_row)  # names ascending: every sort's tie-break
-        if sort == "rank":
-            position = {hit: i for i, hit in enumerate(ranked or [])}
-            keyed.sort(key=lambda r: position[r[1]], reverse=desc)
-        elif sort != "name":
-            keyed.sort(key=_key_of_row, reverse=desc)
-        elif desc:
-            keyed.reverse()
+        sort_keyed(keyed, sort, desc, ranked)
         rows = []
         for cid, _, _ in keyed[offset:offset + limit]:
             row = conn.execute(f"SELECT {_CONCEPT_COLS} FROM concepts WHERE id=?", (cid,)).fetchone()
@@ -812,19 +779,6 @@ class SQLiteStore(Database, NamingReads):
                 raise UserError("a resolution must remove the ## Contradiction section")
             return tx.put(agent, concept.replace(updated_at=self.clock()), reason="resolve",
                           actor=actor)
-
-
-def _check_operator(actor: object, version: object = 0) -> None:
-    """Refuse an operator write whose actor or version number is not usable.
-
-    Raises:
-        UserError: `actor` is not 1-100 printable characters, or `version` is not a
-            whole number (None allowed where a version is optional).
-    """
-    if not isinstance(actor, str) or not 0 < len(actor) <= 100 or not actor.isprintable():
-        raise UserError(f"actor must be 1-100 printable characters, got {str(actor)[:40]!r}")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise UserError(f"a version number must be a whole number, got {str(version)[:20]!r}")
 
 
 @dataclass
@@ -1014,35 +968,6 @@ class Transaction(NamingWrites):
         return [Sighting(s, t, o, at) for s, t, o, at in rows]
 
 
-# ---------------------------------------------------------------------------- Studio records
-# (issue 14) What `concept_page`, `ledger` and `activity` return.
-
-_DIGITS: Final = re.compile(r"(\d+)")
-
-
-@functools.lru_cache(maxsize=65536)
-def natural_key(name: str) -> tuple[str | int, ...]:
-    """`name` as a natural sort key: digit runs compare as numbers (``c2`` < ``c10``).
-
-    The key alternates text and number (text first, possibly empty), so any two keys
-    compare without mixing types.
-    """
-    parts = _DIGITS.split(name)
-    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
-
-
-#: `concept_page`'s sort rows: (concept id, name, the sort column's value).
-Keyed = list[tuple[int, str, Any]]
-
-
 def _params(*values: Any) -> list[Any]:
     """SQL parameters, a list to append to (typed here: `SQLiteStore.list` hides the builtin)."""
     return list(values)
-
-
-def _natural_of_row(row: tuple[int, str, Any]) -> tuple[str | int, ...]:
-    return natural_key(row[1])
-
-
-def _key_of_row(row: tuple[int, str, Any]) -> Any:
-    return row[2]

@@ -19,7 +19,7 @@ from starlette.requests import Request
 
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import Store, StoredConcept, tenants
+from insika_knowledge.store import Store, StoredConcept
 from insika_knowledge.store.paths import check_agent, check_tenant
 from insika_knowledge.studio import csrf
 from insika_knowledge.studio.render import Renderer, url
@@ -71,7 +71,7 @@ def unavailable(problem: str) -> str:
 
 
 def _tenants_of(memory: Memory, agent: str) -> list[str]:
-    return [t for t in tenants(memory.directory) if agent in open_store(memory, t).agents()]
+    return [t for t in memory.tenants() if agent in open_store(memory, t).agents()]
 
 
 def resolve_scope(request: Request) -> Scope | None:
@@ -98,14 +98,14 @@ def resolve_scope(request: Request) -> Scope | None:
     if not tenant:
         found = _tenants_of(memory, agent)
         if not found:
-            raise HTTPException(404, f"no tenant in {memory.directory} has an agent {agent!r}")
+            raise HTTPException(404, f"no tenant in {memory.location} has an agent {agent!r}")
         if len(found) > 1:
             raise HTTPException(
                 400, f"agent {agent!r} exists in tenants {', '.join(found)}: add &tenant=NAME"
             )
         tenant = found[0]
     if not memory.has_tenant(tenant):
-        raise HTTPException(404, f"there is no tenant {tenant!r} in {memory.directory}")
+        raise HTTPException(404, f"there is no tenant {tenant!r} in {memory.location}")
     store = open_store(memory, tenant)
     if store.count(agent) == 0 and agent not in store.agents():
         raise HTTPException(404, f"tenant {tenant!r} has no agent {agent!r}")

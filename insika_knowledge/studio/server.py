@@ -80,23 +80,34 @@ def allowed_hosts(host: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
 
 def serve(
     data_dir: str | os.PathLike[str] | None, host: str, port: int,
-    *, allowed: Sequence[str] = (), echo: Callable[[str], None] = print,
+    *, allowed: Sequence[str] = (), database: str | None = None, echo: Callable[[str], None] = print,
 ) -> None:
-    """Serve the Studio over the data directory until interrupted.
+    """Serve the Studio over the data directory (or a PostgreSQL database) until interrupted.
 
     The admin token is ``$INSIKA_ADMIN_TOKEN`` (at least `auth.MIN_TOKEN_LENGTH`
     characters), or a new one printed with the URL. The Studio answers only to the
     host names of `allowed_hosts` (``--allowed-host`` adds to them).
 
+    Args:
+        data_dir: the data directory (its SQLite files).
+        host: the address to listen on.
+        port: the TCP port.
+        allowed: host names to answer to beyond `allowed_hosts`' defaults (``--allowed-host``).
+        database: a ``postgresql://`` URL (None = ``$INSIKA_DATABASE_URL``); then the
+            data directory is not used.
+        echo: where the start-up lines go.
+
     Raises:
-        UserError: the data directory does not exist, the port is out of range, the host
-            is not an address of this machine, ``$INSIKA_ADMIN_TOKEN`` is too short, or an
-            allowed host is not a name.
+        UserError: the data directory does not exist, the database cannot be reached, the
+            port is out of range, the host is not an address of this machine,
+            ``$INSIKA_ADMIN_TOKEN`` is too short, or an allowed host is not a name.
         RunTimeFailure: the port is in use (checked before anything is printed).
     """
-    memory = Memory(data_dir)
+    memory = Memory(data_dir, database=database)
     folder = Path(memory.directory)
-    if not folder.is_dir():
+    if memory.database:
+        memory.tenants()  # an unreachable database fails now, not on the first page
+    elif not folder.is_dir():
         raise UserError(
             f"data directory {folder} does not exist: run `insika-knowledge demo --data-dir "
             f"{folder}` or a backfill first, or pass --data-dir"
@@ -111,7 +122,7 @@ def serve(
     hosts = allowed_hosts(host, allowed)
     app = create_app(memory, token or auth.new_token(), allowed_hosts=hosts)
     shown_host = f"[{host}]" if ":" in host else host
-    echo(f"Insika Studio on {folder}")
+    echo(f"Insika Studio on {memory.location}")
     echo(f"  open   http://{shown_host}:{port}/studio/knowledge")
     if token:
         echo(f"  token  the value of ${auth.TOKEN_ENV}")

@@ -12,7 +12,6 @@ from starlette.responses import Response
 
 from insika_knowledge.memory import Memory
 from insika_knowledge.retrieve import SearchIndex
-from insika_knowledge.store import tenants
 from insika_knowledge.studio import listing
 from insika_knowledge.studio.render import concept_url, url
 from insika_knowledge.studio.scope import (
@@ -56,7 +55,7 @@ def search_index(request: Request, scope: Scope) -> SearchIndex:
 
 def _picker(memory: Memory) -> list[dict[str, Any]]:
     out = []
-    for tenant in tenants(memory.directory):
+    for tenant in memory.tenants():
         store = open_store(memory, tenant)
         agents = []
         for agent in store.agents():
