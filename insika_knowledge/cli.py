@@ -32,11 +32,10 @@ import pluggy
 from insika_knowledge import __version__, hookspecs
 from insika_knowledge.commands import concepts as concepts_cli
 from insika_knowledge.commands.options import (
+    agent_memory,
     agent_option,
     data_dir_option,
     open_memory,
-    require_agent,
-    require_tenant,
     tenant_option,
 )
 from insika_knowledge.config import KnowledgeConfig, load_config
@@ -209,10 +208,7 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
     """Print the <knowledge> block the agent would get for MESSAGE."""
     check_agent(agent)
     config = _config(None, None, top_k, None)
-    memory = open_memory(data_dir)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant) as memory:
         retriever = memory.retriever(tenant)
         if as_json:
             found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
@@ -221,8 +217,6 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
             }))
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
-    finally:
-        memory.close()
     click.echo(block if block is not None else "(no concept matches)")
 
 
@@ -234,13 +228,8 @@ def search(agent: str, message: str, data_dir: str | None, tenant: str, top_k: i
 def show(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
     """Print concept NAME's markdown record."""
     check_agent(agent)
-    memory = open_memory(data_dir)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant) as memory:
         markdown = memory.load(name, agent=agent, tenant=tenant)
-    finally:
-        memory.close()
     click.echo(markdown, nl=False)
 
 
@@ -257,13 +246,8 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, tenant: str) ->
     from insika_knowledge.export import export as run
 
     check_agent(agent)
-    memory = open_memory(data_dir)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant) as memory:
         result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS
-    finally:
-        memory.close()
     extra = f", {result.edges} links" if fmt == "graphml" else ""
     click.echo(f"exported {result.concepts} concepts{extra} to {out}")
 
