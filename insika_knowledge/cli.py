@@ -32,12 +32,11 @@ import pluggy
 from insika_knowledge import __version__, hookspecs
 from insika_knowledge.commands import concepts as concepts_cli
 from insika_knowledge.commands.options import (
+    agent_memory,
     agent_option,
     data_dir_option,
     database_option,
     open_memory,
-    require_agent,
-    require_tenant,
     tenant_option,
 )
 from insika_knowledge.config import KnowledgeConfig, load_config
@@ -217,10 +216,7 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
     """Print the <knowledge> block the agent would get for MESSAGE."""
     check_agent(agent)
     config = _config(None, None, top_k, None)
-    memory = open_memory(data_dir, database=database)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
         retriever = memory.retriever(tenant)
         if as_json:
             found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
@@ -229,8 +225,6 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
             }))
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
-    finally:
-        memory.close()
     click.echo(block if block is not None else "(no concept matches)")
 
 
@@ -243,13 +237,8 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
 def show(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Print concept NAME's markdown record."""
     check_agent(agent)
-    memory = open_memory(data_dir, database=database)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
         markdown = memory.load(name, agent=agent, tenant=tenant)
-    finally:
-        memory.close()
     click.echo(markdown, nl=False)
 
 
@@ -267,13 +256,8 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str |
     from insika_knowledge.export import export as run
 
     check_agent(agent)
-    memory = open_memory(data_dir, database=database)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
         result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS
-    finally:
-        memory.close()
     extra = f", {result.edges} links" if fmt == "graphml" else ""
     click.echo(f"exported {result.concepts} concepts{extra} to {out}")
 

@@ -33,7 +33,17 @@ class Event:
 
 
 @dataclass(frozen=True)
-class KnowledgeLearned(Event):
+class ConceptEvent(Event):
+    """Base of the events about one concept; its ``concept`` field goes out as the key ``name``."""
+
+    def payload(self) -> dict[str, Any]:
+        """The event's keys and values in field order, ``concept`` renamed ``name``."""
+        return {("name" if key == "concept" else key): value
+                for key, value in dataclasses.asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class KnowledgeLearned(ConceptEvent):
     """A turn taught the agent a new concept, or a related sighting merged into one."""
 
     name: ClassVar[str] = "knowledge_learned"
@@ -41,12 +51,9 @@ class KnowledgeLearned(Event):
     type: str
     agent: str
 
-    def payload(self) -> dict[str, Any]:  # noqa: D102 - the wire key is "name"
-        return {"name": self.concept, "type": self.type, "agent": self.agent}
-
 
 @dataclass(frozen=True)
-class KnowledgeQuarantined(Event):
+class KnowledgeQuarantined(ConceptEvent):
     """A turn proposed a rule that only the customer supports: stored, never injected.
 
     A person releases it in the Studio, or a later sighting that an agent message, a
@@ -58,24 +65,18 @@ class KnowledgeQuarantined(Event):
     type: str
     agent: str
 
-    def payload(self) -> dict[str, Any]:  # noqa: D102 - the wire key is "name"
-        return {"name": self.concept, "type": self.type, "agent": self.agent}
-
 
 @dataclass(frozen=True)
-class KnowledgeConflict(Event):
+class KnowledgeConflict(ConceptEvent):
     """A repeat sighting contradicted what is on record; a human must resolve it."""
 
     name: ClassVar[str] = "knowledge_conflict"
     concept: str
     agent: str
 
-    def payload(self) -> dict[str, Any]:  # noqa: D102
-        return {"name": self.concept, "agent": self.agent}
-
 
 @dataclass(frozen=True)
-class KnowledgeAliased(Event):
+class KnowledgeAliased(ConceptEvent):
     """A candidate proposed under a new name restated a concept on record.
 
     The sighting was recorded under ``concept`` (with ``outcome``, normally
@@ -88,13 +89,9 @@ class KnowledgeAliased(Event):
     agent: str
     outcome: str
 
-    def payload(self) -> dict[str, Any]:  # noqa: D102
-        return {"name": self.concept, "alias": self.alias, "agent": self.agent,
-                "outcome": self.outcome}
-
 
 @dataclass(frozen=True)
-class KnowledgePossibleDuplicate(Event):
+class KnowledgePossibleDuplicate(ConceptEvent):
     """A candidate closely matched a concept without stating the same claim.
 
     It was held for a human (the Studio's "possible duplicates"), neither merged into
@@ -106,32 +103,23 @@ class KnowledgePossibleDuplicate(Event):
     duplicate_of: str
     agent: str
 
-    def payload(self) -> dict[str, Any]:  # noqa: D102
-        return {"name": self.concept, "duplicate_of": self.duplicate_of, "agent": self.agent}
-
 
 @dataclass(frozen=True)
-class KnowledgeDeleted(Event):
+class KnowledgeDeleted(ConceptEvent):
     """An operator deleted a concept (its history is kept)."""
 
     name: ClassVar[str] = "knowledge_deleted"
     concept: str
     agent: str
 
-    def payload(self) -> dict[str, Any]:  # noqa: D102
-        return {"name": self.concept, "agent": self.agent}
-
 
 @dataclass(frozen=True)
-class KnowledgeRetrieved(Event):
+class KnowledgeRetrieved(ConceptEvent):
     """The model called ``load_knowledge`` (the adoption signal, not the injection)."""
 
     name: ClassVar[str] = "knowledge_retrieved"
     concept: str
     agent: str
-
-    def payload(self) -> dict[str, Any]:  # noqa: D102
-        return {"name": self.concept, "agent": self.agent}
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,14 @@ from insika_knowledge import hookspecs
 from insika_knowledge.events import (
     Event,
     EventBus,
+    KnowledgeAliased,
+    KnowledgeBackfilled,
     KnowledgeConflict,
+    KnowledgeDeleted,
     KnowledgeLearned,
+    KnowledgePossibleDuplicate,
+    KnowledgeQuarantined,
+    KnowledgeRetrieved,
     Recorder,
     TrackEventForwarder,
 )
@@ -80,3 +86,30 @@ def test_an_implementation_may_take_no_argument_and_wrappers_are_not_run() -> No
 
 def test_a_manager_without_the_hook_is_a_no_op() -> None:
     TrackEventForwarder(pluggy.PluginManager("other"))(KnowledgeConflict(concept="x", agent="ag"))
+
+
+def test_concept_events_send_the_concept_as_name_in_field_order() -> None:
+    payloads = [
+        list(e.payload().items())
+        for e in (
+            KnowledgeLearned(concept="c", type="fact", agent="a"),
+            KnowledgeQuarantined(concept="c", type="policy", agent="a"),
+            KnowledgeConflict(concept="c", agent="a"),
+            KnowledgeAliased(concept="c", alias="d", agent="a", outcome="confirmed"),
+            KnowledgePossibleDuplicate(concept="c", duplicate_of="d", agent="a"),
+            KnowledgeDeleted(concept="c", agent="a"),
+            KnowledgeRetrieved(concept="c", agent="a"),
+        )
+    ]
+    assert payloads == [
+        [("name", "c"), ("type", "fact"), ("agent", "a")],
+        [("name", "c"), ("type", "policy"), ("agent", "a")],
+        [("name", "c"), ("agent", "a")],
+        [("name", "c"), ("alias", "d"), ("agent", "a"), ("outcome", "confirmed")],
+        [("name", "c"), ("duplicate_of", "d"), ("agent", "a")],
+        [("name", "c"), ("agent", "a")],
+        [("name", "c"), ("agent", "a")],
+    ]
+    backfilled = KnowledgeBackfilled(agent="a", sessions=1, concepts=2, conflicts=0)
+    assert backfilled.payload() == {"agent": "a", "sessions": 1, "concepts": 2, "conflicts": 0,
+                                    "dropped": {}}

@@ -17,8 +17,23 @@ from insika_knowledge.procedures.trace.canonical import (
     volatile,
 )
 from insika_knowledge.procedures.trace.credentials import scrub
+from insika_knowledge.procedures.trace.fixpoint import fixed_point
 
 # ---------------------------------------------------------------- examples
+
+
+def test_fixed_point_stops_when_a_pass_changes_nothing_or_at_the_cap() -> None:
+    passes: list[str] = []
+
+    def shorten(text: str) -> str:
+        passes.append(text)
+        return text[1:] if text.startswith("x") else text
+
+    assert fixed_point(shorten, "xxab", rounds=6) == "ab"
+    assert passes == ["xxab", "xab", "ab"]
+    assert fixed_point(shorten, "xxxxab", rounds=2) == "xxab"
+    text = "".join(["a", "b"])
+    assert fixed_point(shorten, text, rounds=6) is text
 
 
 def test_volatile_tokens_become_typed_placeholders() -> None:

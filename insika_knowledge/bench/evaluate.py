@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from insika_knowledge.bench.holdout import task_of
 from insika_knowledge.bench.traces import add_trace
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedure import Procedure
@@ -38,16 +39,6 @@ from insika_knowledge.procedures.recall.cursor import Cursor
 from insika_knowledge.procedures.recall.recall import RecallIndex
 from insika_knowledge.procedures.trace.steps import TraceBuilder, build
 from insika_knowledge.sessions import Session, read_sessions
-
-
-def _task_of(session: Session) -> str:
-    task = session.metadata.get("task_id")
-    if task is None:
-        raise UserError(
-            f"session {session.session_id} (line {session.line}) has no metadata.task_id; "
-            "the held-out evaluation splits by task"
-        )
-    return str(task)
 
 
 def split_tasks(
@@ -77,9 +68,9 @@ def evaluate_split(
     """
     miner = Miner()
     for session, builder in traces:
-        if _task_of(session) in train:
+        if task_of(session) in train:
             add_trace(miner, session, builder)
-    held = [(s, b) for s, b in traces if _task_of(s) in held_out]
+    held = [(s, b) for s, b in traces if task_of(s) in held_out]
     return {
         "train_tasks": sorted(train, key=lambda t: (len(t), t)),
         "held_out_tasks": sorted(held_out, key=lambda t: (len(t), t)),
@@ -236,7 +227,7 @@ def evaluate(
         (s, build(s.messages, config.verify_regexes, verify_scripts=config.verify_scripts))
         for s in sessions
     ]
-    task_ids = [_task_of(s) for s in sessions]
+    task_ids = [task_of(s) for s in sessions]
     splits = []
     for seed in seeds:
         train, held_out = split_tasks(task_ids, seed, train_fraction)

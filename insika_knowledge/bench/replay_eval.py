@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.recall.inject import BLOCK_RE
+from insika_knowledge.procedures.recall.inject import BLOCK_RE, has_breakpoint, unmarked
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.procedures import ProcedureStore
@@ -73,18 +73,6 @@ def read_requests(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def _unmarked(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
-
-
-def _marked(value: Any) -> bool:
-    return isinstance(value, Mapping) and "cache_control" in value
-
-
 def prefix_units(body: Mapping[str, Any]) -> tuple[list[str], int]:
     """The body in cache order as comparable units, and the index of its last breakpoint.
 
@@ -98,17 +86,17 @@ def prefix_units(body: Mapping[str, Any]) -> tuple[list[str], int]:
 
     def add(value: Any, marked: bool) -> None:
         nonlocal last
-        units.append(json.dumps(_unmarked(value), sort_keys=True, ensure_ascii=False))
+        units.append(json.dumps(unmarked(value), sort_keys=True, ensure_ascii=False))
         if marked:
             last = len(units) - 1
 
     tools = body.get("tools")
     if tools:
-        add(tools, any(_marked(t) for t in tools) if isinstance(tools, list) else False)
+        add(tools, any(has_breakpoint(t) for t in tools) if isinstance(tools, list) else False)
     system = body.get("system")
     if isinstance(system, list):
         for part in system:
-            add(part, _marked(part))
+            add(part, has_breakpoint(part))
     elif system is not None:
         add(system, False)
     for message in body.get("messages") or ():
@@ -120,7 +108,7 @@ def prefix_units(body: Mapping[str, Any]) -> tuple[list[str], int]:
         parts = content if isinstance(content, list) and content else [content]
         for j, part in enumerate(parts):
             whole = "cache_control" in message and j == len(parts) - 1
-            add({"message": head, "part": part}, _marked(part) or whole)
+            add({"message": head, "part": part}, has_breakpoint(part) or whole)
     return units, last
 
 

@@ -14,12 +14,12 @@ from typing import Any, Final
 import click
 
 from insika_knowledge.commands.options import (
+    agent_memory,
     agent_option,
     data_dir_option,
     database_option,
     json_option,
     open_memory,
-    require_agent,
     require_tenant,
     tenant_option,
 )
@@ -58,6 +58,15 @@ def _line(concept: Concept, quarantined: bool = False) -> str:
             f"{flag}  {description}")
 
 
+def _echo(concepts: list[Concept], as_json: bool, held: frozenset[str] = frozenset()) -> None:
+    """Print `concepts`: a JSON array of `summary` dicts, or one `_line` each (`held`: quarantined)."""
+    if as_json:
+        click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
+        return
+    for concept in concepts:
+        click.echo(_line(concept, concept.name in held))
+
+
 @click.command("list")
 @agent_option
 @data_dir_option
@@ -66,19 +75,12 @@ def _line(concept: Concept, quarantined: bool = False) -> str:
 @json_option
 def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts: name, type, provenance, confidence, description."""
-    memory = open_memory(data_dir, database=database)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
         concepts = memory.concepts(agent=agent, tenant=tenant)
         held = memory.store(tenant).quarantined_names(agent)
-    finally:
-        memory.close()
+    _echo(concepts, as_json, held)
     if as_json:
-        click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
         return
-    for concept in concepts:
-        click.echo(_line(concept, concept.name in held))
     in_conflict = sum(c.in_conflict for c in concepts)
     click.echo(f"{len(concepts)} concepts of {agent} in tenant {tenant}"
                + (f", {in_conflict} in conflict" if in_conflict else ""), err=True)
@@ -120,20 +122,11 @@ def agents(data_dir: str | None, database: str | None, tenant: str | None, as_js
 @json_option
 def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts holding contradicting reports (resolve them in the Studio)."""
-    memory = open_memory(data_dir, database=database)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
         found = memory.conflicts(agent=agent, tenant=tenant)
-    finally:
-        memory.close()
-    if as_json:
-        click.echo(json.dumps([summary(c) for c in found], ensure_ascii=False, indent=2))
-        return
-    if not found:
+    if not found and not as_json:
         click.echo("(no conflicts)")
-    for concept in found:
-        click.echo(_line(concept))
+    _echo(found, as_json)
 
 
 @click.command()
@@ -144,13 +137,8 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
 @tenant_option
 def delete(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Delete concept NAME (its history is kept: the Studio can restore it)."""
-    memory = open_memory(data_dir, database=database)
-    try:
-        require_tenant(memory, tenant)
-        require_agent(memory, agent, tenant)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
         version = memory.delete(agent=agent, name=name, actor=CLI_ACTOR, tenant=tenant)
-    finally:
-        memory.close()
     click.echo(f"deleted {agent}/{name} in tenant {tenant} (version {version.version}; history kept)")
 
 

@@ -3,11 +3,14 @@
 `require_tenant` and `require_agent` turn an empty read into an error that says what
 exists instead: a tenant without a database is a `NotFound` (exit 2), an agent without
 concepts a `NoConcepts` (exit 1) naming the agents that have some, and the other tenants
-where the asked agent has concepts.
+where the asked agent has concepts. `agent_memory` opens the memory, runs both checks and
+closes it again: what every command that reads one agent's concepts does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 import click
@@ -89,3 +92,21 @@ def require_agent(memory: Memory, agent: str, tenant: str) -> None:
         f"agent {agent!r} has no concepts in tenant {tenant!r} ({there}){hint}",
         agent=agent, tenant=tenant, agents=sorted(agents),
     )
+
+
+@contextmanager
+def agent_memory(data_dir: str | None, agent: str, tenant: str, *, database: str | None = None) -> Iterator[Memory]:
+    """The `Memory` (`open_memory`), checked to hold concepts of `agent` in `tenant`; closed on exit.
+
+    Raises:
+        InvalidName: the agent or tenant name is invalid.
+        NotFound: the tenant has no database (`require_tenant`).
+        NoConcepts: the agent has no concepts there (`require_agent`).
+    """
+    memory = open_memory(data_dir, database=database)
+    try:
+        require_tenant(memory, tenant)
+        require_agent(memory, agent, tenant)
+        yield memory
+    finally:
+        memory.close()

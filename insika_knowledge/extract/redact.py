@@ -277,33 +277,60 @@ def _find_documents(
     """
     spans: list[Span] = []
     for run in _SEPARATED_NUMBER_RE.finditer(text):
-        if sum(ch.isdigit() for ch in run.group()) < length:
-            continue
-        groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
-        soft = [i == 0 or text[groups[i].start() - 1] in " \u00a0" for i in range(len(groups))]
-        i = 0
-        while i < len(groups):
-            found = 0
-            if soft[i] and (i > 0 or _bounded(text, run.start(), run.end(), right=False)):
-                digits, offsets = 0, []
-                for j in range(i, len(groups)):
-                    if digits:
-                        offsets.append(digits)
-                    digits += groups[j].end() - groups[j].start()
-                    if digits > length:
-                        break
-                    closes = j + 1 == len(groups) or soft[j + 1]
-                    edge_ok = j + 1 < len(groups) or _bounded(text, run.start(), run.end(), left=False)
-                    if digits == length and closes and edge_ok and cuts.issuperset(offsets):
-                        value = "".join(g.group() for g in groups[i : j + 1])
-                        if _safe(check, value):
-                            found = j + 1
-                        break
-            if found:
-                spans.append((groups[i].start(), groups[found - 1].end()))
-                i = found
-            else:
-                i += 1
+        if sum(ch.isdigit() for ch in run.group()) >= length:
+            spans += _documents_in_run(text, run, length, cuts, check)
+    return spans
+
+
+def _documents_in_run(
+    text: str, run: re.Match[str], length: int, cuts: frozenset[int], check: Callable[[str], bool]
+) -> list[Span]:
+    """`_find_documents` inside one run of separated digit groups."""
+    groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
+    soft = [i == 0 or text[groups[i].start() - 1] in " \u00a0" for i in range(len(groups))]
+    left_ok = _bounded(text, run.start(), run.end(), right=False)
+    right_ok = _bounded(text, run.start(), run.end(), left=False)
+
+    def document_end(i: int) -> int:
+        if not soft[i] or (i == 0 and not left_ok):
+            return 0
+        digits, offsets = 0, []
+        for j in range(i, len(groups)):
+            if digits:
+                offsets.append(digits)
+            digits += groups[j].end() - groups[j].start()
+            if digits > length:
+                return 0
+            closes = j + 1 == len(groups) or soft[j + 1]
+            edge_ok = j + 1 < len(groups) or right_ok
+            if digits == length and closes and edge_ok and cuts.issuperset(offsets):
+                value = "".join(g.group() for g in groups[i : j + 1])
+                return j + 1 if _safe(check, value) else 0
+        return 0
+
+    return _leftmost_windows(groups, document_end)
+
+
+def _leftmost_windows(groups: list[re.Match[str]], end_at: Callable[[int], int]) -> list[Span]:
+    """Spans of non-overlapping windows of whole digit groups, found left to right.
+
+    Args:
+        groups: the digit groups of one run, in text order.
+        end_at: for a start index ``i``, the index just past the last group of the
+            window that starts there, or 0 when none does.
+
+    Returns:
+        ``[(start, end), ...]`` character offsets; the search resumes after each window.
+    """
+    spans: list[Span] = []
+    i = 0
+    while i < len(groups):
+        found = end_at(i)
+        if found:
+            spans.append((groups[i].start(), groups[found - 1].end()))
+            i = found
+        else:
+            i += 1
     return spans
 
 
@@ -356,36 +383,37 @@ def _card_at(groups: list[re.Match[str]], lengths: list[int], i: int, j: int) ->
 def _find_cards(text: str) -> list[Span]:
     spans: list[Span] = []
     for run in _GROUPED_NUMBER_RE.finditer(text):
-        groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
-        if run.end() - run.start() - len(groups) + 1 < _CARD_MIN:  # digits in the run
-            continue
-        lengths = [g.end() - g.start() for g in groups]
-        left_ok = _bounded(text, run.start(), run.end(), right=False)
-        right_ok = _bounded(text, run.start(), run.end(), left=False)
-        if left_ok and right_ok and _card_at(groups, lengths, 0, len(groups)):
-            spans.append(run.span())
-            continue
-        # Otherwise look for a card inside the run ("4111 1111 1111 1111 12 parcelas"):
-        # windows of whole groups, left to right, longest first at each start. A card
-        # has at most five groups (4-4-4-4-3).
-        i = 0
-        while i < len(groups):
-            found = 0
-            if i > 0 or left_ok:
-                for j in range(min(len(groups), i + 5), i, -1):
-                    if (
-                        (j < len(groups) or right_ok)
-                        and _CARD_MIN <= sum(lengths[i:j]) <= _CARD_MAX
-                        and _card_at(groups, lengths, i, j)
-                    ):
-                        found = j
-                        break
-            if found:
-                spans.append((groups[i].start(), groups[found - 1].end()))
-                i = found
-            else:
-                i += 1
+        spans += _cards_in_run(text, run)
     return spans
+
+
+def _cards_in_run(text: str, run: re.Match[str]) -> list[Span]:
+    """The card numbers in one run of grouped digits: the whole run, or windows inside it."""
+    groups = list(_DIGIT_GROUP_RE.finditer(text, run.start(), run.end()))
+    if run.end() - run.start() - len(groups) + 1 < _CARD_MIN:  # digits in the run
+        return []
+    lengths = [g.end() - g.start() for g in groups]
+    left_ok = _bounded(text, run.start(), run.end(), right=False)
+    right_ok = _bounded(text, run.start(), run.end(), left=False)
+    if left_ok and right_ok and _card_at(groups, lengths, 0, len(groups)):
+        return [run.span()]
+    # Otherwise look for a card inside the run ("4111 1111 1111 1111 12 parcelas"):
+    # windows of whole groups, left to right, longest first at each start. A card
+    # has at most five groups (4-4-4-4-3).
+
+    def card_end(i: int) -> int:
+        if i == 0 and not left_ok:
+            return 0
+        for j in range(min(len(groups), i + 5), i, -1):
+            if (
+                (j < len(groups) or right_ok)
+                and _CARD_MIN <= sum(lengths[i:j]) <= _CARD_MAX
+                and _card_at(groups, lengths, i, j)
+            ):
+                return j
+        return 0
+
+    return _leftmost_windows(groups, card_end)
 
 
 # --------------------------------------------------------------------------- phone

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from insika_knowledge.relay.sse import SSEEvent
-from insika_knowledge.relay.wire import DIVERT, PASS, WAIT, Answer, ToolCall, arguments, named_tools, text_of
+from insika_knowledge.relay.wire import DIVERT, PASS, WAIT, Answer, ToolCall, arguments, text_of, with_tool
 
 PATH: Final = "/v1/messages"
 
@@ -107,18 +107,13 @@ class AnthropicFormat:
 
     def offer(self, body: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
         """Append `schema` as an Anthropic tool (``name``, ``description``, ``input_schema``)."""
-        tools = body.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            return body
         function = schema["function"]
-        if function["name"] in named_tools(tools, "name"):
-            return body
         tool = {
             "name": function["name"],
             "description": function["description"],
             "input_schema": function["parameters"],
         }
-        return {**body, "tools": [*(tools or []), tool]}
+        return with_tool(body, tool, function["name"], "name")
 
     def forbid_tools(self, body: dict[str, Any]) -> dict[str, Any]:
         """``tool_choice: {"type": "none"}``."""

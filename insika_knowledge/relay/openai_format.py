@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from insika_knowledge.relay.sse import SSEEvent
-from insika_knowledge.relay.wire import DIVERT, PASS, WAIT, Answer, ToolCall, arguments, named_tools
+from insika_knowledge.relay.wire import DIVERT, PASS, WAIT, Answer, ToolCall, arguments, with_tool
 
 PATH: Final = "/v1/chat/completions"
 
@@ -110,12 +110,7 @@ class OpenAIFormat:
 
     def offer(self, body: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
         """Append `schema` (an OpenAI function tool) to ``tools`` unless its name is taken."""
-        tools = body.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            return body
-        if schema["function"]["name"] in named_tools(tools, "function"):
-            return body
-        return {**body, "tools": [*(tools or []), dict(schema)]}
+        return with_tool(body, schema, schema["function"]["name"], "function")
 
     def forbid_tools(self, body: dict[str, Any]) -> dict[str, Any]:
         """``tool_choice: none``."""

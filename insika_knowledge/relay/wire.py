@@ -146,6 +146,26 @@ def text_of(content: Any) -> str:
     return ""
 
 
+def with_tool(body: dict[str, Any], tool: Mapping[str, Any], name: str, key: str) -> dict[str, Any]:
+    """`body` with `tool` appended to its ``tools`` list (a new dict; `body` is not changed).
+
+    Args:
+        body: the request body.
+        tool: the tool entry in the body's wire format.
+        name: the tool's name.
+        key: where an entry of ``tools`` names its tool (see `named_tools`).
+
+    Returns:
+        The new body; `body` itself when ``tools`` is not a list or already names `name`.
+    """
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        return body
+    if name in named_tools(tools, key):
+        return body
+    return {**body, "tools": [*(tools or []), dict(tool)]}
+
+
 def named_tools(tools: Any, key: str) -> set[str]:
     """The names of the tools in a ``tools`` list (`key` picks the name out of one entry)."""
     names: set[str] = set()

@@ -142,19 +142,21 @@ def wire_format(body: Mapping[str, Any]) -> str:
 
 def digest(message: Any) -> str:
     """16 hex digits of blake2b over `message`'s JSON, ``cache_control`` marks removed."""
-    text = json.dumps(_unmarked(message), sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(unmarked(message), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-def _unmarked(value: Any) -> Any:
+def unmarked(value: Any) -> Any:
+    """A copy of the JSON value `value` with every ``cache_control`` key removed, at any depth."""
     if isinstance(value, Mapping):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_unmarked(v) for v in value]
+        return [unmarked(v) for v in value]
     return value
 
 
-def _has_breakpoint(value: Any) -> bool:
+def has_breakpoint(value: Any) -> bool:
+    """True when `value` is an object that carries a ``cache_control`` mark itself."""
     return isinstance(value, Mapping) and "cache_control" in value
 
 
@@ -171,7 +173,7 @@ def last_breakpoint(messages: list[Any]) -> tuple[int, int] | None:
         content = message.get("content")
         if isinstance(content, list):
             for j in range(len(content) - 1, -1, -1):
-                if _has_breakpoint(content[j]):
+                if has_breakpoint(content[j]):
                     return i, j
         if "cache_control" in message:
             return i, (len(content) - 1 if isinstance(content, list) else 0)
@@ -257,9 +259,7 @@ def place(body: Mapping[str, Any], block: str, procedure: str = "", fmt: str | N
     echoed = _echoed(original, messages, breakpoint, block)
     if echoed is not None:
         return echoed
-    whole_marked = (
-        isinstance(messages[last_user], Mapping) and "cache_control" in messages[last_user]
-    )
+    whole_marked = has_breakpoint(messages[last_user])
     if (breakpoint is None or breakpoint[0] <= last_user) and not whole_marked:
         content = messages[last_user].get("content")
         if isinstance(content, list):

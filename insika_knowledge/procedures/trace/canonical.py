@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from insika_knowledge.procedures.trace.credentials import SECRET, is_secret_key, scrub
+from insika_knowledge.procedures.trace.fixpoint import fixed_point
 
 BODY: Final = "<BODY>"
 TEXT: Final = "<TEXT>"
@@ -175,12 +176,7 @@ def volatile(text: str) -> str:
     """
     if _VOLATILE_HINT.search(text) is None:
         return text
-    for _ in range(4):
-        replaced = _VOLATILE_ONE.sub(_volatile_match, text)
-        if replaced == text:
-            break
-        text = replaced
-    return text
+    return fixed_point(lambda t: _VOLATILE_ONE.sub(_volatile_match, t), text, rounds=4)
 
 
 @lru_cache(maxsize=65536)
@@ -193,12 +189,7 @@ def canonical_text(text: str) -> str:
     Returns:
         The text with ``<SECRET>`` and typed placeholders; idempotent.
     """
-    for _ in range(6):
-        result = volatile(scrub(text))
-        if result == text:
-            break
-        text = result
-    return text
+    return fixed_point(lambda t: volatile(scrub(t)), text, rounds=6)
 
 
 def _heredocs(command: str) -> str:
@@ -250,13 +241,8 @@ def canonical_command(command: str) -> str:
     Returns:
         The template, whitespace-trimmed, e.g. ``"cat > <TMP> <<'EOF'\\n<BODY>\\nEOF"``.
     """
-    text = command
-    for _ in range(6):  # to a fixed point, so that a template canonicalises to itself
-        result = volatile(bodies(scrub(text))).strip()
-        if result == text:
-            break
-        text = result
-    return text
+    # to a fixed point, so that a template canonicalises to itself
+    return fixed_point(lambda t: volatile(bodies(scrub(t))).strip(), command, rounds=6)
 
 
 @lru_cache(maxsize=4096)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
+from insika_knowledge.procedures.trace.fixpoint import fixed_point
+
 SECRET: Final = "<SECRET>"
 
 #: Argument or field names whose value is a secret whatever it looks like.
@@ -231,12 +233,13 @@ def scrub(text: str) -> str:
     low = text.lower()
     if not any(map(low.__contains__, _HINTS)):
         return text
-    for _ in range(6):  # to a fixed point: a replacement can complete another rule's context
-        before = text
-        for pattern, replacement in _RULES:
-            text = pattern.sub(replacement, text)
-        if text == before:
-            break
+    # to a fixed point: a replacement can complete another rule's context
+    return fixed_point(_scrub_once, text, rounds=6)
+
+
+def _scrub_once(text: str) -> str:
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
     return text
 
 
