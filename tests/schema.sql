@@ -1,5 +1,6 @@
 CREATE INDEX capture_sessions_idle ON capture_sessions (last_turn_at);
 CREATE INDEX concepts_agent_status ON concepts (agent, status);
+CREATE INDEX outbox_claimed_by ON outbox (claimed_by);
 CREATE INDEX procedure_stages_session ON procedure_stages (session_id);
 CREATE INDEX procedures_confidence ON procedures (confidence);
 CREATE INDEX procedures_generation ON procedures (generation);
@@ -88,6 +89,20 @@ CREATE TABLE generations (
     agent      TEXT PRIMARY KEY,
     generation INTEGER NOT NULL             -- bumped by every change to the agent's concepts
 ) WITHOUT ROWID;
+CREATE TABLE outbox (
+    id            INTEGER PRIMARY KEY,       -- arrival order
+    agent         TEXT    NOT NULL,          -- the agent that answered the turn
+    session_id    TEXT    NOT NULL,          -- the conversation's id
+    turn_id       TEXT    NOT NULL,          -- the turn's id in the session
+    knowledge     TEXT    NOT NULL,          -- JSON: the agent's knowledge: block at the time of the turn
+    messages      TEXT    NOT NULL,          -- JSON: the turn's messages (size-bounded by the enqueuer)
+    enqueued_at   TEXT    NOT NULL,          -- UTC ISO-8601 'Z'
+    attempts      INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0), -- claims so far
+    claimed_by    TEXT,                      -- 'host:pid:token' of the worker holding it; NULL = free
+    claimed_until REAL,                      -- unix seconds when the claim lapses
+    not_before    REAL    NOT NULL DEFAULT 0, -- unix seconds before which no worker takes it (back-off)
+    UNIQUE (agent, session_id, turn_id)      -- a turn handed over twice is queued once
+);
 CREATE TABLE procedure_generation (
     id         INTEGER PRIMARY KEY CHECK (id = 1), -- one row
     generation INTEGER NOT NULL              -- bumped by every procedure write; readers compare it

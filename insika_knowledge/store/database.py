@@ -8,6 +8,7 @@ and the mapping of storage failures to the library's errors exist once.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,8 +17,9 @@ from typing import Final
 import apsw
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import RunTimeFailure, UserError
+from insika_knowledge.errors import UserError
 from insika_knowledge.store import fts, migrations
+from insika_knowledge.store.faults import storage_error
 
 BUSY_TIMEOUT_MS: Final = 30_000
 
@@ -34,7 +36,8 @@ class Database:
         UserError: the path is a folder, the file is not a database, or the path cannot
             be used (its folder is under a regular file, not writable, ...); the message
             names the path.
-        RunTimeFailure: the disk is full (or failing) while the schema is written.
+        StorageError: the disk is full or failing, or the file is damaged, while the
+            schema is written (a `RunTimeFailure`).
     """
 
     def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
@@ -94,36 +97,53 @@ class Database:
         self.close()
 
     @contextmanager
-    def _storage_errors(self) -> Iterator[None]:
+    def _storage_errors(self, started: float | None = None) -> Iterator[None]:
         """Turn SQLite's storage failures into the library's errors, naming the file.
 
-        A full disk or an I/O error is a `RunTimeFailure`; a file that cannot be opened
-        or written (permissions, read-only) is a `UserError`.
+        See `insika_knowledge.store.faults` for the mapping: busy, full, I/O, corrupt and
+        read-only each have their `StorageError` subclass (all `RunTimeFailure`).
+
+        Args:
+            started: `time.monotonic` when the call began waiting for the lock (for the
+                waited time a `StorageBusy` reports); None = unknown.
         """
         try:
             yield
-        except apsw.FullError:
-            raise RunTimeFailure(f"disk full writing {self.path}") from None
-        except apsw.IOError as exc:
-            raise RunTimeFailure(f"disk I/O error on {self.path}: {exc}") from None
-        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError) as exc:
-            raise UserError(f"cannot write the database {self.path}: {exc}") from None
+        except apsw.Error as exc:
+            waited_ms = 0.0 if started is None else (time.monotonic() - started) * 1000
+            mapped = storage_error(exc, self.path, waited_ms=waited_ms)
+            if mapped is None:
+                raise
+            raise mapped from None
 
     @contextmanager
-    def _write(self) -> Iterator[apsw.Connection]:
+    def _write(self, busy_timeout_ms: int | None = None) -> Iterator[apsw.Connection]:
         """A ``BEGIN IMMEDIATE`` transaction: commits on exit, rolls back on error.
 
-        Waits up to 30 s for another writer (``BUSY_TIMEOUT_MS``). A ROLLBACK is only
-        issued while a transaction is still open (SQLite ends it by itself after some
-        errors, e.g. a full disk), so the original error is the one raised.
+        Waits up to `busy_timeout_ms` for another writer (None: ``BUSY_TIMEOUT_MS``, 30 s).
+        A ROLLBACK is only issued while a transaction is still open (SQLite ends it by
+        itself after some errors, e.g. a full disk), so the original error is the one raised.
+
+        Args:
+            busy_timeout_ms: the longest wait for the write lock, in milliseconds; a hot
+                path (an engine hook) passes a small budget.
 
         Raises:
-            RunTimeFailure: the disk is full or failing ("disk full writing <path>").
-            UserError: the database file cannot be written (read-only, permissions).
+            StorageBusy: the lock was not free within the wait; nothing was written.
+            StorageFull: the disk is full ("disk full writing <path>").
+            StorageReadOnly: the database file cannot be written (read-only, permissions).
+            StorageError: another storage failure (I/O error, corruption).
         """
         conn = self._conn()
-        with self._storage_errors():
-            conn.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        with self._storage_errors(started):
+            if busy_timeout_ms is not None:
+                conn.set_busy_timeout(busy_timeout_ms)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            finally:
+                if busy_timeout_ms is not None:
+                    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             try:
                 yield conn
                 conn.execute("COMMIT")

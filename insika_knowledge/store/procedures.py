@@ -25,6 +25,7 @@ import apsw
 
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.store.database import Database
+from insika_knowledge.store.faults import mapped_errors
 
 _PROC_COLS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
@@ -262,6 +263,7 @@ class SessionRow:
         )
 
 
+@mapped_errors  # no raw apsw error leaves a public method (see store.faults)
 class ProcedureStore(Database):
     """Procedures, runs, captured sessions and stages of one tenant's database file.
 

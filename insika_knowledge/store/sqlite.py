@@ -25,6 +25,7 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.database import Database
+from insika_knowledge.store.faults import mapped_errors
 from insika_knowledge.store.paths import check_agent
 
 _CONCEPT_COLS: Final = (
@@ -51,6 +52,7 @@ def _row_to_stored(row: tuple[Any, ...]) -> StoredConcept:
     return StoredConcept(concept=concept, version=int(version), id=int(cid))
 
 
+@mapped_errors  # no raw apsw error leaves a public method (see store.faults)
 class SQLiteStore(Database):
     """The concepts of every agent of one tenant, in one SQLite file.
 
