@@ -31,8 +31,6 @@ import json
 import logging
 import os
 import random
-import secrets
-import socket
 import threading
 import time
 from collections import deque
@@ -45,6 +43,7 @@ from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, User
 from insika_knowledge.events import KnowledgeDropped
 from insika_knowledge.memory import Memory
 from insika_knowledge.sessions import check_session_id
+from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE, Outbox, QueuedTurn, has_pending
 from insika_knowledge.store.paths import check_agent, check_tenant, tenant_path, tenants
 
@@ -165,7 +164,7 @@ class ExtractionQueue:
                  on_failure: FailureHandler | None = None, autostart: bool = True):
         self.memory = memory
         self.settings = settings or OutboxSettings.from_env()
-        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.worker_id = holder_id()
         self._on_failure = on_failure
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -365,7 +364,7 @@ class ExtractionQueue:
             if self._stop.is_set():
                 break
             outbox = self._store(tenant)
-            turn = outbox.claim(self.worker_id, lease_s=self.settings.lease_s, gone=_process_gone)
+            turn = outbox.claim(self.worker_id, lease_s=self.settings.lease_s, gone=holder_gone)
             if turn is None:
                 self._forget_finished(tenant, outbox)
                 continue
@@ -572,21 +571,3 @@ def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0) -> float:
     """
     ceiling = min(cap_s, base_s * 2 ** max(0, attempt - 1))
     return random.uniform(0.0, ceiling)  # noqa: S311 - jitter, not security
-
-
-def _process_gone(worker: str) -> bool:
-    """True when `worker` (``host:pid:token``) ran on this host and its process is gone."""
-    host, _, rest = worker.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists but not ours (EPERM), or unknown: assume alive
-        return False
-    return False

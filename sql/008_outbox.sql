@@ -19,3 +19,18 @@ CREATE TABLE outbox (
 );
 -- Small entries: `count(*)` of pending turns and the claim scan read this, not the rows.
 CREATE INDEX outbox_claimed_by ON outbox (claimed_by);
+
+-- Merge leases: while one writer asks the merge model about a concept, the others wait
+-- their turn (first come, first served by ticket) instead of asking about a body that is
+-- about to change and then losing the compare-and-swap. A row of a process that is gone,
+-- or past its time, is removed by the next writer that looks.
+CREATE TABLE merge_leases (
+    agent      TEXT    NOT NULL,
+    name       TEXT    NOT NULL,             -- the concept being merged
+    holder     TEXT    NOT NULL,             -- 'host:pid:thread:token' of a writer
+    ticket     INTEGER NOT NULL,             -- arrival order among the writers of this concept
+    holding    INTEGER NOT NULL CHECK (holding IN (0, 1)), -- 1: asking the model now; 0: waiting
+    expires_at REAL    NOT NULL,             -- unix seconds: the lease lapses, or a waiter that
+                                             -- stopped polling is forgotten
+    PRIMARY KEY (agent, name, holder)
+) WITHOUT ROWID;

@@ -89,6 +89,16 @@ CREATE TABLE generations (
     agent      TEXT PRIMARY KEY,
     generation INTEGER NOT NULL             -- bumped by every change to the agent's concepts
 ) WITHOUT ROWID;
+CREATE TABLE merge_leases (
+    agent      TEXT    NOT NULL,
+    name       TEXT    NOT NULL,             -- the concept being merged
+    holder     TEXT    NOT NULL,             -- 'host:pid:thread:token' of a writer
+    ticket     INTEGER NOT NULL,             -- arrival order among the writers of this concept
+    holding    INTEGER NOT NULL CHECK (holding IN (0, 1)), -- 1: asking the model now; 0: waiting
+    expires_at REAL    NOT NULL,             -- unix seconds: the lease lapses, or a waiter that
+                                             -- stopped polling is forgotten
+    PRIMARY KEY (agent, name, holder)
+) WITHOUT ROWID;
 CREATE TABLE outbox (
     id            INTEGER PRIMARY KEY,       -- arrival order
     agent         TEXT    NOT NULL,          -- the agent that answered the turn

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
@@ -108,6 +108,10 @@ class Transaction(Protocol):
     def supporting_sources(self, agent: str, name: str) -> list[str]: ...
     def put(self, agent: str, concept: Concept, *, reason: str, actor: str,
             session_id: str | None = None) -> StoredConcept: ...
+    def take_merge_lease(self, agent: str, name: str, holder: str, *, lease_s: float,
+                         wait_ttl_s: float, gone: Callable[[str], bool],
+                         now_s: float) -> float | None: ...
+    def release_merge_lease(self, agent: str, name: str, holder: str) -> None: ...
 
 
 class Store(Protocol):

@@ -636,6 +636,68 @@ class Transaction:
                 f"UPDATE {table} SET name=? WHERE agent=? AND name=?", (new, agent, old)
             )
 
+    def take_merge_lease(
+        self, agent: str, name: str, holder: str, *, lease_s: float, wait_ttl_s: float,
+        gone: Callable[[str], bool], now_s: float,
+    ) -> float | None:
+        """Take the merge lease of `name` for `holder`, first come first served.
+
+        A writer that cannot have the lease yet is queued by ticket (its row is kept
+        alive by asking again within `wait_ttl_s`); the oldest waiter gets the lease
+        when it is free. Rows past their time, or of processes that are gone, are removed.
+
+        Args:
+            agent: the agent id.
+            name: the concept name.
+            holder: who asks (`insika_knowledge.store.leases.holder_id`).
+            lease_s: how long the lease lasts once taken, in seconds.
+            wait_ttl_s: how long a waiter's place is kept without asking again, in seconds.
+            gone: True for a holder whose process is dead.
+            now_s: the current unix time, in seconds.
+
+        Returns:
+            None when `holder` has the lease now; else the unix time when the writer
+            ahead of it lets go at the latest.
+        """
+        rows = self.conn.execute(
+            "SELECT holder, ticket, holding, expires_at FROM merge_leases WHERE agent=? AND name=?",
+            (agent, name),
+        ).fetchall()
+        stale = [r[0] for r in rows if r[0] != holder and (float(r[3]) < now_s or gone(str(r[0])))]
+        for who in stale:
+            self.conn.execute(
+                "DELETE FROM merge_leases WHERE agent=? AND name=? AND holder=?", (agent, name, who)
+            )
+        live = [r for r in rows if r[0] not in stale]
+        mine = next((r for r in live if r[0] == holder), None)
+        if mine is None:
+            ticket = max((int(r[1]) for r in live), default=0) + 1
+            mine = (holder, ticket, 0, now_s + wait_ttl_s)
+            live.append(mine)
+            self.conn.execute(
+                "INSERT INTO merge_leases (agent, name, holder, ticket, holding, expires_at) "
+                "VALUES (?,?,?,?,0,?)", (agent, name, holder, ticket, now_s + wait_ttl_s),
+            )
+        ahead = [r for r in live if r[0] != holder and (int(r[2]) or int(r[1]) < int(mine[1]))]
+        if ahead:
+            if not int(mine[2]):
+                self.conn.execute(
+                    "UPDATE merge_leases SET expires_at=? WHERE agent=? AND name=? AND holder=?",
+                    (now_s + wait_ttl_s, agent, name, holder),
+                )
+            return min(float(r[3]) for r in ahead)
+        self.conn.execute(
+            "UPDATE merge_leases SET holding=1, expires_at=? WHERE agent=? AND name=? AND holder=?",
+            (now_s + lease_s, agent, name, holder),
+        )
+        return None
+
+    def release_merge_lease(self, agent: str, name: str, holder: str) -> None:
+        """Remove `holder`'s lease or place in the queue for `name` (nothing if it has none)."""
+        self.conn.execute(
+            "DELETE FROM merge_leases WHERE agent=? AND name=? AND holder=?", (agent, name, holder)
+        )
+
     def record_extraction(self, record: ExtractionRecord) -> None:
         """Upsert one turn's extraction outcome."""
         self.conn.execute(
