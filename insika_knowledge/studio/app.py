@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import auth, edit, views
 from insika_knowledge.studio.render import STATIC, Renderer
@@ -77,6 +78,13 @@ def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         detail = f"{request.method} is not accepted here."
     return renderer.error(request, exc.status_code, detail, link=getattr(exc, "link", None))
+
+
+def _storage_error(request: Request, exc: Exception) -> Response:
+    """503 for a run-time failure (a busy, full, read-only or damaged database): say why."""
+    log.warning("studio: %s %s failed: %s", request.method, request.url.path, exc)
+    renderer: Renderer = request.app.state.renderer
+    return renderer.error(request, 503, f"{exc}. Nothing more was written; try again later.")
 
 
 def _server_error(request: Request, exc: Exception) -> Response:
@@ -136,7 +144,8 @@ def create_app(memory: Memory, token: str, *, secret: str | None = None) -> Star
             ),
             Middleware(auth.LoginGate, renderer=renderer),
         ],
-        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        exception_handlers={HTTPException: _http_error, RunTimeFailure: _storage_error,
+                            Exception: _server_error},
     )
     app.state.memory = memory
     app.state.token = token

@@ -32,6 +32,7 @@ FLASH_KEY: Final = "flash"
 TITLES: Final = {
     400: "Bad request", 401: "Not logged in", 403: "Refused", 404: "Not found",
     405: "Method not allowed", 409: "Conflict", 422: "Invalid record", 500: "Something went wrong",
+    503: "Database unavailable",
 }
 
 # CommonMark with raw HTML disabled: a "<script>" in a body is shown as text.
