@@ -211,7 +211,7 @@ def show(agent: str, name: str, data_dir: str | None, tenant: str) -> None:
         check_agent(agent)
         memory = _memory(data_dir)
         _require_tenant(memory, tenant)
-        result = memory.retriever(tenant).load_knowledge(agent, name)
+        result = memory.retriever(tenant).load_knowledge(agent, name, max_chars=None)
     except InsikaError as exc:
         raise _fail(exc) from None
     if "error" in result:

@@ -41,7 +41,7 @@ from insika_knowledge.events import (
 from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
 from insika_knowledge.sessions import check_session_id
-from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept
+from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept, Transaction
 from insika_knowledge.store.leases import holder_gone, holder_id
 
 log = logging.getLogger(__name__)
@@ -295,13 +295,35 @@ def _decide_and_write(
         if decision.sighting is not None:
             now = store.clock()
             tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
-            sources = tx.supporting_sources(agent, candidate.name) if decision.needs_sources else []
+            sources: list[str] = []
+            distinct: int | None = None
+            if decision.needs_sources:
+                sources, distinct = _supporting(tx, agent, candidate.name, stored, session_id)
             concept = consolidate.apply(
-                decision, stored, candidate, sources=sources, session_id=session_id, now=now
+                decision, stored, candidate, sources=sources, session_id=session_id, now=now,
+                distinct_sources=distinct,
             )
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
         return decision.outcome
+
+
+def _supporting(
+    tx: Transaction, agent: str, name: str, stored: Concept | None, session_id: str
+) -> tuple[list[str], int]:
+    """The supporting sessions to merge into the record, and their distinct count.
+
+    The count is read from the ledger up to `consolidate.SOURCES_KEPT` (enough for the
+    confidence, which is full at 5). The sessions are the record's own plus this one,
+    unless the record lists fewer than the ledger holds (an operator removed some):
+    then the ledger's most recent ones. Either way the reads are bounded, so a concept
+    sighted thousands of times costs what one sighted a hundred times does.
+    """
+    distinct = tx.source_count(agent, name, at_most=consolidate.SOURCES_KEPT)
+    kept = set(stored.sources if stored is not None else ()) | {session_id}
+    if len(kept) >= distinct:
+        return [session_id], distinct
+    return tx.recent_sources(agent, name, consolidate.SOURCES_KEPT), distinct
 
 
 def _release(store: Store, agent: str, name: str, holder: str) -> None:

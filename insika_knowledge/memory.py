@@ -254,7 +254,7 @@ class Memory:
             NotFound: no such concept (the message names up to 3 close names).
         """
         check_agent(agent)
-        result = self.retriever(tenant).load_knowledge(agent, name)
+        result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None)
         if "error" in result:
             raise NotFound(str(result["error"]))
         return str(result["markdown"])

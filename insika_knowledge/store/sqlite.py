@@ -18,6 +18,7 @@ import apsw
 
 from insika_knowledge.concept import Concept, check_name, parse, serialize
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
+from insika_knowledge.store import versions
 from insika_knowledge.store.base import (
     ExtractionRecord,
     ScanRow,
@@ -335,7 +336,8 @@ class SQLiteStore(Database):
             "FROM concept_versions WHERE agent=? AND name=? ORDER BY version DESC",
             (agent, name),
         )
-        return [Version(*r) for r in rows]
+        conn = self._conn()
+        return [_version(conn, r) for r in rows]
 
     def version(self, agent: str, name: str, number: int) -> Version:
         """One version of `name`.
@@ -350,7 +352,7 @@ class SQLiteStore(Database):
         ).fetchone()
         if row is None:
             raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
-        return Version(*row)
+        return _version(self._conn(), row)
 
     def deleted(self, agent: str) -> list[Version]:
         """The delete version of each concept of `agent` that is deleted now, newest first."""
@@ -364,7 +366,8 @@ class SQLiteStore(Database):
             "ORDER BY v.created_at DESC, v.name",
             (agent,),
         )
-        return [Version(*r) for r in rows]
+        conn = self._conn()
+        return [_version(conn, r) for r in rows]
 
     def sightings(self, agent: str, name: str) -> list[tuple[str, str, str, str]]:
         """The ledger of `name`: ``(session_id, turn_id, outcome, seen_at)``, oldest first."""
@@ -486,6 +489,13 @@ class SQLiteStore(Database):
             tx.record_extraction(record)
 
 
+def _version(conn: apsw.Connection, row: Any) -> Version:
+    """A `Version` from a ``concept_versions`` row, its record unpacked (`store.versions`)."""
+    agent, name, number, reason, actor, session_id, stored, created_at = row
+    markdown = versions.unpack(conn, agent, name, int(number), stored)
+    return Version(agent, name, number, reason, actor, session_id, markdown, created_at)
+
+
 def _check_operator(actor: object, version: object = 0) -> None:
     """Refuse an operator write whose actor or version number is not usable.
 
@@ -529,6 +539,26 @@ class Transaction:
             "VALUES (?, ?, ?, ?, ?, ?)",
             (agent, name, session_id, turn_id, outcome, self.clock()),
         )
+
+    def recent_sources(self, agent: str, name: str, limit: int) -> list[str]:
+        """The `limit` most recent distinct sessions supporting `name`, oldest of them first."""
+        rows: list[Any] = self.conn.execute(
+            "SELECT session_id FROM sightings WHERE agent=? AND name=? AND outcome != 'conflict' "
+            "GROUP BY session_id ORDER BY min(seen_at) DESC, session_id DESC LIMIT ?",
+            (agent, name, limit),
+        ).fetchall()
+        return [str(r[0]) for r in reversed(rows)]
+
+    def source_count(self, agent: str, name: str, *, at_most: int) -> int:
+        """How many distinct sessions support `name` on the ledger, counted up to `at_most`.
+
+        Reads the ledger's primary key in order and stops at `at_most` distinct sessions.
+        """
+        row: Any = self.conn.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id FROM sightings "
+            "WHERE agent=? AND name=? AND outcome != 'conflict' LIMIT ?)", (agent, name, at_most),
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def supporting_sources(self, agent: str, name: str) -> list[str]:
         """Distinct sessions whose sightings support `name` (not contradictions), first first."""
@@ -576,7 +606,8 @@ class Transaction:
         self.conn.execute(
             "INSERT INTO concept_versions (agent, name, version, reason, actor, session_id, "
             "markdown, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (agent, concept.name, number, reason, actor, session_id, markdown, self.clock()),
+            (agent, concept.name, number, reason, actor, session_id,
+             versions.pack(self.conn, agent, concept.name, number, markdown), self.clock()),
         )
         stored = self.get(agent, concept.name)
         assert stored is not None
@@ -603,7 +634,7 @@ class Transaction:
         ).fetchone()
         if row is None:
             raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
-        return tuple(row)
+        return tuple(_version(self.conn, row))
 
     def remove(self, agent: str, name: str, *, actor: str) -> Version:
         """Delete the current row of `name`, writing a ``delete`` version with its last bytes."""
@@ -616,7 +647,8 @@ class Transaction:
         self.conn.execute(
             "INSERT INTO concept_versions (agent, name, version, reason, actor, session_id, "
             "markdown, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (agent, name, number, "delete", actor, None, markdown, now),
+            (agent, name, number, "delete", actor, None,
+             versions.pack(self.conn, agent, name, number, markdown), now),
         )
         self.conn.execute("DELETE FROM concepts WHERE agent=? AND name=?", (agent, name))
         return Version(agent, name, number, "delete", actor, None, markdown, now)
@@ -659,7 +691,7 @@ class Transaction:
             None when `holder` has the lease now; else the unix time when the writer
             ahead of it lets go at the latest.
         """
-        rows = self.conn.execute(
+        rows: list[Any] = self.conn.execute(
             "SELECT holder, ticket, holding, expires_at FROM merge_leases WHERE agent=? AND name=?",
             (agent, name),
         ).fetchall()
