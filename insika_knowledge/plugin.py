@@ -29,13 +29,13 @@ import pluggy
 
 from insika_knowledge import hookspecs
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError
+from insika_knowledge.errors import InsikaError, StorageBusy
 from insika_knowledge.events import EventBus, KnowledgeDegraded, TrackEventForwarder
 from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
 from insika_knowledge.memory import Memory
 from insika_knowledge.outbox import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant
+from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant, tenant_path
 
 if TYPE_CHECKING:
     from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
@@ -151,6 +151,18 @@ class KnowledgePlugin:
             return self._memory
 
     @property
+    def lock_budget_ms(self) -> int:
+        """The longest a hook waits for a database lock, in milliseconds.
+
+        `OutboxSettings.lock_budget_ms` (``$INSIKA_LOCK_BUDGET_MS``, default 50): the
+        request hook, ``context_fragments`` and ``after_turn`` all use it.
+        """
+        settings = self.outbox_settings
+        if settings is None:
+            settings = self.outbox_settings = OutboxSettings.from_env()
+        return settings.lock_budget_ms
+
+    @property
     def queue(self) -> ExtractionQueue:
         """The extraction queue of the current `Memory` (started on first use).
 
@@ -192,6 +204,8 @@ class KnowledgePlugin:
     def _failed(self, agent: object, feature: str, exc: BaseException) -> None:
         """Report an unexpected failure of a hook as ``knowledge_degraded`` (once per cause)."""
         reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, StorageBusy):  # one cause, whatever the wait: one event
+            reason = f"the database {exc.path} was busy beyond the lock budget"
         self._degraded(_agent_id(agent), feature, reason[:300])
 
     # ------------------------------------------------------------------ hooks
@@ -219,7 +233,9 @@ class KnowledgePlugin:
     def context_fragments(self, turn: Turn) -> list[Fragment]:
         """The ``<knowledge>`` block for the turn's last user message, at priority 77.
 
-        Never raises: any failure returns ``[]`` and emits ``knowledge_degraded``.
+        Waits at most `lock_budget_ms` for the database (a lock held elsewhere); beyond
+        it the turn goes on without the block. Never raises: any failure returns ``[]``
+        and emits ``knowledge_degraded``.
         """
         try:
             config = self._config(turn.agent)
@@ -228,10 +244,13 @@ class KnowledgePlugin:
             message = turn.last_user_text()
             if not isinstance(message, str) or not message.strip():
                 return []
-            retriever = self.memory.retriever(turn.agent.tenant)
-            block = retriever.block(
-                turn.agent.id, message, config.top_k, config.index, config.min_coverage
-            )
+            budget = self.lock_budget_ms  # never the store's 30 s wait, even to migrate
+            retriever = self.memory.retriever(turn.agent.tenant, busy_timeout_ms=budget)
+            store = self.memory.store(turn.agent.tenant)  # the retriever's store
+            with store.busy_budget(budget):
+                block = retriever.block(
+                    turn.agent.id, message, config.top_k, config.index, config.min_coverage
+                )
             if block is None:
                 return []
             return [Fragment(text=block, priority=KNOWLEDGE_PRIORITY, source="knowledge")]
@@ -250,7 +269,7 @@ class KnowledgePlugin:
             if config is None or not config.retrieve:
                 return []
             check_agent(agent.id)
-            retriever = self.memory.retriever(agent.tenant)
+            retriever = self.memory.retriever(agent.tenant, busy_timeout_ms=self.lock_budget_ms)
         except Exception as exc:
             self._failed(agent, "tools", exc)
             return []
@@ -266,14 +285,19 @@ class KnowledgePlugin:
 
         The tenant comes from the ``x-insika-tenant`` header (default ``default``); the
         mode from `KnowledgePlugin.procedures_config` (``$INSIKA_PROCEDURES_MODE``, else
-        ``shadow``). A failure leaves the body unchanged and emits ``knowledge_degraded``.
+        ``shadow``). The request waits at most `lock_budget_ms` for a lock: beyond it, it
+        goes on unchanged, its stage says ``failed`` / ``busy_deferred``, and the session's
+        next request captures what this one could not. A failure leaves the body
+        unchanged and emits ``knowledge_degraded``.
         """
         try:
             tenant = DEFAULT_TENANT
             if isinstance(headers, Mapping):
                 lowered = {str(k).lower(): v for k, v in headers.items()}
                 tenant = str(lowered.get("x-insika-tenant", DEFAULT_TENANT))
-            result: tuple[Any, Any] = self._procedures(tenant).handle_request(body, headers)
+            result: tuple[Any, Any] = self._procedures(tenant).handle_request(
+                body, headers, lock_budget_ms=self.lock_budget_ms
+            )
             return result
         except Exception as exc:  # the request goes upstream as sent
             self._degraded("-", "procedures", f"{type(exc).__name__}: {exc}"[:300])
@@ -281,16 +305,19 @@ class KnowledgePlugin:
 
     def _procedures(self, tenant: str) -> ProceduralMemory:
         from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+        from insika_knowledge.store.procedures import ProcedureStore
 
         check_tenant(tenant)
         directory = self.memory.directory  # takes the lock itself: read it first
+        budget = self.lock_budget_ms
         with self._lock:
             skill = self._skills.get(tenant)
             if skill is None:
                 if self.procedures_config is None:
                     mode = os.environ.get("INSIKA_PROCEDURES_MODE", "shadow")
                     self.procedures_config = ProceduresConfig(mode=mode)
-                skill = ProceduralMemory.open(directory, tenant, self.procedures_config)
+                store = ProcedureStore(tenant_path(directory, tenant), busy_timeout_ms=budget)
+                skill = ProceduralMemory(store, self.procedures_config)
                 skill.start_sweeper()
                 self._skills[tenant] = skill
             return skill

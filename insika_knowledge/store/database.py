@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Final
 
@@ -31,8 +31,12 @@ class Database:
         path: the database file (created with its folder if missing); ``:memory:`` is
             not supported (each thread opens its own connection).
         clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``; tests inject one.
+        busy_timeout_ms: the longest the opening waits for the write lock when a
+            migration is pending, in milliseconds (None: the store's 30 s); a hot path
+            passes its small budget.
 
     Raises:
+        StorageBusy: a migration is pending and the lock stayed busy beyond `busy_timeout_ms`.
         UserError: the path is a folder, the file is not a database, or the path cannot
             be used (its folder is under a regular file, not writable, ...); the message
             names the path.
@@ -40,7 +44,8 @@ class Database:
             schema is written (a `RunTimeFailure`).
     """
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now):
+    def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now,
+                 busy_timeout_ms: int | None = None):
         self.path = Path(path)
         self.clock = clock
         if self.path.is_dir():
@@ -54,10 +59,12 @@ class Database:
         self._local = threading.local()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
-        with self._storage_errors():
+        with self._storage_errors(time.monotonic()):
             conn = self._conn()
             self.has_fts5 = fts.fts5_available(conn)
-            migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
+            budget = nullcontext() if busy_timeout_ms is None else self.busy_budget(busy_timeout_ms)
+            with budget:
+                migrations.migrate(conn, frozenset({"fts5"}) if self.has_fts5 else frozenset())
             self.fts_ready = self.has_fts5 and "002_fts5" in migrations.applied(conn)
 
     # ------------------------------------------------------------------ connections
@@ -117,6 +124,29 @@ class Database:
             raise mapped from None
 
     @contextmanager
+    def busy_budget(self, budget_ms: int) -> Iterator[None]:
+        """Within the block, this thread waits at most `budget_ms` for any lock (reads and writes).
+
+        For hot paths (an engine hook): a lock held elsewhere beyond the budget raises
+        `StorageBusy` at once instead of waiting the store's 30 s.
+
+        Args:
+            budget_ms: the longest wait for a lock, in milliseconds (>= 0).
+
+        Raises:
+            StorageBusy: (inside the block) a lock stayed busy beyond the budget.
+        """
+        conn = self._conn()
+        previous = getattr(self._local, "budget_ms", None)
+        self._local.budget_ms = budget_ms
+        conn.set_busy_timeout(budget_ms)
+        try:
+            yield
+        finally:
+            self._local.budget_ms = previous
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS if previous is None else previous)
+
+    @contextmanager
     def _write(self, busy_timeout_ms: int | None = None) -> Iterator[apsw.Connection]:
         """A ``BEGIN IMMEDIATE`` transaction: commits on exit, rolls back on error.
 
@@ -143,7 +173,8 @@ class Database:
                 conn.execute("BEGIN IMMEDIATE")
             finally:
                 if busy_timeout_ms is not None:
-                    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                    budget = getattr(self._local, "budget_ms", None)
+                    conn.set_busy_timeout(BUSY_TIMEOUT_MS if budget is None else budget)
             try:
                 yield conn
                 conn.execute("COMMIT")
