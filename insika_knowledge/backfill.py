@@ -5,17 +5,26 @@ A session already extracted successfully is skipped, so a re-run only retries wh
 failed or is new; one failing session never stops the others. The model is checked
 once before any session runs (an unusable provider is a `UserError`, not one error per
 session). The run ends with a ``knowledge_backfilled`` event.
+
+A rate-limited model (HTTP 429) is waited for, not hammered: the session is tried
+again after the provider's ``Retry-After``, or after an exponential back-off with full
+jitter when it gives none, and every worker thread waits out the same pause. A session
+that still fails, or whose model call failed (timeout, rate limit, connection), is
+`BackfillSummary.unfinished`, and the CLI exits 1 for it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import UserError
@@ -26,6 +35,14 @@ from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.paths import DEFAULT_TENANT
 
 BACKFILL_TURN: Final = "session"
+#: Outcomes that mean the session's extraction did not run to an answer (the run fails).
+UNFINISHED: Final = frozenset({"error", "model_timeout", "model_rate_limited", "model_error"})
+#: Tries of one session while the model answers HTTP 429.
+RATE_LIMIT_ATTEMPTS: Final = 5
+#: The first back-off after a 429 without ``Retry-After``, in seconds (doubled per try, jittered).
+RATE_LIMIT_BASE_S: Final = 2.0
+#: The longest pause a ``Retry-After`` may impose, in seconds; longer: the session is left.
+RATE_LIMIT_MAX_WAIT_S: Final = 300.0
 _TIME_KEYS: Final = ("started_at", "time_utc", "time", "created_at")
 
 
@@ -58,6 +75,16 @@ class BackfillSummary:
     def failed(self) -> list[SessionStatus]:
         """Sessions that ended ``error`` (an exception, e.g. a full disk), not a model outcome."""
         return [s for s in self.statuses if s.status == "error"]
+
+    @property
+    def unfinished(self) -> list[SessionStatus]:
+        """Sessions whose extraction did not run to an answer: ``error`` or a model call
+        that failed (``model_timeout``, ``model_rate_limited``, ``model_error``).
+
+        An answer the model gave but that held nothing usable (``model_empty``,
+        ``model_malformed``) is a result, not a failure of the run.
+        """
+        return [s for s in self.statuses if s.status in UNFINISHED]
 
     @property
     def dropped(self) -> Counter[str]:
@@ -114,6 +141,8 @@ def backfill(
     concurrency: int = 1,
     model: ConceptModel | None = None,
     on_progress: Callable[[SessionStatus], None] | None = None,
+    rate_limit_attempts: int = RATE_LIMIT_ATTEMPTS,
+    rate_limit_base_s: float = RATE_LIMIT_BASE_S,
 ) -> BackfillSummary:
     """Extract every stored session of `sessions_path` into `agent`'s concepts.
 
@@ -129,6 +158,8 @@ def backfill(
             serialise in SQLite).
         model: overrides the config's model.
         on_progress: called once per finished session (from worker threads).
+        rate_limit_attempts: tries of one session while the model answers 429 (>= 1).
+        rate_limit_base_s: the first back-off after a 429 without ``Retry-After``, in seconds.
 
     Returns:
         The summary; the ``knowledge_backfilled`` event has already fired.
@@ -140,7 +171,7 @@ def backfill(
     if concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     try:
-        sessions = list(read_sessions(sessions_path))  # malformed input fails before any write
+        sessions = list(read_sessions(Path(sessions_path)))  # malformed input fails before any write
     except UnicodeDecodeError as exc:
         raise UserError(f"sessions file {sessions_path} is not UTF-8 text: {exc.reason}") from None
     chosen = model if model is not None else memory.model(config.resolved_model())
@@ -149,9 +180,10 @@ def backfill(
         check()  # an unusable provider fails here, before any session runs
     store = memory.store(tenant)
     summary = BackfillSummary(agent)
+    gate = _RateGate(max(1, rate_limit_attempts), rate_limit_base_s)
 
     def one(session: Session) -> SessionStatus:
-        status = _run_one(memory, agent, config, chosen, tenant, store, session, since)
+        status = _run_one(memory, agent, config, chosen, tenant, store, session, since, gate)
         if on_progress is not None:
             on_progress(status)
         return status
@@ -176,8 +208,44 @@ def backfill(
     return summary
 
 
+class _RateGate:
+    """The pause every worker waits out after a 429 (shared: one limit, one provider)."""
+
+    def __init__(self, attempts: int, base_s: float):
+        self.attempts = attempts
+        self.base_s = base_s
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Sleep until the current pause is over (at once when there is none)."""
+        while True:
+            with self._lock:
+                left = self._until - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(left)
+
+    def pause(self, attempt: int, retry_after_s: float | None) -> bool:
+        """Start (or lengthen) the pause after the `attempt`-th 429; False: give up instead."""
+        from insika_knowledge.outbox import backoff_s
+
+        if attempt >= self.attempts:
+            return False
+        if retry_after_s is not None:
+            if retry_after_s > RATE_LIMIT_MAX_WAIT_S:
+                return False
+            delay = retry_after_s
+        else:
+            delay = backoff_s(attempt, self.base_s, cap_s=RATE_LIMIT_MAX_WAIT_S)
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + delay)
+        return True
+
+
 def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: ConceptModel | None,
-             tenant: str, store: object, session: Session, since: datetime | None) -> SessionStatus:
+             tenant: str, store: object, session: Session, since: datetime | None,
+             gate: _RateGate) -> SessionStatus:
     started = session_time(session)
     if since is not None and started is not None and started < since:
         return SessionStatus(session.session_id, "before-since")
@@ -185,10 +253,16 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
         if previous is not None and previous.outcome == "ok":
             return SessionStatus(session.session_id, "skipped")
-        report = memory.learn_turn(
-            agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
-            messages=_conversation(session.messages), tenant=tenant, model=model,
-        )
+        attempt = 0
+        while True:
+            gate.wait()
+            attempt += 1
+            report = memory.learn_turn(
+                agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
+                messages=_conversation(session.messages), tenant=tenant, model=model,
+            )
+            if report.outcome != "model_rate_limited" or not gate.pause(attempt, report.retry_after_s):
+                break
     except Exception as exc:  # one failing session never stops the others
         return SessionStatus(session.session_id, "error", detail=f"{type(exc).__name__}: {exc}"[:300])
     status = "done" if report.outcome == "ok" else report.outcome
@@ -199,6 +273,6 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
     )
 
 
-def _conversation(messages: Iterable[dict]) -> list[dict]:
+def _conversation(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     # The system prompt is pack data, not something the conversation taught.
     return [m for m in messages if m.get("role") != "system"]

@@ -166,8 +166,10 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
            if summary.dropped else "")
     )
     memory.close()
-    if summary.failed:  # a session that ended `error` (not a model outcome) fails the run
-        raise _Exit(f"{len(summary.failed)} session(s) failed: {summary.failed[0].detail}", 1)
+    if summary.unfinished:  # an error, or a model call that failed (not an empty answer)
+        first = summary.unfinished[0]
+        raise _Exit(f"{len(summary.unfinished)} session(s) failed ({first.session_id}: "
+                    f"{first.status}): {first.detail}; run backfill again to retry them", 1)
 
 
 @cli.command()

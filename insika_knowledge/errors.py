@@ -81,13 +81,17 @@ class ModelFailure(RunTimeFailure):
             ``model_malformed``, ``model_empty`` or ``model_error``.
         attempts: how many attempts were made.
         raw_output: the last raw text the model answered, if any (truncated to 2000 chars).
+        retry_after_s: for ``model_rate_limited``, the seconds the provider asked to wait
+            (its ``Retry-After`` header), or None when it did not say.
     """
 
-    def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None):
+    def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None,
+                 retry_after_s: float | None = None):
         self.outcome = outcome
         self.detail = detail
         self.attempts = attempts
         self.raw_output = raw_output[:2000] if raw_output else raw_output
+        self.retry_after_s = retry_after_s
         super().__init__(f"{outcome}: {detail} (after {attempts} attempt(s))")
 
 

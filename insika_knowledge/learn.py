@@ -73,6 +73,8 @@ class TurnReport:
         redacted: placeholder kind -> personal data items replaced.
         results: ``(concept name, outcome)`` per surviving candidate, in answer order.
         detail: the failure, when there is one.
+        retry_after_s: for ``model_rate_limited``, the wait the provider asked for, in
+            seconds (None when it did not say).
     """
 
     session_id: str
@@ -84,6 +86,7 @@ class TurnReport:
     redacted: Counter[str] = field(default_factory=Counter)
     results: list[tuple[str, Outcome]] = field(default_factory=list)
     detail: str | None = None
+    retry_after_s: float | None = None
 
     def count(self, outcome: Outcome) -> int:
         """How many candidates ended with `outcome`."""
@@ -136,6 +139,7 @@ def learn_turn(
             items = model.propose(request)
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
+            report.retry_after_s = failure.retry_after_s
         except Exception as exc:  # any other model failure: recorded, retryable, never raised
             log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
             report.outcome, report.retryable = "model_error", True

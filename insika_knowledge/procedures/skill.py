@@ -335,7 +335,9 @@ class ProceduralMemory:
 
     # ------------------------------------------------------------------ tasks and sessions
 
-    def _finish(self, captured: Captured, outcome: str | None, *, keep: bool = True) -> Verdict:
+    def _finish(
+        self, captured: Captured, outcome: str | None, *, keep: bool = True, if_unchanged: bool = False,
+    ) -> Verdict | None:
         row, builder = captured.row, captured.builder
         verdict = judge(builder.steps, outcome, builder.given)
         runs = [r for r in (mined_run(captured.run_id(), verdict, builder.task),) if r is not None]
@@ -347,9 +349,9 @@ class ProceduralMemory:
             and row.procedure_id not in verdict.keys
         ):
             runs.append(MinedRun(captured.run_id(), FAILURE, (row.procedure_id,)))
-        self.store.finish_task(row, runs, keep=keep)
+        counted = self.store.finish_task(row, runs, keep=keep, if_unchanged=if_unchanged)
         self.capture.forget(row.session_id)
-        return verdict
+        return None if counted is None else verdict
 
     def close_session(self, session_id: str, outcome: str | None) -> Verdict | None:
         """Close the current task of `session_id` with `outcome` and mine it.
@@ -383,8 +385,10 @@ class ProceduralMemory:
                 row = self.store.load_session(sid)
                 if row is None:
                     continue
-                self._finish(Captured(row, self.capture.builder(row), set()), None, keep=False)
-                flushed.append(sid)
+                verdict = self._finish(Captured(row, self.capture.builder(row), set()), None,
+                                       keep=False, if_unchanged=True)
+                if verdict is not None:  # None: a request arrived meanwhile; not idle after all
+                    flushed.append(sid)
         return flushed
 
     def start_sweeper(self) -> None:
