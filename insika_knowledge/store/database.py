@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -57,7 +58,7 @@ class Database:
                 f"cannot use {self.path.parent} as the data directory: {exc.strerror or exc}"
             ) from None
         self._local = threading.local()
-        self._all: list[apsw.Connection] = []
+        self._all: dict[int, apsw.Connection] = {}  # id -> every connection still open
         self._lock = threading.Lock()
         with self._storage_errors(time.monotonic()):
             conn = self._conn()
@@ -70,31 +71,51 @@ class Database:
     # ------------------------------------------------------------------ connections
 
     def _conn(self) -> apsw.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            try:
-                conn = apsw.Connection(str(self.path))
-                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                fts.register(conn)
-            except apsw.NotADBError as exc:
+        """This thread's connection (opened on first use, closed when the thread ends).
+
+        Each thread has its own connection, held by a `_Owned` in a thread-local: when
+        the thread ends its thread-locals are freed and the connection is closed, so a
+        thread pool that replaces its threads (the Studio's, a backfill's) leaves no file
+        open behind it.
+        """
+        owned: _Owned | None = getattr(self._local, "owned", None)
+        if owned is not None:
+            return owned.conn
+        try:
+            conn = apsw.Connection(str(self.path))
+        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
+                apsw.AuthError, OSError) as exc:
+            raise UserError(f"cannot open the database {self.path}: {exc}") from None
+        try:
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            fts.register(conn)
+        except BaseException as exc:
+            conn.close(True)  # a connection that could not be set up is not kept open
+            if isinstance(exc, apsw.NotADBError):
                 raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
-            except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
-                    apsw.AuthError, OSError) as exc:
+            if isinstance(exc, (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
+                                apsw.AuthError, OSError)):
                 raise UserError(f"cannot open the database {self.path}: {exc}") from None
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
+            raise
+        with self._lock:
+            self._all[id(conn)] = conn
+        self._local.owned = _Owned(conn, self._all, self._lock)
         return conn
+
+    def open_connections(self) -> int:
+        """How many connections of this store are open now (one per live thread that used it)."""
+        with self._lock:
+            return len(self._all)
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
         with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
+            conns, self._all = list(self._all.values()), {}
+        for conn in conns:
+            conn.close(True)
         self._local = threading.local()
 
     def __enter__(self) -> Database:
@@ -181,6 +202,31 @@ class Database:
             except BaseException:
                 _rollback(conn)
                 raise
+
+
+class _Owned:
+    """Holds one thread's connection; closes it when collected (the thread ended).
+
+    Args:
+        conn: the connection.
+        registry: the store's open connections (the entry is removed on close).
+        lock: the lock guarding `registry`.
+    """
+
+    def __init__(self, conn: apsw.Connection, registry: dict[int, apsw.Connection],
+                 lock: threading.Lock):
+        self.conn = conn
+        weakref.finalize(self, _release, conn, registry, lock)
+
+
+def _release(conn: apsw.Connection, registry: dict[int, apsw.Connection], lock: threading.Lock) -> None:
+    """Forget and close a connection whose thread ended (never raises: runs at collection)."""
+    with lock:
+        registry.pop(id(conn), None)
+    try:
+        conn.close(True)
+    except Exception:  # noqa: S110 - a finaliser must not raise; the file is closed either way
+        pass
 
 
 def _rollback(conn: apsw.Connection) -> None:
