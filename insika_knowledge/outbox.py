@@ -74,6 +74,8 @@ class OutboxSettings:
         max_attempts: claims of one turn before it is given up (recorded as ``error``).
         retry_base_s: first back-off after a storage failure, doubled per attempt, jittered.
         poll_s: how often an idle worker looks for turns queued by other processes.
+        rescan_s: how often the worker looks again through the data directory for
+            tenants with queued turns (another process's, or one that ended).
     """
 
     max_pending: int = 10_000
@@ -85,6 +87,7 @@ class OutboxSettings:
     max_attempts: int = 5
     retry_base_s: float = 1.0
     poll_s: float = 1.0
+    rescan_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.max_pending < 1 or self.turn_bytes_max < 1024 or self.spill_max < 0:
@@ -309,7 +312,11 @@ class ExtractionQueue:
             self._thread.start()
 
     def resume(self) -> list[str]:
-        """Register every tenant of the data directory with turns in its outbox; returns them."""
+        """Register every tenant of the data directory with turns in its outbox; returns them.
+
+        The worker does it when it starts and every `OutboxSettings.rescan_s` seconds, so
+        turns another process queued (and left, when it ended) are served too.
+        """
         found = [t for t in tenants(self.memory.directory)
                  if has_pending(tenant_path(self.memory.directory, t))]
         with self._lock:
@@ -323,7 +330,14 @@ class ExtractionQueue:
         except Exception:  # an unreadable directory: only this process's own turns are served
             log.exception("could not look for unfinished turns in %s", self.memory.directory)
         self._resumed.set()
+        rescanned = time.monotonic()
         while not self._stop.is_set():
+            if time.monotonic() - rescanned >= self.settings.rescan_s:
+                rescanned = time.monotonic()
+                try:
+                    self.resume()
+                except Exception:
+                    log.exception("could not look for queued turns in %s", self.memory.directory)
             worked = False
             try:
                 worked = self._flush_spill() | self._work_round()

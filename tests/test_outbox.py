@@ -229,3 +229,38 @@ def test_the_plugin_resumes_on_its_first_hook_call(tmp_path: Path, monkeypatch: 
     assert [store.extraction(AGENT, f"s{i}", "t1") is not None for i in range(3)] == [True] * 3
     assert store.extraction(AGENT, "fresh", "t1") is not None
     assert plugin.close(timeout_s=5)
+
+
+def test_a_busy_tenant_file_is_looked_at_again_not_forgotten(tmp_path: Path) -> None:
+    from insika_knowledge.store.outbox import has_pending
+
+    memory = Memory(tmp_path)
+    path = memory.store(TENANT).path
+    memory.close()
+    holder = apsw.Connection(str(path))
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")  # e.g. another connection recovering the file
+    try:
+        assert has_pending(path, busy_timeout_ms=50) is True
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert has_pending(path) is False  # readable again: an empty outbox
+    assert has_pending(tmp_path / "missing.db") is False
+
+
+def test_a_running_worker_finds_turns_another_process_queued(tmp_path: Path) -> None:
+    gate = Gate()
+    gate.open.set()
+    memory = _memory(tmp_path, gate)
+    worker = ExtractionQueue(memory, OutboxSettings(rescan_s=0.2, poll_s=0.05))
+    worker.start()
+    other = _memory(tmp_path, gate)  # another process that queues and ends without a worker
+    _submit(ExtractionQueue(other, autostart=False), 0)
+    other.close()
+    deadline = time.monotonic() + 10
+    while memory.store(TENANT).extraction(AGENT, "s0", "t1") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert memory.store(TENANT).extraction(AGENT, "s0", "t1") is not None
+    assert worker.close(timeout_s=5)
+    memory.close()

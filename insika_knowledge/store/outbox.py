@@ -275,19 +275,23 @@ class Outbox:
         return _int(self.db._conn().execute(sql, params).fetchone())
 
 
-def has_pending(path: Path) -> bool:
-    """True when the database file at `path` has turns in its outbox (reads only).
+def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
+    """True when the database file at `path` may have turns in its outbox (reads only).
 
-    Opens its own short-lived read-only connection, so checking many tenant files at
-    start-up keeps no file open. A file without the outbox table, or that cannot be
-    read, has none.
+    Opens its own short-lived connection, so checking many tenant files at start-up keeps
+    no file open. A file without the outbox table, or that is not a database, has none;
+    a file that stays busy (another connection recovering it) counts as having some, so
+    it is looked at again rather than forgotten.
     """
     try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = apsw.Connection(str(path))
     except apsw.Error:
         return False
     try:
+        conn.set_busy_timeout(busy_timeout_ms)
         return conn.execute("SELECT 1 FROM outbox LIMIT 1").fetchone() is not None
+    except (apsw.BusyError, apsw.LockedError):
+        return True
     except apsw.Error:
         return False
     finally:
