@@ -171,9 +171,9 @@ class Retriever:
         if not matched:
             return Retrieved([], [])
         chosen = {e.name for e in matched}
-        wanted = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
-        found = index.lookup(agent, wanted) if wanted else {}
-        linked = [found[n] for n in wanted if n in found][:top_k]
+        targets = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
+        found = index.lookup(agent, targets) if targets else {}
+        linked = [found[n] for n in targets if n in found][:top_k]
         return Retrieved(matched, linked)
 
     def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
