@@ -33,10 +33,16 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
 @click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
 @click.option("--consolidation", is_flag=True,
               help="Consolidation on the labelled pairs and the renamed sightings instead.")
+@click.option("--outbox", is_flag=True,
+              help="after_turn p50/p95 and the extraction outbox's throughput instead.")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool,
-          eval_set: str | None, trust: bool, relay: bool, consolidation: bool) -> None:
-    """Measure speed, scale, retrieval quality, trust, consolidation, or the relay."""
-    if consolidation:
+          eval_set: str | None, trust: bool, relay: bool, consolidation: bool, outbox: bool) -> None:
+    """Measure speed, scale, retrieval quality, trust, consolidation, the outbox, or the relay."""
+    if outbox:
+        from insika_knowledge.bench.outbox import run_outbox_bench
+
+        run_outbox_bench(quick=quick, as_json=as_json, echo=click.echo)
+    elif consolidation:
         from insika_knowledge.bench.consolidation import run_consolidation
 
         run_consolidation(as_json=as_json, echo=click.echo)
