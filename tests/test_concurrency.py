@@ -58,6 +58,8 @@ def test_concurrent_same_claim_sightings_from_many_processes(tmp_path: Path) -> 
 MERGED_BODY = "Orders above R$ 199 ship free from every warehouse; see each region's note."
 WRITERS = 4
 RELATED_EACH = 10
+REGIONS = ("north", "south", "east", "west")
+LANES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
 
 
 def related_worker(path: str, base_url: str, index: int, start: mp.Barrier) -> list[str]:  # type: ignore[type-arg]
@@ -68,8 +70,12 @@ def related_worker(path: str, base_url: str, index: int, start: mp.Barrier) -> l
     start.wait()
     outcomes = []
     for i in range(RELATED_EACH):
+        # No number but the R$ 199 the merged body keeps: the merge guard (`keeps_details`)
+        # accepts the fake's merged body, so any conflict is the concurrency's.
+        region, lane = REGIONS[index], LANES[i]
         candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
-                              f"Region {index}-{i}: orders above R$ 199 ship free from warehouse {index}{i}.")
+                              f"Region {region}, lane {lane}: orders above R$ 199 ship free "
+                              f"from the {lane} warehouse.")
         outcomes.append(sight(store, AGENT, candidate, session_id=f"w{index}-s{i}", turn_id="t1",
                               model=model))
     store.close()

@@ -134,7 +134,8 @@ def test_the_studio_answers_4xx_never_500_to_any_record(tmp_path: Path) -> None:
         assert match
         return match.group(1)
 
-    with TestClient(create_app(memory, TOKEN), raise_server_exceptions=False) as client:
+    with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1",
+                        raise_server_exceptions=False) as client:
         login = client.get("/studio/login")
         token = csrf(client.post("/studio/login", data={"token": TOKEN, "csrf": csrf(login.text)}).text)
 

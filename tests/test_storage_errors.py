@@ -129,7 +129,8 @@ def test_reads_map_errors_too(tmp_path: Path) -> None:
 
 
 def _client(memory: Memory) -> tuple[TestClient, str]:
-    client = TestClient(create_app(memory, TOKEN), raise_server_exceptions=False)
+    client = TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1",
+                        raise_server_exceptions=False)
     login = client.get("/studio/login")
     token = re.search(r'name="csrf" value="([^"]+)"', login.text)
     assert token
