@@ -125,6 +125,18 @@ def test_reads_map_errors_too(tmp_path: Path) -> None:
     store.close()
 
 
+def test_naming_reads_map_errors_too(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = _filled(tmp_path / "data")
+    store = SQLiteStore(path)
+    _corrupt(path)
+    with ThreadPoolExecutor(1) as fresh:  # the naming mixin's reads, as the store's own
+        with pytest.raises(StorageCorrupt):
+            fresh.submit(store.possible_duplicates, AGENT).result()
+    store.close()
+
+
 # ----------------------------------------------------------------------------- the Studio
 
 
