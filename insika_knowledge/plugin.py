@@ -35,7 +35,7 @@ from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
 from insika_knowledge.memory import Memory
 from insika_knowledge.outbox import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant, tenant_path
+from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant
 
 if TYPE_CHECKING:
     from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
@@ -305,7 +305,6 @@ class KnowledgePlugin:
 
     def _procedures(self, tenant: str) -> ProceduralMemory:
         from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
-        from insika_knowledge.store.procedures import ProcedureStore
 
         check_tenant(tenant)
         memory = self.memory  # takes the lock itself: read it first

@@ -48,6 +48,11 @@ class Outbox:
         """The database file."""
         return self.db.path
 
+    @property
+    def location(self) -> str:
+        """Where the outbox lives, for messages (the database file)."""
+        return str(self.db.path)
+
     def enqueue(
         self,
         agent: str,

@@ -49,7 +49,14 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
-from insika_knowledge.errors import NotFound, RunTimeFailure, StaleVersion, UserError
+from insika_knowledge.errors import (
+    NotFound,
+    RunTimeFailure,
+    StaleVersion,
+    StorageBusy,
+    StorageFull,
+    UserError,
+)
 from insika_knowledge.store import migrations, pg_fts
 from insika_knowledge.store.base import (
     Activity,
@@ -65,6 +72,7 @@ from insika_knowledge.store.base import (
 )
 from insika_knowledge.store.paths import check_agent, check_tenant
 from insika_knowledge.store.pg_naming import PgNamingReads, PgNamingWrites
+from insika_knowledge.store.pg_outbox import PgOutbox
 from insika_knowledge.store.rows import (
     CONCEPT_COLUMNS,
     SCAN_COLUMNS,
@@ -276,6 +284,7 @@ class PgDatabase:
         self.schema = schema_for(tenant)
         self.clock = clock
         self.where = f"{redact(url)} (schema {self.schema})"
+        self._local = threading.local()
         with self._errors(), _connect(url) as conn:
             migrate(conn, self.schema, self.tenant)
         self._pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
@@ -306,8 +315,12 @@ class PgDatabase:
         """
         try:
             yield
+        except psycopg.errors.LockNotAvailable:
+            waited = getattr(self._local, "waited_ms", 0)
+            raise StorageBusy(f"the database {self.where} was busy beyond {waited} ms",
+                              path=self.where, waited_ms=float(waited)) from None
         except psycopg.errors.DiskFull:
-            raise RunTimeFailure(f"disk full writing {self.where}") from None
+            raise StorageFull(f"disk full writing {self.where}", path=self.where) from None
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
             raise UserError(f"cannot write the database {self.where}: {exc}") from None
         except psycopg.OperationalError as exc:
@@ -331,15 +344,52 @@ class PgDatabase:
         assert found is not None, query  # count(*), max(...) and coalesce(...) return a row
         return found[0]
 
+    @property
+    def location(self) -> str:
+        """Where the data lives, for messages: the URL without its password, and the schema."""
+        return self.where
+
     @contextmanager
-    def write(self) -> Iterator[PgWriter]:
-        """One write transaction: commits on exit, rolls back on error.
+    def busy_budget(self, budget_ms: int) -> Iterator[None]:
+        """Within the block, this thread's write transactions wait at most `budget_ms` for a lock.
+
+        The PostgreSQL counterpart of `Database.busy_budget`: each write transaction begun
+        in the block sets ``lock_timeout`` (row and advisory locks); reads take no lock
+        under MVCC, so they never wait.
+
+        Args:
+            budget_ms: the longest wait for a lock, in milliseconds (>= 0).
 
         Raises:
+            StorageBusy: (inside the block) a lock stayed busy beyond the budget.
+        """
+        previous = getattr(self._local, "budget_ms", None)
+        self._local.budget_ms = budget_ms
+        try:
+            yield
+        finally:
+            self._local.budget_ms = previous
+
+    @contextmanager
+    def write(self, busy_timeout_ms: int | None = None) -> Iterator[PgWriter]:
+        """One write transaction: commits on exit, rolls back on error.
+
+        Args:
+            busy_timeout_ms: the longest wait for a lock, in milliseconds (None: the
+                thread's `busy_budget`, else no limit).
+
+        Raises:
+            StorageBusy: a lock stayed busy beyond the budget.
             RunTimeFailure: the disk is full, the connection was lost, or a deadlock.
             UserError: the login may not write.
         """
+        budget = busy_timeout_ms if busy_timeout_ms is not None else getattr(self._local, "budget_ms", None)
         with self._errors(), self._pool.connection() as conn, conn.transaction():
+            if budget is not None:
+                self._local.waited_ms = budget
+                # lock_timeout 0 would mean no limit: the smallest budget is 1 ms.
+                conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(
+                    sql.Literal(f"{max(1, int(budget))}ms")))
             yield PgWriter(conn, self.schema)
 
     def autocommit(self, query: str) -> None:
@@ -465,6 +515,10 @@ class PostgresStore(PgDatabase, PgNamingReads):
         return pg_fts.document((concept.name, concept.description, concept.body), tokenizer)
 
     @contextmanager
+    def outbox(self) -> PgOutbox:
+        """This tenant's extraction outbox (``sql/postgres/004_outbox.sql``; see `store.pg_outbox`)."""
+        return PgOutbox(self)
+
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction over the concepts (key locks: see the module doc).
 
