@@ -226,7 +226,7 @@ class ProceduralMemory:
             mode_name = arm.mode
             if not self._lock.acquire(timeout=-1 if wait_s is None else wait_s):
                 raise StorageBusy(f"procedural memory was busy (sweeping) beyond {wait_s} s",
-                                  path=str(self.store.path))
+                                  path=self.store.location)
             try:
                 return self._handle(body, lowered, sid, arm, started, notes)
             finally:

@@ -87,6 +87,11 @@ class Database:
 
     # ------------------------------------------------------------------ the file
 
+    @property
+    def location(self) -> str:
+        """Where the data lives, for messages: the database file."""
+        return str(self.path)
+
     def file_problem(self) -> str | None:
         """What happened to the database file since it was opened; None while it is in place.
 

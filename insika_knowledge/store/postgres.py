@@ -514,11 +514,11 @@ class PostgresStore(PgDatabase, PgNamingReads):
             return None, None
         return pg_fts.document((concept.name, concept.description, concept.body), tokenizer)
 
-    @contextmanager
     def outbox(self) -> PgOutbox:
         """This tenant's extraction outbox (``sql/postgres/004_outbox.sql``; see `store.pg_outbox`)."""
         return PgOutbox(self)
 
+    @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction over the concepts (key locks: see the module doc).
 
@@ -1067,6 +1067,73 @@ class Transaction(PgNamingWrites):
         return [r[0] for r in self.writer.rows(
             "SELECT session_id FROM sightings WHERE agent = %s AND name = %s AND outcome <> 'conflict' "
             "GROUP BY session_id ORDER BY min(seen_at), session_id", (agent, name))]
+
+    def recent_sources(self, agent: str, name: str, limit: int) -> list[str]:
+        """The `limit` most recent distinct sessions supporting `name`, oldest of them first."""
+        self._lock(agent, name)
+        rows = self.writer.rows(
+            "SELECT session_id FROM sightings WHERE agent = %s AND name = %s AND outcome <> 'conflict' "
+            "GROUP BY session_id ORDER BY min(seen_at) DESC, session_id DESC LIMIT %s",
+            (agent, name, limit))
+        return [str(r[0]) for r in reversed(rows)]
+
+    def source_count(self, agent: str, name: str, *, at_most: int) -> int:
+        """How many distinct sessions support `name` on the ledger, counted up to `at_most`."""
+        self._lock(agent, name)
+        row = self.writer.row(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id FROM sightings "
+            "WHERE agent = %s AND name = %s AND outcome <> 'conflict' LIMIT %s) AS s",
+            (agent, name, at_most))
+        return int(row[0]) if row is not None else 0
+
+    def take_merge_lease(
+        self, agent: str, name: str, holder: str, *, lease_s: float, wait_ttl_s: float,
+        gone: Callable[[str], bool], now_s: float,
+    ) -> float | None:
+        """Take the merge lease of `name` for `holder`, first come first served.
+
+        Same contract as `insika_knowledge.store.sqlite.Transaction.take_merge_lease`; the
+        concept's key lock (held until commit) serialises the writers reading the queue.
+
+        Returns:
+            None when `holder` has the lease now; else the unix time when the writer
+            ahead of it lets go at the latest.
+        """
+        self._lock(agent, name)
+        rows = self.writer.rows(
+            "SELECT holder, ticket, holding, expires_at FROM merge_leases WHERE agent = %s AND name = %s",
+            (agent, name))
+        stale = [r[0] for r in rows if r[0] != holder and (float(r[3]) < now_s or gone(str(r[0])))]
+        if stale:
+            self.writer.execute(
+                "DELETE FROM merge_leases WHERE agent = %s AND name = %s AND holder = ANY(%s)",
+                (agent, name, stale))
+        live = [r for r in rows if r[0] not in stale]
+        mine = next((r for r in live if r[0] == holder), None)
+        if mine is None:
+            ticket = max((int(r[1]) for r in live), default=0) + 1
+            mine = (holder, ticket, 0, now_s + wait_ttl_s)
+            live.append(mine)
+            self.writer.execute(
+                "INSERT INTO merge_leases (agent, name, holder, ticket, holding, expires_at) "
+                "VALUES (%s, %s, %s, %s, 0, %s)", (agent, name, holder, ticket, now_s + wait_ttl_s))
+        ahead = [r for r in live if r[0] != holder and (int(r[2]) or int(r[1]) < int(mine[1]))]
+        if ahead:
+            if not int(mine[2]):
+                self.writer.execute(
+                    "UPDATE merge_leases SET expires_at = %s WHERE agent = %s AND name = %s AND holder = %s",
+                    (now_s + wait_ttl_s, agent, name, holder))
+            return min(float(r[3]) for r in ahead)
+        self.writer.execute(
+            "UPDATE merge_leases SET holding = 1, expires_at = %s "
+            "WHERE agent = %s AND name = %s AND holder = %s", (now_s + lease_s, agent, name, holder))
+        return None
+
+    def release_merge_lease(self, agent: str, name: str, holder: str) -> None:
+        """Remove `holder`'s lease or place in the queue for `name` (nothing if it has none)."""
+        self._lock(agent, name)
+        self.writer.execute("DELETE FROM merge_leases WHERE agent = %s AND name = %s AND holder = %s",
+                            (agent, name, holder))
 
     def put(self, agent: str, concept: Concept, *, reason: str, actor: str,
             session_id: str | None = None) -> StoredConcept:
