@@ -113,3 +113,21 @@ def test_a_lock_held_beyond_the_budget_is_storage_busy(store: Store) -> None:
         worker.join()
     with store.busy_budget(50), store.transaction() as tx:  # free again
         tx.add_sighting(AGENT, "x", "s3", "t", "confirm")
+
+
+def test_an_idle_flush_leaves_a_session_that_moved_on(open_procedures) -> None:
+    from insika_knowledge.store.procedures import SessionRow
+
+    procedures = open_procedures()
+    try:
+        read = SessionRow("sess-1", turns=1, first_turn_at=10.0, last_turn_at=10.0)
+        procedures.save_turn(read, [])
+        moved = SessionRow("sess-1", turns=2, first_turn_at=10.0, last_turn_at=20.0)
+        procedures.save_turn(moved, [])  # a request arrived after the sweep read `read`
+        assert procedures.finish_task(read, [], keep=False, if_unchanged=True) is None
+        assert procedures.load_session("sess-1") is not None
+        assert procedures.finish_task(moved, [], keep=False, if_unchanged=True) == 0
+        assert procedures.load_session("sess-1") is None
+        assert isinstance(procedures.location, str) and procedures.location
+    finally:
+        procedures.close()
