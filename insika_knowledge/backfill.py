@@ -5,11 +5,19 @@ A session already extracted successfully is skipped, so a re-run only retries wh
 failed or is new; one failing session never stops the others. The model is checked
 once before any session runs (an unusable provider is a `UserError`, not one error per
 session). The run ends with a ``knowledge_backfilled`` event.
+
+A rate-limited model (HTTP 429) is waited for, not hammered: the session is tried
+again after the provider's ``Retry-After``, or after an exponential back-off with full
+jitter when it gives none, and every worker thread waits out the same pause. A session
+that still fails, or whose model call failed (timeout, rate limit, connection), is
+`BackfillSummary.unfinished`, and the CLI exits 1 for it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -26,6 +34,14 @@ from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.paths import DEFAULT_TENANT
 
 BACKFILL_TURN: Final = "session"
+#: Outcomes that mean the session's extraction did not run to an answer (the run fails).
+UNFINISHED: Final = frozenset({"error", "model_timeout", "model_rate_limited", "model_error"})
+#: Tries of one session while the model answers HTTP 429.
+RATE_LIMIT_ATTEMPTS: Final = 5
+#: The first back-off after a 429 without ``Retry-After``, in seconds (doubled per try, jittered).
+RATE_LIMIT_BASE_S: Final = 2.0
+#: The longest pause a ``Retry-After`` may impose, in seconds; longer: the session is left.
+RATE_LIMIT_MAX_WAIT_S: Final = 300.0
 _TIME_KEYS: Final = ("started_at", "time_utc", "time", "created_at")
 
 
@@ -60,6 +76,16 @@ class BackfillSummary:
     def failed(self) -> list[SessionStatus]:
         """Sessions that ended ``error`` (an exception, e.g. a full disk), not a model outcome."""
         return [s for s in self.statuses if s.status == "error"]
+
+    @property
+    def unfinished(self) -> list[SessionStatus]:
+        """Sessions whose extraction did not run to an answer: ``error`` or a model call
+        that failed (``model_timeout``, ``model_rate_limited``, ``model_error``).
+
+        An answer the model gave but that held nothing usable (``model_empty``,
+        ``model_malformed``) is a result, not a failure of the run.
+        """
+        return [s for s in self.statuses if s.status in UNFINISHED]
 
     @property
     def dropped(self) -> Counter[str]:
@@ -117,6 +143,8 @@ def backfill(
     model: ConceptModel | None = None,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[SessionStatus], None] | None = None,
+    rate_limit_attempts: int = RATE_LIMIT_ATTEMPTS,
+    rate_limit_base_s: float = RATE_LIMIT_BASE_S,
 ) -> BackfillSummary:
     """Extract every stored session of `sessions_path` into `agent`'s concepts.
 
@@ -134,6 +162,8 @@ def backfill(
         on_start: called once with the number of sessions in the file, after the file
             and the model were checked and before the first session runs.
         on_progress: called once per finished session (from worker threads).
+        rate_limit_attempts: tries of one session while the model answers 429 (>= 1).
+        rate_limit_base_s: the first back-off after a 429 without ``Retry-After``, in seconds.
 
     Returns:
         The summary; the ``knowledge_backfilled`` event has already fired.
@@ -156,9 +186,10 @@ def backfill(
     summary = BackfillSummary(agent)
     if on_start is not None:
         on_start(len(sessions))
+    gate = _RateGate(max(1, rate_limit_attempts), rate_limit_base_s)
 
     def one(session: Session) -> SessionStatus:
-        status = _run_one(memory, agent, config, chosen, tenant, store, session, since)
+        status = _run_one(memory, agent, config, chosen, tenant, store, session, since, gate)
         if on_progress is not None:
             on_progress(status)
         return status
@@ -183,8 +214,44 @@ def backfill(
     return summary
 
 
+class _RateGate:
+    """The pause every worker waits out after a 429 (shared: one limit, one provider)."""
+
+    def __init__(self, attempts: int, base_s: float):
+        self.attempts = attempts
+        self.base_s = base_s
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Sleep until the current pause is over (at once when there is none)."""
+        while True:
+            with self._lock:
+                left = self._until - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(left)
+
+    def pause(self, attempt: int, retry_after_s: float | None) -> bool:
+        """Start (or lengthen) the pause after the `attempt`-th 429; False: give up instead."""
+        from insika_knowledge.outbox import backoff_s
+
+        if attempt >= self.attempts:
+            return False
+        if retry_after_s is not None:
+            if retry_after_s > RATE_LIMIT_MAX_WAIT_S:
+                return False
+            delay = retry_after_s
+        else:
+            delay = backoff_s(attempt, self.base_s, cap_s=RATE_LIMIT_MAX_WAIT_S)
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + delay)
+        return True
+
+
 def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: ConceptModel | None,
-             tenant: str, store: object, session: Session, since: datetime | None) -> SessionStatus:
+             tenant: str, store: object, session: Session, since: datetime | None,
+             gate: _RateGate) -> SessionStatus:
     started = session_time(session)
     if since is not None and started is not None and started < since:
         return SessionStatus(session.session_id, "before-since")
@@ -192,10 +259,16 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
         if previous is not None and previous.outcome == "ok":
             return SessionStatus(session.session_id, "skipped")
-        report = memory.learn_turn(
-            agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
-            messages=_conversation(session.messages), tenant=tenant, model=model,
-        )
+        attempt = 0
+        while True:
+            gate.wait()
+            attempt += 1
+            report = memory.learn_turn(
+                agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
+                messages=_conversation(session.messages), tenant=tenant, model=model,
+            )
+            if report.outcome != "model_rate_limited" or not gate.pause(attempt, report.retry_after_s):
+                break
     except Exception as exc:  # one failing session never stops the others
         return SessionStatus(session.session_id, "error", detail=f"{type(exc).__name__}: {exc}"[:300])
     status = "done" if report.outcome == "ok" else report.outcome

@@ -197,8 +197,10 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     finally:
         memory.close()
     print_summary(summary, sessions_file, verbose=verbose, quiet=quiet, echo=click.echo)
-    if summary.failed:  # a session that ended `error` (not a model outcome) fails the run
-        raise RunTimeFailure(f"{len(summary.failed)} session(s) failed: {summary.failed[0].detail}")
+    if summary.unfinished:  # an error, or a model call that failed (not an empty answer)
+        first = summary.unfinished[0]
+        raise RunTimeFailure(f"{len(summary.unfinished)} session(s) failed ({first.session_id}: "
+                             f"{first.status}): {first.detail}; run backfill again to retry them")
 
 
 @cli.command()

@@ -339,6 +339,24 @@ TEXT_KEYS: Final[tuple[str, ...]] = (
     "name", "description", "type", "provenance", "created_at", "updated_at",
 )
 _MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+#: The longest record `parse` reads, in characters (a body is at most `BODY_MAX`).
+RECORD_MAX: Final = 1024 * 1024
+#: The longest frontmatter `parse` hands to YAML, in characters.
+FRONTMATTER_MAX: Final = 64 * 1024
+#: The deepest ``[...]``/``{...}`` nesting accepted in the frontmatter (a record needs 1).
+NESTING_MAX: Final = 8
+#: The longest value accepted for confidence or occurrences, in characters.
+NUMBER_MAX: Final = 32
+#: Characters YAML reads as line breaks besides LF; a frontmatter value never holds one.
+_YAML_BREAKS_RE: Final = re.compile("[\r\x85\u2028\u2029]")
+_NUMBER_LINE_RE: Final = re.compile(r"(confidence|occurrences)[ \t]*:[ \t]*(.*?)[ \t]*")
+#: Where a block-context value starts: after any ``- `` and a ``key:`` (plain or quoted).
+_VALUE_START_RE: Final = re.compile(
+    r"[ \t]*(?:-[ \t]+)*"
+    r"(?:(?:\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s\"'\[\]{}#][^#]*?)[ \t]*:(?:[ \t]+|$))?"
+    r"(?:-[ \t]+)*"
+)
+_FLOW_SPECIAL_RE: Final = re.compile(r"[\[\]{}\"'#]")
 _WHOLE_RE: Final = re.compile(r"0|[1-9][0-9]*")
 _DECIMAL_RE: Final = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
@@ -410,7 +428,10 @@ def _plain_is_safe(text: str) -> bool:
 def parse(markdown: str) -> Concept:
     """Parse a markdown record into a `Concept`.
 
-    CRLF line ends are accepted and read as LF. Keys may appear in any order, but
+    CRLF and CR-only line ends are read as LF, and a leading byte-order mark is
+    skipped. Before YAML reads the frontmatter, its size (`FRONTMATTER_MAX`), nesting
+    (`NESTING_MAX`) and number lengths (`NUMBER_MAX`) are checked, so any input is
+    refused in time linear in its length. Keys may appear in any order, but
     every key must be present once, and no other key is allowed. Text keys (name,
     description, type, provenance, created_at, updated_at) are read as the literal
     text of their scalar; confidence and occurrences are decimal numbers; sources is
@@ -428,7 +449,9 @@ def parse(markdown: str) -> Concept:
     """
     if not isinstance(markdown, str):
         raise ConceptFormatError(f"a record must be text, got {type(markdown).__name__}")
-    text = markdown.replace("\r\n", "\n")
+    if len(markdown) > RECORD_MAX:
+        raise ConceptFormatError(f"the record is {len(markdown)} characters; at most {RECORD_MAX}", line=1)
+    text = _normalise_line_ends(markdown.removeprefix("\ufeff"))
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
         raise ConceptFormatError("the record must start with a '---' line", line=1)
@@ -440,6 +463,7 @@ def parse(markdown: str) -> Concept:
         ) from None
     front_lines = lines[1:end]
     _refuse_surrogates(lines, front_lines, end)
+    _check_before_yaml(front_lines)
     data, key_lines = _load_frontmatter(front_lines)
     for key in KEYS:
         if key not in data:
@@ -475,6 +499,117 @@ def parse(markdown: str) -> Concept:
     return concept
 
 
+def _normalise_line_ends(text: str) -> str:
+    """`text` with CRLF line ends as LF; a record whose first line ends in a lone CR
+    (CR-only line ends) has every CR read as LF. A lone CR elsewhere is kept.
+    """
+    if text.startswith("---\r") and not text.startswith("---\r\n"):
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r\n", "\n")
+
+
+def _check_before_yaml(front_lines: list[str]) -> None:
+    """Refuse a frontmatter YAML must not see: too large, extra line breaks, long numbers,
+    deep nesting. Linear in its length.
+
+    Raises:
+        ConceptFormatError: naming the line and field.
+    """
+    size = sum(len(line) + 1 for line in front_lines)
+    if size > FRONTMATTER_MAX:
+        longest = max(range(len(front_lines)), key=lambda i: len(front_lines[i]))
+        raise ConceptFormatError(
+            f"the frontmatter is {size} characters, at most {FRONTMATTER_MAX}; this line "
+            f"alone is {len(front_lines[longest])}",
+            line=longest + 2, field=_field_at(front_lines, longest),
+        )
+    for index, line in enumerate(front_lines):
+        found = _YAML_BREAKS_RE.search(line)
+        if found is not None:
+            raise ConceptFormatError(
+                f"contains U+{ord(found.group()):04X}, a line break inside a value; "
+                "write the value on one line", line=index + 2, field=_field_at(front_lines, index),
+            )
+        number = _NUMBER_LINE_RE.fullmatch(line)
+        if number is not None and len(number.group(2)) > NUMBER_MAX:
+            raise ConceptFormatError(
+                f"is {len(number.group(2))} characters long; a number has at most {NUMBER_MAX}",
+                line=index + 2, field=number.group(1),
+            )
+    deep = _too_deep(front_lines, NESTING_MAX)
+    if deep is not None:
+        raise ConceptFormatError(
+            f"brackets nested more than {NESTING_MAX} deep; a record needs one level (sources)",
+            line=deep + 2, field=_field_at(front_lines, deep),
+        )
+
+
+def _too_deep(front_lines: list[str], limit: int) -> int | None:
+    """The 0-based index of the first line where ``[``/``{`` nesting passes `limit`, or None.
+
+    Follows YAML closely enough for a bound: in block context only a value that starts
+    with ``[`` or ``{`` opens a flow collection (a plain scalar may hold brackets);
+    quoted scalars are skipped (also across lines); ``#`` after a blank starts a comment.
+    Stops at the first line past the limit, so it is linear in the text read.
+    """
+    depth = 0
+    quote: str | None = None
+    for index, line in enumerate(front_lines):
+        position = 0
+        if depth == 0 and quote is None:
+            start = _VALUE_START_RE.match(line)  # always matches (every part is optional)
+            position = start.end() if start is not None else 0
+            if position >= len(line) or line[position] not in "[{\"'":
+                continue  # a plain scalar, a comment or nothing: no nesting on this line
+        while position < len(line):
+            if quote is not None:
+                position = _quote_end(line, position, quote)
+                if position < 0:
+                    break  # the quoted scalar goes on on the next line
+                quote = None
+                if depth == 0:
+                    break  # a quoted block value ends the line's value
+                continue
+            found = _FLOW_SPECIAL_RE.search(line, position)
+            if found is None:
+                break
+            char, position = found.group(), found.end()
+            if char in "[{":
+                depth += 1
+                if depth > limit:
+                    return index
+            elif char in "]}":
+                depth -= 1
+                if depth <= 0:
+                    depth = 0
+                    break  # back in block context: the rest of the line is not a value start
+            elif char == "#":
+                if found.start() == 0 or line[found.start() - 1] in " \t":
+                    break
+            elif found.start() == 0 or line[found.start() - 1] in " \t[{,:":
+                quote = char  # a quote that starts a token opens a quoted scalar
+    return None
+
+
+def _quote_end(line: str, start: int, quote: str) -> int:
+    """The index just past the `quote` closing a quoted scalar in `line` from `start`, or -1."""
+    position = start
+    while True:
+        found = line.find(quote, position)
+        if found < 0:
+            return -1
+        if quote == '"':
+            backslashes = len(line[position:found]) - len(line[position:found].rstrip("\\"))
+            if backslashes % 2:
+                position = found + 1
+                continue
+            return found + 1
+        if line.startswith("''", found):  # an escaped single quote
+            position = found + 2
+            continue
+        return found + 1
+
+
 def _refuse_surrogates(lines: list[str], front_lines: list[str], end: int) -> None:
     """Reject a record holding text that cannot be written as UTF-8, naming line and field."""
     for i, line in enumerate(lines):
@@ -492,6 +627,8 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
         _refuse_anchors(source, front_lines)
         loader = _Loader(source)
         root = loader.get_single_node()
+    except RecursionError:  # belt and braces: the nesting check comes first
+        raise ConceptFormatError(f"brackets nested more than {NESTING_MAX} deep", line=2) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.context_mark or exc.problem_mark
         line = mark.line + 2 if mark is not None else None
@@ -506,7 +643,7 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
             line=index + 2, field=_field_at(front_lines, index),
         ) from None
     except yaml.YAMLError as exc:
-        raise ConceptFormatError(f"invalid YAML: {str(exc)[:200]}") from None
+        raise ConceptFormatError(f"invalid YAML: {str(exc)[:200]}", line=2) from None
     finally:
         if loader is not None:
             loader.dispose()
@@ -576,6 +713,11 @@ def _value(key: str, node: yaml.Node, line: int) -> Any:
         raise ConceptFormatError(f"must be {expected}, not {kind}", line=line, field=key)
     if key in TEXT_KEYS:
         return node.value
+    if len(node.value) > NUMBER_MAX:  # before int() or float() see it
+        raise ConceptFormatError(
+            f"is {len(node.value)} characters long; a number has at most {NUMBER_MAX}",
+            line=line, field=key,
+        )
     plain = node.style is None
     if key == "occurrences" and plain and _WHOLE_RE.fullmatch(node.value):
         return int(node.value)

@@ -119,11 +119,53 @@ class ModelFailure(RunTimeFailure):
             ``model_malformed``, ``model_empty`` or ``model_error``.
         attempts: how many attempts were made.
         raw_output: the last raw text the model answered, if any (truncated to 2000 chars).
+        retry_after_s: for ``model_rate_limited``, the seconds the provider asked to wait
+            (its ``Retry-After`` header), or None when it did not say.
     """
 
-    def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None):
+    def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None,
+                 retry_after_s: float | None = None):
         self.outcome = outcome
         self.detail = detail
         self.attempts = attempts
         self.raw_output = raw_output[:2000] if raw_output else raw_output
+        self.retry_after_s = retry_after_s
         super().__init__(f"{outcome}: {detail} (after {attempts} attempt(s))")
+
+
+class StorageError(RunTimeFailure):
+    """The database file failed underneath a read or a write (not the caller's input).
+
+    Attributes:
+        path: the database file concerned (as text).
+    """
+
+    def __init__(self, message: str, *, path: str = ""):
+        self.path = path
+        super().__init__(message)
+
+
+class StorageBusy(StorageError):
+    """Another writer held the database's write lock longer than this call may wait.
+
+    Nothing was written; try again later (the engine's hooks defer and retry by themselves).
+
+    Attributes:
+        waited_ms: how long the call waited for the lock, in milliseconds.
+    """
+
+    def __init__(self, message: str, *, path: str = "", waited_ms: float = 0.0):
+        self.waited_ms = waited_ms
+        super().__init__(message, path=path)
+
+
+class StorageFull(StorageError):
+    """The disk holding the database is full: free space, then try again."""
+
+
+class StorageCorrupt(StorageError):
+    """The database file is damaged: restore it from a backup or an export."""
+
+
+class StorageReadOnly(StorageError):
+    """The database file, its folder or its disk cannot be written (read-only, permissions)."""

@@ -166,6 +166,28 @@ class KnowledgeDegraded(Event):
     reason: str
 
 
+@dataclass(frozen=True)
+class KnowledgeDropped(Event):
+    """Finished turns were not queued for extraction (ours, not the seed's): one per window.
+
+    ``dropped``: turns dropped since the previous event for this tenant and agent (at most
+    one event per ``window_s`` seconds); ``pending``: turns waiting when the last one was
+    dropped; ``limit``: the outbox's bound; ``reason``: ``dropped_outbox_full``,
+    ``dropped_too_large``, ``spill_full`` (the write lock stayed busy and the in-memory
+    overflow was full) or ``closed while the lock was busy``. Each turn dropped from a
+    full outbox or for its size is also recorded in ``extractions`` under that outcome.
+    """
+
+    name: ClassVar[str] = "knowledge_dropped"
+    agent: str
+    tenant: str
+    dropped: int
+    pending: int
+    limit: int
+    window_s: float
+    reason: str
+
+
 Subscriber = Callable[[Event], None]
 
 

@@ -18,14 +18,22 @@ transactions, the model calls, the searches and the events:
   (``knowledge_possible_duplicate``), or is learned as new;
 - `sight` decides and writes one sighting under one name, inside one ``BEGIN IMMEDIATE``
   transaction; a merge, which needs a model call, is asked outside it and its verdict
-  committed with a compare-and-swap on the concept's version (decided again if another
-  writer got there first).
+  committed with a compare-and-swap on the concept's claim.
+
+Concurrent writers of one concept take turns at the merge model: the writer that must
+ask takes the concept's merge lease (first come, first served, across processes) and
+the others wait for it, then decide again against the record it left. A sighting that
+agrees with the merged text is then a confirmation, one that is related a new merge;
+a verdict made stale by another writer is asked again about the new body, never turned
+into a conflict because the record moved (see `sight`).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +41,7 @@ from typing import Any, Final, Protocol
 
 from insika_knowledge import consolidate, trust
 from insika_knowledge.analysis.text import MAX_QUERY_CHARS
+from insika_knowledge.concept import Concept
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.consolidate import NameRule, Naming, Outcome, Rule
 from insika_knowledge.errors import InsikaError, ModelFailure
@@ -49,18 +58,28 @@ from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
 from insika_knowledge.index.scan import Hit, ScanIndex
 from insika_knowledge.sessions import check_session_id
-from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept
+from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept, Transaction
+from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.naming import PossibleDuplicate
 
 log = logging.getLogger(__name__)
 
-#: How often a merge is re-decided when another writer changed the concept meanwhile.
+#: How often the merge model is asked again when the claim it judged changed meanwhile
+#: (only writes that bypass the merge lease do that: an operator's edit, a writer without
+#: a model); after that the sighting is decided as if there were no model.
 MERGE_ATTEMPTS: Final = 3
 #: How often a candidate is named again when the concept it restated changed meanwhile.
 NAMING_ATTEMPTS: Final = 3
 #: The extraction prompt's concepts are searched with at most this many characters of
 #: the transcript (its end), in pieces of `MAX_QUERY_CHARS`.
 KNOWN_SEARCH_CHARS: Final = 24_000
+#: How long a writer may hold a concept's merge lease, in seconds (a model call's
+#: 60 s timeout, with room); a lease of a crashed process is void at once.
+MERGE_LEASE_S: Final = 120.0
+#: How long a waiting writer keeps its place without asking again, in seconds.
+MERGE_WAIT_TTL_S: Final = 10.0
+#: First and longest pause between looks at a busy merge lease, in seconds (jittered).
+MERGE_POLL_S: Final = (0.01, 0.5)
 ENGINE: Final = "engine"
 
 
@@ -88,6 +107,8 @@ class TurnReport:
             candidate restated it under another name; the proposed name when it was
             held as a ``possible_duplicate``).
         detail: the failure, when there is one.
+        retry_after_s: for ``model_rate_limited``, the wait the provider asked for, in
+            seconds (None when it did not say).
     """
 
     session_id: str
@@ -99,6 +120,7 @@ class TurnReport:
     redacted: Counter[str] = field(default_factory=Counter)
     results: list[tuple[str, Outcome]] = field(default_factory=list)
     detail: str | None = None
+    retry_after_s: float | None = None
 
     def count(self, outcome: Outcome) -> int:
         """How many candidates ended with `outcome`."""
@@ -159,6 +181,7 @@ def learn_turn(
             items = model.propose(request)
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
+            report.retry_after_s = failure.retry_after_s
         except Exception as exc:  # any other model failure: recorded, retryable, never raised
             log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
             report.outcome, report.retryable = "model_error", True
@@ -354,11 +377,14 @@ def sight(
     """Record one sighting of `candidate` and apply its consolidation decision.
 
     `consolidate.decide` decides; this function reads its facts and writes its result
-    in one transaction. When the decision is to ask the merge model, the model is
-    asked outside the write lock and the sighting decided again with the model's
-    verdict, which counts only if the record is still at the version the model saw
-    (compare-and-swap); after `MERGE_ATTEMPTS` answers made stale by other writers, the
-    sighting is decided as if there were no model.
+    in one transaction. When the decision is to ask the merge model, this writer takes
+    the concept's merge lease (or waits its turn behind the writers already asking),
+    asks outside the write lock, and decides again with the model's verdict, which
+    counts only if the record still makes the claim the model saw (compare-and-swap; a
+    confirmation that moved only the counts leaves it valid). A stale verdict is asked
+    again about the new record; only after `MERGE_ATTEMPTS` changes by writers that
+    bypass the lease (an operator's edits) is the sighting decided as if there were no
+    model.
 
     `verdict` is the trust assessment of the candidate against its turn (None: not
     assessed, as for an operator's or a tool's proposal): a new concept that only the
@@ -397,29 +423,63 @@ def _sight(
         The outcome; None when `alias` is given and the record no longer states the
         candidate's claim (nothing was written: the caller names the candidate again).
     """
+    holder = holder_id(per_thread=True)
     judged: _Judged | None = None
-    for attempt in range(MERGE_ATTEMPTS + 1):
-        may_ask = model is not None and attempt < MERGE_ATTEMPTS
-        result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged, may_ask,
-                                   alias, verdict)
-        if result is None:
-            return None
-        if isinstance(result, StoredConcept):
-            if model is None:  # decide asks for a model only when one may be asked
-                raise AssertionError("asked for a merge without a model")
-            judged = _Judged(result.version, _ask_merge(model, agent, session_id, result.concept.body, candidate))
-            continue
-        _announce(events, agent, candidate, result)
-        return result
-    raise AssertionError("the last attempt decides without asking the model")
+    asked = 0
+    pause = MERGE_POLL_S[0]
+    try:
+        while True:
+            may_ask = model is not None and asked < MERGE_ATTEMPTS
+            result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged,
+                                       may_ask, holder, alias, verdict)
+            if result is None:
+                return None
+            if isinstance(result, _Wait):  # another writer is asking the model about it
+                time.sleep(min(pause, max(0.0, result.until_s - time.time())) * random.uniform(0.5, 1.0))
+                pause = min(MERGE_POLL_S[1], pause * 1.5)
+                continue
+            if isinstance(result, StoredConcept):
+                if model is None:  # decide asks for a model only when one may be asked
+                    raise AssertionError("asked for a merge without a model")
+                asked += 1  # a first ask, or the claim changed under the verdict: ask again
+                merge = _ask_merge(model, agent, session_id, result.concept.body, candidate)
+                judged = _Judged(result.concept, merge)
+                continue
+            _announce(events, agent, candidate, result)
+            return result
+    except BaseException:
+        _release(store, agent, candidate.name, holder)  # a lease or place left behind
+        raise
 
 
 @dataclass(frozen=True)
 class _Judged:
-    """The merge model's verdict and the record version it was given."""
+    """The merge model's verdict and the record it was given."""
 
-    version: int
+    record: Concept
     verdict: consolidate.MergeVerdict
+
+    def still_holds_for(self, stored: Concept | None) -> bool:
+        """True when `stored` makes the same claim as the judged record.
+
+        Confirmations change only the counts (occurrences, sources, confidence,
+        updated_at), which the verdict does not depend on; any other change (an edit,
+        a merge, a contradiction, a delete) makes the verdict stale.
+        """
+        return stored is not None and all(
+            getattr(stored, key) == getattr(self.record, key) for key in _CLAIM_FIELDS
+        )
+
+
+#: The fields a merge verdict depends on (see `_Judged.still_holds_for`).
+_CLAIM_FIELDS: Final = ("name", "description", "type", "provenance", "body")
+
+
+@dataclass(frozen=True)
+class _Wait:
+    """Another writer holds the concept's merge lease until at most `until_s` (unix seconds)."""
+
+    until_s: float
 
 
 def _decide_and_write(
@@ -430,26 +490,30 @@ def _decide_and_write(
     turn_id: str,
     judged: _Judged | None,
     may_ask: bool,
+    holder: str,
     alias: str | None = None,
     verdict: trust.Assessment | None = None,
-) -> Outcome | StoredConcept | None:
+) -> Outcome | StoredConcept | _Wait | None:
     """Decide the sighting and write the decision, in one write transaction.
 
     With `alias` (the name the candidate was proposed under, found to restate this
     concept), only a same-claim (or replayed) decision is written, and the alias kept.
 
     Returns:
-        The outcome; the stored record when the merge model must be asked about it; or
+        The outcome; the stored record when the merge model must be asked about it (the
+        merge lease is then `holder`'s); `_Wait` when another writer has the lease; or
         None when `alias` is given and the decision is not the same claim.
     """
     with store.transaction() as tx:
         held = verdict is not None and tx.is_quarantined(agent, candidate.name)
         if held and verdict is not None and not verdict.business_supported:
+            tx.release_merge_lease(agent, candidate.name, holder)  # if an earlier round took it
             return "quarantined"  # the customer again: never counts toward confidence
         current = tx.get(agent, candidate.name)
         stored = None if current is None else current.concept
-        # A verdict counts only for the version the model was shown (compare-and-swap).
-        fresh = judged is not None and current is not None and current.version == judged.version
+        # A verdict counts only for the claim the model was shown (compare-and-swap):
+        # confirmations that only moved the counts leave it valid.
+        fresh = judged is not None and judged.still_holds_for(stored)
         decision = consolidate.decide(
             stored,
             candidate,
@@ -458,17 +522,27 @@ def _decide_and_write(
             merge=judged.verdict if judged is not None and fresh else None,
         )
         if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
+            tx.release_merge_lease(agent, candidate.name, holder)
             return None  # the concept changed since the naming step: name it again
-        if decision.outcome is None:  # ask the model, outside the write lock
+        if decision.outcome is None:  # ask the model, outside the write lock, with the lease
             if current is None:
                 raise AssertionError("decide asked for a merge with nothing on record")
-            return current
+            until = tx.take_merge_lease(
+                agent, candidate.name, holder, lease_s=MERGE_LEASE_S,
+                wait_ttl_s=MERGE_WAIT_TTL_S, gone=holder_gone, now_s=time.time(),
+            )
+            return current if until is None else _Wait(until)
+        tx.release_merge_lease(agent, candidate.name, holder)
         if decision.sighting is not None:
             now = store.clock()
             tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
-            sources = tx.supporting_sources(agent, candidate.name) if decision.needs_sources else []
+            sources: list[str] = []
+            distinct: int | None = None
+            if decision.needs_sources:
+                sources, distinct = _supporting(tx, agent, candidate.name, stored, session_id)
             concept = consolidate.apply(
-                decision, stored, candidate, sources=sources, session_id=session_id, now=now
+                decision, stored, candidate, sources=sources, session_id=session_id, now=now,
+                distinct_sources=distinct,
             )
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
@@ -501,6 +575,31 @@ def _kept_apart(store: Store, agent: str, candidate: Candidate, verdict: trust.A
     if consolidate.same_claim(current.concept, candidate):
         return candidate
     return replace(candidate, name=trust.unverified_name(candidate.name, candidate.body))
+def _supporting(
+    tx: Transaction, agent: str, name: str, stored: Concept | None, session_id: str
+) -> tuple[list[str], int]:
+    """The supporting sessions to merge into the record, and their distinct count.
+
+    The count is read from the ledger up to `consolidate.SOURCES_KEPT` (enough for the
+    confidence, which is full at 5). The sessions are the record's own plus this one,
+    unless the record lists fewer than the ledger holds (an operator removed some):
+    then the ledger's most recent ones. Either way the reads are bounded, so a concept
+    sighted thousands of times costs what one sighted a hundred times does.
+    """
+    distinct = tx.source_count(agent, name, at_most=consolidate.SOURCES_KEPT)
+    kept = set(stored.sources if stored is not None else ()) | {session_id}
+    if len(kept) >= distinct:
+        return [session_id], distinct
+    return tx.recent_sources(agent, name, consolidate.SOURCES_KEPT), distinct
+
+
+def _release(store: Store, agent: str, name: str, holder: str) -> None:
+    """Give up `holder`'s merge lease or place, if a failure left one (best effort)."""
+    try:
+        with store.transaction() as tx:
+            tx.release_merge_lease(agent, name, holder)
+    except InsikaError:  # the store is failing: the row lapses by itself
+        log.info("could not release the merge lease of %s", name)
 
 
 def _ask_merge(

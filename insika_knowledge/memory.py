@@ -81,21 +81,28 @@ class Memory:
         self._models: dict[str, ConceptModel] = {}
         self._lock = threading.Lock()
 
-    def store(self, tenant: str = DEFAULT_TENANT) -> Store:
+    def store(self, tenant: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Store:
         """The tenant's store, opened (and migrated) on first use.
 
         The store is given the analyser (`index.tokenizer.TOKENIZER`), so its full-text
         index exists, and is rebuilt at open when it was built under another analysis.
 
+        Args:
+            tenant: the tenant name.
+            busy_timeout_ms: the longest a first opening waits for the write lock to
+                migrate, in milliseconds (None: 30 s); an engine hook passes its budget.
+
         Raises:
             InvalidName: the tenant name is invalid.
             UserError: the PostgreSQL database is unusable (missing extra, unreachable).
+            StorageBusy: the first opening could not migrate within `busy_timeout_ms`
+                (nothing is cached: the next call tries again).
         """
         with self._lock:
             store = self._stores.get(tenant)
             if store is None:
                 store = open_store(self.directory, tenant, clock=self.clock, tokenizer=TOKENIZER,
-                                   database=self.database or "")
+                                   database=self.database or "", busy_timeout_ms=busy_timeout_ms)
                 self._stores[tenant] = store
             return store
 
@@ -112,9 +119,12 @@ class Memory:
         """Where the stores are, for messages: the directory, or the URL without its password."""
         return location(self.directory, self.database or "")
 
-    def retriever(self, tenant: str = DEFAULT_TENANT) -> Retriever:
-        """The tenant's retriever; its read cache lives as long as this `Memory`."""
-        store = self.store(tenant)
+    def retriever(self, tenant: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Retriever:
+        """The tenant's retriever; its read cache lives as long as this `Memory`.
+
+        `busy_timeout_ms` bounds a first opening's wait, as in `store`.
+        """
+        store = self.store(tenant, busy_timeout_ms=busy_timeout_ms)
         with self._lock:
             retriever = self._retrievers.get(tenant)
             if retriever is None:
@@ -288,7 +298,7 @@ class Memory:
             NotFound: no such concept (the message names up to 3 close names).
         """
         check_agent(agent)
-        result = self.retriever(tenant).load_knowledge(agent, name)
+        result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None)
         if "error" in result:
             raise NotFound(str(result["error"]))
         return str(result["markdown"])

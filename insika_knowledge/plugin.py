@@ -2,8 +2,10 @@
 
 `plugin` is a module-level `KnowledgePlugin`. It reads its data directory from
 ``$INSIKA_KNOWLEDGE_HOME`` (or the user data folder) the first time it is used;
-a host may call `KnowledgePlugin.configure` before that. Extraction runs on one
-background thread per process, so ``after_turn`` returns at once.
+a host may call `KnowledgePlugin.configure` before that. ``after_turn`` writes the
+turn to its tenant's durable outbox and returns (`insika_knowledge.outbox`); one
+background thread per process extracts queued turns, and a process that starts
+again resumes the turns an earlier one left (even after a crash).
 
 No hook ever raises into the engine: whatever goes wrong (an invalid block, an
 unusable data directory, a bad tenant, a malformed turn) makes the hook return
@@ -21,18 +23,17 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Final
 
 import pluggy
 
 from insika_knowledge import hookspecs
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError
+from insika_knowledge.errors import InsikaError, StorageBusy
 from insika_knowledge.events import EventBus, KnowledgeDegraded, TrackEventForwarder
 from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
-from insika_knowledge.learn import TurnReport
 from insika_knowledge.memory import Memory
+from insika_knowledge.outbox import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant
 
@@ -63,15 +64,23 @@ def load_plugins() -> pluggy.PluginManager:
 
 
 class KnowledgePlugin:
-    """Hook implementations over one `Memory`, with a background extraction worker."""
+    """Hook implementations over one `Memory`, with a durable extraction queue.
+
+    Args:
+        memory: the `Memory` to use (None: one from the environment, on first use).
+        plugin_manager: whose ``track_event`` plugins get every event (None: `load_plugins`).
+        outbox: the extraction queue's bounds (None: `OutboxSettings.from_env`).
+    """
 
     def __init__(self, memory: Memory | None = None,
-                 plugin_manager: pluggy.PluginManager | None = None):
+                 plugin_manager: pluggy.PluginManager | None = None,
+                 outbox: OutboxSettings | None = None):
         self._memory: Memory | None = None
         self._plugin_manager = plugin_manager
         self._unsubscribe: Callable[[], None] | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._pending: set[Future[TurnReport | None]] = set()
+        self._queue: ExtractionQueue | None = None
+        #: Bounds of the extraction queue (None: `OutboxSettings.from_env` when it starts).
+        self.outbox_settings = outbox
         self._lock = threading.Lock()
         self._warned: set[tuple[str, str]] = set()
         self._skills: dict[str, ProceduralMemory] = {}
@@ -83,16 +92,24 @@ class KnowledgePlugin:
     # ------------------------------------------------------------------ setup
 
     def configure(self, memory: Memory, *,
-                  plugin_manager: pluggy.PluginManager | None = None) -> None:
+                  plugin_manager: pluggy.PluginManager | None = None,
+                  outbox: OutboxSettings | None = None) -> None:
         """Use `memory` from now on (closing the previous one after pending work).
 
         Its events go to the ``track_event`` hook of `plugin_manager` (None: keep the
-        current manager, by default `load_plugins`'s).
+        current manager, by default `load_plugins`'s). `outbox` sets the extraction
+        queue's bounds (None: keep the current settings).
         """
         self.drain()
         if plugin_manager is not None:
             with self._lock:
                 self._plugin_manager = plugin_manager
+        if outbox is not None:
+            self.outbox_settings = outbox
+        with self._lock:
+            queue, self._queue = self._queue, None
+        if queue is not None:
+            queue.close()
         old = self._use(memory)
         if old is not None and old is not memory:
             old.close()
@@ -134,6 +151,33 @@ class KnowledgePlugin:
             return self._memory
 
     @property
+    def lock_budget_ms(self) -> int:
+        """The longest a hook waits for a database lock, in milliseconds.
+
+        `OutboxSettings.lock_budget_ms` (``$INSIKA_LOCK_BUDGET_MS``, default 50): the
+        request hook, ``context_fragments`` and ``after_turn`` all use it.
+        """
+        settings = self.outbox_settings
+        if settings is None:
+            settings = self.outbox_settings = OutboxSettings.from_env()
+        return settings.lock_budget_ms
+
+    @property
+    def queue(self) -> ExtractionQueue:
+        """The extraction queue of the current `Memory` (started on first use).
+
+        Starting it resumes the turns left in the outboxes of the data directory.
+        """
+        memory = self.memory
+        with self._lock:
+            queue = self._queue
+            if queue is None or queue.memory is not memory:
+                queue = ExtractionQueue(memory, self.outbox_settings, on_failure=self._failed)
+                self._queue = queue
+        queue.start()
+        return queue
+
+    @property
     def events(self) -> EventBus:
         """The event bus subscribers attach to."""
         return self.memory.events
@@ -160,46 +204,38 @@ class KnowledgePlugin:
     def _failed(self, agent: object, feature: str, exc: BaseException) -> None:
         """Report an unexpected failure of a hook as ``knowledge_degraded`` (once per cause)."""
         reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, StorageBusy):  # one cause, whatever the wait: one event
+            reason = f"the database {exc.path} was busy beyond the lock budget"
         self._degraded(_agent_id(agent), feature, reason[:300])
 
     # ------------------------------------------------------------------ hooks
 
     @hookimpl
     def after_turn(self, turn: Turn) -> None:
-        """Schedule extraction of `turn` on the worker and return at once. Never raises."""
+        """Write `turn` to its tenant's outbox and return; a worker extracts it. Never raises.
+
+        The write waits at most `OutboxSettings.lock_budget_ms` for the database's lock
+        (beyond it the turn waits in memory for the worker). A full outbox drops the turn,
+        records it and counts it in ``knowledge_dropped``.
+        """
         try:
             config = self._config(turn.agent)
             if config is None or not config.extract:
                 return
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="insika-knowledge")
-                future = self._executor.submit(self._learn, turn, config)
-                self._pending.add(future)
-            future.add_done_callback(self._forget)
-        except Exception as exc:  # the engine's turn is already over: never raise into it
-            log.exception("could not schedule knowledge extraction")
-            self._failed(getattr(turn, "agent", None), "extract", exc)
-
-    def _forget(self, future: Future[TurnReport | None]) -> None:
-        with self._lock:
-            self._pending.discard(future)
-
-    def _learn(self, turn: Turn, config: KnowledgeConfig) -> TurnReport | None:
-        try:
-            return self.memory.learn_turn(
-                turn.agent.id, config, session_id=turn.session_id, turn_id=turn.turn_id,
-                messages=list(turn.messages), tenant=turn.agent.tenant,
+            self.queue.submit(
+                tenant=turn.agent.tenant, agent=turn.agent.id, knowledge=turn.agent.knowledge,
+                session_id=turn.session_id, turn_id=turn.turn_id, messages=turn.messages,
             )
-        except Exception as exc:
+        except Exception as exc:  # the engine's turn is already over: never raise into it
             self._failed(getattr(turn, "agent", None), "extract", exc)
-            return None
 
     @hookimpl
     def context_fragments(self, turn: Turn) -> list[Fragment]:
         """The ``<knowledge>`` block for the turn's last user message, at priority 77.
 
-        Never raises: any failure returns ``[]`` and emits ``knowledge_degraded``.
+        Waits at most `lock_budget_ms` for the database (a lock held elsewhere); beyond
+        it the turn goes on without the block. Never raises: any failure returns ``[]``
+        and emits ``knowledge_degraded``.
         """
         try:
             config = self._config(turn.agent)
@@ -208,10 +244,13 @@ class KnowledgePlugin:
             message = turn.last_user_text()
             if not isinstance(message, str) or not message.strip():
                 return []
-            retriever = self.memory.retriever(turn.agent.tenant)
-            block = retriever.block(
-                turn.agent.id, message, config.top_k, config.index, config.min_coverage
-            )
+            budget = self.lock_budget_ms  # never the store's 30 s wait, even to migrate
+            retriever = self.memory.retriever(turn.agent.tenant, busy_timeout_ms=budget)
+            store = self.memory.store(turn.agent.tenant)  # the retriever's store
+            with store.busy_budget(budget):
+                block = retriever.block(
+                    turn.agent.id, message, config.top_k, config.index, config.min_coverage
+                )
             if block is None:
                 return []
             return [Fragment(text=block, priority=KNOWLEDGE_PRIORITY, source="knowledge")]
@@ -230,7 +269,7 @@ class KnowledgePlugin:
             if config is None or not config.retrieve:
                 return []
             check_agent(agent.id)
-            retriever = self.memory.retriever(agent.tenant)
+            retriever = self.memory.retriever(agent.tenant, busy_timeout_ms=self.lock_budget_ms)
         except Exception as exc:
             self._failed(agent, "tools", exc)
             return []
@@ -246,14 +285,19 @@ class KnowledgePlugin:
 
         The tenant comes from the ``x-insika-tenant`` header (default ``default``); the
         mode from `KnowledgePlugin.procedures_config` (``$INSIKA_PROCEDURES_MODE``, else
-        ``shadow``). A failure leaves the body unchanged and emits ``knowledge_degraded``.
+        ``shadow``). The request waits at most `lock_budget_ms` for a lock: beyond it, it
+        goes on unchanged, its stage says ``failed`` / ``busy_deferred``, and the session's
+        next request captures what this one could not. A failure leaves the body
+        unchanged and emits ``knowledge_degraded``.
         """
         try:
             tenant = DEFAULT_TENANT
             if isinstance(headers, Mapping):
                 lowered = {str(k).lower(): v for k, v in headers.items()}
                 tenant = str(lowered.get("x-insika-tenant", DEFAULT_TENANT))
-            result: tuple[Any, Any] = self._procedures(tenant).handle_request(body, headers)
+            result: tuple[Any, Any] = self._procedures(tenant).handle_request(
+                body, headers, lock_budget_ms=self.lock_budget_ms
+            )
             return result
         except Exception as exc:  # the request goes upstream as sent
             self._degraded("-", "procedures", f"{type(exc).__name__}: {exc}"[:300])
@@ -265,13 +309,15 @@ class KnowledgePlugin:
         check_tenant(tenant)
         memory = self.memory  # takes the lock itself: read it first
         directory, database = memory.directory, memory.database or ""
+        budget = self.lock_budget_ms
         with self._lock:
             skill = self._skills.get(tenant)
             if skill is None:
                 if self.procedures_config is None:
                     mode = os.environ.get("INSIKA_PROCEDURES_MODE", "shadow")
                     self.procedures_config = ProceduresConfig(mode=mode)
-                skill = ProceduralMemory.open(directory, tenant, self.procedures_config, database=database)
+                skill = ProceduralMemory.open(directory, tenant, self.procedures_config, database=database,
+                                              busy_timeout_ms=budget)
                 skill.start_sweeper()
                 self._skills[tenant] = skill
             return skill
@@ -279,30 +325,41 @@ class KnowledgePlugin:
     # ------------------------------------------------------------------ lifecycle
 
     def drain(self, timeout_s: float | None = None) -> bool:
-        """Wait for scheduled extractions; True when none is left (within `timeout_s` seconds)."""
-        with self._lock:
-            pending = set(self._pending)
-        if not pending:
-            return True
-        _, not_done = wait(pending, timeout=timeout_s)
-        return not not_done
+        """Wait until the turns this process queued are extracted; True when none is left.
 
-    def close(self) -> None:
-        """Finish pending extractions, stop the worker and close the stores."""
-        self.drain()
+        Args:
+            timeout_s: the longest wait in seconds (None: no limit).
+        """
         with self._lock:
-            executor, self._executor = self._executor, None
+            queue = self._queue
+        return True if queue is None else queue.drain(timeout_s)
+
+    def close(self, timeout_s: float | None = None) -> bool:
+        """Stop the extraction worker within `timeout_s` seconds, then close the stores.
+
+        Turns not extracted by then stay in the outbox; the next process that starts
+        with the same data directory extracts them.
+
+        Args:
+            timeout_s: the longest wait for the worker, in seconds (None: until the
+                turn in progress is done; queued turns are left either way).
+
+        Returns:
+            True when the worker stopped within the time.
+        """
+        with self._lock:
+            queue, self._queue = self._queue, None
             memory, self._memory = self._memory, None
             skills, self._skills = self._skills, {}
             unsubscribe, self._unsubscribe = self._unsubscribe, None
+        stopped = True if queue is None else queue.close(timeout_s)
         if unsubscribe is not None:
             unsubscribe()
         for skill in skills.values():
             skill.close()
-        if executor is not None:
-            executor.shutdown(wait=True)
         if memory is not None:
             memory.close()
+        return stopped
 
 
 def _agent_id(agent: object) -> str:

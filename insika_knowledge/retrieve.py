@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.analysis.numbers import is_numeric_term
-from insika_knowledge.concept import check_name
+from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.fts5 import Fts5Index
@@ -31,6 +31,14 @@ from insika_knowledge.store.base import Store
 
 #: ``index: auto`` uses FTS5 from this many concepts per agent up (see benchmarks/README.md).
 AUTO_FTS5_FROM: Final = 5000
+#: The most characters the ``load_knowledge`` tool hands the model (about 4,000 tokens).
+#: A longer record is shortened: its sources to the `CAPPED_SOURCES` most recent, then its
+#: body cut at a line end, with a note saying so (and the conflict heading kept, if any).
+LOAD_KNOWLEDGE_MAX_CHARS: Final = 16_000
+#: Sources a shortened ``load_knowledge`` record keeps.
+CAPPED_SOURCES: Final = 8
+#: The line that ends a body ``load_knowledge`` had to cut.
+CUT_NOTE: Final = "…(cut to fit the load_knowledge size cap; the full record is in the Studio)"
 
 INSTRUCTION: Final = """\
 These concepts were learned from earlier conversations. Follow these steps in order:
@@ -184,11 +192,20 @@ class Retriever:
             return None
         return render_block(retrieved.entries)
 
-    def load_knowledge(self, agent: str, name: str) -> dict[str, Any]:
+    def load_knowledge(
+        self, agent: str, name: str, *, max_chars: int | None = LOAD_KNOWLEDGE_MAX_CHARS,
+    ) -> dict[str, Any]:
         """The ``load_knowledge`` tool's handler.
 
+        Args:
+            agent: the agent id.
+            name: the concept's name (as the model wrote it).
+            max_chars: the most characters of markdown returned (see
+                `LOAD_KNOWLEDGE_MAX_CHARS` and `capped_record`); None = the whole record.
+
         Returns:
-            ``{"name": ..., "markdown": ...}`` with the concept's full record, and fires
+            ``{"name": ..., "markdown": ...}`` with the concept's record (plus
+            ``"cut": True`` when it was shortened to `max_chars`), and fires
             ``knowledge_retrieved``; or ``{"error": ...}`` for an unknown or invalid name,
             naming up to 3 close names (nothing fires). A concept held in quarantine is
             never handed to the model: it answers as an unknown name.
@@ -209,7 +226,36 @@ class Retriever:
             return {"error": f"no concept named {candidate[:100]!r}{hint}"}
         if self.events is not None:
             self.events.emit(KnowledgeRetrieved(concept=stored.concept.name, agent=agent))
-        return {"name": stored.concept.name, "markdown": stored.markdown}
+        markdown = stored.markdown
+        if max_chars is not None and len(markdown) > max_chars:
+            return {"name": stored.concept.name, "markdown": capped_record(stored.concept, max_chars),
+                    "cut": True}
+        return {"name": stored.concept.name, "markdown": markdown}
+
+
+def capped_record(concept: Concept, max_chars: int) -> str:
+    """`concept`'s markdown in at most `max_chars` characters (when it can be; >= 2,000).
+
+    First its sources are cut to the `CAPPED_SOURCES` most recent; then its body is cut
+    at a line (or word) end and ends with `CUT_NOTE`. A body in conflict keeps a
+    ``## Contradiction`` heading, so the model still sees that the claim is disputed.
+    """
+    shorter = concept.replace(sources=concept.sources[-CAPPED_SOURCES:])
+    text = serialize(shorter)
+    if len(text) <= max_chars:
+        return text
+    tail = f"\n\n{CUT_NOTE}"
+    if concept.in_conflict:
+        tail = f"{tail}\n\n{CONTRADICTION_HEADING}\n\n- (entries cut; see the full record)"
+    room = max(1, max_chars - (len(text) - len(shorter.body)) - len(tail))
+    body = shorter.body[:room]
+    for separator in ("\n", " "):
+        at = body.rfind(separator)
+        if at >= room // 2:
+            body = body[:at]
+            break
+    kept = claim_text(body).rstrip() or body.strip() or "…"
+    return serialize(shorter.replace(body=kept + tail))
 
 
 def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int]) -> float:

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +21,7 @@ from typing import Any
 class Status:
     code: int
     message: str = "error"
+    headers: dict[str, str] = field(default_factory=dict)  # e.g. {"retry-after": "1"}
 
 
 @dataclass
@@ -79,7 +80,7 @@ class FakeLLM:
                     reply = reply.then
                 if isinstance(reply, Status):
                     payload = {"error": {"message": reply.message, "type": "fake", "code": reply.code}}
-                    self._send(reply.code, payload)
+                    self._send(reply.code, payload, reply.headers)
                     return
                 self._send(200, {
                     "id": "chatcmpl-fake",
@@ -94,10 +95,12 @@ class FakeLLM:
                     "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                 })
 
-            def _send(self, code: int, payload: dict[str, Any]) -> None:
+            def _send(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(code)
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
                     self.end_headers()

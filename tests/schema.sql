@@ -2,6 +2,7 @@ CREATE INDEX aliases_by_name ON aliases (agent, name);
 CREATE INDEX capture_sessions_idle ON capture_sessions (last_turn_at);
 CREATE INDEX concept_versions_agent_id ON concept_versions (agent, id);
 CREATE INDEX concepts_agent_status ON concepts (agent, status);
+CREATE INDEX outbox_claimed_by ON outbox (claimed_by);
 CREATE INDEX possible_duplicates_of ON possible_duplicates (agent, duplicate_of, status);
 CREATE INDEX procedure_population_generation ON procedure_population (generation);
 CREATE INDEX procedure_stages_session ON procedure_stages (session_id);
@@ -102,10 +103,34 @@ CREATE TABLE generations (
     agent      TEXT PRIMARY KEY,
     generation INTEGER NOT NULL             -- bumped by every change to the agent's concepts
 ) WITHOUT ROWID;
+CREATE TABLE merge_leases (
+    agent      TEXT    NOT NULL,
+    name       TEXT    NOT NULL,             -- the concept being merged
+    holder     TEXT    NOT NULL,             -- 'host:pid:thread:token' of a writer
+    ticket     INTEGER NOT NULL,             -- arrival order among the writers of this concept
+    holding    INTEGER NOT NULL CHECK (holding IN (0, 1)), -- 1: asking the model now; 0: waiting
+    expires_at REAL    NOT NULL,             -- unix seconds: the lease lapses, or a waiter that
+                                             -- stopped polling is forgotten
+    PRIMARY KEY (agent, name, holder)
+) WITHOUT ROWID;
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,                 -- e.g. 'fts_layout', 'analysis_version'
     value TEXT NOT NULL                     -- the recorded value, as text
 ) WITHOUT ROWID;
+CREATE TABLE outbox (
+    id            INTEGER PRIMARY KEY,       -- arrival order
+    agent         TEXT    NOT NULL,          -- the agent that answered the turn
+    session_id    TEXT    NOT NULL,          -- the conversation's id
+    turn_id       TEXT    NOT NULL,          -- the turn's id in the session
+    knowledge     TEXT    NOT NULL,          -- JSON: the agent's knowledge: block at the time of the turn
+    messages      TEXT    NOT NULL,          -- JSON: the turn's messages (size-bounded by the enqueuer)
+    enqueued_at   TEXT    NOT NULL,          -- UTC ISO-8601 'Z'
+    attempts      INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0), -- claims so far
+    claimed_by    TEXT,                      -- 'host:pid:token' of the worker holding it; NULL = free
+    claimed_until REAL,                      -- unix seconds when the claim lapses
+    not_before    REAL    NOT NULL DEFAULT 0, -- unix seconds before which no worker takes it (back-off)
+    UNIQUE (agent, session_id, turn_id)      -- a turn handed over twice is queued once
+);
 CREATE TABLE possible_duplicates (
     agent        TEXT NOT NULL,             -- the agent that owns the concept
     name         TEXT NOT NULL,             -- the slug the candidate was proposed under

@@ -128,6 +128,14 @@ def test_bench_quality_scores_a_labelled_set(tmp_path: Path) -> None:
     assert (scan["recall@1"], scan["mrr"], scan["no_answer_empty"], scan["queries"]) == (1.0, 1.0, 1.0, 3.0)
 
 
+def test_bench_outbox_measures_after_turn_and_the_outbox(tmp_path: Path) -> None:
+    result = CliRunner().invoke(_group(), ["bench", "--outbox", "--quick", "--json"])
+    assert result.exit_code == 0, result.output
+    outbox = json.loads(result.output)["outbox"]
+    assert (outbox["turns"], outbox["extracted_ok"], outbox["dropped"], outbox["finished"]) == (300, 300, 0, True)
+    assert 0 < outbox["after_turn_p50_ms"] <= outbox["after_turn_p95_ms"]
+
+
 def test_bench_usage_mistakes_exit_2(tmp_path: Path) -> None:
     missing = CliRunner().invoke(_group(), ["bench", "--quality", "--set", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "concepts.jsonl does not exist" in missing.output

@@ -6,6 +6,7 @@ database (the tenant's schema).
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 from pathlib import Path
 
@@ -65,4 +66,95 @@ def test_concurrent_same_claim_sightings_from_many_processes(tmp_path: Path, bac
     assert concept.confidence == 0.95
     assert store.count(AGENT) == 1
     assert len(store.versions(AGENT, "frete-gratis")) == total
+    store.close()
+
+
+# ----------------------------------------------------------------------------- related merges
+
+MERGED_BODY = "Orders above R$ 199 ship free from every warehouse; see each region's note."
+WRITERS = 4
+RELATED_EACH = 10
+REGIONS = ("north", "south", "east", "west")
+LANES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+
+
+def related_worker(path: str, base_url: str, index: int, start: mp.Barrier) -> list[str]:  # type: ignore[type-arg]
+    from insika_knowledge.extract.model import load_model
+
+    store = SQLiteStore(path)
+    model = load_model("openai/fake-model", base_url=base_url)
+    start.wait()
+    outcomes = []
+    for i in range(RELATED_EACH):
+        # No number but the R$ 199 the merged body keeps: the merge guard (`keeps_details`)
+        # accepts the fake's merged body, so any conflict is the concurrency's.
+        region, lane = REGIONS[index], LANES[i]
+        candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
+                              f"Region {region}, lane {lane}: orders above R$ 199 ship free "
+                              f"from the {lane} warehouse.")
+        outcomes.append(sight(store, AGENT, candidate, session_id=f"w{index}-s{i}", turn_id="t1",
+                              model=model))
+    store.close()
+    return outcomes
+
+
+def _always_related(body: dict) -> object:
+    from fakellm import Hang
+
+    content = body["messages"][-1]["content"]
+    if "on_record" in content:  # the merge prompt: slow enough for the writers to overlap
+        return Hang(0.03, json.dumps({"verdict": "related", "body": MERGED_BODY}))
+    return "[]"
+
+
+def test_concurrent_related_sightings_merge_instead_of_conflicting(tmp_path: Path) -> None:
+    from fakellm import FakeLLM
+
+    path = str(tmp_path / "tenant.db")
+    SQLiteStore(path).close()
+    ctx = mp.get_context("spawn")
+    with FakeLLM(_always_related) as fake, ctx.Manager() as manager:
+        start = manager.Barrier(WRITERS)
+        with ctx.Pool(WRITERS) as pool:
+            results = pool.starmap(related_worker, [(path, fake.base_url, i, start) for i in range(WRITERS)])
+    outcomes = [o for r in results for o in r]
+    total = WRITERS * RELATED_EACH
+    assert outcomes.count("conflict") == 0, outcomes
+    assert outcomes.count("learned") == 1
+    assert outcomes.count("merged") + outcomes.count("confirmed") == total - 1
+    store = SQLiteStore(path)
+    concept = store.get(AGENT, "frete-gratis").concept
+    assert not concept.in_conflict
+    assert concept.occurrences == total
+    assert len(concept.sources) == total
+    assert store._conn().execute("SELECT count(*) FROM merge_leases").fetchone()[0] == 0
+    store.close()
+
+
+def test_a_merge_lease_of_a_dead_process_is_taken_over_at_once(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from insika_knowledge.store.leases import holder_gone, holder_id
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ghost = f"{socket.gethostname()}:{dead.pid}:1:abcd"
+    store = SQLiteStore(tmp_path / "t.db")
+    now = time.time()
+    with store.transaction() as tx:
+        assert tx.take_merge_lease(AGENT, "x", ghost, lease_s=120, wait_ttl_s=10,
+                                   gone=lambda h: False, now_s=now) is None
+    me, other = holder_id(per_thread=True), holder_id(per_thread=True)
+    with store.transaction() as tx:  # alive as far as this check knows: wait behind it
+        assert tx.take_merge_lease(AGENT, "x", me, lease_s=120, wait_ttl_s=10,
+                                   gone=lambda h: False, now_s=now) == now + 120
+    with store.transaction() as tx:  # a later writer queues behind the first waiter
+        assert tx.take_merge_lease(AGENT, "x", other, lease_s=120, wait_ttl_s=10,
+                                   gone=holder_gone, now_s=now) is not None
+    with store.transaction() as tx:  # its process is gone: the first waiter gets it now
+        assert tx.take_merge_lease(AGENT, "x", me, lease_s=120, wait_ttl_s=10,
+                                   gone=holder_gone, now_s=now) is None
     store.close()

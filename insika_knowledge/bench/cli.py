@@ -33,6 +33,8 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
 @click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
 @click.option("--consolidation", is_flag=True,
               help="Consolidation on the labelled pairs and the renamed sightings instead.")
+@click.option("--outbox", is_flag=True,
+              help="after_turn p50/p95 and the extraction outbox's throughput instead.")
 @click.option("--backend", type=click.Choice(["sqlite", "postgresql"]), default="sqlite", show_default=True,
               help="postgresql: full-text search, same-claim writes and 4 writer processes on PostgreSQL "
               "beside SQLite (with --quality: our rankers on PostgreSQL too).")
@@ -40,9 +42,13 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
               help="With --backend postgresql: the database to use (default: $INSIKA_DATABASE_URL, "
               "else a throwaway cluster started here).")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
-          trust: bool, relay: bool, consolidation: bool, backend: str, database: str | None) -> None:
-    """Measure speed, scale, retrieval quality, trust, consolidation, the relay, or PostgreSQL."""
-    if consolidation:
+          trust: bool, relay: bool, consolidation: bool, outbox: bool, backend: str, database: str | None) -> None:
+    """Measure speed, scale, quality, trust, consolidation, the outbox, the relay, or PostgreSQL."""
+    if outbox:
+        from insika_knowledge.bench.outbox import run_outbox_bench
+
+        run_outbox_bench(quick=quick, as_json=as_json, echo=click.echo)
+    elif consolidation:
         from insika_knowledge.bench.consolidation import run_consolidation
 
         run_consolidation(as_json=as_json, echo=click.echo)

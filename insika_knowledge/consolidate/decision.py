@@ -184,6 +184,7 @@ def apply(
     sources: list[str],
     session_id: str,
     now: str,
+    distinct_sources: int | None = None,
 ) -> Concept | None:
     """The record to write after `decision`, or None when the record does not change.
 
@@ -192,7 +193,10 @@ def apply(
         stored: the concept on record (None only for ``NEW``).
         candidate: the sighting's candidate.
         sources: the ledger's supporting sessions, read after this sighting's entry was
-            added (used when `Decision.needs_sources`).
+            added, oldest first (used when `Decision.needs_sources`; the most recent
+            `records.SOURCES_KEPT` are enough).
+        distinct_sources: how many distinct sessions support the concept on the ledger
+            (None: counted from `sources`).
         session_id: the sighting's session.
         now: the time of the change (``YYYY-MM-DDTHH:MM:SSZ``).
 
@@ -208,9 +212,10 @@ def apply(
     if stored is None:
         raise ValueError(f"a {decision.rule} decision needs the stored concept")
     if change is Change.CONFIRM:
-        return confirm(stored, sources, now)
+        return confirm(stored, sources, now, distinct_sources=distinct_sources)
     if change is Change.MERGE:
         if decision.body is None:
             raise ValueError("a merge decision carries no body")
-        return confirm(stored.replace(body=decision.body), sources, now)
+        return confirm(stored.replace(body=decision.body), sources, now,
+                       distinct_sources=distinct_sources)
     return contradict(stored, candidate, session_id, now)

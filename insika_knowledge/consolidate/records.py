@@ -1,9 +1,14 @@
 """How a sighting changes a concept record: counts, confidence, merges, contradictions.
 
 Confidence of an observed concept is ``min(0.95, 0.5 + 0.1 * distinct_sources)``
-(the seed's evidence rule); a ``provenance: policy`` concept keeps what its author set,
+(the seed's evidence rule, counted on the ledger); a ``provenance: policy`` concept keeps what its author set,
 and its body is never changed by the engine. A contradicting claim is appended under
 ``## Contradiction`` with its session and time, and confidence drops to a flat 0.4.
+
+The record's ``sources`` is bounded: it keeps the `SOURCES_KEPT` most recent supporting
+sessions (oldest of them first); the sightings ledger keeps every one of them, and the
+number of distinct supporting sessions behind the confidence is counted there. So a
+concept sighted 5,000 times keeps a small record, and its versions stay small too.
 All functions here are pure.
 """
 
@@ -22,6 +27,9 @@ from insika_knowledge.extract.candidates import Candidate
 CONFLICT_CONFIDENCE: Final = 0.4
 FIRST_SIGHTING_CONFIDENCE: Final = 0.6
 CONFIDENCE_CAP: Final = 0.95
+#: The most supporting sessions a record lists in ``sources`` (the most recent ones;
+#: the ledger keeps them all).
+SOURCES_KEPT: Final = 64
 #: What a contradiction entry says when the claim itself does not fit in the record.
 TOO_LONG_NOTE: Final = "claim too long to keep; see the ledger"
 
@@ -41,15 +49,27 @@ def confidence(distinct_sources: int) -> float:
 
 
 def merged_sources(existing: Concept, ledger_sources: list[str]) -> tuple[str, ...]:
-    """The record's sources joined with the ledger's supporting sessions, order kept."""
-    return tuple(dict.fromkeys([*existing.sources, *ledger_sources]))
+    """The record's sources joined with the ledger's supporting sessions, order kept,
+    cut to the `SOURCES_KEPT` most recent (the last ones).
+    """
+    return tuple(dict.fromkeys([*existing.sources, *ledger_sources]))[-SOURCES_KEPT:]
 
 
-def confirm(existing: Concept, ledger_sources: list[str], now: str) -> Concept:
+def confirm(
+    existing: Concept, ledger_sources: list[str], now: str, *, distinct_sources: int | None = None,
+) -> Concept:
     """Apply a same-claim (or merged) sighting's counts: occurrences + 1, sources, confidence.
 
     The body is untouched. A policy concept keeps its confidence; a concept in
     conflict keeps the flat conflict confidence.
+
+    Args:
+        existing: the record on file.
+        ledger_sources: the ledger's most recent supporting sessions, oldest first
+            (at most `SOURCES_KEPT` are kept).
+        now: the time of the change.
+        distinct_sources: how many distinct sessions support the concept on the ledger
+            (the confidence's n); None = the number of sources kept in the record.
     """
     sources = merged_sources(existing, ledger_sources)
     if existing.provenance == "policy":
@@ -57,7 +77,7 @@ def confirm(existing: Concept, ledger_sources: list[str], now: str) -> Concept:
     elif existing.in_conflict:
         value = CONFLICT_CONFIDENCE
     else:
-        value = confidence(len(sources))
+        value = confidence(len(sources) if distinct_sources is None else distinct_sources)
     return existing.replace(
         sources=sources, occurrences=existing.occurrences + 1, confidence=value, updated_at=now
     )

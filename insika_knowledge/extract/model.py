@@ -227,7 +227,8 @@ def classify_failure(exc: BaseException) -> ModelFailure:
         if isinstance(err, (openai.APITimeoutError, TimeoutError)):
             return ModelFailure("model_timeout", str(err) or "timed out", attempts=attempts)
         if isinstance(err, openai.RateLimitError):
-            return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts)
+            wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
+            return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts, retry_after_s=wait)
         if isinstance(err, openai.APIStatusError):
             return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts)
         if isinstance(err, openai.APIConnectionError):
@@ -240,6 +241,44 @@ def classify_failure(exc: BaseException) -> ModelFailure:
             "model_malformed", "the answer was not the expected JSON", attempts=attempts, raw_output=raw
         )
     return ModelFailure("model_error", f"{type(exc).__name__}: {exc}"[:300], attempts=attempts)
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """The wait a ``Retry-After`` (or ``retry-after-ms``) header asks for, in seconds (>= 0).
+
+    Args:
+        headers: a response's headers (any mapping with ``get``), or None.
+
+    Returns:
+        Seconds to wait, from a number of seconds or an HTTP date; None when absent or
+        unreadable.
+    """
+    if headers is None or not hasattr(headers, "get"):
+        return None
+    millis = headers.get("retry-after-ms")
+    try:
+        if millis is not None:
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    from datetime import UTC, datetime
+
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
 
 
 def _last_text(exc: BaseException) -> str | None:

@@ -38,8 +38,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from insika_knowledge.errors import StorageBusy
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
 from insika_knowledge.procedures.capture import Captured, SessionCapture, new_steps
@@ -77,6 +78,10 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
 from insika_knowledge.store.procedures import SessionRow
 
 log = logging.getLogger(__name__)
+
+#: The ``failed`` stage's reason when a lock stayed busy beyond the request's budget: the
+#: request went on unchanged and its capture is left to the session's next request.
+BUSY_DEFERRED: Final = "busy_deferred"
 
 
 def _task_reader(builder: TraceBuilder) -> Callable[[], str]:
@@ -147,6 +152,7 @@ class ProceduralMemory:
         config: ProceduresConfig | None = None,
         *,
         database: str | None = None,
+        busy_timeout_ms: int | None = None,
         **kwargs: Any,
     ) -> ProceduralMemory:
         """Open the procedural memory of `tenant`: its database file under the data directory,
@@ -157,12 +163,14 @@ class ProceduralMemory:
             InvalidName: the tenant name is invalid.
             UserError: PostgreSQL is chosen but unusable (missing extra, unreachable).
         """
-        return cls(open_procedure_store(directory, tenant, database=database), config, **kwargs)
+        store = open_procedure_store(directory, tenant, database=database, busy_timeout_ms=busy_timeout_ms)
+        return cls(store, config, **kwargs)
 
     # ------------------------------------------------------------------ the request
 
     def handle_request(
-        self, body: dict[str, Any], headers: Mapping[str, str] | None = None
+        self, body: dict[str, Any], headers: Mapping[str, str] | None = None, *,
+        lock_budget_ms: int | None = None,
     ) -> tuple[dict[str, Any], Stage | None]:
         """Capture, recall and (in prod) inject for one model request. Never raises.
 
@@ -172,11 +180,25 @@ class ProceduralMemory:
             headers: the request headers (any case): ``x-ace-session``,
                 ``x-ace-task-outcome`` / ``x-ace-outcome`` / ``x-ace-task-success``,
                 ``x-ace-skills``, ``x-request-id``.
+            lock_budget_ms: the longest this call waits for a lock (this skill's, held by
+                the sweeper, or the database's, held by another writer), in milliseconds;
+                None = as long as it takes. Beyond it the request goes on unchanged with a
+                ``failed`` stage whose reason is `BUSY_DEFERRED`: nothing of the request
+                was captured, and the session's next request captures it (a request
+                carries the conversation so far).
 
         Returns:
             ``(body to send upstream, stage)``: the body is the caller's object unless the
             block went in; the stage is None when the skill is off for this request.
         """
+        if lock_budget_ms is None:
+            return self._handle_request(body, headers, None)
+        with self.store.busy_budget(lock_budget_ms):
+            return self._handle_request(body, headers, lock_budget_ms / 1000)
+
+    def _handle_request(
+        self, body: dict[str, Any], headers: Mapping[str, str] | None, wait_s: float | None,
+    ) -> tuple[dict[str, Any], Stage | None]:
         started = time.perf_counter()
         mode_name = str(self.config.parsed_mode)
         try:
@@ -202,14 +224,19 @@ class ProceduralMemory:
             if arm is None:
                 return body, None
             mode_name = arm.mode
-            with self._lock:
+            if not self._lock.acquire(timeout=-1 if wait_s is None else wait_s):
+                raise StorageBusy(f"procedural memory was busy (sweeping) beyond {wait_s} s",
+                                  path=self.store.location)
+            try:
                 return self._handle(body, lowered, sid, arm, started, notes)
+            finally:
+                self._lock.release()
         except Exception as exc:  # the request must go on without the skill
             log.debug("procedural memory failed on a request", exc_info=True)
             stage = Stage(
                 action=FAILED,
                 mode=mode_name,  # the arm when known, else the mode in force ("canary:N")
-                reason=type(exc).__name__,
+                reason=BUSY_DEFERRED if isinstance(exc, StorageBusy) else type(exc).__name__,
                 max_injection_tokens=self.config.max_injection_tokens,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
@@ -247,6 +274,22 @@ class ProceduralMemory:
             stage.duration_ms = (time.perf_counter() - started) * 1000
             self.store.record_stage(stage.row())
             return original, stage
+        try:
+            return self._capture_and_recall(body, headers, sid, arm, started, stage, original)
+        except BaseException:
+            self.capture.forget(sid)  # its cached buffer may hold what was not written
+            raise
+
+    def _capture_and_recall(
+        self,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        sid: str,
+        arm: modes.Arm,
+        started: float,
+        stage: Stage,
+        original: dict[str, Any],
+    ) -> tuple[dict[str, Any], Stage]:
         outcome, problem = read_outcome(headers)
         if problem is not None:
             stage.notes.append(problem)
@@ -376,7 +419,9 @@ class ProceduralMemory:
 
     # ------------------------------------------------------------------ tasks and sessions
 
-    def _finish(self, captured: Captured, outcome: str | None, *, keep: bool = True) -> Verdict:
+    def _finish(
+        self, captured: Captured, outcome: str | None, *, keep: bool = True, if_unchanged: bool = False,
+    ) -> Verdict | None:
         row, builder = captured.row, captured.builder
         verdict = judge(builder.steps, outcome, builder.given)
         runs = [
@@ -392,9 +437,9 @@ class ProceduralMemory:
             and row.procedure_id not in verdict.keys
         ):
             runs.append(MinedRun(captured.run_id(), FAILURE, (row.procedure_id,)))
-        self.store.finish_task(row, runs, keep=keep)
+        counted = self.store.finish_task(row, runs, keep=keep, if_unchanged=if_unchanged)
         self.capture.forget(row.session_id)
-        return verdict
+        return None if counted is None else verdict
 
     def close_session(self, session_id: str, outcome: str | None) -> Verdict | None:
         """Close the current task of `session_id` with `outcome` and mine it.
@@ -428,8 +473,10 @@ class ProceduralMemory:
                 row = self.store.load_session(sid)
                 if row is None:
                     continue
-                self._finish(Captured(row, self.capture.builder(row), set()), None, keep=False)
-                flushed.append(sid)
+                verdict = self._finish(Captured(row, self.capture.builder(row), set()), None,
+                                       keep=False, if_unchanged=True)
+                if verdict is not None:  # None: a request arrived meanwhile; not idle after all
+                    flushed.append(sid)
         return flushed
 
     def start_sweeper(self) -> None:

@@ -60,6 +60,7 @@ def open_store(
     clock: Callable[[], str] = utc_now,
     tokenizer: Tokenizer | None = None,
     database: str | None = None,
+    busy_timeout_ms: int | None = None,
 ) -> Store:
     """Open (creating if needed) the concept store of `tenant`.
 
@@ -73,6 +74,8 @@ def open_store(
             until one is registered (`Memory.store` always gives it).
         database: a ``postgresql://`` URL selects PostgreSQL (the tenant's schema);
             None = ``$INSIKA_DATABASE_URL``; anything else = the SQLite file.
+        busy_timeout_ms: SQLite only: the longest the first opening waits for the write
+            lock to migrate (None: 30 s).
 
     Raises:
         InvalidName: the tenant name is invalid or escapes the directory.
@@ -85,7 +88,8 @@ def open_store(
 
         return PostgresStore(url, tenant, clock=clock, tokenizer=tokenizer)
     folder = data_dir(directory)
-    return SQLiteStore(tenant_path(folder, tenant), clock=clock, tokenizer=tokenizer)
+    return SQLiteStore(tenant_path(folder, tenant), clock=clock, tokenizer=tokenizer,
+                       busy_timeout_ms=busy_timeout_ms)
 
 
 def open_procedure_store(
@@ -93,6 +97,7 @@ def open_procedure_store(
     tenant: str = DEFAULT_TENANT,
     *,
     database: str | None = None,
+    busy_timeout_ms: int | None = None,
 ) -> ProcedureStorage:
     """Open (creating if needed) the procedure store of `tenant` (see `open_store`).
 
@@ -108,7 +113,7 @@ def open_procedure_store(
         return PostgresProcedureStore(url, tenant)
     from insika_knowledge.store.procedures import ProcedureStore
 
-    return ProcedureStore(tenant_path(data_dir(directory), tenant))
+    return ProcedureStore(tenant_path(data_dir(directory), tenant), busy_timeout_ms=busy_timeout_ms)
 
 
 def list_tenants(directory: str | os.PathLike[str] | None = None, database: str | None = None) -> list[str]:

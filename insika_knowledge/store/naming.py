@@ -19,6 +19,8 @@ from typing import Any
 
 import apsw
 
+from insika_knowledge.store.faults import mapped_errors
+
 
 @dataclass(frozen=True, slots=True)
 class Alias:
@@ -121,8 +123,12 @@ class NamingWrites:
         )
 
 
+@mapped_errors  # as the store it is mixed into: no raw apsw error leaves a read
 class NamingReads:
-    """Reads of the naming tables, for the Studio, the benchmark and tests."""
+    """Reads of the naming tables, for the Studio, the benchmark and tests.
+
+    Mixed into a `Database` subclass (its ``path`` names the file in a mapped error).
+    """
 
     def _conn(self) -> apsw.Connection:
         raise NotImplementedError

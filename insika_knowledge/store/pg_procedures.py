@@ -209,16 +209,23 @@ class PostgresProcedureStore(PgDatabase):
             if stage is not None:
                 self._insert_stage(w, stage)
 
-    def finish_task(self, session: SessionRow, runs: Iterable[CountedRun], *, keep: bool) -> int:
+    def finish_task(self, session: SessionRow, runs: Iterable[CountedRun], *, keep: bool,
+                    if_unchanged: bool = False) -> int | None:
         """Count a finished task's runs and clear its captured steps, in one locked transaction.
 
         Same contract as `insika_knowledge.store.procedures.ProcedureStore.finish_task`.
 
         Returns:
-            How many (procedure, run) pairs were new.
+            How many (procedure, run) pairs were new; None when `if_unchanged` found the
+            session changed (or gone) and nothing was written.
         """
         with self.write() as w:
             w.lock("procedures")
+            if if_unchanged:
+                now = w.row("SELECT run, turns, last_turn_at FROM capture_sessions "
+                            "WHERE session_id = %s FOR UPDATE", (session.session_id,))
+                if now is None or tuple(now) != (session.run, session.turns, session.last_turn_at):
+                    return None
             rows = _PgRows(w, self.clock)
             new = sum(run.record(rows) for run in runs)
             w.execute("DELETE FROM capture_steps WHERE session_id = %s", (session.session_id,))

@@ -49,7 +49,14 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
-from insika_knowledge.errors import NotFound, RunTimeFailure, StaleVersion, UserError
+from insika_knowledge.errors import (
+    NotFound,
+    RunTimeFailure,
+    StaleVersion,
+    StorageBusy,
+    StorageFull,
+    UserError,
+)
 from insika_knowledge.store import migrations, pg_fts
 from insika_knowledge.store.base import (
     Activity,
@@ -65,6 +72,7 @@ from insika_knowledge.store.base import (
 )
 from insika_knowledge.store.paths import check_agent, check_tenant
 from insika_knowledge.store.pg_naming import PgNamingReads, PgNamingWrites
+from insika_knowledge.store.pg_outbox import PgOutbox
 from insika_knowledge.store.rows import (
     CONCEPT_COLUMNS,
     SCAN_COLUMNS,
@@ -276,6 +284,7 @@ class PgDatabase:
         self.schema = schema_for(tenant)
         self.clock = clock
         self.where = f"{redact(url)} (schema {self.schema})"
+        self._local = threading.local()
         with self._errors(), _connect(url) as conn:
             migrate(conn, self.schema, self.tenant)
         self._pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
@@ -306,8 +315,12 @@ class PgDatabase:
         """
         try:
             yield
+        except psycopg.errors.LockNotAvailable:
+            waited = getattr(self._local, "waited_ms", 0)
+            raise StorageBusy(f"the database {self.where} was busy beyond {waited} ms",
+                              path=self.where, waited_ms=float(waited)) from None
         except psycopg.errors.DiskFull:
-            raise RunTimeFailure(f"disk full writing {self.where}") from None
+            raise StorageFull(f"disk full writing {self.where}", path=self.where) from None
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
             raise UserError(f"cannot write the database {self.where}: {exc}") from None
         except psycopg.OperationalError as exc:
@@ -331,15 +344,52 @@ class PgDatabase:
         assert found is not None, query  # count(*), max(...) and coalesce(...) return a row
         return found[0]
 
+    @property
+    def location(self) -> str:
+        """Where the data lives, for messages: the URL without its password, and the schema."""
+        return self.where
+
     @contextmanager
-    def write(self) -> Iterator[PgWriter]:
-        """One write transaction: commits on exit, rolls back on error.
+    def busy_budget(self, budget_ms: int) -> Iterator[None]:
+        """Within the block, this thread's write transactions wait at most `budget_ms` for a lock.
+
+        The PostgreSQL counterpart of `Database.busy_budget`: each write transaction begun
+        in the block sets ``lock_timeout`` (row and advisory locks); reads take no lock
+        under MVCC, so they never wait.
+
+        Args:
+            budget_ms: the longest wait for a lock, in milliseconds (>= 0).
 
         Raises:
+            StorageBusy: (inside the block) a lock stayed busy beyond the budget.
+        """
+        previous = getattr(self._local, "budget_ms", None)
+        self._local.budget_ms = budget_ms
+        try:
+            yield
+        finally:
+            self._local.budget_ms = previous
+
+    @contextmanager
+    def write(self, busy_timeout_ms: int | None = None) -> Iterator[PgWriter]:
+        """One write transaction: commits on exit, rolls back on error.
+
+        Args:
+            busy_timeout_ms: the longest wait for a lock, in milliseconds (None: the
+                thread's `busy_budget`, else no limit).
+
+        Raises:
+            StorageBusy: a lock stayed busy beyond the budget.
             RunTimeFailure: the disk is full, the connection was lost, or a deadlock.
             UserError: the login may not write.
         """
+        budget = busy_timeout_ms if busy_timeout_ms is not None else getattr(self._local, "budget_ms", None)
         with self._errors(), self._pool.connection() as conn, conn.transaction():
+            if budget is not None:
+                self._local.waited_ms = budget
+                # lock_timeout 0 would mean no limit: the smallest budget is 1 ms.
+                conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(
+                    sql.Literal(f"{max(1, int(budget))}ms")))
             yield PgWriter(conn, self.schema)
 
     def autocommit(self, query: str) -> None:
@@ -463,6 +513,10 @@ class PostgresStore(PgDatabase, PgNamingReads):
                 )
             return None, None
         return pg_fts.document((concept.name, concept.description, concept.body), tokenizer)
+
+    def outbox(self) -> PgOutbox:
+        """This tenant's extraction outbox (``sql/postgres/004_outbox.sql``; see `store.pg_outbox`)."""
+        return PgOutbox(self)
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -1013,6 +1067,73 @@ class Transaction(PgNamingWrites):
         return [r[0] for r in self.writer.rows(
             "SELECT session_id FROM sightings WHERE agent = %s AND name = %s AND outcome <> 'conflict' "
             "GROUP BY session_id ORDER BY min(seen_at), session_id", (agent, name))]
+
+    def recent_sources(self, agent: str, name: str, limit: int) -> list[str]:
+        """The `limit` most recent distinct sessions supporting `name`, oldest of them first."""
+        self._lock(agent, name)
+        rows = self.writer.rows(
+            "SELECT session_id FROM sightings WHERE agent = %s AND name = %s AND outcome <> 'conflict' "
+            "GROUP BY session_id ORDER BY min(seen_at) DESC, session_id DESC LIMIT %s",
+            (agent, name, limit))
+        return [str(r[0]) for r in reversed(rows)]
+
+    def source_count(self, agent: str, name: str, *, at_most: int) -> int:
+        """How many distinct sessions support `name` on the ledger, counted up to `at_most`."""
+        self._lock(agent, name)
+        row = self.writer.row(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id FROM sightings "
+            "WHERE agent = %s AND name = %s AND outcome <> 'conflict' LIMIT %s) AS s",
+            (agent, name, at_most))
+        return int(row[0]) if row is not None else 0
+
+    def take_merge_lease(
+        self, agent: str, name: str, holder: str, *, lease_s: float, wait_ttl_s: float,
+        gone: Callable[[str], bool], now_s: float,
+    ) -> float | None:
+        """Take the merge lease of `name` for `holder`, first come first served.
+
+        Same contract as `insika_knowledge.store.sqlite.Transaction.take_merge_lease`; the
+        concept's key lock (held until commit) serialises the writers reading the queue.
+
+        Returns:
+            None when `holder` has the lease now; else the unix time when the writer
+            ahead of it lets go at the latest.
+        """
+        self._lock(agent, name)
+        rows = self.writer.rows(
+            "SELECT holder, ticket, holding, expires_at FROM merge_leases WHERE agent = %s AND name = %s",
+            (agent, name))
+        stale = [r[0] for r in rows if r[0] != holder and (float(r[3]) < now_s or gone(str(r[0])))]
+        if stale:
+            self.writer.execute(
+                "DELETE FROM merge_leases WHERE agent = %s AND name = %s AND holder = ANY(%s)",
+                (agent, name, stale))
+        live = [r for r in rows if r[0] not in stale]
+        mine = next((r for r in live if r[0] == holder), None)
+        if mine is None:
+            ticket = max((int(r[1]) for r in live), default=0) + 1
+            mine = (holder, ticket, 0, now_s + wait_ttl_s)
+            live.append(mine)
+            self.writer.execute(
+                "INSERT INTO merge_leases (agent, name, holder, ticket, holding, expires_at) "
+                "VALUES (%s, %s, %s, %s, 0, %s)", (agent, name, holder, ticket, now_s + wait_ttl_s))
+        ahead = [r for r in live if r[0] != holder and (int(r[2]) or int(r[1]) < int(mine[1]))]
+        if ahead:
+            if not int(mine[2]):
+                self.writer.execute(
+                    "UPDATE merge_leases SET expires_at = %s WHERE agent = %s AND name = %s AND holder = %s",
+                    (now_s + wait_ttl_s, agent, name, holder))
+            return min(float(r[3]) for r in ahead)
+        self.writer.execute(
+            "UPDATE merge_leases SET holding = 1, expires_at = %s "
+            "WHERE agent = %s AND name = %s AND holder = %s", (now_s + lease_s, agent, name, holder))
+        return None
+
+    def release_merge_lease(self, agent: str, name: str, holder: str) -> None:
+        """Remove `holder`'s lease or place in the queue for `name` (nothing if it has none)."""
+        self._lock(agent, name)
+        self.writer.execute("DELETE FROM merge_leases WHERE agent = %s AND name = %s AND holder = %s",
+                            (agent, name, holder))
 
     def put(self, agent: str, concept: Concept, *, reason: str, actor: str,
             session_id: str | None = None) -> StoredConcept:

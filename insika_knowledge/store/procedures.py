@@ -25,6 +25,7 @@ import apsw
 
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.store.database import Database
+from insika_knowledge.store.faults import mapped_errors
 
 _PROC_COLS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
@@ -292,6 +293,7 @@ class SessionRow:
         )
 
 
+@mapped_errors  # no raw apsw error leaves a public method (see store.faults)
 class ProcedureStore(Database):
     """Procedures, runs, captured sessions and stages of one tenant's database file.
 
@@ -424,7 +426,10 @@ class ProcedureStore(Database):
             if stage is not None:
                 self._insert_stage(conn, stage)
 
-    def finish_task(self, session: SessionRow, runs: Iterable[CountedRun], *, keep: bool) -> int:
+    def finish_task(
+        self, session: SessionRow, runs: Iterable[CountedRun], *, keep: bool,
+        if_unchanged: bool = False,
+    ) -> int | None:
         """Count a finished task's runs and clear its captured steps, in one transaction.
 
         Args:
@@ -432,11 +437,23 @@ class ProcedureStore(Database):
             runs: what the task contributes (none for an unverified trace).
             keep: keep the session row for a later task (an explicit outcome); False deletes
                 it (an idle flush).
+            if_unchanged: do it only if the session on record is still the one `session`
+                was read as (same run, turns and last request time); an idle sweep passes
+                True, so a request that arrived (from any process) after the sweep read
+                the session is never deleted with it.
 
         Returns:
-            How many (procedure, run) pairs were new.
+            How many (procedure, run) pairs were new; None when `if_unchanged` found the
+            session changed (or gone) and nothing was written.
         """
         with self._write() as conn:
+            if if_unchanged:
+                now = conn.execute(
+                    "SELECT run, turns, last_turn_at FROM capture_sessions WHERE session_id=?",
+                    (session.session_id,),
+                ).fetchone()
+                if now is None or tuple(now) != (session.run, session.turns, session.last_turn_at):
+                    return None
             rows = _SQLiteRows(conn, self.clock)
             new = sum(run.record(rows) for run in runs)
             conn.execute("DELETE FROM capture_steps WHERE session_id=?", (session.session_id,))

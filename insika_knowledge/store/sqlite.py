@@ -25,7 +25,7 @@ import apsw
 
 from insika_knowledge.concept import Concept, check_name, parse, serialize, utc_now
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
-from insika_knowledge.store import fts, migrations
+from insika_knowledge.store import fts, migrations, versions
 from insika_knowledge.store.base import (
     Activity,
     ConceptPage,
@@ -39,7 +39,9 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.database import Database
+from insika_knowledge.store.faults import mapped_errors
 from insika_knowledge.store.naming import NamingReads, NamingWrites
+from insika_knowledge.store.outbox import Outbox
 from insika_knowledge.store.paths import check_agent
 from insika_knowledge.store.rows import CONCEPT_COLUMNS as _CONCEPT_COLS
 from insika_knowledge.store.rows import Keyed, sort_keyed
@@ -55,6 +57,7 @@ def _scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
     return row[0]
 
 
+@mapped_errors  # no raw apsw error leaves a public method (see store.faults)
 class SQLiteStore(Database, NamingReads):
     """The concepts of every agent of one tenant, in one SQLite file.
 
@@ -66,21 +69,25 @@ class SQLiteStore(Database, NamingReads):
             `insika_knowledge.index.tokenizer.TOKENIZER`); None = no full-text index until
             `register_tokenizer` is called. With one, the index is created, or rebuilt when
             it was built under another analysis version, before the constructor returns.
+        busy_timeout_ms: the longest the opening waits for the write lock when a
+            migration is pending, in milliseconds (None: the store's 30 s).
 
     Raises:
+        StorageBusy: a migration is pending and the lock stayed busy beyond `busy_timeout_ms`.
         UserError: the path is a folder, the file is not a database, or the path cannot
             be used (its folder is under a regular file, not writable, ...); the message
             names the path.
-        RunTimeFailure: the disk is full (or failing) while the schema is written.
+        StorageError: the disk is full or failing, or the file is damaged, while the
+            schema is written (a `RunTimeFailure`).
     """
 
     def __init__(self, path: str | Path, *, clock: Callable[[], str] = utc_now,
-                 tokenizer: Tokenizer | None = None):
+                 tokenizer: Tokenizer | None = None, busy_timeout_ms: int | None = None):
         self._tokenizer = tokenizer
         self._fts_lock = threading.Lock()
         self._fts_ready = False
         self.has_fts5 = False
-        super().__init__(path, clock=clock)
+        super().__init__(path, clock=clock, busy_timeout_ms=busy_timeout_ms)
 
     # ------------------------------------------------------------------ full text (setup)
 
@@ -110,6 +117,10 @@ class SQLiteStore(Database, NamingReads):
                 "tokenizer=insika_knowledge.index.tokenizer.TOKENIZER"
             )
         return tokenizer(text)
+
+    def outbox(self) -> Outbox:
+        """This tenant's extraction outbox (``sql/008_outbox.sql``; see `store.outbox`)."""
+        return Outbox(self)
 
     @property
     def fts_ready(self) -> bool:
@@ -395,7 +406,8 @@ class SQLiteStore(Database, NamingReads):
             "FROM concept_versions WHERE agent=? AND name=? ORDER BY version DESC",
             (agent, name),
         )
-        return [Version(*r) for r in rows]
+        conn = self._conn()
+        return [_version(conn, r) for r in rows]
 
     def version(self, agent: str, name: str, number: int) -> Version:
         """One version of `name`.
@@ -410,7 +422,7 @@ class SQLiteStore(Database, NamingReads):
         ).fetchone()
         if row is None:
             raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
-        return Version(*row)
+        return _version(self._conn(), row)
 
     def deleted(self, agent: str) -> list[Version]:
         """The delete version of each concept of `agent` that is deleted now, newest first."""
@@ -424,7 +436,8 @@ class SQLiteStore(Database, NamingReads):
             "ORDER BY v.created_at DESC, v.name",
             (agent,),
         )
-        return [Version(*r) for r in rows]
+        conn = self._conn()
+        return [_version(conn, r) for r in rows]
 
     def sightings(self, agent: str, name: str) -> list[Sighting]:
         """The ledger of `name`: ``(session_id, turn_id, outcome, seen_at)``, oldest first."""
@@ -781,6 +794,13 @@ class SQLiteStore(Database, NamingReads):
                           actor=actor)
 
 
+def _version(conn: apsw.Connection, row: Any) -> Version:
+    """A `Version` from a ``concept_versions`` row, its record unpacked (`store.versions`)."""
+    agent, name, number, reason, actor, session_id, stored, created_at = row
+    markdown = versions.unpack(conn, agent, name, int(number), stored)
+    return Version(agent, name, number, reason, actor, session_id, markdown, created_at)
+
+
 @dataclass
 class Transaction(NamingWrites):
     """The writes (and consistent reads) inside one ``BEGIN IMMEDIATE`` transaction.
@@ -814,6 +834,26 @@ class Transaction(NamingWrites):
             "VALUES (?, ?, ?, ?, ?, ?)",
             (agent, name, session_id, turn_id, outcome, self.clock()),
         )
+
+    def recent_sources(self, agent: str, name: str, limit: int) -> list[str]:
+        """The `limit` most recent distinct sessions supporting `name`, oldest of them first."""
+        rows: list[Any] = self.conn.execute(
+            "SELECT session_id FROM sightings WHERE agent=? AND name=? AND outcome != 'conflict' "
+            "GROUP BY session_id ORDER BY min(seen_at) DESC, session_id DESC LIMIT ?",
+            (agent, name, limit),
+        ).fetchall()
+        return [str(r[0]) for r in reversed(rows)]
+
+    def source_count(self, agent: str, name: str, *, at_most: int) -> int:
+        """How many distinct sessions support `name` on the ledger, counted up to `at_most`.
+
+        Reads the ledger's primary key in order and stops at `at_most` distinct sessions.
+        """
+        row: Any = self.conn.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id FROM sightings "
+            "WHERE agent=? AND name=? AND outcome != 'conflict' LIMIT ?)", (agent, name, at_most),
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def supporting_sources(self, agent: str, name: str) -> list[str]:
         """Distinct sessions whose sightings support `name` (not contradictions), first first."""
@@ -861,7 +901,8 @@ class Transaction(NamingWrites):
         self.conn.execute(
             "INSERT INTO concept_versions (agent, name, version, reason, actor, session_id, "
             "markdown, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (agent, concept.name, number, reason, actor, session_id, markdown, self.clock()),
+            (agent, concept.name, number, reason, actor, session_id,
+             versions.pack(self.conn, agent, concept.name, number, markdown), self.clock()),
         )
         stored = self.get(agent, concept.name)
         assert stored is not None
@@ -888,7 +929,7 @@ class Transaction(NamingWrites):
         ).fetchone()
         if row is None:
             raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
-        return tuple(row)
+        return tuple(_version(self.conn, row))
 
     def remove(self, agent: str, name: str, *, actor: str) -> Version:
         """Delete the current row of `name`, writing a ``delete`` version with its last bytes."""
@@ -901,7 +942,8 @@ class Transaction(NamingWrites):
         self.conn.execute(
             "INSERT INTO concept_versions (agent, name, version, reason, actor, session_id, "
             "markdown, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (agent, name, number, "delete", actor, None, markdown, now),
+            (agent, name, number, "delete", actor, None,
+             versions.pack(self.conn, agent, name, number, markdown), now),
         )
         self.conn.execute("DELETE FROM concepts WHERE agent=? AND name=?", (agent, name))
         return Version(agent, name, number, "delete", actor, None, markdown, now)
@@ -947,6 +989,68 @@ class Transaction(NamingWrites):
         """Take `name` out of quarantine; True when it was in."""
         self.conn.execute("DELETE FROM quarantine WHERE agent=? AND name=?", (agent, name))
         return bool(self.conn.changes())
+
+    def take_merge_lease(
+        self, agent: str, name: str, holder: str, *, lease_s: float, wait_ttl_s: float,
+        gone: Callable[[str], bool], now_s: float,
+    ) -> float | None:
+        """Take the merge lease of `name` for `holder`, first come first served.
+
+        A writer that cannot have the lease yet is queued by ticket (its row is kept
+        alive by asking again within `wait_ttl_s`); the oldest waiter gets the lease
+        when it is free. Rows past their time, or of processes that are gone, are removed.
+
+        Args:
+            agent: the agent id.
+            name: the concept name.
+            holder: who asks (`insika_knowledge.store.leases.holder_id`).
+            lease_s: how long the lease lasts once taken, in seconds.
+            wait_ttl_s: how long a waiter's place is kept without asking again, in seconds.
+            gone: True for a holder whose process is dead.
+            now_s: the current unix time, in seconds.
+
+        Returns:
+            None when `holder` has the lease now; else the unix time when the writer
+            ahead of it lets go at the latest.
+        """
+        rows: list[Any] = self.conn.execute(
+            "SELECT holder, ticket, holding, expires_at FROM merge_leases WHERE agent=? AND name=?",
+            (agent, name),
+        ).fetchall()
+        stale = [r[0] for r in rows if r[0] != holder and (float(r[3]) < now_s or gone(str(r[0])))]
+        for who in stale:
+            self.conn.execute(
+                "DELETE FROM merge_leases WHERE agent=? AND name=? AND holder=?", (agent, name, who)
+            )
+        live = [r for r in rows if r[0] not in stale]
+        mine = next((r for r in live if r[0] == holder), None)
+        if mine is None:
+            ticket = max((int(r[1]) for r in live), default=0) + 1
+            mine = (holder, ticket, 0, now_s + wait_ttl_s)
+            live.append(mine)
+            self.conn.execute(
+                "INSERT INTO merge_leases (agent, name, holder, ticket, holding, expires_at) "
+                "VALUES (?,?,?,?,0,?)", (agent, name, holder, ticket, now_s + wait_ttl_s),
+            )
+        ahead = [r for r in live if r[0] != holder and (int(r[2]) or int(r[1]) < int(mine[1]))]
+        if ahead:
+            if not int(mine[2]):
+                self.conn.execute(
+                    "UPDATE merge_leases SET expires_at=? WHERE agent=? AND name=? AND holder=?",
+                    (now_s + wait_ttl_s, agent, name, holder),
+                )
+            return min(float(r[3]) for r in ahead)
+        self.conn.execute(
+            "UPDATE merge_leases SET holding=1, expires_at=? WHERE agent=? AND name=? AND holder=?",
+            (now_s + lease_s, agent, name, holder),
+        )
+        return None
+
+    def release_merge_lease(self, agent: str, name: str, holder: str) -> None:
+        """Remove `holder`'s lease or place in the queue for `name` (nothing if it has none)."""
+        self.conn.execute(
+            "DELETE FROM merge_leases WHERE agent=? AND name=? AND holder=?", (agent, name, holder)
+        )
 
     def record_extraction(self, record: ExtractionRecord) -> None:
         """Upsert one turn's extraction outcome."""

@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from insika_knowledge.errors import DatabaseFileChanged
+from insika_knowledge.errors import DatabaseFileChanged, RunTimeFailure
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import (
     activity,
@@ -119,6 +119,13 @@ def _file_changed(request: Request, exc: Exception) -> Response:
     return renderer.error(request, 503, unavailable(exc.problem))
 
 
+def _storage_error(request: Request, exc: Exception) -> Response:
+    """503 for a run-time failure (a busy, full, read-only or damaged database): say why."""
+    log.warning("studio: %s %s failed: %s", request.method, request.url.path, exc)
+    renderer: Renderer = request.app.state.renderer
+    return renderer.error(request, 503, f"{exc}. Nothing more was written; try again later.")
+
+
 def _server_error(request: Request, exc: Exception) -> Response:
     log.error("studio: %s %s failed", request.method, request.url.path, exc_info=exc)
     renderer: Renderer = request.app.state.renderer
@@ -207,6 +214,7 @@ def create_app(
             Middleware(auth.LoginGate, renderer=renderer),
         ],
         exception_handlers={HTTPException: _http_error, DatabaseFileChanged: _file_changed,
+                            RunTimeFailure: _storage_error,
                             Exception: _server_error},
     )
     app.state.memory = memory

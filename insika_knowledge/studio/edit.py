@@ -2,7 +2,9 @@
 
 GET handlers only read. POST handlers read the form and check the CSRF token first,
 then write through the tenant's `Store` (or `Memory.delete`) in the thread pool, and redirect
-(303) to a page that shows the result. A refused save keeps the operator's text.
+(303) to a page that shows the result. A refused save keeps the operator's text: 422
+for the text (line and field named), 409 for a stale version, 503 when the database
+failed (busy, full or read-only disk, damaged file), with the reason.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from insika_knowledge.concept import format_confidence, parse
-from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
+from insika_knowledge.errors import ConceptFormatError, NotFound, RunTimeFailure, StaleVersion, UserError
 from insika_knowledge.store import StoredConcept
 from insika_knowledge.studio import evidence, resolve
 from insika_knowledge.studio.render import concept_url, diff, flash, line_count, preview, url
@@ -93,6 +95,32 @@ async def concept_save(request: Request) -> Response:
 
 
 def _save(request: Request, text: str, expected: int) -> Response:
+    try:
+        return _save_or_refuse(request, text, expected)
+    except RunTimeFailure as exc:  # a full or read-only disk, a busy or damaged database
+        return _not_saved(request, text, expected, exc)
+
+
+def _not_saved(request: Request, text: str, expected: int, exc: RunTimeFailure) -> Response:
+    """503: the save failed for a reason outside the operator's text; the text is kept.
+
+    The editor is shown again with the text and the reason; if even reading the concept
+    fails, an error page shows the reason and the text, to copy.
+    """
+    message = f"Not saved: {exc}. Your text is kept below; save again once this is fixed."
+    try:
+        scope = require_scope(request)
+        current = scope.store.get(scope.agent, request.path_params["name"])
+        if current is not None:
+            return _editor(request, scope, current, text=text, version=expected, error=message,
+                           status=503)
+    except (RunTimeFailure, HTTPException):
+        pass
+    return renderer_of(request).error(request, 503, message, kept_text=text,
+                                      kept_lines=line_count(text))
+
+
+def _save_or_refuse(request: Request, text: str, expected: int) -> Response:
     scope = require_scope(request)
     name = request.path_params["name"]
     current = scope.store.get(scope.agent, name)

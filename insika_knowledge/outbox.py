@@ -1,0 +1,588 @@
+"""The durable extraction queue behind ``after_turn``: turns survive a crash, queues stay bounded.
+
+`ExtractionQueue.submit` writes a finished turn to its tenant's outbox table (one small
+transaction, waiting at most `OutboxSettings.lock_budget_ms` for the write lock) and
+returns. One worker thread per queue claims turns (from any tenant it knows of),
+extracts them with `Memory.learn_turn`, and removes them. A process that starts again
+resumes every turn left in the outboxes of its data directory, including turns a
+crashed process had claimed.
+
+Bounds:
+
+- at most `OutboxSettings.max_pending` turns wait per tenant; a turn beyond that is
+  dropped, recorded in ``extractions`` (outcome ``dropped_outbox_full``) and counted in
+  a ``knowledge_dropped`` event (one per agent per `OutboxSettings.drop_window_s`);
+- a turn's messages are cut to `OutboxSettings.turn_bytes_max` bytes of JSON, oldest
+  messages first;
+- when the write lock is busy beyond the budget, the turn waits in memory (at most
+  `OutboxSettings.spill_max` turns, written by the worker as soon as it can); beyond
+  that, it is dropped and counted the same way;
+- `ExtractionQueue.close` waits at most its ``timeout_s``; unfinished turns stay in
+  the outbox for the next start.
+
+Delivery is at least once: a turn extracted twice (a crash between the extraction and
+its removal) counts once, because sightings are keyed by session and turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from insika_knowledge.config import load_config
+from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, UserError
+from insika_knowledge.events import KnowledgeDropped
+from insika_knowledge.memory import Memory
+from insika_knowledge.sessions import check_session_id
+from insika_knowledge.store.base import OutboxStorage, QueuedTurn
+from insika_knowledge.store.leases import holder_gone, holder_id
+from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE, has_pending
+from insika_knowledge.store.paths import check_agent, check_tenant, tenant_path, tenants
+
+log = logging.getLogger(__name__)
+
+#: What `ExtractionQueue.submit` did with a turn.
+Submitted = Literal["queued", "deferred", "dropped"]
+#: Environment variable that sets `OutboxSettings.max_pending`.
+MAX_PENDING_ENV: Final = "INSIKA_OUTBOX_MAX_PENDING"
+#: Environment variable that sets `OutboxSettings.lock_budget_ms` (and the hooks' budget).
+LOCK_BUDGET_ENV: Final = "INSIKA_LOCK_BUDGET_MS"
+
+
+@dataclass(frozen=True)
+class OutboxSettings:
+    """Bounds and timings of the extraction queue.
+
+    Attributes:
+        max_pending: turns that may wait per tenant (>= 1); more are dropped and counted.
+        turn_bytes_max: the most bytes of message JSON kept per turn (oldest messages
+            are cut first; a turn whose last message alone is larger is dropped).
+        lock_budget_ms: the longest ``submit`` waits for the write lock, in milliseconds;
+            beyond it the turn waits in memory and the worker writes it.
+        spill_max: turns that may wait in memory for the lock, all tenants together.
+        drop_window_s: at most one ``knowledge_dropped`` event per agent per this many
+            seconds (the event counts every drop of its window).
+        lease_s: how long a claimed turn stays with its worker before another may take it.
+        max_attempts: claims of one turn before it is given up (recorded as ``error``).
+        retry_base_s: first back-off after a storage failure, doubled per attempt, jittered.
+        poll_s: how often an idle worker looks for turns queued by other processes.
+        rescan_s: how often the worker looks again through the data directory for
+            tenants with queued turns (another process's, or one that ended).
+    """
+
+    max_pending: int = 10_000
+    turn_bytes_max: int = 256 * 1024
+    lock_budget_ms: int = 50
+    spill_max: int = 1_000
+    drop_window_s: float = 60.0
+    lease_s: float = 600.0
+    max_attempts: int = 5
+    retry_base_s: float = 1.0
+    poll_s: float = 1.0
+    rescan_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_pending < 1 or self.turn_bytes_max < 1024 or self.spill_max < 0:
+            raise UserError("outbox: max_pending >= 1, turn_bytes_max >= 1024, spill_max >= 0")
+        if self.lock_budget_ms < 0 or self.lease_s <= 0 or self.max_attempts < 1:
+            raise UserError("outbox: lock_budget_ms >= 0, lease_s > 0, max_attempts >= 1")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OutboxSettings:
+        """The defaults, with `MAX_PENDING_ENV` and `LOCK_BUDGET_ENV` applied when set.
+
+        Raises:
+            UserError: a variable is not a whole number in range.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, int] = {}
+        for name, key in ((MAX_PENDING_ENV, "max_pending"), (LOCK_BUDGET_ENV, "lock_budget_ms")):
+            raw = env.get(name)
+            if raw is None or not raw.strip():
+                continue
+            try:
+                values[key] = int(raw)
+            except ValueError:
+                raise UserError(f"${name} must be a whole number, got {raw[:20]!r}") from None
+        return dataclasses.replace(cls(), **values)
+
+
+@dataclass
+class _Spilled:
+    """A turn waiting in memory for the write lock."""
+
+    tenant: str
+    agent: str
+    session_id: str
+    turn_id: str
+    knowledge: str
+    messages: str
+
+
+@dataclass
+class _Window:
+    """Drops of one (tenant, agent) since its last ``knowledge_dropped`` event."""
+
+    emitted_at: float
+    count: int = 0
+    pending: int = 0
+    reason: str = ""
+
+
+@dataclass
+class _Tracked:
+    """Ids this process queued that it has not yet seen finished, per tenant."""
+
+    ids: dict[str, set[int]] = field(default_factory=dict)
+
+    def total(self) -> int:
+        return sum(len(v) for v in self.ids.values())
+
+
+FailureHandler = Callable[[str, str, BaseException], None]
+
+
+class ExtractionQueue:
+    """The outbox-backed extraction queue of one `Memory` (see the module doc).
+
+    Args:
+        memory: where turns are stored and learned.
+        settings: bounds and timings (None: `OutboxSettings.from_env`).
+        on_failure: called as ``(agent, feature, exc)`` when a turn cannot be queued or
+            extracted for a reason other than a full outbox (the plugin turns it into
+            ``knowledge_degraded``); never raises into the caller.
+        autostart: start the worker on the first `submit` (False: only `start` does;
+            turns are queued durably meanwhile).
+    """
+
+    def __init__(self, memory: Memory, settings: OutboxSettings | None = None, *,
+                 on_failure: FailureHandler | None = None, autostart: bool = True):
+        self.memory = memory
+        self.settings = settings or OutboxSettings.from_env()
+        self.worker_id = holder_id()
+        self._on_failure = on_failure
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._tenants: dict[str, None] = {}
+        self._spill: deque[_Spilled] = deque()
+        self._tracked = _Tracked()
+        self._windows: dict[tuple[str, str], _Window] = {}
+        self._busy = False
+        self._autostart = autostart
+        self._resumed = threading.Event()
+
+    # ------------------------------------------------------------------ submit
+
+    def submit(
+        self,
+        *,
+        tenant: str,
+        agent: str,
+        knowledge: Mapping[str, Any] | None,
+        session_id: str,
+        turn_id: str,
+        messages: Any,
+    ) -> Submitted:
+        """Queue one finished turn durably and return (``queued``, ``deferred`` or ``dropped``).
+
+        ``deferred``: the write lock was busy beyond the budget; the turn waits in memory
+        and the worker writes it. ``dropped``: the outbox (or the memory spill) is full,
+        or the turn is too large; it is recorded and counted (``knowledge_dropped``).
+
+        Raises:
+            InvalidName: the tenant or agent name is invalid.
+            UserError: the ids are not printable text, or `messages` is not a list.
+            StorageError: the tenant's database cannot be written (full, read-only, damaged).
+        """
+        check_tenant(tenant)
+        check_agent(agent)
+        check_session_id(session_id, "session_id")
+        check_session_id(turn_id, "turn_id")
+        if not isinstance(messages, (list, tuple)):
+            raise UserError(f"a turn's messages must be a list, got {type(messages).__name__}")
+        knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
+                                    ensure_ascii=False, default=str)
+        messages_json = bounded_messages(list(messages), self.settings.turn_bytes_max)
+        if self._autostart:
+            self.start()
+        if messages_json is None:
+            self._store(tenant).record_refusal(
+                agent, session_id, turn_id, DROPPED_TOO_LARGE,
+                f"the turn's last message alone is over {self.settings.turn_bytes_max} bytes",
+            )
+            self._count_drop(tenant, agent, 0, DROPPED_TOO_LARGE)
+            return "dropped"
+        spilled = _Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json)
+        with self._lock:
+            if self._spill:  # keep arrival order: behind turns already waiting in memory
+                return self._defer(spilled)
+        try:
+            done = self._write(spilled, self.settings.lock_budget_ms)
+        except StorageBusy:
+            with self._lock:
+                return self._defer(spilled)
+        return done
+
+    def _defer(self, spilled: _Spilled) -> Submitted:
+        """Keep `spilled` in memory for the worker (the caller holds the lock)."""
+        if len(self._spill) >= self.settings.spill_max:
+            self._count_drop_locked(spilled.tenant, spilled.agent, len(self._spill), "spill_full")
+            return "dropped"
+        self._spill.append(spilled)
+        self._wake.set()
+        return "deferred"
+
+    def _write(self, item: _Spilled, busy_timeout_ms: int | None) -> Submitted:
+        """Insert `item` into its tenant's outbox; ``queued`` or ``dropped`` (full)."""
+        outbox = self._store(item.tenant)
+        result = outbox.enqueue(
+            item.agent, item.session_id, item.turn_id, knowledge=item.knowledge,
+            messages=item.messages, max_pending=self.settings.max_pending,
+            busy_timeout_ms=busy_timeout_ms,
+        )
+        if not result.queued:
+            self._count_drop(item.tenant, item.agent, result.pending, DROPPED_FULL)
+            return "dropped"
+        with self._lock:
+            self._tenants.setdefault(item.tenant, None)
+            if result.id is not None:
+                self._tracked.ids.setdefault(item.tenant, set()).add(result.id)
+        self._wake.set()
+        return "queued"
+
+    def _store(self, tenant: str) -> OutboxStorage:
+        return self.memory.store(tenant).outbox()
+
+    # ------------------------------------------------------------------ drops
+
+    def _count_drop(self, tenant: str, agent: str, pending: int, reason: str) -> None:
+        with self._lock:
+            self._count_drop_locked(tenant, agent, pending, reason)
+        self._emit_due_windows()
+
+    def _count_drop_locked(self, tenant: str, agent: str, pending: int, reason: str) -> None:
+        window = self._windows.setdefault(
+            (tenant, agent), _Window(emitted_at=time.monotonic() - self.settings.drop_window_s)
+        )
+        window.count += 1
+        window.pending = pending
+        window.reason = reason
+
+    def _emit_due_windows(self, *, all_now: bool = False) -> None:
+        """Emit ``knowledge_dropped`` for every window that has drops and is due."""
+        now = time.monotonic()
+        due: list[KnowledgeDropped] = []
+        with self._lock:
+            for (tenant, agent), window in self._windows.items():
+                if window.count and (all_now or now - window.emitted_at >= self.settings.drop_window_s):
+                    due.append(KnowledgeDropped(
+                        agent=agent, tenant=tenant, dropped=window.count, pending=window.pending,
+                        limit=self.settings.max_pending, window_s=self.settings.drop_window_s,
+                        reason=window.reason,
+                    ))
+                    window.count, window.emitted_at = 0, now
+        for event in due:
+            log.warning("knowledge extraction dropped %d turn(s) of %s/%s: %s",
+                        event.dropped, event.tenant, event.agent, event.reason)
+            try:
+                self.memory.events.emit(event)
+            except Exception:  # the bus never breaks the queue
+                log.exception("could not emit knowledge_dropped")
+
+    # ------------------------------------------------------------------ worker
+
+    def start(self) -> None:
+        """Start the worker thread (once); it first resumes turns left in the data directory."""
+        with self._lock:
+            if self._thread is not None or self._stop.is_set():
+                return
+            self._thread = threading.Thread(target=self._run, name="insika-knowledge-outbox",
+                                            daemon=True)
+            self._thread.start()
+
+    def resume(self) -> list[str]:
+        """Register every tenant of the data directory with turns in its outbox; returns them.
+
+        The worker does it when it starts and every `OutboxSettings.rescan_s` seconds, so
+        turns another process queued (and left, when it ended) are served too.
+        """
+        found = [t for t in tenants(self.memory.directory)
+                 if has_pending(tenant_path(self.memory.directory, t))]
+        with self._lock:
+            for tenant in found:
+                self._tenants.setdefault(tenant, None)
+        return found
+
+    def _run(self) -> None:
+        try:
+            self.resume()
+        except Exception:  # an unreadable directory: only this process's own turns are served
+            log.exception("could not look for unfinished turns in %s", self.memory.directory)
+        self._resumed.set()
+        rescanned = time.monotonic()
+        while not self._stop.is_set():
+            if time.monotonic() - rescanned >= self.settings.rescan_s:
+                rescanned = time.monotonic()
+                try:
+                    self.resume()
+                except Exception:
+                    log.exception("could not look for queued turns in %s", self.memory.directory)
+            worked = False
+            try:
+                worked = self._flush_spill() | self._work_round()
+            except Exception:  # the worker must survive anything a turn or the disk throws
+                log.exception("the extraction worker hit an error")
+            self._emit_due_windows()
+            with self._changed:
+                self._changed.notify_all()
+            if not worked:
+                self._wake.wait(self.settings.poll_s)
+                self._wake.clear()
+
+    def _flush_spill(self) -> bool:
+        """Write turns waiting in memory to their outboxes (the full 30 s lock wait)."""
+        wrote = False
+        while not self._stop.is_set():
+            with self._lock:
+                if not self._spill:
+                    return wrote
+                item = self._spill[0]
+            try:
+                self._write(item, None)
+            except StorageBusy:
+                return wrote  # still busy: try again next round
+            except Exception as exc:
+                self._fail(item.agent, exc)
+            with self._lock:
+                self._spill.popleft()
+            wrote = True
+        return wrote
+
+    def _work_round(self) -> bool:
+        """Extract at most one turn of each known tenant; True when any was found."""
+        with self._lock:
+            known = list(self._tenants)
+        worked = False
+        for tenant in known:
+            if self._stop.is_set():
+                break
+            outbox = self._store(tenant)
+            turn = outbox.claim(self.worker_id, lease_s=self.settings.lease_s, gone=holder_gone)
+            if turn is None:
+                self._forget_finished(tenant, outbox)
+                continue
+            worked = True
+            with self._lock:
+                self._busy = True
+            try:
+                self._extract(tenant, outbox, turn)
+            finally:
+                with self._lock:
+                    self._busy = False
+                    ids = self._tracked.ids.get(tenant)
+                    if ids is not None:
+                        ids.discard(turn.id)
+        return worked
+
+    def _extract(self, tenant: str, outbox: OutboxStorage, turn: QueuedTurn) -> None:
+        try:
+            config = load_config(json.loads(turn.knowledge))
+            if config is not None and config.extract:
+                self.memory.learn_turn(
+                    turn.agent, config, session_id=turn.session_id, turn_id=turn.turn_id,
+                    messages=json.loads(turn.messages), tenant=tenant,
+                )
+        except StorageError as exc:  # the disk or the lock: the turn stays, tried again later
+            if turn.attempts >= self.settings.max_attempts:
+                self._fail(turn.agent, exc)
+                self._give_up(outbox, turn, exc)
+                return
+            delay = backoff_s(turn.attempts, self.settings.retry_base_s)
+            log.info("extraction of %s/%s deferred %.1f s: %s", turn.session_id, turn.turn_id, delay, exc)
+            try:
+                outbox.retry_later(turn.id, time.time() + delay)
+            except StorageError:
+                pass  # the claim lapses by itself
+            return
+        except Exception as exc:  # a turn that cannot be learned must not come back forever
+            self._fail(turn.agent, exc)
+            self._give_up(outbox, turn, exc)
+            return
+        outbox.finish(turn.id)
+
+    def _give_up(self, outbox: OutboxStorage, turn: QueuedTurn, exc: BaseException) -> None:
+        reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"
+        try:
+            outbox.give_up(turn, f"gave up after {turn.attempts} attempt(s): {reason}")
+        except StorageError:
+            log.warning("could not record giving up %s/%s", turn.session_id, turn.turn_id)
+
+    def _fail(self, agent: str, exc: BaseException) -> None:
+        if self._on_failure is None:
+            log.warning("knowledge extraction failed for %s: %s", agent, exc)
+            return
+        try:
+            self._on_failure(agent, "extract", exc)
+        except Exception:
+            log.exception("the failure handler failed")
+
+    def _forget_finished(self, tenant: str, outbox: OutboxStorage) -> None:
+        """Drop tracked ids another process finished (this worker found nothing to claim)."""
+        with self._lock:
+            ids = set(self._tracked.ids.get(tenant, ()))
+        if not ids:
+            return
+        still = outbox.present(ids)
+        with self._lock:
+            current = self._tracked.ids.get(tenant)
+            if current is not None:
+                current.intersection_update(still | (current - ids))
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def pending(self) -> int:
+        """Turns this process queued (or holds in memory) that are not extracted yet."""
+        with self._lock:
+            return self._tracked.total() + len(self._spill)
+
+    def drain(self, timeout_s: float | None = None) -> bool:
+        """Wait until every turn this process queued is extracted; True when none is left.
+
+        Args:
+            timeout_s: the longest wait in seconds (None: no limit).
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._changed:
+            while self._tracked.total() or self._spill or self._busy:
+                if self._thread is None or not self._thread.is_alive():
+                    return False
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._wake.set()
+                self._changed.wait(0.05 if left is None else min(0.05, left))
+        return True
+
+    def wait_empty(self, timeout_s: float | None = None) -> bool:
+        """Wait until the outboxes of every tenant this queue serves are empty.
+
+        Unlike `drain`, this includes turns resumed from earlier processes and turns
+        other processes queued in the same files.
+
+        Args:
+            timeout_s: the longest wait in seconds (None: no limit).
+
+        Returns:
+            True when they are empty (False at the timeout, or when the worker stopped).
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self._resumed.wait(timeout_s)
+        while True:
+            with self._lock:
+                known = list(self._tenants)
+                spilled = bool(self._spill)
+                alive = self._thread is not None and self._thread.is_alive()
+            if not spilled and all(self._store(t).pending() == 0 for t in known):
+                return True
+            if not alive or (deadline is not None and time.monotonic() >= deadline):
+                return False
+            self._wake.set()
+            time.sleep(0.02)
+
+    def close(self, timeout_s: float | None = None) -> bool:
+        """Stop the worker within `timeout_s` seconds; unfinished turns stay in the outbox.
+
+        Turns still waiting in memory for the lock are written first when the lock
+        allows it within the time; those that cannot be are dropped and counted. A
+        turn being extracted when the time runs out finishes in the background (the
+        worker is a daemon thread) or, if the process ends first, is taken up again by
+        the next process.
+
+        Returns:
+            True when the worker stopped within the time.
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self._stop.set()
+        self._wake.set()
+        with self._lock:
+            thread = self._thread
+        stopped = True
+        if thread is not None:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            stopped = not thread.is_alive()
+        self._write_spill_on_close(deadline)
+        if stopped:
+            for tenant in list(self._tenants):
+                try:
+                    self._store(tenant).release(self.worker_id)
+                except Exception:  # the next start takes the claims over once the process is gone
+                    log.info("could not release claims in %s", tenant)
+        self._emit_due_windows(all_now=True)
+        return stopped
+
+    def _write_spill_on_close(self, deadline: float | None) -> None:
+        while True:
+            with self._lock:
+                if not self._spill:
+                    return
+                item = self._spill.popleft()
+            left_ms = None if deadline is None else int(max(0.0, deadline - time.monotonic()) * 1000)
+            try:
+                self._write(item, left_ms)
+            except Exception:
+                with self._lock:
+                    self._count_drop_locked(item.tenant, item.agent, 0, "closed while the lock was busy")
+
+
+def bounded_messages(messages: list[Any], limit_bytes: int) -> str | None:
+    """`messages` as JSON of at most `limit_bytes` UTF-8 bytes, oldest messages cut first.
+
+    Values JSON cannot hold are written as their ``str``. The cut is found by halving,
+    so a long list costs O(log n) encodings.
+
+    Returns:
+        The JSON text, or None when even the last message alone is over the limit.
+    """
+    def encoded(start: int) -> str:
+        return json.dumps(messages[start:], ensure_ascii=False, default=str)
+
+    def fits(text: str) -> bool:
+        return len(text.encode("utf-8", "surrogatepass")) <= limit_bytes
+
+    whole = encoded(0)
+    if fits(whole):
+        return whole
+    low, high = 1, len(messages) - 1  # the first start whose tail fits, if any
+    if high < low or not fits(encoded(high)):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if fits(encoded(middle)):
+            high = middle
+        else:
+            low = middle + 1
+    return encoded(low)
+
+
+def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0) -> float:
+    """Exponential back-off with full jitter: a random delay in ``[0, min(cap, base * 2**(n-1))]``.
+
+    Args:
+        attempt: the attempt that just failed (1 = the first).
+        base_s: the first delay's upper bound, in seconds.
+        cap_s: the largest delay, in seconds.
+    """
+    ceiling = min(cap_s, base_s * 2 ** max(0, attempt - 1))
+    return random.uniform(0.0, ceiling)  # noqa: S311 - jitter, not security

@@ -1,0 +1,132 @@
+"""SQLite's storage failures as the library's errors, each naming the file and a next step.
+
+`storage_error` maps one apsw exception; `mapped_errors` is the class decorator that
+applies it to every public method of a store, reads included (generators too), so no
+raw ``apsw`` exception, ``database is locked`` or ``disk I/O error`` leaves the store.
+
+============================  ====================  =======================================
+SQLite says                   raised as             message
+============================  ====================  =======================================
+busy / locked                 `StorageBusy`         the database is busy (waited N ms)
+full                          `StorageFull`         disk full writing <path>
+I/O error, little disk left   `StorageFull`         disk full: cannot use <path>
+I/O error                     `StorageError`        disk I/O error on <path>
+corrupt / not a database      `StorageCorrupt`      <path> is damaged
+read-only, permissions        `StorageReadOnly`     cannot write the database <path>
+============================  ====================  =======================================
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import apsw
+
+from insika_knowledge.errors import (
+    StorageBusy,
+    StorageCorrupt,
+    StorageError,
+    StorageFull,
+    StorageReadOnly,
+)
+
+#: Below this many free bytes on the database's disk, an I/O error is reported as a full disk.
+LOW_DISK_BYTES: Final = 4 * 1024 * 1024
+
+T = TypeVar("T")
+
+
+def free_bytes(path: Path) -> int | None:
+    """Free bytes on the disk holding `path` (its nearest existing folder), or None if unknown."""
+    folder = path if path.is_dir() else path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def storage_error(exc: apsw.Error, path: Path, *, waited_ms: float = 0.0) -> StorageError | None:
+    """The library error for SQLite failure `exc` on the database at `path`, or None.
+
+    Args:
+        exc: what apsw raised.
+        path: the database file.
+        waited_ms: how long the call waited for the write lock (for `StorageBusy`).
+
+    Returns:
+        A `StorageError` subclass (see the module table), or None when `exc` is not a
+        storage failure (an SQL mistake, a constraint: a bug, left to surface as is).
+    """
+    where = str(path)
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return StorageBusy(
+            f"the database {where} is busy: another writer held its lock for more than "
+            f"{waited_ms:.0f} ms; nothing was written, try again", path=where, waited_ms=waited_ms,
+        )
+    if isinstance(exc, apsw.FullError):
+        return StorageFull(f"disk full writing {where}; free some space and try again", path=where)
+    if isinstance(exc, apsw.IOError):
+        free = free_bytes(path)
+        if free is not None and free < LOW_DISK_BYTES:
+            return StorageFull(
+                f"disk full: cannot use {where} ({free} bytes free on its disk); "
+                "free some space and try again", path=where,
+            )
+        return StorageError(f"disk I/O error on {where}: {exc}; check the disk", path=where)
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return StorageCorrupt(
+            f"{where} is damaged ({exc}); restore it from a backup or an export", path=where
+        )
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError, apsw.CantOpenError, apsw.AuthError)):
+        return StorageReadOnly(
+            f"cannot write the database {where}: {exc}; check the file's and its folder's "
+            "permissions and that the disk is not read-only", path=where,
+        )
+    return None
+
+
+def mapped_errors(cls: type[T]) -> type[T]:
+    """Class decorator: every public method of `cls` raises `storage_error`'s errors.
+
+    The class must have a ``path`` attribute (the database file). Methods that are
+    generators are wrapped so errors raised while iterating are mapped too.
+    """
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") or not inspect.isfunction(member):
+            continue
+        setattr(cls, name, _wrap(member))
+    return cls
+
+
+def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(function):
+        @functools.wraps(function)
+        def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from function(self, *args, **kwargs)
+            except apsw.Error as exc:
+                mapped = storage_error(exc, Path(self.path))
+                if mapped is None:
+                    raise
+                raise mapped from None
+
+        return generator
+
+    @functools.wraps(function)
+    def plain(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(self, *args, **kwargs)
+        except apsw.Error as exc:
+            mapped = storage_error(exc, Path(self.path))
+            if mapped is None:
+                raise
+            raise mapped from None
+
+    return plain

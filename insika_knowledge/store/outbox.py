@@ -1,0 +1,278 @@
+"""The extraction outbox of one tenant database (``sql/008_outbox.sql``): durable turns to learn.
+
+`Outbox` speaks the SQL; the queue that feeds it and drains it is
+`insika_knowledge.outbox.ExtractionQueue`. A turn is one row from `enqueue` until its
+worker calls `finish`. Claims are leases: a row claimed by a worker whose lease lapsed,
+or whose process is gone, is handed to the next worker that asks.
+
+A turn refused because the outbox is full is not lost silently: `enqueue` records it in
+the ``extractions`` table (outcome `DROPPED_FULL`, retryable), so `dropped` counts them
+and a backfill can find them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Final
+
+import apsw
+
+from insika_knowledge.store.base import Enqueued, ExtractionRecord, QueuedTurn
+from insika_knowledge.store.database import Database
+
+#: The ``extractions`` outcome of a turn refused because the outbox was full.
+DROPPED_FULL: Final = "dropped_outbox_full"
+#: The ``extractions`` outcome of a turn refused because it was too large to queue.
+DROPPED_TOO_LARGE: Final = "dropped_too_large"
+#: The ``extractions`` outcome of a turn given up after too many failed attempts.
+GAVE_UP: Final = "error"
+
+_COLS: Final = "id, agent, session_id, turn_id, knowledge, messages, enqueued_at, attempts"
+
+
+class Outbox:
+    """The ``outbox`` table of the database `db` (a tenant's `SQLiteStore`); an `OutboxStorage`.
+
+    Args:
+        db: the tenant's database (its connections and write transactions are used).
+    """
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self.db.path
+
+    @property
+    def location(self) -> str:
+        """Where the outbox lives, for messages (the database file)."""
+        return str(self.db.path)
+
+    def enqueue(
+        self,
+        agent: str,
+        session_id: str,
+        turn_id: str,
+        *,
+        knowledge: str,
+        messages: str,
+        max_pending: int,
+        busy_timeout_ms: int | None = None,
+    ) -> Enqueued:
+        """Add one turn, in one small transaction, unless `max_pending` turns are waiting.
+
+        A refused turn is recorded in ``extractions`` (outcome `DROPPED_FULL`, retryable)
+        in the same transaction, unless that turn already has an extraction on record.
+
+        Args:
+            agent: the agent id (checked by the caller).
+            session_id: the session id (checked by the caller).
+            turn_id: the turn id (checked by the caller).
+            knowledge: the ``knowledge:`` block as JSON text.
+            messages: the messages as JSON text (bounded by the caller).
+            max_pending: the most turns the outbox may hold (>= 1).
+            busy_timeout_ms: the longest wait for the write lock (None: the store's 30 s).
+
+        Raises:
+            StorageBusy: the write lock was not free within `busy_timeout_ms`.
+            StorageError: the disk is full, read-only or failing.
+        """
+        with self.db._write(busy_timeout_ms) as conn:
+            pending = _int(conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM outbox LIMIT ?)", (max_pending + 1,)
+            ).fetchone())
+            now = self.db.clock()
+            if pending >= max_pending:
+                detail = (f"the extraction outbox held {pending} pending turns (limit {max_pending}); "
+                          "the turn was not queued")
+                _record_once(conn, ExtractionRecord(
+                    agent=agent, session_id=session_id, turn_id=turn_id, outcome=DROPPED_FULL,
+                    retryable=True, candidates=0, written=0, detail=detail, attempted_at=now,
+                ))
+                return Enqueued(False, pending)
+            conn.execute(
+                "INSERT INTO outbox (agent, session_id, turn_id, knowledge, messages, enqueued_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT (agent, session_id, turn_id) DO NOTHING",
+                (agent, session_id, turn_id, knowledge, messages, now),
+            )
+            row = conn.execute(
+                "SELECT id FROM outbox WHERE agent=? AND session_id=? AND turn_id=?",
+                (agent, session_id, turn_id),
+            ).fetchone()
+            return Enqueued(True, pending, None if row is None else int(row[0]))
+
+    def record_refusal(self, agent: str, session_id: str, turn_id: str, outcome: str, detail: str) -> None:
+        """Record a turn the queue refused (e.g. `DROPPED_TOO_LARGE`) in ``extractions``.
+
+        Raises:
+            StorageError: the write failed.
+        """
+        with self.db._write() as conn:
+            _record_once(conn, ExtractionRecord(
+                agent=agent, session_id=session_id, turn_id=turn_id, outcome=outcome,
+                retryable=True, candidates=0, written=0, detail=detail,
+                attempted_at=self.db.clock(),
+            ))
+
+    def claim(
+        self,
+        worker: str,
+        *,
+        lease_s: float,
+        gone: Callable[[str], bool],
+        now_s: float | None = None,
+    ) -> QueuedTurn | None:
+        """Claim the oldest turn no live worker holds, for `lease_s` seconds.
+
+        Args:
+            worker: the claiming worker's id (``host:pid:token``).
+            lease_s: how long the claim lasts (the longest one extraction may take).
+            gone: True for a worker id whose process is known to be dead; its claims
+                are taken over at once instead of waiting for their lease to lapse.
+            now_s: the current unix time (tests); None = `time.time`.
+
+        Returns:
+            The claimed turn (``attempts`` already counts this claim), or None.
+
+        Raises:
+            StorageError: the database failed (busy beyond 30 s, full, ...).
+        """
+        now = time.time() if now_s is None else now_s
+        with self.db._write() as conn:
+            holders = [r[0] for r in conn.execute(
+                "SELECT DISTINCT claimed_by FROM outbox WHERE claimed_by IS NOT NULL "
+                "AND claimed_by != ? AND claimed_until >= ?", (worker, now),
+            )]
+            dead = [h for h in holders if gone(h)]
+            if dead:
+                conn.execute(
+                    "UPDATE outbox SET claimed_by=NULL, claimed_until=NULL "
+                    "WHERE claimed_by IN (SELECT value FROM json_each(?))", (json.dumps(dead),),
+                )
+            row = conn.execute(
+                f"SELECT {_COLS} FROM outbox WHERE (claimed_by IS NULL OR claimed_until < ?) "
+                "AND not_before <= ? ORDER BY id LIMIT 1", (now, now),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts=attempts+1 WHERE id=?",
+                (worker, now + lease_s, row[0]),
+            )
+        turn = QueuedTurn(*row)
+        return QueuedTurn(turn.id, turn.agent, turn.session_id, turn.turn_id, turn.knowledge,
+                          turn.messages, turn.enqueued_at, turn.attempts + 1)
+
+    def finish(self, turn_id: int) -> None:
+        """Remove a turn whose extraction is over (its outcome is in ``extractions``).
+
+        Raises:
+            StorageError: the write failed.
+        """
+        with self.db._write() as conn:
+            conn.execute("DELETE FROM outbox WHERE id=?", (turn_id,))
+
+    def give_up(self, turn: QueuedTurn, detail: str) -> None:
+        """Remove a turn that failed too often, recording outcome `GAVE_UP` (retryable).
+
+        Raises:
+            StorageError: the write failed.
+        """
+        with self.db._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO extractions (agent, session_id, turn_id, outcome, "
+                "retryable, candidates, written, dropped, detail, attempted_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                ExtractionRecord(
+                    agent=turn.agent, session_id=turn.session_id, turn_id=turn.turn_id,
+                    outcome=GAVE_UP, retryable=True, candidates=0, written=0,
+                    detail=detail[:300], attempted_at=self.db.clock(),
+                ).to_row(),
+            )
+            conn.execute("DELETE FROM outbox WHERE id=?", (turn.id,))
+
+    def retry_later(self, turn_id: int, not_before_s: float) -> None:
+        """Release a claimed turn so any worker may take it again after `not_before_s` (unix s).
+
+        Raises:
+            StorageError: the write failed.
+        """
+        with self.db._write() as conn:
+            conn.execute(
+                "UPDATE outbox SET claimed_by=NULL, claimed_until=NULL, not_before=? WHERE id=?",
+                (not_before_s, turn_id),
+            )
+
+    def release(self, worker: str) -> int:
+        """Release every claim `worker` holds (it is stopping); returns how many.
+
+        Raises:
+            StorageError: the write failed.
+        """
+        with self.db._write() as conn:
+            conn.execute(
+                "UPDATE outbox SET claimed_by=NULL, claimed_until=NULL WHERE claimed_by=?", (worker,)
+            )
+            return int(conn.changes())
+
+    def pending(self) -> int:
+        """Turns in the outbox (claimed or not)."""
+        return _int(self.db._conn().execute("SELECT count(*) FROM outbox").fetchone())
+
+    def present(self, ids: Iterable[int]) -> set[int]:
+        """Which of `ids` are still in the outbox."""
+        listed = json.dumps(sorted(set(ids)))
+        rows = self.db._conn().execute(
+            "SELECT id FROM outbox WHERE id IN (SELECT value FROM json_each(?))", (listed,)
+        )
+        return {int(r[0]) for r in rows}
+
+    def dropped(self, agent: str | None = None) -> int:
+        """Turns refused by the queue (`DROPPED_FULL`, `DROPPED_TOO_LARGE`) still on record."""
+        sql = "SELECT count(*) FROM extractions WHERE outcome IN (?, ?)"
+        params: tuple[Any, ...] = (DROPPED_FULL, DROPPED_TOO_LARGE)
+        if agent is not None:
+            sql += " AND agent=?"
+            params += (agent,)
+        return _int(self.db._conn().execute(sql, params).fetchone())
+
+
+def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
+    """True when the database file at `path` may have turns in its outbox (reads only).
+
+    Opens its own short-lived connection, so checking many tenant files at start-up keeps
+    no file open. A file without the outbox table, or that is not a database, has none;
+    a file that stays busy (another connection recovering it) counts as having some, so
+    it is looked at again rather than forgotten.
+    """
+    try:
+        conn = apsw.Connection(str(path))
+    except apsw.Error:
+        return False
+    try:
+        conn.set_busy_timeout(busy_timeout_ms)
+        return conn.execute("SELECT 1 FROM outbox LIMIT 1").fetchone() is not None
+    except (apsw.BusyError, apsw.LockedError):
+        return True
+    except apsw.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _record_once(conn: apsw.Connection, record: ExtractionRecord) -> None:
+    """Insert `record` into ``extractions`` unless that turn already has one."""
+    conn.execute(
+        "INSERT OR IGNORE INTO extractions (agent, session_id, turn_id, outcome, retryable, "
+        "candidates, written, dropped, detail, attempted_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        record.to_row(),
+    )
+
+
+def _int(row: Any) -> int:
+    return int(row[0]) if row is not None else 0
