@@ -57,16 +57,21 @@ CONVERSATION = [
 
 
 def test_the_request_hook_goes_on_within_the_budget_and_capture_catches_up(
-    plugin: tuple[KnowledgePlugin, Recorder], tmp_path: Path
+    plugin: tuple[KnowledgePlugin, Recorder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     knowledge, _ = plugin
     body, headers = _request(CONVERSATION[:1])
     knowledge.request(body, headers)  # opens the tenant's database
     holder = _hold_write_lock(tmp_path / "data" / f"{TENANT}.db")
+    recorded: list[object] = []
+    real_record = ProcedureStore.record_stage
+    monkeypatch.setattr(ProcedureStore, "record_stage",
+                        lambda self, row: (recorded.append(row), real_record(self, row)))
     try:
         body, headers = _request(CONVERSATION[:3])
         started = time.monotonic()
         returned, stage = knowledge.request(body, headers)
+        assert recorded == []  # a busy database is not written again for the failed stage
         assert time.monotonic() - started < 1.0  # not 2 x 30 s
         assert returned is body
         assert stage.action == "failed" and stage.reason == BUSY_DEFERRED

@@ -240,10 +240,11 @@ class ProceduralMemory:
                 max_injection_tokens=self.config.max_injection_tokens,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
-            try:
-                self.store.record_stage(stage.row())
-            except Exception:
-                log.warning("could not record a failed procedural-memory stage", exc_info=True)
+            if not isinstance(exc, StorageBusy):  # busy: writing the stage would wait the budget again
+                try:
+                    self.store.record_stage(stage.row())
+                except Exception:
+                    log.warning("could not record a failed procedural-memory stage", exc_info=True)
             return body, stage
 
     def _handle(
