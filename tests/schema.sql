@@ -169,12 +169,12 @@ CREATE TABLE procedure_stages (
 , notes TEXT NOT NULL DEFAULT '[]');
 CREATE TABLE procedure_term_key (
     id  INTEGER PRIMARY KEY CHECK (id = 1), -- one row
-    key BLOB    NOT NULL                    -- 32 random bytes (blake2b key)
+    key TEXT    NOT NULL                    -- 32 random bytes in hex (the blake2b key)
 );
 CREATE TABLE procedure_term_notes (
     scope   TEXT    NOT NULL,               -- the counter: a procedure id, or '@population'
-    term    BLOB    NOT NULL,               -- keyed blake2b of the term (16 bytes); never the term
-    session BLOB    NOT NULL,               -- keyed blake2b of the one session whose tasks had it (16 bytes)
+    term    TEXT    NOT NULL,               -- keyed blake2b of the term, 32 hex digits; never the term
+    session TEXT    NOT NULL,               -- keyed blake2b of the one session whose tasks had it, 32 hex digits
     runs    INTEGER NOT NULL CHECK (runs >= 1), -- that session's runs whose task had it
     PRIMARY KEY (scope, term)
 ) WITHOUT ROWID;

@@ -14,7 +14,7 @@ inside the class body, hence ``builtins.list`` in the annotations below it.
 
 A task term only one session had is never written in the clear: the rows keep it as a
 note (``procedure_term_notes``, ``sql/010_procedure_term_notes.sql``) of two blake2b
-digests keyed by the database's own random key, the term's and the session's
+digests (hex) keyed by the database's own random key, the term's and the session's
 (`ProcedureRows.note_terms`).
 """
 
@@ -190,11 +190,11 @@ class CountedRun(Protocol):
         ...
 
 
-def _digest(key: bytes, person: bytes, value: str) -> bytes:
-    """A 16-byte blake2b of `value` keyed by `key` (`person` tells terms from sessions)."""
+def _digest(key: bytes, person: bytes, value: str) -> str:
+    """A 16-byte blake2b of `value` keyed by `key`, in hex (`person` tells terms from sessions)."""
     return hashlib.blake2b(
         value.encode("utf-8", "surrogatepass"), digest_size=16, key=key, person=person
-    ).digest()
+    ).hexdigest()
 
 
 class _SQLiteRows:
@@ -259,8 +259,8 @@ class _SQLiteRows:
         unseen = {_digest(self._key, b"term", t): t for t in terms}
         mine = _digest(self._key, b"session", session)
         released: dict[str, int] = {}
-        gone: list[tuple[str, bytes]] = []
-        again: list[tuple[str, bytes]] = []
+        gone: list[tuple[str, str]] = []
+        again: list[tuple[str, str]] = []
         digests = list(unseen)
         for chunk in range(0, len(digests), _CHUNK):
             part = digests[chunk : chunk + _CHUNK]
@@ -270,12 +270,12 @@ class _SQLiteRows:
                 (scope, *part),
             )
             for digest, noted, runs in rows:
-                term = unseen.pop(bytes(digest))
-                if bytes(noted) == mine:
-                    again.append((scope, bytes(digest)))
+                term = unseen.pop(digest)
+                if noted == mine:
+                    again.append((scope, digest))
                 else:
                     released[term] = int(runs)
-                    gone.append((scope, bytes(digest)))
+                    gone.append((scope, digest))
         conn.executemany("DELETE FROM procedure_term_notes WHERE scope = ? AND term = ?", gone)
         conn.executemany(
             "UPDATE procedure_term_notes SET runs = runs + 1 WHERE scope = ? AND term = ?", again
@@ -428,10 +428,13 @@ class ProcedureStore(Database):
         new random key, which only makes the existing notes unreachable.
         """
         if self._term_key_bytes is None:
-            conn.execute("INSERT OR IGNORE INTO procedure_term_key (id, key) VALUES (1, randomblob(32))")
+            conn.execute(
+                "INSERT OR IGNORE INTO procedure_term_key (id, key) "
+                "VALUES (1, lower(hex(randomblob(32))))"
+            )
             row = conn.execute("SELECT key FROM procedure_term_key WHERE id=1").fetchone()
             assert row is not None  # inserted just above when missing
-            self._term_key_bytes = bytes(row[0])
+            self._term_key_bytes = bytes.fromhex(str(row[0]))
         return self._term_key_bytes
 
     def population_terms(self, terms: Collection[str]) -> set[str]:
