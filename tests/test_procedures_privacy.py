@@ -205,6 +205,7 @@ _CODE_RE = re.compile(r"#?\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,8}\b")
 _NAME_IN_TEXT_RE = re.compile(r"\b(?:[Nn]ame is|I am|I'm) ([A-Z][a-z]+) ([A-Z][a-z]+)\b")
 _FIELD_RE = re.compile(r'"(first_name|last_name|email|user_id|reservation_id|order_id)": "([^"]+)"')
 _NAME_KEYS = {"first_name", "last_name"}
+_FIELD_KIND = {"first_name": "name", "last_name": "name", "user_id": "id", "email": "email"}
 _ID_KEYS = {"user_id", "payment_id", "payment_method_id"}
 _CODE_KEYS = {"reservation_id", "order_id", "reservations", "orders"}
 
@@ -224,8 +225,7 @@ def _personal_values(sessions: list[Session]) -> dict[str, set[str]]:
             for first, last in _NAME_IN_TEXT_RE.findall(text):
                 found["name"].update((first, last))
             for field, value in _FIELD_RE.findall(text):
-                kind = "name" if field in _NAME_KEYS else "id" if field == "user_id" else "email" if field == "email" else "code"
-                found[kind].add(value)
+                found[_FIELD_KIND.get(field, "code")].add(value)
             try:
                 parsed = json.loads(text)
             except ValueError:
@@ -293,29 +293,48 @@ def _text_values(folder: Path) -> list[str]:
         conn.close()
 
 
+_PRINTABLE = frozenset(range(0x20, 0x7F)) - frozenset(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _in_bytes(lower: bytes, form: bytes, *, text_only: bool) -> bool:
+    """`form` (lower case) in `lower` as a word of its own; with `text_only`, only between
+    printable bytes that are neither letters nor digits (see `_SHORT`)."""
+    start = lower.find(form)
+    while start >= 0:
+        end = start + len(form)
+        sides = (lower[start - 1] if start else None, lower[end] if end < len(lower) else None)
+        if all(b is None or (b in _PRINTABLE if text_only else not chr(b).isalnum()) for b in sides):
+            return True
+        start = lower.find(form, start + 1)
+    return False
+
+
 def _leaks(folder: Path, values: dict[str, set[str]]) -> list[str]:
+    """The values found in the folder's bytes, each as itself (and a name as its terms)."""
     blob = _stored_bytes(folder)
     for text in _library_text(folder):
         blob = blob.replace(text, b"\0")
-    blob = re.sub(rb"tau-bench/[\w./-]*", b"\0", blob)  # session ids (cut short in index pages)
+    lower = re.sub(rb"tau-bench/[\w./-]*", b"\0", blob).lower()  # session ids, cut short in index pages
     texts = "\0".join(_text_values(folder))
     leaks = []
-    for kind, found in values.items():
+    for kind, found in sorted(values.items()):
         for value in sorted(found):
             forms = {value}
             if kind == "name":  # a name may also be stored as an index term (stemmed)
                 forms |= set(terms(value))
             for form in sorted(forms):
-                word = re.escape(form.encode())
-                if len(form) >= _SHORT:
-                    hit = _found(blob, form)
-                else:
-                    text = rb"[ -/:-@\[-`{-~]"  # printable, not a letter or digit
-                    hit = re.search(rb"(?<=" + text + rb")" + word + rb"(?=" + text + rb")", blob, re.IGNORECASE)
-                    hit = hit or re.search(r"(?<![A-Za-z0-9])" + re.escape(form) + r"(?![A-Za-z0-9])", texts, re.IGNORECASE)
+                short = len(form) < _SHORT
+                hit = _in_bytes(lower, form.lower().encode(), text_only=short) or (
+                    short and re.search(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", texts, re.IGNORECASE)
+                )
                 if hit:
                     leaks.append(f"{kind} {value!r} as {form!r}")
     return leaks
+
+
+def _keep_every_version(memory: ProceduralMemory) -> None:
+    """No checkpoint: every page version the store ever wrote stays in the WAL to be scanned."""
+    memory.store._conn().execute("PRAGMA wal_autocheckpoint=0")
 
 
 @pytest.mark.skipif(not all(p.exists() for p in TRACES), reason="shared data not present")
@@ -331,6 +350,7 @@ def test_no_stored_byte_holds_a_name_email_id_or_code_of_the_shared_traces(tmp_p
     clock = Clock()
     config = ProceduresConfig(mode="prod", min_confidence=0.0, min_match_score=0.0)
     live = ProceduralMemory(ProcedureStore(live_dir / "t.db"), config, clock=clock)
+    _keep_every_version(live)
     for session in sessions:
         _replay(live, clock, session)
     assert live.sweep(clock.now + 10 * config.idle_flush_s)  # the sessions without an outcome
@@ -341,6 +361,7 @@ def test_no_stored_byte_holds_a_name_email_id_or_code_of_the_shared_traces(tmp_p
     # Batch: the same traces mined from the file.
     batch_dir = tmp_path / "batch"
     batch = ProceduralMemory(ProcedureStore(batch_dir / "t.db"))
+    _keep_every_version(batch)
     report = batch.mine_sessions(sessions)
     assert report.counted > 0 and report.procedures > 0
 
