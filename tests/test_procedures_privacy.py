@@ -94,6 +94,38 @@ def test_a_term_of_one_session_is_never_stored_until_a_second_session_has_it(tmp
     store.close()
 
 
+def test_migration_010_drops_what_one_run_alone_had(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = apsw.Connection(str(path))
+    conn.execute("CREATE TABLE _insika_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for migration in migrations():
+        if migration.name < "010" and not migration.requires:
+            conn.execute(migration.sql)
+            conn.execute("INSERT INTO _insika_migrations VALUES (?, 'then')", (migration.name,))
+    conn.execute(
+        "INSERT INTO procedures (id, kind, steps, tools, triggers, trigger_runs, successes, failures, "
+        "confidence, sample_task, generation, created_at, updated_at) VALUES (?, 'tool', '[]', '[]', ?, 3, 3, 0, "
+        "0.4, 'cancel for Zebulon', 1, 'then', 'then')",
+        (KEY, json.dumps({"cancel": 3, "zebulon": 1})),
+    )
+    conn.executemany(
+        "INSERT INTO procedure_population VALUES (?, ?, 1)", [("", 3), ("cancel", 3), ("zebulon", 1)]
+    )
+    conn.execute(
+        "INSERT INTO capture_sessions (session_id, run, messages_seen, turns, task, given, tools, cursor_step, "
+        "matched_steps, diverged_steps, tracked_upto, first_turn_at, last_turn_at) "
+        "VALUES ('s', 0, 1, 1, 'Zebulon', '[]', '[]', 0, 0, 0, 0, 1.0, 1.0)"
+    )
+    conn.close()
+    store = ProcedureStore(path)
+    procedure = store.get(KEY)
+    assert procedure is not None and (procedure.triggers, procedure.sample_task) == ({"cancel": 3}, "")
+    assert store.population_since(0) == {"": 3, "cancel": 3}
+    session = store.load_session("s")
+    assert session is not None and session.task == ""
+    store.close()
+
+
 def test_the_miner_keeps_the_same_rule_in_memory() -> None:
     messages = [
         {"role": "user", "content": "Cancel reservation for Zebulon"},
