@@ -204,14 +204,21 @@ def volatile(text: str) -> str:
 #: The redactor's placeholders (``[email]``) as typed placeholders (``<EMAIL>``).
 _PERSONAL: Final = {mark: f"<{kind.upper()}>" for kind, mark in PLACEHOLDERS.items()}
 _PERSONAL_RE: Final = re.compile("|".join(re.escape(mark) for mark in _PERSONAL))
+#: What every detector of the redactor needs: a digit (phones, documents, cards, IBANs),
+#: an "@" or the word "at"/"arroba" (e-mails, obfuscated ones included). A text without
+#: any is returned as it is, without running the detectors.
+_PERSONAL_HINT: Final = re.compile(r"\d|@|\b(?:at|arroba)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=16384)
 def personal(text: str) -> str:
     """`text` with the personal data the write path's redactor finds as typed placeholders.
 
     `insika_knowledge.extract.redact.redact` (e-mails in any spelling, phones, CPF, CNPJ,
     card numbers, IBANs; it fails closed), its ``[email]`` marks written ``<EMAIL>``.
     """
+    if _PERSONAL_HINT.search(text) is None:
+        return text
     found = redact(text)
     if not found.counts:
         return text
