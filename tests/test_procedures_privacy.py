@@ -16,16 +16,19 @@ from typing import Any
 
 import apsw
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from insika_knowledge.analysis.text import terms
 from insika_knowledge.bench.datasets import shared_data
+from insika_knowledge.extract.redact import redact
 from insika_knowledge.procedure import ProcedureStep
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner
 from insika_knowledge.procedures.mining.scoring import MinedRun
 from insika_knowledge.procedures.mining.shared import MASK, mask_unshared, session_of
 from insika_knowledge.procedures.skill import ProceduralMemory
-from insika_knowledge.procedures.trace.canonical import canonical_call, canonical_command, canonical_text
+from insika_knowledge.procedures.trace.canonical import canonical_call, canonical_command, canonical_text, personal
 from insika_knowledge.procedures.trace.steps import build
 from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.migrations import migrations
@@ -186,6 +189,13 @@ def test_the_capture_buffer_holds_no_personal_datum_nor_call_id(tmp_path: Path) 
     for value in ("Zebulon", "Quark", "ZFA04Y", "zeb", "gmail", "98765", "4321", "789", "4111",
                   "W4928371", "toolu_01A09q90qw90lq917835lq9", "example"):
         assert not _found(blob, value), value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="@", blacklist_categories=("Nd",)), max_size=80))
+def test_text_the_redactor_could_not_change_is_skipped(text: str) -> None:
+    # `personal` skips the redactor without a digit, "@" or "at"/"arroba": it would change nothing.
+    assert personal(text) == text == redact(text).text
 
 
 # ---------------------------------------------------------------- (c) placeholders
