@@ -204,6 +204,7 @@ class _SQLiteRows:
         self._conn = conn
         self._clock = clock
         self._key = key
+        self._digests: dict[str, str] = {}  # term -> its digest, for this transaction
         self._generation: int | None = None
 
     def now(self) -> str:
@@ -256,7 +257,13 @@ class _SQLiteRows:
         if not terms:
             return {}
         conn = self._conn
-        unseen = {_digest(self._key, b"term", t): t for t in terms}
+        digests_of = self._digests
+        unseen: dict[str, str] = {}
+        for term in terms:
+            digest = digests_of.get(term)
+            if digest is None:
+                digest = digests_of[term] = _digest(self._key, b"term", term)
+            unseen[digest] = term
         mine = _digest(self._key, b"session", session)
         released: dict[str, int] = {}
         gone: list[tuple[str, str]] = []
@@ -276,14 +283,18 @@ class _SQLiteRows:
                 else:
                     released[term] = int(runs)
                     gone.append((scope, digest))
-        conn.executemany("DELETE FROM procedure_term_notes WHERE scope = ? AND term = ?", gone)
-        conn.executemany(
-            "UPDATE procedure_term_notes SET runs = runs + 1 WHERE scope = ? AND term = ?", again
-        )
-        conn.executemany(
-            "INSERT INTO procedure_term_notes (scope, term, session, runs) VALUES (?, ?, ?, 1)",
-            [(scope, digest, mine) for digest in unseen],
-        )
+        if gone:
+            conn.executemany("DELETE FROM procedure_term_notes WHERE scope = ? AND term = ?", gone)
+        if again:
+            conn.executemany(
+                "UPDATE procedure_term_notes SET runs = runs + 1 WHERE scope = ? AND term = ?",
+                again,
+            )
+        if unseen:
+            conn.executemany(
+                "INSERT INTO procedure_term_notes (scope, term, session, runs) VALUES (?, ?, ?, 1)",
+                [(scope, digest, mine) for digest in unseen],
+            )
         return released
 
     def put(self, procedure: Procedure) -> None:

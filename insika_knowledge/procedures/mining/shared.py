@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Container, Iterable, Mapping
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.analysis.text import STOP_WORDS, fold, terms, text_language
@@ -97,6 +98,12 @@ class MemoryNotes:
         return released
 
 
+@lru_cache(maxsize=65536)
+def _word_terms(word: str, language: str) -> frozenset[str]:
+    """The index terms of one word of a `language` text; a stop word has none."""
+    return frozenset() if fold(word) in STOP_WORDS else terms(word, language)
+
+
 def mask_unshared(text: str, shared: Callable[[set[str]], Collection[str]]) -> str:
     """`text` with every word whose terms are not all shared replaced by `MASK`.
 
@@ -120,9 +127,11 @@ def mask_unshared(text: str, shared: Callable[[set[str]], Collection[str]]) -> s
     wanted: set[str] = set()
     for match in _WORD_RE.finditer(text):
         word = match.group()
-        if word[0] == "<" or fold(word) in STOP_WORDS:
+        if word[0] == "<":
             continue
-        word_terms = terms(word, language)
+        word_terms = _word_terms(word, language)
+        if not word_terms and fold(word) in STOP_WORDS:
+            continue
         found.append((match.start(), match.end(), word_terms))
         wanted |= word_terms
     if not found:
