@@ -132,11 +132,14 @@ class Procedure:
         kind: ``tool`` (tool-calling traces) or ``shell`` (command traces with verify steps).
         steps: the canonical steps, in order.
         tools: tool names the steps call (a request must offer them all to recall it).
-        triggers: index term -> how many successful runs' tasks contained it.
+        triggers: index term -> how many successful runs' tasks contained it; only terms
+            the tasks of two distinct sessions or more had (one customer's name or
+            booking code is never a trigger).
         trigger_runs: successful runs the triggers were counted over.
         successes: successful runs with exactly this step sequence.
         failures: failed runs whose steps followed it (it is a prefix of theirs).
-        sample_task: the canonical task text of the first successful run (for people).
+        sample_task: the canonical task text of the latest successful run, for people,
+            with every word whose terms no two sessions' tasks shared masked (``…``).
         created_at: first success, UTC ISO-8601 ``Z``.
         updated_at: last change, UTC ISO-8601 ``Z``.
         scope: ``task`` when some successful run had exactly these steps, ``part`` when

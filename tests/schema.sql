@@ -192,6 +192,17 @@ CREATE TABLE procedure_stages (
     duration_ms          REAL    NOT NULL,   -- time the skill spent on the request
     skill_attrs          TEXT    NOT NULL    -- JSON of the row's kg_* fields
 , notes TEXT NOT NULL DEFAULT '[]');
+CREATE TABLE procedure_term_key (
+    id  INTEGER PRIMARY KEY CHECK (id = 1), -- one row
+    key TEXT    NOT NULL                    -- 32 random bytes in hex (the blake2b key)
+);
+CREATE TABLE procedure_term_notes (
+    scope   TEXT    NOT NULL,               -- the counter: a procedure id, or '@population'
+    term    TEXT    NOT NULL,               -- keyed blake2b of the term, 32 hex digits; never the term
+    session TEXT    NOT NULL,               -- keyed blake2b of the one session whose tasks had it, 32 hex digits
+    runs    INTEGER NOT NULL CHECK (runs >= 1), -- that session's runs whose task had it
+    PRIMARY KEY (scope, term)
+) WITHOUT ROWID;
 CREATE TABLE procedures (
     id           TEXT    PRIMARY KEY,        -- 'proc-' + 12 hex digits of blake2b(step sequence)
     kind         TEXT    NOT NULL CHECK (kind IN ('tool','shell')), -- tool calling or shell commands

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import grimp
@@ -7,6 +8,7 @@ import pytest
 
 from insika_knowledge.procedure import Procedure, ProcedureStep, wilson_lower_bound
 from insika_knowledge.procedures.mining.scoring import MinedRun
+from insika_knowledge.procedures.mining.shared import MemoryNotes
 from insika_knowledge.store.procedures import ProcedureStore
 
 STEPS = (ProcedureStep("cancel(id=<ID>)", "cancel(id)"),)
@@ -65,12 +67,24 @@ def test_the_package_exposes_its_entry_points_by_plain_import() -> None:
 
 
 class MemoryRows:
-    """`ProcedureRows` in dicts: the counting rules need nothing but these five calls."""
+    """`ProcedureRows` in dicts: the counting rules need nothing but these calls."""
 
     def __init__(self) -> None:
         self.runs: dict[tuple[str, str], str] = {}
         self.procedures: dict[str, Procedure] = {}
+        self.population: dict[str, int] = {}
+        self.notes = MemoryNotes()
         self.writes = 0
+
+    def population_terms(self, terms: Collection[str]) -> set[str]:
+        return {t for t in terms if t in self.population}
+
+    def count_population(self, increments: Mapping[str, int]) -> None:
+        for term, runs in increments.items():
+            self.population[term] = self.population.get(term, 0) + runs
+
+    def note_terms(self, scope: str, session: str, terms: Collection[str]) -> dict[str, int]:
+        return self.notes.note(scope, session, terms)
 
     def now(self) -> str:
         return "2026-01-01T00:00:00Z"
@@ -111,7 +125,8 @@ def test_scoring_counts_runs_through_any_procedure_rows(tmp_path: Path) -> None:
     procedure = rows.procedures[KEY]
     assert counted == [2, 1, 0, 1, 1]
     assert (procedure.successes, procedure.failures) == (2, 2)
-    assert (procedure.triggers, procedure.trigger_runs) == ({"cancel": 2, "flight": 1}, 2)
+    # "flight" was in one session's task only: not a trigger (issue 16, the two-session rule)
+    assert (procedure.triggers, procedure.trigger_runs) == ({"cancel": 2}, 2)
     assert procedure.confidence == pytest.approx(wilson_lower_bound(2, 4))
     assert rows.writes == 3
 

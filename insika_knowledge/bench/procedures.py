@@ -80,6 +80,8 @@ def _clear_caches() -> None:
     steps_module.target_hash.cache_clear()
     steps_module._path_hashes.cache_clear()
     canonical.canonical_text.cache_clear()
+    canonical.personal.cache_clear()
+    steps_module.call_key.cache_clear()
 
 
 def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:

@@ -5,8 +5,13 @@ the ones already captured (``messages_seen``); the last captured message is read
 so a text command's output that arrives in the next request finds its command. A history
 that got shorter (the client trimmed it) is read whole, and calls already captured are
 recognised by their ids. Nothing raw is kept: steps are stored canonicalised
-(`insika_knowledge.procedures.trace.steps.Step`), the task as canonical text, and the user's
-tokens only as hashes.
+(`insika_knowledge.procedures.trace.steps.Step`: secrets, personal data and volatile tokens
+replaced, call ids as digests), the user's tokens only as hashes, and the task as
+canonical text with every word that no two sessions' tasks shared masked
+(`insika_knowledge.procedures.mining.shared.mask_unshared` against the stored population):
+a customer's name or booking code never reaches the buffer. Recall loses nothing by it
+(a term the population does not hold carries no weight in a recall), and the unmasked task
+stays in the process's cache of builders for mining the task when it ends.
 
 The state lives in the tenant database (``capture_sessions``, ``capture_steps``), so a
 restart loses nothing; an in-process cache of builders saves re-reading the steps, and is
@@ -22,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from insika_knowledge.procedures.mining.shared import mask_unshared
 from insika_knowledge.procedures.trace.steps import PENDING, Step, TraceBuilder
 from insika_knowledge.procedures.trace.wire import events
 from insika_knowledge.store.base import ProcedureStorage
@@ -110,7 +116,8 @@ class SessionCapture:
         touched = builder.feed(events(messages, start=start), rewound=rewound)
         row.messages_seen = count
         row.turns += 1
-        row.task = builder.task
+        if builder.task and not row.task:  # the task arrived: store it masked, once
+            row.task = mask_unshared(builder.task, self.store.population_terms)
         if len(row.given) != len(builder.given):
             row.given = sorted(builder.given)[:_MAX_GIVEN]
         row.tools = list(tools)

@@ -11,13 +11,19 @@ counts for, successes, failures, triggers) is the caller's: a `CountedRun` appli
 rules to the `ProcedureRows` of an open transaction
 (`insika_knowledge.procedures.mining.scoring`). Methods named ``list`` shadow the builtin
 inside the class body, hence ``builtins.list`` in the annotations below it.
+
+A task term only one session had is never written in the clear: the rows keep it as a
+note (``procedure_term_notes``, ``sql/010_procedure_term_notes.sql``) of two blake2b
+digests (hex) keyed by the database's own random key, the term's and the session's
+(`ProcedureRows.note_terms`).
 """
 
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -144,10 +150,32 @@ class ProcedureRows(Protocol):
         """
         ...
 
-    def count_population(self, terms: Iterable[str]) -> None:
-        """Add one run to the population: ``''`` and each of `terms` gain one.
+    def count_population(self, increments: Mapping[str, int]) -> None:
+        """Add to the population: each term (``''``: the runs themselves) gains its increment.
 
         Bumps the procedure generation, once per transaction (`ProcedureStore.population_since`).
+        """
+        ...
+
+    def population_terms(self, terms: Collection[str]) -> set[str]:
+        """Which of `terms` the population holds (the shared ones)."""
+        ...
+
+    def note_terms(self, scope: str, session: str, terms: Collection[str]) -> dict[str, int]:
+        """Note task terms that `scope` does not hold in the clear, for `session`.
+
+        Neither a term nor the session is written: a note is their keyed digests and a
+        run count. A term nobody noted under `scope` is noted for `session` (one run); a
+        term `session` noted gains a run; a term another session noted is released (its
+        note deleted).
+
+        Args:
+            scope: the counter: a procedure id, or the population's id.
+            session: the session of the run (`insika_knowledge.procedures.mining.shared.session_of`).
+            terms: distinct task terms.
+
+        Returns:
+            term -> runs of the other session, for each released term.
         """
         ...
 
@@ -163,12 +191,21 @@ class CountedRun(Protocol):
         ...
 
 
+def _digest(key: bytes, person: bytes, value: str) -> str:
+    """A 16-byte blake2b of `value` keyed by `key`, in hex (`person` tells terms from sessions)."""
+    return hashlib.blake2b(
+        value.encode("utf-8", "surrogatepass"), digest_size=16, key=key, person=person
+    ).hexdigest()
+
+
 class _SQLiteRows:
     """`ProcedureRows` over one connection inside a ``BEGIN IMMEDIATE`` transaction."""
 
-    def __init__(self, conn: apsw.Connection, clock: Callable[[], str]):
+    def __init__(self, conn: apsw.Connection, clock: Callable[[], str], key: bytes):
         self._conn = conn
         self._clock = clock
+        self._key = key
+        self._digests: dict[str, str] = {}  # term -> its digest, for this transaction
         self._generation: int | None = None
 
     def now(self) -> str:
@@ -205,13 +242,61 @@ class _SQLiteRows:
             )
         return self._generation
 
-    def count_population(self, terms: Iterable[str]) -> None:
+    def count_population(self, increments: Mapping[str, int]) -> None:
         generation = self._bump()
         self._conn.executemany(
-            "INSERT INTO procedure_population (term, runs, generation) VALUES (?, 1, ?) "
-            "ON CONFLICT (term) DO UPDATE SET runs = runs + 1, generation = excluded.generation",
-            [(term, generation) for term in ("", *sorted(set(terms) - {""}))],
+            "INSERT INTO procedure_population (term, runs, generation) VALUES (?, ?, ?) "
+            "ON CONFLICT (term) DO UPDATE SET runs = runs + excluded.runs, "
+            "generation = excluded.generation",
+            [(term, runs, generation) for term, runs in sorted(increments.items())],
         )
+
+    def population_terms(self, terms: Collection[str]) -> set[str]:
+        return _population_terms(self._conn, terms)
+
+    def note_terms(self, scope: str, session: str, terms: Collection[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        conn = self._conn
+        digests_of = self._digests
+        unseen: dict[str, str] = {}
+        for term in terms:
+            digest = digests_of.get(term)
+            if digest is None:
+                digest = digests_of[term] = _digest(self._key, b"term", term)
+            unseen[digest] = term
+        mine = _digest(self._key, b"session", session)
+        released: dict[str, int] = {}
+        gone: list[tuple[str, str]] = []
+        again: list[tuple[str, str]] = []
+        digests = list(unseen)
+        for chunk in range(0, len(digests), _CHUNK):
+            part = digests[chunk : chunk + _CHUNK]
+            rows = conn.execute(
+                "SELECT term, session, runs FROM procedure_term_notes WHERE scope = ? AND term "
+                f"IN ({','.join('?' * len(part))})",
+                (scope, *part),
+            )
+            for digest, noted, runs in rows:
+                term = unseen.pop(digest)
+                if noted == mine:
+                    again.append((scope, digest))
+                else:
+                    released[term] = int(runs)
+                    gone.append((scope, digest))
+        if gone:
+            conn.executemany("DELETE FROM procedure_term_notes WHERE scope = ? AND term = ?", gone)
+        if again:
+            conn.executemany(
+                "UPDATE procedure_term_notes SET runs = runs + 1 WHERE scope = ? AND term = ?",
+                again,
+            )
+        if unseen:
+            conn.executemany(
+                "INSERT INTO procedure_term_notes (scope, term, session, runs) VALUES (?, ?, ?, 1)",
+                [(scope, digest, mine) for digest in unseen],
+            )
+        return released
 
     def put(self, procedure: Procedure) -> None:
         conn = self._conn
@@ -243,6 +328,24 @@ class _SQLiteRows:
                 procedure.scope,
             ),
         )
+
+
+#: Terms looked up per statement (SQLite allows 32766 parameters).
+_CHUNK: Final = 500
+
+
+def _population_terms(conn: apsw.Connection, terms: Collection[str]) -> set[str]:
+    """Which of `terms` are in ``procedure_population``."""
+    found: set[str] = set()
+    wanted = [t for t in terms if t]
+    for chunk in range(0, len(wanted), _CHUNK):
+        part = wanted[chunk : chunk + _CHUNK]
+        rows = conn.execute(
+            f"SELECT term FROM procedure_population WHERE term IN ({','.join('?' * len(part))})",
+            part,
+        )
+        found.update(str(r[0]) for r in rows)
+    return found
 
 
 def _int(row: tuple[Any, ...] | None) -> int:
@@ -305,6 +408,9 @@ class ProcedureStore(Database):
         UserError: the path is a folder or not a database.
     """
 
+    #: The digest key, read once (`_term_key`).
+    _term_key_bytes: bytes | None = None
+
     # ------------------------------------------------------------------ procedures
 
     def generation(self) -> int:
@@ -327,6 +433,26 @@ class ProcedureStore(Database):
             f"SELECT {_PROC_COLS} FROM procedures WHERE generation > ?", (generation,)
         ).fetchall()
         return current, [_procedure(r) for r in rows]
+
+    def _term_key(self, conn: apsw.Connection) -> bytes:
+        """The database's key for term and session digests (``procedure_term_key``).
+
+        Called inside a write transaction: a missing key row (a hand-edited file) gets a
+        new random key, which only makes the existing notes unreachable.
+        """
+        if self._term_key_bytes is None:
+            conn.execute(
+                "INSERT OR IGNORE INTO procedure_term_key (id, key) "
+                "VALUES (1, lower(hex(randomblob(32))))"
+            )
+            row = conn.execute("SELECT key FROM procedure_term_key WHERE id=1").fetchone()
+            assert row is not None  # inserted just above when missing
+            self._term_key_bytes = bytes.fromhex(str(row[0]))
+        return self._term_key_bytes
+
+    def population_terms(self, terms: Collection[str]) -> set[str]:
+        """Which of `terms` the population holds: the terms two sessions' tasks had."""
+        return _population_terms(self._conn(), terms)
 
     def population_since(self, generation: int) -> dict[str, int]:
         """Population counts changed after `generation`: term -> runs (``''``: all runs).
@@ -378,7 +504,7 @@ class ProcedureStore(Database):
             How many (procedure, run) pairs were new.
         """
         with self._write() as conn:
-            rows = _SQLiteRows(conn, self.clock)
+            rows = _SQLiteRows(conn, self.clock, self._term_key(conn))
             return sum(run.record(rows) for run in runs)
 
     # ------------------------------------------------------------------ capture
@@ -454,7 +580,7 @@ class ProcedureStore(Database):
                 ).fetchone()
                 if now is None or tuple(now) != (session.run, session.turns, session.last_turn_at):
                     return None
-            rows = _SQLiteRows(conn, self.clock)
+            rows = _SQLiteRows(conn, self.clock, self._term_key(conn))
             new = sum(run.record(rows) for run in runs)
             conn.execute("DELETE FROM capture_steps WHERE session_id=?", (session.session_id,))
             if keep:

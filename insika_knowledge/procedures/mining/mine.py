@@ -28,7 +28,9 @@ own (it followed that procedure and still failed) and against every run of up to
 
 `Miner` does the grouping in memory; it also keeps the *population*: how many runs
 labelled successful (verified or not, a hand-off or a refusal included) had each task term,
-which recall uses to tell terms specific to a procedure's tasks from common ones.
+which recall uses to tell terms specific to a procedure's tasks from common ones. Like the
+store, it keeps a term as a trigger or in the population only once the tasks of two
+distinct sessions had it (`insika_knowledge.procedures.mining.shared`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ from typing import Final
 from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedure import PART, TASK, Procedure, ProcedureStep, procedure_keys
 from insika_knowledge.procedures.mining.prune import prune
+from insika_knowledge.procedures.mining.shared import (
+    MemoryNotes,
+    mask_unshared,
+    session_of,
+    shared_increments,
+)
 from insika_knowledge.procedures.trace.steps import PENDING, SHELL, TOOL, Step
 from insika_knowledge.procedures.trace.verify import FAIL, PASS
 
@@ -51,6 +59,8 @@ UNVERIFIED: Final = "unverified"
 MAX_PART_STEPS: Final = 4
 #: The population's key for the number of runs itself.
 RUNS: Final = ""
+#: The population's id among the counters (`insika_knowledge.procedures.mining.scoring`).
+POPULATION: Final = "@population"
 
 
 @dataclass(frozen=True)
@@ -206,6 +216,8 @@ class Miner:
     Attributes:
         verdicts: how many traces got each verdict.
         reasons: how many traces got each reason.
+        population: term -> runs labelled successful whose task had it, for the terms
+            two sessions' tasks had (``''``: every such run).
     """
 
     verdicts: Counter[str] = field(default_factory=Counter)
@@ -214,6 +226,7 @@ class Miner:
     _drafts: dict[str, _Draft] = field(default_factory=dict)
     _failed: dict[str, set[str]] = field(default_factory=dict)
     _counted: set[str] = field(default_factory=set)
+    _notes: MemoryNotes = field(default_factory=MemoryNotes)
 
     def add(
         self,
@@ -255,10 +268,11 @@ class Miner:
         self.verdicts[verdict.verdict] += 1
         self.reasons[verdict.reason] += 1
         task_terms = terms(task) if task else frozenset()
+        session = session_of(run_id)
         if (verdict.verdict == SUCCESS or outcome == SUCCESS) and run_id not in self._counted:
             self._counted.add(run_id)
             self.population[RUNS] += 1
-            self.population.update(task_terms)
+            self.population.update(self._increments(POPULATION, self.population, session, task_terms))
         if verdict.verdict == SUCCESS:
             for part in verdict.parts:
                 draft = self._drafts.get(part.key)
@@ -268,14 +282,31 @@ class Miner:
                     )
                 if run_id not in draft.successes:
                     draft.successes.add(run_id)
-                    draft.triggers.update(task_terms)
+                    draft.triggers.update(
+                        self._increments(part.key, draft.triggers, session, task_terms)
+                    )
+                    draft.sample_task = task or draft.sample_task
                     draft.whole = draft.whole or part.key == verdict.procedure_id
         elif verdict.verdict == FAILURE:
             for key in verdict.against:
                 self._failed.setdefault(key, set()).add(run_id)
 
+    def _increments(
+        self, scope: str, known: Counter[str], session: str, task_terms: frozenset[str]
+    ) -> dict[str, int]:
+        """`shared_increments` of a run's terms for the counter `scope` (notes in memory)."""
+        return shared_increments(
+            known, task_terms, lambda fresh: self._notes.note(scope, session, fresh)
+        )
+
+    def _shared(self, wanted: set[str]) -> set[str]:
+        return {t for t in wanted if self.population.get(t, 0) > 0}
+
     def procedures(self, *, latent: bool = False) -> list[Procedure]:
         """The procedures found so far, most supported first (then by id).
+
+        Each one's sample task is its latest successful task with the words the population
+        does not hold masked, as the store keeps it.
 
         Args:
             latent: also the sub-procedures only one run has shown (`Procedure.recurs`).
@@ -290,7 +321,7 @@ class Miner:
                 trigger_runs=len(d.successes),
                 successes=len(d.successes),
                 failures=len(self._failed.get(key, set()) - d.successes),
-                sample_task=d.sample_task,
+                sample_task=mask_unshared(d.sample_task, self._shared),
                 scope=TASK if d.whole else PART,
             )
             for key, d in self._drafts.items()

@@ -6,14 +6,20 @@ the counting rules live here:
 - a success counts for each of its parts (its whole step sequence and the runs of steps
   that end in a verified step, `insika_knowledge.procedures.mining.mine.Part`): it
   creates the procedure when new (taking the failures already recorded against that
-  sequence), adds one success and merges the task's index terms into the triggers;
+  sequence), adds one success and merges the task's index terms into the triggers, and
+  its task, masked, becomes the procedure's sample task;
 - a failure counts against every procedure id it ended or began like
   (`insika_knowledge.procedures.mining.mine.Verdict.against`), now or when such a
   procedure appears later;
 - a run labelled or judged successful (a hand-off or a refusal with a ``success`` label
   included) counts once in the population: the task terms of successful runs, which
   recall weighs a procedure's triggers against;
-- a run counts once per procedure id (replayed or re-mined traces count nothing twice).
+- a run counts once per procedure id (replayed or re-mined traces count nothing twice);
+- a term counts, as a trigger or in the population, only once the tasks of two distinct
+  sessions had it (`insika_knowledge.procedures.mining.shared`): until then it is only
+  noted, as digests, so one customer's name or booking code is never stored. The sample
+  task is the latest successful task with every word whose terms the population does not
+  hold masked (`insika_knowledge.procedures.mining.shared.mask_unshared`).
 
 A procedure's confidence (the Wilson lower bound of its success rate,
 `insika_knowledge.procedure.Procedure.confidence`) follows from the new counts.
@@ -22,17 +28,26 @@ A procedure's confidence (the Wilson lower bound of its success rate,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
 from insika_knowledge.analysis.text import terms
 from insika_knowledge.procedure import PART, TASK, Procedure, ProcedureStep
-from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Part, Verdict
+from insika_knowledge.procedures.mining.mine import (
+    FAILURE,
+    POPULATION,
+    RUNS,
+    SUCCESS,
+    Part,
+    Verdict,
+)
+from insika_knowledge.procedures.mining.shared import (
+    mask_unshared,
+    session_of,
+    shared_increments,
+)
 from insika_knowledge.store.procedures import ProcedureRows
-
-#: The `ProcedureRows.claim_run` id that counts a run once in the population.
-POPULATION: Final = "@population"
 
 
 @dataclass(frozen=True)
@@ -47,8 +62,9 @@ class MinedRun:
         kind: ``tool`` or ``shell``.
         steps: the canonical steps (stored when a success creates the procedure).
         tools: tool names the steps call.
-        terms: index terms of the task (`insika_knowledge.analysis.text.terms`).
-        task: the canonical task text.
+        terms: index terms of the task (`insika_knowledge.analysis.text.terms`); only
+            those two sessions' tasks had are ever stored.
+        task: the canonical task text (stored masked, as the sample task).
         parts: the procedures a success counts for (none: its whole sequence only).
         population: count the run in the population (it is labelled or judged successful).
     """
@@ -76,8 +92,14 @@ class MinedRun:
         """
         now = rows.now()
         new = 0
+        session = session_of(self.run_id)
         if self.population and rows.claim_run(POPULATION, self.run_id, SUCCESS, now):
-            rows.count_population(self.terms)
+            increments = shared_increments(
+                rows.population_terms(self.terms),
+                self.terms,
+                lambda fresh: rows.note_terms(POPULATION, session, fresh),
+            )
+            rows.count_population({RUNS: 1, **increments})
         if self.verdict == FAILURE:
             new += _record_failure(rows, self, now)
         elif self.verdict == SUCCESS:
@@ -85,8 +107,10 @@ class MinedRun:
                 (Part(self.keys[-1], self.steps, self.tools),) if self.keys else ()
             )
             whole = self.keys[-1] if self.keys else ""
+            sample = functools.cache(lambda: mask_unshared(self.task, rows.population_terms))
             new += sum(
-                _record_success(rows, self, part, now, whole=part.key == whole) for part in parts
+                _record_success(rows, self, part, now, whole=part.key == whole, sample=sample)
+                for part in parts
             )
         return new
 
@@ -106,13 +130,25 @@ def _record_failure(rows: ProcedureRows, run: MinedRun, now: str) -> int:
 
 
 def _record_success(
-    rows: ProcedureRows, run: MinedRun, part: Part, now: str, *, whole: bool
+    rows: ProcedureRows,
+    run: MinedRun,
+    part: Part,
+    now: str,
+    *,
+    whole: bool,
+    sample: Callable[[], str],
 ) -> int:
+    """Count a success for `part`; `sample` gives the run's masked task (computed once)."""
     key = part.key
     if not rows.claim_run(key, run.run_id, SUCCESS, now):
         return 0
     procedure = rows.get(key)
-    scope = TASK if whole else PART
+    triggers = dict(procedure.triggers) if procedure is not None else {}
+    session = session_of(run.run_id)
+    for term, runs in shared_increments(
+        triggers, run.terms, lambda fresh: rows.note_terms(key, session, fresh)
+    ).items():
+        triggers[term] = triggers.get(term, 0) + runs
     if procedure is None:
         rows.put(
             Procedure(
@@ -120,26 +156,24 @@ def _record_success(
                 kind=run.kind,
                 steps=part.steps,
                 tools=part.tools,
-                triggers={t: 1 for t in sorted(run.terms)},
+                triggers=dict(sorted(triggers.items())),
                 trigger_runs=1,
                 successes=1,
                 failures=rows.failures_recorded(key),
-                sample_task=run.task,
+                sample_task=sample(),
                 created_at=now,
                 updated_at=now,
-                scope=scope,
+                scope=TASK if whole else PART,
             )
         )
         return 1
-    triggers = dict(procedure.triggers)
-    for term in run.terms:
-        triggers[term] = triggers.get(term, 0) + 1
     rows.put(
         dataclasses.replace(
             procedure,
             triggers=triggers,
             trigger_runs=procedure.trigger_runs + 1,
             successes=procedure.successes + 1,
+            sample_task=sample() or procedure.sample_task,
             updated_at=now,
             scope=TASK if whole else procedure.scope,
         )

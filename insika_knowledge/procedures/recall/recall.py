@@ -6,7 +6,10 @@ message, canonicalised like the triggers and analysed by the project's tokeniser
 successful runs behind it whose task had the term; the *population* counts, per term,
 every run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
 stored by `insika_knowledge.store.procedures.ProcedureStore.population_since`), whatever
-it did: a hand-off, a refusal without any write, another procedure.
+it did: a hand-off, a refusal without any write, another procedure. Both hold only terms
+the tasks of two distinct sessions had (`insika_knowledge.procedures.mining.shared`): a
+term one session alone had carries no weight in a recall (a term the population does not
+know is skipped).
 
 The match score of a procedure P is an estimate of the share of past successful runs with
 tasks like the query that did P: for each query term t the population knows,

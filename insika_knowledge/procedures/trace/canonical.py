@@ -1,15 +1,20 @@
 """Canonicalisation: a step's command or call becomes a template, safe to keep and compare.
 
-Three things are taken out, in this order:
+Four things are taken out, in this order:
 
 1. secrets -> ``<SECRET>`` (`insika_knowledge.procedures.trace.credentials`);
 2. file bodies -> ``<BODY>``: heredocs, editor blocks (``edit ... end_of_edit``),
    ``python -c`` scripts, long quoted literals, and the content arguments of editor and
    write tools (``content``, ``new_str``, ``patch``...);
-3. volatile tokens -> typed placeholders: ``<UUID>``, ``<TIMESTAMP>``, ``<DATE>``,
-   ``<TIME>``, ``<TMP>`` (temporary paths), ``<EMAIL>``, ``<HEX>`` (hashes, commit ids),
-   ``<PORT>``, ``<ID>`` (record ids such as ``SI5UKW`` or ``mia_li_3668``), ``<NUM>``
-   (numbers of 4+ digits). A tool argument is typed by its key, never by its value: one
+3. personal data -> ``<EMAIL>``, ``<PHONE>``, ``<CPF>``, ``<CNPJ>``, ``<CARD>``,
+   ``<IBAN>``: what the write path's redactor finds (`insika_knowledge.extract.redact.redact`,
+   obfuscated e-mails and documents with any separator included; `personal`);
+4. volatile tokens -> typed placeholders: ``<UUID>``, ``<TIMESTAMP>``, ``<DATE>``,
+   ``<TIME>``, ``<TMP>`` (temporary paths), ``<EMAIL>``, ``<CALL_ID>`` (a provider's
+   tool-call or message id: ``toolu_01A09q90qw90lq917835lq9``, ``call_oIHazX6yQrB8hUwl``),
+   ``<HEX>`` (hashes, commit ids), ``<PORT>``, ``<ID>`` (record ids and booking codes:
+   upper-case letters with digits such as ``SI5UKW``, ``ZFA04Y`` or ``W4928371``, and
+   ``mia_li_3668``), ``<NUM>`` (numbers of 4+ digits). A tool argument is typed by its key, never by its value: one
    placeholder type per argument position (``reservation_id="SI5UKW"`` ->
    ``reservation_id=<RESERVATION_ID>``; ``location`` is ``<LOCATION>`` for ``"Paris"`` and
    for ``"New York"`` alike; free-text keys such as ``summary`` are always ``<TEXT>``).
@@ -24,6 +29,7 @@ import re
 from functools import lru_cache
 from typing import Any, Final
 
+from insika_knowledge.extract.redact import PLACEHOLDERS, redact
 from insika_knowledge.procedures.trace.credentials import SECRET, is_secret_key, scrub
 from insika_knowledge.procedures.trace.fixpoint import fixed_point
 
@@ -87,6 +93,16 @@ _VOLATILE: Final[list[tuple[re.Pattern[str], str]]] = [
         re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
         "<EMAIL>",
     ),
+    (
+        # A provider's tool-call, message or response id: a known prefix, then an opaque
+        # run with two digits or more (8+ characters) or with mixed case (16+).
+        re.compile(
+            r"(?<![\w-])(?:call|toolu_bdrk|toolu|tooluse|fc|chatcmpl|resp|msg|run)[_-]"
+            r"(?:(?=(?:[A-Za-z]*\d){2})[A-Za-z0-9]{8,}"
+            r"|(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])[A-Za-z0-9]{16,})(?![\w-])"
+        ),
+        "<CALL_ID>",
+    ),
     (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "<HEX>"),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,}\b"), "<HEX>"),
     (re.compile(r"\b(?=[0-9A-F]*[A-F])(?=[0-9A-F]*\d)[0-9A-F]{16,}\b"), "<HEX>"),
@@ -105,11 +121,13 @@ _VOLATILE: Final[list[tuple[re.Pattern[str], str]]] = [
         ),
         r"\1\2<PORT>",
     ),
-    (re.compile(r"\b(?=[A-Z0-9]*\d)(?=(?:[A-Z0-9]*[A-Z]){2})[A-Z0-9]{5,12}\b"), "<ID>"),
+    (re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12}\b"), "<ID>"),
     (re.compile(r"\b[a-z][a-z_]*_\d{3,}\b"), "<ID>"),
     (re.compile(r"(?<![\w.])\d{4,}(?:\.\d+)?\b"), NUM),
 ]
-_VOLATILE_HINT: Final = re.compile(r"\d|/tmp|/var|/dev/shm|@|Temp")
+_VOLATILE_HINT: Final = re.compile(
+    r"\d|/tmp|/var|/dev/shm|@|Temp|(?:call|toolu|fc|chatcmpl|resp|msg|run)[_-]"
+)
 
 _HEREDOC_RE: Final = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2[^\n]*\n")
 _EDITOR_BLOCK_RE: Final = re.compile(
@@ -179,9 +197,33 @@ def volatile(text: str) -> str:
     return fixed_point(lambda t: _VOLATILE_ONE.sub(_volatile_match, t), text, rounds=4)
 
 
+#: The redactor's placeholders (``[email]``) as typed placeholders (``<EMAIL>``).
+_PERSONAL: Final = {mark: f"<{kind.upper()}>" for kind, mark in PLACEHOLDERS.items()}
+_PERSONAL_RE: Final = re.compile("|".join(re.escape(mark) for mark in _PERSONAL))
+#: What every detector of the redactor needs: a digit (phones, documents, cards, IBANs),
+#: an "@" or the word "at"/"arroba" (e-mails, obfuscated ones included). A text without
+#: any is returned as it is, without running the detectors.
+_PERSONAL_HINT: Final = re.compile(r"\d|@|\b(?:at|arroba)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=16384)
+def personal(text: str) -> str:
+    """`text` with the personal data the write path's redactor finds as typed placeholders.
+
+    `insika_knowledge.extract.redact.redact` (e-mails in any spelling, phones, CPF, CNPJ,
+    card numbers, IBANs; it fails closed), its ``[email]`` marks written ``<EMAIL>``.
+    """
+    if _PERSONAL_HINT.search(text) is None:
+        return text
+    found = redact(text)
+    if not found.counts:
+        return text
+    return _PERSONAL_RE.sub(lambda m: _PERSONAL[m.group()], found.text)
+
+
 @lru_cache(maxsize=65536)
 def canonical_text(text: str) -> str:
-    """Free text (a task, a message) with secrets and volatile tokens replaced.
+    """Free text (a task, a message) with secrets, personal data and volatile tokens replaced.
 
     Args:
         text: any text.
@@ -189,7 +231,7 @@ def canonical_text(text: str) -> str:
     Returns:
         The text with ``<SECRET>`` and typed placeholders; idempotent.
     """
-    return fixed_point(lambda t: volatile(scrub(t)), text, rounds=6)
+    return fixed_point(lambda t: volatile(personal(scrub(t))), text, rounds=6)
 
 
 def _heredocs(command: str) -> str:
@@ -233,7 +275,7 @@ def bodies(command: str) -> str:
 
 
 def canonical_command(command: str) -> str:
-    r"""A shell command as a template: secrets, bodies, then volatile tokens replaced.
+    r"""A shell command as a template: secrets, bodies, personal data, then volatile tokens replaced.
 
     Args:
         command: the command as the agent ran it (one or more lines).
@@ -242,7 +284,7 @@ def canonical_command(command: str) -> str:
         The template, whitespace-trimmed, e.g. ``"cat > <TMP> <<'EOF'\\n<BODY>\\nEOF"``.
     """
     # to a fixed point, so that a template canonicalises to itself
-    return fixed_point(lambda t: volatile(bodies(scrub(t))).strip(), command, rounds=6)
+    return fixed_point(lambda t: volatile(personal(bodies(scrub(t)))).strip(), command, rounds=6)
 
 
 @lru_cache(maxsize=4096)

@@ -35,6 +35,7 @@ from insika_knowledge.procedures.trace.canonical import (
     canonical_call,
     canonical_command,
     canonical_text,
+    personal,
 )
 from insika_knowledge.procedures.trace.wire import Event, events
 
@@ -165,6 +166,22 @@ def _extension(name: str) -> str:
     return "." + ext if dot and stem else ""
 
 
+_CALL_KEY_RE: Final = re.compile(r"#[0-9a-f]{12}")
+
+
+@lru_cache(maxsize=65536)
+def call_key(call_id: str) -> str:
+    """What a step keeps of its call's wire id: ``#`` + 12 hex digits of its blake2b.
+
+    A provider's tool-call id (``toolu_...``, ``call_...``) is opaque but ties the stored
+    step to the provider's logs; the step only needs it to pair the call with its result,
+    so it keeps a digest. Idempotent: a key is its own key.
+    """
+    if _CALL_KEY_RE.fullmatch(call_id):
+        return call_id
+    return "#" + hashlib.blake2b(call_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
 @lru_cache(maxsize=65536)
 def target_hash(token: str) -> str:
     """A 12-hex-digit blake2b digest of a target token (an id, a path), stable across runs."""
@@ -198,7 +215,7 @@ class Step:
 
     Attributes:
         seq: position in the session (0-based).
-        call_id: the wire id of the call (``text-<n>`` for text commands).
+        call_id: the key of the call's wire id (`call_key`; the id itself is not kept).
         kind: ``tool`` or ``shell``.
         name: the tool name, or the shell command's verb (``pytest``, ``git commit``).
         template: the canonical text (`insika_knowledge.procedures.trace.canonical`).
@@ -389,7 +406,7 @@ def _tool_step(seq: int, event: Event) -> Step:
         edit_key = f"{name}|{target_hash(';'.join(ids))}" if ids else ""
     return Step(
         seq,
-        event.call_id,
+        call_key(event.call_id),
         TOOL,
         name,
         template,
@@ -452,7 +469,7 @@ def _shell_step(
             opens = canonical_text(args[0])
         elif verb in shell.EDITOR_VERBS:
             on_open = True
-            edit_key = "@open|" + (args[0] if args else "")
+            edit_key = "@open|" + (personal(args[0]) if args else "")
         elif verb == "create" and args:
             edit_key = canonical_text(args[0]) + "|*"
         elif verb == "rm" and len(args) == 1 and len(parsed.verbs) == 1:
@@ -463,7 +480,7 @@ def _shell_step(
     name = parsed.verb or "sh"
     return Step(
         seq,
-        event.call_id,
+        call_key(event.call_id),
         SHELL,
         name,
         template,
@@ -578,6 +595,7 @@ class TraceBuilder:
         for step in steps:
             self.context.observe(step)
             self.steps.append(step)
+            step.call_id = call_key(step.call_id)  # a step stored before keys were kept
             self._seen_calls.add((step.index, step.call_id))
             self._seen_ids.add(step.call_id)
             if step.status == PENDING:
@@ -603,12 +621,11 @@ class TraceBuilder:
                 if len(self.given) < 4 * _MAX_HASHES:
                     self.given |= given_in(event.text)
             elif event.kind == "call":
-                if (event.index, event.call_id) in self._seen_calls or (
-                    rewound and event.call_id in self._seen_ids
-                ):
+                key = call_key(event.call_id)
+                if (event.index, key) in self._seen_calls or (rewound and key in self._seen_ids):
                     continue
-                self._seen_calls.add((event.index, event.call_id))
-                self._seen_ids.add(event.call_id)
+                self._seen_calls.add((event.index, key))
+                self._seen_ids.add(key)
                 scratch = len(self.context.scratch)
                 step = make_step(len(self.steps), event, self.extra_verify, self.context)
                 if len(self.context.scratch) != scratch:
@@ -619,10 +636,10 @@ class TraceBuilder:
                     )
                 step.index = event.index
                 self.steps.append(step)
-                self._pending[event.call_id] = step.seq
+                self._pending[key] = step.seq
                 touched.add(step.seq)
             elif event.kind == "result":
-                position = self._pending.pop(event.call_id, None)
+                position = self._pending.pop(call_key(event.call_id), None)
                 if position is None:
                     continue
                 complete(self.steps[position], event.text, event.is_error)
