@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from insika_knowledge.concept import utc_now
@@ -30,6 +30,7 @@ from insika_knowledge.store.procedures import (
     STAGE_COLUMNS,
     CountedRun,
     SessionRow,
+    _digest,
     _procedure,
 )
 
@@ -41,12 +42,24 @@ _SESSION_UPSERT = (
 )
 
 
+def _population_terms(rows: Callable[[str, tuple[Any, ...]], builtins.list[tuple[Any, ...]]],
+                      terms: Collection[str]) -> set[str]:
+    """Which of `terms` are in ``procedure_population`` (`rows`: a query runner)."""
+    wanted = sorted({t for t in terms if t})
+    if not wanted:
+        return set()
+    return {str(r[0]) for r in rows(
+        "SELECT term FROM procedure_population WHERE term = ANY(%s::text[])", (wanted,))}
+
+
 class _PgRows:
     """`insika_knowledge.store.procedures.ProcedureRows` inside one locked write transaction."""
 
-    def __init__(self, writer: PgWriter, clock: Callable[[], str]):
+    def __init__(self, writer: PgWriter, clock: Callable[[], str], key: bytes):
         self._writer = writer
         self._clock = clock
+        self._key = key
+        self._digests: dict[str, str] = {}  # term -> its digest, for this transaction
         self._generation: int | None = None
 
     def now(self) -> str:
@@ -75,14 +88,55 @@ class _PgRows:
             self._generation = int(row[0]) if row else 0
         return self._generation
 
-    def count_population(self, terms: Iterable[str]) -> None:
+    def count_population(self, increments: Mapping[str, int]) -> None:
         generation = self._bump()
-        counted = ["", *sorted(set(terms) - {""})]
+        ordered = sorted(increments.items())
         self._writer.execute(
             "INSERT INTO procedure_population AS p (term, runs, generation) "
-            "SELECT t, 1, %s FROM unnest(%s::text[]) AS t "
-            "ON CONFLICT (term) DO UPDATE SET runs = p.runs + 1, generation = EXCLUDED.generation",
-            (generation, counted))
+            "SELECT t, r, %s FROM unnest(%s::text[], %s::integer[]) AS u (t, r) "
+            "ON CONFLICT (term) DO UPDATE SET runs = p.runs + EXCLUDED.runs, "
+            "generation = EXCLUDED.generation",
+            (generation, [t for t, _ in ordered], [r for _, r in ordered]))
+
+    def population_terms(self, terms: Collection[str]) -> set[str]:
+        return _population_terms(self._writer.rows, terms)
+
+    def note_terms(self, scope: str, session: str, terms: Collection[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        digests_of = self._digests
+        unseen: dict[str, str] = {}
+        for term in terms:
+            digest = digests_of.get(term)
+            if digest is None:
+                digest = digests_of[term] = _digest(self._key, b"term", term)
+            unseen[digest] = term
+        mine = _digest(self._key, b"session", session)
+        released: dict[str, int] = {}
+        gone: list[str] = []
+        again: list[str] = []
+        for digest, noted, runs in self._writer.rows(
+                "SELECT term, session, runs FROM procedure_term_notes "
+                "WHERE scope = %s AND term = ANY(%s::text[])", (scope, list(unseen))):
+            term = unseen.pop(digest)
+            if noted == mine:
+                again.append(digest)
+            else:
+                released[term] = int(runs)
+                gone.append(digest)
+        if gone:
+            self._writer.execute("DELETE FROM procedure_term_notes "
+                                 "WHERE scope = %s AND term = ANY(%s::text[])", (scope, gone))
+        if again:
+            self._writer.execute("UPDATE procedure_term_notes SET runs = runs + 1 "
+                                 "WHERE scope = %s AND term = ANY(%s::text[])", (scope, again))
+        if unseen:
+            self._writer.execute(
+                "INSERT INTO procedure_term_notes (scope, term, session, runs) "
+                "SELECT %s, t, %s, 1 FROM unnest(%s::text[]) AS t "
+                "ON CONFLICT (scope, term) DO NOTHING",
+                (scope, mine, sorted(unseen)))
+        return released
 
     def put(self, procedure: Procedure) -> None:
         generation = self._bump()
@@ -121,6 +175,7 @@ class PostgresProcedureStore(PgDatabase):
     def __init__(self, url: str, tenant: str = "default", *, clock: Callable[[], str] = utc_now,
                  pool_size: int = POOL_SIZE):
         super().__init__(url, tenant, clock=clock, pool_size=pool_size)
+        self._term_key_bytes: bytes | None = None
 
     # ------------------------------------------------------------------ procedures
 
@@ -137,6 +192,26 @@ class PostgresProcedureStore(PgDatabase):
             (generation,))
         current = int(rows[0][0]) if rows else 0
         return current, [_procedure(r[1:]) for r in rows if r[1] is not None]
+
+    def _term_key(self, writer: PgWriter) -> bytes:
+        """The schema's key for term and session digests (``procedure_term_key``).
+
+        Called inside a write transaction: a missing key row (a hand-edited schema) gets a
+        new random key, which only makes the existing notes unreachable.
+        """
+        if self._term_key_bytes is None:
+            writer.execute(
+                "INSERT INTO procedure_term_key (id, key) VALUES (1, "
+                "md5(random()::text || clock_timestamp()::text) || md5(random()::text)) "
+                "ON CONFLICT (id) DO NOTHING")
+            row = writer.row("SELECT key FROM procedure_term_key WHERE id = 1")
+            assert row is not None  # inserted just above when missing
+            self._term_key_bytes = bytes.fromhex(str(row[0]))
+        return self._term_key_bytes
+
+    def population_terms(self, terms: Collection[str]) -> set[str]:
+        """Which of `terms` the population holds: the terms two sessions' tasks had."""
+        return _population_terms(self.rows, terms)
 
     def population_since(self, generation: int) -> dict[str, int]:
         """Population counts changed after `generation`: term -> runs (``''``: all runs).
@@ -176,7 +251,7 @@ class PostgresProcedureStore(PgDatabase):
         """
         with self.write() as w:
             w.lock("procedures")
-            rows = _PgRows(w, self.clock)
+            rows = _PgRows(w, self.clock, self._term_key(w))
             return sum(run.record(rows) for run in runs)
 
     # ------------------------------------------------------------------ capture
@@ -226,7 +301,7 @@ class PostgresProcedureStore(PgDatabase):
                             "WHERE session_id = %s FOR UPDATE", (session.session_id,))
                 if now is None or tuple(now) != (session.run, session.turns, session.last_turn_at):
                     return None
-            rows = _PgRows(w, self.clock)
+            rows = _PgRows(w, self.clock, self._term_key(w))
             new = sum(run.record(rows) for run in runs)
             w.execute("DELETE FROM capture_steps WHERE session_id = %s", (session.session_id,))
             if keep:
