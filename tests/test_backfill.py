@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -331,11 +332,14 @@ def test_concurrency_gives_the_same_concepts(tmp_path: Path, backend: str, reque
     assert len(results[4]) == len(ids) + 2
 
 
+_REPLICA_SECONDS = 180  # generous: two spawned interpreters importing the package on a loaded machine
+
+
 def _replica(data: str, database: str | None, sessions: str, replay: str, start: Any) -> dict[str, int]:
     """One replica's backfill, in its own process, started with the others (`start`)."""
     memory = Memory(data, database=database)
     memory.store("default")  # open (and migrate) before the start line
-    start.wait()
+    start.wait(timeout=_REPLICA_SECONDS)  # a replica that never arrives fails the test, not hangs it
     try:
         summary = backfill(memory, AGENT, load_config({"model": f"replay:{replay}"}), sessions, concurrency=2)
     finally:
@@ -363,8 +367,12 @@ def test_two_replicas_backfilling_the_same_sessions_end_as_one_replica_alone(
     ctx = mp.get_context("spawn")
     with ctx.Manager() as manager:
         start = manager.Barrier(2)
-        with ctx.Pool(2) as pool:
-            runs = pool.starmap(_replica, [(str(shared), databases[shared], str(sessions), str(replay), start)] * 2)
+        # A process pool executor (not multiprocessing.Pool) so that a replica process that dies
+        # raises BrokenProcessPool instead of leaving the test waiting for ever; a bound on each.
+        with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+            futures = [pool.submit(_replica, str(shared), databases[shared], str(sessions), str(replay), start)
+                       for _ in range(2)]
+            runs = [future.result(timeout=_REPLICA_SECONDS * 2) for future in futures]
     # Every session was done by one replica or the other (or both, counting once).
     assert all(set(run) <= {"done", "skipped"} for run in runs), runs
 
