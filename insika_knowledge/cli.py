@@ -34,6 +34,7 @@ from insika_knowledge.commands import concepts as concepts_cli
 from insika_knowledge.commands.options import (
     agent_memory,
     agent_option,
+    agent_options,
     data_dir_option,
     database_option,
     open_memory,
@@ -231,11 +232,8 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
 
 
 @cli.command()
-@agent_option
 @click.argument("name")
-@data_dir_option
-@database_option
-@tenant_option
+@agent_options
 def show(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Print concept NAME's markdown record."""
     check_agent(agent)

@@ -36,6 +36,8 @@ class Event:
 class ConceptEvent(Event):
     """Base of the events about one concept; its ``concept`` field goes out as the key ``name``."""
 
+    concept: str
+
     def payload(self) -> dict[str, Any]:
         """The event's keys and values in field order, ``concept`` renamed ``name``."""
         return {("name" if key == "concept" else key): value
@@ -43,17 +45,29 @@ class ConceptEvent(Event):
 
 
 @dataclass(frozen=True)
-class KnowledgeLearned(ConceptEvent):
-    """A turn taught the agent a new concept, or a related sighting merged into one."""
+class AgentConceptEvent(ConceptEvent):
+    """Base of the concept events that carry the concept and its agent, nothing more."""
 
-    name: ClassVar[str] = "knowledge_learned"
-    concept: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class TypedConceptEvent(ConceptEvent):
+    """Base of the concept events that carry the concept, its type and its agent."""
+
     type: str
     agent: str
 
 
 @dataclass(frozen=True)
-class KnowledgeQuarantined(ConceptEvent):
+class KnowledgeLearned(TypedConceptEvent):
+    """A turn taught the agent a new concept, or a related sighting merged into one."""
+
+    name: ClassVar[str] = "knowledge_learned"
+
+
+@dataclass(frozen=True)
+class KnowledgeQuarantined(TypedConceptEvent):
     """A turn proposed a rule that only the customer supports: stored, never injected.
 
     A person releases it in the Studio, or a later sighting that an agent message, a
@@ -61,18 +75,13 @@ class KnowledgeQuarantined(ConceptEvent):
     """
 
     name: ClassVar[str] = "knowledge_quarantined"
-    concept: str
-    type: str
-    agent: str
 
 
 @dataclass(frozen=True)
-class KnowledgeConflict(ConceptEvent):
+class KnowledgeConflict(AgentConceptEvent):
     """A repeat sighting contradicted what is on record; a human must resolve it."""
 
     name: ClassVar[str] = "knowledge_conflict"
-    concept: str
-    agent: str
 
 
 @dataclass(frozen=True)
@@ -84,7 +93,6 @@ class KnowledgeAliased(ConceptEvent):
     """
 
     name: ClassVar[str] = "knowledge_aliased"
-    concept: str
     alias: str
     agent: str
     outcome: str
@@ -99,27 +107,22 @@ class KnowledgePossibleDuplicate(ConceptEvent):
     """
 
     name: ClassVar[str] = "knowledge_possible_duplicate"
-    concept: str
     duplicate_of: str
     agent: str
 
 
 @dataclass(frozen=True)
-class KnowledgeDeleted(ConceptEvent):
+class KnowledgeDeleted(AgentConceptEvent):
     """An operator deleted a concept (its history is kept)."""
 
     name: ClassVar[str] = "knowledge_deleted"
-    concept: str
-    agent: str
 
 
 @dataclass(frozen=True)
-class KnowledgeRetrieved(ConceptEvent):
+class KnowledgeRetrieved(AgentConceptEvent):
     """The model called ``load_knowledge`` (the adoption signal, not the injection)."""
 
     name: ClassVar[str] = "knowledge_retrieved"
-    concept: str
-    agent: str
 
 
 @dataclass(frozen=True)

@@ -207,3 +207,35 @@ print(len([m for m in sys.modules if m.startswith("insika_knowledge.")]), loaded
     count, loaded = done.stdout.split(" ", 1)
     assert int(count) > 50
     assert loaded.strip() == "[]"
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+
+def test_run_steps_reports_each_step_before_it_runs_then_done() -> None:
+    from insika_knowledge.bench.timing import run_steps
+
+    seen: list[tuple[str, int, int]] = []
+
+    def step(value: int) -> int:
+        seen.append(("ran", value, 0))
+        return value * 10
+
+    results = run_steps([("one", lambda: step(1)), ("two", lambda: step(2))],
+                        lambda what, done, total: seen.append((what, done, total)))
+    assert results == [10, 20]
+    assert seen == [("one", 0, 2), ("ran", 1, 0), ("two", 1, 2), ("ran", 2, 0), ("done", 2, 2)]
+    assert run_steps([("alone", lambda: "x")]) == ["x"]  # no progress callback
+
+
+def test_print_results_echoes_json_or_the_table_and_returns_the_results() -> None:
+    from insika_knowledge.bench.report import print_results
+
+    results = {"p50_ms": 1.5}
+    out: list[str] = []
+    assert print_results(results, lambda r: [f"p50 {r['p50_ms']} ms", "end"], as_json=False,
+                         echo=out.append) is results
+    assert out == ["p50 1.5 ms", "end"]
+    out.clear()
+    print_results(results, lambda r: ["never"], as_json=True, echo=out.append)
+    assert [json.loads(line) for line in out] == [results]

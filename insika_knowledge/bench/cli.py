@@ -18,6 +18,7 @@ import click
 
 from insika_knowledge.errors import NotFound, UserError
 from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedures.cli import verify_pattern_option
 from insika_knowledge.store.paths import DEFAULT_TENANT
 
 
@@ -115,43 +116,18 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
 
 
 @click.command()
-@click.option(
-    "--sessions",
-    "sessions_file",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Normalised JSONL whose sessions carry metadata.task_id and an outcome.",
-)
-@click.option(
-    "--requests",
-    "requests_file",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Raw request bodies (JSONL, .gz ok) to replay through handle_request in prod.",
-)
-@click.option(
-    "--reports",
-    "reports_file",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="With --requests: JSON instance id -> resolved (default: each record's resolved).",
-)
-@click.option(
-    "--seeds",
-    type=int,
-    default=None,
-    help="Seeded half splits 0..N-1 instead of leave-one-task-out.",
-)
+@click.option("--sessions", "sessions_file", default=None, type=click.Path(dir_okay=False),
+              help="Normalised JSONL whose sessions carry metadata.task_id and an outcome.")
+@click.option("--requests", "requests_file", default=None, type=click.Path(dir_okay=False),
+              help="Raw request bodies (JSONL, .gz ok) to replay through handle_request in prod.")
+@click.option("--reports", "reports_file", default=None, type=click.Path(dir_okay=False),
+              help="With --requests: JSON instance id -> resolved (default: each record's resolved).")
+@click.option("--seeds", type=int, default=None, help="Seeded half splits 0..N-1 instead of leave-one-task-out.")
 @click.option("--train-fraction", type=float, default=0.5, show_default=True)
 @click.option("--tasks", default=None, help="Comma-separated tasks to hold out (default: all).")
 @click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
 @click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.7.")
-@click.option(
-    "--verify-pattern",
-    "verify_patterns",
-    multiple=True,
-    help="Extra regular expression that makes a shell command a verify step (repeatable).",
-)
+@verify_pattern_option
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Evaluate the procedures already mined into this data directory "
               "(`procedures mine`) instead of mining the file (default tenant: default).")

@@ -26,6 +26,7 @@ Reported:
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import statistics
@@ -197,16 +198,7 @@ def replay(
     Raises:
         UserError: a file is missing or malformed.
     """
-    base = config or ProceduresConfig()
-    config = ProceduresConfig(
-        mode="prod",
-        max_injection_tokens=base.max_injection_tokens,
-        min_confidence=base.min_confidence,
-        min_match_score=base.min_match_score,
-        token_counter=base.token_counter,
-        verify_patterns=base.verify_patterns,
-        verify_scripts=base.verify_scripts,
-    )
+    config = dataclasses.replace(config or ProceduresConfig(), mode="prod")
     groups = _grouped(read_requests(requests))
     names = list(groups)[:limit] if limit is not None else list(groups)
     verdicts: dict[str, bool] = {}

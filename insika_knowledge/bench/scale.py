@@ -6,16 +6,17 @@ search p50/p95 and the cost of one write, per size.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.bench.report import print_results
 from insika_knowledge.bench.synthetic import corpus, fill, queries
-from insika_knowledge.bench.timing import percentiles, time_each
+from insika_knowledge.bench.timing import OnStep, percentiles, run_steps, time_each
 from insika_knowledge.concept import Concept
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.scan import ScanIndex
@@ -81,31 +82,25 @@ def _search_ms(index: ScanIndex | Fts5Index, messages: list[str]) -> tuple[float
 
 
 def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, quick: bool = False,
-              echo: Callable[[str], None] = print,
-              on_step: Callable[[str, int, int], None] | None = None) -> list[dict[str, Any]]:
+              echo: Callable[[str], None] = print, on_step: OnStep | None = None) -> list[dict[str, Any]]:
     """Run `bench_scale` for each size and print a table (or JSON).
 
     `on_step` is called before each size with (what it measures, sizes done, sizes in
     all), and with ``("done", n, n)`` at the end; for a progress display.
     """
     repeats = 100 if quick else 500
-    rows = []
     with tempfile.TemporaryDirectory(prefix="insika-scale-") as tmp:
-        for done, n in enumerate(sizes):
-            if on_step is not None:
-                on_step(f"Scan and FTS5 at {n} concepts", done, len(sizes))
-            rows.append(bench_scale(Path(tmp), n, repeats))
-    if on_step is not None:
-        on_step("done", len(sizes), len(sizes))
-    if as_json:
-        echo(json.dumps(rows, indent=2))
-        return rows
-    echo("Scan vs FTS5, top_k=5, warm (p50/p95 per query; build = write all + index)")
-    echo(f"{'concepts':>9}  {'scan p50':>9}  {'scan p95':>9}  {'fts5 p50':>9}  {'fts5 p95':>9}  "
-         f"{'write all':>9}  {'optimize':>8}  {'scan cache':>10}  {'cache MiB':>9}  {'db MiB':>7}  {'write 1':>8}")
+        rows = run_steps([(f"Scan and FTS5 at {n} concepts", partial(bench_scale, Path(tmp), n, repeats))
+                          for n in sizes], on_step)
+    return print_results(rows, _table, as_json=as_json, echo=echo)
+
+
+def _table(rows: list[dict[str, Any]]) -> Iterator[str]:
+    yield "Scan vs FTS5, top_k=5, warm (p50/p95 per query; build = write all + index)"
+    yield (f"{'concepts':>9}  {'scan p50':>9}  {'scan p95':>9}  {'fts5 p50':>9}  {'fts5 p95':>9}  "
+           f"{'write all':>9}  {'optimize':>8}  {'scan cache':>10}  {'cache MiB':>9}  {'db MiB':>7}  {'write 1':>8}")
     for r in rows:
-        echo(f"{r['concepts']:>9}  {r['scan_p50_ms']:>6.3f} ms  {r['scan_p95_ms']:>6.3f} ms  "
-             f"{r['fts5_p50_ms']:>6.3f} ms  {r['fts5_p95_ms']:>6.3f} ms  {r['write_all_s']:>7.1f} s  "
-             f"{r['fts5_optimize_s']:>6.2f} s  {r['scan_cache_build_s']:>8.2f} s  {r['scan_cache_mib']:>9.1f}  "
-             f"{r['db_file_mib']:>7.1f}  {r['write_one_p50_ms']:>5.2f} ms")
-    return rows
+        yield (f"{r['concepts']:>9}  {r['scan_p50_ms']:>6.3f} ms  {r['scan_p95_ms']:>6.3f} ms  "
+               f"{r['fts5_p50_ms']:>6.3f} ms  {r['fts5_p95_ms']:>6.3f} ms  {r['write_all_s']:>7.1f} s  "
+               f"{r['fts5_optimize_s']:>6.2f} s  {r['scan_cache_build_s']:>8.2f} s  {r['scan_cache_mib']:>9.1f}  "
+               f"{r['db_file_mib']:>7.1f}  {r['write_one_p50_ms']:>5.2f} ms")

@@ -14,19 +14,19 @@ every run sees the same concepts and queries).
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.bench.procedures import bench_procedures
+from insika_knowledge.bench.report import print_results
 from insika_knowledge.bench.synthetic import corpus, fill, queries
-from insika_knowledge.bench.timing import percentiles, time_each
+from insika_knowledge.bench.timing import OnStep, percentiles, run_steps, time_each
 from insika_knowledge.config import load_config
 from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.scan import ScanIndex, scan_reference
@@ -144,7 +144,7 @@ def _pairs(values: dict[str, Any]) -> str:
 
 
 def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str], None] = print,
-              on_step: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+              on_step: OnStep | None = None) -> dict[str, Any]:
     """Run every benchmark and print a table (or JSON). Returns the results.
 
     Args:
@@ -170,39 +170,35 @@ def run_bench(*, as_json: bool = False, quick: bool = False, echo: Callable[[str
         if studio is not None:
             steps.append(("studio", "Studio pages at 5000 concepts", partial(studio, folder)))
         steps.append(("procedures", "procedure mining and recall", partial(_procedures, folder, quick)))
+        values = run_steps([(label, step) for _, label, step in steps], on_step)
         results: dict[str, Any] = {"scan": []}
-        for done, (key, label, step) in enumerate(steps):
-            if on_step is not None:
-                on_step(label, done, len(steps))
-            value = step()
+        for (key, _, _), value in zip(steps, values, strict=True):
             if key == "scan":
                 results["scan"].append(value)
             else:
                 results[key] = value
         results["quick"] = quick
-        if on_step is not None:
-            on_step("done", len(steps), len(steps))
-    if as_json:
-        echo(json.dumps(results, indent=2))
-        return results
-    echo("Index::Scan, warm cache, top_k=5 (seed = the Ruby figures; ratio = seed p50 / ours)")
-    echo(f"{'concepts/agent':>14}  {'p50':>9}  {'p95':>9}  {'seed p50':>9}  {'seed p95':>9}  "
-         f"{'ratio':>6}  {'cache/concept':>13}")
+    return print_results(results, _table, as_json=as_json, echo=echo)
+
+
+def _table(results: dict[str, Any]) -> Iterator[str]:
+    yield "Index::Scan, warm cache, top_k=5 (seed = the Ruby figures; ratio = seed p50 / ours)"
+    yield (f"{'concepts/agent':>14}  {'p50':>9}  {'p95':>9}  {'seed p50':>9}  {'seed p95':>9}  "
+           f"{'ratio':>6}  {'cache/concept':>13}")
     for row in results["scan"]:
-        echo(f"{row['concepts']:>14}  {row['p50_ms']:>6.3f} ms  {row['p95_ms']:>6.3f} ms  "
-             f"{row['seed_p50_ms']:>6.2f} ms  {row['seed_p95_ms']:>6.2f} ms  {row['speedup_p50']:>5.0f}x  "
-             f"{row['cache_bytes_per_concept'] / 1024:>10.1f} KiB")
-    echo("naive per-concept set intersection, same results (p50): " + ", ".join(
+        yield (f"{row['concepts']:>14}  {row['p50_ms']:>6.3f} ms  {row['p95_ms']:>6.3f} ms  "
+               f"{row['seed_p50_ms']:>6.2f} ms  {row['seed_p95_ms']:>6.2f} ms  {row['speedup_p50']:>5.0f}x  "
+               f"{row['cache_bytes_per_concept'] / 1024:>10.1f} KiB")
+    yield "naive per-concept set intersection, same results (p50): " + ", ".join(
         f"{r['concepts']}: {r['naive_scan_p50_ms']:.3f} ms ({r['naive_scan_p50_ms'] / r['p50_ms']:.0f}x ours)"
-        for r in results["scan"]))
-    echo("first search after a write (cache refresh): " + ", ".join(
-        f"{r['concepts']}: {r['search_after_write_p50_ms']:.2f} ms" for r in results["scan"]))
+        for r in results["scan"])
+    yield "first search after a write (cache refresh): " + ", ".join(
+        f"{r['concepts']}: {r['search_after_write_p50_ms']:.2f} ms" for r in results["scan"])
     hook, write = results["after_turn"], results["same_claim_write"]
-    echo(f"after_turn (blocks the engine): p50 {hook['p50_ms']:.3f} ms, p95 {hook['p95_ms']:.3f} ms")
-    echo(f"same-claim consolidation write: p50 {write['p50_ms']:.3f} ms, p95 {write['p95_ms']:.3f} ms")
+    yield f"after_turn (blocks the engine): p50 {hook['p50_ms']:.3f} ms, p95 {hook['p95_ms']:.3f} ms"
+    yield f"same-claim consolidation write: p50 {write['p50_ms']:.3f} ms, p95 {write['p95_ms']:.3f} ms"
     if "studio" in results:
-        echo("studio at 5000 concepts (server-side): " + _pairs(results["studio"]))
-    echo("procedures: " + _pairs(results["procedures"]))
-    if quick:
-        echo("(--quick: a smoke run with few repetitions, not a measurement)")
-    return results
+        yield "studio at 5000 concepts (server-side): " + _pairs(results["studio"])
+    yield "procedures: " + _pairs(results["procedures"])
+    if results["quick"]:
+        yield "(--quick: a smoke run with few repetitions, not a measurement)"

@@ -15,13 +15,12 @@ import click
 
 from insika_knowledge.commands.options import (
     agent_memory,
-    agent_option,
+    agent_options,
     data_dir_option,
     database_option,
     json_option,
     open_memory,
     require_tenant,
-    tenant_option,
 )
 from insika_knowledge.concept import Concept
 from insika_knowledge.errors import UserError
@@ -68,10 +67,7 @@ def _echo(concepts: list[Concept], as_json: bool, held: frozenset[str] = frozens
 
 
 @click.command("list")
-@agent_option
-@data_dir_option
-@database_option
-@tenant_option
+@agent_options
 @json_option
 def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts: name, type, provenance, confidence, description."""
@@ -115,10 +111,7 @@ def agents(data_dir: str | None, database: str | None, tenant: str | None, as_js
 
 
 @click.command()
-@agent_option
-@data_dir_option
-@database_option
-@tenant_option
+@agent_options
 @json_option
 def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts holding contradicting reports (resolve them in the Studio)."""
@@ -130,11 +123,8 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
 
 
 @click.command()
-@agent_option
 @click.argument("name")
-@data_dir_option
-@database_option
-@tenant_option
+@agent_options
 def delete(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Delete concept NAME (its history is kept: the Studio can restore it)."""
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
@@ -143,11 +133,8 @@ def delete(agent: str, name: str, data_dir: str | None, database: str | None, te
 
 
 @click.command()
-@agent_option
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-@data_dir_option
-@database_option
-@tenant_option
+@agent_options
 def put(agent: str, file: str, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Add or replace a concept from FILE.md (- reads standard input).
 

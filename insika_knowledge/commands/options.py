@@ -9,9 +9,9 @@ closes it again: what every command that reads one agent's concepts does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
@@ -35,6 +35,17 @@ database_option = click.option("--database", default=None, metavar="URL", help=D
 tenant_option = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
 agent_option = click.option("--agent", required=True, help="Agent id.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def agent_options(command: _Command) -> _Command:
+    """Add ``--agent``, ``--data-dir``, ``--database`` and ``--tenant`` (in that order): the
+    options naming one agent's concepts, as `agent_memory` takes them.
+    """
+    for option in (tenant_option, database_option, data_dir_option, agent_option):
+        command = option(command)
+    return command
 
 
 def open_memory(data_dir: str | None, base_url: str | None = None, *, database: str | None = None) -> Memory:

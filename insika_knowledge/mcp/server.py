@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from insika_knowledge import __version__
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import InsikaError, NotFound
-from insika_knowledge.memory import Memory
+from insika_knowledge.memory import Hit, Memory
 from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
 
 SCHEME: Final = "knowledge"
@@ -40,22 +40,10 @@ INSTRUCTIONS: Final = (
 )
 
 
-class HitOut(BaseModel):
-    """One search hit as the tool returns it."""
-
-    name: str
-    description: str
-    type: str
-    score: float
-    confidence: float
-    provenance: str
-    status: str
-
-
 class SearchOut(BaseModel):
-    """``search_knowledge``'s answer: hits, best first."""
+    """``search_knowledge``'s answer: hits, best first (`Memory.search`'s `Hit` fields)."""
 
-    hits: list[HitOut]
+    hits: list[Hit]
 
 
 class ConflictOut(BaseModel):
@@ -145,9 +133,7 @@ class KnowledgeServer(MCPServer[Any]):
                 hits = memory.search(query, agent=agent, top_k=top_k, tenant=tenant, index=config.index)
             except InsikaError as exc:
                 raise ToolError(str(exc)) from None
-            return SearchOut(hits=[HitOut(name=h.name, description=h.description, type=h.type,
-                                          score=h.score, confidence=h.confidence,
-                                          provenance=h.provenance, status=h.status) for h in hits])
+            return SearchOut(hits=hits)
 
         @self.tool()
         def load_knowledge(name: str) -> str:

@@ -38,6 +38,13 @@ _data_dir = click.option(
 _database = click.option("--database", default=None, metavar="URL", help=DATABASE_HELP)
 _tenant = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant name.")
 _as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+#: ``--verify-pattern`` (repeatable): what mining and ``procedures evaluate`` add to the verify steps.
+verify_pattern_option = click.option(
+    "--verify-pattern",
+    "verify_patterns",
+    multiple=True,
+    help="Extra regular expression that makes a shell command a verify step (repeatable).",
+)
 
 
 @click.group("procedures")
@@ -59,12 +66,7 @@ def register_commands(cli: click.Group) -> None:
     type=click.Path(dir_okay=False),
     help="Normalised JSONL file of stored sessions (with outcome labels).",
 )
-@click.option(
-    "--verify-pattern",
-    "verify_patterns",
-    multiple=True,
-    help="Extra regular expression that makes a shell command a verify step (repeatable).",
-)
+@verify_pattern_option
 @_data_dir
 @_database
 @_tenant

@@ -23,13 +23,16 @@ from insika_knowledge.studio.scope import (
     ACTOR,
     LINE_RE,
     Scope,
-    current_or_404,
+    concept_nav,
+    concept_of,
     int_field,
     memory_of,
     nav,
     read_form,
+    refused,
     renderer_of,
     require_scope,
+    versioned_post,
 )
 
 # ---------------------------------------------------------------------------- editor
@@ -37,9 +40,7 @@ from insika_knowledge.studio.scope import (
 
 def concept_page(request: Request) -> Response:
     """GET /studio/knowledge/<name>: the editor, preview, links and history."""
-    scope = require_scope(request)
-    stored = current_or_404(scope, request.path_params["name"])
-    return _editor(request, scope, stored)
+    return _editor(request, *concept_of(request))
 
 
 def _editor(
@@ -162,15 +163,13 @@ def _stale(request: Request, scope: Scope, name: str, text: str) -> Response:
     on_record = current.markdown if current is not None else ""
     label = f"on record (version {current.version})" if current is not None else "deleted"
     return renderer_of(request).page(request, "conflict.html", {
-        **nav(scope),
-        "name": name,
+        **concept_nav(scope, name),
         "current": current,
         "on_record": on_record,
         "text": text,
         "lines": line_count(text),
         "diff": diff(on_record, text, label, "your text"),
         "action": concept_url(name, scope.agent, scope.tenant),
-        "concept_href": concept_url(name, scope.agent, scope.tenant),
     }, status=409)
 
 
@@ -195,8 +194,7 @@ def version_page(request: Request) -> Response:
         body = old.markdown
     current_label = f"current (version {current.version})" if current else "current (deleted)"
     return renderer_of(request).page(request, "version.html", {
-        **nav(scope),
-        "name": name,
+        **concept_nav(scope, name),
         "version": old,
         "current": current,
         "is_current": current is not None and current.version == number,
@@ -206,20 +204,15 @@ def version_page(request: Request) -> Response:
         "lines": line_count(old.markdown),
         "restore_action": concept_url(name, scope.agent, scope.tenant, "/restore"),
         "restore_number": number - 1 if old.reason == "delete" else number,
-        "concept_href": concept_url(name, scope.agent, scope.tenant),
     })
 
 
 async def concept_restore(request: Request) -> Response:
     """POST /studio/knowledge/<name>/restore: make a version current again (reason restore)."""
-    form = await read_form(request)
-    number = int_field(form, "version")
-    return await run_in_threadpool(_restore, request, number)
+    return await versioned_post(request, _restore)
 
 
-def _restore(request: Request, number: int) -> Response:
-    scope = require_scope(request)
-    name = request.path_params["name"]
+def _restore(request: Request, scope: Scope, name: str, number: int) -> Response:
     try:
         old = scope.store.version(scope.agent, name, number)
         if old.reason == "delete":
@@ -239,36 +232,26 @@ def _restore(request: Request, number: int) -> Response:
 
 def delete_page(request: Request) -> Response:
     """GET /studio/knowledge/<name>/delete: ask for confirmation."""
-    scope = require_scope(request)
-    stored = current_or_404(scope, request.path_params["name"])
+    scope, stored = concept_of(request)
     return renderer_of(request).page(request, "delete.html", {
-        **nav(scope),
-        "name": stored.concept.name,
+        **concept_nav(scope, stored.concept.name),
         "version": stored.version,
         "concept": stored.concept,
         "action": concept_url(stored.concept.name, scope.agent, scope.tenant, "/delete"),
-        "concept_href": concept_url(stored.concept.name, scope.agent, scope.tenant),
     })
 
 
 async def concept_delete(request: Request) -> Response:
     """POST /studio/knowledge/<name>/delete: delete (history kept), fire knowledge_deleted."""
-    form = await read_form(request)
-    expected = int_field(form, "version")
-    return await run_in_threadpool(_delete, request, expected)
+    return await versioned_post(request, _delete)
 
 
-def _delete(request: Request, expected: int) -> Response:
-    scope = require_scope(request)
-    name = request.path_params["name"]
+def _delete(request: Request, scope: Scope, name: str, expected: int) -> Response:
     try:
         memory_of(request).delete(scope.agent, name, actor=ACTOR, tenant=scope.tenant,
                                 expected_version=expected)
     except StaleVersion as exc:
-        return renderer_of(request).error(
-            request, 409, f"{exc}. Nothing was deleted.",
-            link=(concept_url(name, scope.agent, scope.tenant), f"Review {name}"), **nav(scope),
-        )
+        return refused(request, scope, name, f"{exc}. Nothing was deleted.")
     except NotFound as exc:
         raise HTTPException(404, str(exc)) from None
     flash(request, f"Deleted {name}. Its history is kept: restore it below.")

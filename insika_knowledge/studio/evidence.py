@@ -19,7 +19,7 @@ from insika_knowledge.store import ExtractionRecord, StoredConcept
 from insika_knowledge.store.base import Sighting
 from insika_knowledge.studio import quarantine
 from insika_knowledge.studio.render import concept_url
-from insika_knowledge.studio.scope import Scope, current_or_404, nav, renderer_of, require_scope
+from insika_knowledge.studio.scope import Scope, concept_nav, concept_of, renderer_of
 
 #: Sightings shown beside the editor (newest first); the evidence page shows them all.
 SIDE_ROWS: Final = 12
@@ -74,12 +74,9 @@ def context(scope: Scope, stored: StoredConcept, *, limit: int | None = SIDE_ROW
 
 def evidence_page(request: Request) -> Response:
     """GET /studio/knowledge/<name>/evidence: every sighting and its turn's extraction."""
-    scope = require_scope(request)
-    stored = current_or_404(scope, request.path_params["name"])
+    scope, stored = concept_of(request)
     return renderer_of(request).page(request, "evidence.html", {
-        **nav(scope),
-        "name": stored.concept.name,
+        **concept_nav(scope, stored.concept.name),
         "concept": stored.concept,
-        "concept_href": concept_url(stored.concept.name, scope.agent, scope.tenant),
         **context(scope, stored, limit=None),
     })

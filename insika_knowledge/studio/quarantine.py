@@ -15,14 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
 from insika_knowledge.studio.render import concept_url, flash
-from insika_knowledge.studio.scope import ACTOR, Scope, int_field, nav, read_form, renderer_of, require_scope
+from insika_knowledge.studio.scope import ACTOR, Scope, refused, versioned_post
 
 #: What each rule marker (`insika_knowledge.trust.rule_markers`) means, for the page.
 MARKER_LABELS: Final = {
@@ -75,29 +74,18 @@ def held(scope: Scope, name: str) -> Held | None:
 
 async def concept_approve(request: Request) -> Response:
     """POST /studio/knowledge/<name>/approve: release the concept from quarantine (reason approve)."""
-    form = await read_form(request)
-    expected = int_field(form, "version")
-    return await run_in_threadpool(_approve, request, expected)
+    return await versioned_post(request, _approve)
 
 
-def _approve(request: Request, expected: int) -> Response:
-    scope = require_scope(request)
-    name = request.path_params["name"]
-    review = (concept_url(name, scope.agent, scope.tenant), f"Review {name}")
+def _approve(request: Request, scope: Scope, name: str, expected: int) -> Response:
     try:
         saved = scope.store.approve(scope.agent, name, actor=ACTOR, expected_version=expected)
     except StaleVersion as exc:
-        return renderer_of(request).error(
-            request, 409, f"{exc}. Nothing was written: review what changed, then approve again.",
-            link=review, **nav(scope),
-        )
+        return refused(request, scope, name, f"{exc}. Nothing was written: review what changed, then approve again.")
     except NotFound as exc:
         raise HTTPException(404, str(exc)) from None
     except UserError:  # released meanwhile (by an agent-supported sighting or another person)
-        return renderer_of(request).error(
-            request, 409, f"'{name}' is not in quarantine (any more): nothing was written.",
-            link=review, **nav(scope),
-        )
+        return refused(request, scope, name, f"'{name}' is not in quarantine (any more): nothing was written.")
     flash(request, f"Approved: {name} is out of quarantine as version {saved.version}. It can "
                    "now be injected into agents' prompts like any other concept.")
     return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)

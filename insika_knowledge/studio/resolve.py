@@ -27,10 +27,12 @@ from insika_knowledge.studio.render import concept_url, flash, line_count
 from insika_knowledge.studio.scope import (
     ACTOR,
     Scope,
+    concept_nav,
+    concept_of,
     current_or_404,
     int_field,
-    nav,
     read_form,
+    refused,
     renderer_of,
     require_scope,
 )
@@ -47,8 +49,7 @@ def claims_context(scope: Scope, stored: StoredConcept) -> dict[str, Any]:
 
 def resolve_page(request: Request) -> Response:
     """GET /studio/knowledge/<name>/resolve: write the resolution (the claim on record first)."""
-    scope = require_scope(request)
-    stored = current_or_404(scope, request.path_params["name"])
+    scope, stored = concept_of(request)
     if not stored.concept.in_conflict:
         flash(request, "This concept has no conflict to resolve.")
         return RedirectResponse(concept_url(stored.concept.name, scope.agent, scope.tenant), 303)
@@ -62,8 +63,7 @@ def _page(
 ) -> Response:
     name = stored.concept.name
     return renderer_of(request).page(request, "resolve.html", {
-        **nav(scope),
-        "name": name,
+        **concept_nav(scope, name),
         "concept": stored.concept,
         "version": stored.version if version is None else version,
         "current_version": stored.version,
@@ -74,7 +74,6 @@ def _page(
         "claims": claims.claims(stored.concept),
         "on_record": stored.markdown,
         "action": concept_url(name, scope.agent, scope.tenant, "/resolve"),
-        "concept_href": concept_url(name, scope.agent, scope.tenant),
     }, status=status)
 
 
@@ -141,7 +140,4 @@ def _stale(
         return _page(request, scope, current, text, version=current.version, status=409,
                      error=f"{exc}. Nothing was written; your text is kept. Compare it with the "
                            f"record below, then save it over version {current.version}.")
-    return renderer_of(request).error(
-        request, 409, f"{exc}. Nothing was written: review the concept and choose again.",
-        link=(concept_url(name, scope.agent, scope.tenant), f"Review {name}"), **nav(scope),
-    )
+    return refused(request, scope, name, f"{exc}. Nothing was written: review the concept and choose again.")

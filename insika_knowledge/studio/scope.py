@@ -10,19 +10,22 @@ else is read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.responses import Response
 
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import Store, StoredConcept
 from insika_knowledge.store.paths import check_agent, check_tenant
 from insika_knowledge.studio import csrf
-from insika_knowledge.studio.render import Renderer, url
+from insika_knowledge.studio.render import Renderer, concept_url, url
 
 #: Who the version history names for writes made here.
 ACTOR: Final = "studio"
@@ -142,6 +145,24 @@ def current_or_404(scope: Scope, name: str) -> StoredConcept:
     raise HTTPException(404, f"agent {scope.agent!r} has no concept {name!r}")
 
 
+def concept_of(request: Request) -> tuple[Scope, StoredConcept]:
+    """The request's scope and the concept its path's ``<name>`` names (404 pages as `current_or_404`)."""
+    scope = require_scope(request)
+    return scope, current_or_404(scope, request.path_params["name"])
+
+
+def concept_nav(scope: Scope, name: str) -> dict[str, Any]:
+    """Template context of a page about concept `name`: `nav`, its ``name`` and ``concept_href``."""
+    return {**nav(scope), "name": name, "concept_href": concept_url(name, scope.agent, scope.tenant)}
+
+
+def refused(request: Request, scope: Scope, name: str, message: str) -> Response:
+    """The 409 page of a write on concept `name` that wrote nothing, linking back to the concept."""
+    return renderer_of(request).error(
+        request, 409, message, link=(concept_url(name, scope.agent, scope.tenant), f"Review {name}"), **nav(scope)
+    )
+
+
 class PageError(HTTPException):
     """An error page with a way on: `link` is (href, label)."""
 
@@ -163,3 +184,22 @@ def int_field(form: FormData, key: str) -> int:
     if not isinstance(value, str) or not (value.isascii() and value.isdigit()) or len(value) > 9:
         raise HTTPException(400, f"the form's {key!r} field must be a whole number")
     return int(value)
+
+
+#: A write on one concept: ``(request, scope, name, version)`` -> the response.
+VersionedWrite = Callable[[Request, Scope, str, int], Response]
+
+
+async def versioned_post(request: Request, write: VersionedWrite) -> Response:
+    """Answer a POST on the concept its path's ``<name>`` names, with the form's ``version``.
+
+    The CSRF token and the ``version`` field are checked first (403 and 400 pages), then
+    `write` runs in the thread pool with the request's scope (`require_scope`).
+    """
+    form = await read_form(request)
+    version = int_field(form, "version")
+    return await run_in_threadpool(_scoped_write, request, write, version)
+
+
+def _scoped_write(request: Request, write: VersionedWrite, version: int) -> Response:
+    return write(request, require_scope(request), request.path_params["name"], version)
