@@ -305,8 +305,13 @@ def _replay(memory: ProceduralMemory, clock: Clock, session: Session) -> None:
 #: Below this length a string turns up by chance in binary bytes (the WAL's frame checksums,
 #: floating-point columns): such a form counts in the raw bytes only between printable
 #: non-alphanumeric bytes (text: a space, a quote, punctuation), and is also looked for as
-#: a word in every stored text value.
+#: a word in every stored text value. Even so, a two-letter name between two punctuation bytes
+#: turns up by chance about once in a few MB of WAL, so in the raw bytes a short form counts
+#: only inside a run of printable text (`_RUN` more bytes on one side at least), as text is stored
+#: (a value stored alone is also looked for among the text values).
 _SHORT = 4
+_RUN = 3
+_TEXT = frozenset(range(0x20, 0x7F))
 
 
 def _library_text(folder: Path) -> list[bytes]:
@@ -340,12 +345,17 @@ _PRINTABLE = frozenset(range(0x20, 0x7F)) - frozenset(b"0123456789abcdefghijklmn
 
 def _in_bytes(lower: bytes, form: bytes, *, text_only: bool) -> bool:
     """`form` (lower case) in `lower` as a word of its own; with `text_only`, only between
-    printable bytes that are neither letters nor digits (see `_SHORT`)."""
+    printable bytes that are neither letters nor digits, inside a run of printable text
+    (see `_SHORT`)."""
     start = lower.find(form)
     while start >= 0:
         end = start + len(form)
         sides = (lower[start - 1] if start else None, lower[end] if end < len(lower) else None)
-        if all(b is None or (b in _PRINTABLE if text_only else not chr(b).isalnum()) for b in sides):
+        if all(b is None or (b in _PRINTABLE if text_only else not chr(b).isalnum()) for b in sides) and (
+            not text_only
+            or all(b in _TEXT for b in lower[max(start - _RUN, 0):end])
+            or all(b in _TEXT for b in lower[start:end + _RUN])
+        ):
             return True
         start = lower.find(form, start + 1)
     return False
