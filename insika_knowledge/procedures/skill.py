@@ -308,7 +308,7 @@ class ProceduralMemory:
         task = builder.task or row.task
         if builder.query[0] != (task, builder.latest_user):
             key = (task, builder.latest_user)
-            builder.query = (key, query_terms(*key))
+            builder.query = (key, query_terms(*key, task_canonical=True))
         recall = self.index.recall_terms(builder.query[1], tools, prefer=prefer)
         if anchor is not None and recall.key != anchor.procedure:
             # The session carries a block: it keeps that block's procedure.

@@ -181,13 +181,14 @@ def _reaches(path: str, environment: Sequence[str]) -> bool:
     )
 
 
-def query_terms(task: str, latest: str = "") -> tuple[str, ...]:
+def query_terms(task: str, latest: str = "", *, task_canonical: bool = False) -> tuple[str, ...]:
     """The analysed terms of a task and the latest user message (distinct, in order).
 
     The task's directories (`paths_in`) follow as terms starting with ``/``: the
-    environment a recall checks procedures against.
+    environment a recall checks procedures against. `task_canonical`: `task` is already
+    canonical text (`canonical_text` is idempotent; this only skips the second pass).
     """
-    canonical = canonical_text(task[:2000])
+    canonical = task[:2000] if task_canonical else canonical_text(task[:2000])
     found = dict.fromkeys(terms(canonical))
     if latest and latest != task:
         found.update(dict.fromkeys(terms(canonical_text(latest[:2000]))))
