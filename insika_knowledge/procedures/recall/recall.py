@@ -71,7 +71,6 @@ RUNS: Final = ""
 _SMOOTHING: Final = 1.0
 _COMMON_MIN_DF: Final = 256
 _COMMON_SHARE: Final = 16
-#: A tool whose call hands the task over or gives it up (its base name, at the start).
 #: An absolute path (not part of a relative path, a URL or a word).
 _PATH_RE: Final = re.compile(r"(?<![\w.~:/$<>-])/[\w.+@-]+(?:/[\w.+@-]+)*")
 #: A path component that names a file: an extension of letters (``html.py``, not ``3.0``).
@@ -80,6 +79,7 @@ _FILE_RE: Final = re.compile(r"[^.]\.[A-Za-z]\w{0,7}$")
 _SYSTEM_ROOTS: Final = frozenset(
     {"dev", "proc", "sys", "tmp", "usr", "bin", "sbin", "etc", "lib", "lib64", "opt", "var", "run"}
 )
+#: A tool whose call hands the task over or gives it up (its base name, at the start).
 _HANDOFF_RE: Final = re.compile(
     r"^(?:\w+(?:__|\.))?(?:transfer|hand_?off|escalate|give_?up|abort|request_human|ask_human"
     r"|contact_human|human_handoff)"
