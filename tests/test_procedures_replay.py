@@ -248,6 +248,11 @@ def test_evaluate_cli_runs_leave_one_task_out_and_the_replay(tmp_path: Path) -> 
     report = json.loads(out.output)
     assert report["summary"]["successful_runs"] == 14 and len(report["tasks"]) == 24
     assert report["summary"]["wrong_recall_rate"] <= 0.05
+    # The ceiling and the two fixed halves are reported with every run.
+    assert 1 <= report["summary"]["reachable"] <= 14
+    assert sum(h["successful_runs"] for h in report["halves"].values()) == 14
+    text = runner.invoke(cli, ["procedures", "evaluate", "--sessions", str(OPENHANDS)]).output
+    assert "reachable:" in text and "dev half:" in text and "test half:" in text
     replayed = runner.invoke(
         cli,
         ["procedures", "evaluate", "--requests", str(_slice(tmp_path, 2)), "--verify-pattern", "x"],
