@@ -130,6 +130,11 @@ def test_mine_list_show_recall_scorecard(tmp_path: Path) -> None:
     listed = json.loads(runner.invoke(cli, ["procedures", "list", "--json", *base]).output)
     assert listed and listed[0]["confidence"] >= listed[-1]["confidence"]
     first = listed[0]["id"]
+    # The hand-off is the most supported procedure and is listed, never recallable.
+    handoff = next(p for p in listed if p["steps"][0].startswith("transfer_to_human_agents"))
+    assert not handoff["recallable"]
+    text = runner.invoke(cli, ["procedures", "list", *base]).output
+    assert "hand-off, never recalled" in text and "recallable" in text
     shown = runner.invoke(cli, ["procedures", "show", first, *base])
     assert shown.exit_code == 0 and "[ACE recalled procedure — " in shown.output
     recalled = json.loads(

@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 
 from insika_knowledge.bench.procedures import bench_recall, synthetic_procedures
 from insika_knowledge.procedure import Procedure, ProcedureStep
-from insika_knowledge.procedures.recall.recall import MATCHER, RecallIndex, is_handoff
+from insika_knowledge.procedures.recall.recall import (
+    MATCHER,
+    RecallIndex,
+    is_handoff,
+    paths_in,
+    query_terms,
+)
 from insika_knowledge.procedures.recall.render import header, render
 from insika_knowledge.procedures.recall.tokens import (
     CharsPerTokenCounter,
@@ -246,3 +252,33 @@ def test_sub_procedures_compose_into_a_chain_with_the_product_confidence() -> No
     # A part one run has shown is not recalled.
     lone = dataclasses.replace(repro, id="proc-lone", successes=1, trigger_runs=1)
     assert not lone.recurs and not RecallIndex(0.0, 0.0).recallable(lone)
+
+
+def test_a_procedure_naming_another_repository_is_not_recalled() -> None:
+    def run(cid: str, repo: str) -> Procedure:
+        template = f"cd /workspace && PYTHONPATH={repo} python3 <NEW_FILE>.py"
+        return Procedure(
+            id=f"proc-{cid}",
+            kind="shell",
+            steps=(ProcedureStep(template, template, verify=True),),
+            triggers={"fix": 4, "bug": 4},
+            trigger_runs=4,
+            successes=4,
+            scope="part",
+        )
+
+    idx = RecallIndex(0.3, 0.5)
+    idx.update([run("django", "/workspace/django__django__3.0")])
+    idx.update_population({"": 4, "fix": 4, "bug": 4})
+    assert paths_in("python /workspace/<NEW_FILE>.py 2>/dev/null") == ("/workspace",)
+    assert paths_in("path=/workspace/astropy__astropy__5.0/astropy/io/html.py)") == (
+        "/workspace/astropy__astropy__5.0/astropy/io",
+    )
+    django = "<uploaded_files>\n/workspace/django__django__3.0\n</uploaded_files> fix the bug"
+    astropy = "<uploaded_files>\n/workspace/astropy__astropy__5.0\n</uploaded_files> fix the bug"
+    assert "/workspace/django__django__3.0" in query_terms(django)
+    assert idx.recall(django).key == "proc-django"
+    # The same words in another repository: the procedure names a directory it lacks.
+    assert not idx.recall(astropy).hit
+    # A task that names no directory leaves the environment open.
+    assert idx.recall("fix the bug").key == "proc-django"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from insika_knowledge.procedures.mining.mine import Miner, judge
 from insika_knowledge.procedures.mining.prune import prune
 from insika_knowledge.procedures.trace import shell
@@ -210,3 +212,34 @@ def test_the_population_counts_every_run_labelled_successful() -> None:
     assert miner.population[""] == 1 and miner.population["cancel"] == 0
     miner.add("r2", build(refusal).steps, "success", task=build(refusal).task)
     assert miner.population[""] == 2 and miner.population["cancel"] == 2
+
+
+def test_the_live_recall_keeps_a_repository_procedure_to_that_repository(tmp_path: Path) -> None:
+    from insika_knowledge.procedures.config import ProceduresConfig
+    from insika_knowledge.procedures.skill import ProceduralMemory
+    from insika_knowledge.procedures.telemetry import HIT, MISS
+    from insika_knowledge.store.procedures import ProcedureStore
+
+    config = ProceduresConfig(mode="prod", min_confidence=0.0, min_match_score=0.0)
+    memory = ProceduralMemory(ProcedureStore(tmp_path / "p.db"), config)
+    for n, script in enumerate(("reproduce_error.py", "repro.py")):
+        messages = swe_trace(script)
+        for end in range(1, len(messages) + 1):
+            headers = {"x-ace-session": f"django-{n}"}
+            if end == len(messages):
+                headers["x-ace-task-outcome"] = "success"
+            memory.handle_request({"messages": messages[:end]}, headers)
+    run = "cd /workspace && PYTHONPATH=/workspace/django__django__3.0 python3 <NEW_FILE>.py"
+    assert any([s.template for s in p.steps] == [run] for p in memory.index._all.values())
+
+    def first_request(repo: str) -> str:
+        task = f"<uploaded_files>\n{repo}\n</uploaded_files> fix the bug"
+        body = {"messages": [{"role": "user", "content": task}]}
+        _, stage = memory.handle_request(body, {"x-ace-session": repo})
+        assert stage is not None
+        return stage.action
+
+    assert first_request("/workspace/django__django__3.0") == HIT
+    # The same words in another repository: its procedures name the django directory.
+    assert first_request("/workspace/astropy__astropy__5.0") == MISS
+    memory.close()

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from insika_knowledge.bench.datasets import shared_data
-from insika_knowledge.bench.holdout import leave_one_task_out, summarise
+from insika_knowledge.bench.holdout import half_of, leave_one_task_out, summarise
 from insika_knowledge.bench.replay_eval import (
     block_place,
     kept_prefix,
@@ -143,6 +143,12 @@ def test_leave_one_task_out_mines_only_other_tasks(tmp_path: Path) -> None:
     assert d["recalled"] is None
     only_c = leave_one_task_out(_tiny_file(tmp_path), tasks=["c"])
     assert [r["task_id"] for r in only_c["runs"]] == ["c"]
+    # The ceiling: every cancel run could be served; the no-write success could not.
+    assert report["summary"]["reachable"] == 5 and not d["reachable"]
+    halves = report["halves"]
+    assert {half_of(t) for t in "abcd"} == {"dev", "test"}
+    assert sum(h["successful_runs"] for h in halves.values()) == 6
+    assert halves[half_of("c")]["correct_recalls"] >= 1
 
 
 @needs_airline
@@ -242,6 +248,11 @@ def test_evaluate_cli_runs_leave_one_task_out_and_the_replay(tmp_path: Path) -> 
     report = json.loads(out.output)
     assert report["summary"]["successful_runs"] == 14 and len(report["tasks"]) == 24
     assert report["summary"]["wrong_recall_rate"] <= 0.05
+    # The ceiling and the two fixed halves are reported with every run.
+    assert 1 <= report["summary"]["reachable"] <= 14
+    assert sum(h["successful_runs"] for h in report["halves"].values()) == 14
+    text = runner.invoke(cli, ["procedures", "evaluate", "--sessions", str(OPENHANDS)]).output
+    assert "reachable:" in text and "dev half:" in text and "test half:" in text
     replayed = runner.invoke(
         cli,
         ["procedures", "evaluate", "--requests", str(_slice(tmp_path, 2)), "--verify-pattern", "x"],

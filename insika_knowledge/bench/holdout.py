@@ -16,6 +16,9 @@ Reported, over the held-out runs labelled successful (the runs a recall should h
 - **wrong recalls**: recalls that fail that test, as a share of all successful runs. Target
   <= 5 %;
 - **coverage**: successful runs that got a recall, and those that got a correct one;
+- **reachable**: successful runs that some procedure mined from the other tasks would
+  serve correctly, whatever its score (listed, with steps, not a hand-off): the ceiling of
+  correct coverage any recall rule could reach on the file;
 
 and, for successful and failed runs apart, how often they got a recall and their
 **adherence**: the steps they took after the recall that followed the recalled procedure,
@@ -23,11 +26,15 @@ over those that followed or left it (the cursor tracker, exploration and failed 
 counted in neither).
 
 ``tasks`` restricts the held-out side to some tasks (mining still uses every other task),
-so figures can be reported on tasks that were not used to tune the thresholds.
+so figures can be reported on tasks that were not used to tune the thresholds. Every report
+also gives the figures for two fixed halves of the tasks (`half_of`: ``dev`` and ``test``,
+by a hash of the task id, not by file order), so a threshold tuned on one half is checked
+on the other.
 """
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +46,7 @@ from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner, Verdict, judge
 from insika_knowledge.procedures.recall.cursor import Cursor
-from insika_knowledge.procedures.recall.recall import RecallIndex, query_terms
+from insika_knowledge.procedures.recall.recall import RecallIndex, is_handoff, query_terms
 from insika_knowledge.procedures.trace.steps import PENDING, TraceBuilder, build
 from insika_knowledge.procedures.trace.verify import ERROR
 from insika_knowledge.procedures.trace.wire import events
@@ -93,8 +100,24 @@ def _prepare(sessions: Iterable[Session], config: ProceduresConfig) -> list[_Tra
     return out
 
 
-def _recall_run(trace: _Trace, index: RecallIndex) -> dict[str, Any]:
-    """Replay one held-out run: recall on each new user message until the first hit."""
+def half_of(task_id: str) -> str:
+    """``dev`` or ``test``: the fixed half of the tasks `task_id` belongs to (blake2b parity)."""
+    digest = hashlib.blake2b(task_id.encode("utf-8"), digest_size=2).digest()
+    return "dev" if digest[-1] % 2 == 0 else "test"
+
+
+def _serves(procedure: Procedure, writes: frozenset[str]) -> bool:
+    """Every step template of `procedure` is a write of the run."""
+    return all(s.template in writes for s in procedure.steps)
+
+
+def _recall_run(
+    trace: _Trace, index: RecallIndex, candidates: Sequence[Procedure] = ()
+) -> dict[str, Any]:
+    """Replay one held-out run: recall on each new user message until the first hit.
+
+    `candidates`: the procedures any recall rule could give (for the ``reachable`` ceiling).
+    """
     task = latest = ""
     recalled = None
     at = -1
@@ -119,6 +142,7 @@ def _recall_run(trace: _Trace, index: RecallIndex) -> dict[str, Any]:
         "correct": None,
         "matched": 0,
         "diverged": 0,
+        "reachable": any(_serves(p, trace.writes) for p in candidates),
     }
     if recalled is None:
         return row
@@ -149,6 +173,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     failed = [r for r in rows if r["outcome"] == FAILURE]
     recalled_ok = [r for r in ok if r["recalled"]]
     correct = [r for r in recalled_ok if r["correct"]]
+    reachable = sum(bool(r.get("reachable")) for r in ok)
     wrong = len(recalled_ok) - len(correct)
 
     def adherence(selected: list[dict[str, Any]]) -> float | None:
@@ -166,6 +191,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "wrong_recall_rate": _ratio(wrong, len(ok)),
         "coverage": _ratio(len(recalled_ok), len(ok)),
         "correct_coverage": _ratio(len(correct), len(ok)),
+        "reachable": reachable,
+        "reachable_rate": _ratio(reachable, len(ok)),
         "successful_adherence": adherence(recalled_ok),
         "failed_recall_rate": _ratio(len(recalled_failed), len(failed)),
         "failed_adherence": adherence(recalled_failed),
@@ -194,9 +221,10 @@ def leave_one_task_out(
         tasks: hold out only these tasks (default: every task of the file).
 
     Returns:
-        ``{"file", "config", "tasks", "summary", "by_task", "runs", "targets"}``: the
-        summary of `summarise` over every held-out run, the same per task, and one row per
-        replayed run (recalled chain, score, correct, matched and diverged steps).
+        ``{"file", "config", "tasks", "summary", "halves", "by_task", "runs", "targets"}``:
+        the summary of `summarise` over every held-out run, the same for the ``dev`` and
+        ``test`` halves (`half_of`) and per task, and one row per replayed run (recalled
+        chain, score, correct, reachable, matched and diverged steps).
 
     Raises:
         UserError: the file is unreadable or a session has no task id.
@@ -224,7 +252,8 @@ def leave_one_task_out(
         mined = miner.procedures()
         index.update(mined)
         procedures_mined.append((len(mined), len(index)))
-        rows.extend(_recall_run(t, index) for t in traces if t.task_id == task)
+        candidates = [p for p in mined if p.steps and p.recurs and not is_handoff(p)]
+        rows.extend(_recall_run(t, index, candidates) for t in traces if t.task_id == task)
     by_task = {task: summarise([r for r in rows if r["task_id"] == task]) for task in held}
     return {
         "file": str(path),
@@ -242,6 +271,10 @@ def leave_one_task_out(
         if procedures_mined
         else 0.0,
         "summary": summarise(rows),
+        "halves": {
+            half: summarise([r for r in rows if half_of(r["task_id"]) == half])
+            for half in ("dev", "test")
+        },
         "by_task": by_task,
         "runs": rows,
         "targets": dict(TARGETS),
@@ -270,7 +303,16 @@ def format_holdout(report: dict[str, Any]) -> str:
         f"  adherence: successful runs {pct(s['successful_adherence'])}, failed runs "
         f"{pct(s['failed_adherence'])} (failed runs recalled: {pct(s['failed_recall_rate'])} "
         f"of {s['failed_runs']})",
+        f"  reachable: {s['reachable']} successful runs ({pct(s['reachable_rate'])}) are "
+        "served correctly by some procedure mined from the other tasks, whatever its score",
     ]
+    for half, h in report.get("halves", {}).items():
+        lines.append(
+            f"  {half} half: {h['successful_runs']} successful runs, recalled "
+            f"{h['recalls_on_successful']}, correct {h['correct_recalls']}, wrong "
+            f"{h['wrong_recalls']} ({pct(h['wrong_recall_rate'])}), precision "
+            f"{pct(h['precision'])}, reachable {h['reachable']}"
+        )
     for row in report["runs"]:
         if row["recalled"]:
             verdict = "correct" if row["correct"] else "WRONG"

@@ -121,12 +121,23 @@ def list_(
     if not found:
         click.echo("(no procedures)")
     for p in found:
-        flag = "recallable" if p.confidence >= bound else "below bound"
+        flag = _standing(p, bound)
         click.echo(
             f"{p.id}  {p.kind:5}  support {p.support:3} ({p.successes} ok, {p.failures} failed)  "
             f"confidence {p.confidence:.2f}  {flag}  {len(p.steps)} step(s): "
             f"{p.steps[0].key.splitlines()[0][:70] if p.steps else ''}"
         )
+
+
+def _standing(procedure: Any, bound: float) -> str:
+    """Whether recall may give `procedure`: ``recallable``, or why not."""
+    from insika_knowledge.procedures.recall.recall import is_handoff
+
+    if is_handoff(procedure):
+        return "hand-off, never recalled"
+    if procedure.confidence < bound:
+        return "below bound"
+    return "recallable" if procedure.recurs and procedure.steps else "one run"
 
 
 def _summary(procedure: Any, bound: float) -> dict[str, Any]:
@@ -137,7 +148,7 @@ def _summary(procedure: Any, bound: float) -> dict[str, Any]:
         "successes": procedure.successes,
         "failures": procedure.failures,
         "confidence": round(procedure.confidence, 4),
-        "recallable": procedure.confidence >= bound,
+        "recallable": _standing(procedure, bound) == "recallable",
         "steps": [s.key for s in procedure.steps],
         "tools": list(procedure.tools),
         "sample_task": procedure.sample_task,

@@ -5,9 +5,10 @@ it to ``prod`` or ``canary:N``; a 400-token budget, or ``$ACE_SKG_MAX_TOKENS`` w
 (the seed's setting); recall needs a Wilson lower bound of 0.3 (two clean successes) and a
 match score of 0.7. The match score estimates the share of past successful runs with
 similar tasks that did the procedure, i.e. the precision a recall can expect, so its
-default is the precision target (0.7); on the tuning split (airline tasks 0-18, the
-astropy instances of the OpenHands sample) no threshold produced a correct held-out
-recall and every threshold under 0.3 produced wrong ones (``benchmarks/procedures.md``).
+default is the precision target (0.7), not a value fitted to data; on the shared airline
+and OpenHands samples, held out one task at a time, every lower threshold that recalls
+anything recalls mostly wrongly, in both fixed halves of their tasks
+(``benchmarks/procedures.md``).
 Idle sessions are flushed after 600 s by a sweep every 60 s.
 """
 

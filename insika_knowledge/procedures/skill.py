@@ -303,9 +303,12 @@ class ProceduralMemory:
         anchor = Anchor.from_json(row.anchor) if row.block else None
         prefer = row.procedure_id or (anchor.procedure if anchor is not None else None)
         builder = captured.builder
-        if builder.query[0] != (row.task, builder.latest_user):
-            key = (row.task, builder.latest_user)
-            builder.query = (key, query_terms(*key))
+        # The task as the process read it (unmasked: its directories name the environment),
+        # else the stored, masked one (after a restart).
+        task = builder.task or row.task
+        if builder.query[0] != (task, builder.latest_user):
+            key = (task, builder.latest_user)
+            builder.query = (key, query_terms(*key, task_canonical=True))
         recall = self.index.recall_terms(builder.query[1], tools, prefer=prefer)
         if anchor is not None and recall.key != anchor.procedure:
             # The session carries a block: it keeps that block's procedure.

@@ -31,6 +31,14 @@ and not only a hand-off or give-up (``transfer_to_human_agents`` is never the wa
 task). A tool-calling procedure is only recalled when the request offers every tool its
 steps call. Ties go to the higher confidence, then the larger support, then the smaller id.
 
+Environment: a task that names absolute directories (``/workspace/django__django__3.0``)
+is an environment; a procedure whose steps name absolute directories is only recalled
+for a task whose directories reach every one of them (the same directory, one inside the
+other), so the way one repository runs its scripts is never recalled for another
+repository (`paths_in`; system directories such as ``/dev`` or ``/tmp`` do not count). A
+task that names no directory leaves this check out. The task's directories travel in the
+query as terms starting with ``/`` (`query_terms`), which no analysed term does.
+
 Chains: beside the best procedure, other procedures that pass the same bar and share no
 action with those already chosen (`action_key`: a tool, or a shell command's verbs and file
 arguments; sharing one makes them alternatives) are composed after it (at most
@@ -63,6 +71,14 @@ RUNS: Final = ""
 _SMOOTHING: Final = 1.0
 _COMMON_MIN_DF: Final = 256
 _COMMON_SHARE: Final = 16
+#: An absolute path (not part of a relative path, a URL or a word).
+_PATH_RE: Final = re.compile(r"(?<![\w.~:/$<>-])/[\w.+@-]+(?:/[\w.+@-]+)*")
+#: A path component that names a file: an extension of letters (``html.py``, not ``3.0``).
+_FILE_RE: Final = re.compile(r"[^.]\.[A-Za-z]\w{0,7}$")
+#: Directories every environment has: a path under them says nothing about the environment.
+_SYSTEM_ROOTS: Final = frozenset(
+    {"dev", "proc", "sys", "tmp", "usr", "bin", "sbin", "etc", "lib", "lib64", "opt", "var", "run"}
+)
 #: A tool whose call hands the task over or gives it up (its base name, at the start).
 _HANDOFF_RE: Final = re.compile(
     r"^(?:\w+(?:__|\.))?(?:transfer|hand_?off|escalate|give_?up|abort|request_human|ask_human"
@@ -133,11 +149,50 @@ def action_key(template: str) -> str:
     return retry_key(template)
 
 
-def query_terms(task: str, latest: str = "") -> tuple[str, ...]:
-    """The analysed terms of a task and the latest user message (distinct, in order)."""
-    found = dict.fromkeys(terms(canonical_text(task[:2000])))
+def paths_in(text: str) -> tuple[str, ...]:
+    """The absolute directories `text` names, distinct, in order.
+
+    A path's last component is dropped when it looks like a file (``html.py``; not
+    ``django__3.0``) and the path is cut before any placeholder (``/workspace/<NEW_FILE>.py``
+    -> ``/workspace``); paths under system roots (``/dev/null``, ``/tmp/x``) and ``/`` are left
+    out.
+
+    Args:
+        text: a canonical task or step template.
+
+    Returns:
+        Paths such as ``/workspace/django__django__3.0``, without a trailing slash.
+    """
+    out: dict[str, None] = {}
+    for match in _PATH_RE.finditer(text):
+        parts = match.group(0).split("/")[1:]
+        if text.startswith("<", match.end()) or (parts and _FILE_RE.search(parts[-1])):
+            parts = parts[:-1]
+        if parts and parts[0] not in _SYSTEM_ROOTS:
+            out["/" + "/".join(parts)] = None
+    return tuple(out)
+
+
+def _reaches(path: str, environment: Sequence[str]) -> bool:
+    """`path` is one of `environment`'s directories, inside one, or holds one."""
+    return any(
+        path == place or place.startswith(path + "/") or path.startswith(place + "/")
+        for place in environment
+    )
+
+
+def query_terms(task: str, latest: str = "", *, task_canonical: bool = False) -> tuple[str, ...]:
+    """The analysed terms of a task and the latest user message (distinct, in order).
+
+    The task's directories (`paths_in`) follow as terms starting with ``/``: the
+    environment a recall checks procedures against. `task_canonical`: `task` is already
+    canonical text (`canonical_text` is idempotent; this only skips the second pass).
+    """
+    canonical = task[:2000] if task_canonical else canonical_text(task[:2000])
+    found = dict.fromkeys(terms(canonical))
     if latest and latest != task:
         found.update(dict.fromkeys(terms(canonical_text(latest[:2000]))))
+    found.update(dict.fromkeys(paths_in(canonical)))
     return tuple(found)
 
 
@@ -156,6 +211,7 @@ class RecallIndex:
         self.max_hops = max_hops
         self._slots: list[Procedure | None] = []
         self._trigger_runs_of: list[int] = []
+        self._paths_of: list[tuple[str, ...]] = []
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = []
         self._postings: dict[str, dict[int, int]] = {}
@@ -200,12 +256,15 @@ class RecallIndex:
             if not self.recallable(procedure):
                 continue
             slot = self._free.pop() if self._free else len(self._slots)
+            paths = tuple(dict.fromkeys(p for s in procedure.steps for p in paths_in(s.template)))
             if slot == len(self._slots):
                 self._slots.append(procedure)
                 self._trigger_runs_of.append(procedure.trigger_runs)
+                self._paths_of.append(paths)
             else:
                 self._slots[slot] = procedure
                 self._trigger_runs_of[slot] = procedure.trigger_runs
+                self._paths_of[slot] = paths
             self._slot_of[procedure.id] = slot
             for term, runs in procedure.triggers.items():
                 self._postings.setdefault(term, {})[slot] = runs
@@ -262,10 +321,12 @@ class RecallIndex:
     def recall_terms(
         self, query: Iterable[str], tools: Sequence[str] | None = None, *, prefer: str | None = None
     ) -> Recall:
-        """`recall` for already analysed query terms."""
+        """`recall` for already analysed query terms (`query_terms`)."""
         if not self._slot_of:
             return Recall((), 0.0)
-        scores, base_weight, total_weight = self._score(tuple(dict.fromkeys(query)))
+        query = tuple(dict.fromkeys(query))
+        environment = [t for t in query if t.startswith("/")]
+        scores, base_weight, total_weight = self._score(query)
         if prefer:
             pinned = self._pinned(prefer)
             if pinned:
@@ -291,6 +352,8 @@ class RecallIndex:
             assert procedure is not None
             if offered is not None and procedure.tools and not offered.issuperset(procedure.tools):
                 continue
+            if environment and not all(_reaches(p, environment) for p in self._paths_of[slot]):
+                continue  # names a directory of another environment
             ranked.append(
                 (
                     -value / total_weight,
