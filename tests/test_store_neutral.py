@@ -1,0 +1,57 @@
+"""The backend-neutral store code: one implementation, each backend's errors and SQL words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from insika_knowledge.errors import StorageError
+from insika_knowledge.store import SQLiteStore
+from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.statements import POSTGRESQL, SQLITE, upsert
+
+
+class _FailingConnection:
+    """A connection whose every statement fails with a disk I/O error."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        raise apsw.IOError("disk I/O error")
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: s.list_concepts("a"),  # inherited from the neutral ConceptReads
+    lambda s: s.aliases("a", "n"),  # inherited from the neutral NamingReads
+    lambda s: s.versions("a", "n"),
+    lambda s: s.outbox().pending(),  # the neutral Outbox reads through the store
+])
+def test_inherited_reads_of_the_sqlite_store_raise_the_librarys_errors(tmp_path: Path, call: Any) -> None:
+    store = SQLiteStore(tmp_path / "t.db")
+    store._conn = lambda: _FailingConnection()  # type: ignore[method-assign]
+    with pytest.raises(StorageError, match="disk I/O error on .*t.db"):
+        call(store)
+    store.close()
+
+
+def test_inherited_reads_of_the_sqlite_procedure_store_raise_the_librarys_errors(tmp_path: Path) -> None:
+    store = ProcedureStore(tmp_path / "t.db")
+    store._conn = lambda: _FailingConnection()  # type: ignore[method-assign]
+    for call in (store.generation, store.count, lambda: store.population_terms({"x"})):
+        with pytest.raises(StorageError, match="disk I/O error"):
+            call()
+    store.close()
+
+
+def test_a_list_is_one_parameter_in_either_dialect() -> None:
+    assert SQLITE.in_list("name", ["a", "b"]) == ("name IN (SELECT value FROM json_each(?))", '["a", "b"]')
+    assert POSTGRESQL.in_list("name", ("a", "b")) == ("name = ANY(?)", ["a", "b"])
+    assert upsert("t", "k, a, b", "k") == (
+        "INSERT INTO t (k, a, b) VALUES (?, ?, ?) ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b")
+
+
+def test_postgres_placeholders_are_translated_once_and_psycopg_queries_kept() -> None:
+    pg_database = pytest.importorskip("insika_knowledge.store.pg_database")
+    assert pg_database.pg_query("SELECT 1 WHERE a = ? AND b = ?") == "SELECT 1 WHERE a = %s AND b = %s"
+    assert pg_database.pg_query("SELECT %(x)s") == "SELECT %(x)s"
