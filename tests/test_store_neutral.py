@@ -55,3 +55,33 @@ def test_postgres_placeholders_are_translated_once_and_psycopg_queries_kept() ->
     pg_database = pytest.importorskip("insika_knowledge.store.pg_database")
     assert pg_database.pg_query("SELECT 1 WHERE a = ? AND b = ?") == "SELECT 1 WHERE a = %s AND b = %s"
     assert pg_database.pg_query("SELECT %(x)s") == "SELECT %(x)s"
+
+
+class _Counting:
+    """A counted run that applies `apply` to the transaction's procedure rows."""
+
+    def __init__(self, apply: Any):
+        self.apply = apply
+        self.result: Any = None
+
+    def record(self, rows: Any) -> int:
+        self.result = self.apply(rows)
+        return 1
+
+
+def test_population_counts_and_term_notes_are_the_same_on_both_backends(open_procedures: Any) -> None:
+    store = open_procedures()
+    store.record_runs([_Counting(lambda rows: rows.count_population({"": 1, "alpha": 2, "beta": 1}))])
+    store.record_runs([_Counting(lambda rows: rows.count_population({"": 1, "alpha": 1}))])
+    assert store.population_since(0) == {"": 2, "alpha": 3, "beta": 1}
+    assert store.population_terms({"alpha", "gamma", ""}) == {"alpha"}
+    runs = [_Counting(lambda rows: rows.note_terms("p1", "s1", {"x", "y"})),
+            _Counting(lambda rows: rows.note_terms("p1", "s1", {"x"})),
+            _Counting(lambda rows: rows.note_terms("p1", "s2", {"x", "z"})),
+            _Counting(lambda rows: rows.note_terms("p1", "s3", {"y", "z"}))]
+    for run in runs:
+        store.record_runs([run])
+    # noted, noted again (a second run), released by another session (its 2 runs), then
+    # y (one run of s1) and z (one run of s2) released by a third session.
+    assert [run.result for run in runs] == [{}, {}, {"x": 2}, {"y": 1, "z": 1}]
+    store.close()

@@ -9,11 +9,12 @@ registers the FTS5 tokenizer and builds the full-text index there.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -24,12 +25,17 @@ from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import DatabaseFileChanged, UserError
 from insika_knowledge.store import migrations
 from insika_knowledge.store.faults import storage_error
-from insika_knowledge.store.statements import SQLITE, Dialect, Params
+from insika_knowledge.store.statements import SQLITE, Column, Dialect, Params, marks
 
 BUSY_TIMEOUT_MS: Final = 30_000
 #: Connections after the first open the file read-write without creating it: a thread
 #: that arrives after the file was deleted gets an error, never a new empty database.
 _REOPEN_FLAGS: Final = apsw.SQLITE_OPEN_READWRITE
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(table: str, names: tuple[str, ...], conflict: str) -> str:
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks(len(names))}) {conflict}"
 
 
 class ApswStatements:
@@ -57,9 +63,13 @@ class ApswStatements:
         self.conn.execute(query, params)
         return int(self.conn.changes())
 
-    def execute_many(self, query: str, params: Iterable[Params]) -> None:
-        """Run `query` once per parameter row."""
-        self.conn.executemany(query, params)
+    def insert_rows(self, table: str, columns: Sequence[Column], rows: Sequence[Params],
+                    conflict: str = "", same: Sequence[tuple[str, str, Any]] = ()) -> None:
+        """Insert `rows` into `table` with one prepared statement run per row (``executemany``)."""
+        if rows:
+            names = tuple(name for name, _ in columns) + tuple(name for name, _, _ in same)
+            fixed = tuple(value for _, _, value in same)
+            self.conn.executemany(_insert_sql(table, names, conflict), [(*row, *fixed) for row in rows])
 
     def lock(self, *key: str) -> None:
         """Nothing: the transaction already holds the database's write lock."""

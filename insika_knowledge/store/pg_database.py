@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -34,7 +34,7 @@ from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
 from insika_knowledge.store import migrations
 from insika_knowledge.store.paths import check_tenant
-from insika_knowledge.store.statements import POSTGRESQL, Dialect
+from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
 #: Schema names: ``insika_<tenant>``; a tenant too long for PostgreSQL's 63-byte names
 #: keeps its first 40 characters, then ``~`` (never in a tenant name) and a digest.
@@ -215,10 +215,16 @@ class PgWriter:
         """Run `query`; how many rows it changed."""
         return self.conn.execute(pg_query(query), params).rowcount
 
-    def execute_many(self, query: str, params: Iterable[Sequence[Any]]) -> None:
-        """Run `query` once per parameter row (pipelined by psycopg)."""
-        with self.conn.cursor() as cursor:
-            cursor.executemany(pg_query(query), params)
+    def insert_rows(self, table: str, columns: Sequence[Column], rows: Sequence[Sequence[Any]],
+                    conflict: str = "", same: Sequence[tuple[str, str, Any]] = ()) -> None:
+        """Insert `rows` into `table` in one statement (``unnest`` of one typed array per column)."""
+        if rows:
+            names = [name for name, _ in columns] + [name for name, _, _ in same]
+            arrays = ", ".join(f"%s::{kind}[]" for _, kind in columns)
+            fixed = "".join(f", %s::{kind}" for _, kind, _ in same)
+            self.conn.execute(
+                f"INSERT INTO {table} ({', '.join(names)}) SELECT u.*{fixed} FROM unnest({arrays}) AS u {conflict}",
+                [*(value for _, _, value in same), *(list(values) for values in zip(*rows, strict=True))])
 
     def lock(self, *key: str) -> None:
         """Hold the advisory lock on (tenant, `key`...) until this transaction ends (once per key)."""

@@ -43,12 +43,12 @@ _STEP_UPSERT: Final = upsert("capture_steps", "session_id, seq, step", "session_
 _PROCEDURE_UPSERT: Final = upsert(
     "procedures", "id, kind, steps, tools, triggers, trigger_runs, successes, failures, confidence, "
     "sample_task, generation, created_at, updated_at, scope", "id")
-_POPULATION_ADD: Final = upsert(
-    "procedure_population", "term, runs, generation", "term",
-    update="runs = procedure_population.runs + excluded.runs, generation = excluded.generation")
+_POPULATION: Final = (("term", "text"), ("runs", "integer"))
+_POPULATION_ADD: Final = ("ON CONFLICT (term) DO UPDATE SET runs = procedure_population.runs + excluded.runs, "
+                          "generation = excluded.generation")
+_NOTE: Final = (("term", "text"),)
 _CLAIM_RUN: Final = insert_new("procedure_runs", "procedure_id, run_id, verdict, recorded_at",
                                "procedure_id, run_id")
-_NOTE_INSERT: Final = insert_new("procedure_term_notes", "scope, term, session, runs", "scope, term")
 _STAGE_INSERT: Final = f"INSERT INTO procedure_stages ({', '.join(STAGE_COLUMNS)}) VALUES ({marks(len(STAGE_COLUMNS))})"
 
 
@@ -101,8 +101,8 @@ class StatementRows:
     def count_population(self, increments: Mapping[str, int]) -> None:
         """Add each term's increment to the population (bumps the generation)."""
         generation = self._bump()
-        self._sql.execute_many(_POPULATION_ADD, [(term, runs, generation)
-                                                 for term, runs in sorted(increments.items())])
+        self._sql.insert_rows("procedure_population", _POPULATION, sorted(increments.items()), _POPULATION_ADD,
+                              same=(("generation", "integer", generation),))
 
     def population_terms(self, terms: Collection[str]) -> set[str]:
         """Which of `terms` the population holds."""
@@ -136,7 +136,9 @@ class StatementRows:
         if again:
             self._sql.execute(*self._notes("UPDATE procedure_term_notes SET runs = runs + 1", scope, again))
         if unseen:
-            self._sql.execute_many(_NOTE_INSERT, [(scope, noted_term, mine, 1) for noted_term in sorted(unseen)])
+            self._sql.insert_rows("procedure_term_notes", _NOTE, [(noted,) for noted in sorted(unseen)],
+                                  "ON CONFLICT (scope, term) DO NOTHING",
+                                  same=(("scope", "text", scope), ("session", "text", mine), ("runs", "integer", 1)))
         return released
 
     def _notes(self, statement: str, scope: str, digests: list[str]) -> tuple[str, tuple[str, Any]]:

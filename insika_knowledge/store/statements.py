@@ -6,9 +6,10 @@ both backends accept: ``?`` placeholders (the PostgreSQL connection turns them i
 ``%s``), ``INSERT ... ON CONFLICT``, ``RETURNING``, ``count(*) FILTER (WHERE ...)``. What
 differs is given by two small objects:
 
-- `Statements`: one write transaction's statements (`rows`, `row`, `execute`,
-  `execute_many`) and its key lock (`lock`: PostgreSQL's transaction-scoped advisory
-  lock; nothing on SQLite, whose ``BEGIN IMMEDIATE`` already serialises every writer);
+- `Statements`: one write transaction's statements (`rows`, `row`, `execute`, and
+  `insert_rows`: many rows in one go, the backend's fastest way) and its key lock
+  (`lock`: PostgreSQL's transaction-scoped advisory lock; nothing on SQLite, whose
+  ``BEGIN IMMEDIATE`` already serialises every writer);
 - `Dialect`: how a list is passed as one parameter (`Dialect.in_list`), row locks for a
   claim, and the SQL of a random key.
 
@@ -18,12 +19,14 @@ A store's reads are `Reads` (one statement each, outside any write transaction).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 #: Statement parameters: positional (``?``) values.
 Params = Sequence[Any]
+#: A column of `Statements.insert_rows`: its name and its PostgreSQL type (``text``, ``integer``...).
+Column = tuple[str, str]
 
 
 class Reads(Protocol):
@@ -45,8 +48,18 @@ class Statements(Reads, Protocol):
         """Run `query`; how many rows it changed."""
         ...
 
-    def execute_many(self, query: str, params: Iterable[Params]) -> None:
-        """Run `query` once per parameter row."""
+    def insert_rows(self, table: str, columns: Sequence[Column], rows: Sequence[Params],
+                    conflict: str = "", same: Sequence[tuple[str, str, Any]] = ()) -> None:
+        """Insert `rows` (values in `columns` order) into `table`, then `conflict`.
+
+        Args:
+            table: the table.
+            columns: the columns each row gives a value of (name, PostgreSQL type).
+            rows: the rows.
+            conflict: an ``ON CONFLICT`` clause, without parameters (it may name the
+                table's columns as ``table.column``, and ``excluded``).
+            same: columns every row has the same value of: (name, PostgreSQL type, value).
+        """
         ...
 
     def lock(self, *key: str) -> None:
