@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from insika_knowledge.errors import StorageError
 from insika_knowledge.store import SQLiteStore
 from insika_knowledge.store.procedures import ProcedureStore
-from insika_knowledge.store.statements import POSTGRESQL, SQLITE, upsert
+from insika_knowledge.store.statements import INLINE_MAX, POSTGRESQL, SQLITE, upsert
 
 
 class _FailingConnection:
@@ -44,9 +45,11 @@ def test_inherited_reads_of_the_sqlite_procedure_store_raise_the_librarys_errors
     store.close()
 
 
-def test_a_list_is_one_parameter_in_either_dialect() -> None:
-    assert SQLITE.in_list("name", ["a", "b"]) == ("name IN (SELECT value FROM json_each(?))", '["a", "b"]')
-    assert POSTGRESQL.in_list("name", ("a", "b")) == ("name = ANY(?)", ["a", "b"])
+def test_one_of_a_list_in_either_dialect() -> None:
+    assert SQLITE.in_list("name", ["a", "b"]) == ("name IN (?, ?)", ("a", "b"))
+    many = [str(i) for i in range(INLINE_MAX + 1)]
+    assert SQLITE.in_list("name", many) == ("name IN (SELECT value FROM json_each(?))", (json.dumps(many),))
+    assert POSTGRESQL.in_list("name", ("a", "b")) == ("name = ANY(?)", (["a", "b"],))
     assert upsert("t", "k, a, b", "k") == (
         "INSERT INTO t (k, a, b) VALUES (?, ?, ?) ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b")
 
@@ -85,3 +88,15 @@ def test_population_counts_and_term_notes_are_the_same_on_both_backends(open_pro
     # y (one run of s1) and z (one run of s2) released by a third session.
     assert [run.result for run in runs] == [{}, {}, {"x": 2}, {"y": 1, "z": 1}]
     store.close()
+
+
+@pytest.mark.parametrize("count", [0, 3, INLINE_MAX + 1])
+def test_a_page_of_listed_names_reads_the_same_for_short_and_long_lists(store: Any, count: int) -> None:
+    from conftest import make_concept
+
+    with store.transaction() as tx:
+        tx.put("a", make_concept(), reason="extract", actor="engine")
+    names = [make_concept().name] + [f"missing-{i}" for i in range(count - 1)] if count else []
+    rows, total, _ = store.page("a", names=names)
+    assert [r.concept.name for r in rows] == names[:1] and total == len(names[:1])
+    assert store.concept_page("a", ranked=names, sort="rank").total == len(names[:1])

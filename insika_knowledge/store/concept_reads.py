@@ -155,7 +155,7 @@ class ConceptReads(NamingReads):
         if names is not None:
             among, listed = self.dialect.in_list("name", names)
             where.append(among)
-            params.append(listed)
+            params.extend(listed)
         return where, params
 
     @staticmethod

@@ -182,7 +182,7 @@ class ConceptWrites(NamingWrites):
         if stale:
             among, listed = self.dialect.in_list("holder", stale)
             self.sql.execute(f"DELETE FROM merge_leases WHERE agent = ? AND name = ? AND {among}",
-                             (agent, name, listed))
+                             (agent, name, *listed))
         live = [r for r in rows if r[0] not in stale]
         mine = next((r for r in live if r[0] == holder), None)
         if mine is None:

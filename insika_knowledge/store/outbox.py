@@ -170,7 +170,7 @@ class Outbox:
             dead = [h for h in holders if gone(h)]
             if dead:
                 among, listed = self.db.dialect.in_list("claimed_by", dead)
-                w.execute(f"{_RELEASED} WHERE {among}", (listed,))
+                w.execute(f"{_RELEASED} WHERE {among}", listed)
             row = w.row(
                 f"SELECT {_COLS} FROM outbox WHERE (claimed_by IS NULL OR claimed_until < ?) "
                 f"AND not_before <= ? ORDER BY id LIMIT 1{self.db.dialect.skip_locked}", (now, now))
@@ -232,8 +232,8 @@ class Outbox:
         listed = sorted(set(ids))
         if not listed:
             return set()
-        among, param = self.db.dialect.in_list("id", listed)
-        return {int(r[0]) for r in self.db.rows(f"SELECT id FROM outbox WHERE {among}", (param,))}
+        among, params = self.db.dialect.in_list("id", listed)
+        return {int(r[0]) for r in self.db.rows(f"SELECT id FROM outbox WHERE {among}", params)}
 
     def dropped(self, agent: str | None = None) -> int:
         """Turns refused by the queue (`DROPPED_FULL`, `DROPPED_TOO_LARGE`) still on record."""

@@ -54,11 +54,11 @@ _STAGE_INSERT: Final = f"INSERT INTO procedure_stages ({', '.join(STAGE_COLUMNS)
 
 def _population_terms(reads: Reads, dialect: Dialect, terms: Collection[str]) -> set[str]:
     """Which of `terms` are in ``procedure_population``."""
-    wanted = sorted({t for t in terms if t})
+    wanted = [t for t in set(terms) if t]
     if not wanted:
         return set()
     among, listed = dialect.in_list("term", wanted)
-    return {str(r[0]) for r in reads.rows(f"SELECT term FROM procedure_population WHERE {among}", (listed,))}
+    return {str(r[0]) for r in reads.rows(f"SELECT term FROM procedure_population WHERE {among}", listed)}
 
 
 class StatementRows:
@@ -141,10 +141,10 @@ class StatementRows:
                                   same=(("scope", "text", scope), ("session", "text", mine), ("runs", "integer", 1)))
         return released
 
-    def _notes(self, statement: str, scope: str, digests: list[str]) -> tuple[str, tuple[str, Any]]:
+    def _notes(self, statement: str, scope: str, digests: list[str]) -> tuple[str, tuple[Any, ...]]:
         """`statement` over the notes of `scope` whose term is one of `digests`, and its parameters."""
         among, listed = self._dialect.in_list("term", digests)
-        return f"{statement} WHERE scope = ? AND {among}", (scope, listed)
+        return f"{statement} WHERE scope = ? AND {among}", (scope, *listed)
 
     def put(self, procedure: Procedure) -> None:
         """Insert or replace `procedure` (bumps the generation)."""

@@ -10,8 +10,8 @@ differs is given by two small objects:
   `insert_rows`: many rows in one go, the backend's fastest way) and its key lock
   (`lock`: PostgreSQL's transaction-scoped advisory lock; nothing on SQLite, whose
   ``BEGIN IMMEDIATE`` already serialises every writer);
-- `Dialect`: how a list is passed as one parameter (`Dialect.in_list`), row locks for a
-  claim, and the SQL of a random key.
+- `Dialect`: how "one of a list" is written (`Dialect.in_list`), row locks for a claim,
+  and the SQL of a random key.
 
 A store's reads are `Reads` (one statement each, outside any write transaction).
 """
@@ -73,9 +73,8 @@ class Dialect:
 
     Attributes:
         name: ``sqlite`` or ``postgresql``.
-        any_of: the condition "column is one of a list" with ``{column}`` and one ``?``
-            placeholder for the list (`in_list`).
-        list_param: the list as that one parameter.
+        in_list: ``(column, values) -> (condition, parameters)``: the condition "column
+            is one of `values`" and the parameters its placeholders take.
         skip_locked: what a claim's ``SELECT ... LIMIT 1`` ends with so two workers never
             take the same row (PostgreSQL row locks; SQLite serialises writers already).
         for_update: what a read ends with to lock the row it reads until commit.
@@ -83,26 +82,30 @@ class Dialect:
     """
 
     name: str
-    any_of: str
-    list_param: Callable[[Sequence[Any]], Any]
+    in_list: Callable[[str, Sequence[Any]], tuple[str, tuple[Any, ...]]]
     skip_locked: str
     for_update: str
     random_key: str
 
-    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, Any]:
-        """The condition "`column` is one of `values`" and its one parameter."""
-        return self.any_of.format(column=column), self.list_param(values)
+
+#: Values SQLite takes as placeholders of one ``IN (...)`` list; a longer list is one JSON parameter.
+INLINE_MAX: Final = 500
 
 
-def _json_list(values: Sequence[Any]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
+def _sqlite_in(column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+    if len(values) <= INLINE_MAX:
+        return f"{column} IN ({marks(len(values))})", tuple(values)
+    return f"{column} IN (SELECT value FROM json_each(?))", (json.dumps(list(values), ensure_ascii=False),)
 
 
-#: SQLite: a list is one JSON parameter; writers are serialised by ``BEGIN IMMEDIATE``.
-SQLITE: Final = Dialect("sqlite", "{column} IN (SELECT value FROM json_each(?))", _json_list, "", "",
-                        "lower(hex(randomblob(32)))")
+def _postgres_in(column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+    return f"{column} = ANY(?)", (list(values),)
+
+
+#: SQLite: a list is its placeholders (or one JSON parameter); ``BEGIN IMMEDIATE`` serialises writers.
+SQLITE: Final = Dialect("sqlite", _sqlite_in, "", "", "lower(hex(randomblob(32)))")
 #: PostgreSQL: a list is one array parameter; row locks where a claim or a check needs them.
-POSTGRESQL: Final = Dialect("postgresql", "{column} = ANY(?)", list, " FOR UPDATE SKIP LOCKED", " FOR UPDATE",
+POSTGRESQL: Final = Dialect("postgresql", _postgres_in, " FOR UPDATE SKIP LOCKED", " FOR UPDATE",
                             "md5(random()::text || clock_timestamp()::text) || md5(random()::text)")
 
 
