@@ -81,9 +81,8 @@ def open_store(
         InvalidName: the tenant name is invalid or escapes the directory.
         UserError: PostgreSQL is chosen but psycopg is missing or the server unreachable.
     """
-    url = database_url(database)
+    url = _postgres_url(database)
     if url is not None:
-        _require_postgres()
         from insika_knowledge.store.postgres import PostgresStore
 
         return PostgresStore(url, tenant, clock=clock, tokenizer=tokenizer)
@@ -105,9 +104,8 @@ def open_procedure_store(
         InvalidName: the tenant name is invalid or escapes the directory.
         UserError: PostgreSQL is chosen but psycopg is missing or the server unreachable.
     """
-    url = database_url(database)
+    url = _postgres_url(database)
     if url is not None:
-        _require_postgres()
         from insika_knowledge.store.pg_procedures import PostgresProcedureStore
 
         return PostgresProcedureStore(url, tenant)
@@ -122,9 +120,8 @@ def list_tenants(directory: str | os.PathLike[str] | None = None, database: str 
     Raises:
         UserError: PostgreSQL is chosen but cannot be reached.
     """
-    url = database_url(database)
+    url = _postgres_url(database)
     if url is not None:
-        _require_postgres()
         from insika_knowledge.store.postgres import tenants as schemas
 
         return schemas(url)
@@ -139,9 +136,8 @@ def has_tenant(tenant: str, directory: str | os.PathLike[str] | None = None,
         InvalidName: the tenant name is invalid.
         UserError: PostgreSQL is chosen but cannot be reached.
     """
-    url = database_url(database)
+    url = _postgres_url(database)
     if url is not None:
-        _require_postgres()
         from insika_knowledge.store.postgres import has_tenant as has_schema
 
         return has_schema(url, check_tenant(tenant))
@@ -150,24 +146,28 @@ def has_tenant(tenant: str, directory: str | os.PathLike[str] | None = None,
 
 def location(directory: str | os.PathLike[str] | None = None, database: str | None = None) -> str:
     """Where the stores are, for messages: the data directory, or the URL without its password."""
-    url = database_url(database)
+    url = _postgres_url(database)
     if url is not None:
-        _require_postgres()
         from insika_knowledge.store.postgres import redact
 
         return redact(url)
     return str(data_dir(directory))
 
 
-def _require_postgres() -> None:
-    """Check the PostgreSQL backend's packages are installed (psycopg is an optional extra).
+def _postgres_url(database: str | None) -> str | None:
+    """The PostgreSQL URL `database` (or ``$INSIKA_DATABASE_URL``) selects, or None for SQLite.
 
     Raises:
-        UserError: psycopg or psycopg_pool is not installed.
+        UserError: PostgreSQL is chosen but psycopg or psycopg_pool is not installed (an
+            optional extra).
     """
+    url = database_url(database)
+    if url is None:
+        return None
     for package in ("psycopg", "psycopg_pool"):
         if importlib.util.find_spec(package) is None:
             raise UserError(
                 f"a postgresql:// database needs the postgres extra ({package} is missing): "
                 "pip install 'insika-knowledge[postgres]'"
             )
+    return url

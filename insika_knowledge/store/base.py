@@ -31,7 +31,7 @@ from insika_knowledge.store.naming import Alias, PossibleDuplicate
 
 if TYPE_CHECKING:  # record types of the procedure store, for `ProcedureStorage` only
     from insika_knowledge.procedure import Procedure
-    from insika_knowledge.store.procedures import CountedRun, SessionRow
+    from insika_knowledge.store.procedure_records import CountedRun, SessionRow
 
 
 @dataclass(frozen=True, slots=True)

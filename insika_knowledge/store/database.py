@@ -9,14 +9,15 @@ registers the FTS5 tokenizer and builds the full-text index there.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Final
+from typing import Any, ClassVar, Final
 
 import apsw
 
@@ -24,11 +25,54 @@ from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import DatabaseFileChanged, UserError
 from insika_knowledge.store import migrations
 from insika_knowledge.store.faults import storage_error
+from insika_knowledge.store.statements import SQLITE, Column, Dialect, Params, marks
 
 BUSY_TIMEOUT_MS: Final = 30_000
 #: Connections after the first open the file read-write without creating it: a thread
 #: that arrives after the file was deleted gets an error, never a new empty database.
 _REOPEN_FLAGS: Final = apsw.SQLITE_OPEN_READWRITE
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(table: str, names: tuple[str, ...], conflict: str) -> str:
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks(len(names))}) {conflict}"
+
+
+class ApswStatements:
+    """`insika_knowledge.store.statements.Statements` on one apsw connection.
+
+    SQLite serialises writers with ``BEGIN IMMEDIATE``, so `lock` has nothing to do.
+    """
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: apsw.Connection):
+        self.conn = conn
+
+    def rows(self, query: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row `query` returns."""
+        return self.conn.execute(query, params).fetchall()
+
+    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row `query` returns, or None."""
+        found: tuple[Any, ...] | None = self.conn.execute(query, params).fetchone()
+        return found
+
+    def execute(self, query: str, params: Params = ()) -> int:
+        """Run `query`; how many rows it changed."""
+        self.conn.execute(query, params)
+        return int(self.conn.changes())
+
+    def insert_rows(self, table: str, columns: Sequence[Column], rows: Sequence[Params],
+                    conflict: str = "", same: Sequence[tuple[str, str, Any]] = ()) -> None:
+        """Insert `rows` into `table` with one prepared statement run per row (``executemany``)."""
+        if rows:
+            names = tuple(name for name, _ in columns) + tuple(name for name, _, _ in same)
+            fixed = tuple(value for _, _, value in same)
+            self.conn.executemany(_insert_sql(table, names, conflict), [(*row, *fixed) for row in rows])
+
+    def lock(self, *key: str) -> None:
+        """Nothing: the transaction already holds the database's write lock."""
 
 
 class Database:
@@ -77,6 +121,9 @@ class Database:
             with budget:
                 self._open(conn)
         self._identity = _identity(self.path)
+
+    #: The SQL words this backend spells its own way (`insika_knowledge.store.statements`).
+    dialect: ClassVar[Dialect] = SQLITE
 
     def _open(self, conn: apsw.Connection) -> None:
         """Bring the file up to date on open: apply the migrations that need no capability."""
@@ -163,6 +210,26 @@ class Database:
             self._all[id(conn)] = conn
         self._local.owned = _Owned(conn, self._all, self._lock)
         return conn
+
+    def rows(self, query: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row one read statement returns (this thread's connection)."""
+        return self._conn().execute(query, params).fetchall()
+
+    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row one read statement returns, or None."""
+        found: tuple[Any, ...] | None = self._conn().execute(query, params).fetchone()
+        return found
+
+    @contextmanager
+    def write(self, busy_timeout_ms: int | None = None) -> Iterator[ApswStatements]:
+        """One ``BEGIN IMMEDIATE`` write transaction's statements (see `_write`).
+
+        Raises:
+            StorageBusy: the lock was not free within the wait; nothing was written.
+            StorageError: the file changed, the disk is full, read-only or failing.
+        """
+        with self._write(busy_timeout_ms) as conn:
+            yield ApswStatements(conn)
 
     def open_connections(self) -> int:
         """How many connections of this store are open now (one per live thread that used it)."""

@@ -23,7 +23,7 @@ import inspect
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import apsw
 
@@ -95,38 +95,52 @@ def storage_error(exc: apsw.Error, path: Path, *, waited_ms: float = 0.0) -> Sto
 def mapped_errors(cls: type[T]) -> type[T]:
     """Class decorator: every public method of `cls` raises `storage_error`'s errors.
 
-    The class must have a ``path`` attribute (the database file). Methods that are
-    generators are wrapped so errors raised while iterating are mapped too.
+    Inherited methods too (the backend-neutral store code is written once, without apsw):
+    each public function of the class or its bases is wrapped once, on `cls`. The class
+    must have a ``path`` attribute (the database file). Methods that are generators are
+    wrapped so errors raised while iterating are mapped too.
     """
-    for name, member in list(vars(cls).items()):
-        if name.startswith("_") or not inspect.isfunction(member):
+    members: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__[:-1]):  # the most derived definition wins
+        members.update(vars(klass))
+    for name, member in members.items():
+        if name.startswith("_") or not inspect.isfunction(member) or member in _WRAPPERS:
             continue
         setattr(cls, name, _wrap(member))
     return cls
 
 
+#: The wrappers `mapped_errors` made (a method inherited already wrapped is not wrapped again).
+_WRAPPERS: set[Callable[..., Any]] = set()
+
+
 def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+    wrapper: Callable[..., Any]
     if inspect.isgeneratorfunction(function):
         @functools.wraps(function)
         def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
             try:
                 yield from function(self, *args, **kwargs)
             except apsw.Error as exc:
-                mapped = storage_error(exc, Path(self.path))
-                if mapped is None:
-                    raise
-                raise mapped from None
+                _reraise(self, exc)
 
-        return generator
+        wrapper = generator
+    else:
+        @functools.wraps(function)
+        def plain(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(self, *args, **kwargs)
+            except apsw.Error as exc:
+                _reraise(self, exc)
 
-    @functools.wraps(function)
-    def plain(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(self, *args, **kwargs)
-        except apsw.Error as exc:
-            mapped = storage_error(exc, Path(self.path))
-            if mapped is None:
-                raise
-            raise mapped from None
+        wrapper = plain
+    _WRAPPERS.add(wrapper)
+    return wrapper
 
-    return plain
+
+def _reraise(store: Any, exc: apsw.Error) -> NoReturn:
+    """Raise `exc`'s `storage_error` (the store's ``path`` named), or `exc` itself."""
+    mapped = storage_error(exc, Path(store.path))
+    if mapped is None:
+        raise exc
+    raise mapped from None

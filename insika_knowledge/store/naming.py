@@ -7,8 +7,8 @@ closely matches a concept is held as a **possible duplicate** for a human (the S
 never merged and never written as a second concept. The decision is
 `insika_knowledge.consolidate.naming`'s; this module only reads and writes the rows.
 
-`NamingWrites` is mixed into the store's write transaction, `NamingReads` into the
-store itself.
+`NamingWrites` is mixed into either backend's write transaction, `NamingReads` into
+either store (the SQL is written once: `insika_knowledge.store.statements`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
-from insika_knowledge.store.faults import mapped_errors
+from insika_knowledge.store.statements import Params, Reads, Statements, insert_new
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,38 +75,39 @@ DUPLICATE_COLUMNS = (
 
 
 class NamingWrites:
-    """Alias and possible-duplicate rows, inside the store's write transaction."""
+    """Alias and possible-duplicate rows, inside the store's write transaction (either backend).
 
-    conn: apsw.Connection
+    The first attribution of an alias stands and a replayed turn holds its candidate once
+    (``ON CONFLICT DO NOTHING``), so writers storing the same row together keep one.
+    """
+
+    sql: Statements
     clock: Callable[[], str]
 
     def alias_of(self, agent: str, alias: str) -> str | None:
         """The concept name `alias` is recorded under, or None."""
-        row = self.conn.execute(
-            "SELECT name FROM aliases WHERE agent=? AND alias=?", (agent, alias)
-        ).fetchone()
-        return None if row is None else str(row[0])
+        return alias_row(self.sql, agent, alias)
 
     def add_alias(self, agent: str, alias: str, name: str, session_id: str, turn_id: str) -> None:
         """Keep `alias` as a name of `name` (the first attribution of an alias stands)."""
-        self.conn.execute(
-            "INSERT OR IGNORE INTO aliases (agent, alias, name, session_id, turn_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+        self.sql.execute(
+            insert_new("aliases", "agent, alias, name, session_id, turn_id, created_at", "agent, alias"),
             (agent, alias, name, session_id, turn_id, self.clock()),
         )
 
     def has_possible_duplicate(self, agent: str, name: str, session_id: str, turn_id: str) -> bool:
         """True when this (session, turn) already held a candidate called `name` (a replay)."""
-        return self.conn.execute(
-            "SELECT 1 FROM possible_duplicates WHERE agent=? AND name=? AND session_id=? "
-            "AND turn_id=?", (agent, name, session_id, turn_id),
-        ).fetchone() is not None
+        return self.sql.row(
+            "SELECT 1 FROM possible_duplicates WHERE agent = ? AND name = ? AND session_id = ? "
+            "AND turn_id = ?", (agent, name, session_id, turn_id),
+        ) is not None
 
     def add_possible_duplicate(self, agent: str, held: PossibleDuplicate) -> None:
         """Hold one candidate as a possible duplicate (``open``, stamped now)."""
-        self.conn.execute(
-            f"INSERT OR IGNORE INTO possible_duplicates (agent, {DUPLICATE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)",
+        self.sql.execute(
+            f"INSERT INTO possible_duplicates (agent, {DUPLICATE_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?) "
+            "ON CONFLICT (agent, name, session_id, turn_id) DO NOTHING",
             (agent, held.name, held.duplicate_of, held.session_id, held.turn_id,
              held.description, held.type, held.body, round(min(max(held.similarity, 0.0), 1.0), 4),
              self.clock()),
@@ -116,37 +115,33 @@ class NamingWrites:
 
     def rename_naming(self, agent: str, old: str, new: str) -> None:
         """Point the aliases and possible duplicates of concept `old` at `new`."""
-        self.conn.execute("UPDATE aliases SET name=? WHERE agent=? AND name=?", (new, agent, old))
-        self.conn.execute(
-            "UPDATE possible_duplicates SET duplicate_of=? WHERE agent=? AND duplicate_of=?",
+        self.sql.execute("UPDATE aliases SET name = ? WHERE agent = ? AND name = ?", (new, agent, old))
+        self.sql.execute(
+            "UPDATE possible_duplicates SET duplicate_of = ? WHERE agent = ? AND duplicate_of = ?",
             (new, agent, old),
         )
 
 
-@mapped_errors  # as the store it is mixed into: no raw apsw error leaves a read
 class NamingReads:
-    """Reads of the naming tables, for the Studio, the benchmark and tests.
+    """Reads of the naming tables, for the Studio, the benchmark and tests (either backend)."""
 
-    Mixed into a `Database` subclass (its ``path`` names the file in a mapped error).
-    """
+    def rows(self, query: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row one read statement returns (the store's)."""
+        raise NotImplementedError
 
-    def _conn(self) -> apsw.Connection:
+    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row one read statement returns, or None (the store's)."""
         raise NotImplementedError
 
     def alias_of(self, agent: str, alias: str) -> str | None:
         """The concept name `alias` is recorded under, or None."""
-        row = self._conn().execute(
-            "SELECT name FROM aliases WHERE agent=? AND alias=?", (agent, alias)
-        ).fetchone()
-        return None if row is None else str(row[0])
+        return alias_row(self, agent, alias)
 
     def aliases(self, agent: str, name: str) -> list[Alias]:
         """The aliases of concept `name`, oldest first."""
-        rows = self._conn().execute(
+        return [Alias(*r) for r in self.rows(
             "SELECT alias, name, session_id, turn_id, created_at FROM aliases "
-            "WHERE agent=? AND name=? ORDER BY created_at, alias", (agent, name),
-        )
-        return [Alias(*r) for r in rows]
+            "WHERE agent = ? AND name = ? ORDER BY created_at, alias", (agent, name))]
 
     def possible_duplicates(self, agent: str, name: str | None = None,
                             status: str | None = "open") -> list[PossibleDuplicate]:
@@ -160,26 +155,26 @@ class NamingReads:
         Returns:
             The held candidates, oldest first.
         """
-        where, params = ["agent=?"], [agent]
-        if name is not None:
-            where.append("duplicate_of=?")
-            params.append(name)
-        if status is not None:
-            where.append("status=?")
-            params.append(status)
-        rows = self._conn().execute(
+        where, params = ["agent = ?"], [agent]
+        for column, value in (("duplicate_of", name), ("status", status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        return [duplicate_row(r) for r in self.rows(
             f"SELECT {DUPLICATE_COLUMNS} FROM possible_duplicates WHERE {' AND '.join(where)} "
-            "ORDER BY seen_at, name, session_id, turn_id", params,
-        )
-        return [duplicate_row(r) for r in rows]
+            "ORDER BY seen_at, name, session_id, turn_id", params)]
 
     def duplicate_names(self, agent: str) -> list[str]:
         """Names of `agent`'s concepts with at least one open possible duplicate, sorted."""
-        rows = self._conn().execute(
-            "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent=? AND status='open' "
-            "ORDER BY 1", (agent,),
-        )
-        return [str(r[0]) for r in rows]
+        return [str(r[0]) for r in self.rows(
+            "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? "
+            "AND status = 'open' ORDER BY 1", (agent,))]
+
+
+def alias_row(reads: Reads, agent: str, alias: str) -> str | None:
+    """The concept name `alias` is recorded under, or None."""
+    row = reads.row("SELECT name FROM aliases WHERE agent = ? AND alias = ?", (agent, alias))
+    return None if row is None else str(row[0])
 
 
 def duplicate_row(row: tuple[Any, ...]) -> PossibleDuplicate:

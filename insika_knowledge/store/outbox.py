@@ -1,4 +1,6 @@
-"""The extraction outbox of one tenant database (``sql/008_outbox.sql``): durable turns to learn.
+"""The extraction outbox of one tenant (``sql/008_outbox.sql``, ``sql/postgres/004_outbox.sql``).
+
+Written once for both backends (`insika_knowledge.store.statements`): durable turns to learn.
 
 `Outbox` speaks the SQL; the queue that feeds it and drains it is
 `insika_knowledge.outbox.ExtractionQueue`. A turn is one row from `enqueue` until its
@@ -12,16 +14,17 @@ and a backfill can find them.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final, Protocol
 
 import apsw
 
 from insika_knowledge.store.base import Enqueued, ExtractionRecord, QueuedTurn
-from insika_knowledge.store.database import Database
+from insika_knowledge.store.concepts import EXTRACTION_COLUMNS, RECORD_EXTRACTION
+from insika_knowledge.store.statements import Dialect, Reads, Statements, insert_new, scalar
 
 #: The ``extractions`` outcome of a turn refused because the outbox was full.
 DROPPED_FULL: Final = "dropped_outbox_full"
@@ -31,27 +34,46 @@ DROPPED_TOO_LARGE: Final = "dropped_too_large"
 GAVE_UP: Final = "error"
 
 _COLS: Final = "id, agent, session_id, turn_id, knowledge, messages, enqueued_at, attempts"
+_RECORD_ONCE: Final = insert_new("extractions", EXTRACTION_COLUMNS, "agent, session_id, turn_id")
+_RELEASED: Final = "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL"
 
 
-class Outbox:
-    """The ``outbox`` table of the database `db` (a tenant's `SQLiteStore`); an `OutboxStorage`.
+class OutboxDatabase(Reads, Protocol):
+    """What the outbox needs of its tenant's store (`SQLiteStore` or `PostgresStore`)."""
 
-    Args:
-        db: the tenant's database (its connections and write transactions are used).
-    """
-
-    def __init__(self, db: Database):
-        self.db = db
-
-    @property
-    def path(self) -> Path:
-        """The database file."""
-        return self.db.path
+    clock: Callable[[], str]
+    dialect: ClassVar[Dialect]
 
     @property
     def location(self) -> str:
-        """Where the outbox lives, for messages (the database file)."""
-        return str(self.db.path)
+        """Where the data lives, for messages."""
+        ...
+
+    def write(self, busy_timeout_ms: int | None = None) -> AbstractContextManager[Statements]:
+        """One write transaction (waiting at most `busy_timeout_ms` for a lock)."""
+        ...
+
+
+class Outbox:
+    """The ``outbox`` table of a tenant's store, on either backend; an `OutboxStorage`.
+
+    Enqueues take the tenant's ``outbox`` key lock (`Statements.lock`: an advisory lock on
+    PostgreSQL, so the `max_pending` bound holds across replicas; SQLite's ``BEGIN
+    IMMEDIATE`` serialises them already), and a claim takes the oldest free row with the
+    dialect's row lock (``FOR UPDATE SKIP LOCKED`` on PostgreSQL: two workers never claim
+    one row, and neither waits for the other).
+
+    Args:
+        db: the tenant's store (its reads and write transactions are used).
+    """
+
+    def __init__(self, db: OutboxDatabase):
+        self.db = db
+
+    @property
+    def location(self) -> str:
+        """Where the outbox lives, for messages (the database file, or URL and schema)."""
+        return self.db.location
 
     def enqueue(
         self,
@@ -76,34 +98,33 @@ class Outbox:
             knowledge: the ``knowledge:`` block as JSON text.
             messages: the messages as JSON text (bounded by the caller).
             max_pending: the most turns the outbox may hold (>= 1).
-            busy_timeout_ms: the longest wait for the write lock (None: the store's 30 s).
+            busy_timeout_ms: the longest wait for the write lock (None: the store's default).
 
         Raises:
             StorageBusy: the write lock was not free within `busy_timeout_ms`.
-            StorageError: the disk is full, read-only or failing.
+            StorageError: the disk is full, read-only or failing (SQLite).
+            RunTimeFailure: the database failed (PostgreSQL).
         """
-        with self.db._write(busy_timeout_ms) as conn:
-            pending = _int(conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM outbox LIMIT ?)", (max_pending + 1,)
-            ).fetchone())
+        with self.db.write(busy_timeout_ms) as w:
+            w.lock("outbox")
+            pending = int(scalar(w, "SELECT count(*) FROM (SELECT 1 FROM outbox LIMIT ?) AS o",
+                                 (max_pending + 1,)))
             now = self.db.clock()
             if pending >= max_pending:
                 detail = (f"the extraction outbox held {pending} pending turns (limit {max_pending}); "
                           "the turn was not queued")
-                _record_once(conn, ExtractionRecord(
+                w.execute(_RECORD_ONCE, ExtractionRecord(
                     agent=agent, session_id=session_id, turn_id=turn_id, outcome=DROPPED_FULL,
                     retryable=True, candidates=0, written=0, detail=detail, attempted_at=now,
-                ))
+                ).to_row())
                 return Enqueued(False, pending)
-            conn.execute(
+            w.execute(
                 "INSERT INTO outbox (agent, session_id, turn_id, knowledge, messages, enqueued_at) "
-                "VALUES (?,?,?,?,?,?) ON CONFLICT (agent, session_id, turn_id) DO NOTHING",
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, session_id, turn_id) DO NOTHING",
                 (agent, session_id, turn_id, knowledge, messages, now),
             )
-            row = conn.execute(
-                "SELECT id FROM outbox WHERE agent=? AND session_id=? AND turn_id=?",
-                (agent, session_id, turn_id),
-            ).fetchone()
+            row = w.row("SELECT id FROM outbox WHERE agent = ? AND session_id = ? AND turn_id = ?",
+                        (agent, session_id, turn_id))
             return Enqueued(True, pending, None if row is None else int(row[0]))
 
     def record_refusal(self, agent: str, session_id: str, turn_id: str, outcome: str, detail: str) -> None:
@@ -112,12 +133,11 @@ class Outbox:
         Raises:
             StorageError: the write failed.
         """
-        with self.db._write() as conn:
-            _record_once(conn, ExtractionRecord(
+        with self.db.write() as w:
+            w.execute(_RECORD_ONCE, ExtractionRecord(
                 agent=agent, session_id=session_id, turn_id=turn_id, outcome=outcome,
-                retryable=True, candidates=0, written=0, detail=detail,
-                attempted_at=self.db.clock(),
-            ))
+                retryable=True, candidates=0, written=0, detail=detail, attempted_at=self.db.clock(),
+            ).to_row())
 
     def claim(
         self,
@@ -143,30 +163,24 @@ class Outbox:
             StorageError: the database failed (busy beyond 30 s, full, ...).
         """
         now = time.time() if now_s is None else now_s
-        with self.db._write() as conn:
-            holders = [r[0] for r in conn.execute(
+        with self.db.write() as w:
+            holders = [str(r[0]) for r in w.rows(
                 "SELECT DISTINCT claimed_by FROM outbox WHERE claimed_by IS NOT NULL "
-                "AND claimed_by != ? AND claimed_until >= ?", (worker, now),
-            )]
+                "AND claimed_by <> ? AND claimed_until >= ?", (worker, now))]
             dead = [h for h in holders if gone(h)]
             if dead:
-                conn.execute(
-                    "UPDATE outbox SET claimed_by=NULL, claimed_until=NULL "
-                    "WHERE claimed_by IN (SELECT value FROM json_each(?))", (json.dumps(dead),),
-                )
-            row = conn.execute(
+                among, listed = self.db.dialect.in_list("claimed_by", dead)
+                w.execute(f"{_RELEASED} WHERE {among}", listed)
+            row = w.row(
                 f"SELECT {_COLS} FROM outbox WHERE (claimed_by IS NULL OR claimed_until < ?) "
-                "AND not_before <= ? ORDER BY id LIMIT 1", (now, now),
-            ).fetchone()
+                f"AND not_before <= ? ORDER BY id LIMIT 1{self.db.dialect.skip_locked}", (now, now))
             if row is None:
                 return None
-            conn.execute(
-                "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts=attempts+1 WHERE id=?",
-                (worker, now + lease_s, row[0]),
-            )
+            w.execute("UPDATE outbox SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
+                      "WHERE id = ?", (worker, now + lease_s, row[0]))
         turn = QueuedTurn(*row)
-        return QueuedTurn(turn.id, turn.agent, turn.session_id, turn.turn_id, turn.knowledge,
-                          turn.messages, turn.enqueued_at, turn.attempts + 1)
+        return QueuedTurn(int(turn.id), turn.agent, turn.session_id, turn.turn_id, turn.knowledge,
+                          turn.messages, turn.enqueued_at, int(turn.attempts) + 1)
 
     def finish(self, turn_id: int) -> None:
         """Remove a turn whose extraction is over (its outcome is in ``extractions``).
@@ -174,8 +188,8 @@ class Outbox:
         Raises:
             StorageError: the write failed.
         """
-        with self.db._write() as conn:
-            conn.execute("DELETE FROM outbox WHERE id=?", (turn_id,))
+        with self.db.write() as w:
+            w.execute("DELETE FROM outbox WHERE id = ?", (turn_id,))
 
     def give_up(self, turn: QueuedTurn, detail: str) -> None:
         """Remove a turn that failed too often, recording outcome `GAVE_UP` (retryable).
@@ -183,18 +197,13 @@ class Outbox:
         Raises:
             StorageError: the write failed.
         """
-        with self.db._write() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO extractions (agent, session_id, turn_id, outcome, "
-                "retryable, candidates, written, dropped, detail, attempted_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                ExtractionRecord(
-                    agent=turn.agent, session_id=turn.session_id, turn_id=turn.turn_id,
-                    outcome=GAVE_UP, retryable=True, candidates=0, written=0,
-                    detail=detail[:300], attempted_at=self.db.clock(),
-                ).to_row(),
-            )
-            conn.execute("DELETE FROM outbox WHERE id=?", (turn.id,))
+        record = ExtractionRecord(
+            agent=turn.agent, session_id=turn.session_id, turn_id=turn.turn_id, outcome=GAVE_UP,
+            retryable=True, candidates=0, written=0, detail=detail[:300], attempted_at=self.db.clock(),
+        )
+        with self.db.write() as w:
+            w.execute(RECORD_EXTRACTION, record.to_row())
+            w.execute("DELETE FROM outbox WHERE id = ?", (turn.id,))
 
     def retry_later(self, turn_id: int, not_before_s: float) -> None:
         """Release a claimed turn so any worker may take it again after `not_before_s` (unix s).
@@ -202,11 +211,8 @@ class Outbox:
         Raises:
             StorageError: the write failed.
         """
-        with self.db._write() as conn:
-            conn.execute(
-                "UPDATE outbox SET claimed_by=NULL, claimed_until=NULL, not_before=? WHERE id=?",
-                (not_before_s, turn_id),
-            )
+        with self.db.write() as w:
+            w.execute(f"{_RELEASED}, not_before = ? WHERE id = ?", (not_before_s, turn_id))
 
     def release(self, worker: str) -> int:
         """Release every claim `worker` holds (it is stopping); returns how many.
@@ -214,32 +220,29 @@ class Outbox:
         Raises:
             StorageError: the write failed.
         """
-        with self.db._write() as conn:
-            conn.execute(
-                "UPDATE outbox SET claimed_by=NULL, claimed_until=NULL WHERE claimed_by=?", (worker,)
-            )
-            return int(conn.changes())
+        with self.db.write() as w:
+            return w.execute(f"{_RELEASED} WHERE claimed_by = ?", (worker,))
 
     def pending(self) -> int:
         """Turns in the outbox (claimed or not)."""
-        return _int(self.db._conn().execute("SELECT count(*) FROM outbox").fetchone())
+        return int(scalar(self.db, "SELECT count(*) FROM outbox"))
 
     def present(self, ids: Iterable[int]) -> set[int]:
         """Which of `ids` are still in the outbox."""
-        listed = json.dumps(sorted(set(ids)))
-        rows = self.db._conn().execute(
-            "SELECT id FROM outbox WHERE id IN (SELECT value FROM json_each(?))", (listed,)
-        )
-        return {int(r[0]) for r in rows}
+        listed = sorted(set(ids))
+        if not listed:
+            return set()
+        among, params = self.db.dialect.in_list("id", listed)
+        return {int(r[0]) for r in self.db.rows(f"SELECT id FROM outbox WHERE {among}", params)}
 
     def dropped(self, agent: str | None = None) -> int:
         """Turns refused by the queue (`DROPPED_FULL`, `DROPPED_TOO_LARGE`) still on record."""
-        sql = "SELECT count(*) FROM extractions WHERE outcome IN (?, ?)"
+        query = "SELECT count(*) FROM extractions WHERE outcome IN (?, ?)"
         params: tuple[Any, ...] = (DROPPED_FULL, DROPPED_TOO_LARGE)
         if agent is not None:
-            sql += " AND agent=?"
+            query += " AND agent = ?"
             params += (agent,)
-        return _int(self.db._conn().execute(sql, params).fetchone())
+        return int(scalar(self.db, query, params))
 
 
 def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
@@ -263,16 +266,3 @@ def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
         return False
     finally:
         conn.close()
-
-
-def _record_once(conn: apsw.Connection, record: ExtractionRecord) -> None:
-    """Insert `record` into ``extractions`` unless that turn already has one."""
-    conn.execute(
-        "INSERT OR IGNORE INTO extractions (agent, session_id, turn_id, outcome, retryable, "
-        "candidates, written, dropped, detail, attempted_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        record.to_row(),
-    )
-
-
-def _int(row: Any) -> int:
-    return int(row[0]) if row is not None else 0

@@ -4,7 +4,8 @@ Every `SNAPSHOT_EVERY`-th version of a concept (1, 33, 65, ...) keeps its whole 
 as text in ``concept_versions.markdown``. The versions between keep theirs as a BLOB:
 the record compressed with zlib using that snapshot as the preset dictionary, so a
 sighting that only moved the counts costs a few dozen bytes instead of a whole record.
-`unpack` reads either form; rows written before this scheme are all text.
+`unpack` reads either form; rows written before this scheme are all text, as are all
+rows of the PostgreSQL store, which keeps whole records (`pack` is SQLite's).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import zlib
 from typing import Any, Final
 
-import apsw
+from insika_knowledge.store.statements import Reads
 
 #: One full-text snapshot every this many versions of a concept.
 SNAPSHOT_EVERY: Final = 32
@@ -23,7 +24,7 @@ def snapshot_of(number: int) -> int:
     return number - (number - 1) % SNAPSHOT_EVERY
 
 
-def pack(conn: apsw.Connection, agent: str, name: str, number: int, markdown: str) -> str | bytes:
+def pack(conn: Reads, agent: str, name: str, number: int, markdown: str) -> str | bytes:
     """What to store in ``concept_versions.markdown`` for version `number` of `name`.
 
     Returns:
@@ -37,7 +38,7 @@ def pack(conn: apsw.Connection, agent: str, name: str, number: int, markdown: st
     return packer.compress(markdown.encode("utf-8")) + packer.flush()
 
 
-def unpack(conn: apsw.Connection, agent: str, name: str, number: int, stored: Any) -> str:
+def unpack(conn: Reads, agent: str, name: str, number: int, stored: Any) -> str:
     """The record text of a ``concept_versions`` row whose markdown column holds `stored`.
 
     Raises:
@@ -55,13 +56,13 @@ def unpack(conn: apsw.Connection, agent: str, name: str, number: int, stored: An
         raise ValueError(f"version {number} of '{name}' cannot be read: {exc}") from None
 
 
-def _snapshot_text(conn: apsw.Connection, agent: str, name: str, number: int) -> str | None:
+def _snapshot_text(conn: Reads, agent: str, name: str, number: int) -> str | None:
     """The text of `number`'s snapshot version, or None when `number` is one itself."""
     base = snapshot_of(number)
     if base == number:
         return None
-    row = conn.execute(
+    row = conn.row(
         "SELECT markdown FROM concept_versions WHERE agent=? AND name=? AND version=?",
         (agent, name, base),
-    ).fetchone()
+    )
     return row[0] if row is not None and isinstance(row[0], str) else None

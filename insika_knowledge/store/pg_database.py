@@ -1,0 +1,378 @@
+"""One tenant's schema of a PostgreSQL database: connections, migrations, statements, errors.
+
+A ``postgresql://`` URL (``--database``, ``Memory(database=...)``,
+``$INSIKA_DATABASE_URL``) selects the PostgreSQL backend; this module and the stores
+built on `PgDatabase` (`insika_knowledge.store.postgres.PostgresStore`,
+`insika_knowledge.store.pg_procedures.PostgresProcedureStore`) are the only ones that
+import psycopg. Each tenant is a schema (`schema_for`: ``insika_<tenant>``), created and
+brought up to date at open by the numbered migrations of ``sql/postgres/``, all pending
+ones in one transaction under an advisory lock, so replicas starting together migrate
+once. Each store keeps a `psycopg_pool` pool of autocommit connections whose
+``search_path`` is the tenant's schema; a read is one statement, a write one transaction.
+
+The backend-neutral store code writes ``?`` placeholders (`insika_knowledge.store.statements`);
+`PgWriter` and `PgDatabase` turn them into psycopg's ``%s`` (`pg_query`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+import psycopg
+import psycopg.errors
+import psycopg_pool
+from psycopg import sql
+from psycopg.rows import TupleRow
+
+from insika_knowledge.concept import utc_now
+from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
+from insika_knowledge.store import migrations
+from insika_knowledge.store.paths import check_tenant
+from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
+
+#: Schema names: ``insika_<tenant>``; a tenant too long for PostgreSQL's 63-byte names
+#: keeps its first 40 characters, then ``~`` (never in a tenant name) and a digest.
+SCHEMA_PREFIX: Final = "insika_"
+_MAX_IDENTIFIER: Final = 63
+#: How a tenant's schema is labelled (`tenants` lists the schemas carrying it).
+_COMMENT_PREFIX: Final = "insika-knowledge tenant: "
+#: Connections a store's pool keeps at most.
+POOL_SIZE: Final = 8
+#: Seconds to wait for the server when opening, and for a free pooled connection.
+CONNECT_TIMEOUT_S: Final = 10
+POOL_TIMEOUT_S: Final = 30.0
+_SEPARATOR: Final = "\x1f"
+
+Conn = psycopg.Connection[TupleRow]
+Params = Sequence[Any] | dict[str, Any]
+
+
+@functools.lru_cache(maxsize=1024)
+def pg_query(query: str) -> str:
+    """`query` with the neutral code's ``?`` placeholders as psycopg's ``%s``.
+
+    A query written for psycopg (``%s``, ``%(name)s``) has no ``?`` and is kept as it is.
+    """
+    return query.replace("?", "%s") if "?" in query else query
+
+
+def schema_for(tenant: str) -> str:
+    """The schema holding `tenant` (``insika_<tenant>``, shortened past 63 bytes).
+
+    Raises:
+        InvalidName: the tenant name is not valid (see `check_tenant`).
+    """
+    import hashlib
+
+    name = SCHEMA_PREFIX + check_tenant(tenant)
+    if len(name) <= _MAX_IDENTIFIER:
+        return name
+    digest = hashlib.blake2b(tenant.encode(), digest_size=6).hexdigest()
+    return f"{SCHEMA_PREFIX}{tenant[:40]}~{digest}"
+
+
+def redact(url: str) -> str:
+    """`url` without its password (for messages)."""
+    url = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    return re.sub(r"(password=)[^&\s]*", r"\1***", url)
+
+
+def _connect(url: str) -> Conn:
+    """One autocommit connection to `url`.
+
+    Raises:
+        UserError: the server cannot be reached or refuses the login (the message names
+            the URL without its password).
+    """
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.Error as exc:
+        raise UserError(f"cannot connect to the database {redact(url)}: {exc}".strip()) from None
+
+
+def tenants(url: str) -> list[str]:
+    """Tenants that have a schema in the database at `url`, sorted.
+
+    Raises:
+        UserError: the database cannot be reached.
+    """
+    with _connect(url) as conn:
+        rows = conn.execute(
+            "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
+            "WHERE starts_with(nspname, %s)", (SCHEMA_PREFIX,),
+        ).fetchall()
+    found = [str(r[0])[len(_COMMENT_PREFIX):] for r in rows
+             if r[0] is not None and str(r[0]).startswith(_COMMENT_PREFIX)]
+    return sorted(t for t in found if _valid_tenant(t))
+
+
+def has_tenant(url: str, tenant: str) -> bool:
+    """True when `tenant` has a schema in the database at `url` (nothing is created).
+
+    Raises:
+        InvalidName: the tenant name is not valid.
+        UserError: the database cannot be reached.
+    """
+    schema = schema_for(tenant)
+    with _connect(url) as conn:
+        row = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    return row is not None
+
+
+def _valid_tenant(name: str) -> bool:
+    try:
+        check_tenant(name)
+    except UserError:
+        return False
+    return True
+
+
+def migrations_dir() -> Path:
+    """The folder of the PostgreSQL migrations (``sql/postgres``)."""
+    return migrations.sql_dir() / "postgres"
+
+
+def pg_migrations() -> list[migrations.Migration]:
+    """The PostgreSQL migrations, in number order."""
+    files = sorted(p for p in migrations_dir().iterdir() if re.fullmatch(r"\d{3}_[a-z0-9_]+\.sql", p.name))
+    return [migrations.Migration(p.stem, p.read_text(encoding="utf-8")) for p in files]
+
+
+def _lock_sql() -> sql.SQL:
+    return sql.SQL("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))")
+
+
+def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
+    """Create `schema` if needed and apply its pending migrations, in one transaction.
+
+    The transaction first takes an advisory lock on the schema's name, then reads what is
+    applied: processes opening the same tenant together wait, and the later ones find
+    nothing left to do.
+
+    Returns:
+        Names of the migrations this call applied.
+    """
+    wanted = pg_migrations()
+    done: list[str] = []
+    if _applied(conn, schema) >= {m.name for m in wanted}:
+        return done
+    with conn.transaction():
+        conn.execute(_lock_sql(), ("insika-migrate" + _SEPARATOR + schema,))
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
+            sql.Identifier(schema), sql.Literal(_COMMENT_PREFIX + tenant)))
+        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(schema)))
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {migrations.MIGRATIONS_TABLE} ("
+                     "name text PRIMARY KEY, applied_at text NOT NULL)")
+        applied = {r[0] for r in conn.execute(f"SELECT name FROM {migrations.MIGRATIONS_TABLE}")}
+        for migration in wanted:
+            if migration.name in applied:
+                continue
+            conn.execute(migration.sql.encode())
+            conn.execute(
+                f"INSERT INTO {migrations.MIGRATIONS_TABLE} (name, applied_at) VALUES "
+                "(%s, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))",
+                (migration.name,),
+            )
+            done.append(migration.name)
+    return done
+
+
+def _applied(conn: Conn, schema: str) -> set[str]:
+    """Migrations recorded in `schema` (empty when it or its table does not exist)."""
+    qualified = sql.Identifier(schema).as_string(conn) + "." + migrations.MIGRATIONS_TABLE
+    exists = conn.execute("SELECT to_regclass(%s)", (qualified,)).fetchone()
+    if exists is None or exists[0] is None:
+        return set()
+    query = sql.SQL("SELECT name FROM {}.{}").format(
+        sql.Identifier(schema), sql.Identifier(migrations.MIGRATIONS_TABLE))
+    return {str(r[0]) for r in conn.execute(query)}
+
+
+class PgWriter:
+    """Statements inside one write transaction of a `PgDatabase` (READ COMMITTED)."""
+
+    def __init__(self, conn: Conn, schema: str):
+        self.conn = conn
+        self.schema = schema
+        self._locked: set[str] = set()
+
+    def rows(self, query: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row `query` returns."""
+        return self.conn.execute(pg_query(query), params).fetchall()
+
+    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row `query` returns, or None."""
+        return self.conn.execute(pg_query(query), params).fetchone()
+
+    def execute(self, query: str, params: Params = ()) -> int:
+        """Run `query`; how many rows it changed."""
+        return self.conn.execute(pg_query(query), params).rowcount
+
+    def insert_rows(self, table: str, columns: Sequence[Column], rows: Sequence[Sequence[Any]],
+                    conflict: str = "", same: Sequence[tuple[str, str, Any]] = ()) -> None:
+        """Insert `rows` into `table` in one statement (``unnest`` of one typed array per column)."""
+        if rows:
+            names = [name for name, _ in columns] + [name for name, _, _ in same]
+            arrays = ", ".join(f"%s::{kind}[]" for _, kind in columns)
+            fixed = "".join(f", %s::{kind}" for _, kind, _ in same)
+            self.conn.execute(
+                f"INSERT INTO {table} ({', '.join(names)}) SELECT u.*{fixed} FROM unnest({arrays}) AS u {conflict}",
+                [*(value for _, _, value in same), *(list(values) for values in zip(*rows, strict=True))])
+
+    def lock(self, *key: str) -> None:
+        """Hold the advisory lock on (tenant, `key`...) until this transaction ends (once per key)."""
+        text = _SEPARATOR.join((self.schema, *key))
+        if text in self._locked:
+            return
+        self.conn.execute(_lock_sql(), (text,))
+        self._locked.add(text)
+
+
+class PgDatabase:
+    """One tenant's schema in a PostgreSQL database: a connection pool, migrated on open.
+
+    Its reads (`rows`, `row`) and write transactions (`write`, a `PgWriter`) are the
+    `insika_knowledge.store.statements` the backend-neutral store code runs on.
+
+    Args:
+        url: a ``postgresql://`` URL (libpq's URL or key=value form).
+        tenant: the tenant; its schema is `schema_for` (created if missing).
+        clock: returns the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``.
+        pool_size: connections kept at most.
+
+    Raises:
+        InvalidName: the tenant name is invalid.
+        UserError: the database cannot be reached, or the login may not create the schema.
+        RunTimeFailure: the database failed while the schema was written.
+    """
+
+    #: The SQL words this backend spells its own way (`insika_knowledge.store.statements`).
+    dialect: ClassVar[Dialect] = POSTGRESQL
+
+    def __init__(self, url: str, tenant: str = "default", *, clock: Callable[[], str] = utc_now,
+                 pool_size: int = POOL_SIZE):
+        self.url = url
+        self.tenant = check_tenant(tenant)
+        self.schema = schema_for(tenant)
+        self.clock = clock
+        self.where = f"{redact(url)} (schema {self.schema})"
+        self._local = threading.local()
+        with self._errors(), _connect(url) as conn:
+            migrate(conn, self.schema, self.tenant)
+        self._pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
+            url, min_size=1, max_size=max(1, pool_size), open=True, timeout=POOL_TIMEOUT_S,
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+            configure=self._configure, name=f"insika-{self.tenant}",
+        )
+
+    def _configure(self, conn: Conn) -> None:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+
+    def close(self) -> None:
+        """Close the pool (every connection this store opened)."""
+        self._pool.close()
+
+    def __enter__(self) -> PgDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn the database's failures into the library's errors, naming the database.
+
+        A full disk, a lost connection, a deadlock or a pool with no free connection is a
+        `RunTimeFailure`; a login that may not write is a `UserError`.
+        """
+        try:
+            yield
+        except psycopg.errors.LockNotAvailable:
+            waited = getattr(self._local, "waited_ms", 0)
+            raise StorageBusy(f"the database {self.where} was busy beyond {waited} ms",
+                              path=self.where, waited_ms=float(waited)) from None
+        except psycopg.errors.DiskFull:
+            raise StorageFull(f"disk full writing {self.where}", path=self.where) from None
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
+            raise UserError(f"cannot write the database {self.where}: {exc}") from None
+        except psycopg.OperationalError as exc:
+            raise RunTimeFailure(f"database error on {self.where}: {exc}") from None
+        except psycopg_pool.PoolTimeout as exc:
+            raise RunTimeFailure(f"no free connection to {self.where}: {exc}") from None
+
+    def rows(self, query: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row one read statement returns."""
+        with self._errors(), self._pool.connection() as conn:
+            return conn.execute(pg_query(query), params).fetchall()
+
+    def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row one read statement returns, or None."""
+        with self._errors(), self._pool.connection() as conn:
+            return conn.execute(pg_query(query), params).fetchone()
+
+    def scalar(self, query: str, params: Params = ()) -> Any:
+        """The first column of the one row an aggregate query returns."""
+        found = self.row(query, params)
+        assert found is not None, query  # count(*), max(...) and coalesce(...) return a row
+        return found[0]
+
+    @property
+    def location(self) -> str:
+        """Where the data lives, for messages: the URL without its password, and the schema."""
+        return self.where
+
+    @contextmanager
+    def busy_budget(self, budget_ms: int) -> Iterator[None]:
+        """Within the block, this thread's write transactions wait at most `budget_ms` for a lock.
+
+        The PostgreSQL counterpart of `Database.busy_budget`: each write transaction begun
+        in the block sets ``lock_timeout`` (row and advisory locks); reads take no lock
+        under MVCC, so they never wait.
+
+        Args:
+            budget_ms: the longest wait for a lock, in milliseconds (>= 0).
+
+        Raises:
+            StorageBusy: (inside the block) a lock stayed busy beyond the budget.
+        """
+        previous = getattr(self._local, "budget_ms", None)
+        self._local.budget_ms = budget_ms
+        try:
+            yield
+        finally:
+            self._local.budget_ms = previous
+
+    @contextmanager
+    def write(self, busy_timeout_ms: int | None = None) -> Iterator[PgWriter]:
+        """One write transaction: commits on exit, rolls back on error.
+
+        Args:
+            busy_timeout_ms: the longest wait for a lock, in milliseconds (None: the
+                thread's `busy_budget`, else no limit).
+
+        Raises:
+            StorageBusy: a lock stayed busy beyond the budget.
+            RunTimeFailure: the disk is full, the connection was lost, or a deadlock.
+            UserError: the login may not write.
+        """
+        budget = busy_timeout_ms if busy_timeout_ms is not None else getattr(self._local, "budget_ms", None)
+        with self._errors(), self._pool.connection() as conn, conn.transaction():
+            if budget is not None:
+                self._local.waited_ms = budget
+                # lock_timeout 0 would mean no limit: the smallest budget is 1 ms.
+                conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(
+                    sql.Literal(f"{max(1, int(budget))}ms")))
+            yield PgWriter(conn, self.schema)
+
+    def autocommit(self, query: str) -> None:
+        """Run one statement outside a transaction (``VACUUM``)."""
+        with self._errors(), self._pool.connection() as conn:
+            conn.execute(query)
+
