@@ -82,6 +82,7 @@ from insika_knowledge.store.rows import (
     scan_row,
     sort_keyed,
 )
+from insika_knowledge.store.snapshots import PgSnapshots
 
 #: Schema names: ``insika_<tenant>``; a tenant too long for PostgreSQL's 63-byte names
 #: keeps its first 40 characters, then ``~`` (never in a tenant name) and a digest.
@@ -401,7 +402,7 @@ class PgDatabase:
 # ---------------------------------------------------------------------------- the concept store
 
 
-class PostgresStore(PgDatabase, PgNamingReads):
+class PostgresStore(PgDatabase, PgNamingReads, PgSnapshots):
     """The concepts of every agent of one tenant, in its schema of a PostgreSQL database.
 
     Args:

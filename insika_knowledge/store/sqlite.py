@@ -48,6 +48,7 @@ from insika_knowledge.store.rows import Keyed, sort_keyed
 from insika_knowledge.store.rows import check_operator as _check_operator
 from insika_knowledge.store.rows import row_to_stored as _row_to_stored
 from insika_knowledge.store.rows import scan_row as _scan_row
+from insika_knowledge.store.snapshots import SQLiteSnapshots
 
 
 def _scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -58,7 +59,7 @@ def _scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
 
 
 @mapped_errors  # no raw apsw error leaves a public method (see store.faults)
-class SQLiteStore(Database, NamingReads):
+class SQLiteStore(Database, NamingReads, SQLiteSnapshots):
     """The concepts of every agent of one tenant, in one SQLite file.
 
     Args:

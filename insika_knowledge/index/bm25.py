@@ -1,0 +1,304 @@
+"""Exact BM25 over compact posting lists (numpy), with MaxScore pruning that never changes a result.
+
+The formula is SQLite FTS5's ``bm25()`` with the column weights of `index.fts5`
+(name 8, description 4, body 1), computed over one agent's own concepts:
+
+    score(d) = sum over query terms t in d of idf(t) * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl))
+
+where f = 8 * tf(name) + 4 * tf(description) + tf(body), D = the concept's token
+count over the three fields, avgdl = the mean D, idf(t) = ln((N - df + 0.5) / (df + 0.5))
+(1e-6 when that is not positive, as FTS5 does), k1 = 1.2, b = 0.75. Ties break by
+confidence desc, updated_at desc, name asc (the slot order of a `Postings` base).
+
+`Postings` is an immutable base: concepts in tie-break order (slots), the vocabulary,
+per term the slots holding it with their weighted frequency (``fcode = f << 1 | title``),
+and per slot its term ids (``tid << 1 | title``). `top_k` ranks a query exactly, pruning
+with MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995):
+terms are added rarest first into a dense accumulator until the terms left cannot lift
+any concept outside the candidates past the current k-th score; the few candidates that
+still could win get the remaining terms by binary search. `reference_top_k` is the same
+ranking by brute force (the oracle of tests/test_bm25.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+K1: Final = 1.2
+B: Final = 0.75
+#: Column weights (name, description, body), as `index.fts5.WEIGHTS`.
+WEIGHTS: Final = (8, 4, 1)
+#: A relative margin on the pruning bound, far above float rounding over a few dozen terms.
+_MARGIN: Final = 1e-9
+
+IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
+
+
+def idf(documents: int, containing: int) -> float:
+    """FTS5's idf: ``ln((N - df + 0.5) / (df + 0.5))``, 1e-6 when not positive."""
+    value = math.log((documents - containing + 0.5) / (containing + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def length_norm(length: float, avgdl: float) -> float:
+    """``k1 * (1 - b + b * D / avgdl)`` for one concept (the same operations as `length_norms`)."""
+    return K1 * ((1.0 - B) + (B * length) / avgdl)
+
+
+def length_norms(lengths: npt.NDArray[Any], avgdl: float) -> FloatArray:
+    """`length_norm` of every slot, as a float64 array."""
+    return K1 * ((1.0 - B) + (B * lengths.astype(np.float64)) / avgdl)
+
+
+def contribution(weight: float, f: float, norm: float) -> float:
+    """One term's share of a concept's score: ``idf * (f * (k1 + 1)) / (f + norm)``."""
+    return weight * ((f * (K1 + 1.0)) / (f + norm))
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """One analysed concept: ``fcodes[term] = f << 1 | title``, and its token count `length`."""
+
+    fcodes: Mapping[str, int]
+    length: int
+
+    def f(self, term: str) -> int:
+        """The weighted frequency of `term` (0 when absent)."""
+        return self.fcodes.get(term, 0) >> 1
+
+
+def analyse_fields(tokenize: Callable[[str], Sequence[str]], name: str, description: str, body: str) -> Doc:
+    """The `Doc` of a concept whose fields are tokenised by `tokenize` (FTS5's per-column view)."""
+    codes: dict[str, int] = {}
+    length = 0
+    for weight, text in zip(WEIGHTS, (name, description, body), strict=True):
+        tokens = tokenize(text)
+        length += len(tokens)
+        title = 1 if weight != 1 else 0
+        for term in tokens:
+            codes[term] = (codes.get(term, 0) + (weight << 1)) | title
+    return Doc(codes, length)
+
+
+class Postings:
+    """An immutable base: slots in tie-break order, the vocabulary, inverted and forward lists.
+
+    Attributes:
+        vocab: term id -> term.
+        term_id: term -> id.
+        inv_ptr: int64[V + 1]; term t's postings are ``inv_docs[inv_ptr[t]:inv_ptr[t + 1]]``
+            (slots, ascending) with ``inv_codes`` (``f << 1 | title``, uint32).
+        fwd_ptr: int64[n + 1]; slot s's terms are ``fwd_codes[fwd_ptr[s]:fwd_ptr[s + 1]]``
+            (``tid << 1 | title``).
+        lengths: int32[n], each slot's token count D.
+    """
+
+    def __init__(self, vocab: list[str], inv_ptr: IntArray, inv_docs: Int32Array,
+                 inv_codes: npt.NDArray[np.uint32], fwd_ptr: IntArray, fwd_codes: Int32Array,
+                 lengths: Int32Array):
+        self.vocab = vocab
+        self.term_id = {t: i for i, t in enumerate(vocab)}
+        self.inv_ptr = inv_ptr
+        self.inv_docs = inv_docs
+        self.inv_codes = inv_codes
+        self.fwd_ptr = fwd_ptr
+        self.fwd_codes = fwd_codes
+        self.lengths = lengths
+        self.df = np.diff(inv_ptr)
+
+    @property
+    def size(self) -> int:
+        """Slots in the base."""
+        return len(self.lengths)
+
+    def doc_freq(self, term: str) -> int:
+        """Base slots holding `term` (dead ones included)."""
+        tid = self.term_id.get(term)
+        return 0 if tid is None else int(self.df[tid])
+
+    def terms_of(self, slot: int) -> tuple[frozenset[str], frozenset[str]]:
+        """(all terms, title terms) of `slot`."""
+        codes = self.fwd_codes[self.fwd_ptr[slot]:self.fwd_ptr[slot + 1]].tolist()
+        vocab = self.vocab
+        return frozenset(vocab[c >> 1] for c in codes), frozenset(vocab[c >> 1] for c in codes if c & 1)
+
+    def doc(self, slot: int) -> Doc:
+        """`slot` as a `Doc` (for tests and rebuilds of a few slots)."""
+        codes = self.fwd_codes[self.fwd_ptr[slot]:self.fwd_ptr[slot + 1]].tolist()
+        out: dict[str, int] = {}
+        for c in codes:
+            tid = c >> 1
+            lo, hi = int(self.inv_ptr[tid]), int(self.inv_ptr[tid + 1])
+            at = lo + int(np.searchsorted(self.inv_docs[lo:hi], slot))
+            out[self.vocab[tid]] = int(self.inv_codes[at])
+        return Doc(out, int(self.lengths[slot]))
+
+    def coo(self) -> tuple[Int32Array, Int32Array, npt.NDArray[np.uint32]]:
+        """Every posting as (slot, term id, fcode) arrays, term-major."""
+        tids = np.repeat(np.arange(len(self.vocab), dtype=np.int32), self.df)
+        return self.inv_docs, tids, self.inv_codes
+
+
+def assemble(vocab: list[str], slots: Int32Array, tids: Int32Array, codes: npt.NDArray[np.uint32],
+             lengths: Int32Array) -> Postings:
+    """A `Postings` from its postings in any order (slot, term id, fcode), unused terms dropped."""
+    used, inverse = np.unique(tids, return_inverse=True)
+    tids = inverse.astype(np.int32)
+    vocab = [vocab[i] for i in used.tolist()]
+    n = len(lengths)
+    by_term = np.lexsort((slots, tids))
+    inv_docs = slots[by_term].astype(np.int32)
+    inv_codes = codes[by_term].astype(np.uint32)
+    inv_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tids, minlength=len(vocab)), out=inv_ptr[1:])
+    by_slot = np.lexsort((tids, slots))
+    fwd_codes = ((tids[by_slot].astype(np.int64) << 1) | (codes[by_slot] & 1)).astype(np.int32)
+    fwd_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(slots, minlength=n), out=fwd_ptr[1:])
+    return Postings(vocab, inv_ptr, inv_docs, inv_codes, fwd_ptr, fwd_codes, lengths.astype(np.int32))
+
+
+def from_docs(docs: Sequence[Doc]) -> Postings:
+    """A `Postings` of `docs`, slot i = docs[i] (already in tie-break order)."""
+    vocab: dict[str, int] = {}
+    slots: list[int] = []
+    tids: list[int] = []
+    codes: list[int] = []
+    for slot, doc in enumerate(docs):
+        for term, code in doc.fcodes.items():
+            slots.append(slot)
+            tids.append(vocab.setdefault(term, len(vocab)))
+            codes.append(code)
+    return assemble(list(vocab), np.array(slots, dtype=np.int32), np.array(tids, dtype=np.int32),
+                    np.array(codes, dtype=np.uint32), np.array([d.length for d in docs], dtype=np.int32))
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """The collection statistics a query is scored with: N, total tokens, df per term."""
+
+    documents: int
+    tokens: int
+    doc_freq: Callable[[str], int]
+
+    @property
+    def avgdl(self) -> float:
+        """The mean token count (1.0 for an empty collection)."""
+        return self.tokens / self.documents if self.documents else 1.0
+
+
+def query_plan(terms: frozenset[str], stats: Stats) -> list[tuple[str, float]]:
+    """The query's terms present in the collection with their idf, highest idf first (then term).
+
+    This is the order every score is summed in, by `top_k` and `reference_top_k` alike.
+    """
+    plan = [(t, idf(stats.documents, df)) for t in terms if (df := stats.doc_freq(t)) > 0]
+    plan.sort(key=lambda p: (-p[1], p[0]))
+    return plan
+
+
+def top_k(base: Postings, alive: npt.NDArray[np.bool_], norms: FloatArray,
+          plan: list[tuple[str, float]], k: int,
+          extra: Sequence[float] = ()) -> list[tuple[int, float]]:
+    """The best `k` live base slots for `plan`, exact: ``[(slot, score)]`` by score desc, slot asc.
+
+    Args:
+        base: the postings.
+        alive: bool[n], False for slots whose concept changed or went (never returned).
+        norms: `length_norms` of the slots under the current avgdl.
+        plan: `query_plan` of the query.
+        k: hits wanted (>= 1).
+        extra: full scores of concepts outside the base (changed ones) that compete for
+            the same k places: they only tighten the pruning bound.
+
+    Returns:
+        Up to `k` (slot, score) pairs; only slots sharing at least one term.
+    """
+    n = base.size
+    if not plan or n == 0:
+        return []
+    bounds = [w * (K1 + 1.0) for _, w in plan]
+    rest = [0.0] * (len(plan) + 1)
+    for i in range(len(plan) - 1, -1, -1):
+        rest[i] = rest[i + 1] + bounds[i]
+    acc = np.zeros(n, dtype=np.float64)
+    extra_sorted = sorted(extra, reverse=True)[:k]
+    done = len(plan)
+    survivors: Int32Array | None = None
+    for j, (term, weight) in enumerate(plan):
+        tid = base.term_id.get(term)
+        if tid is not None:
+            lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
+            slots = base.inv_docs[lo:hi]
+            f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
+            acc[slots] += weight * ((f * (K1 + 1.0)) / (f + norms[slots]))
+        remaining = rest[j + 1]
+        if remaining == 0.0 or remaining >= rest[0] - remaining:
+            continue  # nothing left, or what is left could still outweigh what was added
+        candidates = np.flatnonzero(acc).astype(np.int32)
+        candidates = candidates[alive[candidates]]
+        values = acc[candidates]
+        pool = np.concatenate([values, np.array(extra_sorted, dtype=np.float64)])
+        if len(pool) < k:
+            continue
+        threshold = float(np.partition(pool, len(pool) - k)[len(pool) - k])
+        bound = remaining * (1.0 + _MARGIN)
+        if bound < threshold:
+            survivors = candidates[values + bound >= threshold]
+            done = j + 1
+            break
+    if survivors is None:
+        candidates = np.flatnonzero(acc).astype(np.int32)
+        candidates = candidates[alive[candidates]]
+        scores = acc[candidates]
+    else:
+        candidates = survivors
+        scores = acc[candidates].copy()
+        for term, weight in plan[done:]:
+            tid = base.term_id.get(term)
+            if tid is None:
+                continue
+            lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
+            posting = base.inv_docs[lo:hi]
+            at = np.searchsorted(posting, candidates)
+            inside = at < len(posting)
+            held = np.zeros(len(candidates), dtype=bool)
+            held[inside] = posting[at[inside]] == candidates[inside]
+            if not held.any():
+                continue
+            f = (base.inv_codes[lo + at[held]] >> 1).astype(np.float64)
+            slots = candidates[held]
+            scores[held] += weight * ((f * (K1 + 1.0)) / (f + norms[slots]))
+    if len(candidates) > k:
+        cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+        keep = scores >= cut
+        candidates, scores = candidates[keep], scores[keep]
+    order = np.lexsort((candidates, -scores))[:k]
+    return [(int(candidates[i]), float(scores[i])) for i in order]
+
+
+def score_doc(doc: Doc, plan: list[tuple[str, float]], norm: float) -> float:
+    """One concept's exact score, summed in `plan` order (what `top_k` computes for a slot)."""
+    total = 0.0
+    for term, weight in plan:
+        f = doc.f(term)
+        if f:
+            total += contribution(weight, float(f), norm)
+    return total
+
+
+def reference_top_k(docs: Sequence[Doc], plan: list[tuple[str, float]], avgdl: float,
+                    k: int) -> list[tuple[int, float]]:
+    """`top_k` by brute force over `docs` (index = slot): every document scored, sorted."""
+    scored = [(i, score_doc(d, plan, length_norm(d.length, avgdl))) for i, d in enumerate(docs)]
+    scored = [(i, s) for i, s in scored if s > 0.0]
+    scored.sort(key=lambda p: (-p[1], p[0]))
+    return scored[:k]
