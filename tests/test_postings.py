@@ -50,7 +50,9 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
     wanted = frozenset(rnd.sample(vocabulary + ["absent"], rnd.randint(1, min(8, vocabulary_size + 1))))
     plan = bm25.query_plan(wanted, stats)
     extra = [rnd.uniform(0, 3) for _ in range(extras)]
-    fast = bm25.top_k(base, alive, bm25.length_norms(base.lengths, stats.avgdl), plan, k, extra)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bm25, "PRUNE_FROM", rnd.choice([0, 0, bm25.PRUNE_FROM]))  # mostly: always prune
+        fast = bm25.top_k(base, alive, bm25.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9])), plan, k, extra)
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     outside = [(n + i, s) for i, s in enumerate(extra)]  # changed concepts: they sort after ties
 
@@ -67,7 +69,7 @@ def test_idf_is_clamped_like_fts5_and_a_common_term_still_breaks_ties() -> None:
     base = bm25.from_docs(docs)
     stats = bm25.Stats(3, 12, lambda t: {"rare": 2, "common": 2}[t])
     plan = bm25.query_plan(frozenset({"rare", "common"}), stats)
-    ranked = bm25.top_k(base, np.ones(3, dtype=bool), bm25.length_norms(base.lengths, 4.0), plan, 2)
+    ranked = bm25.top_k(base, np.ones(3, dtype=bool), bm25.Saturation(base, 4.0), plan, 2)
     assert [slot for slot, _ in ranked] == [0, 1]  # the common term lifts slot 0 above slot 1
 
 
@@ -105,10 +107,12 @@ def test_index_over_a_changing_store_equals_exact_bm25(docs, changes, query, k) 
     """Writes, deletes, delta rebuilds and a reopened snapshot all rank as exact BM25 does."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(postings, "DELTA_MIN", 3)  # rebuild (and re-snapshot) often
+        patch.setattr(bm25, "PRUNE_FROM", bm25.PRUNE_FROM)
         _changing_store(docs, changes, query, k)
 
 
 def _changing_store(docs, changes, query, k) -> None:
+    bm25.PRUNE_FROM = 0  # (restored by the caller's MonkeyPatch context)
     rnd = random.Random(len(docs) * 31 + len(changes))
     with tempfile.TemporaryDirectory() as tmp:
         db = SQLiteStore(Path(tmp) / "t.db", tokenizer=TOKENIZER)

@@ -23,6 +23,7 @@ ranking by brute force (the oracle of tests/test_bm25.py).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -36,6 +37,14 @@ B: Final = 0.75
 WEIGHTS: Final = (8, 4, 1)
 #: A relative margin on the pruning bound, far above float rounding over a few dozen terms.
 _MARGIN: Final = 1e-9
+#: Saturation arrays kept per state at most (postings; 8 bytes each).
+KEEP_AT_MOST: Final = 8_000_000
+#: Below this many postings in all, a query is scored without pruning.
+PRUNE_FROM: Final = 30_000
+#: A binary-search lookup costs about this many scatter-adds.
+_LOOKUP_COST: Final = 6
+#: A list holding more than 1/_LONG of the slots is worth a second estimate of the k-th score.
+_LONG: Final = 16
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
@@ -113,6 +122,26 @@ class Postings:
         self.fwd_codes = fwd_codes
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
+        self._max_f: npt.NDArray[np.uint32] | None = None
+        self._min_length: Int32Array | None = None
+
+    @property
+    def max_f(self) -> npt.NDArray[np.uint32]:
+        """Per term, the largest weighted frequency among its postings."""
+        if self._max_f is None:
+            starts = self.inv_ptr[:-1]
+            self._max_f = (np.maximum.reduceat(self.inv_codes, starts) >> 1) if len(starts) else \
+                np.zeros(0, dtype=np.uint32)
+        return self._max_f
+
+    @property
+    def min_length(self) -> Int32Array:
+        """Per term, the token count of the shortest concept holding it."""
+        if self._min_length is None:
+            starts = self.inv_ptr[:-1]
+            self._min_length = np.minimum.reduceat(self.lengths[self.inv_docs], starts) if len(starts) else \
+                np.zeros(0, dtype=np.int32)
+        return self._min_length
 
     @property
     def size(self) -> int:
@@ -205,7 +234,59 @@ def query_plan(terms: frozenset[str], stats: Stats) -> list[tuple[str, float]]:
     return plan
 
 
-def top_k(base: Postings, alive: npt.NDArray[np.bool_], norms: FloatArray,
+class Saturation:
+    """Per term, each posting's ``f * (k1 + 1) / (f + norm)`` under one avgdl, computed once.
+
+    A term's share of a score is its idf times this array, so a warm query does one
+    multiply-add per term. Arrays are kept up to `budget` postings in all (the longest
+    lists are not preferred: first come, first kept). Tied to one state: a new
+    avgdl (any write) needs a new `Saturation`.
+    """
+
+    def __init__(self, base: Postings, avgdl: float, budget: int | None = None):
+        self.base = base
+        self.avgdl = avgdl
+        self.norms = length_norms(base.lengths, avgdl)
+        self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
+        self._kept: dict[int, FloatArray] = {}
+        self._lock = threading.Lock()
+
+    def of(self, tid: int) -> FloatArray:
+        """Term `tid`'s saturation per posting (aligned with its slice of ``inv_docs``)."""
+        found = self._kept.get(tid)
+        if found is not None:
+            return found
+        base = self.base
+        lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
+        f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
+        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo:hi]])
+        with self._lock:
+            if hi - lo <= self.budget:
+                self.budget -= hi - lo
+                self._kept[tid] = value
+        return value
+
+    def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64]) -> FloatArray:
+        """Term `tid`'s saturation at `positions` of its list (which starts at ``inv_docs[lo]``)."""
+        found = self._kept.get(tid)
+        if found is not None:
+            return found[positions]
+        base = self.base
+        f = (base.inv_codes[lo + positions] >> 1).astype(np.float64)
+        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo + positions]])
+        return value
+
+    def bound(self, tid: int) -> float:
+        """The largest saturation any posting of `tid` can have (exact when kept)."""
+        found = self._kept.get(tid)
+        if found is not None:
+            return float(found.max())
+        maxf = float(self.base.max_f[tid])
+        # Saturation grows with f and shrinks with length: the largest f over the shortest holder.
+        return (maxf * (K1 + 1.0)) / (maxf + length_norm(float(self.base.min_length[tid]), self.avgdl))
+
+
+def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
           plan: list[tuple[str, float]], k: int,
           extra: Sequence[float] = ()) -> list[tuple[int, float]]:
     """The best `k` live base slots for `plan`, exact: ``[(slot, score)]`` by score desc, slot asc.
@@ -213,8 +294,8 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], norms: FloatArray,
     Args:
         base: the postings.
         alive: bool[n], False for slots whose concept changed or went (never returned).
-        norms: `length_norms` of the slots under the current avgdl.
-        plan: `query_plan` of the query.
+        saturation: the `Saturation` of `base` under the current avgdl.
+        plan: `query_plan` of the query (scores are summed in its order).
         k: hits wanted (>= 1).
         extra: full scores of concepts outside the base (changed ones) that compete for
             the same k places: they only tighten the pruning bound.
@@ -223,66 +304,96 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], norms: FloatArray,
         Up to `k` (slot, score) pairs; only slots sharing at least one term.
     """
     n = base.size
-    if not plan or n == 0:
+    terms = [(tid, w) for t, w in plan if (tid := base.term_id.get(t)) is not None]
+    if not terms or n == 0:
         return []
-    bounds = [w * (K1 + 1.0) for _, w in plan]
-    rest = [0.0] * (len(plan) + 1)
-    for i in range(len(plan) - 1, -1, -1):
+    inv_ptr, inv_docs = base.inv_ptr, base.inv_docs
+    bounds = [w * saturation.bound(tid) for tid, w in terms]
+    rest = [0.0] * (len(terms) + 1)
+    for i in range(len(terms) - 1, -1, -1):
         rest[i] = rest[i + 1] + bounds[i]
     acc = np.zeros(n, dtype=np.float64)
     extra_sorted = sorted(extra, reverse=True)[:k]
-    done = len(plan)
+    done = len(terms)
     survivors: Int32Array | None = None
-    for j, (term, weight) in enumerate(plan):
-        tid = base.term_id.get(term)
-        if tid is not None:
-            lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
-            slots = base.inv_docs[lo:hi]
-            f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
-            acc[slots] += weight * ((f * (K1 + 1.0)) / (f + norms[slots]))
+    touched: list[Int32Array] = []
+    touched_len = 0
+    threshold = extra_sorted[k - 1] if len(extra_sorted) >= k else 0.0
+    # Few postings in all: adding them is cheaper than any estimate (no pruning).
+    estimates = 0 if sum(int(inv_ptr[t + 1] - inv_ptr[t]) for t, _ in terms) > PRUNE_FROM else 2
+    for j, (tid, weight) in enumerate(terms):
+        posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
+        acc[posting] += weight * saturation.of(tid)
+        touched.append(posting)
+        touched_len += len(posting)
         remaining = rest[j + 1]
-        if remaining == 0.0 or remaining >= rest[0] - remaining:
-            continue  # nothing left, or what is left could still outweigh what was added
-        candidates = np.flatnonzero(acc).astype(np.int32)
-        candidates = candidates[alive[candidates]]
-        values = acc[candidates]
-        pool = np.concatenate([values, np.array(extra_sorted, dtype=np.float64)])
-        if len(pool) < k:
-            continue
-        threshold = float(np.partition(pool, len(pool) - k)[len(pool) - k])
-        bound = remaining * (1.0 + _MARGIN)
-        if bound < threshold:
-            survivors = candidates[values + bound >= threshold]
-            done = j + 1
+        if remaining == 0.0:
             break
+        bound = remaining * (1.0 + _MARGIN)
+        nxt = terms[j + 1][0]
+        long_next = int(inv_ptr[nxt + 1] - inv_ptr[nxt]) * _LONG > n
+        if bound >= threshold and estimates < 2 and touched_len >= k and (estimates == 0 or long_next):
+            # A lower bound of the k-th best score: the full scores of the k best partial ones.
+            estimates += 1
+            best = _best_touched(touched, acc, alive, k)
+            full = _add_terms(acc[best], best, terms[j + 1:], inv_ptr, inv_docs, saturation)
+            pool = np.concatenate([full, extra_sorted]) if extra_sorted else full
+            if len(pool) >= k:
+                threshold = max(threshold, float(np.partition(pool, len(pool) - k)[len(pool) - k]))
+        if bound < threshold:
+            # Stop here when looking the remaining terms up for the concepts that can still
+            # win costs less than adding the next list (binary search ~6x a scatter-add).
+            every = np.concatenate(touched) if len(touched) > 1 else touched[0]
+            chosen = every[acc[every] + bound >= threshold]
+            next_len = int(inv_ptr[nxt + 1] - inv_ptr[nxt])
+            if len(chosen) * (len(terms) - j - 1) * _LOOKUP_COST <= next_len:
+                chosen = np.unique(chosen)
+                survivors = chosen[alive[chosen]]
+                done = j + 1
+                break
     if survivors is None:
-        candidates = np.flatnonzero(acc).astype(np.int32)
+        candidates = np.flatnonzero(acc)
         candidates = candidates[alive[candidates]]
         scores = acc[candidates]
     else:
         candidates = survivors
-        scores = acc[candidates].copy()
-        for term, weight in plan[done:]:
-            tid = base.term_id.get(term)
-            if tid is None:
-                continue
-            lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
-            posting = base.inv_docs[lo:hi]
-            at = np.searchsorted(posting, candidates)
-            inside = at < len(posting)
-            held = np.zeros(len(candidates), dtype=bool)
-            held[inside] = posting[at[inside]] == candidates[inside]
-            if not held.any():
-                continue
-            f = (base.inv_codes[lo + at[held]] >> 1).astype(np.float64)
-            slots = candidates[held]
-            scores[held] += weight * ((f * (K1 + 1.0)) / (f + norms[slots]))
+        scores = _add_terms(acc[candidates], candidates, terms[done:], inv_ptr, inv_docs, saturation)
     if len(candidates) > k:
         cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
         keep = scores >= cut
         candidates, scores = candidates[keep], scores[keep]
     order = np.lexsort((candidates, -scores))[:k]
     return [(int(candidates[i]), float(scores[i])) for i in order]
+
+
+def _best_touched(touched: list[Int32Array], acc: FloatArray, alive: npt.NDArray[np.bool_],
+                  k: int) -> Int32Array:
+    """Up to `k` live slots among the `touched` lists with the highest `acc`, ascending."""
+    every = np.concatenate(touched) if len(touched) > 1 else touched[0]
+    if len(every) > 4 * k:
+        every = every[np.argpartition(acc[every], len(every) - 4 * k)[-4 * k:]]
+    chosen = np.unique(every)
+    chosen = chosen[alive[chosen]]
+    if len(chosen) > k:
+        chosen = np.sort(chosen[np.argpartition(acc[chosen], len(chosen) - k)[-k:]])
+    return chosen
+
+
+def _add_terms(scores: FloatArray, slots: npt.NDArray[Any], terms: list[tuple[int, float]],
+               inv_ptr: IntArray, inv_docs: Int32Array, saturation: Saturation) -> FloatArray:
+    """`scores` of `slots` (ascending) plus each of `terms`' share, in order, by binary search."""
+    if len(slots) == 0:
+        return scores
+    slots = slots.astype(inv_docs.dtype, copy=False)  # searchsorted converts the list otherwise
+    for tid, weight in terms:
+        lo, hi = int(inv_ptr[tid]), int(inv_ptr[tid + 1])
+        posting = inv_docs[lo:hi]
+        at = np.searchsorted(posting, slots)
+        np.minimum(at, hi - lo - 1, out=at)
+        held = posting[at] == slots
+        if held.any():
+            scores[held] += weight * saturation.at(tid, lo, at[held])
+    return scores
 
 
 def score_doc(doc: Doc, plan: list[tuple[str, float]], norm: float) -> float:

@@ -66,7 +66,7 @@ class _State:
         self.delta: dict[str, tuple[Entry, bm25.Doc]] = {}
         self.documents = self.base.size
         self.tokens = int(self.base.lengths.sum(dtype=np.int64))
-        self._norms: np.ndarray | None = None
+        self._saturation: bm25.Saturation | None = None
         self._owned = True
 
     def derive(self, generation: int, cursor: int) -> _State:
@@ -74,7 +74,7 @@ class _State:
         fresh.__dict__.update(self.__dict__)
         fresh.generation, fresh.cursor = generation, cursor
         fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
-        fresh._norms, fresh._owned = None, False
+        fresh._saturation, fresh._owned = None, False
         return fresh
 
     @property
@@ -89,10 +89,10 @@ class _State:
     def stats(self) -> bm25.Stats:
         return bm25.Stats(self.documents, self.tokens, self.doc_freq)
 
-    def norms(self) -> np.ndarray:
-        if self._norms is None:
-            self._norms = bm25.length_norms(self.base.lengths, self.stats().avgdl)
-        return self._norms
+    def saturation(self) -> bm25.Saturation:
+        if self._saturation is None:
+            self._saturation = bm25.Saturation(self.base, self.stats().avgdl)
+        return self._saturation
 
     def _count(self, terms: Iterable[str], step: int, length: int) -> None:
         for term in terms:
@@ -330,7 +330,7 @@ class PostingsIndex:
         avgdl = stats.avgdl
         changed = [(e, s) for e, d in state.delta.values()
                    if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
-        best = bm25.top_k(state.base, state.alive, state.norms(), plan, top_k, [s for _, s in changed])
+        best = bm25.top_k(state.base, state.alive, state.saturation(), plan, top_k, [s for _, s in changed])
         entries = self._base_entries(agent, state, [slot for slot, _ in best])
         hits = [Hit(entries[slot], score) for slot, score in best if slot in entries]
         if changed:
