@@ -52,7 +52,8 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
     extra = [rnd.uniform(0, 3) for _ in range(extras)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(bm25, "PRUNE_FROM", rnd.choice([0, 0, bm25.PRUNE_FROM]))  # mostly: always prune
-        fast = bm25.top_k(base, alive, bm25.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9])), plan, k, extra)
+        saturation = bm25.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
+        fast = bm25.top_k(base, alive, saturation, plan, k, extra)
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     outside = [(n + i, s) for i, s in enumerate(extra)]  # changed concepts: they sort after ties
 

@@ -122,17 +122,18 @@ class Postings:
         self.fwd_codes = fwd_codes
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
-        self._max_f: npt.NDArray[np.uint32] | None = None
+        self._max_f: npt.NDArray[Any] | None = None
         self._min_length: Int32Array | None = None
 
     @property
-    def max_f(self) -> npt.NDArray[np.uint32]:
+    def max_f(self) -> npt.NDArray[Any]:
         """Per term, the largest weighted frequency among its postings."""
-        if self._max_f is None:
+        found = self._max_f
+        if found is None:
             starts = self.inv_ptr[:-1]
-            self._max_f = (np.maximum.reduceat(self.inv_codes, starts) >> 1) if len(starts) else \
+            found = self._max_f = (np.maximum.reduceat(self.inv_codes, starts) >> 1) if len(starts) else \
                 np.zeros(0, dtype=np.uint32)
-        return self._max_f
+        return found
 
     @property
     def min_length(self) -> Int32Array:
@@ -351,6 +352,7 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
                 survivors = chosen[alive[chosen]]
                 done = j + 1
                 break
+    candidates: npt.NDArray[Any]
     if survivors is None:
         candidates = np.flatnonzero(acc)
         candidates = candidates[alive[candidates]]
