@@ -8,4 +8,4 @@ CREATE TABLE index_snapshots (
     kind  TEXT NOT NULL,                    -- which index wrote it, e.g. 'bm25'
     data  BLOB NOT NULL,                    -- the index's own format (`index.snapshot`)
     PRIMARY KEY (agent, kind)
-) WITHOUT ROWID;
+);  -- a rowid table: the blob is read with incremental blob I/O

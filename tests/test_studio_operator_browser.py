@@ -229,7 +229,7 @@ def test_search_is_ranked_with_scores(page: Page, studio: Studio, shots: Path) -
     page.goto(studio.url(f"/studio/knowledge?{SCOPE}"))
     page.fill("input[name=q]", "frete grátis")
     page.press("input[name=q]", "Enter")
-    expect(page.locator("p.ranked")).to_contain_text("ranked by the agent's scan index")
+    expect(page.locator("p.ranked")).to_contain_text("ranked by the agent's postings index")  # auto: Index::Postings (issue 17)
     index = studio.memory.retriever(TENANT).index_for(AGENT, "auto")
     hits = index.search(AGENT, "frete grátis", 50)
     names = page.locator("table.concepts td.name > a").all_text_contents()

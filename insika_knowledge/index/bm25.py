@@ -104,14 +104,14 @@ class Postings:
         vocab: term id -> term.
         term_id: term -> id.
         inv_ptr: int64[V + 1]; term t's postings are ``inv_docs[inv_ptr[t]:inv_ptr[t + 1]]``
-            (slots, ascending) with ``inv_codes`` (``f << 1 | title``, uint32).
+            (slots, ascending) with ``inv_codes`` (``f << 1 | title``, uint16 or uint32).
         fwd_ptr: int64[n + 1]; slot s's terms are ``fwd_codes[fwd_ptr[s]:fwd_ptr[s + 1]]``
-            (``tid << 1 | title``).
+            (``tid << 1 | title``, uint16 or uint32).
         lengths: int32[n], each slot's token count D.
     """
 
     def __init__(self, vocab: list[str], inv_ptr: IntArray, inv_docs: Int32Array,
-                 inv_codes: npt.NDArray[np.uint32], fwd_ptr: IntArray, fwd_codes: Int32Array,
+                 inv_codes: npt.NDArray[Any], fwd_ptr: IntArray, fwd_codes: npt.NDArray[Any],
                  lengths: Int32Array):
         self.vocab = vocab
         self.term_id = {t: i for i, t in enumerate(vocab)}
@@ -186,14 +186,20 @@ def assemble(vocab: list[str], slots: Int32Array, tids: Int32Array, codes: npt.N
     n = len(lengths)
     by_term = np.lexsort((slots, tids))
     inv_docs = slots[by_term].astype(np.int32)
-    inv_codes = codes[by_term].astype(np.uint32)
+    inv_codes = codes[by_term].astype(_narrowest(int(codes.max()) if len(codes) else 0))
     inv_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(tids, minlength=len(vocab)), out=inv_ptr[1:])
     by_slot = np.lexsort((tids, slots))
-    fwd_codes = ((tids[by_slot].astype(np.int64) << 1) | (codes[by_slot] & 1)).astype(np.int32)
+    fwd_codes = ((tids[by_slot].astype(np.int64) << 1) | (codes[by_slot] & 1)).astype(
+        _narrowest(2 * len(vocab) + 1))
     fwd_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(slots, minlength=n), out=fwd_ptr[1:])
     return Postings(vocab, inv_ptr, inv_docs, inv_codes, fwd_ptr, fwd_codes, lengths.astype(np.int32))
+
+
+def _narrowest(largest: int) -> type[np.unsignedinteger[Any]]:
+    """uint16 when `largest` fits (half the bytes of a snapshot), else uint32."""
+    return np.uint16 if largest < 2**16 else np.uint32
 
 
 def from_docs(docs: Sequence[Doc]) -> Postings:
@@ -250,6 +256,7 @@ class Saturation:
         self.norms = length_norms(base.lengths, avgdl)
         self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
         self._kept: dict[int, FloatArray] = {}
+        self._bounds: dict[int, float] = {}
         self._lock = threading.Lock()
 
     def of(self, tid: int) -> FloatArray:
@@ -279,9 +286,13 @@ class Saturation:
 
     def bound(self, tid: int) -> float:
         """The largest saturation any posting of `tid` can have (exact when kept)."""
+        known = self._bounds.get(tid)
+        if known is not None:
+            return known
         found = self._kept.get(tid)
         if found is not None:
-            return float(found.max())
+            known = self._bounds[tid] = float(found.max())
+            return known
         maxf = float(self.base.max_f[tid])
         # Saturation grows with f and shrinks with length: the largest f over the shortest holder.
         return (maxf * (K1 + 1.0)) / (maxf + length_norm(float(self.base.min_length[tid]), self.avgdl))
@@ -309,6 +320,12 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
     if not terms or n == 0:
         return []
     inv_ptr, inv_docs = base.inv_ptr, base.inv_docs
+    if sum(int(inv_ptr[t + 1] - inv_ptr[t]) for t, _ in terms) <= PRUNE_FROM and not extra:
+        # Few postings in all: adding them is cheaper than any pruning.
+        acc = np.zeros(n, dtype=np.float64)
+        for tid, weight in terms:
+            acc[inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]] += weight * saturation.of(tid)
+        return _best(np.flatnonzero(acc), acc, alive, k)
     bounds = [w * saturation.bound(tid) for tid, w in terms]
     rest = [0.0] * (len(terms) + 1)
     for i in range(len(terms) - 1, -1, -1):
@@ -320,8 +337,7 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
     touched: list[Int32Array] = []
     touched_len = 0
     threshold = extra_sorted[k - 1] if len(extra_sorted) >= k else 0.0
-    # Few postings in all: adding them is cheaper than any estimate (no pruning).
-    estimates = 0 if sum(int(inv_ptr[t + 1] - inv_ptr[t]) for t, _ in terms) > PRUNE_FROM else 2
+    estimates = 0
     for j, (tid, weight) in enumerate(terms):
         posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
         acc[posting] += weight * saturation.of(tid)
@@ -352,14 +368,20 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
                 survivors = chosen[alive[chosen]]
                 done = j + 1
                 break
-    candidates: npt.NDArray[Any]
     if survivors is None:
-        candidates = np.flatnonzero(acc)
-        candidates = candidates[alive[candidates]]
-        scores = acc[candidates]
-    else:
-        candidates = survivors
-        scores = _add_terms(acc[candidates], candidates, terms[done:], inv_ptr, inv_docs, saturation)
+        return _best(np.flatnonzero(acc), acc, alive, k)
+    scores = _add_terms(acc[survivors], survivors, terms[done:], inv_ptr, inv_docs, saturation)
+    return _ranked(survivors, scores, k)
+
+
+def _best(candidates: npt.NDArray[Any], acc: FloatArray, alive: npt.NDArray[np.bool_],
+          k: int) -> list[tuple[int, float]]:
+    """The `k` best live `candidates` by `acc` (ties: lower slot first)."""
+    candidates = candidates[alive[candidates]]
+    return _ranked(candidates, acc[candidates], k)
+
+
+def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tuple[int, float]]:
     if len(candidates) > k:
         cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
         keep = scores >= cut

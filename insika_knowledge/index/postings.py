@@ -67,6 +67,7 @@ class _State:
         self.documents = self.base.size
         self.tokens = int(self.base.lengths.sum(dtype=np.int64))
         self._saturation: bm25.Saturation | None = None
+        self._idf: dict[str, float] = {}
         self._owned = True
 
     def derive(self, generation: int, cursor: int) -> _State:
@@ -74,7 +75,7 @@ class _State:
         fresh.__dict__.update(self.__dict__)
         fresh.generation, fresh.cursor = generation, cursor
         fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
-        fresh._saturation, fresh._owned = None, False
+        fresh._saturation, fresh._idf, fresh._owned = None, {}, False
         return fresh
 
     @property
@@ -88,6 +89,22 @@ class _State:
 
     def stats(self) -> bm25.Stats:
         return bm25.Stats(self.documents, self.tokens, self.doc_freq)
+
+    def plan(self, wanted: frozenset[str]) -> list[tuple[str, float]]:
+        """`bm25.query_plan` of `wanted`, each term's idf computed once per state."""
+        known = self._idf
+        if len(known) > 100_000:
+            known.clear()
+        out = []
+        for term in wanted:
+            weight = known.get(term)
+            if weight is None:
+                df = self.doc_freq(term)
+                weight = known[term] = bm25.idf(self.documents, df) if df > 0 else 0.0
+            if weight:
+                out.append((term, weight))
+        out.sort(key=lambda p: (-p[1], p[0]))
+        return out
 
     def saturation(self) -> bm25.Saturation:
         if self._saturation is None:
@@ -323,11 +340,10 @@ class PostingsIndex:
         return self._rank(agent, self._state(agent), wanted, top_k)
 
     def _rank(self, agent: str, state: _State, wanted: frozenset[str], top_k: int) -> list[Hit]:
-        stats = state.stats()
-        plan = bm25.query_plan(wanted, stats)
+        plan = state.plan(wanted)
         if not plan or top_k <= 0:
             return []
-        avgdl = stats.avgdl
+        avgdl = state.stats().avgdl
         changed = [(e, s) for e, d in state.delta.values()
                    if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
         best = bm25.top_k(state.base, state.alive, state.saturation(), plan, top_k, [s for _, s in changed])

@@ -20,7 +20,7 @@ from insika_knowledge.index.bm25 import Postings
 
 MAGIC: Final = b"IKS1"
 #: Bump when the layout or the meaning of a section changes: older snapshots are rebuilt.
-FORMAT: Final = 1
+FORMAT: Final = 2
 _ARRAYS: Final = ("inv_ptr", "inv_docs", "inv_codes", "fwd_ptr", "fwd_codes", "lengths", "ids", "versions",
                   "confidence")
 
@@ -81,9 +81,9 @@ def _pad(length: int) -> bytes:
     return b"\0" * (-length % 8)
 
 
-def loads(data: bytes) -> Snapshot | None:
+def loads(data: bytes | bytearray) -> Snapshot | None:
     """The snapshot in `data`, or None when it is not one of this `FORMAT` (then rebuild)."""
-    if len(data) < 8 or data[:4] != MAGIC:
+    if len(data) < 8 or bytes(data[:4]) != MAGIC:
         return None
     (size,) = struct.unpack("<I", data[4:8])
     try:

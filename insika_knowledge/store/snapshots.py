@@ -26,11 +26,21 @@ class _SQLiteHost(Protocol):
 class SQLiteSnapshots:
     """`load_index_snapshot` and `save_index_snapshot` for `SQLiteStore`."""
 
-    def load_index_snapshot(self: _SQLiteHost, agent: str, kind: str) -> bytes | None:
-        """The snapshot `kind` of `agent`, or None (never written)."""
-        row = self._conn().execute(
-            "SELECT data FROM index_snapshots WHERE agent=? AND kind=?", (agent, kind)).fetchone()
-        return bytes(row[0]) if row is not None else None
+    def load_index_snapshot(self: _SQLiteHost, agent: str, kind: str) -> bytes | bytearray | None:
+        """The snapshot `kind` of `agent`, or None (never written).
+
+        Read through SQLite's incremental blob I/O into one buffer, so a large snapshot is
+        held once in memory, not twice (statement result plus copy).
+        """
+        conn = self._conn()
+        row = conn.execute("SELECT rowid, length(data) FROM index_snapshots WHERE agent=? AND kind=?",
+                           (agent, kind)).fetchone()
+        if row is None:
+            return None
+        buffer = bytearray(int(row[1]))
+        with conn.blob_open("main", "index_snapshots", "data", int(row[0]), False) as blob:
+            blob.read_into(buffer)
+        return buffer
 
     def save_index_snapshot(self: _SQLiteHost, agent: str, kind: str, data: bytes) -> None:
         """Replace the snapshot `kind` of `agent` with `data`.
@@ -54,7 +64,7 @@ class _PgHost(Protocol):
 class PgSnapshots:
     """`load_index_snapshot` and `save_index_snapshot` for `PostgresStore`."""
 
-    def load_index_snapshot(self: _PgHost, agent: str, kind: str) -> bytes | None:
+    def load_index_snapshot(self: _PgHost, agent: str, kind: str) -> bytes | bytearray | None:
         """The snapshot `kind` of `agent`, or None (never written)."""
         row = self.row("SELECT data FROM index_snapshots WHERE agent = %s AND kind = %s", (agent, kind))
         return bytes(row[0]) if row is not None else None
