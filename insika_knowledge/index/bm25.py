@@ -112,7 +112,8 @@ class Postings:
 
     def __init__(self, vocab: list[str], inv_ptr: IntArray, inv_docs: Int32Array,
                  inv_codes: npt.NDArray[Any], fwd_ptr: IntArray, fwd_codes: npt.NDArray[Any],
-                 lengths: Int32Array):
+                 lengths: Int32Array, max_f: npt.NDArray[Any] | None = None,
+                 min_length: Int32Array | None = None):
         self.vocab = vocab
         self.term_id = {t: i for i, t in enumerate(vocab)}
         self.inv_ptr = inv_ptr
@@ -122,8 +123,8 @@ class Postings:
         self.fwd_codes = fwd_codes
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
-        self._max_f: npt.NDArray[Any] | None = None
-        self._min_length: Int32Array | None = None
+        self._max_f = max_f
+        self._min_length = min_length
 
     @property
     def max_f(self) -> npt.NDArray[Any]:
@@ -194,7 +195,9 @@ def assemble(vocab: list[str], slots: Int32Array, tids: Int32Array, codes: npt.N
         _narrowest(2 * len(vocab) + 1))
     fwd_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(slots, minlength=n), out=fwd_ptr[1:])
-    return Postings(vocab, inv_ptr, inv_docs, inv_codes, fwd_ptr, fwd_codes, lengths.astype(np.int32))
+    built = Postings(vocab, inv_ptr, inv_docs, inv_codes, fwd_ptr, fwd_codes, lengths.astype(np.int32))
+    _ = built.max_f, built.min_length  # computed once here, kept in the snapshot
+    return built
 
 
 def _narrowest(largest: int) -> type[np.unsignedinteger[Any]]:
@@ -333,7 +336,7 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
     acc = np.zeros(n, dtype=np.float64)
     extra_sorted = sorted(extra, reverse=True)[:k]
     done = len(terms)
-    survivors: Int32Array | None = None
+    survivors: npt.NDArray[Any] | None = None
     touched: list[Int32Array] = []
     touched_len = 0
     threshold = extra_sorted[k - 1] if len(extra_sorted) >= k else 0.0
@@ -360,11 +363,15 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
         if bound < threshold:
             # Stop here when looking the remaining terms up for the concepts that can still
             # win costs less than adding the next list (binary search ~6x a scatter-add).
-            every = np.concatenate(touched) if len(touched) > 1 else touched[0]
-            chosen = every[acc[every] + bound >= threshold]
+            chosen: npt.NDArray[Any]
+            if touched_len * 4 < n:
+                every = np.concatenate(touched) if len(touched) > 1 else touched[0]
+                chosen = every[acc[every] + bound >= threshold]
+            else:  # acc is 0 outside the touched lists, and 0 + bound < threshold
+                chosen = np.flatnonzero(acc + bound >= threshold)
             next_len = int(inv_ptr[nxt + 1] - inv_ptr[nxt])
             if len(chosen) * (len(terms) - j - 1) * _LOOKUP_COST <= next_len:
-                chosen = np.unique(chosen)
+                chosen = np.unique(chosen) if touched_len * 4 < n else chosen
                 survivors = chosen[alive[chosen]]
                 done = j + 1
                 break
@@ -391,9 +398,10 @@ def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tu
 
 
 def _best_touched(touched: list[Int32Array], acc: FloatArray, alive: npt.NDArray[np.bool_],
-                  k: int) -> Int32Array:
+                  k: int) -> npt.NDArray[Any]:
     """Up to `k` live slots among the `touched` lists with the highest `acc`, ascending."""
-    every = np.concatenate(touched) if len(touched) > 1 else touched[0]
+    every = np.concatenate(touched) if len(touched) > 1 and sum(map(len, touched)) * 4 < len(acc) else \
+        touched[0] if len(touched) == 1 else np.flatnonzero(acc)
     if len(every) > 4 * k:
         every = every[np.argpartition(acc[every], len(every) - 4 * k)[-4 * k:]]
     chosen = np.unique(every)

@@ -43,7 +43,7 @@ ENTRY_CACHE: Final = 4096
 
 def analyse_row(row: ScanRow) -> bm25.Doc:
     """The BM25 document of a stored concept: each field tokenised as FTS5 does."""
-    return bm25.analyse_fields(lambda text: list(TOKENIZER(text)), row.name, row.description, row.body)
+    return bm25.analyse_fields(TOKENIZER, row.name, row.description, row.body)
 
 
 def _entry(row: ScanRow, doc: bm25.Doc) -> Entry:

@@ -20,9 +20,9 @@ from insika_knowledge.index.bm25 import Postings
 
 MAGIC: Final = b"IKS1"
 #: Bump when the layout or the meaning of a section changes: older snapshots are rebuilt.
-FORMAT: Final = 2
+FORMAT: Final = 3
 _ARRAYS: Final = ("inv_ptr", "inv_docs", "inv_codes", "fwd_ptr", "fwd_codes", "lengths", "ids", "versions",
-                  "confidence")
+                  "confidence", "max_f", "min_length")
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ def dumps(snapshot: Snapshot) -> bytes:
         "inv_ptr": base.inv_ptr, "inv_docs": base.inv_docs, "inv_codes": base.inv_codes,
         "fwd_ptr": base.fwd_ptr, "fwd_codes": base.fwd_codes, "lengths": base.lengths,
         "ids": snapshot.ids, "versions": snapshot.versions, "confidence": snapshot.confidence,
+        "max_f": base.max_f, "min_length": base.min_length,
     }
     texts = {name: "\0".join(values).encode("utf-8") for name, values in
              (("vocab", base.vocab), ("names", snapshot.names), ("updated", snapshot.updated))}
@@ -105,6 +106,6 @@ def loads(data: bytes | bytearray) -> Snapshot | None:
     names = parts["names"].split("\0") if name_count else []
     updated = parts["updated"].split("\0") if name_count else []
     base = Postings(vocab, parts["inv_ptr"], parts["inv_docs"], parts["inv_codes"], parts["fwd_ptr"],
-                    parts["fwd_codes"], parts["lengths"])
+                    parts["fwd_codes"], parts["lengths"], parts["max_f"], parts["min_length"])
     return Snapshot(base, parts["ids"], parts["versions"], parts["confidence"], names, updated, int(header["cursor"]),
                     int(header["generation"]), int(header["analysis"]))
