@@ -118,7 +118,8 @@ def _changing_store(docs, changes, query, k) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = SQLiteStore(Path(tmp) / "t.db", tokenizer=TOKENIZER)
         for i, words in enumerate(docs):
-            _put(db, f"c{i}", words, rnd.choice([0.4, 0.6, 0.8]))
+            _put(db, f"c{i}", words, rnd.choice([0.4, 0.6, 0.8]),
+                 body=rnd.choice(["x", f"see [[c{i + 1}]]", "## Contradiction\n\n- other"]))
         index = PostingsIndex(db)
         wanted = query_terms(" ".join(query))
         expected = _reference(db, wanted, k)
@@ -131,10 +132,24 @@ def _changing_store(docs, changes, query, k) -> None:
                 with db.transaction() as tx:
                     tx.remove(AGENT, name, actor="e")
             expected = _reference(db, wanted, k)
-            assert [(h.entry.name, h.score) for h in index.search_terms(AGENT, wanted, k)] == expected
+            hits = index.search_terms(AGENT, wanted, k)
+            assert [(h.entry.name, h.score) for h in hits] == expected
+            _same_entries(db, [h.entry for h in hits])
         reopened = PostingsIndex(db)  # from the snapshot plus the change feed
-        assert [(h.entry.name, h.score) for h in reopened.search_terms(AGENT, wanted, k)] == expected
+        hits = reopened.search_terms(AGENT, wanted, k)
+        assert [(h.entry.name, h.score) for h in hits] == expected
+        _same_entries(db, [h.entry for h in hits])
+        names = [f"c{i}" for i in range(len(docs))]
+        _same_entries(db, list(reopened.lookup(AGENT, names).values()))
         db.close()
+
+
+def _same_entries(db: SQLiteStore, entries: list) -> None:
+    """What a hit shows (and its terms) equals the stored row analysed afresh."""
+    from insika_knowledge.index.scan import entry_from_row
+
+    rows = {r.name: r for r in db.scan_rows_by_names(AGENT, [e.name for e in entries])}
+    assert entries == [entry_from_row(rows[e.name]) for e in entries]
 
 
 def test_a_new_process_opens_the_snapshot_instead_of_analysing(store, monkeypatch) -> None:

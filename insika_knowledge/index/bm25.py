@@ -260,6 +260,7 @@ class Saturation:
         self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
         self._kept: dict[int, FloatArray] = {}
         self._bounds: dict[int, float] = {}
+        self._free: list[FloatArray] = []
         self._lock = threading.Lock()
 
     def of(self, tid: int) -> FloatArray:
@@ -276,6 +277,22 @@ class Saturation:
                 self.budget -= hi - lo
                 self._kept[tid] = value
         return value
+
+    def take(self) -> FloatArray:
+        """A zeroed float64[n] accumulator (reused: no allocation, no page faults)."""
+        try:
+            return self._free.pop()
+        except IndexError:
+            return np.zeros(self.base.size, dtype=np.float64)
+
+    def give(self, acc: FloatArray, touched: list[Int32Array]) -> None:
+        """Return `acc`, zeroed again where the `touched` lists wrote."""
+        if sum(len(t) for t in touched) * 4 < len(acc):
+            for posting in touched:
+                acc[posting] = 0.0
+        else:
+            acc.fill(0.0)
+        self._free.append(acc)
 
     def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64]) -> FloatArray:
         """Term `tid`'s saturation at `positions` of its list (which starts at ``inv_docs[lo]``)."""
@@ -318,6 +335,17 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
     Returns:
         Up to `k` (slot, score) pairs; only slots sharing at least one term.
     """
+    acc = saturation.take()
+    touched: list[Int32Array] = []
+    try:
+        return _top_k(base, alive, saturation, plan, k, extra, acc, touched)
+    finally:
+        saturation.give(acc, touched)
+
+
+def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
+           plan: list[tuple[str, float]], k: int, extra: Sequence[float], acc: FloatArray,
+           touched: list[Int32Array]) -> list[tuple[int, float]]:
     n = base.size
     terms = [(tid, w) for t, w in plan if (tid := base.term_id.get(t)) is not None]
     if not terms or n == 0:
@@ -325,19 +353,18 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
     inv_ptr, inv_docs = base.inv_ptr, base.inv_docs
     if sum(int(inv_ptr[t + 1] - inv_ptr[t]) for t, _ in terms) <= PRUNE_FROM and not extra:
         # Few postings in all: adding them is cheaper than any pruning.
-        acc = np.zeros(n, dtype=np.float64)
         for tid, weight in terms:
-            acc[inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]] += weight * saturation.of(tid)
+            posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
+            acc[posting] += weight * saturation.of(tid)
+            touched.append(posting)
         return _best(np.flatnonzero(acc), acc, alive, k)
     bounds = [w * saturation.bound(tid) for tid, w in terms]
     rest = [0.0] * (len(terms) + 1)
     for i in range(len(terms) - 1, -1, -1):
         rest[i] = rest[i + 1] + bounds[i]
-    acc = np.zeros(n, dtype=np.float64)
     extra_sorted = sorted(extra, reverse=True)[:k]
     done = len(terms)
     survivors: npt.NDArray[Any] | None = None
-    touched: list[Int32Array] = []
     touched_len = 0
     threshold = extra_sorted[k - 1] if len(extra_sorted) >= k else 0.0
     estimates = 0

@@ -60,7 +60,7 @@ class _State:
         self.generation = generation
         self.cursor = cursor
         self.alive = np.ones(self.base.size, dtype=bool)
-        self.slot_of_name = {name: slot for slot, name in enumerate(snap.names)}
+        self._slot_of_name: dict[str, int] | None = None
         self._slot_of_id: dict[int, int] | None = None
         self.adjust: dict[str, int] = {}
         self.delta: dict[str, tuple[Entry, bm25.Doc]] = {}
@@ -77,6 +77,12 @@ class _State:
         fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
         fresh._saturation, fresh._idf, fresh._owned = None, {}, False
         return fresh
+
+    @property
+    def slot_of_name(self) -> dict[str, int]:
+        if self._slot_of_name is None:
+            self._slot_of_name = {name: slot for slot, name in enumerate(self.snap.names)}
+        return self._slot_of_name
 
     @property
     def slot_of_id(self) -> dict[int, int]:
@@ -167,7 +173,36 @@ def _snapshot(entries: list[Entry], base: bm25.Postings, generation: int, cursor
         base, np.array([e.id for e in entries], dtype=np.int64),
         np.array([e.version for e in entries], dtype=np.int64),
         np.array([e.confidence for e in entries], dtype=np.float64),
-        [e.name for e in entries], [e.updated_at for e in entries], cursor, generation, ANALYSIS_VERSION,
+        np.array([e.in_conflict for e in entries], dtype=np.uint8),
+        *_as_columns(_columns(entries)), cursor, generation, ANALYSIS_VERSION,
+    )
+
+
+def _as_columns(values: tuple[list[str], ...]) -> tuple[snapshot.Column, snapshot.Column, snapshot.Column,
+                                                         snapshot.Column, snapshot.Column, snapshot.Column]:
+    names, descriptions, types, provenances, updated, links = (snapshot.Column.of(v) for v in values)
+    return names, descriptions, types, provenances, updated, links
+
+
+def _columns(entries: list[Entry]) -> tuple[list[str], ...]:
+    """(names, descriptions, types, provenances, updated, links) of `entries`."""
+    return ([e.name for e in entries], [e.description for e in entries], [e.type for e in entries],
+            [e.provenance for e in entries], [e.updated_at for e in entries],
+            [snapshot.LINK_SEPARATOR.join(e.links) for e in entries])
+
+
+def entry_of(state: _State, slot: int) -> Entry:
+    """The `Entry` of base `slot`, from the snapshot alone (nothing read, nothing analysed)."""
+    snap = state.snap
+    terms, title = state.base.terms_of(slot)
+    name, updated, confidence = snap.names[slot], snap.updated[slot], float(snap.confidence[slot])
+    links = snap.links[slot]
+    return Entry(
+        id=int(snap.ids[slot]), version=int(snap.versions[slot]), name=name,
+        description=snap.descriptions[slot], type=snap.types[slot], provenance=snap.provenances[slot],
+        confidence=confidence, updated_at=updated, in_conflict=bool(snap.conflict[slot]),
+        links=tuple(links.split(snapshot.LINK_SEPARATOR)) if links else (), terms=terms,
+        title_terms=title, tiebreak=(-confidence, -_stamp(updated), name),
     )
 
 
@@ -220,17 +255,27 @@ def rebuild(state: _State) -> _State:
         lengths,
     )
 
-    def pick(values: list[object], delta_value: Callable[[Entry], object]) -> list[object]:
-        return [values[o] if kind == "b" else delta_value(delta[o][0]) for kind, o in order]
+    base_slots = np.array([o if kind == "b" else 0 for kind, o in order], dtype=np.int64)
+    from_delta = [delta[o][0] if kind == "d" else None for kind, o in order]
 
-    entries_ids = pick(snap.ids.tolist(), lambda e: e.id)
+    def numbers(values: np.ndarray, field: Callable[[Entry], float], dtype: type) -> np.ndarray:
+        out: np.ndarray = np.asarray(values)[base_slots].astype(dtype)
+        for i, e in enumerate(from_delta):
+            if e is not None:
+                out[i] = field(e)
+        return out
+
+    old_columns = (snap.names, snap.descriptions, snap.types, snap.provenances, snap.updated, snap.links)
+    delta_columns = _columns([e for e in from_delta if e is not None])
+    columns: list[snapshot.Column] = []
+    for old_column, new_values in zip(old_columns, delta_columns, strict=True):
+        taken = iter(new_values)
+        columns.append(snapshot.Column.of([old_column[o] if kind == "b" else next(taken) for kind, o in order]))
     merged = snapshot.Snapshot(
-        fresh, np.array(entries_ids, dtype=np.int64),
-        np.array(pick(snap.versions.tolist(), lambda e: e.version), dtype=np.int64),
-        np.array(pick(snap.confidence.tolist(), lambda e: e.confidence), dtype=np.float64),
-        [str(v) for v in pick(list(snap.names), lambda e: e.name)],
-        [str(v) for v in pick(list(snap.updated), lambda e: e.updated_at)],
-        state.cursor, state.generation, ANALYSIS_VERSION,
+        fresh, numbers(snap.ids, lambda e: e.id, np.int64), numbers(snap.versions, lambda e: e.version, np.int64),
+        numbers(snap.confidence, lambda e: e.confidence, np.float64),
+        numbers(snap.conflict, lambda e: e.in_conflict, np.uint8), columns[0], columns[1], columns[2],
+        columns[3], columns[4], columns[5], state.cursor, state.generation, ANALYSIS_VERSION,
     )
     return _State(merged, state.generation, state.cursor)
 
@@ -357,21 +402,14 @@ class PostingsIndex:
 
     def _base_entries(self, agent: str, state: _State, slots: list[int]) -> dict[int, Entry]:
         out: dict[int, Entry] = {}
-        missing: dict[int, int] = {}
         for slot in slots:
             key = (int(state.snap.ids[slot]), int(state.snap.versions[slot]))
             found = self._entries.get(key)
-            if found is not None:
-                out[slot] = found
-            else:
-                missing[key[0]] = slot
-        if missing:
-            if len(self._entries) > ENTRY_CACHE:
-                self._entries.clear()
-            for row in self.store.scan_rows(agent, list(missing)):
-                slot = missing[row.id]
-                entry = entry_with_terms(row, *state.base.terms_of(slot))
-                out[slot] = self._entries[(row.id, row.version)] = entry
+            if found is None:
+                if len(self._entries) > ENTRY_CACHE:
+                    self._entries.clear()
+                found = self._entries[key] = entry_of(state, slot)
+            out[slot] = found
         return out
 
     def weight(self, agent: str) -> Callable[[str], int]:
