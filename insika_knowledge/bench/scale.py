@@ -25,6 +25,7 @@ from typing import Any, Final
 import numpy as np
 
 from insika_knowledge.analysis.text import query_terms
+from insika_knowledge.bench.learnpath import learn_turn_ms
 from insika_knowledge.bench.peers import bm25s_peer, tantivy_peer
 from insika_knowledge.bench.synthetic import corpus, fill, queries
 from insika_knowledge.bench.timing import percentiles, time_each
@@ -40,7 +41,7 @@ SCALE_SIZES: Final = (1000, 5000, 50_000, 200_000)
 AGENT: Final = "bench"
 #: Scan's cache is built in-process only up to this size (about 17 s at 50k; minutes above).
 SCAN_UP_TO: Final = 50_000
-ENGINES: Final = ("auto", "scan", "fts5", "bm25s", "tantivy")
+ENGINES: Final = ("auto", "auto_terms", "scan", "fts5", "bm25s", "tantivy")
 
 _COLD: Final = """
 import json, resource, sys, time
@@ -121,6 +122,9 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     searches["fts5"] = lambda m: fts.search(AGENT, m, 5)
     documents = [[*TOKENIZER(c.name), *TOKENIZER(c.description), *TOKENIZER(c.body)] for c in concepts]
     analysed = {m: sorted(query_terms(m)) for m in msgs}
+    frozen = {m: frozenset(terms) for m, terms in analysed.items()}
+    # auto fed the peers' input (analysed terms, no typo correction), as a like-for-like row.
+    searches["auto_terms"] = lambda m: auto.search_terms(AGENT, frozen[m], 5)
     for label, make in (("bm25s", bm25s_peer), ("tantivy", tantivy_peer)):
         start = time.perf_counter()
         peer = make(documents)
@@ -156,6 +160,7 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
 
     samples_w = time_each(write_one, enumerate(corpus(200, seed=99)))
     out["write_one_p50_ms"], out["write_one_p95_ms"] = percentiles(samples_w)
+    out["learn_turn_p50_ms"], out["learn_turn_p95_ms"] = learn_turn_ms(store, AGENT, auto, 200)
     store.close()
     return out
 
@@ -196,23 +201,26 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 
     lines = ["Search, top_k=5, warm, engines interleaved per query (ms)"]
     for stat in ("p50", "p95", "p99"):
-        lines.append(f"{stat:<4} {'concepts':>9}  " + "  ".join(f"{e:>8}" for e in ENGINES))
+        lines.append(f"{stat:<4} {'concepts':>9}  " + "  ".join(f"{e:>10}" for e in ENGINES))
         for r in rows:
-            lines.append(f"{'':<4} {r['concepts']:>9}  " + "  ".join(ms(r, f"{e}_{stat}_ms") for e in ENGINES))
+            lines.append(f"{'':<4} {r['concepts']:>9}  " + "  ".join(f"{ms(r, f'{e}_{stat}_ms'):>10}" for e in ENGINES))
     lines.append("\nSame-run ratios (auto p50 / peer p50; auto p99 / auto p50) and top-5 agreement with exact BM25")
     lines.append(f"{'concepts':>9}  {'/bm25s':>8}  {'/tantivy':>8}  {'/scan':>8}  {'/fts5':>8}  {'p99/p50':>8}  "
-                 f"{'auto agr':>8}  {'fts5 agr':>8}")
+                 f"{'terms/bm25s':>11}  {'terms/tantivy':>13}  {'auto agr':>8}  {'fts5 agr':>8}")
     for r in rows:
         lines.append(f"{r['concepts']:>9}  {ratio(r, 'auto_p50_ms', 'bm25s_p50_ms')}  "
                      f"{ratio(r, 'auto_p50_ms', 'tantivy_p50_ms')}  {ratio(r, 'auto_p50_ms', 'scan_p50_ms')}  "
                      f"{ratio(r, 'auto_p50_ms', 'fts5_p50_ms')}  {ratio(r, 'auto_p99_ms', 'auto_p50_ms')}  "
+                     f"{ratio(r, 'auto_terms_p50_ms', 'bm25s_p50_ms'):>11}  "
+                     f"{ratio(r, 'auto_terms_p50_ms', 'tantivy_p50_ms'):>13}  "
                      f"{r['auto_agreement']:>8.3f}  {r['fts5_agreement']:>8.3f}")
     lines.append("\nCold search in a fresh process (auto: open the snapshot, answer one message) and builds")
     lines.append(f"{'concepts':>9}  {'import s':>8}  {'search s':>8}  {'RSS MiB':>8}  {'snap MiB':>8}  "
-                 f"{'build s':>8}  {'scan s':>8}  {'write all':>9}  {'write 1':>8}")
+                 f"{'build s':>8}  {'scan s':>8}  {'write all':>9}  {'write 1':>8}  {'learn p50':>9}  {'learn p95':>9}")
     for r in rows:
         scan_s = f"{r['scan_cache_build_s']:>8.2f}" if "scan_cache_build_s" in r else f"{'-':>8}"
         lines.append(f"{r['concepts']:>9}  {r['cold_import_s']:>8.3f}  {r['cold_search_s']:>8.3f}  "
                      f"{r['cold_rss_mib']:>8.1f}  {r['snapshot_mib']:>8.1f}  {r['postings_build_s']:>8.2f}  "
-                     f"{scan_s}  {r['write_all_s']:>7.1f} s  {r['write_one_p50_ms']:>5.2f} ms")
+                     f"{scan_s}  {r['write_all_s']:>7.1f} s  {r['write_one_p50_ms']:>5.2f} ms  "
+                     f"{r['learn_turn_p50_ms']:>6.2f} ms  {r['learn_turn_p95_ms']:>6.2f} ms")
     return lines
