@@ -37,7 +37,7 @@ DELTA_SHARE: Final = 0.01
 DELTA_MIN: Final = 64
 #: The snapshot kind this index stores (``index_snapshots.kind``).
 KIND: Final = "bm25"
-#: Hit entries kept per index (id, version -> entry), so a popular concept is read once.
+#: Hit entries kept per index (base slot -> entry), so a popular concept is built once.
 ENTRY_CACHE: Final = 4096
 
 
@@ -67,6 +67,7 @@ class _State:
         self.documents = self.base.size
         self.tokens = int(self.base.lengths.sum(dtype=np.int64))
         self._saturation: bm25.Saturation | None = None
+        self._previous: bm25.Saturation | None = None
         self._idf: dict[str, float] = {}
         self._owned = True
 
@@ -75,6 +76,8 @@ class _State:
         fresh.__dict__.update(self.__dict__)
         fresh.generation, fresh.cursor = generation, cursor
         fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
+        # The saturation arrays stay exact while avgdl does not move (e.g. a confirmation).
+        fresh._previous = self._saturation or self._previous
         fresh._saturation, fresh._idf, fresh._owned = None, {}, False
         return fresh
 
@@ -114,7 +117,13 @@ class _State:
 
     def saturation(self) -> bm25.Saturation:
         if self._saturation is None:
-            self._saturation = bm25.Saturation(self.base, self.stats().avgdl)
+            avgdl = self.stats().avgdl
+            previous = self._previous
+            if previous is not None and previous.base is self.base and previous.avgdl == avgdl:
+                self._saturation = previous
+            else:
+                self._saturation = bm25.Saturation(self.base, avgdl)
+            self._previous = None
         return self._saturation
 
     def _count(self, terms: Iterable[str], step: int, length: int) -> None:
@@ -298,7 +307,7 @@ class PostingsIndex:
         self.persist = persist
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
-        self._entries: dict[tuple[int, int], Entry] = {}
+        self._entries: dict[object, object] = {}
 
     # ------------------------------------------------------------------ state
 
@@ -401,14 +410,20 @@ class PostingsIndex:
         return hits
 
     def _base_entries(self, agent: str, state: _State, slots: list[int]) -> dict[int, Entry]:
+        # Keyed by the base and the slot: a base never changes, while a concept id can be
+        # reused (a deleted row's) by another concept with the same version number.
+        cache = self._entries
+        if cache.get("base") is not state.base:
+            cache.clear()
+            cache["base"] = state.base
         out: dict[int, Entry] = {}
         for slot in slots:
-            key = (int(state.snap.ids[slot]), int(state.snap.versions[slot]))
-            found = self._entries.get(key)
-            if found is None:
-                if len(self._entries) > ENTRY_CACHE:
-                    self._entries.clear()
-                found = self._entries[key] = entry_of(state, slot)
+            found = cache.get(slot)
+            if not isinstance(found, Entry):
+                if len(cache) > ENTRY_CACHE:
+                    cache.clear()
+                    cache["base"] = state.base
+                found = cache[slot] = entry_of(state, slot)
             out[slot] = found
         return out
 
