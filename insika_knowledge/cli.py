@@ -212,7 +212,7 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 @tenant_option
 @click.option("--top-k", default=5, show_default=True, type=int, help="Concepts to inject.")
 @click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
-              show_default=True, help="Which index answers (auto: FTS5 for large agents).")
+              show_default=True, help="Which index answers (auto: exact BM25 over the agent's stored index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")
 def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
            top_k: int, index_mode: str, as_json: bool) -> None:

@@ -413,7 +413,28 @@ def _scalar(text: str) -> str:
 _PLAIN_OK = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^\n]*")
 
 
+#: Texts a plain YAML scalar on one line reads back unchanged, whatever the resolvers say:
+#: letters (ASCII and Latin), digits, inner spaces and punctuation that is no indicator
+#: after the first character. No tab, '#', line break or trailing space.
+_ORDINARY_RE: Final = re.compile(r"[A-Za-z0-9\u00c0-\u024f][A-Za-z0-9\u00c0-\u024f .,;:()/%+=_'\"!?&$@*-]*(?<! )")
+
+
 def _plain_is_safe(text: str) -> bool:
+    if not _PLAIN_OK.fullmatch(text) or ": " in text or " #" in text or text.endswith(":"):
+        return False
+    if _ORDINARY_RE.fullmatch(text):
+        # What `yaml.load` would decide, without loading: the scalar is read whole, and it
+        # stays text unless one of the loader's implicit resolvers (the same table, the
+        # same `match`) types it.
+        return not any(regexp.match(text) for _, regexp in _RESOLVERS.get(text[0], ()))
+    return _plain_is_safe_by_yaml(text)
+
+
+_RESOLVERS: Final = yaml.SafeLoader.yaml_implicit_resolvers
+
+
+def _plain_is_safe_by_yaml(text: str) -> bool:
+    """`_plain_is_safe` by loading ``k: <text>`` with PyYAML (the reference; slow, pure Python)."""
     if not _PLAIN_OK.fullmatch(text) or ": " in text or " #" in text or text.endswith(":"):
         return False
     try:

@@ -33,7 +33,8 @@ class KnowledgeConfig(BaseModel):
             utility model from ``INSIKA_UTILITY_MODEL``.
         index: ``scan`` (term overlap over a per-process read cache), ``fts5`` (SQLite's
             full-text index, bm25 ranking; scan where SQLite lacks FTS5), or ``auto``
-            (FTS5 from the measured crossover in concept count up, scan below).
+            (Index::Postings at every size: exact BM25 by FTS5's formula over a per-agent
+            index the database keeps as a snapshot; see benchmarks/README.md).
         min_coverage: the relevance floor, 0..1: the block is injected only when the best
             concept covers at least this share of the message's weighted terms. 0 (the
             default: recall first) injects whenever a concept shares a term; 0.15-0.3

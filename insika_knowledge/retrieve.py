@@ -25,12 +25,11 @@ from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name,
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.fts5 import Fts5Index
+from insika_knowledge.index.postings import PostingsIndex
 from insika_knowledge.index.scan import Entry, Hit, ScanIndex, entry_score
 from insika_knowledge.index.tokenizer import attach
 from insika_knowledge.store.base import Store
 
-#: ``index: auto`` uses FTS5 from this many concepts per agent up (see benchmarks/README.md).
-AUTO_FTS5_FROM: Final = 5000
 #: The most characters the ``load_knowledge`` tool hands the model (about 4,000 tokens).
 #: A longer record is shortened: its sources to the `CAPPED_SOURCES` most recent, then its
 #: body cut at a line end, with a note saying so (and the conflict heading kept, if any).
@@ -115,18 +114,23 @@ class Retriever:
         self.index: SearchIndex = index or ScanIndex(store)
         self.events = events
         self._fts: Fts5Index | None = None
-        self._counts: dict[str, tuple[int, int]] = {}
+        self._postings: PostingsIndex | None = None
         self._warned: set[str] = set()
 
     def index_for(self, agent: str, mode: str) -> SearchIndex:
         """The index serving `agent` under the config's ``index`` `mode`.
 
         ``scan``: Scan. ``fts5``: FTS5, or Scan (with one ``knowledge_degraded`` event)
-        where this SQLite build lacks FTS5. ``auto``: FTS5 from `AUTO_FTS5_FROM` concepts
-        up (the benchmark's crossover), Scan below.
+        where this SQLite build lacks FTS5. ``auto``: Postings (exact BM25, FTS5's formula,
+        over a snapshot the database keeps; see `insika_knowledge.index.postings` and
+        benchmarks/README.md) at every size.
         """
         if mode == "scan":
             return self.index
+        if mode == "auto":
+            if self._postings is None:
+                self._postings = PostingsIndex(self.store)
+            return self._postings
         fts = self._full_text()
         if fts is None:
             if mode == "fts5" and agent not in self._warned:
@@ -135,8 +139,6 @@ class Retriever:
                     self.events.emit(KnowledgeDegraded(
                         agent=agent, feature="index", reason="SQLite lacks FTS5: using scan"))
             return self.index
-        if mode == "auto" and self._count(agent) < AUTO_FTS5_FROM:
-            return self.index
         return fts
 
     def _full_text(self) -> Fts5Index | None:
@@ -144,14 +146,6 @@ class Retriever:
         if self._fts is None and attach(self.store):
             self._fts = Fts5Index(self.store)
         return self._fts
-
-    def _count(self, agent: str) -> int:
-        generation = self.store.generation(agent)
-        cached = self._counts.get(agent)
-        if cached is None or cached[0] != generation:
-            cached = (generation, self.store.count(agent))
-            self._counts[agent] = cached
-        return cached[1]
 
     def retrieve(self, agent: str, message: str, top_k: int, mode: str = "scan",
                  min_coverage: float = 0.0) -> Retrieved:

@@ -103,6 +103,12 @@ CREATE TABLE generations (
     agent      TEXT PRIMARY KEY,
     generation INTEGER NOT NULL             -- bumped by every change to the agent's concepts
 ) WITHOUT ROWID;
+CREATE TABLE index_snapshots (
+    agent TEXT NOT NULL,                    -- the agent whose concepts it indexes
+    kind  TEXT NOT NULL,                    -- which index wrote it, e.g. 'bm25'
+    data  BLOB NOT NULL,                    -- the index's own format (`index.snapshot`)
+    PRIMARY KEY (agent, kind)
+);
 CREATE TABLE merge_leases (
     agent      TEXT    NOT NULL,
     name       TEXT    NOT NULL,             -- the concept being merged

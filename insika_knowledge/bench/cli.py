@@ -25,7 +25,7 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--quick", is_flag=True, help="Fewer repetitions (a smoke run, not a measurement).")
-@click.option("--scale", is_flag=True, help="Scan vs FTS5 at 1000..200000 concepts instead.")
+@click.option("--scale", is_flag=True, help="auto, Scan, FTS5, bm25s and tantivy at 1000..200000 concepts instead.")
 @click.option("--sizes", default=None, help="With --scale: comma-separated concept counts.")
 @click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
 @click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,

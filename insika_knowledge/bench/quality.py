@@ -3,7 +3,7 @@
 The set (``benchmarks/retrieval/``: concepts.jsonl and queries.jsonl, written by hand
 from the policies in the shared datasets plus an invented store; shipped in the wheel,
 found by `insika_knowledge.bench.datasets.benchmark_data`) is loaded into a
-temporary store; every query is answered by Scan, FTS5, and two peers run in the same
+temporary store; every query is answered by Scan, FTS5, auto (Index::Postings), and two peers run in the same
 process on the same texts: ``rank_bm25.BM25Okapi`` and ``bm25s``. Each peer runs twice:
 with our analysis (the same terms our indexes see, so only ranking differs) and with
 its own default tokenisation (how it would be used out of the box).
@@ -103,7 +103,7 @@ def _ours(concepts: list[dict[str, Any]], folder: Path, database: str | None = N
 
     floor = KnowledgeConfig().min_coverage
     retriever = Retriever(store)
-    modes = ["scan", "fts5"] if getattr(store, "fts_ready", False) else ["scan"]
+    modes = ["scan", "fts5", "auto"] if getattr(store, "fts_ready", False) else ["scan", "auto"]
     out: dict[str, Ranker] = {}
     for mode in modes:
         for label, cut in ((mode + suffix, floor), (f"{mode}{suffix} (floor 0.2)", 0.2)):
@@ -237,7 +237,8 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
         by_kind = {
             name: {kind: score(ranker, [q for q in queries if q.kind == kind])
                    for kind in sorted({q.kind for q in queries})}
-            for name, ranker in rankers.items() if name in ("scan", "fts5", "scan [pg]", "fts5 [pg]")
+            for name, ranker in rankers.items()
+            if name in ("scan", "fts5", "auto", "scan [pg]", "fts5 [pg]", "auto [pg]")
         }
     if as_json:
         echo(json.dumps({"halves": results, "by_kind": by_kind}, indent=2))

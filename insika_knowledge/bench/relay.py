@@ -3,7 +3,7 @@
 Three processes on loopback: a fake upstream (`upstream_app`, a fixed chat completion as
 JSON or as a stream of chunks), the relay (``insika-knowledge relay``, its data directory
 seeded with the bench corpus's 5,000 synthetic concepts for each of two agents, one with
-``index: scan`` and one with ``index: auto``, which is FTS5 from 5,000 concepts up;
+``index: scan`` and one with ``index: auto`` (Index::Postings);
 procedures in shadow with a session id, so every request is captured, recalled and
 recorded; ``extract: false``, so no model is called), and this process as the client
 (``httpx``, keep-alive). Each request goes once straight to the upstream and once through

@@ -1,106 +1,220 @@
-"""``insika-knowledge bench --scale``: Scan and FTS5 side by side at 1000..200000 concepts.
+"""``insika-knowledge bench --scale``: auto, Scan, FTS5, bm25s and tantivy side by side, 1000..200000 concepts.
 
-On the synthetic corpus of `insika_knowledge.bench.synthetic`: build time, memory,
-search p50/p95 and the cost of one write, per size.
+On the synthetic corpus of `insika_knowledge.bench.synthetic`, one process per size:
+the engines are interleaved per query (top 5), so the machine's load falls on all of
+them alike; only the same-run ratios are meant to be compared. Ours get the message
+(analysis and typo correction timed); the peers (`bench.peers`) get its analysed terms.
+
+Also per size: the time to write every concept, Index::Postings' one-time build (and its
+snapshot's size), a cold ``search`` in a fresh process (open the snapshot, answer one
+message; its import time and peak RSS apart), top-5 agreement of auto and FTS5 with
+exact BM25 computed without pruning, and the cost of one write.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import tempfile
 import time
-import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
+
+from insika_knowledge.analysis.text import query_terms
+from insika_knowledge.bench.learnpath import learn_turn_ms
+from insika_knowledge.bench.peers import bm25s_peer, tantivy_peer
 from insika_knowledge.bench.report import print_results
 from insika_knowledge.bench.synthetic import corpus, fill, queries
 from insika_knowledge.bench.timing import OnStep, percentiles, run_steps, time_each
 from insika_knowledge.concept import Concept
+from insika_knowledge.index import bm25
 from insika_knowledge.index.fts5 import Fts5Index
+from insika_knowledge.index.postings import PostingsIndex
 from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.store import SQLiteStore
 
 SCALE_SIZES: Final = (1000, 5000, 50_000, 200_000)
+AGENT: Final = "bench"
+#: Scan's cache is built in-process only up to this size (about 17 s at 50k; minutes above).
+SCAN_UP_TO: Final = 50_000
+ENGINES: Final = ("auto", "auto_terms", "scan", "fts5", "bm25s", "tantivy")
+
+_COLD: Final = """
+import json, sys, time
+start = time.perf_counter()
+from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.retrieve import Retriever
+from insika_knowledge.store import SQLiteStore
+imported = time.perf_counter()
+store = SQLiteStore(sys.argv[1], tokenizer=TOKENIZER)
+names = [e.name for e in Retriever(store).retrieve("bench", sys.argv[2], 5, "auto").matched]
+done = time.perf_counter()
+# VmHWM: this process's own peak (ru_maxrss can report the forking parent's).
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"import_s": imported - start, "search_s": done - imported, "names": names,
+                  "rss_mib": peak / 1024}))
+"""
+
+
+def cold_search(path: Path, message: str) -> dict[str, Any]:
+    """A fresh interpreter opens `path` and answers `message` with ``auto``: seconds and peak RSS.
+
+    Returns:
+        ``import_s`` (the modules a ``search`` imports), ``search_s`` (open the store and
+        the agent's index, answer), ``rss_mib`` (peak resident set, ``VmHWM``; Linux),
+        ``names``.
+    """
+    out = subprocess.run([sys.executable, "-c", _COLD, str(path), message], capture_output=True,
+                         text=True, check=True)
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def exact_dense(index: PostingsIndex, wanted: frozenset[str], k: int) -> list[int]:
+    """Exact BM25 top-k concept ids by scoring every posting (no pruning): the agreement reference."""
+    state = index._state(AGENT)
+    plan = bm25.query_plan(wanted, state.stats())
+    base, norms = state.base, bm25.length_norms(state.base.lengths, state.stats().avgdl)
+    acc = np.zeros(base.size)
+    for term, weight in plan:
+        tid = base.term_id.get(term)
+        if tid is None:
+            continue
+        lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
+        slots = base.inv_docs[lo:hi]
+        f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
+        acc[slots] += weight * ((f * (bm25.K1 + 1.0)) / (f + norms[slots]))
+    hit = np.flatnonzero(acc)
+    order = np.lexsort((hit, -acc[hit]))[:k]
+    return [int(state.snap.ids[hit[i]]) for i in order]
 
 
 def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
-    """Scan and FTS5 side by side at `n` concepts: build time, memory, search p50/p95, write cost.
-
-    Build time: writing `n` concepts through the store in one transaction (FTS5 triggers
-    included), then for Scan loading its cache and for FTS5 running ``optimize``.
-    Memory: Scan's cache (tracemalloc); FTS5's index pages (``dbstat``-free estimate:
-    database file growth over a store without the FTS5 table is not separated, so the
-    file size is reported whole).
-    """
+    """Every engine at `n` concepts: build, cold open, warm p50/p95/p99 interleaved, agreement."""
     store = SQLiteStore(folder / f"scale-{n}.db", tokenizer=TOKENIZER)
     concepts = corpus(n)
+    out: dict[str, Any] = {"concepts": n}
     start = time.perf_counter()
-    batch = 5000
-    for i in range(0, n, batch):
-        fill(store, "bench", concepts[i : i + batch])
-    write_s = time.perf_counter() - start
+    for i in range(0, n, 5000):
+        fill(store, AGENT, concepts[i : i + 5000])
+    out["write_all_s"] = time.perf_counter() - start
     start = time.perf_counter()
     store.fts_optimize()
-    optimize_s = time.perf_counter() - start
-    tracemalloc.start()
+    out["fts5_optimize_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    scan = ScanIndex(store)
-    scan.entries("bench")
-    scan_build_s = time.perf_counter() - start
-    scan_bytes = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    fts = Fts5Index(store)
+    auto = PostingsIndex(store)
+    auto.search(AGENT, "frete", 5)
+    out["postings_build_s"] = time.perf_counter() - start
+    out["postings_mib"] = auto.memory_bytes(AGENT) / 2**20
+    out["snapshot_mib"] = len(store.load_index_snapshot(AGENT, "bm25") or b"") / 2**20
     msgs = queries(repeats)
-    out: dict[str, Any] = {"concepts": n, "write_all_s": write_s, "fts5_optimize_s": optimize_s,
-                           "scan_cache_build_s": scan_build_s, "scan_cache_mib": scan_bytes / 2**20,
-                           "db_file_mib": sum(
-                               p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
-                           ) / 2**20}
-    for label, index in (("scan", scan), ("fts5", fts)):
-        out[f"{label}_p50_ms"], out[f"{label}_p95_ms"] = _search_ms(index, msgs)
-    # The write cost of one concept with its triggers (versions row, generation, FTS5).
+    cold = cold_search(store.path, msgs[0])
+    out.update({f"cold_{k}": v for k, v in cold.items() if k != "names"})
+    searches: dict[str, Callable[[str], object]] = {"auto": lambda m: auto.search(AGENT, m, 5)}
+    if n <= SCAN_UP_TO:
+        start = time.perf_counter()
+        scan = ScanIndex(store)
+        scan.entries(AGENT)
+        out["scan_cache_build_s"] = time.perf_counter() - start
+        searches["scan"] = lambda m: scan.search(AGENT, m, 5)
+    fts = Fts5Index(store)
+    searches["fts5"] = lambda m: fts.search(AGENT, m, 5)
+    documents = [[*TOKENIZER(c.name), *TOKENIZER(c.description), *TOKENIZER(c.body)] for c in concepts]
+    analysed = {m: sorted(query_terms(m)) for m in msgs}
+    frozen = {m: frozenset(terms) for m, terms in analysed.items()}
+    # auto fed the peers' input (analysed terms, no typo correction), as a like-for-like row.
+    searches["auto_terms"] = lambda m: auto.search_terms(AGENT, frozen[m], 5)
+    for label, make in (("bm25s", bm25s_peer), ("tantivy", tantivy_peer)):
+        start = time.perf_counter()
+        peer = make(documents)
+        if peer is not None:
+            out[f"{label}_build_s"] = time.perf_counter() - start
+            searches[label] = (lambda p: lambda m: p(analysed[m]))(peer)
+    del documents
+    for m in msgs[:20]:  # warm up
+        for call in searches.values():
+            call(m)
+    samples: dict[str, list[float]] = {label: [] for label in searches}
+    for m in msgs:
+        for label, call in searches.items():
+            samples[label] += time_each(call, [m])
+    for label, values in samples.items():
+        ordered = sorted(values)
+        out[f"{label}_p50_ms"], out[f"{label}_p95_ms"] = percentiles(ordered)
+        out[f"{label}_p99_ms"] = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    agree = {"auto": 0.0, "fts5": 0.0}
+    sample = msgs[:100]
+    for m in sample:
+        exact = set(exact_dense(auto, auto.analyse(AGENT, m), 5))
+        if not exact:
+            agree = {k: v + 1.0 for k, v in agree.items()}
+            continue
+        agree["auto"] += len(exact & {h.entry.id for h in auto.search(AGENT, m, 5)}) / len(exact)
+        agree["fts5"] += len(exact & {h.entry.id for h in fts.search(AGENT, m, 5)}) / len(exact)
+    out.update({f"{k}_agreement": v / len(sample) for k, v in agree.items()})
+
     def write_one(item: tuple[int, Concept]) -> None:
         with store.transaction() as tx:
-            tx.put("bench", item[1].replace(name=f"extra-{item[0]}"), reason="extract", actor="bench")
+            tx.put(AGENT, item[1].replace(name=f"extra-{item[0]}"), reason="extract", actor="bench")
 
-    samples = time_each(write_one, enumerate(corpus(200, seed=99)))
-    out["write_one_p50_ms"], out["write_one_p95_ms"] = percentiles(samples)
+    samples_w = time_each(write_one, enumerate(corpus(200, seed=99)))
+    out["write_one_p50_ms"], out["write_one_p95_ms"] = percentiles(samples_w)
+    out["learn_turn_p50_ms"], out["learn_turn_p95_ms"] = learn_turn_ms(store, AGENT, auto, 200)
     store.close()
     return out
 
 
-def _search_ms(index: ScanIndex | Fts5Index, messages: list[str]) -> tuple[float, float]:
-    """(p50, p95) ms of a top-5 search per message, after 20 unmeasured ones (warm up)."""
-    def search(message: str) -> object:
-        return index.search("bench", message, 5)
-
-    time_each(search, messages[:20])
-    return percentiles(time_each(search, messages))
-
-
 def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, quick: bool = False,
               echo: Callable[[str], None] = print, on_step: OnStep | None = None) -> list[dict[str, Any]]:
-    """Run `bench_scale` for each size and print a table (or JSON).
+    """Run `bench_scale` for each size and print the tables (or JSON).
 
     `on_step` is called before each size with (what it measures, sizes done, sizes in
     all), and with ``("done", n, n)`` at the end; for a progress display.
     """
     repeats = 100 if quick else 500
     with tempfile.TemporaryDirectory(prefix="insika-scale-") as tmp:
-        rows = run_steps([(f"Scan and FTS5 at {n} concepts", partial(bench_scale, Path(tmp), n, repeats))
-                          for n in sizes], on_step)
-    return print_results(rows, _table, as_json=as_json, echo=echo)
+        rows = run_steps([(f"auto, Scan, FTS5, bm25s and tantivy at {n} concepts",
+                           partial(bench_scale, Path(tmp), n, repeats)) for n in sizes], on_step)
+    return print_results(rows, table, as_json=as_json, echo=echo)
 
 
-def _table(rows: list[dict[str, Any]]) -> Iterator[str]:
-    yield "Scan vs FTS5, top_k=5, warm (p50/p95 per query; build = write all + index)"
-    yield (f"{'concepts':>9}  {'scan p50':>9}  {'scan p95':>9}  {'fts5 p50':>9}  {'fts5 p95':>9}  "
-           f"{'write all':>9}  {'optimize':>8}  {'scan cache':>10}  {'cache MiB':>9}  {'db MiB':>7}  {'write 1':>8}")
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    """The printed report of `run_scale`: warm latencies, same-run ratios, cold start, the rest."""
+
+    def ms(r: dict[str, Any], key: str) -> str:
+        return f"{r[key]:>8.3f}" if key in r else f"{'-':>8}"
+
+    def ratio(r: dict[str, Any], a: str, b: str) -> str:
+        return f"{r[a] / r[b]:>8.2f}" if a in r and b in r and r[b] > 0 else f"{'-':>8}"
+
+    lines = ["Search, top_k=5, warm, engines interleaved per query (ms)"]
+    for stat in ("p50", "p95", "p99"):
+        lines.append(f"{stat:<4} {'concepts':>9}  " + "  ".join(f"{e:>10}" for e in ENGINES))
+        for r in rows:
+            lines.append(f"{'':<4} {r['concepts']:>9}  " + "  ".join(f"{ms(r, f'{e}_{stat}_ms'):>10}" for e in ENGINES))
+    lines.append("\nSame-run ratios (auto p50 / peer p50; auto p99 / auto p50) and top-5 agreement with exact BM25")
+    lines.append(f"{'concepts':>9}  {'/bm25s':>8}  {'/tantivy':>8}  {'/scan':>8}  {'/fts5':>8}  {'p99/p50':>8}  "
+                 f"{'terms/bm25s':>11}  {'terms/tantivy':>13}  {'auto agr':>8}  {'fts5 agr':>8}")
     for r in rows:
-        yield (f"{r['concepts']:>9}  {r['scan_p50_ms']:>6.3f} ms  {r['scan_p95_ms']:>6.3f} ms  "
-               f"{r['fts5_p50_ms']:>6.3f} ms  {r['fts5_p95_ms']:>6.3f} ms  {r['write_all_s']:>7.1f} s  "
-               f"{r['fts5_optimize_s']:>6.2f} s  {r['scan_cache_build_s']:>8.2f} s  {r['scan_cache_mib']:>9.1f}  "
-               f"{r['db_file_mib']:>7.1f}  {r['write_one_p50_ms']:>5.2f} ms")
+        lines.append(f"{r['concepts']:>9}  {ratio(r, 'auto_p50_ms', 'bm25s_p50_ms')}  "
+                     f"{ratio(r, 'auto_p50_ms', 'tantivy_p50_ms')}  {ratio(r, 'auto_p50_ms', 'scan_p50_ms')}  "
+                     f"{ratio(r, 'auto_p50_ms', 'fts5_p50_ms')}  {ratio(r, 'auto_p99_ms', 'auto_p50_ms')}  "
+                     f"{ratio(r, 'auto_terms_p50_ms', 'bm25s_p50_ms'):>11}  "
+                     f"{ratio(r, 'auto_terms_p50_ms', 'tantivy_p50_ms'):>13}  "
+                     f"{r['auto_agreement']:>8.3f}  {r['fts5_agreement']:>8.3f}")
+    lines.append("\nCold search in a fresh process (auto: open the snapshot, answer one message) and builds")
+    lines.append(f"{'concepts':>9}  {'import s':>8}  {'search s':>8}  {'RSS MiB':>8}  {'snap MiB':>8}  "
+                 f"{'build s':>8}  {'scan s':>8}  {'write all':>9}  {'write 1':>8}  {'learn p50':>9}  {'learn p95':>9}")
+    for r in rows:
+        scan_s = f"{r['scan_cache_build_s']:>8.2f}" if "scan_cache_build_s" in r else f"{'-':>8}"
+        lines.append(f"{r['concepts']:>9}  {r['cold_import_s']:>8.3f}  {r['cold_search_s']:>8.3f}  "
+                     f"{r['cold_rss_mib']:>8.1f}  {r['snapshot_mib']:>8.1f}  {r['postings_build_s']:>8.2f}  "
+                     f"{scan_s}  {r['write_all_s']:>7.1f} s  {r['write_one_p50_ms']:>5.2f} ms  "
+                     f"{r['learn_turn_p50_ms']:>6.2f} ms  {r['learn_turn_p95_ms']:>6.2f} ms")
+    return lines

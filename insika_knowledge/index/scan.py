@@ -60,7 +60,11 @@ def entry_from_row(row: ScanRow) -> Entry:
     # Each field is analysed on its own, exactly as FTS5 tokenises each column, so the two
     # indexes agree on what matches (a range never runs from one field into the next).
     title = document_terms(row.name) | document_terms(row.description)
-    everything = title | document_terms(row.body)
+    return entry_with_terms(row, title | document_terms(row.body), title)
+
+
+def entry_with_terms(row: ScanRow, terms: frozenset[str], title_terms: frozenset[str]) -> Entry:
+    """A cache entry for `row` whose index terms are already known (no text analysis)."""
     return Entry(
         id=row.id,
         version=row.version,
@@ -72,8 +76,8 @@ def entry_from_row(row: ScanRow) -> Entry:
         updated_at=row.updated_at,
         in_conflict=has_contradiction(row.body),
         links=parse_links(claim_text(row.body)),
-        terms=everything,
-        title_terms=title,
+        terms=terms,
+        title_terms=title_terms,
         tiebreak=(-float(row.confidence), -_stamp(row.updated_at), row.name),
     )
 

@@ -14,16 +14,23 @@ matches.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Final
 
 from insika_knowledge.analysis.numbers import range_terms
 from insika_knowledge.analysis.text import ANALYSIS_VERSION, fold, tokenize
 from insika_knowledge.store.base import FullTextIndex
 
+#: Texts whose terms the tokenizer remembers (the most recent; a text up to `MEMO_CHARS`).
+MEMO_SIZE: Final = 256
+MEMO_CHARS: Final = 16_384
+
 
 class DocumentTokenizer:
     """A document's index terms, in order (a `insika_knowledge.store.base.Tokenizer`).
+
+    The terms of the last `MEMO_SIZE` texts are remembered: FTS5 re-tokenises a row's old
+    text to delete it on every update, and Index::Postings analyses the text a write just
+    indexed; both then cost a dictionary lookup instead of a second analysis.
 
     Attributes:
         version: the analysis version (`ANALYSIS_VERSION`) the terms follow.
@@ -31,10 +38,19 @@ class DocumentTokenizer:
 
     version: Final[int] = ANALYSIS_VERSION
 
-    def __call__(self, text: str) -> Iterator[str]:
+    def __init__(self) -> None:
+        self._memo: dict[str, tuple[str, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[str, ...]:
         """The terms of `text`: its words' terms (`tokenize`), then its range blocks."""
-        yield from tokenize(text)
-        yield from range_terms(fold(text))
+        found = self._memo.get(text)
+        if found is None:
+            found = (*tokenize(text), *range_terms(fold(text)))
+            if len(text) <= MEMO_CHARS:
+                if len(self._memo) >= MEMO_SIZE:
+                    self._memo.clear()
+                self._memo[text] = found
+        return found
 
 
 #: The tokenizer every store's full-text index is built with.

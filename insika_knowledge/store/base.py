@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from insika_knowledge.concept import Concept, serialize
 from insika_knowledge.store.naming import Alias, PossibleDuplicate
@@ -231,6 +231,19 @@ class ScanSource(Protocol):
     def scan_versions(self, agent: str) -> dict[int, int]: ...
     def scan_rows(self, agent: str, ids: list[int] | None = None) -> Iterator[ScanRow]: ...
     def scan_rows_by_names(self, agent: str, names: list[str]) -> Iterator[ScanRow]: ...
+
+
+@runtime_checkable
+class SnapshotStore(Protocol):
+    """Derived search-index snapshots kept as opaque blobs per (agent, kind).
+
+    Both backends provide it (`insika_knowledge.store.snapshots`); the index layer owns the
+    format (`insika_knowledge.index.snapshot`). A test double may lack it: the index is
+    then built in each process.
+    """
+
+    def load_index_snapshot(self, agent: str, kind: str) -> bytes | bytearray | None: ...
+    def save_index_snapshot(self, agent: str, kind: str, data: bytes) -> None: ...
 
 
 class ConceptStore(ScanSource, Protocol):

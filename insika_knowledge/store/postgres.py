@@ -58,6 +58,7 @@ from insika_knowledge.store.pg_database import (
     tenants,
 )
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, SCAN_COLUMNS, row_to_stored, scan_row
+from insika_knowledge.store.snapshots import Snapshots
 from insika_knowledge.store.statements import POSTGRESQL, Dialect, marks
 
 __all__ = ["POOL_SIZE", "PgDatabase", "PgWriter", "PostgresStore", "Transaction", "has_tenant",
@@ -69,7 +70,7 @@ _BATCH: Final = 500
 # ---------------------------------------------------------------------------- the concept store
 
 
-class PostgresStore(PgDatabase, ConceptReads):
+class PostgresStore(PgDatabase, ConceptReads, Snapshots):
     """The concepts of every agent of one tenant, in its schema of a PostgreSQL database.
 
     Args:

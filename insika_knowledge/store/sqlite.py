@@ -35,11 +35,12 @@ from insika_knowledge.store.database import ApswStatements, Database
 from insika_knowledge.store.faults import mapped_errors
 from insika_knowledge.store.outbox import Outbox
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, SCAN_COLUMNS, row_to_stored, scan_row
+from insika_knowledge.store.snapshots import SQLiteSnapshots
 from insika_knowledge.store.statements import SQLITE, Dialect, scalar, upsert
 
 
 @mapped_errors  # no raw apsw error leaves a public method (see store.faults)
-class SQLiteStore(Database, ConceptReads):
+class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
     """The concepts of every agent of one tenant, in one SQLite file.
 
     Args:

@@ -1,0 +1,476 @@
+"""Exact BM25 over compact posting lists (numpy), with MaxScore pruning that never changes a result.
+
+The formula is SQLite FTS5's ``bm25()`` with the column weights of `index.fts5`
+(name 8, description 4, body 1), computed over one agent's own concepts:
+
+    score(d) = sum over query terms t in d of idf(t) * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl))
+
+where f = 8 * tf(name) + 4 * tf(description) + tf(body), D = the concept's token
+count over the three fields, avgdl = the mean D, idf(t) = ln((N - df + 0.5) / (df + 0.5))
+(1e-6 when that is not positive, as FTS5 does), k1 = 1.2, b = 0.75. Ties break by
+confidence desc, updated_at desc, name asc (the slot order of a `Postings` base).
+
+`Postings` is an immutable base: concepts in tie-break order (slots), the vocabulary,
+per term the slots holding it with their weighted frequency (``fcode = f << 1 | title``),
+and per slot its term ids (``tid << 1 | title``). `top_k` ranks a query exactly, pruning
+with MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995):
+terms are added rarest first into a dense accumulator until the terms left cannot lift
+any concept outside the candidates past the current k-th score; the few candidates that
+still could win get the remaining terms by binary search. `reference_top_k` is the same
+ranking by brute force (the oracle of tests/test_bm25.py).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+K1: Final = 1.2
+B: Final = 0.75
+#: Column weights (name, description, body), as `index.fts5.WEIGHTS`.
+WEIGHTS: Final = (8, 4, 1)
+#: A relative margin on the pruning bound, far above float rounding over a few dozen terms.
+_MARGIN: Final = 1e-9
+#: Saturation arrays kept per state at most (postings; 8 bytes each).
+KEEP_AT_MOST: Final = 8_000_000
+#: Below this many postings in all, a query is scored without pruning.
+PRUNE_FROM: Final = 30_000
+#: A binary-search lookup costs about this many scatter-adds.
+_LOOKUP_COST: Final = 6
+#: A list holding more than 1/_LONG of the slots is worth a second estimate of the k-th score.
+_LONG: Final = 16
+
+IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
+
+
+def idf(documents: int, containing: int) -> float:
+    """FTS5's idf: ``ln((N - df + 0.5) / (df + 0.5))``, 1e-6 when not positive."""
+    value = math.log((documents - containing + 0.5) / (containing + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def length_norm(length: float, avgdl: float) -> float:
+    """``k1 * (1 - b + b * D / avgdl)`` for one concept (the same operations as `length_norms`)."""
+    return K1 * ((1.0 - B) + (B * length) / avgdl)
+
+
+def length_norms(lengths: npt.NDArray[Any], avgdl: float) -> FloatArray:
+    """`length_norm` of every slot, as a float64 array."""
+    return K1 * ((1.0 - B) + (B * lengths.astype(np.float64)) / avgdl)
+
+
+def contribution(weight: float, f: float, norm: float) -> float:
+    """One term's share of a concept's score: ``idf * (f * (k1 + 1)) / (f + norm)``."""
+    return weight * ((f * (K1 + 1.0)) / (f + norm))
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """One analysed concept: ``fcodes[term] = f << 1 | title``, and its token count `length`."""
+
+    fcodes: Mapping[str, int]
+    length: int
+
+    def f(self, term: str) -> int:
+        """The weighted frequency of `term` (0 when absent)."""
+        return self.fcodes.get(term, 0) >> 1
+
+
+def analyse_fields(tokenize: Callable[[str], Sequence[str]], name: str, description: str, body: str) -> Doc:
+    """The `Doc` of a concept whose fields are tokenised by `tokenize` (FTS5's per-column view)."""
+    codes: dict[str, int] = {}
+    length = 0
+    for weight, text in zip(WEIGHTS, (name, description, body), strict=True):
+        tokens = tokenize(text)
+        length += len(tokens)
+        title = 1 if weight != 1 else 0
+        for term in tokens:
+            codes[term] = (codes.get(term, 0) + (weight << 1)) | title
+    return Doc(codes, length)
+
+
+class Postings:
+    """An immutable base: slots in tie-break order, the vocabulary, inverted and forward lists.
+
+    Attributes:
+        vocab: term id -> term.
+        term_id: term -> id.
+        inv_ptr: int64[V + 1]; term t's postings are ``inv_docs[inv_ptr[t]:inv_ptr[t + 1]]``
+            (slots, ascending) with ``inv_codes`` (``f << 1 | title``, uint16 or uint32).
+        fwd_ptr: int64[n + 1]; slot s's terms are ``fwd_codes[fwd_ptr[s]:fwd_ptr[s + 1]]``
+            (``tid << 1 | title``, uint16 or uint32).
+        lengths: int32[n], each slot's token count D.
+    """
+
+    def __init__(self, vocab: list[str], inv_ptr: IntArray, inv_docs: Int32Array,
+                 inv_codes: npt.NDArray[Any], fwd_ptr: IntArray, fwd_codes: npt.NDArray[Any],
+                 lengths: Int32Array, max_f: npt.NDArray[Any] | None = None,
+                 min_length: Int32Array | None = None):
+        self.vocab = vocab
+        self.term_id = {t: i for i, t in enumerate(vocab)}
+        self.inv_ptr = inv_ptr
+        self.inv_docs = inv_docs
+        self.inv_codes = inv_codes
+        self.fwd_ptr = fwd_ptr
+        self.fwd_codes = fwd_codes
+        self.lengths = lengths
+        self.df = np.diff(inv_ptr)
+        self._max_f = max_f
+        self._min_length = min_length
+
+    @property
+    def max_f(self) -> npt.NDArray[Any]:
+        """Per term, the largest weighted frequency among its postings."""
+        found = self._max_f
+        if found is None:
+            starts = self.inv_ptr[:-1]
+            found = self._max_f = (np.maximum.reduceat(self.inv_codes, starts) >> 1) if len(starts) else \
+                np.zeros(0, dtype=np.uint32)
+        return found
+
+    @property
+    def min_length(self) -> Int32Array:
+        """Per term, the token count of the shortest concept holding it."""
+        if self._min_length is None:
+            starts = self.inv_ptr[:-1]
+            self._min_length = np.minimum.reduceat(self.lengths[self.inv_docs], starts) if len(starts) else \
+                np.zeros(0, dtype=np.int32)
+        return self._min_length
+
+    @property
+    def size(self) -> int:
+        """Slots in the base."""
+        return len(self.lengths)
+
+    def doc_freq(self, term: str) -> int:
+        """Base slots holding `term` (dead ones included)."""
+        tid = self.term_id.get(term)
+        return 0 if tid is None else int(self.df[tid])
+
+    def terms_of(self, slot: int) -> tuple[frozenset[str], frozenset[str]]:
+        """(all terms, title terms) of `slot`."""
+        codes = self.fwd_codes[self.fwd_ptr[slot]:self.fwd_ptr[slot + 1]].tolist()
+        vocab = self.vocab
+        return frozenset(vocab[c >> 1] for c in codes), frozenset(vocab[c >> 1] for c in codes if c & 1)
+
+    def doc(self, slot: int) -> Doc:
+        """`slot` as a `Doc` (for tests and rebuilds of a few slots)."""
+        codes = self.fwd_codes[self.fwd_ptr[slot]:self.fwd_ptr[slot + 1]].tolist()
+        out: dict[str, int] = {}
+        for c in codes:
+            tid = c >> 1
+            lo, hi = int(self.inv_ptr[tid]), int(self.inv_ptr[tid + 1])
+            at = lo + int(np.searchsorted(self.inv_docs[lo:hi], slot))
+            out[self.vocab[tid]] = int(self.inv_codes[at])
+        return Doc(out, int(self.lengths[slot]))
+
+    def coo(self) -> tuple[Int32Array, Int32Array, npt.NDArray[np.uint32]]:
+        """Every posting as (slot, term id, fcode) arrays, term-major."""
+        tids = np.repeat(np.arange(len(self.vocab), dtype=np.int32), self.df)
+        return self.inv_docs, tids, self.inv_codes
+
+
+def assemble(vocab: list[str], slots: Int32Array, tids: Int32Array, codes: npt.NDArray[np.uint32],
+             lengths: Int32Array) -> Postings:
+    """A `Postings` from its postings in any order (slot, term id, fcode), unused terms dropped."""
+    used, inverse = np.unique(tids, return_inverse=True)
+    tids = inverse.astype(np.int32)
+    vocab = [vocab[i] for i in used.tolist()]
+    n = len(lengths)
+    by_term = np.lexsort((slots, tids))
+    inv_docs = slots[by_term].astype(np.int32)
+    inv_codes = codes[by_term].astype(_narrowest(int(codes.max()) if len(codes) else 0))
+    inv_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tids, minlength=len(vocab)), out=inv_ptr[1:])
+    by_slot = np.lexsort((tids, slots))
+    fwd_codes = ((tids[by_slot].astype(np.int64) << 1) | (codes[by_slot] & 1)).astype(
+        _narrowest(2 * len(vocab) + 1))
+    fwd_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(slots, minlength=n), out=fwd_ptr[1:])
+    built = Postings(vocab, inv_ptr, inv_docs, inv_codes, fwd_ptr, fwd_codes, lengths.astype(np.int32))
+    _ = built.max_f, built.min_length  # computed once here, kept in the snapshot
+    return built
+
+
+def _narrowest(largest: int) -> type[np.unsignedinteger[Any]]:
+    """uint16 when `largest` fits (half the bytes of a snapshot), else uint32."""
+    return np.uint16 if largest < 2**16 else np.uint32
+
+
+def from_docs(docs: Sequence[Doc]) -> Postings:
+    """A `Postings` of `docs`, slot i = docs[i] (already in tie-break order)."""
+    vocab: dict[str, int] = {}
+    slots: list[int] = []
+    tids: list[int] = []
+    codes: list[int] = []
+    for slot, doc in enumerate(docs):
+        for term, code in doc.fcodes.items():
+            slots.append(slot)
+            tids.append(vocab.setdefault(term, len(vocab)))
+            codes.append(code)
+    return assemble(list(vocab), np.array(slots, dtype=np.int32), np.array(tids, dtype=np.int32),
+                    np.array(codes, dtype=np.uint32), np.array([d.length for d in docs], dtype=np.int32))
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """The collection statistics a query is scored with: N, total tokens, df per term."""
+
+    documents: int
+    tokens: int
+    doc_freq: Callable[[str], int]
+
+    @property
+    def avgdl(self) -> float:
+        """The mean token count (1.0 for an empty collection)."""
+        return self.tokens / self.documents if self.documents else 1.0
+
+
+def query_plan(terms: frozenset[str], stats: Stats) -> list[tuple[str, float]]:
+    """The query's terms present in the collection with their idf, highest idf first (then term).
+
+    This is the order every score is summed in, by `top_k` and `reference_top_k` alike.
+    """
+    plan = [(t, idf(stats.documents, df)) for t in terms if (df := stats.doc_freq(t)) > 0]
+    plan.sort(key=lambda p: (-p[1], p[0]))
+    return plan
+
+
+class Saturation:
+    """Per term, each posting's ``f * (k1 + 1) / (f + norm)`` under one avgdl, computed once.
+
+    A term's share of a score is its idf times this array, so a warm query does one
+    multiply-add per term. Arrays are kept up to `budget` postings in all (the longest
+    lists are not preferred: first come, first kept). Tied to one state: a new
+    avgdl (any write) needs a new `Saturation`.
+    """
+
+    def __init__(self, base: Postings, avgdl: float, budget: int | None = None):
+        self.base = base
+        self.avgdl = avgdl
+        self.norms = length_norms(base.lengths, avgdl)
+        self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
+        self._kept: dict[int, FloatArray] = {}
+        self._bounds: dict[int, float] = {}
+        self._free: list[FloatArray] = []
+        self._lock = threading.Lock()
+
+    def of(self, tid: int) -> FloatArray:
+        """Term `tid`'s saturation per posting (aligned with its slice of ``inv_docs``)."""
+        found = self._kept.get(tid)
+        if found is not None:
+            return found
+        base = self.base
+        lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
+        f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
+        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo:hi]])
+        with self._lock:
+            if hi - lo <= self.budget:
+                self.budget -= hi - lo
+                self._kept[tid] = value
+        return value
+
+    def take(self) -> FloatArray:
+        """A zeroed float64[n] accumulator (reused: no allocation, no page faults)."""
+        try:
+            return self._free.pop()
+        except IndexError:
+            return np.zeros(self.base.size, dtype=np.float64)
+
+    def give(self, acc: FloatArray, touched: list[Int32Array]) -> None:
+        """Return `acc`, zeroed again where the `touched` lists wrote."""
+        if sum(len(t) for t in touched) * 4 < len(acc):
+            for posting in touched:
+                acc[posting] = 0.0
+        else:
+            acc.fill(0.0)
+        self._free.append(acc)
+
+    def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64]) -> FloatArray:
+        """Term `tid`'s saturation at `positions` of its list (which starts at ``inv_docs[lo]``)."""
+        found = self._kept.get(tid)
+        if found is not None:
+            return found[positions]
+        base = self.base
+        f = (base.inv_codes[lo + positions] >> 1).astype(np.float64)
+        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo + positions]])
+        return value
+
+    def bound(self, tid: int) -> float:
+        """The largest saturation any posting of `tid` can have (exact when kept)."""
+        known = self._bounds.get(tid)
+        if known is not None:
+            return known
+        found = self._kept.get(tid)
+        if found is not None:
+            known = self._bounds[tid] = float(found.max())
+            return known
+        maxf = float(self.base.max_f[tid])
+        # Saturation grows with f and shrinks with length: the largest f over the shortest holder.
+        return (maxf * (K1 + 1.0)) / (maxf + length_norm(float(self.base.min_length[tid]), self.avgdl))
+
+
+def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
+          plan: list[tuple[str, float]], k: int,
+          extra: Sequence[float] = ()) -> list[tuple[int, float]]:
+    """The best `k` live base slots for `plan`, exact: ``[(slot, score)]`` by score desc, slot asc.
+
+    Args:
+        base: the postings.
+        alive: bool[n], False for slots whose concept changed or went (never returned).
+        saturation: the `Saturation` of `base` under the current avgdl.
+        plan: `query_plan` of the query (scores are summed in its order).
+        k: hits wanted (>= 1).
+        extra: full scores of concepts outside the base (changed ones) that compete for
+            the same k places: they only tighten the pruning bound.
+
+    Returns:
+        Up to `k` (slot, score) pairs; only slots sharing at least one term.
+    """
+    acc = saturation.take()
+    touched: list[Int32Array] = []
+    try:
+        return _top_k(base, alive, saturation, plan, k, extra, acc, touched)
+    finally:
+        saturation.give(acc, touched)
+
+
+def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
+           plan: list[tuple[str, float]], k: int, extra: Sequence[float], acc: FloatArray,
+           touched: list[Int32Array]) -> list[tuple[int, float]]:
+    n = base.size
+    terms = [(tid, w) for t, w in plan if (tid := base.term_id.get(t)) is not None]
+    if not terms or n == 0:
+        return []
+    inv_ptr, inv_docs = base.inv_ptr, base.inv_docs
+    if sum(int(inv_ptr[t + 1] - inv_ptr[t]) for t, _ in terms) <= PRUNE_FROM and not extra:
+        # Few postings in all: adding them is cheaper than any pruning.
+        for tid, weight in terms:
+            posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
+            acc[posting] += weight * saturation.of(tid)
+            touched.append(posting)
+        return _best(np.flatnonzero(acc), acc, alive, k)
+    bounds = [w * saturation.bound(tid) for tid, w in terms]
+    rest = [0.0] * (len(terms) + 1)
+    for i in range(len(terms) - 1, -1, -1):
+        rest[i] = rest[i + 1] + bounds[i]
+    extra_sorted = sorted(extra, reverse=True)[:k]
+    done = len(terms)
+    survivors: npt.NDArray[Any] | None = None
+    touched_len = 0
+    threshold = extra_sorted[k - 1] if len(extra_sorted) >= k else 0.0
+    estimates = 0
+    for j, (tid, weight) in enumerate(terms):
+        posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
+        acc[posting] += weight * saturation.of(tid)
+        touched.append(posting)
+        touched_len += len(posting)
+        remaining = rest[j + 1]
+        if remaining == 0.0:
+            break
+        bound = remaining * (1.0 + _MARGIN)
+        nxt = terms[j + 1][0]
+        long_next = int(inv_ptr[nxt + 1] - inv_ptr[nxt]) * _LONG > n
+        if bound >= threshold and estimates < 2 and touched_len >= k and (estimates == 0 or long_next):
+            # A lower bound of the k-th best score: the full scores of the k best partial ones.
+            estimates += 1
+            best = _best_touched(touched, acc, alive, k)
+            full = _add_terms(acc[best], best, terms[j + 1:], inv_ptr, inv_docs, saturation)
+            pool = np.concatenate([full, extra_sorted]) if extra_sorted else full
+            if len(pool) >= k:
+                threshold = max(threshold, float(np.partition(pool, len(pool) - k)[len(pool) - k]))
+        if bound < threshold:
+            # Stop here when looking the remaining terms up for the concepts that can still
+            # win costs less than adding the next list (binary search ~6x a scatter-add).
+            chosen: npt.NDArray[Any]
+            if touched_len * 4 < n:
+                every = np.concatenate(touched) if len(touched) > 1 else touched[0]
+                chosen = every[acc[every] + bound >= threshold]
+            else:  # acc is 0 outside the touched lists, and 0 + bound < threshold
+                chosen = np.flatnonzero(acc + bound >= threshold)
+            next_len = int(inv_ptr[nxt + 1] - inv_ptr[nxt])
+            if len(chosen) * (len(terms) - j - 1) * _LOOKUP_COST <= next_len:
+                chosen = np.unique(chosen) if touched_len * 4 < n else chosen
+                survivors = chosen[alive[chosen]]
+                done = j + 1
+                break
+    if survivors is None:
+        return _best(np.flatnonzero(acc), acc, alive, k)
+    scores = _add_terms(acc[survivors], survivors, terms[done:], inv_ptr, inv_docs, saturation)
+    return _ranked(survivors, scores, k)
+
+
+def _best(candidates: npt.NDArray[Any], acc: FloatArray, alive: npt.NDArray[np.bool_],
+          k: int) -> list[tuple[int, float]]:
+    """The `k` best live `candidates` by `acc` (ties: lower slot first)."""
+    candidates = candidates[alive[candidates]]
+    return _ranked(candidates, acc[candidates], k)
+
+
+def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tuple[int, float]]:
+    if len(candidates) > k:
+        cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+        keep = scores >= cut
+        candidates, scores = candidates[keep], scores[keep]
+    order = np.lexsort((candidates, -scores))[:k]
+    return [(int(candidates[i]), float(scores[i])) for i in order]
+
+
+def _best_touched(touched: list[Int32Array], acc: FloatArray, alive: npt.NDArray[np.bool_],
+                  k: int) -> npt.NDArray[Any]:
+    """Up to `k` live slots among the `touched` lists with the highest `acc`, ascending."""
+    every = np.concatenate(touched) if len(touched) > 1 and sum(map(len, touched)) * 4 < len(acc) else \
+        touched[0] if len(touched) == 1 else np.flatnonzero(acc)
+    if len(every) > 4 * k:
+        every = every[np.argpartition(acc[every], len(every) - 4 * k)[-4 * k:]]
+    chosen = np.unique(every)
+    chosen = chosen[alive[chosen]]
+    if len(chosen) > k:
+        chosen = np.sort(chosen[np.argpartition(acc[chosen], len(chosen) - k)[-k:]])
+    return chosen
+
+
+def _add_terms(scores: FloatArray, slots: npt.NDArray[Any], terms: list[tuple[int, float]],
+               inv_ptr: IntArray, inv_docs: Int32Array, saturation: Saturation) -> FloatArray:
+    """`scores` of `slots` (ascending) plus each of `terms`' share, in order, by binary search."""
+    if len(slots) == 0:
+        return scores
+    slots = slots.astype(inv_docs.dtype, copy=False)  # searchsorted converts the list otherwise
+    for tid, weight in terms:
+        lo, hi = int(inv_ptr[tid]), int(inv_ptr[tid + 1])
+        posting = inv_docs[lo:hi]
+        at = np.searchsorted(posting, slots)
+        np.minimum(at, hi - lo - 1, out=at)
+        held = posting[at] == slots
+        if held.any():
+            scores[held] += weight * saturation.at(tid, lo, at[held])
+    return scores
+
+
+def score_doc(doc: Doc, plan: list[tuple[str, float]], norm: float) -> float:
+    """One concept's exact score, summed in `plan` order (what `top_k` computes for a slot)."""
+    total = 0.0
+    codes = doc.fcodes
+    for term, weight in plan:
+        code = codes.get(term)
+        if code is not None:  # `contribution`, inlined: this runs for every changed concept
+            f = float(code >> 1)
+            total += weight * ((f * (K1 + 1.0)) / (f + norm))
+    return total
+
+
+def reference_top_k(docs: Sequence[Doc], plan: list[tuple[str, float]], avgdl: float,
+                    k: int) -> list[tuple[int, float]]:
+    """`top_k` by brute force over `docs` (index = slot): every document scored, sorted."""
+    scored = [(i, score_doc(d, plan, length_norm(d.length, avgdl))) for i, d in enumerate(docs)]
+    scored = [(i, s) for i, s in scored if s > 0.0]
+    scored.sort(key=lambda p: (-p[1], p[0]))
+    return scored[:k]

@@ -1,0 +1,450 @@
+"""Index::Postings: exact BM25 (FTS5's formula) over a compact per-agent index, opened from a snapshot.
+
+What ``index: auto`` uses at every size. Per agent, a `bm25.Postings` base (numpy posting
+lists, see `index.bm25`) plus the concepts changed since it was built (the delta, scored
+directly). The base is persisted in the database (`index.snapshot`, the store's
+``index_snapshots`` table), so a new process opens it in milliseconds instead of
+analysing every concept; it is brought up to date from the versions change feed
+(`ScanSource.changes_since`) exactly as Index::Scan's cache is. When the delta outgrows
+`DELTA_SHARE` of the concepts (or `DELTA_MIN`), the base is rebuilt from the arrays and
+the delta (no text is analysed again) and the snapshot is written anew.
+
+The ranking equals `bm25.reference_top_k` (brute-force BM25 over the same analysed
+terms, tests/test_postings.py) at every size: no candidate restriction. Statistics (N,
+document frequencies, average length) are the agent's own. Hits carry the BM25 score.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Callable, Iterable
+from typing import Final
+
+import numpy as np
+
+from insika_knowledge.analysis.text import ANALYSIS_VERSION, query_terms
+from insika_knowledge.errors import RunTimeFailure, UserError
+from insika_knowledge.index import bm25, snapshot
+from insika_knowledge.index.scan import Entry, Hit, _stamp, entry_with_terms, term_weight
+from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.index.typos import correct
+from insika_knowledge.store.base import ScanRow, ScanSource, SnapshotStore
+
+#: Changed concepts are scored from the delta until it outgrows this share of the agent's
+#: concepts (or `DELTA_MIN` concepts); then the base is rebuilt and its snapshot rewritten.
+DELTA_SHARE: Final = 0.01
+DELTA_MIN: Final = 64
+#: The snapshot kind this index stores (``index_snapshots.kind``).
+KIND: Final = "bm25"
+#: Hit entries kept per index (base slot -> entry), so a popular concept is built once.
+ENTRY_CACHE: Final = 4096
+
+
+def analyse_row(row: ScanRow) -> bm25.Doc:
+    """The BM25 document of a stored concept: each field tokenised as FTS5 does."""
+    return bm25.analyse_fields(TOKENIZER, row.name, row.description, row.body)
+
+
+def _entry(row: ScanRow, doc: bm25.Doc) -> Entry:
+    title = frozenset(t for t, code in doc.fcodes.items() if code & 1)
+    return entry_with_terms(row, frozenset(doc.fcodes), title)
+
+
+class _State:
+    """One agent's index at one generation: the snapshot's base plus a delta (copy on derive)."""
+
+    def __init__(self, snap: snapshot.Snapshot, generation: int, cursor: int):
+        self.snap = snap
+        self.base = snap.base
+        self.generation = generation
+        self.cursor = cursor
+        self.alive = np.ones(self.base.size, dtype=bool)
+        self._slot_of_name: dict[str, int] | None = None
+        self._slot_of_id: dict[int, int] | None = None
+        self.adjust: dict[str, int] = {}
+        self.delta: dict[str, tuple[Entry, bm25.Doc]] = {}
+        self.documents = self.base.size
+        self.tokens = int(self.base.lengths.sum(dtype=np.int64))
+        self._saturation: bm25.Saturation | None = None
+        self._previous: bm25.Saturation | None = None
+        self._idf: dict[str, float] = {}
+        self._owned = True
+
+    def derive(self, generation: int, cursor: int) -> _State:
+        fresh = _State.__new__(_State)
+        fresh.__dict__.update(self.__dict__)
+        fresh.generation, fresh.cursor = generation, cursor
+        fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
+        # The saturation arrays stay exact while avgdl does not move (e.g. a confirmation).
+        fresh._previous = self._saturation or self._previous
+        fresh._saturation, fresh._idf, fresh._owned = None, {}, False
+        return fresh
+
+    @property
+    def slot_of_name(self) -> dict[str, int]:
+        if self._slot_of_name is None:
+            self._slot_of_name = {name: slot for slot, name in enumerate(self.snap.names)}
+        return self._slot_of_name
+
+    @property
+    def slot_of_id(self) -> dict[int, int]:
+        if self._slot_of_id is None:
+            self._slot_of_id = {int(i): slot for slot, i in enumerate(self.snap.ids.tolist())}
+        return self._slot_of_id
+
+    def doc_freq(self, term: str) -> int:
+        return self.base.doc_freq(term) + self.adjust.get(term, 0)
+
+    def stats(self) -> bm25.Stats:
+        return bm25.Stats(self.documents, self.tokens, self.doc_freq)
+
+    def plan(self, wanted: frozenset[str]) -> list[tuple[str, float]]:
+        """`bm25.query_plan` of `wanted`, each term's idf computed once per state."""
+        known = self._idf
+        if len(known) > 100_000:
+            known.clear()
+        out = []
+        for term in wanted:
+            weight = known.get(term)
+            if weight is None:
+                df = self.doc_freq(term)
+                weight = known[term] = bm25.idf(self.documents, df) if df > 0 else 0.0
+            if weight:
+                out.append((term, weight))
+        out.sort(key=lambda p: (-p[1], p[0]))
+        return out
+
+    def saturation(self) -> bm25.Saturation:
+        if self._saturation is None:
+            avgdl = self.stats().avgdl
+            previous = self._previous
+            if previous is not None and previous.base is self.base and previous.avgdl == avgdl:
+                self._saturation = previous
+            else:
+                self._saturation = bm25.Saturation(self.base, avgdl)
+            self._previous = None
+        return self._saturation
+
+    def _count(self, terms: Iterable[str], step: int, length: int) -> None:
+        for term in terms:
+            self.adjust[term] = self.adjust.get(term, 0) + step
+        self.documents += step
+        self.tokens += step * length
+
+    def kill(self, slot: int) -> None:
+        if not self.alive[slot]:
+            return
+        if not self._owned:
+            self.alive, self._owned = self.alive.copy(), True
+        self.alive[slot] = False
+        terms, _ = self.base.terms_of(slot)
+        self._count(terms, -1, int(self.base.lengths[slot]))
+
+    def remove(self, name: str) -> None:
+        held = self.delta.pop(name, None)
+        if held is not None:
+            self._count(held[1].fcodes, -1, held[1].length)
+        slot = self.slot_of_name.get(name)
+        if slot is not None:
+            self.kill(slot)
+
+    def add(self, row: ScanRow) -> None:
+        self.remove(row.name)
+        slot = self.slot_of_id.get(row.id)
+        if slot is not None:  # renamed since the base was built
+            self.kill(slot)
+        doc = analyse_row(row)
+        self.delta[row.name] = (_entry(row, doc), doc)
+        self._count(doc.fcodes, 1, doc.length)
+
+    def versions(self) -> dict[int, int]:
+        live = np.flatnonzero(self.alive)
+        out = dict(zip(self.snap.ids[live].tolist(), self.snap.versions[live].tolist(), strict=True))
+        out.update((e.id, e.version) for e, _ in self.delta.values())
+        return out
+
+    def tiebreak(self, slot: int) -> tuple[float, int, str]:
+        snap = self.snap
+        return (-float(snap.confidence[slot]), -_stamp(snap.updated[slot]), snap.names[slot])
+
+
+def build(rows: Iterable[ScanRow], generation: int, cursor: int) -> _State:
+    """A state holding `rows`, analysed (what a process without a snapshot pays once)."""
+    analysed = sorted(((_entry(r, d), d) for r in rows for d in [analyse_row(r)]),
+                      key=lambda pair: pair[0].tiebreak)
+    return _State(_snapshot([e for e, _ in analysed], bm25.from_docs([d for _, d in analysed]),
+                            generation, cursor), generation, cursor)
+
+
+def _snapshot(entries: list[Entry], base: bm25.Postings, generation: int, cursor: int) -> snapshot.Snapshot:
+    return snapshot.Snapshot(
+        base, np.array([e.id for e in entries], dtype=np.int64),
+        np.array([e.version for e in entries], dtype=np.int64),
+        np.array([e.confidence for e in entries], dtype=np.float64),
+        np.array([e.in_conflict for e in entries], dtype=np.uint8),
+        *_as_columns(_columns(entries)), cursor, generation, ANALYSIS_VERSION,
+    )
+
+
+def _as_columns(values: tuple[list[str], ...]) -> tuple[snapshot.Column, snapshot.Column, snapshot.Column,
+                                                         snapshot.Column, snapshot.Column, snapshot.Column]:
+    names, descriptions, types, provenances, updated, links = (snapshot.Column.of(v) for v in values)
+    return names, descriptions, types, provenances, updated, links
+
+
+def _columns(entries: list[Entry]) -> tuple[list[str], ...]:
+    """(names, descriptions, types, provenances, updated, links) of `entries`."""
+    return ([e.name for e in entries], [e.description for e in entries], [e.type for e in entries],
+            [e.provenance for e in entries], [e.updated_at for e in entries],
+            [snapshot.LINK_SEPARATOR.join(e.links) for e in entries])
+
+
+def entry_of(state: _State, slot: int) -> Entry:
+    """The `Entry` of base `slot`, from the snapshot alone (nothing read, nothing analysed)."""
+    snap = state.snap
+    terms, title = state.base.terms_of(slot)
+    name, updated, confidence = snap.names[slot], snap.updated[slot], float(snap.confidence[slot])
+    links = snap.links[slot]
+    return Entry(
+        id=int(snap.ids[slot]), version=int(snap.versions[slot]), name=name,
+        description=snap.descriptions[slot], type=snap.types[slot], provenance=snap.provenances[slot],
+        confidence=confidence, updated_at=updated, in_conflict=bool(snap.conflict[slot]),
+        links=tuple(links.split(snapshot.LINK_SEPARATOR)) if links else (), terms=terms,
+        title_terms=title, tiebreak=(-confidence, -_stamp(updated), name),
+    )
+
+
+def rebuild(state: _State) -> _State:
+    """`state` as a fresh base (live slots and the delta merged in tie-break order); no analysis."""
+    snap, base = state.snap, state.base
+    live = np.flatnonzero(state.alive).tolist()
+    keys = [state.tiebreak(s) for s in live]
+    delta = sorted(state.delta.values(), key=lambda pair: pair[0].tiebreak)
+    # Merge: each delta concept goes before the first live slot it beats.
+    places = [bisect.bisect_right(keys, e.tiebreak) for e, _ in delta]
+    new_of_old = np.full(base.size, -1, dtype=np.int64)
+    order: list[tuple[str, int]] = []  # ("b", old slot) or ("d", delta index)
+    at = 0
+    for i, place in enumerate(places):
+        order.extend(("b", s) for s in live[at:place])
+        order.append(("d", i))
+        at = place
+    order.extend(("b", s) for s in live[at:])
+    for new, (kind, old) in enumerate(order):
+        if kind == "b":
+            new_of_old[old] = new
+    slots, tids, codes = base.coo()
+    keep = state.alive[slots]
+    vocab = list(base.vocab)
+    term_id = dict(base.term_id)
+    extra_slots: list[int] = []
+    extra_tids: list[int] = []
+    extra_codes: list[int] = []
+    lengths = np.zeros(len(order), dtype=np.int32)
+    lengths[new_of_old[live]] = base.lengths[live]
+    for new, (kind, i) in enumerate(order):
+        if kind != "d":
+            continue
+        doc = delta[i][1]
+        lengths[new] = doc.length
+        for term, code in doc.fcodes.items():
+            tid = term_id.get(term)
+            if tid is None:
+                tid = term_id[term] = len(vocab)
+                vocab.append(term)
+            extra_slots.append(new)
+            extra_tids.append(tid)
+            extra_codes.append(code)
+    fresh = bm25.assemble(
+        vocab,
+        np.concatenate([new_of_old[slots[keep]], np.array(extra_slots, dtype=np.int64)]).astype(np.int32),
+        np.concatenate([tids[keep], np.array(extra_tids, dtype=np.int32)]),
+        np.concatenate([codes[keep], np.array(extra_codes, dtype=np.uint32)]),
+        lengths,
+    )
+
+    base_slots = np.array([o if kind == "b" else 0 for kind, o in order], dtype=np.int64)
+    from_delta = [delta[o][0] if kind == "d" else None for kind, o in order]
+
+    def numbers(values: np.ndarray, field: Callable[[Entry], float], dtype: type) -> np.ndarray:
+        out: np.ndarray = np.asarray(values)[base_slots].astype(dtype)
+        for i, e in enumerate(from_delta):
+            if e is not None:
+                out[i] = field(e)
+        return out
+
+    old_columns = (snap.names, snap.descriptions, snap.types, snap.provenances, snap.updated, snap.links)
+    delta_columns = _columns([e for e in from_delta if e is not None])
+    columns: list[snapshot.Column] = []
+    for old_column, new_values in zip(old_columns, delta_columns, strict=True):
+        taken = iter(new_values)
+        columns.append(snapshot.Column.of([old_column[o] if kind == "b" else next(taken) for kind, o in order]))
+    merged = snapshot.Snapshot(
+        fresh, numbers(snap.ids, lambda e: e.id, np.int64), numbers(snap.versions, lambda e: e.version, np.int64),
+        numbers(snap.confidence, lambda e: e.confidence, np.float64),
+        numbers(snap.conflict, lambda e: e.in_conflict, np.uint8), columns[0], columns[1], columns[2],
+        columns[3], columns[4], columns[5], state.cursor, state.generation, ANALYSIS_VERSION,
+    )
+    return _State(merged, state.generation, state.cursor)
+
+
+class PostingsIndex:
+    """Exact BM25 search over one store's concepts, per agent, opened from a persisted snapshot.
+
+    Thread-safe: refreshes are serialised; a search reads one immutable state.
+
+    Args:
+        store: the tenant's store. Where it keeps snapshots (`SnapshotStore`), a process
+            opens an agent's index from it; otherwise every process builds it once.
+        persist: write snapshots back (False: read them only).
+    """
+
+    name = "postings"
+
+    def __init__(self, store: ScanSource, persist: bool = True):
+        self.store = store
+        self.persist = persist
+        self._states: dict[str, _State] = {}
+        self._lock = threading.Lock()
+        self._entries: dict[object, object] = {}
+
+    # ------------------------------------------------------------------ state
+
+    def _state(self, agent: str) -> _State:
+        generation = self.store.generation(agent)
+        state = self._states.get(agent)
+        if state is not None and state.generation == generation:
+            return state
+        with self._lock:
+            state = self._states.get(agent)
+            if state is None or state.generation != generation:
+                state = self._refresh(agent, state, generation)
+                self._states[agent] = state
+            return state
+
+    def _open(self, agent: str) -> _State:
+        store = self.store
+        if isinstance(store, SnapshotStore):
+            data = store.load_index_snapshot(agent, KIND)
+            snap = snapshot.loads(data) if data is not None else None
+            if snap is not None and snap.analysis == ANALYSIS_VERSION:
+                return _State(snap, snap.generation, snap.cursor)
+        cursor = store.version_cursor(agent)
+        generation = store.generation(agent)
+        state = build(store.scan_rows(agent), generation, cursor)
+        self._save(agent, state)
+        return state
+
+    def _save(self, agent: str, state: _State) -> None:
+        if self.persist and isinstance(self.store, SnapshotStore):
+            try:
+                self.store.save_index_snapshot(agent, KIND, snapshot.dumps(state.snap))
+            except (RunTimeFailure, UserError):
+                pass  # derived data: the next process builds it again
+
+    def _refresh(self, agent: str, old: _State | None, generation: int) -> _State:
+        if old is None:
+            old = self._open(agent)
+            if old.generation == generation:
+                return old
+        cursor, names = self.store.changes_since(agent, old.cursor)
+        fresh = old.derive(generation, cursor)
+        if names:
+            rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))}
+            for name in sorted(names):
+                fresh.remove(name)
+                if name in rows:
+                    fresh.add(rows[name])
+        else:  # a change outside the versioned path: compare every version number
+            now = self.store.scan_versions(agent)
+            held = fresh.versions()
+            gone = {i for i in held if i not in now}
+            for name, slot in list(fresh.slot_of_name.items()):
+                if fresh.alive[slot] and int(fresh.snap.ids[slot]) in gone:
+                    fresh.remove(name)
+            for name in [n for n, (e, _) in fresh.delta.items() if e.id in gone]:
+                fresh.remove(name)
+            changed = [i for i, v in now.items() if held.get(i) != v]
+            for row in self.store.scan_rows(agent, changed):
+                fresh.add(row)
+        if len(fresh.delta) > max(DELTA_MIN, DELTA_SHARE * fresh.documents):
+            fresh = rebuild(fresh)
+            self._save(agent, fresh)
+        return fresh
+
+    # ------------------------------------------------------------------ search
+
+    def analyse(self, agent: str, query: str) -> frozenset[str]:
+        """The terms `search` uses for `query`: `query_terms`, typos corrected (`index.typos`)."""
+        return correct(query_terms(query), self._state(agent).doc_freq)
+
+    def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
+        """The `top_k` concepts of `agent` by BM25 for `query`; [] when no term matches.
+
+        Returns:
+            Hits, best first: score (BM25, higher is better) desc, then confidence desc,
+            updated_at desc, name asc.
+        """
+        state = self._state(agent)
+        return self._rank(agent, state, correct(query_terms(query), state.doc_freq), top_k)
+
+    def search_terms(self, agent: str, wanted: frozenset[str], top_k: int) -> list[Hit]:
+        """`search` for already analysed terms (exact: what `bm25.reference_top_k` ranks)."""
+        return self._rank(agent, self._state(agent), wanted, top_k)
+
+    def _rank(self, agent: str, state: _State, wanted: frozenset[str], top_k: int) -> list[Hit]:
+        plan = state.plan(wanted)
+        if not plan or top_k <= 0:
+            return []
+        avgdl = state.stats().avgdl
+        changed = [(e, s) for e, d in state.delta.values()
+                   if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
+        best = bm25.top_k(state.base, state.alive, state.saturation(), plan, top_k, [s for _, s in changed])
+        entries = self._base_entries(agent, state, [slot for slot, _ in best])
+        hits = [Hit(entries[slot], score) for slot, score in best if slot in entries]
+        if changed:
+            hits.extend(Hit(e, s) for e, s in changed)
+            hits.sort(key=lambda h: (-h.score, h.entry.tiebreak))
+            del hits[top_k:]
+        return hits
+
+    def _base_entries(self, agent: str, state: _State, slots: list[int]) -> dict[int, Entry]:
+        # Keyed by the base and the slot: a base never changes, while a concept id can be
+        # reused (a deleted row's) by another concept with the same version number.
+        cache = self._entries
+        if cache.get("base") is not state.base:
+            cache.clear()
+            cache["base"] = state.base
+        out: dict[int, Entry] = {}
+        for slot in slots:
+            found = cache.get(slot)
+            if not isinstance(found, Entry):
+                if len(cache) > ENTRY_CACHE:
+                    cache.clear()
+                    cache["base"] = state.base
+                found = cache[slot] = entry_of(state, slot)
+            out[slot] = found
+        return out
+
+    def weight(self, agent: str) -> Callable[[str], int]:
+        """Term weights as Scan computes them (`term_weight`), from `agent`'s own counts."""
+        state = self._state(agent)
+        return lambda term: term_weight(max(1, state.documents), state.doc_freq(term))
+
+    def lookup(self, agent: str, names: list[str]) -> dict[str, Entry]:
+        """Entries for the concepts called `names` (missing names are absent)."""
+        state = self._state(agent)
+        out = {n: state.delta[n][0] for n in names if n in state.delta}
+        slots = [s for n in names if n not in out and (s := state.slot_of_name.get(n)) is not None
+                 and state.alive[s]]
+        for slot, entry in self._base_entries(agent, state, slots).items():
+            out[state.snap.names[slot]] = entry
+        return out
+
+    def memory_bytes(self, agent: str) -> int:
+        """The arrays of `agent`'s base, in bytes (vocabulary and name strings not counted)."""
+        snap = self._state(agent).snap
+        base = snap.base
+        return sum(a.nbytes for a in (base.inv_ptr, base.inv_docs, base.inv_codes, base.fwd_ptr,
+                                      base.fwd_codes, base.lengths, snap.ids, snap.versions, snap.confidence))

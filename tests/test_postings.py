@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import make_concept
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from insika_knowledge.analysis.text import query_terms
+from insika_knowledge.index import bm25, postings, snapshot
+from insika_knowledge.index.fts5 import Fts5Index
+from insika_knowledge.index.postings import PostingsIndex, analyse_row
+from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.store import SQLiteStore
+
+AGENT = "store-support"
+WORDS = "frete gratis campinas prazo devolucao troca pix boleto cartao entrega sedex loja".split()
+
+
+# ----------------------------------------------------------------------------- the pruned ranking
+
+
+def _doc(rnd: random.Random, vocabulary: list[str]) -> bm25.Doc:
+    codes: dict[str, int] = {}
+    for _ in range(rnd.randint(1, 12)):
+        term = rnd.choice(vocabulary)
+        codes[term] = (codes.get(term, 0) + (rnd.choice(bm25.WEIGHTS) << 1)) | rnd.randint(0, 1)
+    return bm25.Doc(codes, rnd.randint(sum(c >> 1 for c in codes.values()) // 8 + 1, 40))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 10), st.integers(0, 2**32 - 1),
+       st.floats(0.0, 0.5), st.integers(0, 6))
+def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_share, extras) -> None:
+    """MaxScore pruning, dead slots and outside competitors never change the exact ranking."""
+    rnd = random.Random(seed)
+    vocabulary = [f"t{i}" for i in range(vocabulary_size)]
+    # Zipf-like: a few very common terms (idf clamped to 1e-6) and many rare ones.
+    weighted = [t for i, t in enumerate(vocabulary) for _ in range(max(1, vocabulary_size // (i + 1)))]
+    docs = [_doc(rnd, weighted) for _ in range(n)]
+    base = bm25.from_docs(docs)
+    alive = np.array([rnd.random() >= dead_share for _ in range(n)], dtype=bool)
+    live = [d for d, a in zip(docs, alive, strict=True) if a]
+    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
+                       lambda t: sum(1 for d in live if t in d.fcodes))
+    wanted = frozenset(rnd.sample(vocabulary + ["absent"], rnd.randint(1, min(8, vocabulary_size + 1))))
+    plan = bm25.query_plan(wanted, stats)
+    extra = [rnd.uniform(0, 3) for _ in range(extras)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bm25, "PRUNE_FROM", rnd.choice([0, 0, bm25.PRUNE_FROM]))  # mostly: always prune
+        saturation = bm25.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
+        fast = bm25.top_k(base, alive, saturation, plan, k, extra)
+    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
+    outside = [(n + i, s) for i, s in enumerate(extra)]  # changed concepts: they sort after ties
+
+    def merged(hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        return sorted(hits + outside, key=lambda p: (-p[1], p[0]))[:k]
+
+    assert merged(fast) == merged(bm25.reference_top_k(masked, plan, stats.avgdl, k))
+    assert len(fast) <= k
+
+
+def test_idf_is_clamped_like_fts5_and_a_common_term_still_breaks_ties() -> None:
+    assert bm25.idf(10, 9) == 1e-6
+    docs = [bm25.Doc({"rare": 2, "common": 2}, 4), bm25.Doc({"rare": 2}, 4), bm25.Doc({"common": 2}, 4)]
+    base = bm25.from_docs(docs)
+    stats = bm25.Stats(3, 12, lambda t: {"rare": 2, "common": 2}[t])
+    plan = bm25.query_plan(frozenset({"rare", "common"}), stats)
+    ranked = bm25.top_k(base, np.ones(3, dtype=bool), bm25.Saturation(base, 4.0), plan, 2)
+    assert [slot for slot, _ in ranked] == [0, 1]  # the common term lifts slot 0 above slot 1
+
+
+# ----------------------------------------------------------------------------- the index over a store
+
+
+def _put(db: SQLiteStore, name: str, words: list[str], confidence: float, body: str = "x") -> None:
+    with db.transaction() as tx:
+        tx.put(AGENT, make_concept(name=name, description=" ".join(words), body=body, confidence=confidence),
+               reason="extract", actor="e")
+
+
+def _reference(db: SQLiteStore, wanted: frozenset[str], k: int) -> list[tuple[str, float]]:
+    """Exact BM25 over the store's rows as they are now, analysed afresh, ties by tie-break."""
+    from insika_knowledge.index.scan import entry_from_row
+
+    rows = list(db.scan_rows(AGENT))
+    docs = [analyse_row(r) for r in rows]
+    stats = bm25.Stats(len(rows), sum(d.length for d in docs) or 1,
+                       lambda t: sum(1 for d in docs if t in d.fcodes))
+    plan = bm25.query_plan(wanted, stats)
+    entries = [entry_from_row(r) for r in rows]
+    scored = [(e, bm25.score_doc(d, plan, bm25.length_norm(d.length, stats.avgdl)))
+              for e, d in zip(entries, docs, strict=True)]
+    scored = [p for p in scored if p[1] > 0]
+    scored.sort(key=lambda p: (-p[1], p[0].tiebreak))
+    return [(e.name, s) for e, s in scored[:k]]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=1, max_size=30),
+       st.lists(st.tuples(st.integers(0, 40), st.lists(st.sampled_from(WORDS), max_size=4)), max_size=25),
+       st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), st.integers(1, 8))
+def test_index_over_a_changing_store_equals_exact_bm25(docs, changes, query, k) -> None:
+    """Writes, deletes, delta rebuilds and a reopened snapshot all rank as exact BM25 does."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings, "DELTA_MIN", 3)  # rebuild (and re-snapshot) often
+        patch.setattr(bm25, "PRUNE_FROM", bm25.PRUNE_FROM)
+        _changing_store(docs, changes, query, k)
+
+
+def _changing_store(docs, changes, query, k) -> None:
+    bm25.PRUNE_FROM = 0  # (restored by the caller's MonkeyPatch context)
+    rnd = random.Random(len(docs) * 31 + len(changes))
+    with tempfile.TemporaryDirectory() as tmp:
+        db = SQLiteStore(Path(tmp) / "t.db", tokenizer=TOKENIZER)
+        for i, words in enumerate(docs):
+            _put(db, f"c{i}", words, rnd.choice([0.4, 0.6, 0.8]),
+                 body=rnd.choice(["x", f"see [[c{i + 1}]]", "## Contradiction\n\n- other"]))
+        index = PostingsIndex(db)
+        wanted = query_terms(" ".join(query))
+        expected = _reference(db, wanted, k)
+        assert [(h.entry.name, h.score) for h in index.search_terms(AGENT, wanted, k)] == expected
+        for target, words in changes:
+            name = f"c{target}"
+            if words:
+                _put(db, name, words, rnd.choice([0.4, 0.6, 0.8]), body=rnd.choice(["x", "pix pix loja"]))
+            elif db.get(AGENT, name) is not None:
+                with db.transaction() as tx:
+                    tx.remove(AGENT, name, actor="e")
+            expected = _reference(db, wanted, k)
+            hits = index.search_terms(AGENT, wanted, k)
+            assert [(h.entry.name, h.score) for h in hits] == expected
+            _same_entries(db, [h.entry for h in hits])
+        reopened = PostingsIndex(db)  # from the snapshot plus the change feed
+        hits = reopened.search_terms(AGENT, wanted, k)
+        assert [(h.entry.name, h.score) for h in hits] == expected
+        _same_entries(db, [h.entry for h in hits])
+        names = [f"c{i}" for i in range(len(docs))]
+        _same_entries(db, list(reopened.lookup(AGENT, names).values()))
+        db.close()
+
+
+def _same_entries(db: SQLiteStore, entries: list) -> None:
+    """What a hit shows (and its terms) equals the stored row analysed afresh."""
+    from insika_knowledge.index.scan import entry_from_row
+
+    rows = {r.name: r for r in db.scan_rows_by_names(AGENT, [e.name for e in entries])}
+    assert entries == [entry_from_row(rows[e.name]) for e in entries]
+
+
+def test_a_new_process_opens_the_snapshot_instead_of_analysing(store, monkeypatch) -> None:
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
+        with store.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
+    first = [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)]
+    assert store.load_index_snapshot(AGENT, postings.KIND) is not None
+    monkeypatch.setattr(postings, "analyse_row", lambda row: pytest.fail("re-analysed a stored concept"))
+    assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == first
+
+
+def test_a_snapshot_of_another_format_or_analysis_is_rebuilt(store) -> None:
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name="c0", description="frete campinas", body="x"), reason="extract", actor="e")
+    PostingsIndex(store).search(AGENT, "frete", 5)
+    store.save_index_snapshot(AGENT, postings.KIND, b"IKS1garbage")
+    assert snapshot.loads(b"IKS1garbage") is None
+    assert [h.entry.name for h in PostingsIndex(store).search(AGENT, "frete", 5)] == ["c0"]
+    assert snapshot.loads(store.load_index_snapshot(AGENT, postings.KIND) or b"") is not None
+
+
+def test_scores_equal_sqlite_fts5_bm25_when_fts5_ranks_every_candidate(tmp_path) -> None:
+    """The formula is FTS5's bm25() with the same column weights (one agent: same statistics)."""
+    from insika_knowledge.bench.synthetic import corpus, fill, queries
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    fill(db, AGENT, corpus(300))
+    ours, fts = PostingsIndex(db), Fts5Index(db, budget=10**9)
+    for message in queries(40):
+        wanted = ours.analyse(AGENT, message)
+        mine = [h.score for h in ours.search_terms(AGENT, wanted, 5)]
+        theirs = [h.score for h in fts.search(AGENT, message, 5)]
+        assert mine == pytest.approx(theirs, rel=1e-9)
+    db.close()
