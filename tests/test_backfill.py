@@ -344,7 +344,11 @@ def _replica(data: str, database: str | None, sessions: str, replay: str, start:
         summary = backfill(memory, AGENT, load_config({"model": f"replay:{replay}"}), sessions, concurrency=2)
     finally:
         memory.close()
-    return dict(Counter(s.status for s in summary.statuses))
+    found: dict[str, Any] = dict(Counter(s.status for s in summary.statuses))
+    details = sorted({s.detail for s in summary.statuses if s.status == "error" and s.detail})
+    if details:  # what went wrong, in the assertion's message
+        found["details"] = details[:3]
+    return found
 
 
 def test_two_replicas_backfilling_the_same_sessions_end_as_one_replica_alone(

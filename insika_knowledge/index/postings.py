@@ -17,7 +17,6 @@ document frequencies, average length) are the agent's own. Hits carry the BM25 s
 from __future__ import annotations
 
 import bisect
-import threading
 from collections.abc import Callable, Iterable
 from typing import Final
 
@@ -26,6 +25,7 @@ import numpy as np
 from insika_knowledge.analysis.text import ANALYSIS_VERSION, query_terms
 from insika_knowledge.errors import RunTimeFailure, UserError
 from insika_knowledge.index import bm25, snapshot
+from insika_knowledge.index.generations import PerAgent
 from insika_knowledge.index.scan import Entry, Hit, _stamp, entry_with_terms, term_weight
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.index.typos import correct
@@ -305,23 +305,13 @@ class PostingsIndex:
     def __init__(self, store: ScanSource, persist: bool = True):
         self.store = store
         self.persist = persist
-        self._states: dict[str, _State] = {}
-        self._lock = threading.Lock()
+        self._states: PerAgent[_State] = PerAgent(self._refresh)
         self._entries: dict[object, object] = {}
 
     # ------------------------------------------------------------------ state
 
     def _state(self, agent: str) -> _State:
-        generation = self.store.generation(agent)
-        state = self._states.get(agent)
-        if state is not None and state.generation == generation:
-            return state
-        with self._lock:
-            state = self._states.get(agent)
-            if state is None or state.generation != generation:
-                state = self._refresh(agent, state, generation)
-                self._states[agent] = state
-            return state
+        return self._states.get(agent, self.store.generation(agent))
 
     def _open(self, agent: str) -> _State:
         store = self.store

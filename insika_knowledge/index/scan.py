@@ -14,13 +14,13 @@ only the concepts whose version changed are reloaded. The inverted index
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.analysis.text import document_terms, query_terms
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
+from insika_knowledge.index.generations import PerAgent
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource
 
@@ -208,20 +208,10 @@ class ScanIndex:
 
     def __init__(self, store: ScanSource):
         self.store = store
-        self._caches: dict[str, _AgentCache] = {}
-        self._lock = threading.Lock()
+        self._caches: PerAgent[_AgentCache] = PerAgent(self._refresh)
 
     def _cache(self, agent: str) -> _AgentCache:
-        generation = self.store.generation(agent)
-        cache = self._caches.get(agent)
-        if cache is not None and cache.generation == generation:
-            return cache
-        with self._lock:
-            cache = self._caches.get(agent)
-            if cache is None or cache.generation != generation:
-                cache = self._refresh(agent, cache, generation)
-                self._caches[agent] = cache
-            return cache
+        return self._caches.get(agent, self.store.generation(agent))
 
     def _refresh(self, agent: str, old: _AgentCache | None, generation: int) -> _AgentCache:
         if old is None:
