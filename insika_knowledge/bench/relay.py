@@ -249,7 +249,8 @@ def _interleaved(
     direct: str, relayed: str, bodies: list[dict[str, Any]],
 ) -> dict[str, list[float]]:
     """Each body sent once by every route, the routes' order rotating from one body to the next
-    (so a slow moment of the machine falls on each route alike); milliseconds per route."""
+    (so a slow moment of the machine falls on each route alike); milliseconds per route.
+    """
     samples: dict[str, list[float]] = {route: [] for route in ROUTES}
     with httpx.Client(timeout=30) as client:
         for i, body in enumerate(bodies):

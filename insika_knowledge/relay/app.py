@@ -143,16 +143,11 @@ async def anthropic_endpoint(request: Request) -> Response:
 async def passthrough(request: Request) -> Response:
     """Any other request: forwarded untouched (but for the relay's headers), streamed back."""
     relay: Relay = request.app.state.relay
-    client = relay.client
     raw = await request.body()
-    upstream = client.build_request(
-        request.method,
-        url(relay.settings.upstream, request.url.path, request.url.query),
-        headers=request_headers(request.headers.items()),
-        content=raw,
-    )
+    target = url(relay.settings.upstream, request.url.path, request.url.query)
+    sending = relay.client.send(request.method, target, request_headers(request.headers.items()), raw)
     try:
-        response = await until_disconnect(request.receive, client.send(upstream, stream=True))
+        response = await until_disconnect(request.receive, sending)
     except ClientGone:
         return Response(status_code=CLIENT_CLOSED)
     except httpx.HTTPError as exc:

@@ -66,9 +66,7 @@ class Exchange:
         Raises:
             httpx.HTTPError: the upstream cannot be reached or stops answering.
         """
-        client = self.relay.client
-        request = client.build_request("POST", self.url, headers=self.headers, content=content)
-        return await client.send(request, stream=True)
+        return await self.relay.client.send("POST", self.url, self.headers, content)
 
     def relay_headers(self, response: httpx.Response) -> list[tuple[bytes, bytes]]:
         """The upstream's response headers then the relay's."""

@@ -1,0 +1,99 @@
+"""The relay's connections to the upstream: kept alive, no state carried between callers,
+and the asyncio sockets' failures as httpx reports them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpcore
+import httpx
+import pytest
+from fakeupstream import FakeUpstream, Status, Text
+from relayhelp import IDENTITY, QUESTION, Running, running_relay
+
+from insika_knowledge.relay.client import Upstream
+from insika_knowledge.relay.netbackend import AsyncioBackend
+
+BODY = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture
+def relay(tmp_path: Path, upstream: FakeUpstream) -> Iterator[Running]:
+    with running_relay(tmp_path / "data", upstream.url) as running:
+        yield running
+
+
+def post(relay: Running, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(relay.url + "/v1/chat/completions", json=BODY, headers={**IDENTITY, **headers})
+
+
+def test_requests_reuse_one_upstream_connection(relay: Running, upstream: FakeUpstream) -> None:
+    for stream in (False, True, False, True):
+        r = httpx.post(relay.url + "/v1/chat/completions", json={**BODY, "stream": stream}, headers=IDENTITY)
+        assert r.status_code == 200
+    assert len(upstream.requests) == 4 and len({seen.peer for seen in upstream.requests}) == 1
+
+
+def test_an_upstream_cookie_is_not_sent_for_the_next_caller(relay: Running, upstream: FakeUpstream) -> None:
+    upstream.reset([Status(429, "slow down", {"set-cookie": "upstream-session=caller-a; Path=/"}), Text("Oi.")])
+    first = post(relay, {"authorization": "Bearer caller-a"})
+    assert first.status_code == 429 and first.headers["set-cookie"] == "upstream-session=caller-a; Path=/"
+    assert post(relay, {"authorization": "Bearer caller-b"}).status_code == 200
+    assert "cookie" not in upstream.requests[1].headers
+    assert post(relay, {"cookie": "mine=1"}).status_code == 200
+    assert upstream.requests[2].headers["cookie"] == "mine=1"  # the caller's own cookie goes up as sent
+
+
+def test_only_the_callers_headers_and_host_go_upstream(relay: Running, upstream: FakeUpstream) -> None:
+    raw = json.dumps(BODY).encode()
+    r = httpx.post(relay.url + "/v1/chat/completions", content=raw,
+                   headers={**IDENTITY, "x-insika-memory": "off", "content-type": "application/json"})
+    assert r.status_code == 200
+    sent = upstream.requests[0].headers
+    assert "user-agent" in sent and sent["user-agent"].startswith("python-httpx")  # the caller's, not ours twice
+    assert sent["accept-encoding"] == "identity" and sent["content-length"] == str(len(raw))
+    assert sent["host"] == upstream.url.removeprefix("http://")
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_an_unreachable_port_is_a_connect_error() -> None:
+    async def connect() -> None:
+        await AsyncioBackend().connect_tcp("127.0.0.1", _closed_port(), timeout=5)
+
+    with pytest.raises(httpcore.ConnectError):
+        asyncio.run(connect())
+
+
+def test_an_upstream_that_stops_answering_is_a_read_timeout() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)
+        await asyncio.sleep(5)
+
+    async def ask() -> None:
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        upstream = Upstream(httpx.Timeout(0.2), httpx.Limits())
+        try:
+            async with server:
+                await upstream.send("POST", f"http://127.0.0.1:{port}/v1/messages", [], b"{}")
+        finally:
+            await upstream.aclose()
+
+    with pytest.raises(httpx.ReadTimeout):
+        asyncio.run(ask())
