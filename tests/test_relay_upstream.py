@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from relayhelp import IDENTITY, QUESTION, Running, running_relay
 
 from insika_knowledge.relay.client import Upstream
 from insika_knowledge.relay.netbackend import AsyncioBackend
+from insika_knowledge.relay.server import BackgroundServer
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
 
@@ -97,3 +101,26 @@ def test_an_upstream_that_stops_answering_is_a_read_timeout() -> None:
 
     with pytest.raises(httpx.ReadTimeout):
         asyncio.run(ask())
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
+def test_https_upstream_with_a_verified_certificate(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                   check=True, capture_output=True)
+    fake = FakeUpstream()
+    fake._server = BackgroundServer(fake.app, ssl_keyfile=str(key), ssl_certfile=str(cert))
+
+    async def ask(context: ssl.SSLContext) -> list[int]:
+        pool = httpcore.AsyncConnectionPool(ssl_context=context, network_backend=AsyncioBackend())
+        async with pool:
+            url = f"https://localhost:{fake._server.port}/v1/models"
+            statuses = [(await pool.request("GET", url)).status for _ in range(2)]
+            assert len(pool.connections) == 1  # kept alive over TLS
+            return statuses
+
+    with fake:
+        assert asyncio.run(ask(ssl.create_default_context(cafile=str(cert)))) == [200, 200]
+        with pytest.raises(httpcore.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            asyncio.run(ask(ssl.create_default_context()))
