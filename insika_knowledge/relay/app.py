@@ -1,8 +1,9 @@
 """The relay's ASGI app: the two model endpoints, and everything else passed through.
 
 - ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic), served as
-  raw ASGI (`insika_knowledge.relay.asgi`): the request is prepared by memory (`insika_knowledge.relay.prepare`), sent upstream, and the
-  answer relayed as JSON (`insika_knowledge.relay.exchange.json_answer`) or as a stream
+  raw ASGI (`insika_knowledge.relay.asgi`): the request is prepared by memory
+  (`insika_knowledge.relay.prepare`), sent upstream, and the answer relayed as JSON
+  (`insika_knowledge.relay.exchange.json_answer`) or as a stream
   (`insika_knowledge.relay.streaming.stream_answer`). A non-2xx upstream answer comes back
   as it was sent (status, headers, body). The memory stages run in worker threads, except
   when there is no memory work (memory off, a body that is not JSON).
