@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -300,6 +301,28 @@ def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream
     assert QUESTION in transcript and "No sul, frete grátis acima de R$ 299." in transcript
     assert "<knowledge>" not in transcript  # the client's turn, not the relay's additions
     assert [p["name"] for p in relay.recorder.named("knowledge_learned")] == ["frete-gratis-acima-299"]
+
+
+@STREAMS
+def test_the_answer_never_waits_for_learning(relay: Running, upstream: FakeUpstream, stream: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    release, handed = threading.Event(), []
+
+    def slow_after_turn(turn: Any) -> None:  # a learning hand-off stuck on a database lock
+        handed.append((turn.session_id, threading.current_thread().name))
+        release.wait(10)
+
+    monkeypatch.setattr(relay.relay.learner, "after_turn", slow_after_turn)
+    started = time.monotonic()
+    text, _ = ask_openai(relay, stream=stream)
+    took = time.monotonic() - started
+    release.set()
+    assert text == "Hello there." and took < 5
+    deadline = time.monotonic() + 10
+    while not handed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert handed and handed[0][0] == SESSION
+    assert handed[0][1].startswith("insika-relay-memory")  # a worker thread, never the event loop
 
 
 def test_an_answer_calling_the_clients_tools_is_not_learned_yet(relay: Running, upstream: FakeUpstream) -> None:

@@ -6,7 +6,8 @@
   (`insika_knowledge.relay.exchange.json_answer`) or as a stream
   (`insika_knowledge.relay.streaming.stream_answer`). A non-2xx upstream answer comes back
   as it was sent (status, headers, body). The memory stages run in worker threads, except
-  when there is no memory work (memory off, a body that is not JSON).
+  when there is no memory work (memory off, a body that is not JSON); a finished turn goes
+  to learning after the client's response is sent, in a worker thread too.
 - Any other method and path (``GET /v1/models``...) goes upstream untouched but for the
   relay's own headers, and its answer streams back as it arrives.
 
@@ -112,6 +113,8 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scop
             await answer(scope, receive, send)
         else:
             await send_stream(send, *answer)
+    if exchange.finished is not None:  # the client has its answer (or left after the whole of it)
+        await asyncio.get_running_loop().run_in_executor(executor, exchange.hand_off)
 
 
 async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes, bytes]], AsyncIterator[bytes]]:
@@ -183,7 +186,7 @@ def create_app(relay: Relay) -> ASGIApp:
     ``POST`` to the two model paths is served as raw ASGI (`insika_knowledge.relay.asgi`);
     everything else, the lifespan included, by a Starlette app.
     """
-    executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="insika-relay")
+    executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="insika-relay-memory")
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -7,13 +7,13 @@ they came, plus the relay's headers (`insika_knowledge.relay.prepare.Prepared.he
 
 `json_answer` reads a whole JSON answer; a ``load_knowledge`` call makes it answer the
 call and ask again (`insika_knowledge.relay.toolloop`); the final answer's bytes go to
-the client as the upstream sent them, and the turn to learning.
+the client as the upstream sent them, and then the turn to learning (`Exchange.hand_off`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -45,6 +45,7 @@ class Exchange:
         url: the upstream URL.
         headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
         raw_body: the request body as the client sent it.
+        finished: the final answer, once read whole (learning gets it after the client).
     """
 
     relay: Relay
@@ -53,6 +54,7 @@ class Exchange:
     url: str
     headers: list[tuple[str, str]]
     raw_body: bytes
+    finished: Answer | None = field(default=None, init=False)
 
     def first_content(self) -> bytes:
         """The first upstream request's body: the client's bytes unless memory changed it."""
@@ -80,8 +82,17 @@ class Exchange:
         return out
 
     def learn(self, answer: Answer) -> None:
-        """Hand the finished turn to learning (`insika_knowledge.relay.learning.hand_off`)."""
-        hand_off(self.relay, self.prepared, self.wire, answer)
+        """Keep `answer` as the finished turn's: `hand_off` gives it to learning once the
+        client has its response (learning is never on the answer's path).
+        """
+        self.finished = answer
+
+    def hand_off(self) -> None:
+        """Hand the finished turn, if any, to learning (`insika_knowledge.relay.learning.hand_off`:
+        a database write, so run it off the event loop). Never raises.
+        """
+        if self.finished is not None:
+            hand_off(self.relay, self.prepared, self.wire, self.finished)
 
     def unreadable(self, what: str) -> None:
         """Fail the ``learn`` stage: the upstream's answer could not be read (for learning)."""
