@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from insika_knowledge.relay.degraded import LEARN
-from insika_knowledge.relay.learning import hand_off
+from insika_knowledge.relay.learning import hand_off, learns
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.toolloop import answer_calls, next_body
@@ -45,7 +45,8 @@ class Exchange:
         url: the upstream URL.
         headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
         raw_body: the request body as the client sent it.
-        finished: the final answer, once read whole (learning gets it after the client).
+        finished: the final answer, once read whole, when it is to be learned (learning
+            gets it after the client).
     """
 
     relay: Relay
@@ -85,7 +86,8 @@ class Exchange:
         """Keep `answer` as the finished turn's: `hand_off` gives it to learning once the
         client has its response (learning is never on the answer's path).
         """
-        self.finished = answer
+        if learns(self.prepared, answer):
+            self.finished = answer
 
     def hand_off(self) -> None:
         """Hand the finished turn, if any, to learning (`insika_knowledge.relay.learning.hand_off`:
