@@ -6,18 +6,26 @@ seeded with the bench corpus's 5,000 synthetic concepts for each of two agents, 
 ``index: scan`` and one with ``index: auto``, which is FTS5 from 5,000 concepts up;
 procedures in shadow with a session id, so every request is captured, recalled and
 recorded; ``extract: false``, so no model is called), and this process as the client
-(``httpx``, keep-alive). Each request goes once straight to the upstream and once through
-the relay, alternating which goes first; the relay's share is the difference.
+(``httpx``, keep-alive). Every request body is sent four ways, the order rotating from one
+body to the next so a slow moment of the shared machine falls on each alike:
 
-- added latency: p50 and p95 of a whole JSON request, relay minus direct, per agent;
-- added time to first byte: p50 and p95 of the first streamed body byte, relay minus direct
-  (the scan agent);
+- ``direct``: straight to the upstream;
+- ``hop``: through the relay with ``x-insika-memory: off`` (the bare proxy hop);
+- ``scan`` / ``auto``: through the relay for the scan agent / the auto agent (procedures,
+  retrieval, the ``<knowledge>`` block placed, ``load_knowledge`` offered).
+
+Figures, each relayed route against ``direct`` at the same percentile of the same run:
+
+- added latency: p50 and p95 of a whole JSON request;
+- added time to first byte: p50 and p95 of the first streamed body byte (the ``scan`` and
+  ``auto`` routes hold the opening role-only chunk until the first content chunk, as the
+  relay does whenever ``load_knowledge`` is on offer);
 - 50 concurrent streams (20 chunks 20 ms apart each): how many complete through the relay
   with exactly the bytes the upstream sent, and the wall time beside 50 direct ones.
 
-Run: ``insika-knowledge bench --relay [--quick] [--json]`` (also
-``insika-knowledge bench --relay``). The ``knowledge`` block is injected for most queries
-(those sharing a word with a concept), so the figures include retrieval and placement.
+Run: ``insika-knowledge bench --relay [--quick] [--json]``. The ``knowledge`` block is
+injected for most queries (those sharing a word with a concept), so the figures include
+retrieval and placement.
 """
 
 from __future__ import annotations
