@@ -389,6 +389,29 @@ def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: P
         assert "x-ace-skill-modes" not in r.headers and "x-ace-body-rewritten" not in r.headers
 
 
+@STREAMS
+def test_in_shadow_the_request_goes_up_before_the_procedures_stage_ends(relay: Running, upstream: FakeUpstream,
+                                                                        stream: bool,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from insika_knowledge.procedures import ProceduralMemory
+
+    original, seen_while_running = ProceduralMemory.handle_request, []
+
+    def slow(self: Any, body: Any, headers: Any = None, **kw: Any) -> Any:  # a stage that takes its time
+        deadline = time.monotonic() + 3
+        while not upstream.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen_while_running.append(len(upstream.requests))
+        return original(self, body, headers, **kw)
+
+    monkeypatch.setattr(ProceduralMemory, "handle_request", slow)
+    text, headers = ask_openai(relay, stream=stream)
+    assert text == "Hello there." and seen_while_running == [1]
+    assert headers["x-ace-skill-modes"] == "skill_knowledge_graph=shadow"  # the answer waited for the stage
+    assert headers["x-insika-knowledge"] == "injected" and "x-insika-degraded" not in headers
+    assert upstream.requests[0].body["messages"][-1]["content"].count("<knowledge>") == 1
+
+
 def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, upstream: FakeUpstream) -> None:
     with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False}) as relay:
         with relay.store().transaction() as tx:

@@ -5,9 +5,11 @@
   (`insika_knowledge.relay.prepare`), sent upstream, and the answer relayed as JSON
   (`insika_knowledge.relay.exchange.json_answer`) or as a stream
   (`insika_knowledge.relay.streaming.stream_answer`). A non-2xx upstream answer comes back
-  as it was sent (status, headers, body). The memory stages run in worker threads, except
-  when there is no memory work (memory off, a body that is not JSON); a finished turn goes
-  to learning after the client's response is sent, in a worker thread too.
+  as it was sent (status, headers, body). The memory stages run in a worker thread, except
+  when there is no memory work (memory off, a body that is not JSON); when the procedures
+  skill cannot change the body (``shadow``), its stage runs after the others, while the
+  request is on its way upstream, and the answer waits for it (its headers report it). A
+  finished turn goes to learning after the client's response is sent, in a worker thread.
 - Any other method and path (``GET /v1/models``...) goes upstream untouched but for the
   relay's own headers, and its answer streams back as it arrives.
 
@@ -24,7 +26,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
 from starlette.applications import Starlette
@@ -41,12 +43,11 @@ from insika_knowledge.relay.exchange import Exchange, json_answer
 from insika_knowledge.relay.identity import AGENT_HEADER, memory_on
 from insika_knowledge.relay.openai_format import PATH as OPENAI_PATH
 from insika_knowledge.relay.openai_format import OpenAIFormat
-from insika_knowledge.relay.prepare import Prepared, prepare
+from insika_knowledge.relay.prepare import Prepared, prepare, run_deferred_procedures, skill_keeps_bodies
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.streaming import stream_answer
 from insika_knowledge.relay.upstream import (
     ClientGone,
-    encode,
     is_event_stream,
     request_headers,
     response_headers,
@@ -56,6 +57,7 @@ from insika_knowledge.relay.upstream import (
 from insika_knowledge.relay.wire import WireFormat
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: The status logged for a request whose client went away (nginx's convention).
 CLIENT_CLOSED: Final = 499
@@ -72,26 +74,58 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _unreachable(wire: WireFormat, exc: httpx.HTTPError, prepared: Prepared) -> Response:
+def _unreachable(wire: WireFormat, exc: httpx.HTTPError) -> Response:
     log.warning("relay: upstream failed: %s: %s", type(exc).__name__, exc)
     body = json.dumps(wire.error(f"the relay could not reach the upstream: {type(exc).__name__}: {exc}"))
-    response = Response(body, status_code=502, media_type="application/json")
-    response.raw_headers.extend(encode(prepared.headers()))
-    return response
+    return Response(body, status_code=502, media_type="application/json")
+
+
+def _settle(future: asyncio.Future[T], value: T) -> None:
+    if not future.done():  # a request whose client left no longer waits
+        future.set_result(value)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+def _memory_work(
+    loop: asyncio.AbstractEventLoop, ready: asyncio.Future[Prepared], done: asyncio.Future[None],
+    relay: Relay, wire: WireFormat, body: dict[str, Any], headers: dict[str, str], degraded: Degraded,
+) -> None:
+    """In a worker thread: `prepare`, then (in shadow) the deferred procedures stage."""
+    try:
+        prepared = prepare(relay, wire, body, headers, degraded, defer_procedures=skill_keeps_bodies(relay))
+    except BaseException as exc:  # prepare never raises; a bug must not hang the request
+        loop.call_soon_threadsafe(_fail, ready, exc)
+        loop.call_soon_threadsafe(_settle, done, None)
+        raise
+    loop.call_soon_threadsafe(_settle, ready, prepared)
+    try:
+        run_deferred_procedures(relay, prepared, headers)
+    finally:
+        loop.call_soon_threadsafe(_settle, done, None)
 
 
 async def _prepare(
     relay: Relay, wire: WireFormat, raw: bytes, headers: dict[str, str], executor: Executor
-) -> Prepared:
+) -> tuple[Prepared, asyncio.Future[None] | None]:
+    """The prepared request, and what to await before answering the client (the memory
+    stages still running after the request went upstream), if any.
+    """
     degraded = Degraded(relay.degraded, headers.get(AGENT_HEADER))
     body = _parse(raw)
     if body is None:
         degraded.add(BODY, "the request body is not a JSON object")
-        return prepare(relay, wire, None, headers, degraded)
+        return prepare(relay, wire, None, headers, degraded), None
     if not memory_on(headers):  # nothing to read or write: no worker thread
-        return prepare(relay, wire, body, headers, degraded)
+        return prepare(relay, wire, body, headers, degraded), None
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor, prepare, relay, wire, body, headers, degraded)
+    ready: asyncio.Future[Prepared] = loop.create_future()
+    done: asyncio.Future[None] = loop.create_future()
+    executor.submit(_memory_work, loop, ready, done, relay, wire, body, headers, degraded)
+    return await ready, done
 
 
 async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scope, receive: Receive,
@@ -101,18 +135,22 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scop
         return  # the client went away before sending its request
     pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]  # names lower-case
     headers = dict(pairs)
-    prepared = await _prepare(relay, wire, raw, headers, executor)
+    prepared, memory = await _prepare(relay, wire, raw, headers, executor)
     target = url(relay.settings.upstream, scope["path"], scope["query_string"].decode("latin-1"))
     exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw)
     async with ClientWatch(receive):
         try:
             answer = await _answer(exchange)
         except httpx.HTTPError as exc:
-            answer = _unreachable(wire, exc, prepared)
+            answer = _unreachable(wire, exc)
+        if memory is not None:
+            await memory  # the stages the response's headers report on
         if isinstance(answer, Response):
+            answer.raw_headers.extend(exchange.relay_headers())
             await answer(scope, receive, send)
         else:
-            await send_stream(send, *answer)
+            status, upstream_headers, pieces = answer
+            await send_stream(send, status, upstream_headers + exchange.relay_headers(), pieces)
     if exchange.finished is not None:  # the client has its answer (or left after the whole of it)
         await asyncio.get_running_loop().run_in_executor(executor, exchange.hand_off)
 
@@ -138,7 +176,7 @@ async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes,
     if isinstance(first, Response):
         await pieces.aclose()
         return first
-    return response.status_code, exchange.relay_headers(response), _chain(first, pieces)
+    return response.status_code, response_headers(response.headers), _chain(first, pieces)
 
 
 async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> AsyncIterator[bytes]:

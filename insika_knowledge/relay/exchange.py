@@ -71,16 +71,20 @@ class Exchange:
         """
         return await self.relay.client.send("POST", self.url, self.headers, content)
 
-    def relay_headers(self, response: httpx.Response) -> list[tuple[bytes, bytes]]:
-        """The upstream's response headers then the relay's."""
-        return response_headers(response.headers) + encode(self.prepared.headers())
-
     def respond(self, response: httpx.Response, content: bytes) -> Response:
-        """The client's response: the upstream's status and `content`, with `relay_headers`."""
+        """The client's response: the upstream's status, headers and `content` (the relay's
+        headers are added when it is sent: `relay_headers`).
+        """
         out = Response(content, status_code=response.status_code)
         out.raw_headers = [h for h in out.raw_headers if h[0] == b"content-length"]
-        out.raw_headers.extend(self.relay_headers(response))
+        out.raw_headers.extend(response_headers(response.headers))
         return out
+
+    def relay_headers(self) -> list[tuple[bytes, bytes]]:
+        """The relay's response headers (`insika_knowledge.relay.prepare.Prepared.headers`), raw;
+        ask once every memory stage is over.
+        """
+        return encode(self.prepared.headers())
 
     def learn(self, answer: Answer) -> None:
         """Keep `answer` as the finished turn's: `hand_off` gives it to learning once the
