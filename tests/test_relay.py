@@ -245,6 +245,29 @@ def test_a_client_that_disconnects_mid_stream_cancels_the_upstream(relay: Runnin
     assert relay.store().extractions(AGENT) == []  # an unfinished answer is not learned
 
 
+def test_a_client_gone_while_the_procedures_stage_runs_cancels_the_upstream(relay: Running, upstream: FakeUpstream,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from insika_knowledge.procedures import ProceduralMemory
+
+    original, left = ProceduralMemory.handle_request, threading.Event()
+
+    def slow(self: Any, body: Any, headers: Any = None, **kw: Any) -> Any:  # shadow: after the send
+        left.wait(10)
+        time.sleep(0.2)  # the relay sees the disconnect
+        return original(self, body, headers, **kw)
+
+    monkeypatch.setattr(ProceduralMemory, "handle_request", slow)
+    upstream.replies = [Text("palavra " * 400, pieces=400, delay_s=0.01)]
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
+    with pytest.raises(httpx.ReadTimeout):  # no response start while the stage runs
+        httpx.post(relay.url + "/v1/chat/completions", json=body, headers=IDENTITY, timeout=0.5)
+    left.set()
+    deadline = time.monotonic() + 5
+    while upstream.cancelled == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert upstream.cancelled == 1 and upstream.finished == 0
+
+
 # ---------------------------------------------------------------- identity
 
 

@@ -143,19 +143,25 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scop
             answer = await _answer(exchange)
         except httpx.HTTPError as exc:
             answer = _unreachable(wire, exc)
-        if memory is not None:
-            await memory  # the stages the response's headers report on
         if isinstance(answer, Response):
+            if memory is not None:
+                await memory  # the stages the response's headers report on
             answer.raw_headers.extend(exchange.relay_headers())
             await answer(scope, receive, send)
         else:
             status, upstream_headers, pieces = answer
+            if memory is not None:
+                try:
+                    await memory
+                except BaseException:  # the client left: the upstream stream is closed
+                    await pieces.aclose()
+                    raise
             await send_stream(send, status, upstream_headers + exchange.relay_headers(), pieces)
     if exchange.finished is not None:  # the client has its answer (or left after the whole of it)
         await asyncio.get_running_loop().run_in_executor(executor, exchange.hand_off)
 
 
-async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes, bytes]], AsyncIterator[bytes]]:
+async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes, bytes]], AsyncGenerator[bytes, None]]:
     """The client's response: a whole one, or a stream's status, headers and pieces (its first
     bytes already read).
 
@@ -179,7 +185,7 @@ async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes,
     return response.status_code, response_headers(response.headers), _chain(first, pieces)
 
 
-async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> AsyncIterator[bytes]:
+async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> AsyncGenerator[bytes, None]:
     try:
         if first:
             yield first

@@ -10,7 +10,7 @@ a guarded upstream call start.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from types import TracebackType
 
 from starlette.types import Receive, Send
@@ -72,14 +72,16 @@ class ClientWatch:
         return False
 
 
-async def send_stream(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: AsyncIterator[bytes]) -> None:
-    """Send a response whose body is `body`'s pieces, each the moment it comes (closed after)."""
+async def send_stream(
+    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: AsyncGenerator[bytes, None]
+) -> None:
+    """Send a response whose body is `body`'s pieces, each the moment it comes (`body` is
+    closed after, whatever happens).
+    """
     try:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         async for piece in body:
             await send({"type": "http.response.body", "body": piece, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        aclose = getattr(body, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await body.aclose()
