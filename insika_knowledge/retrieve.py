@@ -15,6 +15,7 @@ can close the block or forge a tag::
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -95,9 +96,14 @@ class Retrieved:
         return [*self.matched, *self.linked]
 
 
+#: What XML 1.0 forbids of the characters a concept may hold: control characters but tab,
+#: line feed and carriage return, and the two non-characters U+FFFE and U+FFFF.
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
 def _xml_safe(text: str) -> str:
-    # XML 1.0 forbids most control characters; drop them rather than emit a broken block.
-    return "".join(c for c in text if c in "\t\n\r" or (ord(c) >= 0x20 and c not in "\ufffe\uffff"))
+    # drop them rather than emit a broken block
+    return _NOT_XML.sub("", text)
 
 
 class Retriever:

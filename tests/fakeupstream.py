@@ -72,6 +72,7 @@ class Seen:
     headers: dict[str, str]
     body: dict[str, Any]
     raw: bytes
+    peer: str = ""  # the client's "host:port" (one per connection)
 
 
 class FakeUpstream:
@@ -109,7 +110,8 @@ class FakeUpstream:
             body = json.loads(raw or b"{}")
         except (ValueError, RecursionError):
             body = {}
-        seen = Seen(request.url.path, dict(request.headers.items()), body if isinstance(body, dict) else {}, raw)
+        peer = f"{request.client.host}:{request.client.port}" if request.client else ""
+        seen = Seen(request.url.path, dict(request.headers.items()), body if isinstance(body, dict) else {}, raw, peer)
         with self._lock:
             self.requests.append(seen)
             if callable(self.replies):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -244,6 +245,29 @@ def test_a_client_that_disconnects_mid_stream_cancels_the_upstream(relay: Runnin
     assert relay.store().extractions(AGENT) == []  # an unfinished answer is not learned
 
 
+def test_a_client_gone_while_the_procedures_stage_runs_cancels_the_upstream(relay: Running, upstream: FakeUpstream,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from insika_knowledge.procedures import ProceduralMemory
+
+    original, left = ProceduralMemory.handle_request, threading.Event()
+
+    def slow(self: Any, body: Any, headers: Any = None, **kw: Any) -> Any:  # shadow: after the send
+        left.wait(10)
+        time.sleep(0.2)  # the relay sees the disconnect
+        return original(self, body, headers, **kw)
+
+    monkeypatch.setattr(ProceduralMemory, "handle_request", slow)
+    upstream.replies = [Text("palavra " * 400, pieces=400, delay_s=0.01)]
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
+    with pytest.raises(httpx.ReadTimeout):  # no response start while the stage runs
+        httpx.post(relay.url + "/v1/chat/completions", json=body, headers=IDENTITY, timeout=0.5)
+    left.set()
+    deadline = time.monotonic() + 5
+    while upstream.cancelled == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert upstream.cancelled == 1 and upstream.finished == 0
+
+
 # ---------------------------------------------------------------- identity
 
 
@@ -300,6 +324,28 @@ def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream
     assert QUESTION in transcript and "No sul, frete grátis acima de R$ 299." in transcript
     assert "<knowledge>" not in transcript  # the client's turn, not the relay's additions
     assert [p["name"] for p in relay.recorder.named("knowledge_learned")] == ["frete-gratis-acima-299"]
+
+
+@STREAMS
+def test_the_answer_never_waits_for_learning(relay: Running, upstream: FakeUpstream, stream: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    release, handed = threading.Event(), []
+
+    def slow_after_turn(turn: Any) -> None:  # a learning hand-off stuck on a database lock
+        handed.append((turn.session_id, threading.current_thread().name))
+        release.wait(10)
+
+    monkeypatch.setattr(relay.relay.learner, "after_turn", slow_after_turn)
+    started = time.monotonic()
+    text, _ = ask_openai(relay, stream=stream)
+    took = time.monotonic() - started
+    release.set()
+    assert text == "Hello there." and took < 5
+    deadline = time.monotonic() + 10
+    while not handed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert handed and handed[0][0] == SESSION
+    assert handed[0][1].startswith("insika-relay-memory")  # a worker thread, never the event loop
 
 
 def test_an_answer_calling_the_clients_tools_is_not_learned_yet(relay: Running, upstream: FakeUpstream) -> None:
@@ -364,6 +410,29 @@ def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: P
         r = post(relay, {"model": "m", "messages": [{"role": "user", "content": "hello"}]},
                  {**IDENTITY, "x-ace-skills": "skill_knowledge_graph=off"})
         assert "x-ace-skill-modes" not in r.headers and "x-ace-body-rewritten" not in r.headers
+
+
+@STREAMS
+def test_in_shadow_the_request_goes_up_before_the_procedures_stage_ends(relay: Running, upstream: FakeUpstream,
+                                                                        stream: bool,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from insika_knowledge.procedures import ProceduralMemory
+
+    original, seen_while_running = ProceduralMemory.handle_request, []
+
+    def slow(self: Any, body: Any, headers: Any = None, **kw: Any) -> Any:  # a stage that takes its time
+        deadline = time.monotonic() + 3
+        while not upstream.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen_while_running.append(len(upstream.requests))
+        return original(self, body, headers, **kw)
+
+    monkeypatch.setattr(ProceduralMemory, "handle_request", slow)
+    text, headers = ask_openai(relay, stream=stream)
+    assert text == "Hello there." and seen_while_running == [1]
+    assert headers["x-ace-skill-modes"] == "skill_knowledge_graph=shadow"  # the answer waited for the stage
+    assert headers["x-insika-knowledge"] == "injected" and "x-insika-degraded" not in headers
+    assert upstream.requests[0].body["messages"][-1]["content"].count("<knowledge>") == 1
 
 
 def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, upstream: FakeUpstream) -> None:

@@ -6,18 +6,26 @@ seeded with the bench corpus's 5,000 synthetic concepts for each of two agents, 
 ``index: scan`` and one with ``index: auto`` (Index::Postings);
 procedures in shadow with a session id, so every request is captured, recalled and
 recorded; ``extract: false``, so no model is called), and this process as the client
-(``httpx``, keep-alive). Each request goes once straight to the upstream and once through
-the relay, alternating which goes first; the relay's share is the difference.
+(``httpx``, keep-alive). Every request body is sent four ways, the order rotating from one
+body to the next so a slow moment of the shared machine falls on each alike:
 
-- added latency: p50 and p95 of a whole JSON request, relay minus direct, per agent;
-- added time to first byte: p50 and p95 of the first streamed body byte, relay minus direct
-  (the scan agent);
+- ``direct``: straight to the upstream;
+- ``hop``: through the relay with ``x-insika-memory: off`` (the bare proxy hop);
+- ``scan`` / ``auto``: through the relay for the scan agent / the auto agent (procedures,
+  retrieval, the ``<knowledge>`` block placed, ``load_knowledge`` offered).
+
+Figures, each relayed route against ``direct`` at the same percentile of the same run:
+
+- added latency: p50 and p95 of a whole JSON request;
+- added time to first byte: p50 and p95 of the first streamed body byte (the ``scan`` and
+  ``auto`` routes hold the opening role-only chunk until the first content chunk, as the
+  relay does whenever ``load_knowledge`` is on offer);
 - 50 concurrent streams (20 chunks 20 ms apart each): how many complete through the relay
   with exactly the bytes the upstream sent, and the wall time beside 50 direct ones.
 
-Run: ``insika-knowledge bench --relay [--quick] [--json]`` (also
-``insika-knowledge bench --relay``). The ``knowledge`` block is injected for most queries
-(those sharing a word with a concept), so the figures include retrieval and placement.
+Run: ``insika-knowledge bench --relay [--quick] [--json]``. The ``knowledge`` block is
+injected for most queries (those sharing a word with a concept), so the figures include
+retrieval and placement.
 """
 
 from __future__ import annotations
@@ -206,18 +214,36 @@ def _headers(i: int, agent: str = AGENT) -> dict[str, str]:
             "x-ace-session": f"bench-session-{i % 50}"}
 
 
-def _json_ms(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]) -> float:
+#: The ways one request is sent, in the order of the figures: straight to the upstream; through
+#: the relay with memory off (the bare hop); through the relay for the scan agent and the auto one.
+DIRECT: Final = "direct"
+HOP: Final = "hop"
+SCAN: Final = "scan"
+AUTO: Final = "auto"
+ROUTES: Final = (DIRECT, HOP, SCAN, AUTO)
+
+
+def _route(route: str, i: int, direct: str, relayed: str) -> tuple[str, dict[str, str]]:
+    """The URL and headers of request `i` sent by `route`."""
+    if route == DIRECT:
+        return direct, _headers(i)
+    if route == HOP:
+        return relayed, {**_headers(i), "x-insika-memory": "off"}
+    return relayed, _headers(i, AUTO_AGENT if route == AUTO else AGENT)
+
+
+def _json_ms(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> float:
     start = time.perf_counter_ns()
-    response = client.post(url + "/v1/chat/completions", json=body, headers=headers)
+    response = client.post(url + "/v1/chat/completions", content=body, headers=headers)
     response.read()
     elapsed = (time.perf_counter_ns() - start) / 1e6
     response.raise_for_status()
     return elapsed
 
 
-def _first_byte_ms(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]) -> float:
+def _first_byte_ms(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> float:
     start = time.perf_counter_ns()
-    with client.stream("POST", url + "/v1/chat/completions", json=body, headers=headers) as response:
+    with client.stream("POST", url + "/v1/chat/completions", content=body, headers=headers) as response:
         chunks = response.iter_raw()
         next(chunks)
         elapsed = (time.perf_counter_ns() - start) / 1e6
@@ -226,30 +252,32 @@ def _first_byte_ms(client: httpx.Client, url: str, body: dict[str, Any], headers
     return elapsed
 
 
-def _paired(
-    measure: Callable[[httpx.Client, str, dict[str, Any], dict[str, str]], float],
-    direct: str, relayed: str, bodies: list[dict[str, Any]], agent: str = AGENT,
-) -> tuple[list[float], list[float]]:
-    """Each body once direct and once relayed, alternating which goes first."""
-    ours: list[float] = []
-    theirs: list[float] = []
+def _interleaved(
+    measure: Callable[[httpx.Client, str, bytes, dict[str, str]], float],
+    direct: str, relayed: str, bodies: list[dict[str, Any]],
+) -> dict[str, list[float]]:
+    """Each body sent once by every route, the routes' order rotating from one body to the next
+    (so a slow moment of the machine falls on each route alike); milliseconds per route.
+    """
+    samples: dict[str, list[float]] = {route: [] for route in ROUTES}
     with httpx.Client(timeout=30) as client:
         for i, body in enumerate(bodies):
-            headers = _headers(i, agent)
-            if i % 2:
-                theirs.append(measure(client, direct, body, headers))
-                ours.append(measure(client, relayed, body, headers))
-            else:
-                ours.append(measure(client, relayed, body, headers))
-                theirs.append(measure(client, direct, body, headers))
-    return theirs, ours
+            content = json.dumps(body).encode()
+            for k in range(len(ROUTES)):
+                route = ROUTES[(i + k) % len(ROUTES)]
+                url, headers = _route(route, i, direct, relayed)
+                samples[route].append(measure(client, url, content, {**headers, "content-type": "application/json"}))
+    return samples
 
 
-def _added(direct: list[float], relayed: list[float]) -> dict[str, float]:
-    d50, d95 = percentiles(direct)
-    r50, r95 = percentiles(relayed)
-    return {"direct_p50_ms": d50, "direct_p95_ms": d95, "relay_p50_ms": r50, "relay_p95_ms": r95,
-            "added_p50_ms": r50 - d50, "added_p95_ms": r95 - d95}
+def _added(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Per relayed route: p50 and p95, and what it adds to the direct call at each."""
+    d50, d95 = percentiles(samples[DIRECT])
+    out = {DIRECT: {"p50_ms": d50, "p95_ms": d95}}
+    for route in ROUTES[1:]:
+        r50, r95 = percentiles(samples[route])
+        out[route] = {"p50_ms": r50, "p95_ms": r95, "added_p50_ms": r50 - d50, "added_p95_ms": r95 - d95}
+    return out
 
 
 async def _concurrent(url: str, count: int) -> tuple[float, list[bytes]]:
@@ -268,10 +296,25 @@ async def _concurrent(url: str, count: int) -> tuple[float, list[bytes]]:
         return (time.perf_counter() - start) * 1000, list(received)
 
 
+def _line(label: str, figures: dict[str, dict[str, float]]) -> str:
+    d = figures[DIRECT]
+    parts = [f"  {label:<11} direct p50 {d['p50_ms']:.2f} p95 {d['p95_ms']:.2f}"]
+    for route in ROUTES[1:]:
+        f = figures[route]
+        parts.append(f"{route} +{f['added_p50_ms']:.2f} / +{f['added_p95_ms']:.2f}")
+    return " | ".join(parts) + "  (ms; added p50 / p95)"
+
+
 def run_relay_bench(
     *, quick: bool = False, as_json: bool = False, concepts: int = CONCEPTS, echo: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Measure the relay (see the module doc); print a summary (or JSON) and return the figures.
+
+    Returns:
+        ``json`` and ``first_byte``: per route (``direct``, ``hop``, ``scan``, ``auto``), p50
+        and p95 in ms, and for the relayed routes ``added_p50_ms`` / ``added_p95_ms`` (the
+        route's percentile minus the direct one's, from the same interleaved run);
+        ``concurrent_streams``: counts and wall times in ms.
 
     Raises:
         RuntimeError: the fake upstream or the relay did not start.
@@ -279,21 +322,18 @@ def run_relay_bench(
     requests = 100 if quick else 1000
     with tempfile.TemporaryDirectory(prefix="insika-relay-bench-") as tmp, _processes(Path(tmp), concepts) as urls:
         direct, relayed = urls
-        warm = [_body(q) for q in queries(50, seed=5)]
-        for agent in (AGENT, AUTO_AGENT):  # connections, caches, the FTS5 index
-            _paired(_json_ms, direct, relayed, warm, agent)
-        bodies = [_body(q) for q in queries(requests)]
-        json_figures = _added(*_paired(_json_ms, direct, relayed, bodies))
-        auto_figures = _added(*_paired(_json_ms, direct, relayed, bodies, AUTO_AGENT))
+        # warm-up: connections, caches, the FTS5 index
+        _interleaved(_json_ms, direct, relayed, [_body(q) for q in queries(50, seed=5)])
+        _interleaved(_first_byte_ms, direct, relayed, [_body(q, stream=True) for q in queries(20, seed=7)])
+        json_figures = _added(_interleaved(_json_ms, direct, relayed, [_body(q) for q in queries(requests)]))
         streamed = [_body(q, stream=True) for q in queries(requests, seed=13)]
-        ttfb_figures = _added(*_paired(_first_byte_ms, direct, relayed, streamed))
+        ttfb_figures = _added(_interleaved(_first_byte_ms, direct, relayed, streamed))
         direct_ms, expected = asyncio.run(_concurrent(direct, STREAMS))
         relay_ms, received = asyncio.run(_concurrent(relayed, STREAMS))
     results: dict[str, Any] = {
         "concepts": concepts,
         "requests": requests,
         "json": json_figures,
-        "json_index_auto": auto_figures,
         "first_byte": ttfb_figures,
         "concurrent_streams": {
             "streams": STREAMS, "chunks": STREAM_CHUNKS, "chunk_delay_ms": STREAM_DELAY_MS,
@@ -306,14 +346,11 @@ def run_relay_bench(
     if as_json:
         echo(json.dumps(results, indent=2))
         return results
-    t, c = results["first_byte"], results["concurrent_streams"]
-    echo(f"relay at {concepts} concepts, {requests} requests each way (procedures shadow, knowledge on)")
-    for label, j in (("JSON, index scan", results["json"]), ("JSON, index auto", results["json_index_auto"])):
-        echo(f"  {label}  direct p50 {j['direct_p50_ms']:.2f} ms p95 {j['direct_p95_ms']:.2f} ms | relay "
-             f"p50 {j['relay_p50_ms']:.2f} ms p95 {j['relay_p95_ms']:.2f} ms | added p50 {j['added_p50_ms']:.2f} ms "
-             f"p95 {j['added_p95_ms']:.2f} ms")
-    echo(f"  first byte       direct p50 {t['direct_p50_ms']:.2f} ms | relay p50 {t['relay_p50_ms']:.2f} ms | "
-         f"added p50 {t['added_p50_ms']:.2f} ms p95 {t['added_p95_ms']:.2f} ms")
+    c = results["concurrent_streams"]
+    echo(f"relay at {concepts} concepts, {requests} requests by each route, interleaved (procedures shadow;"
+         f" hop = memory off, scan / auto = knowledge on with index scan / auto)")
+    echo(_line("JSON", json_figures))
+    echo(_line("first byte", ttfb_figures))
     echo(f"  {c['streams']} concurrent streams ({c['chunks']} chunks, {c['chunk_delay_ms']} ms apart): "
          f"{c['completed']}/{c['streams']} complete, {c['byte_identical']}/{c['streams']} byte-identical, "
          f"wall {c['relay_wall_ms']:.0f} ms (direct {c['direct_wall_ms']:.0f} ms)")

@@ -1,45 +1,53 @@
-"""The relay's Starlette app: the two model endpoints, and everything else passed through.
+"""The relay's ASGI app: the two model endpoints, and everything else passed through.
 
-- ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic): the
-  request is prepared by memory (`insika_knowledge.relay.prepare`), sent upstream, and the
-  answer relayed as JSON (`insika_knowledge.relay.exchange.json_answer`) or as a stream
+- ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic), served as
+  raw ASGI (`insika_knowledge.relay.asgi`): the request is prepared by memory
+  (`insika_knowledge.relay.prepare`), sent upstream, and the answer relayed as JSON
+  (`insika_knowledge.relay.exchange.json_answer`) or as a stream
   (`insika_knowledge.relay.streaming.stream_answer`). A non-2xx upstream answer comes back
-  as it was sent (status, headers, body).
+  as it was sent (status, headers, body). The memory stages run in a worker thread, except
+  when there is no memory work (memory off, a body that is not JSON); when the procedures
+  skill cannot change the body (``shadow``), its stage runs after the others, while the
+  request is on its way upstream, and the answer waits for it (its headers report it). A
+  finished turn goes to learning after the client's response is sent, in a worker thread.
 - Any other method and path (``GET /v1/models``...) goes upstream untouched but for the
   relay's own headers, and its answer streams back as it arrives.
 
 The upstream unreachable is a ``502`` whose body has the wire format's error shape. A
-client that disconnects cancels the upstream request (``499`` is logged, nobody reads it).
+client that disconnects cancels the upstream request (a passed-through one is answered
+``499``, which nobody reads).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from insika_knowledge.relay.anthropic_format import PATH as ANTHROPIC_PATH
 from insika_knowledge.relay.anthropic_format import AnthropicFormat
+from insika_knowledge.relay.asgi import ClientWatch, read_body, send_stream
 from insika_knowledge.relay.degraded import BODY, Degraded
 from insika_knowledge.relay.exchange import Exchange, json_answer
-from insika_knowledge.relay.identity import AGENT_HEADER
+from insika_knowledge.relay.identity import AGENT_HEADER, memory_on
 from insika_knowledge.relay.openai_format import PATH as OPENAI_PATH
 from insika_knowledge.relay.openai_format import OpenAIFormat
-from insika_knowledge.relay.prepare import Prepared, prepare
+from insika_knowledge.relay.prepare import Prepared, prepare, run_deferred_procedures, skill_keeps_bodies
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.streaming import stream_answer
 from insika_knowledge.relay.upstream import (
     ClientGone,
-    encode,
     is_event_stream,
     request_headers,
     response_headers,
@@ -49,10 +57,13 @@ from insika_knowledge.relay.upstream import (
 from insika_knowledge.relay.wire import WireFormat
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: The status logged for a request whose client went away (nginx's convention).
 CLIENT_CLOSED: Final = 499
 _METHODS: Final = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+#: Worker threads for the memory stages (SQLite reads and writes, kept off the event loop).
+WORKERS: Final = 32
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:
@@ -63,37 +74,96 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _unreachable(wire: WireFormat, exc: httpx.HTTPError, prepared: Prepared) -> Response:
+def _unreachable(wire: WireFormat, exc: httpx.HTTPError) -> Response:
     log.warning("relay: upstream failed: %s: %s", type(exc).__name__, exc)
     body = json.dumps(wire.error(f"the relay could not reach the upstream: {type(exc).__name__}: {exc}"))
-    response = Response(body, status_code=502, media_type="application/json")
-    response.raw_headers.extend(encode(prepared.headers()))
-    return response
+    return Response(body, status_code=502, media_type="application/json")
 
 
-async def _relay(request: Request, wire: WireFormat) -> Response:
-    relay: Relay = request.app.state.relay
-    raw = await request.body()
-    headers = dict(request.headers.items())  # Starlette lower-cases the names
+def _settle(future: asyncio.Future[T], value: T) -> None:
+    if not future.done():  # a request whose client left no longer waits
+        future.set_result(value)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+def _memory_work(
+    loop: asyncio.AbstractEventLoop, ready: asyncio.Future[Prepared], done: asyncio.Future[None],
+    relay: Relay, wire: WireFormat, body: dict[str, Any], headers: dict[str, str], degraded: Degraded,
+) -> None:
+    """In a worker thread: `prepare`, then (in shadow) the deferred procedures stage."""
+    try:
+        prepared = prepare(relay, wire, body, headers, degraded, defer_procedures=skill_keeps_bodies(relay))
+    except BaseException as exc:  # prepare never raises; a bug must not hang the request
+        loop.call_soon_threadsafe(_fail, ready, exc)
+        loop.call_soon_threadsafe(_settle, done, None)
+        raise
+    loop.call_soon_threadsafe(_settle, ready, prepared)
+    try:
+        run_deferred_procedures(relay, prepared, headers)
+    finally:
+        loop.call_soon_threadsafe(_settle, done, None)
+
+
+async def _prepare(
+    relay: Relay, wire: WireFormat, raw: bytes, headers: dict[str, str], executor: Executor
+) -> tuple[Prepared, asyncio.Future[None] | None]:
+    """The prepared request, and what to await before answering the client (the memory
+    stages still running after the request went upstream), if any.
+    """
     degraded = Degraded(relay.degraded, headers.get(AGENT_HEADER))
     body = _parse(raw)
     if body is None:
         degraded.add(BODY, "the request body is not a JSON object")
-        prepared = prepare(relay, wire, None, headers, degraded)
-    else:
-        prepared = await run_in_threadpool(prepare, relay, wire, body, headers, degraded)
-    target = url(relay.settings.upstream, request.url.path, request.url.query)
-    exchange = Exchange(relay, wire, prepared, target, request_headers(request.headers.items()), raw)
-    try:
-        return await until_disconnect(request.receive, _answer(exchange))
-    except ClientGone:
-        return Response(status_code=CLIENT_CLOSED)
-    except httpx.HTTPError as exc:
-        return _unreachable(wire, exc, prepared)
+        return prepare(relay, wire, None, headers, degraded), None
+    if not memory_on(headers):  # nothing to read or write: no worker thread
+        return prepare(relay, wire, body, headers, degraded), None
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[Prepared] = loop.create_future()
+    done: asyncio.Future[None] = loop.create_future()
+    executor.submit(_memory_work, loop, ready, done, relay, wire, body, headers, degraded)
+    return await ready, done
 
 
-async def _answer(exchange: Exchange) -> Response:
-    """The client's response: a whole one, or a stream whose first bytes are already read.
+async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scope, receive: Receive,
+                 send: Send) -> None:
+    raw = await read_body(receive)
+    if raw is None:
+        return  # the client went away before sending its request
+    pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]  # names lower-case
+    headers = dict(pairs)
+    prepared, memory = await _prepare(relay, wire, raw, headers, executor)
+    target = url(relay.settings.upstream, scope["path"], scope["query_string"].decode("latin-1"))
+    exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw)
+    async with ClientWatch(receive):
+        try:
+            answer = await _answer(exchange)
+        except httpx.HTTPError as exc:
+            answer = _unreachable(wire, exc)
+        if isinstance(answer, Response):
+            if memory is not None:
+                await memory  # the stages the response's headers report on
+            answer.raw_headers.extend(exchange.relay_headers())
+            await answer(scope, receive, send)
+        else:
+            status, upstream_headers, pieces = answer
+            if memory is not None:
+                try:
+                    await memory
+                except BaseException:  # the client left: the upstream stream is closed
+                    await pieces.aclose()
+                    raise
+            await send_stream(send, status, upstream_headers + exchange.relay_headers(), pieces)
+    if exchange.finished is not None:  # the client has its answer (or left after the whole of it)
+        await asyncio.get_running_loop().run_in_executor(executor, exchange.hand_off)
+
+
+async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes, bytes]], AsyncGenerator[bytes, None]]:
+    """The client's response: a whole one, or a stream's status, headers and pieces (its first
+    bytes already read).
 
     Raises:
         httpx.HTTPError: the upstream could not be reached.
@@ -112,12 +182,10 @@ async def _answer(exchange: Exchange) -> Response:
     if isinstance(first, Response):
         await pieces.aclose()
         return first
-    out = StreamingResponse(_chain(first, pieces), status_code=response.status_code)
-    out.raw_headers = exchange.relay_headers(response)
-    return out
+    return response.status_code, response_headers(response.headers), _chain(first, pieces)
 
 
-async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> AsyncIterator[bytes]:
+async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> AsyncGenerator[bytes, None]:
     try:
         if first:
             yield first
@@ -130,29 +198,14 @@ async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> 
         await rest.aclose()
 
 
-async def openai_endpoint(request: Request) -> Response:
-    """``POST /v1/chat/completions``."""
-    return await _relay(request, OpenAIFormat())
-
-
-async def anthropic_endpoint(request: Request) -> Response:
-    """``POST /v1/messages``."""
-    return await _relay(request, AnthropicFormat())
-
-
 async def passthrough(request: Request) -> Response:
     """Any other request: forwarded untouched (but for the relay's headers), streamed back."""
     relay: Relay = request.app.state.relay
-    client = relay.client
     raw = await request.body()
-    upstream = client.build_request(
-        request.method,
-        url(relay.settings.upstream, request.url.path, request.url.query),
-        headers=request_headers(request.headers.items()),
-        content=raw,
-    )
+    target = url(relay.settings.upstream, request.url.path, request.url.query)
+    sending = relay.client.send(request.method, target, request_headers(request.headers.items()), raw)
     try:
-        response = await until_disconnect(request.receive, client.send(upstream, stream=True))
+        response = await until_disconnect(request.receive, sending)
     except ClientGone:
         return Response(status_code=CLIENT_CLOSED)
     except httpx.HTTPError as exc:
@@ -170,10 +223,14 @@ async def passthrough(request: Request) -> Response:
     return out
 
 
-def create_app(relay: Relay) -> Starlette:
-    """The relay's ASGI app over `relay` (its lifespan opens and closes the upstream client;
-    closing `relay` itself is the caller's).
+def create_app(relay: Relay) -> ASGIApp:
+    """The relay's ASGI app over `relay` (its lifespan opens and closes the upstream pool and
+    the worker threads memory runs in; closing `relay` itself is the caller's).
+
+    ``POST`` to the two model paths is served as raw ASGI (`insika_knowledge.relay.asgi`);
+    everything else, the lifespan included, by a Starlette app.
     """
+    executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="insika-relay-memory")
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -182,14 +239,18 @@ def create_app(relay: Relay) -> Starlette:
             yield
         finally:
             await relay.close_client()
+            executor.shutdown(wait=False)
 
-    app = Starlette(
-        routes=[
-            Route(OPENAI_PATH, openai_endpoint, methods=["POST"]),
-            Route(ANTHROPIC_PATH, anthropic_endpoint, methods=["POST"]),
-            Route("/{path:path}", passthrough, methods=_METHODS),
-        ],
-        lifespan=lifespan,
-    )
-    app.state.relay = relay
+    others = Starlette(routes=[Route("/{path:path}", passthrough, methods=_METHODS)], lifespan=lifespan)
+    others.state.relay = relay
+    wires: dict[str, WireFormat] = {OPENAI_PATH: OpenAIFormat(), ANTHROPIC_PATH: AnthropicFormat()}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            wire = wires.get(scope["path"])
+            if wire is not None:
+                await _relay(relay, wire, executor, scope, receive, send)
+                return
+        await others(scope, receive, send)
+
     return app

@@ -30,6 +30,8 @@ PROCEDURES: Final = "procedures"
 RETRIEVE: Final = "retrieve"
 LOAD_KNOWLEDGE: Final = "load_knowledge"
 LEARN: Final = "learn"
+#: The stages in request order (the order `Degraded.headers` names them in).
+STAGES: Final = (BODY, IDENTITY, PROCEDURES, RETRIEVE, LOAD_KNOWLEDGE, LEARN)
 
 
 def reason_of(exc: BaseException) -> str:
@@ -84,5 +86,6 @@ class Degraded:
         self._log.report(self.agent, stage, reason)
 
     def headers(self) -> dict[str, str]:
-        """``{"x-insika-degraded": "stage, stage"}``, or {} when nothing failed."""
-        return {HEADER: ", ".join(self.stages)} if self.stages else {}
+        """``{"x-insika-degraded": "stage, stage"}`` in request order, or {} when nothing failed."""
+        order = sorted(self.stages, key=lambda s: STAGES.index(s) if s in STAGES else len(STAGES))
+        return {HEADER: ", ".join(order)} if order else {}

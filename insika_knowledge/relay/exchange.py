@@ -7,13 +7,13 @@ they came, plus the relay's headers (`insika_knowledge.relay.prepare.Prepared.he
 
 `json_answer` reads a whole JSON answer; a ``load_knowledge`` call makes it answer the
 call and ask again (`insika_knowledge.relay.toolloop`); the final answer's bytes go to
-the client as the upstream sent them, and the turn to learning.
+the client as the upstream sent them, and then the turn to learning (`Exchange.hand_off`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from insika_knowledge.relay.degraded import LEARN
-from insika_knowledge.relay.learning import hand_off
+from insika_knowledge.relay.learning import hand_off, learns
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.toolloop import answer_calls, next_body
@@ -45,6 +45,8 @@ class Exchange:
         url: the upstream URL.
         headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
         raw_body: the request body as the client sent it.
+        finished: the final answer, once read whole, when it is to be learned (learning
+            gets it after the client).
     """
 
     relay: Relay
@@ -53,6 +55,7 @@ class Exchange:
     url: str
     headers: list[tuple[str, str]]
     raw_body: bytes
+    finished: Answer | None = field(default=None, init=False)
 
     def first_content(self) -> bytes:
         """The first upstream request's body: the client's bytes unless memory changed it."""
@@ -66,24 +69,36 @@ class Exchange:
         Raises:
             httpx.HTTPError: the upstream cannot be reached or stops answering.
         """
-        client = self.relay.client
-        request = client.build_request("POST", self.url, headers=self.headers, content=content)
-        return await client.send(request, stream=True)
-
-    def relay_headers(self, response: httpx.Response) -> list[tuple[bytes, bytes]]:
-        """The upstream's response headers then the relay's."""
-        return response_headers(response.headers) + encode(self.prepared.headers())
+        return await self.relay.client.send("POST", self.url, self.headers, content)
 
     def respond(self, response: httpx.Response, content: bytes) -> Response:
-        """The client's response: the upstream's status and `content`, with `relay_headers`."""
+        """The client's response: the upstream's status, headers and `content` (the relay's
+        headers are added when it is sent: `relay_headers`).
+        """
         out = Response(content, status_code=response.status_code)
         out.raw_headers = [h for h in out.raw_headers if h[0] == b"content-length"]
-        out.raw_headers.extend(self.relay_headers(response))
+        out.raw_headers.extend(response_headers(response.headers))
         return out
 
+    def relay_headers(self) -> list[tuple[bytes, bytes]]:
+        """The relay's response headers (`insika_knowledge.relay.prepare.Prepared.headers`), raw;
+        ask once every memory stage is over.
+        """
+        return encode(self.prepared.headers())
+
     def learn(self, answer: Answer) -> None:
-        """Hand the finished turn to learning (`insika_knowledge.relay.learning.hand_off`)."""
-        hand_off(self.relay, self.prepared, self.wire, answer)
+        """Keep `answer` as the finished turn's: `hand_off` gives it to learning once the
+        client has its response (learning is never on the answer's path).
+        """
+        if learns(self.prepared, answer):
+            self.finished = answer
+
+    def hand_off(self) -> None:
+        """Hand the finished turn, if any, to learning (`insika_knowledge.relay.learning.hand_off`:
+        a database write, so run it off the event loop). Never raises.
+        """
+        if self.finished is not None:
+            hand_off(self.relay, self.prepared, self.wire, self.finished)
 
     def unreadable(self, what: str) -> None:
         """Fail the ``learn`` stage: the upstream's answer could not be read (for learning)."""

@@ -56,9 +56,13 @@ def identify(headers: Mapping[str, str], body: Mapping[str, Any] | None) -> Iden
     """
     tenant = headers.get(TENANT_HEADER, "").strip() or DEFAULT_TENANT
     agent = headers.get(AGENT_HEADER, "").strip() or None
-    memory = headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF
     session = session_id(body if body is not None else {}, headers)
-    return Identity(tenant, agent, session, memory)
+    return Identity(tenant, agent, session, memory_on(headers))
+
+
+def memory_on(headers: Mapping[str, str]) -> bool:
+    """False when ``x-insika-memory`` switches memory off (lower-case header names)."""
+    return headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF
 
 
 def is_private(name: str) -> bool:

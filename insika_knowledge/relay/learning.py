@@ -31,16 +31,26 @@ def turn_id(messages: object) -> str:
     return "relay-" + hashlib.sha256(data).hexdigest()[:16]
 
 
+def learns(prepared: Prepared, answer: Answer) -> bool:
+    """True when `answer` finishes a turn to learn: an agent with ``extract`` on, a session,
+    a JSON body, and an answer that calls no tools.
+    """
+    agent, identity = prepared.agent, prepared.identity
+    if agent is None or prepared.client_body is None or identity.agent is None or identity.session_id is None:
+        return False
+    return agent.config.extract and not answer.calls
+
+
 def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer) -> bool:
     """Schedule extraction of the finished turn; True when it was handed off. Never raises.
 
     A failure to build the turn fails the ``learn`` stage.
     """
     agent, identity, body = prepared.agent, prepared.identity, prepared.client_body
-    if agent is None or body is None or identity.agent is None or identity.session_id is None:
+    if not learns(prepared, answer):
         return False
-    if not agent.config.extract or answer.calls:
-        return False
+    assert agent is not None and identity.agent is not None and identity.session_id is not None
+    assert body is not None
     try:
         turn = Turn(
             AgentSpec(identity.agent, identity.tenant, agent.block),

@@ -12,7 +12,11 @@ In order, each stage failing open (`insika_knowledge.relay.degraded`):
    (on every request of the agent, so the tool list, which prompt caches include, never
    changes between turns).
 
-This is synchronous (SQLite reads and writes): the app runs it in a worker thread.
+This is synchronous (SQLite reads and writes): the app runs it in a worker thread. When the
+skill cannot change a body (its mode is ``shadow`` or ``off``), stage 2 is left for after
+stage 3 (``defer_procedures``, then `run_deferred_procedures`): the app sends the request
+upstream first, and waits for the stage before it answers the client (whose response
+carries the stage's headers).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from insika_knowledge.procedures.modes import OFF, SHADOW
 from insika_knowledge.procedures.telemetry import FAILED, Stage
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
@@ -50,6 +55,7 @@ class Prepared:
         stage: the procedures stage (None when the skill is off or did not run).
         placement: where the knowledge block went (None when there was none).
         degraded: the failed stages.
+        procedures_deferred: the procedures stage is left for `run_deferred_procedures`.
     """
 
     client_body: dict[str, Any] | None
@@ -60,6 +66,7 @@ class Prepared:
     intercept: str | None = None
     stage: Stage | None = None
     placement: Placement | None = None
+    procedures_deferred: bool = False
 
     @property
     def changed(self) -> bool:
@@ -86,6 +93,8 @@ def prepare(
     body: dict[str, Any] | None,
     headers: Mapping[str, str],
     degraded: Degraded,
+    *,
+    defer_procedures: bool = False,
 ) -> Prepared:
     """Run the memory stages on one request (see the module doc). Never raises.
 
@@ -95,6 +104,8 @@ def prepare(
         body: the parsed JSON body, None when it is not a JSON object (nothing runs).
         headers: the request headers with lower-case names.
         degraded: where failed stages are recorded.
+        defer_procedures: leave the procedures stage for `run_deferred_procedures` (only
+            when `skill_keeps_bodies`: the stage then never changes the body).
     """
     identity = identify(headers, body)
     prepared = Prepared(body, body, identity, degraded)
@@ -110,7 +121,10 @@ def prepare(
     except Exception as exc:
         degraded.add(IDENTITY, reason_of(exc))
         return prepared
-    _procedures(relay, prepared, body, headers)
+    if defer_procedures:
+        prepared.procedures_deferred = True
+    else:
+        _procedures(relay, prepared, body, headers)
     agent = relay.agents.get(identity.agent) if identity.agent is not None else None
     if agent is not None:
         prepared.agent = agent
@@ -119,7 +133,24 @@ def prepare(
     return prepared
 
 
-def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers: Mapping[str, str]) -> None:
+def skill_keeps_bodies(relay: Relay) -> bool:
+    """True when the procedures skill never changes a request body (mode ``shadow`` or ``off``;
+    a request's ``x-ace-skills`` header can only switch it off).
+    """
+    return relay.procedures.parsed_mode.name in (OFF, SHADOW)
+
+
+def run_deferred_procedures(relay: Relay, prepared: Prepared, headers: Mapping[str, str]) -> None:
+    """The procedures stage `prepare` left for later (`Prepared.procedures_deferred`), on the
+    client's body; it records the stage and failures on `prepared`. Never raises.
+    """
+    if prepared.procedures_deferred and prepared.client_body is not None:
+        prepared.procedures_deferred = False
+        _procedures(relay, prepared, prepared.client_body, headers, apply=False)
+
+
+def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers: Mapping[str, str],
+                *, apply: bool = True) -> None:
     try:
         rewritten, stage = relay.skill(prepared.identity.tenant).handle_request(body, headers)
     except Exception as exc:  # handle_request never raises; opening the tenant's store may
@@ -129,7 +160,7 @@ def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers:
     if stage is not None and stage.action == FAILED:
         prepared.degraded.add(PROCEDURES, stage.reason or "failed")
         return
-    if rewritten is not body:
+    if apply and rewritten is not body:  # deferred: the body has gone upstream already
         prepared.body = without_identity(rewritten)
 
 

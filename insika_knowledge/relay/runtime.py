@@ -3,7 +3,8 @@
 A `Memory` over the data directory (retrieval and learning), the agents file, one
 `ProceduralMemory` per tenant (opened on first use, swept in the background, like the
 plugin's), a `KnowledgePlugin` over the same memory whose ``after_turn`` is the learning
-hand-off, and the ``httpx`` client to the upstream (created by the app's lifespan).
+hand-off, and the pool of connections to the upstream (`insika_knowledge.relay.client.Upstream`,
+opened by the app's lifespan).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from insika_knowledge.memory import Memory
 from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 from insika_knowledge.relay.agents import AgentKnowledge
+from insika_knowledge.relay.client import Upstream
 from insika_knowledge.relay.degraded import DegradedLog
 from insika_knowledge.store.paths import check_tenant
 
@@ -94,11 +96,11 @@ class Relay:
         self.degraded = DegradedLog(memory.events)
         self._skills: dict[str, ProceduralMemory] = {}
         self._lock = threading.Lock()
-        self._client: httpx.AsyncClient | None = None
+        self._client: Upstream | None = None
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        """The upstream client.
+    def client(self) -> Upstream:
+        """The upstream connection pool.
 
         Raises:
             RuntimeError: the app has not started (its lifespan opens the client).
@@ -108,17 +110,17 @@ class Relay:
         return self._client
 
     def open_client(self) -> None:
-        """Create the upstream client (in the event loop that will use it)."""
+        """Create the upstream connection pool (in the event loop that will use it)."""
         if self._client is None:
             timeout = httpx.Timeout(self.settings.read_timeout_s, connect=self.settings.connect_timeout_s)
             limits = httpx.Limits(
                 max_connections=self.settings.max_connections,
                 max_keepalive_connections=self.settings.max_connections,
             )
-            self._client = httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
+            self._client = Upstream(timeout, limits)
 
     async def close_client(self) -> None:
-        """Close the upstream client."""
+        """Close the upstream connection pool."""
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()

@@ -19,12 +19,15 @@ from insika_knowledge.errors import RunTimeFailure
 
 
 def config(app: ASGIApp, host: str, port: int, **options: Any) -> uvicorn.Config:
-    """The uvicorn settings the relay runs with (quiet, no access log, no own date/server)."""
+    """The uvicorn settings the relay runs with (quiet, no access log, no own date/server, no
+    ``x-forwarded-*`` rewriting: nothing reads the client's address).
+    """
     settings: dict[str, Any] = {
         "log_level": "warning",
         "access_log": False,
         "server_header": False,
         "date_header": False,
+        "proxy_headers": False,
         **options,
     }
     return uvicorn.Config(app, host=host, port=port, **settings)

@@ -15,8 +15,9 @@ sees one ordinary answer: the continuation's. When text came first, the client h
 it, then the continuation follows (for Anthropic, as a second ``message_start``).
 
 The whole upstream stream read to its end marker is a finished answer: it goes to
-learning. A client that disconnects cancels the task reading the upstream, which closes
-the upstream response (`httpx.Response.aclose`), dropping the connection.
+learning once the client's stream is closed (`insika_knowledge.relay.exchange.Exchange.learn`).
+A client that disconnects cancels the task reading the upstream, which closes the upstream
+response (`httpx.Response.aclose`), dropping the connection.
 """
 
 from __future__ import annotations
