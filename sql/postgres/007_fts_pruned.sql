@@ -112,7 +112,7 @@ DECLARE
     scores float8[];
     pick integer;
     everything tsquery := array_to_string(p_lexemes, ' | ')::tsquery;
-    weak tsquery;               -- the terms searched in full
+    weak tsquery;               -- the terms searched in full (NULL: none)
 BEGIN
     SELECT * INTO s FROM fts_stats(p_agent, p_terms);
     IF s.n IS NULL OR window_size < 1 THEN
@@ -128,28 +128,33 @@ BEGIN
                                              wa, wb, wc, s.avgdl, window_size);
         RETURN;
     END IF;
+    -- (plain PL/pgSQL below, no statement: each would cost more than the arithmetic)
     SELECT min(c.doc_len) INTO dlmin FROM concepts c WHERE c.agent = p_agent;
-    SELECT array_agg(CASE WHEN wc = 0 THEN 0 ELSE
-                     w.idf * 2.2 * wc / (wc + 1.2 * (0.25 + 0.75 * coalesce(dlmin, 0) / s.avgdl)) END
-                     ORDER BY w.i)
-      INTO caps FROM unnest(s.idfs) WITH ORDINALITY AS w(idf, i);
-    SELECT sum(x) INTO rest FROM unnest(caps) AS x;
-    full_terms := array_fill(false, ARRAY[cardinality(p_terms)]);
+    rest := 0;
+    FOR i IN 1 .. cardinality(p_terms) LOOP
+        caps[i] := CASE WHEN wc = 0 THEN 0 ELSE
+                   s.idfs[i] * 2.2 * wc / (wc + 1.2 * (0.25 + 0.75 * coalesce(dlmin, 0) / s.avgdl)) END;
+        rest := rest + caps[i];
+        full_terms[i] := false;
+    END LOOP;
     WHILE rest * (1 + 1e-9) >= scores[window_size] LOOP
-        pick := NULL;
-        SELECT w.i INTO pick FROM unnest(caps) WITH ORDINALITY AS w(c, i)
-         WHERE NOT full_terms[w.i] ORDER BY w.c DESC, w.i LIMIT 1;
+        pick := NULL;  -- the highest ceiling not searched in full yet (first on ties)
+        FOR i IN 1 .. cardinality(p_terms) LOOP
+            IF NOT full_terms[i] AND (pick IS NULL OR caps[i] > caps[pick]) THEN
+                pick := i;
+            END IF;
+        END LOOP;
         EXIT WHEN pick IS NULL;
         full_terms[pick] := true;
         rest := rest - caps[pick];
+        weak := CASE WHEN weak IS NULL THEN p_lexemes[pick]::tsquery
+                     ELSE weak || p_lexemes[pick]::tsquery END;
     END LOOP;
-    IF NOT (true = ANY(full_terms)) THEN  -- the strong candidates hold the whole window
+    IF weak IS NULL THEN  -- the strong candidates hold the whole window
         RETURN QUERY SELECT w.id, w.score FROM unnest(ids, scores) AS w(id, score);
         RETURN;
     END IF;
     -- beside the strong candidates: those holding a fully searched term, weakly only
-    weak := (SELECT string_agg(w.l, ' | ') FROM unnest(p_lexemes) WITH ORDINALITY AS w(l, i)
-              WHERE full_terms[w.i])::tsquery;
     RETURN QUERY SELECT w.id, w.score FROM (
         SELECT * FROM unnest(ids, scores) AS f(id, score)
         UNION ALL
