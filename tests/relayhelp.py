@@ -61,11 +61,11 @@ def seed_concepts(memory: Memory) -> None:
 @contextmanager
 def running_relay(
     data_dir: Path, upstream_url: str, *, knowledge: dict[str, Any] | None = None, mode: str = "shadow",
-    seed: bool = True,
+    seed: bool = True, database: str | None = None,
 ) -> Iterator[Running]:
     block = {"model": "openai/fake-model", **(knowledge or {})}
     agents = agents_from({AGENT: {"knowledge": block}, "no-memory-agent": None})
-    memory = Memory(data_dir)
+    memory = Memory(data_dir, database=database)
     if seed:
         seed_concepts(memory)
     recorder = Recorder()

@@ -65,6 +65,36 @@ def test_settings_come_from_hermes_config_then_the_environment(tmp_path: Path) -
     assert (chosen.knowledge.model, chosen.knowledge.top_k, chosen.procedures) == ("openai/gpt-4o-mini", 3, True)
 
 
+def test_the_database_comes_from_hermes_config_then_the_environment(tmp_path: Path) -> None:
+    home = tmp_path / "hermes"
+    env = {"INSIKA_DATABASE_URL": "postgresql://env@db/insika"}
+    write_config(home, {})
+    assert load_settings(home, {}).database is None  # the SQLite files of data_dir
+    assert load_settings(home, env).database == "postgresql://env@db/insika"
+    assert load_settings(home, {"INSIKA_DATABASE_URL": "/not/a/url"}).database is None
+    write_config(home, {"database": "postgresql://kb@db/shared"})
+    assert load_settings(home, env).database == "postgresql://kb@db/shared"
+    write_config(home, {"database": ""})  # set, even empty, it wins: the SQLite files
+    assert load_settings(home, env).database is None
+    write_config(home, {"database": "sqlite:///tmp/x.db"})
+    with pytest.raises(ConfigError, match=r"memory\.insika\.database: must be a postgresql:// URL"):
+        load_settings(home, env)
+
+
+def test_the_provider_keeps_its_memory_in_the_configured_database(tmp_path: Path, database: str | None) -> None:
+    home = tmp_path / "hermes"
+    write_config(home, {"agent": "loja", "tenant": "t", "data_dir": str(tmp_path / "kb"),
+                        **({} if database is None else {"database": database})})
+    p = InsikaProvider()
+    p.initialize("s1", hermes_home=str(home), platform="cli", agent_context="primary")
+    try:
+        assert (tmp_path / "kb" / "t.db").exists() == (database is None)
+        with contextlib.closing(Memory(tmp_path / "other", database=database)) as shared:
+            assert ("t" in shared.tenants()) == (database is not None)
+    finally:
+        p.shutdown()
+
+
 @pytest.mark.parametrize(("section", "error", "message"), [
     ({"colour": "blue"}, ConfigError, "memory.insika.colour: unknown key"),
     ({"top_k": 0}, ConfigError, "memory.insika.top_k"),

@@ -25,9 +25,16 @@ AGENT = "loja-aurora"
 
 
 @pytest.fixture
-def data(tmp_path: Path) -> Path:
+def database_args(database: str | None) -> list[str]:
+    """The server's backend option: none (the SQLite files of --data-dir) or --database URL."""
+    return [] if database is None else ["--database", database]
+
+
+@pytest.fixture
+def data(tmp_path: Path, database: str | None) -> Path:
+    # On both backends: the SQLite files of a data directory, and a PostgreSQL database.
     folder = tmp_path / "data"
-    memory = Memory(folder)
+    memory = Memory(folder, database=database)
     for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
         memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id=session,
                      model=f"replay:{demo_file('replay.json')}")
@@ -46,11 +53,11 @@ def structured(result: Any) -> dict[str, Any]:
     return dict(result.structured_content)
 
 
-def test_tools_and_resources_over_stdio(data: Path) -> None:
+def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) -> None:
     seen: dict[str, Any] = {}
 
     async def session() -> None:
-        async with Client(server(data)) as client:
+        async with Client(server(data, *database_args)) as client:
             seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
             seen["search"] = structured(await client.call_tool(
                 "search_knowledge", {"query": "entrega em Campinas", "top_k": 2}))
@@ -84,14 +91,14 @@ def test_tools_and_resources_over_stdio(data: Path) -> None:
     assert "sources: [\"mcp-" in seen["read"]
 
 
-def test_http_on_loopback(data: Path) -> None:
+def test_http_on_loopback(data: Path, database_args: list[str]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--data-dir", str(data),
-         "--http", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+         "--http", str(port), *database_args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -117,10 +124,10 @@ def test_http_on_loopback(data: Path) -> None:
         proc.wait(timeout=10)
 
 
-def test_an_invalid_tenant_fails_with_one_line(data: Path) -> None:
+def test_an_invalid_tenant_fails_with_one_line(data: Path, database_args: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     bad = subprocess.run([sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT,
-                          "--tenant", "Bad/Name", "--data-dir", str(data)],
+                          "--tenant", "Bad/Name", "--data-dir", str(data), *database_args],
                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "tenant 'Bad/Name' is not valid" in bad.stderr
     assert "Traceback" not in bad.stderr

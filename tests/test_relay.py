@@ -37,8 +37,9 @@ def upstream(shared_upstream: FakeUpstream) -> FakeUpstream:
 
 
 @pytest.fixture
-def relay(tmp_path: Path, upstream: FakeUpstream) -> Iterator[Running]:
-    with running_relay(tmp_path / "data", upstream.url) as running:
+def relay(tmp_path: Path, upstream: FakeUpstream, database: str | None) -> Iterator[Running]:
+    # On both backends: the SQLite files of a data directory, and a PostgreSQL database.
+    with running_relay(tmp_path / "data", upstream.url, database=database) as running:
         yield running
 
 
@@ -383,8 +384,10 @@ def post(relay: Running, body: dict[str, Any], headers: dict[str, str],
                       headers={"content-type": "application/json", **headers})
 
 
-def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: Path, upstream: FakeUpstream) -> None:
-    with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False}) as relay:
+def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: Path, upstream: FakeUpstream,
+                                                                      database: str | None) -> None:
+    with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False},
+                       database=database) as relay:
         skill = relay.relay.skill(TENANT)
         for i, outcome_header in enumerate(["x-ace-task-outcome", "x-ace-outcome", "x-ace-task-success"]):
             messages = cancel_messages(f"cancel my trip number {i} please")
@@ -435,8 +438,10 @@ def test_in_shadow_the_request_goes_up_before_the_procedures_stage_ends(relay: R
     assert upstream.requests[0].body["messages"][-1]["content"].count("<knowledge>") == 1
 
 
-def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, upstream: FakeUpstream) -> None:
-    with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False}) as relay:
+def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, upstream: FakeUpstream,
+                                                                 database: str | None) -> None:
+    with running_relay(tmp_path / "data", upstream.url, mode="prod", knowledge={"extract": False},
+                       database=database) as relay:
         with relay.store().transaction() as tx:
             tx.put(AGENT, make_concept("cancel-trip-fee", description="Cancelling a trip costs no fee within 24h.",
                                        body="Trips cancelled within 24 hours of booking are refunded."),
@@ -548,8 +553,8 @@ def test_an_unreadable_answer_degrades_learn_and_passes_through(relay: Running, 
     assert r.headers["x-insika-degraded"] == "learn" and degraded_events(relay) == ["learn"]
 
 
-def test_an_unreachable_upstream_is_a_502_in_the_wire_format(tmp_path: Path) -> None:
-    with running_relay(tmp_path / "data", "http://127.0.0.1:9") as relay:
+def test_an_unreachable_upstream_is_a_502_in_the_wire_format(tmp_path: Path, database: str | None) -> None:
+    with running_relay(tmp_path / "data", "http://127.0.0.1:9", database=database) as relay:
         with pytest.raises(openai.InternalServerError) as raised:
             ask_openai(relay)
         assert raised.value.status_code == 502

@@ -230,3 +230,22 @@ def test_the_relay_command(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "knowledge.top_k" in result.output
     result = runner.invoke(cli, ["relay", "--upstream", "nope", "--agents", str(bad)])
     assert result.exit_code == 2 and "not an http" in result.output
+
+
+def test_the_relay_is_built_on_either_backend(tmp_path: Path, database: str | None) -> None:
+    # `relay --database URL` (build) keeps every tenant in that database, not under --data-dir.
+    from insika_knowledge.relay.main import build
+    from insika_knowledge.store import SQLiteStore
+
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("store-support:\n  knowledge:\n    top_k: 3\n", encoding="utf-8")
+    relay = build("http://127.0.0.1:9", str(agents), tmp_path / "data", database=database)
+    try:
+        store = relay.memory.store("loja-a")
+        assert isinstance(store, SQLiteStore) == (database is None)
+        assert (tmp_path / "data" / "loja-a.db").exists() == (database is None)
+        if database is not None:
+            assert relay.memory.location.startswith("postgresql://")
+            assert "loja-a" in relay.memory.tenants()
+    finally:
+        relay.close()

@@ -64,8 +64,9 @@ def _conflicted(store: SQLiteStore) -> None:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
-    mem = Memory(tmp_path / "data", clock=clock)
+def memory(tmp_path: Path, clock: Clock, database: str | None) -> Iterator[Memory]:
+    # On both backends: the SQLite files of a data directory, and a PostgreSQL database.
+    mem = Memory(tmp_path / "data", clock=clock, database=database)
     _conflicted(mem.store(TENANT))
     yield mem
     mem.close()

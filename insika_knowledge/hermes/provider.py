@@ -83,7 +83,8 @@ class InsikaProvider:
         return True
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        """Read the settings under ``kwargs["hermes_home"]`` and open the data directory.
+        """Read the settings under ``kwargs["hermes_home"]`` and open the data directory (or the
+        PostgreSQL database of `database`).
 
         Raises:
             InsikaError: the settings are invalid or the data directory unusable (Hermes
@@ -93,7 +94,7 @@ class InsikaProvider:
         self._settings = settings
         self._session_id = session_id or ""
         self._primary = kwargs.get("agent_context", "primary") == "primary"
-        memory = Memory(settings.data_dir, base_url=settings.base_url)
+        memory = Memory(settings.data_dir, base_url=settings.base_url, database=settings.database or "")
         memory.store(settings.tenant)  # opens (and migrates) the database now
         with self._lock:
             self._memory = memory
@@ -142,7 +143,8 @@ class InsikaProvider:
         settings, _ = self._ready()
         with self._lock:
             if self._skill is None:
-                self._skill = ProceduralMemory.open(settings.data_dir, settings.tenant, ProceduresConfig())
+                self._skill = ProceduralMemory.open(settings.data_dir, settings.tenant, ProceduresConfig(),
+                                                    database=settings.database or "")
             skill = self._skill
         recalled = skill.recall(query)
         if recalled.procedure is None:

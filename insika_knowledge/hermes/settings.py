@@ -8,10 +8,15 @@ In ``$HERMES_HOME/config.yaml``::
         agent: support          # else $INSIKA_AGENT, else "hermes"
         tenant: default         # else $INSIKA_TENANT, else "default"
         data_dir: ~/kb          # else $INSIKA_KNOWLEDGE_HOME, else $HERMES_HOME/insika-knowledge
+        database: postgresql://kb@db/insika  # else $INSIKA_DATABASE_URL, else the files of data_dir
         model: openai/gpt-4o-mini   # else $INSIKA_UTILITY_MODEL (no model: nothing is learned)
         base_url: http://...    # an OpenAI-compatible endpoint for the model (optional)
         procedures: false       # also recall a mined procedure into prefetch
         top_k: 5                # and any other key of the knowledge: block
+
+``database`` shares one memory between several Hermes processes: every tenant is a
+schema of that PostgreSQL database (an empty value keeps the SQLite files even when
+``$INSIKA_DATABASE_URL`` is set).
 
 Every other key of the agent's ``knowledge:`` block (`insika_knowledge.config`) is
 accepted too; an unknown key is an error naming it, as for that block.
@@ -29,7 +34,15 @@ import yaml
 
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import ConfigError
-from insika_knowledge.store.paths import DEFAULT_TENANT, HOME_ENV, check_agent, check_tenant
+from insika_knowledge.store.paths import (
+    DATABASE_ENV,
+    DEFAULT_TENANT,
+    HOME_ENV,
+    check_agent,
+    check_tenant,
+    database_url,
+    is_postgres_url,
+)
 
 #: The provider's name: ``memory.provider: insika`` and the ``memory.insika`` section.
 PROVIDER: Final = "insika"
@@ -37,7 +50,7 @@ AGENT_ENV: Final = "INSIKA_AGENT"
 TENANT_ENV: Final = "INSIKA_TENANT"
 DEFAULT_AGENT: Final = "hermes"
 #: Keys of ``memory.insika`` that are the provider's own (the rest go to `KnowledgeConfig`).
-OWN_KEYS: Final = ("agent", "tenant", "data_dir", "base_url", "procedures")
+OWN_KEYS: Final = ("agent", "tenant", "data_dir", "base_url", "procedures", "database")
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,8 @@ class HermesSettings:
         base_url: the OpenAI-compatible endpoint of the model (None = the provider's default
             or ``$OPENAI_BASE_URL``).
         procedures: recall a mined procedure into ``prefetch`` as well.
+        database: the ``postgresql://`` URL every tenant is a schema of (None = the SQLite
+            files of `data_dir`).
     """
 
     agent: str
@@ -60,6 +75,7 @@ class HermesSettings:
     knowledge: KnowledgeConfig
     base_url: str | None = None
     procedures: bool = False
+    database: str | None = None
 
 
 def default_hermes_home(env: Mapping[str, str] | None = None) -> Path:
@@ -114,7 +130,23 @@ def load_settings(hermes_home: Path, env: Mapping[str, str] | None = None) -> He
     return HermesSettings(
         agent=check_agent(agent), tenant=check_tenant(tenant), data_dir=data_dir, knowledge=knowledge,
         base_url=str(base_url) if base_url else None, procedures=procedures,
+        database=_database(own.get("database"), environ),
     )
+
+
+def _database(value: object, environ: Mapping[str, str]) -> str | None:
+    """The PostgreSQL URL of ``memory.insika.database`` (set, even empty, it wins), else of
+    ``$INSIKA_DATABASE_URL``; None for the SQLite files.
+
+    Raises:
+        ConfigError: the key is set to something other than a ``postgresql://`` URL.
+    """
+    if value is None:
+        return database_url(environ.get(DATABASE_ENV) or "")
+    if not isinstance(value, str) or (value.strip() and not is_postgres_url(value)):
+        raise ConfigError(f"memory.{PROVIDER}.database: must be a postgresql:// URL (or empty for the "
+                          "SQLite files of data_dir)")
+    return database_url(value)
 
 
 def config_schema() -> list[dict[str, Any]]:

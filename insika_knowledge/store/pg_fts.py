@@ -17,8 +17,11 @@ long before), and an over-long term is left out of both the document and the que
 `SEARCH_SQL` is FTS5's ``bm25()`` (k1 = 1.2, b = 0.75; an idf at or below 0 counts as
 1e-6), with the agent's own statistics: N and the average length are the agent's
 concepts' (``generations``), each term's document frequency the agent's
-(``concept_terms``). The GIN index finds the candidates (``tsv @@ query``); only those
-are scored, by the migration's ``fts_bm25`` function.
+(``concept_terms``). The GIN index finds the candidates (``tsv @@ query``); of those,
+only the ones that can reach the top are scored (``fts_bm25_pruned``, migration 007: a
+term held once, in the body only, adds at most a known ceiling to a score, so concepts
+holding the query's terms only so are skipped once the best scores are above the sum of
+those ceilings). The result is the one scoring every candidate gives, float for float.
 """
 
 from __future__ import annotations
@@ -85,16 +88,37 @@ def query(terms: Iterable[str]) -> str | None:
     return " | ".join(_quoted(t) for t in kept) if kept else None
 
 
-#: BM25 over the candidates the GIN index finds, by the migration's ``fts_bm25`` function
-#: (see ``sql/postgres/001_concepts.sql``). Parameters: agent, terms (text[]), query (a
-#: `query` literal), wa / wb / wc (field weights), window and lim. Returns the scan columns
-#: and the score (higher is better), best first, ties by confidence, recency and name. As
-#: FTS5 is asked, the best `window` by score are read, then sorted with the tie-breaks.
+def search_params(agent: str, terms: Iterable[str], limit: int,
+                  weights: tuple[float, float, float]) -> dict[str, object] | None:
+    """The parameters of `SEARCH_SQL` for `agent`'s best `limit` concepts by the analysed `terms`.
+
+    Args:
+        agent: whose concepts (and statistics) are searched.
+        terms: analysed query terms; those PostgreSQL cannot store are left out.
+        limit: rows wanted (the window read is ``max(4 * limit, 32)``, as FTS5 is asked).
+        weights: field weights for (name, description, body).
+
+    Returns:
+        The parameter mapping, or None when no term is usable or `limit` is below 1.
+    """
+    kept = sorted({t for t in terms if usable(t)})
+    if not kept or limit <= 0:
+        return None
+    wa, wb, wc = (float(w) for w in weights)
+    return {"agent": agent, "terms": kept, "lexemes": [_quoted(t) for t in kept],
+            "wa": wa, "wb": wb, "wc": wc, "window": max(4 * limit, 32), "lim": limit}
+
+
+#: BM25 over the candidates the GIN index finds, by migration 007's ``fts_bm25_pruned``
+#: function (see ``sql/postgres/007_fts_pruned.sql``). Parameters: `search_params`.
+#: Returns the scan columns and the score (higher is better), best first, ties by
+#: confidence, recency and name. As FTS5 is asked, the best `window` by score are read,
+#: then sorted with the tie-breaks.
 SEARCH_SQL: Final = """
 SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, c.confidence,
        c.updated_at, c.body, s.score
-  FROM fts_bm25(%(agent)s, %(terms)s::text[], %(query)s::tsquery, %(wa)s, %(wb)s, %(wc)s,
-                %(window)s) AS s
+  FROM fts_bm25_pruned(%(agent)s, %(terms)s::text[], %(lexemes)s::text[], %(wa)s, %(wb)s,
+                       %(wc)s, %(window)s) AS s
   JOIN concepts c ON c.id = s.id
  ORDER BY s.score DESC, c.confidence DESC, c.updated_at DESC, c.name
  LIMIT %(lim)s

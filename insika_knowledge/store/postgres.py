@@ -261,14 +261,10 @@ class PostgresStore(PgDatabase, ConceptReads, Snapshots):
         """
         if not self._fts_ready:
             raise UserError(f"{self.where} has no full-text index yet (no tokenizer registered)")
-        match = pg_fts.query(terms)
-        if match is None or limit <= 0:
+        params = pg_fts.search_params(agent, terms, limit, weights)
+        if params is None:
             return []
-        wa, wb, wc = (float(w) for w in weights)
-        rows = self.rows(pg_fts.SEARCH_SQL, {
-            "agent": agent, "terms": sorted({t for t in terms if pg_fts.usable(t)}), "query": match,
-            "wa": wa, "wb": wb, "wc": wc, "window": max(4 * limit, 32), "lim": limit,
-        })
+        rows = self.rows(pg_fts.SEARCH_SQL, params)
         return [(scan_row(r[:9]), float(r[9])) for r in rows]
 
     def fts_doc_freqs(self, agent: str, terms: Sequence[str]) -> dict[str, int]:

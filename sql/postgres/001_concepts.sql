@@ -9,7 +9,7 @@
 -- dictionary of PostgreSQL touches them, as with the `simple` configuration). Each term
 -- carries one position per occurrence (at most 256, PostgreSQL's limit), numbered from 1 in
 -- the name, 4001 in the description, 8001 in the body: BM25's per-field term frequencies. A GIN index finds the candidates; `concept_terms` and `generations`
--- keep BM25's per-agent statistics; `fts_bm25` (below) ranks.
+-- keep BM25's per-agent statistics; `fts_bm25` and `fts_bm25_pruned` (007) rank.
 
 CREATE TABLE concepts (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -201,50 +201,3 @@ BEGIN
 END $$;
 CREATE TRIGGER concepts_after_delete AFTER DELETE ON concepts
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION concepts_after_delete();
-
--- BM25 over the candidates the GIN index finds (`insika_knowledge.store.pg_fts`): SQLite's
--- bm25() (k1 = 1.2, b = 0.75; an idf at or below 0 counts as 1e-6) with the agent's own
--- statistics. A term's weighted frequency sums, over its positions, the weight of the field
--- the position lies in (positions 1-4000 the name, 4001-8000 the description, 8001- the
--- body). Stored positions carry no weight label: setweight + ts_filter keep only the
--- query's terms of a candidate's tsvector before it is unnested. Returns the `window` best (id, score), best first. The GIN index is always
--- used: a sequential scan evaluates @@ on every row, which the planner underestimates.
-CREATE FUNCTION fts_bm25(p_agent text, p_terms text[], p_query tsquery,
-                         wa float8, wb float8, wc float8, window_size integer)
-RETURNS TABLE (id bigint, score float8) LANGUAGE plpgsql STABLE ROWS 32
-SET search_path FROM CURRENT SET enable_seqscan = off AS $$
-DECLARE
-    n float8;
-    avgdl float8;
-    idfs float8[];
-BEGIN
-    SELECT g.documents, greatest(g.tokens::float8 / greatest(g.documents, 1), 1e-9)
-      INTO n, avgdl FROM generations g WHERE g.agent = p_agent;
-    IF n IS NULL THEN
-        RETURN;
-    END IF;
-    -- idf of each term, in p_terms' order (a term no concept holds never matches)
-    SELECT array_agg(greatest(ln((n - coalesce(t.docs, 0) + 0.5) / (coalesce(t.docs, 0) + 0.5)), 1e-6)
-                     ORDER BY w.i)
-      INTO idfs
-      FROM unnest(p_terms) WITH ORDINALITY AS w(term, i)
-      LEFT JOIN concept_terms t ON t.agent = p_agent AND t.term = w.term;
-    RETURN QUERY
-    SELECT c.id,
-           sum(idfs[array_position(p_terms, u.lexeme)] * f.freq * 2.2
-               / (f.freq + 1.2 * (0.25 + 0.75 * coalesce(c.doc_len, 0) / avgdl)))
-      FROM concepts c
-      -- the candidate's query terms only, then each one's weighted frequency: positions are
-      -- sorted, so width_bucket counts those at or below a field's last position
-      CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', p_terms), '{a}'))
-                 AS u(lexeme, positions, weights)
-      CROSS JOIN LATERAL (
-          SELECT wa * width_bucket(4000::smallint, u.positions)
-                 + wb * (width_bucket(8000::smallint, u.positions) - width_bucket(4000::smallint, u.positions))
-                 + wc * (cardinality(u.positions) - width_bucket(8000::smallint, u.positions)) AS freq
-      ) f
-     WHERE c.agent = p_agent AND c.tsv @@ p_query
-     GROUP BY c.id
-     ORDER BY 2 DESC, c.id
-     LIMIT window_size;
-END $$;
