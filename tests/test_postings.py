@@ -185,3 +185,22 @@ def test_scores_equal_sqlite_fts5_bm25_when_fts5_ranks_every_candidate(tmp_path)
         theirs = [h.score for h in fts.search(AGENT, message, 5)]
         assert mine == pytest.approx(theirs, rel=1e-9)
     db.close()
+
+
+def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
+    """Truncated or altered snapshot bytes: the index is rebuilt and ranks as before."""
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo", "loja sedex"]):
+        with store.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
+    good = [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)]
+    blob = bytes(store.load_index_snapshot(AGENT, postings.KIND) or b"")
+    rnd = random.Random(7)
+    damaged = [blob[:cut] for cut in range(0, len(blob), 13)]
+    for _ in range(120):
+        flipped = bytearray(blob)
+        flipped[rnd.randrange(len(blob))] ^= 1 << rnd.randrange(8)
+        damaged.append(bytes(flipped))
+    for data in damaged:
+        assert snapshot.loads(data) is None
+        store.save_index_snapshot(AGENT, postings.KIND, data)
+        assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
