@@ -204,3 +204,23 @@ def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
         assert snapshot.loads(data) is None
         store.save_index_snapshot(AGENT, postings.KIND, data)
         assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
+
+
+def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store) -> None:
+    from insika_knowledge.concept import serialize
+
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
+        with store.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
+    index = PostingsIndex(store)
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
+    with store.transaction() as tx:  # c0 changes: held in the index's delta
+        tx.put(AGENT, make_concept(name="c0", description="frete campinas loja", body="x"), reason="extract",
+               actor="e")
+    index.search(AGENT, "frete", 5)
+    current = store.get(AGENT, "c0")
+    assert current is not None
+    store.edit(AGENT, "c0", serialize(current.concept.replace(name="renamed")), expected_version=current.version,
+               actor="operator:x")
+    assert sorted(h.entry.name for h in index.search(AGENT, "frete", 5)) == ["c2", "renamed"]
+    assert index.lookup(AGENT, ["c0"]) == {}

@@ -154,6 +154,8 @@ class _State:
         slot = self.slot_of_id.get(row.id)
         if slot is not None:  # renamed since the base was built
             self.kill(slot)
+        for old in [n for n, (e, _) in self.delta.items() if e.id == row.id]:  # renamed since it changed
+            self.remove(old)
         doc = analyse_row(row)
         self.delta[row.name] = (_entry(row, doc), doc)
         self._count(doc.fcodes, 1, doc.length)
