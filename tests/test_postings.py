@@ -224,3 +224,35 @@ def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store)
                actor="operator:x")
     assert sorted(h.entry.name for h in index.search(AGENT, "frete", 5)) == ["c2", "renamed"]
     assert index.lookup(AGENT, ["c0"]) == {}
+
+
+def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(tmp_path) -> None:
+    import sys
+    import threading
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for agent in ("a", "b"):
+        with db.transaction() as tx:
+            for i in range(20):
+                tx.put(agent, make_concept(name=f"{agent}-c{i}", description=f"frete prazo {i}", body="x"),
+                       reason="extract", actor="e")
+    index = PostingsIndex(db)
+    foreign: list[tuple[str, str]] = []
+
+    def search(agent: str) -> None:
+        for _ in range(1500):
+            foreign.extend((agent, h.entry.name) for h in index.search(agent, "frete prazo", 10)
+                           if not h.entry.name.startswith(f"{agent}-"))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: inside the hit-entry cache too
+    try:
+        threads = [threading.Thread(target=search, args=(agent,)) for agent in "abab"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    db.close()
+    assert foreign == []
