@@ -69,6 +69,14 @@ def test_only_the_callers_headers_and_host_go_upstream(relay: Running, upstream:
     assert sent["host"] == upstream.url.removeprefix("http://")
 
 
+def test_a_header_with_bytes_beyond_ascii_goes_upstream_byte_for_byte(relay: Running, upstream: FakeUpstream) -> None:
+    note = "café ü".encode()  # UTF-8 (obs-text to HTTP): once a 500 from the relay
+    headers = [(k.encode(), v.encode()) for k, v in IDENTITY.items()] + [(b"x-note", note)]
+    assert httpx.get(relay.url + "/v1/models", headers=headers).status_code == 200  # passed through
+    assert httpx.post(relay.url + "/v1/chat/completions", json=BODY, headers=headers).status_code == 200
+    assert upstream.requests[-1].headers["x-note"].encode("latin-1") == note
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
