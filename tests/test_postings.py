@@ -256,3 +256,15 @@ def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(
         sys.setswitchinterval(interval)
     db.close()
     assert foreign == []
+
+
+def test_a_snapshot_too_big_to_save_does_not_fail_the_search(tmp_path) -> None:
+    import apsw
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i in range(30):
+        _put(db, f"c{i}", ["frete", "prazo", f"w{i}"], 0.6)
+    db._conn().limit(apsw.SQLITE_LIMIT_LENGTH, 3000)  # the snapshot is longer than a value may be
+    assert len([h.entry.name for h in PostingsIndex(db).search(AGENT, "frete", 3)]) == 3
+    assert db.load_index_snapshot(AGENT, postings.KIND) is None
+    db.close()

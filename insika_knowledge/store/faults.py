@@ -13,6 +13,7 @@ I/O error, little disk left   `StorageFull`         disk full: cannot use <path>
 I/O error                     `StorageError`        disk I/O error on <path>
 corrupt / not a database      `StorageCorrupt`      <path> is damaged
 read-only, permissions        `StorageReadOnly`     cannot write the database <path>
+string or blob too big        `StorageError`        a value too big for <path>
 ============================  ====================  =======================================
 """
 
@@ -80,6 +81,8 @@ def storage_error(exc: apsw.Error, path: Path, *, waited_ms: float = 0.0) -> Sto
                 "free some space and try again", path=where,
             )
         return StorageError(f"disk I/O error on {where}: {exc}; check the disk", path=where)
+    if isinstance(exc, apsw.TooBigError):  # beyond SQLITE_LIMIT_LENGTH (PostgreSQL: a RunTimeFailure too)
+        return StorageError(f"a value too big for {where}: {exc}", path=where)
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
         return StorageCorrupt(
             f"{where} is damaged ({exc}); restore it from a backup or an export", path=where
