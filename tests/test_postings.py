@@ -268,3 +268,27 @@ def test_a_snapshot_too_big_to_save_does_not_fail_the_search(tmp_path) -> None:
     assert len([h.entry.name for h in PostingsIndex(db).search(AGENT, "frete", 3)]) == 3
     assert db.load_index_snapshot(AGENT, postings.KIND) is None
     db.close()
+
+
+def test_a_snapshot_replaced_while_it_is_being_read_is_read_whole(tmp_path) -> None:
+    """Another process rewrites the snapshot between the length read and the blob read."""
+    import apsw
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i in range(5):
+        _put(db, f"c{i}", ["frete", f"w{i}"], 0.6)
+    PostingsIndex(db).search(AGENT, "frete", 3)
+    written = bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"")
+    other = apsw.Connection(str(tmp_path / "t.db"))
+    conn = db._conn()
+
+    def replace(cursor: object, row: tuple) -> tuple:
+        conn.set_row_trace(None)
+        other.execute("UPDATE index_snapshots SET data = ? WHERE agent = ?", (b"short", AGENT))
+        return row
+
+    conn.set_row_trace(replace)
+    assert bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"") == written  # the one it began reading
+    assert bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"") == b"short"
+    other.close()
+    db.close()
