@@ -125,8 +125,11 @@ def _pad(length: int) -> bytes:
 
 
 def loads(data: bytes | bytearray) -> Snapshot | None:
-    """The snapshot in `data`, or None when it is not one of this `FORMAT` or is damaged
-    (truncated, altered: its CRC-32 or its layout does not match). Then rebuild."""
+    """The snapshot in `data`, or None (then rebuild).
+
+    None when `data` is not of this `FORMAT` or is damaged (truncated or altered: its
+    CRC-32 or its layout does not match).
+    """
     if len(data) < _PREFIX or bytes(data[:4]) != MAGIC:
         return None
     size, crc = struct.unpack("<II", data[4:_PREFIX])
