@@ -111,6 +111,42 @@ def test_an_upstream_that_stops_answering_is_a_read_timeout() -> None:
         asyncio.run(ask())
 
 
+def test_bytes_an_upstream_sends_unasked_are_never_the_next_requests_answer() -> None:
+    """An idle kept-alive connection with unread bytes is dropped, not reused (response desync)."""
+
+    def answer(text: bytes) -> bytes:
+        return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                await reader.readexactly(2)  # the b"{}" body
+                writer.write(answer(b"asked"))
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(answer(b"unasked"))  # after the answer, in a packet of its own
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()  # the relay dropped the connection
+
+    async def ask() -> list[bytes]:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        upstream = Upstream(httpx.Timeout(5), httpx.Limits())
+        bodies = []
+        try:
+            async with server:
+                for _ in range(2):
+                    response = await upstream.send("POST", f"http://127.0.0.1:{port}/v1/messages", [], b"{}")
+                    bodies.append(await response.aread())
+                    await asyncio.sleep(0.2)
+        finally:
+            await upstream.aclose()
+        return bodies
+
+    assert asyncio.run(ask()) == [b"asked", b"asked"]
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
 def test_https_upstream_with_a_verified_certificate(tmp_path: Path) -> None:
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
