@@ -2,7 +2,8 @@
 
 `storage_error` maps one apsw exception; `mapped_errors` is the class decorator that
 applies it to every public method of a store, reads included (generators too), so no
-raw ``apsw`` exception, ``database is locked`` or ``disk I/O error`` leaves the store.
+raw ``apsw`` exception, ``database is locked`` or ``disk I/O error`` leaves the store;
+text that cannot be UTF-8 (a lone surrogate) is a `UserError`.
 
 ============================  ====================  =======================================
 SQLite says                   raised as             message
@@ -34,6 +35,7 @@ from insika_knowledge.errors import (
     StorageError,
     StorageFull,
     StorageReadOnly,
+    UserError,
 )
 
 #: Below this many free bytes on the database's disk, an I/O error is reported as a full disk.
@@ -126,6 +128,8 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
                 yield from function(self, *args, **kwargs)
             except apsw.Error as exc:
                 _reraise(self, exc)
+            except UnicodeEncodeError as exc:
+                raise not_text(exc) from None
 
         wrapper = generator
     else:
@@ -135,10 +139,19 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
                 return function(self, *args, **kwargs)
             except apsw.Error as exc:
                 _reraise(self, exc)
+            except UnicodeEncodeError as exc:
+                raise not_text(exc) from None
 
         wrapper = plain
     _WRAPPERS.add(wrapper)
     return wrapper
+
+
+def not_text(exc: UnicodeEncodeError) -> UserError:
+    """The error of a value that is not text a database stores (a lone surrogate: bytes
+    that were not UTF-8, e.g. a command-line argument).
+    """
+    return UserError(f"{exc.object[exc.start:exc.end]!r} is not valid text (not UTF-8)")
 
 
 def _reraise(store: Any, exc: apsw.Error) -> NoReturn:
