@@ -185,3 +185,110 @@ def test_scores_equal_sqlite_fts5_bm25_when_fts5_ranks_every_candidate(tmp_path)
         theirs = [h.score for h in fts.search(AGENT, message, 5)]
         assert mine == pytest.approx(theirs, rel=1e-9)
     db.close()
+
+
+def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
+    """Truncated or altered snapshot bytes: the index is rebuilt and ranks as before."""
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo", "loja sedex"]):
+        with store.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
+    good = [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)]
+    blob = bytes(store.load_index_snapshot(AGENT, postings.KIND) or b"")
+    rnd = random.Random(7)
+    damaged = [blob[:cut] for cut in range(0, len(blob), 13)]
+    for _ in range(120):
+        flipped = bytearray(blob)
+        flipped[rnd.randrange(len(blob))] ^= 1 << rnd.randrange(8)
+        damaged.append(bytes(flipped))
+    for data in damaged:
+        assert snapshot.loads(data) is None
+        store.save_index_snapshot(AGENT, postings.KIND, data)
+        assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
+
+
+def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store) -> None:
+    from insika_knowledge.concept import serialize
+
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
+        with store.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
+    index = PostingsIndex(store)
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
+    with store.transaction() as tx:  # c0 changes: held in the index's delta
+        tx.put(AGENT, make_concept(name="c0", description="frete campinas loja", body="x"), reason="extract",
+               actor="e")
+    index.search(AGENT, "frete", 5)
+    current = store.get(AGENT, "c0")
+    assert current is not None
+    store.edit(AGENT, "c0", serialize(current.concept.replace(name="renamed")), expected_version=current.version,
+               actor="operator:x")
+    assert sorted(h.entry.name for h in index.search(AGENT, "frete", 5)) == ["c2", "renamed"]
+    assert index.lookup(AGENT, ["c0"]) == {}
+
+
+def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(tmp_path) -> None:
+    import sys
+    import threading
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for agent in ("a", "b"):
+        with db.transaction() as tx:
+            for i in range(20):
+                tx.put(agent, make_concept(name=f"{agent}-c{i}", description=f"frete prazo {i}", body="x"),
+                       reason="extract", actor="e")
+    index = PostingsIndex(db)
+    foreign: list[tuple[str, str]] = []
+
+    def search(agent: str) -> None:
+        for _ in range(1500):
+            foreign.extend((agent, h.entry.name) for h in index.search(agent, "frete prazo", 10)
+                           if not h.entry.name.startswith(f"{agent}-"))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: inside the hit-entry cache too
+    try:
+        threads = [threading.Thread(target=search, args=(agent,)) for agent in "abab"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    db.close()
+    assert foreign == []
+
+
+def test_a_snapshot_too_big_to_save_does_not_fail_the_search(tmp_path) -> None:
+    import apsw
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i in range(30):
+        _put(db, f"c{i}", ["frete", "prazo", f"w{i}"], 0.6)
+    db._conn().limit(apsw.SQLITE_LIMIT_LENGTH, 3000)  # the snapshot is longer than a value may be
+    assert len([h.entry.name for h in PostingsIndex(db).search(AGENT, "frete", 3)]) == 3
+    assert db.load_index_snapshot(AGENT, postings.KIND) is None
+    db.close()
+
+
+def test_a_snapshot_replaced_while_it_is_being_read_is_read_whole(tmp_path) -> None:
+    """Another process rewrites the snapshot between the length read and the blob read."""
+    import apsw
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i in range(5):
+        _put(db, f"c{i}", ["frete", f"w{i}"], 0.6)
+    PostingsIndex(db).search(AGENT, "frete", 3)
+    written = bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"")
+    other = apsw.Connection(str(tmp_path / "t.db"))
+    conn = db._conn()
+
+    def replace(cursor: object, row: tuple) -> tuple:
+        conn.set_row_trace(None)
+        other.execute("UPDATE index_snapshots SET data = ? WHERE agent = ?", (b"short", AGENT))
+        return row
+
+    conn.set_row_trace(replace)
+    assert bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"") == written  # the one it began reading
+    assert bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"") == b"short"
+    other.close()
+    db.close()

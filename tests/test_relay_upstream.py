@@ -69,6 +69,14 @@ def test_only_the_callers_headers_and_host_go_upstream(relay: Running, upstream:
     assert sent["host"] == upstream.url.removeprefix("http://")
 
 
+def test_a_header_with_bytes_beyond_ascii_goes_upstream_byte_for_byte(relay: Running, upstream: FakeUpstream) -> None:
+    note = "café ü".encode()  # UTF-8 (obs-text to HTTP): once a 500 from the relay
+    headers = [(k.encode(), v.encode()) for k, v in IDENTITY.items()] + [(b"x-note", note)]
+    assert httpx.get(relay.url + "/v1/models", headers=headers).status_code == 200  # passed through
+    assert httpx.post(relay.url + "/v1/chat/completions", json=BODY, headers=headers).status_code == 200
+    assert upstream.requests[-1].headers["x-note"].encode("latin-1") == note
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -101,6 +109,42 @@ def test_an_upstream_that_stops_answering_is_a_read_timeout() -> None:
 
     with pytest.raises(httpx.ReadTimeout):
         asyncio.run(ask())
+
+
+def test_bytes_an_upstream_sends_unasked_are_never_the_next_requests_answer() -> None:
+    """An idle kept-alive connection with unread bytes is dropped, not reused (response desync)."""
+
+    def answer(text: bytes) -> bytes:
+        return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(text), text)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                await reader.readexactly(2)  # the b"{}" body
+                writer.write(answer(b"asked"))
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(answer(b"unasked"))  # after the answer, in a packet of its own
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()  # the relay dropped the connection
+
+    async def ask() -> list[bytes]:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        upstream = Upstream(httpx.Timeout(5), httpx.Limits())
+        bodies = []
+        try:
+            async with server:
+                for _ in range(2):
+                    response = await upstream.send("POST", f"http://127.0.0.1:{port}/v1/messages", [], b"{}")
+                    bodies.append(await response.aread())
+                    await asyncio.sleep(0.2)
+        finally:
+            await upstream.aclose()
+        return bodies
+
+    assert asyncio.run(ask()) == [b"asked", b"asked"]
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")

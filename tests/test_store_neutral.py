@@ -100,3 +100,17 @@ def test_a_page_of_listed_names_reads_the_same_for_short_and_long_lists(store: A
     rows, total, _ = store.page("a", names=names)
     assert [r.concept.name for r in rows] == names[:1] and total == len(names[:1])
     assert store.concept_page("a", ranked=names, sort="rank").total == len(names[:1])
+
+
+def test_text_a_database_cannot_hold_is_a_user_error_on_both_backends(store) -> None:
+    """A name from bytes that were not UTF-8 (a lone surrogate), or with a NUL, is refused
+    as bad input (never a raw encoding or driver error)."""
+    from insika_knowledge.errors import UserError
+
+    for name in ("caf\udcff", "a\x00b"):
+        with pytest.raises(UserError):
+            store.delete("shop", name, actor="operator:x")
+        try:
+            assert store.get("shop", name) is None
+        except UserError:
+            pass  # PostgreSQL refuses a NUL even in a read

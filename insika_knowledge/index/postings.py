@@ -70,6 +70,8 @@ class _State:
         self._previous: bm25.Saturation | None = None
         self._idf: dict[str, float] = {}
         self._owned = True
+        #: Hit entries by base slot, shared by the states derived from this one (same base).
+        self.entries: dict[int, Entry] = {}
 
     def derive(self, generation: int, cursor: int) -> _State:
         fresh = _State.__new__(_State)
@@ -154,6 +156,8 @@ class _State:
         slot = self.slot_of_id.get(row.id)
         if slot is not None:  # renamed since the base was built
             self.kill(slot)
+        for old in [n for n, (e, _) in self.delta.items() if e.id == row.id]:  # renamed since it changed
+            self.remove(old)
         doc = analyse_row(row)
         self.delta[row.name] = (_entry(row, doc), doc)
         self._count(doc.fcodes, 1, doc.length)
@@ -306,7 +310,6 @@ class PostingsIndex:
         self.store = store
         self.persist = persist
         self._states: PerAgent[_State] = PerAgent(self._refresh)
-        self._entries: dict[object, object] = {}
 
     # ------------------------------------------------------------------ state
 
@@ -400,19 +403,15 @@ class PostingsIndex:
         return hits
 
     def _base_entries(self, agent: str, state: _State, slots: list[int]) -> dict[int, Entry]:
-        # Keyed by the base and the slot: a base never changes, while a concept id can be
-        # reused (a deleted row's) by another concept with the same version number.
-        cache = self._entries
-        if cache.get("base") is not state.base:
-            cache.clear()
-            cache["base"] = state.base
+        # Per base (its states share one cache): a slot means one concept only within its
+        # base, and another agent's searches never see this agent's entries.
+        cache = state.entries
         out: dict[int, Entry] = {}
         for slot in slots:
             found = cache.get(slot)
-            if not isinstance(found, Entry):
+            if found is None:
                 if len(cache) > ENTRY_CACHE:
                     cache.clear()
-                    cache["base"] = state.base
                 found = cache[slot] = entry_of(state, slot)
             out[slot] = found
         return out

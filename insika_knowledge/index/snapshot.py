@@ -1,6 +1,7 @@
 """A `bm25.Postings` base as one byte string, so a process opens an agent's index instead of building it.
 
-Layout: ``b"IKS1"``, a 4-byte little-endian header length, a JSON header (the format,
+Layout: ``b"IKS1"``, a 4-byte little-endian header length, the CRC-32 (4 bytes, little-endian)
+of everything after these 12 bytes, a JSON header (the format,
 the analysis version, the change-feed cursor and generation the base is current at,
 and each section's name, dtype and length), then the sections, each padded to 8 bytes.
 Arrays are read back with `numpy.frombuffer` (no copy). Text columns (the vocabulary,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -22,8 +24,9 @@ import numpy as np
 from insika_knowledge.index.bm25 import Postings
 
 MAGIC: Final = b"IKS1"
+_PREFIX: Final = 12  # magic, header length, CRC-32
 #: Bump when the layout or the meaning of a section changes: older snapshots are rebuilt.
-FORMAT: Final = 4
+FORMAT: Final = 5
 _ARRAYS: Final = ("inv_ptr", "inv_docs", "inv_codes", "fwd_ptr", "fwd_codes", "lengths", "ids", "versions",
                   "confidence", "conflict", "max_f", "min_length")
 _COLUMNS: Final = ("vocab", "names", "descriptions", "types", "provenances", "updated", "links")
@@ -109,11 +112,12 @@ def dumps(snapshot: Snapshot) -> bytes:
         "format": FORMAT, "analysis": snapshot.analysis, "cursor": snapshot.cursor,
         "generation": snapshot.generation, "sections": layout,
     }).encode("utf-8")
-    out = [MAGIC, struct.pack("<I", len(header)), header, _pad(8 + len(header))]
+    out = [header, _pad(_PREFIX + len(header))]
     for raw in sections:
         out.append(raw)
         out.append(_pad(len(raw)))
-    return b"".join(out)
+    body = b"".join(out)
+    return b"".join([MAGIC, struct.pack("<II", len(header), zlib.crc32(body)), body])
 
 
 def _pad(length: int) -> bytes:
@@ -121,21 +125,33 @@ def _pad(length: int) -> bytes:
 
 
 def loads(data: bytes | bytearray) -> Snapshot | None:
-    """The snapshot in `data`, or None when it is not one of this `FORMAT` (then rebuild)."""
-    if len(data) < 8 or bytes(data[:4]) != MAGIC:
+    """The snapshot in `data`, or None (then rebuild).
+
+    None when `data` is not of this `FORMAT` or is damaged (truncated or altered: its
+    CRC-32 or its layout does not match).
+    """
+    if len(data) < _PREFIX or bytes(data[:4]) != MAGIC:
         return None
-    (size,) = struct.unpack("<I", data[4:8])
+    size, crc = struct.unpack("<II", data[4:_PREFIX])
+    view = memoryview(data)
+    if zlib.crc32(view[_PREFIX:]) != crc:
+        return None
     try:
-        header = json.loads(bytes(data[8:8 + size]).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _parse(data, view, size)
+    except (ValueError, TypeError, KeyError, IndexError):
         return None
+
+
+def _parse(data: bytes | bytearray, view: memoryview, size: int) -> Snapshot | None:
+    header = json.loads(bytes(data[_PREFIX:_PREFIX + size]).decode("utf-8"))  # JSONDecodeError: a ValueError
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         return None
-    view = memoryview(data)
-    at = 8 + size
+    at = _PREFIX + size
     at += -at % 8
     parts: dict[str, Any] = {}
     for name, dtype, length in header["sections"]:
+        if at + length > len(data):
+            return None
         parts[name] = np.frombuffer(view[at:at + length], dtype=dtype)
         at += length + (-length % 8)
     columns = {name: Column(parts[f"{name}.data"].tobytes(), parts[f"{name}.offsets"]) for name in _COLUMNS}

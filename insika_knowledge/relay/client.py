@@ -65,13 +65,16 @@ class Upstream:
         Args:
             method: the HTTP method.
             url: the absolute upstream URL.
-            headers: the headers to send, in order (``host`` and ``content-length`` are added).
+            headers: the headers to send, in order (``host`` and ``content-length`` are added);
+                text is Latin-1, one character per byte received (as ASGI servers decode).
             content: the body.
 
         Raises:
             httpx.HTTPError: the upstream cannot be reached or stopped answering.
         """
-        request = httpx.Request(method, self._url(url), headers=list(headers), content=content,
+        # Latin-1: each header byte as the client sent it (UTF-8 or obs-text included).
+        raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        request = httpx.Request(method, self._url(url), headers=raw, content=content,
                                 extensions={"timeout": self._timeout})
         response = await self._transport.handle_async_request(request)
         response.request = request

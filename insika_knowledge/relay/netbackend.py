@@ -92,11 +92,15 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         return self
 
     def get_extra_info(self, info: str) -> Any:
-        """``is_readable`` (True when the peer closed: the connection cannot be reused), else
-        the transport's extra info (``ssl_object``, ``socket``...).
+        """``is_readable`` (True when the peer closed or sent bytes nobody asked for: the
+        connection cannot be reused, or the next request would read them as its answer),
+        else the transport's extra info (``ssl_object``, ``socket``...).
         """
         if info == "is_readable":
-            return self._reader.at_eof() or self._writer.is_closing()
+            # asyncio reads the socket into the reader's buffer as bytes come, so the socket
+            # itself never looks readable: the buffer is where unasked-for bytes wait.
+            unread = len(getattr(self._reader, "_buffer", b""))
+            return self._reader.at_eof() or unread > 0 or self._writer.is_closing()
         return self._writer.get_extra_info(info)
 
 

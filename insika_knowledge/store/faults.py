@@ -2,7 +2,8 @@
 
 `storage_error` maps one apsw exception; `mapped_errors` is the class decorator that
 applies it to every public method of a store, reads included (generators too), so no
-raw ``apsw`` exception, ``database is locked`` or ``disk I/O error`` leaves the store.
+raw ``apsw`` exception, ``database is locked`` or ``disk I/O error`` leaves the store;
+text that cannot be UTF-8 (a lone surrogate) is a `UserError`.
 
 ============================  ====================  =======================================
 SQLite says                   raised as             message
@@ -13,6 +14,7 @@ I/O error, little disk left   `StorageFull`         disk full: cannot use <path>
 I/O error                     `StorageError`        disk I/O error on <path>
 corrupt / not a database      `StorageCorrupt`      <path> is damaged
 read-only, permissions        `StorageReadOnly`     cannot write the database <path>
+string or blob too big        `StorageError`        a value too big for <path>
 ============================  ====================  =======================================
 """
 
@@ -33,6 +35,7 @@ from insika_knowledge.errors import (
     StorageError,
     StorageFull,
     StorageReadOnly,
+    UserError,
 )
 
 #: Below this many free bytes on the database's disk, an I/O error is reported as a full disk.
@@ -80,6 +83,8 @@ def storage_error(exc: apsw.Error, path: Path, *, waited_ms: float = 0.0) -> Sto
                 "free some space and try again", path=where,
             )
         return StorageError(f"disk I/O error on {where}: {exc}; check the disk", path=where)
+    if isinstance(exc, apsw.TooBigError):  # beyond SQLITE_LIMIT_LENGTH (PostgreSQL: a RunTimeFailure too)
+        return StorageError(f"a value too big for {where}: {exc}", path=where)
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
         return StorageCorrupt(
             f"{where} is damaged ({exc}); restore it from a backup or an export", path=where
@@ -123,6 +128,8 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
                 yield from function(self, *args, **kwargs)
             except apsw.Error as exc:
                 _reraise(self, exc)
+            except UnicodeEncodeError as exc:
+                raise not_text(exc) from None
 
         wrapper = generator
     else:
@@ -132,10 +139,19 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
                 return function(self, *args, **kwargs)
             except apsw.Error as exc:
                 _reraise(self, exc)
+            except UnicodeEncodeError as exc:
+                raise not_text(exc) from None
 
         wrapper = plain
     _WRAPPERS.add(wrapper)
     return wrapper
+
+
+def not_text(exc: UnicodeEncodeError) -> UserError:
+    """The error of a value that is not text a database stores (a lone surrogate: bytes
+    that were not UTF-8, e.g. a command-line argument).
+    """
+    return UserError(f"{exc.object[exc.start:exc.end]!r} is not valid text (not UTF-8)")
 
 
 def _reraise(store: Any, exc: apsw.Error) -> NoReturn:

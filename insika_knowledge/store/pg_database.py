@@ -33,6 +33,7 @@ from psycopg.rows import TupleRow
 from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
 from insika_knowledge.store import migrations
+from insika_knowledge.store.faults import not_text
 from insika_knowledge.store.paths import check_tenant
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
@@ -290,7 +291,8 @@ class PgDatabase:
         """Turn the database's failures into the library's errors, naming the database.
 
         A full disk, a lost connection, a deadlock or a pool with no free connection is a
-        `RunTimeFailure`; a login that may not write is a `UserError`.
+        `RunTimeFailure`; a login that may not write, and a value PostgreSQL refuses (a NUL
+        character, text that is not UTF-8), is a `UserError`.
         """
         try:
             yield
@@ -304,6 +306,10 @@ class PgDatabase:
             raise UserError(f"cannot write the database {self.where}: {exc}") from None
         except psycopg.OperationalError as exc:
             raise RunTimeFailure(f"database error on {self.where}: {exc}") from None
+        except psycopg.DataError as exc:  # a value PostgreSQL refuses (a NUL character in text...)
+            raise UserError(f"a value the database {self.where} refuses: {exc}") from None
+        except UnicodeEncodeError as exc:
+            raise not_text(exc) from None
         except psycopg_pool.PoolTimeout as exc:
             raise RunTimeFailure(f"no free connection to {self.where}: {exc}") from None
 

@@ -60,11 +60,12 @@ class SQLiteSnapshots(Snapshots):
         held once in memory, not twice (statement result plus copy).
         """
         conn = self._conn()
-        found = conn.execute("SELECT rowid, length(data) FROM index_snapshots WHERE agent=? AND kind=?",
-                             (agent, kind)).fetchone()
-        if found is None:
-            return None
-        buffer = bytearray(int(found[1]))
-        with conn.blob_open("main", "index_snapshots", "data", int(found[0]), False) as blob:
-            blob.read_into(buffer)
+        with conn:  # one read snapshot: another process may rewrite the row between the reads
+            found = conn.execute("SELECT rowid, length(data) FROM index_snapshots WHERE agent=? AND kind=?",
+                                 (agent, kind)).fetchone()
+            if found is None:
+                return None
+            buffer = bytearray(int(found[1]))
+            with conn.blob_open("main", "index_snapshots", "data", int(found[0]), False) as blob:
+                blob.read_into(buffer)
         return buffer
