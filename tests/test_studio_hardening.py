@@ -25,6 +25,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import Clock, make_concept
 from starlette.testclient import TestClient
+from studio_pages import csrf as _csrf
 
 from insika_knowledge.cli import cli
 from insika_knowledge.concept import serialize
@@ -69,12 +70,6 @@ def anon(memory: Memory) -> Iterator[TestClient]:
 def client(anon: TestClient) -> TestClient:
     _login(anon)
     return anon
-
-
-def _csrf(page: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', page)
-    assert match, "no CSRF field on the page"
-    return match.group(1)
 
 
 def _login(client: TestClient, token: str = TOKEN, **data: str) -> Any:

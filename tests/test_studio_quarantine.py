@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from studio_pages import csrf as _csrf
+from studio_pages import logged_in
+from studio_pages import names as _names
 
 from insika_knowledge.backfill import backfill
 from insika_knowledge.config import load_config
@@ -65,20 +68,8 @@ def store(memory: Memory) -> SQLiteStore:
 
 @pytest.fixture
 def client(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1") as test_client:
-        page = test_client.get("/studio/login")
-        test_client.post("/studio/login", data={"token": TOKEN, "csrf": _csrf(page.text)})
+    with logged_in(memory, TOKEN) as test_client:
         yield test_client
-
-
-def _csrf(page: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', page)
-    assert match, "no CSRF field on the page"
-    return match.group(1)
-
-
-def _names(page: str) -> list[str]:
-    return re.findall(r'<td class="name"><a href="[^"]*">([^<]+)</a>', page)
 
 
 def _url(name: str, suffix: str = "") -> str:

@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import Clock, make_concept
 from starlette.testclient import TestClient
+from studio_pages import csrf as _csrf
+from studio_pages import names as _names
 
 from insika_knowledge.bench import studio as bench
 from insika_knowledge.cli import cli
@@ -85,21 +87,11 @@ def client(anon: TestClient) -> TestClient:
     return anon
 
 
-def _csrf(page: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', page)
-    assert match, "no CSRF field on the page"
-    return match.group(1)
-
-
 def _login(client: TestClient) -> str:
     page = client.get("/studio/login")
     response = client.post("/studio/login", data={"token": TOKEN, "csrf": _csrf(page.text)})
     assert response.status_code == 200
     return _csrf(response.text)
-
-
-def _names(page: str) -> list[str]:
-    return re.findall(r'<td class="name"><a href="[^"]*">([^<]+)</a>', page)
 
 
 def _textarea(page: str) -> str:
