@@ -194,7 +194,7 @@ class Database:
             raise UserError(f"cannot open the database {self.path}: {exc}") from None
         try:
             conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             self._prepare(conn)
@@ -357,6 +357,30 @@ def _release(conn: apsw.Connection, registry: dict[int, apsw.Connection], lock: 
         conn.close(True)
     except Exception:  # noqa: S110 - a finaliser must not raise; the file is closed either way
         pass
+
+
+def _use_wal(conn: apsw.Connection) -> None:
+    """Put the file in WAL mode (kept in the file, so later opens find it set).
+
+    Switching a new file's journal mode takes an exclusive lock, and SQLite answers a
+    connection that meets another one switching at the same moment with SQLITE_BUSY at
+    once, without its busy handler (processes opening one new database together). The
+    switch is retried with a growing pause for up to ``BUSY_TIMEOUT_MS``.
+
+    Raises:
+        apsw.BusyError: the file stayed locked for ``BUSY_TIMEOUT_MS``.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
 
 def _identity(path: Path) -> tuple[int, int]:
