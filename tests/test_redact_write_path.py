@@ -8,6 +8,7 @@ and in its compact form (letters and digits only).
 
 from __future__ import annotations
 
+import re
 import string
 import tempfile
 from pathlib import Path
@@ -92,6 +93,12 @@ def _stored_bytes(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
+def _holds_word(haystack: bytes, form: str) -> bool:
+    """`form` in `haystack` with no letter or digit right before or after it: a stored datum,
+    not three letters inside a hex digest (a keyed digest holds "aaa" about one time in 70)."""
+    return re.search(rb"(?<![A-Za-z0-9])" + re.escape(form.encode()) + rb"(?![A-Za-z0-9])", haystack) is not None
+
+
 def _forms(value: str) -> list[str]:
     compact = "".join(ch for ch in value if ch.isalnum())
     forms = [value, compact, compact.lower(), compact.upper()]
@@ -126,7 +133,7 @@ def test_no_personal_datum_reaches_a_stored_byte(first: str, second: str) -> Non
         assert b"refund" in haystack.lower()  # the concept itself was stored and exported
         for value in (first, second):
             for form in _forms(value):
-                assert form.encode() not in haystack, (value, form)
+                assert not _holds_word(haystack, form), (value, form)
 
 
 KEPT = st.one_of(
