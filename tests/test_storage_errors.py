@@ -25,6 +25,7 @@ from insika_knowledge.errors import (
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import SQLiteStore, database, faults
+from insika_knowledge.store.base import Store
 from insika_knowledge.studio.app import create_app
 
 AGENT = "shop"
@@ -152,6 +153,15 @@ def _client(memory: Memory) -> tuple[TestClient, str]:
     return client, csrf.group(1)
 
 
+def _frete_and_an_edit(tmp_path: Path, body: str) -> tuple[Memory, Store, str]:
+    """A memory holding ``frete`` for `AGENT` in tenant acme, and an operator's edit of it."""
+    memory = Memory(tmp_path / "data")
+    store = memory.store("acme")
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept("frete"), reason="extract", actor="engine")
+    return memory, store, serialize(make_concept("frete", body=body))
+
+
 @pytest.mark.parametrize("failure", [
     StorageFull("disk full writing /data/acme.db; free some space and try again"),
     StorageBusy("the database /data/acme.db is busy: another writer held its lock for more than 30000 ms"),
@@ -160,11 +170,7 @@ def _client(memory: Memory) -> tuple[TestClient, str]:
 def test_a_failed_studio_save_keeps_the_text_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: StorageError
 ) -> None:
-    memory = Memory(tmp_path / "data")
-    store = memory.store("acme")
-    with store.transaction() as tx:
-        tx.put(AGENT, make_concept("frete"), reason="extract", actor="engine")
-    text = serialize(make_concept("frete", body="The operator's careful rewrite, not to be lost."))
+    memory, store, text = _frete_and_an_edit(tmp_path, "The operator's careful rewrite, not to be lost.")
 
     def fail(*args: object, **kwargs: object) -> None:
         raise failure
@@ -183,11 +189,7 @@ def test_a_failed_studio_save_keeps_the_text_and_says_why(
 def test_a_studio_save_that_cannot_even_read_still_shows_the_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memory = Memory(tmp_path / "data")
-    store = memory.store("acme")
-    with store.transaction() as tx:
-        tx.put(AGENT, make_concept("frete"), reason="extract", actor="engine")
-    text = serialize(make_concept("frete", body="Kept even when nothing can be read."))
+    memory, store, text = _frete_and_an_edit(tmp_path, "Kept even when nothing can be read.")
 
     def fail(*args: object, **kwargs: object) -> None:
         raise StorageCorrupt("/data/acme.db is damaged (malformed); restore it from a backup")
