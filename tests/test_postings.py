@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from insika_knowledge.analysis.text import query_terms
-from insika_knowledge.index import bm25, postings, snapshot
+from insika_knowledge.index import bm25, postings, snapshot, topk
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.postings import PostingsIndex, analyse_row
 from insika_knowledge.index.tokenizer import TOKENIZER
@@ -32,7 +32,7 @@ def _doc(rnd: random.Random, vocabulary: list[str]) -> bm25.Doc:
     return bm25.Doc(codes, rnd.randint(sum(c >> 1 for c in codes.values()) // 8 + 1, 40))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 10), st.integers(0, 2**32 - 1),
        st.floats(0.0, 0.5), st.integers(0, 6))
 def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_share, extras) -> None:
@@ -51,9 +51,12 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
     plan = bm25.query_plan(wanted, stats)
     extra = [rnd.uniform(0, 3) for _ in range(extras)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bm25, "PRUNE_FROM", rnd.choice([0, 0, bm25.PRUNE_FROM]))  # mostly: always prune
-        saturation = bm25.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
-        fast = bm25.top_k(base, alive, saturation, plan, k, extra)
+        patch.setattr(topk, "PRUNE_FROM", rnd.choice([0, 0, topk.PRUNE_FROM]))  # mostly: always prune
+        # Bound from more or fewer of the rarest lists; look the rest up always, never, or as costed.
+        patch.setattr(topk, "_PROBE_SHARE", rnd.choice([2, 4, topk._PROBE_SHARE]))
+        patch.setattr(topk, "_LOOKUP_COST", rnd.choice([0, topk._LOOKUP_COST, 10**9]))
+        saturation = topk.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
+        fast = topk.top_k(base, alive, saturation, plan, k, extra)
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     outside = [(n + i, s) for i, s in enumerate(extra)]  # changed concepts: they sort after ties
 
@@ -64,13 +67,55 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
     assert len(fast) <= k
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(20, 400), st.integers(1, 6), st.integers(0, 2**32 - 1), st.floats(0.0, 0.3))
+def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> None:
+    """A few rare terms and terms most concepts hold (idf clamped): pruned by MaxScore, still exact."""
+    rnd = random.Random(seed)
+    rare, common = [f"r{i}" for i in range(12)], [f"c{i}" for i in range(6)]
+    docs = []
+    for _ in range(n):
+        codes = {t: (rnd.randint(1, 3) << 1) | rnd.randint(0, 1) for t in common if rnd.random() < 0.8}
+        codes.update({t: (rnd.randint(1, 9) << 1) | 1 for t in rnd.sample(rare, rnd.randint(0, 2))})
+        docs.append(bm25.Doc(codes or {"c0": 2}, rnd.randint(3, 30)))
+    base = bm25.from_docs(docs)
+    alive = np.array([rnd.random() >= dead_share for _ in range(n)], dtype=bool)
+    live = [d for d, a in zip(docs, alive, strict=True) if a]
+    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
+                       lambda t: sum(1 for d in live if t in d.fcodes))
+    plan = bm25.query_plan(frozenset(rnd.sample(rare, rnd.randint(1, 4)) + common), stats)
+    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(topk, "PRUNE_FROM", 0)
+        patch.setattr(topk, "_LOOKUP_COST", rnd.choice([0, topk._LOOKUP_COST]))
+        fast = topk.top_k(base, alive, topk.Saturation(base, stats.avgdl), plan, k)
+    assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
+
+
+def test_one_saturation_serves_plans_whose_idf_moved() -> None:
+    """A kept weighted share is weighted again when the same term comes with another idf."""
+    rnd = random.Random(7)
+    docs = [_doc(rnd, ["a", "b", "c", "d"]) for _ in range(60)]
+    base = bm25.from_docs(docs)
+    avgdl = sum(d.length for d in docs) / len(docs)
+    saturation = topk.Saturation(base, avgdl)
+    alive = np.ones(len(docs), dtype=bool)
+    for documents in (60, 61, 400, 60):
+        stats = bm25.Stats(documents, int(avgdl * documents), lambda t: sum(1 for d in docs if t in d.fcodes))
+        plan = bm25.query_plan(frozenset({"a", "b", "c"}), stats)
+        for prune in (0, topk.PRUNE_FROM):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(topk, "PRUNE_FROM", prune)
+                assert topk.top_k(base, alive, saturation, plan, 4) == bm25.reference_top_k(docs, plan, avgdl, 4)
+
+
 def test_idf_is_clamped_like_fts5_and_a_common_term_still_breaks_ties() -> None:
     assert bm25.idf(10, 9) == 1e-6
     docs = [bm25.Doc({"rare": 2, "common": 2}, 4), bm25.Doc({"rare": 2}, 4), bm25.Doc({"common": 2}, 4)]
     base = bm25.from_docs(docs)
     stats = bm25.Stats(3, 12, lambda t: {"rare": 2, "common": 2}[t])
     plan = bm25.query_plan(frozenset({"rare", "common"}), stats)
-    ranked = bm25.top_k(base, np.ones(3, dtype=bool), bm25.Saturation(base, 4.0), plan, 2)
+    ranked = topk.top_k(base, np.ones(3, dtype=bool), topk.Saturation(base, 4.0), plan, 2)
     assert [slot for slot, _ in ranked] == [0, 1]  # the common term lifts slot 0 above slot 1
 
 
@@ -108,12 +153,12 @@ def test_index_over_a_changing_store_equals_exact_bm25(docs, changes, query, k) 
     """Writes, deletes, delta rebuilds and a reopened snapshot all rank as exact BM25 does."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(postings, "DELTA_MIN", 3)  # rebuild (and re-snapshot) often
-        patch.setattr(bm25, "PRUNE_FROM", bm25.PRUNE_FROM)
+        patch.setattr(topk, "PRUNE_FROM", topk.PRUNE_FROM)
         _changing_store(docs, changes, query, k)
 
 
 def _changing_store(docs, changes, query, k) -> None:
-    bm25.PRUNE_FROM = 0  # (restored by the caller's MonkeyPatch context)
+    topk.PRUNE_FROM = 0  # (restored by the caller's MonkeyPatch context)
     rnd = random.Random(len(docs) * 31 + len(changes))
     with tempfile.TemporaryDirectory() as tmp:
         db = SQLiteStore(Path(tmp) / "t.db", tokenizer=TOKENIZER)

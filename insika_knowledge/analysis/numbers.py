@@ -239,6 +239,8 @@ def _range_terms(folded: str) -> list[str]:
 def query_terms(folded: str) -> list[str]:
     """Prefix terms for every number a message (case- and accent-folded) carries."""
     out: list[str] = []
+    if _ANY_DIGIT_RE.search(folded) is None:  # every number pattern holds a digit
+        return out
     ceps: set[tuple[int, int]] = set()
     for m in _CEP_RE.finditer(folded):
         ceps.add(m.span())

@@ -1,8 +1,9 @@
 """``insika-knowledge bench --scale``: auto, Scan, FTS5, bm25s and tantivy side by side, 1000..200000 concepts.
 
 On the synthetic corpus of `insika_knowledge.bench.synthetic`, one process per size:
-the engines are interleaved per query (top 5), so the machine's load falls on all of
-them alike; only the same-run ratios are meant to be compared. Ours get the message
+the engines are interleaved per query (top 5), their order rotating from one query to
+the next, so the machine's load and the cache misses of following another engine fall
+on all of them alike; only the same-run ratios are meant to be compared. Ours get the message
 (analysis and typo correction timed); the peers (`bench.peers`) get its analysed terms.
 
 Also per size: the time to write every concept, Index::Postings' one-time build (and its
@@ -141,9 +142,13 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
         for call in searches.values():
             call(m)
     samples: dict[str, list[float]] = {label: [] for label in searches}
-    for m in msgs:
-        for label, call in searches.items():
-            samples[label] += time_each(call, [m])
+    labels = list(searches)
+    for i, m in enumerate(msgs):
+        # The order rotates per query: the engine run just after another one finds the CPU
+        # caches full of that one's data, so each engine takes every place alike.
+        turn = i % len(labels)
+        for label in labels[turn:] + labels[:turn]:
+            samples[label] += time_each(searches[label], [m])
     for label, values in samples.items():
         ordered = sorted(values)
         out[f"{label}_p50_ms"], out[f"{label}_p95_ms"] = percentiles(ordered)

@@ -1,4 +1,4 @@
-"""Exact BM25 over compact posting lists (numpy), with MaxScore pruning that never changes a result.
+"""Exact BM25 over compact posting lists (numpy): the formula, the immutable base, the reference ranking.
 
 The formula is SQLite FTS5's ``bm25()`` with the column weights of `index.fts5`
 (name 8, description 4, body 1), computed over one agent's own concepts:
@@ -12,18 +12,14 @@ confidence desc, updated_at desc, name asc (the slot order of a `Postings` base)
 
 `Postings` is an immutable base: concepts in tie-break order (slots), the vocabulary,
 per term the slots holding it with their weighted frequency (``fcode = f << 1 | title``),
-and per slot its term ids (``tid << 1 | title``). `top_k` ranks a query exactly, pruning
-with MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995):
-terms are added rarest first into a dense accumulator until the terms left cannot lift
-any concept outside the candidates past the current k-th score; the few candidates that
-still could win get the remaining terms by binary search. `reference_top_k` is the same
-ranking by brute force (the oracle of tests/test_bm25.py).
+and per slot its term ids (``tid << 1 | title``). `index.topk` ranks a query over it
+exactly and fast; `reference_top_k` is the same ranking by brute force (the oracle of
+tests/test_postings.py).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -35,16 +31,6 @@ K1: Final = 1.2
 B: Final = 0.75
 #: Column weights (name, description, body), as `index.fts5.WEIGHTS`.
 WEIGHTS: Final = (8, 4, 1)
-#: A relative margin on the pruning bound, far above float rounding over a few dozen terms.
-_MARGIN: Final = 1e-9
-#: Saturation arrays kept per state at most (postings; 8 bytes each).
-KEEP_AT_MOST: Final = 8_000_000
-#: Below this many postings in all, a query is scored without pruning.
-PRUNE_FROM: Final = 30_000
-#: A binary-search lookup costs about this many scatter-adds.
-_LOOKUP_COST: Final = 6
-#: A list holding more than 1/_LONG of the slots is worth a second estimate of the k-th score.
-_LONG: Final = 16
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
@@ -123,6 +109,7 @@ class Postings:
         self.fwd_codes = fwd_codes
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
+        self._spans: dict[int, tuple[int, int]] = {}
         self._max_f = max_f
         self._min_length = min_length
 
@@ -149,6 +136,13 @@ class Postings:
     def size(self) -> int:
         """Slots in the base."""
         return len(self.lengths)
+
+    def span(self, tid: int) -> tuple[int, int]:
+        """(lo, hi): term `tid`'s postings are ``inv_docs[lo:hi]`` (as Python ints, remembered)."""
+        found = self._spans.get(tid)
+        if found is None:
+            found = self._spans[tid] = (int(self.inv_ptr[tid]), int(self.inv_ptr[tid + 1]))
+        return found
 
     def doc_freq(self, term: str) -> int:
         """Base slots holding `term` (dead ones included)."""
@@ -244,219 +238,8 @@ def query_plan(terms: frozenset[str], stats: Stats) -> list[tuple[str, float]]:
     return plan
 
 
-class Saturation:
-    """Per term, each posting's ``f * (k1 + 1) / (f + norm)`` under one avgdl, computed once.
-
-    A term's share of a score is its idf times this array, so a warm query does one
-    multiply-add per term. Arrays are kept up to `budget` postings in all (the longest
-    lists are not preferred: first come, first kept). Tied to one state: a new
-    avgdl (any write) needs a new `Saturation`.
-    """
-
-    def __init__(self, base: Postings, avgdl: float, budget: int | None = None):
-        self.base = base
-        self.avgdl = avgdl
-        self.norms = length_norms(base.lengths, avgdl)
-        self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
-        self._kept: dict[int, FloatArray] = {}
-        self._bounds: dict[int, float] = {}
-        self._free: list[FloatArray] = []
-        self._lock = threading.Lock()
-
-    def of(self, tid: int) -> FloatArray:
-        """Term `tid`'s saturation per posting (aligned with its slice of ``inv_docs``)."""
-        found = self._kept.get(tid)
-        if found is not None:
-            return found
-        base = self.base
-        lo, hi = int(base.inv_ptr[tid]), int(base.inv_ptr[tid + 1])
-        f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
-        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo:hi]])
-        with self._lock:
-            if hi - lo <= self.budget:
-                self.budget -= hi - lo
-                self._kept[tid] = value
-        return value
-
-    def take(self) -> FloatArray:
-        """A zeroed float64[n] accumulator (reused: no allocation, no page faults)."""
-        try:
-            return self._free.pop()
-        except IndexError:
-            return np.zeros(self.base.size, dtype=np.float64)
-
-    def give(self, acc: FloatArray, touched: list[Int32Array]) -> None:
-        """Return `acc`, zeroed again where the `touched` lists wrote."""
-        if sum(len(t) for t in touched) * 4 < len(acc):
-            for posting in touched:
-                acc[posting] = 0.0
-        else:
-            acc.fill(0.0)
-        self._free.append(acc)
-
-    def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64]) -> FloatArray:
-        """Term `tid`'s saturation at `positions` of its list (which starts at ``inv_docs[lo]``)."""
-        found = self._kept.get(tid)
-        if found is not None:
-            return found[positions]
-        base = self.base
-        f = (base.inv_codes[lo + positions] >> 1).astype(np.float64)
-        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo + positions]])
-        return value
-
-    def bound(self, tid: int) -> float:
-        """The largest saturation any posting of `tid` can have (exact when kept)."""
-        known = self._bounds.get(tid)
-        if known is not None:
-            return known
-        found = self._kept.get(tid)
-        if found is not None:
-            known = self._bounds[tid] = float(found.max())
-            return known
-        maxf = float(self.base.max_f[tid])
-        # Saturation grows with f and shrinks with length: the largest f over the shortest holder.
-        return (maxf * (K1 + 1.0)) / (maxf + length_norm(float(self.base.min_length[tid]), self.avgdl))
-
-
-def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
-          plan: list[tuple[str, float]], k: int,
-          extra: Sequence[float] = ()) -> list[tuple[int, float]]:
-    """The best `k` live base slots for `plan`, exact: ``[(slot, score)]`` by score desc, slot asc.
-
-    Args:
-        base: the postings.
-        alive: bool[n], False for slots whose concept changed or went (never returned).
-        saturation: the `Saturation` of `base` under the current avgdl.
-        plan: `query_plan` of the query (scores are summed in its order).
-        k: hits wanted (>= 1).
-        extra: full scores of concepts outside the base (changed ones) that compete for
-            the same k places: they only tighten the pruning bound.
-
-    Returns:
-        Up to `k` (slot, score) pairs; only slots sharing at least one term.
-    """
-    acc = saturation.take()
-    touched: list[Int32Array] = []
-    try:
-        return _top_k(base, alive, saturation, plan, k, extra, acc, touched)
-    finally:
-        saturation.give(acc, touched)
-
-
-def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
-           plan: list[tuple[str, float]], k: int, extra: Sequence[float], acc: FloatArray,
-           touched: list[Int32Array]) -> list[tuple[int, float]]:
-    n = base.size
-    terms = [(tid, w) for t, w in plan if (tid := base.term_id.get(t)) is not None]
-    if not terms or n == 0:
-        return []
-    inv_ptr, inv_docs = base.inv_ptr, base.inv_docs
-    if sum(int(inv_ptr[t + 1] - inv_ptr[t]) for t, _ in terms) <= PRUNE_FROM and not extra:
-        # Few postings in all: adding them is cheaper than any pruning.
-        for tid, weight in terms:
-            posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
-            acc[posting] += weight * saturation.of(tid)
-            touched.append(posting)
-        return _best(np.flatnonzero(acc), acc, alive, k)
-    bounds = [w * saturation.bound(tid) for tid, w in terms]
-    rest = [0.0] * (len(terms) + 1)
-    for i in range(len(terms) - 1, -1, -1):
-        rest[i] = rest[i + 1] + bounds[i]
-    extra_sorted = sorted(extra, reverse=True)[:k]
-    done = len(terms)
-    survivors: npt.NDArray[Any] | None = None
-    touched_len = 0
-    threshold = extra_sorted[k - 1] if len(extra_sorted) >= k else 0.0
-    estimates = 0
-    for j, (tid, weight) in enumerate(terms):
-        posting = inv_docs[inv_ptr[tid]:inv_ptr[tid + 1]]
-        acc[posting] += weight * saturation.of(tid)
-        touched.append(posting)
-        touched_len += len(posting)
-        remaining = rest[j + 1]
-        if remaining == 0.0:
-            break
-        bound = remaining * (1.0 + _MARGIN)
-        nxt = terms[j + 1][0]
-        long_next = int(inv_ptr[nxt + 1] - inv_ptr[nxt]) * _LONG > n
-        if bound >= threshold and estimates < 2 and touched_len >= k and (estimates == 0 or long_next):
-            # A lower bound of the k-th best score: the full scores of the k best partial ones.
-            estimates += 1
-            best = _best_touched(touched, acc, alive, k)
-            full = _add_terms(acc[best], best, terms[j + 1:], inv_ptr, inv_docs, saturation)
-            pool = np.concatenate([full, extra_sorted]) if extra_sorted else full
-            if len(pool) >= k:
-                threshold = max(threshold, float(np.partition(pool, len(pool) - k)[len(pool) - k]))
-        if bound < threshold:
-            # Stop here when looking the remaining terms up for the concepts that can still
-            # win costs less than adding the next list (binary search ~6x a scatter-add).
-            chosen: npt.NDArray[Any]
-            if touched_len * 4 < n:
-                every = np.concatenate(touched) if len(touched) > 1 else touched[0]
-                chosen = every[acc[every] + bound >= threshold]
-            else:  # acc is 0 outside the touched lists, and 0 + bound < threshold
-                chosen = np.flatnonzero(acc + bound >= threshold)
-            next_len = int(inv_ptr[nxt + 1] - inv_ptr[nxt])
-            if len(chosen) * (len(terms) - j - 1) * _LOOKUP_COST <= next_len:
-                chosen = np.unique(chosen) if touched_len * 4 < n else chosen
-                survivors = chosen[alive[chosen]]
-                done = j + 1
-                break
-    if survivors is None:
-        return _best(np.flatnonzero(acc), acc, alive, k)
-    scores = _add_terms(acc[survivors], survivors, terms[done:], inv_ptr, inv_docs, saturation)
-    return _ranked(survivors, scores, k)
-
-
-def _best(candidates: npt.NDArray[Any], acc: FloatArray, alive: npt.NDArray[np.bool_],
-          k: int) -> list[tuple[int, float]]:
-    """The `k` best live `candidates` by `acc` (ties: lower slot first)."""
-    candidates = candidates[alive[candidates]]
-    return _ranked(candidates, acc[candidates], k)
-
-
-def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tuple[int, float]]:
-    if len(candidates) > k:
-        cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
-        keep = scores >= cut
-        candidates, scores = candidates[keep], scores[keep]
-    order = np.lexsort((candidates, -scores))[:k]
-    return [(int(candidates[i]), float(scores[i])) for i in order]
-
-
-def _best_touched(touched: list[Int32Array], acc: FloatArray, alive: npt.NDArray[np.bool_],
-                  k: int) -> npt.NDArray[Any]:
-    """Up to `k` live slots among the `touched` lists with the highest `acc`, ascending."""
-    every = np.concatenate(touched) if len(touched) > 1 and sum(map(len, touched)) * 4 < len(acc) else \
-        touched[0] if len(touched) == 1 else np.flatnonzero(acc)
-    if len(every) > 4 * k:
-        every = every[np.argpartition(acc[every], len(every) - 4 * k)[-4 * k:]]
-    chosen = np.unique(every)
-    chosen = chosen[alive[chosen]]
-    if len(chosen) > k:
-        chosen = np.sort(chosen[np.argpartition(acc[chosen], len(chosen) - k)[-k:]])
-    return chosen
-
-
-def _add_terms(scores: FloatArray, slots: npt.NDArray[Any], terms: list[tuple[int, float]],
-               inv_ptr: IntArray, inv_docs: Int32Array, saturation: Saturation) -> FloatArray:
-    """`scores` of `slots` (ascending) plus each of `terms`' share, in order, by binary search."""
-    if len(slots) == 0:
-        return scores
-    slots = slots.astype(inv_docs.dtype, copy=False)  # searchsorted converts the list otherwise
-    for tid, weight in terms:
-        lo, hi = int(inv_ptr[tid]), int(inv_ptr[tid + 1])
-        posting = inv_docs[lo:hi]
-        at = np.searchsorted(posting, slots)
-        np.minimum(at, hi - lo - 1, out=at)
-        held = posting[at] == slots
-        if held.any():
-            scores[held] += weight * saturation.at(tid, lo, at[held])
-    return scores
-
-
 def score_doc(doc: Doc, plan: list[tuple[str, float]], norm: float) -> float:
-    """One concept's exact score, summed in `plan` order (what `top_k` computes for a slot)."""
+    """One concept's exact score, summed in `plan` order (what `topk.top_k` computes for a slot)."""
     total = 0.0
     codes = doc.fcodes
     for term, weight in plan:
@@ -469,7 +252,7 @@ def score_doc(doc: Doc, plan: list[tuple[str, float]], norm: float) -> float:
 
 def reference_top_k(docs: Sequence[Doc], plan: list[tuple[str, float]], avgdl: float,
                     k: int) -> list[tuple[int, float]]:
-    """`top_k` by brute force over `docs` (index = slot): every document scored, sorted."""
+    """`topk.top_k` by brute force over `docs` (index = slot): every document scored, sorted."""
     scored = [(i, score_doc(d, plan, length_norm(d.length, avgdl))) for i, d in enumerate(docs)]
     scored = [(i, s) for i, s in scored if s > 0.0]
     scored.sort(key=lambda p: (-p[1], p[0]))

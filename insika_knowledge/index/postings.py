@@ -24,7 +24,7 @@ import numpy as np
 
 from insika_knowledge.analysis.text import ANALYSIS_VERSION, query_terms
 from insika_knowledge.errors import RunTimeFailure, UserError
-from insika_knowledge.index import bm25, snapshot
+from insika_knowledge.index import bm25, snapshot, topk
 from insika_knowledge.index.generations import PerAgent
 from insika_knowledge.index.scan import Entry, Hit, _stamp, entry_with_terms, term_weight
 from insika_knowledge.index.tokenizer import TOKENIZER
@@ -66,8 +66,8 @@ class _State:
         self.delta: dict[str, tuple[Entry, bm25.Doc]] = {}
         self.documents = self.base.size
         self.tokens = int(self.base.lengths.sum(dtype=np.int64))
-        self._saturation: bm25.Saturation | None = None
-        self._previous: bm25.Saturation | None = None
+        self._saturation: topk.Saturation | None = None
+        self._previous: topk.Saturation | None = None
         self._idf: dict[str, float] = {}
         self._owned = True
         #: Hit entries by base slot, shared by the states derived from this one (same base).
@@ -117,14 +117,14 @@ class _State:
         out.sort(key=lambda p: (-p[1], p[0]))
         return out
 
-    def saturation(self) -> bm25.Saturation:
+    def saturation(self) -> topk.Saturation:
         if self._saturation is None:
             avgdl = self.stats().avgdl
             previous = self._previous
             if previous is not None and previous.base is self.base and previous.avgdl == avgdl:
                 self._saturation = previous
             else:
-                self._saturation = bm25.Saturation(self.base, avgdl)
+                self._saturation = topk.Saturation(self.base, avgdl)
             self._previous = None
         return self._saturation
 
@@ -393,7 +393,7 @@ class PostingsIndex:
         avgdl = state.stats().avgdl
         changed = [(e, s) for e, d in state.delta.values()
                    if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
-        best = bm25.top_k(state.base, state.alive, state.saturation(), plan, top_k, [s for _, s in changed])
+        best = topk.top_k(state.base, state.alive, state.saturation(), plan, top_k, [s for _, s in changed])
         entries = self._base_entries(agent, state, [slot for slot, _ in best])
         hits = [Hit(entries[slot], score) for slot, score in best if slot in entries]
         if changed:

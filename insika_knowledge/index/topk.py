@@ -1,0 +1,278 @@
+"""Exact top-k BM25 over a `bm25.Postings` base: every posting counted, or MaxScore when the lists are long.
+
+A query's score for a concept is the sum, in `bm25.query_plan` order (idf descending), of
+each term's share ``idf * f * (k1 + 1) / (f + norm)``. `top_k` returns exactly what
+`bm25.reference_top_k` (every concept scored) returns, floats included:
+
+- **Few postings** (at most `PRUNE_FROM` in all): each list's shares are added into one
+  accumulator with ``np.add.at``, list after list, so each score is summed in plan
+  order, as the reference sums it.
+- **Long lists**: MaxScore (Turtle and Flood, "Query evaluation: strategies and
+  optimizations", 1995), term at a time. The rarest terms (their lists a small part of
+  the postings) give a lower bound of the k-th best score: the k-th best partial score
+  among the concepts of the longest of them (or of all they touch, when it is short).
+  The *essential* terms are the shortest prefix of the plan after which the remaining
+  terms' largest possible shares (`Saturation.bound`) sum below that bound: a concept
+  holding none of them cannot reach the top k. The essential terms are added into the
+  same accumulator; the remaining (long, low-idf) lists are looked up by binary search
+  for the few concepts whose partial score plus that sum still reaches the bound, and
+  added in plan order.
+
+Both paths return slots by score desc, then slot asc (the base's tie-break order).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from insika_knowledge.index.bm25 import K1, FloatArray, Int32Array, Postings, length_norm, length_norms
+
+#: A relative margin on the pruning bound, far above float rounding over a few dozen terms.
+_MARGIN: Final = 1e-9
+#: And one relative to the bound itself: a sum of up to thousands of shares rounds less.
+_ROUNDING: Final = 1e-12
+#: Shares kept per `Saturation` at most (postings; 8 bytes each).
+KEEP_AT_MOST: Final = 8_000_000
+#: At most this many postings in all: one weighted count, no pruning.
+PRUNE_FROM: Final = 30_000
+#: The lists the k-th score is first bounded from hold at most this share of the postings.
+_PROBE_SHARE: Final = 16
+#: A binary-search lookup costs about this many counted postings.
+_LOOKUP_COST: Final = 6
+
+#: One query term: (term id, idf, (lo, hi) of its postings).
+Term = tuple[int, float, tuple[int, int]]
+
+
+class Saturation:
+    """Per term, each posting's ``idf * f * (k1 + 1) / (f + norm)`` under one avgdl, computed once.
+
+    A term's share of every score it touches, as one array aligned with its posting list,
+    so a warm query does one add per term. Arrays are kept up to `budget` postings in all
+    (first come, first kept), each with the idf it was weighted with (a term whose idf
+    moved is weighted again). Tied to one avgdl: a write that moves it needs a new
+    `Saturation`.
+    """
+
+    def __init__(self, base: Postings, avgdl: float, budget: int | None = None):
+        self.base = base
+        self.avgdl = avgdl
+        self.norms = length_norms(base.lengths, avgdl)
+        self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
+        self._kept: dict[int, tuple[float, FloatArray]] = {}
+        self._bounds: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._scratch: list[_Scratch] = []
+
+    def take(self) -> _Scratch:
+        """Working arrays for one search (one per concurrent search; returned with `give`)."""
+        try:
+            return self._scratch.pop()
+        except IndexError:
+            return _Scratch(self.base.size)
+
+    def give(self, scratch: _Scratch) -> None:
+        """Return `scratch` (its dense scores zeroed) for the next search."""
+        self._scratch.append(scratch)
+
+    def of(self, tid: int, weight: float) -> FloatArray:
+        """``weight`` times term `tid`'s saturation per posting (aligned with its ``inv_docs`` slice)."""
+        found = self._kept.get(tid)
+        if found is not None and found[0] == weight:
+            return found[1]
+        base = self.base
+        lo, hi = base.span(tid)
+        f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
+        saturation = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo:hi]])
+        self._bounds[tid] = float(saturation.max()) if hi > lo else 0.0
+        value: FloatArray = weight * saturation
+        with self._lock:
+            if found is not None or hi - lo <= self.budget:
+                if found is None:
+                    self.budget -= hi - lo
+                self._kept[tid] = (weight, value)
+        return value
+
+    def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64], weight: float) -> FloatArray:
+        """`of(tid, weight)` at `positions` of its list (which starts at ``inv_docs[lo]``)."""
+        found = self._kept.get(tid)
+        if found is not None and found[0] == weight:
+            return found[1][positions]
+        base = self.base
+        f = (base.inv_codes[lo + positions] >> 1).astype(np.float64)
+        value: FloatArray = weight * ((f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo + positions]]))
+        return value
+
+    def bound(self, tid: int) -> float:
+        """The largest saturation (idf not applied) any posting of `tid` can have (exact once seen)."""
+        known = self._bounds.get(tid)
+        if known is not None:
+            return known
+        maxf = float(self.base.max_f[tid])
+        # Saturation grows with f and shrinks with length: the largest f over the shortest holder.
+        return (maxf * (K1 + 1.0)) / (maxf + length_norm(float(self.base.min_length[tid]), self.avgdl))
+
+
+class _Scratch:
+    """One search's working arrays, reused: a query allocates nothing the size of the base.
+
+    (Temporaries of a few hundred KiB each cost more than the search itself when the C
+    allocator maps fresh pages for them on every call.)
+    """
+
+    def __init__(self, n: int):
+        self.dense = np.zeros(n)  # zero between uses
+        self.copy = np.empty(n)
+
+    def add(self, base: Postings, saturation: Saturation, terms: list[Term]) -> None:
+        """Add `terms`' shares to `dense`, term after term, each list in order: plan order kept."""
+        dense, inv_docs = self.dense, base.inv_docs
+        for tid, weight, (lo, hi) in terms:
+            np.add.at(dense, inv_docs[lo:hi], saturation.of(tid, weight))
+
+
+def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
+          plan: list[tuple[str, float]], k: int,
+          extra: Sequence[float] = ()) -> list[tuple[int, float]]:
+    """The best `k` live base slots for `plan`, exact: ``[(slot, score)]`` by score desc, slot asc.
+
+    Args:
+        base: the postings.
+        alive: bool[n], False for slots whose concept changed or went (never returned).
+        saturation: the `Saturation` of `base` under the current avgdl.
+        plan: `bm25.query_plan` of the query (scores are summed in its order).
+        k: hits wanted (>= 1).
+        extra: full scores of concepts outside the base (changed ones) that compete for
+            the same k places: they only raise the pruning bound.
+
+    Returns:
+        Up to `k` (slot, score) pairs; only slots sharing at least one term.
+    """
+    term_id, span = base.term_id, base.span
+    terms: list[Term] = [(tid, w, span(tid)) for t, w in plan if (tid := term_id.get(t)) is not None]
+    if not terms or base.size == 0 or k <= 0:
+        return []
+    scratch = saturation.take()
+    try:
+        return _top_k(base, alive, saturation, terms, k, extra, scratch)
+    finally:
+        scratch.dense.fill(0.0)
+        saturation.give(scratch)
+
+
+def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation, terms: list[Term], k: int,
+           extra: Sequence[float], scratch: _Scratch) -> list[tuple[int, float]]:
+    sizes = [hi - lo for _, _, (lo, hi) in terms]
+    total = sum(sizes)
+    partial = scratch.dense
+    if total <= PRUNE_FROM:
+        scratch.add(base, saturation, terms)
+        return _ranked_dense(scratch, alive, k, terms, base)
+    # The rarest terms (at least one) bound the k-th best score from below.
+    probe, counted = 1, sizes[0]
+    while probe < len(terms) and counted + sizes[probe] <= total // _PROBE_SHARE:
+        counted += sizes[probe]
+        probe += 1
+    scratch.add(base, saturation, terms[:probe])
+    longest = max(range(probe), key=sizes.__getitem__)
+    pool = base.inv_docs[slice(*terms[longest][2])] if sizes[longest] >= 4 * k else np.flatnonzero(partial > 0.0)
+    threshold = max(_kth(partial, pool, alive, k), _kth_of(extra, k))
+    # The essential terms: the shortest prefix whose remaining terms cannot reach the bound.
+    reach = [0.0] * (len(terms) + 1)
+    for i in range(len(terms) - 1, -1, -1):
+        reach[i] = reach[i + 1] + terms[i][1] * saturation.bound(terms[i][0])
+    essential = next((j for j in range(probe, len(terms)) if _slack(reach[j], threshold) < threshold), len(terms))
+    rest = total - sum(sizes[:essential])
+    if essential == len(terms) or rest <= PRUNE_FROM // _PROBE_SHARE:
+        scratch.add(base, saturation, terms[probe:])
+        return _ranked_dense(scratch, alive, k, terms, base)
+    scratch.add(base, saturation, terms[probe:essential])
+    chosen = np.flatnonzero(partial >= threshold - _slack(reach[essential], threshold))
+    chosen = chosen[alive[chosen]]
+    if len(chosen) >= k:  # the k-th best partial score among them is a tighter bound
+        scores = partial[chosen]
+        best = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+        if best > threshold:
+            threshold = best
+            chosen = chosen[scores >= threshold - _slack(reach[essential], threshold)]
+    if len(chosen) * (len(terms) - essential) * _LOOKUP_COST > rest:
+        scratch.add(base, saturation, terms[essential:])
+        return _ranked_dense(scratch, alive, k, terms, base)
+    scores = _looked_up(partial[chosen], chosen, terms[essential:], base.inv_docs, saturation)
+    return _ranked(chosen, scores, k)
+
+
+def _slack(reach: float, threshold: float) -> float:
+    """`reach` (the remaining terms' largest sum) widened past any rounding of the sums compared."""
+    return reach * (1.0 + _MARGIN) + abs(threshold) * _ROUNDING
+
+
+def _kth(partial: FloatArray, slots: npt.NDArray[Any], alive: npt.NDArray[np.bool_], k: int) -> float:
+    """The k-th best `partial` score among the live `slots` (distinct), 0.0 when fewer than k."""
+    scores = partial[slots[alive[slots]]]
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k]) if len(scores) >= k else 0.0
+
+
+def _kth_of(scores: Sequence[float], k: int) -> float:
+    """The k-th best of `scores`, 0.0 when fewer than k."""
+    return sorted(scores, reverse=True)[k - 1] if len(scores) >= k else 0.0
+
+
+def _ranked_dense(scratch: _Scratch, alive: npt.NDArray[np.bool_], k: int,
+                  terms: list[Term], base: Postings) -> list[tuple[int, float]]:
+    """The `k` best live slots of the scratch's dense scores (ties: lower slot first).
+
+    Only the slots at or above a lower bound of the k-th score are ranked: the k-th best
+    live score among the holders of one of `terms` (the first list of at least 2k postings
+    and at most a quarter of the slots), else the k-th best of all slots (when dead slots
+    held that one up, every slot with a score is ranked).
+    """
+    dense = scratch.dense
+    n = len(dense)
+    cut = 0.0
+    if n > k:
+        pool = next((base.inv_docs[lo:hi] for _, _, (lo, hi) in terms if 2 * k <= hi - lo <= n // 4), None)
+        if pool is not None:
+            cut = _kth(dense, pool, alive, k)
+        else:
+            np.copyto(scratch.copy, dense)
+            scratch.copy.partition(n - k)
+            cut = float(scratch.copy[n - k])
+    if cut > 0.0:
+        candidates = np.flatnonzero(dense >= cut)
+        candidates = candidates[alive[candidates]]
+        if len(candidates) >= k:  # else dead slots held the cut up
+            return _ranked(candidates, dense[candidates], k)
+    candidates = np.flatnonzero(dense > 0.0)  # every share is positive
+    candidates = candidates[alive[candidates]]
+    return _ranked(candidates, dense[candidates], k)
+
+
+def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tuple[int, float]]:
+    if len(candidates) > 64:
+        cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+        keep = scores >= cut
+        candidates, scores = candidates[keep], scores[keep]
+    ranked = sorted(zip((-scores).tolist(), candidates.tolist(), strict=True))[:k]
+    return [(slot, -score) for score, slot in ranked]
+
+
+def _looked_up(scores: FloatArray, slots: npt.NDArray[Any], terms: list[Term], inv_docs: Int32Array,
+               saturation: Saturation) -> FloatArray:
+    """`scores` of `slots` (ascending) plus each of `terms`' share, in order, by binary search."""
+    if len(slots) == 0:
+        return scores
+    slots = slots.astype(inv_docs.dtype, copy=False)  # searchsorted converts the list otherwise
+    for tid, weight, (lo, hi) in terms:
+        posting = inv_docs[lo:hi]
+        at = np.searchsorted(posting, slots)
+        np.minimum(at, hi - lo - 1, out=at)
+        held = posting[at] == slots
+        if held.any():
+            scores[held] += saturation.at(tid, lo, at[held], weight)
+    return scores
