@@ -124,7 +124,8 @@ class _State:
             if previous is not None and previous.base is self.base and previous.avgdl == avgdl:
                 self._saturation = previous
             else:
-                self._saturation = topk.Saturation(self.base, avgdl)
+                idle = previous.scratch if previous is not None and previous.base is self.base else None
+                self._saturation = topk.Saturation(self.base, avgdl, scratch=idle)
             self._previous = None
         return self._saturation
 

@@ -59,7 +59,8 @@ class Saturation:
     `Saturation`.
     """
 
-    def __init__(self, base: Postings, avgdl: float, budget: int | None = None):
+    def __init__(self, base: Postings, avgdl: float, budget: int | None = None,
+                 scratch: list[_Scratch] | None = None):
         self.base = base
         self.avgdl = avgdl
         self.norms = length_norms(base.lengths, avgdl)
@@ -67,18 +68,19 @@ class Saturation:
         self._kept: dict[int, tuple[float, FloatArray]] = {}
         self._bounds: dict[int, float] = {}
         self._lock = threading.Lock()
-        self._scratch: list[_Scratch] = []
+        #: Idle working arrays; the next `Saturation` of the same base takes the list over.
+        self.scratch: list[_Scratch] = scratch if scratch is not None else []
 
     def take(self) -> _Scratch:
         """Working arrays for one search (one per concurrent search; returned with `give`)."""
         try:
-            return self._scratch.pop()
+            return self.scratch.pop()
         except IndexError:
             return _Scratch(self.base.size)
 
     def give(self, scratch: _Scratch) -> None:
         """Return `scratch` (its dense scores zeroed) for the next search."""
-        self._scratch.append(scratch)
+        self.scratch.append(scratch)
 
     def of(self, tid: int, weight: float) -> FloatArray:
         """``weight`` times term `tid`'s saturation per posting (aligned with its ``inv_docs`` slice)."""
