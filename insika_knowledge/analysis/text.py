@@ -186,21 +186,23 @@ def negation_count(text: str) -> int:
 def tokenize(text: str, lang: str | None = None) -> list[str]:
     """Index terms of `text` in order (duplicates kept).
 
-    Folded, known phrases joined, stop words out, each word stemmed for the text's
-    language (or `lang` when given), plus the synonym-group term (``s_bag``...) of
-    words that have one.
+    Folded, known phrases joined, stop words out, each word stemmed (`stem`: one
+    analysis whatever the language, so `lang` changes nothing), plus the synonym-group
+    term (``s_bag``...) of words that have one.
     """
-    found = _WORD_RE.findall(join_phrases(fold(text)))
-    lang = lang or language(found)
     out: list[str] = []
-    for word in found:
-        if word in STOP_WORDS:
-            continue
-        out.append(stem(word, lang))
-        group = SYNONYMS.get(word)
-        if group is not None:
-            out.append(group)
+    for word in _WORD_RE.findall(join_phrases(fold(text))):
+        out += _word_terms(word)
     return out
+
+
+@lru_cache(maxsize=262144)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """The index terms of one folded word: none for a stop word, its stem, its synonym group."""
+    if word in STOP_WORDS:
+        return ()
+    group = SYNONYMS.get(word)
+    return (stem(word),) if group is None else (stem(word), group)
 
 
 def terms(text: str, lang: str | None = None) -> frozenset[str]:
