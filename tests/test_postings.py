@@ -52,9 +52,9 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
     extra = [rnd.uniform(0, 3) for _ in range(extras)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(topk, "PRUNE_FROM", rnd.choice([0, 0, topk.PRUNE_FROM]))  # mostly: always prune
-        # Bound from more or fewer of the rarest lists; look the rest up always, never, or as costed.
+        # Bound from more or fewer of the rarest lists; binary-search the rest always, never, or as costed.
         patch.setattr(topk, "_PROBE_SHARE", rnd.choice([2, 4, topk._PROBE_SHARE]))
-        patch.setattr(topk, "_LOOKUP_COST", rnd.choice([0, topk._LOOKUP_COST, 10**9]))
+        patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
         saturation = topk.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
         fast = topk.top_k(base, alive, saturation, plan, k, extra)
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
@@ -87,7 +87,7 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(topk, "PRUNE_FROM", 0)
-        patch.setattr(topk, "_LOOKUP_COST", rnd.choice([0, topk._LOOKUP_COST]))
+        patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
         fast = topk.top_k(base, alive, topk.Saturation(base, stats.avgdl), plan, k)
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
 

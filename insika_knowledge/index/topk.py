@@ -14,9 +14,9 @@ each term's share ``idf * f * (k1 + 1) / (f + norm)``. `top_k` returns exactly w
   The *essential* terms are the shortest prefix of the plan after which the remaining
   terms' largest possible shares (`Saturation.bound`) sum below that bound: a concept
   holding none of them cannot reach the top k. The essential terms are added into the
-  same accumulator; the remaining (long, low-idf) lists are looked up by binary search
-  for the few concepts whose partial score plus that sum still reaches the bound, and
-  added in plan order.
+  same accumulator; the remaining (long, low-idf) lists are then added, in plan order,
+  only for the concepts whose partial score plus that sum still reaches the bound (each
+  list binary-searched for them, or read once against a mark, whichever costs less).
 
 Both paths return slots by score desc, then slot asc (the base's tie-break order).
 """
@@ -42,8 +42,8 @@ KEEP_AT_MOST: Final = 8_000_000
 PRUNE_FROM: Final = 30_000
 #: The lists the k-th score is first bounded from hold at most this share of the postings.
 _PROBE_SHARE: Final = 16
-#: A binary-search lookup costs about this many counted postings.
-_LOOKUP_COST: Final = 6
+#: Binary-searching a list for one slot costs about as much as reading this many of its postings.
+_SEARCH_COST: Final = 20
 
 #: One query term: (term id, idf, (lo, hi) of its postings).
 Term = tuple[int, float, tuple[int, int]]
@@ -130,12 +130,43 @@ class _Scratch:
     def __init__(self, n: int):
         self.dense = np.zeros(n)  # zero between uses
         self.copy = np.empty(n)
+        self.marked = np.zeros(n, dtype=bool)  # False between uses
 
     def add(self, base: Postings, saturation: Saturation, terms: list[Term]) -> None:
         """Add `terms`' shares to `dense`, term after term, each list in order: plan order kept."""
         dense, inv_docs = self.dense, base.inv_docs
         for tid, weight, (lo, hi) in terms:
             np.add.at(dense, inv_docs[lo:hi], saturation.of(tid, weight))
+
+    def add_at(self, base: Postings, saturation: Saturation, terms: list[Term], slots: npt.NDArray[Any]) -> None:
+        """Add `terms`' shares to `dense` at `slots` (ascending, distinct) only, term after term.
+
+        Per term, whichever costs less: a binary search of its list for each slot, or one
+        pass over the list against a mark per slot. Only the shares found are computed.
+        """
+        if len(slots) == 0:
+            return
+        dense, inv_docs, marked = self.dense, base.inv_docs, self.marked
+        needles = slots.astype(inv_docs.dtype, copy=False)  # searchsorted converts the list otherwise
+        marking = False
+        try:
+            for tid, weight, (lo, hi) in terms:
+                posting = inv_docs[lo:hi]
+                if len(needles) * _SEARCH_COST < hi - lo:
+                    at = np.searchsorted(posting, needles)
+                    np.minimum(at, hi - lo - 1, out=at)
+                    held = posting[at] == needles
+                    positions, where = at[held], needles[held]
+                else:
+                    if not marking:
+                        marked[slots] = marking = True
+                    positions = np.flatnonzero(marked[posting])
+                    where = posting[positions]
+                if len(positions):
+                    dense[where] += saturation.at(tid, lo, positions, weight)
+        finally:
+            if marking:
+                marked[slots] = False
 
 
 def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
@@ -202,11 +233,8 @@ def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
         if best > threshold:
             threshold = best
             chosen = chosen[scores >= threshold - _slack(reach[essential], threshold)]
-    if len(chosen) * (len(terms) - essential) * _LOOKUP_COST > rest:
-        scratch.add(base, saturation, terms[essential:])
-        return _ranked_dense(scratch, alive, k, terms, base)
-    scores = _looked_up(partial[chosen], chosen, terms[essential:], base.inv_docs, saturation)
-    return _ranked(chosen, scores, k)
+    scratch.add_at(base, saturation, terms[essential:], chosen)
+    return _ranked(chosen, partial[chosen], k)
 
 
 def _slack(reach: float, threshold: float) -> float:
@@ -262,19 +290,3 @@ def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tu
         candidates, scores = candidates[keep], scores[keep]
     ranked = sorted(zip((-scores).tolist(), candidates.tolist(), strict=True))[:k]
     return [(slot, -score) for score, slot in ranked]
-
-
-def _looked_up(scores: FloatArray, slots: npt.NDArray[Any], terms: list[Term], inv_docs: Int32Array,
-               saturation: Saturation) -> FloatArray:
-    """`scores` of `slots` (ascending) plus each of `terms`' share, in order, by binary search."""
-    if len(slots) == 0:
-        return scores
-    slots = slots.astype(inv_docs.dtype, copy=False)  # searchsorted converts the list otherwise
-    for tid, weight, (lo, hi) in terms:
-        posting = inv_docs[lo:hi]
-        at = np.searchsorted(posting, slots)
-        np.minimum(at, hi - lo - 1, out=at)
-        held = posting[at] == slots
-        if held.any():
-            scores[held] += saturation.at(tid, lo, at[held], weight)
-    return scores
