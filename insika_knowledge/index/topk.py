@@ -30,7 +30,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from insika_knowledge.index.bm25 import K1, FloatArray, Int32Array, Postings, length_norm, length_norms
+from insika_knowledge.index.bm25 import K1, FloatArray, Postings, length_norm, length_norms
 
 #: A relative margin on the pruning bound, far above float rounding over a few dozen terms.
 _MARGIN: Final = 1e-9
