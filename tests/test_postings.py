@@ -55,6 +55,7 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
         # Bound from more or fewer of the rarest lists; binary-search the rest always, never, or as costed.
         patch.setattr(topk, "_PROBE_SHARE", rnd.choice([2, 4, topk._PROBE_SHARE]))
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
+        patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
         saturation = topk.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
         fast = topk.top_k(base, alive, saturation, plan, k, extra)
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
@@ -88,6 +89,7 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(topk, "PRUNE_FROM", 0)
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
+        patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
         fast = topk.top_k(base, alive, topk.Saturation(base, stats.avgdl), plan, k)
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
 

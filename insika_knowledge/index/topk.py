@@ -15,8 +15,9 @@ each term's share ``idf * f * (k1 + 1) / (f + norm)``. `top_k` returns exactly w
   terms' largest possible shares (`Saturation.bound`) sum below that bound: a concept
   holding none of them cannot reach the top k. The essential terms are added into the
   same accumulator; the remaining (long, low-idf) lists are then added, in plan order,
-  only for the concepts whose partial score plus that sum still reaches the bound (each
-  list binary-searched for them, or read once against a mark, whichever costs less).
+  for the concepts whose partial score plus that sum still reaches the bound (each list
+  binary-searched for them, read once against a mark, or added whole, whichever costs
+  least).
 
 Both paths return slots by score desc, then slot asc (the base's tie-break order).
 """
@@ -42,8 +43,11 @@ KEEP_AT_MOST: Final = 8_000_000
 PRUNE_FROM: Final = 30_000
 #: The lists the k-th score is first bounded from hold at most this share of the postings.
 _PROBE_SHARE: Final = 16
-#: Binary-searching a list for one slot costs about as much as reading this many of its postings.
+#: Costs, in postings added to the accumulator (measured here): binary-searching a list for
+#: one concept; reading one posting against the marks; computing one posting's share.
 _SEARCH_COST: Final = 20
+_MARK_COST: Final = 3
+_SHARE_COST: Final = 5
 
 #: One query term: (term id, idf, (lo, hi) of its postings).
 Term = tuple[int, float, tuple[int, int]]
@@ -100,6 +104,11 @@ class Saturation:
                 self._kept[tid] = (weight, value)
         return value
 
+    def holds(self, tid: int, weight: float) -> bool:
+        """True when term `tid`'s shares under `weight` are computed and kept."""
+        found = self._kept.get(tid)
+        return found is not None and found[0] == weight
+
     def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64], weight: float) -> FloatArray:
         """`of(tid, weight)` at `positions` of its list (which starts at ``inv_docs[lo]``)."""
         found = self._kept.get(tid)
@@ -139,10 +148,11 @@ class _Scratch:
             np.add.at(dense, inv_docs[lo:hi], saturation.of(tid, weight))
 
     def add_at(self, base: Postings, saturation: Saturation, terms: list[Term], slots: npt.NDArray[Any]) -> None:
-        """Add `terms`' shares to `dense` at `slots` (ascending, distinct) only, term after term.
+        """Add `terms`' shares to `dense` at `slots` (ascending, distinct), term after term.
 
-        Per term, whichever costs less: a binary search of its list for each slot, or one
-        pass over the list against a mark per slot. Only the shares found are computed.
+        Per term, whichever costs least: a binary search of its list for each slot; one
+        pass over the list against a mark per slot (both compute only the shares found);
+        or adding the whole list (other slots get a share too, which nothing reads).
         """
         if len(slots) == 0:
             return
@@ -152,7 +162,12 @@ class _Scratch:
         try:
             for tid, weight, (lo, hi) in terms:
                 posting = inv_docs[lo:hi]
-                if len(needles) * _SEARCH_COST < hi - lo:
+                search = len(needles) * _SEARCH_COST
+                whole = (hi - lo) * (1 if saturation.holds(tid, weight) else _SHARE_COST)
+                if whole <= search and whole <= (hi - lo) * _MARK_COST:
+                    np.add.at(dense, posting, saturation.of(tid, weight))
+                    continue
+                if search < (hi - lo) * _MARK_COST:
                     at = np.searchsorted(posting, needles)
                     np.minimum(at, hi - lo - 1, out=at)
                     held = posting[at] == needles
