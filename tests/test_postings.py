@@ -199,6 +199,41 @@ def _same_entries(db: SQLiteStore, entries: list) -> None:
     assert entries == [entry_from_row(rows[e.name]) for e in entries]
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), max_size=20),
+       st.lists(st.tuples(st.integers(0, 30), st.lists(st.sampled_from(WORDS + ["raro"]), max_size=4)),
+                max_size=30),
+       st.integers(0, 2**32 - 1))
+def test_a_rebuilt_base_holds_what_a_fresh_build_holds(docs, changes, seed) -> None:
+    """The delta merged into the base (nothing analysed again) equals the rows analysed afresh, slot by slot."""
+    rnd = random.Random(seed)
+    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as tmp:
+        patch.setattr(postings, "DELTA_MIN", 10**9)  # the changes stay in the delta until `rebuild`
+        db = SQLiteStore(Path(tmp) / "t.db", tokenizer=TOKENIZER)
+        bodies = ["x", "see [[c1]]", "## Contradiction\n\n- other", "pix pix loja"]
+        for i, words in enumerate(docs):
+            _put(db, f"c{i}", words, rnd.choice([0.4, 0.6, 0.8]), body=rnd.choice(bodies))
+        index = PostingsIndex(db, persist=False)
+        index.search_terms(AGENT, frozenset({"frete"}), 1)  # the base: the rows so far (maybe none)
+        for target, words in changes:
+            if words:
+                _put(db, f"c{target}", words, rnd.choice([0.4, 0.6, 0.8]), body=rnd.choice(bodies))
+            elif db.get(AGENT, f"c{target}") is not None:
+                with db.transaction() as tx:
+                    tx.remove(AGENT, f"c{target}", actor="e")
+        rebuilt = postings.rebuild(index._state(AGENT))
+        assert _contents(rebuilt) == _contents(postings.build(db.scan_rows(AGENT), 0, 0))
+        db.close()
+
+
+def _contents(state: postings._State) -> tuple:
+    """Per slot its entry and analysed document; per term its statistics (term ids aside)."""
+    base = state.base
+    slots = [(postings.entry_of(state, s), base.doc(s)) for s in range(base.size)]
+    terms = {t: (int(base.df[i]), int(base.max_f[i]), int(base.min_length[i])) for i, t in enumerate(base.vocab)}
+    return slots, terms, state.documents, state.tokens
+
+
 def test_a_new_process_opens_the_snapshot_instead_of_analysing(store, monkeypatch) -> None:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:

@@ -17,8 +17,8 @@ document frequencies, average length) are the agent's own. Hits carry the BM25 s
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
-from typing import Final
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
 
 import numpy as np
 
@@ -221,38 +221,66 @@ def entry_of(state: _State, slot: int) -> Entry:
 
 
 def rebuild(state: _State) -> _State:
-    """`state` as a fresh base (live slots and the delta merged in tie-break order); no analysis."""
-    snap, base = state.snap, state.base
-    live = np.flatnonzero(state.alive).tolist()
-    keys = [state.tiebreak(s) for s in live]
+    """`state` as a fresh base (live slots and the delta merged in tie-break order); no analysis.
+
+    In array operations (`_merge_postings`, `_gather`): nothing per live concept is
+    decoded or re-encoded.
+    """
+    snap = state.snap
+    live = np.flatnonzero(state.alive)
     delta = sorted(state.delta.values(), key=lambda pair: pair[0].tiebreak)
-    # Merge: each delta concept goes before the first live slot it beats.
-    places = [bisect.bisect_right(keys, e.tiebreak) for e, _ in delta]
-    new_of_old = np.full(base.size, -1, dtype=np.int64)
-    order: list[tuple[str, int]] = []  # ("b", old slot) or ("d", delta index)
-    at = 0
-    for i, place in enumerate(places):
-        order.extend(("b", s) for s in live[at:place])
-        order.append(("d", i))
-        at = place
-    order.extend(("b", s) for s in live[at:])
-    for new, (kind, old) in enumerate(order):
-        if kind == "b":
-            new_of_old[old] = new
-    slots, tids, codes = base.coo()
-    keep = state.alive[slots]
+    # Each delta concept goes before the first live slot it beats (live slots are in tie-break order).
+    live_list = live.tolist()
+    places = np.array([bisect.bisect_right(live_list, e.tiebreak, key=state.tiebreak) for e, _ in delta],
+                      dtype=np.int64)
+    size = len(live) + len(delta)
+    delta_new = places + np.arange(len(delta), dtype=np.int64)
+    live_new = np.arange(len(live), dtype=np.int64) + np.searchsorted(places, np.arange(len(live)), side="right")
+    fresh = _merge_postings(state, live, live_new, [d for _, d in delta], delta_new, size)
+    entries = [e for e, _ in delta]
+
+    def numbers(values: np.ndarray, field: Callable[[Entry], float], dtype: type) -> np.ndarray:
+        out: np.ndarray = np.empty(size, dtype=dtype)
+        out[live_new] = np.asarray(values)[live]
+        out[delta_new] = [field(e) for e in entries]
+        return out
+
+    def column(old: Sequence[str], new_values: list[str]) -> snapshot.Column:
+        held = old if isinstance(old, snapshot.Column) else snapshot.Column.of(list(old))
+        added = [v.encode("utf-8") for v in new_values]
+        data, offsets = _gather(
+            np.concatenate([np.frombuffer(held.data, dtype=np.uint8),
+                            np.frombuffer(b"".join(added), dtype=np.uint8)]),
+            held.offsets, live, live_new, [len(a) for a in added], delta_new, size)
+        return snapshot.Column(data.tobytes(), offsets)
+
+    old_columns = (snap.names, snap.descriptions, snap.types, snap.provenances, snap.updated, snap.links)
+    names, descriptions, types, provenances, updated, links = (
+        column(old, new) for old, new in zip(old_columns, _columns(entries), strict=True))
+    merged = snapshot.Snapshot(
+        fresh, numbers(snap.ids, lambda e: e.id, np.int64), numbers(snap.versions, lambda e: e.version, np.int64),
+        numbers(snap.confidence, lambda e: e.confidence, np.float64),
+        numbers(snap.conflict, lambda e: e.in_conflict, np.uint8), names, descriptions, types,
+        provenances, updated, links, state.cursor, state.generation, ANALYSIS_VERSION,
+    )
+    return _State(merged, state.generation, state.cursor)
+
+
+def _merge_postings(state: _State, live: np.ndarray, live_new: np.ndarray, docs: list[bm25.Doc],
+                    docs_new: np.ndarray, size: int) -> bm25.Postings:
+    """What `bm25.assemble` builds of the `live` slots (now at `live_new`) and `docs` (at `docs_new`).
+
+    The base's term order is kept, new terms are appended, unused ones dropped. The live
+    slots keep their relative order, so their posting lists stay sorted: only the delta's
+    postings are sorted and merged in.
+    """
+    base = state.base
     vocab = list(base.vocab)
     term_id = dict(base.term_id)
     extra_slots: list[int] = []
     extra_tids: list[int] = []
     extra_codes: list[int] = []
-    lengths = np.zeros(len(order), dtype=np.int32)
-    lengths[new_of_old[live]] = base.lengths[live]
-    for new, (kind, i) in enumerate(order):
-        if kind != "d":
-            continue
-        doc = delta[i][1]
-        lengths[new] = doc.length
+    for new, doc in zip(docs_new.tolist(), docs, strict=True):
         for term, code in doc.fcodes.items():
             tid = term_id.get(term)
             if tid is None:
@@ -261,37 +289,73 @@ def rebuild(state: _State) -> _State:
             extra_slots.append(new)
             extra_tids.append(tid)
             extra_codes.append(code)
-    fresh = bm25.assemble(
-        vocab,
-        np.concatenate([new_of_old[slots[keep]], np.array(extra_slots, dtype=np.int64)]).astype(np.int32),
-        np.concatenate([tids[keep], np.array(extra_tids, dtype=np.int32)]),
-        np.concatenate([codes[keep], np.array(extra_codes, dtype=np.uint32)]),
-        lengths,
-    )
+    new_of_old = np.full(base.size, -1, dtype=np.int64)
+    new_of_old[live] = live_new
+    slots, tids, codes = base.coo()
+    keep = state.alive[slots]
+    kept_slots, kept_tids, kept_codes = new_of_old[slots[keep]], tids[keep], codes[keep]
+    add_slots = np.array(extra_slots, dtype=np.int64)
+    add_codes = np.array(extra_codes, dtype=np.uint32)
+    used = np.zeros(len(vocab), dtype=bool)
+    used[kept_tids] = True
+    used[extra_tids] = True
+    remap = np.cumsum(used) - 1  # term id -> new term id (unused terms dropped, order kept)
+    terms = int(remap[-1]) + 1 if len(remap) else 0
+    add_tids = remap[np.array(extra_tids, dtype=np.int64)]
 
-    base_slots = np.array([o if kind == "b" else 0 for kind, o in order], dtype=np.int64)
-    from_delta = [delta[o][0] if kind == "d" else None for kind, o in order]
+    # Inverted lists, ordered by (term, slot): the live ones already are; merge the delta's in.
+    kept_keys = remap[kept_tids] * size + kept_slots
+    add_keys = add_tids * size + add_slots
+    by_key = np.argsort(add_keys)
+    at = np.searchsorted(kept_keys, add_keys[by_key]) + np.arange(len(add_keys))
+    from_base = np.ones(len(kept_keys) + len(add_keys), dtype=bool)
+    from_base[at] = False
+    inv_keys = np.empty(len(from_base), dtype=np.int64)
+    inv_keys[from_base], inv_keys[at] = kept_keys, add_keys[by_key]
+    inv_all = np.empty(len(from_base), dtype=np.uint32)
+    inv_all[from_base], inv_all[at] = kept_codes, add_codes[by_key]
+    inv_ptr = np.zeros(terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inv_keys // max(size, 1), minlength=terms), out=inv_ptr[1:])
 
-    def numbers(values: np.ndarray, field: Callable[[Entry], float], dtype: type) -> np.ndarray:
-        out: np.ndarray = np.asarray(values)[base_slots].astype(dtype)
-        for i, e in enumerate(from_delta):
-            if e is not None:
-                out[i] = field(e)
-        return out
+    # Forward lists, ordered by (slot, term): each live slot's renumbered, the delta's sorted.
+    old_fwd = base.fwd_codes.astype(np.int64)
+    add_fwd = ((add_tids << 1) | (add_codes & 1))[np.lexsort((add_tids, add_slots))]
+    fwd_codes, fwd_ptr = _gather(np.concatenate([(remap[old_fwd >> 1] << 1) | (old_fwd & 1), add_fwd]),
+                                 base.fwd_ptr, live, live_new, [len(d.fcodes) for d in docs], docs_new, size)
+    lengths = np.zeros(size, dtype=np.int32)
+    lengths[live_new] = base.lengths[live]
+    lengths[docs_new] = [d.length for d in docs]
+    merged = bm25.Postings(
+        vocab if terms == len(vocab) else [vocab[i] for i in np.flatnonzero(used).tolist()], inv_ptr,
+        (inv_keys % max(size, 1)).astype(np.int32),
+        inv_all.astype(_narrowest(int(inv_all.max()) if len(inv_all) else 0)), fwd_ptr,
+        fwd_codes.astype(_narrowest(2 * terms + 1)), lengths)
+    _ = merged.max_f, merged.min_length  # computed once here, kept in the snapshot (as `bm25.assemble` does)
+    return merged
 
-    old_columns = (snap.names, snap.descriptions, snap.types, snap.provenances, snap.updated, snap.links)
-    delta_columns = _columns([e for e in from_delta if e is not None])
-    columns: list[snapshot.Column] = []
-    for old_column, new_values in zip(old_columns, delta_columns, strict=True):
-        taken = iter(new_values)
-        columns.append(snapshot.Column.of([old_column[o] if kind == "b" else next(taken) for kind, o in order]))
-    merged = snapshot.Snapshot(
-        fresh, numbers(snap.ids, lambda e: e.id, np.int64), numbers(snap.versions, lambda e: e.version, np.int64),
-        numbers(snap.confidence, lambda e: e.confidence, np.float64),
-        numbers(snap.conflict, lambda e: e.in_conflict, np.uint8), columns[0], columns[1], columns[2],
-        columns[3], columns[4], columns[5], state.cursor, state.generation, ANALYSIS_VERSION,
-    )
-    return _State(merged, state.generation, state.cursor)
+
+def _gather(source: np.ndarray, ptr: np.ndarray, live: np.ndarray, live_new: np.ndarray,
+            added: list[int], delta_new: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Segments ``source[ptr[s]:ptr[s + 1]]`` of the `live` slots at `live_new`, and the delta's.
+
+    The delta's segments follow the base's in `source` (``added`` long each, in delta
+    order) and go to `delta_new`. Returns the values in new slot order and their offsets.
+    """
+    ptr = np.asarray(ptr, dtype=np.int64)
+    starts = np.zeros(size, dtype=np.int64)
+    counts = np.zeros(size, dtype=np.int64)
+    starts[live_new], counts[live_new] = ptr[live], ptr[live + 1] - ptr[live]
+    added_counts = np.array(added, dtype=np.int64)
+    added_starts = ptr[-1] + np.cumsum(added_counts) - added_counts
+    starts[delta_new], counts[delta_new] = added_starts, added_counts
+    offsets = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    index = np.repeat(starts - offsets[:-1], counts) + np.arange(offsets[-1], dtype=np.int64)
+    return source[index], offsets
+
+
+def _narrowest(largest: int) -> type[np.unsignedinteger[Any]]:
+    return np.uint16 if largest < 2**16 else np.uint32
 
 
 class PostingsIndex:
