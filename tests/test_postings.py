@@ -226,6 +226,27 @@ def test_a_rebuilt_base_holds_what_a_fresh_build_holds(docs, changes, seed) -> N
         db.close()
 
 
+def test_the_delta_is_merged_past_sqrt_n_and_the_snapshot_rewritten_past_a_share(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(postings, "DELTA_MIN", 2)
+    monkeypatch.setattr(postings, "DELTA_SHARE", 0.5)
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i in range(16):
+        _put(db, f"c{i}", ["frete", f"w{i}"], 0.6)
+    index = PostingsIndex(db)
+    index.search(AGENT, "frete", 3)  # built and saved: 16 concepts, so a delta of 4 at most
+    saved: list[int] = []
+    monkeypatch.setattr(db, "save_index_snapshot", lambda agent, kind, data: saved.append(len(data)))
+    sizes = []
+    for i in range(12):
+        _put(db, f"c{i}", ["frete", "prazo", f"v{i}"], 0.6)
+        wanted = query_terms("prazo frete")
+        assert [(h.entry.name, h.score) for h in index.search_terms(AGENT, wanted, 3)] == _reference(db, wanted, 3)
+        sizes.append(len(index._state(AGENT).delta))
+    assert sizes == [1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2]
+    assert len(saved) == 1  # at the second rebuild: 10 changes > half of the 16 concepts
+    db.close()
+
+
 def _contents(state: postings._State) -> tuple:
     """Per slot its entry and analysed document; per term its statistics (term ids aside)."""
     base = state.base

@@ -5,9 +5,10 @@ lists, see `index.bm25`) plus the concepts changed since it was built (the delta
 directly). The base is persisted in the database (`index.snapshot`, the store's
 ``index_snapshots`` table), so a new process opens it in milliseconds instead of
 analysing every concept; it is brought up to date from the versions change feed
-(`ScanSource.changes_since`) exactly as Index::Scan's cache is. When the delta outgrows
-`DELTA_SHARE` of the concepts (or `DELTA_MIN`), the base is rebuilt from the arrays and
-the delta (no text is analysed again) and the snapshot is written anew.
+(`ScanSource.changes_since`) exactly as Index::Scan's cache is. When the delta holds
+more than the square root of the agent's concept count (at least `DELTA_MIN`), the base
+is rebuilt from the arrays and the delta (no text is analysed again); the snapshot is
+written anew at the first rebuild after `DELTA_SHARE` of the concepts changed.
 
 The ranking equals `bm25.reference_top_k` (brute-force BM25 over the same analysed
 terms, tests/test_postings.py) at every size: no candidate restriction. Statistics (N,
@@ -17,6 +18,7 @@ document frequencies, average length) are the agent's own. Hits carry the BM25 s
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
@@ -31,10 +33,17 @@ from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource, SnapshotStore
 
-#: Changed concepts are scored from the delta until it outgrows this share of the agent's
-#: concepts (or `DELTA_MIN` concepts); then the base is rebuilt and its snapshot rewritten.
-DELTA_SHARE: Final = 0.01
+#: Changed concepts are scored from the delta until it holds more than `DELTA_ROOT` * sqrt(N)
+#: of the agent's N concepts (and more than `DELTA_MIN`); then the base is rebuilt. Scoring
+#: the delta costs each search about 1.3 us per concept in it, a rebuild about 2-3 us per
+#: concept of the agent (both measured at 50k): at about three searches per write the
+#: cheapest limit is about sqrt(N) (a rebuild every D writes against D/2 scored per search).
 DELTA_MIN: Final = 64
+DELTA_ROOT: Final = 1.0
+#: The snapshot is written anew at the first rebuild after this share of the concepts (or
+#: `DELTA_MIN`) changed since the last one written: at most about that many concepts are
+#: read from the change feed and analysed by a process that opens it.
+DELTA_SHARE: Final = 0.01
 #: The snapshot kind this index stores (``index_snapshots.kind``).
 KIND: Final = "bm25"
 #: Hit entries kept per index (base slot -> entry), so a popular concept is built once.
@@ -70,6 +79,8 @@ class _State:
         self._previous: topk.Saturation | None = None
         self._idf: dict[str, float] = {}
         self._owned = True
+        #: Changes applied since the snapshot the store holds was written (or read).
+        self.unsaved = 0
         #: Hit entries by base slot, shared by the states derived from this one (same base).
         self.entries: dict[int, Entry] = {}
 
@@ -408,6 +419,7 @@ class PostingsIndex:
                 return old
         cursor, names = self.store.changes_since(agent, old.cursor)
         fresh = old.derive(generation, cursor)
+        fresh.unsaved += len(names)
         if names:
             rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))}
             for name in sorted(names):
@@ -424,11 +436,16 @@ class PostingsIndex:
             for name in [n for n, (e, _) in fresh.delta.items() if e.id in gone]:
                 fresh.remove(name)
             changed = [i for i, v in now.items() if held.get(i) != v]
+            fresh.unsaved += len(gone) + len(changed)
             for row in self.store.scan_rows(agent, changed):
                 fresh.add(row)
-        if len(fresh.delta) > max(DELTA_MIN, DELTA_SHARE * fresh.documents):
+        if len(fresh.delta) > max(DELTA_MIN, DELTA_ROOT * math.sqrt(fresh.documents)):
+            unsaved = fresh.unsaved
             fresh = rebuild(fresh)
-            self._save(agent, fresh)
+            fresh.unsaved = unsaved
+            if unsaved > max(DELTA_MIN, DELTA_SHARE * fresh.documents):
+                self._save(agent, fresh)
+                fresh.unsaved = 0
         return fresh
 
     # ------------------------------------------------------------------ search
