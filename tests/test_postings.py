@@ -226,8 +226,9 @@ def test_a_rebuilt_base_holds_what_a_fresh_build_holds(docs, changes, seed) -> N
         db.close()
 
 
-def test_the_delta_is_merged_past_sqrt_n_and_the_snapshot_rewritten_past_a_share(tmp_path, monkeypatch) -> None:
+def test_the_delta_is_merged_past_root_n_and_the_snapshot_rewritten_past_a_share(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(postings, "DELTA_MIN", 2)
+    monkeypatch.setattr(postings, "DELTA_ROOT", 1.0)
     monkeypatch.setattr(postings, "DELTA_SHARE", 0.5)
     db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
     for i in range(16):

@@ -6,9 +6,10 @@ directly). The base is persisted in the database (`index.snapshot`, the store's
 ``index_snapshots`` table), so a new process opens it in milliseconds instead of
 analysing every concept; it is brought up to date from the versions change feed
 (`ScanSource.changes_since`) exactly as Index::Scan's cache is. When the delta holds
-more than the square root of the agent's concept count (at least `DELTA_MIN`), the base
-is rebuilt from the arrays and the delta (no text is analysed again); the snapshot is
-written anew at the first rebuild after `DELTA_SHARE` of the concepts changed.
+more than `DELTA_ROOT` times the square root of the agent's concept count (and more than
+`DELTA_MIN`), the base is rebuilt from the arrays and the delta (no text is analysed
+again); the snapshot is written anew at the first rebuild after `DELTA_SHARE` of the
+concepts changed.
 
 The ranking equals `bm25.reference_top_k` (brute-force BM25 over the same analysed
 terms, tests/test_postings.py) at every size: no candidate restriction. Statistics (N,
@@ -34,12 +35,14 @@ from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource, SnapshotStore
 
 #: Changed concepts are scored from the delta until it holds more than `DELTA_ROOT` * sqrt(N)
-#: of the agent's N concepts (and more than `DELTA_MIN`); then the base is rebuilt. Scoring
-#: the delta costs each search about 1.3 us per concept in it, a rebuild about 2-3 us per
-#: concept of the agent (both measured at 50k): at about three searches per write the
-#: cheapest limit is about sqrt(N) (a rebuild every D writes against D/2 scored per search).
+#: of the agent's N concepts (and more than `DELTA_MIN`); then the base is rebuilt. Measured
+#: at 50k: the delta costs a search about 2 us per concept in it, a rebuild about 2.4 us per
+#: concept of the agent. A limit D costs each write R/D in rebuilds and each search D/2 in
+#: scoring, cheapest at sqrt(2.4 N / s) for s searches per write: 1.1 sqrt(N) at s = 2 (a
+#: turn that learns), 0.5 sqrt(N) at s = 10 (turns that mostly confirm); 0.7 is within 10%
+#: of the cheapest across that range.
 DELTA_MIN: Final = 64
-DELTA_ROOT: Final = 1.0
+DELTA_ROOT: Final = 0.7
 #: The snapshot is written anew at the first rebuild after this share of the concepts (or
 #: `DELTA_MIN`) changed since the last one written: at most about that many concepts are
 #: read from the change feed and analysed by a process that opens it.
