@@ -213,8 +213,9 @@ def test_a_rebuilt_base_holds_what_a_fresh_build_holds(docs, changes, seed) -> N
         bodies = ["x", "see [[c1]]", "## Contradiction\n\n- other", "pix pix loja"]
         for i, words in enumerate(docs):
             _put(db, f"c{i}", words, rnd.choice([0.4, 0.6, 0.8]), body=rnd.choice(bodies))
+        PostingsIndex(db).search_terms(AGENT, frozenset({"frete"}), 1)  # the base: the rows so far (maybe none)
         index = PostingsIndex(db, persist=False)
-        index.search_terms(AGENT, frozenset({"frete"}), 1)  # the base: the rows so far (maybe none)
+        index.search_terms(AGENT, frozenset({"frete"}), 1)  # opened from its snapshot (read-only arrays)
         for target, words in changes:
             if words:
                 _put(db, f"c{target}", words, rnd.choice([0.4, 0.6, 0.8]), body=rnd.choice(bodies))
