@@ -92,6 +92,26 @@ def test_unknown_terms_are_corrected_to_the_most_common_known_neighbour() -> Non
     assert correct({"ret"}, lambda t: frequencies.get(t, 0)) == {"ret"}  # too short to guess
 
 
+def test_a_term_holding_a_digit_is_never_corrected() -> None:
+    """Another number is another claim: "13999" must not become the known "c13999" or "13990"."""
+    from insika_knowledge.index.typos import correct
+
+    frequencies = {"13990": 5, "c13999": 3, "order12346": 2, "pedido": 4}
+    assert correct({"13999", "order12345", "pedid0"}, lambda t: frequencies.get(t, 0)) == {
+        "13999", "order12345", "pedid0"}
+
+
+@given(st.lists(st.from_regex(r"[a-z]{3,8}", fullmatch=True), max_size=30),
+       st.from_regex(r"[a-z]{5,8}", fullmatch=True))
+def test_correcting_within_the_vocabularies_gives_the_same_terms(known_terms: list[str], term: str) -> None:
+    from insika_knowledge.index.typos import correct, one_edit
+
+    vocabulary = {t: i + 1 for i, t in enumerate(known_terms + sorted(one_edit(term))[:3])}
+    first, second = dict(list(vocabulary.items())[::2]), dict(list(vocabulary.items())[1::2])
+    assert correct({term}, lambda t: vocabulary.get(t, 0), (first.keys(), second.keys())) == correct(
+        {term}, lambda t: vocabulary.get(t, 0))
+
+
 @given(st.from_regex(r"[a-z]{5,10}", fullmatch=True))
 def test_a_known_term_is_never_changed(term: str) -> None:
     from insika_knowledge.index.typos import correct

@@ -101,7 +101,7 @@ class Fts5Index:
         wanted = query_terms(query)
         freqs = self._doc_freqs(agent, sorted(wanted))  # terms new since the vocabulary was read
         vocabulary = self._vocabulary_now(agent)
-        return correct(wanted, lambda t: freqs.get(t) or vocabulary.get(t, 0))
+        return correct(wanted, lambda t: freqs.get(t) or vocabulary.get(t, 0), (freqs.keys(), vocabulary.keys()))
 
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
         """The `top_k` best concepts of `agent` for `query` by bm25; [] when no term matches."""

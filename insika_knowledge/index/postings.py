@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, KeysView, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -111,6 +111,10 @@ class _State:
 
     def doc_freq(self, term: str) -> int:
         return self.base.doc_freq(term) + self.adjust.get(term, 0)
+
+    def vocabularies(self) -> tuple[KeysView[str], KeysView[str]]:
+        """Every term `doc_freq` can count: the base's, and those the delta changed."""
+        return self.base.term_id.keys(), self.adjust.keys()
 
     def stats(self) -> bm25.Stats:
         return bm25.Stats(self.documents, self.tokens, self.doc_freq)
@@ -455,7 +459,8 @@ class PostingsIndex:
 
     def analyse(self, agent: str, query: str) -> frozenset[str]:
         """The terms `search` uses for `query`: `query_terms`, typos corrected (`index.typos`)."""
-        return correct(query_terms(query), self._state(agent).doc_freq)
+        state = self._state(agent)
+        return correct(query_terms(query), state.doc_freq, state.vocabularies())
 
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
         """The `top_k` concepts of `agent` by BM25 for `query`; [] when no term matches.
@@ -465,7 +470,7 @@ class PostingsIndex:
             updated_at desc, name asc.
         """
         state = self._state(agent)
-        return self._rank(agent, state, correct(query_terms(query), state.doc_freq), top_k)
+        return self._rank(agent, state, correct(query_terms(query), state.doc_freq, state.vocabularies()), top_k)
 
     def search_terms(self, agent: str, wanted: frozenset[str], top_k: int) -> list[Hit]:
         """`search` for already analysed terms (exact: what `bm25.reference_top_k` ranks)."""

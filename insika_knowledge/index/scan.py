@@ -176,9 +176,13 @@ class _AgentCache:
 
     def frequency(self, term: str) -> int:
         """Concepts holding `term`: in the base, plus changed concepts (the delta)."""
+        return len(self.postings.get(term, ())) + (term in self.delta_terms())
+
+    def delta_terms(self) -> set[str]:
+        """The terms of the changed concepts (computed once per cache state)."""
         if self._delta_terms is None:
             self._delta_terms = {t for e in self.delta.values() for t in e.terms}
-        return len(self.postings.get(term, ())) + (term in self._delta_terms)
+        return self._delta_terms
 
     def weight(self, term: str) -> int:
         """The term's weight: its BM25 idf over the base, doubled and rounded, 1..15."""
@@ -274,7 +278,7 @@ class ScanIndex:
     def analyse(self, agent: str, query: str) -> frozenset[str]:
         """The terms `search` uses for `query`: `query_terms`, typos corrected (`index.typos`)."""
         cache = self._cache(agent)
-        return correct(query_terms(query), cache.frequency)
+        return correct(query_terms(query), cache.frequency, (cache.postings.keys(), cache.delta_terms()))
 
     def search_terms(self, agent: str, wanted: frozenset[str], top_k: int) -> list[Hit]:
         """`search` for already analysed terms (exact: what `scan_reference` returns)."""
