@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.procedures.modes import OFF, SHADOW
+from insika_knowledge.procedures.skill import BUSY_DEFERRED
 from insika_knowledge.procedures.telemetry import FAILED, Stage
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
@@ -140,28 +141,55 @@ def skill_keeps_bodies(relay: Relay) -> bool:
     return relay.procedures.parsed_mode.name in (OFF, SHADOW)
 
 
-def run_deferred_procedures(relay: Relay, prepared: Prepared, headers: Mapping[str, str]) -> None:
+def run_deferred_procedures(
+    relay: Relay, prepared: Prepared, headers: Mapping[str, str], *, without_waiting: bool = False,
+) -> bool:
     """The procedures stage `prepare` left for later (`Prepared.procedures_deferred`), on the
     client's body; it records the stage and failures on `prepared`. Never raises.
+
+    Args:
+        relay: the relay's state.
+        prepared: the prepared request.
+        headers: the request headers with lower-case names.
+        without_waiting: never wait for a lock (for the event loop): when the tenant's
+            procedural memory is not open yet, or a lock (the sweeper's, another writer's) is
+            held, do nothing and return False; the stage is still to run.
+
+    Returns:
+        True when the stage is over (or there was none).
     """
-    if prepared.procedures_deferred and prepared.client_body is not None:
-        prepared.procedures_deferred = False
-        _procedures(relay, prepared, prepared.client_body, headers, apply=False)
+    if not prepared.procedures_deferred or prepared.client_body is None:
+        return True
+    if without_waiting and relay.opened_skill(prepared.identity.tenant) is None:
+        return False
+    if not _procedures(relay, prepared, prepared.client_body, headers, apply=False,
+                       lock_budget_ms=0 if without_waiting else None):
+        return False
+    prepared.procedures_deferred = False
+    return True
 
 
 def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers: Mapping[str, str],
-                *, apply: bool = True) -> None:
+                *, apply: bool = True, lock_budget_ms: int | None = None) -> bool:
+    """The procedures stage; False (nothing recorded) when a lock stayed busy beyond `lock_budget_ms`."""
     try:
-        rewritten, stage = relay.skill(prepared.identity.tenant).handle_request(body, headers)
+        skill = relay.skill(prepared.identity.tenant)
+        if lock_budget_ms is None:
+            rewritten, stage = skill.handle_request(body, headers)
+        else:
+            rewritten, stage = skill.handle_request(body, headers, lock_budget_ms=lock_budget_ms)
+            if stage is not None and stage.action == FAILED and stage.reason == BUSY_DEFERRED:
+                return False  # nothing was captured: the stage runs again, waiting
     except Exception as exc:  # handle_request never raises; opening the tenant's store may
         prepared.degraded.add(PROCEDURES, reason_of(exc))
-        return
+        return True
     prepared.stage = stage
     if stage is not None and stage.action == FAILED:
         prepared.degraded.add(PROCEDURES, stage.reason or "failed")
-        return
+        return True
     if apply and rewritten is not body:  # deferred: the body has gone upstream already
         prepared.body = without_identity(rewritten)
+    return True
 
 
 def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentKnowledge) -> None:
