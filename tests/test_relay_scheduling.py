@@ -16,6 +16,7 @@ from fakeupstream import FakeUpstream, Text
 from relayhelp import AGENT, IDENTITY, QUESTION, TENANT, Running, running_relay
 
 from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.errors import StorageBusy
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduralMemory
 from insika_knowledge.relay.blocks import BlockCache
@@ -23,6 +24,8 @@ from insika_knowledge.relay.runtime import RelaySettings
 from insika_knowledge.retrieve import Retriever
 
 WORKER = "insika-relay-memory"
+#: No learning: its writes after each answer would hold the lock a stage on the loop never waits for.
+QUIET = {"extract": False}
 
 
 @pytest.fixture
@@ -55,7 +58,7 @@ def test_a_warm_agents_stages_run_on_the_event_loop(tmp_path: Path, upstream: Fa
                                                     stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     searches = threads_of(monkeypatch, Retriever, "block")
     stages = threads_of(monkeypatch, ProceduralMemory, "handle_request")
-    with running_relay(tmp_path / "data", upstream.url, database=database) as relay:
+    with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET, database=database) as relay:
         for n in range(3):
             upstream.replies = [Text("Hello there.")]
             r = ask(relay, question=f"{QUESTION} ({n})", stream=stream)
@@ -75,7 +78,7 @@ def test_a_warm_agents_stages_run_on_the_event_loop(tmp_path: Path, upstream: Fa
 def test_a_declared_outcome_runs_the_stage_in_a_worker(tmp_path: Path, upstream: FakeUpstream,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     stages = threads_of(monkeypatch, ProceduralMemory, "handle_request")
-    with running_relay(tmp_path / "data", upstream.url) as relay:
+    with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
         assert ask(relay).status_code == 200
         assert ask(relay, {"x-ace-task-outcome": "success"}).status_code == 200
     assert [t.startswith(WORKER) for t, _ in stages] == [True, True]
@@ -84,7 +87,7 @@ def test_a_declared_outcome_runs_the_stage_in_a_worker(tmp_path: Path, upstream:
 def test_a_busy_lock_sends_the_stage_to_a_worker_that_waits(tmp_path: Path, upstream: FakeUpstream,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     stages = threads_of(monkeypatch, ProceduralMemory, "handle_request")
-    with running_relay(tmp_path / "data", upstream.url) as relay:
+    with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
         assert ask(relay).status_code == 200  # warm: the tenant's procedural memory is open
         skill = relay.relay.opened_skill(TENANT)
         assert skill is not None
@@ -103,10 +106,30 @@ def test_a_busy_lock_sends_the_stage_to_a_worker_that_waits(tmp_path: Path, upst
     assert [(t.startswith(WORKER), kw) for t, kw in second] == [(False, {"lock_budget_ms": 0}), (True, {})]
 
 
+def test_a_lock_met_on_the_event_loop_prepares_the_request_again_in_a_worker(
+        tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> None:
+    original, seen = BlockCache.block, []
+
+    def busy_off_the_workers(self: BlockCache, *args: Any) -> str | None:
+        seen.append(threading.current_thread().name)
+        if not seen[-1].startswith(WORKER):
+            raise StorageBusy("held elsewhere", path="test")
+        return original(self, *args)
+
+    monkeypatch.setattr(BlockCache, "block", busy_off_the_workers)
+    with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
+        assert ask(relay).status_code == 200
+        r = ask(relay, question=QUESTION + "?")
+    assert [t.startswith(WORKER) for t in seen] == [True, False, True]
+    assert r.status_code == 200 and r.headers["x-insika-knowledge"] == "injected"
+    assert "x-insika-degraded" not in r.headers and relay.recorder.named("knowledge_degraded") == []
+    assert "<knowledge>" in upstream.requests[1].body["messages"][-1]["content"]
+
+
 def test_an_unreachable_upstream_still_runs_the_deferred_stage(tmp_path: Path, upstream: FakeUpstream,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     stages = threads_of(monkeypatch, ProceduralMemory, "handle_request")
-    with running_relay(tmp_path / "data", upstream.url) as relay:
+    with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
         assert ask(relay).status_code == 200
         relay.relay.settings = RelaySettings("http://127.0.0.1:9")  # nothing listens there
         r = ask(relay, question="and now?")

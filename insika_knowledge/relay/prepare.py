@@ -23,9 +23,11 @@ carries the stage's headers).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Final
 
+from insika_knowledge.errors import StorageBusy
 from insika_knowledge.procedures.modes import OFF, SHADOW
 from insika_knowledge.procedures.skill import BUSY_DEFERRED
 from insika_knowledge.procedures.telemetry import FAILED, Stage
@@ -58,6 +60,8 @@ class Prepared:
         placement: where the knowledge block went (None when there was none).
         degraded: the failed stages.
         procedures_deferred: the procedures stage is left for `run_deferred_procedures`.
+        busy: the knowledge stage met a lock held elsewhere while it could not wait
+            (`prepare`'s `without_waiting`); nothing of it is kept: prepare the request again.
     """
 
     client_body: dict[str, Any] | None
@@ -69,6 +73,7 @@ class Prepared:
     stage: Stage | None = None
     placement: Placement | None = None
     procedures_deferred: bool = False
+    busy: bool = False
 
     @property
     def changed(self) -> bool:
@@ -97,6 +102,7 @@ def prepare(
     degraded: Degraded,
     *,
     defer_procedures: bool = False,
+    without_waiting: bool = False,
 ) -> Prepared:
     """Run the memory stages on one request (see the module doc). Never raises.
 
@@ -108,6 +114,8 @@ def prepare(
         degraded: where failed stages are recorded.
         defer_procedures: leave the procedures stage for `run_deferred_procedures` (only
             when `skill_keeps_bodies`: the stage then never changes the body).
+        without_waiting: the knowledge stage never waits for a lock (for the event loop):
+            when one is held elsewhere it gives up and says so (`Prepared.busy`).
     """
     identity = identify(headers, body)
     prepared = Prepared(body, body, identity, degraded)
@@ -131,7 +139,7 @@ def prepare(
     if agent is not None:
         prepared.agent = agent
         if agent.config.retrieve:
-            _knowledge(relay, wire, prepared, agent)
+            _knowledge(relay, wire, prepared, agent, without_waiting)
     return prepared
 
 
@@ -193,7 +201,8 @@ def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers:
     return True
 
 
-def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentKnowledge) -> None:
+def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentKnowledge,
+               without_waiting: bool = False) -> None:
     assert prepared.body is not None and prepared.client_body is not None
     identity, config = prepared.identity, agent.config
     try:
@@ -201,7 +210,8 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
         text = last_user_text(prepared.client_body)
         if text.strip():
             retriever = relay.memory.retriever(identity.tenant)
-            block = relay.blocks.block(retriever, identity.tenant, identity.agent or "", text, config)
+            with retriever.store.busy_budget(0) if without_waiting else nullcontext():
+                block = relay.blocks.block(retriever, identity.tenant, identity.agent or "", text, config)
             if block is not None:
                 placement = place(body, block, wire.name)
                 body = placement.body
@@ -214,6 +224,9 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
     except Exception as exc:
         prepared.placement = None
         prepared.intercept = None
+        if without_waiting and isinstance(exc, StorageBusy):  # (an index snapshot not saved is no failure)
+            prepared.busy = True
+            return
         prepared.degraded.add(RETRIEVE, reason_of(exc))
         return
     prepared.body = body

@@ -12,11 +12,16 @@ much as the stages themselves, so they run on the event loop when they wait on n
 but the CPU and an SQLite file that is open already (`prepare_request`): a data directory
 (not PostgreSQL), the procedures stage deferred, and the request's tenant and agent
 served once before (their stores opened and migrated, their index loaded: `WarmKeys`).
-The deferred stage then runs on the loop too, right after the request is written, never
-waiting for a lock (the sweeper's, another writer's: `lock_budget_ms=0`, which leaves
-nothing behind when it gives up) and not when the request declares a task outcome;
-otherwise, and for everything else (a first request, PostgreSQL, a skill in ``prod`` or
-``canary``), the stages run in a worker thread as before.
+There they never wait for a lock: the knowledge stage reads with a busy timeout of 0
+(SQLite's WAL readers do not wait for writers; the index snapshot a search may save is
+derived data, skipped when the database is busy), and a request that meets a lock anyway
+is prepared again in a worker thread. The deferred stage then runs on the loop too, right
+after the request is written, with ``lock_budget_ms=0`` (the sweeper's lock, another
+writer's: giving up leaves nothing behind), and not when the request declares a task
+outcome; when it gives up it runs in a worker thread, waiting. Everything else (a first
+request, PostgreSQL, a skill in ``prod`` or ``canary``) runs in a worker thread as before.
+The event loop is thus never held by a wait, only by the stages' CPU, which in a worker
+thread would hold the GIL all the same.
 """
 
 from __future__ import annotations
@@ -168,9 +173,11 @@ async def prepare_request(
     if not memory_on(headers):  # nothing to read or write: no worker thread
         return prepare(relay, wire, body, headers, degraded), None
     if runs_on_loop(relay, headers, warm):
-        prepared = prepare(relay, wire, body, headers, degraded, defer_procedures=True)
-        later = Deferred(executor, relay, prepared, headers) if prepared.procedures_deferred else None
-        return prepared, later
+        prepared = prepare(relay, wire, body, headers, degraded, defer_procedures=True, without_waiting=True)
+        if not prepared.busy:
+            later = Deferred(executor, relay, prepared, headers) if prepared.procedures_deferred else None
+            return prepared, later
+        degraded = Degraded(relay.degraded, headers.get(AGENT_HEADER))  # a lock was held: wait for it there
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Prepared] = loop.create_future()
     done: asyncio.Future[None] = loop.create_future()
