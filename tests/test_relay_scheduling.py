@@ -19,6 +19,7 @@ from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import StorageBusy
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduralMemory
+from insika_knowledge.relay import scheduling
 from insika_knowledge.relay.blocks import BlockCache
 from insika_knowledge.relay.runtime import RelaySettings
 from insika_knowledge.retrieve import Retriever
@@ -73,6 +74,18 @@ def test_a_warm_agents_stages_run_on_the_event_loop(tmp_path: Path, upstream: Fa
         assert [kw for _, kw in stages[1:]] == [{"lock_budget_ms": 0}] * 2
     else:  # PostgreSQL: every read is a round trip, never on the event loop
         assert all(t.startswith(WORKER) for t in search_threads + stage_threads)
+
+
+def test_a_burst_of_requests_runs_its_stages_in_workers(tmp_path: Path, upstream: FakeUpstream,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    searches = threads_of(monkeypatch, Retriever, "block")
+    stages = threads_of(monkeypatch, ProceduralMemory, "handle_request")
+    monkeypatch.setattr(scheduling, "LOOP_MAX_IN_FLIGHT", 0)  # every request counts as one of a burst
+    with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
+        for n in range(3):
+            assert ask(relay, question=f"{QUESTION} ({n})").headers["x-insika-knowledge"] == "injected"
+    assert [t.startswith(WORKER) for t, _ in searches + stages] == [True] * 6
+    assert [kw for _, kw in stages] == [{}] * 3
 
 
 def test_a_declared_outcome_runs_the_stage_in_a_worker(tmp_path: Path, upstream: FakeUpstream,

@@ -8,7 +8,7 @@
   as it was sent (status, headers, body). Where the memory stages run, on the event loop or
   in a worker thread, is `insika_knowledge.relay.scheduling`'s choice; when the procedures
   skill cannot change the body (``shadow``), its stage starts once the request is written
-  upstream, in a worker thread, and the answer waits for it (its headers report it). A
+  upstream, and the answer waits for it (its headers report it). A
   finished turn goes to learning after the client's response is sent, in a worker thread.
 - Any other method and path (``GET /v1/models``...) goes upstream untouched but for the
   relay's own headers, and its answer streams back as it arrives.
@@ -42,7 +42,7 @@ from insika_knowledge.relay.exchange import Exchange, json_answer
 from insika_knowledge.relay.openai_format import PATH as OPENAI_PATH
 from insika_knowledge.relay.openai_format import OpenAIFormat
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.scheduling import Deferred, WarmKeys, prepare_request
+from insika_knowledge.relay.scheduling import Deferred, Scheduler, prepare_request
 from insika_knowledge.relay.streaming import stream_answer
 from insika_knowledge.relay.upstream import (
     ClientGone,
@@ -77,14 +77,14 @@ def _unreachable(wire: WireFormat, exc: httpx.HTTPError) -> Response:
     return Response(body, status_code=502, media_type="application/json")
 
 
-async def _relay(relay: Relay, wire: WireFormat, executor: Executor, warm: WarmKeys, scope: Scope,
+async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scheduler: Scheduler, scope: Scope,
                  receive: Receive, send: Send) -> None:
     raw = await read_body(receive)
     if raw is None:
         return  # the client went away before sending its request
     pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]  # names lower-case
     headers = dict(pairs)
-    prepared, later = await prepare_request(relay, wire, _parse(raw), headers, executor, warm)
+    prepared, later = await prepare_request(relay, wire, _parse(raw), headers, executor, scheduler)
     target = url(relay.settings.upstream, scope["path"], scope["query_string"].decode("latin-1"))
     exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw)
     deferred, memory = (later, None) if isinstance(later, Deferred) else (None, later)
@@ -188,7 +188,7 @@ def create_app(relay: Relay) -> ASGIApp:
     everything else, the lifespan included, by a Starlette app.
     """
     executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="insika-relay-memory")
-    warm = WarmKeys()
+    scheduler = Scheduler()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -207,7 +207,8 @@ def create_app(relay: Relay) -> ASGIApp:
         if scope["type"] == "http" and scope["method"] == "POST":
             wire = wires.get(scope["path"])
             if wire is not None:
-                await _relay(relay, wire, executor, warm, scope, receive, send)
+                with scheduler.request():
+                    await _relay(relay, wire, executor, scheduler, scope, receive, send)
                 return
         await others(scope, receive, send)
 

@@ -11,7 +11,9 @@ A handoff to a worker thread and back costs 0.05-0.5 ms on a busy two-core machi
 much as the stages themselves, so they run on the event loop when they wait on nothing
 but the CPU and an SQLite file that is open already (`prepare_request`): a data directory
 (not PostgreSQL), the procedures stage deferred, and the request's tenant and agent
-served once before (their stores opened and migrated, their index loaded: `WarmKeys`).
+served once before (their stores opened and migrated, their index loaded: `WarmKeys`), and
+no more than `LOOP_MAX_IN_FLIGHT` model requests in the relay (a burst of requests goes to
+the worker threads, so the loop keeps forwarding the streams already answering).
 There they never wait for a lock: the knowledge stage reads with a busy timeout of 0
 (SQLite's WAL readers do not wait for writers; the index snapshot a search may save is
 derived data, skipped when the database is busy), and a request that meets a lock anyway
@@ -29,8 +31,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor
+from contextlib import contextmanager
 from typing import Any, Final, TypeVar
 
 from insika_knowledge.procedures.trace.wire import OUTCOME_HEADERS
@@ -45,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: (tenant, agent) pairs `WarmKeys` remembers at most (then it forgets them all and relearns).
 WARM_KEYS: Final = 4096
+#: Model requests in the relay at most (this one included) for the stages to run on the loop.
+LOOP_MAX_IN_FLIGHT: Final = 4
 
 
 class WarmKeys:
@@ -69,6 +74,37 @@ class WarmKeys:
             if len(self._keys) >= self._limit:
                 self._keys.clear()
             self._keys.add(key)
+
+
+class Scheduler:
+    """What decides where one request's memory stages run (see the module doc).
+
+    Attributes:
+        warm: the (tenant, agent) pairs served before.
+        in_flight: the model requests in the relay now (`request` counts them; event loop only).
+    """
+
+    def __init__(self) -> None:
+        self.warm = WarmKeys()
+        self.in_flight = 0
+
+    @contextmanager
+    def request(self) -> Iterator[None]:
+        """Count one model request as in the relay for the duration of the block."""
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+    def quiet(self) -> bool:
+        """True when few enough requests are in the relay for work on the event loop."""
+        return self.in_flight <= LOOP_MAX_IN_FLIGHT
+
+    def on_loop(self, relay: Relay, headers: Mapping[str, str]) -> bool:
+        """True when a request's memory stages may run on the event loop (see the module doc)."""
+        return (self.quiet() and relay.memory.database is None and skill_keeps_bodies(relay)
+                and WarmKeys.key(headers) in self.warm)
 
 
 def _settle(future: asyncio.Future[T], value: T) -> None:
@@ -119,11 +155,13 @@ class Deferred:
     whatever happens, so it always runs), `done` is what the answer awaits.
     """
 
-    def __init__(self, executor: Executor, relay: Relay, prepared: Prepared, headers: dict[str, str]):
+    def __init__(self, executor: Executor, relay: Relay, prepared: Prepared, headers: dict[str, str],
+                 scheduler: Scheduler):
         self._executor = executor
         self._relay = relay
         self._prepared = prepared
         self._headers = headers
+        self._scheduler = scheduler
         self.done: asyncio.Future[None] | None = None
 
     def start(self) -> None:
@@ -135,9 +173,8 @@ class Deferred:
         loop = asyncio.get_running_loop()
         self.done = loop.create_future()
         try:
-            if not any(name in self._headers for name in OUTCOME_HEADERS) and run_deferred_procedures(
-                self._relay, self._prepared, self._headers, without_waiting=True
-            ):
+            here = self._scheduler.quiet() and not any(name in self._headers for name in OUTCOME_HEADERS)
+            if here and run_deferred_procedures(self._relay, self._prepared, self._headers, without_waiting=True):
                 self.done.set_result(None)
                 return
         except Exception:  # never raises; and the request it is called from must not fail
@@ -145,14 +182,9 @@ class Deferred:
         self._executor.submit(_deferred_work, loop, self.done, self._relay, self._prepared, self._headers)
 
 
-def runs_on_loop(relay: Relay, headers: Mapping[str, str], warm: WarmKeys) -> bool:
-    """True when a request's memory stages may run on the event loop (see the module doc)."""
-    return relay.memory.database is None and skill_keeps_bodies(relay) and WarmKeys.key(headers) in warm
-
-
 async def prepare_request(
     relay: Relay, wire: WireFormat, body: dict[str, Any] | None, headers: dict[str, str], executor: Executor,
-    warm: WarmKeys,
+    scheduler: Scheduler,
 ) -> tuple[Prepared, asyncio.Future[None] | Deferred | None]:
     """The prepared request, and what is left of its memory stages: the future of the ones
     still running in a worker thread after the request went upstream (await it before
@@ -164,7 +196,7 @@ async def prepare_request(
         body: the parsed JSON body, None when it is not a JSON object.
         headers: the request headers with lower-case names.
         executor: the worker threads.
-        warm: the (tenant, agent) pairs served before.
+        scheduler: where the stages run.
     """
     degraded = Degraded(relay.degraded, headers.get(AGENT_HEADER))
     if body is None:
@@ -172,14 +204,14 @@ async def prepare_request(
         return prepare(relay, wire, None, headers, degraded), None
     if not memory_on(headers):  # nothing to read or write: no worker thread
         return prepare(relay, wire, body, headers, degraded), None
-    if runs_on_loop(relay, headers, warm):
+    if scheduler.on_loop(relay, headers):
         prepared = prepare(relay, wire, body, headers, degraded, defer_procedures=True, without_waiting=True)
         if not prepared.busy:
-            later = Deferred(executor, relay, prepared, headers) if prepared.procedures_deferred else None
+            later = Deferred(executor, relay, prepared, headers, scheduler) if prepared.procedures_deferred else None
             return prepared, later
         degraded = Degraded(relay.degraded, headers.get(AGENT_HEADER))  # a lock was held: wait for it there
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Prepared] = loop.create_future()
     done: asyncio.Future[None] = loop.create_future()
-    executor.submit(_memory_work, loop, ready, done, relay, wire, body, headers, degraded, warm)
+    executor.submit(_memory_work, loop, ready, done, relay, wire, body, headers, degraded, scheduler.warm)
     return await ready, done
