@@ -1,4 +1,4 @@
-"""Where the relay's memory stages run (event loop or worker thread), and the kept blocks."""
+"""Where the relay's memory stages run: on the event loop, or in a worker thread."""
 
 from __future__ import annotations
 
@@ -11,16 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import make_concept
 from fakeupstream import FakeUpstream, Text
-from relayhelp import AGENT, IDENTITY, QUESTION, TENANT, Running, running_relay
+from relayhelp import IDENTITY, QUESTION, TENANT, Running, running_relay
 
-from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import StorageBusy
-from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduralMemory
 from insika_knowledge.relay import scheduling
-from insika_knowledge.relay.blocks import BlockCache
 from insika_knowledge.relay.runtime import RelaySettings
 from insika_knowledge.retrieve import Retriever
 
@@ -121,15 +117,15 @@ def test_a_busy_lock_sends_the_stage_to_a_worker_that_waits(tmp_path: Path, upst
 
 def test_a_lock_met_on_the_event_loop_prepares_the_request_again_in_a_worker(
         tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> None:
-    original, seen = BlockCache.block, []
+    original, seen = Retriever.block, []
 
-    def busy_off_the_workers(self: BlockCache, *args: Any) -> str | None:
+    def busy_off_the_workers(self: Retriever, *args: Any) -> str | None:
         seen.append(threading.current_thread().name)
         if not seen[-1].startswith(WORKER):
             raise StorageBusy("held elsewhere", path="test")
         return original(self, *args)
 
-    monkeypatch.setattr(BlockCache, "block", busy_off_the_workers)
+    monkeypatch.setattr(Retriever, "block", busy_off_the_workers)
     with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
         assert ask(relay).status_code == 200
         r = ask(relay, question=QUESTION + "?")
@@ -148,47 +144,3 @@ def test_an_unreachable_upstream_still_runs_the_deferred_stage(tmp_path: Path, u
         r = ask(relay, question="and now?")
     assert r.status_code == 502 and r.headers["x-ace-skill-modes"] == "skill_knowledge_graph=shadow"
     assert len(stages) == 2
-
-
-# ---------------------------------------------------------------- kept blocks
-
-
-def test_a_repeated_message_is_searched_once_until_the_agent_changes(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    memory = Memory(tmp_path)
-    store = memory.store(TENANT)
-    with store.transaction() as tx:
-        tx.put(AGENT, make_concept(), reason="extract", actor="test")
-    searches = threads_of(monkeypatch, Retriever, "block")
-    cache, config = BlockCache(), KnowledgeConfig(index="auto")
-    retriever = memory.retriever(TENANT)
-
-    def block(message: str = QUESTION, agent: str = AGENT, settings: KnowledgeConfig = config) -> str | None:
-        return cache.block(retriever, TENANT, agent, message, settings)
-
-    first = block()
-    assert first is not None and "cep-13-campinas" in first
-    assert block() == first and len(searches) == 1
-    block("another question about CEP 13000")
-    block(settings=KnowledgeConfig(index="auto", top_k=2))
-    block(agent="another-agent")
-    assert len(searches) == 4  # each a key of its own
-    with store.transaction() as tx:  # the agent's generation moves: searched again, the new concept seen
-        tx.put(AGENT, make_concept("cep-13-sumare", description="CEP 13170 ships from Campinas too."),
-               reason="extract", actor="test")
-    assert "cep-13-sumare" in (block() or "") and len(searches) == 5
-    with store.transaction() as tx:
-        tx.quarantine(AGENT, "cep-13-sumare", session_id="s", supported_by=[], markers=["test"])
-    assert "cep-13-sumare" not in (block() or "") and len(searches) == 6
-    memory.close()
-
-
-def test_the_kept_blocks_are_bounded(tmp_path: Path) -> None:
-    memory = Memory(tmp_path)
-    with memory.store(TENANT).transaction() as tx:
-        tx.put(AGENT, make_concept(), reason="extract", actor="test")
-    cache = BlockCache(size=2)
-    for n in range(5):
-        cache.block(memory.retriever(TENANT), TENANT, AGENT, f"CEP 13000 question {n}", KnowledgeConfig())
-    assert len(cache._blocks) == 2
-    memory.close()

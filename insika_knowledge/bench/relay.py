@@ -12,11 +12,7 @@ body to the next so a slow moment of the shared machine falls on each alike:
 - ``direct``: straight to the upstream;
 - ``hop``: through the relay with ``x-insika-memory: off`` (the bare proxy hop);
 - ``scan`` / ``auto``: through the relay for the scan agent / the auto agent (procedures,
-  retrieval, the ``<knowledge>`` block placed, ``load_knowledge`` offered);
-- ``auto_repeated``: as ``auto``, but every request carries the same last user message, as
-  the requests of one agent turn do (one per tool result): the relay keeps that message's
-  block (`insika_knowledge.relay.blocks`), so this row shows the relay without the search.
-  It is reported apart; the headline ``auto`` figure is for a new message every request.
+  retrieval, the ``<knowledge>`` block placed, ``load_knowledge`` offered).
 
 Figures, each relayed route against ``direct`` at the same percentile of the same run:
 
@@ -219,16 +215,12 @@ def _headers(i: int, agent: str = AGENT) -> dict[str, str]:
 
 
 #: The ways one request is sent, in the order of the figures: straight to the upstream; through
-#: the relay with memory off (the bare hop); through the relay for the scan agent and the auto
-#: one; for the auto one again with one message repeated.
+#: the relay with memory off (the bare hop); through the relay for the scan agent and the auto one.
 DIRECT: Final = "direct"
 HOP: Final = "hop"
 SCAN: Final = "scan"
 AUTO: Final = "auto"
-AUTO_REPEATED: Final = "auto_repeated"
-ROUTES: Final = (DIRECT, HOP, SCAN, AUTO, AUTO_REPEATED)
-#: The message of every ``auto_repeated`` request.
-REPEATED_QUERY: Final = "Qual o prazo de entrega para o CEP 13000?"
+ROUTES: Final = (DIRECT, HOP, SCAN, AUTO)
 
 
 def _route(route: str, i: int, direct: str, relayed: str) -> tuple[str, dict[str, str]]:
@@ -237,7 +229,7 @@ def _route(route: str, i: int, direct: str, relayed: str) -> tuple[str, dict[str
         return direct, _headers(i)
     if route == HOP:
         return relayed, {**_headers(i), "x-insika-memory": "off"}
-    return relayed, _headers(i, AUTO_AGENT if route in (AUTO, AUTO_REPEATED) else AGENT)
+    return relayed, _headers(i, AUTO_AGENT if route == AUTO else AGENT)
 
 
 def _json_ms(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> float:
@@ -264,20 +256,17 @@ def _interleaved(
     measure: Callable[[httpx.Client, str, bytes, dict[str, str]], float],
     direct: str, relayed: str, bodies: list[dict[str, Any]],
 ) -> dict[str, list[float]]:
-    """Each body sent once by every route (``auto_repeated`` sends `REPEATED_QUERY` in its place),
-    the routes' order rotating from one body to the next (so a slow moment of the machine
-    falls on each route alike); milliseconds per route.
+    """Each body sent once by every route, the routes' order rotating from one body to the next
+    (so a slow moment of the machine falls on each route alike); milliseconds per route.
     """
     samples: dict[str, list[float]] = {route: [] for route in ROUTES}
     with httpx.Client(timeout=30) as client:
         for i, body in enumerate(bodies):
             content = json.dumps(body).encode()
-            repeated = json.dumps(_body(REPEATED_QUERY, stream=bool(body.get("stream")))).encode()
             for k in range(len(ROUTES)):
                 route = ROUTES[(i + k) % len(ROUTES)]
                 url, headers = _route(route, i, direct, relayed)
-                sent = repeated if route == AUTO_REPEATED else content
-                samples[route].append(measure(client, url, sent, {**headers, "content-type": "application/json"}))
+                samples[route].append(measure(client, url, content, {**headers, "content-type": "application/json"}))
     return samples
 
 
@@ -310,7 +299,7 @@ async def _concurrent(url: str, count: int) -> tuple[float, list[bytes]]:
 def _line(label: str, figures: dict[str, dict[str, float]]) -> str:
     d = figures[DIRECT]
     parts = [f"  {label:<11} direct p50 {d['p50_ms']:.2f} p95 {d['p95_ms']:.2f}"]
-    for route in ROUTES[1:-1]:
+    for route in ROUTES[1:]:
         f = figures[route]
         parts.append(f"{route} +{f['added_p50_ms']:.2f} / +{f['added_p95_ms']:.2f}")
     return " | ".join(parts) + "  (ms; added p50 / p95)"
@@ -322,8 +311,7 @@ def run_relay_bench(
     """Measure the relay (see the module doc); print a summary (or JSON) and return the figures.
 
     Returns:
-        ``json`` and ``first_byte``: per route (``direct``, ``hop``, ``scan``, ``auto``,
-        ``auto_repeated``), p50
+        ``json`` and ``first_byte``: per route (``direct``, ``hop``, ``scan``, ``auto``), p50
         and p95 in ms, and for the relayed routes ``added_p50_ms`` / ``added_p95_ms`` (the
         route's percentile minus the direct one's, from the same interleaved run);
         ``concurrent_streams``: counts and wall times in ms.
@@ -363,10 +351,6 @@ def run_relay_bench(
          f" hop = memory off, scan / auto = knowledge on with index scan / auto)")
     echo(_line("JSON", json_figures))
     echo(_line("first byte", ttfb_figures))
-    j, f = json_figures[AUTO_REPEATED], ttfb_figures[AUTO_REPEATED]
-    echo(f"  auto with one message repeated (the requests of one agent turn; block kept, no search):"
-         f" JSON +{j['added_p50_ms']:.2f} / +{j['added_p95_ms']:.2f}, first byte +{f['added_p50_ms']:.2f}"
-         f" / +{f['added_p95_ms']:.2f}  (ms; added p50 / p95)")
     echo(f"  {c['streams']} concurrent streams ({c['chunks']} chunks, {c['chunk_delay_ms']} ms apart): "
          f"{c['completed']}/{c['streams']} complete, {c['byte_identical']}/{c['streams']} byte-identical, "
          f"wall {c['relay_wall_ms']:.0f} ms (direct {c['direct_wall_ms']:.0f} ms)")

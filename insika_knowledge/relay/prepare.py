@@ -7,8 +7,7 @@ In order, each stage failing open (`insika_knowledge.relay.degraded`):
 2. procedures: the tenant's `ProceduralMemory.handle_request` on the client's own body
    (capture, recall, and in prod the procedure block); a ``failed`` stage fails it.
 3. knowledge, for an agent of the agents file with ``retrieve`` on: the ``<knowledge>``
-   block for the last user message (`insika_knowledge.relay.blocks`: a message asked
-   again, as every request of one agent turn does, is not searched again), placed by the procedure block's rules
+   block for the last user message, placed by the procedure block's rules
    (`insika_knowledge.relay.placement`), and ``load_knowledge`` appended to the tools
    (on every request of the agent, so the tool list, which prompt caches include, never
    changes between turns).
@@ -211,7 +210,7 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
         if text.strip():
             retriever = relay.memory.retriever(identity.tenant)
             with retriever.store.busy_budget(0) if without_waiting else nullcontext():
-                block = relay.blocks.block(retriever, identity.tenant, identity.agent or "", text, config)
+                block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
             if block is not None:
                 placement = place(body, block, wire.name)
                 body = placement.body

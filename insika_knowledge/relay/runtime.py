@@ -1,7 +1,6 @@
 """`Relay`: what one relay process holds, from start to shutdown.
 
-A `Memory` over the data directory (retrieval and learning), recent ``<knowledge>`` blocks
-(`insika_knowledge.relay.blocks.BlockCache`), the agents file, one
+A `Memory` over the data directory (retrieval and learning), the agents file, one
 `ProceduralMemory` per tenant (opened on first use, swept in the background, like the
 plugin's), a `KnowledgePlugin` over the same memory whose ``after_turn`` is the learning
 hand-off, and the pool of connections to the upstream (`insika_knowledge.relay.client.Upstream`,
@@ -23,7 +22,6 @@ from insika_knowledge.memory import Memory
 from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 from insika_knowledge.relay.agents import AgentKnowledge
-from insika_knowledge.relay.blocks import BlockCache
 from insika_knowledge.relay.client import Upstream
 from insika_knowledge.relay.degraded import DegradedLog
 from insika_knowledge.store.paths import check_tenant
@@ -96,7 +94,6 @@ class Relay:
         self.procedures = procedures or ProceduresConfig(mode=os.environ.get(PROCEDURES_MODE_ENV, "shadow"))
         self.learner = KnowledgePlugin(memory)
         self.degraded = DegradedLog(memory.events)
-        self.blocks = BlockCache()
         self._skills: dict[str, ProceduralMemory] = {}
         self._lock = threading.Lock()
         self._client: Upstream | None = None
