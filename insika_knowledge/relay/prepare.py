@@ -12,11 +12,12 @@ In order, each stage failing open (`insika_knowledge.relay.degraded`):
    (on every request of the agent, so the tool list, which prompt caches include, never
    changes between turns).
 
-This is synchronous (SQLite reads and writes): the app runs it in a worker thread. When the
-skill cannot change a body (its mode is ``shadow`` or ``off``), stage 2 is left for after
-stage 3 (``defer_procedures``, then `run_deferred_procedures`): the app sends the request
-upstream first, and waits for the stage before it answers the client (whose response
-carries the stage's headers).
+This is synchronous (SQLite reads and writes): the app runs it in a worker thread, or on
+the event loop without ever waiting for a lock (``without_waiting``; see
+`insika_knowledge.relay.scheduling`). When the skill cannot change a body (its mode is
+``shadow`` or ``off``), stage 2 is left for after stage 3 (``defer_procedures``, then
+`run_deferred_procedures`): the app sends the request upstream first, and waits for the
+stage before it answers the client (whose response carries the stage's headers).
 """
 
 from __future__ import annotations
