@@ -151,8 +151,9 @@ def _deferred_work(
 
 class Deferred:
     """The deferred procedures stage of a request prepared on the event loop: `start` runs
-    it in a worker thread (once; call it when the request has gone upstream, and again
-    whatever happens, so it always runs), `done` is what the answer awaits.
+    it (once: call it when the request has gone upstream, and again whatever happens, so it
+    always runs), on the loop when it need not wait, else in a worker thread; `done` is what
+    the answer awaits.
     """
 
     def __init__(self, executor: Executor, relay: Relay, prepared: Prepared, headers: dict[str, str],
