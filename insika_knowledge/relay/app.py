@@ -5,10 +5,10 @@
   (`insika_knowledge.relay.prepare`), sent upstream, and the answer relayed as JSON
   (`insika_knowledge.relay.exchange.json_answer`) or as a stream
   (`insika_knowledge.relay.streaming.stream_answer`). A non-2xx upstream answer comes back
-  as it was sent (status, headers, body). The memory stages run in a worker thread, except
-  when there is no memory work (memory off, a body that is not JSON); when the procedures
-  skill cannot change the body (``shadow``), its stage runs after the others, while the
-  request is on its way upstream, and the answer waits for it (its headers report it). A
+  as it was sent (status, headers, body). Where the memory stages run, on the event loop or
+  in a worker thread, is `insika_knowledge.relay.scheduling`'s choice; when the procedures
+  skill cannot change the body (``shadow``), its stage starts once the request is written
+  upstream, and the answer waits for it (its headers report it). A
   finished turn goes to learning after the client's response is sent, in a worker thread.
 - Any other method and path (``GET /v1/models``...) goes upstream untouched but for the
   relay's own headers, and its answer streams back as it arrives.
@@ -23,10 +23,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import httpx
 from starlette.applications import Starlette
@@ -38,13 +38,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from insika_knowledge.relay.anthropic_format import PATH as ANTHROPIC_PATH
 from insika_knowledge.relay.anthropic_format import AnthropicFormat
 from insika_knowledge.relay.asgi import ClientWatch, read_body, send_stream
-from insika_knowledge.relay.degraded import BODY, Degraded
 from insika_knowledge.relay.exchange import Exchange, json_answer
-from insika_knowledge.relay.identity import AGENT_HEADER, memory_on
 from insika_knowledge.relay.openai_format import PATH as OPENAI_PATH
 from insika_knowledge.relay.openai_format import OpenAIFormat
-from insika_knowledge.relay.prepare import Prepared, prepare, run_deferred_procedures, skill_keeps_bodies
 from insika_knowledge.relay.runtime import Relay
+from insika_knowledge.relay.scheduling import Deferred, Scheduler, prepare_request
 from insika_knowledge.relay.streaming import stream_answer
 from insika_knowledge.relay.upstream import (
     ClientGone,
@@ -57,7 +55,6 @@ from insika_knowledge.relay.upstream import (
 from insika_knowledge.relay.wire import WireFormat
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 #: The status logged for a request whose client went away (nginx's convention).
 CLIENT_CLOSED: Final = 499
@@ -80,69 +77,27 @@ def _unreachable(wire: WireFormat, exc: httpx.HTTPError) -> Response:
     return Response(body, status_code=502, media_type="application/json")
 
 
-def _settle(future: asyncio.Future[T], value: T) -> None:
-    if not future.done():  # a request whose client left no longer waits
-        future.set_result(value)
-
-
-def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
-    if not future.done():
-        future.set_exception(exc)
-
-
-def _memory_work(
-    loop: asyncio.AbstractEventLoop, ready: asyncio.Future[Prepared], done: asyncio.Future[None],
-    relay: Relay, wire: WireFormat, body: dict[str, Any], headers: dict[str, str], degraded: Degraded,
-) -> None:
-    """In a worker thread: `prepare`, then (in shadow) the deferred procedures stage."""
-    try:
-        prepared = prepare(relay, wire, body, headers, degraded, defer_procedures=skill_keeps_bodies(relay))
-    except BaseException as exc:  # prepare never raises; a bug must not hang the request
-        loop.call_soon_threadsafe(_fail, ready, exc)
-        loop.call_soon_threadsafe(_settle, done, None)
-        raise
-    loop.call_soon_threadsafe(_settle, ready, prepared)
-    try:
-        run_deferred_procedures(relay, prepared, headers)
-    finally:
-        loop.call_soon_threadsafe(_settle, done, None)
-
-
-async def _prepare(
-    relay: Relay, wire: WireFormat, raw: bytes, headers: dict[str, str], executor: Executor
-) -> tuple[Prepared, asyncio.Future[None] | None]:
-    """The prepared request, and what to await before answering the client (the memory
-    stages still running after the request went upstream), if any.
-    """
-    degraded = Degraded(relay.degraded, headers.get(AGENT_HEADER))
-    body = _parse(raw)
-    if body is None:
-        degraded.add(BODY, "the request body is not a JSON object")
-        return prepare(relay, wire, None, headers, degraded), None
-    if not memory_on(headers):  # nothing to read or write: no worker thread
-        return prepare(relay, wire, body, headers, degraded), None
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[Prepared] = loop.create_future()
-    done: asyncio.Future[None] = loop.create_future()
-    executor.submit(_memory_work, loop, ready, done, relay, wire, body, headers, degraded)
-    return await ready, done
-
-
-async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scope, receive: Receive,
-                 send: Send) -> None:
+async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scheduler: Scheduler, scope: Scope,
+                 receive: Receive, send: Send) -> None:
     raw = await read_body(receive)
     if raw is None:
         return  # the client went away before sending its request
     pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]  # names lower-case
     headers = dict(pairs)
-    prepared, memory = await _prepare(relay, wire, raw, headers, executor)
+    prepared, later = await prepare_request(relay, wire, _parse(raw), headers, executor, scheduler)
     target = url(relay.settings.upstream, scope["path"], scope["query_string"].decode("latin-1"))
     exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw)
+    deferred, memory = (later, None) if isinstance(later, Deferred) else (None, later)
     async with ClientWatch(receive):
         try:
-            answer = await _answer(exchange)
+            answer = await _answer(exchange, deferred.start if deferred is not None else None)
         except httpx.HTTPError as exc:
             answer = _unreachable(wire, exc)
+        finally:
+            if deferred is not None:  # the request went upstream, or never will: the stage runs
+                deferred.start()
+        if deferred is not None:
+            memory = deferred.done
         if isinstance(answer, Response):
             if memory is not None:
                 await memory  # the stages the response's headers report on
@@ -161,14 +116,16 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scope: Scop
         await asyncio.get_running_loop().run_in_executor(executor, exchange.hand_off)
 
 
-async def _answer(exchange: Exchange) -> Response | tuple[int, list[tuple[bytes, bytes]], AsyncGenerator[bytes, None]]:
+async def _answer(
+    exchange: Exchange, on_sent: Callable[[], None] | None = None,
+) -> Response | tuple[int, list[tuple[bytes, bytes]], AsyncGenerator[bytes, None]]:
     """The client's response: a whole one, or a stream's status, headers and pieces (its first
-    bytes already read).
+    bytes already read). `on_sent` is called once the request is written upstream.
 
     Raises:
         httpx.HTTPError: the upstream could not be reached.
     """
-    response = await exchange.send(exchange.first_content())
+    response = await exchange.send(exchange.first_content(), on_sent)
     if not (response.is_success and is_event_stream(response)):
         return await json_answer(exchange, response)
     pieces = stream_answer(exchange, response)
@@ -231,6 +188,7 @@ def create_app(relay: Relay) -> ASGIApp:
     everything else, the lifespan included, by a Starlette app.
     """
     executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="insika-relay-memory")
+    scheduler = Scheduler()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -249,7 +207,8 @@ def create_app(relay: Relay) -> ASGIApp:
         if scope["type"] == "http" and scope["method"] == "POST":
             wire = wires.get(scope["path"])
             if wire is not None:
-                await _relay(relay, wire, executor, scope, receive, send)
+                with scheduler.request():
+                    await _relay(relay, wire, executor, scheduler, scope, receive, send)
                 return
         await others(scope, receive, send)
 

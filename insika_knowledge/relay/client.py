@@ -11,7 +11,7 @@ values open for streaming; failures are `httpx.HTTPError` subclasses, as with th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Final
 
 import httpcore
@@ -59,7 +59,10 @@ class Upstream:
             parsed = self._urls[url] = httpx.URL(url)
         return parsed
 
-    async def send(self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes) -> httpx.Response:
+    async def send(
+        self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes,
+        on_sent: Callable[[], None] | None = None,
+    ) -> httpx.Response:
         """Send one request; the response is open for streaming (read or close it).
 
         Args:
@@ -68,13 +71,19 @@ class Upstream:
             headers: the headers to send, in order (``host`` and ``content-length`` are added);
                 text is Latin-1, one character per byte received (as ASGI servers decode).
             content: the body.
+            on_sent: called once the whole request is written (before its answer is read);
+                not called when it never is.
 
         Raises:
             httpx.HTTPError: the upstream cannot be reached or stopped answering.
         """
         # Latin-1: each header byte as the client sent it (UTF-8 or obs-text included).
         raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-        request = httpx.Request(method, self._url(url), headers=raw, content=content,
+        body: bytes | _Signalling = content
+        if on_sent is not None:  # a body httpx streams: its length said here, as httpx would
+            raw.append((b"Content-Length", str(len(content)).encode("ascii")))
+            body = _Signalling(content, on_sent)
+        request = httpx.Request(method, self._url(url), headers=raw, content=body,
                                 extensions={"timeout": self._timeout})
         response = await self._transport.handle_async_request(request)
         response.request = request
@@ -83,3 +92,16 @@ class Upstream:
     async def aclose(self) -> None:
         """Close every connection."""
         await self._transport.aclose()
+
+
+class _Signalling:
+    """A request body that calls `on_sent` once httpcore has written it (when it asks for more)."""
+
+    def __init__(self, content: bytes, on_sent: Callable[[], None]):
+        self._content = content
+        self._on_sent = on_sent
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._content:
+            yield self._content
+        self._on_sent()

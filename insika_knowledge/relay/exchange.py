@@ -13,6 +13,7 @@ the client as the upstream sent them, and then the turn to learning (`Exchange.h
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,13 +64,14 @@ class Exchange:
             return self.raw_body
         return dumps(self.prepared.body)
 
-    async def send(self, content: bytes) -> httpx.Response:
-        """POST `content` upstream; the response is open for streaming (close it).
+    async def send(self, content: bytes, on_sent: Callable[[], None] | None = None) -> httpx.Response:
+        """POST `content` upstream; the response is open for streaming (close it). `on_sent` is
+        called once the request is written (not when it never is).
 
         Raises:
             httpx.HTTPError: the upstream cannot be reached or stops answering.
         """
-        return await self.relay.client.send("POST", self.url, self.headers, content)
+        return await self.relay.client.send("POST", self.url, self.headers, content, on_sent)
 
     def respond(self, response: httpx.Response, content: bytes) -> Response:
         """The client's response: the upstream's status, headers and `content` (the relay's

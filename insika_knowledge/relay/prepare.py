@@ -12,20 +12,24 @@ In order, each stage failing open (`insika_knowledge.relay.degraded`):
    (on every request of the agent, so the tool list, which prompt caches include, never
    changes between turns).
 
-This is synchronous (SQLite reads and writes): the app runs it in a worker thread. When the
-skill cannot change a body (its mode is ``shadow`` or ``off``), stage 2 is left for after
-stage 3 (``defer_procedures``, then `run_deferred_procedures`): the app sends the request
-upstream first, and waits for the stage before it answers the client (whose response
-carries the stage's headers).
+This is synchronous (SQLite reads and writes): the app runs it in a worker thread, or on
+the event loop without ever waiting for a lock (``without_waiting``; see
+`insika_knowledge.relay.scheduling`). When the skill cannot change a body (its mode is
+``shadow`` or ``off``), stage 2 is left for after stage 3 (``defer_procedures``, then
+`run_deferred_procedures`): the app sends the request upstream first, and waits for the
+stage before it answers the client (whose response carries the stage's headers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Final
 
+from insika_knowledge.errors import StorageBusy
 from insika_knowledge.procedures.modes import OFF, SHADOW
+from insika_knowledge.procedures.skill import BUSY_DEFERRED
 from insika_knowledge.procedures.telemetry import FAILED, Stage
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
@@ -56,6 +60,8 @@ class Prepared:
         placement: where the knowledge block went (None when there was none).
         degraded: the failed stages.
         procedures_deferred: the procedures stage is left for `run_deferred_procedures`.
+        busy: the knowledge stage met a lock held elsewhere while it could not wait
+            (`prepare`'s `without_waiting`); nothing of it is kept: prepare the request again.
     """
 
     client_body: dict[str, Any] | None
@@ -67,6 +73,7 @@ class Prepared:
     stage: Stage | None = None
     placement: Placement | None = None
     procedures_deferred: bool = False
+    busy: bool = False
 
     @property
     def changed(self) -> bool:
@@ -95,6 +102,7 @@ def prepare(
     degraded: Degraded,
     *,
     defer_procedures: bool = False,
+    without_waiting: bool = False,
 ) -> Prepared:
     """Run the memory stages on one request (see the module doc). Never raises.
 
@@ -106,6 +114,8 @@ def prepare(
         degraded: where failed stages are recorded.
         defer_procedures: leave the procedures stage for `run_deferred_procedures` (only
             when `skill_keeps_bodies`: the stage then never changes the body).
+        without_waiting: the knowledge stage never waits for a lock (for the event loop):
+            when one is held elsewhere it gives up and says so (`Prepared.busy`).
     """
     identity = identify(headers, body)
     prepared = Prepared(body, body, identity, degraded)
@@ -129,7 +139,7 @@ def prepare(
     if agent is not None:
         prepared.agent = agent
         if agent.config.retrieve:
-            _knowledge(relay, wire, prepared, agent)
+            _knowledge(relay, wire, prepared, agent, without_waiting)
     return prepared
 
 
@@ -140,31 +150,59 @@ def skill_keeps_bodies(relay: Relay) -> bool:
     return relay.procedures.parsed_mode.name in (OFF, SHADOW)
 
 
-def run_deferred_procedures(relay: Relay, prepared: Prepared, headers: Mapping[str, str]) -> None:
+def run_deferred_procedures(
+    relay: Relay, prepared: Prepared, headers: Mapping[str, str], *, without_waiting: bool = False,
+) -> bool:
     """The procedures stage `prepare` left for later (`Prepared.procedures_deferred`), on the
     client's body; it records the stage and failures on `prepared`. Never raises.
+
+    Args:
+        relay: the relay's state.
+        prepared: the prepared request.
+        headers: the request headers with lower-case names.
+        without_waiting: never wait for a lock (for the event loop): when the tenant's
+            procedural memory is not open yet, or a lock (the sweeper's, another writer's) is
+            held, do nothing and return False; the stage is still to run.
+
+    Returns:
+        True when the stage is over (or there was none).
     """
-    if prepared.procedures_deferred and prepared.client_body is not None:
-        prepared.procedures_deferred = False
-        _procedures(relay, prepared, prepared.client_body, headers, apply=False)
+    if not prepared.procedures_deferred or prepared.client_body is None:
+        return True
+    if without_waiting and relay.opened_skill(prepared.identity.tenant) is None:
+        return False
+    if not _procedures(relay, prepared, prepared.client_body, headers, apply=False,
+                       lock_budget_ms=0 if without_waiting else None):
+        return False
+    prepared.procedures_deferred = False
+    return True
 
 
 def _procedures(relay: Relay, prepared: Prepared, body: dict[str, Any], headers: Mapping[str, str],
-                *, apply: bool = True) -> None:
+                *, apply: bool = True, lock_budget_ms: int | None = None) -> bool:
+    """The procedures stage; False (nothing recorded) when a lock stayed busy beyond `lock_budget_ms`."""
     try:
-        rewritten, stage = relay.skill(prepared.identity.tenant).handle_request(body, headers)
+        skill = relay.skill(prepared.identity.tenant)
+        if lock_budget_ms is None:
+            rewritten, stage = skill.handle_request(body, headers)
+        else:
+            rewritten, stage = skill.handle_request(body, headers, lock_budget_ms=lock_budget_ms)
+            if stage is not None and stage.action == FAILED and stage.reason == BUSY_DEFERRED:
+                return False  # nothing was captured: the stage runs again, waiting
     except Exception as exc:  # handle_request never raises; opening the tenant's store may
         prepared.degraded.add(PROCEDURES, reason_of(exc))
-        return
+        return True
     prepared.stage = stage
     if stage is not None and stage.action == FAILED:
         prepared.degraded.add(PROCEDURES, stage.reason or "failed")
-        return
+        return True
     if apply and rewritten is not body:  # deferred: the body has gone upstream already
         prepared.body = without_identity(rewritten)
+    return True
 
 
-def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentKnowledge) -> None:
+def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentKnowledge,
+               without_waiting: bool = False) -> None:
     assert prepared.body is not None and prepared.client_body is not None
     identity, config = prepared.identity, agent.config
     try:
@@ -172,7 +210,8 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
         text = last_user_text(prepared.client_body)
         if text.strip():
             retriever = relay.memory.retriever(identity.tenant)
-            block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
+            with retriever.store.busy_budget(0) if without_waiting else nullcontext():
+                block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
             if block is not None:
                 placement = place(body, block, wire.name)
                 body = placement.body
@@ -185,6 +224,9 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
     except Exception as exc:
         prepared.placement = None
         prepared.intercept = None
+        if without_waiting and isinstance(exc, StorageBusy):  # (an index snapshot not saved is no failure)
+            prepared.busy = True
+            return
         prepared.degraded.add(RETRIEVE, reason_of(exc))
         return
     prepared.body = body

@@ -141,6 +141,11 @@ class Relay:
                 self._skills[tenant] = skill
             return skill
 
+    def opened_skill(self, tenant: str) -> ProceduralMemory | None:
+        """The tenant's procedural memory if `skill` has opened it, else None (never opens it)."""
+        with self._lock:
+            return self._skills.get(tenant)
+
     def close(self) -> None:
         """Finish pending extractions, stop the sweepers and close every store."""
         with self._lock:
