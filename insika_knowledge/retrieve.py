@@ -15,6 +15,7 @@ can close the block or forge a tag::
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -172,7 +173,8 @@ class Retriever:
         hits = [h for h in hits if h.entry.name not in held][:top_k]
         if min_coverage > 0 and hits:
             wanted = index.analyse(agent, message)
-            best = max(coverage(h.entry, wanted, index.weight(agent)) for h in hits)
+            weight = functools.cache(index.weight(agent))  # each term's weight once
+            best = best_coverage([h.entry for h in hits], wanted, weight)
             if best < min_coverage:
                 hits = []
         matched = [h.entry for h in hits]
@@ -266,9 +268,13 @@ def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int])
     several per number). A term no concept has gets the highest weight, so a message
     about something the store never heard of covers little.
     """
-    words = [t for t in wanted if not is_numeric_term(t)]
-    total = sum(2 * weight(t) for t in words)
-    return entry_score(entry, wanted, weight) / total if total else 0.0
+    return best_coverage([entry], wanted, weight)
+
+
+def best_coverage(entries: list[Entry], wanted: frozenset[str], weight: Callable[[str], int]) -> float:
+    """The highest `coverage` among `entries` (the message's weighted terms summed once)."""
+    total = sum(2 * weight(t) for t in wanted if not is_numeric_term(t))
+    return max(entry_score(e, wanted, weight) for e in entries) / total if total and entries else 0.0
 
 
 def render_block(entries: list[Entry]) -> str:

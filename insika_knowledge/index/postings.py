@@ -393,6 +393,8 @@ class PostingsIndex:
         self.store = store
         self.persist = persist
         self._states: PerAgent[_State] = PerAgent(self._refresh)
+        #: (state, query, its terms) of the last analysis (one tuple: replaced whole).
+        self._last: tuple[_State | None, str, frozenset[str]] = (None, "", frozenset())
 
     # ------------------------------------------------------------------ state
 
@@ -458,9 +460,20 @@ class PostingsIndex:
     # ------------------------------------------------------------------ search
 
     def analyse(self, agent: str, query: str) -> frozenset[str]:
-        """The terms `search` uses for `query`: `query_terms`, typos corrected (`index.typos`)."""
-        state = self._state(agent)
-        return correct(query_terms(query), state.doc_freq, state.vocabularies())
+        """The terms `search` uses for `query`: `query_terms`, typos corrected (`index.typos`).
+
+        The last analysis is remembered with the state it was made against, so asking
+        again right after `search` (the relevance floor does) costs nothing.
+        """
+        return self._analysed(self._state(agent), query)
+
+    def _analysed(self, state: _State, query: str) -> frozenset[str]:
+        last = self._last
+        if last[0] is state and last[1] == query:
+            return last[2]
+        wanted = correct(query_terms(query), state.doc_freq, state.vocabularies())
+        self._last = (state, query, wanted)
+        return wanted
 
     def search(self, agent: str, query: str, top_k: int) -> list[Hit]:
         """The `top_k` concepts of `agent` by BM25 for `query`; [] when no term matches.
@@ -470,7 +483,7 @@ class PostingsIndex:
             updated_at desc, name asc.
         """
         state = self._state(agent)
-        return self._rank(agent, state, correct(query_terms(query), state.doc_freq, state.vocabularies()), top_k)
+        return self._rank(agent, state, self._analysed(state, query), top_k)
 
     def search_terms(self, agent: str, wanted: frozenset[str], top_k: int) -> list[Hit]:
         """`search` for already analysed terms (exact: what `bm25.reference_top_k` ranks)."""
