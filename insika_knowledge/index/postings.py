@@ -50,7 +50,7 @@ DELTA_SHARE: Final = 0.01
 #: The snapshot kind this index stores (``index_snapshots.kind``).
 KIND: Final = "bm25"
 #: Hit entries kept per index (base slot -> entry), so a popular concept is built once.
-ENTRY_CACHE: Final = 16384
+ENTRY_CACHE: Final = 8192
 
 
 def analyse_row(row: ScanRow) -> bm25.Doc:
