@@ -72,6 +72,7 @@ class _State:
         self.generation = generation
         self.cursor = cursor
         self.alive = np.ones(self.base.size, dtype=bool)
+        self.dead = 0  # slots of `alive` that are False
         self._slot_of_name: dict[str, int] | None = None
         self._slot_of_id: dict[int, int] | None = None
         self.adjust: dict[str, int] = {}
@@ -159,6 +160,7 @@ class _State:
         if not self._owned:
             self.alive, self._owned = self.alive.copy(), True
         self.alive[slot] = False
+        self.dead += 1
         terms, _ = self.base.terms_of(slot)
         self._count(terms, -1, int(self.base.lengths[slot]))
 
@@ -496,7 +498,8 @@ class PostingsIndex:
         avgdl = state.stats().avgdl
         changed = [(e, s) for e, d in state.delta.values()
                    if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
-        best = topk.top_k(state.base, state.alive, state.saturation(), plan, top_k, [s for _, s in changed])
+        alive = None if state.dead == 0 else state.alive
+        best = topk.top_k(state.base, alive, state.saturation(), plan, top_k, [s for _, s in changed])
         entries = self._base_entries(agent, state, [slot for slot, _ in best])
         hits = [Hit(entries[slot], score) for slot, score in best if slot in entries]
         if changed:

@@ -186,14 +186,15 @@ class _Scratch:
                 marked[slots] = False
 
 
-def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
+def top_k(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Saturation,
           plan: list[tuple[str, float]], k: int,
           extra: Sequence[float] = ()) -> list[tuple[int, float]]:
     """The best `k` live base slots for `plan`, exact: ``[(slot, score)]`` by score desc, slot asc.
 
     Args:
         base: the postings.
-        alive: bool[n], False for slots whose concept changed or went (never returned).
+        alive: bool[n], False for slots whose concept changed or went (never returned);
+            None when every slot is live.
         saturation: the `Saturation` of `base` under the current avgdl.
         plan: `bm25.query_plan` of the query (scores are summed in its order).
         k: hits wanted (>= 1).
@@ -215,7 +216,7 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
         saturation.give(scratch)
 
 
-def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation, terms: list[Term], k: int,
+def _top_k(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Saturation, terms: list[Term], k: int,
            extra: Sequence[float], scratch: _Scratch) -> list[tuple[int, float]]:
     sizes = [hi - lo for _, _, (lo, hi) in terms]
     total = sum(sizes)
@@ -243,7 +244,7 @@ def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
         return _ranked_dense(scratch, alive, k, terms, base)
     scratch.add(base, saturation, terms[probe:essential])
     chosen = np.flatnonzero(partial >= threshold - _slack(reach[essential], threshold))
-    chosen = chosen[alive[chosen]]
+    chosen = _live(chosen, alive)
     if len(chosen) >= k:  # the k-th best partial score among them is a tighter bound
         scores = partial[chosen]
         best = float(np.partition(scores, len(scores) - k)[len(scores) - k])
@@ -254,14 +255,19 @@ def _top_k(base: Postings, alive: npt.NDArray[np.bool_], saturation: Saturation,
     return _ranked(chosen, partial[chosen], k)
 
 
+def _live(slots: npt.NDArray[Any], alive: npt.NDArray[np.bool_] | None) -> npt.NDArray[Any]:
+    """The live ones of `slots` (all of them when `alive` is None: no slot is dead)."""
+    return slots if alive is None else slots[alive[slots]]
+
+
 def _slack(reach: float, threshold: float) -> float:
     """`reach` (the remaining terms' largest sum) widened past any rounding of the sums compared."""
     return reach * (1.0 + _MARGIN) + abs(threshold) * _ROUNDING
 
 
-def _kth(partial: FloatArray, slots: npt.NDArray[Any], alive: npt.NDArray[np.bool_], k: int) -> float:
+def _kth(partial: FloatArray, slots: npt.NDArray[Any], alive: npt.NDArray[np.bool_] | None, k: int) -> float:
     """The k-th best `partial` score among the live `slots` (distinct), 0.0 when fewer than k."""
-    scores = partial[slots[alive[slots]]]
+    scores = partial[_live(slots, alive)]
     return float(np.partition(scores, len(scores) - k)[len(scores) - k]) if len(scores) >= k else 0.0
 
 
@@ -270,7 +276,7 @@ def _kth_of(scores: Sequence[float], k: int) -> float:
     return sorted(scores, reverse=True)[k - 1] if len(scores) >= k else 0.0
 
 
-def _ranked_dense(scratch: _Scratch, alive: npt.NDArray[np.bool_], k: int,
+def _ranked_dense(scratch: _Scratch, alive: npt.NDArray[np.bool_] | None, k: int,
                   terms: list[Term], base: Postings) -> list[tuple[int, float]]:
     """The `k` best live slots of the scratch's dense scores (ties: lower slot first).
 
@@ -292,11 +298,11 @@ def _ranked_dense(scratch: _Scratch, alive: npt.NDArray[np.bool_], k: int,
             cut = float(scratch.copy[n - k])
     if cut > 0.0:
         candidates = np.flatnonzero(dense >= cut)
-        candidates = candidates[alive[candidates]]
+        candidates = _live(candidates, alive)
         if len(candidates) >= k:  # else dead slots held the cut up
             return _ranked(candidates, dense[candidates], k)
     candidates = np.flatnonzero(dense > 0.0)  # every share is positive
-    candidates = candidates[alive[candidates]]
+    candidates = _live(candidates, alive)
     return _ranked(candidates, dense[candidates], k)
 
 
