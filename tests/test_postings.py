@@ -56,6 +56,8 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
         patch.setattr(topk, "_PROBE_SHARE", rnd.choice([2, 4, topk._PROBE_SHARE]))
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
         patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
+        patch.setattr(topk, "_MAPPED_FROM", rnd.choice([10**9, topk._MAPPED_FROM]))  # every list mapped, or as set
+        patch.setattr(topk, "MAPS_BUDGET", rnd.choice([0, topk.MAPS_BUDGET]))  # 0: no map is ever built
         saturation = topk.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
         given_alive = None if alive.all() and rnd.random() < 0.5 else alive  # None: no slot is dead
         fast = topk.top_k(base, given_alive, saturation, plan, k, extra)
@@ -91,6 +93,7 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
         patch.setattr(topk, "PRUNE_FROM", 0)
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
         patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
+        patch.setattr(topk, "_MAPPED_FROM", rnd.choice([10**9, topk._MAPPED_FROM]))  # every list mapped, or as set
         fast = topk.top_k(base, alive, topk.Saturation(base, stats.avgdl), plan, k)
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
 

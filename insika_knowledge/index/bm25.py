@@ -110,6 +110,7 @@ class Postings:
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
         self._spans: dict[int, tuple[int, int]] = {}
+        self._positions: dict[int, Int32Array] = {}
         self._max_f = max_f
         self._min_length = min_length
 
@@ -142,6 +143,23 @@ class Postings:
         found = self._spans.get(tid)
         if found is None:
             found = self._spans[tid] = (int(self.inv_ptr[tid]), int(self.inv_ptr[tid + 1]))
+        return found
+
+    def positions(self, tid: int, budget: int) -> Int32Array | None:
+        """int32[n]: where each slot sits in term `tid`'s list (-1: not in it), or None.
+
+        Built on first use and kept with the base (which never changes), while the kept
+        maps stay within `budget` bytes in all; None past it. A long list's lookups for
+        many concepts are then one gather instead of a binary search each.
+        """
+        found = self._positions.get(tid)
+        if found is None:
+            if (len(self._positions) + 1) * self.size * 4 > budget:
+                return None
+            lo, hi = self.span(tid)
+            found = np.full(self.size, -1, dtype=np.int32)
+            found[self.inv_docs[lo:hi]] = np.arange(hi - lo, dtype=np.int32)
+            self._positions[tid] = found
         return found
 
     def doc_freq(self, term: str) -> int:

@@ -49,6 +49,10 @@ _PROBE_SHARE: Final = 16
 _SEARCH_COST: Final = 16
 _MARK_COST: Final = 1
 _SHARE_COST: Final = 5
+#: A list holding at least 1/_MAPPED_FROM of the slots is looked up through a per-base map
+#: of positions (`Postings.positions`, a gather per concept), within `MAPS_BUDGET` bytes.
+_MAPPED_FROM: Final = 16
+MAPS_BUDGET: Final = 16 * 2**20
 
 #: One query term: (term id, idf, (lo, hi) of its postings).
 Term = tuple[int, float, tuple[int, int]]
@@ -110,11 +114,12 @@ class Saturation:
         found = self._kept.get(tid)
         return found is not None and found[0] == weight
 
-    def at(self, tid: int, lo: int, positions: npt.NDArray[np.int64], weight: float) -> FloatArray:
+    def at(self, tid: int, lo: int, positions: npt.NDArray[Any], weight: float) -> FloatArray:
         """`of(tid, weight)` at `positions` of its list (which starts at ``inv_docs[lo]``)."""
         found = self._kept.get(tid)
         if found is not None and found[0] == weight:
-            return found[1][positions]
+            kept: FloatArray = found[1][positions]
+            return kept
         base = self.base
         f = (base.inv_codes[lo + positions] >> 1).astype(np.float64)
         value: FloatArray = weight * ((f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo + positions]]))
@@ -151,9 +156,10 @@ class _Scratch:
     def add_at(self, base: Postings, saturation: Saturation, terms: list[Term], slots: npt.NDArray[Any]) -> None:
         """Add `terms`' shares to `dense` at `slots` (ascending, distinct), term after term.
 
-        Per term, whichever costs least: a binary search of its list for each slot; one
-        pass over the list against a mark per slot (both compute only the shares found);
-        or adding the whole list (other slots get a share too, which nothing reads).
+        Per term, whichever costs least: a binary search of its list for each slot; for a
+        long list, one read per slot of the base's map of its positions; one pass over the
+        list against a mark per slot (these compute only the shares found); or adding the
+        whole list (other slots get a share too, which nothing reads).
         """
         if len(slots) == 0:
             return
@@ -169,7 +175,13 @@ class _Scratch:
                 if whole <= search and whole <= mark:
                     np.add.at(dense, posting, saturation.of(tid, weight))
                     continue
-                if search < mark:
+                mapped = base.positions(tid, MAPS_BUDGET) if (hi - lo) * _MAPPED_FROM >= base.size else None
+                positions: npt.NDArray[Any]
+                if mapped is not None and 2 * len(needles) < min(search, mark):
+                    found = mapped[needles]
+                    held = found >= 0
+                    positions, where = found[held], needles[held]
+                elif search < mark:
                     at = np.searchsorted(posting, needles)
                     np.minimum(at, hi - lo - 1, out=at)
                     held = posting[at] == needles
