@@ -94,6 +94,24 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
 
 
+@pytest.mark.parametrize("prune", [0, topk.PRUNE_FROM])
+def test_k_beyond_the_matching_concepts_returns_them_all(prune, monkeypatch) -> None:
+    """More than 64 matches and k above their count (k up to 10x): every match, ranked, no error."""
+    monkeypatch.setattr(topk, "PRUNE_FROM", prune)
+    rnd = random.Random(3)
+    docs = [_doc(rnd, ["a", "b", "c", "d", "e"]) for _ in range(120)]
+    base = bm25.from_docs(docs)
+    alive = np.array([rnd.random() >= 0.2 for _ in docs], dtype=bool)
+    live = [d for d, a in zip(docs, alive, strict=True) if a]
+    stats = bm25.Stats(len(live), sum(d.length for d in live), lambda t: sum(1 for d in live if t in d.fcodes))
+    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
+    saturation = topk.Saturation(base, stats.avgdl)
+    for wanted in ({"a"}, {"a", "b"}, {"a", "b", "c", "d", "e"}):
+        plan = bm25.query_plan(frozenset(wanted), stats)
+        for k in (65, 80, 100, 101, 150, 199, 250, 1000):
+            assert topk.top_k(base, alive, saturation, plan, k) == bm25.reference_top_k(masked, plan, stats.avgdl, k)
+
+
 def test_one_saturation_serves_plans_whose_idf_moved() -> None:
     """A kept weighted share is weighted again when the same term comes with another idf."""
     rnd = random.Random(7)
