@@ -349,6 +349,26 @@ def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store)
     assert index.lookup(AGENT, ["c0"]) == {}
 
 
+def test_a_concept_renamed_then_deleted_between_two_searches_is_gone(store) -> None:
+    """The rename moves its history to the new name: the feed never names the one the index holds."""
+    from insika_knowledge.concept import serialize
+
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
+        with store.transaction() as tx:
+            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
+    index = PostingsIndex(store)
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
+    current = store.get(AGENT, "c0")
+    assert current is not None
+    store.edit(AGENT, "c0", serialize(current.concept.replace(name="renamed")), expected_version=current.version,
+               actor="operator:x")
+    with store.transaction() as tx:
+        tx.remove(AGENT, "renamed", actor="e")
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c2"]
+    assert index.lookup(AGENT, ["c0", "renamed"]) == {}
+    assert [h.entry.name for h in PostingsIndex(store).search(AGENT, "frete", 5)] == ["c2"]  # from the snapshot
+
+
 def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(tmp_path) -> None:
     import sys
     import threading

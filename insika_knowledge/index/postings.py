@@ -162,6 +162,11 @@ class _State:
         terms, _ = self.base.terms_of(slot)
         self._count(terms, -1, int(self.base.lengths[slot]))
 
+    def holds(self, name: str) -> bool:
+        """True when a concept called `name` is searchable here (a live base slot or the delta)."""
+        slot = self.slot_of_name.get(name)
+        return name in self.delta or (slot is not None and bool(self.alive[slot]))
+
     def remove(self, name: str) -> None:
         held = self.delta.pop(name, None)
         if held is not None:
@@ -427,25 +432,16 @@ class PostingsIndex:
         cursor, names = self.store.changes_since(agent, old.cursor)
         fresh = old.derive(generation, cursor)
         fresh.unsaved += len(names)
-        if names:
-            rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))}
-            for name in sorted(names):
-                fresh.remove(name)
-                if name in rows:
-                    fresh.add(rows[name])
-        else:  # a change outside the versioned path: compare every version number
-            now = self.store.scan_versions(agent)
-            held = fresh.versions()
-            gone = {i for i in held if i not in now}
-            for name, slot in list(fresh.slot_of_name.items()):
-                if fresh.alive[slot] and int(fresh.snap.ids[slot]) in gone:
-                    fresh.remove(name)
-            for name in [n for n, (e, _) in fresh.delta.items() if e.id in gone]:
-                fresh.remove(name)
-            changed = [i for i, v in now.items() if held.get(i) != v]
-            fresh.unsaved += len(gone) + len(changed)
-            for row in self.store.scan_rows(agent, changed):
-                fresh.add(row)
+        rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))} if names else {}
+        # A rename moves a concept's history to its new name: a concept the index holds under
+        # its old name, renamed and then deleted, shows in the feed only as a name it never held.
+        unheld = [n for n in names if n not in rows and not fresh.holds(n)]
+        for name in sorted(names):
+            fresh.remove(name)
+            if name in rows:
+                fresh.add(rows[name])
+        if unheld or not names:  # or a change outside the versioned path: compare every version number
+            self._reconcile(agent, fresh)
         if len(fresh.delta) > max(DELTA_MIN, DELTA_ROOT * math.sqrt(fresh.documents)):
             unsaved = fresh.unsaved
             fresh = rebuild(fresh)
@@ -454,6 +450,21 @@ class PostingsIndex:
                 self._save(agent, fresh)
                 fresh.unsaved = 0
         return fresh
+
+    def _reconcile(self, agent: str, fresh: _State) -> None:
+        """Bring `fresh` to the store's concepts by comparing every version number (one read of all)."""
+        now = self.store.scan_versions(agent)
+        held = fresh.versions()
+        gone = {i for i in held if i not in now}
+        for name, slot in list(fresh.slot_of_name.items()):
+            if fresh.alive[slot] and int(fresh.snap.ids[slot]) in gone:
+                fresh.remove(name)
+        for name in [n for n, (e, _) in fresh.delta.items() if e.id in gone]:
+            fresh.remove(name)
+        changed = [i for i, v in now.items() if held.get(i) != v]
+        fresh.unsaved += len(gone) + len(changed)
+        for row in self.store.scan_rows(agent, changed):
+            fresh.add(row)
 
     # ------------------------------------------------------------------ search
 
