@@ -329,39 +329,39 @@ def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
         assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
 
 
-def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store) -> None:
-    from insika_knowledge.concept import serialize
-
+def _three_concepts_searched(store) -> PostingsIndex:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:
             tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
     index = PostingsIndex(store)
     assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
-    with store.transaction() as tx:  # c0 changes: held in the index's delta
-        tx.put(AGENT, make_concept(name="c0", description="frete campinas loja", body="x"), reason="extract",
-               actor="e")
-    index.search(AGENT, "frete", 5)
+    return index
+
+
+def _rename_c0(store) -> None:
+    from insika_knowledge.concept import serialize
+
     current = store.get(AGENT, "c0")
     assert current is not None
     store.edit(AGENT, "c0", serialize(current.concept.replace(name="renamed")), expected_version=current.version,
                actor="operator:x")
+
+
+def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store) -> None:
+    index = _three_concepts_searched(store)
+    with store.transaction() as tx:  # c0 changes: held in the index's delta
+        tx.put(AGENT, make_concept(name="c0", description="frete campinas loja", body="x"), reason="extract",
+               actor="e")
+    index.search(AGENT, "frete", 5)
+    _rename_c0(store)
     assert sorted(h.entry.name for h in index.search(AGENT, "frete", 5)) == ["c2", "renamed"]
     assert index.lookup(AGENT, ["c0"]) == {}
 
 
 def test_a_concept_renamed_then_deleted_between_two_searches_is_gone(store) -> None:
     """The rename moves its history to the new name: the feed never names the one the index holds."""
-    from insika_knowledge.concept import serialize
-
-    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
-        with store.transaction() as tx:
-            tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
-    index = PostingsIndex(store)
-    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
-    current = store.get(AGENT, "c0")
-    assert current is not None
-    store.edit(AGENT, "c0", serialize(current.concept.replace(name="renamed")), expected_version=current.version,
-               actor="operator:x")
+    index = _three_concepts_searched(store)
+    _rename_c0(store)
     with store.transaction() as tx:
         tx.remove(AGENT, "renamed", actor="e")
     assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c2"]
