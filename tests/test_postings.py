@@ -369,6 +369,19 @@ def test_a_concept_renamed_then_deleted_between_two_searches_is_gone(store) -> N
     assert [h.entry.name for h in PostingsIndex(store).search(AGENT, "frete", 5)] == ["c2"]  # from the snapshot
 
 
+def test_a_process_opening_a_snapshot_drops_a_concept_whose_name_was_reused_and_renamed(store) -> None:
+    """c0 deleted, a new c0 written and renamed: the feed names only "renamed", a new name."""
+    _three_concepts_searched(store)  # the snapshot holds the first c0
+    with store.transaction() as tx:
+        tx.remove(AGENT, "c0", actor="e")
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name="c0", description="loja sedex", body="x"), reason="extract", actor="e")
+    _rename_c0(store)
+    index = PostingsIndex(store)
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c2"]
+    assert [h.entry.name for h in index.search(AGENT, "sedex", 5)] == ["renamed"]
+
+
 def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(tmp_path) -> None:
     import sys
     import threading

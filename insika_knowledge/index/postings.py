@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterable, KeysView, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -61,6 +61,11 @@ def analyse_row(row: ScanRow) -> bm25.Doc:
 def _entry(row: ScanRow, doc: bm25.Doc) -> Entry:
     title = frozenset(t for t, code in doc.fcodes.items() if code & 1)
     return entry_with_terms(row, frozenset(doc.fcodes), title)
+
+
+@runtime_checkable
+class _Counted(Protocol):
+    def count(self, agent: str) -> int: ...
 
 
 class _State:
@@ -425,6 +430,7 @@ class PostingsIndex:
                 pass  # derived data: the next process builds it again
 
     def _refresh(self, agent: str, old: _State | None, generation: int) -> _State:
+        opened = old is None
         if old is None:
             old = self._open(agent)
             if old.generation == generation:
@@ -435,13 +441,16 @@ class PostingsIndex:
         rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))} if names else {}
         # A rename moves a concept's history to its new name: a concept the index holds under
         # its old name, renamed and then deleted, shows in the feed only as a name it never held.
+        # (Deleted, its name reused and renamed, it shows as a new name: over a snapshot's
+        # longer window, a count of the concepts tells.)
         unheld = [n for n in names if n not in rows and not fresh.holds(n)]
         for name in sorted(names):
             fresh.remove(name)
             if name in rows:
                 fresh.add(rows[name])
-        if unheld or not names:  # or a change outside the versioned path: compare every version number
-            self._reconcile(agent, fresh)
+        store = self.store
+        if unheld or not names or (opened and isinstance(store, _Counted) and store.count(agent) != fresh.documents):
+            self._reconcile(agent, fresh)  # compare every version number
         if len(fresh.delta) > max(DELTA_MIN, DELTA_ROOT * math.sqrt(fresh.documents)):
             unsaved = fresh.unsaved
             fresh = rebuild(fresh)
