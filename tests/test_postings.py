@@ -382,6 +382,16 @@ def test_a_process_opening_a_snapshot_drops_a_concept_whose_name_was_reused_and_
     assert [h.entry.name for h in index.search(AGENT, "sedex", 5)] == ["renamed"]
 
 
+def test_a_concept_written_and_deleted_between_two_searches_costs_no_read_of_every_version(store, monkeypatch) -> None:
+    index = _three_concepts_searched(store)
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name="brief", description="frete", body="x"), reason="extract", actor="e")
+    with store.transaction() as tx:
+        tx.remove(AGENT, "brief", actor="e")
+    monkeypatch.setattr(store, "scan_versions", lambda agent: pytest.fail("every version read"))
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
+
+
 def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(tmp_path) -> None:
     import sys
     import threading

@@ -440,16 +440,16 @@ class PostingsIndex:
         fresh.unsaved += len(names)
         rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))} if names else {}
         # A rename moves a concept's history to its new name: a concept the index holds under
-        # its old name, renamed and then deleted, shows in the feed only as a name it never held.
-        # (Deleted, its name reused and renamed, it shows as a new name: over a snapshot's
-        # longer window, a count of the concepts tells.)
-        unheld = [n for n in names if n not in rows and not fresh.holds(n)]
+        # its old name, renamed and then deleted, shows in the feed only as a deleted name it
+        # never held (or, deleted and its name reused and renamed, as a new name: checked over
+        # a snapshot's longer window). The concepts are then counted: one more held than
+        # stored is one that went unnamed.
+        unheld = any(n not in rows and not fresh.holds(n) for n in names)
         for name in sorted(names):
             fresh.remove(name)
             if name in rows:
                 fresh.add(rows[name])
-        store = self.store
-        if unheld or not names or (opened and isinstance(store, _Counted) and store.count(agent) != fresh.documents):
+        if not names or ((unheld or opened) and self._miscounted(agent, fresh)):
             self._reconcile(agent, fresh)  # compare every version number
         if len(fresh.delta) > max(DELTA_MIN, DELTA_ROOT * math.sqrt(fresh.documents)):
             unsaved = fresh.unsaved
@@ -459,6 +459,11 @@ class PostingsIndex:
                 self._save(agent, fresh)
                 fresh.unsaved = 0
         return fresh
+
+    def _miscounted(self, agent: str, fresh: _State) -> bool:
+        """True when `fresh` holds another number of concepts than the store (or it cannot count)."""
+        store = self.store
+        return not isinstance(store, _Counted) or store.count(agent) != fresh.documents
 
     def _reconcile(self, agent: str, fresh: _State) -> None:
         """Bring `fresh` to the store's concepts by comparing every version number (one read of all)."""
