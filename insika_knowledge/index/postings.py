@@ -5,11 +5,13 @@ lists, see `index.bm25`) plus the concepts changed since it was built (the delta
 directly). The base is persisted in the database (`index.snapshot`, the store's
 ``index_snapshots`` table), so a new process opens it in milliseconds instead of
 analysing every concept; it is brought up to date from the versions change feed
-(`ScanSource.changes_since`) exactly as Index::Scan's cache is. When the delta holds
-more than `DELTA_ROOT` times the square root of the agent's concept count (and more than
-`DELTA_MIN`), the base is rebuilt from the arrays and the delta (no text is analysed
-again); the snapshot is written anew at the first rebuild after `DELTA_SHARE` of the
-concepts changed.
+(`ScanSource.changes_since`) as Index::Scan's cache is; as a rename moves a concept's
+history to its new name, the concepts are also counted after opening a snapshot and when
+the feed names a deleted concept the index never held, and every version number compared
+when the count differs. When the delta holds more than `DELTA_ROOT` times the square
+root of the agent's concept count (and more than `DELTA_MIN`), the base is rebuilt from
+the arrays and the delta (no text is analysed again); the snapshot is written anew at the
+first rebuild after `DELTA_SHARE` of the concepts changed.
 
 The ranking equals `bm25.reference_top_k` (brute-force BM25 over the same analysed
 terms, tests/test_postings.py) at every size: no candidate restriction. Statistics (N,
