@@ -98,6 +98,24 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
 
 
+@pytest.mark.parametrize("prune", [0, topk.PRUNE_FROM])
+def test_k_beyond_the_matching_concepts_returns_them_all(prune, monkeypatch) -> None:
+    """More than 64 matches and k above their count (k up to 10x): every match, ranked, no error."""
+    monkeypatch.setattr(topk, "PRUNE_FROM", prune)
+    rnd = random.Random(3)
+    docs = [_doc(rnd, ["a", "b", "c", "d", "e"]) for _ in range(120)]
+    base = bm25.from_docs(docs)
+    alive = np.array([rnd.random() >= 0.2 for _ in docs], dtype=bool)
+    live = [d for d, a in zip(docs, alive, strict=True) if a]
+    stats = bm25.Stats(len(live), sum(d.length for d in live), lambda t: sum(1 for d in live if t in d.fcodes))
+    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
+    saturation = topk.Saturation(base, stats.avgdl)
+    for wanted in ({"a"}, {"a", "b"}, {"a", "b", "c", "d", "e"}):
+        plan = bm25.query_plan(frozenset(wanted), stats)
+        for k in (65, 80, 100, 101, 150, 199, 250, 1000):
+            assert topk.top_k(base, alive, saturation, plan, k) == bm25.reference_top_k(masked, plan, stats.avgdl, k)
+
+
 def test_one_saturation_serves_plans_whose_idf_moved() -> None:
     """A kept weighted share is weighted again when the same term comes with another idf."""
     rnd = random.Random(7)
@@ -315,24 +333,67 @@ def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
         assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
 
 
-def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store) -> None:
-    from insika_knowledge.concept import serialize
-
+def _three_concepts_searched(store) -> PostingsIndex:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:
             tx.put(AGENT, make_concept(name=f"c{i}", description=words, body="x"), reason="extract", actor="e")
     index = PostingsIndex(store)
     assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
-    with store.transaction() as tx:  # c0 changes: held in the index's delta
-        tx.put(AGENT, make_concept(name="c0", description="frete campinas loja", body="x"), reason="extract",
-               actor="e")
-    index.search(AGENT, "frete", 5)
+    return index
+
+
+def _rename_c0(store) -> None:
+    from insika_knowledge.concept import serialize
+
     current = store.get(AGENT, "c0")
     assert current is not None
     store.edit(AGENT, "c0", serialize(current.concept.replace(name="renamed")), expected_version=current.version,
                actor="operator:x")
+
+
+def test_a_concept_renamed_after_it_changed_is_found_by_its_new_name_only(store) -> None:
+    index = _three_concepts_searched(store)
+    with store.transaction() as tx:  # c0 changes: held in the index's delta
+        tx.put(AGENT, make_concept(name="c0", description="frete campinas loja", body="x"), reason="extract",
+               actor="e")
+    index.search(AGENT, "frete", 5)
+    _rename_c0(store)
     assert sorted(h.entry.name for h in index.search(AGENT, "frete", 5)) == ["c2", "renamed"]
     assert index.lookup(AGENT, ["c0"]) == {}
+
+
+def test_a_concept_renamed_then_deleted_between_two_searches_is_gone(store) -> None:
+    """The rename moves its history to the new name: the feed never names the one the index holds."""
+    index = _three_concepts_searched(store)
+    _rename_c0(store)
+    with store.transaction() as tx:
+        tx.remove(AGENT, "renamed", actor="e")
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c2"]
+    assert index.lookup(AGENT, ["c0", "renamed"]) == {}
+    assert [h.entry.name for h in PostingsIndex(store).search(AGENT, "frete", 5)] == ["c2"]  # from the snapshot
+
+
+def test_a_process_opening_a_snapshot_drops_a_concept_whose_name_was_reused_and_renamed(store) -> None:
+    """c0 deleted, a new c0 written and renamed: the feed names only "renamed", a new name."""
+    _three_concepts_searched(store)  # the snapshot holds the first c0
+    with store.transaction() as tx:
+        tx.remove(AGENT, "c0", actor="e")
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name="c0", description="loja sedex", body="x"), reason="extract", actor="e")
+    _rename_c0(store)
+    index = PostingsIndex(store)
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c2"]
+    assert [h.entry.name for h in index.search(AGENT, "sedex", 5)] == ["renamed"]
+
+
+def test_a_concept_written_and_deleted_between_two_searches_costs_no_read_of_every_version(store, monkeypatch) -> None:
+    index = _three_concepts_searched(store)
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name="brief", description="frete", body="x"), reason="extract", actor="e")
+    with store.transaction() as tx:
+        tx.remove(AGENT, "brief", actor="e")
+    monkeypatch.setattr(store, "scan_versions", lambda agent: pytest.fail("every version read"))
+    assert [h.entry.name for h in index.search(AGENT, "frete", 5)] == ["c0", "c2"]
 
 
 def test_concurrent_searches_of_two_agents_never_show_the_other_agents_concepts(tmp_path) -> None:

@@ -92,6 +92,17 @@ def test_unknown_terms_are_corrected_to_the_most_common_known_neighbour() -> Non
     assert correct({"ret"}, lambda t: frequencies.get(t, 0)) == {"ret"}  # too short to guess
 
 
+def test_a_term_too_long_to_be_a_word_is_kept_without_listing_its_neighbours(monkeypatch) -> None:
+    """A 4000-letter query term listed 290,000 neighbours (over 1 GB) before it was kept."""
+    from insika_knowledge.index import typos
+
+    long_term, known = "x" * 4000, {"x" * 3999: 1, "retorno": 1}
+    monkeypatch.setattr(typos, "one_edit", lambda term: pytest.fail(f"neighbours of a {len(term)}-letter term"))
+    assert typos.correct({long_term, "x" * 41}, lambda t: known.get(t, 0)) == {long_term, "x" * 41}
+    monkeypatch.undo()
+    assert typos.correct({"retorrno"}, lambda t: known.get(t, 0), ({"retorno"},)) == {"retorno"}
+
+
 def test_a_term_holding_a_digit_is_never_corrected() -> None:
     """Another number is another claim: "13999" must not become the known "c13999" or "13990"."""
     from insika_knowledge.index.typos import correct

@@ -5,11 +5,13 @@ lists, see `index.bm25`) plus the concepts changed since it was built (the delta
 directly). The base is persisted in the database (`index.snapshot`, the store's
 ``index_snapshots`` table), so a new process opens it in milliseconds instead of
 analysing every concept; it is brought up to date from the versions change feed
-(`ScanSource.changes_since`) exactly as Index::Scan's cache is. When the delta holds
-more than `DELTA_ROOT` times the square root of the agent's concept count (and more than
-`DELTA_MIN`), the base is rebuilt from the arrays and the delta (no text is analysed
-again); the snapshot is written anew at the first rebuild after `DELTA_SHARE` of the
-concepts changed.
+(`ScanSource.changes_since`) as Index::Scan's cache is; as a rename moves a concept's
+history to its new name, the concepts are also counted after opening a snapshot and when
+the feed names a deleted concept the index never held, and every version number compared
+when the count differs. When the delta holds more than `DELTA_ROOT` times the square
+root of the agent's concept count (and more than `DELTA_MIN`), the base is rebuilt from
+the arrays and the delta (no text is analysed again); the snapshot is written anew at the
+first rebuild after `DELTA_SHARE` of the concepts changed.
 
 The ranking equals `bm25.reference_top_k` (brute-force BM25 over the same analysed
 terms, tests/test_postings.py) at every size: no candidate restriction. Statistics (N,
@@ -21,7 +23,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterable, KeysView, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -61,6 +63,11 @@ def analyse_row(row: ScanRow) -> bm25.Doc:
 def _entry(row: ScanRow, doc: bm25.Doc) -> Entry:
     title = frozenset(t for t, code in doc.fcodes.items() if code & 1)
     return entry_with_terms(row, frozenset(doc.fcodes), title)
+
+
+@runtime_checkable
+class _Counted(Protocol):
+    def count(self, agent: str) -> int: ...
 
 
 class _State:
@@ -163,6 +170,11 @@ class _State:
         self.dead += 1
         terms, _ = self.base.terms_of(slot)
         self._count(terms, -1, int(self.base.lengths[slot]))
+
+    def holds(self, name: str) -> bool:
+        """True when a concept called `name` is searchable here (a live base slot or the delta)."""
+        slot = self.slot_of_name.get(name)
+        return name in self.delta or (slot is not None and bool(self.alive[slot]))
 
     def remove(self, name: str) -> None:
         held = self.delta.pop(name, None)
@@ -424,6 +436,7 @@ class PostingsIndex:
                 pass  # derived data: the next process builds it again
 
     def _refresh(self, agent: str, old: _State | None, generation: int) -> _State:
+        opened = old is None
         if old is None:
             old = self._open(agent)
             if old.generation == generation:
@@ -431,25 +444,19 @@ class PostingsIndex:
         cursor, names = self.store.changes_since(agent, old.cursor)
         fresh = old.derive(generation, cursor)
         fresh.unsaved += len(names)
-        if names:
-            rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))}
-            for name in sorted(names):
-                fresh.remove(name)
-                if name in rows:
-                    fresh.add(rows[name])
-        else:  # a change outside the versioned path: compare every version number
-            now = self.store.scan_versions(agent)
-            held = fresh.versions()
-            gone = {i for i in held if i not in now}
-            for name, slot in list(fresh.slot_of_name.items()):
-                if fresh.alive[slot] and int(fresh.snap.ids[slot]) in gone:
-                    fresh.remove(name)
-            for name in [n for n, (e, _) in fresh.delta.items() if e.id in gone]:
-                fresh.remove(name)
-            changed = [i for i, v in now.items() if held.get(i) != v]
-            fresh.unsaved += len(gone) + len(changed)
-            for row in self.store.scan_rows(agent, changed):
-                fresh.add(row)
+        rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))} if names else {}
+        # A rename moves a concept's history to its new name: a concept the index holds under
+        # its old name, renamed and then deleted, shows in the feed only as a deleted name it
+        # never held (or, deleted and its name reused and renamed, as a new name: checked over
+        # a snapshot's longer window). The concepts are then counted: one more held than
+        # stored is one that went unnamed.
+        unheld = any(n not in rows and not fresh.holds(n) for n in names)
+        for name in sorted(names):
+            fresh.remove(name)
+            if name in rows:
+                fresh.add(rows[name])
+        if not names or ((unheld or opened) and self._miscounted(agent, fresh)):
+            self._reconcile(agent, fresh)  # compare every version number
         if len(fresh.delta) > max(DELTA_MIN, DELTA_ROOT * math.sqrt(fresh.documents)):
             unsaved = fresh.unsaved
             fresh = rebuild(fresh)
@@ -458,6 +465,26 @@ class PostingsIndex:
                 self._save(agent, fresh)
                 fresh.unsaved = 0
         return fresh
+
+    def _miscounted(self, agent: str, fresh: _State) -> bool:
+        """True when `fresh` holds another number of concepts than the store (or it cannot count)."""
+        store = self.store
+        return not isinstance(store, _Counted) or store.count(agent) != fresh.documents
+
+    def _reconcile(self, agent: str, fresh: _State) -> None:
+        """Bring `fresh` to the store's concepts by comparing every version number (one read of all)."""
+        now = self.store.scan_versions(agent)
+        held = fresh.versions()
+        gone = {i for i in held if i not in now}
+        for name, slot in list(fresh.slot_of_name.items()):
+            if fresh.alive[slot] and int(fresh.snap.ids[slot]) in gone:
+                fresh.remove(name)
+        for name in [n for n, (e, _) in fresh.delta.items() if e.id in gone]:
+            fresh.remove(name)
+        changed = [i for i, v in now.items() if held.get(i) != v]
+        fresh.unsaved += len(gone) + len(changed)
+        for row in self.store.scan_rows(agent, changed):
+            fresh.add(row)
 
     # ------------------------------------------------------------------ search
 

@@ -319,7 +319,8 @@ def _ranked_dense(scratch: _Scratch, alive: npt.NDArray[np.bool_] | None, k: int
 
 
 def _ranked(candidates: npt.NDArray[Any], scores: FloatArray, k: int) -> list[tuple[int, float]]:
-    if len(candidates) > 64:
+    """The `k` best `candidates` by `scores` (ties: lower slot first); all of them when k or fewer."""
+    if len(candidates) > max(k, 64):  # else sorting them all costs less than a partition
         cut = float(np.partition(scores, len(scores) - k)[len(scores) - k])
         keep = scores >= cut
         candidates, scores = candidates[keep], scores[keep]

@@ -1,12 +1,14 @@
 """Typo tolerance: a query term no concept has is replaced by a known term one edit away.
 
 "retrun" finds "return", "reembolço" finds "reembolso", "dentst" finds "dentist". Only
-terms of 5 or more characters that are absent from the index are corrected, with one
+terms of 5 to 40 characters that are absent from the index are corrected, with one
 Damerau-Levenshtein edit (a deletion, insertion, substitution or swap of neighbours);
 when several known terms are one edit away, the most common one wins (ties: the first
 in alphabetical order). Terms holding a digit (a number, an order id, a numeric range
 term) and synonym-group terms (they hold ``_``) are never corrected: another number is
-another claim, not a typo.
+another claim, not a typo. A longer term (a pasted token, a run of letters) is no word
+mistyped, and its neighbours would cost memory quadratic in its length (a 4000-letter
+term: 290,000 strings, over 1 GB).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Final
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz0123456789"
 _DIGIT: Final = re.compile(r"\d")
 MIN_LENGTH: Final = 5
+MAX_LENGTH: Final = 40
 
 
 def one_edit(term: str) -> set[str]:
@@ -47,7 +50,7 @@ def correct(
     """
     out: set[str] = set()
     for term in terms:
-        if len(term) < MIN_LENGTH or "_" in term or known(term) or _DIGIT.search(term):
+        if not MIN_LENGTH <= len(term) <= MAX_LENGTH or "_" in term or known(term) or _DIGIT.search(term):
             out.add(term)
             continue
         edits = one_edit(term)
