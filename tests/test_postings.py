@@ -373,6 +373,20 @@ def test_a_concept_renamed_then_deleted_between_two_searches_is_gone(store) -> N
     assert [h.entry.name for h in PostingsIndex(store).search(AGENT, "frete", 5)] == ["c2"]  # from the snapshot
 
 
+def test_scan_drops_a_concept_renamed_then_deleted_between_two_searches(store) -> None:
+    """Index::Scan's cache meets the same feed: the deleted name it never held sends it to count."""
+    from insika_knowledge.index.scan import ScanIndex
+
+    _three_concepts_searched(store)
+    scan = ScanIndex(store)
+    assert [h.entry.name for h in scan.search(AGENT, "frete", 5)] == ["c0", "c2"]
+    _rename_c0(store)
+    with store.transaction() as tx:
+        tx.remove(AGENT, "renamed", actor="e")
+    assert [h.entry.name for h in scan.search(AGENT, "frete", 5)] == ["c2"]
+    assert scan.lookup(AGENT, ["c0", "renamed"]) == {}
+
+
 def test_a_process_opening_a_snapshot_drops_a_concept_whose_name_was_reused_and_renamed(store) -> None:
     """c0 deleted, a new c0 written and renamed: the feed names only "renamed", a new name."""
     _three_concepts_searched(store)  # the snapshot holds the first c0

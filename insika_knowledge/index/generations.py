@@ -10,7 +10,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+
+@runtime_checkable
+class _Counted(Protocol):
+    def count(self, agent: str) -> int: ...
+
+
+def miscounted(store: object, agent: str, held: int) -> bool:
+    """True when `store` holds another number of `agent`'s concepts than `held` (or cannot count).
+
+    A rename moves a concept's history to its new name, so the change feed can miss a
+    concept cached under its old name; an index that meets a name it cannot place counts
+    the concepts (one indexed query) before reading every version number.
+    """
+    return not isinstance(store, _Counted) or store.count(agent) != held
 
 
 class _Generational(Protocol):

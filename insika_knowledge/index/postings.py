@@ -23,14 +23,14 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterable, KeysView, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final
 
 import numpy as np
 
 from insika_knowledge.analysis.text import ANALYSIS_VERSION, query_terms
 from insika_knowledge.errors import RunTimeFailure, UserError
 from insika_knowledge.index import bm25, snapshot, topk
-from insika_knowledge.index.generations import PerAgent
+from insika_knowledge.index.generations import PerAgent, miscounted
 from insika_knowledge.index.scan import Entry, Hit, _stamp, entry_with_terms, term_weight
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.index.typos import correct
@@ -63,11 +63,6 @@ def analyse_row(row: ScanRow) -> bm25.Doc:
 def _entry(row: ScanRow, doc: bm25.Doc) -> Entry:
     title = frozenset(t for t, code in doc.fcodes.items() if code & 1)
     return entry_with_terms(row, frozenset(doc.fcodes), title)
-
-
-@runtime_checkable
-class _Counted(Protocol):
-    def count(self, agent: str) -> int: ...
 
 
 class _State:
@@ -455,7 +450,7 @@ class PostingsIndex:
             fresh.remove(name)
             if name in rows:
                 fresh.add(rows[name])
-        if not names or ((unheld or opened) and self._miscounted(agent, fresh)):
+        if not names or ((unheld or opened) and miscounted(self.store, agent, fresh.documents)):
             self._reconcile(agent, fresh)  # compare every version number
         if len(fresh.delta) > max(DELTA_MIN, DELTA_ROOT * math.sqrt(fresh.documents)):
             unsaved = fresh.unsaved
@@ -465,11 +460,6 @@ class PostingsIndex:
                 self._save(agent, fresh)
                 fresh.unsaved = 0
         return fresh
-
-    def _miscounted(self, agent: str, fresh: _State) -> bool:
-        """True when `fresh` holds another number of concepts than the store (or it cannot count)."""
-        store = self.store
-        return not isinstance(store, _Counted) or store.count(agent) != fresh.documents
 
     def _reconcile(self, agent: str, fresh: _State) -> None:
         """Bring `fresh` to the store's concepts by comparing every version number (one read of all)."""

@@ -20,7 +20,7 @@ from typing import Final
 
 from insika_knowledge.analysis.text import document_terms, query_terms
 from insika_knowledge.concept import claim_text, has_contradiction, parse_links
-from insika_knowledge.index.generations import PerAgent
+from insika_knowledge.index.generations import PerAgent, miscounted
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource
 
@@ -226,15 +226,19 @@ class ScanIndex:
             return fresh
         cursor, names = self.store.changes_since(agent, old.cursor)
         fresh = old.derive(generation, cursor)
-        if names:  # the versions table names what changed
-            rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))}
-            for name in names:
-                entry = fresh.by_name.get(name)
-                if entry is not None:
-                    fresh.drop(entry.id)
-                if name in rows:
-                    fresh.add(entry_from_row(rows[name]))
-        else:  # a change outside the versioned path: compare every version number
+        rows = {r.name: r for r in self.store.scan_rows_by_names(agent, sorted(names))} if names else {}
+        # A rename moves a concept's history to its new name, so a concept cached under its
+        # old name, renamed and then deleted, shows in the feed only as a deleted name the
+        # cache never held: then the concepts are counted, and a mismatch read in full.
+        unheld = any(n not in rows and n not in fresh.by_name for n in names)
+        for name in names:
+            entry = fresh.by_name.get(name)
+            if entry is not None:
+                fresh.drop(entry.id)
+            if name in rows:
+                fresh.add(entry_from_row(rows[name]))
+        if not names or (unheld and miscounted(self.store, agent, len(fresh.by_id))):
+            # compare every version number (a change outside the versioned path, or the above)
             versions = self.store.scan_versions(agent)
             for cid in [i for i in fresh.by_id if i not in versions]:
                 fresh.drop(cid)
