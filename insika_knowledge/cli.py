@@ -210,7 +210,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 @data_dir_option
 @database_option
 @tenant_option
-@click.option("--top-k", default=5, show_default=True, type=int, help="Concepts to inject.")
+@click.option("--top-k", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="Concepts matched (1-50); as many linked ones again at most.")
 @click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
               show_default=True, help="Which index answers (auto: exact BM25 over the agent's stored index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")

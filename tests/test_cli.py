@@ -197,7 +197,7 @@ def test_invalid_tenant_is_a_usage_error(
 def test_bad_top_k_is_a_usage_error(data_dir: Path) -> None:
     result = _run("search", "--agent", AGENT, "--data-dir", str(data_dir), "--top-k", "0", "x")
     assert result.exit_code == 2
-    assert "top_k" in result.output
+    assert "'--top-k'" in result.output and "1<=x<=50" in result.output  # the option as typed, and its range
     assert "Traceback" not in result.output
 
 
@@ -292,3 +292,15 @@ def test_demo_with_an_unusable_data_directory_is_a_usage_error(tmp_path: Path) -
     assert "Traceback" not in result.output
     assert isinstance(result.exception, SystemExit)  # a clean exit, not NotADirectoryError
     assert str(blocker / "demo") in result.output
+
+
+def test_bench_relay_without_its_extra_says_which_extra_to_install(monkeypatch) -> None:
+    """An environment without httpx (the demo's: studio and bench extras) gets one line, not a traceback."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "insika_knowledge.bench.relay", raising=False)
+    monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx raises ImportError
+    result = CliRunner().invoke(cli, ["bench", "--relay", "--quick"])
+    assert result.exit_code != 0
+    assert "pip install 'insika-knowledge[relay]'" in result.output
+    assert "Traceback" not in result.output

@@ -63,8 +63,11 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
 
         run_backend_bench(backend=backend, database=database, quick=quick, as_json=as_json, echo=click.echo)
     elif relay:
-        from insika_knowledge.bench.relay import run_relay_bench
-
+        try:
+            from insika_knowledge.bench.relay import run_relay_bench
+        except ImportError as exc:
+            raise UserError(f"bench --relay needs the relay extra ({exc.name or exc} is missing): "
+                            "pip install 'insika-knowledge[relay]'") from None
         run_relay_bench(quick=quick, as_json=as_json, echo=click.echo)
     elif trust:
         from insika_knowledge.bench.trust import run_trust
