@@ -39,7 +39,7 @@ _MARGIN: Final = 1e-9
 _ROUNDING: Final = 1e-12
 #: Shares kept per `Saturation` at most (postings; 8 bytes each).
 KEEP_AT_MOST: Final = 8_000_000
-#: At most this many postings in all: one weighted count, no pruning.
+#: At most this many postings in all: every posting is added, no pruning.
 PRUNE_FROM: Final = 30_000
 #: The lists the k-th score is first bounded from hold at most this share of the postings.
 _PROBE_SHARE: Final = 16
