@@ -32,6 +32,14 @@ def _doc(rnd: random.Random, vocabulary: list[str]) -> bm25.Doc:
     return bm25.Doc(codes, rnd.randint(sum(c >> 1 for c in codes.values()) // 8 + 1, 40))
 
 
+def _vary_accumulation(rnd: random.Random, patch: pytest.MonkeyPatch, n: int) -> None:
+    """How shares are added: lists joined in one call or not; common terms spread over every slot
+    (none, every term, as set) within a budget of none, a few or all of them."""
+    patch.setattr(topk, "_JOINED_UP_TO", rnd.choice([0, topk._JOINED_UP_TO]))
+    patch.setattr(topk, "_DENSE_FROM", rnd.choice([0, 10**9, topk._DENSE_FROM]))
+    patch.setattr(topk, "DENSE_BUDGET", rnd.choice([0, 8 * n * rnd.randint(1, 3), topk.DENSE_BUDGET]))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 10), st.integers(0, 2**32 - 1),
        st.floats(0.0, 0.5), st.integers(0, 6))
@@ -58,6 +66,7 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
         patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
         patch.setattr(topk, "_MAPPED_FROM", rnd.choice([10**9, topk._MAPPED_FROM]))  # every list mapped, or as set
         patch.setattr(topk, "MAPS_BUDGET", rnd.choice([0, topk.MAPS_BUDGET]))  # 0: no map is ever built
+        _vary_accumulation(rnd, patch, n)
         saturation = topk.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
         given_alive = None if alive.all() and rnd.random() < 0.5 else alive  # None: no slot is dead
         fast = topk.top_k(base, given_alive, saturation, plan, k, extra)
@@ -94,6 +103,7 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
         patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
         patch.setattr(topk, "_MAPPED_FROM", rnd.choice([10**9, topk._MAPPED_FROM]))  # every list mapped, or as set
+        _vary_accumulation(rnd, patch, n)
         fast = topk.top_k(base, alive, topk.Saturation(base, stats.avgdl), plan, k)
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
 

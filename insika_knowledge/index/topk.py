@@ -40,7 +40,13 @@ _ROUNDING: Final = 1e-12
 #: Shares kept per `Saturation` at most (postings; 8 bytes each).
 KEEP_AT_MOST: Final = 8_000_000
 #: At most this many postings in all: every posting is added, no pruning.
-PRUNE_FROM: Final = 30_000
+PRUNE_FROM: Final = 500_000
+#: A term held by at least 1/_DENSE_FROM of the slots is added as one array over every slot
+#: (`Saturation.spread`), within `DENSE_BUDGET` bytes per `Saturation`.
+_DENSE_FROM: Final = 4
+DENSE_BUDGET: Final = 16 * 2**20
+#: Lists of at most this many postings in all are joined and added in one call (`_Scratch.add`).
+_JOINED_UP_TO: Final = 65_536
 #: The lists the k-th score is first bounded from hold at most this share of the postings.
 _PROBE_SHARE: Final = 16
 #: Costs, in postings added to the accumulator (about 1 ns each here): binary-searching a
@@ -75,6 +81,8 @@ class Saturation:
         self.norms = length_norms(base.lengths, avgdl)
         self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
         self._kept: dict[int, tuple[float, FloatArray]] = {}
+        self._spread: dict[int, tuple[float, FloatArray]] = {}
+        self._spread_budget = DENSE_BUDGET
         self._bounds: dict[int, float] = {}
         self._lock = threading.Lock()
         #: Idle working arrays; the next `Saturation` of the same base takes the list over.
@@ -107,6 +115,29 @@ class Saturation:
                 if found is None:
                     self.budget -= hi - lo
                 self._kept[tid] = (weight, value)
+        return value
+
+    def spread(self, tid: int, weight: float) -> FloatArray | None:
+        """`of(tid, weight)` laid over every slot (float[n], 0.0 where `tid` is absent), or None.
+
+        Only for a term held by at least 1/`_DENSE_FROM` of the slots, while such arrays
+        stay within `DENSE_BUDGET` bytes: adding it whole (``dense += spread``) costs less
+        than adding its postings one by one, and adds exactly the same (x + 0.0 == x).
+        """
+        found = self._spread.get(tid)
+        if found is not None and found[0] == weight:
+            return found[1]
+        base = self.base
+        lo, hi = base.span(tid)
+        n = base.size
+        if (hi - lo) * _DENSE_FROM < n or (found is None and self._spread_budget < 8 * n):
+            return None
+        value = np.zeros(n)
+        value[base.inv_docs[lo:hi]] = self.of(tid, weight)
+        with self._lock:
+            if found is None:
+                self._spread_budget -= 8 * n
+            self._spread[tid] = (weight, value)
         return value
 
     def holds(self, tid: int, weight: float) -> bool:
@@ -148,10 +179,35 @@ class _Scratch:
         self.marked = np.zeros(n, dtype=bool)  # False between uses
 
     def add(self, base: Postings, saturation: Saturation, terms: list[Term]) -> None:
-        """Add `terms`' shares to `dense`, term after term, each list in order: plan order kept."""
+        """Add `terms`' shares to `dense`, term after term, each list in order: plan order kept.
+
+        Up to `_JOINED_UP_TO` postings, the lists are joined (in plan order) and added in one
+        ``np.add.at``, which adds its inputs one after another: each slot's shares still
+        arrive in plan order, and a query pays one call instead of one per term.
+        """
+        dense = self.dense
+        run: list[Term] = []  # lists waiting to be added, in plan order
+        for term in terms:
+            spread = saturation.spread(term[0], term[1])
+            if spread is None:
+                run.append(term)
+                continue
+            self._add_lists(base, saturation, run)
+            run = []
+            np.add(dense, spread, out=dense)
+        self._add_lists(base, saturation, run)
+
+    def _add_lists(self, base: Postings, saturation: Saturation, terms: list[Term]) -> None:
+        """Add `terms`' shares to `dense` posting by posting (joined in one call when short)."""
+        if not terms:
+            return
         dense, inv_docs = self.dense, base.inv_docs
+        if len(terms) > 1 and sum(hi - lo for _, _, (lo, hi) in terms) <= _JOINED_UP_TO:
+            np.add.at(dense, np.concatenate([inv_docs[lo:hi] for _, _, (lo, hi) in terms], dtype=np.intp),
+                      np.concatenate([saturation.of(tid, weight) for tid, weight, _ in terms]))
+            return
         for tid, weight, (lo, hi) in terms:
-            np.add.at(dense, inv_docs[lo:hi], saturation.of(tid, weight))
+            np.add.at(dense, inv_docs[lo:hi].astype(np.intp), saturation.of(tid, weight))
 
     def add_at(self, base: Postings, saturation: Saturation, terms: list[Term], slots: npt.NDArray[Any]) -> None:
         """Add `terms`' shares to `dense` at `slots` (ascending, distinct), term after term.
