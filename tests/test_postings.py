@@ -36,6 +36,7 @@ def _vary_accumulation(rnd: random.Random, patch: pytest.MonkeyPatch, n: int) ->
     """How shares are added: lists joined in one call or not; common terms spread over every slot
     (none, every term, as set) within a budget of none, a few or all of them."""
     patch.setattr(topk, "_JOINED_UP_TO", rnd.choice([0, topk._JOINED_UP_TO]))
+    patch.setattr(topk, "_PARTITION_UP_TO", rnd.choice([0, topk._PARTITION_UP_TO]))
     patch.setattr(topk, "_DENSE_FROM", rnd.choice([0, 10**9, topk._DENSE_FROM]))
     patch.setattr(topk, "DENSE_BUDGET", rnd.choice([0, 8 * n * rnd.randint(1, 3), topk.DENSE_BUDGET]))
 

@@ -1,8 +1,8 @@
 """``insika-knowledge bench --scale``: auto, Scan, FTS5, bm25s and tantivy side by side, 1000..200000 concepts.
 
 On the synthetic corpus of `insika_knowledge.bench.synthetic`, one process per size:
-the engines are interleaved per query (top 5), their order rotating from one query to
-the next, so the machine's load and the cache misses of following another engine fall
+the engines are interleaved per query (top 5), in an order shuffled for each query
+(seeded), so the machine's load and the cache misses of following another engine fall
 on all of them alike; only the same-run ratios are meant to be compared. Ours get the message
 (analysis and typo correction timed); the peers (`bench.peers`) get its analysed terms.
 
@@ -15,6 +15,7 @@ exact BM25 computed without pruning, and the cost of one write.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -142,12 +143,15 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
         for call in searches.values():
             call(m)
     samples: dict[str, list[float]] = {label: [] for label in searches}
-    labels = list(searches)
-    for i, m in enumerate(msgs):
-        # The order rotates per query: the engine run just after another one finds the CPU
-        # caches full of that one's data, so each engine takes every place alike.
-        turn = i % len(labels)
-        for label in labels[turn:] + labels[:turn]:
+    order = list(searches)
+    shuffle = random.Random(n).shuffle
+    for m in msgs:
+        # The engine run just after another one finds the CPU caches full of that one's data
+        # (after FTS5's 1 ms of SQLite, a 1000-concept search takes twice as long): the order
+        # is shuffled per query, so each engine follows each other one alike. (Rotating a
+        # fixed order, as before, kept each engine's predecessor: bm25s always followed FTS5.)
+        shuffle(order)
+        for label in order:
             samples[label] += time_each(searches[label], [m])
     for label, values in samples.items():
         ordered = sorted(values)

@@ -110,6 +110,7 @@ class Postings:
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
         self._spans: dict[int, tuple[int, int]] = {}
+        self._located: dict[str, tuple[int, tuple[int, int]]] = {}
         self._positions: dict[int, Int32Array] = {}
         self._max_f = max_f
         self._min_length = min_length
@@ -143,6 +144,16 @@ class Postings:
         found = self._spans.get(tid)
         if found is None:
             found = self._spans[tid] = (int(self.inv_ptr[tid]), int(self.inv_ptr[tid + 1]))
+        return found
+
+    def located(self, term: str) -> tuple[int, tuple[int, int]] | None:
+        """(term id, `span`) of `term`, or None when no slot holds it (remembered)."""
+        found = self._located.get(term)
+        if found is None:
+            tid = self.term_id.get(term)
+            if tid is None:
+                return None
+            found = self._located[term] = (tid, self.span(tid))
         return found
 
     def positions(self, tid: int, budget: int) -> Int32Array | None:

@@ -24,6 +24,7 @@ Both paths return slots by score desc, then slot asc (the base's tie-break order
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from typing import Any, Final
@@ -45,6 +46,9 @@ PRUNE_FROM: Final = 500_000
 #: (`Saturation.spread`), within `DENSE_BUDGET` bytes per `Saturation`.
 _DENSE_FROM: Final = 4
 DENSE_BUDGET: Final = 16 * 2**20
+#: Up to this many slots, the k-th best score is found among all of them (a copy and a
+#: partition cost less than choosing and reading a list of them).
+_PARTITION_UP_TO: Final = 4096
 #: Lists of at most this many postings in all are joined and added in one call (`_Scratch.add`).
 _JOINED_UP_TO: Final = 65_536
 #: The lists the k-th score is first bounded from hold at most this share of the postings.
@@ -60,6 +64,8 @@ _SHARE_COST: Final = 5
 _MAPPED_FROM: Final = 16
 MAPS_BUDGET: Final = 16 * 2**20
 
+#: `Saturation.spread`'s mark of a term it never spreads.
+_NARROW: Final[tuple[float, None]] = (math.nan, None)
 #: One query term: (term id, idf, (lo, hi) of its postings).
 Term = tuple[int, float, tuple[int, int]]
 
@@ -125,12 +131,13 @@ class Saturation:
         than adding its postings one by one, and adds exactly the same (x + 0.0 == x).
         """
         found = self._spread.get(tid)
-        if found is not None and found[0] == weight:
+        if found is not None and (found[0] == weight or found[1] is None):
             return found[1]
         base = self.base
         lo, hi = base.span(tid)
         n = base.size
         if (hi - lo) * _DENSE_FROM < n or (found is None and self._spread_budget < 8 * n):
+            self._spread[tid] = _NARROW  # for good: the list and the budget only ever shrink
             return None
         value = np.zeros(n)
         value[base.inv_docs[lo:hi]] = self.of(tid, weight)
@@ -272,8 +279,8 @@ def top_k(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Satur
     Returns:
         Up to `k` (slot, score) pairs; only slots sharing at least one term.
     """
-    term_id, span = base.term_id, base.span
-    terms: list[Term] = [(tid, w, span(tid)) for t, w in plan if (tid := term_id.get(t)) is not None]
+    located = base.located
+    terms: list[Term] = [(at[0], w, at[1]) for t, w in plan if (at := located(t)) is not None]
     if not terms or base.size == 0 or k <= 0:
         return []
     scratch = saturation.take()
@@ -350,14 +357,15 @@ def _ranked_dense(scratch: _Scratch, alive: npt.NDArray[np.bool_] | None, k: int
 
     Only the slots at or above a lower bound of the k-th score are ranked: the k-th best
     live score among the holders of one of `terms` (the first list of at least 2k postings
-    and at most a quarter of the slots), else the k-th best of all slots (when dead slots
-    held that one up, every slot with a score is ranked).
+    and at most a quarter of the slots; above `_PARTITION_UP_TO` slots), else the k-th best
+    of all slots (when dead slots held that one up, every slot with a score is ranked).
     """
     dense = scratch.dense
     n = len(dense)
     cut = 0.0
     if n > k:
-        pool = next((base.inv_docs[lo:hi] for _, _, (lo, hi) in terms if 2 * k <= hi - lo <= n // 4), None)
+        pool = None if n <= _PARTITION_UP_TO else \
+            next((base.inv_docs[lo:hi] for _, _, (lo, hi) in terms if 2 * k <= hi - lo <= n // 4), None)
         if pool is not None:
             cut = _kth(dense, pool, alive, k)
         else:
