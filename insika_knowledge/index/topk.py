@@ -192,22 +192,20 @@ class _Scratch:
         ``np.add.at``, which adds its inputs one after another: each slot's shares still
         arrive in plan order, and a query pays one call instead of one per term.
         """
-        dense = self.dense
-        run: list[Term] = []  # lists waiting to be added, in plan order
-        for term in terms:
-            spread = saturation.spread(term[0], term[1])
-            if spread is None:
-                run.append(term)
-                continue
-            self._add_lists(base, saturation, run)
-            run = []
-            np.add(dense, spread, out=dense)
-        self._add_lists(base, saturation, run)
+        dense, spread = self.dense, saturation.spread
+        start = 0  # terms[start:i] wait to be added, in plan order
+        for i, (tid, weight, _) in enumerate(terms):
+            whole = spread(tid, weight)
+            if whole is not None:
+                if start < i:
+                    self._add_lists(base, saturation, terms[start:i])
+                np.add(dense, whole, out=dense)
+                start = i + 1
+        if start < len(terms):
+            self._add_lists(base, saturation, terms[start:] if start else terms)
 
     def _add_lists(self, base: Postings, saturation: Saturation, terms: list[Term]) -> None:
         """Add `terms`' shares to `dense` posting by posting (joined in one call when short)."""
-        if not terms:
-            return
         dense, inv_docs = self.dense, base.inv_docs
         if len(terms) > 1 and sum(hi - lo for _, _, (lo, hi) in terms) <= _JOINED_UP_TO:
             np.add.at(dense, np.concatenate([inv_docs[lo:hi] for _, _, (lo, hi) in terms], dtype=np.intp),
