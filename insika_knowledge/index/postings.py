@@ -84,6 +84,8 @@ class _State:
         self._saturation: topk.Saturation | None = None
         self._previous: topk.Saturation | None = None
         self._idf: dict[str, float] = {}
+        self._df: dict[str, int] = {}
+        self._avgdl: float | None = None
         self._owned = True
         #: Changes applied since the snapshot the store holds was written (or read).
         self.unsaved = 0
@@ -97,7 +99,7 @@ class _State:
         fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
         # The saturation arrays stay exact while avgdl does not move (e.g. a confirmation).
         fresh._previous = self._saturation or self._previous
-        fresh._saturation, fresh._idf, fresh._owned = None, {}, False
+        fresh._saturation, fresh._idf, fresh._df, fresh._avgdl, fresh._owned = None, {}, {}, None, False
         return fresh
 
     @property
@@ -113,7 +115,14 @@ class _State:
         return self._slot_of_id
 
     def doc_freq(self, term: str) -> int:
-        return self.base.doc_freq(term) + self.adjust.get(term, 0)
+        """Concepts holding `term` (remembered per state: the typo check and the plan both ask)."""
+        known = self._df
+        found = known.get(term)
+        if found is None:
+            if len(known) > 100_000:
+                known.clear()
+            found = known[term] = self.base.doc_freq(term) + self.adjust.get(term, 0)
+        return found
 
     def vocabularies(self) -> tuple[KeysView[str], KeysView[str]]:
         """Every term `doc_freq` can count: the base's, and those the delta changed."""
@@ -121,6 +130,14 @@ class _State:
 
     def stats(self) -> bm25.Stats:
         return bm25.Stats(self.documents, self.tokens, self.doc_freq)
+
+    @property
+    def avgdl(self) -> float:
+        """`stats().avgdl`, remembered."""
+        found = self._avgdl
+        if found is None:
+            found = self._avgdl = self.stats().avgdl
+        return found
 
     def plan(self, wanted: frozenset[str]) -> list[tuple[str, float]]:
         """`bm25.query_plan` of `wanted`, each term's idf computed once per state."""
@@ -140,7 +157,7 @@ class _State:
 
     def saturation(self) -> topk.Saturation:
         if self._saturation is None:
-            avgdl = self.stats().avgdl
+            avgdl = self.avgdl
             previous = self._previous
             if previous is not None and previous.base is self.base and previous.avgdl == avgdl:
                 self._saturation = previous
@@ -151,6 +168,7 @@ class _State:
         return self._saturation
 
     def _count(self, terms: Iterable[str], step: int, length: int) -> None:
+        self._idf, self._df, self._avgdl = {}, {}, None
         for term in terms:
             self.adjust[term] = self.adjust.get(term, 0) + step
         self.documents += step
@@ -512,7 +530,7 @@ class PostingsIndex:
         plan = state.plan(wanted)
         if not plan or top_k <= 0:
             return []
-        avgdl = state.stats().avgdl
+        avgdl = state.avgdl
         changed = [(e, s) for e, d in state.delta.values()
                    if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
         alive = None if state.dead == 0 else state.alive
