@@ -119,10 +119,10 @@ HOSTILE = st.lists(
 
 
 def _entry(description: str):
-    from insika_knowledge.index.scan import Entry
+    from insika_knowledge.index.scan import Entry, Terms
 
     return Entry(1, 1, "n", description, "fact", "observed", 0.6, "2026-01-01T00:00:00Z", False, (),
-                 frozenset(), frozenset(), (0.0, 0, "n"))
+                 Terms.known(frozenset(), frozenset()), (0.0, 0, "n"))
 
 
 def _head(block: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from functools import partial
 from collections.abc import Callable, Iterable, KeysView, Sequence
 from typing import Any, Final
 
@@ -31,7 +32,7 @@ from insika_knowledge.analysis.text import ANALYSIS_VERSION, query_terms
 from insika_knowledge.errors import RunTimeFailure, UserError
 from insika_knowledge.index import bm25, snapshot, topk
 from insika_knowledge.index.generations import PerAgent, miscounted
-from insika_knowledge.index.scan import Entry, Hit, _stamp, entry_with_terms, term_weight
+from insika_knowledge.index.scan import Entry, Hit, Terms, _stamp, entry_with_terms, term_weight
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource, SnapshotStore
@@ -76,6 +77,7 @@ class _State:
         self.alive = np.ones(self.base.size, dtype=bool)
         self.dead = 0  # slots of `alive` that are False
         self._slot_of_name: dict[str, int] | None = None
+        self._numbers: tuple[memoryview, memoryview, memoryview, memoryview] | None = None
         self._slot_of_id: dict[int, int] | None = None
         self.adjust: dict[str, int] = {}
         self.delta: dict[str, tuple[Entry, bm25.Doc]] = {}
@@ -101,6 +103,17 @@ class _State:
         fresh._previous = self._saturation or self._previous
         fresh._saturation, fresh._idf, fresh._df, fresh._avgdl, fresh._owned = None, {}, {}, None, False
         return fresh
+
+    @property
+    def numbers(self) -> tuple[memoryview, memoryview, memoryview, memoryview]:
+        """The snapshot's ids, versions, confidences and conflict flags, read one at a time as
+        Python numbers (memoryviews: no numpy scalar per read)."""
+        if self._numbers is None:
+            snap = self.snap
+            ids, versions, confidence, conflict = (np.ascontiguousarray(a).data for a in
+                                                   (snap.ids, snap.versions, snap.confidence, snap.conflict))
+            self._numbers = (ids, versions, confidence, conflict)
+        return self._numbers
 
     @property
     def slot_of_name(self) -> dict[str, int]:
@@ -253,15 +266,15 @@ def _columns(entries: list[Entry]) -> tuple[list[str], ...]:
 def entry_of(state: _State, slot: int) -> Entry:
     """The `Entry` of base `slot`, from the snapshot alone (nothing read, nothing analysed)."""
     snap = state.snap
-    terms, title = state.base.terms_of(slot)
-    name, updated, confidence = snap.names[slot], snap.updated[slot], float(snap.confidence[slot])
+    ids, versions, confidences, conflicts = state.numbers
+    name, updated, confidence = snap.names[slot], snap.updated[slot], confidences[slot]
     links = snap.links[slot]
     return Entry(
-        id=int(snap.ids[slot]), version=int(snap.versions[slot]), name=name,
+        id=ids[slot], version=versions[slot], name=name,
         description=snap.descriptions[slot], type=snap.types[slot], provenance=snap.provenances[slot],
-        confidence=confidence, updated_at=updated, in_conflict=bool(snap.conflict[slot]),
-        links=tuple(links.split(snapshot.LINK_SEPARATOR)) if links else (), terms=terms,
-        title_terms=title, tiebreak=(-confidence, -_stamp(updated), name),
+        confidence=confidence, updated_at=updated, in_conflict=bool(conflicts[slot]),
+        links=tuple(links.split(snapshot.LINK_SEPARATOR)) if links else (),
+        analysed=Terms(partial(state.base.terms_of, slot)), tiebreak=(-confidence, -_stamp(updated), name),
     )
 
 

@@ -14,6 +14,7 @@ only the concepts whose version changed are reloaded. The inverted index
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -23,6 +24,46 @@ from insika_knowledge.concept import claim_text, has_contradiction, parse_links
 from insika_knowledge.index.generations import PerAgent, miscounted
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource
+
+
+class Terms:
+    """A concept's index terms and its title terms (name and description), worked out on first use.
+
+    Either known when made (`Terms.known`) or computed by a function the first time they
+    are read (an index that holds them in another form, e.g. a forward list, pays for
+    the sets only for the hits whose terms someone reads). Equal when the pairs are.
+    """
+
+    __slots__ = ("_compute", "_pair")
+
+    def __init__(self, compute: Callable[[], tuple[frozenset[str], frozenset[str]]]):
+        self._compute: Callable[[], tuple[frozenset[str], frozenset[str]]] | None = compute
+        self._pair: tuple[frozenset[str], frozenset[str]] | None = None
+
+    @classmethod
+    def known(cls, terms: frozenset[str], title_terms: frozenset[str]) -> Terms:
+        """Terms already worked out."""
+        made = cls.__new__(cls)
+        made._compute, made._pair = None, (terms, title_terms)
+        return made
+
+    def pair(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(every term, title terms)."""
+        pair = self._pair
+        if pair is None:
+            assert self._compute is not None
+            pair = self._pair = self._compute()  # computed twice at worst (same result): no lock
+            self._compute = None
+        return pair
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Terms) and self.pair() == other.pair()
+
+    def __hash__(self) -> int:
+        return hash(self.pair())
+
+    def __repr__(self) -> str:
+        return f"Terms({sorted(self.pair()[0])!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +80,18 @@ class Entry:
     updated_at: str
     in_conflict: bool
     links: tuple[str, ...]
-    terms: frozenset[str]
-    title_terms: frozenset[str]  # the terms of the name and description (weighted twice)
+    analysed: Terms  # `terms` and `title_terms`, worked out when first read
     tiebreak: tuple[float, int, str]  # (-confidence, -updated_at as YYYYMMDDHHMMSS, name)
+
+    @property
+    def terms(self) -> frozenset[str]:
+        """Every index term of the concept."""
+        return self.analysed.pair()[0]
+
+    @property
+    def title_terms(self) -> frozenset[str]:
+        """The terms of the name and description (weighted twice by Scan)."""
+        return self.analysed.pair()[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +126,17 @@ def entry_with_terms(row: ScanRow, terms: frozenset[str], title_terms: frozenset
         updated_at=row.updated_at,
         in_conflict=has_contradiction(row.body),
         links=parse_links(claim_text(row.body)),
-        terms=terms,
-        title_terms=title_terms,
+        analysed=Terms.known(terms, title_terms),
         tiebreak=(-float(row.confidence), -_stamp(row.updated_at), row.name),
     )
 
 
+_NOT_DIGITS: Final = re.compile(r"\D+")
+
+
 def _stamp(timestamp: str) -> int:
-    digits = "".join(c for c in timestamp if c.isdigit())
+    """An ISO timestamp as one number (its digits: YYYYMMDDHHMMSS...), 0 without digits."""
+    digits = _NOT_DIGITS.sub("", timestamp)
     return int(digits) if digits else 0
 
 

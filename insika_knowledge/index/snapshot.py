@@ -40,6 +40,8 @@ class Column(Sequence[str]):
     def __init__(self, data: bytes, offsets: np.ndarray[Any, np.dtype[np.int64]]):
         self.data = data
         self.offsets = offsets
+        # Read one at a time: a memoryview gives Python ints without numpy's scalar boxing.
+        self._at = np.ascontiguousarray(offsets, dtype=np.int64).data
 
     @classmethod
     def of(cls, values: Sequence[str]) -> Column:
@@ -55,7 +57,8 @@ class Column(Sequence[str]):
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        return self.data[int(self.offsets[index]):int(self.offsets[index + 1])].decode("utf-8")
+        at = self._at
+        return self.data[at[index]:at[index + 1]].decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
         data, offsets = self.data, self.offsets.tolist()

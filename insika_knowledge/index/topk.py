@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Final
 
 import numpy as np
@@ -87,7 +88,7 @@ class Saturation:
         self.norms = length_norms(base.lengths, avgdl)
         self.budget = budget if budget is not None else min(len(base.inv_docs), KEEP_AT_MOST)
         self._kept: dict[int, tuple[float, FloatArray]] = {}
-        self._spread: dict[int, tuple[float, FloatArray]] = {}
+        self._spread: dict[int, tuple[float, FloatArray | None]] = {}
         self._spread_budget = DENSE_BUDGET
         self._bounds: dict[int, float] = {}
         self._lock = threading.Lock()
@@ -122,6 +123,48 @@ class Saturation:
                     self.budget -= hi - lo
                 self._kept[tid] = (weight, value)
         return value
+
+    def many(self, terms: list[Term]) -> list[FloatArray]:
+        """`of` of each of `terms`, the ones not kept computed together (one pass over their postings).
+
+        The same operations per posting as `of`, so the same floats.
+        """
+        kept = self._kept
+        out: list[FloatArray | None] = []
+        missing: list[int] = []
+        for tid, weight, _ in terms:
+            found = kept.get(tid)
+            if found is not None and found[0] == weight:
+                out.append(found[1])
+            else:
+                missing.append(len(out))
+                out.append(None)
+        if len(missing) == 1 or any(terms[i][2][0] == terms[i][2][1] for i in missing):
+            for i in missing:
+                out[i] = self.of(terms[i][0], terms[i][1])
+        elif missing:
+            base = self.base
+            spans = [terms[i][2] for i in missing]
+            f = np.concatenate([base.inv_codes[lo:hi] for lo, hi in spans]) >> 1
+            f = f.astype(np.float64)
+            docs = np.concatenate([base.inv_docs[lo:hi] for lo, hi in spans])
+            saturation = (f * (K1 + 1.0)) / (f + self.norms[docs])
+            sizes = [hi - lo for lo, hi in spans]
+            starts = list(accumulate(sizes[:-1], initial=0))
+            weighted = np.repeat(np.array([terms[i][1] for i in missing]), sizes) * saturation
+            values = [weighted[a:a + size] for a, size in zip(starts, sizes, strict=True)]
+            maxima = np.maximum.reduceat(saturation, starts).tolist()
+            with self._lock:
+                for j, (i, value) in enumerate(zip(missing, values, strict=True)):
+                    tid, weight, (lo, hi) = terms[i]
+                    self._bounds[tid] = maxima[j] if hi > lo else 0.0
+                    found = kept.get(tid)
+                    if found is not None or hi - lo <= self.budget:
+                        if found is None:
+                            self.budget -= hi - lo
+                        kept[tid] = (weight, value)
+                    out[i] = value
+        return out  # type: ignore[return-value]  # every None was filled
 
     def spread(self, tid: int, weight: float) -> FloatArray | None:
         """`of(tid, weight)` laid over every slot (float[n], 0.0 where `tid` is absent), or None.
@@ -209,7 +252,7 @@ class _Scratch:
         dense, inv_docs = self.dense, base.inv_docs
         if len(terms) > 1 and sum(hi - lo for _, _, (lo, hi) in terms) <= _JOINED_UP_TO:
             np.add.at(dense, np.concatenate([inv_docs[lo:hi] for _, _, (lo, hi) in terms], dtype=np.intp),
-                      np.concatenate([saturation.of(tid, weight) for tid, weight, _ in terms]))
+                      np.concatenate(saturation.many(terms)))
             return
         for tid, weight, (lo, hi) in terms:
             np.add.at(dense, inv_docs[lo:hi].astype(np.intp), saturation.of(tid, weight))
