@@ -109,8 +109,8 @@ class Postings:
         self.fwd_codes = fwd_codes
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
-        self._spans: dict[int, tuple[int, int]] = {}
-        self._located: dict[str, tuple[int, tuple[int, int]]] = {}
+        # inv_ptr read one value at a time as Python ints (no numpy scalar per read).
+        self._ptr = np.ascontiguousarray(inv_ptr, dtype=np.int64).data
         self._positions: dict[int, Int32Array] = {}
         self._max_f = max_f
         self._min_length = min_length
@@ -140,21 +140,17 @@ class Postings:
         return len(self.lengths)
 
     def span(self, tid: int) -> tuple[int, int]:
-        """(lo, hi): term `tid`'s postings are ``inv_docs[lo:hi]`` (as Python ints, remembered)."""
-        found = self._spans.get(tid)
-        if found is None:
-            found = self._spans[tid] = (int(self.inv_ptr[tid]), int(self.inv_ptr[tid + 1]))
-        return found
+        """(lo, hi): term `tid`'s postings are ``inv_docs[lo:hi]`` (as Python ints)."""
+        ptr = self._ptr
+        return ptr[tid], ptr[tid + 1]
 
     def located(self, term: str) -> tuple[int, tuple[int, int]] | None:
-        """(term id, `span`) of `term`, or None when no slot holds it (remembered)."""
-        found = self._located.get(term)
-        if found is None:
-            tid = self.term_id.get(term)
-            if tid is None:
-                return None
-            found = self._located[term] = (tid, self.span(tid))
-        return found
+        """(term id, `span`) of `term`, or None when no slot holds it."""
+        tid = self.term_id.get(term)
+        if tid is None:
+            return None
+        ptr = self._ptr
+        return tid, (ptr[tid], ptr[tid + 1])
 
     def positions(self, tid: int, budget: int) -> Int32Array | None:
         """int32[n]: where each slot sits in term `tid`'s list (-1: not in it), or None.
@@ -176,7 +172,10 @@ class Postings:
     def doc_freq(self, term: str) -> int:
         """Base slots holding `term` (dead ones included)."""
         tid = self.term_id.get(term)
-        return 0 if tid is None else int(self.df[tid])
+        if tid is None:
+            return 0
+        ptr = self._ptr
+        return ptr[tid + 1] - ptr[tid]
 
     def terms_of(self, slot: int) -> tuple[frozenset[str], frozenset[str]]:
         """(all terms, title terms) of `slot`."""

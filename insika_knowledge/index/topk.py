@@ -150,14 +150,12 @@ class Saturation:
             docs = np.concatenate([base.inv_docs[lo:hi] for lo, hi in spans])
             saturation = (f * (K1 + 1.0)) / (f + self.norms[docs])
             sizes = [hi - lo for lo, hi in spans]
-            starts = list(accumulate(sizes[:-1], initial=0))
-            weighted = np.repeat(np.array([terms[i][1] for i in missing]), sizes) * saturation
+            starts = accumulate(sizes[:-1], initial=0)
+            weighted = np.repeat([terms[i][1] for i in missing], sizes) * saturation
             values = [weighted[a:a + size] for a, size in zip(starts, sizes, strict=True)]
-            maxima = np.maximum.reduceat(saturation, starts).tolist()
-            with self._lock:
-                for j, (i, value) in enumerate(zip(missing, values, strict=True)):
+            with self._lock:  # (no exact `bound` here: `bound` falls back to max_f and min_length)
+                for i, value in zip(missing, values, strict=True):
                     tid, weight, (lo, hi) = terms[i]
-                    self._bounds[tid] = maxima[j] if hi > lo else 0.0
                     found = kept.get(tid)
                     if found is not None or hi - lo <= self.budget:
                         if found is None:
