@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from functools import partial
 from collections.abc import Callable, Iterable, KeysView, Sequence
+from functools import partial
 from typing import Any, Final
 
 import numpy as np
@@ -106,8 +106,10 @@ class _State:
 
     @property
     def numbers(self) -> tuple[memoryview, memoryview, memoryview, memoryview]:
-        """The snapshot's ids, versions, confidences and conflict flags, read one at a time as
-        Python numbers (memoryviews: no numpy scalar per read)."""
+        """The snapshot's ids, versions, confidences and conflict flags as memoryviews.
+
+        Read one value at a time, a memoryview gives a Python number (numpy boxes a scalar).
+        """
         if self._numbers is None:
             snap = self.snap
             ids, versions, confidence, conflict = (np.ascontiguousarray(a).data for a in
