@@ -256,6 +256,8 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str |
     """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines."""
     from insika_knowledge.export import export as run
 
+    if not out.strip():
+        raise UserError("--out is empty: name the folder to write to (e.g. --out ./export)")
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS

@@ -141,6 +141,15 @@ def test_bench_usage_mistakes_exit_2(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "concepts.jsonl does not exist" in missing.output
     sizes = CliRunner().invoke(_group(), ["bench", "--scale", "--sizes", "10,many"])
     assert sizes.exit_code == 2 and "--sizes" in sizes.output and "Traceback" not in sizes.output
+    for args, said in ((["--scale", "--sizes", "0"], "0 concepts is out of 1..1,000,000"),
+                       (["--scale", "--sizes", "-5"], "-5 concepts is out of"),
+                       (["--scale", "--sizes", "1000,99999999999"], "99999999999 concepts is out of"),
+                       (["--scale", "--sizes", ""], "give whole numbers"),
+                       (["--sizes", "1000"], "--sizes goes with --scale"),
+                       (["--set", str(tmp_path)], "--set goes with --quality"),
+                       (["--scale", "--quality"], "bench --quality --scale: give one of them at a time")):
+        wrong = CliRunner().invoke(_group(), ["bench", *args])
+        assert wrong.exit_code == 2 and said in wrong.output and "Traceback" not in wrong.output, (args, wrong.output)
     seeds = CliRunner().invoke(_group(), ["procedures", "evaluate", "--sessions", str(tmp_path / "x"),
                                           "--seeds", "0"])
     assert seeds.exit_code == 2 and "--seeds" in seeds.output

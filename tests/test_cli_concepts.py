@@ -194,6 +194,15 @@ def test_delete_of_an_unknown_concept_is_a_usage_error(data_dir: Path) -> None:
 # ----------------------------------------------------------------------------- export json, jsonl
 
 
+def test_export_to_an_empty_folder_name_is_refused(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    result = _run("export", "--agent", AGENT, "--data-dir", str(data_dir), "--out", "")
+    assert result.exit_code == 2 and "--out is empty" in result.output, result.output
+    assert list(here.iterdir()) == []  # nothing written where the command ran
+
+
 def test_export_json_and_jsonl_carry_every_field_of_the_stored_records(data_dir: Path, tmp_path: Path) -> None:
     memory = Memory(data_dir)
     stored = memory.store("default").list_concepts(AGENT)

@@ -45,6 +45,15 @@ from insika_knowledge.store.paths import DEFAULT_TENANT
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
           trust: bool, relay: bool, consolidation: bool, outbox: bool, backend: str, database: str | None) -> None:
     """Measure speed, scale, quality, trust, consolidation, the outbox, the relay, or PostgreSQL."""
+    modes = [flag for flag, on in (("--outbox", outbox), ("--consolidation", consolidation),
+                                   ("--quality", quality), ("--relay", relay), ("--trust", trust),
+                                   ("--scale", scale)) if on]
+    if len(modes) > 1:
+        raise UserError(f"bench {' '.join(modes)}: give one of them at a time")
+    if sizes is not None and not scale:
+        raise UserError("--sizes goes with --scale")
+    if eval_set is not None and not quality:
+        raise UserError("--set goes with --quality")
     if outbox:
         from insika_knowledge.bench.outbox import run_outbox_bench
 
@@ -76,10 +85,7 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
     elif scale:
         from insika_knowledge.bench.scale import SCALE_SIZES, run_scale
 
-        try:
-            chosen = tuple(int(n) for n in sizes.split(",")) if sizes else SCALE_SIZES
-        except ValueError:
-            raise UserError(f"--sizes {sizes!r}: give whole numbers like 1000,5000") from None
+        chosen = scale_sizes(sizes) if sizes is not None else SCALE_SIZES
         with step_progress("bench --scale") as on_step:
             run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo, on_step=on_step)
     else:
@@ -87,6 +93,26 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
 
         with step_progress("bench --quick" if quick else "bench") as on_step:
             run_bench(as_json=as_json, quick=quick, echo=click.echo, on_step=on_step)
+
+
+#: `bench --scale --sizes` accepts concept counts up to this (200000 takes minutes and GBs).
+MAX_SCALE_SIZE = 1_000_000
+
+
+def scale_sizes(text: str) -> tuple[int, ...]:
+    """The concept counts of ``--sizes`` (``"1000,5000"``), each 1..`MAX_SCALE_SIZE`.
+
+    Raises:
+        UserError: empty, not whole numbers, or a count out of range (named).
+    """
+    try:
+        chosen = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        raise UserError(f"--sizes {text!r}: give whole numbers like 1000,5000") from None
+    for n in chosen:
+        if not 1 <= n <= MAX_SCALE_SIZE:
+            raise UserError(f"--sizes {text!r}: {n} concepts is out of 1..{MAX_SCALE_SIZE:,}")
+    return chosen
 
 
 @contextmanager

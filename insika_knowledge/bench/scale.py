@@ -198,7 +198,12 @@ def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, qu
     with tempfile.TemporaryDirectory(prefix="insika-scale-") as tmp:
         rows = run_steps([(f"auto, Scan, FTS5, bm25s and tantivy at {n} concepts",
                            partial(bench_scale, Path(tmp), n, repeats)) for n in sizes], on_step)
-    return print_results(rows, table, as_json=as_json, echo=echo)
+    for row in rows:
+        row.update(messages=repeats, quick=quick)
+    print_results(rows, table, as_json=as_json, echo=echo)
+    if quick and not as_json:
+        echo("(--quick: a smoke run with 100 messages, not a measurement)")
+    return rows
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
