@@ -131,3 +131,17 @@ def test_an_invalid_tenant_fails_with_one_line(data: Path, database_args: list[s
                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "tenant 'Bad/Name' is not valid" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_an_unknown_tenant_or_agent_is_said_on_stderr(data: Path, database_args: list[str]) -> None:
+    """Serving a memory with nothing in it is allowed (propose_concept writes), but said in one line."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "INSIKA_UTILITY_MODEL": ""}
+    runs = [(["--agent", "nobody"], "agent 'nobody' has no concepts in tenant 'default' (agents there: loja-aurora)")]
+    if not database_args:  # a tenant is a database file of the data directory
+        runs.append((["--agent", AGENT, "--tenant", "nope"], "tenant 'nope' has no database in"))
+    for args, said in runs:
+        ran = subprocess.run([sys.executable, "-m", "insika_knowledge", "mcp", *args, "--data-dir", str(data),
+                              *database_args], env=env, capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+        assert said in ran.stderr, ran.stderr
+        assert "Traceback" not in ran.stderr

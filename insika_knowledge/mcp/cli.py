@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT
+
+if TYPE_CHECKING:
+    from insika_knowledge.memory import Memory
 
 LOOPBACK = "127.0.0.1"
 
@@ -38,6 +43,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
 
     memory = Memory(data_dir, database=database, base_url=base_url)
     try:
+        _say_what_is_served(memory, agent, tenant)
         block: dict[str, object] = {"model": model} if model else {}
         if types:
             block["types"] = [t.strip() for t in types.split(",") if t.strip()]
@@ -52,6 +58,24 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
             server.run("streamable-http", host=LOOPBACK, port=http_port)
     finally:
         memory.close()
+
+
+def _say_what_is_served(memory: Memory, agent: str, tenant: str) -> None:
+    """One line on stderr when the tenant has no database yet or the agent no concepts.
+
+    Serving them is allowed (``propose_concept`` writes the first concept), but a mistyped
+    name would otherwise start an empty memory without a word.
+    """
+    if not memory.has_tenant(tenant):
+        others = ", ".join(memory.tenants()) or "none"
+        click.echo(f"mcp: tenant {tenant!r} has no database in {memory.location} yet (tenants there: "
+                   f"{others}); serving an empty memory, created on first use", err=True)
+        return
+    agents = memory.agents(tenant=tenant)
+    if agent not in agents:
+        named = ", ".join(sorted(agents)[:10]) or "none"
+        click.echo(f"mcp: agent {agent!r} has no concepts in tenant {tenant!r} (agents there: {named}); "
+                   "serving an empty memory", err=True)
 
 
 @hookimpl
