@@ -344,6 +344,40 @@ def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
         assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
 
 
+def test_a_snapshot_written_in_the_other_byte_order_is_read(tmp_path) -> None:
+    """Each section keeps its dtype, byte order included: a snapshot from a machine of the other
+    byte order opens and ranks as the native one, what its hits show included."""
+    import sys
+
+    def swapped(a):
+        return a.astype(a.dtype.newbyteorder(">" if sys.byteorder == "little" else "<"))
+
+    def column(c):
+        return snapshot.Column(c.data, swapped(c.offsets))
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo", "loja sedex"]):
+        _put(db, f"c{i}", words, [0.4, 0.6, 0.8, 0.7][i])
+    good = [(h.entry, h.score) for h in PostingsIndex(db).search(AGENT, "frete prazo", 5)]
+    snap = snapshot.loads(db.load_index_snapshot(AGENT, postings.KIND) or b"")
+    assert snap is not None
+    b = snap.base
+    base = bm25.Postings(list(b.vocab), *(swapped(a) for a in (b.inv_ptr, b.inv_docs, b.inv_codes, b.fwd_ptr,
+                                                                b.fwd_codes, b.lengths, b.max_f, b.min_length)))
+    other = snapshot.Snapshot(base, swapped(snap.ids), swapped(snap.versions), swapped(snap.confidence),
+                              swapped(snap.conflict), *(column(c) for c in (snap.names, snap.descriptions,
+                                                                            snap.types, snap.provenances,
+                                                                            snap.updated, snap.links)),
+                              snap.cursor, snap.generation, snap.analysis)
+    data = snapshot.dumps(other)
+    assert not (snapshot.loads(data) or pytest.fail("unreadable")).ids.dtype.isnative
+    db.save_index_snapshot(AGENT, postings.KIND, data)
+    index = PostingsIndex(db, persist=False)
+    assert [(h.entry, h.score) for h in index.search(AGENT, "frete prazo", 5)] == good
+    assert index.lookup(AGENT, ["c3"])["c3"].confidence == 0.7
+    db.close()
+
+
 def _three_concepts_searched(store) -> PostingsIndex:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:

@@ -112,7 +112,8 @@ class _State:
         """
         if self._numbers is None:
             snap = self.snap
-            ids, versions, confidence, conflict = (np.ascontiguousarray(a).data for a in
+            # (In native byte order: a memoryview reads no other; a snapshot keeps its writer's.)
+            ids, versions, confidence, conflict = (np.ascontiguousarray(a, a.dtype.newbyteorder("=")).data for a in
                                                    (snap.ids, snap.versions, snap.confidence, snap.conflict))
             self._numbers = (ids, versions, confidence, conflict)
         return self._numbers
