@@ -290,6 +290,61 @@ def _contents(state: postings._State) -> tuple:
     return slots, terms, state.documents, state.tokens
 
 
+def _read_while_stopped(terms, stop: int) -> tuple[list, int]:
+    """`terms.pair()` in a thread stopped at its `stop`-th line while this thread reads them whole.
+
+    Returns what the thread read (or raised) and how many lines it ran.
+    """
+    import sys
+    import threading
+
+    from insika_knowledge.index.scan import Terms
+
+    stopped, go_on = threading.Event(), threading.Event()
+    lines, read = [0], []
+
+    def line(frame, event, arg):
+        if event == "line":
+            if lines[0] == stop:
+                stopped.set()
+                go_on.wait()
+            lines[0] += 1
+        return line
+
+    def reader() -> None:
+        sys.settrace(lambda frame, event, arg: line if frame.f_code is Terms.pair.__code__ else None)
+        try:
+            read.append(terms.pair())
+        except Exception as error:  # what the test reports
+            read.append(error)
+        finally:
+            sys.settrace(None)
+            stopped.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    stopped.wait()
+    assert terms.pair() == terms.pair()  # worked out and kept while the other reader stands still
+    go_on.set()
+    thread.join()
+    return read, lines[0]
+
+
+def test_terms_worked_out_by_one_reader_while_another_reads_them_are_read_by_both() -> None:
+    """`Terms` (a hit entry's terms, worked out on first read, no lock): one reader stopped at each
+    line in turn while another works them out and keeps them, both read the same terms."""
+    from insika_knowledge.index.scan import Terms
+
+    pair = (frozenset({"fret", "praz"}), frozenset({"fret"}))
+    stop = 0
+    while True:
+        read, lines = _read_while_stopped(Terms(lambda: pair), stop)
+        assert read == [pair], f"stopped at line {stop} of Terms.pair"
+        if lines <= stop:  # it ran to the end before that line: every line was tried
+            break
+        stop += 1
+
+
 def test_a_new_process_opens_the_snapshot_instead_of_analysing(store, monkeypatch) -> None:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:
