@@ -433,6 +433,28 @@ def test_a_snapshot_written_in_the_other_byte_order_is_read(tmp_path) -> None:
     db.close()
 
 
+def test_a_snapshot_read_into_a_buffer_off_the_word_boundary_is_read(tmp_path, monkeypatch) -> None:
+    """Sections come back unaligned when the bytes handed to `snapshot.loads` start off an 8-byte
+    boundary (a bytearray whose front was cut): the index opens and ranks as from aligned bytes."""
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo", "loja sedex"]):
+        _put(db, f"c{i}", words, [0.4, 0.6, 0.8, 0.7][i])
+    good = [(h.entry, h.score) for h in PostingsIndex(db).search(AGENT, "frete prazo", 5)]
+    blob = bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"")
+
+    def shifted(agent: str, kind: str) -> bytearray:
+        data = bytearray(b"\0" + blob)
+        del data[:1]  # (the buffer now starts one byte into its allocation)
+        assert np.frombuffer(data, dtype=np.uint8, count=8).ctypes.data % 8 != 0
+        return data
+
+    monkeypatch.setattr(db, "load_index_snapshot", shifted)
+    index = PostingsIndex(db, persist=False)
+    assert [(h.entry, h.score) for h in index.search(AGENT, "frete prazo", 5)] == good
+    assert index.lookup(AGENT, ["c3"])["c3"].confidence == 0.7
+    db.close()
+
+
 def _three_concepts_searched(store) -> PostingsIndex:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:
