@@ -290,6 +290,61 @@ def _contents(state: postings._State) -> tuple:
     return slots, terms, state.documents, state.tokens
 
 
+def _read_while_stopped(terms, stop: int) -> tuple[list, int]:
+    """`terms.pair()` in a thread stopped at its `stop`-th line while this thread reads them whole.
+
+    Returns what the thread read (or raised) and how many lines it ran.
+    """
+    import sys
+    import threading
+
+    from insika_knowledge.index.scan import Terms
+
+    stopped, go_on = threading.Event(), threading.Event()
+    lines, read = [0], []
+
+    def line(frame, event, arg):
+        if event == "line":
+            if lines[0] == stop:
+                stopped.set()
+                go_on.wait()
+            lines[0] += 1
+        return line
+
+    def reader() -> None:
+        sys.settrace(lambda frame, event, arg: line if frame.f_code is Terms.pair.__code__ else None)
+        try:
+            read.append(terms.pair())
+        except Exception as error:  # what the test reports
+            read.append(error)
+        finally:
+            sys.settrace(None)
+            stopped.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    stopped.wait()
+    assert terms.pair() == terms.pair()  # worked out and kept while the other reader stands still
+    go_on.set()
+    thread.join()
+    return read, lines[0]
+
+
+def test_terms_worked_out_by_one_reader_while_another_reads_them_are_read_by_both() -> None:
+    """`Terms` (a hit entry's terms, worked out on first read, no lock): one reader stopped at each
+    line in turn while another works them out and keeps them, both read the same terms."""
+    from insika_knowledge.index.scan import Terms
+
+    pair = (frozenset({"fret", "praz"}), frozenset({"fret"}))
+    stop = 0
+    while True:
+        read, lines = _read_while_stopped(Terms(lambda: pair), stop)
+        assert read == [pair], f"stopped at line {stop} of Terms.pair"
+        if lines <= stop:  # it ran to the end before that line: every line was tried
+            break
+        stop += 1
+
+
 def test_a_new_process_opens_the_snapshot_instead_of_analysing(store, monkeypatch) -> None:
     for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo"]):
         with store.transaction() as tx:
@@ -342,6 +397,62 @@ def test_a_damaged_snapshot_is_rebuilt_never_read(store) -> None:
         assert snapshot.loads(data) is None
         store.save_index_snapshot(AGENT, postings.KIND, data)
         assert [(h.entry.name, h.score) for h in PostingsIndex(store).search(AGENT, "frete prazo", 5)] == good
+
+
+def test_a_snapshot_written_in_the_other_byte_order_is_read(tmp_path) -> None:
+    """Each section keeps its dtype, byte order included: a snapshot from a machine of the other
+    byte order opens and ranks as the native one, what its hits show included."""
+    import sys
+
+    def swapped(a):
+        return a.astype(a.dtype.newbyteorder(">" if sys.byteorder == "little" else "<"))
+
+    def column(c):
+        return snapshot.Column(c.data, swapped(c.offsets))
+
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo", "loja sedex"]):
+        _put(db, f"c{i}", words, [0.4, 0.6, 0.8, 0.7][i])
+    good = [(h.entry, h.score) for h in PostingsIndex(db).search(AGENT, "frete prazo", 5)]
+    snap = snapshot.loads(db.load_index_snapshot(AGENT, postings.KIND) or b"")
+    assert snap is not None
+    b = snap.base
+    base = bm25.Postings(list(b.vocab), *(swapped(a) for a in (b.inv_ptr, b.inv_docs, b.inv_codes, b.fwd_ptr,
+                                                                b.fwd_codes, b.lengths, b.max_f, b.min_length)))
+    other = snapshot.Snapshot(base, swapped(snap.ids), swapped(snap.versions), swapped(snap.confidence),
+                              swapped(snap.conflict), *(column(c) for c in (snap.names, snap.descriptions,
+                                                                            snap.types, snap.provenances,
+                                                                            snap.updated, snap.links)),
+                              snap.cursor, snap.generation, snap.analysis)
+    data = snapshot.dumps(other)
+    assert not (snapshot.loads(data) or pytest.fail("unreadable")).ids.dtype.isnative
+    db.save_index_snapshot(AGENT, postings.KIND, data)
+    index = PostingsIndex(db, persist=False)
+    assert [(h.entry, h.score) for h in index.search(AGENT, "frete prazo", 5)] == good
+    assert index.lookup(AGENT, ["c3"])["c3"].confidence == 0.7
+    db.close()
+
+
+def test_a_snapshot_read_into_a_buffer_off_the_word_boundary_is_read(tmp_path, monkeypatch) -> None:
+    """Sections come back unaligned when the bytes handed to `snapshot.loads` start off an 8-byte
+    boundary (a bytearray whose front was cut): the index opens and ranks as from aligned bytes."""
+    db = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    for i, words in enumerate(["frete campinas", "prazo pix", "frete prazo", "loja sedex"]):
+        _put(db, f"c{i}", words, [0.4, 0.6, 0.8, 0.7][i])
+    good = [(h.entry, h.score) for h in PostingsIndex(db).search(AGENT, "frete prazo", 5)]
+    blob = bytes(db.load_index_snapshot(AGENT, postings.KIND) or b"")
+
+    def shifted(agent: str, kind: str) -> bytearray:
+        data = bytearray(b"\0" + blob)
+        del data[:1]  # (the buffer now starts one byte into its allocation)
+        assert np.frombuffer(data, dtype=np.uint8, count=8).ctypes.data % 8 != 0
+        return data
+
+    monkeypatch.setattr(db, "load_index_snapshot", shifted)
+    index = PostingsIndex(db, persist=False)
+    assert [(h.entry, h.score) for h in index.search(AGENT, "frete prazo", 5)] == good
+    assert index.lookup(AGENT, ["c3"])["c3"].confidence == 0.7
+    db.close()
 
 
 def _three_concepts_searched(store) -> PostingsIndex:

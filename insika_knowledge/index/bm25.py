@@ -58,6 +58,17 @@ def contribution(weight: float, f: float, norm: float) -> float:
     return weight * ((f * (K1 + 1.0)) / (f + norm))
 
 
+def readable(array: npt.NDArray[Any], dtype: Any = None) -> memoryview:
+    """`array` (as `dtype`, default its own) to be read one value at a time as Python numbers.
+
+    A memoryview gives a Python number per read (numpy boxes a scalar) but reads only
+    contiguous, aligned, native-order memory: `array` is copied when it is not (e.g. the
+    sections of a snapshot written on a machine of the other byte order, or read into a
+    buffer that starts off an 8-byte boundary).
+    """
+    return np.require(array, dtype if dtype is not None else array.dtype.newbyteorder("="), ["C", "A"]).data
+
+
 @dataclass(frozen=True, slots=True)
 class Doc:
     """One analysed concept: ``fcodes[term] = f << 1 | title``, and its token count `length`."""
@@ -109,8 +120,7 @@ class Postings:
         self.fwd_codes = fwd_codes
         self.lengths = lengths
         self.df = np.diff(inv_ptr)
-        # inv_ptr read one value at a time as Python ints (no numpy scalar per read).
-        self._ptr = np.ascontiguousarray(inv_ptr, dtype=np.int64).data
+        self._ptr = readable(inv_ptr, np.int64)  # read one value at a time
         self._positions: dict[int, Int32Array] = {}
         self._max_f = max_f
         self._min_length = min_length

@@ -108,11 +108,11 @@ class _State:
     def numbers(self) -> tuple[memoryview, memoryview, memoryview, memoryview]:
         """The snapshot's ids, versions, confidences and conflict flags as memoryviews.
 
-        Read one value at a time, a memoryview gives a Python number (numpy boxes a scalar).
+        Read one value at a time (`bm25.readable`).
         """
         if self._numbers is None:
             snap = self.snap
-            ids, versions, confidence, conflict = (np.ascontiguousarray(a).data for a in
+            ids, versions, confidence, conflict = (bm25.readable(a) for a in
                                                    (snap.ids, snap.versions, snap.confidence, snap.conflict))
             self._numbers = (ids, versions, confidence, conflict)
         return self._numbers

@@ -49,10 +49,13 @@ class Terms:
 
     def pair(self) -> tuple[frozenset[str], frozenset[str]]:
         """(every term, title terms)."""
+        # No lock: two first readers may both compute them (same result). The function is read
+        # before the pair: it is dropped only once the pair is kept, so one of the two is there.
+        compute = self._compute
         pair = self._pair
         if pair is None:
-            assert self._compute is not None
-            pair = self._pair = self._compute()  # computed twice at worst (same result): no lock
+            assert compute is not None
+            pair = self._pair = compute()
             self._compute = None
         return pair
 

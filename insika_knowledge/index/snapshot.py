@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from insika_knowledge.index.bm25 import Postings
+from insika_knowledge.index.bm25 import Postings, readable
 
 MAGIC: Final = b"IKS1"
 _PREFIX: Final = 12  # magic, header length, CRC-32
@@ -40,8 +40,7 @@ class Column(Sequence[str]):
     def __init__(self, data: bytes, offsets: np.ndarray[Any, np.dtype[np.int64]]):
         self.data = data
         self.offsets = offsets
-        # Read one at a time: a memoryview gives Python ints without numpy's scalar boxing.
-        self._at = np.ascontiguousarray(offsets, dtype=np.int64).data
+        self._at = readable(offsets, np.int64)  # read one value at a time
 
     @classmethod
     def of(cls, values: Sequence[str]) -> Column:
