@@ -46,6 +46,8 @@ AGENT: Final = "bench"
 #: Scan's cache is built in-process only up to this size (about 17 s at 50k; minutes above).
 SCAN_UP_TO: Final = 50_000
 ENGINES: Final = ("auto", "auto_terms", "scan", "fts5", "bm25s", "tantivy")
+#: Messages every engine answers before the timing starts (others than the timed ones).
+WARM_UP: Final = 20
 
 _COLD: Final = """
 import json, sys, time
@@ -115,7 +117,8 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     out["postings_build_s"] = time.perf_counter() - start
     out["postings_mib"] = auto.memory_bytes(AGENT) / 2**20
     out["snapshot_mib"] = len(store.load_index_snapshot(AGENT, "bm25") or b"") / 2**20
-    msgs = queries(repeats)
+    every = queries(repeats + WARM_UP)
+    msgs, warm = every[:repeats], every[repeats:]  # the warm-up's messages are not timed
     cold = cold_search(store.path, msgs[0])
     out.update({f"cold_{k}": v for k, v in cold.items() if k != "names"})
     searches: dict[str, Callable[[str], object]] = {"auto": lambda m: auto.search(AGENT, m, 5)}
@@ -128,7 +131,7 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     fts = Fts5Index(store)
     searches["fts5"] = lambda m: fts.search(AGENT, m, 5)
     documents = [[*TOKENIZER(c.name), *TOKENIZER(c.description), *TOKENIZER(c.body)] for c in concepts]
-    analysed = {m: sorted(query_terms(m)) for m in msgs}
+    analysed = {m: sorted(query_terms(m)) for m in every}
     frozen = {m: frozenset(terms) for m, terms in analysed.items()}
     # auto fed the peers' input (analysed terms, no typo correction), as a like-for-like row.
     # Its own index: sharing auto's would hand one of the two the per-term work (shares,
@@ -142,7 +145,7 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
             out[f"{label}_build_s"] = time.perf_counter() - start
             searches[label] = (lambda p: lambda m: p(analysed[m]))(peer)
     del documents
-    for m in msgs[:20]:  # warm up
+    for m in warm:
         for call in searches.values():
             call(m)
     shuffle = random.Random(n).shuffle
