@@ -71,6 +71,23 @@ def complete(markdown: str, defaults: Mapping[str, object]) -> tuple[str, frozen
     return "\n".join(lines), frozenset(filled)
 
 
+def authors_error(exc: ConceptFormatError, markdown: str, filled: int) -> ConceptFormatError:
+    """`exc`, raised on `complete`'s output, with its line counted in the author's `markdown`.
+
+    `complete` adds `filled` lines at the end of the frontmatter: a line after them is that
+    many lines earlier in the author's text; a problem in an added line (a default the
+    author left out) is placed on the author's closing ``---``.
+    """
+    if exc.line is None:
+        return exc
+    front, _ = _split(markdown)
+    closing = len(front) + 2  # the author's closing '---' line
+    if exc.line < closing:
+        return exc
+    line = exc.line - filled if exc.line >= closing + filled else closing
+    return ConceptFormatError(exc.problem, line=line, field=exc.field)
+
+
 def _split(markdown: str) -> tuple[list[str], list[str]]:
     """``(frontmatter lines, lines after the closing ---)``."""
     if not isinstance(markdown, str):

@@ -490,8 +490,10 @@ def parse(markdown: str) -> Concept:
         if key not in data:
             raise ConceptFormatError(f"missing key {key!r}", line=end + 1, field=key)
     rest = lines[end + 1 :]
+    body_line = end + 2  # 1-based: the line after the closing '---'
     if rest and rest[0] == "":
         rest = rest[1:]
+        body_line += 1
     body = "\n".join(rest).rstrip("\n")
     confidence = data["confidence"]
     if isinstance(confidence, int) and not isinstance(confidence, bool):
@@ -509,7 +511,7 @@ def parse(markdown: str) -> Concept:
         body=body,
     )
     for field, problem in _problems(concept):
-        line = end + 3 if field == "body" else key_lines.get(field)
+        line = body_line if field == "body" else key_lines.get(field)
         raise ConceptFormatError(problem, line=line, field=field)
     if isinstance(concept.confidence, float) and round(concept.confidence, 2) != concept.confidence:
         raise ConceptFormatError(

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from insika_knowledge.authored import complete
+from insika_knowledge.authored import authors_error, complete
 from insika_knowledge.concept import Concept, parse, serialize, utc_now
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
-from insika_knowledge.errors import NotFound, RunTimeFailure, StaleVersion, UserError
+from insika_knowledge.errors import ConceptFormatError, NotFound, RunTimeFailure, StaleVersion, UserError
 from insika_knowledge.events import EventBus, KnowledgeDeleted
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
@@ -362,7 +362,10 @@ class Memory:
             guess = {"provenance": "policy", "type": "fact", "confidence": 1.0, "sources": [],
                      "occurrences": 0, "created_at": now, "updated_at": now}
             text, filled = complete(markdown, guess)
-            concept = parse(text)
+            try:
+                concept = parse(text)
+            except ConceptFormatError as exc:
+                raise authors_error(exc, markdown, len(filled)) from None
             current = store.get(agent, concept.name)
             kept: dict[str, Any] = {}
             if current is not None:

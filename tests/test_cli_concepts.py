@@ -179,6 +179,14 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     assert not_utf8.exit_code == 2 and "UTF-8" in not_utf8.output
     missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
     assert missing.exit_code == 2 and "none.md" in missing.output
+    # Lines are counted in the author's file, not in the record with the defaults filled in.
+    too_long = "---\nname: support-hours\ndescription: d\n---\n" + "x" * 20_001 + "\n"
+    for text, said in ((too_long, "line 5, field 'body'"),
+                       ("---\nname: support-hours\ndescription: d\nconfidence: 7\n---\nBody.\n",
+                        "line 4, field 'confidence'")):
+        bad.write_text(text, encoding="utf-8")
+        wrong = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(bad))
+        assert wrong.exit_code == 2 and said in wrong.output, wrong.output
     memory = Memory(data_dir)
     assert memory.store("default").get(AGENT, "support-hours") is None
     memory.close()

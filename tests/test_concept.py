@@ -111,6 +111,7 @@ def test_crlf_input_reads_like_lf(concept: Concept) -> None:
         (lambda t: t.replace("updated_at: 2026-08-24T18:02:11Z", "updated_at: 2026-02-30T10:00:00Z"), 10, "updated_at"),
         (lambda t: t.replace("name: cep-sudeste-cd-campinas", "name: Not A Slug"), 2, "name"),
         (lambda t: t.split("---\n\n")[0] + "---\n\n   \n", 13, "body"),
+        (lambda t: t.split("---\n\n")[0] + "---\n" + "x" * 20_001 + "\n", 12, "body"),  # no blank line
     ],
 )
 def test_bad_records_name_the_line_and_field(mutate, line: int, field: str) -> None:

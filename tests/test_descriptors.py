@@ -131,7 +131,13 @@ def test_studio_bursts_under_a_low_descriptor_limit_never_answer_500(tmp_path: P
                 time.sleep(0.3)  # the server's idle worker threads end
                 fds.append(len(os.listdir(f"/proc/{server.pid}/fd")))
         assert statuses and all(code == 200 for code in statuses), sorted(set(statuses))
-        assert max(fds) - fds[0] <= 10, fds  # flat, not 11-14 more per burst
+        # Flat, not 11-14 more per burst (a leak: about 60 more after six). A loaded machine
+        # can leave one burst's idle threads alive past the 0.3 s: they get a few seconds.
+        settle = time.monotonic() + 5
+        while len(os.listdir(f"/proc/{server.pid}/fd")) - fds[0] > 10 and time.monotonic() < settle:
+            time.sleep(0.1)
+        fds.append(len(os.listdir(f"/proc/{server.pid}/fd")))
+        assert fds[-1] - fds[0] <= 10, fds
     finally:
         server.terminate()
         server.communicate(timeout=10)
