@@ -254,9 +254,10 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
                  f"{s['no_answer_empty']:>16.3f}")
     echo("\n[recall@5 by kind of query]")
     kinds = sorted({q.kind for q in queries})
-    echo(f"{'ranker':<10} " + " ".join(f"{k[:14]:>14}" for k in kinds))
+    width = max([14, *(len(k) for k in kinds)])
+    echo(f"{'ranker':<10} " + " ".join(f"{k:>{width}}" for k in kinds))
     for name, per_kind in by_kind.items():
         echo(f"{name:<10} " + " ".join(
-            f"{(per_kind[k]['no_answer_empty'] if k == 'no_answer' else per_kind[k]['recall@5']):>14.3f}"
+            f"{(per_kind[k]['no_answer_empty'] if k == 'no_answer' else per_kind[k]['recall@5']):>{width}.3f}"
             for k in kinds))
     return results
