@@ -184,6 +184,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     from insika_knowledge.backfill import parse_since
     from insika_knowledge.commands.progress import print_summary, session_bar
 
+    if verbose and quiet:
+        raise UserError("--verbose and --quiet ask for opposite things: give one of them")
     check_agent(agent)
     config = _config(model, types, None, config_file)
     if config.resolved_model() is None:

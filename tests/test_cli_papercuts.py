@@ -210,6 +210,9 @@ def test_backfill_prints_a_summary_by_status_and_the_sessions_not_learned(tmp_pa
     assert verbose.exit_code == 0, verbose.output
     assert re.search(r"│ s00\s+│ skipped", verbose.stdout)  # every session, the re-run's too
 
+    both = CliRunner().invoke(cli, [*args, "--verbose", "--quiet"])
+    assert both.exit_code == 2 and "--verbose and --quiet" in both.output, both.output
+
     quiet = CliRunner().invoke(cli, [*args, "--quiet"])
     assert quiet.exit_code == 0, quiet.output
     assert quiet.output.strip().splitlines() == [

@@ -155,6 +155,7 @@ def test_usage_mistakes_exit_2_with_a_message(tmp_path: Path) -> None:
     runner = CliRunner()
     missing = runner.invoke(cli, ["procedures", "list", "--data-dir", str(tmp_path)])
     assert missing.exit_code == 2 and "has no database" in missing.output
+    assert "no tenant has one yet" in missing.output
     runner.invoke(
         cli,
         [

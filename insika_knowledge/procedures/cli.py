@@ -22,10 +22,12 @@ def _memory(data_dir: str | None, database: str | None, tenant: str, *, create: 
             **config: Any) -> Any:
     from insika_knowledge.procedures.config import ProceduresConfig
     from insika_knowledge.procedures.skill import ProceduralMemory
-    from insika_knowledge.store import has_tenant, location
+    from insika_knowledge.store import has_tenant, list_tenants, location
 
     if not create and not has_tenant(tenant, data_dir, database):
-        raise NotFound(f"tenant {tenant!r} has no database in {location(data_dir, database)}")
+        others = list_tenants(data_dir, database)
+        there = f"tenants there: {', '.join(others)}" if others else "no tenant has one yet"
+        raise NotFound(f"tenant {tenant!r} has no database in {location(data_dir, database)} ({there})")
     return ProceduralMemory.open(data_dir, tenant, ProceduresConfig(**config), database=database)
 
 
