@@ -205,7 +205,7 @@ def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, qu
         row.update(messages=repeats, quick=quick)
     print_results(rows, table, as_json=as_json, echo=echo)
     if quick and not as_json:
-        echo("(--quick: a smoke run with 100 messages, not a measurement)")
+        echo(f"(--quick: a smoke run with {repeats} messages, not a measurement)")
     return rows
 
 

@@ -4,9 +4,11 @@ A query's score for a concept is the sum, in `bm25.query_plan` order (idf descen
 each term's share ``idf * f * (k1 + 1) / (f + norm)``. `top_k` returns exactly what
 `bm25.reference_top_k` (every concept scored) returns, floats included:
 
-- **Few postings** (at most `PRUNE_FROM` in all): each list's shares are added into one
-  accumulator with ``np.add.at``, list after list, so each score is summed in plan
-  order, as the reference sums it.
+- **Few postings** (at most `PRUNE_FROM` in all): every share is added into one
+  accumulator, term after term in plan order, as the reference sums it: a term most
+  concepts hold as one array over every slot (`Saturation.spread`, 0.0 where it is
+  absent: x + 0.0 == x), the lists between two such terms joined and added by one
+  ``np.add.at`` (which adds its inputs in order).
 - **Long lists**: MaxScore (Turtle and Flood, "Query evaluation: strategies and
   optimizations", 1995), term at a time. The rarest terms (their lists a small part of
   the postings) give a lower bound of the k-th best score: the k-th best partial score
@@ -74,8 +76,9 @@ Term = tuple[int, float, tuple[int, int]]
 class Saturation:
     """Per term, each posting's ``idf * f * (k1 + 1) / (f + norm)`` under one avgdl, computed once.
 
-    A term's share of every score it touches, as one array aligned with its posting list,
-    so a warm query does one add per term. Arrays are kept up to `budget` postings in all
+    A term's share of every score it touches, as one array aligned with its posting list
+    (or, for a common term, laid over every slot: `spread`), so a warm query adds what is
+    kept. Arrays are kept up to `budget` postings in all
     (first come, first kept), each with the idf it was weighted with (a term whose idf
     moved is weighted again). Tied to one avgdl: a write that moves it needs a new
     `Saturation`.
@@ -113,16 +116,26 @@ class Saturation:
             return found[1]
         base = self.base
         lo, hi = base.span(tid)
-        f = (base.inv_codes[lo:hi] >> 1).astype(np.float64)
-        saturation = (f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo:hi]])
+        saturation = self._saturation(base.inv_codes[lo:hi], base.inv_docs[lo:hi])
         self._bounds[tid] = float(saturation.max()) if hi > lo else 0.0
         value: FloatArray = weight * saturation
         with self._lock:
-            if found is not None or hi - lo <= self.budget:
-                if found is None:
-                    self.budget -= hi - lo
-                self._kept[tid] = (weight, value)
+            self._keep(tid, weight, value)
         return value
+
+    def _saturation(self, codes: npt.NDArray[Any], slots: npt.NDArray[Any]) -> FloatArray:
+        """``f * (k1 + 1) / (f + norm)`` of postings given by their codes and slots (the one formula)."""
+        f = (codes >> 1).astype(np.float64)
+        value: FloatArray = (f * (K1 + 1.0)) / (f + self.norms[slots])
+        return value
+
+    def _keep(self, tid: int, weight: float, value: FloatArray) -> None:
+        """Keep `value` as term `tid`'s shares under `weight` while the budget allows (lock held)."""
+        found = self._kept.get(tid)
+        if found is not None or len(value) <= self.budget:
+            if found is None:
+                self.budget -= len(value)
+            self._kept[tid] = (weight, value)
 
     def many(self, terms: list[Term]) -> list[FloatArray]:
         """`of` of each of `terms`, the ones not kept computed together (one pass over their postings).
@@ -139,29 +152,21 @@ class Saturation:
             else:
                 missing.append(len(out))
                 out.append(None)
-        if len(missing) == 1 or any(terms[i][2][0] == terms[i][2][1] for i in missing):
-            for i in missing:
-                out[i] = self.of(terms[i][0], terms[i][1])
+        if len(missing) == 1:
+            tid, weight, _ = terms[missing[0]]
+            out[missing[0]] = self.of(tid, weight)
         elif missing:
             base = self.base
             spans = [terms[i][2] for i in missing]
-            f = np.concatenate([base.inv_codes[lo:hi] for lo, hi in spans]) >> 1
-            f = f.astype(np.float64)
-            docs = np.concatenate([base.inv_docs[lo:hi] for lo, hi in spans])
-            saturation = (f * (K1 + 1.0)) / (f + self.norms[docs])
+            saturation = self._saturation(np.concatenate([base.inv_codes[lo:hi] for lo, hi in spans]),
+                                          np.concatenate([base.inv_docs[lo:hi] for lo, hi in spans]))
             sizes = [hi - lo for lo, hi in spans]
-            starts = accumulate(sizes[:-1], initial=0)
             weighted = np.repeat([terms[i][1] for i in missing], sizes) * saturation
-            values = [weighted[a:a + size] for a, size in zip(starts, sizes, strict=True)]
+            starts = accumulate(sizes[:-1], initial=0)
             with self._lock:  # (no exact `bound` here: `bound` falls back to max_f and min_length)
-                for i, value in zip(missing, values, strict=True):
-                    tid, weight, (lo, hi) = terms[i]
-                    found = kept.get(tid)
-                    if found is not None or hi - lo <= self.budget:
-                        if found is None:
-                            self.budget -= hi - lo
-                        kept[tid] = (weight, value)
-                    out[i] = value
+                for i, a, size in zip(missing, starts, sizes, strict=True):
+                    value = out[i] = weighted[a:a + size]
+                    self._keep(terms[i][0], terms[i][1], value)
         return out  # type: ignore[return-value]  # every None was filled
 
     def spread(self, tid: int, weight: float) -> FloatArray | None:
@@ -200,8 +205,7 @@ class Saturation:
             kept: FloatArray = found[1][positions]
             return kept
         base = self.base
-        f = (base.inv_codes[lo + positions] >> 1).astype(np.float64)
-        value: FloatArray = weight * ((f * (K1 + 1.0)) / (f + self.norms[base.inv_docs[lo + positions]]))
+        value: FloatArray = weight * self._saturation(base.inv_codes[lo + positions], base.inv_docs[lo + positions])
         return value
 
     def bound(self, tid: int) -> float:
