@@ -276,3 +276,19 @@ def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path
     assert result.exit_code == 0, result.output
     assert result.output.strip().endswith("learned 1, confirmed 0, merged 0, conflicts 0, dropped 0, "
                                           "possible duplicates 1")
+
+
+def test_a_claim_under_another_name_with_only_the_body_in_common_is_learned_not_confirmed(tmp_path: Path) -> None:
+    """Two different things over one short body ("Ask staff.") stay two concepts, both searchable."""
+    memory = Memory(tmp_path)
+    first = memory.propose({"name": "wifi", "description": "Free wifi in the store, password on the receipt.",
+                            "type": "fact", "body": "Ask staff."}, agent="a", session_id="s1")
+    second = memory.propose({"name": "toilets", "description": "Toilets are on the second floor.",
+                             "type": "fact", "body": "Ask staff."}, agent="a", session_id="s2")
+    assert (first.results, second.results) == ([("wifi", "learned")], [("toilets", "learned")])
+    store = memory.store("default")
+    assert store.get("a", "toilets") is not None
+    assert store.get("a", "wifi").concept.sources == ("s1",)  # the second sighting is not counted for wifi
+    assert [e.name for e in memory.retriever().retrieve("a", "where are the toilets", 5, "auto").matched][:1] == \
+        ["toilets"]
+    memory.close()

@@ -218,3 +218,30 @@ def test_portuguese_articles_are_read_as_one_only_where_they_count() -> None:
     assert read_number_words(fold("No máximo uma troca")) == "no maximo 1 troca"
     assert read_number_words(fold("entre dois e três dias")) == "entre 2 e 3 dias"
     assert read_number_words(fold("twenty-four hours, one hundred and five")) == "24 hours, 105"
+
+
+# ----------------------------------------------------------------------------- descriptions
+
+
+@given(st.lists(st.sampled_from(WORDS), min_size=2, max_size=4, unique=True),
+       st.lists(st.sampled_from(WORDS), min_size=2, max_size=4, unique=True),
+       st.sampled_from(["Ask staff.", "See the sign.", "Pergunte no balcao."]))
+def test_two_descriptions_of_different_things_over_one_short_body_are_two_claims(
+        a: list[str], b: list[str], body: str) -> None:
+    """The body alone is no claim: "Free wifi..." and "Toilets..." over "Ask staff." are two."""
+    if set(a) & set(b):
+        return  # only descriptions that share no content word
+    record = make_concept(name="c", description=" ".join(a).capitalize() + ".", body=body)
+    assert not same_claim(record, Candidate("c", " ".join(b).capitalize() + ".", "fact", body))
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("Free wifi in the store, password on the receipt.", "Toilets are on the second floor.", False),
+    ("Parking is free for customers.", "Parking is in the basement, entrance on Rua Augusta.", False),
+    ("Free wifi in the store, password on the receipt.",
+     "The store has free wifi; the password is on the receipt.", True),
+    ("Gift cards cannot be refunded.", "Gift cards are never refunded.", True),
+])
+def test_a_description_must_be_about_what_the_other_side_says(old: str, new: str, expected: bool) -> None:
+    record = make_concept(name="c", description=old, body="Ask staff at the front desk.")
+    assert same_claim(record, Candidate("c", new, "fact", "Ask staff at the front desk.")) is expected

@@ -12,7 +12,11 @@ claim only when the restatement adds, drops or changes nothing that carries mean
   modality words: above/below, only, all/some, may/must...);
 - the **descriptions**, one-line summaries whose wording is free, assert nothing the
   other side does not: the numbers of description and body together are the same on
-  both sides, and so are the descriptions' negation counts and poles.
+  both sides, and so are the descriptions' negation counts and poles; and each
+  description is about what the other side says: at least `DESCRIPTION_COVERED` of its
+  content terms occur in the other side's description or body (two descriptions of
+  different things over one short body, "Free wifi, password on the receipt" and
+  "Toilets on the second floor" over "Ask staff.", are two claims).
 
 Reworded restatements (order, punctuation, case, accents, plural, ``e-mail``/``email``,
 synonyms of one group, ``2``/``two``) are still the same claim.
@@ -37,6 +41,9 @@ CLOSE_MATCH: Final = 0.36
 #: ...and the content terms the two must share at least (short texts overlap by chance).
 CLOSE_MATCH_SHARED: Final = 6
 
+
+#: The share of a description's content terms the other side must hold for the same claim.
+DESCRIPTION_COVERED: Final = 0.5
 
 #: What one text asserts (`analysis.statements.Statement`): terms, measures, negations, poles.
 Claim = Statement
@@ -104,7 +111,14 @@ def same_claims(old: Assertion, new: Assertion) -> bool:
         and old.measures == new.measures
         and old.description.negations == new.description.negations
         and old.description.poles == new.description.poles
+        and _covered(old.description.terms, new.terms)
+        and _covered(new.description.terms, old.terms)
     )
+
+
+def _covered(description: frozenset[str], other: frozenset[str]) -> bool:
+    """True when at least `DESCRIPTION_COVERED` of `description`'s terms are in `other` (all of none)."""
+    return not description or len(description & other) >= DESCRIPTION_COVERED * len(description)
 
 
 def same_claim(existing: Concept, candidate: Candidate) -> bool:
