@@ -353,6 +353,8 @@ class Memory:
         Raises:
             InvalidName: the agent or tenant name is invalid.
             ConceptFormatError: the markdown is not a valid record (line and field named).
+            RunTimeFailure: the concept was written by others on every one of
+                `PUT_ATTEMPTS` tries (heavy contention on one name); nothing was written.
         """
         check_agent(agent)
         store = self.store(tenant)

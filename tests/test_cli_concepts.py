@@ -287,3 +287,18 @@ def test_the_exit_codes_hold_from_a_real_process(data_dir: Path) -> None:
     assert unknown.returncode == 1
     assert unknown.stdout == "" and "Traceback" not in unknown.stderr
     assert unknown.stderr.strip().startswith("Error: agent 'nobody' has no concepts")
+
+
+def test_put_reads_at_most_what_a_record_can_hold_and_takes_a_bom_and_cr_ends(data_dir: Path, tmp_path: Path) -> None:
+    huge = tmp_path / "huge.md"
+    huge.write_bytes(b"---\nname: x\ndescription: d\n---\n" + b"y" * (4 * 1024 * 1024 + 1))
+    result = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(huge))
+    assert result.exit_code == 2 and "is over 4,194,304 bytes" in result.output, result.output
+    for name, text in (("bom.md", "\ufeff---\nname: bom-one\ndescription: d\n---\nBody.\n"),
+                       ("cr.md", "---\rname: cr-one\rdescription: d\r---\rBody.\r")):
+        (tmp_path / name).write_bytes(text.encode("utf-8"))
+        put = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / name))
+        assert put.exit_code == 0, put.output
+    memory = Memory(data_dir)
+    assert {"bom-one", "cr-one"} <= {s.concept.name for s in memory.store("default").list_concepts(AGENT)}
+    memory.close()

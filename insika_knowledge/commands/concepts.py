@@ -22,7 +22,7 @@ from insika_knowledge.commands.options import (
     open_memory,
     require_tenant,
 )
-from insika_knowledge.concept import Concept
+from insika_knowledge.concept import RECORD_MAX, Concept
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.store.paths import check_agent
@@ -153,16 +153,22 @@ def put(agent: str, file: str, data_dir: str | None, database: str | None, tenan
 
 
 def _read(file: str) -> str:
-    """The text of `file` (``-``: standard input), UTF-8.
+    """The text of `file` (``-``: standard input), UTF-8: a leading byte-order mark dropped,
+    CRLF and CR line ends read as LF. At most ``4 * RECORD_MAX`` bytes are read.
 
     Raises:
-        UserError: unreadable, or not UTF-8 text.
+        UserError: unreadable, not UTF-8 text, or longer than any record can be.
     """
+    most = 4 * RECORD_MAX  # bytes: a record of RECORD_MAX characters needs at most this much
     try:
         if file == "-":
-            return sys.stdin.buffer.read().decode("utf-8")
-        with open(file, encoding="utf-8") as handle:
-            return handle.read()
+            data = sys.stdin.buffer.read(most + 1)
+        else:
+            with open(file, "rb") as handle:
+                data = handle.read(most + 1)
+        if len(data) > most:
+            raise UserError(f"{file} is over {most:,} bytes: a record is at most {RECORD_MAX:,} characters")
+        return data.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as exc:
         raise UserError(f"{file} is not UTF-8 text: {exc.reason}") from None
     except OSError as exc:
