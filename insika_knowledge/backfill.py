@@ -29,9 +29,9 @@ from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import UserError
 from insika_knowledge.events import KnowledgeBackfilled
 from insika_knowledge.extract.model import ConceptModel
+from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.memory import Memory
 from insika_knowledge.sessions import Session, read_sessions
-from insika_knowledge.store.paths import DEFAULT_TENANT
 
 BACKFILL_TURN: Final = "session"
 #: Outcomes that mean the session's extraction did not run to an answer (the run fails).

@@ -45,10 +45,10 @@ from insika_knowledge.errors import InsikaError, RunTimeFailure, UserError
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
+from insika_knowledge.ids import check_agent
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
 from insika_knowledge.relay import cli as relay_cli
-from insika_knowledge.store.paths import check_agent
 
 log = logging.getLogger(__name__)
 

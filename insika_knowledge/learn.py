@@ -56,8 +56,8 @@ from insika_knowledge.events import (
 )
 from insika_knowledge.extract.candidates import Candidate, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
+from insika_knowledge.ids import check_session_id
 from insika_knowledge.index.scan import Hit, ScanIndex
-from insika_knowledge.sessions import check_session_id
 from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept, Transaction
 from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.naming import PossibleDuplicate

@@ -24,21 +24,13 @@ from insika_knowledge.errors import ConceptFormatError, NotFound, RunTimeFailure
 from insika_knowledge.events import EventBus, KnowledgeDeleted
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent
 from insika_knowledge.index.scan import Entry
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import TurnReport, learn_turn
+from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.retrieve import Retriever
-from insika_knowledge.store import (
-    Store,
-    Version,
-    data_dir,
-    database_url,
-    has_tenant,
-    list_tenants,
-    location,
-    open_store,
-)
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
+from insika_knowledge.store import Store, Version, has_tenant, list_tenants, location, open_store
 
 #: How often `Memory.put` re-reads a concept another writer changed meanwhile.
 PUT_ATTEMPTS: Final = 3

@@ -41,12 +41,12 @@ from typing import Any, Final, Literal
 from insika_knowledge.config import load_config
 from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, UserError
 from insika_knowledge.events import KnowledgeDropped
+from insika_knowledge.ids import check_agent, check_session_id, check_tenant
 from insika_knowledge.memory import Memory
-from insika_knowledge.sessions import check_session_id
 from insika_knowledge.store.base import OutboxStorage, QueuedTurn
 from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE, has_pending
-from insika_knowledge.store.paths import check_agent, check_tenant, tenant_path, tenants
+from insika_knowledge.store.paths import tenant_path, tenants
 
 log = logging.getLogger(__name__)
 

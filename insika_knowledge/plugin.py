@@ -32,10 +32,10 @@ from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, StorageBusy
 from insika_knowledge.events import EventBus, KnowledgeDegraded, TrackEventForwarder
 from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.memory import Memory
 from insika_knowledge.outbox import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent, check_tenant
 
 if TYPE_CHECKING:
     from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig

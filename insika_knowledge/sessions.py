@@ -1,4 +1,6 @@
-"""Transcripts: readers for stored sessions (JSONL) and session-id checks.
+"""Transcripts: readers for stored sessions (JSONL).
+
+Session ids are checked by `insika_knowledge.ids`.
 
 The turn the engine hands over (`Turn`, `AgentSpec`) is defined with the hooks in
 `insika_knowledge.hookspecs` and re-exported here.
@@ -15,48 +17,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import AgentSpec as AgentSpec  # re-exported: the hook types
 from insika_knowledge.hookspecs import Turn as Turn
+from insika_knowledge.ids import session_id_problem
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
-#: The longest session (or turn) id accepted.
-SESSION_ID_MAX: Final = 200
-
-
-def session_id_problem(value: object) -> str | None:
-    """What is wrong with `value` as a session or turn id, or None when it is fine.
-
-    An id is 1-200 printable characters (no control characters, no line breaks, no
-    lone surrogates), not only blanks, and without backticks (it is quoted in records
-    inside a markdown code span).
-    """
-    if not isinstance(value, str):
-        return f"must be text, got {type(value).__name__}"
-    if not value.strip():
-        return "must be non-empty text"
-    if len(value) > SESSION_ID_MAX:
-        return f"is {len(value)} characters; at most {SESSION_ID_MAX}"
-    if not value.isprintable():
-        return "must be printable text (no control characters, line breaks or lone surrogates)"
-    if "`" in value:
-        return "must not contain a backtick (`)"
-    return None
-
-
-def check_session_id(value: object, label: str = "session_id") -> str:
-    """Return `value` if it is a valid session or turn id (see `session_id_problem`).
-
-    Raises:
-        UserError: naming `label` and the problem.
-    """
-    problem = session_id_problem(value)
-    if problem is not None or not isinstance(value, str):  # not text always has a problem
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
-        raise UserError(f"{label} {shown} {problem}")
-    return value
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from host import Host
 from insika_knowledge import hookspecs
 from insika_knowledge.events import Event, KnowledgeDeleted, Recorder
 from insika_knowledge.hookspecs import AgentSpec, Turn, hookimpl
+from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.memory import Memory
 from insika_knowledge.plugin import KNOWLEDGE_PRIORITY, KnowledgePlugin, load_plugins, plugin
-from insika_knowledge.store.paths import DEFAULT_TENANT
 
 CANDIDATE = {"name": "frete-gratis-acima-199", "description": "Free shipping on orders above R$ 199.",
              "type": "policy", "body": "Orders above R$ 199 ship for free. See [[cep-13-campinas]]."}

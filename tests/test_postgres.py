@@ -14,8 +14,9 @@ from insika_knowledge.errors import InvalidName, UserError
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.location import database_url, is_postgres_url
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import database_url, is_postgres_url, open_store, pg_fts
+from insika_knowledge.store import open_store, pg_fts
 from insika_knowledge.store.postgres import PostgresStore, pg_migrations, redact, schema_for, tenants
 
 AGENT = "store-support"

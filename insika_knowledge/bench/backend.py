@@ -36,7 +36,8 @@ from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight
-from insika_knowledge.store import SQLiteStore, Store, database_url, open_store
+from insika_knowledge.location import database_url
+from insika_knowledge.store import SQLiteStore, Store, open_store
 
 SIZES: Final = (5000, 50000)
 WRITERS: Final = 4

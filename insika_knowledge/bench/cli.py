@@ -17,9 +17,9 @@ from pathlib import Path
 import click
 
 from insika_knowledge.errors import NotFound, UserError
+from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.cli import verify_pattern_option
-from insika_knowledge.store.paths import DEFAULT_TENANT
 
 
 @click.command()
@@ -225,7 +225,7 @@ def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedur
         InvalidName: the tenant name is invalid.
         NotFound: the tenant has no database there (nothing is created).
     """
-    from insika_knowledge.store.paths import data_dir as resolve
+    from insika_knowledge.location import data_dir as resolve
     from insika_knowledge.store.paths import tenant_path
     from insika_knowledge.store.procedures import ProcedureStore
 

@@ -25,7 +25,7 @@ from insika_knowledge.commands.options import (
 from insika_knowledge.concept import RECORD_MAX, Concept
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.store.paths import check_agent
+from insika_knowledge.ids import check_agent
 
 #: Who a command-line write names in the concept's history.
 CLI_ACTOR: Final = "cli"

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from insika_knowledge.errors import NoConcepts, NotFound
-from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT, check_agent
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent
+from insika_knowledge.location import DATABASE_HELP
 
 if TYPE_CHECKING:  # imported when a command runs, so `--help` stays as fast as the models
     from insika_knowledge.memory import Memory

@@ -34,15 +34,8 @@ import yaml
 
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import ConfigError
-from insika_knowledge.store.paths import (
-    DATABASE_ENV,
-    DEFAULT_TENANT,
-    HOME_ENV,
-    check_agent,
-    check_tenant,
-    database_url,
-    is_postgres_url,
-)
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
+from insika_knowledge.location import DATABASE_ENV, HOME_ENV, database_url, is_postgres_url
 
 #: The provider's name: ``memory.provider: insika`` and the ``memory.insika`` section.
 PROVIDER: Final = "insika"

@@ -8,7 +8,8 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT
+from insika_knowledge.ids import DEFAULT_TENANT
+from insika_knowledge.location import DATABASE_HELP
 
 if TYPE_CHECKING:
     from insika_knowledge.memory import Memory

@@ -26,8 +26,8 @@ from pydantic import BaseModel
 from insika_knowledge import __version__
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import InsikaError, NotFound
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent
 from insika_knowledge.memory import Hit, Memory
-from insika_knowledge.store.paths import DEFAULT_TENANT, check_agent
 
 SCHEME: Final = "knowledge"
 MARKDOWN: Final = "text/markdown"

@@ -15,7 +15,8 @@ import click
 
 from insika_knowledge.errors import NotFound
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.store.paths import DATABASE_HELP, DEFAULT_TENANT
+from insika_knowledge.ids import DEFAULT_TENANT
+from insika_knowledge.location import DATABASE_HELP
 
 
 def _memory(data_dir: str | None, database: str | None, tenant: str, *, create: bool = False,

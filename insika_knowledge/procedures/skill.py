@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from insika_knowledge.errors import StorageBusy
+from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
 from insika_knowledge.procedures.capture import Captured, SessionCapture, new_steps
@@ -74,7 +75,6 @@ from insika_knowledge.procedures.trace.wire import (
 from insika_knowledge.sessions import Session
 from insika_knowledge.store import open_procedure_store
 from insika_knowledge.store.base import ProcedureStorage
-from insika_knowledge.store.paths import DEFAULT_TENANT
 from insika_knowledge.store.procedures import SessionRow
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ import yaml
 
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, UserError
-from insika_knowledge.store.paths import check_agent
+from insika_knowledge.ids import check_agent
 
 
 @dataclass(frozen=True)

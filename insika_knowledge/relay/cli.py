@@ -11,7 +11,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.store.paths import DATABASE_HELP
+from insika_knowledge.location import DATABASE_HELP
 
 
 @click.command("relay")

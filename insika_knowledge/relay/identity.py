@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.procedures.trace.wire import session_id
-from insika_knowledge.store.paths import DEFAULT_TENANT
 
 TENANT_HEADER: Final = "x-insika-tenant"
 AGENT_HEADER: Final = "x-insika-agent"

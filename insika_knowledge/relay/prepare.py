@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.errors import StorageBusy
+from insika_knowledge.ids import check_agent, check_tenant
 from insika_knowledge.procedures.modes import OFF, SHADOW
 from insika_knowledge.procedures.skill import BUSY_DEFERRED
 from insika_knowledge.procedures.telemetry import FAILED, Stage
@@ -39,7 +40,6 @@ from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.wire import WireFormat
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 from insika_knowledge.sessions import AgentSpec, Turn
-from insika_knowledge.store.paths import check_agent, check_tenant
 
 TOOL_NAME: Final[str] = LOAD_KNOWLEDGE_SCHEMA["function"]["name"]
 KNOWLEDGE_HEADER: Final = "x-insika-knowledge"

@@ -18,13 +18,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.ids import check_tenant
 from insika_knowledge.memory import Memory
 from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.client import Upstream
 from insika_knowledge.relay.degraded import DegradedLog
-from insika_knowledge.store.paths import check_tenant
 
 #: Rounds of ``load_knowledge`` the relay answers for one request; the last continuation
 #: is sent with tool calls switched off, so the client always gets an answer.

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import UserError
+from insika_knowledge.ids import DEFAULT_TENANT, check_tenant
+from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.store.base import (
     ConceptStore,
     ExtractionRecord,
@@ -32,24 +34,14 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.naming import Alias, PossibleDuplicate
-from insika_knowledge.store.paths import (
-    DATABASE_ENV,
-    DEFAULT_TENANT,
-    check_tenant,
-    data_dir,
-    database_url,
-    is_postgres_url,
-    tenant_path,
-    tenants,
-)
+from insika_knowledge.store.paths import tenant_path, tenants
 from insika_knowledge.store.sqlite import SQLiteStore
 
 __all__ = [
-    "Alias", "DATABASE_ENV", "DEFAULT_TENANT", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
+    "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
     "PossibleDuplicate", "ProcedureStorage", "SQLiteStore", "ScanRow", "ScanSource", "Sighting", "Store",
-    "StoredConcept", "Tokenizer", "Transaction", "Version", "data_dir", "database_url",
-    "has_tenant", "is_postgres_url", "list_tenants", "location", "open_procedure_store",
-    "open_store", "tenant_path", "tenants",
+    "StoredConcept", "Tokenizer", "Transaction", "Version", "has_tenant", "list_tenants", "location",
+    "open_procedure_store", "open_store", "tenant_path", "tenants",
 ]
 
 
@@ -66,7 +58,7 @@ def open_store(
 
     Args:
         directory: the data directory; None = ``$INSIKA_KNOWLEDGE_HOME`` or the user
-            data folder (see `insika_knowledge.store.paths.data_dir`). Unused with PostgreSQL.
+            data folder (see `insika_knowledge.location.data_dir`). Unused with PostgreSQL.
         tenant: the tenant name (``[a-z0-9][a-z0-9_-]{0,63}``).
         clock: the time source for stamps.
         tokenizer: what the full-text index tokenises with

@@ -20,10 +20,10 @@ from typing import Any, ClassVar, Final
 
 from insika_knowledge.concept import Concept, check_name, serialize
 from insika_knowledge.errors import NotFound, StaleVersion, UserError
+from insika_knowledge.ids import check_agent
 from insika_knowledge.store import versions
 from insika_knowledge.store.base import ExtractionRecord, Sighting, StoredConcept, Version
 from insika_knowledge.store.naming import NamingWrites
-from insika_knowledge.store.paths import check_agent
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, row_to_stored
 from insika_knowledge.store.statements import Dialect, Reads, scalar, upsert
 

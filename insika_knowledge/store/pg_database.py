@@ -32,9 +32,9 @@ from psycopg.rows import TupleRow
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
+from insika_knowledge.ids import check_tenant
 from insika_knowledge.store import migrations
 from insika_knowledge.store.faults import not_text
-from insika_knowledge.store.paths import check_tenant
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
 #: Schema names: ``insika_<tenant>``; a tenant too long for PostgreSQL's 63-byte names
