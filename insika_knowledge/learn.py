@@ -41,6 +41,7 @@ from typing import Any, Final, Protocol
 
 from insika_knowledge import consolidate, trust
 from insika_knowledge.analysis.text import MAX_QUERY_CHARS
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.consolidate import NameRule, Naming, Outcome, Rule
@@ -54,7 +55,7 @@ from insika_knowledge.events import (
     KnowledgePossibleDuplicate,
     KnowledgeQuarantined,
 )
-from insika_knowledge.extract.candidates import Candidate, screen
+from insika_knowledge.extract.candidates import screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
 from insika_knowledge.ids import check_session_id
 from insika_knowledge.index.scan import Hit, ScanIndex

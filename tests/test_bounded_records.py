@@ -7,9 +7,9 @@ from pathlib import Path
 
 from conftest import make_concept
 
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import CONTRADICTION_HEADING, parse, serialize
 from insika_knowledge.consolidate import SOURCES_KEPT
-from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.learn import sight
 from insika_knowledge.retrieve import CUT_NOTE, LOAD_KNOWLEDGE_MAX_CHARS, Retriever
 from insika_knowledge.store import SQLiteStore

@@ -10,7 +10,7 @@ import json
 import multiprocessing as mp
 from pathlib import Path
 
-from insika_knowledge.extract.candidates import Candidate
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight
 from insika_knowledge.store import SQLiteStore, Store

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from insika_knowledge import consolidate
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import BODY_MAX, Concept
-from insika_knowledge.extract.candidates import Candidate
 
 
 def cand(description: str, body: str, name: str = "cep-13-campinas") -> Candidate:

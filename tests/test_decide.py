@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from insika_knowledge import consolidate
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate import EFFECTS, Change, Decision, MergeVerdict, Rule, apply, decide
-from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.extract.model import MergeAnswer
 
 NOW = "2026-08-25T10:00:00Z"

@@ -12,10 +12,11 @@ from fakellm import FakeLLM, Hang, Status
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.config import load_config
 from insika_knowledge.errors import UserError
 from insika_knowledge.events import EventBus, Recorder
-from insika_knowledge.extract.candidates import DROP_REASONS, MAX_CANDIDATES, Candidate, screen
+from insika_knowledge.extract.candidates import DROP_REASONS, MAX_CANDIDATES, screen
 from insika_knowledge.extract.model import InstructorModel
 from insika_knowledge.extract.prompt import (
     TRANSCRIPT_MAX_CHARS,

@@ -16,11 +16,11 @@ from fakellm import FakeLLM
 
 from insika_knowledge import consolidate
 from insika_knowledge.backfill import backfill
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.config import load_config
 from insika_knowledge.consolidate import NameRule, name_sighting
 from insika_knowledge.errors import ConfigError
 from insika_knowledge.events import Recorder
-from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.extract.model import InstructorModel
 from insika_knowledge.learn import _sight, learn_turn, relevant_concepts, sight
 from insika_knowledge.memory import Memory

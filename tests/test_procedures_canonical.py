@@ -7,6 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from insika_knowledge.privacy.credentials import scrub
+from insika_knowledge.privacy.fixpoint import fixed_point
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.recall.render import render
 from insika_knowledge.procedures.skill import ProceduralMemory
@@ -16,8 +18,6 @@ from insika_knowledge.procedures.trace.canonical import (
     canonical_text,
     volatile,
 )
-from insika_knowledge.procedures.trace.credentials import scrub
-from insika_knowledge.procedures.trace.fixpoint import fixed_point
 
 # ---------------------------------------------------------------- examples
 
@@ -347,7 +347,7 @@ def test_no_generated_secret_survives_in_stored_or_rendered_bytes(
     ],
 )
 def test_passwords_given_to_common_tools_are_scrubbed(command: str, secret: str) -> None:
-    from insika_knowledge.procedures.trace.credentials import scrub
+    from insika_knowledge.privacy.credentials import scrub
 
     once = scrub(command)
     assert secret not in once and "<SECRET>" in once

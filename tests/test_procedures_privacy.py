@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from insika_knowledge.analysis.text import terms
 from insika_knowledge.bench.datasets import shared_data
-from insika_knowledge.extract.redact import redact
+from insika_knowledge.privacy.redact import redact
 from insika_knowledge.procedure import ProcedureStep
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner

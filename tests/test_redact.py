@@ -1,4 +1,4 @@
-"""Tests for insika_knowledge.extract.redact."""
+"""Tests for insika_knowledge.privacy.redact."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from stdnum import iban, luhn
 from stdnum.br import cnpj, cpf
 
-from insika_knowledge.extract.redact import PLACEHOLDERS, Redaction, redact
+from insika_knowledge.privacy.redact import PLACEHOLDERS, Redaction, redact
 
 ALNUM_CNPJ_SUPPORTED = cnpj.is_valid("12.ABC.345/01DE-35")
 

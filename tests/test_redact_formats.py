@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from stdnum import iban, luhn
 from stdnum.br import cnpj, cpf
 
-from insika_knowledge.extract.redact import redact
+from insika_knowledge.privacy.redact import redact
 
 SEPARATORS = [" ", ".", "-", "/", "\u00a0"]
 

@@ -152,6 +152,6 @@ KEPT = st.one_of(
 @given(KEPT)
 def test_ceps_prices_orders_and_dates_survive(text: str) -> None:
     sentence = f"Confirmado: {text}, sem custo."
-    from insika_knowledge.extract.redact import redact
+    from insika_knowledge.privacy.redact import redact
 
     assert redact(sentence).text == sentence

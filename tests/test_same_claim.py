@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from insika_knowledge.analysis.numbers import read_number_words
 from insika_knowledge.analysis.statements import POLE_PAIRS, statement
 from insika_knowledge.analysis.text import fold
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.consolidate import same_claim
-from insika_knowledge.extract.candidates import Candidate
 
 
 def same(a: str, b: str) -> bool:

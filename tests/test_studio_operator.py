@@ -23,10 +23,10 @@ from studio_pages import csrf as _csrf
 from studio_pages import logged_in
 from studio_pages import names as _names
 
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, parse, serialize
 from insika_knowledge.consolidate import contradict
 from insika_knowledge.errors import UserError
-from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import ExtractionRecord, SQLiteStore
 from insika_knowledge.studio import claims, listing

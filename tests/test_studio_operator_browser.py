@@ -41,8 +41,8 @@ from conftest import make_concept  # noqa: E402
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright  # noqa: E402
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 
+from insika_knowledge.candidate import Candidate  # noqa: E402
 from insika_knowledge.consolidate import contradict  # noqa: E402
-from insika_knowledge.extract.candidates import Candidate  # noqa: E402
 
 SCOPE = f"agent={AGENT}&tenant={TENANT}"
 

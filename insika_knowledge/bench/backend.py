@@ -30,9 +30,9 @@ from typing import Any, Final
 
 from insika_knowledge.bench.synthetic import corpus, queries
 from insika_knowledge.bench.timing import percentiles, time_each
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.errors import UserError
-from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight

@@ -27,8 +27,8 @@ from insika_knowledge.bench.procedures import bench_procedures
 from insika_knowledge.bench.report import print_results
 from insika_knowledge.bench.synthetic import corpus, fill, queries
 from insika_knowledge.bench.timing import OnStep, percentiles, run_steps, time_each
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.config import load_config
-from insika_knowledge.extract.candidates import Candidate
 from insika_knowledge.index.scan import ScanIndex, scan_reference
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight

@@ -32,8 +32,8 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
-from insika_knowledge.extract.candidates import Candidate
 
 #: Term-set Jaccard (description + body) from which a claim under another name is a
 #: possible duplicate of a concept on record (see `consolidate.naming`).

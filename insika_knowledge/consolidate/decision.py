@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Literal
 
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import same_claim
 from insika_knowledge.consolidate.merge import MergeVerdict
 from insika_knowledge.consolidate.records import confirm, contradict, first_sighting
-from insika_knowledge.extract.candidates import Candidate
 
 #: What a sighting ended as, as the write path reports it (``possible_duplicate``: held for
 #: a human by the naming step, `consolidate.naming`; ``quarantined``: held by the trust

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.analysis.statements import statement
+from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
-from insika_knowledge.extract.candidates import MODEL_BODY_MAX
-from insika_knowledge.extract.redact import redact
+from insika_knowledge.privacy.redact import redact
 
 #: `MergeVerdict.why` of a usable related answer.
 RELATED: Final = "related"

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import close_match, same_claim, similarity
-from insika_knowledge.extract.candidates import Candidate
 
 #: How many of the best search matches are checked for the same claim.
 SAME_CLAIM_MATCHES: Final = 3

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Final
 
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import (
     BODY_MAX,
     CONTRADICTION_HEADING,
     Concept,
     has_contradiction,
 )
-from insika_knowledge.extract.candidates import Candidate
 
 CONFLICT_CONFIDENCE: Final = 0.4
 FIRST_SIGHTING_CONFIDENCE: Final = 0.6

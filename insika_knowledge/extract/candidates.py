@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from insika_knowledge.candidate import MODEL_BODY_MAX, Candidate
 from insika_knowledge.concept import (
     CONCEPT_TYPES,
     DESCRIPTION_MAX,
@@ -37,33 +38,14 @@ from insika_knowledge.concept import (
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
-from insika_knowledge.extract.redact import redact
+from insika_knowledge.privacy.redact import redact
 
-#: The longest body a model may propose (an operator's edit may be longer).
-MODEL_BODY_MAX: Final = 4000
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
 MAX_CANDIDATES: Final = 50
 DROP_REASONS: Final = (
     "over_limit", "not_object", "stamped_key", "unknown_key", "invalid", "empty",
     "type_not_allowed", "duplicate",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A model-proposed concept that passed the gates (already redacted).
-
-    Attributes:
-        name: the normalised slug.
-        description: one line, at most 300 characters.
-        type: one of the agent's allowed types.
-        body: markdown, at most 4000 characters, without a ``## Contradiction`` heading.
-    """
-
-    name: str
-    description: str
-    type: str
-    body: str
 
 
 @dataclass

@@ -2,12 +2,12 @@
 
 Four things are taken out, in this order:
 
-1. secrets -> ``<SECRET>`` (`insika_knowledge.procedures.trace.credentials`);
+1. secrets -> ``<SECRET>`` (`insika_knowledge.privacy.credentials`);
 2. file bodies -> ``<BODY>``: heredocs, editor blocks (``edit ... end_of_edit``),
    ``python -c`` scripts, long quoted literals, and the content arguments of editor and
    write tools (``content``, ``new_str``, ``patch``...);
 3. personal data -> ``<EMAIL>``, ``<PHONE>``, ``<CPF>``, ``<CNPJ>``, ``<CARD>``,
-   ``<IBAN>``: what the write path's redactor finds (`insika_knowledge.extract.redact.redact`,
+   ``<IBAN>``: what the write path's redactor finds (`insika_knowledge.privacy.redact.redact`,
    obfuscated e-mails and documents with any separator included; `personal`);
 4. volatile tokens -> typed placeholders: ``<UUID>``, ``<TIMESTAMP>``, ``<DATE>``,
    ``<TIME>``, ``<TMP>`` (temporary paths), ``<EMAIL>``, ``<CALL_ID>`` (a provider's
@@ -29,9 +29,9 @@ import re
 from functools import lru_cache
 from typing import Any, Final
 
-from insika_knowledge.extract.redact import PLACEHOLDERS, redact
-from insika_knowledge.procedures.trace.credentials import SECRET, is_secret_key, scrub
-from insika_knowledge.procedures.trace.fixpoint import fixed_point
+from insika_knowledge.privacy.credentials import SECRET, is_secret_key, scrub
+from insika_knowledge.privacy.fixpoint import fixed_point
+from insika_knowledge.privacy.redact import PLACEHOLDERS, redact
 
 BODY: Final = "<BODY>"
 TEXT: Final = "<TEXT>"
@@ -210,7 +210,7 @@ _PERSONAL_HINT: Final = re.compile(r"\d|@|\b(?:at|arroba)\b", re.IGNORECASE)
 def personal(text: str) -> str:
     """`text` with the personal data the write path's redactor finds as typed placeholders.
 
-    `insika_knowledge.extract.redact.redact` (e-mails in any spelling, phones, CPF, CNPJ,
+    `insika_knowledge.privacy.redact.redact` (e-mails in any spelling, phones, CPF, CNPJ,
     card numbers, IBANs; it fails closed), its ``[email]`` marks written ``<EMAIL>``.
     """
     if _PERSONAL_HINT.search(text) is None:

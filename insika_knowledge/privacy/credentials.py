@@ -20,7 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.procedures.trace.fixpoint import fixed_point
+from insika_knowledge.privacy.fixpoint import fixed_point
 
 SECRET: Final = "<SECRET>"
 
