@@ -234,7 +234,7 @@ class _RateGate:
 
     def pause(self, attempt: int, retry_after_s: float | None) -> bool:
         """Start (or lengthen) the pause after the `attempt`-th 429; False: give up instead."""
-        from insika_knowledge.outbox import backoff_s
+        from insika_knowledge.queue import backoff_s
 
         if attempt >= self.attempts:
             return False

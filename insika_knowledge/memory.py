@@ -1,36 +1,66 @@
-"""`Memory`: the library's front door, one per process, over a data directory.
+"""`Memory`: the library's front door, one per process, over a data directory or a database.
 
-It opens tenant stores lazily (one SQLite file each, or one schema each of a shared
-PostgreSQL database), keeps one read cache per store for the whole process, builds
-models from specs, and routes events. The plugin, the CLI and the demo all go
-through it.
+It owns one `insika_knowledge.tenant.Tenant` per tenant name (its stores, retriever,
+procedural memory and learning hand-off, opened on first use), the learning queue's worker
+(one for every tenant, `insika_knowledge.queue`), the models built from specs, and the
+event bus. Its events go to every subscriber and to the ``track_event`` hook of the
+process's plugins (`insika_knowledge.plugins.default_manager`, or the manager an engine
+gives). The plugin, the relay, the Hermes provider, the MCP server, the Studio, the
+command line and the demo all go through it; none of them opens a store itself.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import pluggy
+
 from insika_knowledge.authored import authors_error, complete
 from insika_knowledge.concept import Concept, parse, serialize, utc_now
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
-from insika_knowledge.errors import ConceptFormatError, NotFound, RunTimeFailure, StaleVersion, UserError
-from insika_knowledge.events import EventBus, KnowledgeDeleted
+from insika_knowledge.errors import (
+    ConceptFormatError,
+    InsikaError,
+    NotFound,
+    RunTimeFailure,
+    StaleVersion,
+    StorageBusy,
+    UserError,
+)
+from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
-from insika_knowledge.ids import DEFAULT_TENANT, check_agent
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.index.scan import Entry
 from insika_knowledge.index.tokenizer import TOKENIZER
-from insika_knowledge.learn import TurnReport, learn_turn
+from insika_knowledge.learn import TurnReport
 from insika_knowledge.location import data_dir, database_url
+from insika_knowledge.plugins import default_manager
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import Retriever
-from insika_knowledge.store import Store, Version, has_tenant, list_tenants, location, open_store
+from insika_knowledge.store import (
+    OutboxStorage,
+    QueuedTurn,
+    Store,
+    Version,
+    has_tenant,
+    list_tenants,
+    location,
+    open_procedure_store,
+    open_store,
+    tenants_with_pending,
+)
+from insika_knowledge.tenant import Tenant
+
+log = logging.getLogger(__name__)
 
 #: How often `Memory.put` re-reads a concept another writer changed meanwhile.
 PUT_ATTEMPTS: Final = 3
@@ -52,6 +82,9 @@ class Memory:
         events: the event bus (a new one when None).
         clock: UTC time source for stamps.
         base_url: an OpenAI-compatible endpoint for live models (None = provider default).
+        plugin_manager: whose ``track_event`` plugins get every event (None: the process's
+            `insika_knowledge.plugins.default_manager`, loaded at the first event).
+        outbox: the learning queue's bounds (None: `OutboxSettings.from_env` when it starts).
     """
 
     def __init__(
@@ -62,25 +95,33 @@ class Memory:
         events: EventBus | None = None,
         clock: Callable[[], str] = utc_now,
         base_url: str | None = None,
+        plugin_manager: pluggy.PluginManager | None = None,
+        outbox: OutboxSettings | None = None,
     ):
         self.directory = data_dir(directory)
         self.database = database_url(database)
         self.events = events or EventBus()
         self.clock = clock
         self.base_url = base_url
-        self._stores: dict[str, Store] = {}
-        self._retrievers: dict[str, Retriever] = {}
+        self.outbox_settings = outbox
+        self._tenants: dict[str, Tenant] = {}
         self._models: dict[str, ConceptModel] = {}
+        self._queue: ExtractionQueue | None = None
+        self._warned: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._forwarder = _Forwarder(plugin_manager)
+        self._unsubscribe = self.events.subscribe(self._forwarder)
 
-    def store(self, tenant: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Store:
-        """The tenant's store, opened (and migrated) on first use.
+    # ------------------------------------------------------------------ tenants
+
+    def tenant(self, name: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Tenant:
+        """The tenant's memory (`insika_knowledge.tenant.Tenant`), its store opened (and migrated) on first use.
 
         The store is given the analyser (`index.tokenizer.TOKENIZER`), so its full-text
         index exists, and is rebuilt at open when it was built under another analysis.
 
         Args:
-            tenant: the tenant name.
+            name: the tenant name.
             busy_timeout_ms: the longest a first opening waits for the write lock to
                 migrate, in milliseconds (None: 30 s); an engine hook passes its budget.
 
@@ -91,16 +132,46 @@ class Memory:
                 (nothing is cached: the next call tries again).
         """
         with self._lock:
-            store = self._stores.get(tenant)
-            if store is None:
-                store = open_store(self.directory, tenant, clock=self.clock, tokenizer=TOKENIZER,
+            tenant = self._tenants.get(name)
+            if tenant is None:
+                check_tenant(name)
+                store = open_store(self.directory, name, clock=self.clock, tokenizer=TOKENIZER,
                                    database=self.database or "", busy_timeout_ms=busy_timeout_ms)
-                self._stores[tenant] = store
-            return store
+                tenant = Tenant(name, store, events=self.events, queue=self.learning_queue,
+                                models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms))
+                self._tenants[name] = tenant
+            return tenant
+
+    def opened(self, name: str) -> Tenant | None:
+        """The tenant if `Memory.tenant` has opened it, else None (never opens anything)."""
+        with self._lock:
+            return self._tenants.get(name)
+
+    def _procedure_store(self, tenant: str, busy_timeout_ms: int | None) -> Callable[[], Any]:
+        def opened() -> Any:
+            return open_procedure_store(self.directory, tenant, database=self.database or "",
+                                        busy_timeout_ms=busy_timeout_ms)
+        return opened
+
+    def store(self, tenant: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Store:
+        """The tenant's concept store (`Memory.tenant`'s ``store``).
+
+        Raises:
+            As `Memory.tenant`.
+        """
+        return self.tenant(tenant, busy_timeout_ms=busy_timeout_ms).store
+
+    def retriever(self, tenant: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Retriever:
+        """The tenant's retriever (`Memory.tenant`'s ``retriever``); its read cache lives as long as this `Memory`.
+
+        Raises:
+            As `Memory.tenant`.
+        """
+        return self.tenant(tenant, busy_timeout_ms=busy_timeout_ms).retriever
 
     def has_tenant(self, tenant: str) -> bool:
         """True when the tenant's store exists: its file, or its schema (nothing is created)."""
-        return tenant in self._stores or has_tenant(tenant, self.directory, self.database or "")
+        return tenant in self._tenants or has_tenant(tenant, self.directory, self.database or "")
 
     def tenants(self) -> list[str]:
         """Tenants that have a store (files of the directory, or schemas of the database), sorted."""
@@ -110,19 +181,6 @@ class Memory:
     def location(self) -> str:
         """Where the stores are, for messages: the directory, or the URL without its password."""
         return location(self.directory, self.database or "")
-
-    def retriever(self, tenant: str = DEFAULT_TENANT, *, busy_timeout_ms: int | None = None) -> Retriever:
-        """The tenant's retriever; its read cache lives as long as this `Memory`.
-
-        `busy_timeout_ms` bounds a first opening's wait, as in `store`.
-        """
-        store = self.store(tenant, busy_timeout_ms=busy_timeout_ms)
-        with self._lock:
-            retriever = self._retrievers.get(tenant)
-            if retriever is None:
-                retriever = Retriever(store, events=self.events)
-                self._retrievers[tenant] = retriever
-            return retriever
 
     def model(self, spec: str | None) -> ConceptModel | None:
         """The model a spec names (cached per spec); None for None.
@@ -140,6 +198,104 @@ class Memory:
                 self._models[spec] = model
             return model
 
+    # ------------------------------------------------------------------ events
+
+    def forward_events_to(self, plugin_manager: pluggy.PluginManager | None) -> None:
+        """Send every later event to the ``track_event`` hook of `plugin_manager` (None: the default)."""
+        self._forwarder.manager = plugin_manager
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The manager whose ``track_event`` plugins get this memory's events (loaded on first use)."""
+        return self._forwarder.resolved()
+
+    def degraded(self, agent: str, feature: str, exc: BaseException | str) -> None:
+        """Log a failure the caller survives (one line) and emit ``knowledge_degraded`` once per cause.
+
+        Never raises.
+        """
+        if isinstance(exc, StorageBusy):  # one cause, whatever the wait: one event
+            reason = f"the database {exc.path} was busy beyond the lock budget"
+        elif isinstance(exc, BaseException):
+            reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"
+        else:
+            reason = exc
+        reason = reason[:300]
+        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
+        key = (agent, feature + reason)
+        with self._lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        try:
+            self.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
+        except Exception:  # even the event bus failing must not reach the caller
+            log.exception("could not emit knowledge_degraded")
+
+    # ------------------------------------------------------------------ the learning queue
+
+    @property
+    def lock_budget_ms(self) -> int:
+        """The longest an engine hook or hand-off waits for a database lock, in milliseconds.
+
+        `OutboxSettings.lock_budget_ms` (``$INSIKA_LOCK_BUDGET_MS``, default 50).
+        """
+        if self.outbox_settings is None:
+            self.outbox_settings = OutboxSettings.from_env()
+        return self.outbox_settings.lock_budget_ms
+
+    def learning_queue(self) -> ExtractionQueue:
+        """The learning queue of every tenant (made on first use; its worker starts with the first turn).
+
+        Raises:
+            UserError: ``$INSIKA_OUTBOX_MAX_PENDING`` or ``$INSIKA_LOCK_BUDGET_MS`` is invalid.
+        """
+        with self._lock:
+            if self._queue is None:
+                if self.outbox_settings is None:
+                    self.outbox_settings = OutboxSettings.from_env()
+                self._queue = ExtractionQueue(self, self.outbox_settings, on_failure=self.degraded)
+            return self._queue
+
+    def start_learning(self) -> None:
+        """Start the learning worker now: it resumes every turn left queued (files or schemas).
+
+        Edges that own a queue (the engine plugin, the relay, the Hermes provider) call it
+        when they start, so turns an earlier process left are learned without new traffic.
+        """
+        self.learning_queue().start()
+
+    def drain(self, timeout_s: float | None = None) -> bool:
+        """Wait until the turns this process queued are learned; True when none is left.
+
+        Args:
+            timeout_s: the longest wait in seconds (None: no limit).
+        """
+        with self._lock:
+            queue = self._queue
+        return True if queue is None else queue.drain(timeout_s)
+
+    def outbox(self, tenant: str) -> OutboxStorage:
+        """The outbox of `tenant` (`insika_knowledge.queue.QueueHost`)."""
+        return self.tenant(tenant).store.outbox()
+
+    def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
+        """Learn one turn the queue claimed (`insika_knowledge.queue.QueueHost`).
+
+        Raises:
+            StorageError: the database failed (the turn is tried again later).
+        """
+        config = load_config(json.loads(turn.knowledge))
+        if config is not None and config.extract:
+            self.tenant(tenant).learn(turn.agent, config, session_id=turn.session_id, turn_id=turn.turn_id,
+                                      messages=json.loads(turn.messages))
+
+    def tenants_with_pending(self) -> list[str]:
+        """Tenants whose outbox holds turns (`insika_knowledge.queue.QueueHost`; reads only)."""
+        return tenants_with_pending(self.directory, self.database or "")
+
+    # ------------------------------------------------------------------ learning and deleting
+
     def learn_turn(
         self,
         agent: str,
@@ -151,7 +307,7 @@ class Memory:
         tenant: str = DEFAULT_TENANT,
         model: ConceptModel | None = None,
     ) -> TurnReport:
-        """Extract and consolidate one turn (see `learn.learn_turn`).
+        """Extract and consolidate one turn now (`insika_knowledge.tenant.Tenant.learn`).
 
         `model` overrides the config's model (``config.resolved_model()`` otherwise).
 
@@ -160,12 +316,8 @@ class Memory:
             UserError: the configured model spec is unusable.
         """
         check_agent(agent)
-        chosen = model if model is not None else self.model(config.resolved_model())
-        return learn_turn(
-            self.store(tenant), agent, config, chosen, session_id=session_id,
-            turn_id=turn_id, messages=messages, events=self.events,
-            index=self.retriever(tenant).index_for(agent, config.index),  # the agent's own index
-        )
+        return self.tenant(tenant).learn(agent, config, session_id=session_id, turn_id=turn_id,
+                                         messages=messages, model=model)
 
     def delete(
         self, agent: str, name: str, *, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT,
@@ -184,13 +336,27 @@ class Memory:
         self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
         return version
 
-    def close(self) -> None:
-        """Close every store opened by this `Memory`."""
+    def close(self, timeout_s: float | None = None) -> bool:
+        """Stop the learning worker within `timeout_s` seconds, then close every store.
+
+        Turns not learned by then stay in the outbox; the next process that starts with the
+        same data directory (or database) learns them.
+
+        Args:
+            timeout_s: the longest wait for the worker, in seconds (None: until the turn
+                in progress is done; queued turns are left either way).
+
+        Returns:
+            True when the worker stopped within the time.
+        """
         with self._lock:
-            for store in self._stores.values():
-                store.close()
-            self._stores.clear()
-            self._retrievers.clear()
+            queue, self._queue = self._queue, None
+        stopped = True if queue is None else queue.close(timeout_s)
+        with self._lock:
+            tenants, self._tenants = list(self._tenants.values()), {}
+        for tenant in tenants:
+            tenant.close()
+        return stopped
 
     # ------------------------------------------------------------------ the Python front door
     # Keyword arguments with guessable defaults: one agent per call, the default tenant,
@@ -453,6 +619,21 @@ class Hit:
         """The hit for one index entry."""
         return cls(entry.name, entry.description, entry.type, float(score), entry.confidence,
                    entry.provenance, "conflict" if entry.in_conflict else "ok")
+
+
+class _Forwarder:
+    """The subscriber that hands a `Memory`'s events to a plugin manager's ``track_event``."""
+
+    def __init__(self, manager: pluggy.PluginManager | None):
+        self.manager = manager
+
+    def resolved(self) -> pluggy.PluginManager:
+        if self.manager is None:
+            self.manager = default_manager()
+        return self.manager
+
+    def __call__(self, event: Any) -> None:
+        TrackEventForwarder(self.resolved())(event)  # one lookup of the hook; nothing kept
 
 
 def digest_id(value: object) -> str:

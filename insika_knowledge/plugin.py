@@ -2,74 +2,56 @@
 
 `plugin` is a module-level `KnowledgePlugin`. It reads its data directory from
 ``$INSIKA_KNOWLEDGE_HOME`` (or the user data folder) the first time it is used;
-a host may call `KnowledgePlugin.configure` before that. ``after_turn`` writes the
-turn to its tenant's durable outbox and returns (`insika_knowledge.outbox`); one
-background thread per process extracts queued turns, and a process that starts
-again resumes the turns an earlier one left (even after a crash).
+a host may call `KnowledgePlugin.configure` before that. ``after_turn`` hands the turn
+to its tenant (`insika_knowledge.tenant.Tenant.submit`: the durable outbox) and returns;
+the `Memory`'s worker learns queued turns, and a process that starts again resumes the
+turns an earlier one left (even after a crash).
 
 No hook ever raises into the engine: whatever goes wrong (an invalid block, an
 unusable data directory, a bad tenant, a malformed turn) makes the hook return
 nothing and emits ``knowledge_degraded`` once per cause.
 
-Every event the plugin's `Memory` emits also goes to the ``track_event`` hook of its
-plugin manager: by default one of its own (`load_plugins`: every installed
-``insika.plugins`` entry point), so an analytics or OpenTelemetry plugin needs only
-implement ``track_event``; a host may hand its own manager to `KnowledgePlugin.configure`.
+Every event the plugin's `Memory` emits also goes to the ``track_event`` hook of a plugin
+manager: by default the process's (`insika_knowledge.plugins.default_manager`: every
+installed ``insika.plugins`` entry point), so an analytics or OpenTelemetry plugin needs
+only implement ``track_event``; a host may hand its own manager to `KnowledgePlugin.configure`.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import pluggy
 
-from insika_knowledge import hookspecs
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError, StorageBusy
-from insika_knowledge.events import EventBus, KnowledgeDegraded, TrackEventForwarder
+from insika_knowledge.errors import InsikaError
+from insika_knowledge.events import EventBus
 from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.memory import Memory
-from insika_knowledge.outbox import ExtractionQueue, OutboxSettings
+from insika_knowledge.plugins import ENTRY_POINTS as ENTRY_POINTS
+from insika_knowledge.plugins import load_plugins as load_plugins
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 
 if TYPE_CHECKING:
     from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 
-log = logging.getLogger(__name__)
-
 #: Where the block sits among prompt fragments: below curated skills (80), above memory (75).
 KNOWLEDGE_PRIORITY: Final = 77
-#: The entry-point group plugins are installed under (the engine's and this package's).
-ENTRY_POINTS: Final = "insika.plugins"
-
-
-def load_plugins() -> pluggy.PluginManager:
-    """A plugin manager with the ``insika`` hookspecs and every installed ``insika.plugins`` plugin.
-
-    Never raises: an installed plugin that fails to load is logged, and the manager keeps
-    the plugins loaded before it (the engine's turn must not depend on an analytics plugin).
-    """
-    manager = pluggy.PluginManager(hookspecs.PROJECT)
-    manager.add_hookspecs(hookspecs)
-    try:
-        manager.load_setuptools_entrypoints(ENTRY_POINTS)
-    except Exception:  # a broken third-party plugin must not take the knowledge plugin down
-        log.exception("could not load every %s entry point", ENTRY_POINTS)
-    return manager
 
 
 class KnowledgePlugin:
-    """Hook implementations over one `Memory`, with a durable extraction queue.
+    """Hook implementations over one `Memory` (its tenants, its learning queue).
 
     Args:
         memory: the `Memory` to use (None: one from the environment, on first use).
-        plugin_manager: whose ``track_event`` plugins get every event (None: `load_plugins`).
-        outbox: the extraction queue's bounds (None: `OutboxSettings.from_env`).
+        plugin_manager: whose ``track_event`` plugins get every event (None: the
+            process's `insika_knowledge.plugins.default_manager`).
+        outbox: the learning queue's bounds (None: `OutboxSettings.from_env`).
     """
 
     def __init__(self, memory: Memory | None = None,
@@ -77,13 +59,9 @@ class KnowledgePlugin:
                  outbox: OutboxSettings | None = None):
         self._memory: Memory | None = None
         self._plugin_manager = plugin_manager
-        self._unsubscribe: Callable[[], None] | None = None
-        self._queue: ExtractionQueue | None = None
-        #: Bounds of the extraction queue (None: `OutboxSettings.from_env` when it starts).
+        #: Bounds of the learning queue (None: `OutboxSettings.from_env` when it starts).
         self.outbox_settings = outbox
         self._lock = threading.Lock()
-        self._warned: set[tuple[str, str]] = set()
-        self._skills: dict[str, ProceduralMemory] = {}
         #: Settings of procedural memory (the `request` hook); None = from the environment.
         self.procedures_config: ProceduresConfig | None = None
         if memory is not None:
@@ -97,8 +75,8 @@ class KnowledgePlugin:
         """Use `memory` from now on (closing the previous one after pending work).
 
         Its events go to the ``track_event`` hook of `plugin_manager` (None: keep the
-        current manager, by default `load_plugins`'s). `outbox` sets the extraction
-        queue's bounds (None: keep the current settings).
+        current manager, by default the process's). `outbox` sets the learning queue's
+        bounds (None: keep the current settings).
         """
         self.drain()
         if plugin_manager is not None:
@@ -106,10 +84,6 @@ class KnowledgePlugin:
                 self._plugin_manager = plugin_manager
         if outbox is not None:
             self.outbox_settings = outbox
-        with self._lock:
-            queue, self._queue = self._queue, None
-        if queue is not None:
-            queue.close()
         old = self._use(memory)
         if old is not None and old is not memory:
             old.close()
@@ -119,22 +93,19 @@ class KnowledgePlugin:
         """The manager whose plugins' ``track_event`` receive every event (loaded on first use)."""
         with self._lock:
             manager = self._plugin_manager
-        if manager is None:
-            manager = load_plugins()  # outside the lock: loading registers this very plugin
-            with self._lock:
-                if self._plugin_manager is None:
-                    self._plugin_manager = manager
-                manager = self._plugin_manager
-        return manager
+        return manager if manager is not None else self.memory.plugin_manager
 
     def _use(self, memory: Memory) -> Memory | None:
         """Make `memory` current, its events forwarded to ``track_event``; returns the previous one."""
-        forward = TrackEventForwarder(self.plugin_manager)
         with self._lock:
             old, self._memory = self._memory, memory
-            unsubscribe, self._unsubscribe = self._unsubscribe, memory.events.subscribe(forward)
-        if unsubscribe is not None:
-            unsubscribe()
+            manager = self._plugin_manager
+        if manager is not None:
+            memory.forward_events_to(manager)
+            if old is not None and old is not memory:
+                old.forward_events_to(None)  # the host's manager hears only the memory in use
+        if self.outbox_settings is not None and memory.outbox_settings is None:
+            memory.outbox_settings = self.outbox_settings
         return old
 
     @property
@@ -143,11 +114,7 @@ class KnowledgePlugin:
         with self._lock:
             if self._memory is not None:
                 return self._memory
-        forward = TrackEventForwarder(self.plugin_manager)  # before the lock, as in `_use`
-        with self._lock:
-            if self._memory is None:
-                self._memory = Memory()
-                self._unsubscribe = self._memory.events.subscribe(forward)
+            self._memory = Memory(plugin_manager=self._plugin_manager, outbox=self.outbox_settings)
             return self._memory
 
     @property
@@ -157,23 +124,15 @@ class KnowledgePlugin:
         `OutboxSettings.lock_budget_ms` (``$INSIKA_LOCK_BUDGET_MS``, default 50): the
         request hook, ``context_fragments`` and ``after_turn`` all use it.
         """
-        settings = self.outbox_settings
-        if settings is None:
-            settings = self.outbox_settings = OutboxSettings.from_env()
-        return settings.lock_budget_ms
+        return self.memory.lock_budget_ms
 
     @property
     def queue(self) -> ExtractionQueue:
-        """The extraction queue of the current `Memory` (started on first use).
+        """The learning queue of the current `Memory` (started on first use).
 
-        Starting it resumes the turns left in the outboxes of the data directory.
+        Starting it resumes the turns left in the outboxes the memory reaches.
         """
-        memory = self.memory
-        with self._lock:
-            queue = self._queue
-            if queue is None or queue.memory is not memory:
-                queue = ExtractionQueue(memory, self.outbox_settings, on_failure=self._failed)
-                self._queue = queue
+        queue = self.memory.learning_queue()
         queue.start()
         return queue
 
@@ -190,23 +149,17 @@ class KnowledgePlugin:
             return None
 
     def _degraded(self, agent: str, feature: str, reason: str) -> None:
-        key = (agent, feature + reason)
-        with self._lock:
-            if key in self._warned:
-                return
-            self._warned.add(key)
-        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
         try:
-            self.memory.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
-        except Exception:  # even the event bus failing must not reach the engine
-            log.exception("could not emit knowledge_degraded")
+            self.memory.degraded(agent, feature, reason)
+        except Exception:  # an unusable environment: nothing to report through
+            pass
 
     def _failed(self, agent: object, feature: str, exc: BaseException) -> None:
         """Report an unexpected failure of a hook as ``knowledge_degraded`` (once per cause)."""
-        reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, StorageBusy):  # one cause, whatever the wait: one event
-            reason = f"the database {exc.path} was busy beyond the lock budget"
-        self._degraded(_agent_id(agent), feature, reason[:300])
+        try:
+            self.memory.degraded(_agent_id(agent), feature, exc)
+        except Exception:
+            pass
 
     # ------------------------------------------------------------------ hooks
 
@@ -222,10 +175,8 @@ class KnowledgePlugin:
             config = self._config(turn.agent)
             if config is None or not config.extract:
                 return
-            self.queue.submit(
-                tenant=turn.agent.tenant, agent=turn.agent.id, knowledge=turn.agent.knowledge,
-                session_id=turn.session_id, turn_id=turn.turn_id, messages=turn.messages,
-            )
+            memory = self.memory
+            memory.tenant(turn.agent.tenant, busy_timeout_ms=memory.lock_budget_ms).submit(turn)
         except Exception as exc:  # the engine's turn is already over: never raise into it
             self._failed(getattr(turn, "agent", None), "extract", exc)
 
@@ -245,10 +196,9 @@ class KnowledgePlugin:
             if not isinstance(message, str) or not message.strip():
                 return []
             budget = self.lock_budget_ms  # never the store's 30 s wait, even to migrate
-            retriever = self.memory.retriever(turn.agent.tenant, busy_timeout_ms=budget)
-            store = self.memory.store(turn.agent.tenant)  # the retriever's store
-            with store.busy_budget(budget):
-                block = retriever.block(
+            tenant = self.memory.tenant(turn.agent.tenant, busy_timeout_ms=budget)
+            with tenant.store.busy_budget(budget):
+                block = tenant.retriever.block(
                     turn.agent.id, message, config.top_k, config.index, config.min_coverage
                 )
             if block is None:
@@ -300,45 +250,37 @@ class KnowledgePlugin:
             )
             return result
         except Exception as exc:  # the request goes upstream as sent
-            self._degraded("-", "procedures", f"{type(exc).__name__}: {exc}"[:300])
+            self._failed("-", "procedures", exc)
             return body, None
 
     def _procedures(self, tenant: str) -> ProceduralMemory:
-        from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+        from insika_knowledge.procedures import ProceduresConfig
 
         check_tenant(tenant)
-        memory = self.memory  # takes the lock itself: read it first
-        directory, database = memory.directory, memory.database or ""
-        budget = self.lock_budget_ms
         with self._lock:
-            skill = self._skills.get(tenant)
-            if skill is None:
-                if self.procedures_config is None:
-                    mode = os.environ.get("INSIKA_PROCEDURES_MODE", "shadow")
-                    self.procedures_config = ProceduresConfig(mode=mode)
-                skill = ProceduralMemory.open(directory, tenant, self.procedures_config, database=database,
-                                              busy_timeout_ms=budget)
-                skill.start_sweeper()
-                self._skills[tenant] = skill
-            return skill
+            if self.procedures_config is None:
+                self.procedures_config = ProceduresConfig(mode=os.environ.get("INSIKA_PROCEDURES_MODE", "shadow"))
+            config = self.procedures_config
+        memory = self.memory
+        return memory.tenant(tenant, busy_timeout_ms=memory.lock_budget_ms).procedures(config)
 
     # ------------------------------------------------------------------ lifecycle
 
     def drain(self, timeout_s: float | None = None) -> bool:
-        """Wait until the turns this process queued are extracted; True when none is left.
+        """Wait until the turns this process queued are learned; True when none is left.
 
         Args:
             timeout_s: the longest wait in seconds (None: no limit).
         """
         with self._lock:
-            queue = self._queue
-        return True if queue is None else queue.drain(timeout_s)
+            memory = self._memory
+        return True if memory is None else memory.drain(timeout_s)
 
     def close(self, timeout_s: float | None = None) -> bool:
-        """Stop the extraction worker within `timeout_s` seconds, then close the stores.
+        """Stop the learning worker within `timeout_s` seconds, then close the stores.
 
-        Turns not extracted by then stay in the outbox; the next process that starts
-        with the same data directory extracts them.
+        Turns not learned by then stay in the outbox; the next process that starts
+        with the same data directory learns them.
 
         Args:
             timeout_s: the longest wait for the worker, in seconds (None: until the
@@ -348,17 +290,13 @@ class KnowledgePlugin:
             True when the worker stopped within the time.
         """
         with self._lock:
-            queue, self._queue = self._queue, None
             memory, self._memory = self._memory, None
-            skills, self._skills = self._skills, {}
-            unsubscribe, self._unsubscribe = self._unsubscribe, None
-        stopped = True if queue is None else queue.close(timeout_s)
-        if unsubscribe is not None:
-            unsubscribe()
-        for skill in skills.values():
-            skill.close()
-        if memory is not None:
-            memory.close()
+            manager = self._plugin_manager
+        if memory is None:
+            return True
+        stopped = memory.close(timeout_s)
+        if manager is not None:
+            memory.forward_events_to(None)  # the host's manager hears nothing after close
         return stopped
 
 

@@ -13,7 +13,7 @@ import pytest
 from insika_knowledge.events import Recorder
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.memory import Memory
-from insika_knowledge.outbox import OutboxSettings
+from insika_knowledge.queue import OutboxSettings
 from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduresConfig
 from insika_knowledge.procedures.skill import BUSY_DEFERRED

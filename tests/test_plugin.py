@@ -18,7 +18,9 @@ from insika_knowledge.events import Event, KnowledgeDeleted, Recorder
 from insika_knowledge.hookspecs import AgentSpec, Turn, hookimpl
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.memory import Memory
-from insika_knowledge.plugin import KNOWLEDGE_PRIORITY, KnowledgePlugin, load_plugins, plugin
+from insika_knowledge import plugins
+from insika_knowledge.plugin import KNOWLEDGE_PRIORITY, KnowledgePlugin, plugin
+from insika_knowledge.plugins import load_plugins
 
 CANDIDATE = {"name": "frete-gratis-acima-199", "description": "Free shipping on orders above R$ 199.",
              "type": "policy", "body": "Orders above R$ 199 ship for free. See [[cep-13-campinas]]."}
@@ -219,8 +221,7 @@ def test_request_hook_runs_procedural_memory_and_never_raises(host: RecordingHos
     broken, stage = host.pm.hook.request(body="not a request body", headers=None)
     assert broken == "not a request body"
     assert stage is None or stage.to_dict()["action"] == "failed"
-    plugin.procedures_config = ProceduresConfig(mode="off")
-    plugin._skills.clear()
+    plugin.procedures_config = ProceduresConfig(mode="off")  # the next request uses it
     assert host.pm.hook.request(body=body, headers=headers)[1] is None
 
 
@@ -368,6 +369,7 @@ def test_installed_plugins_are_loaded_from_the_entry_point_group(
     site = tmp_path / "site"
     _install(site, "fake_tracker", TRACKER_SOURCE)
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(plugins, "_default", None)  # the process's manager, loaded after the install
     manager = load_plugins()
     installed = manager.get_plugin("fake_tracker")
     assert installed is not None
@@ -393,6 +395,7 @@ def test_a_plugin_that_fails_to_load_does_not_take_the_knowledge_plugin_down(
     site = tmp_path / "site"
     _install(site, "broken_tracker", "raise ImportError('a missing dependency')\n")
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(plugins, "_default", None)  # the process's manager, loaded after the install
     manager = load_plugins()
     assert "could not load every insika.plugins entry point" in caplog.text
     assert manager.get_plugin("broken_tracker") is None

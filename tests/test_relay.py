@@ -242,7 +242,7 @@ def test_a_client_that_disconnects_mid_stream_cancels_the_upstream(relay: Runnin
     while upstream.cancelled == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert upstream.cancelled == 1 and upstream.finished == 0
-    assert relay.relay.learner.drain(timeout_s=5)
+    assert relay.relay.memory.drain(timeout_s=5)
     assert relay.store().extractions(AGENT) == []  # an unfinished answer is not learned
 
 
@@ -295,7 +295,7 @@ def test_memory_off_sends_the_body_as_the_client_sent_it(relay: Running, upstrea
     assert r.status_code == 200
     assert upstream.requests[0].raw == raw
     assert not [h for h in r.headers if h.startswith(PRIVATE_PREFIXES)]
-    assert relay.relay.learner.drain(timeout_s=5)
+    assert relay.relay.memory.drain(timeout_s=5)
     assert relay.store().extractions(AGENT) == []
 
 
@@ -316,7 +316,7 @@ def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream
         deadline = time.monotonic() + 10  # a stream's client may stop reading at its end marker,
         while not relay.store().extractions(AGENT) and time.monotonic() < deadline:  # before the hand-off
             time.sleep(0.02)
-        assert relay.relay.learner.drain(timeout_s=10)
+        assert relay.relay.memory.drain(timeout_s=10)
     stored = relay.store().get(AGENT, "frete-gratis-acima-299")
     assert stored is not None and SESSION in stored.concept.sources
     (record,) = relay.store().extractions(AGENT)
@@ -332,11 +332,12 @@ def test_the_answer_never_waits_for_learning(relay: Running, upstream: FakeUpstr
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     release, handed = threading.Event(), []
 
-    def slow_after_turn(turn: Any) -> None:  # a learning hand-off stuck on a database lock
+    def slow_submit(turn: Any) -> str:  # a learning hand-off stuck on a database lock
         handed.append((turn.session_id, threading.current_thread().name))
         release.wait(10)
+        return "queued"
 
-    monkeypatch.setattr(relay.relay.learner, "after_turn", slow_after_turn)
+    monkeypatch.setattr(relay.relay.memory.tenant(TENANT), "submit", slow_submit)
     started = time.monotonic()
     text, _ = ask_openai(relay, stream=stream)
     took = time.monotonic() - started
@@ -353,7 +354,7 @@ def test_an_answer_calling_the_clients_tools_is_not_learned_yet(relay: Running, 
     upstream.replies = [Calls([Call("get_order", {"order_id": "A-17"})])]
     ask_openai(relay, tools=[{"type": "function", "function": {"name": "get_order"}}])
     ask_openai(relay, headers={"x-ace-session": ""})  # no session: nothing to learn under
-    assert relay.relay.learner.drain(timeout_s=5)
+    assert relay.relay.memory.drain(timeout_s=5)
     assert relay.store().extractions(AGENT) == []
 
 

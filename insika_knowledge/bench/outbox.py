@@ -23,7 +23,7 @@ from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.memory import Memory
-from insika_knowledge.outbox import ExtractionQueue, OutboxSettings
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.plugin import KnowledgePlugin
 
 #: The spec under which the stub model is registered in the benchmark's `Memory`.

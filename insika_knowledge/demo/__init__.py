@@ -15,13 +15,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from insika_knowledge.config import load_config
 from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.events import Recorder
 from insika_knowledge.export import export
 from insika_knowledge.extract.model import load_model
 from insika_knowledge.memory import Memory
-from insika_knowledge.plugin import KnowledgePlugin
-from insika_knowledge.sessions import AgentSpec, Turn, read_sessions
+from insika_knowledge.sessions import read_sessions
 
 AGENT = "loja-aurora"
 TENANT = "demo"
@@ -81,13 +81,12 @@ def run_demo(
     memory = Memory(folder, database=database or "", base_url=base_url)
     recorder = Recorder()
     memory.events.subscribe(recorder)
-    plugin = KnowledgePlugin(memory)
-    agent = AgentSpec(AGENT, TENANT, {
+    config = load_config({
         "extract": True, "retrieve": True, "top_k": 3, "model": spec,
         "types": ["fact", "policy", "procedure", "objection"],
     })
-    config = plugin._config(agent)
     assert config is not None
+    tenant = memory.tenant(TENANT)
     echo(f"insika-knowledge demo: agent {AGENT}, tenant {TENANT}, model {spec}")
     echo(f"data directory: {memory.location}\n")
     echo("1. Learning from 10 finished conversations")
@@ -98,7 +97,7 @@ def run_demo(
             messages=session.messages, tenant=TENANT, model=chosen,
         )
         if report.outcome in UNREACHABLE and not learned_any:
-            plugin.close()
+            memory.close()
             raise RunTimeFailure(
                 f"model {spec!r} failed before learning anything: {report.outcome} on "
                 f"{session.session_id} ({report.detail or 'no detail'}); check the model name, "
@@ -118,24 +117,22 @@ def run_demo(
     echo(f"   -> {store.count(AGENT)} concepts; in conflict: {', '.join(conflicts) or 'none'}\n")
 
     echo("2. What the agent sees on the next turns (context_fragments, priority 77)")
-    for i, question in enumerate(QUESTIONS, start=1):
-        turn = Turn(agent, f"demo/live-{i}", "t1", [{"role": "user", "content": question}])
+    for question in QUESTIONS:
         echo(f"   customer: {question}")
-        fragments = plugin.context_fragments(turn)
-        for fragment in fragments:
-            echo("\n".join("   | " + line for line in fragment.text.splitlines()))
-        if not fragments:
+        block = memory.knowledge_block(question, agent=AGENT, tenant=TENANT, config=config)
+        if block is not None:
+            echo("\n".join("   | " + line for line in block.splitlines()))
+        else:
             echo("   | (no concept matches)")
         echo("")
 
     echo("3. The model calls load_knowledge (the tool from the tools hook)")
-    tool = plugin.tools(agent)[0]
-    result = tool.handler(name="cep-13-campinas")
+    result = tenant.retriever.load_knowledge(AGENT, "cep-13-campinas")
     if "markdown" in result:
         echo("\n".join("   | " + line for line in result["markdown"].splitlines()))
     else:  # a live model may have named it otherwise, or learned nothing
         echo(f"   load_knowledge('cep-13-campinas') -> {result['error']}")
-    echo(f"   load_knowledge('frete-gratis') -> {tool.handler(name='frete-gratis')['error']}\n")
+    echo(f"   load_knowledge('frete-gratis') -> {tenant.retriever.load_knowledge(AGENT, 'frete-gratis')['error']}\n")
 
     echo("4. Export")
     target = Path(out) if out else folder / "export"
@@ -148,5 +145,5 @@ def run_demo(
     echo("5. Events: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     where = f"--database {memory.location}" if memory.database else f"--data-dir {shlex.quote(str(folder))}"
     echo(f"\nTry: {command} search {where} --tenant {TENANT} --agent {AGENT} \"frete grátis\"")
-    plugin.close()
+    memory.close()
     return memory

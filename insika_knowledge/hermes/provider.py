@@ -6,11 +6,13 @@ Hermes' memory manager calls, per session and turn:
   (`insika_knowledge.hermes.settings`) and open the data directory;
 - ``prefetch(query)`` before each model call: the ``<knowledge>`` block for the user's
   message (and, with ``procedures: true``, the block of a recalled procedure), or "";
-- ``sync_turn(user, assistant, messages=...)`` after each turn: schedule extraction of the
-  turn on a background thread and return at once (skipped outside the primary agent);
+- ``sync_turn(user, assistant, messages=...)`` after each turn: hand the turn to its tenant
+  (`insika_knowledge.tenant.Tenant.submit`: written to the durable outbox, learned by the
+  memory's worker) and return at once (skipped outside the primary agent); a turn accepted
+  here survives a crash or an exit, and the next start learns it;
 - ``get_tool_schemas()`` / ``handle_tool_call("load_knowledge", {"name": ...})``;
-- ``on_session_end(messages)``: wait for the scheduled extractions; ``shutdown()``: that,
-  then close the stores.
+- ``on_session_end(messages)``: wait for the queued turns; ``shutdown()``: that, then close
+  the stores (turns still queued stay in the outbox for the next start).
 
 No method raises into Hermes: a failure is logged and the method returns its empty value.
 The class does not import Hermes; `insika_knowledge.hermes.provider_class` makes the
@@ -23,7 +25,6 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,13 @@ from insika_knowledge.hermes.settings import (
     load_settings,
     save_section,
 )
-from insika_knowledge.learn import TurnReport
-from insika_knowledge.memory import Memory
+from insika_knowledge.hookspecs import AgentSpec, Turn
+from insika_knowledge.memory import Memory, digest_id
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 
 log = logging.getLogger(__name__)
 LOAD_KNOWLEDGE = "load_knowledge"
-#: How long ``on_session_end`` and ``shutdown`` wait for scheduled extractions, seconds.
+#: How long ``on_session_end`` and ``shutdown`` wait for queued turns, seconds.
 FLUSH_TIMEOUT_S = 120.0
 
 
@@ -59,12 +60,9 @@ class InsikaProvider:
     def __init__(self, settings: HermesSettings | None = None):
         self._settings = settings
         self._memory: Memory | None = None
-        self._skill: Any = None
         self._session_id = ""
         self._primary = True
         self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
-        self._pending: set[Future[TurnReport | None]] = set()
 
     # ------------------------------------------------------------------ identity and setup
 
@@ -95,7 +93,8 @@ class InsikaProvider:
         self._session_id = session_id or ""
         self._primary = kwargs.get("agent_context", "primary") == "primary"
         memory = Memory(settings.data_dir, base_url=settings.base_url, database=settings.database or "")
-        memory.store(settings.tenant)  # opens (and migrates) the database now
+        memory.tenant(settings.tenant)  # opens (and migrates) the database now
+        memory.start_learning()  # turns an earlier process left queued are learned now
         with self._lock:
             self._memory = memory
         if settings.knowledge.extract and settings.knowledge.resolved_model() is None:
@@ -137,15 +136,11 @@ class InsikaProvider:
             return ""
 
     def _procedure_block(self, query: str) -> str:
-        from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+        from insika_knowledge.procedures import ProceduresConfig
         from insika_knowledge.procedures.recall.render import render
 
-        settings, _ = self._ready()
-        with self._lock:
-            if self._skill is None:
-                self._skill = ProceduralMemory.open(settings.data_dir, settings.tenant, ProceduresConfig(),
-                                                    database=settings.database or "")
-            skill = self._skill
+        settings, memory = self._ready()
+        skill = memory.tenant(settings.tenant).procedures(ProceduresConfig())
         recalled = skill.recall(query)
         if recalled.procedure is None:
             return ""
@@ -167,7 +162,7 @@ class InsikaProvider:
             settings, memory = self._ready()
             name = args.get("name") if isinstance(args, Mapping) else None
             if isinstance(name, str):
-                result = memory.retriever(settings.tenant).load_knowledge(settings.agent, name)
+                result = memory.tenant(settings.tenant).retriever.load_knowledge(settings.agent, name)
             else:
                 result = {"error": "load_knowledge needs a concept name (text)"}
         except NotInitialised:
@@ -181,7 +176,10 @@ class InsikaProvider:
 
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
                   messages: list[dict[str, Any]] | None = None) -> None:
-        """Schedule extraction of the finished turn and return at once (primary agent only)."""
+        """Hand the finished turn to the durable outbox and return at once (primary agent only).
+
+        The turn id is a digest of the turn's messages, so a turn handed over twice counts once.
+        """
         try:
             settings, memory = self._ready()
             if not self._primary or not settings.knowledge.extract:
@@ -191,63 +189,44 @@ class InsikaProvider:
                 {"role": "assistant", "content": assistant_content},
             ]
             session = session_id or self._session_id or PROVIDER
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="insika-hermes")
-                future = self._executor.submit(self._learn, memory, settings, session, turn)
-                self._pending.add(future)
-            future.add_done_callback(self._forget)
+            agent = AgentSpec(settings.agent, settings.tenant, settings.knowledge.model_dump(mode="json"))
+            result = memory.tenant(settings.tenant).submit(Turn(agent, session, digest_id(turn), turn))
+            if result == "dropped":
+                log.warning("insika-knowledge: the learning queue dropped a turn of %s (see knowledge_dropped)",
+                            session)
         except NotInitialised:
             log.warning("insika-knowledge: a turn arrived before initialize(); not learned")
         except Exception:
-            log.exception("insika-knowledge could not schedule extraction")
-
-    def _learn(self, memory: Memory, settings: HermesSettings, session: str,
-               turn: list[dict[str, Any]]) -> TurnReport | None:
-        try:
-            report = memory.learn(turn, agent=settings.agent, session_id=session, tenant=settings.tenant,
-                                  config=settings.knowledge)
-        except Exception:
-            log.exception("insika-knowledge extraction failed")
-            return None
-        if report.outcome != "ok":
-            log.info("insika-knowledge extraction of %s: %s (%s)", session, report.outcome, report.detail)
-        return report
-
-    def _forget(self, future: Future[TurnReport | None]) -> None:
-        with self._lock:
-            self._pending.discard(future)
+            log.exception("insika-knowledge could not queue the turn for learning")
 
     def flush(self, timeout_s: float | None = None) -> bool:
-        """Wait for the scheduled extractions; True when none is left."""
+        """Wait for the turns this process queued to be learned; True when none is left."""
         with self._lock:
-            pending = set(self._pending)
-        return not wait(pending, timeout=timeout_s).not_done if pending else True
+            memory = self._memory
+        return True if memory is None else memory.drain(timeout_s)
 
     # ------------------------------------------------------------------ lifecycle
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """The session is over: finish its scheduled extractions (at most `FLUSH_TIMEOUT_S`)."""
+        """The session is over: wait for its queued turns (at most `FLUSH_TIMEOUT_S`)."""
         if not self.flush(FLUSH_TIMEOUT_S):
-            log.warning("insika-knowledge: extractions still running after %.0f s", FLUSH_TIMEOUT_S)
+            log.warning("insika-knowledge: turns still queued after %.0f s (learned at the next start)",
+                        FLUSH_TIMEOUT_S)
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Later turns belong to `new_session_id`."""
         self._session_id = new_session_id or self._session_id
 
     def shutdown(self) -> None:
-        """Finish the scheduled extractions (at most `FLUSH_TIMEOUT_S`), then close the stores."""
+        """Wait for the queued turns (at most `FLUSH_TIMEOUT_S`), then close the stores.
+
+        Turns not learned by then stay in the outbox; the next start learns them.
+        """
         self.on_session_end([])
         with self._lock:
-            executor, self._executor = self._executor, None
             memory, self._memory = self._memory, None
-            skill, self._skill = self._skill, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        if skill is not None:
-            skill.close()
         if memory is not None:
-            memory.close()
+            memory.close(FLUSH_TIMEOUT_S)
 
     def get_config_schema(self) -> list[dict[str, Any]]:
         """The fields ``hermes memory setup`` asks for."""

@@ -1,8 +1,8 @@
 """The learning hand-off: a finished answer goes to background extraction.
 
-Exactly the plugin's ``after_turn`` (`KnowledgePlugin.after_turn` on the relay's memory:
-one worker thread, never blocking, failures as ``knowledge_degraded``), with the turn the
-relay saw: the client's request messages (without the blocks the relay added) and the
+The tenant's `insika_knowledge.tenant.Tenant.submit`, as the plugin's ``after_turn`` does
+(the durable outbox, then the memory's worker; a failure fails the ``learn`` stage), with
+the turn the relay saw: the client's request messages (without the blocks the relay added) and the
 final assistant message, in the normalised schema, under the request's session.
 
 Only a final answer is a finished turn: an answer that calls the client's tools is a step
@@ -59,7 +59,7 @@ def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer)
             wire.transcript(body, answer),
             utc_now(),
         )
-        relay.learner.after_turn(turn)
+        relay.memory.tenant(identity.tenant).submit(turn)
     except Exception as exc:
         prepared.degraded.add(LEARN, reason_of(exc))
         return False

@@ -1,16 +1,15 @@
 """`Relay`: what one relay process holds, from start to shutdown.
 
-A `Memory` over the data directory (retrieval and learning), the agents file, one
-`ProceduralMemory` per tenant (opened on first use, swept in the background, like the
-plugin's), a `KnowledgePlugin` over the same memory whose ``after_turn`` is the learning
-hand-off, and the pool of connections to the upstream (`insika_knowledge.relay.client.Upstream`,
-opened by the app's lifespan).
+A `Memory` over the data directory (each tenant's retrieval, procedural memory and
+learning hand-off, `insika_knowledge.tenant.Tenant`), the agents file, and the pool of
+connections to the upstream (`insika_knowledge.relay.client.Upstream`, opened by the
+app's lifespan). The memory's learning worker starts with the relay, so turns an earlier
+relay left queued are learned without new traffic.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
@@ -18,9 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.ids import check_tenant
 from insika_knowledge.memory import Memory
-from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.client import Upstream
@@ -92,11 +89,9 @@ class Relay:
         self.settings = settings
         self.agents = agents
         self.procedures = procedures or ProceduresConfig(mode=os.environ.get(PROCEDURES_MODE_ENV, "shadow"))
-        self.learner = KnowledgePlugin(memory)
         self.degraded = DegradedLog(memory.events)
-        self._skills: dict[str, ProceduralMemory] = {}
-        self._lock = threading.Lock()
         self._client: Upstream | None = None
+        memory.start_learning()
 
     @property
     def client(self) -> Upstream:
@@ -131,25 +126,13 @@ class Relay:
         Raises:
             InvalidName: the tenant name is invalid.
         """
-        check_tenant(tenant)
-        with self._lock:
-            skill = self._skills.get(tenant)
-            if skill is None:
-                skill = ProceduralMemory.open(self.memory.directory, tenant, self.procedures,
-                                              database=self.memory.database or "")
-                skill.start_sweeper()
-                self._skills[tenant] = skill
-            return skill
+        return self.memory.tenant(tenant).procedures(self.procedures)
 
     def opened_skill(self, tenant: str) -> ProceduralMemory | None:
         """The tenant's procedural memory if `skill` has opened it, else None (never opens it)."""
-        with self._lock:
-            return self._skills.get(tenant)
+        opened = self.memory.opened(tenant)
+        return None if opened is None else opened.opened_procedures()
 
     def close(self) -> None:
-        """Finish pending extractions, stop the sweepers and close every store."""
-        with self._lock:
-            skills, self._skills = self._skills, {}
-        for skill in skills.values():
-            skill.close()
-        self.learner.close()  # drains, then closes the memory
+        """Finish the turn being learned, stop the sweepers and close every store."""
+        self.memory.close()

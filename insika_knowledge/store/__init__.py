@@ -23,7 +23,9 @@ from insika_knowledge.store.base import (
     ExtractionRecord,
     FullTextIndex,
     OperatorStore,
+    OutboxStorage,
     ProcedureStorage,
+    QueuedTurn,
     ScanRow,
     ScanSource,
     Sighting,
@@ -34,14 +36,15 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.naming import Alias, PossibleDuplicate
+from insika_knowledge.store.outbox import has_pending
 from insika_knowledge.store.paths import tenant_path, tenants
 from insika_knowledge.store.sqlite import SQLiteStore
 
 __all__ = [
-    "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore",
+    "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore", "OutboxStorage", "QueuedTurn",
     "PossibleDuplicate", "ProcedureStorage", "SQLiteStore", "ScanRow", "ScanSource", "Sighting", "Store",
     "StoredConcept", "Tokenizer", "Transaction", "Version", "has_tenant", "list_tenants", "location",
-    "open_procedure_store", "open_store", "tenant_path", "tenants",
+    "open_procedure_store", "open_store", "tenant_path", "tenants", "tenants_with_pending",
 ]
 
 
@@ -134,6 +137,22 @@ def has_tenant(tenant: str, directory: str | os.PathLike[str] | None = None,
 
         return has_schema(url, check_tenant(tenant))
     return tenant_path(data_dir(directory), tenant).exists()
+
+
+def tenants_with_pending(directory: str | os.PathLike[str] | None = None,
+                         database: str | None = None) -> list[str]:
+    """Tenants whose outbox holds queued turns (any process's), sorted; reads only, creates nothing.
+
+    Raises:
+        UserError: PostgreSQL is chosen but cannot be reached.
+    """
+    url = _postgres_url(database)
+    if url is not None:
+        from insika_knowledge.store.pg_database import tenants_with_pending as schemas_with_pending
+
+        return schemas_with_pending(url)
+    folder = data_dir(directory)
+    return [t for t in tenants(folder) if has_pending(tenant_path(folder, t))]
 
 
 def location(directory: str | os.PathLike[str] | None = None, database: str | None = None) -> str:

@@ -389,7 +389,7 @@ class OutboxStorage(Protocol):
     """A tenant's extraction outbox: durable turns waiting to be learned from.
 
     Derived from `insika_knowledge.store.outbox.Outbox`, whose method names it keeps;
-    `insika_knowledge.outbox.ExtractionQueue` feeds and drains it.
+    `insika_knowledge.queue.ExtractionQueue` feeds and drains it.
     """
 
     @property

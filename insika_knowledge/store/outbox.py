@@ -3,7 +3,7 @@
 Written once for both backends (`insika_knowledge.store.statements`): durable turns to learn.
 
 `Outbox` speaks the SQL; the queue that feeds it and drains it is
-`insika_knowledge.outbox.ExtractionQueue`. A turn is one row from `enqueue` until its
+`insika_knowledge.queue.ExtractionQueue`. A turn is one row from `enqueue` until its
 worker calls `finish`. Claims are leases: a row claimed by a worker whose lease lapsed,
 or whose process is gone, is handed to the next worker that asks.
 

@@ -113,6 +113,24 @@ def tenants(url: str) -> list[str]:
     return sorted(t for t in found if _valid_tenant(t))
 
 
+def tenants_with_pending(url: str) -> list[str]:
+    """Tenants whose schema's outbox holds turns (claimed or not), sorted; reads only.
+
+    Raises:
+        UserError: the database cannot be reached.
+    """
+    found = []
+    with _connect(url) as conn:
+        for tenant in tenants(url):
+            schema = schema_for(tenant)
+            exists = conn.execute("SELECT to_regclass(%s)", (f'"{schema}".outbox',)).fetchone()
+            if exists is None or exists[0] is None:
+                continue
+            if conn.execute(f'SELECT 1 FROM "{schema}".outbox LIMIT 1').fetchone() is not None:
+                found.append(tenant)
+    return found
+
+
 def has_tenant(url: str, tenant: str) -> bool:
     """True when `tenant` has a schema in the database at `url` (nothing is created).
 

@@ -1,11 +1,17 @@
-"""The durable extraction queue behind ``after_turn``: turns survive a crash, queues stay bounded.
+"""The durable learning queue: every finished turn, from every edge, survives a crash; bounded.
 
 `ExtractionQueue.submit` writes a finished turn to its tenant's outbox table (one small
 transaction, waiting at most `OutboxSettings.lock_budget_ms` for the write lock) and
-returns. One worker thread per queue claims turns (from any tenant it knows of),
-extracts them with `Memory.learn_turn`, and removes them. A process that starts again
-resumes every turn left in the outboxes of its data directory, including turns a
-crashed process had claimed.
+returns. One worker thread per queue claims turns (from any tenant it knows of), has its
+host learn them (`QueueHost.learn_queued`: `insika_knowledge.memory.Memory`, through the
+tenant's `insika_knowledge.tenant.Tenant.learn`), and removes them. When it starts, the
+worker resumes every turn left in the outboxes its host can reach (the SQLite files of the
+data directory, or the schemas of the PostgreSQL database), including turns a crashed
+process had claimed.
+
+Callers hand a turn over with `insika_knowledge.tenant.Tenant.submit` (the plugin's
+``after_turn``, the relay, the Hermes provider and the demo all do); nothing else writes
+to the outbox.
 
 Bounds:
 
@@ -36,22 +42,20 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
-from insika_knowledge.config import load_config
 from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, UserError
-from insika_knowledge.events import KnowledgeDropped
+from insika_knowledge.events import EventBus, KnowledgeDropped
 from insika_knowledge.ids import check_agent, check_session_id, check_tenant
-from insika_knowledge.memory import Memory
 from insika_knowledge.store.base import OutboxStorage, QueuedTurn
 from insika_knowledge.store.leases import holder_gone, holder_id
-from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE, has_pending
-from insika_knowledge.store.paths import tenant_path, tenants
+from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE
 
 log = logging.getLogger(__name__)
 
-#: What `ExtractionQueue.submit` did with a turn.
-Submitted = Literal["queued", "deferred", "dropped"]
+#: What a hand-off did with a turn: written to the outbox, waiting in memory for the write
+#: lock, dropped and counted, or not queued because the agent's ``extract`` is off.
+Submitted = Literal["queued", "deferred", "dropped", "off"]
 #: Environment variable that sets `OutboxSettings.max_pending`.
 MAX_PENDING_ENV: Final = "INSIKA_OUTBOX_MAX_PENDING"
 #: Environment variable that sets `OutboxSettings.lock_budget_ms` (and the hooks' budget).
@@ -151,11 +155,32 @@ class _Tracked:
 FailureHandler = Callable[[str, str, BaseException], None]
 
 
+class QueueHost(Protocol):
+    """What the queue needs of its owner (`insika_knowledge.memory.Memory` is one)."""
+
+    @property
+    def events(self) -> EventBus:
+        """Where ``knowledge_dropped`` goes."""
+
+    @property
+    def location(self) -> str:
+        """Where the outboxes are, for messages."""
+
+    def outbox(self, tenant: str) -> OutboxStorage:
+        """The outbox of `tenant` (its store opened on first use)."""
+
+    def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
+        """Learn one claimed turn (a `StorageError` leaves it for a later attempt)."""
+
+    def tenants_with_pending(self) -> list[str]:
+        """Tenants whose outbox holds turns, any process's (reads only)."""
+
+
 class ExtractionQueue:
-    """The outbox-backed extraction queue of one `Memory` (see the module doc).
+    """The outbox-backed learning queue of one host (see the module doc).
 
     Args:
-        memory: where turns are stored and learned.
+        host: where turns are stored and learned (a `insika_knowledge.memory.Memory`).
         settings: bounds and timings (None: `OutboxSettings.from_env`).
         on_failure: called as ``(agent, feature, exc)`` when a turn cannot be queued or
             extracted for a reason other than a full outbox (the plugin turns it into
@@ -164,9 +189,9 @@ class ExtractionQueue:
             turns are queued durably meanwhile).
     """
 
-    def __init__(self, memory: Memory, settings: OutboxSettings | None = None, *,
+    def __init__(self, host: QueueHost, settings: OutboxSettings | None = None, *,
                  on_failure: FailureHandler | None = None, autostart: bool = True):
-        self.memory = memory
+        self.host = host
         self.settings = settings or OutboxSettings.from_env()
         self.worker_id = holder_id()
         self._on_failure = on_failure
@@ -263,7 +288,7 @@ class ExtractionQueue:
         return "queued"
 
     def _store(self, tenant: str) -> OutboxStorage:
-        return self.memory.store(tenant).outbox()
+        return self.host.outbox(tenant)
 
     # ------------------------------------------------------------------ drops
 
@@ -297,7 +322,7 @@ class ExtractionQueue:
             log.warning("knowledge extraction dropped %d turn(s) of %s/%s: %s",
                         event.dropped, event.tenant, event.agent, event.reason)
             try:
-                self.memory.events.emit(event)
+                self.host.events.emit(event)
             except Exception:  # the bus never breaks the queue
                 log.exception("could not emit knowledge_dropped")
 
@@ -313,13 +338,12 @@ class ExtractionQueue:
             self._thread.start()
 
     def resume(self) -> list[str]:
-        """Register every tenant of the data directory with turns in its outbox; returns them.
+        """Register every tenant with turns in its outbox (files or schemas); returns them.
 
         The worker does it when it starts and every `OutboxSettings.rescan_s` seconds, so
         turns another process queued (and left, when it ended) are served too.
         """
-        found = [t for t in tenants(self.memory.directory)
-                 if has_pending(tenant_path(self.memory.directory, t))]
+        found = self.host.tenants_with_pending()
         with self._lock:
             for tenant in found:
                 self._tenants.setdefault(tenant, None)
@@ -329,7 +353,7 @@ class ExtractionQueue:
         try:
             self.resume()
         except Exception:  # an unreadable directory: only this process's own turns are served
-            log.exception("could not look for unfinished turns in %s", self.memory.directory)
+            log.exception("could not look for unfinished turns in %s", self.host.location)
         self._resumed.set()
         rescanned = time.monotonic()
         while not self._stop.is_set():
@@ -338,7 +362,7 @@ class ExtractionQueue:
                 try:
                     self.resume()
                 except Exception:
-                    log.exception("could not look for queued turns in %s", self.memory.directory)
+                    log.exception("could not look for queued turns in %s", self.host.location)
             worked = False
             try:
                 worked = self._flush_spill() | self._work_round()
@@ -398,12 +422,7 @@ class ExtractionQueue:
 
     def _extract(self, tenant: str, outbox: OutboxStorage, turn: QueuedTurn) -> None:
         try:
-            config = load_config(json.loads(turn.knowledge))
-            if config is not None and config.extract:
-                self.memory.learn_turn(
-                    turn.agent, config, session_id=turn.session_id, turn_id=turn.turn_id,
-                    messages=json.loads(turn.messages), tenant=tenant,
-                )
+            self.host.learn_queued(tenant, turn)
         except StorageError as exc:  # the disk or the lock: the turn stays, tried again later
             if turn.attempts >= self.settings.max_attempts:
                 self._fail(turn.agent, exc)
