@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -332,3 +333,48 @@ def test_procedures_on_add_a_recalled_procedure_to_prefetch(tmp_path: Path) -> N
         block = p.prefetch("Please cancel my trip")
         p.shutdown()
         assert ("cancel_reservation" in block) is expected, block
+
+
+# ---------------------------------------------------------------------------- durability
+
+KILLED_CHILD = """
+import os, signal, sys
+from insika_knowledge.hermes.provider import InsikaProvider
+from insika_knowledge.memory import Memory
+
+def never(self, tenant, turn):  # the worker claims the turn, and the process dies before it is learned
+    os.kill(os.getpid(), signal.SIGKILL)
+
+Memory.learn_queued = never
+p = InsikaProvider()
+p.initialize("s-killed", hermes_home=sys.argv[1], platform="cli", agent_context="primary")
+p.sync_turn("Frete grátis acima de quanto?", "Acima de R$ 199 o frete é grátis.", session_id="s-killed")
+print("accepted", flush=True)
+signal.pause()
+"""
+
+
+def test_a_turn_hermes_accepted_survives_a_kill_before_extraction(tmp_path: Path) -> None:
+    """sync_turn returned: the turn is in the durable outbox, so a kill -9 loses nothing; the next start learns it."""
+    home = tmp_path / "hermes"
+    write_config(home, {"agent": "loja", "tenant": "t", "data_dir": str(tmp_path / "kb"), "model": "openai/fake-model"})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HERMES_HOME": str(home)}
+    child = subprocess.run([sys.executable, "-c", KILLED_CHILD, str(home)], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == -9, child.stderr[-2000:]
+    assert child.stdout.strip() == "accepted"
+    with FakeLLM([json.dumps([CANDIDATE])]) as fake, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_BASE_URL", fake.base_url)
+        p = InsikaProvider()
+        p.initialize("s-next", hermes_home=str(home), platform="cli", agent_context="primary")
+        try:
+            with contextlib.closing(Memory(tmp_path / "kb")) as memory:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and not memory.concepts(agent="loja", tenant="t"):
+                    time.sleep(0.05)
+                learned = [c.name for c in memory.concepts(agent="loja", tenant="t")]
+                assert learned == ["frete-gratis-acima-199"]
+                assert [c.sources for c in memory.concepts(agent="loja", tenant="t")] == [("s-killed",)]
+                assert memory.store("t").outbox().pending() == 0
+        finally:
+            p.shutdown()
