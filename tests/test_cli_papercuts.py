@@ -1,6 +1,6 @@
 """A new user's papercuts (issue 11, item 5): an unusable demo model, the demo's closing hint,
 a Studio port in use, progress for bench and backfill, `procedures evaluate` on a tenant,
-the README on `x-ace-session`, and what demo.sh and test.sh say while they install."""
+the procedures page on `x-ace-session`, and what demo.sh and test.sh say while they install."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from insika_knowledge.memory import Memory
 from insika_knowledge.procedures.trace.wire import SESSION_HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+PROCEDURES_PAGE = (ROOT / "docs" / "procedures.md").read_text(encoding="utf-8")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 AIRLINE = (shared_data() or Path("/nonexistent")) / "tau_bench_airline" / "normalized.jsonl"
 
@@ -300,11 +300,11 @@ def test_procedures_evaluate_on_a_tenant_without_a_database_is_a_usage_error(tmp
     assert seeds.exit_code == 2 and "--seeds" in seeds.output
 
 
-# ----------------------------------------------------------------------------- README: x-ace-session
+# ----------------------------------------------------------------------------- docs: x-ace-session
 
 
-def test_the_readme_says_procedures_need_a_session() -> None:
-    section = README.split("\n## Procedural memory\n", 1)[1].split("\n## ", 1)[0]
+def test_the_procedures_page_says_procedures_need_a_session() -> None:
+    section = PROCEDURES_PAGE.split("\n## Sessions and outcomes\n", 1)[1].split("\n## ", 1)[0]
     assert f"`{SESSION_HEADER}`" in section and "`no_session`" in section
     assert "nothing is captured" in section
 

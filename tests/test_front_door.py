@@ -1,4 +1,4 @@
-"""The Python front door: `from insika_knowledge import Memory`, and the README's example."""
+"""The Python front door: `from insika_knowledge import Memory`, and the examples of the docs."""
 
 from __future__ import annotations
 
@@ -30,23 +30,33 @@ def memory(tmp_path: Path, clock) -> Memory:
     m.close()
 
 
-def readme_python_example() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Use it from Python\n", 1)[1].split("\n## ", 1)[0]
+def python_example(page: str, heading: str) -> str:
+    """The first ```python block under `heading` of `page` (a path from the repository root)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "the section has a ```python block"
+    assert match, f"{page}: the section {heading!r} has a ```python block"
     return match.group(1)
 
 
-def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
-    code = readme_python_example()
+def run_example(code: str, tmp_path: Path) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "INSIKA_KNOWLEDGE_HOME": str(tmp_path / "home")}
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "('cep-13-campinas', 'learned')" in done.stdout
-    assert "<knowledge>" in done.stdout and "name: cep-13-campinas" in done.stdout
-    assert "('horario-atendimento', 'policy')" in done.stdout
+    return done.stdout
+
+
+def test_the_python_page_example_runs_as_written(tmp_path: Path) -> None:
+    out = run_example(python_example("docs/python.md", "## Memory"), tmp_path)
+    assert "('cep-13-campinas', 'learned')" in out
+    assert "<knowledge>" in out and "name: cep-13-campinas" in out
+    assert "('horario-atendimento', 'policy')" in out
+
+
+def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
+    out = run_example(python_example("README.md", "## From Python"), tmp_path)
+    assert "<knowledge>" in out and 'name="cep-13-campinas"' in out
 
 
 def test_import_insika_knowledge_does_not_load_the_front_door() -> None:
