@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.store.base import ConceptStore, StoredConcept
+from insika_knowledge.memory import ConceptStore, StoredConcept
 
 Format = Literal["md", "graphml", "json", "jsonl"]
 #: Every export format, in the order the command line offers them.

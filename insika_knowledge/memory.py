@@ -46,10 +46,11 @@ from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.plugins import default_manager
 from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import Retriever
+from insika_knowledge.store import ConceptStore as ConceptStore  # re-exported: the types edges read
+from insika_knowledge.store import ExtractionRecord as ExtractionRecord
 from insika_knowledge.store import (
     OutboxStorage,
     QueuedTurn,
-    Store,
     Version,
     has_tenant,
     list_tenants,
@@ -58,6 +59,9 @@ from insika_knowledge.store import (
     open_store,
     tenants_with_pending,
 )
+from insika_knowledge.store import Sighting as Sighting
+from insika_knowledge.store import Store as Store
+from insika_knowledge.store import StoredConcept as StoredConcept
 from insika_knowledge.tenant import Tenant
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,10 @@ import pytest
 from insika_knowledge.events import Recorder
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.memory import Memory
-from insika_knowledge.queue import OutboxSettings
 from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduresConfig
 from insika_knowledge.procedures.skill import BUSY_DEFERRED
+from insika_knowledge.queue import OutboxSettings
 from insika_knowledge.store.procedures import ProcedureStore
 
 TENANT = "loja"

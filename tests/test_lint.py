@@ -61,3 +61,16 @@ def test_mypy_strict_passes() -> None:
     if result.returncode != 0 and "No module named mypy" in result.stderr:
         pytest.skip("mypy is not installed (it is in the dev extra)")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr
+
+
+def test_the_structure_contracts_are_declared() -> None:
+    """The contracts the house stands on are in pyproject.toml (removing one fails here, not silently)."""
+    import tomllib
+
+    declared = {c["name"] for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]}
+    assert {
+        "Layers point down",
+        "Edges reach storage through Memory: none imports the store",
+        "No edge goes through another: none imports the engine plugin",
+        "Judging and mining never reach into extraction",
+    } <= declared

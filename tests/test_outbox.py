@@ -19,8 +19,8 @@ from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.memory import Memory
-from insika_knowledge.queue import ExtractionQueue, OutboxSettings, backoff_s, bounded_messages
 from insika_knowledge.plugin import KnowledgePlugin
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings, backoff_s, bounded_messages
 from insika_knowledge.store.outbox import DROPPED_FULL, Outbox
 
 TENANT = "loja"

@@ -13,12 +13,11 @@ import pytest
 from fakellm import FakeLLM, Hang
 from host import Host
 
-from insika_knowledge import hookspecs
+from insika_knowledge import hookspecs, plugins
 from insika_knowledge.events import Event, KnowledgeDeleted, Recorder
 from insika_knowledge.hookspecs import AgentSpec, Turn, hookimpl
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.memory import Memory
-from insika_knowledge import plugins
 from insika_knowledge.plugin import KNOWLEDGE_PRIORITY, KnowledgePlugin, plugin
 from insika_knowledge.plugins import load_plugins
 

@@ -23,8 +23,8 @@ from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.memory import Memory
-from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.plugin import KnowledgePlugin
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 
 #: The spec under which the stub model is registered in the benchmark's `Memory`.
 IDLE_MODEL = "bench-idle"

@@ -24,7 +24,7 @@ from typing import Final
 from insika_knowledge.concept import Concept, claim_text, has_contradiction
 from insika_knowledge.consolidate import TOO_LONG_NOTE, confidence, safe_session_id
 from insika_knowledge.errors import UserError
-from insika_knowledge.store.base import Sighting
+from insika_knowledge.memory import Sighting
 
 RECORD: Final = "record"
 WRITTEN: Final = "written"

@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from insika_knowledge.concept import format_confidence, parse
 from insika_knowledge.errors import ConceptFormatError, NotFound, RunTimeFailure, StaleVersion, UserError
-from insika_knowledge.store import StoredConcept
+from insika_knowledge.memory import StoredConcept
 from insika_knowledge.studio import evidence, resolve
 from insika_knowledge.studio.render import concept_url, diff, flash, line_count, preview, url
 from insika_knowledge.studio.scope import (

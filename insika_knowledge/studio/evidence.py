@@ -15,8 +15,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from insika_knowledge.store import ExtractionRecord, StoredConcept
-from insika_knowledge.store.base import Sighting
+from insika_knowledge.memory import ExtractionRecord, Sighting, StoredConcept
 from insika_knowledge.studio import quarantine
 from insika_knowledge.studio.render import concept_url
 from insika_knowledge.studio.scope import Scope, concept_nav, concept_of, renderer_of

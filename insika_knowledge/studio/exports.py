@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from insika_knowledge.export import as_json, graphml
-from insika_knowledge.store import StoredConcept
+from insika_knowledge.memory import StoredConcept
 from insika_knowledge.studio.scope import require_scope
 
 #: format -> (media type, file suffix)

@@ -15,8 +15,8 @@ from typing import Any, Final
 from starlette.exceptions import HTTPException
 
 from insika_knowledge.concept import CONCEPT_TYPES, PROVENANCES, format_confidence
+from insika_knowledge.memory import Store
 from insika_knowledge.retrieve import SearchIndex
-from insika_knowledge.store import Store
 from insika_knowledge.studio.render import concept_url, url
 
 PAGE_SIZE: Final = 50

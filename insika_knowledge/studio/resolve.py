@@ -20,8 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from insika_knowledge.concept import Concept, claim_text, format_confidence, parse, serialize
 from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
-from insika_knowledge.store import StoredConcept
-from insika_knowledge.store.base import Sighting
+from insika_knowledge.memory import Sighting, StoredConcept
 from insika_knowledge.studio import claims
 from insika_knowledge.studio.render import concept_url, flash, line_count
 from insika_knowledge.studio.scope import (

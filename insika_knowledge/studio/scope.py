@@ -22,8 +22,7 @@ from starlette.responses import Response
 
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.ids import check_agent, check_tenant
-from insika_knowledge.memory import Memory
-from insika_knowledge.store import Store, StoredConcept
+from insika_knowledge.memory import Memory, Store, StoredConcept
 from insika_knowledge.studio import csrf
 from insika_knowledge.studio.render import Renderer, concept_url, url
 
