@@ -67,7 +67,8 @@ def test_the_structure_contracts_are_declared() -> None:
     """The contracts the house stands on are in pyproject.toml (removing one fails here, not silently)."""
     import tomllib
 
-    declared = {c["name"] for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]}
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    declared = {c["name"] for c in settings["contracts"]}
     assert {
         "Layers point down",
         "Edges reach storage through Memory: none imports the store",
