@@ -362,6 +362,12 @@ class Memory:
             tenant.close()
         return stopped
 
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ------------------------------------------------------------------ the Python front door
     # Keyword arguments with guessable defaults: one agent per call, the default tenant,
     # the default ``knowledge:`` settings (`KnowledgeConfig()`) unless `config` is given.
