@@ -45,8 +45,9 @@ from insika_knowledge.ids import check_agent, check_session_id, check_tenant
 from insika_knowledge.memory import Memory
 from insika_knowledge.store.base import OutboxStorage, QueuedTurn
 from insika_knowledge.store.leases import holder_gone, holder_id
-from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE, has_pending
-from insika_knowledge.store.paths import tenant_path, tenants
+from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE
+from insika_knowledge.store.sqlite.outbox import has_pending
+from insika_knowledge.store.sqlite.paths import tenant_path, tenants
 
 log = logging.getLogger(__name__)
 

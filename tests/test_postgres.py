@@ -16,8 +16,10 @@ from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.location import database_url, is_postgres_url
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import open_store, pg_fts
-from insika_knowledge.store.postgres import PostgresStore, pg_migrations, redact, schema_for, tenants
+from insika_knowledge.store import open_store
+from insika_knowledge.store.postgres import PostgresStore, redact, schema_for, tenants
+from insika_knowledge.store.postgres import fts as pg_fts
+from insika_knowledge.store.postgres.database import pg_migrations
 
 AGENT = "store-support"
 

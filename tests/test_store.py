@@ -15,8 +15,9 @@ import insika_knowledge.store
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
 from insika_knowledge.index.tokenizer import TOKENIZER
-from insika_knowledge.store import SQLiteStore, base, fts, migrations, open_store, tenant_path
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store import SQLiteStore, base, open_store, tenant_path
+from insika_knowledge.store.sqlite import fts, migrations
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 AGENT = "store-support"
 SNAPSHOT = Path(__file__).parent / "schema.sql"
@@ -93,7 +94,7 @@ def test_an_index_of_the_earlier_layout_is_rebuilt_at_open(tmp_path: Path) -> No
 
 
 def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatch) -> None:
-    from insika_knowledge.store import fts as fts_module
+    from insika_knowledge.store.sqlite import fts as fts_module
 
     monkeypatch.setattr(fts_module, "fts5_available", lambda conn: False)
     db = SQLiteStore(tmp_path / "nofts.db")
@@ -378,8 +379,7 @@ def _shape(function: object) -> list[tuple[str, object, object]]:
 
 
 def _implementations():
-    from insika_knowledge.store.pg_procedures import PostgresProcedureStore
-    from insika_knowledge.store.postgres import PostgresStore
+    from insika_knowledge.store.postgres import PostgresProcedureStore, PostgresStore
 
     for concepts, procedures in ((SQLiteStore, ProcedureStore), (PostgresStore, PostgresProcedureStore)):
         for protocol in (base.Store, base.ConceptStore, base.FullTextIndex, base.OperatorStore, base.ScanSource):
@@ -391,7 +391,7 @@ def _implementations():
 def test_both_backends_implement_the_storage_protocols(implementation: type, protocol: type,
                                                        tmp_path: Path, request) -> None:
     # Every member, same parameters, on SQLite and on PostgreSQL.
-    if implementation.__module__.endswith(("sqlite", ".procedures")):
+    if implementation.__module__.startswith("insika_knowledge.store.sqlite."):
         instance = implementation(tmp_path / "t.db")
     else:
         from pgcluster import unique_tenant
@@ -407,7 +407,7 @@ def test_both_backends_implement_the_storage_protocols(implementation: type, pro
 def test_the_store_imports_neither_the_index_nor_the_analyser() -> None:
     # The FTS5 tokenizer is given to the store (`register_tokenizer`), never imported by it.
     folder = Path(insika_knowledge.store.__file__).parent
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []

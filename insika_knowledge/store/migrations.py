@@ -1,4 +1,9 @@
-"""Numbered SQL migrations (``sql/NNN_name.sql``), applied once each, recorded in a table."""
+"""Numbered SQL migrations (``sql/NNN_name.sql``): the files and their records, for both backends.
+
+Each backend applies its own (`insika_knowledge.store.sqlite.migrations`,
+`insika_knowledge.store.postgres.database.migrate`) and records each one applied by name
+in the `MIGRATIONS_TABLE` of the tenant's database.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,6 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Final
-
-import apsw
 
 MIGRATIONS_TABLE: Final = "_insika_migrations"
 _FILE_RE: Final = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
@@ -42,78 +45,7 @@ def sql_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "sql"
 
 
-def migrations() -> list[Migration]:
-    """All migrations, in number order."""
-    files = sorted(p for p in sql_dir().iterdir() if _FILE_RE.fullmatch(p.name))
+def read_steps(folder: Path) -> list[Migration]:
+    """The migrations of `folder` (files ``NNN_name.sql``), in number order."""
+    files = sorted(p for p in folder.iterdir() if _FILE_RE.fullmatch(p.name))
     return [Migration(p.stem, p.read_text(encoding="utf-8")) for p in files]
-
-
-def applied(conn: apsw.Connection) -> list[str]:
-    """Names of the migrations already recorded in `conn`, in order applied."""
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (MIGRATIONS_TABLE,)
-    ).fetchone()
-    if not exists:
-        return []
-    return [r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")]
-
-
-def pending(conn: apsw.Connection) -> list[Migration]:
-    """Migrations not yet applied to `conn` (reads only)."""
-    done = set(applied(conn))
-    return [m for m in migrations() if m.name not in done]
-
-
-def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -> list[str]:
-    """Apply every pending migration, each with its record in one IMMEDIATE transaction.
-
-    Safe when several processes open the same file at once: the pending list is
-    re-read inside the write lock. A migration that requires a capability missing
-    from `capabilities` is skipped and stays pending.
-
-    Returns:
-        Names of the migrations this call applied.
-    """
-    done: list[str] = []
-    if not pending(conn):
-        return done
-    for migration in migrations():
-        if not migration.requires <= capabilities:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
-                "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            if conn.execute(
-                f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE name=?", (migration.name,)
-            ).fetchone():
-                conn.execute("COMMIT")
-                continue
-            conn.execute(migration.sql)
-            conn.execute(
-                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) "
-                "VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
-                (migration.name,),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
-        done.append(migration.name)
-    return done
-
-
-def rollback(conn: apsw.Connection) -> None:
-    """ROLLBACK if a transaction is still open; never hides the error being handled.
-
-    SQLite ends a transaction by itself after some errors (e.g. a full disk): only an
-    open one is rolled back, so the original error is what surfaces.
-    """
-    if not conn.in_transaction:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except apsw.Error:
-        pass  # the error that made us roll back is the one worth reporting

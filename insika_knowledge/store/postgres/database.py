@@ -3,7 +3,7 @@
 A ``postgresql://`` URL (``--database``, ``Memory(database=...)``,
 ``$INSIKA_DATABASE_URL``) selects the PostgreSQL backend; this module and the stores
 built on `PgDatabase` (`insika_knowledge.store.postgres.PostgresStore`,
-`insika_knowledge.store.pg_procedures.PostgresProcedureStore`) are the only ones that
+`insika_knowledge.store.postgres.procedures.PostgresProcedureStore`) are the only ones that
 import psycopg. Each tenant is a schema (`schema_for`: ``insika_<tenant>``), created and
 brought up to date at open by the numbered migrations of ``sql/postgres/``, all pending
 ones in one transaction under an advisory lock, so replicas starting together migrate
@@ -34,7 +34,7 @@ from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.store import migrations
-from insika_knowledge.store.faults import not_text
+from insika_knowledge.store.rows import not_text
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
 #: Schema names: ``insika_<tenant>``; a tenant too long for PostgreSQL's 63-byte names
@@ -141,8 +141,7 @@ def migrations_dir() -> Path:
 
 def pg_migrations() -> list[migrations.Migration]:
     """The PostgreSQL migrations, in number order."""
-    files = sorted(p for p in migrations_dir().iterdir() if re.fullmatch(r"\d{3}_[a-z0-9_]+\.sql", p.name))
-    return [migrations.Migration(p.stem, p.read_text(encoding="utf-8")) for p in files]
+    return migrations.read_steps(migrations_dir())
 
 
 def _lock_sql() -> sql.SQL:

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.store import migrations
+from insika_knowledge.store.sqlite import migrations
 
 #: The FTS5 tokenizer name the index is declared with (``tokenize='insika'``).
 TOKENIZER_NAME: Final = "insika"
@@ -154,7 +154,7 @@ def ensure_index(conn: apsw.Connection, analysis_version: int) -> bool:
     try:
         rebuilt = not is_current(conn, analysis_version)
         if rebuilt:
-            conn.execute((migrations.sql_dir() / _LAYOUT_FILE).read_text(encoding="utf-8"))
+            conn.execute((migrations.folder() / _LAYOUT_FILE).read_text(encoding="utf-8"))
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [(LAYOUT_KEY, str(LAYOUT)), (ANALYSIS_KEY, str(analysis_version))],
