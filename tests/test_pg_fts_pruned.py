@@ -1,5 +1,5 @@
 """PostgreSQL full text skips the candidates that cannot reach the top, and finds what scoring
-every candidate finds (``sql/postgres/007_fts_pruned.sql``), float for float."""
+every candidate finds (``sql/postgres/012_fts_pruned.sql``), float for float."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The extraction outbox of one tenant (``sql/008_outbox.sql``, ``sql/postgres/004_outbox.sql``).
+"""The extraction outbox of one tenant (migration 008: ``sql/sqlite/``, ``sql/postgres/``).
 
 Written once for both backends (`insika_knowledge.store.statements`): durable turns to learn.
 

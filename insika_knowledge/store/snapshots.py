@@ -1,4 +1,4 @@
-"""Derived search-index snapshots in the database (``sql/011_index_snapshots.sql``), both backends.
+"""Derived search-index snapshots in the database (migration 011), both backends.
 
 The store keeps them as opaque blobs keyed by (agent, kind); the index layer writes and
 reads its own format (`insika_knowledge.index.snapshot`). A mixin over the backend-neutral

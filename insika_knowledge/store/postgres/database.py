@@ -5,10 +5,11 @@ A ``postgresql://`` URL (``--database``, ``Memory(database=...)``,
 built on `PgDatabase` (`insika_knowledge.store.postgres.PostgresStore`,
 `insika_knowledge.store.postgres.procedures.PostgresProcedureStore`) are the only ones that
 import psycopg. Each tenant is a schema (`schema_for`: ``insika_<tenant>``), created and
-brought up to date at open by the numbered migrations of ``sql/postgres/``, all pending
-ones in one transaction under an advisory lock, so replicas starting together migrate
-once. Each store keeps a `psycopg_pool` pool of autocommit connections whose
-``search_path`` is the tenant's schema; a read is one statement, a write one transaction.
+brought up to date at open by the numbered migrations of ``sql/postgres/`` (one numbering
+with SQLite's: `insika_knowledge.store.migrations`), all pending ones in one transaction
+under an advisory lock, so replicas starting together migrate once. Each store keeps a
+`psycopg_pool` pool of autocommit connections whose ``search_path`` is the tenant's
+schema; a read is one statement, a write one transaction.
 
 The backend-neutral store code writes ``?`` placeholders (`insika_knowledge.store.statements`);
 `PgWriter` and `PgDatabase` turn them into psycopg's ``%s`` (`pg_query`).
@@ -160,7 +161,8 @@ def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
     """
     wanted = pg_migrations()
     done: list[str] = []
-    if _applied(conn, schema) >= {m.name for m in wanted}:
+    recorded = _applied(conn, schema)
+    if all(m.recorded_in(recorded) for m in wanted):
         return done
     with conn.transaction():
         conn.execute(_lock_sql(), ("insika-migrate" + _SEPARATOR + schema,))
@@ -172,7 +174,7 @@ def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
                      "name text PRIMARY KEY, applied_at text NOT NULL)")
         applied = {r[0] for r in conn.execute(f"SELECT name FROM {migrations.MIGRATIONS_TABLE}")}
         for migration in wanted:
-            if migration.name in applied:
+            if migration.recorded_in(applied):
                 continue
             conn.execute(migration.sql.encode())
             conn.execute(

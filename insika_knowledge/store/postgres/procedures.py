@@ -1,7 +1,7 @@
 """The procedural-memory store on PostgreSQL: the procedure store every replica shares.
 
 Same tables and rows as the SQLite `insika_knowledge.store.sqlite.procedures.ProcedureStore`
-(``sql/postgres/002_procedures.sql``), in the tenant's schema, through the same pool and
+(``sql/postgres/003_procedures.sql``), in the tenant's schema, through the same pool and
 migrations as the concept store (`insika_knowledge.store.postgres.database.PgDatabase`). Every
 read and write is the backend-neutral
 `insika_knowledge.store.procedure_store.ProcedureMethods`, whose ``procedures`` key lock

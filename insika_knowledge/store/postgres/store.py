@@ -171,7 +171,7 @@ class PostgresStore(PgDatabase, ConceptReads, Snapshots):
         return pg_fts.document((concept.name, concept.description, concept.body), tokenizer)
 
     def outbox(self) -> Outbox:
-        """This tenant's extraction outbox (``sql/postgres/004_outbox.sql``; see `store.outbox`)."""
+        """This tenant's extraction outbox (``sql/postgres/008_outbox.sql``; see `store.outbox`)."""
         return Outbox(self)
 
     @contextmanager

@@ -29,7 +29,7 @@ from insika_knowledge.store.sqlite import migrations
 TOKENIZER_NAME: Final = "insika"
 #: Separates the agent from the text (content) and from each term (tokens).
 SEPARATOR: Final = "\x1f"
-#: The layout of the FTS5 objects (``sql/fts5_index.sql``); bump when that file changes.
+#: The layout of the FTS5 objects (``sql/sqlite/fts5_index.sql``); bump when that file changes.
 LAYOUT: Final = 2
 #: ``meta`` keys recording what the current index was built with.
 LAYOUT_KEY: Final = "fts_layout"

@@ -1,4 +1,7 @@
-"""The SQLite migrations (``sql/NNN_name.sql``): applied once each, recorded in a table."""
+"""The SQLite migrations (``sql/sqlite/NNN_name.sql``): applied once each, recorded in a table.
+
+The numbering and the records are `insika_knowledge.store.migrations`'.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from insika_knowledge.store.migrations import MIGRATIONS_TABLE, Migration, read_
 
 def folder() -> Path:
     """The folder of the SQLite migrations (and of the FTS5 index's SQL, `insika_knowledge.store.sqlite.fts`)."""
-    return sql_dir()
+    return sql_dir() / "sqlite"
 
 
 def migrations() -> list[Migration]:
@@ -32,7 +35,7 @@ def applied(conn: apsw.Connection) -> list[str]:
 def pending(conn: apsw.Connection) -> list[Migration]:
     """Migrations not yet applied to `conn` (reads only)."""
     done = set(applied(conn))
-    return [m for m in migrations() if m.name not in done]
+    return [m for m in migrations() if not m.recorded_in(done)]
 
 
 def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -> list[str]:
@@ -57,9 +60,7 @@ def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -
                 f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
                 "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
             )
-            if conn.execute(
-                f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE name=?", (migration.name,)
-            ).fetchone():
+            if migration.recorded_in({r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")}):
                 conn.execute("COMMIT")
                 continue
             conn.execute(migration.sql)

@@ -97,7 +97,7 @@ class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
         return tokenizer(text)
 
     def outbox(self) -> Outbox:
-        """This tenant's extraction outbox (``sql/008_outbox.sql``; see `store.outbox`)."""
+        """This tenant's extraction outbox (``sql/sqlite/008_outbox.sql``; see `store.outbox`)."""
         return Outbox(self)
 
     @property
