@@ -2,14 +2,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import typing
 from pathlib import Path
 
 import apsw
 import pytest
-import sqlite_utils
 from conftest import make_concept
+from schemas import SQLITE_SNAPSHOT, check_snapshot, sqlite_schema
 
 import insika_knowledge.store
 from insika_knowledge.analysis.text import query_terms
@@ -20,21 +19,11 @@ from insika_knowledge.store.sqlite import fts, migrations
 from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 AGENT = "store-support"
-SNAPSHOT = Path(__file__).parent / "schema.sql"
 
 
 def put(store: SQLiteStore, concept, reason: str = "extract"):
     with store.transaction() as tx:
         return tx.put(AGENT, concept, reason=reason, actor="engine")
-
-
-def schema_of(path: Path) -> str:
-    db = sqlite_utils.Database(path)
-    rows = db.execute(
-        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
-    ).fetchall()
-    db.close()
-    return "\n".join(r[0] + ";" for r in rows) + "\n"
 
 
 def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> None:
@@ -50,10 +39,7 @@ def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> No
 
 def test_schema_matches_the_checked_in_snapshot(tmp_path: Path) -> None:
     SQLiteStore(tmp_path / "a.db", tokenizer=TOKENIZER).close()
-    actual = schema_of(tmp_path / "a.db")
-    if os.environ.get("INSIKA_UPDATE_SCHEMA_SNAPSHOT"):  # after adding a migration: review, commit
-        SNAPSHOT.write_text(actual)
-    assert actual == SNAPSHOT.read_text(), "schema changed: set INSIKA_UPDATE_SCHEMA_SNAPSHOT=1 once"
+    check_snapshot(sqlite_schema(tmp_path / "a.db"), SQLITE_SNAPSHOT)
 
 
 def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
