@@ -90,6 +90,19 @@ def test_a_step_recorded_under_its_former_id_is_not_applied_again_on_sqlite(
     conn.close()
 
 
+def test_a_former_id_is_recorded_once_every_step_it_stood_for_is_applied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    split = [Migration("002_a", "-- formerly: 001_old\nCREATE TABLE a (x);"),
+             Migration("003_b", "-- requires: later\n-- formerly: 001_old\nCREATE TABLE b (x);")]
+    monkeypatch.setattr(sqlite_migrations, "migrations", lambda: split)
+    conn = apsw.Connection(str(tmp_path / "t.db"))
+    assert sqlite_migrations.migrate(conn) == ["002_a"]  # 003_b waits: 001_old would mean both
+    assert sqlite_migrations.applied(conn) == ["002_a"]
+    assert sqlite_migrations.migrate(conn, frozenset({"later"})) == ["003_b"]
+    assert sqlite_migrations.applied(conn) == ["002_a", "003_b", "001_old"]  # the earlier release finds its id
+    conn.close()
+
+
 # ------------------------------------------------------------------------------------- SQLite
 
 
@@ -157,6 +170,9 @@ def test_a_blank_postgresql_schema_matches_the_checked_in_snapshot(pg_shared_url
 
     store = PostgresStore(pg_shared_url, unique_tenant())
     check_snapshot(_schema_text(pg_shared_url, store.schema), POSTGRES_SNAPSHOT)
+    recorded = {r[0] for r in store.rows(f"SELECT name FROM {MIGRATIONS_TABLE}")}
+    steps = {m.name for m in numbering.read_steps(numbering.sql_dir() / "postgres")}
+    assert recorded == steps | {old for old, _ in POSTGRES_BEFORE}  # the previous release finds its ids
     store.close()
 
 
@@ -178,7 +194,8 @@ def test_a_postgresql_schema_of_the_previous_release_runs_no_step_twice_and_skip
     with psycopg.connect(pg_shared_url, autocommit=True) as conn:
         assert migrate(conn, schema, tenant) == applied
         recorded = [r[0] for r in conn.execute(f'SELECT name FROM "{schema}".{MIGRATIONS_TABLE} ORDER BY name')]
-    assert recorded == sorted([old for old, _ in POSTGRES_BEFORE[:upto]] + applied)
+    # the new ids of what ran, and beside them every id the previous release knows: it opens the schema too
+    assert recorded == sorted({old for old, _ in POSTGRES_BEFORE} | set(applied))
     store = PostgresStore(pg_shared_url, tenant, tokenizer=TOKENIZER)
     put(store)
     assert store.get(AGENT, "cep-13-campinas") is not None

@@ -46,7 +46,7 @@ def test_a_fresh_schema_gets_every_migration_once_and_replicas_migrate_together(
     with ctx.Pool(3) as pool:  # three replicas open the same new tenant at once
         pool.map(_open_and_close, [pg_url] * 3)
     store = PostgresStore(pg_url, "loja")
-    names = [m.name for m in pg_migrations()]
+    names = sorted({m.name for m in pg_migrations()} | {old for m in pg_migrations() for old in m.formerly})
     assert [r[0] for r in store.rows("SELECT name FROM _insika_migrations ORDER BY name")] == names
     assert store.schema == "insika_loja" and tenants(pg_url) == ["loja"]
     store.close()

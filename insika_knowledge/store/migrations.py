@@ -13,13 +13,14 @@ Header lines at the top of a file, before anything else:
 * ``-- formerly: 003_naming_population``: the id(s) a database recorded for this step
   before it was renumbered; such a record counts as this step applied, so a database
   migrated by an earlier release neither runs it again nor skips it. Records are never
-  rewritten: an earlier release opening the same database still finds its own ids.
+  rewritten, and a step applied now is recorded under its former ids too (`former_ids`):
+  a replica still running the earlier release opens the database either way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -62,6 +63,14 @@ class Migration:
     def recorded_in(self, names: Collection[str]) -> bool:
         """True when `names` (a database's records) hold this step, by its id or a former one."""
         return self.name in names or any(old in names for old in self.formerly)
+
+
+def former_ids(steps: Sequence[Migration], recorded: Collection[str]) -> list[str]:
+    """The former ids (``-- formerly:``) to record beside `recorded`, sorted: each one not
+    recorded yet whose every step (one id may stand for several) is recorded by some id.
+    """
+    former = sorted({old for step in steps for old in step.formerly} - set(recorded))
+    return [old for old in former if all(s.recorded_in(recorded) for s in steps if old in s.formerly)]
 
 
 def sql_dir() -> Path:

@@ -154,7 +154,8 @@ def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
 
     The transaction first takes an advisory lock on the schema's name, then reads what is
     applied: processes opening the same tenant together wait, and the later ones find
-    nothing left to do.
+    nothing left to do. Each step is recorded by its id, and the ids it had before beside
+    them (`insika_knowledge.store.migrations.former_ids`).
 
     Returns:
         Names of the migrations this call applied.
@@ -177,12 +178,13 @@ def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
             if migration.recorded_in(applied):
                 continue
             conn.execute(migration.sql.encode())
+            done.append(migration.name)
+        for name in done + migrations.former_ids(wanted, applied.union(done)):
             conn.execute(
                 f"INSERT INTO {migrations.MIGRATIONS_TABLE} (name, applied_at) VALUES "
                 "(%s, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))",
-                (migration.name,),
+                (name,),
             )
-            done.append(migration.name)
     return done
 
 

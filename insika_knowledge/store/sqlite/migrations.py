@@ -9,7 +9,7 @@ from pathlib import Path
 
 import apsw
 
-from insika_knowledge.store.migrations import MIGRATIONS_TABLE, Migration, read_steps, sql_dir
+from insika_knowledge.store.migrations import MIGRATIONS_TABLE, Migration, former_ids, read_steps, sql_dir
 
 
 def folder() -> Path:
@@ -43,7 +43,8 @@ def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -
 
     Safe when several processes open the same file at once: the pending list is
     re-read inside the write lock. A migration that requires a capability missing
-    from `capabilities` is skipped and stays pending.
+    from `capabilities` is skipped and stays pending. Each step is recorded by its id,
+    and the ids it had before beside them (`insika_knowledge.store.migrations.former_ids`).
 
     Returns:
         Names of the migrations this call applied.
@@ -51,7 +52,8 @@ def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -
     done: list[str] = []
     if not pending(conn):
         return done
-    for migration in migrations():
+    steps = migrations()
+    for migration in steps:
         if not migration.requires <= capabilities:
             continue
         conn.execute("BEGIN IMMEDIATE")
@@ -60,15 +62,17 @@ def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -
                 f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
                 "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
             )
-            if migration.recorded_in({r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")}):
+            recorded = {r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")}
+            if migration.recorded_in(recorded):
                 conn.execute("COMMIT")
                 continue
             conn.execute(migration.sql)
-            conn.execute(
-                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) "
-                "VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
-                (migration.name,),
-            )
+            for name in [migration.name, *former_ids(steps, recorded | {migration.name})]:
+                conn.execute(
+                    f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) "
+                    "VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
+                    (name,),
+                )
             conn.execute("COMMIT")
         except BaseException:
             rollback(conn)
