@@ -92,10 +92,10 @@ def sqlite_store(tmp_path: Path, clock: Clock) -> Iterator[SQLiteStore]:
 def open_procedures(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Callable[[], ProcedureStorage]:
     """Opens this test's procedure store on each backend (the same store at every call)."""
     if backend == "sqlite":
-        from insika_knowledge.store.procedures import ProcedureStore
+        from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
         return lambda: ProcedureStore(tmp_path / "tenant.db")
-    from insika_knowledge.store.pg_procedures import PostgresProcedureStore
+    from insika_knowledge.store.postgres.procedures import PostgresProcedureStore
 
     url, tenant = str(request.getfixturevalue("pg_shared_url")), unique_tenant()
     return lambda: PostgresProcedureStore(url, tenant)

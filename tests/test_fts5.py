@@ -96,7 +96,7 @@ def test_operator_words_are_searched_as_words(filled: SQLiteStore) -> None:
 
 
 def test_fts5_missing_falls_back_to_scan_and_says_so_once(tmp_path: Path, monkeypatch) -> None:
-    from insika_knowledge.store import fts as fts_module
+    from insika_knowledge.store.sqlite import fts as fts_module
 
     monkeypatch.setattr(fts_module, "fts5_available", lambda conn: False)
     db = SQLiteStore(tmp_path / "t.db")

@@ -17,7 +17,7 @@ from insika_knowledge.plugin import KnowledgePlugin
 from insika_knowledge.procedures import ProceduresConfig
 from insika_knowledge.procedures.skill import BUSY_DEFERRED
 from insika_knowledge.queue import OutboxSettings
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 TENANT = "loja"
 BUDGET_MS = 50

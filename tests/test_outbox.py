@@ -232,7 +232,7 @@ def test_the_plugin_resumes_on_its_first_hook_call(tmp_path: Path, monkeypatch: 
 
 
 def test_a_busy_tenant_file_is_looked_at_again_not_forgotten(tmp_path: Path) -> None:
-    from insika_knowledge.store.outbox import has_pending
+    from insika_knowledge.store.sqlite.outbox import has_pending
 
     memory = Memory(tmp_path)
     path = memory.store(TENANT).path

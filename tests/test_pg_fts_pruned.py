@@ -1,5 +1,5 @@
 """PostgreSQL full text skips the candidates that cannot reach the top, and finds what scoring
-every candidate finds (``sql/postgres/007_fts_pruned.sql``), float for float."""
+every candidate finds (``sql/postgres/012_fts_pruned.sql``), float for float."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from conftest import make_concept
 from pgcluster import unique_tenant
 
 from insika_knowledge.index.tokenizer import TOKENIZER
-from insika_knowledge.store import pg_fts
 from insika_knowledge.store.postgres import PostgresStore
+from insika_knowledge.store.postgres import fts as pg_fts
 
 AGENT = "loja"
 #: A few common words and many rare ones, so most candidates hold a term once, in the body.

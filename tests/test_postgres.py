@@ -16,8 +16,10 @@ from insika_knowledge.index.scan import ScanIndex
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.location import database_url, is_postgres_url
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import open_store, pg_fts
-from insika_knowledge.store.postgres import PostgresStore, pg_migrations, redact, schema_for, tenants
+from insika_knowledge.store import open_store
+from insika_knowledge.store.postgres import PostgresStore, redact, schema_for, tenants
+from insika_knowledge.store.postgres import fts as pg_fts
+from insika_knowledge.store.postgres.database import pg_migrations
 
 AGENT = "store-support"
 
@@ -44,7 +46,7 @@ def test_a_fresh_schema_gets_every_migration_once_and_replicas_migrate_together(
     with ctx.Pool(3) as pool:  # three replicas open the same new tenant at once
         pool.map(_open_and_close, [pg_url] * 3)
     store = PostgresStore(pg_url, "loja")
-    names = [m.name for m in pg_migrations()]
+    names = sorted({m.name for m in pg_migrations()} | {old for m in pg_migrations() for old in m.formerly})
     assert [r[0] for r in store.rows("SELECT name FROM _insika_migrations ORDER BY name")] == names
     assert store.schema == "insika_loja" and tenants(pg_url) == ["loja"]
     store.close()

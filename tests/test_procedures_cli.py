@@ -13,7 +13,8 @@ from insika_knowledge.cli import cli
 from insika_knowledge.procedure import PART, Procedure, ProcedureStep
 from insika_knowledge.procedures.mining.scoring import MinedRun
 from insika_knowledge.store import SQLiteStore
-from insika_knowledge.store.procedures import ProcedureStore, SessionRow
+from insika_knowledge.store.procedure_records import SessionRow
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"

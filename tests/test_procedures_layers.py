@@ -9,7 +9,7 @@ import pytest
 from insika_knowledge.procedure import Procedure, ProcedureStep, wilson_lower_bound
 from insika_knowledge.procedures.mining.scoring import MinedRun
 from insika_knowledge.procedures.mining.shared import MemoryNotes
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 STEPS = (ProcedureStep("cancel(id=<ID>)", "cancel(id)"),)
 KEY = "proc-aaaaaaaaaaaa"

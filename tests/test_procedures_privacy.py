@@ -31,8 +31,8 @@ from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.procedures.trace.canonical import canonical_call, canonical_command, canonical_text, personal
 from insika_knowledge.procedures.trace.steps import build
 from insika_knowledge.sessions import Session, read_sessions
-from insika_knowledge.store.migrations import migrations
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.migrations import migrations
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 DATA = shared_data() or Path("/nonexistent")
 TRACES = (

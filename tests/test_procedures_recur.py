@@ -218,7 +218,7 @@ def test_the_live_recall_keeps_a_repository_procedure_to_that_repository(tmp_pat
     from insika_knowledge.procedures.config import ProceduresConfig
     from insika_knowledge.procedures.skill import ProceduralMemory
     from insika_knowledge.procedures.telemetry import HIT, MISS
-    from insika_knowledge.store.procedures import ProcedureStore
+    from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
     config = ProceduresConfig(mode="prod", min_confidence=0.0, min_match_score=0.0)
     memory = ProceduralMemory(ProcedureStore(tmp_path / "p.db"), config)

@@ -23,7 +23,7 @@ from insika_knowledge.cli import cli
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.sessions import read_sessions
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"

@@ -13,7 +13,7 @@ from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.procedures.telemetry import STAGE_NAME
 from insika_knowledge.sessions import Session
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 TOOLS = [
     {"type": "function", "function": {"name": n}}

@@ -24,8 +24,9 @@ from insika_knowledge.errors import (
 )
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.memory import Memory
-from insika_knowledge.store import SQLiteStore, database, faults
+from insika_knowledge.store import SQLiteStore
 from insika_knowledge.store.base import Store
+from insika_knowledge.store.sqlite import database, faults
 from insika_knowledge.studio.app import create_app
 
 AGENT = "shop"

@@ -2,38 +2,28 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import typing
 from pathlib import Path
 
 import apsw
 import pytest
-import sqlite_utils
 from conftest import make_concept
+from schemas import SQLITE_SNAPSHOT, check_snapshot, sqlite_schema
 
 import insika_knowledge.store
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, StaleVersion, UserError
 from insika_knowledge.index.tokenizer import TOKENIZER
-from insika_knowledge.store import SQLiteStore, base, fts, migrations, open_store, tenant_path
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store import SQLiteStore, base, open_store, tenant_path
+from insika_knowledge.store.sqlite import fts, migrations
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 AGENT = "store-support"
-SNAPSHOT = Path(__file__).parent / "schema.sql"
 
 
 def put(store: SQLiteStore, concept, reason: str = "extract"):
     with store.transaction() as tx:
         return tx.put(AGENT, concept, reason=reason, actor="engine")
-
-
-def schema_of(path: Path) -> str:
-    db = sqlite_utils.Database(path)
-    rows = db.execute(
-        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
-    ).fetchall()
-    db.close()
-    return "\n".join(r[0] + ";" for r in rows) + "\n"
 
 
 def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> None:
@@ -49,10 +39,7 @@ def test_blank_database_gets_every_migration_recorded_once(tmp_path: Path) -> No
 
 def test_schema_matches_the_checked_in_snapshot(tmp_path: Path) -> None:
     SQLiteStore(tmp_path / "a.db", tokenizer=TOKENIZER).close()
-    actual = schema_of(tmp_path / "a.db")
-    if os.environ.get("INSIKA_UPDATE_SCHEMA_SNAPSHOT"):  # after adding a migration: review, commit
-        SNAPSHOT.write_text(actual)
-    assert actual == SNAPSHOT.read_text(), "schema changed: set INSIKA_UPDATE_SCHEMA_SNAPSHOT=1 once"
+    check_snapshot(sqlite_schema(tmp_path / "a.db"), SQLITE_SNAPSHOT)
 
 
 def test_upgrade_applies_only_what_is_missing(tmp_path: Path) -> None:
@@ -93,7 +80,7 @@ def test_an_index_of_the_earlier_layout_is_rebuilt_at_open(tmp_path: Path) -> No
 
 
 def test_a_migration_that_needs_fts5_waits_without_it(tmp_path: Path, monkeypatch) -> None:
-    from insika_knowledge.store import fts as fts_module
+    from insika_knowledge.store.sqlite import fts as fts_module
 
     monkeypatch.setattr(fts_module, "fts5_available", lambda conn: False)
     db = SQLiteStore(tmp_path / "nofts.db")
@@ -378,8 +365,7 @@ def _shape(function: object) -> list[tuple[str, object, object]]:
 
 
 def _implementations():
-    from insika_knowledge.store.pg_procedures import PostgresProcedureStore
-    from insika_knowledge.store.postgres import PostgresStore
+    from insika_knowledge.store.postgres import PostgresProcedureStore, PostgresStore
 
     for concepts, procedures in ((SQLiteStore, ProcedureStore), (PostgresStore, PostgresProcedureStore)):
         for protocol in (base.Store, base.ConceptStore, base.FullTextIndex, base.OperatorStore, base.ScanSource):
@@ -391,7 +377,7 @@ def _implementations():
 def test_both_backends_implement_the_storage_protocols(implementation: type, protocol: type,
                                                        tmp_path: Path, request) -> None:
     # Every member, same parameters, on SQLite and on PostgreSQL.
-    if implementation.__module__.endswith(("sqlite", ".procedures")):
+    if implementation.__module__.startswith("insika_knowledge.store.sqlite."):
         instance = implementation(tmp_path / "t.db")
     else:
         from pgcluster import unique_tenant
@@ -407,7 +393,7 @@ def test_both_backends_implement_the_storage_protocols(implementation: type, pro
 def test_the_store_imports_neither_the_index_nor_the_analyser() -> None:
     # The FTS5 tokenizer is given to the store (`register_tokenizer`), never imported by it.
     folder = Path(insika_knowledge.store.__file__).parent
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []

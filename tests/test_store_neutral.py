@@ -11,7 +11,7 @@ import pytest
 
 from insika_knowledge.errors import StorageError
 from insika_knowledge.store import SQLiteStore
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 from insika_knowledge.store.statements import INLINE_MAX, POSTGRESQL, SQLITE, upsert
 
 
@@ -55,7 +55,7 @@ def test_one_of_a_list_in_either_dialect() -> None:
 
 
 def test_postgres_placeholders_are_translated_once_and_psycopg_queries_kept() -> None:
-    pg_database = pytest.importorskip("insika_knowledge.store.pg_database")
+    pg_database = pytest.importorskip("insika_knowledge.store.postgres.database")
     assert pg_database.pg_query("SELECT 1 WHERE a = ? AND b = ?") == "SELECT 1 WHERE a = %s AND b = %s"
     assert pg_database.pg_query("SELECT %(x)s") == "SELECT %(x)s"
 

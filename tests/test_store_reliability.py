@@ -118,7 +118,7 @@ def test_a_lock_held_beyond_the_budget_is_storage_busy(store: Store) -> None:
 
 
 def test_an_idle_flush_leaves_a_session_that_moved_on(open_procedures) -> None:
-    from insika_knowledge.store.procedures import SessionRow
+    from insika_knowledge.store.procedure_records import SessionRow
 
     procedures = open_procedures()
     try:

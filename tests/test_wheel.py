@@ -50,17 +50,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return venv / "bin", env
 
 
-def test_the_installed_package_runs_from_the_wheel_with_its_labelled_set(
+def test_the_installed_package_runs_from_the_wheel_with_its_labelled_set_and_migrations(
     installed: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
+    from insika_knowledge.store.migrations import steps
+
     bin_dir, env = installed
-    code = "import insika_knowledge.bench.datasets as d; print(d.__file__); print(d.benchmark_data('retrieval'))"
+    code = ("import insika_knowledge.bench.datasets as d; from insika_knowledge.store import migrations as m; "
+            "print(d.__file__); print(d.benchmark_data('retrieval')); print(m.sql_dir()); print(*m.steps(), sep=',')")
     where = _run([bin_dir / "python", "-c", code], tmp_path, env)
     assert where.returncode == 0, where.stderr
-    module, data = where.stdout.split()
+    module, data, sql, shipped = where.stdout.split()
     venv = bin_dir.parent
-    assert Path(module).is_relative_to(venv) and Path(data).is_relative_to(venv)
+    assert Path(module).is_relative_to(venv) and Path(data).is_relative_to(venv) and Path(sql).is_relative_to(venv)
     assert not Path(module).is_relative_to(ROOT)
+    assert shipped.split(",") == steps()  # both backends' series (sql/sqlite, sql/postgres) are in the wheel
 
 
 def test_bench_quality_runs_from_the_installed_wheel(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

@@ -226,8 +226,8 @@ def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedur
         NotFound: the tenant has no database there (nothing is created).
     """
     from insika_knowledge.location import data_dir as resolve
-    from insika_knowledge.store.paths import tenant_path
-    from insika_knowledge.store.procedures import ProcedureStore
+    from insika_knowledge.store.sqlite.paths import tenant_path
+    from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
     path = tenant_path(resolve(data_dir), tenant)
     if not path.exists():

@@ -47,7 +47,7 @@ from insika_knowledge.procedures.trace import canonical
 from insika_knowledge.procedures.trace import steps as steps_module
 from insika_knowledge.procedures.trace.steps import build
 from insika_knowledge.sessions import Session, read_sessions
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 TARGETS: Final = {
     "mining_traces_per_s": 2000.0,

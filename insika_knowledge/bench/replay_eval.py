@@ -41,7 +41,7 @@ from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.recall.inject import BLOCK_RE, has_breakpoint, unmarked
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.sessions import Session, read_sessions
-from insika_knowledge.store.procedures import ProcedureStore
+from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 TARGETS: Final = {"prefix_kept": 1.0, "block_carried": 0.95, "p50_ms": 2.0, "p95_ms": 5.0}
 

@@ -31,7 +31,7 @@ from insika_knowledge.procedures.mining.shared import mask_unshared
 from insika_knowledge.procedures.trace.steps import PENDING, Step, TraceBuilder
 from insika_knowledge.procedures.trace.wire import events
 from insika_knowledge.store.base import ProcedureStorage
-from insika_knowledge.store.procedures import SessionRow
+from insika_knowledge.store.procedure_records import SessionRow
 
 _CACHE_SIZE: Final = 4096
 _MAX_GIVEN: Final = 2048

@@ -14,7 +14,7 @@ For a request with a session id it:
    when it fits the budget; once a session got a block, every later request carries the
    identical bytes at the identical place (`inject`), so the upstream prefix stays
    byte-stable although the client never sends the block back;
-5. writes the capture and the stage in one transaction (`insika_knowledge.store.procedures`);
+5. writes the capture and the stage in one transaction (`insika_knowledge.store.procedure_store`);
 6. on an explicit task outcome, judges the trace, counts it for or against procedures
    (`mine`), and starts a new task in the same session.
 
@@ -75,7 +75,7 @@ from insika_knowledge.procedures.trace.wire import (
 from insika_knowledge.sessions import Session
 from insika_knowledge.store import open_procedure_store
 from insika_knowledge.store.base import ProcedureStorage
-from insika_knowledge.store.procedures import SessionRow
+from insika_knowledge.store.procedure_records import SessionRow
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from insika_knowledge.procedures.modes import SHADOW
-from insika_knowledge.store.procedures import STAGE_COLUMNS
+from insika_knowledge.store.procedure_records import STAGE_COLUMNS
 
 STAGE_NAME: Final = "skill_knowledge_graph"
 #: Recall results (``action`` values that come from a recall; ``kg_recall_result``).
@@ -194,7 +194,7 @@ class Stage:
         return f"{STAGE_NAME}={self.mode}"
 
     def row(self) -> dict[str, Any]:
-        """The ``procedure_stages`` row (see `insika_knowledge.store.procedures.STAGE_COLUMNS`)."""
+        """The ``procedure_stages`` row (see `insika_knowledge.store.procedure_records.STAGE_COLUMNS`)."""
         derived = {"recorded_at", "injected_tokens", "skill_attrs", "notes"}
         row = {key: getattr(self, key) for key in STAGE_COLUMNS if key not in derived}
         row["injected_tokens"] = self.injected_tokens if self.injected else 0

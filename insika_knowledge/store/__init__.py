@@ -6,6 +6,11 @@
 (`insika_knowledge.store.postgres`, imported only then: psycopg is an optional extra).
 Callers type a store with the protocols of `insika_knowledge.store.base` (`Store`,
 `ConceptStore`, `FullTextIndex`, `ProcedureStorage`), never with a backend class.
+
+Layout: the modules of this package are backend-neutral (protocols and records, the
+statements both backends run, rows, naming, versions, the outbox, migration files);
+`insika_knowledge.store.sqlite` holds everything apsw, `insika_knowledge.store.postgres`
+everything psycopg.
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.naming import Alias, PossibleDuplicate
-from insika_knowledge.store.outbox import has_pending
-from insika_knowledge.store.paths import tenant_path, tenants
 from insika_knowledge.store.sqlite import SQLiteStore
+from insika_knowledge.store.sqlite.outbox import has_pending
+from insika_knowledge.store.sqlite.paths import tenant_path, tenants
 
 __all__ = [
     "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore", "OutboxStorage", "QueuedTurn",
@@ -101,10 +106,10 @@ def open_procedure_store(
     """
     url = _postgres_url(database)
     if url is not None:
-        from insika_knowledge.store.pg_procedures import PostgresProcedureStore
+        from insika_knowledge.store.postgres.procedures import PostgresProcedureStore
 
         return PostgresProcedureStore(url, tenant)
-    from insika_knowledge.store.procedures import ProcedureStore
+    from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
     return ProcedureStore(tenant_path(data_dir(directory), tenant), busy_timeout_ms=busy_timeout_ms)
 
@@ -148,7 +153,7 @@ def tenants_with_pending(directory: str | os.PathLike[str] | None = None,
     """
     url = _postgres_url(database)
     if url is not None:
-        from insika_knowledge.store.pg_database import tenants_with_pending as schemas_with_pending
+        from insika_knowledge.store.postgres.database import tenants_with_pending as schemas_with_pending
 
         return schemas_with_pending(url)
     folder = data_dir(directory)

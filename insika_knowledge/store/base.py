@@ -14,8 +14,8 @@ new class that implements them, with no caller touched:
 - `ProcedureStorage`: procedures, their runs, captured sessions and stages.
 
 `insika_knowledge.store.sqlite.SQLiteStore` and `insika_knowledge.store.postgres.PostgresStore`
-implement `Store`; `insika_knowledge.store.procedures.ProcedureStore` and
-`insika_knowledge.store.pg_procedures.PostgresProcedureStore` implement `ProcedureStorage`.
+implement `Store`; `insika_knowledge.store.sqlite.procedures.ProcedureStore` and
+`insika_knowledge.store.postgres.procedures.PostgresProcedureStore` implement `ProcedureStorage`.
 """
 
 from __future__ import annotations
@@ -421,7 +421,7 @@ class Store(ConceptStore, OperatorStore, FullTextIndex, Protocol):
 class ProcedureStorage(Protocol):
     """Procedures, their counted runs, captured sessions and stage rows of one tenant.
 
-    Derived from `insika_knowledge.store.procedures.ProcedureStore`, whose method names
+    Derived from `insika_knowledge.store.sqlite.procedures.ProcedureStore`, whose method names
     it keeps.
     """
 

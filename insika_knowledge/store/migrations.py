@@ -1,37 +1,76 @@
-"""Numbered SQL migrations (``sql/NNN_name.sql``), applied once each, recorded in a table."""
+"""Numbered SQL migrations, one numbering for both backends (``sql/README.md``).
+
+A step is ``NNN_name``: ``sql/sqlite/NNN_name.sql`` and ``sql/postgres/NNN_name.sql`` are
+the same schema change on each backend; a step one backend does not need has no file on
+that side. Each backend applies its own files in number order
+(`insika_knowledge.store.sqlite.migrations`, `insika_knowledge.store.postgres.database.migrate`)
+and records each step applied by its id in the `MIGRATIONS_TABLE` of the tenant's database.
+
+Header lines at the top of a file, before anything else:
+
+* ``-- requires: fts5``: the step waits (stays pending, unrecorded) on a database that
+  lacks the capability;
+* ``-- formerly: 003_naming_population``: the id(s) a database recorded for this step
+  before it was renumbered; such a record counts as this step applied, so a database
+  migrated by an earlier release neither runs it again nor skips it. Records are never
+  rewritten, and a step applied now is recorded under its former ids too (`former_ids`):
+  a replica still running the earlier release opens the database either way.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
-import apsw
-
 MIGRATIONS_TABLE: Final = "_insika_migrations"
+#: The backends' folders under ``sql/``.
+BACKENDS: Final = ("sqlite", "postgres")
 _FILE_RE: Final = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
+_HEADER_RE: Final = re.compile(r"-- (requires|formerly):(.*)")
 
 
 @dataclass(frozen=True)
 class Migration:
-    """One migration file: its name (``001_concepts``), SQL text, and required capabilities.
-
-    A first line ``-- requires: fts5`` makes the migration wait (stay pending, unrecorded)
-    on a database whose SQLite build lacks that capability.
-    """
+    """One migration file: its id (``001_concepts``, the file's stem) and SQL text."""
 
     name: str
     sql: str
 
+    def _header(self, key: str) -> frozenset[str]:
+        """The values of the header line ``-- <key>: a, b`` (empty when there is none)."""
+        for line in self.sql.split("\n"):
+            match = _HEADER_RE.fullmatch(line.rstrip())
+            if match is None:
+                break
+            if match[1] == key:
+                return frozenset(v.strip() for v in match[2].split(",") if v.strip())
+        return frozenset()
+
     @property
     def requires(self) -> frozenset[str]:
-        """Capabilities named on the ``-- requires:`` first line."""
-        first = self.sql.split("\n", 1)[0]
-        if first.startswith("-- requires:"):
-            return frozenset(c.strip() for c in first.removeprefix("-- requires:").split(","))
-        return frozenset()
+        """Capabilities named on the ``-- requires:`` header line."""
+        return self._header("requires")
+
+    @property
+    def formerly(self) -> frozenset[str]:
+        """Ids named on the ``-- formerly:`` header line: what older releases recorded for this step."""
+        return self._header("formerly")
+
+    def recorded_in(self, names: Collection[str]) -> bool:
+        """True when `names` (a database's records) hold this step, by its id or a former one."""
+        return self.name in names or any(old in names for old in self.formerly)
+
+
+def former_ids(steps: Sequence[Migration], recorded: Collection[str]) -> list[str]:
+    """The former ids (``-- formerly:``) to record beside `recorded`, sorted: each one not
+    recorded yet whose every step (one id may stand for several) is recorded by some id.
+    """
+    former = sorted({old for step in steps for old in step.formerly} - set(recorded))
+    return [old for old in former if all(s.recorded_in(recorded) for s in steps if old in s.formerly)]
 
 
 def sql_dir() -> Path:
@@ -42,78 +81,24 @@ def sql_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "sql"
 
 
-def migrations() -> list[Migration]:
-    """All migrations, in number order."""
-    files = sorted(p for p in sql_dir().iterdir() if _FILE_RE.fullmatch(p.name))
+def read_steps(folder: Path) -> list[Migration]:
+    """The migrations of `folder` (files ``NNN_name.sql``), in number order."""
+    files = sorted(p for p in folder.iterdir() if _FILE_RE.fullmatch(p.name))
     return [Migration(p.stem, p.read_text(encoding="utf-8")) for p in files]
 
 
-def applied(conn: apsw.Connection) -> list[str]:
-    """Names of the migrations already recorded in `conn`, in order applied."""
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (MIGRATIONS_TABLE,)
-    ).fetchone()
-    if not exists:
-        return []
-    return [r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")]
+def steps() -> list[str]:
+    """The one ordered list of step ids: every backend's, by number.
 
-
-def pending(conn: apsw.Connection) -> list[Migration]:
-    """Migrations not yet applied to `conn` (reads only)."""
-    done = set(applied(conn))
-    return [m for m in migrations() if m.name not in done]
-
-
-def migrate(conn: apsw.Connection, capabilities: frozenset[str] = frozenset()) -> list[str]:
-    """Apply every pending migration, each with its record in one IMMEDIATE transaction.
-
-    Safe when several processes open the same file at once: the pending list is
-    re-read inside the write lock. A migration that requires a capability missing
-    from `capabilities` is skipped and stays pending.
-
-    Returns:
-        Names of the migrations this call applied.
+    Raises:
+        ValueError: two files share a number under different names (on one backend or
+            across the two): the numbering is no longer one.
     """
-    done: list[str] = []
-    if not pending(conn):
-        return done
-    for migration in migrations():
-        if not migration.requires <= capabilities:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
-                "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            if conn.execute(
-                f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE name=?", (migration.name,)
-            ).fetchone():
-                conn.execute("COMMIT")
-                continue
-            conn.execute(migration.sql)
-            conn.execute(
-                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) "
-                "VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
-                (migration.name,),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
-        done.append(migration.name)
-    return done
-
-
-def rollback(conn: apsw.Connection) -> None:
-    """ROLLBACK if a transaction is still open; never hides the error being handled.
-
-    SQLite ends a transaction by itself after some errors (e.g. a full disk): only an
-    open one is rolled back, so the original error is what surfaces.
-    """
-    if not conn.in_transaction:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except apsw.Error:
-        pass  # the error that made us roll back is the one worth reporting
+    by_number: dict[str, str] = {}
+    for backend in BACKENDS:
+        for migration in read_steps(sql_dir() / backend):
+            number = migration.name[:3]
+            if by_number.setdefault(number, migration.name) != migration.name:
+                raise ValueError(f"step {number} is both {by_number[number]} and {migration.name} "
+                                 f"(sql/{backend}): one number, one schema change")
+    return [by_number[number] for number in sorted(by_number)]

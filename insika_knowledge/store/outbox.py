@@ -1,4 +1,4 @@
-"""The extraction outbox of one tenant (``sql/008_outbox.sql``, ``sql/postgres/004_outbox.sql``).
+"""The extraction outbox of one tenant (migration 008: ``sql/sqlite/``, ``sql/postgres/``).
 
 Written once for both backends (`insika_knowledge.store.statements`): durable turns to learn.
 
@@ -17,10 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol
-
-import apsw
 
 from insika_knowledge.store.base import Enqueued, ExtractionRecord, QueuedTurn
 from insika_knowledge.store.concepts import EXTRACTION_COLUMNS, RECORD_EXTRACTION
@@ -243,26 +240,3 @@ class Outbox:
             query += " AND agent = ?"
             params += (agent,)
         return int(scalar(self.db, query, params))
-
-
-def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
-    """True when the database file at `path` may have turns in its outbox (reads only).
-
-    Opens its own short-lived connection, so checking many tenant files at start-up keeps
-    no file open. A file without the outbox table, or that is not a database, has none;
-    a file that stays busy (another connection recovering it) counts as having some, so
-    it is looked at again rather than forgotten.
-    """
-    try:
-        conn = apsw.Connection(str(path))
-    except apsw.Error:
-        return False
-    try:
-        conn.set_busy_timeout(busy_timeout_ms)
-        return conn.execute("SELECT 1 FROM outbox LIMIT 1").fetchone() is not None
-    except (apsw.BusyError, apsw.LockedError):
-        return True
-    except apsw.Error:
-        return False
-    finally:
-        conn.close()

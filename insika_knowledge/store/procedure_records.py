@@ -1,7 +1,7 @@
 """The procedure store's records: rows to procedures, capture sessions, and what counts a run.
 
-Both procedure stores (`insika_knowledge.store.procedures.ProcedureStore` on SQLite,
-`insika_knowledge.store.pg_procedures.PostgresProcedureStore`) read and write these rows
+Both procedure stores (`insika_knowledge.store.sqlite.procedures.ProcedureStore` on SQLite,
+`insika_knowledge.store.postgres.procedures.PostgresProcedureStore`) read and write these rows
 through `insika_knowledge.store.procedure_store.ProcedureMethods`, written once.
 
 The store only reads and writes rows. How a judged run changes a procedure (which ids it

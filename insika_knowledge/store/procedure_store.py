@@ -1,7 +1,7 @@
 """The procedure store, written once for both backends: procedures, runs, captures, stages.
 
-`ProcedureMethods` is mixed into `insika_knowledge.store.procedures.ProcedureStore`
-(SQLite) and `insika_knowledge.store.pg_procedures.PostgresProcedureStore`. It reads with
+`ProcedureMethods` is mixed into `insika_knowledge.store.sqlite.procedures.ProcedureStore`
+(SQLite) and `insika_knowledge.store.postgres.procedures.PostgresProcedureStore`. It reads with
 the store's `rows` and `row` and writes through its `write` transactions
 (`insika_knowledge.store.statements.Statements`).
 

@@ -67,6 +67,13 @@ def check_operator(actor: object, version: object = 0) -> None:
         raise UserError(f"a version number must be a whole number, got {str(version)[:20]!r}")
 
 
+def not_text(exc: UnicodeEncodeError) -> UserError:
+    """The error of a value that is not text a database stores (a lone surrogate: bytes
+    that were not UTF-8, e.g. a command-line argument).
+    """
+    return UserError(f"{exc.object[exc.start:exc.end]!r} is not valid text (not UTF-8)")
+
+
 _DIGITS: Final = re.compile(r"(\d+)")
 
 

@@ -1,19 +1,16 @@
-"""Derived search-index snapshots in the database (``sql/011_index_snapshots.sql``), both backends.
+"""Derived search-index snapshots in the database (migration 011), both backends.
 
 The store keeps them as opaque blobs keyed by (agent, kind); the index layer writes and
 reads its own format (`insika_knowledge.index.snapshot`). A mixin over the backend-neutral
 statements (`insika_knowledge.store.statements`), so each store class gains the two methods
 of `insika_knowledge.store.base.SnapshotStore` without growing; SQLite only reads the blob
-its own way.
+its own way (`insika_knowledge.store.sqlite.snapshots`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Final, Protocol
-
-import apsw
 
 from insika_knowledge.store.statements import Params, Statements, upsert
 
@@ -46,26 +43,3 @@ class Snapshots:
         """
         with self.write(WRITE_BUDGET_MS) as statements:
             statements.execute(_SAVE, (agent, kind, data))
-
-
-class SQLiteSnapshots(Snapshots):
-    """`Snapshots` reading SQLite's blob incrementally, so a large snapshot is held once."""
-
-    _conn: Callable[[], apsw.Connection]  # the store's (`insika_knowledge.store.database.Database`)
-
-    def load_index_snapshot(self, agent: str, kind: str) -> bytes | bytearray | None:
-        """The snapshot `kind` of `agent`, or None (never written).
-
-        Read through SQLite's incremental blob I/O into one buffer, so a large snapshot is
-        held once in memory, not twice (statement result plus copy).
-        """
-        conn = self._conn()
-        with conn:  # one read snapshot: another process may rewrite the row between the reads
-            found = conn.execute("SELECT rowid, length(data) FROM index_snapshots WHERE agent=? AND kind=?",
-                                 (agent, kind)).fetchone()
-            if found is None:
-                return None
-            buffer = bytearray(int(found[1]))
-            with conn.blob_open("main", "index_snapshots", "data", int(found[0]), False) as blob:
-                blob.read_into(buffer)
-        return buffer

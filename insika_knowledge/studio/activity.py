@@ -17,7 +17,7 @@ from insika_knowledge.studio.render import concept_url, url
 from insika_knowledge.studio.scope import nav, renderer_of, require_scope
 
 PAGE_SIZE: Final = 50
-#: Every reason a version row can carry (see sql/001, sql/004 and sql/007).
+#: Every reason a version row can carry (see migrations 001, 004 and 007 under sql/sqlite/).
 REASONS: Final = ("extract", "confirm", "merge", "conflict", "edit", "resolve", "restore", "delete",
                   "approve")
 ACTOR_MAX: Final = 100

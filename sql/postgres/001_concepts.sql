@@ -1,5 +1,7 @@
 -- 001: concepts, their version history, the sightings ledger, extraction outcomes, the
--- per-agent generation number, quarantine and the full-text index (PostgreSQL).
+-- per-agent generation number, quarantine and the full-text index (PostgreSQL). It also holds
+-- what SQLite adds in its steps 002 (full text: here a tsvector), 004 and 007 (the 'resolve'
+-- and 'approve' reasons, quarantine) and 005 (meta): PostgreSQL has no 002, 004, 005 or 007.
 -- One schema per tenant (`insika_knowledge.store.postgres`); every table is keyed by agent
 -- inside it. Applied with search_path set to the tenant's schema, in one transaction under
 -- an advisory lock. Text keys sort by code point (COLLATE "C"), as SQLite sorts them.
@@ -9,7 +11,7 @@
 -- dictionary of PostgreSQL touches them, as with the `simple` configuration). Each term
 -- carries one position per occurrence (at most 256, PostgreSQL's limit), numbered from 1 in
 -- the name, 4001 in the description, 8001 in the body: BM25's per-field term frequencies. A GIN index finds the candidates; `concept_terms` and `generations`
--- keep BM25's per-agent statistics; `fts_bm25` and `fts_bm25_pruned` (007) rank.
+-- keep BM25's per-agent statistics; `fts_bm25` and `fts_bm25_pruned` (012) rank.
 
 CREATE TABLE concepts (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

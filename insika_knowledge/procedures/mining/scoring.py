@@ -1,6 +1,6 @@
 """How a judged run changes the stored procedures: run counts, triggers and confidence.
 
-The store only reads and writes rows (`insika_knowledge.store.procedures.ProcedureRows`);
+The store only reads and writes rows (`insika_knowledge.store.procedure_records.ProcedureRows`);
 the counting rules live here:
 
 - a success counts for each of its parts (its whole step sequence and the runs of steps
@@ -47,7 +47,7 @@ from insika_knowledge.procedures.mining.shared import (
     session_of,
     shared_increments,
 )
-from insika_knowledge.store.procedures import ProcedureRows
+from insika_knowledge.store.procedure_records import ProcedureRows
 
 
 @dataclass(frozen=True)

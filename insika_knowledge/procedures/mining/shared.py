@@ -7,7 +7,7 @@ says nothing about other customers' tasks and is personal: it is never kept as a
 a population term or a word of a stored task. Until a second session's task has it, a
 term is only *noted*: its counter remembers a keyed digest of the term, a keyed digest
 of the session and how many of that session's runs had it
-(`insika_knowledge.store.procedures.ProcedureRows.note_terms`); when another session
+(`insika_knowledge.store.procedure_records.ProcedureRows.note_terms`); when another session
 brings it, the note is released and the term counts in the clear with every run it had.
 
 - `session_of`: the session a run id belongs to (``s#2``, a later task of session ``s``,

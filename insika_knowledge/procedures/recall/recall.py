@@ -5,7 +5,7 @@ message, canonicalised like the triggers and analysed by the project's tokeniser
 (`insika_knowledge.analysis.text.terms`). Each procedure's trigger counts, per term, the
 successful runs behind it whose task had the term; the *population* counts, per term,
 every run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
-stored by `insika_knowledge.store.procedures.ProcedureStore.population_since`), whatever
+stored by `insika_knowledge.store.procedure_store.ProcedureMethods.population_since`), whatever
 it did: a hand-off, a refusal without any write, another procedure. Both hold only terms
 the tasks of two distinct sessions had (`insika_knowledge.procedures.mining.shared`): a
 term one session alone had carries no weight in a recall (a term the population does not

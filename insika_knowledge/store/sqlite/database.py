@@ -23,8 +23,8 @@ import apsw
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import DatabaseFileChanged, UserError
-from insika_knowledge.store import migrations
-from insika_knowledge.store.faults import storage_error
+from insika_knowledge.store.sqlite import migrations
+from insika_knowledge.store.sqlite.faults import storage_error
 from insika_knowledge.store.statements import SQLITE, Column, Dialect, Params, marks
 
 BUSY_TIMEOUT_MS: Final = 30_000
@@ -254,7 +254,7 @@ class Database:
     def _storage_errors(self, started: float | None = None) -> Iterator[None]:
         """Turn SQLite's storage failures into the library's errors, naming the file.
 
-        See `insika_knowledge.store.faults` for the mapping: busy, full, I/O, corrupt and
+        See `insika_knowledge.store.sqlite.faults` for the mapping: busy, full, I/O, corrupt and
         read-only each have their `StorageError` subclass (all `RunTimeFailure`).
 
         Args:

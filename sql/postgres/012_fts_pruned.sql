@@ -1,4 +1,5 @@
--- 007: full-text search scores only the candidates that can reach the top (PostgreSQL).
+-- formerly: 007_fts_pruned
+-- 012: full-text search scores only the candidates that can reach the top (PostgreSQL).
 --
 -- BM25 (`fts_bm25`) reads each candidate's query terms out of its tsvector
 -- (setweight + ts_filter + unnest): a search costs in proportion to every concept holding
@@ -29,7 +30,7 @@ CREATE INDEX concepts_tsv_strong ON concepts USING gin (tsv_strong);
 -- The agent's shortest concept (the ceiling of a weak term's score), in one index probe.
 CREATE INDEX concepts_agent_doc_len ON concepts (agent, doc_len);
 
--- BM25 (`insika_knowledge.store.pg_fts`): SQLite's bm25() (k1 = 1.2, b = 0.75) with the
+-- BM25 (`insika_knowledge.store.postgres.fts`): SQLite's bm25() (k1 = 1.2, b = 0.75) with the
 -- agent's own statistics, every query term counted, of the candidates whose `tsv` matches
 -- `p_match` or whose `tsv_strong` matches `p_strong`, less those whose `tsv_strong` matches
 -- `p_skip` (a NULL query matches nothing); `p_idfs` in `p_terms`' order. A term's weighted
@@ -79,7 +80,7 @@ $$;
 
 -- BM25 of every candidate the GIN index finds for `p_query`: the `window_size` best (id,
 -- score), best first. The GIN index is always used: a sequential scan evaluates @@ on every
--- row, which the planner underestimates. (Replaces the one a schema migrated before 007 had.)
+-- row, which the planner underestimates. (Replaces the one a schema migrated before this step had.)
 CREATE OR REPLACE FUNCTION fts_bm25(p_agent text, p_terms text[], p_query tsquery,
                                     wa float8, wb float8, wc float8, window_size integer)
 RETURNS TABLE (id bigint, score float8) LANGUAGE plpgsql STABLE ROWS 32

@@ -27,19 +27,19 @@ import apsw
 
 from insika_knowledge.concept import Concept, utc_now
 from insika_knowledge.errors import UserError
-from insika_knowledge.store import fts, migrations
 from insika_knowledge.store.base import ExtractionRecord, ScanRow, StoredConcept, Tokenizer
 from insika_knowledge.store.concept_reads import ConceptReads
 from insika_knowledge.store.concepts import EXTRACTION_COLUMNS, WRITE_COLUMNS, ConceptWrites, concept_values
-from insika_knowledge.store.database import ApswStatements, Database
-from insika_knowledge.store.faults import mapped_errors
 from insika_knowledge.store.outbox import Outbox
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, SCAN_COLUMNS, row_to_stored, scan_row
-from insika_knowledge.store.snapshots import SQLiteSnapshots
+from insika_knowledge.store.sqlite import fts, migrations
+from insika_knowledge.store.sqlite.database import ApswStatements, Database
+from insika_knowledge.store.sqlite.faults import mapped_errors
+from insika_knowledge.store.sqlite.snapshots import SQLiteSnapshots
 from insika_knowledge.store.statements import SQLITE, Dialect, scalar, upsert
 
 
-@mapped_errors  # no raw apsw error leaves a public method (see store.faults)
+@mapped_errors  # no raw apsw error leaves a public method (see store.sqlite.faults)
 class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
     """The concepts of every agent of one tenant, in one SQLite file.
 
@@ -97,7 +97,7 @@ class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
         return tokenizer(text)
 
     def outbox(self) -> Outbox:
-        """This tenant's extraction outbox (``sql/008_outbox.sql``; see `store.outbox`)."""
+        """This tenant's extraction outbox (``sql/sqlite/008_outbox.sql``; see `store.outbox`)."""
         return Outbox(self)
 
     @property
@@ -207,7 +207,7 @@ class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
 
         Args:
             agent: the agent whose concepts are searched (only its concepts can match, and
-                bm25's document frequencies are its own: see `insika_knowledge.store.fts`).
+                bm25's document frequencies are its own: see `insika_knowledge.store.sqlite.fts`).
             terms: analysed query terms (never raw user text); [] finds nothing.
             limit: rows to return at most.
             weights: bm25 column weights for (name, description, body).

@@ -2,7 +2,7 @@
 
 A ``postgresql://`` URL (``--database``, ``Memory(database=...)``,
 ``$INSIKA_DATABASE_URL``) selects it. Each tenant is a schema, with its pool and
-migrations (`insika_knowledge.store.pg_database`). The reads, writes and operator edits
+migrations (`insika_knowledge.store.postgres.database`). The reads, writes and operator edits
 are the backend-neutral ones (`insika_knowledge.store.concept_reads`,
 `insika_knowledge.store.concepts`); this module keeps what is PostgreSQL's own: the
 full-text columns, the per-agent change feed, and reads of many rows in one statement.
@@ -24,7 +24,7 @@ change feed's ids grow in commit order per agent (`changes_since` reads per agen
 and writers of one agent never deadlock on the vocabulary rows the triggers update.
 Procedure writes that read and rewrite counts take one tenant-wide procedures lock.
 
-Full text: `insika_knowledge.store.pg_fts` (tsvector + GIN, BM25 with the agent's own
+Full text: `insika_knowledge.store.postgres.fts` (tsvector + GIN, BM25 with the agent's own
 statistics). The index is built with the `Tokenizer` the index layer gives the store; a
 store without one works (rows stay unindexed) until the index has been built, after
 which a write without the tokenizer is refused, as on SQLite.
@@ -41,28 +41,15 @@ from typing import ClassVar, Final
 
 from insika_knowledge.concept import Concept, utc_now
 from insika_knowledge.errors import UserError
-from insika_knowledge.store import pg_fts
 from insika_knowledge.store.base import ExtractionRecord, ScanRow, StoredConcept, Tokenizer
 from insika_knowledge.store.concept_reads import ConceptReads
 from insika_knowledge.store.concepts import EXTRACTION_COLUMNS, WRITE_COLUMNS, ConceptWrites, concept_values
 from insika_knowledge.store.outbox import Outbox
-from insika_knowledge.store.pg_database import (
-    POOL_SIZE,
-    PgDatabase,
-    PgWriter,
-    has_tenant,
-    migrations_dir,
-    pg_migrations,
-    redact,
-    schema_for,
-    tenants,
-)
+from insika_knowledge.store.postgres import fts as pg_fts
+from insika_knowledge.store.postgres.database import POOL_SIZE, PgDatabase, PgWriter
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, SCAN_COLUMNS, row_to_stored, scan_row
 from insika_knowledge.store.snapshots import Snapshots
 from insika_knowledge.store.statements import POSTGRESQL, Dialect, marks
-
-__all__ = ["POOL_SIZE", "PgDatabase", "PgWriter", "PostgresStore", "Transaction", "has_tenant",
-           "migrations_dir", "pg_migrations", "redact", "schema_for", "tenants"]
 
 _BATCH: Final = 500
 
@@ -184,7 +171,7 @@ class PostgresStore(PgDatabase, ConceptReads, Snapshots):
         return pg_fts.document((concept.name, concept.description, concept.body), tokenizer)
 
     def outbox(self) -> Outbox:
-        """This tenant's extraction outbox (``sql/postgres/004_outbox.sql``; see `store.outbox`)."""
+        """This tenant's extraction outbox (``sql/postgres/008_outbox.sql``; see `store.outbox`)."""
         return Outbox(self)
 
     @contextmanager

@@ -23,13 +23,13 @@ from typing import Any, Final
 
 import apsw
 
-from insika_knowledge.store import migrations
+from insika_knowledge.store.sqlite import migrations
 
 #: The FTS5 tokenizer name the index is declared with (``tokenize='insika'``).
 TOKENIZER_NAME: Final = "insika"
 #: Separates the agent from the text (content) and from each term (tokens).
 SEPARATOR: Final = "\x1f"
-#: The layout of the FTS5 objects (``sql/fts5_index.sql``); bump when that file changes.
+#: The layout of the FTS5 objects (``sql/sqlite/fts5_index.sql``); bump when that file changes.
 LAYOUT: Final = 2
 #: ``meta`` keys recording what the current index was built with.
 LAYOUT_KEY: Final = "fts_layout"
@@ -154,7 +154,7 @@ def ensure_index(conn: apsw.Connection, analysis_version: int) -> bool:
     try:
         rebuilt = not is_current(conn, analysis_version)
         if rebuilt:
-            conn.execute((migrations.sql_dir() / _LAYOUT_FILE).read_text(encoding="utf-8"))
+            conn.execute((migrations.folder() / _LAYOUT_FILE).read_text(encoding="utf-8"))
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [(LAYOUT_KEY, str(LAYOUT)), (ANALYSIS_KEY, str(analysis_version))],

@@ -1,4 +1,5 @@
--- 006: derived search-index snapshots (SQLite 011), on PostgreSQL: a replica opens an
+-- formerly: 006_index_snapshots
+-- 011: derived search-index snapshots (sql/sqlite/011_index_snapshots.sql), on PostgreSQL: a replica opens an
 -- agent's index from here instead of re-analysing every concept. Same table and semantics.
 
 CREATE TABLE index_snapshots (

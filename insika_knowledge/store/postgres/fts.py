@@ -110,7 +110,7 @@ def search_params(agent: str, terms: Iterable[str], limit: int,
 
 
 #: BM25 over the candidates the GIN index finds, by migration 007's ``fts_bm25_pruned``
-#: function (see ``sql/postgres/007_fts_pruned.sql``). Parameters: `search_params`.
+#: function (see ``sql/postgres/012_fts_pruned.sql``). Parameters: `search_params`.
 #: Returns the scan columns and the score (higher is better), best first, ties by
 #: confidence, recency and name. As FTS5 is asked, the best `window` by score are read,
 #: then sorted with the tie-breaks.

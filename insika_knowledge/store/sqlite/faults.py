@@ -35,8 +35,8 @@ from insika_knowledge.errors import (
     StorageError,
     StorageFull,
     StorageReadOnly,
-    UserError,
 )
+from insika_knowledge.store.rows import not_text
 
 #: Below this many free bytes on the database's disk, an I/O error is reported as a full disk.
 LOW_DISK_BYTES: Final = 4 * 1024 * 1024
@@ -145,13 +145,6 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         wrapper = plain
     _WRAPPERS.add(wrapper)
     return wrapper
-
-
-def not_text(exc: UnicodeEncodeError) -> UserError:
-    """The error of a value that is not text a database stores (a lone surrogate: bytes
-    that were not UTF-8, e.g. a command-line argument).
-    """
-    return UserError(f"{exc.object[exc.start:exc.end]!r} is not valid text (not UTF-8)")
 
 
 def _reraise(store: Any, exc: apsw.Error) -> NoReturn:

@@ -1,7 +1,8 @@
--- 002: procedural memory (PostgreSQL): procedures mined from verified agent traces, the runs
+-- formerly: 002_procedures
+-- 003: procedural memory (PostgreSQL): procedures mined from verified agent traces, the runs
 -- that count for and against them, the capture buffer of open sessions, and the telemetry of
 -- every request the skill looked at. Tenant-wide (one schema per tenant): the procedure store
--- every replica of a deployment shares. Columns as in the SQLite migration 003_procedures.
+-- every replica of a deployment shares. Columns as in sql/sqlite/003_procedures.sql.
 
 CREATE TABLE procedures (
     id           text COLLATE "C" PRIMARY KEY, -- 'proc-' + 12 hex digits of blake2b(step sequence)

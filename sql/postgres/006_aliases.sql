@@ -1,6 +1,6 @@
--- 003: one idea, one name (SQLite 006) and the procedure population (SQLite 009), on
--- PostgreSQL. Same tables, columns and semantics as those migrations; the quarantine table
--- and the 'resolve'/'approve' version reasons (SQLite 007) are already in 001.
+-- formerly: 003_naming_population
+-- 006: one idea, one name (PostgreSQL; sql/sqlite/006_aliases.sql). Databases migrated before
+-- the one numbering recorded this step and 009 together as 003_naming_population.
 
 -- A candidate proposed under a new name that states the same claim as a concept on record is
 -- recorded under that concept; the name it was proposed under is kept as an alias, so the next
@@ -33,24 +33,3 @@ CREATE TABLE possible_duplicates (
     PRIMARY KEY (agent, name, session_id, turn_id)  -- a replayed turn is held once
 );
 CREATE INDEX possible_duplicates_of ON possible_duplicates (agent, duplicate_of, status);
-
--- The population recall weighs triggers against.
-CREATE TABLE procedure_population (
-    term       text COLLATE "C" PRIMARY KEY, -- an index term of a task; '' counts the runs themselves
-    runs       integer NOT NULL CHECK (runs >= 0), -- runs labelled or judged successful whose task had it
-    generation bigint NOT NULL               -- procedure_generation.generation when last changed
-);
-CREATE INDEX procedure_population_generation ON procedure_population (generation);
-
--- The block a session received, carried byte for byte at the same place on every later
--- request ('' until the session gets one), and where it sits (JSON, see recall/inject.py).
-ALTER TABLE capture_sessions ADD COLUMN block text NOT NULL DEFAULT '';
-ALTER TABLE capture_sessions ADD COLUMN anchor text NOT NULL DEFAULT '';
-
--- 'task': some run had exactly these steps; 'part': only ever a run of steps ending in a
--- verified step inside longer runs (listed once two runs share it).
-ALTER TABLE procedures ADD COLUMN scope text NOT NULL DEFAULT 'task' CHECK (scope IN ('task','part'));
-
--- Notes on a request the skill read around (an outcome header that is no outcome, an
--- x-ace-skills value it ignored): JSON array of strings.
-ALTER TABLE procedure_stages ADD COLUMN notes text NOT NULL DEFAULT '[]';

@@ -1,6 +1,7 @@
--- 004: the extraction outbox and the merge leases (SQLite 008), on PostgreSQL. Same tables,
--- columns and semantics; `insika_knowledge.store.pg_outbox` serialises enqueues with an
--- advisory lock and claims rows with FOR UPDATE SKIP LOCKED instead of BEGIN IMMEDIATE.
+-- formerly: 004_outbox
+-- 008: the extraction outbox and the merge leases, on PostgreSQL (sql/sqlite/008_outbox.sql).
+-- Same tables, columns and semantics; `insika_knowledge.store.outbox` serialises enqueues
+-- with an advisory lock and claims rows with FOR UPDATE SKIP LOCKED instead of BEGIN IMMEDIATE.
 
 -- Finished turns waiting to be learned from: `after_turn` inserts one row and returns; a
 -- worker of any replica claims a row, extracts it and deletes it. A row whose claim has

@@ -3,12 +3,13 @@
 A ``postgresql://`` URL (``--database``, ``Memory(database=...)``,
 ``$INSIKA_DATABASE_URL``) selects the PostgreSQL backend; this module and the stores
 built on `PgDatabase` (`insika_knowledge.store.postgres.PostgresStore`,
-`insika_knowledge.store.pg_procedures.PostgresProcedureStore`) are the only ones that
+`insika_knowledge.store.postgres.procedures.PostgresProcedureStore`) are the only ones that
 import psycopg. Each tenant is a schema (`schema_for`: ``insika_<tenant>``), created and
-brought up to date at open by the numbered migrations of ``sql/postgres/``, all pending
-ones in one transaction under an advisory lock, so replicas starting together migrate
-once. Each store keeps a `psycopg_pool` pool of autocommit connections whose
-``search_path`` is the tenant's schema; a read is one statement, a write one transaction.
+brought up to date at open by the numbered migrations of ``sql/postgres/`` (one numbering
+with SQLite's: `insika_knowledge.store.migrations`), all pending ones in one transaction
+under an advisory lock, so replicas starting together migrate once. Each store keeps a
+`psycopg_pool` pool of autocommit connections whose ``search_path`` is the tenant's
+schema; a read is one statement, a write one transaction.
 
 The backend-neutral store code writes ``?`` placeholders (`insika_knowledge.store.statements`);
 `PgWriter` and `PgDatabase` turn them into psycopg's ``%s`` (`pg_query`).
@@ -34,7 +35,7 @@ from insika_knowledge.concept import utc_now
 from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.store import migrations
-from insika_knowledge.store.faults import not_text
+from insika_knowledge.store.rows import not_text
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
 #: Schema names: ``insika_<tenant>``; a tenant too long for PostgreSQL's 63-byte names
@@ -159,8 +160,7 @@ def migrations_dir() -> Path:
 
 def pg_migrations() -> list[migrations.Migration]:
     """The PostgreSQL migrations, in number order."""
-    files = sorted(p for p in migrations_dir().iterdir() if re.fullmatch(r"\d{3}_[a-z0-9_]+\.sql", p.name))
-    return [migrations.Migration(p.stem, p.read_text(encoding="utf-8")) for p in files]
+    return migrations.read_steps(migrations_dir())
 
 
 def _lock_sql() -> sql.SQL:
@@ -172,14 +172,16 @@ def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
 
     The transaction first takes an advisory lock on the schema's name, then reads what is
     applied: processes opening the same tenant together wait, and the later ones find
-    nothing left to do.
+    nothing left to do. Each step is recorded by its id, and the ids it had before beside
+    them (`insika_knowledge.store.migrations.former_ids`).
 
     Returns:
         Names of the migrations this call applied.
     """
     wanted = pg_migrations()
     done: list[str] = []
-    if _applied(conn, schema) >= {m.name for m in wanted}:
+    recorded = _applied(conn, schema)
+    if all(m.recorded_in(recorded) for m in wanted):
         return done
     with conn.transaction():
         conn.execute(_lock_sql(), ("insika-migrate" + _SEPARATOR + schema,))
@@ -191,15 +193,16 @@ def migrate(conn: Conn, schema: str, tenant: str) -> list[str]:
                      "name text PRIMARY KEY, applied_at text NOT NULL)")
         applied = {r[0] for r in conn.execute(f"SELECT name FROM {migrations.MIGRATIONS_TABLE}")}
         for migration in wanted:
-            if migration.name in applied:
+            if migration.recorded_in(applied):
                 continue
             conn.execute(migration.sql.encode())
+            done.append(migration.name)
+        for name in done + migrations.former_ids(wanted, applied.union(done)):
             conn.execute(
                 f"INSERT INTO {migrations.MIGRATIONS_TABLE} (name, applied_at) VALUES "
                 "(%s, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))",
-                (migration.name,),
+                (name,),
             )
-            done.append(migration.name)
     return done
 
 

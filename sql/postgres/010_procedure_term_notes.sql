@@ -1,7 +1,8 @@
--- 005: procedural memory keeps no term only one session's task had (the two-session rule,
+-- formerly: 005_procedure_term_notes
+-- 010: procedural memory keeps no term only one session's task had (the two-session rule,
 -- `insika_knowledge.procedures.mining.shared`): such a term is only noted, as keyed
 -- digests, until a second session's task has it. Same tables and clean-up as the SQLite
--- ``sql/010_procedure_term_notes.sql``.
+-- ``sql/sqlite/010_procedure_term_notes.sql``.
 
 -- The key of the digests below: 32 random bytes, one per schema, so a digest of one
 -- tenant says nothing in another (two md5 of random input: no pgcrypto needed).

@@ -1,0 +1,30 @@
+"""The SQLite side of the extraction outbox: is a tenant file's outbox empty (`insika_knowledge.store.outbox`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+
+def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
+    """True when the database file at `path` may have turns in its outbox (reads only).
+
+    Opens its own short-lived connection, so checking many tenant files at start-up keeps
+    no file open. A file without the outbox table, or that is not a database, has none;
+    a file that stays busy (another connection recovering it) counts as having some, so
+    it is looked at again rather than forgotten.
+    """
+    try:
+        conn = apsw.Connection(str(path))
+    except apsw.Error:
+        return False
+    try:
+        conn.set_busy_timeout(busy_timeout_ms)
+        return conn.execute("SELECT 1 FROM outbox LIMIT 1").fetchone() is not None
+    except (apsw.BusyError, apsw.LockedError):
+        return True
+    except apsw.Error:
+        return False
+    finally:
+        conn.close()
