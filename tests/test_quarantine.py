@@ -324,3 +324,29 @@ def test_memory_propose_checks_the_messages_it_is_given(memory: Memory) -> None:
     report = memory.propose(GIFT, agent=AGENT, session_id="p2", messages=backed, config=CONFIG)
     assert report.results == [(GIFT["name"], "confirmed")]
     assert memory.store().quarantine_of(AGENT, GIFT["name"]) is None
+
+
+def test_mcp_list_conflicts_leaves_a_held_concept_out(tmp_path: Path, memory: Memory) -> None:
+    """Behaviour change: a held concept an operator marked as contradicted was listed to the model."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+
+    from insika_knowledge.mcp.server import KnowledgeServer
+
+    _held_and_one_other(tmp_path, memory)
+    store = memory.store()
+    gift = store.get(AGENT, GIFT["name"])
+    assert gift is not None
+    disputed = gift.markdown + "\n## Contradiction\n\n- s9: orders over R$ 50 get no gift.\n"
+    assert store.edit(AGENT, GIFT["name"], disputed, expected_version=1, actor="ana").quarantined
+    assert [c.name for c in memory.conflicts(agent=AGENT)] == [GIFT["name"]]  # an operator sees it
+    assert memory.conflicts(agent=AGENT, held=False) == []
+    seen: dict[str, Any] = {}
+
+    async def session_() -> None:
+        async with Client(KnowledgeServer(memory, AGENT, config=CONFIG)) as client:
+            seen["conflicts"] = (await client.call_tool("list_conflicts", {})).structured_content
+
+    anyio.run(session_)
+    assert seen["conflicts"] == {"conflicts": []}
