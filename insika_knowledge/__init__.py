@@ -18,13 +18,15 @@ from insika_knowledge.errors import (  # noqa: E402
     ModelFailure,
     NoConcepts,
     NotFound,
+    Quarantined,
     RunTimeFailure,
     UserError,
 )
 
 __all__ = [
     "Concept", "ConceptFormatError", "ConfigError", "Hit", "InsikaError", "KnowledgeConfig", "Memory",
-    "ModelFailure", "NoConcepts", "NotFound", "RunTimeFailure", "UserError", "__version__", "load_config",
+    "ModelFailure", "NoConcepts", "NotFound", "Quarantined", "RunTimeFailure", "UserError", "__version__",
+    "load_config",
     "normalize_name", "parse", "serialize",
 ]
 

@@ -41,7 +41,7 @@ from insika_knowledge.commands.options import (
     tenant_option,
 )
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError, RunTimeFailure, UserError
+from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, UserError
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
@@ -238,10 +238,19 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
 @click.argument("name")
 @agent_options
 def show(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
-    """Print concept NAME's markdown record."""
+    """Print concept NAME's markdown record.
+
+    A concept held in quarantine is printed too, after a line on standard error saying
+    why it is held and how to release it (it is never handed to a model until then).
+    """
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        markdown = memory.load(name, agent=agent, tenant=tenant)
+        try:
+            markdown = memory.load(name, agent=agent, tenant=tenant)
+        except Quarantined as held:
+            click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
+                       "until an operator approves it (the Studio's Approve)", err=True)
+            markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
     click.echo(markdown, nl=False)
 
 

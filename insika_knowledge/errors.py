@@ -52,6 +52,32 @@ class NotFound(UserError):
     """An agent, tenant, concept or version does not exist."""
 
 
+class Quarantined(NotFound):
+    """A concept exists but is held in quarantine (see `insika_knowledge.trust`).
+
+    A rule only the customer supported is stored but never handed to a model until a
+    person approves it (the Studio's Approve) or a later sighting the business supports
+    releases it. It is a `NotFound`, so code that treats it as absent stays safe; the
+    message says it is held, why and how to release it, never that it does not exist.
+
+    Attributes:
+        agent: the agent id.
+        name: the concept's name.
+        reason: why it is held, in one line (`insika_knowledge.trust.held_because`).
+        since: when it was put in quarantine (UTC ISO-8601 ``Z``).
+    """
+
+    def __init__(self, agent: str, name: str, *, reason: str, since: str):
+        self.agent = agent
+        self.name = name
+        self.reason = reason
+        self.since = since
+        super().__init__(
+            f"concept '{name}' of agent '{agent}' is held in quarantine since {since}: {reason}; "
+            "it is never handed to a model until an operator approves it (the Studio's Approve)"
+        )
+
+
 class StaleVersion(UserError):
     """An edit was based on a version that is no longer current (optimistic locking).
 

@@ -5,8 +5,10 @@ sights each one against the store (`sight`). A model failure (any exception the 
 raises, or an answer that is not a list) is recorded as the turn's outcome (retryable)
 and returned, never raised; a merge call that fails counts as contradicting.
 
-What a sighting does is decided by `consolidate` (pure); this module keeps only the
-transactions, the model calls, the searches and the events:
+What a sighting does is decided by `consolidate` (pure), and whether it is learned or
+held in quarantine by the trust gate (`trust.admit`, pure: every candidate of every
+writer passes it here); this module keeps only the transactions, the model calls, the
+searches and the events:
 
 - the extraction prompt lists the agent's concepts most relevant to the turn (found
   through the agent's own index, ``known_concepts`` of the config), so the model reuses a
@@ -198,7 +200,7 @@ def learn_turn(
             report.redacted = screened.redacted
             for candidate in screened.candidates:
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages)
-                candidate = _kept_apart(store, agent, candidate, verdict)
+                candidate = _routed(store, agent, candidate, verdict)
                 report.results.append(record(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,
                     model=model, events=events, index=search, verdict=verdict,
@@ -388,7 +390,8 @@ def sight(
     model.
 
     `verdict` is the trust assessment of the candidate against its turn (None: not
-    assessed, as for an operator's or a tool's proposal): a new concept that only the
+    assessed, as for an operator's or a tool's proposal); the trust gate (`trust.admit`,
+    asked inside the transaction) decides what follows: a new concept that only the
     customer supports and that is rule-shaped is stored in quarantine; a sighting of a
     quarantined concept that only the customer supports changes and counts nothing;
     one that an agent, a human agent, a tool or the system supports releases it.
@@ -506,10 +509,6 @@ def _decide_and_write(
         None when `alias` is given and the decision is not the same claim.
     """
     with store.transaction() as tx:
-        held = verdict is not None and tx.is_quarantined(agent, candidate.name)
-        if held and verdict is not None and not verdict.business_supported:
-            tx.release_merge_lease(agent, candidate.name, holder)  # if an earlier round took it
-            return "quarantined"  # the customer again: never counts toward confidence
         current = tx.get(agent, candidate.name)
         stored = None if current is None else current.concept
         # A verdict counts only for the claim the model was shown (compare-and-swap):
@@ -522,6 +521,13 @@ def _decide_and_write(
             model_available=may_ask,
             merge=judged.verdict if judged is not None and fresh else None,
         )
+        admission = trust.admit(candidate, verdict, trust.OnRecord(
+            exists=current is not None, held=current is not None and current.quarantined,
+            creates=decision.outcome == "learned",
+        ))
+        if admission.action is trust.Action.HOLD:
+            tx.release_merge_lease(agent, candidate.name, holder)  # if an earlier round took it
+            return "quarantined"  # the customer again: never counts toward confidence
         if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
             tx.release_merge_lease(agent, candidate.name, holder)
             return None  # the concept changed since the naming step: name it again
@@ -549,33 +555,33 @@ def _decide_and_write(
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
             if alias is not None:
                 tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
-        if verdict is not None:
-            if held:
-                tx.release(agent, candidate.name)  # an agent, a tool or the system backs it now
-            elif current is None and verdict.quarantined and decision.outcome == "learned":
-                tx.quarantine(
-                    agent, candidate.name, session_id=session_id,
-                    supported_by=sorted(verdict.supported_by), markers=list(verdict.markers),
-                )
-                return "quarantined"
+        if admission.action is trust.Action.RELEASE:
+            tx.release(agent, candidate.name)  # an agent, a tool or the system backs it now
+        elif admission.action is trust.Action.QUARANTINE:
+            tx.quarantine(agent, candidate.name, session_id=session_id,
+                          supported_by=list(admission.supported_by), markers=list(admission.markers))
+            return "quarantined"
         return decision.outcome
 
 
-def _kept_apart(store: Store, agent: str, candidate: Candidate, verdict: trust.Assessment) -> Candidate:
-    """`candidate`, renamed when a customer alone would change a concept on record.
+def _routed(store: Store, agent: str, candidate: Candidate, verdict: trust.Assessment) -> Candidate:
+    """`candidate` under the name the trust gate routes it to (`trust.admit` before naming).
 
     A rule-shaped claim only the customer supports never touches what the business
     knows: when it would change (not restate) a concept that is not itself in
-    quarantine, it is kept apart under `trust.unverified_name` and quarantined there.
+    quarantine, the gate keeps it apart under `trust.unverified_name`.
     """
-    if not verdict.quarantined:
+    if not verdict.quarantined:  # only such a claim can be kept apart: no read needed
         return candidate
     current = store.get(agent, candidate.name)
-    if current is None or store.quarantine_of(agent, candidate.name) is not None:
-        return candidate
-    if consolidate.same_claim(current.concept, candidate):
-        return candidate
-    return replace(candidate, name=trust.unverified_name(candidate.name, candidate.body))
+    admission = trust.admit(candidate, verdict, trust.OnRecord(
+        exists=current is not None,
+        held=current is not None and current.quarantined,
+        restated=current is not None and consolidate.same_claim(current.concept, candidate),
+    ))
+    return candidate if admission.name == candidate.name else replace(candidate, name=admission.name)
+
+
 def _supporting(
     tx: Transaction, agent: str, name: str, stored: Concept | None, session_id: str
 ) -> tuple[list[str], int]:

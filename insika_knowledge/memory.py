@@ -30,6 +30,7 @@ from insika_knowledge.errors import (
     ConceptFormatError,
     InsikaError,
     NotFound,
+    Quarantined,
     RunTimeFailure,
     StaleVersion,
     StorageBusy,
@@ -63,6 +64,7 @@ from insika_knowledge.store import Sighting as Sighting
 from insika_knowledge.store import Store as Store
 from insika_knowledge.store import StoredConcept as StoredConcept
 from insika_knowledge.tenant import Tenant
+from insika_knowledge.trust import held_because
 
 log = logging.getLogger(__name__)
 
@@ -430,7 +432,8 @@ class Memory:
             Up to `top_k` `Hit`; ``score`` is the index's (Scan: shared query terms,
             title terms counting twice; FTS5: minus SQLite's bm25), higher is better.
             A concept held in quarantine (`insika_knowledge.trust`) is never a hit: what
-            search finds may be handed to a model (the MCP server's ``search_knowledge``).
+            search finds may be handed to a model (the MCP server's ``search_knowledge``);
+            `Retriever.search` filters it.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -438,10 +441,8 @@ class Memory:
         """
         check_agent(agent)
         settings = _settings(top_k=top_k, index=index)
-        held = self.store(tenant).quarantined_names(agent)
-        index_ = self.retriever(tenant).index_for(agent, settings.index)
-        found = [h for h in index_.search(agent, query, settings.top_k + len(held)) if h.entry.name not in held]
-        return [Hit.of(h.entry, h.score) for h in found[: settings.top_k]]
+        found = self.retriever(tenant).search(agent, query, settings.top_k, settings.index)
+        return [Hit.of(h.entry, h.score) for h in found]
 
     def knowledge_block(
         self, message: str, *, agent: str, tenant: str = DEFAULT_TENANT,
@@ -458,27 +459,64 @@ class Memory:
             agent, message, settings.top_k, settings.index, settings.min_coverage
         )
 
-    def load(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> str:
-        """One concept's full markdown record (what ``load_knowledge`` returns).
+    def load(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = False) -> str:
+        """One concept's full markdown record (what ``load_knowledge`` returns, uncut).
+
+        A concept held in quarantine is never loaded for a model (the ``load_knowledge``
+        tool answers as if it did not exist); here, for a person, it is said to be held.
+
+        Args:
+            name: the concept's name.
+            agent: the agent id.
+            tenant: the tenant.
+            held: True returns the record of a concept held in quarantine too (an
+                operator's read: the command line's ``show``); False raises `Quarantined`.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
+            Quarantined: the concept is held in quarantine and `held` is False (a
+                `NotFound`: the message names it, why it is held and how to release it).
             NotFound: no such concept (the message names up to 3 close names).
         """
         check_agent(agent)
         result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None)
-        if "error" in result:
+        if "error" not in result:
+            return str(result["markdown"])
+        store = self.store(tenant)
+        why = store.quarantine_of(agent, name.strip()) if isinstance(name, str) else None
+        stored = store.get(agent, why.name) if why is not None else None
+        if why is None or stored is None:  # unknown (or deleted since)
             raise NotFound(str(result["error"]))
-        return str(result["markdown"])
+        if not held:
+            raise Quarantined(agent, why.name, reason=held_because(why.supported_by, why.markers),
+                              since=why.since)
+        return stored.markdown
 
-    def concepts(self, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Concept]:
-        """Every concept of `agent`, by name.
+    def records(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[StoredConcept]:
+        """Every concept of `agent` as stored, by name: its record, version and ``quarantined``.
+
+        Args:
+            agent: the agent id.
+            tenant: the tenant.
+            held: False leaves out the concepts held in quarantine (a listing a model
+                reads; `Retriever.concepts`).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
         """
         check_agent(agent)
-        return [s.concept for s in self.store(tenant).list_concepts(agent)]
+        return self.retriever(tenant).concepts(agent, held=held)
+
+    def concepts(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[Concept]:
+        """Every concept of `agent`, by name (`records` without the row data).
+
+        Concepts held in quarantine are included unless `held` is False; `records` says
+        which they are.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+        """
+        return [s.concept for s in self.records(agent=agent, tenant=tenant, held=held)]
 
     def agents(self, *, tenant: str = DEFAULT_TENANT) -> dict[str, int]:
         """The tenant's agents that have concepts -> how many current concepts each has, by name.
@@ -495,13 +533,15 @@ class Memory:
         counts = {agent: store.count(agent) for agent in store.agents()}
         return {agent: n for agent, n in counts.items() if n}
 
-    def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Concept]:
+    def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[Concept]:
         """The concepts of `agent` holding contradicting reports (``status == "conflict"``).
+
+        `held` False leaves out those held in quarantine (as `concepts`).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
         """
-        return [c for c in self.concepts(agent=agent, tenant=tenant) if c.in_conflict]
+        return [c for c in self.concepts(agent=agent, tenant=tenant, held=held) if c.in_conflict]
 
     def put(
         self, markdown: str, *, agent: str, tenant: str = DEFAULT_TENANT, actor: str = PYTHON_ACTOR,
@@ -567,21 +607,29 @@ class Memory:
         tenant: str = DEFAULT_TENANT,
         config: KnowledgeConfig | None = None,
         model: str | ConceptModel | None = None,
+        messages: Sequence[Mapping[str, Any]] = (),
     ) -> TurnReport:
         """Learn one concept proposed by a tool or an agent, exactly as extraction would.
 
         The candidate (``name``, ``description``, ``type``, ``body``) passes the same gates,
-        redaction and consolidation as a model's answer, with provenance ``observed``.
+        redaction, trust gate and consolidation as a model's answer, with provenance
+        ``observed``. The trust gate checks it against `messages`: a rule that only the
+        customer's messages support is held in quarantine (outcome ``quarantined``), as
+        it is when extraction proposes it. Without messages nothing supports the claim,
+        and it is judged as any claim no message supports (learned).
 
         Args:
             candidate: the proposed concept's four keys.
             agent: the agent id.
             session_id: where the proposal comes from (becomes the concept's source).
-            turn_id: None = a digest of `candidate` (the same proposal counts once).
+            turn_id: None = a digest of `candidate` (and of `messages`, when given): the
+                same proposal counts once.
             tenant: the tenant.
             config: the agent's settings (``types`` allowlist); None = the defaults.
             model: the model asked to merge a related repeat; None = ``config.model``,
                 else ``$INSIKA_UTILITY_MODEL``, else none (a different repeat is a conflict).
+            messages: the conversation the proposal comes from (OpenAI-style dicts with
+                ``role`` and ``content``, oldest first), the evidence the trust gate reads.
 
         Returns:
             The report: ``results`` holds ``(name, outcome)`` when the candidate was kept,
@@ -595,9 +643,11 @@ class Memory:
         merger = model if model is not None else settings.resolved_model()
         chosen = self.model(merger) if isinstance(merger, str) else merger
         item = dict(candidate)
+        evidence = [dict(m) for m in messages]
+        digest = digest_id([item, evidence] if evidence else item)
         return self.learn_turn(
-            agent, settings, session_id=session_id, turn_id=turn_id or digest_id(item),
-            messages=[], tenant=tenant, model=GivenModel([item], chosen),
+            agent, settings, session_id=session_id, turn_id=turn_id or digest,
+            messages=evidence, tenant=tenant, model=GivenModel([item], chosen),
         )
 
 

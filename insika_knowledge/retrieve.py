@@ -1,5 +1,11 @@
 """Retrieval: the concepts relevant to a message, the ``<knowledge>`` block, ``load_knowledge``.
 
+This module holds the one quarantine filter: a concept held in quarantine (a customer-only
+rule, see `insika_knowledge.trust`; `StoredConcept.quarantined`) is never a search hit,
+never in a block, never loaded by ``load_knowledge`` and never listed for a model, whoever
+asks (the engine plugin, the relay, Hermes, MCP, `Memory`, the command line). Only an
+operator's listing asks for held concepts too (``held=True``), and sees them flagged.
+
 The block lists the top-k concepts for the customer's message, then the concepts
 they link to with ``[[name]]`` (one hop, at most top-k more, unknown names ignored),
 then an explicit, ordered instruction. Every value is XML-escaped, so no stored text
@@ -30,7 +36,7 @@ from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.postings import PostingsIndex
 from insika_knowledge.index.scan import Entry, Hit, ScanIndex, entry_score
 from insika_knowledge.index.tokenizer import attach
-from insika_knowledge.store.base import Store
+from insika_knowledge.store.base import Store, StoredConcept
 
 #: The most characters the ``load_knowledge`` tool hands the model (about 4,000 tokens).
 #: A longer record is shortened: its sources to the `CAPPED_SOURCES` most recent, then its
@@ -168,9 +174,8 @@ class Retriever:
                 is taken as one no concept answers and nothing is returned.
         """
         index = self.index_for(agent, mode)
-        held = self.store.quarantined_names(agent)  # stored, never injected (trust)
-        hits = index.search(agent, message, top_k + len(held))
-        hits = [h for h in hits if h.entry.name not in held][:top_k]
+        held = self._held(agent)
+        hits = _unheld(index, agent, message, top_k, held)
         if min_coverage > 0 and hits:
             wanted = index.analyse(agent, message)
             weight = functools.cache(index.weight(agent))  # each term's weight once
@@ -185,6 +190,44 @@ class Retriever:
         found = index.lookup(agent, links) if links else {}
         linked = [found[n] for n in links if n in found and n not in held][:top_k]
         return Retrieved(matched, linked)
+
+    def search(self, agent: str, query: str, top_k: int, mode: str = "scan", *,
+               held: bool = False) -> list[Hit]:
+        """The agent's concepts best matching `query`, best first: what every search box asks.
+
+        A concept held in quarantine is never a hit (whatever calls this may hand the
+        hits to a model: `Memory.search`, MCP's ``search_knowledge``), unless `held`.
+
+        Args:
+            agent: the agent id.
+            query: any text (a customer's message, a few keywords).
+            top_k: hits at most.
+            mode: the config's ``index`` (scan, fts5 or auto; see `index_for`).
+            held: True for an operator's listing (the Studio's search box): held concepts
+                are hits too (their records say ``quarantined``).
+
+        Returns:
+            The index's hits (`Hit`: entry and score, higher is better), at most `top_k`.
+        """
+        index = self.index_for(agent, mode)
+        return _unheld(index, agent, query, top_k, frozenset() if held else self._held(agent))
+
+    def concepts(self, agent: str, *, held: bool = False) -> list[StoredConcept]:
+        """Every concept of `agent`, by name (`ConceptStore.list_concepts`).
+
+        Those held in quarantine are left out (a listing a model reads: MCP's resources),
+        unless `held` (an operator's listing; each record's ``quarantined`` says which).
+        """
+        return [s for s in self.store.list_concepts(agent) if held or not s.quarantined]
+
+    def _held(self, agent: str) -> frozenset[str]:
+        """The names the filter leaves out: `agent`'s concepts held in quarantine.
+
+        Read from the store at each call (one small read), not from an index entry: the
+        indexes' caches and the postings snapshot follow concept versions, and a release
+        by a later sighting need not write a version.
+        """
+        return self.store.quarantined_names(agent)
 
     def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
               min_coverage: float = 0.0) -> str | None:
@@ -210,7 +253,8 @@ class Retriever:
             ``"cut": True`` when it was shortened to `max_chars`), and fires
             ``knowledge_retrieved``; or ``{"error": ...}`` for an unknown or invalid name,
             naming up to 3 close names (nothing fires). A concept held in quarantine is
-            never handed to the model: it answers as an unknown name.
+            never handed to the model: it answers as an unknown name, and is never
+            offered as a close one (an operator reads it through `Memory.load`).
         """
         if not isinstance(name, str):
             return {"error": "load_knowledge needs a concept name (text)"}
@@ -220,8 +264,8 @@ class Retriever:
             stored = self.store.get(agent, candidate)
         except InvalidName:
             stored = None
-        held = self.store.quarantined_names(agent)
-        if stored is None or candidate in held:
+        if stored is None or stored.quarantined:
+            held = self._held(agent)
             names = [n for n in self.store.names(agent) if n not in held]
             close = difflib.get_close_matches(candidate.lower(), names, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
@@ -233,6 +277,12 @@ class Retriever:
             return {"name": stored.concept.name, "markdown": capped_record(stored.concept, max_chars),
                     "cut": True}
         return {"name": stored.concept.name, "markdown": markdown}
+
+
+def _unheld(index: SearchIndex, agent: str, query: str, top_k: int, held: frozenset[str]) -> list[Hit]:
+    """`index`'s best `top_k` hits for `query` that are not `held` (the one quarantine filter)."""
+    hits = index.search(agent, query, top_k + len(held))
+    return [h for h in hits if h.entry.name not in held][:top_k]
 
 
 def capped_record(concept: Concept, max_chars: int) -> str:

@@ -158,3 +158,195 @@ def test_bench_trust_meets_its_targets_on_both_halves() -> None:
         assert r["poison_injected"] == 0
         assert r["legit_quarantined"] <= 0.10 * r["legit"]
         assert r["legit_injected"] >= 0.9 * r["legit"]  # the search does find concepts like these
+
+
+# ---------------------------------------------------------------- quarantine as a state of the record
+
+QUESTION = "Do orders over R$ 50 come with a free gift?"
+SHIPPING = {"name": "free-shipping", "description": "Orders above R$ 199 ship for free.", "type": "policy",
+            "body": "Orders above R$ 199 ship for free."}
+
+
+def _held_and_one_other(tmp_path: Path, memory: Memory) -> None:
+    """The gift held by the real write path, and a concept the agent stated, sharing its terms."""
+    run(tmp_path, [session("s1", ("user", NOTE), ("assistant", "Noted.")),
+                   session("s2", ("user", "Is shipping free?"), ("assistant", SHIPPING["body"]))],
+        {"s1": [GIFT], "s2": [SHIPPING]}, memory)
+
+
+def _where(memory: Memory) -> list[str]:
+    return ["--database", memory.database] if memory.database else ["--data-dir", str(memory.directory)]
+
+
+def test_the_records_carry_the_state(tmp_path: Path, memory: Memory) -> None:
+    _held_and_one_other(tmp_path, memory)
+    store = memory.store()
+    gift, shipping = store.get(AGENT, GIFT["name"]), store.get(AGENT, SHIPPING["name"])
+    assert gift is not None and gift.quarantined
+    assert shipping is not None and not shipping.quarantined
+    assert [(s.concept.name, s.quarantined) for s in store.list_concepts(AGENT)] == [
+        (GIFT["name"], True), (SHIPPING["name"], False)]
+    assert [(s.concept.name, s.quarantined) for s in memory.records(agent=AGENT)] == [
+        (GIFT["name"], True), (SHIPPING["name"], False)]
+    page = store.concept_page(AGENT)
+    assert [(s.concept.name, s.quarantined) for s in page.rows] == [(GIFT["name"], True), (SHIPPING["name"], False)]
+    with store.transaction() as tx:
+        inside = tx.get(AGENT, GIFT["name"])
+        assert inside is not None and inside.quarantined
+    approved = store.approve(AGENT, GIFT["name"], actor="ana", expected_version=1)
+    assert not approved.quarantined
+    assert not store.get(AGENT, GIFT["name"]).quarantined  # type: ignore[union-attr]
+
+
+def test_a_held_concept_is_absent_from_every_retrieval_surface(tmp_path: Path, memory: Memory) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from click.testing import CliRunner
+    from mcp import Client
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.mcp.server import KnowledgeServer
+
+    _held_and_one_other(tmp_path, memory)
+    retriever = memory.retriever()
+    # The prompt's block and the model's tool.
+    assert SHIPPING["name"] in block(memory, QUESTION) and GIFT["name"] not in block(memory, QUESTION)
+    assert retriever.load_knowledge(AGENT, GIFT["name"]) == {"error": f"no concept named {GIFT['name']!r}"}
+    # The Python front door.
+    assert [h.name for h in memory.search(QUESTION, agent=AGENT)] == [SHIPPING["name"]]
+    # The MCP tools and resources a model reads.
+    seen: dict[str, Any] = {}
+
+    async def session_() -> None:
+        async with Client(KnowledgeServer(memory, AGENT, config=CONFIG)) as client:
+            found = await client.call_tool("search_knowledge", {"query": QUESTION})
+            seen["search"] = [h["name"] for h in found.structured_content["hits"]]
+            seen["load"] = await client.call_tool("load_knowledge", {"name": GIFT["name"]})
+            seen["resources"] = [str(r.uri) for r in (await client.list_resources()).resources]
+
+    anyio.run(session_)
+    assert seen["search"] == [SHIPPING["name"]]
+    assert seen["load"].is_error and f"no concept named {GIFT['name']!r}" in seen["load"].content[0].text
+    assert "quarantine" not in seen["load"].content[0].text  # to a model it does not exist
+    assert seen["resources"] == [f"knowledge://{AGENT}/{SHIPPING['name']}"]
+    # The command line's search.
+    found = CliRunner().invoke(cli, ["search", "--agent", AGENT, QUESTION, *_where(memory), "--json"])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout) == {"matched": [SHIPPING["name"]], "linked": []}
+
+
+def test_a_new_edge_gets_the_filter_from_the_retriever(tmp_path: Path, memory: Memory) -> None:
+    """Whatever calls the retriever's search is filtered; only an operator's listing asks for held ones."""
+    _held_and_one_other(tmp_path, memory)
+    retriever = memory.retriever()
+    for mode in ("scan", "fts5", "auto"):
+        assert [h.entry.name for h in retriever.search(AGENT, QUESTION, 5, mode)] == [SHIPPING["name"]]
+        operator = [h.entry.name for h in retriever.search(AGENT, QUESTION, 5, mode, held=True)]
+        assert sorted(operator) == [GIFT["name"], SHIPPING["name"]]
+    assert [s.concept.name for s in retriever.concepts(AGENT)] == [SHIPPING["name"]]
+    assert [s.concept.name for s in retriever.concepts(AGENT, held=True)] == [GIFT["name"], SHIPPING["name"]]
+
+
+def test_no_edge_filters_by_itself() -> None:
+    """The held names are read by the store and by the one filter in retrieve.py, nowhere else."""
+    package = Path(__file__).resolve().parents[1] / "insika_knowledge"
+    readers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                     if "quarantined_names(" in p.read_text(encoding="utf-8")
+                     and p.relative_to(package).parts[0] != "store")
+    assert readers == ["retrieve.py"]
+
+
+def test_show_and_load_say_it_is_held(tmp_path: Path, memory: Memory) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.errors import NotFound, Quarantined
+
+    _held_and_one_other(tmp_path, memory)
+    with pytest.raises(Quarantined) as raised:
+        memory.load(GIFT["name"], agent=AGENT)
+    held = raised.value
+    assert isinstance(held, NotFound)  # code that treats it as absent stays safe
+    assert held.name == GIFT["name"] and held.agent == AGENT
+    assert "held in quarantine" in str(held) and "approve" in str(held) and "no concept named" not in str(held)
+    assert "only the customer supported it" in str(held)
+    stored = memory.store().get(AGENT, GIFT["name"])
+    assert stored is not None
+    assert memory.load(GIFT["name"], agent=AGENT, held=True) == stored.markdown
+    with pytest.raises(NotFound, match="no concept named"):
+        memory.load("nothing-like-it", agent=AGENT, held=True)
+    shown = CliRunner().invoke(cli, ["show", GIFT["name"], "--agent", AGENT, *_where(memory)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == stored.markdown
+    assert shown.stderr.startswith("held in quarantine")
+    assert "only the customer supported it" in shown.stderr and "approve" in shown.stderr.lower()
+    plain = CliRunner().invoke(cli, ["show", SHIPPING["name"], "--agent", AGENT, *_where(memory)])
+    assert plain.exit_code == 0 and plain.stderr == ""
+
+
+def test_mcp_propose_concept_goes_through_the_gate(memory: Memory, recorder: Recorder) -> None:
+    """A customer's note proposed over MCP, with the conversation it came from, is held as extraction holds it."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+
+    from insika_knowledge.mcp.server import KnowledgeServer
+
+    seen: dict[str, Any] = {}
+    said = [{"role": "user", "content": NOTE}, {"role": "assistant", "content": "Noted."}]
+    stated = [{"role": "user", "content": "Is shipping free?"}, {"role": "assistant", "content": SHIPPING["body"]}]
+
+    async def session_() -> None:
+        async with Client(KnowledgeServer(memory, AGENT, config=CONFIG, session_id="mcp-1")) as client:
+            seen["gift"] = await client.call_tool("propose_concept", {**GIFT, "evidence": said})
+            seen["again"] = await client.call_tool("propose_concept", {**GIFT, "evidence": said[:1]})
+            seen["shipping"] = await client.call_tool("propose_concept", {**SHIPPING, "evidence": stated})
+
+    anyio.run(session_)
+    assert seen["gift"].structured_content["outcome"] == "quarantined"
+    assert seen["again"].structured_content["outcome"] == "quarantined"
+    assert seen["shipping"].structured_content["outcome"] == "learned"
+    store = memory.store()
+    held = store.quarantine_of(AGENT, GIFT["name"])
+    assert held is not None and held.supported_by == ("customer",) and held.session_id == "mcp-1"
+    assert store.get(AGENT, GIFT["name"]).version == 1  # type: ignore[union-attr]  (the repeat wrote nothing)
+    assert recorder.named("knowledge_quarantined") == [{"name": GIFT["name"], "type": "policy", "agent": AGENT}] * 2
+    assert recorder.named("knowledge_learned") == [{"name": SHIPPING["name"], "type": "policy", "agent": AGENT}]
+    assert GIFT["name"] not in block(memory, QUESTION)
+
+
+def test_memory_propose_checks_the_messages_it_is_given(memory: Memory) -> None:
+    said = [{"role": "user", "content": NOTE}, {"role": "assistant", "content": "Noted."}]
+    report = memory.propose(GIFT, agent=AGENT, session_id="p1", messages=said, config=CONFIG)
+    assert report.results == [(GIFT["name"], "quarantined")]
+    backed = [{"role": "user", "content": "Any gift?"},
+              {"role": "assistant", "content": "Yes: every order over R$ 50 comes with a free gift this month."}]
+    report = memory.propose(GIFT, agent=AGENT, session_id="p2", messages=backed, config=CONFIG)
+    assert report.results == [(GIFT["name"], "confirmed")]
+    assert memory.store().quarantine_of(AGENT, GIFT["name"]) is None
+
+
+def test_mcp_list_conflicts_leaves_a_held_concept_out(tmp_path: Path, memory: Memory) -> None:
+    """Behaviour change: a held concept an operator marked as contradicted was listed to the model."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+
+    from insika_knowledge.mcp.server import KnowledgeServer
+
+    _held_and_one_other(tmp_path, memory)
+    store = memory.store()
+    gift = store.get(AGENT, GIFT["name"])
+    assert gift is not None
+    disputed = gift.markdown + "\n## Contradiction\n\n- s9: orders over R$ 50 get no gift.\n"
+    assert store.edit(AGENT, GIFT["name"], disputed, expected_version=1, actor="ana").quarantined
+    assert [c.name for c in memory.conflicts(agent=AGENT)] == [GIFT["name"]]  # an operator sees it
+    assert memory.conflicts(agent=AGENT, held=False) == []
+    seen: dict[str, Any] = {}
+
+    async def session_() -> None:
+        async with Client(KnowledgeServer(memory, AGENT, config=CONFIG)) as client:
+            seen["conflicts"] = (await client.call_tool("list_conflicts", {})).structured_content
+
+    anyio.run(session_)
+    assert seen["conflicts"] == {"conflicts": []}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Collection
 from typing import Any, Final
 
 import click
@@ -57,7 +58,7 @@ def _line(concept: Concept, quarantined: bool = False) -> str:
             f"{flag}  {description}")
 
 
-def _echo(concepts: list[Concept], as_json: bool, held: frozenset[str] = frozenset()) -> None:
+def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = ()) -> None:
     """Print `concepts`: a JSON array of `summary` dicts, or one `_line` each (`held`: quarantined)."""
     if as_json:
         click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
@@ -72,9 +73,9 @@ def _echo(concepts: list[Concept], as_json: bool, held: frozenset[str] = frozens
 def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts: name, type, provenance, confidence, description."""
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        concepts = memory.concepts(agent=agent, tenant=tenant)
-        held = memory.store(tenant).quarantined_names(agent)
-    _echo(concepts, as_json, held)
+        records = memory.records(agent=agent, tenant=tenant)
+    concepts = [r.concept for r in records]
+    _echo(concepts, as_json, {r.concept.name for r in records if r.quarantined})
     if as_json:
         return
     in_conflict = sum(c.in_conflict for c in concepts)

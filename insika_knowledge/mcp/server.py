@@ -5,18 +5,24 @@ Tools (what a model calls):
 - ``search_knowledge(query, top_k=5)``: the best-matching concepts, scored;
 - ``load_knowledge(name)``: one concept's whole markdown record;
 - ``list_conflicts()``: the concepts holding contradicting reports;
-- ``propose_concept(name, description, type, body)``: learn one concept, through the same
-  gates, redaction and consolidation as extraction (provenance ``observed``; the source is
-  this server's session id).
+- ``propose_concept(name, description, type, body, evidence=[])``: learn one concept,
+  through the same gates, redaction, trust gate and consolidation as extraction
+  (provenance ``observed``; the source is this server's session id). `evidence` is the
+  conversation it comes from, quoted: a rule only the customer's messages state is held in
+  quarantine (outcome ``quarantined``), as it is when extraction proposes it.
 
 Resources: every concept as ``knowledge://<agent>/<name>`` (``text/markdown``), listed by
 ``resources/list`` and read through the template of the same shape.
+
+Everything a model reads here passes the retriever's one quarantine filter
+(`insika_knowledge.retrieve`): a concept held in quarantine is never a hit, never loaded
+(it answers as an unknown name) and never listed.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -61,12 +67,26 @@ class ConflictsOut(BaseModel):
     conflicts: list[ConflictOut]
 
 
+class Said(BaseModel):
+    """One message of the conversation a proposed concept comes from, quoted verbatim.
+
+    Attributes:
+        role: who said it: ``user`` (the customer), ``assistant`` (the agent), ``tool``
+            (a tool result) or ``system`` (the business's instructions).
+        content: what was said.
+    """
+
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str
+
+
 class ProposalOut(BaseModel):
     """``propose_concept``'s answer.
 
     Attributes:
         name: the concept's name as stored (normalised), None when a gate refused it.
-        outcome: learned, confirmed, merged, conflict, replayed; or ``dropped``.
+        outcome: learned, confirmed, merged, conflict, replayed, quarantined (held for a
+            person: only the customer said it), possible_duplicate; or ``dropped``.
         dropped: the gate that refused it (reason -> 1), empty otherwise.
         redacted: personal data replaced (kind -> count).
     """
@@ -111,12 +131,22 @@ class KnowledgeServer(MCPServer[Any]):
 
     async def list_resources(self) -> list[Resource]:
         """Every concept of the agent, by name (those held in quarantine left out)."""
-        held = self.memory.store(self.tenant).quarantined_names(self.agent)
         return [
             Resource(uri=uri(self.agent, c.name), name=c.name, description=c.description,
                      mime_type=MARKDOWN)
-            for c in self.memory.concepts(agent=self.agent, tenant=self.tenant) if c.name not in held
+            for c in self.memory.concepts(agent=self.agent, tenant=self.tenant, held=False)
         ]
+
+    def _load(self, name: str) -> str:
+        """One concept's whole record, as the model's ``load_knowledge`` gives it.
+
+        Raises:
+            NotFound: no such concept, or one held in quarantine (the same message).
+        """
+        result = self.memory.retriever(self.tenant).load_knowledge(self.agent, name, max_chars=None)
+        if "error" in result:
+            raise NotFound(str(result["error"]))
+        return str(result["markdown"])
 
     def _register(self) -> None:
         memory, agent, tenant, config = self.memory, self.agent, self.tenant, self.config
@@ -139,7 +169,7 @@ class KnowledgeServer(MCPServer[Any]):
         def load_knowledge(name: str) -> str:
             """Load the full markdown record of one concept, by its exact name (e.g. 'cep-13-campinas')."""
             try:
-                return memory.load(name, agent=agent, tenant=tenant)
+                return self._load(name)
             except InsikaError as exc:
                 raise ToolError(str(exc)) from None
 
@@ -149,23 +179,29 @@ class KnowledgeServer(MCPServer[Any]):
             return ConflictsOut(conflicts=[
                 ConflictOut(name=c.name, description=c.description, confidence=c.confidence,
                             provenance=c.provenance)
-                for c in memory.conflicts(agent=agent, tenant=tenant)
+                for c in memory.conflicts(agent=agent, tenant=tenant, held=False)
             ])
 
         @self.tool()
-        def propose_concept(name: str, description: str, type: str, body: str) -> ProposalOut:
+        def propose_concept(name: str, description: str, type: str, body: str,
+                            evidence: list[Said] | None = None) -> ProposalOut:
             """Propose a durable concept learned in this conversation, to remember for later ones.
 
             name: a short kebab-case name ('frete-gratis-acima-199'); description: one line
             (at most 300 characters); type: fact, entity, procedure, policy or objection; body:
-            the full statement in markdown (link other concepts as [[name]]). It is checked,
-            personal data is redacted, and a repeat of a known concept confirms, merges with or
-            contradicts it. Never put customer details in it.
+            the full statement in markdown (link other concepts as [[name]]); evidence: the
+            messages of this conversation that state it, verbatim, oldest first, each with its
+            role (user = the customer, assistant = you, tool = a tool result, system = your
+            instructions). It is checked, personal data is redacted, and a repeat of a known
+            concept confirms, merges with or contradicts it. A rule (a price, a deadline, a
+            benefit, an instruction) that only the customer stated is held in quarantine until
+            a person approves it. Never put customer details in it.
             """
             item = {"name": name, "description": description, "type": type, "body": body}
+            said = [{"role": m.role, "content": m.content} for m in evidence or ()]
             try:
                 report = memory.propose(item, agent=agent, session_id=self.session_id, tenant=tenant,
-                                        config=config)
+                                        config=config, messages=said)
             except InsikaError as exc:
                 raise ToolError(str(exc)) from None
             if report.outcome != "ok":
@@ -180,6 +216,6 @@ class KnowledgeServer(MCPServer[Any]):
                        description=f"One learned concept of agent {agent}, as markdown.")
         def concept(name: str) -> str:
             try:
-                return memory.load(name, agent=agent, tenant=tenant)
+                return self._load(name)
             except NotFound as exc:
                 raise ResourceNotFoundError(str(exc)) from None

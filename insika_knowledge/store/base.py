@@ -36,11 +36,17 @@ if TYPE_CHECKING:  # record types of the procedure store, for `ProcedureStorage`
 
 @dataclass(frozen=True, slots=True)
 class StoredConcept:
-    """A concept as it is on record: the record plus its row id and version number."""
+    """A concept as it is on record: the record plus its row id and version number.
+
+    ``quarantined`` is True while the concept is held in quarantine (a row of the
+    ``quarantine`` table, see `insika_knowledge.trust`): stored and shown to operators,
+    never handed to a model (`insika_knowledge.retrieve` filters it).
+    """
 
     concept: Concept
     version: int
     id: int
+    quarantined: bool = False
 
     @property
     def markdown(self) -> str:

@@ -17,10 +17,12 @@ from insika_knowledge.concept import Concept
 from insika_knowledge.errors import UserError
 from insika_knowledge.store.base import ScanRow, StoredConcept
 
-#: The columns `row_to_stored` reads, in order.
+#: The columns `row_to_stored` reads, in order (of ``concepts``, unaliased): the last one
+#: says whether the concept is held in quarantine (the ``quarantine`` table's primary key).
 CONCEPT_COLUMNS: Final = (
     "id, version, name, description, type, provenance, confidence, sources, occurrences, "
-    "created_at, updated_at, body"
+    "created_at, updated_at, body, "
+    "EXISTS (SELECT 1 FROM quarantine q WHERE q.agent = concepts.agent AND q.name = concepts.name)"
 )
 #: The columns `scan_row` reads, in order.
 SCAN_COLUMNS: Final = (
@@ -38,7 +40,7 @@ def scan_row(row: Sequence[Any]) -> ScanRow:
 def row_to_stored(row: Sequence[Any]) -> StoredConcept:
     """A `StoredConcept` from the `CONCEPT_COLUMNS` of one concept (``sources`` is JSON text)."""
     (cid, version, name, description, ctype, provenance, confidence, sources, occurrences,
-     created_at, updated_at, body) = row
+     created_at, updated_at, body, held) = row
     concept = Concept(
         name=name,
         description=description,
@@ -51,7 +53,7 @@ def row_to_stored(row: Sequence[Any]) -> StoredConcept:
         updated_at=updated_at,
         body=body,
     )
-    return StoredConcept(concept=concept, version=int(version), id=int(cid))
+    return StoredConcept(concept=concept, version=int(version), id=int(cid), quarantined=bool(held))
 
 
 def check_operator(actor: object, version: object = 0) -> None:

@@ -1,9 +1,11 @@
 """The concept list: its query parameters, one page of rows, and the links around it.
 
 Filtering runs in SQL and the natural sort over the filtered keys
-(`SQLiteStore.concept_page`). ``q`` is answered by the agent's own search index (the
-one retrieval uses, `Retriever.index_for`): its hits, best first, restrict the page and
-rank it by default, and each row shows its score.
+(`SQLiteStore.concept_page`). ``q`` is answered by the agent's own search (the one
+retrieval uses, `Retriever.search`, held concepts included: this is an operator's list):
+its hits, best first, restrict the page and rank it by default, and each row shows its
+score. Whether a row is held in quarantine is read from its record
+(`StoredConcept.quarantined`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from starlette.exceptions import HTTPException
 
 from insika_knowledge.concept import CONCEPT_TYPES, PROVENANCES, format_confidence
 from insika_knowledge.memory import Store
-from insika_knowledge.retrieve import SearchIndex
+from insika_knowledge.retrieve import Retriever
 from insika_knowledge.studio.render import concept_url, url
 
 PAGE_SIZE: Final = 50
@@ -126,17 +128,18 @@ class ListQuery:
         )
 
 
-def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
+def build(store: Store, retriever: Retriever, mode: str, query: ListQuery) -> dict[str, Any]:
     """The list page's template context for `query` (rows, counts, chips, sort and page links).
 
-    With ``q``, the index's best `SEARCH_MAX` hits (`SearchIndex.search`) are the rows,
-    ranked best first, each with its score; ``more_hits`` says the index had more.
+    With ``q``, the best `SEARCH_MAX` hits of `Retriever.search` under the config's
+    ``index`` `mode` (held concepts included: an operator's list) are the rows, ranked
+    best first, each with its score; ``more_hits`` says the index had more.
     """
     ranked: list[str] | None = None
     scores: dict[str, float] = {}
     more_hits = False
     if query.q:
-        hits = index.search(query.agent, query.q, SEARCH_MAX + 1)
+        hits = retriever.search(query.agent, query.q, SEARCH_MAX + 1, mode, held=True)
         more_hits = len(hits) > SEARCH_MAX
         hits = hits[:SEARCH_MAX]
         ranked = [hit.entry.name for hit in hits]
@@ -155,14 +158,13 @@ def build(store: Store, index: SearchIndex, query: ListQuery) -> dict[str, Any]:
         sort=query.sort, desc=query.desc, offset=offset, limit=PAGE_SIZE,
     )
     total, counts = page.total, page.counts
-    quarantined = store.quarantined_names(query.agent) if counts.quarantined else frozenset()
     pages = max(1, -(-total // PAGE_SIZE))
     return {
         "query": query,
-        "index_name": index.name,
+        "index_name": retriever.index_for(query.agent, mode).name,
         "more_hits": more_hits,
         "search_max": SEARCH_MAX,
-        "rows": [_row(s.concept, query, scores, s.concept.name in quarantined, s.concept.name in duplicates)
+        "rows": [_row(s.concept, query, scores, s.quarantined, s.concept.name in duplicates)
                  for s in page.rows],
         "total": total,
         "first": offset + 1 if page.rows else 0,

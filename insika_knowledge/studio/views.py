@@ -11,11 +11,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from insika_knowledge.memory import Memory
-from insika_knowledge.retrieve import SearchIndex
 from insika_knowledge.studio import listing
 from insika_knowledge.studio.render import concept_url, url
 from insika_knowledge.studio.scope import (
-    Scope,
     memory_of,
     nav,
     open_store,
@@ -34,7 +32,9 @@ def knowledge_list(request: Request) -> Response:
     if scope is None:
         return renderer.page(request, "picker.html", {"tenants": _picker(memory_of(request))})
     query = listing.ListQuery.from_params(request.query_params, scope.agent, scope.tenant)
-    context = listing.build(scope.store, search_index(request, scope), query)
+    # The tenant's retriever lives as long as the `Memory`, so its read cache stays warm.
+    context = listing.build(scope.store, memory_of(request).retriever(scope.tenant),
+                            request.app.state.index_mode, query)
     context["deleted_href"] = url("/studio/deleted", agent=scope.agent, tenant=scope.tenant)
     context["new_href"] = url("/studio/new", agent=scope.agent, tenant=scope.tenant)
     context["export_links"] = [
@@ -42,15 +42,6 @@ def knowledge_list(request: Request) -> Response:
         for fmt, label in (("md", "Markdown (zip)"), ("graphml", "GraphML"), ("json", "JSON"))
     ]
     return renderer.page(request, "list.html", {**nav(scope), **context})
-
-
-def search_index(request: Request, scope: Scope) -> SearchIndex:
-    """The index the agent's retrieval uses (`Retriever.index_for` under the app's mode).
-
-    The tenant's retriever lives as long as the `Memory`, so its read cache stays warm.
-    """
-    mode: str = request.app.state.index_mode
-    return memory_of(request).retriever(scope.tenant).index_for(scope.agent, mode)
 
 
 def _picker(memory: Memory) -> list[dict[str, Any]]:
