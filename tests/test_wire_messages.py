@@ -11,6 +11,8 @@ from insika_knowledge.extract.prompt import render_transcript
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.learn import relevant_concepts
 from insika_knowledge.trust import grounding
+from insika_knowledge.wire import anthropic
+from insika_knowledge.wire.answer import Answer
 from insika_knowledge.wire.messages import (
     SEPARATOR,
     ToolCall,
@@ -87,6 +89,9 @@ def test_the_text_of_a_message_is_the_same_whichever_caller_asks(
     # hookspecs' Turn, and retrieval's query in the relay
     assert Turn(AgentSpec("a"), "s", "t", [message]).last_user_text() == text
     assert last_user_text([{"role": "user", "content": "older"}, message]) == text
+    # the relay's transcript of an Anthropic body
+    transcript = anthropic.transcript({"messages": [message]}, Answer())
+    assert [m["content"] for m in transcript if m["role"] == "user"] == [text]
 
 
 def test_parts_are_joined_by_one_line_break_so_they_stay_apart() -> None:

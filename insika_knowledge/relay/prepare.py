@@ -34,10 +34,10 @@ from insika_knowledge.procedures.skill import BUSY_DEFERRED
 from insika_knowledge.procedures.telemetry import FAILED, Stage
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.identity import Identity, identify, without_identity
 from insika_knowledge.relay.placement import Placement, place
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.wire import WireFormat
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 from insika_knowledge.sessions import AgentSpec, Turn
 

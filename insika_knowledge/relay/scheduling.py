@@ -38,10 +38,10 @@ from typing import Any, Final, TypeVar
 
 from insika_knowledge.procedures.trace.wire import OUTCOME_HEADERS
 from insika_knowledge.relay.degraded import BODY, Degraded
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.identity import AGENT_HEADER, TENANT_HEADER, memory_on
 from insika_knowledge.relay.prepare import Prepared, prepare, run_deferred_procedures, skill_keeps_bodies
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.wire import WireFormat
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
