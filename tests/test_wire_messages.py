@@ -10,6 +10,7 @@ import pytest
 from insika_knowledge.extract.prompt import render_transcript
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.learn import relevant_concepts
+from insika_knowledge.procedures.trace.events import events
 from insika_knowledge.trust import grounding
 from insika_knowledge.wire import anthropic
 from insika_knowledge.wire.answer import Answer
@@ -89,6 +90,9 @@ def test_the_text_of_a_message_is_the_same_whichever_caller_asks(
     # hookspecs' Turn, and retrieval's query in the relay
     assert Turn(AgentSpec("a"), "s", "t", [message]).last_user_text() == text
     assert last_user_text([{"role": "user", "content": "older"}, message]) == text
+    # procedures' traces
+    users = [e.text for e in events([message]) if e.kind == "user"]
+    assert users == [text]
     # the relay's transcript of an Anthropic body
     transcript = anthropic.transcript({"messages": [message]}, Answer())
     assert [m["content"] for m in transcript if m["role"] == "user"] == [text]
@@ -105,7 +109,7 @@ def test_parts_are_joined_by_one_line_break_so_they_stay_apart() -> None:
 
 # ---------------------------------------------------------------- tool calls
 
-#: One call to get_order(id=1) in each shape; extraction reads it as the wire does.
+#: One call to get_order(id=1) in each shape; extraction, traces and the relay read it alike.
 CALLS = {
     "openai": {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"id": 1}'}}]},
@@ -122,6 +126,8 @@ def test_a_tool_call_reads_the_same_in_every_shape(shape: str) -> None:
     (call,) = tool_calls(message)
     assert (call.id, call.name, call.arguments) == ("c1", "get_order", {"id": 1})
     assert json.loads(render_transcript([message]))[0]["tool_calls"] == [{"name": "get_order", "arguments": {"id": 1}}]
+    (event,) = [e for e in events([message]) if e.kind == "call"]
+    assert (event.call_id, event.name, event.arguments) == ("c1", "get_order", {"id": 1})
 
 
 def test_tool_calls_in_order_and_without_a_name_none() -> None:
@@ -132,6 +138,7 @@ def test_tool_calls_in_order_and_without_a_name_none() -> None:
     assert tool_calls(message) == [
         ToolCall("", "a", {}, 0), ToolCall("7", "b", {}, 3), ToolCall("", "c", {"k": "v"}, 1),
     ]
+    assert [e.call_id for e in events([message]) if e.kind == "call"] == ["call-0-0", "7", "call-0-1"]
 
 
 def test_arguments() -> None:
