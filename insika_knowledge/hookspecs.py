@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from insika_knowledge.events import Event
+from insika_knowledge.wire.messages import last_user_text
 
 if TYPE_CHECKING:
     import click
@@ -84,23 +85,12 @@ class Turn:
     def last_user_text(self) -> str:
         """The text of the last user message ('' when there is none).
 
-        Tolerant of what a host may hand over: no message list, items that are not
+        Read as every reader of a message reads it (`insika_knowledge.wire.messages`),
+        and tolerant of what a host may hand over: no message list, items that are not
         message objects, and content that is neither text nor a list of text parts
         are all read as "no text".
         """
-        messages = self.messages if isinstance(self.messages, (list, tuple)) else []
-        for message in reversed(messages):
-            if isinstance(message, Mapping) and message.get("role") == "user":
-                content = message.get("content")
-                if isinstance(content, str):
-                    return content
-                if isinstance(content, list):
-                    return " ".join(
-                        p["text"] for p in content
-                        if isinstance(p, Mapping) and isinstance(p.get("text"), str)
-                    )
-                return ""
-        return ""
+        return last_user_text(self.messages)
 
 
 @hookspec

@@ -64,6 +64,7 @@ from insika_knowledge.index.scan import Hit, ScanIndex
 from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept, Transaction
 from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.naming import PossibleDuplicate
+from insika_knowledge.wire.messages import message_text
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +240,7 @@ def relevant_concepts(
     """
     if limit <= 0:
         return ()
-    text = "\n".join(_content(m) for m in messages if isinstance(m, dict))[-KNOWN_SEARCH_CHARS:]
+    text = "\n".join(message_text(m) for m in messages if isinstance(m, dict))[-KNOWN_SEARCH_CHARS:]
     best: dict[str, tuple[float, float, str]] = {}
     for piece, start in enumerate(range(0, len(text), MAX_QUERY_CHARS)):
         chunk = text[start:start + MAX_QUERY_CHARS]
@@ -252,13 +253,6 @@ def relevant_concepts(
                 best[hit.entry.name] = key
     ranked = sorted(best.items(), key=lambda item: (item[1][0], item[1][1], item[0]))
     return tuple((name, description) for name, (_, _, description) in ranked[:limit])
-
-
-def _content(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
 
 
 class _Search:

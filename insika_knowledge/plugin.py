@@ -36,6 +36,7 @@ from insika_knowledge.plugins import ENTRY_POINTS as ENTRY_POINTS
 from insika_knowledge.plugins import load_plugins as load_plugins
 from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
+from insika_knowledge.wire.headers import TENANT_HEADER
 
 if TYPE_CHECKING:
     from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
@@ -244,7 +245,7 @@ class KnowledgePlugin:
             tenant = DEFAULT_TENANT
             if isinstance(headers, Mapping):
                 lowered = {str(k).lower(): v for k, v in headers.items()}
-                tenant = str(lowered.get("x-insika-tenant", DEFAULT_TENANT))
+                tenant = str(lowered.get(TENANT_HEADER, DEFAULT_TENANT))
             result: tuple[Any, Any] = self._procedures(tenant).handle_request(
                 body, headers, lock_budget_ms=self.lock_budget_ms
             )

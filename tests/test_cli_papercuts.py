@@ -24,7 +24,7 @@ from insika_knowledge.bench import speed
 from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.cli import cli
 from insika_knowledge.memory import Memory
-from insika_knowledge.procedures.trace.wire import SESSION_HEADER
+from insika_knowledge.wire.headers import SESSION_HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCEDURES_PAGE = (ROOT / "docs" / "procedures.md").read_text(encoding="utf-8")

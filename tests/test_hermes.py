@@ -151,7 +151,7 @@ def test_a_turn_is_learned_in_the_background_then_recalled(provider: InsikaProvi
         provider.on_session_end(messages)
         sent = fake.requests[0]["messages"][-1]["content"]
     assert '"Oi"' not in sent and '"Frete grátis?"' in sent  # only the last turn
-    assert '{"name": "lookup", "arguments": "{}"}' in sent  # OpenAI tool calls flattened
+    assert '{"name": "lookup", "arguments": {}}' in sent  # OpenAI tool calls flattened, arguments read
     block = provider.prefetch("Tem frete grátis acima de quanto?")
     assert block.startswith("<knowledge>") and 'name="frete-gratis-acima-199"' in block
     loaded = json.loads(provider.handle_tool_call("load_knowledge", {"name": "frete-gratis-acima-199"}))

@@ -184,23 +184,24 @@ def test_a_bad_tenant_in_tools_degrades_instead_of_raising(host: RecordingHost) 
 
 
 @pytest.mark.parametrize(
-    "messages",
-    [None, [{"role": "user", "content": 5}], ["hello"], [{"role": "user", "content": ["hi"]}],
-     [{"role": "user", "content": [{"text": 5}]}], "not a list", [None, 3.5]],
+    ("messages", "text"),
+    [(None, ""), ([{"role": "user", "content": 5}], ""), (["hello"], ""),
+     ([{"role": "user", "content": ["hi"]}], "hi"),  # a bare string part is text (insika_knowledge.wire.messages)
+     ([{"role": "user", "content": [{"text": 5}]}], ""), ("not a list", ""), ([None, 3.5], "")],
 )
-def test_malformed_turns_never_raise_into_the_engine(host: RecordingHost, messages: Any) -> None:
+def test_malformed_turns_never_raise_into_the_engine(host: RecordingHost, messages: Any, text: str) -> None:
     spec = agent()
     bad = Turn(spec, "sess_1", "t1", messages)
     assert host.prompt_context(bad) == []
     host.finish_turn(bad)
     assert plugin.drain(timeout_s=10)
-    assert bad.last_user_text() == ""
+    assert bad.last_user_text() == text
 
 
 def test_last_user_text_reads_text_parts() -> None:
     messages: Any = [{"role": "user", "content": [{"text": "a"}, "x", {"text": "b"}]}, "junk"]
     turn_ = Turn(agent(), "s", "t", messages)
-    assert turn_.last_user_text() == "a b"
+    assert turn_.last_user_text() == "a\nx\nb"  # one line per part (insika_knowledge.wire.messages.SEPARATOR)
 
 
 def _request(session: str, text: str) -> tuple[dict[str, Any], dict[str, str]]:

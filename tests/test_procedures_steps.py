@@ -6,14 +6,8 @@ import pytest
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.trace import shell, verify
+from insika_knowledge.procedures.trace.events import events
 from insika_knowledge.procedures.trace.steps import build
-from insika_knowledge.procedures.trace.wire import (
-    events,
-    lower_headers,
-    session_id,
-    skill_override,
-    task_outcome,
-)
 
 
 def openai_trace() -> list[dict]:
@@ -168,28 +162,6 @@ def test_results_arriving_later_complete_their_calls() -> None:
 def test_malformed_messages_are_user_errors(messages: object) -> None:
     with pytest.raises(UserError, match="messages"):
         list(events(messages))
-
-
-def test_session_id_outcome_and_skill_headers() -> None:
-    headers = lower_headers(
-        {
-            "X-ACE-Session": "s-1",
-            "X-Ace-Task-Outcome": "Success",
-            "x-ace-skills": "other=off, skill_knowledge_graph=shadow",
-        }
-    )
-    assert session_id({"session_id": "body"}, headers) == "s-1"
-    assert session_id({"session_id": "body"}, {}) == "body"
-    assert session_id({}, {}) is None
-    assert task_outcome(headers) == "success"
-    assert task_outcome({"x-ace-outcome": "failure"}) == "failure"
-    assert task_outcome({"x-ace-task-success": "true"}) == "success"
-    assert task_outcome({"x-ace-task-success": "false"}) == "failure"
-    assert task_outcome({}) is None
-    with pytest.raises(UserError, match="x-ace-outcome"):
-        task_outcome({"x-ace-outcome": "maybe"})
-    assert skill_override(headers, "skill_knowledge_graph") == "shadow"
-    assert skill_override({"x-ace-skills": "*=off"}, "skill_knowledge_graph") == "off"
 
 
 @pytest.mark.parametrize(

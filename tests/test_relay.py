@@ -18,10 +18,10 @@ from fakellm import FakeLLM
 from fakeupstream import Call, Calls, FakeUpstream, Raw, Status, Text
 from relayhelp import AGENT, IDENTITY, KEY, QUESTION, SESSION, TENANT, Running, running_relay
 
-from insika_knowledge.relay.identity import PRIVATE_PREFIXES
 from insika_knowledge.relay.toolloop import UNAVAILABLE
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.sessions import Session
+from insika_knowledge.wire.headers import PRIVATE_PREFIXES
 
 
 @pytest.fixture(scope="module")

@@ -47,9 +47,9 @@ from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner, Verdict, judge
 from insika_knowledge.procedures.recall.cursor import Cursor
 from insika_knowledge.procedures.recall.recall import RecallIndex, is_handoff, query_terms
+from insika_knowledge.procedures.trace.events import events
 from insika_knowledge.procedures.trace.steps import PENDING, TraceBuilder, build
 from insika_knowledge.procedures.trace.verify import ERROR
-from insika_knowledge.procedures.trace.wire import events
 from insika_knowledge.sessions import Session, read_sessions
 
 TARGETS: Final = {"precision": 0.7, "wrong_recall_rate": 0.05}

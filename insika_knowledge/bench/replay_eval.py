@@ -38,10 +38,11 @@ from typing import Any, Final
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.recall.inject import BLOCK_RE, has_breakpoint, unmarked
+from insika_knowledge.procedures.recall.inject import BLOCK_RE
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.sessions import Session, read_sessions
 from insika_knowledge.store.sqlite.procedures import ProcedureStore
+from insika_knowledge.wire.placement import has_breakpoint, unmarked
 
 TARGETS: Final = {"prefix_kept": 1.0, "block_carried": 0.95, "p50_ms": 2.0, "p95_ms": 5.0}
 

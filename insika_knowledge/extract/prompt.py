@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
+from insika_knowledge.wire.messages import message_text, tool_calls
+
 #: The rendered transcript is at most this many characters: the oldest whole messages
 #: are left out first (the JSON stays valid).
 TRANSCRIPT_MAX_CHARS: Final = 24_000
@@ -106,8 +108,10 @@ def extraction_messages(
 def render_transcript(messages: Sequence[Any]) -> str:
     """Render messages as a JSON array of ``{role, content, tool_calls}`` objects.
 
-    A tool result also keeps its tool ``name``; content parts are joined into one text;
-    tool calls are ``{name, arguments}``. One message per line, at most
+    A tool result also keeps its tool ``name``; the content is the message's text
+    (`insika_knowledge.wire.messages.message_text`: text parts joined by a line break);
+    tool calls are ``{name, arguments}`` (`insika_knowledge.wire.messages.tool_calls`:
+    OpenAI, normalised and Anthropic calls alike). One message per line, at most
     `TRANSCRIPT_MAX_CHARS` characters: the oldest whole messages are left out first, and
     a single message longer than the limit keeps the end of its content. Text that
     cannot be written as UTF-8 (lone surrogates) is replaced by ``?``.
@@ -129,18 +133,10 @@ def render_transcript(messages: Sequence[Any]) -> str:
 
 def _message_object(message: dict[str, Any]) -> dict[str, Any]:
     role = _text(message.get("role", "?"))[:40]
-    content = message.get("content")
-    if isinstance(content, list):  # content parts
-        content = " ".join(_text(p.get("text", "")) for p in content if isinstance(p, dict))
-    item: dict[str, Any] = {"role": role, "content": "" if content is None else _text(content)}
+    item: dict[str, Any] = {"role": role, "content": message_text(message)}
     if role == "tool" and message.get("name"):
         item["name"] = _text(message.get("name"))[:200]
-    calls = message.get("tool_calls")
-    item["tool_calls"] = [
-        {"name": _text(call.get("name")), "arguments": call.get("arguments", {})}
-        for call in (calls if isinstance(calls, list) else [])
-        if isinstance(call, dict)
-    ]
+    item["tool_calls"] = [{"name": call.name, "arguments": call.arguments} for call in tool_calls(message)]
     return item
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.procedures.mining.shared import mask_unshared
+from insika_knowledge.procedures.trace.events import events
 from insika_knowledge.procedures.trace.steps import PENDING, Step, TraceBuilder
-from insika_knowledge.procedures.trace.wire import events
 from insika_knowledge.store.base import ProcedureStorage
 from insika_knowledge.store.procedure_records import SessionRow
 
@@ -106,7 +106,7 @@ class SessionCapture:
             now: unix seconds (the injected clock).
 
         Raises:
-            UserError: `messages` is malformed (`insika_knowledge.procedures.trace.wire.events`).
+            UserError: `messages` is malformed (`insika_knowledge.procedures.trace.events.events`).
         """
         row = self.store.load_session(session_id) or SessionRow(session_id, first_turn_at=now)
         builder = self.builder(row)

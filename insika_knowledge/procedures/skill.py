@@ -12,8 +12,8 @@ For a request with a session id it:
 3. follows the session's new steps through it (`cursor`);
 4. renders the block (`render`) and, in ``prod`` or a canary treatment arm, places it
    when it fits the budget; once a session got a block, every later request carries the
-   identical bytes at the identical place (`inject`), so the upstream prefix stays
-   byte-stable although the client never sends the block back;
+   identical bytes at the identical place (`insika_knowledge.wire.placement`), so the
+   upstream prefix stays byte-stable although the client never sends the block back;
 5. writes the capture and the stage in one transaction (`insika_knowledge.store.procedure_store`);
 6. on an explicit task outcome, judges the trace, counts it for or against procedures
    (`mine`), and starts a new task in the same session.
@@ -49,7 +49,7 @@ from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict, judge
 from insika_knowledge.procedures.mining.scoring import MinedRun, mined_run
 from insika_knowledge.procedures.recall.cursor import Cursor
-from insika_knowledge.procedures.recall.inject import Anchor, carry, place
+from insika_knowledge.procedures.recall.inject import BLOCK, anchor_json, stored_anchor
 from insika_knowledge.procedures.recall.recall import Recall, RecallIndex, query_terms
 from insika_knowledge.procedures.recall.render import Block, render
 from insika_knowledge.procedures.recall.tokens import TokenCounter, get_counter
@@ -64,18 +64,19 @@ from insika_knowledge.procedures.telemetry import (
     Stage,
 )
 from insika_knowledge.procedures.trace.steps import Step, TraceBuilder, build
-from insika_knowledge.procedures.trace.wire import (
+from insika_knowledge.sessions import Session
+from insika_knowledge.store import open_procedure_store
+from insika_knowledge.store.base import ProcedureStorage
+from insika_knowledge.store.procedure_records import SessionRow
+from insika_knowledge.wire.headers import (
     SKILLS_HEADER,
     lower_headers,
     read_outcome,
     session_id,
     skill_override,
-    tool_names,
 )
-from insika_knowledge.sessions import Session
-from insika_knowledge.store import open_procedure_store
-from insika_knowledge.store.base import ProcedureStorage
-from insika_knowledge.store.procedure_records import SessionRow
+from insika_knowledge.wire.messages import tool_names
+from insika_knowledge.wire.placement import Anchor, carry, place
 
 log = logging.getLogger(__name__)
 
@@ -300,8 +301,8 @@ class ProceduralMemory:
         stage.captured_turns = row.turns
         recall_started = time.perf_counter()
         self.refresh()
-        anchor = Anchor.from_json(row.anchor) if row.block else None
-        prefer = row.procedure_id or (anchor.procedure if anchor is not None else None)
+        anchor = stored_anchor(row.anchor) if row.block else None
+        prefer = row.procedure_id or (anchor.label if anchor is not None else None)
         builder = captured.builder
         # The task as the process read it (unmasked: its directories name the environment),
         # else the stored, masked one (after a restart).
@@ -310,9 +311,9 @@ class ProceduralMemory:
             key = (task, builder.latest_user)
             builder.query = (key, query_terms(*key, task_canonical=True))
         recall = self.index.recall_terms(builder.query[1], tools, prefer=prefer)
-        if anchor is not None and recall.key != anchor.procedure:
+        if anchor is not None and recall.key != anchor.label:
             # The session carries a block: it keeps that block's procedure.
-            recall = self._known_chain(anchor.procedure, recall)
+            recall = self._known_chain(anchor.label, recall)
         stage.recall_ms = (time.perf_counter() - recall_started) * 1000
         stage.matcher, stage.match_score = recall.matcher, round(recall.score, 4)
         result = original
@@ -374,33 +375,33 @@ class ProceduralMemory:
         if not arm.injects:
             stage.would_inject_tokens = block.tokens
             return body
-        anchor = Anchor.from_json(row.anchor) if row.block else None
+        anchor = stored_anchor(row.anchor) if row.block else None
         if anchor is not None:
             carried = self._carry(body, row, anchor, stage)
             if stage.injected:
                 return carried
-        injection = place(body, block.text, key)
-        stage.injected = injection.injected
-        stage.injected_tokens = block.tokens if injection.injected else 0
-        stage.reason = injection.reason
-        if injection.injected and injection.anchor is not None:
-            row.block, row.anchor = block.text, injection.anchor.to_json()
+        placement = place(body, block.text, BLOCK, label=key)
+        stage.injected = placement.placed
+        stage.injected_tokens = block.tokens if placement.placed else 0
+        stage.reason = placement.reason
+        if placement.placed and placement.anchor is not None:
+            row.block, row.anchor = block.text, anchor_json(placement.anchor)
             stage.block_tokens = block.tokens
-        return injection.body
+        return placement.body
 
     def _carry(
         self, body: dict[str, Any], row: SessionRow, anchor: Anchor, stage: Stage
     ) -> dict[str, Any]:
         """Put the session's block back at its anchor; a lost anchor clears it."""
-        injection = carry(body, row.block, anchor)
-        if not injection.injected:
+        placement = carry(body, row.block, anchor, BLOCK)
+        if not placement.placed:
             row.block, row.anchor = "", ""
-            stage.reason = injection.reason
+            stage.reason = placement.reason
             return body
         tokens = self._carried_size(row.block)
         stage.injected, stage.carried = True, True
         stage.injected_tokens = stage.block_tokens = tokens
-        return injection.body
+        return placement.body
 
     def _carried_size(self, text: str) -> int:
         tokens = self._carried_tokens.get(text)

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from insika_knowledge.procedures.modes import SHADOW
 from insika_knowledge.store.procedure_records import STAGE_COLUMNS
+from insika_knowledge.wire.headers import BODY_REWRITTEN_HEADER, REWRITE_TOKENS_HEADER, REWRITTEN_BY_HEADER
 
 STAGE_NAME: Final = "skill_knowledge_graph"
 #: Recall results (``action`` values that come from a recall; ``kg_recall_result``).
@@ -184,9 +185,9 @@ class Stage:
         if not self.injected:
             return {}
         return {
-            "x-ace-body-rewritten": "tail",
-            "x-ace-rewrite-tokens": f"+{self.injected_tokens}",
-            "x-ace-rewritten-by": STAGE_NAME,
+            BODY_REWRITTEN_HEADER: "tail",
+            REWRITE_TOKENS_HEADER: f"+{self.injected_tokens}",
+            REWRITTEN_BY_HEADER: STAGE_NAME,
         }
 
     def mode_entry(self) -> str:

@@ -7,7 +7,8 @@ the way up, answers ``load_knowledge`` itself, relays the answer (streams byte f
 and hands the finished turn to background extraction. Any memory failure fails open.
 
 Modules, one concern each: ``app`` (routes), ``openai_format`` / ``anthropic_format`` /
-``wire`` (wire formats), ``sse`` (event splitting), ``streaming`` (stream pass-through),
+``formats`` (what the relay writes in each wire format; reading bodies, streams and
+headers is `insika_knowledge.wire`'s), ``streaming`` (stream pass-through),
 ``exchange`` (upstream calls, JSON answers), ``prepare`` (the request stages),
 ``placement`` (where the block goes), ``toolloop`` (``load_knowledge``), ``learning``
 (the hand-off), ``identity`` (the identity headers), ``degraded`` (failing open),

@@ -39,6 +39,7 @@ from insika_knowledge.relay.anthropic_format import PATH as ANTHROPIC_PATH
 from insika_knowledge.relay.anthropic_format import AnthropicFormat
 from insika_knowledge.relay.asgi import ClientWatch, read_body, send_stream
 from insika_knowledge.relay.exchange import Exchange, json_answer
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.openai_format import PATH as OPENAI_PATH
 from insika_knowledge.relay.openai_format import OpenAIFormat
 from insika_knowledge.relay.runtime import Relay
@@ -52,7 +53,6 @@ from insika_knowledge.relay.upstream import (
     until_disconnect,
     url,
 )
-from insika_knowledge.relay.wire import WireFormat
 
 log = logging.getLogger(__name__)
 

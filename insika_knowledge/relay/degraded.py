@@ -20,10 +20,10 @@ from typing import Final
 
 from insika_knowledge.errors import InsikaError
 from insika_knowledge.events import EventBus, KnowledgeDegraded
+from insika_knowledge.wire.headers import DEGRADED_HEADER
 
 log = logging.getLogger(__name__)
 
-HEADER: Final = "x-insika-degraded"
 BODY: Final = "body"
 IDENTITY: Final = "identity"
 PROCEDURES: Final = "procedures"
@@ -88,4 +88,4 @@ class Degraded:
     def headers(self) -> dict[str, str]:
         """``{"x-insika-degraded": "stage, stage"}`` in request order, or {} when nothing failed."""
         order = sorted(self.stages, key=lambda s: STAGES.index(s) if s in STAGES else len(STAGES))
-        return {HEADER: ", ".join(order)} if order else {}
+        return {DEGRADED_HEADER: ", ".join(order)} if order else {}

@@ -22,12 +22,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from insika_knowledge.relay.degraded import LEARN
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.learning import hand_off, learns
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.toolloop import answer_calls, next_body
 from insika_knowledge.relay.upstream import encode, response_headers
-from insika_knowledge.relay.wire import Answer, WireFormat
+from insika_knowledge.wire.answer import Answer
 
 
 def dumps(body: dict[str, Any]) -> bytes:

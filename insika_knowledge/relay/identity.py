@@ -1,11 +1,12 @@
 """Who a request is for: tenant, agent, session, and whether memory is on for it.
 
-The caller names them in headers the relay reads and never forwards upstream:
+The caller names them in headers the relay reads and never forwards upstream (their
+names and rules are `insika_knowledge.wire.headers`'):
 
 - ``x-insika-tenant``: the tenant (default ``default``), one database per tenant;
 - ``x-insika-agent``: the agent whose ``knowledge:`` block applies (none = knowledge off);
 - ``x-ace-session`` (or the body's ``session_id``): the session procedures and learning
-  are keyed by (`insika_knowledge.procedures.trace.wire.session_id` reads it);
+  are keyed by (`insika_knowledge.wire.headers.session_id`);
 - ``x-insika-memory: off``: both memories off for this request (``off``, ``false``, ``0``,
   ``no``, any case).
 
@@ -16,18 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from insika_knowledge.ids import DEFAULT_TENANT
-from insika_knowledge.procedures.trace.wire import session_id
-
-TENANT_HEADER: Final = "x-insika-tenant"
-AGENT_HEADER: Final = "x-insika-agent"
-MEMORY_HEADER: Final = "x-insika-memory"
-SESSION_FIELD: Final = "session_id"
-#: Header name prefixes that belong to the relay and its skills, never to the upstream.
-PRIVATE_PREFIXES: Final = ("x-insika-", "x-ace-")
-_OFF: Final = frozenset({"off", "false", "0", "no"})
+from insika_knowledge.wire.headers import AGENT_HEADER, SESSION_FIELD, TENANT_HEADER, memory_on, session_id
 
 
 @dataclass(frozen=True)
@@ -58,16 +51,6 @@ def identify(headers: Mapping[str, str], body: Mapping[str, Any] | None) -> Iden
     agent = headers.get(AGENT_HEADER, "").strip() or None
     session = session_id(body if body is not None else {}, headers)
     return Identity(tenant, agent, session, memory_on(headers))
-
-
-def memory_on(headers: Mapping[str, str]) -> bool:
-    """False when ``x-insika-memory`` switches memory off (lower-case header names)."""
-    return headers.get(MEMORY_HEADER, "").strip().lower() not in _OFF
-
-
-def is_private(name: str) -> bool:
-    """True for a header the relay keeps to itself (`PRIVATE_PREFIXES`, lower-case `name`)."""
-    return name.startswith(PRIVATE_PREFIXES)
 
 
 def without_identity(body: dict[str, Any]) -> dict[str, Any]:

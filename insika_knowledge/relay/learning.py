@@ -19,10 +19,11 @@ import json
 
 from insika_knowledge.concept import utc_now
 from insika_knowledge.relay.degraded import LEARN, reason_of
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.wire import Answer, WireFormat
 from insika_knowledge.sessions import AgentSpec, Turn
+from insika_knowledge.wire.answer import Answer
 
 
 def turn_id(messages: object) -> str:

@@ -29,21 +29,19 @@ from typing import Any, Final
 
 from insika_knowledge.errors import StorageBusy
 from insika_knowledge.ids import check_agent, check_tenant
-from insika_knowledge.procedures.modes import OFF, SHADOW
-from insika_knowledge.procedures.skill import BUSY_DEFERRED
-from insika_knowledge.procedures.telemetry import FAILED, Stage
+from insika_knowledge.procedures import BUSY_DEFERRED, FAILED, OFF, SHADOW, Stage
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.identity import Identity, identify, without_identity
-from insika_knowledge.relay.placement import Placement, place
+from insika_knowledge.relay.placement import place
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.wire import WireFormat
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
-from insika_knowledge.sessions import AgentSpec, Turn
+from insika_knowledge.wire.headers import KNOWLEDGE_HEADER, SKILL_MODES_HEADER
+from insika_knowledge.wire.messages import last_user_text
+from insika_knowledge.wire.placement import Placement
 
 TOOL_NAME: Final[str] = LOAD_KNOWLEDGE_SCHEMA["function"]["name"]
-KNOWLEDGE_HEADER: Final = "x-insika-knowledge"
-SKILL_MODES_HEADER: Final = "x-ace-skill-modes"
 
 
 @dataclass
@@ -207,7 +205,7 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
     identity, config = prepared.identity, agent.config
     try:
         body = prepared.body
-        text = last_user_text(prepared.client_body)
+        text = last_user_text(prepared.client_body.get("messages"))
         if text.strip():
             retriever = relay.memory.retriever(identity.tenant)
             with retriever.store.busy_budget(0) if without_waiting else nullcontext():
@@ -231,9 +229,3 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
         return
     prepared.body = body
 
-
-def last_user_text(body: Mapping[str, Any]) -> str:
-    """The text of the body's last ``user`` message, read as the plugin reads a turn's."""
-    messages = body.get("messages")
-    turn = Turn(AgentSpec("-"), "-", "-", messages if isinstance(messages, list) else [])
-    return turn.last_user_text()

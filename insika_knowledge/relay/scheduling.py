@@ -36,12 +36,11 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from typing import Any, Final, TypeVar
 
-from insika_knowledge.procedures.trace.wire import OUTCOME_HEADERS
 from insika_knowledge.relay.degraded import BODY, Degraded
-from insika_knowledge.relay.identity import AGENT_HEADER, TENANT_HEADER, memory_on
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared, prepare, run_deferred_procedures, skill_keeps_bodies
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.wire import WireFormat
+from insika_knowledge.wire.headers import AGENT_HEADER, OUTCOME_HEADERS, TENANT_HEADER, memory_on
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -30,10 +30,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from insika_knowledge.relay.exchange import Exchange, dumps
-from insika_knowledge.relay.sse import SSEEvent, SSESplitter, parse_event
 from insika_knowledge.relay.toolloop import answer_calls, next_body
 from insika_knowledge.relay.upstream import is_event_stream
-from insika_knowledge.relay.wire import DIVERT, PASS, StreamReader
+from insika_knowledge.wire.answer import DIVERT, PASS, StreamReader
+from insika_knowledge.wire.sse import SSEEvent, SSESplitter, parse_event
 
 _WAITING: Final = "waiting"
 _PASSING: Final = "passing"

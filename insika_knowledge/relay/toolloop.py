@@ -16,9 +16,11 @@ import json
 from typing import Any, Final
 
 from insika_knowledge.relay.degraded import LOAD_KNOWLEDGE, reason_of
+from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.wire import Answer, ToolCall, WireFormat
+from insika_knowledge.wire.answer import Answer
+from insika_knowledge.wire.messages import ToolCall
 
 #: What the model reads when a call could not be answered (the reason goes to the event).
 UNAVAILABLE: Final = {"error": "load_knowledge is unavailable right now: answer without it"}

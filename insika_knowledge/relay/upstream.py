@@ -4,7 +4,7 @@ Request headers go upstream as the client sent them (its ``authorization`` or
 ``x-api-key`` untouched) except the hop-by-hop ones, ``host``, ``content-length`` (the
 body may have changed; httpx sets it), ``accept-encoding`` (the relay asks for
 ``identity`` so it can read the stream it forwards) and the relay's own
-(`insika_knowledge.relay.identity.is_private`). Response headers come back except the
+(`insika_knowledge.wire.headers.is_private`). Response headers come back except the
 hop-by-hop ones, ``content-length`` and ``content-encoding``.
 """
 
@@ -18,7 +18,7 @@ from typing import Final, TypeVar
 import httpx
 from starlette.types import Receive
 
-from insika_knowledge.relay.identity import is_private
+from insika_knowledge.wire.headers import is_private
 
 T = TypeVar("T")
 

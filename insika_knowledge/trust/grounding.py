@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.text import terms
+from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
 
@@ -47,15 +48,6 @@ def speaker(message: Mapping[str, Any]) -> Speaker | None:
     if role == "system":
         return "system"
     return None
-
-
-def _text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI / Anthropic content parts
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return ""
 
 
 def features(text: str) -> frozenset[str]:
@@ -89,7 +81,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         who = speaker(message)
         if who is None:
             continue
-        have = features(_text(message)) & wanted
+        have = features(message_text(message)) & wanted
         covered = len(have) / len(wanted)
         if who == "customer":
             if covered >= MIN_COVERAGE:

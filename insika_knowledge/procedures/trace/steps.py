@@ -7,7 +7,7 @@ it is a verify command, how it ended, and short hashes (blake2b, 48 bits) of the
 targets it used and, for exploratory steps, the targets its output revealed, so a
 later step that uses a discovered target can say where the target came from.
 
-`TraceBuilder` turns wire events (`insika_knowledge.procedures.trace.wire.events`) into steps,
+`TraceBuilder` turns trace events (`insika_knowledge.procedures.trace.events.events`) into steps,
 incrementally: a request adds its new messages, and a result that arrives in a later
 request completes the call it answers. It also carries what a step's meaning depends on
 earlier in the trace (`TraceContext`):
@@ -37,7 +37,7 @@ from insika_knowledge.procedures.trace.canonical import (
     canonical_text,
     personal,
 )
-from insika_knowledge.procedures.trace.wire import Event, events
+from insika_knowledge.procedures.trace.events import Event, events
 
 PENDING: Final = "pending"
 SHELL: Final = "shell"
