@@ -12,6 +12,7 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py, tests/host.py
 
+import netguard  # noqa: E402
 from pgcluster import pg_cluster, pg_shared_url, pg_url, unique_tenant  # noqa: E402, F401 (fixtures)
 
 from insika_knowledge.concept import Concept  # noqa: E402
@@ -44,6 +45,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         fts5 = "no"
     return [f"SQLite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), FTS5: {fts5}",
             f"Hypothesis profile: {HYPOTHESIS_PROFILE}"]
+
+
+netguard.install()
+
+
+@pytest.fixture(autouse=True)
+def _no_network() -> Iterator[None]:
+    """A test that tried to reach beyond loopback fails, even when its code swallowed the refusal."""
+    netguard.take()
+    yield
+    refused = netguard.take()
+    if refused:
+        pytest.fail("reached for the network: " + "; ".join(refused[:5]), pytrace=False)
 
 
 @pytest.fixture(autouse=True)
