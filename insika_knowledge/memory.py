@@ -91,6 +91,9 @@ class Memory:
         plugin_manager: whose ``track_event`` plugins get every event (None: the process's
             `insika_knowledge.plugins.default_manager`, loaded at the first event).
         outbox: the learning queue's bounds (None: `OutboxSettings.from_env` when it starts).
+        embeddings: the embedding provider of the semantic index (None: ``$INSIKA_EMBEDDINGS``,
+            else ``auto``: the offline model when installed; ``off``: lexical only; or a model
+            name served by an OpenAI-compatible endpoint, see `insika_knowledge.index.embedders`).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class Memory:
         base_url: str | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
         outbox: OutboxSettings | None = None,
+        embeddings: str | None = None,
     ):
         self.directory = data_dir(directory)
         self.database = database_url(database)
@@ -110,6 +114,7 @@ class Memory:
         self.clock = clock
         self.base_url = base_url
         self.outbox_settings = outbox
+        self.embeddings = embeddings
         self._tenants: dict[str, Tenant] = {}
         self._models: dict[str, ConceptModel] = {}
         self._queue: ExtractionQueue | None = None
@@ -144,7 +149,8 @@ class Memory:
                 store = open_store(self.directory, name, clock=self.clock, tokenizer=TOKENIZER,
                                    database=self.database or "", busy_timeout_ms=busy_timeout_ms)
                 tenant = Tenant(name, store, events=self.events, queue=self.learning_queue,
-                                models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms))
+                                models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms),
+                                embeddings=self.embeddings, base_url=self.base_url)
                 self._tenants[name] = tenant
             return tenant
 
@@ -555,6 +561,9 @@ class Memory:
         ``created_at`` keep the values on record, or for a new concept: confidence 1.0
         (policy) or 0.6 (observed), no sources, 0 occurrences, now.
 
+        The concept's vector for the semantic index is made in this call (when a provider
+        is configured), so a search right after finds it by meaning too.
+
         Returns:
             The concept as stored.
 
@@ -585,9 +594,12 @@ class Memory:
             record = serialize(concept.replace(**kept))
             try:
                 if current is None:
-                    return store.create(agent, record, actor=actor).concept
-                return store.edit(agent, concept.name, record, expected_version=current.version,
-                                  actor=actor).concept
+                    saved = store.create(agent, record, actor=actor)
+                else:
+                    saved = store.edit(agent, concept.name, record, expected_version=current.version,
+                                       actor=actor)
+                self.retriever(tenant).embed_pending(agent)  # its vector, in this request
+                return saved.concept
             except (StaleVersion, NotFound):
                 continue  # written or deleted meanwhile: read it again
             except UserError:

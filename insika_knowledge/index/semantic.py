@@ -86,6 +86,10 @@ class _State:
     row_of_id: dict[int, int] = field(default_factory=dict)
     dead: int = 0
 
+    def __post_init__(self) -> None:
+        if self.matrix.shape[1:] != (self.dim,):
+            self.matrix = np.zeros((0, self.dim), dtype=np.float32)
+
     def copy(self) -> _State:
         """A copy a refresh may change while searches read this one (rows appended copy the matrix)."""
         return _State(self.generation, self.cursor, self.seq, self.dim, self.matrix, list(self.names),
@@ -143,6 +147,33 @@ class _State:
         fresh.size = len(keep)
         fresh.row_of_id = {cid: row for row, cid in enumerate(fresh.ids)}
         return fresh
+
+
+@dataclass(frozen=True)
+class Similarities:
+    """One query's cosine similarity to each concept of an agent that has a vector.
+
+    Attributes:
+        names: the concepts, in the index's row order.
+        scores: float32, the similarity of each (same order).
+    """
+
+    names: list[str]
+    scores: npt.NDArray[np.float32]
+
+    def top(self, k: int) -> list[tuple[str, float]]:
+        """The `k` most similar: (name, cosine), best first, ties by name."""
+        size = len(self.names)
+        k = min(k, size)
+        if k <= 0:
+            return []
+        best = np.argpartition(-self.scores, k - 1)[:k] if k < size else np.arange(size)
+        ranked = sorted(((self.names[r], float(self.scores[r])) for r in best.tolist()), key=lambda p: (-p[1], p[0]))
+        return ranked[:k]
+
+    def median(self) -> float:
+        """The median similarity (0.0 for none): how close the query is to an ordinary concept."""
+        return float(np.median(self.scores)) if len(self.names) else 0.0
 
 
 class SemanticIndex:
@@ -226,22 +257,20 @@ class SemanticIndex:
                 self._queries.popitem(last=False)
         return vector
 
-    def search_vector(self, agent: str, vector: Vectors, top_k: int) -> list[tuple[str, float]]:
-        """`agent`'s `top_k` concepts most similar to `vector`: (name, cosine), best first, ties by name."""
+    def similarities(self, agent: str, vector: Vectors) -> Similarities:
+        """The cosine similarity of `vector` (a `query_vector`) to each of `agent`'s concepts with a vector."""
         state = self._state(agent)
-        if state.size == 0 or top_k <= 0 or vector.shape[-1] != state.dim:
-            return []
+        if state.size == 0 or vector.shape[-1] != state.dim:
+            return Similarities([], np.zeros(0, dtype=np.float32))
         scores = state.matrix[:state.size] @ vector.astype(np.float32)
         if state.dead:
-            scores = np.where(state.alive[:state.size], scores, -np.inf)
-        live = state.size - state.dead
-        k = min(top_k, live)
-        if k <= 0:
-            return []
-        best = np.argpartition(-scores, k - 1)[:k] if k < state.size else np.arange(state.size)
-        ranked = sorted(((state.names[r], float(scores[r])) for r in best.tolist() if scores[r] > -np.inf),
-                        key=lambda p: (-p[1], p[0]))
-        return ranked[:k]
+            live = np.flatnonzero(state.alive[:state.size])
+            return Similarities([state.names[r] for r in live.tolist()], scores[live])
+        return Similarities(state.names[:state.size], scores)
+
+    def search_vector(self, agent: str, vector: Vectors, top_k: int) -> list[tuple[str, float]]:
+        """`agent`'s `top_k` concepts most similar to `vector`: (name, cosine), best first, ties by name."""
+        return self.similarities(agent, vector).top(top_k)
 
     def search(self, agent: str, query: str, top_k: int) -> list[tuple[str, float]]:
         """`search_vector` for the vector of `query` (see `query_vector`).

