@@ -549,6 +549,39 @@ class Memory:
         """
         return [c for c in self.concepts(agent=agent, tenant=tenant, held=held) if c.in_conflict]
 
+    def reindex(
+        self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Reindexed:
+        """Make every missing or stale vector of `agent`'s concepts for the semantic index.
+
+        For a store written before embeddings, after a change of provider (vectors of the
+        others are dropped), or to catch up with Studio edits (which the learning worker
+        otherwise embeds after its next turn).
+
+        Args:
+            agent: the agent id.
+            tenant: the tenant.
+            fresh: drop the agent's vectors first and make every one again.
+            progress: called with (concepts done, concepts in all) as batches finish.
+
+        Returns:
+            What was done: the provider's model id, the concepts, and the vectors made.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            UserError: no embedding provider is available (the message says why).
+            RunTimeFailure: the provider failed (the vectors made so far are kept: run it again).
+        """
+        check_agent(agent)
+        retriever = self.retriever(tenant)
+        semantic = retriever.semantic()
+        if semantic is None:
+            raise UserError(f"no embedding provider: {retriever.semantic_reason}")
+        made = semantic.reindex(agent, progress=progress, fresh=fresh)
+        total, _ = semantic.coverage(agent)
+        return Reindexed(semantic.model, total, made)
+
     def put(
         self, markdown: str, *, agent: str, tenant: str = DEFAULT_TENANT, actor: str = PYTHON_ACTOR,
     ) -> Concept:
@@ -662,6 +695,21 @@ class Memory:
             messages=evidence, tenant=tenant, model=GivenModel([item], chosen),
         )
 
+
+
+@dataclass(frozen=True, slots=True)
+class Reindexed:
+    """What `Memory.reindex` did.
+
+    Attributes:
+        model: the embedding model's id (every vector made carries it).
+        concepts: the agent's concepts.
+        made: vectors made now (a concept whose vector was current is not counted).
+    """
+
+    model: str
+    concepts: int
+    made: int
 
 
 @dataclass(frozen=True, slots=True)

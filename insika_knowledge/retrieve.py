@@ -224,6 +224,11 @@ class Retriever:
                 self._degraded(agent, "embeddings", reason)
         return self._semantic
 
+    @property
+    def semantic_reason(self) -> str | None:
+        """Why there is no semantic index (None: there is one, or it was not asked for yet)."""
+        return self._semantic_reason
+
     def embed_pending(self, agent: str, limit: int = SEMANTIC_BATCH) -> int:
         """Make the vectors of up to `limit` of `agent`'s concepts lacking a current one (0 without a provider).
 

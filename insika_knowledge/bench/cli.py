@@ -91,7 +91,8 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
 
         chosen = scale_sizes(sizes) if sizes is not None else SCALE_SIZES
         with step_progress("bench --scale") as on_step:
-            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo, on_step=on_step)
+            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo, on_step=on_step,
+                      embeddings=embeddings)
     else:
         from insika_knowledge.bench.speed import run_bench
 

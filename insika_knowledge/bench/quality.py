@@ -128,7 +128,7 @@ def _ours(concepts: list[dict[str, Any]], folder: Path, database: str | None = N
     hybrid = Retriever(store, embeddings=embeddings)
     semantic = hybrid.semantic()
     if semantic is None:
-        echo(f"(no embedding provider: {hybrid._semantic_reason}; dense and hybrid rows left out)")
+        echo(f"(no embedding provider: {hybrid.semantic_reason}; dense and hybrid rows left out)")
         return out
     started = time.perf_counter()
     made = semantic.reindex("eval")
@@ -162,7 +162,7 @@ def _calibrate(hybrid: Any, semantic: Any, echo: Callable[[str], None]) -> None:
     for spread in (0.0, 0.25, 0.5, 1.0):
         def sure(found: Any, spread: float = spread) -> float:
             best = float(found.scores.max())
-            return best + spread * (best - found.median())
+            return best + spread * (best - float(found.median()))
 
         answerable = np.array([sure(f) for q, f in similar if q.expected])
         unanswerable = np.array([sure(f) for q, f in similar if not q.expected])

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from insika_knowledge.concept import claim_text
-from insika_knowledge.index.embedders import Embedder, Vectors
+from insika_knowledge.index.embedders.protocol import Embedder, Vectors
 from insika_knowledge.store.base import ScanRow, ScanSource, StoredVector, VectorStore, VectorWrite
 
 #: Concepts embedded per batch by `SemanticIndex.embed_pending` and ``reindex``.

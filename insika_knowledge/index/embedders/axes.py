@@ -12,7 +12,7 @@ the dev half's cross-lingual recall@5 of the model alone from 0.59 to 0.82
 (benchmarks/README.md has the figures of both halves).
 
 The axis of each offline model is computed once and kept in `AXES` (base64 float32), so a
-process never embeds the pairs: ``python -m insika_knowledge.index.embedders.axes`` prints
+process never embeds the pairs: ``python -m insika_knowledge.bench.axes`` prints
 the entries anew. A model with no entry (an endpoint's) is used as it is.
 """
 
@@ -158,15 +158,3 @@ def measure(embedder: object) -> npt.NDArray[np.float32]:
         difference /= np.linalg.norm(difference)
         total = difference if total.size == 0 else total + difference
     return (total / np.linalg.norm(total)).astype(np.float32)
-
-
-if __name__ == "__main__":  # prints the AXES entries of the offline models installed here
-    from insika_knowledge.index.embedders.local import VARIANTS, open_local
-
-    for variant in VARIANTS:
-        opened, why = open_local(variant)
-        if opened is None:
-            print(f"# {variant}: {why}")
-            continue
-        key = opened.model_id.partition("@")[0]
-        print(f"    {key!r}: {base64.b64encode(measure(opened).astype('<f4').tobytes()).decode()!r},")

