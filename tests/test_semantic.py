@@ -359,3 +359,41 @@ def test_the_default_provider_ranks_the_demo_store_by_meaning(tmp_path) -> None:
                              tenant=TENANT)[0].name == "devolucao-7-dias"
         assert memory.search("Vocês entregam em Portugal?", agent=DEMO_AGENT,
                              tenant=TENANT)[0].name == "entrega-somente-brasil"
+
+
+# ----------------------------------------------------------------------------- the reindex command
+
+
+def _put_two(data: str) -> None:
+    with Memory(data, embeddings="off") as memory:
+        for name, description in (("frete-gratis", "Frete grátis acima de R$ 199."),
+                                  ("devolucao-7-dias", "Devolução em até 7 dias após a entrega.")):
+            memory.put(f"---\nname: {name}\ndescription: {description}\n---\n\nCorpo.", agent=AGENT)
+
+
+def test_reindex_without_a_provider_says_why(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    _put_two(str(tmp_path / "data"))
+    result = CliRunner().invoke(cli, ["reindex", "--agent", AGENT, "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2 and "no embedding provider: embeddings are off" in result.output
+
+
+@needs_offline
+def test_reindex_embeds_a_store_written_without_embeddings(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    _put_two(str(tmp_path / "data"))
+    monkeypatch.setenv("INSIKA_EMBEDDINGS", "auto")
+    args = ["reindex", "--agent", AGENT, "--data-dir", str(tmp_path / "data"), "--quiet"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert first.output.startswith("2 vector(s) made for 2 concept(s) of store-support (")
+    again = CliRunner().invoke(cli, args)
+    assert again.output.startswith("0 vector(s) made for 2 concept(s)")  # nothing stale
+    fresh = CliRunner().invoke(cli, [*args, "--fresh"])
+    assert fresh.output.startswith("2 vector(s) made")
