@@ -358,7 +358,7 @@ class Retriever:
             log.warning("semantic ranking failed for agent %s: %s", agent, exc)
             self._degraded(agent, "embeddings", str(exc))
             return None
-        if not similar.names:
+        if not similar.live:
             return None
         lexical = self.index_for(agent, mode)
         return fuse(lexical, agent, message, similar, top_k, held, FLOORS.get(family(semantic.model)))
@@ -430,8 +430,8 @@ def _unheld(index: SearchIndex, agent: str, query: str, top_k: int, held: frozen
 
 def confidence(similar: Similarities) -> float:
     """How close the closest concept is: its cosine similarity, plus `SPREAD_WEIGHT` x its lead over the median."""
-    best = float(similar.scores.max()) if len(similar.names) else 0.0
-    return best + SPREAD_WEIGHT * (best - similar.median())
+    best = similar.best()
+    return best + SPREAD_WEIGHT * (best - similar.median()) if SPREAD_WEIGHT else best
 
 
 def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, top_k: int,
@@ -453,7 +453,7 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     """
     if floor is not None and confidence(similar) < floor:
         return []
-    best = float(similar.scores.max())
+    best = similar.best()
     median = similar.median()
     spread = best - median
     closeness = {name: max(0.0, (score - median) / spread) if spread > 0 else 1.0

@@ -161,7 +161,7 @@ def _calibrate(hybrid: Any, semantic: Any, echo: Callable[[str], None]) -> None:
     similar = [(q, semantic.similarities("eval", semantic.query_vector(q.text))) for q in dev]
     for spread in (0.0, 0.25, 0.5, 1.0):
         def sure(found: Any, spread: float = spread) -> float:
-            best = float(found.scores.max())
+            best = float(found.best())
             return best + spread * (best - float(found.median()))
 
         answerable = np.array([sure(f) for q, f in similar if q.expected])

@@ -42,6 +42,8 @@ BATCH: Final = 32
 QUERY_CACHE: Final = 2048
 #: A message is embedded by its first this many characters.
 QUERY_CHARS: Final = 2000
+#: Vectors read per statement when an agent's index is loaded.
+LOAD_PAGE: Final = 2000
 
 
 class SemanticStore(ScanSource, VectorStore, Protocol):
@@ -113,14 +115,10 @@ class _State:
             self.drop_id(v.concept_id)
         need = self.size + len(vectors)
         if need > len(self.matrix):
-            grown = np.zeros((max(need, 2 * len(self.matrix), 64), self.dim), dtype=np.float32)
-            grown[:self.size] = self.matrix[:self.size]
-            self.matrix = grown
-            alive = np.zeros(len(grown), dtype=bool)
-            alive[:self.size] = self.alive[:self.size]
-            self.alive = alive
-        else:
-            self.matrix = self.matrix.copy()  # searches may be reading the old one
+            self.reserve(max(need, 2 * len(self.matrix), 64))
+        # Rows are only ever appended past `size` (a changed concept's old row is masked, not
+        # overwritten), so a state still read by a search, whose size is smaller, shares the
+        # matrix safely.
         for v, vec in vectors:
             row = self.size
             self.matrix[row] = vec
@@ -133,6 +131,17 @@ class _State:
             self.row_of_id[v.concept_id] = row
             self.size += 1
             self.seq = max(self.seq, v.seq)
+
+    def reserve(self, rows: int) -> None:
+        """Room for `rows` vectors (a new matrix: the live rows copied once)."""
+        if rows <= len(self.matrix):
+            return
+        grown = np.zeros((rows, self.dim), dtype=np.float32)
+        grown[:self.size] = self.matrix[:self.size]
+        self.matrix = grown
+        alive = np.zeros(rows, dtype=bool)
+        alive[:self.size] = self.alive[:self.size]
+        self.alive = alive
 
     def compacted(self) -> _State:
         """The live rows only (when a quarter or more are dead)."""
@@ -154,26 +163,37 @@ class Similarities:
     """One query's cosine similarity to each concept of an agent that has a vector.
 
     Attributes:
-        names: the concepts, in the index's row order.
-        scores: float32, the similarity of each (same order).
+        names: the concepts, in the index's row order (rows of concepts since changed or
+            deleted included: their score is minus infinity).
+        scores: float32, the similarity of each row (same order).
+        live: how many rows are live (score above minus infinity).
     """
 
-    names: list[str]
+    names: Sequence[str]
     scores: npt.NDArray[np.float32]
+    live: int
 
     def top(self, k: int) -> list[tuple[str, float]]:
         """The `k` most similar: (name, cosine), best first, ties by name."""
-        size = len(self.names)
-        k = min(k, size)
+        size = len(self.scores)
+        k = min(k, self.live)
         if k <= 0:
             return []
         best = np.argpartition(-self.scores, k - 1)[:k] if k < size else np.arange(size)
-        ranked = sorted(((self.names[r], float(self.scores[r])) for r in best.tolist()), key=lambda p: (-p[1], p[0]))
+        ranked = sorted(((self.names[r], float(self.scores[r])) for r in best.tolist()
+                         if self.scores[r] > -np.inf), key=lambda p: (-p[1], p[0]))
         return ranked[:k]
 
+    def best(self) -> float:
+        """The highest similarity (0.0 for none)."""
+        return float(self.scores.max()) if self.live else 0.0
+
     def median(self) -> float:
-        """The median similarity (0.0 for none): how close the query is to an ordinary concept."""
-        return float(np.median(self.scores)) if len(self.names) else 0.0
+        """The median similarity of the live rows (0.0 for none): how close an ordinary concept is."""
+        if not self.live:
+            return 0.0
+        scores = self.scores if self.live == len(self.scores) else self.scores[self.scores > -np.inf]
+        return float(np.median(scores))
 
 
 class SemanticIndex:
@@ -220,9 +240,14 @@ class SemanticIndex:
     def _load(self, agent: str, generation: int) -> _State:
         cursor = self.store.version_cursor(agent)
         state = _State(generation, cursor, 0, self._dim())
-        if state.dim:
-            state.add(self.store.vectors_since(agent, self.model, 0))
-        return state
+        if not state.dim:
+            return state
+        state.reserve(self.store.vector_counts(agent, self.model)[0])  # at most one vector per concept
+        while True:  # in pages: the rows' bytes are never all held at once beside the matrix
+            page = self.store.vectors_since(agent, self.model, state.seq, LOAD_PAGE)
+            state.add(page)
+            if len(page) < LOAD_PAGE:
+                return state
 
     def _refresh(self, agent: str, old: _State, generation: int) -> _State:
         fresh = old.copy()
@@ -261,12 +286,11 @@ class SemanticIndex:
         """The cosine similarity of `vector` (a `query_vector`) to each of `agent`'s concepts with a vector."""
         state = self._state(agent)
         if state.size == 0 or vector.shape[-1] != state.dim:
-            return Similarities([], np.zeros(0, dtype=np.float32))
+            return Similarities([], np.zeros(0, dtype=np.float32), 0)
         scores = state.matrix[:state.size] @ vector.astype(np.float32)
         if state.dead:
-            live = np.flatnonzero(state.alive[:state.size])
-            return Similarities([state.names[r] for r in live.tolist()], scores[live])
-        return Similarities(state.names[:state.size], scores)
+            scores[~state.alive[:state.size]] = -np.inf
+        return Similarities(state.names, scores, state.size - state.dead)
 
     def search_vector(self, agent: str, vector: Vectors, top_k: int) -> list[tuple[str, float]]:
         """`agent`'s `top_k` concepts most similar to `vector`: (name, cosine), best first, ties by name."""

@@ -39,12 +39,15 @@ class Vectors:
         found = self.row("SELECT max(seq) FROM concept_vectors WHERE model = ? AND agent = ?", (model, agent))
         return int(found[0]) if found is not None and found[0] is not None else 0
 
-    def vectors_since(self: _Host, agent: str, model: str, seq: int) -> list[StoredVector]:
-        """`agent`'s vectors of `model` written after `seq` (all of them for 0), with the concepts' names."""
+    def vectors_since(self: _Host, agent: str, model: str, seq: int, limit: int | None = None) -> list[StoredVector]:
+        """`agent`'s vectors of `model` written after `seq` (all of them for 0), with the concepts' names.
+
+        In write order; at most `limit` (None: all), so a reader can page through many.
+        """
         rows = self.rows(
             "SELECT v.concept_id, c.name, v.seq, v.vector FROM concept_vectors v "
-            "JOIN concepts c ON c.id = v.concept_id WHERE v.model = ? AND v.agent = ? AND v.seq > ?",
-            (model, agent, seq))
+            "JOIN concepts c ON c.id = v.concept_id WHERE v.model = ? AND v.agent = ? AND v.seq > ? "
+            "ORDER BY v.seq LIMIT ?", (model, agent, seq, 2**62 if limit is None else limit))
         return [StoredVector(int(i), str(n), int(s), bytes(v)) for i, n, s, v in rows]
 
     def vectors_of(self: _Host, agent: str, model: str, names: Sequence[str]) -> list[StoredVector]:
