@@ -19,7 +19,8 @@ import numpy as np
 from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.index.embedders.protocol import Vectors
 
-#: BLAS threads of its forward pass (one: this is a small shared machine; a query is one text).
+#: BLAS threads of its forward pass (one: a query is one text, and two threads on a busy machine cost
+#: four times as much; applied through threadpoolctl, which the dependency's `fast` extra brings).
 THREADS: Final = 1
 #: A passage is cut to this many characters, as the E5 provider cuts it.
 PASSAGE_CHARS: Final = 600
