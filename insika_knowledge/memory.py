@@ -274,8 +274,22 @@ class Memory:
 
         Edges that own a queue (the engine plugin, the relay, the Hermes provider) call it
         when they start, so turns an earlier process left are learned without new traffic.
+        The embedding provider is opened and warmed on a background thread at the same time,
+        so the first customer's turn does not pay for loading the models.
         """
         self.learning_queue().start()
+        threading.Thread(target=self._warm_embeddings, name="insika-embeddings-warm-up", daemon=True).start()
+
+    def _warm_embeddings(self) -> None:
+        """Open the embedding provider and embed one text (models load on first use); never raises."""
+        from insika_knowledge.index.embedders import resolve
+
+        try:
+            embedder, _ = resolve(self.embeddings, base_url=self.base_url)
+            if embedder is not None:
+                embedder.queries(["warm up"])
+        except Exception as exc:  # a warm-up that fails changes nothing: the first search reports it
+            log.debug("embedding warm-up failed: %s", exc)
 
     def drain(self, timeout_s: float | None = None) -> bool:
         """Wait until the turns this process queued are learned; True when none is left.
