@@ -397,3 +397,33 @@ def test_reindex_embeds_a_store_written_without_embeddings(tmp_path, monkeypatch
     assert again.output.startswith("0 vector(s) made for 2 concept(s)")  # nothing stale
     fresh = CliRunner().invoke(cli, [*args, "--fresh"])
     assert fresh.output.startswith("2 vector(s) made")
+
+
+# ----------------------------------------------------------------------------- an OpenAI-compatible endpoint
+
+
+def test_an_openai_compatible_endpoint_is_batched_normalised_and_fails_as_a_runtime_failure() -> None:
+    from types import SimpleNamespace
+
+    from insika_knowledge.index.embedders import remote
+
+    asked: list[tuple[str, list[str]]] = []
+
+    class Embeddings:
+        def create(self, *, model: str, input: list[str]) -> SimpleNamespace:
+            asked.append((model, input))
+            if "down" in input:
+                raise ConnectionError("connection refused")
+            data = [SimpleNamespace(index=i, embedding=[3.0, 4.0] if i % 2 else [1.0, 0.0])
+                    for i in range(len(input))]
+            return SimpleNamespace(data=list(reversed(data)))  # out of order: sorted by index
+
+    embedder = remote.RemoteEmbedder("openai/text-embedding-3-small",
+                                     client=SimpleNamespace(embeddings=Embeddings()))
+    vectors = embedder.passages([f"text {i}" for i in range(remote.BATCH + 3)])
+    assert vectors.shape == (remote.BATCH + 3, 2) and embedder.dim == 2
+    assert [len(batch) for _, batch in asked] == [remote.BATCH, 3] and asked[0][0] == "text-embedding-3-small"
+    assert np.allclose(vectors[1], [0.6, 0.8]) and np.allclose(vectors[0], [1.0, 0.0])
+    assert embedder.model_id == "openai-compatible/text-embedding-3-small"
+    with pytest.raises(RunTimeFailure, match="connection refused"):
+        embedder.queries(["down"])
