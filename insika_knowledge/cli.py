@@ -215,7 +215,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 @click.option("--top-k", default=5, show_default=True, type=click.IntRange(1, 50),
               help="Concepts matched (1-50); as many linked ones again at most.")
 @click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
-              show_default=True, help="Which index answers (auto: exact BM25 over the agent's stored index).")
+              show_default=True, help="Which index answers (auto: hybrid, lexical and semantic; "
+              "lexical only without an embedding provider).")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")
 def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
            top_k: int, index_mode: str, as_json: bool) -> None:
@@ -232,6 +233,20 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
+
+
+@cli.command()
+@agent_options
+@click.option("--fresh", is_flag=True, help="Drop the agent's vectors first and make every one again.")
+@click.option("--quiet", is_flag=True, help="No progress bar: the one-line total only.")
+def reindex(agent: str, data_dir: str | None, database: str | None, tenant: str, fresh: bool, quiet: bool) -> None:
+    """Make the semantic index's vectors of the agent's concepts (missing or stale ones)."""
+    from insika_knowledge.commands.progress import count_bar
+
+    with agent_memory(data_dir, agent, tenant, database=database) as memory, \
+            count_bar(f"reindex {agent}", "concepts", quiet=quiet) as bar:
+        done = memory.reindex(agent=agent, tenant=tenant, fresh=fresh, progress=bar.update)
+    click.echo(f"{done.made} vector(s) made for {done.concepts} concept(s) of {agent} ({done.model})")
 
 
 @cli.command()

@@ -32,14 +32,16 @@ class KnowledgeConfig(BaseModel):
             such as ``openai/gpt-4o-mini`` or ``replay:PATH``; None = the platform
             utility model from ``INSIKA_UTILITY_MODEL``.
         index: ``scan`` (term overlap over a per-process read cache), ``fts5`` (SQLite's
-            full-text index, bm25 ranking; scan where SQLite lacks FTS5), or ``auto``
-            (Index::Postings at every size: exact BM25 by FTS5's formula over a per-agent
-            index the database keeps as a snapshot; see benchmarks/README.md).
-        min_coverage: the relevance floor, 0..1: the block is injected only when the best
-            concept covers at least this share of the message's weighted terms. 0 (the
-            default: recall first) injects whenever a concept shares a term; 0.15-0.3
-            trades recall for fewer blocks on messages no concept answers (see
-            benchmarks/README.md for the measured trade-off).
+            full-text index, BM25 ranking; scan where SQLite lacks FTS5), or ``auto``
+            (hybrid: Index::Postings' exact BM25 and the semantic index, fused, with a
+            no-answer floor, when an embedding provider is available; Postings alone
+            otherwise; see `insika_knowledge.retrieve` and benchmarks/README.md).
+        min_coverage: the lexical relevance floor, 0..1: without embeddings, the block is
+            injected only when the best concept covers at least this share of the
+            message's weighted terms. 0 (the default: recall first) injects whenever a
+            concept shares a term; 0.15-0.3 trades recall for fewer blocks on messages no
+            concept answers (see benchmarks/README.md for the measured trade-off). Hybrid
+            ranking has its own floor and ignores it.
         known_concepts: how many of the agent's concepts most relevant to a turn (found
             through its own index) the extraction prompt lists by name and description,
             so the model reuses a listed name for the same idea (0-100; 0 lists none).

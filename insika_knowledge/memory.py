@@ -91,6 +91,9 @@ class Memory:
         plugin_manager: whose ``track_event`` plugins get every event (None: the process's
             `insika_knowledge.plugins.default_manager`, loaded at the first event).
         outbox: the learning queue's bounds (None: `OutboxSettings.from_env` when it starts).
+        embeddings: the embedding provider of the semantic index (None: ``$INSIKA_EMBEDDINGS``,
+            else ``auto``: the offline model when installed; ``off``: lexical only; or a model
+            name served by an OpenAI-compatible endpoint, see `insika_knowledge.index.embedders`).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class Memory:
         base_url: str | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
         outbox: OutboxSettings | None = None,
+        embeddings: str | None = None,
     ):
         self.directory = data_dir(directory)
         self.database = database_url(database)
@@ -110,6 +114,7 @@ class Memory:
         self.clock = clock
         self.base_url = base_url
         self.outbox_settings = outbox
+        self.embeddings = embeddings
         self._tenants: dict[str, Tenant] = {}
         self._models: dict[str, ConceptModel] = {}
         self._queue: ExtractionQueue | None = None
@@ -144,7 +149,8 @@ class Memory:
                 store = open_store(self.directory, name, clock=self.clock, tokenizer=TOKENIZER,
                                    database=self.database or "", busy_timeout_ms=busy_timeout_ms)
                 tenant = Tenant(name, store, events=self.events, queue=self.learning_queue,
-                                models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms))
+                                models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms),
+                                embeddings=self.embeddings, base_url=self.base_url)
                 self._tenants[name] = tenant
             return tenant
 
@@ -268,8 +274,22 @@ class Memory:
 
         Edges that own a queue (the engine plugin, the relay, the Hermes provider) call it
         when they start, so turns an earlier process left are learned without new traffic.
+        The embedding provider is opened and warmed on a background thread at the same time,
+        so the first customer's turn does not pay for loading the models.
         """
         self.learning_queue().start()
+        threading.Thread(target=self._warm_embeddings, name="insika-embeddings-warm-up", daemon=True).start()
+
+    def _warm_embeddings(self) -> None:
+        """Open the embedding provider and embed one text (models load on first use); never raises."""
+        from insika_knowledge.index.embedders import resolve
+
+        try:
+            embedder, _ = resolve(self.embeddings, base_url=self.base_url)
+            if embedder is not None:
+                embedder.queries(["warm up"])
+        except Exception as exc:  # a warm-up that fails changes nothing: the first search reports it
+            log.debug("embedding warm-up failed: %s", exc)
 
     def drain(self, timeout_s: float | None = None) -> bool:
         """Wait until the turns this process queued are learned; True when none is left.
@@ -543,6 +563,39 @@ class Memory:
         """
         return [c for c in self.concepts(agent=agent, tenant=tenant, held=held) if c.in_conflict]
 
+    def reindex(
+        self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Reindexed:
+        """Make every missing or stale vector of `agent`'s concepts for the semantic index.
+
+        For a store written before embeddings, after a change of provider (vectors of the
+        others are dropped), or to catch up with Studio edits (which the learning worker
+        otherwise embeds after its next turn).
+
+        Args:
+            agent: the agent id.
+            tenant: the tenant.
+            fresh: drop the agent's vectors first and make every one again.
+            progress: called with (concepts done, concepts in all) as batches finish.
+
+        Returns:
+            What was done: the provider's model id, the concepts, and the vectors made.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            UserError: no embedding provider is available (the message says why).
+            RunTimeFailure: the provider failed (the vectors made so far are kept: run it again).
+        """
+        check_agent(agent)
+        retriever = self.retriever(tenant)
+        semantic = retriever.semantic()
+        if semantic is None:
+            raise UserError(f"no embedding provider: {retriever.semantic_reason}")
+        made = semantic.reindex(agent, progress=progress, fresh=fresh)
+        total, _ = semantic.coverage(agent)
+        return Reindexed(semantic.model, total, made)
+
     def put(
         self, markdown: str, *, agent: str, tenant: str = DEFAULT_TENANT, actor: str = PYTHON_ACTOR,
     ) -> Concept:
@@ -554,6 +607,9 @@ class Memory:
         ``fact``, ``updated_at`` is now; ``confidence``, ``sources``, ``occurrences`` and
         ``created_at`` keep the values on record, or for a new concept: confidence 1.0
         (policy) or 0.6 (observed), no sources, 0 occurrences, now.
+
+        The concept's vector for the semantic index is made in this call (when a provider
+        is configured), so a search right after finds it by meaning too.
 
         Returns:
             The concept as stored.
@@ -585,9 +641,12 @@ class Memory:
             record = serialize(concept.replace(**kept))
             try:
                 if current is None:
-                    return store.create(agent, record, actor=actor).concept
-                return store.edit(agent, concept.name, record, expected_version=current.version,
-                                  actor=actor).concept
+                    saved = store.create(agent, record, actor=actor)
+                else:
+                    saved = store.edit(agent, concept.name, record, expected_version=current.version,
+                                       actor=actor)
+                self.retriever(tenant).embed_pending(agent)  # its vector, in this request
+                return saved.concept
             except (StaleVersion, NotFound):
                 continue  # written or deleted meanwhile: read it again
             except UserError:
@@ -650,6 +709,21 @@ class Memory:
             messages=evidence, tenant=tenant, model=GivenModel([item], chosen),
         )
 
+
+
+@dataclass(frozen=True, slots=True)
+class Reindexed:
+    """What `Memory.reindex` did.
+
+    Attributes:
+        model: the embedding model's id (every vector made carries it).
+        concepts: the agent's concepts.
+        made: vectors made now (a concept whose vector was current is not counted).
+    """
+
+    model: str
+    concepts: int
+    made: int
 
 
 @dataclass(frozen=True, slots=True)

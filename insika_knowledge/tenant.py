@@ -12,7 +12,8 @@ A tenant is one SQLite file (``<data dir>/<tenant>.db``) or one PostgreSQL schem
   tenant's durable outbox (`insika_knowledge.queue`) and learned by the host's worker.
 
 `learn` learns one turn now, on the caller's thread (the worker, `Memory.learn`,
-`Memory.propose` and backfill use it).
+`Memory.propose` and backfill use it), then makes the vectors of the concepts it wrote (and
+of up to a batch of others lacking one) for the semantic index.
 """
 
 from __future__ import annotations
@@ -52,14 +53,18 @@ class Tenant:
             started on first use).
         models: builds the model a ``knowledge:`` block names.
         open_procedures: opens the tenant's procedure store (called once, on first use).
+        embeddings: the embedding provider's spec (`insika_knowledge.index.embedders`; None:
+            ``$INSIKA_EMBEDDINGS``, else ``auto``).
+        base_url: the OpenAI-compatible base URL a remote embedding model is reached at.
     """
 
     def __init__(self, name: str, store: Store, *, events: EventBus, queue: Callable[[], ExtractionQueue],
-                 models: ModelLoader, open_procedures: Callable[[], ProcedureStorage]):
+                 models: ModelLoader, open_procedures: Callable[[], ProcedureStorage],
+                 embeddings: str | None = None, base_url: str | None = None):
         self.name = name
         self.store = store
         self.events = events
-        self.retriever = Retriever(store, events=events)
+        self.retriever = Retriever(store, events=events, embeddings=embeddings, base_url=base_url)
         self._queue = queue
         self._models = models
         self._open_procedures = open_procedures
@@ -117,11 +122,14 @@ class Tenant:
         """
         check_agent(agent)
         chosen = model if model is not None else self._models(config.resolved_model())
-        return learn_turn(
+        report = learn_turn(
             self.store, agent, config, chosen, session_id=session_id, turn_id=turn_id,
             messages=messages, events=self.events,
             index=self.retriever.index_for(agent, config.index),  # the agent's own index
         )
+        if config.index == "auto":
+            self.retriever.embed_pending(agent)  # the semantic index, off the customer's turn
+        return report
 
     # ------------------------------------------------------------------ procedures
 

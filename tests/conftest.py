@@ -72,6 +72,9 @@ def _home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # closed port: no network
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    # Lexical ranking unless a test asks for embeddings (a fake provider, or the real one in
+    # tests/test_semantic.py): the offline model is slow to load and would change every block.
+    monkeypatch.setenv("INSIKA_EMBEDDINGS", "off")
 
 
 class Clock:

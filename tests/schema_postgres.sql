@@ -43,6 +43,17 @@ CREATE TABLE concept_terms (
     docs bigint NOT NULL,
     CONSTRAINT concept_terms_pkey PRIMARY KEY (agent, term)
 );
+CREATE TABLE concept_vectors (
+    concept_id bigint NOT NULL,
+    model text COLLATE "C" NOT NULL,
+    agent text COLLATE "C" NOT NULL,
+    version integer NOT NULL,
+    digest text COLLATE "C" NOT NULL,
+    seq bigint NOT NULL,
+    vector bytea NOT NULL,
+    CONSTRAINT concept_vectors_concept_id_fkey FOREIGN KEY (concept_id) REFERENCES concepts(id) ON DELETE CASCADE,
+    CONSTRAINT concept_vectors_pkey PRIMARY KEY (concept_id, model)
+);
 CREATE TABLE concept_versions (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
     agent text COLLATE "C" NOT NULL,
@@ -268,6 +279,7 @@ CREATE TABLE sightings (
 );
 CREATE INDEX aliases_by_name ON <tenant>.aliases USING btree (agent, name);
 CREATE INDEX capture_sessions_idle ON <tenant>.capture_sessions USING btree (last_turn_at);
+CREATE INDEX concept_vectors_seq ON <tenant>.concept_vectors USING btree (model, agent, seq);
 CREATE INDEX concept_versions_agent_id ON <tenant>.concept_versions USING btree (agent, id);
 CREATE INDEX concepts_agent_doc_len ON <tenant>.concepts USING btree (agent, doc_len);
 CREATE INDEX concepts_agent_status ON <tenant>.concepts USING btree (agent, status);
@@ -482,8 +494,8 @@ CREATE OR REPLACE FUNCTION <tenant>.fts_stats(p_agent text, p_terms text[])
  STABLE ROWS 1
 AS $function$
     SELECT g.documents::float8, greatest(g.tokens::float8 / greatest(g.documents, 1), 1e-9),
-           (SELECT array_agg(greatest(ln((g.documents::float8 - coalesce(t.docs, 0) + 0.5)
-                                         / (coalesce(t.docs, 0) + 0.5)), 1e-6) ORDER BY w.i)
+           (SELECT array_agg(ln(1 + (g.documents::float8 - coalesce(t.docs, 0) + 0.5)
+                                    / (coalesce(t.docs, 0) + 0.5)) ORDER BY w.i)
               FROM unnest(p_terms) WITH ORDINALITY AS w(term, i)
               LEFT JOIN concept_terms t ON t.agent = p_agent AND t.term = w.term)
       FROM generations g WHERE g.agent = p_agent

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import random
 import tempfile
 from pathlib import Path
@@ -48,7 +49,7 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
     """MaxScore pruning, dead slots and outside competitors never change the exact ranking."""
     rnd = random.Random(seed)
     vocabulary = [f"t{i}" for i in range(vocabulary_size)]
-    # Zipf-like: a few very common terms (idf clamped to 1e-6) and many rare ones.
+    # Zipf-like: a few very common terms (a small idf) and many rare ones.
     weighted = [t for i, t in enumerate(vocabulary) for _ in range(max(1, vocabulary_size // (i + 1)))]
     docs = [_doc(rnd, weighted) for _ in range(n)]
     base = bm25.from_docs(docs)
@@ -84,7 +85,7 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
 @settings(max_examples=150, deadline=None)
 @given(st.integers(20, 400), st.integers(1, 6), st.integers(0, 2**32 - 1), st.floats(0.0, 0.3))
 def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> None:
-    """A few rare terms and terms most concepts hold (idf clamped): pruned by MaxScore, still exact."""
+    """A few rare terms and terms most concepts hold (a small idf): pruned by MaxScore, still exact."""
     rnd = random.Random(seed)
     rare, common = [f"r{i}" for i in range(12)], [f"c{i}" for i in range(6)]
     docs = []
@@ -144,8 +145,10 @@ def test_one_saturation_serves_plans_whose_idf_moved() -> None:
                 assert topk.top_k(base, alive, saturation, plan, 4) == bm25.reference_top_k(docs, plan, avgdl, 4)
 
 
-def test_idf_is_clamped_like_fts5_and_a_common_term_still_breaks_ties() -> None:
-    assert bm25.idf(10, 9) == 1e-6
+def test_idf_is_positive_for_a_term_most_concepts_hold_and_a_common_term_still_breaks_ties() -> None:
+    # Lucene's idf (issue 25): FTS5's ln((N - df + 0.5) / (df + 0.5)) was clamped to 1e-6 here.
+    assert bm25.idf(10, 9) == pytest.approx(math.log(1 + 1.5 / 9.5))
+    assert bm25.idf(10, 10) > 0 and bm25.idf(10, 1) > bm25.idf(10, 5) > bm25.idf(10, 9)
     docs = [bm25.Doc({"rare": 2, "common": 2}, 4), bm25.Doc({"rare": 2}, 4), bm25.Doc({"common": 2}, 4)]
     base = bm25.from_docs(docs)
     stats = bm25.Stats(3, 12, lambda t: {"rare": 2, "common": 2}[t])

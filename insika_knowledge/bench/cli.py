@@ -42,8 +42,12 @@ from insika_knowledge.procedures.cli import verify_pattern_option
 @click.option("--database", default=None, metavar="URL",
               help="With --backend postgresql: the database to use (default: $INSIKA_DATABASE_URL, "
               "else a throwaway cluster started here).")
+@click.option("--embeddings", default=None, metavar="SPEC",
+              help="With --quality or --scale: the embedding provider of the dense and hybrid rows "
+              "(default: $INSIKA_EMBEDDINGS, else auto; off leaves them out).")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
-          trust: bool, relay: bool, consolidation: bool, outbox: bool, backend: str, database: str | None) -> None:
+          trust: bool, relay: bool, consolidation: bool, outbox: bool, backend: str, database: str | None,
+          embeddings: str | None) -> None:
     """Measure speed, scale, quality, trust, consolidation, the outbox, the relay, or PostgreSQL."""
     modes = [flag for flag, on in (("--outbox", outbox), ("--consolidation", consolidation),
                                    ("--quality", quality), ("--relay", relay), ("--trust", trust),
@@ -66,7 +70,7 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         from insika_knowledge.bench.quality import run_quality
 
         run_quality(folder=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo,
-                    backend=backend, database=database)
+                    backend=backend, database=database, embeddings=embeddings)
     elif backend == "postgresql":
         from insika_knowledge.bench.backend import run_backend_bench
 
@@ -87,7 +91,8 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
 
         chosen = scale_sizes(sizes) if sizes is not None else SCALE_SIZES
         with step_progress("bench --scale") as on_step:
-            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo, on_step=on_step)
+            run_scale(sizes=chosen, as_json=as_json, quick=quick, echo=click.echo, on_step=on_step,
+                      embeddings=embeddings)
     else:
         from insika_knowledge.bench.speed import run_bench
 

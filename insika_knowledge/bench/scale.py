@@ -10,6 +10,17 @@ Also per size: the time to write every concept, Index::Postings' one-time build 
 snapshot's size), a cold ``search`` in a fresh process (open the snapshot, answer one
 message; its import time and peak RSS apart), top-5 agreement of auto and FTS5 with
 exact BM25 computed without pruning, and the cost of one write.
+
+With an embedding provider (``--embeddings``, else ``$INSIKA_EMBEDDINGS``, else ``auto``) a
+``hybrid`` row is timed beside them: the whole ``<knowledge>`` block of the default ranking
+(``Retriever.block``, index ``auto``), the message's embedding included (a new message
+each time; the second pass asks the same messages again, whose vectors are remembered).
+The concepts' vectors are random unit vectors under the provider's model id (embedding
+200,000 concepts would take hours; a matrix product costs the same whatever the numbers),
+and the no-answer floor is off for the row, so every message goes the whole way. A cold
+``hybrid`` search in a fresh process gives the resident set of a searching process with
+the models and the vectors loaded; the provider's passages per second (batches of 32
+concepts of the corpus) estimate the write path and a ``reindex``.
 """
 
 from __future__ import annotations
@@ -45,7 +56,9 @@ SCALE_SIZES: Final = (1000, 5000, 50_000, 200_000)
 AGENT: Final = "bench"
 #: Scan's cache is built in-process only up to this size (about 17 s at 50k; minutes above).
 SCAN_UP_TO: Final = 50_000
-ENGINES: Final = ("auto", "auto_terms", "scan", "fts5", "bm25s", "tantivy")
+ENGINES: Final = ("hybrid", "auto", "auto_terms", "scan", "fts5", "bm25s", "tantivy")
+#: The size issue 25's speed and memory targets are read at.
+TARGET_SIZE: Final = 50_000
 #: Messages every engine answers before the timing starts (others than the timed ones).
 WARM_UP: Final = 20
 
@@ -57,7 +70,7 @@ from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import SQLiteStore
 imported = time.perf_counter()
 store = SQLiteStore(sys.argv[1], tokenizer=TOKENIZER)
-names = [e.name for e in Retriever(store).retrieve("bench", sys.argv[2], 5, "auto").matched]
+names = [e.name for e in Retriever(store, embeddings=sys.argv[3]).retrieve("bench", sys.argv[2], 5, "auto").matched]
 done = time.perf_counter()
 # VmHWM: this process's own peak (ru_maxrss can report the forking parent's).
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
@@ -66,15 +79,17 @@ print(json.dumps({"import_s": imported - start, "search_s": done - imported, "na
 """
 
 
-def cold_search(path: Path, message: str) -> dict[str, Any]:
+def cold_search(path: Path, message: str, embeddings: str = "off") -> dict[str, Any]:
     """A fresh interpreter opens `path` and answers `message` with ``auto``: seconds and peak RSS.
+
+    `embeddings` is the provider spec of that process (``off``: lexical only).
 
     Returns:
         ``import_s`` (the modules a ``search`` imports), ``search_s`` (open the store and
         the agent's index, answer), ``rss_mib`` (peak resident set, ``VmHWM``; Linux),
         ``names``.
     """
-    out = subprocess.run([sys.executable, "-c", _COLD, str(path), message], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", _COLD, str(path), message, embeddings], capture_output=True,
                          text=True, check=True)
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -99,7 +114,55 @@ def exact_dense(index: PostingsIndex, wanted: frozenset[str], k: int) -> list[in
     return [int(state.snap.ids[hit[i]]) for i in order]
 
 
-def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
+def _random_vectors(store: SQLiteStore, model: str, dim: int, seed: int) -> None:
+    """A random unit vector of `dim` numbers under `model` for each of the agent's concepts."""
+    from insika_knowledge.index.semantic import as_bytes
+    from insika_knowledge.store.base import VectorWrite
+
+    rnd = np.random.default_rng(seed)
+    versions = sorted(store.scan_versions(AGENT).items())
+    for start in range(0, len(versions), 5000):
+        chunk = versions[start:start + 5000]
+        vectors = rnd.standard_normal((len(chunk), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.save_vectors(AGENT, model, [VectorWrite(cid, version, "random", as_bytes(v))
+                                          for (cid, version), v in zip(chunk, vectors, strict=True)])
+
+
+def _hybrid(store: SQLiteStore, concepts: list[Concept], embeddings: str | None, n: int,
+            out: dict[str, Any]) -> Callable[[str], object] | None:
+    """The ``hybrid`` row's search (the block), once random vectors are stored; None without a provider."""
+    from insika_knowledge.retrieve import Retriever
+
+    retriever = Retriever(store, embeddings=embeddings)
+    semantic = retriever.semantic()
+    if semantic is None:
+        return None
+    # The provider's speed on real texts: the labelled set's concepts and messages (the
+    # synthetic corpus's made-up words cut into many more word pieces than real ones).
+    from insika_knowledge.bench.quality import load_set
+    from insika_knowledge.index.semantic import embed_text
+
+    labelled, messages = load_set()
+    texts = [embed_text(c["name"], c["description"], c["body"]) for c in labelled[:64]]
+    semantic.embedder.passages(texts[:4])  # load the models
+    start = time.perf_counter()
+    for i in range(0, len(texts), 32):
+        semantic.embedder.passages(texts[i:i + 32])
+    out["embed_per_s"] = len(texts) / (time.perf_counter() - start)
+    query_ms = sorted(time_each(lambda m: semantic.embedder.queries([m]), [q.text for q in messages[:200]]))
+    out["embed_query_p50_ms"], out["embed_query_p95_ms"] = percentiles(query_ms)
+    out["hybrid_model"] = semantic.model
+    start = time.perf_counter()
+    _random_vectors(store, semantic.model, semantic.embedder.dim, n)
+    out["vectors_write_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    semantic.similarities(AGENT, semantic.query_vector("frete"))
+    out["vectors_load_s"] = time.perf_counter() - start
+    return lambda m: retriever.block(AGENT, m, 5, "auto")
+
+
+def bench_scale(folder: Path, n: int, repeats: int, embeddings: str | None = None) -> dict[str, Any]:
     """Every engine at `n` concepts: build, cold open, warm p50/p95/p99 interleaved, agreement."""
     store = SQLiteStore(folder / f"scale-{n}.db", tokenizer=TOKENIZER)
     concepts = corpus(n)
@@ -122,6 +185,13 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
     cold = cold_search(store.path, msgs[0])
     out.update({f"cold_{k}": v for k, v in cold.items() if k != "names"})
     searches: dict[str, Callable[[str], object]] = {"auto": lambda m: auto.search(AGENT, m, 5)}
+    hybrid = _hybrid(store, concepts, embeddings, n, out)
+    if hybrid is not None:
+        searches["hybrid"] = hybrid
+        from insika_knowledge.index.embedders import spec_from_env
+
+        cold_hybrid = cold_search(store.path, msgs[1], spec_from_env(embeddings))
+        out.update({f"cold_hybrid_{k}": v for k, v in cold_hybrid.items() if k != "names"})
     if n <= SCAN_UP_TO:
         start = time.perf_counter()
         scan = ScanIndex(store)
@@ -145,6 +215,12 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
             out[f"{label}_build_s"] = time.perf_counter() - start
             searches[label] = (lambda p: lambda m: p(analysed[m]))(peer)
     del documents
+    from unittest import mock
+
+    from insika_knowledge import retrieve
+
+    floorless = mock.patch.dict(retrieve.FLOORS, clear=True)  # every message goes the whole way
+    floorless.start()
     for m in warm:
         for call in searches.values():
             call(m)
@@ -168,6 +244,7 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
             ordered = sorted(values)
             out[f"{label}_p50{suffix}_ms"], out[f"{label}_p95{suffix}_ms"] = percentiles(ordered)
             out[f"{label}_p99{suffix}_ms"] = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    floorless.stop()
     agree = {"auto": 0.0, "fts5": 0.0}
     sample = msgs[:100]
     for m in sample:
@@ -191,16 +268,19 @@ def bench_scale(folder: Path, n: int, repeats: int) -> dict[str, Any]:
 
 
 def run_scale(*, sizes: tuple[int, ...] = SCALE_SIZES, as_json: bool = False, quick: bool = False,
-              echo: Callable[[str], None] = print, on_step: OnStep | None = None) -> list[dict[str, Any]]:
+              echo: Callable[[str], None] = print, on_step: OnStep | None = None,
+              embeddings: str | None = None) -> list[dict[str, Any]]:
     """Run `bench_scale` for each size and print the tables (or JSON).
 
     `on_step` is called before each size with (what it measures, sizes done, sizes in
-    all), and with ``("done", n, n)`` at the end; for a progress display.
+    all), and with ``("done", n, n)`` at the end; for a progress display. `embeddings` is
+    the provider of the ``hybrid`` row (None: ``$INSIKA_EMBEDDINGS``, else ``auto``; ``off``:
+    no such row).
     """
     repeats = 100 if quick else 500
     with tempfile.TemporaryDirectory(prefix="insika-scale-") as tmp:
         rows = run_steps([(f"auto, Scan, FTS5, bm25s and tantivy at {n} concepts",
-                           partial(bench_scale, Path(tmp), n, repeats)) for n in sizes], on_step)
+                           partial(bench_scale, Path(tmp), n, repeats, embeddings)) for n in sizes], on_step)
     for row in rows:
         row.update(messages=repeats, quick=quick)
     print_results(rows, table, as_json=as_json, echo=echo)
@@ -235,6 +315,34 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
                      f"{ratio(r, 'auto_terms_p50_ms', 'tantivy_p50_ms'):>13}  "
                      f"{ratio(r, 'auto_p50_again_ms', 'bm25s_p50_again_ms'):>11}  "
                      f"{r['auto_agreement']:>8.3f}  {r['fts5_agreement']:>8.3f}")
+    hybrid = [r for r in rows if "hybrid_model" in r]
+    if hybrid:
+        lines.append(f"\nhybrid ({hybrid[0]['hybrid_model']}): the whole block, the message embedded; "
+                     "random vectors, floor off")
+        lines.append(f"{'concepts':>9}  {'p50 ms':>8}  {'p95 ms':>8}  {'again p50':>9}  {'again p95':>9}  "
+                     f"{'cold s':>8}  {'cold RSS MiB':>12}  {'load s':>8}  {'embed/s':>8}  {'reindex est.':>12}  "
+                     f"{'query emb p50/p95':>17}")
+        for r in hybrid:
+            lines.append(f"{r['concepts']:>9}  {r['hybrid_p50_ms']:>8.2f}  {r['hybrid_p95_ms']:>8.2f}  "
+                         f"{r['hybrid_p50_again_ms']:>9.2f}  {r['hybrid_p95_again_ms']:>9.2f}  "
+                         f"{r['cold_hybrid_search_s']:>8.3f}  {r['cold_hybrid_rss_mib']:>12.1f}  "
+                         f"{r['vectors_load_s']:>8.3f}  {r['embed_per_s']:>8.1f}  "
+                         f"{r['concepts'] / r['embed_per_s'] / 60:>8.1f} min  "
+                         f"{r['embed_query_p50_ms']:>8.1f}/{r['embed_query_p95_ms']:.1f} ms")
+        lines.append("(embed/s: passages per second on the labelled set's concepts, batches of 32; query emb: "
+                     "one labelled message at a time; reindex est.: concepts / embed/s)")
+        for r in hybrid:
+            if r["concepts"] != TARGET_SIZE:
+                continue
+            checks = ((f"block p50 <= 15 ms at {TARGET_SIZE}", r["hybrid_p50_ms"], 15.0, True),
+                      (f"block p95 <= 50 ms at {TARGET_SIZE}", r["hybrid_p95_ms"], 50.0, True),
+                      (f"searching process RSS <= 400 MiB at {TARGET_SIZE}", r["cold_hybrid_rss_mib"], 400.0, True),
+                      ("embedding on the write path >= 50 concepts/s", r["embed_per_s"], 50.0, False),
+                      (f"reindex of {TARGET_SIZE} <= 20 min", r["concepts"] / r["embed_per_s"] / 60, 20.0, True))
+            lines.append("issue 25's targets:")
+            for label, value, target, at_most in checks:
+                met = value <= target if at_most else value >= target
+                lines.append(f"  {label:<52} {value:>9.1f}  {'met' if met else 'NOT MET'}")
     lines.append("\nCold search in a fresh process (auto: open the snapshot, answer one message) and builds")
     lines.append(f"{'concepts':>9}  {'import s':>8}  {'search s':>8}  {'RSS MiB':>8}  {'snap MiB':>8}  "
                  f"{'build s':>8}  {'scan s':>8}  {'write all':>9}  {'write 1':>8}  {'learn p50':>9}  {'learn p95':>9}")

@@ -1,4 +1,4 @@
-"""The backfill's view: a progress bar while it runs, tables when it is done.
+"""The backfill's view (a progress bar while it runs, tables when it is done), and ``reindex``'s bar.
 
 While sessions run, stderr shows a bar with sessions done / total, elapsed time and an
 estimate of the time left (rich; shown only on a terminal, never with ``--quiet``). When
@@ -60,13 +60,37 @@ class SessionBar:
 @contextmanager
 def session_bar(agent: str, *, quiet: bool) -> Iterator[SessionBar]:
     """A progress bar on stderr for the duration of the block (cleared when it ends)."""
-    console = Console(stderr=True, quiet=quiet)
-    columns = (
-        TextColumn(f"backfill {agent}"), BarColumn(), MofNCompleteColumn(), TextColumn("sessions"),
-        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as progress:
+    with _bar(f"backfill {agent}", "sessions", quiet=quiet) as progress:
         yield SessionBar(progress)
+
+
+class CountBar:
+    """A bar of `update` (done, total) calls: what `count_bar` yields."""
+
+    def __init__(self, progress: Progress):
+        self._progress = progress
+        self._task = progress.add_task("count", total=None)
+
+    def update(self, done: int, total: int) -> None:
+        """Show `done` of `total`."""
+        self._progress.update(self._task, completed=done, total=total)
+
+
+@contextmanager
+def count_bar(label: str, unit: str, *, quiet: bool) -> Iterator[CountBar]:
+    """A progress bar on stderr (`label`, done / total `unit`, elapsed, eta), cleared when it ends."""
+    with _bar(label, unit, quiet=quiet) as progress:
+        yield CountBar(progress)
+
+
+@contextmanager
+def _bar(label: str, unit: str, *, quiet: bool) -> Iterator[Progress]:
+    """The rich progress on stderr both bars show: label, bar, done / total unit, elapsed, eta."""
+    console = Console(stderr=True, quiet=quiet)
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        yield progress
 
 
 def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool, quiet: bool,

@@ -6,9 +6,16 @@ The formula is SQLite FTS5's ``bm25()`` with the column weights of `index.fts5`
     score(d) = sum over query terms t in d of idf(t) * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl))
 
 where f = 8 * tf(name) + 4 * tf(description) + tf(body), D = the concept's token
-count over the three fields, avgdl = the mean D, idf(t) = ln((N - df + 0.5) / (df + 0.5))
-(1e-6 when that is not positive, as FTS5 does), k1 = 1.2, b = 0.75. Ties break by
-confidence desc, updated_at desc, name asc (the slot order of a `Postings` base).
+count over the three fields, avgdl = the mean D, idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+(Lucene's, always positive), k1 = 1.2, b = 0.75. Ties break by confidence desc, updated_at
+desc, name asc (the slot order of a `Postings` base).
+
+The idf is not SQLite's: FTS5's ``bm25()`` uses ln((N - df + 0.5) / (df + 0.5)), which is 0
+(clamped to 1e-6) for a term held by half the concepts or more. In a store of a handful of
+concepts that is most of the words that matter ("entrega", "prazo" in four of six concepts
+about delivery), so the right concept could rank last. Every BM25 of ours uses this idf:
+Index::Postings, the FTS5 path (its own ranking function, `insika_knowledge.store.sqlite.fts`)
+and PostgreSQL's (``sql/postgres/013_positive_idf.sql``); Index::Scan's weights already did.
 
 `Postings` is an immutable base: concepts in tie-break order (slots), the vocabulary,
 per term the slots holding it with their weighted frequency (``fcode = f << 1 | title``),
@@ -38,9 +45,8 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def idf(documents: int, containing: int) -> float:
-    """FTS5's idf: ``ln((N - df + 0.5) / (df + 0.5))``, 1e-6 when not positive."""
-    value = math.log((documents - containing + 0.5) / (containing + 0.5))
-    return value if value > 0.0 else 1e-6
+    """Lucene's idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, positive for any df <= N."""
+    return math.log(1.0 + (documents - containing + 0.5) / (containing + 0.5))
 
 
 def length_norm(length: float, avgdl: float) -> float:

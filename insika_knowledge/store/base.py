@@ -86,6 +86,24 @@ class ScanRow(NamedTuple):
     body: str
 
 
+class StoredVector(NamedTuple):
+    """One concept's vector under one model, with the concept's current name and id."""
+
+    concept_id: int
+    name: str
+    seq: int
+    vector: bytes
+
+
+class VectorWrite(NamedTuple):
+    """A vector to store: the concept it was made of (id, version), the text's digest, the bytes."""
+
+    concept_id: int
+    version: int
+    digest: str
+    vector: bytes
+
+
 class Sighting(NamedTuple):
     """One row of a concept's sightings ledger (``seen_at`` is UTC ISO-8601 'Z')."""
 
@@ -250,6 +268,25 @@ class SnapshotStore(Protocol):
 
     def load_index_snapshot(self, agent: str, kind: str) -> bytes | bytearray | None: ...
     def save_index_snapshot(self, agent: str, kind: str, data: bytes) -> None: ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """The semantic index's vectors, one per (concept, embedding model), as bytes.
+
+    Both backends provide it (`insika_knowledge.store.vectors`, migration 014); the index layer
+    owns what is embedded and how the bytes are read (`insika_knowledge.index.semantic`). A
+    test double may lack it: the memory then ranks lexically only.
+    """
+
+    def vector_seq(self, agent: str, model: str) -> int: ...
+    def vectors_since(self, agent: str, model: str, seq: int, limit: int | None = None) -> list[StoredVector]: ...
+    def vectors_of(self, agent: str, model: str, names: Sequence[str]) -> list[StoredVector]: ...
+    def vector_pending(self, agent: str, model: str, limit: int) -> list[tuple[ScanRow, str | None]]: ...
+    def vector_counts(self, agent: str, model: str) -> tuple[int, int]: ...
+    def save_vectors(self, agent: str, model: str, vectors: Sequence[VectorWrite]) -> int: ...
+    def touch_vectors(self, agent: str, model: str, current: Sequence[tuple[int, int]]) -> None: ...
+    def drop_vectors(self, agent: str, *, keep_model: str | None = None) -> int: ...
 
 
 class ConceptStore(ScanSource, Protocol):

@@ -14,8 +14,9 @@ PostgreSQL keeps at most `MAX_POSITIONS` positions per term and refuses terms lo
 `MAX_TERM_BYTES`: beyond 256 occurrences a term's frequency stays at 256 (BM25 saturates
 long before), and an over-long term is left out of both the document and the query.
 
-`SEARCH_SQL` is FTS5's ``bm25()`` (k1 = 1.2, b = 0.75; an idf at or below 0 counts as
-1e-6), with the agent's own statistics: N and the average length are the agent's
+`SEARCH_SQL` is FTS5's ``bm25()`` (k1 = 1.2, b = 0.75) with a positive idf,
+ln(1 + (N - df + 0.5) / (df + 0.5)) (``013_positive_idf``, as `insika_knowledge.index.bm25`),
+with the agent's own statistics: N and the average length are the agent's
 concepts' (``generations``), each term's document frequency the agent's
 (``concept_terms``). The GIN index finds the candidates (``tsv @@ query``); of those,
 only the ones that can reach the top are scored (``fts_bm25_pruned``, migration 007: a

@@ -50,6 +50,7 @@ from insika_knowledge.store.postgres.database import POOL_SIZE, PgDatabase, PgWr
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, SCAN_COLUMNS, row_to_stored, scan_row
 from insika_knowledge.store.snapshots import Snapshots
 from insika_knowledge.store.statements import POSTGRESQL, Dialect, marks
+from insika_knowledge.store.vectors import Vectors
 
 _BATCH: Final = 500
 
@@ -57,7 +58,7 @@ _BATCH: Final = 500
 # ---------------------------------------------------------------------------- the concept store
 
 
-class PostgresStore(PgDatabase, ConceptReads, Snapshots):
+class PostgresStore(PgDatabase, ConceptReads, Snapshots, Vectors):
     """The concepts of every agent of one tenant, in its schema of a PostgreSQL database.
 
     Args:

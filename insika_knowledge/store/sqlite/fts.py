@@ -12,12 +12,19 @@ each term is indexed as ``<agent> US <term>``. So an agent's terms are its own t
 their document frequencies (``fts5vocab``, and the idf ``bm25()`` computes) count that
 agent's concepts only, and a query matches only that agent's concepts.
 
+Ranking: not SQLite's ``bm25()``, whose idf is 0 for a term held by half the documents or
+more, but `RANK_FUNCTION`, an auxiliary function registered with the tokenizer: the same BM25
+(k1 1.2, b 0.75, the column weights, FTS5's document count and lengths) with a positive idf,
+ln(1 + (N - df + 0.5) / (df + 0.5)), df the agent's own (given by the query, read from
+``fts5vocab``). It is what Index::Postings computes (`insika_knowledge.index.bm25`).
+
 The index is derived data: `ensure_index` drops and rebuilds it whenever its layout
 (`LAYOUT`) or the analysis version differs from what the ``meta`` table records.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -35,6 +42,11 @@ LAYOUT: Final = 2
 LAYOUT_KEY: Final = "fts_layout"
 ANALYSIS_KEY: Final = "analysis_version"
 _LAYOUT_FILE: Final = "fts5_index.sql"
+#: The auxiliary function queries rank by (``rank MATCH 'insika_bm25(w1, w2, w3, df...)'``).
+RANK_FUNCTION: Final = "insika_bm25"
+#: BM25's parameters, as SQLite's ``bm25()`` has them.
+K1: Final = 1.2
+B: Final = 0.75
 
 
 def fts5_available(conn: apsw.Connection) -> bool:
@@ -84,6 +96,36 @@ def register(conn: apsw.Connection, tokenize: Callable[[str], Iterable[str]]) ->
         return tokenize_utf8
 
     conn.register_fts5_tokenizer(TOKENIZER_NAME, factory)
+    conn.register_fts5_function(RANK_FUNCTION, _bm25)
+
+
+def _bm25(api: apsw.FTS5ExtensionApi, *args: Any) -> float:
+    """Minus the BM25 of the current row (lower is better, as ``bm25()``), with a positive idf.
+
+    `args`: the weights of the three columns, then each query phrase's document frequency,
+    in phrase order.
+    """
+    weights, doc_freqs = args[:3], args[3:]
+    documents = api.row_count
+    avgdl = api.column_total_size(-1) / documents if documents else 1.0
+    norm = K1 * (1.0 - B + B * api.column_size(-1) / (avgdl or 1.0))
+    total = 0.0
+    for phrase in range(api.phrase_count):
+        found = api.phrase_locations(phrase)
+        f = sum(float(w) * len(at) for w, at in zip(weights, found, strict=False))
+        if f:
+            df = float(doc_freqs[phrase]) if phrase < len(doc_freqs) else 0.0
+            weight = math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+            total += weight * ((f * (K1 + 1.0)) / (f + norm))
+    return -total
+
+
+def rank_call(agent: str, terms: Iterable[str], weights: Sequence[float], conn: apsw.Connection) -> str:
+    """The ``rank MATCH`` value for `match_expression` of `terms`: weights, then each phrase's df."""
+    phrases = sorted({t for t in terms if t})
+    found = doc_freqs(conn, agent, phrases)
+    numbers = [*(f"{w:g}" for w in weights), *(str(found.get(t, 0)) for t in phrases)]
+    return f"{RANK_FUNCTION}({', '.join(numbers)})"
 
 
 def agent_term(agent: str, term: str) -> str:
@@ -97,7 +139,7 @@ def match_expression(agent: str, terms: Iterable[str]) -> str | None:
     Terms come from our analyser, never raw user text; quoting (with ``"`` doubled)
     makes any character, operator word or column filter a plain token anyway.
     """
-    quoted = ['"' + agent_term(agent, t).replace('"', '""') + '"' for t in sorted(set(terms)) if t]
+    quoted = ['"' + agent_term(agent, t).replace('"', '""') + '"' for t in sorted({t for t in terms if t})]
     return " OR ".join(quoted) if quoted else None
 
 

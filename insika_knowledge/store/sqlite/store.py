@@ -37,10 +37,11 @@ from insika_knowledge.store.sqlite.database import ApswStatements, Database
 from insika_knowledge.store.sqlite.faults import mapped_errors
 from insika_knowledge.store.sqlite.snapshots import SQLiteSnapshots
 from insika_knowledge.store.statements import SQLITE, Dialect, scalar, upsert
+from insika_knowledge.store.vectors import Vectors
 
 
 @mapped_errors  # no raw apsw error leaves a public method (see store.sqlite.faults)
-class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
+class SQLiteStore(Database, ConceptReads, SQLiteSnapshots, Vectors):
     """The concepts of every agent of one tenant, in one SQLite file.
 
     Args:
@@ -213,8 +214,9 @@ class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
             weights: bm25 column weights for (name, description, body).
 
         Returns:
-            ``[(row, score), ...]`` best first; score is minus SQLite's ``bm25()`` (higher
-            is better); ties by confidence desc, updated_at desc, name.
+            ``[(row, score), ...]`` best first; score is the BM25 of `fts.RANK_FUNCTION`
+            (``bm25()``'s formula with a positive idf; higher is better); ties by confidence
+            desc, updated_at desc, name.
 
         Raises:
             UserError: this database has no FTS5 index (check `fts_ready`).
@@ -224,11 +226,12 @@ class SQLiteStore(Database, ConceptReads, SQLiteSnapshots):
         match = fts.match_expression(agent, terms)
         if match is None or limit <= 0:
             return []
-        rank = "bm25({:g}, {:g}, {:g})".format(*weights)
+        conn = self._conn()
+        rank = fts.rank_call(agent, terms, weights, conn)  # BM25 with a positive idf (`fts._bm25`)
         # FTS5 ranks inside the virtual table (ORDER BY rank), then the few best rows are
         # joined to their concepts; the window beyond `limit` lets equal scores break ties
         # by confidence, recency and name as Scan does.
-        rows: list[tuple[Any, ...]] = self._conn().execute(
+        rows: list[tuple[Any, ...]] = conn.execute(
             "SELECT c.id, c.version, c.name, c.description, c.type, c.provenance, "
             "c.confidence, c.updated_at, c.body, f.score FROM ("
             "  SELECT rowid AS rid, rank AS score FROM concepts_fts "

