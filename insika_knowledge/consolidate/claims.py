@@ -3,26 +3,32 @@
 Deterministic, no model, and conservative: a false "same" silently loses the new claim
 (its text is stored nowhere, counts go up, no conflict fires), while a false "not same"
 only costs a merge call (or, with no model, a human look at a conflict). Both claims are
-read by the one analyser (`insika_knowledge.analysis.statements`) and they are the same
-claim only when the restatement adds, drops or changes nothing that carries meaning:
+read by the one analyser as **ordered statements** (`insika_knowledge.analysis.structure`),
+not as bags of words, and they are the same claim only when:
 
 - the two **bodies** (the ``## Contradiction`` section on record left out) have the same
-  content terms, the same measures (numbers with their units and unit kinds), the same
-  number of negations (change verbs included) and the same poles (direction, scope and
-  modality words: above/below, only, all/some, may/must...);
-- the **descriptions**, one-line summaries whose wording is free, assert nothing the
-  other side does not: the numbers of description and body together are the same on
-  both sides, and so are the descriptions' negation counts and poles; and each
-  description is about what the other side says: at least `DESCRIPTION_COVERED` of its
-  content terms occur in the other side's description or body (two descriptions of
-  different things over one short body, "Free wifi, password on the receipt" and
-  "Toilets on the second floor" over "Ask staff.", are two claims).
-
-Reworded restatements (order, punctuation, case, accents, plural, ``e-mail``/``email``,
-synonyms of one group, ``2``/``two``) are still the same claim.
+  canonical structure: every value bound to what it qualifies ("5% on Pix, 3% on boleto"
+  is not "3% on Pix, 5% on boleto"), negations where they stand ("exchanged but not
+  refunded" is not "refunded but not exchanged"), direction and parties ("to Campinas
+  from Extrema" is not "to Extrema from Campinas", "the customer pays" is not "the store
+  pays"), conditions joined as written ("for members and orders above R$ 99" is not "for
+  members on orders above R$ 99"), dates read as dates (``02/01`` is not ``01/02``) and
+  money normalised (``R$ 1.299,00`` is ``R$ 1299``). What may differ: case, accents,
+  punctuation, plurals, contractions (``can't``/``cannot``), number words, the synonyms
+  of `analysis.structure.CLAIM_SYNONYMS`, the order of sentences, a leading phrase moved
+  to the end, adjacent phrases with distinct role words swapped;
+- the **descriptions**, one-line summaries whose wording is free, are either the same
+  structure too, or each asserts nothing the other side does not: every value, date,
+  name (a place, a region, a brand), party, negation and role word of one description,
+  with what it bears on, is in the other side's description or body
+  (`analysis.structure.details`), and at least `DESCRIPTION_COVERED` of its content
+  terms occur there (two descriptions of different things over one short body, "Free
+  wifi, password on the receipt" and "Toilets on the second floor" over "Ask staff.",
+  are two claims; so are "Frete grátis no Sul" and "Frete grátis no Nordeste").
 
 `similarity` (term overlap) says how close two claims are when they are not the same;
-the naming step uses it to spot a possible duplicate proposed under another name.
+the naming step uses it to spot a possible duplicate proposed under another name
+(`close_match`).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
+from insika_knowledge.analysis.structure import details, structure
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
 
@@ -56,10 +63,14 @@ class Assertion:
     Attributes:
         body: the claim body's statement.
         description: the description's statement.
+        body_text: the claim body as written.
+        description_text: the description as written.
     """
 
     body: Statement
     description: Statement
+    body_text: str = ""
+    description_text: str = ""
 
     @property
     def measures(self) -> frozenset[tuple[Decimal, str]]:
@@ -79,7 +90,7 @@ def analyse(text: str) -> Claim:
 
 def assertion(description: str, body: str) -> Assertion:
     """Analyse one claim's `description` and `body` (see the module doc)."""
-    return Assertion(statement(body), statement(description))
+    return Assertion(statement(body), statement(description), body, description)
 
 
 def claim_of(concept: Concept) -> Assertion:
@@ -99,21 +110,25 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def same_statement(a: Statement, b: Statement) -> bool:
-    """True when `b` restates `a`: equal terms, measures, negations and poles."""
-    return a == b
+def same_statement(a: str, b: str) -> bool:
+    """True when text `b` restates text `a`: the same canonical structure."""
+    return structure(a).same_as(structure(b))
 
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
-    return (
-        same_statement(old.body, new.body)
-        and old.measures == new.measures
-        and old.description.negations == new.description.negations
-        and old.description.poles == new.description.poles
-        and _covered(old.description.terms, new.terms)
-        and _covered(new.description.terms, old.terms)
-    )
+    if not same_statement(old.body_text, new.body_text):
+        return False
+    if same_statement(old.description_text, new.description_text):
+        return True
+    return _described(old, new) and _described(new, old)
+
+
+def _described(one: Assertion, other: Assertion) -> bool:
+    """True when `one`'s description asserts nothing `other` does not (module doc)."""
+    said = details(f"{other.description_text}\n{other.body_text}")
+    return (details(one.description_text).kept_in(said)
+            and _covered(one.description.terms, other.terms))
 
 
 def _covered(description: frozenset[str], other: frozenset[str]) -> bool:
