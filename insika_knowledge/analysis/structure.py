@@ -69,7 +69,7 @@ ROLES: Final[dict[str, str]] = {
     **dict.fromkeys(("por", "pelo", "pela", "pelos", "pelas"), "por"),
     **dict.fromkeys(("ao", "aos"), "a"),
     "com": "com", "sem": "without", "entre": "between", "durante": "during", "desde": "since",
-    "since": "since", "contra": "against", "against": "against", "sobre": "about", "about": "about",
+    "since": "since", "as": "as", "como": "as", "contra": "against", "against": "against", "sobre": "about", "about": "about",
 }
 #: Clause words, folded -> their kind: a clause starts at each (and is never moved).
 CLAUSES: Final[dict[str, str]] = {
@@ -84,26 +84,25 @@ CLAUSES: Final[dict[str, str]] = {
 PHRASE_POLES: Final = frozenset(
     "p_above p_below p_at_least p_at_most p_before p_after p_per p_except p_in_total".split()
 )
-#: Pronouns naming a party, folded -> the party.
+#: Pronouns naming a party, folded -> the party (the business, the customer, the writer;
+#: "they", "it" and "ele" point back at a noun and are read as stop words).
 PARTIES: Final[dict[str, str]] = {
     **dict.fromkeys("we us our ours ourselves nosso nossa nossos nossas".split(), "we"),
     **dict.fromkeys("you your yours yourself yourselves voce voces vc seu sua seus suas teu tua".split(),
                     "you"),
-    **dict.fromkeys("they them their theirs eles elas deles delas".split(), "they"),
     **dict.fromkeys("i me my mine myself eu meu minha meus minhas".split(), "i"),
-    **dict.fromkeys("he him his she her hers ele ela dele dela".split(), "third"),
 }
 #: Nouns that name a party to a rule: a merge keeps each, and what it does.
 PARTY_NOUNS: Final = frozenset(
     "customer customers client clients buyer buyers store stores shop seller sellers merchant "
-    "carrier carriers courier company business passenger passengers guest guests member members "
+    "carrier carriers courier company passenger passengers guest guests member members "
     "cliente clientes consumidor consumidores comprador compradores loja lojas vendedor vendedores "
     "lojista transportadora transportadoras empresa passageiro passageiros hospede hospedes membro "
     "membros associado associados".split()
 )
 #: Words that are names wherever they are written (regions, payment methods): a merge keeps them.
 KNOWN_NAMES: Final = frozenset(
-    "pix boleto norte nordeste sul sudeste centro-oeste centro oeste leste capital interior "
+    "pix boleto norte nordeste sul sudeste centro-oeste "
     "north south east west northeast southeast northwest southwest midwest".split()
 )
 
@@ -482,25 +481,51 @@ class Structure:
     """The canonical form of a text (see the module doc).
 
     Attributes:
-        sentences: each sentence's canonical form, sorted (sentences in any order).
+        sentences: for each sentence, the forms it may be read in: its canonical form
+            and, for a one-clause sentence that opens with a phrase not closed by a comma
+            ("On business days customers get..."), the forms with that phrase's first 2,
+            3... tokens moved to the end (where such a phrase ends is not written).
         flat: the whole text read as one sentence (sentence ends read as phrase breaks).
     """
 
-    sentences: tuple[tuple[Clause, ...], ...]
+    sentences: tuple[frozenset[tuple[Clause, ...]], ...]
     flat: tuple[Clause, ...]
 
     def same_as(self, other: Structure) -> bool:
-        """True when the two texts say the same thing in the same structure."""
-        return self.sentences == other.sentences or self.flat == other.flat
+        """True when the two texts say the same thing in the same structure: each sentence
+        matches one sentence of the other (in any order), or the flat forms are equal."""
+        if self.flat == other.flat:
+            return True
+        if len(self.sentences) != len(other.sentences):
+            return False
+        left = list(other.sentences)
+        for forms in self.sentences:
+            match = next((i for i, theirs in enumerate(left) if forms & theirs), None)
+            if match is None:
+                return False
+            left.pop(match)
+        return True
 
 
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
     seq = tokens(text)
-    sentences = sorted(_canonical_sentence(s) for s in _sentences(seq))
     flat = [PHRASE if t == SENTENCE else t for t in seq]
+    while flat and flat[-1] == PHRASE:
+        flat.pop()
+    sentences = sorted((_forms(s) for s in _sentences(seq)), key=lambda f: sorted(map(repr, f)))
     return Structure(tuple(sentences), _canonical_sentence(flat))
+
+
+def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
+    """A sentence's canonical form, and for a one-clause sentence opening with a phrase
+    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end."""
+    forms = {_canonical_sentence(sentence)}
+    if sentence and _is_leader(sentence[0]) and len(_clauses(sentence)) == 1:
+        stop = next((i for i, t in enumerate(sentence) if t == PHRASE), len(sentence))
+        forms.update(_canonical_sentence(sentence[k:] + sentence[:k]) for k in range(2, stop))
+    return frozenset(forms)
 
 
 # ----------------------------------------------------------------------------- details
@@ -570,8 +595,13 @@ def kept_together(merged: Details, *claims: Details) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def details(text: str) -> Details:
-    """What a merge of `text` with another claim must keep (see `Details`)."""
+def details(text: str, *, summary: bool = False) -> Details:
+    """What a merge of `text` with another claim must keep (see `Details`).
+
+    With `summary`, only what a one-line summary must not add or change: values and dates
+    with the names and parties of their phrase, names, parties and negations (a summary
+    rewords its role words freely: "SLA for first response", "first response SLA").
+    """
     seq = tokens(text)
     named = names(text)
     items: set[Detail] = set()
@@ -584,7 +614,7 @@ def details(text: str) -> Details:
             token = seq[i]
             if token in named or token in _PARTY_TERMS or token.startswith("w:"):
                 anchors.add(token)
-            if _is_leader(token) or token.startswith("c:"):
+            if not summary and (_is_leader(token) or token.startswith("c:")):
                 following = _next_content(seq, i)
                 if following is not None and not following.startswith(("m:", "d:")):
                     anchors.add(following)
@@ -606,11 +636,14 @@ def details(text: str) -> Details:
         elif token == "n":
             items.add(("n", _next_content(seq, i) or _previous_content(seq, i) or ""))
         elif token.startswith(("r:", "c:", "p:")):
-            items.add(("r", token, _next_content(seq, i) or ""))
+            if not summary:
+                items.add(("r", token, _next_content(seq, i) or ""))
         elif token in named:
             items.add(("name", token))
-        if token in _PARTY_TERMS or token.startswith("w:"):
+        if (token in _PARTY_TERMS or token.startswith("w:")) and not summary:
             items.add(("a", token, _next_content(seq, i) or ""))
+        elif token in _PARTY_TERMS:
+            items.add(("name", token))
     close_segment()
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq))
 
@@ -655,3 +688,26 @@ def _previous_content(seq: tuple[str, ...], at: int) -> str | None:
         if _is_content(token):
             return token
     return None
+
+
+@lru_cache(maxsize=8192)
+def topic(text: str) -> frozenset[str]:
+    """What `text` is about, whatever it says of it: its content terms, poles and
+    withdrawals, and the unit of each value (``u:brl``, ``u:day``; ``u:date`` for a
+    date), without the values themselves. Two versions of one rule ("Returns cost R$ 15",
+    "Returns cost R$ 20") have the same topic."""
+    out: set[str] = set()
+    for token in tokens(text):
+        if token.startswith("m:"):
+            out.add("u:" + token.split(":", 2)[2])
+        elif token.startswith("d:"):
+            out.add("u:date")
+        elif _is_content(token) or token.startswith("p:") or token == WITHDRAWAL:
+            out.add(token)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def content_terms(text: str) -> frozenset[str]:
+    """The content terms of `text` as `tokens` reads them (no roles, poles, values)."""
+    return frozenset(t for t in tokens(text) if _is_content(t))

@@ -21,10 +21,11 @@ not as bags of words, and they are the same claim only when:
   structure too, or each asserts nothing the other side does not: every value, date,
   name (a place, a region, a brand), party, negation and role word of one description,
   with what it bears on, is in the other side's description or body
-  (`analysis.structure.details`), and at least `DESCRIPTION_COVERED` of its content
-  terms occur there (two descriptions of different things over one short body, "Free
+  (`analysis.structure.details`), and every one of its content terms (summary words
+  such as "policy" aside) occurs there (two descriptions of different things over one short body, "Free
   wifi, password on the receipt" and "Toilets on the second floor" over "Ask staff.",
-  are two claims; so are "Frete grátis no Sul" and "Frete grátis no Nordeste").
+  are two claims; so are "Frete grátis no Sul" and "Frete grátis no Nordeste", and
+  "Desconto para pessoa jurídica" and "Desconto para pessoa física").
 
 `similarity` (term overlap) says how close two claims are when they are not the same;
 the naming step uses it to spot a possible duplicate proposed under another name
@@ -38,19 +39,34 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
-from insika_knowledge.analysis.structure import details, structure
+from insika_knowledge.analysis.structure import content_terms, details, structure, topic
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
 
 #: Term-set Jaccard (description + body) from which a claim under another name is a
 #: possible duplicate of a concept on record (see `consolidate.naming`).
 CLOSE_MATCH: Final = 0.36
-#: ...and the content terms the two must share at least (short texts overlap by chance).
+#: ...and the content terms the two must share at least (long texts overlap by chance).
 CLOSE_MATCH_SHARED: Final = 6
+#: A short rule (at most this many content terms on its shorter side: "Return shipping
+#: costs R$ 15" has 3) is a close match of another when...
+SHORT_RULE_TERMS: Final = 8
+#: ...they share at least this share of the shorter side's terms...
+SHORT_OVERLAP: Final = 0.6
+#: ...and at least this many terms.
+SHORT_SHARED: Final = 2
 
 
-#: The share of a description's content terms the other side must hold for the same claim.
-DESCRIPTION_COVERED: Final = 0.5
+#: The share of a description's content terms the other side must hold for the same claim:
+#: all of them (a segment, a city or a region named only in one description is a claim of
+#: its own: "Desconto para pessoa jurídica" is not "Desconto para pessoa física").
+DESCRIPTION_COVERED: Final = 1.0
+#: Words a summary may add without asserting anything (folded; their terms are not counted).
+SUMMARY_WORDS: Final = frozenset(
+    "policy policies rule rules regra regras politica politicas info information informacao "
+    "informacoes detail details detalhe detalhes note notes nota notas overview summary resumo "
+    "guideline guidelines orientacao orientacoes".split()
+)
 
 #: What one text asserts (`analysis.statements.Statement`): terms, measures, negations, poles.
 Claim = Statement
@@ -126,14 +142,19 @@ def same_claims(old: Assertion, new: Assertion) -> bool:
 
 def _described(one: Assertion, other: Assertion) -> bool:
     """True when `one`'s description asserts nothing `other` does not (module doc)."""
-    said = details(f"{other.description_text}\n{other.body_text}")
-    return (details(one.description_text).kept_in(said)
-            and _covered(one.description.terms, other.terms))
+    other_text = f"{other.description_text}\n{other.body_text}"
+    return (details(one.description_text, summary=True).kept_in(details(other_text, summary=True))
+            and _covered(content_terms(one.description_text), content_terms(other_text)))
 
 
 def _covered(description: frozenset[str], other: frozenset[str]) -> bool:
-    """True when at least `DESCRIPTION_COVERED` of `description`'s terms are in `other` (all of none)."""
+    """True when at least `DESCRIPTION_COVERED` of `description`'s terms (`SUMMARY_WORDS`
+    aside) are in `other` (all of none)."""
+    description = description - _SUMMARY_TERMS
     return not description or len(description & other) >= DESCRIPTION_COVERED * len(description)
+
+
+_SUMMARY_TERMS: Final = frozenset(t for w in SUMMARY_WORDS for t in content_terms(w))
 
 
 def same_claim(existing: Concept, candidate: Candidate) -> bool:
@@ -145,10 +166,30 @@ def same_claim(existing: Concept, candidate: Candidate) -> bool:
 
 
 def close_match(existing: Concept, candidate: Candidate) -> float | None:
-    """`similarity` when the two claims are close (`CLOSE_MATCH`, `CLOSE_MATCH_SHARED`), else None."""
+    """`similarity` when the two claims are close, else None (the lexical fallback of
+    the naming step; a semantic index may add its own neighbours, `consolidate.naming`).
+
+    Close: a Jaccard of at least `CLOSE_MATCH` with `CLOSE_MATCH_SHARED` shared terms
+    (long texts; content terms, or topic features), or, when the shorter side's topic (`analysis.structure.topic`:
+    its content terms, poles, names and the units of its values) has at most
+    `SHORT_RULE_TERMS` features, at least `SHORT_SHARED` shared features covering
+    `SHORT_OVERLAP` of it (a short rule changed under a drifting name shares most of its
+    few words with the old one: "The store opens at 9 am" and "... at 9 pm" share the
+    store, opening and a time of day).
+    """
     old, new = claim_of(existing).terms, candidate_claim(candidate).terms
     score = jaccard(old, new)
-    return score if score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED else None
+    if score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED:
+        return score
+    old = topic(f"{existing.description}\n{claim_text(existing.body)}")
+    new = topic(f"{candidate.description}\n{candidate.body}")
+    shared = len(old & new)
+    if jaccard(old, new) >= CLOSE_MATCH and shared >= CLOSE_MATCH_SHARED:
+        return score
+    shorter = min(len(old), len(new))
+    if 0 < shorter <= SHORT_RULE_TERMS and shared >= SHORT_SHARED and shared >= SHORT_OVERLAP * shorter:
+        return score
+    return None
 
 
 def similarity(existing: Concept, candidate: Candidate) -> float:
