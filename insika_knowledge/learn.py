@@ -199,7 +199,8 @@ def learn_turn(
             report.dropped = screened.dropped
             report.redacted = screened.redacted
             for candidate in screened.candidates:
-                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages)
+                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
+                                       candidate.evidence)
                 candidate = _routed(store, agent, candidate, verdict)
                 report.results.append(record(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,

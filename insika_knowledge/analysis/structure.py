@@ -53,6 +53,7 @@ from insika_knowledge.analysis.text import (
     fold,
     negation_count,
     stem,
+    stem_portuguese,
     text_language,
 )
 
@@ -303,6 +304,18 @@ def _prepare(text: str) -> str:
     return read_number_words(folded)
 
 
+_PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
+
+
+def _language(text: str, prepared: str) -> str:
+    """``en``, ``pt`` or ``mixed`` (`analysis.text.text_language`); a short text whose stop
+    words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos")."""
+    lang = text_language(prepared)
+    if lang == "mixed" and _PORTUGUESE_MARKS.search(text):
+        return "pt"
+    return lang
+
+
 def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     """The token of one folded word (None: a stop word that carries nothing here)."""
     word = _ONE_WORD.get(word, word)
@@ -326,7 +339,7 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
         return CLAIM_SYNONYMS[word]
     if english and word.endswith("ns") and len(word) > 4:
         word = word[:-1]
-    stemmed = stem(word)
+    stemmed = stem_portuguese(word) if portuguese else stem(word)
     return CLAIM_SYNONYMS.get(stemmed, stemmed)
 
 
@@ -337,7 +350,7 @@ def tokens(text: str) -> tuple[str, ...]:
     ``"5% on Pix, 3% on boleto"`` -> ``("m:5:%", "r:on", "pix", ",", "m:3:%", "r:on", "boleto")``.
     """
     prepared = _prepare(text)
-    lang = text_language(prepared)
+    lang = _language(text, prepared)
     portuguese, english = lang == "pt", lang == "en"
     spans = _dates(prepared)
     blanked = list(prepared)
@@ -377,9 +390,9 @@ def tokens(text: str) -> tuple[str, ...]:
 
 
 _KNOWN_NAME_TERMS: Final = frozenset(
-    t for n in KNOWN_NAMES if (t := _word_token(n, False, False)) is not None)
+    t for n in KNOWN_NAMES for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
 _PARTY_TERMS: Final = frozenset(
-    t for n in PARTY_NOUNS if (t := _word_token(n, False, False)) is not None)
+    t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
 
 
 def _is_leader(token: str) -> bool:
@@ -538,7 +551,8 @@ def names(text: str) -> frozenset[str]:
     """The content terms of `text` that are names: capitalised where a sentence does not
     start, written in capitals (``DC``, ``SAC``), or known names (`KNOWN_NAMES`)."""
     found: set[str] = set()
-    english = text_language(fold(text)) == "en"
+    lang = _language(text, _prepare(text))
+    portuguese, english = lang == "pt", lang == "en"
     for match in _NAME_RE.finditer(text):
         word = match.group(0)
         if not word[0].isupper():
@@ -546,7 +560,7 @@ def names(text: str) -> frozenset[str]:
         upper = len(word) >= 2 and word.isupper()
         if not upper and _SENTENCE_START_RE.search(text, 0, match.start()):
             continue
-        token = _word_token(fold(word), False, english)
+        token = _word_token(fold(word), portuguese, english)
         if token is not None and _is_content(token):
             found.add(token)
     found.update(t for t in tokens(text) if t in _KNOWN_NAME_TERMS)
@@ -566,8 +580,8 @@ class Details:
         bindings: each measure or date with the anchors of its phrase (names, parties,
             role objects), as ``(token, frozenset of anchors)``.
         negations: how many negations (`analysis.text.negation_count`) it carries.
-        polarity: each content term with whether it is negated (the term right after a
-            negation, or any term of a clause a change verb withdraws).
+        polarity: each content term with whether it is negated (a term after a negation
+            in its phrase, or any term of a clause a change verb withdraws).
     """
 
     items: frozenset[Detail]
@@ -649,19 +663,22 @@ def details(text: str, *, summary: bool = False) -> Details:
 
 
 def _polarity(seq: tuple[str, ...]) -> frozenset[tuple[str, bool]]:
-    """Each content term of `seq` with whether a negation or a withdrawal bears on it."""
+    """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
+    negation bears on the rest of its phrase ("we do not offer a discount": offer and
+    discount), a withdrawal on its whole clause ("Pix was discontinued")."""
     out: set[tuple[str, bool]] = set()
     clause: list[str] = []
 
     def close() -> None:
         withdrawn = WITHDRAWAL in clause
-        negate_next = False
+        negated = False
         for token in clause:
             if token == "n":
-                negate_next = True
+                negated = True
+            elif token == PHRASE:
+                negated = False
             elif _is_content(token):
-                out.add((token, withdrawn or negate_next))
-                negate_next = False
+                out.add((token, withdrawn or negated))
         clause.clear()
 
     for token in seq:

@@ -123,6 +123,23 @@ def stem(word: str, lang: str = "mixed") -> str:
     return both if len(both) >= 4 else english
 
 
+@lru_cache(maxsize=65536)
+def stem_portuguese(word: str) -> str:
+    """The Portuguese Snowball stem of one folded word of Portuguese text (plurals first
+    brought to the singular): ``"aceitamos"`` and ``"aceita"`` -> ``"aceit"``. `stem`
+    runs the English stemmer first, which keeps some Portuguese verb endings apart;
+    statement comparison (`analysis.structure`) reads Portuguese text with this one.
+    Digits and words of 3 letters or fewer are kept as they are."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for plural, singular in _PLURALS:
+        if word.endswith(plural) and len(word) > len(plural) + 2:
+            word = word[: -len(plural)] + singular
+            break
+    stemmed: str = _PT.stemWord(word)
+    return stemmed if len(stemmed) >= 3 else word
+
+
 def words(text: str) -> list[str]:
     """All folded words of `text`, in order, stop words included, not stemmed."""
     return _WORD_RE.findall(fold(text))

@@ -213,6 +213,12 @@ def _candidate(name: str, text: str, description: str | None = None) -> dict[str
     return {"name": name, "description": description or text, "type": "fact", "body": text}
 
 
+def _said(item: dict[str, str]) -> list[dict[str, str]]:
+    """The turn a candidate comes from: the agent states it (so the trust gate admits it)."""
+    return [{"role": "user", "content": "Can you tell me about this?"},
+            {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
+
+
 def _scripted(pair: Pair) -> dict[str, Any]:
     if pair.label == "contradicting":
         return {"verdict": "contradicting"}
@@ -255,7 +261,7 @@ def run_pairs(pairs: Sequence[Pair], folder: Path) -> dict[str, dict[int, tuple[
                 )
                 for session in (first, second):
                     report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
-                                        messages=[])
+                                        messages=_said(model.proposals[session][0]))
                 [(name, outcome)] = report.results
                 if renamed and outcome == "learned" and _live_unflagged(store, agent, (f"claim-{pair.id}", name)):
                     outcome = "learned_unflagged"
@@ -341,7 +347,7 @@ def run_changes(changes: Sequence[Change], folder: Path) -> dict[str, dict[int, 
                 )
                 for session in (first, second):
                     report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
-                                        messages=[])
+                                        messages=_said(model.proposals[session][0]))
                 [(name, outcome)] = report.results
                 if outcome == "learned" and _live_unflagged(store, agent, (change.old["name"], name)):
                     outcome = "learned_unflagged"
