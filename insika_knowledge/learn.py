@@ -315,7 +315,7 @@ def record(
         outcomes, or ``possible_duplicate``).
     """
     search = index if isinstance(index, _Search) else _Search(store, index)
-    naming = _name(store, agent, candidate, search)
+    naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)
     for _ in range(NAMING_ATTEMPTS):
         if naming.rule is NameRule.POSSIBLE_DUPLICATE:
             break
@@ -327,10 +327,20 @@ def record(
                 events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
                                              agent=agent, outcome=outcome))
             return naming.name, outcome
-        naming = _name(store, agent, candidate, search)  # the restated concept changed
+        naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)  # it changed
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
         naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
     return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)
+
+
+def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment | None) -> Naming:
+    """`naming`, unless it holds as a possible duplicate a candidate the trust gate
+    quarantines: that one is written and held in quarantine under its own name instead
+    (either way it is flagged for a person and never injected; quarantine is the
+    trust step's own state, and a later business sighting releases it)."""
+    if naming.rule is NameRule.POSSIBLE_DUPLICATE and verdict is not None and verdict.quarantined:
+        return Naming(NameRule.NEW, candidate.name)
+    return naming
 
 
 def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch) -> Naming:
@@ -341,13 +351,17 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch)
     if alias is not None and store.get(agent, alias) is None:
         alias = None  # the concept it named was deleted or renamed away
     matches = []
+    held: set[str] = set()
     if alias is None:
         query = f"{candidate.description}\n{candidate.body}"
         for hit in search.search(agent, query, consolidate.MATCHES_SEARCHED):
             stored = store.get(agent, hit.entry.name)
             if stored is not None:
                 matches.append(stored.concept)
-    return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches)
+                if stored.quarantined:
+                    held.add(stored.concept.name)
+    return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
+                                     held=frozenset(held))
 
 
 def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,

@@ -27,7 +27,6 @@ from typing import Any
 from insika_knowledge.trust import evidence as quoted
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
-    MIN_NOVELTY,
     Speaker,
     message_text,
     shares,
@@ -91,10 +90,9 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
-    business_share, customer_share = shares(claim, transcript)
+    business_share, customer_share = shares(claim, transcript)  # together, not one sentence
     business = bool(who - {"customer"}) or MIN_COVERAGE <= business_share >= customer_share
-    from_customer = "customer" in who or customer_share >= MIN_NOVELTY > business_share
-    return Assessment(who, markers, not business and from_customer and not report, None, report)
+    return Assessment(who, markers, not business and "customer" in who and not report, None, report)
 
 
 #: Suffix of the name a customer's proposed change to a concept is kept apart under.

@@ -122,8 +122,12 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
     if isinstance(data, (dict, list)):
         parts: list[tuple[str, str]] = []
         _walk(data, False, parts)
-        return parts
-    return [("customer" if _CUSTOMER_LINE.match(line) else "tool", line) for line in text.split("\n")]
+        business = ", ".join(part for author, part in parts if author == "tool")
+        return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
+    lines = text.split("\n")
+    business = "\n".join(line for line in lines if not _CUSTOMER_LINE.match(line))
+    return [("tool", business)] * bool(business.strip()) + [
+        ("customer", line) for line in lines if _CUSTOMER_LINE.match(line)]
 
 
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
@@ -211,7 +215,8 @@ def _values(text: str) -> set[str]:
 
 def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     """True when every value and date of `claim` is among `found` (speaker, text) pieces;
-    a bare number of a tool result matches a value of any unit (data has no units)."""
+    a bare number of a tool result matches a value of any unit (data has no units), and a
+    bare number of the claim any value of that number ("7-day returns", "7 days")."""
     wanted = _values(claim)
     if not wanted:
         return True
@@ -222,7 +227,9 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
             have.add(value)
             if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
                 bare.add(value.split(":")[1])
-    return all(v in have or (v.startswith("m:") and v.split(":")[1] in bare) for v in wanted)
+    numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
+    return all(v in have or (v.startswith("m:") and (v.split(":")[1] in bare or (
+        v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
 
 
 def covers(claim: str, texts: Sequence[str]) -> bool:

@@ -5,12 +5,12 @@ reduced to its *features*: the analyser's content terms and its values with thei
 (`analysis.structure.content_terms`: "cem reais" and "R$ 100" are one feature, "R$ 40"
 and "40%" two). Each feature has an *origin*, the speaker of the first message that
 mentions it. A customer message supports the claim when it covers enough of the claim's
-features; a business message is read sentence by sentence (`trust.evidence.pieces`: a
-tool result's customer-written fields are the customer's), and a sentence supports it
-when it covers enough of the claim's features (or, since values survive translation,
-more than half of its values), brings features of its own that no earlier customer
-message had, and states the claim rather than turning it down, taking note of it or
-echoing it (`trust.evidence.read_sentence`). So an agent that echoes a customer's "note
+features; a business message (`trust.evidence.pieces`: a tool result's customer-written
+fields are the customer's) is read through its sentences that state the claim rather
+than turn it down, take note of it or echo it (`trust.evidence.read_sentence`), and
+supports it when those cover enough of the claim's features (or, since values survive
+translation, more than half of its values, in the other language) and bring features of
+their own that no earlier customer message had (unless the customer had asked). So an agent that echoes a customer's "note
 for your records" ("Noted: orders over R$ 50 get a free gift!") or refuses it ("we do
 not have a 40% discount for public servants") adds no support, while an agent that
 answers a question with the rule ("CEPs 13000-13999 ship in 1-2 days") does.
@@ -115,21 +115,24 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             said_by_customer |= have
             asked = not asserted(piece.text)
             continue
+        # The message's sentences that state the claim (not refuse, note or echo it),
+        # read together: a rule may take two sentences to say.
+        text: frozenset[str] = frozenset()
         for sentence in sentences(piece.text):
-            text = features(sentence)
-            if piece.speaker == "tool":  # data carries no units: a bare value matches any
-                text = text | {t for t in wanted if _bare(t) in text}
-            have = text & wanted
-            novel = have if asked else have - said_by_customer
-            brings = (novel & numbers) or len(novel) / len(wanted) >= MIN_NOVELTY
-            # Values survive translation where words do not: a sentence in the other
-            # language holding most of the claim's values covers it ("7 dias" said,
-            # "7 days" proposed); in the claim's own language its words must too.
-            numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
-                       and (piece.speaker == "tool" or text_language(sentence) != claim_language))
-            if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings \
-                    and read_sentence(claim, sentence, parts[:at]).states:
-                found.add(piece.speaker)  # type: ignore[arg-type]
+            if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at]).states:
+                text |= features(sentence)
+        if piece.speaker == "tool":  # data carries no units: a bare value matches any
+            text = text | {t for t in wanted if _bare(t) in text}
+        have = text & wanted
+        novel = have if asked else have - said_by_customer
+        brings = (novel & numbers) or len(novel) / len(wanted) >= MIN_NOVELTY
+        # Values survive translation where words do not: a message in the other language
+        # holding most of the claim's values covers it ("7 dias" said, "7 days" proposed);
+        # in the claim's own language its words must too.
+        numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
+                   and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
+        if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings:
+            found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
 
 
