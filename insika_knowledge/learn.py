@@ -61,9 +61,12 @@ from insika_knowledge.extract.candidates import screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
 from insika_knowledge.ids import check_session_id
 from insika_knowledge.index.scan import Hit, ScanIndex
+from insika_knowledge.privacy.redact import kept_contacts
 from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept, Transaction
 from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.naming import PossibleDuplicate
+from insika_knowledge.trust.evidence import pieces as trust_pieces
+from insika_knowledge.trust.grounding import message_text, speaker
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +197,8 @@ def learn_turn(
                 report.outcome, report.retryable = "model_malformed", True
                 report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
         if report.outcome == "ok":
-            screened = screen(items, config.types)
+            screened = screen(items, config.types, kept_contacts(
+                (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
             report.proposed = screened.proposed
             report.dropped = screened.dropped
             report.redacted = screened.redacted

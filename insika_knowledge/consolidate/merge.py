@@ -28,7 +28,7 @@ from typing import Final
 from insika_knowledge.analysis.structure import details, kept_together
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
-from insika_knowledge.privacy.redact import redact
+from insika_knowledge.privacy.redact import kept_contacts, redact
 
 #: `MergeVerdict.why` of a usable related answer.
 RELATED: Final = "related"
@@ -116,7 +116,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, CONTRADICTING if verdict == "contradicting" else UNUSABLE)
     if not isinstance(body, str) or not usable_merge(body, limit):
         return MergeVerdict(None, UNUSABLE)
-    cleaned = redact(body).text.strip()
+    # Contacts already on record (or in the sighting) passed redaction there: kept.
+    cleaned = redact(body, kept_contacts([("system", old_body), ("system", new_body)])).text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, UNUSABLE)
     if not keeps_details(cleaned, old_body, new_body):

@@ -41,7 +41,7 @@ from insika_knowledge.concept import (
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
-from insika_knowledge.privacy.redact import redact
+from insika_knowledge.privacy.redact import redact, redact_name
 
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
 MAX_CANDIDATES: Final = 50
@@ -61,12 +61,14 @@ class Screened:
     proposed: int = 0
 
 
-def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
+def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[str] = frozenset()) -> Screened:
     """Validate, filter and redact the candidates of one model answer.
 
     Args:
         items: the decoded JSON array the model answered (anything per item).
         allowed_types: the agent's ``types`` allowlist.
+        keep: the business contacts the turn shows (`privacy.redact.kept_contacts`),
+            left as they are.
 
     Returns:
         The survivors in answer order and the per-reason drop counts (see module doc).
@@ -79,7 +81,7 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
         if index >= MAX_CANDIDATES:
             out.dropped["over_limit"] += 1
             continue
-        reason, candidate = _judge(item, allowed, out.redacted)
+        reason, candidate = _judge(item, allowed, out.redacted, keep)
         if candidate is not None and candidate.name in seen:
             reason, candidate = "duplicate", None
         if candidate is None:
@@ -90,7 +92,8 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
     return out
 
 
-def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, Candidate | None]:
+def _judge(item: Any, allowed: set[str], redacted: Counter[str],
+           keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
     if not isinstance(item, dict):
         return "not_object", None
     keys = set(item) - {"evidence"}
@@ -120,7 +123,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, C
     if len(description) > DESCRIPTION_MAX:
         return "invalid", None
     clean_name, clean_description, clean_body = (
-        redact(item["name"]), redact(description), redact(body)
+        redact_name(item["name"], keep), redact(description, keep), redact(body, keep)
     )
     for part in (clean_name, clean_description, clean_body):
         redacted.update(part.counts)
