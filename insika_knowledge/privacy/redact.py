@@ -785,11 +785,13 @@ def redact_name(name: str, keep: frozenset[str] = frozenset()) -> Redaction:
     """Redact a proposed concept name (a slug or words): its separators read as spaces,
     and in it the words right before a contact placeholder taken too (no capitals tell a
     person's name in a slug: fail closed)."""
-    spaced = re.sub(r"[-_]+", " ", name)
-    found = redact(spaced, keep)
+    as_written = redact(name, keep)  # hyphens intact first: a PIX key or a CPF keeps its shape
+    found = redact(re.sub(r"[-_]+", " ", as_written.text), keep)
+    counts = dict(as_written.counts)
+    for kind, n in found.counts.items():
+        counts[kind] = counts.get(kind, 0) + n
     spans = words_next_to_marks(found.text)
     if not spans:
-        return found
-    counts = dict(found.counts)
+        return Redaction(found.text, counts)
     counts["name"] = counts.get("name", 0) + len(spans)
     return Redaction(_replace(found.text, _drop_overlaps(spans), PLACEHOLDERS["name"]), counts)
