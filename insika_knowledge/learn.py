@@ -559,6 +559,13 @@ def _decide_and_write(
             )
             return current if until is None else _Wait(until)
         tx.release_merge_lease(agent, candidate.name, holder)
+        if decision.rule is Rule.POLICY_CHALLENGED and stored is not None \
+                and not tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
+            # The policy's body never changes: the claim is held for review under its name.
+            tx.add_possible_duplicate(agent, PossibleDuplicate(
+                name=candidate.name, duplicate_of=candidate.name, session_id=session_id, turn_id=turn_id,
+                description=candidate.description, type=candidate.type, body=candidate.body,
+                similarity=consolidate.similarity(stored, candidate)))
         if decision.sighting is not None:
             now = store.clock()
             tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
