@@ -297,8 +297,9 @@ def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path
 def test_a_claim_under_another_name_with_only_the_body_in_common_is_learned_not_confirmed(tmp_path: Path) -> None:
     """Two different things over one short body ("Ask staff.") stay two concepts, both searchable."""
     memory = Memory(tmp_path)
+    said = [{"role": "assistant", "content": "Free wifi in the store, password on the receipt. Ask staff."}]
     first = memory.propose({"name": "wifi", "description": "Free wifi in the store, password on the receipt.",
-                            "type": "fact", "body": "Ask staff."}, agent="a", session_id="s1")
+                            "type": "fact", "body": "Ask staff."}, agent="a", session_id="s1", messages=said)
     second = memory.propose({"name": "toilets", "description": "Toilets are on the second floor.",
                              "type": "fact", "body": "Ask staff."}, agent="a", session_id="s2")
     assert (first.results, second.results) == ([("wifi", "learned")], [("toilets", "learned")])
