@@ -341,7 +341,8 @@ def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment
     """`naming`, unless it holds as a possible duplicate a candidate the trust gate
     quarantines: that one is written and held in quarantine under its own name instead
     (either way it is flagged for a person and never injected; quarantine is the
-    trust step's own state, and a later business sighting releases it)."""
+    trust step's own state, and a later business sighting releases it).
+    """
     if naming.rule is NameRule.POSSIBLE_DUPLICATE and verdict is not None and verdict.quarantined:
         return Naming(NameRule.NEW, candidate.name)
     return naming

@@ -70,7 +70,8 @@ ROLES: Final[dict[str, str]] = {
     **dict.fromkeys(("por", "pelo", "pela", "pelos", "pelas"), "por"),
     **dict.fromkeys(("ao", "aos"), "a"),
     "com": "com", "sem": "without", "entre": "between", "durante": "during", "desde": "since",
-    "since": "since", "as": "as", "como": "as", "contra": "against", "against": "against", "sobre": "about", "about": "about",
+    "since": "since", "as": "as", "como": "as", "contra": "against", "against": "against",
+    "sobre": "about", "about": "about",
 }
 #: Clause words, folded -> their kind: a clause starts at each (and is never moved).
 CLAUSES: Final[dict[str, str]] = {
@@ -218,6 +219,9 @@ _WEEKDAY_RE: Final = re.compile(
 )
 
 
+_DIGIT_RE: Final = re.compile(r"\d")
+
+
 @dataclass(frozen=True, slots=True)
 class _Span:
     start: int
@@ -228,7 +232,7 @@ class _Span:
 def _dates(text: str) -> list[_Span]:
     """The dates of folded, number-word-read text, as ``d:MM-DD`` (``:YYYY`` when given)."""
     found: list[_Span] = []
-    for pattern, _ in _DATE_PATTERNS:
+    for pattern, _ in _DATE_PATTERNS if _DIGIT_RE.search(text) else ():  # every such date has a digit
         for match in pattern.finditer(text):
             if any(s.start < match.end() and match.start() < s.end for s in found):
                 continue
@@ -254,8 +258,6 @@ def _dates(text: str) -> list[_Span]:
 _RANGE_JOIN_RE: Final = re.compile(r"\s*(?:-|\u2013|\u2014|to|a|ate|through|thru)\s*")
 _BETWEEN_JOIN_RE: Final = re.compile(r"\s*(?:and|e)\s*")
 _BETWEEN_BEFORE_RE: Final = re.compile(r"(?:between|entre)\s*$")
-_SENTENCE_RE: Final = re.compile(r"[.!?;\n]+")
-_PHRASE_BREAK_RE: Final = re.compile(r"[,:()\[\]\u2014\u2013]|\s-\s")
 _PIECE_RE: Final = re.compile(r"[^\W_]+|[.!?;\n]+|[,:()\[\]]|\s-\s|\u2014|\u2013")
 _POLE_PHRASES: Final = sorted((p for p in POLES if " " in p or "-" in p), key=len, reverse=True)
 _POLE_PHRASE_RE: Final = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in _POLE_PHRASES) + r")\b")
@@ -294,13 +296,21 @@ def _measures(text: str) -> list[_Span]:
     return out
 
 
+#: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
+_REWRITE_HINT: Final = re.compile(
+    r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
+    r"|e-mail|email")
+
+
+@lru_cache(maxsize=8192)
 def _prepare(text: str) -> str:
     """Folded text with contractions expanded, phrases joined, number words read."""
     folded = fold(text).replace("\u2019", "'")
-    for pattern, replacement in _CONTRACTIONS:
-        folded = pattern.sub(replacement, folded)
-    for pattern, word in _PHRASES:
-        folded = pattern.sub(word, folded)
+    if _REWRITE_HINT.search(folded):
+        for pattern, replacement in _CONTRACTIONS:
+            folded = pattern.sub(replacement, folded)
+        for pattern, word in _PHRASES:
+            folded = pattern.sub(word, folded)
     return read_number_words(folded)
 
 
@@ -309,13 +319,15 @@ _PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
 
 def _language(text: str, prepared: str) -> str:
     """``en``, ``pt`` or ``mixed`` (`analysis.text.text_language`); a short text whose stop
-    words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos")."""
+    words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos").
+    """
     lang = text_language(prepared)
     if lang == "mixed" and _PORTUGUESE_MARKS.search(text):
         return "pt"
     return lang
 
 
+@lru_cache(maxsize=65536)
 def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     """The token of one folded word (None: a stop word that carries nothing here)."""
     word = _ONE_WORD.get(word, word)
@@ -375,14 +387,14 @@ def tokens(text: str) -> tuple[str, ...]:
     at = 0
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
-            if _SENTENCE_RE.fullmatch(piece):
-                out.append(SENTENCE)
-            elif _PHRASE_BREAK_RE.fullmatch(piece):
-                out.append(PHRASE)
-            else:
+            if piece[0].isalnum():
                 token = _word_token(piece, portuguese, english)
                 if token is not None:
                     out.append(token)
+            elif piece[0] in ".!?;\n":
+                out.append(SENTENCE)
+            else:
+                out.append(PHRASE)
         if span.token:
             out.append(span.token)
         at = max(at, span.end)
@@ -434,7 +446,8 @@ def _clauses(sentence: list[str]) -> list[list[str]]:
 def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
     """A clause cut into (is_phrase, tokens) chunks: a phrase runs from a role word to the
     next role word, clause word or phrase boundary, or ends with its first value; the
-    rest is head."""
+    rest is head.
+    """
     chunks: list[tuple[bool, list[str]]] = []
     open_chunk = False
     for token in clause:
@@ -506,7 +519,8 @@ class Structure:
 
     def same_as(self, other: Structure) -> bool:
         """True when the two texts say the same thing in the same structure: each sentence
-        matches one sentence of the other (in any order), or the flat forms are equal."""
+        matches one sentence of the other (in any order), or the flat forms are equal.
+        """
         if self.flat == other.flat:
             return True
         if len(self.sentences) != len(other.sentences):
@@ -533,7 +547,8 @@ def structure(text: str) -> Structure:
 
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     """A sentence's canonical form, and for a one-clause sentence opening with a phrase
-    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end."""
+    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end.
+    """
     forms = {_canonical_sentence(sentence)}
     if sentence and _is_leader(sentence[0]) and len(_clauses(sentence)) == 1:
         stop = next((i for i, t in enumerate(sentence) if t == PHRASE), len(sentence))
@@ -549,7 +564,8 @@ _SENTENCE_START_RE: Final = re.compile(r"(?:^|[.!?;:\n]\s*|[\"'(\[]\s*)$")
 
 def names(text: str) -> frozenset[str]:
     """The content terms of `text` that are names: capitalised where a sentence does not
-    start, written in capitals (``DC``, ``SAC``), or known names (`KNOWN_NAMES`)."""
+    start, written in capitals (``DC``, ``SAC``), or known names (`KNOWN_NAMES`).
+    """
     found: set[str] = set()
     lang = _language(text, _prepare(text))
     portuguese, english = lang == "pt", lang == "en"
@@ -599,7 +615,8 @@ class Details:
 
 def kept_together(merged: Details, *claims: Details) -> bool:
     """True when `merged` keeps every detail of each of `claims`, and, for a term one
-    claim negates and another asserts, both its readings (one text saying both)."""
+    claim negates and another asserts, both its readings (one text saying both).
+    """
     if not all(claim.kept_in(merged) for claim in claims):
         return False
     said = {pair for claim in claims for pair in claim.polarity}
@@ -662,10 +679,17 @@ def details(text: str, *, summary: bool = False) -> Details:
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq))
 
 
+@lru_cache(maxsize=8192)
+def polarity(text: str) -> frozenset[tuple[str, bool]]:
+    """Each content term of `text` with whether a negation or a withdrawal bears on it."""
+    return _polarity(tokens(text))
+
+
 def _polarity(seq: tuple[str, ...]) -> frozenset[tuple[str, bool]]:
     """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
     negation bears on the rest of its phrase ("we do not offer a discount": offer and
-    discount), a withdrawal on its whole clause ("Pix was discontinued")."""
+    discount), a withdrawal on its whole clause ("Pix was discontinued").
+    """
     out: set[tuple[str, bool]] = set()
     clause: list[str] = []
 
@@ -712,7 +736,8 @@ def topic(text: str) -> frozenset[str]:
     """What `text` is about, whatever it says of it: its content terms, poles and
     withdrawals, and the unit of each value (``u:brl``, ``u:day``; ``u:date`` for a
     date), without the values themselves. Two versions of one rule ("Returns cost R$ 15",
-    "Returns cost R$ 20") have the same topic."""
+    "Returns cost R$ 20") have the same topic.
+    """
     out: set[str] = set()
     for token in tokens(text):
         if token.startswith("m:"):

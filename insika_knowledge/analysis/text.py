@@ -129,7 +129,8 @@ def stem_portuguese(word: str) -> str:
     brought to the singular): ``"aceitamos"`` and ``"aceita"`` -> ``"aceit"``. `stem`
     runs the English stemmer first, which keeps some Portuguese verb endings apart;
     statement comparison (`analysis.structure`) reads Portuguese text with this one.
-    Digits and words of 3 letters or fewer are kept as they are."""
+    Digits and words of 3 letters or fewer are kept as they are.
+    """
     if len(word) <= 3 or word.isdigit():
         return word
     for plural, singular in _PLURALS:

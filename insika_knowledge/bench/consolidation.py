@@ -264,8 +264,9 @@ def run_pairs(pairs: Sequence[Pair], folder: Path) -> dict[str, dict[int, tuple[
                                         messages=_said(model.proposals[session][0]))
                 [(name, outcome)] = report.results
                 if renamed and outcome == "learned" and _live_unflagged(store, agent, (f"claim-{pair.id}", name)):
-                    outcome = "learned_unflagged"
-                out[pair.id] = (outcome, name)
+                    out[pair.id] = ("learned_unflagged", name)
+                else:
+                    out[pair.id] = (outcome, name)
             results[run] = out
         finally:
             store.close()
@@ -349,9 +350,8 @@ def run_changes(changes: Sequence[Change], folder: Path) -> dict[str, dict[int, 
                     report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
                                         messages=_said(model.proposals[session][0]))
                 [(name, outcome)] = report.results
-                if outcome == "learned" and _live_unflagged(store, agent, (change.old["name"], name)):
-                    outcome = "learned_unflagged"
-                out[change.id] = outcome
+                unflagged = outcome == "learned" and _live_unflagged(store, agent, (change.old["name"], name))
+                out[change.id] = "learned_unflagged" if unflagged else outcome
             results[run] = out
         finally:
             store.close()

@@ -74,19 +74,26 @@ Claim = Statement
 
 @dataclass(frozen=True)
 class Assertion:
-    """What one side of a comparison asserts: its body and its description, analysed.
+    """What one side of a comparison asserts: its body and its description as written,
+    analysed on demand (each analysis is cached by text).
 
     Attributes:
-        body: the claim body's statement.
-        description: the description's statement.
         body_text: the claim body as written.
         description_text: the description as written.
     """
 
-    body: Statement
-    description: Statement
-    body_text: str = ""
-    description_text: str = ""
+    body_text: str
+    description_text: str
+
+    @property
+    def body(self) -> Statement:
+        """The body's statement (`analysis.statements.statement`)."""
+        return statement(self.body_text)
+
+    @property
+    def description(self) -> Statement:
+        """The description's statement."""
+        return statement(self.description_text)
 
     @property
     def measures(self) -> frozenset[tuple[Decimal, str]]:
@@ -95,7 +102,9 @@ class Assertion:
 
     @property
     def terms(self) -> frozenset[str]:
-        """The content terms of description and body together."""
+        """The content terms of description and body together (`analysis.statements`:
+        what `CLOSE_MATCH` was chosen on).
+        """
         return self.body.terms | self.description.terms
 
 
@@ -105,8 +114,8 @@ def analyse(text: str) -> Claim:
 
 
 def assertion(description: str, body: str) -> Assertion:
-    """Analyse one claim's `description` and `body` (see the module doc)."""
-    return Assertion(statement(body), statement(description), body, description)
+    """One claim's `description` and `body`, to be analysed (see the module doc)."""
+    return Assertion(body, description)
 
 
 def claim_of(concept: Concept) -> Assertion:
@@ -133,6 +142,8 @@ def same_statement(a: str, b: str) -> bool:
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
+    if content_terms(old.body_text) != content_terms(new.body_text):  # cheap: no equal structure then
+        return False
     if not same_statement(old.body_text, new.body_text):
         return False
     if same_statement(old.description_text, new.description_text):
@@ -143,13 +154,14 @@ def same_claims(old: Assertion, new: Assertion) -> bool:
 def _described(one: Assertion, other: Assertion) -> bool:
     """True when `one`'s description asserts nothing `other` does not (module doc)."""
     other_text = f"{other.description_text}\n{other.body_text}"
-    return (details(one.description_text, summary=True).kept_in(details(other_text, summary=True))
-            and _covered(content_terms(one.description_text), content_terms(other_text)))
+    return (_covered(content_terms(one.description_text), content_terms(other_text))
+            and details(one.description_text, summary=True).kept_in(details(other_text, summary=True)))
 
 
 def _covered(description: frozenset[str], other: frozenset[str]) -> bool:
     """True when at least `DESCRIPTION_COVERED` of `description`'s terms (`SUMMARY_WORDS`
-    aside) are in `other` (all of none)."""
+    aside) are in `other` (all of none).
+    """
     description = description - _SUMMARY_TERMS
     return not description or len(description & other) >= DESCRIPTION_COVERED * len(description)
 
@@ -177,17 +189,15 @@ def close_match(existing: Concept, candidate: Candidate) -> float | None:
     few words with the old one: "The store opens at 9 am" and "... at 9 pm" share the
     store, opening and a time of day).
     """
+    first, second = topic(f"{existing.description}\n{claim_text(existing.body)}"), \
+        topic(f"{candidate.description}\n{candidate.body}")
+    shared = len(first & second)
+    shorter = min(len(first), len(second))
+    close = (jaccard(first, second) >= CLOSE_MATCH and shared >= CLOSE_MATCH_SHARED) or (
+        0 < shorter <= SHORT_RULE_TERMS and shared >= SHORT_SHARED and shared >= SHORT_OVERLAP * shorter)
     old, new = claim_of(existing).terms, candidate_claim(candidate).terms
     score = jaccard(old, new)
-    if score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED:
-        return score
-    old = topic(f"{existing.description}\n{claim_text(existing.body)}")
-    new = topic(f"{candidate.description}\n{candidate.body}")
-    shared = len(old & new)
-    if jaccard(old, new) >= CLOSE_MATCH and shared >= CLOSE_MATCH_SHARED:
-        return score
-    shorter = min(len(old), len(new))
-    if 0 < shorter <= SHORT_RULE_TERMS and shared >= SHORT_SHARED and shared >= SHORT_OVERLAP * shorter:
+    if close or (score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED):
         return score
     return None
 

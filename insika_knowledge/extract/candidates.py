@@ -101,9 +101,10 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         return "stamped_key", None
     if keys - set(MODEL_KEYS):
         return "unknown_key", None
-    evidence = _evidence(item.get("evidence"))
-    if evidence is False:
+    quoted = _evidence(item.get("evidence"))
+    if quoted is False:
         return "invalid", None
+    evidence = None if quoted is None or quoted is True else quoted
     if keys != set(MODEL_KEYS) or not all(isinstance(item[k], str) for k in MODEL_KEYS):
         return "invalid", None
     if any(surrogate_in(item[k]) for k in MODEL_KEYS):  # cannot be stored as UTF-8

@@ -35,6 +35,7 @@ Business contacts a conversation shows to be the business's are kept by the call
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
 from stdnum import luhn as _luhn
@@ -216,9 +217,8 @@ def _is_person(name: str) -> bool:
     words = [w for w in re.split(r"\s+", name) if w.lower() not in ("da", "de", "do", "das", "dos", "e")]
     if not words or all(w.lower() in NOT_NAMES for w in words):
         return False
-    from insika_knowledge.analysis.text import fold
-
-    return len(words) >= 2 or fold(words[0]) in FIRST_NAMES
+    first = unicodedata.normalize("NFKD", words[0]).encode("ascii", "ignore").decode("ascii").lower()
+    return len(words) >= 2 or first in FIRST_NAMES
 
 
 def find_names(text: str) -> list[Span]:
@@ -247,7 +247,8 @@ _MARK_END_RE: Final = re.compile(rf"{_MARK}$")
 def words_next_to_marks(text: str) -> list[Span]:
     """In a name slug (words only, no capitals): up to three words right before a contact
     placeholder (``entrega maria souza [address]``): a name there cannot be told from other
-    words, so they are taken (fail closed)."""
+    words, so they are taken (fail closed).
+    """
     spans = []
     for m in re.finditer(rf"((?:[^\W\d_]+\s+){{1,3}})(?={_MARK})", text):
         spans.append(m.span(1))

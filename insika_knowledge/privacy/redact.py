@@ -669,7 +669,8 @@ _TOLL_FREE_RE: Final = re.compile(r"^(?:55)?0?(?:800|300|500|900)\d{6,8}$")
 
 def contact_key(kind: str, value: str) -> str:
     """How a published contact is compared: an email in lower case, a phone by its last 10
-    digits (country code and trunk prefix aside), an address by its letters and digits."""
+    digits (country code and trunk prefix aside), an address by its letters and digits.
+    """
     if kind == "phone":
         digits = re.sub(r"\D", "", value)
         return digits[-10:]
@@ -784,7 +785,8 @@ def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
 def redact_name(name: str, keep: frozenset[str] = frozenset()) -> Redaction:
     """Redact a proposed concept name (a slug or words): its separators read as spaces,
     and in it the words right before a contact placeholder taken too (no capitals tell a
-    person's name in a slug: fail closed)."""
+    person's name in a slug: fail closed).
+    """
     as_written = redact(name, keep)  # hyphens intact first: a PIX key or a CPF keeps its shape
     found = redact(re.sub(r"[-_]+", " ", as_written.text), keep)
     counts = dict(as_written.counts)

@@ -175,7 +175,8 @@ class NamingReads:
 
     def challenged_names(self, agent: str) -> list[str]:
         """Names of `agent`'s concepts holding an open challenge (a contradicting sighting
-        of a policy, kept for review), sorted."""
+        of a policy, kept for review), sorted.
+        """
         return [str(r[0]) for r in self.rows(
             "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? "
             "AND status = 'open' AND name = duplicate_of ORDER BY 1", (agent,))]

@@ -90,9 +90,11 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
-    business_share, customer_share = shares(claim, transcript)  # together, not one sentence
-    business = bool(who - {"customer"}) or MIN_COVERAGE <= business_share >= customer_share
-    return Assessment(who, markers, not business and "customer" in who and not report, None, report)
+    quarantined = "customer" in who and not who - {"customer"} and not report
+    if quarantined:  # the business side's sentences together may still cover it
+        business_share, customer_share = shares(claim, transcript)
+        quarantined = not MIN_COVERAGE <= business_share >= customer_share
+    return Assessment(who, markers, quarantined, None, report)
 
 
 #: Suffix of the name a customer's proposed change to a concept is kept apart under.

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from insika_knowledge.analysis.structure import content_terms, details, names, tokens
+from insika_knowledge.analysis.structure import content_terms, names, polarity, tokens
 from insika_knowledge.analysis.text import fold
 
 #: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
@@ -166,10 +166,15 @@ class Reading:
     why: str = ""
 
 
+def _non(text: str) -> str:
+    """`text` with "non-" read as a negation ("non-refundable"); as it is without one."""
+    return _EXTRA_NEGATIONS.sub("not ", fold(text)) if "non" in text.lower() else text
+
+
 def polarity_agrees(claim: str, sentence: str) -> bool:
     """True when no term the two share is negated in one and asserted in the other."""
-    theirs = dict(details(_EXTRA_NEGATIONS.sub("not ", fold(sentence))).polarity)
-    ours = dict(details(_EXTRA_NEGATIONS.sub("not ", fold(claim))).polarity)
+    theirs = dict(polarity(_non(sentence)))
+    ours = dict(polarity(_non(claim)))
     return all(theirs[term] == negated for term, negated in ours.items() if term in theirs)
 
 
@@ -216,7 +221,8 @@ def _values(text: str) -> set[str]:
 def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     """True when every value and date of `claim` is among `found` (speaker, text) pieces;
     a bare number of a tool result matches a value of any unit (data has no units), and a
-    bare number of the claim any value of that number ("7-day returns", "7 days")."""
+    bare number of the claim any value of that number ("7-day returns", "7 days").
+    """
     wanted = _values(claim)
     if not wanted:
         return True

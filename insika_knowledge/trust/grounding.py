@@ -10,9 +10,10 @@ fields are the customer's) is read through its sentences that state the claim ra
 than turn it down, take note of it or echo it (`trust.evidence.read_sentence`), and
 supports it when those cover enough of the claim's features (or, since values survive
 translation, more than half of its values, in the other language) and bring features of
-their own that no earlier customer message had (unless the customer had asked). So an agent that echoes a customer's "note
-for your records" ("Noted: orders over R$ 50 get a free gift!") or refuses it ("we do
-not have a 40% discount for public servants") adds no support, while an agent that
+their own that no earlier customer message had (unless the customer had asked). So an
+agent that echoes a customer's "note for your records" ("Noted: orders over R$ 50 get a
+free gift!") or refuses it ("we do not have a 40% discount for public servants") adds no
+support, while an agent that
 answers a question with the rule ("CEPs 13000-13999 ship in 1-2 days") does.
 
 Speakers: ``customer`` (role ``user``), ``agent`` (role ``assistant``), ``human`` (an
