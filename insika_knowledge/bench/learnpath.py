@@ -9,7 +9,9 @@ Every timed turn writes. Turns come in cycles of ten, in this stated mix:
 - 2 **conflicts** (a concept learned earlier, its claim changed under its name: the merge
   call fails at once, so the sighting is appended under ``## Contradiction``).
 
-The turn's transcript has the agent state the candidate, so the trust gate admits it.
+A candidate is the size of a rule a model writes: a synthetic concept's description (12
+words) and the first 24 words of its body. The turn's transcript is a short customer
+question and the agent stating the candidate's body, so the trust gate admits it.
 The agent's own index (auto) is passed, as `Memory.learn_turn` does. What is timed is
 everything but the model: screening, redaction, trust, naming, consolidation, the
 store's writes and the index's refresh. The outcomes are counted and returned, so a run
@@ -32,6 +34,8 @@ from insika_knowledge.store import SQLiteStore
 _CONFIG = load_config({"types": ["fact", "policy", "procedure", "objection"], "prompt": "Shipping by CEP."})
 assert _CONFIG is not None
 CONFIG: KnowledgeConfig = _CONFIG
+#: A candidate's body: the first this-many words of a synthetic concept's body.
+BODY_WORDS = 24
 #: The mix of one cycle of ten turns: what each position writes.
 MIX = ("new", "new", "confirm", "new", "conflict", "new", "confirm", "new", "confirm", "conflict")
 
@@ -68,7 +72,7 @@ def learn_turns(store: SQLiteStore, agent: str, index: ConceptSearch,
         kind, candidate = plans[i]
         model.candidate = candidate
         said = [{"role": "user", "content": "Can you tell me about this?"},
-                {"role": "assistant", "content": f"{candidate['description']} {candidate['body']}"}]
+                {"role": "assistant", "content": candidate["body"]}]
         report = learn_turn(store, agent, CONFIG, model, session_id=f"learn-{i}", turn_id="t1",
                             messages=said, index=index)
         outcomes.update(f"{kind}:{o}" for _, o in report.results)
@@ -78,7 +82,7 @@ def learn_turns(store: SQLiteStore, agent: str, index: ConceptSearch,
         if kind == "new" or not learned:
             concept = next(fresh)
             item = {"name": f"learned-{i}", "type": "fact", "description": concept.description,
-                    "body": concept.body}
+                    "body": " ".join(concept.body.split()[:BODY_WORDS]) + "."}
             learned.append(item)
             return "new", item
         earlier = learned[(i * 7) % len(learned)]
