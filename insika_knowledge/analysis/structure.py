@@ -29,7 +29,8 @@ say the same thing in the same structure. The only reorderings it forgives are t
 that never change what is said: sentences in another order; a leading phrase moved to
 the end of a one-clause sentence ("Per passenger, insurance costs 30 dollars" and
 "Insurance costs 30 dollars per passenger"); adjacent phrases with distinct role words
-swapped ("to Campinas from Extrema" and "from Extrema to Campinas").
+swapped ("to Campinas from Extrema" and "from Extrema to Campinas"); the comma-separated
+parts of a one-clause sentence in another order (each part keeps its own values).
 
 `details` gives what a merge must keep of a text (the merge guard): every measure, date,
 name (places, brands, regions), party, negation with the term it negates, role word with
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.analysis.numbers import measures, read_number_words
+from insika_knowledge.analysis.numbers import measures, parse_decimal, read_number_words
 from insika_knowledge.analysis.statements import POLES
 from insika_knowledge.analysis.text import (
     CHANGE_PHRASES,
@@ -107,6 +108,13 @@ KNOWN_NAMES: Final = frozenset(
     "pix boleto norte nordeste sul sudeste centro-oeste "
     "north south east west northeast southeast northwest southwest midwest".split()
 )
+
+#: Words that state a value ("free" is a price of nothing): a merge keeps them like numbers.
+VALUE_WORDS: Final = frozenset({"s_free"})
+
+#: Capitalised abbreviations that are common nouns, not names (folded).
+COMMON_ACRONYMS: Final = frozenset(
+    "cep ceps cpf cnpj rg sac cd dc sku faq pdf app url id ok sms vip pix nf nfe".split())
 
 #: The strict synonym list of the same-claim rule: folded words in one group read alike.
 #: Only words that mean the same in every rule of a store are listed (retrieval's groups,
@@ -273,9 +281,21 @@ def _number(value: object) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+_CEP_RE: Final = re.compile(r"(?<![\d.,])\d{5}-\d{3}(?![\d])")
+
+
 def _measures(text: str) -> list[_Span]:
-    """Measures as ``m:VALUE:UNIT`` (a range ``m:LOW-HIGH:UNIT``), in order."""
+    """Measures as ``m:VALUE:UNIT`` (a range ``m:LOW-HIGH:UNIT``), in order; a CEP
+    (``13050-000``) is one value."""
     found = measures(text)
+    for cep in _CEP_RE.finditer(text):  # "13050-000" is one postal code, not 13050 to 0
+        inside = [m for m in found if cep.start() - 1 <= m.start and m.end <= cep.end()]
+        if len(inside) == 2:
+            first, second = inside
+            found = [m for m in found if m not in inside]
+            found.append(type(first)(parse_decimal(cep.group().replace("-", "")) or first.value, "cep",
+                                     cep.start(), cep.end()))
+    found.sort(key=lambda m: m.start)
     out: list[_Span] = []
     i = 0
     while i < len(found):
@@ -302,10 +322,14 @@ _REWRITE_HINT: Final = re.compile(
     r"|e-mail|email")
 
 
+_IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
+
+
 @lru_cache(maxsize=8192)
 def _prepare(text: str) -> str:
     """Folded text with contractions expanded, phrases joined, number words read."""
-    folded = fold(text).replace("\u2019", "'")
+    # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
+    folded = fold(_IS_RE.sub(" ser ", text) if "é" in text or "É" in text else text).replace("\u2019", "'")
     if _REWRITE_HINT.search(folded):
         for pattern, replacement in _CONTRACTIONS:
             folded = pattern.sub(replacement, folded)
@@ -507,10 +531,13 @@ class Structure:
     """The canonical form of a text (see the module doc).
 
     Attributes:
-        sentences: for each sentence, the forms it may be read in: its canonical form
-            and, for a one-clause sentence that opens with a phrase not closed by a comma
+        sentences: for each sentence, the forms it may be read in: its canonical form;
+            for a one-clause sentence that opens with a phrase not closed by a comma
             ("On business days customers get..."), the forms with that phrase's first 2,
-            3... tokens moved to the end (where such a phrase ends is not written).
+            3... tokens moved to the end (where such a phrase ends is not written); and for
+            a one-clause sentence, its comma-separated parts in any order ("Applied at
+            checkout: orders above R$ 199 ship free" and "Orders above R$ 199 ship free,
+            applied at checkout": each part keeps its own values and subjects).
         flat: the whole text read as one sentence (sentence ends read as phrase breaks).
     """
 
@@ -550,10 +577,23 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     not closed by a comma, the forms with 2, 3... of its first tokens moved to the end.
     """
     forms = {_canonical_sentence(sentence)}
-    if sentence and _is_leader(sentence[0]) and len(_clauses(sentence)) == 1:
-        stop = next((i for i, t in enumerate(sentence) if t == PHRASE), len(sentence))
-        forms.update(_canonical_sentence(sentence[k:] + sentence[:k]) for k in range(2, stop))
+    if sentence and len(_clauses(sentence)) == 1:
+        if _is_leader(sentence[0]):
+            stop = next((i for i, t in enumerate(sentence) if t == PHRASE), len(sentence))
+            forms.update(_canonical_sentence(sentence[k:] + sentence[:k]) for k in range(2, stop))
+        if PHRASE in sentence:  # its comma-separated parts in any order
+            parts: list[list[str]] = [[]]
+            for token in sentence:
+                if token == PHRASE:
+                    parts.append([])
+                else:
+                    parts[-1].append(token)
+            forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
     return frozenset(forms)
+
+
+#: Marks the form of a sentence read as its comma-separated parts in any order.
+_CHUNKS: Final[Clause] = (("chunks", ()),)
 
 
 # ----------------------------------------------------------------------------- details
@@ -572,6 +612,8 @@ def names(text: str) -> frozenset[str]:
     for match in _NAME_RE.finditer(text):
         word = match.group(0)
         if not word[0].isupper():
+            continue
+        if word.lower() in COMMON_ACRONYMS:
             continue
         upper = len(word) >= 2 and word.isupper()
         if not upper and _SENTENCE_START_RE.search(text, 0, match.start()):
@@ -598,12 +640,17 @@ class Details:
         negations: how many negations (`analysis.text.negation_count`) it carries.
         polarity: each content term with whether it is negated (a term after a negation
             in its phrase, or any term of a clause a change verb withdraws).
+        language: ``en``, ``pt`` or ``mixed``: a merge written in the other language can
+            keep only the values and dates of a claim checkably.
+        terms: its content terms.
     """
 
     items: frozenset[Detail]
     bindings: frozenset[tuple[str, frozenset[str]]]
     negations: int
     polarity: frozenset[tuple[str, bool]] = frozenset()
+    language: str = "mixed"
+    terms: frozenset[str] = frozenset()
 
     def kept_in(self, other: Details) -> bool:
         """True when `other` keeps every detail of this text (and as many negations)."""
@@ -613,12 +660,87 @@ class Details:
                    for token, anchors in self.bindings)
 
 
-def kept_together(merged: Details, *claims: Details) -> bool:
-    """True when `merged` keeps every detail of each of `claims`, and, for a term one
-    claim negates and another asserts, both its readings (one text saying both).
-    """
-    if not all(claim.kept_in(merged) for claim in claims):
+#: Roles that say opposite things of the same object: a merge that puts an object of one
+#: under another of its group changed the claim ("to Campinas" / "from Campinas",
+#: "members and orders" / "members on orders" / "members or orders", "if" / "unless").
+CONTRARY_ROLES: Final = (
+    (frozenset({"r:to", "r:para", "r:a"}), frozenset({"r:from", "r:since"})),
+    (frozenset({"c:and"}), frozenset({"c:or"})),
+    (frozenset({"c:and"}), frozenset({"r:on", "r:em"})),
+    (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})),
+)
+
+
+#: Roles whose object a merge must keep (a destination, an origin, a condition).
+DIRECTION_ROLES: Final = frozenset({"r:to", "r:para", "r:a", "r:from", "r:since", "c:if", "c:unless",
+                                    "p:p_except"})
+_PLACEHOLDER_TERMS: Final = frozenset(
+    {"phon", "phone", "email", "s_email", "cpf", "cnpj", "card", "iban", "pix", "bolet", "boleto", "rg",
+     "address", "addres", "name"})
+
+
+def _contrasted(role: str, others: set[str]) -> bool:
+    """True when one of `others` is a role contrary to `role` (`CONTRARY_ROLES`)."""
+    if role in others:
         return False
+    for group in CONTRARY_ROLES:
+        mine = next((side for side in group if role in side), None)
+        if mine is not None and any(o in side for o in others for side in group if side is not mine):
+            return True
+    return False
+
+
+def kept_together(merged: Details, *claims: Details) -> bool:
+    """True when `merged` keeps every detail of each of `claims` (the merge guard).
+
+    A merge may reword; it may not drop or change. So every value, date, name, party and
+    negation (with the term it negates) of each claim must be in `merged`, with at least
+    as many negations; a role or clause word's object (and what a party does) may be
+    reworded, but not put under a contrary role (`CONTRARY_ROLES`: "to Campinas" written
+    "from Campinas", "and orders" written "on orders"); a value may lose the words around it, but not be
+    bound to another subject of the claims ("7 days for clothing" written "7 days for
+    electronics"); and a term one claim negates and another asserts must be there both
+    ways (one text saying both). A claim in another language than `merged` is held to
+    its values and dates only.
+    """
+    strict = ("v", "name", "w", "n")
+    roles: dict[tuple[str, str], set[str]] = {}
+    for item in merged.items:
+        if item[0] in ("r", "a"):
+            roles.setdefault((item[0], item[2]), set()).add(item[1])
+    doers = {item[1] for item in merged.items if item[0] == "a"}
+    for claim in claims:
+        if claim.negations > merged.negations:
+            return False
+        if claim.language != merged.language and "mixed" not in (claim.language, merged.language):
+            # Words do not survive translation; values and dates do (checked as written).
+            if not {i for i in claim.items if i[0] == "v"} <= merged.items:
+                return False
+            continue
+        for item in claim.items:
+            if item in merged.items:
+                continue
+            if item[0] in strict:
+                return False
+            if item[0] == "r" and item[2]:
+                if _contrasted(item[1], roles.get(("r", item[2]), set())):
+                    return False  # the same object under a contrary role: changed, not reworded
+                if item[1] in DIRECTION_ROLES and item[2] not in merged.terms \
+                        and item[2] not in _PLACEHOLDER_TERMS and not item[2].startswith(("m:", "d:", "w:")):
+                    return False  # where it goes, or on what condition, is gone ("to the original card")
+            if item[0] == "a" and item[2] and (roles.get(("a", item[2]), set()) - {item[1]}
+                                               or item[1] not in doers):
+                return False  # another party does it now ("the customer pays" for "the store")
+        for value, anchors in claim.bindings:
+            around = [a for v, a in merged.bindings if v == value]
+            if any(anchors <= a for a in around):
+                continue
+            # The subjects the claims bind to other values only ("7 days for clothing,
+            # 30 days for electronics": electronics, for 7 days).
+            rivals = {x for c in claims for v, a in c.bindings if v != value for x in a
+                      if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
+            if any(a & rivals for a in around):
+                return False  # the value now sits with another subject of the claims
     said = {pair for claim in claims for pair in claim.polarity}
     disputed = {term for term, negated in said if negated and (term, False) in said}
     return all((term, False) in merged.polarity and (term, True) in merged.polarity
@@ -660,7 +782,7 @@ def details(text: str, *, summary: bool = False) -> Details:
             if token in (SENTENCE, PHRASE):
                 continue
         segment.append(i)
-        if token.startswith(("m:", "d:")):
+        if token.startswith(("m:", "d:")) or token in VALUE_WORDS:
             items.add(("v", token))
         elif token.startswith("w:"):
             items.add(("w", token))
@@ -676,7 +798,8 @@ def details(text: str, *, summary: bool = False) -> Details:
         elif token in _PARTY_TERMS:
             items.add(("name", token))
     close_segment()
-    return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq))
+    return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
+                   _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)))
 
 
 @lru_cache(maxsize=8192)
