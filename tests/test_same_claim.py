@@ -213,7 +213,7 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
     [
         ("Customers can cancel online or by e-mail.", "Customers can cancel online or by email"),
         ("Silver members get 2 free checked bags in economy.", "SILVER members get two free checked bags in Economy!"),
-        ("A devolução é gratuita no primeiro pedido.", "A devolucao e gratuita no primeiro pedido"),
+        ("A devolução é grátis no primeiro pedido.", "A devolução é gratuita no primeiro pedido"),
         ("O pedido pendente pode ser cancelado.", "Os pedidos pendentes podem ser cancelados."),
         ("Per passenger, travel insurance costs 30 dollars.", "Travel insurance costs 30 dollars per passenger."),
         ("A garantia é de um ano.", "A garantia é de 1 ano."),

@@ -286,7 +286,8 @@ _CEP_RE: Final = re.compile(r"(?<![\d.,])\d{5}-\d{3}(?![\d])")
 
 def _measures(text: str) -> list[_Span]:
     """Measures as ``m:VALUE:UNIT`` (a range ``m:LOW-HIGH:UNIT``), in order; a CEP
-    (``13050-000``) is one value."""
+    (``13050-000``) is one value.
+    """
     found = measures(text)
     for cep in _CEP_RE.finditer(text):  # "13050-000" is one postal code, not 13050 to 0
         inside = [m for m in found if cep.start() - 1 <= m.start and m.end <= cep.end()]
