@@ -114,13 +114,17 @@ def stem(word: str, lang: str = "mixed") -> str:
     """
     if len(word) <= 3 or word.isdigit():
         return word
-    for plural, singular in _PLURALS:
-        if word.endswith(plural) and len(word) > len(plural) + 2:
-            word = word[: -len(plural)] + singular
-            break
-    english: str = _EN.stemWord(word)
+    english: str = _EN.stemWord(_singular(word))
     both: str = _PT.stemWord(english)
     return both if len(both) >= 4 else english
+
+
+def _singular(word: str) -> str:
+    """A Portuguese plural ending brought to the singular (``-coes`` -> ``-cao``, ``-ns`` -> ``-m``)."""
+    for plural, singular in _PLURALS:
+        if word.endswith(plural) and len(word) > len(plural) + 2:
+            return word[: -len(plural)] + singular
+    return word
 
 
 @lru_cache(maxsize=65536)
@@ -133,10 +137,7 @@ def stem_portuguese(word: str) -> str:
     """
     if len(word) <= 3 or word.isdigit():
         return word
-    for plural, singular in _PLURALS:
-        if word.endswith(plural) and len(word) > len(plural) + 2:
-            word = word[: -len(plural)] + singular
-            break
+    word = _singular(word)
     stemmed: str = _PT.stemWord(word)
     return stemmed if len(stemmed) >= 3 else word
 
