@@ -64,8 +64,8 @@ rgs = st.one_of(
     st.tuples(st.sampled_from(["RG", "RG nº", "identidade", "R.G.:"]),
               st.text("0123456789", min_size=7, max_size=10)).map(lambda t: (t[0], t[1])),
 )
-pix_keys = st.one_of(st.uuids().map(str), st.uuids().map(lambda u: str(u).upper()),
-                     st.uuids().map(lambda u: u.hex))
+pix_keys = st.one_of(st.uuids(version=4).map(str), st.uuids(version=4).map(lambda u: str(u).upper()),
+                     st.uuids(version=4).map(lambda u: u.hex))
 boletos = st.builds(_boleto, st.text("0123456789", min_size=3, max_size=3),
                     st.text("0123456789", min_size=25, max_size=25),
                     st.text("0123456789", min_size=14, max_size=14))

@@ -3,8 +3,9 @@
 Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.redact`
 runs them in its pipeline and replaces each span with the kind's placeholder.
 
-- ``pix``: a PIX key. A random key (EVP) is a UUID (any case, any version: fail
-  closed); any key, whatever its kind, right after "chave pix", "pix key" or "pix:".
+- ``pix``: a PIX key. A random key (EVP) is a version-4 UUID (any case, with or without
+  hyphens; other UUID versions are ids, left to their owners); any key, whatever its kind,
+  right after "chave pix", "pix key" or "pix:".
 - ``boleto``: a boleto's digitable line or bar code: 47 digits (bank boleto, five fields
   with mod-10 field digits and a mod-11 general digit) or 48 digits (collection slips,
   four blocks with mod-10 or mod-11 block digits), or the 44-digit bar code. The field
@@ -44,8 +45,9 @@ Span = tuple[int, int]
 
 # --------------------------------------------------------------------------- pix
 
+#: A random PIX key (EVP) is a version-4 UUID (version digit 4, variant 8, 9, a or b).
 _UUID_RE: Final = re.compile(
-    r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+    r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])")
 _PIX_KEY_RE: Final = re.compile(
     r"(?i)\b(?:chave\s+(?:do\s+)?pix|pix\s+key|pix)\s*(?:(?:e|é|is|:|=|-)\s*)+"
