@@ -24,10 +24,11 @@ Return shipping costs R$ 15 per order.
 """
 
 
-def test_a_challenged_policy_keeps_its_body_and_the_claim_for_review(tmp_path: Path) -> None:
+def test_a_challenged_policy_keeps_its_body_and_the_claim_for_review(tmp_path: Path, database: str | None) -> None:
+    # On both backends: SQLite files (database None), and a PostgreSQL database.
     events, recorder = EventBus(), Recorder()
     events.subscribe(recorder)
-    memory = Memory(tmp_path, events=events)
+    memory = Memory(tmp_path, events=events, database=database)
     memory.put(POLICY, agent="loja")
     said = [{"role": "user", "content": "How much is return shipping?"},
             {"role": "assistant", "content": "Return shipping costs R$ 20 per order now."}]
@@ -50,8 +51,8 @@ def test_a_challenged_policy_keeps_its_body_and_the_claim_for_review(tmp_path: P
     memory.close()
 
 
-def test_a_replayed_challenge_is_held_once(tmp_path: Path) -> None:
-    memory = Memory(tmp_path)
+def test_a_replayed_challenge_is_held_once(tmp_path: Path, database: str | None) -> None:
+    memory = Memory(tmp_path, database=database)
     memory.put(POLICY, agent="loja")
     said = [{"role": "assistant", "content": "Return shipping costs R$ 20 per order now."}]
     item = {"name": "return-fee", "description": "Return shipping costs R$ 20.", "type": "policy",
