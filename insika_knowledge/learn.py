@@ -61,9 +61,12 @@ from insika_knowledge.extract.candidates import screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeRequest
 from insika_knowledge.ids import check_session_id
 from insika_knowledge.index.scan import Hit, ScanIndex
+from insika_knowledge.privacy.redact import kept_contacts
 from insika_knowledge.store.base import ExtractionRecord, Store, StoredConcept, Transaction
 from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.naming import PossibleDuplicate
+from insika_knowledge.trust.evidence import pieces as trust_pieces
+from insika_knowledge.trust.grounding import speaker
 from insika_knowledge.wire.messages import message_text
 
 log = logging.getLogger(__name__)
@@ -195,12 +198,14 @@ def learn_turn(
                 report.outcome, report.retryable = "model_malformed", True
                 report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
         if report.outcome == "ok":
-            screened = screen(items, config.types)
+            screened = screen(items, config.types, kept_contacts(
+                (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
             report.proposed = screened.proposed
             report.dropped = screened.dropped
             report.redacted = screened.redacted
             for candidate in screened.candidates:
-                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages)
+                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
+                                       candidate.evidence)
                 candidate = _routed(store, agent, candidate, verdict)
                 report.results.append(record(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,
@@ -308,7 +313,7 @@ def record(
         outcomes, or ``possible_duplicate``).
     """
     search = index if isinstance(index, _Search) else _Search(store, index)
-    naming = _name(store, agent, candidate, search)
+    naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)
     for _ in range(NAMING_ATTEMPTS):
         if naming.rule is NameRule.POSSIBLE_DUPLICATE:
             break
@@ -320,10 +325,21 @@ def record(
                 events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
                                              agent=agent, outcome=outcome))
             return naming.name, outcome
-        naming = _name(store, agent, candidate, search)  # the restated concept changed
+        naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)  # it changed
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
         naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
     return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)
+
+
+def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment | None) -> Naming:
+    """`naming`, unless it holds as a possible duplicate a candidate the trust gate
+    quarantines: that one is written and held in quarantine under its own name instead
+    (either way it is flagged for a person and never injected; quarantine is the
+    trust step's own state, and a later business sighting releases it).
+    """
+    if naming.rule is NameRule.POSSIBLE_DUPLICATE and verdict is not None and verdict.quarantined:
+        return Naming(NameRule.NEW, candidate.name)
+    return naming
 
 
 def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch) -> Naming:
@@ -334,13 +350,17 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch)
     if alias is not None and store.get(agent, alias) is None:
         alias = None  # the concept it named was deleted or renamed away
     matches = []
+    held: set[str] = set()
     if alias is None:
         query = f"{candidate.description}\n{candidate.body}"
         for hit in search.search(agent, query, consolidate.MATCHES_SEARCHED):
             stored = store.get(agent, hit.entry.name)
             if stored is not None:
                 matches.append(stored.concept)
-    return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches)
+                if stored.quarantined:
+                    held.add(stored.concept.name)
+    return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
+                                     held=frozenset(held))
 
 
 def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,
@@ -534,6 +554,13 @@ def _decide_and_write(
             )
             return current if until is None else _Wait(until)
         tx.release_merge_lease(agent, candidate.name, holder)
+        if decision.rule is Rule.POLICY_CHALLENGED and stored is not None \
+                and not tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
+            # The policy's body never changes: the claim is held for review under its name.
+            tx.add_possible_duplicate(agent, PossibleDuplicate(
+                name=candidate.name, duplicate_of=candidate.name, session_id=session_id, turn_id=turn_id,
+                description=candidate.description, type=candidate.type, body=candidate.body,
+                similarity=consolidate.similarity(stored, candidate)))
         if decision.sighting is not None:
             now = store.clock()
             tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)

@@ -554,14 +554,18 @@ class Memory:
         return {agent: n for agent, n in counts.items() if n}
 
     def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[Concept]:
-        """The concepts of `agent` holding contradicting reports (``status == "conflict"``).
+        """The concepts of `agent` holding contradicting reports (``status == "conflict"``),
+        and the policy concepts whose contradicting sightings are held for review (the
+        engine never changes a policy's body: `store.naming`'s challenges).
 
         `held` False leaves out those held in quarantine (as `concepts`).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
         """
-        return [c for c in self.concepts(agent=agent, tenant=tenant, held=held) if c.in_conflict]
+        challenged = set(self.store(tenant).challenged_names(agent)) if self.has_tenant(tenant) else set()
+        return [c for c in self.concepts(agent=agent, tenant=tenant, held=held)
+                if c.in_conflict or c.name in challenged]
 
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,

@@ -261,8 +261,10 @@ def test_since_skips_older_sessions_only(tmp_path: Path) -> None:
         _session("offset-old", "2026-08-01T01:30:00+03:00"),
     ])
     replay = _write_replay(tmp_path / "r.json", {
-        sid: [_candidate(f"{sid}-fact", f"Something the {sid} session taught.")]
-        for sid in ("old", "new", "untimed", "offset", "offset-old")
+        sid: [_candidate(f"{sid}-fact", text)]
+        for sid, text in (("old", "Pets travel in the cabin."), ("new", "Seats can be chosen online."),
+                          ("untimed", "Lounges open at dawn."), ("offset", "Meals come on long flights."),
+                          ("offset-old", "Wifi is sold onboard."))
     })
     data = tmp_path / "data"
     result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
@@ -285,6 +287,12 @@ def test_since_skips_older_sessions_only(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- concurrency
 
 
+ONLY = ("Pets travel in the cabin.", "Seats can be chosen online.", "Lounges open at dawn.",
+        "Meals come on long flights.", "Wifi is sold onboard.", "Infants fly on a lap.",
+        "Blankets are handed out at night.", "Headphones are sold at the gate.", "Strollers go in the hold.",
+        "Surfboards need a special tag.", "Bicycles travel boxed.", "Golf clubs count as one bag.")
+
+
 def _contended(tmp_path: Path, sessions_count: int = 12) -> tuple[list[str], Path, Path]:
     """Sessions that all teach one concept, every third another, each one its own; the replay."""
     ids = [f"c{i:02d}" for i in range(sessions_count)]
@@ -294,7 +302,9 @@ def _contended(tmp_path: Path, sessions_count: int = 12) -> tuple[list[str], Pat
     common = _candidate("refund-window", "Refunds are possible within 24 hours of booking.")
     extract: dict[str, Any] = {}
     for n, sid in enumerate(ids):
-        answer = [shared, _candidate(f"only-{sid}", f"A detail only session {sid} taught.")]
+        # Each session's own concept is a different thing (near-identical texts under two
+        # names would be held as possible duplicates).
+        answer = [shared, _candidate(f"only-{sid}", ONLY[n % len(ONLY)])]
         if n % 3 == 0:
             answer.append(common)
         extract[sid] = answer

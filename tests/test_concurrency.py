@@ -71,7 +71,6 @@ def test_concurrent_same_claim_sightings_from_many_processes(tmp_path: Path, bac
 
 # ----------------------------------------------------------------------------- related merges
 
-MERGED_BODY = "Orders above R$ 199 ship free from every warehouse; see each region's note."
 WRITERS = 4
 RELATED_EACH = 10
 REGIONS = ("north", "south", "east", "west")
@@ -86,8 +85,8 @@ def related_worker(path: str, base_url: str, index: int, start: mp.Barrier) -> l
     start.wait()
     outcomes = []
     for i in range(RELATED_EACH):
-        # No number but the R$ 199 the merged body keeps: the merge guard (`keeps_details`)
-        # accepts the fake's merged body, so any conflict is the concurrency's.
+        # The fake merges by keeping both statements: the merge guard (`keeps_details`)
+        # accepts it, so any conflict is the concurrency's.
         region, lane = REGIONS[index], LANES[i]
         candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
                               f"Region {region}, lane {lane}: orders above R$ 199 ship free "
@@ -103,7 +102,10 @@ def _always_related(body: dict) -> object:
 
     content = body["messages"][-1]["content"]
     if "on_record" in content:  # the merge prompt: slow enough for the writers to overlap
-        return Hang(0.03, json.dumps({"verdict": "related", "body": MERGED_BODY}))
+        # A careful merge: both statements kept, so the merge guard accepts it.
+        data = json.loads(content.strip().splitlines()[-1])
+        return Hang(0.03, json.dumps({"verdict": "related",
+                                      "body": f"{data['on_record']} {data['new_sighting']}"}))
     return "[]"
 
 

@@ -24,7 +24,7 @@ ON_RECORD = make_concept(
 
 
 def test_reworded_claim_with_same_numbers_is_the_same_claim() -> None:
-    again = cand("First response SLA is 4 hours.",
+    again = cand("The support SLA for first response is 4 hours.",
                  "On business days customers get a first response within 4 hours.", "sla-resposta")
     assert consolidate.same_claim(ON_RECORD, again)
 
@@ -64,7 +64,7 @@ def test_number_formats_are_compared_by_value() -> None:
 def test_same_claim_ignores_the_open_contradiction_section() -> None:
     conflicted = consolidate.contradict(ON_RECORD, cand("SLA is 2 hours", "Two hours now.", "sla-resposta"),
                                         "sess_9", "2026-08-25T10:00:00Z")
-    again = cand("First response SLA is 4 hours.",
+    again = cand("The support SLA for first response is 4 hours.",
                  "On business days customers get a first response within 4 hours.", "sla-resposta")
     assert consolidate.same_claim(conflicted, again)
 

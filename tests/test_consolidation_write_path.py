@@ -93,7 +93,7 @@ def test_a_changed_detail_is_kept_as_a_conflict_never_confirmed(
     [
         ("Customers can cancel online or by e-mail.", "customers can cancel online or by email"),
         ("Silver members get 2 free checked bags.", "SILVER members get two free checked bags!"),
-        ("A devolução é gratuita no primeiro pedido.", "A devolucao e gratuita no primeiro pedido"),
+        ("A devolução é grátis no primeiro pedido.", "A devolução é gratuita no primeiro pedido"),
         ("Per passenger, travel insurance costs 30 dollars.", "Travel insurance costs 30 dollars per passenger."),
         ("O pedido pendente pode ser cancelado.", "Os pedidos pendentes podem ser cancelados."),
     ],

@@ -19,7 +19,7 @@ ON_RECORD = make_concept(
     description="The support SLA is 4 hours for first response.",
     body="Customers get a first response within 4 hours on business days.",
 )
-SAME = Candidate("sla-resposta", "First response SLA is 4 hours.",
+SAME = Candidate("sla-resposta", "The support SLA for first response is 4 hours.",
                  "fact", "On business days customers get a first response within 4 hours.")
 OTHER = Candidate("sla-resposta", "Gold customers get a first response in 1 hour.",
                   "fact", "Gold members are answered within 1 hour, weekends included.")
@@ -154,9 +154,10 @@ OLD, NEW = ON_RECORD.body, OTHER.body
 
 
 def test_a_related_answer_gives_its_body_redacted_and_stripped() -> None:
-    answer = MergeAnswer("related", "  4 hours; Gold within 1 hour. Contact ana@gmail.com  \n")
+    merged = f"{OLD} {NEW}"
+    answer = MergeAnswer("related", f"  {merged} Contact ana@gmail.com  \n")
     verdict = consolidate.interpret_merge(answer, OLD, NEW)
-    assert verdict == MergeVerdict("4 hours; Gold within 1 hour. Contact [email]", "related")
+    assert verdict == MergeVerdict(f"{merged} Contact [email]", "related")
     assert verdict.related
 
 

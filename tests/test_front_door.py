@@ -168,14 +168,23 @@ def test_put_refuses_an_invalid_record_naming_line_and_field(memory: Memory, tex
 def test_propose_goes_through_the_gates_redaction_and_consolidation(memory: Memory) -> None:
     item = {"name": "Troca de Tamanho", "description": "Troca de tamanho em até 30 dias.",
             "type": "procedure", "body": "Pedir a troca a joana@exemplo.com.br em até 30 dias."}
-    first = memory.propose(item, agent=AGENT, session_id="mcp-1")
+    said = [{"role": "assistant", "content": "A troca de tamanho é em até 30 dias: peça a troca por e-mail."}]
+    first = memory.propose(item, agent=AGENT, session_id="mcp-1", messages=said)
     assert first.results == [("troca-de-tamanho", "learned")] and first.redacted == {"email": 1}
     stored = memory.concepts(agent=AGENT)[0]
     assert (stored.provenance, stored.body) == ("observed", "Pedir a troca a [email] em até 30 dias.")
-    assert memory.propose(item, agent=AGENT, session_id="mcp-1").results == [("troca-de-tamanho", "replayed")]
-    assert memory.propose(item, agent=AGENT, session_id="mcp-2").results == [("troca-de-tamanho", "confirmed")]
+    assert memory.propose(item, agent=AGENT, session_id="mcp-1", messages=said).results == \
+        [("troca-de-tamanho", "replayed")]
+    assert memory.propose(item, agent=AGENT, session_id="mcp-2", messages=said).results == \
+        [("troca-de-tamanho", "confirmed")]
     other = {**item, "body": "Trocas de tamanho só em 7 dias, nunca 30."}
-    assert memory.propose(other, agent=AGENT, session_id="mcp-3").results == [("troca-de-tamanho", "conflict")]
+    changed = [{"role": "assistant", "content": "Trocas de tamanho só em 7 dias, nunca 30."}]
+    assert memory.propose(other, agent=AGENT, session_id="mcp-3", messages=changed).results == \
+        [("troca-de-tamanho", "conflict")]
+    # A rule proposed with no conversation behind it is held for a person (issue 26).
+    alone = {**item, "name": "troca-sem-evidencia", "body": "Trocas em até 90 dias."}
+    assert memory.propose(alone, agent=AGENT, session_id="mcp-5").results == \
+        [("troca-sem-evidencia", "quarantined")]
     refused = memory.propose({**item, "confidence": 1.0}, agent=AGENT, session_id="mcp-4")
     assert (refused.results, refused.dropped) == ([], {"stamped_key": 1})
     assert memory.store().extraction(AGENT, "mcp-1", first.turn_id) is not None

@@ -69,7 +69,7 @@ def test_good_candidates_survive_bad_ones_and_drops_are_counted(store, bus) -> N
         {**GOOD, "name": "x6", "body": "   "},
         {"name": "x7", "description": "no body"},
         "not an object",
-        {**GOOD, "name": "policy frete", "type": "policy",
+        {**GOOD, "name": "policy frete", "type": "policy", "description": "Frete grátis acima de R$ 199.",
          "body": "Frete grátis acima de R$ 199. Contato: ana@gmail.com, (11) 98765-4321."},
     ]
     with FakeLLM([answer(*items)]) as fake:
@@ -156,7 +156,9 @@ RELATED = {**GOOD, "description": "Campinas DC ships same day before 14h.",
 
 def test_related_sighting_is_merged_by_a_second_model_call(store, bus) -> None:
     events, recorder = bus
-    merged = "CEP range 13000-13999 ships from the Campinas DC in 1-2 business days; paid before 14h, same day."
+    # A careful merge keeps every detail of both (the merge guard refuses one that does not).
+    merged = ("CEP range 13000-13999 ships from the Campinas DC in 1-2 business days. "
+              "Orders paid before 14h leave the Campinas DC the same day.")
     with FakeLLM([answer(GOOD), answer(RELATED), json.dumps({"verdict": "related", "body": merged})]) as fake:
         run(store, fake, session="sess_1", events=events)
         report = run(store, fake, session="sess_2", events=events)
@@ -299,7 +301,7 @@ def learn(store, model, session: str = "sess_1", turn: str = "t1", events=None):
 
 def test_a_candidate_with_a_lone_surrogate_is_dropped_and_the_turn_goes_on(store) -> None:
     model = Stub([cand("sur-ok", "Fine body."), cand("sur-bad", "Bad \ud800 body."),
-                  cand("sur-name-\udfff", "Body."), cand("sur-after", "After body.")])
+                  cand("sur-name-\udfff", "Body."), cand("sur-after", "After body.", "Seat map notes.")])
     report = learn(store, model)
     assert report.outcome == "ok"
     assert report.results == [("sur-ok", "learned"), ("sur-after", "learned")]
@@ -424,7 +426,8 @@ def test_the_merge_prompt_passes_the_bodies_as_json() -> None:
 
 FIRST = Candidate("cep-13-campinas", GOOD["description"], "fact", GOOD["body"])
 SECOND = Candidate("cep-13-campinas", RELATED["description"], "fact", RELATED["body"])
-MERGED = "CEP range 13000-13999 ships from the Campinas DC in 1-2 business days; paid before 14h, same day."
+MERGED = ("CEP range 13000-13999 ships from the Campinas DC in 1-2 business days. "
+          "Orders paid before 14h leave the Campinas DC the same day.")
 
 
 class Racing:

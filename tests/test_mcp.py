@@ -67,7 +67,12 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
             seen["proposed"] = structured(await client.call_tool("propose_concept", {
                 "name": "Horário de Atendimento", "type": "fact",
                 "description": "Atendimento humano de segunda a sexta, das 9h às 18h.",
-                "body": "Fora desse horário, ligar para (11) 98765-4321 não adianta."}))
+                "body": "Fora desse horário, ligar para (11) 98765-4321 não adianta.",
+                "evidence": [{"role": "assistant", "content": "O atendimento humano é de segunda a sexta, "
+                              "das 9h às 18h; fora desse horário, ligar não adianta."}]}))
+            seen["unvouched"] = structured(await client.call_tool("propose_concept", {
+                "name": "sabado", "type": "fact", "description": "Atendimento aos sábados das 9h às 13h.",
+                "body": "Aos sábados o atendimento humano abre das 9h às 13h."}))
             seen["refused"] = structured(await client.call_tool("propose_concept", {
                 "name": "x", "type": "rumour", "description": "d", "body": "b"}))
             seen["resources"] = {str(r.uri): r.mime_type for r in (await client.list_resources()).resources}
@@ -84,6 +89,8 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
     assert [c["name"] for c in seen["conflicts"]["conflicts"]] == ["devolucao-7-dias"]
     assert seen["proposed"] == {"name": "horario-de-atendimento", "outcome": "learned", "dropped": {},
                                 "redacted": {"phone": 1}}
+    # A rule (opening hours) proposed with no evidence is held for a person (issue 26).
+    assert seen["unvouched"] == {"name": "sabado", "outcome": "quarantined", "dropped": {}, "redacted": {}}
     assert seen["refused"] == {"name": None, "outcome": "dropped", "dropped": {"invalid": 1}, "redacted": {}}
     assert seen["resources"][f"knowledge://{AGENT}/cep-13-campinas"] == "text/markdown"
     assert f"knowledge://{AGENT}/horario-de-atendimento" in seen["resources"]

@@ -257,8 +257,24 @@ def test_name_sighting_rules_in_order() -> None:
 
 def test_short_texts_that_share_few_terms_are_never_held() -> None:
     a = make_concept(name="a", description="Bag fee rule.", body="Fine body.")
-    b = Candidate("b", "Bag fee rule.", "fact", "After body.")
+    b = Candidate("b", "Seat map notes.", "fact", "After body.")
     assert name_sighting(b, known=False, matches=[a]).rule is NameRule.NEW
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (("Return shipping costs R$ 15.", "Return shipping costs R$ 15 per order."),
+     ("Return shipping costs R$ 20.", "Return shipping costs R$ 20 per order.")),
+    (("Store hours.", "The store opens at 9 am."), ("Opening time.", "The store opens at 10 am.")),
+    (("Frete grátis para a região Sul.", "Frete grátis para a região Sul."),
+     ("Frete grátis para a região Nordeste.", "Frete grátis para a região Nordeste.")),
+])
+def test_a_short_rule_changed_under_a_drifting_name_is_held_not_learned_beside_it(
+        old: tuple[str, str], new: tuple[str, str]) -> None:
+    """Issue 26: a close match needed 6 shared terms, so a short rule (3-5 terms) changed
+    under another name became a second live rule beside the old one."""
+    on_record = make_concept(name="old-rule", description=old[0], body=old[1])
+    naming = name_sighting(Candidate("drifted-rule", new[0], "policy", new[1]), known=False, matches=[on_record])
+    assert (naming.rule, naming.name) == (NameRule.POSSIBLE_DUPLICATE, "old-rule")
 
 
 def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path) -> None:
@@ -281,8 +297,9 @@ def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path
 def test_a_claim_under_another_name_with_only_the_body_in_common_is_learned_not_confirmed(tmp_path: Path) -> None:
     """Two different things over one short body ("Ask staff.") stay two concepts, both searchable."""
     memory = Memory(tmp_path)
+    said = [{"role": "assistant", "content": "Free wifi in the store, password on the receipt. Ask staff."}]
     first = memory.propose({"name": "wifi", "description": "Free wifi in the store, password on the receipt.",
-                            "type": "fact", "body": "Ask staff."}, agent="a", session_id="s1")
+                            "type": "fact", "body": "Ask staff."}, agent="a", session_id="s1", messages=said)
     second = memory.propose({"name": "toilets", "description": "Toilets are on the second floor.",
                              "type": "fact", "body": "Ask staff."}, agent="a", session_id="s2")
     assert (first.results, second.results) == ([("wifi", "learned")], [("toilets", "learned")])

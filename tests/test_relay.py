@@ -301,15 +301,17 @@ def test_memory_off_sends_the_body_as_the_client_sent_it(relay: Running, upstrea
 
 # ---------------------------------------------------------------- learning
 
-CANDIDATE = {"name": "frete-gratis-acima-299", "description": "Free shipping above R$ 299 in the south.",
-             "type": "policy", "body": "Orders above R$ 299 to the south ship for free."}
+# Unlike the seeded free-shipping rule (a changed threshold under another name is held as a
+# possible duplicate for a person since issue 26): a rule of its own.
+CANDIDATE = {"name": "embrulho-presente", "description": "Gift wrapping costs R$ 8 per item.",
+             "type": "policy", "body": "Gift wrapping costs R$ 8 per item."}
 
 
 @FORMATS
 @STREAMS
 def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream: FakeUpstream, api: str,
                                                         stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    upstream.replies = [Text("No sul, frete grátis acima de R$ 299.")]
+    upstream.replies = [Text("O embrulho para presente custa R$ 8 por item.")]
     with FakeLLM([json.dumps([CANDIDATE])]) as extractor:
         monkeypatch.setenv("OPENAI_BASE_URL", extractor.base_url)
         ASK[api](relay, stream=stream)
@@ -317,14 +319,14 @@ def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream
         while not relay.store().extractions(AGENT) and time.monotonic() < deadline:  # before the hand-off
             time.sleep(0.02)
         assert relay.relay.memory.drain(timeout_s=10)
-    stored = relay.store().get(AGENT, "frete-gratis-acima-299")
+    stored = relay.store().get(AGENT, "embrulho-presente")
     assert stored is not None and SESSION in stored.concept.sources
     (record,) = relay.store().extractions(AGENT)
     assert record.session_id == SESSION and record.turn_id.startswith("relay-")
     transcript = extractor.requests[0]["messages"][-1]["content"]
-    assert QUESTION in transcript and "No sul, frete grátis acima de R$ 299." in transcript
+    assert QUESTION in transcript and "O embrulho para presente custa R$ 8 por item." in transcript
     assert "<knowledge>" not in transcript  # the client's turn, not the relay's additions
-    assert [p["name"] for p in relay.recorder.named("knowledge_learned")] == ["frete-gratis-acima-299"]
+    assert [p["name"] for p in relay.recorder.named("knowledge_learned")] == ["embrulho-presente"]
 
 
 @STREAMS

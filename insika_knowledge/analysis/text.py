@@ -114,13 +114,32 @@ def stem(word: str, lang: str = "mixed") -> str:
     """
     if len(word) <= 3 or word.isdigit():
         return word
-    for plural, singular in _PLURALS:
-        if word.endswith(plural) and len(word) > len(plural) + 2:
-            word = word[: -len(plural)] + singular
-            break
-    english: str = _EN.stemWord(word)
+    english: str = _EN.stemWord(_singular(word))
     both: str = _PT.stemWord(english)
     return both if len(both) >= 4 else english
+
+
+def _singular(word: str) -> str:
+    """A Portuguese plural ending brought to the singular (``-coes`` -> ``-cao``, ``-ns`` -> ``-m``)."""
+    for plural, singular in _PLURALS:
+        if word.endswith(plural) and len(word) > len(plural) + 2:
+            return word[: -len(plural)] + singular
+    return word
+
+
+@lru_cache(maxsize=65536)
+def stem_portuguese(word: str) -> str:
+    """The Portuguese Snowball stem of one folded word of Portuguese text (plurals first
+    brought to the singular): ``"aceitamos"`` and ``"aceita"`` -> ``"aceit"``. `stem`
+    runs the English stemmer first, which keeps some Portuguese verb endings apart;
+    statement comparison (`analysis.structure`) reads Portuguese text with this one.
+    Digits and words of 3 letters or fewer are kept as they are.
+    """
+    if len(word) <= 3 or word.isdigit():
+        return word
+    word = _singular(word)
+    stemmed: str = _PT.stemWord(word)
+    return stemmed if len(stemmed) >= 3 else word
 
 
 def words(text: str) -> list[str]:

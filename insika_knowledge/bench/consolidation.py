@@ -3,9 +3,12 @@
 Two measurements, both through the real write path (`learn.learn_turn`: screening, the
 naming step, `consolidate.decide`, the merge guard, a SQLite store in a temporary folder):
 
-**Labelled pairs** (``benchmarks/consolidation/pairs.jsonl``: statements ``a`` and ``b`` in
-English or Portuguese, labelled ``same``, ``related`` or ``contradicting``). ``a`` is learned
-first, then ``b`` is sighted in another session:
+**Labelled pairs** (``benchmarks/consolidation/pairs.jsonl`` and ``structure.jsonl``:
+statements ``a`` and ``b`` in English or Portuguese, labelled ``same``, ``related`` or
+``contradicting``; ``structure.jsonl`` holds the pairs a bag of words cannot tell apart,
+swapped values, directions, parties, dates, conditions, a region named only in the
+description, and restatements that differ in wording only). ``a`` is learned first, then
+``b`` is sighted in another session:
 
 - under the same name, with no merge model (a different claim becomes a conflict): the
   **false same** count (a related or contradicting ``b`` confirmed into ``a``: the claim is
@@ -17,7 +20,16 @@ first, then ``b`` is sighted in another session:
   so the merge guard must refuse whatever drops a detail of ``b``);
 - under a **new name** (``b`` proposed as another concept), no model: recorded under
   ``a``'s name, held as a possible duplicate, or learned as new; **different claims
-  merged** counts a related or contradicting ``b`` recorded under ``a``'s name (target 0).
+  merged** counts a related or contradicting ``b`` recorded under ``a``'s name (target 0),
+  and **unflagged contradictory pairs** a contradicting ``b`` learned as a second live
+  concept, neither in conflict nor held (target 0).
+
+**Policy changes** (``benchmarks/consolidation/changes.jsonl``): a rule on record, then the
+changed rule in a later session. Under the same name with no model, and with a merge model
+that wrongly answers ``related`` (with the new text, or with the old one): a change
+**silently folded** is one confirmed or merged (target 0). Under a drifting name with no
+model: an **unflagged contradictory pair** is the change learned as a second live concept
+beside the old one, neither in conflict nor held as a possible duplicate (target 0).
 
 **Renamed sightings** (``benchmarks/consolidation/renamed/``): the recorded answers for
 the shared sessions (``replays/shared_sessions.json``) with each concept that recurs
@@ -62,13 +74,19 @@ DATASETS: Final = (("tau_bench_airline", "airline"), ("tau_bench_retail_fewshot"
                    ("sgd", "sgd"))
 CONFIG: Final = KnowledgeConfig()
 #: The targets the figures are read against.
-TARGETS: Final = {"false_same": 0, "same_without_model": 0.85, "duplicates_created": 0.05,
-                  "different_merged": 0}
+TARGETS: Final = {"false_same": 0, "same_without_model": 0.75, "duplicates_created": 0.05,
+                  "different_merged": 0, "silently_folded": 0, "unflagged_contradictory": 0}
+#: The labelled pair files, in ``benchmarks/consolidation/``.
+PAIR_FILES: Final = ("pairs.jsonl", "structure.jsonl")
 
 
 @dataclass(frozen=True)
 class Pair:
-    """One labelled pair: its id, language, kind of difference, label, and two statements."""
+    """One labelled pair: its id, language, kind of difference, label, and two statements.
+
+    ``a_description`` and ``b_description`` are the descriptions proposed with each (the
+    statement itself when the file gives none); ``source`` the file it comes from.
+    """
 
     id: int
     lang: str
@@ -76,6 +94,9 @@ class Pair:
     label: str
     a: str
     b: str
+    a_description: str = ""
+    b_description: str = ""
+    source: str = "pairs.jsonl"
 
     @property
     def half(self) -> str:
@@ -84,25 +105,75 @@ class Pair:
 
 
 def load_pairs(path: Path | None = None) -> list[Pair]:
-    """Read the labelled pairs.
+    """Read the labelled pairs (`path`, or every file of `PAIR_FILES`).
 
     Raises:
-        UserError: the file is missing, or a line is not a pair (file and line named).
+        UserError: a file is missing, a line is not a pair (file and line named), or two
+            pairs share an id.
     """
-    path = path if path is not None else benchmark_data("consolidation/pairs.jsonl")
+    paths = [path] if path is not None else [benchmark_data(f"consolidation/{f}") for f in PAIR_FILES]
+    out: list[Pair] = []
+    for one in paths:
+        if not one.is_file():
+            raise UserError(f"{one} does not exist: the labelled pairs live in benchmarks/consolidation/")
+        for number, line in enumerate(one.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                out.append(Pair(int(row["id"]), row["lang"], row["kind"], row["label"], row["a"], row["b"],
+                                row.get("a_description") or row["a"], row.get("b_description") or row["b"],
+                                one.name))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                raise UserError(f"{one}:{number}: not a labelled pair ({exc})") from None
+            if out[-1].label not in LABELS:
+                raise UserError(f"{one}:{number}: label {out[-1].label!r} is not one of {', '.join(LABELS)}")
+    if len({p.id for p in out}) != len(out):
+        raise UserError("two labelled pairs share an id")
+    return out
+
+
+@dataclass(frozen=True)
+class Change:
+    """One policy change: a rule on record (`old`) and the changed rule (`new`).
+
+    Each is ``{"name", "description", "body"}``; ``new["name"]`` is the drifting name the
+    change is proposed under in the drifting run.
+    """
+
+    id: int
+    lang: str
+    kind: str
+    old: dict[str, str]
+    new: dict[str, str]
+
+    @property
+    def half(self) -> str:
+        """``dev`` for an even id, ``test`` for an odd one."""
+        return "dev" if self.id % 2 == 0 else "test"
+
+
+def load_changes(path: Path | None = None) -> list[Change]:
+    """Read the policy changes (``benchmarks/consolidation/changes.jsonl`` by default).
+
+    Raises:
+        UserError: the file is missing or a line is not a change (file and line named).
+    """
+    path = path if path is not None else benchmark_data("consolidation/changes.jsonl")
     if not path.is_file():
-        raise UserError(f"{path} does not exist: the labelled pairs live in benchmarks/consolidation/")
+        raise UserError(f"{path} does not exist: the policy changes live in benchmarks/consolidation/")
     out = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            out.append(Pair(int(row["id"]), row["lang"], row["kind"], row["label"], row["a"], row["b"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise UserError(f"{path}:{number}: not a labelled pair ({exc})") from None
-        if out[-1].label not in LABELS:
-            raise UserError(f"{path}:{number}: label {out[-1].label!r} is not one of {', '.join(LABELS)}")
+            old, new = row["old"], row["new"]
+            if not all(isinstance(side.get(k), str) for side in (old, new) for k in ("name", "description", "body")):
+                raise ValueError("old and new need a name, a description and a body")
+            out.append(Change(int(row["id"]), row["lang"], row["kind"], old, new))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UserError(f"{path}:{number}: not a policy change ({exc})") from None
     return out
 
 
@@ -138,8 +209,14 @@ class ScriptedModel:
         return MergeAnswer(answer["verdict"], answer.get("body"))
 
 
-def _candidate(name: str, text: str) -> dict[str, str]:
-    return {"name": name, "description": text, "type": "fact", "body": text}
+def _candidate(name: str, text: str, description: str | None = None) -> dict[str, str]:
+    return {"name": name, "description": description or text, "type": "fact", "body": text}
+
+
+def _said(item: dict[str, str]) -> list[dict[str, str]]:
+    """The turn a candidate comes from: the agent states it (so the trust gate admits it)."""
+    return [{"role": "user", "content": "Can you tell me about this?"},
+            {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
 
 
 def _scripted(pair: Pair) -> dict[str, Any]:
@@ -178,32 +255,46 @@ def run_pairs(pairs: Sequence[Pair], folder: Path) -> dict[str, dict[int, tuple[
                 agent, first, second = f"pair-{pair.id}", f"p{pair.id}-a", f"p{pair.id}-b"
                 b_name = f"claim-b-{pair.id}" if renamed else f"claim-{pair.id}"
                 model = ScriptedModel(
-                    {first: [_candidate(f"claim-{pair.id}", pair.a)], second: [_candidate(b_name, pair.b)]},
+                    {first: [_candidate(f"claim-{pair.id}", pair.a, pair.a_description)],
+                     second: [_candidate(b_name, pair.b, pair.b_description)]},
                     None if answer is None else {second: answer(pair)},
                 )
                 for session in (first, second):
                     report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
-                                        messages=[])
+                                        messages=_said(model.proposals[session][0]))
                 [(name, outcome)] = report.results
-                out[pair.id] = (outcome, name)
+                if renamed and outcome == "learned" and _live_unflagged(store, agent, (f"claim-{pair.id}", name)):
+                    out[pair.id] = ("learned_unflagged", name)
+                else:
+                    out[pair.id] = (outcome, name)
             results[run] = out
         finally:
             store.close()
     return results
 
 
-def pair_figures(pairs: Sequence[Pair], results: dict[str, dict[int, tuple[str, str]]]) -> dict[str, Any]:
-    """The per-half figures of the pair runs (see the module doc)."""
+def _live_unflagged(store: Store, agent: str, names: Sequence[str]) -> bool:
+    """True when every concept of `names` is live, none in conflict and none quarantined."""
+    for name in names:
+        stored = store.get(agent, name)
+        if stored is None or stored.concept.in_conflict or stored.quarantined:
+            return False
+    return True
+
+
+def pair_figures(pairs: Sequence[Pair], results: dict[str, dict[int, tuple[str, str]]],
+                 source: str | None = None) -> dict[str, Any]:
+    """The per-half figures of the pair runs (see the module doc); `source` keeps one file's pairs."""
     figures: dict[str, Any] = {}
     for half in ("dev", "test"):
-        chosen = [p for p in pairs if p.half == half]
+        chosen = [p for p in pairs if p.half == half and (source is None or p.source == source)]
         same = [p for p in chosen if p.label == "same"]
         different = [p for p in chosen if p.label != "same"]
         tables = {}
         for run in RUNS:
             table = {label: Counter[str]() for label in LABELS}
             for pair in chosen:
-                table[pair.label][results[run][pair.id][0]] += 1
+                table[pair.label][results[run][pair.id][0].removesuffix("_unflagged")] += 1
             tables[run] = {label: dict(counts) for label, counts in table.items()}
         no_model = results["no_model"]
         renamed = results["renamed"]
@@ -215,8 +306,73 @@ def pair_figures(pairs: Sequence[Pair], results: dict[str, dict[int, tuple[str, 
             "same_without_model": sum(1 for p in same if no_model[p.id][0] == "confirmed"),
             "same": len(same),
             "different_merged": sum(1 for p in different if renamed[p.id][1] == f"claim-{p.id}"),
+            "unflagged_contradictory": sum(1 for p in chosen if p.label == "contradicting"
+                                           and renamed[p.id][0] == "learned_unflagged"),
             "same_attributed": sum(1 for p in same if renamed[p.id][1] == f"claim-{p.id}"),
             "tables": tables,
+        }
+    return figures
+
+
+# ----------------------------------------------------------------------------- policy changes
+
+#: The change runs: name -> (the change proposed under its drifting name?, the merge answer).
+CHANGE_RUNS: Final[dict[str, tuple[bool, Callable[[Change], dict[str, Any]] | None]]] = {
+    "same_name_no_model": (False, None),
+    "same_name_wrong_related_new": (False, lambda c: {"verdict": "related", "body": c.new["body"]}),
+    "same_name_wrong_related_old": (False, lambda c: {"verdict": "related", "body": c.old["body"]}),
+    "drifting_name_no_model": (True, None),
+}
+
+
+def run_changes(changes: Sequence[Change], folder: Path) -> dict[str, dict[int, str]]:
+    """Learn each change's old rule, then sight the changed rule, in every run of `CHANGE_RUNS`.
+
+    Returns:
+        run name -> change id -> the outcome of the changed rule (``learned_unflagged``
+        when it was learned as a second live concept beside the old one, neither in
+        conflict nor held).
+    """
+    results: dict[str, dict[int, str]] = {}
+    for run, (drifting, answer) in CHANGE_RUNS.items():
+        store = SQLiteStore(folder / f"changes-{run}.db", tokenizer=TOKENIZER)
+        try:
+            out: dict[int, str] = {}
+            for change in changes:
+                agent, first, second = f"change-{change.id}", f"c{change.id}-a", f"c{change.id}-b"
+                new_name = change.new["name"] if drifting else change.old["name"]
+                model = ScriptedModel(
+                    {first: [_candidate(change.old["name"], change.old["body"], change.old["description"])],
+                     second: [_candidate(new_name, change.new["body"], change.new["description"])]},
+                    None if answer is None else {second: answer(change)},
+                )
+                for session in (first, second):
+                    report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
+                                        messages=_said(model.proposals[session][0]))
+                [(name, outcome)] = report.results
+                unflagged = outcome == "learned" and _live_unflagged(store, agent, (change.old["name"], name))
+                out[change.id] = "learned_unflagged" if unflagged else outcome
+            results[run] = out
+        finally:
+            store.close()
+    return results
+
+
+def change_figures(changes: Sequence[Change], results: dict[str, dict[int, str]]) -> dict[str, Any]:
+    """Per half: how each run ended, changes silently folded, unflagged contradictory pairs."""
+    figures: dict[str, Any] = {}
+    for half in ("dev", "test"):
+        chosen = [c for c in changes if c.half == half]
+        outcomes = {run: dict(Counter(results[run][c.id] for c in chosen)) for run in CHANGE_RUNS}
+        folded = sum(1 for run, (drifting, _) in CHANGE_RUNS.items() if not drifting
+                     for c in chosen if results[run][c.id] in ("confirmed", "merged"))
+        figures[half] = {
+            "changes": len(chosen),
+            "silently_folded": folded,
+            "same_name_sightings": len(chosen) * sum(1 for d, _ in CHANGE_RUNS.values() if not d),
+            "unflagged_contradictory": sum(1 for c in chosen
+                                           if results["drifting_name_no_model"][c.id] == "learned_unflagged"),
+            "outcomes": outcomes,
         }
     return figures
 
@@ -329,15 +485,17 @@ def renamed_figures(counts: dict[str, dict[str, int]]) -> dict[str, Any]:
 def run_consolidation(
     *,
     pairs_path: Path | None = None,
+    changes_path: Path | None = None,
     renamed: Path | None = None,
     shared: Path | None = None,
     as_json: bool = False,
     echo: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Run both measurements and print them (a table, or JSON with `as_json`).
+    """Run the measurements and print them (a table, or JSON with `as_json`).
 
     Args:
-        pairs_path: the labelled pairs (None: ``benchmarks/consolidation/pairs.jsonl``).
+        pairs_path: the labelled pairs (None: every file of `PAIR_FILES`).
+        changes_path: the policy changes (None: ``benchmarks/consolidation/changes.jsonl``).
         renamed: the renamed set's folder (None: ``benchmarks/consolidation/renamed``).
         shared: the ``shared/data`` folder; None = `datasets.shared_data`. Without it the
             renamed measurement is skipped (reported as such).
@@ -345,25 +503,43 @@ def run_consolidation(
         echo: where lines go.
 
     Returns:
-        ``{"pairs": {half: ...}, "renamed": {half: ...} | None, "targets": ...}``.
+        ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
+        "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...}``.
 
     Raises:
         UserError: a set is missing or malformed.
     """
     pairs = load_pairs(pairs_path)
+    changes = load_changes(changes_path)
     shared = shared or shared_data()
     with tempfile.TemporaryDirectory(prefix="insika-consolidation-") as tmp:
-        figures = pair_figures(pairs, run_pairs(pairs, Path(tmp)))
+        results = run_pairs(pairs, Path(tmp))
+        figures = pair_figures(pairs, results)
+        structured = pair_figures(pairs, results, "structure.jsonl") if pairs_path is None else None
+        changed = change_figures(changes, run_changes(changes, Path(tmp)))
         counts = run_renamed(Path(tmp), shared, renamed) if shared is not None else None
-    result = {"pairs": figures, "renamed": renamed_figures(counts) if counts else None,
-              "targets": TARGETS}
+    result = {"pairs": figures, "structure_pairs": structured, "changes": changed,
+              "targets_met": {half: targets_met(figures[half], changed[half]) for half in ("dev", "test")},
+              "renamed": renamed_figures(counts) if counts else None, "targets": TARGETS}
     if as_json:
         echo(json.dumps(result, indent=2, sort_keys=True))
     else:
-        shown = pairs_path if pairs_path is not None else benchmark_data("consolidation/pairs.jsonl")
+        shown = pairs_path if pairs_path is not None else benchmark_data("consolidation")
         for line in report_lines(result, shown, len(pairs)):
             echo(line)
     return result
+
+
+def targets_met(pairs: dict[str, Any], changes: dict[str, Any]) -> dict[str, bool]:
+    """Each target of `TARGETS` that the pair and change runs of one half are read on: met?"""
+    return {
+        "false_same": pairs["false_same"] <= TARGETS["false_same"],
+        "same_without_model": pairs["same_without_model"] >= TARGETS["same_without_model"] * pairs["same"],
+        "different_merged": pairs["different_merged"] <= TARGETS["different_merged"],
+        "silently_folded": changes["silently_folded"] <= TARGETS["silently_folded"],
+        "unflagged_contradictory": (changes["unflagged_contradictory"] + pairs["unflagged_contradictory"]
+                                    <= TARGETS["unflagged_contradictory"]),
+    }
 
 
 def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[str]:
@@ -372,17 +548,37 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
              "test = odd ids)"]
     for half, f in result["pairs"].items():
         labels = ", ".join(f"{f['labels'].get(k, 0)} {k}" for k in LABELS)
+        c = result["changes"][half]
+        met = result["targets_met"][half]
         lines += [
             "",
-            f"{half}: {f['pairs']} pairs ({labels})",
+            f"{half}: {f['pairs']} pairs ({labels}), {c['changes']} policy changes",
             f"  false same (a different claim confirmed, no model): {f['false_same']} of "
-            f"{f['different']}   (target 0)",
+            f"{f['different']}   (target 0){_mark(met['false_same'])}",
             f"  same decided without a model: {f['same_without_model']} of {f['same']} = "
-            f"{f['same_without_model'] / max(f['same'], 1):.2f}   (target >= 0.85)",
+            f"{f['same_without_model'] / max(f['same'], 1):.2f}   (target >= "
+            f"{TARGETS['same_without_model']}){_mark(met['same_without_model'])}",
             f"  different claims merged under one name (b proposed under a new name): "
-            f"{f['different_merged']} of {f['different']}   (target 0); same claims attributed: "
-            f"{f['same_attributed']} of {f['same']}",
+            f"{f['different_merged']} of {f['different']}   (target 0){_mark(met['different_merged'])}; "
+            f"same claims attributed: {f['same_attributed']} of {f['same']}",
+            f"  policy changes silently folded (confirmed or merged; same name, no model or a merge "
+            f"model wrongly saying related): {c['silently_folded']} of {c['same_name_sightings']}   "
+            f"(target 0){_mark(met['silently_folded'])}",
+            f"  unflagged contradictory pairs (a change or contradicting b learned beside its rule "
+            f"under another name, neither in conflict nor held): {c['unflagged_contradictory']} of "
+            f"{c['changes']} changes + {f['unflagged_contradictory']} of {f['labels'].get('contradicting', 0)} "
+            f"pairs   (target 0){_mark(met['unflagged_contradictory'])}",
         ]
+        structured = (result.get("structure_pairs") or {}).get(half)
+        if structured:
+            lines.append(
+                f"  of which structure.jsonl: false same {structured['false_same']} of "
+                f"{structured['different']}, same without a model {structured['same_without_model']} of "
+                f"{structured['same']}")
+        lines.append("  policy changes, outcome of the changed rule per run:")
+        for run, outcomes in c["outcomes"].items():
+            shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+            lines.append(f"    {run:30} {shown}")
         for run, title in (("no_model", "no merge model"), ("scripted_model", "scripted merge model"),
                            ("lossy_model", "lossy merge model (answers the record's text)"),
                            ("renamed", "b under a new name, no merge model")):
@@ -412,6 +608,10 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
     return lines
 
 
+def _mark(met: bool) -> str:
+    return "" if met else "   NOT MET"
+
+
 def _shown(path: Path) -> str:
     for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
         try:
@@ -431,12 +631,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--pairs", type=Path, default=None, help="the labelled pairs (JSONL)")
+    parser.add_argument("--changes", type=Path, default=None, help="the policy changes (JSONL)")
     parser.add_argument("--renamed", type=Path, default=None, help="the renamed set's folder")
     parser.add_argument("--shared", type=Path, default=None, help="the shared/data folder")
     args = parser.parse_args(argv)
     try:
-        run_consolidation(pairs_path=args.pairs, renamed=args.renamed, shared=args.shared,
-                          as_json=args.json)
+        run_consolidation(pairs_path=args.pairs, changes_path=args.changes, renamed=args.renamed,
+                          shared=args.shared, as_json=args.json)
     except UserError as exc:
         print(f"error: {exc}")
         return 2

@@ -3,27 +3,33 @@
 Deterministic, no model, and conservative: a false "same" silently loses the new claim
 (its text is stored nowhere, counts go up, no conflict fires), while a false "not same"
 only costs a merge call (or, with no model, a human look at a conflict). Both claims are
-read by the one analyser (`insika_knowledge.analysis.statements`) and they are the same
-claim only when the restatement adds, drops or changes nothing that carries meaning:
+read by the one analyser as **ordered statements** (`insika_knowledge.analysis.structure`),
+not as bags of words, and they are the same claim only when:
 
 - the two **bodies** (the ``## Contradiction`` section on record left out) have the same
-  content terms, the same measures (numbers with their units and unit kinds), the same
-  number of negations (change verbs included) and the same poles (direction, scope and
-  modality words: above/below, only, all/some, may/must...);
-- the **descriptions**, one-line summaries whose wording is free, assert nothing the
-  other side does not: the numbers of description and body together are the same on
-  both sides, and so are the descriptions' negation counts and poles; and each
-  description is about what the other side says: more than `DESCRIPTION_COVERED` of its
-  content terms occur in the other side's description or body (two descriptions of
-  different things over one short body, "Free wifi, password on the receipt" and
-  "Toilets on the second floor" over "Ask staff.", are two claims; so are "Delivery fee."
-  and "Delivery refund.", whose one shared term of two is only half).
-
-Reworded restatements (order, punctuation, case, accents, plural, ``e-mail``/``email``,
-synonyms of one group, ``2``/``two``) are still the same claim.
+  canonical structure: every value bound to what it qualifies ("5% on Pix, 3% on boleto"
+  is not "3% on Pix, 5% on boleto"), negations where they stand ("exchanged but not
+  refunded" is not "refunded but not exchanged"), direction and parties ("to Campinas
+  from Extrema" is not "to Extrema from Campinas", "the customer pays" is not "the store
+  pays"), conditions joined as written ("for members and orders above R$ 99" is not "for
+  members on orders above R$ 99"), dates read as dates (``02/01`` is not ``01/02``) and
+  money normalised (``R$ 1.299,00`` is ``R$ 1299``). What may differ: case, accents,
+  punctuation, plurals, contractions (``can't``/``cannot``), number words, the synonyms
+  of `analysis.structure.CLAIM_SYNONYMS`, the order of sentences, a leading phrase moved
+  to the end, adjacent phrases with distinct role words swapped;
+- the **descriptions**, one-line summaries whose wording is free, are either the same
+  structure too, or each asserts nothing the other side does not: every value, date,
+  name (a place, a region, a brand), party, negation and role word of one description,
+  with what it bears on, is in the other side's description or body
+  (`analysis.structure.details`), and every one of its content terms (summary words
+  such as "policy" aside) occurs there (two descriptions of different things over one short body, "Free
+  wifi, password on the receipt" and "Toilets on the second floor" over "Ask staff.",
+  are two claims; so are "Frete grátis no Sul" and "Frete grátis no Nordeste", and
+  "Desconto para pessoa jurídica" and "Desconto para pessoa física").
 
 `similarity` (term overlap) says how close two claims are when they are not the same;
-the naming step uses it to spot a possible duplicate proposed under another name.
+the naming step uses it to spot a possible duplicate proposed under another name
+(`close_match`).
 """
 
 from __future__ import annotations
@@ -33,18 +39,34 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
+from insika_knowledge.analysis.structure import content_terms, details, structure, topic
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
 
 #: Term-set Jaccard (description + body) from which a claim under another name is a
 #: possible duplicate of a concept on record (see `consolidate.naming`).
 CLOSE_MATCH: Final = 0.36
-#: ...and the content terms the two must share at least (short texts overlap by chance).
+#: ...and the content terms the two must share at least (long texts overlap by chance).
 CLOSE_MATCH_SHARED: Final = 6
+#: A short rule (at most this many content terms on its shorter side: "Return shipping
+#: costs R$ 15" has 3) is a close match of another when...
+SHORT_RULE_TERMS: Final = 8
+#: ...they share at least this share of the shorter side's terms...
+SHORT_OVERLAP: Final = 0.6
+#: ...and at least this many terms.
+SHORT_SHARED: Final = 2
 
 
-#: The share of a description's content terms the other side must hold more than, for the same claim.
-DESCRIPTION_COVERED: Final = 0.5
+#: The share of a description's content terms the other side must hold for the same claim:
+#: all of them (a segment, a city or a region named only in one description is a claim of
+#: its own: "Desconto para pessoa jurídica" is not "Desconto para pessoa física").
+DESCRIPTION_COVERED: Final = 1.0
+#: Words a summary may add without asserting anything (folded; their terms are not counted).
+SUMMARY_WORDS: Final = frozenset(
+    "policy policies rule rules regra regras politica politicas info information informacao "
+    "informacoes detail details detalhe detalhes note notes nota notas overview summary resumo "
+    "guideline guidelines orientacao orientacoes".split()
+)
 
 #: What one text asserts (`analysis.statements.Statement`): terms, measures, negations, poles.
 Claim = Statement
@@ -52,15 +74,26 @@ Claim = Statement
 
 @dataclass(frozen=True)
 class Assertion:
-    """What one side of a comparison asserts: its body and its description, analysed.
+    """What one side of a comparison asserts: its body and its description as written,
+    analysed on demand (each analysis is cached by text).
 
     Attributes:
-        body: the claim body's statement.
-        description: the description's statement.
+        body_text: the claim body as written.
+        description_text: the description as written.
     """
 
-    body: Statement
-    description: Statement
+    body_text: str
+    description_text: str
+
+    @property
+    def body(self) -> Statement:
+        """The body's statement (`analysis.statements.statement`)."""
+        return statement(self.body_text)
+
+    @property
+    def description(self) -> Statement:
+        """The description's statement."""
+        return statement(self.description_text)
 
     @property
     def measures(self) -> frozenset[tuple[Decimal, str]]:
@@ -69,7 +102,9 @@ class Assertion:
 
     @property
     def terms(self) -> frozenset[str]:
-        """The content terms of description and body together."""
+        """The content terms of description and body together (`analysis.statements`:
+        what `CLOSE_MATCH` was chosen on).
+        """
         return self.body.terms | self.description.terms
 
 
@@ -79,8 +114,8 @@ def analyse(text: str) -> Claim:
 
 
 def assertion(description: str, body: str) -> Assertion:
-    """Analyse one claim's `description` and `body` (see the module doc)."""
-    return Assertion(statement(body), statement(description))
+    """One claim's `description` and `body`, to be analysed (see the module doc)."""
+    return Assertion(body, description)
 
 
 def claim_of(concept: Concept) -> Assertion:
@@ -100,26 +135,38 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def same_statement(a: Statement, b: Statement) -> bool:
-    """True when `b` restates `a`: equal terms, measures, negations and poles."""
-    return a == b
+def same_statement(a: str, b: str) -> bool:
+    """True when text `b` restates text `a`: the same canonical structure."""
+    return structure(a).same_as(structure(b))
 
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
-    return (
-        same_statement(old.body, new.body)
-        and old.measures == new.measures
-        and old.description.negations == new.description.negations
-        and old.description.poles == new.description.poles
-        and _covered(old.description.terms, new.terms)
-        and _covered(new.description.terms, old.terms)
-    )
+    if content_terms(old.body_text) != content_terms(new.body_text):  # cheap: no equal structure then
+        return False
+    if not same_statement(old.body_text, new.body_text):
+        return False
+    if same_statement(old.description_text, new.description_text):
+        return True
+    return _described(old, new) and _described(new, old)
+
+
+def _described(one: Assertion, other: Assertion) -> bool:
+    """True when `one`'s description asserts nothing `other` does not (module doc)."""
+    other_text = f"{other.description_text}\n{other.body_text}"
+    return (_covered(content_terms(one.description_text), content_terms(other_text))
+            and details(one.description_text, summary=True).kept_in(details(other_text, summary=True)))
 
 
 def _covered(description: frozenset[str], other: frozenset[str]) -> bool:
-    """True when more than `DESCRIPTION_COVERED` of `description`'s terms are in `other` (all of none)."""
-    return not description or len(description & other) > DESCRIPTION_COVERED * len(description)
+    """True when at least `DESCRIPTION_COVERED` of `description`'s terms (`SUMMARY_WORDS`
+    aside) are in `other` (all of none).
+    """
+    description = description - _SUMMARY_TERMS
+    return not description or len(description & other) >= DESCRIPTION_COVERED * len(description)
+
+
+_SUMMARY_TERMS: Final = frozenset(t for w in SUMMARY_WORDS for t in content_terms(w))
 
 
 def same_claim(existing: Concept, candidate: Candidate) -> bool:
@@ -131,10 +178,28 @@ def same_claim(existing: Concept, candidate: Candidate) -> bool:
 
 
 def close_match(existing: Concept, candidate: Candidate) -> float | None:
-    """`similarity` when the two claims are close (`CLOSE_MATCH`, `CLOSE_MATCH_SHARED`), else None."""
+    """`similarity` when the two claims are close, else None (the lexical fallback of
+    the naming step; a semantic index may add its own neighbours, `consolidate.naming`).
+
+    Close: a Jaccard of at least `CLOSE_MATCH` with `CLOSE_MATCH_SHARED` shared terms
+    (long texts; content terms, or topic features), or, when the shorter side's topic (`analysis.structure.topic`:
+    its content terms, poles, names and the units of its values) has at most
+    `SHORT_RULE_TERMS` features, at least `SHORT_SHARED` shared features covering
+    `SHORT_OVERLAP` of it (a short rule changed under a drifting name shares most of its
+    few words with the old one: "The store opens at 9 am" and "... at 9 pm" share the
+    store, opening and a time of day).
+    """
+    first, second = topic(f"{existing.description}\n{claim_text(existing.body)}"), \
+        topic(f"{candidate.description}\n{candidate.body}")
+    shared = len(first & second)
+    shorter = min(len(first), len(second))
+    close = (jaccard(first, second) >= CLOSE_MATCH and shared >= CLOSE_MATCH_SHARED) or (
+        0 < shorter <= SHORT_RULE_TERMS and shared >= SHORT_SHARED and shared >= SHORT_OVERLAP * shorter)
     old, new = claim_of(existing).terms, candidate_claim(candidate).terms
     score = jaccard(old, new)
-    return score if score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED else None
+    if close or (score >= CLOSE_MATCH and len(old & new) >= CLOSE_MATCH_SHARED):
+        return score
+    return None
 
 
 def similarity(existing: Concept, candidate: Candidate) -> float:

@@ -8,11 +8,16 @@ keeping every detail of both claims: `keeps_details`), or a contradiction with t
 reason. `merge_failed` is the verdict when the call itself failed.
 
 The merge guard (`keeps_details`): a model that answers "related" but writes a body
-that changes or drops a number, a unit or a negation (change verbs included) of either
-claim has folded two different claims into one; the
-sighting is then a conflict (`LOST_DETAIL`), never a merge. Direction and scope words
-are not checked here: a merge rewords freely, and those words also serve other senses
-("look *up*", "*only then*").
+that drops or changes any value, date, place or other name, party, negation or
+condition of either claim has folded two different claims into one (a changed rule
+written over the old one, or the old text kept and the change lost); the sighting is
+then a conflict (`LOST_DETAIL`), never a merge. The details are read by the one
+analyser (`analysis.structure.details`): each value and date with the names, parties
+and role objects of its phrase ("5% on Pix" is not kept by "5% on boleto"), each
+negation with the term it negates, each role or clause word with what it introduces
+("to Campinas", "and orders", "on orders"), each party with what it does ("the customer
+pays"). A merge may reword everything else; one that rewords a detail away is refused,
+and a person reads the two claims instead.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.analysis.statements import statement
+from insika_knowledge.analysis.structure import details, kept_together
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
-from insika_knowledge.privacy.redact import redact
+from insika_knowledge.privacy.redact import kept_contacts, redact
 
 #: `MergeVerdict.why` of a usable related answer.
 RELATED: Final = "related"
@@ -77,18 +82,15 @@ def usable_merge(body: object, limit: int) -> bool:
 def keeps_details(merged: str, *claims: str) -> bool:
     """True when `merged` keeps every detail of each of `claims` (after analysis).
 
-    Every measure (number with its unit and unit kind) of each claim must be in
-    `merged`, and `merged` must carry at least as many negations (change verbs
-    included) as the claim that has most (`analysis.statements.statement`). Rewording,
-    plurals, number words and synonyms of one group keep a detail; dropping or
-    changing it does not.
+    Every detail of each claim (`analysis.structure.details`: values and dates with what
+    they are bound to, names, parties and what they do, negations with their scope, role
+    and clause words with what they introduce) must be in `merged`, and `merged` must
+    carry at least as many negations (change verbs included) as the claim that has most;
+    a term one claim negates and another asserts must be there both ways.
+    Case, plurals, number words, money and date forms and the synonyms of
+    `analysis.structure.CLAIM_SYNONYMS` keep a detail; dropping or changing it does not.
     """
-    found = statement(merged)
-    for claim in claims:
-        wanted = statement(claim)
-        if not (wanted.measures <= found.measures and wanted.negations <= found.negations):
-            return False
-    return True
+    return kept_together(details(merged), *(details(claim) for claim in claims))
 
 
 def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdict:
@@ -114,7 +116,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, CONTRADICTING if verdict == "contradicting" else UNUSABLE)
     if not isinstance(body, str) or not usable_merge(body, limit):
         return MergeVerdict(None, UNUSABLE)
-    cleaned = redact(body).text.strip()
+    # Contacts already on record (or in the sighting) passed redaction there: kept.
+    cleaned = redact(body, kept_contacts([("system", old_body), ("system", new_body)])).text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, UNUSABLE)
     if not keeps_details(cleaned, old_body, new_body):

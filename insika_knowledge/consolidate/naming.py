@@ -14,9 +14,13 @@ decides, first match wins:
    (`claims.same_claim`, the conservative rule): the sighting is recorded under that
    concept, and the proposed name is kept as its alias.
 4. ``POSSIBLE_DUPLICATE``: the closest match is close (`claims.close_match`: content-term
-   overlap of at least `claims.CLOSE_MATCH`, and `claims.CLOSE_MATCH_SHARED` shared
-   terms) but not the same claim: the candidate is held for a human as a possible
-   duplicate; it is neither merged into the concept nor written as a second concept.
+   overlap of at least `claims.CLOSE_MATCH` with `claims.CLOSE_MATCH_SHARED` shared terms,
+   or for a short rule most of its few words, values aside: a rule changed under a
+   drifting name) but not the same claim: the candidate is held for a human as a possible
+   duplicate; it is neither merged into the concept nor written as a second concept. A
+   concept held in quarantine is no rule on record: it is never such a match. A semantic
+   index may name more close matches (`meaning`: concepts close in meaning, with their
+   similarity), held the same way.
 5. ``NEW``: nothing close: a new concept under the proposed name.
 
 Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
@@ -78,6 +82,8 @@ def name_sighting(
     known: bool,
     alias_of: str | None = None,
     matches: Sequence[Concept] = (),
+    held: frozenset[str] = frozenset(),
+    meaning: Sequence[tuple[Concept, float]] = (),
 ) -> Naming:
     """Decide under which concept `candidate`'s sighting is recorded (the module's rules).
 
@@ -88,6 +94,10 @@ def name_sighting(
         matches: the agent's concepts that best match the candidate's description and
             body, best first (the search's order); a concept called ``candidate.name``
             is ignored.
+        held: the names among `matches` held in quarantine (never a close match).
+        meaning: concepts a semantic index finds close in meaning to the candidate, with
+            their similarity 0..1 (the seam for such an index; none by default): each that
+            is not the same claim is a close match too.
 
     Returns:
         The naming decision.
@@ -101,7 +111,9 @@ def name_sighting(
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
     scored = [(score, -i, m.name) for i, m in enumerate(others)
-              if (score := close_match(m, candidate)) is not None]
+              if m.name not in held and (score := close_match(m, candidate)) is not None]
+    scored += [(score, -len(others) - i, m.name) for i, (m, score) in enumerate(meaning)
+               if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)]
     if scored:
         best, _, name = max(scored)
         return Naming(NameRule.POSSIBLE_DUPLICATE, name, best)

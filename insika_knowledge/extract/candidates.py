@@ -8,15 +8,18 @@ A dropped candidate is counted under one reason (the first that applies):
 - ``not_object``: the item is not a JSON object;
 - ``stamped_key``: it carries a key only the engine writes (provenance, confidence,
   sources, occurrences, created_at, updated_at);
-- ``unknown_key``: it carries a key outside name, description, type, body;
+- ``unknown_key``: it carries a key outside name, description, type, body and evidence;
 - ``invalid``: a key is missing, not text, too long, holds text that cannot be written
   as UTF-8 (a lone surrogate), the body has a ``## Contradiction`` heading (in any of
-  the spellings a markdown renderer shows as one), or the name cannot be made a slug;
+  the spellings a markdown renderer shows as one), the name cannot be made a slug, or
+  ``evidence`` (optional) is not a list of at most `EVIDENCE_MAX` quotes of text;
 - ``empty``: name, description or body is blank;
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
 - ``duplicate``: the same name appeared earlier in the same answer.
 
-Survivors are redacted for personal data (name, description and body).
+Survivors are redacted for personal data (name, description and body). Their
+``evidence`` quotes are kept as written (the trust gate finds them verbatim in the
+transcript) and are never stored.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from insika_knowledge.candidate import MODEL_BODY_MAX, Candidate
+from insika_knowledge.candidate import EVIDENCE_MAX, MODEL_BODY_MAX, QUOTE_MAX, Candidate
 from insika_knowledge.concept import (
     CONCEPT_TYPES,
     DESCRIPTION_MAX,
@@ -38,7 +41,7 @@ from insika_knowledge.concept import (
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
-from insika_knowledge.privacy.redact import redact
+from insika_knowledge.privacy.redact import redact, redact_name
 
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
 MAX_CANDIDATES: Final = 50
@@ -58,12 +61,14 @@ class Screened:
     proposed: int = 0
 
 
-def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
+def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[str] = frozenset()) -> Screened:
     """Validate, filter and redact the candidates of one model answer.
 
     Args:
         items: the decoded JSON array the model answered (anything per item).
         allowed_types: the agent's ``types`` allowlist.
+        keep: the business contacts the turn shows (`privacy.redact.kept_contacts`),
+            left as they are.
 
     Returns:
         The survivors in answer order and the per-reason drop counts (see module doc).
@@ -76,7 +81,7 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
         if index >= MAX_CANDIDATES:
             out.dropped["over_limit"] += 1
             continue
-        reason, candidate = _judge(item, allowed, out.redacted)
+        reason, candidate = _judge(item, allowed, out.redacted, keep)
         if candidate is not None and candidate.name in seen:
             reason, candidate = "duplicate", None
         if candidate is None:
@@ -87,14 +92,19 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str]) -> Screened:
     return out
 
 
-def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, Candidate | None]:
+def _judge(item: Any, allowed: set[str], redacted: Counter[str],
+           keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
     if not isinstance(item, dict):
         return "not_object", None
-    keys = set(item)
+    keys = set(item) - {"evidence"}
     if keys & ENGINE_KEYS:
         return "stamped_key", None
     if keys - set(MODEL_KEYS):
         return "unknown_key", None
+    quoted = _evidence(item.get("evidence"))
+    if quoted is False:
+        return "invalid", None
+    evidence = None if quoted is None or quoted is True else quoted
     if keys != set(MODEL_KEYS) or not all(isinstance(item[k], str) for k in MODEL_KEYS):
         return "invalid", None
     if any(surrogate_in(item[k]) for k in MODEL_KEYS):  # cannot be stored as UTF-8
@@ -114,7 +124,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, C
     if len(description) > DESCRIPTION_MAX:
         return "invalid", None
     clean_name, clean_description, clean_body = (
-        redact(item["name"]), redact(description), redact(body)
+        redact_name(item["name"], keep), redact(description, keep), redact(body, keep)
     )
     for part in (clean_name, clean_description, clean_body):
         redacted.update(part.counts)
@@ -129,4 +139,16 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str]) -> tuple[str, C
         description=re.sub(r"\s+", " ", clean_description.text).strip(),
         type=ctype,
         body=clean_body.text,
+        evidence=evidence,
     )
+
+
+def _evidence(value: Any) -> tuple[str, ...] | None | bool:
+    """The quotes of an ``evidence`` value; None when absent; False when unusable."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > EVIDENCE_MAX:
+        return False
+    if not all(isinstance(q, str) and len(q) <= QUOTE_MAX and not surrogate_in(q) for q in value):
+        return False
+    return tuple(q for q in value if q.strip())

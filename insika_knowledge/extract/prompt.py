@@ -34,7 +34,10 @@ Answer with a JSON array only, no prose. Each item is an object with exactly the
 - "name": a short kebab-case identifier (lowercase letters, digits, hyphens), stable for the same idea;
 - "description": one sentence that summarises the concept;
 - "type": one of {types};
-- "body": 1-6 sentences of markdown stating the concept; mention related concepts as [[their-name]].
+- "body": 1-6 sentences of markdown stating the concept; mention related concepts as [[their-name]];
+- "evidence": a list of the exact words, copied verbatim from the conversation, in which the \
+business side (an "assistant" message, a "tool" result the business controls, or the "system" \
+prompt) states the concept; [] when only the customer said it.
 
 Rules: never include anything about the individual customer (names, e-mails, phone numbers, \
 document numbers, card numbers, addresses, order or reservation ids). Do not invent facts the \

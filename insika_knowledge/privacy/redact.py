@@ -28,6 +28,18 @@ Detectors run in this order, each one on the output of the one before:
    ``R$ 199,90``), and, for region ``US``, has the printed US layout. Each guard is
    explained where it is defined.
 
+Then the kinds of issue 26 (`insika_knowledge.privacy.more`, each explained there):
+``pix`` (random keys and any key after a PIX cue; before the digit detectors), ``boleto``
+(digitable lines and bar codes; before the Brazilian numbers, whose digit groups they
+contain), ``rg`` (after an RG cue, or the São Paulo layout when its digit checks),
+``address`` (a street and a number, Brazilian and English forms) and ``name`` (a person's
+capitalised name right next to any contact placeholder; last, since it needs them).
+
+A business's published contacts are kept: toll-free numbers (0800, 0300, 0500, 0900)
+always, and the emails, phones and addresses in `keep` (`kept_contacts` finds those a
+conversation shows to be the business's: said by the business side with a business
+cue, "our", "SAC", "central", "fale conosco"..., and never by the customer).
+
 Emails go first because an address may contain digits. IBAN goes before the Brazilian
 numbers and cards because an IBAN's digit groups can look like either. The checksum
 detectors go before phones so that a valid 11-digit CPF is labelled ``[cpf]``, not
@@ -65,7 +77,16 @@ from stdnum import luhn as _luhn
 from stdnum.br import cnpj as _cnpj
 from stdnum.br import cpf as _cpf
 
-__all__ = ["PLACEHOLDERS", "Redaction", "redact"]
+from insika_knowledge.privacy.more import (
+    find_addresses,
+    find_boletos,
+    find_names,
+    find_pix,
+    find_rgs,
+    words_next_to_marks,
+)
+
+__all__ = ["PLACEHOLDERS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_name"]
 
 #: Placeholder written in place of each kind of personal datum.
 PLACEHOLDERS: dict[str, str] = {
@@ -75,6 +96,11 @@ PLACEHOLDERS: dict[str, str] = {
     "cnpj": "[cnpj]",
     "card": "[card]",
     "iban": "[iban]",
+    "pix": "[pix]",
+    "boleto": "[boleto]",
+    "rg": "[rg]",
+    "address": "[address]",
+    "name": "[name]",
 }
 
 
@@ -624,21 +650,84 @@ def _find_phones(text: str) -> list[Span]:
 
 _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("email", _find_emails),
+    ("pix", find_pix),
     ("iban", _find_ibans),
+    ("boleto", find_boletos),
     ("cnpj", _find_cnpjs),
     ("cpf", _find_cpfs),
+    ("rg", find_rgs),
     ("card", _find_cards),
     ("phone", _find_phones),
+    ("address", find_addresses),
+    ("name", find_names),
 )
+#: The kinds a business may publish (kept when `redact` is told they are the business's).
+CONTACT_KINDS: Final = ("email", "phone", "address")
+#: Toll-free and shared-cost prefixes: only businesses have such numbers.
+_TOLL_FREE_RE: Final = re.compile(r"^(?:55)?0?(?:800|300|500|900)\d{6,8}$")
 
 
-def _one_pass(text: str, counts: dict[str, int]) -> str:
+def contact_key(kind: str, value: str) -> str:
+    """How a published contact is compared: an email in lower case, a phone by its last 10
+    digits (country code and trunk prefix aside), an address by its letters and digits.
+    """
+    if kind == "phone":
+        digits = re.sub(r"\D", "", value)
+        return digits[-10:]
+    if kind == "email":
+        return value.strip().lower()
+    return re.sub(r"[^0-9a-z]", "", value.lower())
+
+
+def _kept(kind: str, value: str, keep: frozenset[str]) -> bool:
+    if kind == "phone" and _TOLL_FREE_RE.match(re.sub(r"\D", "", value)):
+        return True
+    return kind in CONTACT_KINDS and bool(keep) and contact_key(kind, value) in keep
+
+
+def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozenset()) -> str:
     for kind, find in _DETECTORS:
-        spans = find(text)
+        spans = [span for span in find(text) if not _kept(kind, text[span[0]:span[1]], keep)]
+        spans = _drop_overlaps(spans)
         if spans:
             text = _replace(text, spans, PLACEHOLDERS[kind])
             counts[kind] = counts.get(kind, 0) + len(spans)
     return text
+
+
+#: Words of a sentence that offers the business's own contact (folded).
+_BUSINESS_CUE_RE: Final = re.compile(
+    r"(?i)\b(?:nosso|nossa|nossos|nossas|our|sac|central|atendimento|customer\s+(?:service|care|support)"
+    r"|fale\s+conosco|contact\s+us|call\s+us|ligue|ouvidoria|suporte|support|loja|store|escrit[óo]rio|office"
+    r"|matriz|filial|hotline|helpline|0800)\b")
+
+
+def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The contacts a conversation shows to be the business's, as `contact_key`s.
+
+    Args:
+        pieces: ``(speaker, text)`` of the transcript in order (``customer`` for what the
+            customer wrote, including a tool result's customer-written fields).
+
+    Returns:
+        The keys of the emails, phones and addresses the business side gives with a
+        business cue in the same sentence (or in the system prompt), minus any the
+        customer wrote anywhere in the conversation.
+    """
+    business: set[str] = set()
+    customer: set[str] = set()
+    finders = {"email": _find_emails, "phone": _find_phones, "address": find_addresses}
+    for speaker, text in pieces:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+            cued = speaker == "system" or _BUSINESS_CUE_RE.search(sentence) is not None
+            for kind, find in finders.items():
+                for start, end in find(sentence):
+                    key = contact_key(kind, sentence[start:end])
+                    if speaker == "customer":
+                        customer.add(key)
+                    elif cued:
+                        business.add(key)
+    return frozenset(business - customer)
 
 
 # Characters that hide a datum from the detectors without changing what a reader sees:
@@ -661,16 +750,22 @@ def unmask(text: str) -> str:
     return _PERCENT_AT_RE.sub("@", text.translate(_INVISIBLE).translate(_FULL_WIDTH))
 
 
-def redact(text: str) -> Redaction:
+def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
     """Replace the personal data in ``text`` with typed placeholders.
 
-    Emails, phone numbers, CPFs, CNPJs, payment card numbers and IBANs become
-    ``[email]``, ``[phone]``, ``[cpf]``, ``[cnpj]``, ``[card]`` and ``[iban]`` (see
-    `PLACEHOLDERS`). Checksummed numbers are only replaced when their check digits are
-    valid. CEPs, order numbers, prices, dates, times, quantities and ids are kept.
+    Emails, phone numbers, CPFs, CNPJs, payment card numbers, IBANs, PIX keys, boleto
+    lines, RG numbers, street addresses and a person's name next to any of them become
+    ``[email]``, ``[phone]``, ``[cpf]``, ``[cnpj]``, ``[card]``, ``[iban]``, ``[pix]``,
+    ``[boleto]``, ``[rg]``, ``[address]`` and ``[name]`` (see `PLACEHOLDERS`). CPFs, CNPJs,
+    cards and IBANs are only replaced when their check digits are valid (the others fail
+    closed, see `insika_knowledge.privacy.more`). CEPs, order numbers, prices, dates,
+    times, quantities and ids are kept, and so are toll-free numbers and the business
+    contacts in `keep`.
 
     Args:
         text: Any string, typically a model-written summary about to be stored.
+        keep: `contact_key`s of contacts the conversation shows to be the business's
+            (`kept_contacts`): left as they are.
 
     Returns:
         A `Redaction` with the redacted text and the number of replacements per kind.
@@ -685,9 +780,26 @@ def redact(text: str) -> Redaction:
         raise TypeError(f"redact() takes a str, not {type(text).__name__}")
     given, text = text, unmask(text)
     counts: dict[str, int] = {}
-    while True:  # terminates: each changing pass removes at least one digit or "@"
-        redacted = _one_pass(text, counts)
+    while True:  # terminates: each changing pass replaces text outside placeholders
+        redacted = _one_pass(text, counts, keep)
         if redacted == text:
             return Redaction(text=text if counts else given, counts=counts)
         text = redacted
 
+
+
+def redact_name(name: str, keep: frozenset[str] = frozenset()) -> Redaction:
+    """Redact a proposed concept name (a slug or words): its separators read as spaces,
+    and in it the words right before a contact placeholder taken too (no capitals tell a
+    person's name in a slug: fail closed).
+    """
+    as_written = redact(name, keep)  # hyphens intact first: a PIX key or a CPF keeps its shape
+    found = redact(re.sub(r"[-_]+", " ", as_written.text), keep)
+    counts = dict(as_written.counts)
+    for kind, n in found.counts.items():
+        counts[kind] = counts.get(kind, 0) + n
+    spans = words_next_to_marks(found.text)
+    if not spans:
+        return Redaction(found.text, counts)
+    counts["name"] = counts.get("name", 0) + len(spans)
+    return Redaction(_replace(found.text, _drop_overlaps(spans), PLACEHOLDERS["name"]), counts)

@@ -28,7 +28,7 @@ from insika_knowledge.store.base import (
     Version,
 )
 from insika_knowledge.store.concepts import EXTRACTION_COLUMNS, VERSION_COLUMNS, ConceptWrites, version_of
-from insika_knowledge.store.naming import NamingReads
+from insika_knowledge.store.naming import CHALLENGED, NamingReads
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, Keyed, check_operator, row_to_stored, sort_keyed
 from insika_knowledge.store.statements import Dialect, scalar
 
@@ -179,7 +179,9 @@ class ConceptReads(NamingReads):
         Args:
             agent: the agent id.
             status: keep only this ``concepts.status`` value (``conflict``, ``ok``, or a
-                state a later migration adds); None keeps all.
+                state a later migration adds); None keeps all. ``conflict`` also keeps a
+                policy concept with an open challenge (`store.naming.CHALLENGED`), and it
+                is counted there.
             type: keep only this concept type; None keeps all.
             provenance: keep only ``observed`` or ``policy``; None keeps both.
             quarantined: True keeps only the concepts held in quarantine (the
@@ -214,7 +216,16 @@ class ConceptReads(NamingReads):
         held = "name IN (SELECT q.name FROM quarantine q WHERE q.agent = ?)"
         counts.quarantined = int(scalar(
             self, f"SELECT count(*) FROM concepts WHERE {' AND '.join(scope)} AND {held}", [*params, agent]))
+        challenged = int(scalar(
+            self, f"SELECT count(*) FROM concepts WHERE {' AND '.join(scope)} AND status <> 'conflict' "
+            f"AND {CHALLENGED}", [*params, agent]))
+        if challenged:  # a challenged policy waits for a person like a concept in conflict
+            counts.status["conflict"] = counts.status.get("conflict", 0) + challenged
         where, filters = list(scope), list(params)
+        if status == "conflict":
+            where.append(f"(status = 'conflict' OR {CHALLENGED})")
+            filters.append(agent)
+            status = None
         self._filter(where, filters, (("status", status), ("type", type), ("provenance", provenance)))
         if quarantined is not None:
             where.append(held if quarantined else f"NOT {held}")

@@ -4,7 +4,11 @@ One idea, one name: a candidate proposed under a new name that restates a concep
 record is recorded under that concept, and the proposed name is kept as an **alias**
 (the next sighting under it goes straight to the concept). A candidate that only
 closely matches a concept is held as a **possible duplicate** for a human (the Studio),
-never merged and never written as a second concept. The decision is
+never merged and never written as a second concept. A sighting that contradicts a
+``provenance: policy`` concept is held the same way, under the concept's own name
+(``name == duplicate_of``: a **challenge**), since the engine never changes a policy's
+body: the claim is kept for review, and the concept counts as in conflict until a
+person resolves it (`CHALLENGED`). The decision is
 `insika_knowledge.consolidate.naming`'s; this module only reads and writes the rows.
 
 `NamingWrites` is mixed into either backend's write transaction, `NamingReads` into
@@ -67,6 +71,11 @@ class PossibleDuplicate:
     status: str = "open"
     seen_at: str = ""
 
+
+#: The SQL condition (one parameter: the agent) of a concept with an open challenge: a
+#: held claim under its own name (see the module doc).
+CHALLENGED = ("name IN (SELECT p.duplicate_of FROM possible_duplicates p WHERE p.agent = ? "
+              "AND p.status = 'open' AND p.name = p.duplicate_of)")
 
 #: The ``possible_duplicates`` columns `duplicate_row` reads, in order (after ``agent``).
 DUPLICATE_COLUMNS = (
@@ -163,6 +172,14 @@ class NamingReads:
         return [duplicate_row(r) for r in self.rows(
             f"SELECT {DUPLICATE_COLUMNS} FROM possible_duplicates WHERE {' AND '.join(where)} "
             "ORDER BY seen_at, name, session_id, turn_id", params)]
+
+    def challenged_names(self, agent: str) -> list[str]:
+        """Names of `agent`'s concepts holding an open challenge (a contradicting sighting
+        of a policy, kept for review), sorted.
+        """
+        return [str(r[0]) for r in self.rows(
+            "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? "
+            "AND status = 'open' AND name = duplicate_of ORDER BY 1", (agent,))]
 
     def duplicate_names(self, agent: str) -> list[str]:
         """Names of `agent`'s concepts with at least one open possible duplicate, sorted."""

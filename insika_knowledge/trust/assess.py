@@ -1,14 +1,39 @@
-"""The trust verdict for one candidate: learn it, or keep it in quarantine."""
+"""The trust verdict for one candidate: learn it, or keep it in quarantine.
+
+Only what the business side said is learned. With a conversation:
+
+- when the proposer quoted its evidence (the extraction schema asks for it), a claim that
+  no verified business sentence states (`trust.evidence.check`) is quarantined, unless it
+  is a customer's report of their own experience (`trust.rules.is_report`);
+- when it quoted none (the answers recorded before the schema asked), the transcript is
+  read (`trust.grounding`): a claim the customer's messages support (or say a quarter
+  of, where the business side says less than that), that no business sentence states
+  and that the business side's sentences together do not cover (as much as the
+  customer's do), is quarantined unless it is a report. One that no one's words cover at all (the model
+  wrote it from what the agent did) is judged as before the schema changed: learned.
+
+Without a conversation (``propose`` or MCP's ``propose_concept`` with no evidence), the
+proposer vouches for plain facts, and a rule-shaped claim (`trust.rules.rule_markers`)
+is held for a person.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from insika_knowledge.trust.grounding import Speaker, supporters
-from insika_knowledge.trust.rules import rule_markers
+from insika_knowledge.trust import evidence as quoted
+from insika_knowledge.trust.grounding import (
+    MIN_COVERAGE,
+    Speaker,
+    shares,
+    speaker,
+    supporters,
+)
+from insika_knowledge.trust.rules import is_report, rule_markers
+from insika_knowledge.wire.messages import message_text
 
 
 @dataclass(frozen=True)
@@ -19,14 +44,19 @@ class Assessment:
         supported_by: the speakers whose messages support the claim (see `supporters`).
         markers: why the claim is a rule of the business (see `rule_markers`); empty
             when it is not one.
-        quarantined: True when only the customer supports a rule-shaped claim: it is
-            stored but never injected, and a person (or a later sighting that an agent
-            message or tool result supports) releases it.
+        quarantined: True when the business side does not state the claim (see the
+            module doc): it is stored but never injected, and a person (or a later
+            sighting the business side states) releases it.
+        evidence: what the quoted evidence showed, in one line; None when the proposer
+            quoted none.
+        report: True when the claim is a customer's report of their own experience.
     """
 
     supported_by: frozenset[Speaker]
     markers: tuple[str, ...]
     quarantined: bool
+    evidence: str | None = None
+    report: bool = False
 
     @property
     def business_supported(self) -> bool:
@@ -34,22 +64,37 @@ class Assessment:
         return bool(self.supported_by - {"customer"})
 
 
-def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]]) -> Assessment:
+def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
+           evidence: Sequence[str] | None = None) -> Assessment:
     """Assess one candidate against the turn it came from.
 
     Args:
         claim: the candidate's description and body as one text (after redaction).
         concept_type: the candidate's type (``fact``, ``policy``, ...).
-        messages: the turn's transcript, oldest first.
+        messages: the turn's transcript, oldest first (empty: no conversation given).
+        evidence: the quotes the proposer gave for it (`trust.evidence.check`); None
+            when it gave none: the transcript is then read for support
+            (`trust.grounding.supporters`).
 
     Returns:
-        The `Assessment`. Only a claim the customer supports and no one else does can be
-        quarantined: one that no message supports (the model wrote it from nothing said)
-        is not a customer's instruction, and is judged like any other claim.
+        The `Assessment` (see the module doc for when it is quarantined).
     """
-    who = supporters(claim, list(messages))
+    transcript = list(messages)
     markers = tuple(rule_markers(claim, concept_type))
-    return Assessment(supported_by=who, markers=markers, quarantined=bool(markers) and who == {"customer"})
+    report = is_report(claim, concept_type)
+    if not transcript:
+        return Assessment(frozenset(), markers, bool(markers), None, report)
+    if evidence is not None:
+        checked = quoted.check(claim, evidence, quoted.pieces(transcript, speaker, message_text))
+        who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
+        business = bool(who - {"customer"})
+        return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
+    who = supporters(claim, transcript)
+    quarantined = "customer" in who and not who - {"customer"} and not report
+    if quarantined:  # the business side's sentences together may still cover it
+        business_share, customer_share = shares(claim, transcript)
+        quarantined = not MIN_COVERAGE <= business_share >= customer_share
+    return Assessment(who, markers, quarantined, None, report)
 
 
 #: Suffix of the name a customer's proposed change to a concept is kept apart under.

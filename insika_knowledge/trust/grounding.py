@@ -1,12 +1,19 @@
 """Grounding: which speakers of a transcript support a claim, decided from the text alone.
 
-A claim is reduced to its *features*: the analyser's content terms and its numbers. Each
-feature has an *origin*, the speaker of the first message that mentions it. A message
-supports the claim when it covers enough of the claim's features (or, since numbers
-survive translation, more than half of its numbers); a message by anyone
-but the customer counts only when it also brings features of its own, ones no earlier
-customer message had. So an agent that echoes a customer's "note for your records"
-("Noted: orders over R$ 50 get a free gift!") adds no support, while an agent that
+Used when the proposer quoted no evidence (`trust.evidence` checks quotes). A claim is
+reduced to its *features*: the analyser's content terms and its values with their units
+(`analysis.structure.content_terms`: "cem reais" and "R$ 100" are one feature, "R$ 40"
+and "40%" two). Each feature has an *origin*, the speaker of the first message that
+mentions it. A customer message supports the claim when it covers enough of the claim's
+features; a business message (`trust.evidence.pieces`: a tool result's customer-written
+fields are the customer's) is read through its sentences that state the claim rather
+than turn it down, take note of it or echo it (`trust.evidence.read_sentence`), and
+supports it when those cover enough of the claim's features (or, since values survive
+translation, more than half of its values, in the other language) and bring features of
+their own that no earlier customer message had (unless the customer had asked). So an
+agent that echoes a customer's "note for your records" ("Noted: orders over R$ 50 get a
+free gift!") or refuses it ("we do not have a 40% discount for public servants") adds no
+support, while an agent that
 answers a question with the rule ("CEPs 13000-13999 ship in 1-2 days") does.
 
 Speakers: ``customer`` (role ``user``), ``agent`` (role ``assistant``), ``human`` (an
@@ -20,7 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
-from insika_knowledge.analysis.text import terms
+from insika_knowledge.analysis.structure import content_terms
+from insika_knowledge.analysis.text import text_language
+from insika_knowledge.trust.evidence import asserted, pieces, read_sentence, sentences
 from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
@@ -51,12 +60,17 @@ def speaker(message: Mapping[str, Any]) -> Speaker | None:
 
 
 def features(text: str) -> frozenset[str]:
-    """The claim features of `text`: its analysed terms (numbers included)."""
-    return terms(text)
+    """The claim features of `text`: its content terms and its values with their units."""
+    return content_terms(text)
 
 
 def _is_number(term: str) -> bool:
-    return term.isdigit()
+    return term.startswith(("m:", "d:"))
+
+
+def _bare(term: str) -> str:
+    """A value without its unit (a tool's data has none): ``m:12.9:brl`` -> ``m:12.9:``."""
+    return ":".join(term.split(":")[:2]) + ":" if term.startswith("m:") else term
 
 
 def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[Speaker]:
@@ -75,25 +89,65 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     if not wanted:
         return frozenset()
     numbers = {t for t in wanted if _is_number(t)}
+    claim_language = text_language(claim)
     said_by_customer: set[str] = set()
+    asked = False  # the customer's last message asked a question (an answer may repeat its words)
     found: set[Speaker] = set()
-    for message in messages:
-        who = speaker(message)
-        if who is None:
-            continue
-        have = features(message_text(message)) & wanted
-        covered = len(have) / len(wanted)
-        if who == "customer":
-            if covered >= MIN_COVERAGE:
+    parts = pieces(list(messages), speaker, message_text)
+    for at, piece in enumerate(parts):
+        if piece.speaker == "customer":
+            have = features(piece.text) & wanted
+            if len(have) >= MIN_COVERAGE * len(wanted):
                 found.add("customer")
             said_by_customer |= have
+            asked = not asserted(piece.text)
             continue
-        novel = have - said_by_customer
+        # The message's sentences that state the claim (not refuse, note or echo it),
+        # read together: a rule may take two sentences to say.
+        text: frozenset[str] = frozenset()
+        for sentence in sentences(piece.text):
+            if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at]).states:
+                text |= features(sentence)
+        if piece.speaker == "tool":  # data carries no units: a bare value matches any
+            text = text | {t for t in wanted if _bare(t) in text}
+        have = text & wanted
+        novel = have if asked else have - said_by_customer
         brings = (novel & numbers) or len(novel) / len(wanted) >= MIN_NOVELTY
-        # Numbers survive translation where words do not: a message holding most of
-        # the claim's numbers covers it even when the claim was written in the other
-        # language ("7 dias" said, "7 days" proposed).
-        numeric = bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
-        if (covered >= MIN_COVERAGE or numeric) and brings:
-            found.add(who)
+        # Values survive translation where words do not: a message in the other language
+        # holding most of the claim's values covers it ("7 dias" said, "7 days" proposed);
+        # in the claim's own language its words must too.
+        numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
+                   and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
+        if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings:
+            found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
+
+
+def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
+    """How much of `claim` the business side and the customer said, over the whole turn.
+
+    Returns:
+        ``(business, customer)``: the share (0..1) of the claim's features found in the
+        business side's sentences that state rather than refuse, note or echo it
+        (`trust.evidence.read_sentence`), all of them together; and in the customer's
+        messages together. A claim the model wrote from a whole conversation (a procedure
+        the agent followed) is covered by the business side's sentences taken together
+        even when no one sentence states it.
+    """
+    wanted = features(claim)
+    if not wanted:
+        return 0.0, 0.0
+    business: set[str] = set()
+    customer: set[str] = set()
+    parts = pieces(list(messages), speaker, message_text)
+    for at, piece in enumerate(parts):
+        if piece.speaker == "customer":
+            customer |= features(piece.text) & wanted
+            continue
+        for sentence in sentences(piece.text):
+            text = features(sentence)
+            if piece.speaker == "tool":
+                text = text | {t for t in wanted if _bare(t) in text}
+            if text & wanted and read_sentence(claim, sentence, parts[:at]).states:
+                business |= text & wanted
+    return len(business) / len(wanted), len(customer) / len(wanted)

@@ -4,9 +4,14 @@
 price or amount, a deadline, an entitlement (something a customer gets: free, a
 discount, points, a warranty), opening hours, or the shape of an instruction to the
 agent or the business ("from now on", "always", "you must", "ignore", "a partir de
-agora", "sempre", "deve"). A report of the customer's own experience (type
-``objection``) is judged by the instruction shape only: "the R$ 25 fee was too high
-for me" is a complaint, not a price list.
+agora", "sempre", "deve"), whatever the claim's type: a rule typed ``objection`` is
+still a rule.
+
+`is_report` tells a customer's report of their own experience (what customers say,
+feel, find, ask for, complain about) from a claim about how the business works: a
+report is framed as one (type ``objection``, or customers as its subject) and carries
+no rule but a price it complains about ("the R$ 25 fee was too high for me" is a
+complaint, not a price list; "customers say returns are free for 90 days" is a rule).
 
 Patterns run on folded text (lower case, accents removed), so "grátis" and "gratis",
 "Prazo" and "prazo" are one.
@@ -39,7 +44,7 @@ _ENTITLEMENT: Final = re.compile(
     r"|warranty|guarantee|garantia|includes?|included|inclui|incluido|incluida)\b"
 )
 _SCHEDULE: Final = re.compile(
-    r"\b(?:opens?|closes?|closed|opening hours|business hours|check-?in|check-?out|24 ?h(?:ours)?"
+    r"\b(?:opens?|closes?|closed|opening hours|business hours|check-?(?:in|out)\b[^.;\n]{0,20}\d|24 ?h(?:ours)?"
     r"|abre|abrem|fecha|fecham|fechado|funciona|funcionam|horario|expediente)\b"
     r"|\b\d{1,2}(?::\d\d)?\s*(?:am|pm|h)\b"
 )
@@ -69,8 +74,40 @@ def rule_markers(text: str, concept_type: str) -> list[str]:
     found: list[str] = []
     if concept_type in RULE_TYPES:
         found.append("type")
-    if concept_type != "objection":
-        found += [name for name, pattern in _MARKERS if pattern.search(folded)]
+    found += [name for name, pattern in _MARKERS if pattern.search(folded)]
     if _INSTRUCTION.search(folded):
         found.append("instruction")
     return found
+
+
+#: A claim framed as what customers report, say, feel or ask (folded).
+_REPORTED: Final = re.compile(
+    r"^\s*(?:(?:a|one|some|many|most|several|the)\s+)?(?:customers?|clients?|buyers?|passengers?|guests?|users?"
+    r"|clientes?|compradores?|passageiros?|hospedes?|usuarios?)\b"
+    r"|\b(?:customers?|clients?|passengers?|users?|clientes?|passageiros?|usuarios?)\s+(?:\w+\s+)?"
+    r"(?:report|reported|complain|complained|say|said|feel|felt|find|found|ask|asked|prefer|mention"
+    r"|relatam|relatou|reclamam|reclamou|dizem|disse|acham|achou|pedem|pediu|perguntam|preferem|comentam)\b"
+)
+#: Words of a complaint about a price or an experience (folded).
+_COMPLAINT: Final = re.compile(
+    r"\b(?:expensive|too (?:high|much|slow|long)|overpriced|slow|late|delay(?:ed)?|rude|broken|damaged|wrong"
+    r"|confusing|crash\w*|logg\w* (?:them |me )?out|louder|noisy|dirty|frustrat\w*|disappoint\w*|unhappy"
+    r"|cara|caro|caros|caras|demor\w*|atras\w*|quebr\w*|errad\w*|trav\w*|amassad\w*|confus\w*|lent[oa]s?"
+    r"|sujo|barulh\w*|reclam\w*|insatisf\w*|absurd\w*)\b"
+)
+#: What a customer is given: an entitlement no complaint explains away (folded).
+_GIVEN: Final = re.compile(
+    r"\d\s*%|\b(?:free|gratis|gratuit[oa]s?|discounts?|descontos?|off|gets?|receives?|ganham?|recebem?"
+    r"|tem direito|entitled|eligible|cashback|waived?|isent[oa]s?|isencao|upgrade[sd]?|refundable)\b"
+)
+
+
+def is_report(text: str, concept_type: str) -> bool:
+    """True when `text` reports customers' own experience rather than a rule (module doc)."""
+    folded = fold(text)
+    if concept_type in RULE_TYPES or not (concept_type == "objection" or _REPORTED.search(folded)):
+        return False
+    markers = set(rule_markers(text, concept_type))
+    if markers & {"deadline", "schedule", "instruction"} or _GIVEN.search(folded):
+        return False
+    return "price" not in markers or _COMPLAINT.search(folded) is not None

@@ -200,11 +200,12 @@ def volatile(text: str) -> str:
 #: The redactor's placeholders (``[email]``) as typed placeholders (``<EMAIL>``).
 _PERSONAL: Final = {mark: f"<{kind.upper()}>" for kind, mark in PLACEHOLDERS.items()}
 _PERSONAL_RE: Final = re.compile("|".join(re.escape(mark) for mark in _PERSONAL))
-#: What every detector of the redactor needs: a digit (phones, documents, cards, IBANs),
-#: an "@" or the word "at"/"arroba" (e-mails, obfuscated ones included), in the text the
-#: detectors read (`unmask`: "＠" is an "@" there). A text without any is returned as it
-#: is, without running the detectors.
-_PERSONAL_HINT: Final = re.compile(r"\d|@|\b(?:at|arroba)\b", re.IGNORECASE)
+#: What every detector of the redactor needs: a digit (phones, documents, cards, IBANs,
+#: boletos, addresses, most PIX keys), an "@" or the word "at"/"arroba" (e-mails,
+#: obfuscated ones included), a "[" (a person's name next to a contact placeholder) or a
+#: hex run of a PIX key, in the text the detectors read (`unmask`: "＠" is an "@" there).
+#: A text without any is returned as it is, without running them.
+_PERSONAL_HINT: Final = re.compile(r"\d|@|\[|\b(?:at|arroba)\b|[a-f]{8}-?[a-f]{4}", re.IGNORECASE)
 
 
 @lru_cache(maxsize=16384)

@@ -1,0 +1,879 @@
+"""Statements read as ordered structures: who does what, to whom, with which value.
+
+A bag of words cannot tell "5% on Pix, 3% on boleto" from "3% on Pix, 5% on boleto",
+"shipped to Campinas from Extrema" from "to Extrema from Campinas", or "for members
+**and** orders above R$ 99" from "for members **on** orders above R$ 99" ("to", "from",
+"and", "on" are stop words for retrieval). This module reads a text into a sequence of
+typed tokens, in order, by the one analyser:
+
+- ``m:`` a **measure** (`analysis.numbers.measures`): value and unit, money normalised
+  (``R$ 1.299,00`` is ``R$ 1299``, ``cem reais`` is ``R$ 100``), a range one token
+  (``5 to 7 business days``, ``1-2 dias``);
+- ``d:`` a **date**, read as a date: ``02/01`` is the 2nd of January (day first, as the
+  stores this is for write it), ``1 de fevereiro``, ``February 1st``, ``2026-02-01``;
+  a weekday is one too (``d:wd5`` for Friday, ``sexta-feira``);
+- ``r:`` a **role** word that opens a phrase (to, from, for, on, per, within, para, de,
+  em, por, above, until...), ``c:`` a **clause** word (and, or, but, if, unless, e, ou,
+  mas, se), ``p:`` a **pole** (`analysis.statements.POLES`: only, all, can/must...),
+  ``n`` a **negation** (not, never, no, cannot, nao, nunca, no longer), ``x`` a
+  **withdrawal** (a change verb or phrase: discontinued, removed, deixou de, foi
+  retirado), ``w:`` a **party** pronoun (we, you, they, nosso, voce);
+- a **content term**: folded, contractions expanded (``can't`` is ``can not``), stemmed,
+  read through `CLAIM_SYNONYMS` (a strict list of true synonyms, smaller than retrieval's
+  groups: "shipped" is not "delivered" here).
+
+Punctuation splits sentences (``. ! ? ;`` and line ends) and phrases (``, :``).
+
+`structure` gives the canonical form of a text: two texts have equal forms only when they
+say the same thing in the same structure. The only reorderings it forgives are the ones
+that never change what is said: sentences in another order; a leading phrase moved to
+the end of a one-clause sentence ("Per passenger, insurance costs 30 dollars" and
+"Insurance costs 30 dollars per passenger"); adjacent phrases with distinct role words
+swapped ("to Campinas from Extrema" and "from Extrema to Campinas"); the comma-separated
+parts of a one-clause sentence in another order (each part keeps its own values).
+
+`details` gives what a merge must keep of a text (the merge guard): every measure, date,
+name (places, brands, regions), party, negation with the term it negates, role word with
+what it introduces, and each measure with the names and role objects around it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from insika_knowledge.analysis.numbers import measures, parse_decimal, read_number_words
+from insika_knowledge.analysis.statements import POLES
+from insika_knowledge.analysis.text import (
+    CHANGE_PHRASES,
+    CHANGE_VERBS,
+    NEGATIONS,
+    STOP_WORDS,
+    fold,
+    negation_count,
+    stem,
+    stem_portuguese,
+    text_language,
+)
+
+# ----------------------------------------------------------------------------- vocabulary
+
+#: Role words that open a phrase, folded, -> their role. Portuguese contractions of a
+#: preposition and an article read as the preposition (``do`` is ``de``, ``na`` is ``em``).
+ROLES: Final[dict[str, str]] = {
+    **{w: w for w in ("to", "from", "for", "on", "in", "at", "by", "with", "within", "into", "onto",
+                      "via", "through", "of", "between", "during", "towards", "toward", "without")},
+    **dict.fromkeys(("para", "pra", "pras", "pro", "pros"), "para"),
+    **dict.fromkeys(("de", "do", "da", "dos", "das", "dum", "duma"), "de"),
+    **dict.fromkeys(("em", "na", "nas", "nos", "num", "numa"), "em"),
+    **dict.fromkeys(("por", "pelo", "pela", "pelos", "pelas"), "por"),
+    **dict.fromkeys(("ao", "aos"), "a"),
+    "com": "com", "sem": "without", "entre": "between", "durante": "during", "desde": "since",
+    "since": "since", "as": "as", "como": "as", "contra": "against", "against": "against",
+    "sobre": "about", "about": "about",
+}
+#: Clause words, folded -> their kind: a clause starts at each (and is never moved).
+CLAUSES: Final[dict[str, str]] = {
+    **dict.fromkeys(("and", "e"), "and"), **dict.fromkeys(("or", "ou"), "or"),
+    **dict.fromkeys(("but", "mas", "porem", "contudo", "however", "yet"), "but"),
+    "nor": "nor", **dict.fromkeys(("if", "se", "caso", "provided", "desde que"), "if"),
+    **dict.fromkeys(("unless",), "unless"),
+    **dict.fromkeys(("when", "whenever", "quando", "sempre que"), "when"),
+    **dict.fromkeys(("while", "enquanto"), "while"), **dict.fromkeys(("then", "entao"), "then"),
+}
+#: Poles that open a phrase like a role word ("above R$ 199", "per passenger", "until 2 pm").
+PHRASE_POLES: Final = frozenset(
+    "p_above p_below p_at_least p_at_most p_before p_after p_per p_except p_in_total".split()
+)
+#: Pronouns naming a party, folded -> the party (the business, the customer, the writer;
+#: "they", "it" and "ele" point back at a noun and are read as stop words).
+PARTIES: Final[dict[str, str]] = {
+    **dict.fromkeys("we us our ours ourselves nosso nossa nossos nossas".split(), "we"),
+    **dict.fromkeys("you your yours yourself yourselves voce voces vc seu sua seus suas teu tua".split(),
+                    "you"),
+    **dict.fromkeys("i me my mine myself eu meu minha meus minhas".split(), "i"),
+}
+#: Nouns that name a party to a rule: a merge keeps each, and what it does.
+PARTY_NOUNS: Final = frozenset(
+    "customer customers client clients buyer buyers store stores shop seller sellers merchant "
+    "carrier carriers courier company passenger passengers guest guests member members "
+    "cliente clientes consumidor consumidores comprador compradores loja lojas vendedor vendedores "
+    "lojista transportadora transportadoras empresa passageiro passageiros hospede hospedes membro "
+    "membros associado associados".split()
+)
+#: Words that are names wherever they are written (regions, payment methods): a merge keeps them.
+KNOWN_NAMES: Final = frozenset(
+    "pix boleto norte nordeste sul sudeste centro-oeste "
+    "north south east west northeast southeast northwest southwest midwest".split()
+)
+
+#: Words that state a value ("free" is a price of nothing): a merge keeps them like numbers.
+VALUE_WORDS: Final = frozenset({"s_free"})
+
+#: Capitalised abbreviations that are common nouns, not names (folded).
+COMMON_ACRONYMS: Final = frozenset(
+    "cep ceps cpf cnpj rg sac cd dc sku faq pdf app url id ok sms vip pix nf nfe".split())
+
+#: The strict synonym list of the same-claim rule: folded words in one group read alike.
+#: Only words that mean the same in every rule of a store are listed (retrieval's groups,
+#: `analysis.synonyms`, are looser on purpose: "shipped" and "delivered" find each other
+#: there, but they are two claims here).
+CLAIM_SYNONYMS: Final[dict[str, str]] = {
+    word: f"s_{group}" for group, words in {
+        "refund": "refund refunds refunded refunding reimburse reimbursed reimbursement reimbursements "
+                  "reembolso reembolsos reembolsar reembolsado reembolsada reembolsados reembolsadas "
+                  "estorno estornos estornar estornado estornada",
+        "bag": "bag bags baggage luggage suitcase suitcases mala malas bagagem bagagens",
+        "modify": "modify modified modifies modifying modification modifications change changed "
+                  "changes changing alter altered alters amend amended alterar alterado alterada "
+                  "alterados alteradas alteracao alteracoes modificar modificado modificada "
+                  "modificados modificadas modificacao mudar mudado mudada mudanca mudancas",
+        "cancel": "cancel cancels cancelled canceled cancelling canceling cancellation cancellations "
+                  "cancelation cancelar cancelado cancelada cancelados canceladas cancelamento "
+                  "cancelamentos",
+        "exchange": "exchange exchanges exchanged exchanging swap swaps swapped troca trocas trocar "
+                    "trocado trocada trocados trocadas",
+        "price": "price prices cost costs fee fees charge charges preco precos custo custos custa "
+                 "custam taxa taxas tarifa tarifas",
+        "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
+        "customer": "customer customers client clients cliente clientes consumidor consumidores",
+        "store": "store stores shop shops loja lojas",
+        "order": "order orders purchase purchases pedido pedidos compra compras",
+        "product": "product products item items produto produtos",
+        "return": "return returns returned returning devolucao devolucoes devolver devolvido "
+                  "devolvida devolvidos devolvidas",
+        "warranty": "warranty warranties guarantee guarantees garantia garantias",
+        "discount": "discount discounts desconto descontos abatimento",
+        "coupon": "coupon coupons cupom cupons",
+        "installment": "installment installments parcela parcelas",
+        "payment": "pay pays paid paying payment payments pagar paga pagam pago pagos pagamento "
+                   "pagamentos",
+        "allow": "allow allows allowed permit permits permitted permitido permitida permitidos "
+                 "permitidas permite permitem",
+        "email": "email emails mail",
+        "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
+                   "entregue entregues entregamos",
+        "ship": "ship ships shipped shipping dispatch dispatched envio envios enviar enviado enviada "
+                "enviados enviadas enviamos despacho despachar despachado despachada",
+    }.items() for word in words.split()
+}
+#: Phrases read as one word before anything else (folded text).
+_PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
+    (re.compile(pattern), word) for pattern, word in (
+        (r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b", "free"),
+        (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b", "gratis"),
+        (r"\bmoney back\b", "refund"),
+        (r"\bno longer\b|\bnot anymore\b|\bnot any longer\b", "not"),
+        (r"\bdesde que\b", "desde_que"), (r"\bsempre que\b", "sempre_que"),
+        (r"\be-?mail\b", "email"),
+    )
+)
+_CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
+    (re.compile(pattern), replacement) for pattern, replacement in (
+        (r"\bcan(?:'|\u2019)?t\b|\bcannot\b", "can not"),
+        (r"\bwon(?:'|\u2019)t\b", "will not"),
+        (r"\bshan(?:'|\u2019)t\b", "shall not"),
+        (r"\b([a-z]+)n(?:'|\u2019)t\b", r"\1 not"),
+        (r"(?<=[a-z])(?:'|\u2019)(?:s|re|ve|ll|d|m)\b", ""),
+    )
+)
+_ONE_WORD: Final = {"desde_que": "if", "sempre_que": "when"}
+
+# ----------------------------------------------------------------------------- dates
+
+_MONTHS: Final[dict[str, int]] = {
+    **{m: i for i, m in enumerate(
+        "january february march april may june july august september october november december"
+        .split(), 1)},
+    **{m: i for i, m in enumerate(
+        "janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro"
+        .split(), 1)},
+    **{m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)},
+    "sept": 9, "fev": 2, "abr": 4, "mai": 5, "ago": 8, "set": 9, "out": 10, "dez": 12,
+}
+#: Abbreviations that are also words: read as a month only in "D de MMM" (Portuguese).
+_AMBIGUOUS_MONTHS: Final = frozenset({"mar", "may", "mai", "ago", "set", "out", "dez", "jun", "jul"})
+_MONTH_ALT: Final = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_PLAIN_MONTH_ALT: Final = "|".join(sorted((m for m in _MONTHS if m not in _AMBIGUOUS_MONTHS
+                                           or len(m) > 3), key=len, reverse=True))
+_DATE_PATTERNS: Final = (
+    # ISO 2026-02-01
+    (re.compile(r"(?<![\d/.-])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?![\d/-])"), "ymd"),
+    # 01/02, 01/02/2026, 1.2.2026, 01-02-2026 (day first)
+    (re.compile(r"(?<![\d/.,-])(?P<d>\d{1,2})/(?P<m>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])"), "dmy"),
+    (re.compile(r"(?<![\d/.,-])(?P<d>\d{1,2})[.-](?P<m>\d{1,2})[.-](?P<y>\d{4})(?![\d.-])"), "dmy"),
+    # 1 de fevereiro (de 2026), 1o de fev
+    (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:o|º|°)?\s+de\s+(?P<mn>{_MONTH_ALT})\b\.?"
+                r"(?:\s+de\s+(?P<y>\d{4}))?"), "dmy"),
+    # February 1st (, 2026)
+    (re.compile(rf"\b(?P<mn>{_PLAIN_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+                r"(?:,?\s+(?P<y>\d{4}))?"), "mdy"),
+    # 1st (of) February (2026)
+    (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mn>{_PLAIN_MONTH_ALT})\b"
+                r"(?:,?\s+(?P<y>\d{4}))?"), "dmy"),
+)
+
+
+_WEEKDAYS: Final[dict[str, int]] = {
+    **{d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split(), 1)},
+    **{d: i for i, d in enumerate("segunda terca quarta quinta sexta sabado domingo".split(), 1)},
+    **{d: i for i, d in enumerate("mon tue wed thu fri sat sun".split(), 1)},
+}
+_WEEKDAY_RE: Final = re.compile(
+    r"\b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|sabado|domingo"
+    r"|(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira)?|(?:mon|tue|wed|thu|fri|sat|sun)(?=\.|\b))s?\b\.?"
+)
+
+
+_DIGIT_RE: Final = re.compile(r"\d")
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    token: str
+
+
+def _dates(text: str) -> list[_Span]:
+    """The dates of folded, number-word-read text, as ``d:MM-DD`` (``:YYYY`` when given)."""
+    found: list[_Span] = []
+    for pattern, _ in _DATE_PATTERNS if _DIGIT_RE.search(text) else ():  # every such date has a digit
+        for match in pattern.finditer(text):
+            if any(s.start < match.end() and match.start() < s.end for s in found):
+                continue
+            groups = match.groupdict()
+            month = _MONTHS[groups["mn"]] if groups.get("mn") else int(groups["m"])
+            day = int(groups["d"])
+            if not (1 <= day <= 31 and 1 <= month <= 12):
+                continue
+            year = groups.get("y")
+            if year is not None and len(year) == 2:
+                year = f"20{year}"
+            found.append(_Span(match.start(), match.end(),
+                               f"d:{month:02d}-{day:02d}" + (f":{year}" if year else "")))
+    for match in _WEEKDAY_RE.finditer(text):
+        if not any(s.start < match.end() and match.start() < s.end for s in found):
+            day_name = re.split(r"[- ]", match.group("wd"))[0]
+            found.append(_Span(match.start(), match.end(), f"d:wd{_WEEKDAYS[day_name]}"))
+    return found
+
+
+# ----------------------------------------------------------------------------- tokens
+
+_RANGE_JOIN_RE: Final = re.compile(r"\s*(?:-|\u2013|\u2014|to|a|ate|through|thru)\s*")
+_BETWEEN_JOIN_RE: Final = re.compile(r"\s*(?:and|e)\s*")
+_BETWEEN_BEFORE_RE: Final = re.compile(r"(?:between|entre)\s*$")
+_PIECE_RE: Final = re.compile(r"[^\W_]+|[.!?;\n]+|[,:()\[\]]|\s-\s|\u2014|\u2013")
+_POLE_PHRASES: Final = sorted((p for p in POLES if " " in p or "-" in p), key=len, reverse=True)
+_POLE_PHRASE_RE: Final = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in _POLE_PHRASES) + r")\b")
+#: Sentence and phrase boundary tokens.
+SENTENCE: Final = "."
+PHRASE: Final = ","
+#: The token of a change verb or phrase that withdraws what its clause asserts.
+WITHDRAWAL: Final = "x"
+
+
+def _number(value: object) -> str:
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+_CEP_RE: Final = re.compile(r"(?<![\d.,])\d{5}-\d{3}(?![\d])")
+
+
+def _measures(text: str) -> list[_Span]:
+    """Measures as ``m:VALUE:UNIT`` (a range ``m:LOW-HIGH:UNIT``), in order; a CEP
+    (``13050-000``) is one value.
+    """
+    found = measures(text)
+    for cep in _CEP_RE.finditer(text):  # "13050-000" is one postal code, not 13050 to 0
+        inside = [m for m in found if cep.start() - 1 <= m.start and m.end <= cep.end()]
+        if len(inside) == 2:
+            first, second = inside
+            found = [m for m in found if m not in inside]
+            found.append(type(first)(parse_decimal(cep.group().replace("-", "")) or first.value, "cep",
+                                     cep.start(), cep.end()))
+    found.sort(key=lambda m: m.start)
+    out: list[_Span] = []
+    i = 0
+    while i < len(found):
+        first = found[i]
+        if i + 1 < len(found):
+            second = found[i + 1]
+            gap = text[first.end:second.start]
+            joined = _RANGE_JOIN_RE.fullmatch(gap) or (
+                _BETWEEN_JOIN_RE.fullmatch(gap) and _BETWEEN_BEFORE_RE.search(text, 0, first.start))
+            if joined and (not first.unit or not second.unit or first.unit == second.unit):
+                unit = second.unit or first.unit
+                out.append(_Span(first.start, second.end,
+                                 f"m:{_number(first.value)}-{_number(second.value)}:{unit}"))
+                i += 2
+                continue
+        out.append(_Span(first.start, first.end, f"m:{_number(first.value)}:{first.unit}"))
+        i += 1
+    return out
+
+
+#: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
+_REWRITE_HINT: Final = re.compile(
+    r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
+    r"|e-mail|email")
+
+
+_IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
+
+
+@lru_cache(maxsize=8192)
+def _prepare(text: str) -> str:
+    """Folded text with contractions expanded, phrases joined, number words read."""
+    # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
+    folded = fold(_IS_RE.sub(" ser ", text) if "é" in text or "É" in text else text).replace("\u2019", "'")
+    if _REWRITE_HINT.search(folded):
+        for pattern, replacement in _CONTRACTIONS:
+            folded = pattern.sub(replacement, folded)
+        for pattern, word in _PHRASES:
+            folded = pattern.sub(word, folded)
+    return read_number_words(folded)
+
+
+_PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
+
+
+def _language(text: str, prepared: str) -> str:
+    """``en``, ``pt`` or ``mixed`` (`analysis.text.text_language`); a short text whose stop
+    words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos").
+    """
+    lang = text_language(prepared)
+    if lang == "mixed" and _PORTUGUESE_MARKS.search(text):
+        return "pt"
+    return lang
+
+
+@lru_cache(maxsize=65536)
+def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
+    """The token of one folded word (None: a stop word that carries nothing here)."""
+    word = _ONE_WORD.get(word, word)
+    if word in CLAUSES:
+        return f"c:{CLAUSES[word]}"
+    if word == "no" and portuguese:
+        return "r:em"
+    if word in ROLES:
+        return f"r:{ROLES[word]}"
+    if word in POLES:
+        return f"p:{POLES[word]}"
+    if word in NEGATIONS:
+        return "n"
+    if word in CHANGE_VERBS:
+        return WITHDRAWAL
+    if word in PARTIES:
+        return f"w:{PARTIES[word]}"
+    if word in STOP_WORDS:
+        return None
+    if word in CLAIM_SYNONYMS:
+        return CLAIM_SYNONYMS[word]
+    if english and word.endswith("ns") and len(word) > 4:
+        word = word[:-1]
+    stemmed = stem_portuguese(word) if portuguese else stem(word)
+    return CLAIM_SYNONYMS.get(stemmed, stemmed)
+
+
+@lru_cache(maxsize=8192)
+def tokens(text: str) -> tuple[str, ...]:
+    """`text` as its ordered tokens (see the module doc), with ``.`` and ``,`` boundaries.
+
+    ``"5% on Pix, 3% on boleto"`` -> ``("m:5:%", "r:on", "pix", ",", "m:3:%", "r:on", "boleto")``.
+    """
+    prepared = _prepare(text)
+    lang = _language(text, prepared)
+    portuguese, english = lang == "pt", lang == "en"
+    spans = _dates(prepared)
+    blanked = list(prepared)
+    for span in spans:
+        blanked[span.start:span.end] = " " * (span.end - span.start)
+    rest = "".join(blanked)
+    spans += _measures(rest)
+    blanked = list(rest)
+    for span in spans:
+        blanked[span.start:span.end] = " " * (span.end - span.start)
+    rest = "".join(blanked)
+    for match in CHANGE_PHRASES.finditer(rest):
+        spans.append(_Span(match.start(), match.end(), WITHDRAWAL))
+    taken = list(rest)
+    for span in spans:
+        taken[span.start:span.end] = " " * (span.end - span.start)
+    rest = "".join(taken)
+    for match in _POLE_PHRASE_RE.finditer(rest):
+        spans.append(_Span(match.start(), match.end(), f"p:{POLES[match.group(0)]}"))
+    spans.sort(key=lambda s: s.start)
+    out: list[str] = []
+    at = 0
+    for span in [*spans, _Span(len(prepared), len(prepared), "")]:
+        for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
+            if piece[0].isalnum():
+                token = _word_token(piece, portuguese, english)
+                if token is not None:
+                    out.append(token)
+            elif piece[0] in ".!?;\n":
+                out.append(SENTENCE)
+            else:
+                out.append(PHRASE)
+        if span.token:
+            out.append(span.token)
+        at = max(at, span.end)
+    return tuple(out)
+
+
+_KNOWN_NAME_TERMS: Final = frozenset(
+    t for n in KNOWN_NAMES for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
+_PARTY_TERMS: Final = frozenset(
+    t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
+
+
+def _is_leader(token: str) -> bool:
+    return token.startswith("r:") or (token.startswith("p:") and token[2:] in PHRASE_POLES)
+
+
+def _is_content(token: str) -> bool:
+    return (token not in (SENTENCE, PHRASE, WITHDRAWAL, "n")
+            and token[:2] not in ("r:", "c:", "p:", "w:"))
+
+
+# ----------------------------------------------------------------------------- canonical form
+
+Chunk = tuple[str, ...]
+#: A clause's canonical form: its head chunks and phrase runs, in order.
+Clause = tuple[tuple[str, tuple[Chunk, ...]], ...]
+
+
+def _sentences(seq: tuple[str, ...]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for token in seq:
+        if token == SENTENCE:
+            if out[-1]:
+                out.append([])
+        else:
+            out[-1].append(token)
+    return [s for s in out if s]
+
+
+def _clauses(sentence: list[str]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for token in sentence:
+        if token.startswith("c:") and out[-1]:
+            out.append([])
+        out[-1].append(token)
+    return out
+
+
+def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
+    """A clause cut into (is_phrase, tokens) chunks: a phrase runs from a role word to the
+    next role word, clause word or phrase boundary, or ends with its first value; the
+    rest is head.
+    """
+    chunks: list[tuple[bool, list[str]]] = []
+    open_chunk = False
+    for token in clause:
+        if token == PHRASE:
+            open_chunk = False
+        elif _is_leader(token):
+            chunks.append((True, [token]))
+            open_chunk = True
+        elif open_chunk:
+            chunks[-1][1].append(token)
+            if chunks[-1][0] and token.startswith(("m:", "d:")):
+                open_chunk = False  # a value is its phrase's object: "within 7 days" ends there
+        else:
+            chunks.append((False, [token]))
+            open_chunk = True
+    return [(phrase, tuple(body)) for phrase, body in chunks if body]
+
+
+def _canonical_clause(clause: list[str], alone: bool) -> Clause:
+    chunks = _chunks(clause)
+    if alone:  # a one-clause sentence: leading phrases read as trailing ones
+        lead = 0
+        while lead < len(chunks) and chunks[lead][0]:
+            lead += 1
+        if 0 < lead < len(chunks):
+            chunks = chunks[lead:] + chunks[:lead]
+    out: list[tuple[str, tuple[Chunk, ...]]] = []
+    run: list[Chunk] = []
+
+    def close() -> None:
+        if run:
+            leaders = [c[0] for c in run]
+            ordered = tuple(sorted(run)) if len(set(leaders)) == len(leaders) else tuple(run)
+            out.append(("phrases", ordered))
+            run.clear()
+
+    for phrase, body in chunks:
+        if phrase:
+            run.append(body)
+        else:
+            close()
+            if out and out[-1][0] == "head":
+                out[-1] = ("head", (*out[-1][1], body))
+            else:
+                out.append(("head", (body,)))
+    close()
+    return tuple(out)
+
+
+def _canonical_sentence(sentence: list[str]) -> tuple[Clause, ...]:
+    clauses = _clauses(sentence)
+    return tuple(_canonical_clause(c, len(clauses) == 1) for c in clauses)
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """The canonical form of a text (see the module doc).
+
+    Attributes:
+        sentences: for each sentence, the forms it may be read in: its canonical form;
+            for a one-clause sentence that opens with a phrase not closed by a comma
+            ("On business days customers get..."), the forms with that phrase's first 2,
+            3... tokens moved to the end (where such a phrase ends is not written); and for
+            a one-clause sentence, its comma-separated parts in any order ("Applied at
+            checkout: orders above R$ 199 ship free" and "Orders above R$ 199 ship free,
+            applied at checkout": each part keeps its own values and subjects).
+        flat: the whole text read as one sentence (sentence ends read as phrase breaks).
+    """
+
+    sentences: tuple[frozenset[tuple[Clause, ...]], ...]
+    flat: tuple[Clause, ...]
+
+    def same_as(self, other: Structure) -> bool:
+        """True when the two texts say the same thing in the same structure: each sentence
+        matches one sentence of the other (in any order), or the flat forms are equal.
+        """
+        if self.flat == other.flat:
+            return True
+        if len(self.sentences) != len(other.sentences):
+            return False
+        left = list(other.sentences)
+        for forms in self.sentences:
+            match = next((i for i, theirs in enumerate(left) if forms & theirs), None)
+            if match is None:
+                return False
+            left.pop(match)
+        return True
+
+
+@lru_cache(maxsize=8192)
+def structure(text: str) -> Structure:
+    """The canonical form of `text` (see the module doc)."""
+    seq = tokens(text)
+    flat = [PHRASE if t == SENTENCE else t for t in seq]
+    while flat and flat[-1] == PHRASE:
+        flat.pop()
+    sentences = sorted((_forms(s) for s in _sentences(seq)), key=lambda f: sorted(map(repr, f)))
+    return Structure(tuple(sentences), _canonical_sentence(flat))
+
+
+def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
+    """A sentence's canonical form, and for a one-clause sentence opening with a phrase
+    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end.
+    """
+    forms = {_canonical_sentence(sentence)}
+    if sentence and len(_clauses(sentence)) == 1:
+        if _is_leader(sentence[0]):
+            stop = next((i for i, t in enumerate(sentence) if t == PHRASE), len(sentence))
+            forms.update(_canonical_sentence(sentence[k:] + sentence[:k]) for k in range(2, stop))
+        if PHRASE in sentence:  # its comma-separated parts in any order
+            parts: list[list[str]] = [[]]
+            for token in sentence:
+                if token == PHRASE:
+                    parts.append([])
+                else:
+                    parts[-1].append(token)
+            forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
+    return frozenset(forms)
+
+
+#: Marks the form of a sentence read as its comma-separated parts in any order.
+_CHUNKS: Final[Clause] = (("chunks", ()),)
+
+
+# ----------------------------------------------------------------------------- details
+
+_NAME_RE: Final = re.compile(r"[^\W\d_][^\W_]*")
+_SENTENCE_START_RE: Final = re.compile(r"(?:^|[.!?;:\n]\s*|[\"'(\[]\s*)$")
+
+
+def names(text: str) -> frozenset[str]:
+    """The content terms of `text` that are names: capitalised where a sentence does not
+    start, written in capitals (``DC``, ``SAC``), or known names (`KNOWN_NAMES`).
+    """
+    found: set[str] = set()
+    lang = _language(text, _prepare(text))
+    portuguese, english = lang == "pt", lang == "en"
+    for match in _NAME_RE.finditer(text):
+        word = match.group(0)
+        if not word[0].isupper():
+            continue
+        if word.lower() in COMMON_ACRONYMS:
+            continue
+        upper = len(word) >= 2 and word.isupper()
+        if not upper and _SENTENCE_START_RE.search(text, 0, match.start()):
+            continue
+        token = _word_token(fold(word), portuguese, english)
+        if token is not None and _is_content(token):
+            found.add(token)
+    found.update(t for t in tokens(text) if t in _KNOWN_NAME_TERMS)
+    return frozenset(found)
+
+
+Detail = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Details:
+    """What a merge must keep of one text (see `details`).
+
+    Attributes:
+        items: measures, dates, names, parties, negations and role words with what they
+            bear on, as tuples (``("m", "m:5:%")``, ``("r", "r:to", "campinas")``...).
+        bindings: each measure or date with the anchors of its phrase (names, parties,
+            role objects), as ``(token, frozenset of anchors)``.
+        negations: how many negations (`analysis.text.negation_count`) it carries.
+        polarity: each content term with whether it is negated (a term after a negation
+            in its phrase, or any term of a clause a change verb withdraws).
+        language: ``en``, ``pt`` or ``mixed``: a merge written in the other language can
+            keep only the values and dates of a claim checkably.
+        terms: its content terms.
+    """
+
+    items: frozenset[Detail]
+    bindings: frozenset[tuple[str, frozenset[str]]]
+    negations: int
+    polarity: frozenset[tuple[str, bool]] = frozenset()
+    language: str = "mixed"
+    terms: frozenset[str] = frozenset()
+
+    def kept_in(self, other: Details) -> bool:
+        """True when `other` keeps every detail of this text (and as many negations)."""
+        if not self.items <= other.items or self.negations > other.negations:
+            return False
+        return all(any(token == t and anchors <= a for t, a in other.bindings)
+                   for token, anchors in self.bindings)
+
+
+#: Roles that say opposite things of the same object: a merge that puts an object of one
+#: under another of its group changed the claim ("to Campinas" / "from Campinas",
+#: "members and orders" / "members on orders" / "members or orders", "if" / "unless").
+CONTRARY_ROLES: Final = (
+    (frozenset({"r:to", "r:para", "r:a"}), frozenset({"r:from", "r:since"})),
+    (frozenset({"c:and"}), frozenset({"c:or"})),
+    (frozenset({"c:and"}), frozenset({"r:on", "r:em"})),
+    (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})),
+)
+
+
+#: Roles whose object a merge must keep (a destination, an origin, a condition).
+DIRECTION_ROLES: Final = frozenset({"r:to", "r:para", "r:a", "r:from", "r:since", "c:if", "c:unless",
+                                    "p:p_except"})
+_PLACEHOLDER_TERMS: Final = frozenset(
+    {"phon", "phone", "email", "s_email", "cpf", "cnpj", "card", "iban", "pix", "bolet", "boleto", "rg",
+     "address", "addres", "name"})
+
+
+def _contrasted(role: str, others: set[str]) -> bool:
+    """True when one of `others` is a role contrary to `role` (`CONTRARY_ROLES`)."""
+    if role in others:
+        return False
+    for group in CONTRARY_ROLES:
+        mine = next((side for side in group if role in side), None)
+        if mine is not None and any(o in side for o in others for side in group if side is not mine):
+            return True
+    return False
+
+
+def kept_together(merged: Details, *claims: Details) -> bool:
+    """True when `merged` keeps every detail of each of `claims` (the merge guard).
+
+    A merge may reword; it may not drop or change. So every value, date, name, party and
+    negation (with the term it negates) of each claim must be in `merged`, with at least
+    as many negations; a role or clause word's object (and what a party does) may be
+    reworded, but not put under a contrary role (`CONTRARY_ROLES`: "to Campinas" written
+    "from Campinas", "and orders" written "on orders"); a value may lose the words around it, but not be
+    bound to another subject of the claims ("7 days for clothing" written "7 days for
+    electronics"); and a term one claim negates and another asserts must be there both
+    ways (one text saying both). A claim in another language than `merged` is held to
+    its values and dates only.
+    """
+    strict = ("v", "name", "w", "n")
+    roles: dict[tuple[str, str], set[str]] = {}
+    for item in merged.items:
+        if item[0] in ("r", "a"):
+            roles.setdefault((item[0], item[2]), set()).add(item[1])
+    doers = {item[1] for item in merged.items if item[0] == "a"}
+    for claim in claims:
+        if claim.negations > merged.negations:
+            return False
+        if claim.language != merged.language and "mixed" not in (claim.language, merged.language):
+            # Words do not survive translation; values and dates do (checked as written).
+            if not {i for i in claim.items if i[0] == "v"} <= merged.items:
+                return False
+            continue
+        for item in claim.items:
+            if item in merged.items:
+                continue
+            if item[0] in strict:
+                return False
+            if item[0] == "r" and item[2]:
+                if _contrasted(item[1], roles.get(("r", item[2]), set())):
+                    return False  # the same object under a contrary role: changed, not reworded
+                if item[1] in DIRECTION_ROLES and item[2] not in merged.terms \
+                        and item[2] not in _PLACEHOLDER_TERMS and not item[2].startswith(("m:", "d:", "w:")):
+                    return False  # where it goes, or on what condition, is gone ("to the original card")
+            if item[0] == "a" and item[2] and (roles.get(("a", item[2]), set()) - {item[1]}
+                                               or item[1] not in doers):
+                return False  # another party does it now ("the customer pays" for "the store")
+        for value, anchors in claim.bindings:
+            around = [a for v, a in merged.bindings if v == value]
+            if any(anchors <= a for a in around):
+                continue
+            # The subjects the claims bind to other values only ("7 days for clothing,
+            # 30 days for electronics": electronics, for 7 days).
+            rivals = {x for c in claims for v, a in c.bindings if v != value for x in a
+                      if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
+            if any(a & rivals for a in around):
+                return False  # the value now sits with another subject of the claims
+    said = {pair for claim in claims for pair in claim.polarity}
+    disputed = {term for term, negated in said if negated and (term, False) in said}
+    return all((term, False) in merged.polarity and (term, True) in merged.polarity
+               for term in disputed)
+
+
+@lru_cache(maxsize=8192)
+def details(text: str, *, summary: bool = False) -> Details:
+    """What a merge of `text` with another claim must keep (see `Details`).
+
+    With `summary`, only what a one-line summary must not add or change: values and dates
+    with the names and parties of their phrase, names, parties and negations (a summary
+    rewords its role words freely: "SLA for first response", "first response SLA").
+    """
+    seq = tokens(text)
+    named = names(text)
+    items: set[Detail] = set()
+    bindings: set[tuple[str, frozenset[str]]] = set()
+    segment: list[int] = []
+
+    def close_segment() -> None:
+        anchors: set[str] = set()
+        for i in segment:
+            token = seq[i]
+            if token in named or token in _PARTY_TERMS or token.startswith("w:"):
+                anchors.add(token)
+            if not summary and (_is_leader(token) or token.startswith("c:")):
+                following = _next_content(seq, i)
+                if following is not None and not following.startswith(("m:", "d:")):
+                    anchors.add(following)
+        for i in segment:
+            if seq[i].startswith(("m:", "d:")):
+                bindings.add((seq[i], frozenset(anchors)))
+        segment.clear()
+
+    for i, token in enumerate(seq):
+        if token in (SENTENCE, PHRASE) or token.startswith("c:"):
+            close_segment()
+            if token in (SENTENCE, PHRASE):
+                continue
+        segment.append(i)
+        if token.startswith(("m:", "d:")) or token in VALUE_WORDS:
+            items.add(("v", token))
+        elif token.startswith("w:"):
+            items.add(("w", token))
+        elif token == "n":
+            items.add(("n", _next_content(seq, i) or _previous_content(seq, i) or ""))
+        elif token.startswith(("r:", "c:", "p:")):
+            if not summary:
+                items.add(("r", token, _next_content(seq, i) or ""))
+        elif token in named:
+            items.add(("name", token))
+        if (token in _PARTY_TERMS or token.startswith("w:")) and not summary:
+            items.add(("a", token, _next_content(seq, i) or ""))
+        elif token in _PARTY_TERMS:
+            items.add(("name", token))
+    close_segment()
+    return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
+                   _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)))
+
+
+@lru_cache(maxsize=8192)
+def polarity(text: str) -> frozenset[tuple[str, bool]]:
+    """Each content term of `text` with whether a negation or a withdrawal bears on it."""
+    return _polarity(tokens(text))
+
+
+def _polarity(seq: tuple[str, ...]) -> frozenset[tuple[str, bool]]:
+    """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
+    negation bears on the rest of its phrase ("we do not offer a discount": offer and
+    discount), a withdrawal on its whole clause ("Pix was discontinued").
+    """
+    out: set[tuple[str, bool]] = set()
+    clause: list[str] = []
+
+    def close() -> None:
+        withdrawn = WITHDRAWAL in clause
+        negated = False
+        for token in clause:
+            if token == "n":
+                negated = True
+            elif token == PHRASE:
+                negated = False
+            elif _is_content(token):
+                out.add((token, withdrawn or negated))
+        clause.clear()
+
+    for token in seq:
+        if token == SENTENCE or token.startswith("c:"):
+            close()
+        clause.append(token)
+    close()
+    return frozenset(out)
+
+
+def _next_content(seq: tuple[str, ...], at: int) -> str | None:
+    for token in seq[at + 1:]:
+        if token == SENTENCE or token.startswith("c:"):
+            return None
+        if _is_content(token) or token.startswith("w:"):
+            return token
+    return None
+
+
+def _previous_content(seq: tuple[str, ...], at: int) -> str | None:
+    for token in reversed(seq[:at]):
+        if token == SENTENCE or token.startswith("c:"):
+            return None
+        if _is_content(token):
+            return token
+    return None
+
+
+@lru_cache(maxsize=8192)
+def topic(text: str) -> frozenset[str]:
+    """What `text` is about, whatever it says of it: its content terms, poles and
+    withdrawals, and the unit of each value (``u:brl``, ``u:day``; ``u:date`` for a
+    date), without the values themselves. Two versions of one rule ("Returns cost R$ 15",
+    "Returns cost R$ 20") have the same topic.
+    """
+    out: set[str] = set()
+    for token in tokens(text):
+        if token.startswith("m:"):
+            out.add("u:" + token.split(":", 2)[2])
+        elif token.startswith("d:"):
+            out.add("u:date")
+        elif _is_content(token) or token.startswith("p:") or token == WITHDRAWAL:
+            out.add(token)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def content_terms(text: str) -> frozenset[str]:
+    """The content terms of `text` as `tokens` reads them (no roles, poles, values)."""
+    return frozenset(t for t in tokens(text) if _is_content(t))

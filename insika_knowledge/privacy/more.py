@@ -1,0 +1,257 @@
+"""The personal data kinds beyond the six checksummed ones (issue 26), found in text.
+
+Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.redact`
+runs them in its pipeline and replaces each span with the kind's placeholder.
+
+- ``pix``: a PIX key. A random key (EVP) is a version-4 UUID (any case, with or without
+  hyphens; other UUID versions are ids, left to their owners); any key, whatever its kind,
+  right after "chave pix", "pix key" or "pix:".
+- ``boleto``: a boleto's digitable line or bar code: 47 digits (bank boleto, five fields
+  with mod-10 field digits and a mod-11 general digit) or 48 digits (collection slips,
+  four blocks with mod-10 or mod-11 block digits), or the 44-digit bar code. The field
+  digits are Luhn check digits, computed with `stdnum.luhn` (python-stdnum has no boleto
+  module); the mod-11 digits here. Fail closed: a boleto-shaped number is redacted
+  whether or not its digits check (no order or ticket number is 44-48 digits).
+- ``rg``: an identity card number (RG): any number right after "RG", "R.G.",
+  "identidade" or "registro geral" (with a state prefix or not); elsewhere the São Paulo
+  layout ``12.345.678-9`` / ``12.345.678-X`` when its mod-11 digit checks (python-stdnum
+  has no RG module: each state has its own rules, most without a check digit).
+- ``address``: a street address. Brazilian: a street word (Rua, R., Avenida, Av.,
+  Alameda, Travessa, Estrada, Rodovia, Praça, Largo...), its name and a number
+  (``Rua das Flores, 123``, ``Av. Paulista 1000, apto 42``), with an optional complement;
+  English: a number, a name and a street suffix (``42 Oak Street``, ``1600 Pennsylvania
+  Ave NW, Apt 4B``). A street named without a number ("entrance on Rua Augusta") is a
+  place, not an address.
+- ``name``: a person's name next to contact or address data: the capitalised words
+  right before or after a contact placeholder (``Maria Souza, [phone]``,
+  ``[address] (João)``), joined by "tel", "e-mail", "mora na", ":", "," and the like:
+  two or more such words, or one common first name (`FIRST_NAMES`), so that "Lisboa
+  [phone]" and "Amex [card]" keep their place and brand.
+
+Business contacts a conversation shows to be the business's are kept by the caller
+(`insika_knowledge.privacy.redact`'s `keep`); toll-free numbers (0800, 0300, 0500,
+0900) are always the business's.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from stdnum import luhn as _luhn
+
+Span = tuple[int, int]
+
+# --------------------------------------------------------------------------- pix
+
+#: A random PIX key (EVP) is a version-4 UUID (version digit 4, variant 8, 9, a or b).
+_UUID_RE: Final = re.compile(
+    r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}"
+    r"(?![0-9A-Za-z])")
+_PIX_KEY_RE: Final = re.compile(
+    r"(?i)\b(?:chave\s+(?:do\s+)?pix|pix\s+key|pix)\s*(?:(?:e|é|is|:|=|-)\s*)+"
+    r"(?P<key>\+?[\w.@+\-()\[\]/]*\w[\w.@+\-()/]*)")
+
+
+def find_pix(text: str) -> list[Span]:
+    """PIX random keys (UUIDs) anywhere, and any key after a PIX cue."""
+    spans = [m.span() for m in _UUID_RE.finditer(text)]
+    for m in _PIX_KEY_RE.finditer(text):
+        key = m.group("key")
+        if "[" in key or not any(c.isdigit() or c == "@" for c in key):
+            continue  # already a placeholder, or a word ("pix is accepted")
+        spans.append(m.span("key"))
+    return spans
+
+
+# --------------------------------------------------------------------------- boleto
+
+_BOLETO_RE: Final = re.compile(r"(?<![\d.])\d(?:[\d]|[ .\-](?=\d)){43,60}(?![\d])")
+_BOLETO_CONTEXT_RE: Final = re.compile(r"(?i)boleto|linha\s+digit|c[óo]digo\s+de\s+barras|barcode|bar\s+code")
+
+
+def _mod10(digits: str) -> int:
+    return int(_luhn.calc_check_digit(digits))
+
+
+def _mod11(digits: str, *, low: int) -> int:
+    total = sum(int(d) * (2 + i % 8) for i, d in enumerate(reversed(digits)))
+    rest = 11 - total % 11
+    return low if rest in (0, 10, 11) else rest
+
+
+def boleto_valid(digits: str) -> bool:
+    """True when 47, 48 or 44 `digits` are a boleto line or bar code whose digits check."""
+    if len(digits) == 47:
+        fields = (digits[0:10], digits[10:21], digits[21:32])
+        if any(_mod10(f[:-1]) != int(f[-1]) for f in fields):
+            return False
+        barcode = digits[0:4] + digits[32] + digits[33:47] + digits[4:9] + digits[10:20] + digits[21:31]
+        return _mod11(barcode[:4] + barcode[5:], low=1) == int(barcode[4])
+    if len(digits) == 48 and digits[0] == "8":
+        mod = _mod10 if digits[2] in "67" else (lambda d: _mod11(d, low=0))
+        return all(mod(digits[i:i + 11]) == int(digits[i + 11]) for i in range(0, 48, 12))
+    if len(digits) == 44:
+        if digits[0] == "8":
+            mod = _mod10 if digits[2] in "67" else (lambda d: _mod11(d, low=0))
+            return mod(digits[:3] + digits[4:]) == int(digits[3])
+        return _mod11(digits[:4] + digits[5:], low=1) == int(digits[4])
+    return False
+
+
+def find_boletos(text: str) -> list[Span]:
+    """Boleto lines and bar codes (fail closed: every boleto-shaped number, see the module doc)."""
+    spans = []
+    for m in _BOLETO_RE.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if len(digits) in (44, 47, 48) or (44 <= len(digits) <= 48 and _BOLETO_CONTEXT_RE.search(text)):
+            spans.append(m.span())
+    return spans
+
+
+# --------------------------------------------------------------------------- rg
+
+_RG_CONTEXT_RE: Final = re.compile(
+    r"(?i)\b(?:r\.?\s?g\.?|identidade|registro\s+geral|carteira\s+de\s+identidade|doc(?:umento)?\s+de\s+identidade)"
+    r"\s*(?:n[º°o.]?\s*)?(?:(?:e|é|is|:|=|-)\s*)*(?P<number>(?:[A-Z]{2}[- ]?)?\d[\d.\-/ ]{3,14}[\dxX])(?![\w])")
+_RG_SP_RE: Final = re.compile(r"(?<![\w.,/-])(\d{1,2})\.(\d{3})\.(\d{3})-([\dxX])(?![\w-])")
+
+
+def rg_sp_valid(digits: str, check: str) -> bool:
+    """True when the 8 `digits` of a São Paulo RG give the check digit `check` (mod 11)."""
+    total = sum(int(d) * w for d, w in zip(digits.zfill(8), range(2, 10), strict=True))
+    rest = 11 - total % 11
+    expected = "X" if rest == 10 else "0" if rest == 11 else str(rest)
+    return check.upper() == expected
+
+
+def find_rgs(text: str) -> list[Span]:
+    """RG numbers after an RG cue (any layout), and São Paulo RGs whose digit checks."""
+    spans = [m.span("number") for m in _RG_CONTEXT_RE.finditer(text)
+             if sum(c.isdigit() for c in m.group("number")) >= 5]
+    for m in _RG_SP_RE.finditer(text):
+        if rg_sp_valid(m.group(1) + m.group(2) + m.group(3), m.group(4)):
+            spans.append(m.span())
+    return spans
+
+
+# --------------------------------------------------------------------------- address
+
+_BR_STREET: Final = (
+    r"(?:rua|r\.|avenida|av\.?|alameda|al\.|travessa|tv\.|trav\.|estrada|estr\.|rodovia|rod\.|pra[çc]a|p[çc]a\.?"
+    r"|largo|lgo\.|viela|beco|servid[ãa]o|vila|ladeira|parque|quadra|qd\.?|conjunto|cj\.?)"
+)
+_NAME_WORD: Final = r"(?:[^\W\d_][\w'.\-]*|\d{1,2}\s+de\s+[^\W\d_]+)"
+_BR_ADDRESS_RE: Final = re.compile(
+    rf"(?i)(?<![\w])\b{_BR_STREET}\s+(?:{_NAME_WORD}\s+){{0,6}}?{_NAME_WORD}\s*,?\s*"
+    r"(?:n[º°o.]?\s*|n[úu]mero\s*)?\d{1,5}[a-z]?\b"
+    r"(?:\s*[,\-–]?\s*(?:apto?\.?|apartamento|ap\.|bloco|bl\.?|casa|sala|cj\.?|conjunto|andar|fundos|lote|lt\.?)"
+    r"\s*[\w-]{1,6})*"
+)
+_EN_SUFFIX: Final = (
+    r"(?:street|st\.?|avenue|ave\.?|road|rd\.?|boulevard|blvd\.?|lane|ln\.?|drive|dr\.?|court|ct\.?|way"
+    r"|place|pl\.?|terrace|parkway|pkwy\.?|circle|cir\.?|highway|hwy\.?)"
+)
+_EN_ADDRESS_RE: Final = re.compile(
+    rf"(?<![\w$.,])\d{{1,6}}[a-zA-Z]?\s+(?:[A-Z][\w'.\-]*\s+){{1,4}}(?i:{_EN_SUFFIX})(?![\w])"
+    r"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
+    r"(?:\s*,?\s*(?i:apt\.?|apartment|suite|ste\.?|unit|#)\s*[\w-]{1,6})?"
+)
+
+
+def find_addresses(text: str) -> list[Span]:
+    """Street addresses with a number, Brazilian and English forms (see the module doc)."""
+    return [m.span() for m in _BR_ADDRESS_RE.finditer(text)] + \
+        [m.span() for m in _EN_ADDRESS_RE.finditer(text)]
+
+
+# --------------------------------------------------------------------------- name
+
+#: Placeholders a person's name next to which is personal data too.
+CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban")
+_CAP: Final = r"[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
+_PERSON: Final = rf"{_CAP}(?:\s+(?:(?:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP}){{0,3}}"
+_JOIN: Final = (
+    r"\s*(?:[,:;(\-–]\s*)?(?:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
+    r"|mora(?:\s+(?:na|no|em))?|lives\s+at|reside\s+(?:na|no|em)|endere[çc]o|address|cpf|rg|pix|at|em|na|no)"
+    r"\.?\s*[:=]?\s*)?"
+)
+_MARK: Final = r"\[(?:" + "|".join(CONTACT_MARKS) + r")\]"
+_BEFORE_RE: Final = re.compile(rf"(?P<name>{_PERSON}){_JOIN}(?={_MARK})")
+_AFTER_RE: Final = re.compile(rf"(?<=\])\s*[,(\-–:]?\s*(?:de\s+|do\s+|da\s+|of\s+)?(?P<name>{_PERSON})")
+#: Capitalised words that are no person's name (folded first letter kept).
+NOT_NAMES: Final = frozenset(
+    "loja store shop sac central atendimento contato contact customer cliente clientes service servico "
+    "ligue call whatsapp telefone phone email e-mail endereco endereço address pix cpf rg rua avenida "
+    "fale nosso nossa our the a o os as de do da para for to at em na no suporte support vendas sales "
+    "escritorio escritório office matriz filial financeiro comercial ouvidoria reclamacoes reclamações "
+    "entrega delivery retirada pickup boleto cartao cartão card tel fone celular mobile site app chave key "
+    "linha numero número number documento document identidade id codigo código code".split()
+)
+
+
+#: Common first names (Brazilian and English), folded: one capitalised word next to a
+#: contact is a person's name when it is one of these ("Ana, [phone]"; not "Amex [card]").
+FIRST_NAMES: Final = frozenset("""
+ana maria jose joao antonio francisco carlos paulo pedro lucas luiz luis marcos gabriel rafael daniel
+marcelo bruno eduardo felipe raimundo rodrigo manoel mateus matheus andre fernando fabio leonardo gustavo
+guilherme leandro tiago thiago anderson ricardo jorge alexandre roberto sergio vinicius diego julio
+renato claudio adriana juliana marcia fernanda patricia aline sandra camila amanda bruna jessica leticia
+julia luciana vanessa mariana gabriela vera vitoria larissa claudia beatriz luana rita sonia renata
+eliane josefa simone natalia cristina carla debora rosa raquel helena lucia priscila tatiana silvia
+bianca alice laura sofia isabela isabella manuela valentina heloisa lorena livia giovanna yasmin
+miguel arthur heitor bernardo davi samuel enzo theo lorenzo benjamin joaquim nicolas henrique murilo
+caio otavio cesar igor vitor victor hugo wesley william wagner washington edson nelson mario
+john james robert michael david richard joseph thomas charles christopher mark donald steven paul
+andrew joshua kenneth kevin brian george edward ronald timothy jason jeffrey ryan jacob gary nicholas
+eric jonathan stephen larry justin scott brandon frank benjamin gregory samuel raymond patrick alexander
+jack dennis jerry tyler aaron henry douglas peter adam nathan zachary walter kyle harold carl jeremy
+mary jennifer linda elizabeth barbara susan jessica sarah karen nancy lisa betty margaret sandra ashley
+kimberly emily donna michelle dorothy carol amanda melissa deborah stephanie rebecca sharon laura cynthia
+kathleen amy shirley angela helen anna brenda pamela nicole emma samantha katherine christine debra
+rachel catherine carolyn janet ruth maria heather diane virginia julie joyce victoria olivia kelly
+christina lauren joan evelyn judith megan cheryl andrea hannah martha jacqueline frances gloria ann
+""".split())
+
+
+def _is_person(name: str) -> bool:
+    words = [w for w in re.split(r"\s+", name) if w.lower() not in ("da", "de", "do", "das", "dos", "e")]
+    if not words or all(w.lower() in NOT_NAMES for w in words):
+        return False
+    first = unicodedata.normalize("NFKD", words[0]).encode("ascii", "ignore").decode("ascii").lower()
+    return len(words) >= 2 or first in FIRST_NAMES
+
+
+def find_names(text: str) -> list[Span]:
+    """A person's capitalised name right before or after a contact placeholder."""
+    if "[" not in text:
+        return []
+    found = [m.span("name") for m in _BEFORE_RE.finditer(text)]
+    found += [m.span("name") for m in _AFTER_RE.finditer(text)
+              if text[m.start() - 1:m.start()] == "]" and _MARK_END_RE.search(text, 0, m.start())]
+    spans = []
+    for start, end in found:
+        while True:  # "Cliente Ana": the label word is no part of the name
+            word = re.match(r"[^\W\d_][\w-]*", text[start:end])
+            if word is None or word.group().lower() not in NOT_NAMES or word.end() == end - start:
+                break
+            start += word.end()
+            start += len(text[start:end]) - len(text[start:end].lstrip())
+        if _is_person(text[start:end]):
+            spans.append((start, end))
+    return spans
+
+
+_MARK_END_RE: Final = re.compile(rf"{_MARK}$")
+
+
+def words_next_to_marks(text: str) -> list[Span]:
+    """In a name slug (words only, no capitals): up to three words right before a contact
+    placeholder (``entrega maria souza [address]``): a name there cannot be told from other
+    words, so they are taken (fail closed).
+    """
+    spans = []
+    for m in re.finditer(rf"((?:[^\W\d_]+\s+){{1,3}})(?={_MARK})", text):
+        spans.append(m.span(1))
+    return spans

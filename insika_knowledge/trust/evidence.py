@@ -1,0 +1,319 @@
+"""Grounding by evidence: the business side's own words that state a claim, verified.
+
+The extraction asks the model, per candidate, for ``evidence``: the words of the business
+side (agent messages, tool results the business controls, the system prompt) that state
+it, quoted verbatim. `check` verifies them against the transcript:
+
+1. each quote must be found verbatim (case, spacing and typographic quotes aside) in one
+   message; a quote found only in a customer message, or only in a customer-written field
+   of a tool result (``customer_note``, ``observacao_cliente``, ``comments``...), is the
+   customer's, whatever the model says;
+2. the sentence around a business quote must state the claim, not turn it down or merely
+   take note of it: its polarity must agree with the claim's on every term they share
+   ("we do **not** have a 40% discount" is no support for "a 40% discount"), it must not
+   be an acknowledgement or a hedge ("noted", "got it", "let me check", "anotado",
+   "vou verificar"), and it must not only echo what the customer asserted before it
+   ("Got it, R$ 100 then" after "it's cem reais now");
+3. together the verified sentences must carry every value and date of the claim (with
+   its unit: "R$ 40" is no support for "40%"), and what the claim is about: at least one
+   shared name or term when the claim has values, half of its content terms otherwise.
+
+`Sources` splits a transcript into who wrote each piece (a tool result's customer-written
+fields are the customer's); the heuristic grounding (`trust.grounding`, used when the
+model gave no evidence) reads the same sources and the same sentence checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from insika_knowledge.analysis.structure import content_terms, names, polarity, tokens
+from insika_knowledge.analysis.text import fold
+
+#: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
+CUSTOMER_FIELDS: Final = re.compile(
+    r"note|comment|remark|message|review|feedback|request|instruction|customer|client|buyer"
+    r"|observa|obs\b|mensagem|comentario|avaliacao|pedido_do_cliente|solicitacao|recado|nota"
+)
+#: A line of a plain-text tool result that the customer wrote ("Customer note: ...").
+_CUSTOMER_LINE: Final = re.compile(
+    r"^\s*(?:customer|client|buyer|cliente|comprador)[\w ]{0,20}(?:note|comment|message|says|said"
+    r"|nota|comentario|observacao|mensagem|diz|disse)?\s*:", re.IGNORECASE)
+#: Sentences that take note of something or put it off, not state it (folded). A plain
+#: "ok", "sure" or "certo" is not one: an agent may open a rule with it (the echo check
+#: catches an agreeable repeat of the customer).
+ACKNOWLEDGED: Final = re.compile(
+    r"\b(?:noted|got it|understood|i see|thanks? (?:you )?for (?:letting me know|the info|the tip|telling)"
+    r"|i(?:'ll| will) (?:pass (?:it|this|that) on|note|check|look into|verify|forward)|let me (?:check|verify|see)"
+    r"|i(?:'m| am) not sure|if that(?:'s| is) (?:the case|true)|good to know"
+    r"|anotado|anotei|entendido|entendi|registrado|registrei|vou (?:verificar|checar|anotar|registrar|confirmar"
+    r"|encaminhar|repassar)|deixa eu (?:ver|verificar|checar)|nao tenho certeza|se for assim"
+    r"|obrigad[oa] (?:por avisar|pela informacao)|bom saber)\b"
+)
+#: A question that asserts and asks for agreement ("..., right?", "..., né?"): the
+#: customer said it; an agent's yes to it is an echo, not the business's statement.
+TAG_QUESTION: Final = re.compile(
+    r"(?:[,\s])(?:ne|nao e|nao|certo|correto|right|correct|isn'?t (?:it|that)|aren'?t (?:they|you)|don'?t you"
+    r"|do(?:n'?t| not) they|ok|okay|yes|sim|verdade|confere|no)\s*\?+\s*$")
+#: Words that negate a term for the polarity check beyond the analyser's own ("non-refundable").
+_EXTRA_NEGATIONS: Final = re.compile(r"\bnon[- ]?(?=[a-z])")
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SPACES: Final = re.compile(r"\s+")
+_TYPOGRAPHIC: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"',
+                                     "\u2013": "-", "\u2014": "-", "\u00a0": " "})
+#: The shortest quote that can vouch for anything (characters, after normalising).
+MIN_QUOTE_CHARS: Final = 8
+#: The share of a value-less claim's content terms the verified sentences must hold.
+MIN_COVERAGE: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One piece of a transcript and who wrote it.
+
+    Attributes:
+        index: the message's position in the transcript.
+        speaker: ``customer``, ``agent``, ``human``, ``tool`` or ``system``; a tool
+            result's customer-written field is ``customer``.
+        text: the text.
+    """
+
+    index: int
+    speaker: str
+    text: str
+
+    @property
+    def business(self) -> bool:
+        """True when the business side wrote it."""
+        return self.speaker != "customer"
+
+
+def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any) -> list[Piece]:
+    """The transcript as pieces with their authors (a tool's customer fields apart).
+
+    Args:
+        messages: the transcript, oldest first.
+        speaker_of: `trust.grounding.speaker` (the one reading of a message's role).
+        text_of: the one reading of a message's text.
+    """
+    out: list[Piece] = []
+    for index, message in enumerate(messages):
+        who = speaker_of(message)
+        if who is None:
+            continue
+        text = text_of(message)
+        if who != "tool":
+            out.append(Piece(index, who, text))
+            continue
+        out += [Piece(index, author, part) for author, part in _tool_parts(text)]
+    return out
+
+
+def _tool_parts(text: str) -> list[tuple[str, str]]:
+    """A tool result's parts: (``tool`` or ``customer``, text)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        data = None
+    if isinstance(data, (dict, list)):
+        parts: list[tuple[str, str]] = []
+        _walk(data, False, parts)
+        business = ", ".join(part for author, part in parts if author == "tool")
+        return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
+    lines = text.split("\n")
+    business = "\n".join(line for line in lines if not _CUSTOMER_LINE.match(line))
+    return [("tool", business)] * bool(business.strip()) + [
+        ("customer", line) for line in lines if _CUSTOMER_LINE.match(line)]
+
+
+def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _walk(v, customer or CUSTOMER_FIELDS.search(fold(str(k))) is not None, parts, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            _walk(v, customer, parts, key)
+    elif value is not None and value != "":
+        text = str(value)
+        parts.append(("customer" if customer else "tool",
+                      f"{key.replace('_', ' ')}: {text}" if key and not customer else text))
+
+
+def normalised(text: str) -> str:
+    """`text` compared as a quote is: folded, typographic marks plain, spaces collapsed."""
+    return _SPACES.sub(" ", fold(text.translate(_TYPOGRAPHIC))).strip()
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (split after ``. ! ? ;`` and at line ends)."""
+    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """How a business sentence bears on a claim.
+
+    Attributes:
+        states: True when it states the claim's side of things (see the module doc).
+        why: when it does not, why: ``acknowledged``, ``contradicts``, ``echo``.
+    """
+
+    states: bool
+    why: str = ""
+
+
+def _non(text: str) -> str:
+    """`text` with "non-" read as a negation ("non-refundable"); as it is without one."""
+    return _EXTRA_NEGATIONS.sub("not ", fold(text)) if "non" in text.lower() else text
+
+
+def polarity_agrees(claim: str, sentence: str) -> bool:
+    """True when no term the two share is negated in one and asserted in the other."""
+    theirs = dict(polarity(_non(sentence)))
+    ours = dict(polarity(_non(claim)))
+    return all(theirs[term] == negated for term, negated in ours.items() if term in theirs)
+
+
+def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece]) -> Reading:
+    """Does business `sentence` state `claim`, or turn it down, take note of it, echo it?
+
+    Args:
+        claim: the candidate's description and body.
+        sentence: one sentence of a business piece.
+        said_before: the pieces before it in the transcript.
+    """
+    if ACKNOWLEDGED.search(fold(sentence)):
+        return Reading(False, "acknowledged")
+    if not polarity_agrees(claim, sentence):
+        return Reading(False, "contradicts")
+    if _echo(claim, sentence, said_before):
+        return Reading(False, "echo")
+    return Reading(True)
+
+
+def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
+    """True when everything of `claim` that `sentence` says, the customer asserted before."""
+    wanted = content_terms(claim)
+    has = content_terms(sentence) & wanted
+    if not has:
+        return False
+    customer = [p for p in said_before if p.speaker == "customer"]
+    if not customer:
+        return False
+    said = frozenset().union(*(content_terms(p.text) for p in customer))
+    return asserted(customer[-1].text) and has <= said
+
+
+def asserted(text: str) -> bool:
+    """True when customer `text` asserts rather than asks (a tag question asserts)."""
+    folded = fold(text).rstrip()
+    return not folded.endswith("?") or TAG_QUESTION.search(folded) is not None
+
+
+def _values(text: str) -> set[str]:
+    return {t for t in tokens(text) if t.startswith(("m:", "d:"))}
+
+
+def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
+    """True when every value and date of `claim` is among `found` (speaker, text) pieces;
+    a bare number of a tool result matches a value of any unit (data has no units), and a
+    bare number of the claim any value of that number ("7-day returns", "7 days").
+    """
+    wanted = _values(claim)
+    if not wanted:
+        return True
+    have: set[str] = set()
+    bare: set[str] = set()
+    for speaker, text in found:
+        for value in _values(text):
+            have.add(value)
+            if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
+                bare.add(value.split(":")[1])
+    numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
+    return all(v in have or (v.startswith("m:") and (v.split(":")[1] in bare or (
+        v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
+
+
+def covers(claim: str, texts: Sequence[str]) -> bool:
+    """True when `texts` are about what `claim` is about (see the module doc, step 3)."""
+    wanted = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))}
+    if not wanted:
+        return True
+    have = frozenset().union(*(content_terms(t) for t in texts)) if texts else frozenset()
+    have |= frozenset().union(*(names(t) for t in texts)) if texts else frozenset()
+    shared = wanted & have
+    return bool(shared) if _values(claim) else len(shared) >= MIN_COVERAGE * len(wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceCheck:
+    """What the quoted evidence of one candidate shows.
+
+    Attributes:
+        business: True when verified business sentences state the claim.
+        customer: True when a quote was found only in what the customer wrote.
+        why: one line: what was verified, or why nothing was.
+        speakers: the business speakers whose sentences state it (empty unless `business`).
+    """
+
+    business: bool
+    customer: bool
+    why: str
+    speakers: frozenset[str] = frozenset()
+
+
+def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> EvidenceCheck:
+    """Verify a candidate's quoted `evidence` against the transcript's `parts`.
+
+    Args:
+        claim: the candidate's description and body (after redaction).
+        evidence: the quotes the model gave (unredacted, as the model copied them).
+        parts: the transcript's `pieces`.
+
+    Returns:
+        The `EvidenceCheck` (see the module doc for the rules).
+    """
+    found: list[tuple[str, str]] = []
+    customer = False
+    reasons: list[str] = []
+    for quote in evidence:
+        wanted = normalised(str(quote))
+        if len(wanted) < MIN_QUOTE_CHARS:
+            reasons.append("a quote too short to vouch")
+            continue
+        where = [p for p in parts if wanted in normalised(p.text)]
+        business = [p for p in where if p.business]
+        if not business:
+            customer = customer or bool(where)
+            reasons.append("a quote of the customer's" if where else "a quote found nowhere")
+            continue
+        for piece in business:
+            for sentence in _around(piece.text, wanted):
+                before = [p for p in parts if p.index < piece.index]
+                reading = read_sentence(claim, sentence, before)
+                if reading.states:
+                    found.append((piece.speaker, sentence))
+                else:
+                    reasons.append(f"the {piece.speaker} {reading.why}")
+    texts = [text for _, text in found]
+    if found and values_found(claim, found) and covers(claim, texts):
+        speakers = frozenset(speaker for speaker, _ in found)
+        return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
+    if found:
+        reasons.append("the quotes do not carry the claim's values or subject")
+    return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
+
+
+def _around(text: str, quote: str) -> list[str]:
+    """The sentence(s) of `text` that hold normalised `quote` (the whole span they cover)."""
+    parts = sentences(text)
+    joined = [normalised(s) for s in parts]
+    for start in range(len(parts)):
+        for end in range(start, len(parts)):
+            if quote in " ".join(joined[start:end + 1]):
+                return [" ".join(parts[start:end + 1])]
+    return [text]

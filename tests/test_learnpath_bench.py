@@ -1,0 +1,25 @@
+"""``bench --scale``'s learn_turn timing times turns that write, in the stated mix (issue 26)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from insika_knowledge.bench.learnpath import MIX, learn_turns
+from insika_knowledge.bench.synthetic import corpus
+from insika_knowledge.index.postings import PostingsIndex
+from insika_knowledge.index.tokenizer import TOKENIZER
+from insika_knowledge.store import SQLiteStore
+
+
+def test_every_timed_turn_writes_what_the_mix_says(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "t.db", tokenizer=TOKENIZER)
+    with store.transaction() as tx:
+        for concept in corpus(300):
+            tx.put("bench", concept, reason="extract", actor="bench")
+    index = PostingsIndex(store)
+    p50, p95, outcomes = learn_turns(store, "bench", index, 40)
+    store.close()
+    assert p50 > 0 and p95 >= p50
+    # 40 timed turns after 10 of warm-up: 4 cycles of the mix, each outcome what it should be.
+    assert outcomes == {"new:learned": 4 * MIX.count("new"), "confirm:confirmed": 4 * MIX.count("confirm"),
+                        "conflict:conflict": 4 * MIX.count("conflict")}

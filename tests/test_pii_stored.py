@@ -1,0 +1,188 @@
+"""Issue 26: personal data of the new kinds reaches no stored byte; business contacts survive.
+
+Each example proposes a concept carrying one value (in its name, description and body)
+through the real write path (screening, redaction, trust, consolidation, SQLite in WAL
+mode), a second sighting of it (a version), a conflict, then exports the agent. No byte
+of the database file, its WAL, or the exports holds the value, in any of its spellings.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from stdnum import luhn
+
+from insika_knowledge.config import load_config
+from insika_knowledge.export import export
+from insika_knowledge.learn import learn_turn
+from insika_knowledge.privacy.more import boleto_valid, rg_sp_valid
+from insika_knowledge.privacy.redact import kept_contacts, redact
+from insika_knowledge.store import SQLiteStore
+
+AGENT = "loja"
+CONFIG = load_config({"types": ["fact", "policy", "procedure", "objection"]})
+FIRST = ("Maria", "João", "Ana", "Pedro", "Juliana", "Carlos", "Fernanda", "Lucas", "Mary", "John")
+LAST = ("Souza", "Silva", "Oliveira", "Pereira", "Costa", "Almeida", "Smith", "Johnson", "Carvalho")
+STREETS = ("Rua", "R.", "Avenida", "Av.", "Alameda", "Travessa", "Estrada", "Praça")
+STREET_NAMES = ("das Flores", "Augusta", "Paulista", "XV de Novembro", "Dom Pedro II", "Santos Dumont",
+                "Barão de Itapetininga", "do Ouvidor")
+EN_NAMES = ("Oak", "Maple", "Pennsylvania", "Sunset", "Elm", "Main", "Park")
+EN_SUFFIXES = ("Street", "St.", "Avenue", "Ave", "Road", "Blvd", "Lane", "Drive")
+
+
+def _rg_sp(digits: str) -> str:
+    check = next(c for c in "0123456789X" if rg_sp_valid(digits, c))
+    return f"{digits[:2]}.{digits[2:5]}.{digits[5:8]}-{check}"
+
+
+def _mod11(digits: str, low: int) -> int:
+    total = sum(int(d) * (2 + i % 8) for i, d in enumerate(reversed(digits)))
+    rest = 11 - total % 11
+    return low if rest in (0, 10, 11) else rest
+
+
+def _boleto(bank: str, free: str, factor_value: str) -> str:
+    """A bank boleto's digitable line whose field and general digits check."""
+    general = _mod11(bank + "9" + factor_value + free, 1)
+    f1 = bank + "9" + free[:5]
+    f2, f3 = free[5:15], free[15:25]
+    fields = [f + luhn.calc_check_digit(f) for f in (f1, f2, f3)]
+    line = "".join(fields) + str(general) + factor_value
+    assert boleto_valid(line)
+    return f"{fields[0][:5]}.{fields[0][5:]} {fields[1][:5]}.{fields[1][5:]} {fields[2][:5]}.{fields[2][5:]} " \
+           f"{general} {factor_value}"
+
+
+digits = st.text("0123456789", min_size=1, max_size=1)
+rgs = st.one_of(
+    st.text("0123456789", min_size=8, max_size=8).map(_rg_sp),
+    st.tuples(st.sampled_from(["RG", "RG nº", "identidade", "R.G.:"]),
+              st.text("0123456789", min_size=7, max_size=10)).map(lambda t: (t[0], t[1])),
+)
+pix_keys = st.one_of(st.uuids(version=4).map(str), st.uuids(version=4).map(lambda u: str(u).upper()),
+                     st.uuids(version=4).map(lambda u: u.hex))
+boletos = st.builds(_boleto, st.text("0123456789", min_size=3, max_size=3),
+                    st.text("0123456789", min_size=25, max_size=25),
+                    st.text("0123456789", min_size=14, max_size=14))
+br_addresses = st.builds(lambda t, n, num, comp: f"{t} {n}, {num}{comp}", st.sampled_from(STREETS),
+                         st.sampled_from(STREET_NAMES), st.integers(1, 9999),
+                         st.sampled_from(["", ", apto 42", " - casa 2", ", bloco B"]))
+en_addresses = st.builds(lambda num, n, s, apt: f"{num} {n} {s}{apt}", st.integers(1, 99999),
+                         st.sampled_from(EN_NAMES), st.sampled_from(EN_SUFFIXES),
+                         st.sampled_from(["", ", Apt 4B", " Suite 210"]))
+names_with_contacts = st.builds(lambda f, s, how: (f"{f} {s}", how.format(name=f"{f} {s}")),
+                                st.sampled_from(FIRST), st.sampled_from(LAST),
+                                st.sampled_from(["{name}, tel. (11) 98765-4321", "{name} mora na Rua Augusta, 1500",
+                                                 "{name} (ana.lima@gmail.com)", "{name}: 42 Oak Street",
+                                                 "Contato: {name} - (21) 99876-5432"]))
+
+
+def _spellings(value: str) -> list[str]:
+    """The value as written, and its digits alone when it has enough of them to identify."""
+    found = [value]
+    only = "".join(c for c in value if c.isdigit())
+    if len(only) >= 7:
+        found.append(only)
+    return found
+
+
+def _stored_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+class _Model:
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+
+    def propose(self, request: Any) -> list[dict[str, Any]]:
+        return [dict(i) for i in self.items]
+
+    def merge(self, request: Any) -> Any:
+        raise RuntimeError("no merge model")
+
+
+def _learn_and_export(tmp: Path, text: str, slug: str) -> bytes:
+    store = SQLiteStore(tmp / "tenant.db")
+    try:
+        said = [{"role": "user", "content": f"Meus dados: {text}"},
+                {"role": "assistant", "content": f"Anotado para o pedido: {text}"}]
+        first = {"name": f"entrega-{slug}", "type": "fact", "description": f"Entrega para {text}.",
+                 "body": f"O pedido vai para {text}. Dados: {text}."}
+        again = {**first, "body": f"O pedido agora vai para {text} amanhã."}
+        for session, item in (("s1", first), ("s2", first), ("s3", again)):
+            learn_turn(store, AGENT, CONFIG, _Model([item]), session_id=session, turn_id="t", messages=said)
+        for fmt in ("md", "json", "jsonl", "graphml"):
+            export(store, AGENT, tmp / f"out-{fmt}", fmt)  # type: ignore[arg-type]
+    finally:
+        store.close()
+    return _stored_bytes(tmp)
+
+
+SETTINGS = settings(max_examples=20, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("kind", ["rg", "pix", "boleto", "br_address", "en_address", "name"])
+@SETTINGS
+@given(data=st.data())
+def test_no_value_of_the_new_kinds_reaches_any_stored_byte(tmp_path_factory: pytest.TempPathFactory,
+                                                           kind: str, data: st.DataObject) -> None:
+    strategy = {"rg": rgs, "pix": pix_keys, "boleto": boletos, "br_address": br_addresses,
+                "en_address": en_addresses, "name": names_with_contacts}[kind]
+    drawn = data.draw(strategy)
+    if kind == "rg" and isinstance(drawn, tuple):
+        secret, text = drawn[1], f"{drawn[0]} {drawn[1]}"
+    elif kind == "name":
+        secret, text = drawn
+    else:
+        secret = text = str(drawn)
+    slug = "".join(c if c.isalnum() else "-" for c in text.lower())[:40]
+    stored = _learn_and_export(tmp_path_factory.mktemp(kind), text, slug)
+    assert stored, "nothing was written"
+    for spelling in _spellings(secret):
+        assert spelling.encode("utf-8") not in stored, (kind, spelling)
+        assert spelling.lower().encode("utf-8") not in stored.lower(), (kind, spelling)
+
+
+def test_a_business_published_number_survives_and_a_customers_does_not(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "tenant.db")
+    said = [{"role": "user", "content": "Qual o telefone de vocês? O meu é (11) 98765-4321."},
+            {"role": "assistant", "content": "Nosso SAC atende no (11) 3456-7890 e no 0800 723 4567."}]
+    item = {"name": "telefones-sac", "type": "fact", "description": "Telefones do SAC.",
+            "body": "O SAC atende no (11) 3456-7890 e no 0800 723 4567. Cliente: (11) 98765-4321."}
+    learn_turn(store, AGENT, CONFIG, _Model([item]), session_id="s1", turn_id="t", messages=said)
+    body = store.get(AGENT, "telefones-sac").concept.body  # type: ignore[union-attr]
+    store.close()
+    assert "(11) 3456-7890" in body and "0800 723 4567" in body
+    assert "98765-4321" not in body and "[phone]" in body
+
+
+def test_a_number_the_customer_wrote_is_never_the_business_s_even_if_the_agent_repeats_it() -> None:
+    keep = kept_contacts([("customer", "me liga no (11) 98765-4321"),
+                          ("agent", "Nosso atendimento vai te ligar no (11) 98765-4321.")])
+    assert redact("Ligar no (11) 98765-4321.", keep).text == "Ligar no [phone]."
+
+
+@pytest.mark.parametrize("text", [
+    "Parking entrance on Rua Augusta.",  # a street, no number: a place
+    "Lisboa +351 912 345 678",  # a city next to a phone keeps its name
+    "Orders to CEPs 13000-13999 ship in 1-2 business days.",
+    "Pix payments get 5% off.",
+    "The boleto is due in 3 business days.",
+])
+def test_business_values_and_places_are_kept(text: str) -> None:
+    kept = redact(text).text
+    for word in ("Augusta", "Lisboa", "13000-13999", "Pix", "boleto"):
+        if word in text:
+            assert word in kept
+
+
+def test_uuid_pix_keys_of_any_spelling() -> None:
+    key = uuid.uuid4()
+    for spelling in (str(key), str(key).upper(), key.hex):
+        assert redact(f"minha chave {spelling}").text == "minha chave [pix]"
