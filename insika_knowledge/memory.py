@@ -293,12 +293,57 @@ class Memory:
         """
         config = load_config(json.loads(turn.knowledge))
         if config is not None and config.extract:
-            self.tenant(tenant).learn(turn.agent, config, session_id=turn.session_id, turn_id=turn.turn_id,
-                                      messages=json.loads(turn.messages))
+            report = self.tenant(tenant).learn(turn.agent, config, session_id=turn.session_id,
+                                               turn_id=turn.turn_id, messages=json.loads(turn.messages))
+            if report.outcome != "ok":  # one line per failed extraction, with its reason
+                log.warning("learning failed for %s/%s (session %s, turn %s): %s%s", tenant, turn.agent,
+                            turn.session_id, turn.turn_id, report.outcome,
+                            f": {report.detail}" if report.detail else "")
 
     def tenants_with_pending(self) -> list[str]:
         """Tenants whose outbox holds turns (`insika_knowledge.queue.QueueHost`; reads only)."""
         return tenants_with_pending(self.directory, self.database or "")
+
+    def status(self, tenants: Sequence[str] | None = None, *, failures: int = 5) -> list[TenantStatus]:
+        """What learning is doing, per tenant: the queue, the counts, the last failures.
+
+        Reads only: a tenant without a database is left out, never created.
+
+        Args:
+            tenants: the tenants to report (None: every tenant that has a database).
+            failures: how many of the most recent failed extractions to list per tenant.
+
+        Returns:
+            One `TenantStatus` per tenant, by name.
+
+        Raises:
+            InvalidName: a tenant name is invalid.
+        """
+        names = self.tenants() if tenants is None else [check_tenant(t) for t in tenants]
+        out: list[TenantStatus] = []
+        for name in sorted(dict.fromkeys(names)):
+            if not self.has_tenant(name):
+                continue
+            store = self.store(name)
+            outbox = store.outbox()
+            counts = store.extraction_counts()
+            agents = sorted(set(counts) | set(store.agents()))
+            out.append(TenantStatus(
+                tenant=name, queued=outbox.pending(), dropped=outbox.dropped(),
+                agents=[AgentLearning(a, store.count(a), dict(counts.get(a, {}))) for a in agents],
+                failures=store.failed_extractions(failures),
+            ))
+        return out
+
+    def learning_worker(self) -> dict[str, Any]:
+        """This process's learning worker: ``{"running": bool, "in_memory": turns waiting
+        in memory for a database write lock}``.
+        """
+        with self._lock:
+            queue = self._queue
+        if queue is None:
+            return {"running": False, "in_memory": 0}
+        return {"running": queue.running(), "in_memory": queue.waiting_in_memory()}
 
     # ------------------------------------------------------------------ learning and deleting
 
@@ -650,6 +695,57 @@ class Memory:
             messages=evidence, tenant=tenant, model=GivenModel([item], chosen),
         )
 
+
+
+@dataclass(frozen=True)
+class AgentLearning:
+    """One agent's learning, as recorded in its tenant's database.
+
+    Attributes:
+        agent: the agent id.
+        concepts: its current concepts.
+        turns: recorded extraction attempts per outcome (``ok``, ``no_model``,
+            ``model_error``, ``dropped_outbox_full``...).
+    """
+
+    agent: str
+    concepts: int
+    turns: dict[str, int]
+
+    @property
+    def failed(self) -> int:
+        """Attempts whose outcome is not ``ok``."""
+        return sum(n for outcome, n in self.turns.items() if outcome != "ok")
+
+
+@dataclass(frozen=True)
+class TenantStatus:
+    """What `Memory.status` reports for one tenant.
+
+    Attributes:
+        tenant: the tenant name.
+        queued: turns in its outbox, waiting to be learned (claimed or not).
+        dropped: turns the queue refused (outbox full, turn too large), on record.
+        agents: per agent, by id.
+        failures: the most recent failed extractions, newest first.
+    """
+
+    tenant: str
+    queued: int
+    dropped: int
+    agents: list[AgentLearning]
+    failures: list[ExtractionRecord]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields, each failure as agent, session_id, turn_id, outcome, detail, attempted_at."""
+        return {
+            "tenant": self.tenant, "queued": self.queued, "dropped": self.dropped,
+            "agents": [{"agent": a.agent, "concepts": a.concepts, "turns": a.turns, "failed": a.failed}
+                       for a in self.agents],
+            "failures": [{"agent": f.agent, "session_id": f.session_id, "turn_id": f.turn_id,
+                          "outcome": f.outcome, "detail": f.detail, "attempted_at": f.attempted_at}
+                         for f in self.failures],
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,12 @@ from conftest import make_concept
 from insika_knowledge.events import Recorder
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduresConfig
-from insika_knowledge.relay.agents import agents_from
+from insika_knowledge.relay.access import Access
+from insika_knowledge.relay.agents import TenantAccess, directory_from
 from insika_knowledge.relay.app import create_app
 from insika_knowledge.relay.runtime import Relay, RelaySettings, upstream_base
 from insika_knowledge.relay.server import BackgroundServer
+from insika_knowledge.serving import Limits
 
 AGENT = "store-support"
 TENANT = "loja-a"
@@ -61,17 +63,20 @@ def seed_concepts(memory: Memory) -> None:
 @contextmanager
 def running_relay(
     data_dir: Path, upstream_url: str, *, knowledge: dict[str, Any] | None = None, mode: str = "shadow",
-    seed: bool = True, database: str | None = None,
+    seed: bool = True, database: str | None = None, access: Access | None = None, learns: bool = True,
+    limits: Limits | None = None,
 ) -> Iterator[Running]:
     block = {"model": "openai/fake-model", **(knowledge or {})}
-    agents = agents_from({AGENT: {"knowledge": block}, "no-memory-agent": None})
+    directory = directory_from({AGENT: {"knowledge": block}, "no-memory-agent": None})
     memory = Memory(data_dir, database=database)
     if seed:
         seed_concepts(memory)
     recorder = Recorder()
     memory.events.subscribe(recorder)
-    relay = Relay(memory, RelaySettings(upstream_base(upstream_url)), agents, ProceduresConfig(mode=mode))
-    server = BackgroundServer(create_app(relay)).start()
+    access = access or Access({TENANT: TenantAccess(), "default": TenantAccess()}, directory.listed)
+    relay = Relay(memory, RelaySettings(upstream_base(upstream_url)), directory.agents, ProceduresConfig(mode=mode),
+                  access=access, learns=learns)
+    server = BackgroundServer(create_app(relay), limits=limits).start()
     try:
         yield Running(relay, server, recorder)
     finally:

@@ -7,13 +7,16 @@ they came, plus the relay's headers (`insika_knowledge.relay.prepare.Prepared.he
 
 `json_answer` reads a whole JSON answer; a ``load_knowledge`` call makes it answer the
 call and ask again (`insika_knowledge.relay.toolloop`); the final answer's bytes go to
-the client as the upstream sent them, and then the turn to learning (`Exchange.hand_off`).
+the client as the upstream sent them, once the turn is handed to learning
+(`Exchange.seal`: durable before the client has the answer, whatever it does next).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +50,9 @@ class Exchange:
         url: the upstream URL.
         headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
         raw_body: the request body as the client sent it.
-        finished: the final answer, once read whole, when it is to be learned (learning
-            gets it after the client).
+        executor: the worker threads the hand-off's database write runs in.
+        finished: the final answer, once read whole, when it is to be learned.
+        sealed: the finished turn has been handed to learning (`seal`).
     """
 
     relay: Relay
@@ -57,7 +61,9 @@ class Exchange:
     url: str
     headers: list[tuple[str, str]]
     raw_body: bytes
+    executor: Executor | None = None
     finished: Answer | None = field(default=None, init=False)
+    sealed: bool = field(default=False, init=False)
 
     def first_content(self) -> bytes:
         """The first upstream request's body: the client's bytes unless memory changed it."""
@@ -90,11 +96,23 @@ class Exchange:
         return encode(self.prepared.headers())
 
     def learn(self, answer: Answer) -> None:
-        """Keep `answer` as the finished turn's: `hand_off` gives it to learning once the
-        client has its response (learning is never on the answer's path).
-        """
+        """Keep `answer` as the finished turn's, when it is one to learn (`seal` hands it off)."""
         if learns(self.prepared, answer):
             self.finished = answer
+
+    async def seal(self) -> None:
+        """Hand the finished turn, if any, to learning, once: the outbox write runs in a
+        worker thread and is awaited, so it is durable before the caller sends the answer's
+        last byte. A client gone meanwhile cancels the wait, never the write. Never raises
+        but for that cancellation.
+        """
+        if self.finished is None or self.sealed:
+            return
+        self.sealed = True
+        if self.executor is None:
+            self.hand_off()
+            return
+        await asyncio.get_running_loop().run_in_executor(self.executor, self.hand_off)
 
     def hand_off(self) -> None:
         """Hand the finished turn, if any, to learning (`insika_knowledge.relay.learning.hand_off`:
