@@ -31,6 +31,7 @@ import pluggy
 
 from insika_knowledge import __version__, hookspecs
 from insika_knowledge.commands import concepts as concepts_cli
+from insika_knowledge.commands import status as status_cli
 from insika_knowledge.commands.options import (
     agent_memory,
     agent_option,
@@ -60,7 +61,7 @@ EXIT_USAGE: Final = 2
 #: Entry point groups whose plugins may register commands: engine plugins, command-line ones.
 PLUGIN_GROUPS: Final = ("insika.plugins", "insika.commands")
 #: The runtime's own command modules, registered through the same hook as plugins.
-BUILTIN_PLUGINS: Final = (concepts_cli, procedures_cli, mcp_cli, hermes_cli, relay_cli)
+BUILTIN_PLUGINS: Final = (concepts_cli, status_cli, procedures_cli, mcp_cli, hermes_cli, relay_cli)
 
 
 class _Failure(click.ClickException):

@@ -16,12 +16,15 @@ httptools protocol with four limits (`Limits`), enforced before the app sees any
 The refusal bodies are JSON in a shape both OpenAI and Anthropic clients read
 (``{"type": "error", "error": {"type", "message", "code"}}``). `raise_open_files` lifts
 the process's soft limit of open files to its hard limit, so held sockets do not run
-out of descriptors before the timeouts free them.
+out of descriptors before the timeouts free them. The access-token rules every server
+shares are here too (`is_loopback`, `check_token`, `token_matches`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import ipaddress
 import json
 import logging
 from dataclasses import dataclass
@@ -29,6 +32,8 @@ from typing import Any, ClassVar, Final
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from insika_knowledge.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +200,38 @@ class LimitedProtocol(HttpToolsProtocol):
             cycle.message_event.set()
         log.info("refused a request from %s: %s", self.client, message)
         self.transport.close()
+
+
+#: The shortest access token a server accepts.
+TOKEN_MIN_CHARS: Final = 16
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1): reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(token: str, where: str) -> str:
+    """Return `token` when it is usable as an access token, else raise.
+
+    Raises:
+        UserError: shorter than `TOKEN_MIN_CHARS`, not printable, or with surrounding
+            spaces (`where` names the setting in the message).
+    """
+    if len(token) < TOKEN_MIN_CHARS or not token.isprintable() or token != token.strip():
+        raise UserError(f"{where}: a token needs at least {TOKEN_MIN_CHARS} printable characters, "
+                        "no surrounding spaces")
+    return token
+
+
+def token_matches(sent: str, token: str) -> bool:
+    """True when `sent` is `token` (compared in constant time)."""
+    return hmac.compare_digest(sent.encode("utf-8", "replace"), token.encode("utf-8"))
 
 
 def config(app: Any, host: str, port: int, limits: Limits | None = None, **options: Any) -> uvicorn.Config:

@@ -22,8 +22,6 @@ tenant (`check_exposure`).
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -31,6 +29,7 @@ from typing import Final
 from insika_knowledge.errors import UserError
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.relay.agents import PASS, REFUSE, TenantAccess
+from insika_knowledge.serving import is_loopback, token_matches
 from insika_knowledge.wire.headers import AGENT_HEADER, TENANT_HEADER, TOKEN_HEADER, memory_on
 
 #: Error kinds of a refusal (the ``type`` of the wire format's error body).
@@ -55,16 +54,6 @@ class Refusal:
     status: int
     kind: str
     message: str
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class Access:
@@ -106,8 +95,7 @@ class Access:
         tenant = self.tenant_of(headers)
         if tenant in self.tokens:
             token = self.tokens[tenant]
-            if token is not None and not hmac.compare_digest(
-                    headers.get(TOKEN_HEADER, "").encode("utf-8", "replace"), token.encode("utf-8")):
+            if token is not None and not token_matches(headers.get(TOKEN_HEADER, ""), token):
                 return Refusal(401, AUTHENTICATION,
                                f"tenant {tenant!r} needs its access token in the {TOKEN_HEADER} header "
                                "(missing or wrong)")

@@ -44,6 +44,7 @@ import yaml
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, UserError
 from insika_knowledge.ids import check_agent, check_tenant
+from insika_knowledge.serving import check_token
 
 #: The top-level keys of the long form.
 LONG_FORM_KEYS: Final = frozenset({"agents", "tenants", "unknown"})
@@ -190,7 +191,8 @@ def read_token(value: str) -> str:
     """A token as written: ``env:NAME`` reads ``$NAME``; anything else is the token itself.
 
     Raises:
-        UserError: the variable is unset or empty, or the token is shorter than 16 characters.
+        UserError: the variable is unset or empty, or the token is unusable
+            (`insika_knowledge.serving.check_token`).
     """
     token = value
     if value.startswith(ENV_PREFIX):
@@ -198,9 +200,7 @@ def read_token(value: str) -> str:
         token = os.environ.get(name, "")
         if not token:
             raise UserError(f"token: ${name} is not set")
-    if len(token) < 16 or not token.isprintable() or token != token.strip():
-        raise UserError("token: use at least 16 printable characters, no surrounding spaces")
-    return token
+    return check_token(token, "token")
 
 
 def load_directory(path: str | Path) -> Directory:
