@@ -217,7 +217,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
               help="Concepts matched (1-50); as many linked ones again at most.")
 @click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
               show_default=True, help="Which index answers (auto: exact BM25 over the agent's stored index).")
-@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the concepts matched and linked as JSON objects instead of the block.")
 def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
            top_k: int, index_mode: str, as_json: bool) -> None:
     """Print the <knowledge> block the agent would get for MESSAGE."""
@@ -227,12 +228,18 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
         retriever = memory.retriever(tenant)
         if as_json:
             found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
-            click.echo(json.dumps({
-                "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
-            }))
+            click.echo(json.dumps({"matched": [_entry(e) for e in found.matched],
+                                   "linked": [_entry(e) for e in found.linked]}, ensure_ascii=False, indent=2))
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    """A block entry as ``search --json`` prints it: what the block shows, plus type and status."""
+    return {"name": entry.name, "description": entry.description, "type": entry.type,
+            "confidence": entry.confidence, "provenance": entry.provenance,
+            "status": "conflict" if entry.in_conflict else "ok"}
 
 
 @cli.command()
@@ -257,7 +264,8 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 
 @cli.command()
 @agent_option
-@click.option("--out", required=True, type=click.Path(), help="Output folder.")
+@click.option("--out", required=True, type=click.Path(allow_dash=True),
+              help="Output folder, or - for standard output (graphml, json, jsonl).")
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="md", show_default=True,
               help="md: <name>.md each; graphml: knowledge.graphml; json: knowledge.json (an array); "
               "jsonl: knowledge.jsonl (a concept a line).")
@@ -265,14 +273,30 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 @database_option
 @tenant_option
 def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str | None, tenant: str) -> None:
-    """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines."""
+    """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines.
+
+    With --out -, the GraphML, JSON or JSON lines go to standard output (the summary line
+    to standard error).
+    """
+    from insika_knowledge.export import document
     from insika_knowledge.export import export as run
 
     if not out.strip():
         raise UserError("--out is empty: name the folder to write to (e.g. --out ./export)")
+    chosen = cast(Format, fmt)  # a click.Choice of FORMATS
+    if out == "-" and chosen == "md":
+        raise UserError("--format md writes one file per concept: give --out a folder, or use "
+                        "--format graphml, json or jsonl with --out -")
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS
+        if out == "-":
+            records = memory.records(agent=agent, tenant=tenant)
+            text, edges, _ = document(records, chosen)
+            click.echo(text, nl=False)
+            extra = f", {edges} links" if fmt == "graphml" else ""
+            click.echo(f"exported {len(records)} concepts{extra} to standard output", err=True)
+            return
+        result = run(memory.store(tenant), agent, out, chosen)
     extra = f", {result.edges} links" if fmt == "graphml" else ""
     click.echo(f"exported {result.concepts} concepts{extra} to {out}")
 
