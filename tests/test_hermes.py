@@ -33,7 +33,7 @@ from insika_knowledge.cli import cli
 from insika_knowledge.errors import ConfigError, InvalidName
 from insika_knowledge.hermes import provider_class, register
 from insika_knowledge.hermes.install import install_plugin
-from insika_knowledge.hermes.provider import InsikaProvider
+from insika_knowledge.hermes.provider import NOT_AUTHORITATIVE, InsikaProvider
 from insika_knowledge.hermes.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,7 +153,9 @@ def test_a_turn_is_learned_in_the_background_then_recalled(provider: InsikaProvi
     assert '"Oi"' not in sent and '"Frete grátis?"' in sent  # only the last turn
     assert '{"name": "lookup", "arguments": {}}' in sent  # OpenAI tool calls flattened, arguments read
     block = provider.prefetch("Tem frete grátis acima de quanto?")
-    assert block.startswith("<knowledge>") and 'name="frete-gratis-acima-199"' in block
+    assert block.startswith(NOT_AUTHORITATIVE + "\n\n<knowledge>") and 'name="frete-gratis-acima-199"' in block
+    assert "never a guarantee" in block.split("<knowledge>")[0]  # said before Hermes' "authoritative" wrapper
+    # is read as applying to it
     loaded = json.loads(provider.handle_tool_call("load_knowledge", {"name": "frete-gratis-acima-199"}))
     assert loaded["markdown"].startswith("---\nname: frete-gratis-acima-199\n")
     assert "sources: [\"s1\"]" in loaded["markdown"]  # the session Hermes initialised
@@ -294,7 +296,8 @@ def test_the_real_hermes_loads_the_provider_and_runs_a_turn(hermes_python: Path,
     assert ["insika", True] in seen["discovered"]
     assert (seen["loaded"], seen["is_memory_provider"], seen["available"]) == ("InsikaMemoryProvider", True, True)
     assert seen["before"] == "" and seen["flushed"] is True
-    assert seen["after"].startswith("<knowledge>") and 'name="frete-gratis-acima-199"' in seen["after"]
+    assert seen["after"].startswith(NOT_AUTHORITATIVE + "\n\n<knowledge>")
+    assert 'name="frete-gratis-acima-199"' in seen["after"]
     assert seen["context"].startswith("<memory-context>")
     assert "load_knowledge" in seen["tools"]
     assert seen["loaded_concept"]["name"] == "frete-gratis-acima-199"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from conftest import Clock, make_concept
-from starlette.testclient import TestClient
 from studio_pages import csrf as _csrf
 from studio_pages import logged_in
 
@@ -21,7 +20,8 @@ TENANT = "acme"
 AGENT = "shop"
 SCOPE = f"agent={AGENT}&tenant={TENANT}"
 NAME = "devolucao-7-dias"
-THIRTY = Candidate(NAME, "Returns are accepted within 30 days.", "policy", "Customers may return any item within 30 days.")
+THIRTY = Candidate(NAME, "Returns are accepted within 30 days.", "policy",
+                   "Customers may return any item within 30 days.")
 
 
 @pytest.fixture
