@@ -310,8 +310,12 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str |
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Also answer to this Host name or address (the loopback names and the "
                    "--host address always are; others get 400). Repeatable.")
+@click.option("--header-timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
+              help="Seconds a request's headers may take to arrive (slower: 408).")
+@click.option("--body-timeout", type=click.FloatRange(0.1, 3600), default=60.0, show_default=True,
+              help="Seconds a request's body may take to arrive after its headers (slower: 408).")
 def studio(data_dir: str | None, database: str | None, host: str, port: int,
-           allowed_hosts: tuple[str, ...]) -> None:
+           allowed_hosts: tuple[str, ...], header_timeout: float, body_timeout: float) -> None:
     """Serve the Studio web page: browse, edit, resolve and restore concepts."""
     try:
         from insika_knowledge.studio.server import serve
@@ -320,7 +324,8 @@ def studio(data_dir: str | None, database: str | None, host: str, port: int,
             f"the Studio needs its extra ({exc.name or exc} is missing): "
             "pip install 'insika-knowledge[studio]'"
         ) from None
-    serve(data_dir, host, port, allowed=allowed_hosts, database=database, echo=click.echo)
+    serve(data_dir, host, port, allowed=allowed_hosts, database=database, echo=click.echo,
+          header_timeout_s=header_timeout, body_timeout_s=body_timeout)
 
 
 def invoked_as(argv0: str | None = None) -> str:
