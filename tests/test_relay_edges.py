@@ -392,3 +392,21 @@ def test_the_answer_is_durable_before_the_client_has_it(relay: Running, upstream
         with lock:
             seen.append(store.outbox().pending())
     assert seen == [1, 2, 3, 4, 5]
+
+
+def test_the_relay_page_example_runs(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "relay.md").read_text(encoding="utf-8")
+    section = page.split("\n## An example that runs\n", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    done = subprocess.run([sys.executable, "-c", code.group(1)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root),
+                                            "HOME": str(tmp_path), "INSIKA_KNOWLEDGE_HOME": str(tmp_path / "h")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["on: recall only injected", "['skill_knowledge_graph', 'knowledge']",
+                                        "['skill_knowledge_graph']", "1", "PermissionDeniedError"]
