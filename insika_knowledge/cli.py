@@ -46,6 +46,7 @@ from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, Us
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
+from insika_knowledge.httplimits import limit_options
 from insika_knowledge.ids import check_agent
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
@@ -310,10 +311,7 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str |
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Also answer to this Host name or address (the loopback names and the "
                    "--host address always are; others get 400). Repeatable.")
-@click.option("--header-timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
-              help="Seconds a request's headers may take to arrive (slower: 408).")
-@click.option("--body-timeout", type=click.FloatRange(0.1, 3600), default=60.0, show_default=True,
-              help="Seconds a request's body may take to arrive after its headers (slower: 408).")
+@limit_options(body_mb=None)  # the Studio's body cap is fixed: 1 MiB
 def studio(data_dir: str | None, database: str | None, host: str, port: int,
            allowed_hosts: tuple[str, ...], header_timeout: float, body_timeout: float) -> None:
     """Serve the Studio web page: browse, edit, resolve and restore concepts."""

@@ -857,8 +857,8 @@ class TenantStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """One search result.
+class HitSummary:
+    """One search result as a block or a tool list shows it (no body).
 
     Attributes:
         name: the concept's name.
@@ -868,7 +868,6 @@ class Hit:
         confidence: 0..1.
         provenance: ``observed`` (learned) or ``policy`` (set by a person).
         status: ``ok``, or ``conflict`` when contradicting reports await a person.
-        body: the concept's markdown body (its whole claim; `Memory.load` gives the record).
     """
 
     name: str
@@ -878,6 +877,20 @@ class Hit:
     confidence: float
     provenance: str
     status: str
+
+    def summary(self) -> HitSummary:
+        """This hit without its body."""
+        return HitSummary(self.name, self.description, self.type, self.score, self.confidence,
+                          self.provenance, self.status)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(HitSummary):
+    """One search result (`HitSummary`'s fields), with its body.
+
+    Attributes:
+        body: the concept's markdown body (its whole claim; `Memory.load` gives the record).
+    """
 
     body: str = ""
 

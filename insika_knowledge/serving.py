@@ -16,51 +16,25 @@ httptools protocol with four limits (`Limits`), enforced before the app sees any
 The refusal bodies are JSON in a shape both OpenAI and Anthropic clients read
 (``{"type": "error", "error": {"type", "message", "code"}}``). `raise_open_files` lifts
 the process's soft limit of open files to its hard limit, so held sockets do not run
-out of descriptors before the timeouts free them. The access-token rules every server
-shares are here too (`is_loopback`, `check_token`, `token_matches`).
+out of descriptors before the timeouts free them. `Limits` and the rules every server
+shares for access tokens are `insika_knowledge.httplimits`' (no uvicorn needed to read them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
-import ipaddress
 import json
 import logging
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.httplimits import Limits
 
 log = logging.getLogger(__name__)
 
 _REASONS: Final = {408: "Request Timeout", 413: "Content Too Large", 431: "Request Header Fields Too Large"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may take from a server.
-
-    Attributes:
-        max_body_bytes: the largest request body, in bytes.
-        max_header_bytes: the largest request line and headers together, in bytes.
-        header_timeout_s: seconds a request's headers may take to arrive.
-        body_timeout_s: seconds a request's body may take to arrive, after its headers.
-    """
-
-    max_body_bytes: int = 32 * 1024 * 1024
-    max_header_bytes: int = 64 * 1024
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.max_body_bytes < 1024 or self.max_header_bytes < 1024:
-            raise ValueError("max_body_bytes and max_header_bytes must be at least 1024")
-        if self.header_timeout_s <= 0 or self.body_timeout_s <= 0:
-            raise ValueError("header_timeout_s and body_timeout_s must be positive")
 
 
 def refusal_body(status: int, message: str) -> bytes:
@@ -202,36 +176,9 @@ class LimitedProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-#: The shortest access token a server accepts.
-TOKEN_MIN_CHARS: Final = 16
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1): reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def check_token(token: str, where: str) -> str:
-    """Return `token` when it is usable as an access token, else raise.
-
-    Raises:
-        UserError: shorter than `TOKEN_MIN_CHARS`, not printable, or with surrounding
-            spaces (`where` names the setting in the message).
-    """
-    if len(token) < TOKEN_MIN_CHARS or not token.isprintable() or token != token.strip():
-        raise UserError(f"{where}: a token needs at least {TOKEN_MIN_CHARS} printable characters, "
-                        "no surrounding spaces")
-    return token
-
-
-def token_matches(sent: str, token: str) -> bool:
-    """True when `sent` is `token` (compared in constant time)."""
-    return hmac.compare_digest(sent.encode("utf-8", "replace"), token.encode("utf-8"))
+def protocol(limits: Limits | None = None) -> type[LimitedProtocol]:
+    """The protocol class (uvicorn's ``http`` setting) enforcing `limits` (None: the defaults)."""
+    return LimitedProtocol.with_limits(limits or Limits())
 
 
 def config(app: Any, host: str, port: int, limits: Limits | None = None, **options: Any) -> uvicorn.Config:
@@ -244,7 +191,7 @@ def config(app: Any, host: str, port: int, limits: Limits | None = None, **optio
         limits: what one request may take.
         options: more `uvicorn.Config` settings (they win over the defaults here).
     """
-    settings: dict[str, Any] = {"http": LimitedProtocol.with_limits(limits or Limits()), **options}
+    settings: dict[str, Any] = {"http": protocol(limits), **options}
     return uvicorn.Config(app, host=host, port=port, **settings)
 
 

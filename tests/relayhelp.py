@@ -9,9 +9,12 @@ from typing import Any
 
 import anthropic
 import openai
+import pytest
 from conftest import make_concept
+from fakeupstream import FakeUpstream
 
 from insika_knowledge.events import Recorder
+from insika_knowledge.httplimits import Limits
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduresConfig
 from insika_knowledge.relay.access import Access
@@ -19,7 +22,6 @@ from insika_knowledge.relay.agents import TenantAccess, directory_from
 from insika_knowledge.relay.app import create_app
 from insika_knowledge.relay.runtime import Relay, RelaySettings, upstream_base
 from insika_knowledge.relay.server import BackgroundServer
-from insika_knowledge.serving import Limits
 
 AGENT = "store-support"
 TENANT = "loja-a"
@@ -27,6 +29,20 @@ SESSION = "sess-1"
 KEY = "sk-test-caller-key"
 QUESTION = "Qual o prazo de entrega para o CEP 13000 em Campinas?"
 IDENTITY = {"x-insika-tenant": TENANT, "x-insika-agent": AGENT, "x-ace-session": SESSION}
+
+
+@pytest.fixture(scope="module")
+def shared_upstream() -> Iterator[FakeUpstream]:
+    """One fake upstream for a test module (import it with `upstream`)."""
+    with FakeUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture
+def upstream(shared_upstream: FakeUpstream) -> FakeUpstream:
+    """The module's fake upstream, its script and records reset."""
+    shared_upstream.reset()
+    return shared_upstream
 
 
 class Running:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docexamples import python_example, run_example
 
 from insika_knowledge import AsyncMemory, Memory
 from insika_knowledge.demo import demo_file
@@ -157,20 +158,8 @@ def test_the_documented_model_protocol_is_enough(tmp_path: Path) -> None:
 
 
 def test_the_python_page_editing_example_runs(tmp_path: Path) -> None:
-    import os
-    import re
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[1]
-    page = (root / "docs" / "python.md").read_text(encoding="utf-8")
-    section = page.split("\n## Editing, history, filters and asyncio\n", 1)[1].split("\n## ", 1)[0]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None
-    done = subprocess.run([sys.executable, "-c", code.group(1)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
+    lines = run_example(python_example("docs/python.md", "## Editing, history, filters and asyncio"),
+                        tmp_path).splitlines()
     assert lines[0] == "['devolucao-7-dias']" and lines[1].startswith("cep-13-campinas | ")
     assert lines[2] == "[(1, 'extract'), (2, 'edit')]" and lines[3] == "observed"
     assert lines[-1] == "cep-13-campinas"

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+from servers import free_port, started  # noqa: E402
 
 from insika_knowledge import Memory  # noqa: E402
 from insika_knowledge.demo import demo_file  # noqa: E402
@@ -192,32 +193,14 @@ def test_out_of_bounds_arguments_are_errors_in_the_callers_words(data: Path) -> 
 
 
 def _http_server(data: Path, port: int, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--data-dir", str(data),
-         "--http", str(port), *extra], env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            assert proc.poll() is None, proc.communicate()[1].decode()
-            assert time.monotonic() < deadline, "the server did not listen"
-            time.sleep(0.1)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return started(["mcp", "--agent", AGENT, "--data-dir", str(data), "--http", str(port), *extra], port, env)
 
 
 def test_http_clients_each_have_their_session_and_need_the_token(data: Path) -> None:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    port = _free_port()
+    port = free_port()
     token = "mcp-test-token-0123456789"
     proc = _http_server(data, port, "--token-env", "MCP_TEST_TOKEN", env={"MCP_TEST_TOKEN": token})
     url = f"http://127.0.0.1:{port}/mcp"
@@ -253,6 +236,6 @@ def test_http_clients_each_have_their_session_and_need_the_token(data: Path) -> 
 
 def test_http_beyond_loopback_needs_a_token(data: Path) -> None:
     ran = subprocess.run([sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--data-dir", str(data),
-                          "--http", str(_free_port()), "--host", "0.0.0.0"],
+                          "--http", str(free_port()), "--host", "0.0.0.0"],
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 2 and "--token-env" in ran.stderr and "Traceback" not in ran.stderr

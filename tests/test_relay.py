@@ -13,6 +13,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+import relayhelp
 from conftest import make_concept
 from fakellm import FakeLLM
 from fakeupstream import Call, Calls, FakeUpstream, Raw, Status, Text
@@ -23,17 +24,8 @@ from insika_knowledge.retrieve import Retriever
 from insika_knowledge.sessions import Session
 from insika_knowledge.wire.headers import PRIVATE_PREFIXES
 
-
-@pytest.fixture(scope="module")
-def shared_upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as fake:
-        yield fake
-
-
-@pytest.fixture
-def upstream(shared_upstream: FakeUpstream) -> FakeUpstream:
-    shared_upstream.reset()
-    return shared_upstream
+#: The module's fake upstream (`relayhelp`'s fixtures).
+shared_upstream, upstream = relayhelp.shared_upstream, relayhelp.upstream
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -20,17 +19,12 @@ import httpx
 import openai
 import pytest
 from fakeupstream import FakeUpstream, Text
+from servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = "store-support"
 TENANT = "loja-a"
 MESSAGES: list = [{"role": "user", "content": "Qual o prazo de entrega para o CEP 13000?"}]  # type: ignore[type-arg]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,18 @@ import anthropic
 import httpx
 import openai
 import pytest
+import relayhelp
+from docexamples import python_example, run_example
 from fakellm import FakeLLM
 from fakeupstream import FakeUpstream, Text
 from relayhelp import AGENT, IDENTITY, KEY, QUESTION, TENANT, Running, running_relay
 
+from insika_knowledge.httplimits import Limits
 from insika_knowledge.relay.access import Access
 from insika_knowledge.relay.agents import TenantAccess
-from insika_knowledge.serving import Limits
+
+#: The module's fake upstream (`relayhelp`'s fixtures).
+shared_upstream, upstream = relayhelp.shared_upstream, relayhelp.upstream
 
 
 def _importable(module: str) -> bool:
@@ -39,18 +44,6 @@ BROKEN: tuple[type[BaseException], ...] = (
 MESSAGES: Any = [{"role": "user", "content": QUESTION}]
 CANDIDATE = {"name": "frete-gratis-acima-299", "description": "Free shipping above R$ 299 in the south.",
              "type": "policy", "body": "Orders above R$ 299 to the south ship for free."}
-
-
-@pytest.fixture(scope="module")
-def shared_upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as fake:
-        yield fake
-
-
-@pytest.fixture
-def upstream(shared_upstream: FakeUpstream) -> FakeUpstream:
-    shared_upstream.reset()
-    return shared_upstream
 
 
 @pytest.fixture
@@ -395,18 +388,6 @@ def test_the_answer_is_durable_before_the_client_has_it(relay: Running, upstream
 
 
 def test_the_relay_page_example_runs(tmp_path: Path) -> None:
-    import re
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[1]
-    page = (root / "docs" / "relay.md").read_text(encoding="utf-8")
-    section = page.split("\n## An example that runs\n", 1)[1].split("\n## ", 1)[0]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None
-    done = subprocess.run([sys.executable, "-c", code.group(1)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root),
-                                            "HOME": str(tmp_path), "INSIKA_KNOWLEDGE_HOME": str(tmp_path / "h")})
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines() == ["on: recall only injected", "['skill_knowledge_graph', 'knowledge']",
-                                        "['skill_knowledge_graph']", "1", "PermissionDeniedError"]
+    out = run_example(python_example("docs/relay.md", "## An example that runs"), tmp_path)
+    assert out.splitlines() == ["on: recall only injected", "['skill_knowledge_graph', 'knowledge']",
+                                "['skill_knowledge_graph']", "1", "PermissionDeniedError"]

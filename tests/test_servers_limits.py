@@ -6,41 +6,16 @@ tests/test_relay_edges.py.
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from servers import free_port, started
 
 from insika_knowledge import Memory
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _started(args: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "insika_knowledge", *args],
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "the server did not listen"
-            time.sleep(0.1)
 
 
 @pytest.fixture
@@ -52,7 +27,7 @@ def data(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=["studio", "mcp"])
 def server(request: pytest.FixtureRequest, data: Path) -> Iterator[tuple[str, int, str]]:
-    port = _port()
+    port = free_port()
     timeouts = ["--header-timeout", "0.5", "--body-timeout", "0.5"]
     if request.param == "studio":
         args = ["studio", "--data-dir", str(data), "--port", str(port), *timeouts]
@@ -60,7 +35,7 @@ def server(request: pytest.FixtureRequest, data: Path) -> Iterator[tuple[str, in
     else:
         args = ["mcp", "--agent", "shop", "--data-dir", str(data), "--http", str(port), *timeouts]
         path, env = "/mcp", {}
-    proc = _started(args, port, env)
+    proc = started(args, port, env)
     try:
         yield request.param, port, path
     finally:

@@ -14,6 +14,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.httplimits import check_token, is_loopback, limit_options, limits_from
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.location import DATABASE_HELP
 
@@ -35,12 +36,7 @@ LOOPBACK = "127.0.0.1"
               help="Address --http listens on; beyond loopback, --token-env is required.")
 @click.option("--token-env", metavar="VAR", default=None,
               help="Environment variable holding the token HTTP clients send as 'Authorization: Bearer TOKEN'.")
-@click.option("--max-body-mb", type=click.IntRange(1, 1024), default=4, show_default=True,
-              help="The largest HTTP request body, in MiB (larger: 413).")
-@click.option("--header-timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
-              help="Seconds an HTTP request's headers may take to arrive (slower: 408).")
-@click.option("--body-timeout", type=click.FloatRange(0.1, 3600), default=60.0, show_default=True,
-              help="Seconds an HTTP request's body may take to arrive after its headers (slower: 408).")
+@limit_options(body_mb=4)
 @click.option("--model", default=None,
               help="Model that merges a related repeat of a proposed concept "
               "(default: $INSIKA_UTILITY_MODEL; none: a different repeat is a conflict).")
@@ -59,7 +55,6 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
                            "pip install 'insika-knowledge[mcp]'") from None
     from insika_knowledge.config import load_config
     from insika_knowledge.memory import Memory
-    from insika_knowledge.serving import Limits
 
     token = _token(token_env, host if http_port is not None else LOOPBACK)
     memory = Memory(data_dir, database=database, base_url=base_url)
@@ -77,9 +72,8 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
             shown = f"[{host}]" if ":" in host else host
             click.echo(f"MCP on http://{shown}:{http_port}/mcp (agent {agent}, tenant {tenant}"
                        f"{', token required' if token else ''})", err=True)
-            limits = Limits(max_body_bytes=max_body_mb * 1024 * 1024, header_timeout_s=header_timeout,
-                            body_timeout_s=body_timeout)
-            serve_http(server, host, http_port, token=token, limits=limits)
+            serve_http(server, host, http_port, token=token,
+                       limits=limits_from(max_body_mb, header_timeout, body_timeout))
     finally:
         memory.close()
 
@@ -92,8 +86,6 @@ def _token(variable: str | None, host: str) -> str | None:
             and no token was given.
     """
     import os
-
-    from insika_knowledge.serving import check_token, is_loopback
 
     if variable is None:
         if not is_loopback(host):

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from insika_knowledge import serving
-from insika_knowledge.serving import Limits, token_matches
+from insika_knowledge.httplimits import Limits, token_matches
 
 #: Where the MCP endpoint is served.
 PATH = "/mcp"

@@ -43,7 +43,7 @@ from insika_knowledge.concept import DESCRIPTION_MAX
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import InsikaError, NotFound
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent
-from insika_knowledge.memory import Memory
+from insika_knowledge.memory import HitSummary, Memory
 
 SCHEME: Final = "knowledge"
 MARKDOWN: Final = "text/markdown"
@@ -77,22 +77,12 @@ def tool_text(text: str) -> str:
     return inspect.cleandoc(text)
 
 
-class HitOut(BaseModel):
-    """One search hit (no body: ``load_knowledge`` reads it)."""
-
-    name: str
-    description: str
-    type: str
-    score: float
-    confidence: float
-    provenance: str
-    status: str
-
-
 class SearchOut(BaseModel):
-    """``search_knowledge``'s answer: hits, best first (`Memory.search`'s `Hit` fields but the body)."""
+    """``search_knowledge``'s answer: hits, best first, without their bodies (``load_knowledge``
+    reads one).
+    """
 
-    hits: list[HitOut]
+    hits: list[HitSummary]
 
 
 class ConflictOut(BaseModel):
@@ -233,9 +223,7 @@ class KnowledgeServer(MCPServer[Any]):
                 hits = memory.search(query, agent=agent, top_k=top_k, tenant=tenant, index=config.index)
             except InsikaError as exc:
                 raise ToolError(f"search failed: {exc}") from None
-            return SearchOut(hits=[HitOut(name=h.name, description=h.description, type=h.type, score=h.score,
-                                          confidence=h.confidence, provenance=h.provenance, status=h.status)
-                                   for h in hits])
+            return SearchOut(hits=[h.summary() for h in hits])
 
         @self.tool(annotations=READ_ONLY, description=tool_text("""
             Load the full markdown record of one concept, by its exact name (as a search hit

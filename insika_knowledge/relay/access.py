@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.httplimits import is_loopback, token_matches
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.relay.agents import PASS, REFUSE, TenantAccess
-from insika_knowledge.serving import is_loopback, token_matches
 from insika_knowledge.wire.headers import AGENT_HEADER, TENANT_HEADER, TOKEN_HEADER, memory_on
 
 #: Error kinds of a refusal (the ``type`` of the wire format's error body).

@@ -43,8 +43,8 @@ import yaml
 
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, UserError
+from insika_knowledge.httplimits import check_token
 from insika_knowledge.ids import check_agent, check_tenant
-from insika_knowledge.serving import check_token
 
 #: The top-level keys of the long form.
 LONG_FORM_KEYS: Final = frozenset({"agents", "tenants", "unknown"})
@@ -150,12 +150,7 @@ def _agents(data: Any, where: str) -> tuple[dict[str, AgentKnowledge], frozenset
     for agent, settings in data.items():
         try:
             check_agent(str(agent))
-            if settings is not None and not isinstance(settings, Mapping):
-                raise UserError("expected a mapping with a knowledge: block")
-            unknown = set(settings or {}) - {"knowledge"}
-            if unknown:
-                raise UserError(f"unknown key {sorted(unknown)[0]!r} (only knowledge:)")
-            block = (settings or {}).get("knowledge")
+            block = _only(settings, "knowledge")
             config = load_config(block)
         except InsikaError as exc:
             raise UserError(f"{where}: agent {agent}: {exc}") from None
@@ -175,16 +170,25 @@ def _tenants(data: Any, where: str) -> dict[str, TenantAccess]:
     for name, settings in data.items():
         try:
             check_tenant(str(name))
-            if settings is not None and not isinstance(settings, Mapping):
-                raise UserError("expected a mapping (token:) or nothing")
-            unknown = set(settings or {}) - {"token"}
-            if unknown:
-                raise UserError(f"unknown key {sorted(unknown)[0]!r} (only token:)")
-            token = (settings or {}).get("token")
+            token = _only(settings, "token")
             tenants[str(name)] = TenantAccess(None if token is None else read_token(str(token)))
         except InsikaError as exc:
             raise UserError(f"{where}: tenant {name}: {exc}") from None
     return tenants
+
+
+def _only(settings: Any, key: str) -> Any:
+    """The value of `key` in an entry's `settings` (None or a mapping holding no other key).
+
+    Raises:
+        UserError: `settings` is not a mapping, or holds another key.
+    """
+    if settings is not None and not isinstance(settings, Mapping):
+        raise UserError(f"expected a mapping ({key}:) or nothing")
+    unknown = set(settings or {}) - {key}
+    if unknown:
+        raise UserError(f"unknown key {sorted(unknown)[0]!r} (only {key}:)")
+    return (settings or {}).get(key)
 
 
 def read_token(value: str) -> str:

@@ -11,6 +11,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.httplimits import limit_options, limits_from
 from insika_knowledge.location import DATABASE_HELP
 
 
@@ -36,12 +37,7 @@ from insika_knowledge.location import DATABASE_HELP
               help="Environment variable holding the access token (x-insika-token) of every tenant without "
                    "its own. Required, or per-tenant tokens, when --host is not a loopback address.")
 @click.option("--no-learn", is_flag=True, help="Recall only: hand no turn to learning (no model needed).")
-@click.option("--max-body-mb", type=click.IntRange(1, 1024), default=32, show_default=True,
-              help="The largest request body, in MiB (larger: 413).")
-@click.option("--header-timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
-              help="Seconds a request's headers may take to arrive (slower: 408).")
-@click.option("--body-timeout", type=click.FloatRange(0.1, 3600), default=60.0, show_default=True,
-              help="Seconds a request's body may take to arrive after its headers (slower: 408).")
+@limit_options(body_mb=32)
 def relay_command(
     upstream: str, agents_file: str, data_dir: str | None, database: str | None, host: str, port: int,
     procedures_mode: str | None, tenants: tuple[str, ...], unknown: str | None, token_env: str | None,
@@ -56,14 +52,12 @@ def relay_command(
     """
     try:
         from insika_knowledge.relay.main import Options, run
-        from insika_knowledge.serving import Limits
     except ImportError as exc:
         raise UserError(
             f"the relay needs its extra ({exc.name or exc} is missing): pip install 'insika-knowledge[relay]'"
         ) from None
-    limits = Limits(max_body_bytes=max_body_mb * 1024 * 1024, header_timeout_s=header_timeout,
-                    body_timeout_s=body_timeout)
-    options = Options(tenants=tenants, unknown=unknown, token_env=token_env, learns=not no_learn, limits=limits)
+    options = Options(tenants=tenants, unknown=unknown, token_env=token_env, learns=not no_learn,
+                      limits=limits_from(max_body_mb, header_timeout, body_timeout))
     run(upstream, agents_file, data_dir, host, port, procedures_mode, database=database, options=options,
         echo=click.echo)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.httplimits import Limits
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduresConfig
@@ -15,7 +16,6 @@ from insika_knowledge.relay.agents import PASS, TenantAccess, load_directory, re
 from insika_knowledge.relay.app import create_app
 from insika_knowledge.relay.runtime import Relay, RelaySettings, upstream_base
 from insika_knowledge.relay.server import serve
-from insika_knowledge.serving import Limits
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp
 
 from insika_knowledge import serving
 from insika_knowledge.errors import RunTimeFailure
-from insika_knowledge.serving import Limits
+from insika_knowledge.httplimits import Limits
 
 #: What uvicorn logs when an app leaves a response unfinished: the relay does so on purpose
 #: when the upstream's stream breaks (`insika_knowledge.relay.asgi.send_stream`), after its

@@ -13,8 +13,8 @@ import uvicorn
 
 from insika_knowledge import serving
 from insika_knowledge.errors import RunTimeFailure, UserError
+from insika_knowledge.httplimits import Limits, is_loopback
 from insika_knowledge.memory import Memory
-from insika_knowledge.serving import Limits, is_loopback
 from insika_knowledge.studio import auth
 from insika_knowledge.studio.app import create_app
 from insika_knowledge.studio.hosts import LOOPBACK_HOSTS, normalize_host
@@ -137,7 +137,7 @@ def serve(
         limits = Limits(max_body_bytes=MAX_BODY_BYTES, header_timeout_s=header_timeout_s,
                         body_timeout_s=body_timeout_s)
         serving.raise_open_files()
-        uvicorn.Server(serving.config(app, host, port, limits, log_level="warning", access_log=False,
-                                      proxy_headers=False)).run()
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, proxy_headers=False,
+                    http=serving.protocol(limits))
     finally:
         memory.close()
