@@ -223,6 +223,8 @@ class ExtractionQueue:
         session_id: str,
         turn_id: str,
         messages: Any,
+        lock_budget_ms: int | None = None,
+        defer: bool = True,
     ) -> Submitted:
         """Queue one finished turn durably and return (``queued``, ``deferred`` or ``dropped``).
 
@@ -230,7 +232,20 @@ class ExtractionQueue:
         and the worker writes it. ``dropped``: the outbox (or the memory spill) is full,
         or the turn is too large; it is recorded and counted (``knowledge_dropped``).
 
+        Args:
+            tenant: the tenant whose outbox takes the turn.
+            agent: the agent id.
+            knowledge: the agent's ``knowledge:`` block (written with the turn).
+            session_id: the session id.
+            turn_id: the turn id in the session.
+            messages: the turn's messages (a list; cut to the settings' byte bound).
+            lock_budget_ms: the longest wait for the write lock (None: the settings').
+            defer: keep the turn in memory when the lock stays busy (False: raise
+                `StorageBusy` instead, nothing kept: the caller tries again, e.g. with a
+                longer budget off the event loop).
+
         Raises:
+            StorageBusy: `defer` is False and the lock stayed busy beyond the budget.
             InvalidName: the tenant or agent name is invalid.
             UserError: the ids are not printable text, or `messages` is not a list.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
@@ -256,10 +271,14 @@ class ExtractionQueue:
         spilled = _Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json)
         with self._lock:
             if self._spill:  # keep arrival order: behind turns already waiting in memory
+                if not defer:
+                    raise StorageBusy(f"turns wait in memory for {tenant}'s write lock", path=self.host.location)
                 return self._defer(spilled)
         try:
-            done = self._write(spilled, self.settings.lock_budget_ms)
+            done = self._write(spilled, self.settings.lock_budget_ms if lock_budget_ms is None else lock_budget_ms)
         except StorageBusy:
+            if not defer:
+                raise
             with self._lock:
                 return self._defer(spilled)
         return done

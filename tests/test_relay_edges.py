@@ -60,9 +60,9 @@ class Submits:
         tenant = relay.relay.memory.tenant(TENANT)
         original = tenant.submit
 
-        def counted(turn: Any) -> Any:
+        def counted(turn: Any, **kw: Any) -> Any:
             self.sessions.append(turn.session_id)
-            return original(turn)
+            return original(turn, **kw)
 
         monkeypatch.setattr(tenant, "submit", counted)
 

@@ -9,7 +9,9 @@
   in a worker thread, is `insika_knowledge.relay.scheduling`'s choice; when the procedures
   skill cannot change the body (``shadow``), its stage starts once the request is written
   upstream, and the answer waits for it (its headers report it). A
-  finished turn goes to learning after the client's response is sent, in a worker thread.
+  finished turn is handed to learning (a durable outbox write, in a worker thread) before
+  the answer's last byte is sent (`insika_knowledge.relay.exchange.Exchange.seal`); an
+  upstream stream that breaks is cut for the client too, without its end.
 - ``GET /health``: the relay's learning state (`health`): the worker, and per tenant the
   queue, the counts and the last failed extractions (`insika_knowledge.memory.Memory.status`).
 - ``GET /api/v1/skills``: the skills the relay runs (`skills`): ``skill_knowledge_graph``
@@ -113,7 +115,8 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scheduler: 
         return
     prepared, later = await prepare_request(relay, wire, _parse(raw), headers, executor, scheduler)
     target = url(relay.settings.upstream, scope["path"], scope["query_string"].decode("latin-1"))
-    exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw, executor)
+    exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw, executor,
+                        scheduler.may_write_on_loop(relay, headers))
     deferred, memory = (later, None) if isinstance(later, Deferred) else (None, later)
     async with ClientWatch(receive):
         try:

@@ -26,7 +26,7 @@ from starlette.responses import Response
 
 from insika_knowledge.relay.degraded import LEARN
 from insika_knowledge.relay.formats import WireFormat
-from insika_knowledge.relay.learning import hand_off, learns
+from insika_knowledge.relay.learning import BUSY, hand_off, learns
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.toolloop import answer_calls, next_body
@@ -51,6 +51,8 @@ class Exchange:
         headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
         raw_body: the request body as the client sent it.
         executor: the worker threads the hand-off's database write runs in.
+        on_loop: the hand-off may first try its write on the event loop, never waiting
+            for the lock (`insika_knowledge.relay.scheduling.Scheduler.may_write_on_loop`).
         finished: the final answer, once read whole, when it is to be learned.
         sealed: the finished turn has been handed to learning (`seal`).
     """
@@ -62,6 +64,7 @@ class Exchange:
     headers: list[tuple[str, str]]
     raw_body: bytes
     executor: Executor | None = None
+    on_loop: Callable[[], bool] | None = None
     finished: Answer | None = field(default=None, init=False)
     sealed: bool = field(default=False, init=False)
 
@@ -101,14 +104,19 @@ class Exchange:
             self.finished = answer
 
     async def seal(self) -> None:
-        """Hand the finished turn, if any, to learning, once: the outbox write runs in a
-        worker thread and is awaited, so it is durable before the caller sends the answer's
-        last byte. A client gone meanwhile cancels the wait, never the write. Never raises
-        but for that cancellation.
+        """Hand the finished turn, if any, to learning, once, so it is durable before the
+        caller sends the answer's last byte: on the event loop when that needs no wait for
+        a lock (`on_loop`; an open SQLite file, a quiet relay: a thread handoff would cost as
+        much as the write), else, or when the lock is held, in a worker thread, awaited. A
+        client gone meanwhile cancels the wait, never the write. Never raises but for that
+        cancellation.
         """
         if self.finished is None or self.sealed:
             return
         self.sealed = True
+        if self.on_loop is not None and self.on_loop():
+            if hand_off(self.relay, self.prepared, self.wire, self.finished, without_waiting=True) != BUSY:
+                return
         if self.executor is None:
             self.hand_off()
             return

@@ -23,6 +23,7 @@ import json
 from typing import Final
 
 from insika_knowledge.concept import utc_now
+from insika_knowledge.errors import StorageBusy
 from insika_knowledge.relay.degraded import LEARN, reason_of
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared
@@ -39,6 +40,8 @@ def turn_id(messages: object) -> str:
 
 #: `hand_off`'s answer when the hand-off failed (the ``learn`` stage is degraded).
 FAILED: Final = "failed"
+#: `hand_off`'s answer when, not waiting, it met the write lock held: nothing was written.
+BUSY: Final = "busy"
 
 
 def learns(prepared: Prepared, answer: Answer) -> bool:
@@ -51,15 +54,25 @@ def learns(prepared: Prepared, answer: Answer) -> bool:
     return prepared.learns and not answer.calls
 
 
-def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer) -> str | None:
+def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer, *,
+             without_waiting: bool = False) -> str | None:
     """Write the finished turn to the tenant's outbox (`Tenant.submit`). Never raises.
+
+    Args:
+        relay: the relay's state.
+        prepared: the prepared request.
+        wire: the request's wire format.
+        answer: the final answer.
+        without_waiting: never wait for the write lock (for the event loop): when it is
+            held, write nothing and return `BUSY` (the caller tries again in a thread).
 
     Returns:
         `Tenant.submit`'s answer (``queued``: durable; ``deferred``: the write lock was
         busy, the turn waits in memory and is written as soon as it frees; ``dropped``:
         the outbox is full, counted in ``knowledge_dropped``; ``off``), `FAILED` when the
         write failed (the ``learn`` stage is degraded and logged), None when `answer` is
-        not a turn to learn. Also kept in `Prepared.learning`.
+        not a turn to learn, `BUSY` when `without_waiting` met a held lock. Also kept in
+        `Prepared.learning` (but `BUSY`).
     """
     agent, identity, body = prepared.agent, prepared.identity, prepared.client_body
     if not learns(prepared, answer):
@@ -74,7 +87,16 @@ def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer)
             wire.transcript(body, answer),
             utc_now(),
         )
-        done: str = relay.memory.tenant(identity.tenant).submit(turn)
+        tenant = relay.memory.tenant(identity.tenant)
+        if without_waiting:
+            done: str = tenant.submit(turn, lock_budget_ms=0, defer=False)
+        else:
+            done = tenant.submit(turn)
+    except StorageBusy:
+        if without_waiting:
+            return BUSY
+        prepared.degraded.add(LEARN, "the outbox's write lock stayed busy")  # submit defers instead
+        done = FAILED
     except Exception as exc:
         prepared.degraded.add(LEARN, reason_of(exc))
         done = FAILED
