@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -114,13 +115,17 @@ class Exchange:
         if self.finished is None or self.sealed:
             return
         self.sealed = True
-        if self.on_loop is not None and self.on_loop():
-            if hand_off(self.relay, self.prepared, self.wire, self.finished, without_waiting=True) != BUSY:
+        started = time.perf_counter()
+        try:
+            if self.on_loop is not None and self.on_loop():
+                if hand_off(self.relay, self.prepared, self.wire, self.finished, without_waiting=True) != BUSY:
+                    return
+            if self.executor is None:
+                self.hand_off()
                 return
-        if self.executor is None:
-            self.hand_off()
-            return
-        await asyncio.get_running_loop().run_in_executor(self.executor, self.hand_off)
+            await asyncio.get_running_loop().run_in_executor(self.executor, self.hand_off)
+        finally:
+            self.prepared.learning_ms = (time.perf_counter() - started) * 1000
 
     def hand_off(self) -> None:
         """Hand the finished turn, if any, to learning (`insika_knowledge.relay.learning.hand_off`:

@@ -82,6 +82,8 @@ class Prepared:
             agent's ``extract`` is on).
         learning: what became of the finished turn (``queued``, ``deferred``, ``dropped``,
             ``failed``), once handed off; None before or when there is none.
+        learning_ms: how long the hand-off held the answer back, in milliseconds (the
+            outbox write, and the thread handoff when it had one); None without one.
         trace: the request asked for its trace stages (``x-ace-trace: full``).
         concepts: the concepts the ``<knowledge>`` block listed (for the trace).
         loaded: the concepts ``load_knowledge`` calls loaded (for the trace).
@@ -100,6 +102,7 @@ class Prepared:
     off: str | None = None
     learns: bool = False
     learning: str | None = None
+    learning_ms: float | None = None
     trace: bool = False
     concepts: int = 0
     loaded: list[str] | None = None
@@ -152,6 +155,8 @@ class Prepared:
             knowledge["load_knowledge"] = list(self.loaded or [])
         if self.learning is not None:
             knowledge["learning"] = self.learning
+        if self.learning_ms is not None:
+            knowledge["learning_ms"] = round(self.learning_ms, 3)
         if self.degraded.stages:
             knowledge["degraded"] = list(self.degraded.stages)
         stages.append(knowledge)
