@@ -393,3 +393,28 @@ def test_the_relay_page_example_runs(tmp_path: Path) -> None:
     out = run_example(python_example("docs/relay.md", "## An example that runs"), tmp_path)
     assert out.splitlines() == ["on: recall only injected", "['skill_knowledge_graph', 'knowledge']",
                                 "['skill_knowledge_graph']", "1", "PermissionDeniedError"]
+
+
+def test_the_start_lines_say_how_it_learns_and_whom_it_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.relay import main
+
+    served: list[str] = []
+    monkeypatch.setattr(main, "serve", lambda app, host, port, limits: served.append(f"{host}:{port}"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-relay-own-key")
+    monkeypatch.setenv("LOJA_TOKEN", "loja-token-0123456789")
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("tenants:\n  loja-a: {token: env:LOJA_TOKEN}\nagents:\n  store-support:\n    knowledge:\n"
+                      "      model: openai/gpt-4o-mini\n  quiet-bot:\nunknown: refuse\n", encoding="utf-8")
+    args = ["relay", "--upstream", "https://api.openai.com", "--agents", str(agents), "--data-dir", str(tmp_path)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "  tenants                loja-a (token)" in lines
+    assert "  learning               store-support -> openai/gpt-4o-mini" in lines
+    assert "  unknown names          refuse (x-insika-memory says why memory is off)" in lines
+    assert served == ["127.0.0.1:8787"]
+    exposed = CliRunner().invoke(cli, [*args, "--host", "0.0.0.0", "--tenant", "open"])
+    assert exposed.exit_code == 2 and "tenant(s) open have no access token" in exposed.output
