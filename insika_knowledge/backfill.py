@@ -31,7 +31,7 @@ from insika_knowledge.events import KnowledgeBackfilled
 from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.memory import Memory
-from insika_knowledge.sessions import Session, read_sessions
+from insika_knowledge.sessions import TIME_KEYS, Session, read_sessions
 
 BACKFILL_TURN: Final = "session"
 #: Outcomes that mean the session's extraction did not run to an answer (the run fails).
@@ -42,7 +42,6 @@ RATE_LIMIT_ATTEMPTS: Final = 5
 RATE_LIMIT_BASE_S: Final = 2.0
 #: The longest pause a ``Retry-After`` may impose, in seconds; longer: the session is left.
 RATE_LIMIT_MAX_WAIT_S: Final = 300.0
-_TIME_KEYS: Final = ("started_at", "time_utc", "time", "created_at")
 
 
 @dataclass
@@ -120,9 +119,8 @@ def parse_since(text: str | None) -> datetime | None:
 
 
 def session_time(session: Session) -> datetime | None:
-    """The session's start time from its metadata, when it has one."""
-    for key in _TIME_KEYS:
-        value = session.metadata.get(key)
+    """The session's start time: the record's top-level one, else its metadata's, when it has one."""
+    for value in (session.started_at, *(session.metadata.get(key) for key in TIME_KEYS)):
         if isinstance(value, str):
             try:
                 return parse_since(value)

@@ -31,6 +31,7 @@ import pluggy
 
 from insika_knowledge import __version__, hookspecs
 from insika_knowledge.commands import concepts as concepts_cli
+from insika_knowledge.commands import status as status_cli
 from insika_knowledge.commands.options import (
     agent_memory,
     agent_option,
@@ -45,6 +46,7 @@ from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, Us
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
+from insika_knowledge.httplimits import limit_options
 from insika_knowledge.ids import check_agent
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
@@ -60,7 +62,7 @@ EXIT_USAGE: Final = 2
 #: Entry point groups whose plugins may register commands: engine plugins, command-line ones.
 PLUGIN_GROUPS: Final = ("insika.plugins", "insika.commands")
 #: The runtime's own command modules, registered through the same hook as plugins.
-BUILTIN_PLUGINS: Final = (concepts_cli, procedures_cli, mcp_cli, hermes_cli, relay_cli)
+BUILTIN_PLUGINS: Final = (concepts_cli, status_cli, procedures_cli, mcp_cli, hermes_cli, relay_cli)
 
 
 class _Failure(click.ClickException):
@@ -217,7 +219,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
 @click.option("--index", "index_mode", type=click.Choice(["auto", "scan", "fts5"]), default="auto",
               show_default=True, help="Which index answers (auto: hybrid, lexical and semantic; "
               "lexical only without an embedding provider).")
-@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON instead of the block.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the concepts matched and linked as JSON objects instead of the block.")
 def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
            top_k: int, index_mode: str, as_json: bool) -> None:
     """Print the <knowledge> block the agent would get for MESSAGE."""
@@ -227,12 +230,18 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
         retriever = memory.retriever(tenant)
         if as_json:
             found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
-            click.echo(json.dumps({
-                "matched": [e.name for e in found.matched], "linked": [e.name for e in found.linked]
-            }))
+            click.echo(json.dumps({"matched": [_entry(e) for e in found.matched],
+                                   "linked": [_entry(e) for e in found.linked]}, ensure_ascii=False, indent=2))
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    """A block entry as ``search --json`` prints it: what the block shows, plus type and status."""
+    return {"name": entry.name, "description": entry.description, "type": entry.type,
+            "confidence": entry.confidence, "provenance": entry.provenance,
+            "status": "conflict" if entry.in_conflict else "ok"}
 
 
 @cli.command()
@@ -271,7 +280,8 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 
 @cli.command()
 @agent_option
-@click.option("--out", required=True, type=click.Path(), help="Output folder.")
+@click.option("--out", required=True, type=click.Path(allow_dash=True),
+              help="Output folder, or - for standard output (graphml, json, jsonl).")
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="md", show_default=True,
               help="md: <name>.md each; graphml: knowledge.graphml; json: knowledge.json (an array); "
               "jsonl: knowledge.jsonl (a concept a line).")
@@ -279,14 +289,30 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 @database_option
 @tenant_option
 def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str | None, tenant: str) -> None:
-    """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines."""
+    """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines.
+
+    With --out -, the GraphML, JSON or JSON lines go to standard output (the summary line
+    to standard error).
+    """
+    from insika_knowledge.export import document
     from insika_knowledge.export import export as run
 
     if not out.strip():
         raise UserError("--out is empty: name the folder to write to (e.g. --out ./export)")
+    chosen = cast(Format, fmt)  # a click.Choice of FORMATS
+    if out == "-" and chosen == "md":
+        raise UserError("--format md writes one file per concept: give --out a folder, or use "
+                        "--format graphml, json or jsonl with --out -")
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        result = run(memory.store(tenant), agent, out, cast(Format, fmt))  # a click.Choice of FORMATS
+        if out == "-":
+            records = memory.records(agent=agent, tenant=tenant)
+            text, edges, _ = document(records, chosen)
+            click.echo(text, nl=False)
+            extra = f", {edges} links" if fmt == "graphml" else ""
+            click.echo(f"exported {len(records)} concepts{extra} to standard output", err=True)
+            return
+        result = run(memory.store(tenant), agent, out, chosen)
     extra = f", {result.edges} links" if fmt == "graphml" else ""
     click.echo(f"exported {result.concepts} concepts{extra} to {out}")
 
@@ -300,8 +326,9 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str |
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Also answer to this Host name or address (the loopback names and the "
                    "--host address always are; others get 400). Repeatable.")
+@limit_options(body_mb=None)  # the Studio's body cap is fixed: 1 MiB
 def studio(data_dir: str | None, database: str | None, host: str, port: int,
-           allowed_hosts: tuple[str, ...]) -> None:
+           allowed_hosts: tuple[str, ...], header_timeout: float, body_timeout: float) -> None:
     """Serve the Studio web page: browse, edit, resolve and restore concepts."""
     try:
         from insika_knowledge.studio.server import serve
@@ -310,7 +337,8 @@ def studio(data_dir: str | None, database: str | None, host: str, port: int,
             f"the Studio needs its extra ({exc.name or exc} is missing): "
             "pip install 'insika-knowledge[studio]'"
         ) from None
-    serve(data_dir, host, port, allowed=allowed_hosts, database=database, echo=click.echo)
+    serve(data_dir, host, port, allowed=allowed_hosts, database=database, echo=click.echo,
+          header_timeout_s=header_timeout, body_timeout_s=body_timeout)
 
 
 def invoked_as(argv0: str | None = None) -> str:

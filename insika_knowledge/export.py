@@ -71,14 +71,27 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
             _write_atomic(path, stored.markdown)
             files.append(path)
         return ExportResult(files, len(concepts))
-    if fmt == "graphml":
-        text, edges, dropped = graphml(concepts)
-        path = folder / "knowledge.graphml"
-        _write_atomic(path, text)
-        return ExportResult([path], len(concepts), edges, dropped)
+    text, edges, dropped = document(concepts, fmt)
     path = folder / f"knowledge.{fmt}"
-    _write_atomic(path, as_json(concepts) if fmt == "json" else as_jsonl(concepts))
-    return ExportResult([path], len(concepts))
+    _write_atomic(path, text)
+    return ExportResult([path], len(concepts), edges, dropped)
+
+
+def document(concepts: list[StoredConcept], fmt: Format) -> tuple[str, int, int]:
+    """The one file of a single-file format (``graphml``, ``json``, ``jsonl``) as text: what
+    `export` writes, and what ``export --out -`` prints.
+
+    Returns:
+        ``(text, edges, dropped links)``; the counts are GraphML's (0 for JSON).
+
+    Raises:
+        UserError: `fmt` is ``md`` (a file per concept) or unknown.
+    """
+    if fmt == "graphml":
+        return graphml(concepts)
+    if fmt in ("json", "jsonl"):
+        return (as_json(concepts) if fmt == "json" else as_jsonl(concepts)), 0, 0
+    raise UserError(f"{fmt} writes one file per concept: give --out a folder (or use graphml, json or jsonl)")
 
 
 def record(stored: StoredConcept) -> dict[str, Any]:

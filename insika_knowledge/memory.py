@@ -28,6 +28,7 @@ from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
 from insika_knowledge.errors import (
     ConceptFormatError,
+    ConfigError,
     InsikaError,
     NotFound,
     Quarantined,
@@ -313,12 +314,57 @@ class Memory:
         """
         config = load_config(json.loads(turn.knowledge))
         if config is not None and config.extract:
-            self.tenant(tenant).learn(turn.agent, config, session_id=turn.session_id, turn_id=turn.turn_id,
-                                      messages=json.loads(turn.messages))
+            report = self.tenant(tenant).learn(turn.agent, config, session_id=turn.session_id,
+                                               turn_id=turn.turn_id, messages=json.loads(turn.messages))
+            if report.outcome != "ok":  # one line per failed extraction, with its reason
+                log.warning("learning failed for %s/%s (session %s, turn %s): %s%s", tenant, turn.agent,
+                            turn.session_id, turn.turn_id, report.outcome,
+                            f": {report.detail}" if report.detail else "")
 
     def tenants_with_pending(self) -> list[str]:
         """Tenants whose outbox holds turns (`insika_knowledge.queue.QueueHost`; reads only)."""
         return tenants_with_pending(self.directory, self.database or "")
+
+    def status(self, tenants: Sequence[str] | None = None, *, failures: int = 5) -> list[TenantStatus]:
+        """What learning is doing, per tenant: the queue, the counts, the last failures.
+
+        Reads only: a tenant without a database is left out, never created.
+
+        Args:
+            tenants: the tenants to report (None: every tenant that has a database).
+            failures: how many of the most recent failed extractions to list per tenant.
+
+        Returns:
+            One `TenantStatus` per tenant, by name.
+
+        Raises:
+            InvalidName: a tenant name is invalid.
+        """
+        names = self.tenants() if tenants is None else [check_tenant(t) for t in tenants]
+        out: list[TenantStatus] = []
+        for name in sorted(dict.fromkeys(names)):
+            if not self.has_tenant(name):
+                continue
+            store = self.store(name)
+            outbox = store.outbox()
+            counts = store.extraction_counts()
+            agents = sorted(set(counts) | set(store.agents()))
+            out.append(TenantStatus(
+                tenant=name, queued=outbox.pending(), dropped=outbox.dropped(),
+                agents=[AgentLearning(a, store.count(a), dict(counts.get(a, {}))) for a in agents],
+                failures=store.failed_extractions(failures),
+            ))
+        return out
+
+    def learning_worker(self) -> dict[str, Any]:
+        """This process's learning worker: ``{"running": bool, "in_memory": turns waiting
+        in memory for a database write lock}``.
+        """
+        with self._lock:
+            queue = self._queue
+        if queue is None:
+            return {"running": False, "in_memory": 0}
+        return {"running": queue.running(), "in_memory": queue.waiting_in_memory()}
 
     # ------------------------------------------------------------------ learning and deleting
 
@@ -437,7 +483,8 @@ class Memory:
 
     def search(
         self, query: str, *, agent: str, top_k: int = 5, tenant: str = DEFAULT_TENANT,
-        index: str = "auto",
+        index: str = "auto", type: str | None = None, provenance: str | None = None,
+        status: str | None = None,
     ) -> list[Hit]:
         """The agent's concepts that best match `query`, best first.
 
@@ -447,22 +494,32 @@ class Memory:
             top_k: hits at most (1-50).
             tenant: the tenant.
             index: ``auto``, ``scan`` or ``fts5`` (see `KnowledgeConfig.index`).
+            type: only concepts of this type (fact, entity, procedure, policy, objection).
+            provenance: only ``observed`` (learned) or only ``policy`` (set by a person).
+            status: only ``ok`` or only ``conflict`` concepts.
 
         Returns:
-            Up to `top_k` `Hit`; ``score`` is the index's (Scan: shared query terms,
-            title terms counting twice; FTS5: minus SQLite's bm25), higher is better.
-            A concept held in quarantine (`insika_knowledge.trust`) is never a hit: what
-            search finds may be handed to a model (the MCP server's ``search_knowledge``);
-            `Retriever.search` filters it.
+            Up to `top_k` `Hit` (the best `top_k` among the concepts the filters let
+            through), each with its body; ``score`` is the index's (Scan: shared query
+            terms, title terms counting twice; FTS5: minus SQLite's bm25), higher is
+            better. A concept held in quarantine (`insika_knowledge.trust`) is never a hit:
+            what search finds may be handed to a model (the MCP server's
+            ``search_knowledge``); `Retriever.search` filters it.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
-            ConfigError: `top_k` or `index` is out of range.
+            ConfigError: `top_k`, `index` or a filter's value is out of range.
         """
         check_agent(agent)
         settings = _settings(top_k=top_k, index=index)
-        found = self.retriever(tenant).search(agent, query, settings.top_k, settings.index)
-        return [Hit.of(h.entry, h.score) for h in found]
+        wanted = _filters(type=type, provenance=provenance, status=status)
+        retriever = self.retriever(tenant)
+        depth = settings.top_k if not wanted else max(settings.top_k, retriever.store.count(agent))
+        found = [h for h in retriever.search(agent, query, depth, settings.index)
+                 if _passes(wanted, h.entry.type, h.entry.provenance, "conflict" if h.entry.in_conflict else "ok")]
+        hits = found[: settings.top_k]
+        bodies = {h.entry.name: retriever.store.get(agent, h.entry.name) for h in hits}
+        return [Hit.of(h.entry, h.score, body=_body(bodies[h.entry.name])) for h in hits]
 
     def knowledge_block(
         self, message: str, *, agent: str, tenant: str = DEFAULT_TENANT,
@@ -512,7 +569,10 @@ class Memory:
                               since=why.since)
         return stored.markdown
 
-    def records(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[StoredConcept]:
+    def records(
+        self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True, type: str | None = None,
+        provenance: str | None = None, status: str | None = None,
+    ) -> list[StoredConcept]:
         """Every concept of `agent` as stored, by name: its record, version and ``quarantined``.
 
         Args:
@@ -520,23 +580,34 @@ class Memory:
             tenant: the tenant.
             held: False leaves out the concepts held in quarantine (a listing a model
                 reads; `Retriever.concepts`).
+            type: only concepts of this type.
+            provenance: only ``observed`` or only ``policy`` concepts.
+            status: only ``ok`` or only ``conflict`` concepts.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
+            ConfigError: a filter's value is not one the records can have.
         """
         check_agent(agent)
-        return self.retriever(tenant).concepts(agent, held=held)
+        wanted = _filters(type=type, provenance=provenance, status=status)
+        found = self.retriever(tenant).concepts(agent, held=held)
+        return [s for s in found if _passes(wanted, s.concept.type, s.concept.provenance, s.concept.status)]
 
-    def concepts(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[Concept]:
-        """Every concept of `agent`, by name (`records` without the row data).
+    def concepts(
+        self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True, type: str | None = None,
+        provenance: str | None = None, status: str | None = None,
+    ) -> list[Concept]:
+        """Every concept of `agent`, by name (`records` without the row data; the same filters).
 
         Concepts held in quarantine are included unless `held` is False; `records` says
         which they are.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
+            ConfigError: a filter's value is not one the records can have.
         """
-        return [s.concept for s in self.records(agent=agent, tenant=tenant, held=held)]
+        return [s.concept for s in self.records(agent=agent, tenant=tenant, held=held, type=type,
+                                                provenance=provenance, status=status)]
 
     def agents(self, *, tenant: str = DEFAULT_TENANT) -> dict[str, int]:
         """The tenant's agents that have concepts -> how many current concepts each has, by name.
@@ -713,6 +784,139 @@ class Memory:
             messages=evidence, tenant=tenant, model=GivenModel([item], chosen),
         )
 
+    def update(
+        self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT, description: str | None = None,
+        body: str | None = None, type: str | None = None, provenance: str | None = None,
+        rename: str | None = None, expected_version: int | None = None, actor: str = PYTHON_ACTOR,
+    ) -> Concept:
+        """Change some fields of an existing concept (history reason ``edit``); the rest stays.
+
+        Args:
+            name: the concept's current name.
+            agent: the agent id.
+            tenant: the tenant.
+            description: the new one-line summary.
+            body: the new markdown body.
+            type: the new type (fact, entity, procedure, policy, objection).
+            provenance: ``policy`` (a person vouches for it) or ``observed``.
+            rename: a new name (a kebab-case slug; the history moves with it).
+            expected_version: fail with `StaleVersion` unless this is the current version
+                (None: whatever is current when read, re-read if another writer wins).
+            actor: who the history names.
+
+        Returns:
+            The concept as stored (``updated_at`` stamped now).
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such concept (the message names close names).
+            ConceptFormatError: a new value is invalid (the field named).
+            StaleVersion: `expected_version` is given and is not current.
+            UserError: `rename` is another concept's name.
+            RunTimeFailure: other writers changed the concept on every try.
+        """
+        check_agent(agent)
+        store = self.store(tenant)
+        changes = {k: v for k, v in (("description", description), ("body", body), ("type", type),
+                                     ("provenance", provenance), ("name", rename)) if v is not None}
+        for _ in range(PUT_ATTEMPTS):
+            current = store.get(agent, name)
+            if current is None:
+                self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
+                raise NotFound(f"no concept {name!r} for agent {agent!r}")
+            record = serialize(current.concept.replace(**changes))  # validated: ConceptFormatError
+            try:
+                return store.edit(agent, name, record, actor=actor,
+                                  expected_version=current.version if expected_version is None
+                                  else expected_version).concept
+            except StaleVersion:
+                if expected_version is not None:
+                    raise
+        raise RunTimeFailure(f"{agent}/{name} kept changing while it was being updated")
+
+    def history(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Version]:
+        """Every version of a concept, oldest first: who changed it, why, and the record after.
+
+        A `Version` is ``(agent, name, version, reason, actor, session_id, markdown,
+        created_at)``; ``reason`` is extract, confirm, merge, conflict, edit, restore,
+        resolve or delete (for delete, ``markdown`` is the last record before it). A
+        deleted concept keeps its history.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: the concept never existed.
+        """
+        check_agent(agent)
+        versions = self.store(tenant).versions(agent, name)
+        if not versions:
+            raise NotFound(f"no concept {name!r} for agent {agent!r} has a history")
+        return sorted(versions, key=lambda v: v.version)
+
+    def restore(self, name: str, version: int, *, agent: str, tenant: str = DEFAULT_TENANT,
+                actor: str = PYTHON_ACTOR) -> Concept:
+        """Make version `version` of a concept current again, byte for byte (reason ``restore``).
+
+        Works for a deleted concept too (give one of its live versions). Restoring the
+        record already current writes nothing.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such version (see `history`).
+        """
+        check_agent(agent)
+        return self.store(tenant).restore(agent, name, version, actor=actor).concept
+
+
+
+@dataclass(frozen=True)
+class AgentLearning:
+    """One agent's learning, as recorded in its tenant's database.
+
+    Attributes:
+        agent: the agent id.
+        concepts: its current concepts.
+        turns: recorded extraction attempts per outcome (``ok``, ``no_model``,
+            ``model_error``, ``dropped_outbox_full``...).
+    """
+
+    agent: str
+    concepts: int
+    turns: dict[str, int]
+
+    @property
+    def failed(self) -> int:
+        """Attempts whose outcome is not ``ok``."""
+        return sum(n for outcome, n in self.turns.items() if outcome != "ok")
+
+
+@dataclass(frozen=True)
+class TenantStatus:
+    """What `Memory.status` reports for one tenant.
+
+    Attributes:
+        tenant: the tenant name.
+        queued: turns in its outbox, waiting to be learned (claimed or not).
+        dropped: turns the queue refused (outbox full, turn too large), on record.
+        agents: per agent, by id.
+        failures: the most recent failed extractions, newest first.
+    """
+
+    tenant: str
+    queued: int
+    dropped: int
+    agents: list[AgentLearning]
+    failures: list[ExtractionRecord]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields, each failure as agent, session_id, turn_id, outcome, detail, attempted_at."""
+        return {
+            "tenant": self.tenant, "queued": self.queued, "dropped": self.dropped,
+            "agents": [{"agent": a.agent, "concepts": a.concepts, "turns": a.turns, "failed": a.failed}
+                       for a in self.agents],
+            "failures": [{"agent": f.agent, "session_id": f.session_id, "turn_id": f.turn_id,
+                          "outcome": f.outcome, "detail": f.detail, "attempted_at": f.attempted_at}
+                         for f in self.failures],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -731,8 +935,8 @@ class Reindexed:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """One search result.
+class HitSummary:
+    """One search result as a block or a tool list shows it (no body).
 
     Attributes:
         name: the concept's name.
@@ -752,11 +956,27 @@ class Hit:
     provenance: str
     status: str
 
+    def summary(self) -> HitSummary:
+        """This hit without its body."""
+        return HitSummary(self.name, self.description, self.type, self.score, self.confidence,
+                          self.provenance, self.status)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(HitSummary):
+    """One search result (`HitSummary`'s fields), with its body.
+
+    Attributes:
+        body: the concept's markdown body (its whole claim; `Memory.load` gives the record).
+    """
+
+    body: str = ""
+
     @classmethod
-    def of(cls, entry: Entry, score: float) -> Hit:
-        """The hit for one index entry."""
+    def of(cls, entry: Entry, score: float, body: str = "") -> Hit:
+        """The hit for one index entry (with the concept's `body`, when read)."""
         return cls(entry.name, entry.description, entry.type, float(score), entry.confidence,
-                   entry.provenance, "conflict" if entry.in_conflict else "ok")
+                   entry.provenance, "conflict" if entry.in_conflict else "ok", body)
 
 
 class _Forwarder:
@@ -778,6 +998,36 @@ def digest_id(value: object) -> str:
     """A short stable id for a JSON-like value (``d-`` and 16 hex digits of its SHA-256)."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return "d-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+#: What `Memory.search` and `Memory.records` filters may ask for.
+_FILTER_VALUES: Final = {
+    "type": ("fact", "entity", "procedure", "policy", "objection"),
+    "provenance": ("observed", "policy"),
+    "status": ("ok", "conflict"),
+}
+
+
+def _filters(**given: str | None) -> dict[str, str]:
+    """The filters given (None left out), checked against `_FILTER_VALUES`.
+
+    Raises:
+        ConfigError: a value is not one a concept can have.
+    """
+    wanted = {k: v for k, v in given.items() if v is not None}
+    for key, value in wanted.items():
+        if value not in _FILTER_VALUES[key]:
+            raise ConfigError(f"{key}={value!r}: use one of {', '.join(_FILTER_VALUES[key])}")
+    return wanted
+
+
+def _passes(wanted: Mapping[str, str], type_: str, provenance: str, status: str) -> bool:
+    return (wanted.get("type", type_) == type_ and wanted.get("provenance", provenance) == provenance
+            and wanted.get("status", status) == status)
+
+
+def _body(stored: StoredConcept | None) -> str:
+    return stored.concept.body if stored is not None else ""
 
 
 def _settings(**block: Any) -> KnowledgeConfig:

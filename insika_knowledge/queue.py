@@ -21,8 +21,9 @@ Bounds:
 - a turn's messages are cut to `OutboxSettings.turn_bytes_max` bytes of JSON, oldest
   messages first;
 - when the write lock is busy beyond the budget, the turn waits in memory (at most
-  `OutboxSettings.spill_max` turns, written by the worker as soon as it can); beyond
-  that, it is dropped and counted the same way;
+  `OutboxSettings.spill_max` turns), written by a thread of its own as soon as the lock
+  frees (never behind a turn being learned); beyond that, it is dropped and counted the
+  same way, and a turn that cannot be written at all is a ``knowledge_degraded`` event;
 - `ExtractionQueue.close` waits at most its ``timeout_s``; unfinished turns stay in
   the outbox for the next start.
 
@@ -200,6 +201,9 @@ class ExtractionQueue:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._spill_thread: threading.Thread | None = None
+        self._spilled = threading.Event()
+        self._flushing = threading.Lock()  # one writer of the spill at a time
         self._tenants: dict[str, None] = {}
         self._spill: deque[_Spilled] = deque()
         self._tracked = _Tracked()
@@ -219,6 +223,8 @@ class ExtractionQueue:
         session_id: str,
         turn_id: str,
         messages: Any,
+        lock_budget_ms: int | None = None,
+        defer: bool = True,
     ) -> Submitted:
         """Queue one finished turn durably and return (``queued``, ``deferred`` or ``dropped``).
 
@@ -226,7 +232,20 @@ class ExtractionQueue:
         and the worker writes it. ``dropped``: the outbox (or the memory spill) is full,
         or the turn is too large; it is recorded and counted (``knowledge_dropped``).
 
+        Args:
+            tenant: the tenant whose outbox takes the turn.
+            agent: the agent id.
+            knowledge: the agent's ``knowledge:`` block (written with the turn).
+            session_id: the session id.
+            turn_id: the turn id in the session.
+            messages: the turn's messages (a list; cut to the settings' byte bound).
+            lock_budget_ms: the longest wait for the write lock (None: the settings').
+            defer: keep the turn in memory when the lock stays busy (False: raise
+                `StorageBusy` instead, nothing kept: the caller tries again, e.g. with a
+                longer budget off the event loop).
+
         Raises:
+            StorageBusy: `defer` is False and the lock stayed busy beyond the budget.
             InvalidName: the tenant or agent name is invalid.
             UserError: the ids are not printable text, or `messages` is not a list.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
@@ -252,10 +271,14 @@ class ExtractionQueue:
         spilled = _Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json)
         with self._lock:
             if self._spill:  # keep arrival order: behind turns already waiting in memory
+                if not defer:
+                    raise StorageBusy(f"turns wait in memory for {tenant}'s write lock", path=self.host.location)
                 return self._defer(spilled)
         try:
-            done = self._write(spilled, self.settings.lock_budget_ms)
+            done = self._write(spilled, self.settings.lock_budget_ms if lock_budget_ms is None else lock_budget_ms)
         except StorageBusy:
+            if not defer:
+                raise
             with self._lock:
                 return self._defer(spilled)
         return done
@@ -266,7 +289,7 @@ class ExtractionQueue:
             self._count_drop_locked(spilled.tenant, spilled.agent, len(self._spill), "spill_full")
             return "dropped"
         self._spill.append(spilled)
-        self._wake.set()
+        self._spilled.set()
         return "deferred"
 
     def _write(self, item: _Spilled, busy_timeout_ms: int | None) -> Submitted:
@@ -329,13 +352,31 @@ class ExtractionQueue:
     # ------------------------------------------------------------------ worker
 
     def start(self) -> None:
-        """Start the worker thread (once); it first resumes turns left in the data directory."""
+        """Start the worker thread (once), which first resumes turns left in the data
+        directory, and the thread that writes turns waiting in memory for the lock.
+        """
         with self._lock:
             if self._thread is not None or self._stop.is_set():
                 return
             self._thread = threading.Thread(target=self._run, name="insika-knowledge-outbox",
                                             daemon=True)
+            self._spill_thread = threading.Thread(target=self._run_spill, name="insika-knowledge-spill",
+                                                  daemon=True)
             self._thread.start()
+            self._spill_thread.start()
+
+    def _run_spill(self) -> None:
+        """Write turns waiting in memory as soon as their tenant's write lock frees."""
+        while not self._stop.is_set():
+            self._spilled.wait(self.settings.poll_s)
+            self._spilled.clear()
+            try:
+                if self._flush_spill():
+                    self._wake.set()
+            except Exception:  # the thread must survive anything the disk throws
+                log.exception("writing turns waiting for the lock failed")
+            with self._changed:
+                self._changed.notify_all()
 
     def resume(self) -> list[str]:
         """Register every tenant with turns in its outbox (files or schemas); returns them.
@@ -365,7 +406,7 @@ class ExtractionQueue:
                     log.exception("could not look for queued turns in %s", self.host.location)
             worked = False
             try:
-                worked = self._flush_spill() | self._work_round()
+                worked = self._work_round()
             except Exception:  # the worker must survive anything a turn or the disk throws
                 log.exception("the extraction worker hit an error")
             self._emit_due_windows()
@@ -378,20 +419,22 @@ class ExtractionQueue:
     def _flush_spill(self) -> bool:
         """Write turns waiting in memory to their outboxes (the full 30 s lock wait)."""
         wrote = False
-        while not self._stop.is_set():
-            with self._lock:
-                if not self._spill:
+        with self._flushing:
+            while not self._stop.is_set():
+                with self._lock:
+                    if not self._spill:
+                        return wrote
+                    item = self._spill[0]
+                try:
+                    self._write(item, None)
+                except StorageBusy:
+                    self._spilled.set()  # still busy: try again next round
                     return wrote
-                item = self._spill[0]
-            try:
-                self._write(item, None)
-            except StorageBusy:
-                return wrote  # still busy: try again next round
-            except Exception as exc:
-                self._fail(item.agent, exc)
-            with self._lock:
-                self._spill.popleft()
-            wrote = True
+                except Exception as exc:  # never written: said out loud (knowledge_degraded)
+                    self._fail(item.agent, exc)
+                with self._lock:
+                    self._spill.popleft()
+                wrote = True
         return wrote
 
     def _work_round(self) -> bool:
@@ -471,6 +514,16 @@ class ExtractionQueue:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def running(self) -> bool:
+        """True while the worker thread runs."""
+        with self._lock:
+            return self._thread is not None and self._thread.is_alive()
+
+    def waiting_in_memory(self) -> int:
+        """Turns waiting in memory for a database write lock (not durable yet)."""
+        with self._lock:
+            return len(self._spill)
+
     def pending(self) -> int:
         """Turns this process queued (or holds in memory) that are not extracted yet."""
         with self._lock:
@@ -535,12 +588,15 @@ class ExtractionQueue:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         self._stop.set()
         self._wake.set()
+        self._spilled.set()
         with self._lock:
-            thread = self._thread
+            thread, spiller = self._thread, self._spill_thread
         stopped = True
         if thread is not None:
             thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
             stopped = not thread.is_alive()
+        if spiller is not None:
+            spiller.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         self._write_spill_on_close(deadline)
         if stopped:
             for tenant in list(self._tenants):
@@ -552,6 +608,15 @@ class ExtractionQueue:
         return stopped
 
     def _write_spill_on_close(self, deadline: float | None) -> None:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._flushing.acquire(timeout=-1 if left is None else left):
+            return  # the spill thread is still writing (its lock wait outlived the deadline)
+        try:
+            self._write_spill_locked(deadline)
+        finally:
+            self._flushing.release()
+
+    def _write_spill_locked(self, deadline: float | None) -> None:
         while True:
             with self._lock:
                 if not self._spill:

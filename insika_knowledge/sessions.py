@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import AgentSpec as AgentSpec  # re-exported: the hook types
@@ -27,15 +27,24 @@ from insika_knowledge.ids import session_id_problem
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
+#: The keys a session record may give its start time under (top level or in ``metadata``).
+TIME_KEYS: Final = ("started_at", "time_utc", "time", "created_at")
+
+
 @dataclass(frozen=True)
 class Session:
-    """A stored conversation: its id, messages, outcome label and metadata."""
+    """A stored conversation: its id, messages, outcome label and metadata.
+
+    ``started_at`` is the record's top-level start time as written (the first of
+    `TIME_KEYS` it has), None when it has none there.
+    """
 
     session_id: str
     messages: list[dict[str, Any]]
     outcome: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     line: int = 0
+    started_at: str | None = None
 
 
 def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
@@ -94,7 +103,8 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
                 "(a lone surrogate such as \\ud800)"
             )
     metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
-    return Session(session_id, messages, data.get("outcome"), metadata, line)
+    started = next((data[k] for k in TIME_KEYS if isinstance(data.get(k), str)), None)
+    return Session(session_id, messages, data.get("outcome"), metadata, line, started)
 
 
 def _encodable(value: Any) -> bool:

@@ -73,14 +73,16 @@ class Tenant:
 
     # ------------------------------------------------------------------ learning
 
-    def submit(self, turn: Turn) -> Submitted:
+    def submit(self, turn: Turn, *, lock_budget_ms: int | None = None, defer: bool = True) -> Submitted:
         """Hand a finished turn over for learning: written to the durable outbox, then return.
 
-        The write waits at most the queue's lock budget (``$INSIKA_LOCK_BUDGET_MS``, 50 ms);
-        beyond it the turn waits in memory for the worker (``deferred``). A full outbox
-        drops the turn, records it and counts it in ``knowledge_dropped`` (``dropped``).
-        A turn whose agent has no ``knowledge:`` block, or ``extract: false``, is not
-        queued (``off``).
+        The write waits at most the queue's lock budget (``$INSIKA_LOCK_BUDGET_MS``, 50 ms;
+        `lock_budget_ms` overrides it); beyond it the turn waits in memory for the worker
+        (``deferred``), or, with `defer` False, `StorageBusy` is raised and nothing is kept
+        (the relay tries on its event loop without waiting first, then in a thread). A full
+        outbox drops the turn, records it and counts it in ``knowledge_dropped``
+        (``dropped``). A turn whose agent has no ``knowledge:`` block, or ``extract:
+        false``, is not queued (``off``).
 
         Returns:
             ``queued``, ``deferred``, ``dropped`` or ``off``.
@@ -90,6 +92,7 @@ class Tenant:
             ConfigError: the agent's ``knowledge:`` block is invalid.
             UserError: the ids are not printable text, or the messages are not a list.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
+            StorageBusy: `defer` is False and the write lock stayed busy beyond the budget.
         """
         agent = turn.agent
         if agent.tenant != self.name:
@@ -100,6 +103,7 @@ class Tenant:
         return self._queue().submit(
             tenant=self.name, agent=agent.id, knowledge=agent.knowledge,
             session_id=turn.session_id, turn_id=turn.turn_id, messages=turn.messages,
+            lock_budget_ms=lock_budget_ms, defer=defer,
         )
 
     def learn(

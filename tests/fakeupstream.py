@@ -34,6 +34,8 @@ class Text:
     text: str
     pieces: int = 3          # stream deltas
     delay_s: float = 0.0     # between two stream events
+    linger_s: float = 0.0    # after the end marker, before the body ends
+    break_after: int | None = None  # the stream breaks (connection dropped) after this many events
 
 
 @dataclass
@@ -135,17 +137,22 @@ class FakeUpstream:
         return Response(data, status_code=status, media_type="application/json",
                         headers={"x-request-id": self._id("req_"), **(headers or {})})
 
-    def _stream(self, events: list[bytes], delay_s: float) -> StreamingResponse:
+    def _stream(self, events: list[bytes], delay_s: float, linger_s: float = 0.0,
+                break_after: int | None = None) -> StreamingResponse:
         fake = self
         record = bytearray()
 
         async def body() -> AsyncIterator[bytes]:
             try:
-                for event in events:
+                for n, event in enumerate(events):
+                    if break_after is not None and n == break_after:
+                        raise ConnectionResetError("the fake upstream dropped the stream")
                     if delay_s:
                         await asyncio.sleep(delay_s)
                     record.extend(event)
                     yield event
+                if linger_s:
+                    await asyncio.sleep(linger_s)
                 fake.finished += 1
             except asyncio.CancelledError:
                 fake.cancelled += 1
@@ -207,7 +214,7 @@ class FakeUpstream:
             events.append(chunk({"tool_calls": [{"index": n, "function": {"arguments": arguments[half:]}}]}))
         events.append(chunk({}, "tool_calls" if calls else "stop"))
         events.append(b"data: [DONE]\n\n")
-        return self._stream(events, reply.delay_s)
+        return self._stream(events, reply.delay_s, *_tail(reply))
 
     # ------------------------------------------------------------------ Anthropic
 
@@ -264,7 +271,11 @@ class FakeUpstream:
         events.append(event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
                                               "usage": {"output_tokens": 5}}))
         events.append(event("message_stop", {}))
-        return self._stream(events, reply.delay_s)
+        return self._stream(events, reply.delay_s, *_tail(reply))
+
+
+def _tail(reply: Reply) -> tuple[float, int | None]:
+    return (reply.linger_s, reply.break_after) if isinstance(reply, Text) else (0.0, None)
 
 
 def _split(text: str, pieces: int) -> list[str]:

@@ -9,12 +9,16 @@ from typing import Any
 
 import anthropic
 import openai
+import pytest
 from conftest import make_concept
+from fakeupstream import FakeUpstream
 
 from insika_knowledge.events import Recorder
+from insika_knowledge.httplimits import Limits
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduresConfig
-from insika_knowledge.relay.agents import agents_from
+from insika_knowledge.relay.access import Access
+from insika_knowledge.relay.agents import TenantAccess, directory_from
 from insika_knowledge.relay.app import create_app
 from insika_knowledge.relay.runtime import Relay, RelaySettings, upstream_base
 from insika_knowledge.relay.server import BackgroundServer
@@ -25,6 +29,20 @@ SESSION = "sess-1"
 KEY = "sk-test-caller-key"
 QUESTION = "Qual o prazo de entrega para o CEP 13000 em Campinas?"
 IDENTITY = {"x-insika-tenant": TENANT, "x-insika-agent": AGENT, "x-ace-session": SESSION}
+
+
+@pytest.fixture(scope="module")
+def shared_upstream() -> Iterator[FakeUpstream]:
+    """One fake upstream for a test module (import it with `upstream`)."""
+    with FakeUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture
+def upstream(shared_upstream: FakeUpstream) -> FakeUpstream:
+    """The module's fake upstream, its script and records reset."""
+    shared_upstream.reset()
+    return shared_upstream
 
 
 class Running:
@@ -61,17 +79,20 @@ def seed_concepts(memory: Memory) -> None:
 @contextmanager
 def running_relay(
     data_dir: Path, upstream_url: str, *, knowledge: dict[str, Any] | None = None, mode: str = "shadow",
-    seed: bool = True, database: str | None = None,
+    seed: bool = True, database: str | None = None, access: Access | None = None, learns: bool = True,
+    limits: Limits | None = None,
 ) -> Iterator[Running]:
     block = {"model": "openai/fake-model", **(knowledge or {})}
-    agents = agents_from({AGENT: {"knowledge": block}, "no-memory-agent": None})
+    directory = directory_from({AGENT: {"knowledge": block}, "no-memory-agent": None})
     memory = Memory(data_dir, database=database)
     if seed:
         seed_concepts(memory)
     recorder = Recorder()
     memory.events.subscribe(recorder)
-    relay = Relay(memory, RelaySettings(upstream_base(upstream_url)), agents, ProceduresConfig(mode=mode))
-    server = BackgroundServer(create_app(relay)).start()
+    access = access or Access({TENANT: TenantAccess(), "default": TenantAccess()}, directory.listed)
+    relay = Relay(memory, RelaySettings(upstream_base(upstream_url)), directory.agents, ProceduresConfig(mode=mode),
+                  access=access, learns=learns)
+    server = BackgroundServer(create_app(relay), limits=limits).start()
     try:
         yield Running(relay, server, recorder)
     finally:

@@ -85,7 +85,8 @@ def test_search_json_lists_matched_names(data_dir: Path) -> None:
                "Can I return an item after delivery?")
     assert hit.exit_code == 0, hit.output
     found = json.loads(hit.output)
-    assert found["matched"][0] == "returns-within-7-days"  # shipping may follow: delivery ~ shipping
+    assert found["matched"][0]["name"] == "returns-within-7-days"  # shipping may follow: delivery ~ shipping
+    assert set(found["matched"][0]) == {"name", "description", "type", "confidence", "provenance", "status"}
     miss = _run("search", "--agent", AGENT, "--data-dir", str(data_dir), "--json", NO_MATCH)
     assert miss.exit_code == 0, miss.output
     assert json.loads(miss.output)["matched"] == []
@@ -95,8 +96,8 @@ def test_search_json_includes_linked_concepts(data_dir: Path) -> None:
     result = _run("search", "--agent", AGENT, "--data-dir", str(data_dir), "--json",
                   "--top-k", "1", "free shipping")
     found = json.loads(result.output)
-    assert found["matched"] == ["free-shipping-over-199"]
-    assert found["linked"] == ["returns-within-7-days"]
+    assert [e["name"] for e in found["matched"]] == ["free-shipping-over-199"]
+    assert [e["name"] for e in found["linked"]] == ["returns-within-7-days"]
 
 
 def test_search_other_agent_sees_nothing(data_dir: Path) -> None:

@@ -100,8 +100,9 @@ def test_list_prints_every_concept_and_flags_conflicts(data_dir: Path) -> None:
     result = _run("list", "--agent", AGENT, "--data-dir", str(data_dir))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "free-shipping-over-199  policy  observed  0.70  Orders over R$199 get free shipping.",
-        "returns-within-7-days  policy  observed  0.40  CONFLICT  "
+        "NAME                    TYPE    PROVENANCE  CONFIDENCE  FLAGS     DESCRIPTION",
+        "free-shipping-over-199  policy  observed    0.70        -         Orders over R$199 get free shipping.",
+        "returns-within-7-days   policy  observed    0.40        CONFLICT  "
         "Returns are accepted within 7 days of delivery.",
     ]
     assert "2 concepts of support in tenant default, 1 in conflict" in result.stderr
@@ -122,7 +123,7 @@ def test_list_json_has_the_listing_fields(data_dir: Path) -> None:
 def test_conflicts_lists_only_the_concepts_in_conflict(data_dir: Path) -> None:
     result = _run("conflicts", "--agent", AGENT, "--data-dir", str(data_dir))
     assert result.exit_code == 0, result.output
-    assert [line.split()[0] for line in result.output.splitlines()] == [RETURNS.name]
+    assert [line.split()[0] for line in result.output.splitlines()] == ["NAME", RETURNS.name]
     as_json = json.loads(_run("conflicts", "--agent", AGENT, "--data-dir", str(data_dir), "--json").output)
     assert [c["name"] for c in as_json] == [RETURNS.name]
     none = _run("conflicts", "--agent", OTHER, "--tenant", "acme", "--data-dir", str(data_dir))

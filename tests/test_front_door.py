@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from docexamples import python_example, run_example
 
 from insika_knowledge import Hit, Memory
 from insika_knowledge.demo import demo_file
@@ -28,23 +28,6 @@ def memory(tmp_path: Path, clock) -> Memory:
     m = Memory(tmp_path / "data", clock=clock)
     yield m
     m.close()
-
-
-def python_example(page: str, heading: str) -> str:
-    """The first ```python block under `heading` of `page` (a path from the repository root)."""
-    text = (ROOT / page).read_text(encoding="utf-8")
-    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, f"{page}: the section {heading!r} has a ```python block"
-    return match.group(1)
-
-
-def run_example(code: str, tmp_path: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "INSIKA_KNOWLEDGE_HOME": str(tmp_path / "home")}
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_the_python_page_example_runs_as_written(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from insika_knowledge.cli import cli
 from insika_knowledge.errors import ConfigError, InvalidName
 from insika_knowledge.hermes import provider_class, register
 from insika_knowledge.hermes.install import install_plugin
-from insika_knowledge.hermes.provider import InsikaProvider
+from insika_knowledge.hermes.provider import NOT_AUTHORITATIVE, InsikaProvider
 from insika_knowledge.hermes.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,9 @@ def test_a_turn_is_learned_in_the_background_then_recalled(provider: InsikaProvi
     assert '"Oi"' not in sent and '"Frete grátis?"' in sent  # only the last turn
     assert '{"name": "lookup", "arguments": {}}' in sent  # OpenAI tool calls flattened, arguments read
     block = provider.prefetch("Tem frete grátis acima de quanto?")
-    assert block.startswith("<knowledge>") and 'name="frete-gratis-acima-199"' in block
+    assert block.startswith(NOT_AUTHORITATIVE + "\n\n<knowledge>") and 'name="frete-gratis-acima-199"' in block
+    assert "never a guarantee" in block.split("<knowledge>")[0]  # said before Hermes' "authoritative" wrapper
+    # is read as applying to it
     loaded = json.loads(provider.handle_tool_call("load_knowledge", {"name": "frete-gratis-acima-199"}))
     assert loaded["markdown"].startswith("---\nname: frete-gratis-acima-199\n")
     assert "sources: [\"s1\"]" in loaded["markdown"]  # the session Hermes initialised
@@ -255,7 +257,8 @@ def test_the_real_hermes_loads_the_provider_and_runs_a_turn(hermes_python: Path,
     assert ["insika", True] in seen["discovered"]
     assert (seen["loaded"], seen["is_memory_provider"], seen["available"]) == ("InsikaMemoryProvider", True, True)
     assert seen["before"] == "" and seen["flushed"] is True
-    assert seen["after"].startswith("<knowledge>") and 'name="frete-gratis-acima-199"' in seen["after"]
+    assert seen["after"].startswith(NOT_AUTHORITATIVE + "\n\n<knowledge>")
+    assert 'name="frete-gratis-acima-199"' in seen["after"]
     assert seen["context"].startswith("<memory-context>")
     assert "load_knowledge" in seen["tools"]
     assert seen["loaded_concept"]["name"] == "frete-gratis-acima-199"
@@ -299,11 +302,14 @@ def test_procedures_on_add_a_recalled_procedure_to_prefetch(tmp_path: Path) -> N
 # ---------------------------------------------------------------------------- durability
 
 KILLED_CHILD = """
-import os, signal, sys
+import os, signal, sys, threading
 from insika_knowledge.hermes.provider import InsikaProvider
 from insika_knowledge.memory import Memory
 
+accepted = threading.Event()
+
 def never(self, tenant, turn):  # the worker claims the turn, and the process dies before it is learned
+    accepted.wait(60)
     os.kill(os.getpid(), signal.SIGKILL)
 
 Memory.learn_queued = never
@@ -311,6 +317,7 @@ p = InsikaProvider()
 p.initialize("s-killed", hermes_home=sys.argv[1], platform="cli", agent_context="primary")
 p.sync_turn("Frete grátis acima de quanto?", "Acima de R$ 199 o frete é grátis.", session_id="s-killed")
 print("accepted", flush=True)
+accepted.set()
 signal.pause()
 """
 
@@ -331,7 +338,8 @@ def test_a_turn_hermes_accepted_survives_a_kill_before_extraction(tmp_path: Path
         try:
             with contextlib.closing(Memory(tmp_path / "kb")) as memory:
                 deadline = time.monotonic() + 30
-                while time.monotonic() < deadline and not memory.concepts(agent="loja", tenant="t"):
+                while time.monotonic() < deadline and (not memory.concepts(agent="loja", tenant="t")
+                                                       or memory.store("t").outbox().pending()):
                     time.sleep(0.05)
                 learned = [c.name for c in memory.concepts(agent="loja", tenant="t")]
                 assert learned == ["frete-gratis-acima-199"]

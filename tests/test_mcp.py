@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+from servers import free_port, started  # noqa: E402
 
 from insika_knowledge import Memory  # noqa: E402
 from insika_knowledge.demo import demo_file  # noqa: E402
@@ -73,8 +74,10 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
             seen["unvouched"] = structured(await client.call_tool("propose_concept", {
                 "name": "sabado", "type": "fact", "description": "Atendimento aos sábados das 9h às 13h.",
                 "body": "Aos sábados o atendimento humano abre das 9h às 13h."}))
-            seen["refused"] = structured(await client.call_tool("propose_concept", {
-                "name": "x", "type": "rumour", "description": "d", "body": "b"}))
+            seen["refused"] = await client.call_tool("propose_concept", {
+                "name": "x", "type": "rumour", "description": "d", "body": "b"})
+            seen["empty"] = await client.call_tool("propose_concept", {
+                "name": "!!!", "type": "fact", "description": "d", "body": "b"})
             seen["resources"] = {str(r.uri): r.mime_type for r in (await client.list_resources()).resources}
             read = await client.read_resource(f"knowledge://{AGENT}/horario-de-atendimento")
             seen["read"] = read.contents[0].text
@@ -91,7 +94,8 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
                                 "redacted": {"phone": 1}}
     # A rule (opening hours) proposed with no evidence is held for a person (issue 26).
     assert seen["unvouched"] == {"name": "sabado", "outcome": "quarantined", "dropped": {}, "redacted": {}}
-    assert seen["refused"] == {"name": None, "outcome": "dropped", "dropped": {"invalid": 1}, "redacted": {}}
+    assert seen["refused"].is_error and "type" in seen["refused"].content[0].text  # refused by the schema's enum
+    assert seen["empty"].is_error and "not learned: the concept is not valid" in seen["empty"].content[0].text
     assert seen["resources"][f"knowledge://{AGENT}/cep-13-campinas"] == "text/markdown"
     assert f"knowledge://{AGENT}/horario-de-atendimento" in seen["resources"]
     assert "provenance: observed" in seen["read"] and "[phone]" in seen["read"]
@@ -152,3 +156,97 @@ def test_an_unknown_tenant_or_agent_is_said_on_stderr(data: Path, database_args:
                              stdin=subprocess.DEVNULL)
         assert said in ran.stderr, ran.stderr
         assert "Traceback" not in ran.stderr
+
+
+# ---------------------------------------------------------------- what an LLM reads, and who may call
+
+
+def test_tools_read_as_the_sdk_examples_do(data: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(server(data)) as client:
+            seen.update({t.name: t for t in (await client.list_tools()).tools})
+
+    anyio.run(session)
+    search, propose = seen["search_knowledge"], seen["propose_concept"]
+    for tool in seen.values():
+        assert tool.description and not tool.description.startswith((" ", "\n"))
+        assert "\n    " not in tool.description  # no docstring indentation
+        for name, schema in tool.input_schema.get("properties", {}).items():
+            assert schema.get("description") or "$ref" in schema or "anyOf" in schema, (tool.name, name)
+    top_k = search.input_schema["properties"]["top_k"]
+    assert (top_k["minimum"], top_k["maximum"]) == (1, 50)
+    assert propose.input_schema["properties"]["type"]["enum"] == ["fact", "entity", "procedure", "policy",
+                                                                   "objection"]
+    assert propose.input_schema["properties"]["description"]["maxLength"] == 300
+    assert search.annotations.read_only_hint is True and seen["load_knowledge"].annotations.read_only_hint is True
+    assert propose.annotations.read_only_hint is False and propose.annotations.destructive_hint is False
+
+
+def test_out_of_bounds_arguments_are_errors_in_the_callers_words(data: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(server(data)) as client:
+            seen["big"] = await client.call_tool("search_knowledge", {"query": "frete", "top_k": 500})
+            seen["long"] = await client.call_tool("propose_concept", {
+                "name": "x", "type": "fact", "description": "d" * 400, "body": "b"})
+
+    anyio.run(session)
+    assert seen["big"].is_error and "top_k" in seen["big"].content[0].text
+    assert "knowledge." not in seen["big"].content[0].text  # no internal config keys
+    assert seen["long"].is_error and "300" in seen["long"].content[0].text
+
+
+def _http_server(data: Path, port: int, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return started(["mcp", "--agent", AGENT, "--data-dir", str(data), "--http", str(port), *extra], port, env)
+
+
+def test_http_clients_each_have_their_session_and_need_the_token(data: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    token = "mcp-test-token-0123456789"
+    proc = _http_server(data, port, "--token-env", "MCP_TEST_TOKEN", env={"MCP_TEST_TOKEN": token})
+    url = f"http://127.0.0.1:{port}/mcp"
+    names: list[str] = []
+    try:
+        rules = {1: ("estacionamento-gratis", "O estacionamento da loja é gratuito para clientes."),
+                 2: ("embrulho-presente", "O embrulho para presente custa R$ 5.")}
+
+        async def propose(n: int) -> None:  # two different claims: two concepts, one per connection
+            name, rule = rules[n]
+            http = httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"})
+            async with http, Client(streamable_http_client(url, http_client=http)) as client:
+                result = await client.call_tool("propose_concept", {
+                    "name": name, "type": "fact", "description": rule, "body": rule,
+                    "evidence": [{"role": "assistant", "content": rule}]})
+                names.append(structured(result)["name"])
+
+        anyio.run(propose, 1)
+        anyio.run(propose, 2)
+        refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                              headers={"accept": "application/json, text/event-stream"})
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+        too_big = httpx2.post(url, content=b"x" * (5 * 1024 * 1024),
+                              headers={"authorization": f"Bearer {token}", "content-type": "application/json"})
+        assert too_big.status_code == 413
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    memory = Memory(data)
+    try:
+        sources = [memory.store().get(AGENT, name).concept.sources for name in names]  # type: ignore[union-attr]
+    finally:
+        memory.close()
+    assert len(sources) == 2 and sources[0] != sources[1]  # one session per connection
+    assert all(s[0].startswith("mcp-") for s in sources)
+
+
+def test_http_beyond_loopback_needs_a_token(data: Path) -> None:
+    ran = subprocess.run([sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--data-dir", str(data),
+                          "--http", str(free_port()), "--host", "0.0.0.0"],
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 2 and "--token-env" in ran.stderr and "Traceback" not in ran.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 from pathlib import Path
 
@@ -95,7 +96,7 @@ def test_memory_and_the_command_line_take_the_url(pg_url: str, tmp_path: Path,
     monkeypatch.setenv("INSIKA_DATABASE_URL", pg_url)
     found = CliRunner().invoke(cli, ["search", "--agent", AGENT, "--tenant", "loja", "--json", "Campinas"])
     assert found.exit_code == 0, found.output
-    assert '"matched": ["cep-13-campinas"]' in found.output
+    assert [c["name"] for c in json.loads(found.output)["matched"]] == ["cep-13-campinas"]
     missing = CliRunner().invoke(cli, ["show", "--agent", AGENT, "--tenant", "nope", "x"])
     assert missing.exit_code == 2 and "tenant 'nope' has no database" in missing.output
 

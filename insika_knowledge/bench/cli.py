@@ -211,15 +211,17 @@ def evaluate(
         stored = evaluate_stored(sessions_file, procedures, source=source, config=config, population=population)
         click.echo(json.dumps(stored, indent=2) if as_json else format_report(stored, detail=True))
         return
-    report, text = run(
-        sessions=sessions_file,
-        requests=requests_file,
-        reports=reports_file,
-        seeds=seeds,
-        train_fraction=train_fraction,
-        tasks=tasks.split(",") if tasks else None,
-        config=config,
-    )
+    with step_progress("replaying requests") as step:
+        report, text = run(
+            sessions=sessions_file,
+            requests=requests_file,
+            reports=reports_file,
+            seeds=seeds,
+            train_fraction=train_fraction,
+            tasks=tasks.split(",") if tasks else None,
+            config=config,
+            on_progress=step,  # --requests: one step an instance, on stderr
+        )
     click.echo(json.dumps(report, indent=2) if as_json else text)
 
 

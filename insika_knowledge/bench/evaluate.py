@@ -25,7 +25,7 @@ import json
 import random
 import statistics
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -325,8 +325,11 @@ def run(
     train_fraction: float = 0.5,
     tasks: Sequence[str] | None = None,
     config: ProceduresConfig | None = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run the evaluation the options ask for: ``(report, its plain-text rendering)``.
+
+    `on_progress` is called ``(instance, done, total)`` as a ``requests`` replay goes.
 
     ``requests`` replays a raw request file (mined leave-one-task-out from ``sessions``
     when given, else online); ``seeds`` runs the seeded half splits; otherwise the
@@ -340,7 +343,7 @@ def run(
 
     config = config or ProceduresConfig()
     if requests is not None:
-        replayed = replay(requests, sessions=sessions, reports=reports, config=config)
+        replayed = replay(requests, sessions=sessions, reports=reports, config=config, on_progress=on_progress)
         return replayed, format_replay(replayed)
     if sessions is None:
         raise UserError("give --sessions FILE (and/or --requests FILE)")

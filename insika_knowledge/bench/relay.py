@@ -12,7 +12,13 @@ body to the next so a slow moment of the shared machine falls on each alike:
 - ``direct``: straight to the upstream;
 - ``hop``: through the relay with ``x-insika-memory: off`` (the bare proxy hop);
 - ``scan`` / ``auto``: through the relay for the scan agent / the auto agent (procedures,
-  retrieval, the ``<knowledge>`` block placed, ``load_knowledge`` offered).
+  retrieval, the ``<knowledge>`` block placed, ``load_knowledge`` offered);
+- ``learn``: as ``auto``, for an agent that learns (``extract`` on, an offline ``replay:``
+  model whose answers propose nothing): every finished answer is written to the outbox before its last
+  byte (or, for JSON, before the response) goes out, and learned in the background; the
+  difference to ``auto`` is the cost of that durable hand-off and of learning in the same
+  process. The hand-off's own time is read from each JSON answer's trace
+  (``x-ace-trace: full``, the ``knowledge`` stage's ``learning_ms``).
 
 Figures, each relayed route against ``direct`` at the same percentile of the same run:
 
@@ -57,6 +63,9 @@ from insika_knowledge.store import SQLiteStore
 
 AGENT: Final = "bench-scan"
 AUTO_AGENT: Final = "bench-auto"
+LEARN_AGENT: Final = "bench-learn"
+#: Sessions the requests cycle through.
+SESSIONS: Final = 50
 TENANT: Final = "bench"
 CONCEPTS: Final = 5000
 STREAMS: Final = 50
@@ -162,13 +171,16 @@ def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
     store = SQLiteStore(folder / "data" / f"{TENANT}.db", tokenizer=TOKENIZER)
     with store.transaction() as tx:
         for concept in corpus(concepts):
-            tx.put(AGENT, concept, reason="extract", actor="bench")
-            tx.put(AUTO_AGENT, concept, reason="extract", actor="bench")
+            for agent in (AGENT, AUTO_AGENT, LEARN_AGENT):
+                tx.put(agent, concept, reason="extract", actor="bench")
     store.close()
+    replay = folder / "empty-answers.json"  # learning runs, offline: every turn learns nothing
+    replay.write_text(json.dumps({"extract": {f"bench-session-{i}": [] for i in range(SESSIONS)}}), encoding="utf-8")
     agents = folder / "agents.yaml"
     agents.write_text(
         f"{AGENT}:\n  knowledge:\n    extract: false\n    index: scan\n"
-        f"{AUTO_AGENT}:\n  knowledge:\n    extract: false\n    index: auto\n",
+        f"{AUTO_AGENT}:\n  knowledge:\n    extract: false\n    index: auto\n"
+        f"{LEARN_AGENT}:\n  knowledge:\n    index: auto\n    model: replay:{replay}\n",
         encoding="utf-8",
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -180,7 +192,7 @@ def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
     relay = subprocess.Popen(
         [sys.executable, "-m", "insika_knowledge", "relay", "--upstream", f"http://127.0.0.1:{up_port}",
          "--agents", str(agents), "--data-dir", str(folder / "data"), "--port", str(relay_port),
-         "--procedures-mode", "shadow"],
+         "--procedures-mode", "shadow", "--tenant", TENANT],
         env=env, stdout=subprocess.DEVNULL,
     )
     try:
@@ -211,16 +223,19 @@ def _body(query: str, stream: bool = False) -> dict[str, Any]:
 
 def _headers(i: int, agent: str = AGENT) -> dict[str, str]:
     return {"authorization": "Bearer bench", "x-insika-tenant": TENANT, "x-insika-agent": agent,
-            "x-ace-session": f"bench-session-{i % 50}"}
+            "x-ace-session": f"bench-session-{i % SESSIONS}"}
 
 
 #: The ways one request is sent, in the order of the figures: straight to the upstream; through
-#: the relay with memory off (the bare hop); through the relay for the scan agent and the auto one.
+#: the relay with memory off (the bare hop); through the relay for the scan agent, the auto one,
+#: and the auto one that learns.
 DIRECT: Final = "direct"
 HOP: Final = "hop"
 SCAN: Final = "scan"
 AUTO: Final = "auto"
-ROUTES: Final = (DIRECT, HOP, SCAN, AUTO)
+LEARN: Final = "learn"
+ROUTES: Final = (DIRECT, HOP, SCAN, AUTO, LEARN)
+_AGENTS: Final = {SCAN: AGENT, AUTO: AUTO_AGENT, LEARN: LEARN_AGENT}
 
 
 def _route(route: str, i: int, direct: str, relayed: str) -> tuple[str, dict[str, str]]:
@@ -229,7 +244,12 @@ def _route(route: str, i: int, direct: str, relayed: str) -> tuple[str, dict[str
         return direct, _headers(i)
     if route == HOP:
         return relayed, {**_headers(i), "x-insika-memory": "off"}
-    return relayed, _headers(i, AUTO_AGENT if route == AUTO else AGENT)
+    headers = _headers(i, _AGENTS[route])
+    return relayed, {**headers, "x-ace-trace": "full"} if route == LEARN else headers
+
+
+#: The hand-off times (``learning_ms``) the relay's traces reported, in milliseconds.
+_HANDOFFS: list[float] = []
 
 
 def _json_ms(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> float:
@@ -238,6 +258,11 @@ def _json_ms(client: httpx.Client, url: str, body: bytes, headers: dict[str, str
     response.read()
     elapsed = (time.perf_counter_ns() - start) / 1e6
     response.raise_for_status()
+    trace = response.headers.get("x-ace-trace")
+    if trace:
+        stage = json.loads(trace)[-1]
+        if "learning_ms" in stage:
+            _HANDOFFS.append(float(stage["learning_ms"]))
     return elapsed
 
 
@@ -311,10 +336,13 @@ def run_relay_bench(
     """Measure the relay (see the module doc); print a summary (or JSON) and return the figures.
 
     Returns:
-        ``json`` and ``first_byte``: per route (``direct``, ``hop``, ``scan``, ``auto``), p50
-        and p95 in ms, and for the relayed routes ``added_p50_ms`` / ``added_p95_ms`` (the
-        route's percentile minus the direct one's, from the same interleaved run);
-        ``concurrent_streams``: counts and wall times in ms.
+        ``json`` and ``first_byte``: per route (``direct``, ``hop``, ``scan``, ``auto``,
+        ``learn``), p50 and p95 in ms, and for the relayed routes ``added_p50_ms`` /
+        ``added_p95_ms`` (the route's percentile minus the direct one's, from the same
+        interleaved run); ``durable_handoff``: the hand-off's own time (``write_p50_ms``,
+        ``write_p95_ms`` from the traces of ``writes`` JSON answers) and ``learn`` minus
+        ``auto`` on JSON answers at p50 and p95 (``p50_ms``, ``p95_ms``: the outbox write
+        and learning in the same process); ``concurrent_streams``: counts and wall times in ms.
 
     Raises:
         RuntimeError: the fake upstream or the relay did not start.
@@ -325,16 +353,23 @@ def run_relay_bench(
         # warm-up: connections, caches, the FTS5 index
         _interleaved(_json_ms, direct, relayed, [_body(q) for q in queries(50, seed=5)])
         _interleaved(_first_byte_ms, direct, relayed, [_body(q, stream=True) for q in queries(20, seed=7)])
+        _HANDOFFS.clear()
         json_figures = _added(_interleaved(_json_ms, direct, relayed, [_body(q) for q in queries(requests)]))
+        write_p50, write_p95 = percentiles(_HANDOFFS) if _HANDOFFS else (0.0, 0.0)
         streamed = [_body(q, stream=True) for q in queries(requests, seed=13)]
         ttfb_figures = _added(_interleaved(_first_byte_ms, direct, relayed, streamed))
         direct_ms, expected = asyncio.run(_concurrent(direct, STREAMS))
         relay_ms, received = asyncio.run(_concurrent(relayed, STREAMS))
+    handoff: dict[str, float] = {
+        **{f"p{n}_ms": json_figures[LEARN][f"p{n}_ms"] - json_figures[AUTO][f"p{n}_ms"] for n in (50, 95)},
+        "write_p50_ms": write_p50, "write_p95_ms": write_p95, "writes": len(_HANDOFFS),
+    }
     results: dict[str, Any] = {
         "concepts": concepts,
         "requests": requests,
         "json": json_figures,
         "first_byte": ttfb_figures,
+        "durable_handoff": handoff,
         "concurrent_streams": {
             "streams": STREAMS, "chunks": STREAM_CHUNKS, "chunk_delay_ms": STREAM_DELAY_MS,
             "completed": sum(1 for r in received if r.endswith(b"data: [DONE]\n\n")),
@@ -348,9 +383,12 @@ def run_relay_bench(
         return results
     c = results["concurrent_streams"]
     echo(f"relay at {concepts} concepts, {requests} requests by each route, interleaved (procedures shadow;"
-         f" hop = memory off, scan / auto = knowledge on with index scan / auto)")
+         f" hop = memory off, scan / auto = knowledge on with index scan / auto, learn = auto that learns)")
     echo(_line("JSON", json_figures))
     echo(_line("first byte", ttfb_figures))
+    echo(f"  durable hand-off: its own time p50 {handoff['write_p50_ms']:.2f} p95 {handoff['write_p95_ms']:.2f} ms "
+         f"({handoff['writes']} JSON answers' traces); learn - auto, JSON: p50 +{handoff['p50_ms']:.2f} "
+         f"p95 +{handoff['p95_ms']:.2f} ms (learning in the same process included)")
     echo(f"  {c['streams']} concurrent streams ({c['chunks']} chunks, {c['chunk_delay_ms']} ms apart): "
          f"{c['completed']}/{c['streams']} complete, {c['byte_identical']}/{c['streams']} byte-identical, "
          f"wall {c['relay_wall_ms']:.0f} ms (direct {c['direct_wall_ms']:.0f} ms)")

@@ -32,7 +32,7 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -180,6 +180,7 @@ def replay(
     config: ProceduresConfig | None = None,
     limit: int | None = None,
     folder: str | Path | None = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Send every request of `requests` through `handle_request` in prod (see the module).
 
@@ -191,6 +192,7 @@ def replay(
         config: thresholds and verify settings (the mode is forced to ``prod``).
         limit: replay only the first `limit` instances (file order).
         folder: where the temporary stores go (default: a fresh temporary folder).
+        on_progress: called ``(instance, done, total)`` before each instance is replayed.
 
     Returns:
         ``{"requests", "sessions", "prefix_kept", "block_carried", "latency", "actions",
@@ -216,6 +218,8 @@ def replay(
         work.mkdir(parents=True, exist_ok=True)
         online: ProceduralMemory | None = None
         for n, name in enumerate(names):
+            if on_progress is not None:
+                on_progress(name, n, len(names))
             if mined is not None:
                 memory = ProceduralMemory(ProcedureStore(work / f"loto-{n}.db"), config)
                 memory.mine_sessions(s for task, ss in mined.items() if task != name for s in ss)

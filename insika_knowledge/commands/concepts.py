@@ -49,22 +49,29 @@ def summary(concept: Concept, quarantined: bool = False) -> dict[str, Any]:
     }
 
 
-def _line(concept: Concept, quarantined: bool = False) -> str:
+#: The listing's columns, as its header names them.
+COLUMNS: Final = ("NAME", "TYPE", "PROVENANCE", "CONFIDENCE", "FLAGS", "DESCRIPTION")
+
+
+def _cells(concept: Concept, quarantined: bool = False) -> tuple[str, ...]:
     description = concept.description
     if len(description) > DESCRIPTION_CHARS:
         description = description[: DESCRIPTION_CHARS - 1] + "…"
-    flag = ("  CONFLICT" if concept.in_conflict else "") + ("  QUARANTINED" if quarantined else "")
-    return (f"{concept.name}  {concept.type}  {concept.provenance}  {concept.confidence:.2f}"
-            f"{flag}  {description}")
+    flags = ",".join(f for f, on in (("CONFLICT", concept.in_conflict), ("QUARANTINED", quarantined)) if on)
+    return (concept.name, concept.type, concept.provenance, f"{concept.confidence:.2f}", flags or "-", description)
 
 
 def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = ()) -> None:
-    """Print `concepts`: a JSON array of `summary` dicts, or one `_line` each (`held`: quarantined)."""
+    """Print `concepts`: a JSON array of `summary` dicts, or a header line then one aligned
+    row each (`COLUMNS`; `held`: the names held in quarantine).
+    """
     if as_json:
         click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
         return
-    for concept in concepts:
-        click.echo(_line(concept, concept.name in held))
+    rows = [COLUMNS, *(_cells(c, c.name in held) for c in concepts)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
 
 
 @click.command("list")
@@ -120,6 +127,7 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
         found = memory.conflicts(agent=agent, tenant=tenant)
     if not found and not as_json:
         click.echo("(no conflicts)")
+        return
     _echo(found, as_json)
 
 

@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from insika_knowledge.hermes.settings import (
     PROVIDER,
@@ -41,6 +41,13 @@ from insika_knowledge.memory import Memory, digest_id
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 
 log = logging.getLogger(__name__)
+#: What leads the recalled block: Hermes presents recalled memory as authoritative, and a
+#: learned concept is not (the block's own instruction says the same, after the concepts).
+NOT_AUTHORITATIVE: Final = (
+    "Note: the concepts below were learned from this agent's past conversations. They are "
+    "reference, not authority: provenance=\"observed\" is past practice, never a guarantee to "
+    "the customer; only provenance=\"policy\" is official."
+)
 LOAD_KNOWLEDGE = "load_knowledge"
 #: How long ``on_session_end`` and ``shutdown`` wait for queued turns, seconds.
 FLUSH_TIMEOUT_S = 120.0
@@ -114,7 +121,12 @@ class InsikaProvider:
     # ------------------------------------------------------------------ recall
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
-        """The ``<knowledge>`` block for `query` (plus a recalled procedure's block), or ""."""
+        """The ``<knowledge>`` block for `query` (plus a recalled procedure's block), or "".
+
+        Hermes wraps what a memory provider recalls as "authoritative reference data";
+        learned concepts are not (an ``observed`` one is past practice, never a
+        guarantee), so the block is led by `NOT_AUTHORITATIVE`, which says so first.
+        """
         try:
             settings, memory = self._ready()
             if not settings.knowledge.retrieve or not isinstance(query, str) or not query.strip():
@@ -123,7 +135,7 @@ class InsikaProvider:
             block = memory.knowledge_block(query, agent=settings.agent, tenant=settings.tenant,
                                            config=settings.knowledge)
             if block:
-                parts.append(block)
+                parts.append(f"{NOT_AUTHORITATIVE}\n\n{block}")
             if settings.procedures:
                 procedure = self._procedure_block(query)
                 if procedure:

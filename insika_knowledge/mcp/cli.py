@@ -1,4 +1,10 @@
-"""``insika-knowledge mcp``: serve one agent's concepts over MCP (stdio, or HTTP on loopback)."""
+"""``insika-knowledge mcp``: serve one agent's concepts over MCP (stdio, or Streamable HTTP).
+
+Over HTTP the server listens on loopback by default; any other ``--host`` needs an access
+token (``--token-env VAR``: every request carries ``Authorization: Bearer <token>``, else
+``401``). Requests have limits (`insika_knowledge.serving`): a body cap and header and
+body timeouts.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.httplimits import check_token, is_loopback, limit_options, limits_from
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.location import DATABASE_HELP
 
@@ -24,7 +31,12 @@ LOOPBACK = "127.0.0.1"
               help="Data directory (default: $INSIKA_KNOWLEDGE_HOME, else the user data folder).")
 @click.option("--database", default=None, metavar="URL", help=DATABASE_HELP)
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
-              help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
+              help="Serve Streamable HTTP on HOST:PORT (path /mcp) instead of stdio.")
+@click.option("--host", default=LOOPBACK, show_default=True,
+              help="Address --http listens on; beyond loopback, --token-env is required.")
+@click.option("--token-env", metavar="VAR", default=None,
+              help="Environment variable holding the token HTTP clients send as 'Authorization: Bearer TOKEN'.")
+@limit_options(body_mb=4)
 @click.option("--model", default=None,
               help="Model that merges a related repeat of a proposed concept "
               "(default: $INSIKA_UTILITY_MODEL; none: a different repeat is a conflict).")
@@ -32,9 +44,11 @@ LOOPBACK = "127.0.0.1"
 @click.option("--types", default=None,
               help="Concept types propose_concept may write, comma-separated (default: all).")
 def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | None, http_port: int | None,
+                host: str, token_env: str | None, max_body_mb: int, header_timeout: float, body_timeout: float,
                 model: str | None, base_url: str | None, types: str | None) -> None:
     """Serve the agent's concepts to MCP clients: search, load, conflicts, propose; resources."""
     try:
+        from insika_knowledge.mcp.http import serve_http
         from insika_knowledge.mcp.server import KnowledgeServer
     except ImportError as exc:
         raise UserError(f"the MCP server needs its extra ({exc.name or exc} is missing): "
@@ -42,6 +56,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
     from insika_knowledge.config import load_config
     from insika_knowledge.memory import Memory
 
+    token = _token(token_env, host if http_port is not None else LOOPBACK)
     memory = Memory(data_dir, database=database, base_url=base_url)
     try:
         _say_what_is_served(memory, agent, tenant)
@@ -54,11 +69,30 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
         if http_port is None:
             server.run("stdio")
         else:
-            click.echo(f"MCP on http://{LOOPBACK}:{http_port}/mcp (agent {agent}, tenant {tenant})",
-                       err=True)
-            server.run("streamable-http", host=LOOPBACK, port=http_port)
+            shown = f"[{host}]" if ":" in host else host
+            click.echo(f"MCP on http://{shown}:{http_port}/mcp (agent {agent}, tenant {tenant}"
+                       f"{', token required' if token else ''})", err=True)
+            serve_http(server, host, http_port, token=token,
+                       limits=limits_from(max_body_mb, header_timeout, body_timeout))
     finally:
         memory.close()
+
+
+def _token(variable: str | None, host: str) -> str | None:
+    """The HTTP access token from ``$VARIABLE``; None when not asked for on loopback.
+
+    Raises:
+        UserError: the variable is unset or the token too short, or `host` is not loopback
+            and no token was given.
+    """
+    import os
+
+    if variable is None:
+        if not is_loopback(host):
+            raise UserError(f"--host {host} is reachable from other machines: give an access token "
+                            "(--token-env VAR, VAR holding at least 16 characters), or listen on 127.0.0.1")
+        return None
+    return check_token(os.environ.get(variable, ""), f"--token-env {variable}")
 
 
 def _say_what_is_served(memory: Memory, agent: str, tenant: str) -> None:

@@ -1,15 +1,20 @@
 """The MCP server: one agent's concepts as tools and resources, with the official `mcp` SDK.
 
-Tools (what a model calls):
+Tools (what a model calls), each with described, bounded parameters and annotations:
 
-- ``search_knowledge(query, top_k=5)``: the best-matching concepts, scored;
-- ``load_knowledge(name)``: one concept's whole markdown record;
-- ``list_conflicts()``: the concepts holding contradicting reports;
+- ``search_knowledge(query, top_k=5)``: the best-matching concepts, scored (read-only);
+- ``load_knowledge(name)``: one concept's whole markdown record (read-only);
+- ``list_conflicts()``: the concepts holding contradicting reports (read-only);
 - ``propose_concept(name, description, type, body, evidence=[])``: learn one concept,
   through the same gates, redaction, trust gate and consolidation as extraction
-  (provenance ``observed``; the source is this server's session id). `evidence` is the
-  conversation it comes from, quoted: a rule only the customer's messages state is held in
-  quarantine (outcome ``quarantined``), as it is when extraction proposes it.
+  (provenance ``observed``). `evidence` is the conversation it comes from, quoted: a rule
+  only the customer's messages state is held in quarantine (outcome ``quarantined``), as
+  it is when extraction proposes it. A proposal a gate refuses is an error result
+  (``isError``) saying why in the caller's words; nothing is written then.
+
+The source a proposal records is the connection's session: one per client connection
+(its ``mcp-session-id`` over HTTP, the stdio session otherwise), so two clients never
+count as one conversation.
 
 Resources: every concept as ``knowledge://<agent>/<name>`` (``text/markdown``), listed by
 ``resources/list`` and read through the template of the same shape.
@@ -21,19 +26,24 @@ Everything a model reads here passes the retriever's one quarantine filter
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import uuid
-from typing import Any, Final, Literal
+import weakref
+from typing import Annotated, Any, Final, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import Resource
-from pydantic import BaseModel
+from mcp.types import Resource, ToolAnnotations
+from pydantic import BaseModel, Field
 
 from insika_knowledge import __version__
+from insika_knowledge.candidate import MODEL_BODY_MAX
+from insika_knowledge.concept import DESCRIPTION_MAX
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import InsikaError, NotFound
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent
-from insika_knowledge.memory import Hit, Memory
+from insika_knowledge.memory import HitSummary, Memory
 
 SCHEME: Final = "knowledge"
 MARKDOWN: Final = "text/markdown"
@@ -46,10 +56,33 @@ INSTRUCTIONS: Final = (
 )
 
 
-class SearchOut(BaseModel):
-    """``search_knowledge``'s answer: hits, best first (`Memory.search`'s `Hit` fields)."""
+#: What a tool reads and never writes; what ``propose_concept`` does.
+READ_ONLY: Final = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                   open_world_hint=False)
+PROPOSING: Final = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                   open_world_hint=False)
+ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
+#: Why a gate refused a proposal, in the words of whoever proposed it.
+REFUSED: Final = {
+    "type_not_allowed": "type {type!r} is not one this agent learns (it learns: {types})",
+    "invalid": ("the concept is not valid: the name needs letters or digits, the description one printable "
+                f"line of at most {DESCRIPTION_MAX} characters, the body at most {MODEL_BODY_MAX} characters "
+                "and no '## Contradiction' heading"),
+    "empty": "the name, description and body must not be empty (after personal data was removed)",
+}
 
-    hits: list[Hit]
+
+def tool_text(text: str) -> str:
+    """A tool's description as the model reads it: `text` without its source indentation."""
+    return inspect.cleandoc(text)
+
+
+class SearchOut(BaseModel):
+    """``search_knowledge``'s answer: hits, best first, without their bodies (``load_knowledge``
+    reads one).
+    """
+
+    hits: list[HitSummary]
 
 
 class ConflictOut(BaseModel):
@@ -76,8 +109,10 @@ class Said(BaseModel):
         content: what was said.
     """
 
-    role: Literal["user", "assistant", "tool", "system"]
-    content: str
+    role: Literal["user", "assistant", "tool", "system"] = Field(
+        description="Who said it: user (the customer), assistant (you, the agent), tool (a tool result), "
+                    "system (your instructions).")
+    content: str = Field(description="What was said, verbatim.")
 
 
 class ProposalOut(BaseModel):
@@ -110,7 +145,8 @@ class KnowledgeServer(MCPServer[Any]):
         agent: the agent id.
         tenant: the tenant.
         config: the agent's settings (``types`` for proposals, ``top_k`` cap, model).
-        session_id: the source recorded on proposed concepts (default ``mcp-`` and 12 hex digits).
+        session_id: the source recorded on every proposed concept (None: one per client
+            connection, ``mcp-`` and 12 hex digits).
 
     Raises:
         InvalidName: the agent or tenant name is invalid.
@@ -126,8 +162,27 @@ class KnowledgeServer(MCPServer[Any]):
         self.agent = agent
         self.tenant = tenant
         self.config = config or KnowledgeConfig()
-        self.session_id = session_id or f"mcp-{uuid.uuid4().hex[:12]}"
+        self.session_id = session_id
+        self._sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._register()
+
+    def source(self, ctx: Context | None) -> str:
+        """The session a proposal from this request is recorded under: the fixed one, else
+        the connection's (over HTTP, from its ``mcp-session-id``).
+        """
+        if self.session_id is not None:
+            return self.session_id
+        headers = ctx.headers if ctx is not None else None
+        sent = (headers or {}).get("mcp-session-id")
+        if sent:
+            return "mcp-" + hashlib.sha256(sent.encode("utf-8", "replace")).hexdigest()[:12]
+        session = ctx.session if ctx is not None else None
+        if session is None:
+            return "mcp-" + uuid.uuid4().hex[:12]
+        try:
+            return self._sessions.setdefault(session, "mcp-" + uuid.uuid4().hex[:12])
+        except TypeError:  # a session object that cannot be weakly referenced
+            return "mcp-" + hashlib.sha256(str(id(session)).encode()).hexdigest()[:12]
 
     async def list_resources(self) -> list[Resource]:
         """Every concept of the agent, by name (those held in quarantine left out)."""
@@ -151,64 +206,86 @@ class KnowledgeServer(MCPServer[Any]):
     def _register(self) -> None:
         memory, agent, tenant, config = self.memory, self.agent, self.tenant, self.config
 
-        @self.tool()
-        def search_knowledge(query: str, top_k: int = 5) -> SearchOut:
-            """Search the learned concepts for the ones relevant to `query` (a question or keywords).
+        @self.tool(annotations=READ_ONLY, description=tool_text("""
+            Search this agent's learned concepts for the ones relevant to a question.
 
-            Returns up to `top_k` (1-50) hits, best first: name, one-line description, type,
-            score (higher is better), confidence (0-1), provenance (observed = past practice,
-            policy = official) and status (ok, or conflict = contradicting reports).
-            """
+            Returns up to top_k hits, best first: name, one-line description, type, score
+            (higher is better), confidence (0-1), provenance (observed = past practice,
+            never a guarantee; policy = official) and status (ok, or conflict =
+            contradicting reports: do not rely on it). Load a concept for its full text.
+            """))
+        def search_knowledge(
+            query: Annotated[str, Field(min_length=1, max_length=2000,
+                                        description="The customer's question, or a few keywords.")],
+            top_k: Annotated[int, Field(ge=1, le=50, description="How many concepts at most (1-50).")] = 5,
+        ) -> SearchOut:
             try:
                 hits = memory.search(query, agent=agent, top_k=top_k, tenant=tenant, index=config.index)
             except InsikaError as exc:
-                raise ToolError(str(exc)) from None
-            return SearchOut(hits=hits)
+                raise ToolError(f"search failed: {exc}") from None
+            return SearchOut(hits=[h.summary() for h in hits])
 
-        @self.tool()
-        def load_knowledge(name: str) -> str:
-            """Load the full markdown record of one concept, by its exact name (e.g. 'cep-13-campinas')."""
+        @self.tool(annotations=READ_ONLY, description=tool_text("""
+            Load the full markdown record of one concept, by its exact name (as a search hit
+            or the <knowledge> block names it). An unknown name answers with close names.
+            """))
+        def load_knowledge(
+            name: Annotated[str, Field(min_length=1, max_length=200,
+                                       description="The concept's exact name, e.g. 'cep-13-campinas'.")],
+        ) -> str:
             try:
                 return self._load(name)
             except InsikaError as exc:
                 raise ToolError(str(exc)) from None
 
-        @self.tool()
+        @self.tool(annotations=READ_ONLY, description=tool_text("""
+            List the concepts holding contradicting reports. A person must decide which
+            claim is true: do not rely on them meanwhile.
+            """))
         def list_conflicts() -> ConflictsOut:
-            """List the concepts holding contradicting reports; a person must decide which is true."""
             return ConflictsOut(conflicts=[
                 ConflictOut(name=c.name, description=c.description, confidence=c.confidence,
                             provenance=c.provenance)
                 for c in memory.conflicts(agent=agent, tenant=tenant, held=False)
             ])
 
-        @self.tool()
-        def propose_concept(name: str, description: str, type: str, body: str,
-                            evidence: list[Said] | None = None) -> ProposalOut:
-            """Propose a durable concept learned in this conversation, to remember for later ones.
+        @self.tool(annotations=PROPOSING, description=tool_text(f"""
+            Propose a durable concept learned in this conversation, to remember for later ones.
 
-            name: a short kebab-case name ('frete-gratis-acima-199'); description: one line
-            (at most 300 characters); type: fact, entity, procedure, policy or objection; body:
-            the full statement in markdown (link other concepts as [[name]]); evidence: the
-            messages of this conversation that state it, verbatim, oldest first, each with its
-            role (user = the customer, assistant = you, tool = a tool result, system = your
-            instructions). It is checked, personal data is redacted, and a repeat of a known
-            concept confirms, merges with or contradicts it. A rule (a price, a deadline, a
-            benefit, an instruction) that only the customer stated is held in quarantine until
-            a person approves it. Never put customer details in it.
-            """
+            It is checked, personal data is redacted, and a repeat of a known concept
+            confirms, merges with or contradicts it. A rule (a price, a deadline, a benefit,
+            an instruction) that only the customer stated is held in quarantine until a
+            person approves it (outcome quarantined). A proposal that fails a check is an
+            error saying why; nothing is written then. Never put customer details in it.
+            Types this agent learns: {", ".join(config.types)}.
+            """))
+        def propose_concept(
+            name: Annotated[str, Field(min_length=1, max_length=120,
+                                       description="A short kebab-case name, e.g. 'frete-gratis-acima-199'.")],
+            description: Annotated[str, Field(min_length=1, max_length=DESCRIPTION_MAX,
+                                              description="One line saying what the concept states.")],
+            type: Annotated[ConceptType, Field(description="fact, entity, procedure, policy or objection.")],
+            body: Annotated[str, Field(min_length=1, max_length=MODEL_BODY_MAX,
+                                       description="The full statement in markdown; link other concepts "
+                                                   "as [[name]].")],
+            evidence: Annotated[list[Said] | None, Field(
+                description="The messages of this conversation that state it, verbatim, oldest first.")] = None,
+            ctx: Context | None = None,
+        ) -> ProposalOut:
             item = {"name": name, "description": description, "type": type, "body": body}
             said = [{"role": m.role, "content": m.content} for m in evidence or ()]
             try:
-                report = memory.propose(item, agent=agent, session_id=self.session_id, tenant=tenant,
+                report = memory.propose(item, agent=agent, session_id=self.source(ctx), tenant=tenant,
                                         config=config, messages=said)
             except InsikaError as exc:
-                raise ToolError(str(exc)) from None
+                raise ToolError(f"not learned: {exc}") from None
             if report.outcome != "ok":
-                raise ToolError(f"not learned: {report.outcome} ({report.detail})")
+                raise ToolError(f"not learned: {report.outcome.replace('_', ' ')}"
+                                + (f" ({report.detail})" if report.detail else ""))
             if not report.results:
-                return ProposalOut(name=None, outcome="dropped", dropped=dict(report.dropped),
-                                   redacted=dict(report.redacted))
+                reason = next(iter(report.dropped), "invalid")
+                said_why = REFUSED.get(reason, REFUSED["invalid"]).format(type=type, types=", ".join(config.types))
+                raise ToolError(f"not learned: {said_why}")
             stored, outcome = report.results[0]
             return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted))
 

@@ -18,8 +18,8 @@ kg_* fields), ``capture`` (session buffers), ``skill`` (the orchestration); ``ev
 What an edge may need besides the entry point is exported here, and an edge imports
 nothing else of the package: the modes that never change a body (`OFF`, `SHADOW`), a
 stage's ``failed`` action (`FAILED`) and its reason when a lock stayed busy
-(`BUSY_DEFERRED`), and the procedure block's shape (`PROCEDURE_BLOCK`, for
-`insika_knowledge.wire.placement`).
+(`BUSY_DEFERRED`), the procedure block's shape (`PROCEDURE_BLOCK`, for
+`insika_knowledge.wire.placement`), and the skill's name (`SKILL_NAME`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from insika_knowledge.procedures.modes import OFF, SHADOW
 from insika_knowledge.procedures.recall.inject import BLOCK as PROCEDURE_BLOCK
 from insika_knowledge.procedures.skill import BUSY_DEFERRED, ProceduralMemory
 from insika_knowledge.procedures.telemetry import FAILED, Stage
+from insika_knowledge.procedures.telemetry import STAGE_NAME as SKILL_NAME
 
 __all__ = [
-    "BUSY_DEFERRED", "FAILED", "OFF", "PROCEDURE_BLOCK", "SHADOW",
+    "BUSY_DEFERRED", "FAILED", "OFF", "PROCEDURE_BLOCK", "SHADOW", "SKILL_NAME",
     "ProceduralMemory", "ProceduresConfig", "Stage",
 ]

@@ -66,6 +66,6 @@ class AnthropicFormat:
         """System, messages and answer in the normalised schema (`insika_knowledge.wire.anthropic.transcript`)."""
         return anthropic.transcript(body, answer)
 
-    def error(self, message: str) -> dict[str, Any]:
-        """``{"type": "error", "error": {"type": "api_error", "message"}}``."""
-        return {"type": "error", "error": {"type": "api_error", "message": message}}
+    def error(self, message: str, kind: str | None = None) -> dict[str, Any]:
+        """``{"type": "error", "error": {"type", "message"}}`` (type `kind`, else ``api_error``)."""
+        return {"type": "error", "error": {"type": kind or "api_error", "message": message}}

@@ -9,9 +9,19 @@
   in a worker thread, is `insika_knowledge.relay.scheduling`'s choice; when the procedures
   skill cannot change the body (``shadow``), its stage starts once the request is written
   upstream, and the answer waits for it (its headers report it). A
-  finished turn goes to learning after the client's response is sent, in a worker thread.
+  finished turn is handed to learning (a durable outbox write, in a worker thread) before
+  the answer's last byte is sent (`insika_knowledge.relay.exchange.Exchange.seal`); an
+  upstream stream that breaks is cut for the client too, without its end.
+- ``GET /health``: the relay's learning state (`health`): the worker, and per tenant the
+  queue, the counts and the last failed extractions (`insika_knowledge.memory.Memory.status`).
+- ``GET /api/v1/skills``: the skills the relay runs (`skills`): ``skill_knowledge_graph``
+  in the ``universal`` list, with its mode.
 - Any other method and path (``GET /v1/models``...) goes upstream untouched but for the
   relay's own headers, and its answer streams back as it arrives.
+
+Every request passes `insika_knowledge.relay.access.Access.admit` first (a known tenant,
+its token when it has one; for a model request, a known agent when unknown names are
+refused).
 
 The upstream unreachable is a ``502`` whose body has the wire format's error shape. A
 client that disconnects cancels the upstream request (a passed-through one is answered
@@ -35,16 +45,18 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from insika_knowledge.procedures import OFF, SKILL_NAME
+from insika_knowledge.relay.access import Refusal
 from insika_knowledge.relay.anthropic_format import PATH as ANTHROPIC_PATH
 from insika_knowledge.relay.anthropic_format import AnthropicFormat
-from insika_knowledge.relay.asgi import ClientWatch, read_body, send_stream
+from insika_knowledge.relay.asgi import ClientWatch, StreamAborted, read_body, send_stream
 from insika_knowledge.relay.exchange import Exchange, json_answer
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.openai_format import PATH as OPENAI_PATH
 from insika_knowledge.relay.openai_format import OpenAIFormat
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.scheduling import Deferred, Scheduler, prepare_request
-from insika_knowledge.relay.streaming import stream_answer
+from insika_knowledge.relay.streaming import UpstreamBroke, stream_answer
 from insika_knowledge.relay.upstream import (
     ClientGone,
     is_event_stream,
@@ -53,6 +65,7 @@ from insika_knowledge.relay.upstream import (
     until_disconnect,
     url,
 )
+from insika_knowledge.wire.headers import lower_headers
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +84,18 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
+def _refuse(refusal: Refusal, wire: WireFormat | None) -> Response:
+    """The response to a refused request: its status, and an error body in the wire
+    format's shape (both shapes at once for a passed-through path).
+    """
+    if wire is not None:
+        body = wire.error(refusal.message, refusal.kind)
+    else:
+        body = {"type": "error", "error": {"type": refusal.kind, "message": refusal.message,
+                                           "param": None, "code": refusal.kind}}
+    return Response(json.dumps(body), status_code=refusal.status, media_type="application/json")
+
+
 def _unreachable(wire: WireFormat, exc: httpx.HTTPError) -> Response:
     log.warning("relay: upstream failed: %s: %s", type(exc).__name__, exc)
     body = json.dumps(wire.error(f"the relay could not reach the upstream: {type(exc).__name__}: {exc}"))
@@ -84,9 +109,14 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scheduler: 
         return  # the client went away before sending its request
     pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]  # names lower-case
     headers = dict(pairs)
+    refusal = relay.access.admit(headers, model=True)
+    if refusal is not None:
+        await _refuse(refusal, wire)(scope, receive, send)
+        return
     prepared, later = await prepare_request(relay, wire, _parse(raw), headers, executor, scheduler)
     target = url(relay.settings.upstream, scope["path"], scope["query_string"].decode("latin-1"))
-    exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw)
+    exchange = Exchange(relay, wire, prepared, target, request_headers(pairs), raw, executor,
+                        scheduler.may_write_on_loop(relay, headers))
     deferred, memory = (later, None) if isinstance(later, Deferred) else (None, later)
     async with ClientWatch(receive):
         try:
@@ -101,6 +131,7 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scheduler: 
         if isinstance(answer, Response):
             if memory is not None:
                 await memory  # the stages the response's headers report on
+            await exchange.seal()  # the turn is in the outbox before the client has the answer
             answer.raw_headers.extend(exchange.relay_headers())
             await answer(scope, receive, send)
         else:
@@ -112,7 +143,8 @@ async def _relay(relay: Relay, wire: WireFormat, executor: Executor, scheduler: 
                     await pieces.aclose()
                     raise
             await send_stream(send, status, upstream_headers + exchange.relay_headers(), pieces)
-    if exchange.finished is not None:  # the client has its answer (or left after the whole of it)
+    if exchange.finished is not None and not exchange.sealed:  # the client left as the answer ended
+        exchange.sealed = True
         await asyncio.get_running_loop().run_in_executor(executor, exchange.hand_off)
 
 
@@ -149,8 +181,9 @@ async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> 
         async for piece in rest:
             if isinstance(piece, bytes):
                 yield piece
-    except httpx.HTTPError as exc:  # the upstream broke mid-stream: end the client's stream
-        log.warning("relay: upstream stream failed: %s: %s", type(exc).__name__, exc)
+    except (httpx.HTTPError, UpstreamBroke) as exc:  # the upstream broke mid-stream: so does the client's
+        log.warning("relay: the upstream stream broke, cutting the client's: %s: %s", type(exc).__name__, exc)
+        raise StreamAborted(str(exc)) from None
     finally:
         await rest.aclose()
 
@@ -158,6 +191,9 @@ async def _chain(first: bytes, rest: AsyncGenerator[bytes | Response, None]) -> 
 async def passthrough(request: Request) -> Response:
     """Any other request: forwarded untouched (but for the relay's headers), streamed back."""
     relay: Relay = request.app.state.relay
+    refusal = relay.access.admit(lower_headers(request.headers), model=False)
+    if refusal is not None:
+        return _refuse(refusal, None)
     raw = await request.body()
     target = url(relay.settings.upstream, request.url.path, request.url.query)
     sending = relay.client.send(request.method, target, request_headers(request.headers.items()), raw)
@@ -180,6 +216,41 @@ async def passthrough(request: Request) -> Response:
     return out
 
 
+async def health(request: Request) -> Response:
+    """``GET /health``: ``{"status": "ok", "learning": {...}, "tenants": [...]}``.
+
+    ``learning`` is ``{"on": the relay learns, "worker": {"running", "in_memory"}}``;
+    ``tenants`` holds `insika_knowledge.memory.TenantStatus.to_dict` for each served tenant
+    that has a database, or, when the relay requires tokens, for the request's tenant alone
+    (its token in ``x-insika-token``).
+    """
+    relay: Relay = request.app.state.relay
+    headers = lower_headers(request.headers)
+    refusal = relay.access.admit(headers, model=False)
+    if refusal is not None:
+        return _refuse(refusal, None)
+    tenants = [relay.access.tenant_of(headers)] if relay.access.requires_token else relay.access.tenants
+    found = await asyncio.get_running_loop().run_in_executor(None, relay.memory.status, tenants)
+    body = {"status": "ok", "learning": {"on": relay.learns, "worker": relay.memory.learning_worker()},
+            "tenants": [t.to_dict() for t in found]}
+    return Response(json.dumps(body), media_type="application/json")
+
+
+async def skills(request: Request) -> Response:
+    """``GET /api/v1/skills``: ``{"universal": ["skill_knowledge_graph"], "skills": [{"name",
+    "mode", "max_injection_tokens"}]}`` (a skill whose mode is ``off`` is listed, not universal).
+    """
+    relay: Relay = request.app.state.relay
+    refusal = relay.access.admit(lower_headers(request.headers), model=False)
+    if refusal is not None:
+        return _refuse(refusal, None)
+    config = relay.procedures
+    body = {"universal": [] if config.mode == OFF else [SKILL_NAME],
+            "skills": [{"name": SKILL_NAME, "mode": config.mode,
+                        "max_injection_tokens": config.max_injection_tokens}]}
+    return Response(json.dumps(body), media_type="application/json")
+
+
 def create_app(relay: Relay) -> ASGIApp:
     """The relay's ASGI app over `relay` (its lifespan opens and closes the upstream pool and
     the worker threads memory runs in; closing `relay` itself is the caller's).
@@ -199,7 +270,11 @@ def create_app(relay: Relay) -> ASGIApp:
             await relay.close_client()
             executor.shutdown(wait=False)
 
-    others = Starlette(routes=[Route("/{path:path}", passthrough, methods=_METHODS)], lifespan=lifespan)
+    others = Starlette(routes=[
+        Route("/health", health, methods=["GET", "HEAD"]),
+        Route("/api/v1/skills", skills, methods=["GET", "HEAD"]),
+        Route("/{path:path}", passthrough, methods=_METHODS),
+    ], lifespan=lifespan)
     others.state.relay = relay
     wires: dict[str, WireFormat] = {OPENAI_PATH: OpenAIFormat(), ANTHROPIC_PATH: AnthropicFormat()}
 

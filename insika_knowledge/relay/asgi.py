@@ -72,16 +72,30 @@ class ClientWatch:
         return False
 
 
+class StreamAborted(Exception):
+    """A streamed body failed after its response started: the response is left unfinished."""
+
+
 async def send_stream(
     send: Send, status: int, headers: list[tuple[bytes, bytes]], body: AsyncGenerator[bytes, None]
-) -> None:
+) -> bool:
     """Send a response whose body is `body`'s pieces, each the moment it comes (`body` is
     closed after, whatever happens).
+
+    When `body` raises `StreamAborted`, the response is left without its end: the server
+    then closes the connection, and the client reads a broken stream (its HTTP library
+    raises on the missing final chunk), never a clean end.
+
+    Returns:
+        True when the response was sent whole, False when it was aborted.
     """
     try:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         async for piece in body:
             await send({"type": "http.response.body", "body": piece, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except StreamAborted:
+        return False
     finally:
         await body.aclose()
+    return True

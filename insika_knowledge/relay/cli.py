@@ -11,6 +11,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.httplimits import limit_options, limits_from
 from insika_knowledge.location import DATABASE_HELP
 
 
@@ -26,22 +27,39 @@ from insika_knowledge.location import DATABASE_HELP
 @click.option("--port", default=8787, show_default=True, type=int, help="TCP port.")
 @click.option("--procedures-mode", default=None,
               help="Procedural memory: off, shadow, prod or canary:N (default: $INSIKA_PROCEDURES_MODE, else shadow).")
+@click.option("--tenant", "tenants", multiple=True, metavar="NAME",
+              help="A tenant to serve besides the agents file's (default when none is named: 'default'). "
+                   "Repeatable.")
+@click.option("--unknown", type=click.Choice(["pass", "refuse"]), default=None,
+              help="A tenant or agent the relay does not know: pass it upstream with memory off, or refuse "
+                   "it (403). Default: the agents file's unknown:, else pass.")
+@click.option("--token-env", metavar="VAR", default=None,
+              help="Environment variable holding the access token (x-insika-token) of every tenant without "
+                   "its own. Required, or per-tenant tokens, when --host is not a loopback address.")
+@click.option("--no-learn", is_flag=True, help="Recall only: hand no turn to learning (no model needed).")
+@limit_options(body_mb=32)
 def relay_command(
     upstream: str, agents_file: str, data_dir: str | None, database: str | None, host: str, port: int,
-    procedures_mode: str | None,
+    procedures_mode: str | None, tenants: tuple[str, ...], unknown: str | None, token_env: str | None,
+    no_learn: bool, max_body_mb: int, header_timeout: float, body_timeout: float,
 ) -> None:
     """Serve a relay that gives any OpenAI or Anthropic client both memories.
 
     Point the client's base URL at the relay (OpenAI: http://HOST:PORT/v1, Anthropic:
-    http://HOST:PORT) and name the agent in the x-insika-agent header.
+    http://HOST:PORT) and name the agent in the x-insika-agent header. Before serving,
+    the model each learning agent uses is checked (its key in the relay's environment);
+    --no-learn runs recall only.
     """
     try:
-        from insika_knowledge.relay.main import run
+        from insika_knowledge.relay.main import Options, run
     except ImportError as exc:
         raise UserError(
             f"the relay needs its extra ({exc.name or exc} is missing): pip install 'insika-knowledge[relay]'"
         ) from None
-    run(upstream, agents_file, data_dir, host, port, procedures_mode, database=database, echo=click.echo)
+    options = Options(tenants=tenants, unknown=unknown, token_env=token_env, learns=not no_learn,
+                      limits=limits_from(max_body_mb, header_timeout, body_timeout))
+    run(upstream, agents_file, data_dir, host, port, procedures_mode, database=database, options=options,
+        echo=click.echo)
 
 
 @hookimpl

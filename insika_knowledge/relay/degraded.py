@@ -6,8 +6,8 @@ was a no-op, that is the body as the client sent it), the response carries
 ``x-insika-degraded`` naming the failed stages, and ``knowledge_degraded`` is emitted
 once per (agent, stage, reason), like the plugin's hooks do.
 
-Stages, in request order: ``body`` (the request body is not a JSON object), ``identity``
-(an invalid tenant or agent name), ``procedures`` (the ``request`` hook),
+Stages, in request order: ``body`` (the request body is not a JSON object),
+``procedures`` (the ``request`` hook),
 ``retrieve`` (the ``<knowledge>`` block and the ``load_knowledge`` offer),
 ``load_knowledge`` (answering a call), ``learn`` (handing the finished turn to extraction).
 """
@@ -25,13 +25,12 @@ from insika_knowledge.wire.headers import DEGRADED_HEADER
 log = logging.getLogger(__name__)
 
 BODY: Final = "body"
-IDENTITY: Final = "identity"
 PROCEDURES: Final = "procedures"
 RETRIEVE: Final = "retrieve"
 LOAD_KNOWLEDGE: Final = "load_knowledge"
 LEARN: Final = "learn"
 #: The stages in request order (the order `Degraded.headers` names them in).
-STAGES: Final = (BODY, IDENTITY, PROCEDURES, RETRIEVE, LOAD_KNOWLEDGE, LEARN)
+STAGES: Final = (BODY, PROCEDURES, RETRIEVE, LOAD_KNOWLEDGE, LEARN)
 
 
 def reason_of(exc: BaseException) -> str:

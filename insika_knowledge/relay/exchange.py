@@ -7,13 +7,17 @@ they came, plus the relay's headers (`insika_knowledge.relay.prepare.Prepared.he
 
 `json_answer` reads a whole JSON answer; a ``load_knowledge`` call makes it answer the
 call and ask again (`insika_knowledge.relay.toolloop`); the final answer's bytes go to
-the client as the upstream sent them, and then the turn to learning (`Exchange.hand_off`).
+the client as the upstream sent them, once the turn is handed to learning
+(`Exchange.seal`: durable before the client has the answer, whatever it does next).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +27,7 @@ from starlette.responses import Response
 
 from insika_knowledge.relay.degraded import LEARN
 from insika_knowledge.relay.formats import WireFormat
-from insika_knowledge.relay.learning import hand_off, learns
+from insika_knowledge.relay.learning import BUSY, hand_off, learns
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.relay.toolloop import answer_calls, next_body
@@ -47,8 +51,11 @@ class Exchange:
         url: the upstream URL.
         headers: the headers to send upstream (`insika_knowledge.relay.upstream.request_headers`).
         raw_body: the request body as the client sent it.
-        finished: the final answer, once read whole, when it is to be learned (learning
-            gets it after the client).
+        executor: the worker threads the hand-off's database write runs in.
+        on_loop: the hand-off may first try its write on the event loop, never waiting
+            for the lock (`insika_knowledge.relay.scheduling.Scheduler.may_write_on_loop`).
+        finished: the final answer, once read whole, when it is to be learned.
+        sealed: the finished turn has been handed to learning (`seal`).
     """
 
     relay: Relay
@@ -57,7 +64,10 @@ class Exchange:
     url: str
     headers: list[tuple[str, str]]
     raw_body: bytes
+    executor: Executor | None = None
+    on_loop: Callable[[], bool] | None = None
     finished: Answer | None = field(default=None, init=False)
+    sealed: bool = field(default=False, init=False)
 
     def first_content(self) -> bytes:
         """The first upstream request's body: the client's bytes unless memory changed it."""
@@ -90,11 +100,32 @@ class Exchange:
         return encode(self.prepared.headers())
 
     def learn(self, answer: Answer) -> None:
-        """Keep `answer` as the finished turn's: `hand_off` gives it to learning once the
-        client has its response (learning is never on the answer's path).
-        """
+        """Keep `answer` as the finished turn's, when it is one to learn (`seal` hands it off)."""
         if learns(self.prepared, answer):
             self.finished = answer
+
+    async def seal(self) -> None:
+        """Hand the finished turn, if any, to learning, once, so it is durable before the
+        caller sends the answer's last byte: on the event loop when that needs no wait for
+        a lock (`on_loop`; an open SQLite file, a quiet relay: a thread handoff would cost as
+        much as the write), else, or when the lock is held, in a worker thread, awaited. A
+        client gone meanwhile cancels the wait, never the write. Never raises but for that
+        cancellation.
+        """
+        if self.finished is None or self.sealed:
+            return
+        self.sealed = True
+        started = time.perf_counter()
+        try:
+            if self.on_loop is not None and self.on_loop():
+                if hand_off(self.relay, self.prepared, self.wire, self.finished, without_waiting=True) != BUSY:
+                    return
+            if self.executor is None:
+                self.hand_off()
+                return
+            await asyncio.get_running_loop().run_in_executor(self.executor, self.hand_off)
+        finally:
+            self.prepared.learning_ms = (time.perf_counter() - started) * 1000
 
     def hand_off(self) -> None:
         """Hand the finished turn, if any, to learning (`insika_knowledge.relay.learning.hand_off`:

@@ -56,8 +56,11 @@ class WireFormat(Protocol):
         """The request's messages then the answer, in the normalised session schema."""
         ...
 
-    def error(self, message: str) -> dict[str, Any]:
-        """An error response body of this format carrying `message` (the relay's own errors)."""
+    def error(self, message: str, kind: str | None = None) -> dict[str, Any]:
+        """An error response body of this format carrying `message` (the relay's own errors);
+        `kind` is the error's type (``authentication_error``, ``permission_error``...; None:
+        the format's generic one).
+        """
         ...
 
 

@@ -7,17 +7,23 @@ final assistant message, in the normalised schema, under the request's session.
 
 Only a final answer is a finished turn: an answer that calls the client's tools is a step
 of the agent's loop (its next request carries the results), so nothing is handed off
-then. A request without a session id, or for an agent with ``extract`` off, hands off
-nothing. The turn id is a hash of the request's messages, so a retried request is
-counted once.
+then. A request without a session id, for an agent with ``extract`` off, or to a relay
+that does not learn (``--no-learn``), hands off nothing. The turn id is a hash of the
+request's messages, so a retried request is counted once.
+
+The hand-off is made before the answer's last byte goes to the client
+(`insika_knowledge.relay.exchange.Exchange.seal`): a turn whose answer the client has
+whole is in the outbox, or waiting in memory for the write lock (``deferred``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Final
 
 from insika_knowledge.concept import utc_now
+from insika_knowledge.errors import StorageBusy
 from insika_knowledge.relay.degraded import LEARN, reason_of
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared
@@ -32,24 +38,45 @@ def turn_id(messages: object) -> str:
     return "relay-" + hashlib.sha256(data).hexdigest()[:16]
 
 
+#: `hand_off`'s answer when the hand-off failed (the ``learn`` stage is degraded).
+FAILED: Final = "failed"
+#: `hand_off`'s answer when, not waiting, it met the write lock held: nothing was written.
+BUSY: Final = "busy"
+
+
 def learns(prepared: Prepared, answer: Answer) -> bool:
-    """True when `answer` finishes a turn to learn: an agent with ``extract`` on, a session,
-    a JSON body, and an answer that calls no tools.
+    """True when `answer` finishes a turn to learn: a relay that learns, an agent with
+    ``extract`` on, a session, a JSON body, and an answer that calls no tools.
     """
     agent, identity = prepared.agent, prepared.identity
     if agent is None or prepared.client_body is None or identity.agent is None or identity.session_id is None:
         return False
-    return agent.config.extract and not answer.calls
+    return prepared.learns and not answer.calls
 
 
-def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer) -> bool:
-    """Schedule extraction of the finished turn; True when it was handed off. Never raises.
+def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer, *,
+             without_waiting: bool = False) -> str | None:
+    """Write the finished turn to the tenant's outbox (`Tenant.submit`). Never raises.
 
-    A failure to build the turn fails the ``learn`` stage.
+    Args:
+        relay: the relay's state.
+        prepared: the prepared request.
+        wire: the request's wire format.
+        answer: the final answer.
+        without_waiting: never wait for the write lock (for the event loop): when it is
+            held, write nothing and return `BUSY` (the caller tries again in a thread).
+
+    Returns:
+        `Tenant.submit`'s answer (``queued``: durable; ``deferred``: the write lock was
+        busy, the turn waits in memory and is written as soon as it frees; ``dropped``:
+        the outbox is full, counted in ``knowledge_dropped``; ``off``), `FAILED` when the
+        write failed (the ``learn`` stage is degraded and logged), None when `answer` is
+        not a turn to learn, `BUSY` when `without_waiting` met a held lock. Also kept in
+        `Prepared.learning` (but `BUSY`).
     """
     agent, identity, body = prepared.agent, prepared.identity, prepared.client_body
     if not learns(prepared, answer):
-        return False
+        return None
     assert agent is not None and identity.agent is not None and identity.session_id is not None
     assert body is not None
     try:
@@ -60,8 +87,18 @@ def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer)
             wire.transcript(body, answer),
             utc_now(),
         )
-        relay.memory.tenant(identity.tenant).submit(turn)
+        tenant = relay.memory.tenant(identity.tenant)
+        if without_waiting:
+            done: str = tenant.submit(turn, lock_budget_ms=0, defer=False)
+        else:
+            done = tenant.submit(turn)
+    except StorageBusy:
+        if without_waiting:
+            return BUSY
+        prepared.degraded.add(LEARN, "the outbox's write lock stayed busy")  # submit defers instead
+        done = FAILED
     except Exception as exc:
         prepared.degraded.add(LEARN, reason_of(exc))
-        return False
-    return True
+        done = FAILED
+    prepared.learning = done
+    return done

@@ -72,6 +72,7 @@ class OpenAIFormat:
         """The request's messages and the answer's text (`insika_knowledge.wire.openai.transcript`)."""
         return openai.transcript(body, answer)
 
-    def error(self, message: str) -> dict[str, Any]:
-        """``{"error": {"message", "type", "code"}}``."""
-        return {"error": {"message": message, "type": "relay_error", "param": None, "code": "relay_error"}}
+    def error(self, message: str, kind: str | None = None) -> dict[str, Any]:
+        """``{"error": {"message", "type", "param", "code"}}`` (type and code `kind`, else ``relay_error``)."""
+        kind = kind or "relay_error"
+        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}

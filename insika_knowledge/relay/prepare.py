@@ -3,7 +3,10 @@
 In order, each stage failing open (`insika_knowledge.relay.degraded`):
 
 1. identity: ``x-insika-memory: off`` stops here (the body goes on without its
-   ``session_id``); an invalid tenant or agent name fails the stage.
+   ``session_id``), and so does a tenant the relay does not serve
+   (`insika_knowledge.relay.access`: nothing is opened or created for it); an agent
+   that is missing or not in the agents file has knowledge off (the response's
+   ``x-insika-memory`` says which).
 2. procedures: the tenant's `ProceduralMemory.handle_request` on the client's own body
    (capture, recall, and in prod the procedure block); a ``failed`` stage fails it.
 3. knowledge, for an agent of the agents file with ``retrieve`` on: the ``<knowledge>``
@@ -22,26 +25,39 @@ stage before it answers the client (whose response carries the stage's headers).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.errors import StorageBusy
-from insika_knowledge.ids import check_agent, check_tenant
 from insika_knowledge.procedures import BUSY_DEFERRED, FAILED, OFF, SHADOW, Stage
+from insika_knowledge.relay.access import UNKNOWN_TENANT
 from insika_knowledge.relay.agents import AgentKnowledge
-from insika_knowledge.relay.degraded import IDENTITY, PROCEDURES, RETRIEVE, Degraded, reason_of
+from insika_knowledge.relay.degraded import PROCEDURES, RETRIEVE, STAGES, Degraded, reason_of
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.identity import Identity, identify, without_identity
 from insika_knowledge.relay.placement import place
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
-from insika_knowledge.wire.headers import KNOWLEDGE_HEADER, SKILL_MODES_HEADER
+from insika_knowledge.wire.headers import (
+    KNOWLEDGE_HEADER,
+    LEARNING_HEADER,
+    MEMORY_HEADER,
+    SKILL_MODES_HEADER,
+    TRACE_HEADER,
+    wants_trace,
+)
 from insika_knowledge.wire.messages import last_user_text
 from insika_knowledge.wire.placement import Placement
 
 TOOL_NAME: Final[str] = LOAD_KNOWLEDGE_SCHEMA["function"]["name"]
+#: Why memory is off for a request (`Prepared.off`), beside `insika_knowledge.relay.access`'s.
+BY_REQUEST: Final = "by request"
+NO_KNOWLEDGE: Final = "agent has no knowledge block"
+#: The name of the relay's own trace stage (``x-ace-trace``).
+KNOWLEDGE_STAGE: Final = "knowledge"
 
 
 @dataclass
@@ -60,6 +76,17 @@ class Prepared:
         procedures_deferred: the procedures stage is left for `run_deferred_procedures`.
         busy: the knowledge stage met a lock held elsewhere while it could not wait
             (`prepare`'s `without_waiting`); nothing of it is kept: prepare the request again.
+        off: why knowledge is off for this request (``by request``, ``unknown tenant``,
+            ``no agent``, ``unknown agent``, ``agent has no knowledge block``), else None.
+        learns: finished turns of this request go to learning (the relay learns, and the
+            agent's ``extract`` is on).
+        learning: what became of the finished turn (``queued``, ``deferred``, ``dropped``,
+            ``failed``), once handed off; None before or when there is none.
+        learning_ms: how long the hand-off held the answer back, in milliseconds (the
+            outbox write, and the thread handoff when it had one); None without one.
+        trace: the request asked for its trace stages (``x-ace-trace: full``).
+        concepts: the concepts the ``<knowledge>`` block listed (for the trace).
+        loaded: the concepts ``load_knowledge`` calls loaded (for the trace).
     """
 
     client_body: dict[str, Any] | None
@@ -72,15 +99,35 @@ class Prepared:
     placement: Placement | None = None
     procedures_deferred: bool = False
     busy: bool = False
+    off: str | None = None
+    learns: bool = False
+    learning: str | None = None
+    learning_ms: float | None = None
+    trace: bool = False
+    concepts: int = 0
+    loaded: list[str] | None = None
 
     @property
     def changed(self) -> bool:
         """The body to send is not the client's (so it must be serialised again)."""
         return self.body is not self.client_body
 
+    def memory_state(self) -> str:
+        """``x-insika-memory``: ``off: <why>``, else ``degraded: <stages>`` when a stage
+        failed, else ``on`` (``on: recall only`` when finished turns are not learned).
+        """
+        if self.off is not None:
+            return f"off: {self.off}"
+        if self.degraded.stages:
+            order = sorted(self.degraded.stages, key=lambda s: STAGES.index(s) if s in STAGES else len(STAGES))
+            return "degraded: " + ", ".join(order)
+        return "on" if self.learns or self.agent is None else "on: recall only"
+
     def headers(self) -> dict[str, str]:
-        """The relay's response headers: the skill's, the knowledge placement, degraded stages."""
-        out: dict[str, str] = {}
+        """The relay's response headers: the memory's state, the skill's, the knowledge
+        placement, degraded stages, the learning hand-off, and the trace when asked for.
+        """
+        out: dict[str, str] = {MEMORY_HEADER: self.memory_state()}
         if self.stage is not None:
             out[SKILL_MODES_HEADER] = self.stage.mode_entry()
             out.update(self.stage.rewrite_headers())
@@ -89,7 +136,31 @@ class Prepared:
                 "injected" if self.placement.placed else f"skipped: {self.placement.reason}"
             )
         out.update(self.degraded.headers())
+        if self.learning is not None:
+            out[LEARNING_HEADER] = self.learning
+        if self.trace:
+            out[TRACE_HEADER] = json.dumps(self.trace_stages(), separators=(",", ":"))
         return out
+
+    def trace_stages(self) -> list[dict[str, Any]]:
+        """The request's trace: the ``skill_knowledge_graph`` stage (when the skill ran),
+        then the relay's ``knowledge`` stage (memory state, block, concepts, loads, learning).
+        """
+        stages: list[dict[str, Any]] = [] if self.stage is None else [self.stage.to_dict()]
+        knowledge: dict[str, Any] = {"name": KNOWLEDGE_STAGE, "memory": self.memory_state()}
+        if self.placement is not None:
+            knowledge["block"] = "injected" if self.placement.placed else f"skipped: {self.placement.reason}"
+            knowledge["concepts"] = self.concepts
+        if self.intercept is not None:
+            knowledge["load_knowledge"] = list(self.loaded or [])
+        if self.learning is not None:
+            knowledge["learning"] = self.learning
+        if self.learning_ms is not None:
+            knowledge["learning_ms"] = round(self.learning_ms, 3)
+        if self.degraded.stages:
+            knowledge["degraded"] = list(self.degraded.stages)
+        stages.append(knowledge)
+        return stages
 
 
 def prepare(
@@ -116,28 +187,29 @@ def prepare(
             when one is held elsewhere it gives up and says so (`Prepared.busy`).
     """
     identity = identify(headers, body)
-    prepared = Prepared(body, body, identity, degraded)
+    prepared = Prepared(body, body, identity, degraded, trace=wants_trace(headers))
     if body is None:
         return prepared
     prepared.body = without_identity(body)
     if not identity.memory:
+        prepared.off = BY_REQUEST
         return prepared
-    try:
-        check_tenant(identity.tenant)
-        if identity.agent is not None:
-            check_agent(identity.agent)
-    except Exception as exc:
-        degraded.add(IDENTITY, reason_of(exc))
+    if not relay.access.knows_tenant(identity.tenant):
+        prepared.off = UNKNOWN_TENANT
         return prepared
     if defer_procedures:
         prepared.procedures_deferred = True
     else:
         _procedures(relay, prepared, body, headers)
-    agent = relay.agents.get(identity.agent) if identity.agent is not None else None
-    if agent is not None:
-        prepared.agent = agent
-        if agent.config.retrieve:
-            _knowledge(relay, wire, prepared, agent, without_waiting)
+    prepared.off = relay.access.agent_off(headers)
+    agent = relay.agents.get(identity.agent) if identity.agent is not None and prepared.off is None else None
+    if agent is None:
+        prepared.off = prepared.off or NO_KNOWLEDGE
+        return prepared
+    prepared.agent = agent
+    prepared.learns = relay.learns and agent.config.extract
+    if agent.config.retrieve:
+        _knowledge(relay, wire, prepared, agent, without_waiting)
     return prepared
 
 
@@ -211,6 +283,7 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
             with retriever.store.busy_budget(0) if without_waiting else nullcontext():
                 block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
             if block is not None:
+                prepared.concepts = block.count("<concept ")
                 placement = place(body, block, wire.name)
                 body = placement.body
                 prepared.placement = placement

@@ -1,10 +1,11 @@
 """`Relay`: what one relay process holds, from start to shutdown.
 
 A `Memory` over the data directory (each tenant's retrieval, procedural memory and
-learning hand-off, `insika_knowledge.tenant.Tenant`), the agents file, and the pool of
-connections to the upstream (`insika_knowledge.relay.client.Upstream`, opened by the
-app's lifespan). The memory's learning worker starts with the relay, so turns an earlier
-relay left queued are learned without new traffic.
+learning hand-off, `insika_knowledge.tenant.Tenant`), the agents file, who may use the
+relay (`insika_knowledge.relay.access.Access`), and the pool of connections to the
+upstream (`insika_knowledge.relay.client.Upstream`, opened by the app's lifespan). The
+memory's learning worker starts with the relay (unless it does not learn), so turns an
+earlier relay left queued are learned without new traffic.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import httpx
 from insika_knowledge.errors import UserError
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
+from insika_knowledge.relay.access import Access
 from insika_knowledge.relay.agents import AgentKnowledge
 from insika_knowledge.relay.client import Upstream
 from insika_knowledge.relay.degraded import DegradedLog
@@ -76,6 +78,11 @@ class Relay:
         agents: agent id -> knowledge settings (`insika_knowledge.relay.agents.load_agents`).
         procedures: the procedural-memory settings (None: mode from
             ``$INSIKA_PROCEDURES_MODE``, else ``shadow``).
+        access: the tenants served and the rules for unknown names (None: the tenant
+            ``default`` alone, no token; unknown names pass with memory off). The agents
+            of `agents` are known whatever `access` lists.
+        learns: hand finished turns to learning (False: recall only, ``--no-learn``; the
+            learning worker is not started).
     """
 
     def __init__(
@@ -84,14 +91,21 @@ class Relay:
         settings: RelaySettings,
         agents: dict[str, AgentKnowledge],
         procedures: ProceduresConfig | None = None,
+        *,
+        access: Access | None = None,
+        learns: bool = True,
     ):
         self.memory = memory
         self.settings = settings
         self.agents = agents
         self.procedures = procedures or ProceduresConfig(mode=os.environ.get(PROCEDURES_MODE_ENV, "shadow"))
+        self.access = access or Access()
+        self.access.listed |= frozenset(agents)
+        self.learns = learns
         self.degraded = DegradedLog(memory.events)
         self._client: Upstream | None = None
-        memory.start_learning()
+        if learns:
+            memory.start_learning()
 
     @property
     def client(self) -> Upstream:

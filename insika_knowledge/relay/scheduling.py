@@ -23,7 +23,9 @@ writer's: giving up leaves nothing behind), and not when the request declares a 
 outcome; when it gives up it runs in a worker thread, waiting. Everything else (a first
 request, PostgreSQL, a skill in ``prod`` or ``canary``) runs in a worker thread as before.
 The event loop is thus never held by a wait, only by the stages' CPU, which in a worker
-thread would hold the GIL all the same.
+thread would hold the GIL all the same. The learning hand-off at the end of an answer (a
+small outbox write) follows the same rule (`Scheduler.may_write_on_loop`): tried on the
+loop with no wait for the lock, in a worker thread when the lock is held or the relay busy.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from typing import Any, Final, TypeVar
@@ -104,6 +106,15 @@ class Scheduler:
         """True when a request's memory stages may run on the event loop (see the module doc)."""
         return (self.quiet() and relay.memory.database is None and skill_keeps_bodies(relay)
                 and WarmKeys.key(headers) in self.warm)
+
+    def may_write_on_loop(self, relay: Relay, headers: Mapping[str, str]) -> Callable[[], bool]:
+        """Whether the request's learning hand-off may try its outbox write on the event loop
+        (never waiting for the lock), asked when the answer ends: a data directory, the
+        request's tenant and agent served before (their store open), and the relay quiet
+        then.
+        """
+        warm = relay.memory.database is None and WarmKeys.key(headers) in self.warm
+        return lambda: warm and self.quiet()
 
 
 def _settle(future: asyncio.Future[T], value: T) -> None:

@@ -8,20 +8,39 @@ own, so the upstream's come through alone.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Final
 
 import uvicorn
 from starlette.types import ASGIApp
 
+from insika_knowledge import serving
 from insika_knowledge.errors import RunTimeFailure
+from insika_knowledge.httplimits import Limits
+
+#: What uvicorn logs when an app leaves a response unfinished: the relay does so on purpose
+#: when the upstream's stream breaks (`insika_knowledge.relay.asgi.send_stream`), after its
+#: own warning, so the client sees the break.
+_UNFINISHED: Final = "ASGI callable returned without completing response."
 
 
-def config(app: ASGIApp, host: str, port: int, **options: Any) -> uvicorn.Config:
+class _Unfinished(logging.Filter):
+    """Drops uvicorn's line for a response the relay left unfinished on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _UNFINISHED
+
+
+def config(app: ASGIApp, host: str, port: int, limits: Limits | None = None, **options: Any) -> uvicorn.Config:
     """The uvicorn settings the relay runs with (quiet, no access log, no own date/server, no
-    ``x-forwarded-*`` rewriting: nothing reads the client's address).
+    ``x-forwarded-*`` rewriting: nothing reads the client's address), with `limits` on
+    every request (`insika_knowledge.serving`; None: the defaults).
     """
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _Unfinished) for f in errors.filters):
+        errors.addFilter(_Unfinished())
     settings: dict[str, Any] = {
         "log_level": "warning",
         "access_log": False,
@@ -30,12 +49,13 @@ def config(app: ASGIApp, host: str, port: int, **options: Any) -> uvicorn.Config
         "proxy_headers": False,
         **options,
     }
-    return uvicorn.Config(app, host=host, port=port, **settings)
+    return serving.config(app, host, port, limits, **settings)
 
 
-def serve(app: ASGIApp, host: str, port: int) -> None:
-    """Serve `app` until interrupted (Ctrl+C)."""
-    uvicorn.Server(config(app, host, port)).run()
+def serve(app: ASGIApp, host: str, port: int, limits: Limits | None = None) -> None:
+    """Serve `app` until interrupted (Ctrl+C), with `limits` on every request."""
+    serving.raise_open_files()
+    uvicorn.Server(config(app, host, port, limits)).run()
 
 
 class BackgroundServer:
@@ -48,8 +68,9 @@ class BackgroundServer:
         options: more `uvicorn.Config` settings.
     """
 
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **options: Any):
-        self.server = uvicorn.Server(config(app, host, port, **options))
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, limits: Limits | None = None,
+                 **options: Any):
+        self.server = uvicorn.Server(config(app, host, port, limits, **options))
         self._thread = threading.Thread(target=self.server.run, name="insika-relay-server", daemon=True)
         self.host = host
         self.port = port

@@ -45,6 +45,8 @@ def answer_calls(relay: Relay, prepared: Prepared, calls: list[ToolCall]) -> lis
         try:
             retriever = relay.memory.retriever(identity.tenant)
             result = retriever.load_knowledge(identity.agent or "", name)
+            if "error" not in result:
+                prepared.loaded = [*(prepared.loaded or []), str(result.get("name", name))]
         except Exception as exc:
             prepared.degraded.add(LOAD_KNOWLEDGE, reason_of(exc))
             result = dict(UNAVAILABLE)

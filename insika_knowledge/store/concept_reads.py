@@ -312,6 +312,20 @@ class ConceptReads(NamingReads):
             f"SELECT {EXTRACTION_COLUMNS} FROM extractions WHERE agent = ? "
             "ORDER BY attempted_at DESC, session_id, turn_id", (agent,))]
 
+    def extraction_counts(self) -> dict[str, dict[str, int]]:
+        """Recorded extraction attempts per agent and outcome (``{agent: {outcome: n}}``)."""
+        out: dict[str, dict[str, int]] = {}
+        for agent, outcome, number in self.rows(
+                "SELECT agent, outcome, count(*) FROM extractions GROUP BY agent, outcome ORDER BY 1, 2"):
+            out.setdefault(agent, {})[outcome] = int(number)
+        return out
+
+    def failed_extractions(self, limit: int) -> list[ExtractionRecord]:
+        """The `limit` most recent extraction attempts whose outcome is not ``ok``, newest first."""
+        return [ExtractionRecord.from_row(r) for r in self.rows(
+            f"SELECT {EXTRACTION_COLUMNS} FROM extractions WHERE outcome <> 'ok' "
+            "ORDER BY attempted_at DESC, session_id, turn_id LIMIT ?", (max(0, limit),))]
+
     def extraction(self, agent: str, session_id: str, turn_id: str) -> ExtractionRecord | None:
         """The recorded extraction of one turn, or None."""
         row = self.row(f"SELECT {EXTRACTION_COLUMNS} FROM extractions "

@@ -187,6 +187,7 @@ def create_app(
         Route("/studio/knowledge/{name}/versions/{number:int}", edit.version_page,
               methods=["GET"]),
         Route("/studio/knowledge/{name}/restore", edit.concept_restore, methods=["POST"]),
+        Route("/studio/knowledge/{name}/rename", edit.concept_rename, methods=["POST"]),
         Route("/studio/knowledge/{name}/delete", edit.delete_page, methods=["GET"]),
         Route("/studio/knowledge/{name}/delete", edit.concept_delete, methods=["POST"]),
         Route("/studio/knowledge/{name}/resolve", resolve.resolve_page, methods=["GET"]),

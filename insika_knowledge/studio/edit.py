@@ -14,8 +14,15 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from insika_knowledge.concept import format_confidence, parse
-from insika_knowledge.errors import ConceptFormatError, NotFound, RunTimeFailure, StaleVersion, UserError
+from insika_knowledge.concept import check_name, format_confidence, parse, serialize
+from insika_knowledge.errors import (
+    ConceptFormatError,
+    InvalidName,
+    NotFound,
+    RunTimeFailure,
+    StaleVersion,
+    UserError,
+)
 from insika_knowledge.memory import StoredConcept
 from insika_knowledge.studio import evidence, resolve
 from insika_knowledge.studio.render import concept_url, diff, flash, line_count, preview, url
@@ -39,14 +46,21 @@ from insika_knowledge.studio.scope import (
 
 
 def concept_page(request: Request) -> Response:
-    """GET /studio/knowledge/<name>: the editor, preview, links and history."""
-    return _editor(request, *concept_of(request))
+    """GET /studio/knowledge/<name>: the editor, preview, links and history (and, right
+    after a resolution whose claim no longer matches the name, the offer to rename it).
+    """
+    scope, stored = concept_of(request)
+    offer = request.session.pop(resolve.RENAME_KEY, None) if "session" in request.scope else None
+    if not isinstance(offer, dict) or offer.get("name") != stored.concept.name \
+            or offer.get("version") != stored.version:
+        offer = None
+    return _editor(request, scope, stored, rename_offer=offer)
 
 
 def _editor(
     request: Request, scope: Scope, stored: StoredConcept, *, text: str | None = None,
     version: int | None = None, error: str | None = None, error_line: int | None = None,
-    status: int = 200,
+    status: int = 200, rename_offer: dict[str, object] | None = None,
 ) -> Response:
     """The editor page; `text`/`version`/`error` re-show an operator's refused edit."""
     concept = stored.concept
@@ -80,6 +94,8 @@ def _editor(
         "action": concept_url(name, scope.agent, scope.tenant),
         "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
         "approve_action": concept_url(name, scope.agent, scope.tenant, "/approve"),
+        "rename_offer": rename_offer,
+        "rename_action": concept_url(name, scope.agent, scope.tenant, "/rename"),
         **resolve.claims_context(scope, stored),
         **evidence.context(scope, stored),
     }, status=status)
@@ -225,6 +241,36 @@ def _restore(request: Request, scope: Scope, name: str, number: int) -> Response
         raise HTTPException(409, str(exc)) from None
     flash(request, f"Restored version {number} as version {saved.version}.")
     return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
+
+
+async def concept_rename(request: Request) -> Response:
+    """POST /studio/knowledge/<name>/rename: give the concept the form's ``name`` (reason
+    edit; its history moves with it), then show it under that name.
+    """
+    form = await read_form(request)
+    expected = int_field(form, "version")
+    wanted = form.get("name")
+    if not isinstance(wanted, str) or not wanted.strip():
+        raise HTTPException(400, "the form has no 'name' field")
+    return await run_in_threadpool(_rename, request, wanted.strip(), expected)
+
+
+def _rename(request: Request, wanted: str, expected: int) -> Response:
+    scope = require_scope(request)
+    name = request.path_params["name"]
+    current = scope.store.get(scope.agent, name)
+    if current is None:
+        raise HTTPException(404, f"no concept {name!r}")
+    try:
+        check_name(wanted)
+        markdown = serialize(current.concept.replace(name=wanted))
+        saved = scope.store.edit(scope.agent, name, markdown, expected_version=expected, actor=ACTOR)
+    except StaleVersion as exc:
+        return refused(request, scope, name, f"{exc}. Nothing was renamed: review the concept first.")
+    except (InvalidName, ConceptFormatError, UserError) as exc:
+        raise HTTPException(400, f"cannot rename {name} to {wanted!r}: {exc}") from None
+    flash(request, f"Renamed {name} to {saved.concept.name} (version {saved.version}; its history moved with it).")
+    return RedirectResponse(concept_url(saved.concept.name, scope.agent, scope.tenant), 303)
 
 
 # ---------------------------------------------------------------------------- delete

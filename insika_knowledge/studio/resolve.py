@@ -2,6 +2,9 @@
 
 ``POST /studio/knowledge/<name>/resolve`` with ``keep=record`` or ``keep=entry-N``
 keeps that claim; with ``keep=written`` and ``markdown`` it saves the operator's text.
+When the claim kept states other numbers than the concept's name (``devolucao-7-dias``
+now says 30 days), the editor then offers to rename it (`rename_for`;
+``POST .../rename``, `insika_knowledge.studio.edit.concept_rename`).
 Either way one version is written (reason ``resolve``, via `SQLiteStore.resolve`, one
 transaction), the ``## Contradiction`` section is gone, and confidence is recomputed
 from the sightings ledger (`studio.claims`). ``GET .../resolve`` is the page where the
@@ -10,15 +13,16 @@ resolution is written, its editor holding the claim on record.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from insika_knowledge.concept import Concept, claim_text, format_confidence, parse, serialize
+from insika_knowledge.concept import NAME_RE, Concept, claim_text, format_confidence, parse, serialize
 from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
 from insika_knowledge.memory import Sighting, StoredConcept
 from insika_knowledge.studio import claims
@@ -127,7 +131,34 @@ def _resolve(request: Request, key: str, expected: int, text: str) -> Response:
     flash(request, f"Resolved: kept {kept} as version {saved.version}. Confidence "
                    f"{format_confidence(saved.concept.confidence)} from {sessions} "
                    f"session{'' if sessions == 1 else 's'}.")
+    suggested = rename_for(saved.concept)
+    if suggested is not None and scope.store.get(scope.agent, suggested) is None:
+        request.session[RENAME_KEY] = {"name": name, "to": suggested, "version": saved.version}
     return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
+
+
+#: The session key of a rename the editor offers after a resolution.
+RENAME_KEY: Final = "rename_offer"
+_NUMBER: Final = re.compile(r"\d+")
+
+
+def rename_for(concept: Concept) -> str | None:
+    """A name for `concept` whose numbers agree with its claim, when its own do not.
+
+    A name that carries numbers (``devolucao-7-dias``) none of which its claim states,
+    while the claim states others (``... em até 30 dias``), gets the claim's numbers in
+    place of its own, in order (``devolucao-30-dias``). None when the name has no number,
+    or one the claim states, or the claim has none.
+    """
+    parts = concept.name.split("-")
+    named = [i for i, part in enumerate(parts) if part.isdigit()]
+    stated = list(dict.fromkeys(_NUMBER.findall(claim_text(concept.body))))
+    if not named or not stated or any(parts[i] in stated for i in named):
+        return None
+    for n, i in enumerate(named):
+        parts[i] = stated[min(n, len(stated) - 1)]
+    suggested = "-".join(parts)
+    return suggested if suggested != concept.name and NAME_RE.fullmatch(suggested) else None
 
 
 def _stale(

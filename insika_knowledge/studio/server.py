@@ -11,20 +11,14 @@ from pathlib import Path
 
 import uvicorn
 
+from insika_knowledge import serving
 from insika_knowledge.errors import RunTimeFailure, UserError
+from insika_knowledge.httplimits import Limits, is_loopback
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import auth
 from insika_knowledge.studio.app import create_app
 from insika_knowledge.studio.hosts import LOOPBACK_HOSTS, normalize_host
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from insika_knowledge.studio.limits import MAX_BODY_BYTES
 
 
 def check_port(host: str, port: int) -> None:
@@ -81,6 +75,7 @@ def allowed_hosts(host: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
 def serve(
     data_dir: str | os.PathLike[str] | None, host: str, port: int,
     *, allowed: Sequence[str] = (), database: str | None = None, echo: Callable[[str], None] = print,
+    header_timeout_s: float = 10.0, body_timeout_s: float = 60.0,
 ) -> None:
     """Serve the Studio over the data directory (or a PostgreSQL database) until interrupted.
 
@@ -96,6 +91,8 @@ def serve(
         database: a ``postgresql://`` URL (None = ``$INSIKA_DATABASE_URL``); then the
             data directory is not used.
         echo: where the start-up lines go.
+        header_timeout_s: seconds a request's headers may take to arrive (then 408).
+        body_timeout_s: seconds a request's body may take after its headers (then 408).
 
     Raises:
         UserError: the data directory does not exist, the database cannot be reached, the
@@ -129,12 +126,18 @@ def serve(
     else:
         echo(f"  token  {app.state.token}   (set ${auth.TOKEN_ENV} to choose your own)")
     echo(f"  hosts  {', '.join(hosts)}   (the Host names it answers to; add with --allowed-host)")
-    if not _is_loopback(host):
+    if not is_loopback(host):
         echo(f"  warning: listening on {host}, reachable from the network over plain HTTP")
     echo("Stop with Ctrl+C.")
     try:
         # proxy_headers=False: the login throttle counts the real client address; a local
         # process must not pick another one with X-Forwarded-For.
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, proxy_headers=False)
+        # Limits below the app too (`insika_knowledge.serving`): the same body cap as
+        # `limits.BodyLimit`, and header and body timeouts, so slow clients cannot hold it.
+        limits = Limits(max_body_bytes=MAX_BODY_BYTES, header_timeout_s=header_timeout_s,
+                        body_timeout_s=body_timeout_s)
+        serving.raise_open_files()
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, proxy_headers=False,
+                    http=serving.protocol(limits))
     finally:
         memory.close()

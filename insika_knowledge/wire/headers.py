@@ -10,11 +10,16 @@ the ``request`` hook) read them here. Request headers, never forwarded upstream
   with this outcome (`read_outcome`);
 - ``x-ace-skills``: per-skill overrides, ``name=value`` entries (`skill_override`);
 - ``x-insika-tenant``, ``x-insika-agent``: who the request is for;
-- ``x-insika-memory: off``: both memories off for this request (`memory_on`).
+- ``x-insika-token``: the tenant's access token (a relay that requires one);
+- ``x-insika-memory: off``: both memories off for this request (`memory_on`);
+- ``x-ace-trace: full``: the response carries the request's trace stages (``x-ace-trace``).
 
 Response headers: ``x-ace-skill-modes``, the ``x-ace-body-rewritten`` /
 ``x-ace-rewrite-tokens`` / ``x-ace-rewritten-by`` trio of a rewritten body,
-``x-insika-knowledge`` (where the knowledge block went) and ``x-insika-degraded``.
+``x-insika-knowledge`` (where the knowledge block went), ``x-insika-degraded``,
+``x-insika-memory`` (the memory's state for the request: ``on``, ``off: <why>``,
+``degraded: <stages>``), ``x-insika-learning`` (what became of the finished turn) and
+``x-ace-trace``.
 
 Header names are case-insensitive: every reader here takes headers with lower-case names
 (`lower_headers`).
@@ -39,6 +44,9 @@ REWRITTEN_BY_HEADER: Final = "x-ace-rewritten-by"
 TENANT_HEADER: Final = "x-insika-tenant"
 AGENT_HEADER: Final = "x-insika-agent"
 MEMORY_HEADER: Final = "x-insika-memory"
+TOKEN_HEADER: Final = "x-insika-token"
+LEARNING_HEADER: Final = "x-insika-learning"
+TRACE_HEADER: Final = "x-ace-trace"
 KNOWLEDGE_HEADER: Final = "x-insika-knowledge"
 DEGRADED_HEADER: Final = "x-insika-degraded"
 #: Header name prefixes that belong to the memory and its skills, never to the upstream.
@@ -79,6 +87,11 @@ def session_id(body: Mapping[str, Any], headers: Mapping[str, str]) -> str | Non
         return None
     value = str(value).strip()
     return value[:200] or None
+
+
+def wants_trace(headers: Mapping[str, str]) -> bool:
+    """True when the request asks for its trace (``x-ace-trace: full``, any case)."""
+    return headers.get(TRACE_HEADER, "").strip().lower() == "full"
 
 
 def memory_on(headers: Mapping[str, str]) -> bool:

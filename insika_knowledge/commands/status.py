@@ -1,0 +1,70 @@
+"""``insika-knowledge status``: what learning is doing, per tenant.
+
+The learning queue's depth (turns waiting in each tenant's outbox, and turns the queue
+dropped), per agent its concepts and its recorded turns (learned, failed), and the last
+failed extractions with their reasons, read through `Memory.status`. The relay serves the
+same as JSON on ``GET /health``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from insika_knowledge.commands.options import data_dir_option, database_option, json_option, open_memory, require_tenant
+from insika_knowledge.hookspecs import hookimpl
+from insika_knowledge.memory import TenantStatus
+
+
+@click.command()
+@data_dir_option
+@database_option
+@click.option("--tenant", "tenants", multiple=True, metavar="NAME",
+              help="Only this tenant (repeatable; default: every tenant with a database).")
+@click.option("--failures", default=5, show_default=True, type=click.IntRange(0, 100),
+              help="Failed extractions listed per tenant, newest first.")
+@json_option
+def status(data_dir: str | None, database: str | None, tenants: tuple[str, ...], failures: int,
+           as_json: bool) -> None:
+    """Show the learning queue, per-agent counts and the last failed extractions."""
+    memory = open_memory(data_dir, database=database)
+    try:
+        for tenant in tenants:
+            require_tenant(memory, tenant)
+        found = memory.status(list(tenants) or None, failures=failures)
+        where = memory.location
+    finally:
+        memory.close()
+    if as_json:
+        click.echo(json.dumps([t.to_dict() for t in found], ensure_ascii=False, indent=2))
+        return
+    if not found:
+        click.echo(f"(no tenant has a database in {where})")
+        return
+    for number, report in enumerate(found):
+        if number:
+            click.echo("")
+        _print(report)
+
+
+def _print(tenant: TenantStatus) -> None:
+    click.echo(f"tenant {tenant.tenant}: {tenant.queued} turn(s) queued for learning, {tenant.dropped} dropped")
+    if tenant.agents:
+        width = max(len("agent"), *(len(a.agent) for a in tenant.agents))
+        click.echo(f"  {'agent':<{width}}  {'concepts':>8}  {'learned':>7}  {'failed':>6}")
+        for agent in tenant.agents:
+            click.echo(f"  {agent.agent:<{width}}  {agent.concepts:>8}  {agent.turns.get('ok', 0):>7}  "
+                       f"{agent.failed:>6}")
+    if tenant.failures:
+        click.echo("  last failures:")
+        for failure in tenant.failures:
+            detail = f": {failure.detail}" if failure.detail else ""
+            click.echo(f"    {failure.attempted_at}  {failure.agent}  {failure.session_id}/{failure.turn_id}  "
+                       f"{failure.outcome}{detail}"[:300])
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    """Attach ``status`` to `cli`."""
+    cli.add_command(status)

@@ -1,0 +1,165 @@
+"""The Python front door beyond learn/search: update, history, restore, filters, bodies,
+the async facade, status, and the documented model protocol and replay format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docexamples import python_example, run_example
+
+from insika_knowledge import AsyncMemory, Memory
+from insika_knowledge.demo import demo_file
+from insika_knowledge.errors import ConceptFormatError, ConfigError, NotFound, StaleVersion
+from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest
+
+AGENT = "loja-aurora"
+REPLAY = f"replay:{demo_file('replay.json')}"
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: Any, database: str | None) -> Memory:
+    m = Memory(tmp_path / "data", clock=clock, database=database)
+    for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
+        m.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id=session, model=REPLAY)
+    yield m
+    m.close()
+
+
+def test_update_history_and_restore(memory: Memory) -> None:
+    before = memory.load("cep-13-campinas", agent=AGENT)
+    updated = memory.update("cep-13-campinas", agent=AGENT, description="CEPs 13xxx saem de Campinas em 1 dia.",
+                            provenance="policy")
+    assert updated.description == "CEPs 13xxx saem de Campinas em 1 dia." and updated.provenance == "policy"
+    assert updated.body in before  # the rest stays
+    history = memory.history("cep-13-campinas", agent=AGENT)
+    assert [v.reason for v in history][-1] == "edit" and history[0].reason == "extract"
+    assert [v.version for v in history] == sorted(v.version for v in history)
+    restored = memory.restore("cep-13-campinas", history[0].version, agent=AGENT)
+    assert restored.provenance == "observed"
+    assert memory.history("cep-13-campinas", agent=AGENT)[-1].reason == "restore"
+    renamed = memory.update("cep-13-campinas", agent=AGENT, rename="entrega-campinas")
+    assert renamed.name == "entrega-campinas" and memory.history("entrega-campinas", agent=AGENT)
+    with pytest.raises(NotFound, match="did you mean"):
+        memory.update("entrega-campina", agent=AGENT, body="x")
+    with pytest.raises(ConceptFormatError):
+        memory.update("entrega-campinas", agent=AGENT, description="x" * 400)
+    with pytest.raises(StaleVersion):
+        memory.update("entrega-campinas", agent=AGENT, body="new", expected_version=1)
+    with pytest.raises(NotFound):
+        memory.history("never-was", agent=AGENT)
+
+
+def test_a_deleted_concept_is_restored_from_its_history(memory: Memory) -> None:
+    memory.delete(agent=AGENT, name="frete-gratis-acima-199")
+    live = [v for v in memory.history("frete-gratis-acima-199", agent=AGENT) if v.reason != "delete"]
+    assert memory.restore("frete-gratis-acima-199", live[-1].version, agent=AGENT).name == "frete-gratis-acima-199"
+    assert "frete-gratis-acima-199" in [c.name for c in memory.concepts(agent=AGENT)]
+
+
+def test_search_and_concepts_filter_and_hits_carry_bodies(memory: Memory) -> None:
+    hits = memory.search("devolução em 7 dias", agent=AGENT, top_k=3)
+    assert hits and all(h.body for h in hits)
+    assert hits[0].body in memory.load(hits[0].name, agent=AGENT)
+    conflicts = memory.search("devolução", agent=AGENT, status="conflict")
+    assert [h.name for h in conflicts] == ["devolucao-7-dias"]
+    assert all(h.status == "ok" for h in memory.search("devolução frete entrega", agent=AGENT, status="ok"))
+    assert memory.search("frete", agent=AGENT, provenance="policy") == []
+    listed = memory.concepts(agent=AGENT, type="policy")
+    assert listed and all(c.type == "policy" for c in listed)
+    assert [c.name for c in memory.concepts(agent=AGENT, status="conflict")] == ["devolucao-7-dias"]
+    with pytest.raises(ConfigError, match="type='rumour'"):
+        memory.concepts(agent=AGENT, type="rumour")
+
+
+def test_the_async_facade(tmp_path: Path) -> None:
+    async def run() -> tuple[list[str], str, int]:
+        async with AsyncMemory(tmp_path / "data") as memory:
+            await memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id="demo/sess-01",
+                               model=REPLAY)
+            hits = await memory.search("entrega em Campinas", agent=AGENT, top_k=2)
+            record = await memory.load(hits[0].name, agent=AGENT)
+            updated = await memory.update(hits[0].name, agent=AGENT, body="Campinas: 1 dia útil.")
+            history = await memory.history(updated.name, agent=AGENT)
+            return [h.name for h in hits], record, len(history)
+
+    names, record, versions = asyncio.run(run())
+    assert names[0] == "cep-13-campinas" and "name: cep-13-campinas" in record and versions == 2
+
+
+def test_status_reports_the_queue_counts_and_failures(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    memory = Memory(tmp_path / "data")
+    try:
+        memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id="demo/sess-01", model=REPLAY)
+        memory.learn([{"role": "user", "content": "oi"}], agent="other", session_id="s-1")  # no model
+        memory.store("empty")
+        (report, empty) = memory.status()
+        assert (report.tenant, report.queued, report.dropped) == ("default", 0, 0)
+        counts = {a.agent: (a.concepts, a.turns, a.failed) for a in report.agents}
+        assert counts[AGENT][0] > 0 and counts[AGENT][1] == {"ok": 1}
+        assert counts["other"] == (0, {"no_model": 1}, 1)  # an agent that never learned is listed
+        assert [(f.agent, f.outcome) for f in report.failures] == [("other", "no_model")]
+        assert empty.tenant == "empty" and empty.agents == []
+        assert json.loads(json.dumps(report.to_dict()))["failures"][0]["outcome"] == "no_model"
+        assert memory.status(["nobody"]) == []  # never created
+        assert not (tmp_path / "data" / "nobody.db").exists()
+    finally:
+        memory.close()
+
+
+def test_a_failed_queued_extraction_logs_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: a model error
+    from insika_knowledge.hookspecs import Turn
+    from insika_knowledge.sessions import AgentSpec
+
+    memory = Memory(tmp_path / "data")
+    try:
+        with caplog.at_level(logging.WARNING, logger="insika_knowledge.memory"):
+            turn = Turn(AgentSpec("shop", "default", {"model": "replay:/nonexistent.json"}), "s-9", "t-1",
+                        [{"role": "user", "content": "oi"}], "2025-01-01T00:00:00Z")
+            memory.tenant().submit(turn)
+            assert memory.drain(timeout_s=10)
+        lines = [r.getMessage() for r in caplog.records if r.name == "insika_knowledge.memory"]
+        assert len(lines) == 1 and "shop" in lines[0] and "replay file /nonexistent.json" in lines[0]
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="insika_knowledge.memory"):  # a model that fails
+            memory.tenant().submit(Turn(AgentSpec("shop", "default", {"model": "openai/x"}), "s-10", "t-1",
+                                        [{"role": "user", "content": "oi"}], "2025-01-01T00:00:00Z"))
+            assert memory.drain(timeout_s=30)
+        lines = [r.getMessage() for r in caplog.records if r.name == "insika_knowledge.memory"]
+        assert len(lines) == 1 and "learning failed for default/shop (session s-10, turn t-1): model_" in lines[0]
+    finally:
+        memory.close()
+
+
+def test_the_documented_model_protocol_is_enough(tmp_path: Path) -> None:
+    class Mine:  # what docs/python.md says a model object is
+        def propose(self, request: ExtractionRequest) -> list[Any]:
+            assert request.messages  # the turn's messages, redacted
+            return [{"name": "horario", "description": "Atendimento das 9h às 18h.", "type": "fact",
+                     "body": "O atendimento humano vai das 9h às 18h."}]
+
+        def merge(self, request: MergeRequest) -> MergeAnswer:
+            raise NotImplementedError
+
+    memory = Memory(tmp_path / "data")
+    try:
+        report = memory.learn([{"role": "assistant", "content": "Atendemos das 9h às 18h."}], agent=AGENT,
+                              session_id="s", model=Mine())
+        assert report.results == [("horario", "learned")]
+    finally:
+        memory.close()
+
+
+def test_the_python_page_editing_example_runs(tmp_path: Path) -> None:
+    lines = run_example(python_example("docs/python.md", "## Editing, history, filters and asyncio"),
+                        tmp_path).splitlines()
+    assert lines[0] == "['devolucao-7-dias']" and lines[1].startswith("cep-13-campinas | ")
+    assert lines[2] == "[(1, 'extract'), (2, 'edit')]" and lines[3] == "observed"
+    assert lines[-1] == "cep-13-campinas"
