@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -119,8 +120,8 @@ def test_the_block_has_the_header_and_numbered_whole_steps() -> None:
     block = render(p, WordPieceCounter(), 400)
     assert block.text.splitlines() == [
         "[ACE recalled procedure — 16 prior runs, confidence 0.72]",
-        "1. proc-x_step0(x=&lt;X&gt;)",
-        "2. proc-x_step1(x=&lt;X&gt;)",
+        "1. proc-x_step0(x=<X>)",  # placeholders reach the model as written, not as entities
+        "2. proc-x_step1(x=<X>)",
     ]
     assert block.fits and block.tokens == WordPieceCounter().count(block.text)
     assert (
@@ -162,7 +163,9 @@ def test_no_step_can_forge_a_tag_or_a_heading(parts: list[tuple[str, str]]) -> N
     assert len(lines) == len(steps) + 1  # one line per step: nothing starts a new line
     for i, line in enumerate(lines[1:], start=1):
         assert line.startswith(f"{i}. ")
-        assert "<" not in line and ">" not in line
+        # no tag, closing tag, comment or declaration can start: a "<" before a letter,
+        # "/", "!" or "?" only ever starts a placeholder such as <ITEM_IDS>
+        assert re.findall(r"<(?=[A-Za-z/!?])", line) == re.findall(r"<(?=[A-Z][A-Z0-9_]*>)", line)
         assert not line.lstrip().startswith("#")
     assert not any(c in block.text for c in "\u2028\u2029\x85\r")
 
@@ -282,3 +285,16 @@ def test_a_procedure_naming_another_repository_is_not_recalled() -> None:
     assert not idx.recall(astropy).hit
     # A task that names no directory leaves the environment open.
     assert idx.recall("fix the bug").key == "proc-django"
+
+
+def test_prompt_lines_escape_only_what_could_start_a_tag() -> None:
+    from insika_knowledge.escaping import prompt_line
+
+    runnable = "cd /repo && PYTHONPATH=. pytest -q tests/x.py > out.txt 2>&1; cat <<'EOF'"
+    assert prompt_line(runnable) == runnable
+    step = "return_delivered_order_items(item_ids=[<ITEM_IDS>], order_id=<ORDER_ID>)"
+    assert prompt_line(step) == step
+    assert prompt_line("a </knowledge>\n## b <system> <!-- c --> <?x?>") == (
+        "a &lt;/knowledge> ## b &lt;system> &lt;!-- c --> &lt;?x?>"
+    )
+    assert prompt_line("<Knowledge> <ITEMS and <X>") == "&lt;Knowledge> &lt;ITEMS and <X>"

@@ -3,8 +3,9 @@
 The block is one header line, the seed's
 ``[ACE recalled procedure — N prior runs, confidence 0.87]``, then the steps numbered from
 1, one per line, each neutralised by `insika_knowledge.escaping.prompt_line`
-(whitespace folded, ``&<>`` escaped), so a step can open or close no prompt tag and
-start no heading. N is the procedure's support:
+(whitespace folded; only a ``<`` that could start a tag written ``&lt;``, so placeholders
+such as ``<ITEM_IDS>`` and commands such as ``a && b > out`` reach the model as written),
+so a step can open or close no prompt tag and start no line of its own. N is the procedure's support:
 the runs counted for it, the successful runs that did these steps and the failed runs that
 began or ended like them; confidence is its Wilson lower bound (2 decimals). For a chain of
 composed procedures N is the smallest support among them and confidence the product of
