@@ -77,6 +77,10 @@ class ProceduresConfig:
     token_counter: str = "wordpiece"
     verify_patterns: tuple[str, ...] = ()
     verify_scripts: bool = True
+    neighbours: int = 3
+    min_similarity: float = 0.3
+    min_agreement: float = 0.6
+    margin: float = 0.0
     _compiled: tuple[re.Pattern[str], ...] = field(
         default=(), init=False, repr=False, compare=False
     )

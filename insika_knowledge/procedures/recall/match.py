@@ -1,0 +1,370 @@
+"""Which write operation a new session's user is asking for, by the past tasks nearest to it.
+
+Matcher ``tasks``. Every past task (`insika_knowledge.procedure.TaskRecord`) keeps, as keyed
+digests of analysed terms, the user messages its successful runs sent before their first
+write, and what those runs wrote. Only *requests* count, on both sides: a message that
+names the verb of some write operation the tenant's tasks made (``book``, ``cancel``,
+``change``...; `verb_terms`). A new request (before the session's first write), with the
+terms of the user message before it as context, is compared with every past request:
+TF-IDF cosine over the digests, a term weighing ``ln((N+1)/df)`` where ``df`` counts the
+past tasks whose messages had it (N tasks); a term only one task had weighs nothing (a
+customer's name, a product of one order), so what recurs across tasks decides. A task's
+similarity is that of its nearest request. A message that asks for nothing (``yes, please
+go ahead``, ``my user id is ...``) is never compared: it recalls nothing, and it never
+makes two tasks look alike.
+
+The vote (`TaskMatcher.decide`), each past task voting once:
+
+1. the `neighbours` nearest tasks at `min_similarity` or more vote: each its share of
+   successful runs per write operation, and the share that made no write (a refusal, a
+   hand-off: a vote for nothing);
+2. the best-voted operation must be *named* by the message: its tool's verb (``cancel`` in
+   ``cancel_reservation``, ``update`` in ``update_reservation_flights``), by the analyser's
+   terms and synonym groups (``change`` and ``modify`` are ``update``'s), so a message that
+   asks for nothing (``yes, please go ahead``, ``my user id is ...``) recalls nothing;
+3. it needs `min_agreement` of the vote, at least two neighbours among the tasks that
+   support it (a task supports an operation when most of its successful runs made it),
+   and no near-tie: the nearest task that does not support it must be more than `margin`
+   below the second supporting one; otherwise the matcher abstains;
+4. a hand-off is never an operation, and an operation the caller cannot recall (below its
+   confidence bound, fewer than two supporting tasks, tools not offered) is never voted for;
+5. other writes are chained after it only when every supporting neighbour's runs made the
+   same writes in the same order (`TaskRecord.chains`): past runs chained them.
+
+Speed: an inverted index (digest -> request slots); a query touches the postings of its
+own terms only, rarest first, and a term held by more than an eighth of the tasks (and by
+more than 64) only scores requests the rarer terms found. Norms are cached until the
+tasks change.
+
+The settings were chosen on the dev half of the shared tau2 samples, leaving one user
+group out at a time (``procedures evaluate``; ``benchmarks/procedures.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from insika_knowledge.procedure import Procedure, TaskRecord
+from insika_knowledge.procedures.trace.steps import is_handoff_tool, tool_base_name
+from insika_knowledge.procedures.trace.terms import message_terms, term_digest
+
+MATCHER: Final = "tasks"
+#: The vote of a task that made no write.
+NOTHING: Final = ""
+_COMMON_SHARE: Final = 8
+_COMMON_MIN_DF: Final = 64
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """The vote's settings (defaults: `insika_knowledge.procedures.config.ProceduresConfig`).
+
+    Attributes:
+        neighbours: how many nearest tasks vote.
+        min_similarity: the cosine a task needs to vote (0..1).
+        min_agreement: the share of the vote the operation needs (0..1).
+        margin: how far below the second supporting task the nearest other task must be.
+    """
+
+    neighbours: int = 3
+    min_similarity: float = 0.3
+    min_agreement: float = 0.6
+    margin: float = 0.0
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A past task near the message: its id, similarity, and the record."""
+
+    task: str
+    similarity: float
+    record: TaskRecord
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the vote decided.
+
+    Attributes:
+        operations: the recalled writes in order (empty: abstained).
+        score: the similarity of the second supporting neighbour on a hit; on a miss the
+            nearest task's similarity (0.0 when no task shares a term).
+        agreement: the operation's share of the vote (0.0 on a miss before a vote).
+        neighbours: the voting tasks, nearest first.
+        reason: why it abstained ('' on a hit): ``no_neighbour``, ``nothing_named``,
+            ``nothing_asked`` (the message names no operation, or the vote went to no
+            write), ``disagreement``,
+            ``one_supporting_task``, ``near_tie``.
+    """
+
+    operations: tuple[str, ...]
+    score: float
+    agreement: float = 0.0
+    neighbours: tuple[Neighbour, ...] = ()
+    reason: str = ""
+
+
+def verb_terms(operation: str) -> frozenset[str]:
+    """The analysed terms of an operation's verb: the first word of its tool's base name."""
+    base = tool_base_name(operation)
+    return message_terms(base.split("_", 1)[0]) if base else frozenset()
+
+
+def names(operation: str, message: frozenset[str]) -> bool:
+    """The message's terms include the operation's verb (or a synonym of it)."""
+    return bool(verb_terms(operation) & message)
+
+
+def _dominant_chain(record: TaskRecord) -> str:
+    """The writes most of the task's successful runs made, in order (`TaskRecord.chains`)."""
+    best, runs = "", 0
+    for chain, count in record.chains.items():
+        if count > runs or (count == runs and chain < best):
+            best, runs = chain, count
+    return best if 2 * runs >= record.runs else ""
+
+
+@dataclass
+class TaskMatcher:
+    """The past tasks' exemplar messages, indexed by digest, and the vote over them."""
+
+    settings: MatchSettings = field(default_factory=MatchSettings)
+    key: bytes = b""
+    _records: dict[str, TaskRecord] = field(default_factory=dict)
+    _slots_of: dict[str, list[int]] = field(default_factory=dict)
+    _slot_task: list[str | None] = field(default_factory=list)
+    _slot_terms: list[tuple[str, ...]] = field(default_factory=list)
+    _free: list[int] = field(default_factory=list)
+    _postings: dict[str, set[int]] = field(default_factory=dict)
+    _df: dict[str, int] = field(default_factory=dict)
+    _norms: dict[int, float] = field(default_factory=dict)
+    _tasks: int = 0
+    _ops: dict[str, int] = field(default_factory=dict)  # write operation -> tasks that made it
+    _verbs: frozenset[str] = frozenset()  # analysed terms of those operations' verbs
+    _verb_digests: frozenset[str] = frozenset()
+    _requests: dict[int, bool] = field(default_factory=dict)  # slot -> names a verb (cache)
+
+    @property
+    def verbs(self) -> frozenset[str]:
+        """The analysed terms of the verbs of every write operation a past task made."""
+        return self._verbs
+
+    def asks(self, terms: frozenset[str]) -> bool:
+        """A message with these terms is a request: it names a known operation's verb."""
+        return bool(self._verbs & terms)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """A task record, or None."""
+        return self._records.get(task_id)
+
+    def records(self) -> Iterable[TaskRecord]:
+        """Every task record."""
+        return self._records.values()
+
+    def update(self, records: Iterable[TaskRecord]) -> None:
+        """Add or replace task records (their exemplars replace the old ones)."""
+        for record in records:
+            self._remove(record.id)
+            self._records[record.id] = record
+            if record.runs <= 0:
+                continue
+            self._tasks += 1
+            terms: set[str] = set()
+            slots = []
+            for message in record.messages:
+                slot = self._free.pop() if self._free else len(self._slot_task)
+                if slot == len(self._slot_task):
+                    self._slot_task.append(record.id)
+                    self._slot_terms.append(message)
+                else:
+                    self._slot_task[slot] = record.id
+                    self._slot_terms[slot] = message
+                slots.append(slot)
+                for d in message:
+                    self._postings.setdefault(d, set()).add(slot)
+                terms.update(message)
+            self._slots_of[record.id] = slots
+            for d in terms:
+                self._df[d] = self._df.get(d, 0) + 1
+            for op in record.ops:
+                self._ops[op] = self._ops.get(op, 0) + 1
+        self._norms.clear()
+        self._reverb()
+
+    def _reverb(self) -> None:
+        verbs = frozenset().union(*(verb_terms(op) for op in self._ops if not is_handoff_tool(op)))
+        if verbs != self._verbs:
+            self._verbs = verbs
+            self._verb_digests = frozenset(term_digest(self.key, t) for t in verbs)
+            self._requests.clear()
+
+    def _request(self, slot: int) -> bool:
+        found = self._requests.get(slot)
+        if found is None:
+            found = self._requests[slot] = not self._verb_digests.isdisjoint(self._slot_terms[slot])
+        return found
+
+    def _remove(self, task_id: str) -> None:
+        old = self._records.pop(task_id, None)
+        slots = self._slots_of.pop(task_id, [])
+        if old is None or old.runs <= 0:
+            return
+        self._tasks -= 1
+        for op in old.ops:
+            left = self._ops.get(op, 0) - 1
+            if left > 0:
+                self._ops[op] = left
+            else:
+                self._ops.pop(op, None)
+        terms: set[str] = set()
+        for slot in slots:
+            message = self._slot_terms[slot]
+            terms.update(message)
+            for d in message:
+                posting = self._postings.get(d)
+                if posting is not None:
+                    posting.discard(slot)
+                    if not posting:
+                        del self._postings[d]
+            self._slot_task[slot] = None
+            self._slot_terms[slot] = ()
+            self._requests.pop(slot, None)
+            self._free.append(slot)
+        for d in terms:
+            left = self._df.get(d, 0) - 1
+            if left > 0:
+                self._df[d] = left
+            else:
+                self._df.pop(d, None)
+
+    def _weight(self, digest: str) -> float:
+        df = self._df.get(digest, 0)
+        if df < 2:
+            return 0.0
+        return math.log((self._tasks + 1) / df)
+
+    def _norm(self, slot: int) -> float:
+        norm = self._norms.get(slot)
+        if norm is None:
+            norm = self._norms[slot] = math.sqrt(sum(self._weight(d) ** 2 for d in self._slot_terms[slot]))
+        return norm
+
+    def similarities(self, digests: Iterable[str]) -> list[tuple[float, str]]:
+        """``(similarity, task id)`` of every task with a request sharing a weighted term, nearest first."""
+        weighted = [(len(self._postings.get(d, ())), self._weight(d), d) for d in set(digests)]
+        weighted = [item for item in weighted if item[1] > 0]
+        if not weighted:
+            return []
+        qnorm = math.sqrt(sum(w * w for _, w, _ in weighted))
+        weighted.sort()
+        common = max(_COMMON_MIN_DF, self._tasks // _COMMON_SHARE)
+        dots: dict[int, float] = {}
+        for _, w, d in weighted:
+            posting = self._postings.get(d, ())
+            w2 = w * w
+            if self._df.get(d, 0) > common and dots:
+                for slot in dots:
+                    if slot in posting:
+                        dots[slot] += w2
+                continue
+            for slot in posting:
+                dots[slot] = dots.get(slot, 0.0) + w2
+        best: dict[str, float] = {}
+        for slot, dot in dots.items():
+            task = self._slot_task[slot]
+            if task is None or not self._request(slot):
+                continue
+            norm = self._norm(slot)
+            sim = dot / (qnorm * norm) if norm > 0 else 0.0
+            if sim > best.get(task, 0.0):
+                best[task] = sim
+        return sorted(((s, t) for t, s in best.items()), key=lambda st: (-st[0], st[1]))
+
+    def decide(
+        self,
+        terms: frozenset[str],
+        digests: Iterable[str],
+        recallable: Callable[[str], bool],
+        *,
+        settings: MatchSettings | None = None,
+        ranked: list[tuple[float, str]] | None = None,
+    ) -> Decision:
+        """Vote on one user message (see the module docstring).
+
+        Args:
+            terms: the message's analysed terms (`message_terms`), for the verb check.
+            digests: the digests of those terms under the store's key.
+            recallable: whether an operation may be recalled (its procedure passes the
+                confidence bound and the tool check).
+            settings: other settings than the matcher's own (the evaluation's sweep).
+            ranked: `similarities` of `digests`, when the caller has them already.
+
+        Returns:
+            The `Decision`.
+        """
+        s = settings or self.settings
+        if not self.asks(terms):
+            return Decision((), 0.0, reason="nothing_asked")
+        if ranked is None:
+            ranked = self.similarities(digests)
+        best = ranked[0][0] if ranked else 0.0
+        voters = [Neighbour(t, sim, self._records[t]) for sim, t in ranked[: s.neighbours] if sim >= s.min_similarity]
+        if not voters:
+            return Decision((), best, reason="no_neighbour")
+        votes: dict[str, float] = {}
+        for n in voters:
+            for op, runs in n.record.ops.items():
+                if n.record.runs:
+                    votes[op] = votes.get(op, 0.0) + runs / n.record.runs
+            votes[NOTHING] = votes.get(NOTHING, 0.0) + n.record.quiet_share
+        order = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+        reason = "nothing_named"
+        for op, vote in order:
+            if op == NOTHING:
+                if vote >= s.min_agreement * len(voters):
+                    return Decision((), best, vote / len(voters), tuple(voters), "nothing_asked")
+                continue
+            if is_handoff_tool(op) or not recallable(op) or not names(op, terms):
+                continue
+            agreement = vote / len(voters)
+            if agreement < s.min_agreement:
+                return Decision((), best, agreement, tuple(voters), "disagreement")
+            supporters = [n for n in voters if 2 * n.record.ops.get(op, 0) >= n.record.runs > 0]
+            if len(supporters) < 2:
+                return Decision((), best, agreement, tuple(voters), "one_supporting_task")
+            rival = next((sim for sim, t in ranked if 2 * self._records[t].ops.get(op, 0) < self._records[t].runs), 0.0)
+            if rival > supporters[1].similarity - s.margin:
+                return Decision((), best, agreement, tuple(voters), "near_tie")
+            return Decision(self._chain(op, supporters, recallable), supporters[1].similarity, agreement,
+                            tuple(voters))
+        return Decision((), best, 0.0, tuple(voters), reason)
+
+    @staticmethod
+    def _chain(op: str, supporters: list[Neighbour], recallable: Callable[[str], bool]) -> tuple[str, ...]:
+        chains = {_dominant_chain(n.record) for n in supporters}
+        if len(chains) == 1:
+            (chain,) = chains
+            ops = tuple(chain.split(">")) if chain else ()
+            if op in ops and all(recallable(o) and not is_handoff_tool(o) for o in ops):
+                return ops
+        return (op,)
+
+
+def recallable_operations(
+    procedures: Mapping[str, Procedure], offered: set[str] | None
+) -> Callable[[str], bool]:
+    """``op -> bool``: the operation has a recallable procedure whose tools are offered."""
+
+    def check(op: str) -> bool:
+        procedure = procedures.get(op)
+        if procedure is None:
+            return False
+        return offered is None or offered.issuperset(procedure.tools)
+
+    return check
