@@ -202,6 +202,15 @@ class TaskIdentity:
             for d in first:
                 self._postings.setdefault(d, set()).add(record.id)
 
+    def note(self, task_id: str, first: Sequence[str]) -> None:
+        """Index one more first message of `task_id` (a run counted but not stored yet)."""
+        fresh = frozenset(first)
+        if not fresh:
+            return
+        self._firsts.setdefault(task_id, []).append(fresh)
+        for d in fresh:
+            self._postings.setdefault(d, set()).add(task_id)
+
     def resolve(self, first: Sequence[str]) -> str | None:
         """The task whose runs' first message overlaps `first` most, if at the threshold."""
         wanted = frozenset(first)

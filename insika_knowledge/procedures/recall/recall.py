@@ -193,6 +193,7 @@ class RecallIndex:
         self.key = key
         self.matcher = TaskMatcher(match or MatchSettings(), key)
         self._operations: dict[str, Procedure] = {}
+        self._operation_ids: dict[str, Procedure] = {}
         self._slots: list[Procedure | None] = []
         self._trigger_runs_of: list[int] = []
         self._paths_of: list[tuple[str, ...]] = []
@@ -213,7 +214,7 @@ class RecallIndex:
 
     def is_recallable(self, procedure_id: str) -> bool:
         """The procedure is in the index (see the module docstring)."""
-        return procedure_id in self._slot_of
+        return procedure_id in self._slot_of or procedure_id in self._operation_ids
 
     def update_population(self, counts: Mapping[str, int]) -> None:
         """Set population counts: term -> successful runs whose task had it (``''``: all runs)."""
@@ -247,8 +248,10 @@ class RecallIndex:
                 op = procedure.steps[-1].signature.split("(", 1)[0] if procedure.steps else ""
                 if self.recallable(procedure):
                     self._operations[op] = procedure
+                    self._operation_ids[procedure.id] = procedure
                 else:
                     self._operations.pop(op, None)
+                    self._operation_ids.pop(procedure.id, None)
                 continue
             if not self.recallable(procedure):
                 continue
@@ -265,6 +268,14 @@ class RecallIndex:
             self._slot_of[procedure.id] = slot
             for term, runs in procedure.triggers.items():
                 self._postings.setdefault(term, {})[slot] = runs
+
+    def set_key(self, key: bytes) -> None:
+        """Use `key` for term digests (the store's); the task matcher is rebuilt on it."""
+        if key != self.key:
+            records = list(self.matcher.records())
+            self.key = key
+            self.matcher = TaskMatcher(self.matcher.settings, key)
+            self.matcher.update(records)
 
     def update_tasks(self, records: Iterable[TaskRecord]) -> None:
         """Add or replace past tasks (the ``tasks`` matcher's exemplars and votes)."""
@@ -351,6 +362,11 @@ class RecallIndex:
         self, query: Iterable[str], tools: Sequence[str] | None = None, *, prefer: str | None = None
     ) -> Recall:
         """`recall` for already analysed query terms (`query_terms`)."""
+        if prefer:
+            pinned = self._pinned(prefer)
+            if pinned and pinned[0].id in self._operation_ids:
+                # carried by the session: the vote scored it on the message that recalled it
+                return Recall(pinned, 0.0, TASKS_MATCHER)
         if not self._slot_of:
             return Recall((), 0.0)
         query = tuple(dict.fromkeys(query))
@@ -416,6 +432,10 @@ class RecallIndex:
     def _pinned(self, prefer: str) -> tuple[Procedure, ...]:
         chain = []
         for pid in prefer.split("+"):
+            operation = self._operation_ids.get(pid)
+            if operation is not None:
+                chain.append(operation)
+                continue
             slot = self._slot_of.get(pid)
             if slot is None:
                 return ()
