@@ -199,6 +199,11 @@ CREATE TABLE procedure_stages (
     duration_ms          REAL    NOT NULL,   -- time the skill spent on the request
     skill_attrs          TEXT    NOT NULL    -- JSON of the row's kg_* fields
 , notes TEXT NOT NULL DEFAULT '[]');
+CREATE TABLE procedure_task_ops (
+    operation TEXT NOT NULL,                -- a write operation (tool name) the task made, failed or was given
+    task_id   TEXT NOT NULL,                -- procedure_tasks.id
+    PRIMARY KEY (operation, task_id)        -- which tasks an operation procedure is folded from
+) WITHOUT ROWID;
 CREATE TABLE procedure_tasks (
     id         TEXT    PRIMARY KEY,         -- 'task-' + 12 hex digits
     record     TEXT    NOT NULL,            -- JSON of the TaskRecord (insika_knowledge.procedure): keyed

@@ -210,6 +210,11 @@ CREATE TABLE procedure_stages (
     notes text NOT NULL DEFAULT '[]'::text,
     CONSTRAINT procedure_stages_pkey PRIMARY KEY (id)
 );
+CREATE TABLE procedure_task_ops (
+    operation text COLLATE "C" NOT NULL,
+    task_id text COLLATE "C" NOT NULL,
+    CONSTRAINT procedure_task_ops_pkey PRIMARY KEY (operation, task_id)
+);
 CREATE TABLE procedure_tasks (
     id text COLLATE "C" NOT NULL,
     record text NOT NULL,

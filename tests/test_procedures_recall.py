@@ -36,9 +36,11 @@ def procedure(
 ) -> Procedure:
     from insika_knowledge.analysis.text import terms
 
+    # The ``terms`` matcher recalls shell procedures (a coding agent's sub-procedures);
+    # tool-calling procedures are operations, recalled by the ``tasks`` matcher.
     return Procedure(
         id=pid,
-        kind="tool",
+        kind="shell",
         steps=tuple(
             ProcedureStep(f"{pid}_step{i}(x=<X>)", f"{pid}_step{i}(x)") for i in range(steps)
         ),
@@ -264,7 +266,7 @@ def test_a_procedure_naming_another_repository_is_not_recalled() -> None:
             id=f"proc-{cid}",
             kind="shell",
             steps=(ProcedureStep(template, template, verify=True),),
-            triggers={"fix": 4, "bug": 4},
+            triggers={"fix": 4, "bug": 4, repo: 2},  # two runs' tasks named the repository
             trigger_runs=4,
             successes=4,
             scope="part",
@@ -285,6 +287,24 @@ def test_a_procedure_naming_another_repository_is_not_recalled() -> None:
     assert not idx.recall(astropy).hit
     # A task that names no directory leaves the environment open.
     assert idx.recall("fix the bug").key == "proc-django"
+    # A procedure that names no directory is recalled for a repository only where two runs'
+    # tasks named it: it recurred there.
+    plain = dataclasses.replace(run("plain", "/x"), steps=(ProcedureStep("pytest -q", "pytest -q", verify=True),),
+                                triggers={"fix": 4, "bug": 4, "/workspace/django__django__3.0": 1})
+    idx = RecallIndex(0.3, 0.5)
+    idx.update([plain])
+    idx.update_population({"": 4, "fix": 4, "bug": 4})
+    assert not idx.recall(django).hit and idx.recall("fix the bug").hit
+    idx.update([dataclasses.replace(plain, triggers={**plain.triggers, "/workspace/django__django__3.0": 2})])
+    assert idx.recall(django).hit and not idx.recall(astropy).hit
+
+
+def test_a_tool_calling_sequence_procedure_is_never_recalled() -> None:
+    # Mined by earlier releases (a whole run's steps): tool-calling traces now give operations.
+    old = dataclasses.replace(procedure("proc-old", "cancel my flight reservation"), kind="tool")
+    idx = RecallIndex(0.0, 0.0)
+    idx.update([old])
+    assert not idx.is_recallable("proc-old") and not idx.recall("cancel my flight reservation").hit
 
 
 def test_prompt_lines_escape_only_what_could_start_a_tag() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -131,6 +131,14 @@ class ProcedureRows(Protocol):
 
     def tasks_with(self, operation: str) -> list[TaskRecord]:
         """Every task record that made, failed or was given the write operation `operation`."""
+        ...
+
+    def defer(self, key: str, action: Callable[[], None]) -> None:
+        """Run `action` once before the transaction commits (the last one given for `key`).
+
+        A run that changes what many runs share (an operation procedure, folded from its
+        tasks) defers the change, so a batch of runs folds each operation once.
+        """
         ...
 
     def count_population(self, increments: Mapping[str, int]) -> None:

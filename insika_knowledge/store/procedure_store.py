@@ -50,6 +50,7 @@ _POPULATION_ADD: Final = ("ON CONFLICT (term) DO UPDATE SET runs = procedure_pop
                           "generation = excluded.generation")
 _NOTE: Final = (("term", "text"),)
 _TASK_UPSERT: Final = upsert("procedure_tasks", "id, record, generation, created_at, updated_at", "id")
+_TASK_OP: Final = insert_new("procedure_task_ops", "operation, task_id", "operation, task_id")
 _CLAIM_RUN: Final = insert_new("procedure_runs", "procedure_id, run_id, verdict, recorded_at",
                                "procedure_id, run_id")
 _STAGE_INSERT: Final = f"INSERT INTO procedure_stages ({', '.join(STAGE_COLUMNS)}) VALUES ({marks(len(STAGE_COLUMNS))})"
@@ -74,6 +75,18 @@ class StatementRows:
         self._key = key
         self._digests: dict[str, str] = {}  # term -> its digest, for this transaction
         self._generation: int | None = None
+        self._deferred: dict[str, Callable[[], None]] = {}
+
+    def defer(self, key: str, action: Callable[[], None]) -> None:
+        """Run `action` once before the transaction commits (the last one given for `key`)."""
+        self._deferred.pop(key, None)
+        self._deferred[key] = action
+
+    def run_deferred(self) -> None:
+        """Run the deferred actions, in the order they were first given (see `defer`)."""
+        while self._deferred:
+            key = next(iter(self._deferred))
+            self._deferred.pop(key)()
 
     def now(self) -> str:
         """The current UTC time, ``YYYY-MM-DDTHH:MM:SSZ`` (the store's clock)."""
@@ -112,13 +125,15 @@ class StatementRows:
         self._sql.execute(_TASK_UPSERT, (
             record.id, json.dumps(record.to_json(), sort_keys=True, separators=(",", ":")), self._bump(),
             record.created_at or now, record.updated_at or now))
+        for operation in sorted({*record.ops, *record.failed, *record.contradicted}):
+            self._sql.execute(_TASK_OP, (operation, record.id))
 
     def tasks_with(self, operation: str) -> list[TaskRecord]:
-        """Every task record naming the write operation `operation` (as a key of its record)."""
-        pattern = '%"' + operation.replace("\\", "\\\\").replace("%", "\\%") + '":%'
-        found = (task_of(r) for r in self._sql.rows(
-            f"SELECT {TASK_COLUMNS} FROM procedure_tasks WHERE record LIKE ? ESCAPE '\\'", (pattern,)))
-        return [t for t in found if operation in t.ops or operation in t.failed or operation in t.contradicted]
+        """Every task record that made, failed or was given the write operation `operation`."""
+        columns = ", ".join("t." + c for c in TASK_COLUMNS.split(", "))
+        return [task_of(r) for r in self._sql.rows(
+            f"SELECT {columns} FROM procedure_task_ops o JOIN procedure_tasks t ON t.id = o.task_id "
+            "WHERE o.operation = ? ORDER BY t.id", (operation,))]
 
     def count_population(self, increments: Mapping[str, int]) -> None:
         """Add each term's increment to the population (bumps the generation)."""
@@ -295,7 +310,9 @@ class ProcedureMethods:
 
     @staticmethod
     def _counted(rows: StatementRows, runs: Iterable[CountedRun]) -> int:
-        return sum(run.record(rows) for run in runs)
+        new = sum(run.record(rows) for run in runs)
+        rows.run_deferred()
+        return new
 
     def _rows(self, sql: Statements) -> StatementRows:
         """The procedure rows of the write transaction `sql`, under the procedures lock."""

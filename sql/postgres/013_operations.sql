@@ -10,6 +10,12 @@ CREATE TABLE procedure_tasks (
 );
 CREATE INDEX procedure_tasks_generation ON procedure_tasks (generation);
 
+CREATE TABLE procedure_task_ops (
+    operation text COLLATE "C" NOT NULL,    -- a write operation (tool name) the task made, failed or was given
+    task_id   text COLLATE "C" NOT NULL,    -- procedure_tasks.id
+    PRIMARY KEY (operation, task_id)        -- which tasks an operation procedure is folded from
+);
+
 -- procedures.scope gains 'operation'; the tool-calling sequence procedures of earlier
 -- releases are not carried over (see the SQLite migration).
 ALTER TABLE procedures DROP CONSTRAINT procedures_scope_check;

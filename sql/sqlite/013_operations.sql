@@ -14,6 +14,12 @@ CREATE TABLE procedure_tasks (
 ) WITHOUT ROWID;
 CREATE INDEX procedure_tasks_generation ON procedure_tasks (generation);
 
+CREATE TABLE procedure_task_ops (
+    operation TEXT NOT NULL,                -- a write operation (tool name) the task made, failed or was given
+    task_id   TEXT NOT NULL,                -- procedure_tasks.id
+    PRIMARY KEY (operation, task_id)        -- which tasks an operation procedure is folded from
+) WITHOUT ROWID;
+
 -- procedures.scope gains 'operation'. SQLite cannot change a CHECK in place, so the table is
 -- rebuilt. The tool-calling sequence procedures of earlier releases (a whole run's steps,
 -- literal values kept) are not carried over: recall never gives them any more, and what

@@ -260,7 +260,7 @@ class OperationRun:
     recalled: tuple[str, ...] = ()
 
     def record(self, rows: ProcedureRows) -> int:
-        """Count this run in its task's record, then fold the touched operations again.
+        """Count this run in its task's record; the operations it touched are folded again.
 
         Returns:
             1 when the run was new, else 0 (a run counts once).
@@ -278,10 +278,16 @@ class OperationRun:
         else:
             record = operations.add_failure(record, self.run, self.first, now=now)
         rows.put_task(record)
-        touched = set(self.run.names) | set(self.recalled)
-        for op in sorted(touched):
-            procedure = operations.operation_procedure(op, rows.tasks_with(op))
-            if procedure is not None:
-                old = rows.get(procedure.id)
-                rows.put(dataclasses.replace(procedure, created_at=old.created_at if old else now, updated_at=now))
+        for op in sorted({*self.run.names, *self.recalled}):
+            rows.defer("operation\x1e" + op, functools.partial(fold_operation, rows, op))
         return 1
+
+
+def fold_operation(rows: ProcedureRows, operation: str) -> None:
+    """Write the procedure of `operation`, folded from the task records that name it."""
+    procedure = operations.operation_procedure(operation, rows.tasks_with(operation))
+    if procedure is None:
+        return
+    now = rows.now()
+    old = rows.get(procedure.id)
+    rows.put(dataclasses.replace(procedure, created_at=old.created_at if old else now, updated_at=now))

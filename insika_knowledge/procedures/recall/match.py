@@ -145,7 +145,7 @@ class TaskMatcher:
     _ops: dict[str, int] = field(default_factory=dict)  # write operation -> tasks that made it
     _verbs: frozenset[str] = frozenset()  # analysed terms of those operations' verbs
     _verb_digests: frozenset[str] = frozenset()
-    _requests: dict[int, bool] = field(default_factory=dict)  # slot -> names a verb (cache)
+    _posted: set[int] = field(default_factory=set)  # slots of requests (indexed)
 
     @property
     def verbs(self) -> frozenset[str]:
@@ -186,8 +186,7 @@ class TaskMatcher:
                     self._slot_task[slot] = record.id
                     self._slot_terms[slot] = message
                 slots.append(slot)
-                for d in message:
-                    self._postings.setdefault(d, set()).add(slot)
+                self._post(slot)
                 terms.update(message)
             self._slots_of[record.id] = slots
             for d in terms:
@@ -197,18 +196,40 @@ class TaskMatcher:
         self._norms.clear()
         self._reverb()
 
-    def _reverb(self) -> None:
-        verbs = frozenset().union(*(verb_terms(op) for op in self._ops if not is_handoff_tool(op)))
-        if verbs != self._verbs:
-            self._verbs = verbs
-            self._verb_digests = frozenset(term_digest(self.key, t) for t in verbs)
-            self._requests.clear()
+    def _post(self, slot: int) -> None:
+        """Index `slot` when its message is a request (it names a known operation's verb)."""
+        message = self._slot_terms[slot]
+        if slot in self._posted or self._verb_digests.isdisjoint(message):
+            return
+        self._posted.add(slot)
+        for d in message:
+            self._postings.setdefault(d, set()).add(slot)
 
-    def _request(self, slot: int) -> bool:
-        found = self._requests.get(slot)
-        if found is None:
-            found = self._requests[slot] = not self._verb_digests.isdisjoint(self._slot_terms[slot])
-        return found
+    def _unpost(self, slot: int) -> None:
+        if slot not in self._posted:
+            return
+        self._posted.discard(slot)
+        for d in self._slot_terms[slot]:
+            posting = self._postings.get(d)
+            if posting is not None:
+                posting.discard(slot)
+                if not posting:
+                    del self._postings[d]
+
+    def _reverb(self) -> None:
+        """Follow a change of the known verbs: messages become (or stop being) requests."""
+        verbs = frozenset().union(*(verb_terms(op) for op in self._ops if not is_handoff_tool(op)))
+        if verbs == self._verbs:
+            return
+        self._verbs = verbs
+        self._verb_digests = frozenset(term_digest(self.key, t) for t in verbs)
+        for slot, task in enumerate(self._slot_task):
+            if task is None:
+                continue
+            if self._verb_digests.isdisjoint(self._slot_terms[slot]):
+                self._unpost(slot)
+            else:
+                self._post(slot)
 
     def _remove(self, task_id: str) -> None:
         old = self._records.pop(task_id, None)
@@ -224,17 +245,10 @@ class TaskMatcher:
                 self._ops.pop(op, None)
         terms: set[str] = set()
         for slot in slots:
-            message = self._slot_terms[slot]
-            terms.update(message)
-            for d in message:
-                posting = self._postings.get(d)
-                if posting is not None:
-                    posting.discard(slot)
-                    if not posting:
-                        del self._postings[d]
+            terms.update(self._slot_terms[slot])
+            self._unpost(slot)
             self._slot_task[slot] = None
             self._slot_terms[slot] = ()
-            self._requests.pop(slot, None)
             self._free.append(slot)
         for d in terms:
             left = self._df.get(d, 0) - 1
@@ -255,36 +269,67 @@ class TaskMatcher:
             norm = self._norms[slot] = math.sqrt(sum(self._weight(d) ** 2 for d in self._slot_terms[slot]))
         return norm
 
-    def similarities(self, digests: Iterable[str]) -> list[tuple[float, str]]:
-        """``(similarity, task id)`` of every task with a request sharing a weighted term, nearest first."""
-        weighted = [(len(self._postings.get(d, ())), self._weight(d), d) for d in set(digests)]
-        weighted = [item for item in weighted if item[1] > 0]
-        if not weighted:
+    def similarities(self, digests: Iterable[str], floor: float = 0.0) -> list[tuple[float, str]]:
+        """``(similarity, task id)`` of the tasks with a request sharing a verb and a weighted term.
+
+        Nearest first; tasks below `floor` may be left out. Only past requests that name one
+        of the verbs the query names are compared (the query must name one: `asks`). A
+        request that shares nothing but the verbs is only scored when that alone could
+        reach `floor` (its cosine is at most the verbs' share of the query's norm).
+        """
+        query = set(digests)
+        verbs = [(w, d) for w, d in ((self._weight(d), d) for d in query & self._verb_digests) if w > 0]
+        others = [(w, d) for w, d in ((self._weight(d), d) for d in query - self._verb_digests) if w > 0]
+        if not verbs:
             return []
-        qnorm = math.sqrt(sum(w * w for _, w, _ in weighted))
-        weighted.sort()
-        common = max(_COMMON_MIN_DF, self._tasks // _COMMON_SHARE)
+        candidates: set[int] = set()
+        for _, d in verbs:
+            candidates |= self._postings.get(d, set())
+        verb_mass = sum(w * w for w, _ in verbs)
+        qnorm = math.sqrt(verb_mass + sum(w * w for w, _ in others))
+        # Seed terms: the heaviest terms a request must share to reach `floor` (a request
+        # sharing none of them has a cosine of at most the rest's share of the query norm).
+        others.sort(reverse=True)
+        rest = qnorm * qnorm
+        seeds = 0
+        while seeds < len(others) and math.sqrt(max(rest, 0.0)) / qnorm >= floor:
+            rest -= others[seeds][0] ** 2
+            seeds += 1
         dots: dict[int, float] = {}
-        for _, w, d in weighted:
-            posting = self._postings.get(d, ())
+        if math.sqrt(verb_mass) / qnorm >= floor:
+            dots = dict.fromkeys(candidates, 0.0)
+        for i, (w, d) in enumerate(others):
+            posting = self._postings.get(d)
+            if not posting:
+                continue
             w2 = w * w
-            if self._df.get(d, 0) > common and dots:
+            if i < seeds:
+                for slot in posting & candidates if len(posting) > len(candidates) else candidates & posting:
+                    dots[slot] = dots.get(slot, 0.0) + w2
+            elif len(dots) < len(posting):
                 for slot in dots:
                     if slot in posting:
                         dots[slot] += w2
-                continue
-            for slot in posting:
-                dots[slot] = dots.get(slot, 0.0) + w2
+            else:
+                for slot in posting:
+                    if slot in dots:
+                        dots[slot] += w2
+        for w, d in verbs:
+            posting = self._postings.get(d, set())
+            w2 = w * w
+            for slot in dots:
+                if slot in posting:
+                    dots[slot] += w2
         best: dict[str, float] = {}
         for slot, dot in dots.items():
             task = self._slot_task[slot]
-            if task is None or not self._request(slot):
-                continue
             norm = self._norm(slot)
-            sim = dot / (qnorm * norm) if norm > 0 else 0.0
+            if task is None or norm <= 0:
+                continue
+            sim = dot / (qnorm * norm)
             if sim > best.get(task, 0.0):
                 best[task] = sim
-        return sorted(((s, t) for t, s in best.items()), key=lambda st: (-st[0], st[1]))
+        return sorted(((s, t) for t, s in best.items() if s >= floor), key=lambda st: (-st[0], st[1]))
 
     def decide(
         self,
@@ -312,7 +357,7 @@ class TaskMatcher:
         if not self.asks(terms):
             return Decision((), 0.0, reason="nothing_asked")
         if ranked is None:
-            ranked = self.similarities(digests)
+            ranked = self.similarities(digests, max(0.0, s.min_similarity - s.margin))
         best = ranked[0][0] if ranked else 0.0
         voters = [Neighbour(t, sim, self._records[t]) for sim, t in ranked[: s.neighbours] if sim >= s.min_similarity]
         if not voters:
