@@ -288,7 +288,9 @@ def bench_recall(n: int, repeats: int) -> dict[str, Any]:
         found, _ = index.recall_operation(text)
         samples.append((time.perf_counter_ns() - start) / 1e6)
         hits += found.hit
-        right += found.hit and f" {_object(int(found.chain[0].steps[-1].signature.split('_item_')[1].split('(')[0]))} " in text
+        if found.hit:
+            recalled = int(found.chain[0].steps[-1].signature.split("_item_")[1].split("(")[0])
+            right += f" {_object(recalled)} " in text
     p50, p95 = percentiles(samples)
     shell = RecallIndex(config.min_confidence, config.min_match_score)
     shell_procedures = synthetic_procedures(n)

@@ -52,7 +52,6 @@ from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining import operations
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict, judge
 from insika_knowledge.procedures.mining.scoring import MinedRun, OperationRun, mined_run
-from insika_knowledge.procedures.mining.shared import mask_unshared
 from insika_knowledge.procedures.recall.cursor import Cursor
 from insika_knowledge.procedures.recall.inject import BLOCK, anchor_json, stored_anchor
 from insika_knowledge.procedures.recall.match import MatchSettings
@@ -152,7 +151,7 @@ class ProceduralMemory:
             store, self.config.verify_regexes, verify_scripts=self.config.verify_scripts
         )
         self._generation = 0
-        self._blocks: dict[tuple[tuple[str, int, int], ...], Block] = {}
+        self._blocks: dict[tuple[tuple[str, int, int, int, str], ...], Block] = {}
         self._carried_tokens: dict[str, int] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -440,7 +439,8 @@ class ProceduralMemory:
         return tokens
 
     def _block(self, chain: tuple[Procedure, ...]) -> Block:
-        key = tuple((p.id, p.successes, p.failures) for p in chain)
+        # keyed by what the block shows: counts, and the last change (steps, notes)
+        key = tuple((p.id, p.successes, p.failures, p.trigger_runs, p.updated_at) for p in chain)
         block = self._blocks.get(key)
         if block is None:
             if len(self._blocks) > 4096:
@@ -500,9 +500,7 @@ class ProceduralMemory:
         else:
             task_id = self.identity.resolve(first) or operations.task_id_of(run_id)
         self.identity.note(task_id, first)
-        task = run.first
-        return OperationRun(run_id, task_id, outcome, run, first, asked,
-                            lambda: mask_unshared(task, self.store.population_terms), recalled)
+        return OperationRun(run_id, task_id, outcome, run, first, asked, operations.sample_of(run), recalled)
 
     def close_session(self, session_id: str, outcome: str | None) -> Verdict | None:
         """Close the current task of `session_id` with `outcome` and mine it.
@@ -591,14 +589,22 @@ class ProceduralMemory:
     def recall(self, task: str, tools: Iterable[str] | None = None, *, latest: str = "") -> Recall:
         """Recall a procedure for `task` (no capture, no telemetry).
 
+        The write operation the message asks for (`latest`, else `task`, with the message
+        before it as context) when the past tasks' vote gives one, else a shell procedure
+        for the task and the latest message.
+
         Args:
-            task: the task text.
+            task: the task text (the first user message).
             tools: the tools available; None skips the tool check.
             latest: the latest user message, if any.
         """
+        offered = None if tools is None else tuple(tools)
         with self._lock:
             self.refresh()
-            return self.index.recall(task, None if tools is None else tuple(tools), latest=latest)
+            found, _ = self.index.recall_operation(latest or task, offered, before=task if latest else "")
+            if found.hit:
+                return found
+            return self.index.recall(task, offered, latest=latest)
 
     def mine_sessions(self, sessions: Iterable[Session]) -> MineReport:
         """Mine stored sessions (normalised JSONL, `insika_knowledge.sessions.read_sessions`).

@@ -293,7 +293,7 @@ class Miner:
         """
         verdict = judge(builder.steps, outcome, builder.given)
         labelled = verdict.verdict == SUCCESS or outcome == SUCCESS
-        self.add_verdict(run_id, verdict, builder.task if labelled else "", outcome)
+        self.add_verdict(run_id, verdict, builder.task if labelled and verdict.kind != TOOL else "", outcome)
         if verdict.kind == TOOL and outcome in (SUCCESS, FAILURE):
             self.add_operations(
                 run_id, operations.run_operations(builder), outcome, recalled=recalled, task_key=task_key
@@ -329,8 +329,7 @@ class Miner:
         )
         record = self.tasks.get(task_id) or TaskRecord(task_id)
         if outcome == SUCCESS:
-            sample = mask_unshared(run.first, self._shared)
-            record = operations.add_success(record, run, first, asked, sample=sample)
+            record = operations.add_success(record, run, first, asked, sample=operations.sample_of(run))
             contradicted = [op for op in recalled if op not in run.names]
             if contradicted:
                 record = operations.add_contradiction(record, contradicted)
@@ -355,14 +354,14 @@ class Miner:
         """
         self.verdicts[verdict.verdict] += 1
         self.reasons[verdict.reason] += 1
+        if verdict.kind != SHELL:
+            return  # tool-calling traces are mined as operations (`add_trace`), not in the population
         run_terms = task_terms(task)
         session = session_of(run_id)
         if (verdict.verdict == SUCCESS or outcome == SUCCESS) and run_id not in self._counted:
             self._counted.add(run_id)
             self.population[RUNS] += 1
             self.population.update(self._increments(POPULATION, self.population, session, run_terms))
-        if verdict.kind != SHELL:
-            return  # tool-calling traces are mined as operations (`add_trace`)
         if verdict.verdict == SUCCESS:
             for part in verdict.parts:
                 draft = self._drafts.get(part.key)

@@ -7,7 +7,8 @@ done. So a successful run contributes, for each distinct write it made (`run_ope
 
 - the reads that preceded the write (from the run's start for its first write, from the
   previous write on for a later one), each once, in order, with the exploring step a
-  target came from (``order_id: from get_user_details``);
+  target came from (``order_id: from get_user_details``); the agent's scratch tools
+  (``think``, ``calculate``) are no reads;
 - whether the user spoke between the last step before the write and the write (the
   explicit confirmation a policy asks for);
 - the write itself, every argument a slot (``cabin=<CABIN>``), and the enumeration values
@@ -51,8 +52,9 @@ from insika_knowledge.procedure import (
     operation_id,
 )
 from insika_knowledge.procedures.mining.prune import sources, superseded
-from insika_knowledge.procedures.trace.canonical import PLACEHOLDER_RE, key_placeholder
-from insika_knowledge.procedures.trace.steps import PENDING, TOOL, TraceBuilder, is_handoff_tool
+from insika_knowledge.procedures.mining.shared import mask_unshared
+from insika_knowledge.procedures.trace.canonical import PLACEHOLDER_RE, TEXT, key_placeholder
+from insika_knowledge.procedures.trace.steps import PENDING, TOOL, TraceBuilder, is_handoff_tool, tool_base_name
 from insika_knowledge.procedures.trace.terms import digests, message_terms
 
 #: Two first messages whose analysed terms overlap this much (Jaccard) are one task.
@@ -62,6 +64,8 @@ MAX_MESSAGES: Final = 32
 MAX_FIRSTS: Final = 8
 #: A read some supporting tasks took is optional when at least this share of them took it.
 OPTIONAL_SHARE: Final = 1 / 3
+#: Exploring tools that look nothing up (the agent's own scratch work): never a skeleton step.
+_NOT_A_LOOKUP: Final = frozenset({"think", "calculate", "calculator", "reflect", "plan", "note", "noop"})
 #: The template of the confirmation step (no tool: the cursor never matches it).
 CONFIRM: Final = "confirm the details with the user and wait for an explicit yes"
 CONFIRM_SIGNATURE: Final = "@confirm"
@@ -113,9 +117,9 @@ def _split_arguments(inner: str) -> list[str]:
 def slotted(template: str) -> str:
     """A canonical call with every literal top-level argument value made its slot.
 
-    ``update(cabin=economy, reservation_id=<RESERVATION_ID>)`` ->
-    ``update(cabin=<CABIN>, reservation_id=<RESERVATION_ID>)``; lists, objects and
-    placeholders stay as they are.
+    ``update(cabin=economy, reason=<TEXT>, reservation_id=<RESERVATION_ID>)`` ->
+    ``update(cabin=<CABIN>, reason=<REASON>, reservation_id=<RESERVATION_ID>)``: a literal
+    or free text becomes the argument's own slot; lists, objects and typed placeholders stay.
     """
     head, paren, rest = template.partition("(")
     if not paren or not rest.endswith(")"):
@@ -123,7 +127,7 @@ def slotted(template: str) -> str:
     out = []
     for part in _split_arguments(rest[:-1]):
         key, eq, value = part.partition("=")
-        if eq and value and value[0] not in "[{" and not PLACEHOLDER_RE.fullmatch(value):
+        if eq and value and value[0] not in "[{" and (not PLACEHOLDER_RE.fullmatch(value) or value == TEXT):
             value = key_placeholder(key)
         out.append(f"{key}{eq}{value}")
     return f"{head}({', '.join(out)})"
@@ -150,8 +154,11 @@ def run_operations(builder: TraceBuilder) -> RunOperations:
             read = answered[j]
             if j in drop or not read.read_only or read.failed or read.signature in reads:
                 continue
+            if tool_base_name(read.name) in _NOT_A_LOOKUP:
+                continue
             reads[read.signature] = (read.signature, read.template, notes[j])
-        before = answered[i - 1].index if i > 0 else -1
+        # the user spoke after the last step before the write (not the request that opened the task)
+        before = answered[i - 1].index if i > 0 else (builder.user_at[0] if builder.user_at else -1)
         confirm = int(builder.spoke_between(before, step.index))
         seen[step.name] = OperationUse(
             tuple(reads.values()),
@@ -228,6 +235,16 @@ class TaskIdentity:
             if score > best_score or (score == best_score and best is not None and task < best):
                 best, best_score = task, score
         return best if best is not None and best_score >= self.threshold else None
+
+
+def sample_of(run: RunOperations) -> str:
+    """The run's first message for people: every word masked but stop words and the words of its writes' names.
+
+    ``Hi, I'd like to cancel … … order …``: what the task was about, with nothing of
+    its customer (a word of a name survives only if it names a write operation).
+    """
+    shown = frozenset().union(*(message_terms(op.replace("_", " ")) for op in run.names)) if run.ops else frozenset()
+    return mask_unshared(run.first, lambda wanted: wanted & shown)
 
 
 def run_digests(key: bytes, run: RunOperations) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:

@@ -27,8 +27,8 @@ A procedure's confidence (the Wilson lower bound of its success rate,
 A tool-calling run is counted as an `OperationRun` instead: in its task's record
 (`insika_knowledge.procedure.TaskRecord`, ``procedure_tasks``), once per run, after which
 the procedure of every write operation the run touched is folded again from the records
-of the tasks that name it (`insika_knowledge.procedures.mining.operations`). Its trace's
-`MinedRun` then only counts the population.
+of the tasks that name it (`insika_knowledge.procedures.mining.operations`). It counts in no
+population (its customer's words never do: one customer's two sessions would share a name).
 """
 
 from __future__ import annotations
@@ -206,11 +206,11 @@ def mined_run(
             in the population.
     """
     population = verdict.verdict == SUCCESS or outcome == SUCCESS
-    if verdict.kind == TOOL:  # a tool-calling run's procedures are operations (OperationRun)
-        if not population:
-            return None
-        text = task() if callable(task) else task
-        return MinedRun(run_id, "unverified", (), verdict.kind, terms=task_terms(text), population=True)
+    if verdict.kind == TOOL:
+        # A tool-calling run's procedures are operations (`OperationRun`), recalled by the
+        # vote of past tasks; the population only serves the shell procedures' matcher,
+        # and a customer's words (a name two sessions of one customer share) never enter it.
+        return None
     if verdict.verdict == FAILURE and verdict.against:
         return MinedRun(run_id, FAILURE, verdict.against, verdict.kind, population=population)
     if not population:

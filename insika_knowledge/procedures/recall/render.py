@@ -5,11 +5,13 @@ The block is one header line, the seed's
 1, one per line, each neutralised by `insika_knowledge.escaping.prompt_line`
 (whitespace folded; only a ``<`` that could start a tag written ``&lt;``, so placeholders
 such as ``<ITEM_IDS>`` and commands such as ``a && b > out`` reach the model as written),
-so a step can open or close no prompt tag and start no line of its own. N is the procedure's support:
-the runs counted for it, the successful runs that did these steps and the failed runs that
-began or ended like them; confidence is its Wilson lower bound (2 decimals). For a chain of
-composed procedures N is the smallest support among them and confidence the product of
-theirs (the chain's path confidence), and the steps run on across the chain. Steps are
+so a step can open or close no prompt tag and start no line of its own. N counts the runs
+behind the procedure (`insika_knowledge.procedure.Procedure.prior_runs`): for an operation,
+the successful runs that made the write; for a shell procedure, the successful runs that
+did these steps and the failed runs that began or ended like them. Confidence is the
+Wilson lower bound (2 decimals); an operation's counts distinct tasks. For a chain of
+composed procedures N is the smallest among them and confidence the product of theirs
+(the chain's path confidence), and the steps run on across the chain. Steps are
 never cut: a block over the budget is not shortened, it is skipped (``skipped_budget``).
 A session carries the block it received unchanged (`insika_knowledge.procedures.recall.inject`),
 so the bytes the provider cached stay the same.
@@ -47,7 +49,7 @@ class Block:
 def header(procedure: Procedure | Sequence[Procedure]) -> str:
     """The block's first line, for a procedure or a chain of them."""
     chain = [procedure] if isinstance(procedure, Procedure) else list(procedure)
-    runs = min(p.support for p in chain)
+    runs = min(p.prior_runs for p in chain)
     confidence = math.prod(p.confidence for p in chain)
     return f"{HEADER_PREFIX}{runs} prior runs, confidence {confidence:.2f}]"
 
