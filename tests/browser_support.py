@@ -8,6 +8,7 @@ and `text` reads the form's textarea, which is what a save submits.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import threading
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import uvicorn
 from playwright.sync_api import Page, expect
 
@@ -35,6 +37,20 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-output"
 #: The two viewports every screenshot is taken at: a laptop, and a phone.
 VIEWPORTS = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height": 844}}
+
+
+def require_chromium() -> None:
+    """Skip the calling test module without Debian's Chromium (`CHROMIUM`); under CI, fail.
+
+    Playwright drives that browser and never downloads one, so CI installs it
+    (``apt-get install chromium``, see .ci/run) and a missing one there is a failure.
+    """
+    if Path(CHROMIUM).exists():
+        return
+    reason = f"{CHROMIUM} is missing: apt-get install chromium (Debian's Chromium, which Playwright drives)"
+    if os.environ.get("CI"):
+        pytest.fail(f"the Studio's browser tests must run under CI: {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
 
 
 class Studio:

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/fakellm.py, tests/host.py
 
+import netguard  # noqa: E402
 from pgcluster import pg_cluster, pg_shared_url, pg_url, unique_tenant  # noqa: E402, F401 (fixtures)
 
 from insika_knowledge.concept import Concept  # noqa: E402
@@ -19,6 +22,19 @@ from insika_knowledge.store import ProcedureStorage, SQLiteStore, Store  # noqa:
 #: The backends the `store` and `database` fixtures run a test against.
 BACKENDS = ("sqlite", "postgresql")
 
+# Hypothesis: CI's verdict must not depend on a random draw. Under CI (``$CI`` set; .ci/run
+# sets it) every property runs the same examples each time (derandomize: the draws are
+# seeded from the test itself), no example database carries failures over between runs,
+# a failure prints its reproduction blob, and no deadline turns a slow, shared machine
+# into a failure. Elsewhere the draws are random (the `dev` profile: Hypothesis' default,
+# with its local example database replaying earlier failures first). A test's own
+# ``@settings(max_examples=..., deadline=...)`` still applies on top of either profile.
+# HYPOTHESIS_PROFILE=ci (or dev) chooses one explicitly.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
+settings.register_profile("dev")
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+settings.load_profile(HYPOTHESIS_PROFILE)
+
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     conn = apsw.Connection(":memory:")
@@ -27,7 +43,21 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         fts5 = "yes"
     except apsw.Error:
         fts5 = "no"
-    return [f"SQLite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), FTS5: {fts5}"]
+    return [f"SQLite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), FTS5: {fts5}",
+            f"Hypothesis profile: {HYPOTHESIS_PROFILE}"]
+
+
+netguard.install()
+
+
+@pytest.fixture(autouse=True)
+def _no_network() -> Iterator[None]:
+    """A test that tried to reach beyond loopback fails, even when its code swallowed the refusal."""
+    netguard.take()
+    yield
+    refused = netguard.take()
+    if refused:
+        pytest.fail("reached for the network: " + "; ".join(refused[:5]), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
@@ -75,16 +76,22 @@ MESSAGES = st.text(max_size=60) | st.lists(
 ).map(" ".join)
 
 
-@settings(max_examples=300, deadline=None)
-@given(MESSAGES)
-def test_no_message_is_ever_read_as_fts5_syntax(tmp_path_factory, message: str) -> None:
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQLiteStore]:
+    """`TEXTS` in one store, written once for every example of the property below (it only reads)."""
     db = SQLiteStore(tmp_path_factory.mktemp("fts") / "t.db")
     with db.transaction() as tx:
         for name, description, body in TEXTS:
             tx.put(AGENT, make_concept(name=name, description=description, body=body), reason="extract", actor="e")
-    fts = {h.entry.name for h in Fts5Index(db).search(AGENT, message, 50)}
-    scan = {h.entry.name for h in ScanIndex(db).search(AGENT, message, 50)}
+    yield db
     db.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(MESSAGES)
+def test_no_message_is_ever_read_as_fts5_syntax(texts: SQLiteStore, message: str) -> None:
+    fts = {h.entry.name for h in Fts5Index(texts).search(AGENT, message, 50)}
+    scan = {h.entry.name for h in ScanIndex(texts).search(AGENT, message, 50)}
     assert fts == scan  # both indexes agree on what matches, whatever the text
 
 

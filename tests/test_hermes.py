@@ -1,28 +1,25 @@
 """The Hermes Agent memory provider: settings and behaviour here, and the real Hermes 0.19.0.
 
-The last test builds a virtualenv with ``hermes-agent==0.19.0`` (cached under the temp
-folder, keyed by the Hermes version, the Python version and this package's dependencies)
-and lets Hermes' own loader and memory manager drive a session. Without PyPI it is
-skipped, except under CI (``$CI`` set), where it fails.
+The last test lets Hermes' own loader and memory manager drive a session, in the virtualenv
+``.venv-hermes`` that ``./test.sh`` builds with the pinned ``hermes-agent`` (tests/hermes_venv.py):
+the test run itself never installs anything. Without that venv (or with one built for another
+pin, Python or dependency list) the test is skipped, except under CI (``$CI`` set), where it fails.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hermes_venv
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -37,7 +34,6 @@ from insika_knowledge.hermes.provider import InsikaProvider
 from insika_knowledge.hermes.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
-HERMES = "hermes-agent==0.19.0"
 CANDIDATE = {"name": "frete-gratis-acima-199", "description": "Pedidos acima de R$ 199 têm frete grátis.",
              "type": "policy", "body": "Todo pedido acima de R$ 199 tem frete grátis, aplicado no checkout."}
 
@@ -228,52 +224,17 @@ def test_the_shim_explains_a_missing_package(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- the real Hermes
 
 
-def _venv_key() -> str:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    text = json.dumps([HERMES, sys.version_info[:2], sorted(deps)])
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _build_venv(target: Path) -> str | None:
-    """Build the virtualenv at `target`; None when done, else what went wrong."""
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    shutil.rmtree(target, ignore_errors=True)
-    steps = [[sys.executable, "-m", "venv", str(target)],
-             [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-              HERMES, *deps]]
-    for step in steps:
-        try:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=1200)
-        except subprocess.TimeoutExpired:
-            return f"{step[2:5]} timed out"
-        if done.returncode != 0:
-            return (done.stderr or done.stdout).strip()[-1500:]
-    (target / ".ready").write_text(HERMES)
-    return None
-
-
 @pytest.fixture(scope="session")
 def hermes_python() -> Path:
-    target = Path(tempfile.gettempdir()) / f"insika-hermes-venv-{_venv_key()}"
-    with open(f"{target}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; later runs reuse it
-        problem = None if (target / ".ready").exists() else _build_venv(target)
-    if problem is not None:
-        if os.environ.get("CI") or _pypi_reachable():
-            pytest.fail(f"could not build a virtualenv with {HERMES}: {problem}")
-        pytest.skip(f"PyPI is unreachable, so no virtualenv with {HERMES} could be built")
-    return target / "bin" / "python"
-
-
-def _pypi_reachable() -> bool:
-    """True when pip can fetch the Hermes release itself (the build failed for another reason)."""
-    with tempfile.TemporaryDirectory() as folder:
-        probe = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
-                 "-d", folder, HERMES]
-        try:
-            return subprocess.run(probe, capture_output=True, timeout=300).returncode == 0
-        except subprocess.TimeoutExpired:
-            return False
+    """The Python of `.venv-hermes` (built by ./test.sh; see tests/hermes_venv.py)."""
+    if not hermes_venv.ready():
+        state = "stale" if hermes_venv.VENV.exists() else "missing"
+        reason = (f"the virtualenv of {hermes_venv.HERMES} ({hermes_venv.VENV.name}) is {state}: "
+                  f"./test.sh builds it (or: python tests/hermes_venv.py build)")
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return hermes_venv.PYTHON
 
 
 def test_the_real_hermes_loads_the_provider_and_runs_a_turn(hermes_python: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 from conftest import make_concept
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from insika_knowledge.analysis.numbers import read_number_words
@@ -226,11 +226,20 @@ def test_portuguese_articles_are_read_as_one_only_where_they_count() -> None:
 @given(st.lists(st.sampled_from(WORDS), min_size=2, max_size=4, unique=True),
        st.lists(st.sampled_from(WORDS), min_size=2, max_size=4, unique=True),
        st.sampled_from(["Ask staff.", "See the sign.", "Pergunte no balcao."]))
+@example(["delivery", "fee"], ["entrega", "refund"], "Ask staff.")  # once judged one claim
 def test_two_descriptions_of_different_things_over_one_short_body_are_two_claims(
         a: list[str], b: list[str], body: str) -> None:
-    """The body alone is no claim: "Free wifi..." and "Toilets..." over "Ask staff." are two."""
+    """The body alone is no claim: "Free wifi..." and "Toilets..." over "Ask staff." are two.
+
+    Words of one synonym group are one term ("delivery" and "entrega"): a pair whose
+    descriptions are, for more than half of each one's terms, translations of each other
+    ("Delivery refund." and "Entrega reembolso.") is the same claim said in two languages.
+    """
     if set(a) & set(b):
         return  # only descriptions that share no content word
+    terms_a, terms_b = statement(" ".join(a)).terms, statement(" ".join(b)).terms
+    if 2 * len(terms_a & terms_b) > max(len(terms_a), len(terms_b)):
+        return  # translations of each other (see above)
     record = make_concept(name="c", description=" ".join(a).capitalize() + ".", body=body)
     assert not same_claim(record, Candidate("c", " ".join(b).capitalize() + ".", "fact", body))
 
@@ -241,6 +250,9 @@ def test_two_descriptions_of_different_things_over_one_short_body_are_two_claims
     ("Free wifi in the store, password on the receipt.",
      "The store has free wifi; the password is on the receipt.", True),
     ("Gift cards cannot be refunded.", "Gift cards are never refunded.", True),
+    ("Delivery fee.", "Delivery refund.", False),  # one shared term of two: half is not enough
+    ("Delivery fee.", "Entrega refund.", False),  # entrega: delivery's synonym group
+    ("Delivery refund.", "Entrega reembolso.", True),  # the same words, translated
 ])
 def test_a_description_must_be_about_what_the_other_side_says(old: str, new: str, expected: bool) -> None:
     record = make_concept(name="c", description=old, body="Ask staff at the front desk.")

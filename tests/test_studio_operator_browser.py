@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_support import CHROMIUM, require_chromium
 
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); required when CI is set",
-                allow_module_level=True)
+require_chromium()  # Debian's chromium: skips this module without it, fails under CI
 
 from browser_support import (  # noqa: E402
     AGENT,

@@ -22,11 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from browser_support import CHROMIUM, require_chromium
 
-CHROMIUM = "/usr/bin/chromium"
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); required when CI is set",
-                allow_module_level=True)
+require_chromium()  # Debian's chromium: skips this module without it, fails under CI
 
 from browser_support import AGENT, ARGS, TENANT, TOKEN, Studio, screenshots, serve_demo  # noqa: E402
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402

@@ -1,7 +1,7 @@
 """The built wheel, installed in a fresh venv, runs `bench --quality` from outside the checkout.
 
-The wheel is built offline with the dev extra's hatchling (no build isolation) and installed
-with ``--no-deps`` into a venv that borrows this interpreter's site-packages for the
+The wheel is built offline (no index, no build isolation: the dev extra's hatchling) and
+installed with ``--no-deps`` into a venv that borrows this interpreter's site-packages for the
 dependencies only: through a ``.pth`` file written after the install (so pip sees no other
 copy of the package), which puts them after the venv's own site-packages on the path.
 Everything then runs from a temporary folder: the package, its labelled set and its entry
@@ -32,7 +32,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     pytest.importorskip("hatchling", reason="building the wheel needs the dev extra: pip install -e '.[dev]'")
     tmp = tmp_path_factory.mktemp("wheel")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-    built = _run([*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp / "dist", ROOT], tmp)
+    offline = ["--no-deps", "--no-build-isolation", "--no-index"]  # nothing from an index
+    built = _run([*pip, "wheel", "--quiet", *offline, "-w", tmp / "dist", ROOT], tmp)
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp / "dist").glob("insika_knowledge-*.whl")
     venv = tmp / "venv"

@@ -37,15 +37,16 @@ class Cluster:
         bindir: the folder of ``initdb`` and ``pg_ctl`` (`find_bindir`).
         durable: fsync on and full-page writes (a benchmark's setting; commits still do
             not wait for the disk, as SQLite's WAL with ``synchronous=NORMAL``); off for tests.
+        parent: the folder to make the cluster's folder in (default: the temp folder).
 
     Raises:
         KeyError: running as root and there is no ``postgres`` user.
     """
 
-    def __init__(self, bindir: Path, *, durable: bool = False):
+    def __init__(self, bindir: Path, *, durable: bool = False, parent: Path | None = None):
         self.bindir = bindir
         self.durable = durable
-        self.root = Path(tempfile.mkdtemp(prefix="insika-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix="insika-pg-", dir=parent))
         self.data = self.root / "data"
         self.socket = self.root
         self.user: str | None = None

@@ -13,10 +13,11 @@ claim only when the restatement adds, drops or changes nothing that carries mean
 - the **descriptions**, one-line summaries whose wording is free, assert nothing the
   other side does not: the numbers of description and body together are the same on
   both sides, and so are the descriptions' negation counts and poles; and each
-  description is about what the other side says: at least `DESCRIPTION_COVERED` of its
+  description is about what the other side says: more than `DESCRIPTION_COVERED` of its
   content terms occur in the other side's description or body (two descriptions of
   different things over one short body, "Free wifi, password on the receipt" and
-  "Toilets on the second floor" over "Ask staff.", are two claims).
+  "Toilets on the second floor" over "Ask staff.", are two claims; so are "Delivery fee."
+  and "Delivery refund.", whose one shared term of two is only half).
 
 Reworded restatements (order, punctuation, case, accents, plural, ``e-mail``/``email``,
 synonyms of one group, ``2``/``two``) are still the same claim.
@@ -42,7 +43,7 @@ CLOSE_MATCH: Final = 0.36
 CLOSE_MATCH_SHARED: Final = 6
 
 
-#: The share of a description's content terms the other side must hold for the same claim.
+#: The share of a description's content terms the other side must hold more than, for the same claim.
 DESCRIPTION_COVERED: Final = 0.5
 
 #: What one text asserts (`analysis.statements.Statement`): terms, measures, negations, poles.
@@ -117,8 +118,8 @@ def same_claims(old: Assertion, new: Assertion) -> bool:
 
 
 def _covered(description: frozenset[str], other: frozenset[str]) -> bool:
-    """True when at least `DESCRIPTION_COVERED` of `description`'s terms are in `other` (all of none)."""
-    return not description or len(description & other) >= DESCRIPTION_COVERED * len(description)
+    """True when more than `DESCRIPTION_COVERED` of `description`'s terms are in `other` (all of none)."""
+    return not description or len(description & other) > DESCRIPTION_COVERED * len(description)
 
 
 def same_claim(existing: Concept, candidate: Candidate) -> bool:

@@ -650,8 +650,12 @@ _FULL_WIDTH: Final = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 _PERCENT_AT_RE: Final = re.compile(r"(?<=[\w.])%40(?=[A-Za-z0-9])")
 
 
-def _unmask(text: str) -> str:
-    """`text` with invisible characters dropped and full-width ASCII made ASCII."""
+def unmask(text: str) -> str:
+    """`text` with invisible characters dropped and full-width ASCII made ASCII.
+
+    What the detectors read: a shortcut that decides `redact` would find nothing must
+    look at this text, not the raw one (``joana＠gmail.com`` has no "@").
+    """
     if text.isascii():
         return _PERCENT_AT_RE.sub("@", text) if "%40" in text else text
     return _PERCENT_AT_RE.sub("@", text.translate(_INVISIBLE).translate(_FULL_WIDTH))
@@ -670,18 +674,20 @@ def redact(text: str) -> Redaction:
 
     Returns:
         A `Redaction` with the redacted text and the number of replacements per kind.
-        The result is stable: redacting its text again changes nothing.
+        The result is stable: redacting its text again changes nothing. A text with
+        nothing to redact comes back as it was given (the characters that can hide a
+        datum, see `unmask`, are dropped only from a text that held one).
 
     Raises:
         TypeError: If ``text`` is not a ``str``. Nothing is raised for any ``str`` input.
     """
     if not isinstance(text, str):
         raise TypeError(f"redact() takes a str, not {type(text).__name__}")
-    text = _unmask(text)
+    given, text = text, unmask(text)
     counts: dict[str, int] = {}
     while True:  # terminates: each changing pass removes at least one digit or "@"
         redacted = _one_pass(text, counts)
         if redacted == text:
-            return Redaction(text=text, counts=counts)
+            return Redaction(text=text if counts else given, counts=counts)
         text = redacted
 

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from insika_knowledge.privacy.credentials import SECRET, is_secret_key, scrub
 from insika_knowledge.privacy.fixpoint import fixed_point
-from insika_knowledge.privacy.redact import PLACEHOLDERS, redact
+from insika_knowledge.privacy.redact import PLACEHOLDERS, redact, unmask
 
 BODY: Final = "<BODY>"
 TEXT: Final = "<TEXT>"
@@ -201,8 +201,9 @@ def volatile(text: str) -> str:
 _PERSONAL: Final = {mark: f"<{kind.upper()}>" for kind, mark in PLACEHOLDERS.items()}
 _PERSONAL_RE: Final = re.compile("|".join(re.escape(mark) for mark in _PERSONAL))
 #: What every detector of the redactor needs: a digit (phones, documents, cards, IBANs),
-#: an "@" or the word "at"/"arroba" (e-mails, obfuscated ones included). A text without
-#: any is returned as it is, without running the detectors.
+#: an "@" or the word "at"/"arroba" (e-mails, obfuscated ones included), in the text the
+#: detectors read (`unmask`: "＠" is an "@" there). A text without any is returned as it
+#: is, without running the detectors.
 _PERSONAL_HINT: Final = re.compile(r"\d|@|\b(?:at|arroba)\b", re.IGNORECASE)
 
 
@@ -213,7 +214,7 @@ def personal(text: str) -> str:
     `insika_knowledge.privacy.redact.redact` (e-mails in any spelling, phones, CPF, CNPJ,
     card numbers, IBANs; it fails closed), its ``[email]`` marks written ``<EMAIL>``.
     """
-    if _PERSONAL_HINT.search(text) is None:
+    if _PERSONAL_HINT.search(unmask(text)) is None:
         return text
     found = redact(text)
     if not found.counts:
