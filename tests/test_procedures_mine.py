@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from insika_knowledge.analysis.text import terms
 from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.procedure import wilson_lower_bound
 from insika_knowledge.procedures.config import ProceduresConfig

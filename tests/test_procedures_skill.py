@@ -186,12 +186,10 @@ def test_outcome_spellings_and_a_body_session_id(make) -> None:
     memory = make()
     memory.handle_request(request(cancel_messages("cancel my trip alpha"), session_id="b1"),
                           {"x-ace-outcome": "success"})
-    memory.handle_request(
-        request(cancel_messages("cancel the flight to bravo city")), {"x-ace-session": "b2", "x-ace-task-success": "true"}
-    )
-    memory.handle_request(
-        request(cancel_messages("drop charlie booking quickly")), {"x-ace-session": "b3", "X-Ace-Task-Success": "false"}
-    )
+    memory.handle_request(request(cancel_messages("cancel the flight to bravo city")),
+                          {"x-ace-session": "b2", "x-ace-task-success": "true"})
+    memory.handle_request(request(cancel_messages("drop charlie booking quickly")),
+                          {"x-ace-session": "b3", "X-Ace-Task-Success": "false"})
     (procedure,) = memory.store.list_procedures()
     # Support counts distinct tasks: two tasks succeeded, one task's only run failed.
     assert (procedure.successes, procedure.failures) == (2, 1)

@@ -25,7 +25,7 @@ import json
 import random
 import statistics
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -325,17 +325,30 @@ def run(
     train_fraction: float = 0.5,
     tasks: Sequence[str] | None = None,
     config: ProceduresConfig | None = None,
+    more_sessions: Sequence[str] = (),
+    identity: str = "task",
+    fixed: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run the evaluation the options ask for: ``(report, its plain-text rendering)``.
 
     ``requests`` replays a raw request file (mined leave-one-task-out from ``sessions``
-    when given, else online); ``seeds`` runs the seeded half splits; otherwise the
-    leave-one-task-out evaluation of ``sessions`` (restricted to ``tasks`` when given).
+    when given, else online); ``seeds`` runs the seeded half splits; tool-calling
+    ``sessions`` (and ``more_sessions``) get the dev/test evaluation of operation
+    procedures (`insika_knowledge.bench.operations_eval`; ``identity`` and ``fixed`` as
+    there); otherwise the leave-one-task-out evaluation of ``sessions`` (restricted to
+    ``tasks`` when given).
 
     Raises:
         UserError: no input, or an unreadable or malformed file.
     """
     from insika_knowledge.bench.holdout import format_holdout, leave_one_task_out
+    from insika_knowledge.bench.operations_eval import (
+        configured,
+        evaluate_operations,
+        format_operations,
+        tool_calling,
+    )
     from insika_knowledge.bench.replay_eval import format_replay, replay
 
     config = config or ProceduresConfig()
@@ -344,6 +357,13 @@ def run(
         return replayed, format_replay(replayed)
     if sessions is None:
         raise UserError("give --sessions FILE (and/or --requests FILE)")
+    paths = [sessions, *more_sessions]
+    if seeds is None and tasks is None and tool_calling(paths):
+        report = evaluate_operations(paths, config=config, identity=identity,
+                                     fixed=configured(config) if fixed else None, progress=progress)
+        return report, format_operations(report)
+    if more_sessions:
+        raise UserError("several --sessions files: only for tool-calling sessions (operation procedures)")
     if seeds is not None:
         if seeds < 1:
             raise UserError("--seeds: must be at least 1")

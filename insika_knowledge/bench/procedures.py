@@ -411,7 +411,7 @@ def bench_openhands(source: Path, folder: Path, passes: int) -> dict[str, Any]:
     forced = replay(
         requests_file,
         sessions=sessions_file,
-        config=ProceduresConfig(min_confidence=0.0, min_match_score=0.0),
+        config=ProceduresConfig(min_confidence=0.0, min_match_score=0.0, environment_runs=0),
         folder=folder / "replay-forced",
     )
     keys = ("requests", "sessions_with_procedure", "sessions_with_block", "prefix_kept")

@@ -66,6 +66,14 @@ class ProceduresConfig:
             ``bash x.sh``...) after an edit of another file is a verify step that passes
             when it exits 0, and a file the trace created and ran is a scratch file whose
             name is a placeholder (on by default).
+        neighbours: how many nearest past tasks vote on a user message (operations).
+        min_similarity: the cosine a past task needs to vote (0..1).
+        min_agreement: the share of the vote an operation needs (0..1).
+        margin: how far below the second supporting task the nearest other task must be
+            (0..1): a near tie abstains.
+        environment_runs: how many runs of a task's environment (its repository) a shell
+            procedure needs to be recalled for that environment (0: no such check; the
+            cache-safety replay uses 0 to place blocks in every session).
     """
 
     mode: str = "shadow"
@@ -81,6 +89,7 @@ class ProceduresConfig:
     min_similarity: float = 0.3
     min_agreement: float = 0.6
     margin: float = 0.0
+    environment_runs: int = 2
     _compiled: tuple[re.Pattern[str], ...] = field(
         default=(), init=False, repr=False, compare=False
     )
@@ -92,7 +101,11 @@ class ProceduresConfig:
             raise ConfigError(
                 f"max_injection_tokens: {self.max_injection_tokens!r} must be a positive integer"
             )
-        for name in ("min_confidence", "min_match_score"):
+        if not isinstance(self.neighbours, int) or self.neighbours < 1:
+            raise ConfigError(f"neighbours: {self.neighbours!r} must be a positive integer")
+        if not isinstance(self.environment_runs, int) or self.environment_runs < 0:
+            raise ConfigError(f"environment_runs: {self.environment_runs!r} must be a whole number")
+        for name in ("min_confidence", "min_match_score", "min_similarity", "min_agreement", "margin"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ConfigError(f"{name}: {value!r} must be a number from 0 to 1")

@@ -145,6 +145,7 @@ class ProceduralMemory:
             match=MatchSettings(
                 self.config.neighbours, self.config.min_similarity, self.config.min_agreement, self.config.margin
             ),
+            environment_runs=self.config.environment_runs,
         )
         self.identity = operations.TaskIdentity()
         self.capture = SessionCapture(

@@ -183,11 +183,13 @@ class RecallIndex:
         max_hops: procedures that may be composed after the first.
         match: the ``tasks`` matcher's settings.
         key: the key of the term digests of the task records (the store's or the miner's).
+        environment_runs: runs of a task's environment a shell procedure needs (0: no check).
     """
 
     def __init__(self, min_confidence: float, min_match_score: float, *, max_hops: int = 2,
-                 match: MatchSettings | None = None, key: bytes = b""):
+                 match: MatchSettings | None = None, key: bytes = b"", environment_runs: int = 2):
         self.min_confidence = min_confidence
+        self.environment_runs = environment_runs
         self.min_match_score = min_match_score
         self.max_hops = max_hops
         self.key = key
@@ -399,8 +401,8 @@ class RecallIndex:
                 continue
             if environment and not all(_reaches(p, environment) for p in self._paths_of[slot]):
                 continue  # names a directory of another environment
-            if environment and procedure.kind != TOOL and not any(
-                procedure.triggers.get(p, 0) >= 2 for p in environment
+            if environment and self.environment_runs and procedure.kind != TOOL and not any(
+                procedure.triggers.get(p, 0) >= self.environment_runs for p in environment
             ):
                 continue  # not two runs of this environment's tasks took it
             ranked.append(
