@@ -266,6 +266,11 @@ def test_writes_are_chained_only_as_every_supporting_task_chained_them() -> None
     found, _ = _index(tasks).recall_operation("please modify the address and items of my order")
     assert [p.steps[-1].signature for p in found.chain] == ["modify_address(x)", "modify_items(x)"]
     assert found.hops == 1
+    other = [_task(f"task-{i}", [f"book a flight and cancel the old one {w}"], {"book": 2, "cancel": 2},
+                   chains={"cancel>book": 2}) for i, w in enumerate(("one", "two", "three"))]
+    assert len(_index(other).recall_operation("cancel the old flight and book a new one")[0].chain) == 2
+    # The message must name every write of the chain.
+    assert len(_index(other).recall_operation("please book a flight, the one from before")[0].chain) == 1
     tasks[2] = _task("task-2", ["modify the address and the items of my order three"], both,
                      chains={"modify_items>modify_address": 2})
     found, _ = _index(tasks).recall_operation("please modify the address and items of my order")

@@ -54,7 +54,7 @@ from insika_knowledge.procedures.mining.operations import CONFIRM_SIGNATURE, ope
 from insika_knowledge.procedures.recall.match import MatchSettings, recallable_operations
 from insika_knowledge.procedures.recall.recall import RecallIndex
 from insika_knowledge.procedures.trace.steps import PENDING, TraceBuilder, build, is_handoff_tool
-from insika_knowledge.procedures.trace.terms import digests, message_terms
+from insika_knowledge.procedures.trace.terms import asked_terms, digests, message_terms
 from insika_knowledge.sessions import Session, read_sessions
 
 TARGETS: Final = {"precision": 0.85, "wrong_recall_rate": 0.03, "coverage": 0.20}
@@ -165,8 +165,9 @@ def _fold(train: Sequence[Run], held: Sequence[Run], identity: str) -> Fold:
         before: frozenset[str] = frozenset()
         for message in run.builder.asked:
             terms = message_terms(message)
-            asks = matcher.asks(terms)
-            ranked.append((terms, matcher.similarities(digests(miner.key, terms | before)) if asks else []))
+            asking = asked_terms(message)
+            asks = matcher.asks(asking)
+            ranked.append((asking, matcher.similarities(digests(miner.key, terms | before)) if asks else []))
             before = terms
     return fold
 

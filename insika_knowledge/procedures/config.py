@@ -2,13 +2,18 @@
 
 Defaults: mode ``shadow`` (recall and report, inject nothing) until an operator turns
 it to ``prod`` or ``canary:N``; a 400-token budget, or ``$ACE_SKG_MAX_TOKENS`` when set
-(the seed's setting); recall needs a Wilson lower bound of 0.3 (two clean successes) and a
-match score of 0.7. The match score estimates the share of past successful runs with
-similar tasks that did the procedure, i.e. the precision a recall can expect, so its
-default is the precision target (0.7), not a value fitted to data; on the shared airline
-and OpenHands samples, held out one task at a time, every lower threshold that recalls
-anything recalls mostly wrongly, in both fixed halves of their tasks
+(the seed's setting).
+
+Operation procedures (tool-calling agents): a Wilson lower bound of 0.2 over tasks (two
+supporting tasks at least in any case), the 2 nearest past tasks voting at a cosine of
+0.4 or more, all of the vote for the operation (agreement 1.0), no margin beyond that.
+These were chosen by ``procedures evaluate`` on the dev half of the shared tau2 samples
+(user groups held out one at a time), the test half never read while choosing
 (``benchmarks/procedures.md``).
+
+Shell procedures (coding agents): a match score of 0.7, the precision target itself (the
+score estimates the share of past successful runs with similar tasks that did the
+procedure), not a value fitted to data, and two runs of the task's repository.
 Idle sessions are flushed after 600 s by a sweep every 60 s.
 """
 
@@ -78,16 +83,16 @@ class ProceduresConfig:
 
     mode: str = "shadow"
     max_injection_tokens: int = field(default_factory=env_max_tokens)
-    min_confidence: float = 0.3
+    min_confidence: float = 0.2
     min_match_score: float = MATCH_DEFAULT
     idle_flush_s: float = 600.0
     sweep_interval_s: float = 60.0
     token_counter: str = "wordpiece"
     verify_patterns: tuple[str, ...] = ()
     verify_scripts: bool = True
-    neighbours: int = 3
-    min_similarity: float = 0.3
-    min_agreement: float = 0.6
+    neighbours: int = 2
+    min_similarity: float = 0.4
+    min_agreement: float = 1.0
     margin: float = 0.0
     environment_runs: int = 2
     _compiled: tuple[re.Pattern[str], ...] = field(

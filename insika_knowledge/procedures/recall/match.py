@@ -20,16 +20,19 @@ The vote (`TaskMatcher.decide`), each past task voting once:
    hand-off: a vote for nothing);
 2. the best-voted operation must be *named* by the message: its tool's verb (``cancel`` in
    ``cancel_reservation``, ``update`` in ``update_reservation_flights``), by the analyser's
-   terms and synonym groups (``change`` and ``modify`` are ``update``'s), so a message that
-   asks for nothing (``yes, please go ahead``, ``my user id is ...``) recalls nothing;
+   terms and synonym groups (``change`` and ``modify`` are ``update``'s), in a form that
+   asks for it (``book``, not ``my booking`` nor ``I booked``: `asked_terms`), so a
+   message that asks for nothing (``yes, please go ahead``, ``look up my booking``)
+   recalls nothing;
 3. it needs `min_agreement` of the vote, at least two neighbours among the tasks that
    support it (a task supports an operation when most of its successful runs made it),
    and no near-tie: the nearest task that does not support it must be more than `margin`
    below the second supporting one; otherwise the matcher abstains;
 4. a hand-off is never an operation, and an operation the caller cannot recall (below its
    confidence bound, fewer than two supporting tasks, tools not offered) is never voted for;
-5. other writes are chained after it only when every supporting neighbour's runs made the
-   same writes in the same order (`TaskRecord.chains`): past runs chained them.
+5. other writes are chained with it only when more than half of every supporting
+   neighbour's runs made the same writes in the same order (`TaskRecord.chains`: past runs
+   chained them) and the message names each of them.
 
 Speed: an inverted index (digest -> request slots); a query touches the postings of its
 own terms only, rarest first, and a term held by more than an eighth of the tasks (and by
@@ -49,6 +52,7 @@ from typing import Final
 
 from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.procedures.trace.steps import is_handoff_tool, tool_base_name
+from insika_knowledge.procedures.trace.terms import asked_terms as asked_terms
 from insika_knowledge.procedures.trace.terms import message_terms, term_digest
 
 MATCHER: Final = "tasks"
@@ -114,17 +118,17 @@ def verb_terms(operation: str) -> frozenset[str]:
 
 
 def names(operation: str, message: frozenset[str]) -> bool:
-    """The message's terms include the operation's verb (or a synonym of it)."""
+    """The message's asking terms (`asked_terms`) include the operation's verb (or a synonym of it)."""
     return bool(verb_terms(operation) & message)
 
 
 def _dominant_chain(record: TaskRecord) -> str:
-    """The writes most of the task's successful runs made, in order (`TaskRecord.chains`)."""
+    """The writes more than half of the task's successful runs made, in order (`TaskRecord.chains`)."""
     best, runs = "", 0
     for chain, count in record.chains.items():
         if count > runs or (count == runs and chain < best):
             best, runs = chain, count
-    return best if 2 * runs >= record.runs else ""
+    return best if 2 * runs > record.runs else ""
 
 
 @dataclass
@@ -153,7 +157,7 @@ class TaskMatcher:
         return self._verbs
 
     def asks(self, terms: frozenset[str]) -> bool:
-        """A message with these terms is a request: it names a known operation's verb."""
+        """A message with these asking terms (`asked_terms`) is a request: it names a known operation's verb."""
         return bool(self._verbs & terms)
 
     def __len__(self) -> int:
@@ -343,8 +347,9 @@ class TaskMatcher:
         """Vote on one user message (see the module docstring).
 
         Args:
-            terms: the message's analysed terms (`message_terms`), for the verb check.
-            digests: the digests of those terms under the store's key.
+            terms: the message's asking terms (`asked_terms`), for the verb check.
+            digests: the digests of its analysed terms (`message_terms`, with the context's)
+                under the store's key.
             recallable: whether an operation may be recalled (its procedure passes the
                 confidence bound and the tool check).
             settings: other settings than the matcher's own (the evaluation's sweep).
@@ -386,17 +391,19 @@ class TaskMatcher:
             rival = next((sim for sim, t in ranked if 2 * self._records[t].ops.get(op, 0) < self._records[t].runs), 0.0)
             if rival > supporters[1].similarity - s.margin:
                 return Decision((), best, agreement, tuple(voters), "near_tie")
-            return Decision(self._chain(op, supporters, recallable), supporters[1].similarity, agreement,
+            return Decision(self._chain(op, supporters, recallable, terms), supporters[1].similarity, agreement,
                             tuple(voters))
         return Decision((), best, 0.0, tuple(voters), reason)
 
     @staticmethod
-    def _chain(op: str, supporters: list[Neighbour], recallable: Callable[[str], bool]) -> tuple[str, ...]:
+    def _chain(
+        op: str, supporters: list[Neighbour], recallable: Callable[[str], bool], terms: frozenset[str]
+    ) -> tuple[str, ...]:
         chains = {_dominant_chain(n.record) for n in supporters}
         if len(chains) == 1:
             (chain,) = chains
             ops = tuple(chain.split(">")) if chain else ()
-            if op in ops and all(recallable(o) and not is_handoff_tool(o) for o in ops):
+            if op in ops and all(recallable(o) and not is_handoff_tool(o) and names(o, terms) for o in ops):
                 return ops
         return (op,)
 

@@ -79,7 +79,7 @@ from insika_knowledge.procedures.recall.match import (
 from insika_knowledge.procedures.trace.canonical import canonical_text
 from insika_knowledge.procedures.trace.shell import retry_key
 from insika_knowledge.procedures.trace.steps import TOOL, is_handoff_tool
-from insika_knowledge.procedures.trace.terms import digests, message_terms
+from insika_knowledge.procedures.trace.terms import asked_terms, digests, message_terms
 from insika_knowledge.procedures.trace.terms import paths_in as paths_in  # re-exported
 
 MATCHER: Final = "terms"
@@ -305,7 +305,7 @@ class RecallIndex:
         found = message_terms(message)
         context = found | message_terms(before) if before else found
         decision = self.matcher.decide(
-            found, digests(self.key, context),
+            asked_terms(message), digests(self.key, context),
             recallable_operations(self._operations, set(tools) if tools is not None else None),
         )
         chain = tuple(self._operations[op] for op in decision.operations)

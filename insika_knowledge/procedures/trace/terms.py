@@ -35,6 +35,26 @@ def message_terms(text: str) -> frozenset[str]:
     return terms(_NOISE_RE.sub(" ", text[:MESSAGE_CHARS]))
 
 
+#: Word endings of a form that does not ask for the action (past, gerund, noun): "booked",
+#: "booking", "bookings", "cancellation", "replacement" name an action without asking for it.
+_NOT_ASKING_RE: Final = re.compile(r"(?:ed|ing|ings|ion|ions|ment|ments)$")
+_WORD_RE: Final = re.compile(r"[^\W\d_]+")
+
+
+@lru_cache(maxsize=16384)
+def asked_terms(text: str) -> frozenset[str]:
+    """The analysed terms of the words of a message in a form that can ask for an action.
+
+    A request names its action as a verb in its plain form (``book a flight``, ``please
+    cancel``, ``I want to exchange``); a word ending like a past tense, a gerund or a noun
+    (``booked``, ``my booking``, ``a cancellation``) names the action without asking for it,
+    and is left out. Tokens with a digit or an ``@`` are left out as in `message_terms`.
+    """
+    words = _WORD_RE.findall(_NOISE_RE.sub(" ", text[:MESSAGE_CHARS]))
+    kept = [w for w in words if not _NOT_ASKING_RE.search(w.lower())]
+    return terms(" ".join(kept)) if kept else frozenset()
+
+
 @lru_cache(maxsize=65536)
 def term_digest(key: bytes, term: str) -> str:
     """The 12-hex-digit blake2b digest of `term` keyed by `key`."""
