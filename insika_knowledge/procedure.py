@@ -83,7 +83,7 @@ class ProcedureStep:
             ``("reservation_id", "from get_user_details")``, ``("file", "src/x.py")``.
         verify: the step is the verify command that proved the trace.
         note: how often the step was seen, for a step only some supporting tasks took
-            (``optional, seen in 2 of 5 tasks``); '' for a step every one took.
+            (``optional, 2 of 5 tasks``); '' for a step every one took.
     """
 
     template: str
@@ -238,6 +238,8 @@ class OperationUse:
             needed``) the runs passed, distinct and sorted.
         runs: the task's successful runs that made the write.
         write_notes: the write's ``(parameter, "from <read>")`` notes.
+        state: ``(field, values)``: the enumeration fields (``status``) of the record the
+            write acted on, as the read that looked it up returned them.
     """
 
     reads: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]
@@ -247,6 +249,7 @@ class OperationUse:
     values: tuple[tuple[str, tuple[str, ...]], ...] = ()
     runs: int = 1
     write_notes: tuple[tuple[str, str], ...] = ()
+    state: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -258,6 +261,7 @@ class OperationUse:
             "values": [[arg, list(values)] for arg, values in self.values],
             "runs": self.runs,
             "write_notes": [list(n) for n in self.write_notes],
+            "state": [[f, list(values)] for f, values in self.state],
         }
 
     @classmethod
@@ -274,6 +278,7 @@ class OperationUse:
             tuple((str(arg), tuple(str(v) for v in values)) for arg, values in data.get("values", ())),
             int(data.get("runs", 1)),
             tuple((str(p), str(v)) for p, v in data.get("write_notes", ())),
+            tuple((str(f), tuple(str(v) for v in values)) for f, values in data.get("state", ())),
         )
 
 

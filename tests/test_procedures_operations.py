@@ -158,16 +158,22 @@ def test_steps_some_tasks_took_are_optional_and_rarer_ones_dropped() -> None:
     keys = [s.key for s in procedure.steps]
     assert keys[:3] == ["find_user_id_by_email(email=<EMAIL>)",
                         "get_user_details(user_id=<USER_ID>) [user_id: from find_user_id_by_email]",
-                        "get_order_details(order_id=<ORDER_ID>)"]
-    assert "(optional, seen in 3 of 7 tasks) get_product_details(product_id=<PRODUCT_ID>)" in keys
+                        "get_order_details(order_id=<ORDER_ID>) [order_id: from get_user_details]"]
+    assert "(optional, 3 of 7 tasks) get_product_details(product_id=<PRODUCT_ID>)" in keys
     assert not any("list_all_product_types" in k for k in keys)  # 1 of 7, under a third: dropped
     assert keys[-2] == CONFIRM  # 6 of 7 runs confirmed
-    assert keys[-1] == ("cancel_pending_order(order_id=<ORDER_ID>, reason=<REASON>) [reason: no longer needed "
-                        "(5 of 7 tasks), ordered by mistake (2 of 7 tasks)]")
+    assert keys[-1] == ("cancel_pending_order(order_id=<ORDER_ID>, reason=<REASON>) [order_id: from "
+                        "get_user_details; reason: no longer needed 5, ordered by mistake 2 of 7 tasks; "
+                        "when: status is pending in all 7 tasks]")
     assert procedure.tools == ("cancel_pending_order", "find_user_id_by_email", "get_order_details",
                                "get_user_details")
     block = render(procedure, WordPieceCounter(), 400)
     assert "&lt;" not in block.text and "<ORDER_ID>" in block.text and block.fits
+    assert "[order_id: from step 2; reason:" in block.text  # a source names its step in the block
+    # Over the budget, the optional steps go first, and nothing else.
+    tight = render(procedure, WordPieceCounter(), block.tokens - 1)
+    assert tight.fits and "get_product_details" not in tight.text and "cancel_pending_order" in tight.text
+    assert not render(procedure, WordPieceCounter(), 20).fits
 
 
 def test_a_contradicted_recall_counts_against_the_operation() -> None:

@@ -281,7 +281,7 @@ def test_prod_injects_follows_the_cursor_and_completes(make) -> None:
     assert out["messages"][1]["content"] == (
         "I need to cancel my trip\n\n[ACE recalled procedure — 3 prior runs, confidence 0.44]\n"
         "1. get_user_details(user_id=<USER_ID>)\n"
-        "2. cancel_reservation(reservation_id=<RESERVATION_ID>) [reservation_id: from get_user_details]"
+        "2. cancel_reservation(reservation_id=<RESERVATION_ID>) [reservation_id: from step 1]"
     )
     assert stage.rewrite_headers() == {
         "x-ace-body-rewritten": "tail",

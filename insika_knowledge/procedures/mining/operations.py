@@ -12,7 +12,9 @@ done. So a successful run contributes, for each distinct write it made (`run_ope
 - whether the user spoke between the last step before the write and the write (the
   explicit confirmation a policy asks for);
 - the write itself, every argument a slot (``cabin=<CABIN>``), and the enumeration values
-  its arguments had (``economy``, ``no longer needed``), kept as a distribution.
+  its arguments had (``economy``, ``no longer needed``), kept as a distribution;
+- the state of the record the write acted on: the enumeration fields (``status``) of the
+  latest read that looked that record up (by the same id).
 
 A hand-off (``transfer_to_human_agents``) is never a write operation, and a write that
 failed or was retried is left out.
@@ -27,8 +29,10 @@ runs and contradicted recalls count against the writes they made or were given
 
 `operation_procedure` folds the tasks that made one write into its procedure: a read every
 supporting task took is a plain step; one at least a third of them took is optional
-(``optional, seen in 2 of 5 tasks``); rarer ones are dropped. The confirmation is a step
-when most runs confirmed. Support and the Wilson bound count distinct tasks: a success is a
+(``optional, 2 of 5 tasks``); rarer ones are dropped. The confirmation is a step
+when most runs confirmed. A field of the acted-on record that had one value in every
+supporting task (three at least) is a condition of the write (``when: status is pending in
+all 6 tasks``). Support and the Wilson bound count distinct tasks: a success is a
 task a successful run of which made the write; a failure is a task none of whose
 successful runs made it while a failed run made it or a run contradicted a recall of it.
 """
@@ -54,7 +58,14 @@ from insika_knowledge.procedure import (
 from insika_knowledge.procedures.mining.prune import sources, superseded
 from insika_knowledge.procedures.mining.shared import mask_unshared
 from insika_knowledge.procedures.trace.canonical import PLACEHOLDER_RE, TEXT, key_placeholder
-from insika_knowledge.procedures.trace.steps import PENDING, TOOL, TraceBuilder, is_handoff_tool, tool_base_name
+from insika_knowledge.procedures.trace.steps import (
+    PENDING,
+    TOOL,
+    Step,
+    TraceBuilder,
+    is_handoff_tool,
+    tool_base_name,
+)
 from insika_knowledge.procedures.trace.terms import digests, message_terms
 
 #: Two first messages whose analysed terms overlap this much (Jaccard) are one task.
@@ -62,12 +73,14 @@ SAME_TASK: Final = 0.4
 #: Exemplar messages a task keeps, and first messages it keeps for its identity.
 MAX_MESSAGES: Final = 32
 MAX_FIRSTS: Final = 8
+#: The supporting tasks a condition of the acted-on record needs (one value in all of them).
+MIN_CONDITION_TASKS: Final = 3
 #: A read some supporting tasks took is optional when at least this share of them took it.
 OPTIONAL_SHARE: Final = 1 / 3
 #: Exploring tools that look nothing up (the agent's own scratch work): never a skeleton step.
 _NOT_A_LOOKUP: Final = frozenset({"think", "calculate", "calculator", "reflect", "plan", "note", "noop"})
 #: The template of the confirmation step (no tool: the cursor never matches it).
-CONFIRM: Final = "confirm the details with the user and wait for an explicit yes"
+CONFIRM: Final = "confirm the details with the user; wait for an explicit yes"
 CONFIRM_SIGNATURE: Final = "@confirm"
 
 
@@ -168,6 +181,7 @@ def run_operations(builder: TraceBuilder) -> RunOperations:
             tuple((arg, (value,)) for arg, value in step.values),
             1,
             notes[i],
+            tuple((f, (v,)) for f, v in _target_state(answered, i, drop)),
         )
         start = i + 1
     return RunOperations(tuple(seen.items()), tuple(builder.asked), builder.task)
@@ -256,24 +270,46 @@ def run_digests(key: bytes, run: RunOperations) -> tuple[tuple[str, ...], tuple[
     return first, asked
 
 
+def _target_state(answered: Sequence[Step], i: int, drop: set[int]) -> tuple[tuple[str, str], ...]:
+    """The enumeration fields of the record write `i` acted on: the latest read that used its id."""
+    write = answered[i]
+    targets = {h for _, h in write.uses}
+    if not targets:
+        return ()
+    for j in range(i - 1, -1, -1):
+        read = answered[j]
+        if j in drop or not read.read_only or read.failed or not read.fields:
+            continue
+        if targets & {h for _, h in read.uses}:
+            return read.fields
+    return ()
+
+
 def _merge_use(old: OperationUse | None, new: OperationUse) -> OperationUse:
     if old is None:
         return new
     reads = {sig: (sig, tpl, notes) for sig, tpl, notes in old.reads}
     for sig, tpl, notes in new.reads:
         reads.setdefault(sig, (sig, tpl, notes))
-    values: dict[str, set[str]] = {arg: set(vs) for arg, vs in old.values}
-    for arg, vs in new.values:
-        values.setdefault(arg, set()).update(vs)
     return OperationUse(
         tuple(reads.values()),
         new.write,
         new.signature or old.signature,
         old.confirm + new.confirm,
-        tuple((arg, tuple(sorted(vs))) for arg, vs in sorted(values.items())),
+        _merge_values(old.values, new.values),
         old.runs + new.runs,
         old.write_notes or new.write_notes,
+        _merge_values(old.state, new.state),
     )
+
+
+def _merge_values(
+    old: tuple[tuple[str, tuple[str, ...]], ...], new: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    merged: dict[str, set[str]] = {f: set(vs) for f, vs in old}
+    for f, vs in new:
+        merged.setdefault(f, set()).update(vs)
+    return tuple((f, tuple(sorted(vs))) for f, vs in sorted(merged.items()))
 
 
 def _add_messages(
@@ -360,7 +396,7 @@ def _tool_of(signature: str) -> str:
 
 
 def _share_note(k: int, n: int) -> str:
-    return f"optional, seen in {k} of {n} tasks"
+    return f"optional, {k} of {n} tasks"
 
 
 def _values_note(values: Counter[tuple[str, str]], tasks: int) -> tuple[tuple[str, str], ...]:
@@ -372,8 +408,19 @@ def _values_note(values: Counter[tuple[str, str]], tasks: int) -> tuple[tuple[st
         seen = sorted(by_arg[arg], key=lambda kv: (-kv[0], kv[1]))
         shared = [(k, v) for k, v in seen if k >= 2 or tasks < 2]
         if shared:
-            out.append((arg, ", ".join(f"{v} ({k} of {tasks} tasks)" for k, v in shared[:6])))
+            out.append((arg, ", ".join(f"{v} {k}" for k, v in shared[:6]) + f" of {tasks} tasks"))
     return tuple(out)
+
+
+def _state_note(state: dict[str, Counter[str]], tasks: int) -> tuple[tuple[str, str], ...]:
+    """The record's state every supporting task wrote in: a field with one value in all of them."""
+    held = sorted(
+        (name, value) for name, counts in state.items() if len(counts) == 1
+        for value, k in counts.items() if k == tasks >= MIN_CONDITION_TASKS
+    )
+    if not held:
+        return ()
+    return (("when", ", ".join(f"{name} is {value}" for name, value in held) + f" in all {tasks} tasks"),)
 
 
 def operation_procedure(operation: str, tasks: Iterable[TaskRecord]) -> Procedure | None:
@@ -402,10 +449,13 @@ def operation_procedure(operation: str, tasks: Iterable[TaskRecord]) -> Procedur
     signature = ""
     values: Counter[tuple[str, str]] = Counter()
     confirm = runs = 0
+    state: dict[str, Counter[str]] = {}
     for task in supporting:
         use = task.uses.get(operation)
         if use is None:
             continue
+        for field_name, seen_values in use.state:
+            state.setdefault(field_name, Counter()).update(seen_values)
         for rank, (sig, tpl, notes) in enumerate(use.reads):
             read_tasks[sig] += 1
             read_rank[sig] = read_rank.get(sig, 0.0) + rank / max(1, len(use.reads))
@@ -429,7 +479,8 @@ def operation_procedure(operation: str, tasks: Iterable[TaskRecord]) -> Procedur
     if runs and 2 * confirm >= runs:
         steps.append(ProcedureStep(CONFIRM, CONFIRM_SIGNATURE))
     (write, write_notes), _ = min(write_form.items(), key=lambda kv: (-kv[1], kv[0]))
-    steps.append(ProcedureStep(write, signature or operation + "()", write_notes + _values_note(values, n)))
+    notes = write_notes + _values_note(values, n) + _state_note(state, n)
+    steps.append(ProcedureStep(write, signature or operation + "()", notes))
     sample = max(supporting, key=lambda t: (t.ops.get(operation, 0), t.id)).sample
     return Procedure(
         id=operation_id(operation),

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from insika_knowledge.escaping import prompt_line
-from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.recall.tokens import TokenCounter
 
 HEADER_PREFIX: Final = "[ACE recalled procedure — "
@@ -65,11 +65,40 @@ def render(
         max_tokens: the budget (``max_injection_tokens``).
     """
     chain = [procedure] if isinstance(procedure, Procedure) else list(procedure)
+    steps = [step for p in chain for step in p.steps]
+    text = _text(chain, steps)
+    tokens = counter.count(text)
+    # Over the budget, an operation's optional steps go, the least seen first (they are the
+    # ones only some supporting tasks took); every other step stays whole.
+    optional = sorted((_seen(s), i) for i, s in enumerate(steps) if s.note.startswith("optional"))
+    while tokens > max_tokens and optional:
+        _, drop = optional.pop(0)
+        kept = [s for i, s in enumerate(steps) if i != drop]
+        optional = [(k, i - (i > drop)) for k, i in optional]
+        steps = kept
+        text = _text(chain, steps)
+        tokens = counter.count(text)
+    return Block(text, tokens, tokens <= max_tokens)
+
+
+def _seen(step: ProcedureStep) -> int:
+    """The number of tasks an optional step's note counts (``optional, 3 of 5 tasks`` -> 3)."""
+    words = step.note.split()
+    return int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+
+
+def _text(chain: Sequence[Procedure], steps: Sequence[ProcedureStep]) -> str:
     lines = [header(chain)]
     # One line per step: `inject` recognises its own block by this exact shape. Each step
     # is prompt-bound text from a trace: it can open or close no tag and forge no heading.
-    steps = [step for p in chain for step in p.steps]
-    lines.extend(f"{i}. {prompt_line(step.display())}" for i, step in enumerate(steps, start=1))
-    text = "\n".join(lines)
-    tokens = counter.count(text)
-    return Block(text, tokens, tokens <= max_tokens)
+    # A note naming the tool a target came from names that tool's earlier step instead
+    # (``order_id: from step 3``).
+    first: dict[str, int] = {}
+    for i, step in enumerate(steps, start=1):
+        if step.hoisted:
+            step = replace(step, hoisted=tuple(
+                (p, f"from step {first[v[5:]]}") if v.startswith("from ") and v[5:] in first else (p, v)
+                for p, v in step.hoisted))
+        lines.append(f"{i}. {prompt_line(step.display())}")
+        first.setdefault(step.signature.split("(", 1)[0], i)
+    return "\n".join(lines)

@@ -24,6 +24,7 @@ earlier in the trace (`TraceContext`):
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -251,6 +252,9 @@ class Step:
         values: ``(argument, value)`` for the top-level arguments whose value is an
             enumeration word or short phrase (``cabin="economy"``, ``reason="no longer
             needed"``; `enum_values`), so an operation can show the values seen.
+        fields: for an exploring tool step, ``(field, value)`` of the top-level fields of
+            its JSON result whose value is an enumeration word (``status="pending"``,
+            ``cabin="business"``): the state a later write may depend on.
     """
 
     seq: int
@@ -270,6 +274,7 @@ class Step:
     on_open_file: bool = False
     index: int = -1
     values: tuple[tuple[str, str], ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -296,12 +301,14 @@ class Step:
             int(self.on_open_file),
             self.index,
             [list(v) for v in self.values],
+            [list(f) for f in self.fields],
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> Step:
         """The inverse of `to_json` (a step stored before `values` existed has none)."""
         values = tuple((str(k), str(v)) for k, v in data[16]) if len(data) > 16 else ()
+        fields = tuple((str(k), str(v)) for k, v in data[17]) if len(data) > 17 else ()
         (
             seq,
             call_id,
@@ -338,6 +345,7 @@ class Step:
             bool(on_open_file),
             int(index),
             values,
+            fields,
         )
 
 
@@ -394,6 +402,7 @@ def _scalar_uses(key: str, value: Any, out: list[tuple[str, str]]) -> None:
     if len(out) >= _MAX_HASHES:
         return
     if isinstance(value, str):
+        value = value.lstrip("#")  # an order number "#W1234567" reads "W1234567" in a result's text too
         if 2 < len(value) <= 120 and _FINDABLE_RE.fullmatch(value):
             out.extend((key, h) for h in _path_hashes(value))
     elif isinstance(value, dict):
@@ -603,6 +612,17 @@ def complete(step: Step, result: str, is_error: bool) -> None:
         step.status = verify.step_status(result, is_error=is_error, shell=step.kind == SHELL)
     if step.read_only:
         step.finds = finds_in(result)
+        if step.kind == TOOL and result.lstrip().startswith("{") and len(result) < 200_000:
+            step.fields = result_fields(result)
+
+
+def result_fields(result: str) -> tuple[tuple[str, str], ...]:
+    """The enumeration-valued top-level fields of a JSON object result (`enum_values`' rule)."""
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return ()
+    return enum_values(data) if isinstance(data, dict) else ()
 
 
 @dataclass
