@@ -329,7 +329,8 @@ class Miner:
         )
         record = self.tasks.get(task_id) or TaskRecord(task_id)
         if outcome == SUCCESS:
-            record = operations.add_success(record, run, first, asked, sample=operations.sample_of(run))
+            record = operations.add_success(record, run, first, asked,
+                                            sample="" if record.sample else operations.sample_of(run))
             contradicted = [op for op in recalled if op not in run.names]
             if contradicted:
                 record = operations.add_contradiction(record, contradicted)

@@ -195,11 +195,6 @@ def task_id_of(run_id: str) -> str:
     return TASK_PREFIX + hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
-
-
 @dataclass
 class TaskIdentity:
     """Which task a run belongs to, by its first user message (in memory).
@@ -209,43 +204,39 @@ class TaskIdentity:
     """
 
     threshold: float = SAME_TASK
-    _firsts: dict[str, list[frozenset[str]]] = field(default_factory=dict)
-    _postings: dict[str, set[str]] = field(default_factory=dict)
+    _firsts: list[tuple[str, int]] = field(default_factory=list)  # (task id, digests) of each first message
+    _of_task: dict[str, set[frozenset[str]]] = field(default_factory=dict)
+    _postings: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, record: TaskRecord) -> None:
-        """Index (or re-index) `record`'s first messages."""
-        known = self._firsts.get(record.id, [])
-        fresh = [frozenset(f) for f in record.firsts]
-        if fresh == known:
-            return
-        self._firsts[record.id] = fresh
-        for first in fresh:
-            for d in first:
-                self._postings.setdefault(d, set()).add(record.id)
+        """Index `record`'s first messages (those not indexed yet)."""
+        for first in record.firsts:
+            self.note(record.id, first)
 
     def note(self, task_id: str, first: Sequence[str]) -> None:
         """Index one more first message of `task_id` (a run counted but not stored yet)."""
         fresh = frozenset(first)
-        if not fresh:
+        known = self._of_task.setdefault(task_id, set())
+        if not fresh or fresh in known:
             return
-        self._firsts.setdefault(task_id, []).append(fresh)
+        known.add(fresh)
+        slot = len(self._firsts)
+        self._firsts.append((task_id, len(fresh)))
         for d in fresh:
-            self._postings.setdefault(d, set()).add(task_id)
+            self._postings.setdefault(d, []).append(slot)
 
     def resolve(self, first: Sequence[str]) -> str | None:
         """The task whose runs' first message overlaps `first` most, if at the threshold."""
         wanted = frozenset(first)
         if not wanted:
             return None
-        candidates: Counter[str] = Counter()
+        shared: Counter[int] = Counter()
         for d in wanted:
-            for task in self._postings.get(d, ()):
-                candidates[task] += 1
+            shared.update(self._postings.get(d, ()))
         best, best_score = None, 0.0
-        for task, shared in candidates.most_common():
-            if shared < self.threshold * len(wanted) / 2:  # no overlap can reach the bar
-                break
-            score = max((_jaccard(wanted, f) for f in self._firsts[task]), default=0.0)
+        for slot, count in shared.items():
+            task, size = self._firsts[slot]
+            score = count / (len(wanted) + size - count)
             if score > best_score or (score == best_score and best is not None and task < best):
                 best, best_score = task, score
         return best if best is not None and best_score >= self.threshold else None

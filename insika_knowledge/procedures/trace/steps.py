@@ -612,12 +612,21 @@ def complete(step: Step, result: str, is_error: bool) -> None:
         step.status = verify.step_status(result, is_error=is_error, shell=step.kind == SHELL)
     if step.read_only:
         step.finds = finds_in(result)
-        if step.kind == TOOL and result.lstrip().startswith("{") and len(result) < 200_000:
+        if step.kind == TOOL and result.lstrip().startswith("{"):
             step.fields = result_fields(result)
 
 
+#: The longest result whose fields are read (a longer one is a list of records, not one).
+_MAX_FIELDS_RESULT: Final = 20_000
+
+
 def result_fields(result: str) -> tuple[tuple[str, str], ...]:
-    """The enumeration-valued top-level fields of a JSON object result (`enum_values`' rule)."""
+    """The enumeration-valued top-level fields of a JSON object result (`enum_values`' rule).
+
+    Only for a result of up to 20 000 characters (one record, not a list of them).
+    """
+    if len(result) > _MAX_FIELDS_RESULT:
+        return ()
     try:
         data = json.loads(result)
     except ValueError:
