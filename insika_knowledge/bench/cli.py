@@ -18,7 +18,7 @@ import click
 
 from insika_knowledge.errors import NotFound, UserError
 from insika_knowledge.ids import DEFAULT_TENANT
-from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.procedures.cli import verify_pattern_option
 
 
@@ -214,8 +214,9 @@ def evaluate(
         if sessions_file is None or seeds is not None or requests_file is not None:
             raise UserError("--data-dir/--tenant evaluate the stored procedures once, on every "
                             "session of --sessions (no --seeds, no --requests)")
-        procedures, population, source = _stored_procedures(data_dir, tenant or DEFAULT_TENANT)
-        stored = evaluate_stored(sessions_file, procedures, source=source, config=config, population=population)
+        procedures, population, source, records, key = _stored_procedures(data_dir, tenant or DEFAULT_TENANT)
+        stored = evaluate_stored(sessions_file, procedures, source=source, config=config, population=population,
+                                 tasks=records, key=key)
         click.echo(json.dumps(stored, indent=2) if as_json else format_report(stored, detail=True))
         return
     report, text = run(
@@ -234,8 +235,11 @@ def evaluate(
     click.echo(json.dumps(report, indent=2) if as_json else text)
 
 
-def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedure], dict[str, int], str]:
-    """Every procedure of `tenant`'s database, its population, and where it is (for the report).
+def _stored_procedures(
+    data_dir: str | None, tenant: str
+) -> tuple[list[Procedure], dict[str, int], str, list[TaskRecord], bytes]:
+    """Every procedure of `tenant`'s database, its population, where it is (for the report),
+    its task records and its key of term digests.
 
     Raises:
         InvalidName: the tenant name is invalid.
@@ -251,6 +255,7 @@ def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedur
                        "run `insika-knowledge procedures mine` first")
     store = ProcedureStore(path)
     try:
-        return store.list_procedures(), store.population_since(0), f"tenant {tenant} in {path.parent}"
+        return (store.list_procedures(), store.population_since(0), f"tenant {tenant} in {path.parent}",
+                store.tasks_since(0), store.digest_key())
     finally:
         store.close()
