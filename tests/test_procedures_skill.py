@@ -626,3 +626,22 @@ def test_a_composed_chain_reports_its_hops_and_path_confidence(make) -> None:
     block = out["messages"][0]["content"].split("\n\n", 1)[1].splitlines()
     assert block[0] == f"[ACE recalled procedure — 3 prior runs, confidence {confidence:.2f}]"
     assert len(block) == 3
+
+
+def test_a_recall_the_session_contradicts_counts_against_the_operation(make) -> None:
+    memory = make(mode="prod", min_confidence=0.0)
+    seed(memory, runs=2)
+    booked = [
+        {"role": "user", "content": "please cancel my trip echo, or maybe book a new one"},
+        call("g", "get_user_details", user_id="ana_lima_1234"),
+        result("g", json.dumps({"reservations": ["ZX9QK2"]})),
+        call("b", "book_reservation", origin="JFK"),
+        result("b", '{"reservation_id": "NEW123"}'),
+    ]
+    _, stage = memory.handle_request(request(booked[:1]), {"x-ace-session": "x1"})
+    assert stage.action == "hit" and stage.procedure_id == CANCEL
+    memory.handle_request(request(booked), {"x-ace-session": "x1", "x-ace-task-outcome": "success"})
+    procedure = memory.store.get(CANCEL)  # the run was given cancel_reservation and booked instead
+    assert (procedure.successes, procedure.failures) == (2, 1)
+    (task,) = [t for t in memory.store.tasks_since(0) if t.contradicted]
+    assert task.contradicted == {"cancel_reservation": 1} and task.ops == {"book_reservation": 1}
