@@ -30,9 +30,10 @@ A tool-calling trace is mined into *operation procedures* instead
 (`operations.TaskIdentity`) and counts it in that task's record; `Miner.procedures` folds
 the tasks into one procedure per write operation.
 
-`Miner` does the grouping in memory; it also keeps the *population*: how many runs
-labelled successful (verified or not, a hand-off or a refusal included) had each task term,
-which recall uses to tell terms specific to a procedure's tasks from common ones. Like the
+`Miner` does the grouping in memory; it also keeps the *population*: how many shell runs
+labelled successful (verified or not) had each task term, which the shell matcher uses to
+tell terms specific to a procedure's tasks from common ones (tool-calling runs stay out of
+it: their customers' words never enter it). Like the
 store, it keeps a term as a trigger or in the population only once the tasks of two
 distinct sessions had it (`insika_knowledge.procedures.mining.shared`).
 """

@@ -12,9 +12,9 @@ Matcher ``terms``. The query is the task (the first user message) and the latest
 message, canonicalised like the triggers and analysed by the project's tokeniser
 (`insika_knowledge.analysis.text.terms`). Each procedure's trigger counts, per term, the
 successful runs behind it whose task had the term; the *population* counts, per term,
-every run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
+every shell run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
 stored by `insika_knowledge.store.procedure_store.ProcedureMethods.population_since`), whatever
-it did: a hand-off, a refusal without any write, another procedure. Both hold only terms
+it did: a refusal without any write, another procedure. Both hold only terms
 the tasks of two distinct sessions had (`insika_knowledge.procedures.mining.shared`): a
 term one session alone had carries no weight in a recall (a term the population does not
 know is skipped).
@@ -36,8 +36,8 @@ precision the recall can expect. A procedure is a hit when its score reaches
 Only recallable procedures are indexed: confidence (Wilson lower bound) at least
 ``min_confidence``, listed (`insika_knowledge.procedure.Procedure.recurs`), with steps,
 and not only a hand-off or give-up (``transfer_to_human_agents`` is never the way to do a
-task). A tool-calling procedure is only recalled when the request offers every tool its
-steps call. Ties go to the higher confidence, then the larger support, then the smaller id.
+task). A procedure that names tools is only recalled when the request offers every one of
+them. Ties go to the higher confidence, then the larger support, then the smaller id.
 
 Environment: a task that names absolute directories (``/workspace/django__django__3.0``)
 is an environment; a procedure whose steps name absolute directories is only recalled
