@@ -5,7 +5,8 @@ A trace is judged (`judge`) as:
 - ``success`` when it ends in a verified passing step. A shell trace (one with shell
   commands) needs a verify command whose last run passed; its procedure ends at that run
   (later clean-up is unverified and left out). A tool-calling trace needs the task
-  outcome ``success`` and its last state-changing call to have returned without error;
+  outcome ``success`` and its last state-changing call to have returned without error (its
+  verdict carries no steps: it is mined into operations);
 - ``failure`` when the outcome is ``failure`` or a shell trace's last verify run failed;
 - ``unverified`` otherwise (no outcome and no verify command, an outcome that disagrees
   with the trace's own last write, nothing left after pruning): such a trace is not used.
@@ -135,6 +136,8 @@ def judge(
     """
     answered = [s for s in steps if s.status != PENDING]
     kind = SHELL if any(s.kind == SHELL for s in answered) else TOOL
+    if kind == TOOL:
+        return _tool_verdict(answered, outcome)
     kept = prune(answered, given)
     checks = [s for s in answered if s.verify and s.status in (PASS, FAIL)]
     if kind == SHELL and checks:
@@ -151,18 +154,25 @@ def judge(
         return _verdict(SUCCESS, "verify_passed", kind, kept, verified)
     if outcome == FAILURE:
         return _verdict(FAILURE, "outcome_failure", kind, kept)
-    if kind == SHELL:
-        return Verdict(UNVERIFIED, "no_verify_step", kind)
+    return Verdict(UNVERIFIED, "no_verify_step", kind)
+
+
+def _tool_verdict(answered: Sequence[Step], outcome: str | None) -> Verdict:
+    """A tool-calling trace's verdict: its outcome, checked against its last write.
+
+    No step sequence comes with it: a tool-calling trace is mined into operations
+    (`insika_knowledge.procedures.mining.operations`), not into a sequence procedure.
+    """
+    if outcome == FAILURE:
+        return Verdict(FAILURE, "outcome_failure", TOOL)
     if outcome != SUCCESS:
-        return Verdict(UNVERIFIED, "no_outcome", kind)
+        return Verdict(UNVERIFIED, "no_outcome", TOOL)
     writes = [s for s in answered if not s.read_only]
     if not writes:
-        return Verdict(UNVERIFIED, "no_write", kind)
+        return Verdict(UNVERIFIED, "no_write", TOOL)
     if writes[-1].failed:
-        return Verdict(UNVERIFIED, "last_write_failed", kind)
-    if not kept:
-        return Verdict(UNVERIFIED, "empty", kind)
-    return _verdict(SUCCESS, "outcome_success", kind, kept, [len(kept) - 1])
+        return Verdict(UNVERIFIED, "last_write_failed", TOOL)
+    return Verdict(SUCCESS, "outcome_success", TOOL)
 
 
 def _verdict(
