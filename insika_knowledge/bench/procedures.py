@@ -44,7 +44,7 @@ from insika_knowledge.bench.traces import add_trace
 from insika_knowledge.procedure import OperationUse, Procedure, ProcedureStep, TaskRecord
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner
-from insika_knowledge.procedures.mining.operations import operation_procedure
+from insika_knowledge.procedures.mining.operations import operation_procedure, slotted
 from insika_knowledge.procedures.mining.scoring import fold_operation
 from insika_knowledge.procedures.recall.match import MatchSettings
 from insika_knowledge.procedures.recall.recall import RecallIndex
@@ -94,6 +94,7 @@ def _clear_caches() -> None:
     terms_module.message_terms.cache_clear()
     terms_module.asked_terms.cache_clear()
     terms_module.term_digest.cache_clear()
+    slotted.cache_clear()
 
 
 def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:

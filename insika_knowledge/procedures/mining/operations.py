@@ -44,6 +44,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.procedure import (
@@ -93,11 +94,13 @@ class RunOperations:
             (`OperationUse`, one run).
         asked: the user messages it sent before its first write (raw, in memory only).
         first: its first user message, canonical.
+        opening: its first user message, raw ('' after a restart: the canonical one stands in).
     """
 
     ops: tuple[tuple[str, OperationUse], ...]
     asked: tuple[str, ...]
     first: str
+    opening: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -127,6 +130,7 @@ def _split_arguments(inner: str) -> list[str]:
     return parts
 
 
+@lru_cache(maxsize=8192)
 def slotted(template: str) -> str:
     """A canonical call with every literal top-level argument value made its slot.
 
@@ -184,7 +188,7 @@ def run_operations(builder: TraceBuilder) -> RunOperations:
             tuple((f, (v,)) for f, v in _target_state(answered, i, drop)),
         )
         start = i + 1
-    return RunOperations(tuple(seen.items()), tuple(builder.asked), builder.task)
+    return RunOperations(tuple(seen.items()), tuple(builder.asked), builder.task, builder.opening)
 
 
 # ---------------------------------------------------------------------- tasks
@@ -254,8 +258,10 @@ def sample_of(run: RunOperations) -> str:
 
 def run_digests(key: bytes, run: RunOperations) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """``(first message digests, asked message digests)`` of a run under `key`."""
-    first = digests(key, message_terms(run.first)) if run.first else ()
     asked = tuple(d for d in (digests(key, message_terms(m)) for m in run.asked) if d)
+    # the first message is the first one asked, when it came before any write
+    first = asked[0] if asked and run.asked[0] == run.opening else (
+        digests(key, message_terms(run.first)) if run.first else ())
     if not asked and first:
         asked = (first,)
     return first, asked

@@ -673,7 +673,13 @@ class TraceBuilder:
     _seen_calls: set[tuple[int, str]] = field(default_factory=set)
     _seen_ids: set[str] = field(default_factory=set)
     _raw_task: str = ""
+    _opening: str = ""
     _user_seen: int = -1
+
+    @property
+    def opening(self) -> str:
+        """The first user message as sent (first 1000 characters; '' after a restart: never stored)."""
+        return self._opening
 
     @property
     def task(self) -> str:
@@ -712,7 +718,7 @@ class TraceBuilder:
             if event.kind == "user":
                 text = event.text.strip()
                 if not self.task_text and not self._raw_task and text:
-                    self._raw_task = text[:1000]
+                    self._raw_task = self._opening = text[:1000]
                 elif text and text[:1000] != self._raw_task:
                     self.latest_user = text[:1000]
                 if len(self.given) < 4 * _MAX_HASHES:

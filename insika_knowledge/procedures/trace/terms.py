@@ -25,14 +25,22 @@ from insika_knowledge.analysis.text import terms
 
 #: Characters of a user message that are analysed (the rest is left out).
 MESSAGE_CHARS: Final = 2000
-#: Tokens that say which record, not what is asked: anything with a digit, e-mail addresses.
-_NOISE_RE: Final = re.compile(r"\S*\d\S*|\S+@\S+")
+#: What marks a token that says which record, not what is asked: a digit, an ``@`` (e-mail).
+_NOISE: Final = frozenset("0123456789@")
+_NOISE_RE: Final = re.compile(r"[\d@]")
+
+
+def _without_noise(text: str) -> str:
+    """`text` without its whitespace-separated tokens that hold a digit or an ``@``."""
+    if _NOISE_RE.search(text) is None:
+        return text
+    return " ".join(w for w in text.split() if w.isalpha() or _NOISE.isdisjoint(w))
 
 
 @lru_cache(maxsize=16384)
 def message_terms(text: str) -> frozenset[str]:
     """The analysed terms of a user message, without its tokens that hold a digit or an ``@``."""
-    return terms(_NOISE_RE.sub(" ", text[:MESSAGE_CHARS]))
+    return terms(_without_noise(text[:MESSAGE_CHARS]))
 
 
 #: Word endings of a form that does not ask for the action (past, gerund, noun): "booked",
@@ -50,7 +58,7 @@ def asked_terms(text: str) -> frozenset[str]:
     (``booked``, ``my booking``, ``a cancellation``) names the action without asking for it,
     and is left out. Tokens with a digit or an ``@`` are left out as in `message_terms`.
     """
-    words = _WORD_RE.findall(_NOISE_RE.sub(" ", text[:MESSAGE_CHARS]))
+    words = _WORD_RE.findall(_without_noise(text[:MESSAGE_CHARS]))
     kept = [w for w in words if not _NOT_ASKING_RE.search(w.lower())]
     return terms(" ".join(kept)) if kept else frozenset()
 
