@@ -331,3 +331,39 @@ def test_the_tau2_samples_give_one_operation_procedure_per_write_without_literal
                 assert not any(value in step.key for value in raw), step.key
         for record in miner.tasks.values():
             assert all(len(d) == 12 for m in record.messages for d in m)  # digests, never words
+
+
+def test_a_request_names_its_action_in_a_form_that_asks() -> None:
+    from insika_knowledge.procedures.trace.terms import asked_terms
+
+    assert names("book_reservation", asked_terms("I'd like to book a one-way flight"))
+    for text in ("Can you look up my booking?", "I booked it last week", "a cancellation fee"):
+        assert not names("book_reservation", asked_terms(text)) and not names("cancel_x", asked_terms(text)), text
+    assert names("update_reservation_flights", asked_terms("Please change my flight to Friday"))
+
+
+def test_a_run_counts_once_in_its_task_and_each_operation_is_folded_once_per_batch(open_procedures) -> None:
+    from insika_knowledge.procedures.mining.scoring import OperationRun
+
+    store = open_procedures()
+    key = store.digest_key()
+    assert key == store.digest_key() and len(key) == 32
+
+    def run(run_id: str, ask: str, task: str, outcome: str = "success") -> OperationRun:
+        ops = run_operations(build(cancel_order(ask)))
+        first, asked = operations.run_digests(key, ops)
+        return OperationRun(run_id, task, outcome, ops, first, asked, operations.sample_of(ops))
+
+    g0 = store.generation()
+    assert store.record_runs([run("r1", "cancel my order", "task-a"), run("r1", "cancel my order", "task-a"),
+                              run("r2", "please cancel the pending order", "task-b"),
+                              run("r3", "cancel it now", "task-c", "failure")]) == 3
+    assert store.generation() > g0
+    (procedure,) = store.list_procedures()
+    assert (procedure.successes, procedure.failures, procedure.trigger_runs) == (2, 1, 2)
+    tasks = {t.id: t for t in store.tasks_since(0)}
+    assert set(tasks) == {"task-a", "task-b", "task-c"} and tasks["task-c"].failed == {"cancel_pending_order": 1}
+    assert tasks["task-a"].sample.startswith("… cancel") or "cancel" in tasks["task-a"].sample
+    assert store.record_runs([run("r1", "cancel my order", "task-a")]) == 0  # counted once, ever
+    assert store.get_task("task-a") == tasks["task-a"]
+    store.close()
