@@ -435,6 +435,7 @@ def operation_procedure(operation: str, tasks: Iterable[TaskRecord]) -> Procedur
             supporting.append(task)
         elif task.against(operation):
             against += 1
+    supporting = [t for t in supporting if operation in t.uses]
     if not supporting:
         return None
     supporting.sort(key=lambda t: t.id)
@@ -448,9 +449,7 @@ def operation_procedure(operation: str, tasks: Iterable[TaskRecord]) -> Procedur
     confirm = runs = 0
     state: dict[str, Counter[str]] = {}
     for task in supporting:
-        use = task.uses.get(operation)
-        if use is None:
-            continue
+        use = task.uses[operation]
         for field_name, seen_values in use.state:
             state.setdefault(field_name, Counter()).update(seen_values)
         for rank, (sig, tpl, notes) in enumerate(use.reads):
