@@ -1,20 +1,41 @@
 """Prompt-bound text: stored text made safe to place inside a prompt.
 
-A concept's description, a procedure's step, any text that came from a model or a trace
-and goes back into a prompt, passes through here, so it can never open or close a prompt
-tag (``</knowledge>``, ``<system>``) nor start a markdown heading (``## Contradiction``):
+A procedure's step, any text that came from a model or a trace and goes back into a
+prompt, passes through here, so it can never open or close a prompt tag (``</knowledge>``,
+``<system>``, ``<!--``) nor start a line of its own (a heading such as ``## Contradiction``,
+or a forged block header):
 
 - `xml_safe` drops the characters XML 1.0 forbids (most C0 controls, U+FFFE, U+FFFF);
 - `prompt_line` also folds every run of whitespace (newlines, U+2028, U+2029, NEL
-  included) into one space, so the text stays on the line it is placed on and no
-  heading can begin, and escapes ``&``, ``<`` and ``>`` as XML entities.
+  included) into one space, so the text stays on the line it is placed on, and escapes
+  only what could start a tag. The scheme is minimal, so a step stays runnable as written
+  and costs no extra tokens:
+
+  * a ``<`` that could open a tag or a markup declaration (followed by a letter, ``/``,
+    ``!`` or ``?``) is written ``&lt;``, unless it starts a placeholder: ``<`` + an upper-case
+    letter + upper-case letters, digits or ``_`` + ``>`` (``<ITEM_IDS>``, ``<NEW_FILE>``),
+    the only tag-like shape a canonical template has;
+  * every other character is kept: ``&&``, ``2>&1``, ``>``, ``<<'EOF'``, ``a < b``, and
+    ``&`` itself (a literal ``&lt;`` in a stored step stays as it is: it is not a tag).
+
+  So ``</knowledge>`` reads ``&lt;/knowledge>`` and ``<system>`` reads ``&lt;system>`` (no tag
+  is opened or closed), while ``cd repo && pytest -q > out.txt`` and
+  ``return_delivered_order_items(item_ids=[<ITEM_IDS>])`` are unchanged.
+
+The concept block of `insika_knowledge.retrieve` is XML and escapes with the XML rules of
+its own; this module is for plain-text blocks such as the recalled procedure.
 """
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape
+import re
+from typing import Final
 
 __all__ = ["prompt_line", "xml_safe"]
+
+#: A ``<`` that could start a tag, a closing tag, a comment or a processing instruction,
+#: except where it starts a placeholder (``<ITEM_IDS>``).
+_TAG_START: Final = re.compile(r"<(?![A-Z][A-Z0-9_]*>)(?=[A-Za-z/!?])")
 
 
 def xml_safe(text: str) -> str:
@@ -23,8 +44,10 @@ def xml_safe(text: str) -> str:
 
 
 def prompt_line(text: str) -> str:
-    """`text` as one prompt-safe line: XML-safe, whitespace folded, ``&<>`` escaped.
+    """`text` as one prompt-safe line: XML-safe, whitespace folded, tag starts escaped.
 
-    Example: ``prompt_line("a </knowledge>\\n## b")`` is ``"a &lt;/knowledge&gt; ## b"``.
+    See the module docstring for the scheme. Examples:
+    ``prompt_line("a </knowledge>\\n## b")`` is ``"a &lt;/knowledge> ## b"``;
+    ``prompt_line("f(x=<ITEM_IDS>) && g 2>&1")`` is unchanged.
     """
-    return escape(" ".join(xml_safe(text).split()))
+    return _TAG_START.sub("&lt;", " ".join(xml_safe(text).split()))

@@ -7,6 +7,7 @@ CREATE INDEX outbox_claimed_by ON outbox (claimed_by);
 CREATE INDEX possible_duplicates_of ON possible_duplicates (agent, duplicate_of, status);
 CREATE INDEX procedure_population_generation ON procedure_population (generation);
 CREATE INDEX procedure_stages_session ON procedure_stages (session_id);
+CREATE INDEX procedure_tasks_generation ON procedure_tasks (generation);
 CREATE INDEX procedures_confidence ON procedures (confidence);
 CREATE INDEX procedures_generation ON procedures (generation);
 CREATE TABLE _insika_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
@@ -209,6 +210,21 @@ CREATE TABLE procedure_stages (
     duration_ms          REAL    NOT NULL,   -- time the skill spent on the request
     skill_attrs          TEXT    NOT NULL    -- JSON of the row's kg_* fields
 , notes TEXT NOT NULL DEFAULT '[]');
+CREATE TABLE procedure_task_ops (
+    operation TEXT NOT NULL,                -- a write operation (tool name) the task made, failed or was given
+    task_id   TEXT NOT NULL,                -- procedure_tasks.id
+    PRIMARY KEY (operation, task_id)        -- which tasks an operation procedure is folded from
+) WITHOUT ROWID;
+CREATE TABLE procedure_tasks (
+    id         TEXT    PRIMARY KEY,         -- 'task-' + 12 hex digits
+    record     TEXT    NOT NULL,            -- JSON of the TaskRecord (insika_knowledge.procedure): keyed
+                                            -- digests of the terms of what its users asked before the
+                                            -- first write (never a word), its runs' writes, failures,
+                                            -- contradicted recalls, and how each write was made
+    generation INTEGER NOT NULL,            -- procedure_generation.generation when last written
+    created_at TEXT    NOT NULL,            -- UTC ISO-8601 'Z', first run counted
+    updated_at TEXT    NOT NULL             -- UTC ISO-8601 'Z', last change
+) WITHOUT ROWID;
 CREATE TABLE procedure_term_key (
     id  INTEGER PRIMARY KEY CHECK (id = 1), -- one row
     key TEXT    NOT NULL                    -- 32 random bytes in hex (the blake2b key)
@@ -220,21 +236,22 @@ CREATE TABLE procedure_term_notes (
     runs    INTEGER NOT NULL CHECK (runs >= 1), -- that session's runs whose task had it
     PRIMARY KEY (scope, term)
 ) WITHOUT ROWID;
-CREATE TABLE procedures (
-    id           TEXT    PRIMARY KEY,        -- 'proc-' + 12 hex digits of blake2b(step sequence)
+CREATE TABLE "procedures" (
+    id           TEXT    PRIMARY KEY,        -- 'proc-' + 12 hex digits of blake2b(step sequence, or the operation)
     kind         TEXT    NOT NULL CHECK (kind IN ('tool','shell')), -- tool calling or shell commands
-    steps        TEXT    NOT NULL,           -- JSON [[template, signature, [[param, value]...], verify]...]
+    steps        TEXT    NOT NULL,           -- JSON [[template, signature, [[param, value]...], verify, note?]...]
     tools        TEXT    NOT NULL,           -- JSON array of the tool names the steps call, sorted
     triggers     TEXT    NOT NULL,           -- JSON {term: successful runs whose task had it}
     trigger_runs INTEGER NOT NULL CHECK (trigger_runs >= 0), -- successful runs counted in triggers
-    successes    INTEGER NOT NULL CHECK (successes >= 0),    -- runs with exactly these steps that passed
-    failures     INTEGER NOT NULL CHECK (failures >= 0),     -- failed runs that followed these steps
+    successes    INTEGER NOT NULL CHECK (successes >= 0),    -- runs (an operation: tasks) that passed
+    failures     INTEGER NOT NULL CHECK (failures >= 0),     -- runs (an operation: tasks) against it
     confidence   REAL    NOT NULL CHECK (confidence BETWEEN 0 AND 1), -- Wilson 95 % lower bound
-    sample_task  TEXT    NOT NULL,           -- canonical task text of the first success (no secrets)
+    sample_task  TEXT    NOT NULL,           -- canonical task text of a success, masked
     generation   INTEGER NOT NULL,           -- procedure_generation.generation when last written
     created_at   TEXT    NOT NULL,           -- UTC ISO-8601 'Z', first success
-    updated_at   TEXT    NOT NULL            -- UTC ISO-8601 'Z', last change
-, scope TEXT NOT NULL DEFAULT 'task' CHECK (scope IN ('task','part')));
+    updated_at   TEXT    NOT NULL,           -- UTC ISO-8601 'Z', last change
+    scope        TEXT    NOT NULL DEFAULT 'task' CHECK (scope IN ('task','part','operation'))
+);
 CREATE TABLE quarantine (
     agent        TEXT NOT NULL,
     name         TEXT NOT NULL,             -- the quarantined concept (concepts.name)

@@ -221,6 +221,19 @@ CREATE TABLE procedure_stages (
     notes text NOT NULL DEFAULT '[]'::text,
     CONSTRAINT procedure_stages_pkey PRIMARY KEY (id)
 );
+CREATE TABLE procedure_task_ops (
+    operation text COLLATE "C" NOT NULL,
+    task_id text COLLATE "C" NOT NULL,
+    CONSTRAINT procedure_task_ops_pkey PRIMARY KEY (operation, task_id)
+);
+CREATE TABLE procedure_tasks (
+    id text COLLATE "C" NOT NULL,
+    record text NOT NULL,
+    generation bigint NOT NULL,
+    created_at text NOT NULL,
+    updated_at text NOT NULL,
+    CONSTRAINT procedure_tasks_pkey PRIMARY KEY (id)
+);
 CREATE TABLE procedure_term_key (
     id integer NOT NULL,
     key text NOT NULL,
@@ -254,7 +267,7 @@ CREATE TABLE procedures (
     CONSTRAINT procedures_failures_check CHECK ((failures >= 0)),
     CONSTRAINT procedures_kind_check CHECK ((kind = ANY (ARRAY['tool'::text, 'shell'::text]))),
     CONSTRAINT procedures_pkey PRIMARY KEY (id),
-    CONSTRAINT procedures_scope_check CHECK ((scope = ANY (ARRAY['task'::text, 'part'::text]))),
+    CONSTRAINT procedures_scope_check CHECK ((scope = ANY (ARRAY['task'::text, 'part'::text, 'operation'::text]))),
     CONSTRAINT procedures_successes_check CHECK ((successes >= 0)),
     CONSTRAINT procedures_trigger_runs_check CHECK ((trigger_runs >= 0))
 );
@@ -289,6 +302,7 @@ CREATE INDEX outbox_claimed_by ON <tenant>.outbox USING btree (claimed_by);
 CREATE INDEX possible_duplicates_of ON <tenant>.possible_duplicates USING btree (agent, duplicate_of, status);
 CREATE INDEX procedure_population_generation ON <tenant>.procedure_population USING btree (generation);
 CREATE INDEX procedure_stages_session ON <tenant>.procedure_stages USING btree (session_id);
+CREATE INDEX procedure_tasks_generation ON <tenant>.procedure_tasks USING btree (generation);
 CREATE INDEX procedures_confidence ON <tenant>.procedures USING btree (confidence);
 CREATE INDEX procedures_generation ON <tenant>.procedures USING btree (generation);
 CREATE OR REPLACE FUNCTION <tenant>.concepts_after_delete()

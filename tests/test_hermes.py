@@ -286,8 +286,9 @@ def test_procedures_on_add_a_recalled_procedure_to_prefetch(tmp_path: Path) -> N
     from insika_knowledge.sessions import Session
 
     with contextlib.closing(ProceduralMemory.open(tmp_path / "kb", "t")) as skill:
-        skill.mine_sessions([Session(f"seed-{i}", _cancel_trip(f"cancel my trip number {i} please"), "success")
-                             for i in range(3)])
+        # three tasks (support counts distinct tasks, not repeated trials of one)
+        skill.mine_sessions([Session(f"seed-{i}", _cancel_trip(f"cancel my trip number {i} please"), "success",
+                                     metadata={"task_id": f"t{i}"}) for i in range(3)])
     home = tmp_path / "hermes"
     for procedures, expected in ((False, False), (True, True)):
         write_config(home, {"agent": "loja", "tenant": "t", "data_dir": str(tmp_path / "kb"),

@@ -18,7 +18,8 @@ from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 DATA = shared_data() or Path("/nonexistent")
 AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
-needs_data = pytest.mark.skipif(not AIRLINE.exists(), reason="shared data not present")
+RETAIL = DATA / "tau2_bench_retail" / "normalized.jsonl"
+needs_data = pytest.mark.skipif(not (AIRLINE.exists() and RETAIL.exists()), reason="shared data not present")
 
 STEPS = (
     ProcedureStep(
@@ -123,27 +124,28 @@ def test_procedures_share_the_concept_database_file(tmp_path: Path) -> None:
 def test_mine_list_show_recall_scorecard(tmp_path: Path) -> None:
     runner = CliRunner()
     base = ["--data-dir", str(tmp_path)]
-    out = runner.invoke(cli, ["procedures", "mine", "--sessions", str(AIRLINE), *base])
+    out = runner.invoke(cli, ["procedures", "mine", "--sessions", str(RETAIL), *base])
     assert out.exit_code == 0, out.output
-    assert "mined 60 traces" in out.output and "procedures in tenant default" in out.output
-    again = runner.invoke(cli, ["procedures", "mine", "--sessions", str(AIRLINE), *base])
+    assert "mined 38 traces" in out.output and "procedures in tenant default" in out.output
+    again = runner.invoke(cli, ["procedures", "mine", "--sessions", str(RETAIL), *base])
     assert "0 new run counts" in again.output
     listed = json.loads(runner.invoke(cli, ["procedures", "list", "--json", *base]).output)
     assert listed and listed[0]["confidence"] >= listed[-1]["confidence"]
+    assert {p["scope"] for p in listed} == {"operation"}  # one per write, over the tasks that made it
     first = listed[0]["id"]
-    # The hand-off is the most supported procedure and is listed, never recallable.
-    handoff = next(p for p in listed if p["steps"][0].startswith("transfer_to_human_agents"))
-    assert not handoff["recallable"]
+    assert all(not p["steps"][-1].startswith("transfer_to_human_agents") for p in listed)  # never a hand-off
     text = runner.invoke(cli, ["procedures", "list", *base]).output
-    assert "hand-off, never recalled" in text and "recallable" in text
+    assert "operation" in text and "tasks" in text and "recallable" in text
     shown = runner.invoke(cli, ["procedures", "show", first, *base])
-    assert shown.exit_code == 0 and "[ACE recalled procedure — " in shown.output
+    assert shown.exit_code == 0 and "[ACE recalled procedure — " in shown.output and "&lt;" not in shown.output
     recalled = json.loads(
         runner.invoke(
-            cli, ["procedures", "recall", "I want to cancel my reservation please", "--json", *base]
+            cli, ["procedures", "recall", "I want to exchange an item I received", "--json", *base]
         ).output
     )
-    assert recalled["result"] in {"hit", "miss"} and recalled["matcher"] == "terms"
+    assert recalled["result"] in {"hit", "miss"} and recalled["matcher"] in ("tasks", "terms")
+    airline = runner.invoke(cli, ["procedures", "mine", "--sessions", str(AIRLINE), "--tenant", "air", *base])
+    assert airline.exit_code == 0 and "mined 60 traces" in airline.output
     card = runner.invoke(cli, ["procedures", "scorecard", *base])
     assert (
         card.exit_code == 0

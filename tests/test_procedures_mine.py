@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from insika_knowledge.analysis.text import terms
 from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.procedure import wilson_lower_bound
 from insika_knowledge.procedures.config import ProceduresConfig
@@ -166,20 +165,21 @@ def test_a_tool_trace_needs_success_and_a_clean_last_write() -> None:
     assert judge(build(reads_only).steps, "success").reason == "no_write"
 
 
-def test_runs_group_by_sequence_and_failed_runs_count_against_their_prefixes() -> None:
+def test_tool_traces_give_operations_and_count_in_the_population() -> None:
     miner = Miner()
     follow_up = cancel_trace() + [call("c4", "book_reservation", origin="JFK"), result("c4", "{}")]
-    miner.add("f0", build(follow_up).steps, "failure")  # before the procedure exists
-    for run in ("s1", "s2", "s3"):
-        trace = build(cancel_trace())
-        miner.add(run, trace.steps, "success", task=trace.task, given=trace.given)
-    miner.add("s1", build(cancel_trace()).steps, "success")  # the same run again counts once
-    miner.add("f1", build(cancel_trace()).steps, "failure")
-    (procedure,) = miner.procedures()
-    assert (procedure.successes, procedure.failures, procedure.support) == (3, 2, 5)
-    assert procedure.confidence == pytest.approx(wilson_lower_bound(3, 5))
-    assert procedure.triggers == {t: 3 for t in terms("Please cancel my upcoming trip")}
-    assert procedure.tools == ("cancel_reservation",)
+    miner.add_trace("f0", build(follow_up), "failure", task_key="t0")
+    for run, task in (("s1", "t1"), ("s2", "t1"), ("s3", "t2")):
+        miner.add_trace(run, build(cancel_trace()), "success", task_key=task)
+    (cancel,) = miner.procedures()  # book_reservation: no task succeeded with it, no procedure
+    assert cancel.steps[-1].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
+    assert (cancel.successes, cancel.failures) == (2, 1)  # t1 and t2 succeeded; t0 failed with it
+    assert cancel.confidence == pytest.approx(wilson_lower_bound(2, 3))
+    assert cancel.tools == ("cancel_reservation", "get_user_details")
+    assert [s.template for s in cancel.steps] == ["get_user_details(user_id=<USER_ID>)", cancel.steps[-1].template]
+    assert miner.population == {}  # tool runs are operations: the population serves shell recall
+    # No sequence procedure is mined from tool traces any more.
+    assert {p.scope for p in miner.procedures()} == {"operation"}
 
 
 # ---------------------------------------------------------------- the shared samples
@@ -190,17 +190,13 @@ def test_mining_the_airline_sample_gives_well_formed_procedures() -> None:
     sessions = list(read_sessions(AIRLINE))
     miner = Miner()
     for s in sessions:
-        trace = build(s.messages)
-        miner.add(s.session_id, trace.steps, s.outcome, task=trace.task, given=trace.given)
+        miner.add_trace(s.session_id, build(s.messages), s.outcome, task_key=str(s.metadata["task_id"]))
     procedures = miner.procedures()
     labelled = {o: sum(s.outcome == o for s in sessions) for o in ("success", "failure")}
+    tasks = {s.metadata["task_id"] for s in sessions}
     assert procedures
     assert miner.verdicts["failure"] == labelled["failure"]
     assert 0 < miner.verdicts["success"] <= labelled["success"]
-    # Every successful trace counts once for its whole-sequence procedure; a procedure that
-    # is also a recurring part of longer runs (a sub-procedure) counts those runs as well.
-    assert sum(p.successes for p in procedures if p.scope == "task") >= miner.verdicts["success"]
-    assert len({p.id for p in procedures if p.scope == "task"}) <= miner.verdicts["success"]
     assert len({p.id for p in procedures}) == len(procedures)
     raw_ids = {
         m.group(0)
@@ -208,17 +204,13 @@ def test_mining_the_airline_sample_gives_well_formed_procedures() -> None:
         for m in re.finditer(r"\b[a-z]+_[a-z]+_\d{4}\b|\b[A-Z0-9]{6}\b", json.dumps(s.messages))
     }
     for p in procedures:
-        assert p.kind == "tool" and p.steps and p.successes >= 1
-        assert p.support == p.successes + p.failures
-        assert p.failures <= labelled["failure"]
+        assert p.kind == "tool" and p.scope == "operation" and p.steps
+        assert p.support == p.successes + p.failures <= len(tasks)
         assert p.confidence == pytest.approx(wilson_lower_bound(p.successes, p.support))
+        assert not p.steps[-1].template.startswith(("get_", "search_", "list_", "think(", "calculate("))
         for step in p.steps:
-            assert not step.template.startswith(
-                ("get_", "search_", "list_", "think(", "calculate(")
-            )
+            assert not step.template.startswith(("think(", "calculate("))
             assert not any(raw in step.key for raw in raw_ids if re.search(r"\d", raw)), step.key
-    best = procedures[0]
-    assert best.support == max(p.support for p in procedures)
 
 
 @pytest.mark.skipif(not SWE.exists(), reason="shared data not present")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,11 @@ def procedure(
 ) -> Procedure:
     from insika_knowledge.analysis.text import terms
 
+    # The ``terms`` matcher recalls shell procedures (a coding agent's sub-procedures);
+    # tool-calling procedures are operations, recalled by the ``tasks`` matcher.
     return Procedure(
         id=pid,
-        kind="tool",
+        kind="shell",
         steps=tuple(
             ProcedureStep(f"{pid}_step{i}(x=<X>)", f"{pid}_step{i}(x)") for i in range(steps)
         ),
@@ -119,8 +122,8 @@ def test_the_block_has_the_header_and_numbered_whole_steps() -> None:
     block = render(p, WordPieceCounter(), 400)
     assert block.text.splitlines() == [
         "[ACE recalled procedure — 16 prior runs, confidence 0.72]",
-        "1. proc-x_step0(x=&lt;X&gt;)",
-        "2. proc-x_step1(x=&lt;X&gt;)",
+        "1. proc-x_step0(x=<X>)",  # placeholders reach the model as written, not as entities
+        "2. proc-x_step1(x=<X>)",
     ]
     assert block.fits and block.tokens == WordPieceCounter().count(block.text)
     assert (
@@ -162,7 +165,9 @@ def test_no_step_can_forge_a_tag_or_a_heading(parts: list[tuple[str, str]]) -> N
     assert len(lines) == len(steps) + 1  # one line per step: nothing starts a new line
     for i, line in enumerate(lines[1:], start=1):
         assert line.startswith(f"{i}. ")
-        assert "<" not in line and ">" not in line
+        # no tag, closing tag, comment or declaration can start: a "<" before a letter,
+        # "/", "!" or "?" only ever starts a placeholder such as <ITEM_IDS>
+        assert re.findall(r"<(?=[A-Za-z/!?])", line) == re.findall(r"<(?=[A-Z][A-Z0-9_]*>)", line)
         assert not line.lstrip().startswith("#")
     assert not any(c in block.text for c in "\u2028\u2029\x85\r")
 
@@ -261,7 +266,7 @@ def test_a_procedure_naming_another_repository_is_not_recalled() -> None:
             id=f"proc-{cid}",
             kind="shell",
             steps=(ProcedureStep(template, template, verify=True),),
-            triggers={"fix": 4, "bug": 4},
+            triggers={"fix": 4, "bug": 4, repo: 2},  # two runs' tasks named the repository
             trigger_runs=4,
             successes=4,
             scope="part",
@@ -282,3 +287,34 @@ def test_a_procedure_naming_another_repository_is_not_recalled() -> None:
     assert not idx.recall(astropy).hit
     # A task that names no directory leaves the environment open.
     assert idx.recall("fix the bug").key == "proc-django"
+    # A procedure that names no directory is recalled for a repository only where two runs'
+    # tasks named it: it recurred there.
+    plain = dataclasses.replace(run("plain", "/x"), steps=(ProcedureStep("pytest -q", "pytest -q", verify=True),),
+                                triggers={"fix": 4, "bug": 4, "/workspace/django__django__3.0": 1})
+    idx = RecallIndex(0.3, 0.5)
+    idx.update([plain])
+    idx.update_population({"": 4, "fix": 4, "bug": 4})
+    assert not idx.recall(django).hit and idx.recall("fix the bug").hit
+    idx.update([dataclasses.replace(plain, triggers={**plain.triggers, "/workspace/django__django__3.0": 2})])
+    assert idx.recall(django).hit and not idx.recall(astropy).hit
+
+
+def test_a_tool_calling_sequence_procedure_is_never_recalled() -> None:
+    # Mined by earlier releases (a whole run's steps): tool-calling traces now give operations.
+    old = dataclasses.replace(procedure("proc-old", "cancel my flight reservation"), kind="tool")
+    idx = RecallIndex(0.0, 0.0)
+    idx.update([old])
+    assert not idx.is_recallable("proc-old") and not idx.recall("cancel my flight reservation").hit
+
+
+def test_prompt_lines_escape_only_what_could_start_a_tag() -> None:
+    from insika_knowledge.escaping import prompt_line
+
+    runnable = "cd /repo && PYTHONPATH=. pytest -q tests/x.py > out.txt 2>&1; cat <<'EOF'"
+    assert prompt_line(runnable) == runnable
+    step = "return_delivered_order_items(item_ids=[<ITEM_IDS>], order_id=<ORDER_ID>)"
+    assert prompt_line(step) == step
+    assert prompt_line("a </knowledge>\n## b <system> <!-- c --> <?x?>") == (
+        "a &lt;/knowledge> ## b &lt;system> &lt;!-- c --> &lt;?x?>"
+    )
+    assert prompt_line("<Knowledge> <ITEMS and <X>") == "&lt;Knowledge> &lt;ITEMS and <X>"

@@ -158,8 +158,8 @@ def test_a_step_run_ending_in_a_verified_step_recurs_across_tasks() -> None:
     two[9] = editor("e", "str_replace", "/workspace/django__django__3.0/django/db/x.py")
     miner = _mine([("t1", one, "success"), ("t2", two, "success")])
     listed = miner.procedures()
-    whole = [p for p in listed if p.scope == "task"]
-    assert len(whole) == 2 and all(p.successes == 1 for p in whole)
+    # A coding task's whole sequence is no procedure of its own: only parts that recur.
+    assert all(p.scope == "part" for p in listed)
     run = "cd /workspace && PYTHONPATH=/workspace/django__django__3.0 python3 <NEW_FILE>.py"
     parts = {tuple(s.template for s in p.steps): p for p in listed if p.scope == "part"}
     assert parts[(run,)].successes == 2 and parts[(run,)].steps[-1].verify
@@ -168,7 +168,7 @@ def test_a_step_run_ending_in_a_verified_step_recurs_across_tasks() -> None:
     assert len(miner.procedures(latent=True)) > len(listed)
 
 
-def test_a_step_seen_in_only_some_runs_is_left_out_of_the_shared_part() -> None:
+def test_a_write_seen_with_another_is_its_own_operation() -> None:
     def trace(upgrade: bool) -> list[dict]:
         messages: list[dict] = [{"role": "user", "content": "cancel my reservation"}]
         if upgrade:
@@ -181,12 +181,16 @@ def test_a_step_seen_in_only_some_runs_is_left_out_of_the_shared_part() -> None:
             result("c", '{"status": "cancelled"}'),
         ]
 
-    miner = _mine([("a", trace(True), "success"), ("b", trace(False), "success")])
-    cancel = next(p for p in miner.procedures() if len(p.steps) == 1)
-    assert cancel.steps[0].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
-    assert cancel.successes == 2 and cancel.scope == "task"
-    both = next(p for p in miner.procedures() if len(p.steps) == 2)
-    assert both.successes == 1
+    miner = Miner()
+    for run_id, messages, task in (("a", trace(True), "ta"), ("b", trace(False), "tb")):
+        miner.add_trace(run_id, build(messages), "success", task_key=task)
+    by_write = {p.steps[-1].template.split("(")[0]: p for p in miner.procedures()}
+    cancel = by_write["cancel_reservation"]
+    assert [s.template for s in cancel.steps] == ["cancel_reservation(reservation_id=<RESERVATION_ID>)"]
+    assert cancel.successes == 2 and cancel.scope == "operation"
+    upgrade = by_write["update_reservation_flights"]
+    assert upgrade.successes == 1 and upgrade.steps[-1].template == (
+        "update_reservation_flights(cabin=<CABIN>, reservation_id=<RESERVATION_ID>)")
 
 
 def test_a_failed_run_counts_against_the_parts_that_end_it() -> None:
@@ -200,18 +204,18 @@ def test_a_failed_run_counts_against_the_parts_that_end_it() -> None:
     assert (part.successes, part.failures) == (2, 1)
 
 
-def test_the_population_counts_every_run_labelled_successful() -> None:
-    refusal = [
-        {"role": "user", "content": "cancel my basic economy flight"},
-        call("g", "get_reservation_details", reservation_id="AB12CD"),
-        result("g", '{"cabin": "basic_economy"}'),
+def test_the_population_counts_every_shell_run_labelled_successful() -> None:
+    unverified = [
+        {"role": "user", "content": "explain the parser module"},
+        call("g", "bash", command="cat src/parser.py"),
+        result("g", "def parse(): ..."),
     ]
-    miner = _mine([("r", refusal, "success"), ("f", refusal, "failure")])
+    miner = _mine([("r", unverified, "success"), ("f", unverified, "failure")])
     assert miner.verdicts["unverified"] == 1
     # The run counts; its terms wait for a second session's task (issue 16).
-    assert miner.population[""] == 1 and miner.population["cancel"] == 0
-    miner.add("r2", build(refusal).steps, "success", task=build(refusal).task)
-    assert miner.population[""] == 2 and miner.population["cancel"] == 2
+    assert miner.population[""] == 1 and miner.population["pars"] == 0
+    miner.add("r2", build(unverified).steps, "success", task=build(unverified).task)
+    assert miner.population[""] == 2 and miner.population["pars"] == 2
 
 
 def test_the_live_recall_keeps_a_repository_procedure_to_that_repository(tmp_path: Path) -> None:

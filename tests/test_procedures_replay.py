@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from insika_knowledge.bench.datasets import shared_data
-from insika_knowledge.bench.holdout import half_of, leave_one_task_out, summarise
+from insika_knowledge.bench.holdout import half_of, summarise
+from insika_knowledge.bench.operations_eval import evaluate_operations, format_operations
 from insika_knowledge.bench.replay_eval import (
     block_place,
     kept_prefix,
@@ -26,16 +27,16 @@ from insika_knowledge.sessions import read_sessions
 from insika_knowledge.store.sqlite.procedures import ProcedureStore
 
 DATA = shared_data() or Path("/nonexistent")
-AIRLINE = DATA / "tau_bench_airline" / "normalized.jsonl"
 OPENHANDS = DATA / "openhands_swebench" / "normalized.jsonl"
 REQUESTS = DATA / "openhands_swebench" / "raw" / "requests.jsonl.gz"
 needs_openhands = pytest.mark.skipif(
     not (OPENHANDS.exists() and REQUESTS.exists()), reason="shared data not present"
 )
-needs_airline = pytest.mark.skipif(not AIRLINE.exists(), reason="shared data not present")
+TAU2 = [DATA / "tau2_bench_airline" / "normalized.jsonl", DATA / "tau2_bench_retail" / "normalized.jsonl"]
+needs_tau2 = pytest.mark.skipif(not all(p.exists() for p in TAU2), reason="shared data not present")
 
 #: Any procedure recalls: the injection path runs on every session of the slice.
-FORCED = ProceduresConfig(min_confidence=0.0, min_match_score=0.0)
+FORCED = ProceduresConfig(min_confidence=0.0, min_match_score=0.0, environment_runs=0)  # every procedure recallable
 
 
 def test_summarise_counts_precision_wrong_recalls_coverage_and_adherence() -> None:
@@ -90,78 +91,81 @@ def test_summarise_counts_precision_wrong_recalls_coverage_and_adherence() -> No
     assert s["meets_targets"] == {"precision": False, "wrong_recalls": False}
 
 
-def _tiny_file(tmp_path: Path) -> Path:
-    def run(task: str, text: str, outcome: str, write: bool = True) -> dict:
+def _operations_file(tmp_path: Path) -> Path:
+    """Tool-calling sessions by user group: dev groups dee, eva, fay, hal, lee; test ana, bob, gus."""
+
+    def run(group: str, task: str, text: str, write: str | None, outcome: str = "success") -> dict:
         messages: list[dict] = [{"role": "user", "content": text}]
         if write:
             messages += [
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "c",
-                            "type": "function",
-                            "function": {
-                                "name": "cancel_reservation",
-                                "arguments": {"reservation_id": "AB12CD"},
-                            },
-                        }
-                    ],
-                },
-                {"role": "tool", "tool_call_id": "c", "content": '{"status": "cancelled"}'},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": write, "arguments": {"order_id": "#W1"}}}]},
+                {"role": "tool", "tool_call_id": "c", "content": '{"status": "done"}'},
             ]
-        return {
-            "session_id": f"{task}-{text}",
-            "messages": messages,
-            "outcome": outcome,
-            "metadata": {"task_id": task},
-        }
+        return {"session_id": f"{group}/{task}/{len(text)}/{outcome}", "messages": messages, "outcome": outcome,
+                "metadata": {"task_id": task, "user_group": group, "intent": write or "(no write)"}}
 
     rows = [
-        run("a", "please cancel my reservation", "success"),
-        run("a", "cancel my reservation please", "success"),
-        run("b", "I want to cancel the reservation", "success"),
-        run("b", "cancel reservation now", "success"),
-        run("c", "cancel my reservation today", "success"),
-        run("d", "what is the baggage allowance", "success", write=False),
+        run("dee", "t1", "I want to exchange the keyboard I received", "exchange_items"),
+        run("dee", "t1", "please exchange the keyboard I received", "exchange_items"),
+        run("eva", "t2", "I'd like to exchange a lamp that was delivered", "exchange_items"),
+        run("fay", "t3", "exchange the delivered watch for another color", "exchange_items"),
+        run("hal", "t4", "return the bicycle I received, it is damaged", "return_items"),
+        run("lee", "t5", "I want to return a delivered camera", "return_items"),
+        run("lee", "t6", "what is my order status", None),
+        run("ana", "t7", "I want to exchange the keyboard that was delivered", "exchange_items"),
+        run("ana", "t7", "exchange my delivered keyboard please", "exchange_items", "failure"),
+        run("bob", "t8", "please cancel my pending order", "cancel_order"),  # an intent dev never saw
+        run("gus", "t9", "I want to exchange the lamp I received", None),  # the agent refused
     ]
-    path = tmp_path / "tiny.jsonl"
+    path = tmp_path / "ops.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
 
 
-def test_leave_one_task_out_mines_only_other_tasks(tmp_path: Path) -> None:
-    report = leave_one_task_out(_tiny_file(tmp_path))
+SMALL = {"neighbours": (2, 3), "min_similarity": (0.2,), "min_agreement": (0.6,), "margin": (0.0,),
+         "min_confidence": (0.2, 0.3)}
+
+
+def test_thresholds_are_chosen_on_dev_and_test_is_scored_once(tmp_path: Path) -> None:
+    path = _operations_file(tmp_path)
+    report = evaluate_operations([str(path)], grid=SMALL)
     rows = {r["session_id"]: r for r in report["runs"]}
-    assert len(rows) == 6 and report["tasks"] == ["a", "b", "c", "d"]
-    # Task c's only run is recalled the cancel procedure the other tasks' runs proved.
-    (c,) = [r for r in rows.values() if r["task_id"] == "c"]
-    assert c["recalled"] and c["correct"] and c["score"] >= 0.7
-    # The no-write success is never given the cancel procedure: its task is not about it.
-    (d,) = [r for r in rows.values() if r["task_id"] == "d"]
-    assert d["recalled"] is None
-    only_c = leave_one_task_out(_tiny_file(tmp_path), tasks=["c"])
-    assert [r["task_id"] for r in only_c["runs"]] == ["c"]
-    # The ceiling: every cancel run could be served; the no-write success could not.
-    assert report["summary"]["reachable"] == 5 and not d["reachable"]
-    halves = report["halves"]
-    assert {half_of(t) for t in "abcd"} == {"dev", "test"}
-    assert sum(h["successful_runs"] for h in halves.values()) == 6
-    assert halves[half_of("c")]["correct_recalls"] >= 1
+    assert {r["group"].rsplit(":", 1)[1] for r in rows.values()} == {"ana", "bob", "gus"}  # test only
+    assert report["dev"]["settings_swept"] == 4 and report["scored_with"] == report["chosen"]
+    exchange = [r for r in rows.values() if r["task"].endswith(":t7")]
+    assert all(r["recalled"] == ["exchange_items"] for r in exchange)
+    assert [r["correct"] for r in exchange if r["outcome"] == "success"] == [True]
+    assert report["test"]["failed_given_right"] == 1
+    # An intent only test has is abstained on; a run that wrote nothing given a write is wrong.
+    (bob,) = [r for r in rows.values() if r["task"].endswith(":t8")]
+    assert bob["recalled"] == [] and not bob["reachable"]
+    (gus,) = [r for r in rows.values() if r["task"].endswith(":t9")]
+    assert gus["recalled"] == ["exchange_items"] and gus["correct"] is False
+    s = report["test"]
+    assert (s["successful_runs"], s["recalls"], s["correct"], s["wrong"]) == (3, 2, 1, 1)
+    assert s["precision"] == 0.5 and s["reachable"] == 1 and s["skeleton_precision"] is not None
+    assert report["test_by_intent"]["exchange_items"]["correct"] == 1
+    assert set(report["test_intervals"]) == {"precision", "wrong_recall_rate", "coverage"}
+    # Dev alone decides: removing the test runs changes neither the sweep nor the choice.
+    dev_only = tmp_path / "dev.jsonl"
+    dev_only.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                                if json.loads(line)["metadata"]["user_group"] not in ("ana", "bob", "gus")))
+    again = evaluate_operations([str(dev_only)], grid=SMALL)
+    assert again["chosen"] == report["chosen"] and again["dev"] == report["dev"]
+    assert "targets (test)" in format_operations(report)
 
 
-@needs_airline
-def test_airline_leave_one_task_out_makes_no_wrong_recall_by_default() -> None:
-    report = leave_one_task_out(AIRLINE)
-    s = report["summary"]
-    assert s["successful_runs"] == 26 and s["failed_runs"] == 34
-    assert s["wrong_recall_rate"] <= 0.05
-    # A hand-off is never recalled as the way to do a task, whatever the threshold.
-    loose = leave_one_task_out(AIRLINE, config=ProceduresConfig(min_match_score=0.0))
-    assert loose["summary"]["recalls_on_successful"] > 0
-    for row in loose["runs"]:
-        assert not (row["recalled"] and all(s.startswith("transfer_") for s in row["steps"]))
+@needs_tau2
+def test_the_shared_tau2_samples_are_evaluated_by_user_group() -> None:
+    report = evaluate_operations([str(p) for p in TAU2], grid=SMALL)
+    rows = report["runs"]
+    assert len(rows) == sum(1 for p in TAU2 for s in read_sessions(p) if half_of(s.metadata["user_group"]) == "test")
+    test_groups = {r["group"] for r in rows}
+    dev_groups = {f"{p}:{s.metadata['user_group']}" for p in TAU2 for s in read_sessions(p)} - test_groups
+    assert test_groups and dev_groups and report["dev"]["groups"] == len(dev_groups)
+    for row in rows:
+        assert not any(op.startswith("transfer") for op in row["recalled"])  # never a hand-off
 
 
 def test_prefix_units_ignore_moving_markers() -> None:
@@ -210,7 +214,7 @@ def test_a_block_first_placed_mid_loop_rides_after_the_marked_tool_result(tmp_pa
     # The skill is off for the first requests of the session (so the first recall comes when
     # the agent's newest mark sits on a tool result after the last user message).
     records = read_requests(_slice(tmp_path, 1))
-    config = ProceduresConfig(mode="prod", min_confidence=0.0, min_match_score=0.0)
+    config = ProceduresConfig(mode="prod", min_confidence=0.0, min_match_score=0.0, environment_runs=0)
     memory = ProceduralMemory(ProcedureStore(tmp_path / "mid.db"), config)
     memory.mine_sessions(
         s

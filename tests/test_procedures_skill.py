@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from insika_knowledge.procedure import operation_id
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.procedures.telemetry import STAGE_NAME
@@ -126,16 +127,24 @@ def make(open_procedures, clock: FakeClock) -> Iterator:
         memory.close()
 
 
+CANCEL = operation_id("cancel_reservation")
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo")
+
+
 def seed(memory: ProceduralMemory, runs: int = 3, failures: int = 0) -> str:
+    """`runs` past tasks (task ids given) whose successful runs cancelled; returns the operation's id."""
     sessions = [
-        Session(f"seed-{i}", cancel_messages(f"cancel my trip number {i} please"), "success")
+        Session(f"seed-{i}", cancel_messages(f"please cancel my trip {WORDS[i]}"), "success",
+                metadata={"task_id": f"t{i}"})
         for i in range(runs)
     ]
     sessions += [
-        Session(f"seed-f{i}", cancel_messages("cancel my trip"), "failure") for i in range(failures)
+        Session(f"seed-f{i}", cancel_messages("cancel my trip"), "failure", metadata={"task_id": f"f{i}"})
+        for i in range(failures)
     ]
     memory.mine_sessions(sessions)
     (procedure,) = memory.store.list_procedures()
+    assert procedure.id == CANCEL and procedure.scope == "operation"
     return procedure.id
 
 
@@ -160,25 +169,29 @@ def test_a_session_closed_with_success_is_mined_in_both_wire_formats(
     _, stage = memory.handle_request(
         request(messages), {"x-ace-session": "s1", "x-ace-task-outcome": "success"}
     )
-    (procedure,) = memory.store.list_procedures()
+    # One task made one write: an operation procedure, not listed until a second task shares it.
+    assert memory.store.list_procedures() == []
+    procedure = memory.store.get(CANCEL)
     assert [s.key for s in procedure.steps] == [
-        "cancel_reservation(reservation_id=<RESERVATION_ID>) "
-        "[reservation_id: from get_user_details]"
+        "get_user_details(user_id=<USER_ID>)",
+        "cancel_reservation(reservation_id=<RESERVATION_ID>) [reservation_id: from get_user_details]",
     ]
-    assert (procedure.successes, procedure.failures) == (1, 0)
+    assert (procedure.successes, procedure.failures, procedure.trigger_runs) == (1, 0, 1)
+    (task,) = memory.store.tasks_since(0)
+    assert task.ops == {"cancel_reservation": 1} and task.runs == 1 and task.messages
     assert memory.session("s1").turns == 0  # a new task starts in the same session
 
 
 def test_outcome_spellings_and_a_body_session_id(make) -> None:
     memory = make()
-    memory.handle_request(request(cancel_messages(), session_id="b1"), {"x-ace-outcome": "success"})
-    memory.handle_request(
-        request(cancel_messages()), {"x-ace-session": "b2", "x-ace-task-success": "true"}
-    )
-    memory.handle_request(
-        request(cancel_messages()), {"x-ace-session": "b3", "X-Ace-Task-Success": "false"}
-    )
+    memory.handle_request(request(cancel_messages("cancel my trip alpha"), session_id="b1"),
+                          {"x-ace-outcome": "success"})
+    memory.handle_request(request(cancel_messages("cancel the flight to bravo city")),
+                          {"x-ace-session": "b2", "x-ace-task-success": "true"})
+    memory.handle_request(request(cancel_messages("drop charlie booking quickly")),
+                          {"x-ace-session": "b3", "X-Ace-Task-Success": "false"})
     (procedure,) = memory.store.list_procedures()
+    # Support counts distinct tasks: two tasks succeeded, one task's only run failed.
     assert (procedure.successes, procedure.failures) == (2, 1)
 
 
@@ -203,9 +216,9 @@ def test_capture_survives_a_restart(make, tmp_path: Path, clock: FakeClock) -> N
     second.handle_request(
         request(messages), {"x-ace-session": "r1", "x-ace-task-outcome": "success"}
     )
-    (procedure,) = second.store.list_procedures()
-    assert procedure.steps[0].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
-    assert procedure.steps[0].hoisted == (("reservation_id", "from get_user_details"),)
+    procedure = second.store.get(CANCEL)
+    assert procedure.steps[-1].template == "cancel_reservation(reservation_id=<RESERVATION_ID>)"
+    assert procedure.steps[-1].hoisted == (("reservation_id", "from get_user_details"),)
 
 
 def test_idle_sessions_are_flushed_by_the_sweep_and_shell_traces_mined(
@@ -262,11 +275,13 @@ def test_prod_injects_follows_the_cursor_and_completes(make) -> None:
     original = copy.deepcopy(body)
     out, stage = memory.handle_request(body, {"x-ace-session": "p1"})
     assert body == original
-    assert (stage.action, stage.injected, stage.procedure_id) == ("hit", True, pid)
+    assert (stage.action, stage.injected, stage.procedure_id, stage.matcher) == ("hit", True, pid, "tasks")
     assert stage.injected_tokens == stage.block_tokens > 0
-    assert stage.cursor_step == 0 and stage.steps_remaining == 1
-    assert out["messages"][1]["content"].startswith(
-        "I need to cancel my trip\n\n[ACE recalled procedure — 3 prior runs"
+    assert stage.cursor_step == 0 and stage.steps_remaining == 2
+    assert out["messages"][1]["content"] == (
+        "I need to cancel my trip\n\n[ACE recalled procedure — 3 prior runs, confidence 0.44]\n"
+        "1. get_user_details(user_id=<USER_ID>)\n"
+        "2. cancel_reservation(reservation_id=<RESERVATION_ID>) [reservation_id: from step 1]"
     )
     assert stage.rewrite_headers() == {
         "x-ace-body-rewritten": "tail",
@@ -274,7 +289,7 @@ def test_prod_injects_follows_the_cursor_and_completes(make) -> None:
         "x-ace-rewritten-by": STAGE_NAME,
     }
     _, stage = memory.handle_request(request(messages), {"x-ace-session": "p1"})
-    assert (stage.action, stage.cursor_step, stage.steps_remaining) == ("completed", 1, 0)
+    assert (stage.action, stage.cursor_step, stage.steps_remaining) == ("completed", 2, 0)
     assert (stage.adherence_delta, stage.divergence) == (1, False)
     assert stage.skill_attrs()["kg_recall_result"] == "completed"
 
@@ -297,7 +312,9 @@ def test_divergence_is_reported(make) -> None:
     )
 
 
-def test_steps_taken_before_the_first_recall_are_not_tracked(make) -> None:
+def test_no_operation_is_recalled_once_the_session_wrote(make) -> None:
+    # Recall reads the user's messages until the session's first write; after it, the
+    # cursor follows what was recalled, and a session that recalled nothing gets nothing.
     memory = make()
     seed(memory)
     messages = cancel_messages("I need to cancel my trip")[:2] + [
@@ -305,7 +322,7 @@ def test_steps_taken_before_the_first_recall_are_not_tracked(make) -> None:
         result("x", "{}"),
     ]
     _, stage = memory.handle_request(request(messages), {"x-ace-session": "d2"})
-    assert (stage.action, stage.divergence, stage.adherence_delta) == ("hit", False, 0)
+    assert (stage.action, stage.divergence, stage.adherence_delta) == ("miss", None, None)
 
 
 def test_a_block_over_budget_is_skipped(make) -> None:
@@ -322,13 +339,11 @@ def test_a_procedure_whose_runs_fail_stops_being_recalled(make) -> None:
     memory = make(min_confidence=0.3)
     pid = seed(memory, runs=2)
     assert memory.recall("cancel my trip").procedure.id == pid
-    for i in range(3):
-        sid = f"bad{i}"
-        messages = cancel_messages("cancel my trip")
+    for i, task in enumerate(("cancel order kilo", "cancel lima flight now", "cancel mike ticket")):
         memory.handle_request(
-            request(messages), {"x-ace-session": sid, "x-ace-task-outcome": "failure"}
+            request(cancel_messages(task)), {"x-ace-session": f"bad{i}", "x-ace-task-outcome": "failure"}
         )
-    procedure = memory.store.get(pid)
+    procedure = memory.store.get(pid)  # three other tasks whose only runs failed doing it
     assert procedure.failures == 3 and procedure.confidence < 0.3
     assert not memory.recall("cancel my trip").hit
     _, stage = memory.handle_request(
@@ -611,3 +626,22 @@ def test_a_composed_chain_reports_its_hops_and_path_confidence(make) -> None:
     block = out["messages"][0]["content"].split("\n\n", 1)[1].splitlines()
     assert block[0] == f"[ACE recalled procedure — 3 prior runs, confidence {confidence:.2f}]"
     assert len(block) == 3
+
+
+def test_a_recall_the_session_contradicts_counts_against_the_operation(make) -> None:
+    memory = make(mode="prod", min_confidence=0.0)
+    seed(memory, runs=2)
+    booked = [
+        {"role": "user", "content": "please cancel my trip echo, or maybe book a new one"},
+        call("g", "get_user_details", user_id="ana_lima_1234"),
+        result("g", json.dumps({"reservations": ["ZX9QK2"]})),
+        call("b", "book_reservation", origin="JFK"),
+        result("b", '{"reservation_id": "NEW123"}'),
+    ]
+    _, stage = memory.handle_request(request(booked[:1]), {"x-ace-session": "x1"})
+    assert stage.action == "hit" and stage.procedure_id == CANCEL
+    memory.handle_request(request(booked), {"x-ace-session": "x1", "x-ace-task-outcome": "success"})
+    procedure = memory.store.get(CANCEL)  # the run was given cancel_reservation and booked instead
+    assert (procedure.successes, procedure.failures) == (2, 1)
+    (task,) = [t for t in memory.store.tasks_since(0) if t.contradicted]
+    assert task.contradicted == {"cancel_reservation": 1} and task.ops == {"book_reservation": 1}

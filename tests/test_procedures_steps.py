@@ -228,6 +228,11 @@ def test_verify_commands_of_other_kinds_are_not() -> None:
     ("verb", "result", "status"),
     [
         ("pytest", "===== 3 passed in 0.12s =====", "pass"),
+        ("pytest", "..                                                  [100%]\n2 passed in 0.05s", "pass"),
+        ("pytest", "2 passed, 1 warning in 0.05s", "pass"),
+        ("pytest", "F.\nFAILED test_x.py::test_y - assert 1\n1 failed, 1 passed in 0.10s", "fail"),
+        ("pytest", "..E\n2 passed, 1 error in 0.20s", "fail"),
+        ("pytest", "no tests ran in 0.01s", "unknown"),
         ("pytest", "===== 1 failed, 3 passed in 0.3s =====", "fail"),
         ("pytest", "collected 3 items\n...\nexit code: 1", "fail"),
         ("python -m unittest", "Ran 4 tests in 0.01s\n\nOK", "pass"),

@@ -373,6 +373,11 @@ def test_an_answer_calling_the_clients_tools_is_not_learned_yet(relay: Running, 
 
 # ---------------------------------------------------------------- procedures
 
+#: Three different requests to cancel a trip: three past tasks (a procedure's support counts
+#: distinct tasks; one request repeated is one task).
+CANCEL_ASKS = ("Please cancel my trip to Lisbon, the one next Friday with my sister",
+               "Hi, something came up at work so I must cancel the trip I booked",
+               "Cancel my upcoming trip, the airline moved the schedule again")
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
          for n in ("get_user_details", "cancel_reservation")]
 
@@ -404,7 +409,7 @@ def test_procedures_capture_outcomes_and_inject_with_rewrite_headers(tmp_path: P
                        database=database) as relay:
         skill = relay.relay.skill(TENANT)
         for i, outcome_header in enumerate(["x-ace-task-outcome", "x-ace-outcome", "x-ace-task-success"]):
-            messages = cancel_messages(f"cancel my trip number {i} please")
+            messages = cancel_messages(CANCEL_ASKS[i])
             headers = {**IDENTITY, "x-ace-session": f"seed-{i}"}
             for end in range(2, len(messages)):
                 post(relay, {"model": "m", "tools": TOOLS, "messages": messages[:end]}, headers)
@@ -461,7 +466,7 @@ def test_knowledge_and_procedure_blocks_both_go_in_cache_safely(tmp_path: Path, 
                                        body="Trips cancelled within 24 hours of booking are refunded."),
                    reason="extract", actor="test")
         relay.relay.skill(TENANT).mine_sessions(
-            [Session(f"seed-{i}", cancel_messages(f"cancel my trip number {i} please"), "success") for i in range(3)])
+            [Session(f"seed-{i}", cancel_messages(CANCEL_ASKS[i]), "success") for i in range(3)])
         cached = [{"type": "text", "text": "airline policy", "cache_control": {"type": "ephemeral"}}]
         messages = [{"role": "system", "content": cached}, {"role": "user", "content": "I need to cancel my trip"}]
         r = post(relay, {"model": "m", "tools": TOOLS, "messages": messages}, {**IDENTITY, "x-ace-session": "both"})

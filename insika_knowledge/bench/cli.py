@@ -18,7 +18,7 @@ import click
 
 from insika_knowledge.errors import NotFound, UserError
 from insika_knowledge.ids import DEFAULT_TENANT
-from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.procedures.cli import verify_pattern_option
 
 
@@ -150,8 +150,9 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
 
 
 @click.command()
-@click.option("--sessions", "sessions_file", default=None, type=click.Path(dir_okay=False),
-              help="Normalised JSONL whose sessions carry metadata.task_id and an outcome.")
+@click.option("--sessions", "sessions_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Normalised JSONL whose sessions carry metadata.task_id (and user_group) and an outcome; "
+              "repeatable (each file one tenant).")
 @click.option("--requests", "requests_file", default=None, type=click.Path(dir_okay=False),
               help="Raw request bodies (JSONL, .gz ok) to replay through handle_request in prod.")
 @click.option("--reports", "reports_file", default=None, type=click.Path(dir_okay=False),
@@ -161,6 +162,11 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
 @click.option("--tasks", default=None, help="Comma-separated tasks to hold out (default: all).")
 @click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
 @click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.7.")
+@click.option("--identity", type=click.Choice(["task", "derived"]), default="task", show_default=True,
+              help="Operations: a run's task is the task id the sessions carry, or (derived) its first "
+              "user message, as the live path tells it.")
+@click.option("--fixed", is_flag=True,
+              help="Operations: score test with the configured thresholds, not the dev choice (dev is still swept).")
 @verify_pattern_option
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Evaluate the procedures already mined into this data directory "
@@ -170,7 +176,7 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
               "else $INSIKA_KNOWLEDGE_HOME) instead of mining the file.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def evaluate(
-    sessions_file: str | None,
+    sessions_files: tuple[str, ...],
     requests_file: str | None,
     reports_file: str | None,
     seeds: int | None,
@@ -178,6 +184,8 @@ def evaluate(
     tasks: str | None,
     min_confidence: float | None,
     min_match_score: float | None,
+    identity: str,
+    fixed: bool,
     verify_patterns: tuple[str, ...],
     data_dir: str | None,
     tenant: str | None,
@@ -185,11 +193,14 @@ def evaluate(
 ) -> None:
     """Report recall precision, wrong recalls, coverage and adherence on held-out tasks.
 
-    By default each task of --sessions is held out in turn (leave-one-task-out). With
-    --requests, every raw request is replayed through the live path in prod: prefix kept,
-    block carried, sessions that got a procedure, latency. With --data-dir or --tenant,
-    the procedures a tenant already holds are recalled on every session of the file
-    instead (nothing mined, nothing written).
+    Tool-calling sessions (operation procedures): split by user group into dev and test;
+    every threshold is chosen on dev, leaving one group out; test is scored once (per
+    intent, with bootstrap intervals). Shell sessions: each task of --sessions is held
+    out in turn (leave-one-task-out). With --requests, every raw request is replayed
+    through the live path in prod: prefix kept, block carried, sessions that got a
+    procedure, latency. With --data-dir or --tenant, the procedures a tenant already
+    holds are recalled on every session of the file instead (nothing mined, nothing
+    written).
     """
     from insika_knowledge.bench.evaluate import evaluate_stored, format_report, run
     from insika_knowledge.procedures.config import ProceduresConfig
@@ -203,12 +214,14 @@ def evaluate(
         else min_match_score,
         verify_patterns=verify_patterns,
     )
+    sessions_file = sessions_files[0] if sessions_files else None
     if data_dir is not None or tenant is not None:
         if sessions_file is None or seeds is not None or requests_file is not None:
             raise UserError("--data-dir/--tenant evaluate the stored procedures once, on every "
                             "session of --sessions (no --seeds, no --requests)")
-        procedures, population, source = _stored_procedures(data_dir, tenant or DEFAULT_TENANT)
-        stored = evaluate_stored(sessions_file, procedures, source=source, config=config, population=population)
+        procedures, population, source, records, key = _stored_procedures(data_dir, tenant or DEFAULT_TENANT)
+        stored = evaluate_stored(sessions_file, procedures, source=source, config=config, population=population,
+                                 tasks=records, key=key)
         click.echo(json.dumps(stored, indent=2) if as_json else format_report(stored, detail=True))
         return
     with step_progress("replaying requests") as step:
@@ -220,13 +233,20 @@ def evaluate(
             train_fraction=train_fraction,
             tasks=tasks.split(",") if tasks else None,
             config=config,
+            more_sessions=sessions_files[1:],
+            identity=identity,
+            fixed=fixed,
             on_progress=step,  # --requests: one step an instance, on stderr
+            progress=lambda line: click.echo(line, err=True),
         )
     click.echo(json.dumps(report, indent=2) if as_json else text)
 
 
-def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedure], dict[str, int], str]:
-    """Every procedure of `tenant`'s database, its population, and where it is (for the report).
+def _stored_procedures(
+    data_dir: str | None, tenant: str
+) -> tuple[list[Procedure], dict[str, int], str, list[TaskRecord], bytes]:
+    """Every procedure of `tenant`'s database, its population, where it is (for the report),
+    its task records and its key of term digests.
 
     Raises:
         InvalidName: the tenant name is invalid.
@@ -242,6 +262,7 @@ def _stored_procedures(data_dir: str | None, tenant: str) -> tuple[list[Procedur
                        "run `insika-knowledge procedures mine` first")
     store = ProcedureStore(path)
     try:
-        return store.list_procedures(), store.population_since(0), f"tenant {tenant} in {path.parent}"
+        return (store.list_procedures(), store.population_since(0), f"tenant {tenant} in {path.parent}",
+                store.tasks_since(0), store.digest_key())
     finally:
         store.close()

@@ -32,10 +32,11 @@ from typing import Any
 from insika_knowledge.bench.holdout import task_of
 from insika_knowledge.bench.traces import add_trace
 from insika_knowledge.errors import UserError
-from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner
 from insika_knowledge.procedures.recall.cursor import Cursor
+from insika_knowledge.procedures.recall.match import MatchSettings
 from insika_knowledge.procedures.recall.recall import RecallIndex
 from insika_knowledge.procedures.trace.steps import TraceBuilder, build
 from insika_knowledge.sessions import Session, read_sessions
@@ -85,8 +86,14 @@ def replay(
     procedures: Sequence[Procedure],
     config: ProceduresConfig,
     population: Mapping[str, int] | None = None,
+    tasks: Sequence[TaskRecord] = (),
+    key: bytes = b"",
 ) -> dict[str, Any]:
-    """Recall every trace's first user message against `procedures` and follow its steps.
+    """Recall on every trace against `procedures` and follow its steps.
+
+    An operation is recalled as live: on each user message before the trace's first write,
+    against the past `tasks` (their digests keyed by `key`), the first hit kept; otherwise
+    a shell procedure for the trace's first user message.
 
     Returns:
         ``procedures`` (id, kind, steps, support, successes, failures,
@@ -94,13 +101,23 @@ def replay(
         ``hits``, ``hit_rate``, ``adherence_rate``, ``completion_rate`` (see
         `evaluate_split`), ``by_outcome`` and the per-trace ``replays``.
     """
-    index = RecallIndex(config.min_confidence, config.min_match_score)
+    index = RecallIndex(
+        config.min_confidence, config.min_match_score, key=key, environment_runs=config.environment_runs,
+        match=MatchSettings(config.neighbours, config.min_similarity, config.min_agreement, config.margin),
+    )
     if population is not None:  # the mined split's population: recall weighs triggers against it
         index.update_population(population)
     index.update(procedures)
+    index.update_tasks(tasks)
     rows = []
     for session, builder in traces:
-        recall = index.recall(builder.task)
+        recall = next(
+            (found for found in (
+                index.recall_operation(message, before=builder.asked[i - 1] if i else "")[0]
+                for i, message in enumerate(builder.asked)
+            ) if found.hit),
+            None,
+        ) or index.recall(builder.task)
         task = session.metadata.get("task_id")
         row = {
             "session_id": session.session_id,
@@ -169,6 +186,8 @@ def evaluate_stored(
     source: str,
     config: ProceduresConfig | None = None,
     population: Mapping[str, int] | None = None,
+    tasks: Sequence[TaskRecord] = (),
+    key: bytes = b"",
 ) -> dict[str, Any]:
     """Replay every session of `path` against procedures mined earlier (no split, no mining).
 
@@ -182,6 +201,8 @@ def evaluate_stored(
         config: thresholds and verify patterns (default `ProceduresConfig()`).
         population: the tenant's stored population (term -> successful runs), which
             recall weighs triggers against, as it does live.
+        tasks: the tenant's task records, which operations are recalled by.
+        key: the tenant's key of term digests.
 
     Returns:
         The shape of `evaluate`'s report, with one split whose ``seed`` is None and no
@@ -194,7 +215,7 @@ def evaluate_stored(
     sessions = list(read_sessions(path))
     traces = [(s, build(s.messages, config.verify_regexes)) for s in sessions]
     split = {"seed": None, "train_tasks": [], "held_out_tasks": [], "verdicts": {}, "reasons": {},
-             **replay(traces, procedures, config, population=population)}
+             **replay(traces, procedures, config, population=population, tasks=tasks, key=key)}
     return _report(path, [split], config, train_fraction=None, source=source)
 
 
@@ -326,19 +347,32 @@ def run(
     tasks: Sequence[str] | None = None,
     config: ProceduresConfig | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    more_sessions: Sequence[str] = (),
+    identity: str = "task",
+    fixed: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run the evaluation the options ask for: ``(report, its plain-text rendering)``.
 
     `on_progress` is called ``(instance, done, total)`` as a ``requests`` replay goes.
 
     ``requests`` replays a raw request file (mined leave-one-task-out from ``sessions``
-    when given, else online); ``seeds`` runs the seeded half splits; otherwise the
-    leave-one-task-out evaluation of ``sessions`` (restricted to ``tasks`` when given).
+    when given, else online); ``seeds`` runs the seeded half splits; tool-calling
+    ``sessions`` (and ``more_sessions``) get the dev/test evaluation of operation
+    procedures (`insika_knowledge.bench.operations_eval`; ``identity`` and ``fixed`` as
+    there); otherwise the leave-one-task-out evaluation of ``sessions`` (restricted to
+    ``tasks`` when given).
 
     Raises:
         UserError: no input, or an unreadable or malformed file.
     """
     from insika_knowledge.bench.holdout import format_holdout, leave_one_task_out
+    from insika_knowledge.bench.operations_eval import (
+        configured,
+        evaluate_operations,
+        format_operations,
+        tool_calling,
+    )
     from insika_knowledge.bench.replay_eval import format_replay, replay
 
     config = config or ProceduresConfig()
@@ -347,6 +381,13 @@ def run(
         return replayed, format_replay(replayed)
     if sessions is None:
         raise UserError("give --sessions FILE (and/or --requests FILE)")
+    paths = [sessions, *more_sessions]
+    if seeds is None and tasks is None and tool_calling(paths):
+        report = evaluate_operations(paths, config=config, identity=identity,
+                                     fixed=configured(config) if fixed else None, progress=progress)
+        return report, format_operations(report)
+    if more_sessions:
+        raise UserError("several --sessions files: only for tool-calling sessions (operation procedures)")
     if seeds is not None:
         if seeds < 1:
             raise UserError("--seeds: must be at least 1")

@@ -18,7 +18,8 @@ def add_trace(miner: Miner, session: Session, builder: TraceBuilder) -> None:
     """Add `session`'s trace (already built into `builder`) to `miner`.
 
     The session's ``outcome`` label counts when it is ``success`` or ``failure``; any other
-    label leaves the verdict to the trace's own verify steps.
+    label leaves the verdict to the trace's own verify steps. A tool-calling trace is
+    counted in its task (told by its first user message, as the live path tells it).
     """
     outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
-    miner.add(session.session_id, builder.steps, outcome, task=lazy_task(builder), given=builder.given)
+    miner.add_trace(session.session_id, builder, outcome)

@@ -125,10 +125,12 @@ def list_(
         click.echo("(no procedures)")
     for p in found:
         flag = _standing(p, bound)
+        unit = "tasks" if p.scope == "operation" else "runs"
+        shown = p.steps[-1] if p.scope == "operation" and p.steps else (p.steps[0] if p.steps else None)
         click.echo(
-            f"{p.id}  {p.kind:5}  support {p.support:3} ({p.successes} ok, {p.failures} failed)  "
-            f"confidence {p.confidence:.2f}  {flag}  {len(p.steps)} step(s): "
-            f"{p.steps[0].key.splitlines()[0][:70] if p.steps else ''}"
+            f"{p.id}  {p.kind:5}  {p.scope:9}  support {p.support:3} {unit} ({p.successes} ok, {p.failures} "
+            f"against)  confidence {p.confidence:.2f}  {flag}  {len(p.steps)} step(s): "
+            f"{shown.key.splitlines()[0][:70] if shown else ''}"
         )
 
 
@@ -147,7 +149,9 @@ def _summary(procedure: Any, bound: float) -> dict[str, Any]:
     return {
         "id": procedure.id,
         "kind": procedure.kind,
+        "scope": procedure.scope,
         "support": procedure.support,
+        "prior_runs": procedure.prior_runs,
         "successes": procedure.successes,
         "failures": procedure.failures,
         "confidence": round(procedure.confidence, 4),

@@ -2,13 +2,18 @@
 
 Defaults: mode ``shadow`` (recall and report, inject nothing) until an operator turns
 it to ``prod`` or ``canary:N``; a 400-token budget, or ``$ACE_SKG_MAX_TOKENS`` when set
-(the seed's setting); recall needs a Wilson lower bound of 0.3 (two clean successes) and a
-match score of 0.7. The match score estimates the share of past successful runs with
-similar tasks that did the procedure, i.e. the precision a recall can expect, so its
-default is the precision target (0.7), not a value fitted to data; on the shared airline
-and OpenHands samples, held out one task at a time, every lower threshold that recalls
-anything recalls mostly wrongly, in both fixed halves of their tasks
+(the seed's setting).
+
+Operation procedures (tool-calling agents): a Wilson lower bound of 0.2 over tasks (two
+supporting tasks at least in any case), the 2 nearest past tasks voting at a cosine of
+0.4 or more, all of the vote for the operation (agreement 1.0), no margin beyond that.
+These were chosen by ``procedures evaluate`` on the dev half of the shared tau2 samples
+(user groups held out one at a time), the test half never read while choosing
 (``benchmarks/procedures.md``).
+
+Shell procedures (coding agents): a match score of 0.7, the precision target itself (the
+score estimates the share of past successful runs with similar tasks that did the
+procedure), not a value fitted to data, and two runs of the task's repository.
 Idle sessions are flushed after 600 s by a sweep every 60 s.
 """
 
@@ -66,17 +71,30 @@ class ProceduresConfig:
             ``bash x.sh``...) after an edit of another file is a verify step that passes
             when it exits 0, and a file the trace created and ran is a scratch file whose
             name is a placeholder (on by default).
+        neighbours: how many nearest past tasks vote on a user message (operations).
+        min_similarity: the cosine a past task needs to vote (0..1).
+        min_agreement: the share of the vote an operation needs (0..1).
+        margin: how far below the second supporting task the nearest other task must be
+            (0..1): a near tie abstains.
+        environment_runs: how many runs of a task's environment (its repository) a shell
+            procedure needs to be recalled for that environment (0: no such check; the
+            cache-safety replay uses 0 to place blocks in every session).
     """
 
     mode: str = "shadow"
     max_injection_tokens: int = field(default_factory=env_max_tokens)
-    min_confidence: float = 0.3
+    min_confidence: float = 0.2
     min_match_score: float = MATCH_DEFAULT
     idle_flush_s: float = 600.0
     sweep_interval_s: float = 60.0
     token_counter: str = "wordpiece"
     verify_patterns: tuple[str, ...] = ()
     verify_scripts: bool = True
+    neighbours: int = 2
+    min_similarity: float = 0.4
+    min_agreement: float = 1.0
+    margin: float = 0.0
+    environment_runs: int = 2
     _compiled: tuple[re.Pattern[str], ...] = field(
         default=(), init=False, repr=False, compare=False
     )
@@ -88,7 +106,11 @@ class ProceduresConfig:
             raise ConfigError(
                 f"max_injection_tokens: {self.max_injection_tokens!r} must be a positive integer"
             )
-        for name in ("min_confidence", "min_match_score"):
+        if not isinstance(self.neighbours, int) or self.neighbours < 1:
+            raise ConfigError(f"neighbours: {self.neighbours!r} must be a positive integer")
+        if not isinstance(self.environment_runs, int) or self.environment_runs < 0:
+            raise ConfigError(f"environment_runs: {self.environment_runs!r} must be a whole number")
+        for name in ("min_confidence", "min_match_score", "min_similarity", "min_agreement", "margin"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ConfigError(f"{name}: {value!r} must be a number from 0 to 1")

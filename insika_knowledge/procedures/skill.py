@@ -6,9 +6,10 @@ the block was injected) and the `Stage` that reports what happened (None in ``of
 For a request with a session id it:
 
 1. captures the new messages into the session's step buffer (`capture`);
-2. recalls a procedure (or a chain of sub-procedures) for the task and the latest user
-   message (`recall`), keeping the one a session was given for the rest of the task while
-   it stays recallable;
+2. recalls: on each new user message before the session's first write, the write
+   operation (or chain) the nearest past tasks vote for (`recall.match`); otherwise a shell
+   procedure for the task and the latest user message (`recall`); a session keeps what it
+   was given for the rest of the task while it stays recallable;
 3. follows the session's new steps through it (`cursor`);
 4. renders the block (`render`) and, in ``prod`` or a canary treatment arm, places it
    when it fits the budget; once a session got a block, every later request carries the
@@ -16,7 +17,9 @@ For a request with a session id it:
    upstream prefix stays byte-stable although the client never sends the block back;
 5. writes the capture and the stage in one transaction (`insika_knowledge.store.procedure_store`);
 6. on an explicit task outcome, judges the trace, counts it for or against procedures
-   (`mine`), and starts a new task in the same session.
+   (`mine`; a tool-calling run in its task's record, `mining.operations`, where a recall the
+   run contradicted counts against that operation), and starts a new task in the same
+   session.
 
 ``x-ace-skills`` can only switch the skill off for a request (``skill_knowledge_graph=off``
 or ``*=off``, names in any case); ``on`` keeps the deployment's mode; any other value (a
@@ -36,7 +39,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -46,10 +49,12 @@ from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
 from insika_knowledge.procedures.capture import Captured, SessionCapture, new_steps
 from insika_knowledge.procedures.config import ProceduresConfig
+from insika_knowledge.procedures.mining import operations
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Verdict, judge
-from insika_knowledge.procedures.mining.scoring import MinedRun, mined_run
+from insika_knowledge.procedures.mining.scoring import MinedRun, OperationRun, mined_run
 from insika_knowledge.procedures.recall.cursor import Cursor
 from insika_knowledge.procedures.recall.inject import BLOCK, anchor_json, stored_anchor
+from insika_knowledge.procedures.recall.match import MatchSettings
 from insika_knowledge.procedures.recall.recall import Recall, RecallIndex, query_terms
 from insika_knowledge.procedures.recall.render import Block, render
 from insika_knowledge.procedures.recall.tokens import TokenCounter, get_counter
@@ -63,7 +68,7 @@ from insika_knowledge.procedures.telemetry import (
     STAGE_NAME,
     Stage,
 )
-from insika_knowledge.procedures.trace.steps import Step, TraceBuilder, build
+from insika_knowledge.procedures.trace.steps import TOOL, Step, TraceBuilder, build
 from insika_knowledge.sessions import Session
 from insika_knowledge.store import open_procedure_store
 from insika_knowledge.store.base import ProcedureStorage
@@ -134,12 +139,20 @@ class ProceduralMemory:
         self.config = config or ProceduresConfig()
         self.clock = clock
         self.counter = token_counter or get_counter(self.config.token_counter)
-        self.index = RecallIndex(self.config.min_confidence, self.config.min_match_score)
+        self.index = RecallIndex(
+            self.config.min_confidence,
+            self.config.min_match_score,
+            match=MatchSettings(
+                self.config.neighbours, self.config.min_similarity, self.config.min_agreement, self.config.margin
+            ),
+            environment_runs=self.config.environment_runs,
+        )
+        self.identity = operations.TaskIdentity()
         self.capture = SessionCapture(
             store, self.config.verify_regexes, verify_scripts=self.config.verify_scripts
         )
         self._generation = 0
-        self._blocks: dict[tuple[tuple[str, int, int], ...], Block] = {}
+        self._blocks: dict[tuple[tuple[str, int, int, int, str], ...], Block] = {}
         self._carried_tokens: dict[str, int] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -311,6 +324,8 @@ class ProceduralMemory:
             key = (task, builder.latest_user)
             builder.query = (key, query_terms(*key, task_canonical=True))
         recall = self.index.recall_terms(builder.query[1], tools, prefer=prefer)
+        if not (prefer and recall.key == prefer):
+            recall = self._recall_operation(builder, tools) or recall
         if anchor is not None and recall.key != anchor.label:
             # The session carries a block: it keeps that block's procedure.
             recall = self._known_chain(anchor.label, recall)
@@ -331,6 +346,19 @@ class ProceduralMemory:
         if outcome is not None:
             self._finish(captured, outcome)
         return result, stage
+
+    def _recall_operation(self, builder: TraceBuilder, tools: Sequence[str]) -> Recall | None:
+        """The operation the session's new user messages ask for, until its first write."""
+        if builder.wrote:
+            return None
+        asked = builder.asked
+        while builder.recalled_upto < len(asked):
+            i = builder.recalled_upto
+            builder.recalled_upto += 1
+            found, _ = self.index.recall_operation(asked[i], tools, before=asked[i - 1] if i else "")
+            if found.hit:
+                return found
+        return None
 
     def _known_chain(self, key: str, recall: Recall) -> Recall:
         """The chain `key` names, from the latest known versions (recallable or not)."""
@@ -412,7 +440,8 @@ class ProceduralMemory:
         return tokens
 
     def _block(self, chain: tuple[Procedure, ...]) -> Block:
-        key = tuple((p.id, p.successes, p.failures) for p in chain)
+        # keyed by what the block shows: counts, and the last change (steps, notes)
+        key = tuple((p.id, p.successes, p.failures, p.trigger_runs, p.updated_at) for p in chain)
         block = self._blocks.get(key)
         if block is None:
             if len(self._blocks) > 4096:
@@ -429,22 +458,50 @@ class ProceduralMemory:
     ) -> Verdict | None:
         row, builder = captured.row, captured.builder
         verdict = judge(builder.steps, outcome, builder.given)
-        runs = [
+        runs: list[MinedRun | OperationRun] = [
             r
             for r in (mined_run(captured.run_id(), verdict, builder.task, outcome),)
             if r is not None
         ]
+        recalled = self._recalled_operations(row.procedure_id)
         if (
             verdict.verdict != SUCCESS
             and outcome == FAILURE
             and row.procedure_id
+            and not recalled
             and row.matched_steps > 0
             and row.procedure_id not in verdict.keys
         ):
             runs.append(MinedRun(captured.run_id(), FAILURE, (row.procedure_id,)))
+        if verdict.kind == TOOL and outcome in (SUCCESS, FAILURE):
+            runs.append(self._operation_run(captured.run_id(), builder, outcome, recalled))
         counted = self.store.finish_task(row, runs, keep=keep, if_unchanged=if_unchanged)
         self.capture.forget(row.session_id)
         return None if counted is None else verdict
+
+    def _recalled_operations(self, chain: str | None) -> tuple[str, ...]:
+        """The write operations of the operation procedures a session was given."""
+        found = (self.index.get(pid) for pid in (chain or "").split("+") if pid)
+        return tuple(op for op in (operations.operation_of(p) for p in found if p) if op)
+
+    def _digest_key(self) -> bytes:
+        if not self.index.key:
+            self.index.set_key(self.store.digest_key())
+        return self.index.key
+
+    def _operation_run(
+        self, run_id: str, builder: TraceBuilder, outcome: str, recalled: tuple[str, ...] = (),
+        *, task_key: str | None = None,
+    ) -> OperationRun:
+        """The `OperationRun` of a tool-calling trace: its task told by `task_key`, else its first message."""
+        run = operations.run_operations(builder)
+        first, asked = operations.run_digests(self._digest_key(), run)
+        if task_key is not None:
+            task_id = operations.task_id_of("key\x1e" + task_key)
+        else:
+            task_id = self.identity.resolve(first) or operations.task_id_of(run_id)
+        self.identity.note(task_id, first)
+        return OperationRun(run_id, task_id, outcome, run, first, asked, operations.sample_of(run), recalled)
 
     def close_session(self, session_id: str, outcome: str | None) -> Verdict | None:
         """Close the current task of `session_id` with `outcome` and mine it.
@@ -521,21 +578,34 @@ class ProceduralMemory:
         generation = self.store.generation()
         if generation != self._generation:
             previous = self._generation
+            self._digest_key()
             self._generation, changed = self.store.procedures_since(previous)
             self.index.update_population(self.store.population_since(previous))
             self.index.update(changed)
+            tasks = self.store.tasks_since(previous)
+            self.index.update_tasks(tasks)
+            for task in tasks:
+                self.identity.add(task)
 
     def recall(self, task: str, tools: Iterable[str] | None = None, *, latest: str = "") -> Recall:
         """Recall a procedure for `task` (no capture, no telemetry).
 
+        The write operation the message asks for (`latest`, else `task`, with the message
+        before it as context) when the past tasks' vote gives one, else a shell procedure
+        for the task and the latest message.
+
         Args:
-            task: the task text.
+            task: the task text (the first user message).
             tools: the tools available; None skips the tool check.
             latest: the latest user message, if any.
         """
+        offered = None if tools is None else tuple(tools)
         with self._lock:
             self.refresh()
-            return self.index.recall(task, None if tools is None else tuple(tools), latest=latest)
+            found, _ = self.index.recall_operation(latest or task, offered, before=task if latest else "")
+            if found.hit:
+                return found
+            return self.index.recall(task, offered, latest=latest)
 
     def mine_sessions(self, sessions: Iterable[Session]) -> MineReport:
         """Mine stored sessions (normalised JSONL, `insika_knowledge.sessions.read_sessions`).
@@ -547,9 +617,11 @@ class ProceduralMemory:
             UserError: a session's messages are malformed.
         """
         report = MineReport()
-        runs: list[MinedRun] = []
+        runs: list[MinedRun | OperationRun] = []
         verdicts: dict[str, int] = {}
         reasons: dict[str, int] = {}
+        with self._lock:
+            self.refresh()  # the tasks already stored, for telling which task a run belongs to
         for session in sessions:
             builder = self.steps_of(session.messages)
             outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
@@ -559,6 +631,10 @@ class ProceduralMemory:
             run = mined_run(session.session_id, verdict, _task_reader(builder), outcome)
             if run is not None:
                 runs.append(run)
+            if verdict.kind == TOOL and outcome is not None:
+                task = session.metadata.get("task_id")
+                runs.append(self._operation_run(session.session_id, builder, outcome,
+                                                task_key=None if task is None else str(task)))
             report.traces += 1
         with self._lock:
             report.counted = self.store.record_runs(runs)

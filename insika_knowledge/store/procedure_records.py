@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from insika_knowledge.procedure import Procedure, ProcedureStep
+from insika_knowledge.procedure import Procedure, ProcedureStep, TaskRecord
 
 PROC_COLUMNS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
     "created_at, updated_at, scope"
 )
-#: Rows that are listed: whole-task procedures, and sub-procedures two runs share.
+#: Rows that are listed: whole-task procedures, and sub-procedures (operations) two runs (tasks) share.
 RECURS: Final = "(scope = 'task' OR successes >= 2)"
+#: The ``procedure_tasks`` columns a `TaskRecord` is read from.
+TASK_COLUMNS: Final = "id, record, created_at, updated_at"
 SESSION_COLUMNS: Final = (
     "session_id, run, messages_seen, turns, task, given, tools, procedure_id, cursor_step, "
     "matched_steps, diverged_steps, tracked_upto, first_turn_at, last_turn_at, block, anchor"
@@ -71,6 +73,12 @@ def procedure_of(row: tuple[Any, ...]) -> Procedure:
     )
 
 
+def task_of(row: tuple[Any, ...]) -> TaskRecord:
+    """A `TaskRecord` from the `TASK_COLUMNS` of one ``procedure_tasks`` row."""
+    task_id, record, created_at, updated_at = row
+    return TaskRecord.from_json(str(task_id), json.loads(record), str(created_at), str(updated_at))
+
+
 class ProcedureRows(Protocol):
     """Procedure rows inside one write transaction (what a `CountedRun` reads and writes).
 
@@ -110,6 +118,26 @@ class ProcedureRows(Protocol):
         """Insert or replace `procedure` (its ``confidence`` is stored for ranking).
 
         Bumps the procedure generation, once per transaction (see `ProcedureStore.generation`).
+        """
+        ...
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        """One task record as the transaction sees it, or None."""
+        ...
+
+    def put_task(self, record: TaskRecord) -> None:
+        """Insert or replace a task record (bumps the procedure generation, once per transaction)."""
+        ...
+
+    def tasks_with(self, operation: str) -> list[TaskRecord]:
+        """Every task record that made, failed or was given the write operation `operation`."""
+        ...
+
+    def defer(self, key: str, action: Callable[[], None]) -> None:
+        """Run `action` once before the transaction commits (the last one given for `key`).
+
+        A run that changes what many runs share (an operation procedure, folded from its
+        tasks) defers the change, so a batch of runs folds each operation once.
         """
         ...
 

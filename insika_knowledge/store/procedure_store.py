@@ -25,16 +25,18 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Final
 
-from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.store.procedure_records import (
     PROC_COLUMNS,
     RECURS,
     SESSION_COLUMNS,
     STAGE_COLUMNS,
+    TASK_COLUMNS,
     CountedRun,
     SessionRow,
     digest,
     procedure_of,
+    task_of,
 )
 from insika_knowledge.store.statements import Dialect, Params, Reads, Statements, insert_new, marks, scalar, upsert
 
@@ -47,6 +49,8 @@ _POPULATION: Final = (("term", "text"), ("runs", "integer"))
 _POPULATION_ADD: Final = ("ON CONFLICT (term) DO UPDATE SET runs = procedure_population.runs + excluded.runs, "
                           "generation = excluded.generation")
 _NOTE: Final = (("term", "text"),)
+_TASK_UPSERT: Final = upsert("procedure_tasks", "id, record, generation, created_at, updated_at", "id")
+_TASK_OP: Final = insert_new("procedure_task_ops", "operation, task_id", "operation, task_id")
 _CLAIM_RUN: Final = insert_new("procedure_runs", "procedure_id, run_id, verdict, recorded_at",
                                "procedure_id, run_id")
 _STAGE_INSERT: Final = f"INSERT INTO procedure_stages ({', '.join(STAGE_COLUMNS)}) VALUES ({marks(len(STAGE_COLUMNS))})"
@@ -71,6 +75,18 @@ class StatementRows:
         self._key = key
         self._digests: dict[str, str] = {}  # term -> its digest, for this transaction
         self._generation: int | None = None
+        self._deferred: dict[str, Callable[[], None]] = {}
+
+    def defer(self, key: str, action: Callable[[], None]) -> None:
+        """Run `action` once before the transaction commits (the last one given for `key`)."""
+        self._deferred.pop(key, None)
+        self._deferred[key] = action
+
+    def run_deferred(self) -> None:
+        """Run the deferred actions, in the order they were first given (see `defer`)."""
+        while self._deferred:
+            key = next(iter(self._deferred))
+            self._deferred.pop(key)()
 
     def now(self) -> str:
         """The current UTC time, ``YYYY-MM-DDTHH:MM:SSZ`` (the store's clock)."""
@@ -97,6 +113,27 @@ class StatementRows:
                                 "WHERE id = 1 RETURNING generation")
             self._generation = int(row[0]) if row else 0
         return self._generation
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        """One task record as the transaction sees it, or None."""
+        row = self._sql.row(f"SELECT {TASK_COLUMNS} FROM procedure_tasks WHERE id = ?", (task_id,))
+        return task_of(row) if row else None
+
+    def put_task(self, record: TaskRecord) -> None:
+        """Insert or replace a task record (bumps the generation)."""
+        now = self._clock()
+        self._sql.execute(_TASK_UPSERT, (
+            record.id, json.dumps(record.to_json(), sort_keys=True, separators=(",", ":")), self._bump(),
+            record.created_at or now, record.updated_at or now))
+        for operation in sorted({*record.ops, *record.failed, *record.contradicted}):
+            self._sql.execute(_TASK_OP, (operation, record.id))
+
+    def tasks_with(self, operation: str) -> list[TaskRecord]:
+        """Every task record that made, failed or was given the write operation `operation`."""
+        columns = ", ".join("t." + c for c in TASK_COLUMNS.split(", "))
+        return [task_of(r) for r in self._sql.rows(
+            f"SELECT {columns} FROM procedure_task_ops o JOIN procedure_tasks t ON t.id = o.task_id "
+            "WHERE o.operation = ? ORDER BY t.id", (operation,))]
 
     def count_population(self, increments: Mapping[str, int]) -> None:
         """Add each term's increment to the population (bumps the generation)."""
@@ -215,6 +252,32 @@ class ProcedureMethods:
         """Which of `terms` the population holds: the terms two sessions' tasks had."""
         return _population_terms(self, self.dialect, terms)
 
+    def digest_key(self) -> bytes:
+        """The database's secret key of term digests (``procedure_term_key``; created when missing).
+
+        Task records keep what users asked as digests under it
+        (`insika_knowledge.procedures.trace.terms`), and recall digests a new message with it.
+        """
+        if self._term_key_bytes is None:
+            row = self.row("SELECT key FROM procedure_term_key WHERE id = 1")
+            if row is not None:
+                self._term_key_bytes = bytes.fromhex(str(row[0]))
+            else:
+                with self.write() as sql:
+                    self._term_key(sql)
+        assert self._term_key_bytes is not None
+        return self._term_key_bytes
+
+    def tasks_since(self, generation: int) -> list[TaskRecord]:
+        """Task records written after `generation` (``tasks_since(0)``: every one)."""
+        return [task_of(r) for r in self.rows(
+            f"SELECT {TASK_COLUMNS} FROM procedure_tasks WHERE generation > ?", (generation,))]
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        """One task record, or None."""
+        row = self.row(f"SELECT {TASK_COLUMNS} FROM procedure_tasks WHERE id = ?", (task_id,))
+        return task_of(row) if row else None
+
     def population_since(self, generation: int) -> dict[str, int]:
         """Population counts changed after `generation`: term -> runs (``''``: all runs).
 
@@ -247,7 +310,9 @@ class ProcedureMethods:
 
     @staticmethod
     def _counted(rows: StatementRows, runs: Iterable[CountedRun]) -> int:
-        return sum(run.record(rows) for run in runs)
+        new = sum(run.record(rows) for run in runs)
+        rows.run_deferred()
+        return new
 
     def _rows(self, sql: Statements) -> StatementRows:
         """The procedure rows of the write transaction `sql`, under the procedures lock."""

@@ -72,6 +72,44 @@ def superseded(steps: Sequence[Step]) -> set[int]:
     return drop
 
 
+def sources(
+    steps: Sequence[Step], given: set[str] | frozenset[str] = frozenset()
+) -> list[tuple[tuple[str, str], ...]]:
+    """For each step, the ``(parameter, "from <exploring step>")`` notes of its targets.
+
+    The rule of `prune`'s hoisting, applied to every step, exploration included: a target
+    a step uses that an earlier exploring step's output revealed (and the user never gave,
+    nor an earlier write used) is noted with the exploring step's name.
+
+    Args:
+        steps: answered steps in order.
+        given: hashes of the tokens the user wrote.
+
+    Returns:
+        One tuple of notes per step, in order.
+    """
+    discovered: dict[str, str] = {}
+    known = set(given)
+    out: list[tuple[tuple[str, str], ...]] = []
+    for step in steps:
+        hoisted: list[tuple[str, str]] = []
+        params: set[str] = set()
+        for param, h in step.uses:
+            source = discovered.get(h)
+            if source is not None and param not in params and h not in known:
+                hoisted.append((param, "from " + source))
+                params.add(param)
+        out.append(tuple(hoisted))
+        if step.read_only:
+            if not step.failed:
+                for h in step.finds:
+                    if h not in known and h not in discovered:
+                        discovered[h] = step.name
+        else:
+            known.update(h for _, h in step.uses)
+    return out
+
+
 def prune(
     steps: Iterable[Step], given: set[str] | frozenset[str] = frozenset()
 ) -> list[tuple[Step, ProcedureStep]]:

@@ -23,6 +23,12 @@ the counting rules live here:
 
 A procedure's confidence (the Wilson lower bound of its success rate,
 `insika_knowledge.procedure.Procedure.confidence`) follows from the new counts.
+
+A tool-calling run is counted as an `OperationRun` instead: in its task's record
+(`insika_knowledge.procedure.TaskRecord`, ``procedure_tasks``), once per run, after which
+the procedure of every write operation the run touched is folded again from the records
+of the tasks that name it (`insika_knowledge.procedures.mining.operations`). It counts in no
+population (its customer's words never do: one customer's two sessions would share a name).
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from insika_knowledge.analysis.text import terms
-from insika_knowledge.procedure import PART, TASK, Procedure, ProcedureStep
+from insika_knowledge.procedure import PART, TASK, Procedure, ProcedureStep, TaskRecord
+from insika_knowledge.procedures.mining import operations
 from insika_knowledge.procedures.mining.mine import (
     FAILURE,
     POPULATION,
@@ -41,12 +47,14 @@ from insika_knowledge.procedures.mining.mine import (
     SUCCESS,
     Part,
     Verdict,
+    task_terms,
 )
 from insika_knowledge.procedures.mining.shared import (
     mask_unshared,
     session_of,
     shared_increments,
 )
+from insika_knowledge.procedures.trace.steps import TOOL
 from insika_knowledge.store.procedure_records import ProcedureRows
 
 
@@ -198,13 +206,18 @@ def mined_run(
             in the population.
     """
     population = verdict.verdict == SUCCESS or outcome == SUCCESS
+    if verdict.kind == TOOL:
+        # A tool-calling run's procedures are operations (`OperationRun`), recalled by the
+        # vote of past tasks; the population only serves the shell procedures' matcher,
+        # and a customer's words (a name two sessions of one customer share) never enter it.
+        return None
     if verdict.verdict == FAILURE and verdict.against:
         return MinedRun(run_id, FAILURE, verdict.against, verdict.kind, population=population)
     if not population:
         return None
     text = task() if callable(task) else task
     if verdict.verdict != SUCCESS or not verdict.keys:
-        return MinedRun(run_id, "unverified", (), verdict.kind, terms=terms(text), population=True)
+        return MinedRun(run_id, "unverified", (), verdict.kind, terms=task_terms(text), population=True)
     return MinedRun(
         run_id,
         verdict.verdict,
@@ -212,8 +225,69 @@ def mined_run(
         verdict.kind,
         verdict.steps,
         verdict.tools,
-        terms(text),
+        task_terms(text),
         text,
         parts=verdict.parts,
         population=True,
     )
+
+
+
+@dataclass(frozen=True)
+class OperationRun:
+    """One tool-calling run, ready to be counted in its task's record.
+
+    Attributes:
+        run_id: the session id (``#n`` appended for the n-th later task of a session).
+        task_id: the task the run belongs to (`operations.TaskIdentity`, or the task id the
+            capture has).
+        outcome: ``success`` or ``failure``.
+        run: what it wrote and how (`operations.run_operations`; its text is never stored).
+        first: digests of its first user message's terms (the task's identity).
+        asked: digests of its messages before the first write (the exemplars).
+        sample: its first message, masked for people (`mask_unshared`), computed when needed.
+        recalled: write operations a recall gave it (a success that made none of them
+            contradicts them).
+    """
+
+    run_id: str
+    task_id: str
+    outcome: str
+    run: operations.RunOperations
+    first: tuple[str, ...] = ()
+    asked: tuple[tuple[str, ...], ...] = ()
+    sample: Callable[[], str] | str = ""
+    recalled: tuple[str, ...] = ()
+
+    def record(self, rows: ProcedureRows) -> int:
+        """Count this run in its task's record; the operations it touched are folded again.
+
+        Returns:
+            1 when the run was new, else 0 (a run counts once).
+        """
+        now = rows.now()
+        if not rows.claim_run(self.task_id, self.run_id, SUCCESS if self.outcome == SUCCESS else FAILURE, now):
+            return 0
+        record = rows.get_task(self.task_id) or TaskRecord(self.task_id)
+        if self.outcome == SUCCESS:
+            sample = self.sample() if callable(self.sample) else self.sample
+            record = operations.add_success(record, self.run, self.first, self.asked, sample=sample, now=now)
+            contradicted = [op for op in self.recalled if op not in self.run.names]
+            if contradicted:
+                record = operations.add_contradiction(record, contradicted, now=now)
+        else:
+            record = operations.add_failure(record, self.run, self.first, now=now)
+        rows.put_task(record)
+        for op in sorted({*self.run.names, *self.recalled}):
+            rows.defer("operation\x1e" + op, functools.partial(fold_operation, rows, op))
+        return 1
+
+
+def fold_operation(rows: ProcedureRows, operation: str) -> None:
+    """Write the procedure of `operation`, folded from the task records that name it."""
+    procedure = operations.operation_procedure(operation, rows.tasks_with(operation))
+    if procedure is None:
+        return
+    now = rows.now()
+    old = rows.get(procedure.id)
+    rows.put(dataclasses.replace(procedure, created_at=old.created_at if old else now, updated_at=now))

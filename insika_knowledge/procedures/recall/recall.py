@@ -1,12 +1,20 @@
 """Recall: pick the procedure a new task's intent calls for, and only when the evidence is specific.
 
+Two matchers share one index. Operation procedures (a tool-calling agent's writes,
+``scope`` ``operation``) are recalled by matcher ``tasks``
+(`insika_knowledge.procedures.recall.match`): a new user message is compared with what past
+tasks' users asked before their first write, and the nearest tasks vote
+(`RecallIndex.recall_operation`). Shell procedures (a coding agent's sub-procedures) are
+recalled by matcher ``terms``, below; a tool-calling sequence procedure (mined before
+operations existed) is never recalled.
+
 Matcher ``terms``. The query is the task (the first user message) and the latest user
 message, canonicalised like the triggers and analysed by the project's tokeniser
 (`insika_knowledge.analysis.text.terms`). Each procedure's trigger counts, per term, the
 successful runs behind it whose task had the term; the *population* counts, per term,
-every run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
+every shell run labelled successful (`insika_knowledge.procedures.mining.mine.Miner.population`,
 stored by `insika_knowledge.store.procedure_store.ProcedureMethods.population_since`), whatever
-it did: a hand-off, a refusal without any write, another procedure. Both hold only terms
+it did: a refusal without any write, another procedure. Both hold only terms
 the tasks of two distinct sessions had (`insika_knowledge.procedures.mining.shared`): a
 term one session alone had carries no weight in a recall (a term the population does not
 know is skipped).
@@ -28,8 +36,8 @@ precision the recall can expect. A procedure is a hit when its score reaches
 Only recallable procedures are indexed: confidence (Wilson lower bound) at least
 ``min_confidence``, listed (`insika_knowledge.procedure.Procedure.recurs`), with steps,
 and not only a hand-off or give-up (``transfer_to_human_agents`` is never the way to do a
-task). A tool-calling procedure is only recalled when the request offers every tool its
-steps call. Ties go to the higher confidence, then the larger support, then the smaller id.
+task). A procedure that names tools is only recalled when the request offers every one of
+them. Ties go to the higher confidence, then the larger support, then the smaller id.
 
 Environment: a task that names absolute directories (``/workspace/django__django__3.0``)
 is an environment; a procedure whose steps name absolute directories is only recalled
@@ -55,15 +63,24 @@ recallable or not, stand in for it.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.analysis.text import terms
-from insika_knowledge.procedure import Procedure
+from insika_knowledge.procedure import OPERATION, Procedure, TaskRecord
+from insika_knowledge.procedures.recall.match import MATCHER as TASKS_MATCHER
+from insika_knowledge.procedures.recall.match import Decision as Decision
+from insika_knowledge.procedures.recall.match import (
+    MatchSettings,
+    TaskMatcher,
+    recallable_operations,
+)
 from insika_knowledge.procedures.trace.canonical import canonical_text
 from insika_knowledge.procedures.trace.shell import retry_key
+from insika_knowledge.procedures.trace.steps import TOOL, is_handoff_tool
+from insika_knowledge.procedures.trace.terms import asked_terms, digests, message_terms
+from insika_knowledge.procedures.trace.terms import paths_in as paths_in  # re-exported
 
 MATCHER: Final = "terms"
 #: The population's key for the number of runs itself.
@@ -71,21 +88,6 @@ RUNS: Final = ""
 _SMOOTHING: Final = 1.0
 _COMMON_MIN_DF: Final = 256
 _COMMON_SHARE: Final = 16
-#: An absolute path (not part of a relative path, a URL or a word).
-_PATH_RE: Final = re.compile(r"(?<![\w.~:/$<>-])/[\w.+@-]+(?:/[\w.+@-]+)*")
-#: A path component that names a file: an extension of letters (``html.py``, not ``3.0``).
-_FILE_RE: Final = re.compile(r"[^.]\.[A-Za-z]\w{0,7}$")
-#: Directories every environment has: a path under them says nothing about the environment.
-_SYSTEM_ROOTS: Final = frozenset(
-    {"dev", "proc", "sys", "tmp", "usr", "bin", "sbin", "etc", "lib", "lib64", "opt", "var", "run"}
-)
-#: A tool whose call hands the task over or gives it up (its base name, at the start).
-_HANDOFF_RE: Final = re.compile(
-    r"^(?:\w+(?:__|\.))?(?:transfer|hand_?off|escalate|give_?up|abort|request_human|ask_human"
-    r"|contact_human|human_handoff)"
-)
-
-
 @dataclass(frozen=True)
 class Recall:
     """The outcome of one recall.
@@ -134,7 +136,7 @@ def is_handoff(procedure: Procedure) -> bool:
     """Every step of `procedure` hands the task over or gives it up."""
     if procedure.kind != "tool" or not procedure.steps:
         return False
-    return all(_HANDOFF_RE.match(s.template.split("(", 1)[0].lower()) for s in procedure.steps)
+    return all(is_handoff_tool(s.template.split("(", 1)[0]) for s in procedure.steps)
 
 
 def action_key(template: str) -> str:
@@ -147,30 +149,6 @@ def action_key(template: str) -> str:
     if "(" in template and head.replace("_", "").replace(".", "").isalnum():
         return head
     return retry_key(template)
-
-
-def paths_in(text: str) -> tuple[str, ...]:
-    """The absolute directories `text` names, distinct, in order.
-
-    A path's last component is dropped when it looks like a file (``html.py``; not
-    ``django__3.0``) and the path is cut before any placeholder (``/workspace/<NEW_FILE>.py``
-    -> ``/workspace``); paths under system roots (``/dev/null``, ``/tmp/x``) and ``/`` are left
-    out.
-
-    Args:
-        text: a canonical task or step template.
-
-    Returns:
-        Paths such as ``/workspace/django__django__3.0``, without a trailing slash.
-    """
-    out: dict[str, None] = {}
-    for match in _PATH_RE.finditer(text):
-        parts = match.group(0).split("/")[1:]
-        if text.startswith("<", match.end()) or (parts and _FILE_RE.search(parts[-1])):
-            parts = parts[:-1]
-        if parts and parts[0] not in _SYSTEM_ROOTS:
-            out["/" + "/".join(parts)] = None
-    return tuple(out)
 
 
 def _reaches(path: str, environment: Sequence[str]) -> bool:
@@ -197,18 +175,27 @@ def query_terms(task: str, latest: str = "", *, task_canonical: bool = False) ->
 
 
 class RecallIndex:
-    """The recallable procedures, indexed by trigger term, in memory.
+    """The recallable procedures, indexed by trigger term, and the past tasks, in memory.
 
     Args:
         min_confidence: the Wilson lower bound a procedure needs to be recalled.
-        min_match_score: the score a match needs to be a hit (0..1).
+        min_match_score: the score a ``terms`` match needs to be a hit (0..1).
         max_hops: procedures that may be composed after the first.
+        match: the ``tasks`` matcher's settings.
+        key: the key of the term digests of the task records (the store's or the miner's).
+        environment_runs: runs of a task's environment a shell procedure needs (0: no check).
     """
 
-    def __init__(self, min_confidence: float, min_match_score: float, *, max_hops: int = 2):
+    def __init__(self, min_confidence: float, min_match_score: float, *, max_hops: int = 2,
+                 match: MatchSettings | None = None, key: bytes = b"", environment_runs: int = 2):
         self.min_confidence = min_confidence
+        self.environment_runs = environment_runs
         self.min_match_score = min_match_score
         self.max_hops = max_hops
+        self.key = key
+        self.matcher = TaskMatcher(match or MatchSettings(), key)
+        self._operations: dict[str, Procedure] = {}
+        self._operation_ids: dict[str, Procedure] = {}
         self._slots: list[Procedure | None] = []
         self._trigger_runs_of: list[int] = []
         self._paths_of: list[tuple[str, ...]] = []
@@ -229,14 +216,20 @@ class RecallIndex:
 
     def is_recallable(self, procedure_id: str) -> bool:
         """The procedure is in the index (see the module docstring)."""
-        return procedure_id in self._slot_of
+        return procedure_id in self._slot_of or procedure_id in self._operation_ids
 
     def update_population(self, counts: Mapping[str, int]) -> None:
         """Set population counts: term -> successful runs whose task had it (``''``: all runs)."""
         self._population.update(counts)
 
     def recallable(self, procedure: Procedure) -> bool:
-        """`procedure` may be recalled (confidence, listed, steps, not a hand-off)."""
+        """`procedure` may be recalled (confidence, listed, steps, not a hand-off).
+
+        An operation procedure needs two supporting tasks; a tool-calling sequence
+        procedure (mined before operations) is never recalled.
+        """
+        if procedure.kind == TOOL and procedure.scope != OPERATION:
+            return False
         return (
             bool(procedure.steps)
             and procedure.confidence >= self.min_confidence
@@ -253,6 +246,15 @@ class RecallIndex:
                 self._count_known(old, -1)
             self._count_known(procedure, 1)
             self._all[procedure.id] = procedure
+            if procedure.scope == OPERATION:
+                op = procedure.steps[-1].signature.split("(", 1)[0] if procedure.steps else ""
+                if self.recallable(procedure):
+                    self._operations[op] = procedure
+                    self._operation_ids[procedure.id] = procedure
+                else:
+                    self._operations.pop(op, None)
+                    self._operation_ids.pop(procedure.id, None)
+                continue
             if not self.recallable(procedure):
                 continue
             slot = self._free.pop() if self._free else len(self._slots)
@@ -268,6 +270,46 @@ class RecallIndex:
             self._slot_of[procedure.id] = slot
             for term, runs in procedure.triggers.items():
                 self._postings.setdefault(term, {})[slot] = runs
+
+    def set_key(self, key: bytes) -> None:
+        """Use `key` for term digests (the store's); the task matcher is rebuilt on it."""
+        if key != self.key:
+            records = list(self.matcher.records())
+            self.key = key
+            self.matcher = TaskMatcher(self.matcher.settings, key)
+            self.matcher.update(records)
+
+    def update_tasks(self, records: Iterable[TaskRecord]) -> None:
+        """Add or replace past tasks (the ``tasks`` matcher's exemplars and votes)."""
+        self.matcher.update(records)
+
+    def operation(self, name: str) -> Procedure | None:
+        """The recallable procedure of the write operation `name`, or None."""
+        return self._operations.get(name)
+
+    def recall_operation(
+        self, message: str, tools: Sequence[str] | None = None, *, before: str = ""
+    ) -> tuple[Recall, Decision]:
+        """The operation (or chain of operations) one user message asks for, by the past tasks.
+
+        Args:
+            message: a user message sent before the session's first write (raw).
+            tools: the tools the request offers; None skips the tool check.
+            before: the user message before it, if any (its terms are context).
+
+        Returns:
+            ``(recall, decision)``: the `Recall` (matcher ``tasks``) and how the vote went.
+        """
+        if not self._operations or not len(self.matcher):
+            return Recall((), 0.0, TASKS_MATCHER), Decision((), 0.0, reason="no_neighbour")
+        found = message_terms(message)
+        context = found | message_terms(before) if before else found
+        decision = self.matcher.decide(
+            asked_terms(message), digests(self.key, context),
+            recallable_operations(self._operations, set(tools) if tools is not None else None),
+        )
+        chain = tuple(self._operations[op] for op in decision.operations)
+        return Recall(chain, decision.score, TASKS_MATCHER), decision
 
     def _count_known(self, procedure: Procedure, sign: int) -> None:
         """Add (or take away) a known procedure's triggers: the stand-in population."""
@@ -322,6 +364,11 @@ class RecallIndex:
         self, query: Iterable[str], tools: Sequence[str] | None = None, *, prefer: str | None = None
     ) -> Recall:
         """`recall` for already analysed query terms (`query_terms`)."""
+        if prefer:
+            pinned = self._pinned(prefer)
+            if pinned and pinned[0].id in self._operation_ids:
+                # carried by the session: the vote scored it on the message that recalled it
+                return Recall(pinned, 0.0, TASKS_MATCHER)
         if not self._slot_of:
             return Recall((), 0.0)
         query = tuple(dict.fromkeys(query))
@@ -354,6 +401,10 @@ class RecallIndex:
                 continue
             if environment and not all(_reaches(p, environment) for p in self._paths_of[slot]):
                 continue  # names a directory of another environment
+            if environment and self.environment_runs and procedure.kind != TOOL and not any(
+                procedure.triggers.get(p, 0) >= self.environment_runs for p in environment
+            ):
+                continue  # not two runs of this environment's tasks took it
             ranked.append(
                 (
                     -value / total_weight,
@@ -383,6 +434,10 @@ class RecallIndex:
     def _pinned(self, prefer: str) -> tuple[Procedure, ...]:
         chain = []
         for pid in prefer.split("+"):
+            operation = self._operation_ids.get(pid)
+            if operation is not None:
+                chain.append(operation)
+                continue
             slot = self._slot_of.get(pid)
             if slot is None:
                 return ()

@@ -24,6 +24,7 @@ earlier in the trace (`TraceContext`):
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -94,6 +95,9 @@ _FINDABLE_RE: Final = re.compile(r"(?=[\w./-]*(?:\d|/|\.[A-Za-z]))[\w][\w./-]{2,
 #: possessive, so a token without one fails without backtracking.
 _MARKED_RE: Final = re.compile(r"(?<![\w./-])\.{0,2}[A-Za-z_-]*+(?:[\d/]|\.[A-Za-z])[\w./-]*+")
 _MAX_HASHES: Final = 256
+#: The most user messages before the first write a trace keeps (`TraceBuilder.asked`).
+MAX_ASKED: Final = 24
+_MAX_USER_AT: Final = 4096
 #: Programs that run a script file given as an argument.
 _SCRIPT_VERBS: Final = frozenset({"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php"})
 _SCRIPT_FILE_RE: Final = re.compile(r"[\w.-]+\.(?:py|js|mjs|cjs|ts|sh|bash|rb|pl|php)")
@@ -200,6 +204,18 @@ def _path_hashes(token: str) -> tuple[str, ...]:
     return (target_hash(token),)
 
 
+#: A tool whose call hands the task over or gives it up (its name, at the start).
+_HANDOFF_RE: Final = re.compile(
+    r"^(?:\w+(?:__|\.))?(?:transfer|hand_?off|escalate|give_?up|abort|request_human|ask_human"
+    r"|contact_human|human_handoff)"
+)
+
+
+def is_handoff_tool(name: str) -> bool:
+    """`name` is a tool that hands the task to a human or gives it up (``transfer_to_human_agents``)."""
+    return _HANDOFF_RE.match(name.lower()) is not None
+
+
 @lru_cache(maxsize=4096)
 def tool_base_name(name: str) -> str:
     """`name` without a namespace (``srv__get_x`` -> ``get_x``), CamelCase made snake_case."""
@@ -233,6 +249,12 @@ class Step:
         opens: the canonical path a viewer step opened (``open src/x.py``), else ``""``.
         on_open_file: an editor step that names no file (it edits the open one).
         index: the position of the message that carried the call.
+        values: ``(argument, value)`` for the top-level arguments whose value is an
+            enumeration word or short phrase (``cabin="economy"``, ``reason="no longer
+            needed"``; `enum_values`), so an operation can show the values seen.
+        fields: for an exploring tool step, ``(field, value)`` of the top-level fields of
+            its JSON result whose value is an enumeration word (``status="pending"``,
+            ``cabin="business"``): the state a later write may depend on.
     """
 
     seq: int
@@ -251,6 +273,8 @@ class Step:
     opens: str = ""
     on_open_file: bool = False
     index: int = -1
+    values: tuple[tuple[str, str], ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -276,11 +300,15 @@ class Step:
             self.opens,
             int(self.on_open_file),
             self.index,
+            [list(v) for v in self.values],
+            [list(f) for f in self.fields],
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> Step:
-        """The inverse of `to_json`."""
+        """The inverse of `to_json` (a step stored before `values` existed has none)."""
+        values = tuple((str(k), str(v)) for k, v in data[16]) if len(data) > 16 else ()
+        fields = tuple((str(k), str(v)) for k, v in data[17]) if len(data) > 17 else ()
         (
             seq,
             call_id,
@@ -298,7 +326,7 @@ class Step:
             opens,
             on_open_file,
             index,
-        ) = data
+        ) = data[:16]
         return cls(
             int(seq),
             call_id,
@@ -316,7 +344,42 @@ class Step:
             opens,
             bool(on_open_file),
             int(index),
+            values,
+            fields,
         )
+
+
+#: An enumeration value: a lower-case word or a phrase of up to four (``no longer needed``).
+_ENUM_VALUE_RE: Final = re.compile(r"[a-z][a-z_-]{0,23}(?: [a-z][a-z_-]{0,23}){0,3}")
+#: Argument names whose values are never shown: ids, people, secrets, bodies, free text.
+_NO_VALUE_KEY_RE: Final = re.compile(
+    r"(?i)(?:^|_)(?:ids?|name|user|username|login|email|phone|address\d?|city|zip|postcode|dob|birth\w*"
+    r"|path|file\w*|url|token|key|secret|password|summary|description|message|note|notes|comment\w*"
+    r"|query|prompt|question|answer|title|subject|text|content|body|code|command|cmd|script)$"
+)
+
+
+def enum_values(arguments: Any) -> tuple[tuple[str, str], ...]:
+    """``(argument, value)`` for the top-level string arguments that are enumeration values.
+
+    A value is one lower-case word or a phrase of up to four (letters, ``_`` and ``-``;
+    at most 24 characters a word): ``economy``, ``basic_economy``, ``no longer needed``.
+    Arguments named like ids, people, places, files, secrets, bodies or prose are left
+    out whatever their value, and so is a value the redactor would change (`personal`).
+    """
+    if not isinstance(arguments, dict):
+        return ()
+    out = []
+    for key, value in arguments.items():
+        if (
+            isinstance(value, str)
+            and len(value) <= 60
+            and _ENUM_VALUE_RE.fullmatch(value)
+            and not _NO_VALUE_KEY_RE.search(str(key))
+            and personal(value) == value
+        ):
+            out.append((str(key), value))
+    return tuple(sorted(out))
 
 
 def _command_of(arguments: Any) -> str | None:
@@ -339,6 +402,7 @@ def _scalar_uses(key: str, value: Any, out: list[tuple[str, str]]) -> None:
     if len(out) >= _MAX_HASHES:
         return
     if isinstance(value, str):
+        value = value.lstrip("#")  # an order number "#W1234567" reads "W1234567" in a result's text too
         if 2 < len(value) <= 120 and _FINDABLE_RE.fullmatch(value):
             out.extend((key, h) for h in _path_hashes(value))
     elif isinstance(value, dict):
@@ -416,6 +480,7 @@ def _tool_step(seq: int, event: Event) -> Step:
         edit_key=edit_key,
         opens=opens,
         on_open_file=on_open,
+        values=() if read_only else enum_values(args),
     )
 
 
@@ -547,6 +612,26 @@ def complete(step: Step, result: str, is_error: bool) -> None:
         step.status = verify.step_status(result, is_error=is_error, shell=step.kind == SHELL)
     if step.read_only:
         step.finds = finds_in(result)
+        if step.kind == TOOL and result.lstrip().startswith("{"):
+            step.fields = result_fields(result)
+
+
+#: The longest result whose fields are read (a longer one is a list of records, not one).
+_MAX_FIELDS_RESULT: Final = 20_000
+
+
+def result_fields(result: str) -> tuple[tuple[str, str], ...]:
+    """The enumeration-valued top-level fields of a JSON object result (`enum_values`' rule).
+
+    Only for a result of up to 20 000 characters (one record, not a list of them).
+    """
+    if len(result) > _MAX_FIELDS_RESULT:
+        return ()
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return ()
+    return enum_values(data) if isinstance(data, dict) else ()
 
 
 @dataclass
@@ -564,6 +649,12 @@ class TraceBuilder:
             raw; never stored); '' while the task is the only user text.
         query: a cache for recall: ``(key, value)`` the caller computed from the task and
             `latest_user` (never stored).
+        asked: the user messages that came before the session's first write (raw, first
+            1000 characters each, at most `MAX_ASKED`; never stored): what the user asked.
+        wrote: a write (a step that is not exploration) has been called.
+        user_at: the message positions of the user messages (text), for telling whether
+            the user spoke between two calls (a confirmation).
+        recalled_upto: how many of `asked` a recall has already read (kept by the caller).
     """
 
     steps: list[Step] = field(default_factory=list)
@@ -574,10 +665,21 @@ class TraceBuilder:
     latest_user: str = ""
     query: tuple[Any, Any] = (None, None)
     context: TraceContext = field(default_factory=TraceContext)
+    asked: list[str] = field(default_factory=list)
+    wrote: bool = False
+    user_at: list[int] = field(default_factory=list)
+    recalled_upto: int = 0
     _pending: dict[str, int] = field(default_factory=dict)
     _seen_calls: set[tuple[int, str]] = field(default_factory=set)
     _seen_ids: set[str] = field(default_factory=set)
     _raw_task: str = ""
+    _opening: str = ""
+    _user_seen: int = -1
+
+    @property
+    def opening(self) -> str:
+        """The first user message as sent (first 1000 characters; '' after a restart: never stored)."""
+        return self._opening
 
     @property
     def task(self) -> str:
@@ -595,6 +697,7 @@ class TraceBuilder:
         for step in steps:
             self.context.observe(step)
             self.steps.append(step)
+            self.wrote = self.wrote or not step.read_only
             step.call_id = call_key(step.call_id)  # a step stored before keys were kept
             self._seen_calls.add((step.index, step.call_id))
             self._seen_ids.add(step.call_id)
@@ -615,11 +718,16 @@ class TraceBuilder:
             if event.kind == "user":
                 text = event.text.strip()
                 if not self.task_text and not self._raw_task and text:
-                    self._raw_task = text[:1000]
+                    self._raw_task = self._opening = text[:1000]
                 elif text and text[:1000] != self._raw_task:
                     self.latest_user = text[:1000]
                 if len(self.given) < 4 * _MAX_HASHES:
                     self.given |= given_in(event.text)
+                if text and self._new_user_message(event.index, text[:1000], rewound):
+                    if len(self.user_at) < _MAX_USER_AT:
+                        self.user_at.append(event.index)
+                    if not self.wrote and len(self.asked) < MAX_ASKED:
+                        self.asked.append(text[:1000])
             elif event.kind == "call":
                 key = call_key(event.call_id)
                 if (event.index, key) in self._seen_calls or (rewound and key in self._seen_ids):
@@ -636,6 +744,7 @@ class TraceBuilder:
                     )
                 step.index = event.index
                 self.steps.append(step)
+                self.wrote = self.wrote or not step.read_only
                 self._pending[key] = step.seq
                 touched.add(step.seq)
             elif event.kind == "result":
@@ -645,6 +754,18 @@ class TraceBuilder:
                 complete(self.steps[position], event.text, event.is_error)
                 touched.add(position)
         return touched
+
+
+    def _new_user_message(self, index: int, text: str, rewound: bool) -> bool:
+        """`index` holds a user message not read before (a request re-reads the last one)."""
+        if index > self._user_seen:
+            self._user_seen = index
+            return not rewound or text not in self.asked
+        return False
+
+    def spoke_between(self, after: int, before: int) -> bool:
+        """The user sent a message between message positions `after` and `before` (exclusive)."""
+        return any(after < at < before for at in self.user_at)
 
 
 def build(

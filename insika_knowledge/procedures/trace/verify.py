@@ -8,8 +8,10 @@ any pattern the configuration adds. Its result is read in this order:
 1. an exit code stated in the result (``exit code: 1``, ``"returncode": 0``) or the
    wire format's error flag (Anthropic ``is_error``);
 2. a failure summary (``=== 2 failed ===``, ``FAILED (failures=1)``, ``Found 3 errors``,
-   ``error TS2345``, ``BUILD FAILURE``, a Python traceback...);
-3. a success summary (``=== 5 passed ===``, ``OK``, ``Success: no issues found``,
+   ``error TS2345``, ``BUILD FAILURE``, a Python traceback, pytest's quiet summary line
+   ``1 failed, 2 passed in 0.10s``...);
+3. a success summary (``=== 5 passed ===``, pytest's quiet summary line ``2 passed in
+   0.05s`` (``pytest -q`` prints no ``===`` banner), ``OK``, ``Success: no issues found``,
    ``All checks passed!``, ``test result: ok.``, ``BUILD SUCCESS``...);
 4. no output at all from a tool that is silent on success (tsc, go build/vet, cargo
    build/check, make) or from a configured pattern.
@@ -61,12 +63,14 @@ _FAIL_RE: Final = re.compile(
     r"|could not compile|^--- FAIL|^FAIL\b|make(?:\[\d+\])?: \*\*\*|BUILD FAILURE|BUILD FAILED"
     r"|\d+ tests? failed|Traceback \(most recent call last\)|command not found|No module named"
     r"|^E\s{2,}\S|^ERROR:|\bSyntaxError\b|^npm ERR!|\bERR_[A-Z_]+\b|^\s*\d+ failing\b"
+    r"|^[^\n=]*\b\d+ (?:failed|errors?)\b[^\n=]* in \d+(?:\.\d+)?s\b"  # pytest -q: 1 failed, 2 passed in 0.1s
 )
 _PASS_RE: Final = re.compile(
     r"(?im)^=+ .*\b\d+ passed\b.*=+\s*$|^OK\b|^Ran \d+ tests?.*\n+OK|Success: no issues found"
     r"|All checks passed!|^Tests:.*\b\d+ passed|test result: ok\.|^\s*Finished\b|^ok\s+\S"
     r"|BUILD SUCCESS|BUILD SUCCESSFUL|100% tests passed|^\s*\d+ passing\b|\b0 errors?\b"
     r"|^PASS\b|Checks passed|no issues found|Successfully compiled"
+    r"|^\s*\d+ passed\b[^\n=]* in \d+(?:\.\d+)?s\b"  # pytest -q: 2 passed, 1 warning in 0.05s
 )
 _STEP_ERROR_LINE_RE: Final = re.compile(r"(?m)^(?:error|fatal|usage)[:\s]")
 _STEP_ERROR_MARKS: Final = (

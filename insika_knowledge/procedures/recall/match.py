@@ -1,0 +1,422 @@
+"""Which write operation a new session's user is asking for, by the past tasks nearest to it.
+
+Matcher ``tasks``. Every past task (`insika_knowledge.procedure.TaskRecord`) keeps, as keyed
+digests of analysed terms, the user messages its successful runs sent before their first
+write, and what those runs wrote. Only *requests* count, on both sides: a message that
+names the verb of some write operation the tenant's tasks made (``book``, ``cancel``,
+``change``...; `verb_terms`). A new request (before the session's first write), with the
+terms of the user message before it as context, is compared with every past request:
+TF-IDF cosine over the digests, a term weighing ``ln((N+1)/df)`` where ``df`` counts the
+past tasks whose messages had it (N tasks); a term only one task had weighs nothing (a
+customer's name, a product of one order), so what recurs across tasks decides. A task's
+similarity is that of its nearest request. A message that asks for nothing (``yes, please
+go ahead``, ``my user id is ...``) is never compared: it recalls nothing, and it never
+makes two tasks look alike.
+
+The vote (`TaskMatcher.decide`), each past task voting once:
+
+1. the `neighbours` nearest tasks at `min_similarity` or more vote: each its share of
+   successful runs per write operation, and the share that made no write (a refusal, a
+   hand-off: a vote for nothing);
+2. the best-voted operation must be *named* by the message: its tool's verb (``cancel`` in
+   ``cancel_reservation``, ``update`` in ``update_reservation_flights``), by the analyser's
+   terms and synonym groups (``change`` and ``modify`` are ``update``'s), in a form that
+   asks for it (``book``, not ``my booking`` nor ``I booked``: `asked_terms`), so a
+   message that asks for nothing (``yes, please go ahead``, ``look up my booking``)
+   recalls nothing;
+3. it needs `min_agreement` of the vote, at least two neighbours among the tasks that
+   support it (a task supports an operation when most of its successful runs made it),
+   and no near-tie: the nearest task that does not support it must be more than `margin`
+   below the second supporting one; otherwise the matcher abstains;
+4. a hand-off is never an operation, and an operation the caller cannot recall (below its
+   confidence bound, fewer than two supporting tasks, tools not offered) is never voted for;
+5. other writes are chained with it only when more than half of every supporting
+   neighbour's runs made the same writes in the same order (`TaskRecord.chains`: past runs
+   chained them) and the message names each of them.
+
+Speed: an inverted index (digest -> request slots); a query touches the postings of its
+own terms only, rarest first, and a term held by more than an eighth of the tasks (and by
+more than 64) only scores requests the rarer terms found. Norms are cached until the
+tasks change.
+
+The settings were chosen on the dev half of the shared tau2 samples, leaving one user
+group out at a time (``procedures evaluate``; ``benchmarks/procedures.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from insika_knowledge.procedure import Procedure, TaskRecord
+from insika_knowledge.procedures.trace.steps import is_handoff_tool, tool_base_name
+from insika_knowledge.procedures.trace.terms import asked_terms as asked_terms
+from insika_knowledge.procedures.trace.terms import message_terms, term_digest
+
+MATCHER: Final = "tasks"
+#: The vote of a task that made no write.
+NOTHING: Final = ""
+_COMMON_SHARE: Final = 8
+_COMMON_MIN_DF: Final = 64
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """The vote's settings (defaults: `insika_knowledge.procedures.config.ProceduresConfig`).
+
+    Attributes:
+        neighbours: how many nearest tasks vote.
+        min_similarity: the cosine a task needs to vote (0..1).
+        min_agreement: the share of the vote the operation needs (0..1).
+        margin: how far below the second supporting task the nearest other task must be.
+    """
+
+    neighbours: int = 3
+    min_similarity: float = 0.3
+    min_agreement: float = 0.6
+    margin: float = 0.0
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A past task near the message: its id, similarity, and the record."""
+
+    task: str
+    similarity: float
+    record: TaskRecord
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the vote decided.
+
+    Attributes:
+        operations: the recalled writes in order (empty: abstained).
+        score: the similarity of the second supporting neighbour on a hit; on a miss the
+            nearest task's similarity (0.0 when no task shares a term).
+        agreement: the operation's share of the vote (0.0 on a miss before a vote).
+        neighbours: the voting tasks, nearest first.
+        reason: why it abstained ('' on a hit): ``no_neighbour``, ``nothing_named``,
+            ``nothing_asked`` (the message names no operation, or the vote went to no
+            write), ``disagreement``,
+            ``one_supporting_task``, ``near_tie``.
+    """
+
+    operations: tuple[str, ...]
+    score: float
+    agreement: float = 0.0
+    neighbours: tuple[Neighbour, ...] = ()
+    reason: str = ""
+
+
+def verb_terms(operation: str) -> frozenset[str]:
+    """The analysed terms of an operation's verb: the first word of its tool's base name."""
+    base = tool_base_name(operation)
+    return message_terms(base.split("_", 1)[0]) if base else frozenset()
+
+
+def names(operation: str, message: frozenset[str]) -> bool:
+    """The message's asking terms (`asked_terms`) include the operation's verb (or a synonym of it)."""
+    return bool(verb_terms(operation) & message)
+
+
+def _dominant_chain(record: TaskRecord) -> str:
+    """The writes more than half of the task's successful runs made, in order (`TaskRecord.chains`)."""
+    best, runs = "", 0
+    for chain, count in record.chains.items():
+        if count > runs or (count == runs and chain < best):
+            best, runs = chain, count
+    return best if 2 * runs > record.runs else ""
+
+
+@dataclass
+class TaskMatcher:
+    """The past tasks' exemplar messages, indexed by digest, and the vote over them."""
+
+    settings: MatchSettings = field(default_factory=MatchSettings)
+    key: bytes = b""
+    _records: dict[str, TaskRecord] = field(default_factory=dict)
+    _slots_of: dict[str, list[int]] = field(default_factory=dict)
+    _slot_task: list[str | None] = field(default_factory=list)
+    _slot_terms: list[tuple[str, ...]] = field(default_factory=list)
+    _free: list[int] = field(default_factory=list)
+    _postings: dict[str, set[int]] = field(default_factory=dict)
+    _df: dict[str, int] = field(default_factory=dict)
+    _norms: dict[int, float] = field(default_factory=dict)
+    _tasks: int = 0
+    _ops: dict[str, int] = field(default_factory=dict)  # write operation -> tasks that made it
+    _verbs: frozenset[str] = frozenset()  # analysed terms of those operations' verbs
+    _verb_digests: frozenset[str] = frozenset()
+    _posted: set[int] = field(default_factory=set)  # slots of requests (indexed)
+
+    @property
+    def verbs(self) -> frozenset[str]:
+        """The analysed terms of the verbs of every write operation a past task made."""
+        return self._verbs
+
+    def asks(self, terms: frozenset[str]) -> bool:
+        """A message with these asking terms (`asked_terms`) is a request: it names a known operation's verb."""
+        return bool(self._verbs & terms)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """A task record, or None."""
+        return self._records.get(task_id)
+
+    def records(self) -> Iterable[TaskRecord]:
+        """Every task record."""
+        return self._records.values()
+
+    def update(self, records: Iterable[TaskRecord]) -> None:
+        """Add or replace task records (their exemplars replace the old ones)."""
+        for record in records:
+            self._remove(record.id)
+            self._records[record.id] = record
+            if record.runs <= 0:
+                continue
+            self._tasks += 1
+            terms: set[str] = set()
+            slots = []
+            for message in record.messages:
+                slot = self._free.pop() if self._free else len(self._slot_task)
+                if slot == len(self._slot_task):
+                    self._slot_task.append(record.id)
+                    self._slot_terms.append(message)
+                else:
+                    self._slot_task[slot] = record.id
+                    self._slot_terms[slot] = message
+                slots.append(slot)
+                self._post(slot)
+                terms.update(message)
+            self._slots_of[record.id] = slots
+            for d in terms:
+                self._df[d] = self._df.get(d, 0) + 1
+            for op in record.ops:
+                self._ops[op] = self._ops.get(op, 0) + 1
+        self._norms.clear()
+        self._reverb()
+
+    def _post(self, slot: int) -> None:
+        """Index `slot` when its message is a request (it names a known operation's verb)."""
+        message = self._slot_terms[slot]
+        if slot in self._posted or self._verb_digests.isdisjoint(message):
+            return
+        self._posted.add(slot)
+        for d in message:
+            self._postings.setdefault(d, set()).add(slot)
+
+    def _unpost(self, slot: int) -> None:
+        if slot not in self._posted:
+            return
+        self._posted.discard(slot)
+        for d in self._slot_terms[slot]:
+            posting = self._postings.get(d)
+            if posting is not None:
+                posting.discard(slot)
+                if not posting:
+                    del self._postings[d]
+
+    def _reverb(self) -> None:
+        """Follow a change of the known verbs: messages become (or stop being) requests."""
+        verbs = frozenset().union(*(verb_terms(op) for op in self._ops if not is_handoff_tool(op)))
+        if verbs == self._verbs:
+            return
+        self._verbs = verbs
+        self._verb_digests = frozenset(term_digest(self.key, t) for t in verbs)
+        for slot, task in enumerate(self._slot_task):
+            if task is None:
+                continue
+            if self._verb_digests.isdisjoint(self._slot_terms[slot]):
+                self._unpost(slot)
+            else:
+                self._post(slot)
+
+    def _remove(self, task_id: str) -> None:
+        old = self._records.pop(task_id, None)
+        slots = self._slots_of.pop(task_id, [])
+        if old is None or old.runs <= 0:
+            return
+        self._tasks -= 1
+        for op in old.ops:
+            left = self._ops.get(op, 0) - 1
+            if left > 0:
+                self._ops[op] = left
+            else:
+                self._ops.pop(op, None)
+        terms: set[str] = set()
+        for slot in slots:
+            terms.update(self._slot_terms[slot])
+            self._unpost(slot)
+            self._slot_task[slot] = None
+            self._slot_terms[slot] = ()
+            self._free.append(slot)
+        for d in terms:
+            left = self._df.get(d, 0) - 1
+            if left > 0:
+                self._df[d] = left
+            else:
+                self._df.pop(d, None)
+
+    def _weight(self, digest: str) -> float:
+        df = self._df.get(digest, 0)
+        if df < 2:
+            return 0.0
+        return math.log((self._tasks + 1) / df)
+
+    def _norm(self, slot: int) -> float:
+        norm = self._norms.get(slot)
+        if norm is None:
+            norm = self._norms[slot] = math.sqrt(sum(self._weight(d) ** 2 for d in self._slot_terms[slot]))
+        return norm
+
+    def similarities(self, digests: Iterable[str], floor: float = 0.0) -> list[tuple[float, str]]:
+        """``(similarity, task id)`` of the tasks with a request sharing a verb and a weighted term.
+
+        Nearest first; tasks below `floor` may be left out. Only past requests that name one
+        of the verbs the query names are compared (the query must name one: `asks`). A
+        request that shares nothing but the verbs is only scored when that alone could
+        reach `floor` (its cosine is at most the verbs' share of the query's norm).
+        """
+        query = set(digests)
+        verbs = [(w, d) for w, d in ((self._weight(d), d) for d in query & self._verb_digests) if w > 0]
+        others = [(w, d) for w, d in ((self._weight(d), d) for d in query - self._verb_digests) if w > 0]
+        if not verbs:
+            return []
+        candidates: set[int] = set()
+        for _, d in verbs:
+            candidates |= self._postings.get(d, set())
+        verb_mass = sum(w * w for w, _ in verbs)
+        qnorm = math.sqrt(verb_mass + sum(w * w for w, _ in others))
+        # Seed terms: the heaviest terms a request must share to reach `floor` (a request
+        # sharing none of them has a cosine of at most the rest's share of the query norm).
+        others.sort(reverse=True)
+        rest = qnorm * qnorm
+        seeds = 0
+        while seeds < len(others) and math.sqrt(max(rest, 0.0)) / qnorm >= floor:
+            rest -= others[seeds][0] ** 2
+            seeds += 1
+        dots: dict[int, float] = {}
+        if math.sqrt(verb_mass) / qnorm >= floor:
+            dots = dict.fromkeys(candidates, 0.0)
+        for i, (w, d) in enumerate(others):
+            posting = self._postings.get(d)
+            if not posting:
+                continue
+            w2 = w * w
+            if i < seeds:
+                for slot in posting & candidates if len(posting) > len(candidates) else candidates & posting:
+                    dots[slot] = dots.get(slot, 0.0) + w2
+            elif len(dots) < len(posting):
+                for slot in dots:
+                    if slot in posting:
+                        dots[slot] += w2
+            else:
+                for slot in posting:
+                    if slot in dots:
+                        dots[slot] += w2
+        for w, d in verbs:
+            posting = self._postings.get(d, set())
+            w2 = w * w
+            for slot in dots:
+                if slot in posting:
+                    dots[slot] += w2
+        best: dict[str, float] = {}
+        for slot, dot in dots.items():
+            task = self._slot_task[slot]
+            norm = self._norm(slot)
+            if task is None or norm <= 0:
+                continue
+            sim = dot / (qnorm * norm)
+            if sim > best.get(task, 0.0):
+                best[task] = sim
+        return sorted(((s, t) for t, s in best.items() if s >= floor), key=lambda st: (-st[0], st[1]))
+
+    def decide(
+        self,
+        terms: frozenset[str],
+        digests: Iterable[str],
+        recallable: Callable[[str], bool],
+        *,
+        settings: MatchSettings | None = None,
+        ranked: list[tuple[float, str]] | None = None,
+    ) -> Decision:
+        """Vote on one user message (see the module docstring).
+
+        Args:
+            terms: the message's asking terms (`asked_terms`), for the verb check.
+            digests: the digests of its analysed terms (`message_terms`, with the context's)
+                under the store's key.
+            recallable: whether an operation may be recalled (its procedure passes the
+                confidence bound and the tool check).
+            settings: other settings than the matcher's own (the evaluation's sweep).
+            ranked: `similarities` of `digests`, when the caller has them already.
+
+        Returns:
+            The `Decision`.
+        """
+        s = settings or self.settings
+        if not self.asks(terms):
+            return Decision((), 0.0, reason="nothing_asked")
+        if ranked is None:
+            ranked = self.similarities(digests, max(0.0, s.min_similarity - s.margin))
+        best = ranked[0][0] if ranked else 0.0
+        voters = [Neighbour(t, sim, self._records[t]) for sim, t in ranked[: s.neighbours] if sim >= s.min_similarity]
+        if not voters:
+            return Decision((), best, reason="no_neighbour")
+        votes: dict[str, float] = {}
+        for n in voters:
+            for op, runs in n.record.ops.items():
+                if n.record.runs:
+                    votes[op] = votes.get(op, 0.0) + runs / n.record.runs
+            votes[NOTHING] = votes.get(NOTHING, 0.0) + n.record.quiet_share
+        order = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+        reason = "nothing_named"
+        for op, vote in order:
+            if op == NOTHING:
+                if vote >= s.min_agreement * len(voters):
+                    return Decision((), best, vote / len(voters), tuple(voters), "nothing_asked")
+                continue
+            if is_handoff_tool(op) or not recallable(op) or not names(op, terms):
+                continue
+            agreement = vote / len(voters)
+            if agreement < s.min_agreement:
+                return Decision((), best, agreement, tuple(voters), "disagreement")
+            supporters = [n for n in voters if 2 * n.record.ops.get(op, 0) >= n.record.runs > 0]
+            if len(supporters) < 2:
+                return Decision((), best, agreement, tuple(voters), "one_supporting_task")
+            rival = next((sim for sim, t in ranked if 2 * self._records[t].ops.get(op, 0) < self._records[t].runs), 0.0)
+            if rival > supporters[1].similarity - s.margin:
+                return Decision((), best, agreement, tuple(voters), "near_tie")
+            return Decision(self._chain(op, supporters, recallable, terms), supporters[1].similarity, agreement,
+                            tuple(voters))
+        return Decision((), best, 0.0, tuple(voters), reason)
+
+    @staticmethod
+    def _chain(
+        op: str, supporters: list[Neighbour], recallable: Callable[[str], bool], terms: frozenset[str]
+    ) -> tuple[str, ...]:
+        chains = {_dominant_chain(n.record) for n in supporters}
+        if len(chains) == 1:
+            (chain,) = chains
+            ops = tuple(chain.split(">")) if chain else ()
+            if op in ops and all(recallable(o) and not is_handoff_tool(o) and names(o, terms) for o in ops):
+                return ops
+        return (op,)
+
+
+def recallable_operations(
+    procedures: Mapping[str, Procedure], offered: set[str] | None
+) -> Callable[[str], bool]:
+    """``op -> bool``: the operation has a recallable procedure whose tools are offered."""
+
+    def check(op: str) -> bool:
+        procedure = procedures.get(op)
+        if procedure is None:
+            return False
+        return offered is None or offered.issuperset(procedure.tools)
+
+    return check
