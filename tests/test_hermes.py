@@ -214,7 +214,10 @@ def test_install_writes_the_plugin_folder(tmp_path: Path) -> None:
 
 def test_the_shim_explains_a_missing_package(tmp_path: Path) -> None:
     folder = install_plugin(tmp_path)
-    code = (f"import sys, logging; sys.path = [p for p in sys.path if 'site-packages' not in p]; "
+    # Neither site-packages nor a checkout on the path (an editable install adds the checkout's
+    # folder): insika_knowledge cannot be imported, as in a Hermes environment without it.
+    code = (f"import os, sys, logging; sys.path = [p for p in sys.path if 'site-packages' not in p "
+            f"and not os.path.isdir(os.path.join(p, 'insika_knowledge'))]; "
             f"logging.basicConfig(); import importlib.util as u; "
             f"s = u.spec_from_file_location('shim', {str(folder / '__init__.py')!r}); m = u.module_from_spec(s); "
             f"s.loader.exec_module(m); m.register(None)")
