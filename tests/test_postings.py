@@ -45,7 +45,7 @@ def _vary_accumulation(rnd: random.Random, patch: pytest.MonkeyPatch, n: int) ->
 def _vary_cold(rnd: random.Random, patch: pytest.MonkeyPatch) -> None:
     """The cold path (shares still to compute): always, as set or never tried; which terms count as
     common; the frequencies kept or not; seeds from fewer or more postings."""
-    patch.setattr(topk, "COLD_PRUNE_FROM", rnd.choice([0, 0, topk.COLD_PRUNE_FROM, 10**18]))
+    patch.setattr(topk, "COLD_PRUNE_FROM", rnd.choice([-1, -1, topk.COLD_PRUNE_FROM, 10**18]))
     patch.setattr(topk, "_COMMON_FROM", rnd.choice([2, topk._COMMON_FROM, 16]))
     patch.setattr(topk, "FREQUENCIES_BUDGET", rnd.choice([0, topk.FREQUENCIES_BUDGET, topk.FREQUENCIES_BUDGET]))
     patch.setattr(topk, "_SEEDS_FROM", rnd.choice([1, 16, topk._SEEDS_FROM]))
@@ -146,7 +146,7 @@ def test_the_cold_path_ranks_exactly(n, k, seed, dead_share, extras) -> None:
     masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     extra = [rnd.uniform(0, 20) for _ in range(extras)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(topk, "COLD_PRUNE_FROM", 0)
+        patch.setattr(topk, "COLD_PRUNE_FROM", -1)
         patch.setattr(topk, "_SEEDS_FROM", rnd.choice([1, 16, topk._SEEDS_FROM]))
         patch.setattr(topk, "_SEEDS", rnd.choice([1, 4, topk._SEEDS]))
         patch.setattr(topk, "_COMMON_FROM", rnd.choice([2, topk._COMMON_FROM]))
@@ -247,7 +247,7 @@ def test_index_over_a_changing_store_equals_exact_bm25(docs, changes, query, k) 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(postings, "DELTA_MIN", 3)  # rebuild (and re-snapshot) often
         patch.setattr(topk, "PRUNE_FROM", topk.PRUNE_FROM)
-        patch.setattr(topk, "COLD_PRUNE_FROM", (0, topk.COLD_PRUNE_FROM)[len(docs) % 2])  # the cold path: every write
+        patch.setattr(topk, "COLD_PRUNE_FROM", (-1, topk.COLD_PRUNE_FROM)[len(docs) % 2])  # the cold path: every write
         _changing_store(docs, changes, query, k)
 
 

@@ -67,10 +67,12 @@ _SHARE_COST: Final = 5
 _MAPPED_FROM: Final = 16
 MAPS_BUDGET: Final = 16 * 2**20
 
-#: Queries whose postings plus `_SHARE_COST` per posting of shares still to compute exceed
-#: this go the cold path (`_top_k_cold`) when some of their terms are common: a write
-#: moved the statistics, so no share of the previous ones can be reused.
+#: The first `_COLD_SEARCHES` searches of a `Saturation` (a write moved the statistics: no
+#: share of the previous one can be reused) go the cold path (`_top_k_cold`) when computing
+#: their common terms' shares, 1 + `_SHARE_COST` per posting not yet computed, would cost
+#: more than this. Later searches compute them (kept for the searches after).
 COLD_PRUNE_FROM: Final = 500_000
+_COLD_SEARCHES: Final = 4
 #: A term held by at least 1/_COMMON_FROM of the slots is common on the cold path.
 _COMMON_FROM: Final = 4
 #: The cold path's seeds: from the rarest lists' first `_SEEDS_FROM` postings, the
@@ -107,6 +109,8 @@ class Saturation:
         self._spread: dict[int, tuple[float, FloatArray | None]] = {}
         self._spread_budget = DENSE_BUDGET
         self._bounds: dict[int, float] = {}
+        #: Searches that used this saturation (`top_k`).
+        self.searches = 0
         self._lock = threading.Lock()
         #: Idle working arrays; the next `Saturation` of the same base takes the list over.
         self.scratch: list[_Scratch] = scratch if scratch is not None else []
@@ -352,11 +356,12 @@ def _top_k(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Satu
     sizes = [hi - lo for _, _, (lo, hi) in terms]
     total = sum(sizes)
     partial = scratch.dense
-    if total + _SHARE_COST * _unheld(saturation, terms) > COLD_PRUNE_FROM:
+    saturation.searches += 1
+    if saturation.searches <= _COLD_SEARCHES:
         common = len(terms)
         while common > 0 and sizes[common - 1] * _COMMON_FROM >= base.size:
             common -= 1
-        if 0 < common < len(terms):
+        if 0 < common < len(terms) and (1 + _SHARE_COST) * _unheld(saturation, terms[common:]) > COLD_PRUNE_FROM:
             found = _top_k_cold(base, alive, saturation, terms, common, k, extra, scratch)
             if found is not None:
                 return found
