@@ -138,20 +138,20 @@ class _State:
         """
         if not self.delta:
             return []
-        block = self.delta_block()
-        ids = np.array([i for t, _ in plan if (i := self._known_id(t)) is not None], dtype=np.int64)
-        if len(ids) == 0:
+        known = [(i, w) for t, w in plan if (i := self._known_id(t)) is not None]
+        if not known:
             return []
-        weights = np.array([w for t, w in plan if self._known_id(t) is not None])
-        order = np.argsort(ids, kind="stable")
-        at = np.searchsorted(ids[order], block.tids)
-        np.minimum(at, len(ids) - 1, out=at)
-        held = ids[order][at] == block.tids
+        block = self.delta_block()
+        ids = np.fromiter((i for i, _ in known), dtype=np.int64, count=len(known))
+        weights = np.fromiter((w for _, w in known), dtype=np.float64, count=len(known))
+        order = np.argsort(ids)
+        ranked = ids[order]
+        at = np.searchsorted(ranked, block.tids)
+        np.minimum(at, len(ranked) - 1, out=at)
+        held = ranked[at] == block.tids
         position = order[at[held]]  # each posting's place in the plan
-        docs = block.docs[held]
-        f = block.f[held]
-        by = np.lexsort((position, docs))  # per document, in plan order
-        docs, position, f = docs[by], position[by], f[by]
+        by = np.argsort(position, kind="stable")  # np.add.at adds in this order: each document's in plan order
+        docs, position, f = block.docs[held][by], position[by], block.f[held][by]
         norms = bm25.length_norms(block.lengths, self.avgdl)[docs]
         totals = np.zeros(len(block.entries))
         np.add.at(totals, docs, weights[position] * ((f * (bm25.K1 + 1.0)) / (f + norms)))
