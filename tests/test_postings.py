@@ -42,6 +42,17 @@ def _vary_accumulation(rnd: random.Random, patch: pytest.MonkeyPatch, n: int) ->
     patch.setattr(topk, "DENSE_BUDGET", rnd.choice([0, 8 * n * rnd.randint(1, 3), topk.DENSE_BUDGET]))
 
 
+def _with_dead(docs: list[bm25.Doc], rnd: random.Random,
+               dead_share: float) -> tuple[bm25.Postings, np.ndarray, bm25.Stats, list[bm25.Doc]]:
+    """(base of `docs`, which slots are alive, the live documents' statistics, `docs` with the dead emptied)."""
+    base = bm25.from_docs(docs)
+    alive = np.array([rnd.random() >= dead_share for _ in docs], dtype=bool)
+    live = [d for d, a in zip(docs, alive, strict=True) if a]
+    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
+                       lambda t: sum(1 for d in live if t in d.fcodes))
+    return base, alive, stats, [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
+
+
 def _vary_cold(rnd: random.Random, patch: pytest.MonkeyPatch) -> None:
     """The cold path (shares still to compute): always, as set or never tried; which terms count as
     common; the frequencies kept or not; seeds from fewer or more postings."""
@@ -104,13 +115,8 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
         codes = {t: (rnd.randint(1, 3) << 1) | rnd.randint(0, 1) for t in common if rnd.random() < 0.8}
         codes.update({t: (rnd.randint(1, 9) << 1) | 1 for t in rnd.sample(rare, rnd.randint(0, 2))})
         docs.append(bm25.Doc(codes or {"c0": 2}, rnd.randint(3, 30)))
-    base = bm25.from_docs(docs)
-    alive = np.array([rnd.random() >= dead_share for _ in range(n)], dtype=bool)
-    live = [d for d, a in zip(docs, alive, strict=True) if a]
-    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
-                       lambda t: sum(1 for d in live if t in d.fcodes))
+    base, alive, stats, masked = _with_dead(docs, rnd, dead_share)
     plan = bm25.query_plan(frozenset(rnd.sample(rare, rnd.randint(1, 4)) + common), stats)
-    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(topk, "PRUNE_FROM", 0)
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
@@ -136,14 +142,9 @@ def test_the_cold_path_ranks_exactly(n, k, seed, dead_share, extras) -> None:
                  if rnd.random() < rnd.choice([0.3, 0.6, 0.9])}
         codes.update({t: (rnd.randint(1, 9) << 1) | 1 for t in rnd.sample(rare, rnd.randint(0, 4))})
         docs.append(bm25.Doc(codes or {"c0": 2}, rnd.randint(3, 40)))
-    base = bm25.from_docs(docs)
-    alive = np.array([rnd.random() >= dead_share for _ in range(n)], dtype=bool)
-    live = [d for d, a in zip(docs, alive, strict=True) if a]
-    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
-                       lambda t: sum(1 for d in live if t in d.fcodes))
+    base, alive, stats, masked = _with_dead(docs, rnd, dead_share)
     plan = bm25.query_plan(frozenset(rnd.sample(rare, rnd.randint(1, 12)) + rnd.sample(common, rnd.randint(1, 8))),
                            stats)
-    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     extra = [rnd.uniform(0, 20) for _ in range(extras)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(topk, "COLD_PRUNE_FROM", -1)
