@@ -42,6 +42,27 @@ def _vary_accumulation(rnd: random.Random, patch: pytest.MonkeyPatch, n: int) ->
     patch.setattr(topk, "DENSE_BUDGET", rnd.choice([0, 8 * n * rnd.randint(1, 3), topk.DENSE_BUDGET]))
 
 
+def _with_dead(docs: list[bm25.Doc], rnd: random.Random,
+               dead_share: float) -> tuple[bm25.Postings, np.ndarray, bm25.Stats, list[bm25.Doc]]:
+    """(base of `docs`, which slots are alive, the live documents' statistics, `docs` with the dead emptied)."""
+    base = bm25.from_docs(docs)
+    alive = np.array([rnd.random() >= dead_share for _ in docs], dtype=bool)
+    live = [d for d, a in zip(docs, alive, strict=True) if a]
+    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
+                       lambda t: sum(1 for d in live if t in d.fcodes))
+    return base, alive, stats, [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
+
+
+def _vary_cold(rnd: random.Random, patch: pytest.MonkeyPatch) -> None:
+    """The cold path (shares still to compute): always, as set or never tried; which terms count as
+    common; the frequencies kept or not; seeds from fewer or more postings."""
+    patch.setattr(topk, "COLD_PRUNE_FROM", rnd.choice([-1, -1, topk.COLD_PRUNE_FROM, 10**18]))
+    patch.setattr(topk, "_COMMON_FROM", rnd.choice([2, topk._COMMON_FROM, 16]))
+    patch.setattr(topk, "FREQUENCIES_BUDGET", rnd.choice([0, topk.FREQUENCIES_BUDGET, topk.FREQUENCIES_BUDGET]))
+    patch.setattr(topk, "_SEEDS_FROM", rnd.choice([1, 16, topk._SEEDS_FROM]))
+    patch.setattr(topk, "_SEEDS", rnd.choice([1, 4, topk._SEEDS]))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 10), st.integers(0, 2**32 - 1),
        st.floats(0.0, 0.5), st.integers(0, 6))
@@ -69,6 +90,7 @@ def test_pruned_top_k_equals_brute_force_bm25(n, vocabulary_size, k, seed, dead_
         patch.setattr(topk, "_MAPPED_FROM", rnd.choice([10**9, topk._MAPPED_FROM]))  # every list mapped, or as set
         patch.setattr(topk, "MAPS_BUDGET", rnd.choice([0, topk.MAPS_BUDGET]))  # 0: no map is ever built
         _vary_accumulation(rnd, patch, n)
+        _vary_cold(rnd, patch)
         saturation = topk.Saturation(base, stats.avgdl, budget=rnd.choice([0, 10**9]))
         given_alive = None if alive.all() and rnd.random() < 0.5 else alive  # None: no slot is dead
         fast = topk.top_k(base, given_alive, saturation, plan, k, extra)
@@ -93,21 +115,55 @@ def test_rare_and_common_terms_are_ranked_exactly(n, k, seed, dead_share) -> Non
         codes = {t: (rnd.randint(1, 3) << 1) | rnd.randint(0, 1) for t in common if rnd.random() < 0.8}
         codes.update({t: (rnd.randint(1, 9) << 1) | 1 for t in rnd.sample(rare, rnd.randint(0, 2))})
         docs.append(bm25.Doc(codes or {"c0": 2}, rnd.randint(3, 30)))
-    base = bm25.from_docs(docs)
-    alive = np.array([rnd.random() >= dead_share for _ in range(n)], dtype=bool)
-    live = [d for d, a in zip(docs, alive, strict=True) if a]
-    stats = bm25.Stats(max(1, len(live)), sum(d.length for d in live) or 1,
-                       lambda t: sum(1 for d in live if t in d.fcodes))
+    base, alive, stats, masked = _with_dead(docs, rnd, dead_share)
     plan = bm25.query_plan(frozenset(rnd.sample(rare, rnd.randint(1, 4)) + common), stats)
-    masked = [d if a else bm25.Doc({}, d.length) for d, a in zip(docs, alive, strict=True)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(topk, "PRUNE_FROM", 0)
         patch.setattr(topk, "_SEARCH_COST", rnd.choice([0, topk._SEARCH_COST, 10**9]))
         patch.setattr(topk, "_MARK_COST", rnd.choice([0, topk._MARK_COST, 10**9]))
         patch.setattr(topk, "_MAPPED_FROM", rnd.choice([10**9, topk._MAPPED_FROM]))  # every list mapped, or as set
         _vary_accumulation(rnd, patch, n)
+        _vary_cold(rnd, patch)
         fast = topk.top_k(base, alive, topk.Saturation(base, stats.avgdl), plan, k)
     assert fast == bm25.reference_top_k(masked, plan, stats.avgdl, k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(20, 400), st.integers(1, 25), st.integers(0, 2**32 - 1), st.floats(0.0, 0.3), st.integers(0, 6))
+def test_the_cold_path_ranks_exactly(n, k, seed, dead_share, extras) -> None:
+    """Shares still to compute (after a write): rare lists in full, common terms only where a
+    concept may still win, bounded by a few concepts scored exactly; the ranking and the
+    floats are the brute force's, and every kept share is the one `Saturation.of` computes."""
+    rnd = random.Random(seed)
+    rare, common = [f"r{i}" for i in range(30)], [f"c{i}" for i in range(8)]
+    docs = []
+    for _ in range(n):
+        codes = {t: (rnd.choice([1, 1, 1, 2, 5, 9]) << 1) | rnd.randint(0, 1) for t in common
+                 if rnd.random() < rnd.choice([0.3, 0.6, 0.9])}
+        codes.update({t: (rnd.randint(1, 9) << 1) | 1 for t in rnd.sample(rare, rnd.randint(0, 4))})
+        docs.append(bm25.Doc(codes or {"c0": 2}, rnd.randint(3, 40)))
+    base, alive, stats, masked = _with_dead(docs, rnd, dead_share)
+    plan = bm25.query_plan(frozenset(rnd.sample(rare, rnd.randint(1, 12)) + rnd.sample(common, rnd.randint(1, 8))),
+                           stats)
+    extra = [rnd.uniform(0, 20) for _ in range(extras)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(topk, "COLD_PRUNE_FROM", -1)
+        patch.setattr(topk, "_SEEDS_FROM", rnd.choice([1, 16, topk._SEEDS_FROM]))
+        patch.setattr(topk, "_SEEDS", rnd.choice([1, 4, topk._SEEDS]))
+        patch.setattr(topk, "_COMMON_FROM", rnd.choice([2, topk._COMMON_FROM]))
+        saturation = topk.Saturation(base, stats.avgdl)
+        fast = topk.top_k(base, alive, saturation, plan, k, extra)
+    outside = [(n + i, s) for i, s in enumerate(extra)]
+
+    def merged(hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        return sorted(hits + outside, key=lambda p: (-p[1], p[0]))[:k]
+
+    assert merged(fast) == merged(bm25.reference_top_k(masked, plan, stats.avgdl, k))
+    fresh = topk.Saturation(base, stats.avgdl)
+    for term, weight in plan:
+        tid = base.term_id[term]
+        if saturation.holds(tid, weight):
+            assert np.array_equal(saturation.of(tid, weight), fresh.of(tid, weight))
 
 
 @pytest.mark.parametrize("prune", [0, topk.PRUNE_FROM])
@@ -192,6 +248,7 @@ def test_index_over_a_changing_store_equals_exact_bm25(docs, changes, query, k) 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(postings, "DELTA_MIN", 3)  # rebuild (and re-snapshot) often
         patch.setattr(topk, "PRUNE_FROM", topk.PRUNE_FROM)
+        patch.setattr(topk, "COLD_PRUNE_FROM", (-1, topk.COLD_PRUNE_FROM)[len(docs) % 2])  # the cold path: every write
         _changing_store(docs, changes, query, k)
 
 

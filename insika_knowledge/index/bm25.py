@@ -128,6 +128,8 @@ class Postings:
         self.df = np.diff(inv_ptr)
         self._ptr = readable(inv_ptr, np.int64)  # read one value at a time
         self._positions: dict[int, Int32Array] = {}
+        self._frequencies: dict[int, npt.NDArray[Any]] = {}
+        self._frequencies_bytes = 0
         self._max_f = max_f
         self._min_length = min_length
 
@@ -183,6 +185,26 @@ class Postings:
             found = np.full(self.size, -1, dtype=np.int32)
             found[self.inv_docs[lo:hi]] = np.arange(hi - lo, dtype=np.int32)
             self._positions[tid] = found
+        return found
+
+    def frequencies(self, tid: int, budget: int) -> npt.NDArray[Any] | None:
+        """uint8 (or uint16) [n]: each slot's weighted frequency f of term `tid` (0: absent), or None.
+
+        Built on first use and kept with the base (which never changes), while the kept
+        arrays stay within `budget` bytes in all; None past it. A common term's shares
+        at many concepts are then one gather instead of a lookup in its list each.
+        """
+        found = self._frequencies.get(tid)
+        if found is None:
+            dtype = np.uint8 if int(self.max_f[tid]) < 2**8 else np.uint16
+            width = np.dtype(dtype).itemsize * self.size
+            if self._frequencies_bytes + width > budget:
+                return None
+            lo, hi = self.span(tid)
+            found = np.zeros(self.size, dtype=dtype)
+            found[self.inv_docs[lo:hi]] = self.inv_codes[lo:hi] >> 1
+            self._frequencies[tid] = found
+            self._frequencies_bytes += width
         return found
 
     def doc_freq(self, term: str) -> int:

@@ -21,16 +21,19 @@ document frequencies, average length) are the agent's own. Hits carry the BM25 s
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Callable, Iterable, KeysView, Sequence
 from functools import partial
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from insika_knowledge.analysis.text import ANALYSIS_VERSION, query_terms
 from insika_knowledge.errors import RunTimeFailure, UserError
 from insika_knowledge.index import bm25, snapshot, topk
+from insika_knowledge.index.bm25 import FloatArray
 from insika_knowledge.index.generations import PerAgent, miscounted
 from insika_knowledge.index.scan import Entry, Hit, Terms, _stamp, entry_with_terms, term_weight
 from insika_knowledge.index.tokenizer import TOKENIZER
@@ -93,16 +96,70 @@ class _State:
         self.unsaved = 0
         #: Hit entries by base slot, shared by the states derived from this one (same base).
         self.entries: dict[int, Entry] = {}
+        #: The delta's terms as numbers (the base's term ids, then ids of terms it lacks),
+        #: shared by the derived states; each delta document's (term ids, frequencies).
+        self._delta_ids: dict[str, int] = {}
+        self.delta_arrays: dict[str, tuple[npt.NDArray[np.int64], FloatArray]] = {}
+        self._delta_block: _DeltaBlock | None = None
 
     def derive(self, generation: int, cursor: int) -> _State:
         fresh = _State.__new__(_State)
         fresh.__dict__.update(self.__dict__)
         fresh.generation, fresh.cursor = generation, cursor
-        fresh.adjust, fresh.delta = dict(self.adjust), dict(self.delta)
+        fresh.adjust, fresh.delta, fresh.delta_arrays = dict(self.adjust), dict(self.delta), dict(self.delta_arrays)
         # The saturation arrays stay exact while avgdl does not move (e.g. a confirmation).
         fresh._previous = self._saturation or self._previous
         fresh._saturation, fresh._idf, fresh._df, fresh._avgdl, fresh._owned = None, {}, {}, None, False
+        fresh._delta_block = None
         return fresh
+
+    def _delta_id(self, term: str) -> int:
+        """`term`'s number: its base term id, else one past the base's (refreshes only: serialised)."""
+        found = self.base.term_id.get(term)
+        if found is None:
+            found = self._delta_ids.get(term)
+            if found is None:
+                found = self._delta_ids[term] = len(self.base.vocab) + len(self._delta_ids)
+        return found
+
+    def delta_block(self) -> _DeltaBlock:
+        """The delta's documents as arrays (built once per state from each document's arrays)."""
+        block = self._delta_block
+        if block is None:
+            block = self._delta_block = _DeltaBlock(
+                [(entry, doc, *self.delta_arrays[name]) for name, (entry, doc) in self.delta.items()])
+        return block
+
+    def delta_scores(self, plan: list[tuple[str, float]]) -> list[tuple[Entry, float]]:
+        """``(entry, score)`` of each changed concept with a positive score for `plan`.
+
+        `bm25.score_doc` of every delta document, in arrays: each score summed in plan
+        order, as it sums it, so the same floats.
+        """
+        if not self.delta:
+            return []
+        known = [(i, w) for t, w in plan if (i := self._known_id(t)) is not None]
+        if not known:
+            return []
+        block = self.delta_block()
+        ids = np.fromiter((i for i, _ in known), dtype=np.int64, count=len(known))
+        weights = np.fromiter((w for _, w in known), dtype=np.float64, count=len(known))
+        order = np.argsort(ids)
+        ranked = ids[order]
+        at = np.searchsorted(ranked, block.tids)
+        np.minimum(at, len(ranked) - 1, out=at)
+        held = ranked[at] == block.tids
+        position = order[at[held]]  # each posting's place in the plan
+        by = np.argsort(position, kind="stable")  # np.add.at adds in this order: each document's in plan order
+        docs, position, f = block.docs[held][by], position[by], block.f[held][by]
+        norms = bm25.length_norms(block.lengths, self.avgdl)[docs]
+        totals = np.zeros(len(block.entries))
+        np.add.at(totals, docs, weights[position] * ((f * (bm25.K1 + 1.0)) / (f + norms)))
+        return [(block.entries[i], s) for i, s in enumerate(totals.tolist()) if s > 0.0]
+
+    def _known_id(self, term: str) -> int | None:
+        found = self.base.term_id.get(term)
+        return found if found is not None else self._delta_ids.get(term)
 
     @property
     def numbers(self) -> tuple[memoryview, memoryview, memoryview, memoryview]:
@@ -205,6 +262,7 @@ class _State:
         return name in self.delta or (slot is not None and bool(self.alive[slot]))
 
     def remove(self, name: str) -> None:
+        self.delta_arrays.pop(name, None)
         held = self.delta.pop(name, None)
         if held is not None:
             self._count(held[1].fcodes, -1, held[1].length)
@@ -221,6 +279,8 @@ class _State:
             self.remove(old)
         doc = analyse_row(row)
         self.delta[row.name] = (_entry(row, doc), doc)
+        self.delta_arrays[row.name] = (np.array([self._delta_id(t) for t in doc.fcodes], dtype=np.int64),
+                                       np.array([c >> 1 for c in doc.fcodes.values()], dtype=np.float64))
         self._count(doc.fcodes, 1, doc.length)
 
     def versions(self) -> dict[int, int]:
@@ -232,6 +292,18 @@ class _State:
     def tiebreak(self, slot: int) -> tuple[float, int, str]:
         snap = self.snap
         return (-float(snap.confidence[slot]), -_stamp(snap.updated[slot]), snap.names[slot])
+
+
+class _DeltaBlock:
+    """The delta's documents as arrays: every (document, term id, frequency) posting, and lengths."""
+
+    def __init__(self, parts: list[tuple[Entry, bm25.Doc, npt.NDArray[np.int64], FloatArray]]):
+        self.entries = [entry for entry, _, _, _ in parts]
+        sizes = [len(tids) for _, _, tids, _ in parts]
+        self.docs = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
+        self.tids = np.concatenate([tids for _, _, tids, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+        self.f = np.concatenate([f for _, _, _, f in parts]) if parts else np.zeros(0)
+        self.lengths = np.array([doc.length for _, doc, _, _ in parts], dtype=np.int64)
 
 
 def build(rows: Iterable[ScanRow], generation: int, cursor: int) -> _State:
@@ -545,15 +617,14 @@ class PostingsIndex:
         plan = state.plan(wanted)
         if not plan or top_k <= 0:
             return []
-        avgdl = state.avgdl
-        changed = [(e, s) for e, d in state.delta.values()
-                   if (s := bm25.score_doc(d, plan, bm25.length_norm(d.length, avgdl))) > 0.0]
+        changed = state.delta_scores(plan)
         alive = None if state.dead == 0 else state.alive
         best = topk.top_k(state.base, alive, state.saturation(), plan, top_k, [s for _, s in changed])
         entries = self._base_entries(agent, state, [slot for slot, _ in best])
         hits = [Hit(entries[slot], score) for slot, score in best if slot in entries]
-        if changed:
-            hits.extend(Hit(e, s) for e, s in changed)
+        if changed:  # sorted(hits + changed)[:top_k], with only the best top_k of `changed` made hits
+            best_changed = heapq.nsmallest(top_k, changed, key=lambda pair: (-pair[1], pair[0].tiebreak))
+            hits.extend(Hit(e, s) for e, s in best_changed)
             hits.sort(key=lambda h: (-h.score, h.entry.tiebreak))
             del hits[top_k:]
         return hits

@@ -67,6 +67,21 @@ _SHARE_COST: Final = 5
 _MAPPED_FROM: Final = 16
 MAPS_BUDGET: Final = 16 * 2**20
 
+#: The first `_COLD_SEARCHES` searches of a `Saturation` (a write moved the statistics: no
+#: share of the previous one can be reused) go the cold path (`_top_k_cold`) when computing
+#: their common terms' shares, 1 + `_SHARE_COST` per posting not yet computed, would cost
+#: more than this. Later searches compute them (kept for the searches after).
+COLD_PRUNE_FROM: Final = 500_000
+_COLD_SEARCHES: Final = 4
+#: A term held by at least 1/_COMMON_FROM of the slots is common on the cold path.
+_COMMON_FROM: Final = 4
+#: The cold path's seeds: from the rarest lists' first `_SEEDS_FROM` postings, the
+#: `_SEEDS` concepts with the best partial scores.
+_SEEDS_FROM: Final = 4096
+_SEEDS: Final = 64
+#: Bytes of common terms' frequencies per slot kept per base (`Postings.frequencies`).
+FREQUENCIES_BUDGET: Final = 16 * 2**20
+
 #: `Saturation.spread`'s mark of a term it never spreads.
 _NARROW: Final[tuple[float, None]] = (math.nan, None)
 #: One query term: (term id, idf, (lo, hi) of its postings).
@@ -94,6 +109,8 @@ class Saturation:
         self._spread: dict[int, tuple[float, FloatArray | None]] = {}
         self._spread_budget = DENSE_BUDGET
         self._bounds: dict[int, float] = {}
+        #: Searches that used this saturation (`top_k`).
+        self.searches = 0
         self._lock = threading.Lock()
         #: Idle working arrays; the next `Saturation` of the same base takes the list over.
         self.scratch: list[_Scratch] = scratch if scratch is not None else []
@@ -339,6 +356,15 @@ def _top_k(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Satu
     sizes = [hi - lo for _, _, (lo, hi) in terms]
     total = sum(sizes)
     partial = scratch.dense
+    saturation.searches += 1
+    if saturation.searches <= _COLD_SEARCHES:
+        common = len(terms)
+        while common > 0 and sizes[common - 1] * _COMMON_FROM >= base.size:
+            common -= 1
+        if 0 < common < len(terms) and (1 + _SHARE_COST) * _unheld(saturation, terms[common:]) > COLD_PRUNE_FROM:
+            found = _top_k_cold(base, alive, saturation, terms, common, k, extra, scratch)
+            if found is not None:
+                return found
     if total <= PRUNE_FROM:
         scratch.add(base, saturation, terms)
         return _ranked_dense(scratch, alive, k, terms, base)
@@ -371,6 +397,74 @@ def _top_k(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Satu
             chosen = chosen[scores >= threshold - _slack(reach[essential], threshold)]
     scratch.add_at(base, saturation, terms[essential:], chosen)
     return _ranked(chosen, partial[chosen], k)
+
+
+def _unheld(saturation: Saturation, terms: list[Term]) -> int:
+    """Postings of `terms` whose shares `saturation` has not computed yet."""
+    return sum(hi - lo for tid, weight, (lo, hi) in terms if not saturation.holds(tid, weight))
+
+
+def _top_k_cold(base: Postings, alive: npt.NDArray[np.bool_] | None, saturation: Saturation, terms: list[Term],
+                common: int, k: int, extra: Sequence[float], scratch: _Scratch) -> list[tuple[int, float]] | None:
+    """`_top_k` when most shares are still to compute (a write moved the statistics), or None.
+
+    ``terms[common:]`` are held by a `_COMMON_FROM`-th of the slots or more. The terms
+    before them are added in full; a few concepts with the best partial scores (from the
+    rarest lists) are completed with the common terms, and the k-th best of their exact
+    scores bounds the k-th score from below. Only the concepts whose partial score plus
+    the common terms' largest shares reaches that bound are completed, in plan order, so
+    each score is the sum the other paths compute, float for float. None (nothing added)
+    when the common terms' frequencies cannot be kept (`FREQUENCIES_BUDGET`).
+    """
+    rest = terms[common:]
+    rows = []
+    for tid, _, _ in rest:
+        row = base.frequencies(tid, FREQUENCIES_BUDGET)
+        if row is None:
+            return None
+        rows.append(row)
+    weights = np.array([weight for _, weight, _ in rest])
+    reach = [0.0] * (len(rest) + 1)
+    for i in range(len(rest) - 1, -1, -1):
+        reach[i] = reach[i + 1] + rest[i][1] * saturation.bound(rest[i][0])
+    # Seeds: concepts of the rarest lists (at most `_SEEDS_FROM` postings, repeats included).
+    seeds_from, held = [], 0
+    for _, _, (lo, hi) in terms[:common]:
+        seeds_from.append(base.inv_docs[lo:min(hi, lo + _SEEDS_FROM - held)])
+        held += len(seeds_from[-1])
+        if held >= _SEEDS_FROM:
+            break
+    pool = np.concatenate(seeds_from) if len(seeds_from) > 1 else seeds_from[0]
+    dense = scratch.dense
+    scratch.add(base, saturation, terms[:common])
+    seeds = max(_SEEDS, 2 * k)
+    if len(pool) > seeds:
+        pool = pool[np.argpartition(dense[pool], len(pool) - seeds)[len(pool) - seeds:]]
+    pool = _live(np.unique(pool), alive)
+    seeded = _completed(rows, weights, saturation.norms, pool, dense[pool])
+    threshold = max(float(np.partition(seeded, len(seeded) - k)[len(seeded) - k]) if len(seeded) >= k else 0.0,
+                    _kth_of(extra, k))
+    floor = threshold - _slack(reach[0], threshold)
+    if floor <= 0.0:  # a concept holding only common terms may still win: every share is needed
+        scratch.add(base, saturation, rest)
+        return _ranked_dense(scratch, alive, k, terms, base)
+    chosen = _live(np.flatnonzero(dense >= floor), alive)
+    return _ranked(chosen, _completed(rows, weights, saturation.norms, chosen, dense[chosen]), k)
+
+
+def _completed(rows: list[npt.NDArray[Any]], weights: FloatArray, norms: FloatArray, slots: npt.NDArray[Any],
+               scores: FloatArray) -> FloatArray:
+    """`scores` of `slots` with each term's share added in order (term i: ``rows[i]``, its
+    frequency per slot, and ``weights[i]``): the operations of `Saturation.of`, one term after
+    another, so the same floats (an absent term adds 0.0, which changes no sum).
+    """
+    if len(slots) == 0:
+        return scores
+    f = np.stack([row[slots] for row in rows]).astype(np.float64)
+    shares = weights[:, None] * ((f * (K1 + 1.0)) / (f + norms[slots]))
+    for share in shares:
+        scores += share
+    return scores
 
 
 def _live(slots: npt.NDArray[Any], alive: npt.NDArray[np.bool_] | None) -> npt.NDArray[Any]:
