@@ -22,7 +22,7 @@ from insika_knowledge.consolidate import NameRule, name_sighting
 from insika_knowledge.errors import ConfigError
 from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import InstructorModel
-from insika_knowledge.learn import _sight, learn_turn, relevant_concepts, sight
+from insika_knowledge.learn import learn_turn, relevant_concepts, sight, sight_once
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import SQLiteStore
 
@@ -223,7 +223,7 @@ def test_a_sighting_under_an_alias_is_never_written_unless_it_is_the_same_claim(
           session_id="s1", turn_id="t")
     changed = Candidate(VALIDITY["name"], CHANGED["description"], "policy", CHANGED["body"])
     before = store.get(AGENT, VALIDITY["name"])
-    assert _sight(store, AGENT, changed, "s2", "t", None, None, alias=CHANGED["name"]) is None
+    assert sight_once(store, AGENT, changed, "s2", "t", None, None, alias=CHANGED["name"]) is None
     assert store.get(AGENT, VALIDITY["name"]) == before
     assert store.aliases(AGENT, VALIDITY["name"]) == []
     assert [s[:3] for s in store.sightings(AGENT, VALIDITY["name"])] == [("s1", "t", "extract")]

@@ -1,0 +1,160 @@
+"""Naming a candidate's sighting: its own name, a concept that states the same claim, or a hold.
+
+`record` routes a candidate through the trust gate before naming (`routed`), names it
+(`consolidate.name_sighting`: a name no concept has is first searched for among the
+agent's concepts), and records it under the concept that states the same claim (the
+proposed name kept as an alias, ``knowledge_aliased``), as a possible duplicate of one
+that only closely matches (``knowledge_possible_duplicate``; nothing written), or under
+its own name (`insika_knowledge.learn.sighting.sight`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Final
+
+from insika_knowledge import consolidate, trust
+from insika_knowledge.candidate import Candidate
+from insika_knowledge.consolidate import NameRule, Naming, Outcome
+from insika_knowledge.events import (
+    EventBus,
+    KnowledgeAliased,
+    KnowledgePossibleDuplicate,
+)
+from insika_knowledge.extract.model import ConceptModel
+from insika_knowledge.learn.known import AgentSearch, ConceptSearch
+from insika_knowledge.learn.sighting import sight_once
+from insika_knowledge.store.base import Store
+from insika_knowledge.store.naming import PossibleDuplicate
+
+log = logging.getLogger(__name__)
+
+
+#: How often a candidate is named again when the concept it restated changed meanwhile.
+NAMING_ATTEMPTS: Final = 3
+
+
+def record(
+    store: Store,
+    agent: str,
+    candidate: Candidate,
+    *,
+    session_id: str,
+    turn_id: str,
+    model: ConceptModel | None = None,
+    events: EventBus | None = None,
+    index: ConceptSearch | None = None,
+    verdict: trust.Assessment | None = None,
+) -> tuple[str, Outcome]:
+    """Name one candidate's sighting (`consolidate.name_sighting`) and record it.
+
+    A name no concept has is first searched for among the agent's concepts with the
+    candidate's description and body. The sighting is then recorded under the concept
+    that states the same claim (the proposed name kept as its alias; a
+    ``knowledge_aliased`` event names both), held as a possible duplicate of a concept
+    that only closely matches (``knowledge_possible_duplicate``; nothing merged, no
+    concept written), or sighted under its own name (`sight`). When the concept it
+    restated changes before the write (another writer), it is named again, at most
+    `NAMING_ATTEMPTS` times, then held as a possible duplicate.
+
+    Args:
+        store: the tenant's store.
+        agent: the agent id.
+        candidate: the screened candidate, under the name the model proposed.
+        session_id: the sighting's session.
+        turn_id: its turn.
+        model: the merge model (None: a different claim is a conflict).
+        events: where the events go.
+        index: the agent's index (None = a `ScanIndex` over `store`).
+        verdict: the trust assessment of the candidate against its turn (see `sight`).
+
+    Returns:
+        ``(name, outcome)``: the concept name the sighting was recorded under (the
+        proposed name for a held possible duplicate) and what it did (`sight`'s
+        outcomes, or ``possible_duplicate``).
+    """
+    search = index if isinstance(index, AgentSearch) else AgentSearch(store, index)
+    naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)
+    for _ in range(NAMING_ATTEMPTS):
+        if naming.rule is NameRule.POSSIBLE_DUPLICATE:
+            break
+        target = candidate if naming.name == candidate.name else replace(candidate, name=naming.name)
+        outcome = sight_once(store, agent, target, session_id, turn_id, model, events,
+                         alias=candidate.name if naming.alias else None, verdict=verdict)
+        if outcome is not None:
+            if target is not candidate and outcome != "replayed" and events is not None:
+                events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
+                                             agent=agent, outcome=outcome))
+            return naming.name, outcome
+        naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)  # it changed
+    if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
+        naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
+    return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)
+
+
+def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment | None) -> Naming:
+    """`naming`, unless it holds as a possible duplicate a candidate the trust gate
+    quarantines: that one is written and held in quarantine under its own name instead
+    (either way it is flagged for a person and never injected; quarantine is the
+    trust step's own state, and a later business sighting releases it).
+    """
+    if naming.rule is NameRule.POSSIBLE_DUPLICATE and verdict is not None and verdict.quarantined:
+        return Naming(NameRule.NEW, candidate.name)
+    return naming
+
+
+def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch) -> Naming:
+    """Read what `consolidate.name_sighting` needs and ask it."""
+    if store.get(agent, candidate.name) is not None:
+        return consolidate.name_sighting(candidate, known=True)
+    alias = store.alias_of(agent, candidate.name)
+    if alias is not None and store.get(agent, alias) is None:
+        alias = None  # the concept it named was deleted or renamed away
+    matches = []
+    held: set[str] = set()
+    if alias is None:
+        query = f"{candidate.description}\n{candidate.body}"
+        for hit in search.search(agent, query, consolidate.MATCHES_SEARCHED):
+            stored = store.get(agent, hit.entry.name)
+            if stored is not None:
+                matches.append(stored.concept)
+                if stored.quarantined:
+                    held.add(stored.concept.name)
+    return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
+                                     held=frozenset(held))
+
+
+def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,
+          turn_id: str, events: EventBus | None) -> Outcome:
+    """Hold `candidate` as a possible duplicate of ``naming.name`` (once per session and turn)."""
+    with store.transaction() as tx:
+        if tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
+            return "replayed"
+        tx.add_possible_duplicate(agent, PossibleDuplicate(
+            name=candidate.name, duplicate_of=naming.name, session_id=session_id,
+            turn_id=turn_id, description=candidate.description, type=candidate.type,
+            body=candidate.body, similarity=naming.similarity,
+        ))
+    if events is not None:
+        events.emit(KnowledgePossibleDuplicate(concept=candidate.name, duplicate_of=naming.name,
+                                               agent=agent))
+    return "possible_duplicate"
+
+
+def routed(store: Store, agent: str, candidate: Candidate, verdict: trust.Assessment) -> Candidate:
+    """`candidate` under the name the trust gate routes it to (`trust.admit` before naming).
+
+    A rule-shaped claim only the customer supports never touches what the business
+    knows: when it would change (not restate) a concept that is not itself in
+    quarantine, the gate keeps it apart under `trust.unverified_name`.
+    """
+    if not verdict.quarantined:  # only such a claim can be kept apart: no read needed
+        return candidate
+    current = store.get(agent, candidate.name)
+    admission = trust.admit(candidate, verdict, trust.OnRecord(
+        exists=current is not None,
+        held=current is not None and current.quarantined,
+        restated=current is not None and consolidate.same_claim(current.concept, candidate),
+    ))
+    return candidate if admission.name == candidate.name else replace(candidate, name=admission.name)

@@ -1,0 +1,326 @@
+"""One sighting under one name: decided (`consolidate`, pure), gated (`trust.admit`, pure), written.
+
+`sight` decides and writes one sighting inside one ``BEGIN IMMEDIATE`` transaction; a
+merge, which needs a model call, is asked outside it and its verdict committed with a
+compare-and-swap on the concept's claim. Concurrent writers of one concept take turns at
+the merge model: the writer that must ask takes the concept's merge lease (first come,
+first served, across processes) and the others wait for it, then decide again against the
+record it left. A sighting that agrees with the merged text is then a confirmation, one
+that is related a new merge; a verdict made stale by another writer is asked again about
+the new body, never turned into a conflict because the record moved.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Final
+
+from insika_knowledge import consolidate, trust
+from insika_knowledge.candidate import Candidate
+from insika_knowledge.concept import Concept
+from insika_knowledge.consolidate import Outcome, Rule
+from insika_knowledge.errors import InsikaError, ModelFailure
+from insika_knowledge.events import (
+    EventBus,
+    KnowledgeConflict,
+    KnowledgeLearned,
+    KnowledgeQuarantined,
+)
+from insika_knowledge.extract.model import ConceptModel, MergeRequest
+from insika_knowledge.store.base import Store, StoredConcept, Transaction
+from insika_knowledge.store.leases import holder_gone, holder_id
+from insika_knowledge.store.naming import PossibleDuplicate
+
+log = logging.getLogger(__name__)
+
+
+#: How often the merge model is asked again when the claim it judged changed meanwhile
+#: (only writes that bypass the merge lease do that: an operator's edit, a writer without
+#: a model); after that the sighting is decided as if there were no model.
+MERGE_ATTEMPTS: Final = 3
+
+
+#: How long a writer may hold a concept's merge lease, in seconds (a model call's
+#: 60 s timeout, with room); a lease of a crashed process is void at once.
+MERGE_LEASE_S: Final = 120.0
+
+
+#: How long a waiting writer keeps its place without asking again, in seconds.
+MERGE_WAIT_TTL_S: Final = 10.0
+
+
+#: First and longest pause between looks at a busy merge lease, in seconds (jittered).
+MERGE_POLL_S: Final = (0.01, 0.5)
+
+
+ENGINE: Final = "engine"
+
+
+def sight(
+    store: Store,
+    agent: str,
+    candidate: Candidate,
+    *,
+    session_id: str,
+    turn_id: str,
+    model: ConceptModel | None = None,
+    events: EventBus | None = None,
+    verdict: trust.Assessment | None = None,
+) -> Outcome:
+    """Record one sighting of `candidate` and apply its consolidation decision.
+
+    `consolidate.decide` decides; this function reads its facts and writes its result
+    in one transaction. When the decision is to ask the merge model, this writer takes
+    the concept's merge lease (or waits its turn behind the writers already asking),
+    asks outside the write lock, and decides again with the model's verdict, which
+    counts only if the record still makes the claim the model saw (compare-and-swap; a
+    confirmation that moved only the counts leaves it valid). A stale verdict is asked
+    again about the new record; only after `MERGE_ATTEMPTS` changes by writers that
+    bypass the lease (an operator's edits) is the sighting decided as if there were no
+    model.
+
+    `verdict` is the trust assessment of the candidate against its turn (None: not
+    assessed, as for an operator's or a tool's proposal); the trust gate (`trust.admit`,
+    asked inside the transaction) decides what follows: a new concept that only the
+    customer supports and that is rule-shaped is stored in quarantine; a sighting of a
+    quarantined concept that only the customer supports changes and counts nothing;
+    one that an agent, a human agent, a tool or the system supports releases it.
+
+    Returns:
+        ``learned`` (new concept), ``quarantined`` (new concept held in quarantine, or a
+        customer-only repeat of one: nothing written), ``confirmed`` (same claim),
+        ``merged`` (related, model-merged), ``conflict`` (contradicting, or a policy
+        concept challenged), or ``replayed`` (this session and turn already sighted the
+        name: no change).
+    """
+    outcome = sight_once(store, agent, candidate, session_id, turn_id, model, events, verdict=verdict)
+    if outcome is None:
+        raise AssertionError("only a sighting under an alias may be refused")
+    return outcome
+
+
+def sight_once(
+    store: Store,
+    agent: str,
+    candidate: Candidate,
+    session_id: str,
+    turn_id: str,
+    model: ConceptModel | None,
+    events: EventBus | None,
+    *,
+    alias: str | None = None,
+    verdict: trust.Assessment | None = None,
+) -> Outcome | None:
+    """`sight`; with `alias`, only a same-claim sighting is written (the alias kept).
+
+    Returns:
+        The outcome; None when `alias` is given and the record no longer states the
+        candidate's claim (nothing was written: the caller names the candidate again).
+    """
+    holder = holder_id(per_thread=True)
+    judged: _Judged | None = None
+    asked = 0
+    pause = MERGE_POLL_S[0]
+    try:
+        while True:
+            may_ask = model is not None and asked < MERGE_ATTEMPTS
+            result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged,
+                                       may_ask, holder, alias, verdict)
+            if result is None:
+                return None
+            if isinstance(result, _Wait):  # another writer is asking the model about it
+                time.sleep(min(pause, max(0.0, result.until_s - time.time())) * random.uniform(0.5, 1.0))
+                pause = min(MERGE_POLL_S[1], pause * 1.5)
+                continue
+            if isinstance(result, StoredConcept):
+                if model is None:  # decide asks for a model only when one may be asked
+                    raise AssertionError("asked for a merge without a model")
+                asked += 1  # a first ask, or the claim changed under the verdict: ask again
+                merge = _ask_merge(model, agent, session_id, result.concept.body, candidate)
+                judged = _Judged(result.concept, merge)
+                continue
+            announce(events, agent, candidate, result)
+            return result
+    except BaseException:
+        _release(store, agent, candidate.name, holder)  # a lease or place left behind
+        raise
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """The merge model's verdict and the record it was given."""
+
+    record: Concept
+    verdict: consolidate.MergeVerdict
+
+    def still_holds_for(self, stored: Concept | None) -> bool:
+        """True when `stored` makes the same claim as the judged record.
+
+        Confirmations change only the counts (occurrences, sources, confidence,
+        updated_at), which the verdict does not depend on; any other change (an edit,
+        a merge, a contradiction, a delete) makes the verdict stale.
+        """
+        return stored is not None and all(
+            getattr(stored, key) == getattr(self.record, key) for key in _CLAIM_FIELDS
+        )
+
+
+#: The fields a merge verdict depends on (see `_Judged.still_holds_for`).
+_CLAIM_FIELDS: Final = ("name", "description", "type", "provenance", "body")
+
+
+@dataclass(frozen=True)
+class _Wait:
+    """Another writer holds the concept's merge lease until at most `until_s` (unix seconds)."""
+
+    until_s: float
+
+
+def _decide_and_write(
+    store: Store,
+    agent: str,
+    candidate: Candidate,
+    session_id: str,
+    turn_id: str,
+    judged: _Judged | None,
+    may_ask: bool,
+    holder: str,
+    alias: str | None = None,
+    verdict: trust.Assessment | None = None,
+) -> Outcome | StoredConcept | _Wait | None:
+    """Decide the sighting and write the decision, in one write transaction.
+
+    With `alias` (the name the candidate was proposed under, found to restate this
+    concept), only a same-claim (or replayed) decision is written, and the alias kept.
+
+    Returns:
+        The outcome; the stored record when the merge model must be asked about it (the
+        merge lease is then `holder`'s); `_Wait` when another writer has the lease; or
+        None when `alias` is given and the decision is not the same claim.
+    """
+    with store.transaction() as tx:
+        current = tx.get(agent, candidate.name)
+        stored = None if current is None else current.concept
+        # A verdict counts only for the claim the model was shown (compare-and-swap):
+        # confirmations that only moved the counts leave it valid.
+        fresh = judged is not None and judged.still_holds_for(stored)
+        decision = consolidate.decide(
+            stored,
+            candidate,
+            already_sighted=tx.has_sighting(agent, candidate.name, session_id, turn_id),
+            model_available=may_ask,
+            merge=judged.verdict if judged is not None and fresh else None,
+        )
+        admission = trust.admit(candidate, verdict, trust.OnRecord(
+            exists=current is not None, held=current is not None and current.quarantined,
+            creates=decision.outcome == "learned",
+        ))
+        if admission.action is trust.Action.HOLD:
+            tx.release_merge_lease(agent, candidate.name, holder)  # if an earlier round took it
+            return "quarantined"  # the customer again: never counts toward confidence
+        if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
+            tx.release_merge_lease(agent, candidate.name, holder)
+            return None  # the concept changed since the naming step: name it again
+        if decision.outcome is None:  # ask the model, outside the write lock, with the lease
+            if current is None:
+                raise AssertionError("decide asked for a merge with nothing on record")
+            until = tx.take_merge_lease(
+                agent, candidate.name, holder, lease_s=MERGE_LEASE_S,
+                wait_ttl_s=MERGE_WAIT_TTL_S, gone=holder_gone, now_s=time.time(),
+            )
+            return current if until is None else _Wait(until)
+        tx.release_merge_lease(agent, candidate.name, holder)
+        if decision.rule is Rule.POLICY_CHALLENGED and stored is not None \
+                and not tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
+            # The policy's body never changes: the claim is held for review under its name.
+            tx.add_possible_duplicate(agent, PossibleDuplicate(
+                name=candidate.name, duplicate_of=candidate.name, session_id=session_id, turn_id=turn_id,
+                description=candidate.description, type=candidate.type, body=candidate.body,
+                similarity=consolidate.similarity(stored, candidate)))
+        if decision.sighting is not None:
+            now = store.clock()
+            tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
+            sources: list[str] = []
+            distinct: int | None = None
+            if decision.needs_sources:
+                sources, distinct = _supporting(tx, agent, candidate.name, stored, session_id)
+            concept = consolidate.apply(
+                decision, stored, candidate, sources=sources, session_id=session_id, now=now,
+                distinct_sources=distinct,
+            )
+            if concept is not None:
+                tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
+            if alias is not None:
+                tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
+        if admission.action is trust.Action.RELEASE:
+            tx.release(agent, candidate.name)  # an agent, a tool or the system backs it now
+        elif admission.action is trust.Action.QUARANTINE:
+            tx.quarantine(agent, candidate.name, session_id=session_id,
+                          supported_by=list(admission.supported_by), markers=list(admission.markers))
+            return "quarantined"
+        return decision.outcome
+
+
+def _supporting(
+    tx: Transaction, agent: str, name: str, stored: Concept | None, session_id: str
+) -> tuple[list[str], int]:
+    """The supporting sessions to merge into the record, and their distinct count.
+
+    The count is read from the ledger up to `consolidate.SOURCES_KEPT` (enough for the
+    confidence, which is full at 5). The sessions are the record's own plus this one,
+    unless the record lists fewer than the ledger holds (an operator removed some):
+    then the ledger's most recent ones. Either way the reads are bounded, so a concept
+    sighted thousands of times costs what one sighted a hundred times does.
+    """
+    distinct = tx.source_count(agent, name, at_most=consolidate.SOURCES_KEPT)
+    kept = set(stored.sources if stored is not None else ()) | {session_id}
+    if len(kept) >= distinct:
+        return [session_id], distinct
+    return tx.recent_sources(agent, name, consolidate.SOURCES_KEPT), distinct
+
+
+def _release(store: Store, agent: str, name: str, holder: str) -> None:
+    """Give up `holder`'s merge lease or place, if a failure left one (best effort)."""
+    try:
+        with store.transaction() as tx:
+            tx.release_merge_lease(agent, name, holder)
+    except InsikaError:  # the store is failing: the row lapses by itself
+        log.info("could not release the merge lease of %s", name)
+
+
+def _ask_merge(
+    model: ConceptModel, agent: str, session_id: str, old_body: str, candidate: Candidate
+) -> consolidate.MergeVerdict:
+    """Ask the merge model about `old_body` and `candidate`; a failed call is contradicting."""
+    limit = consolidate.merge_limit(old_body, candidate.body)
+    request = MergeRequest(agent, session_id, candidate.name, old_body, candidate.body, limit)
+    try:
+        answer = model.merge(request)
+    except ModelFailure as failure:
+        log.info("merge of %s failed (%s): treated as contradicting", candidate.name, failure.outcome)
+        return consolidate.merge_failed(failure.outcome)
+    except Exception as exc:  # any model failure is contradicting
+        log.info("merge of %s failed (%s): treated as contradicting", candidate.name,
+                 type(exc).__name__)
+        return consolidate.merge_failed(type(exc).__name__)
+    return consolidate.interpret_merge(answer, old_body, candidate.body)
+
+
+def storable(text: str | None) -> str | None:
+    """`text` with anything UTF-8 cannot hold (lone surrogates) replaced by ``?``."""
+    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
+
+
+def announce(events: EventBus | None, agent: str, candidate: Candidate, outcome: Outcome) -> None:
+    """Emit the event a sighting's outcome calls for (learned, quarantined or conflict; none otherwise)."""
+    if events is None:
+        return
+    if outcome in ("learned", "merged"):
+        events.emit(KnowledgeLearned(concept=candidate.name, type=candidate.type, agent=agent))
+    elif outcome == "quarantined":
+        events.emit(KnowledgeQuarantined(concept=candidate.name, type=candidate.type, agent=agent))
+    elif outcome == "conflict":
+        events.emit(KnowledgeConflict(concept=candidate.name, agent=agent))

@@ -1,0 +1,161 @@
+"""The turn loop: one finished turn in, the model asked, each candidate screened and recorded.
+
+A model failure (any exception the model raises, or an answer that is not a list) is the
+turn's outcome (retryable), recorded and returned, never raised.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from insika_knowledge import trust
+from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.consolidate import Outcome
+from insika_knowledge.errors import ModelFailure
+from insika_knowledge.events import (
+    EventBus,
+    KnowledgeExtracted,
+)
+from insika_knowledge.extract.candidates import screen
+from insika_knowledge.extract.model import ConceptModel, ExtractionRequest
+from insika_knowledge.ids import check_session_id
+from insika_knowledge.learn.known import AgentSearch, ConceptSearch, relevant_concepts
+from insika_knowledge.learn.naming import record, routed
+from insika_knowledge.learn.sighting import storable
+from insika_knowledge.privacy.redact import kept_contacts
+from insika_knowledge.store.base import ExtractionRecord, Store
+from insika_knowledge.trust.evidence import pieces as trust_pieces
+from insika_knowledge.trust.grounding import speaker
+from insika_knowledge.wire.messages import message_text
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TurnReport:
+    """What one turn's extraction did.
+
+    Attributes:
+        outcome: ``ok``, ``no_model`` or a model failure kind (``model_timeout``,
+            ``model_rate_limited``, ``model_malformed``, ``model_empty``, ``model_error``).
+        retryable: True when the turn can be extracted again later.
+        proposed: candidates the model proposed.
+        dropped: reason -> candidates dropped by the gates.
+        redacted: placeholder kind -> personal data items replaced.
+        results: ``(concept name, outcome)`` per surviving candidate, in answer order:
+            the name the sighting was recorded under (an existing concept's when the
+            candidate restated it under another name; the proposed name when it was
+            held as a ``possible_duplicate``).
+        detail: the failure, when there is one.
+        retry_after_s: for ``model_rate_limited``, the wait the provider asked for, in
+            seconds (None when it did not say).
+    """
+
+    session_id: str
+    turn_id: str
+    outcome: str = "ok"
+    retryable: bool = False
+    proposed: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    redacted: Counter[str] = field(default_factory=Counter)
+    results: list[tuple[str, Outcome]] = field(default_factory=list)
+    detail: str | None = None
+    retry_after_s: float | None = None
+
+    def count(self, outcome: Outcome) -> int:
+        """How many candidates ended with `outcome`."""
+        return sum(1 for _, o in self.results if o == outcome)
+
+
+def learn_turn(
+    store: Store,
+    agent: str,
+    config: KnowledgeConfig,
+    model: ConceptModel | None,
+    *,
+    session_id: str,
+    turn_id: str,
+    messages: list[dict[str, Any]],
+    events: EventBus | None = None,
+    index: ConceptSearch | None = None,
+) -> TurnReport:
+    """Extract the concepts of one finished turn and consolidate them into the store.
+
+    Args:
+        store: the tenant's store.
+        agent: the agent id.
+        config: the agent's validated ``knowledge:`` block (``types``, ``prompt``,
+            ``known_concepts``).
+        model: the extraction and merge model; None records ``no_model`` and writes nothing.
+        session_id: the conversation's id (becomes the concept's source).
+        turn_id: the turn's id within the session (a replayed turn counts once).
+        messages: the turn's transcript slice (normalised message dicts).
+        events: where ``knowledge_learned`` / ``knowledge_conflict`` /
+            ``knowledge_aliased`` / ``knowledge_possible_duplicate`` /
+            ``knowledge_extracted`` go.
+        index: the agent's index, searched for the prompt's known concepts and for a
+            candidate's existing name; None = a `ScanIndex` over `store`, built on
+            first need (pass the agent's own index to reuse its warm cache).
+
+    Returns:
+        The turn's report. Model failures are in ``outcome``; nothing is raised for them.
+
+    Raises:
+        UserError: `session_id` or `turn_id` is not 1-200 printable characters without
+            backticks (checked before any model call; nothing is recorded).
+        InsikaError: only for a store failure that is not the model's (e.g. a full disk).
+    """
+    check_session_id(session_id, "session_id")
+    check_session_id(turn_id, "turn_id")
+    report = TurnReport(session_id=session_id, turn_id=turn_id)
+    if model is None:
+        report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
+    else:
+        search = AgentSearch(store, index)
+        request = ExtractionRequest(
+            agent, session_id, turn_id, messages, tuple(config.types), config.prompt,
+            known=relevant_concepts(search, agent, messages, config.known_concepts),
+        )
+        items: Any = None
+        try:
+            items = model.propose(request)
+        except ModelFailure as failure:
+            report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
+            report.retry_after_s = failure.retry_after_s
+        except Exception as exc:  # any other model failure: recorded, retryable, never raised
+            log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
+            report.outcome, report.retryable = "model_error", True
+            report.detail = f"{type(exc).__name__}: {exc}"[:300]
+        else:
+            if not isinstance(items, list):
+                report.outcome, report.retryable = "model_malformed", True
+                report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
+        if report.outcome == "ok":
+            screened = screen(items, config.types, kept_contacts(
+                (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
+            report.proposed = screened.proposed
+            report.dropped = screened.dropped
+            report.redacted = screened.redacted
+            for candidate in screened.candidates:
+                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
+                                       candidate.evidence)
+                candidate = routed(store, agent, candidate, verdict)
+                report.results.append(record(
+                    store, agent, candidate, session_id=session_id, turn_id=turn_id,
+                    model=model, events=events, index=search, verdict=verdict,
+                ))
+    written = sum(1 for _, o in report.results if o != "replayed")
+    store.record_extraction(ExtractionRecord(
+        agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
+        retryable=report.retryable, candidates=report.proposed, written=written,
+        dropped=dict(report.dropped), detail=storable(report.detail), attempted_at=store.clock(),
+    ))
+    if events is not None:
+        events.emit(KnowledgeExtracted(
+            agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
+            candidates=report.proposed, written=written, dropped=dict(report.dropped),
+        ))
+    return report
