@@ -85,7 +85,8 @@ class Memory:
             data folder).
         database: a ``postgresql://`` URL: every tenant is a schema of that database,
             shared by every replica given the same URL (None = ``$INSIKA_DATABASE_URL``;
-            no URL, or any other value: the SQLite files under `directory`).
+            no URL or an empty one: the SQLite files under `directory`; any other value
+            raises `UserError`, see `insika_knowledge.location.database_url`).
         events: the event bus (a new one when None).
         clock: UTC time source for stamps.
         base_url: an OpenAI-compatible endpoint for live models (None = provider default).
@@ -95,6 +96,10 @@ class Memory:
         embeddings: the embedding provider of the semantic index (None: ``$INSIKA_EMBEDDINGS``,
             else ``auto``: the offline model when installed; ``off``: lexical only; or a model
             name served by an OpenAI-compatible endpoint, see `insika_knowledge.index.embedders`).
+
+    Raises:
+        UserError: `database` (or ``$INSIKA_DATABASE_URL``) is set to something other than a
+            PostgreSQL URL.
     """
 
     def __init__(

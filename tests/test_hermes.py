@@ -27,7 +27,7 @@ from fakellm import FakeLLM
 
 from insika_knowledge import Memory
 from insika_knowledge.cli import cli
-from insika_knowledge.errors import ConfigError, InvalidName
+from insika_knowledge.errors import ConfigError, InvalidName, UserError
 from insika_knowledge.hermes import provider_class, register
 from insika_knowledge.hermes.install import install_plugin
 from insika_knowledge.hermes.provider import NOT_AUTHORITATIVE, InsikaProvider
@@ -68,7 +68,9 @@ def test_the_database_comes_from_hermes_config_then_the_environment(tmp_path: Pa
     write_config(home, {})
     assert load_settings(home, {}).database is None  # the SQLite files of data_dir
     assert load_settings(home, env).database == "postgresql://env@db/insika"
-    assert load_settings(home, {"INSIKA_DATABASE_URL": "/not/a/url"}).database is None
+    with pytest.raises(UserError, match=r"\$INSIKA_DATABASE_URL '/not/a/url' is not a PostgreSQL URL"):
+        load_settings(home, {"INSIKA_DATABASE_URL": "/not/a/url"})
+    assert load_settings(home, {"INSIKA_DATABASE_URL": ""}).database is None
     write_config(home, {"database": "postgresql://kb@db/shared"})
     assert load_settings(home, env).database == "postgresql://kb@db/shared"
     write_config(home, {"database": ""})  # set, even empty, it wins: the SQLite files
