@@ -98,8 +98,10 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
     if config_file:
         import yaml
 
+        from insika_knowledge.readers import load_yaml
+
         try:
-            loaded = yaml.safe_load(Path(config_file).read_text(encoding="utf-8"))
+            loaded = load_yaml(Path(config_file).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
             raise UserError(f"--config {config_file}: {exc}") from None
         if isinstance(loaded, dict) and "knowledge" in loaded:

@@ -62,6 +62,14 @@ def test_settings_come_from_hermes_config_then_the_environment(tmp_path: Path) -
     assert (chosen.knowledge.model, chosen.knowledge.top_k, chosen.procedures) == ("openai/gpt-4o-mini", 3, True)
 
 
+def test_a_huge_integer_in_hermes_config_is_a_config_error(tmp_path: Path) -> None:
+    home = tmp_path / "hermes"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  insika:\n    top_k: " + "9" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"an integer of 5000 digits(.|\n)*line 3, column 12"):
+        load_settings(home, {})
+
+
 def test_the_database_comes_from_hermes_config_then_the_environment(tmp_path: Path) -> None:
     home = tmp_path / "hermes"
     env = {"INSIKA_DATABASE_URL": "postgresql://env@db/insika"}

@@ -36,6 +36,7 @@ from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import ConfigError
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.location import HOME_ENV, database_url, is_postgres_url
+from insika_knowledge.readers import load_yaml
 
 #: The provider's name: ``memory.provider: insika`` and the ``memory.insika`` section.
 PROVIDER: Final = "insika"
@@ -85,7 +86,7 @@ def read_section(hermes_home: Path) -> dict[str, Any]:
     """
     path = hermes_home / "config.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) if path.exists() else None
+        data = load_yaml(path.read_text(encoding="utf-8-sig")) if path.exists() else None
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     memory = data.get("memory") if isinstance(data, dict) else None
@@ -170,7 +171,7 @@ def save_section(values: Mapping[str, Any], hermes_home: Path) -> Path:
     data: Any = {}
     if path.exists():
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+            data = load_yaml(path.read_text(encoding="utf-8-sig")) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
