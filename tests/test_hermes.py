@@ -166,6 +166,10 @@ def test_a_turn_is_learned_in_the_background_then_recalled(provider: InsikaProvi
     assert loaded["markdown"].startswith("---\nname: frete-gratis-acima-199\n")
     assert "sources: [\"s1\"]" in loaded["markdown"]  # the session Hermes initialised
     assert "error" in json.loads(provider.handle_tool_call("load_knowledge", {"name": 7}))
+    for malformed, says in [({}, "needs a concept name"), (None, "takes one argument"), (["x"], "takes one argument"),
+                            ({"name": "frete-gratis-acima-199", "extra": 1}, "unknown argument(s): extra")]:
+        answered = json.loads(provider.handle_tool_call("load_knowledge", malformed))
+        assert set(answered) == {"error"} and says in answered["error"], malformed
     assert "error" in json.loads(provider.handle_tool_call("forget_everything", {}))
     assert [s["name"] for s in provider.get_tool_schemas()] == ["load_knowledge"]
 
