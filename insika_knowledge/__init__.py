@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Final
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncMemory", "Concept", "ConceptFormatError", "ConfigError", "Hit", "InsikaError", "KnowledgeConfig",
-    "Memory", "ModelFailure", "NoConcepts", "NotFound", "Quarantined", "RunTimeFailure", "UserError",
+    "ArgumentTypeError", "AsyncMemory", "Concept", "ConceptFormatError", "ConfigError", "Hit", "InsikaError",
+    "KnowledgeConfig", "Memory", "MemoryClosed", "ModelFailure", "NoConcepts", "NotFound", "Quarantined",
+    "RunTimeFailure", "UserError",
     "__version__", "load_config", "normalize_name", "parse", "serialize",
 ]
 
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
     from insika_knowledge.concept import Concept, normalize_name, parse, serialize
     from insika_knowledge.config import KnowledgeConfig, load_config
     from insika_knowledge.errors import (
+        ArgumentTypeError,
         ConceptFormatError,
         ConfigError,
         InsikaError,
+        MemoryClosed,
         ModelFailure,
         NoConcepts,
         NotFound,
@@ -40,8 +43,9 @@ _HOMES: Final = {
     "AsyncMemory": "asyncmemory", "Memory": "memory", "Hit": "memory",
     "Concept": "concept", "normalize_name": "concept", "parse": "concept", "serialize": "concept",
     "KnowledgeConfig": "config", "load_config": "config",
-    **dict.fromkeys(("ConceptFormatError", "ConfigError", "InsikaError", "ModelFailure", "NoConcepts", "NotFound",
-                     "Quarantined", "RunTimeFailure", "UserError"), "errors"),
+    **dict.fromkeys(("ArgumentTypeError", "ConceptFormatError", "ConfigError", "InsikaError", "MemoryClosed",
+                     "ModelFailure", "NoConcepts", "NotFound", "Quarantined", "RunTimeFailure", "UserError"),
+                    "errors"),
 }
 
 

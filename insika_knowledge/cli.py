@@ -98,8 +98,10 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
     if config_file:
         import yaml
 
+        from insika_knowledge.readers import load_yaml
+
         try:
-            loaded = yaml.safe_load(Path(config_file).read_text(encoding="utf-8"))
+            loaded = load_yaml(Path(config_file).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
             raise UserError(f"--config {config_file}: {exc}") from None
         if isinstance(loaded, dict) and "knowledge" in loaded:
@@ -285,17 +287,22 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="md", show_default=True,
               help="md: <name>.md each; graphml: knowledge.graphml; json: knowledge.json (an array); "
               "jsonl: knowledge.jsonl (a concept a line).")
+@click.option("--include-held", is_flag=True,
+              help="md and graphml: also write the concepts held in quarantine (md: under quarantined/). "
+              "json and jsonl always carry them, each with its quarantined field.")
 @data_dir_option
 @database_option
 @tenant_option
-def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str | None, tenant: str) -> None:
+def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | None, database: str | None,
+           tenant: str) -> None:
     """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines.
 
     With --out -, the GraphML, JSON or JSON lines go to standard output (the summary line
-    to standard error).
+    to standard error). Markdown and GraphML leave out the concepts held in quarantine
+    (nobody has vouched for them) unless --include-held; standard error says how many.
     """
-    from insika_knowledge.export import document
     from insika_knowledge.export import export as run
+    from insika_knowledge.export import render
 
     if not out.strip():
         raise UserError("--out is empty: name the folder to write to (e.g. --out ./export)")
@@ -306,15 +313,17 @@ def export(agent: str, out: str, fmt: str, data_dir: str | None, database: str |
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         if out == "-":
-            records = memory.records(agent=agent, tenant=tenant)
-            text, edges, _ = document(records, chosen)
+            text, result = render(memory.store(tenant), agent, chosen, include_held=include_held)
             click.echo(text, nl=False)
-            extra = f", {edges} links" if fmt == "graphml" else ""
-            click.echo(f"exported {len(records)} concepts{extra} to standard output", err=True)
-            return
-        result = run(memory.store(tenant), agent, out, chosen)
+        else:
+            result = run(memory.store(tenant), agent, out, chosen, include_held=include_held)
     extra = f", {result.edges} links" if fmt == "graphml" else ""
-    click.echo(f"exported {result.concepts} concepts{extra} to {out}")
+    held = f" ({result.held} held in quarantine)" if result.held else ""
+    click.echo(f"exported {result.concepts} concepts{held}{extra} to {'standard output' if out == '-' else out}",
+               err=out == "-")
+    note = result.left_out_note()
+    if note is not None:
+        click.echo(note, err=True)
 
 
 @cli.command()

@@ -195,3 +195,54 @@ class StorageCorrupt(StorageError):
 
 class StorageReadOnly(StorageError):
     """The database file, its folder or its disk cannot be written (read-only, permissions)."""
+
+
+class ArgumentTypeError(UserError, TypeError):
+    """An argument of a public call has the wrong type (see `check_types`).
+
+    A `UserError` (the command line's exit 2; nothing was read or written) and a
+    `TypeError`, so code that catches either gets it.
+    """
+
+
+class MemoryClosed(UserError):
+    """A `Memory` was used after `Memory.close`: open a new one (nothing was read or written)."""
+
+    def __init__(self) -> None:
+        super().__init__("this Memory is closed: open a new Memory (nothing was read or written)")
+
+
+#: What `check_types` takes per argument: ``(value, type or types)``, or with the expected
+#: kind spelled out for the message: ``(value, types, "a list of message dicts")``.
+Expected = tuple[object, type | tuple[type, ...]] | tuple[object, type | tuple[type, ...], str]
+
+
+def check_types(where: str, **arguments: Expected) -> None:
+    """Check each argument's type; the first that is not one of its types raises.
+
+    ``bool`` passes only where it is named: ``True`` is never an ``int`` here.
+
+    Args:
+        where: the call, as the message starts (``Memory.search()``).
+        arguments: per argument name, ``(value, types[, what is expected])``;
+            ``type(None)`` among the types lets None through.
+
+    Raises:
+        ArgumentTypeError: ``<where>: <name> must be <expected>, not <type given>``.
+    """
+    for name, spec in arguments.items():
+        value, types = spec[0], spec[1]
+        kinds = types if isinstance(types, tuple) else (types,)
+        if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+            continue
+        raise wrong_type(where, name, value, spec[2] if len(spec) > 2 else _spelled(kinds))
+
+
+def wrong_type(where: str, name: str, value: object, expected: str) -> ArgumentTypeError:
+    """The error `check_types` raises, for checks it cannot express (a list's items)."""
+    return ArgumentTypeError(f"{where}: {name} must be {expected}, not {type(value).__name__}")
+
+
+def _spelled(kinds: tuple[type, ...]) -> str:
+    names = [("None" if k is type(None) else k.__name__) for k in kinds]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]

@@ -1,10 +1,17 @@
 """Export an agent's concepts: one ``<name>.md`` per concept, one GraphML graph, or JSON.
 
 The markdown files are the stored records byte for byte. The GraphML file has a node
-per concept (name, type, description, confidence, provenance) and an edge per
-``[[link]]`` that resolves to another exported concept; dangling links are dropped.
+per concept (name, type, description, confidence, provenance, quarantined) and an edge
+per ``[[link]]`` that resolves to another exported concept; dangling links are dropped.
 ``knowledge.json`` is one JSON array and ``knowledge.jsonl`` one JSON object a line, each
-object a concept's every record field with its ``status`` and ``version`` (`record`).
+object a concept's every record field with its ``status``, ``version`` and ``quarantined``
+(and, for a concept held, why and since when: `record`).
+
+A concept held in quarantine (`insika_knowledge.trust`) is a claim nobody has vouched
+for. A markdown file or a graph node looks like any other concept, and ``put`` of such a
+file into a store serves it to a model, so markdown and GraphML exports leave held
+concepts out unless asked (``include_held``); markdown then writes them apart, under
+``quarantined/``. JSON carries every concept, each with its ``quarantined`` flag.
 Every file is written atomically (temporary file, then rename), so re-running is safe.
 """
 
@@ -14,30 +21,63 @@ import contextlib
 import json
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.memory import ConceptStore, StoredConcept
+from insika_knowledge.trust import held_because
 
 Format = Literal["md", "graphml", "json", "jsonl"]
 #: Every export format, in the order the command line offers them.
 FORMATS: Final[tuple[Format, ...]] = ("md", "graphml", "json", "jsonl")
+#: The formats that leave concepts held in quarantine out unless asked (`export`'s ``include_held``).
+HOLDING_BACK: Final[tuple[Format, ...]] = ("md", "graphml")
+#: The subfolder of a markdown export where ``include_held`` writes the held concepts.
+HELD_FOLDER: Final = "quarantined"
+
+
+class Held(NamedTuple):
+    """Why a concept is held in quarantine, as an export shows it."""
+
+    reason: str  #: in one line (`insika_knowledge.trust.held_because`)
+    since: str  #: ISO-8601 UTC
 
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What an export wrote: the files, and for GraphML the node and edge counts."""
+    """What an export wrote: the files, and for GraphML the node and edge counts.
+
+    Attributes:
+        files: the files written.
+        concepts: the concepts exported (held ones included when they were written).
+        edges: GraphML's edges written.
+        dropped_links: GraphML's links to no exported concept, left out.
+        held: concepts held in quarantine that were written (markdown: under ``quarantined/``).
+        left_out: concepts held in quarantine that were not written (markdown and
+            GraphML without ``include_held``); a caller should say so.
+    """
 
     files: list[Path]
     concepts: int
     edges: int = 0
     dropped_links: int = 0
+    held: int = 0
+    left_out: int = 0
+
+    def left_out_note(self) -> str | None:
+        """The line to tell a person when held concepts were left out, else None."""
+        if not self.left_out:
+            return None
+        return (f"{self.left_out} concepts held in quarantine not exported; "
+                "--include-held to include them")
 
 
-def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Format = "md") -> ExportResult:
+def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Format = "md", *,
+           include_held: bool = False) -> ExportResult:
     """Write `agent`'s concepts under the folder `out` (created if needed).
 
     Args:
@@ -46,9 +86,12 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         out: the folder.
         fmt: ``md`` (``<name>.md`` each), ``graphml`` (``knowledge.graphml``), ``json``
             (``knowledge.json``, an array) or ``jsonl`` (``knowledge.jsonl``, a line each).
+        include_held: also write the concepts held in quarantine in ``md`` (under
+            ``quarantined/``) and ``graphml`` (their node's ``quarantined`` is true).
+            JSON always carries every concept, with its ``quarantined`` flag.
 
     Returns:
-        The files written and the counts.
+        The files written and the counts (``left_out``: the held concepts not written).
 
     Raises:
         UserError: `fmt` is not one of `FORMATS`; `out` exists and is not a folder, or
@@ -57,29 +100,70 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
     if fmt not in FORMATS:
         raise UserError(f"unknown export format {fmt!r}: use {', '.join(FORMATS)}")
     folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"--out {folder} exists and is not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create {folder}: {exc}") from None
+    _make_folder(folder, "--out ")
     concepts = store.list_concepts(agent)
     if fmt == "md":
+        kept, held = _split(concepts, include_held)
         files = []
-        for stored in concepts:
-            path = folder / f"{stored.concept.name}.md"
+        if held:
+            _make_folder(folder / HELD_FOLDER)
+        for stored in kept:
+            path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
             _write_atomic(path, stored.markdown)
             files.append(path)
-        return ExportResult(files, len(concepts))
-    text, edges, dropped = document(concepts, fmt)
+        return ExportResult(files, len(kept), held=held, left_out=len(concepts) - len(kept))
+    text, result = render(store, agent, fmt, include_held=include_held, concepts=concepts)
     path = folder / f"knowledge.{fmt}"
     _write_atomic(path, text)
-    return ExportResult([path], len(concepts), edges, dropped)
+    return ExportResult([path], result.concepts, result.edges, result.dropped_links, result.held,
+                        result.left_out)
 
 
-def document(concepts: list[StoredConcept], fmt: Format) -> tuple[str, int, int]:
+def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool = False,
+           concepts: list[StoredConcept] | None = None) -> tuple[str, ExportResult]:
     """The one file of a single-file format (``graphml``, ``json``, ``jsonl``) as text: what
-    `export` writes, and what ``export --out -`` prints.
+    `export` writes, and what ``export --out -`` prints; held concepts as `export` treats them.
+
+    Args:
+        store: the tenant's store.
+        agent: the agent id.
+        fmt: ``graphml``, ``json`` or ``jsonl``.
+        include_held: also write the concepts held in quarantine in GraphML (JSON always does).
+        concepts: `agent`'s records when already read (None: read from `store`).
+
+    Returns:
+        ``(text, counts)``; the counts' ``files`` is empty.
+
+    Raises:
+        UserError: `fmt` is ``md`` (a file per concept) or unknown.
+    """
+    if fmt not in FORMATS or fmt == "md":
+        raise _one_file_only(fmt)
+    listed = store.list_concepts(agent) if concepts is None else concepts
+    kept, held = _split(listed, include_held or fmt not in HOLDING_BACK)
+    holds: dict[str, Held] = {}
+    for stored in kept:
+        why = store.quarantine_of(agent, stored.concept.name) if stored.quarantined else None
+        if why is not None:
+            holds[stored.concept.name] = Held(held_because(why.supported_by, why.markers), why.since)
+    text, edges, dropped = document(kept, fmt, holds)
+    return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept))
+
+
+def _split(concepts: list[StoredConcept], include_held: bool) -> tuple[list[StoredConcept], int]:
+    """The concepts to write, and how many of them are held in quarantine."""
+    kept = concepts if include_held else [s for s in concepts if not s.quarantined]
+    return kept, sum(s.quarantined for s in kept)
+
+
+def document(concepts: list[StoredConcept], fmt: Format,
+             holds: Mapping[str, Held] | None = None) -> tuple[str, int, int]:
+    """The text of a single-file format (``graphml``, ``json``, ``jsonl``) for exactly `concepts`.
+
+    Args:
+        concepts: the records, in the order written.
+        fmt: ``graphml``, ``json`` or ``jsonl``.
+        holds: why each held concept is held (`record`), by name.
 
     Returns:
         ``(text, edges, dropped links)``; the counts are GraphML's (0 for JSON).
@@ -90,39 +174,61 @@ def document(concepts: list[StoredConcept], fmt: Format) -> tuple[str, int, int]
     if fmt == "graphml":
         return graphml(concepts)
     if fmt in ("json", "jsonl"):
-        return (as_json(concepts) if fmt == "json" else as_jsonl(concepts)), 0, 0
-    raise UserError(f"{fmt} writes one file per concept: give --out a folder (or use graphml, json or jsonl)")
+        return (as_json(concepts, holds) if fmt == "json" else as_jsonl(concepts, holds)), 0, 0
+    raise _one_file_only(fmt)
 
 
-def record(stored: StoredConcept) -> dict[str, Any]:
-    """One concept as a JSON-ready dict: every record field, ``status`` and ``version``.
+def _one_file_only(fmt: str) -> UserError:
+    if fmt not in FORMATS:
+        return UserError(f"unknown export format {fmt!r}: use {', '.join(FORMATS)}")
+    return UserError(f"{fmt} writes one file per concept: give --out a folder (or use graphml, json or jsonl)")
+
+
+def record(stored: StoredConcept, hold: Held | None = None) -> dict[str, Any]:
+    """One concept as a JSON-ready dict: every record field, ``status``, ``version`` and ``quarantined``.
 
     Keys: name, description, type, provenance, confidence (0..1), sources (session ids),
     occurrences, created_at and updated_at (ISO-8601 UTC), status (``ok`` or
-    ``conflict``), version (the current version number), body (markdown).
+    ``conflict``), version (the current version number), quarantined (True while it is
+    held in quarantine: never handed to a model until a person approves it), body
+    (markdown). A held concept whose quarantine row is given (`hold`) also has
+    quarantine_reason (why, in one line) and quarantined_since (ISO-8601 UTC).
     """
     c = stored.concept
-    return {
+    out: dict[str, Any] = {
         "name": c.name, "description": c.description, "type": c.type,
         "provenance": c.provenance, "confidence": c.confidence,
         "sources": list(c.sources), "occurrences": c.occurrences,
         "created_at": c.created_at, "updated_at": c.updated_at,
-        "status": c.status, "version": stored.version, "body": c.body,
+        "status": c.status, "version": stored.version, "quarantined": stored.quarantined,
     }
+    if stored.quarantined and hold is not None:
+        out["quarantine_reason"] = hold.reason
+        out["quarantined_since"] = hold.since
+    out["body"] = c.body
+    return out
 
 
-def as_json(concepts: list[StoredConcept]) -> str:
+def as_json(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None) -> str:
     """A JSON array of `record` per concept, in the given order (the store's: by name)."""
-    return json.dumps([record(c) for c in concepts], ensure_ascii=False, indent=2) + "\n"
+    found = holds or {}
+    return json.dumps([record(c, found.get(c.concept.name)) for c in concepts], ensure_ascii=False,
+                      indent=2) + "\n"
 
 
-def as_jsonl(concepts: list[StoredConcept]) -> str:
+def as_jsonl(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None) -> str:
     """One compact JSON object (`record`) a line per concept; empty text for none."""
-    return "".join(json.dumps(record(c), ensure_ascii=False) + "\n" for c in concepts)
+    found = holds or {}
+    return "".join(json.dumps(record(c, found.get(c.concept.name)), ensure_ascii=False) + "\n"
+                   for c in concepts)
 
 
 def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
-    """The GraphML document for `concepts`: (text, edges written, dangling links dropped)."""
+    """The GraphML document for `concepts`: (text, edges written, dangling links dropped).
+
+    A node's ``quarantined`` is true for a concept held in quarantine; the other nodes carry
+    no value for it.
+    """
     names = {s.concept.name for s in concepts}
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -132,6 +238,7 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
         '  <key id="description" for="node" attr.name="description" attr.type="string"/>',
         '  <key id="confidence" for="node" attr.name="confidence" attr.type="double"/>',
         '  <key id="provenance" for="node" attr.name="provenance" attr.type="string"/>',
+        '  <key id="quarantined" for="node" attr.name="quarantined" attr.type="boolean"/>',
         '  <graph id="knowledge" edgedefault="directed">',
     ]
     edges = dropped = 0
@@ -143,6 +250,8 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
             ("confidence", f"{c.confidence:.2f}"), ("provenance", c.provenance),
         ):
             out.append(f'      <data key="{key}">{escape(value)}</data>')
+        if stored.quarantined:  # the others carry no value: not held
+            out.append('      <data key="quarantined">true</data>')
         out.append("    </node>")
     for stored in concepts:
         for target in stored.concept.links:
@@ -156,6 +265,15 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
                 dropped += 1
     out += ["  </graph>", "</graphml>", ""]
     return "\n".join(out), edges, dropped
+
+
+def _make_folder(folder: Path, named: str = "") -> None:
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{named}{folder} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {folder}: {exc}") from None
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -8,8 +8,12 @@ anything: `insika_knowledge.store` does, given what these functions answer.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
+
+from insika_knowledge.errors import UserError
 
 #: Environment variable naming the data directory.
 HOME_ENV: Final = "INSIKA_KNOWLEDGE_HOME"
@@ -19,7 +23,8 @@ _POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 #: The ``--database`` option's help, the same on every command that has it.
 DATABASE_HELP: Final = (
     "PostgreSQL URL (postgresql://...): every tenant is a schema of that database, shared by "
-    "every replica given it. Default: $INSIKA_DATABASE_URL, else the SQLite files of --data-dir."
+    "every replica given it. Default: $INSIKA_DATABASE_URL, else the SQLite files of --data-dir "
+    "(an empty value: the files; any other value is refused)."
 )
 
 
@@ -39,17 +44,37 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir("insika-knowledge", appauthor=False))
 
 
-def database_url(explicit: str | None = None) -> str | None:
+def database_url(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """The PostgreSQL URL to use, or None for the SQLite files under the data directory.
 
     `explicit` (``--database``, ``Memory(database=...)``) wins, even empty; None reads
-    ``$INSIKA_DATABASE_URL``. Only a ``postgresql://`` (or ``postgres://``) URL selects
-    PostgreSQL; anything else, an empty value included, means the SQLite files.
+    ``$INSIKA_DATABASE_URL`` (of `environ`, default the process's). A ``postgresql://`` (or ``postgres://``) URL selects
+    PostgreSQL; an empty (or blank) value, or none, means the SQLite files.
+
+    Raises:
+        UserError: the value is anything else (``mysql://``, a typo of the scheme,
+            ``sqlite:///...``, a path): writes must not go to the files in its stead. The
+            message names the value (its password hidden), where it came from, and what
+            is accepted.
     """
-    chosen = explicit if explicit is not None else os.environ.get(DATABASE_ENV)
-    return chosen if chosen and is_postgres_url(chosen) else None
+    chosen = explicit if explicit is not None else (os.environ if environ is None else environ).get(DATABASE_ENV)
+    if chosen is None or not chosen.strip():
+        return None
+    if not is_postgres_url(chosen):
+        source = "the database" if explicit is not None else f"${DATABASE_ENV}"
+        raise UserError(
+            f"{source} {without_password(chosen)!r} is not a PostgreSQL URL: give a postgresql:// "
+            "(or postgres://) URL, or an empty value for the SQLite files of the data directory"
+        )
+    return chosen
 
 
 def is_postgres_url(url: str) -> bool:
     """True when `url` names a PostgreSQL database (``postgresql://...``, ``postgres://...``)."""
     return url.strip().lower().startswith(_POSTGRES_SCHEMES)
+
+
+def without_password(url: str) -> str:
+    """`url` with its password replaced by ``***`` (``user:***@host``, ``password=***``), for messages."""
+    url = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    return re.sub(r"(password=)[^&\s]*", r"\1***", url)

@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import pluggy
 
@@ -30,12 +30,16 @@ from insika_knowledge.errors import (
     ConceptFormatError,
     ConfigError,
     InsikaError,
+    MemoryClosed,
     NotFound,
     Quarantined,
     RunTimeFailure,
     StaleVersion,
     StorageBusy,
+    StorageError,
     UserError,
+    check_types,
+    wrong_type,
 )
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
 from insika_knowledge.extract.given import GivenModel
@@ -85,7 +89,8 @@ class Memory:
             data folder).
         database: a ``postgresql://`` URL: every tenant is a schema of that database,
             shared by every replica given the same URL (None = ``$INSIKA_DATABASE_URL``;
-            no URL, or any other value: the SQLite files under `directory`).
+            no URL or an empty one: the SQLite files under `directory`; any other value
+            raises `UserError`, see `insika_knowledge.location.database_url`).
         events: the event bus (a new one when None).
         clock: UTC time source for stamps.
         base_url: an OpenAI-compatible endpoint for live models (None = provider default).
@@ -95,6 +100,15 @@ class Memory:
         embeddings: the embedding provider of the semantic index (None: ``$INSIKA_EMBEDDINGS``,
             else ``auto``: the offline model when installed; ``off``: lexical only; or a model
             name served by an OpenAI-compatible endpoint, see `insika_knowledge.index.embedders`).
+
+    Every public method checks its arguments' types first: a wrong one raises
+    `insika_knowledge.errors.ArgumentTypeError` (a `UserError` and a `TypeError`) naming
+    the argument, before anything is read or written. After `close`, every use raises
+    `insika_knowledge.errors.MemoryClosed` (a `UserError`): open a new `Memory`.
+
+    Raises:
+        UserError: `database` (or ``$INSIKA_DATABASE_URL``) is set to something other than a
+            PostgreSQL URL; an argument has the wrong type.
     """
 
     def __init__(
@@ -109,6 +123,14 @@ class Memory:
         outbox: OutboxSettings | None = None,
         embeddings: str | None = None,
     ):
+        check_types(
+            "Memory()", directory=(directory, (str, os.PathLike, type(None)), "str, os.PathLike or None"),
+            database=(database, (str, type(None))), events=(events, (EventBus, type(None))),
+            clock=(clock, _CALLABLE, "a function returning a UTC ISO-8601 time"),
+            base_url=(base_url, (str, type(None))),
+            plugin_manager=(plugin_manager, (pluggy.PluginManager, type(None))),
+            outbox=(outbox, (OutboxSettings, type(None))), embeddings=(embeddings, (str, type(None))),
+        )
         self.directory = data_dir(directory)
         self.database = database_url(database)
         self.events = events or EventBus()
@@ -121,6 +143,7 @@ class Memory:
         self._queue: ExtractionQueue | None = None
         self._warned: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._closed = False
         self._forwarder = _Forwarder(plugin_manager)
         self._unsubscribe = self.events.subscribe(self._forwarder)
 
@@ -142,8 +165,12 @@ class Memory:
             UserError: the PostgreSQL database is unusable (missing extra, unreachable).
             StorageBusy: the first opening could not migrate within `busy_timeout_ms`
                 (nothing is cached: the next call tries again).
+            MemoryClosed: this memory is closed.
         """
+        check_types("Memory.tenant()", busy_timeout_ms=(busy_timeout_ms, (int, type(None))))
         with self._lock:
+            if self._closed:
+                raise MemoryClosed()
             tenant = self._tenants.get(name)
             if tenant is None:
                 check_tenant(name)
@@ -184,10 +211,13 @@ class Memory:
 
     def has_tenant(self, tenant: str) -> bool:
         """True when the tenant's store exists: its file, or its schema (nothing is created)."""
+        self._check_open()
+        check_types("Memory.has_tenant()", tenant=(tenant, str))
         return tenant in self._tenants or has_tenant(tenant, self.directory, self.database or "")
 
     def tenants(self) -> list[str]:
         """Tenants that have a store (files of the directory, or schemas of the database), sorted."""
+        self._check_open()
         return list_tenants(self.directory, self.database or "")
 
     @property
@@ -201,6 +231,7 @@ class Memory:
         Raises:
             UserError: the spec is not usable (bad provider string, missing replay file).
         """
+        check_types("Memory.model()", spec=(spec, (str, type(None))))
         if spec is None:
             return None
         with self._lock:
@@ -264,6 +295,8 @@ class Memory:
             UserError: ``$INSIKA_OUTBOX_MAX_PENDING`` or ``$INSIKA_LOCK_BUDGET_MS`` is invalid.
         """
         with self._lock:
+            if self._closed:
+                raise MemoryClosed()
             if self._queue is None:
                 if self.outbox_settings is None:
                     self.outbox_settings = OutboxSettings.from_env()
@@ -298,13 +331,31 @@ class Memory:
         Args:
             timeout_s: the longest wait in seconds (None: no limit).
         """
+        check_types("Memory.drain()", timeout_s=(timeout_s, (int, float, type(None))))
         with self._lock:
             queue = self._queue
         return True if queue is None else queue.drain(timeout_s)
 
     def outbox(self, tenant: str) -> OutboxStorage:
-        """The outbox of `tenant` (`insika_knowledge.queue.QueueHost`)."""
-        return self.tenant(tenant).store.outbox()
+        """The outbox of `tenant` (`insika_knowledge.queue.QueueHost`).
+
+        Raises:
+            StorageError: this memory is closed (a worker that outlived `close`: its turn
+                stays queued for the next start).
+        """
+        return self._queued_tenant(tenant).store.outbox()
+
+    def _queued_tenant(self, tenant: str) -> Tenant:
+        """`tenant` for the learning queue: closed, the turn stays queued (a `StorageError`)."""
+        try:
+            return self.tenant(tenant)
+        except MemoryClosed as exc:
+            raise StorageError(f"{exc}; the turn stays queued for the next start") from None
+
+    def _check_open(self) -> None:
+        """Raise `MemoryClosed` after `close`."""
+        if self._closed:
+            raise MemoryClosed()
 
     def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
         """Learn one turn the queue claimed (`insika_knowledge.queue.QueueHost`).
@@ -314,7 +365,7 @@ class Memory:
         """
         config = load_config(json.loads(turn.knowledge))
         if config is not None and config.extract:
-            report = self.tenant(tenant).learn(turn.agent, config, session_id=turn.session_id,
+            report = self._queued_tenant(tenant).learn(turn.agent, config, session_id=turn.session_id,
                                                turn_id=turn.turn_id, messages=json.loads(turn.messages))
             if report.outcome != "ok":  # one line per failed extraction, with its reason
                 log.warning("learning failed for %s/%s (session %s, turn %s): %s%s", tenant, turn.agent,
@@ -323,6 +374,8 @@ class Memory:
 
     def tenants_with_pending(self) -> list[str]:
         """Tenants whose outbox holds turns (`insika_knowledge.queue.QueueHost`; reads only)."""
+        if self._closed:
+            raise StorageError(str(MemoryClosed()))
         return tenants_with_pending(self.directory, self.database or "")
 
     def status(self, tenants: Sequence[str] | None = None, *, failures: int = 5) -> list[TenantStatus]:
@@ -340,6 +393,9 @@ class Memory:
         Raises:
             InvalidName: a tenant name is invalid.
         """
+        check_types("Memory.status()", tenants=(tenants, (list, tuple, set, frozenset, type(None)),
+                                                 "a list of tenant names or None"),
+                    failures=(failures, int))
         names = self.tenants() if tenants is None else [check_tenant(t) for t in tenants]
         out: list[TenantStatus] = []
         for name in sorted(dict.fromkeys(names)):
@@ -387,6 +443,9 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             UserError: the configured model spec is unusable.
         """
+        check_types("Memory.learn_turn()", config=(config, KnowledgeConfig), session_id=(session_id, str),
+                    turn_id=(turn_id, str))
+        messages = _messages("Memory.learn_turn()", "messages", messages)
         check_agent(agent)
         return self.tenant(tenant).learn(agent, config, session_id=session_id, turn_id=turn_id,
                                          messages=messages, model=model)
@@ -404,6 +463,8 @@ class Memory:
             NotFound: no such concept.
             StaleVersion: `expected_version` is given and is not current.
         """
+        check_types("Memory.delete()", name=(name, str), actor=(actor, str),
+                    expected_version=(expected_version, (int, type(None))))
         version = self.store(tenant).delete(agent, name, actor=actor, expected_version=expected_version)
         self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
         return version
@@ -421,10 +482,12 @@ class Memory:
         Returns:
             True when the worker stopped within the time.
         """
+        check_types("Memory.close()", timeout_s=(timeout_s, (int, float, type(None))))
         with self._lock:
             queue, self._queue = self._queue, None
         stopped = True if queue is None else queue.close(timeout_s)
-        with self._lock:
+        with self._lock:  # closed only now: the worker finishes the turn in progress first
+            self._closed = True
             tenants, self._tenants = list(self._tenants.values()), {}
         for tenant in tenants:
             tenant.close()
@@ -473,8 +536,11 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             UserError: the ids are not printable text, or the model spec is unusable.
         """
+        where = "Memory.learn()"
+        check_types(where, session_id=(session_id, str), turn_id=(turn_id, (str, type(None))),
+                    model=(model, (str, _ModelObject, type(None)), _MODEL_KINDS), config=_config_arg(config))
+        listed = _messages(where, "messages", messages)
         settings = config or KnowledgeConfig()
-        listed = [dict(m) for m in messages]
         chosen = self.model(model) if isinstance(model, str) else model
         return self.learn_turn(
             agent, settings, session_id=session_id, turn_id=turn_id or digest_id(listed),
@@ -510,6 +576,8 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ConfigError: `top_k`, `index` or a filter's value is out of range.
         """
+        check_types("Memory.search()", query=(query, str), top_k=(top_k, int), index=(index, str),
+                    type=(type, (str, _NONE)), provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         check_agent(agent)
         settings = _settings(top_k=top_k, index=index)
         wanted = _filters(type=type, provenance=provenance, status=status)
@@ -529,7 +597,9 @@ class Memory:
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
+            ArgumentTypeError: `message` is not text, or `config` not a `KnowledgeConfig`.
         """
+        check_types("Memory.knowledge_block()", message=(message, str), config=_config_arg(config))
         check_agent(agent)
         settings = config or KnowledgeConfig()
         return self.retriever(tenant).block(
@@ -555,6 +625,7 @@ class Memory:
                 `NotFound`: the message names it, why it is held and how to release it).
             NotFound: no such concept (the message names up to 3 close names).
         """
+        check_types("Memory.load()", name=(name, str), held=(held, bool))
         check_agent(agent)
         result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None)
         if "error" not in result:
@@ -588,6 +659,8 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ConfigError: a filter's value is not one the records can have.
         """
+        check_types("Memory.records()", held=(held, bool), type=(type, (str, _NONE)),
+                    provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         check_agent(agent)
         wanted = _filters(type=type, provenance=provenance, status=status)
         found = self.retriever(tenant).concepts(agent, held=held)
@@ -618,6 +691,7 @@ class Memory:
         Raises:
             InvalidName: the tenant name is invalid.
         """
+        check_types("Memory.agents()", tenant=(tenant, str))
         if not self.has_tenant(tenant):
             return {}
         store = self.store(tenant)
@@ -634,6 +708,7 @@ class Memory:
         Raises:
             InvalidName: the agent or tenant name is invalid.
         """
+        check_types("Memory.conflicts()", held=(held, bool), tenant=(tenant, str))
         challenged = set(self.store(tenant).challenged_names(agent)) if self.has_tenant(tenant) else set()
         return [c for c in self.concepts(agent=agent, tenant=tenant, held=held)
                 if c.in_conflict or c.name in challenged]
@@ -662,6 +737,8 @@ class Memory:
             UserError: no embedding provider is available (the message says why).
             RunTimeFailure: the provider failed (the vectors made so far are kept: run it again).
         """
+        check_types("Memory.reindex()", fresh=(fresh, bool),
+                    progress=(progress, (_CALLABLE, _NONE), "a function (done, total) or None"))
         check_agent(agent)
         retriever = self.retriever(tenant)
         semantic = retriever.semantic()
@@ -695,6 +772,7 @@ class Memory:
             RunTimeFailure: the concept was written by others on every one of
                 `PUT_ATTEMPTS` tries (heavy contention on one name); nothing was written.
         """
+        check_types("Memory.put()", markdown=(markdown, str), actor=(actor, str))
         check_agent(agent)
         store = self.store(tenant)
         now = store.clock()
@@ -720,7 +798,7 @@ class Memory:
                 else:
                     saved = store.edit(agent, concept.name, record, expected_version=current.version,
                                        actor=actor)
-                self.retriever(tenant).embed_pending(agent)  # its vector, in this request
+                self._embed_written(tenant, agent)  # its vector, in this request
                 return saved.concept
             except (StaleVersion, NotFound):
                 continue  # written or deleted meanwhile: read it again
@@ -773,11 +851,15 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             UserError: the ids are not printable text, or the model spec is unusable.
         """
+        where = "Memory.propose()"
+        check_types(where, candidate=(candidate, Mapping, "a mapping (name, description, type, body)"),
+                    session_id=(session_id, str), turn_id=(turn_id, (str, _NONE)),
+                    model=(model, (str, _ModelObject, _NONE), _MODEL_KINDS), config=_config_arg(config))
+        evidence = _messages(where, "messages", messages)
         settings = config or KnowledgeConfig()
         merger = model if model is not None else settings.resolved_model()
         chosen = self.model(merger) if isinstance(merger, str) else merger
         item = dict(candidate)
-        evidence = [dict(m) for m in messages]
         digest = digest_id([item, evidence] if evidence else item)
         return self.learn_turn(
             agent, settings, session_id=session_id, turn_id=turn_id or digest,
@@ -815,6 +897,10 @@ class Memory:
             UserError: `rename` is another concept's name.
             RunTimeFailure: other writers changed the concept on every try.
         """
+        check_types("Memory.update()", name=(name, str), description=(description, (str, _NONE)),
+                    body=(body, (str, _NONE)), type=(type, (str, _NONE)), provenance=(provenance, (str, _NONE)),
+                    rename=(rename, (str, _NONE)), expected_version=(expected_version, (int, _NONE)),
+                    actor=(actor, str))
         check_agent(agent)
         store = self.store(tenant)
         changes = {k: v for k, v in (("description", description), ("body", body), ("type", type),
@@ -846,6 +932,7 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             NotFound: the concept never existed.
         """
+        check_types("Memory.history()", name=(name, str))
         check_agent(agent)
         versions = self.store(tenant).versions(agent, name)
         if not versions:
@@ -863,8 +950,18 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             NotFound: no such version (see `history`).
         """
+        check_types("Memory.restore()", name=(name, str), version=(version, int), actor=(actor, str))
         check_agent(agent)
         return self.store(tenant).restore(agent, name, version, actor=actor).concept
+
+    def _embed_written(self, tenant: str, agent: str) -> None:
+        """Make the vectors of what a person just wrote; a failure is reported, never raised
+        (the write happened: the caller must not be told otherwise).
+        """
+        try:
+            self.retriever(tenant).embed_pending(agent)
+        except Exception as exc:  # the vector is made by the worker's next turn or `reindex`
+            self.degraded(agent, "embeddings", exc)
 
 
 
@@ -1034,3 +1131,38 @@ def _settings(**block: Any) -> KnowledgeConfig:
     config = load_config(block)
     assert config is not None
     return config
+
+
+@runtime_checkable
+class _ModelObject(Protocol):
+    """What a ``model`` object must have at least, for the type check (`ConceptModel`)."""
+
+    def propose(self, request: Any) -> list[Any]: ...
+
+
+_NONE: Final = type(None)
+#: Anything callable, as `check_types` takes it (the ABC `Callable`).
+_CALLABLE: Final = cast(type, Callable)
+#: What a ``model`` argument may be, for messages.
+_MODEL_KINDS: Final = "a model spec (str), a model object (propose and merge) or None"
+
+
+def _config_arg(config: object) -> tuple[object, tuple[type, ...], str]:
+    """The `check_types` spec of a ``config`` argument (a dict is told how to make one)."""
+    hint = " (insika_knowledge.config.load_config({...}) makes one from a dict)" if isinstance(config, Mapping) else ""
+    return config, (KnowledgeConfig, _NONE), "a KnowledgeConfig or None" + hint
+
+
+def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any]]:
+    """`messages` as a list of dicts, checked: a sequence (not text) of mappings.
+
+    Raises:
+        ArgumentTypeError: `messages` is not such a sequence, or one item is not a mapping
+            (named by its index).
+    """
+    if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Sequence):
+        raise wrong_type(where, argument, messages, "a list of message dicts (role, content)")
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise wrong_type(where, f"{argument}[{i}]", message, "a message dict (role, content)")
+    return [dict(m) for m in messages]

@@ -35,7 +35,7 @@ from insika_knowledge.memory import Memory
 from insika_knowledge.plugins import ENTRY_POINTS as ENTRY_POINTS
 from insika_knowledge.plugins import load_plugins as load_plugins
 from insika_knowledge.queue import ExtractionQueue, OutboxSettings
-from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, load_knowledge_name
 from insika_knowledge.wire.headers import TENANT_HEADER
 
 if TYPE_CHECKING:
@@ -225,8 +225,20 @@ class KnowledgePlugin:
             self._failed(agent, "tools", exc)
             return []
 
-        def load_knowledge(name: str) -> dict[str, Any]:
-            return retriever.load_knowledge(agent.id, name)
+        def load_knowledge(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            """The tool's handler: the model's arguments as keywords (``name``), or the name
+            alone; any other call answers ``{"error"}``, as does a failure (degraded once).
+            """
+            if len(args) > 1 or (args and kwargs):
+                return {"error": "load_knowledge takes one argument, name: a concept's name as text"}
+            name = load_knowledge_name({"name": args[0]} if args else kwargs)
+            if isinstance(name, dict):
+                return name
+            try:
+                return retriever.load_knowledge(agent.id, name)
+            except Exception as exc:  # the model answers without it; the engine's turn goes on
+                self._failed(agent, "load_knowledge", exc)
+                return {"error": "load_knowledge is unavailable right now: answer without it"}
 
         return [Tool(name="load_knowledge", schema=LOAD_KNOWLEDGE_SCHEMA, handler=load_knowledge)]
 

@@ -37,7 +37,7 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
@@ -115,6 +115,32 @@ LOAD_KNOWLEDGE_SCHEMA: Final[dict[str, Any]] = {
         },
     },
 }
+
+
+def load_knowledge_name(arguments: object) -> str | dict[str, str]:
+    """The concept name a ``load_knowledge`` call asks for, or the ``{"error"}`` its caller
+    answers when the arguments do not fit `LOAD_KNOWLEDGE_SCHEMA`.
+
+    The model writes the arguments, so any value may come: every edge that answers the
+    call (the engine plugin's handler, the relay, the Hermes provider) reads them here
+    and never raises on them.
+
+    Args:
+        arguments: the call's arguments (a mapping: ``{"name": ...}`` and nothing else).
+
+    Returns:
+        The name (text, as written), or ``{"error": ...}`` saying what is wrong: not a
+        mapping, no ``name``, a ``name`` that is not text, or arguments the schema lacks.
+    """
+    if not isinstance(arguments, Mapping):
+        return {"error": "load_knowledge takes one argument, name: a concept's name as text"}
+    unknown = sorted(str(key)[:40] for key in arguments if key != "name")
+    if unknown:
+        return {"error": f"load_knowledge takes only name; unknown argument(s): {', '.join(unknown[:5])}"}
+    name = arguments.get("name")
+    if not isinstance(name, str):
+        return {"error": "load_knowledge needs a concept name (text)"}
+    return name
 
 
 class SearchIndex(Protocol):

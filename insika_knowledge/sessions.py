@@ -23,6 +23,7 @@ from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import AgentSpec as AgentSpec  # re-exported: the hook types
 from insika_knowledge.hookspecs import Turn as Turn
 from insika_knowledge.ids import session_id_problem
+from insika_knowledge.readers import parse_json
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -72,17 +73,13 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
     """Parse one JSONL line into a `Session`.
 
     Raises:
-        UserError: invalid JSON, a missing or invalid ``session_id`` (see
+        UserError: invalid JSON (`insika_knowledge.readers.parse_json`: the column is
+            named, and an integer of more digits than Python converts is one), a missing or invalid ``session_id`` (see
             `session_id_problem`), a missing ``messages``, a message without a known
             role, or text that cannot be written as UTF-8 (a lone surrogate, which JSON
             can spell as ``\\ud800``); the message starts with `where`.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise UserError(f"{where}: nested too deeply to read") from None
+    data = parse_json(text, where)
     if not isinstance(data, dict):
         raise UserError(f"{where}: a session must be a JSON object")
     session_id = data.get("session_id")

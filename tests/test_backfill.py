@@ -618,3 +618,42 @@ def test_deeply_nested_sessions_and_replay_files_are_usage_errors(tmp_path) -> N
     replay.write_text('{"extract": ' + deep + "}")
     with pytest.raises(UserError, match="nested too deeply"):
         ReplayModel(replay)
+
+
+#: A number past CPython's limit on converting digits to an int (4,300 digits).
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("where", ["metadata", "outcome", "message"])
+def test_a_huge_integer_in_a_sessions_line_names_file_line_and_column(tmp_path: Path, where: str) -> None:
+    record = {"metadata": f'{{"n": {HUGE}}}', "outcome": HUGE,
+              "message": f'[{{"role": "user", "content": "oi", "n": {HUGE}}}]'}[where]
+    key = {"metadata": "metadata", "outcome": "outcome", "message": "messages"}[where]
+    line = f'{{"session_id": "s2", "messages": [], "{key}": {record}}}'
+    if where == "message":
+        line = f'{{"session_id": "s2", "{key}": {record}}}'
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text(json.dumps(_session("s1")) + "\n" + line + "\n", encoding="utf-8")
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("some-fact", "A fact.")]})
+    data = tmp_path / "data"
+    result = _run(*_args(sessions, replay, data))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    column = line.index(HUGE) + 1
+    assert f"{sessions}:2: an integer of 5000 digits at column {column}" in result.output
+    assert "4300" in result.output
+    assert _no_concepts_written(data)
+
+
+def test_a_huge_integer_in_the_config_file_names_file_and_line(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1")])
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("some-fact", "A fact.")]})
+    config = tmp_path / "agent.yaml"
+    config.write_text(f"knowledge:\n  types: [fact]\n  top_k: {HUGE}\n", encoding="utf-8")
+    data = tmp_path / "data"
+    result = _run(*_args(sessions, replay, data), "--config", str(config))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert f"--config {config}:" in result.output
+    assert "an integer of 5000 digits" in result.output and "line 3, column 10" in result.output
+    assert _no_concepts_written(data)

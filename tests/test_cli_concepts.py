@@ -231,7 +231,7 @@ def test_export_json_and_jsonl_carry_every_field_of_the_stored_records(data_dir:
                 "name": c.name, "description": c.description, "type": c.type,
                 "provenance": c.provenance, "confidence": c.confidence, "sources": list(c.sources),
                 "occurrences": c.occurrences, "created_at": c.created_at, "updated_at": c.updated_at,
-                "status": c.status, "version": one.version, "body": c.body,
+                "status": c.status, "version": one.version, "quarantined": False, "body": c.body,
             }
         assert sorted(p.name for p in out.iterdir()) == [f"knowledge.{fmt}"]
 

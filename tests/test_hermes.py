@@ -27,7 +27,7 @@ from fakellm import FakeLLM
 
 from insika_knowledge import Memory
 from insika_knowledge.cli import cli
-from insika_knowledge.errors import ConfigError, InvalidName
+from insika_knowledge.errors import ConfigError, InvalidName, UserError
 from insika_knowledge.hermes import provider_class, register
 from insika_knowledge.hermes.install import install_plugin
 from insika_knowledge.hermes.provider import NOT_AUTHORITATIVE, InsikaProvider
@@ -62,13 +62,23 @@ def test_settings_come_from_hermes_config_then_the_environment(tmp_path: Path) -
     assert (chosen.knowledge.model, chosen.knowledge.top_k, chosen.procedures) == ("openai/gpt-4o-mini", 3, True)
 
 
+def test_a_huge_integer_in_hermes_config_is_a_config_error(tmp_path: Path) -> None:
+    home = tmp_path / "hermes"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  insika:\n    top_k: " + "9" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"an integer of 5000 digits(.|\n)*line 3, column 12"):
+        load_settings(home, {})
+
+
 def test_the_database_comes_from_hermes_config_then_the_environment(tmp_path: Path) -> None:
     home = tmp_path / "hermes"
     env = {"INSIKA_DATABASE_URL": "postgresql://env@db/insika"}
     write_config(home, {})
     assert load_settings(home, {}).database is None  # the SQLite files of data_dir
     assert load_settings(home, env).database == "postgresql://env@db/insika"
-    assert load_settings(home, {"INSIKA_DATABASE_URL": "/not/a/url"}).database is None
+    with pytest.raises(UserError, match=r"\$INSIKA_DATABASE_URL '/not/a/url' is not a PostgreSQL URL"):
+        load_settings(home, {"INSIKA_DATABASE_URL": "/not/a/url"})
+    assert load_settings(home, {"INSIKA_DATABASE_URL": ""}).database is None
     write_config(home, {"database": "postgresql://kb@db/shared"})
     assert load_settings(home, env).database == "postgresql://kb@db/shared"
     write_config(home, {"database": ""})  # set, even empty, it wins: the SQLite files
@@ -156,6 +166,10 @@ def test_a_turn_is_learned_in_the_background_then_recalled(provider: InsikaProvi
     assert loaded["markdown"].startswith("---\nname: frete-gratis-acima-199\n")
     assert "sources: [\"s1\"]" in loaded["markdown"]  # the session Hermes initialised
     assert "error" in json.loads(provider.handle_tool_call("load_knowledge", {"name": 7}))
+    for malformed, says in [({}, "needs a concept name"), (None, "takes one argument"), (["x"], "takes one argument"),
+                            ({"name": "frete-gratis-acima-199", "extra": 1}, "unknown argument(s): extra")]:
+        answered = json.loads(provider.handle_tool_call("load_knowledge", malformed))
+        assert set(answered) == {"error"} and says in answered["error"], malformed
     assert "error" in json.loads(provider.handle_tool_call("forget_everything", {}))
     assert [s["name"] for s in provider.get_tool_schemas()] == ["load_knowledge"]
 

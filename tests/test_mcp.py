@@ -199,6 +199,24 @@ def test_out_of_bounds_arguments_are_errors_in_the_callers_words(data: Path) -> 
     assert seen["long"].is_error and "300" in seen["long"].content[0].text
 
 
+def test_a_malformed_load_knowledge_call_is_an_error_result(data: Path, database_args: list[str]) -> None:
+    """MCP's SDK checks the arguments against the tool's schema: a call missing ``name`` or
+    with a name that is not text is an error result the model reads; the server goes on."""
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(server(data, *database_args)) as client:
+            seen["missing"] = await client.call_tool("load_knowledge", {})
+            seen["number"] = await client.call_tool("load_knowledge", {"name": 7})
+            seen["empty"] = await client.call_tool("load_knowledge", {"name": ""})
+            seen["after"] = await client.call_tool("load_knowledge", {"name": "cep-13-campinas"})
+
+    anyio.run(session)
+    for key in ("missing", "number", "empty"):
+        assert seen[key].is_error and "name" in seen[key].content[0].text, key
+    assert not seen["after"].is_error
+
+
 def _http_server(data: Path, port: int, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     return started(["mcp", "--agent", AGENT, "--data-dir", str(data), "--http", str(port), *extra], port, env)
 

@@ -405,3 +405,42 @@ def test_a_plugin_that_fails_to_load_does_not_take_the_knowledge_plugin_down(
         assert own.tools(agent()) != []
     finally:
         own.close()
+
+
+def test_a_malformed_load_knowledge_call_answers_an_error(host: RecordingHost) -> None:
+    """The model writes the call's arguments: a missing, extra or wrong-typed one is an
+    ``{"error"}`` the model reads, as docs/engine.md says, never an exception in the engine."""
+    plugin.memory.put("---\nname: frete-gratis\ndescription: Free shipping above R$ 199.\n---\n\n"
+                      "Orders above R$ 199 ship for free.\n", agent="store-support", tenant="loja-a")
+    handler = host.tools(agent())["load_knowledge"].handler
+    assert handler(name="frete-gratis")["name"] == "frete-gratis"
+    assert handler("frete-gratis")["name"] == "frete-gratis"  # positional, as a plain function takes it
+    for args, kwargs, says in [
+        ((), {}, "needs a concept name"),
+        ((), {"name": "frete-gratis", "extra": 1}, "unknown argument(s): extra"),
+        (("frete-gratis", "again"), {}, "takes one argument"),
+        (("frete-gratis",), {"name": "frete-gratis"}, "takes one argument"),
+        ((), {"name": 123}, "needs a concept name"),
+        ((), {"name": None}, "needs a concept name"),
+        ((), {"nome": "frete-gratis"}, "unknown argument(s): nome"),
+    ]:
+        result = handler(*args, **kwargs)
+        assert set(result) == {"error"} and says in result["error"], (args, kwargs, result)
+    assert host.recorder.named("knowledge_retrieved") == [
+        {"name": "frete-gratis", "agent": "store-support"}] * 2
+
+
+def test_a_failing_load_knowledge_call_answers_an_error_and_degrades(
+    host: RecordingHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from insika_knowledge.retrieve import Retriever
+
+    handler = host.tools(agent())["load_knowledge"].handler
+
+    def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(Retriever, "load_knowledge", broken)
+    result = handler(name="frete-gratis")
+    assert set(result) == {"error"} and "unavailable" in result["error"]
+    assert [d["feature"] for d in _degraded(host)] == ["load_knowledge"]

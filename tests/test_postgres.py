@@ -38,8 +38,9 @@ def test_only_a_postgresql_url_selects_postgresql(monkeypatch: pytest.MonkeyPatc
     assert database_url(None) == "postgresql:///from-env"
     assert database_url("postgresql:///explicit") == "postgresql:///explicit"
     assert database_url("") is None  # explicit: the SQLite files, whatever the environment says
-    monkeypatch.setenv("INSIKA_DATABASE_URL", "/some/folder")
-    assert database_url(None) is None
+    monkeypatch.setenv("INSIKA_DATABASE_URL", "/some/folder")  # not a URL: a mistake, never ignored
+    with pytest.raises(UserError, match="is not a PostgreSQL URL"):
+        database_url(None)
 
 
 def test_a_fresh_schema_gets_every_migration_once_and_replicas_migrate_together(pg_url: str) -> None:

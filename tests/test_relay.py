@@ -202,6 +202,24 @@ def test_load_knowledge_rounds_are_capped(relay: Running, upstream: FakeUpstream
         "no concept" in upstream.requests[1].body["messages"][-1]["content"]
 
 
+@pytest.mark.parametrize(("arguments", "says"), [
+    ({"nome": "cep-13-campinas"}, "unknown argument(s): nome"),
+    ({"name": "cep-13-campinas", "extra": 1}, "unknown argument(s): extra"),
+    ({"name": 7}, "needs a concept name"),
+    ({}, "needs a concept name"),
+])
+def test_a_malformed_load_knowledge_call_is_answered_with_an_error(
+    relay: Running, upstream: FakeUpstream, arguments: dict[str, Any], says: str
+) -> None:
+    upstream.replies = [Calls([Call("load_knowledge", arguments)]), Text("Sem o conceito.")]
+    text, _ = ask_openai(relay)
+    assert text == "Sem o conceito."
+    answered = json.loads(upstream.requests[1].body["messages"][-1]["content"])
+    assert set(answered) == {"error"} and says in answered["error"]
+    assert relay.recorder.named("knowledge_retrieved") == []
+    assert relay.recorder.named("knowledge_degraded") == []
+
+
 @FORMATS
 @pytest.mark.parametrize("code", [429, 500])
 def test_error_answers_pass_through_unchanged(relay: Running, upstream: FakeUpstream, api: str, code: int) -> None:

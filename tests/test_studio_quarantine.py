@@ -181,3 +181,21 @@ def test_approve_needs_csrf_login_and_a_quarantined_concept(
     with TestClient(create_app(memory, TOKEN), base_url="http://127.0.0.1") as anonymous:
         assert anonymous.post(_url(GIFT["name"], "/approve"), data={"version": "1"}).status_code == 401
     assert _state(store) == state and store.quarantine_of(AGENT, GIFT["name"]) is not None
+
+
+def test_export_downloads_keep_held_concepts_apart(client: TestClient, store: SQLiteStore) -> None:
+    """A held record downloaded as markdown sits under quarantined/, so a folder put back into
+    a store by hand (``put``) does not serve it; GraphML and JSON say it is held."""
+    import io
+    import zipfile
+
+    md = client.get(f"/studio/export?{SCOPE}&format=md")
+    with zipfile.ZipFile(io.BytesIO(md.content)) as archive:
+        names = set(archive.namelist())
+    assert names == {f"quarantined/{GIFT['name']}.md", f"{SHIPPING['name']}.md"}
+    graph = client.get(f"/studio/export?{SCOPE}&format=graphml").text
+    assert '<data key="quarantined">true</data>' in graph
+    records = {r["name"]: r for r in json.loads(client.get(f"/studio/export?{SCOPE}&format=json").text)}
+    assert records[GIFT["name"]]["quarantined"] is True
+    assert "only the customer supported it" in records[GIFT["name"]]["quarantine_reason"]
+    assert records[SHIPPING["name"]]["quarantined"] is False

@@ -38,7 +38,7 @@ from insika_knowledge.hermes.settings import (
 )
 from insika_knowledge.hookspecs import AgentSpec, Turn
 from insika_knowledge.memory import Memory, digest_id
-from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
+from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, load_knowledge_name
 
 log = logging.getLogger(__name__)
 #: What leads the recalled block: Hermes presents recalled memory as authoritative, and a
@@ -172,11 +172,11 @@ class InsikaProvider:
             return json.dumps({"error": f"insika-knowledge has no tool {tool_name!r}"})
         try:
             settings, memory = self._ready()
-            name = args.get("name") if isinstance(args, Mapping) else None
+            name = load_knowledge_name(args)  # the model wrote them: an error, never a raise
             if isinstance(name, str):
                 result = memory.tenant(settings.tenant).retriever.load_knowledge(settings.agent, name)
             else:
-                result = {"error": "load_knowledge needs a concept name (text)"}
+                result = name
         except NotInitialised:
             result = {"error": "the knowledge store is not open yet"}
         except Exception as exc:

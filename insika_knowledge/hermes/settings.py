@@ -35,7 +35,8 @@ import yaml
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import ConfigError
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
-from insika_knowledge.location import DATABASE_ENV, HOME_ENV, database_url, is_postgres_url
+from insika_knowledge.location import HOME_ENV, database_url, is_postgres_url
+from insika_knowledge.readers import load_yaml
 
 #: The provider's name: ``memory.provider: insika`` and the ``memory.insika`` section.
 PROVIDER: Final = "insika"
@@ -85,7 +86,7 @@ def read_section(hermes_home: Path) -> dict[str, Any]:
     """
     path = hermes_home / "config.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) if path.exists() else None
+        data = load_yaml(path.read_text(encoding="utf-8-sig")) if path.exists() else None
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     memory = data.get("memory") if isinstance(data, dict) else None
@@ -133,9 +134,10 @@ def _database(value: object, environ: Mapping[str, str]) -> str | None:
 
     Raises:
         ConfigError: the key is set to something other than a ``postgresql://`` URL.
+        UserError: ``$INSIKA_DATABASE_URL`` is (`insika_knowledge.location.database_url`).
     """
     if value is None:
-        return database_url(environ.get(DATABASE_ENV) or "")
+        return database_url(None, environ)
     if not isinstance(value, str) or (value.strip() and not is_postgres_url(value)):
         raise ConfigError(f"memory.{PROVIDER}.database: must be a postgresql:// URL (or empty for the "
                           "SQLite files of data_dir)")
@@ -169,7 +171,7 @@ def save_section(values: Mapping[str, Any], hermes_home: Path) -> Path:
     data: Any = {}
     if path.exists():
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+            data = load_yaml(path.read_text(encoding="utf-8-sig")) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: {exc}") from None
     if not isinstance(data, dict):

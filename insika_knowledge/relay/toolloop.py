@@ -19,6 +19,7 @@ from insika_knowledge.relay.degraded import LOAD_KNOWLEDGE, reason_of
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
+from insika_knowledge.retrieve import load_knowledge_name
 from insika_knowledge.wire.answer import Answer
 from insika_knowledge.wire.messages import ToolCall
 
@@ -34,14 +35,17 @@ def answer_calls(relay: Relay, prepared: Prepared, calls: list[ToolCall]) -> lis
 
     Returns:
         ``(call, result as JSON text)`` per call, in order; a result is ``{"name",
-        "markdown"}`` or ``{"error"}`` (see `Retriever.load_knowledge`).
+        "markdown"}`` or ``{"error"}`` (see `Retriever.load_knowledge`; arguments that do
+        not fit the tool's schema: `insika_knowledge.retrieve.load_knowledge_name`).
     """
     identity = prepared.identity
     out: list[tuple[ToolCall, str]] = []
     for call in calls:
-        name = call.arguments.get("name") if isinstance(call.arguments, dict) else None
-        name = name if isinstance(name, str) else ""
+        name = load_knowledge_name(call.arguments)  # the model wrote them: an error, never a raise
         result: dict[str, Any]
+        if isinstance(name, dict):
+            out.append((call, json.dumps(name, ensure_ascii=False)))
+            continue
         try:
             retriever = relay.memory.retriever(identity.tenant)
             result = retriever.load_knowledge(identity.agent or "", name)

@@ -3,8 +3,13 @@
 ``GET /studio/export?agent=&tenant=&format=md|graphml|json`` answers with an attachment
 built in memory from the store's current records: the ``.md`` files are the records
 byte for byte (as `insika-knowledge export` writes them), the GraphML is
-`export.graphml`'s, and the JSON is one object per concept with every field and its
-version.
+`export.graphml`'s, and the JSON is one object per concept with every field, its
+version and ``quarantined``.
+
+The Studio is an operator's view, so its downloads include the concepts held in
+quarantine, but never as if they were vouched for: in the zip they sit under
+``quarantined/`` (as ``export --include-held`` writes them), a GraphML node says
+``quarantined`` true, a JSON record says why it is held.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from insika_knowledge.export import as_json, graphml
+from insika_knowledge.export import HELD_FOLDER, render
 from insika_knowledge.memory import StoredConcept
 from insika_knowledge.studio.scope import require_scope
 
@@ -39,13 +44,11 @@ def export_download(request: Request) -> Response:
     fmt = request.query_params.get("format") or "md"
     if fmt not in FORMATS:
         raise HTTPException(400, f"format={fmt[:20]!r} is not one of: {', '.join(FORMATS)}")
-    concepts = scope.store.list_concepts(scope.agent)
     if fmt == "md":
-        body = markdown_zip(concepts)
-    elif fmt == "graphml":
-        body = graphml(concepts)[0].encode()
+        body = markdown_zip(scope.store.list_concepts(scope.agent))
     else:
-        body = as_json(concepts).encode()
+        body = render(scope.store, scope.agent, "graphml" if fmt == "graphml" else "json",
+                      include_held=True)[0].encode()
     media, suffix = FORMATS[fmt]
     filename = f"{scope.tenant}-{scope.agent}.{suffix}"
     return Response(body, media_type=media,
@@ -53,9 +56,12 @@ def export_download(request: Request) -> Response:
 
 
 def markdown_zip(concepts: list[StoredConcept]) -> bytes:
-    """A zip with one ``<name>.md`` per concept, the canonical record's bytes (UTF-8)."""
+    """A zip with one ``<name>.md`` per concept, the canonical record's bytes (UTF-8); those
+    held in quarantine under ``quarantined/``.
+    """
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for stored in concepts:
-            archive.writestr(f"{stored.concept.name}.md", stored.markdown.encode())
+            folder = f"{HELD_FOLDER}/" if stored.quarantined else ""
+            archive.writestr(f"{folder}{stored.concept.name}.md", stored.markdown.encode())
     return buffer.getvalue()

@@ -1,0 +1,92 @@
+"""JSON and YAML a person gives (sessions files, config files): errors that say where, never a traceback.
+
+Python refuses to convert an integer of more than ``sys.get_int_max_str_digits()``
+digits (4,300 by default) and raises a bare `ValueError`, which `json` and PyYAML let
+through: these readers turn it, and every other parse failure, into an error naming
+the place (line and column) and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import yaml
+
+from insika_knowledge.errors import UserError
+
+
+def parse_json(text: str, where: str) -> Any:
+    """`text` parsed as one JSON value.
+
+    Args:
+        text: the JSON text (one JSONL line, or a whole file).
+        where: what the message starts with (``FILE:LINE`` for a JSONL line, ``FILE``).
+
+    Raises:
+        UserError: not JSON, an integer longer than Python converts, or nested too deeply;
+            the message starts with `where` and gives the column (and the line, when
+            `text` holds more than one).
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = exc.msg.removesuffix(" at")  # "Invalid control character at": no "at at"
+        raise UserError(f"{where}: not JSON ({problem} at {_place(text, exc.pos)})") from None
+    except ValueError as exc:  # int() past the digit limit; the decoder raises nothing else bare
+        found = _long_integer(text)
+        if found is None:
+            raise UserError(f"{where}: not JSON ({exc})") from None
+        raise UserError(f"{where}: an integer of {found.end(1) - found.start(1)} digits at "
+                        f"{_place(text, found.start(1))}: numbers are limited to "
+                        f"{sys.get_int_max_str_digits()} digits") from None
+    except RecursionError:
+        raise UserError(f"{where}: nested too deeply to read") from None
+
+
+def load_yaml(text: str) -> Any:
+    """`text` parsed as YAML with `yaml.SafeLoader`'s types.
+
+    Raises:
+        yaml.YAMLError: not YAML, or an integer longer than Python converts (its message
+            gives the line and column: ``an integer of N digits ... line L, column C``),
+            as `yaml.safe_load` raises for other mistakes, so callers keep one handler.
+    """
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
+
+
+class _Loader(yaml.SafeLoader):
+    """`yaml.SafeLoader`, with an integer too long for Python an error at its place."""
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError:
+        digits = sum(ch.isdigit() for ch in str(node.value))
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {digits} digits: numbers are limited to "
+            f"{sys.get_int_max_str_digits()} digits", node.start_mark) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _long_integer(text: str) -> re.Match[str] | None:
+    """The first JSON number in `text` longer than Python converts to an int (group 1: its
+    digits), if any: digits where a value starts (after ``:``, ``[``, ``,`` or at the start),
+    not a run of digits inside a string.
+    """
+    longest = sys.get_int_max_str_digits()
+    return re.search(r"(?:^|[:\[,])\s*-?([0-9]{" + str(longest + 1) + ",})", text)
+
+
+def _place(text: str, pos: int) -> str:
+    """``column C`` of character offset `pos` (1-based), or ``line L, column C`` when `text`
+    has a line break before `pos` (a line ending at its very end does not count).
+    """
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return f"column {column}" if line == 1 else f"line {line}, column {column}"

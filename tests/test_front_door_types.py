@@ -1,0 +1,154 @@
+"""The front door checks what it is given: a wrong type is a `UserError` naming the argument.
+
+Every public `Memory` method checks its arguments' types before it reads or writes
+anything, and says which argument, what it got and what it takes, instead of an
+`AttributeError` or `TypeError` from deep inside (or, worse, a write that happened and
+then a failure). A closed `Memory` says so on use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from insika_knowledge.config import load_config
+from insika_knowledge.errors import UserError
+from insika_knowledge.memory import Memory
+
+AGENT = "loja"
+PAGE = "---\nname: frete-gratis\ndescription: Frete grátis acima de R$ 199.\n---\n\nFrete grátis acima de R$ 199.\n"
+CHAT = [{"role": "user", "content": "Frete?"}, {"role": "assistant", "content": "Grátis acima de R$ 199."}]
+CANDIDATE = {"name": "frete-gratis", "description": "Frete grátis acima de R$ 199.", "type": "fact",
+             "body": "Frete grátis acima de R$ 199."}
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[Memory]:
+    m = Memory(tmp_path / "data")
+    m.put(PAGE, agent=AGENT)
+    yield m
+    m.close()
+
+
+@pytest.mark.parametrize(("call", "argument", "given"), [
+    (lambda d: Memory(123), "directory", "int"),
+    (lambda d: Memory(b"x"), "directory", "bytes"),
+    (lambda d: Memory(d, database=123), "database", "int"),
+    (lambda d: Memory(d, events=1), "events", "int"),
+    (lambda d: Memory(d, embeddings=1), "embeddings", "int"),
+    (lambda d: Memory(d, plugin_manager=1), "plugin_manager", "int"),
+    (lambda d: Memory(d, outbox=1), "outbox", "int"),
+    (lambda d: Memory(d, base_url=1), "base_url", "int"),
+    (lambda d: Memory(d, clock="now"), "clock", "str"),
+])
+def test_the_constructor_checks_its_arguments(tmp_path: Path, call: Callable[[Path], Memory], argument: str,
+                                              given: str) -> None:
+    with pytest.raises(UserError) as raised:
+        call(tmp_path / "data")
+    message = str(raised.value)
+    assert f"Memory(): {argument} must be" in message and f"not {given}" in message, message
+    assert isinstance(raised.value, TypeError)  # also what a caller catching TypeError expects
+    assert not (tmp_path / "data").exists()
+
+
+CALLS: list[tuple[str, Callable[[Memory], Any], str, str]] = [
+    ("search None", lambda m: m.search(None, agent=AGENT), "search(): query", "NoneType"),
+    ("search int", lambda m: m.search(123, agent=AGENT), "search(): query", "int"),
+    ("search bytes", lambda m: m.search(b"x", agent=AGENT), "search(): query", "bytes"),
+    ("search list", lambda m: m.search(["x"], agent=AGENT), "search(): query", "list"),
+    ("top_k str", lambda m: m.search("frete", agent=AGENT, top_k="5"), "search(): top_k", "str"),
+    ("top_k bool", lambda m: m.search("frete", agent=AGENT, top_k=True), "search(): top_k", "bool"),
+    ("index int", lambda m: m.search("frete", agent=AGENT, index=1), "search(): index", "int"),
+    ("block None", lambda m: m.knowledge_block(None, agent=AGENT), "knowledge_block(): message", "NoneType"),
+    ("block config int", lambda m: m.knowledge_block("frete", agent=AGENT, config=1),
+     "knowledge_block(): config", "int"),
+    ("block config dict", lambda m: m.knowledge_block("frete", agent=AGENT, config={"top_k": 3}),
+     "knowledge_block(): config", "dict"),
+    ("learn None", lambda m: m.learn(None, agent=AGENT, session_id="s"), "learn(): messages", "NoneType"),
+    ("learn str", lambda m: m.learn("str", agent=AGENT, session_id="s"), "learn(): messages", "str"),
+    ("learn ints", lambda m: m.learn([1, 2], agent=AGENT, session_id="s"), "learn(): messages[0]", "int"),
+    ("learn config", lambda m: m.learn(CHAT, agent=AGENT, session_id="s", config=1), "learn(): config", "int"),
+    ("learn model", lambda m: m.learn(CHAT, agent=AGENT, session_id="s", model=1), "learn(): model", "int"),
+    ("learn session", lambda m: m.learn(CHAT, agent=AGENT, session_id=1), "learn(): session_id", "int"),
+    ("propose None", lambda m: m.propose(None, agent=AGENT, session_id="s"), "propose(): candidate", "NoneType"),
+    ("propose str", lambda m: m.propose("x", agent=AGENT, session_id="s"), "propose(): candidate", "str"),
+    ("propose messages", lambda m: m.propose(CANDIDATE, agent=AGENT, session_id="s", messages="hi"),
+     "propose(): messages", "str"),
+    ("put bytes", lambda m: m.put(PAGE.encode(), agent=AGENT), "put(): markdown", "bytes"),
+    ("load int", lambda m: m.load(1, agent=AGENT), "load(): name", "int"),
+    ("update body", lambda m: m.update("frete-gratis", agent=AGENT, body=1), "update(): body", "int"),
+    ("update version", lambda m: m.update("frete-gratis", agent=AGENT, body="x", expected_version="1"),
+     "update(): expected_version", "str"),
+    ("restore version", lambda m: m.restore("frete-gratis", "1", agent=AGENT), "restore(): version", "str"),
+    ("history name", lambda m: m.history(None, agent=AGENT), "history(): name", "NoneType"),
+    ("delete name", lambda m: m.delete(agent=AGENT, name=3), "delete(): name", "int"),
+    ("records held", lambda m: m.records(agent=AGENT, held="no"), "records(): held", "str"),
+    ("reindex fresh", lambda m: m.reindex(agent=AGENT, fresh="yes"), "reindex(): fresh", "str"),
+    ("status failures", lambda m: m.status(failures="5"), "status(): failures", "str"),
+    ("status tenants", lambda m: m.status("default"), "status(): tenants", "str"),
+    ("drain timeout", lambda m: m.drain("1"), "drain(): timeout_s", "str"),
+]
+
+
+@pytest.mark.parametrize(("label", "call", "where", "given"), CALLS, ids=[c[0] for c in CALLS])
+def test_each_method_checks_its_arguments_before_anything_else(
+    memory: Memory, label: str, call: Callable[[Memory], Any], where: str, given: str
+) -> None:
+    before = [c.name for c in memory.concepts(agent=AGENT)]
+    with pytest.raises(UserError) as raised:
+        call(memory)
+    message = str(raised.value)
+    assert message.startswith(f"Memory.{where} must be") and f"not {given}" in message, message
+    assert [c.name for c in memory.concepts(agent=AGENT)] == before
+
+
+def test_a_dict_config_is_refused_with_the_way_to_make_one(memory: Memory) -> None:
+    with pytest.raises(UserError, match=r"load_config"):
+        memory.knowledge_block("frete", agent=AGENT, config={"top_k": 3})
+    config = load_config({"top_k": 3})
+    assert memory.knowledge_block("frete grátis", agent=AGENT, config=config) is not None
+
+
+def test_the_right_types_still_work(memory: Memory, tmp_path: Path) -> None:
+    assert [h.name for h in memory.search("frete grátis", agent=AGENT, top_k=3)] == ["frete-gratis"]
+    assert memory.learn(tuple(CHAT), agent=AGENT, session_id="s").outcome == "no_model"
+    assert memory.load("frete-gratis", agent=AGENT).startswith("---")
+    Memory(str(tmp_path / "other"), database="").close()
+    Memory(tmp_path / "other", embeddings="off").close()
+
+
+def test_a_write_never_fails_after_it_happened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding step of `put` runs after the write: its failure is reported, not raised."""
+    from insika_knowledge.retrieve import Retriever
+
+    memory = Memory(tmp_path / "data")
+
+    def broken(self: Retriever, agent: str, limit: int = 0) -> int:
+        raise AttributeError("a provider that breaks in an unexpected way")
+
+    monkeypatch.setattr(Retriever, "embed_pending", broken)
+    try:
+        concept = memory.put(PAGE, agent=AGENT)
+        assert concept.name == "frete-gratis"
+        assert [c.name for c in memory.concepts(agent=AGENT)] == ["frete-gratis"]
+    finally:
+        memory.close()
+
+
+def test_a_closed_memory_says_so(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "data")
+    memory.put(PAGE, agent=AGENT)
+    memory.close()
+    for call in (lambda: memory.search("frete", agent=AGENT), lambda: memory.put(PAGE, agent=AGENT),
+                 lambda: memory.knowledge_block("frete", agent=AGENT), lambda: memory.tenants(),
+                 lambda: memory.learn(CHAT, agent=AGENT, session_id="s"), lambda: memory.store(),
+                 lambda: memory.status(), lambda: memory.agents()):
+        with pytest.raises(UserError, match="this Memory is closed"):
+            call()
+    assert memory.close() is True  # closing again is harmless
+    assert memory.drain() is True
+    with Memory(tmp_path / "data") as again:  # a new one opens the same data
+        assert [h.name for h in again.search("frete grátis", agent=AGENT)] == ["frete-gratis"]
