@@ -195,3 +195,19 @@ class StorageCorrupt(StorageError):
 
 class StorageReadOnly(StorageError):
     """The database file, its folder or its disk cannot be written (read-only, permissions)."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be reached now (a PostgreSQL server down, a store still opening).
+
+    Raised at once, without waiting: the call goes on without memory (an engine hook
+    returns its empty value), and memory comes back by itself once the database answers
+    again (`insika_knowledge.store.breaker.Breaker`).
+
+    Attributes:
+        retry_in_s: seconds until the database is tried again (0: unknown).
+    """
+
+    def __init__(self, message: str, *, path: str = "", retry_in_s: float = 0.0):
+        self.retry_in_s = retry_in_s
+        super().__init__(message, path=path)
