@@ -337,12 +337,14 @@ class Memory:
         else:
             reason = exc
         reason = reason[:300]
-        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
         key = (agent, feature + reason)
         with self._lock:
-            if key in self._warned:
-                return
+            repeated = key in self._warned
             self._warned.add(key)
+        if repeated:  # one log line and one event per cause; the repeats at debug level
+            log.debug("knowledge %s degraded for agent %s: %s", feature, agent, reason)
+            return
+        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
         try:
             self.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
         except Exception:  # even the event bus failing must not reach the caller

@@ -85,9 +85,9 @@ class Breaker:
                 return
             left = max(0.0, self._retry_at - self.clock())
             reason = self._reason
-        raise StorageUnavailable(
-            f"the database {self.where} is unreachable ({reason}); memory is off for this call "
-            f"and comes back by itself (next try in {left:.1f} s)", path=self.where, retry_in_s=left)
+        raise StorageUnavailable(  # the same words for one outage: one knowledge_degraded per cause
+            f"the database {self.where} is unreachable ({reason}); memory is off until it answers "
+            "again, which is checked in the background", path=self.where, retry_in_s=left)
 
     def failed(self, reason: str) -> None:
         """A call could not reach the database: open the breaker (a probe comes after a back-off)."""
