@@ -155,7 +155,7 @@ class Database:
             return
         found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
         if found != ["ok"]:
-            log.warning("%s", self.mark_damaged("; ".join(found)[:200]))
+            log.warning("%s", self.mark_damaged(" ".join("; ".join(found).split())[:200]))
 
     def mark_damaged(self, detail: str) -> StorageCorrupt:
         """Remember that the file is damaged (writes are refused from now on); the error to raise."""

@@ -160,6 +160,7 @@ def _reraise(store: Any, exc: apsw.Error) -> NoReturn:
 
 def damaged_error(path: Path, detail: str) -> StorageCorrupt:
     """The one-line error of a damaged file: what was found, and how to restore it."""
+    detail = " ".join(detail.split())  # one line, whatever SQLite's report holds
     return StorageCorrupt(
         f"{path} is damaged ({detail}); writes to it are refused: restore it from a backup, or "
         "save what is still readable with `insika-knowledge export --agent AGENT --out FOLDER` "
