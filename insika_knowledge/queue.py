@@ -58,9 +58,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
-
 from pathlib import Path
+from typing import Any, Final, Literal, Protocol
 
 from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, StorageUnavailable, UserError
 from insika_knowledge.events import EventBus, KnowledgeDeferred, KnowledgeDropped
@@ -170,7 +169,9 @@ class _Spilled:
         keys = ("tenant", "agent", "session_id", "turn_id", "knowledge", "messages")
         if not all(isinstance(record.get(k), str) for k in keys):
             return None
-        return cls(*(str(record[k]) for k in keys), journal=journal, reason="taken over from a process that ended")
+        tenant, agent, session_id, turn_id, knowledge, messages = (str(record[k]) for k in keys)
+        return cls(tenant, agent, session_id, turn_id, knowledge, messages, journal=journal,
+                   reason="taken over from a process that ended")
 
 
 #: Holder ids of the queues of this process that are still open (their journal files are theirs).

@@ -81,13 +81,17 @@ class Breaker:
         if self._state == "closed":  # the common case, read without the lock
             return
         with self._lock:
-            if self._state == "closed":
+            if self.state_locked() == "closed":  # closed meanwhile
                 return
             left = max(0.0, self._retry_at - self.clock())
             reason = self._reason
         raise StorageUnavailable(  # the same words for one outage: one knowledge_degraded per cause
             f"the database {self.where} is unreachable ({reason}); memory is off until it answers "
             "again, which is checked in the background", path=self.where, retry_in_s=left)
+
+    def state_locked(self) -> State:
+        """The state, read by a caller that holds the lock."""
+        return self._state
 
     def failed(self, reason: str) -> None:
         """A call could not reach the database: open the breaker (a probe comes after a back-off)."""
@@ -125,8 +129,8 @@ class Breaker:
         log.warning("the database %s answers again; memory is back on", self.where)
 
     def _backoff(self) -> float:
-        ceiling = min(self.cap_s, self.base_s * 2 ** max(0, self._failures - 1))
-        return ceiling / 2 + random.uniform(0.0, ceiling / 2)  # noqa: S311 - jitter, not security
+        ceiling = min(self.cap_s, self.base_s * 2.0 ** max(0, self._failures - 1))
+        return float(ceiling / 2 + random.uniform(0.0, ceiling / 2))  # noqa: S311 - jitter, not security
 
     def _run(self) -> None:
         """Probe after each back-off until the database answers (then the thread ends)."""
