@@ -246,12 +246,14 @@ class Memory:
         name = turn.agent.tenant
         try:
             tenant = self.tenant_within(name, open_budget_ms)
-        except (StorageBusy, StorageUnavailable) as exc:
+        except UserError:  # an invalid tenant name, an unusable data directory: said, not kept
+            raise
+        except Exception as exc:  # opening, busy, down, failing: the turn is kept (the spill journal)
             config = load_config(turn.agent.knowledge)
             if config is None or not config.extract:
                 return "off"
             if not defer:
-                raise StorageBusy(str(exc), path=exc.path) from None
+                raise StorageBusy(str(exc), path=self.location) from None
             reason = "the store is still opening" if "still being opened" in str(exc) else str(exc)
             return self.learning_queue().hold(
                 tenant=name, agent=turn.agent.id, knowledge=turn.agent.knowledge, session_id=turn.session_id,

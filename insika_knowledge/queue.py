@@ -346,9 +346,13 @@ class ExtractionQueue:
             return self._defer(spilled)
         try:
             done = self._write(spilled, self.settings.lock_budget_ms if lock_budget_ms is None else lock_budget_ms)
-        except (StorageBusy, StorageUnavailable) as exc:
+        except UserError:  # the caller's mistake (or a login that may not write): said, not kept
+            raise
+        except Exception as exc:  # busy, down, failing: kept (the spill journal), written later
             if not defer:
-                raise
+                if isinstance(exc, StorageBusy):
+                    raise
+                raise StorageBusy(_why(exc), path=self.host.location) from None
             spilled.reason = _why(exc)
             return self._defer(spilled)
         return done
@@ -598,7 +602,7 @@ class ExtractionQueue:
                 except StorageBusy:
                     self._spilled.set()  # still busy: try again next round
                     return wrote
-                except (StorageUnavailable, StorageError) as exc:  # down, full, failing: later
+                except (StorageUnavailable, StorageError, OSError) as exc:  # down, full, failing: later
                     self._log_once("deferred turns wait for the database", exc)
                     self._stop.wait(self.settings.poll_s)
                     self._spilled.set()

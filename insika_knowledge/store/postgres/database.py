@@ -103,7 +103,7 @@ def _probe(url: str) -> None:
 
 def is_down(exc: BaseException) -> bool:
     """True when `exc` says the server cannot be reached or cannot serve (not a bad statement)."""
-    if isinstance(exc, psycopg_pool.PoolTimeout):
+    if isinstance(exc, (psycopg_pool.PoolTimeout, psycopg.InterfaceError)):  # a connection closed under us
         return True
     if not isinstance(exc, psycopg.OperationalError):
         return False
@@ -369,7 +369,7 @@ class PgDatabase:
             raise StorageFull(f"disk full writing {self.where}", path=self.where) from None
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
             raise UserError(f"cannot write the database {self.where}: {exc}") from None
-        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+        except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
             if is_down(exc):
                 self._breaker.failed(short_reason(exc))
                 raise StorageUnavailable(f"the database {self.where} is unreachable: {short_reason(exc)}",
