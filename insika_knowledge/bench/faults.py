@@ -60,9 +60,11 @@ class Idle:
     """A model that proposes nothing and never merges (the queue's cost alone)."""
 
     def propose(self, request: ExtractionRequest) -> list[Any]:
+        """Nothing, at once."""
         return []
 
     def merge(self, request: MergeRequest) -> MergeAnswer:
+        """Never called: nothing is proposed."""
         raise NotImplementedError("the idle model proposes nothing to merge")
 
 
@@ -303,7 +305,7 @@ def relay_down(folder: Path, database: str, cluster: Cluster, *, requests: int) 
 
     with BackgroundServer(upstream_app()) as upstream:
         relay = Relay(memory, RelaySettings(upstream.url), directory.agents,
-                      access=Access(directory.tenants, directory.listed, directory.unknown))
+                      access=Access(directory.tenants, directory.listed, directory.unknown or "refuse"))
         try:
             with BackgroundServer(create_app(relay)) as server, httpx.Client(timeout=120) as client:
                 url = server.url + "/v1/chat/completions"
