@@ -318,17 +318,7 @@ class ExtractionQueue:
             UserError: the ids are not printable text, or `messages` is not a list.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
         """
-        check_tenant(tenant)
-        check_agent(agent)
-        check_session_id(session_id, "session_id")
-        check_session_id(turn_id, "turn_id")
-        if not isinstance(messages, (list, tuple)):
-            raise UserError(f"a turn's messages must be a list, got {type(messages).__name__}")
-        knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
-                                    ensure_ascii=False, default=str)
-        messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)
-        if self._autostart:
-            self.start()
+        knowledge_json, messages_json = self._encoded(tenant, agent, knowledge, session_id, turn_id, messages)
         if messages_json is None:
             self._store(tenant).record_refusal(
                 agent, session_id, turn_id, DROPPED_TOO_LARGE,
@@ -378,6 +368,24 @@ class ExtractionQueue:
             InvalidName: the tenant or agent name is invalid.
             UserError: the ids are not printable text, or `messages` is not a list.
         """
+        knowledge_json, messages_json = self._encoded(tenant, agent, knowledge, session_id, turn_id, messages)
+        if messages_json is None:
+            self._count_drop(tenant, agent, 0, DROPPED_TOO_LARGE)
+            return "dropped"
+        return self._defer(_Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json,
+                                    reason=reason))
+
+    def _encoded(self, tenant: str, agent: str, knowledge: Mapping[str, Any] | None, session_id: str,
+                 turn_id: str, messages: Any) -> tuple[str, str | None]:
+        """The turn checked and as stored: (knowledge JSON, messages JSON or None when too large).
+
+        Masks what extraction never needs (`insika_knowledge.privacy.turns.for_queue`) and
+        starts the worker (when `autostart`).
+
+        Raises:
+            InvalidName: the tenant or agent name is invalid.
+            UserError: the ids are not printable text, or `messages` is not a list.
+        """
         check_tenant(tenant)
         check_agent(agent)
         check_session_id(session_id, "session_id")
@@ -389,11 +397,7 @@ class ExtractionQueue:
         messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)
         if self._autostart:
             self.start()
-        if messages_json is None:
-            self._count_drop(tenant, agent, 0, DROPPED_TOO_LARGE)
-            return "dropped"
-        return self._defer(_Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json,
-                                    reason=reason))
+        return knowledge_json, messages_json
 
     def _defer(self, spilled: _Spilled) -> Submitted:
         """Keep `spilled` for the spill thread: its journal file, then memory (or drop it when full).
