@@ -246,3 +246,17 @@ def wrong_type(where: str, name: str, value: object, expected: str) -> ArgumentT
 def _spelled(kinds: tuple[type, ...]) -> str:
     names = [("None" if k is type(None) else k.__name__) for k in kinds]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+class StorageUnavailable(StorageError):
+    """The database cannot be reached now (a PostgreSQL server down, a store still opening).
+
+    Raised at once, without waiting: the call goes on without memory (an engine hook
+    returns its empty value), and memory comes back by itself once the database answers
+    again (`insika_knowledge.store.breaker.Breaker`).
+
+    Attributes:
+        retry_in_s: seconds until the database is tried again (0: unknown).
+    """
+
+    def __init__(self, message: str, *, path: str = "", retry_in_s: float = 0.0):
+        self.retry_in_s = retry_in_s
+        super().__init__(message, path=path)

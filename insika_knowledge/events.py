@@ -191,6 +191,25 @@ class KnowledgeDropped(Event):
     reason: str
 
 
+@dataclass(frozen=True)
+class KnowledgeDeferred(Event):
+    """A finished turn could not be written to its outbox within the hook's budget (ours).
+
+    ``outcome``: ``deferred`` (the write lock was busy, the store was still opening or the
+    database was down: the turn waits in the spill journal and in memory, and is written
+    as soon as it can be), then ``written`` (it is in the outbox now) or ``failed`` (it
+    could not be written; ``reason`` says why). One event per turn and outcome.
+    """
+
+    name: ClassVar[str] = "knowledge_deferred"
+    agent: str
+    tenant: str
+    session_id: str
+    turn_id: str
+    outcome: str
+    reason: str
+
+
 Subscriber = Callable[[Event], None]
 
 

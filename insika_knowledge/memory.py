@@ -37,6 +37,7 @@ from insika_knowledge.errors import (
     StaleVersion,
     StorageBusy,
     StorageError,
+    StorageUnavailable,
     UserError,
     check_types,
     wrong_type,
@@ -44,13 +45,14 @@ from insika_knowledge.errors import (
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
+from insika_knowledge.hookspecs import Turn
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.index.scan import Entry
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import TurnReport
 from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.plugins import default_manager
-from insika_knowledge.queue import ExtractionQueue, OutboxSettings
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings, Submitted
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import ConceptStore as ConceptStore  # re-exported: the types edges read
 from insika_knowledge.store import ExtractionRecord as ExtractionRecord
@@ -139,6 +141,8 @@ class Memory:
         self.outbox_settings = outbox
         self.embeddings = embeddings
         self._tenants: dict[str, Tenant] = {}
+        self._opening: dict[str, threading.Lock] = {}  # one lock per tenant being opened
+        self._background: dict[str, _Opening] = {}  # tenants being opened off the caller's thread
         self._models: dict[str, ConceptModel] = {}
         self._queue: ExtractionQueue | None = None
         self._warned: set[tuple[str, str]] = set()
@@ -172,15 +176,116 @@ class Memory:
             if self._closed:
                 raise MemoryClosed()
             tenant = self._tenants.get(name)
-            if tenant is None:
-                check_tenant(name)
-                store = open_store(self.directory, name, clock=self.clock, tokenizer=TOKENIZER,
-                                   database=self.database or "", busy_timeout_ms=busy_timeout_ms)
-                tenant = Tenant(name, store, events=self.events, queue=self.learning_queue,
-                                models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms),
-                                embeddings=self.embeddings, base_url=self.base_url)
+            if tenant is not None:
+                return tenant
+            gate = self._opening.setdefault(name, threading.Lock())
+        with gate:  # one opening per tenant; other tenants (and opened ones) never wait for it
+            with self._lock:
+                tenant = self._tenants.get(name)
+            if tenant is not None:
+                return tenant
+            check_tenant(name)
+            store = open_store(self.directory, name, clock=self.clock, tokenizer=TOKENIZER,
+                               database=self.database or "", busy_timeout_ms=busy_timeout_ms)
+            tenant = Tenant(name, store, events=self.events, queue=self.learning_queue,
+                            models=self.model, open_procedures=self._procedure_store(name, busy_timeout_ms),
+                            embeddings=self.embeddings, base_url=self.base_url)
+            with self._lock:
                 self._tenants[name] = tenant
             return tenant
+
+    def tenant_within(self, name: str, budget_ms: int | None) -> Tenant:
+        """The tenant's memory if it is open, or opens within `budget_ms`; never waits longer.
+
+        An engine hook's way in: the first call for a tenant starts opening (and migrating)
+        its store on a thread of its own and waits at most `budget_ms` for it; when the
+        open takes longer, the call raises and the next calls find the tenant open.
+
+        Args:
+            name: the tenant name.
+            budget_ms: the longest wait, in milliseconds (None: open on this thread, as
+                `tenant` does).
+
+        Raises:
+            InvalidName: the tenant name is invalid.
+            StorageUnavailable: the store is still opening after `budget_ms` (memory is
+                off for this call), or the database is down.
+            StorageError, UserError: the opening failed (as `tenant`); the next call tries again.
+        """
+        if budget_ms is None:
+            return self.tenant(name)
+        with self._lock:
+            tenant = self._tenants.get(name)
+            if tenant is not None:
+                return tenant
+            check_tenant(name)
+            opening = self._background.get(name)
+            if opening is None:
+                opening = self._background[name] = _Opening()
+                threading.Thread(target=self._open_in_background, args=(name, opening),
+                                 name="insika-knowledge-open", daemon=True).start()
+        if not opening.done.wait(max(0, budget_ms) / 1000):
+            raise StorageUnavailable(
+                f"the store of tenant {name!r} is still being opened ({self.location}); memory is off "
+                "for this call and on once it is open", path=self.location)
+        if opening.error is not None:
+            raise opening.error
+        with self._lock:
+            tenant = self._tenants.get(name)
+        if tenant is None:  # closed meanwhile
+            raise StorageUnavailable(f"the store of tenant {name!r} was closed", path=self.location)
+        return tenant
+
+    def _open_in_background(self, name: str, opening: _Opening) -> None:
+        try:
+            self.tenant(name)
+        except Exception as exc:  # handed to the caller that waits, and the next one tries again
+            opening.error = exc
+        finally:
+            with self._lock:
+                if self._background.get(name) is opening:
+                    del self._background[name]
+            opening.done.set()
+
+    def submit(self, turn: Turn, *, lock_budget_ms: int | None = None, open_budget_ms: int | None = None,
+               defer: bool = True) -> Submitted:
+        """Hand a finished turn to its tenant (`insika_knowledge.tenant.Tenant.submit`), even
+        when its store is not open yet or its database is down.
+
+        When the tenant is not open within `open_budget_ms` (it opens in the background,
+        `tenant_within`) or its database is down, the turn is deferred: written to the
+        spill journal and written to the outbox as soon as the store can take it
+        (``knowledge_deferred`` says so, then says ``written`` or ``failed``).
+
+        Args:
+            turn: the finished turn.
+            lock_budget_ms: the longest wait for the outbox's write lock (None: the queue's).
+            open_budget_ms: the longest wait for the tenant's store to open (None: open it
+                on this thread).
+            defer: False raises `StorageBusy` instead of deferring (nothing kept).
+
+        Returns:
+            ``queued``, ``deferred``, ``dropped`` or ``off`` (see `Tenant.submit`).
+
+        Raises:
+            As `Tenant.submit`.
+        """
+        name = turn.agent.tenant
+        try:
+            tenant = self.tenant_within(name, open_budget_ms)
+        except UserError:  # an invalid tenant name, an unusable data directory: said, not kept
+            raise
+        except Exception as exc:  # opening, busy, down, failing: the turn is kept (the spill journal)
+            config = load_config(turn.agent.knowledge)
+            if config is None or not config.extract:
+                return "off"
+            if not defer:
+                raise StorageBusy(str(exc), path=self.location) from None
+            reason = "the store is still opening" if "still being opened" in str(exc) else str(exc)
+            return self.learning_queue().hold(
+                tenant=name, agent=turn.agent.id, knowledge=turn.agent.knowledge, session_id=turn.session_id,
+                turn_id=turn.turn_id, messages=turn.messages, reason=reason)
+        return tenant.submit(turn, lock_budget_ms=lock_budget_ms, defer=defer)
 
     def opened(self, name: str) -> Tenant | None:
         """The tenant if `Memory.tenant` has opened it, else None (never opens anything)."""
@@ -265,12 +370,14 @@ class Memory:
         else:
             reason = exc
         reason = reason[:300]
-        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
         key = (agent, feature + reason)
         with self._lock:
-            if key in self._warned:
-                return
+            repeated = key in self._warned
             self._warned.add(key)
+        if repeated:  # one log line and one event per cause; the repeats at debug level
+            log.debug("knowledge %s degraded for agent %s: %s", feature, agent, reason)
+            return
+        log.warning("knowledge %s degraded for agent %s: %s", feature, agent, reason)
         try:
             self.events.emit(KnowledgeDegraded(agent=agent, feature=feature, reason=reason))
         except Exception:  # even the event bus failing must not reach the caller
@@ -1074,6 +1181,14 @@ class Hit(HitSummary):
         """The hit for one index entry (with the concept's `body`, when read)."""
         return cls(entry.name, entry.description, entry.type, float(score), entry.confidence,
                    entry.provenance, "conflict" if entry.in_conflict else "ok", body)
+
+
+class _Opening:
+    """A tenant being opened on a thread of its own (`Memory.tenant_within`)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.error: BaseException | None = None
 
 
 class _Forwarder:

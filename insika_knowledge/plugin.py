@@ -2,10 +2,17 @@
 
 `plugin` is a module-level `KnowledgePlugin`. It reads its data directory from
 ``$INSIKA_KNOWLEDGE_HOME`` (or the user data folder) the first time it is used;
-a host may call `KnowledgePlugin.configure` before that. ``after_turn`` hands the turn
-to its tenant (`insika_knowledge.tenant.Tenant.submit`: the durable outbox) and returns;
-the `Memory`'s worker learns queued turns, and a process that starts again resumes the
-turns an earlier one left (even after a crash).
+a host may call `KnowledgePlugin.configure` before that. Either way, the `Memory`'s
+learning worker starts then (`Memory.start_learning`): turns an earlier process left
+queued (even after a crash) are learned without waiting for a new turn. ``after_turn``
+hands the turn to its tenant (`Memory.submit`: the durable outbox) and returns.
+
+Every hook stays within its budget (``$INSIKA_LOCK_BUDGET_MS``, 50 ms) even when the
+database is not there: a tenant's store opens on a thread of its own (the first hooks for
+a new tenant go on without memory until it is open), and a PostgreSQL server that is down
+turns memory off at once (a circuit breaker, `insika_knowledge.store.breaker`) until it
+answers again. A turn that cannot be written within the budget is deferred: kept in the
+spill journal and written as soon as it can be (``knowledge_deferred``).
 
 No hook ever raises into the engine: whatever goes wrong (an invalid block, an
 unusable data directory, a bad tenant, a malformed turn) makes the hook return
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import pluggy
@@ -89,6 +96,24 @@ class KnowledgePlugin:
         if old is not None and old is not memory:
             old.close()
 
+    def prepare(self, tenants: Iterable[str]) -> list[str]:
+        """Open (and migrate) the stores of `tenants` now, on this thread, so the first hooks
+        of each find it open instead of going on without memory while it opens.
+
+        An engine calls it at start-up with the tenants of its agents. Never raises.
+
+        Returns:
+            The tenants that could not be opened (each reported as ``knowledge_degraded``).
+        """
+        failed = []
+        for name in tenants:
+            try:
+                self.memory.tenant(name)
+            except Exception as exc:
+                self._failed("-", "open", exc)
+                failed.append(name)
+        return failed
+
     @property
     def plugin_manager(self) -> pluggy.PluginManager:
         """The manager whose plugins' ``track_event`` receive every event (loaded on first use)."""
@@ -107,6 +132,10 @@ class KnowledgePlugin:
                 old.forward_events_to(None)  # the host's manager hears only the memory in use
         if self.outbox_settings is not None and memory.outbox_settings is None:
             memory.outbox_settings = self.outbox_settings
+        try:  # resume what earlier processes left, without waiting for a new turn
+            memory.start_learning()
+        except Exception as exc:  # e.g. an invalid $INSIKA_OUTBOX_MAX_PENDING: the hooks report it
+            self._failed("-", "extract", exc)
         return old
 
     @property
@@ -115,8 +144,9 @@ class KnowledgePlugin:
         with self._lock:
             if self._memory is not None:
                 return self._memory
-            self._memory = Memory(plugin_manager=self._plugin_manager, outbox=self.outbox_settings)
-            return self._memory
+            created = Memory(plugin_manager=self._plugin_manager, outbox=self.outbox_settings)
+        self._use(created)
+        return created
 
     @property
     def lock_budget_ms(self) -> int:
@@ -168,16 +198,20 @@ class KnowledgePlugin:
     def after_turn(self, turn: Turn) -> None:
         """Write `turn` to its tenant's outbox and return; a worker extracts it. Never raises.
 
-        The write waits at most `OutboxSettings.lock_budget_ms` for the database's lock
-        (beyond it the turn waits in memory for the worker). A full outbox drops the turn,
-        records it and counts it in ``knowledge_dropped``.
+        The write waits at most `OutboxSettings.lock_budget_ms` for the database's lock or
+        for the tenant's store to open; beyond it (or with the database down) the turn is
+        deferred: kept in the spill journal, written as soon as it can be, and reported
+        (``knowledge_deferred``: ``deferred``, then ``written`` or ``failed``, each with a
+        log line). A full outbox drops the turn, records it and counts it in
+        ``knowledge_dropped``.
         """
         try:
             config = self._config(turn.agent)
             if config is None or not config.extract:
                 return
             memory = self.memory
-            memory.tenant(turn.agent.tenant, busy_timeout_ms=memory.lock_budget_ms).submit(turn)
+            budget = memory.lock_budget_ms
+            memory.submit(turn, lock_budget_ms=budget, open_budget_ms=budget)
         except Exception as exc:  # the engine's turn is already over: never raise into it
             self._failed(getattr(turn, "agent", None), "extract", exc)
 
@@ -196,8 +230,8 @@ class KnowledgePlugin:
             message = turn.last_user_text()
             if not isinstance(message, str) or not message.strip():
                 return []
-            budget = self.lock_budget_ms  # never the store's 30 s wait, even to migrate
-            tenant = self.memory.tenant(turn.agent.tenant, busy_timeout_ms=budget)
+            budget = self.lock_budget_ms  # never the store's 30 s wait, even to open or migrate
+            tenant = self.memory.tenant_within(turn.agent.tenant, budget)
             with tenant.store.busy_budget(budget):
                 block = tenant.retriever.block(
                     turn.agent.id, message, config.top_k, config.index, config.min_coverage
@@ -220,7 +254,7 @@ class KnowledgePlugin:
             if config is None or not config.retrieve:
                 return []
             check_agent(agent.id)
-            retriever = self.memory.retriever(agent.tenant, busy_timeout_ms=self.lock_budget_ms)
+            retriever = self.memory.tenant_within(agent.tenant, self.lock_budget_ms).retriever
         except Exception as exc:
             self._failed(agent, "tools", exc)
             return []
@@ -275,7 +309,7 @@ class KnowledgePlugin:
                 self.procedures_config = ProceduresConfig(mode=os.environ.get("INSIKA_PROCEDURES_MODE", "shadow"))
             config = self.procedures_config
         memory = self.memory
-        return memory.tenant(tenant, busy_timeout_ms=memory.lock_budget_ms).procedures(config)
+        return memory.tenant_within(tenant, memory.lock_budget_ms).procedures(config)
 
     # ------------------------------------------------------------------ lifecycle
 

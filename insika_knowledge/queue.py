@@ -20,15 +20,30 @@ Bounds:
   a ``knowledge_dropped`` event (one per agent per `OutboxSettings.drop_window_s`);
 - a turn's messages are cut to `OutboxSettings.turn_bytes_max` bytes of JSON, oldest
   messages first;
-- when the write lock is busy beyond the budget, the turn waits in memory (at most
-  `OutboxSettings.spill_max` turns), written by a thread of its own as soon as the lock
-  frees (never behind a turn being learned); beyond that, it is dropped and counted the
-  same way, and a turn that cannot be written at all is a ``knowledge_degraded`` event;
+- when the write lock is busy beyond the budget (or the store is still opening, or the
+  PostgreSQL server is down), the turn is *deferred*: written to the spill journal (a file
+  of its own in the data directory's ``spill/`` folder, `insika_knowledge.store.spill`:
+  it survives a killed process) and kept in memory (at most `OutboxSettings.spill_max`
+  turns), then written to the outbox by a thread of its own as soon as it can be (never
+  behind a turn being learned), and its journal file zeroed and removed. Each deferred turn
+  is a ``knowledge_deferred`` event and a log line, and so is its end (``written``, or
+  ``failed`` with the reason). Beyond `OutboxSettings.spill_max`, a turn is dropped and
+  counted the same way as above; a process that starts takes over the journal files of
+  processes that are gone;
 - `ExtractionQueue.close` waits at most its ``timeout_s``; unfinished turns stay in
   the outbox for the next start.
 
+Before a turn is written (outbox or journal), what extraction never needs is masked
+(`insika_knowledge.privacy.turns.for_queue`: credentials, payment cards, CPF, CNPJ, IBAN).
+Once learned, its outbox row is deleted with its bytes zeroed (SQLite's ``secure_delete``)
+and the worker checkpoints and truncates the write-ahead log (`Outbox.scrub`) when its
+tenant's outbox is idle, at most every `OutboxSettings.scrub_s` seconds otherwise.
+
 Delivery is at least once: a turn extracted twice (a crash between the extraction and
-its removal) counts once, because sightings are keyed by session and turn.
+its removal) counts once, because sightings are keyed by session and turn. Claims are
+leases (`OutboxSettings.lease_s`), so replicas on one PostgreSQL database, or processes on
+one data directory, share the queued turns: each claim takes the oldest turn no live
+worker holds.
 """
 
 from __future__ import annotations
@@ -43,14 +58,19 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
-from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, UserError
-from insika_knowledge.events import EventBus, KnowledgeDropped
+from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, StorageUnavailable, UserError
+from insika_knowledge.events import EventBus, KnowledgeDeferred, KnowledgeDropped
 from insika_knowledge.ids import check_agent, check_session_id, check_tenant
+from insika_knowledge.privacy.turns import for_queue
 from insika_knowledge.store.base import OutboxStorage, QueuedTurn
+from insika_knowledge.store.breaker import short_reason
 from insika_knowledge.store.leases import holder_gone, holder_id
 from insika_knowledge.store.outbox import DROPPED_FULL, DROPPED_TOO_LARGE
+from insika_knowledge.store.spill import FOLDER as SPILL_FOLDER
+from insika_knowledge.store.spill import SpillJournal
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +102,9 @@ class OutboxSettings:
         poll_s: how often an idle worker looks for turns queued by other processes.
         rescan_s: how often the worker looks again through the data directory for
             tenants with queued turns (another process's, or one that ended).
+        scrub_s: the longest a learned turn's bytes may stay in a busy SQLite file's
+            write-ahead log before the worker checkpoints and truncates it (an idle
+            outbox is scrubbed at once).
     """
 
     max_pending: int = 10_000
@@ -94,6 +117,7 @@ class OutboxSettings:
     retry_base_s: float = 1.0
     poll_s: float = 1.0
     rescan_s: float = 60.0
+    scrub_s: float = 2.0
 
     def __post_init__(self) -> None:
         if self.max_pending < 1 or self.turn_bytes_max < 1024 or self.spill_max < 0:
@@ -123,7 +147,7 @@ class OutboxSettings:
 
 @dataclass
 class _Spilled:
-    """A turn waiting in memory for the write lock."""
+    """A turn waiting in memory (and in its journal file, when it has one) for the write lock."""
 
     tenant: str
     agent: str
@@ -131,6 +155,40 @@ class _Spilled:
     turn_id: str
     knowledge: str
     messages: str
+    journal: Path | None = None
+    reason: str = ""
+
+    def record(self) -> dict[str, str]:
+        """What its journal file holds."""
+        return {"tenant": self.tenant, "agent": self.agent, "session_id": self.session_id,
+                "turn_id": self.turn_id, "knowledge": self.knowledge, "messages": self.messages}
+
+    @classmethod
+    def of(cls, record: dict[str, Any], journal: Path) -> _Spilled | None:
+        """The turn a journal file holds (None: not one)."""
+        keys = ("tenant", "agent", "session_id", "turn_id", "knowledge", "messages")
+        if not all(isinstance(record.get(k), str) for k in keys):
+            return None
+        tenant, agent, session_id, turn_id, knowledge, messages = (str(record[k]) for k in keys)
+        return cls(tenant, agent, session_id, turn_id, knowledge, messages, journal=journal,
+                   reason="taken over from a process that ended")
+
+
+#: Holder ids of the queues of this process that are still open (their journal files are theirs).
+_LIVE: set[str] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _alive(holder: str) -> bool:
+    """True when the queue `holder` may still write its journal files (not gone)."""
+    with _LIVE_LOCK:
+        if holder in _LIVE:
+            return True
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if pid == str(os.getpid()) and host == holder_id().partition(":")[0]:
+        return False  # this process, a queue that was closed
+    return not holder_gone(holder)
 
 
 @dataclass
@@ -169,6 +227,10 @@ class QueueHost(Protocol):
 
     def outbox(self, tenant: str) -> OutboxStorage:
         """The outbox of `tenant` (its store opened on first use)."""
+
+    @property
+    def directory(self) -> Path:
+        """The data directory (its ``spill/`` folder holds the spill journal)."""
 
     def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
         """Learn one claimed turn (a `StorageError` leaves it for a later attempt)."""
@@ -211,6 +273,12 @@ class ExtractionQueue:
         self._busy = False
         self._autostart = autostart
         self._resumed = threading.Event()
+        folder = getattr(host, "directory", None)
+        self._journal = SpillJournal(Path(folder) / SPILL_FOLDER, self.worker_id) if folder is not None else None
+        self._scrubbed: dict[str, float] = {}  # tenant -> when its log was last scrubbed (0: due)
+        self._logged: dict[str, float] = {}  # a failure's message -> when it was last logged
+        with _LIVE_LOCK:
+            _LIVE.add(self.worker_id)
 
     # ------------------------------------------------------------------ submit
 
@@ -250,17 +318,7 @@ class ExtractionQueue:
             UserError: the ids are not printable text, or `messages` is not a list.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
         """
-        check_tenant(tenant)
-        check_agent(agent)
-        check_session_id(session_id, "session_id")
-        check_session_id(turn_id, "turn_id")
-        if not isinstance(messages, (list, tuple)):
-            raise UserError(f"a turn's messages must be a list, got {type(messages).__name__}")
-        knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
-                                    ensure_ascii=False, default=str)
-        messages_json = bounded_messages(list(messages), self.settings.turn_bytes_max)
-        if self._autostart:
-            self.start()
+        knowledge_json, messages_json = self._encoded(tenant, agent, knowledge, session_id, turn_id, messages)
         if messages_json is None:
             self._store(tenant).record_refusal(
                 agent, session_id, turn_id, DROPPED_TOO_LARGE,
@@ -270,27 +328,108 @@ class ExtractionQueue:
             return "dropped"
         spilled = _Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json)
         with self._lock:
-            if self._spill:  # keep arrival order: behind turns already waiting in memory
-                if not defer:
-                    raise StorageBusy(f"turns wait in memory for {tenant}'s write lock", path=self.host.location)
-                return self._defer(spilled)
+            waiting = bool(self._spill)
+        if waiting:  # keep arrival order: behind turns already waiting in memory
+            if not defer:
+                raise StorageBusy(f"turns wait in memory for {tenant}'s write lock", path=self.host.location)
+            spilled.reason = "earlier turns wait for the database"
+            return self._defer(spilled)
         try:
             done = self._write(spilled, self.settings.lock_budget_ms if lock_budget_ms is None else lock_budget_ms)
-        except StorageBusy:
+        except UserError:  # the caller's mistake (or a login that may not write): said, not kept
+            raise
+        except Exception as exc:  # busy, down, failing: kept (the spill journal), written later
             if not defer:
-                raise
-            with self._lock:
-                return self._defer(spilled)
+                if isinstance(exc, StorageBusy):
+                    raise
+                raise StorageBusy(_why(exc), path=self.host.location) from None
+            spilled.reason = _why(exc)
+            return self._defer(spilled)
         return done
 
-    def _defer(self, spilled: _Spilled) -> Submitted:
-        """Keep `spilled` in memory for the worker (the caller holds the lock)."""
-        if len(self._spill) >= self.settings.spill_max:
-            self._count_drop_locked(spilled.tenant, spilled.agent, len(self._spill), "spill_full")
+    def hold(
+        self,
+        *,
+        tenant: str,
+        agent: str,
+        knowledge: Mapping[str, Any] | None,
+        session_id: str,
+        turn_id: str,
+        messages: Any,
+        reason: str,
+    ) -> Submitted:
+        """Defer one finished turn without trying its outbox (its store is not open yet, or
+        its database is down): the spill journal, then the outbox as soon as it can be.
+
+        Returns:
+            ``deferred``, or ``dropped`` (too large, or `OutboxSettings.spill_max` turns wait).
+
+        Raises:
+            InvalidName: the tenant or agent name is invalid.
+            UserError: the ids are not printable text, or `messages` is not a list.
+        """
+        knowledge_json, messages_json = self._encoded(tenant, agent, knowledge, session_id, turn_id, messages)
+        if messages_json is None:
+            self._count_drop(tenant, agent, 0, DROPPED_TOO_LARGE)
             return "dropped"
-        self._spill.append(spilled)
+        return self._defer(_Spilled(tenant, agent, session_id, turn_id, knowledge_json, messages_json,
+                                    reason=reason))
+
+    def _encoded(self, tenant: str, agent: str, knowledge: Mapping[str, Any] | None, session_id: str,
+                 turn_id: str, messages: Any) -> tuple[str, str | None]:
+        """The turn checked and as stored: (knowledge JSON, messages JSON or None when too large).
+
+        Masks what extraction never needs (`insika_knowledge.privacy.turns.for_queue`) and
+        starts the worker (when `autostart`).
+
+        Raises:
+            InvalidName: the tenant or agent name is invalid.
+            UserError: the ids are not printable text, or `messages` is not a list.
+        """
+        check_tenant(tenant)
+        check_agent(agent)
+        check_session_id(session_id, "session_id")
+        check_session_id(turn_id, "turn_id")
+        if not isinstance(messages, (list, tuple)):
+            raise UserError(f"a turn's messages must be a list, got {type(messages).__name__}")
+        knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
+                                    ensure_ascii=False, default=str)
+        messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)
+        if self._autostart:
+            self.start()
+        return knowledge_json, messages_json
+
+    def _defer(self, spilled: _Spilled) -> Submitted:
+        """Keep `spilled` for the spill thread: its journal file, then memory (or drop it when full).
+
+        One ``knowledge_deferred`` event and one log line say so.
+        """
+        with self._lock:
+            if len(self._spill) >= self.settings.spill_max:
+                self._count_drop_locked(spilled.tenant, spilled.agent, len(self._spill), "spill_full")
+                return "dropped"
+        if self._journal is not None and spilled.journal is None:
+            try:
+                spilled.journal = self._journal.write(spilled.record())
+            except OSError as exc:  # kept in memory only: a kill now loses it, and says so
+                spilled.reason += f" (not journalled: {exc.strerror or exc})"
+        with self._lock:
+            self._spill.append(spilled)
         self._spilled.set()
+        where = "journal and memory" if spilled.journal is not None else "memory only"
+        log.info("turn %s/%s of %s/%s deferred (%s; in the %s)", spilled.session_id, spilled.turn_id,
+                 spilled.tenant, spilled.agent, spilled.reason, where)
+        self._tell(spilled, "deferred", spilled.reason)
         return "deferred"
+
+    def _tell(self, item: _Spilled, outcome: str, reason: str) -> None:
+        """Emit ``knowledge_deferred`` for `item` (never raises)."""
+        try:
+            self.host.events.emit(KnowledgeDeferred(
+                agent=item.agent, tenant=item.tenant, session_id=item.session_id, turn_id=item.turn_id,
+                outcome=outcome, reason=reason[:300]))
+        except Exception:  # the bus never breaks the queue
+            log.exception("could not emit knowledge_deferred")
 
     def _write(self, item: _Spilled, busy_timeout_ms: int | None) -> Submitted:
         """Insert `item` into its tenant's outbox; ``queued`` or ``dropped`` (full)."""
@@ -373,8 +512,8 @@ class ExtractionQueue:
             try:
                 if self._flush_spill():
                     self._wake.set()
-            except Exception:  # the thread must survive anything the disk throws
-                log.exception("writing turns waiting for the lock failed")
+            except Exception as exc:  # the thread must survive anything the disk throws
+                self._log_once("writing turns waiting for the database failed", exc)
             with self._changed:
                 self._changed.notify_all()
 
@@ -382,19 +521,56 @@ class ExtractionQueue:
         """Register every tenant with turns in its outbox (files or schemas); returns them.
 
         The worker does it when it starts and every `OutboxSettings.rescan_s` seconds, so
-        turns another process queued (and left, when it ended) are served too.
+        turns another process queued (and left, when it ended) are served too. It also
+        takes over the spill journal files of processes that are gone (their deferred turns).
         """
+        self._adopt_orphans()
         found = self.host.tenants_with_pending()
         with self._lock:
             for tenant in found:
                 self._tenants.setdefault(tenant, None)
         return found
 
+    def _adopt_orphans(self) -> int:
+        """Take over the deferred turns of processes that are gone; how many."""
+        if self._journal is None:
+            return 0
+        taken = 0
+        for path, record in self._journal.orphans(_alive):
+            item = _Spilled.of(record, path)
+            if item is None:
+                self._journal.remove(path)
+                continue
+            with self._lock:
+                self._spill.append(item)
+            taken += 1
+        if taken:
+            log.info("took over %d deferred turn(s) of processes that ended", taken)
+            self._spilled.set()
+        return taken
+
+    def _log_once(self, what: str, exc: BaseException, every_s: float = 60.0) -> None:
+        """One log line for a failure (the same message again only after `every_s`);
+        the traceback at debug level.
+        """
+        message = f"{what}: {_why(exc)}"
+        now = time.monotonic()
+        with self._lock:
+            last = self._logged.get(message)
+            due = last is None or now - last >= every_s
+            if due:
+                self._logged[message] = now
+                if len(self._logged) > 256:
+                    self._logged.clear()
+        if due:
+            log.warning("%s", message)
+        log.debug("%s", what, exc_info=exc)
+
     def _run(self) -> None:
         try:
             self.resume()
-        except Exception:  # an unreadable directory: only this process's own turns are served
-            log.exception("could not look for unfinished turns in %s", self.host.location)
+        except Exception as exc:  # an unreadable directory: only this process's own turns are served
+            self._log_once(f"could not look for unfinished turns in {self.host.location}", exc)
         self._resumed.set()
         rescanned = time.monotonic()
         while not self._stop.is_set():
@@ -402,13 +578,13 @@ class ExtractionQueue:
                 rescanned = time.monotonic()
                 try:
                     self.resume()
-                except Exception:
-                    log.exception("could not look for queued turns in %s", self.host.location)
+                except Exception as exc:
+                    self._log_once(f"could not look for queued turns in {self.host.location}", exc)
             worked = False
             try:
                 worked = self._work_round()
-            except Exception:  # the worker must survive anything a turn or the disk throws
-                log.exception("the extraction worker hit an error")
+            except Exception as exc:  # the worker must survive anything a turn or the disk throws
+                self._log_once("the learning worker could not go on", exc)
             self._emit_due_windows()
             with self._changed:
                 self._changed.notify_all()
@@ -430,10 +606,22 @@ class ExtractionQueue:
                 except StorageBusy:
                     self._spilled.set()  # still busy: try again next round
                     return wrote
-                except Exception as exc:  # never written: said out loud (knowledge_degraded)
+                except (StorageUnavailable, StorageError, OSError) as exc:  # down, full, failing: later
+                    self._log_once("deferred turns wait for the database", exc)
+                    self._stop.wait(self.settings.poll_s)
+                    self._spilled.set()
+                    return wrote
+                except Exception as exc:  # never written: said out loud (event and one log line)
+                    log.warning("deferred turn %s/%s of %s/%s could not be written: %s", item.session_id,
+                                item.turn_id, item.tenant, item.agent, _why(exc))
+                    self._tell(item, "failed", _why(exc))
                     self._fail(item.agent, exc)
+                else:
+                    self._tell(item, "written", "")
                 with self._lock:
                     self._spill.popleft()
+                if item.journal is not None and self._journal is not None:
+                    self._journal.remove(item.journal)
                 wrote = True
         return wrote
 
@@ -449,6 +637,7 @@ class ExtractionQueue:
             turn = outbox.claim(self.worker_id, lease_s=self.settings.lease_s, gone=holder_gone)
             if turn is None:
                 self._forget_finished(tenant, outbox)
+                self._scrub(tenant, outbox, idle=True)
                 continue
             worked = True
             with self._lock:
@@ -461,7 +650,27 @@ class ExtractionQueue:
                     ids = self._tracked.ids.get(tenant)
                     if ids is not None:
                         ids.discard(turn.id)
+                    self._scrubbed.setdefault(tenant, time.monotonic())
+            self._scrub(tenant, outbox, idle=False)
         return worked
+
+    def _scrub(self, tenant: str, outbox: OutboxStorage, *, idle: bool) -> None:
+        """Cut learned turns' bytes out of the tenant's write-ahead log (`Outbox.scrub`):
+        when its outbox is idle, or `OutboxSettings.scrub_s` after the first turn learned
+        since the last scrub.
+        """
+        with self._lock:
+            since = self._scrubbed.get(tenant)
+        if since is None or (not idle and time.monotonic() - since < self.settings.scrub_s):
+            return
+        try:
+            done = outbox.scrub()
+        except StorageError as exc:
+            self._log_once(f"could not scrub the log of {tenant}", exc)
+            return
+        if done:
+            with self._lock:
+                self._scrubbed.pop(tenant, None)
 
     def _extract(self, tenant: str, outbox: OutboxStorage, turn: QueuedTurn) -> None:
         try:
@@ -548,10 +757,14 @@ class ExtractionQueue:
         return True
 
     def wait_empty(self, timeout_s: float | None = None) -> bool:
-        """Wait until the outboxes of every tenant this queue serves are empty.
+        """Wait until the outboxes of every tenant this queue can reach are empty.
 
         Unlike `drain`, this includes turns resumed from earlier processes and turns
-        other processes queued in the same files.
+        other processes queue meanwhile in the same files or database: the tenants with
+        queued turns are looked up again (`resume`) every quarter of a second, so a
+        tenant that another process fills after this queue started counts too, and so
+        do turns waiting in memory or in the spill journal. A database that cannot be
+        read is not empty.
 
         Args:
             timeout_s: the longest wait in seconds (None: no limit).
@@ -561,17 +774,31 @@ class ExtractionQueue:
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         self._resumed.wait(timeout_s)
+        looked = 0.0
         while True:
+            found: list[str] = []
+            if time.monotonic() - looked >= 0.25:
+                looked = time.monotonic()
+                try:
+                    found = self.resume()
+                except Exception:  # cannot look: not known to be empty
+                    found = ["?"]
             with self._lock:
                 known = list(self._tenants)
                 spilled = bool(self._spill)
                 alive = self._thread is not None and self._thread.is_alive()
-            if not spilled and all(self._store(t).pending() == 0 for t in known):
+            if not spilled and not found and self._all_empty(known):
                 return True
             if not alive or (deadline is not None and time.monotonic() >= deadline):
                 return False
             self._wake.set()
             time.sleep(0.02)
+
+    def _all_empty(self, tenants: list[str]) -> bool:
+        try:
+            return all(self._store(t).pending() == 0 for t in tenants)
+        except Exception:  # a store that cannot be read is not known to be empty
+            return False
 
     def close(self, timeout_s: float | None = None) -> bool:
         """Stop the worker within `timeout_s` seconds; unfinished turns stay in the outbox.
@@ -604,6 +831,8 @@ class ExtractionQueue:
                     self._store(tenant).release(self.worker_id)
                 except Exception:  # the next start takes the claims over once the process is gone
                     log.info("could not release claims in %s", tenant)
+        with _LIVE_LOCK:
+            _LIVE.discard(self.worker_id)  # its journal files are anyone's now
         self._emit_due_windows(all_now=True)
         return stopped
 
@@ -625,9 +854,17 @@ class ExtractionQueue:
             left_ms = None if deadline is None else int(max(0.0, deadline - time.monotonic()) * 1000)
             try:
                 self._write(item, left_ms)
-            except Exception:
+            except Exception as exc:
+                if item.journal is not None:  # kept in the journal: the next start writes it
+                    log.info("deferred turn %s/%s stays in the spill journal for the next start: %s",
+                             item.session_id, item.turn_id, _why(exc))
+                    continue
                 with self._lock:
                     self._count_drop_locked(item.tenant, item.agent, 0, "closed while the lock was busy")
+            else:
+                self._tell(item, "written", "")
+                if item.journal is not None and self._journal is not None:
+                    self._journal.remove(item.journal)
 
 
 def bounded_messages(messages: list[Any], limit_bytes: int) -> str | None:
@@ -670,3 +907,12 @@ def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0) -> float:
     """
     ceiling = min(cap_s, base_s * 2 ** max(0, attempt - 1))
     return random.uniform(0.0, ceiling)  # noqa: S311 - jitter, not security
+
+
+def _why(exc: BaseException) -> str:
+    """A failure in one line: the library's message, or the exception's type and first line."""
+    if isinstance(exc, StorageBusy):
+        return "the write lock was busy beyond the budget"
+    if isinstance(exc, InsikaError):
+        return short_reason(exc)
+    return f"{type(exc).__name__}: {short_reason(exc)}"

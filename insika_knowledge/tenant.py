@@ -8,8 +8,10 @@ A tenant is one SQLite file (``<data dir>/<tenant>.db``) or one PostgreSQL schem
 - `retriever`: the read cache and indexes every search of the tenant goes through;
 - `procedures`: the procedural memory (opened on first use);
 - `submit`: the only learning hand-off. The plugin's ``after_turn``, the relay, the
-  Hermes provider and the demo all give a finished turn here; it is written to the
-  tenant's durable outbox (`insika_knowledge.queue`) and learned by the host's worker.
+  Hermes provider and the demo all give a finished turn here (the first three through
+  `insika_knowledge.memory.Memory.submit`, which defers a turn whose tenant is not open
+  yet); it is written to the tenant's durable outbox (`insika_knowledge.queue`) and
+  learned by the host's worker.
 
 `learn` learns one turn now, on the caller's thread (the worker, `Memory.learn`,
 `Memory.propose` and backfill use it), then makes the vectors of the concepts it wrote (and
@@ -77,8 +79,10 @@ class Tenant:
         """Hand a finished turn over for learning: written to the durable outbox, then return.
 
         The write waits at most the queue's lock budget (``$INSIKA_LOCK_BUDGET_MS``, 50 ms;
-        `lock_budget_ms` overrides it); beyond it the turn waits in memory for the worker
-        (``deferred``), or, with `defer` False, `StorageBusy` is raised and nothing is kept
+        `lock_budget_ms` overrides it); beyond it, or when the database is down, the turn is
+        deferred: written to the spill journal and to the outbox as soon as it can be
+        (``deferred``, with ``knowledge_deferred`` events), or, with `defer` False,
+        `StorageBusy` is raised and nothing is kept
         (the relay tries on its event loop without waiting first, then in a thread). A full
         outbox drops the turn, records it and counts it in ``knowledge_dropped``
         (``dropped``). A turn whose agent has no ``knowledge:`` block, or ``extract:

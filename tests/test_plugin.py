@@ -39,6 +39,7 @@ def host(tmp_path: Path) -> Iterator[RecordingHost]:
     recorder = Recorder()
     memory.events.subscribe(recorder)
     plugin.configure(memory)
+    assert plugin.prepare(["loja-a"]) == []  # opened at start-up, as an engine does
     h = RecordingHost()
     h.recorder = recorder
     yield h
@@ -107,12 +108,12 @@ def test_load_knowledge_tool_only_when_retrieve_is_on(host: RecordingHost, monke
 
 
 def test_absent_block_means_the_feature_is_off(host: RecordingHost) -> None:
-    off = AgentSpec("store-support", "loja-a", None)
+    off = AgentSpec("store-support", "loja-off", None)  # a tenant the host did not prepare
     host.finish_turn(turn(off, "frete"))
     assert plugin.drain(timeout_s=5)
     assert host.prompt_context(turn(off, "frete")) == []
     assert host.tools(off) == {}
-    assert not (plugin.memory.directory / "loja-a.db").exists()
+    assert not (plugin.memory.directory / "loja-off.db").exists()
 
 
 def test_extract_off_makes_no_model_call(host: RecordingHost, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -402,6 +403,7 @@ def test_a_plugin_that_fails_to_load_does_not_take_the_knowledge_plugin_down(
     memory = Memory(tmp_path / "data")
     own = KnowledgePlugin(memory)  # loads the broken entry point again: logged, not raised
     try:
+        assert own.prepare(["loja-a"]) == []
         assert own.tools(agent()) != []
     finally:
         own.close()

@@ -74,11 +74,15 @@ def test_one_schema_per_tenant_and_names_validated_as_on_sqlite(pg_url: str) -> 
         store.close()
 
 
-def test_an_unreachable_server_is_a_user_error_without_the_password(tmp_path: Path) -> None:
+def test_an_unreachable_server_is_unavailable_without_the_password(tmp_path: Path) -> None:
+    from insika_knowledge.errors import StorageUnavailable
+
     url = f"postgresql://someone:s3cret@/db?host={tmp_path}&connect_timeout=1"
-    with pytest.raises(UserError, match="cannot connect") as info:
-        PostgresStore(url, "t")
+    with pytest.raises(StorageUnavailable, match="cannot connect") as info:  # a run-time failure:
+        PostgresStore(url, "t")  # the breaker opens, memory comes back once the server answers
     assert "s3cret" not in str(info.value) and redact(url) in str(info.value)
+    with pytest.raises(StorageUnavailable, match="unreachable"):  # at once now, no connection tried
+        PostgresStore(url, "t")
 
 
 def test_memory_and_the_command_line_take_the_url(pg_url: str, tmp_path: Path,

@@ -173,6 +173,26 @@ def test_logins_are_throttled_per_address_with_a_clear_429(memory: Memory, store
         assert _login(attacker).status_code == 303
 
 
+def test_behind_a_local_proxy_each_forwarded_client_has_its_own_count(memory: Memory) -> None:
+    # The throttle used to count every user behind the proxy as one address (127.0.0.1).
+    app = create_app(memory, TOKEN)
+    with TestClient(app, base_url=LOCAL, client=("127.0.0.1", 4000)) as proxy:
+        def login_as(client: str, token: str) -> int:
+            page = proxy.get("/studio/login")
+            return int(proxy.post("/studio/login", data={"token": token, "csrf": _csrf(page.text)},
+                                  headers={"x-forwarded-for": client}, follow_redirects=False).status_code)
+
+        for _ in range(MAX_ATTEMPTS):
+            assert login_as("9.9.9.9, 203.0.113.7", "wrong-token-0000000000") == 401  # forged first hop
+        assert login_as("203.0.113.7", TOKEN) == 429  # the proxy's last hop is what counts
+        assert login_as("198.51.100.9", TOKEN) == 303  # another user behind the proxy: not affected
+    with TestClient(app, base_url=LOCAL, client=("203.0.113.50", 4000)) as remote:  # not a local proxy
+        page = remote.get("/studio/login")
+        answer = remote.post("/studio/login", data={"token": "wrong-token-0000000000", "csrf": _csrf(page.text)},
+                             headers={"x-forwarded-for": "203.0.113.7"}, follow_redirects=False)
+        assert answer.status_code == 401  # its header is ignored: counted as itself
+
+
 def test_a_forged_login_without_the_csrf_token_is_not_counted(memory: Memory) -> None:
     app = create_app(memory, TOKEN)
     with TestClient(app, base_url=LOCAL) as browser:

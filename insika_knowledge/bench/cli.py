@@ -36,6 +36,9 @@ from insika_knowledge.procedures.cli import verify_pattern_option
               help="Consolidation on the labelled pairs and the renamed sightings instead.")
 @click.option("--outbox", is_flag=True,
               help="after_turn p50/p95 and the extraction outbox's throughput instead.")
+@click.option("--faults", is_flag=True,
+              help="Kills, a database outage and restarts on both backends: turns lost, resume time, "
+                   "hook and relay latency with the database down.")
 @click.option("--backend", type=click.Choice(["sqlite", "postgresql"]), default="sqlite", show_default=True,
               help="postgresql: full-text search, same-claim writes and 4 writer processes on PostgreSQL "
               "beside SQLite (with --quality: our rankers on PostgreSQL too).")
@@ -46,10 +49,11 @@ from insika_knowledge.procedures.cli import verify_pattern_option
               help="With --quality or --scale: the embedding provider of the dense and hybrid rows "
               "(default: $INSIKA_EMBEDDINGS, else auto; off leaves them out).")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
-          trust: bool, relay: bool, consolidation: bool, outbox: bool, backend: str, database: str | None,
+          trust: bool, relay: bool, consolidation: bool, outbox: bool, faults: bool, backend: str,
+          database: str | None,
           embeddings: str | None) -> None:
-    """Measure speed, scale, quality, trust, consolidation, the outbox, the relay, or PostgreSQL."""
-    modes = [flag for flag, on in (("--outbox", outbox), ("--consolidation", consolidation),
+    """Measure speed, scale, quality, trust, consolidation, the outbox, faults, the relay, or PostgreSQL."""
+    modes = [flag for flag, on in (("--outbox", outbox), ("--faults", faults), ("--consolidation", consolidation),
                                    ("--quality", quality), ("--relay", relay), ("--trust", trust),
                                    ("--scale", scale)) if on]
     if len(modes) > 1:
@@ -62,6 +66,10 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         from insika_knowledge.bench.outbox import run_outbox_bench
 
         run_outbox_bench(quick=quick, as_json=as_json, echo=click.echo)
+    elif faults:
+        from insika_knowledge.bench.faults import run_faults_bench
+
+        run_faults_bench(quick=quick, as_json=as_json, echo=click.echo)
     elif consolidation:
         from insika_knowledge.bench.consolidation import run_consolidation
 

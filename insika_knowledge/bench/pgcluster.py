@@ -70,12 +70,28 @@ class Cluster:
         """
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions")
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server of a cluster made by `start` (after `halt`): an outage ends.
+
+        Raises:
+            subprocess.CalledProcessError: pg_ctl failed.
+        """
         safety = "-c fsync=on -c full_page_writes=on" if self.durable else \
             "-c fsync=off -c full_page_writes=off"
         options = (f"-k {self.socket} -c listen_addresses='' {safety} -c synchronous_commit=off "
                    "-c max_connections=300 -c shared_buffers=128MB")
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options,
                   "-l", str(self.root / "log"), "-w", "start")
+
+    def halt(self) -> None:
+        """Stop the server, keeping the cluster (`resume` starts it again): an outage begins.
+
+        Raises:
+            subprocess.CalledProcessError: pg_ctl failed.
+        """
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         """Stop the server and delete the cluster."""

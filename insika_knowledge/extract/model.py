@@ -322,6 +322,9 @@ class ReplayModel:
             raise UserError(f"replay file {self.path} is not valid JSON: {exc}") from None
         except RecursionError:
             raise UserError(f"replay file {self.path} is nested too deeply to read") from None
+        except ValueError as exc:  # an integer over Python's 4,300 digits, and the like
+            what = "an integer of more than 4,300 digits" if "digits" in str(exc) else str(exc).splitlines()[0][:120]
+            raise UserError(f"replay file {self.path} holds a value that cannot be read: {what}") from None
         if not isinstance(data, dict) or not isinstance(data.get("extract", {}), dict) \
                 or not isinstance(data.get("consolidate", {}), dict):
             raise UserError(
@@ -368,7 +371,7 @@ class ReplayModel:
                 raise ModelFailure("model_empty", "the recorded answer is empty", raw_output=answer)
             try:
                 answer = json.loads(answer)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError, ValueError):  # an integer over 4,300 digits too
                 raise ModelFailure(
                     "model_malformed", "the recorded answer is not JSON", raw_output=answer
                 ) from None

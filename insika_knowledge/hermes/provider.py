@@ -202,14 +202,15 @@ class InsikaProvider:
             ]
             session = session_id or self._session_id or PROVIDER
             agent = AgentSpec(settings.agent, settings.tenant, settings.knowledge.model_dump(mode="json"))
-            result = memory.tenant(settings.tenant).submit(Turn(agent, session, digest_id(turn), turn))
+            result = memory.submit(Turn(agent, session, digest_id(turn), turn))  # deferred when the db is down
             if result == "dropped":
                 log.warning("insika-knowledge: the learning queue dropped a turn of %s (see knowledge_dropped)",
                             session)
         except NotInitialised:
             log.warning("insika-knowledge: a turn arrived before initialize(); not learned")
-        except Exception:
-            log.exception("insika-knowledge could not queue the turn for learning")
+        except Exception as exc:  # one line; the traceback at debug level
+            log.warning("insika-knowledge could not queue the turn for learning: %s", exc)
+            log.debug("queueing the turn failed", exc_info=True)
 
     def flush(self, timeout_s: float | None = None) -> bool:
         """Wait for the turns this process queued to be learned; True when none is left."""

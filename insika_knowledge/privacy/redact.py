@@ -86,7 +86,8 @@ from insika_knowledge.privacy.more import (
     words_next_to_marks,
 )
 
-__all__ = ["PLACEHOLDERS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_name"]
+__all__ = ["PLACEHOLDERS", "UNNEEDED_KINDS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_kinds",
+           "redact_name"]
 
 #: Placeholder written in place of each kind of personal datum.
 PLACEHOLDERS: dict[str, str] = {
@@ -786,6 +787,32 @@ def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
             return Redaction(text=text if counts else given, counts=counts)
         text = redacted
 
+
+
+#: The kinds no learned concept ever needs, found by their check digits alone (no context):
+#: what the learning queue removes before a turn is written (`redact_kinds`).
+UNNEEDED_KINDS: Final = ("iban", "cnpj", "cpf", "card")
+
+
+def redact_kinds(text: str, kinds: tuple[str, ...] = UNNEEDED_KINDS) -> str:
+    """``text`` with the personal data of `kinds` replaced by their placeholders (one pass
+    of those detectors, in `redact`'s order; about 1 ms per KiB of number-dense text).
+
+    Unlike `redact`, which needs the whole conversation to tell a business's published
+    contacts from a customer's, these kinds are a customer's whatever the context.
+    """
+    if not any(ch.isdigit() for ch in text):
+        return text
+    masked = unmask(text)
+    found = False
+    for kind, find in _DETECTORS:
+        if kind not in kinds:
+            continue
+        spans = _drop_overlaps(find(masked))
+        if spans:
+            masked = _replace(masked, spans, PLACEHOLDERS[kind])
+            found = True
+    return masked if found else text
 
 
 def redact_name(name: str, keep: frozenset[str] = frozenset()) -> Redaction:

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from insika_knowledge.errors import StorageBusy
+from insika_knowledge.errors import StorageBusy, StorageUnavailable
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
@@ -254,11 +254,12 @@ class ProceduralMemory:
                 max_injection_tokens=self.config.max_injection_tokens,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
-            if not isinstance(exc, StorageBusy):  # busy: writing the stage would wait the budget again
+            if not isinstance(exc, (StorageBusy, StorageUnavailable)):  # busy or down: writing it would fail too
                 try:
                     self.store.record_stage(stage.row())
-                except Exception:
-                    log.warning("could not record a failed procedural-memory stage", exc_info=True)
+                except Exception as failed:  # one line; the traceback at debug level
+                    log.warning("could not record a failed procedural-memory stage: %s", failed)
+                    log.debug("recording the stage failed", exc_info=True)
             return body, stage
 
     def _handle(

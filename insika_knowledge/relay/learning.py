@@ -23,7 +23,7 @@ import json
 from typing import Final
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import StorageBusy
+from insika_knowledge.errors import StorageBusy, StorageUnavailable
 from insika_knowledge.relay.degraded import LEARN, reason_of
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.prepare import Prepared
@@ -67,8 +67,9 @@ def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer,
             held, write nothing and return `BUSY` (the caller tries again in a thread).
 
     Returns:
-        `Tenant.submit`'s answer (``queued``: durable; ``deferred``: the write lock was
-        busy, the turn waits in memory and is written as soon as it frees; ``dropped``:
+        `Memory.submit`'s answer (``queued``: durable; ``deferred``: the write lock was
+        busy, the store still opening or the database down: the turn waits in the spill
+        journal (it survives a kill) and is written as soon as it can be; ``dropped``:
         the outbox is full, counted in ``knowledge_dropped``; ``off``), `FAILED` when the
         write failed (the ``learn`` stage is degraded and logged), None when `answer` is
         not a turn to learn, `BUSY` when `without_waiting` met a held lock. Also kept in
@@ -87,12 +88,11 @@ def hand_off(relay: Relay, prepared: Prepared, wire: WireFormat, answer: Answer,
             wire.transcript(body, answer),
             utc_now(),
         )
-        tenant = relay.memory.tenant(identity.tenant)
-        if without_waiting:
-            done: str = tenant.submit(turn, lock_budget_ms=0, defer=False)
-        else:
-            done = tenant.submit(turn)
-    except StorageBusy:
+        if without_waiting:  # only an open store, only a free lock: else BUSY, and a thread tries
+            done: str = relay.memory.submit(turn, lock_budget_ms=0, open_budget_ms=0, defer=False)
+        else:  # a store still opening, or a database down: deferred (the spill journal)
+            done = relay.memory.submit(turn)
+    except (StorageBusy, StorageUnavailable):
         if without_waiting:
             return BUSY
         prepared.degraded.add(LEARN, "the outbox's write lock stayed busy")  # submit defers instead

@@ -220,6 +220,19 @@ class Outbox:
         with self.db.write() as w:
             return w.execute(f"{_RELEASED} WHERE claimed_by = ?", (worker,))
 
+    def scrub(self) -> bool:
+        """Cut learned turns' bytes out of the database's write-ahead log, where it has one.
+
+        SQLite: the log is checkpointed and truncated (``Database.scrub_wal``; deleted rows
+        are already zeroed in the file by ``secure_delete``). PostgreSQL: nothing here; a
+        deleted row's tuple stays until ``VACUUM`` (see docs/postgresql.md).
+
+        Returns:
+            False when readers or writers kept the log from being cut (try again later).
+        """
+        scrub = getattr(self.db, "scrub_wal", None)
+        return True if scrub is None else bool(scrub())
+
     def pending(self) -> int:
         """Turns in the outbox (claimed or not)."""
         return int(scalar(self.db, "SELECT count(*) FROM outbox"))

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from insika_knowledge.studio import csrf
 from insika_knowledge.studio.render import AUTH_KEY, Renderer, url
-from insika_knowledge.studio.throttle import LoginThrottle, client_key
+from insika_knowledge.studio.throttle import LoginThrottle, client_address, client_key
 
 TOKEN_ENV: Final = "INSIKA_ADMIN_TOKEN"
 SESSION_COOKIE: Final = "insika_studio"
@@ -192,7 +192,8 @@ async def login(request: Request) -> Response:
     form = await request.form()
     csrf.check(request, form)
     target = safe_next(form.get("next"))
-    client = client_key(request.client.host if request.client else None)
+    client = client_key(client_address(request.client.host if request.client else None,
+                                       request.headers.get("x-forwarded-for")))
     wait = throttle.attempt(client)
     if wait is not None:
         response = renderer.page(request, "login.html", {

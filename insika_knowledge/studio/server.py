@@ -130,8 +130,8 @@ def serve(
         echo(f"  warning: listening on {host}, reachable from the network over plain HTTP")
     echo("Stop with Ctrl+C.")
     try:
-        # proxy_headers=False: the login throttle counts the real client address; a local
-        # process must not pick another one with X-Forwarded-For.
+        # proxy_headers=False: the Studio reads X-Forwarded-For itself, for the login throttle
+        # only, and only from a proxy on this machine (`throttle.client_address`).
         # Limits below the app too (`insika_knowledge.serving`): the same body cap as
         # `limits.BodyLimit`, and header and body timeouts, so slow clients cannot hold it.
         limits = Limits(max_body_bytes=MAX_BODY_BYTES, header_timeout_s=header_timeout_s,

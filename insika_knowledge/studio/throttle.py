@@ -6,10 +6,12 @@ the limit the login answers 429 with ``Retry-After``: the whole seconds until th
 oldest counted attempt leaves the window.
 
 An IPv6 client is counted by its /64 network (one host usually holds the whole /64, so
-it could otherwise take a fresh address per guess). The address is the one uvicorn
-gives: the peer's, or, from a reverse proxy on 127.0.0.1 (uvicorn trusts only that by
-default), the client named in ``X-Forwarded-For``. The table keeps at most
-`MAX_CLIENTS` addresses (the least recently seen is forgotten first).
+it could otherwise take a fresh address per guess). The address is the peer's, or, when
+the peer is a reverse proxy on the same machine (a loopback address), the last address
+in ``X-Forwarded-For`` (`client_address`): the one that proxy added, which a client
+cannot choose (addresses a client wrote itself come before it). Without that, every
+user behind the proxy shared one count. The table keeps at most `MAX_CLIENTS` addresses
+(the least recently seen is forgotten first).
 """
 
 from __future__ import annotations
@@ -26,6 +28,37 @@ from typing import Final
 MAX_ATTEMPTS: Final = 5
 WINDOW_S: Final = 60.0
 MAX_CLIENTS: Final = 4096
+
+
+def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
+    """The client's address: `peer`, or behind a proxy on this machine, the proxy's client.
+
+    Args:
+        peer: the address the connection comes from.
+        forwarded_for: the ``X-Forwarded-For`` header (None: absent).
+
+    Returns:
+        The last valid IP address of `forwarded_for` when `peer` is a loopback address,
+        else `peer`.
+    """
+    if not forwarded_for or not _loopback(peer):
+        return peer
+    for entry in reversed(forwarded_for.split(",")):
+        candidate = entry.strip().strip("[]")
+        try:
+            return str(ipaddress.ip_address(candidate))
+        except ValueError:
+            continue
+    return peer
+
+
+def _loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def client_key(host: str | None) -> str:

@@ -32,9 +32,10 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, UserError
+from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, StorageUnavailable, UserError
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.store import migrations
+from insika_knowledge.store.breaker import Breaker, breaker_for, short_reason
 from insika_knowledge.store.rows import not_text
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
@@ -49,6 +50,10 @@ POOL_SIZE: Final = 8
 #: Seconds to wait for the server when opening, and for a free pooled connection.
 CONNECT_TIMEOUT_S: Final = 10
 POOL_TIMEOUT_S: Final = 30.0
+#: Seconds the breaker's probe waits for the server (`insika_knowledge.store.breaker`).
+PROBE_TIMEOUT_S: Final = 2
+#: SQLSTATEs of a server that cannot serve: connection exceptions, shutting down, starting up.
+_DOWN_STATES: Final = ("08", "57P01", "57P02", "57P03")
 _SEPARATOR: Final = "\x1f"
 
 Conn = psycopg.Connection[TupleRow]
@@ -85,17 +90,45 @@ def redact(url: str) -> str:
     return re.sub(r"(password=)[^&\s]*", r"\1***", url)
 
 
+def breaker(url: str) -> Breaker:
+    """The circuit breaker of the database at `url` (one per URL in this process)."""
+    return breaker_for(url, redact(url), functools.partial(_probe, url))
+
+
+def _probe(url: str) -> None:
+    """Connect to `url` and run ``SELECT 1`` (the breaker's probe); raises when it cannot."""
+    with psycopg.connect(url, autocommit=True, connect_timeout=PROBE_TIMEOUT_S) as conn:
+        conn.execute("SELECT 1")
+
+
+def is_down(exc: BaseException) -> bool:
+    """True when `exc` says the server cannot be reached or cannot serve (not a bad statement)."""
+    if isinstance(exc, (psycopg_pool.PoolTimeout, psycopg.InterfaceError)):  # a connection closed under us
+        return True
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    return state is None or state.startswith(_DOWN_STATES)
+
+
 def _connect(url: str) -> Conn:
-    """One autocommit connection to `url`.
+    """One autocommit connection to `url`, unless its breaker is open.
 
     Raises:
+        StorageUnavailable: the database was unreachable at the last try (at once, no wait).
         UserError: the server cannot be reached or refuses the login (the message names
-            the URL without its password).
+            the URL without its password); a server that cannot be reached opens the breaker.
     """
+    gate = breaker(url)
+    gate.check()
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.Error as exc:
-        raise UserError(f"cannot connect to the database {redact(url)}: {exc}".strip()) from None
+        if is_down(exc):
+            gate.failed(short_reason(exc))
+        raise UserError(f"cannot connect to the database {redact(url)}: {short_reason(exc)}".strip()) from None
+    gate.succeeded()
+    return conn
 
 
 def tenants(url: str) -> list[str]:
@@ -286,8 +319,17 @@ class PgDatabase:
         self.clock = clock
         self.where = f"{redact(url)} (schema {self.schema})"
         self._local = threading.local()
-        with self._errors(), _connect(url) as conn:
-            migrate(conn, self.schema, self.tenant)
+        self._breaker = breaker(url)
+        self._epoch = self._breaker.epoch
+        with self._errors():
+            try:
+                opened = _connect(url)
+            except UserError as exc:  # unreachable now: a run-time failure, tried again later
+                if self._breaker.state == "closed":
+                    raise
+                raise StorageUnavailable(str(exc), path=self.where) from None
+            with opened as conn:
+                migrate(conn, self.schema, self.tenant)
         self._pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
             url, min_size=1, max_size=max(1, pool_size), open=True, timeout=POOL_TIMEOUT_S,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
@@ -311,9 +353,11 @@ class PgDatabase:
     def _errors(self) -> Iterator[None]:
         """Turn the database's failures into the library's errors, naming the database.
 
-        A full disk, a lost connection, a deadlock or a pool with no free connection is a
-        `RunTimeFailure`; a login that may not write, and a value PostgreSQL refuses (a NUL
-        character, text that is not UTF-8), is a `UserError`.
+        A server that cannot be reached (or no free connection in time) is
+        `StorageUnavailable` and opens the database's breaker (`breaker`), so the next
+        calls fail at once until it answers again; a full disk, a deadlock or another
+        server failure is a `RunTimeFailure`; a login that may not write, and a value
+        PostgreSQL refuses (a NUL character, text that is not UTF-8), is a `UserError`.
         """
         try:
             yield
@@ -325,23 +369,57 @@ class PgDatabase:
             raise StorageFull(f"disk full writing {self.where}", path=self.where) from None
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
             raise UserError(f"cannot write the database {self.where}: {exc}") from None
-        except psycopg.OperationalError as exc:
-            raise RunTimeFailure(f"database error on {self.where}: {exc}") from None
+        except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
+            if is_down(exc):
+                self._breaker.failed(short_reason(exc))
+                raise StorageUnavailable(f"the database {self.where} is unreachable: {short_reason(exc)}",
+                                         path=self.where) from None
+            raise RunTimeFailure(f"database error on {self.where}: {short_reason(exc)}") from None
         except psycopg.DataError as exc:  # a value PostgreSQL refuses (a NUL character in text...)
             raise UserError(f"a value the database {self.where} refuses: {exc}") from None
         except UnicodeEncodeError as exc:
             raise not_text(exc) from None
-        except psycopg_pool.PoolTimeout as exc:
-            raise RunTimeFailure(f"no free connection to {self.where}: {exc}") from None
+
+    @contextmanager
+    def _connection(self, budget_ms: float | None = None) -> Iterator[Conn]:
+        """A pooled connection, waiting at most `budget_ms` (None: the thread's `busy_budget`,
+        else `POOL_TIMEOUT_S`) for one.
+
+        Raises:
+            StorageUnavailable: the breaker is open (at once, no wait).
+            StorageBusy: a budget was given and no connection came within it.
+            psycopg_pool.PoolTimeout: none came within `POOL_TIMEOUT_S` (`_errors` maps it).
+        """
+        self._breaker.check()
+        if self._epoch != self._breaker.epoch:  # an outage ended: drop connections made before it
+            self._epoch = self._breaker.epoch
+            self._pool.check()
+        budget = getattr(self._local, "budget_ms", None) if budget_ms is None else budget_ms
+        if budget is None:  # no connection within 30 s: the server is taken to be down
+            with self._pool.connection(timeout=POOL_TIMEOUT_S) as conn:
+                yield conn
+        else:
+            try:
+                held = self._pool.getconn(timeout=max(0.001, budget / 1000))
+            except psycopg_pool.PoolTimeout:  # every connection in use (or being made): busy
+                self._local.waited_ms = budget
+                raise StorageBusy(f"the database {self.where} had no free connection within {budget:.0f} ms",
+                                  path=self.where, waited_ms=float(budget)) from None
+            try:
+                with held:  # as the pool's own context: ends a transaction left open
+                    yield held
+            finally:
+                self._pool.putconn(held)
+        self._breaker.succeeded()
 
     def rows(self, query: str, params: Params = ()) -> list[tuple[Any, ...]]:
         """Every row one read statement returns."""
-        with self._errors(), self._pool.connection() as conn:
+        with self._errors(), self._connection() as conn:
             return conn.execute(pg_query(query), params).fetchall()
 
     def row(self, query: str, params: Params = ()) -> tuple[Any, ...] | None:
         """The first row one read statement returns, or None."""
-        with self._errors(), self._pool.connection() as conn:
+        with self._errors(), self._connection() as conn:
             return conn.execute(pg_query(query), params).fetchone()
 
     def scalar(self, query: str, params: Params = ()) -> Any:
@@ -390,7 +468,7 @@ class PgDatabase:
             UserError: the login may not write.
         """
         budget = busy_timeout_ms if busy_timeout_ms is not None else getattr(self._local, "budget_ms", None)
-        with self._errors(), self._pool.connection() as conn, conn.transaction():
+        with self._errors(), self._connection(budget) as conn, conn.transaction():
             if budget is not None:
                 self._local.waited_ms = budget
                 # lock_timeout 0 would mean no limit: the smallest budget is 1 ms.
@@ -400,6 +478,6 @@ class PgDatabase:
 
     def autocommit(self, query: str) -> None:
         """Run one statement outside a transaction (``VACUUM``)."""
-        with self._errors(), self._pool.connection() as conn:
+        with self._errors(), self._connection() as conn:
             conn.execute(query)
 

@@ -10,6 +10,7 @@ registers the FTS5 tokenizer and builds the full-text index there.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 import time
@@ -22,12 +23,19 @@ from typing import Any, ClassVar, Final
 import apsw
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import DatabaseFileChanged, UserError
+from insika_knowledge.errors import DatabaseFileChanged, StorageBusy, StorageCorrupt, UserError
 from insika_knowledge.store.sqlite import migrations
-from insika_knowledge.store.sqlite.faults import storage_error
+from insika_knowledge.store.sqlite.faults import damaged_error, storage_error
 from insika_knowledge.store.statements import SQLITE, Column, Dialect, Params, marks
 
+log = logging.getLogger(__name__)
+
 BUSY_TIMEOUT_MS: Final = 30_000
+#: Files up to this size are checked (``PRAGMA quick_check``) when opened; larger ones are
+#: checked by their first failing read or write only (a check reads the whole file).
+QUICK_CHECK_MAX_BYTES: Final = 64 * 1024 * 1024
+#: The longest a scrub (`Database.scrub_wal`) waits for readers and writers, in milliseconds.
+SCRUB_BUSY_MS: Final = 200
 #: Connections after the first open the file read-write without creating it: a thread
 #: that arrives after the file was deleted gets an error, never a new empty database.
 _REOPEN_FLAGS: Final = apsw.SQLITE_OPEN_READWRITE
@@ -115,8 +123,11 @@ class Database:
         self._all: dict[int, apsw.Connection] = {}  # id -> every connection still open
         self._lock = threading.Lock()
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) once opened
+        #: Why the file is known to be damaged (None: not known to be): writes are refused.
+        self.damaged: str | None = None
         with self._storage_errors(time.monotonic()):
             conn = self._conn()
+            self._check_integrity(conn)
             budget = nullcontext() if busy_timeout_ms is None else self.busy_budget(busy_timeout_ms)
             with budget:
                 self._open(conn)
@@ -128,6 +139,52 @@ class Database:
     def _open(self, conn: apsw.Connection) -> None:
         """Bring the file up to date on open: apply the migrations that need no capability."""
         migrations.migrate(conn)
+
+    def _check_integrity(self, conn: apsw.Connection) -> None:
+        """``PRAGMA quick_check`` a file up to `QUICK_CHECK_MAX_BYTES` when it is opened.
+
+        A damaged file stays open for reads (an export saves what is still readable) and
+        is marked (`damaged`): every write is refused with a message saying how to
+        restore it. One log line says so.
+        """
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return
+        if not size or size > QUICK_CHECK_MAX_BYTES:
+            return
+        found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+        if found != ["ok"]:
+            log.warning("%s", self.mark_damaged(" ".join("; ".join(found).split())[:200]))
+
+    def mark_damaged(self, detail: str) -> StorageCorrupt:
+        """Remember that the file is damaged (writes are refused from now on); the error to raise."""
+        self.damaged = self.damaged or detail
+        return damaged_error(self.path, self.damaged)
+
+    def scrub_wal(self) -> bool:
+        """Checkpoint the write-ahead log into the file and truncate it to nothing.
+
+        With ``secure_delete`` on (every connection), a deleted row's bytes are zeroed in
+        the file's pages; the log still holds the pages as they were before, until it is
+        checkpointed and cut. The learning queue calls this after turns are learned, so no
+        byte of a learned turn's messages stays in the file or its log. Waits at most
+        `SCRUB_BUSY_MS` for readers and writers.
+
+        Returns:
+            True when the whole log was checkpointed and truncated (False: a reader or
+            writer held it; the next scrub finishes the job).
+        """
+        conn = self._conn()
+        conn.set_busy_timeout(SCRUB_BUSY_MS)
+        try:
+            with self._storage_errors():
+                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except StorageBusy:
+            return False
+        finally:
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        return row is not None and int(row[0]) == 0
 
     def _prepare(self, conn: apsw.Connection) -> None:
         """Set up a connection just opened (nothing beyond the common settings here)."""
@@ -197,6 +254,10 @@ class Database:
             _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # A deleted row (a learned turn's messages) is zeroed in the file, not left in a
+            # free page; the log is cut back to nothing after each reset (`scrub_wal`).
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("PRAGMA journal_size_limit=0")
             self._prepare(conn)
         except BaseException as exc:
             conn.close(True)  # a connection that could not be set up is not kept open
@@ -268,6 +329,8 @@ class Database:
             mapped = storage_error(exc, self.path, waited_ms=waited_ms)
             if mapped is None:
                 raise
+            if isinstance(mapped, StorageCorrupt):
+                raise self.mark_damaged(str(exc)) from None
             raise mapped from None
 
     @contextmanager
@@ -308,12 +371,15 @@ class Database:
                 path (an engine hook) passes a small budget.
 
         Raises:
+            StorageCorrupt: the file is known to be damaged (`damaged`): nothing is written.
             StorageBusy: the lock was not free within the wait; nothing was written.
             DatabaseFileChanged: the file was deleted or replaced since it was opened.
             StorageFull: the disk is full ("disk full writing <path>").
             StorageReadOnly: the database file cannot be written (read-only, permissions).
             StorageError: another storage failure (I/O error, corruption).
         """
+        if self.damaged is not None:
+            raise damaged_error(self.path, self.damaged)
         conn = self._conn()
         started = time.monotonic()
         with self._storage_errors(started):
@@ -391,3 +457,4 @@ def _identity(path: Path) -> tuple[int, int]:
     """
     found = os.stat(path)
     return found.st_dev, found.st_ino
+

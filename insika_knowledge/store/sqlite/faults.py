@@ -12,7 +12,7 @@ busy / locked                 `StorageBusy`         the database is busy (waited
 full                          `StorageFull`         disk full writing <path>
 I/O error, little disk left   `StorageFull`         disk full: cannot use <path>
 I/O error                     `StorageError`        disk I/O error on <path>
-corrupt / not a database      `StorageCorrupt`      <path> is damaged
+corrupt / not a database      `StorageCorrupt`      <path> is damaged; writes refused
 read-only, permissions        `StorageReadOnly`     cannot write the database <path>
 string or blob too big        `StorageError`        a value too big for <path>
 ============================  ====================  =======================================
@@ -86,9 +86,7 @@ def storage_error(exc: apsw.Error, path: Path, *, waited_ms: float = 0.0) -> Sto
     if isinstance(exc, apsw.TooBigError):  # beyond SQLITE_LIMIT_LENGTH (PostgreSQL: a RunTimeFailure too)
         return StorageError(f"a value too big for {where}: {exc}", path=where)
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
-        return StorageCorrupt(
-            f"{where} is damaged ({exc}); restore it from a backup or an export", path=where
-        )
+        return damaged_error(path, str(exc))
     if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError, apsw.CantOpenError, apsw.AuthError)):
         return StorageReadOnly(
             f"cannot write the database {where}: {exc}; check the file's and its folder's "
@@ -148,8 +146,22 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _reraise(store: Any, exc: apsw.Error) -> NoReturn:
-    """Raise `exc`'s `storage_error` (the store's ``path`` named), or `exc` itself."""
+    """Raise `exc`'s `storage_error` (the store's ``path`` named), or `exc` itself.
+
+    A damaged file is remembered by the store (``mark_damaged``): its writes are refused.
+    """
     mapped = storage_error(exc, Path(store.path))
     if mapped is None:
         raise exc
+    if isinstance(mapped, StorageCorrupt) and hasattr(store, "mark_damaged"):
+        raise store.mark_damaged(str(exc)) from None
     raise mapped from None
+
+
+def damaged_error(path: Path, detail: str) -> StorageCorrupt:
+    """The one-line error of a damaged file: what was found, and how to restore it."""
+    detail = " ".join(detail.split())  # one line, whatever SQLite's report holds
+    return StorageCorrupt(
+        f"{path} is damaged ({detail}); writes to it are refused: restore it from a backup, or "
+        "save what is still readable with `insika-knowledge export --agent AGENT --out FOLDER` "
+        "and start a new file", path=str(path))

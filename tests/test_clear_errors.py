@@ -1,0 +1,93 @@
+"""Bad input and failures end in one clear line: a replay file with a huge integer, a lone
+surrogate in a turn, a damaged database file (writes refused, with how to restore it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+from conftest import make_concept
+
+from insika_knowledge.errors import ModelFailure, StorageCorrupt, UserError
+from insika_knowledge.events import Recorder
+from insika_knowledge.extract.model import ExtractionRequest, ReplayModel
+from insika_knowledge.hookspecs import AgentSpec, Turn
+from insika_knowledge.memory import Memory
+from insika_knowledge.plugin import KnowledgePlugin
+
+AGENT = "store-support"
+TENANT = "loja"
+
+
+def test_a_replay_file_with_an_integer_over_4300_digits_is_a_usage_error(tmp_path: Path) -> None:
+    replay = tmp_path / "r.json"
+    replay.write_text('{"extract": {"s1": ' + "9" * 5000 + "}}", encoding="utf-8")
+    with pytest.raises(UserError, match="more than 4,300 digits") as caught:
+        ReplayModel(replay)
+    assert str(replay) in str(caught.value)
+    replay.write_text('{"extract": {"s1": "[' + "9" * 5000 + ']"}}', encoding="utf-8")  # a recorded answer
+    with pytest.raises(ModelFailure) as failed:
+        ReplayModel(replay).propose(ExtractionRequest(agent=AGENT, session_id="s1", turn_id="t1", messages=[],
+                                                      types=("fact",)))
+    assert failed.value.outcome == "model_malformed"
+
+
+class Idle:
+    def propose(self, request: Any) -> list[Any]:
+        return []
+
+    def merge(self, request: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_a_lone_surrogate_in_a_turn_is_learned_not_a_raw_encoding_error(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "data")
+    memory._models["idle"] = Idle()
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    plugin = KnowledgePlugin(memory)
+    assert plugin.prepare([TENANT]) == []
+    spec = AgentSpec(AGENT, TENANT, {"model": "idle"})
+    turn = Turn(spec, "s1", "t1", [{"role": "user", "content": "frete gr\udce1tis? \ud83d"},
+                                   {"role": "assistant", "content": "Sim."}])
+    plugin.after_turn(turn)
+    plugin.context_fragments(turn)
+    assert plugin.queue.wait_empty(timeout_s=20)
+    assert memory.store(TENANT).extraction(AGENT, "s1", "t1") is not None  # learned, U+FFFD in its place
+    reasons = [e["reason"] for e in recorder.named("knowledge_degraded")]
+    assert not [r for r in reasons if "UnicodeEncodeError" in r or "surrogates not allowed" in r]
+    plugin.close(timeout_s=5)
+
+
+def _damage_one_concept_page(path: Path) -> None:
+    conn = apsw.Connection(str(path))
+    (page,) = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'concepts'").fetchone()
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(path.read_bytes())
+    offset = (page - 1) * size
+    data[offset] = 0x07  # not a b-tree page type
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_file_refuses_every_write_with_how_to_restore_it(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "data")
+    store = memory.store(TENANT)
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept("x"), reason="extract", actor="engine")
+    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    memory.close()
+    _damage_one_concept_page(tmp_path / "data" / f"{TENANT}.db")
+    again = Memory(tmp_path / "data")
+    damaged = again.store(TENANT)  # opens: reads of what is intact still work (an export)
+    with pytest.raises(StorageCorrupt) as refused:  # the outbox's pages are intact: refused anyway
+        damaged.outbox().enqueue(AGENT, "s1", "t1", knowledge="null", messages="[]", max_pending=10)
+    message = str(refused.value)
+    assert "is damaged" in message and "writes to it are refused" in message
+    assert "restore it from a backup" in message and "insika-knowledge export" in message
+    assert "\n" not in message
+    assert damaged.outbox().pending() == 0  # nothing landed
+    again.close()

@@ -1,0 +1,166 @@
+"""Turns deferred by a hook (write lock held, store opening, database down) survive a kill
+and are reported: ``knowledge_deferred`` says ``deferred``, then ``written`` or ``failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+from fakellm import FakeLLM
+
+from insika_knowledge.errors import UserError
+from insika_knowledge.events import Recorder
+from insika_knowledge.hookspecs import AgentSpec, Turn
+from insika_knowledge.memory import Memory
+from insika_knowledge.plugin import KnowledgePlugin
+from insika_knowledge.queue import OutboxSettings
+from insika_knowledge.store.outbox import Outbox
+
+ROOT = Path(__file__).resolve().parents[1]
+TENANT = "loja"
+AGENT = "store-support"
+
+CHILD = """
+import sys, time
+from insika_knowledge.hookspecs import AgentSpec, Turn
+from insika_knowledge.memory import Memory
+from insika_knowledge.plugin import KnowledgePlugin
+from insika_knowledge.queue import OutboxSettings
+
+plugin = KnowledgePlugin(Memory(sys.argv[1]), outbox=OutboxSettings(lock_budget_ms=20))
+assert plugin.prepare(["loja"]) == []
+print("ready", flush=True)
+sys.stdin.readline()  # the parent holds the write lock now
+agent = AgentSpec("store-support", "loja", {"model": "openai/fake-model"})
+for i in range(int(sys.argv[2])):
+    plugin.after_turn(Turn(agent, f"s{i}", "t1", [{"role": "user", "content": f"turn {i}"}]))
+    print(i, flush=True)
+time.sleep(60)
+"""
+
+
+def test_turns_deferred_under_a_held_lock_survive_a_kill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before the spill journal, 20 of 20 such turns lived only in memory and were lost.
+    data, turns = tmp_path / "data", 20
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, str(script), str(data), str(turns)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
+    assert child.stdin is not None and child.stdout is not None
+    holder: apsw.Connection | None = None
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        holder = apsw.Connection(str(data / f"{TENANT}.db"))
+        holder.set_busy_timeout(5000)
+        holder.execute("BEGIN IMMEDIATE")  # another process writes, for as long as it likes
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        acknowledged = [int(child.stdout.readline()) for _ in range(turns)]
+        child.send_signal(signal.SIGKILL)  # every turn deferred, none written yet
+        child.wait(30)
+    finally:
+        child.kill()
+        if holder is not None:
+            holder.execute("ROLLBACK")
+            holder.close()
+    assert len(acknowledged) == turns
+    assert list((data / "spill").glob("*.turn"))  # the deferred turns, kept on disk
+    with FakeLLM(["[]"] * 50) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        plugin = KnowledgePlugin(Memory(data))  # starts its worker: takes the journal over
+        try:
+            assert plugin.queue.wait_empty(timeout_s=60)
+            store = plugin.memory.store(TENANT)
+            assert [i for i in acknowledged if store.extraction(AGENT, f"s{i}", "t1") is None] == []
+        finally:
+            plugin.close(timeout_s=10)
+    assert list((data / "spill").glob("*")) == []  # zeroed and removed once written
+
+
+def _turn(i: int) -> Turn:
+    return Turn(AgentSpec(AGENT, TENANT, {"model": "idle"}), f"s{i}", "t1",
+                [{"role": "user", "content": f"turn {i}"}])
+
+
+class Idle:
+    def propose(self, request: Any) -> list[Any]:
+        return []
+
+    def merge(self, request: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_a_deferred_turn_is_reported_then_written_or_failed(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = Memory(tmp_path / "data")
+    memory._models["idle"] = Idle()
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    plugin = KnowledgePlugin(memory, outbox=OutboxSettings(lock_budget_ms=20, poll_s=0.05))
+    assert plugin.prepare([TENANT]) == []
+    holder = apsw.Connection(str(memory.store(TENANT).path))
+    holder.set_busy_timeout(5000)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level(logging.INFO, logger="insika_knowledge.queue"):
+            plugin.after_turn(_turn(1))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert plugin.drain(timeout_s=20)
+    outcomes = [(e["turn_id"], e["session_id"], e["outcome"]) for e in recorder.named("knowledge_deferred")]
+    assert outcomes == [("t1", "s1", "deferred"), ("t1", "s1", "written")]
+    assert "write lock was busy" in recorder.named("knowledge_deferred")[0]["reason"]
+    assert any("turn s1/t1 of loja/store-support deferred" in r.getMessage() for r in caplog.records)
+    # A deferred turn that can never be written: the caller learns it (event and one log line).
+    real = Outbox.enqueue
+
+    def refusing(self: Outbox, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("busy_timeout_ms") is None:  # the spill thread's write
+            raise UserError("cannot write the database: a test's refusal")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Outbox, "enqueue", refusing)
+    holder = apsw.Connection(str(memory.store(TENANT).path))
+    holder.set_busy_timeout(5000)
+    holder.execute("BEGIN IMMEDIATE")
+    caplog.clear()
+    try:
+        plugin.after_turn(_turn(2))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    deadline = time.monotonic() + 20
+    while not any(e["outcome"] == "failed" for e in recorder.named("knowledge_deferred")):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    failed = [e for e in recorder.named("knowledge_deferred") if e["outcome"] == "failed"]
+    assert failed[0]["session_id"] == "s2" and "a test's refusal" in failed[0]["reason"]
+    lines = [r for r in caplog.records if "s2/t1" in r.getMessage() and r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].exc_info is None
+    plugin.close(timeout_s=5)
+
+
+def test_the_first_hook_of_a_new_tenant_never_waits_for_its_store_to_open(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "data")
+    memory._models["idle"] = Idle()
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    plugin = KnowledgePlugin(memory, outbox=OutboxSettings(lock_budget_ms=0))  # nothing may wait
+    try:
+        plugin.after_turn(_turn(1))  # the store opens on a thread of its own
+        assert recorder.named("knowledge_deferred")[0]["reason"] == "the store is still opening"
+        assert plugin.queue.wait_empty(timeout_s=30)
+        assert memory.store(TENANT).extraction(AGENT, "s1", "t1") is not None
+    finally:
+        plugin.close(timeout_s=5)
