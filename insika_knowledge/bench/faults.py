@@ -141,10 +141,9 @@ def _unavailable(data: Path, cluster: Cluster | None) -> Iterator[None]:
         finally:
             cluster.resume()
         return
-    import apsw
+    import sqlite3  # another process's connection, as a stranger holds the lock (apsw stays in store.sqlite)
 
-    holder = apsw.Connection(str(data / f"{TENANT}.db"))
-    holder.set_busy_timeout(30_000)
+    holder = sqlite3.connect(str(data / f"{TENANT}.db"), timeout=30.0, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
         yield
