@@ -369,12 +369,16 @@ class Retriever:
                 held: frozenset[str]) -> list[Hit] | None:
         """The hybrid ranking of `message` (see the module doc), or None to rank lexically.
 
-        None under ``scan`` and ``fts5``, without a provider, when the agent has no vectors
-        yet, or when the provider fails on this message (logged, ``knowledge_degraded``
-        once): the caller then ranks with the lexical index alone.
+        [] for a message without a letter or digit (nothing was asked; the model's vectors
+        of such text are close to everything). None under ``scan`` and ``fts5``, without a
+        provider, when the agent has no vectors yet, or when the provider fails on this
+        message (logged, ``knowledge_degraded`` once): the caller then ranks with the
+        lexical index alone.
         """
         if mode != "auto" or top_k <= 0:
             return None
+        if not _WORD.search(message):
+            return []  # nothing was asked (no letter or digit): no concept answers it
         semantic = self.semantic(agent)
         if semantic is None:
             return None
@@ -446,6 +450,10 @@ class Retriever:
             return {"name": stored.concept.name, "markdown": capped_record(stored.concept, max_chars),
                     "cut": True}
         return {"name": stored.concept.name, "markdown": markdown}
+
+
+#: A letter or digit in any script: a message without one asks nothing.
+_WORD: Final = re.compile(r"[^\W_]")
 
 
 def _unheld(index: SearchIndex, agent: str, query: str, top_k: int, held: frozenset[str]) -> list[Hit]:

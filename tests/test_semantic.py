@@ -176,6 +176,23 @@ def test_below_the_models_floor_a_message_gets_no_block(store: Store, monkeypatc
     assert retriever.block(AGENT, "valise allowance", 5, "auto") is not None
 
 
+@pytest.mark.parametrize("message", ["", "   ", "?!", "\n\t...", "🙂"])
+def test_a_message_without_a_word_gets_nothing_whatever_the_floor(
+    store: Store, monkeypatch: pytest.MonkeyPatch, message: str
+) -> None:
+    """Nothing was asked: no concept answers it, even when the model's vectors are close."""
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.0)
+    assert retriever.search(AGENT, message, 5, "auto") == []
+    assert retriever.block(AGENT, message, 5, "auto") is None
+    calls = list(fake.calls)
+    retriever.search(AGENT, message, 5, "auto")
+    assert fake.calls == calls  # and the model is not asked
+
+
 def test_scan_and_fts5_stay_lexical(store: Store) -> None:
     retriever = _retriever(store)
     for mode in ("scan", "fts5"):
