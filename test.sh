@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Run the whole test suite. Builds .venv (with the dev extras) on first use, and .venv-hermes
 # (the real Hermes Agent that tests/test_hermes.py drives; see tests/hermes_venv.py).
-# Extra arguments go to pytest (e.g. ./test.sh tests/test_concept.py -x).
+# Extra arguments go to pytest (e.g. ./test.sh tests/test_concept.py -x). The tests run on every
+# core (pytest-xdist, -n auto); INSIKA_TEST_WORKERS=0 runs them in this process (e.g. for pdb).
 set -euo pipefail
 cd "$(dirname "$0")"
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp, hatchling, mypy, importlinter, psycopg, psycopg_pool" 2>/dev/null; then
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import hypothesis, xdist, networkx, sqlite_utils, starlette, playwright, rank_bm25, bm25s, ruff, mcp, hatchling, mypy, importlinter, psycopg, psycopg_pool" 2>/dev/null; then
   echo "test.sh: setting up .venv (first run, or a dev dependency is missing)" >&2
   python3 -m venv .venv
   echo "test.sh: upgrading pip in .venv" >&2
@@ -30,7 +31,7 @@ if ! .venv/bin/python tests/hermes_venv.py check; then
     || echo "test.sh: .venv-hermes was not built: the real-Hermes test is skipped (it fails under CI)" >&2
 fi
 set +e
-.venv/bin/python -m pytest -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -p no:cacheprovider -n "${INSIKA_TEST_WORKERS:-auto}" "$@"
 status=$?
 set -e
 [ "$status" -eq 5 ] && { echo "no tests were collected"; exit 1; }
