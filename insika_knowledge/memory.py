@@ -62,6 +62,7 @@ from insika_knowledge.store import (
     Version,
     has_tenant,
     list_tenants,
+    load_backend,
     location,
     open_procedure_store,
     open_store,
@@ -135,6 +136,7 @@ class Memory:
         )
         self.directory = data_dir(directory)
         self.database = database_url(database)
+        load_backend(self.database)  # never imported by two of our threads at once
         self.events = events or EventBus()
         self.clock = clock
         self.base_url = base_url

@@ -157,6 +157,7 @@ class _Spilled:
     messages: str
     journal: Path | None = None
     reason: str = ""
+    failures: int = 0  # unexpected errors met writing it (see `ExtractionQueue._flush_spill`)
 
     def record(self) -> dict[str, str]:
         """What its journal file holds."""
@@ -611,11 +612,25 @@ class ExtractionQueue:
                     self._stop.wait(self.settings.poll_s)
                     self._spilled.set()
                     return wrote
-                except Exception as exc:  # never written: said out loud (event and one log line)
+                except UserError as exc:  # refused for good: never written, said out loud (event, log line)
                     log.warning("deferred turn %s/%s of %s/%s could not be written: %s", item.session_id,
                                 item.turn_id, item.tenant, item.agent, _why(exc))
                     self._tell(item, "failed", _why(exc))
                     self._fail(item.agent, exc)
+                except Exception as exc:  # unexpected (a bug, an import race): kept, never dropped
+                    item.failures += 1
+                    if item.failures < self.settings.max_attempts or item.journal is None:
+                        self._log_once("a deferred turn could not be written yet", exc)
+                        self._stop.wait(self.settings.poll_s)
+                        self._spilled.set()
+                        return wrote
+                    log.warning("deferred turn %s/%s of %s/%s could not be written after %d tries (%s): "
+                                "left in the spill journal for the next start", item.session_id, item.turn_id,
+                                item.tenant, item.agent, item.failures, _why(exc))
+                    with self._lock:
+                        self._spill.popleft()
+                    self._fail(item.agent, exc)
+                    continue  # its file stays: the next process takes it over
                 else:
                     self._tell(item, "written", "")
                 with self._lock:

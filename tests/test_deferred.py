@@ -151,6 +151,57 @@ def test_a_deferred_turn_is_reported_then_written_or_failed(tmp_path: Path, capl
     plugin.close(timeout_s=5)
 
 
+def test_an_unexpected_error_writing_a_deferred_turn_never_loses_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen under bench --faults on PostgreSQL: the spill writer met an import race
+    # (_DeadlockError, a RuntimeError), took it for a refusal and removed the turn's journal
+    # file: an acknowledged turn lost. Only a refusal (a UserError) may drop a turn.
+    memory = Memory(tmp_path / "data")
+    memory._models["idle"] = Idle()
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    plugin = KnowledgePlugin(memory, outbox=OutboxSettings(lock_budget_ms=20, poll_s=0.05, max_attempts=2))
+    assert plugin.prepare([TENANT]) == []
+    real = Outbox.enqueue
+    broken = {"left": 3}  # more than max_attempts: the file must outlive this process's tries
+
+    def flaky(self: Outbox, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("busy_timeout_ms") is None and broken["left"] > 0:  # the spill thread's write
+            broken["left"] -= 1
+            raise RuntimeError("deadlock detected by _ModuleLock('a test')")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Outbox, "enqueue", flaky)
+    holder = apsw.Connection(str(memory.store(TENANT).path))
+    holder.set_busy_timeout(5000)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        plugin.after_turn(_turn(3))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    deadline = time.monotonic() + 20
+    while broken["left"] > 1:  # tried max_attempts times in this process
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    plugin.close(timeout_s=5)
+    journal = list((tmp_path / "data" / "spill").glob("*.turn"))
+    assert len(journal) == 1  # kept for the next start
+    # the next process takes it over and writes it
+    again = Memory(tmp_path / "data")
+    assert again.store(TENANT).extraction(AGENT, "s3", "t1") is None
+    again._models["idle"] = Idle()
+    broken["left"] = 0
+    again.start_learning()
+    deadline = time.monotonic() + 20
+    while again.store(TENANT).extraction(AGENT, "s3", "t1") is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert not list((tmp_path / "data" / "spill").glob("*.turn"))
+    again.close(timeout_s=5)
+    assert not [e for e in recorder.named("knowledge_deferred") if e["outcome"] == "failed"]
+
+
 def test_the_first_hook_of_a_new_tenant_never_waits_for_its_store_to_open(tmp_path: Path) -> None:
     memory = Memory(tmp_path / "data")
     memory._models["idle"] = Idle()

@@ -48,7 +48,7 @@ from insika_knowledge.store.sqlite.paths import tenant_path, tenants
 __all__ = [
     "Alias", "ConceptStore", "ExtractionRecord", "FullTextIndex", "OperatorStore", "OutboxStorage", "QueuedTurn",
     "PossibleDuplicate", "ProcedureStorage", "SQLiteStore", "ScanRow", "ScanSource", "Sighting", "Store",
-    "StoredConcept", "Tokenizer", "Transaction", "Version", "has_tenant", "list_tenants", "location",
+    "StoredConcept", "Tokenizer", "Transaction", "Version", "has_tenant", "list_tenants", "load_backend", "location",
     "open_procedure_store", "open_store", "tenant_path", "tenants", "tenants_with_pending",
 ]
 
@@ -89,6 +89,27 @@ def open_store(
     folder = data_dir(directory)
     return SQLiteStore(tenant_path(folder, tenant), clock=clock, tokenizer=tokenizer,
                        busy_timeout_ms=busy_timeout_ms)
+
+
+def load_backend(database: str | None = None) -> None:
+    """Import the backend `database` selects, now, on the calling thread.
+
+    A `Memory` calls it when it is made: the threads that later open stores (the hooks',
+    the learning worker, the spill writer) then never import the PostgreSQL modules at the
+    same moment, which Python's per-module import locks can turn into a
+    ``_DeadlockError`` (seen under `bench --faults`: a deferred turn that failed to be
+    written). SQLite's modules are imported with this package. A missing psycopg is said
+    when a store is opened (`open_store`), not here.
+
+    Args:
+        database: as `open_store`'s.
+    """
+    if _postgres_url(database) is None:
+        return
+    try:
+        import insika_knowledge.store.postgres  # noqa: F401 (imported for its side effect)
+    except ImportError:
+        return
 
 
 def open_procedure_store(
