@@ -47,7 +47,8 @@ from insika_knowledge.procedures.cli import verify_pattern_option
               "else a throwaway cluster started here).")
 @click.option("--embeddings", default=None, metavar="SPEC",
               help="With --quality or --scale: the embedding provider of the dense and hybrid rows "
-              "(default: $INSIKA_EMBEDDINGS, else auto; off leaves them out).")
+              "(default: $INSIKA_EMBEDDINGS, else auto; off leaves them out). With --relay: the relay's "
+              "(default: off, the lexical relay).")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
           trust: bool, relay: bool, consolidation: bool, outbox: bool, faults: bool, backend: str,
           database: str | None,
@@ -89,7 +90,7 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         except ImportError as exc:
             raise UserError(f"bench --relay needs the relay extra ({exc.name or exc} is missing): "
                             "pip install 'insika-knowledge[relay]'") from None
-        run_relay_bench(quick=quick, as_json=as_json, echo=click.echo)
+        run_relay_bench(quick=quick, as_json=as_json, echo=click.echo, embeddings=embeddings)
     elif trust:
         from insika_knowledge.bench.trust import run_trust
 

@@ -166,7 +166,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout_s: float = 6
 
 
 @contextlib.contextmanager
-def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
+def _processes(folder: Path, concepts: int, embeddings: str) -> Iterator[tuple[str, str]]:
     """Start the fake upstream and a relay over `concepts` seeded concepts; yield both URLs."""
     store = SQLiteStore(folder / "data" / f"{TENANT}.db", tokenizer=TOKENIZER)
     with store.transaction() as tx:
@@ -183,7 +183,7 @@ def _processes(folder: Path, concepts: int) -> Iterator[tuple[str, str]]:
         f"{LEARN_AGENT}:\n  knowledge:\n    index: auto\n    model: replay:{replay}\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "INSIKA_EMBEDDINGS": embeddings}
     up_port, relay_port = _free_port(), _free_port()
     upstream = subprocess.Popen(
         [sys.executable, "-c", f"from insika_knowledge.bench.relay import serve_upstream; serve_upstream({up_port})"],
@@ -331,9 +331,19 @@ def _line(label: str, figures: dict[str, dict[str, float]]) -> str:
 
 
 def run_relay_bench(
-    *, quick: bool = False, as_json: bool = False, concepts: int = CONCEPTS, echo: Callable[[str], None] = print
+    *, quick: bool = False, as_json: bool = False, concepts: int = CONCEPTS, echo: Callable[[str], None] = print,
+    embeddings: str | None = None,
 ) -> dict[str, Any]:
     """Measure the relay (see the module doc); print a summary (or JSON) and return the figures.
+
+    Args:
+        quick: 100 requests per route instead of 1,000.
+        as_json: print one JSON object instead of lines.
+        concepts: concepts seeded for each agent.
+        echo: where lines go.
+        embeddings: the relay's embedding provider (``$INSIKA_EMBEDDINGS``); None = ``off``:
+            the figures are the lexical relay's (the hybrid block's own time is
+            ``bench --scale``'s), and no learned turn embeds the seeded store meanwhile.
 
     Returns:
         ``json`` and ``first_byte``: per route (``direct``, ``hop``, ``scan``, ``auto``,
@@ -348,7 +358,9 @@ def run_relay_bench(
         RuntimeError: the fake upstream or the relay did not start.
     """
     requests = 100 if quick else 1000
-    with tempfile.TemporaryDirectory(prefix="insika-relay-bench-") as tmp, _processes(Path(tmp), concepts) as urls:
+    provider = embeddings or "off"
+    with tempfile.TemporaryDirectory(prefix="insika-relay-bench-") as tmp, \
+            _processes(Path(tmp), concepts, provider) as urls:
         direct, relayed = urls
         # warm-up: connections, caches, the FTS5 index
         _interleaved(_json_ms, direct, relayed, [_body(q) for q in queries(50, seed=5)])
