@@ -75,3 +75,13 @@ def test_the_structure_contracts_are_declared() -> None:
         "No edge goes through another: none imports the engine plugin",
         "Judging and mining never reach into extraction",
     } <= declared
+
+
+def test_no_symlink_is_tracked() -> None:
+    """A committed symlink (a local `.venv` pointing elsewhere) breaks a fresh clone's first command."""
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(["git", "ls-files", "-s"], cwd=root, capture_output=True, text=True, check=True)
+    links = [line.split("\t", 1)[1] for line in listed.stdout.splitlines() if line.startswith("120000")]
+    assert links == [], f"symlinks are tracked: {links}"
