@@ -136,7 +136,8 @@ class Memory:
         )
         self.directory = data_dir(directory)
         self.database = database_url(database)
-        load_backend(self.database)  # never imported by two of our threads at once
+        if self.database:
+            load_backend(self.database)  # never imported by two of our threads at once
         self.events = events or EventBus()
         self.clock = clock
         self.base_url = base_url

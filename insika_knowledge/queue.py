@@ -61,7 +61,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
-from insika_knowledge.errors import InsikaError, StorageBusy, StorageError, StorageUnavailable, UserError
+from insika_knowledge.errors import (
+    InsikaError,
+    RunTimeFailure,
+    StorageBusy,
+    StorageError,
+    StorageUnavailable,
+    UserError,
+)
 from insika_knowledge.events import EventBus, KnowledgeDeferred, KnowledgeDropped
 from insika_knowledge.ids import check_agent, check_session_id, check_tenant
 from insika_knowledge.privacy.turns import for_queue
@@ -607,7 +614,7 @@ class ExtractionQueue:
                 except StorageBusy:
                     self._spilled.set()  # still busy: try again next round
                     return wrote
-                except (StorageUnavailable, StorageError, OSError) as exc:  # down, full, failing: later
+                except (RunTimeFailure, OSError) as exc:  # down, full, failing (storage or PostgreSQL): later
                     self._log_once("deferred turns wait for the database", exc)
                     self._stop.wait(self.settings.poll_s)
                     self._spilled.set()

@@ -64,6 +64,21 @@ def test_claims_are_leases_taken_over_from_dead_or_lapsed_workers(store: Store) 
     assert record is not None and record.outcome == GAVE_UP and record.retryable
 
 
+def test_a_worker_claims_again_what_its_own_lapsed_attempt_left_claimed(store: Store) -> None:
+    # A worker whose turn failed while the database was down could not release its claim
+    # (the release failed too); with the database back, it waited out its own lease (minutes)
+    # before learning the turn. A worker claims one turn at a time, so when it claims, a row
+    # still claimed by it is one it is no longer working on.
+    outbox = store.outbox()
+    one = _enqueue(store, "t1")
+    alive = lambda _worker: False  # noqa: E731
+    first = outbox.claim("w-a", lease_s=600, gone=alive, now_s=1000.0)
+    assert first is not None and first.id == one.id
+    assert outbox.claim("w-b", lease_s=600, gone=alive, now_s=1001.0) is None  # another live worker waits
+    again = outbox.claim("w-a", lease_s=600, gone=alive, now_s=1001.0)
+    assert again is not None and again.id == one.id and again.attempts == 2
+
+
 def test_merge_leases_are_first_come_first_served(store: Store) -> None:
     def take(holder: str, now: float, gone=lambda _h: False) -> float | None:
         with store.transaction() as tx:

@@ -144,7 +144,11 @@ class Outbox:
         gone: Callable[[str], bool],
         now_s: float | None = None,
     ) -> QueuedTurn | None:
-        """Claim the oldest turn no live worker holds, for `lease_s` seconds.
+        """Claim the oldest turn no other live worker holds, for `lease_s` seconds.
+
+        A turn `worker` itself still holds counts as free: a worker claims one turn at a
+        time, so it is one whose attempt ended without releasing it (the release failed
+        while the database was down).
 
         Args:
             worker: the claiming worker's id (``host:pid:token``).
@@ -168,9 +172,9 @@ class Outbox:
             if dead:
                 among, listed = self.db.dialect.in_list("claimed_by", dead)
                 w.execute(f"{_RELEASED} WHERE {among}", listed)
-            row = w.row(
-                f"SELECT {_COLS} FROM outbox WHERE (claimed_by IS NULL OR claimed_until < ?) "
-                f"AND not_before <= ? ORDER BY id LIMIT 1{self.db.dialect.skip_locked}", (now, now))
+            row = w.row(  # its own claim too: a worker claims one turn at a time, so that one was left
+                f"SELECT {_COLS} FROM outbox WHERE (claimed_by IS NULL OR claimed_by = ? OR claimed_until < ?) "
+                f"AND not_before <= ? ORDER BY id LIMIT 1{self.db.dialect.skip_locked}", (worker, now, now))
             if row is None:
                 return None
             w.execute("UPDATE outbox SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
