@@ -66,7 +66,6 @@ from insika_knowledge.errors import (
     RunTimeFailure,
     StorageBusy,
     StorageError,
-    StorageUnavailable,
     UserError,
 )
 from insika_knowledge.events import EventBus, KnowledgeDeferred, KnowledgeDropped
