@@ -15,7 +15,7 @@ def test_a_quick_fault_run_loses_no_acknowledged_turn() -> None:
     kills = figures["kills"]
     assert kills["kills_random"] == 10 and kills["kills_at_ack"] == 4
     assert kills["acknowledged"] > 0 and kills["lost"] == 0, kills["lost_ids"]
-    assert kills["resumed"]
-    assert figures["restarts"]["restarts"] == 2 and all(n >= 1 for n in figures["restarts"]["pending_each"])
-    assert figures["hooks_down"]["lost"] == 0
+    assert kills["resumed"], kills
+    assert figures["restarts"]["restarts"] == 2 and figures["restarts"]["resumed_s_max"] < 60, figures["restarts"]
+    assert figures["hooks_down"]["lost"] == 0, figures["hooks_down"]
     assert any(line.startswith("sqlite: ") and "acknowledged turns lost" in line for line in lines)

@@ -141,15 +141,31 @@ def _unavailable(data: Path, cluster: Cluster | None) -> Iterator[None]:
         finally:
             cluster.resume()
         return
-    import sqlite3  # another process's connection, as a stranger holds the lock (apsw stays in store.sqlite)
-
-    holder = sqlite3.connect(str(data / f"{TENANT}.db"), timeout=30.0, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
+    # Held by another process, as a stranger holds it. Not in this one: a second SQLite library
+    # (the standard library's) closing its connection would drop this process's POSIX locks
+    # on the file under apsw's connections (https://www.sqlite.org/howtocorrupt.html, 2.2).
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(data / f"{TENANT}.db")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdin is not None and holder.stdout is not None
     try:
+        if holder.stdout.readline().strip() != "locked":
+            raise RuntimeError("the lock holder did not take the write lock")
         yield
     finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+        holder.stdin.close()  # it rolls back and exits
+        holder.wait(30)
+
+
+#: The lock holder's program: takes the write lock, holds it until its stdin closes.
+_HOLD_LOCK: Final = (
+    "import sqlite3, sys\n"
+    "db = sqlite3.connect(sys.argv[1], timeout=30.0, isolation_level=None)\n"
+    "db.execute('BEGIN IMMEDIATE')\n"
+    "print('locked', flush=True)\n"
+    "sys.stdin.read()\n"
+    "db.execute('ROLLBACK')\n"
+)
 
 
 def _pending(memory: Memory, data: Path) -> int:
