@@ -590,7 +590,10 @@ class Memory:
                 in progress is done; queued turns are left either way).
 
         Returns:
-            True when the worker stopped within the time.
+            True when the worker stopped within the time. False: its threads still run (a
+            turn in progress, a wait for a held lock) and keep the stores they use open
+            until they end; nothing is raised, and unwritten turns stay in the outbox or the
+            spill journal for the next start.
         """
         check_types("Memory.close()", timeout_s=(timeout_s, (int, float, type(None))))
         with self._lock:
@@ -599,6 +602,10 @@ class Memory:
         with self._lock:  # closed only now: the worker finishes the turn in progress first
             self._closed = True
             tenants, self._tenants = list(self._tenants.values()), {}
+        if not stopped:  # its threads still use the stores (a turn, a lock wait): they keep them
+            log.info("the learning worker did not stop within %s s: its stores stay open until it ends; "
+                     "turns not written yet stay in the outbox or the spill journal", timeout_s)
+            return False
         for tenant in tenants:
             tenant.close()
         return stopped

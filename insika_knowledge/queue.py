@@ -845,6 +845,7 @@ class ExtractionQueue:
             stopped = not thread.is_alive()
         if spiller is not None:
             spiller.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            stopped = stopped and not spiller.is_alive()  # still in a lock wait: its store stays in use
         self._write_spill_on_close(deadline)
         if stopped:
             for tenant in list(self._tenants):
@@ -876,6 +877,7 @@ class ExtractionQueue:
             try:
                 self._write(item, left_ms)
             except Exception as exc:
+                deadline = time.monotonic()  # one full wait at most: the others are tried without waiting
                 if item.journal is not None:  # kept in the journal: the next start writes it
                     log.info("deferred turn %s/%s stays in the spill journal for the next start: %s",
                              item.session_id, item.turn_id, _why(exc))

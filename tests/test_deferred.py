@@ -215,3 +215,57 @@ def test_the_first_hook_of_a_new_tenant_never_waits_for_its_store_to_open(tmp_pa
         assert memory.store(TENANT).extraction(AGENT, "s1", "t1") is not None
     finally:
         plugin.close(timeout_s=5)
+
+
+def test_a_cut_journal_file_is_never_taken_for_the_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by an attack: a short write (a file-size limit, a disk filling up) left a cut
+    # .turn file, the turn was told "deferred" (journalled), and after a kill the next start
+    # removed the unreadable file: the turn was lost. A cut write is now an OSError.
+    from insika_knowledge.store import spill
+
+    journal = spill.SpillJournal(tmp_path / "spill", "host:1:abcd")
+    real = os.write
+
+    def short(fd: int, data: Any) -> int:
+        if len(data) > 100:
+            return real(fd, bytes(data[:100]))  # the first call writes part of it
+        raise OSError(27, "File too large")
+
+    monkeypatch.setattr(spill.os, "write", short)
+    with pytest.raises(OSError):
+        journal.write({"tenant": "loja", "messages": "x" * 10_000})
+    assert list((tmp_path / "spill").iterdir()) == []  # no .turn, no .tmp left behind
+    monkeypatch.setattr(spill.os, "write", real)
+    path = journal.write({"tenant": "loja", "messages": "x" * 10_000})
+    assert path.read_bytes().endswith(b'"}') and path.suffix == ".turn"
+
+
+def test_close_with_a_deadline_while_deferred_turns_wait_for_a_held_lock(tmp_path: Path) -> None:
+    # Found by an attack: close(timeout) raised ThreadingViolationError (the spill thread
+    # was still waiting for the lock on the store's connection when the store was closed).
+    memory = Memory(tmp_path / "data")
+    memory._models["idle"] = Idle()
+    plugin = KnowledgePlugin(memory, outbox=OutboxSettings(lock_budget_ms=20, poll_s=0.05))
+    assert plugin.prepare([TENANT]) == []
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
+         "db.execute('BEGIN IMMEDIATE'); print('held', flush=True); sys.stdin.read()",
+         str(memory.store(TENANT).path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdin is not None
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for i in range(2):
+            plugin.after_turn(_turn(10 + i))
+        started = time.monotonic()
+        memory.close(timeout_s=1)  # no exception (False when the spill thread was in its lock wait)
+        assert time.monotonic() - started < 10
+        assert len(list((tmp_path / "data" / "spill").glob("*.turn"))) == 2  # kept for the next start
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+    again = Memory(tmp_path / "data")
+    again._models["idle"] = Idle()
+    again.start_learning()
+    assert again.learning_queue().wait_empty(timeout_s=60)
+    assert all(again.store(TENANT).extraction(AGENT, f"s{10 + i}", "t1") is not None for i in range(2))
+    again.close(timeout_s=10)

@@ -61,9 +61,17 @@ class SpillJournal:
         data = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            os.write(fd, data)
-        finally:
+            view = memoryview(data)
+            while view:  # every byte, or an error: a cut file must never be taken for the turn
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError(f"the journal file {temporary} took no more bytes")
+                view = view[written:]
+        except OSError:
             os.close(fd)
+            temporary.unlink(missing_ok=True)
+            raise
+        os.close(fd)
         os.replace(temporary, path)
         return path
 
