@@ -289,8 +289,8 @@ def test_since_skips_older_sessions_only(tmp_path: Path) -> None:
 
 ONLY = ("Pets travel in the cabin.", "Seats can be chosen online.", "Lounges open at dawn.",
         "Meals come on long flights.", "Wifi is sold onboard.", "Infants fly on a lap.",
-        "Blankets are handed out at night.", "Headphones are sold at the gate.", "Strollers go in the hold.",
-        "Surfboards need a special tag.", "Bicycles travel boxed.", "Golf clubs count as one bag.")
+        "Blankets are handed out at night.", "Headphones are offered at the gate.", "Strollers go in the hold.",
+        "Surfboards need a special tag.", "Bicycles ride boxed.", "Golf clubs count as one bag.")
 
 
 def _contended(tmp_path: Path, sessions_count: int = 12) -> tuple[list[str], Path, Path]:

@@ -26,7 +26,7 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves() -> None:
         assert pairs["false_same"] == 0
         assert pairs["same_without_model"] / pairs["same"] >= 0.75
         assert pairs["different_merged"] == 0
-        assert figures["changes"][half]["outcomes"]["same_name_no_model"] == {"conflict": 21}
+        assert set(figures["changes"][half]["outcomes"]["same_name_no_model"]) == {"conflict"}
         scripted = pairs["tables"]["scripted_model"]
         assert scripted["contradicting"] == {"conflict": pairs["labels"]["contradicting"]}
         assert scripted["related"] == {"merged": pairs["labels"]["related"]}

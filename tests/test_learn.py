@@ -331,7 +331,7 @@ def test_any_model_failure_is_recorded_never_raised(store, bus, failure, outcome
 def test_a_merge_that_raises_counts_as_contradicting_and_the_turn_goes_on(store) -> None:
     learn(store, Stub([cand("bag-fee", "Bags cost 30 dollars each on basic fares.")]), session="s1")
     model = Stub([cand("bag-fee", "Gold members get two free bags; the rest pay 30 dollars."),
-                  cand("pets", "Pets fly in the cabin for a fee.")],
+                  cand("pets", "Pets fly in the cabin for a fee.", "Pet travel rule.")],
                  merge=RuntimeError("merge exploded"))
     report = learn(store, model, session="s2")
     assert report.outcome == "ok"

@@ -46,6 +46,7 @@ from typing import Final
 
 from insika_knowledge.analysis.numbers import measures, parse_decimal, read_number_words
 from insika_knowledge.analysis.statements import POLES
+from insika_knowledge.analysis.synonyms import SYNONYMS
 from insika_knowledge.analysis.text import (
     CHANGE_PHRASES,
     CHANGE_VERBS,
@@ -644,6 +645,9 @@ class Details:
         language: ``en``, ``pt`` or ``mixed``: a merge written in the other language can
             keep only the values and dates of a claim checkably.
         terms: its content terms.
+        scope: each content term with whether a restriction bears on it (a term after
+            "only", "just", "apenas", "só"... in its phrase): "only sealed electronics can
+            be returned" restricts what "electronics can be returned" asserts of all.
     """
 
     items: frozenset[Detail]
@@ -652,6 +656,7 @@ class Details:
     polarity: frozenset[tuple[str, bool]] = frozenset()
     language: str = "mixed"
     terms: frozenset[str] = frozenset()
+    scope: frozenset[tuple[str, bool]] = frozenset()
 
     def kept_in(self, other: Details) -> bool:
         """True when `other` keeps every detail of this text (and as many negations)."""
@@ -672,11 +677,17 @@ CONTRARY_ROLES: Final = (
 )
 
 
+#: Clause words that state a condition, -> their kind: a merge keeps each kind (and never
+#: loses an "or"); "if" and "when" state one condition alike.
+CONDITIONS: Final = {"c:or": "or", "c:if": "if", "c:when": "if", "c:unless": "unless", "p:p_except": "except"}
+#: The poles that restrict what their phrase says to what follows ("only members").
+RESTRICTIONS: Final = frozenset({"p:p_only"})
+
 #: Roles whose object a merge must keep (a destination, an origin, a condition).
 DIRECTION_ROLES: Final = frozenset({"r:to", "r:para", "r:a", "r:from", "r:since", "c:if", "c:unless",
                                     "p:p_except"})
 _PLACEHOLDER_TERMS: Final = frozenset(
-    {"phon", "phone", "email", "s_email", "cpf", "cnpj", "card", "iban", "pix", "bolet", "boleto", "rg",
+    {"phon", "phone", "cpf", "cnpj", "card", "iban", "pix", "bolet", "boleto", "rg",
      "address", "addres", "name"})
 
 
@@ -701,16 +712,31 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     "from Campinas", "and orders" written "on orders"); a value may lose the words around it, but not be
     bound to another subject of the claims ("7 days for clothing" written "7 days for
     electronics"); and a term one claim negates and another asserts must be there both
-    ways (one text saying both). A claim in another language than `merged` is held to
-    its values and dates only.
+    ways (one text saying both), as must a term one claim restricts ("only sealed
+    electronics") and another states of all ("electronics can be returned"). Each party
+    of a claim (the store, the customer, we, you) and each condition word (or, if,
+    unless) is kept, and a role word's object is not replaced by the other claim's object
+    under the same role ("returns by email" merged as "returns by WhatsApp"). A claim in another
+    language than `merged` is held to its values and dates only.
     """
     strict = ("v", "name", "w", "n")
+    merged_parties = {item[1] for item in merged.items if item[0] == "a"}
+    merged_conditions = {CONDITIONS[item[1]] for item in merged.items if item[0] == "r" and item[1] in CONDITIONS}
     roles: dict[tuple[str, str], set[str]] = {}
     for item in merged.items:
         if item[0] in ("r", "a"):
             roles.setdefault((item[0], item[2]), set()).add(item[1])
     doers = {item[1] for item in merged.items if item[0] == "a"}
-    for claim in claims:
+    # Each role's objects per claim: a claim's object replaced by another claim's under the
+    # same role is a change ("by email" / "by WhatsApp"), not a rewording.
+    by_claim = [{(i[1], i[2]) for i in c.items if i[0] == "r" and i[1].startswith("r:") and i[2]}
+                for c in claims]
+    for n, claim in enumerate(claims):
+        others_objects: dict[str, set[str]] = {}
+        for k, other in enumerate(by_claim):
+            if k != n:
+                for role, obj in other:
+                    others_objects.setdefault(role, set()).add(obj)
         if claim.negations > merged.negations:
             return False
         if claim.language != merged.language and "mixed" not in (claim.language, merged.language):
@@ -723,12 +749,18 @@ def kept_together(merged: Details, *claims: Details) -> bool:
                 continue
             if item[0] in strict:
                 return False
+            if item[0] == "a" and item[1] not in merged_parties:
+                return False  # a party of the rule is gone ("paid by the store" merged as "by the customer")
+            if item[0] == "r" and item[1] in CONDITIONS and CONDITIONS[item[1]] not in merged_conditions:
+                return False  # "for members or defective items" is not "members with defective items"
             if item[0] == "r" and item[2]:
                 if _contrasted(item[1], roles.get(("r", item[2]), set())):
                     return False  # the same object under a contrary role: changed, not reworded
-                if item[1] in DIRECTION_ROLES and item[2] not in merged.terms \
-                        and item[2] not in _PLACEHOLDER_TERMS and not item[2].startswith(("m:", "d:", "w:")):
-                    return False  # where it goes, or on what condition, is gone ("to the original card")
+                if item[2] not in merged.terms and not item[2].startswith(("m:", "d:", "w:")) and (
+                        (item[1] in DIRECTION_ROLES and item[2] not in _PLACEHOLDER_TERMS)
+                        or any(("r", item[1], other) in merged.items for other in others_objects.get(item[1], ()))):
+                    return False  # where it goes, or on what condition, is gone ("to the original card"),
+                    # or the other claim's object took its place ("by email" merged as "by WhatsApp")
             if item[0] == "a" and item[2] and (roles.get(("a", item[2]), set()) - {item[1]}
                                                or item[1] not in doers):
                 return False  # another party does it now ("the customer pays" for "the store")
@@ -742,10 +774,13 @@ def kept_together(merged: Details, *claims: Details) -> bool:
                       if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
             if any(a & rivals for a in around):
                 return False  # the value now sits with another subject of the claims
-    said = {pair for claim in claims for pair in claim.polarity}
-    disputed = {term for term, negated in said if negated and (term, False) in said}
-    return all((term, False) in merged.polarity and (term, True) in merged.polarity
-               for term in disputed)
+    for field in ("polarity", "scope"):
+        said = {pair for claim in claims for pair in getattr(claim, field)}
+        disputed = {term for term, marked in said if marked and (term, False) in said}
+        theirs = getattr(merged, field)
+        if not all((term, False) in theirs and (term, True) in theirs for term in disputed):
+            return False
+    return True
 
 
 @lru_cache(maxsize=8192)
@@ -800,7 +835,8 @@ def details(text: str, *, summary: bool = False) -> Details:
             items.add(("name", token))
     close_segment()
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
-                   _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)))
+                   _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)),
+                   _polarity(seq, markers=RESTRICTIONS, clause_wide=False))
 
 
 @lru_cache(maxsize=8192)
@@ -809,19 +845,21 @@ def polarity(text: str) -> frozenset[tuple[str, bool]]:
     return _polarity(tokens(text))
 
 
-def _polarity(seq: tuple[str, ...]) -> frozenset[tuple[str, bool]]:
+def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
+              clause_wide: bool = True) -> frozenset[tuple[str, bool]]:
     """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
     negation bears on the rest of its phrase ("we do not offer a discount": offer and
-    discount), a withdrawal on its whole clause ("Pix was discontinued").
+    discount), a withdrawal on its whole clause ("Pix was discontinued"). With other
+    `markers` (and no `clause_wide` withdrawal), whether one of those bears on it.
     """
     out: set[tuple[str, bool]] = set()
     clause: list[str] = []
 
     def close() -> None:
-        withdrawn = WITHDRAWAL in clause
+        withdrawn = clause_wide and WITHDRAWAL in clause
         negated = False
         for token in clause:
-            if token == "n":
+            if token in markers:
                 negated = True
             elif token == PHRASE:
                 negated = False
@@ -855,20 +893,50 @@ def _previous_content(seq: tuple[str, ...], at: int) -> str | None:
     return None
 
 
+_LINK_RE: Final = re.compile(r"\[\[[^\[\]\n]{1,120}\]\]")
+#: Poles read alike for a topic: a lower bound is a lower bound ("above R$ 199",
+#: "from R$ 249 on"), an upper one an upper one.
+_TOPIC_POLES: Final = {"p:p_at_least": "p:p_above", "p:p_at_most": "p:p_below"}
+
+
+@lru_cache(maxsize=1)
+def _loose_terms() -> dict[str, str]:
+    """Content token -> its retrieval synonym group (`analysis.synonyms`), for `topic`:
+    looser than `CLAIM_SYNONYMS` on purpose ("shipping" and "delivery" are one topic,
+    two claims).
+    """
+    loose: dict[str, str] = {}
+    for word, group in SYNONYMS.items():
+        for portuguese, english in ((True, False), (False, True)):
+            token = _word_token(word, portuguese, english)
+            if token is not None and _is_content(token):
+                loose.setdefault(token, group)
+    return loose
+
+
 @lru_cache(maxsize=8192)
 def topic(text: str) -> frozenset[str]:
-    """What `text` is about, whatever it says of it: its content terms, poles and
-    withdrawals, and the unit of each value (``u:brl``, ``u:day``; ``u:date`` for a
-    date), without the values themselves. Two versions of one rule ("Returns cost R$ 15",
-    "Returns cost R$ 20") have the same topic.
+    """What `text` is about, whatever it says of it: its content terms (read through the
+    looser retrieval synonyms), poles (bounds of one side alike) and withdrawals, and the
+    unit of each value (``u:brl``, ``u:day``; ``u:date`` for a date), without the values
+    themselves; ``[[links]]`` and the units of bare numbers are left out. Two versions
+    of one rule ("Returns cost R$ 15", "Returns cost R$ 20"; "Orders above R$ 199 ship
+    free", "From R$ 249 on, delivery is free") have the same topic.
     """
+    loose = _loose_terms()
     out: set[str] = set()
-    for token in tokens(text):
+    for token in tokens(_LINK_RE.sub(" ", text)):  # a [[link]] names another concept
         if token.startswith("m:"):
-            out.add("u:" + token.split(":", 2)[2])
+            unit = token.split(":", 2)[2]
+            if unit:  # a bare number's unit says nothing of the topic
+                out.add("u:" + unit)
         elif token.startswith("d:"):
             out.add("u:date")
-        elif _is_content(token) or token.startswith("p:") or token == WITHDRAWAL:
+        elif token.startswith("p:"):
+            out.add(_TOPIC_POLES.get(token, token))
+        elif _is_content(token):
+            out.add(loose.get(token, token))
+        elif token == WITHDRAWAL:
             out.add(token)
     return frozenset(out)
 

@@ -1,0 +1,89 @@
+"""The merge guard and the close match read who, how, on what condition and for whom.
+
+Each refused case is a merge model answering "related" with one claim's text (or a
+rewording) that changes the other claim: the guard must hold it as a conflict. Each
+accepted case keeps both claims and must still merge (the guard is not a refusal of
+everything).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_concept
+
+from insika_knowledge.candidate import Candidate
+from insika_knowledge.concept import Concept
+from insika_knowledge.consolidate import keeps_details
+from insika_knowledge.consolidate.claims import close_match
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "merged"),
+    [
+        # a restriction narrows what the other states of all (either text alone loses a claim)
+        ("Furniture can be returned within 14 days.", "Only assembled-free furniture can be returned within 14 days.",
+         "Only assembled-free furniture can be returned within 14 days."),
+        ("Furniture can be returned within 14 days.", "Only assembled-free furniture can be returned within 14 days.",
+         "Furniture can be returned within 14 days."),
+        ("Aceitamos Elo e Visa.", "Agora aceitamos apenas Visa.", "Aceitamos Elo e Visa."),
+        # the party who does it changed, written after the verb
+        ("Installation is done by the store.", "Installation is done by the customer.",
+         "Installation is done by the customer."),
+        ("A instalação é feita pela loja.", "A instalação é feita pelo cliente.", "A instalação é feita pelo cliente."),
+        # the channel changed: a role's object is gone from the merge
+        ("Warranty claims are made by email.", "Warranty claims are made by phone.",
+         "Warranty claims are made by phone."),
+        # "or" became a joint condition
+        ("Gift wrap is free for members or orders above R$ 300.",
+         "Gift wrap is free for members with orders above R$ 300.",
+         "Gift wrap is free for members with orders above R$ 300."),
+    ],
+)
+def test_the_guard_refuses_a_merge_that_changes_scope_party_channel_or_condition(
+        old: str, new: str, merged: str) -> None:
+    assert not keeps_details(merged, old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "merged"),
+    [
+        ("Furniture can be returned within 14 days.", "Only assembled-free furniture can be returned within 14 days.",
+         "Furniture can be returned within 14 days. Only assembled-free furniture can be returned within 14 days."),
+        ("Installation is done by the store.", "Installation takes one day.",
+         "Installation is done by the store and takes one day."),
+        ("Warranty claims are made by email.", "Warranty claims need the invoice.",
+         "Warranty claims are made by email and need the invoice."),
+        ("Gift wrap is free for members or orders above R$ 300.", "Gift wrap takes one extra day.",
+         "Gift wrap is free for members or orders above R$ 300, and takes one extra day."),
+    ],
+)
+def test_the_guard_still_merges_what_keeps_both_claims(old: str, new: str, merged: str) -> None:
+    assert keeps_details(merged, old, new)
+
+
+def _concept(name: str, description: str, body: str) -> Concept:
+    return make_concept(name, description=description, type="policy", body=body)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a lower bound said two ways, "frete" and "entrega" one topic by the retrieval groups
+        (("free-shipping-rule", "Free shipping over R$ 150.", "Orders over R$ 150 ship free."),
+         ("no-delivery-fee", "No delivery fee from R$ 200.", "From R$ 200 on, delivery is free.")),
+        # a short rule reworded around its one shared word
+        (("gift-wrap-price", "Gift wrap R$ 4.", "Gift wrapping costs R$ 4."),
+         ("wrapping-cost", "Present wrapping R$ 6.", "Wrapping a present now costs R$ 6.")),
+    ],
+)
+def test_a_changed_rule_reworded_under_a_drifting_name_is_a_close_match(
+        old: tuple[str, str, str], new: tuple[str, str, str]) -> None:
+    existing = _concept(*old)
+    candidate = Candidate(new[0], new[1], "policy", new[2])
+    assert close_match(existing, candidate) is not None
+
+
+def test_an_unrelated_short_rule_is_no_close_match() -> None:
+    existing = _concept("gift-wrap-price", "Gift wrap R$ 4.", "Gift wrapping costs R$ 4.")
+    candidate = Candidate("store-hours", "Store hours.", "policy", "The store opens at 10 am and closes at 6 pm.")
+    assert close_match(existing, candidate) is None
