@@ -31,6 +31,7 @@ from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.hookspecs import Turn
 from insika_knowledge.ids import check_agent
 from insika_knowledge.learn import TurnReport, learn_turn
+from insika_knowledge.learn.meaning import neighbours
 from insika_knowledge.queue import ExtractionQueue, Submitted
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import ProcedureStorage, Store
@@ -130,10 +131,12 @@ class Tenant:
         """
         check_agent(agent)
         chosen = model if model is not None else self._models(config.resolved_model())
+        semantic = self.retriever.semantic(agent) if config.index == "auto" else None
         report = learn_turn(
             self.store, agent, config, chosen, session_id=session_id, turn_id=turn_id,
             messages=messages, events=self.events,
             index=self.retriever.index_for(agent, config.index),  # the agent's own index
+            meaning=neighbours(semantic),  # possible duplicates by meaning too
         )
         if config.index == "auto":
             self.retriever.embed_pending(agent)  # the semantic index, off the customer's turn

@@ -63,8 +63,11 @@ from insika_knowledge.bench.datasets import benchmark_data, shared_data
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest, ReplayModel
+from insika_knowledge.index.embedders import resolve as resolve_embedder
+from insika_knowledge.index.semantic import SemanticIndex
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import learn_turn
+from insika_knowledge.learn.meaning import MeaningSearch, neighbours
 from insika_knowledge.store import SQLiteStore, Store
 
 LABELS: Final = ("same", "related", "contradicting")
@@ -209,6 +212,29 @@ class ScriptedModel:
         return MergeAnswer(answer["verdict"], answer.get("body"))
 
 
+def _semantic(store: SQLiteStore) -> tuple[SemanticIndex | None, MeaningSearch | None]:
+    """The store's semantic index and its neighbours, as a memory's defaults make them
+    (``$INSIKA_EMBEDDINGS``, else the offline model; none when it is off or missing).
+    """
+    embedder, _ = resolve_embedder(None)
+    if embedder is None:
+        return None, None
+    semantic = SemanticIndex(store, embedder)
+    return semantic, neighbours(semantic)
+
+
+def _learn_pair(store: SQLiteStore, agent: str, model: ScriptedModel, sessions: Sequence[str],
+                semantic: SemanticIndex | None, meaning: MeaningSearch | None) -> Any:
+    """Learn each session's candidate in turn, the vectors made after each (as the worker does)."""
+    report = None
+    for session in sessions:
+        report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
+                            messages=_said(model.proposals[session][0]), meaning=meaning)
+        if semantic is not None:
+            semantic.embed_pending(agent)
+    return report
+
+
 def _candidate(name: str, text: str, description: str | None = None) -> dict[str, str]:
     return {"name": name, "description": description or text, "type": "fact", "body": text}
 
@@ -249,6 +275,7 @@ def run_pairs(pairs: Sequence[Pair], folder: Path) -> dict[str, dict[int, tuple[
     results: dict[str, dict[int, tuple[str, str]]] = {}
     for run, (renamed, answer) in RUNS.items():
         store = SQLiteStore(folder / f"pairs-{run}.db", tokenizer=TOKENIZER)
+        semantic, meaning = _semantic(store) if renamed else (None, None)  # only a new name is searched
         try:
             out: dict[int, tuple[str, str]] = {}
             for pair in pairs:
@@ -259,9 +286,7 @@ def run_pairs(pairs: Sequence[Pair], folder: Path) -> dict[str, dict[int, tuple[
                      second: [_candidate(b_name, pair.b, pair.b_description)]},
                     None if answer is None else {second: answer(pair)},
                 )
-                for session in (first, second):
-                    report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
-                                        messages=_said(model.proposals[session][0]))
+                report = _learn_pair(store, agent, model, (first, second), semantic, meaning)
                 [(name, outcome)] = report.results
                 if renamed and outcome == "learned" and _live_unflagged(store, agent, (f"claim-{pair.id}", name)):
                     out[pair.id] = ("learned_unflagged", name)
@@ -336,6 +361,7 @@ def run_changes(changes: Sequence[Change], folder: Path) -> dict[str, dict[int, 
     results: dict[str, dict[int, str]] = {}
     for run, (drifting, answer) in CHANGE_RUNS.items():
         store = SQLiteStore(folder / f"changes-{run}.db", tokenizer=TOKENIZER)
+        semantic, meaning = _semantic(store) if drifting else (None, None)  # only a new name is searched
         try:
             out: dict[int, str] = {}
             for change in changes:
@@ -346,9 +372,7 @@ def run_changes(changes: Sequence[Change], folder: Path) -> dict[str, dict[int, 
                      second: [_candidate(new_name, change.new["body"], change.new["description"])]},
                     None if answer is None else {second: answer(change)},
                 )
-                for session in (first, second):
-                    report = learn_turn(store, agent, CONFIG, model, session_id=session, turn_id="t",
-                                        messages=_said(model.proposals[session][0]))
+                report = _learn_pair(store, agent, model, (first, second), semantic, meaning)
                 [(name, outcome)] = report.results
                 unflagged = outcome == "learned" and _live_unflagged(store, agent, (change.old["name"], name))
                 out[change.id] = "learned_unflagged" if unflagged else outcome

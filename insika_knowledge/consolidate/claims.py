@@ -52,7 +52,7 @@ CLOSE_MATCH_SHARED: Final = 6
 #: costs R$ 15" has 3) is a close match of another when...
 SHORT_RULE_TERMS: Final = 8
 #: ...they share at least this share of the shorter side's terms...
-SHORT_OVERLAP: Final = 0.5
+SHORT_OVERLAP: Final = 0.6
 #: ...and at least this many terms.
 SHORT_SHARED: Final = 2
 

@@ -40,6 +40,8 @@ from insika_knowledge.store.base import ScanRow, ScanSource, StoredVector, Vecto
 BATCH: Final = 32
 #: Query vectors remembered per index (the same message asked again costs no embedding).
 QUERY_CACHE: Final = 2048
+#: Passage vectors remembered per index (`SemanticIndex.passage_vector`), by text digest.
+PASSAGE_CACHE: Final = 256
 #: A message is embedded by its first this many characters.
 QUERY_CHARS: Final = 2000
 #: Vectors read per statement when an agent's index is loaded.
@@ -215,6 +217,7 @@ class SemanticIndex:
         self._states: dict[str, _State] = {}
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self._passages: OrderedDict[str, Vectors] = OrderedDict()
         self._query_lock = threading.Lock()
 
     # ------------------------------------------------------------------ state
@@ -334,10 +337,36 @@ class SemanticIndex:
             self.store.touch_vectors(agent, self.model, touched)
         if not todo:
             return 0
-        vectors = self.embedder.passages([t for _, t, _ in todo])
-        writes = [VectorWrite(row.id, row.version, digest, as_bytes(vec))
-                  for (row, _, digest), vec in zip(todo, vectors, strict=True)]
+        with self._query_lock:
+            known = {digest: self._passages.get(digest) for _, _, digest in todo}
+        missing = [(row, text, digest) for row, text, digest in todo if known[digest] is None]
+        if missing:
+            made = self.embedder.passages([t for _, t, _ in missing])
+            for (_, _, digest), vec in zip(missing, made, strict=True):
+                known[digest] = vec
+        writes = [VectorWrite(row.id, row.version, digest, as_bytes(known[digest]))  # type: ignore[arg-type]
+                  for row, _, digest in todo]
         return self.store.save_vectors(agent, self.model, writes)
+
+    def passage_vector(self, text: str) -> Vectors:
+        """The passage vector of `text` (a concept's `embed_text`), remembered by its digest:
+        the naming step embeds a candidate, and the concept it becomes is then stored with
+        that vector instead of being embedded again (`embed_rows`).
+
+        Raises:
+            RunTimeFailure: the provider failed.
+        """
+        digest = text_digest(text)
+        with self._query_lock:
+            found = self._passages.get(digest)
+        if found is not None:
+            return found
+        vector: Vectors = self.embedder.passages([text])[0]
+        with self._query_lock:
+            self._passages[digest] = vector
+            while len(self._passages) > PASSAGE_CACHE:
+                self._passages.popitem(last=False)
+        return vector
 
     def embed_pending(self, agent: str, limit: int = BATCH) -> int:
         """Make the vectors of up to `limit` of `agent`'s concepts that lack a current one.

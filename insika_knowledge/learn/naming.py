@@ -16,6 +16,7 @@ from typing import Final
 
 from insika_knowledge import consolidate, trust
 from insika_knowledge.candidate import Candidate
+from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate import NameRule, Naming, Outcome
 from insika_knowledge.events import (
     EventBus,
@@ -24,6 +25,7 @@ from insika_knowledge.events import (
 )
 from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.learn.known import AgentSearch, ConceptSearch
+from insika_knowledge.learn.meaning import MeaningSearch
 from insika_knowledge.learn.sighting import sight_once
 from insika_knowledge.store.base import Store
 from insika_knowledge.store.naming import PossibleDuplicate
@@ -46,6 +48,7 @@ def record(
     events: EventBus | None = None,
     index: ConceptSearch | None = None,
     verdict: trust.Assessment | None = None,
+    meaning: MeaningSearch | None = None,
 ) -> tuple[str, Outcome]:
     """Name one candidate's sighting (`consolidate.name_sighting`) and record it.
 
@@ -68,6 +71,8 @@ def record(
         events: where the events go.
         index: the agent's index (None = a `ScanIndex` over `store`).
         verdict: the trust assessment of the candidate against its turn (see `sight`).
+        meaning: the semantic index's neighbours (`learn.meaning`): concepts close in
+            meaning are possible duplicates too (None: the lexical close match alone).
 
     Returns:
         ``(name, outcome)``: the concept name the sighting was recorded under (the
@@ -75,7 +80,7 @@ def record(
         outcomes, or ``possible_duplicate``).
     """
     search = index if isinstance(index, AgentSearch) else AgentSearch(store, index)
-    naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)
+    naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)
     for _ in range(NAMING_ATTEMPTS):
         if naming.rule is NameRule.POSSIBLE_DUPLICATE:
             break
@@ -87,7 +92,7 @@ def record(
                 events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
                                              agent=agent, outcome=outcome))
             return naming.name, outcome
-        naming = _held_anyway(_name(store, agent, candidate, search), candidate, verdict)  # it changed
+        naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)  # it changed
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
         naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
     return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)
@@ -104,7 +109,8 @@ def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment
     return naming
 
 
-def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch) -> Naming:
+def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
+          meaning: MeaningSearch | None = None) -> Naming:
     """Read what `consolidate.name_sighting` needs and ask it."""
     if store.get(agent, candidate.name) is not None:
         return consolidate.name_sighting(candidate, known=True)
@@ -121,8 +127,16 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch)
                 matches.append(stored.concept)
                 if stored.quarantined:
                     held.add(stored.concept.name)
+    close: list[tuple[Concept, float]] = []
+    if alias is None and meaning is not None:
+        for name, score in meaning.close(agent, candidate):
+            stored = store.get(agent, name)
+            if stored is not None:
+                close.append((stored.concept, score))
+                if stored.quarantined:
+                    held.add(name)
     return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
-                                     held=frozenset(held))
+                                     held=frozenset(held), meaning=close)
 
 
 def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,

@@ -23,6 +23,7 @@ from insika_knowledge.extract.candidates import screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest
 from insika_knowledge.ids import check_session_id
 from insika_knowledge.learn.known import AgentSearch, ConceptSearch, relevant_concepts
+from insika_knowledge.learn.meaning import MeaningSearch
 from insika_knowledge.learn.naming import record, routed
 from insika_knowledge.learn.sighting import storable
 from insika_knowledge.privacy.redact import kept_contacts
@@ -81,6 +82,7 @@ def learn_turn(
     messages: list[dict[str, Any]],
     events: EventBus | None = None,
     index: ConceptSearch | None = None,
+    meaning: MeaningSearch | None = None,
 ) -> TurnReport:
     """Extract the concepts of one finished turn and consolidate them into the store.
 
@@ -99,6 +101,9 @@ def learn_turn(
         index: the agent's index, searched for the prompt's known concepts and for a
             candidate's existing name; None = a `ScanIndex` over `store`, built on
             first need (pass the agent's own index to reuse its warm cache).
+        meaning: the semantic index's neighbours (`insika_knowledge.learn.meaning`): a
+            candidate under a new name close in meaning to a concept is held as its
+            possible duplicate (None: the lexical close match alone).
 
     Returns:
         The turn's report. Model failures are in ``outcome``; nothing is raised for them.
@@ -145,7 +150,7 @@ def learn_turn(
                 candidate = routed(store, agent, candidate, verdict)
                 report.results.append(record(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,
-                    model=model, events=events, index=search, verdict=verdict,
+                    model=model, events=events, index=search, verdict=verdict, meaning=meaning,
                 ))
     written = sum(1 for _, o in report.results if o != "replayed")
     store.record_extraction(ExtractionRecord(

