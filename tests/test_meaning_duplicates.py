@@ -47,11 +47,11 @@ def _learn(memory: Memory, model: str, session: str, said: dict[str, str]) -> li
 
 @pytest.mark.parametrize(("embeddings", "outcome"), [("auto", "possible_duplicate"), ("off", "learned")])
 def test_a_reworded_change_under_a_new_name_is_held_only_with_the_semantic_index(
-        tmp_path: Path, embeddings: str, outcome: str) -> None:
+        tmp_path: Path, database: str | None, embeddings: str, outcome: str) -> None:
     if embeddings == "auto" and resolve("auto")[0] is None:
         pytest.skip("the offline embedding model is not installed here")
     model = _replay(tmp_path, {"s1": [OLD], "s2": [CHANGED], "s3": [UNRELATED]})
-    with Memory(tmp_path / "data", embeddings=embeddings) as memory:
+    with Memory(tmp_path / "data", database=database, embeddings=embeddings) as memory:
         assert _learn(memory, model, "s1", OLD) == [("documento-retirada", "learned")]
         assert _learn(memory, model, "s2", CHANGED) == [("identificacao-retirada", outcome)]
         assert _learn(memory, model, "s3", UNRELATED) == [("horario-sac", "learned")]  # not close: learned
