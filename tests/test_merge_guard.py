@@ -33,6 +33,10 @@ from insika_knowledge.consolidate.claims import close_match
         # the channel changed: a role's object is gone from the merge
         ("Warranty claims are made by email.", "Warranty claims are made by phone.",
          "Warranty claims are made by phone."),
+        # the model answered with one side as written: a plain word of the other is lost
+        ("Receipts are printed.", "Receipts are emailed.", "Receipts are printed."),
+        ("O seguro é obrigatório na locação.", "O seguro é opcional na locação.",
+         "O seguro é opcional na locação."),
         # "or" became a joint condition
         ("Gift wrap is free for members or orders above R$ 300.",
          "Gift wrap is free for members with orders above R$ 300.",
@@ -55,6 +59,8 @@ def test_the_guard_refuses_a_merge_that_changes_scope_party_channel_or_condition
          "Warranty claims are made by email and need the invoice."),
         ("Gift wrap is free for members or orders above R$ 300.", "Gift wrap takes one extra day.",
          "Gift wrap is free for members or orders above R$ 300, and takes one extra day."),
+        # one side as written, the other a rewording of it that adds no word
+        ("Receipts are printed.", "Receipts are printed!", "Receipts are printed."),
     ],
 )
 def test_the_guard_still_merges_what_keeps_both_claims(old: str, new: str, merged: str) -> None:

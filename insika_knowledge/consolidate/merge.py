@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.analysis.structure import details, kept_together
+from insika_knowledge.analysis.structure import content_terms, details, kept_together, structure, tokens
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.privacy.redact import kept_contacts, redact
@@ -89,8 +89,27 @@ def keeps_details(merged: str, *claims: str) -> bool:
     a term one claim negates and another asserts must be there both ways.
     Case, plurals, number words, money and date forms and the synonyms of
     `analysis.structure.CLAIM_SYNONYMS` keep a detail; dropping or changing it does not.
+    A merged text that is one of the claims as written (same structure) must also hold
+    every content word of the others: a model that answers with one side has merged
+    nothing, and a plain word of the other side ("digitally", "optional") may carry the
+    rule.
     """
-    return kept_together(details(merged), *(details(claim) for claim in claims))
+    written = details(merged)
+    if not kept_together(written, *(details(claim) for claim in claims)):
+        return False
+    # A "merge" that is one claim as written (the model answered with one side) keeps the
+    # others only when they add nothing to it: every content word of each is in it
+    # ("sent by post" answered for "sent by post" and "sent digitally" drops "digitally").
+    shape = structure(merged)
+    if any(shape.same_as(structure(claim)) for claim in claims):
+        said = _words(merged)
+        return all(_words(claim) <= said for claim in claims)
+    return True
+
+
+def _words(text: str) -> frozenset[str]:
+    """The content words and poles of `text` ("included" and "optional" both count)."""
+    return content_terms(text) | {t for t in tokens(text) if t.startswith("p:")}
 
 
 def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdict:
