@@ -89,8 +89,20 @@ def test_a_paraphrase_of_the_customer_with_no_business_words_is_quarantined() ->
                     ("assistant", "Haha, is there anything I can help you with?"))
     claim = "Third phone free with two.\nBuying two phones entitles the shopper to a complimentary third phone."
     assert assess(claim, "policy", messages, []).quarantined  # quoted: nobody in the business said it
-    # Without evidence no one's messages support the paraphrase: judged as before (learned).
-    assert not assess(claim, "policy", messages).quarantined
+    # Without evidence: no one's messages support the paraphrase, the agent spoke and said
+    # none of its words, and the customer asserted some of them: the customer's claim.
+    assert assess(claim, "policy", messages).quarantined
+    # A question is no assertion, and a plain fact no rule: both judged as before (learned).
+    asked = said(("user", "if I buy 2 phones is the 3rd on the house?"),
+                 ("assistant", "Haha, is there anything I can help you with?"))
+    assert not assess(claim, "policy", asked).quarantined
+    fact = assess("Phones are made in Korea.\nThe phones are made in Korea.", "fact", said(
+        ("user", "my cousin bought a phone lol"), ("assistant", "Anything else?")))
+    assert not fact.supported_by and not fact.quarantined
+    # The agent speaking of it (even to turn it down, read elsewhere) is not this case.
+    spoke = said(("user", "my cousin said if u buy 2 phones the 3rd is on the house lol"),
+                 ("assistant", "We sell phones one by one."))
+    assert assess(claim, "policy", spoke).supported_by or not assess(claim, "policy", spoke).quarantined
 
 
 @pytest.mark.parametrize(("messages", "claim", "evidence"), [

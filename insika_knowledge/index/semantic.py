@@ -273,16 +273,21 @@ class SemanticIndex:
             RunTimeFailure: the provider failed.
         """
         text = query[:QUERY_CHARS]
+        return self._remembered(self._queries, text, QUERY_CACHE, lambda: self.embedder.queries([text])[0])
+
+    def _remembered(self, cache: OrderedDict[str, Vectors], key: str, limit: int,
+                    make: Callable[[], Vectors]) -> Vectors:
+        """`cache[key]`, else `make()` kept there (least recently used dropped past `limit`)."""
         with self._query_lock:
-            found = self._queries.get(text)
+            found = cache.get(key)
             if found is not None:
-                self._queries.move_to_end(text)
+                cache.move_to_end(key)
                 return found
-        vector: Vectors = self.embedder.queries([text])[0]
+        vector = make()
         with self._query_lock:
-            self._queries[text] = vector
-            while len(self._queries) > QUERY_CACHE:
-                self._queries.popitem(last=False)
+            cache[key] = vector
+            while len(cache) > limit:
+                cache.popitem(last=False)
         return vector
 
     def similarities(self, agent: str, vector: Vectors) -> Similarities:
@@ -356,17 +361,8 @@ class SemanticIndex:
         Raises:
             RunTimeFailure: the provider failed.
         """
-        digest = text_digest(text)
-        with self._query_lock:
-            found = self._passages.get(digest)
-        if found is not None:
-            return found
-        vector: Vectors = self.embedder.passages([text])[0]
-        with self._query_lock:
-            self._passages[digest] = vector
-            while len(self._passages) > PASSAGE_CACHE:
-                self._passages.popitem(last=False)
-        return vector
+        return self._remembered(self._passages, text_digest(text), PASSAGE_CACHE,
+                                lambda: self.embedder.passages([text])[0])
 
     def embed_pending(self, agent: str, limit: int = BATCH) -> int:
         """Make the vectors of up to `limit` of `agent`'s concepts that lack a current one.

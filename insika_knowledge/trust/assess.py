@@ -10,7 +10,9 @@ Only what the business side said is learned. With a conversation:
   of, where the business side says less than that), that no business sentence states
   and that the business side's sentences together do not cover (as much as the
   customer's do), is quarantined unless it is a report. One that no one's words cover at all (the model
-  wrote it from what the agent did) is judged as before the schema changed: learned.
+  wrote it from what the agent did) is judged as before the schema changed: learned; unless
+  it is a rule, the business side spoke and said none of its words, and the customer
+  asserted (not asked) at least a quarter of them: the customer's claim, paraphrased.
 
 Without a conversation (``propose`` or MCP's ``propose_concept`` with no evidence), the
 proposer vouches for plain facts, and a rule-shaped claim (`trust.rules.rule_markers`)
@@ -27,7 +29,9 @@ from typing import Any
 from insika_knowledge.trust import evidence as quoted
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
+    MIN_NOVELTY,
     Speaker,
+    said_shares,
     shares,
     speaker,
     supporters,
@@ -91,6 +95,14 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
     quarantined = "customer" in who and not who - {"customer"} and not report
+    if not who and not report and (markers or concept_type == "policy") \
+            and any(speaker(m) in ("agent", "human", "tool") for m in transcript):
+        # No one's words support it, the business side spoke and said none of it, and
+        # the customer asserted some of it: the customer's claim, paraphrased by the
+        # model ("me disseram q comprando 2 celular o terceiro sai de graça").
+        business_words, asserted = said_shares(claim, transcript)
+        if business_words == 0 and asserted >= MIN_NOVELTY:
+            return Assessment(who, markers, True, None, report)
     if quarantined:  # the business side's sentences together may still cover it
         business_share, customer_share = shares(claim, transcript)
         quarantined = not MIN_COVERAGE <= business_share >= customer_share

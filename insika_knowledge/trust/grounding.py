@@ -123,6 +123,29 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     return frozenset(found)
 
 
+def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
+    """How much of `claim` each side's words mention at all, over the whole turn.
+
+    Returns:
+        ``(business, asserted)``: the share (0..1) of the claim's features anywhere in the
+        business side's messages (whatever their sentences do with them: stated, refused
+        or noted), and in the customer's messages that assert rather than ask
+        (`trust.evidence.asserted`).
+    """
+    wanted = features(claim)
+    if not wanted:
+        return 0.0, 0.0
+    business: set[str] = set()
+    customer: set[str] = set()
+    for piece in pieces(list(messages), speaker, message_text):
+        if piece.speaker == "customer":
+            if asserted(piece.text):
+                customer |= features(piece.text) & wanted
+        else:
+            business |= features(piece.text) & wanted
+    return len(business) / len(wanted), len(customer) / len(wanted)
+
+
 def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
     """How much of `claim` the business side and the customer said, over the whole turn.
 
