@@ -40,6 +40,10 @@ as a possible duplicate, or a **duplicate created** (a new concept; target <= 5%
 renamed sightings); a sighting recorded under another concept is **wrongly attributed**.
 First sightings held as a possible duplicate are **false holds**.
 
+The runs that name a sighting anew (``b`` under a new name, the drifting-name change) have
+the semantic index a memory's defaults give (``$INSIKA_EMBEDDINGS``, else the offline
+model), so a possible duplicate is found by meaning too (`insika_knowledge.learn.meaning`).
+
 Both sets are split by parity: pairs by id, sessions by their position among the
 recorded sessions of their dataset (even = ``dev``, odd = ``test``). Rules were tuned on
 ``dev`` only; both halves are reported.
