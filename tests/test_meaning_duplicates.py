@@ -101,7 +101,8 @@ def _store_with(tmp_path: Path, fixed: _Fixed, *names: str) -> tuple[SQLiteStore
     return store, semantic
 
 
-def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(tmp_path: Path) -> None:
+def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # cos(0.5) = 0.878: above the short floor (0.85), below the long one (0.90)
     fixed = _Fixed({"wrap": 0.0, "candidate": 0.5})
     store, semantic = _store_with(tmp_path, fixed, "wrap")
@@ -113,7 +114,10 @@ def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(t
         assert [n for n, _ in near.close(AGENT, short)] == ["wrap"]
         assert near.close(AGENT, long) == []
         fixed.fail = True
-        assert near.close(AGENT, Candidate("candidate-3", "Candidate.", "policy", "Another candidate.")) == []
+        for n in range(3):  # a provider down: nothing added, said once (a new Neighbours per turn)
+            again = Neighbours(semantic, (0.85, 0.90))
+            assert again.close(AGENT, Candidate(f"candidate-{n}", "Candidate.", "policy", f"Other {n}.")) == []
+        assert sum("by meaning are off" in r.getMessage() for r in caplog.records) == 1
     finally:
         store.close()
 

@@ -44,6 +44,8 @@ DUPLICATE_FLOORS: Final[dict[str, tuple[float, float]]] = {
 }
 #: Concepts read from the semantic index per candidate (best first).
 NEIGHBOURS: Final = 5
+#: The models whose failure was logged (once per process).
+_WARNED: set[str] = set()
 
 
 class MeaningSearch(Protocol):
@@ -68,7 +70,6 @@ class Neighbours:
         self.semantic = semantic
         self.floors = floors
         self.limit = limit
-        self._warned = False
 
     def floor(self, candidate: Candidate) -> float:
         """The cosine floor for `candidate`: the short one for a short rule, else the long one."""
@@ -84,8 +85,8 @@ class Neighbours:
         try:
             vector = self.semantic.passage_vector(text)  # kept: the concept it becomes reuses it
         except InsikaError as exc:
-            if not self._warned:
-                self._warned = True
+            if self.semantic.model not in _WARNED:  # once per model and process
+                _WARNED.add(self.semantic.model)
                 log.warning("possible duplicates by meaning are off for now: %s", exc)
             return []
         found = self.semantic.similarities(agent, vector).top(self.limit)
