@@ -157,3 +157,22 @@ def test_the_candidates_vector_is_reused_when_it_becomes_a_concept(tmp_path: Pat
         assert calls == [1]  # embedded once, for the naming step; stored from the cache
     finally:
         store.close()
+
+
+def test_a_lone_surrogate_in_a_message_is_no_embedding_failure(tmp_path: Path) -> None:
+    """A broken emoji from a client must not degrade ranking (the models encode UTF-8)."""
+
+    class Strict(_Fixed):
+        def passages(self, texts):  # noqa: ANN001, ANN201
+            for text in texts:
+                text.encode("utf-8")  # what a real model's tokenizer does
+            return super().passages(texts)
+
+        queries = passages
+
+    store, semantic = _store_with(tmp_path, Strict({"wrap": 0.0}), "wrap")
+    try:
+        vector = semantic.query_vector("gift \ud800 wrap price")
+        assert semantic.search_vector(AGENT, vector, 1)[0][0] == "wrap"
+    finally:
+        store.close()

@@ -62,8 +62,9 @@ class Naming:
         name: the concept to record the sighting under (``KNOWN``, ``ALIASED``,
             ``SAME_CLAIM``, ``NEW``), or the concept the held candidate closely matches
             (``POSSIBLE_DUPLICATE``).
-        similarity: the content-term overlap with the matched concept, 0..1 (``SAME_CLAIM``
-            and ``POSSIBLE_DUPLICATE``; 0 otherwise).
+        similarity: how close the matched concept is, 0..1 (``SAME_CLAIM`` and
+            ``POSSIBLE_DUPLICATE``; 0 otherwise): the content-term overlap, or the cosine
+            for a close match the semantic index named (`meaning`).
     """
 
     rule: NameRule

@@ -272,7 +272,8 @@ class SemanticIndex:
         Raises:
             RunTimeFailure: the provider failed.
         """
-        text = query[:QUERY_CHARS]
+        # A lone surrogate (a broken emoji from a client) cannot be encoded for the model.
+        text = query[:QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
         return self._remembered(self._queries, text, QUERY_CACHE, lambda: self.embedder.queries([text])[0])
 
     def _remembered(self, cache: OrderedDict[str, Vectors], key: str, limit: int,

@@ -55,7 +55,9 @@ class PossibleDuplicate:
         description: the candidate's description (screened, redacted).
         type: its concept type.
         body: its body.
-        similarity: the content-term overlap with `duplicate_of`, 0..1.
+        similarity: how close it is to `duplicate_of`, 0..1: the content-term overlap
+            (Jaccard) when the lexical close match held it, the cosine of the two
+            vectors when the semantic index did (`insika_knowledge.learn.meaning`).
         status: ``open`` (waits for a human) or ``resolved``.
         seen_at: when (UTC ``YYYY-MM-DDTHH:MM:SSZ``).
     """
