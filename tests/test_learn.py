@@ -493,3 +493,13 @@ def test_a_record_restated_by_the_last_racing_writer_is_confirmed_not_contradict
     assert sight(store, AGENT, SECOND, session_id="s2", turn_id="t", model=model) == "confirmed"
     assert model.calls == 3
     assert not store.get(AGENT, "cep-13-campinas").concept.in_conflict
+
+
+def test_a_models_body_loses_terminal_control_characters() -> None:
+    screened = screen([{"name": "ansi", "description": "Bell.", "type": "fact",
+                        "body": "Red \x1b[31malert\x1b[0m\x07 here.\n\tIndented line."},
+                       {"name": "only-controls", "description": "Nothing.", "type": "fact",
+                        "body": "\x1b\x07"}], ["fact"])
+    [kept] = screened.candidates
+    assert kept.body == "Red [31malert[0m here.\n\tIndented line."
+    assert screened.dropped == {"empty": 1}

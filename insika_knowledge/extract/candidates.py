@@ -92,6 +92,11 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
     return out
 
 
+#: Control characters a model's body loses (tab and line end kept): ``show`` prints
+#: bodies to terminals, where ``\x1b[...`` would be read as a command.
+_CONTROLS: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _judge(item: Any, allowed: set[str], redacted: Counter[str],
            keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
     if not isinstance(item, dict):
@@ -119,6 +124,9 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     body = item["body"].replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
     if len(body) > MODEL_BODY_MAX or has_contradiction(body) or "\x00" in body:
         return "invalid", None
+    body = _CONTROLS.sub("", body)  # a terminal escape or a bell is nothing a reader needs
+    if not body.strip():
+        return "empty", None
     description = " ".join(item["description"].split())
     description = "".join(c for c in description if c.isprintable())
     if len(description) > DESCRIPTION_MAX:
