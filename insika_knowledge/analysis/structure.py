@@ -687,7 +687,7 @@ RESTRICTIONS: Final = frozenset({"p:p_only"})
 DIRECTION_ROLES: Final = frozenset({"r:to", "r:para", "r:a", "r:from", "r:since", "c:if", "c:unless",
                                     "p:p_except"})
 _PLACEHOLDER_TERMS: Final = frozenset(
-    {"phon", "phone", "cpf", "cnpj", "card", "iban", "pix", "bolet", "boleto", "rg",
+    {"phon", "phone", "email", "s_email", "cpf", "cnpj", "card", "iban", "pix", "bolet", "boleto", "rg",
      "address", "addres", "name"})
 
 
@@ -720,7 +720,6 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     language than `merged` is held to its values and dates only.
     """
     strict = ("v", "name", "w", "n")
-    merged_parties = {item[1] for item in merged.items if item[0] == "a"}
     merged_conditions = {CONDITIONS[item[1]] for item in merged.items if item[0] == "r" and item[1] in CONDITIONS}
     roles: dict[tuple[str, str], set[str]] = {}
     for item in merged.items:
@@ -749,7 +748,7 @@ def kept_together(merged: Details, *claims: Details) -> bool:
                 continue
             if item[0] in strict:
                 return False
-            if item[0] == "a" and item[1] not in merged_parties:
+            if item[0] == "a" and item[1] not in doers:
                 return False  # a party of the rule is gone ("paid by the store" merged as "by the customer")
             if item[0] == "r" and item[1] in CONDITIONS and CONDITIONS[item[1]] not in merged_conditions:
                 return False  # "for members or defective items" is not "members with defective items"

@@ -96,7 +96,7 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     who = supporters(claim, transcript)
     quarantined = "customer" in who and not who - {"customer"} and not report
     if not who and not report and (markers or concept_type == "policy") \
-            and any(speaker(m) in ("agent", "human", "tool") for m in transcript):
+            and any(speaker(m) not in (None, "customer") for m in transcript):
         # No one's words support it, the business side spoke and said none of it, and
         # the customer asserted some of it: the customer's claim, paraphrased by the
         # model ("me disseram q comprando 2 celular o terceiro sai de graça").
