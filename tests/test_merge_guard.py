@@ -37,6 +37,9 @@ from insika_knowledge.consolidate.claims import close_match
         ("Receipts are printed.", "Receipts are emailed.", "Receipts are printed."),
         ("O seguro é obrigatório na locação.", "O seguro é opcional na locação.",
          "O seguro é opcional na locação."),
+        # a negation the claims never stated
+        ("Orders to Campinas arrive in 2 days.", "Orders to Campinas ship from Jundiaí.",
+         "Orders to Campinas arrive in 2 days and do not ship from Jundiaí."),
         # "or" became a joint condition
         ("Gift wrap is free for members or orders above R$ 300.",
          "Gift wrap is free for members with orders above R$ 300.",

@@ -513,3 +513,12 @@ def test_two_kilobytes_of_short_numbers_redacts_nothing() -> None:
     # One long stretch of small numbers: every window is skipped before the matcher.
     text = " ".join(str(n * 37 % 100) for n in range(1000))[:2048]
     assert redact(text).counts == {}
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    ("Email maria@example.com. No refunds on sale items.", "Email [email]. No refunds on sale items."),
+    ("Write to maria@example.com. Refunds take 5 days.", "Write to [email]. Refunds take 5 days."),
+    ("ana @ gmail . com", "[email]"),  # a dot spaced out on both sides is still the address's
+])
+def test_a_sentence_end_after_an_address_is_not_part_of_it(text: str, redacted: str) -> None:
+    assert redact(text).text == redacted

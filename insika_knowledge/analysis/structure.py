@@ -713,7 +713,8 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     bound to another subject of the claims ("7 days for clothing" written "7 days for
     electronics"); and a term one claim negates and another asserts must be there both
     ways (one text saying both), as must a term one claim restricts ("only sealed
-    electronics") and another states of all ("electronics can be returned"). Each party
+    electronics") and another states of all ("electronics can be returned"); a term the
+    claims state plainly may not come out negated or restricted. Each party
     of a claim (the store, the customer, we, you) and each condition word (or, if,
     unless) is kept, and a role word's object is not replaced by the other claim's object
     under the same role ("returns by email" merged as "returns by WhatsApp"). A claim in another
@@ -778,6 +779,10 @@ def kept_together(merged: Details, *claims: Details) -> bool:
         disputed = {term for term, marked in said if marked and (term, False) in said}
         theirs = getattr(merged, field)
         if not all((term, False) in theirs and (term, True) in theirs for term in disputed):
+            return False
+        # ...and a term every claim states plainly is not negated or restricted by the merge
+        # ("Orders ship from Campinas" merged as "Orders do not ship from Campinas").
+        if any(marked and (term, False) in said and (term, True) not in said for term, marked in theirs):
             return False
     return True
 

@@ -190,7 +190,9 @@ _EMAIL_RE: Final = re.compile(
 _OPEN, _CLOSE = r"[\[({<]", r"[\])}>]"
 _OBF_AT_MARKED: Final = rf"(?:\s*@\s*|\s*{_OPEN}\s*(?:at|arroba|@)\s*{_CLOSE}\s*)"
 _OBF_AT_WORD: Final = r"(?:\s+(?:at|arroba)\s+)"
-_OBF_DOT: Final = rf"(?:\s*\.\s*|\s*{_OPEN}\s*(?:dot|ponto|\.)\s*{_CLOSE}\s*|\s+(?:dot|ponto)\s+)"
+# A plain dot spaced out counts only with a space before it ("gmail . com"): a sentence's
+# end right after an address ("maria@example.com. No refunds") is no dot of it.
+_OBF_DOT: Final = rf"(?:\.|\s+\.\s*|\s*{_OPEN}\s*(?:dot|ponto|\.)\s*{_CLOSE}\s*|\s+(?:dot|ponto)\s+)"
 _LABEL: Final = r"[^\W_](?:[\w-]*[^\W_])?"
 _COMMON_TLDS: Final = (
     r"(?:com|net|org|edu|gov|info|biz|io|co|br|pt|uk|fr|mx|cl|ca|au|jp)"
