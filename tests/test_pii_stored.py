@@ -8,6 +8,7 @@ of the database file, its WAL, or the exports holds the value, in any of its spe
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,47 @@ def test_uuid_pix_keys_of_any_spelling() -> None:
     key = uuid.uuid4()
     for spelling in (str(key), str(key).upper(), key.hex):
         assert redact(f"minha chave {spelling}").text == "minha chave [pix]"
+
+
+@pytest.mark.parametrize("text", [
+    "chave pix 123e4567-e89b-12d3-a456-426614174000",  # a UUID of another version, after the cue
+    "minha chave do pix maria@pix.com.br",
+    "pix 11987654321",
+])
+def test_a_key_right_after_a_pix_cue_without_a_separator_is_a_pix_key(text: str) -> None:
+    key = text.split()[-1]
+    result = redact(text)
+    assert key not in result.text and result.text.endswith("]")  # an e-mail key is found as [email] first
+
+
+@pytest.mark.parametrize("text", [
+    "Pix 5% off on orders above R$ 100.",
+    "pix 10 minutos depois do pedido",
+])
+def test_a_pix_cue_before_a_small_number_keeps_the_number(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize("rg", ["MG-12.345.678", "SP 12.345.678-9", "RJ-1234567", "mg-12.345.678"])
+def test_an_rg_with_a_state_prefix_and_no_cue(rg: str) -> None:
+    assert redact(f"o documento é {rg}, confere").text == "o documento é [rg], confere"
+
+
+def test_a_cep_after_a_state_is_no_rg() -> None:
+    assert redact("Entregamos em SP 01415-000 em 2 dias.").text == "Entregamos em SP 01415-000 em 2 dias."
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("CPF um dois três quatro cinco seis sete oito nove zero nove", "cpf"),
+    ("meu cpf é um, dois, tres, quatro, cinco, seis, sete, oito, nove, zero, nove.", "cpf"),
+    ("call me at four one five, five five five, two six seven one", "phone"),
+])
+def test_a_number_spelled_digit_by_digit_is_read_as_its_digits(text: str, kind: str) -> None:
+    result = redact(text)
+    assert result.counts == {kind: 1}
+    assert not re.search(r"\b(?:nove|zero|seven|one)\b", result.text)
+
+
+def test_eight_spelled_words_that_hold_no_datum_are_left_as_written() -> None:
+    text = "conte um dois três quatro cinco seis sete oito antes de abrir"
+    assert redact(text).text == text

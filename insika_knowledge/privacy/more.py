@@ -13,7 +13,9 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   module); the mod-11 digits here. Fail closed: a boleto-shaped number is redacted
   whether or not its digits check (no order or ticket number is 44-48 digits).
 - ``rg``: an identity card number (RG): any number right after "RG", "R.G.",
-  "identidade" or "registro geral" (with a state prefix or not); elsewhere the São Paulo
+  "identidade" or "registro geral" (with a state prefix or not); a state's initials
+  joined to the dotted layout or by a hyphen to 7-10 digits (``MG-12.345.678``,
+  ``RJ-1234567``; "SP 01415-000" is a CEP); elsewhere the São Paulo
   layout ``12.345.678-9`` / ``12.345.678-X`` when its mod-11 digit checks (python-stdnum
   has no RG module: each state has its own rules, most without a check digit).
 - ``address``: a street address. Brazilian: a street word (Rua, R., Avenida, Av.,
@@ -50,17 +52,28 @@ _UUID_RE: Final = re.compile(
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])")
 _PIX_KEY_RE: Final = re.compile(
-    r"(?i)\b(?:chave\s+(?:do\s+)?pix|pix\s+key|pix)\s*(?:(?:e|é|is|:|=|-)\s*)+"
+    r"(?i)\b(?:chave\s+(?:do\s+)?pix|pix\s+key|pix)(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
     r"(?P<key>\+?[\w.@+\-()\[\]/]*\w[\w.@+\-()/]*)")
+#: A key that needs no separator after the cue: a UUID of any version, an e-mail, a phone
+#: or a document (10 digits or more); "pix 5% off" keeps its number.
+_BARE_KEY_RE: Final = re.compile(
+    r"(?i)^(?:[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}|[^@\s]+@[^@\s]+"
+    r"|\+?(?:\d[\s.\-()/]?){10,})$")
 
 
 def find_pix(text: str) -> list[Span]:
-    """PIX random keys (UUIDs) anywhere, and any key after a PIX cue."""
+    """PIX random keys (UUIDs) anywhere, and any key after a PIX cue.
+
+    After "pix:" (or "é", "is", "=", "-") any key with a digit or an "@" is taken; after a
+    bare cue ("chave pix 123e4567-...") only a key shaped like one (`_BARE_KEY_RE`).
+    """
     spans = [m.span() for m in _UUID_RE.finditer(text)]
     for m in _PIX_KEY_RE.finditer(text):
         key = m.group("key")
         if "[" in key or not any(c.isdigit() or c == "@" for c in key):
             continue  # already a placeholder, or a word ("pix is accepted")
+        if not m.group("sep").strip() and not _BARE_KEY_RE.match(key.rstrip(".,;:)")):
+            continue
         spans.append(m.span("key"))
     return spans
 
@@ -116,6 +129,11 @@ _RG_CONTEXT_RE: Final = re.compile(
     r"(?i)\b(?:r\.?\s?g\.?|identidade|registro\s+geral|carteira\s+de\s+identidade|doc(?:umento)?\s+de\s+identidade)"
     r"\s*(?:n[º°o.]?\s*)?(?:(?:e|é|is|:|=|-)\s*)*(?P<number>(?:[A-Z]{2}[- ]?)?\d[\d.\-/ ]{3,14}[\dxX])(?![\w])")
 _RG_SP_RE: Final = re.compile(r"(?<![\w.,/-])(\d{1,2})\.(\d{3})\.(\d{3})-([\dxX])(?![\w-])")
+#: The 27 units of the federation: an RG is often written after its issuing state.
+_STATES: Final = "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()
+_RG_STATE_RE: Final = re.compile(
+    rf"(?i)(?<![\w.,/-])(?:{'|'.join(_STATES)})"
+    r"(?:[- ]\d{1,2}\.\d{3}\.\d{3}(?:-[\dxX])?|-\d{7,10}(?:-[\dxX])?)(?![\w-])")
 
 
 def rg_sp_valid(digits: str, check: str) -> bool:
@@ -130,6 +148,7 @@ def find_rgs(text: str) -> list[Span]:
     """RG numbers after an RG cue (any layout), and São Paulo RGs whose digit checks."""
     spans = [m.span("number") for m in _RG_CONTEXT_RE.finditer(text)
              if sum(c.isdigit() for c in m.group("number")) >= 5]
+    spans += [m.span() for m in _RG_STATE_RE.finditer(text)]
     for m in _RG_SP_RE.finditer(text):
         if rg_sp_valid(m.group(1) + m.group(2) + m.group(3), m.group(4)):
             spans.append(m.span())

@@ -35,6 +35,10 @@ contain), ``rg`` (after an RG cue, or the São Paulo layout when its digit check
 ``address`` (a street and a number, Brazilian and English forms) and ``name`` (a person's
 capitalised name right next to any contact placeholder; last, since it needs them).
 
+A number dictated digit by digit, eight digit words or more in a row in Portuguese or
+English ("CPF um dois três quatro ..."), is read as its digits first; when the detectors
+find a datum in them, the words are replaced by its placeholder.
+
 A business's published contacts are kept: toll-free numbers (0800, 0300, 0500, 0900)
 always, and the emails, phones and addresses in `keep` (`kept_contacts` finds those a
 conversation shows to be the business's: said by the business side with a business
@@ -753,6 +757,38 @@ def unmask(text: str) -> str:
     return _PERCENT_AT_RE.sub("@", text.translate(_INVISIBLE).translate(_FULL_WIDTH))
 
 
+#: Digit words, Portuguese and English (folded): a number dictated digit by digit.
+_DIGIT_WORDS: Final = {
+    "zero": "0", "um": "1", "uma": "1", "dois": "2", "duas": "2", "tres": "3", "três": "3", "quatro": "4",
+    "cinco": "5", "seis": "6", "meia": "6", "sete": "7", "oito": "8", "nove": "9",
+    "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9",
+}
+_DIGIT_WORD: Final = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
+#: Eight digit words or more in a row (spaces, commas, semicolons or hyphens between).
+_SPELLED_RE: Final = re.compile(rf"(?i)\b{_DIGIT_WORD}(?:[\s,;\-]+{_DIGIT_WORD}\b){{7,}}")
+
+
+def _spelled_out(text: str, counts: dict[str, int], keep: frozenset[str]) -> str:
+    """``text`` with each number dictated digit by digit ("um dois três ...") replaced by
+    the placeholder its digits get, when they hold a datum; other runs stay as written.
+    """
+    if not _SPELLED_RE.search(text):
+        return text
+    parts, last = [], 0
+    for m in _SPELLED_RE.finditer(text):
+        digits = "".join(_DIGIT_WORDS[w.lower()] for w in re.findall(r"[^\W\d_]+", m.group()))
+        found: dict[str, int] = {}
+        as_digits = _one_pass(digits, found, keep)
+        if not found:
+            continue
+        parts += [text[last:m.start()], as_digits]
+        last = m.end()
+        for kind, n in found.items():
+            counts[kind] = counts.get(kind, 0) + n
+    return "".join(parts) + text[last:]
+
+
 def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
     """Replace the personal data in ``text`` with typed placeholders.
 
@@ -783,6 +819,7 @@ def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
         raise TypeError(f"redact() takes a str, not {type(text).__name__}")
     given, text = text, unmask(text)
     counts: dict[str, int] = {}
+    text = _spelled_out(text, counts, keep)
     while True:  # terminates: each changing pass replaces text outside placeholders
         redacted = _one_pass(text, counts, keep)
         if redacted == text:
