@@ -290,6 +290,21 @@ def test_portuguese_articles_are_read_as_one_only_where_they_count() -> None:
     assert read_number_words(fold("twenty-four hours, one hundred and five")) == "24 hours, 105"
 
 
+@pytest.mark.parametrize(("words", "digits"), [
+    ("Delivery takes one to two business days.", "Delivery takes 1 to 2 business days."),
+    ("Delivery takes one to two days.", "Delivery takes 1-2 days."),
+    ("Entrega em um a dois dias úteis.", "Entrega em 1 a 2 dias úteis."),
+    ("Limit of one or two items per order.", "Limit of 1 or 2 items per order."),
+])
+def test_a_range_whose_first_end_is_one_in_words_is_the_range_in_digits(words: str, digits: str) -> None:
+    assert same(words, digits)
+
+
+def test_one_before_to_and_a_word_stays_a_pronoun() -> None:
+    assert read_number_words(fold("one to a card and another to the store")) == \
+        "one to a card and another to the store"
+
+
 # ----------------------------------------------------------------------------- descriptions
 
 

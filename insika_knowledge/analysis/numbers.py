@@ -395,8 +395,9 @@ def read_number_words(folded: str) -> str:
     fills a smaller place than the one before (``twenty-four`` is 24, ``dois e três`` stays
     2 and 3); ``hundred``/``thousand``/``mil`` multiply. The Portuguese articles ``um`` and
     ``uma`` are read as 1 only before a unit word (`UNITS`) or after a limit word
-    (``no máximo um``); English ``one`` is read as 1 unless it is a pronoun (``the one``,
-    ``one of``, ``one to a card and another``); elsewhere they stay words.
+    (``no máximo um``) or as the first end of a range (``um a dois dias``, ``one to two
+    days``); English ``one`` is read as 1 unless it is a pronoun (``the one``, ``one of``,
+    ``one to a card and another``); elsewhere they stay words.
     ``por cento`` becomes ``%``.
 
     Args:
@@ -459,9 +460,16 @@ def _counts(tokens: list[str], at: int) -> bool:
     """True when the article at `tokens[at]` counts something (see `read_number_words`)."""
     after = tokens[at + 2] if at + 2 < len(tokens) and tokens[at + 1].strip() in ("", "-") else ""
     before = tokens[at - 2] if at >= 2 and not tokens[at - 1].strip() else ""
+    if _RANGE_NEXT_RE.match("".join(tokens[at + 1:at + 5])):
+        return True  # "one to two days", "um a dois dias": the first end of a range
     if tokens[at] == "one":  # English: a count unless it is a pronoun
         return bool(after) and before not in _PRONOUN_CONTEXT and after not in _PRONOUN_NEXT
     return after in UNITS or before in _COUNT_CONTEXT
+
+
+_RANGE_NEXT_RE: Final = re.compile(
+    r"\s*(?:-|–|\s(?:to|or|a|ou|ate)\s)\s*(?:\d|(?:" + "|".join(
+        w for w in NUMBER_WORDS if w not in ("um", "uma", "one", "hundred", "thousand", "mil")) + r")\b)")
 
 
 # ----------------------------------------------------------------------------- measures
