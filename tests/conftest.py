@@ -157,3 +157,21 @@ def make_concept(name: str = "cep-13-campinas", **changes: object) -> Concept:
         "Related: [[frete-gratis-acima-199]].",
     )
     return base.replace(**changes)
+
+
+
+def demo_turn(session_id: str) -> list[dict[str, object]]:
+    """The demo conversation `session_id` (`insika_knowledge.demo.demo_conversation`)."""
+    from insika_knowledge.demo import demo_conversation
+
+    return demo_conversation(session_id)
+
+
+#: A tool call and its result: the agent looked the rules up, so a rule the model writes
+#: from a turn that ends with these may come from what the agent did
+#: (`insika_knowledge.trust.assess`); for tests of what happens after the trust verdict.
+LOOKED_UP: list[dict[str, object]] = [
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "k1", "type": "function", "function": {"name": "search_policies", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "k1", "content": '{"policies": "see the policy pages"}'},
+]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import LOOKED_UP
 
 from insika_knowledge.backfill import BACKFILL_TURN, BackfillSummary, backfill
 from insika_knowledge.bench.datasets import shared_data
@@ -296,7 +297,10 @@ ONLY = ("Pets travel in the cabin.", "Seats can be chosen online.", "Lounges ope
 def _contended(tmp_path: Path, sessions_count: int = 12) -> tuple[list[str], Path, Path]:
     """Sessions that all teach one concept, every third another, each one its own; the replay."""
     ids = [f"c{i:02d}" for i in range(sessions_count)]
-    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(i) for i in ids])
+    records = [_session(i) for i in ids]
+    for record in records:  # the agent looked the rules up: what the model reads them from
+        record["messages"][2:2] = LOOKED_UP
+    sessions = _write_jsonl(tmp_path / "s.jsonl", records)
     shared = _candidate("baggage-allowance", "Economy includes one checked bag up to 23 kg.",
                         "policy")
     common = _candidate("refund-window", "Refunds are possible within 24 hours of booking.")

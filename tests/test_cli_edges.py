@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import demo_turn
 
 from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.cli import cli
@@ -34,7 +35,7 @@ def data(tmp_path: Path) -> Path:
     folder = tmp_path / "data"
     memory = Memory(folder)
     for session in ("demo/sess-01", "demo/sess-02"):
-        memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id=session, model=REPLAY)
+        memory.learn(demo_turn(session), agent=AGENT, session_id=session, model=REPLAY)
     memory.learn([{"role": "user", "content": "oi"}], agent="sem-modelo", session_id="s-1")  # no model
     memory.close()
     return folder

@@ -170,7 +170,9 @@ def _backfill_files(folder: Path, sessions: int, learned: int) -> tuple[Path, Pa
     folder.mkdir(exist_ok=True)
     path = folder / "s.jsonl"
     path.write_text("".join(
-        json.dumps({"session_id": f"s{i:02d}", "source": "t", "messages": [{"role": "user", "content": "hi"}]})
+        json.dumps({"session_id": f"s{i:02d}", "source": "t", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": f"Hello! Bags up to {20 + i} kg fly free."}]})
         + "\n" for i in range(sessions)), encoding="utf-8")
     replay = folder / "r.json"
     replay.write_text(json.dumps({"extract": {

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import LOOKED_UP
 from fakellm import FakeLLM
 
 from insika_knowledge.backfill import backfill
@@ -28,7 +29,7 @@ NAME = "regra"
 
 def _session(session_id: str) -> dict[str, Any]:
     return {"session_id": session_id, "source": "test", "outcome": None, "messages": [
-        {"role": "user", "content": "Uma pergunta."}, {"role": "assistant", "content": "Uma resposta."}]}
+        {"role": "user", "content": "Uma pergunta."}, *LOOKED_UP, {"role": "assistant", "content": "Uma resposta."}]}
 
 
 def _backfill(tmp_path: Path, claims: list[str], merges: dict[str, Any] | None = None,
@@ -126,7 +127,7 @@ FIRST = {"name": NAME, "description": "Refunds within 7 business days.", "type":
          "body": "Refunds reach the card within 7 business days."}
 SECOND = {"name": NAME, "description": "Pix refunds are instant.", "type": "policy",
           "body": "Pix refunds are not delayed: they arrive within 2 hours."}
-TURN = [{"role": "user", "content": "Quanto tempo leva o reembolso?"}]
+TURN = [{"role": "user", "content": "Quanto tempo leva o reembolso?"}, *LOOKED_UP]
 
 
 def _run(store: SQLiteStore, fake: FakeLLM, session: str):  # noqa: ANN202

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import demo_turn
 from docexamples import python_example, run_example
 
 from insika_knowledge import Hit, Memory
@@ -19,8 +20,7 @@ from insika_knowledge.extract.model import ReplayModel
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = "loja-aurora"
 REPLAY = f"replay:{demo_file('replay.json')}"
-CHAT = [{"role": "user", "content": "Meu CEP é 13050-000. Em quanto tempo chega?"},
-        {"role": "assistant", "content": "Sai do CD de Campinas em 1 a 2 dias úteis."}]
+CHAT = demo_turn("demo/sess-01")  # the conversation the replay's answers for demo/sess-01 were written from
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_learn_takes_a_model_object_and_reports_no_model_without_one(memory: Mem
 
 def test_search_returns_scored_hits_with_status(memory: Memory) -> None:
     for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
-        memory.learn(CHAT, agent=AGENT, session_id=session, model=REPLAY)
+        memory.learn(demo_turn(session), agent=AGENT, session_id=session, model=REPLAY)
     hits = memory.search("entrega em Campinas", agent=AGENT, top_k=2)
     assert len(hits) == 2 and all(isinstance(h, Hit) for h in hits)
     best = hits[0]

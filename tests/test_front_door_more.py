@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import demo_turn
 from docexamples import python_example, run_example
 
 from insika_knowledge import AsyncMemory, Memory
@@ -26,7 +27,7 @@ REPLAY = f"replay:{demo_file('replay.json')}"
 def memory(tmp_path: Path, clock: Any, database: str | None) -> Memory:
     m = Memory(tmp_path / "data", clock=clock, database=database)
     for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
-        m.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id=session, model=REPLAY)
+        m.learn(demo_turn(session), agent=AGENT, session_id=session, model=REPLAY)
     yield m
     m.close()
 
@@ -80,7 +81,7 @@ def test_search_and_concepts_filter_and_hits_carry_bodies(memory: Memory) -> Non
 def test_the_async_facade(tmp_path: Path) -> None:
     async def run() -> tuple[list[str], str, int]:
         async with AsyncMemory(tmp_path / "data") as memory:
-            await memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id="demo/sess-01",
+            await memory.learn(demo_turn("demo/sess-01"), agent=AGENT, session_id="demo/sess-01",
                                model=REPLAY)
             hits = await memory.search("entrega em Campinas", agent=AGENT, top_k=2)
             record = await memory.load(hits[0].name, agent=AGENT)
@@ -95,7 +96,7 @@ def test_the_async_facade(tmp_path: Path) -> None:
 def test_status_reports_the_queue_counts_and_failures(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     memory = Memory(tmp_path / "data")
     try:
-        memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id="demo/sess-01", model=REPLAY)
+        memory.learn(demo_turn("demo/sess-01"), agent=AGENT, session_id="demo/sess-01", model=REPLAY)
         memory.learn([{"role": "user", "content": "oi"}], agent="other", session_id="s-1")  # no model
         memory.store("empty")
         (report, empty) = memory.status()

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import demo_turn
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
@@ -37,7 +38,7 @@ def data(tmp_path: Path, database: str | None) -> Path:
     folder = tmp_path / "data"
     memory = Memory(folder, database=database)
     for session in ("demo/sess-01", "demo/sess-02", "demo/sess-06"):  # sess-06 contradicts sess-02
-        memory.learn([{"role": "user", "content": "oi"}], agent=AGENT, session_id=session,
+        memory.learn(demo_turn(session), agent=AGENT, session_id=session,
                      model=f"replay:{demo_file('replay.json')}")
     memory.close()
     return folder

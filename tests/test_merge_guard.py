@@ -40,6 +40,20 @@ from insika_knowledge.consolidate.claims import close_match
         # a negation the claims never stated
         ("Orders to Campinas arrive in 2 days.", "Orders to Campinas ship from Jundiaí.",
          "Orders to Campinas arrive in 2 days and do not ship from Jundiaí."),
+        # a restriction's object neither claim has, and a negated term neither claim has
+        ("Orders to Campinas arrive in 1 to 2 business days.",
+         "Orders to Campinas ship from the Campinas center, only for orders paid by card.",
+         "Orders to Campinas ship from the Campinas center and arrive in 1 to 2 business days, "
+         "only for orders paid by pix."),
+        ("Pedidos para Campinas chegam em 2 dias.", "Pedidos para Campinas saem do CD de Campinas.",
+         "Pedidos para Campinas saem do CD de Campinas e chegam em 2 dias, exceto por boleto."),
+        # before became after, above became below
+        ("Orders can be cancelled before shipping.", "The refund is made in 5 days.",
+         "Orders can be cancelled after shipping and the refund is made in 5 days."),
+        ("Pedidos podem ser cancelados antes do envio.", "O reembolso sai em 5 dias.",
+         "Pedidos podem ser cancelados depois do envio, com reembolso em 5 dias."),
+        ("Free shipping on orders above R$ 199.", "Shipping takes 3 days.",
+         "Free shipping on orders below R$ 199, in 3 days."),
         # "or" became a joint condition
         ("Gift wrap is free for members or orders above R$ 300.",
          "Gift wrap is free for members with orders above R$ 300.",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_concept
+from conftest import LOOKED_UP, make_concept
 from fakellm import FakeLLM
 
 from insika_knowledge import consolidate
@@ -47,7 +47,7 @@ UNRELATED = {"name": "pix-discount", "type": "policy", "description": "Pix payme
 
 def _session(session_id: str) -> dict[str, Any]:
     return {"session_id": session_id, "source": "test", "outcome": None,
-            "messages": [{"role": "user", "content": "Gift card question"}]}
+            "messages": [{"role": "user", "content": "Gift card question"}, *LOOKED_UP]}
 
 
 def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]],
@@ -67,7 +67,7 @@ def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]],
 # ----------------------------------------------------------------------------- the prompt
 
 
-TURN = [{"role": "user", "content": "Meu vale-presente (gift card) ainda vale? Comprei há 10 meses."}]
+TURN = [{"role": "user", "content": "Meu vale-presente (gift card) ainda vale? Comprei há 10 meses."}, *LOOKED_UP]
 
 
 def _learn(store: SQLiteStore, fake: FakeLLM, session: str, config: dict[str, Any] | None = None):  # noqa: ANN202
@@ -309,3 +309,58 @@ def test_a_claim_under_another_name_with_only_the_body_in_common_is_learned_not_
     assert [e.name for e in memory.retriever().retrieve("a", "where are the toilets", 5, "auto").matched][:1] == \
         ["toilets"]
     memory.close()
+
+
+def test_a_rule_another_writer_creates_while_this_one_names_is_seen_at_the_write(
+    store, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two writers propose one rule under two new names at once: the one that writes second
+    finds the other's concept in its write transaction and is held, as it would be one after
+    the other (before, both were learned live)."""
+    from insika_knowledge.learn import naming, record
+
+    first = Candidate(VALIDITY["name"], VALIDITY["description"], "policy", VALIDITY["body"])
+    second = Candidate(CHANGED["name"], CHANGED["description"], "policy", CHANGED["body"])
+    real_name = naming._name
+    interleaved = []
+
+    def name_then_other_writer(*args: Any, **kwargs: Any) -> Any:
+        decided = real_name(*args, **kwargs)
+        if not interleaved:  # the other writer creates its concept after this one named
+            interleaved.append(None)
+            interleaved[0] = record(store, AGENT, first, session_id="s1", turn_id="t")
+        return decided
+
+    monkeypatch.setattr(naming, "_name", name_then_other_writer)
+    assert record(store, AGENT, second, session_id="s2", turn_id="t") == \
+        ("gift-cards-expire-after-a-year", "possible_duplicate")
+    assert interleaved == [("gift-card-validity", "learned")]
+    assert store.names(AGENT) == ["gift-card-validity"]
+    [held] = store.possible_duplicates(AGENT)
+    assert held.duplicate_of == "gift-card-validity"
+
+
+def test_concurrent_writers_of_one_rule_under_new_names_leave_one_live_concept(
+    tmp_path: Path, database: str | None,
+) -> None:
+    import threading
+
+    bodies = [VALIDITY, RESTATED, CHANGED, {**CHANGED, "name": "vale-presente-24-meses"}]
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"extract": {f"s{i}": [b] for i, b in enumerate(bodies)}}), encoding="utf-8")
+    for trial in range(3):
+        memory = Memory(tmp_path / f"data-{trial}", database=database)
+        barrier = threading.Barrier(len(bodies))
+
+        def learn(i: int, memory: Memory = memory, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            memory.learn([{"role": "user", "content": "Gift card question"}, *LOOKED_UP], agent=AGENT,
+                         session_id=f"s{i}", model=f"replay:{replay}")
+
+        threads = [threading.Thread(target=learn, args=(i,)) for i in range(len(bodies))]
+        try:
+            [t.start() for t in threads]
+            [t.join() for t in threads]
+            assert len(memory.store().names(AGENT)) == 1, (trial, memory.store().names(AGENT))
+        finally:
+            memory.close()

@@ -53,8 +53,10 @@ def agent(**knowledge: Any) -> AgentSpec:
 
 
 def turn(spec: AgentSpec, text: str, session: str = "sess_1", turn_id: str = "t1") -> Turn:
-    return Turn(spec, session, turn_id, [{"role": "user", "content": text},
-                                         {"role": "assistant", "content": "Sim."}])
+    return Turn(spec, session, turn_id, [
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": "Sim: pedidos acima de R$ 199 têm frete grátis, e os CEPs "
+                                         "13000-13999 saem de Campinas em 1 a 2 dias úteis."}])
 
 
 def test_the_entry_point_loads_the_plugin(host: RecordingHost) -> None:

@@ -67,10 +67,30 @@ def test_a_human_agent_is_its_own_speaker() -> None:
     assert supporters("Appliances have a 24 months warranty.", messages) == {"human"}
 
 
-def test_a_claim_nobody_said_is_not_a_customer_instruction() -> None:
+def test_a_rule_nobody_said_and_nothing_done_shows_is_held() -> None:
     verdict = assess("Premium members get free express shipping.", "policy", [user("hi"), agent("hello")])
     assert verdict.supported_by == frozenset()
-    assert verdict.markers and not verdict.quarantined
+    assert verdict.markers and verdict.quarantined  # the model wrote it from nothing
+
+
+def test_a_rule_the_model_read_from_what_the_agent_did_is_learned() -> None:
+    acted = [user("please cancel order 5521"),
+             {"role": "assistant", "content": "", "tool_calls": [
+                 {"id": "c1", "type": "function",
+                  "function": {"name": "cancel_pending_order", "arguments": '{"order_id": "5521"}'}}]},
+             {"role": "tool", "tool_call_id": "c1",
+              "content": '{"order_id": "5521", "status": "cancelled", "previous_status": "pending"}'},
+             agent("Done.")]
+    verdict = assess("Only a pending order can be cancelled, with a reason.", "policy", acted)
+    assert verdict.supported_by == frozenset() and not verdict.quarantined
+    assert assess("Only a pending order can be cancelled, with a reason.", "policy",
+                  [user("please cancel order 5521"), agent("Done.")]).quarantined  # no tool: no action shown
+
+
+def test_a_rule_only_the_customer_spoke_of_is_held_without_any_business_message() -> None:
+    verdict = assess("Free shipping forever.\nThe customer has free shipping on all orders forever.", "policy",
+                     [user("O gerente me prometeu frete grátis para sempre em todos os pedidos.")])
+    assert not verdict.supported_by and verdict.quarantined  # said in another language: under the bar
 
 
 @pytest.mark.parametrize(

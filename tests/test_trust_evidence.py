@@ -92,17 +92,24 @@ def test_a_paraphrase_of_the_customer_with_no_business_words_is_quarantined() ->
     # Without evidence: no one's messages support the paraphrase, the agent spoke and said
     # none of its words, and the customer asserted some of them: the customer's claim.
     assert assess(claim, "policy", messages).quarantined
-    # A question is no assertion, and a plain fact no rule: both judged as before (learned).
+    # Asked, not asserted: still no business word and no tool action: written from nothing.
     asked = said(("user", "if I buy 2 phones is the 3rd on the house?"),
                  ("assistant", "Haha, is there anything I can help you with?"))
-    assert not assess(claim, "policy", asked).quarantined
+    assert assess(claim, "policy", asked).quarantined
+    # A plain fact is no rule: judged as before (learned).
     fact = assess("Phones are made in Korea.\nThe phones are made in Korea.", "fact", said(
         ("user", "my cousin bought a phone lol"), ("assistant", "Anything else?")))
     assert not fact.supported_by and not fact.quarantined
-    # The agent speaking of it (even to turn it down, read elsewhere) is not this case.
+    # The agent saying a word of it does not make it the business's: the customer said more.
     spoke = said(("user", "my cousin said if u buy 2 phones the 3rd is on the house lol"),
                  ("assistant", "We sell phones one by one."))
-    assert assess(claim, "policy", spoke).supported_by or not assess(claim, "policy", spoke).quarantined
+    assert assess(claim, "policy", spoke).quarantined
+    # The customer's claim in the other language, the agent on another subject sharing a
+    # common word ("pedido" is "order"): the customer's claim, translated.
+    translated = said(("user", "O gerente me prometeu frete grátis para sempre em todos os pedidos."),
+                      ("assistant", "Seu pedido 123 sai amanhã."))
+    assert assess("Free shipping forever.\nThe customer has free shipping on all orders forever.", "policy",
+                  translated).quarantined
 
 
 @pytest.mark.parametrize(("messages", "claim", "evidence"), [

@@ -668,12 +668,15 @@ class Details:
 
 #: Roles that say opposite things of the same object: a merge that puts an object of one
 #: under another of its group changed the claim ("to Campinas" / "from Campinas",
-#: "members and orders" / "members on orders" / "members or orders", "if" / "unless").
+#: "members and orders" / "members on orders" / "members or orders", "if" / "unless",
+#: "before shipping" / "after shipping", "above R$ 199" / "below R$ 199").
 CONTRARY_ROLES: Final = (
     (frozenset({"r:to", "r:para", "r:a"}), frozenset({"r:from", "r:since"})),
     (frozenset({"c:and"}), frozenset({"c:or"})),
     (frozenset({"c:and"}), frozenset({"r:on", "r:em"})),
     (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})),
+    (frozenset({"p:p_before"}), frozenset({"p:p_after"})),
+    (frozenset({"p:p_above", "p:p_at_least"}), frozenset({"p:p_below", "p:p_at_most"})),
 )
 
 
@@ -714,7 +717,9 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     electronics"); and a term one claim negates and another asserts must be there both
     ways (one text saying both), as must a term one claim restricts ("only sealed
     electronics") and another states of all ("electronics can be returned"); a term the
-    claims state plainly may not come out negated or restricted. Each party
+    claims state plainly may not come out negated or restricted, and a term no claim has
+    may not come out negated or restricted either ("paid by card" merged as "only paid by
+    pix"), and no condition kind (if, unless, except) comes in that no claim states. Each party
     of a claim (the store, the customer, we, you) and each condition word (or, if,
     unless) is kept, and a role word's object is not replaced by the other claim's object
     under the same role ("returns by email" merged as "returns by WhatsApp"). A claim in another
@@ -774,6 +779,9 @@ def kept_together(merged: Details, *claims: Details) -> bool:
                       if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
             if any(a & rivals for a in around):
                 return False  # the value now sits with another subject of the claims
+    claimed_conditions = {CONDITIONS[i[1]] for c in claims for i in c.items if i[0] == "r" and i[1] in CONDITIONS}
+    if merged_conditions - claimed_conditions - {"or"}:
+        return False  # a condition no claim states ("..., exceto por boleto", "unless ...")
     for field in ("polarity", "scope"):
         said = {pair for claim in claims for pair in getattr(claim, field)}
         disputed = {term for term, marked in said if marked and (term, False) in said}
@@ -784,6 +792,12 @@ def kept_together(merged: Details, *claims: Details) -> bool:
         # ("Orders ship from Campinas" merged as "Orders do not ship from Campinas").
         if any(marked and (term, False) in said and (term, True) not in said for term, marked in theirs):
             return False
+        # ...nor negates or restricts a term no claim has ("only orders paid by card" merged
+        # as "only orders paid by pix"): what it excludes is new (words in one language).
+        if all(c.language in (merged.language, "mixed") for c in claims) and merged.language != "mixed":
+            known = set().union(*(c.terms for c in claims))
+            if any(marked and term not in known for term, marked in theirs):
+                return False
     return True
 
 

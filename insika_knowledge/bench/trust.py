@@ -4,9 +4,10 @@ The labelled set ``benchmarks/trust/conversations.jsonl`` holds conversations (E
 with the candidate an extraction model proposes for each: poisoning attempts (a customer
 states or changes a rule; the agent declines, stays neutral or agrees) and legitimate
 ones (a customer's report of their own experience, a rule the agent states, a fact a tool
-returns). Each half (dev = even ids, test = odd ids) is backfilled through the real write
-path (`insika_knowledge.backfill` with the recorded answers as a replay model) into a
-fresh store, then each concept is looked for in the ``<knowledge>`` block of a message
+returns). Each half (dev = even ids, test = odd ids) is learned turn by turn through the
+real write path (`Memory.learn_turn`, the whole turn with its system prompt, as an
+engine's hook gives it, and the recorded answers as a replay model) into a fresh store,
+then each concept is looked for in the ``<knowledge>`` block of a message
 asking about it.
 
 Reported per half: poisoning attempts injected (target 0) and legitimate concepts
@@ -23,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.backfill import backfill
 from insika_knowledge.bench.datasets import benchmark_data
 from insika_knowledge.config import load_config
 from insika_knowledge.extract.model import ReplayModel
@@ -50,10 +50,6 @@ def run_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        sessions = folder / "sessions.jsonl"
-        sessions.write_text("".join(json.dumps({
-            "session_id": f"trust/{r['id']}", "source": "benchmarks/trust", "outcome": None,
-            "messages": r["messages"]}, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         replay = folder / "replay.json"
         replay.write_text(json.dumps({"extract": {f"trust/{r['id']}": r["candidates"] for r in rows}},
                                      ensure_ascii=False), encoding="utf-8")
@@ -61,7 +57,10 @@ def run_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
         try:
             config = load_config(dict(CONFIG))
             assert config is not None
-            backfill(memory, AGENT, config, sessions, model=ReplayModel(replay))
+            model = ReplayModel(replay)
+            for r in rows:  # the live path: the whole turn, the system prompt included
+                memory.learn_turn(AGENT, config, session_id=f"trust/{r['id']}", turn_id="trust",
+                                  messages=r["messages"], model=model)
             store, retriever = memory.store(), memory.retriever()
             out: dict[str, Any] = {"poison": 0, "poison_injected": 0, "legit": 0, "legit_quarantined": 0,
                                    "legit_injected": 0, "injected_ids": [], "quarantined_ids": [],

@@ -39,6 +39,21 @@ def demo_file(name: str) -> Path:
     return Path(str(resources.files("insika_knowledge.demo").joinpath(name)))
 
 
+def demo_conversation(session_id: str) -> list[dict[str, object]]:
+    """The messages of the demo conversation `session_id` (``"demo/sess-01"`` to
+    ``"demo/sess-10"``): the turn the demo replay's recorded answers were written from, so
+    ``memory.learn(demo_conversation(s), session_id=s, model=f"replay:{demo_file('replay.json')}")``
+    learns what that conversation says.
+
+    Raises:
+        KeyError: no demo conversation has that id.
+    """
+    for session in read_sessions(demo_file("conversations.jsonl")):
+        if session.session_id == session_id:
+            return session.messages
+    raise KeyError(f"no demo conversation {session_id!r} (demo/sess-01 .. demo/sess-10)")
+
+
 def run_demo(
     *,
     data_dir: str | None = None,

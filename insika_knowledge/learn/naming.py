@@ -58,7 +58,10 @@ def record(
     ``knowledge_aliased`` event names both), held as a possible duplicate of a concept
     that only closely matches (``knowledge_possible_duplicate``; nothing merged, no
     concept written), or sighted under its own name (`sight`). When the concept it
-    restated changes before the write (another writer), it is named again, at most
+    restated changes before the write (another writer), or another writer created a
+    concept it matches (`Transaction.created_since`, read at the write under the agent's
+    naming lock: two writers proposing one rule under two new names at once end as one
+    concept and a hold, as they would one after the other), it is named again, at most
     `NAMING_ATTEMPTS` times, then held as a possible duplicate.
 
     Args:
@@ -80,19 +83,23 @@ def record(
         outcomes, or ``possible_duplicate``).
     """
     search = index if isinstance(index, AgentSearch) else AgentSearch(store, index)
+    cursor = store.version_cursor(agent)  # what was created after naming is checked at the write
     naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)
     for _ in range(NAMING_ATTEMPTS):
         if naming.rule is NameRule.POSSIBLE_DUPLICATE:
             break
         target = candidate if naming.name == candidate.name else replace(candidate, name=naming.name)
         outcome = sight_once(store, agent, target, session_id, turn_id, model, events,
-                         alias=candidate.name if naming.alias else None, verdict=verdict)
+                             alias=candidate.name if naming.alias else None, verdict=verdict,
+                             created_after=cursor if naming.rule is NameRule.NEW else None)
         if outcome is not None:
             if target is not candidate and outcome != "replayed" and events is not None:
                 events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
                                              agent=agent, outcome=outcome))
             return naming.name, outcome
-        naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)  # it changed
+        # The concept it restated changed, or another writer created a concept it matches.
+        cursor = store.version_cursor(agent)
+        naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
         naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
     return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)

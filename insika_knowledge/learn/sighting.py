@@ -113,12 +113,18 @@ def sight_once(
     *,
     alias: str | None = None,
     verdict: trust.Assessment | None = None,
+    created_after: int | None = None,
 ) -> Outcome | None:
     """`sight`; with `alias`, only a same-claim sighting is written (the alias kept).
 
+    With `created_after` (the change-feed position the candidate was named at, as a new
+    concept), a new concept is written only if no concept created since then states the
+    same claim or closely matches it (`consolidate.name_sighting`).
+
     Returns:
         The outcome; None when `alias` is given and the record no longer states the
-        candidate's claim (nothing was written: the caller names the candidate again).
+        candidate's claim, or when a concept created since `created_after` matches it
+        (nothing was written: the caller names the candidate again).
     """
     holder = holder_id(per_thread=True)
     judged: _Judged | None = None
@@ -128,7 +134,7 @@ def sight_once(
         while True:
             may_ask = model is not None and asked < MERGE_ATTEMPTS
             result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged,
-                                       may_ask, holder, alias, verdict)
+                                       may_ask, holder, alias, verdict, created_after)
             if result is None:
                 return None
             if isinstance(result, _Wait):  # another writer is asking the model about it
@@ -190,6 +196,7 @@ def _decide_and_write(
     holder: str,
     alias: str | None = None,
     verdict: trust.Assessment | None = None,
+    created_after: int | None = None,
 ) -> Outcome | StoredConcept | _Wait | None:
     """Decide the sighting and write the decision, in one write transaction.
 
@@ -224,6 +231,9 @@ def _decide_and_write(
         if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
             tx.release_merge_lease(agent, candidate.name, holder)
             return None  # the concept changed since the naming step: name it again
+        if created_after is not None and decision.outcome == "learned" and _matched_since(
+                tx, agent, candidate, created_after):
+            return None  # another writer created a concept it matches: name it again
         if decision.outcome is None:  # ask the model, outside the write lock, with the lease
             if current is None:
                 raise AssertionError("decide asked for a merge with nothing on record")
@@ -262,6 +272,17 @@ def _decide_and_write(
                           supported_by=list(admission.supported_by), markers=list(admission.markers))
             return "quarantined"
         return decision.outcome
+
+
+def _matched_since(tx: Transaction, agent: str, candidate: Candidate, cursor: int) -> bool:
+    """True when a concept created after `cursor` states `candidate`'s claim or closely
+    matches it (the naming rules, on those concepts alone)."""
+    created = [s for s in tx.created_since(agent, cursor) if s.concept.name != candidate.name]
+    if not created:
+        return False
+    naming = consolidate.name_sighting(candidate, known=False, matches=[s.concept for s in created],
+                                       held=frozenset(s.concept.name for s in created if s.quarantined))
+    return naming.rule is not consolidate.NameRule.NEW
 
 
 def _supporting(

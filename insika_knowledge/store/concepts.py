@@ -39,6 +39,8 @@ WRITE_COLUMNS: Final = ("description, type, provenance, confidence, sources, occ
                         "updated_at, status, body, version, agent, name")
 _ADD_VERSION: Final = f"INSERT INTO concept_versions ({VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _SUPPORTING: Final = "WHERE agent = ? AND name = ? AND outcome <> 'conflict'"
+#: The lock key (after the agent) a writer creating a concept takes (no concept name has a space).
+NAMING_LOCK: Final = " naming"
 
 
 def concept_values(agent: str, concept: Concept, number: int) -> tuple[Any, ...]:
@@ -100,6 +102,17 @@ class ConceptWrites(NamingWrites):
         if expected_version is not None and current.version != expected_version:
             raise StaleVersion(name, expected_version, current.version)
         return current
+
+    def created_since(self, agent: str, cursor: int) -> list[StoredConcept]:
+        """`agent`'s live concepts created (version 1 written) after change-feed position
+        `cursor` (`version_cursor`), read under the agent's naming lock, held until commit:
+        a writer about to create a concept sees every concept another such writer created
+        since it named its candidate (on SQLite the file's write lock is that lock).
+        """
+        self.sql.lock(agent, NAMING_LOCK)
+        names = [str(row[0]) for row in self.sql.rows(
+            "SELECT name FROM concept_versions WHERE id > ? AND agent = ? AND version = 1", (cursor, agent))]
+        return [stored for name in names if (stored := self.get(agent, name)) is not None]
 
     # -------------------------------------------------------------- the sightings ledger
 

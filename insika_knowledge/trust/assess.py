@@ -95,18 +95,29 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
     quarantined = "customer" in who and not who - {"customer"} and not report
-    if not who and not report and (markers or concept_type == "policy") \
-            and any(speaker(m) not in (None, "customer") for m in transcript):
-        # No one's words support it, the business side spoke and said none of it, and
-        # the customer asserted some of it: the customer's claim, paraphrased by the
-        # model ("me disseram q comprando 2 celular o terceiro sai de graça").
+    if not who and not report and (markers or concept_type == "policy"):
+        # No one's words support it: the model read it from what the agent did (a tool
+        # call, a tool result), or from the customer, or from nothing. Where the agent
+        # acted, it is the customer's claim only when the business side said none of its
+        # words and the customer asserted some ("me disseram q comprando 2 celular o
+        # terceiro sai de graça"). Where it did not act, a rule the business side said none
+        # of came from nothing ("oi" / "Olá! Como posso ajudar?"), and one the customer
+        # asserted more of than the business side said at all is the customer's,
+        # paraphrased or translated.
         business_words, asserted = said_shares(claim, transcript)
-        if business_words == 0 and asserted >= MIN_NOVELTY:
+        customers = asserted >= MIN_NOVELTY and business_words < asserted
+        if (business_words == 0 and asserted >= MIN_NOVELTY) if _acted(transcript) \
+                else (business_words == 0 or customers):
             return Assessment(who, markers, True, None, report)
     if quarantined:  # the business side's sentences together may still cover it
         business_share, customer_share = shares(claim, transcript)
         quarantined = not MIN_COVERAGE <= business_share >= customer_share
     return Assessment(who, markers, quarantined, None, report)
+
+
+def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:
+    """True when the business side acted in the turn: a tool call or a tool's result."""
+    return any(speaker(m) == "tool" or m.get("tool_calls") or m.get("function_call") for m in transcript)
 
 
 #: Suffix of the name a customer's proposed change to a concept is kept apart under.
