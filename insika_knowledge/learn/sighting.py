@@ -276,7 +276,8 @@ def _decide_and_write(
 
 def _matched_since(tx: Transaction, agent: str, candidate: Candidate, cursor: int) -> bool:
     """True when a concept created after `cursor` states `candidate`'s claim or closely
-    matches it (the naming rules, on those concepts alone)."""
+    matches it (the naming rules, on those concepts alone).
+    """
     created = [s for s in tx.created_since(agent, cursor) if s.concept.name != candidate.name]
     if not created:
         return False
