@@ -9,10 +9,15 @@ Only what the business side said is learned. With a conversation:
   read (`trust.grounding`): a claim the customer's messages support (or say a quarter
   of, where the business side says less than that), that no business sentence states
   and that the business side's sentences together do not cover (as much as the
-  customer's do), is quarantined unless it is a report. One that no one's words cover at all (the model
-  wrote it from what the agent did) is judged as before the schema changed: learned; unless
-  it is a rule, the business side spoke and said none of its words, and the customer
-  asserted (not asked) at least a quarter of them: the customer's claim, paraphrased.
+  customer's do), is quarantined unless it is a report. One that no one's words cover at
+  all is learned when it is not a rule, or when the agent acted in the turn (a tool call
+  or a tool result: the model may have written it from what the agent did) unless the
+  business side said none of its words and the customer asserted (not asked) at least a
+  quarter of them. A rule no one's words cover in a turn where the agent did not act is
+  quarantined when the business side said none of its words (written from nothing, or
+  a customer-only turn), or when the customer asserted at least a quarter of it and more
+  of it than the business side said at all (the customer's claim, paraphrased or
+  translated).
 
 Without a conversation (``propose`` or MCP's ``propose_concept`` with no evidence), the
 proposer vouches for plain facts, and a rule-shaped claim (`trust.rules.rule_markers`)
