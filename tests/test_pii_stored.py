@@ -22,7 +22,7 @@ from insika_knowledge.config import load_config
 from insika_knowledge.export import export
 from insika_knowledge.learn import learn_turn
 from insika_knowledge.privacy.more import boleto_valid, rg_sp_valid
-from insika_knowledge.privacy.redact import kept_contacts, redact
+from insika_knowledge.privacy.redact import kept_contacts, redact, redact_name
 from insika_knowledge.store import SQLiteStore
 
 AGENT = "loja"
@@ -231,3 +231,13 @@ def test_a_number_spelled_digit_by_digit_is_read_as_its_digits(text: str, kind: 
 def test_eight_spelled_words_that_hold_no_datum_are_left_as_written() -> None:
     text = "conte um dois três quatro cinco seis sete oito antes de abrir"
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text", ["Pix: 5% de desconto.", "Pix - 10% off on orders above R$ 100."])
+def test_a_value_after_a_pix_cue_is_no_key(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_concept_names_about_pix_keep_their_numbers() -> None:
+    assert redact_name("desconto-pix-5").text == "desconto pix 5"
+    assert redact_name("chave-pix-11987654321").counts["pix"] == 1

@@ -4,8 +4,10 @@ Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.r
 runs them in its pipeline and replaces each span with the kind's placeholder.
 
 - ``pix``: a PIX key. A random key (EVP) is a version-4 UUID (any case, with or without
-  hyphens; other UUID versions are ids, left to their owners); any key, whatever its kind,
-  right after "chave pix", "pix key" or "pix:".
+  hyphens; other UUID versions are ids, left to their owners); right after "chave pix",
+  "pix key" or "pix:", a key of any PIX kind (a UUID of any version, an e-mail, a phone, a
+  CPF or CNPJ: 10 digits or more), so "Pix: 5% de desconto" and "desconto-pix-5" keep
+  their number and a made-up key ("chave pix: joao.silva.loja") its words.
 - ``boleto``: a boleto's digitable line or bar code: 47 digits (bank boleto, five fields
   with mod-10 field digits and a mod-11 general digit) or 48 digits (collection slips,
   four blocks with mod-10 or mod-11 block digits), or the 44-digit bar code. The field
@@ -54,26 +56,23 @@ _UUID_RE: Final = re.compile(
 _PIX_KEY_RE: Final = re.compile(
     r"(?i)\b(?:chave\s+(?:do\s+)?pix|pix\s+key|pix)(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
     r"(?P<key>\+?[\w.@+\-()\[\]/]*\w[\w.@+\-()/]*)")
-#: A key that needs no separator after the cue: a UUID of any version, an e-mail, a phone
-#: or a document (10 digits or more); "pix 5% off" keeps its number.
-_BARE_KEY_RE: Final = re.compile(
+#: What a PIX key is, whatever its kind: a random key (a UUID, of any version after a cue),
+#: an e-mail, a phone or a CPF/CNPJ (10 digits or more); "Pix: 5% off" and "desconto-pix-5"
+#: keep their number.
+_KEY_SHAPE_RE: Final = re.compile(
     r"(?i)^(?:[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}|[^@\s]+@[^@\s]+"
     r"|\+?(?:\d[\s.\-()/]?){10,})$")
 
 
 def find_pix(text: str) -> list[Span]:
-    """PIX random keys (UUIDs) anywhere, and any key after a PIX cue.
-
-    After "pix:" (or "é", "is", "=", "-") any key with a digit or an "@" is taken; after a
-    bare cue ("chave pix 123e4567-...") only a key shaped like one (`_BARE_KEY_RE`).
+    """PIX random keys (UUIDs) anywhere, and a key after a PIX cue ("chave pix", "pix:",
+    "pix key is"...) when it has the shape of a PIX key kind (`_KEY_SHAPE_RE`).
     """
     spans = [m.span() for m in _UUID_RE.finditer(text)]
     for m in _PIX_KEY_RE.finditer(text):
         key = m.group("key")
-        if "[" in key or not any(c.isdigit() or c == "@" for c in key):
-            continue  # already a placeholder, or a word ("pix is accepted")
-        if not m.group("sep").strip() and not _BARE_KEY_RE.match(key.rstrip(".,;:)")):
-            continue
+        if "[" in key or not _KEY_SHAPE_RE.match(key.rstrip(".,;:)")):
+            continue  # a placeholder, a word ("pix is accepted") or a value ("Pix: 5% off")
         spans.append(m.span("key"))
     return spans
 

@@ -29,7 +29,7 @@ Detectors run in this order, each one on the output of the one before:
    explained where it is defined.
 
 Then the kinds of issue 26 (`insika_knowledge.privacy.more`, each explained there):
-``pix`` (random keys and any key after a PIX cue; before the digit detectors), ``boleto``
+``pix`` (random keys, and a key of any PIX kind after a PIX cue; before the digit detectors), ``boleto``
 (digitable lines and bar codes; before the Brazilian numbers, whose digit groups they
 contain), ``rg`` (after an RG cue, or the São Paulo layout when its digit checks),
 ``address`` (a street and a number, Brazilian and English forms) and ``name`` (a person's
