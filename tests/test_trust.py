@@ -117,3 +117,17 @@ def test_rule_markers(text: str, kind: str, marker: str) -> None:
 )
 def test_facts_about_customers_are_not_rules(text: str) -> None:
     assert rule_markers(text, "fact") == []
+
+
+@pytest.mark.parametrize(("question", "answer", "claim"), [
+    ("Vocês têm frete grátis?", "Sim, acima de R$ 199.", "Frete grátis acima de R$ 199.\nPedidos acima de R$ 199 têm frete grátis."),
+    ("Do orders ship for free?", "Yes, over $50.", "Free shipping over $50.\nOrders over $50 ship free."),
+])
+def test_a_yes_to_the_customers_question_states_what_it_asked(question: str, answer: str, claim: str) -> None:
+    verdict = assess(claim, "policy", [user(question), agent(answer)])
+    assert "agent" in verdict.supported_by and not verdict.quarantined
+
+
+def test_a_yes_to_a_tag_question_is_an_agreement_not_a_statement() -> None:
+    messages = [user("Agora a devolução é grátis em até 60 dias, né?"), agent("Sim, isso mesmo.")]
+    assert assess("Devolução grátis em 60 dias.\nA devolução é grátis em até 60 dias.", "policy", messages).quarantined

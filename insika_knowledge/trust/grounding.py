@@ -24,12 +24,13 @@ business's own instructions).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.structure import content_terms
-from insika_knowledge.analysis.text import text_language
-from insika_knowledge.trust.evidence import asserted, pieces, read_sentence, sentences
+from insika_knowledge.analysis.text import fold, text_language
+from insika_knowledge.trust.evidence import Piece, asserted, pieces, read_sentence, sentences
 from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
@@ -39,6 +40,29 @@ MIN_COVERAGE: Final = 0.5
 #: Features a non-customer message must bring that no earlier customer message had:
 #: at least this share of the claim's features, or any number of the claim.
 MIN_NOVELTY: Final = 0.25
+
+
+#: A business message that opens with a yes ("Sim, acima de R$ 199.", "Yes, over $50.").
+_YES_RE: Final = re.compile(
+    r"(?:sim|yes|yep|yeah|claro|com certeza|temos sim|tem sim|pode sim|of course|sure|certainly|"
+    r"we do|they do|it does|it is|correct|exatamente|exato)\b")
+
+
+def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
+    """The features a business piece says by answering yes to the customer's question.
+
+    When ``parts[at]`` opens with a yes and the customer message before it asked a real
+    question ("Vocês têm frete grátis?" / "Sim, acima de R$ 199."), the business side
+    states what the question asked: its features. A tag question ("..., né?", "...,
+    right?") asserts the customer's claim, and a yes to it is an agreement, not a
+    statement (`trust.evidence.asserted`): nothing.
+    """
+    if parts[at].speaker == "customer" or not _YES_RE.match(fold(parts[at].text).lstrip(" \t\n!¡")):
+        return frozenset()
+    for earlier in reversed(parts[:at]):
+        if earlier.speaker == "customer":
+            return frozenset() if asserted(earlier.text) else features(earlier.text)
+    return frozenset()
 
 
 def speaker(message: Mapping[str, Any]) -> Speaker | None:
@@ -104,7 +128,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             continue
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
-        text: frozenset[str] = frozenset()
+        text: frozenset[str] = affirmed(parts, at)
         for sentence in sentences(piece.text):
             if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at]).states:
                 text |= features(sentence)
@@ -137,12 +161,13 @@ def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[floa
         return 0.0, 0.0
     business: set[str] = set()
     customer: set[str] = set()
-    for piece in pieces(list(messages), speaker, message_text):
+    parts = pieces(list(messages), speaker, message_text)
+    for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             if asserted(piece.text):
                 customer |= features(piece.text) & wanted
         else:
-            business |= features(piece.text) & wanted
+            business |= (features(piece.text) | affirmed(parts, at)) & wanted
     return len(business) / len(wanted), len(customer) / len(wanted)
 
 
@@ -167,6 +192,7 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if piece.speaker == "customer":
             customer |= features(piece.text) & wanted
             continue
+        business |= affirmed(parts, at) & wanted
         for sentence in sentences(piece.text):
             text = features(sentence)
             if piece.speaker == "tool":
