@@ -295,6 +295,9 @@ def test_portuguese_articles_are_read_as_one_only_where_they_count() -> None:
     ("Delivery takes one to two days.", "Delivery takes 1-2 days."),
     ("Entrega em um a dois dias úteis.", "Entrega em 1 a 2 dias úteis."),
     ("Limit of one or two items per order.", "Limit of 1 or 2 items per order."),
+    ("Delivery takes between 3 and 5 days.", "Delivery takes 3 to 5 days."),
+    ("A entrega leva entre 3 e 5 dias.", "A entrega leva de 3 a 5 dias."),
+    ("Delivery takes from 1 to 2 days.", "Delivery takes 1-2 days."),
 ])
 def test_a_range_whose_first_end_is_one_in_words_is_the_range_in_digits(words: str, digits: str) -> None:
     assert same(words, digits)

@@ -422,9 +422,16 @@ def tokens(text: str) -> tuple[str, ...]:
             else:
                 out.append(PHRASE)
         if span.token:
+            if out and out[-1] in _RANGE_OPENERS and _RANGE_RE.match(span.token):
+                out.pop()  # "between 3 and 5 days", "de 3 a 5 dias": the range's own words
             out.append(span.token)
         at = max(at, span.end)
     return tuple(out)
+
+
+#: Role words that only open a range ("between 3 and 5", "from 1 to 2", "de 3 a 5").
+_RANGE_OPENERS: Final = frozenset({"r:between", "r:from", "r:de", "r:entre"})
+_RANGE_RE: Final = re.compile(r"m:[^:]*\d-\d")
 
 
 _KNOWN_NAME_TERMS: Final = frozenset(
