@@ -98,3 +98,27 @@ def test_the_file_put_back_is_written_again(tmp_path: Path) -> None:
     store.delete(AGENT, "frete", actor="studio")
     assert store.get(AGENT, "frete") is None
     store.close()
+
+
+def test_a_schema_another_process_is_creating_is_looked_at_again_not_raised(tmp_path: Path) -> None:
+    """Several processes opening a fresh directory at once: one's integrity check can meet the
+    schema another is creating (`apsw.SchemaChangeError`); it looks again instead of failing."""
+    import apsw
+
+    from insika_knowledge.store.sqlite.database import Database
+
+    database = Database(tmp_path / "s.db")
+
+    class Changing:
+        def __init__(self, conn: apsw.Connection, failures: int) -> None:
+            self.conn, self.failures = conn, failures
+
+        def execute(self, sql: str):  # noqa: ANN201
+            if self.failures:
+                self.failures -= 1
+                raise apsw.SchemaChangeError("vtable constructor failed: concepts_fts")
+            return self.conn.execute(sql)
+
+    database._check_integrity(Changing(database._conn(), 2))  # type: ignore[arg-type]
+    database._check_integrity(Changing(database._conn(), 5))  # type: ignore[arg-type]
+    assert database.damaged is None

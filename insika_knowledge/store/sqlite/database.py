@@ -153,7 +153,14 @@ class Database:
             return
         if not size or size > QUICK_CHECK_MAX_BYTES:
             return
-        found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+        for _ in range(3):
+            try:
+                found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+                break
+            except apsw.SchemaChangeError:  # another process is creating the schema: look again
+                continue
+        else:
+            return  # still being created: nothing to check yet
         if found != ["ok"]:
             log.warning("%s", self.mark_damaged(" ".join("; ".join(found).split())[:200]))
 
