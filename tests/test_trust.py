@@ -120,7 +120,8 @@ def test_facts_about_customers_are_not_rules(text: str) -> None:
 
 
 @pytest.mark.parametrize(("question", "answer", "claim"), [
-    ("Vocês têm frete grátis?", "Sim, acima de R$ 199.", "Frete grátis acima de R$ 199.\nPedidos acima de R$ 199 têm frete grátis."),
+    ("Vocês têm frete grátis?", "Sim, acima de R$ 199.",
+     "Frete grátis acima de R$ 199.\nPedidos acima de R$ 199 têm frete grátis."),
     ("Do orders ship for free?", "Yes, over $50.", "Free shipping over $50.\nOrders over $50 ship free."),
 ])
 def test_a_yes_to_the_customers_question_states_what_it_asked(question: str, answer: str, claim: str) -> None:
