@@ -47,6 +47,11 @@ from insika_knowledge.consolidate.claims import close_match
          "only for orders paid by pix."),
         ("Pedidos para Campinas chegam em 2 dias.", "Pedidos para Campinas saem do CD de Campinas.",
          "Pedidos para Campinas saem do CD de Campinas e chegam em 2 dias, exceto por boleto."),
+        # a name no claim has, as a new alternative
+        ("Refunds are issued to the card used for the purchase.", "Refunds take up to 5 business days to appear.",
+         "Refunds are issued to the card used for the purchase or by Pix, and take up to 5 business days to appear."),
+        ("O reembolso é feito no cartão usado na compra.", "O reembolso leva até 5 dias úteis para aparecer.",
+         "O reembolso é feito no cartão usado na compra ou por pix e leva até 5 dias úteis para aparecer."),
         # before became after, above became below
         ("Orders can be cancelled before shipping.", "The refund is made in 5 days.",
          "Orders can be cancelled after shipping and the refund is made in 5 days."),

@@ -726,7 +726,8 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     electronics") and another states of all ("electronics can be returned"); a term the
     claims state plainly may not come out negated or restricted, and a term no claim has
     may not come out negated or restricted either ("paid by card" merged as "only paid by
-    pix"), and no condition kind (if, unless, except) comes in that no claim states. Each party
+    pix"), no name that no claim has ("... or by Pix"), and no condition
+    kind (if, unless, except) comes in that no claim states. Each party
     of a claim (the store, the customer, we, you) and each condition word (or, if,
     unless) is kept, and a role word's object is not replaced by the other claim's object
     under the same role ("returns by email" merged as "returns by WhatsApp"). A claim in another
@@ -804,6 +805,11 @@ def kept_together(merged: Details, *claims: Details) -> bool:
         if all(c.language in (merged.language, "mixed") for c in claims) and merged.language != "mixed":
             known = set().union(*(c.terms for c in claims))
             if any(marked and term not in known for term, marked in theirs):
+                return False
+            # ...nor brings in a name no claim has ("to the card or by Pix"). A new plain word
+            # may be a rewording ("upgrade or downgrade" for "business down to economy").
+            named = {i for c in claims for i in c.items if i[0] == "name"}
+            if any(i[0] == "name" and i not in named for i in merged.items):
                 return False
     return True
 
