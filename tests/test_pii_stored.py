@@ -213,6 +213,11 @@ def test_an_rg_with_a_state_prefix_and_no_cue(rg: str) -> None:
     assert redact(f"o documento é {rg}, confere").text == "o documento é [rg], confere"
 
 
+@pytest.mark.parametrize("text", ["Produto SKU MG-12.345.678 em estoque.", "Código: SP-1234567 na etiqueta."])
+def test_a_product_code_shaped_like_an_rg_is_kept(text: str) -> None:
+    assert redact(text).text == text
+
+
 def test_a_cep_after_a_state_is_no_rg() -> None:
     assert redact("Entregamos em SP 01415-000 em 2 dias.").text == "Entregamos em SP 01415-000 em 2 dias."
 
@@ -221,6 +226,7 @@ def test_a_cep_after_a_state_is_no_rg() -> None:
     ("CPF um dois três quatro cinco seis sete oito nove zero nove", "cpf"),
     ("meu cpf é um, dois, tres, quatro, cinco, seis, sete, oito, nove, zero, nove.", "cpf"),
     ("call me at four one five, five five five, two six seven one", "phone"),
+    ("Telefone: onze nove oito sete seis cinco quatro três dois um", "phone"),
 ])
 def test_a_number_spelled_digit_by_digit_is_read_as_its_digits(text: str, kind: str) -> None:
     result = redact(text)

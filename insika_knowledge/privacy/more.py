@@ -130,6 +130,10 @@ _RG_CONTEXT_RE: Final = re.compile(
 _RG_SP_RE: Final = re.compile(r"(?<![\w.,/-])(\d{1,2})\.(\d{3})\.(\d{3})-([\dxX])(?![\w-])")
 #: The 27 units of the federation: an RG is often written after its issuing state.
 _STATES: Final = "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()
+#: Words before a code that make it a product's or an order's, not an RG ("SKU MG-12.345.678").
+_PRODUCT_CODE_RE: Final = re.compile(
+    r"(?i)\b(?:sku|ref(?:er[eê]ncia)?|c[óo]d(?:igo)?|code|modelo?|model|part|pe[çc]a|item|lote|lot|pedido|order)"
+    r"\.?\s*(?:n[º°o.]?\s*)?[:#-]?\s*$")
 _RG_STATE_RE: Final = re.compile(
     rf"(?i)(?<![\w.,/-])(?:{'|'.join(_STATES)})"
     r"(?:[- ]\d{1,2}\.\d{3}\.\d{3}(?:-[\dxX])?|-\d{7,10}(?:-[\dxX])?)(?![\w-])")
@@ -147,7 +151,8 @@ def find_rgs(text: str) -> list[Span]:
     """RG numbers after an RG cue (any layout), and São Paulo RGs whose digit checks."""
     spans = [m.span("number") for m in _RG_CONTEXT_RE.finditer(text)
              if sum(c.isdigit() for c in m.group("number")) >= 5]
-    spans += [m.span() for m in _RG_STATE_RE.finditer(text)]
+    spans += [m.span() for m in _RG_STATE_RE.finditer(text)
+              if not _PRODUCT_CODE_RE.search(text, max(0, m.start() - 16), m.start())]
     for m in _RG_SP_RE.finditer(text):
         if rg_sp_valid(m.group(1) + m.group(2) + m.group(3), m.group(4)):
             spans.append(m.span())

@@ -36,7 +36,8 @@ contain), ``rg`` (after an RG cue, or the São Paulo layout when its digit check
 capitalised name right next to any contact placeholder; last, since it needs them).
 
 A number dictated digit by digit, eight digit words or more in a row in Portuguese or
-English ("CPF um dois três quatro ..."), is read as its digits first; when the detectors
+English ("CPF um dois três quatro ...", an area code as one word: "onze nove oito ..."), is
+read as its digits first; when the detectors
 find a datum in them, the words are replaced by its placeholder.
 
 A business's published contacts are kept: toll-free numbers (0800, 0300, 0500, 0900)
@@ -763,6 +764,13 @@ _DIGIT_WORDS: Final = {
     "cinco": "5", "seis": "6", "meia": "6", "sete": "7", "oito": "8", "nove": "9",
     "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
     "eight": "8", "nine": "9",
+    # an area code or a pair said as one number ("onze nove oito sete ...")
+    "dez": "10", "onze": "11", "doze": "12", "treze": "13", "catorze": "14", "quatorze": "14", "quinze": "15",
+    "dezesseis": "16", "dezessete": "17", "dezoito": "18", "dezenove": "19", "vinte": "20", "trinta": "30",
+    "quarenta": "40", "cinquenta": "50", "sessenta": "60", "setenta": "70", "oitenta": "80", "noventa": "90",
+    "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14", "fifteen": "15",
+    "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30",
+    "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
 }
 _DIGIT_WORD: Final = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
 #: Eight digit words or more in a row (spaces, commas, semicolons or hyphens between).
