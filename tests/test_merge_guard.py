@@ -57,6 +57,10 @@ from insika_knowledge.consolidate.claims import close_match
          "Orders can be cancelled after shipping and the refund is made in 5 days."),
         ("Pedidos podem ser cancelados antes do envio.", "O reembolso sai em 5 dias.",
          "Pedidos podem ser cancelados depois do envio, com reembolso em 5 dias."),
+        ("Orders can be cancelled before shipping.", "The refund is made in 5 days.",
+         "Orders can be cancelled following shipment and the refund is made in 5 days."),
+        ("Pedidos podem ser cancelados antes do envio.", "O reembolso sai em 5 dias.",
+         "Pedidos podem ser cancelados posteriormente ao envio, com reembolso em 5 dias."),
         ("Free shipping on orders above R$ 199.", "Shipping takes 3 days.",
          "Free shipping on orders below R$ 199, in 3 days."),
         # "or" became a joint condition
