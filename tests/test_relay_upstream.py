@@ -100,7 +100,7 @@ def test_an_upstream_that_stops_answering_is_a_read_timeout() -> None:
     async def ask() -> None:
         server = await asyncio.start_server(silent, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        upstream = Upstream(httpx.Timeout(0.2), httpx.Limits())
+        upstream = Upstream(httpx.Timeout(10.0, read=0.2), httpx.Limits())  # a loaded machine may connect slowly
         try:
             async with server:
                 await upstream.send("POST", f"http://127.0.0.1:{port}/v1/messages", [], b"{}")
