@@ -504,3 +504,12 @@ def test_a_models_body_loses_terminal_control_characters() -> None:
     [kept] = screened.candidates
     assert kept.body == "Red [31malert[0m here.\n\tIndented line."
     assert screened.dropped == {"empty": 1}
+
+
+def test_a_model_that_cannot_be_used_at_all_is_not_retryable(store) -> None:
+    from insika_knowledge.errors import UserError
+
+    unusable = learn(store, Stub(UserError("cannot use model 'nosuchprovider/x': unsupported provider")))
+    assert (unusable.outcome, unusable.retryable) == ("model_error", False)
+    failing = learn(store, Stub(RuntimeError("socket closed")), session="s2")
+    assert (failing.outcome, failing.retryable) == ("model_error", True)

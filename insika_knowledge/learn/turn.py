@@ -14,7 +14,7 @@ from typing import Any
 from insika_knowledge import trust
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.consolidate import Outcome
-from insika_knowledge.errors import ModelFailure
+from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.events import (
     EventBus,
     KnowledgeExtracted,
@@ -130,9 +130,10 @@ def learn_turn(
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
             report.retry_after_s = failure.retry_after_s
-        except Exception as exc:  # any other model failure: recorded, retryable, never raised
+        except Exception as exc:  # any other model failure: recorded, never raised; retryable
+            # unless the model cannot be used at all (a provider that does not exist)
             log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
-            report.outcome, report.retryable = "model_error", True
+            report.outcome, report.retryable = "model_error", not isinstance(exc, UserError)
             report.detail = f"{type(exc).__name__}: {exc}"[:300]
         else:
             if not isinstance(items, list):
