@@ -216,6 +216,9 @@ def test_request_hook_runs_procedural_memory_and_never_raises(host: RecordingHos
     from insika_knowledge.procedures import ProceduresConfig
 
     plugin.procedures_config = ProceduresConfig(mode="shadow")
+    # No learning left running from earlier tests: it would hold the tenant's write lock past
+    # the hook's budget, and the request would go on degraded (stage None) as documented.
+    assert plugin.drain(timeout_s=10)
     body, headers = _request("s-1", "Please cancel my reservation ABC123")
     returned, stage = host.pm.hook.request(body=body, headers=headers)
     assert returned == body  # shadow never rewrites
