@@ -279,8 +279,22 @@ def test_writes_are_chained_only_as_every_supporting_task_chained_them() -> None
     assert len(_index(other).recall_operation("please book a flight, the one from before")[0].chain) == 1
     tasks[2] = _task("task-2", ["modify the address and the items of my order three"], both,
                      chains={"modify_items>modify_address": 2})
-    found, _ = _index(tasks).recall_operation("please modify the address and items of my order")
-    assert len(found.chain) == 1  # the supporting tasks did them in different orders
+    found, decision = _index(tasks).recall_operation("please modify the address and items of my order")
+    # The supporting tasks did them in different orders: two writes tie, and nothing says which.
+    assert not found.hit and decision.reason == "near_tie"
+
+
+def test_two_writes_that_tie_in_the_vote_are_told_apart_by_what_the_message_names_or_not_at_all() -> None:
+    both = {"modify_order_address": 2, "modify_order_items": 2}
+    tasks = [_task(f"task-{i}", [f"I need to modify my pending order {w}"], both) for i, w in enumerate(("a", "b", "c"))]
+    index = _index(tasks)
+    # Every neighbour made both writes, in no agreed order: the message must say which one.
+    found, decision = index.recall_operation("please modify my pending order, the earbuds are wrong")
+    assert not found.hit and decision.reason == "near_tie"
+    found, _ = index.recall_operation("please modify the address of my pending order")
+    assert [p.id for p in found.chain] == [operation_id("modify_order_address")]
+    found, _ = index.recall_operation("please modify the items of my pending order")
+    assert [p.id for p in found.chain] == [operation_id("modify_order_items")]
 
 
 def test_the_request_must_offer_the_operation_tools() -> None:

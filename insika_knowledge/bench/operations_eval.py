@@ -145,8 +145,9 @@ class Fold:
 
     index: RecallIndex
     procedures: dict[str, Procedure]  # operation -> its procedure (every one mined)
-    # run id -> per asked message: (terms, ranked similarities)
-    ranked: dict[str, list[tuple[frozenset[str], list[tuple[float, str]]]]] = field(default_factory=dict)
+    # run id -> per asked message: (asking terms, analysed terms, ranked similarities)
+    ranked: dict[str, list[tuple[frozenset[str], frozenset[str], list[tuple[float, str]]]]] = field(
+        default_factory=dict)
 
 
 def _fold(train: Sequence[Run], held: Sequence[Run], identity: str) -> Fold:
@@ -167,7 +168,7 @@ def _fold(train: Sequence[Run], held: Sequence[Run], identity: str) -> Fold:
             terms = message_terms(message)
             asking = asked_terms(message)
             asks = matcher.asks(asking)
-            ranked.append((asking, matcher.similarities(digests(miner.key, terms | before)) if asks else []))
+            ranked.append((asking, terms, matcher.similarities(digests(miner.key, terms | before)) if asks else []))
             before = terms
     return fold
 
@@ -179,8 +180,8 @@ def _recallable(fold: Fold, min_confidence: float) -> dict[str, Procedure]:
 
 def _replay(run: Run, fold: Fold, setting: Setting, allowed: Mapping[str, Procedure]) -> dict[str, Any]:
     check = recallable_operations(allowed, None)
-    for at, (terms, ranked) in enumerate(fold.ranked[run.session.session_id]):
-        decision = fold.index.matcher.decide(terms, (), check, settings=setting.match, ranked=ranked)
+    for at, (terms, words, ranked) in enumerate(fold.ranked[run.session.session_id]):
+        decision = fold.index.matcher.decide(terms, (), check, settings=setting.match, ranked=ranked, words=words)
         if decision.operations:
             return {"at": at, "operations": list(decision.operations), "score": round(decision.score, 4),
                     "agreement": round(decision.agreement, 4)}

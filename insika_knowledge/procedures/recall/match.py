@@ -27,7 +27,10 @@ The vote (`TaskMatcher.decide`), each past task voting once:
 3. it needs `min_agreement` of the vote, at least two neighbours among the tasks that
    support it (a task supports an operation when most of its successful runs made it),
    and no near-tie: the nearest task that does not support it must be more than `margin`
-   below the second supporting one; otherwise the matcher abstains;
+   below the second supporting one; otherwise the matcher abstains. Two named writes
+   with the same vote (the neighbours made both) are a tie too: unless the neighbours
+   chained them (5.), the message must name the object of one of them (``address``, not
+   ``items``: `told_apart`), or the matcher abstains;
 4. a hand-off is never an operation, and an operation the caller cannot recall (below its
    confidence bound, fewer than two supporting tasks, tools not offered) is never voted for;
 5. other writes are chained with it only when more than half of every supporting
@@ -46,7 +49,7 @@ group out at a time (``procedures evaluate``; ``benchmarks/procedures.md``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -60,6 +63,8 @@ MATCHER: Final = "tasks"
 NOTHING: Final = ""
 _COMMON_SHARE: Final = 8
 _COMMON_MIN_DF: Final = 64
+#: Two votes this close are a tie.
+_TIE: Final = 1e-9
 
 
 @dataclass(frozen=True)
@@ -343,6 +348,7 @@ class TaskMatcher:
         *,
         settings: MatchSettings | None = None,
         ranked: list[tuple[float, str]] | None = None,
+        words: frozenset[str] | None = None,
     ) -> Decision:
         """Vote on one user message (see the module docstring).
 
@@ -354,6 +360,8 @@ class TaskMatcher:
                 confidence bound and the tool check).
             settings: other settings than the matcher's own (the evaluation's sweep).
             ranked: `similarities` of `digests`, when the caller has them already.
+            words: the message's analysed terms (`message_terms`), to tell tied writes
+                apart by what they act on (`told_apart`); None: `terms`.
 
         Returns:
             The `Decision`.
@@ -374,18 +382,30 @@ class TaskMatcher:
                     votes[op] = votes.get(op, 0.0) + runs / n.record.runs
             votes[NOTHING] = votes.get(NOTHING, 0.0) + n.record.quiet_share
         order = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+
+        def eligible(op: str) -> bool:
+            return not is_handoff_tool(op) and recallable(op) and names(op, terms)
+
         reason = "nothing_named"
         for op, vote in order:
             if op == NOTHING:
                 if vote >= s.min_agreement * len(voters):
                     return Decision((), best, vote / len(voters), tuple(voters), "nothing_asked")
                 continue
-            if is_handoff_tool(op) or not recallable(op) or not names(op, terms):
+            if not eligible(op):
                 continue
+            tied = [o for o, v in order if o not in (op, NOTHING) and v >= vote - _TIE and eligible(o)]
+            if tied:
+                chained = set(self._chain(op, self._supporting(op, voters), recallable, terms))
+                if not chained.issuperset(tied):
+                    told = told_apart((op, *tied), words if words is not None else terms)
+                    if told is None:
+                        return Decision((), best, vote / len(voters), tuple(voters), "near_tie")
+                    op = told
             agreement = vote / len(voters)
             if agreement < s.min_agreement:
                 return Decision((), best, agreement, tuple(voters), "disagreement")
-            supporters = [n for n in voters if 2 * n.record.ops.get(op, 0) >= n.record.runs > 0]
+            supporters = self._supporting(op, voters)
             if len(supporters) < 2:
                 return Decision((), best, agreement, tuple(voters), "one_supporting_task")
             rival = next((sim for sim, t in ranked if 2 * self._records[t].ops.get(op, 0) < self._records[t].runs), 0.0)
@@ -394,6 +414,11 @@ class TaskMatcher:
             return Decision(self._chain(op, supporters, recallable, terms), supporters[1].similarity, agreement,
                             tuple(voters))
         return Decision((), best, 0.0, tuple(voters), reason)
+
+    @staticmethod
+    def _supporting(op: str, voters: list[Neighbour]) -> list[Neighbour]:
+        """The voters that support `op`: most of their successful runs made it."""
+        return [n for n in voters if 2 * n.record.ops.get(op, 0) >= n.record.runs > 0]
 
     @staticmethod
     def _chain(
@@ -406,6 +431,21 @@ class TaskMatcher:
             if op in ops and all(recallable(o) and not is_handoff_tool(o) and names(o, terms) for o in ops):
                 return ops
         return (op,)
+
+
+def told_apart(operations: Sequence[str], words: frozenset[str]) -> str | None:
+    """The one of `operations` whose own object the message names, or None.
+
+    An operation's object is the analysed words of its tool's base name after the verb
+    (``address`` in ``modify_pending_order_address``), less those every one of
+    `operations` shares (``order``, ``pending``): ``change the address of my order`` tells
+    ``..._address`` from ``..._items``; ``change my order`` tells neither apart, nor does a
+    message naming both.
+    """
+    objects = {op: message_terms(" ".join(tool_base_name(op).split("_")[1:])) for op in operations}
+    shared = frozenset.intersection(*objects.values())
+    named = [op for op, found in objects.items() if (found - shared) & words]
+    return named[0] if len(named) == 1 else None
 
 
 def recallable_operations(

@@ -307,6 +307,7 @@ class RecallIndex:
         decision = self.matcher.decide(
             asked_terms(message), digests(self.key, context),
             recallable_operations(self._operations, set(tools) if tools is not None else None),
+            words=found,
         )
         chain = tuple(self._operations[op] for op in decision.operations)
         return Recall(chain, decision.score, TASKS_MATCHER), decision
