@@ -286,7 +286,8 @@ def test_writes_are_chained_only_as_every_supporting_task_chained_them() -> None
 
 def test_two_writes_that_tie_in_the_vote_are_told_apart_by_what_the_message_names_or_not_at_all() -> None:
     both = {"modify_order_address": 2, "modify_order_items": 2}
-    tasks = [_task(f"task-{i}", [f"I need to modify my pending order {w}"], both) for i, w in enumerate(("a", "b", "c"))]
+    tasks = [_task(f"task-{i}", [f"I need to modify my pending order {w}"], both)
+             for i, w in enumerate(("a", "b", "c"))]
     index = _index(tasks)
     # Every neighbour made both writes, in no agreed order: the message must say which one.
     found, decision = index.recall_operation("please modify my pending order, the earbuds are wrong")
