@@ -32,6 +32,7 @@ from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.memory import Memory
 from insika_knowledge.sessions import TIME_KEYS, Session, read_sessions
+from insika_knowledge.wire.messages import message_text
 
 BACKFILL_TURN: Final = "session"
 #: Outcomes that mean the session's extraction did not run to an answer (the run fails).
@@ -264,6 +265,7 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
             report = memory.learn_turn(
                 agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
                 messages=_conversation(session.messages), tenant=tenant, model=model,
+                withheld=[message_text(m) for m in session.messages if m.get("role") == "system"],
             )
             if report.outcome != "model_rate_limited" or not gate.pause(attempt, report.retry_after_s):
                 break

@@ -544,10 +544,14 @@ class Memory:
         messages: list[dict[str, Any]],
         tenant: str = DEFAULT_TENANT,
         model: ConceptModel | None = None,
+        withheld: Sequence[str] = (),
     ) -> TurnReport:
         """Extract and consolidate one turn now (`insika_knowledge.tenant.Tenant.learn`).
 
         `model` overrides the config's model (``config.resolved_model()`` otherwise).
+        `withheld`: the business's own texts the turn ran under that `messages` leave out
+        (a system prompt not shown to the model, as backfill does): the trust verdict
+        reads a value they state as stated by the business.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -556,9 +560,11 @@ class Memory:
         check_types("Memory.learn_turn()", config=(config, KnowledgeConfig), session_id=(session_id, str),
                     turn_id=(turn_id, str))
         messages = _messages("Memory.learn_turn()", "messages", messages)
+        if isinstance(withheld, str) or not all(isinstance(t, str) for t in withheld):
+            raise UserError("Memory.learn_turn(): withheld must be a list of strings (the texts left out of messages)")
         check_agent(agent)
         return self.tenant(tenant).learn(agent, config, session_id=session_id, turn_id=turn_id,
-                                         messages=messages, model=model)
+                                         messages=messages, model=model, withheld=tuple(withheld))
 
     def delete(
         self, agent: str, name: str, *, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT,

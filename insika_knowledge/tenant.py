@@ -21,7 +21,7 @@ of up to a batch of others lacking one) for the semantic index.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from insika_knowledge.config import KnowledgeConfig, load_config
@@ -120,10 +120,12 @@ class Tenant:
         turn_id: str,
         messages: list[dict[str, Any]],
         model: ConceptModel | None = None,
+        withheld: Sequence[str] = (),
     ) -> TurnReport:
         """Extract and consolidate one turn now (see `insika_knowledge.learn.learn_turn`).
 
-        `model` overrides the config's model (``config.resolved_model()`` otherwise).
+        `model` overrides the config's model (``config.resolved_model()`` otherwise);
+        `withheld` is the business's own text the turn ran under that `messages` leave out.
 
         Raises:
             InvalidName: the agent name is invalid.
@@ -137,6 +139,7 @@ class Tenant:
             messages=messages, events=self.events,
             index=self.retriever.index_for(agent, config.index),  # the agent's own index
             meaning=neighbours(semantic),  # possible duplicates by meaning too
+            withheld=withheld,
         )
         if config.index == "auto":
             self.retriever.embed_pending(agent)  # the semantic index, off the customer's turn

@@ -298,8 +298,9 @@ def _contended(tmp_path: Path, sessions_count: int = 12) -> tuple[list[str], Pat
     """Sessions that all teach one concept, every third another, each one its own; the replay."""
     ids = [f"c{i:02d}" for i in range(sessions_count)]
     records = [_session(i) for i in ids]
-    for record in records:  # the agent looked the rules up: what the model reads them from
-        record["messages"][2:2] = LOOKED_UP
+    for record in records:  # the agent looked the rules up and read them out: what the model reads them from
+        record["messages"][2:2] = [*LOOKED_UP, {"role": "assistant", "content": (
+            "Economy includes one checked bag up to 23 kg; refunds are possible within 24 hours of booking.")}]
     sessions = _write_jsonl(tmp_path / "s.jsonl", records)
     shared = _candidate("baggage-allowance", "Economy includes one checked bag up to 23 kg.",
                         "policy")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,7 @@ def learn_turn(
     events: EventBus | None = None,
     index: ConceptSearch | None = None,
     meaning: MeaningSearch | None = None,
+    withheld: Sequence[str] = (),
 ) -> TurnReport:
     """Extract the concepts of one finished turn and consolidate them into the store.
 
@@ -95,6 +97,9 @@ def learn_turn(
         session_id: the conversation's id (becomes the concept's source).
         turn_id: the turn's id within the session (a replayed turn counts once).
         messages: the turn's transcript slice (normalised message dicts).
+        withheld: the business's own texts the turn ran under that `messages` leave out
+            (the system prompt a backfill does not show the model): the trust verdict
+            reads the values they state as stated (`trust.assess`).
         events: where ``knowledge_learned`` / ``knowledge_conflict`` /
             ``knowledge_aliased`` / ``knowledge_possible_duplicate`` /
             ``knowledge_extracted`` go.
@@ -145,9 +150,10 @@ def learn_turn(
             report.proposed = screened.proposed
             report.dropped = screened.dropped
             report.redacted = screened.redacted
+            shown = [f"{name}: {description}" for name, description in request.known]
             for candidate in screened.candidates:
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
-                                       candidate.evidence)
+                                       candidate.evidence, known=shown, withheld=withheld)
                 candidate = routed(store, agent, candidate, verdict)
                 report.results.append(record(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,

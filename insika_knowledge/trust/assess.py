@@ -40,6 +40,7 @@ from insika_knowledge.trust.grounding import (
     shares,
     speaker,
     supporters,
+    unstated_values,
 )
 from insika_knowledge.trust.rules import is_report, rule_markers
 from insika_knowledge.wire.messages import message_text
@@ -74,7 +75,8 @@ class Assessment:
 
 
 def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
-           evidence: Sequence[str] | None = None) -> Assessment:
+           evidence: Sequence[str] | None = None, known: Sequence[str] = (),
+           withheld: Sequence[str] = ()) -> Assessment:
     """Assess one candidate against the turn it came from.
 
     Args:
@@ -84,6 +86,11 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         evidence: the quotes the proposer gave for it (`trust.evidence.check`); None
             when it gave none: the transcript is then read for support
             (`trust.grounding.supporters`).
+        known: the texts of the stored concepts the proposer was shown: a value one of
+            them states was not made up (`trust.grounding.unstated_values`).
+        withheld: the business's own texts the turn ran under that `messages` leave out
+            (a system prompt a backfill does not show the model): a value they state was
+            not made up either.
 
     Returns:
         The `Assessment` (see the module doc for when it is quarantined).
@@ -93,6 +100,10 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     report = is_report(claim, concept_type)
     if not transcript:
         return Assessment(frozenset(), markers, bool(markers), None, report)
+    if (markers or concept_type == "policy") and not report and unstated_values(
+            claim, [*transcript, *({"role": "system", "content": t} for t in withheld)], known):
+        # A rule with a value that nothing the model read states: made up, whoever it cites.
+        return Assessment(frozenset(), markers, True, "a value no message states", report)
     if evidence is not None:
         checked = quoted.check(claim, evidence, quoted.pieces(transcript, speaker, message_text))
         who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())

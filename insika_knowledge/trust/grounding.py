@@ -97,6 +97,47 @@ def _bare(term: str) -> str:
     return ":".join(term.split(":")[:2]) + ":" if term.startswith("m:") else term
 
 
+def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: Iterable[str] = ()) -> frozenset[str]:
+    """The values of `claim` (``m:10:%``, without their units) that nothing the model read states.
+
+    What it read: every message of the turn, whoever wrote it (a tool's data included), and
+    `known`, the texts of the stored concepts it was shown, those that share a content term
+    with the claim and state the value in the same unit. A value found in none of them was
+    written from nothing ("Refunds carry a 10% fee" after "Refunds go back to the original
+    card"). A date states its year; 0 and 1 are never checked (an article, "only one"), nor
+    a link's target or a step's number.
+    """
+    claimed = features(_NOT_VALUE_TEXT_RE.sub(" ", claim))
+    wanted = {t for t in claimed if _is_number(t) and _bare(t) not in _NOT_VALUES}
+    if not wanted:
+        return frozenset()
+    about = {t for t in claimed if not _is_number(t)}
+    for text in [message_text(m) for m in messages]:  # a tool's data has no units
+        said = _values(features(text))
+        wanted = {t for t in wanted if _bare(t) not in said}
+        if not wanted:
+            return frozenset()
+    for text in known:  # a stored concept about the same thing, the same value in the same unit
+        found = features(text)
+        if about & found:
+            wanted -= found
+    return frozenset(_bare(t) for t in wanted)
+
+
+#: Numbers of a claim that are no values: a link's target (``[[cep-13-campinas]]``) and a
+#: step's number (``1) ...``, ``2. ...`` at a line's start).
+_NOT_VALUE_TEXT_RE: Final = re.compile(r"\[\[[^\]]*\]\]|(?m:^\s*\d{1,2}[.)](?=\s))|(?<=\s)\d{1,2}\)(?=\s)")
+#: Values too common to be made up: "only one order", "um pedido" (an article or a count).
+_NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
+
+
+def _values(found: frozenset[str]) -> set[str]:
+    """The values among `found`, without units, with the year of each date (``d:12-31:2026``)."""
+    out = {_bare(t) for t in found if _is_number(t)}
+    out |= {f"m:{t.rsplit(':', 1)[1]}:" for t in found if t.startswith("d:") and t.count(":") == 2}
+    return out
+
+
 def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[Speaker]:
     """The speakers whose messages support `claim`.
 
