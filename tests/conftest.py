@@ -170,6 +170,19 @@ def demo_turn(session_id: str) -> list[dict[str, object]]:
 #: A tool call and its result: the agent looked the rules up, so a rule the model writes
 #: from a turn that ends with these may come from what the agent did
 #: (`insika_knowledge.trust.assess`); for tests of what happens after the trust verdict.
+def looked_up(*texts: str) -> list[dict[str, object]]:
+    """A tool call and its result that returned `texts`: the rules the model writes from the
+    turn are the ones the agent looked up, values included (`insika_knowledge.trust.assess`
+    holds a rule with a value nothing in the turn states)."""
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "k1", "type": "function", "function": {"name": "search_policies", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "k1", "content": "\n".join(
+            t for t in texts if not any("\ud800" <= ch <= "\udfff" for ch in t))  # no lone surrogates
+         or "see the policy pages"},
+    ]
+
+
 LOOKED_UP: list[dict[str, object]] = [
     {"role": "assistant", "content": "", "tool_calls": [
         {"id": "k1", "type": "function", "function": {"name": "search_policies", "arguments": "{}"}}]},

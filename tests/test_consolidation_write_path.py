@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOOKED_UP
+from conftest import looked_up
 from fakellm import FakeLLM
 
 from insika_knowledge.backfill import backfill
@@ -27,9 +27,10 @@ AGENT = "loja"
 NAME = "regra"
 
 
-def _session(session_id: str) -> dict[str, Any]:
+def _session(session_id: str, claim: str) -> dict[str, Any]:
     return {"session_id": session_id, "source": "test", "outcome": None, "messages": [
-        {"role": "user", "content": "Uma pergunta."}, *LOOKED_UP, {"role": "assistant", "content": "Uma resposta."}]}
+        {"role": "user", "content": "Uma pergunta."}, *looked_up(claim),
+        {"role": "assistant", "content": "Uma resposta."}]}
 
 
 def _backfill(tmp_path: Path, claims: list[str], merges: dict[str, Any] | None = None,
@@ -37,7 +38,8 @@ def _backfill(tmp_path: Path, claims: list[str], merges: dict[str, Any] | None =
     """Backfill one session per claim (all proposed under `NAME`); the statuses, in order."""
     sessions = tmp_path / "sessions.jsonl"
     ids = [f"s{i}" for i in range(len(claims))]
-    sessions.write_text("".join(json.dumps(_session(i)) + "\n" for i in ids), encoding="utf-8")
+    sessions.write_text("".join(json.dumps(_session(i, c)) + "\n" for i, c in zip(ids, claims, strict=True)),
+                        encoding="utf-8")
     replay = tmp_path / "replay.json"
     replay.write_text(json.dumps({
         "extract": {i: [{"name": NAME, "description": c, "type": "policy", "body": c}]
@@ -127,7 +129,8 @@ FIRST = {"name": NAME, "description": "Refunds within 7 business days.", "type":
          "body": "Refunds reach the card within 7 business days."}
 SECOND = {"name": NAME, "description": "Pix refunds are instant.", "type": "policy",
           "body": "Pix refunds are not delayed: they arrive within 2 hours."}
-TURN = [{"role": "user", "content": "Quanto tempo leva o reembolso?"}, *LOOKED_UP]
+TURN = [{"role": "user", "content": "Quanto tempo leva o reembolso?"},
+        *looked_up(FIRST["body"], SECOND["body"])]
 
 
 def _run(store: SQLiteStore, fake: FakeLLM, session: str):  # noqa: ANN202

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import LOOKED_UP, Clock
+from conftest import Clock, looked_up
 from fakellm import FakeLLM, Hang, Status
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,7 +31,8 @@ AGENT = "store-support"
 CONFIG = load_config({"types": ["fact", "policy", "procedure", "objection"], "prompt": "Shipping by CEP."})
 TURN = [
     {"role": "user", "content": "Vocês entregam em Campinas? Meu e-mail é ana@gmail.com"},
-    {"role": "assistant", "content": "Sim, CEPs 13000-13999 saem do CD de Campinas em 1-2 dias úteis."},
+    {"role": "assistant", "content": "Sim, CEPs 13000-13999 saem do CD de Campinas em 1-2 dias úteis; "
+                                     "pedidos pagos antes das 14h saem no mesmo dia."},
 ]
 GOOD = {"name": "CEP 13 Campinas", "description": "CEPs 13000-13999 ship from Campinas in 1-2 days.",
         "type": "fact", "body": "CEP range 13000-13999 ships from the Campinas DC in 1-2 business days."}
@@ -296,8 +297,10 @@ def cand(name: str, body: str, description: str = "Bag fee rule.") -> dict[str, 
 
 
 def learn(store, model, session: str = "sess_1", turn: str = "t1", events=None):  # noqa: ANN001, ANN201
+    proposed = model._propose if isinstance(model._propose, list) else []
+    said = [f"{c['description']} {c['body']}" for c in proposed if isinstance(c, dict) and "body" in c]
     return learn_turn(store, AGENT, CONFIG, model, session_id=session, turn_id=turn,
-                      messages=TURN + LOOKED_UP, events=events)  # the agent looked the rules up
+                      messages=TURN + looked_up(*said), events=events)  # the agent looked the rules up
 
 
 def test_a_candidate_with_a_lone_surrogate_is_dropped_and_the_turn_goes_on(store) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOOKED_UP, make_concept
+from conftest import looked_up, make_concept
 from fakellm import FakeLLM
 
 from insika_knowledge import consolidate
@@ -45,15 +45,16 @@ UNRELATED = {"name": "pix-discount", "type": "policy", "description": "Pix payme
              "body": "Paying with Pix gives a 5% discount at checkout."}
 
 
-def _session(session_id: str) -> dict[str, Any]:
+def _session(session_id: str, answer: list[dict[str, str]]) -> dict[str, Any]:
     return {"session_id": session_id, "source": "test", "outcome": None,
-            "messages": [{"role": "user", "content": "Gift card question"}, *LOOKED_UP]}
+            "messages": [{"role": "user", "content": "Gift card question"},
+                         *looked_up(*(f"{c['description']} {c['body']}" for c in answer))]}
 
 
 def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]],
               database: str | None = None) -> tuple[Memory, Recorder]:
     sessions = tmp_path / "sessions.jsonl"
-    sessions.write_text("".join(json.dumps(_session(s)) + "\n" for s in answers), encoding="utf-8")
+    sessions.write_text("".join(json.dumps(_session(s, a)) + "\n" for s, a in answers.items()), encoding="utf-8")
     replay = tmp_path / "replay.json"
     replay.write_text(json.dumps({"extract": answers, "consolidate": {}}), encoding="utf-8")
     memory = Memory(tmp_path / "data", database=database)  # None: SQLite files
@@ -67,7 +68,8 @@ def _backfill(tmp_path: Path, answers: dict[str, list[dict[str, str]]],
 # ----------------------------------------------------------------------------- the prompt
 
 
-TURN = [{"role": "user", "content": "Meu vale-presente (gift card) ainda vale? Comprei há 10 meses."}, *LOOKED_UP]
+TURN = [{"role": "user", "content": "Meu vale-presente (gift card) ainda vale? Comprei há 10 meses."},
+        *looked_up(*(f"{c['description']} {c['body']}" for c in (VALIDITY, CHANGED, UNRELATED)))]
 
 
 def _learn(store: SQLiteStore, fake: FakeLLM, session: str, config: dict[str, Any] | None = None):  # noqa: ANN202
@@ -283,9 +285,10 @@ def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path
     from insika_knowledge.cli import cli
 
     sessions = tmp_path / "sessions.jsonl"
-    sessions.write_text("".join(json.dumps(_session(s)) + "\n" for s in ("s1", "s2")), encoding="utf-8")
+    answers = {"s1": [VALIDITY], "s2": [CHANGED]}
+    sessions.write_text("".join(json.dumps(_session(s, a)) + "\n" for s, a in answers.items()), encoding="utf-8")
     replay = tmp_path / "replay.json"
-    replay.write_text(json.dumps({"extract": {"s1": [VALIDITY], "s2": [CHANGED]}}), encoding="utf-8")
+    replay.write_text(json.dumps({"extract": answers}), encoding="utf-8")
     result = CliRunner().invoke(cli, ["backfill", "--agent", AGENT, "--sessions", str(sessions),
                                       "--model", f"replay:{replay}", "--data-dir", str(tmp_path / "d"),
                                       "--quiet"])
@@ -354,7 +357,8 @@ def test_concurrent_writers_of_one_rule_under_new_names_leave_one_live_concept(
 
         def learn(i: int, memory: Memory = memory, barrier: threading.Barrier = barrier) -> None:
             barrier.wait()
-            memory.learn([{"role": "user", "content": "Gift card question"}, *LOOKED_UP], agent=AGENT,
+            memory.learn([{"role": "user", "content": "Gift card question"},
+                          *looked_up(*(f"{b['description']} {b['body']}" for b in bodies))], agent=AGENT,
                          session_id=f"s{i}", model=f"replay:{replay}")
 
         threads = [threading.Thread(target=learn, args=(i,)) for i in range(len(bodies))]

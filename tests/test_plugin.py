@@ -52,10 +52,10 @@ def agent(**knowledge: Any) -> AgentSpec:
     return AgentSpec("store-support", "loja-a", block)
 
 
-def turn(spec: AgentSpec, text: str, session: str = "sess_1", turn_id: str = "t1") -> Turn:
+def turn(spec: AgentSpec, text: str, session: str = "sess_1", turn_id: str = "t1", floor: int = 199) -> Turn:
     return Turn(spec, session, turn_id, [
         {"role": "user", "content": text},
-        {"role": "assistant", "content": "Sim: pedidos acima de R$ 199 têm frete grátis, e os CEPs "
+        {"role": "assistant", "content": f"Sim: pedidos acima de R$ {floor} têm frete grátis, e os CEPs "
                                          "13000-13999 saem de Campinas em 1 a 2 dias úteis."}])
 
 
@@ -287,7 +287,7 @@ def test_every_knowledge_event_reaches_track_event(
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         host.finish_turn(turn(agent(), "frete grátis?"))
         assert plugin.drain(timeout_s=10)
-        host.finish_turn(turn(agent(), "frete grátis?", session="sess_2"))
+        host.finish_turn(turn(agent(), "frete grátis?", session="sess_2", floor=299))  # the rule changed
         assert plugin.drain(timeout_s=10)
     host.call_tool(agent(), "load_knowledge", {"name": "frete-gratis-acima-199"})
     plugin.memory.delete("store-support", "cep-13-campinas", actor="op", tenant="loja-a")
