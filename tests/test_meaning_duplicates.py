@@ -19,7 +19,7 @@ from insika_knowledge.candidate import Candidate
 from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.index.embedders import resolve
 from insika_knowledge.index.semantic import SemanticIndex
-from insika_knowledge.learn.meaning import DUPLICATE_FLOORS, Neighbours, neighbours
+from insika_knowledge.learn.meaning import DUPLICATE_FLOORS, Neighbours, neighbours, same_kind
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import SQLiteStore
 
@@ -120,6 +120,32 @@ def test_a_short_candidate_needs_the_short_floor_and_a_long_one_the_long_floor(
         assert sum("by meaning are off" in r.getMessage() for r in caplog.records) == 1
     finally:
         store.close()
+
+
+def test_a_rule_of_the_candidates_own_kind_is_close_from_the_lower_same_kind_floor(tmp_path: Path) -> None:
+    from conftest import make_concept
+
+    # cos(0.5) = 0.878: under the plain floors (0.90), over the same-kind ones (0.85)
+    fixed = _Fixed({"Late rentals": 0.0, "Support": 0.0, "Overdue gear": 0.5})
+    store = SQLiteStore(tmp_path / "t.db")
+    with store.transaction() as tx:
+        tx.put(AGENT, make_concept("late-fee", description="Late rentals cost $5 a day.", type="policy",
+                                   body="Late rentals cost $5 a day."), reason="extract", actor="engine")
+        tx.put(AGENT, make_concept("support-team", description="Support is run by the Lisbon team.",
+                                   type="fact", body="Support is run by the Lisbon team."),
+               reason="extract", actor="engine")
+    semantic = SemanticIndex(store, fixed)
+    semantic.embed_pending(AGENT)
+    try:
+        near = Neighbours(semantic, (0.90, 0.90, 0.95), kind_floors=(0.85, 0.85, 0.95))
+        changed = Candidate("overdue-charge", "Overdue gear: $8 daily.", "policy", "Overdue gear: $8 daily.")
+        assert [n for n, _ in near.close(AGENT, changed)] == ["late-fee"]  # a price both: one rule changed
+        assert Neighbours(semantic, (0.90, 0.90, 0.95)).close(AGENT, changed) == []  # no same-kind floor
+    finally:
+        store.close()
+    assert same_kind("Troca de tamanho em 30 dias.", "policy", "Numeração errada: 15 dias para trocar.")  # days
+    assert same_kind("Furniture assembly costs a $50 fee.", "policy", "Home setup is now at no charge.")  # prices
+    assert not same_kind("Overdue gear: $8 daily.", "policy", "Support is run by the Lisbon team.")
 
 
 def test_only_a_model_with_a_chosen_floor_adds_neighbours(tmp_path: Path) -> None:
