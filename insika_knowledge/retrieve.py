@@ -14,7 +14,8 @@ of the message's weighted terms the concept holds (`coverage`: what BM25 is good
 numbers, ranges, codes and names, counts there), closeness the concept's cosine similarity
 scaled between the median concept's (0) and the closest concept's (1) for this message. When
 even the closest concept is not close enough (`confidence` below the model's calibrated
-floor, `FLOORS`), the message is one no concept answers and nothing is returned. Both weights
+floor, `FLOORS`), the message is one no concept answers and nothing is returned, unless a
+concept it would return holds one of the message's numbers (a value or a range around it). Both weights
 and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
 Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
 
@@ -483,10 +484,12 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
 
     Returns:
         At most `top_k` hits, best first: score = the fused score (0..1), ties by the
-        concepts' tie-break (confidence, recency, name); [] below the floor.
+        concepts' tie-break (confidence, recency, name); [] below the floor, unless one
+        of the hits holds one of the message's numbers (its value or a range around it:
+        "a table for 4" and "up to 6 people"; the lexical side's exact evidence, which
+        no cosine floor sees).
     """
-    if floor is not None and confidence(similar) < floor:
-        return []
+    below = floor is not None and confidence(similar) < floor
     best = similar.best()
     median = similar.median()
     spread = best - median
@@ -506,7 +509,12 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         covered = entry_score(entry, wanted, weight) / total if total else 0.0
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
     scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
-    return [h for h in scored if h.score > 0.0][:top_k]
+    hits = [h for h in scored if h.score > 0.0][:top_k]
+    if below:  # no concept is close: unless one of the hits states the message's number
+        numbers = {t for t in wanted if is_numeric_term(t)}
+        if not numbers or not any(numbers & h.entry.terms for h in hits):
+            return []
+    return hits
 
 
 def capped_record(concept: Concept, max_chars: int) -> str:

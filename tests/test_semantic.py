@@ -176,6 +176,19 @@ def test_below_the_models_floor_a_message_gets_no_block(store: Store, monkeypatc
     assert retriever.block(AGENT, "valise allowance", 5, "auto") is not None
 
 
+def test_below_the_floor_a_concept_that_holds_the_messages_number_still_answers(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)  # nothing is close
+    # 13050 is inside the Campinas concept's 13000-13999: the lexical side's exact evidence
+    assert [h.entry.name for h in retriever.search(AGENT, "CEP 13050", 5, "auto")][:1] == ["cep-13-campinas"]
+    assert retriever.search(AGENT, "CEP 55555 prazo", 5, "auto") == []  # a number no concept holds
+    assert retriever.search(AGENT, "valise allowance", 5, "auto") == []  # no number: the floor stands
+
+
 @pytest.mark.parametrize("message", ["", "   ", "?!", "\n\t...", "🙂"])
 def test_a_message_without_a_word_gets_nothing_whatever_the_floor(
     store: Store, monkeypatch: pytest.MonkeyPatch, message: str
