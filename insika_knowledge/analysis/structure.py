@@ -157,7 +157,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
         "ship": "ship ships shipped shipping dispatch dispatched envio envios enviar enviado enviada "
-                "enviados enviadas enviamos despacho despachar despachado despachada",
+                "enviados enviadas enviamos despacho despachar despachado despachada frete fretes",
     }.items() for word in words.split()
 }
 #: Phrases read as one word before anything else (folded text).
