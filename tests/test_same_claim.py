@@ -201,6 +201,9 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
          "O desconto vale para clientes novos em compras acima de R$ 200."),
         ("Free returns if the item is defective.", "Free returns unless the item is defective."),
         ("Pix is accepted.", "Pix is no longer accepted."),
+        ("Trocamos produtos com defeito em até 30 dias.", "O cliente troca produtos com defeito em até 30 dias."),
+        ("The store pays the return shipping.", "The customer pays the return shipping."),
+        ("Nos últimos 30 dias, trocamos produtos com defeito.", "Trocamos produtos com defeito em 30 dias."),
     ],
 )
 def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
@@ -234,6 +237,11 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("The sale ends on 01/02.", "The sale ends on February 1st."),
         ("Refunds are issued to the original card.", "Reimbursements are issued to the original card."),
         ("Exchanges are free. Returns cost R$ 15.", "Returns cost R$ 15. Exchanges are free."),
+        # the business as "we", "the store" or a verb's person; an inflection the synonyms do not spell
+        ("A loja troca produtos com defeito em até 30 dias.", "Trocamos produtos com defeito em até 30 dias."),
+        ("The store refunds the delivery fee when an order is late.",
+         "We refund the delivery fee when an order is late."),
+        ("A loja entrega em Recife no mesmo dia.", "Entregamos em Recife no mesmo dia."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

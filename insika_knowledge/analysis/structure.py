@@ -160,6 +160,23 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
                 "enviados enviadas enviamos despacho despachar despachado despachada frete fretes",
     }.items() for word in words.split()
 }
+
+
+def _stem_synonyms() -> dict[str, str]:
+    """The stems of `CLAIM_SYNONYMS`' words (4 letters or more; a stem two groups share is
+    left out) -> their group: an inflection the list does not spell ("trocamos",
+    "entregam") reads as the group.
+    """
+    found: dict[str, set[str]] = {}
+    for word, group in CLAIM_SYNONYMS.items():
+        for stemmed in {stem_portuguese(word), stem(word)}:
+            if len(stemmed) >= 4 and stemmed not in CLAIM_SYNONYMS:
+                found.setdefault(stemmed, set()).add(group)
+    return {stemmed: next(iter(groups)) for stemmed, groups in found.items() if len(groups) == 1}
+
+
+#: Stems of the strict synonyms -> their group (`_stem_synonyms`).
+STEM_SYNONYMS: Final = _stem_synonyms()
 #: Phrases read as one word before anything else (folded text).
 _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
     (re.compile(pattern), word) for pattern, word in (
@@ -378,7 +395,7 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     if english and word.endswith("ns") and len(word) > 4:
         word = word[:-1]
     stemmed = stem_portuguese(word) if portuguese else stem(word)
-    return CLAIM_SYNONYMS.get(stemmed, stemmed)
+    return CLAIM_SYNONYMS.get(stemmed) or STEM_SYNONYMS.get(stemmed, stemmed)
 
 
 @lru_cache(maxsize=8192)
@@ -416,6 +433,11 @@ def tokens(text: str) -> tuple[str, ...]:
             if piece[0].isalnum():
                 token = _word_token(piece, portuguese, english)
                 if token is not None:
+                    if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
+                            and piece not in _NOT_WE_VERBS and (not out or out[-1] != WE):
+                        out.append(WE)  # "trocamos": we (the business) exchange
+                    elif token == STORE and (not out or out[-1] == SENTENCE):
+                        token = WE  # "A loja troca ...": the business, as "we" is
                     out.append(token)
             elif piece[0] in ".!?;\n":
                 out.append(SENTENCE)
@@ -429,6 +451,14 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: The business as a party: "we", a sentence that opens with "the store" / "a loja", and the
+#: subject of a Portuguese verb in the first person plural ("trocamos", "enviamos").
+WE: Final = "w:we"
+STORE: Final = "s_store"
+_WE_VERB_RE: Final = re.compile(r"^[a-z]{3,}(?:amos|emos|imos)$")
+#: Words with those endings that are no verbs.
+_NOT_WE_VERBS: Final = frozenset(
+    "ultimos proximos minimos maximos otimos primos legitimos intimos ramos temas".split())
 #: Role words that only open a range ("between 3 and 5", "from 1 to 2", "de 3 a 5").
 _RANGE_OPENERS: Final = frozenset({"r:between", "r:from", "r:de", "r:entre"})
 _RANGE_RE: Final = re.compile(r"m:[^:]*\d-\d")
