@@ -543,28 +543,35 @@ class Memory:
         turn_id: str,
         messages: list[dict[str, Any]],
         tenant: str = DEFAULT_TENANT,
-        model: ConceptModel | None = None,
+        model: str | ConceptModel | None = None,
         withheld: Sequence[str] = (),
     ) -> TurnReport:
         """Extract and consolidate one turn now (`insika_knowledge.tenant.Tenant.learn`).
 
-        `model` overrides the config's model (``config.resolved_model()`` otherwise).
-        `withheld`: the business's own texts the turn ran under that `messages` leave out
-        (a system prompt not shown to the model, as backfill does): the trust verdict
-        reads a value they state as stated by the business.
+        `model` (a spec such as ``replay:PATH``, or a model object) overrides the config's
+        model (``config.resolved_model()`` otherwise). `withheld`: the business's own texts
+        the turn ran under that `messages` leave out (a system prompt not shown to the
+        model, as backfill does), a list of strings: the trust verdict reads a value they
+        state as stated by the business (`insika_knowledge.trust.assess`).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
+            ArgumentTypeError: an argument has the wrong type (`withheld` not a list or
+                tuple of strings, ...).
             UserError: the configured model spec is unusable.
         """
-        check_types("Memory.learn_turn()", config=(config, KnowledgeConfig), session_id=(session_id, str),
-                    turn_id=(turn_id, str))
-        messages = _messages("Memory.learn_turn()", "messages", messages)
-        if isinstance(withheld, str) or not all(isinstance(t, str) for t in withheld):
-            raise UserError("Memory.learn_turn(): withheld must be a list of strings (the texts left out of messages)")
+        where = "Memory.learn_turn()"
+        check_types(where, config=(config, KnowledgeConfig), session_id=(session_id, str),
+                    turn_id=(turn_id, str), model=(model, (str, _ModelObject, type(None)), _MODEL_KINDS),
+                    withheld=(withheld, (list, tuple), "a list of strings"))
+        messages = _messages(where, "messages", messages)
+        for text in withheld:
+            if not isinstance(text, str):
+                raise wrong_type(where, "withheld's items", text, "str")
         check_agent(agent)
+        chosen = self.model(model) if isinstance(model, str) else model
         return self.tenant(tenant).learn(agent, config, session_id=session_id, turn_id=turn_id,
-                                         messages=messages, model=model, withheld=tuple(withheld))
+                                         messages=messages, model=chosen, withheld=tuple(withheld))
 
     def delete(
         self, agent: str, name: str, *, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT,

@@ -90,6 +90,21 @@ CALLS: list[tuple[str, Callable[[Memory], Any], str, str]] = [
     ("status failures", lambda m: m.status(failures="5"), "status(): failures", "str"),
     ("status tenants", lambda m: m.status("default"), "status(): tenants", "str"),
     ("drain timeout", lambda m: m.drain("1"), "drain(): timeout_s", "str"),
+    ("learn_turn withheld None", lambda m: m.learn_turn(AGENT, load_config({}), session_id="s", turn_id="t",
+                                                       messages=CHAT, withheld=None),
+     "learn_turn(): withheld", "NoneType"),
+    ("learn_turn withheld iterator", lambda m: m.learn_turn(AGENT, load_config({}), session_id="s", turn_id="t",
+                                                           messages=CHAT, withheld=iter(["x"])),
+     "learn_turn(): withheld", "list_iterator"),
+    ("learn_turn withheld str", lambda m: m.learn_turn(AGENT, load_config({}), session_id="s", turn_id="t",
+                                                      messages=CHAT, withheld="system prompt"),
+     "learn_turn(): withheld", "str"),
+    ("learn_turn withheld item", lambda m: m.learn_turn(AGENT, load_config({}), session_id="s", turn_id="t",
+                                                       messages=CHAT, withheld=["ok", 5]),
+     "learn_turn(): withheld's items", "int"),
+    ("learn_turn model", lambda m: m.learn_turn(AGENT, load_config({}), session_id="s", turn_id="t",
+                                               messages=CHAT, model=1),
+     "learn_turn(): model", "int"),
 ]
 
 
@@ -115,6 +130,11 @@ def test_a_dict_config_is_refused_with_the_way_to_make_one(memory: Memory) -> No
 def test_the_right_types_still_work(memory: Memory, tmp_path: Path) -> None:
     assert [h.name for h in memory.search("frete grátis", agent=AGENT, top_k=3)] == ["frete-gratis"]
     assert memory.learn(tuple(CHAT), agent=AGENT, session_id="s").outcome == "no_model"
+    replay = tmp_path / "replay.json"
+    replay.write_text('{"extract": {"s2": []}}', encoding="utf-8")
+    report = memory.learn_turn(AGENT, load_config({}), session_id="s2", turn_id="t", messages=CHAT,
+                               model=f"replay:{replay}", withheld=("You are the store's agent.",))
+    assert report.outcome == "ok"  # a spec string is a model, as in learn()
     assert memory.load("frete-gratis", agent=AGENT).startswith("---")
     Memory(str(tmp_path / "other"), database="").close()
     Memory(tmp_path / "other", embeddings="off").close()

@@ -107,6 +107,14 @@ def test_a_rule_with_a_value_nothing_the_model_read_states_is_held_whoever_it_ci
     assert not assess(claim, "policy", messages, known=["refund-fee: Refunds carry a 10% fee."]).quarantined
     assert assess(claim, "policy", messages, known=["cupom: Cupom BEMVINDO dá 10% de desconto."]).quarantined
     assert assess(claim, "policy", messages, known=["extra-bag: An extra bag costs a 10 dollar fee."]).quarantined
+    # The same number in another unit, or a customer's bare number, states nothing.
+    refunds = [user("My order number is 10. How do refunds work?"), agent("Refunds go back to the card.")]
+    assert unstated_values(claim, refunds) == {"m:10:"}
+    assert unstated_values(claim, [user("Fee?"), agent("Refunds reach the card within 10 days.")]) == {"m:10:"}
+    assert unstated_values("Orders over $50 ship free.", [user("Frete?"), agent("Orders over R$ 50 ship free.")])
+    assert unstated_values("Refunds carry a 1% fee.", messages) == {"m:1:"}  # a 1 that is a share is a value
+    looked = [user("Fee?"), {"role": "tool", "content": '{"fee_pct": 10}'}]
+    assert not unstated_values("Refunds carry a 10% fee.", looked)  # a tool's bare number
     # A date states its year; "one" is an article or a count, never a made-up value.
     dated = [user("O cupom vale?"), {"role": "tool", "content": '{"valido_ate": "2026-12-31"}'}]
     assert not unstated_values("O cupom vale até o fim de 2026.", dated)

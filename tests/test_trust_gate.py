@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 
 from insika_knowledge.candidate import Candidate
-from insika_knowledge.trust import Action, Admission, Assessment, OnRecord, admit, held_because, unverified_name
+from insika_knowledge.trust import (
+    Action,
+    Admission,
+    Assessment,
+    OnRecord,
+    admit,
+    assess,
+    held_because,
+    unverified_name,
+)
 from insika_knowledge.trust import gate as gate_module
 
 GIFT = Candidate(name="free-gift-over-50", description="Orders over R$ 50 come with a free gift.",
@@ -109,6 +118,10 @@ def test_the_result_is_small_and_frozen() -> None:
 def test_held_because_words_the_quarantine_row() -> None:
     assert held_because(("customer",), ("price",)) == "only the customer supported it, and it states a rule (price)"
     assert held_because((), ("instruction",)) == "no message supported it, and it states a rule (instruction)"
+    turn = [{"role": "user", "content": "Fees?"}, {"role": "assistant", "content": "Refunds go to the card."}]
+    made_up = assess("Refunds carry a 10% fee.", "policy", turn)
+    assert held_because(made_up.supported_by, made_up.markers) == \
+        "a value it states is in no message of the turn, and it states a rule (type, price, entitlement)"
 
 
 def test_the_gate_module_is_pure() -> None:

@@ -169,7 +169,7 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
 @click.option("--seeds", type=int, default=None, help="Seeded half splits 0..N-1 instead of leave-one-task-out.")
 @click.option("--train-fraction", type=float, default=0.5, show_default=True)
 @click.option("--tasks", default=None, help="Comma-separated tasks to hold out (default: all).")
-@click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.3.")
+@click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.2.")
 @click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.7.")
 @click.option("--identity", type=click.Choice(["task", "derived"]), default="task", show_default=True,
               help="Operations: a run's task is the task id the sessions carry, or (derived) its first "

@@ -103,7 +103,7 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     if (markers or concept_type == "policy") and not report and unstated_values(
             claim, [*transcript, *({"role": "system", "content": t} for t in withheld)], known):
         # A rule with a value that nothing the model read states: made up, whoever it cites.
-        return Assessment(frozenset(), markers, True, "a value no message states", report)
+        return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, "a value no message states", report)
     if evidence is not None:
         checked = quoted.check(claim, evidence, quoted.pieces(transcript, speaker, message_text))
         who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
@@ -135,6 +135,9 @@ def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:
     """True when the business side acted in the turn: a tool call or a tool's result."""
     return any(speaker(m) == "tool" or m.get("tool_calls") or m.get("function_call") for m in transcript)
 
+
+#: The marker of a rule held because a value of it is stated nowhere (`trust.gate.held_because`).
+UNSTATED_VALUE = "unstated value"
 
 #: Suffix of the name a customer's proposed change to a concept is kept apart under.
 UNVERIFIED_SUFFIX = "-unverified-"

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from insika_knowledge.candidate import Candidate
-from insika_knowledge.trust.assess import Assessment, unverified_name
+from insika_knowledge.trust.assess import UNSTATED_VALUE, Assessment, unverified_name
 
 
 class Action(enum.Enum):
@@ -137,10 +137,14 @@ def held_because(supported_by: Iterable[str], markers: Iterable[str]) -> str:
 
     E.g. ``only the customer supported it, and it states a rule (price, entitlement)``.
     """
+    listed = list(markers)
+    if UNSTATED_VALUE in listed:
+        rule = ", ".join(m for m in listed if m != UNSTATED_VALUE)
+        return f"a value it states is in no message of the turn, and it states a rule ({rule})"
     speakers = sorted(supported_by)
     who = ("only the customer supported it" if speakers == ["customer"]
            else "no message supported it" if not speakers else f"supported by {', '.join(speakers)}")
-    return f"{who}, and it states a rule ({', '.join(markers)})"
+    return f"{who}, and it states a rule ({', '.join(listed)})"
 
 
 def _learned_because(assessment: Assessment) -> str:

@@ -98,44 +98,62 @@ def _bare(term: str) -> str:
 
 
 def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: Iterable[str] = ()) -> frozenset[str]:
-    """The values of `claim` (``m:10:%``, without their units) that nothing the model read states.
+    """The values of `claim` (``m:10:``, shown without their units) that nothing the model read states.
 
-    What it read: every message of the turn, whoever wrote it (a tool's data included), and
-    `known`, the texts of the stored concepts it was shown, those that share a content term
-    with the claim and state the value in the same unit. A value found in none of them was
-    written from nothing ("Refunds carry a 10% fee" after "Refunds go back to the original
-    card"). A date states its year; 0 and 1 are never checked (an article, "only one"), nor
-    a link's target or a step's number.
+    What it read: every message of the turn and `known`, the texts of the stored concepts it
+    was shown (those that share a content term with the claim). A message states a value
+    when it says the same number in the same unit ("10 days" is no "10%", "R$ 50" no
+    "$50"); a number without a unit states it too when the business side wrote it (a tool's
+    data: ``{"fee": 10}``; a date states its year), never the customer's (an order number).
+    A value found nowhere was written from nothing ("Refunds carry a 10% fee" after "Refunds
+    go back to the original card"). A 0 or 1 is checked only as a price or a share (else it
+    is an article or "only one"), and neither a link's target nor a step's number is a value.
     """
     claimed = features(_NOT_VALUE_TEXT_RE.sub(" ", claim))
-    wanted = {t for t in claimed if _is_number(t) and _bare(t) not in _NOT_VALUES}
+    wanted = {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED)}
     if not wanted:
         return frozenset()
     about = {t for t in claimed if not _is_number(t)}
-    for text in [message_text(m) for m in messages]:  # a tool's data has no units
-        said = _values(features(text))
-        wanted = {t for t in wanted if _bare(t) not in said}
+    for message in messages:
+        found = features(message_text(message))
+        wanted = {t for t in wanted if not _states(t, found, business=speaker(message) != "customer")}
         if not wanted:
             return frozenset()
-    for text in known:  # a stored concept about the same thing, the same value in the same unit
+    for text in known:
         found = features(text)
         if about & found:
-            wanted -= found
+            wanted = {t for t in wanted if not _states(t, found, business=False)}
     return frozenset(_bare(t) for t in wanted)
 
 
 #: Numbers of a claim that are no values: a link's target (``[[cep-13-campinas]]``) and a
 #: step's number (``1) ...``, ``2. ...`` at a line's start).
 _NOT_VALUE_TEXT_RE: Final = re.compile(r"\[\[[^\]]*\]\]|(?m:^\s*\d{1,2}[.)](?=\s))|(?<=\s)\d{1,2}\)(?=\s)")
-#: Values too common to be made up: "only one order", "um pedido" (an article or a count).
+#: Values too common to be made up unless they are a price or a share: "only one order",
+#: "um item" (an article or a count); "a 1% fee" and "R$ 1" are checked.
 _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
+_PRICED: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
 
 
-def _values(found: frozenset[str]) -> set[str]:
-    """The values among `found`, without units, with the year of each date (``d:12-31:2026``)."""
-    out = {_bare(t) for t in found if _is_number(t)}
-    out |= {f"m:{t.rsplit(':', 1)[1]}:" for t in found if t.startswith("d:") and t.count(":") == 2}
-    return out
+def _unit(value: str) -> str:
+    """The unit of a value feature (``m:10:%`` -> ``%``; ``m:3-5:day:business`` -> ``day``)."""
+    return value.split(":")[2] if value.startswith("m:") else ""
+
+
+def _states(value: str, found: frozenset[str], *, business: bool) -> bool:
+    """`found` (a text's features) states the claim's `value`: the same number in the same
+    unit, or either side without a unit (a source's only when `business`); a date its year.
+    """
+    if value in found:
+        return True
+    number, unit = _bare(value), _unit(value)
+    for t in found:
+        if t.startswith("m:") and _bare(t) == number and (
+                not unit or _unit(t) == unit or (business and not _unit(t))):
+            return True
+        if business and t.startswith("d:") and t.count(":") == 2 and number == f"m:{t.rsplit(':', 1)[1]}:":
+            return True
+    return False
 
 
 def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[Speaker]:
