@@ -145,6 +145,7 @@ def test_a_rule_of_the_candidates_own_kind_is_close_from_the_lower_same_kind_flo
         store.close()
     assert same_kind("Troca de tamanho em 30 dias.", "policy", "Numeração errada: 15 dias para trocar.")  # days
     assert same_kind("Furniture assembly costs a $50 fee.", "policy", "Home setup is now at no charge.")  # prices
+    assert same_kind("Entrega agendada custa R$ 25.", "policy", "Receber com hora marcada sai grátis.")  # free
     assert not same_kind("Overdue gear: $8 daily.", "policy", "Support is run by the Lisbon team.")
 
 

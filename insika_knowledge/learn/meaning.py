@@ -26,7 +26,7 @@ import logging
 from typing import Final, Protocol
 
 from insika_knowledge.analysis.numbers import quantities
-from insika_knowledge.analysis.structure import topic
+from insika_knowledge.analysis.structure import VALUE_WORDS, content_terms, topic
 from insika_knowledge.analysis.text import fold
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.consolidate.claims import SHORT_RULE_TERMS
@@ -128,13 +128,18 @@ class Neighbours:
 
 def same_kind(text: str, concept_type: str, other: str) -> bool:
     """Two rules of one kind: both set a price, a deadline or a schedule
-    (`trust.rules.rule_markers`), or both state a value in one unit (``$5 a day`` and
-    ``$8 daily``; ``30 dias`` and ``15 dias``: `analysis.numbers.quantities`).
+    (`trust.rules.rule_markers`; "free" is a price, of nothing: "R$ 25" and "sai grátis"),
+    or both state a value in one unit (``$5 a day`` and ``$8 daily``; ``30 dias`` and
+    ``15 dias``: `analysis.numbers.quantities`).
     """
-    mine = set(rule_markers(text, concept_type)) & VALUE_MARKERS
-    if mine & set(rule_markers(other, concept_type)):
+    if _kinds(text, concept_type) & _kinds(other, concept_type):
         return True
     return bool(_units(text) & _units(other))
+
+
+def _kinds(text: str, concept_type: str) -> set[str]:
+    kinds = set(rule_markers(text, concept_type)) & VALUE_MARKERS
+    return kinds | {"price"} if VALUE_WORDS & content_terms(text) else kinds
 
 
 def _units(text: str) -> set[str]:
