@@ -25,9 +25,7 @@ from __future__ import annotations
 import logging
 from typing import Final, Protocol
 
-from insika_knowledge.analysis.numbers import quantities
-from insika_knowledge.analysis.structure import VALUE_WORDS, content_terms, topic
-from insika_knowledge.analysis.text import fold
+from insika_knowledge.analysis.structure import VALUE_WORDS, topic
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.consolidate.claims import SHORT_RULE_TERMS
 from insika_knowledge.errors import InsikaError
@@ -96,16 +94,15 @@ class Neighbours:
         """The cosine floor for `candidate`, by its length (see `DUPLICATE_FLOORS`), and
         for a concept of its own kind (`SAME_KIND_FLOORS`) when `same_kind`.
         """
-        size = len(topic(f"{candidate.description}\n{candidate.body}"))
-        floors = self.kind_floors if same_kind else self.floors
-        return floors[0 if size <= SHORT_RULE_TERMS else 1 if size <= MEDIUM_TERMS else 2]
+        return (self.kind_floors if same_kind else self.floors)[_band(candidate)]
 
     def close(self, agent: str, candidate: Candidate) -> list[tuple[str, float]]:
         """`agent`'s concepts whose vector has a cosine of at least `floor` with the
         candidate's (the lower same-kind floor for a rule of its own kind: `same_kind`),
         best first (at most `limit`); [] when the provider fails (logged once).
         """
-        floor = min(self.floor(candidate), self.floor(candidate, same_kind=True))
+        band = _band(candidate)
+        plain, floor = self.floors[band], min(self.floors[band], self.kind_floors[band])
         text = embed_text(candidate.name, candidate.description, candidate.body)
         try:
             vector = self.semantic.passage_vector(text)  # kept: the concept it becomes reuses it
@@ -116,7 +113,6 @@ class Neighbours:
             return []
         found = [(n, score) for n, score in self.semantic.similarities(agent, vector).top(self.limit)
                  if score >= floor]
-        plain = self.floor(candidate)
         lower = [n for n, score in found if score < plain]
         if not lower:
             return found
@@ -126,24 +122,29 @@ class Neighbours:
                 if score >= plain or (n in texts and same_kind(mine, candidate.type, texts[n]))]
 
 
+def _band(candidate: Candidate) -> int:
+    """0, 1 or 2: a short, a medium or a long candidate (its topic features)."""
+    size = len(topic(f"{candidate.description}\n{candidate.body}"))
+    return 0 if size <= SHORT_RULE_TERMS else 1 if size <= MEDIUM_TERMS else 2
+
+
 def same_kind(text: str, concept_type: str, other: str) -> bool:
     """Two rules of one kind: both set a price, a deadline or a schedule
     (`trust.rules.rule_markers`; "free" is a price, of nothing: "R$ 25" and "sai grátis"),
     or both state a value in one unit (``$5 a day`` and ``$8 daily``; ``30 dias`` and
-    ``15 dias``: `analysis.numbers.quantities`).
+    ``15 dias``), both read from `analysis.structure.topic` (its value words and units).
     """
-    if _kinds(text, concept_type) & _kinds(other, concept_type):
-        return True
-    return bool(_units(text) & _units(other))
+    return bool(_kinds(text, concept_type) & _kinds(other, concept_type))
 
 
 def _kinds(text: str, concept_type: str) -> set[str]:
+    """The kinds of value `text` sets: its value markers, "price" for a free rule, and the
+    unit of each value (``u:day`` for "3 a 5 dias úteis" too).
+    """
+    about = topic(text)
     kinds = set(rule_markers(text, concept_type)) & VALUE_MARKERS
-    return kinds | {"price"} if VALUE_WORDS & content_terms(text) else kinds
-
-
-def _units(text: str) -> set[str]:
-    return {q.currency or q.unit or "" for q in quantities(fold(text))} - {""}
+    kinds |= {":".join(t.split(":")[:2]) for t in about if t.startswith("u:")}
+    return kinds | {"price"} if VALUE_WORDS & about else kinds
 
 
 def neighbours(semantic: SemanticIndex | None) -> Neighbours | None:
