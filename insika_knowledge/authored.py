@@ -19,31 +19,14 @@ stays the only reader of the format.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Final
 
-from insika_knowledge.concept import KEYS
+from insika_knowledge.concept import KEYS, read_frontmatter, split_record
 from insika_knowledge.errors import ConceptFormatError
 
 #: The keys an author must write: everything else has a default.
 REQUIRED: Final[tuple[str, ...]] = ("name", "description")
-_KEY_RE: Final = re.compile(r"([A-Za-z_][\w-]*)\s*:")
-
-
-def present_keys(markdown: str) -> frozenset[str]:
-    """The top-level frontmatter keys `markdown` writes (no YAML is evaluated).
-
-    Raises:
-        ConceptFormatError: the text has no ``---`` frontmatter, or it is not closed.
-    """
-    front, _ = _split(markdown)
-    found = set()
-    for line in front:
-        match = _KEY_RE.match(line)  # a key starts at column 0; list items and values do not
-        if match:
-            found.add(match.group(1))
-    return frozenset(found)
 
 
 def complete(markdown: str, defaults: Mapping[str, object]) -> tuple[str, frozenset[str]]:
@@ -58,10 +41,12 @@ def complete(markdown: str, defaults: Mapping[str, object]) -> tuple[str, frozen
         ``(completed markdown, the keys that were filled in)``.
 
     Raises:
-        ConceptFormatError: no frontmatter, or a required key (name, description) is missing.
+        ConceptFormatError: as `insika_knowledge.concept.parse` for the author's own lines
+            (no frontmatter, invalid YAML, a key not a record's), or a required key (name,
+            description) is missing; the line and field are named.
     """
-    front, rest = _split(markdown)
-    have = present_keys(markdown)
+    front, rest = split_record(markdown)
+    have = read_frontmatter(front)[0].keys()
     for key in REQUIRED:
         if key not in have:
             raise ConceptFormatError(f"missing key {key!r}", line=len(front) + 2, field=key)
@@ -80,27 +65,9 @@ def authors_error(exc: ConceptFormatError, markdown: str, filled: int) -> Concep
     """
     if exc.line is None:
         return exc
-    front, _ = _split(markdown)
+    front, _ = split_record(markdown)
     closing = len(front) + 2  # the author's closing '---' line
     if exc.line < closing:
         return exc
     line = exc.line - filled if exc.line >= closing + filled else closing
     return ConceptFormatError(exc.problem, line=line, field=exc.field)
-
-
-def _split(markdown: str) -> tuple[list[str], list[str]]:
-    """``(frontmatter lines, lines after the closing ---)``."""
-    if not isinstance(markdown, str):
-        raise ConceptFormatError(f"a record must be text, got {type(markdown).__name__}")
-    lines = markdown.replace("\r\n", "\n").split("\n")
-    if lines[0].rstrip() != "---":
-        raise ConceptFormatError(
-            "the record must start with a '---' line, then 'name:' and 'description:' lines, "
-            "then '---' and the body", line=1,
-        )
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() == "---":
-            return lines[1:i], lines[i + 1:]
-    raise ConceptFormatError(
-        "the frontmatter is not closed: add a '---' line after the last key", line=len(lines)
-    )

@@ -468,28 +468,12 @@ def parse(markdown: str) -> Concept:
         ConceptFormatError: with the 1-based line and the field at fault, e.g.
             ``line 6, field 'confidence': 1.7 is outside 0..1``.
     """
-    if not isinstance(markdown, str):
-        raise ConceptFormatError(f"a record must be text, got {type(markdown).__name__}")
-    if len(markdown) > RECORD_MAX:
-        raise ConceptFormatError(f"the record is {len(markdown)} characters; at most {RECORD_MAX}", line=1)
-    text = _normalise_line_ends(markdown.removeprefix("\ufeff"))
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != "---":
-        raise ConceptFormatError("the record must start with a '---' line", line=1)
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
-    except StopIteration:
-        raise ConceptFormatError(
-            "the frontmatter is not closed: add a '---' line after the last key", line=len(lines)
-        ) from None
-    front_lines = lines[1:end]
-    _refuse_surrogates(lines, front_lines, end)
-    _check_before_yaml(front_lines)
-    data, key_lines = _load_frontmatter(front_lines)
+    front_lines, rest = split_record(markdown)
+    end = len(front_lines) + 1  # 0-based: the closing '---'
+    data, key_lines = read_frontmatter(front_lines)
     for key in KEYS:
         if key not in data:
             raise ConceptFormatError(f"missing key {key!r}", line=end + 1, field=key)
-    rest = lines[end + 1 :]
     body_line = end + 2  # 1-based: the line after the closing '---'
     if rest and rest[0] == "":
         rest = rest[1:]
@@ -520,6 +504,47 @@ def parse(markdown: str) -> Concept:
             field="confidence",
         )
     return concept
+
+
+def split_record(markdown: str) -> tuple[list[str], list[str]]:
+    """A record's ``(frontmatter lines, lines after the closing ---)``, read as `parse` reads
+    it: a leading byte-order mark skipped, CRLF and CR-only line ends read as LF.
+
+    Raises:
+        ConceptFormatError: `markdown` is not text, is over `RECORD_MAX` characters, does not
+            start with a ``---`` line, leaves the frontmatter open, or holds a lone surrogate.
+    """
+    if not isinstance(markdown, str):
+        raise ConceptFormatError(f"a record must be text, got {type(markdown).__name__}")
+    if len(markdown) > RECORD_MAX:
+        raise ConceptFormatError(f"the record is {len(markdown)} characters; at most {RECORD_MAX}", line=1)
+    lines = _normalise_line_ends(markdown.removeprefix("\ufeff")).split("\n")
+    if lines[0].rstrip() != "---":
+        raise ConceptFormatError(
+            "the record must start with a '---' line, then 'key: value' lines, then '---' and the body",
+            line=1,
+        )
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
+    except StopIteration:
+        raise ConceptFormatError(
+            "the frontmatter is not closed: add a '---' line after the last key", line=len(lines)
+        ) from None
+    _refuse_surrogates(lines, lines[1:end], end)
+    return lines[1:end], lines[end + 1:]
+
+
+def read_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The frontmatter's values and each key's 1-based record line (the record's line 1 is
+    the opening ``---``), checked as `parse` checks them; a key may be missing.
+
+    Raises:
+        ConceptFormatError: the frontmatter is too large, nested too deep, not a mapping of
+            known keys, invalid YAML (a tab that indents a line included), or a value is of
+            the wrong kind; the line and field are named.
+    """
+    _check_before_yaml(front_lines)
+    return _load_frontmatter(front_lines)
 
 
 def _normalise_line_ends(text: str) -> str:
@@ -656,9 +681,10 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
         mark = exc.context_mark or exc.problem_mark
         line = mark.line + 2 if mark is not None else None
         field = _field_at(front_lines, mark.line if mark is not None else None)
-        raise ConceptFormatError(
-            f"invalid YAML: {exc.problem or exc.context}", line=line, field=field
-        ) from None
+        problem = exc.problem or exc.context or ""
+        if "'\\t'" in problem:
+            problem += " (YAML indents with spaces, never tabs)"
+        raise ConceptFormatError(f"invalid YAML: {problem}", line=line, field=field) from None
     except yaml.reader.ReaderError as exc:
         index = source[: exc.position].count("\n")
         raise ConceptFormatError(

@@ -49,7 +49,8 @@ def check_agent(agent: str) -> str:
     """
     if not isinstance(agent, str) or not AGENT_RE.fullmatch(agent):
         raise InvalidName(
-            f"agent {agent!r} is not valid: use 1-128 letters, digits, '_', '.' or '-'"
+            f"agent {agent!r} is not valid: start with a letter or digit, then up to 127 "
+            "letters, digits, '_', '.' or '-'"
         )
     return agent
 

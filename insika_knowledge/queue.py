@@ -322,7 +322,7 @@ class ExtractionQueue:
         Raises:
             StorageBusy: `defer` is False and the lock stayed busy beyond the budget.
             InvalidName: the tenant or agent name is invalid.
-            UserError: the ids are not printable text, or `messages` is not a list.
+            UserError: the ids are not printable text, or `messages` is not a list of dicts.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
         """
         knowledge_json, messages_json = self._encoded(tenant, agent, knowledge, session_id, turn_id, messages)
@@ -373,7 +373,7 @@ class ExtractionQueue:
 
         Raises:
             InvalidName: the tenant or agent name is invalid.
-            UserError: the ids are not printable text, or `messages` is not a list.
+            UserError: the ids are not printable text, or `messages` is not a list of dicts.
         """
         knowledge_json, messages_json = self._encoded(tenant, agent, knowledge, session_id, turn_id, messages)
         if messages_json is None:
@@ -391,7 +391,7 @@ class ExtractionQueue:
 
         Raises:
             InvalidName: the tenant or agent name is invalid.
-            UserError: the ids are not printable text, or `messages` is not a list.
+            UserError: the ids are not printable text, or `messages` is not a list of dicts.
         """
         check_tenant(tenant)
         check_agent(agent)
@@ -399,6 +399,10 @@ class ExtractionQueue:
         check_session_id(turn_id, "turn_id")
         if not isinstance(messages, (list, tuple)):
             raise UserError(f"a turn's messages must be a list, got {type(messages).__name__}")
+        for i, message in enumerate(messages):
+            if not isinstance(message, Mapping):
+                raise UserError(f"a turn's messages[{i}] must be a message dict (role, content), "
+                                f"got {type(message).__name__}")
         knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
                                     ensure_ascii=False, default=str)
         messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)

@@ -506,7 +506,7 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     for name, entry in entries.items():
         if name in held:
             continue
-        covered = entry_score(entry, wanted, weight) / total if total else 0.0
+        covered = min(1.0, entry_score(entry, wanted, weight) / total) if total else 0.0
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
     scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
     hits = [h for h in scored if h.score > 0.0][:top_k]
@@ -547,8 +547,9 @@ def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int])
 
     ``entry_score / sum(2 * weight(t))`` over the message's word terms (numeric terms,
     told apart by `is_numeric_term`, are left out of the denominator: a message carries
-    several per number). A term no concept has gets the highest weight, so a message
-    about something the store never heard of covers little.
+    several per number, and the share is capped at 1: a concept that holds the message's
+    numbers as well as its words covers it whole, no more). A term no concept has gets the
+    highest weight, so a message about something the store never heard of covers little.
     """
     return best_coverage([entry], wanted, weight)
 
@@ -556,7 +557,7 @@ def coverage(entry: Entry, wanted: frozenset[str], weight: Callable[[str], int])
 def best_coverage(entries: list[Entry], wanted: frozenset[str], weight: Callable[[str], int]) -> float:
     """The highest `coverage` among `entries` (the message's weighted terms summed once)."""
     total = sum(2 * weight(t) for t in wanted if not is_numeric_term(t))
-    return max(entry_score(e, wanted, weight) for e in entries) / total if total and entries else 0.0
+    return min(1.0, max(entry_score(e, wanted, weight) for e in entries) / total) if total and entries else 0.0
 
 
 def render_block(entries: list[Entry]) -> str:

@@ -95,7 +95,7 @@ class Tenant:
         Raises:
             InvalidName: the agent name is invalid, or the turn names another tenant.
             ConfigError: the agent's ``knowledge:`` block is invalid.
-            UserError: the ids are not printable text, or the messages are not a list.
+            UserError: the ids are not printable text, or the messages are not a list of dicts.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
             StorageBusy: `defer` is False and the write lock stayed busy beyond the budget.
         """

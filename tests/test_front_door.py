@@ -13,7 +13,7 @@ from docexamples import python_example, run_example
 
 from insika_knowledge import Hit, Memory
 from insika_knowledge.demo import demo_file
-from insika_knowledge.errors import ConceptFormatError, NotFound
+from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound
 from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import ReplayModel
 
@@ -140,12 +140,34 @@ Corrigido por uma pessoa.
     ("---\nname: x\n---\n\nbody\n", "line 3, field 'description': missing key"),
     ("---\nname: Not A Slug\ndescription: d\n---\n\nbody\n", "line 2, field 'name'"),
     ("---\nname: x\ndescription: d\nconfidence: 7\n---\n\nbody\n", "line 4, field 'confidence'"),
+    # a tab indents no YAML key: the line with the tab is named, not a "missing key" further down
+    ("---\nname: x\n\tdescription: d\n---\n\nbody\n", "line 3, field 'name': invalid YAML: found character '\\t'"),
+    ("---\n\tname: x\ndescription: d\n---\n\nbody\n", "line 2: invalid YAML: found character '\\t'"),
+    ("---\n- name: x\n- description: d\n---\n\nbody\n", "line 2: the frontmatter must be 'key: value' lines"),
+    ("---\njust text\n---\n\nbody\n", "line 2: the frontmatter must be 'key: value' lines"),
 ])
 def test_put_refuses_an_invalid_record_naming_line_and_field(memory: Memory, text: str, problem: str) -> None:
     with pytest.raises(ConceptFormatError) as caught:
         memory.put(text, agent=AGENT)
     assert str(caught.value).startswith(problem)
     assert memory.concepts(agent=AGENT) == []
+
+
+@pytest.mark.parametrize("text", [
+    "\ufeff---\nname: frete-gratis\ndescription: Frete grátis acima de R$ 199.\n---\n\nAcima de R$ 199.\n",
+    "---\rname: frete-gratis\rdescription: Frete grátis acima de R$ 199.\r---\r\rAcima de R$ 199.\r",
+    "---\r\nname: frete-gratis\r\ndescription: Frete grátis acima de R$ 199.\r\n---\r\n\r\nAcima de R$ 199.\r\n",
+])
+def test_put_reads_a_byte_order_mark_and_any_line_ends_as_the_parser_does(memory: Memory, text: str) -> None:
+    stored = memory.put(text, agent=AGENT)
+    assert (stored.name, stored.description, stored.body) == (
+        "frete-gratis", "Frete grátis acima de R$ 199.", "Acima de R$ 199.")
+
+
+@pytest.mark.parametrize("agent", ["..", ".", "-store", "_x"])
+def test_an_agent_id_that_does_not_start_with_a_letter_or_digit_is_told_so(memory: Memory, agent: str) -> None:
+    with pytest.raises(InvalidName, match="start with a letter or digit"):
+        memory.put("---\nname: x\ndescription: d\n---\n\nbody\n", agent=agent)
 
 
 def test_propose_goes_through_the_gates_redaction_and_consolidation(memory: Memory) -> None:

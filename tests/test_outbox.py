@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -263,4 +264,25 @@ def test_a_running_worker_finds_turns_another_process_queued(tmp_path: Path) -> 
         time.sleep(0.05)
     assert memory.store(TENANT).extraction(AGENT, "s0", "t1") is not None
     assert worker.close(timeout_s=5)
+    memory.close()
+
+
+@pytest.mark.parametrize("messages, where", [
+    (["hello"], "messages[0]"),
+    ([{"role": "user", "content": "oi"}, 7], "messages[1]"),
+])
+def test_a_turn_whose_messages_are_not_dicts_is_refused_at_submit_not_queued(
+        tmp_path: Path, messages: list[Any], where: str) -> None:
+    from insika_knowledge.errors import UserError
+
+    memory = _memory(tmp_path, Gate())
+    turn = Turn(agent=AgentSpec(tenant=TENANT, id=AGENT, knowledge={"model": "gate"}),
+                session_id="s1", turn_id="t1", messages=messages)
+    with pytest.raises(UserError, match=rf"{re.escape(where)}.*message dict"):
+        memory.submit(turn)
+    queue = memory.learning_queue()
+    with pytest.raises(UserError, match=re.escape(where)):
+        queue.hold(tenant=TENANT, agent=AGENT, knowledge={"model": "gate"}, session_id="s1", turn_id="t1",
+                   messages=messages, reason="test")
+    assert Outbox(memory.store(TENANT)).pending() == 0
     memory.close()

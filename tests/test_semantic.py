@@ -189,6 +189,18 @@ def test_below_the_floor_a_concept_that_holds_the_messages_number_still_answers(
     assert retriever.search(AGENT, "valise allowance", 5, "auto") == []  # no number: the floor stands
 
 
+@pytest.mark.parametrize("message", [
+    "1", "2 2 2", "13000 13999 1-2", "50 dollars 50", "CEP 13050 13050 13050", "5 dias 5 8h 20h",
+])
+def test_a_hybrid_score_stays_within_0_and_1_when_the_message_is_mostly_numbers(
+        store: Store, message: str) -> None:
+    """Numbers count in a concept's coverage but not in the message's total: the share is capped."""
+    retriever = _retriever(store)
+    hits = retriever.search(AGENT, message, 5, "auto")
+    assert hits, message  # every one of these states a number some concept holds
+    assert all(0.0 < h.score <= 1.0 for h in hits), [(h.entry.name, h.score) for h in hits]
+
+
 @pytest.mark.parametrize("message", ["", "   ", "?!", "\n\t...", "🙂"])
 def test_a_message_without_a_word_gets_nothing_whatever_the_floor(
     store: Store, monkeypatch: pytest.MonkeyPatch, message: str

@@ -162,8 +162,9 @@ def put(agent: str, file: str, data_dir: str | None, database: str | None, tenan
 
 
 def _read(file: str) -> str:
-    """The text of `file` (``-``: standard input), UTF-8: a leading byte-order mark dropped,
-    CRLF and CR line ends read as LF. At most ``4 * RECORD_MAX`` bytes are read.
+    """The text of `file` (``-``: standard input), UTF-8 (`Memory.put` skips a leading
+    byte-order mark and reads CRLF and CR line ends as LF). At most ``4 * RECORD_MAX`` bytes
+    are read.
 
     Raises:
         UserError: unreadable, not UTF-8 text, or longer than any record can be.
@@ -177,7 +178,7 @@ def _read(file: str) -> str:
                 data = handle.read(most + 1)
         if len(data) > most:
             raise UserError(f"{file} is over {most:,} bytes: a record is at most {RECORD_MAX:,} characters")
-        return data.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        return data.decode("utf-8")  # a byte-order mark and any line ends: read as `Memory.put` reads them
     except UnicodeDecodeError as exc:
         raise UserError(f"{file} is not UTF-8 text: {exc.reason}") from None
     except OSError as exc:
