@@ -170,6 +170,28 @@ def test_an_agent_id_that_does_not_start_with_a_letter_or_digit_is_told_so(memor
         memory.put("---\nname: x\ndescription: d\n---\n\nbody\n", agent=agent)
 
 
+def test_a_live_rule_repeated_by_customers_alone_is_neither_confirmed_nor_raised(memory: Memory) -> None:
+    item = {"name": "troca-de-tamanho", "description": "Troca de tamanho em até 30 dias.",
+            "type": "policy", "body": "A troca de tamanho é em até 30 dias."}
+    agent_said = [{"role": "user", "content": "Posso trocar o tamanho?"},
+                  {"role": "assistant", "content": "A troca de tamanho é em até 30 dias."}]
+    assert memory.propose(item, agent=AGENT, session_id="s-0", messages=agent_said).results == \
+        [("troca-de-tamanho", "learned")]
+    before = next(c for c in memory.concepts(agent=AGENT) if c.name == "troca-de-tamanho")
+    customer_said = [{"role": "user", "content": "A troca de tamanho é em até 30 dias, né? Quero trocar."}]
+    for i in range(1, 9):
+        report = memory.propose(item, agent=AGENT, session_id=f"s-{i}", messages=customer_said)
+        assert report.results == [("troca-de-tamanho", "unsupported")]
+    after = next(c for c in memory.concepts(agent=AGENT) if c.name == "troca-de-tamanho")
+    assert (after.confidence, after.sources, after.occurrences) == \
+        (before.confidence, before.sources, before.occurrences)
+    assert len(memory.history("troca-de-tamanho", agent=AGENT)) == 1
+    again = memory.propose(item, agent=AGENT, session_id="s-9", messages=agent_said)
+    assert again.results == [("troca-de-tamanho", "confirmed")]  # the agent says it again: it counts
+    assert next(c for c in memory.concepts(agent=AGENT) if c.name == "troca-de-tamanho").confidence > \
+        before.confidence
+
+
 def test_propose_goes_through_the_gates_redaction_and_consolidation(memory: Memory) -> None:
     item = {"name": "Troca de Tamanho", "description": "Troca de tamanho em até 30 dias.",
             "type": "procedure", "body": "Pedir a troca a joana@exemplo.com.br em até 30 dias."}

@@ -97,7 +97,6 @@ def test_a_new_customer_only_rule_is_quarantined_with_why() -> None:
 
 @pytest.mark.parametrize(("assessment", "record"), [
     (CUSTOMER_RULE, OnRecord(creates=False)),  # a replay of a deleted concept: nothing is created
-    (CUSTOMER_RULE, OnRecord(exists=True, creates=False)),  # changes a concept on record (consolidation decides)
     (AGENT_RULE, OnRecord(creates=True)),
     (CUSTOMER_REPORT, OnRecord(creates=True)),
     (NOBODY, OnRecord(creates=True)),
@@ -105,6 +104,15 @@ def test_a_new_customer_only_rule_is_quarantined_with_why() -> None:
 def test_everything_else_is_learned_as_consolidation_decides(assessment: Assessment, record: OnRecord) -> None:
     decided = admit(GIFT, assessment, record)
     assert decided.action is Action.LEARN and decided.name == GIFT.name
+
+
+def test_a_live_rule_sighted_again_by_the_customer_alone_counts_nothing() -> None:
+    """No confirmation (confidence, sources) and no conflict: the business did not say it again."""
+    decided = admit(GIFT, CUSTOMER_RULE, OnRecord(exists=True, creates=False))
+    assert decided.action is Action.UNCOUNTED and not decided.held
+    assert "only the customer" in decided.reason
+    for assessment in (AGENT_RULE, CUSTOMER_REPORT, NOBODY):  # the business, or not a rule: as decided
+        assert admit(GIFT, assessment, OnRecord(exists=True, creates=False)).action is Action.LEARN
 
 
 def test_the_result_is_small_and_frozen() -> None:

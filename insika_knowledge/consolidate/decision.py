@@ -39,9 +39,11 @@ from insika_knowledge.consolidate.records import confirm, contradict, first_sigh
 
 #: What a sighting ended as, as the write path reports it (``possible_duplicate``: held for
 #: a human by the naming step, `consolidate.naming`; ``quarantined``: held by the trust
-#: step, `insika_knowledge.trust`; neither is ever an outcome of `decide`).
+#: step, `insika_knowledge.trust`; ``unsupported``: a live concept's rule that only the
+#: customer repeated, nothing written or counted, by the trust step; none of the three is
+#: ever an outcome of `decide`).
 Outcome = Literal[
-    "learned", "confirmed", "merged", "conflict", "replayed", "quarantined", "possible_duplicate"
+    "learned", "confirmed", "merged", "conflict", "replayed", "quarantined", "possible_duplicate", "unsupported"
 ]
 #: The ledger entry a sighting leaves (also the reason of the record's new version).
 SightingKind = Literal["extract", "confirm", "merge", "conflict"]

@@ -228,6 +228,9 @@ def _decide_and_write(
         if admission.action is trust.Action.HOLD:
             tx.release_merge_lease(agent, candidate.name, holder)  # if an earlier round took it
             return "quarantined"  # the customer again: never counts toward confidence
+        if admission.action is trust.Action.UNCOUNTED:
+            tx.release_merge_lease(agent, candidate.name, holder)
+            return "unsupported"  # a live rule that only the customer repeats: no confirmation, no conflict
         if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
             tx.release_merge_lease(agent, candidate.name, holder)
             return None  # the concept changed since the naming step: name it again

@@ -159,7 +159,7 @@ def learn_turn(
                     store, agent, candidate, session_id=session_id, turn_id=turn_id,
                     model=model, events=events, index=search, verdict=verdict, meaning=meaning,
                 ))
-    written = sum(1 for _, o in report.results if o != "replayed")
+    written = sum(1 for _, o in report.results if o not in ("replayed", "unsupported"))
     store.record_extraction(ExtractionRecord(
         agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
         retryable=report.retryable, candidates=report.proposed, written=written,

@@ -121,7 +121,8 @@ class ProposalOut(BaseModel):
     Attributes:
         name: the concept's name as stored (normalised), None when a gate refused it.
         outcome: learned, confirmed, merged, conflict, replayed, quarantined (held for a
-            person: only the customer said it), possible_duplicate; or ``dropped``.
+            person: only the customer said it), possible_duplicate, unsupported (a live
+            rule only the customer repeated: nothing counted); or ``dropped``.
         dropped: the gate that refused it (reason -> 1), empty otherwise.
         redacted: personal data replaced (kind -> count).
     """

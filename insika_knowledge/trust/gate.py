@@ -17,8 +17,10 @@ The write path asks twice per candidate:
    sighting of a held concept that no one but the customer supports writes and counts
    nothing (``HOLD``); one that the agent, a person, a tool or the system supports
    releases it (``RELEASE``); a new concept that only the customer supports and that is
-   rule-shaped is written and held (``QUARANTINE``); otherwise consolidation's write
-   stands (``LEARN``).
+   rule-shaped is written and held (``QUARANTINE``); such a rule sighted again under the
+   name of a live concept writes and counts nothing (``UNCOUNTED``: a customer repeating a
+   rule neither confirms it nor disputes it); otherwise consolidation's write stands
+   (``LEARN``).
 
 A candidate that was not assessed (None: an operator's write, or a caller of
 `insika_knowledge.learn.sight` that gives no verdict) is always ``LEARN``.
@@ -47,6 +49,8 @@ class Action(enum.Enum):
     QUARANTINE = "quarantine"
     #: Write what consolidation decides, and take the concept out of quarantine.
     RELEASE = "release"
+    #: A live concept sighted again without the business: write nothing, count nothing.
+    UNCOUNTED = "uncounted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +110,7 @@ def admit(candidate: Candidate, assessment: Assessment | None, on_record: OnReco
 
     Returns:
         The `Admission`. Before naming its action is ``LEARN`` or ``KEEP_APART``; in the
-        write it is ``LEARN``, ``HOLD``, ``RELEASE`` or ``QUARANTINE``.
+        write it is ``LEARN``, ``HOLD``, ``RELEASE``, ``QUARANTINE`` or ``UNCOUNTED``.
     """
     if assessment is None:
         return Admission(Action.LEARN, candidate.name, "not assessed (an operator's or a caller's own write)")
@@ -129,6 +133,8 @@ def admit(candidate: Candidate, assessment: Assessment | None, on_record: OnReco
         return decided(Action.HOLD, "held in quarantine, and no one but the customer supports it now")
     if assessment.quarantined and on_record.creates:
         return decided(Action.QUARANTINE, why)
+    if assessment.quarantined and on_record.exists:
+        return decided(Action.UNCOUNTED, f"{why}; the concept on record stays as it is, uncounted")
     return decided(Action.LEARN, why)
 
 
