@@ -204,6 +204,14 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Trocamos produtos com defeito em até 30 dias.", "O cliente troca produtos com defeito em até 30 dias."),
         ("The store pays the return shipping.", "The customer pays the return shipping."),
         ("Nos últimos 30 dias, trocamos produtos com defeito.", "Trocamos produtos com defeito em 30 dias."),
+        # a passive names its own agent, or its verb is not one the business alone does
+        ("Import duties are paid by the buyer.", "We pay import duties."),
+        ("Orders are shipped by the seller.", "We ship orders."),
+        ("Returns are requested within 7 days.", "We request returns within 7 days."),
+        ("Orders are cancelled within 24 hours.", "We cancel orders within 24 hours."),
+        ("The customer is refunded by the bank.", "We refund the customer."),
+        ("Customers are refunded within 5 days.", "Customers refund us within 5 days."),
+        ("Orders are shipped within 2 days.", "We ship orders within 5 days."),
     ],
 )
 def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
@@ -242,6 +250,16 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("The store refunds the delivery fee when an order is late.",
          "We refund the delivery fee when an order is late."),
         ("A loja entrega em Recife no mesmo dia.", "Entregamos em Recife no mesmo dia."),
+        # "the store" opening a clause after a leading phrase is the business too
+        ("A loja abre às 9h de segunda a sábado.", "De segunda a sábado, a loja abre às 9h."),
+        # a passive of the business's own operations, with no other agent: the business does it
+        ("We ship orders above $50 for free.", "Orders above $50 are shipped for free."),
+        ("Enviamos os pedidos pelos Correios.", "Os pedidos são enviados pelos Correios."),
+        ("We refund customers within 5 days.", "Customers are refunded within 5 days."),
+        ("We do not ship orders on Sundays.", "Orders are not shipped on Sundays."),
+        ("We can ship orders abroad.", "Orders can be shipped abroad."),
+        ("Aceitamos a troca em até 30 dias.", "A troca é aceita em até 30 dias."),
+        ("Processamos os pedidos em 24 horas.", "Os pedidos são processados em 24 horas."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

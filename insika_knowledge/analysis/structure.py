@@ -30,7 +30,11 @@ that never change what is said: sentences in another order; a leading phrase mov
 the end of a one-clause sentence ("Per passenger, insurance costs 30 dollars" and
 "Insurance costs 30 dollars per passenger"); adjacent phrases with distinct role words
 swapped ("to Campinas from Extrema" and "from Extrema to Campinas"); the comma-separated
-parts of a one-clause sentence in another order (each part keeps its own values).
+parts of a one-clause sentence in another order (each part keeps its own values). It reads
+the passive of one of the business's own operations whose subject names no party as the
+business doing it ("orders above $50 are shipped free" as "we ship orders above $50
+free", `BUSINESS_PASSIVES`); a passive that names its agent keeps that phrase ("by the
+carrier"), so it restates no sentence where the business does it.
 
 `details` gives what a merge must keep of a text (the merge guard): every measure, date,
 name (places, brands, regions), party, negation with the term it negates, role word with
@@ -374,6 +378,8 @@ def _language(text: str, prepared: str) -> str:
 def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     """The token of one folded word (None: a stop word that carries nothing here)."""
     word = _ONE_WORD.get(word, word)
+    if english and word in _DO_AUXILIARIES:
+        return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o)
     if word in CLAUSES:
         return f"c:{CLAUSES[word]}"
     if word == "no" and portuguese:
@@ -399,12 +405,18 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
 
 
 @lru_cache(maxsize=8192)
-def tokens(text: str) -> tuple[str, ...]:
+def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     """`text` as its ordered tokens (see the module doc), with ``.`` and ``,`` boundaries.
 
     ``"5% on Pix, 3% on boleto"`` -> ``("m:5:%", "r:on", "pix", ",", "m:3:%", "r:on", "boleto")``.
+    With `active`, a passive of the business's own operations that names no party in its
+    subject reads as the business doing it (`BUSINESS_PASSIVES`: "orders are shipped free"
+    as "we ship orders free"): the canonical form's reading, not the words as they stand
+    (where a negation stands, for `polarity`).
     """
     prepared = _prepare(text)
+    if active and not _BE_RE.search(prepared):
+        return tokens(text)  # no passive to read: the words as they stand (one cache entry)
     lang = _language(text, prepared)
     portuguese, english = lang == "pt", lang == "en"
     spans = _dates(prepared)
@@ -428,6 +440,7 @@ def tokens(text: str) -> tuple[str, ...]:
     spans.sort(key=lambda s: s.start)
     out: list[str] = []
     at = 0
+    auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
             if piece[0].isalnum():
@@ -436,13 +449,19 @@ def tokens(text: str) -> tuple[str, ...]:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
                             and piece not in _NOT_WE_VERBS and (not out or out[-1] != WE):
                         out.append(WE)  # "trocamos": we (the business) exchange
-                    elif token == STORE and (not out or out[-1] == SENTENCE):
-                        token = WE  # "A loja troca ...": the business, as "we" is
+                    elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
+                        token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
+                    if active and auxiliary and token in BUSINESS_PASSIVES and _active(out, token):
+                        auxiliary = False
+                        continue
                     out.append(token)
+                auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
             elif piece[0] in ".!?;\n":
                 out.append(SENTENCE)
+                auxiliary = False
             else:
                 out.append(PHRASE)
+                auxiliary = False
         if span.token:
             if out and out[-1] in _RANGE_OPENERS and _RANGE_RE.match(span.token):
                 out.pop()  # "between 3 and 5 days", "de 3 a 5 dias": the range's own words
@@ -451,14 +470,54 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-#: The business as a party: "we", a sentence that opens with "the store" / "a loja", and the
-#: subject of a Portuguese verb in the first person plural ("trocamos", "enviamos").
+def _active(out: list[str], verb: str) -> bool:
+    """Rewrite the clause that ends `out` ("orders above $50" + "are shipped") as the
+    business doing `verb` ("we ship orders above $50"): its modals and "not" go before the
+    verb, as an active sentence places them. False (nothing changed) when the clause has
+    no content word, or a pronoun or "the store" is its subject ("the store is closed",
+    "we are charged").
+    """
+    start = len(out)
+    while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
+        start -= 1
+    subject = out[start:]
+    if any(t.startswith("w:") for t in subject) or not any(map(_is_content, subject)):
+        return False
+    markers: list[str] = []
+    while subject and (subject[-1] == "n" or subject[-1].startswith("p:")) and subject[-1][2:] not in PHRASE_POLES:
+        markers.insert(0, subject.pop())
+    out[start:] = [WE, *markers, verb, *subject]
+    return True
+
+
+#: The business as a party: "we", a clause that opens with "the store" / "a loja", the
+#: subject of a Portuguese verb in the first person plural ("trocamos", "enviamos"), and
+#: the one who does its own operations in a passive that names no one else ("orders are
+#: shipped", "os pedidos são enviados pelos Correios": `BUSINESS_PASSIVES`).
 WE: Final = "w:we"
 STORE: Final = "s_store"
 _WE_VERB_RE: Final = re.compile(r"^[a-z]{3,}(?:amos|emos|imos)$")
 #: Words with those endings that are no verbs.
 _NOT_WE_VERBS: Final = frozenset(
     "ultimos proximos minimos maximos otimos primos legitimos intimos ramos temas".split())
+#: English "do", "does" and "did": an auxiliary in English text ("we do not ship").
+_DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
+#: The forms of "be" that make a passive, folded ("é" is read as "ser").
+_BE: Final = frozenset("is are was were be been being ser sao foram sera serao sido sendo era eram seja sejam".split())
+_BE_RE: Final = re.compile(r"\b(?:" + "|".join(sorted(_BE)) + r")\b")
+#: Participles of the operations only the business does to an order, a return or a payment
+#: (shipping, delivering, refunding, exchanging, accepting, processing, issuing, charging,
+#: splitting into installments), read as tokens: after "be" with no party in its subject, the
+#: business does them ("returns are accepted" is "we accept returns"). Requests, payments and
+#: cancellations are not here: a customer does them as well.
+BUSINESS_PASSIVES: Final = frozenset(
+    t for w in ("shipped delivered refunded reimbursed exchanged accepted processed issued charged dispatched "
+                "enviado enviados enviada enviadas entregue entregues reembolsado reembolsados reembolsada "
+                "reembolsadas trocado trocados trocada trocadas aceito aceitos aceita aceitas processado "
+                "processados processada processadas emitido emitidos emitida emitidas cobrado cobrados "
+                "cobrada cobradas despachado despachados despachada despachadas parcelado parcelados "
+                "parcelada parceladas").split()
+    for pt in (False, True) if (t := _word_token(w, pt, not pt)) is not None)
 #: Role words that only open a range ("between 3 and 5", "from 1 to 2", "de 3 a 5").
 _RANGE_OPENERS: Final = frozenset({"r:between", "r:from", "r:de", "r:entre"})
 _RANGE_RE: Final = re.compile(r"m:[^:]*\d-\d")
@@ -508,17 +567,20 @@ def _clauses(sentence: list[str]) -> list[list[str]]:
 
 def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
     """A clause cut into (is_phrase, tokens) chunks: a phrase runs from a role word to the
-    next role word, clause word or phrase boundary, or ends with its first value; the
-    rest is head.
+    next role word, clause word or phrase boundary, or ends with its first value (and the
+    values right after it: the two ends of "de segunda a sábado"); the rest is head.
     """
     chunks: list[tuple[bool, list[str]]] = []
     open_chunk = False
+    valued = False  # the last phrase was just closed by its value
     for token in clause:
         if token == PHRASE:
             open_chunk = False
         elif _is_leader(token):
             chunks.append((True, [token]))
             open_chunk = True
+        elif valued and token.startswith(("m:", "d:")):
+            chunks[-1][1].append(token)  # a second value right after it: "de segunda a sábado" is one span
         elif open_chunk:
             chunks[-1][1].append(token)
             if chunks[-1][0] and token.startswith(("m:", "d:")):
@@ -526,6 +588,8 @@ def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
         else:
             chunks.append((False, [token]))
             open_chunk = True
+        valued = token != PHRASE and not open_chunk and bool(chunks) and chunks[-1][0] \
+            and chunks[-1][1][-1].startswith(("m:", "d:"))
     return [(phrase, tuple(body)) for phrase, body in chunks if body]
 
 
@@ -603,7 +667,7 @@ class Structure:
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
-    seq = tokens(text)
+    seq = tokens(text, active=True)
     flat = [PHRASE if t == SENTENCE else t for t in seq]
     while flat and flat[-1] == PHRASE:
         flat.pop()

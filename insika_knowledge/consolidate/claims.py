@@ -16,7 +16,11 @@ not as bags of words, and they are the same claim only when:
   money normalised (``R$ 1.299,00`` is ``R$ 1299``). What may differ: case, accents,
   punctuation, plurals, contractions (``can't``/``cannot``), number words, the synonyms
   of `analysis.structure.CLAIM_SYNONYMS`, the order of sentences, a leading phrase moved
-  to the end, adjacent phrases with distinct role words swapped;
+  to the end, adjacent phrases with distinct role words swapped, the business named as
+  "we", "the store" opening a clause or a Portuguese verb's person, and the passive of
+  one of the business's own operations that names no one else ("orders are shipped
+  free" restates "we ship orders free"; "duties are paid by the buyer", "returns are
+  requested" do not: `analysis.structure.BUSINESS_PASSIVES`);
 - the **descriptions**, one-line summaries whose wording is free, are either the same
   structure too, or each asserts nothing the other side does not: every value, date,
   name (a place, a region, a brand), party, negation and role word of one description,
