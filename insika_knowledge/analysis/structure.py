@@ -414,9 +414,22 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     as "we ship orders free"): the canonical form's reading, not the words as they stand
     (where a negation stands, for `polarity`).
     """
+    seq, passives = _read(text)
+    if not active or not passives:
+        return seq
+    out = list(seq)
+    shift = 0  # each rewrite adds one token (the party) before the positions after it
+    for at in passives:
+        shift += _active(out, at + shift)
+    return tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """`text`'s tokens as they stand, and the positions of the participles that follow "be"
+    and are in `BUSINESS_PASSIVES` (read once for both of `tokens`' readings).
+    """
     prepared = _prepare(text)
-    if active and not _BE_RE.search(prepared):
-        return tokens(text)  # no passive to read: the words as they stand (one cache entry)
     lang = _language(text, prepared)
     portuguese, english = lang == "pt", lang == "en"
     spans = _dates(prepared)
@@ -439,6 +452,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
         spans.append(_Span(match.start(), match.end(), f"p:{POLES[match.group(0)]}"))
     spans.sort(key=lambda s: s.start)
     out: list[str] = []
+    passives: list[int] = []
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
@@ -451,9 +465,8 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
                         out.append(WE)  # "trocamos": we (the business) exchange
                     elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
-                    if active and auxiliary and token in BUSINESS_PASSIVES and _active(out, token):
-                        auxiliary = False
-                        continue
+                    if auxiliary and token in BUSINESS_PASSIVES:
+                        passives.append(len(out))
                     out.append(token)
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
             elif piece[0] in ".!?;\n":
@@ -467,26 +480,26 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
                 out.pop()  # "between 3 and 5 days", "de 3 a 5 dias": the range's own words
             out.append(span.token)
         at = max(at, span.end)
-    return tuple(out)
+    return tuple(out), tuple(passives)
 
 
-def _active(out: list[str], verb: str) -> bool:
-    """Rewrite the clause that ends `out` ("orders above $50" + "are shipped") as the
-    business doing `verb` ("we ship orders above $50"): its modals and "not" go before the
-    verb, as an active sentence places them. False (nothing changed) when the clause has
-    no content word, or a pronoun or "the store" is its subject ("the store is closed",
-    "we are charged").
+def _active(out: list[str], at: int) -> bool:
+    """Rewrite the clause that ends with the participle at `out[at]` ("orders above $50" +
+    "are shipped") as the business doing it ("we ship orders above $50"): its modals and
+    "not" go before the verb, as an active sentence places them. False (nothing changed)
+    when the clause has no content word, or a pronoun or "the store" is its subject ("the
+    store is closed", "we are charged").
     """
-    start = len(out)
+    start = at
     while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
         start -= 1
-    subject = out[start:]
+    subject = out[start:at]
     if any(t.startswith("w:") for t in subject) or not any(map(_is_content, subject)):
         return False
     markers: list[str] = []
     while subject and (subject[-1] == "n" or subject[-1].startswith("p:")) and subject[-1][2:] not in PHRASE_POLES:
         markers.insert(0, subject.pop())
-    out[start:] = [WE, *markers, verb, *subject]
+    out[start:at + 1] = [WE, *markers, out[at], *subject]
     return True
 
 
@@ -504,7 +517,6 @@ _NOT_WE_VERBS: Final = frozenset(
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").
 _BE: Final = frozenset("is are was were be been being ser sao foram sera serao sido sendo era eram seja sejam".split())
-_BE_RE: Final = re.compile(r"\b(?:" + "|".join(sorted(_BE)) + r")\b")
 #: Participles of the operations only the business does to an order, a return or a payment
 #: (shipping, delivering, refunding, exchanging, accepting, processing, issuing, charging,
 #: splitting into installments), read as tokens: after "be" with no party in its subject, the
