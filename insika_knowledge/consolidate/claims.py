@@ -38,12 +38,14 @@ the naming step uses it to spot a possible duplicate proposed under another name
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
 from insika_knowledge.analysis.structure import content_terms, details, structure, topic
+from insika_knowledge.analysis.text import fold
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
 
@@ -140,8 +142,21 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def same_statement(a: str, b: str) -> bool:
-    """True when text `b` restates text `a`: the same canonical structure."""
-    return structure(a).same_as(structure(b))
+    """True when text `b` restates text `a`: the same words but for case, accents and
+    punctuation (a separator between two digits counts), or the same canonical structure.
+    """
+    return _plain(a) == _plain(b) or structure(a).same_as(structure(b))
+
+
+_PUNCTUATION_RE: Final = re.compile(r"(?:(?<!\d)[^\w]|[^\w](?!\d))+")
+
+
+def _plain(text: str) -> str:
+    """`text` folded (case, accents), its punctuation and spacing read as one space; a mark
+    between two digits ("1,50", "1.299") is kept. "A devolucao e gratuita" is "A devolução é
+    gratuita", whose "e" the structure can only read as "and".
+    """
+    return _PUNCTUATION_RE.sub(" ", fold(text)).strip()
 
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
