@@ -58,6 +58,7 @@ class SessionStatus:
     dropped: Counter[str] = field(default_factory=Counter)
     possible_duplicates: int = 0  # candidates held for a human (`consolidate.naming`)
     quarantined: int = 0  # concepts held in quarantine (`insika_knowledge.trust`)
+    unsupported: int = 0  # live rules only the customer repeated: nothing counted (`trust`)
     detail: str | None = None
 
 
@@ -277,7 +278,7 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         confirmed=report.count("confirmed"), merged=report.count("merged"),
         conflicts=report.count("conflict"), dropped=report.dropped, detail=report.detail,
         possible_duplicates=report.count("possible_duplicate"),
-        quarantined=report.count("quarantined"),
+        quarantined=report.count("quarantined"), unsupported=report.count("unsupported"),
     )
 
 

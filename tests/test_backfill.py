@@ -662,3 +662,16 @@ def test_a_huge_integer_in_the_config_file_names_file_and_line(tmp_path: Path) -
     assert f"--config {config}:" in result.output
     assert "an integer of 5000 digits" in result.output and "line 3, column 10" in result.output
     assert _no_concepts_written(data)
+
+
+def test_the_summary_line_names_what_trust_held_and_left_uncounted() -> None:
+    from insika_knowledge.backfill import BackfillSummary, SessionStatus
+    from insika_knowledge.commands.progress import total_line
+
+    summary = BackfillSummary("airline", [
+        SessionStatus("s1", "done", learned=1, quarantined=1),
+        SessionStatus("s2", "done", unsupported=2),
+    ])
+    line = total_line(summary)
+    assert line.endswith("quarantined 1, unsupported 2"), line
+    assert "unsupported" not in total_line(BackfillSummary("airline", [SessionStatus("s1", "done", learned=1)]))

@@ -133,6 +133,7 @@ def total_line(summary: BackfillSummary) -> str:
         + (f" ({', '.join(f'{k}={v}' for k, v in sorted(dropped.items()))})" if dropped else "")
         + (f", possible duplicates {held}" if (held := summary.total("possible_duplicates")) else "")
         + (f", quarantined {q}" if (q := summary.total("quarantined")) else "")
+        + (f", unsupported {u}" if (u := summary.total("unsupported")) else "")
     )
 
 
