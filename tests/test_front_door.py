@@ -192,6 +192,45 @@ def test_a_live_rule_repeated_by_customers_alone_is_neither_confirmed_nor_raised
         before.confidence
 
 
+@pytest.mark.parametrize("reply", [
+    "We don't ship every order above $50 for free anymore.",  # a denial
+    "Did someone tell you we ship every order above $50 for free?",  # a question
+    "Shipping takes 3 days.",  # a line about something else
+    "Orders ship daily.",
+])
+def test_an_agent_line_that_does_not_state_a_live_rule_does_not_confirm_it(memory: Memory, reply: str) -> None:
+    rule = {"name": "frete-gratis-50", "description": "Orders above $50 ship for free.", "type": "policy",
+            "body": "We ship every order above $50 for free."}
+    stated = [{"role": "assistant", "content": "Yes, we ship every order above $50 for free."}]
+    assert memory.propose(rule, agent=AGENT, session_id="s1", messages=stated).results == \
+        [("frete-gratis-50", "learned")]
+    before = next(c for c in memory.concepts(agent=AGENT) if c.name == "frete-gratis-50")
+    report = memory.propose(rule, agent=AGENT, session_id="s2", messages=[{"role": "assistant", "content": reply}])
+    assert report.results == [("frete-gratis-50", "unsupported")]
+    after = next(c for c in memory.concepts(agent=AGENT) if c.name == "frete-gratis-50")
+    assert (after.confidence, after.sources, after.status) == (before.confidence, before.sources, before.status)
+
+
+@pytest.mark.parametrize("reply", [
+    "You said 'we ship every order above $30 for free' but that's not our policy.",
+    "We ship every order above $30 for free? Not anymore.",
+    "Enviamos grátis todo pedido acima de $30? Não.",
+])
+def test_an_agent_turning_down_another_value_leaves_the_live_rule_as_it_is(memory: Memory, reply: str) -> None:
+    rule = {"name": "frete-gratis", "description": "Orders above $50 ship for free.", "type": "policy",
+            "body": "We ship every order above $50 for free."}
+    stated = [{"role": "assistant", "content": "Yes, we ship every order above $50 for free."}]
+    memory.propose(rule, agent=AGENT, session_id="s1", messages=stated)
+    other = {**rule, "description": "Orders above $30 ship for free.",
+             "body": "We ship every order above $30 for free."}
+    turned_down = [{"role": "user", "content": "Orders above $30 ship for free?"},
+                   {"role": "assistant", "content": reply}]
+    [(name, outcome)] = memory.propose(other, agent=AGENT, session_id="s2", messages=turned_down).results
+    assert outcome == "quarantined" and name != "frete-gratis"
+    live = next(c for c in memory.concepts(agent=AGENT) if c.name == "frete-gratis")
+    assert (live.status, live.confidence) != ("conflict", 0.4) and not live.in_conflict
+
+
 def test_propose_goes_through_the_gates_redaction_and_consolidation(memory: Memory) -> None:
     item = {"name": "Troca de Tamanho", "description": "Troca de tamanho em até 30 dias.",
             "type": "procedure", "body": "Pedir a troca a joana@exemplo.com.br em até 30 dias."}

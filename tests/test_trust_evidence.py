@@ -151,3 +151,31 @@ def test_a_report_of_the_customers_own_experience_is_learned() -> None:
 def test_without_a_conversation_a_rule_is_held_and_a_plain_fact_is_learned() -> None:
     assert assess("Saturday hours.\nThe store opens at 9 am on Saturdays.", "fact", []).quarantined
     assert not assess("Toilets.\nThe toilets are on the second floor.", "fact", []).quarantined
+
+
+GIFT_RULE = "Orders above $50 ship for free.\nWe ship every order above $50 for free."
+
+
+@pytest.mark.parametrize("reply", [
+    "We don't ship every order above $50 for free anymore.",
+    "We no longer ship every order above $50 for free.",
+    "Não enviamos mais grátis todo pedido acima de $50.",
+    "Did someone tell you we ship every order above $50 for free?",
+    "We ship every order above $50 for free? Not anymore.",
+    "You said 'we ship every order above $50 for free' but that's not our policy.",
+])
+def test_an_agent_that_denies_or_only_asks_about_a_rule_does_not_state_it(reply: str) -> None:
+    """With no customer claim in the turn at all: the business side's words are there, but
+    in sentences that deny the rule, or ask about it, none of which states it."""
+    verdict = assess(GIFT_RULE, "policy", said(("assistant", reply)))
+    assert verdict.quarantined and not verdict.business_supported, verdict
+
+
+@pytest.mark.parametrize("reply", [
+    "Yes, we ship every order above $50 for free.",
+    "Every order above $50 ships for free, yes.",
+    "Sim: todo pedido acima de $50 tem frete grátis.",
+])
+def test_an_agent_that_states_a_rule_supports_it(reply: str) -> None:
+    verdict = assess(GIFT_RULE, "policy", said(("user", "Do you have free shipping?"), ("assistant", reply)))
+    assert not verdict.quarantined and verdict.business_supported, verdict

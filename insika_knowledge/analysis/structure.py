@@ -459,10 +459,14 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
             if piece[0].isalnum():
                 token = _word_token(piece, portuguese, english)
+                if token is None and piece in _TENSE_WORDS:
+                    token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram", "vai": when, or how sure
                 if token is not None:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
                             and piece not in _NOT_WE_VERBS and (not out or out[-1] != WE):
                         out.append(WE)  # "trocamos": we (the business) exchange
+                    if _is_content(token) and _past_form(piece, out, portuguese, english):
+                        out.append(PAST)  # "we shipped", "a loja aceitava", "enviou"
                     elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if auxiliary and token in BUSINESS_PASSIVES:
@@ -483,6 +487,34 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(out), tuple(passives)
 
 
+#: Tense and modality, when a rule holds or how sure it is: a past, future or hedged
+#: rule is another claim than the rule as it stands ("orders were shipped free", "will
+#: be", "should be" are not "we ship orders free").
+PAST: Final = "t:past"
+_TENSE_WORDS: Final[dict[str, str]] = {
+    **dict.fromkeys("was were had did been foi foram era eram tinha tinham".split(), PAST),
+    **dict.fromkeys("will shall vai vao ira irao sera serao".split(), "t:future"),
+    **dict.fromkeys("would could might deveria deveriam poderia poderiam seria seriam".split(), "t:conditional"),
+    **dict.fromkeys("should ought".split(), "t:should"),
+}
+#: Portuguese verb endings of the past that no present has (the imperfect of -ar verbs, the
+#: preterite's third person singular; "-aram", "-eram" and "-iram" are also presents:
+#: "declaram", "esperam", "expiram"), and words with them that are no verbs' past ("estou").
+_PT_PAST_RE: Final = re.compile(r"^[a-z]{3,}(?:ava|avam|avamos|ou)$")
+_NOT_PT_PAST: Final = frozenset({"estou"})
+
+
+def _past_form(word: str, out: list[str], portuguese: bool, english: bool) -> bool:
+    """True when folded `word`, about to be read as a content token after `out`, is a verb in
+    the past: in English an "-ed" form right after a pronoun ("we shipped"; elsewhere "-ed"
+    is as often a participle: "orders placed before 2 pm"), in Portuguese an imperfect or
+    preterite form ("aceitava", "enviou").
+    """
+    if english:
+        return word.endswith("ed") and len(word) > 4 and bool(out) and out[-1].startswith("w:")
+    return portuguese and word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None
+
+
 def _active(out: list[str], at: int) -> bool:
     """Rewrite the clause that ends with the participle at `out[at]` ("orders above $50" +
     "are shipped") as the business doing it ("we ship orders above $50"): its modals and
@@ -497,7 +529,8 @@ def _active(out: list[str], at: int) -> bool:
     if any(t.startswith("w:") for t in subject) or not any(map(_is_content, subject)):
         return False
     markers: list[str] = []
-    while subject and (subject[-1] == "n" or subject[-1].startswith("p:")) and subject[-1][2:] not in PHRASE_POLES:
+    while subject and (subject[-1] == "n" or subject[-1].startswith(("p:", "t:"))) \
+            and subject[-1][2:] not in PHRASE_POLES:
         markers.insert(0, subject.pop())
     out[start:at + 1] = [WE, *markers, out[at], *subject]
     return True
@@ -547,7 +580,7 @@ def _is_leader(token: str) -> bool:
 
 def _is_content(token: str) -> bool:
     return (token not in (SENTENCE, PHRASE, WITHDRAWAL, "n")
-            and token[:2] not in ("r:", "c:", "p:", "w:"))
+            and token[:2] not in ("r:", "c:", "p:", "w:", "t:"))
 
 
 # ----------------------------------------------------------------------------- canonical form

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from insika_knowledge import trust
+from insika_knowledge import consolidate, trust
+from insika_knowledge.candidate import Candidate
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.consolidate import Outcome
 from insika_knowledge.errors import ModelFailure, UserError
@@ -150,8 +151,8 @@ def learn_turn(
             report.proposed = screened.proposed
             report.dropped = screened.dropped
             report.redacted = screened.redacted
-            shown = [f"{name}: {description}" for name, description in request.known]
             for candidate in screened.candidates:
+                shown = _vouching(store, agent, candidate, request.known)
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
                                        candidate.evidence, known=shown, withheld=withheld)
                 candidate = routed(store, agent, candidate, verdict)
@@ -171,3 +172,20 @@ def learn_turn(
             candidates=report.proposed, written=written, dropped=dict(report.dropped),
         ))
     return report
+
+
+def _vouching(store: Store, agent: str, candidate: Candidate, known: Sequence[tuple[str, str]]) -> list[str]:
+    """The known concepts the model was shown that vouch for the values `candidate` states
+    (``name: description``; `trust.grounding.unstated_values`).
+
+    Each of them, except the concept the candidate restates: a concept vouches for the
+    values of another claim (a new rule citing it, or an extension of it), but not for a
+    restatement of itself, which must find its values in the turn ("Shipping takes 3 days"
+    is no sighting of "Orders above $50 ship for free").
+    """
+    shown = [(name, f"{name}: {description}") for name, description in known]
+    if not any(name == candidate.name for name, _ in shown):
+        return [text for _, text in shown]
+    stored = store.get(agent, candidate.name)
+    restates = stored is not None and consolidate.same_claim(stored.concept, candidate)
+    return [text for name, text in shown if not (restates and name == candidate.name)]

@@ -17,7 +17,10 @@ Only what the business side said is learned. With a conversation:
   quarantined when the business side said none of its words (written from nothing, or
   a customer-only turn), or when the customer asserted at least a quarter of it and more
   of it than the business side said at all (the customer's claim, paraphrased or
-  translated).
+  translated), or when the business side turns it down (asks about it, reports it, or
+  mostly negates it: `trust.evidence.turns_down`) and its sentences that state it say
+  less than a quarter of it ("We don't ship every order above $50 for free anymore",
+  "Did someone tell you we ship for free?").
 
 Without a conversation (``propose`` or MCP's ``propose_concept`` with no evidence), the
 proposer vouches for plain facts, and a rule-shaped claim (`trust.rules.rule_markers`)
@@ -40,6 +43,7 @@ from insika_knowledge.trust.grounding import (
     shares,
     speaker,
     supporters,
+    turned_down,
     unstated_values,
 )
 from insika_knowledge.trust.rules import is_report, rule_markers
@@ -123,7 +127,8 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business_words, asserted = said_shares(claim, transcript)
         customers = asserted >= MIN_NOVELTY and business_words < asserted
         if (business_words == 0 and asserted >= MIN_NOVELTY) if _acted(transcript) \
-                else (business_words == 0 or customers):
+                else (business_words == 0 or customers or (
+                    shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
             return Assessment(who, markers, True, None, report)
     if quarantined:  # the business side's sentences together may still cover it
         business_share, customer_share = shares(claim, transcript)

@@ -12,8 +12,10 @@ it, quoted verbatim. `check` verifies them against the transcript:
    take note of it: its polarity must agree with the claim's on every term they share
    ("we do **not** have a 40% discount" is no support for "a 40% discount"), it must not
    be an acknowledgement or a hedge ("noted", "got it", "let me check", "anotado",
-   "vou verificar"), and it must not only echo what the customer asserted before it
-   ("Got it, R$ 100 then" after "it's cem reais now");
+   "vou verificar"), a question ("Did someone tell you we ship for free?") or a report of
+   what someone else said ("You said we ship for free, but..."), and it must not only
+   echo what the customer asserted before it ("Got it, R$ 100 then" after "it's cem reais
+   now");
 3. together the verified sentences must carry every value and date of the claim (with
    its unit: "R$ 40" is no support for "40%"), and what the claim is about: at least one
    shared name or term when the claim has values, half of its content terms otherwise.
@@ -54,6 +56,12 @@ ACKNOWLEDGED: Final = re.compile(
     r"|encaminhar|repassar)|deixa eu (?:ver|verificar|checar)|nao tenho certeza|se for assim"
     r"|obrigad[oa] (?:por avisar|pela informacao)|bom saber)\b"
 )
+#: Sentences that report what someone else said, not what the business states (folded):
+#: "you said we ship for free, but...", "disseram que a troca é grátis?".
+REPORTED: Final = re.compile(
+    r"\b(?:you (?:said|say|mentioned|heard|read|were told|saw)|(?:someone|somebody|they|who) told you"
+    r"|according to you|voce (?:disse|falou|mencionou|ouviu|leu|viu)|vc (?:disse|falou|viu)"
+    r"|(?:te|lhe) (?:disseram|falaram|informaram)|quem (?:te|lhe) (?:disse|falou))\b")
 #: A question that asserts and asks for agreement ("..., right?", "..., né?"): the
 #: customer said it; an agent's yes to it is an echo, not the business's statement.
 TAG_QUESTION: Final = re.compile(
@@ -159,7 +167,8 @@ class Reading:
 
     Attributes:
         states: True when it states the claim's side of things (see the module doc).
-        why: when it does not, why: ``acknowledged``, ``contradicts``, ``echo``.
+        why: when it does not, why: ``acknowledged``, ``asks``, ``reported``,
+            ``contradicts``, ``echo``.
     """
 
     states: bool
@@ -172,10 +181,36 @@ def _non(text: str) -> str:
 
 
 def polarity_agrees(claim: str, sentence: str) -> bool:
-    """True when no term the two share is negated in one and asserted in the other."""
-    theirs = dict(polarity(_non(sentence)))
-    ours = dict(polarity(_non(claim)))
+    """True when no term the two share is negated in one and asserted in the other (a
+    term a text both asserts and negates, "ships only to Brazil; no international
+    shipping", takes no side).
+    """
+    theirs, ours = _sided(polarity(_non(sentence))), _sided(polarity(_non(claim)))
     return all(theirs[term] == negated for term, negated in ours.items() if term in theirs)
+
+
+def turns_down(claim: str, sentence: str) -> bool:
+    """True when business `sentence` turns `claim` down rather than says something else
+    about it: it asks about it, reports what someone else said, or negates at least as
+    many of the terms the two share as it asserts ("We don't ship every order above $50 for
+    free anymore"; not "we only deliver in Brazil, so we can't ship to Portugal" for "ships
+    only to Brazilian addresses; requests to ship to Portugal are declined").
+    """
+    folded = fold(sentence)
+    if folded.rstrip(" \t\"'”’)").endswith("?") or REPORTED.search(folded):
+        return True
+    theirs, ours = _sided(polarity(_non(sentence))), _sided(polarity(_non(claim)))
+    shared = [term for term in ours if term in theirs]
+    opposite = sum(theirs[term] != ours[term] for term in shared)
+    return opposite > 0 and 2 * opposite >= len(shared)
+
+
+def _sided(read: Iterable[tuple[str, bool]]) -> dict[str, bool]:
+    """Term -> negated, for the terms read one way only."""
+    sides: dict[str, set[bool]] = {}
+    for term, negated in read:
+        sides.setdefault(term, set()).add(negated)
+    return {term: next(iter(both)) for term, both in sides.items() if len(both) == 1}
 
 
 def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece]) -> Reading:
@@ -186,8 +221,13 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece]) -> Re
         sentence: one sentence of a business piece.
         said_before: the pieces before it in the transcript.
     """
-    if ACKNOWLEDGED.search(fold(sentence)):
+    folded = fold(sentence)
+    if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
+    if folded.rstrip(" \t\"'”’)").endswith("?"):
+        return Reading(False, "asks")
+    if REPORTED.search(folded):
+        return Reading(False, "reported")
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
     if _echo(claim, sentence, said_before):

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.analysis.text import fold, text_language
-from insika_knowledge.trust.evidence import Piece, asserted, pieces, read_sentence, sentences
+from insika_knowledge.trust.evidence import Piece, asserted, pieces, read_sentence, sentences, turns_down
 from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
@@ -126,9 +126,11 @@ def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: It
     return frozenset(_bare(t) for t in wanted)
 
 
-#: Numbers of a claim that are no values: a link's target (``[[cep-13-campinas]]``) and a
-#: step's number (``1) ...``, ``2. ...`` at a line's start).
-_NOT_VALUE_TEXT_RE: Final = re.compile(r"\[\[[^\]]*\]\]|(?m:^\s*\d{1,2}[.)](?=\s))|(?<=\s)\d{1,2}\)(?=\s)")
+#: Numbers of a claim that are no values: a link's target (``[[cep-13-campinas]]``), a
+#: step's number (``1) ...``, ``2. ...`` at a line's start) and a masked pattern ("CEPs
+#: 13xxx", "01xxx-xxx": a prefix, not a number anyone states).
+_NOT_VALUE_TEXT_RE: Final = re.compile(
+    r"\[\[[^\]]*\]\]|(?m:^\s*\d{1,2}[.)](?=\s))|(?<=\s)\d{1,2}\)(?=\s)|\b\d+[xX]{2,}(?:-[xX]+)?\b")
 #: Values too common to be made up unless they are a price or a share: "only one order",
 #: "um item" (an article or a count); "a 1% fee" and "R$ 1" are checked.
 _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
@@ -259,3 +261,16 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
             if text & wanted and read_sentence(claim, sentence, parts[:at]).states:
                 business |= text & wanted
     return len(business) / len(wanted), len(customer) / len(wanted)
+
+
+def turned_down(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
+    """True when a business sentence that shares words with `claim` turns it down
+    (`trust.evidence.turns_down`: asks about it, reports it, or mostly negates it).
+    """
+    wanted = features(claim)
+    for piece in pieces(list(messages), speaker, message_text):
+        if piece.business:
+            for sentence in sentences(piece.text):
+                if features(sentence) & wanted and turns_down(claim, sentence):
+                    return True
+    return False
