@@ -46,6 +46,10 @@ def complete(markdown: str, defaults: Mapping[str, object]) -> tuple[str, frozen
             description) is missing; the line and field are named.
     """
     front, rest = split_record(markdown)
+    first = next((i for i, line in enumerate(front) if line.strip() and not line.lstrip().startswith("#")), None)
+    if first is not None and front[first].lstrip()[:1] in "{[":
+        raise ConceptFormatError("write the frontmatter as 'key: value' lines, one a line (not a {...} or "
+                                 "[...] block): the keys left out are added as lines", line=first + 2)
     have = read_frontmatter(front)[0].keys()
     for key in REQUIRED:
         if key not in have:

@@ -778,7 +778,11 @@ def _value(key: str, node: yaml.Node, line: int) -> Any:
 def _field_at(front_lines: list[str], index: int | None) -> str | None:
     if index is None or not front_lines:
         return None
-    for i in range(min(index, len(front_lines) - 1), -1, -1):
+    at = min(index, len(front_lines) - 1)
+    indented = re.match(r"\t+([A-Za-z_][\w-]*)\s*:", front_lines[at])  # a key a tab indents is its own line's
+    if indented:
+        return indented.group(1)
+    for i in range(at, -1, -1):
         match = re.match(r"([A-Za-z_][\w-]*)\s*:", front_lines[i])
         if match:
             return match.group(1)

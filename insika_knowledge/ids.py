@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from insika_knowledge.errors import InvalidName, UserError
+from insika_knowledge.errors import InvalidName, UserError, wrong_type
 
 #: The tenant a call uses when it names none.
 DEFAULT_TENANT: Final = "default"
@@ -45,9 +45,12 @@ def check_agent(agent: str) -> str:
     """Return `agent` if it is a valid agent id (``[A-Za-z0-9][A-Za-z0-9_.-]{0,127}``).
 
     Raises:
-        InvalidName: otherwise.
+        ArgumentTypeError: `agent` is not a str.
+        InvalidName: it is not a valid id.
     """
-    if not isinstance(agent, str) or not AGENT_RE.fullmatch(agent):
+    if not isinstance(agent, str):
+        raise wrong_type("agent id", "agent", agent, "a str")
+    if not AGENT_RE.fullmatch(agent):
         raise InvalidName(
             f"agent {agent!r} is not valid: start with a letter or digit, then up to 127 "
             "letters, digits, '_', '.' or '-'"

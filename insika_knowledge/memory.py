@@ -1296,11 +1296,14 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
 
     Raises:
         ArgumentTypeError: `messages` is not such a sequence, or one item is not a mapping
-            (named by its index).
+            with text keys (named by its index).
     """
     if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Sequence):
         raise wrong_type(where, argument, messages, "a list of message dicts (role, content)")
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise wrong_type(where, f"{argument}[{i}]", message, "a message dict (role, content)")
+        key = next((k for k in message if not isinstance(k, str)), None)
+        if key is not None:
+            raise wrong_type(where, f"a key of {argument}[{i}]", key, "a str")
     return [dict(m) for m in messages]

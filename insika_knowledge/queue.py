@@ -56,7 +56,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
@@ -403,9 +403,16 @@ class ExtractionQueue:
             if not isinstance(message, Mapping):
                 raise UserError(f"a turn's messages[{i}] must be a message dict (role, content), "
                                 f"got {type(message).__name__}")
+            key = next((k for k in message if not isinstance(k, str)), None)
+            if key is not None:
+                raise UserError(f"a turn's messages[{i}] has a key that is not text: {key!r}")
         knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
                                     ensure_ascii=False, default=str)
-        messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)
+        try:
+            messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)
+        except (TypeError, ValueError, RecursionError) as exc:  # a value JSON cannot hold
+            raise UserError(f"a turn's messages[{_unencodable(messages)}] cannot be stored as JSON: "
+                            f"{str(exc)[:200]}") from None
         if self._autostart:
             self.start()
         return knowledge_json, messages_json
@@ -943,3 +950,13 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, InsikaError):
         return short_reason(exc)
     return f"{type(exc).__name__}: {short_reason(exc)}"
+
+
+def _unencodable(messages: Sequence[Any]) -> int | str:
+    """The index of the first message JSON cannot encode (``?`` when each alone can)."""
+    for i, message in enumerate(messages):
+        try:
+            json.dumps(message, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return i
+    return "?"

@@ -141,8 +141,10 @@ Corrigido por uma pessoa.
     ("---\nname: Not A Slug\ndescription: d\n---\n\nbody\n", "line 2, field 'name'"),
     ("---\nname: x\ndescription: d\nconfidence: 7\n---\n\nbody\n", "line 4, field 'confidence'"),
     # a tab indents no YAML key: the line with the tab is named, not a "missing key" further down
-    ("---\nname: x\n\tdescription: d\n---\n\nbody\n", "line 3, field 'name': invalid YAML: found character '\\t'"),
-    ("---\n\tname: x\ndescription: d\n---\n\nbody\n", "line 2: invalid YAML: found character '\\t'"),
+    ("---\nname: x\n\tdescription: d\n---\n\nbody\n",
+     "line 3, field 'description': invalid YAML: found character '\\t'"),
+    ("---\n{name: x, description: d}\n---\n\nbody\n", "line 2: write the frontmatter as 'key: value' lines"),
+    ("---\n\tname: x\ndescription: d\n---\n\nbody\n", "line 2, field 'name': invalid YAML: found character '\\t'"),
     ("---\n- name: x\n- description: d\n---\n\nbody\n", "line 2: the frontmatter must be 'key: value' lines"),
     ("---\njust text\n---\n\nbody\n", "line 2: the frontmatter must be 'key: value' lines"),
 ])
@@ -162,6 +164,14 @@ def test_put_reads_a_byte_order_mark_and_any_line_ends_as_the_parser_does(memory
     stored = memory.put(text, agent=AGENT)
     assert (stored.name, stored.description, stored.body) == (
         "frete-gratis", "Frete grátis acima de R$ 199.", "Acima de R$ 199.")
+
+
+@pytest.mark.parametrize("agent", [None, 5, b"store"])
+def test_an_agent_id_that_is_not_text_is_a_type_error(memory: Memory, agent: object) -> None:
+    from insika_knowledge.errors import ArgumentTypeError
+
+    with pytest.raises(ArgumentTypeError, match="agent must be a str"):
+        memory.put("---\nname: x\ndescription: d\n---\n\nbody\n", agent=agent)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("agent", ["..", ".", "-store", "_x"])

@@ -267,9 +267,18 @@ def test_a_running_worker_finds_turns_another_process_queued(tmp_path: Path) -> 
     memory.close()
 
 
+def _circular() -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "user", "content": "oi"}
+    message["self"] = message
+    return message
+
+
 @pytest.mark.parametrize("messages, where", [
     (["hello"], "messages[0]"),
     ([{"role": "user", "content": "oi"}, 7], "messages[1]"),
+    ([{("a", "b"): 1, "role": "user", "content": "hi"}], "messages[0]"),
+    ([{"role": "user", "content": "oi"}, _circular()], "messages[1]"),
+    ([{"role": "user", "content": 10 ** 5000}], "messages[0]"),
 ])
 def test_a_turn_whose_messages_are_not_dicts_is_refused_at_submit_not_queued(
         tmp_path: Path, messages: list[Any], where: str) -> None:
@@ -278,7 +287,7 @@ def test_a_turn_whose_messages_are_not_dicts_is_refused_at_submit_not_queued(
     memory = _memory(tmp_path, Gate())
     turn = Turn(agent=AgentSpec(tenant=TENANT, id=AGENT, knowledge={"model": "gate"}),
                 session_id="s1", turn_id="t1", messages=messages)
-    with pytest.raises(UserError, match=rf"{re.escape(where)}.*message dict"):
+    with pytest.raises(UserError, match=re.escape(where)):
         memory.submit(turn)
     queue = memory.learning_queue()
     with pytest.raises(UserError, match=re.escape(where)):
