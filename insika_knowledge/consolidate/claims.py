@@ -20,7 +20,8 @@ not as bags of words, and they are the same claim only when:
   "we", "the store" opening a clause or a Portuguese verb's person, and the passive of
   one of the business's own operations that names no one else ("orders are shipped
   free" restates "we ship orders free"; "duties are paid by the buyer", "returns are
-  requested" do not: `analysis.structure.BUSINESS_PASSIVES`);
+  requested" do not: `analysis.structure.BUSINESS_PASSIVES`), but never its tense or
+  modality ("were shipped", "will be shipped", "should ship" are other claims);
 - the **descriptions**, one-line summaries whose wording is free, are either the same
   structure too, or each asserts nothing the other side does not: every value, date,
   name (a place, a region, a brand), party, negation and role word of one description,
