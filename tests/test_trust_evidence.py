@@ -163,6 +163,12 @@ GIFT_RULE = "Orders above $50 ship for free.\nWe ship every order above $50 for 
     "Did someone tell you we ship every order above $50 for free?",
     "We ship every order above $50 for free? Not anymore.",
     "You said 'we ship every order above $50 for free' but that's not our policy.",
+    "We used to ship every order above $50 for free.",
+    "Orders above $50 were shipped for free until June.",
+    "The website says we ship every order above $50 for free, but that is outdated.",
+    "Other stores ship every order above $50 for free, but we charge $20 on every order.",
+    "We wish we could ship every order above $50 for free.",
+    "I wonder whether we ship every order above $50 for free, let me ask my manager.",
 ])
 def test_an_agent_that_denies_or_only_asks_about_a_rule_does_not_state_it(reply: str) -> None:
     """With no customer claim in the turn at all: the business side's words are there, but
@@ -179,3 +185,39 @@ def test_an_agent_that_denies_or_only_asks_about_a_rule_does_not_state_it(reply:
 def test_an_agent_that_states_a_rule_supports_it(reply: str) -> None:
     verdict = assess(GIFT_RULE, "policy", said(("user", "Do you have free shipping?"), ("assistant", reply)))
     assert not verdict.quarantined and verdict.business_supported, verdict
+
+
+@pytest.mark.parametrize("reply", [
+    "We do not ship orders above $50 for free.",
+    "It is not, sorry. Shipping costs $20 on every order.",
+    "Sure, let me look. Unfortunately we charge $20 shipping on every order, not free above $50.",
+])
+def test_a_no_that_opens_like_a_yes_does_not_state_what_the_customer_asked(reply: str) -> None:
+    verdict = assess(GIFT_RULE, "policy", said(("user", "Do you ship orders above $50 for free?"),
+                                               ("assistant", reply)))
+    assert verdict.quarantined and not verdict.business_supported, verdict
+
+
+@pytest.mark.parametrize("reply", [
+    "Yes! Did you know we ship every order above $50 for free?",
+    "Absolutely! Every order above $50 ships for free - isn't that great?",
+    "Every order above $50 ships for free, did you know that?",
+    "As you saw on our site, we ship every order above $50 for free.",
+])
+def test_an_agent_that_announces_a_rule_with_a_question_mark_states_it(reply: str) -> None:
+    verdict = assess(GIFT_RULE, "policy", said(("user", "Do you have free shipping?"), ("assistant", reply)))
+    assert not verdict.quarantined and verdict.business_supported, verdict
+
+
+def test_an_agent_asking_the_customer_for_what_a_procedure_needs_turns_nothing_down() -> None:
+    """The question carries the procedure's words because the agent is doing it."""
+    claim = ("Before cancelling, obtain the user id, the reservation id and the reason.\n"
+             "To cancel, the agent first obtains the user id, the reservation id and the reason for cancellation.")
+    messages = said(("user", "I want to cancel my flights."),
+                    ("assistant", "Could you please provide your user id, the reservation id and the reason "
+                                  "for the cancellation?"))
+    from insika_knowledge.trust.grounding import turned_down
+
+    assert not turned_down(claim, messages)
+    assert turned_down(claim, said(("assistant", "Did someone tell you we need the user id, the reservation id "
+                                                 "and the reason before cancelling?")))

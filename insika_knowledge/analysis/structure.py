@@ -198,7 +198,10 @@ _CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bwon(?:'|\u2019)t\b", "will not"),
         (r"\bshan(?:'|\u2019)t\b", "shall not"),
         (r"\b([a-z]+)n(?:'|\u2019)t\b", r"\1 not"),
-        (r"(?<=[a-z])(?:'|\u2019)(?:s|re|ve|ll|d|m)\b", ""),
+        (r"(?<=[a-z])(?:'|\u2019)ll\b", " will"),  # "we'll ship": a future, as "we will ship"
+        (r"(?<=[a-z])(?:'|\u2019)d\b", " would"),  # "we'd ship" (would; "had" reads as a past alike)
+        (r"\bused to\b", "usedto"),  # "we used to ship": a past
+        (r"(?<=[a-z])(?:'|\u2019)(?:s|re|ve|m)\b", ""),
     )
 )
 _ONE_WORD: Final = {"desde_que": "if", "sempre_que": "when"}
@@ -342,7 +345,7 @@ def _measures(text: str) -> list[_Span]:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
-    r"|e-mail|email")
+    r"|e-mail|email|used to")
 
 
 _IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
@@ -459,7 +462,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
             if piece[0].isalnum():
                 token = _word_token(piece, portuguese, english)
-                if token is None and piece in _TENSE_WORDS:
+                if piece in _TENSE_WORDS:
                     token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram", "vai": when, or how sure
                 if token is not None:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
@@ -467,6 +470,10 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
                         out.append(WE)  # "trocamos": we (the business) exchange
                     if _is_content(token) and _past_form(piece, out, portuguese, english):
                         out.append(PAST)  # "we shipped", "a loja aceitava", "enviou"
+                    elif not english and _is_content(token) and _PT_FUTURE_RE.match(piece):
+                        out.append(FUTURE)  # "enviaremos"
+                    elif piece in _HEDGES:
+                        out.append(CONDITIONAL)  # "could", "poderia": "can", hedged
                     elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if auxiliary and token in BUSINESS_PASSIVES:
@@ -491,17 +498,25 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 #: rule is another claim than the rule as it stands ("orders were shipped free", "will
 #: be", "should be" are not "we ship orders free").
 PAST: Final = "t:past"
+FUTURE: Final = "t:future"
+CONDITIONAL: Final = "t:conditional"
 _TENSE_WORDS: Final[dict[str, str]] = {
-    **dict.fromkeys("was were had did been foi foram era eram tinha tinham".split(), PAST),
+    **dict.fromkeys("was were had did been usedto got gave took foi foram era eram tinha tinham tinhamos "
+                    "costumava costumavam".split(), PAST),
     **dict.fromkeys("will shall vai vao ira irao sera serao".split(), "t:future"),
-    **dict.fromkeys("would could might deveria deveriam poderia poderiam seria seriam".split(), "t:conditional"),
+    **dict.fromkeys("would deveria deveriam seria seriam".split(), "t:conditional"),
     **dict.fromkeys("should ought".split(), "t:should"),
 }
 #: Portuguese verb endings of the past that no present has (the imperfect of -ar verbs, the
 #: preterite's third person singular; "-aram", "-eram" and "-iram" are also presents:
 #: "declaram", "esperam", "expiram"), and words with them that are no verbs' past ("estou").
-_PT_PAST_RE: Final = re.compile(r"^[a-z]{3,}(?:ava|avam|avamos|ou)$")
-_NOT_PT_PAST: Final = frozenset({"estou"})
+_PT_PAST_RE: Final = re.compile(r"^[a-z]{3,}(?:ava|avam|avamos|ou|iu|eu)$")
+#: Portuguese future endings no present has ("enviaremos", "aceitarao").
+_PT_FUTURE_RE: Final = re.compile(r"^[a-z]{3,}(?:aremos|eremos|iremos|arao|erao|irao)$")
+#: Modals the pole reading merges with "can" that hedge it ("could", "might", "poderia"):
+#: read as a conditional beside the pole.
+_HEDGES: Final = frozenset("could might poderia poderiam".split())
+_NOT_PT_PAST: Final = frozenset("estou europeu chapeu museu trofeu".split())
 
 
 def _past_form(word: str, out: list[str], portuguese: bool, english: bool) -> bool:
@@ -512,7 +527,7 @@ def _past_form(word: str, out: list[str], portuguese: bool, english: bool) -> bo
     """
     if english:
         return word.endswith("ed") and len(word) > 4 and bool(out) and out[-1].startswith("w:")
-    return portuguese and word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None
+    return word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None  # Portuguese, or too short to tell
 
 
 def _active(out: list[str], at: int) -> bool:
@@ -736,7 +751,10 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
                     parts.append([])
                 else:
                     parts[-1].append(token)
-            forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
+            # ...unless two parts hold values: "Pix: 5% off, boleto: 3% off" would then read as
+            # "Pix: 3% off, boleto: 5% off" (a value never leaves its part)
+            if sum(any(t.startswith(("m:", "d:")) for t in p) for p in parts) <= 1:
+                forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
     return frozenset(forms)
 
 

@@ -17,10 +17,10 @@ Only what the business side said is learned. With a conversation:
   quarantined when the business side said none of its words (written from nothing, or
   a customer-only turn), or when the customer asserted at least a quarter of it and more
   of it than the business side said at all (the customer's claim, paraphrased or
-  translated), or when the business side turns it down (asks about it, reports it, or
-  mostly negates it: `trust.evidence.turns_down`) and its sentences that state it say
-  less than a quarter of it ("We don't ship every order above $50 for free anymore",
-  "Did someone tell you we ship for free?").
+  translated), or when the business side turns it down (asks about it, reports it, says
+  it in another tense, or mostly negates it: `trust.evidence.turns_down`) and its
+  sentences that state it say less than a quarter of it ("We don't ship every order above
+  $50 for free anymore", "Did someone tell you we ship for free?", "We used to ship...").
 
 Without a conversation (``propose`` or MCP's ``propose_concept`` with no evidence), the
 proposer vouches for plain facts, and a rule-shaped claim (`trust.rules.rule_markers`)
@@ -84,7 +84,8 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     """Assess one candidate against the turn it came from.
 
     Args:
-        claim: the candidate's description and body as one text (after redaction).
+        claim: the candidate's description and body as one text (after redaction), the
+            description its first line (`trust.evidence.turns_down` reads it).
         concept_type: the candidate's type (``fact``, ``policy``, ...).
         messages: the turn's transcript, oldest first (empty: no conversation given).
         evidence: the quotes the proposer gave for it (`trust.evidence.check`); None

@@ -50,7 +50,7 @@ _CUSTOMER_LINE: Final = re.compile(
 #: catches an agreeable repeat of the customer).
 ACKNOWLEDGED: Final = re.compile(
     r"\b(?:noted|got it|understood|i see|thanks? (?:you )?for (?:letting me know|the info|the tip|telling)"
-    r"|i(?:'ll| will) (?:pass (?:it|this|that) on|note|check|look into|verify|forward)|let me (?:check|verify|see)"
+    r"|i(?:'ll| will) (?:pass (?:it|this|that) on|note|check|look into|verify|forward)|let me (?:check|verify|see|look)"
     r"|i(?:'m| am) not sure|if that(?:'s| is) (?:the case|true)|good to know"
     r"|anotado|anotei|entendido|entendi|registrado|registrei|vou (?:verificar|checar|anotar|registrar|confirmar"
     r"|encaminhar|repassar)|deixa eu (?:ver|verificar|checar)|nao tenho certeza|se for assim"
@@ -59,9 +59,26 @@ ACKNOWLEDGED: Final = re.compile(
 #: Sentences that report what someone else said, not what the business states (folded):
 #: "you said we ship for free, but...", "disseram que a troca é grátis?".
 REPORTED: Final = re.compile(
-    r"\b(?:you (?:said|say|mentioned|heard|read|were told|saw)|(?:someone|somebody|they|who) told you"
-    r"|according to you|voce (?:disse|falou|mencionou|ouviu|leu|viu)|vc (?:disse|falou|viu)"
-    r"|(?:te|lhe) (?:disseram|falaram|informaram)|quem (?:te|lhe) (?:disse|falou))\b")
+    r"\b(?:you (?:said|say|mentioned|heard|were told)|(?:someone|somebody|they|who|\w+ friend) told you"
+    r"|according to you|(?:the )?(?:website|site|ad|advert|flyer|post|page) (?:says|said|claims|claimed)"
+    r"|other (?:stores|shops|companies) |voce (?:disse|falou|mencionou|ouviu)|vc (?:disse|falou)"
+    r"|(?:te|lhe) (?:disseram|falaram|informaram)|quem (?:te|lhe) (?:disse|falou)|outras lojas"
+    r"|o site (?:diz|dizia|falava))\b")
+#: A question that announces rather than asks ("Did you know we ship for free?", "...,
+#: isn't that great?"): the sentence states what it holds.
+ANNOUNCING: Final = re.compile(
+    r"^\W*(?:did you know|you know what|sabia que|voce sabia|sabia)\b"
+    r"|(?:,|-|\u2013|\u2014)\s*(?:isn'?t (?:that|it) (?:great|nice|good|amazing|awesome|cool)|did you know(?: that)?"
+    r"|nao e (?:otimo|demais|legal)|legal,? ne)\W*$")
+#: A question that asks the customer for something ("Could you please provide your
+#: reservation id...?", "Pode me informar o CPF?"): the agent doing what a procedure says,
+#: not a question about the rule.
+REQUESTING: Final = re.compile(
+    r"^\W*(?:(?:could|can|would|will) you(?: please)?|please|may i (?:have|ask)|may we|"
+    r"(?:voce )?(?:poderia|pode|podes)(?: me)?(?: por favor)?|por favor|me (?:passa|informa|envia|manda))\b")
+#: Words of a sentence that, before the rule, make it a wish, a doubt or a supposition
+#: ("We wish we could...", "I wonder whether...", "If ... we would go broke").
+HYPOTHETICAL: Final = re.compile(r"\b(?:wish|wonder|whether|imagine|suppose|hypothetically|se ao menos|quem dera)\b")
 #: A question that asserts and asks for agreement ("..., right?", "..., né?"): the
 #: customer said it; an agent's yes to it is an echo, not the business's statement.
 TAG_QUESTION: Final = re.compile(
@@ -190,19 +207,49 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
 
 
 def turns_down(claim: str, sentence: str) -> bool:
-    """True when business `sentence` turns `claim` down rather than says something else
-    about it: it asks about it, reports what someone else said, or negates at least as
+    """True when business `sentence`, which says at least half of the words of `claim`'s
+    description (its first line), turns the claim down rather than says something else
+    about it: it asks about it, reports what someone else said, says it in another tense or
+    mood, or negates at least as
     many of the terms the two share as it asserts ("We don't ship every order above $50 for
     free anymore"; not "we only deliver in Brazil, so we can't ship to Portugal" for "ships
     only to Brazilian addresses; requests to ship to Portugal are declined").
     """
+    summary = content_terms(claim.split("\n", 1)[0])
+    if 2 * len(summary & content_terms(sentence)) < len(summary):
+        return False  # about something else: it says less than half of the claim's description
     folded = fold(sentence)
-    if folded.rstrip(" \t\"'”’)").endswith("?") or REPORTED.search(folded):
+    if REQUESTING.search(folded):
+        return False  # the agent asks the customer for something: it turns nothing down
+    if _asks(folded) or REPORTED.search(folded) or HYPOTHETICAL.search(folded) \
+            or not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):
         return True
     theirs, ours = _sided(polarity(_non(sentence))), _sided(polarity(_non(claim)))
     shared = [term for term in ours if term in theirs]
     opposite = sum(theirs[term] != ours[term] for term in shared)
     return opposite > 0 and 2 * opposite >= len(shared)
+
+
+def _asks(folded: str) -> bool:
+    """True when a folded business sentence asks ("Did someone tell you...?", "We ship for
+    free? Not anymore."), not when its question announces ("Did you know we ship for free?")
+    or asks the customer for something ("Could you provide the reservation id?").
+    """
+    return (folded.rstrip(" \t\"')").endswith("?") and ANNOUNCING.search(folded) is None
+            and REQUESTING.search(folded) is None)
+
+
+def tense_agrees(claim: str, sentence: str) -> bool:
+    """True when `sentence` says the claim in the claim's own tense and mood: a past, future
+    or hedged sentence ("We used to ship...", "Orders were shipped free until June", "We
+    could ship...") states no rule the claim gives as it stands (`analysis.structure`'s
+    ``t:`` tokens).
+    """
+    return _tenses(sentence) <= _tenses(claim)
+
+
+def _tenses(text: str) -> frozenset[str]:
+    return frozenset(t for t in tokens(text) if t.startswith("t:"))
 
 
 def _sided(read: Iterable[tuple[str, bool]]) -> dict[str, bool]:
@@ -224,10 +271,12 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece]) -> Re
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
-    if folded.rstrip(" \t\"'”’)").endswith("?"):
+    if _asks(folded):
         return Reading(False, "asks")
-    if REPORTED.search(folded):
+    if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
         return Reading(False, "reported")
+    if not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):  # "did you know" is no past
+        return Reading(False, "tense")
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
     if _echo(claim, sentence, said_before):

@@ -29,8 +29,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.structure import content_terms
-from insika_knowledge.analysis.text import fold, text_language
-from insika_knowledge.trust.evidence import Piece, asserted, pieces, read_sentence, sentences, turns_down
+from insika_knowledge.analysis.text import fold, negation_count, text_language
+from insika_knowledge.trust.evidence import (
+    ACKNOWLEDGED,
+    Piece,
+    asserted,
+    pieces,
+    read_sentence,
+    sentences,
+    turns_down,
+    values_found,
+)
 from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
@@ -57,8 +66,11 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     right?") asserts the customer's claim, and a yes to it is an agreement, not a
     statement (`trust.evidence.asserted`): nothing.
     """
-    if parts[at].speaker == "customer" or not _YES_RE.match(fold(parts[at].text).lstrip(" \t\n!¡")):
-        return frozenset()
+    opening = fold(parts[at].text).lstrip(" \t\n!¡")
+    first = sentences(opening)[0] if opening.strip() else ""
+    if parts[at].speaker == "customer" or not _YES_RE.match(opening) or negation_count(first) \
+            or ACKNOWLEDGED.search(first):
+        return frozenset()  # no yes; a "no" ("We do not...", "Claro que não"); "Sure, let me look"
     for earlier in reversed(parts[:at]):
         if earlier.speaker == "customer":
             return frozenset() if asserted(earlier.text) else features(earlier.text)
@@ -190,9 +202,11 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text: frozenset[str] = affirmed(parts, at)
+        said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         for sentence in sentences(piece.text):
             if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at]).states:
                 text |= features(sentence)
+                said.append(sentence)
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
             text = text | {t for t in wanted if _bare(t) in text}
         have = text & wanted
@@ -203,7 +217,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # in the claim's own language its words must too.
         numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
                    and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
-        if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings:
+        valued = not numbers or numeric or values_found(claim, [(piece.speaker, " ".join(said))])
+        if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued:
             found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
 
