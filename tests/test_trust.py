@@ -104,7 +104,11 @@ def test_a_rule_with_a_value_nothing_the_model_read_states_is_held_whoever_it_ci
     acted = [user("hello"), *LOOKED_UP, agent("Your order 881 was delivered.")]
     assert assess("Returns are free within 60 days of delivery.", "policy", acted).quarantined
     # A stored concept the model was shown states it, about the same thing and in the same unit:
-    assert not assess(claim, "policy", messages, known=["refund-fee: Refunds carry a 10% fee."]).quarantined
+    assert not unstated_values(claim, messages, known=["refund-fee: Refunds carry a 10% fee."])
+    told = [user("Is there a fee for refunds?"), agent("Refunds carry a processing fee, yes.")]
+    assert not assess(claim, "policy", told, known=["refund-fee: Refunds carry a 10% fee."]).quarantined
+    # ...but one word of it in the turn ("refunds go back to the card") is no source
+    assert assess(claim, "policy", messages, known=["refund-fee: Refunds carry a 10% fee."]).quarantined
     assert assess(claim, "policy", messages, known=["cupom: Cupom BEMVINDO dá 10% de desconto."]).quarantined
     assert assess(claim, "policy", messages, known=["extra-bag: An extra bag costs a 10 dollar fee."]).quarantined
     # The same number in another unit, or a customer's bare number, states nothing.

@@ -221,3 +221,13 @@ def test_an_agent_asking_the_customer_for_what_a_procedure_needs_turns_nothing_d
     assert not turned_down(claim, messages)
     assert turned_down(claim, said(("assistant", "Did someone tell you we need the user id, the reservation id "
                                                  "and the reason before cancelling?")))
+
+
+@pytest.mark.parametrize(("claim", "reply"), [
+    ("Gift wrapping is free for members.", "Our members love the new collection."),
+    ("Gift wrapping is free for members.", "Gift cards cannot be refunded."),
+    ("Embrulho para presente é grátis para membros.", "Nossos membros adoram a nova coleção."),
+])
+def test_one_word_of_a_rule_in_the_business_side_is_no_source(claim: str, reply: str) -> None:
+    verdict = assess(f"{claim}\n{claim}", "policy", said(("user", "Hi!"), ("assistant", reply)))
+    assert verdict.quarantined, verdict

@@ -17,7 +17,8 @@ Only what the business side said is learned. With a conversation:
   quarantined when the business side said none of its words (written from nothing, or
   a customer-only turn), or when the customer asserted at least a quarter of it and more
   of it than the business side said at all (the customer's claim, paraphrased or
-  translated), or when the business side turns it down (asks about it, reports it, says
+  translated), or when the business side said at most one word of its description, or
+  when the business side turns it down (asks about it, reports it, says
   it in another tense, or mostly negates it: `trust.evidence.turns_down`) and its
   sentences that state it say less than a quarter of it ("We don't ship every order above
   $50 for free anymore", "Did someone tell you we ship for free?", "We used to ship...").
@@ -35,10 +36,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from insika_knowledge.trust import evidence as quoted
+from insika_knowledge.trust.evidence import pieces
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
     Speaker,
+    features,
     said_shares,
     shares,
     speaker,
@@ -128,13 +131,26 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business_words, asserted = said_shares(claim, transcript)
         customers = asserted >= MIN_NOVELTY and business_words < asserted
         if (business_words == 0 and asserted >= MIN_NOVELTY) if _acted(transcript) \
-                else (business_words == 0 or customers or (
+                else (business_words == 0 or customers or _one_word(claim, transcript) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
             return Assessment(who, markers, True, None, report)
     if quarantined:  # the business side's sentences together may still cover it
         business_share, customer_share = shares(claim, transcript)
         quarantined = not MIN_COVERAGE <= business_share >= customer_share
     return Assessment(who, markers, quarantined, None, report)
+
+
+def _one_word(claim: str, transcript: Sequence[Mapping[str, Any]]) -> bool:
+    """True when the business side said at most one of the words of `claim`'s description
+    (its first line): one shared word is no source ("Our members love the new collection"
+    for "Gift wrapping is free for members").
+    """
+    summary = features(claim.split("\n", 1)[0])
+    said: set[str] = set()
+    for part in pieces(transcript, speaker, message_text):
+        if part.business:
+            said |= features(part.text) & summary
+    return len(said) <= 1 < len(summary)
 
 
 def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:
