@@ -38,7 +38,6 @@ from insika_knowledge.trust.evidence import (
     read_sentence,
     sentences,
     turns_down,
-    values_found,
 )
 from insika_knowledge.wire.messages import message_text
 
@@ -122,7 +121,7 @@ def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: It
     is an article or "only one"), and neither a link's target nor a step's number is a value.
     """
     claimed = features(_NOT_VALUE_TEXT_RE.sub(" ", claim))
-    wanted = {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED)}
+    wanted = _values_of(claimed)
     if not wanted:
         return frozenset()
     about = {t for t in claimed if not _is_number(t)}
@@ -147,6 +146,11 @@ _NOT_VALUE_TEXT_RE: Final = re.compile(
 #: "um item" (an article or a count); "a 1% fee" and "R$ 1" are checked.
 _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
 _PRICED: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
+
+
+def _values_of(claimed: frozenset[str]) -> set[str]:
+    """The value features of a claim's features that count as values (see `unstated_values`)."""
+    return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED)}
 
 
 def _unit(value: str) -> str:
@@ -186,6 +190,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     if not wanted:
         return frozenset()
     numbers = {t for t in wanted if _is_number(t)}
+    values = _values_of(features(_NOT_VALUE_TEXT_RE.sub(" ", claim)))  # what a supporter must hold
     claim_language = text_language(claim)
     said_by_customer: set[str] = set()
     asked = False  # the customer's last message asked a question (an answer may repeat its words)
@@ -217,7 +222,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # in the claim's own language its words must too.
         numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
                    and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
-        valued = not numbers or numeric or values_found(claim, [(piece.speaker, " ".join(said))])
+        held = features(" ".join(said))
+        valued = numeric or all(_states(v, held, business=True) for v in values)
         if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued:
             found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
