@@ -239,6 +239,8 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("A loja devolve o dinheiro em 5 dias.", "A loja devolveu o dinheiro em 5 dias."),
         ("Enviamos pedidos acima de R$ 199 sem frete.", "Enviaremos pedidos acima de R$ 199 sem frete."),
         ("We ship for free.", "We used to ship for free."),
+        ("We don't charge for returns.", "We charge for returns."),
+        ("Não cobramos frete acima de R$ 199.", "Cobramos frete acima de R$ 199."),
         # values swapped between labelled parts of one sentence
         ("Pix: 5% off, boleto: 3% off.", "Pix: 3% off, boleto: 5% off."),
         ("Returns: 30 days, exchanges: 60 days.", "Returns: 60 days, exchanges: 30 days."),

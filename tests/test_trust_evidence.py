@@ -231,3 +231,14 @@ def test_an_agent_asking_the_customer_for_what_a_procedure_needs_turns_nothing_d
 def test_one_word_of_a_rule_in_the_business_side_is_no_source(claim: str, reply: str) -> None:
     verdict = assess(f"{claim}\n{claim}", "policy", said(("user", "Hi!"), ("assistant", reply)))
     assert verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("claim", "reply"), [
+    ("Returns within 30 days are free.", "We don't charge for returns within 30 days."),
+    ("Frete grátis acima de R$ 199.", "Não cobramos frete acima de R$ 199."),
+    ("Devolução grátis em até 7 dias.", "Não cobramos pela devolução em até 7 dias."),
+    ("Returns are free.", "There is no fee for returns."),
+])
+def test_not_charging_for_something_states_that_it_is_free(claim: str, reply: str) -> None:
+    verdict = assess(f"{claim}\n{claim}", "policy", said(("user", "Is that free?"), ("assistant", reply)))
+    assert not verdict.quarantined and verdict.business_supported, verdict

@@ -478,6 +478,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if auxiliary and token in BUSINESS_PASSIVES:
                         passives.append(len(out))
+                    if piece in _CHARGE_WORDS and _uncharged(out):
+                        token = FREE  # "we don't charge for returns", "não cobramos frete": free
                     out.append(token)
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
             elif piece[0] in ".!?;\n":
@@ -492,6 +494,27 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
             out.append(span.token)
         at = max(at, span.end)
     return tuple(out), tuple(passives)
+
+
+#: Words that charge for something: after a negation ("we don't charge", "não cobramos",
+#: "there is no fee") they say it is free (`FREE`, the negation dropped).
+_CHARGE_WORDS: Final = frozenset(
+    "charge charges charged charging cost costs fee fees cobra cobram cobramos cobrar cobrado cobrada "
+    "cobrados cobradas custa custam taxa taxas tarifa tarifas".split())
+FREE: Final = "s_free"
+
+
+def _uncharged(out: list[str]) -> bool:
+    """True when `out` ends with a negation, perhaps followed by a party ("não" + "we"), and
+    drops that negation: the charging word after it reads as free.
+    """
+    at = len(out) - 1
+    while at >= 0 and out[at].startswith("w:"):
+        at -= 1
+    if at < 0 or out[at] != "n":
+        return False
+    del out[at]
+    return True
 
 
 #: Tense and modality, when a rule holds or how sure it is: a past, future or hedged

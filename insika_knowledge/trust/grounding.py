@@ -190,7 +190,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     if not wanted:
         return frozenset()
     numbers = {t for t in wanted if _is_number(t)}
-    values = _values_of(features(_NOT_VALUE_TEXT_RE.sub(" ", claim)))  # what a supporter must hold
+    values = _values_of(content_terms(_NOT_VALUE_TEXT_RE.sub(" ", claim)))  # what a supporter must hold
     claim_language = text_language(claim)
     said_by_customer: set[str] = set()
     asked = False  # the customer's last message asked a question (an answer may repeat its words)
