@@ -240,6 +240,8 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Enviamos pedidos acima de R$ 199 sem frete.", "Enviaremos pedidos acima de R$ 199 sem frete."),
         ("We ship for free.", "We used to ship for free."),
         ("We don't charge for returns.", "We charge for returns."),
+        ("We do not refund all sale items.", "We do not refund any sale items."),
+        ("Customers need a receipt for returns.", "Customers get a receipt for returns."),
         ("Não cobramos frete acima de R$ 199.", "Cobramos frete acima de R$ 199."),
         # values swapped between labelled parts of one sentence
         ("Pix: 5% off, boleto: 3% off.", "Pix: 3% off, boleto: 5% off."),

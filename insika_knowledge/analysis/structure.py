@@ -464,6 +464,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
                 token = _word_token(piece, portuguese, english)
                 if piece in _TENSE_WORDS:
                     token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram", "vai": when, or how sure
+                elif piece in _NEEDS:
+                    token = "p:p_must"  # "customers need a receipt", as "precisa" reads
                 if token is not None:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
                             and piece not in _NOT_WE_VERBS and (not out or out[-1] != WE):
@@ -480,6 +482,9 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
                         passives.append(len(out))
                     if piece in _CHARGE_WORDS and _uncharged(out):
                         token = FREE  # "we don't charge for returns", "não cobramos frete": free
+                    elif piece == "any" and token == "p:p_all":
+                        token = "p:p_any"  # "not any" is none, "not all" some: never read alike
+
                     out.append(token)
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
             elif piece[0] in ".!?;\n":
@@ -502,6 +507,8 @@ _CHARGE_WORDS: Final = frozenset(
     "charge charges charged charging cost costs fee fees cobra cobram cobramos cobrar cobrado cobrada "
     "cobrados cobradas custa custam taxa taxas tarifa tarifas".split())
 FREE: Final = "s_free"
+#: English "need" (a requirement, as "must" and Portuguese "precisa" are); "get" is a filler.
+_NEEDS: Final = frozenset("need needs needed".split())
 
 
 def _uncharged(out: list[str]) -> bool:
