@@ -181,6 +181,11 @@ def test_an_agent_that_denies_or_only_asks_about_a_rule_does_not_state_it(reply:
     "Yes, we ship every order above $50 for free.",
     "Every order above $50 ships for free, yes.",
     "Sim: todo pedido acima de $50 tem frete grátis.",
+    # a question mark that announces, not asks
+    "Yes! Did you know we ship every order above $50 for free?",
+    "Absolutely! Every order above $50 ships for free - isn't that great?",
+    "Every order above $50 ships for free, did you know that?",
+    "As you saw on our site, we ship every order above $50 for free.",
 ])
 def test_an_agent_that_states_a_rule_supports_it(reply: str) -> None:
     verdict = assess(GIFT_RULE, "policy", said(("user", "Do you have free shipping?"), ("assistant", reply)))
@@ -196,17 +201,6 @@ def test_a_no_that_opens_like_a_yes_does_not_state_what_the_customer_asked(reply
     verdict = assess(GIFT_RULE, "policy", said(("user", "Do you ship orders above $50 for free?"),
                                                ("assistant", reply)))
     assert verdict.quarantined and not verdict.business_supported, verdict
-
-
-@pytest.mark.parametrize("reply", [
-    "Yes! Did you know we ship every order above $50 for free?",
-    "Absolutely! Every order above $50 ships for free - isn't that great?",
-    "Every order above $50 ships for free, did you know that?",
-    "As you saw on our site, we ship every order above $50 for free.",
-])
-def test_an_agent_that_announces_a_rule_with_a_question_mark_states_it(reply: str) -> None:
-    verdict = assess(GIFT_RULE, "policy", said(("user", "Do you have free shipping?"), ("assistant", reply)))
-    assert not verdict.quarantined and verdict.business_supported, verdict
 
 
 def test_an_agent_asking_the_customer_for_what_a_procedure_needs_turns_nothing_down() -> None:
