@@ -134,9 +134,11 @@ def test_studio_bursts_under_a_low_descriptor_limit_never_answer_500(tmp_path: P
                 time.sleep(0.3)  # the server's idle worker threads end
                 fds.append(len(os.listdir(f"/proc/{server.pid}/fd")))
         assert statuses and all(code == 200 for code in statuses), sorted(set(statuses))
-        # Flat, not 11-14 more per burst (a leak: about 60 more after six). A loaded machine
-        # can leave one burst's idle threads alive past the 0.3 s: they get a few seconds.
-        settle = time.monotonic() + 5
+        # Flat, not 11-14 more per burst (a leak: about 60 more after six, which never close).
+        # A loaded machine can leave the last bursts' idle threads and their sockets alive past
+        # the 0.3 s (seen in a clean-clone CI run with the other test worker busy: 13 more after
+        # 5 s): they get up to 15 s, and a leak still fails.
+        settle = time.monotonic() + 15
         while len(os.listdir(f"/proc/{server.pid}/fd")) - fds[0] > 10 and time.monotonic() < settle:
             time.sleep(0.1)
         fds.append(len(os.listdir(f"/proc/{server.pid}/fd")))
