@@ -184,7 +184,7 @@ class Reading:
 
     Attributes:
         states: True when it states the claim's side of things (see the module doc).
-        why: when it does not, why: ``acknowledged``, ``asks``, ``reported``,
+        why: when it does not, why: ``acknowledged``, ``asks``, ``reported``, ``tense``,
             ``contradicts``, ``echo``.
     """
 
@@ -202,7 +202,7 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
     term a text both asserts and negates, "ships only to Brazil; no international
     shipping", takes no side).
     """
-    theirs, ours = _sided(polarity(_non(sentence))), _sided(polarity(_non(claim)))
+    theirs, ours = _sides(sentence), _sides(claim)
     return all(theirs[term] == negated for term, negated in ours.items() if term in theirs)
 
 
@@ -221,13 +221,25 @@ def turns_down(claim: str, sentence: str) -> bool:
     folded = fold(sentence)
     if REQUESTING.search(folded):
         return False  # the agent asks the customer for something: it turns nothing down
-    if _asks(folded) or REPORTED.search(folded) or HYPOTHETICAL.search(folded) \
-            or not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):
+    if _off_statement(claim, folded):
         return True
-    theirs, ours = _sided(polarity(_non(sentence))), _sided(polarity(_non(claim)))
+    theirs, ours = _sides(sentence), _sides(claim)
     shared = [term for term in ours if term in theirs]
     opposite = sum(theirs[term] != ours[term] for term in shared)
     return opposite > 0 and 2 * opposite >= len(shared)
+
+
+def _off_statement(claim: str, folded: str) -> str:
+    """Why folded business sentence states no rule whatever its words: ``asks``,
+    ``reported`` (someone else's words, a wish, a doubt) or ``tense``; ``""`` when none.
+    """
+    if _asks(folded):
+        return "asks"
+    if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
+        return "reported"
+    if not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):  # "did you know" is no past
+        return "tense"
+    return ""
 
 
 def _asks(folded: str) -> bool:
@@ -252,10 +264,10 @@ def _tenses(text: str) -> frozenset[str]:
     return frozenset(t for t in tokens(text) if t.startswith("t:"))
 
 
-def _sided(read: Iterable[tuple[str, bool]]) -> dict[str, bool]:
-    """Term -> negated, for the terms read one way only."""
+def _sides(text: str) -> dict[str, bool]:
+    """Term -> negated, for the terms `text` reads one way only ("non-" a negation)."""
     sides: dict[str, set[bool]] = {}
-    for term, negated in read:
+    for term, negated in polarity(_non(text)):
         sides.setdefault(term, set()).add(negated)
     return {term: next(iter(both)) for term, both in sides.items() if len(both) == 1}
 
@@ -271,12 +283,9 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece]) -> Re
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
-    if _asks(folded):
-        return Reading(False, "asks")
-    if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
-        return Reading(False, "reported")
-    if not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):  # "did you know" is no past
-        return Reading(False, "tense")
+    off = _off_statement(claim, folded)
+    if off:
+        return Reading(False, off)
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
     if _echo(claim, sentence, said_before):
