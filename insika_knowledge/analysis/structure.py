@@ -533,8 +533,8 @@ CONDITIONAL: Final = "t:conditional"
 _TENSE_WORDS: Final[dict[str, str]] = {
     **dict.fromkeys("was were had did been usedto got gave took foi foram era eram tinha tinham tinhamos "
                     "costumava costumavam".split(), PAST),
-    **dict.fromkeys("will shall vai vao ira irao sera serao".split(), "t:future"),
-    **dict.fromkeys("would deveria deveriam seria seriam".split(), "t:conditional"),
+    **dict.fromkeys("will shall vai vao ira irao sera serao".split(), FUTURE),
+    **dict.fromkeys("would deveria deveriam seria seriam".split(), CONDITIONAL),
     **dict.fromkeys("should ought".split(), "t:should"),
 }
 #: Portuguese verb endings of the past that no present has (the imperfect of -ar verbs, the
