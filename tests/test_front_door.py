@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,38 @@ def test_propose_goes_through_the_gates_redaction_and_consolidation(memory: Memo
     refused = memory.propose({**item, "confidence": 1.0}, agent=AGENT, session_id="mcp-4")
     assert (refused.results, refused.dropped) == ([], {"stamped_key": 1})
     assert memory.store().extraction(AGENT, "mcp-1", first.turn_id) is not None
+
+
+class _Boom(Exception):
+    pass
+
+
+class _UnreadableList(list):
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise _Boom("iter boom")
+
+
+class _UnreadableItem(Mapping):  # type: ignore[type-arg]
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        raise _Boom("getitem boom")
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(["name", "description"])
+
+    def __len__(self) -> int:
+        return 2
+
+
+@pytest.mark.parametrize("answer", [_UnreadableList([1]), [_UnreadableItem()]])
+def test_a_model_answer_that_fails_while_read_is_a_model_error_not_raised(memory: Memory, answer: list) -> None:
+    class Model:
+        def propose(self, request: object) -> list:
+            return answer
+
+        def merge(self, request: object) -> object:
+            raise _Boom("merge")
+
+    report = memory.learn([{"role": "assistant", "content": "Returns within 30 days."}], agent=AGENT,
+                          session_id="s1", model=Model())
+    assert report.outcome == "model_error" and "boom" in (report.detail or ""), report
+    assert memory.concepts(agent=AGENT) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +133,8 @@ def learn_turn(
         items: Any = None
         try:
             items = model.propose(request)
+            if isinstance(items, list):  # read the answer once, here: a failure reading it is the model's
+                items = [dict(item) if isinstance(item, Mapping) else item for item in list(items)]
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
             report.retry_after_s = failure.retry_after_s
