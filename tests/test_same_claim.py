@@ -212,6 +212,12 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("The customer is refunded by the bank.", "We refund the customer."),
         ("Customers are refunded within 5 days.", "Customers refund us within 5 days."),
         ("Orders are shipped within 2 days.", "We ship orders within 5 days."),
+        # a passive that names its agent is that agent doing it, never another one
+        ("Os CEPs 13000-13999 são atendidos pelo CD de Campinas.", "O CD de Extrema atende os CEPs 13000-13999."),
+        ("Os CEPs 13000-13999 são atendidos pelo CD de Campinas.", "Os CEPs 13000-13999 atendem o CD de Campinas."),
+        ("Import duties are paid by the seller.", "The buyer pays import duties."),
+        ("Import duties are paid by the buyer.", "Import duties are not paid by the buyer."),
+        ("Orders are collected by 6 pm.", "6 pm collects orders."),
         # tense and modality: a past, future or hedged rule is another claim (a fresh reader's attack)
         ("We ship orders above $50 for free.", "Orders above $50 were shipped for free."),
         ("We ship orders above $50 for free.", "Orders above $50 had been shipped for free."),
@@ -297,6 +303,11 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("We can ship orders abroad.", "Orders can be shipped abroad."),
         ("Aceitamos a troca em até 30 dias.", "A troca é aceita em até 30 dias."),
         ("Processamos os pedidos em 24 horas.", "Os pedidos são processados em 24 horas."),
+        # a passive that names its agent, as that agent doing it
+        ("O CD de Campinas atende os CEPs 13000-13999.", "Os CEPs 13000-13999 são atendidos pelo CD de Campinas."),
+        ("The buyer pays import duties.", "Import duties are paid by the buyer."),
+        ("The manager does not approve refunds above $500.", "Refunds above $500 are not approved by the manager."),
+        ("The carrier can collect heavy items.", "Heavy items can be collected by the carrier."),
         # the same tense said otherwise
         ("Orders above $50 were shipped for free.", "We shipped orders above $50 for free."),
         ("Orders above $50 will be shipped for free.", "We will ship orders above $50 for free."),

@@ -33,8 +33,11 @@ swapped ("to Campinas from Extrema" and "from Extrema to Campinas"); the comma-s
 parts of a one-clause sentence in another order (each part keeps its own values). It reads
 the passive of one of the business's own operations whose subject names no party as the
 business doing it ("orders above $50 are shipped free" as "we ship orders above $50
-free", `BUSINESS_PASSIVES`); a passive that names its agent keeps that phrase ("by the
-carrier"), so it restates no sentence where the business does it.
+free", `BUSINESS_PASSIVES`); such a passive that names its agent keeps that phrase ("by
+the carrier"), so it restates no sentence where the business does it. Any other passive
+that names its agent reads as that agent doing it ("the CEPs are served by the Campinas
+DC" as "the Campinas DC serves the CEPs"; an agent that opens with a value, "by 6 pm", is
+a deadline and is left as it stands).
 
 `details` gives what a merge must keep of a text (the merge guard): every measure, date,
 name (places, brands, regions), party, negation with the term it negates, role word with
@@ -414,23 +417,31 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     ``"5% on Pix, 3% on boleto"`` -> ``("m:5:%", "r:on", "pix", ",", "m:3:%", "r:on", "boleto")``.
     With `active`, a passive of the business's own operations that names no party in its
     subject reads as the business doing it (`BUSINESS_PASSIVES`: "orders are shipped free"
-    as "we ship orders free"): the canonical form's reading, not the words as they stand
-    (where a negation stands, for `polarity`).
+    as "we ship orders free"), and any other passive that names its agent reads as that
+    agent doing it ("import duties are paid by the buyer" as "the buyer pays import
+    duties"): the canonical form's reading, not the words as they stand (where a negation
+    stands, for `polarity`).
     """
     seq, passives = _read(text)
     if not active or not passives:
         return seq
     out = list(seq)
-    shift = 0  # each rewrite adds one token (the party) before the positions after it
-    for at in passives:
-        shift += _active(out, at + shift)
+    shift = 0  # a rewrite adds the party, or drops the agent's "by": the positions after it move
+    for at, agent in passives:
+        if at + shift >= len(out):
+            continue
+        if out[at + shift] in BUSINESS_PASSIVES:
+            shift += _active(out, at + shift)
+        elif agent:
+            shift += _agent_active(out, at + shift)
     return tuple(out)
 
 
 @lru_cache(maxsize=8192)
-def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """`text`'s tokens as they stand, and the positions of the participles that follow "be"
-    and are in `BUSINESS_PASSIVES` (read once for both of `tokens`' readings).
+def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
+    """`text`'s tokens as they stand, and the passives in them: the position of each content
+    word right after "be" (a participle), and whether an agent's "by" / "pelo" follows it
+    (read once for both of `tokens`' readings).
     """
     prepared = _prepare(text)
     lang = _language(text, prepared)
@@ -455,7 +466,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         spans.append(_Span(match.start(), match.end(), f"p:{POLES[match.group(0)]}"))
     spans.sort(key=lambda s: s.start)
     out: list[str] = []
-    passives: list[int] = []
+    passives: list[tuple[int, bool]] = []
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
@@ -478,8 +489,10 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
                         out.append(CONDITIONAL)  # "could", "poderia": "can", hedged
                     elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
-                    if auxiliary and token in BUSINESS_PASSIVES:
-                        passives.append(len(out))
+                    if auxiliary and _is_content(token):
+                        passives.append((len(out), False))
+                    elif piece in _AGENT_BY and passives and passives[-1][0] == len(out) - 1:
+                        passives[-1] = (passives[-1][0], True)  # "are served by the Campinas DC"
                     if piece in _CHARGE_WORDS and _uncharged(out):
                         token = FREE  # "we don't charge for returns", "não cobramos frete": free
                     elif piece == "any" and token == "p:p_all":
@@ -499,6 +512,11 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
             out.append(span.token)
         at = max(at, span.end)
     return tuple(out), tuple(passives)
+
+
+#: The words that name a passive's agent right after its participle ("served by", "atendidos
+#: pelo"); bare "por" is as often "per" ("cobrados por item") and is not one.
+_AGENT_BY: Final = frozenset("by pelo pela pelos pelas".split())
 
 
 #: Words that charge for something: after a negation ("we don't charge", "não cobramos",
@@ -579,6 +597,41 @@ def _active(out: list[str], at: int) -> bool:
         markers.insert(0, subject.pop())
     out[start:at + 1] = [WE, *markers, out[at], *subject]
     return True
+
+
+def _agent_active(out: list[str], at: int) -> int:
+    """Rewrite a passive that names its agent, the participle at `out[at]` and ``by`` /
+    ``pelo`` after it ("the CEPs 13000-13999 are served by the Campinas DC"), as the agent
+    doing it ("the Campinas DC serves the CEPs 13000-13999"); its modals and "not" go
+    before the verb. The agent is the content words after "by", with "of" / "de" phrases
+    ("o CD de Campinas"), up to the next phrase. Returns the change in length: -1 (the "by"
+    dropped), or 0 when nothing changed (no content subject, a party in it, or an agent
+    that opens with a value: "delivered by 6 pm" is a deadline).
+    """
+    start = at
+    while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
+        start -= 1
+    end = at + 2
+    while end < len(out) and (_is_content(out[end]) or (out[end] in _OF_ROLES and end > at + 2)):
+        end += 1
+    agent = out[at + 2:end]
+    while agent and agent[-1] in _OF_ROLES:
+        agent.pop()
+        end -= 1
+    subject = out[start:at]
+    if not agent or not _is_content(agent[0]) or agent[0][:2] in ("m:", "d:") \
+            or any(t.startswith("w:") for t in subject) or not any(map(_is_content, subject)):
+        return 0
+    markers: list[str] = []
+    while subject and (subject[-1] == "n" or subject[-1].startswith(("p:", "t:"))) \
+            and subject[-1][2:] not in PHRASE_POLES:
+        markers.insert(0, subject.pop())
+    out[start:end] = [*agent, *markers, out[at], *subject]
+    return -1
+
+
+#: Roles that join a noun to the noun it qualifies inside a passive's agent ("o CD de Campinas").
+_OF_ROLES: Final = frozenset({"r:de", "r:of"})
 
 
 #: The business as a party: "we", a clause that opens with "the store" / "a loja", the
