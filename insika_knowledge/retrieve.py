@@ -15,7 +15,8 @@ numbers, ranges, codes and names, counts there), closeness the concept's cosine 
 scaled between the median concept's (0) and the closest concept's (1) for this message. When
 even the closest concept is not close enough (`confidence` below the model's calibrated
 floor, `FLOORS`), the message is one no concept answers and nothing is returned, unless a
-concept it would return holds one of the message's numbers (a value or a range around it). Both weights
+concept it would return holds one of the message's numbers (a value or a range around it)
+with one of the message's words (a bare "1" names nothing; a CEP names itself). Both weights
 and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
 Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
 
@@ -485,9 +486,10 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     Returns:
         At most `top_k` hits, best first: score = the fused score (0..1), ties by the
         concepts' tie-break (confidence, recency, name); [] below the floor, unless one
-        of the hits holds one of the message's numbers (its value or a range around it:
-        "a table for 4" and "up to 6 people"; the lexical side's exact evidence, which
-        no cosine floor sees).
+        of the hits holds one of the message's numbers (its value or a range around it)
+        with one of its words or as the kind its form names ("a table for 4" and "up to
+        6 people", a bare CEP; the lexical side's exact evidence, which no cosine floor
+        sees; `_states_the_number`).
     """
     below = floor is not None and confidence(similar) < floor
     best = similar.best()
@@ -510,11 +512,21 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
     scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
     hits = [h for h in scored if h.score > 0.0][:top_k]
-    if below:  # no concept is close: unless one of the hits states the message's number
-        numbers = {t for t in wanted if is_numeric_term(t)}
-        if not numbers or not any(numbers & h.entry.terms for h in hits):
-            return []
+    if below and not any(map(_states_the_number(wanted), hits)):
+        return []  # no concept is close, and none states the message's number in its words
     return hits
+
+
+def _states_the_number(wanted: frozenset[str]) -> Callable[[Hit], bool]:
+    """Whether a hit holds one of `wanted`'s numbers (a value, or a range around it) and
+    what it counts: one of the message's words too ("a table for 4" and "up to 6 people"),
+    or the number's own kind when its form names it (a CEP). A bare "1" or "10" names
+    nothing: any concept with a small range holds it.
+    """
+    numbers = {t for t in wanted if is_numeric_term(t)}
+    named = {t for t in wanted if not t.isdigit() and not is_numeric_term(t)} | \
+        {t for t in numbers if t.startswith("zcep")}
+    return lambda hit: bool(numbers & hit.entry.terms) and bool(named & hit.entry.terms)
 
 
 def capped_record(concept: Concept, max_chars: int) -> str:

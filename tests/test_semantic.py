@@ -189,6 +189,23 @@ def test_below_the_floor_a_concept_that_holds_the_messages_number_still_answers(
     assert retriever.search(AGENT, "valise allowance", 5, "auto") == []  # no number: the floor stands
 
 
+@pytest.mark.parametrize("message", ["1", "2", "ok 5", "5 8"])
+def test_below_the_floor_a_bare_number_names_nothing(
+        store: Store, monkeypatch: pytest.MonkeyPatch, message: str) -> None:
+    """A number with no word says nothing it counts: every concept with a small range holds it."""
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.1)
+    assert retriever.search(AGENT, message, 5, "auto"), message  # some concept holds it
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)  # nothing is close
+    assert retriever.search(AGENT, message, 5, "auto") == []
+    assert retriever.block(AGENT, message, 5, "auto") is None
+    # a CEP names what it is: its range's concept still answers it alone
+    assert "cep-13-campinas" in [h.entry.name for h in retriever.search(AGENT, "13050-000", 5, "auto")]
+
+
 @pytest.mark.parametrize("message", [
     "1", "2 2 2", "13000 13999 1-2", "50 dollars 50", "CEP 13050 13050 13050", "5 dias 5 8h 20h",
 ])
