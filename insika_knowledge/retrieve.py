@@ -47,6 +47,7 @@ from xml.sax.saxutils import escape, quoteattr
 from insika_knowledge.analysis.numbers import is_numeric_term
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
 from insika_knowledge.errors import InvalidName, RunTimeFailure, StorageBusy
+from insika_knowledge.escaping import xml_safe
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.embedders import Embedder, family, resolve
 from insika_knowledge.index.fts5 import Fts5Index
@@ -167,16 +168,6 @@ class Retrieved:
     def entries(self) -> list[Entry]:
         """Matched then linked, in block order."""
         return [*self.matched, *self.linked]
-
-
-#: What XML 1.0 forbids of the characters a concept may hold: control characters but tab,
-#: line feed and carriage return, and the two non-characters U+FFFE and U+FFFF.
-_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _xml_safe(text: str) -> str:
-    # drop them rather than emit a broken block
-    return _NOT_XML.sub("", text)
 
 
 class Retriever:
@@ -577,11 +568,11 @@ def render_block(entries: list[Entry]) -> str:
     lines = ["<knowledge>"]
     for entry in entries:
         attrs = (
-            f"name={quoteattr(_xml_safe(entry.name))} confidence=\"{entry.confidence:.2f}\" "
-            f"provenance={quoteattr(_xml_safe(entry.provenance))}"
+            f"name={quoteattr(xml_safe(entry.name))} confidence=\"{entry.confidence:.2f}\" "
+            f"provenance={quoteattr(xml_safe(entry.provenance))}"
         )
         if entry.in_conflict:
             attrs += ' status="conflict"'
-        lines.append(f"  <concept {attrs}>{escape(_xml_safe(entry.description))}</concept>")
+        lines.append(f"  <concept {attrs}>{escape(xml_safe(entry.description))}</concept>")
     lines.append("</knowledge>")
     return "\n".join(lines) + "\n\n" + INSTRUCTION

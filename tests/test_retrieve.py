@@ -4,6 +4,7 @@ import random
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
 from conftest import make_concept
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -141,6 +142,18 @@ def test_no_stored_text_can_close_or_forge_a_tag(text: str) -> None:
     assert len(re.findall(r"</knowledge>", head)) == 1
     # Even raw control characters cannot break the block's XML.
     ET.fromstring(_head(render_block([_entry(text or "x")])))
+
+
+@pytest.mark.parametrize("control", ["\u202e", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069", "\u200f", "\u061c"])
+def test_bidirectional_controls_never_reach_the_prompt(control: str) -> None:
+    """A reviewer would read another order of the words than the model: none is kept."""
+    from insika_knowledge.escaping import prompt_line
+
+    description = f"Frete gr\u00e1tis {control}acima de R$ 199{control} no Sul."
+    block = render_block([_entry(description)])
+    assert control not in block
+    assert ET.fromstring(_head(block))[0].text == "Frete gr\u00e1tis acima de R$ 199 no Sul."
+    assert control not in prompt_line(description)
 
 
 def test_load_knowledge_returns_markdown_and_fires_the_adoption_event(store) -> None:
