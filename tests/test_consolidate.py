@@ -165,6 +165,14 @@ def test_a_contradiction_with_no_room_at_all_keeps_the_body_and_the_heading() ->
     assert after.body.startswith(ON_RECORD.body)
 
 
+def test_a_contradiction_with_no_room_writes_no_version_that_only_moves_its_time() -> None:
+    crowded = _near_limit(5, with_heading=True).replace(confidence=0.4)
+    assert consolidate.contradict(crowded, LONG_CLAIM, "sess_9", NOW) is crowded
+    decision = consolidate.decide(crowded, LONG_CLAIM, already_sighted=False, model_available=False)
+    assert decision.sighting is not None  # the ledger still records it
+    assert consolidate.apply(decision, crowded, LONG_CLAIM, sources=[], session_id="sess_9", now=NOW) is None
+
+
 @given(st.integers(0, 400), st.booleans())
 def test_contradiction_never_cuts_the_heading_or_an_entry(free: int, with_heading: bool) -> None:
     existing = _near_limit(free, with_heading)

@@ -92,6 +92,9 @@ def contradict(existing: Concept, candidate: Candidate, session_id: str, now: st
     instead; when even that does not fit, no entry is added, but the heading is always
     there (the claim text is shortened to make room for it only if it has none and is
     already at the limit), so a 0.4 confidence is never without its visible conflict.
+    When that leaves the record as it was (the body full, its confidence already 0.4),
+    `existing` itself is returned, not re-dated: a contradiction the record has no room
+    for writes no version that differs only in its time (the ledger keeps the sighting).
     """
     who = f"- session `{safe_session_id(session_id)}` at {now}"
     entry_body = "\n".join(f"  {line}" if line else "" for line in candidate.body.split("\n"))
@@ -107,6 +110,8 @@ def contradict(existing: Concept, candidate: Candidate, session_id: str, now: st
         if len(base) + 2 + len(entry) <= BODY_MAX:
             body = f"{base}\n\n{entry}"
             break
+    if body == existing.body and existing.confidence == CONFLICT_CONFIDENCE:
+        return existing
     return existing.replace(body=body, confidence=CONFLICT_CONFIDENCE, updated_at=now)
 
 
