@@ -212,6 +212,11 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("The customer is refunded by the bank.", "We refund the customer."),
         ("Customers are refunded within 5 days.", "Customers refund us within 5 days."),
         ("Orders are shipped within 2 days.", "We ship orders within 5 days."),
+        # a universal after a negation or a value is no generic noun: "not every" is some, "each" per unit
+        ("Not every order ships free.", "Orders do not ship free."),
+        ("Nem todo pedido tem frete grátis.", "Pedidos não têm frete grátis."),
+        ("Two extra bags cost $50 each.", "Two extra bags cost $50."),
+        ("Malas extras custam R$ 100 cada.", "Malas extras custam R$ 100."),
         # a passive that names its agent is that agent doing it, never another one
         ("Os CEPs 13000-13999 são atendidos pelo CD de Campinas.", "O CD de Extrema atende os CEPs 13000-13999."),
         ("Os CEPs 13000-13999 são atendidos pelo CD de Campinas.", "Os CEPs 13000-13999 atendem o CD de Campinas."),
@@ -303,6 +308,12 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("We can ship orders abroad.", "Orders can be shipped abroad."),
         ("Aceitamos a troca em até 30 dias.", "A troca é aceita em até 30 dias."),
         ("Processamos os pedidos em 24 horas.", "Os pedidos são processados em 24 horas."),
+        # a universal determiner only makes its noun generic (the shared airline sample's sessions)
+        ("Every order above R$ 199 ships free.", "Orders above R$ 199 ship free."),
+        ("Todos os pedidos acima de R$ 199 têm frete grátis.", "Pedidos acima de R$ 199 têm frete grátis."),
+        ("The agent confirms which reservations to cancel, then cancels each whole trip.",
+         "The agent confirms which reservation to cancel, then cancels the whole trip."),
+        ("All orders above $50 are shipped for free.", "We ship orders above $50 for free."),
         # a passive that names its agent, as that agent doing it
         ("O CD de Campinas atende os CEPs 13000-13999.", "Os CEPs 13000-13999 são atendidos pelo CD de Campinas."),
         ("The buyer pays import duties.", "Import duties are paid by the buyer."),

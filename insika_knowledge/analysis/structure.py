@@ -423,11 +423,12 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     stands, for `polarity`).
     """
     seq, passives = _read(text)
-    if not active or not passives:
+    if not active:
         return seq
-    out = list(seq)
+    out = _generic(seq)
     shift = 0  # a rewrite adds the party, or drops the agent's "by": the positions after it move
     for at, agent in passives:
+        at -= sum(1 for dropped in out.dropped if dropped < at)
         if at + shift >= len(out):
             continue
         if out[at + shift] in BUSINESS_PASSIVES:
@@ -435,6 +436,35 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
         elif agent:
             shift += _agent_active(out, at + shift)
     return tuple(out)
+
+
+class _Tokens(list[str]):
+    """Tokens being rewritten, with the positions (in the text's reading) dropped so far."""
+
+    dropped: tuple[int, ...] = ()
+
+
+def _generic(seq: tuple[str, ...]) -> _Tokens:
+    """`seq` without the universal determiners that only make a noun generic: "every order
+    above R$ 199 ships free" and "each passenger checks two bags" say what "orders above R$
+    199 ship free" and "a passenger checks two bags" say. One is kept after a negation
+    ("not every order": some) or a value ("R$ 10 each", "$50 cada": per unit), and where no
+    content word follows it.
+    """
+    out = _Tokens()
+    dropped = []
+    for i, token in enumerate(seq):
+        if token == _UNIVERSAL and i + 1 < len(seq) and _is_content(seq[i + 1]) \
+                and seq[i + 1][:2] not in ("m:", "d:") \
+                and not (i and (seq[i - 1] == "n" or seq[i - 1][:2] in ("m:", "d:"))):
+            dropped.append(i)
+            continue
+        out.append(token)
+    out.dropped = tuple(dropped)
+    return out
+
+
+_UNIVERSAL: Final = "p:p_all"
 
 
 @lru_cache(maxsize=8192)
