@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
-from insika_knowledge.analysis.numbers import is_numeric_term
+from insika_knowledge.analysis.numbers import UNITS, is_numeric_term
+from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
 from insika_knowledge.errors import InvalidName, RunTimeFailure, StorageBusy
 from insika_knowledge.escaping import xml_safe
@@ -450,9 +451,19 @@ _WORD: Final = re.compile(r"[^\W_]")
 
 
 def _unheld(index: SearchIndex, agent: str, query: str, top_k: int, held: frozenset[str]) -> list[Hit]:
-    """`index`'s best `top_k` hits for `query` that are not `held` (the one quarantine filter)."""
-    hits = index.search(agent, query, top_k + len(held))
-    return [h for h in hits if h.entry.name not in held][:top_k]
+    """`index`'s best `top_k` hits for `query` that are not `held` (the one quarantine
+    filter) and not about other CEPs than the query's (`_other_places`).
+    """
+    if top_k <= 0:
+        return []
+    elsewhere = _other_places(index.analyse(agent, query))
+    depth = top_k + len(held)
+    while True:
+        hits = index.search(agent, query, depth)
+        kept = [h for h in hits if h.entry.name not in held and not elsewhere(h.entry)]
+        if len(kept) >= top_k or len(hits) < depth:
+            return kept[:top_k]
+        depth *= 2  # concepts about other CEPs took places: read further down the ranking
 
 
 def confidence(similar: Similarities) -> float:
@@ -496,8 +507,9 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     weight = functools.cache(lexical.weight(agent))
     total = sum(2 * weight(t) for t in wanted if not is_numeric_term(t))
     scored = []
+    elsewhere = _other_places(wanted)
     for name, entry in entries.items():
-        if name in held:
+        if name in held or elsewhere(entry):
             continue
         covered = min(1.0, entry_score(entry, wanted, weight) / total) if total else 0.0
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
@@ -508,14 +520,31 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     return hits
 
 
+#: The terms of the unit words (`analysis.numbers.UNITS`: "dias", "kg", "years"...).
+_UNIT_TERMS: Final = frozenset(t for word in UNITS for t in query_terms(word) if not is_numeric_term(t))
+
+
+def _other_places(wanted: frozenset[str]) -> Callable[[Entry], bool]:
+    """Whether a concept states CEPs, none of them the message's: a CEP names a place, and
+    a concept about the CEPs 13000-13999 does not answer "qual o prazo para o CEP
+    01310-100?" however close its words are (it answers other places). False for every
+    concept when the message holds no CEP.
+    """
+    ceps = {t for t in wanted if t.startswith("zcep")}
+    if not ceps:
+        return lambda entry: False
+    return lambda entry: not (ceps & entry.terms) and any(t.startswith("zcep") for t in entry.terms)
+
+
 def _states_the_number(wanted: frozenset[str]) -> Callable[[Hit], bool]:
     """Whether a hit holds one of `wanted`'s numbers (a value, or a range around it) and
-    what it counts: one of the message's words too ("a table for 4" and "up to 6 people"),
-    or the number's own kind when its form names it (a CEP). A bare "1" or "10" names
-    nothing: any concept with a small range holds it.
+    what it counts: one of the message's words too, not a unit ("a table for 4" and "up to
+    6 people"), or the number's own kind when its form names it (a CEP). A bare "1" or
+    "10" names nothing, nor does "20 days" (any concept with a small range of days holds
+    it: "my cat is 20 days old" is no question about returns within 30 days).
     """
     numbers = {t for t in wanted if is_numeric_term(t)}
-    named = {t for t in wanted if not t.isdigit() and not is_numeric_term(t)} | \
+    named = {t for t in wanted if not t.isdigit() and not is_numeric_term(t) and t not in _UNIT_TERMS} | \
         {t for t in numbers if t.startswith("zcep")}
     return lambda hit: bool(numbers & hit.entry.terms) and bool(named & hit.entry.terms)
 

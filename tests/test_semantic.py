@@ -189,6 +189,30 @@ def test_below_the_floor_a_concept_that_holds_the_messages_number_still_answers(
     assert retriever.search(AGENT, "valise allowance", 5, "auto") == []  # no number: the floor stands
 
 
+@pytest.mark.parametrize("message", ["Meu gato nasceu há 3 dias, que ração ele come?",
+                                     "My dog is 2 days old, what should he eat?"])
+def test_below_the_floor_a_number_with_only_its_unit_names_nothing(
+        store: Store, monkeypatch: pytest.MonkeyPatch, message: str) -> None:
+    """"3 dias" is inside "até 5 dias úteis", and says nothing of refunds: the unit is no topic."""
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)  # nothing is close
+    assert retriever.search(AGENT, message, 5, "auto") == []
+    # a word of the message beside the number still rescues it
+    assert retriever.search(AGENT, "Reembolso de 3 dias?", 5, "auto")
+
+
+def test_a_concept_about_other_ceps_never_answers_a_cep(store: Store) -> None:
+    """A CEP names a place: the Campinas concept (13000-13999) does not answer 01310-100."""
+    retriever = _retriever(store)
+    outside = [h.entry.name for h in retriever.search(AGENT, "Qual o prazo para o CEP 01310-100?", 5, "auto")]
+    assert "cep-13-campinas" not in outside
+    inside = [h.entry.name for h in retriever.search(AGENT, "Qual o prazo para o CEP 13050-100?", 5, "auto")]
+    assert inside[:1] == ["cep-13-campinas"]
+
+
 @pytest.mark.parametrize("message", ["1", "2", "ok 5", "5 8"])
 def test_below_the_floor_a_bare_number_names_nothing(
         store: Store, monkeypatch: pytest.MonkeyPatch, message: str) -> None:
