@@ -190,6 +190,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b", "free"),
         (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b", "gratis"),
         (r"\bmoney back\b", "refund"),
+        (r"\binterest[- ]free\b", "without interest"),  # "10x interest-free", as "sem juros" reads
         (r"\bno longer\b|\bnot anymore\b|\bnot any longer\b", "not"),
         (r"\bdesde que\b", "desde_que"), (r"\bsempre que\b", "sempre_que"),
         (r"\be-?mail\b", "email"),
@@ -348,9 +349,10 @@ def _measures(text: str) -> list[_Span]:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
-    r"|e-mail|email|used to")
+    r"|e-mail|email|used to|interest")
 
 
+_WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
 _IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
 
 
@@ -358,15 +360,37 @@ _IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
 def _prepare(text: str) -> str:
     """Folded text with contractions expanded, phrases joined, number words read."""
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
+    if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
+        text = _US_RE.sub("usa", text)
+    if "ós" in text:  # "nós" (we) folds to "nos" (in the): read it before folding
+        text = _WE_RE.sub("nosso", text)
     folded = fold(_IS_RE.sub(" ser ", text) if "é" in text or "É" in text else text).replace("\u2019", "'")
     if _REWRITE_HINT.search(folded):
         for pattern, replacement in _CONTRACTIONS:
             folded = pattern.sub(replacement, folded)
         for pattern, word in _PHRASES:
             folded = pattern.sub(word, folded)
+    if "%" in folded or "r$" in folded:  # "10% de desconto", "R$ 20 de frete": as "desconto de 10%" reads
+        folded = _VALUE_OF_RE.sub(r"\2 de \1", folded)
+    if "um" in folded:
+        folded = _ONE_RE.sub("1 ", _ONE_PER_RE.sub("1 ", folded))
     return read_number_words(folded)
 
 
+#: Portuguese "um" / "uma" before a word that is no number word: one ("direito a uma troca
+#: grátis" is one exchange, where "trocas grátis" are any number of them). At a sentence's
+#: start only before "por" ("Uma troca grátis por pedido"): elsewhere there it is as often
+#: the generic article ("Um pedido acima de R$ 199 tem frete grátis"); never in "um a um",
+#: "uma vez" (once) or "de um lado".
+#: A percentage or an amount of money before "de" and the one word it measures.
+_VALUE_OF_RE: Final = re.compile(r"(\d+(?:[.,]\d+)?\s?%|r\$\s?\d[\d.,]*\d|r\$\s?\d)\s+de\s+([a-z]{3,})(?=[\s.,;:!?]|$)")
+_ONE_PER_RE: Final = re.compile(r"\b(?:um|uma)\s+(?=[a-z]+(?:\s+[a-z]+)?\s+por\b)")  # "uma troca grátis por pedido"
+_ONE_RE: Final = re.compile(
+    r"(?<![.!?;:\n]\s)(?<!^)(?<!\bde )\b(?:um|uma)\s+(?!(?:a|vez|outro|outra|pouco|dos|das)\b)(?=[a-z])")
+
+
+#: "US" and "U.S." written in capitals: the country (folded, it would read as "us", the business).
+_US_RE: Final = re.compile(r"\bU\.?S\.?(?=\W|$)(?!\w)")
 _PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
 
 
@@ -425,7 +449,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     seq, passives = _read(text)
     if not active:
         return seq
-    out = _generic(seq)
+    out = _generic(_in_order(seq))
     shift = 0  # a rewrite adds the party, or drops the agent's "by": the positions after it move
     for at, agent in passives:
         at -= sum(1 for dropped in out.dropped if dropped < at)
@@ -436,6 +460,34 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
         elif agent:
             shift += _agent_active(out, at + shift)
     return tuple(out)
+
+
+def _in_order(seq: tuple[str, ...]) -> tuple[str, ...]:
+    """`seq` with what word order does not change put in one order (same length, so the
+    passive positions hold): "free" after the word it qualifies ("free shipping" as
+    "shipping (is) free"), and two single words joined by "and" / "or" that close their
+    clause sorted ("we accept Visa and Mastercard", "para o Sul e o Sudeste"). Words joined
+    inside a clause keep their order ("we cancel and rebook the flight": a sequence).
+    """
+    out = list(seq)
+    for i in range(len(out) - 1):
+        if out[i] == FREE and _is_content(out[i + 1]) and out[i + 1][:2] not in ("m:", "d:") \
+                and out[i + 1] != FREE:
+            out[i], out[i + 1] = out[i + 1], out[i]
+    for i in range(1, len(out) - 1):
+        if out[i] in _JOINS and _single(out, i - 1) and _single(out, i + 1) \
+                and (i + 2 == len(out) or out[i + 2] in (SENTENCE, PHRASE)) and out[i - 1] > out[i + 1]:
+            out[i - 1], out[i + 1] = out[i + 1], out[i - 1]
+    return tuple(out)
+
+
+_JOINS: Final = frozenset({"c:and", "c:or"})
+
+
+def _single(out: list[str], at: int) -> bool:
+    """True when `out[at]` is a content word (no value) that stands alone in its conjunct."""
+    token = out[at]
+    return _is_content(token) and token[:2] not in ("m:", "d:") and token != FREE
 
 
 class _Tokens(list[str]):
@@ -497,6 +549,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
     spans.sort(key=lambda s: s.start)
     out: list[str] = []
     passives: list[tuple[int, bool]] = []
+    members: list[str] = []  # the word stem of each synonym-group token, in order
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
@@ -509,9 +562,15 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
                     token = "p:p_must"  # "customers need a receipt", as "precisa" reads
                 if token is not None:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
-                            and piece not in _NOT_WE_VERBS and (not out or out[-1] != WE):
-                        out.append(WE)  # "trocamos": we (the business) exchange
-                    if _is_content(token) and _past_form(piece, out, portuguese, english):
+                            and piece not in _NOT_WE_VERBS and WE not in out[-2:]:
+                        # "trocamos": we (the business) exchange; "não trocamos": the party
+                        # before the negation, as "we do not exchange" reads
+                        at = len(out)
+                        while at and (out[at - 1] == "n" or out[at - 1].startswith("t:")):
+                            at -= 1
+                        out.insert(at, WE)
+                    if (_is_content(token) or token in _CHANGE_POLES) \
+                            and _past_form(piece, out, portuguese, english, auxiliary):
                         out.append(PAST)  # "we shipped", "a loja aceitava", "enviou"
                     elif not english and _is_content(token) and _PT_FUTURE_RE.match(piece):
                         out.append(FUTURE)  # "enviaremos"
@@ -527,7 +586,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
                         token = FREE  # "we don't charge for returns", "não cobramos frete": free
                     elif piece == "any" and token == "p:p_all":
                         token = "p:p_any"  # "not any" is none, "not all" some: never read alike
-
+                    if token.startswith("s_"):
+                        members.append((stem_portuguese if portuguese else stem)(piece))
                     out.append(token)
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
             elif piece[0] in ".!?;\n":
@@ -541,7 +601,32 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
                 out.pop()  # "between 3 and 5 days", "de 3 a 5 dias": the range's own words
             out.append(span.token)
         at = max(at, span.end)
-    return tuple(out), tuple(passives)
+    return tuple(_told_apart(out, members)), tuple(passives)
+
+
+def _told_apart(out: list[str], members: list[str]) -> list[str]:
+    """`out` with the synonym-group tokens of a sentence that negates one of two words of
+    one group told apart by their words: "Reembolsamos a taxa, não a tarifa" holds a fee
+    and a fare, which `CLAIM_SYNONYMS` would read as one price, and its swap would restate
+    it. `members` holds each ``s_`` token's word stem, in order.
+    """
+    if len(set(members)) < 2:
+        return out
+    found = iter(members)
+    stems = [next(found) if t.startswith("s_") else "" for t in out]
+    start = 0
+    for end in [*(i for i, t in enumerate(out) if t == SENTENCE), len(out)]:
+        sentence = range(start, end)
+        if any(out[i] == "n" for i in sentence):
+            words: dict[str, set[str]] = {}
+            for i in sentence:
+                if stems[i] and out[i] != FREE:
+                    words.setdefault(out[i], set()).add(stems[i])
+            for i in sentence:
+                if len(words.get(out[i], ())) > 1:
+                    out[i] = f"{out[i]}~{stems[i]}"
+        start = end + 1
+    return out
 
 
 #: The words that name a passive's agent right after its participle ("served by", "atendidos
@@ -566,8 +651,8 @@ def _uncharged(out: list[str]) -> bool:
     at = len(out) - 1
     while at >= 0 and out[at].startswith("w:"):
         at -= 1
-    if at < 0 or out[at] != "n":
-        return False
+    if at < 0 or out[at] != "n" or (at and out[at - 1] == PHRASE):
+        return False  # a negation right after a comma contrasts: "we refund the fee, not the fare"
     del out[at]
     return True
 
@@ -597,15 +682,27 @@ _HEDGES: Final = frozenset("could might poderia poderiam".split())
 _NOT_PT_PAST: Final = frozenset("estou europeu chapeu museu trofeu".split())
 
 
-def _past_form(word: str, out: list[str], portuguese: bool, english: bool) -> bool:
+def _past_form(word: str, out: list[str], portuguese: bool, english: bool, after_be: bool = False) -> bool:
     """True when folded `word`, about to be read as a content token after `out`, is a verb in
-    the past: in English an "-ed" form right after a pronoun ("we shipped"; elsewhere "-ed"
-    is as often a participle: "orders placed before 2 pm"), in Portuguese an imperfect or
-    preterite form ("aceitava", "enviou").
+    the past: in English an "-ed" form or an irregular past ("paid", "sent") that does not
+    follow "be" ("orders above $50 shipped free", "we paid"; "orders are shipped" is a
+    passive). A participle used as an adjective ("orders placed before 2 pm", "checked
+    bags") reads as past too: both sides of a restatement usually say it alike, and a
+    "past" too many costs a merge call, where one too few confirms a rule that changed
+    tense. In Portuguese an imperfect or preterite form ("aceitava", "enviou").
     """
-    if english:
-        return word.endswith("ed") and len(word) > 4 and bool(out) and out[-1].startswith("w:")
-    return word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None  # Portuguese, or too short to tell
+    if not portuguese and not after_be and ((word.endswith("ed") and len(word) > 4) or word in _EN_IRREGULAR_PAST):
+        return True  # English, or too short to tell
+    return not english and word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None
+
+
+#: The poles of a change ("increased", "aumentou"): a change in the past is another claim too.
+_CHANGE_POLES: Final = frozenset({"p:p_increase", "p:p_decrease"})
+#: English irregular past forms (most are participles too; after "be" they read as a passive).
+_EN_IRREGULAR_PAST: Final = frozenset(
+    "paid sent made bought sold kept left lost brought held told went came became began found spent "
+    "lent built caught taught meant felt met ran won wrote drove flew knew grew threw fell chose rose "
+    "gave took".split())
 
 
 def _active(out: list[str], at: int) -> bool:
