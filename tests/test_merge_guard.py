@@ -63,6 +63,13 @@ from insika_knowledge.consolidate.claims import close_match
          "Pedidos podem ser cancelados posteriormente ao envio, com reembolso em 5 dias."),
         ("Free shipping on orders above R$ 199.", "Shipping takes 3 days.",
          "Free shipping on orders below R$ 199, in 3 days."),
+        # a value moved to another subject of the claims (a fresh reader's attack)
+        ("Gold members get free bags.", "Silver members pay $30 per bag.",
+         "Silver members get free bags; Gold members pay $30 per bag."),
+        ("Trocas em até 30 dias.", "Trocas de eletrônicos em até 7 dias.",
+         "Trocas em até 7 dias; eletrônicos em até 30 dias."),
+        ("Pix tem 5% de desconto.", "Pix tem 10% de desconto na Black Friday.",
+         "Pix tem 10% de desconto; na Black Friday, 5%."),
         # "or" became a joint condition
         ("Gift wrap is free for members or orders above R$ 300.",
          "Gift wrap is free for members with orders above R$ 300.",
@@ -85,6 +92,13 @@ def test_the_guard_refuses_a_merge_that_changes_scope_party_channel_or_condition
          "Warranty claims are made by email and need the invoice."),
         ("Gift wrap is free for members or orders above R$ 300.", "Gift wrap takes one extra day.",
          "Gift wrap is free for members or orders above R$ 300, and takes one extra day."),
+        # each value still with its own subject, in other words
+        ("Gold members get free bags.", "Silver members pay $30 per bag.",
+         "Gold members get free bags. Silver members pay $30 per bag."),
+        ("Trocas em até 30 dias.", "Trocas de eletrônicos em até 7 dias.",
+         "Trocas em até 30 dias; para eletrônicos, em até 7 dias."),
+        ("Pix tem 5% de desconto.", "Pix tem 10% de desconto na Black Friday.",
+         "Pix tem 5% de desconto, e 10% na Black Friday."),
         # one side as written, the other a rewording of it that adds no word
         ("Receipts are printed.", "Receipts are printed!", "Receipts are printed."),
     ],

@@ -1022,6 +1022,9 @@ class Details:
         scope: each content term with whether a restriction bears on it (a term after
             "only", "just", "apenas", "só"... in its phrase): "only sealed electronics can
             be returned" restricts what "electronics can be returned" asserts of all.
+        near: each measure or date with the content terms and anchors of its phrase.
+        sentences: each measure or date with the content terms and anchors of its whole
+            sentence (what a merge may move it around in).
     """
 
     items: frozenset[Detail]
@@ -1031,6 +1034,8 @@ class Details:
     language: str = "mixed"
     terms: frozenset[str] = frozenset()
     scope: frozenset[tuple[str, bool]] = frozenset()
+    near: frozenset[tuple[str, frozenset[str]]] = frozenset()
+    sentences: frozenset[tuple[str, frozenset[str]]] = frozenset()
 
     def kept_in(self, other: Details) -> bool:
         """True when `other` keeps every detail of this text (and as many negations)."""
@@ -1144,6 +1149,15 @@ def kept_together(merged: Details, *claims: Details) -> bool:
             if item[0] == "a" and item[2] and (roles.get(("a", item[2]), set()) - {item[1]}
                                                or item[1] not in doers):
                 return False  # another party does it now ("the customer pays" for "the store")
+        others = set().union(*(c.terms for k, c in enumerate(claims) if k != n))
+        for value, words in claim.near:
+            # A value stays in one sentence with its names and parties and with the words
+            # of its phrase that only its claim has ("Silver members pay $30", merged as
+            # "Gold members pay $30"; "eletrônicos em até 7 dias" as "em até 30 dias").
+            kept = {w for w in words if w not in others or w in _PARTY_TERMS or w.startswith("w:")
+                    or ("name", w) in claim.items}
+            if not any(v == value and kept <= said for v, said in merged.sentences):
+                return False
         for value, anchors in claim.bindings:
             around = [a for v, a in merged.bindings if v == value]
             if any(anchors <= a for a in around):
@@ -1193,7 +1207,11 @@ def details(text: str, *, summary: bool = False) -> Details:
     named = names(text)
     items: set[Detail] = set()
     bindings: set[tuple[str, frozenset[str]]] = set()
+    near: set[tuple[str, frozenset[str]]] = set()
+    sentences: set[tuple[str, frozenset[str]]] = set()
     segment: list[int] = []
+    sentence: list[tuple[str, frozenset[str]]] = []  # its values, each with its phrase's words
+    said: set[str] = set()  # the sentence's content terms and anchors
 
     def close_segment() -> None:
         anchors: set[str] = set()
@@ -1205,15 +1223,28 @@ def details(text: str, *, summary: bool = False) -> Details:
                 following = _next_content(seq, i)
                 if following is not None and not following.startswith(("m:", "d:")):
                     anchors.add(following)
+        words = frozenset(anchors | {seq[i] for i in segment if _is_content(seq[i])})
+        said.update(words)
         for i in segment:
             if seq[i].startswith(("m:", "d:")):
                 bindings.add((seq[i], frozenset(anchors)))
+                sentence.append((seq[i], words))
         segment.clear()
+
+    def close_sentence() -> None:
+        close_segment()
+        near.update(sentence)
+        sentences.update((value, frozenset(said)) for value, _ in sentence)
+        sentence.clear()
+        said.clear()
 
     for i, token in enumerate(seq):
         if token in (SENTENCE, PHRASE) or token.startswith("c:"):
+            if token == SENTENCE:
+                close_sentence()
+                continue
             close_segment()
-            if token in (SENTENCE, PHRASE):
+            if token == PHRASE:
                 continue
         segment.append(i)
         if token.startswith(("m:", "d:")) or token in VALUE_WORDS:
@@ -1231,10 +1262,11 @@ def details(text: str, *, summary: bool = False) -> Details:
             items.add(("a", token, _next_content(seq, i) or ""))
         elif token in _PARTY_TERMS:
             items.add(("name", token))
-    close_segment()
+    close_sentence()
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
                    _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)),
-                   _polarity(seq, markers=RESTRICTIONS, clause_wide=False))
+                   _polarity(seq, markers=RESTRICTIONS, clause_wide=False), frozenset(near),
+                   frozenset(sentences))
 
 
 @lru_cache(maxsize=8192)
