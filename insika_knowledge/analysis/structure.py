@@ -1149,14 +1149,16 @@ def kept_together(merged: Details, *claims: Details) -> bool:
             if item[0] == "a" and item[2] and (roles.get(("a", item[2]), set()) - {item[1]}
                                                or item[1] not in doers):
                 return False  # another party does it now ("the customer pays" for "the store")
-        others = set().union(*(c.terms for k, c in enumerate(claims) if k != n))
+        # A value stays in one sentence with the names and parties of its phrase ("Pix tem
+        # 5%" merged as "Pix tem 10%; na Black Friday, 5%"), and never comes to sit in a
+        # phrase with words only another claim has ("Silver members pay $30" merged as "Gold
+        # members pay $30"; "trocas em até 30 dias" as "eletrônicos em até 30 dias").
+        others = set().union(*(c.terms for k, c in enumerate(claims) if k != n)) - claim.terms
         for value, words in claim.near:
-            # A value stays in one sentence with its names and parties and with the words
-            # of its phrase that only its claim has ("Silver members pay $30", merged as
-            # "Gold members pay $30"; "eletrônicos em até 7 dias" as "em até 30 dias").
-            kept = {w for w in words if w not in others or w in _PARTY_TERMS or w.startswith("w:")
-                    or ("name", w) in claim.items}
-            if not any(v == value and kept <= said for v, said in merged.sentences):
+            anchors = {w for w in words if w in _PARTY_TERMS or w.startswith("w:") or ("name", w) in claim.items}
+            if not any(v == value and anchors <= said for v, said in merged.sentences):
+                return False
+            if not any(v == value and not (phrase & others) for v, phrase in merged.near):
                 return False
         for value, anchors in claim.bindings:
             around = [a for v, a in merged.bindings if v == value]
