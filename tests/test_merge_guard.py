@@ -70,6 +70,9 @@ from insika_knowledge.consolidate.claims import close_match
          "Trocas em até 7 dias; eletrônicos em até 30 dias."),
         ("Pix tem 5% de desconto.", "Pix tem 10% de desconto na Black Friday.",
          "Pix tem 10% de desconto; na Black Friday, 5%."),
+        # two rules joined into one that holds only when both do
+        ("Members get free shipping.", "Free shipping on orders over $50.",
+         "Members get free shipping on orders over $50."),
         # "or" became a joint condition
         ("Gift wrap is free for members or orders above R$ 300.",
          "Gift wrap is free for members with orders above R$ 300.",
