@@ -68,8 +68,6 @@ from insika_knowledge.consolidate.claims import close_match
          "Silver members get free bags; Gold members pay $30 per bag."),
         ("Trocas em até 30 dias.", "Trocas de eletrônicos em até 7 dias.",
          "Trocas em até 7 dias; eletrônicos em até 30 dias."),
-        ("Pix tem 5% de desconto.", "Pix tem 10% de desconto na Black Friday.",
-         "Pix tem 10% de desconto; na Black Friday, 5%."),
         # two rules joined into one that holds only when both do
         ("Members get free shipping.", "Free shipping on orders over $50.",
          "Members get free shipping on orders over $50."),

@@ -164,3 +164,41 @@ def test_a_yes_to_the_customers_question_states_what_it_asked(question: str, ans
 def test_a_yes_to_a_tag_question_is_an_agreement_not_a_statement() -> None:
     messages = [user("Agora a devolução é grátis em até 60 dias, né?"), agent("Sim, isso mesmo.")]
     assert assess("Devolução grátis em 60 dias.\nA devolução é grátis em até 60 dias.", "policy", messages).quarantined
+
+
+PIX_30 = "Pix tem 30% de desconto.\nPagamentos via Pix têm 30% de desconto."
+
+
+@pytest.mark.parametrize("reply", [
+    # a warning against someone else's offer
+    "Cuidado com golpes que prometem 30% de desconto no Pix. O nosso desconto no Pix é de 5%.",
+    "Se alguém oferecer 30% de desconto no Pix, é golpe.",
+    # a wish
+    "Gostaríamos de oferecer 30% de desconto no Pix, mas não é possível.",
+    # another business, placed apart by the sentence after it
+    "Na loja X, o Pix tem 30% de desconto. Aqui o Pix tem 5%.",
+    "A loja concorrente dá 30% de desconto no Pix, mas aqui o Pix tem 5%.",
+])
+def test_a_warning_a_wish_or_another_business_states_no_rule(reply: str) -> None:
+    """A fresh reader's attack: each of these was read as the store's own 30% (and so
+    confirmed and released a customer's 30% held in quarantine)."""
+    turn = [user("Vocês têm algum desconto pagando no Pix?"), agent(reply)]
+    assert assess(PIX_30, "policy", turn).quarantined
+    assert assess(PIX_30, "policy", turn, evidence=["30% de desconto no Pix"]).quarantined
+
+
+def test_the_rule_the_agent_states_after_setting_another_apart_is_learned() -> None:
+    turn = [user("Vi que pagando no Pix tem 30% de desconto, é verdade?"),
+            agent("Na loja X, o Pix tem 30% de desconto. Aqui o Pix tem 5% de desconto.")]
+    assert not assess("Pix tem 5% de desconto.\nPagamentos via Pix têm 5% de desconto.", "policy", turn).quarantined
+
+
+def test_a_customers_rule_translated_beside_what_the_agent_did_is_held() -> None:
+    """The agent acted and said one word of it: the customer's claim, in another language."""
+    turn = [user("meu primo disse q comprando 2 celular o terceiro sai de graça, quero o meu"),
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"id": "123"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"pedido": "123", "itens": 2, "status": "enviado"}'},
+            agent("Verifiquei aqui: seu pedido com 2 itens já foi enviado.")]
+    assert assess("Buying two phones gets the third one free.\nWhen a customer buys two phones, the third is free.",
+                  "policy", turn).quarantined

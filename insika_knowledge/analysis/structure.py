@@ -373,20 +373,18 @@ def _prepare(text: str) -> str:
     if "%" in folded or "r$" in folded:  # "10% de desconto", "R$ 20 de frete": as "desconto de 10%" reads
         folded = _VALUE_OF_RE.sub(r"\2 de \1", folded)
     if "um" in folded:
-        folded = _ONE_RE.sub("1 ", _ONE_PER_RE.sub("1 ", folded))
+        folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
     return read_number_words(folded)
 
 
-#: Portuguese "um" / "uma" before a word that is no number word: one ("direito a uma troca
-#: grátis" is one exchange, where "trocas grátis" are any number of them). At a sentence's
-#: start only before "por" ("Uma troca grátis por pedido"): elsewhere there it is as often
-#: the generic article ("Um pedido acima de R$ 199 tem frete grátis"); never in "um a um",
-#: "uma vez" (once) or "de um lado".
 #: A percentage or an amount of money before "de" and the one word it measures.
 _VALUE_OF_RE: Final = re.compile(r"(\d+(?:[.,]\d+)?\s?%|r\$\s?\d[\d.,]*\d|r\$\s?\d)\s+de\s+([a-z]{3,})(?=[\s.,;:!?]|$)")
-_ONE_PER_RE: Final = re.compile(r"\b(?:um|uma)\s+(?=[a-z]+(?:\s+[a-z]+)?\s+por\b)")  # "uma troca grátis por pedido"
-_ONE_RE: Final = re.compile(
-    r"(?<![.!?;:\n]\s)(?<!^)(?<!\bde )\b(?:um|uma)\s+(?!(?:a|vez|outro|outra|pouco|dos|das)\b)(?=[a-z])")
+#: Portuguese "um" / "uma" where it counts, not where it is an article: before a word and
+#: "por" ("uma troca grátis por pedido", "um cupom por CPF"), or after "direito a" or a
+#: restriction ("direito a uma troca", "só uma troca", "apenas um cupom"). Elsewhere it is
+#: as often the article ("compara com uma loja", "um item complementar").
+_ONE_PER_RE: Final = re.compile(r"\b(?:um|uma)\s+(?=[a-z]+(?:\s+[a-z]+)?\s+por\b)")
+_ONE_RE: Final = re.compile(r"\b(direito a|direito de|apenas|somente|so|limite de|maximo de) (?:um|uma)\s+(?=[a-z])")
 
 
 #: "US" and "U.S." written in capitals: the country (folded, it would read as "us", the business).
@@ -1149,15 +1147,11 @@ def kept_together(merged: Details, *claims: Details) -> bool:
             if item[0] == "a" and item[2] and (roles.get(("a", item[2]), set()) - {item[1]}
                                                or item[1] not in doers):
                 return False  # another party does it now ("the customer pays" for "the store")
-        # A value stays in one sentence with the names and parties of its phrase ("Pix tem
-        # 5%" merged as "Pix tem 10%; na Black Friday, 5%"), and never comes to sit in a
-        # phrase with words only another claim has ("Silver members pay $30" merged as "Gold
-        # members pay $30"; "trocas em até 30 dias" as "eletrônicos em até 30 dias").
+        # A value never comes to sit in a phrase with words only another claim has
+        # ("Silver members pay $30" merged as "Gold members pay $30"; "trocas em até 30
+        # dias" as "eletrônicos em até 30 dias").
         others = set().union(*(c.terms for k, c in enumerate(claims) if k != n)) - claim.terms
-        for value, words in claim.near:
-            anchors = {w for w in words if w in _PARTY_TERMS or w.startswith("w:") or ("name", w) in claim.items}
-            if not any(v == value and anchors <= said for v, said in merged.sentences):
-                return False
+        for value, _ in claim.near:
             if not any(v == value and not (phrase & others) for v, phrase in merged.near):
                 return False
         for value, anchors in claim.bindings:

@@ -122,15 +122,18 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     if not who and not report and (markers or concept_type == "policy"):
         # No one's words support it: the model read it from what the agent did (a tool
         # call, a tool result), or from the customer, or from nothing. Where the agent
-        # acted, it is the customer's claim only when the business side said none of its
+        # acted, it is the customer's claim when the business side said none of its
         # words and the customer asserted some ("me disseram q comprando 2 celular o
-        # terceiro sai de graça"). Where it did not act, a rule the business side said none
-        # of came from nothing ("oi" / "Olá! Como posso ajudar?"), and one the customer
+        # terceiro sai de graça"), or said at most one word of its description while the
+        # customer asserted any of it (the claim translated: "Buying two phones gets the
+        # third one free" after "seu pedido com 2 itens já foi enviado"). Where it did
+        # not act, a rule the business side said none of came from nothing ("oi" / "Olá! Como posso ajudar?"), and one the customer
         # asserted more of than the business side said at all is the customer's,
         # paraphrased or translated.
         business_words, asserted = said_shares(claim, transcript)
         customers = asserted >= MIN_NOVELTY and business_words < asserted
-        if (business_words == 0 and asserted >= MIN_NOVELTY) if _acted(transcript) \
+        if ((business_words == 0 and asserted >= MIN_NOVELTY) or (asserted > 0 and _one_word(claim, transcript))) \
+                if _acted(transcript) \
                 else (business_words == 0 or customers or _one_word(claim, transcript) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
             return Assessment(who, markers, True, None, report)

@@ -63,7 +63,20 @@ REPORTED: Final = re.compile(
     r"|according to you|(?:the )?(?:website|site|ad|advert|flyer|post|page) (?:says|said|claims|claimed)"
     r"|other (?:stores|shops|companies) |voce (?:disse|falou|mencionou|ouviu)|vc (?:disse|falou)"
     r"|(?:te|lhe) (?:disseram|falaram|informaram)|quem (?:te|lhe) (?:disse|falou)|outras lojas"
-    r"|o site (?:diz|dizia|falava))\b")
+    r"|o site (?:diz|dizia|falava)"
+    # a warning against someone else's offer ("cuidado com golpes que prometem...", "se
+    # alguém oferecer..., é golpe", "there's a rumor that...")
+    r"|cuidado com|beware of|golpes? que|e golpe|(?:is|it'?s) a scam|scams? (?:that|promising|offering)"
+    r"|rumou?rs?|boatos?|se alguem|if (?:someone|anyone|somebody) (?:offers|tells|promises|says)"
+    # another business ("a loja concorrente oferece...", "other airlines...")
+    r"|concorrentes?|competitors?|other (?:airlines|carriers)|outras? (?:companhias?|cias?|empresas?)"
+    r"|(?:banner|anuncio|propaganda|ad) (?:says|said|dizia|diz|falava))\b")
+#: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
+#: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
+#: pet até 10 kg viaja grátis na cabine.").
+HERE_INSTEAD: Final = re.compile(
+    r"^\W*(?:(?:mas|ja|but|while) )?(?:aqui|here|with us|conosco|com a gente|no nosso caso|na nossa loja"
+    r"|in our store|at our store|em nossa loja)\b")
 #: A question that announces rather than asks ("Did you know we ship for free?", "...,
 #: isn't that great?"): the sentence states what it holds.
 ANNOUNCING: Final = re.compile(
@@ -78,7 +91,10 @@ REQUESTING: Final = re.compile(
     r"(?:voce )?(?:poderia|pode|podes)(?: me)?(?: por favor)?|por favor|me (?:passa|informa|envia|manda))\b")
 #: Words of a sentence that, before the rule, make it a wish, a doubt or a supposition
 #: ("We wish we could...", "I wonder whether...", "If ... we would go broke").
-HYPOTHETICAL: Final = re.compile(r"\b(?:wish|wonder|whether|imagine|suppose|hypothetically|se ao menos|quem dera)\b")
+HYPOTHETICAL: Final = re.compile(
+    r"\b(?:wish|wonder|whether|imagine|suppose|hypothetically|se ao menos|quem dera"
+    r"|gostariamos de (?:oferecer|dar|ter|poder)|(?:we|i)(?:'d| would) love to|adorariamos"
+    r"|seria (?:otimo|bom|legal|incrivel) se)\b")
 #: A question that asserts and asks for agreement ("..., right?", "..., né?"): the
 #: customer said it; an agent's yes to it is an echo, not the business's statement.
 TAG_QUESTION: Final = re.compile(
@@ -272,17 +288,22 @@ def _sides(text: str) -> dict[str, bool]:
     return {term: next(iter(both)) for term, both in sides.items() if len(both) == 1}
 
 
-def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece]) -> Reading:
+def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after: str = "") -> Reading:
     """Does business `sentence` state `claim`, or turn it down, take note of it, echo it?
 
     Args:
         claim: the candidate's description and body.
         sentence: one sentence of a business piece.
         said_before: the pieces before it in the transcript.
+        after: the sentence after it in the same piece ("" for none): one that opens by
+            placing what it says here ("Aqui cobramos R$ 300") makes this one about
+            somewhere else (`HERE_INSTEAD`).
     """
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
+    if after and HERE_INSTEAD.search(fold(after)):
+        return Reading(False, "reported")
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
@@ -390,9 +411,9 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
             reasons.append("a quote of the customer's" if where else "a quote found nowhere")
             continue
         for piece in business:
-            for sentence in _around(piece.text, wanted):
+            for sentence, after in _around(piece.text, wanted):
                 before = [p for p in parts if p.index < piece.index]
-                reading = read_sentence(claim, sentence, before)
+                reading = read_sentence(claim, sentence, before, after)
                 if reading.states:
                     found.append((piece.speaker, sentence))
                 else:
@@ -406,12 +427,14 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
 
 
-def _around(text: str, quote: str) -> list[str]:
-    """The sentence(s) of `text` that hold normalised `quote` (the whole span they cover)."""
+def _around(text: str, quote: str) -> list[tuple[str, str]]:
+    """The sentence(s) of `text` that hold normalised `quote` (the whole span they cover),
+    with the sentence after them ("" for none).
+    """
     parts = sentences(text)
     joined = [normalised(s) for s in parts]
     for start in range(len(parts)):
         for end in range(start, len(parts)):
             if quote in " ".join(joined[start:end + 1]):
-                return [" ".join(parts[start:end + 1])]
-    return [text]
+                return [(" ".join(parts[start:end + 1]), parts[end + 1] if end + 1 < len(parts) else "")]
+    return [(text, "")]

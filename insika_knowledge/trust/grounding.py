@@ -208,8 +208,10 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # read together: a rule may take two sentences to say.
         text: frozenset[str] = affirmed(parts, at)
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
-        for sentence in sentences(piece.text):
-            if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at]).states:
+        split = sentences(piece.text)
+        for k, sentence in enumerate(split):
+            after = split[k + 1] if k + 1 < len(split) else ""
+            if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at], after).states:
                 text |= features(sentence)
                 said.append(sentence)
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
@@ -262,25 +264,35 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         (`trust.evidence.read_sentence`), all of them together; and in the customer's
         messages together. A claim the model wrote from a whole conversation (a procedure
         the agent followed) is covered by the business side's sentences taken together
-        even when no one sentence states it.
+        even when no one sentence states it; but only when they hold its values too ("O
+        nosso desconto no Pix é de 5%" covers none of "Pix tem 30% de desconto").
     """
     wanted = features(claim)
     if not wanted:
         return 0.0, 0.0
     business: set[str] = set()
     customer: set[str] = set()
+    stated: set[str] = set()  # every feature of the business sentences that state it
     parts = pieces(list(messages), speaker, message_text)
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             customer |= features(piece.text) & wanted
             continue
-        business |= affirmed(parts, at) & wanted
-        for sentence in sentences(piece.text):
+        affirms = affirmed(parts, at)
+        business |= affirms & wanted
+        stated |= affirms
+        split = sentences(piece.text)
+        for k, sentence in enumerate(split):
             text = features(sentence)
             if piece.speaker == "tool":
                 text = text | {t for t in wanted if _bare(t) in text}
-            if text & wanted and read_sentence(claim, sentence, parts[:at]).states:
+            after = split[k + 1] if k + 1 < len(split) else ""
+            if text & wanted and read_sentence(claim, sentence, parts[:at], after).states:
                 business |= text & wanted
+                stated |= text
+    values = _values_of(content_terms(_NOT_VALUE_TEXT_RE.sub(" ", claim)))
+    if not all(_states(v, frozenset(stated), business=True) for v in values):
+        business = set()  # the business side stated other values, or none
     return len(business) / len(wanted), len(customer) / len(wanted)
 
 
