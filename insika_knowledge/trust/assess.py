@@ -127,9 +127,9 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # terceiro sai de graça"), or said at most one word of its description while the
         # customer asserted any of it (the claim translated: "Buying two phones gets the
         # third one free" after "seu pedido com 2 itens já foi enviado"). Where it did
-        # not act, a rule the business side said none of came from nothing ("oi" / "Olá! Como posso ajudar?"), and one the customer
-        # asserted more of than the business side said at all is the customer's,
-        # paraphrased or translated.
+        # not act, a rule the business side said none of came from nothing ("oi" / "Olá!
+        # Como posso ajudar?"), and one the customer asserted more of than the business
+        # side said at all is the customer's, paraphrased or translated.
         business_words, asserted = said_shares(claim, transcript)
         customers = asserted >= MIN_NOVELTY and business_words < asserted
         if ((business_words == 0 and asserted >= MIN_NOVELTY) or (asserted > 0 and _one_word(claim, transcript))) \
