@@ -3,11 +3,13 @@
 Two measurements, both through the real write path (`learn.learn_turn`: screening, the
 naming step, `consolidate.decide`, the merge guard, a SQLite store in a temporary folder):
 
-**Labelled pairs** (``benchmarks/consolidation/pairs.jsonl`` and ``structure.jsonl``:
-statements ``a`` and ``b`` in English or Portuguese, labelled ``same``, ``related`` or
-``contradicting``; ``structure.jsonl`` holds the pairs a bag of words cannot tell apart,
-swapped values, directions, parties, dates, conditions, a region named only in the
-description, and restatements that differ in wording only). ``a`` is learned first, then
+**Labelled pairs** (``benchmarks/consolidation/pairs.jsonl``, ``structure.jsonl`` and
+``reader.jsonl``: statements ``a`` and ``b`` in English or Portuguese, labelled ``same``,
+``related`` or ``contradicting``; ``structure.jsonl`` holds the pairs a bag of words cannot
+tell apart, swapped values, directions, parties, dates, conditions, a region named only in
+the description, and restatements that differ in wording only; ``reader.jsonl`` the 383
+pairs a fresh reader wrote to break the analyser, tense, synonyms told apart, articles
+and names among them). ``a`` is learned first, then
 ``b`` is sighted in another session:
 
 - under the same name, with no merge model (a different claim becomes a conflict): the
@@ -84,7 +86,9 @@ CONFIG: Final = KnowledgeConfig()
 TARGETS: Final = {"false_same": 0, "same_without_model": 0.75, "duplicates_created": 0.05,
                   "different_merged": 0, "silently_folded": 0, "unflagged_contradictory": 0}
 #: The labelled pair files, in ``benchmarks/consolidation/``.
-PAIR_FILES: Final = ("pairs.jsonl", "structure.jsonl")
+PAIR_FILES: Final = ("pairs.jsonl", "structure.jsonl", "reader.jsonl")
+#: The files whose figures are also printed on their own (`PAIR_FILES` but the first).
+OWN_FIGURES: Final = PAIR_FILES[1:]
 
 
 @dataclass(frozen=True)
@@ -543,7 +547,8 @@ def run_consolidation(
     with tempfile.TemporaryDirectory(prefix="insika-consolidation-") as tmp:
         results = run_pairs(pairs, Path(tmp))
         figures = pair_figures(pairs, results)
-        structured = pair_figures(pairs, results, "structure.jsonl") if pairs_path is None else None
+        structured = {name: pair_figures(pairs, results, name) for name in OWN_FIGURES} \
+            if pairs_path is None else None
         changed = change_figures(changes, run_changes(changes, Path(tmp)))
         counts = run_renamed(Path(tmp), shared, renamed) if shared is not None else None
     result = {"pairs": figures, "structure_pairs": structured, "changes": changed,
@@ -597,12 +602,13 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
             f"{c['changes']} changes + {f['unflagged_contradictory']} of {f['labels'].get('contradicting', 0)} "
             f"pairs   (target 0){_mark(met['unflagged_contradictory'])}",
         ]
-        structured = (result.get("structure_pairs") or {}).get(half)
-        if structured:
-            lines.append(
-                f"  of which structure.jsonl: false same {structured['false_same']} of "
-                f"{structured['different']}, same without a model {structured['same_without_model']} of "
-                f"{structured['same']}")
+        for name, own in (result.get("structure_pairs") or {}).items():
+            structured = own.get(half)
+            if structured:
+                lines.append(
+                    f"  of which {name}: false same {structured['false_same']} of "
+                    f"{structured['different']}, same without a model {structured['same_without_model']} of "
+                    f"{structured['same']}")
         lines.append("  policy changes, outcome of the changed rule per run:")
         for run, outcomes in c["outcomes"].items():
             shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
