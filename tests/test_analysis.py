@@ -40,6 +40,21 @@ def test_every_numeric_term_is_recognised(kind: str, width: int, digits: str) ->
     assert is_numeric_term(numbers.numeric_term(kind, width, digits))
 
 
+@pytest.mark.parametrize("message", [
+    "O pedido 13250 ainda não foi pago", "My order number is 5520, where is it?", "Is flight 4471 on time?",
+    "Reserva #80912 cancelada?", "protocolo 20231 sem resposta",
+])
+def test_a_number_that_names_an_order_or_a_flight_is_in_no_range(message: str) -> None:
+    """An identifier is a name: "order number 5520" is no amount over $50 (a fresh reader's attack)."""
+    assert numbers.query_terms(fold(message)) == []
+
+
+def test_an_amount_beside_the_same_words_is_still_one() -> None:
+    assert numbers.query_terms(fold("meu pedido é 300 reais"))
+    assert numbers.query_terms(fold("pedido acima de R$ 199"))
+    assert numbers.query_terms(fold("2 pedidos de 50 reais"))
+
+
 def test_quantities_carry_their_currency_and_unit() -> None:
     assert quantities(fold("R$ 1.250,00 em 3 dias úteis, 10% off, 2 bags")) == [
         Quantity(Decimal("1250"), "brl", None), Quantity(Decimal("3"), None, "day"),

@@ -61,6 +61,12 @@ _SPAN_RE: Final = re.compile(
 _VALUE_RE: Final = re.compile(rf"({_CUR})?\s*(?<![\w.,])({_NUM})(?![\w])\s*({_CUR_WORDS})?")
 _ANY_DIGIT_RE: Final = re.compile(r"\d+")
 _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
+#: Words that name what the number after them identifies (an order, a flight, a product):
+#: the number is a name, not an amount ("my order number is 5520" is in no "over $50").
+_NAMED_BY_RE: Final = re.compile(
+    r"\b(?:pedido|pedidos|order|orders|flight|voo|protocolo|protocol|ticket|chamado|reserva|reservation"
+    r"|booking|produto|product|sku|codigo|code|id|nota fiscal|invoice|rastreio|tracking)"
+    r"(?:\s+(?:number|numero|no|n|id|code|codigo|do pedido))?\s*(?:is|e|eh|:|#|n[o.]?)?\s*$")
 _GROUPED_RE: Final = re.compile(r"(\d{1,3}(?:[.,]\d{3})+)(?:[.,](\d{1,2}))?")
 
 #: The kinds a numeric term can have.
@@ -251,8 +257,8 @@ def query_terms(folded: str) -> list[str]:
         if any(a <= start < b for a, b in ceps):
             continue
         value = to_int(m.group(2))
-        if value is None:
-            continue
+        if value is None or (not m.group(1) and not m.group(3) and _NAMED_BY_RE.search(folded, 0, start)):
+            continue  # "pedido 13250", "flight 4471": an identifier is in no range
         digits = re.sub(r"\D", "", m.group(2))
         if cep_context and len(digits) == CEP_WIDTH and not m.group(1):
             out += prefixes(value, "cep")
