@@ -68,6 +68,9 @@ from insika_knowledge.consolidate.claims import close_match
          "Silver members get free bags; Gold members pay $30 per bag."),
         ("Trocas em até 30 dias.", "Trocas de eletrônicos em até 7 dias.",
          "Trocas em até 7 dias; eletrônicos em até 30 dias."),
+        # two contradicting claims written side by side
+        ("Trocas em até 30 dias.", "Trocas em até 7 dias.", "Trocas em até 30 dias. Trocas em até 7 dias."),
+        ("Returns within 30 days.", "Returns within 14 days.", "Returns within 30 days, or 14 days."),
         # two rules joined into one that holds only when both do
         ("Members get free shipping.", "Free shipping on orders over $50.",
          "Members get free shipping on orders over $50."),
@@ -100,6 +103,8 @@ def test_the_guard_refuses_a_merge_that_changes_scope_party_channel_or_condition
          "Trocas em até 30 dias; para eletrônicos, em até 7 dias."),
         ("Pix tem 5% de desconto.", "Pix tem 10% de desconto na Black Friday.",
          "Pix tem 5% de desconto, e 10% na Black Friday."),
+        # two values of one unit, each told apart by its words
+        ("Frete de R$ 15.", "Frete de R$ 25 para o Norte.", "Frete de R$ 15; para o Norte, R$ 25."),
         # one side as written, the other a rewording of it that adds no word
         ("Receipts are printed.", "Receipts are printed!", "Receipts are printed."),
     ],

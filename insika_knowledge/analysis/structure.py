@@ -1043,6 +1043,30 @@ class Details:
                    for token, anchors in self.bindings)
 
 
+def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
+    """True when `merged` states two values of one unit, each from another claim, and
+    neither the words of one's phrase nor those of its sentence say anything the other's
+    do not: two contradicting
+    claims written side by side ("Trocas em até 30 dias. Trocas em até 7 dias."; "Returns
+    within 30 days, or 14 days"), not a merge. A claim that states both itself keeps them.
+    """
+    sentence_of = dict(merged.sentences)
+    values = [(v, phrase - {v}, sentence_of.get(v, frozenset()) - {v}) for v, phrase in merged.near
+              if v.startswith("m:")]
+    for i, (one, around_one, said_one) in enumerate(values):
+        for other, around_other, said_other in values[i + 1:]:
+            if one == other or one.split(":")[2:] != other.split(":")[2:]:
+                continue
+            nearer = around_one <= around_other or around_other <= around_one
+            if not nearer or not (said_one - {other} <= said_other - {one} or said_other - {one} <= said_one - {other}):
+                continue  # its phrase, or its sentence, tells one from the other
+            held = [{v for v, _ in c.near} for c in claims]
+            if not any({one, other} <= h for h in held) and any(one in h for h in held) \
+                    and any(other in h for h in held):
+                return True
+    return False
+
+
 #: Roles that say opposite things of the same object: a merge that puts an object of one
 #: under another of its group changed the claim ("to Campinas" / "from Campinas",
 #: "members and orders" / "members on orders" / "members or orders", "if" / "unless",
@@ -1164,6 +1188,8 @@ def kept_together(merged: Details, *claims: Details) -> bool:
                       if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
             if any(a & rivals for a in around):
                 return False  # the value now sits with another subject of the claims
+    if _side_by_side(merged, claims):
+        return False
     claimed_conditions = {CONDITIONS[i[1]] for c in claims for i in c.items if i[0] == "r" and i[1] in CONDITIONS}
     if merged_conditions - claimed_conditions - {"or"}:
         return False  # a condition no claim states ("..., exceto por boleto", "unless ...")
