@@ -470,3 +470,21 @@ def test_two_descriptions_of_different_things_over_one_short_body_are_two_claims
 def test_a_description_must_be_about_what_the_other_side_says(old: str, new: str, expected: bool) -> None:
     record = make_concept(name="c", description=old, body="Ask staff at the front desk.")
     assert same_claim(record, Candidate("c", new, "fact", "Ask staff at the front desk.")) is expected
+
+
+_REWRITTEN = ("não no not taxa tarifa frete despacho envio we ship free grátis cobramos charge fee , . ; "
+              "10% R$ 20 de desconto nós US uma um por pedido direito a every each todos cada shipped paid "
+              "increased is are by pelo CD Campinas Visa and Mastercard e Sul Sudeste interest-free").split()
+
+
+@given(st.lists(st.sampled_from(_REWRITTEN), max_size=25).map(" ".join),
+       st.lists(st.sampled_from(_REWRITTEN), max_size=25).map(" ".join))
+def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b: str) -> None:
+    """Every rewrite of the canonical form (tense, synonyms told apart, articles, order)
+    holds on any mix of the words that trigger them."""
+    from insika_knowledge.analysis.structure import details, kept_together, structure
+    from insika_knowledge.consolidate.claims import same_statement
+
+    assert same_statement(a, a) and structure(a).same_as(structure(a))
+    assert kept_together(details(f"{a}. {b}"), details(a)) in (True, False)
+    same_statement(a, b)
