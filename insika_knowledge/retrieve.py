@@ -322,7 +322,8 @@ class Retriever:
         chosen = {e.name for e in matched}
         links = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
         found = index.lookup(agent, links) if links else {}
-        linked = [found[n] for n in links if n in found and n not in held][:top_k]
+        elsewhere = _other_places(index.analyse(agent, message))  # a link follows the same rule
+        linked = [found[n] for n in links if n in found and n not in held and not elsewhere(found[n])][:top_k]
         return Retrieved(matched, linked)
 
     def search(self, agent: str, query: str, top_k: int, mode: str = "scan", *,
@@ -525,15 +526,30 @@ _UNIT_TERMS: Final = frozenset(t for word in UNITS for t in query_terms(word) if
 
 
 def _other_places(wanted: frozenset[str]) -> Callable[[Entry], bool]:
-    """Whether a concept states CEPs, none of them the message's: a CEP names a place, and
-    a concept about the CEPs 13000-13999 does not answer "qual o prazo para o CEP
-    01310-100?" however close its words are (it answers other places). False for every
-    concept when the message holds no CEP.
+    """Whether a concept is about ranges of CEPs, none of them holding the message's: a CEP
+    names a place, and a concept about the CEPs 13000-13999 does not answer "qual o prazo
+    para o CEP 01310-100?" however close its words are (it answers other places). A concept
+    that names single CEPs only (a pickup address, an example) or says "except" / "exceto"
+    / "fora" (its ranges are the places it leaves out) is about something else, and stays.
+    False for every concept when the message holds no CEP.
     """
     ceps = {t for t in wanted if t.startswith("zcep")}
     if not ceps:
         return lambda entry: False
-    return lambda entry: not (ceps & entry.terms) and any(t.startswith("zcep") for t in entry.terms)
+
+    def elsewhere(entry: Entry) -> bool:
+        terms = entry.terms
+        return (not (ceps & terms) and not (_EXCEPTING & terms)
+                and any(t.startswith("zcep") and len(t) < _FULL_CEP_TERM for t in terms))
+    return elsewhere
+
+
+#: A term of one whole CEP (``zcep5_`` and its 5 digits); a shorter one is a range's block.
+_FULL_CEP_TERM: Final = len("zcep5_") + 5
+#: The terms of the words that turn a range into the places left out ("exceto", "except",
+#: "excluding", "fora", "outside", "salvo", "unless").
+_EXCEPTING: Final = frozenset(t for w in ("exceto", "except", "excluding", "fora", "outside", "salvo", "unless")
+                              for t in query_terms(w))
 
 
 def _states_the_number(wanted: frozenset[str]) -> Callable[[Hit], bool]:

@@ -53,6 +53,8 @@ def test_an_amount_beside_the_same_words_is_still_one() -> None:
     assert numbers.query_terms(fold("meu pedido é 300 reais"))
     assert numbers.query_terms(fold("pedido acima de R$ 199"))
     assert numbers.query_terms(fold("2 pedidos de 50 reais"))
+    assert numbers.query_terms(fold("O valor do meu pedido é 150, pago frete?"))
+    assert numbers.query_terms(fold("Meu voo: 3 horas de atraso"))
 
 
 def test_quantities_carry_their_currency_and_unit() -> None:

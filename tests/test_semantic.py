@@ -213,6 +213,23 @@ def test_a_concept_about_other_ceps_never_answers_a_cep(store: Store) -> None:
     assert inside[:1] == ["cep-13-campinas"]
 
 
+def test_a_concept_that_names_one_cep_or_leaves_ranges_out_still_answers(store: Store) -> None:
+    """Only a concept about ranges of other CEPs is set aside (a fresh reader's attack)."""
+    retriever = _retriever(store)
+    _put(store, "retirada-loja", "Retirada grátis na loja da Paulista, CEP 01310-100.", "Pronto em 2 horas.")
+    _put(store, "acre-excecao", "Entregamos em todo o Brasil, exceto CEPs 69900-000 a 69999-999.", "Acre: retirada.")
+    _put(store, "guarulhos", "CEPs 01000-000 a 09999-999 saem de Guarulhos.", "Mesmo dia.")
+    _put(store, "troca", "Trocas em até 30 dias.", "A nova peça sai do CD mais perto ([[guarulhos]]).")
+    retriever.embed_pending(AGENT)
+    found = [h.entry.name for h in retriever.search(AGENT, "Posso retirar na loja? Meu CEP é 04567-000", 8, "auto")]
+    assert "retirada-loja" in found
+    found = [h.entry.name for h in retriever.search(AGENT, "Vocês entregam no CEP 30140-000?", 8, "auto")]
+    assert "acre-excecao" in found and "guarulhos" not in found
+    # a concept linked from a hit follows the same rule
+    got = retriever.retrieve(AGENT, "Meu CEP é 13050-000, posso trocar?", 5, "auto")
+    assert "guarulhos" not in [e.name for e in got.matched + got.linked]
+
+
 @pytest.mark.parametrize("message", ["1", "2", "ok 5", "5 8"])
 def test_below_the_floor_a_bare_number_names_nothing(
         store: Store, monkeypatch: pytest.MonkeyPatch, message: str) -> None:

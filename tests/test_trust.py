@@ -176,7 +176,7 @@ PIX_30 = "Pix tem 30% de desconto.\nPagamentos via Pix têm 30% de desconto."
     # a wish
     "Gostaríamos de oferecer 30% de desconto no Pix, mas não é possível.",
     # another business, placed apart by the sentence after it
-    "Na loja X, o Pix tem 30% de desconto. Aqui o Pix tem 5%.",
+    "Na Loja Aurora, o Pix tem 30% de desconto. Aqui o Pix tem 5%.",
     "A loja concorrente dá 30% de desconto no Pix, mas aqui o Pix tem 5%.",
 ])
 def test_a_warning_a_wish_or_another_business_states_no_rule(reply: str) -> None:
@@ -189,7 +189,7 @@ def test_a_warning_a_wish_or_another_business_states_no_rule(reply: str) -> None
 
 def test_the_rule_the_agent_states_after_setting_another_apart_is_learned() -> None:
     turn = [user("Vi que pagando no Pix tem 30% de desconto, é verdade?"),
-            agent("Na loja X, o Pix tem 30% de desconto. Aqui o Pix tem 5% de desconto.")]
+            agent("Na Loja Aurora, o Pix tem 30% de desconto. Aqui o Pix tem 5% de desconto.")]
     assert not assess("Pix tem 5% de desconto.\nPagamentos via Pix têm 5% de desconto.", "policy", turn).quarantined
 
 
@@ -202,3 +202,24 @@ def test_a_customers_rule_translated_beside_what_the_agent_did_is_held() -> None
             agent("Verifiquei aqui: seu pedido com 2 itens já foi enviado.")]
     assert assess("Buying two phones gets the third one free.\nWhen a customer buys two phones, the third is free.",
                   "policy", turn).quarantined
+
+
+@pytest.mark.parametrize(("question", "reply", "claim"), [
+    ("Vocês pedem minha senha?", "Cuidado com golpes: nunca pedimos sua senha.",
+     "A loja nunca pede a senha do cliente.\nA loja nunca pede a senha do cliente por nenhum canal."),
+    ("Do you ask for passwords?", "Beware of scams: we never ask for your password.",
+     "We never ask for a customer's password.\nThe store never asks a customer for a password."),
+    ("Vocês mandam boleto por WhatsApp?",
+     "Se alguém oferecer boleto pelo WhatsApp, é golpe: não enviamos boleto por WhatsApp.",
+     "A loja não envia boleto por WhatsApp.\nBoletos nunca são enviados por WhatsApp."),
+    ("Do I pay for a checked bag?", "Other airlines charge, but we include one free checked bag in every ticket.",
+     "Every ticket includes one free checked bag.\nEach ticket includes one checked bag for free."),
+    ("Tem desconto no Pix?", "Gostaríamos de oferecer mais, mas hoje compras com Pix dão 5% de cashback.",
+     "Compras com Pix dão 5% de cashback.\nPagamentos via Pix recebem 5% de cashback."),
+    ("Are returns free?", "Yes! Returns are free within 30 days. With us, returning is easy.",
+     "Returns are free within 30 days.\nReturns within 30 days are free."),
+])
+def test_a_rule_beside_a_warning_a_wish_or_here_is_still_the_stores(question: str, reply: str, claim: str) -> None:
+    """A fresh reader's attack on the rules above: security advice, a contrast with other
+    airlines, "we'd like to give more, but today..." and "with us" state the store's rule."""
+    assert not assess(claim, "policy", [user(question), agent(reply)]).quarantined

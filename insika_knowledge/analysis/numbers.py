@@ -66,7 +66,7 @@ _CEP_CONTEXT_RE: Final = re.compile(r"\b(?:cep|ceps|zip|postal)\b")
 _NAMED_BY_RE: Final = re.compile(
     r"\b(?:pedido|pedidos|order|orders|flight|voo|protocolo|protocol|ticket|chamado|reserva|reservation"
     r"|booking|produto|product|sku|codigo|code|id|nota fiscal|invoice|rastreio|tracking)"
-    r"(?:\s+(?:number|numero|no|n|id|code|codigo|do pedido))?\s*(?:is|e|eh|:|#|n[o.]?)?\s*$")
+    r"(?:\s+(?:number|numero|no|id|code|codigo)(?:\s*(?:is|e|eh|:))?|\s*#|\s+n[o.]\.?)?\s*$")
 _GROUPED_RE: Final = re.compile(r"(\d{1,3}(?:[.,]\d{3})+)(?:[.,](\d{1,2}))?")
 
 #: The kinds a numeric term can have.

@@ -370,15 +370,11 @@ def _prepare(text: str) -> str:
             folded = pattern.sub(replacement, folded)
         for pattern, word in _PHRASES:
             folded = pattern.sub(word, folded)
-    if "%" in folded or "r$" in folded:  # "10% de desconto", "R$ 20 de frete": as "desconto de 10%" reads
-        folded = _VALUE_OF_RE.sub(r"\2 de \1", folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
     return read_number_words(folded)
 
 
-#: A percentage or an amount of money before "de" and the one word it measures.
-_VALUE_OF_RE: Final = re.compile(r"(\d+(?:[.,]\d+)?\s?%|r\$\s?\d[\d.,]*\d|r\$\s?\d)\s+de\s+([a-z]{3,})(?=[\s.,;:!?]|$)")
 #: Portuguese "um" / "uma" where it counts, not where it is an article: before a word and
 #: "por" ("uma troca grátis por pedido", "um cupom por CPF"), or after "direito a" or a
 #: restriction ("direito a uma troca", "só uma troca", "apenas um cupom"). Elsewhere it is
@@ -388,7 +384,7 @@ _ONE_RE: Final = re.compile(r"\b(direito a|direito de|apenas|somente|so|limite d
 
 
 #: "US" and "U.S." written in capitals: the country (folded, it would read as "us", the business).
-_US_RE: Final = re.compile(r"\bU\.?S\.?(?=\W|$)(?!\w)")
+_US_RE: Final = re.compile(r"\bU\.?S\.?(?=\W|$)(?![\w$])")  # not "US$" (dollars)
 _PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
 
 
@@ -1044,11 +1040,11 @@ class Details:
 
 
 def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
-    """True when `merged` states two values of one unit, each from another claim, and
-    neither the words of one's phrase nor those of its sentence say anything the other's
-    do not: two contradicting
-    claims written side by side ("Trocas em até 30 dias. Trocas em até 7 dias."; "Returns
-    within 30 days, or 14 days"), not a merge. A claim that states both itself keeps them.
+    """True when `merged` states two values of one unit, each from another claim, with the
+    same words in their phrases and in their sentences: two contradicting claims written
+    side by side ("Trocas em até 30 dias. Trocas em até 7 dias."), not a merge. A claim
+    that states both itself keeps them; a value whose phrase has no word of its own
+    ("PAC R$ 15 (5 a 8 dias)") is not compared.
     """
     sentence_of = dict(merged.sentences)
     values = [(v, phrase - {v}, sentence_of.get(v, frozenset()) - {v}) for v, phrase in merged.near
@@ -1057,9 +1053,8 @@ def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
         for other, around_other, said_other in values[i + 1:]:
             if one == other or one.split(":")[2:] != other.split(":")[2:]:
                 continue
-            nearer = around_one <= around_other or around_other <= around_one
-            if not nearer or not (said_one - {other} <= said_other - {one} or said_other - {one} <= said_one - {other}):
-                continue  # its phrase, or its sentence, tells one from the other
+            if not around_one or around_one != around_other or said_one - {other} != said_other - {one}:
+                continue  # its phrase, or its sentence, tells one from the other (or says nothing to tell)
             held = [{v for v, _ in c.near} for c in claims]
             if not any({one, other} <= h for h in held) and any(one in h for h in held) \
                     and any(other in h for h in held):

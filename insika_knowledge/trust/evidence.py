@@ -68,9 +68,14 @@ REPORTED: Final = re.compile(
     # alguém oferecer..., é golpe", "there's a rumor that...")
     r"|cuidado com|beware of|golpes? que|e golpe|(?:is|it'?s) a scam|scams? (?:that|promising|offering)"
     r"|rumou?rs?|boatos?|se alguem|if (?:someone|anyone|somebody) (?:offers|tells|promises|says)"
-    # another business ("a loja concorrente oferece...", "other airlines...")
-    r"|concorrentes?|competitors?|other (?:airlines|carriers)|outras? (?:companhias?|cias?|empresas?)"
+    # another business doing something ("a loja concorrente oferece...", "other airlines charge")
+    r"|concorrentes? (?:oferecem?|da|dao|tem|cobram?|aceitam?)|competitors? (?:offer|give|charge|have|accept)s?"
+    r"|other (?:airlines|carriers|stores|shops) (?:offer|give|charge|have|include|accept)"
+    r"|outras? (?:companhias?|cias?|empresas?) (?:oferecem?|dao|da|cobram?|tem)"
     r"|(?:banner|anuncio|propaganda|ad) (?:says|said|dizia|diz|falava))\b")
+#: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
+#: ...", as written): what it says is about there when the next one says "here".
+ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\s*,")
 #: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
 #: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
 #: pet até 10 kg viaja grátis na cabine.").
@@ -190,8 +195,28 @@ def normalised(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of `text` (split after ``. ! ? ;`` and at line ends)."""
-    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+    """The sentences of `text` (split after ``. ! ? ;`` and at line ends), each also split
+    where it turns to what the business says: after a colon that follows two words or more
+    ("Cuidado com golpes: nunca pedimos sua senha") and before ", but we" / ", mas hoje"
+    (`_TURN`: "Gostaríamos de oferecer mais, mas hoje o Pix dá 5% de cashback").
+    """
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        for part in _TURN.split(sentence):
+            start = 0
+            for colon in _COLON.finditer(part):  # "Cuidado com golpes: ...", not "Pix: 5%"
+                if len(part[start:colon.start()].split()) >= 2:
+                    out.append(part[start:colon.start() + 1])
+                    start = colon.end()
+            out.append(part[start:])
+    return [s for s in out if s.strip()]
+
+
+#: Where a sentence turns from what it sets aside to what the business says.
+_TURN: Final = re.compile(
+    r",\s+(?=(?:mas|but|while|ja|já)\s+(?:hoje|aqui|here|we|nós|nos|with us|conosco|today|atualmente"
+    r"|currently|now|agora|no site|online)\b)", re.IGNORECASE)
+_COLON: Final = re.compile(r":\s+(?=[^\W\d_])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,13 +321,13 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         sentence: one sentence of a business piece.
         said_before: the pieces before it in the transcript.
         after: the sentence after it in the same piece ("" for none): one that opens by
-            placing what it says here ("Aqui cobramos R$ 300") makes this one about
-            somewhere else (`HERE_INSTEAD`).
+            placing what it says here ("Aqui cobramos R$ 300") makes this one, when it opens
+            with a named someone ("Na Azul, ..."), about there (`ELSEWHERE`, `HERE_INSTEAD`).
     """
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
-    if after and HERE_INSTEAD.search(fold(after)):
+    if after and ELSEWHERE.search(sentence) and HERE_INSTEAD.search(fold(after)):
         return Reading(False, "reported")
     off = _off_statement(claim, folded)
     if off:
