@@ -530,7 +530,7 @@ def _other_places(wanted: frozenset[str]) -> Callable[[Entry], bool]:
     names a place, and a concept about the CEPs 13000-13999 does not answer "qual o prazo
     para o CEP 01310-100?" however close its words are (it answers other places). A concept
     that names single CEPs only (a pickup address, an example) or says "except" / "exceto"
-    / "fora" (its ranges are the places it leaves out) is about something else, and stays.
+    (its ranges are the places it leaves out) is about something else, and stays.
     False for every concept when the message holds no CEP.
     """
     ceps = {t for t in wanted if t.startswith("zcep")}
@@ -547,8 +547,8 @@ def _other_places(wanted: frozenset[str]) -> Callable[[Entry], bool]:
 #: A term of one whole CEP (``zcep5_`` and its 5 digits); a shorter one is a range's block.
 _FULL_CEP_TERM: Final = len("zcep5_") + 5
 #: The terms of the words that turn a range into the places left out ("exceto", "except",
-#: "excluding", "fora", "outside", "salvo", "unless").
-_EXCEPTING: Final = frozenset(t for w in ("exceto", "except", "excluding", "fora", "outside", "salvo", "unless")
+#: "excluding", "outside", "salvo", "unless"; not "fora", which "Juiz de Fora" holds).
+_EXCEPTING: Final = frozenset(t for w in ("exceto", "except", "excluding", "outside", "salvo", "unless")
                               for t in query_terms(w))
 
 
