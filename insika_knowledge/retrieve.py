@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
-from insika_knowledge.analysis.numbers import UNITS, is_numeric_term
+from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
 from insika_knowledge.errors import InvalidName, RunTimeFailure, StorageBusy
@@ -533,19 +533,20 @@ def _other_places(wanted: frozenset[str]) -> Callable[[Entry], bool]:
     (its ranges are the places it leaves out) is about something else, and stays.
     False for every concept when the message holds no CEP.
     """
-    ceps = {t for t in wanted if t.startswith("zcep")}
+    ceps = {t for t in wanted if t.startswith(_CEP_TERM)}
     if not ceps:
         return lambda entry: False
 
     def elsewhere(entry: Entry) -> bool:
         terms = entry.terms
         return (not (ceps & terms) and not (_EXCEPTING & terms)
-                and any(t.startswith("zcep") and len(t) < _FULL_CEP_TERM for t in terms))
+                and any(t.startswith(_CEP_TERM) and len(t) < _FULL_CEP_TERM for t in terms))
     return elsewhere
 
 
-#: A term of one whole CEP (``zcep5_`` and its 5 digits); a shorter one is a range's block.
-_FULL_CEP_TERM: Final = len("zcep5_") + 5
+#: Every CEP term starts so; one of a whole CEP is this long (a shorter one is a range's block).
+_CEP_TERM: Final = numeric_term("cep", CEP_WIDTH, "")
+_FULL_CEP_TERM: Final = len(numeric_term("cep", CEP_WIDTH, "0" * CEP_WIDTH))
 #: The terms of the words that turn a range into the places left out ("exceto", "except",
 #: "excluding", "outside", "salvo", "unless"; not "fora", which "Juiz de Fora" holds).
 _EXCEPTING: Final = frozenset(t for w in ("exceto", "except", "excluding", "outside", "salvo", "unless")
@@ -561,7 +562,7 @@ def _states_the_number(wanted: frozenset[str]) -> Callable[[Hit], bool]:
     """
     numbers = {t for t in wanted if is_numeric_term(t)}
     named = {t for t in wanted if not t.isdigit() and not is_numeric_term(t) and t not in _UNIT_TERMS} | \
-        {t for t in numbers if t.startswith("zcep")}
+        {t for t in numbers if t.startswith(_CEP_TERM)}
     return lambda hit: bool(numbers & hit.entry.terms) and bool(named & hit.entry.terms)
 
 

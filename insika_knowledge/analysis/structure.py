@@ -564,7 +564,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
                             at -= 1
                         out.insert(at, WE)
                     if (_is_content(token) or token in _CHANGE_POLES) \
-                            and _past_form(piece, out, portuguese, english, auxiliary):
+                            and _past_form(piece, portuguese, english, auxiliary):
                         out.append(PAST)  # "we shipped", "a loja aceitava", "enviou"
                     elif not english and _is_content(token) and _PT_FUTURE_RE.match(piece):
                         out.append(FUTURE)  # "enviaremos"
@@ -676,8 +676,8 @@ _HEDGES: Final = frozenset("could might poderia poderiam".split())
 _NOT_PT_PAST: Final = frozenset("estou europeu chapeu museu trofeu".split())
 
 
-def _past_form(word: str, out: list[str], portuguese: bool, english: bool, after_be: bool = False) -> bool:
-    """True when folded `word`, about to be read as a content token after `out`, is a verb in
+def _past_form(word: str, portuguese: bool, english: bool, after_be: bool = False) -> bool:
+    """True when folded `word`, about to be read as a content token, is a verb in
     the past: in English an "-ed" form or an irregular past ("paid", "sent") that does not
     follow "be" ("orders above $50 shipped free", "we paid"; "orders are shipped" is a
     passive). A participle used as an adjective ("orders placed before 2 pm", "checked
@@ -706,6 +706,14 @@ def _active(out: list[str], at: int) -> bool:
     when the clause has no content word, or a pronoun or "the store" is its subject ("the
     store is closed", "we are charged").
     """
+    return _doing(out, at, [WE], at + 1)
+
+
+def _doing(out: list[str], at: int, doer: list[str], end: int) -> bool:
+    """Rewrite `out[..:end]`, the clause whose participle is `out[at]`, as `doer` doing it:
+    ``doer + modals and "not" + verb + the clause's subject`` (the one rewrite of both
+    passives). False (nothing changed) when the subject has no content word or names a party.
+    """
     start = at
     while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
         start -= 1
@@ -716,7 +724,7 @@ def _active(out: list[str], at: int) -> bool:
     while subject and (subject[-1] == "n" or subject[-1].startswith(("p:", "t:"))) \
             and subject[-1][2:] not in PHRASE_POLES:
         markers.insert(0, subject.pop())
-    out[start:at + 1] = [WE, *markers, out[at], *subject]
+    out[start:end] = [*doer, *markers, out[at], *subject]
     return True
 
 
@@ -729,9 +737,6 @@ def _agent_active(out: list[str], at: int) -> int:
     dropped), or 0 when nothing changed (no content subject, a party in it, or an agent
     that opens with a value: "delivered by 6 pm" is a deadline).
     """
-    start = at
-    while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
-        start -= 1
     end = at + 2
     while end < len(out) and (_is_content(out[end]) or (out[end] in _OF_ROLES and end > at + 2)):
         end += 1
@@ -739,16 +744,9 @@ def _agent_active(out: list[str], at: int) -> int:
     while agent and agent[-1] in _OF_ROLES:
         agent.pop()
         end -= 1
-    subject = out[start:at]
-    if not agent or not _is_content(agent[0]) or agent[0][:2] in ("m:", "d:") \
-            or any(t.startswith("w:") for t in subject) or not any(map(_is_content, subject)):
+    if not agent or not _is_content(agent[0]) or agent[0][:2] in ("m:", "d:"):
         return 0
-    markers: list[str] = []
-    while subject and (subject[-1] == "n" or subject[-1].startswith(("p:", "t:"))) \
-            and subject[-1][2:] not in PHRASE_POLES:
-        markers.insert(0, subject.pop())
-    out[start:end] = [*agent, *markers, out[at], *subject]
-    return -1
+    return -1 if _doing(out, at, agent, end) else 0
 
 
 #: Roles that join a noun to the noun it qualifies inside a passive's agent ("o CD de Campinas").

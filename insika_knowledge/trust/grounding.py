@@ -148,6 +148,13 @@ _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
 _PRICED: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
 
 
+def _claim_values(claim: str) -> set[str]:
+    """The values a message must hold to support `claim` (its value features, masks and
+    other non-values left out: `_NOT_VALUE_TEXT_RE`, `_values_of`).
+    """
+    return _values_of(content_terms(_NOT_VALUE_TEXT_RE.sub(" ", claim)))
+
+
 def _values_of(claimed: frozenset[str]) -> set[str]:
     """The value features of a claim's features that count as values (see `unstated_values`)."""
     return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED)}
@@ -190,7 +197,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     if not wanted:
         return frozenset()
     numbers = {t for t in wanted if _is_number(t)}
-    values = _values_of(content_terms(_NOT_VALUE_TEXT_RE.sub(" ", claim)))  # what a supporter must hold
+    values = _claim_values(claim)  # what a supporter must hold
     claim_language = text_language(claim)
     said_by_customer: set[str] = set()
     asked = False  # the customer's last message asked a question (an answer may repeat its words)
@@ -290,7 +297,7 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
             if text & wanted and read_sentence(claim, sentence, parts[:at], after).states:
                 business |= text & wanted
                 stated |= text
-    values = _values_of(content_terms(_NOT_VALUE_TEXT_RE.sub(" ", claim)))
+    values = _claim_values(claim)
     if not all(_states(v, frozenset(stated), business=True) for v in values):
         business = set()  # the business side stated other values, or none
     return len(business) / len(wanted), len(customer) / len(wanted)
