@@ -73,6 +73,12 @@ from insika_knowledge.consolidate.claims import close_match
         # two rules joined into one that holds only when both do
         ("Members get free shipping.", "Free shipping on orders over $50.",
          "Members get free shipping on orders over $50."),
+        # an amount or date neither claim states (the model invented it)
+        ("Assinantes têm frete grátis.", "Assinantes têm frete grátis em todo o Brasil.",
+         "Assinantes têm frete grátis em todo o Brasil e 50% de desconto."),
+        ("Refunds take 5 business days.", "Refunds go to the original card.",
+         "Refunds go to the original card within 5 business days, or 2 days for Pix."),
+        ("A loja fecha no feriado.", "A loja fecha no Natal.", "A loja fecha no Natal (25/12) e no feriado."),
         # "or" became a joint condition
         ("Gift wrap is free for members or orders above R$ 300.",
          "Gift wrap is free for members with orders above R$ 300.",
@@ -107,6 +113,11 @@ def test_the_guard_refuses_a_merge_that_changes_scope_party_channel_or_condition
         ("Check-in starts at 2pm.", "Check-out is until 12pm.", "Check-in starts at 2pm. Check-out is until 12pm."),
         ("O PAC custa R$ 15 e leva 5 a 8 dias.", "O Sedex custa R$ 30 e leva 1 a 2 dias.",
          "Frete: PAC R$ 15 (5 a 8 dias), Sedex R$ 30 (1 a 2 dias)."),
+        # an amount a claim states in another form, or a link's number written with its unit
+        ("Frete grátis acima de R$ 199.", "Pedidos abaixo disso pagam frete.",
+         "Frete grátis acima de R$ 199,00 ([[frete-gratis-acima-199]]); pedidos abaixo disso pagam frete."),
+        ("Two checked bags are free.", "Checked bags over 23 kg pay a fee.",
+         "2 checked bags are free; bags over 23 kg pay a fee."),
         # one side as written, the other a rewording of it that adds no word
         ("Receipts are printed.", "Receipts are printed!", "Receipts are printed."),
     ],

@@ -1037,6 +1037,26 @@ class Details:
                    for token, anchors in self.bindings)
 
 
+def _new_values(merged: Details, claims: tuple[Details, ...]) -> frozenset[str]:
+    """The amounts and dates of `merged` that no claim states (a merge invents nothing).
+
+    An amount without a unit is held by the same number with any unit ("199" in a link
+    name, "R$ 199" in a claim); one with a unit needs that number with that unit or none.
+    """
+    stated = {i[1] for c in claims for i in c.items if i[0] == "v"}
+    numbers = {_number_of(v): v for v in stated if v.startswith("m:")}
+    unitless = {_number_of(v) for v in stated if v.startswith("m:") and v.endswith(":")}
+    return frozenset(
+        v for kind, v, *_ in merged.items
+        if kind == "v" and v.startswith(("m:", "d:")) and v not in stated
+        and not (v.startswith("m:") and (v.endswith(":") and _number_of(v) in numbers or _number_of(v) in unitless)))
+
+
+def _number_of(value: str) -> str:
+    """The number of an amount token (``m:199:brl`` -> ``199``)."""
+    return value.split(":", 2)[1]
+
+
 def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
     """True when `merged` states two values of one unit, each from another claim, with the
     same words in their phrases and in their sentences: two contradicting claims written
@@ -1181,7 +1201,7 @@ def kept_together(merged: Details, *claims: Details) -> bool:
                       if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
             if any(a & rivals for a in around):
                 return False  # the value now sits with another subject of the claims
-    if _side_by_side(merged, claims):
+    if _side_by_side(merged, claims) or _new_values(merged, claims):
         return False
     claimed_conditions = {CONDITIONS[i[1]] for c in claims for i in c.items if i[0] == "r" and i[1] in CONDITIONS}
     if merged_conditions - claimed_conditions - {"or"}:
