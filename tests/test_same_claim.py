@@ -223,6 +223,11 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("We refund the fee, not the price.", "We refund the price, not the fee."),
         ("Despacho de bagagem é grátis, o frete da mala extraviada não.",
          "Frete de bagagem é grátis, o despacho da mala extraviada não."),
+        # a capitalised name that folds to a stop word (the carrier Oi); "few" is a quantity
+        ("Recarga Oi tem 10% de bônus.", "Recarga tem 10% de bônus."),
+        ("Planos Vivo e Oi têm bônus.", "Planos Vivo têm bônus."),
+        ("Few items are eligible for return.", "Items are eligible for return."),
+        ("Poucos produtos têm troca grátis.", "Muitos produtos têm troca grátis."),
         # "US" in capitals is the country; "uma" before a word is one; "nós" is we
         ("We ship to US addresses only.", "We ship to our addresses only."),
         ("Direito a uma troca grátis.", "Direito a trocas grátis."),
@@ -336,6 +341,8 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("O frete custa US$ 20.", "O frete custa 20 dólares."),
         ("Não aceitamos devolução de perfumes.", "Devoluções de perfumes não são aceitas."),
         ("Nós não trocamos perfumes.", "Não trocamos perfumes."),
+        # title case is no name ("Para", "O" stay stop words)
+        ("Frete Grátis Para Todo O Brasil.", "Frete grátis para todo o Brasil."),
         # a universal determiner only makes its noun generic (the shared airline sample's sessions)
         ("Every order above R$ 199 ships free.", "Orders above R$ 199 ship free."),
         ("Todos os pedidos acima de R$ 199 têm frete grátis.", "Pedidos acima de R$ 199 têm frete grátis."),

@@ -60,6 +60,7 @@ POLE_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
       "mais tarde")),
     (("more", "mais"), ("less", "fewer", "menos")),
     (("most",), ("least",)),
+    (("many", "numerous", "muitos", "muitas"), ("few", "poucos", "poucas")),
     (("highest", "largest", "biggest", "maior"), ("lowest", "smallest", "menor")),
     (("up",), ("down",)),
     (("inside", "indoors", "dentro"), ("outside", "outdoors", "fora")),

@@ -362,6 +362,8 @@ def _prepare(text: str) -> str:
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
         text = _US_RE.sub("usa", text)
+    if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
+        text = _NAMED_STOP_RE.sub(_named, text)
     if "ós" in text:  # "nós" (we) folds to "nos" (in the): read it before folding
         text = _WE_RE.sub("nosso", text)
     folded = fold(_IS_RE.sub(" ser ", text) if "é" in text or "É" in text else text).replace("\u2019", "'")
@@ -381,6 +383,18 @@ def _prepare(text: str) -> str:
 #: as often the article ("compara com uma loja", "um item complementar").
 _ONE_PER_RE: Final = re.compile(r"\b(?:um|uma)\s+(?=[a-z]+(?:\s+[a-z]+)?\s+por\b)")
 _ONE_RE: Final = re.compile(r"\b(direito a|direito de|apenas|somente|so|limite de|maximo de) (?:um|uma)\s+(?=[a-z])")
+
+
+#: A capitalised word mid-sentence, between two words in lower case ("Recarga Oi tem"):
+#: a name even when its folded form is a stop word (the carriers Oi and Vivo are "hi" and
+#: "alive"). Title-cased text ("Frete Grátis Para Todo O Brasil") is not matched.
+_NAMED_STOP_RE: Final = re.compile(r"(?<=[a-zà-ÿ] )[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])")
+
+
+def _named(match: re.Match[str]) -> str:
+    """A capitalised stop word as a name term ("Oi" -> "nomeoi"); any other word as it is."""
+    word = match.group(0)
+    return f"nome{word.lower()}" if fold(word) in STOP_WORDS else word
 
 
 #: "US" and "U.S." written in capitals: the country (folded, it would read as "us", the business).
