@@ -223,3 +223,21 @@ def test_a_rule_beside_a_warning_a_wish_or_here_is_still_the_stores(question: st
     """A fresh reader's attack on the rules above: security advice, a contrast with other
     airlines, "we'd like to give more, but today..." and "with us" state the store's rule."""
     assert not assess(claim, "policy", [user(question), agent(reply)]).quarantined
+
+
+def test_a_record_of_who_the_customer_is_grants_them_nothing() -> None:
+    """A tool's record and the agent name the customer's tier; only the customer says what it gets."""
+    turn = [user("Sou Gold e me disseram no balcão que Gold tem sala VIP liberada em voo doméstico."),
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_member", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"tier": "Gold", "next_flight": "GRU-REC domestic"}'},
+            agent("I see you're a Gold member, flying GRU-REC (domestic) tomorrow.")]
+    claim = "Gold members get free lounge access on domestic flights.\nGold members have free lounge access."
+    assert assess(claim, "policy", turn).quarantined
+    granted = [*turn[:-1], agent("Gold members get free lounge access on domestic flights.")]
+    assert not assess(claim, "policy", granted).quarantined
+
+
+def test_a_yes_to_a_question_that_asks_for_a_benefit_grants_it() -> None:
+    turn = [user("Do orders ship for free?"), agent("Yes, over $50.")]
+    assert not assess("Free shipping over $50.\nOrders over $50 ship for free.", "policy", turn).quarantined

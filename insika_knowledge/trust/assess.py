@@ -35,12 +35,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from insika_knowledge.analysis.structure import FREE
 from insika_knowledge.trust import evidence as quoted
-from insika_knowledge.trust.evidence import pieces
+from insika_knowledge.trust.evidence import Piece, pieces
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
     Speaker,
+    affirmed,
     features,
     said_shares,
     shares,
@@ -49,7 +51,7 @@ from insika_knowledge.trust.grounding import (
     turned_down,
     unstated_values,
 )
-from insika_knowledge.trust.rules import is_report, rule_markers
+from insika_knowledge.trust.rules import grants, is_report, rule_markers
 from insika_knowledge.wire.messages import message_text
 
 
@@ -119,6 +121,12 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
     quarantined = "customer" in who and not who - {"customer"} and not report
+    if "entitlement" in markers and not report and not _granted(transcript) \
+            and (who - {"customer"} or said_shares(claim, transcript)[1] > 0):
+        # The business side spoke of its subject (a member's tier in a tool's record, "I see
+        # you're a Gold member") but granted nothing, and the customer asserted some of it:
+        # what the customer gets is the customer's claim.
+        return Assessment(who, markers, True, None, report)
     if not who and not report and (markers or concept_type == "policy"):
         # No one's words support it: the model read it from what the agent did (a tool
         # call, a tool result), or from the customer, or from nothing. Where the agent
@@ -154,6 +162,28 @@ def _one_word(claim: str, transcript: Sequence[Mapping[str, Any]]) -> bool:
         if part.business:
             said |= features(part.text) & summary
     return len(said) <= 1 < len(summary)
+
+
+def _granted(transcript: Sequence[Mapping[str, Any]]) -> bool:
+    """True when a sentence of the business side grants something (`trust.rules.grants`),
+    itself (a charge withdrawn counts) or by a yes to the customer's question that does ("Do orders ship for free?" /
+    "Yes, over $50": `trust.grounding.affirmed`)."""
+    parts = pieces(transcript, speaker, message_text)
+    for at, part in enumerate(parts):
+        if part.business and (_grants(part.text) or (affirmed(parts, at) and _grants(_asked(parts, at)))):
+            return True
+    return False
+
+
+def _grants(text: str) -> bool:
+    """`trust.rules.grants`, or a charge the text withdraws ("we don't charge for returns",
+    "sem custo": the analyser's free)."""
+    return grants(text) or FREE in features(text)
+
+
+def _asked(parts: Sequence[Piece], at: int) -> str:
+    """The text of the last customer piece before ``parts[at]`` ("" when there is none)."""
+    return next((p.text for p in reversed(parts[:at]) if p.speaker == "customer"), "")
 
 
 def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:

@@ -80,6 +80,12 @@ def rule_markers(text: str, concept_type: str) -> list[str]:
     return found
 
 
+def grants(text: str) -> bool:
+    """True when `text` says something a customer gets (free, a discount, a refund,
+    included, eligible...: the words that make a claim an ``entitlement``)."""
+    return _ENTITLEMENT.search(fold(text)) is not None
+
+
 #: A claim framed as what customers report, say, feel or ask (folded).
 _REPORTED: Final = re.compile(
     r"^\s*(?:(?:a|one|some|many|most|several|the)\s+)?(?:customers?|clients?|buyers?|passengers?|guests?|users?"
