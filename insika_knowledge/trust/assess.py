@@ -165,9 +165,11 @@ def _one_word(claim: str, transcript: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _granted(transcript: Sequence[Mapping[str, Any]]) -> bool:
-    """True when a sentence of the business side grants something (`trust.rules.grants`),
-    itself (a charge withdrawn counts) or by a yes to the customer's question that does ("Do orders ship for free?" /
-    "Yes, over $50": `trust.grounding.affirmed`)."""
+    """True when a sentence of the business side grants something (`trust.rules.grants`).
+
+    Itself (a charge withdrawn counts), or by a yes to the customer's question that does
+    ("Do orders ship for free?" / "Yes, over $50": `trust.grounding.affirmed`).
+    """
     parts = pieces(transcript, speaker, message_text)
     for at, part in enumerate(parts):
         if part.business and (_grants(part.text) or (affirmed(parts, at) and _grants(_asked(parts, at)))):
@@ -176,8 +178,7 @@ def _granted(transcript: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _grants(text: str) -> bool:
-    """`trust.rules.grants`, or a charge the text withdraws ("we don't charge for returns",
-    "sem custo": the analyser's free)."""
+    """`trust.rules.grants`, or a charge `text` withdraws ("we don't charge", "sem custo")."""
     return grants(text) or FREE in features(text)
 
 

@@ -81,8 +81,10 @@ def rule_markers(text: str, concept_type: str) -> list[str]:
 
 
 def grants(text: str) -> bool:
-    """True when `text` says something a customer gets (free, a discount, a refund,
-    included, eligible...: the words that make a claim an ``entitlement``)."""
+    """True when `text` says something a customer gets (free, a discount, a refund...).
+
+    The words that make a claim an ``entitlement`` (`rule_markers`).
+    """
     return _ENTITLEMENT.search(fold(text)) is not None
 
 
