@@ -975,7 +975,8 @@ class Memory:
 
         Returns:
             The report: ``results`` holds ``(name, outcome)`` when the candidate was kept,
-            ``dropped`` the reason when a gate refused it.
+            ``dropped`` the reason when a gate refused it and ``why`` what was wrong
+            (``["candidate 0: invalid: description is 301 characters (at most 300)"]``).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.

@@ -13,6 +13,7 @@ from conftest import demo_turn
 from docexamples import python_example, run_example
 
 from insika_knowledge import Hit, Memory
+from insika_knowledge.config import load_config
 from insika_knowledge.demo import demo_file
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound
 from insika_knowledge.events import Recorder
@@ -299,4 +300,24 @@ def test_a_model_answer_that_fails_while_read_is_a_model_error_not_raised(memory
     report = memory.learn([{"role": "assistant", "content": "Returns within 30 days."}], agent=AGENT,
                           session_id="s1", model=Model())
     assert report.outcome == "model_error" and "boom" in (report.detail or ""), report
+    assert memory.concepts(agent=AGENT) == []
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"description": "d" * 301}, "invalid: description is 301 characters (at most 300)"),
+    ({"type": "rumour"}, "invalid: type 'rumour' is none of entity, fact, objection, policy, procedure"),
+    ({"type": "objection"}, "type_not_allowed: 'objection' (this agent learns fact)"),
+    ({"body": 7}, "invalid: body must be text, not int"),
+    ({"name": "!!!"}, "invalid: name: cannot make a concept name out of '!!!': use letters or digits"),
+    ({"body": "   "}, "empty: body"),
+    ({"confidence": 1.0}, "stamped_key: confidence (the engine stamps these)"),
+    ({"evidence": "not a list"}, "invalid: evidence must be a list"),
+])
+def test_a_refused_proposal_says_what_was_wrong_and_where(memory: Memory, change: dict[str, object],
+                                                          why: str) -> None:
+    item = {"name": "horario", "description": "Horário.", "type": "fact", "body": "Abrimos às 9h.", **change}
+    report = memory.propose(item, agent=AGENT, session_id="s-1", config=load_config({"types": ["fact"]}))
+    assert report.results == [] and sum(report.dropped.values()) == 1
+    assert len(report.why) == 1 and report.why[0].startswith(f"candidate 0: {why}")
+    assert report.why[0].split(": ")[1] == next(iter(report.dropped))
     assert memory.concepts(agent=AGENT) == []

@@ -59,6 +59,9 @@ class Screened:
     dropped: Counter[str] = field(default_factory=Counter)
     redacted: Counter[str] = field(default_factory=Counter)
     proposed: int = 0
+    #: one line per dropped candidate: its position, the reason and what was wrong
+    #: (``"candidate 0: invalid: description is 312 characters (at most 200)"``).
+    why: list[str] = field(default_factory=list)
 
 
 def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[str] = frozenset()) -> Screened:
@@ -80,12 +83,15 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
         out.proposed += 1
         if index >= MAX_CANDIDATES:
             out.dropped["over_limit"] += 1
+            out.why.append(f"candidate {index}: over_limit: only the first {MAX_CANDIDATES} are judged")
             continue
         reason, candidate = _judge(item, allowed, out.redacted, keep)
         if candidate is not None and candidate.name in seen:
-            reason, candidate = "duplicate", None
+            reason, candidate = f"duplicate: the name {candidate.name!r} came earlier in the answer", None
         if candidate is None:
-            out.dropped[reason] += 1
+            kind = reason.split(":", 1)[0]
+            out.dropped[kind] += 1
+            out.why.append(f"candidate {index}: {reason}")
             continue
         seen.add(candidate.name)
         out.candidates.append(candidate)
@@ -99,38 +105,48 @@ _CONTROLS: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
 
 def _judge(item: Any, allowed: set[str], redacted: Counter[str],
            keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
+    """The candidate `item` makes, or ``("<reason>: <what was wrong>", None)``."""
     if not isinstance(item, dict):
-        return "not_object", None
+        return f"not_object: {type(item).__name__}, not an object", None
     keys = set(item) - {"evidence"}
     if keys & ENGINE_KEYS:
-        return "stamped_key", None
+        return f"stamped_key: {_listed(keys & ENGINE_KEYS)} (the engine stamps these)", None
     if keys - set(MODEL_KEYS):
-        return "unknown_key", None
+        return f"unknown_key: {_listed(keys - set(MODEL_KEYS))} (known: {_listed(MODEL_KEYS)}, evidence)", None
     quoted = _evidence(item.get("evidence"))
     if quoted is False:
-        return "invalid", None
+        return (f"invalid: evidence must be a list of at most {EVIDENCE_MAX} strings of at most {QUOTE_MAX} "
+                "characters"), None
     evidence = None if quoted is None or quoted is True else quoted
-    if keys != set(MODEL_KEYS) or not all(isinstance(item[k], str) for k in MODEL_KEYS):
-        return "invalid", None
-    if any(surrogate_in(item[k]) for k in MODEL_KEYS):  # cannot be stored as UTF-8
-        return "invalid", None
-    if not all(item[k].strip() for k in ("name", "description", "body")):
-        return "empty", None
+    missing = set(MODEL_KEYS) - keys
+    if missing:
+        return f"invalid: missing {_listed(missing)}", None
+    not_text = [k for k in MODEL_KEYS if not isinstance(item[k], str)]
+    if not_text:
+        return f"invalid: {_listed(not_text)} must be text, not {type(item[not_text[0]]).__name__}", None
+    unpaired = [k for k in MODEL_KEYS if surrogate_in(item[k])]
+    if unpaired:  # cannot be stored as UTF-8
+        return f"invalid: {_listed(unpaired)} holds an unpaired surrogate (not storable as UTF-8)", None
+    blank = [k for k in ("name", "description", "body") if not item[k].strip()]
+    if blank:
+        return f"empty: {_listed(blank)}", None
     ctype = item["type"].strip().lower()
     if ctype not in CONCEPT_TYPES:
-        return "invalid", None
+        return f"invalid: type {item['type']!r} is none of {_listed(CONCEPT_TYPES)}", None
     if ctype not in allowed:
-        return "type_not_allowed", None
+        return f"type_not_allowed: {ctype!r} (this agent learns {_listed(allowed)})", None
     body = item["body"].replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
-    if len(body) > MODEL_BODY_MAX or has_contradiction(body) or "\x00" in body:
-        return "invalid", None
+    if len(body) > MODEL_BODY_MAX:
+        return f"invalid: body is {len(body)} characters (at most {MODEL_BODY_MAX})", None
+    if has_contradiction(body) or "\x00" in body:
+        return "invalid: body holds a '## Contradiction' heading or a NUL character", None
     body = _CONTROLS.sub("", body)  # a terminal escape or a bell is nothing a reader needs
     if not body.strip():
-        return "empty", None
+        return "empty: body (control characters only)", None
     description = " ".join(item["description"].split())
     description = "".join(c for c in description if c.isprintable())
     if len(description) > DESCRIPTION_MAX:
-        return "invalid", None
+        return f"invalid: description is {len(description)} characters (at most {DESCRIPTION_MAX})", None
     clean_name, clean_description, clean_body = (
         redact_name(item["name"], keep), redact(description, keep), redact(body, keep)
     )
@@ -138,10 +154,10 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         redacted.update(part.counts)
     try:
         name = normalize_name(clean_name.text)
-    except InvalidName:
-        return "invalid", None
+    except InvalidName as error:
+        return f"invalid: name: {error}", None
     if not clean_description.text.strip() or not clean_body.text.strip():
-        return "empty", None
+        return "empty: description or body (after personal data was removed)", None
     return "", Candidate(
         name=name,
         description=re.sub(r"\s+", " ", clean_description.text).strip(),
@@ -149,6 +165,11 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         body=clean_body.text,
         evidence=evidence,
     )
+
+
+def _listed(keys: Iterable[str]) -> str:
+    """`keys` sorted, joined with ", " (for a drop's reason)."""
+    return ", ".join(sorted(keys))
 
 
 def _evidence(value: Any) -> tuple[str, ...] | None | bool:

@@ -53,6 +53,9 @@ class TurnReport:
             candidate restated it under another name; the proposed name when it was
             held as a ``possible_duplicate``).
         detail: the failure, when there is one.
+        why: one line per dropped candidate: its position in the answer, the reason
+            and what was wrong (``"candidate 0: invalid: description is 312
+            characters (at most 200)"``).
         retry_after_s: for ``model_rate_limited``, the wait the provider asked for, in
             seconds (None when it did not say).
     """
@@ -67,6 +70,7 @@ class TurnReport:
     results: list[tuple[str, Outcome]] = field(default_factory=list)
     detail: str | None = None
     retry_after_s: float | None = None
+    why: list[str] = field(default_factory=list)
 
     def count(self, outcome: Outcome) -> int:
         """How many candidates ended with `outcome`."""
@@ -152,6 +156,7 @@ def learn_turn(
                 (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
             report.proposed = screened.proposed
             report.dropped = screened.dropped
+            report.why = screened.why
             report.redacted = screened.redacted
             for candidate in screened.candidates:
                 shown = _vouching(store, agent, candidate, request.known)

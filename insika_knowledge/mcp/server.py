@@ -62,14 +62,6 @@ READ_ONLY: Final = ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 PROPOSING: Final = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
-#: Why a gate refused a proposal, in the words of whoever proposed it.
-REFUSED: Final = {
-    "type_not_allowed": "type {type!r} is not one this agent learns (it learns: {types})",
-    "invalid": ("the concept is not valid: the name needs letters or digits, the description one printable "
-                f"line of at most {DESCRIPTION_MAX} characters, the body at most {MODEL_BODY_MAX} characters "
-                "and no '## Contradiction' heading"),
-    "empty": "the name, description and body must not be empty (after personal data was removed)",
-}
 
 
 def tool_text(text: str) -> str:
@@ -283,9 +275,8 @@ class KnowledgeServer(MCPServer[Any]):
             if report.outcome != "ok":
                 raise ToolError(f"not learned: {report.outcome.replace('_', ' ')}"
                                 + (f" ({report.detail})" if report.detail else ""))
-            if not report.results:
-                reason = next(iter(report.dropped), "invalid")
-                said_why = REFUSED.get(reason, REFUSED["invalid"]).format(type=type, types=", ".join(config.types))
+            if not report.results:  # "candidate 0: invalid: name: cannot make a concept name..."
+                said_why = report.why[0].split(": ", 1)[-1] if report.why else "refused by a gate"
                 raise ToolError(f"not learned: {said_why}")
             stored, outcome = report.results[0]
             return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted))
