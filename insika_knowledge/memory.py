@@ -45,6 +45,7 @@ from insika_knowledge.errors import (
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
 from insika_knowledge.extract.given import GivenModel
 from insika_knowledge.extract.model import ConceptModel, load_model
+from insika_knowledge.extract.timed import MODEL_TIMEOUT_S, timed
 from insika_knowledge.hookspecs import Turn
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.index.scan import Entry
@@ -103,6 +104,10 @@ class Memory:
         embeddings: the embedding provider of the semantic index (None: ``$INSIKA_EMBEDDINGS``,
             else ``auto``: the offline model when installed; ``off``: lexical only; or a model
             name served by an OpenAI-compatible endpoint, see `insika_knowledge.index.embedders`).
+        model_timeout_s: the longest one call to a model *object* (``model=`` an object
+            with ``propose`` and ``merge``) may take, in seconds (default 60); a call that
+            takes longer fails as ``model_timeout`` (retryable). A model spec has its
+            client's own timeout.
 
     Every public method checks its arguments' types first: a wrong one raises
     `insika_knowledge.errors.ArgumentTypeError` (a `UserError` and a `TypeError`) naming
@@ -111,7 +116,8 @@ class Memory:
 
     Raises:
         UserError: `database` (or ``$INSIKA_DATABASE_URL``) is set to something other than a
-            PostgreSQL URL; an argument has the wrong type.
+            PostgreSQL URL; an argument has the wrong type; `model_timeout_s` is not a
+            positive number.
     """
 
     def __init__(
@@ -125,6 +131,7 @@ class Memory:
         plugin_manager: pluggy.PluginManager | None = None,
         outbox: OutboxSettings | None = None,
         embeddings: str | None = None,
+        model_timeout_s: float = MODEL_TIMEOUT_S,
     ):
         check_types(
             "Memory()", directory=(directory, (str, os.PathLike, type(None)), "str, os.PathLike or None"),
@@ -133,7 +140,10 @@ class Memory:
             base_url=(base_url, (str, type(None))),
             plugin_manager=(plugin_manager, (pluggy.PluginManager, type(None))),
             outbox=(outbox, (OutboxSettings, type(None))), embeddings=(embeddings, (str, type(None))),
+            model_timeout_s=(model_timeout_s, (int, float), "a number of seconds"),
         )
+        if isinstance(model_timeout_s, bool) or not 0 < model_timeout_s < float("inf"):
+            raise UserError(f"Memory(): model_timeout_s must be a positive number of seconds, not {model_timeout_s!r}")
         self.directory = data_dir(directory)
         self.database = database_url(database)
         if self.database:
@@ -143,6 +153,7 @@ class Memory:
         self.base_url = base_url
         self.outbox_settings = outbox
         self.embeddings = embeddings
+        self.model_timeout_s = float(model_timeout_s)
         self._tenants: dict[str, Tenant] = {}
         self._opening: dict[str, threading.Lock] = {}  # one lock per tenant being opened
         self._background: dict[str, _Opening] = {}  # tenants being opened off the caller's thread
@@ -349,6 +360,13 @@ class Memory:
                 assert model is not None
                 self._models[spec] = model
             return model
+
+    def _chosen(self, model: str | ConceptModel | None) -> ConceptModel | None:
+        """The model a ``model`` argument names: a spec's (`model`), or the object.
+
+        An object is held to ``model_timeout_s`` per call (`extract.timed.TimedModel`).
+        """
+        return self.model(model) if isinstance(model, str) else timed(model, self.model_timeout_s)
 
     # ------------------------------------------------------------------ events
 
@@ -569,7 +587,7 @@ class Memory:
             if not isinstance(text, str):
                 raise wrong_type(where, "withheld's items", text, "str")
         check_agent(agent)
-        chosen = self.model(model) if isinstance(model, str) else model
+        chosen = self._chosen(model)
         return self.tenant(tenant).learn(agent, config, session_id=session_id, turn_id=turn_id,
                                          messages=messages, model=chosen, withheld=tuple(withheld))
 
@@ -671,7 +689,7 @@ class Memory:
                     model=(model, (str, _ModelObject, type(None)), _MODEL_KINDS), config=_config_arg(config))
         listed = _messages(where, "messages", messages)
         settings = config or KnowledgeConfig()
-        chosen = self.model(model) if isinstance(model, str) else model
+        chosen = self._chosen(model)
         return self.learn_turn(
             agent, settings, session_id=session_id, turn_id=turn_id or digest_id(listed),
             messages=listed, tenant=tenant, model=chosen,
@@ -989,7 +1007,7 @@ class Memory:
         evidence = _messages(where, "messages", messages)
         settings = config or KnowledgeConfig()
         merger = model if model is not None else settings.resolved_model()
-        chosen = self.model(merger) if isinstance(merger, str) else merger
+        chosen = self._chosen(merger)
         item = dict(candidate)
         digest = digest_id([item, evidence] if evidence else item)
         return self.learn_turn(
