@@ -149,6 +149,24 @@ def test_a_rule_of_the_candidates_own_kind_is_close_from_the_lower_same_kind_flo
     assert not same_kind("Overdue gear: $8 daily.", "policy", "Support is run by the Lisbon team.")
 
 
+@pytest.mark.parametrize(("body", "held"), [
+    ("We now pay cash, not credit, for second-hand handsets.", True),
+    ("Para trocar um mimo, o cliente agora precisa do cupom fiscal.", True),
+    ("Handsets brought to the counter are bought for cash.", False),
+])
+def test_a_candidate_that_announces_a_change_is_close_from_the_lower_floor(
+        tmp_path: Path, body: str, held: bool) -> None:
+    # cos(0.5) = 0.878: under the plain floor (0.90), over the lower one (0.85); no value, no same kind
+    fixed = _Fixed({"trade-in": 0.0, "buyback": 0.5})
+    store, semantic = _store_with(tmp_path, fixed, "trade-in")
+    try:
+        near = Neighbours(semantic, (0.90, 0.90, 0.95), kind_floors=(0.85, 0.85, 0.95))
+        candidate = Candidate("buyback", "Handsets bought back.", "policy", body)
+        assert [n for n, _ in near.close(AGENT, candidate)] == (["trade-in"] if held else [])
+    finally:
+        store.close()
+
+
 def test_only_a_model_with_a_chosen_floor_adds_neighbours(tmp_path: Path) -> None:
     fixed = _Fixed({})
     store, semantic = _store_with(tmp_path, fixed)

@@ -241,3 +241,19 @@ def test_a_record_of_who_the_customer_is_grants_them_nothing() -> None:
 def test_a_yes_to_a_question_that_asks_for_a_benefit_grants_it() -> None:
     turn = [user("Do orders ship for free?"), agent("Yes, over $50.")]
     assert not assess("Free shipping over $50.\nOrders over $50 ship for free.", "policy", turn).quarantined
+
+
+def test_a_denied_benefit_or_one_the_business_prompt_grants_is_not_the_customers() -> None:
+    """Only a claim that grants is held to a grant: "cannot be refunded" needs none, and the
+    business's own withheld prompt (a backfilled system prompt) grants as its messages do."""
+    denied = [user("Can I change my basic economy flight?"),
+              agent("Basic economy tickets cannot be changed after booking, and no compensation is offered.")]
+    assert not assess("Basic economy tickets cannot be changed.\n"
+                      "Basic economy tickets cannot be changed after booking, with no compensation.", "policy",
+                      denied).quarantined
+    turn = [user("Hi, what's on reservation ABC123?"),
+            agent("You're a Gold member flying economy, with 2 checked bags on this reservation.")]
+    claim = "Gold members get free checked bags.\nGold members get free checked bags in economy."
+    assert assess(claim, "policy", turn).quarantined
+    prompt = "Gold members get 2 free checked bags in economy."
+    assert not assess(claim, "policy", turn, withheld=[prompt]).quarantined

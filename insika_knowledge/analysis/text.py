@@ -168,6 +168,20 @@ CHANGE_VERBS: Final[frozenset[str]] = frozenset(
     "revogada revogados revogadas removido removida removidos removidas eliminado eliminada "
     "eliminados eliminadas".split()
 )
+#: Words that announce a change of what was so before (folded): "we now pay cash",
+#: "o cliente agora precisa", "no longer", "a partir de hoje", "passou a", "new policy".
+ANNOUNCED_CHANGE: Final = re.compile(
+    r"\b(?:now|no\s+longer|any\s*more|from\s+now\s+on|starting\s+(?:today|now|on)|as\s+of|effective"
+    r"|new\s+(?:rule|policy)|changed|agora|nao\s+\w+\s+mais|a\s+partir\s+de\s+(?:hoje|agora)"
+    r"|passou\s+a|passaram\s+a|passa\s+a|passam\s+a|nova\s+(?:regra|politica)|mudou|mudaram)\b"
+)
+
+
+def announces_change(text: str) -> bool:
+    """True when `text` says that something changed (`ANNOUNCED_CHANGE`, read folded)."""
+    return ANNOUNCED_CHANGE.search(fold(text)) is not None
+
+
 #: Change phrases whose words alone are ambiguous ("cancelled flights" is no withdrawal,
 #: "deixou de aceitar" is; "retirada" is also a pickup): a be-verb and a participle, or
 #: a stop-verb and "de". Folded; each match counts as one negation.

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from insika_knowledge.analysis.structure import FREE
+from insika_knowledge.analysis.text import negation_count
 from insika_knowledge.trust import evidence as quoted
 from insika_knowledge.trust.evidence import Piece, pieces
 from insika_knowledge.trust.grounding import (
@@ -121,11 +122,12 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
     quarantined = "customer" in who and not who - {"customer"} and not report
-    if "entitlement" in markers and not report and not _granted(transcript) \
+    if "entitlement" in markers and not report and grants(claim) and not negation_count(claim) \
+            and not _granted([*transcript, *({"role": "system", "content": t} for t in withheld)]) \
             and (who - {"customer"} or said_shares(claim, transcript)[1] > 0):
-        # The business side spoke of its subject (a member's tier in a tool's record, "I see
-        # you're a Gold member") but granted nothing, and the customer asserted some of it:
-        # what the customer gets is the customer's claim.
+        # The claim grants something; the business side spoke of its subject (a member's
+        # tier in a tool's record, "I see you're a Gold member") but granted nothing, and
+        # the customer asserted some of it: what the customer gets is the customer's claim.
         return Assessment(who, markers, True, None, report)
     if not who and not report and (markers or concept_type == "policy"):
         # No one's words support it: the model read it from what the agent did (a tool
