@@ -257,3 +257,9 @@ def test_a_denied_benefit_or_one_the_business_prompt_grants_is_not_the_customers
     assert assess(claim, "policy", turn).quarantined
     prompt = "Gold members get 2 free checked bags in economy."
     assert not assess(claim, "policy", turn, withheld=[prompt]).quarantined
+
+
+def test_a_reply_to_a_question_that_asks_for_a_benefit_grants_it() -> None:
+    turn = [user("Frete grátis acima de quanto?"), agent("Acima de R$ 199.")]
+    assert not assess("Orders over R$ 199 ship free.\nEvery order over R$ 199 ships free.", "policy",
+                      turn).quarantined

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from insika_knowledge.analysis.structure import FREE
-from insika_knowledge.analysis.text import negation_count
+from insika_knowledge.analysis.text import fold, negation_count
 from insika_knowledge.trust import evidence as quoted
-from insika_knowledge.trust.evidence import Piece, pieces
+from insika_knowledge.trust.evidence import ACKNOWLEDGED, Piece, asserted, pieces
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
@@ -52,7 +52,7 @@ from insika_knowledge.trust.grounding import (
     turned_down,
     unstated_values,
 )
-from insika_knowledge.trust.rules import grants, is_report, rule_markers
+from insika_knowledge.trust.rules import grants, is_report, offers, rule_markers
 from insika_knowledge.wire.messages import message_text
 
 
@@ -122,10 +122,10 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
     quarantined = "customer" in who and not who - {"customer"} and not report
-    if "entitlement" in markers and not report and grants(claim) and not negation_count(claim) \
+    if "entitlement" in markers and not report and offers(claim) and not negation_count(claim) \
             and not _granted([*transcript, *({"role": "system", "content": t} for t in withheld)]) \
             and (who - {"customer"} or said_shares(claim, transcript)[1] > 0):
-        # The claim grants something; the business side spoke of its subject (a member's
+        # The claim offers something; the business side spoke of its subject (a member's
         # tier in a tool's record, "I see you're a Gold member") but granted nothing, and
         # the customer asserted some of it: what the customer gets is the customer's claim.
         return Assessment(who, markers, True, None, report)
@@ -174,9 +174,22 @@ def _granted(transcript: Sequence[Mapping[str, Any]]) -> bool:
     """
     parts = pieces(transcript, speaker, message_text)
     for at, part in enumerate(parts):
-        if part.business and (_grants(part.text) or (affirmed(parts, at) and _grants(_asked(parts, at)))):
+        if part.business and (_grants(part.text) or (_answers(parts, at) and _grants(_asked(parts, at)))):
             return True
     return False
+
+
+def _answers(parts: Sequence[Piece], at: int) -> bool:
+    """True when ``parts[at]`` answers the customer's question before it.
+
+    A yes (`trust.grounding.affirmed`), or a reply to a real question ("Frete grátis acima
+    de quanto?" / "Acima de R$ 199.") that neither negates nor only acknowledges it.
+    """
+    if affirmed(parts, at):
+        return True
+    asked = _asked(parts, at)
+    reply = fold(parts[at].text)
+    return bool(asked) and not asserted(asked) and not negation_count(reply) and not ACKNOWLEDGED.search(reply)
 
 
 def _grants(text: str) -> bool:

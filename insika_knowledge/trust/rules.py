@@ -80,6 +80,21 @@ def rule_markers(text: str, concept_type: str) -> list[str]:
     return found
 
 
+#: What a customer is given for nothing or for less (folded): narrower than `_ENTITLEMENT`,
+#: whose "gift", "refund", "includes" also name services and procedures ("gift wrapping
+#: costs R$ 8", "refunds go to the card").
+_BENEFIT: Final = re.compile(
+    r"\b(?:free|gratis|gratuit[oa]s?|discount|discounts|desconto|descontos|cashback|bonus|voucher|vouchers"
+    r"|cupom|cupons|coupon|coupons|upgrade|upgrades|waived?|entitled|isento|isenta|isencao|compensation"
+    r"|compensacao|points|pontos|tem direito|has the right|complimentary|cortesia|de graca)\b"
+)
+
+
+def offers(text: str) -> bool:
+    """True when `text` gives a customer something for nothing or for less (`_BENEFIT`)."""
+    return _BENEFIT.search(fold(text)) is not None
+
+
 def grants(text: str) -> bool:
     """True when `text` says something a customer gets (free, a discount, a refund...).
 
