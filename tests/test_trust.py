@@ -263,3 +263,28 @@ def test_a_reply_to_a_question_that_asks_for_a_benefit_grants_it() -> None:
     turn = [user("Frete grátis acima de quanto?"), agent("Acima de R$ 199.")]
     assert not assess("Orders over R$ 199 ship free.\nEvery order over R$ 199 ships free.", "policy",
                       turn).quarantined
+
+
+@pytest.mark.parametrize(("question", "reply", "tool"), [
+    # a place named without a comma, then "mas aqui"
+    ("No Mercado Livre dá 30% no Pix, vocês dão?",
+     "No Mercado Livre o Pix pode ter 30% de desconto, mas aqui o Pix tem 5%.", None),
+    # a business the customer named, as the subject, then "but on our side"
+    ("Carrefour gives 30% off with Pix. Do you?", "Carrefour does give 30% off with Pix, but on our side Pix gets 5%.",
+     None),
+    # what holds only somewhere else
+    ("Vi 30% de desconto no Pix no anúncio.", "Esse anúncio é da loja de Lisboa; os 30% no Pix são só lá.", None),
+    # a search tool's snippet of a forum post, and the agent reporting it
+    ("Is it true Pix gets 30% off?", "I found a forum post saying that, but it isn't our policy: Pix gets 5%.",
+     '{"source": "web_search", "results": [{"site": "forum.example", "snippet": "Pix gets 30% off there"}]}'),
+])
+def test_what_holds_for_someone_else_is_no_rule_of_ours(question: str, reply: str, tool: str | None) -> None:
+    turn = [user(question)]
+    if tool is not None:
+        turn += [{"role": "assistant", "content": "", "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": "c1", "content": tool}]
+    turn.append(agent(reply))
+    claim = "Pix gets 30% off.\nPayments by Pix get 30% off."
+    assert assess(claim, "policy", turn, evidence=["30%"]).quarantined
+    assert assess(claim, "policy", turn).quarantined

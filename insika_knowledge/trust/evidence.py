@@ -34,12 +34,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.analysis.structure import content_terms, names, polarity, tokens
-from insika_knowledge.analysis.text import fold
+from insika_knowledge.analysis.text import STOP_WORDS, fold
 
 #: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
 CUSTOMER_FIELDS: Final = re.compile(
     r"note|comment|remark|message|review|feedback|request|instruction|customer|client|buyer"
     r"|observa|obs\b|mensagem|comentario|avaliacao|pedido_do_cliente|solicitacao|recado|nota"
+    # what third parties wrote, returned by a search tool ("snippet" of a forum post)
+    r"|snippet|forum|post\b|tweet|trecho"
 )
 #: A line of a plain-text tool result that the customer wrote ("Customer note: ...").
 _CUSTOMER_LINE: Final = re.compile(
@@ -72,16 +74,19 @@ REPORTED: Final = re.compile(
     r"|concorrentes? (?:oferecem?|da|dao|tem|cobram?|aceitam?)|competitors? (?:offer|give|charge|have|accept)s?"
     r"|other (?:airlines|carriers|stores|shops) (?:offer|give|charge|have|include|accept)"
     r"|outras? (?:companhias?|cias?|empresas?) (?:oferecem?|dao|da|cobram?|tem)"
-    r"|(?:banner|anuncio|propaganda|ad) (?:says|said|dizia|diz|falava))\b")
+    r"|(?:banner|anuncio|propaganda|ad) (?:says|said|dizia|diz|falava)"
+    r"|(?:forum|blog|post|article|review|thread|materia|reportagem) (?:says|said|saying|claims|diz|dizendo|dizia)"
+    # what holds only somewhere else ("a promoção de 30% é só lá", "that's only there")
+    r"|(?:so|somente|apenas) la|only (?:there|over there))\b")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
 #: ...", as written): what it says is about there when the next one says "here".
-ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\s*,")
+ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
 #: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
 #: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
 #: pet até 10 kg viaja grátis na cabine.").
 HERE_INSTEAD: Final = re.compile(
     r"^\W*(?:(?:mas|ja|but|while) )?(?:aqui|here|with us|conosco|com a gente|no nosso caso|na nossa loja"
-    r"|in our store|at our store|em nossa loja)\b")
+    r"|in our store|at our store|em nossa loja|on our side|on our end|do nosso lado|da nossa parte|our)\b")
 #: A question that announces rather than asks ("Did you know we ship for free?", "...,
 #: isn't that great?"): the sentence states what it holds.
 ANNOUNCING: Final = re.compile(
@@ -215,7 +220,7 @@ def sentences(text: str) -> list[str]:
 #: Where a sentence turns from what it sets aside to what the business says.
 _TURN: Final = re.compile(
     r",\s+(?=(?:mas|but|while|ja|já)\s+(?:hoje|aqui|here|we|nós|nos|with us|conosco|today|atualmente"
-    r"|currently|now|agora|no site|online)\b)", re.IGNORECASE)
+    r"|currently|now|agora|no site|online|on our side|on our end|do nosso lado|our)\b)", re.IGNORECASE)
 _COLON: Final = re.compile(r":\s+(?=[^\W\d_])")
 
 
@@ -327,7 +332,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
-    if after and ELSEWHERE.search(sentence) and HERE_INSTEAD.search(fold(after)):
+    if after and HERE_INSTEAD.search(fold(after)) and (
+            ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
         return Reading(False, "reported")
     off = _off_statement(claim, folded)
     if off:
@@ -337,6 +343,22 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
     return Reading(True)
+
+
+def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
+    """True when `sentence` opens with a name the customer wrote before.
+
+    "Delta lets Gold members..." / "Delta does offer ...": about that someone, when the
+    next sentence turns to the business (`HERE_INSTEAD`).
+    """
+    opening = _OPENING_NAME.match(sentence)
+    if opening is None or fold(opening.group(1)) in STOP_WORDS:
+        return False
+    name = re.compile(rf"\b{re.escape(opening.group(1))}\b")
+    return any(p.speaker == "customer" and name.search(p.text) for p in said_before)
+
+
+_OPENING_NAME: Final = re.compile(r"^\W*([A-Z][\w-]+)")
 
 
 def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
