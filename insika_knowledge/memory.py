@@ -1315,7 +1315,8 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
 
     Raises:
         ArgumentTypeError: `messages` is not such a sequence, or one item is not a mapping
-            with text keys (named by its index).
+            with text keys (named by its index), or its content is not text, parts or None.
+        UserError: a message's role is not one of `MESSAGE_ROLES`.
     """
     if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Sequence):
         raise wrong_type(where, argument, messages, "a list of message dicts (role, content)")
@@ -1325,4 +1326,14 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
         key = next((k for k in message if not isinstance(k, str)), None)
         if key is not None:
             raise wrong_type(where, f"a key of {argument}[{i}]", key, "a str")
+        if message.get("role") not in MESSAGE_ROLES:
+            raise UserError(f"{where}: {argument}[{i}]['role'] is {message.get('role')!r}; "
+                            f"a message's role is one of {', '.join(sorted(MESSAGE_ROLES))}")
+        content = message.get("content")
+        if not isinstance(content, (str, list, type(None))):
+            raise wrong_type(where, f"{argument}[{i}]['content']", content, "a str, a list of content parts or None")
     return [dict(m) for m in messages]
+
+
+#: The roles a message may have (OpenAI's and Anthropic's, and a human agent's).
+MESSAGE_ROLES: Final = frozenset({"system", "developer", "user", "assistant", "tool", "function", "human_agent"})

@@ -51,19 +51,29 @@ class Session:
 def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
     """Read a normalised JSONL file lazily, one `Session` per non-blank line.
 
+    A UTF-8 byte-order mark at the start is skipped.
+
     Raises:
-        UserError: the file is missing, or a line is not such a JSON object (the message
-            names the file and line number).
+        UserError: the file is missing, a line is not UTF-8 (the byte is named), or a line
+            is not such a JSON object (the message names the file and line number).
     """
     source = Path(path)
     try:
-        handle = source.open(encoding="utf-8")
+        handle = source.open("rb")
     except FileNotFoundError:
         raise UserError(f"sessions file {source} does not exist") from None
     except OSError as exc:
         raise UserError(f"cannot read sessions file {source}: {exc}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (an editor's UTF-8)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UserError(
+                    f"{source}:{number}: byte {exc.start + 1} of the line ({raw[exc.start:exc.start + 1]!r}) is not "
+                    "UTF-8; save the file as UTF-8 (it looks like Latin-1 or Windows-1252)") from None
             if not line.strip():
                 continue
             yield parse_session(line, where=f"{source}:{number}", line=number)

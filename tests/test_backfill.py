@@ -675,3 +675,19 @@ def test_the_summary_line_names_what_trust_held_and_left_uncounted() -> None:
     line = total_line(summary)
     assert line.endswith("quarantined 1, unsupported 2"), line
     assert "unsupported" not in total_line(BackfillSummary("airline", [SessionStatus("s1", "done", learned=1)]))
+
+
+def test_a_sessions_file_with_a_byte_order_mark_reads_and_one_in_latin_1_names_the_byte(tmp_path: Path) -> None:
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.sessions import read_sessions
+
+    line = '{"session_id": "s%d", "messages": [{"role": "user", "content": "%s"}]}\n'
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + (line % (1, "olá") + line % (2, "oi")).encode("utf-8"))
+    assert [s.session_id for s in read_sessions(marked)] == ["s1", "s2"]
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes((line % (1, "oi") + line % (2, "olá")).encode("latin-1"))
+    sessions = read_sessions(latin)
+    assert next(sessions).session_id == "s1"  # what came before is read
+    with pytest.raises(UserError, match=r"latin\.jsonl:2: byte 66 of the line \(b'\\xe1'\) is not UTF-8"):
+        next(sessions)

@@ -321,3 +321,17 @@ def test_a_refused_proposal_says_what_was_wrong_and_where(memory: Memory, change
     assert len(report.why) == 1 and report.why[0].startswith(f"candidate 0: {why}")
     assert report.why[0].split(": ")[1] == next(iter(report.dropped))
     assert memory.concepts(agent=AGENT) == []
+
+
+@pytest.mark.parametrize(("message", "why"), [
+    ({"role": "martian", "content": "hi"}, r"messages\[1\]\['role'\] is 'martian'; a message's role is one of"),
+    ({"content": "hi"}, r"messages\[1\]\['role'\] is None"),
+    ({"role": "user", "content": 42}, r"messages\[1\]\['content'\]"),
+])
+def test_a_message_with_an_unknown_role_or_content_is_refused_by_position(memory: Memory, message: dict[str, object],
+                                                                          why: str) -> None:
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match=why):
+        memory.learn([{"role": "user", "content": "oi"}, message], agent=AGENT, session_id="s-1")
+    assert memory.concepts(agent=AGENT) == []
