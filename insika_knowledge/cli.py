@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -268,6 +269,9 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 
     A concept held in quarantine is printed too, after a line on standard error saying
     why it is held and how to release it (it is never handed to a model until then).
+    Control characters other than tab and line end are printed as ``\\xNN`` (an escape
+    sequence in a body would be a command to the terminal); ``export`` writes the
+    record as stored.
     """
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
@@ -277,7 +281,11 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
             click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
                        "until an operator approves it (the Studio's Approve)", err=True)
             markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
-    click.echo(markdown, nl=False)
+    click.echo(_TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", markdown), nl=False)
+
+
+#: What a terminal reads as a command: C0 controls but tab and line end, DEL, C1 controls.
+_TERMINAL_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @cli.command()

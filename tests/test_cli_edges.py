@@ -145,3 +145,15 @@ def test_evaluate_requests_reports_progress_on_stderr(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["requests"] > 0  # stdout stays the report alone
     progress = [line for line in result.stderr.splitlines() if line.startswith("replaying requests: ")]
     assert [line.split("]")[0] for line in progress] == ["replaying requests: [1/2", "replaying requests: [2/2"]
+
+
+def test_show_prints_a_bodys_control_characters_as_escapes(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge import Memory
+    from insika_knowledge.cli import cli
+
+    with Memory(tmp_path) as memory:
+        memory.put("---\nname: bell\ndescription: Bell.\n---\nRing \x1b[31mred\x07\tdone.\n", agent="a")
+    out = CliRunner().invoke(cli, ["show", "bell", "--agent", "a", "--data-dir", str(tmp_path)]).output
+    assert "Ring \\x1b[31mred\\x07\tdone.\n" in out and "\x1b" not in out and "\x07" not in out

@@ -164,3 +164,15 @@ def test_the_python_page_editing_example_runs(tmp_path: Path) -> None:
     assert lines[0] == "['devolucao-7-dias']" and lines[1].startswith("cep-13-campinas | ")
     assert lines[2] == "[(1, 'extract'), (2, 'edit')]" and lines[3] == "observed"
     assert lines[-1] == "cep-13-campinas"
+
+
+def test_a_long_refused_id_is_quoted_cut_with_its_length(tmp_path: Path) -> None:
+    from insika_knowledge.errors import InvalidName
+
+    with Memory(tmp_path) as memory:
+        for kind, call in (("tenant", lambda: memory.concepts(agent="a", tenant="x" * 300)),
+                           ("agent", lambda: memory.concepts(agent="y" * 300))):
+            with pytest.raises(InvalidName) as caught:
+                call()
+            said = str(caught.value)
+            assert said.startswith(f"{kind} '") and "... (300 characters) is not valid" in said and len(said) < 250
