@@ -142,7 +142,7 @@ class Memory:
             outbox=(outbox, (OutboxSettings, type(None))), embeddings=(embeddings, (str, type(None))),
             model_timeout_s=(model_timeout_s, (int, float), "a number of seconds"),
         )
-        if isinstance(model_timeout_s, bool) or not 0 < model_timeout_s < float("inf"):
+        if isinstance(model_timeout_s, bool) or not 0 < model_timeout_s <= threading.TIMEOUT_MAX:
             raise UserError(f"Memory(): model_timeout_s must be a positive number of seconds, not {model_timeout_s!r}")
         self.directory = data_dir(directory)
         self.database = database_url(database)
