@@ -667,10 +667,29 @@ def _refuse_surrogates(lines: list[str], front_lines: list[str], end: int) -> No
         raise ConceptFormatError(_surrogate_problem(line), line=i + 1, field=field)
 
 
+#: A plain (unquoted) value with a YAML comment after it: "description: Ticket #123 ...".
+_CUT_VALUE: Final = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+[^\s'\"#\[{|>&*!][^#]*?[ \t]#")
+
+
+def _refuse_cut_values(front_lines: list[str]) -> None:
+    """Reject a plain value that YAML would cut at " #" (the rest read as a comment, lost).
+
+    Raises:
+        ConceptFormatError: naming the line and field, and how to keep the text (quote it).
+    """
+    for i, line in enumerate(front_lines):
+        cut = _CUT_VALUE.match(line)
+        if cut is not None:
+            raise ConceptFormatError(
+                "' #' starts a YAML comment, so the rest of the line would be lost; put the value in "
+                "quotes to keep it", line=i + 2, field=cut.group(1))
+
+
 def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str, int]]:
     """The frontmatter's values (see `parse`) and each key's 1-based record line."""
     source = "\n".join(front_lines)
     loader: _Loader | None = None
+    _refuse_cut_values(front_lines)
     try:
         _refuse_anchors(source, front_lines)
         loader = _Loader(source)

@@ -176,3 +176,14 @@ def test_a_long_refused_id_is_quoted_cut_with_its_length(tmp_path: Path) -> None
                 call()
             said = str(caught.value)
             assert said.startswith(f"{kind} '") and "... (300 characters) is not valid" in said and len(said) < 250
+
+
+def test_a_put_value_that_yaml_would_cut_at_a_comment_is_refused_with_its_line(tmp_path: Path) -> None:
+    from insika_knowledge.errors import ConceptFormatError
+
+    with Memory(tmp_path) as memory:
+        with pytest.raises(ConceptFormatError, match=r"line 3, field 'description': ' #' starts a YAML comment"):
+            memory.put("---\nname: ticket\ndescription: Ticket #123 goes to billing\n---\n\nx\n", agent="a")
+        assert memory.concepts(agent="a") == []
+        memory.put("---\nname: ticket\ndescription: 'Ticket #123 goes to billing' # quoted\n---\n\nx\n", agent="a")
+        assert memory.concepts(agent="a")[0].description == "Ticket #123 goes to billing"
