@@ -160,3 +160,39 @@ def test_a_merge_lease_of_a_dead_process_is_taken_over_at_once(tmp_path: Path) -
         assert tx.take_merge_lease(AGENT, "x", me, lease_s=120, wait_ttl_s=10,
                                    gone=holder_gone, now_s=now) is None
     store.close()
+
+
+def test_closing_a_memory_that_other_threads_use_waits_for_their_statements(tmp_path: Path) -> None:
+    """SQLite refuses to close a connection busy in another thread: close waits for it."""
+    import threading
+    import time
+
+    from insika_knowledge import Memory
+    from insika_knowledge.errors import MemoryClosed, RunTimeFailure
+
+    memory = Memory(tmp_path, embeddings="off")
+    record = "---\nname: r\ndescription: d.\n---\nbody\n"
+    memory.put(record, agent="ag")
+    ended: list[str] = []
+
+    def work() -> None:
+        while True:
+            try:
+                memory.put(record, agent="ag")
+                memory.search("body", agent="ag")
+            except MemoryClosed:
+                ended.append("closed")
+                return
+            except RunTimeFailure:  # one name put by 8 threads: documented, retryable
+                continue
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    assert memory.close(timeout_s=5) is True  # raised apsw.ThreadingViolationError before
+    for thread in threads:
+        thread.join(10)
+    assert ended == ["closed"] * 8
+    with Memory(tmp_path, embeddings="off") as again:
+        assert [c.name for c in again.concepts(agent="ag")] == ["r"]

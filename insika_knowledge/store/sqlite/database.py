@@ -29,6 +29,8 @@ from insika_knowledge.store.sqlite.faults import damaged_error, storage_error
 from insika_knowledge.store.statements import SQLITE, Column, Dialect, Params, marks
 
 log = logging.getLogger(__name__)
+#: The longest `Database.close` waits for a connection busy in another thread, in seconds.
+CLOSE_WAIT_S: Final = 5.0
 
 BUSY_TIMEOUT_MS: Final = 30_000
 #: Files up to this size are checked (``PRAGMA quick_check``) when opened; larger ones are
@@ -305,11 +307,26 @@ class Database:
             return len(self._all)
 
     def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
+        """Close every connection this store opened (in any thread).
+
+        A connection another thread is running a statement on is closed once that
+        statement ends (waiting at most `CLOSE_WAIT_S` seconds; after that it is left to
+        be closed with its thread), never interrupted: SQLite refuses to close a busy
+        connection (``apsw.ThreadingViolationError``).
+        """
         with self._lock:
             conns, self._all = list(self._all.values()), {}
+        deadline = time.monotonic() + CLOSE_WAIT_S
         for conn in conns:
-            conn.close(True)
+            while True:
+                try:
+                    conn.close(True)
+                    break
+                except apsw.ThreadingViolationError:
+                    if time.monotonic() >= deadline:
+                        log.info("a connection to %s was still busy in another thread; left open", self.path)
+                        break
+                    time.sleep(0.005)
         self._local = threading.local()
 
     def __enter__(self) -> Database:
