@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -281,11 +280,9 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
             click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
                        "until an operator approves it (the Studio's Approve)", err=True)
             markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
-    click.echo(_TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", markdown), nl=False)
+    from insika_knowledge.extract.candidates import TERMINAL_CONTROLS
 
-
-#: What a terminal reads as a command: C0 controls but tab and line end, DEL, C1 controls.
-_TERMINAL_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    click.echo(TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", markdown), nl=False)
 
 
 @cli.command()

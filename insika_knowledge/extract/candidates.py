@@ -98,9 +98,9 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
     return out
 
 
-#: Control characters a model's body loses (tab and line end kept): ``show`` prints
-#: bodies to terminals, where ``\x1b[...`` would be read as a command.
-_CONTROLS: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+#: Control characters a terminal reads as commands (``\x1b[...``, a bell; tab and line end
+#: aside): a model's body loses them, and ``show`` prints a stored one escaped.
+TERMINAL_CONTROLS: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _judge(item: Any, allowed: set[str], redacted: Counter[str],
@@ -140,7 +140,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         return f"invalid: body is {len(body)} characters (at most {MODEL_BODY_MAX})", None
     if has_contradiction(body) or "\x00" in body:
         return "invalid: body holds a '## Contradiction' heading or a NUL character", None
-    body = _CONTROLS.sub("", body)  # a terminal escape or a bell is nothing a reader needs
+    body = TERMINAL_CONTROLS.sub("", body)  # a terminal escape or a bell is nothing a reader needs
     if not body.strip():
         return "empty: body (control characters only)", None
     description = " ".join(item["description"].split())

@@ -38,7 +38,7 @@ from typing import Any
 from insika_knowledge.analysis.structure import FREE
 from insika_knowledge.analysis.text import fold, negation_count
 from insika_knowledge.trust import evidence as quoted
-from insika_knowledge.trust.evidence import ACKNOWLEDGED, Piece, asserted, pieces
+from insika_knowledge.trust.evidence import ACKNOWLEDGED, Piece, asked_before, asserted, pieces
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
@@ -199,7 +199,8 @@ def _grants(text: str) -> bool:
 
 def _asked(parts: Sequence[Piece], at: int) -> str:
     """The text of the last customer piece before ``parts[at]`` ("" when there is none)."""
-    return next((p.text for p in reversed(parts[:at]) if p.speaker == "customer"), "")
+    earlier = asked_before(parts, at)
+    return "" if earlier is None else earlier.text
 
 
 def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:

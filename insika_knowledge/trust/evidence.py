@@ -374,6 +374,11 @@ def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     return asserted(customer[-1].text) and has <= said
 
 
+def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:
+    """The last customer piece before ``parts[at]`` (None when there is none)."""
+    return next((p for p in reversed(parts[:at]) if p.speaker == "customer"), None)
+
+
 def asserted(text: str) -> bool:
     """True when customer `text` asserts rather than asks (a tag question asserts)."""
     folded = fold(text).rstrip()

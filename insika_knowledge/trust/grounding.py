@@ -33,6 +33,7 @@ from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
     Piece,
+    asked_before,
     asserted,
     pieces,
     read_sentence,
@@ -70,10 +71,8 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     if parts[at].speaker == "customer" or not _YES_RE.match(opening) or negation_count(first) \
             or ACKNOWLEDGED.search(first):
         return frozenset()  # no yes; a "no" ("We do not...", "Claro que não"); "Sure, let me look"
-    for earlier in reversed(parts[:at]):
-        if earlier.speaker == "customer":
-            return frozenset() if asserted(earlier.text) else features(earlier.text)
-    return frozenset()
+    earlier = asked_before(parts, at)
+    return frozenset() if earlier is None or asserted(earlier.text) else features(earlier.text)
 
 
 def speaker(message: Mapping[str, Any]) -> Speaker | None:
