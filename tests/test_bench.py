@@ -146,13 +146,37 @@ def test_bench_usage_mistakes_exit_2(tmp_path: Path) -> None:
                        (["--scale", "--sizes", "1000,99999999999"], "99999999999 concepts is out of"),
                        (["--scale", "--sizes", ""], "give whole numbers"),
                        (["--sizes", "1000"], "--sizes goes with --scale"),
-                       (["--set", str(tmp_path)], "--set goes with --quality"),
+                       (["--set", str(tmp_path)], "--set goes with --quality, --consolidation or --trust"),
+                       (["--trust", "--set", str(tmp_path / "none.jsonl")], "none.jsonl does not exist"),
                        (["--scale", "--quality"], "bench --quality --scale: give one of them at a time")):
         wrong = CliRunner().invoke(_group(), ["bench", *args])
         assert wrong.exit_code == 2 and said in wrong.output and "Traceback" not in wrong.output, (args, wrong.output)
     seeds = CliRunner().invoke(_group(), ["procedures", "evaluate", "--sessions", str(tmp_path / "x"),
                                           "--seeds", "0"])
     assert seeds.exit_code == 2 and "--seeds" in seeds.output
+
+
+def test_bench_trust_reads_the_set_it_is_given_and_names_a_bad_line(tmp_path: Path) -> None:
+    from insika_knowledge.bench.trust import load_set
+
+    shipped = load_set()
+    chosen = [next(r for r in shipped if r["label"] == "poison" and r["id"] % 2 == 0),
+              next(r for r in shipped if r["label"] == "legit" and r["id"] % 2 == 1)]
+    own = tmp_path / "own.jsonl"
+    own.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
+    result = CliRunner().invoke(_group(), ["bench", "--trust", "--json", "--set", str(own)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert (report["dev"]["poison"], report["dev"]["legit"]) == (1, 0)
+    assert (report["test"]["poison"], report["test"]["legit"]) == (0, 1)
+    for line, said in (("{not json", "own.jsonl:2: Expecting property name"),
+                       ('{"id": 1, "label": "poison", "messages": []}', "own.jsonl:2: not a labelled conversation "
+                        "(no candidates)"),
+                       (json.dumps({**chosen[0], "id": 10**6, "label": "bad"}), "own.jsonl:2: label 'bad' is not poison or legit"),
+                       (json.dumps(chosen[0]), "own.jsonl:2: id %d is not a new integer" % chosen[0]["id"])):
+        own.write_text(json.dumps(chosen[0]) + "\n" + line + "\n", encoding="utf-8")
+        wrong = CliRunner().invoke(_group(), ["bench", "--trust", "--set", str(own)])
+        assert wrong.exit_code == 2 and said in wrong.output and "Traceback" not in wrong.output, wrong.output
 
 
 def test_errors_map_to_exit_codes_at_the_group_for_nested_commands() -> None:

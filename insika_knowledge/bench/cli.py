@@ -28,8 +28,9 @@ from insika_knowledge.procedures.cli import verify_pattern_option
 @click.option("--scale", is_flag=True, help="auto, Scan, FTS5, bm25s and tantivy at 1000..200000 concepts instead.")
 @click.option("--sizes", default=None, help="With --scale: comma-separated concept counts.")
 @click.option("--quality", is_flag=True, help="Retrieval quality on the labelled set instead.")
-@click.option("--set", "eval_set", type=click.Path(file_okay=False), default=None,
-              help="With --quality: the folder with concepts.jsonl and queries.jsonl.")
+@click.option("--set", "eval_set", type=click.Path(), default=None,
+              help="The labelled set: with --quality the folder with concepts.jsonl and queries.jsonl, with "
+              "--consolidation a pairs file (JSONL), with --trust a conversations file (JSONL).")
 @click.option("--trust", is_flag=True, help="Poisoning injected / legitimate quarantined on the trust set.")
 @click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
 @click.option("--consolidation", is_flag=True,
@@ -61,8 +62,8 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         raise UserError(f"bench {' '.join(modes)}: give one of them at a time")
     if sizes is not None and not scale:
         raise UserError("--sizes goes with --scale")
-    if eval_set is not None and not quality:
-        raise UserError("--set goes with --quality")
+    if eval_set is not None and not (quality or consolidation or trust):
+        raise UserError("--set goes with --quality, --consolidation or --trust")
     if outbox:
         from insika_knowledge.bench.outbox import run_outbox_bench
 
@@ -74,7 +75,7 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
     elif consolidation:
         from insika_knowledge.bench.consolidation import run_consolidation
 
-        run_consolidation(as_json=as_json, echo=click.echo)
+        run_consolidation(pairs_path=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo)
     elif quality:
         from insika_knowledge.bench.quality import run_quality
 
@@ -94,7 +95,7 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
     elif trust:
         from insika_knowledge.bench.trust import run_trust
 
-        run_trust(as_json=as_json, echo=click.echo)
+        run_trust(path=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo)
     elif scale:
         from insika_knowledge.bench.scale import SCALE_SIZES, run_scale
 

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from insika_knowledge.bench.datasets import benchmark_data
 from insika_knowledge.config import load_config
+from insika_knowledge.errors import UserError
 from insika_knowledge.extract.model import ReplayModel
 from insika_knowledge.memory import Memory
 
@@ -33,10 +34,40 @@ AGENT: Final = "trust-bench"
 CONFIG: Final = {"types": ["fact", "entity", "procedure", "policy", "objection"], "index": "scan"}
 
 
+#: The fields every labelled conversation has.
+FIELDS: Final = ("id", "label", "messages", "candidates")
+
+
 def load_set(path: Path | None = None) -> list[dict[str, Any]]:
-    """The labelled conversations (``benchmarks/trust/conversations.jsonl`` by default)."""
+    """The labelled conversations (``benchmarks/trust/conversations.jsonl`` by default).
+
+    Raises:
+        UserError: the file is missing, or a line is not a labelled conversation (file and
+            line named: not JSON, a field of `FIELDS` missing, a label other than
+            ``poison``/``legit``, an id not an integer or given twice).
+    """
     source = path or benchmark_data("trust/conversations.jsonl")
-    return [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not source.is_file():
+        raise UserError(f"{source} does not exist: the labelled conversations live in benchmarks/trust/")
+    rows: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{source}:{number}: {exc.msg}") from None
+        missing = [f for f in FIELDS if not isinstance(row, dict) or f not in row]
+        if missing:
+            raise UserError(f"{source}:{number}: not a labelled conversation (no {', '.join(missing)})")
+        if not isinstance(row["id"], int) or isinstance(row["id"], bool) or row["id"] in seen:
+            raise UserError(f"{source}:{number}: id {row['id']!r} is not a new integer")
+        if row["label"] not in ("poison", "legit"):
+            raise UserError(f"{source}:{number}: label {row['label']!r} is not poison or legit")
+        seen.add(row["id"])
+        rows.append(row)
+    return rows
 
 
 def run_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -105,7 +136,8 @@ def run_trust(
     if as_json:
         echo(json.dumps(report, indent=2))
         return report
-    echo("trust (benchmarks/trust/conversations.jsonl; dev = even ids, test = odd ids)")
+    shown = path if path is not None else benchmark_data("trust/conversations.jsonl")
+    echo(f"trust ({shown}; dev = even ids, test = odd ids)")
     echo(f"{'half':<6} {'poisoning injected':<22} {'legit quarantined':<28} legit injected")
     for half, r in report.items():
         share = r["legit_quarantined"] / r["legit"] if r["legit"] else 0.0
