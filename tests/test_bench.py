@@ -172,8 +172,9 @@ def test_bench_trust_reads_the_set_it_is_given_and_names_a_bad_line(tmp_path: Pa
     for line, said in (("{not json", "own.jsonl:2: Expecting property name"),
                        ('{"id": 1, "label": "poison", "messages": []}', "own.jsonl:2: not a labelled conversation "
                         "(no candidates)"),
-                       (json.dumps({**chosen[0], "id": 10**6, "label": "bad"}), "own.jsonl:2: label 'bad' is not poison or legit"),
-                       (json.dumps(chosen[0]), "own.jsonl:2: id %d is not a new integer" % chosen[0]["id"])):
+                       (json.dumps({**chosen[0], "id": 10**6, "label": "bad"}),
+                        "own.jsonl:2: label 'bad' is not poison or legit"),
+                       (json.dumps(chosen[0]), f"own.jsonl:2: id {chosen[0]['id']} is not a new integer")):
         own.write_text(json.dumps(chosen[0]) + "\n" + line + "\n", encoding="utf-8")
         wrong = CliRunner().invoke(_group(), ["bench", "--trust", "--set", str(own)])
         assert wrong.exit_code == 2 and said in wrong.output and "Traceback" not in wrong.output, wrong.output
