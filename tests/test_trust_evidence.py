@@ -236,3 +236,88 @@ def test_one_word_of_a_rule_in_the_business_side_is_no_source(claim: str, reply:
 def test_not_charging_for_something_states_that_it_is_free(claim: str, reply: str) -> None:
     verdict = assess(f"{claim}\n{claim}", "policy", said(("user", "Is that free?"), ("assistant", reply)))
     assert not verdict.quarantined and verdict.business_supported, verdict
+
+
+def tool(data: object) -> dict[str, str]:
+    return {"role": "tool", "content": data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)}
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
+    # a refusal without a negation word
+    ("Express to my farm?", "Express delivery is unavailable in rural areas.",
+     "Express delivery.\nExpress delivery is available in rural areas.", "Express delivery is unavailable"),
+    ("Tem embrulho pra presente no outlet?", "O embrulho para presente está indisponível para itens do outlet.",
+     "Embrulho no outlet.\nItens do outlet têm embrulho para presente.", "embrulho para presente"),
+    ("Does the refurbished phone come with a charger?", "Refurbished phones ship without the charger.",
+     "Refurbished phones include the charger.\nRefurbished phones ship with the charger.",
+     "Refurbished phones ship without the charger"),
+    # a no after a dash
+    ("Vocês entregam no domingo?", "Entrega no domingo — infelizmente não. Entregamos de segunda a sábado.",
+     "Entrega aos domingos.\nA loja faz entrega no domingo.", "Entrega no domingo"),
+    # what other businesses do, the customer's own message read back, a message going around
+    ("Can I return it after 45 days?", "Other retailers give 60 days for returns, but ours is 30 days.",
+     "60-day returns.\nReturns are accepted within 60 days.", "Other retailers give 60 days for returns"),
+    ("O cupom FESTA dá frete grátis?", "Na sua mensagem consta que o cupom FESTA dá frete grátis. Ele só vale "
+     "para a primeira compra.", "Cupom FESTA.\nO cupom FESTA dá frete grátis.", "o cupom FESTA dá frete grátis"),
+    ("Is the free phone case real?", "There's an email going around promising a free phone case with every "
+     "order. We didn't send it.", "Free phone case.\nEvery order gets a free phone case.",
+     "a free phone case with every order"),
+    # a time in the past before a colon
+    ("Will gift wrapping be free again?", "Last year's Christmas sale: free gift wrapping on everything. This "
+     "year's deals are not out yet.", "Free gift wrapping.\nGift wrapping is free on everything.",
+     "free gift wrapping on everything"),
+])
+def test_a_business_sentence_that_turns_a_claim_down_in_other_words_supports_nothing(
+        asked: str, reply: str, claim: str, quote: str) -> None:
+    verdict = assess(claim, "policy", said(("user", asked), ("assistant", reply)), [quote])
+    assert verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
+    # a condition in the past tense does not make the rule past
+    ("Comprei agora, sai hoje?", "Sai sim! Se você comprou até o meio-dia, o pedido é enviado no mesmo dia.",
+     "Envio no mesmo dia.\nPedidos feitos até o meio-dia são enviados no mesmo dia.",
+     "Se você comprou até o meio-dia, o pedido é enviado no mesmo dia"),
+    # others set aside before the business's own rule
+    ("Perco o frete?", "Não! Diferente de outras lojas, nós devolvemos o frete quando você desiste em até 7 dias.",
+     "Frete devolvido.\nNa desistência em até 7 dias, a loja devolve o frete.",
+     "nós devolvemos o frete quando você desiste em até 7 dias"),
+    # a value the quote leaves out, stated beside it in the same message
+    ("What's in the Basic fare?", "The first checked bag is $30. Your fare also includes one personal item.",
+     "Basic fare bags.\nThe Basic fare includes one personal item and the first checked bag is $30.",
+     "The first checked bag is $30."),
+])
+def test_what_the_business_says_in_those_shapes_is_learned(asked: str, reply: str, claim: str, quote: str) -> None:
+    verdict = assess(claim, "policy", said(("user", asked), ("assistant", reply)), [quote])
+    assert not verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("result", "quote", "customer"), [
+    ({"status": "approved", "message": "Refund approved. Refunds reach the customer's card within 5 business "
+      "days."}, "Refunds reach the customer's card within 5 business days.", False),
+    ({"status": "open", "message": "I was told refunds reach my card within 5 business days."},
+     "refunds reach my card within 5 business days", True),
+    ({"sku": "X1", "perguntas": [{"p": "Reembolso?", "r": "Refunds reach the card within 5 business days."}]},
+     "Refunds reach the card within 5 business days.", True),
+    ({"sku": "X1", "avaliacoes": [{"texto": "Refunds reach the card within 5 business days."}]},
+     "Refunds reach the card within 5 business days.", True),
+    ("Order 88\nCustomer service policy: Refunds reach the card within 5 business days.",
+     "Refunds reach the card within 5 business days.", False),
+    ("Order 88\nObservação do cliente: refunds reach the card within 5 business days.",
+     "refunds reach the card within 5 business days.", True),
+])
+def test_who_wrote_a_tool_results_field_is_read_from_its_key_and_voice(
+        result: object, quote: str, customer: bool) -> None:
+    messages = [*said(("user", "When does my refund arrive?")), tool(result)]
+    verdict = assess("Refunds in 5 business days.\nRefunds reach the card within 5 business days.", "policy",
+                     messages, [quote])
+    assert verdict.quarantined is customer, verdict
+
+
+@pytest.mark.parametrize(("days", "quarantined"), [(15, False), (20, True)])
+def test_a_tool_fields_key_gives_its_number_a_unit(days: int, quarantined: bool) -> None:
+    messages = [*said(("user", "What's the return window for electronics?")),
+                tool({"category": "electronics", "return_window_days": 15, "restocking_fee_pct": 20})]
+    verdict = assess(f"Electronics returns.\nElectronics can be returned within {days} days.", "policy", messages,
+                     ["return window days: 15, restocking fee pct: 20"])
+    assert verdict.quarantined is quarantined, verdict

@@ -418,6 +418,8 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     word = _ONE_WORD.get(word, word)
     if english and word in _DO_AUXILIARIES:
         return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o)
+    if word in _ATTITUDES:
+        return None  # "Unfortunately, we don't ship to Portugal" says what "We don't..." says
     if word in CLAUSES:
         return f"c:{CLAUSES[word]}"
     if word == "no" and portuguese:
@@ -777,6 +779,9 @@ _WE_VERB_RE: Final = re.compile(r"^[a-z]{3,}(?:amos|emos|imos)$")
 #: Words with those endings that are no verbs.
 _NOT_WE_VERBS: Final = frozenset(
     "ultimos proximos minimos maximos otimos primos legitimos intimos ramos temas".split())
+#: The speaker's attitude to what a sentence says, not part of it (folded).
+_ATTITUDES: Final = frozenset(
+    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately".split())
 #: English "do", "does" and "did": an auxiliary in English text ("we do not ship").
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").
@@ -1320,30 +1325,54 @@ def details(text: str, *, summary: bool = False) -> Details:
 
 @lru_cache(maxsize=8192)
 def polarity(text: str) -> frozenset[tuple[str, bool]]:
-    """Each content term of `text` with whether a negation or a withdrawal bears on it."""
-    return _polarity(tokens(text))
+    """Each content term of `text` with whether a negation, a "without" / "sem" or a
+    withdrawal bears on it; a clause that is only a negation ("Troca de produtos da
+    Liquida Verão, infelizmente não", "Free returns? No.") negates the clause before it.
+    """
+    return _polarity(tokens(text), _NEGATING, answers=True)
+
+
+#: What negates the rest of its phrase for `polarity` ("come without the warranty").
+_NEGATING: Final = frozenset({"n", "r:without"})
 
 
 def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
-              clause_wide: bool = True) -> frozenset[tuple[str, bool]]:
+              clause_wide: bool = True, answers: bool = False) -> frozenset[tuple[str, bool]]:
     """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
     negation bears on the rest of its phrase ("we do not offer a discount": offer and
     discount), a withdrawal on its whole clause ("Pix was discontinued"). With other
-    `markers` (and no `clause_wide` withdrawal), whether one of those bears on it.
+    `markers` (and no `clause_wide` withdrawal), whether one of those bears on it. With
+    `answers`, a clause of negations only negates the clause before it.
     """
     out: set[tuple[str, bool]] = set()
     clause: list[str] = []
+    last: list[str] = []  # the content terms of the last clause that had any
+
+    def negate(terms: list[str]) -> None:
+        for term in terms:
+            out.discard((term, False))
+            out.add((term, True))
 
     def close() -> None:
         withdrawn = clause_wide and WITHDRAWAL in clause
         negated = False
-        for token in clause:
+        terms: list[str] = []
+        phrase: list[str] = []  # the tokens of the phrase being read
+        for token in [*clause, PHRASE]:
+            if token == PHRASE:
+                if answers and "n" in phrase and not any(_is_content(t) for t in phrase):
+                    negate(terms or last)  # "..., infelizmente não": a no to what came before
+                negated = False
+                phrase.clear()
+                continue
+            phrase.append(token)
             if token in markers:
                 negated = True
-            elif token == PHRASE:
-                negated = False
             elif _is_content(token):
                 out.add((token, withdrawn or negated))
+                terms.append(token)
+        if terms:
+            last[:] = terms
         clause.clear()
 
     for token in seq:

@@ -166,7 +166,9 @@ CHANGE_VERBS: Final[frozenset[str]] = frozenset(
     "descontinuado descontinuada descontinuados descontinuadas suspenso suspensa suspensos "
     "suspensas abolido abolida abolidos abolidas extinto extinta extintos extintas revogado "
     "revogada revogados revogadas removido removida removidos removidas eliminado eliminada "
-    "eliminados eliminadas".split()
+    "eliminados eliminadas "
+    # what is not to be had now reads as what was withdrawn ("Cash refunds are unavailable")
+    "unavailable indisponivel indisponiveis".split()
 )
 #: Words that announce a change of what was so before (folded): "we now pay cash",
 #: "o cliente agora precisa", "no longer", "a partir de hoje", "passou a", "new policy".

@@ -39,14 +39,27 @@ from insika_knowledge.analysis.text import STOP_WORDS, fold
 #: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
 CUSTOMER_FIELDS: Final = re.compile(
     r"note|comment|remark|message|review|feedback|request|instruction|customer|client|buyer"
-    r"|observa|obs\b|mensagem|comentario|avaliacao|pedido_do_cliente|solicitacao|recado|nota"
+    r"|observa|obs\b|mensagem|comentario|avaliac|depoiment|pedido_do_cliente|solicitacao|recado|nota"
     # what third parties wrote, returned by a search tool ("snippet" of a forum post)
     r"|snippet|forum|post\b|tweet|trecho"
+    # a marketplace's questions and answers, written by its customers
+    r"|pergunta|question|\bq_?a\b|qna"
 )
-#: A line of a plain-text tool result that the customer wrote ("Customer note: ...").
-_CUSTOMER_LINE: Final = re.compile(
-    r"^\s*(?:customer|client|buyer|cliente|comprador)[\w ]{0,20}(?:note|comment|message|says|said"
-    r"|nota|comentario|observacao|mensagem|diz|disse)?\s*:", re.IGNORECASE)
+#: Keys that name a message whoever wrote it: the business's when it speaks of the customer
+#: (`_BUSINESS_VOICE`) and nowhere in the first person singular.
+_EITHER_FIELDS: Final = re.compile(r"^(?:message|mensagem|msg)$")
+#: Words of a text that speak of or to the customer, as the business does (folded).
+_BUSINESS_VOICE: Final = re.compile(
+    r"\b(?:the customer|o cliente|a cliente|your|you|seu|sua|voce|we|our|nos|nossa|nosso)\b")
+_FIRST_PERSON: Final = re.compile(r"\b(?:i|i'm|i've|me|my|mine|eu|meu|minha|comprei|quero|recebi)\b")
+#: The label of a line of a plain-text tool result ("Customer note: ...", "Observação do
+#: cliente: ..."): up to five words before a colon.
+_LINE_LABEL: Final = re.compile(r"^\s*([^\W\d_][\w ]{0,40}?)\s*:")
+#: A label's words that name the customer, and that name what someone wrote (folded).
+_PARTY: Final = re.compile(r"\b(?:customer|client|buyer|cliente|comprador|consumidor)\b")
+_WRITTEN: Final = re.compile(
+    r"\b(?:notes?|comments?|remarks?|messages?|says|said|requests?|instructions?|nota|comentarios?"
+    r"|observac\w*|obs|mensage\w*|diz|disse|recado|solicitac\w*|pedido especial)\b")
 #: Sentences that take note of something or put it off, not state it (folded). A plain
 #: "ok", "sure" or "certo" is not one: an agent may open a rule with it (the echo check
 #: catches an agreeable repeat of the customer).
@@ -77,7 +90,29 @@ REPORTED: Final = re.compile(
     r"|(?:banner|anuncio|propaganda|ad) (?:says|said|dizia|diz|falava)"
     r"|(?:forum|blog|post|article|review|thread|materia|reportagem) (?:says|said|saying|claims|diz|dizendo|dizia)"
     # what holds only somewhere else ("a promoção de 30% é só lá", "that's only there")
-    r"|(?:so|somente|apenas) la|only (?:there|over there))\b")
+    r"|(?:so|somente|apenas) la|only (?:there|over there)"
+    # other businesses of any kind ("Other marketplaces give 30 days")
+    r"|other \w+s (?:offer|give|charge|have|include|accept|allow|let)s?"
+    r"|outr[ao]s \w+ (?:oferecem|dao|cobram|tem|aceitam|permitem|deixam)"
+    # the customer's own message read back ("Na sua mensagem consta que...")
+    r"|(?:na|em) sua (?:mensagem|msg|e-?mail)|in your (?:message|e-?mail)|your (?:message|e-?mail) (?:says|said)"
+    # a message going around ("uma mensagem circulando no WhatsApp prometendo...")
+    r"|circulando|circulating|going around"
+    r"|(?:message|mensagem|post|e-?mail|corrente|chain|ad|anuncio)s? (?:\w+ ){0,4}(?:prometendo|promising"
+    r"|claiming|alegando|dizendo|saying))\b")
+#: A lead-in that sets others aside before the business's own rule ("Unlike other stores,
+#: we refund...", "Diferente de outras lojas, nós devolvemos..."), read without it.
+CONTRAST: Final = re.compile(
+    r"^\W*(?:unlike|different from|differently from|diferente d[aeo]s?|diferentemente d[aeo]s?"
+    r"|ao contrario d[aeo]s?)\b[^,]*,\s*")
+#: Words that place what a sentence says in the past ("Last year's Black Friday: 40% off").
+PAST_TIME: Final = re.compile(
+    r"\b(?:last (?:year|month|week|season|time|summer|winter|christmas|black friday)(?:'s)?"
+    r"|(?:ano|mes) passado|semana passada|(?:n|d)?[oa] ultim[oa] (?:ano|mes|black friday|natal|temporada)"
+    r"|previously|formerly|in the past|anteriormente|antigamente|no passado)\b")
+#: A lead-in clause that sets a condition ("Se você comprou até as 14h, ..."): its tense
+#: is the condition's, not the rule's.
+CONDITION: Final = re.compile(r"^\W*(?:if|when|once|se|quando|caso|quem)\b[^,]*,\s*")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
 #: ...", as written): what it says is about there when the next one says "here".
 ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
@@ -176,15 +211,42 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
         business = ", ".join(part for author, part in parts if author == "tool")
         return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
     lines = text.split("\n")
-    business = "\n".join(line for line in lines if not _CUSTOMER_LINE.match(line))
+    business = "\n".join(line for line in lines if not _customer_line(line))
     return [("tool", business)] * bool(business.strip()) + [
-        ("customer", line) for line in lines if _CUSTOMER_LINE.match(line)]
+        ("customer", line) for line in lines if _customer_line(line)]
+
+
+def _customer_line(line: str) -> bool:
+    """True when a line of a plain-text tool result is the customer's: its label names the
+    customer alone ("Customer: ...") or with what they wrote ("Customer note:", "Observação
+    do cliente:"); not "Customer support hours:".
+    """
+    label = _LINE_LABEL.match(line)
+    if label is None:
+        return False
+    words = fold(label.group(1)).strip()
+    return bool(_PARTY.search(words)) and (_PARTY.fullmatch(words) is not None or bool(_WRITTEN.search(words)))
+
+
+def _customer_field(key: str, value: Any) -> bool:
+    """True when a tool result's `key` holds what the customer wrote (`CUSTOMER_FIELDS`); a
+    bare "message" is the business's when its text speaks of or to the customer and never
+    in the first person singular ("Exchange approved. Exchanges are free...; a label was
+    emailed to the customer").
+    """
+    folded = fold(key)
+    if CUSTOMER_FIELDS.search(folded) is None:
+        return False
+    if _EITHER_FIELDS.match(folded) and isinstance(value, str):
+        text = fold(value)
+        return not _BUSINESS_VOICE.search(text) or _FIRST_PERSON.search(text) is not None
+    return True
 
 
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
     if isinstance(value, dict):
         for k, v in value.items():
-            _walk(v, customer or CUSTOMER_FIELDS.search(fold(str(k))) is not None, parts, str(k))
+            _walk(v, customer or _customer_field(str(k), v), parts, str(k))
     elif isinstance(value, list):
         for v in value:
             _walk(v, customer, parts, key)
@@ -210,7 +272,8 @@ def sentences(text: str) -> list[str]:
         for part in _TURN.split(sentence):
             start = 0
             for colon in _COLON.finditer(part):  # "Cuidado com golpes: ...", not "Pix: 5%"
-                if len(part[start:colon.start()].split()) >= 2:
+                lead = part[start:colon.start()]
+                if len(lead.split()) >= 2 and not PAST_TIME.search(fold(lead)):  # "Last year's sale: ..."
                     out.append(part[start:colon.start() + 1])
                     start = colon.end()
             out.append(part[start:])
@@ -281,9 +344,10 @@ def _off_statement(claim: str, folded: str) -> str:
     """
     if _asks(folded):
         return "asks"
+    folded = CONTRAST.sub("", folded)
     if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
         return "reported"
-    if not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):  # "did you know" is no past
+    if PAST_TIME.search(folded) or not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):  # "did you know" is no past
         return "tense"
     return ""
 
@@ -303,7 +367,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     could ship...") states no rule the claim gives as it stands (`analysis.structure`'s
     ``t:`` tokens).
     """
-    return _tenses(sentence) <= _tenses(claim)
+    return _tenses(CONDITION.sub("", sentence)) <= _tenses(claim)
 
 
 def _tenses(text: str) -> frozenset[str]:
@@ -391,8 +455,9 @@ def _values(text: str) -> set[str]:
 
 def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     """True when every value and date of `claim` is among `found` (speaker, text) pieces;
-    a bare number of a tool result matches a value of any unit (data has no units), and a
-    bare number of the claim any value of that number ("7-day returns", "7 days").
+    a bare number of a tool result matches a value of any unit (data has no units) unless
+    its key names one ("return window days: 15" is 15 days), and a bare number of the
+    claim any value of that number ("7-day returns", "7 days").
     """
     wanted = _values(claim)
     if not wanted:
@@ -400,13 +465,25 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     have: set[str] = set()
     bare: set[str] = set()
     for speaker, text in found:
-        for value in _values(text):
+        for value in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text):
             have.add(value)
             if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
     return all(v in have or (v.startswith("m:") and (v.split(":")[1] in bare or (
         v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
+
+
+#: A tool result's field whose key ends in a unit ("return window days: 15", "fee pct: 20"):
+#: its number has that unit (`_tool_parts` writes a field as "key words: value").
+_KEY_UNIT: Final = re.compile(
+    r"\b(days?|dias?|hours?|horas?|minutes?|minutos?|months?|meses|years?|anos|pct|percent|percentual)"
+    r":\s*(\d+(?:[.,]\d+)?)(?![\d.,]*\d|\s*(?:[^\W\d_]|%))", re.IGNORECASE)
+
+
+def _with_unit(match: re.Match[str]) -> str:
+    unit = match.group(1)
+    return f"{unit}: {match.group(2)}{'%' if unit.lower().startswith(('pct', 'percent')) else ' ' + unit}"
 
 
 def covers(claim: str, texts: Sequence[str]) -> bool:
@@ -451,6 +528,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
     found: list[tuple[str, str]] = []
     customer = False
     reasons: list[str] = []
+    vouching: list[Piece] = []  # the business pieces a quote was verified in
     for quote in evidence:
         wanted = normalised(str(quote))
         if len(wanted) < MIN_QUOTE_CHARS:
@@ -468,8 +546,11 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
                 reading = read_sentence(claim, sentence, before, after)
                 if reading.states:
                     found.append((piece.speaker, sentence))
+                    vouching.append(piece)
                 else:
                     reasons.append(f"the {piece.speaker} {reading.why}")
+    if found and not values_found(claim, found):
+        found += _rest_of(claim, vouching, parts, {text for _, text in found})
     texts = [text for _, text in found]
     if found and values_found(claim, found) and covers(claim, texts):
         speakers = frozenset(speaker for speaker, _ in found)
@@ -479,14 +560,34 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
 
 
+def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
+             taken: set[str]) -> list[tuple[str, str]]:
+    """The other sentences of the messages a quote was verified in that state something
+    of `claim` too (`read_sentence`, and a content term of the claim): a quote may leave
+    out a value its message states beside it ("Your fare includes one carry-on. The
+    first checked bag is $35": the quote only the second).
+    """
+    wanted = content_terms(claim)
+    out: list[tuple[str, str]] = []
+    for piece in dict.fromkeys(vouching):
+        said = sentences(piece.text)
+        before = [p for p in parts if p.index < piece.index]
+        for at, sentence in enumerate(said):
+            after = said[at + 1] if at + 1 < len(said) else ""
+            if sentence not in taken and content_terms(sentence) & wanted \
+                    and read_sentence(claim, sentence, before, after).states:
+                out.append((piece.speaker, sentence))
+    return out
+
+
 def _around(text: str, quote: str) -> list[tuple[str, str]]:
     """The sentence(s) of `text` that hold normalised `quote` (the whole span they cover),
     with the sentence after them ("" for none).
     """
     parts = sentences(text)
     joined = [normalised(s) for s in parts]
-    for start in range(len(parts)):
-        for end in range(start, len(parts)):
-            if quote in " ".join(joined[start:end + 1]):
-                return [(" ".join(parts[start:end + 1]), parts[end + 1] if end + 1 < len(parts) else "")]
+    for end in range(len(parts)):  # the first sentence the quote ends in...
+        if quote in " ".join(joined[:end + 1]):
+            start = max(s for s in range(end + 1) if quote in " ".join(joined[s:end + 1]))  # ...from its start
+            return [(" ".join(parts[start:end + 1]), parts[end + 1] if end + 1 < len(parts) else "")]
     return [(text, "")]
