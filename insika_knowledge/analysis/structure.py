@@ -64,6 +64,7 @@ from insika_knowledge.analysis.text import (
     stem,
     stem_portuguese,
     text_language,
+    words,
 )
 
 # ----------------------------------------------------------------------------- vocabulary
@@ -133,7 +134,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "refund": "refund refunds refunded refunding reimburse reimbursed reimbursement reimbursements "
                   "reembolso reembolsos reembolsar reembolsado reembolsada reembolsados reembolsadas "
                   "estorno estornos estornar estornado estornada",
-        "bag": "bag bags baggage luggage suitcase suitcases mala malas bagagem bagagens",
+        "bag": "bag bags baggage luggage bagagem bagagens",  # not "suitcase", "mala": one kind of bag
         "modify": "modify modified modifies modifying modification modifications change changed "
                   "changes changing alter altered alters amend amended alterar alterado alterada "
                   "alterados alteradas alteracao alteracoes modificar modificado modificada "
@@ -144,7 +145,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "exchange": "exchange exchanges exchanged exchanging swap swaps swapped troca trocas trocar "
                     "trocado trocada trocados trocadas",
         "price": "price prices cost costs fee fees charge charges preco precos custo custos custa "
-                 "custam taxa taxas tarifa tarifas",
+                 "custam taxa taxas",  # not "tarifa": a fare, not a fee
         "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
         "customer": "customer customers client clients cliente clientes consumidor consumidores",
         "store": "store stores shop shops loja lojas",
@@ -160,7 +161,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
                    "pagamentos",
         "allow": "allow allows allowed permit permits permitted permitido permitida permitidos "
                  "permitidas permite permitem",
-        "email": "email emails mail",
+        "email": "email emails",  # not "mail": the post
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
         "ship": "ship ships shipped shipping dispatch dispatched envio envios enviar enviado enviada "
@@ -179,7 +180,13 @@ def _stem_synonyms() -> dict[str, str]:
         for stemmed in {stem_portuguese(word), stem(word)}:
             if len(stemmed) >= 4 and stemmed not in CLAIM_SYNONYMS:
                 found.setdefault(stemmed, set()).add(group)
-    return {stemmed: next(iter(groups)) for stemmed, groups in found.items() if len(groups) == 1}
+    return {stemmed: next(iter(groups)) for stemmed, groups in found.items()
+            if len(groups) == 1 and stemmed not in _SHARED_STEMS}
+
+
+#: Stems that words outside a group share with it ("customs", "customization" and
+#: "customer" all stem to "custom").
+_SHARED_STEMS: Final = frozenset({"custom"})
 
 
 #: Stems of the strict synonyms -> their group (`_stem_synonyms`).
@@ -374,7 +381,35 @@ def _prepare(text: str) -> str:
             folded = pattern.sub(word, folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
+    if _MARKED_RE.search(folded):
+        for pattern, replacement in _MARKS:
+            folded = pattern.sub(replacement, folded)
     return read_number_words(folded)
+
+
+#: Meaning carried by a sign or a short word the stop list would drop, written as words
+#: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
+#: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
+#: (not "after a year"), and "this weekend" / "este domingo" as `THIS` (not "every
+#: weekend", "domingos").
+_MARKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple((re.compile(p), r) for p, r in (
+    (r">=|\u2265", " at least "), (r"<=|\u2264", " at most "),
+    (r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "), (r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
+    (r"(?:(?<=^)|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " minus "),
+    (r"(?:(?<=^)|(?<=[:(]))\s*\+(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " plus "),
+    (r"\boff-(?=[a-z])", "off"),
+    (r"\bover the phone\b", "by phone"), (r"\ba gente\b", "nosso"),
+    (r"\bonce (?:a|an|per|every)\b", "1 per"), (r"\btwice (?:a|an|per|every)\b", "2 per"),
+    (r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"), (r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
+    (r"\b(?:this|next|este|esta|neste|nesta|esse|essa|nesse|nessa|proximo|proxima)\s+(?=(?:fim de semana|weekend"
+     r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
+     r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
+))
+#: Whatever `_MARKS` could change holds one of these (a cheap test first).
+_MARKED_RE: Final = re.compile(r"[<>\u2264\u2265+-]|\bonce\b|\btwice\b|\bvez|\bvezes\b|\bth|\best|\bes|\bnes|\bnext\b"
+                               r"|\bproxim|\bover the phone\b|\ba gente\b")
+#: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
+THIS: Final = "thistime"
 
 
 #: Portuguese "um" / "uma" where it counts, not where it is an article: before a word and
@@ -418,8 +453,10 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     word = _ONE_WORD.get(word, word)
     if english and word in _DO_AUXILIARIES:
         return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o)
-    if word in _ATTITUDES:
+    if word in _UNSAID:
         return None  # "Unfortunately, we don't ship to Portugal" says what "We don't..." says
+    if word == THIS:
+        return "p:p_this"
     if word in CLAUSES:
         return f"c:{CLAUSES[word]}"
     if word == "no" and portuguese:
@@ -456,7 +493,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     duties"): the canonical form's reading, not the words as they stand (where a negation
     stands, for `polarity`).
     """
-    seq, passives = _read(text)
+    seq, passives, _ = _read(text)
     if not active:
         return seq
     out = _generic(_in_order(seq))
@@ -530,10 +567,11 @@ _UNIVERSAL: Final = "p:p_all"
 
 
 @lru_cache(maxsize=8192)
-def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
-    """`text`'s tokens as they stand, and the passives in them: the position of each content
-    word right after "be" (a participle), and whether an agent's "by" / "pelo" follows it
-    (read once for both of `tokens`' readings).
+def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], frozenset[int]]:
+    """`text`'s tokens as they stand, the passives in them (the position of each content
+    word right after "be", a participle, and whether an agent's "by" / "pelo" follows it),
+    and which of its phrase breaks are colons, counted among the phrase breaks (read once
+    for both of `tokens`' readings; `structure` binds a label to its value).
     """
     prepared = _prepare(text)
     lang = _language(text, prepared)
@@ -560,6 +598,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
     out: list[str] = []
     passives: list[tuple[int, bool]] = []
     members: list[str] = []  # the word stem of each synonym-group token, in order
+    colons: list[int] = []  # the phrase breaks that are colons, by their count
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
@@ -570,6 +609,9 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
                     token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram", "vai": when, or how sure
                 elif piece in _NEEDS:
                     token = "p:p_must"  # "customers need a receipt", as "precisa" reads
+                if token == "p:p_must" and piece in _NEED_WORDS and out and out[-1] == "n":
+                    out.pop()
+                    token = "p:p_optional"  # "you don't need to", "não precisa": may, not "must not"
                 if token is not None:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
                             and piece not in _NOT_WE_VERBS and WE not in out[-2:]:
@@ -604,14 +646,21 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...]]:
                 out.append(SENTENCE)
                 auxiliary = False
             else:
+                if piece == ":":
+                    colons.append(out.count(PHRASE))
                 out.append(PHRASE)
                 auxiliary = False
         if span.token:
             if out and out[-1] in _RANGE_OPENERS and _RANGE_RE.match(span.token):
                 out.pop()  # "between 3 and 5 days", "de 3 a 5 dias": the range's own words
-            out.append(span.token)
+            token = span.token
+            if token == "p:p_must" and out and out[-1] == "n" \
+                    and prepared[span.start:span.end].split()[0] in _NEED_WORDS:
+                out.pop()
+                token = "p:p_optional"  # "you don't need to": may, not "must not"
+            out.append(token)
         at = max(at, span.end)
-    return tuple(_told_apart(out, members)), tuple(passives)
+    return tuple(_told_apart(out, members)), tuple(passives), frozenset(colons)
 
 
 def _told_apart(out: list[str], members: list[str]) -> list[str]:
@@ -652,6 +701,11 @@ _CHARGE_WORDS: Final = frozenset(
 FREE: Final = "s_free"
 #: English "need" (a requirement, as "must" and Portuguese "precisa" are); "get" is a filler.
 _NEEDS: Final = frozenset("need needs needed".split())
+#: Words of need whose negation leaves a choice ("não precisa", "not required"), unlike a
+#: negated "must" / "deve" (forbidden).
+_NEED_WORDS: Final = frozenset(
+    "need needs needed required mandatory necessary precisa precisam precisar precisamos necessario necessaria "
+    "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias".split())
 
 
 def _uncharged(out: list[str]) -> bool:
@@ -704,6 +758,29 @@ def _past_form(word: str, portuguese: bool, english: bool, after_be: bool = Fals
     if not portuguese and not after_be and ((word.endswith("ed") and len(word) > 4) or word in _EN_IRREGULAR_PAST):
         return True  # English, or too short to tell
     return not english and word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None
+
+
+def tense_shift(a: str, b: str) -> bool:
+    """True when a Portuguese verb of `a` stands in `b` in another tense: the same stem
+    with a present ending on one side ("ganham", "oferece", "custa") and a past, future or
+    conditional one on the other ("ganharam", "oferecia", "custará", "parcelaria"). Read
+    between the two texts, since an ending alone does not tell a verb from a noun
+    ("garantia"), and only over words one text has and the other does not.
+    """
+    words_a, words_b = set(words(a)), set(words(b))
+    only_a, only_b = words_a - words_b, words_b - words_a
+    return bool((_stems(only_a, _PT_PRESENT_ENDINGS) & _stems(only_b, _PT_OTHER_ENDINGS))
+                or (_stems(only_a, _PT_OTHER_ENDINGS) & _stems(only_b, _PT_PRESENT_ENDINGS)))
+
+
+def _stems(found: set[str], endings: tuple[str, ...]) -> set[str]:
+    return {w[:-len(e)] for w in found for e in endings if w.endswith(e) and len(w) - len(e) >= 3}
+
+
+#: Portuguese present endings (third person) and the endings of the other tenses.
+_PT_PRESENT_ENDINGS: Final = ("a", "am", "e", "em")
+_PT_OTHER_ENDINGS: Final = ("ia", "iam", "ava", "avam", "aram", "eram", "iram", "ou", "eu", "iu", "ara", "era",
+                            "ira", "arao", "erao", "irao", "aria", "eria", "iria", "ariam", "eriam", "iriam")
 
 
 #: The poles of a change ("increased", "aumentou"): a change in the past is another claim too.
@@ -779,9 +856,10 @@ _WE_VERB_RE: Final = re.compile(r"^[a-z]{3,}(?:amos|emos|imos)$")
 #: Words with those endings that are no verbs.
 _NOT_WE_VERBS: Final = frozenset(
     "ultimos proximos minimos maximos otimos primos legitimos intimos ramos temas".split())
-#: The speaker's attitude to what a sentence says, not part of it (folded).
-_ATTITUDES: Final = frozenset(
-    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately".split())
+#: Words that add nothing to what a claim says (folded): the speaker's attitude to it
+#: ("unfortunately", "infelizmente"), and the inflections of "get" the stop list leaves.
+_UNSAID: Final = frozenset(
+    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately gets getting".split())
 #: English "do", "does" and "did": an auxiliary in English text ("we do not ship").
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").
@@ -815,7 +893,7 @@ def _is_leader(token: str) -> bool:
 
 
 def _is_content(token: str) -> bool:
-    return (token not in (SENTENCE, PHRASE, WITHDRAWAL, "n")
+    return (token not in (SENTENCE, PHRASE, LABEL, WITHDRAWAL, "n")
             and token[:2] not in ("r:", "c:", "p:", "w:", "t:"))
 
 
@@ -855,7 +933,7 @@ def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
     open_chunk = False
     valued = False  # the last phrase was just closed by its value
     for token in clause:
-        if token == PHRASE:
+        if token in (PHRASE, LABEL):
             open_chunk = False
         elif _is_leader(token):
             chunks.append((True, [token]))
@@ -869,7 +947,7 @@ def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
         else:
             chunks.append((False, [token]))
             open_chunk = True
-        valued = token != PHRASE and not open_chunk and bool(chunks) and chunks[-1][0] \
+        valued = token not in (PHRASE, LABEL) and not open_chunk and bool(chunks) and chunks[-1][0] \
             and chunks[-1][1][-1].startswith(("m:", "d:"))
     return [(phrase, tuple(body)) for phrase, body in chunks if body]
 
@@ -948,12 +1026,33 @@ class Structure:
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
-    seq = tokens(text, active=True)
+    seq = _labelled(tokens(text, active=True), _read(text)[2])
     flat = [PHRASE if t == SENTENCE else t for t in seq]
     while flat and flat[-1] == PHRASE:
         flat.pop()
     sentences = sorted((_forms(s) for s in _sentences(seq)), key=lambda f: sorted(map(repr, f)))
     return Structure(tuple(sentences), _canonical_sentence(flat))
+
+
+def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
+    """`seq` with the phrase breaks that are colons (their counts in `colons`) as `LABEL`:
+    "Pix: 5% off, card: full price" keeps each label with its value when its parts are
+    read in any order.
+    """
+    if not colons:
+        return seq
+    out = list(seq)
+    count = 0
+    for at, token in enumerate(out):
+        if token == PHRASE:
+            if count in colons:
+                out[at] = LABEL
+            count += 1
+    return tuple(out)
+
+
+#: A colon in `structure`'s reading: a phrase break that keeps a label with its value.
+LABEL: Final = ":"
 
 
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
@@ -963,7 +1062,7 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     forms = {_canonical_sentence(sentence)}
     if sentence and len(_clauses(sentence)) == 1:
         if _is_leader(sentence[0]):
-            stop = next((i for i, t in enumerate(sentence) if t == PHRASE), len(sentence))
+            stop = next((i for i, t in enumerate(sentence) if t in (PHRASE, LABEL)), len(sentence))
             forms.update(_canonical_sentence(sentence[k:] + sentence[:k]) for k in range(2, stop))
         if PHRASE in sentence:  # its comma-separated parts in any order
             parts: list[list[str]] = [[]]

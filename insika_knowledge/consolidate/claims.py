@@ -45,7 +45,7 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
-from insika_knowledge.analysis.structure import content_terms, details, structure, topic
+from insika_knowledge.analysis.structure import content_terms, details, structure, tense_shift, topic
 from insika_knowledge.analysis.text import fold
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
@@ -144,12 +144,24 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def same_statement(a: str, b: str) -> bool:
     """True when text `b` restates text `a`: the same words but for case, accents and
-    punctuation (a separator between two digits counts), or the same canonical structure.
+    punctuation (a separator between two digits counts), or the same canonical structure
+    with no verb in another tense (`analysis.structure.tense_shift`: "oferecia" / "oferece").
     """
-    return _plain(a) == _plain(b) or structure(a).same_as(structure(b))
+    return (_plain(a) == _plain(b) and _signs(a) == _signs(b)) or (
+        structure(a).same_as(structure(b)) and not tense_shift(a, b))
 
 
 _PUNCTUATION_RE: Final = re.compile(r"(?:(?<!\d)[^\w]|[^\w](?!\d))+")
+
+
+_SIGN_RE: Final = re.compile(r"[<>\u2264\u2265]|[+\u2212-](?=\s?(?:R\$|US\$|\$|\u20ac)?\s?\d)")
+
+
+def _signs(text: str) -> list[str]:
+    """The comparison marks and signs of `text`, in order ("> $50", "-$10"): punctuation
+    `_plain` drops that changes a claim.
+    """
+    return _SIGN_RE.findall(text)
 
 
 def _plain(text: str) -> str:
