@@ -144,6 +144,9 @@ class Memory:
         )
         if isinstance(model_timeout_s, bool) or not 0 < model_timeout_s <= threading.TIMEOUT_MAX:
             raise UserError(f"Memory(): model_timeout_s must be a positive number of seconds, not {model_timeout_s!r}")
+        if directory is not None and not os.fspath(directory).strip():
+            raise UserError("Memory(): directory is empty: give a folder, or None for the default "
+                            "($INSIKA_KNOWLEDGE_HOME or the user data folder)")
         self.directory = data_dir(directory)
         self.database = database_url(database)
         if self.database:
@@ -460,6 +463,8 @@ class Memory:
             timeout_s: the longest wait in seconds (None: no limit).
         """
         check_types("Memory.drain()", timeout_s=(timeout_s, (int, float, type(None))))
+        if timeout_s is not None and not 0 <= timeout_s <= threading.TIMEOUT_MAX:  # NaN fails too
+            raise UserError(f"Memory.drain(): timeout_s must be 0 or more seconds (or None), not {timeout_s!r}")
         with self._lock:
             queue = self._queue
         return True if queue is None else queue.drain(timeout_s)
@@ -524,6 +529,8 @@ class Memory:
         check_types("Memory.status()", tenants=(tenants, (list, tuple, set, frozenset, type(None)),
                                                  "a list of tenant names or None"),
                     failures=(failures, int))
+        if failures < 0:
+            raise UserError(f"Memory.status(): failures must be 0 or more, not {failures}")
         names = self.tenants() if tenants is None else [check_tenant(t) for t in tenants]
         out: list[TenantStatus] = []
         for name in sorted(dict.fromkeys(names)):
@@ -727,7 +734,7 @@ class Memory:
         check_types("Memory.search()", query=(query, str), top_k=(top_k, int), index=(index, str),
                     type=(type, (str, _NONE)), provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         check_agent(agent)
-        settings = _settings(top_k=top_k, index=index)
+        settings = _settings("Memory.search()", top_k=top_k, index=index)
         wanted = _filters(type=type, provenance=provenance, status=status)
         retriever = self.retriever(tenant)
         depth = settings.top_k if not wanted else max(settings.top_k, retriever.store.count(agent))
@@ -827,6 +834,8 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ConfigError: a filter's value is not one the records can have.
         """
+        check_types("Memory.concepts()", held=(held, bool), type=(type, (str, _NONE)),
+                    provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         return [s.concept for s in self.records(agent=agent, tenant=tenant, held=held, type=type,
                                                 provenance=provenance, status=status)]
 
@@ -1036,7 +1045,8 @@ class Memory:
             actor: who the history names.
 
         Returns:
-            The concept as stored (``updated_at`` stamped now).
+            The concept as stored (``updated_at`` stamped now); when no field changes,
+            the concept as it was, and no version is written.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -1059,7 +1069,13 @@ class Memory:
             if current is None:
                 self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
                 raise NotFound(f"no concept {name!r} for agent {agent!r}")
-            record = serialize(current.concept.replace(**changes))  # validated: ConceptFormatError
+            try:
+                changed = current.concept.replace(**changes)
+                record = serialize(changed)  # validated
+            except ConceptFormatError as exc:
+                raise ConceptFormatError(f"Memory.update(): {str(exc).replace(_NAME_FIELD, 'rename:', 1)}") from None
+            if changed == current.concept and expected_version in (None, current.version):
+                return current.concept  # nothing changes: no new version
             try:
                 return store.edit(agent, name, record, actor=actor,
                                   expected_version=current.version if expected_version is None
@@ -1284,8 +1300,16 @@ def _body(stored: StoredConcept | None) -> str:
     return stored.concept.body if stored is not None else ""
 
 
-def _settings(**block: Any) -> KnowledgeConfig:
-    config = load_config(block)
+def _settings(call: str, **block: Any) -> KnowledgeConfig:
+    """`block` (arguments of `call` named as `KnowledgeConfig`'s fields) as settings.
+
+    Raises:
+        ConfigError: a value is out of range, named as `call`'s argument.
+    """
+    try:
+        config = load_config(block)
+    except ConfigError as exc:
+        raise ConfigError(f"{call}: {str(exc).replace('knowledge.', '', 1)}") from None
     assert config is not None
     return config
 
@@ -1298,6 +1322,8 @@ class _ModelObject(Protocol):
 
 
 _NONE: Final = type(None)
+#: How a `ConceptFormatError` names the name field (`update` calls it ``rename``).
+_NAME_FIELD: Final = "field 'name':"
 #: Anything callable, as `check_types` takes it (the ABC `Callable`).
 _CALLABLE: Final = cast(type, Callable)
 #: What a ``model`` argument may be, for messages.

@@ -172,3 +172,35 @@ def test_a_closed_memory_says_so(tmp_path: Path) -> None:
     assert memory.drain() is True
     with Memory(tmp_path / "data") as again:  # a new one opens the same data
         assert [h.name for h in again.search("frete grátis", agent=AGENT)] == ["frete-gratis"]
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    (lambda m: m.search("frete", agent=AGENT, top_k=0), "Memory.search(): top_k: Input should be greater"),
+    (lambda m: m.search("frete", agent=AGENT, index="nope"), "Memory.search(): index: Input should be"),
+    (lambda m: m.status(failures=-1), "Memory.status(): failures must be 0 or more, not -1"),
+    (lambda m: m.drain(-1), "Memory.drain(): timeout_s must be 0 or more seconds (or None), not -1"),
+    (lambda m: m.drain(float("nan")), "Memory.drain(): timeout_s must be 0 or more seconds (or None), not nan"),
+    (lambda m: m.update("frete-gratis", agent=AGENT, rename="Bad Name!"), "Memory.update(): rename: 'Bad Name!'"),
+    (lambda m: m.concepts(agent=AGENT, held="yes"), "Memory.concepts(): held must be bool"),
+])
+def test_a_value_out_of_range_is_named_as_the_argument_of_the_call_given(
+        memory: Memory, call: Callable[[Memory], Any], said: str) -> None:
+    with pytest.raises(UserError) as raised:
+        call(memory)
+    assert str(raised.value).startswith(said), raised.value
+    assert [c.name for c in memory.concepts(agent=AGENT)] == ["frete-gratis"]
+
+
+@pytest.mark.parametrize("directory", ["", "  "])
+def test_an_empty_directory_is_refused_not_read_as_the_default(directory: str) -> None:
+    with pytest.raises(UserError, match=r"Memory\(\): directory is empty"):
+        Memory(directory)
+
+
+def test_an_update_that_changes_nothing_writes_no_version(memory: Memory) -> None:
+    before = memory.history("frete-gratis", agent=AGENT)
+    same = memory.update("frete-gratis", agent=AGENT, description="Frete grátis acima de R$ 199.")
+    assert memory.history("frete-gratis", agent=AGENT) == before
+    assert same == next(c for c in memory.concepts(agent=AGENT) if c.name == "frete-gratis")
+    memory.update("frete-gratis", agent=AGENT, description="Frete grátis acima de R$ 200.")
+    assert len(memory.history("frete-gratis", agent=AGENT)) == len(before) + 1
