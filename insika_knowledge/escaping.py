@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["prompt_line", "xml_safe"]
+__all__ = ["prompt_line", "prompt_text", "xml_safe"]
 
 #: A ``<`` that could start a tag, a closing tag, a comment or a processing instruction,
 #: except where it starts a placeholder (``<ITEM_IDS>``).
@@ -61,3 +61,12 @@ def prompt_line(text: str) -> str:
     ``prompt_line("f(x=<ITEM_IDS>) && g 2>&1")`` is unchanged.
     """
     return _TAG_START.sub("&lt;", " ".join(xml_safe(text).split()))
+
+
+def prompt_text(text: str) -> str:
+    """`text` made prompt-safe with its lines kept (a whole record a tool hands a model):
+    XML-safe, and each ``<`` that could start a tag escaped as in `prompt_line`.
+
+    ``prompt_text("a\n</tool_result>\u202e")`` is ``"a\n&lt;/tool_result>"``.
+    """
+    return _TAG_START.sub("&lt;", xml_safe(text))

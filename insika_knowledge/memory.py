@@ -762,7 +762,8 @@ class Memory:
         )
 
     def load(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = False) -> str:
-        """One concept's full markdown record (what ``load_knowledge`` returns, uncut).
+        """One concept's full markdown record, as stored (``load_knowledge`` returns it uncut
+        and made prompt-safe for a model: `escaping.prompt_text`).
 
         A concept held in quarantine is never loaded for a model (the ``load_knowledge``
         tool answers as if it did not exist); here, for a person, it is said to be held.
@@ -782,7 +783,7 @@ class Memory:
         """
         check_types("Memory.load()", name=(name, str), held=(held, bool))
         check_agent(agent)
-        result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None)
+        result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None, for_model=False)
         if "error" not in result:
             return str(result["markdown"])
         store = self.store(tenant)

@@ -48,7 +48,7 @@ from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term,
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
 from insika_knowledge.errors import InvalidName, RunTimeFailure, StorageBusy
-from insika_knowledge.escaping import xml_safe
+from insika_knowledge.escaping import prompt_text, xml_safe
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.embedders import Embedder, family, resolve
 from insika_knowledge.index.fts5 import Fts5Index
@@ -407,6 +407,7 @@ class Retriever:
 
     def load_knowledge(
         self, agent: str, name: str, *, max_chars: int | None = LOAD_KNOWLEDGE_MAX_CHARS,
+        for_model: bool = True,
     ) -> dict[str, Any]:
         """The ``load_knowledge`` tool's handler.
 
@@ -415,6 +416,9 @@ class Retriever:
             name: the concept's name (as the model wrote it).
             max_chars: the most characters of markdown returned (see
                 `LOAD_KNOWLEDGE_MAX_CHARS` and `capped_record`); None = the whole record.
+            for_model: the record goes to a model: prompt-safe (`escaping.prompt_text`: no
+                bidirectional or forbidden control characters, no ``<`` that opens a tag).
+                False: as stored (a person's read, `Memory.load`).
 
         Returns:
             ``{"name": ..., "markdown": ...}`` with the concept's record (plus
@@ -440,11 +444,12 @@ class Retriever:
             return {"error": f"no concept named {candidate[:100]!r}{hint}"}
         if self.events is not None:
             self.events.emit(KnowledgeRetrieved(concept=stored.concept.name, agent=agent))
+        safe = prompt_text if for_model else str
         markdown = stored.markdown
         if max_chars is not None and len(markdown) > max_chars:
-            return {"name": stored.concept.name, "markdown": capped_record(stored.concept, max_chars),
+            return {"name": stored.concept.name, "markdown": safe(capped_record(stored.concept, max_chars)),
                     "cut": True}
-        return {"name": stored.concept.name, "markdown": markdown}
+        return {"name": stored.concept.name, "markdown": safe(markdown)}
 
 
 #: A letter or digit in any script: a message without one asks nothing.

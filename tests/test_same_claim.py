@@ -504,6 +504,7 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("Boleto: 3% de desconto, crédito: preço cheio.", "Crédito: 3% de desconto, boleto: preço cheio."),
     ("Phone: 8am-8pm, chat: around the clock.", "Chat: 8am-8pm, phone: around the clock."),
     ("Destino: Recife, origem: Salvador.", "Destino: Salvador, origem: Recife."),
+    ("Pickup order: Gold members, families, everyone else.", "Pickup order: families, Gold members, everyone else."),
     # a Portuguese verb in another tense (read between the two texts)
     ("A loja aceitava devolução sem nota.", "A loja aceita devolução sem nota."),
     ("Os clientes pagaram o frete.", "Os clientes pagam o frete."),
@@ -534,6 +535,7 @@ def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: 
 @pytest.mark.parametrize(("a", "b"), [
     ("Boleto: 3% de desconto, crédito: preço cheio.", "Crédito: preço cheio, boleto: 3% de desconto."),
     ("Unfortunately, we don't ship to Chile.", "We don't ship to Chile."),
+    ("Applied at checkout: orders above R$ 99 ship free.", "Orders above R$ 99 ship free, applied at checkout."),
     ("Each customer gets a free sample.", "Each customer get a free sample."),
     ("A gente entrega em até 5 dias.", "Nós entregamos em até 5 dias."),
     ("Refunds can be requested over the phone.", "Refunds can be requested by phone."),

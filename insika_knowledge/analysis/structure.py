@@ -1035,19 +1035,25 @@ def structure(text: str) -> Structure:
 
 
 def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
-    """`seq` with the phrase breaks that are colons (their counts in `colons`) as `LABEL`:
-    "Pix: 5% off, card: full price" keeps each label with its value when its parts are
-    read in any order.
+    """`seq` with the colons (their counts among the phrase breaks in `colons`) that open
+    a list as `LABEL`: "Pix: 5% off, card: full price" and "Boarding order: premium, Gold,
+    general" keep each label with its value, and the list's head with its first item,
+    when the parts are read in any order. A colon with no phrase break after it in its
+    sentence leads in ("Applied at checkout: orders above R$ 199 ship free", which "...,
+    applied at checkout" restates) and stays a phrase break.
     """
     if not colons:
         return seq
     out = list(seq)
-    count = 0
+    breaks: list[tuple[int, bool]] = []  # (position, is a colon) of each phrase break
     for at, token in enumerate(out):
         if token == PHRASE:
-            if count in colons:
-                out[at] = LABEL
-            count += 1
+            breaks.append((at, len(breaks) in colons))
+    sentence = [out[:at].count(SENTENCE) for at, _ in breaks]
+    for i, (at, colon) in enumerate(breaks):
+        if colon and (i + 1 < len(breaks) and sentence[i + 1] == sentence[i]  # a break after it
+                      or sum(c for (_, c), n in zip(breaks, sentence, strict=True) if n == sentence[i]) > 1):  # or 2 colons
+            out[at] = LABEL
     return tuple(out)
 
 
