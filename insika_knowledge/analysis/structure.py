@@ -1051,8 +1051,9 @@ def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
             breaks.append((at, len(breaks) in colons))
     sentence = [out[:at].count(SENTENCE) for at, _ in breaks]
     for i, (at, colon) in enumerate(breaks):
-        if colon and (i + 1 < len(breaks) and sentence[i + 1] == sentence[i]  # a break after it
-                      or sum(c for (_, c), n in zip(breaks, sentence, strict=True) if n == sentence[i]) > 1):  # or 2 colons
+        followed = i + 1 < len(breaks) and sentence[i + 1] == sentence[i]  # a break after it
+        others = sum(c for (_, c), n in zip(breaks, sentence, strict=True) if n == sentence[i])  # colons
+        if colon and (followed or others > 1):
             out[at] = LABEL
     return tuple(out)
 
