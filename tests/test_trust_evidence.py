@@ -266,6 +266,13 @@ def tool(data: object) -> dict[str, str]:
     ("Will gift wrapping be free again?", "Last year's Christmas sale: free gift wrapping on everything. This "
      "year's deals are not out yet.", "Free gift wrapping.\nGift wrapping is free on everything.",
      "free gift wrapping on everything"),
+    # someone else's rule by name, a plan
+    ("Tem clube de assinatura?", "A Shopee dá cupom de 15% para assinantes. Nós ainda não temos clube.",
+     "Cupom para assinantes.\nAssinantes ganham cupom de 15%.", "dá cupom de 15% para assinantes"),
+    ("Vai ter parcelamento em 12x?", "Estamos avaliando parcelar em 12x sem juros no cartão.",
+     "Parcelamento em 12x.\nCompras podem ser parceladas em 12x sem juros no cartão.", "parcelar em 12x sem juros"),
+    ("Will you price match?", "We're considering price matching for TVs next quarter.",
+     "TV price match.\nWe price match TVs.", "price matching for TVs"),
 ])
 def test_a_business_sentence_that_turns_a_claim_down_in_other_words_supports_nothing(
         asked: str, reply: str, claim: str, quote: str) -> None:
@@ -282,6 +289,9 @@ def test_a_business_sentence_that_turns_a_claim_down_in_other_words_supports_not
     ("Perco o frete?", "Não! Diferente de outras lojas, nós devolvemos o frete quando você desiste em até 7 dias.",
      "Frete devolvido.\nNa desistência em até 7 dias, a loja devolve o frete.",
      "nós devolvemos o frete quando você desiste em até 7 dias"),
+    # a name the claim keeps, or the business's own (its system prompt names it)
+    ("Pix tem desconto?", "O Pix dá 5% de desconto em todo o site.", "Desconto no Pix.\nO Pix dá 5% de desconto.",
+     "O Pix dá 5% de desconto"),
     # a value the quote leaves out, stated beside it in the same message
     ("What's in the Basic fare?", "The first checked bag is $30. Your fare also includes one personal item.",
      "Basic fare bags.\nThe Basic fare includes one personal item and the first checked bag is $30.",
@@ -321,3 +331,11 @@ def test_a_tool_fields_key_gives_its_number_a_unit(days: int, quarantined: bool)
     verdict = assess(f"Electronics returns.\nElectronics can be returned within {days} days.", "policy", messages,
                      ["return window days: 15, restocking fee pct: 20"])
     assert verdict.quarantined is quarantined, verdict
+
+
+def test_the_business_own_name_as_a_subject_states_its_rule() -> None:
+    messages = [{"role": "system", "content": "Você é o atendente da Aurora Casa."},
+                *said(("user", "Entregam no Brasil todo?"), ("assistant", "A Aurora entrega em todo o Brasil."))]
+    claim = "Entrega nacional.\nA loja entrega em todo o Brasil."
+    assert not assess(claim, "policy", messages, ["A Aurora entrega em todo o Brasil"]).quarantined
+    assert assess(claim, "policy", messages[1:], ["A Aurora entrega em todo o Brasil"]).quarantined  # whose? unknown

@@ -116,7 +116,7 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # A rule with a value that nothing the model read states: made up, whoever it cites.
         return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, "a value no message states", report)
     if evidence is not None:
-        checked = quoted.check(claim, evidence, quoted.pieces(transcript, speaker, message_text))
+        checked = quoted.check(claim, evidence, quoted.pieces(transcript, speaker, message_text), withheld)
         who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]

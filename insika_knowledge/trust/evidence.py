@@ -134,12 +134,16 @@ ANNOUNCING: Final = re.compile(
 REQUESTING: Final = re.compile(
     r"^\W*(?:(?:could|can|would|will) you(?: please)?|please|may i (?:have|ask)|may we|"
     r"(?:voce )?(?:poderia|pode|podes)(?: me)?(?: por favor)?|por favor|me (?:passa|informa|envia|manda))\b")
-#: Words of a sentence that, before the rule, make it a wish, a doubt or a supposition
-#: ("We wish we could...", "I wonder whether...", "If ... we would go broke").
+#: Words of a sentence that, before the rule, make it a wish, a doubt, a supposition or a
+#: plan ("We wish we could...", "I wonder whether...", "If ... we would go broke",
+#: "Estamos avaliando oferecer...").
 HYPOTHETICAL: Final = re.compile(
     r"\b(?:wish|wonder|whether|imagine|suppose|hypothetically|se ao menos|quem dera"
     r"|gostariamos de (?:oferecer|dar|ter|poder)|(?:we|i)(?:'d| would) love to|adorariamos"
-    r"|seria (?:otimo|bom|legal|incrivel) se)\b")
+    r"|seria (?:otimo|bom|legal|incrivel) se"
+    # a plan, not a rule ("Estamos avaliando oferecer...", "we're considering...")
+    r"|avaliando|estudando|considerando|planejando|pretendemos|pensando em|em breve|teremos"
+    r"|considering|evaluating|planning|plan to|thinking (?:about|of)|exploring|coming soon)\b")
 #: A question that asserts and asks for agreement ("..., right?", "..., né?"): the
 #: customer said it; an agent's yes to it is an echo, not the business's statement.
 TAG_QUESTION: Final = re.compile(
@@ -514,13 +518,15 @@ class EvidenceCheck:
     speakers: frozenset[str] = frozenset()
 
 
-def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> EvidenceCheck:
+def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iterable[str] = ()) -> EvidenceCheck:
     """Verify a candidate's quoted `evidence` against the transcript's `parts`.
 
     Args:
         claim: the candidate's description and body (after redaction).
         evidence: the quotes the model gave (unredacted, as the model copied them).
         parts: the transcript's `pieces`.
+        own: texts the business wrote for itself (its system prompt, shown or withheld):
+            the names they hold are the business's own (`someone_else`).
 
     Returns:
         The `EvidenceCheck` (see the module doc for the rules).
@@ -529,6 +535,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
     customer = False
     reasons: list[str] = []
     vouching: list[Piece] = []  # the business pieces a quote was verified in
+    ours = frozenset().union(*(names(t) for t in [*own, *(p.text for p in parts if p.speaker == "system")]))
     for quote in evidence:
         wanted = normalised(str(quote))
         if len(wanted) < MIN_QUOTE_CHARS:
@@ -544,6 +551,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
             for sentence, after in _around(piece.text, wanted):
                 before = [p for p in parts if p.index < piece.index]
                 reading = read_sentence(claim, sentence, before, after)
+                if reading.states and someone_else(claim, sentence, ours):
+                    reading = Reading(False, "reported")
                 if reading.states:
                     found.append((piece.speaker, sentence))
                     vouching.append(piece)
@@ -558,6 +567,23 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece]) -> Eviden
     if found:
         reasons.append("the quotes do not carry the claim's values or subject")
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
+
+
+def someone_else(claim: str, sentence: str, ours: frozenset[str] = frozenset()) -> bool:
+    """True when the subject of `sentence` is a name (`_SUBJECT_NAME`; acronyms aside)
+    that `claim` leaves out and the business does not use for itself (`ours`): "A Amazon
+    oferece frete grátis para assinantes Prime" is Amazon's rule, not "Assinantes têm
+    frete grátis".
+    """
+    subject = _SUBJECT_NAME.match(sentence)
+    if subject is None or subject.group(1).isupper():  # no name, or an acronym ("O SAC"): a business's unit
+        return False
+    return bool(names(subject.group(0)) - content_terms(claim) - names(claim) - ours)
+
+
+#: A sentence whose subject is a name: an article and a capitalised word ("A Amazon
+#: oferece...", "The Delta app lets..."), where the word is no sentence start.
+_SUBJECT_NAME: Final = re.compile(r"^\W*(?:A|O|As|Os|The)\s+([A-Z][\w-]+)")
 
 
 def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
