@@ -273,3 +273,15 @@ def test_print_results_echoes_json_or_the_table_and_returns_the_results() -> Non
     out.clear()
     print_results(results, lambda r: ["never"], as_json=True, echo=out.append)
     assert [json.loads(line) for line in out] == [results]
+
+
+def test_the_newcomers_trust_conversations_stay_held() -> None:
+    """Regression bounds on `trust/newcomers.jsonl` (benchmarks/README.md, sixth session):
+    the dev half was tuned on (0 of 31 injected, 1 of 9 held: a double negative).
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.trust import load_set, run_half
+
+    rows = load_set(benchmark_data("trust/newcomers.jsonl"))
+    dev = run_half([r for r in rows if r["id"] % 2 == 0])
+    assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= 1, dev
