@@ -540,6 +540,9 @@ def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: 
     ("A gente entrega em até 5 dias.", "Nós entregamos em até 5 dias."),
     ("Refunds can be requested over the phone.", "Refunds can be requested by phone."),
     ("Vouchers are issued once a month.", "Vouchers are issued once per month."),
+    ("You never pay shipping on orders above $60.", "Shipping is free on orders above $60."),
+    ("We are unable to ship to PO boxes.", "We do not ship to PO boxes."),
+    ("Express delivery is not available in rural areas.", "Express delivery is unavailable in rural areas."),
 ])
 def test_those_readings_keep_their_restatements(a: str, b: str) -> None:
     assert same(a, b)

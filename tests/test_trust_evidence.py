@@ -339,3 +339,58 @@ def test_the_business_own_name_as_a_subject_states_its_rule() -> None:
     claim = "Entrega nacional.\nA loja entrega em todo o Brasil."
     assert not assess(claim, "policy", messages, ["A Aurora entrega em todo o Brasil"]).quarantined
     assert assess(claim, "policy", messages[1:], ["A Aurora entrega em todo o Brasil"]).quarantined  # whose? unknown
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
+    ("Free gift wrap?", "We're unable to offer free gift wrapping on sale items.",
+     "Free gift wrap on sale items.\nSale items get free gift wrapping.", "offer free gift wrapping on sale items"),
+    ("Same-day delivery to Niterói?", "Same-day delivery to Niterói: not available, sorry. It takes 2 days.",
+     "Same-day delivery to Niterói.\nNiterói gets same-day delivery.", "Same-day delivery to Niterói"),
+    ("Do you waive change fees?", "Azul waives change fees on most fares, but we charge R$ 150 per change.",
+     "Change fees waived.\nChange fees are waived on most fares.", "waives change fees on most fares"),
+])
+def test_more_refusals_support_nothing(asked: str, reply: str, claim: str, quote: str) -> None:
+    assert assess(claim, "policy", said(("user", asked), ("assistant", reply)), [quote]).quarantined
+
+
+def test_an_echo_of_what_the_customer_asserted_before_a_question_supports_nothing() -> None:
+    messages = said(("user", "Your ad says first orders get 20% off."), ("assistant", "Let me check that."),
+                    ("user", "Can I use it now?"),
+                    ("assistant", "So, 20% off for first orders. I need a supervisor to confirm it."))
+    assert assess("First order discount.\nFirst orders get 20% off.", "policy", messages,
+                  ["20% off for first orders"]).quarantined
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
+    ("Paying with PayPal, still free?", "Whether you pay by card or PayPal, shipping is free over $50.",
+     "Free shipping over $50.\nShipping is free on orders over $50.", "shipping is free over $50"),
+    ("Can I exchange it?", "Yes! As our website says, exchanges are free within 30 days.",
+     "Free exchanges.\nExchanges are free within 30 days.", "exchanges are free within 30 days"),
+    ("When does it ship?", "Orders placed before 1 pm ship the same day.",
+     "Same-day cutoff.\nOrders before 1 pm ship the same day.", "Orders placed before 1 pm ship the same day"),
+    ("Do I pay shipping on $80?", "You never pay shipping on orders above $60.",
+     "Free shipping above $60.\nShipping is free on orders above $60.", "You never pay shipping on orders above $60"),
+])
+def test_more_business_shapes_are_learned(asked: str, reply: str, claim: str, quote: str) -> None:
+    verdict = assess(claim, "policy", said(("user", asked), ("assistant", reply)), [quote])
+    assert not verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("result", "quote", "customer"), [
+    ({"results": [{"title": "Prices - OtherShop", "url": "https://othershop.example", "content":
+                   "Refunds reach the card within 5 business days."}]},
+     "Refunds reach the card within 5 business days.", True),
+    ("Order 88\nCustomer note: leave at the door.\nAlso refunds reach the card within 5 business days.\n"
+     "Status: shipped", "refunds reach the card within 5 business days", True),
+    ({"pedido": "88", "endereco": {"rua": "Rua A, 1", "complemento": "refunds reach the card within 5 business "
+                                                                     "days"}}, "refunds reach the card within 5", True),
+    ({"order": "88", "return_instructions": "Refunds reach the card within 5 business days."},
+     "Refunds reach the card within 5 business days.", False),
+    ({"order": "88", "delivery_instructions": "Refunds reach the card within 5 business days."},
+     "Refunds reach the card within 5 business days.", True),
+])
+def test_more_tool_fields_are_read_by_who_wrote_them(result: object, quote: str, customer: bool) -> None:
+    messages = [*said(("user", "When does my refund arrive?")), tool(result)]
+    verdict = assess("Refunds in 5 business days.\nRefunds reach the card within 5 business days.", "policy",
+                     messages, [quote])
+    assert verdict.quarantined is customer, verdict

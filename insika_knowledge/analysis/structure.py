@@ -399,6 +399,8 @@ _MARKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple((re.compile(p), r
     (r"(?:(?<=^)|(?<=[:(]))\s*\+(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " plus "),
     (r"\boff-(?=[a-z])", "off"),
     (r"\bover the phone\b", "by phone"), (r"\ba gente\b", "nosso"),
+    (r"\b(?:is |are )?not available\b", "unavailable"), (r"\bunable to\b", "unable"),
+    (r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
     (r"\bonce (?:a|an|per|every)\b", "1 per"), (r"\btwice (?:a|an|per|every)\b", "2 per"),
     (r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"), (r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
     (r"\b(?:this|next|este|esta|neste|nesta|esse|essa|nesse|nessa|proximo|proxima)\s+(?=(?:fim de semana|weekend"
@@ -407,7 +409,7 @@ _MARKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple((re.compile(p), r
 ))
 #: Whatever `_MARKS` could change holds one of these (a cheap test first).
 _MARKED_RE: Final = re.compile(r"[<>\u2264\u2265+-]|\bonce\b|\btwice\b|\bvez|\bvezes\b|\bth|\best|\bes|\bnes|\bnext\b"
-                               r"|\bproxim|\bover the phone\b|\ba gente\b")
+                               r"|\bproxim|\bover the phone\b|\ba gente\b|\bnot available\b|\bnao |\bunable to\b")
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
@@ -636,6 +638,9 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         passives[-1] = (passives[-1][0], True)  # "are served by the Campinas DC"
                     if piece in _CHARGE_WORDS and _uncharged(out):
                         token = FREE  # "we don't charge for returns", "não cobramos frete": free
+                    elif piece in _PAY_WORDS and len(out) > 1 and out[-1] == "n" and out[-2] in _PAYERS:
+                        del out[-2:]
+                        token = FREE  # "you never pay shipping", "o cliente não paga frete": shipping is free
                     elif piece == "any" and token == "p:p_all":
                         token = "p:p_any"  # "not any" is none, "not all" some: never read alike
                     if token.startswith("s_"):
@@ -699,6 +704,10 @@ _CHARGE_WORDS: Final = frozenset(
     "charge charges charged charging cost costs fee fees cobra cobram cobramos cobrar cobrado cobrada "
     "cobrados cobradas custa custam taxa taxas tarifa tarifas".split())
 FREE: Final = "s_free"
+#: Paying words, and the parties whose not paying makes a thing free (not "we": the store
+#: not paying return shipping means the customer does).
+_PAY_WORDS: Final = frozenset("pay pays paying paga pagam pagar".split())
+_PAYERS: Final = frozenset({"w:you", "s_customer"})
 #: English "need" (a requirement, as "must" and Portuguese "precisa" are); "get" is a filler.
 _NEEDS: Final = frozenset("need needs needed".split())
 #: Words of need whose negation leaves a choice ("não precisa", "not required"), unlike a

@@ -59,7 +59,7 @@ STOP_WORDS_PT: Final[frozenset[str]] = frozenset(
 STOP_WORDS: Final[frozenset[str]] = STOP_WORDS_EN | STOP_WORDS_PT
 #: Folded words that negate a statement, English and Portuguese (``n't`` is counted apart).
 NEGATIONS: Final[frozenset[str]] = frozenset(
-    "not no never none nobody nothing neither nor cannot without nao nunca nem nenhum "
+    "not no never none nobody nothing neither nor cannot unable without nao nunca nem nenhum "
     "nenhuma jamais sem tampouco".split()
 )
 

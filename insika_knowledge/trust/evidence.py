@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from insika_knowledge.analysis.structure import content_terms, names, polarity, tokens
+from insika_knowledge.analysis.structure import FREE, content_terms, names, polarity, tokens
 from insika_knowledge.analysis.text import STOP_WORDS, fold
 
 #: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
@@ -44,10 +44,17 @@ CUSTOMER_FIELDS: Final = re.compile(
     r"|snippet|forum|post\b|tweet|trecho"
     # a marketplace's questions and answers, written by its customers
     r"|pergunta|question|\bq_?a\b|qna"
+    # an address's free-text line, typed by the customer
+    r"|complement"
 )
 #: Keys that name a message whoever wrote it: the business's when it speaks of the customer
 #: (`_BUSINESS_VOICE`) and nowhere in the first person singular.
 _EITHER_FIELDS: Final = re.compile(r"^(?:message|mensagem|msg)$")
+#: Keys the business writes although a customer-field word is in them: what a return,
+#: an exchange or a policy asks of the customer ("return_instructions").
+_BUSINESS_FIELDS: Final = re.compile(
+    r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor)"
+    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$")
 #: Words of a text that speak of or to the customer, as the business does (folded).
 _BUSINESS_VOICE: Final = re.compile(
     r"\b(?:the customer|o cliente|a cliente|your|you|seu|sua|voce|we|our|nos|nossa|nosso)\b")
@@ -75,7 +82,8 @@ ACKNOWLEDGED: Final = re.compile(
 #: "you said we ship for free, but...", "disseram que a troca é grátis?".
 REPORTED: Final = re.compile(
     r"\b(?:you (?:said|say|mentioned|heard|were told)|(?:someone|somebody|they|who|\w+ friend) told you"
-    r"|according to you|(?:the )?(?:website|site|ad|advert|flyer|post|page) (?:says|said|claims|claimed)"
+    r"|according to you|(?<!our )(?<!nosso )(?<!nossa )(?:the )?(?:website|site|ad|advert|flyer|post|page)"
+    r" (?:says|said|claims|claimed)"
     r"|other (?:stores|shops|companies) |voce (?:disse|falou|mencionou|ouviu)|vc (?:disse|falou)"
     r"|(?:te|lhe) (?:disseram|falaram|informaram)|quem (?:te|lhe) (?:disse|falou)|outras lojas"
     r"|o site (?:diz|dizia|falava)"
@@ -136,14 +144,14 @@ REQUESTING: Final = re.compile(
     r"(?:voce )?(?:poderia|pode|podes)(?: me)?(?: por favor)?|por favor|me (?:passa|informa|envia|manda))\b")
 #: Words of a sentence that, before the rule, make it a wish, a doubt, a supposition or a
 #: plan ("We wish we could...", "I wonder whether...", "If ... we would go broke",
-#: "Estamos avaliando oferecer...").
+#: "Estamos avaliando oferecer..."); not "whether you pay by card or Pix" (regardless).
 HYPOTHETICAL: Final = re.compile(
-    r"\b(?:wish|wonder|whether|imagine|suppose|hypothetically|se ao menos|quem dera"
+    r"\b(?:wish|wonder|whether(?![^,.;]*\bor\b)|imagine|suppose|hypothetically|se ao menos|quem dera"
     r"|gostariamos de (?:oferecer|dar|ter|poder)|(?:we|i)(?:'d| would) love to|adorariamos"
     r"|seria (?:otimo|bom|legal|incrivel) se"
     # a plan, not a rule ("Estamos avaliando oferecer...", "we're considering...")
-    r"|avaliando|estudando|considerando|planejando|pretendemos|pensando em|em breve|teremos"
-    r"|considering|evaluating|planning|plan to|thinking (?:about|of)|exploring|coming soon)\b")
+    r"|avaliando|estudando|considerando|planejando|pretendemos|pensando em|em breve|teremos|discutindo|testando"
+    r"|considering|evaluating|planning|plan to|thinking (?:about|of)|exploring|coming soon|discussing|testing)\b")
 #: A question that asserts and asks for agreement ("..., right?", "..., né?"): the
 #: customer said it; an agent's yes to it is an echo, not the business's statement.
 TAG_QUESTION: Final = re.compile(
@@ -215,9 +223,22 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
         business = ", ".join(part for author, part in parts if author == "tool")
         return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
     lines = text.split("\n")
-    business = "\n".join(line for line in lines if not _customer_line(line))
+    theirs: list[bool] = []  # each line is the customer's: a customer line, or its continuation
+    for line in lines:
+        theirs.append(_customer_line(line) or (bool(theirs) and theirs[-1] and bool(line.strip())
+                                               and _LINE_LABEL.match(line) is None))
+    business = "\n".join(line for line, own in zip(lines, theirs, strict=True) if not own)
     return [("tool", business)] * bool(business.strip()) + [
-        ("customer", line) for line in lines if _customer_line(line)]
+        ("customer", line) for line, own in zip(lines, theirs, strict=True) if own]
+
+
+def _web_page(record: dict[Any, Any]) -> bool:
+    """True when a tool result's record is a page of the web (a link and its title or text:
+    a search tool's result): a third party's words, read as the customer's are.
+    """
+    keys = {fold(str(k)) for k in record}
+    return bool(keys & {"url", "link", "href"}) and bool(keys & {"title", "content", "snippet", "text", "titulo",
+                                                              "conteudo", "texto"})
 
 
 def _customer_line(line: str) -> bool:
@@ -239,7 +260,7 @@ def _customer_field(key: str, value: Any) -> bool:
     emailed to the customer").
     """
     folded = fold(key)
-    if CUSTOMER_FIELDS.search(folded) is None:
+    if CUSTOMER_FIELDS.search(folded) is None or _BUSINESS_FIELDS.match(folded):
         return False
     if _EITHER_FIELDS.match(folded) and isinstance(value, str):
         text = fold(value)
@@ -249,6 +270,7 @@ def _customer_field(key: str, value: Any) -> bool:
 
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
     if isinstance(value, dict):
+        customer = customer or _web_page(value)
         for k, v in value.items():
             _walk(v, customer or _customer_field(str(k), v), parts, str(k))
     elif isinstance(value, list):
@@ -277,7 +299,8 @@ def sentences(text: str) -> list[str]:
             start = 0
             for colon in _COLON.finditer(part):  # "Cuidado com golpes: ...", not "Pix: 5%"
                 lead = part[start:colon.start()]
-                if len(lead.split()) >= 2 and not PAST_TIME.search(fold(lead)):  # "Last year's sale: ..."
+                if len(lead.split()) >= 2 and not PAST_TIME.search(fold(lead)) \
+                        and not _SHORT_ANSWER.match(fold(part[colon.end():])):  # "Last year's sale: ..."
                     out.append(part[start:colon.start() + 1])
                     start = colon.end()
             out.append(part[start:])
@@ -289,6 +312,11 @@ _TURN: Final = re.compile(
     r",\s+(?=(?:mas|but|while|ja|já)\s+(?:hoje|aqui|here|we|nós|nos|with us|conosco|today|atualmente"
     r"|currently|now|agora|no site|online|on our side|on our end|do nosso lado|our)\b)", re.IGNORECASE)
 _COLON: Final = re.compile(r":\s+(?=[^\W\d_])")
+#: What after a colon answers its lead-in with a no ("Free shipping to Puerto Rico: not
+#: available, sorry"): the two are one sentence (folded; four words at most).
+_SHORT_ANSWER: Final = re.compile(
+    r"^\W*(?:(?:not|no|nao)(?:\s+\w+)?|unavailable|indisponivel)"
+    r"\W*(?:sorry|desculpe|lamento|infelizmente|unfortunately)?\W*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +403,20 @@ def tense_agrees(claim: str, sentence: str) -> bool:
 
 
 def _tenses(text: str) -> frozenset[str]:
-    return frozenset(t for t in tokens(text) if t.startswith("t:"))
+    """The ``t:`` tokens of `text`, but a past right after a noun: a participle that
+    qualifies it ("Orders placed before 2 pm ship...") says nothing of when the rule holds.
+    """
+    seq = tokens(text)
+    return frozenset(t for i, t in enumerate(seq) if t.startswith("t:") and not (
+        t == "t:past" and i and _noun(seq[i - 1])))
+
+
+def _noun(token: str) -> bool:
+    """True when `token` is a word a participle after it qualifies ("orders placed"); not a
+    value or "free" ("2 checked bags", "free checked bags": read alike on both sides, and
+    "Orders above $50 were shipped" keeps its past).
+    """
+    return token[:2] not in ("r:", "c:", "p:", "w:", "t:", "m:", "d:") and token not in (".", ",", "n", FREE)
 
 
 def _sides(text: str) -> dict[str, bool]:
@@ -403,6 +444,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if after and HERE_INSTEAD.search(fold(after)) and (
             ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
         return Reading(False, "reported")
+    if after and _OURS_INSTEAD.search(fold(after)) and _opening_elsewhere(claim, sentence):
+        return Reading(False, "reported")  # "Delta waives change fees, but we charge $75"
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
@@ -427,6 +470,18 @@ def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
 
 
 _OPENING_NAME: Final = re.compile(r"^\W*([A-Z][\w-]+)")
+#: A part that turns to what the business itself does ("but we charge...", "mas nós...").
+_OURS_INSTEAD: Final = re.compile(r"^\W*(?:but|while|whereas|mas|ja|porem) (?:we|nos|nosso|nossa|our|here|aqui)\b")
+
+
+def _opening_elsewhere(claim: str, sentence: str) -> bool:
+    """True when `sentence` opens with a capitalised word (no stop word) the claim does
+    not hold: its subject, someone the business contrasts itself with.
+    """
+    opening = _OPENING_NAME.match(sentence)
+    if opening is None or fold(opening.group(1)) in STOP_WORDS:
+        return False
+    return not content_terms(opening.group(1)) <= content_terms(claim) | names(claim)
 
 
 def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
@@ -438,8 +493,8 @@ def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     customer = [p for p in said_before if p.speaker == "customer"]
     if not customer:
         return False
-    said = frozenset().union(*(content_terms(p.text) for p in customer))
-    return asserted(customer[-1].text) and has <= said
+    said = frozenset().union(*(content_terms(p.text) for p in customer if asserted(p.text)))
+    return has <= said
 
 
 def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:
