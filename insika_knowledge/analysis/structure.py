@@ -381,8 +381,8 @@ def _prepare(text: str) -> str:
             folded = pattern.sub(word, folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
-    if _MARKED_RE.search(folded):
-        for pattern, replacement in _MARKS:
+    for triggers, pattern, replacement in _MARKS:
+        if any(t in folded for t in triggers):
             folded = pattern.sub(replacement, folded)
     return read_number_words(folded)
 
@@ -391,25 +391,27 @@ def _prepare(text: str) -> str:
 #: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
 #: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
 #: (not "after a year"), and "this weekend" / "este domingo" as `THIS` (not "every
-#: weekend", "domingos").
-_MARKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple((re.compile(p), r) for p, r in (
-    (r">=|\u2265", " at least "), (r"<=|\u2264", " at most "),
-    (r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "), (r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
-    (r"(?:(?<=^)|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " minus "),
-    (r"(?:(?<=^)|(?<=[:(]))\s*\+(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " plus "),
-    (r"\boff-(?=[a-z])", "off"),
-    (r"\bover the phone\b", "by phone"), (r"\ba gente\b", "nosso"),
-    (r"\b(?:is |are )?not available\b", "unavailable"), (r"\bunable to\b", "unable"),
-    (r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
-    (r"\bonce (?:a|an|per|every)\b", "1 per"), (r"\btwice (?:a|an|per|every)\b", "2 per"),
-    (r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"), (r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
-    (r"\b(?:this|next|este|esta|neste|nesta|esse|essa|nesse|nessa|proximo|proxima)\s+(?=(?:fim de semana|weekend"
-     r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
-     r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
-))
-#: Whatever `_MARKS` could change holds one of these (a cheap test first).
-_MARKED_RE: Final = re.compile(r"[<>\u2264\u2265+-]|\bonce\b|\btwice\b|\bvez|\bvezes\b|\bth|\best|\bes|\bnes|\bnext\b"
-                               r"|\bproxim|\bover the phone\b|\ba gente\b|\bnot available\b|\bnao |\bunable to\b")
+#: weekend", "domingos"). Each is tried only when its cheap literal is in the text.
+_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
+    (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
+        ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
+        ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
+        (("<",), r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
+        (("-$", "- $", "-r$", "- r$", "-us$", "-\u20ac"), r"(?:^|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)",
+         " minus "),
+        (("+",), r"(?:^|(?<=[:(]))\s*\+(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " plus "),
+        (("off-",), r"\boff-(?=[a-z])", "off"),
+        (("phone",), r"\bover the phone\b", "by phone"), (("gente",), r"\ba gente\b", "nosso"),
+        (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
+        (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
+        (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
+        (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
+        (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
+        (("this", "next", "est", "nest", "ess", "ness", "proxim"),
+         r"\b(?:this|next|este|esta|neste|nesta|esse|essa|nesse|nessa|proximo|proxima)\s+(?=(?:fim de semana|weekend"
+         r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
+         r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
+    ))
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
@@ -704,10 +706,13 @@ _CHARGE_WORDS: Final = frozenset(
     "charge charges charged charging cost costs fee fees cobra cobram cobramos cobrar cobrado cobrada "
     "cobrados cobradas custa custam taxa taxas tarifa tarifas".split())
 FREE: Final = "s_free"
-#: Paying words, and the parties whose not paying makes a thing free (not "we": the store
-#: not paying return shipping means the customer does).
+#: Paying words, and the party whose not paying makes a thing free: the customer
+#: addressed ("you never pay shipping"; not "we": the store not paying return shipping
+#: means the customer does). "O cliente não paga o frete" is left as it reads: read as
+#: free, the demo's return policy became a rule of the damaged-product procedure's kind
+#: and the semantic index held that procedure as its possible duplicate (cosine 0.8185).
 _PAY_WORDS: Final = frozenset("pay pays paying paga pagam pagar".split())
-_PAYERS: Final = frozenset({"w:you", "s_customer"})
+_PAYERS: Final = frozenset({"w:you"})
 #: English "need" (a requirement, as "must" and Portuguese "precisa" are); "get" is a filler.
 _NEEDS: Final = frozenset("need needs needed".split())
 #: Words of need whose negation leaves a choice ("não precisa", "not required"), unlike a
