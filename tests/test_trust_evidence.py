@@ -11,8 +11,9 @@ import json
 import pytest
 
 from insika_knowledge.trust import assess
-from insika_knowledge.trust.evidence import check, pieces
+from insika_knowledge.trust.evidence import check
 from insika_knowledge.trust.grounding import message_text, speaker
+from insika_knowledge.trust.sources import pieces
 
 
 def said(*turns: tuple[str, str]) -> list[dict[str, str]]:

@@ -30,8 +30,8 @@ from insika_knowledge.learn.naming import record, routed
 from insika_knowledge.learn.sighting import storable
 from insika_knowledge.privacy.redact import kept_contacts
 from insika_knowledge.store.base import ExtractionRecord, Store
-from insika_knowledge.trust.evidence import pieces as trust_pieces
 from insika_knowledge.trust.grounding import speaker
+from insika_knowledge.trust.sources import pieces as trust_pieces
 from insika_knowledge.wire.messages import message_text
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from typing import Any
 from insika_knowledge.analysis.structure import FREE
 from insika_knowledge.analysis.text import fold, negation_count
 from insika_knowledge.trust import evidence as quoted
-from insika_knowledge.trust.evidence import ACKNOWLEDGED, Piece, asked_before, asserted, pieces
+from insika_knowledge.trust.evidence import ACKNOWLEDGED, asked_before, asserted
 from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
@@ -53,6 +53,7 @@ from insika_knowledge.trust.grounding import (
     unstated_values,
 )
 from insika_knowledge.trust.rules import grants, is_report, offers, rule_markers
+from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.wire.messages import message_text
 
 
@@ -116,7 +117,7 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # A rule with a value that nothing the model read states: made up, whoever it cites.
         return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, "a value no message states", report)
     if evidence is not None:
-        checked = quoted.check(claim, evidence, quoted.pieces(transcript, speaker, message_text), withheld)
+        checked = quoted.check(claim, evidence, pieces(transcript, speaker, message_text), withheld)
         who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]

@@ -20,53 +20,22 @@ it, quoted verbatim. `check` verifies them against the transcript:
    its unit: "R$ 40" is no support for "40%"), and what the claim is about: at least one
    shared name or term when the claim has values, half of its content terms otherwise.
 
-`Sources` splits a transcript into who wrote each piece (a tool result's customer-written
+`trust.sources` splits a transcript into who wrote each piece (a tool result's customer-written
 fields are the customer's); the heuristic grounding (`trust.grounding`, used when the
-model gave no evidence) reads the same sources and the same sentence checks.
+model gave no evidence) reads the same pieces and the same sentence checks.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from insika_knowledge.analysis.structure import FREE, content_terms, names, polarity, tokens
 from insika_knowledge.analysis.text import STOP_WORDS, fold
+from insika_knowledge.trust.sources import Piece
 
-#: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
-CUSTOMER_FIELDS: Final = re.compile(
-    r"note|comment|remark|message|review|feedback|request|instruction|customer|client|buyer"
-    r"|observa|obs\b|mensagem|comentario|avaliac|depoiment|pedido_do_cliente|solicitacao|recado|nota"
-    # what third parties wrote, returned by a search tool ("snippet" of a forum post)
-    r"|snippet|forum|post\b|tweet|trecho"
-    # a marketplace's questions and answers, written by its customers
-    r"|pergunta|question|\bq_?a\b|qna"
-    # an address's free-text line, typed by the customer
-    r"|complement"
-)
-#: Keys that name a message whoever wrote it: the business's when it speaks of the customer
-#: (`_BUSINESS_VOICE`) and nowhere in the first person singular.
-_EITHER_FIELDS: Final = re.compile(r"^(?:message|mensagem|msg)$")
-#: Keys the business writes although a customer-field word is in them: what a return,
-#: an exchange or a policy asks of the customer ("return_instructions").
-_BUSINESS_FIELDS: Final = re.compile(
-    r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor)"
-    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$")
-#: Words of a text that speak of or to the customer, as the business does (folded).
-_BUSINESS_VOICE: Final = re.compile(
-    r"\b(?:the customer|o cliente|a cliente|your|you|seu|sua|voce|we|our|nos|nossa|nosso)\b")
-_FIRST_PERSON: Final = re.compile(r"\b(?:i|i'm|i've|me|my|mine|eu|meu|minha|comprei|quero|recebi)\b")
-#: The label of a line of a plain-text tool result ("Customer note: ...", "Observação do
-#: cliente: ..."): up to five words before a colon.
-_LINE_LABEL: Final = re.compile(r"^\s*([^\W\d_][\w ]{0,40}?)\s*:")
-#: A label's words that name the customer, and that name what someone wrote (folded).
-_PARTY: Final = re.compile(r"\b(?:customer|client|buyer|cliente|comprador|consumidor)\b")
-_WRITTEN: Final = re.compile(
-    r"\b(?:notes?|comments?|remarks?|messages?|says|said|requests?|instructions?|nota|comentarios?"
-    r"|observac\w*|obs|mensage\w*|diz|disse|recado|solicitac\w*|pedido especial)\b")
 #: Sentences that take note of something or put it off, not state it (folded). A plain
 #: "ok", "sure" or "certo" is not one: an agent may open a rule with it (the echo check
 #: catches an agreeable repeat of the customer).
@@ -167,119 +136,6 @@ _TYPOGRAPHIC: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"'
 MIN_QUOTE_CHARS: Final = 8
 #: The share of a value-less claim's content terms the verified sentences must hold.
 MIN_COVERAGE: Final = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """One piece of a transcript and who wrote it.
-
-    Attributes:
-        index: the message's position in the transcript.
-        speaker: ``customer``, ``agent``, ``human``, ``tool`` or ``system``; a tool
-            result's customer-written field is ``customer``.
-        text: the text.
-    """
-
-    index: int
-    speaker: str
-    text: str
-
-    @property
-    def business(self) -> bool:
-        """True when the business side wrote it."""
-        return self.speaker != "customer"
-
-
-def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any) -> list[Piece]:
-    """The transcript as pieces with their authors (a tool's customer fields apart).
-
-    Args:
-        messages: the transcript, oldest first.
-        speaker_of: `trust.grounding.speaker` (the one reading of a message's role).
-        text_of: the one reading of a message's text.
-    """
-    out: list[Piece] = []
-    for index, message in enumerate(messages):
-        who = speaker_of(message)
-        if who is None:
-            continue
-        text = text_of(message)
-        if who != "tool":
-            out.append(Piece(index, who, text))
-            continue
-        out += [Piece(index, author, part) for author, part in _tool_parts(text)]
-    return out
-
-
-def _tool_parts(text: str) -> list[tuple[str, str]]:
-    """A tool result's parts: (``tool`` or ``customer``, text)."""
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
-        data = None
-    if isinstance(data, (dict, list)):
-        parts: list[tuple[str, str]] = []
-        _walk(data, False, parts)
-        business = ", ".join(part for author, part in parts if author == "tool")
-        return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
-    lines = text.split("\n")
-    theirs: list[bool] = []  # each line is the customer's: a customer line, or its continuation
-    for line in lines:
-        theirs.append(_customer_line(line) or (bool(theirs) and theirs[-1] and bool(line.strip())
-                                               and _LINE_LABEL.match(line) is None))
-    business = "\n".join(line for line, own in zip(lines, theirs, strict=True) if not own)
-    return [("tool", business)] * bool(business.strip()) + [
-        ("customer", line) for line, own in zip(lines, theirs, strict=True) if own]
-
-
-def _web_page(record: dict[Any, Any]) -> bool:
-    """True when a tool result's record is a page of the web (a link and its title or text:
-    a search tool's result): a third party's words, read as the customer's are.
-    """
-    keys = {fold(str(k)) for k in record}
-    return bool(keys & {"url", "link", "href"}) and bool(keys & {"title", "content", "snippet", "text", "titulo",
-                                                              "conteudo", "texto"})
-
-
-def _customer_line(line: str) -> bool:
-    """True when a line of a plain-text tool result is the customer's: its label names the
-    customer alone ("Customer: ...") or with what they wrote ("Customer note:", "Observação
-    do cliente:"); not "Customer support hours:".
-    """
-    label = _LINE_LABEL.match(line)
-    if label is None:
-        return False
-    words = fold(label.group(1)).strip()
-    return bool(_PARTY.search(words)) and (_PARTY.fullmatch(words) is not None or bool(_WRITTEN.search(words)))
-
-
-def _customer_field(key: str, value: Any) -> bool:
-    """True when a tool result's `key` holds what the customer wrote (`CUSTOMER_FIELDS`); a
-    bare "message" is the business's when its text speaks of or to the customer and never
-    in the first person singular ("Exchange approved. Exchanges are free...; a label was
-    emailed to the customer").
-    """
-    folded = fold(key)
-    if CUSTOMER_FIELDS.search(folded) is None or _BUSINESS_FIELDS.match(folded):
-        return False
-    if _EITHER_FIELDS.match(folded) and isinstance(value, str):
-        text = fold(value)
-        return not _BUSINESS_VOICE.search(text) or _FIRST_PERSON.search(text) is not None
-    return True
-
-
-def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
-    if isinstance(value, dict):
-        customer = customer or _web_page(value)
-        for k, v in value.items():
-            _walk(v, customer or _customer_field(str(k), v), parts, str(k))
-    elif isinstance(value, list):
-        for v in value:
-            _walk(v, customer, parts, key)
-    elif value is not None and value != "":
-        text = str(value)
-        parts.append(("customer" if customer else "tool",
-                      f"{key.replace('_', ' ')}: {text}" if key and not customer else text))
 
 
 def normalised(text: str) -> str:

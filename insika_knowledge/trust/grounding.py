@@ -5,7 +5,7 @@ reduced to its *features*: the analyser's content terms and its values with thei
 (`analysis.structure.content_terms`: "cem reais" and "R$ 100" are one feature, "R$ 40"
 and "40%" two). Each feature has an *origin*, the speaker of the first message that
 mentions it. A customer message supports the claim when it covers enough of the claim's
-features; a business message (`trust.evidence.pieces`: a tool result's customer-written
+features; a business message (`trust.sources.pieces`: a tool result's customer-written
 fields are the customer's) is read through its sentences that state the claim rather
 than turn it down, take note of it or echo it (`trust.evidence.read_sentence`), and
 supports it when those cover enough of the claim's features (or, since values survive
@@ -32,14 +32,13 @@ from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
-    Piece,
     asked_before,
     asserted,
-    pieces,
     read_sentence,
     sentences,
     turns_down,
 )
+from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
