@@ -10,6 +10,8 @@ import json
 import multiprocessing as mp
 from pathlib import Path
 
+import pytest
+
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import sight
@@ -196,3 +198,27 @@ def test_closing_a_memory_that_other_threads_use_waits_for_their_statements(tmp_
     assert ended == ["closed"] * 8
     with Memory(tmp_path, embeddings="off") as again:
         assert [c.name for c in again.concepts(agent="ag")] == ["r"]
+
+
+
+def test_a_statement_on_a_connection_closed_under_it_raises_memory_closed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`close` in another thread can close a call's connection between two of its
+    statements (seen in CI under load): the next statement raises `MemoryClosed`, as the
+    call's next call would, not apsw's ``ConnectionClosedError``.
+    """
+    import apsw
+
+    from insika_knowledge import Memory
+    from insika_knowledge.errors import MemoryClosed
+
+    memory = Memory(tmp_path, embeddings="off")
+    memory.put("---\nname: r\ndescription: d.\n---\nbody\n", agent="ag")
+    store = memory.store()
+    gone = apsw.Connection(str(store.path))
+    gone.close()
+    monkeypatch.setattr(store, "_conn", lambda: gone)  # the connection the call holds, closed under it
+    with pytest.raises(MemoryClosed):
+        store.get("ag", "r")
+    monkeypatch.undo()
+    memory.close()

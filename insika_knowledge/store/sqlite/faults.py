@@ -30,6 +30,7 @@ from typing import Any, Final, NoReturn, TypeVar
 import apsw
 
 from insika_knowledge.errors import (
+    MemoryClosed,
     StorageBusy,
     StorageCorrupt,
     StorageError,
@@ -149,7 +150,11 @@ def _reraise(store: Any, exc: apsw.Error) -> NoReturn:
     """Raise `exc`'s `storage_error` (the store's ``path`` named), or `exc` itself.
 
     A damaged file is remembered by the store (``mark_damaged``): its writes are refused.
+    A connection closed under a call in progress (`Memory.close` from another thread,
+    between two of the call's statements) is `MemoryClosed`, as the call's next one would be.
     """
+    if isinstance(exc, apsw.ConnectionClosedError):
+        raise MemoryClosed() from None
     mapped = storage_error(exc, Path(store.path))
     if mapped is None:
         raise exc
