@@ -521,6 +521,10 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("We restock every week.", "We restock this week."),
     ("You don't need to bring the receipt.", "You must not bring the receipt."),
     ("O cliente não precisa levar a nota.", "O cliente não deve levar a nota."),
+    ("Guests need not show the voucher.", "Guests must not show the voucher."),
+    ("Você não precisa pagar a taxa.", "Você precisa não pagar a taxa."),
+    ("This bundle ships free.", "Every bundle ships free."),
+    ("Esse modelo tem garantia de 1 ano.", "Todo modelo tem garantia de 1 ano."),
     # words a synonym list or a stemmer read as one
     ("Invoices are sent by mail.", "Invoices are sent by email."),
     ("The fare is refunded on cancellation.", "The fee is refunded on cancellation."),
@@ -543,6 +547,8 @@ def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: 
     ("You never pay shipping on orders above $60.", "Shipping is free on orders above $60."),
     ("We are unable to ship to PO boxes.", "We do not ship to PO boxes."),
     ("Express delivery is not available in rural areas.", "Express delivery is unavailable in rural areas."),
+    ("We've offered free gift wrap since May.", "We have offered free gift wrap since May."),
+    ("A loja está aberta aos domingos.", "A loja abre aos domingos."),
 ])
 def test_those_readings_keep_their_restatements(a: str, b: str) -> None:
     assert same(a, b)

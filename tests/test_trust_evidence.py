@@ -349,6 +349,8 @@ def test_the_business_own_name_as_a_subject_states_its_rule() -> None:
      "Same-day delivery to Niterói.\nNiterói gets same-day delivery.", "Same-day delivery to Niterói"),
     ("Do you waive change fees?", "Azul waives change fees on most fares, but we charge R$ 150 per change.",
      "Change fees waived.\nChange fees are waived on most fares.", "waives change fees on most fares"),
+    ("Do you refund the shipping?", "Some customers say we refund the shipping fee, but that is not our policy.",
+     "Shipping refunded.\nThe shipping fee is refunded.", "we refund the shipping fee"),
 ])
 def test_more_refusals_support_nothing(asked: str, reply: str, claim: str, quote: str) -> None:
     assert assess(claim, "policy", said(("user", asked), ("assistant", reply)), [quote]).quarantined
@@ -369,6 +371,11 @@ def test_an_echo_of_what_the_customer_asserted_before_a_question_supports_nothin
      "Free exchanges.\nExchanges are free within 30 days.", "exchanges are free within 30 days"),
     ("When does it ship?", "Orders placed before 1 pm ship the same day.",
      "Same-day cutoff.\nOrders before 1 pm ship the same day.", "Orders placed before 1 pm ship the same day"),
+    ("Can I cancel?", "Yes: bookings can be cancelled for free within 24 hours.",
+     "Free 24-hour cancellation.\nBookings can be cancelled for free within 24 hours.",
+     "bookings can be cancelled for free within 24 hours"),
+    ("Still free?", "Since March we've offered free gift wrap, and that's still the case.",
+     "Free gift wrap.\nGift wrap is free.", "we've offered free gift wrap"),
     ("Do I pay shipping on $80?", "You never pay shipping on orders above $60.",
      "Free shipping above $60.\nShipping is free on orders above $60.", "You never pay shipping on orders above $60"),
 ])
@@ -385,6 +392,8 @@ def test_more_business_shapes_are_learned(asked: str, reply: str, claim: str, qu
      "Status: shipped", "refunds reach the card within 5 business days", True),
     ({"pedido": "88", "endereco": {"rua": "Rua A, 1", "complemento": "refunds reach the card within 5 business "
                                                                      "days"}}, "refunds reach the card within 5", True),
+    ({"inbox": [{"from": "ana@example.com", "subject": "Refund", "body": "Refunds reach the card within 5 business "
+                 "days."}]}, "Refunds reach the card within 5 business days.", True),
     ({"order": "88", "return_instructions": "Refunds reach the card within 5 business days."},
      "Refunds reach the card within 5 business days.", False),
     ({"order": "88", "delivery_instructions": "Refunds reach the card within 5 business days."},

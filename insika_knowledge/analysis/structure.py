@@ -212,7 +212,8 @@ _CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"(?<=[a-z])(?:'|\u2019)ll\b", " will"),  # "we'll ship": a future, as "we will ship"
         (r"(?<=[a-z])(?:'|\u2019)d\b", " would"),  # "we'd ship" (would; "had" reads as a past alike)
         (r"\bused to\b", "usedto"),  # "we used to ship": a past
-        (r"(?<=[a-z])(?:'|\u2019)(?:s|re|ve|m)\b", ""),
+        (r"(?<=[a-z])(?:'|\u2019)ve\b", " have"),  # "we've offered": a present perfect (`_PERFECT`)
+        (r"(?<=[a-z])(?:'|\u2019)(?:s|re|m)\b", ""),
     )
 )
 _ONE_WORD: Final = {"desde_que": "if", "sempre_que": "when"}
@@ -390,8 +391,9 @@ def _prepare(text: str) -> str:
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
 #: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
 #: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
-#: (not "after a year"), and "this weekend" / "este domingo" as `THIS` (not "every
-#: weekend", "domingos"). Each is tried only when its cheap literal is in the text.
+#: (not "after a year"), and "this order" / "este domingo" / "next weekend" as `THIS` (not
+#: "every order", "domingos"; "esta" only before a time, since "está" folds to it). Each is
+#: tried only when its cheap literal is in the text.
 _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
@@ -407,8 +409,10 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
-        (("this", "next", "est", "nest", "ess", "ness", "proxim"),
-         r"\b(?:this|next|este|esta|neste|nesta|esse|essa|nesse|nessa|proximo|proxima)\s+(?=(?:fim de semana|weekend"
+        (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
+         r"\b(?:this|these|este|estes|esse|esses|essa|essas|neste|nesse|nessa|aquele|aquela)\s+(?=[a-z])", "thistime "),
+        (("next", "esta", "nesta", "proxim"),
+         r"\b(?:next|esta|nesta|proximo|proxima)\s+(?=(?:fim de semana|weekend"
          r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
          r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
     ))
@@ -605,17 +609,21 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
     colons: list[int] = []  # the phrase breaks that are colons, by their count
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
+    previous = ""  # the last word read
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
             if piece[0].isalnum():
                 token = _word_token(piece, portuguese, english)
-                if piece in _TENSE_WORDS:
+                if piece in _TENSE_WORDS and not (piece == "got" and previous in _PERFECT):  # "we've got": have
                     token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram", "vai": when, or how sure
                 elif piece in _NEEDS:
                     token = "p:p_must"  # "customers need a receipt", as "precisa" reads
                 if token == "p:p_must" and piece in _NEED_WORDS and out and out[-1] == "n":
                     out.pop()
                     token = "p:p_optional"  # "you don't need to", "não precisa": may, not "must not"
+                elif token == "n" and out and out[-1] == "p:p_must" and previous in _NEEDS:
+                    out.pop()
+                    token = "p:p_optional"  # "passengers need not print" (not "precisa não pagar": must not)
                 if token is not None:
                     if portuguese and _is_content(token) and _WE_VERB_RE.match(piece) \
                             and piece not in _NOT_WE_VERBS and WE not in out[-2:]:
@@ -625,7 +633,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         while at and (out[at - 1] == "n" or out[at - 1].startswith("t:")):
                             at -= 1
                         out.insert(at, WE)
-                    if (_is_content(token) or token in _CHANGE_POLES) \
+                    if (_is_content(token) or token in _CHANGE_POLES) and previous not in _PERFECT \
                             and _past_form(piece, portuguese, english, auxiliary):
                         out.append(PAST)  # "we shipped", "a loja aceitava", "enviou"
                     elif not english and _is_content(token) and _PT_FUTURE_RE.match(piece):
@@ -649,6 +657,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         members.append((stem_portuguese if portuguese else stem)(piece))
                     out.append(token)
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
+                previous = piece
             elif piece[0] in ".!?;\n":
                 out.append(SENTENCE)
                 auxiliary = False
@@ -874,6 +883,9 @@ _NOT_WE_VERBS: Final = frozenset(
 #: ("unfortunately", "infelizmente"), and the inflections of "get" the stop list leaves.
 _UNSAID: Final = frozenset(
     "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately gets getting".split())
+#: "have" before a participle: a present perfect ("Since January we've offered free
+#: returns"), what holds up to now, not a past.
+_PERFECT: Final = frozenset({"have", "has"})
 #: English "do", "does" and "did": an auxiliary in English text ("we do not ship").
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").

@@ -188,7 +188,8 @@ def announces_change(text: str) -> bool:
 #: "deixou de aceitar" is; "retirada" is also a pickup): a be-verb and a participle, or
 #: a stop-verb and "de". Folded; each match counts as one negation.
 CHANGE_PHRASES: Final = re.compile(
-    r"\b(?:(?:was|were|been|is|are|be|got|gets)\s+(?:cancell?ed|retired|pulled|phased\s+out|"
+    r"\b(?:(?:was|were|been|is|are|(?<!can )(?<!may )(?<!could )(?<!might )be|got|gets)\s+"
+    r"(?:cancell?ed|retired|pulled|phased\s+out|"
     r"taken\s+away|done\s+away\s+with)"
     r"|(?:foi|foram|sera|serao|esta|estao|ficou|ficaram|tem\s+sido)\s+"
     r"(?:retirad|cancelad|encerrad)[oa]s?"

@@ -73,6 +73,10 @@ REPORTED: Final = re.compile(
     r"|outr[ao]s \w+ (?:oferecem|dao|cobram|tem|aceitam|permitem|deixam)"
     # the customer's own message read back ("Na sua mensagem consta que...")
     r"|(?:na|em) sua (?:mensagem|msg|e-?mail)|in your (?:message|e-?mail)|your (?:message|e-?mail) (?:says|said)"
+    # what some people say ("Alguns clientes comentam que...", "people say", "dizem por aí")
+    r"|(?:some|many|alguns|algumas|muitos|muitas) (?:customers|clients|people|clientes|pessoas|consumidores)"
+    r" (?:say|said|comment|think|believe|claim|comentam|dizem|acham|falam|pensam|afirmam)"
+    r"|people say|rumou?r has it|dizem por ai|dizem que|falam que"
     # a message going around ("uma mensagem circulando no WhatsApp prometendo...")
     r"|circulando|circulating|going around"
     r"|(?:message|mensagem|post|e-?mail|corrente|chain|ad|anuncio)s? (?:\w+ ){0,4}(?:prometendo|promising"

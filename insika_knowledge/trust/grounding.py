@@ -32,6 +32,7 @@ from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
+    REQUESTING,
     asked_before,
     asserted,
     read_sentence,
@@ -204,8 +205,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             have = features(piece.text) & wanted
-            if len(have) >= MIN_COVERAGE * len(wanted):
-                found.add("customer")
+            if len(have) >= MIN_COVERAGE * len(wanted) and not REQUESTING.search(fold(piece.text)):
+                found.add("customer")  # a request ("please cancel order 5521") asserts no rule
             said_by_customer |= have
             asked = not asserted(piece.text)
             continue

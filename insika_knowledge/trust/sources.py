@@ -118,10 +118,13 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
 
 
 def _web_page(record: dict[Any, Any]) -> bool:
-    """True when a tool result's record is a page of the web (a link and its title or text:
-    a search tool's result): a third party's words, read as the customer's are.
+    """True when a tool result's record is someone else's text: a page of the web (a link
+    and its title or text: a search tool's result) or a message with its sender (an
+    inbox's e-mail), read as the customer's words are.
     """
     keys = {fold(str(k)) for k in record}
+    if keys & {"from", "sender", "remetente"} and keys & {"body", "text", "content", "corpo", "texto", "mensagem"}:
+        return True  # a message someone sent (an inbox's e-mail): its sender's words
     return bool(keys & {"url", "link", "href"}) and bool(keys & {"title", "content", "snippet", "text", "titulo",
                                                               "conteudo", "texto"})
 
