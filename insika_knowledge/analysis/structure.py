@@ -164,7 +164,8 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "email": "email emails",  # not "mail": the post
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
-        "ship": "ship ships shipped shipping dispatch dispatched envio envios enviar enviado enviada "
+        "ship": "ship ships shipped shipping shipment shipments dispatch dispatched envio envios enviar enviado "
+                "enviada "
                 "enviados enviadas enviamos despacho despachar despachado despachada frete fretes",
     }.items() for word in words.split()
 }
