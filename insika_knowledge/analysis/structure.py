@@ -47,6 +47,7 @@ what it introduces, and each measure with the names and role objects around it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -542,7 +543,13 @@ _JOINS: Final = frozenset({"c:and", "c:or"})
 
 def _single(out: list[str], at: int) -> bool:
     """True when `out[at]` is a content word (no value) that stands alone in its conjunct."""
-    token = out[at]
+    return plain_word(out[at])
+
+
+def plain_word(token: str) -> bool:
+    """True when `token` is a content word: no value, no date, not "free" ("orders" in
+    "orders placed before 2 pm", not "2" in "2 checked bags").
+    """
     return _is_content(token) and token[:2] not in ("m:", "d:") and token != FREE
 
 
@@ -608,6 +615,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
     passives: list[tuple[int, bool]] = []
     members: list[str] = []  # the word stem of each synonym-group token, in order
     colons: list[int] = []  # the phrase breaks that are colons, by their count
+    phrase_breaks = 0
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
     previous = ""  # the last word read
@@ -664,7 +672,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                 auxiliary = False
             else:
                 if piece == ":":
-                    colons.append(out.count(PHRASE))
+                    colons.append(phrase_breaks)
+                phrase_breaks += 1
                 out.append(PHRASE)
                 auxiliary = False
         if span.token:
@@ -1072,15 +1081,17 @@ def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
     if not colons:
         return seq
     out = list(seq)
-    breaks: list[tuple[int, bool]] = []  # (position, is a colon) of each phrase break
+    breaks: list[tuple[int, bool, int]] = []  # (position, is a colon, sentence) of each phrase break
+    sentence = 0
     for at, token in enumerate(out):
-        if token == PHRASE:
-            breaks.append((at, len(breaks) in colons))
-    sentence = [out[:at].count(SENTENCE) for at, _ in breaks]
-    for i, (at, colon) in enumerate(breaks):
-        followed = i + 1 < len(breaks) and sentence[i + 1] == sentence[i]  # a break after it
-        others = sum(c for (_, c), n in zip(breaks, sentence, strict=True) if n == sentence[i])  # colons
-        if colon and (followed or others > 1):
+        if token == SENTENCE:
+            sentence += 1
+        elif token == PHRASE:
+            breaks.append((at, len(breaks) in colons, sentence))
+    per_sentence = Counter(n for _, colon, n in breaks if colon)
+    for i, (at, colon, n) in enumerate(breaks):
+        followed = i + 1 < len(breaks) and breaks[i + 1][2] == n  # a break after it in its sentence
+        if colon and (followed or per_sentence[n] > 1):
             out[at] = LABEL
     return tuple(out)
 

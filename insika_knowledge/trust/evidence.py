@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.analysis.structure import FREE, content_terms, names, polarity, tokens
+from insika_knowledge.analysis.structure import content_terms, names, plain_word, polarity, tokens
 from insika_knowledge.analysis.text import STOP_WORDS, fold
 from insika_knowledge.trust.sources import Piece
 
@@ -268,15 +268,7 @@ def _tenses(text: str) -> frozenset[str]:
     """
     seq = tokens(text)
     return frozenset(t for i, t in enumerate(seq) if t.startswith("t:") and not (
-        t == "t:past" and i and _noun(seq[i - 1])))
-
-
-def _noun(token: str) -> bool:
-    """True when `token` is a word a participle after it qualifies ("orders placed"); not a
-    value or "free" ("2 checked bags", "free checked bags": read alike on both sides, and
-    "Orders above $50 were shipped" keeps its past).
-    """
-    return token[:2] not in ("r:", "c:", "p:", "w:", "t:", "m:", "d:") and token not in (".", ",", "n", FREE)
+        t == "t:past" and i and plain_word(seq[i - 1])))
 
 
 def _sides(text: str) -> dict[str, bool]:
