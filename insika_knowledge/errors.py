@@ -17,6 +17,10 @@ class UserError(InsikaError):
     """
 
 
+#: The longest frontmatter key a `ConceptFormatError` shows whole.
+FIELD_SHOWN = 40
+
+
 class ConceptFormatError(UserError):
     """A concept's markdown or frontmatter is invalid.
 
@@ -34,8 +38,9 @@ class ConceptFormatError(UserError):
         where = []
         if line is not None:
             where.append(f"line {line}")
-        if field is not None:
-            where.append(f"field '{field}'")
+        if field is not None:  # a key that is not one of ours may be any length: shown cut
+            where.append(f"field '{field}'" if len(field) <= FIELD_SHOWN else
+                         f"field '{field[:FIELD_SHOWN - 1]}…' ({len(field)} characters)")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {problem}" if prefix else problem)
 

@@ -303,6 +303,24 @@ def test_a_model_answer_that_fails_while_read_is_a_model_error_not_raised(memory
     assert memory.concepts(agent=AGENT) == []
 
 
+def test_a_model_error_that_quotes_a_key_keeps_no_key(memory: Memory, tmp_path: Path) -> None:
+    key = "sk-proj-AbCdEf1234567890abcdef1234567890"
+
+    class Model:
+        def propose(self, request: object) -> list:
+            raise RuntimeError(f"401 https://api.example/v1?key={key} Authorization: Bearer {key}")
+
+        def merge(self, request: object) -> object:
+            raise RuntimeError("unused")
+
+    report = memory.learn([{"role": "assistant", "content": "Returns within 30 days."}], agent=AGENT,
+                          session_id="s1", model=Model())
+    assert report.outcome == "model_error" and "401" in (report.detail or "") and key not in (report.detail or "")
+    (status,) = memory.status()
+    assert status.failures and all(key not in (f.detail or "") for f in status.failures)
+    assert all(key.encode() not in p.read_bytes() for p in memory.directory.rglob("*") if p.is_file())
+
+
 @pytest.mark.parametrize(("change", "why"), [
     ({"description": "d" * 301}, "invalid: description is 301 characters (at most 300)"),
     ({"type": "rumour"}, "invalid: type 'rumour' is none of entity, fact, objection, policy, procedure"),

@@ -204,3 +204,12 @@ def test_an_update_that_changes_nothing_writes_no_version(memory: Memory) -> Non
     assert same == next(c for c in memory.concepts(agent=AGENT) if c.name == "frete-gratis")
     memory.update("frete-gratis", agent=AGENT, description="Frete grátis acima de R$ 200.")
     assert len(memory.history("frete-gratis", agent=AGENT)) == len(before) + 1
+
+
+@pytest.mark.parametrize("length", [60, 2_000])
+def test_a_long_unknown_key_is_named_cut(memory: Memory, length: int) -> None:
+    with pytest.raises(UserError) as raised:
+        memory.put(f"---\nname: n\ndescription: d.\n{'k' * length}: 1\n---\nbody\n", agent=AGENT)
+    message = str(raised.value)
+    assert f"({length} characters)" in message and len(message) < 400, message
+    assert [c.name for c in memory.concepts(agent=AGENT)] == ["frete-gratis"]

@@ -28,6 +28,7 @@ from insika_knowledge.learn.known import AgentSearch, ConceptSearch, relevant_co
 from insika_knowledge.learn.meaning import MeaningSearch
 from insika_knowledge.learn.naming import record, routed
 from insika_knowledge.learn.sighting import storable
+from insika_knowledge.privacy import scrub
 from insika_knowledge.privacy.redact import kept_contacts
 from insika_knowledge.store.base import ExtractionRecord, Store
 from insika_knowledge.trust.grounding import speaker
@@ -151,6 +152,8 @@ def learn_turn(
             if not isinstance(items, list):
                 report.outcome, report.retryable = "model_malformed", True
                 report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
+        if report.detail:  # a provider's error may quote a key or an Authorization header: never kept
+            report.detail = scrub(report.detail)
         if report.outcome == "ok":
             screened = screen(items, config.types, kept_contacts(
                 (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
