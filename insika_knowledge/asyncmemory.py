@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from insika_knowledge.concept import Concept
 from insika_knowledge.learn import TurnReport
-from insika_knowledge.memory import Hit, Memory, StoredConcept, TenantStatus
+from insika_knowledge.memory import Hit, Memory, PossibleDuplicate, StoredConcept, TenantStatus
 from insika_knowledge.store import Version
 
 T = TypeVar("T")
@@ -72,6 +72,10 @@ class AsyncMemory:
     async def conflicts(self, *, agent: str, **options: Any) -> list[Concept]:
         """`Memory.conflicts`: the concepts awaiting a person's decision."""
         return await self._run(self.sync.conflicts, agent=agent, **options)
+
+    async def held_claims(self, *, agent: str, **options: Any) -> list[PossibleDuplicate]:
+        """`Memory.held_claims`: the sightings held for a person's review."""
+        return await self._run(self.sync.held_claims, agent=agent, **options)
 
     async def agents(self, **options: Any) -> dict[str, int]:
         """`Memory.agents`: the tenant's agents and their concept counts."""

@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from insika_knowledge.concept import KEYS, read_frontmatter, split_record
+from insika_knowledge.concept import KEYS, Concept, read_frontmatter, split_record
 from insika_knowledge.errors import ConceptFormatError
 
 #: The keys an author must write: everything else has a default.
@@ -75,3 +75,16 @@ def authors_error(exc: ConceptFormatError, markdown: str, filled: int) -> Concep
         return exc
     line = exc.line - filled if exc.line >= closing + filled else closing
     return ConceptFormatError(exc.problem, line=line, field=exc.field)
+
+
+def check_times(concept: Concept) -> Concept:
+    """`concept`, when it was not updated before it was created (both UTC ISO-8601, so
+    their text order is their time order).
+
+    Raises:
+        ConceptFormatError: ``updated_at`` is earlier than ``created_at`` (field named).
+    """
+    if concept.updated_at < concept.created_at:
+        raise ConceptFormatError(f"{concept.updated_at} is earlier than created_at {concept.created_at}",
+                                 field="updated_at")
+    return concept

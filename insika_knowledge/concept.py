@@ -27,6 +27,7 @@ import dataclasses
 import json
 import re
 import reprlib
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -111,6 +112,18 @@ def encodable(value: object) -> bool:
 def _surrogate_problem(text: str) -> str:
     bad = surrogate_in(text) or "?"
     return f"contains U+{ord(bad):04X}, a lone surrogate that cannot be written as UTF-8"
+
+
+def _line_problem(text: str) -> str:
+    """Why `text` is not one line of printable text without edge spaces, naming the first
+    character that is not printable (by code point, Unicode name and position, 1-based).
+    """
+    for position, char in enumerate(text, 1):
+        if not char.isprintable():
+            named = unicodedata.name(char, "a control character")
+            return (f"contains U+{ord(char):04X} ({named}) at character {position}: it must be one line "
+                    "of printable text")
+    return "must not start or end with a space"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -285,7 +298,7 @@ def _problems(c: Concept) -> list[tuple[str, str]]:
     elif surrogate_in(c.description):
         out.append(("description", _surrogate_problem(c.description)))
     elif not c.description.isprintable() or c.description != c.description.strip():
-        out.append(("description", "must be one line of printable text without edge spaces"))
+        out.append(("description", _line_problem(c.description)))
     if c.type not in CONCEPT_TYPES:
         out.append(("type", f"{short_repr(c.type)} is not one of {', '.join(CONCEPT_TYPES)}"))
     if c.provenance not in PROVENANCES:
@@ -419,8 +432,19 @@ _PLAIN_OK = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^\n]*")
 _ORDINARY_RE: Final = re.compile(r"[A-Za-z0-9\u00c0-\u024f][A-Za-z0-9\u00c0-\u024f .,;:()/%+=_'\"!?&$@*-]*(?<! )")
 
 
+#: Plain scalars the YAML 1.2 core schema reads as a number, a bool or null where PyYAML's
+#: YAML 1.1 resolvers read text (``1e3``, ``0o17``, ``.5E2``): quoted too, for 1.2 readers
+#: (YAML 1.2.2, section 10.3.2, the core schema's tag resolution).
+_CORE_SCHEMA_RE: Final = re.compile(
+    r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~"
+)
+
+
 def _plain_is_safe(text: str) -> bool:
     if not _PLAIN_OK.fullmatch(text) or ": " in text or " #" in text or text.endswith(":"):
+        return False
+    if _CORE_SCHEMA_RE.fullmatch(text):
         return False
     if _ORDINARY_RE.fullmatch(text):
         # What `yaml.load` would decide, without loading: the scalar is read whole, and it
@@ -578,6 +602,9 @@ def _check_before_yaml(front_lines: list[str]) -> None:
                 f"contains U+{ord(found.group()):04X}, a line break inside a value; "
                 "write the value on one line", line=index + 2, field=_field_at(front_lines, index),
             )
+        if line.rstrip() == "..." or line.startswith("... "):
+            raise ConceptFormatError("'...' ends a YAML document inside the frontmatter; a record's "
+                                     "frontmatter is one document closed by '---'", line=index + 2)
         number = _NUMBER_LINE_RE.fullmatch(line)
         if number is not None and len(number.group(2)) > NUMBER_MAX:
             raise ConceptFormatError(

@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import pluggy
 
-from insika_knowledge.authored import authors_error, complete
+from insika_knowledge.authored import authors_error, check_times, complete
 from insika_knowledge.concept import Concept, parse, serialize, utc_now
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
@@ -69,6 +69,7 @@ from insika_knowledge.store import (
     open_store,
     tenants_with_pending,
 )
+from insika_knowledge.store import PossibleDuplicate as PossibleDuplicate
 from insika_knowledge.store import Sighting as Sighting
 from insika_knowledge.store import Store as Store
 from insika_knowledge.store import StoredConcept as StoredConcept
@@ -871,6 +872,28 @@ class Memory:
         return [c for c in self.concepts(agent=agent, tenant=tenant, held=held)
                 if c.in_conflict or c.name in challenged]
 
+    def held_claims(self, *, agent: str, name: str | None = None, tenant: str = DEFAULT_TENANT,
+                    ) -> list[PossibleDuplicate]:
+        """The sightings held for a person's review, oldest first: claims contradicting a
+        policy concept (a challenge: ``name == duplicate_of``) and candidates that closely
+        match a concept without restating it (possible duplicates). Each keeps the claim's
+        description, type and body as proposed (screened, redacted), its session and turn.
+
+        Args:
+            agent: the agent id.
+            name: only those held against this concept; None for every concept.
+            tenant: the tenant.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            ArgumentTypeError: `name` is not a str or None.
+        """
+        check_types("Memory.held_claims()", name=(name, (str, _NONE)), tenant=(tenant, str))
+        check_agent(agent)
+        if not self.has_tenant(tenant):
+            return []
+        return self.store(tenant).possible_duplicates(agent, name)
+
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
         progress: Callable[[int, int], None] | None = None,
@@ -949,7 +972,7 @@ class Memory:
                 kept = {k: getattr(current.concept, k) for k in KEPT_ON_PUT if k in filled}
             elif "confidence" in filled and concept.provenance != "policy":
                 kept = {"confidence": FIRST_SIGHTING_CONFIDENCE}
-            record = serialize(concept.replace(**kept))
+            record = serialize(check_times(concept.replace(**kept)))
             try:
                 if current is None:
                     saved = store.create(agent, record, actor=actor)

@@ -70,7 +70,7 @@ def test_agents_lists_every_tenant_with_counts(data_dir: Path) -> None:
     result = _run("agents", "--data-dir", str(data_dir))
     assert result.exit_code == 0, result.output
     lines = [line.split() for line in result.output.splitlines()]
-    assert lines == [["acme", OTHER, "1", "concepts"], ["default", AGENT, "2", "concepts"]]
+    assert lines == [["acme", OTHER, "1", "concept"], ["default", AGENT, "2", "concepts"]]
     one = json.loads(_run("agents", "--data-dir", str(data_dir), "--tenant", "acme", "--json").output)
     assert one == [{"tenant": "acme", "agent": OTHER, "concepts": 1}]
 

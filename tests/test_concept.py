@@ -174,6 +174,35 @@ def test_description_that_looks_like_yaml_is_quoted_and_survives() -> None:
     assert parse(serialize(tricky)).description == tricky.description
 
 
+@pytest.mark.parametrize("value", ["1e3", "0o17", "0x1F", ".5E2", "-2.5e-3", "TRUE", "~"])
+def test_names_and_text_a_yaml_1_2_reader_types_are_quoted(value: str) -> None:
+    # PyYAML (YAML 1.1) reads "1e3" back as text; a YAML 1.2 reader (the core schema) reads
+    # a number, so the record would not mean the same to other tools.
+    concept = make_concept(description=value)
+    text = serialize(concept)
+    assert f'description: "{value}"' in text
+    assert parse(text).description == value
+    assert f"name: {make_concept().name}\n" in text  # an ordinary slug stays plain
+
+
+@pytest.mark.parametrize(
+    ("character", "named"),
+    [("\u202e", "U+202E (RIGHT-TO-LEFT OVERRIDE) at character 6"), ("\u200b", "U+200B (ZERO WIDTH SPACE)"),
+     ("\x1b", "U+001B (a control character)")],
+)
+def test_a_descriptions_error_names_the_character_that_is_not_printable(character: str, named: str) -> None:
+    with pytest.raises(ConceptFormatError) as info:
+        validate(make_concept(description=f"Ships{character} fast."))
+    assert info.value.field == "description" and named in info.value.problem
+
+
+def test_a_stray_document_end_is_named_on_its_own_line() -> None:
+    # It was reported against the next key's line ("expected '<document start>'").
+    with pytest.raises(ConceptFormatError, match=r"^line 4: '\.\.\.' ends a YAML document") as info:
+        parse(SEED_RECORD.replace("type: fact\n", "...\ntype: fact\n", 1))
+    assert info.value.field is None
+
+
 # ----------------------------------------------------------------------------- attacks
 
 

@@ -178,6 +178,17 @@ def test_a_long_refused_id_is_quoted_cut_with_its_length(tmp_path: Path) -> None
             assert said.startswith(f"{kind} '") and "... (300 characters) is not valid" in said and len(said) < 250
 
 
+def test_a_put_record_updated_before_it_was_created_is_refused_and_nothing_changes(tmp_path: Path) -> None:
+    with Memory(tmp_path) as memory:
+        memory.put("---\nname: hours\ndescription: Open 9-18.\n---\n\nOpen 9 to 18.\n", agent="a")
+        with pytest.raises(ConceptFormatError, match=r"field 'updated_at': 2026-01-01T00:00:00Z is earlier than "
+                                                     r"created_at 2026-12-01T00:00:00Z"):
+            memory.put("---\nname: hours\ndescription: Open 8-18.\ncreated_at: 2026-12-01T00:00:00Z\n"
+                       "updated_at: 2026-01-01T00:00:00Z\n---\n\nOpen 8 to 18.\n", agent="a")
+        (kept,) = memory.concepts(agent="a")
+        assert kept.body == "Open 9 to 18." and len(memory.history("hours", agent="a")) == 1
+
+
 def test_a_put_value_that_yaml_would_cut_at_a_comment_is_refused_with_its_line(tmp_path: Path) -> None:
     from insika_knowledge.errors import ConceptFormatError
 

@@ -8,9 +8,15 @@ counts as in conflict until a person resolves it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from insika_knowledge.cli import cli
 from insika_knowledge.config import KnowledgeConfig
+from insika_knowledge.errors import ArgumentTypeError
 from insika_knowledge.events import EventBus, Recorder
 from insika_knowledge.memory import Memory
 
@@ -60,4 +66,36 @@ def test_a_replayed_challenge_is_held_once(tmp_path: Path, database: str | None)
     for _ in range(2):
         memory.propose(item, agent="loja", session_id="s2", turn_id="t", messages=said)
     assert len(memory.store().possible_duplicates("loja", "return-fee")) == 1
+    memory.close()
+
+
+def test_the_held_claim_is_shown_by_the_front_door_and_the_conflicts_command(tmp_path: Path) -> None:
+    # A newcomer's report: the operator who got the event found the claim nowhere (not in
+    # `show`, `history` or `conflicts`); only the Studio's editor showed it.
+    memory = Memory(tmp_path)
+    memory.put(POLICY, agent="loja")
+    said = [{"role": "assistant", "content": "Return shipping costs R$ 20 per order now."}]
+    memory.propose({"name": "return-fee", "description": "Return shipping costs R$ 20.", "type": "policy",
+                    "body": "Return shipping costs R$ 20 per order."}, agent="loja", session_id="s2",
+                   turn_id="t1", messages=said)
+    (held,) = memory.held_claims(agent="loja", name="return-fee")
+    assert (held.session_id, held.turn_id, held.body) == ("s2", "t1", "Return shipping costs R$ 20 per order.")
+    assert memory.held_claims(agent="loja", name="other") == []
+    assert memory.held_claims(agent="loja", tenant="nobody") == []
+    memory.close()
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["conflicts", "--agent", "loja", "--data-dir", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "CHALLENGED" in shown.output.splitlines()[1]
+    assert "[s2 / t1, " in shown.output and "] Return shipping costs R$ 20 per order." in shown.output
+    as_json = json.loads(runner.invoke(cli, ["conflicts", "--agent", "loja", "--data-dir", str(tmp_path),
+                                             "--json"]).output)
+    assert [(c["name"], c["status"]) for c in as_json] == [("return-fee", "conflict")]
+    assert [h["body"] for h in as_json[0]["held_claims"]] == ["Return shipping costs R$ 20 per order."]
+
+
+def test_held_claims_names_a_wrong_argument(tmp_path: Path) -> None:
+    memory = Memory(tmp_path)
+    with pytest.raises(ArgumentTypeError, match=r"Memory.held_claims\(\): name must be"):
+        memory.held_claims(agent="loja", name=3)  # type: ignore[arg-type]
     memory.close()

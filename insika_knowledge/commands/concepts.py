@@ -27,6 +27,7 @@ from insika_knowledge.concept import RECORD_MAX, Concept
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
+from insika_knowledge.memory import PossibleDuplicate
 
 #: Who a command-line write names in the concept's history.
 CLI_ACTOR: Final = "cli"
@@ -53,22 +54,25 @@ def summary(concept: Concept, quarantined: bool = False) -> dict[str, Any]:
 COLUMNS: Final = ("NAME", "TYPE", "PROVENANCE", "CONFIDENCE", "FLAGS", "DESCRIPTION")
 
 
-def _cells(concept: Concept, quarantined: bool = False) -> tuple[str, ...]:
+def _cells(concept: Concept, quarantined: bool = False, challenged: bool = False) -> tuple[str, ...]:
     description = concept.description
     if len(description) > DESCRIPTION_CHARS:
         description = description[: DESCRIPTION_CHARS - 1] + "…"
-    flags = ",".join(f for f, on in (("CONFLICT", concept.in_conflict), ("QUARANTINED", quarantined)) if on)
+    flags = ",".join(f for f, on in (("CONFLICT", concept.in_conflict), ("CHALLENGED", challenged),
+                                     ("QUARANTINED", quarantined)) if on)
     return (concept.name, concept.type, concept.provenance, f"{concept.confidence:.2f}", flags or "-", description)
 
 
-def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = ()) -> None:
+def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = (),
+          challenged: Collection[str] = ()) -> None:
     """Print `concepts`: a JSON array of `summary` dicts, or a header line then one aligned
-    row each (`COLUMNS`; `held`: the names held in quarantine).
+    row each (`COLUMNS`; `held`: the names held in quarantine; `challenged`: the policies
+    holding a contradicting claim for review).
     """
     if as_json:
         click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
         return
-    rows = [COLUMNS, *(_cells(c, c.name in held) for c in concepts)]
+    rows = [COLUMNS, *(_cells(c, c.name in held, c.name in challenged) for c in concepts)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
@@ -86,7 +90,7 @@ def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, a
     if as_json:
         return
     in_conflict = sum(c.in_conflict for c in concepts)
-    click.echo(f"{len(concepts)} concepts of {agent} in tenant {tenant}"
+    click.echo(f"{len(concepts)} concept{'' if len(concepts) == 1 else 's'} of {agent} in tenant {tenant}"
                + (f", {in_conflict} in conflict" if in_conflict else ""), err=True)
 
 
@@ -115,20 +119,42 @@ def agents(data_dir: str | None, database: str | None, tenant: str | None, as_js
         return
     width = max(len(t) for t, _, _ in rows)
     for t, agent, count in rows:
-        click.echo(f"{t:<{width}}  {agent}  {count} concepts")
+        click.echo(f"{t:<{width}}  {agent}  {count} concept{'' if count == 1 else 's'}")
 
 
 @click.command()
 @agent_options
 @json_option
 def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
-    """List the agent's concepts holding contradicting reports (resolve them in the Studio)."""
+    """List the agent's concepts holding contradicting reports, with the claims held against
+    each policy (resolve them in the Studio).
+    """
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         found = memory.conflicts(agent=agent, tenant=tenant)
-    if not found and not as_json:
+        challenges: dict[str, list[PossibleDuplicate]] = {}
+        for held in memory.held_claims(agent=agent, tenant=tenant):
+            if held.name == held.duplicate_of:
+                challenges.setdefault(held.name, []).append(held)
+    if as_json:  # every concept listed here waits for a person: a challenged policy too
+        click.echo(json.dumps([{**summary(c), "status": "conflict",
+                                "held_claims": [_claim(h) for h in challenges.get(c.name, [])]}
+                               for c in found], ensure_ascii=False, indent=2))
+        return
+    if not found:
         click.echo("(no conflicts)")
         return
-    _echo(found, as_json)
+    _echo(found, as_json, challenged=challenges)
+    for name, claims in challenges.items():
+        click.echo(f"\n{name}: a policy; its body is kept, {len(claims)} contradicting "
+                   f"claim{'s' if len(claims) > 1 else ''} held for review:")
+        for held in claims:
+            click.echo(f"  [{held.session_id} / {held.turn_id}, {held.seen_at}] {held.body}")
+
+
+def _claim(held: PossibleDuplicate) -> dict[str, Any]:
+    """A held claim as a JSON-ready dict: session_id, turn_id, seen_at, description, type, body."""
+    return {"session_id": held.session_id, "turn_id": held.turn_id, "seen_at": held.seen_at,
+            "description": held.description, "type": held.type, "body": held.body}
 
 
 @click.command()
