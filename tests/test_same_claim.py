@@ -194,6 +194,12 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Shipped to Campinas from Extrema.", "Shipped to Extrema from Campinas."),
         ("Enviado de Extrema para Campinas.", "Enviado de Campinas para Extrema."),
         ("The sale starts on 02/01.", "The sale starts on 01/02."),
+        # English writes a slashed date in either order (US month first): one both orders
+        # read is no written date (the newcomers' second set; the repo's reader set had
+        # "01/02" as February 1st in a Brazilian store's English)
+        ("The fare sale ends 3/4.", "The fare sale ends April 3."),
+        ("The fare sale ends 3/4.", "The fare sale ends March 4."),
+        ("The sale ends on 01/02.", "The sale ends on February 1st."),
         ("A promoção começa em 1 de fevereiro.", "A promoção começa em 2 de janeiro."),
         ("Deliveries Monday to Friday.", "Deliveries Monday to Saturday."),
         ("Free shipping for members and orders above R$ 99.", "Free shipping for members on orders above R$ 99."),
@@ -315,7 +321,8 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
          "Parcelamento em 10x para compras acima de R$ 1299."),
         ("A taxa de cancelamento é de cem reais.", "A taxa de cancelamento é de R$ 100."),
         ("A promoção termina em 01/02.", "A promoção termina em 1 de fevereiro."),
-        ("The sale ends on 01/02.", "The sale ends on February 1st."),
+        ("The sale ends on 1/15.", "The sale ends on January 15."),  # only one order is a date
+        ("The sale ends on 3/4.", "The sale ends on 3/4."),
         ("Refunds are issued to the original card.", "Reimbursements are issued to the original card."),
         ("Exchanges are free. Returns cost R$ 15.", "Returns cost R$ 15. Exchanges are free."),
         # the business as "we", "the store" or a verb's person; an inflection the synonyms do not spell

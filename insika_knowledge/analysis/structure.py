@@ -240,8 +240,9 @@ _PLAIN_MONTH_ALT: Final = "|".join(sorted((m for m in _MONTHS if m not in _AMBIG
 _DATE_PATTERNS: Final = (
     # ISO 2026-02-01
     (re.compile(r"(?<![\d/.-])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?![\d/-])"), "ymd"),
-    # 01/02, 01/02/2026, 1.2.2026, 01-02-2026 (day first)
-    (re.compile(r"(?<![\d/.,-])(?P<d>\d{1,2})/(?P<m>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])"), "dmy"),
+    # 01/02, 01/02/2026: day first, but month first in English (`_dates`)
+    (re.compile(r"(?<![\d/.,-])(?P<d>\d{1,2})/(?P<m>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])"), "slash"),
+    # 1.2.2026, 01-02-2026 (day first)
     (re.compile(r"(?<![\d/.,-])(?P<d>\d{1,2})[.-](?P<m>\d{1,2})[.-](?P<y>\d{4})(?![\d.-])"), "dmy"),
     # 1 de fevereiro (de 2026), 1o de fev
     (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:o|º|°)?\s+de\s+(?P<mn>{_MONTH_ALT})\b\.?"
@@ -276,16 +277,32 @@ class _Span:
     token: str
 
 
-def _dates(text: str) -> list[_Span]:
-    """The dates of folded, number-word-read text, as ``d:MM-DD`` (``:YYYY`` when given)."""
+def _dates(text: str, lang: str = "pt") -> list[_Span]:
+    """The dates of folded, number-word-read text, as ``d:MM-DD`` (``:YYYY`` when given).
+
+    A slashed date is read day first in Portuguese ("02/01" is 2 January). In English both
+    orders are in use (US "3/4" is March 4, a Brazilian store's English "01/02" is 1
+    February), so a slashed date that both orders read, as two different dates, stays as
+    written (``d:3/4``): it restates only the same numbers, never a written date, and a
+    model or a person decides. Where only one order is a date ("1/15") it is that date.
+    """
     found: list[_Span] = []
-    for pattern, _ in _DATE_PATTERNS if _DIGIT_RE.search(text) else ():  # every such date has a digit
+    for pattern, order in _DATE_PATTERNS if _DIGIT_RE.search(text) else ():  # every such date has a digit
         for match in pattern.finditer(text):
             if any(s.start < match.end() and match.start() < s.end for s in found):
                 continue
             groups = match.groupdict()
             month = _MONTHS[groups["mn"]] if groups.get("mn") else int(groups["m"])
             day = int(groups["d"])
+            if order == "slash":
+                first, second = day, month
+                readings = [(d, m) for d, m in ((first, second), (second, first)) if 1 <= d <= 31 and 1 <= m <= 12]
+                if len(readings) == 2 and lang != "pt" and first != second:
+                    found.append(_Span(match.start(), match.end(), f"d:{first}/{second}"))
+                    continue
+                if not readings:
+                    continue
+                day, month = readings[0]
             if not (1 <= day <= 31 and 1 <= month <= 12):
                 continue
             year = groups.get("y")
@@ -592,7 +609,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
     prepared = _prepare(text)
     lang = _language(text, prepared)
     portuguese, english = lang == "pt", lang == "en"
-    spans = _dates(prepared)
+    spans = _dates(prepared, lang)
     blanked = list(prepared)
     for span in spans:
         blanked[span.start:span.end] = " " * (span.end - span.start)
