@@ -398,9 +398,33 @@ def test_more_business_shapes_are_learned(asked: str, reply: str, claim: str, qu
      "Refunds reach the card within 5 business days.", False),
     ({"order": "88", "delivery_instructions": "Refunds reach the card within 5 business days."},
      "Refunds reach the card within 5 business days.", True),
+    # a record naming the customer as its author: its free text is the customer's (a ticket)
+    ({"ticket": "CX-1", "opened_by": "customer", "description": "Refunds reach the card within 5 business days.",
+      "status": "pending"}, "Refunds reach the card within 5 business days.", True),
+    ({"chamado": "S-1", "aberto_por": "Cliente", "descricao": "Refunds reach the card within 5 business days."},
+     "Refunds reach the card within 5 business days.", True),
+    ({"ticket": "CX-1", "opened_by": "support", "description": "Refunds reach the card within 5 business days."},
+     "Refunds reach the card within 5 business days.", False),
 ])
 def test_more_tool_fields_are_read_by_who_wrote_them(result: object, quote: str, customer: bool) -> None:
     messages = [*said(("user", "When does my refund arrive?")), tool(result)]
     verdict = assess("Refunds in 5 business days.\nRefunds reach the card within 5 business days.", "policy",
                      messages, [quote])
     assert verdict.quarantined is customer, verdict
+
+
+def test_a_value_the_quote_leaves_out_counts_when_the_tool_record_the_agent_read_states_it() -> None:
+    # The newcomers' second set: the agent answers the Sunday hours the store record holds;
+    # the claim also gives the week's hours, which only that record states.
+    messages = [*said(("user", "A loja do Batel abre domingo?")),
+                tool({"loja": "Curitiba - Batel", "horario_semana": "10h às 22h", "horario_domingo": "14h às 20h"}),
+                *said(("assistant", "Abre sim! No domingo a loja do Batel funciona das 14h às 20h."))]
+    claim = ("Horário da loja Curitiba - Batel\nA loja Curitiba - Batel funciona de 10h às 22h durante a semana e "
+             "das 14h às 20h aos domingos.")
+    quote = ["No domingo a loja do Batel funciona das 14h às 20h."]
+    assert not assess(claim, "fact", messages, quote).quarantined
+    # the values must be the record's: a week's hours no business text states stay unvouched
+    assert assess(claim.replace("10h às 22h", "9h às 23h"), "fact", messages, quote).quarantined
+    # and a record read after the agent spoke vouches for nothing it said
+    later = [messages[0], messages[2], messages[1]]
+    assert assess(claim, "fact", later, quote).quarantined

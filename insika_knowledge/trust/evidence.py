@@ -502,7 +502,8 @@ def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
     """
     wanted = content_terms(claim)
     out: list[tuple[str, str]] = []
-    for piece in dict.fromkeys(vouching):
+    read = [p for p in parts if p.speaker == "tool" and any(p.index < v.index for v in vouching)]
+    for piece in dict.fromkeys([*vouching, *read]):
         said = sentences(piece.text)
         before = [p for p in parts if p.index < piece.index]
         for at, sentence in enumerate(said):

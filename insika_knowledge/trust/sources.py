@@ -129,6 +129,26 @@ def _web_page(record: dict[Any, Any]) -> bool:
                                                               "conteudo", "texto"})
 
 
+#: A record's keys that name who wrote it ("opened_by", "aberto_por"), and the values that
+#: name the customer (folded).
+_AUTHOR_KEYS: Final = re.compile(
+    r"^(?:opened|created|submitted|reported|written|filed|raised|sent|aberto|aberta|criado|criada|enviado"
+    r"|enviada|registrado|registrada|relatado|relatada)_?(?:by|por)$|^(?:author|autor|autora|origem|source)$")
+_CUSTOMER_AUTHOR: Final = re.compile(r"^(?:the )?(?:customer|client|buyer|user|cliente|comprador|consumidor|usuario)$")
+#: A record's free-text keys, which its author wrote (folded).
+_FREE_TEXT: Final = re.compile(
+    r"^(?:description|descricao|details|detalhes|text|texto|body|corpo|subject|assunto|title|titulo|content"
+    r"|conteudo|relato|problem|problema|summary|resumo|complaint|reclamacao)$")
+
+
+def _customer_record(record: dict[Any, Any]) -> bool:
+    """True when a record names the customer as its author ("opened_by": "customer",
+    "aberto_por": "cliente"): its free text (`_FREE_TEXT`) is the customer's words.
+    """
+    return any(_AUTHOR_KEYS.match(fold(str(k))) and isinstance(v, str) and _CUSTOMER_AUTHOR.match(fold(v).strip())
+               for k, v in record.items())
+
+
 def _customer_line(line: str) -> bool:
     """True when a line of a plain-text tool result is the customer's: its label names the
     customer alone ("Customer: ...") or with what they wrote ("Customer note:", "Observação
@@ -159,8 +179,10 @@ def _customer_field(key: str, value: Any) -> bool:
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
     if isinstance(value, dict):
         customer = customer or _web_page(value)
+        theirs = _customer_record(value)
         for k, v in value.items():
-            _walk(v, customer or _customer_field(str(k), v), parts, str(k))
+            _walk(v, customer or _customer_field(str(k), v) or (theirs and bool(_FREE_TEXT.match(fold(str(k))))),
+                  parts, str(k))
     elif isinstance(value, list):
         for v in value:
             _walk(v, customer, parts, key)
