@@ -405,6 +405,13 @@ def test_more_business_shapes_are_learned(asked: str, reply: str, claim: str, qu
      "Refunds reach the card within 5 business days.", True),
     ({"ticket": "CX-1", "opened_by": "support", "description": "Refunds reach the card within 5 business days."},
      "Refunds reach the card within 5 business days.", False),
+    # an excerpt of the business's own rules (a policy lookup), not of a third party's page
+    ({"consulta": "politica_estorno", "trecho": "Refunds reach the card within 5 business days."},
+     "Refunds reach the card within 5 business days.", False),
+    ({"search": "refund", "trecho": "Refunds reach the card within 5 business days."},
+     "Refunds reach the card within 5 business days.", True),
+    ({"source": "returns policy", "url": "https://forum.example", "snippet": "Refunds reach the card within 5 "
+      "business days."}, "Refunds reach the card within 5 business days.", True),
 ])
 def test_more_tool_fields_are_read_by_who_wrote_them(result: object, quote: str, customer: bool) -> None:
     messages = [*said(("user", "When does my refund arrive?")), tool(result)]
@@ -428,3 +435,33 @@ def test_a_value_the_quote_leaves_out_counts_when_the_tool_record_the_agent_read
     # and a record read after the agent spoke vouches for nothing it said
     later = [messages[0], messages[2], messages[1]]
     assert assess(claim, "fact", later, quote).quarantined
+
+
+@pytest.mark.parametrize(("reply", "claim", "quote", "held"), [
+    # a negated passive's subject is the verb's object: the agent's active "we don't allow X"
+    # states the rule "X is not allowed" (the newcomers' second set)
+    ("Sorry, we don't allow lithium batteries over 160 Wh in either checked or carry-on bags.",
+     "Lithium battery limit\nLithium batteries over 160 Wh are not allowed in checked or carry-on bags.",
+     "we don't allow lithium batteries over 160 Wh in either checked or carry-on bags", False),
+    ("Não aceitamos produtos usados para troca.", "Troca de usados\nProdutos usados não são aceitos para troca.",
+     "Não aceitamos produtos usados para troca.", False),
+    # ...and still turns down the positive rule
+    ("Sorry, we don't allow lithium batteries over 160 Wh in either checked or carry-on bags.",
+     "Lithium battery limit\nLithium batteries over 160 Wh are allowed in checked or carry-on bags.",
+     "we don't allow lithium batteries over 160 Wh in either checked or carry-on bags", True),
+])
+def test_a_negated_passive_reads_as_the_active_rule(reply: str, claim: str, quote: str, held: bool) -> None:
+    messages = said(("user", "Can I bring it?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+def test_a_one_word_label_before_a_colon_is_not_the_rules_tense() -> None:
+    messages = [*said(("user", "Does my Gold status get me into the lounge on a domestic flight?"),
+                      ("assistant", "Checked: Gold members get lounge access only on international itineraries."))]
+    claim = "Lounge access for Gold\nGold members get lounge access only on international itineraries."
+    quote = ["Gold members get lounge access only on international itineraries."]
+    assert not assess(claim, "policy", messages, quote).quarantined
+    past = said(("user", "Lounge?"), ("assistant", "Update: we offered Gold members lounge access only on "
+                                                   "international itineraries."))
+    assert assess(claim, "policy", past, ["we offered Gold members lounge access only on international "
+                                          "itineraries"]).quarantined  # the label hides no past

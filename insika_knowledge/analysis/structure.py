@@ -1490,7 +1490,8 @@ def polarity(text: str) -> frozenset[tuple[str, bool]]:
     withdrawal bears on it; a clause that is only a negation ("Troca de produtos da
     Liquida Verão, infelizmente não", "Free returns? No.") negates the clause before it.
     """
-    return _polarity(tokens(text), _NEGATING, answers=True)
+    seq, passives, _ = _read(text)
+    return _polarity(seq, _NEGATING, answers=True, passives=frozenset(at for at, _ in passives))
 
 
 #: What negates the rest of its phrase for `polarity` ("come without the warranty").
@@ -1498,16 +1499,21 @@ _NEGATING: Final = frozenset({"n", "r:without"})
 
 
 def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
-              clause_wide: bool = True, answers: bool = False) -> frozenset[tuple[str, bool]]:
+              clause_wide: bool = True, answers: bool = False,
+              passives: frozenset[int] = frozenset()) -> frozenset[tuple[str, bool]]:
     """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
     negation bears on the rest of its phrase ("we do not offer a discount": offer and
     discount), a withdrawal on its whole clause ("Pix was discontinued"). With other
     `markers` (and no `clause_wide` withdrawal), whether one of those bears on it. With
-    `answers`, a clause of negations only negates the clause before it.
+    `answers`, a clause of negations only negates the clause before it. A negated passive
+    (a participle at one of `passives`, the positions `_read` gives) bears on its phrase's
+    subject too, the verb's object as an active sentence says it ("batteries are not
+    allowed" as "we do not allow batteries").
     """
     out: set[tuple[str, bool]] = set()
     clause: list[str] = []
     last: list[str] = []  # the content terms of the last clause that had any
+    start = 0  # the position in `seq` of the clause's first token
 
     def negate(terms: list[str]) -> None:
         for term in terms:
@@ -1519,12 +1525,14 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
         negated = False
         terms: list[str] = []
         phrase: list[str] = []  # the tokens of the phrase being read
-        for token in [*clause, PHRASE]:
+        subject: list[str] = []  # the phrase's content terms before its negation
+        for at, token in enumerate([*clause, PHRASE], start):
             if token == PHRASE:
                 if answers and "n" in phrase and not any(_is_content(t) for t in phrase):
                     negate(terms or last)  # "..., infelizmente não": a no to what came before
                 negated = False
                 phrase.clear()
+                subject.clear()
                 continue
             phrase.append(token)
             if token in markers:
@@ -1532,13 +1540,18 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
             elif _is_content(token):
                 out.add((token, withdrawn or negated))
                 terms.append(token)
+                if negated and at in passives:
+                    negate(subject)
+                elif not negated:
+                    subject.append(token)
         if terms:
             last[:] = terms
         clause.clear()
 
-    for token in seq:
+    for at, token in enumerate(seq):
         if token == SENTENCE or token.startswith("c:"):
             close()
+            start = at
         clause.append(token)
     close()
     return frozenset(out)

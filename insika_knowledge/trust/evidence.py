@@ -259,7 +259,12 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     could ship...") states no rule the claim gives as it stands (`analysis.structure`'s
     ``t:`` tokens).
     """
-    return _tenses(CONDITION.sub("", sentence)) <= _tenses(claim)
+    return _tenses(CONDITION.sub("", _LEAD_LABEL.sub("", sentence))) <= _tenses(claim)
+
+
+#: A one-word label that opens a sentence before a colon ("Checked: Gold members get..."):
+#: the agent's report of what it did, not the tense of the rule after it.
+_LEAD_LABEL: Final = re.compile(r"^\W*[^\W\d_]+:\s+")
 
 
 def _tenses(text: str) -> frozenset[str]:

@@ -141,6 +141,19 @@ _FREE_TEXT: Final = re.compile(
     r"|conteudo|relato|problem|problema|summary|resumo|complaint|reclamacao)$")
 
 
+#: A record that is a lookup of the business's own rules ("consulta": "politica_estorno",
+#: "source": "returns policy"): its excerpt is the business's text, not a third party's.
+_LOOKUP_KEYS: Final = re.compile(r"^(?:consulta|query|lookup|topic|topico|tema|source|fonte|documento|document|doc)$")
+_OWN_RULES: Final = re.compile(r"^(?:polic|politica|regulamento|terms|termos|faq)|[_ ](?:policy|politica)$")
+_EXCERPT: Final = re.compile(r"^(?:snippet|trecho|excerpt)$")
+
+
+def _own_rules(record: dict[Any, Any]) -> bool:
+    """True when a record is a lookup of the business's rules (`_LOOKUP_KEYS`, `_OWN_RULES`)."""
+    return any(_LOOKUP_KEYS.match(fold(str(k))) and isinstance(v, str) and _OWN_RULES.search(fold(v).strip())
+               for k, v in record.items())
+
+
 def _customer_record(record: dict[Any, Any]) -> bool:
     """True when a record names the customer as its author ("opened_by": "customer",
     "aberto_por": "cliente"): its free text (`_FREE_TEXT`) is the customer's words.
@@ -179,10 +192,11 @@ def _customer_field(key: str, value: Any) -> bool:
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
     if isinstance(value, dict):
         customer = customer or _web_page(value)
-        theirs = _customer_record(value)
+        theirs, ours = _customer_record(value), not customer and _own_rules(value)
         for k, v in value.items():
-            _walk(v, customer or _customer_field(str(k), v) or (theirs and bool(_FREE_TEXT.match(fold(str(k))))),
-                  parts, str(k))
+            folded = fold(str(k))
+            field = _customer_field(str(k), v) and not (ours and _EXCERPT.match(folded))
+            _walk(v, customer or field or (theirs and bool(_FREE_TEXT.match(folded))), parts, str(k))
     elif isinstance(value, list):
         for v in value:
             _walk(v, customer, parts, key)
