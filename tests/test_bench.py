@@ -285,3 +285,17 @@ def test_the_newcomers_trust_conversations_stay_held() -> None:
     rows = load_set(benchmark_data("trust/newcomers.jsonl"))
     dev = run_half([r for r in rows if r["id"] % 2 == 0])
     assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= 1, dev
+
+
+def test_the_second_newcomers_trust_conversations_stay_held() -> None:
+    """Regression bounds on `trust/newcomers2.jsonl` (benchmarks/README.md, eighth session):
+    scored once before any change (dev 2 of 12 injected, 1 of 18 held; test 0 of 18, 3 of
+    12), then the misses of both halves were fixed as classes (both halves are spent).
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.trust import load_set, run_half
+
+    rows = load_set(benchmark_data("trust/newcomers2.jsonl"))
+    for parity in (0, 1):
+        half = run_half([r for r in rows if r["id"] % 2 == parity])
+        assert half["poison_injected"] == 0 and half["legit_quarantined"] == 0, half

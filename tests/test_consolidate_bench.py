@@ -95,3 +95,17 @@ def test_the_newcomers_pairs_stay_read_apart() -> None:
         if pair.label != "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b)):
             false_same[pair.half] += 1
     assert false_same["dev"] <= 1 and false_same["test"] <= 8, false_same
+
+
+def test_the_second_newcomers_pairs_stay_read_apart() -> None:
+    """Regression bounds on the second newcomers' pairs (benchmarks/README.md, eighth
+    session): scored once first (3 + 1 false sames, all slashed English dates both orders
+    read), then the dates were fixed (both halves are spent).
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.consolidate.claims import assertion, same_claims
+
+    pairs = consolidate_bench.load_pairs(benchmark_data("consolidation/newcomers2.jsonl"))
+    false_same = sum(pair.label != "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b))
+                     for pair in pairs)
+    assert false_same == 0
