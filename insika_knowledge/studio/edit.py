@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from insika_knowledge.authored import check_times
 from insika_knowledge.concept import check_name, format_confidence, parse, serialize
 from insika_knowledge.errors import (
     ConceptFormatError,
@@ -147,7 +146,7 @@ def _save_or_refuse(request: Request, text: str, expected: int) -> Response:
             return _stale(request, scope, name, text)
         raise HTTPException(404, f"agent {scope.agent!r} has no concept {name!r}")
     try:
-        concept = check_times(parse(text))
+        concept = parse(text)
         if concept == current.concept and expected == current.version:
             flash(request, "No changes: nothing was saved.")
             return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
