@@ -148,17 +148,12 @@ _OWN_RULES: Final = re.compile(r"^(?:polic|politica|regulamento|terms|termos|faq
 _EXCERPT: Final = re.compile(r"^(?:snippet|trecho|excerpt)$")
 
 
-def _own_rules(record: dict[Any, Any]) -> bool:
-    """True when a record is a lookup of the business's rules (`_LOOKUP_KEYS`, `_OWN_RULES`)."""
-    return any(_LOOKUP_KEYS.match(fold(str(k))) and isinstance(v, str) and _OWN_RULES.search(fold(v).strip())
-               for k, v in record.items())
-
-
-def _customer_record(record: dict[Any, Any]) -> bool:
-    """True when a record names the customer as its author ("opened_by": "customer",
-    "aberto_por": "cliente"): its free text (`_FREE_TEXT`) is the customer's words.
+def _keyed(record: dict[Any, Any], keys: re.Pattern[str], values: re.Pattern[str]) -> bool:
+    """True when a key of `record` matching `keys` holds text matching `values` (both folded):
+    a lookup of the business's rules (`_LOOKUP_KEYS`, `_OWN_RULES`), a record the customer
+    wrote (`_AUTHOR_KEYS`, `_CUSTOMER_AUTHOR`: its free text, `_FREE_TEXT`, is theirs).
     """
-    return any(_AUTHOR_KEYS.match(fold(str(k))) and isinstance(v, str) and _CUSTOMER_AUTHOR.match(fold(v).strip())
+    return any(keys.match(fold(str(k))) and isinstance(v, str) and values.search(fold(v).strip())
                for k, v in record.items())
 
 
@@ -192,7 +187,8 @@ def _customer_field(key: str, value: Any) -> bool:
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
     if isinstance(value, dict):
         customer = customer or _web_page(value)
-        theirs, ours = _customer_record(value), not customer and _own_rules(value)
+        theirs = _keyed(value, _AUTHOR_KEYS, _CUSTOMER_AUTHOR)
+        ours = not customer and _keyed(value, _LOOKUP_KEYS, _OWN_RULES)
         for k, v in value.items():
             folded = fold(str(k))
             field = _customer_field(str(k), v) and not (ours and _EXCERPT.match(folded))
