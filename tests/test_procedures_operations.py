@@ -357,6 +357,29 @@ def test_a_request_names_its_action_in_a_form_that_asks() -> None:
     assert names("update_reservation_flights", asked_terms("Please change my flight to Friday"))
 
 
+@pytest.mark.parametrize(("text", "asked", "not_asked"), [
+    # dev, retail task 5: the exchange was recalled for a request that refuses it
+    ("Actually, I've changed my mind. I don't want to exchange anything right now. Instead, I'd like to "
+     "return the water bottle.", "return_delivered_order_items", "exchange_delivered_order_items"),
+    ("I'd like to cancel the insurance but I don't want to cancel the flight itself",
+     "cancel_reservation", None),
+    ("I do not want to change the flights or passengers, just downgrade the cabin", None,
+     "update_reservation_flights"),
+    ("We no longer need to cancel it; please book the 9 am flight", "book_reservation", "cancel_reservation"),
+    ("I never asked to cancel anything", None, "cancel_reservation"),
+    ("Eu não quero cancelar, quero trocar o endereço", None, "cancel_reservation"),
+    ("I dont want to cancel", None, "cancel_reservation"),
+])
+def test_a_verb_a_negation_governs_asks_for_nothing(text: str, asked: str | None, not_asked: str | None) -> None:
+    from insika_knowledge.procedures.trace.terms import asked_terms
+
+    terms = asked_terms(text)
+    if asked:
+        assert names(asked, terms), (text, sorted(terms))
+    if not_asked:
+        assert not names(not_asked, terms), (text, sorted(terms))
+
+
 def test_a_run_counts_once_in_its_task_and_each_operation_is_folded_once_per_batch(open_procedures) -> None:
     from insika_knowledge.procedures.mining.scoring import OperationRun
 

@@ -49,6 +49,34 @@ _NOT_ASKING_RE: Final = re.compile(r"(?:ed|ing|ings|ion|ions|ment|ments)$")
 _WORD_RE: Final = re.compile(r"[^\W\d_]+")
 
 
+#: A negation (English and Portuguese): the words after it in its clause are refused, not asked.
+_NEGATION_RE: Final = re.compile(
+    r"(?<![\w'’])(?:not|never|no\s+longer|nao|não|nunca|nem|dont|doesnt|didnt|wont|cant|cannot)(?![\w'’])"
+    r"|n['’]t(?!\w)", re.IGNORECASE)
+#: Where a negation's clause ends: a sentence or phrase mark, or a word that turns to another
+#: clause ("but", "instead", "mas"...).
+_CLAUSE_END_RE: Final = re.compile(
+    r"[.,;:!?\n()]|(?<!\w)(?:but|instead|rather|however|mas|porem|porém|e\s+sim)(?!\w)", re.IGNORECASE)
+
+
+def _unnegated(text: str) -> str:
+    """`text` with the words a negation governs blanked: from each negation to the end of
+    its clause (`_CLAUSE_END_RE`). "I don't want to cancel it, just change the date" keeps
+    "just change the date"; "I never asked to cancel" keeps "I".
+    """
+    out: list[str] = []
+    at = 0
+    for negation in _NEGATION_RE.finditer(text):
+        if negation.start() < at:
+            continue
+        out.append(text[at:negation.start()])
+        end = _CLAUSE_END_RE.search(text, negation.end())
+        at = end.start() if end else len(text)
+        out.append(" ")
+    out.append(text[at:])
+    return "".join(out)
+
+
 @lru_cache(maxsize=16384)
 def asked_terms(text: str) -> frozenset[str]:
     """The analysed terms of the words of a message in a form that can ask for an action.
@@ -56,9 +84,11 @@ def asked_terms(text: str) -> frozenset[str]:
     A request names its action as a verb in its plain form (``book a flight``, ``please
     cancel``, ``I want to exchange``); a word ending like a past tense, a gerund or a noun
     (``booked``, ``my booking``, ``a cancellation``) names the action without asking for it,
-    and is left out. Tokens with a digit or an ``@`` are left out as in `message_terms`.
+    and is left out, and so is every word a negation governs (`_unnegated`: ``I don't want
+    to exchange anything. Instead, I'd like to return it`` asks for a return only). Tokens
+    with a digit or an ``@`` are left out as in `message_terms`.
     """
-    words = _WORD_RE.findall(_without_noise(text[:MESSAGE_CHARS]))
+    words = _WORD_RE.findall(_unnegated(_without_noise(text[:MESSAGE_CHARS])))
     kept = [w for w in words if not _NOT_ASKING_RE.search(w.lower())]
     return terms(" ".join(kept)) if kept else frozenset()
 
