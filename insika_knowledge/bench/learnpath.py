@@ -11,7 +11,10 @@ Every timed turn writes. Turns come in cycles of ten, in this stated mix:
 
 A candidate is the size of a rule a model writes: a synthetic concept's description (12
 words) and the first 24 words of its body. The turn's transcript is a short customer
-question and the agent stating the candidate's body, so the trust gate admits it.
+question and the agent stating the candidate's description and body, so the trust gate
+admits it (a description the agent never said may name an entitlement, "desconto",
+"free", that only the candidate asserts: such a candidate is quarantined, and the turn
+would not write what the mix says).
 The agent's own index (auto) is passed, as `Memory.learn_turn` does. What is timed is
 everything but the model: screening, redaction, trust, naming, consolidation, the
 store's writes and the index's refresh. The outcomes are counted and returned, so a run
@@ -72,7 +75,7 @@ def learn_turns(store: SQLiteStore, agent: str, index: ConceptSearch,
         kind, candidate = plans[i]
         model.candidate = candidate
         said = [{"role": "user", "content": "Can you tell me about this?"},
-                {"role": "assistant", "content": candidate["body"]}]
+                {"role": "assistant", "content": f"{candidate['description']}. {candidate['body']}"}]
         report = learn_turn(store, agent, CONFIG, model, session_id=f"learn-{i}", turn_id="t1",
                             messages=said, index=index)
         outcomes.update(f"{kind}:{o}" for _, o in report.results)
