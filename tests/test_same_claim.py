@@ -217,6 +217,10 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Orders are cancelled within 24 hours.", "We cancel orders within 24 hours."),
         ("The customer is refunded by the bank.", "We refund the customer."),
         ("Customers are refunded within 5 days.", "Customers refund us within 5 days."),
+        # a party a passive names as its subject is what is done to it, not who does it (fresh3)
+        ("The customer pays the return shipping.", "The customer is paid the return shipping."),
+        ("Sellers pay buyers a R$ 10 fee.", "Sellers are paid a R$ 10 fee."),
+        ("Os clientes pagam o frete de devolução.", "Os clientes são pagos o frete de devolução."),
         ("Orders are shipped within 2 days.", "We ship orders within 5 days."),
         # a past without a pronoun before it, an irregular past, a change in the past (a fresh reader's attack)
         ("Orders above $50 shipped free.", "Orders above $50 ship free."),

@@ -533,6 +533,8 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _active(out, at + shift)
         elif agent:
             shift += _agent_active(out, at + shift)
+        else:
+            _undone(out, at + shift)
     return tuple(out)
 
 
@@ -869,6 +871,22 @@ def _doing(out: list[str], at: int, doer: list[str], end: int) -> bool:
         markers.insert(0, subject.pop())
     out[start:end] = [*doer, *markers, out[at], *subject]
     return True
+
+
+def _undone(out: list[str], at: int) -> None:
+    """Rewrite a passive that names no agent and whose subject names a party ("the customer
+    is paid the return shipping", "members are charged"... the latter a business passive,
+    rewritten before) as someone unnamed doing it to that party ("pays the customer the
+    return shipping"): the party is what the verb is done to, never its doer, so it no
+    longer reads as "the customer pays the return shipping". A subject with no party is left
+    as it reads.
+    """
+    start = at
+    while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
+        start -= 1
+    if _PARTY_TERMS.isdisjoint(out[start:at]):
+        return
+    _doing(out, at, [], at + 1)
 
 
 def _agent_active(out: list[str], at: int) -> int:
