@@ -217,6 +217,18 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Orders are cancelled within 24 hours.", "We cancel orders within 24 hours."),
         ("The customer is refunded by the bank.", "We refund the customer."),
         ("Customers are refunded within 5 days.", "Customers refund us within 5 days."),
+        # Portuguese weekday abbreviations in a list are days (newcomers' test half, 6024/6025)
+        ("Atendimento por telefone: seg, ter, qua e qui.", "Atendimento por telefone: seg, qua e qui."),
+        ("Retirada na loja: seg, ter, qui e sex.", "Retirada na loja: seg, qui e sex."),
+        ("Entregas de seg a sex.", "Entregas de ter a sex."),
+        # "the following Monday" is one day, "after Monday" any later one (6029)
+        ("Orders placed on Friday ship the following Monday.", "Orders placed on Friday ship after Monday."),
+        # a sign on a percentage after a colon (6053)
+        ("Pix: -5%, cartão: +3%.", "Pix: +5%, cartão: -3%."),
+        ("Boleto: -10%.", "Boleto: +10%."),
+        # a place said as "here" / "there" (6023)
+        ("Marketplace returns are processed here.", "Marketplace returns are processed there."),
+        ("As trocas são feitas aqui.", "As trocas são feitas lá."),
         # a party a passive names as its subject is what is done to it, not who does it (fresh3)
         ("The customer pays the return shipping.", "The customer is paid the return shipping."),
         ("Sellers pay buyers a R$ 10 fee.", "Sellers are paid a R$ 10 fee."),
@@ -373,6 +385,12 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         # the same words with their accents dropped: "e" is "é" here, not "and"
         ("A devolução é gratuita no primeiro pedido.", "A devolucao e gratuita no primeiro pedido."),
         ("Não entregamos aos domingos.", "NAO ENTREGAMOS AOS DOMINGOS!"),
+        # weekday abbreviations are the days they name; "there is" names no place
+        ("Atendimento: seg, ter e qua.", "Atendimento: segunda, terça e quarta."),
+        ("Entregas de seg a sex.", "Entregas de segunda a sexta."),
+        ("Orders placed on Friday ship the following Monday.", "Orders placed on Friday ship next Monday."),
+        ("There is no fee for returns.", "There's no fee for returns."),
+        ("Pix: -5%.", "Pix: - 5%."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

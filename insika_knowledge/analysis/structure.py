@@ -215,6 +215,7 @@ _CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"(?<=[a-z])(?:'|\u2019)d\b", " would"),  # "we'd ship" (would; "had" reads as a past alike)
         (r"\bused to\b", "usedto"),  # "we used to ship": a past
         (r"(?<=[a-z])(?:'|\u2019)ve\b", " have"),  # "we've offered": a present perfect (`_PERFECT`)
+        (r"\b(there|here|it|that|what)(?:'|\u2019)s\b", r"\1 is"),  # "there's no fee": "there is no fee"
         (r"(?<=[a-z])(?:'|\u2019)(?:s|re|m)\b", ""),
     )
 )
@@ -314,7 +315,24 @@ def _dates(text: str, lang: str = "pt") -> list[_Span]:
         if not any(s.start < match.end() and match.start() < s.end for s in found):
             day_name = re.split(r"[- ]", match.group("wd"))[0]
             found.append(_Span(match.start(), match.end(), f"d:wd{_WEEKDAYS[day_name]}"))
+    if _SHORT_DAY_HINT.search(text):
+        for run in _DAY_LIST_RE.finditer(text):
+            for match in _SHORT_DAY_RE.finditer(text, run.start(), run.end()):
+                if not any(s.start < match.end() and match.start() < s.end for s in found):
+                    found.append(_Span(match.start(), match.end(), f"d:wd{_SHORT_DAYS[match.group(1)]}"))
     return found
+
+
+#: Portuguese weekdays by their three letters ("seg, ter, qua e qui"): days only in a list of
+#: days (alone, "ter" is "to have", "sex" and "dom" other words).
+_SHORT_DAYS: Final[dict[str, int]] = {d: i for i, d in enumerate("seg ter qua qui sex sab dom".split(), 1)}
+_SHORT_DAY: Final = r"\b(seg|ter|qua|qui|sex|sab|dom)\b\.?"
+_ANY_DAY: Final = (r"(?:\b(?:seg|ter|qua|qui|sex|sab|dom)\b\.?|\b(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira)?\b"
+                   r"|\b(?:sabado|domingo)\b)")
+_SHORT_DAY_RE: Final = re.compile(_SHORT_DAY)
+_SHORT_DAY_HINT: Final = re.compile(r"\b(?:seg|ter|qua|qui|sex|sab|dom)\b")
+#: Two or more days joined by commas, "e", "a", "ou", "até", "-" or "/".
+_DAY_LIST_RE: Final = re.compile(_ANY_DAY + r"(?:\s*(?:,|/|-|\b(?:e|a|ou|ate)\b)\s*" + _ANY_DAY + ")+")
 
 
 # ----------------------------------------------------------------------------- tokens
@@ -413,6 +431,8 @@ def _prepare(text: str) -> str:
 #: (not "after a year"), and "this order" / "este domingo" / "next weekend" as `THIS` (not
 #: "every order", "domingos"; "esta" only before a time, since "está" folds to it). Each is
 #: tried only when its cheap literal is in the text.
+#: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
+_BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
 _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
@@ -420,7 +440,11 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
         (("<",), r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
         (("-$", "- $", "-r$", "- r$", "-us$", "-\u20ac"), r"(?:^|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)",
          " minus "),
-        (("+",), r"(?:^|(?<=[:(]))\s*\+(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)", " plus "),
+        (("+",), r"(?:^|(?<=[:(]))\s*\+(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d|\s?\d[\d.,]*\s?%)", " plus "),
+        (("-",), r"(?:^|(?<=[:(]))\s*-(?=\s?\d[\d.,]*\s?%)", " minus "),  # "Pix: -5%"
+        # "processed here" / "there": a place ("there is", "is there", "here are": none)
+        (("here",), r"(?<!is )(?<!are )(?<!was )(?<!were )\bhere\b(?!\s*(?:" + _BE_AFTER + r")\b)", " atthisplace "),
+        (("there",), r"(?<!is )(?<!are )(?<!was )(?<!were )\bthere\b(?!\s*(?:" + _BE_AFTER + r")\b)", " atthatplace "),
         (("off-",), r"\boff-(?=[a-z])", "off"),
         (("phone",), r"\bover the phone\b", "by phone"), (("gente",), r"\ba gente\b", "nosso"),
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
@@ -430,8 +454,8 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
          r"\b(?:this|these|este|estes|esse|esses|essa|essas|neste|nesse|nessa|aquele|aquela)\s+(?=[a-z])", "thistime "),
-        (("next", "esta", "nesta", "proxim"),
-         r"\b(?:next|esta|nesta|proximo|proxima)\s+(?=(?:fim de semana|weekend"
+        (("next", "following", "esta", "nesta", "proxim"),
+         r"\b(?:next|following|esta|nesta|proximo|proxima)\s+(?=(?:fim de semana|weekend"
          r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
          r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
     ))
