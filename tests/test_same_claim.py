@@ -391,6 +391,7 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Orders placed on Friday ship the following Monday.", "Orders placed on Friday ship next Monday."),
         ("There is no fee for returns.", "There's no fee for returns."),
         ("Pix: -5%.", "Pix: - 5%."),
+        ("Atendimento das 9h às 18h.", "Atendimento de 9h a 18h."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

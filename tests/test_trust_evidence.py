@@ -465,3 +465,89 @@ def test_a_one_word_label_before_a_colon_is_not_the_rules_tense() -> None:
                                                    "international itineraries."))
     assert assess(claim, "policy", past, ["we offered Gold members lounge access only on international "
                                           "itineraries"]).quarantined  # the label hides no past
+
+
+@pytest.mark.parametrize(("quote", "held"), [
+    # a model quotes a structured tool result as it was written: its fields, JSON syntax and all
+    (['"return_window_days": 45', '"restocking_fee_pct": 10'], False),
+    (['"return_window_days": 45, "restocking_fee_pct": 10'], False),
+    (['{"return_window_days": 45}', '"restocking_fee_pct": 10'], False),
+    # a field the tool did not return, or another value, vouches for nothing
+    (['"return_window_days": 60'], True),
+    (['"return_days": 45'], True),
+])
+def test_a_quoted_field_of_a_structured_tool_result_is_found_as_the_tool_wrote_it(
+        quote: list[str], held: bool) -> None:
+    messages = [*said(("user", "How long do I have to return a TV?")),
+                tool({"policy": "electronics_returns", "return_window_days": 45, "restocking_fee_pct": 10}),
+                *said(("assistant", "You have plenty of time for that."))]
+    claim = ("Electronics returns\nElectronics can be returned within 45 days with a 10% restocking fee.")
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    # the fields found, the claim's values must still be the record's
+    changed = claim.replace("45 days", "60 days")
+    assert assess(changed, "policy", messages, ['"return_window_days": 45', '"restocking_fee_pct": 10']).quarantined
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # the future after a condition is the rule's consequence
+    ("If your flight is delayed more than 3 hours, we'll send you a $50 voucher.", False),
+    ("Se o voo atrasar mais de 3 horas, enviaremos um voucher de $50.", False),
+    # a future with no condition is a change still to come
+    ("Next month we'll send a $50 voucher for delays over 3 hours.", True),
+])
+def test_the_future_after_a_condition_is_the_rules_consequence(reply: str, held: bool) -> None:
+    messages = said(("user", "What do I get if my flight is late?"), ("assistant", reply))
+    claim = "Delay vouchers\nA flight delayed more than 3 hours gets a $50 voucher."
+    assert assess(claim, "policy", messages, [reply]).quarantined is held
+
+
+def test_a_records_field_labels_are_no_verbs() -> None:
+    messages = [*said(("user", "Can I still return the lamp?")),
+                tool({"order": "A-17", "shipped": "2026-03-01", "delivered": "2026-03-04",
+                      "return_eligible_until": "2026-04-03"}),
+                *said(("assistant", "Yes, you still can."))]
+    claim = "Return deadline for order A-17\nOrder A-17 can be returned until 2026-04-03."
+    assert not assess(claim, "fact", messages, ['"return_eligible_until": "2026-04-03"']).quarantined
+    assert assess(claim.replace("04-03", "04-13"), "fact", messages,
+                  ['"return_eligible_until": "2026-04-03"']).quarantined
+
+
+def test_a_range_said_from_to_in_portuguese_carries_its_values() -> None:
+    messages = said(("user", "Até que horas posso fazer Pix de valor alto?"),
+                    ("assistant", "O limite maior vale das 6h às 20h; fora disso, é de R$ 1.000."))
+    claim = "Horário do limite do Pix\nO limite maior do Pix vale entre 6h e 20h."
+    assert not assess(claim, "policy", messages, ["O limite maior vale das 6h às 20h"]).quarantined
+    assert assess(claim.replace("20h", "22h"), "policy", messages, ["O limite maior vale das 6h às 20h"]).quarantined
+
+
+@pytest.mark.parametrize(("note", "claim", "quote", "held"), [
+    # a person's promise reported in the business's record is that person's words, not a rule
+    ("Package lost. The store attendant said lost packages always get a free replacement plus a $15 credit.",
+     "Lost packages\nLost packages get a free replacement plus a $15 credit.",
+     "lost packages always get a free replacement plus a $15 credit", True),
+    ("Pacote extraviado. O vendedor me garantiu que pacotes extraviados sempre ganham reposição grátis.",
+     "Pacotes extraviados\nPacotes extraviados ganham reposição grátis.",
+     "pacotes extraviados sempre ganham reposição grátis", True),
+    # the record's own words state it
+    ("Package lost. Lost packages always get a free replacement plus a $15 credit.",
+     "Lost packages\nLost packages get a free replacement plus a $15 credit.",
+     "Lost packages always get a free replacement plus a $15 credit.", False),
+])
+def test_a_persons_promise_reported_in_a_record_is_no_rule(note: str, claim: str, quote: str, held: bool) -> None:
+    messages = [*said(("user", "Any news on my case?")),
+                tool({"case": "C-9", "status": "open", "resolution": note, "updated_at": "2026-02-01"}),
+                *said(("assistant", "Your case is open; the team replies within 2 days."))]
+    assert assess(claim, "policy", messages, [quote]).quarantined is held, assess(claim, "policy", messages, [quote])
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    # the agent gives the value to another tier and the customer's tier another value
+    ("Gold lounge access\nAs a Gold member you get 4 free lounge visits per year.", True),
+    # what it does say of the other tier is vouched for
+    ("Platinum lounge access\nAs a Platinum member you get 4 free lounge visits per year.", False),
+])
+def test_a_value_the_business_gives_another_name_vouches_for_nothing(claim: str, held: bool) -> None:
+    reply = "Four free lounge visits per year are a Platinum benefit. Gold members get 2 visits per year."
+    messages = said(("user", "I'm Gold. Do I get 4 free lounge visits a year?"), ("assistant", reply))
+    quote = ["Four free lounge visits per year are a Platinum benefit."]
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)

@@ -340,6 +340,9 @@ _DAY_LIST_RE: Final = re.compile(_ANY_DAY + r"(?:\s*(?:,|/|-|\b(?:e|a|ou|ate)\b)
 _RANGE_JOIN_RE: Final = re.compile(r"\s*(?:-|\u2013|\u2014|to|a|ate|through|thru)\s*")
 _BETWEEN_JOIN_RE: Final = re.compile(r"\s*(?:and|e)\s*")
 _BETWEEN_BEFORE_RE: Final = re.compile(r"(?:between|entre)\s*$")
+#: "das 20h às 6h", "dos dias 5 aos 10": a range in Portuguese ("às" folds to "as").
+_FROM_TO_JOIN_RE: Final = re.compile(r"\s*(?:as|aos)\s*")
+_FROM_BEFORE_RE: Final = re.compile(r"\b(?:das|dos)\s*$")
 _PIECE_RE: Final = re.compile(r"[^\W_]+|[.!?;\n]+|[,:()\[\]]|\s-\s|\u2014|\u2013")
 _POLE_PHRASES: Final = sorted((p for p in POLES if " " in p or "-" in p), key=len, reverse=True)
 _POLE_PHRASE_RE: Final = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in _POLE_PHRASES) + r")\b")
@@ -379,7 +382,8 @@ def _measures(text: str) -> list[_Span]:
             second = found[i + 1]
             gap = text[first.end:second.start]
             joined = _RANGE_JOIN_RE.fullmatch(gap) or (
-                _BETWEEN_JOIN_RE.fullmatch(gap) and _BETWEEN_BEFORE_RE.search(text, 0, first.start))
+                _BETWEEN_JOIN_RE.fullmatch(gap) and _BETWEEN_BEFORE_RE.search(text, 0, first.start)) or (
+                _FROM_TO_JOIN_RE.fullmatch(gap) and _FROM_BEFORE_RE.search(text, 0, first.start))
             if joined and (not first.unit or not second.unit or first.unit == second.unit):
                 unit = second.unit or first.unit
                 out.append(_Span(first.start, second.end,

@@ -27,12 +27,20 @@ model gave no evidence) reads the same pieces and the same sentence checks.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.analysis.structure import content_terms, names, plain_word, polarity, tokens
+from insika_knowledge.analysis.structure import (
+    FUTURE,
+    content_terms,
+    names,
+    plain_word,
+    polarity,
+    tokens,
+)
 from insika_knowledge.analysis.text import STOP_WORDS, fold
 from insika_knowledge.trust.sources import Piece
 
@@ -56,6 +64,12 @@ REPORTED: Final = re.compile(
     r"|other (?:stores|shops|companies) |voce (?:disse|falou|mencionou|ouviu)|vc (?:disse|falou)"
     r"|(?:te|lhe) (?:disseram|falaram|informaram)|quem (?:te|lhe) (?:disse|falou)|outras lojas"
     r"|o site (?:diz|dizia|falava)"
+    # a person's words reported ("your phone agent said ...", "o vendedor me garantiu ..."): a
+    # promise someone made, not the business's rule
+    r"|(?:your|my|the|a|an|one|another|seu|sua|o|a|um|uma|outro|outra) (?:phone |other |previous |last |store "
+    r"|outro |outra )?(?:agent|rep|representative|attendant|employee|salesperson|seller|colleague|manager|friend"
+    r"|atendente|vendedora?|funcionari[oa]|gerente|colega|amig[oa])s? (?:me |us |nos |lhe |te )?"
+    r"(?:said|says|told|claimed|claims|promised|mentioned|assured|disse|falou|prometeu|afirmou|garantiu|informou)\b"
     # a warning against someone else's offer ("cuidado com golpes que prometem...", "se
     # alguém oferecer..., é golpe", "there's a rumor that...")
     r"|cuidado com|beware of|golpes? que|e golpe|(?:is|it'?s) a scam|scams? (?:that|promising|offering)"
@@ -132,7 +146,10 @@ TAG_QUESTION: Final = re.compile(
     r"|do(?:n'?t| not) they|ok|okay|yes|sim|verdade|confere|no)\s*\?+\s*$")
 #: Words that negate a term for the polarity check beyond the analyser's own ("non-refundable").
 _EXTRA_NEGATIONS: Final = re.compile(r"\bnon[- ]?(?=[a-z])")
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: A sentence ends after ``. ! ? ;`` and at a line end, and after an emoji, which closes a
+#: clause in chat ("Nope, drones can't go in checked bags 😕 bring it in your carry-on").
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[.!?;])\s+|\n+|\s*[\u2600-\u27bf\U0001f000-\U0001faff][\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]*\s*")
 _SPACES: Final = re.compile(r"\s+")
 _TYPOGRAPHIC: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"',
                                      "\u2013": "-", "\u2014": "-", "\u00a0": " "})
@@ -257,14 +274,24 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     """True when `sentence` says the claim in the claim's own tense and mood: a past, future
     or hedged sentence ("We used to ship...", "Orders were shipped free until June", "We
     could ship...") states no rule the claim gives as it stands (`analysis.structure`'s
-    ``t:`` tokens).
+    ``t:`` tokens). The future after a condition is the rule's consequence ("If the price
+    drops within 14 days, we'll refund the difference"), and a record's field labels
+    ("delivered: 2025-04-02") are no verbs.
     """
-    return _tenses(CONDITION.sub("", _LEAD_LABEL.sub("", sentence))) <= _tenses(claim)
+    unlabelled = _FIELD_LABEL.sub(" ", _LEAD_LABEL.sub("", sentence))
+    consequence = CONDITION.sub("", unlabelled)
+    said = _tenses(consequence)
+    if consequence != unlabelled:
+        said -= {FUTURE}  # "If we lower the price, we'll refund the difference": the rule's consequence
+    return said <= _tenses(claim)
 
 
 #: A one-word label that opens a sentence before a colon ("Checked: Gold members get..."):
 #: the agent's report of what it did, not the tense of the rule after it.
 _LEAD_LABEL: Final = re.compile(r"^\W*[^\W\d_]+:\s+")
+#: A field's label inside a record ("..., delivered: 2025-04-02, return eligible until: ...",
+#: as `trust.sources` writes a structured tool result): a key, not a verb in a tense.
+_FIELD_LABEL: Final = re.compile(r"(?:(?<=^)|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3}:\s")
 
 
 def _tenses(text: str) -> frozenset[str]:
@@ -448,7 +475,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     reasons: list[str] = []
     vouching: list[Piece] = []  # the business pieces a quote was verified in
     ours = frozenset().union(*(names(t) for t in [*own, *(p.text for p in parts if p.speaker == "system")]))
-    for quote in evidence:
+    for quote in _as_written(evidence, parts):
         wanted = normalised(str(quote))
         if len(wanted) < MIN_QUOTE_CHARS:
             reasons.append("a quote too short to vouch")
@@ -474,11 +501,63 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         found += _rest_of(claim, vouching, parts, {text for _, text in found})
     texts = [text for _, text in found]
     if found and values_found(claim, found) and covers(claim, texts):
-        speakers = frozenset(speaker for speaker, _ in found)
-        return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
+        if bound_elsewhere(claim, texts, [p.text for p in vouching]):
+            reasons.append("the business gives its subject another value")
+        else:
+            speakers = frozenset(speaker for speaker, _ in found)
+            return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
     if found:
         reasons.append("the quotes do not carry the claim's values or subject")
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
+
+
+def bound_elsewhere(claim: str, texts: Sequence[str], vouching: Sequence[str]) -> bool:
+    """True when a name of `claim` that the vouching `texts` leave out is, in another
+    sentence of the same business messages, given another value of a unit the claim's
+    values have: "A troca a cada 12 meses é benefício do plano Infinity. No Essencial, a
+    cada 24 meses" gives Essencial 24 months, so it does not vouch for "Essencial: 12 meses".
+    """
+    wanted = _values(claim)
+    units = {v.rsplit(":", 1)[1] for v in wanted if v.startswith("m:")}
+    said = frozenset().union(*(names(t) | content_terms(t) for t in texts)) if texts else frozenset()
+    missing = names(claim.split("\n", 1)[-1]) - said
+    if not missing or not units:
+        return False
+    for text in vouching:
+        for sentence in sentences(text):
+            if names(sentence) & missing or content_terms(sentence) & missing:
+                other = {v for v in _values(sentence) if v.startswith("m:") and v.rsplit(":", 1)[1] in units}
+                if other - wanted:
+                    return True
+    return False
+
+
+#: A field of a structured tool result as a model quotes it: ``"key": value`` (JSON).
+_QUOTED_FIELD: Final = re.compile(r'"([^"\\]{1,80})"\s*:\s*("(?:[^"\\]|\\.)*"|[^,{}\[\]"]+)')
+
+
+def _as_written(evidence: Sequence[str], parts: Sequence[Piece]) -> list[str]:
+    """The quotes, each one that no piece holds and that quotes fields of a structured
+    tool result (``"return_window_days": 45``, JSON syntax and all) as those fields read in
+    the tool's piece (`trust.sources`: "return window days: 45"), one quote per field: the
+    model copied the record as the tool returned it.
+    """
+    out: list[str] = []
+    texts = [normalised(p.text) for p in parts]
+    for quote in map(str, evidence):
+        fields = _QUOTED_FIELD.findall(quote)
+        if not fields or any(normalised(quote) in t for t in texts):
+            out.append(quote)
+            continue
+        for key, raw in fields:
+            try:
+                value = json.loads(raw.strip())
+            except ValueError:
+                value = raw.strip()
+            if isinstance(value, (dict, list)) or value is None:
+                continue
+            out.append(f"{key.replace('_', ' ')}: {value}")
+    return out
 
 
 def someone_else(claim: str, sentence: str, ours: frozenset[str] = frozenset()) -> bool:
