@@ -223,6 +223,11 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Entregas de seg a sex.", "Entregas de ter a sex."),
         # "the following Monday" is one day, "after Monday" any later one (6029)
         ("Orders placed on Friday ship the following Monday.", "Orders placed on Friday ship after Monday."),
+        # a month is no fixed number of days; 36 hours fill no day; older is not younger
+        ("Returns within 30 days.", "Returns within 1 month."),
+        ("Refunds in 36 hours.", "Refunds in 1 day."),
+        ("Children younger than 2 fly free.", "Children older than 2 fly free."),
+        ("Maiores de 18 anos.", "Menores de 18 anos."),
         # a sign on a percentage after a colon (6053)
         ("Pix: -5%, cartão: +3%.", "Pix: +5%, cartão: -3%."),
         ("Boleto: -10%.", "Boleto: +10%."),
@@ -392,6 +397,13 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("There is no fee for returns.", "There's no fee for returns."),
         ("Pix: -5%.", "Pix: - 5%."),
         ("Atendimento das 9h às 18h.", "Atendimento de 9h a 18h."),
+        # a duration in another unit it fills exactly; an age said as a comparison
+        ("O contrato de fidelidade é de 12 meses.", "O contrato de fidelidade é de 1 ano."),
+        ("Refunds reach the card in 48 hours.", "Refunds reach the card in 2 days."),
+        ("Returns within 14 days.", "Returns within 2 weeks."),
+        ("Entrega em 24 a 48 horas.", "Entrega em 1 a 2 dias."),
+        ("Children under 2 fly free.", "Children younger than 2 fly free."),
+        ("Menores de 12 anos pagam meia.", "Abaixo de 12 anos pagam meia."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

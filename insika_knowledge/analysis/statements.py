@@ -49,9 +49,9 @@ from insika_knowledge.analysis.text import (
 #: rule, the merge guard and the property tests that swap a pole for its opposite.
 POLE_PAIRS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
     (("above", "over", "more than", "greater than", "exceeding", "beyond", "acima de", "acima",
-      "mais de", "mais que", "superior a", "maior que"),
+      "mais de", "mais que", "superior a", "maior que", "older than", "maiores de", "maior de"),
      ("below", "under", "less than", "fewer than", "abaixo de", "abaixo", "menos de",
-      "menos que", "inferior a", "menor que")),
+      "menos que", "inferior a", "menor que", "younger than", "menores de", "menor de")),
     (("at least", "minimum", "no less than", "pelo menos", "no minimo", "minimo", "a partir de"),
      ("at most", "maximum", "up to", "no more than", "no maximo", "maximo", "ate", "until",
       "till")),

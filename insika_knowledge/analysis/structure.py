@@ -1125,12 +1125,33 @@ class Structure:
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
-    seq = _labelled(tokens(text, active=True), _read(text)[2])
+    seq = _labelled(tuple(map(_duration, tokens(text, active=True))), _read(text)[2])
     flat = [PHRASE if t == SENTENCE else t for t in seq]
     while flat and flat[-1] == PHRASE:
         flat.pop()
     sentences = sorted((_forms(s) for s in _sentences(seq)), key=lambda f: sorted(map(repr, f)))
     return Structure(tuple(sentences), _canonical_sentence(flat))
+
+
+#: Durations one unit holds exactly: (unit, how many make one of the next, the next).
+_WHOLE: Final = (("hour", 24, "day"), ("day", 7, "week"), ("month", 12, "year"))
+_DURATION_RE: Final = re.compile(r"m:(\d+)(?:-(\d+))?:(hour|day|month)")
+
+
+def _duration(token: str) -> str:
+    """A duration token in the largest unit it fills exactly: "12 meses" is "1 ano", "48h"
+    "2 days", "14 days" "2 weeks" (``m:12:month`` -> ``m:1:year``); "30 days", "36h" and
+    business days stay as written. For the canonical form only: the values a text states
+    (`tokens`) keep their units.
+    """
+    match = _DURATION_RE.fullmatch(token)
+    if match is None:
+        return token
+    low, high, unit = int(match[1]), int(match[2]) if match[2] else None, match[3]
+    for name, size, bigger in _WHOLE:
+        if unit == name and low and low % size == 0 and (high is None or high % size == 0):
+            low, high, unit = low // size, high // size if high is not None else None, bigger
+    return f"m:{low}-{high}:{unit}" if high is not None else f"m:{low}:{unit}"
 
 
 def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
@@ -1673,3 +1694,11 @@ def topic(text: str) -> frozenset[str]:
 def content_terms(text: str) -> frozenset[str]:
     """The content terms of `text` as `tokens` reads them (no roles, poles, values)."""
     return frozenset(t for t in tokens(text) if _is_content(t))
+
+
+def claim_terms(text: str) -> frozenset[str]:
+    """`content_terms` with each duration in the largest unit it fills (`_duration`): what
+    the same-claim check compares ("12 meses" is "1 ano"; a tool's bare numbers, which the
+    trust checks read, keep theirs).
+    """
+    return frozenset(map(_duration, content_terms(text)))

@@ -14,7 +14,8 @@ not as bags of words, and they are the same claim only when:
   pays"), conditions joined as written ("for members and orders above R$ 99" is not "for
   members on orders above R$ 99"), dates read as dates (``02/01`` is not ``01/02``) and
   money normalised (``R$ 1.299,00`` is ``R$ 1299``). What may differ: case, accents,
-  punctuation, plurals, contractions (``can't``/``cannot``), number words, the synonyms
+  punctuation, plurals, contractions (``can't``/``cannot``), number words, a duration in
+  another unit it fills exactly (``12 meses``/``1 ano``, ``48h``/``2 days``), the synonyms
   of `analysis.structure.CLAIM_SYNONYMS`, the order of sentences, a leading phrase moved
   to the end, adjacent phrases with distinct role words swapped, the business named as
   "we", "the store" opening a clause or a Portuguese verb's person, and the passive of
@@ -45,7 +46,7 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
-from insika_knowledge.analysis.structure import content_terms, details, structure, tense_shift, topic
+from insika_knowledge.analysis.structure import claim_terms, content_terms, details, structure, tense_shift, topic
 from insika_knowledge.analysis.text import fold
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
@@ -174,7 +175,7 @@ def _plain(text: str) -> str:
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
-    if content_terms(old.body_text) != content_terms(new.body_text):  # cheap: no equal structure then
+    if claim_terms(old.body_text) != claim_terms(new.body_text):  # cheap: no equal structure then
         return False
     if not same_statement(old.body_text, new.body_text):
         return False
@@ -186,7 +187,7 @@ def same_claims(old: Assertion, new: Assertion) -> bool:
 def _described(one: Assertion, other: Assertion) -> bool:
     """True when `one`'s description asserts nothing `other` does not (module doc)."""
     other_text = f"{other.description_text}\n{other.body_text}"
-    return (_covered(content_terms(one.description_text), content_terms(other_text))
+    return (_covered(claim_terms(one.description_text), claim_terms(other_text))
             and details(one.description_text, summary=True).kept_in(details(other_text, summary=True)))
 
 
