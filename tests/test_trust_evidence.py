@@ -551,3 +551,23 @@ def test_a_value_the_business_gives_another_name_vouches_for_nothing(claim: str,
     messages = said(("user", "I'm Gold. Do I get 4 free lounge visits a year?"), ("assistant", reply))
     quote = ["Four free lounge visits per year are a Platinum benefit."]
     assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
+    # a chat question without its mark, an emoji closing the agent's clause, and the thing the
+    # negated clause is said of ("drones can't go" / "drones are not allowed")
+    ("yo can my scooter battery go in my checked bag",
+     "Hey! Nope, scooter batteries can't go in checked bags 😕 pack it in your carry-on instead",
+     "Scooter batteries\nScooter batteries are not allowed in checked bags; they must be packed in carry-on.",
+     "scooter batteries can't go in checked bags"),
+    ("posso levar power bank na mala despachada",
+     "Não pode não 😅 power bank não vai na mala despachada, só na bagagem de mão",
+     "Power bank\nPower bank não é permitido na mala despachada.",
+     "power bank não vai na mala despachada"),
+])
+def test_chat_answers_state_their_rule(asked: str, reply: str, claim: str, quote: str) -> None:
+    verdict = assess(claim, "policy", said(("user", asked), ("assistant", reply)), [quote])
+    assert not verdict.quarantined, verdict
+    # and the rule's opposite is still turned down
+    opposite = claim.replace("are not allowed", "are allowed").replace("não é permitido", "é permitido")
+    assert assess(opposite, "policy", said(("user", asked), ("assistant", reply)), [quote]).quarantined

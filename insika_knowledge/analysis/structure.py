@@ -670,8 +670,12 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
             if piece[0].isalnum():
                 token = _word_token(piece, portuguese, english)
-                if piece in _TENSE_WORDS and not (piece == "got" and previous in _PERFECT):  # "we've got": have
-                    token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram", "vai": when, or how sure
+                if previous in _GOING and _INFINITIVE_RE.match(piece):
+                    out.append(FUTURE)  # "vai enviar": a future ("não vai na mala" goes, now)
+                if piece in _GOING:
+                    token = None
+                elif piece in _TENSE_WORDS and not (piece == "got" and previous in _PERFECT):  # "we've got": have
+                    token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram": when, or how sure
                 elif piece in _NEEDS:
                     token = "p:p_must"  # "customers need a receipt", as "precisa" reads
                 if token == "p:p_must" and piece in _NEED_WORDS and out and out[-1] == "n":
@@ -810,10 +814,13 @@ CONDITIONAL: Final = "t:conditional"
 _TENSE_WORDS: Final[dict[str, str]] = {
     **dict.fromkeys("was were had did been usedto got gave took foi foram era eram tinha tinham tinhamos "
                     "costumava costumavam".split(), PAST),
-    **dict.fromkeys("will shall vai vao ira irao sera serao".split(), FUTURE),
+    **dict.fromkeys("will shall ira irao sera serao".split(), FUTURE),
     **dict.fromkeys("would deveria deveriam seria seriam".split(), CONDITIONAL),
     **dict.fromkeys("should ought".split(), "t:should"),
 }
+#: Portuguese "vai" / "vão": a future before an infinitive ("vai enviar"), else "goes".
+_GOING: Final = frozenset({"vai", "vao"})
+_INFINITIVE_RE: Final = re.compile(r"^[a-z]+(?:ar|er|ir)$")
 #: Portuguese verb endings of the past that no present has (the imperfect of -ar verbs, the
 #: preterite's third person singular; "-aram", "-eram" and "-iram" are also presents:
 #: "declaram", "esperam", "expiram"), and words with them that are no verbs' past ("estou").
@@ -1565,9 +1572,22 @@ def polarity(text: str) -> frozenset[tuple[str, bool]]:
 _NEGATING: Final = frozenset({"n", "r:without"})
 
 
+def negated_subjects(text: str) -> frozenset[str]:
+    """The content terms of `text` that stand before a negation in their phrase: what a
+    negated clause is said of ("drones" in "drones can't go in checked bags" and in "drones
+    are not allowed in checked bags"), whose own polarity depends on the verb's voice, not
+    on what the clause denies.
+    """
+    seq, passives, _ = _read(text)
+    found: set[str] = set()
+    _polarity(seq, _NEGATING, answers=True, passives=frozenset(at for at, _ in passives), subjects=found)
+    return frozenset(found)
+
+
 def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
               clause_wide: bool = True, answers: bool = False,
-              passives: frozenset[int] = frozenset()) -> frozenset[tuple[str, bool]]:
+              passives: frozenset[int] = frozenset(),
+              subjects: set[str] | None = None) -> frozenset[tuple[str, bool]]:
     """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
     negation bears on the rest of its phrase ("we do not offer a discount": offer and
     discount), a withdrawal on its whole clause ("Pix was discontinued"). With other
@@ -1603,6 +1623,8 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
                 continue
             phrase.append(token)
             if token in markers:
+                if subjects is not None and not negated:
+                    subjects.update(subject)
                 negated = True
             elif _is_content(token):
                 out.add((token, withdrawn or negated))

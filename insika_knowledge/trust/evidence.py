@@ -37,6 +37,7 @@ from insika_knowledge.analysis.structure import (
     FUTURE,
     content_terms,
     names,
+    negated_subjects,
     plain_word,
     polarity,
     tokens,
@@ -218,10 +219,13 @@ def _non(text: str) -> str:
 def polarity_agrees(claim: str, sentence: str) -> bool:
     """True when no term the two share is negated in one and asserted in the other (a
     term a text both asserts and negates, "ships only to Brazil; no international
-    shipping", takes no side).
+    shipping", takes no side; nor does what a negated clause of each is said of,
+    `negated_subjects`: "drones can't go in checked bags" states "drones are not allowed in
+    checked bags", though the passive's negation bears on its subject).
     """
     theirs, ours = _sides(sentence), _sides(claim)
-    return all(theirs[term] == negated for term, negated in ours.items() if term in theirs)
+    said_of = negated_subjects(_non(sentence)) & negated_subjects(_non(claim))
+    return all(theirs[term] == negated for term, negated in ours.items() if term in theirs and term not in said_of)
 
 
 def turns_down(claim: str, sentence: str) -> bool:
@@ -387,9 +391,20 @@ def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:
 
 
 def asserted(text: str) -> bool:
-    """True when customer `text` asserts rather than asks (a tag question asserts)."""
+    """True when customer `text` asserts rather than asks (a tag question asserts); a chat
+    question may leave out its mark ("yo can my drone go in my checked bag").
+    """
     folded = fold(text).rstrip()
-    return not folded.endswith("?") or TAG_QUESTION.search(folded) is not None
+    if folded.endswith("?"):
+        return TAG_QUESTION.search(folded) is not None
+    return _UNMARKED_QUESTION.match(folded) is None
+
+
+#: A message that opens as a question (after a greeting), with no question mark: chat.
+_UNMARKED_QUESTION: Final = re.compile(
+    r"^\W*(?:(?:yo|hi|hey|hello|oi|ola|opa|e ai|bom dia|boa tarde|boa noite)\W+)?"
+    r"(?:can|could|does|did|is|are|will|would|may|should|how|what|where|which|why"
+    r"|posso|pode|podem|da pra|tem como|quanto|onde|qual|quais|por que) ")
 
 
 def _values(text: str) -> set[str]:
