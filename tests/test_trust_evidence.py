@@ -571,3 +571,18 @@ def test_chat_answers_state_their_rule(asked: str, reply: str, claim: str, quote
     # and the rule's opposite is still turned down
     opposite = claim.replace("are not allowed", "are allowed").replace("não é permitido", "é permitido")
     assert assess(opposite, "policy", said(("user", asked), ("assistant", reply)), [quote]).quarantined
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    # a rule said of every thing of a kind, which the business said of a narrower one only
+    ("Free assembly\nEvery piece of furniture bought online gets free assembly.", True),
+    ("Montagem grátis\nQualquer móvel comprado no site tem montagem grátis.", True),
+    # said of what the business named, it is vouched for
+    ("Free assembly\nEvery wardrobe bought online gets free assembly in the capitals.", False),
+])
+def test_a_rule_of_every_thing_of_a_kind_needs_the_business_to_name_that_kind(claim: str, held: bool) -> None:
+    reply = "Free assembly applies to wardrobes bought online, in the capitals only."
+    if "móvel" in claim:
+        reply = "A montagem grátis vale para guarda-roupas comprados no site, nas capitais."
+    messages = said(("user", "Is assembly free for anything I buy online?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])

@@ -516,7 +516,9 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         found += _rest_of(claim, vouching, parts, {text for _, text in found})
     texts = [text for _, text in found]
     if found and values_found(claim, found) and covers(claim, texts):
-        if bound_elsewhere(claim, texts, [p.text for p in vouching]):
+        if not universal_said(claim, texts):
+            reasons.append("the quotes say it of something narrower")
+        elif bound_elsewhere(claim, texts, [p.text for p in vouching]):
             reasons.append("the business gives its subject another value")
         else:
             speakers = frozenset(speaker for speaker, _ in found)
@@ -524,6 +526,21 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     if found:
         reasons.append("the quotes do not carry the claim's values or subject")
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
+
+
+def universal_said(claim: str, texts: Sequence[str]) -> bool:
+    """True unless `claim`'s body says its rule of every thing of a kind ("Todo eletrodoméstico
+    comprado no site tem instalação grátis", "every", "any", "qualquer") and the vouching
+    `texts` never name that kind: they state it of something narrower ("A instalação grátis
+    vale para ar-condicionado split").
+    """
+    seq = tokens(claim.split("\n", 1)[-1])
+    for at, token in enumerate(seq):
+        if token == "p:p_all":
+            kind = next((t for t in seq[at + 1:] if plain_word(t)), None)
+            if kind is not None and not any(kind in content_terms(t) for t in texts):
+                return False
+    return True
 
 
 def bound_elsewhere(claim: str, texts: Sequence[str], vouching: Sequence[str]) -> bool:
