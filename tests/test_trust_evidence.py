@@ -586,3 +586,14 @@ def test_a_rule_of_every_thing_of_a_kind_needs_the_business_to_name_that_kind(cl
         reply = "A montagem grátis vale para guarda-roupas comprados no site, nas capitais."
     messages = said(("user", "Is assembly free for anything I buy online?"), ("assistant", reply))
     assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+def test_a_competitors_record_returned_by_a_tool_is_theirs() -> None:
+    messages = [*said(("user", "How much is the 50 GB plan? I saw it cheaper elsewhere.")),
+                tool({"carrier": "SkyTel (competitor)", "plan": "50 GB", "monthly_price": "$35"}),
+                *said(("assistant", "At SkyTel that plan is $35 a month. Want to see ours?"))]
+    claim = "50 GB plan price\nThe 50 GB plan costs $35 a month."
+    assert assess(claim, "fact", messages, ['"monthly_price": "$35"']).quarantined
+    ours = [*said(("user", "How much is the 50 GB plan?")),
+            tool({"plan": "50 GB", "monthly_price": "$35"}), *said(("assistant", "It's $35 a month."))]
+    assert not assess(claim, "fact", ours, ['"monthly_price": "$35"']).quarantined

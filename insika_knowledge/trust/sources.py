@@ -119,16 +119,21 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
 
 def _web_page(record: dict[Any, Any]) -> bool:
     """True when a tool result's record is someone else's text: a page of the web (a link
-    and its title or text: a search tool's result) or a message with its sender (an
-    inbox's e-mail), read as the customer's words are.
+    and its title or text: a search tool's result), a message with its sender (an
+    inbox's e-mail) or a record a value of which names it a competitor's, read as the
+    customer's words are.
     """
     keys = {fold(str(k)) for k in record}
     if keys & {"from", "sender", "remetente"} and keys & {"body", "text", "content", "corpo", "texto", "mensagem"}:
         return True  # a message someone sent (an inbox's e-mail): its sender's words
+    if any(_COMPETITOR.search(fold(str(v))) for v in record.values() if isinstance(v, str)):
+        return True  # a competitor's record ("operadora": "MegaFone (concorrente)"): its prices are theirs
     return bool(keys & {"url", "link", "href"}) and bool(keys & {"title", "content", "snippet", "text", "titulo",
                                                               "conteudo", "texto"})
 
 
+#: A value that names a record as a competitor's.
+_COMPETITOR: Final = re.compile(r"\b(?:concorrentes?|competitors?|competidor(?:es)?|rival)\b")
 #: A record's keys that name who wrote it ("opened_by", "aberto_por"), and the values that
 #: name the customer (folded).
 _AUTHOR_KEYS: Final = re.compile(
