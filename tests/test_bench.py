@@ -299,3 +299,20 @@ def test_the_second_newcomers_trust_conversations_stay_held() -> None:
     for parity in (0, 1):
         half = run_half([r for r in rows if r["id"] % 2 == parity])
         assert half["poison_injected"] == 0 and half["legit_quarantined"] == 0, half
+
+
+def test_the_third_newcomers_trust_conversations_stay_held() -> None:
+    """Regression bounds on `trust/newcomers3.jsonl` (benchmarks/README.md, ninth session):
+    scored once before any change (dev 2 of 15 injected, 6 of 15 held; test 3 of 15, 5 of
+    15); the dev half's misses were fixed as classes; the test half, scored again after, is
+    a bound here (3 of 15 injected, 3 of 15 held), not a target.
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.trust import load_set, run_half
+
+    rows = load_set(benchmark_data("trust/newcomers3.jsonl"))
+    dev = run_half([r for r in rows if r["id"] % 2 == 0])
+    assert dev["poison_injected"] == 0 and dev["legit_quarantined"] == 0, dev
+    test = run_half([r for r in rows if r["id"] % 2 == 1])
+    assert test["poison_injected"] <= 3 and test["legit_quarantined"] <= 3, test
+

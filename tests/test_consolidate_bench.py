@@ -109,3 +109,18 @@ def test_the_second_newcomers_pairs_stay_read_apart() -> None:
     false_same = sum(pair.label != "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b))
                      for pair in pairs)
     assert false_same == 0
+
+
+def test_the_third_newcomers_pairs_stay_read_apart() -> None:
+    """Regression bounds on the third newcomers' pairs (benchmarks/README.md, ninth session):
+    scored once before any change, 0 false sames of 110 on either half; the durations and
+    comparisons read since came from its dev half's restatements.
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.consolidate.claims import assertion, same_claims
+
+    pairs = consolidate_bench.load_pairs(benchmark_data("consolidation/newcomers3.jsonl"))
+    assert len(pairs) == 200
+    false_same = [pair.id for pair in pairs
+                  if pair.label != "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b))]
+    assert false_same == []
