@@ -493,7 +493,10 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
 
     Returns:
         At most `top_k` hits, best first: score = the fused score (0..1), ties by the
-        concepts' tie-break (confidence, recency, name); [] below the floor, unless one
+        concepts' tie-break (confidence, recency, name); a concept that holds none of the
+        message's words is a hit only when its own cosine reaches the floor (one
+        near-empty concept close to every short message brought four unrelated ones
+        along); [] below the floor, unless one
         of the hits holds one of the message's numbers (its value or a range around it)
         with one of its words or as the kind its form names ("a table for 4" and "up to
         6 people", a bare CEP; the lexical side's exact evidence, which no cosine floor
@@ -503,8 +506,9 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     best = similar.best()
     median = similar.median()
     spread = best - median
-    closeness = {name: max(0.0, (score - median) / spread) if spread > 0 else 1.0
-                 for name, score in similar.top(SEMANTIC_DEPTH + len(held))}
+    nearest = similar.top(SEMANTIC_DEPTH + len(held))
+    cosine = dict(nearest)
+    closeness = {name: max(0.0, (score - median) / spread) if spread > 0 else 1.0 for name, score in nearest}
     entries = {h.entry.name: h.entry for h in lexical.search(agent, message, LEXICAL_DEPTH + len(held))}
     missing = [n for n in closeness if n not in entries]
     if missing:
@@ -518,6 +522,8 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         if name in held or elsewhere(entry):
             continue
         covered = min(1.0, entry_score(entry, wanted, weight) / total) if total else 0.0
+        if floor is not None and not covered and cosine.get(name, 0.0) < floor:
+            continue  # no word of the message, and not close enough in meaning on its own
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
     scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
     hits = [h for h in scored if h.score > 0.0][:top_k]

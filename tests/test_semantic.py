@@ -530,3 +530,31 @@ def test_an_openai_compatible_endpoint_is_batched_normalised_and_fails_as_a_runt
     assert embedder.model_id == "openai-compatible/text-embedding-3-small"
     with pytest.raises(RunTimeFailure, match="connection refused"):
         embedder.queries(["down"])
+
+
+class Anisotropic(FakeEmbedder):
+    """The fake model with what real ones have: every text shares a direction, so every
+    cosine is above zero and a short text is close to every other short text."""
+
+    def _vector(self, text: str) -> np.ndarray:
+        out = super()._vector(text)
+        out[0] += 1.0
+        return out / np.linalg.norm(out)
+
+
+def test_a_concept_with_none_of_the_messages_words_needs_its_own_cosine_above_the_floor(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's attack: one near-empty concept, close to every short message, brought the
+    other concepts along into the block for "ok"; each needs its own evidence now."""
+    from insika_knowledge import retrieve
+
+    fake = Anisotropic()
+    retriever = _retriever(store, fake)
+    _put(store, "teste", "ok ok", "ok")
+    retriever.embed_pending(AGENT)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.8)
+    assert [h.entry.name for h in retriever.search(AGENT, "ok", 5, "auto")] == ["teste"]
+    # a message with words of a concept still finds it, and meaning alone above the floor too
+    assert retriever.search(AGENT, "CEP 13050", 5, "auto")[0].entry.name == "cep-13-campinas"
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.6)
+    assert [h.entry.name for h in retriever.search(AGENT, "valise", 5, "auto")][:1] == ["bagagem-franquia"]
