@@ -326,9 +326,9 @@ def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | N
     held = f" ({result.held} held in quarantine)" if result.held else ""
     click.echo(f"exported {result.concepts} concepts{held}{extra} to {'standard output' if out == '-' else out}",
                err=out == "-")
-    note = result.left_out_note()
-    if note is not None:
-        click.echo(note, err=True)
+    for note in (result.salvage_note(), result.left_out_note()):
+        if note is not None:
+            click.echo(note, err=True)
 
 
 @cli.command()

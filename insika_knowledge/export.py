@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import StorageCorrupt, UserError
 from insika_knowledge.memory import ConceptStore, StoredConcept
 from insika_knowledge.trust import held_because
 
@@ -67,6 +67,16 @@ class ExportResult:
     dropped_links: int = 0
     held: int = 0
     left_out: int = 0
+    salvaged_from: str = ""
+
+    def salvage_note(self) -> str | None:
+        """The line to tell a person when the current records could not be read (a damaged
+        file) and each concept's newest version was written instead, else None.
+        """
+        if not self.salvaged_from or self.salvaged_from == "concepts":
+            return None
+        return ("the file is damaged where the current records are kept: each concept was saved "
+                f"from its newest version ({self.salvaged_from})")
 
     def left_out_note(self) -> str | None:
         """The line to tell a person when held concepts were left out, else None."""
@@ -101,7 +111,7 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         raise UserError(f"unknown export format {fmt!r}: use {', '.join(FORMATS)}")
     folder = Path(out)
     _make_folder(folder, "--out ")
-    concepts = store.list_concepts(agent)
+    concepts, source = store.salvage(agent)
     if fmt == "md":
         kept, held = _split(concepts, include_held)
         files = []
@@ -111,12 +121,12 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
             path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
             _write_atomic(path, stored.markdown)
             files.append(path)
-        return ExportResult(files, len(kept), held=held, left_out=len(concepts) - len(kept))
+        return ExportResult(files, len(kept), held=held, left_out=len(concepts) - len(kept), salvaged_from=source)
     text, result = render(store, agent, fmt, include_held=include_held, concepts=concepts)
     path = folder / f"knowledge.{fmt}"
     _write_atomic(path, text)
     return ExportResult([path], result.concepts, result.edges, result.dropped_links, result.held,
-                        result.left_out)
+                        result.left_out, salvaged_from=source)
 
 
 def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool = False,
@@ -139,15 +149,18 @@ def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool =
     """
     if fmt not in FORMATS or fmt == "md":
         raise _one_file_only(fmt)
-    listed = store.list_concepts(agent) if concepts is None else concepts
+    listed, source = store.salvage(agent) if concepts is None else (concepts, "")
     kept, held = _split(listed, include_held or fmt not in HOLDING_BACK)
     holds: dict[str, Held] = {}
     for stored in kept:
-        why = store.quarantine_of(agent, stored.concept.name) if stored.quarantined else None
+        try:
+            why = store.quarantine_of(agent, stored.concept.name) if stored.quarantined else None
+        except StorageCorrupt:
+            why = None  # a salvaged record, its reason unreadable: still written as held
         if why is not None:
             holds[stored.concept.name] = Held(held_because(why.supported_by, why.markers), why.since)
     text, edges, dropped = document(kept, fmt, holds)
-    return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept))
+    return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept), salvaged_from=source)
 
 
 def _split(concepts: list[StoredConcept], include_held: bool) -> tuple[list[StoredConcept], int]:

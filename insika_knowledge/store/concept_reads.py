@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Final
 
 from insika_knowledge.concept import Concept, parse
-from insika_knowledge.errors import NotFound, UserError
+from insika_knowledge.errors import NotFound, StorageCorrupt, UserError
 from insika_knowledge.store.base import (
     Activity,
     ConceptPage,
@@ -73,6 +73,44 @@ class ConceptReads(NamingReads):
         """Every current concept of `agent`, by name."""
         return [row_to_stored(r) for r in self.rows(
             f"SELECT {CONCEPT_COLUMNS} FROM concepts WHERE agent = ? ORDER BY name", (agent,))]
+
+    def salvage(self, agent: str) -> tuple[list[StoredConcept], str]:
+        """What is still readable of `agent`'s current concepts in a damaged file:
+        ``(records, where they came from)``.
+
+        The ``concepts`` table first; when reading it fails (`StorageCorrupt`: a damaged
+        page), each concept's newest version in ``concept_versions``, which holds every
+        record as it was after each change (a name whose newest version is a delete is
+        left out, and one whose newest version is itself damaged is named as unreadable,
+        never replaced by an older one). When the ``quarantine`` table cannot be read
+        either, every salvaged record counts as held (never handed on as vouched for).
+
+        Raises:
+            StorageCorrupt: neither table can be read.
+        """
+        try:
+            return self.list_concepts(agent), "concepts"
+        except StorageCorrupt:
+            pass
+        newest: dict[str, tuple[int, str, str]] = {}
+        for name, version, reason, markdown in self.rows(
+                "SELECT name, version, reason, markdown FROM concept_versions WHERE agent = ?", (agent,)):
+            if isinstance(name, str) and isinstance(version, int) and (name not in newest or version > newest[name][0]):
+                newest[name] = (version, str(reason), markdown if isinstance(markdown, str) else "")
+        try:
+            held: set[str] | None = {r[0] for r in self.rows("SELECT name FROM quarantine WHERE agent = ?", (agent,))}
+        except StorageCorrupt:
+            held = None
+        out, lost = [], []
+        for name in sorted(newest):
+            version, reason, markdown = newest[name]
+            if reason == "delete":
+                continue
+            try:
+                out.append(StoredConcept(parse(markdown), version, 0, held is None or name in held))
+            except (UserError, TypeError, ValueError):
+                lost.append(name)  # its newest version is damaged too: an older one would be stale
+        return out, "concept_versions" + (f"; unreadable: {', '.join(lost)}" if lost else "")
 
     def names(self, agent: str) -> list[str]:
         """Names of the current concepts of `agent`, sorted."""
