@@ -195,12 +195,24 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     if config.resolved_model() is None:
         raise UserError("no model: pass --model (e.g. replay:PATH) or set INSIKA_UTILITY_MODEL")
     memory = open_memory(data_dir, base_url, database=database)
+    finished = 0
+
+    def advance(*args: Any, **kwargs: Any) -> None:
+        nonlocal finished
+        finished += 1
+        bar.advance(*args, **kwargs)
+
     try:
         with session_bar(agent, quiet=quiet) as bar:
             summary = run(
                 memory, agent, config, sessions_file, tenant=tenant, since=parse_since(since),
-                concurrency=concurrency, on_start=bar.start, on_progress=bar.advance,
+                concurrency=concurrency, on_start=bar.start, on_progress=advance,
             )
+    except KeyboardInterrupt:
+        click.echo(f"backfill {agent}: interrupted after {finished} session(s) of this run; what they "
+                   "learned is kept. Run the same command again to resume: finished sessions are skipped.",
+                   err=True)
+        raise SystemExit(130) from None
     finally:
         memory.close()
     print_summary(summary, sessions_file, verbose=verbose, quiet=quiet, echo=click.echo)

@@ -691,3 +691,22 @@ def test_a_sessions_file_with_a_byte_order_mark_reads_and_one_in_latin_1_names_t
     assert next(sessions).session_id == "s1"  # what came before is read
     with pytest.raises(UserError, match=r"latin\.jsonl:2: byte 66 of the line \(b'\\xe1'\) is not UTF-8"):
         next(sessions)
+
+
+def test_an_interrupted_backfill_says_what_is_kept_and_how_to_resume(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's Ctrl-C printed only "Aborted!" with exit 1, a run-time failure's code."""
+    import insika_knowledge.backfill as backfill_module
+
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(f"s{i}") for i in range(3)])
+    replay = _write_replay(tmp_path / "r.json", {})
+
+    def interrupted(*args: Any, on_progress: Any = None, **kwargs: Any) -> BackfillSummary:
+        on_progress("done")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(backfill_module, "backfill", interrupted)
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--data-dir", str(tmp_path / "data"), "--quiet")
+    assert result.exit_code == 130, result.output
+    assert "interrupted after 1 session(s)" in result.output and "Run the same command again" in result.output
