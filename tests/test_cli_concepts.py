@@ -178,6 +178,8 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     latin.write_bytes(AUTHORED.replace("Brasília", "Bras\udce9lia").encode("utf-8", "surrogateescape"))
     not_utf8 = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(latin))
     assert not_utf8.exit_code == 2 and "UTF-8" in not_utf8.output
+    line = AUTHORED[:AUTHORED.index("Brasília")].count("\n") + 1  # where the byte is, as backfill says it
+    assert f"latin.md:{line}: byte " in not_utf8.output and "b'\\xe9'" in not_utf8.output, not_utf8.output
     missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
     assert missing.exit_code == 2 and "none.md" in missing.output
     # Lines are counted in the author's file, not in the record with the defaults filled in.

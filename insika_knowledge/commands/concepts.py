@@ -206,7 +206,10 @@ def _read(file: str) -> str:
             raise UserError(f"{file} is over {most:,} bytes: a record is at most {RECORD_MAX:,} characters")
         return data.decode("utf-8")  # a byte-order mark and any line ends: read as `Memory.put` reads them
     except UnicodeDecodeError as exc:
-        raise UserError(f"{file} is not UTF-8 text: {exc.reason}") from None
+        line = exc.object[:exc.start].count(b"\n") + 1
+        column = exc.start - (exc.object.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise UserError(f"{file}:{line}: byte {column} of the line ({exc.object[exc.start:exc.start + 1]!r}) is not "
+                        "UTF-8; save the file as UTF-8 (it looks like Latin-1 or Windows-1252)") from None
     except OSError as exc:
         raise UserError(f"cannot read {file}: {exc.strerror or exc}") from None
 
