@@ -85,6 +85,8 @@ def check_times(concept: Concept) -> Concept:
         ConceptFormatError: ``updated_at`` is earlier than ``created_at`` (field named).
     """
     if concept.updated_at < concept.created_at:
-        raise ConceptFormatError(f"{concept.updated_at} is earlier than created_at {concept.created_at}",
-                                 field="updated_at")
+        raise ConceptFormatError(
+            f"{concept.updated_at} is earlier than created_at {concept.created_at}: a record is never "
+            "updated before it was created (an updated_at the record leaves out is the time of the put; "
+            "check created_at too)", field="updated_at")
     return concept
