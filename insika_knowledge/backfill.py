@@ -169,8 +169,8 @@ def backfill(
         The summary; the ``knowledge_backfilled`` event has already fired.
 
     Raises:
-        UserError: the file is missing or malformed (before anything is written),
-            `concurrency` < 1, or the model spec is unusable.
+        UserError: the file is missing or malformed, or gives one session twice (before
+            anything is written), `concurrency` < 1, or the model spec is unusable.
     """
     if concurrency < 1:
         raise UserError("--concurrency must be at least 1")
@@ -178,6 +178,12 @@ def backfill(
         sessions = list(read_sessions(os.fspath(sessions_path)))  # malformed input fails before any write
     except UnicodeDecodeError as exc:
         raise UserError(f"sessions file {sessions_path} is not UTF-8 text: {exc.reason}") from None
+    first: dict[str, int] = {}
+    for session in sessions:  # a session is learned once: one given twice is a mistake in the file
+        if session.session_id in first:
+            raise UserError(f"{os.fspath(sessions_path)}:{session.line}: session_id {session.session_id!r} is "
+                            f"also on line {first[session.session_id]}; each session appears once")
+        first[session.session_id] = session.line
     chosen = model if model is not None else memory.model(config.resolved_model())
     check = getattr(chosen, "check", None)
     if callable(check):

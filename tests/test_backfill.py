@@ -710,3 +710,13 @@ def test_an_interrupted_backfill_says_what_is_kept_and_how_to_resume(tmp_path: P
                   "--data-dir", str(tmp_path / "data"), "--quiet")
     assert result.exit_code == 130, result.output
     assert "interrupted after 1 session(s)" in result.output and "Run the same command again" in result.output
+
+
+def test_a_session_given_twice_is_a_mistake_named_before_anything_is_written(tmp_path: Path) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2"), _session("s1")])
+    replay = _write_replay(tmp_path / "r.json", {})
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--data-dir", str(tmp_path / "data"), "--quiet")
+    assert result.exit_code == 2, result.output
+    assert "s.jsonl:3: session_id 's1' is also on line 1" in result.output
+    assert not (tmp_path / "data").exists() or not list((tmp_path / "data").glob("*.db"))
