@@ -76,7 +76,7 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
                     "UTF-8; save the file as UTF-8 (it looks like Latin-1 or Windows-1252)") from None
             if not line.strip():
                 continue
-            yield parse_session(line, where=f"{source}:{number}", line=number)
+            yield parse_session(line.rstrip("\r\n"), where=f"{source}:{number}", line=number)  # its end: a column
 
 
 def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Session:

@@ -720,3 +720,13 @@ def test_a_session_given_twice_is_a_mistake_named_before_anything_is_written(tmp
     assert result.exit_code == 2, result.output
     assert "s.jsonl:3: session_id 's1' is also on line 1" in result.output
     assert not (tmp_path / "data").exists() or not list((tmp_path / "data").glob("*.db"))
+
+
+def test_a_line_cut_short_names_one_line_and_its_column(tmp_path: Path) -> None:
+    """A newcomer read "bad.jsonl:2: not JSON (... at line 2, column 1)": two lines in one message."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"session_id": "a", "messages": []}\n{"session_id": "b",\n', encoding="utf-8")
+    result = _run("--agent", AGENT, "--sessions", str(bad), "--model", "replay:/nonexistent.json",
+                  "--data-dir", str(tmp_path / "data"))
+    assert result.exit_code == 2 and f"{bad}:2: not JSON" in result.output, result.output
+    assert "at column 20" in result.output and "line 2," not in result.output
