@@ -86,7 +86,20 @@ class KnowledgeGroup(click.Group):
     """The command group: turns an `InsikaError` from any command below it into an exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the chosen command; an `InsikaError` becomes its message and `exit_code`."""
+        """Run the chosen command; an `InsikaError` becomes its message and `exit_code`.
+
+        An argument with bytes that are not UTF-8 (the shell passes them as surrogates) is a
+        usage mistake naming that argument, before any command reads it.
+        """
+        protected = getattr(ctx, "_protected_args", None)  # click >= 8.2; `protected_args` before
+        if protected is None:
+            protected = ctx.protected_args
+        for arg in [*protected, *ctx.args]:
+            at = next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)
+            if at is not None:
+                raw = arg.encode("utf-8", "surrogateescape")
+                raise _Mistake(f"the argument {raw!r} is not UTF-8 text (character {at + 1}); "
+                               "pass text in UTF-8")
         try:
             return super().invoke(ctx)
         except InsikaError as exc:

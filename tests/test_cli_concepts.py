@@ -305,3 +305,14 @@ def test_put_reads_at_most_what_a_record_can_hold_and_takes_a_bom_and_cr_ends(da
     memory = Memory(data_dir)
     assert {"bom-one", "cr-one"} <= {s.concept.name for s in memory.store("default").list_concepts(AGENT)}
     memory.close()
+
+
+@pytest.mark.parametrize("args", [["search", "--agent", AGENT, "pre\udce7o"], ["show", "--agent", AGENT, "x\udcff"],
+                                  ["list", "--agent", AGENT, "--data-dir", "/tmp/d\udcff"]])
+def test_an_argument_that_is_not_utf8_is_named(args: list[str]) -> None:
+    """A newcomer's report: `search` took such bytes silently, `show` failed without saying
+    which argument, and --data-dir showed a surrogate."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    bad = next(a for a in args if any("\udc80" <= ch <= "\udcff" for ch in a))
+    assert f"the argument {bad.encode('utf-8', 'surrogateescape')!r} is not UTF-8 text" in result.output
