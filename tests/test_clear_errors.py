@@ -126,3 +126,24 @@ def test_export_saves_a_damaged_files_concepts_from_their_newest_versions(tmp_pa
     if "c-1" in written:
         assert "second text 1" in (tmp_path / "out" / "c-1.md").read_text()
     assert "newest version" in result.output and "held in quarantine not exported" in result.output
+
+
+def test_an_unknown_provider_is_the_turns_outcome_and_nothing_is_printed(tmp_path: Path) -> None:
+    """A newcomer's report: instructor's own ERROR log line was printed beside the outcome
+    (in a process with no logging set up, as a script is: pytest's capture would hide it)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from insika_knowledge import Memory\n"
+        "m = Memory(sys.argv[1])\n"
+        "r = m.learn([{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'Free returns.'}],\n"
+        "            agent='a', session_id='s1', model='nosuchprovider/foo')\n"
+        "m.close()\n"
+        "print(r.outcome)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "data")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "model_error", done.stderr
+    assert "Error initializing" not in done.stderr, done.stderr

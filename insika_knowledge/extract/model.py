@@ -14,6 +14,7 @@ user of instructor.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.extract.prompt import extraction_messages, merge_messages
+
+# instructor logs each failed model call at ERROR, which Python prints when the application
+# set no logging up ("Error initializing nosuchprovider client..."), beside the outcome the
+# memory returns for it. A handler that drops them stops that print only: an application's
+# own logging still receives them (they propagate).
+logging.getLogger("instructor").addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
