@@ -458,8 +458,13 @@ _RESOLVERS: Final = yaml.SafeLoader.yaml_implicit_resolvers
 
 
 def _plain_is_safe_by_yaml(text: str) -> bool:
-    """`_plain_is_safe` by loading ``k: <text>`` with PyYAML (the reference; slow, pure Python)."""
+    """`_plain_is_safe` by loading ``k: <text>`` with PyYAML (the reference; slow, pure Python),
+    and what a YAML 1.2 reader types too (`_CORE_SCHEMA_RE`: ``09`` is the integer 9 there,
+    text for PyYAML's YAML 1.1).
+    """
     if not _PLAIN_OK.fullmatch(text) or ": " in text or " #" in text or text.endswith(":"):
+        return False
+    if _CORE_SCHEMA_RE.fullmatch(text):
         return False
     try:
         # The full YAML 1.1 resolvers (ints, floats, bools, null, timestamps): anything

@@ -23,6 +23,7 @@ TRICKY = ("aZ09 .,;:()/%+=_'\"!?&$@*-#\t\n\r~<>|[]{}`\\^"
 @example("ends with space ")
 @example("Null")
 @example("=")
+@example("09")  # an integer to a YAML 1.2 reader, text to PyYAML: quoted either way
 def test_the_fast_plain_scalar_check_decides_as_yaml_load_does(text: str) -> None:
     assert concept._plain_is_safe(text) == concept._plain_is_safe_by_yaml(text)
 
