@@ -523,7 +523,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         else:
             speakers = frozenset(speaker for speaker, _ in found)
             return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
-    if found:
+    elif found:
         reasons.append("the quotes do not carry the claim's values or subject")
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
 
