@@ -21,7 +21,7 @@ import re
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.analysis.text import terms
+from insika_knowledge.analysis.text import NEGATIONS, terms
 
 #: Characters of a user message that are analysed (the rest is left out).
 MESSAGE_CHARS: Final = 2000
@@ -49,9 +49,13 @@ _NOT_ASKING_RE: Final = re.compile(r"(?:ed|ing|ings|ion|ions|ment|ments)$")
 _WORD_RE: Final = re.compile(r"[^\W\d_]+")
 
 
-#: A negation (English and Portuguese): the words after it in its clause are refused, not asked.
+#: A negation: the analyser's words (`analysis.text.NEGATIONS`, "não" as written), "no
+#: longer", "n't" and its apostrophe-less chat forms; the words after it in its clause are
+#: refused, not asked. Not a bare "no": "No, please cancel it" asks.
+_NEGATION_WORDS: Final = sorted((NEGATIONS - {"no"}) | {"não", "no longer", "dont", "doesnt", "didnt", "wont", "cant"},
+                                key=len, reverse=True)
 _NEGATION_RE: Final = re.compile(
-    r"(?<![\w'’])(?:not|never|no\s+longer|nao|não|nunca|nem|dont|doesnt|didnt|wont|cant|cannot)(?![\w'’])"
+    r"(?<![\w'’])(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in _NEGATION_WORDS) + r")(?![\w'’])"
     r"|n['’]t(?!\w)", re.IGNORECASE)
 #: Where a negation's clause ends: a sentence or phrase mark, or a word that turns to another
 #: clause ("but", "instead", "mas"...).
