@@ -1572,6 +1572,7 @@ def polarity(text: str) -> frozenset[tuple[str, bool]]:
 _NEGATING: Final = frozenset({"n", "r:without"})
 
 
+@lru_cache(maxsize=8192)
 def negated_subjects(text: str) -> frozenset[str]:
     """The content terms of `text` that stand before a negation in their phrase: what a
     negated clause is said of ("drones" in "drones can't go in checked bags" and in "drones

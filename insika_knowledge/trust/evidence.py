@@ -224,8 +224,8 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
     checked bags", though the passive's negation bears on its subject).
     """
     theirs, ours = _sides(sentence), _sides(claim)
-    said_of = negated_subjects(_non(sentence)) & negated_subjects(_non(claim))
-    return all(theirs[term] == negated for term, negated in ours.items() if term in theirs and term not in said_of)
+    opposed = {term for term, negated in ours.items() if term in theirs and theirs[term] != negated}
+    return not opposed or opposed <= negated_subjects(_non(sentence)) & negated_subjects(_non(claim))
 
 
 def turns_down(claim: str, sentence: str) -> bool:
@@ -295,7 +295,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
 _LEAD_LABEL: Final = re.compile(r"^\W*[^\W\d_]+:\s+")
 #: A field's label inside a record ("..., delivered: 2025-04-02, return eligible until: ...",
 #: as `trust.sources` writes a structured tool result): a key, not a verb in a tense.
-_FIELD_LABEL: Final = re.compile(r"(?:(?<=^)|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3}:\s")
+_FIELD_LABEL: Final = re.compile(r"(?:^|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3}:\s")
 
 
 def _tenses(text: str) -> frozenset[str]:
@@ -575,9 +575,10 @@ def _as_written(evidence: Sequence[str], parts: Sequence[Piece]) -> list[str]:
     model copied the record as the tool returned it.
     """
     out: list[str] = []
-    texts = [normalised(p.text) for p in parts]
+    texts: list[str] = []
     for quote in map(str, evidence):
         fields = _QUOTED_FIELD.findall(quote)
+        texts = texts or ([normalised(p.text) for p in parts] if fields else [])
         if not fields or any(normalised(quote) in t for t in texts):
             out.append(quote)
             continue

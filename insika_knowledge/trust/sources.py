@@ -117,7 +117,7 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
         ("customer", line) for line, own in zip(lines, theirs, strict=True) if own]
 
 
-def _web_page(record: dict[Any, Any]) -> bool:
+def _someone_elses(record: dict[Any, Any]) -> bool:
     """True when a tool result's record is someone else's text: a page of the web (a link
     and its title or text: a search tool's result), a message with its sender (an
     inbox's e-mail) or a record a value of which names it a competitor's, read as the
@@ -191,7 +191,7 @@ def _customer_field(key: str, value: Any) -> bool:
 
 def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
     if isinstance(value, dict):
-        customer = customer or _web_page(value)
+        customer = customer or _someone_elses(value)
         theirs = _keyed(value, _AUTHOR_KEYS, _CUSTOMER_AUTHOR)
         ours = not customer and _keyed(value, _LOOKUP_KEYS, _OWN_RULES)
         for k, v in value.items():
