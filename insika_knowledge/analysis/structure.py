@@ -315,7 +315,7 @@ def _dates(text: str, lang: str = "pt") -> list[_Span]:
         if not any(s.start < match.end() and match.start() < s.end for s in found):
             day_name = re.split(r"[- ]", match.group("wd"))[0]
             found.append(_Span(match.start(), match.end(), f"d:wd{_WEEKDAYS[day_name]}"))
-    if _SHORT_DAY_HINT.search(text):
+    if _SHORT_DAY_RE.search(text):
         for run in _DAY_LIST_RE.finditer(text):
             for match in _SHORT_DAY_RE.finditer(text, run.start(), run.end()):
                 if not any(s.start < match.end() and match.start() < s.end for s in found):
@@ -326,11 +326,11 @@ def _dates(text: str, lang: str = "pt") -> list[_Span]:
 #: Portuguese weekdays by their three letters ("seg, ter, qua e qui"): days only in a list of
 #: days (alone, "ter" is "to have", "sex" and "dom" other words).
 _SHORT_DAYS: Final[dict[str, int]] = {d: i for i, d in enumerate("seg ter qua qui sex sab dom".split(), 1)}
-_SHORT_DAY: Final = r"\b(seg|ter|qua|qui|sex|sab|dom)\b\.?"
-_ANY_DAY: Final = (r"(?:\b(?:seg|ter|qua|qui|sex|sab|dom)\b\.?|\b(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira)?\b"
-                   r"|\b(?:sabado|domingo)\b)")
+_SHORT_DAY: Final = r"\b(" + "|".join(_SHORT_DAYS) + r")\b\.?"
 _SHORT_DAY_RE: Final = re.compile(_SHORT_DAY)
-_SHORT_DAY_HINT: Final = re.compile(r"\b(?:seg|ter|qua|qui|sex|sab|dom)\b")
+#: A Portuguese day in a list: its three letters or its name (`_WEEKDAY_RE`'s).
+_ANY_DAY: Final = (r"(?:" + _SHORT_DAY + r"|\b(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira)?\b"
+                   r"|\b(?:sabado|domingo)\b)")
 #: Two or more days joined by commas, "e", "a", "ou", "até", "-" or "/".
 _DAY_LIST_RE: Final = re.compile(_ANY_DAY + r"(?:\s*(?:,|/|-|\b(?:e|a|ou|ate)\b)\s*" + _ANY_DAY + ")+")
 
