@@ -98,7 +98,7 @@ class ConceptReads(NamingReads):
             if isinstance(name, str) and isinstance(version, int) and (name not in newest or version > newest[name][0]):
                 newest[name] = (version, str(reason), markdown if isinstance(markdown, str) else "")
         try:
-            held: set[str] | None = {r[0] for r in self.rows("SELECT name FROM quarantine WHERE agent = ?", (agent,))}
+            held: frozenset[str] | None = self.quarantined_names(agent)
         except StorageCorrupt:
             held = None
         out, lost = [], []
@@ -108,7 +108,7 @@ class ConceptReads(NamingReads):
                 continue
             try:
                 out.append(StoredConcept(parse(markdown), version, 0, held is None or name in held))
-            except (UserError, TypeError, ValueError):
+            except UserError:
                 lost.append(name)  # its newest version is damaged too: an older one would be stale
         return out, "concept_versions" + (f"; unreadable: {', '.join(lost)}" if lost else "")
 
