@@ -150,12 +150,8 @@ config_option = click.option(
 @click.version_option(__version__, prog_name="insika-knowledge")
 def cli() -> None:
     """A memory that learns durable concepts from an agent's own conversations."""
-    # instructor logs each failed model call at ERROR, and Python prints that with no
-    # logging set up; the commands report every failure themselves, in one line or as a
-    # turn's outcome. A level set by the user is kept.
-    quiet = logging.getLogger("instructor")
-    if quiet.level == logging.NOTSET:
-        quiet.setLevel(logging.CRITICAL)
+    # instructor's own ERROR lines are dropped where the models are built
+    # (`insika_knowledge.extract.model`): the commands report every failure themselves.
 
 
 @cli.command()

@@ -90,3 +90,16 @@ def _place(text: str, pos: int) -> str:
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
     return f"column {column}" if line == 1 else f"line {line}, column {column}"
+
+
+def not_utf8(where: str, exc: UnicodeDecodeError, first_line: int = 1) -> UserError:
+    """The error for bytes that are not UTF-8: ``WHERE:LINE: byte C of the line (b'\\xe9')
+    is not UTF-8 ...``, the line and byte counted in the bytes `exc` decoded (a whole file,
+    or the lines of it from `first_line` on).
+    """
+    data = exc.object
+    line = data.count(b"\n", 0, exc.start) + first_line
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return UserError(f"{where}:{line}: byte {column} of the line ({data[exc.start:exc.start + 1]!r}) is not UTF-8; "
+                     "save the file as UTF-8 (it looks like Latin-1 or Windows-1252)")
+

@@ -23,7 +23,7 @@ from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import AgentSpec as AgentSpec  # re-exported: the hook types
 from insika_knowledge.hookspecs import Turn as Turn
 from insika_knowledge.ids import session_id_problem
-from insika_knowledge.readers import parse_json
+from insika_knowledge.readers import not_utf8, parse_json
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -71,9 +71,7 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise UserError(
-                    f"{source}:{number}: byte {exc.start + 1} of the line ({raw[exc.start:exc.start + 1]!r}) is not "
-                    "UTF-8; save the file as UTF-8 (it looks like Latin-1 or Windows-1252)") from None
+                raise not_utf8(str(source), exc, first_line=number) from None
             if not line.strip():
                 continue
             yield parse_session(line.rstrip("\r\n"), where=f"{source}:{number}", line=number)  # its end: a column

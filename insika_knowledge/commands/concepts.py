@@ -28,6 +28,7 @@ from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
 from insika_knowledge.memory import PossibleDuplicate
+from insika_knowledge.readers import not_utf8
 
 #: Who a command-line write names in the concept's history.
 CLI_ACTOR: Final = "cli"
@@ -206,10 +207,7 @@ def _read(file: str) -> str:
             raise UserError(f"{file} is over {most:,} bytes: a record is at most {RECORD_MAX:,} characters")
         return data.decode("utf-8")  # a byte-order mark and any line ends: read as `Memory.put` reads them
     except UnicodeDecodeError as exc:
-        line = exc.object[:exc.start].count(b"\n") + 1
-        column = exc.start - (exc.object.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise UserError(f"{file}:{line}: byte {column} of the line ({exc.object[exc.start:exc.start + 1]!r}) is not "
-                        "UTF-8; save the file as UTF-8 (it looks like Latin-1 or Windows-1252)") from None
+        raise not_utf8(file, exc) from None
     except OSError as exc:
         raise UserError(f"cannot read {file}: {exc.strerror or exc}") from None
 
