@@ -4,7 +4,8 @@ Each session is extracted as one turn (turn id ``session``) from its whole trans
 A session already extracted successfully is skipped, so a re-run only retries what
 failed or is new; one failing session never stops the others. The model is checked
 once before any session runs (an unusable provider is a `UserError`, not one error per
-session). The run ends with a ``knowledge_backfilled`` event.
+session), and a session with nothing said in it is ``empty`` without one. The run ends
+with a ``knowledge_backfilled`` event.
 
 A rate-limited model (HTTP 429) is waited for, not hammered: the session is tried
 again after the provider's ``Retry-After``, or after an exponential back-off with full
@@ -47,7 +48,10 @@ RATE_LIMIT_MAX_WAIT_S: Final = 300.0
 
 @dataclass
 class SessionStatus:
-    """One session's result: ``done``, ``skipped`` (already done), ``before-since``, or a failure kind."""
+    """One session's result: ``done``, ``skipped`` (already done), ``before-since``, ``empty``
+    (no message holds text once the system prompt is left out: the model is not called), or
+    a failure kind.
+    """
 
     session_id: str
     status: str
@@ -262,6 +266,9 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
     if since is not None and started is not None and started < since:
         return SessionStatus(session.session_id, "before-since")
     try:
+        conversation = _conversation(session.messages)
+        if not any(message_text(m).strip() for m in conversation):
+            return SessionStatus(session.session_id, "empty")  # nothing said: nothing to learn, no model call
         previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
         if previous is not None and previous.outcome == "ok":
             return SessionStatus(session.session_id, "skipped")
@@ -271,7 +278,7 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
             attempt += 1
             report = memory.learn_turn(
                 agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
-                messages=_conversation(session.messages), tenant=tenant, model=model,
+                messages=conversation, tenant=tenant, model=model,
                 withheld=[message_text(m) for m in session.messages if m.get("role") == "system"],
             )
             if report.outcome != "model_rate_limited" or not gate.pause(attempt, report.retry_after_s):

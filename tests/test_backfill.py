@@ -730,3 +730,30 @@ def test_a_line_cut_short_names_one_line_and_its_column(tmp_path: Path) -> None:
                   "--data-dir", str(tmp_path / "data"))
     assert result.exit_code == 2 and f"{bad}:2: not JSON" in result.output, result.output
     assert "at column 20" in result.output and "line 2," not in result.output
+
+
+def test_a_session_with_nothing_said_is_empty_without_a_model_call(tmp_path: Path) -> None:
+    blank = {**_session("blank"), "messages": [{"role": "system", "content": "You are a support agent."},
+                                               {"role": "user", "content": "  "}]}
+    calls: list[str] = []
+
+    class Counting:
+        def propose(self, request: Any) -> list[Any]:
+            calls.append(request.session_id)
+            return [_candidate("kept-fact", "Seats can be chosen at booking.")]
+
+        def merge(self, request: Any) -> Any:
+            raise NotImplementedError
+
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [{**_session("none"), "messages": []}, blank, _session("said")])
+    replay = _write_replay(tmp_path / "r.json", {})
+    summary, recorder = _api_run(tmp_path / "data", sessions, replay, model=Counting())
+    assert _by_id(summary) == {"none": "empty", "blank": "empty", "said": "done"}
+    assert calls == ["said"]
+    assert not summary.unfinished
+    [event] = recorder.named("knowledge_backfilled")
+    assert event["sessions"] == 1
+    result = _run("--data-dir", str(tmp_path / "cli"), "--agent", AGENT, "--sessions", str(sessions),
+                  "--model", f"replay:{replay}", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert _summary(result.output)[1] == {"empty": 2, "model_empty": 1}
