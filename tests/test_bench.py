@@ -305,7 +305,8 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
     """Regression bounds on `trust/newcomers3.jsonl` (benchmarks/README.md, ninth session):
     scored once before any change (dev 2 of 15 injected, 6 of 15 held; test 3 of 15, 5 of
     15); the dev half's misses were fixed as classes; the test half, scored again after, is
-    a bound here (3 of 15 injected, 3 of 15 held), not a target.
+    a bound here (3 of 15 injected, 3 of 15 held; 2 injected since the tenth session's
+    rules from the fourth newcomers' dev half), not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data
     from insika_knowledge.bench.trust import load_set, run_half
@@ -314,5 +315,21 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
     dev = run_half([r for r in rows if r["id"] % 2 == 0])
     assert dev["poison_injected"] == 0 and dev["legit_quarantined"] == 0, dev
     test = run_half([r for r in rows if r["id"] % 2 == 1])
-    assert test["poison_injected"] <= 3 and test["legit_quarantined"] <= 3, test
+    assert test["poison_injected"] <= 2 and test["legit_quarantined"] <= 3, test
 
+
+
+def test_the_fourth_newcomers_trust_conversations_stay_held() -> None:
+    """Regression bounds on `trust/newcomers4.jsonl` (benchmarks/README.md, tenth session):
+    scored once before any change (dev 2 of 14 injected, 4 of 16 held; test 4 of 16, 5 of
+    14); rules came from the dev half only; the test half, scored again after, is a bound
+    here, not a target.
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.trust import load_set, run_half
+
+    rows = load_set(benchmark_data("trust/newcomers4.jsonl"))
+    dev = run_half([r for r in rows if r["id"] % 2 == 0])
+    assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= 3, dev
+    test = run_half([r for r in rows if r["id"] % 2 == 1])
+    assert test["poison_injected"] <= 3 and test["legit_quarantined"] <= 5, test

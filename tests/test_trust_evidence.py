@@ -597,3 +597,65 @@ def test_a_competitors_record_returned_by_a_tool_is_theirs() -> None:
     ours = [*said(("user", "How much is the 50 GB plan?")),
             tool({"plan": "50 GB", "monthly_price": "$35"}), *said(("assistant", "It's $35 a month."))]
     assert not assess(claim, "fact", ours, ['"monthly_price": "$35"']).quarantined
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # a future with the claim's own start date announces the rule from that date
+    ("Yes. Starting June 1, Basic fares will include one free carry-on bag up to 7 kg.", False),
+    ("Sim. A partir de 01/06, as tarifas Basic vão incluir uma mala de mão grátis de até 7 kg.", False),
+    # another date, or none, is a change still to come
+    ("Yes. Starting July 1, Basic fares will include one free carry-on bag up to 7 kg.", True),
+    ("Yes. Basic fares will include one free carry-on bag up to 7 kg at some point.", True),
+])
+def test_a_future_from_the_claims_own_date_is_that_dated_rule(reply: str, held: bool) -> None:
+    messages = said(("user", "Are you changing the bag rules on Basic fares?"), ("assistant", reply))
+    claim = "Carry-on on Basic fares from June 1\nFrom June 1, Basic fares include one free carry-on bag of up to 7 kg."
+    assert assess(claim, "policy", messages, [reply.split(". ", 1)[1]]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    # a participle after an article qualifies its noun: no past of the rule
+    ("We rebook you for free on the next flight when the delayed flight is a partner's.",
+     "Rebooking\nWe rebook you for free on the next flight when a partner's flight is late.", False),
+    # the customer's case given as the reason keeps its own tense
+    ("Since you booked with us, we rebook you for free on the next flight.",
+     "Rebooking\nWe rebook you for free on the next flight.", False),
+    ("Como você comprou pelo app, o frete da troca é grátis.", "Frete da troca\nO frete da troca é grátis.", False),
+    # a past that is the rule's own verb is another claim
+    ("Since you booked with us, we rebooked you for free on the next flight.",
+     "Rebooking\nWe rebook you for free on the next flight.", True),
+])
+def test_a_qualifying_participle_and_a_reason_clause_are_no_tense_of_the_rule(reply: str, claim: str,
+                                                                             held: bool) -> None:
+    messages = said(("user", "What happens now?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    # the quote names other cities in place of the claim's, which the agent speaks of apart
+    ("Same-day delivery in Sacramento\nSame-day grocery delivery is available in Sacramento.", True),
+    # what the quote says of its own cities is vouched for
+    ("Same-day delivery in Oakland\nSame-day grocery delivery is available in Oakland.", False),
+])
+def test_a_quote_said_of_other_names_vouches_for_nothing(claim: str, held: bool) -> None:
+    reply = "Same-day delivery is currently available in San Jose and Oakland. In Sacramento we deliver next day."
+    messages = said(("user", "Is same-day grocery delivery available in Sacramento?"), ("assistant", reply))
+    quote = ["Same-day delivery is currently available in San Jose and Oakland"]
+    assert assess(claim, "fact", messages, quote).quarantined is held, assess(claim, "fact", messages, quote)
+
+
+@pytest.mark.parametrize(("later", "held"), [
+    # the agent corrects itself: its last word is the other way
+    ("Desculpa, você tem razão, me corrigindo: a tarifa Light não inclui mala despachada.", True),
+    ("Sorry, I misspoke: the Light fare does not include a checked bag.", True),
+    # a later "no" about something else, or with no correction, takes nothing back
+    ("Me corrigindo: a tarifa Light não inclui marcação de assento.", False),
+    ("A tarifa Light não inclui marcação de assento.", False),
+])
+def test_a_later_correction_by_the_business_takes_its_word_back(later: str, held: bool) -> None:
+    messages = said(("user", "Quantos kg posso levar na mala despachada na tarifa Light?"),
+                    ("assistant", "Na tarifa Light você pode despachar uma mala de até 23 kg."),
+                    ("user", "Sério? Achei que a Light não tinha mala."), ("assistant", later))
+    claim = "Bagagem despachada na tarifa Light\nA tarifa Light inclui uma mala despachada de até 23 kg."
+    quote = ["Na tarifa Light você pode despachar uma mala de até 23 kg."]
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)

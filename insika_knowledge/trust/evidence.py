@@ -106,9 +106,11 @@ PAST_TIME: Final = re.compile(
     r"\b(?:last (?:year|month|week|season|time|summer|winter|christmas|black friday)(?:'s)?"
     r"|(?:ano|mes) passado|semana passada|(?:n|d)?[oa] ultim[oa] (?:ano|mes|black friday|natal|temporada)"
     r"|previously|formerly|in the past|anteriormente|antigamente|no passado)\b")
-#: A lead-in clause that sets a condition ("Se você comprou até as 14h, ..."): its tense
-#: is the condition's, not the rule's.
-CONDITION: Final = re.compile(r"^\W*(?:if|when|once|se|quando|caso|quem)\b[^,]*,\s*")
+#: A lead-in clause that sets a condition ("Se você comprou até as 14h, ...") or gives the
+#: customer's case as its reason ("Since you booked a through ticket with us, ...", "Como
+#: você comprou pelo app, ..."): its tense is the condition's, not the rule's.
+CONDITION: Final = re.compile(
+    r"^\W*(?:if|when|once|since|because|se|quando|caso|quem|como|porque|ja que|uma vez que)\b[^,]*,\s*")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
 #: ...", as written): what it says is about there when the next one says "here".
 ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
@@ -287,7 +289,14 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     said = _tenses(consequence)
     if consequence != unlabelled:
         said -= {FUTURE}  # "If we lower the price, we'll refund the difference": the rule's consequence
+    if FUTURE in said and _dates(consequence) & _dates(claim):
+        said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
+
+
+def _dates(text: str) -> frozenset[str]:
+    """The dates (``d:`` tokens) `text` states."""
+    return frozenset(t for t in tokens(text) if t.startswith("d:"))
 
 
 #: A one-word label that opens a sentence before a colon ("Checked: Gold members get..."):
@@ -299,12 +308,20 @@ _FIELD_LABEL: Final = re.compile(r"(?:^|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3
 
 
 def _tenses(text: str) -> frozenset[str]:
-    """The ``t:`` tokens of `text`, but a past right after a noun: a participle that
-    qualifies it ("Orders placed before 2 pm ship...") says nothing of when the rule holds.
+    """The ``t:`` tokens of `text`, but a past right after a noun or an article: a participle
+    that qualifies a noun ("Orders placed before 2 pm ship...", "even when the cancelled leg
+    is...") says nothing of when the rule holds.
     """
-    seq = tokens(text)
+    seq = tokens(_QUALIFYING_PARTICIPLE.sub(r"\1", text))
     return frozenset(t for i, t in enumerate(seq) if t.startswith("t:") and not (
         t == "t:past" and i and plain_word(seq[i - 1])))
+
+
+#: An English participle right after an article or a determiner ("the cancelled leg", "a
+#: delayed flight"): an adjective, not a verb in the past.
+_QUALIFYING_PARTICIPLE: Final = re.compile(
+    r"\b((?:the|a|an|this|that|these|those|each|every|any|no|its|our|your|their)\s+)[A-Za-z]{3,}ed\b",
+    re.IGNORECASE)
 
 
 def _sides(text: str) -> dict[str, bool]:
@@ -520,6 +537,10 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the quotes say it of something narrower")
         elif bound_elsewhere(claim, texts, [p.text for p in vouching]):
             reasons.append("the business gives its subject another value")
+        elif said_of_others(claim, texts, [p.text for p in parts if p.business]):
+            reasons.append("the quotes say it of other names")
+        elif taken_back(claim, max(p.index for p in vouching), parts):
+            reasons.append("the business takes it back later")
         else:
             speakers = frozenset(speaker for speaker, _ in found)
             return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
@@ -541,6 +562,43 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
             if kind is not None and not any(kind in content_terms(t) for t in texts):
                 return False
     return True
+
+
+def said_of_others(claim: str, texts: Sequence[str], business: Sequence[str]) -> bool:
+    """True when the vouching `texts` name other names in place of one of `claim`'s, which
+    the business speaks of in a sentence of its own: "Same-day delivery is available in San
+    Jose and Oakland. In Sacramento we deliver next day." does not vouch for "same-day
+    delivery in Sacramento".
+    """
+    claimed = names(claim)
+    said = frozenset().union(*(names(t) | content_terms(t) for t in texts))
+    missing = claimed - said
+    if not missing or not frozenset().union(*(names(t) for t in texts)) - claimed - content_terms(claim):
+        return False
+    return any(names(sentence) & missing for text in business for sentence in sentences(text)
+               if sentence not in texts)
+
+
+def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
+    """True when a business piece after piece `last` corrects itself (`CORRECTING`: "me
+    corrigindo", "I misspoke") in a sentence about the claim that contradicts it: the
+    business's last word on it is the other way ("Na tarifa Light você pode despachar uma
+    mala de até 23 kg." ... "Desculpa, me corrigindo: a tarifa Light não inclui mala
+    despachada").
+    """
+    for piece in parts:
+        if piece.index <= last or not piece.business or not CORRECTING.search(fold(piece.text)):
+            continue
+        for sentence in sentences(piece.text):
+            if covers(claim, [sentence]) and not polarity_agrees(claim, sentence):
+                return True
+    return False
+
+
+#: Words with which the business corrects what it said before.
+CORRECTING: Final = re.compile(
+    r"\b(?:correction|correcting myself|let me correct|i misspoke|my mistake|i was wrong|i stand corrected"
+    r"|me corrigindo|corrigindo|me enganei|errei|retifico|retificando|falei errado|informei errado)\b")
 
 
 def bound_elsewhere(claim: str, texts: Sequence[str], vouching: Sequence[str]) -> bool:
