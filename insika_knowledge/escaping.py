@@ -5,10 +5,11 @@ prompt, passes through here, so it can never open or close a prompt tag (``</kno
 ``<system>``, ``<!--``) nor start a line of its own (a heading such as ``## Contradiction``,
 or a forged block header):
 
-- `xml_safe` drops the characters XML 1.0 forbids (most C0 controls, U+FFFE, U+FFFF) and
-  the invisible bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
-  U+061C), which show a person reviewing a text another order of its words than the
-  model reads;
+- `xml_safe` drops the characters XML 1.0 forbids (most C0 controls, U+FFFE, U+FFFF), the
+  C1 controls (U+0080-U+009F), the invisible bidirectional controls (U+202A-U+202E,
+  U+2066-U+2069, U+200E, U+200F, U+061C), which show a person reviewing a text another
+  order of its words than the model reads, and the tag characters (U+E0000-U+E007F),
+  which spell words a model reads and a person does not see;
 - `prompt_line` also folds every run of whitespace (newlines, U+2028, U+2029, NEL
   included) into one space, so the text stays on the line it is placed on, and escapes
   only what could start a tag. The scheme is minimal, so a step stays runnable as written
@@ -42,13 +43,16 @@ _TAG_START: Final = re.compile(r"<(?![A-Z][A-Z0-9_]*>)(?=[A-Za-z/!?])")
 
 
 #: What prompt-bound text never carries: the characters XML 1.0 forbids (control characters
-#: but tab, line feed and carriage return; U+FFFE, U+FFFF) and the bidirectional controls.
-_UNSAFE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+#: but tab, line feed and carriage return; U+FFFE, U+FFFF), the C1 controls, the
+#: bidirectional controls and the tag characters.
+_UNSAFE: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\ufffe\uffff\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+    "\U000e0000-\U000e007f]")
 
 
 def xml_safe(text: str) -> str:
-    """`text` without the characters XML 1.0 forbids (tab, LF and CR are kept) and without
-    bidirectional controls (see the module docstring).
+    """`text` without the characters XML 1.0 forbids (tab, LF and CR are kept), C1 controls,
+    bidirectional controls and tag characters (see the module docstring).
     """
     return _UNSAFE.sub("", text)
 

@@ -169,6 +169,38 @@ def test_a_number_the_customer_wrote_is_never_the_business_s_even_if_the_agent_r
     assert redact("Ligar no (11) 98765-4321.", keep).text == "Ligar no [phone]."
 
 
+@pytest.mark.parametrize("said", [
+    # the business repeats the customer's own contacts: a cue word inside the address, or a
+    # generic one elsewhere in the sentence, does not make them the business's
+    "Anotei seu e-mail maria.loja@gmail.com e seu celular (11) 98765-4321 para o reembolso.",
+    "Para o atendimento, confirmei seu celular (11) 98765-4321 e seu e-mail maria.souza@gmail.com.",
+    "For support, we have your phone: (415) 555-0132 and your email mary.store@gmail.com.",
+])
+def test_the_customers_contacts_repeated_by_the_business_are_not_kept(said: str) -> None:
+    keep = kept_contacts([("customer", "Quero meu reembolso."), ("agent", said)])
+    assert keep == frozenset()
+    assert "@" not in redact(said, keep).text and "98765" not in redact(said, keep).text
+
+
+def test_a_business_contact_offered_as_its_own_is_still_kept() -> None:
+    said = "Nosso atendimento: (11) 3456-7890 ou sac@lojaexemplo.com.br."
+    keep = kept_contacts([("customer", "Como falo com vocês?"), ("agent", said)])
+    assert redact(said, keep).text == said
+
+
+@pytest.mark.parametrize(("text", "kept", "gone"), [
+    ("Entrega em São Paulo, Rua Augusta, 1500.", "São Paulo", "1500"),
+    ("Our store in New York, 350 Fifth Avenue, opens at 9.", "New York", "350 Fifth"),
+    ("Maria Souza, Rua Augusta, 1500.", None, "Maria Souza"),
+    ("O endereço de Maria Souza: Rua Augusta, 1500.", None, "Maria Souza"),
+])
+def test_a_place_named_before_an_address_is_kept_and_a_persons_name_is_not(text: str, kept: str | None,
+                                                                             gone: str) -> None:
+    out = redact(text).text
+    assert gone not in out, out
+    assert kept is None or kept in out, out
+
+
 @pytest.mark.parametrize("text", [
     "Parking entrance on Rua Augusta.",  # a street, no number: a place
     "Lisboa +351 912 345 678",  # a city next to a phone keeps its name

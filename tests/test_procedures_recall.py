@@ -318,3 +318,11 @@ def test_prompt_lines_escape_only_what_could_start_a_tag() -> None:
         "a &lt;/knowledge> ## b &lt;system> &lt;!-- c --> &lt;?x?>"
     )
     assert prompt_line("<Knowledge> <ITEMS and <X>") == "&lt;Knowledge> &lt;ITEMS and <X>"
+
+
+@pytest.mark.parametrize("hidden", ["\U000e0053\U000e0059\U000e0053", "\x85", "\x9b", "\u202e"])
+def test_prompt_bound_text_carries_no_tag_characters_nor_controls(hidden: str) -> None:
+    from insika_knowledge.escaping import prompt_line, prompt_text, xml_safe
+
+    for safe in (prompt_line, prompt_text, xml_safe):
+        assert hidden not in safe(f"Free shipping{hidden} above R$ 99."), safe

@@ -149,6 +149,11 @@ def test_generated_documents_in_any_format_never_survive(value: str, closer: str
         ("cartão 4111_1111_1111_1111", "card"),
         ("IBAN DE89-3704-0044-0532-0130-00", "iban"),
         ("IBAN DE89  3704  0044  0532  0130  00", "iban"),
+        ("CPF 529.982.\u00ad247-25", "cpf"),  # a soft hyphen inside
+        ("CPF 529.982.247\U000e0020-25", "cpf"),  # an invisible tag character inside
+        ("CPF \u0665\u0662\u0669.\u0669\u0668\u0662.\u0662\u0664\u0667-\u0662\u0665", "cpf"),  # Arabic-Indic digits
+        ("CPF 529,982,247-25", "cpf"),  # commas between the groups
+        ("joana@gmail\u2024com", "email"),  # a one-dot leader for the dot
     ],
 )
 def test_masked_and_oddly_spaced_data_is_redacted(text: str, kind: str) -> None:

@@ -418,3 +418,14 @@ def test_the_start_lines_say_how_it_learns_and_whom_it_serves(tmp_path: Path, mo
     assert served == ["127.0.0.1:8787"]
     exposed = CliRunner().invoke(cli, [*args, "--host", "0.0.0.0", "--tenant", "open"])
     assert exposed.exit_code == 2 and "tenant(s) open have no access token" in exposed.output
+
+
+def test_a_turn_with_half_an_emoji_is_still_learned(relay: Running, upstream: FakeUpstream) -> None:
+    """A lone surrogate escape (valid JSON text: an emoji a client cut in half) used to fail
+    the turn's id and drop the turn from learning."""
+    upstream.replies = [Text(ANSWER)]
+    body = ('{"model": "m", "messages": [{"role": "user", "content": "Prazo para o CEP 13000? \\ud83d"}]}')
+    raw = httpx.post(f"{relay.url}/v1/chat/completions", content=body,
+                     headers={**IDENTITY, "x-ace-session": "half-emoji", "content-type": "application/json"})
+    assert raw.status_code == 200
+    assert raw.headers["x-insika-learning"] == "queued"

@@ -30,7 +30,9 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   right before or after a contact placeholder (``Maria Souza, [phone]``,
   ``[address] (João)``), joined by "tel", "e-mail", "mora na", ":", "," and the like:
   two or more such words, or one common first name (`FIRST_NAMES`), so that "Lisboa
-  [phone]" and "Amex [card]" keep their place and brand.
+  [phone]" and "Amex [card]" keep their place and brand; capitalised words after a place
+  preposition before an address are its place ("Entrega em São Paulo, [address]"; after
+  "de" they are still taken: "o endereço de Maria Souza: [address]").
 
 Business contacts a conversation shows to be the business's are kept by the caller
 (`insika_knowledge.privacy.redact`'s `keep`); toll-free numbers (0800, 0300, 0500,
@@ -250,7 +252,8 @@ def find_names(text: str) -> list[Span]:
     """A person's capitalised name right before or after a contact placeholder."""
     if "[" not in text:
         return []
-    found = [m.span("name") for m in _BEFORE_RE.finditer(text)]
+    found = [m.span("name") for m in _BEFORE_RE.finditer(text)
+             if not (text.startswith("[address]", m.end()) and _LOCATIVE_RE.search(text, 0, m.start("name")))]
     found += [m.span("name") for m in _AFTER_RE.finditer(text)
               if text[m.start() - 1:m.start()] == "]" and _MARK_END_RE.search(text, 0, m.start())]
     spans = []
@@ -267,6 +270,9 @@ def find_names(text: str) -> list[Span]:
 
 
 _MARK_END_RE: Final = re.compile(rf"{_MARK}$")
+#: A place preposition right before capitalised words next to an address: they name the
+#: place ("Entrega em São Paulo, [address]"), not a person.
+_LOCATIVE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")
 
 
 def words_next_to_marks(text: str) -> list[Span]:

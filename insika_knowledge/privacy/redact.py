@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, NamedTuple
@@ -273,8 +274,8 @@ def _find_ibans(text: str) -> list[Span]:
 # --------------------------------------------------------------------------- cnpj, cpf
 
 # A maximal run of digit groups joined by one common separator each (space, no-break
-# space, ".", "-" or "/"): "123.456.789-09", "123 456 789 09", "123/456/789-09".
-_SEPARATED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:(?: {1,2}|\u00a0| ?[./_-] ?)[0-9]+)*")
+# space, ".", ",", "-", "_" or "/"): "123.456.789-09", "123 456 789 09", "123,456,789-09".
+_SEPARATED_NUMBER_RE: Final = re.compile(r"[0-9]+(?:(?: {1,2}|\u00a0| ?[.,/_-] ?)[0-9]+)*")
 _DIGIT_GROUP_RE: Final = re.compile(r"[0-9]+")
 # Where the separators of a printed CPF and CNPJ fall (digit offsets): a number is read as
 # one only if each of its separators sits at one of these offsets ("123 456 789 09",
@@ -719,43 +720,64 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
 
     Returns:
         The keys of the emails, phones and addresses the business side gives with a
-        business cue in the same sentence (or in the system prompt), minus any the
-        customer wrote anywhere in the conversation.
+        business cue in the same sentence, outside the contacts themselves (or in the
+        system prompt), minus any the customer wrote anywhere in the conversation and any
+        the business gives as the customer's ("seu e-mail ...", "your phone: ...").
     """
     business: set[str] = set()
     customer: set[str] = set()
     finders = {"email": _find_emails, "phone": _find_phones, "address": find_addresses}
     for speaker, text in pieces:
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-            cued = speaker == "system" or _BUSINESS_CUE_RE.search(sentence) is not None
-            for kind, find in finders.items():
-                for start, end in find(sentence):
-                    key = contact_key(kind, sentence[start:end])
-                    if speaker == "customer":
-                        customer.add(key)
-                    elif cued:
-                        business.add(key)
+            found = [(kind, start, end) for kind, find in finders.items() for start, end in find(sentence)]
+            if not found:
+                continue
+            # the cue is read around the contacts, never inside one ("maria.loja@gmail.com")
+            rest = _replace(sentence, _drop_overlaps([(start, end) for _, start, end in found]), " ")
+            cued = speaker == "system" or _BUSINESS_CUE_RE.search(rest) is not None
+            for kind, start, end in found:
+                key = contact_key(kind, sentence[start:end])
+                if speaker == "customer":
+                    customer.add(key)
+                elif cued and not _YOURS_RE.search(sentence, 0, start):
+                    business.add(key)
     return frozenset(business - customer)
 
 
+#: What says, right before a contact, that it is the customer's ("seu e-mail", "your phone:",
+#: "o celular do cliente"): the business repeating it is no business contact.
+_YOURS_RE: Final = re.compile(
+    r"(?i)\b(?:seus?|suas?|teus?|tuas?|your|yours|vossa|d[oa]s? client[ea]s?|of the customer)"
+    r"(?:\s+[\w-]+){0,2}\s*(?:[:=-]|\b[ée]|\bis)?\s*$")
+
+
 # Characters that hide a datum from the detectors without changing what a reader sees:
-# zero-width spaces and joiners, the word joiner and the BOM are dropped; full-width
-# ASCII ("４１１１", "＠", "．") becomes ASCII; a percent-encoded "@" between word characters
-# ("joana%40gmail.com") becomes "@".
-_INVISIBLE: Final = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
-_FULL_WIDTH: Final = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+# zero-width spaces and joiners, the word joiner, the BOM, the soft hyphen, the combining
+# grapheme joiner, the Mongolian vowel separator, the invisible operators and the tag
+# characters (U+E0000-U+E007F) are dropped; full-width ASCII ("４１１１", "＠", "．") becomes
+# ASCII, and so does the one-dot leader ("gmail․com"); a percent-encoded "@" between word
+# characters ("joana%40gmail.com") becomes "@"; a digit of any script ("٥٢٩") is its ASCII digit.
+_INVISIBLE: Final = {
+    **dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e\u2061\u2062\u2063\u2064"), None),
+    **dict.fromkeys(range(0xE0000, 0xE0080), None),
+}
+_FULL_WIDTH: Final = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x2024: ord(".")}
 _PERCENT_AT_RE: Final = re.compile(r"(?<=[\w.])%40(?=[A-Za-z0-9])")
+#: A decimal digit of another script than ASCII.
+_OTHER_DIGIT_RE: Final = re.compile(r"(?![0-9])\d")
 
 
 def unmask(text: str) -> str:
-    """`text` with invisible characters dropped and full-width ASCII made ASCII.
+    """`text` with invisible characters dropped, full-width ASCII made ASCII and every
+    decimal digit written as an ASCII one.
 
     What the detectors read: a shortcut that decides `redact` would find nothing must
     look at this text, not the raw one (``joana＠gmail.com`` has no "@").
     """
     if text.isascii():
         return _PERCENT_AT_RE.sub("@", text) if "%40" in text else text
-    return _PERCENT_AT_RE.sub("@", text.translate(_INVISIBLE).translate(_FULL_WIDTH))
+    text = _OTHER_DIGIT_RE.sub(lambda m: str(unicodedata.decimal(m.group())), text.translate(_INVISIBLE))
+    return _PERCENT_AT_RE.sub("@", text.translate(_FULL_WIDTH))
 
 
 #: Digit words, Portuguese and English (folded): a number dictated digit by digit.

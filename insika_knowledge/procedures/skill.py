@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from insika_knowledge.errors import StorageBusy, StorageUnavailable
+from insika_knowledge.errors import StorageBusy, StorageUnavailable, UserError
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
@@ -250,7 +250,7 @@ class ProceduralMemory:
             stage = Stage(
                 action=FAILED,
                 mode=mode_name,  # the arm when known, else the mode in force ("canary:N")
-                reason=BUSY_DEFERRED if isinstance(exc, StorageBusy) else type(exc).__name__,
+                reason=BUSY_DEFERRED if isinstance(exc, StorageBusy) else failure_reason(exc),
                 max_injection_tokens=self.config.max_injection_tokens,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
@@ -656,3 +656,17 @@ class ProceduralMemory:
     def session(self, session_id: str) -> SessionRow | None:
         """The capture state of a session, or None."""
         return self.store.load_session(session_id)
+
+
+#: Characters of a failure's message kept in a stage's reason.
+REASON_CHARS: Final = 200
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A failed stage's reason: the class name, and for a request the library refused
+    (`UserError`) what was wrong with it, on one line ("UserError: messages must be a
+    list"); other exceptions' messages may carry request data and stay out.
+    """
+    if isinstance(exc, UserError):
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:REASON_CHARS]
+    return type(exc).__name__

@@ -53,7 +53,8 @@ class Stage:
         action: ``hit``, ``miss``, ``skipped_budget``, ``completed``, ``skipped`` or ``failed``.
         mode: ``shadow``, ``prod``, ``canary_treatment`` or ``canary_control``.
         reason: why skipped or failed (``canary_control``, ``no_session``, the exception's
-            class name), or why a hit was not injected; else None.
+            class name, with what was wrong for a refused request: `skill.failure_reason`),
+            or why a hit was not injected; else None.
         injected: the body that went upstream got the block from this request.
         injected_tokens: tokens injected (0 unless `injected`).
         would_inject_tokens: shadow: tokens of the block that would have gone in.

@@ -33,8 +33,10 @@ from insika_knowledge.wire.answer import Answer
 
 
 def turn_id(messages: object) -> str:
-    """``relay-<16 hex>``: a hash of the request's messages (stable across retries)."""
-    data = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    """``relay-<16 hex>``: a hash of the request's messages (stable across retries; a lone
+    surrogate, valid in JSON text, such as half of an emoji a client cut, is hashed as is).
+    """
+    data = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
     return "relay-" + hashlib.sha256(data).hexdigest()[:16]
 
 
