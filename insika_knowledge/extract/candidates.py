@@ -17,7 +17,9 @@ A dropped candidate is counted under one reason (the first that applies):
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
 - ``duplicate``: the same name appeared earlier in the same answer.
 
-Survivors are redacted for personal data (name, description and body). Their
+Survivors are redacted for personal data (name, description and body), and their body
+loses the characters that show a reviewer other words than a model reads (tag characters,
+bidirectional controls: `escaping.xml_safe`) and terminal controls. Their
 ``evidence`` quotes are kept as written (the trust gate finds them verbatim in the
 transcript) and are never stored.
 """
@@ -41,6 +43,7 @@ from insika_knowledge.concept import (
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
+from insika_knowledge.escaping import xml_safe
 from insika_knowledge.privacy.redact import redact, redact_name
 
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
@@ -140,7 +143,9 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         return f"invalid: body is {len(body)} characters (at most {MODEL_BODY_MAX})", None
     if has_contradiction(body) or "\x00" in body:
         return "invalid: body holds a '## Contradiction' heading or a NUL character", None
-    body = TERMINAL_CONTROLS.sub("", body)  # a terminal escape or a bell is nothing a reader needs
+    # a terminal escape or a bell is nothing a reader needs; tag characters and bidirectional
+    # controls show a person reviewing the record other words than a model reads
+    body = xml_safe(TERMINAL_CONTROLS.sub("", body))
     if not body.strip():
         return "empty: body (control characters only)", None
     description = " ".join(item["description"].split())
