@@ -49,10 +49,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.analysis.numbers import measures, parse_decimal, read_number_words
+from insika_knowledge.analysis.numbers import Measure, measures, parse_decimal, read_number_words
 from insika_knowledge.analysis.statements import POLES
 from insika_knowledge.analysis.synonyms import SYNONYMS
 from insika_knowledge.analysis.text import (
@@ -165,6 +166,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "email": "email emails",  # not "mail": the post
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
+        "start": "start starts started starting begin begins began begun beginning",
         "ship": "ship ships shipped shipping shipment shipments dispatch dispatched envio envios enviar enviado "
                 "enviada "
                 "enviados enviadas enviamos despacho despachar despachado despachada frete fretes",
@@ -365,7 +367,7 @@ def _measures(text: str) -> list[_Span]:
     """Measures as ``m:VALUE:UNIT`` (a range ``m:LOW-HIGH:UNIT``), in order; a CEP
     (``13050-000``) is one value.
     """
-    found = measures(text)
+    found = _clocks(text, measures(text))
     for cep in _CEP_RE.finditer(text):  # "13050-000" is one postal code, not 13050 to 0
         inside = [m for m in found if cep.start() - 1 <= m.start and m.end <= cep.end()]
         if len(inside) == 2:
@@ -384,15 +386,77 @@ def _measures(text: str) -> list[_Span]:
             joined = _RANGE_JOIN_RE.fullmatch(gap) or (
                 _BETWEEN_JOIN_RE.fullmatch(gap) and _BETWEEN_BEFORE_RE.search(text, 0, first.start)) or (
                 _FROM_TO_JOIN_RE.fullmatch(gap) and _FROM_BEFORE_RE.search(text, 0, first.start))
-            if joined and (not first.unit or not second.unit or first.unit == second.unit):
-                unit = second.unit or first.unit
+            if joined and (not first.unit or not second.unit or first.unit == second.unit
+                           or {first.unit, second.unit} == {CLOCK, "hour"}):  # "das 9 às 18 horas"
+                unit = CLOCK if CLOCK in (first.unit, second.unit) else second.unit or first.unit
                 out.append(_Span(first.start, second.end,
-                                 f"m:{_number(first.value)}-{_number(second.value)}:{unit}"))
+                                 f"m:{_hours(first, unit)}-{_hours(second, unit)}:{_unit(unit)}"))
                 i += 2
                 continue
-        out.append(_Span(first.start, first.end, f"m:{_number(first.value)}:{first.unit}"))
+        out.append(_Span(first.start, first.end, f"m:{_hours(first, first.unit)}:{_unit(first.unit)}"))
         i += 1
     return out
+
+
+def _hours(measure: Measure, unit: str) -> str:
+    """A measure's value as its token writes it: a time of day (`CLOCK`, minutes) in hours
+    ("9:30" is 9.5), as "às 9h" has always read.
+    """
+    if unit != CLOCK:
+        return _number(measure.value)
+    return _number((measure.value / 60).quantize(Decimal("0.0001")) if measure.unit == CLOCK else measure.value)
+
+
+def _unit(unit: str) -> str:
+    return "hour" if unit == CLOCK else unit
+
+
+#: A time of day written with its minutes ("9:00", "17:30", "2:00 pm", "9h30"), as folded text has it.
+_CLOCK_RE: Final = re.compile(
+    r"(?<![\d:.,/])([01]?\d|2[0-4])(?::|h(?=\d))([0-5]\d)(?![\d:])(?:\s?(a\.?m\.?|p\.?m\.?)(?![a-z]))?")
+#: A word before an hour that makes it a time of day ("às 9h", "das 9 às 18 horas", "até as 14h").
+_CLOCK_BEFORE_RE: Final = re.compile(r"\b(?:as|das)\s*$")
+#: Noon, written as a word.
+_NOON_RE: Final = re.compile(r"\b(?:noon|midday|meio-dia|meio dia)\b")
+#: The roles that only say a time of day is one ("às 14h", "at 2 pm").
+_CLOCK_ROLES: Final = frozenset({"r:as", "r:at"})
+#: The unit of a time of day while it is read: minutes after midnight. Its token is the
+#: hour of the day ("9 am", "9:00" and "às 9h" are ``m:9:hour``; "5 pm", "17:00" and "às
+#: 17h" ``m:17:hour``; "9:30" ``m:9.5:hour``), as "das 9h às 18h" has always read.
+CLOCK: Final = "clock"
+
+
+def _clocks(text: str, found: list[Measure]) -> list[Measure]:
+    """`found` with the times of day read as times (`CLOCK`, minutes after midnight), whatever
+    their notation: "9:00" (not the numbers 9 and 0), "9 am" / "9 a.m.", "12 pm", a bare
+    hour after "às" / "das" ("das 9 às 18 horas"), "noon" / "meio-dia"; a bare number before
+    a range's "am" / "pm" takes it ("from 7 to 10 am"). An hour in "h" ("às 9h", "em 48h")
+    keeps its unit, which the token of a time of day shares.
+    """
+    spans = [(m.start(), m.end(), _minutes(int(m[1]), int(m[2]), m[3])) for m in _CLOCK_RE.finditer(text)]
+    spans += [(m.start(), m.end(), 720) for m in _NOON_RE.finditer(text)]
+    if not spans and not any(f.unit in ("am", "pm", "hour") for f in found):
+        return found
+    out = [f for f in found if not any(f.start < end and start < f.end for start, end, _ in spans)]
+    out += [Measure(Decimal(minutes), CLOCK, start, end) for start, end, minutes in spans]
+    out.sort(key=lambda f: f.start)
+    for i, f in enumerate(out):
+        whole = f.value == f.value.to_integral_value() and 0 <= f.value <= 24
+        if f.unit in ("am", "pm") and whole and 1 <= f.value <= 12:
+            out[i] = Measure(Decimal(_minutes(int(f.value), 0, f.unit)), CLOCK, f.start, f.end)
+        elif f.unit == "" and whole and _CLOCK_BEFORE_RE.search(text, 0, f.start):
+            out[i] = Measure(Decimal(_minutes(int(f.value), 0, None)), CLOCK, f.start, f.end)
+        elif f.unit == "" and whole and i + 1 < len(out) and out[i + 1].unit in ("am", "pm") \
+                and _RANGE_JOIN_RE.fullmatch(text[f.end:out[i + 1].start]) and 1 <= f.value <= 12:
+            out[i] = Measure(Decimal(_minutes(int(f.value), 0, out[i + 1].unit)), CLOCK, f.start, f.end)
+    return out
+
+
+def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
+    """Minutes after midnight of `hour`:`minute`, on a 12-hour clock when `meridiem` is given."""
+    if meridiem:
+        hour = hour % 12 + (12 if meridiem.replace(".", "").startswith("p") else 0)
+    return (hour % 24) * 60 + minute
 
 
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
@@ -563,7 +627,24 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(out)
+    return tuple(_said_once(out))
+
+
+def _said_once(out: list[str]) -> list[str]:
+    """`out` without a "by us" after a clause the business already does ("All orders are
+    shipped by us from..." reads "we ship all orders from..."): the agent said twice.
+    """
+    i = 1
+    while i + 1 < len(out):
+        if out[i] == "r:by" and out[i + 1] == WE:
+            start = i
+            while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
+                start -= 1
+            if WE in out[start:i]:
+                del out[i:i + 2]
+                continue
+        i += 1
+    return out
 
 
 def _in_order(seq: tuple[str, ...]) -> tuple[str, ...]:
@@ -672,8 +753,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                 token = _word_token(piece, portuguese, english)
                 if previous in _GOING and _INFINITIVE_RE.match(piece):
                     out.append(FUTURE)  # "vai enviar": a future ("não vai na mala" goes, now)
-                if piece in _GOING:
-                    token = None
+                if piece in _GOING or (auxiliary and piece in _LIGHT_PARTICIPLES):
+                    token = None  # "a entrega é feita na portaria": "a entrega é na portaria"
                 elif piece in _TENSE_WORDS and not (piece == "got" and previous in _PERFECT):  # "we've got": have
                     token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram": when, or how sure
                 elif piece in _NEEDS:
@@ -730,6 +811,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
         if span.token:
             if out and out[-1] in _RANGE_OPENERS and _RANGE_RE.match(span.token):
                 out.pop()  # "between 3 and 5 days", "de 3 a 5 dias": the range's own words
+            elif out and out[-1] in _CLOCK_ROLES and span.token.endswith(":hour"):
+                out.pop()  # "às 14h", "at 2 pm": the time's own word ("14:00", "2 pm" say it alike)
             token = span.token
             if token == "p:p_must" and out and out[-1] == "n" \
                     and prepared[span.start:span.end].split()[0] in _NEED_WORDS:
@@ -966,6 +1049,9 @@ _UNSAID: Final = frozenset(
 #: "have" before a participle: a present perfect ("Since January we've offered free
 #: returns"), what holds up to now, not a past.
 _PERFECT: Final = frozenset({"have", "has"})
+#: Portuguese participles that add nothing after "ser" ("a entrega é feita na portaria", "o
+#: pagamento é realizado no app"): the sentence says what "a entrega é na portaria" says.
+_LIGHT_PARTICIPLES: Final = frozenset("feito feita feitos feitas realizado realizada realizados realizadas".split())
 #: English "do", "does" and "did": an auxiliary in English text ("we do not ship").
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").
