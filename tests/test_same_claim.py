@@ -312,6 +312,20 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Devoluções: 7 dias, trocas: 30 dias.", "Devoluções: 30 dias, trocas: 7 dias."),
         # the same characters but for a number's separator: 1.50 and 150
         ("O embrulho custa R$ 1,50.", "O embrulho custa R$ 150."),
+        # a negation bears on the phrase after it: which place is refused is the claim
+        ("As trocas são feitas só na loja física, não pelo site.",
+         "As trocas são feitas só pelo site, não na loja física."),
+        ("Returns are accepted in store, not by mail.", "Returns are accepted by mail, not in store."),
+        # times of day, in any notation, are read as times: another hour is another claim
+        ("The store opens at 9 am.", "The store opens at 9 pm."),
+        ("The store opens at 9:00.", "The store opens at 9 pm."),
+        ("The store opens at 9:30.", "The store opens at 9:45."),
+        ("A loja abre às 9h30.", "A loja abre às 9h."),
+        ("O restaurante abre às 18:00.", "O restaurante abre às 08:00."),
+        ("Pedidos feitos até as 14h saem no mesmo dia.", "Pedidos feitos até 12:00 saem no mesmo dia."),
+        ("Open from 7 to 10 am.", "Open from 7 to 10 pm."),
+        ("Orders placed before noon ship the same day.", "Orders placed before 2 pm ship the same day."),
+        ("Entrega em 12h.", "Entrega ao meio-dia."),
     ],
 )
 def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
@@ -404,6 +418,21 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Entrega em 24 a 48 horas.", "Entrega em 1 a 2 dias."),
         ("Children under 2 fly free.", "Children younger than 2 fly free."),
         ("Menores de 12 anos pagam meia.", "Abaixo de 12 anos pagam meia."),
+        # a time of day in any notation: "9:00", "9 am", "às 9h", "noon", "meio-dia"
+        ("Our helpline is open from 9:00 to 17:00.", "Our helpline is open from 9 am to 5 pm."),
+        ("Pedidos feitos até as 14h saem no mesmo dia.", "Pedidos feitos até 14:00 saem no mesmo dia."),
+        ("Atendemos das 9 às 18 horas.", "Atendemos das 9h às 18h."),
+        ("A loja abre às 9h30.", "A loja abre às 9:30."),
+        ("Orders placed by 2 p.m. ship the same day.", "Orders placed by 2:00 PM ship the same day."),
+        ("Breakfast is served from 7 to 10 am.", "Breakfast is served from 7:00 to 10:00."),
+        ("Pedidos feitos até o meio-dia chegam hoje.", "Pedidos feitos até as 12h chegam hoje."),
+        # the business said twice ("by us"), a listed synonym, a Portuguese light participle
+        ("We ship all orders from our Ohio warehouse.", "All orders are shipped by us from our Ohio warehouse."),
+        ("Customers can begin the free trial at any time.", "Customers can start the free trial at any time."),
+        ("A entrega é feita na portaria.", "A entrega é na portaria."),
+        # the Portuguese article "as" opening a sentence or a phrase is no "às"
+        ("As lojas físicas abrem aos domingos.", "Aos domingos, as lojas físicas abrem."),
+        ("As trocas são feitas na loja.", "Trocas são feitas na loja."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

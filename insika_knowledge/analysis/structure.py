@@ -820,7 +820,24 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                 token = "p:p_optional"  # "you don't need to": may, not "must not"
             out.append(token)
         at = max(at, span.end)
+    if portuguese:
+        _drop_articles(out, passives)
     return tuple(_told_apart(out, members)), tuple(passives), frozenset(colons)
+
+
+def _drop_articles(out: list[str], passives: list[tuple[int, bool]]) -> None:
+    """Drop the Portuguese article "as" read as the role "às" where a sentence or a phrase
+    opens with it before a noun ("As trocas são feitas só na loja física": the exchanges,
+    not "at the exchanges"); "Às 9h", "Às segundas" keep their role. The passives'
+    positions follow.
+    """
+    at = 0
+    while at + 1 < len(out):
+        if out[at] == "r:as" and (at == 0 or out[at - 1] in (SENTENCE, PHRASE)) and plain_word(out[at + 1]):
+            del out[at]
+            passives[:] = [(p - 1 if p > at else p, agent) for p, agent in passives]
+            continue
+        at += 1
 
 
 def _told_apart(out: list[str], members: list[str]) -> list[str]:
@@ -1127,6 +1144,9 @@ def _chunks(clause: list[str]) -> list[tuple[bool, Chunk]]:
     for token in clause:
         if token in (PHRASE, LABEL):
             open_chunk = False
+        elif _is_leader(token) and chunks and chunks[-1][1] == ["n"] and not chunks[-1][0]:
+            chunks[-1] = (True, ["n", token])  # "não pelo site": the phrase negated, not a head
+            open_chunk = True
         elif _is_leader(token):
             chunks.append((True, [token]))
             open_chunk = True
