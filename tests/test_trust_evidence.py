@@ -659,3 +659,15 @@ def test_a_later_correction_by_the_business_takes_its_word_back(later: str, held
     claim = "Bagagem despachada na tarifa Light\nA tarifa Light inclui uma mala despachada de até 23 kg."
     quote = ["Na tarifa Light você pode despachar uma mala de até 23 kg."]
     assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # a range's two ends said apart carry it; another end does not
+    ("The Plano store opens at 5 a.m. on Black Friday, until 11 p.m.", False),
+    ("The Plano store opens at 5:00 on Black Friday, until 23:00.", False),
+    ("The Plano store opens at 5 a.m. on Black Friday, until 10 p.m.", True),
+])
+def test_a_range_is_carried_by_its_two_ends_said_apart(reply: str, held: bool) -> None:
+    messages = said(("user", "Black Friday hours at Plano?"), ("assistant", reply))
+    claim = "Plano store Black Friday hours\nThe Plano store is open 5 a.m. – 11 p.m. on Black Friday."
+    assert assess(claim, "fact", messages, [reply]).quarantined is held, assess(claim, "fact", messages, [reply])

@@ -432,7 +432,8 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     """True when every value and date of `claim` is among `found` (speaker, text) pieces;
     a bare number of a tool result matches a value of any unit (data has no units) unless
     its key names one ("return window days: 15" is 15 days), and a bare number of the
-    claim any value of that number ("7-day returns", "7 days").
+    claim any value of that number ("7-day returns", "7 days"); a range is found when its
+    two ends are.
     """
     wanted = _values(claim)
     if not wanted:
@@ -445,8 +446,20 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
             if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
-    return all(v in have or (v.startswith("m:") and (v.split(":")[1] in bare or (
+    return all(v in have or _ends_found(v, have) or (v.startswith("m:") and (v.split(":")[1] in bare or (
         v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
+
+
+def _ends_found(value: str, have: set[str]) -> bool:
+    """True when `value` is a range whose two ends are among `have`, each on its own ("open
+    5 a.m. – 11 p.m." said as "opens at 5 a.m. ... until 11 p.m.").
+    """
+    match = RANGE_VALUE.fullmatch(value)
+    return match is not None and {f"m:{match[1]}:{match[3]}", f"m:{match[2]}:{match[3]}"} <= have
+
+
+#: A range value (``m:5-23:hour``): its two ends and its unit.
+RANGE_VALUE: Final = re.compile(r"m:([^:-]+)-([^:-]+):(.*)")
 
 
 #: A tool result's field whose key ends in a unit ("return window days: 15", "fee pct: 20"):

@@ -32,6 +32,7 @@ from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
+    RANGE_VALUE,
     REQUESTING,
     asked_before,
     asserted,
@@ -166,10 +167,14 @@ def _unit(value: str) -> str:
 
 def _states(value: str, found: frozenset[str], *, business: bool) -> bool:
     """`found` (a text's features) states the claim's `value`: the same number in the same
-    unit, or either side without a unit (a source's only when `business`); a date its year.
+    unit, or either side without a unit (a source's only when `business`); a date its year;
+    a range its two ends, said apart ("opens at 5 a.m. ... until 11 p.m.").
     """
     if value in found:
         return True
+    ends = RANGE_VALUE.fullmatch(value)
+    if ends is not None:
+        return all(_states(f"m:{end}:{ends[3]}", found, business=business) for end in (ends[1], ends[2]))
     number, unit = _bare(value), _unit(value)
     for t in found:
         if t.startswith("m:") and _bare(t) == number and (
