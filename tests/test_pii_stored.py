@@ -215,6 +215,13 @@ def test_business_values_and_places_are_kept(text: str) -> None:
             assert word in kept
 
 
+@pytest.mark.parametrize("cue", ["chave aleatória", "minha chave aleatoria é", "random key:", "chave pix"])
+def test_a_uuid_of_any_version_after_a_pix_cue_is_a_pix_key(cue: str) -> None:
+    version_one = "123e4567-e89b-12d3-a456-426614174000"  # an id elsewhere ("pedido 123e4567-...")
+    assert redact(f"{cue} {version_one}").text == f"{cue} [pix]"
+    assert redact(f"pedido {version_one}").text == f"pedido {version_one}"
+
+
 def test_uuid_pix_keys_of_any_spelling() -> None:
     key = uuid.uuid4()
     for spelling in (str(key), str(key).upper(), key.hex):

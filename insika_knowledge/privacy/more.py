@@ -5,9 +5,10 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
 
 - ``pix``: a PIX key. A random key (EVP) is a version-4 UUID (any case, with or without
   hyphens; other UUID versions are ids, left to their owners); right after "chave pix",
-  "pix key" or "pix:", a key of any PIX kind (a UUID of any version, an e-mail, a phone, a
-  CPF or CNPJ: 10 digits or more), so "Pix: 5% de desconto" and "desconto-pix-5" keep
-  their number and a made-up key ("chave pix: joao.silva.loja") its words.
+  "pix key", "pix:" or "chave aleatória" / "random key", a key of any PIX kind (a UUID of
+  any version, an e-mail, a phone, a CPF or CNPJ: 10 digits or more), so "Pix: 5% de
+  desconto" and "desconto-pix-5" keep their number and a made-up key ("chave pix:
+  joao.silva.loja") its words.
 - ``boleto``: a boleto's digitable line or bar code: 47 digits (bank boleto, five fields
   with mod-10 field digits and a mod-11 general digit) or 48 digits (collection slips,
   four blocks with mod-10 or mod-11 block digits), or the 44-digit bar code. The field
@@ -56,7 +57,7 @@ _UUID_RE: Final = re.compile(
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])")
 _PIX_KEY_RE: Final = re.compile(
-    r"(?i)\b(?:chave\s+(?:do\s+)?pix|pix\s+key|pix)(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
+    r"(?i)\b(?:chave\s+(?:do\s+)?pix|chave\s+aleat[óo]ria|random\s+key|pix\s+key|pix)(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
     r"(?P<key>\+?[\w.@+\-()\[\]/]*\w[\w.@+\-()/]*)")
 #: What a PIX key is, whatever its kind: a random key (a UUID, of any version after a cue),
 #: an e-mail, a phone or a CPF/CNPJ (10 digits or more); "Pix: 5% off" and "desconto-pix-5"
@@ -68,7 +69,7 @@ _KEY_SHAPE_RE: Final = re.compile(
 
 def find_pix(text: str) -> list[Span]:
     """PIX random keys (UUIDs) anywhere, and a key after a PIX cue ("chave pix", "pix:",
-    "pix key is"...) when it has the shape of a PIX key kind (`_KEY_SHAPE_RE`).
+    "pix key is", "chave aleatória"...) when it has the shape of a PIX key kind (`_KEY_SHAPE_RE`).
     """
     spans = [m.span() for m in _UUID_RE.finditer(text)]
     for m in _PIX_KEY_RE.finditer(text):
