@@ -326,6 +326,7 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Open from 7 to 10 am.", "Open from 7 to 10 pm."),
         ("Orders placed before noon ship the same day.", "Orders placed before 2 pm ship the same day."),
         ("Entrega em 12h.", "Entrega ao meio-dia."),
+        ("Pague as 3 parcelas no boleto.", "Pague às 3h no boleto."),  # a count after the article "as"
     ],
 )
 def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
@@ -426,6 +427,7 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Orders placed by 2 p.m. ship the same day.", "Orders placed by 2:00 PM ship the same day."),
         ("Breakfast is served from 7 to 10 am.", "Breakfast is served from 7:00 to 10:00."),
         ("Pedidos feitos até o meio-dia chegam hoje.", "Pedidos feitos até as 12h chegam hoje."),
+        ("Pedidos até as 14, saem hoje.", "Pedidos até 14:00, saem hoje."),
         # the business said twice ("by us"), a listed synonym, a Portuguese light participle
         ("We ship all orders from our Ohio warehouse.", "All orders are shipped by us from our Ohio warehouse."),
         ("Customers can begin the free trial at any time.", "Customers can start the free trial at any time."),

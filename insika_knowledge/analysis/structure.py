@@ -416,6 +416,8 @@ _CLOCK_RE: Final = re.compile(
     r"(?<![\d:.,/])([01]?\d|2[0-4])(?::|h(?=\d))([0-5]\d)(?![\d:])(?:\s?(a\.?m\.?|p\.?m\.?)(?![a-z]))?")
 #: A word before an hour that makes it a time of day ("às 9h", "das 9 às 18 horas", "até as 14h").
 _CLOCK_BEFORE_RE: Final = re.compile(r"\b(?:as|das)\s*$")
+#: What may follow a bare hour after "às" / "das": the clause's end or the range's other end.
+_CLOCK_AFTER_RE: Final = re.compile(r"\s*(?:[,.;:!?)]|$|(?:as|a|ate|e)\s+\d)")
 #: Noon, written as a word.
 _NOON_RE: Final = re.compile(r"\b(?:noon|midday|meio-dia|meio dia)\b")
 #: The roles that only say a time of day is one ("às 14h", "at 2 pm").
@@ -435,7 +437,7 @@ def _clocks(text: str, found: list[Measure]) -> list[Measure]:
     """
     spans = [(m.start(), m.end(), _minutes(int(m[1]), int(m[2]), m[3])) for m in _CLOCK_RE.finditer(text)]
     spans += [(m.start(), m.end(), 720) for m in _NOON_RE.finditer(text)]
-    if not spans and not any(f.unit in ("am", "pm", "hour") for f in found):
+    if not spans and not any(f.unit in ("am", "pm", "") for f in found):
         return found
     out = [f for f in found if not any(f.start < end and start < f.end for start, end, _ in spans)]
     out += [Measure(Decimal(minutes), CLOCK, start, end) for start, end, minutes in spans]
@@ -444,7 +446,8 @@ def _clocks(text: str, found: list[Measure]) -> list[Measure]:
         whole = f.value == f.value.to_integral_value() and 0 <= f.value <= 24
         if f.unit in ("am", "pm") and whole and 1 <= f.value <= 12:
             out[i] = Measure(Decimal(_minutes(int(f.value), 0, f.unit)), CLOCK, f.start, f.end)
-        elif f.unit == "" and whole and _CLOCK_BEFORE_RE.search(text, 0, f.start):
+        elif f.unit == "" and whole and _CLOCK_BEFORE_RE.search(text, 0, f.start) \
+                and _CLOCK_AFTER_RE.match(text, f.end):  # "até as 14.", "das 9 às 18h"; not "as 3 parcelas"
             out[i] = Measure(Decimal(_minutes(int(f.value), 0, None)), CLOCK, f.start, f.end)
         elif f.unit == "" and whole and i + 1 < len(out) and out[i + 1].unit in ("am", "pm") \
                 and _RANGE_JOIN_RE.fullmatch(text[f.end:out[i + 1].start]) and 1 <= f.value <= 12:
