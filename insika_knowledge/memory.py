@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast, runtime_checkable
@@ -53,7 +54,7 @@ from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import TurnReport
 from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.plugins import default_manager
-from insika_knowledge.queue import ExtractionQueue, OutboxSettings, Submitted
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings, Submitted, backoff_s
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import ConceptStore as ConceptStore  # re-exported: the types edges read
 from insika_knowledge.store import ExtractionRecord as ExtractionRecord
@@ -78,8 +79,11 @@ from insika_knowledge.trust import held_because
 
 log = logging.getLogger(__name__)
 
-#: How often `Memory.put` re-reads a concept another writer changed meanwhile.
-PUT_ATTEMPTS: Final = 3
+#: How often `Memory.put` / `Memory.update` re-reads a concept another writer changed
+#: meanwhile, pausing a jittered, growing while (`PUT_PAUSE_S`) before each new read.
+PUT_ATTEMPTS: Final = 8
+#: The first such pause's upper bound, in seconds (doubled per try, at most 0.5 s).
+PUT_PAUSE_S: Final = 0.01
 #: Who a front-door write names in the concept's history.
 PYTHON_ACTOR: Final = "python"
 #: What `Memory.put` keeps from the record on file when the author leaves the key out.
@@ -958,7 +962,8 @@ class Memory:
         store = self.store(tenant)
         now = store.clock()
         concept: Concept | None = None
-        for _ in range(PUT_ATTEMPTS):
+        for attempt in range(PUT_ATTEMPTS):
+            _pause(attempt)
             guess = {"provenance": "policy", "type": "fact", "confidence": 1.0, "sources": [],
                      "occurrences": 0, "created_at": now, "updated_at": now}
             text, filled = complete(markdown, guess)
@@ -1088,7 +1093,8 @@ class Memory:
         store = self.store(tenant)
         changes = {k: v for k, v in (("description", description), ("body", body), ("type", type),
                                      ("provenance", provenance), ("name", rename)) if v is not None}
-        for _ in range(PUT_ATTEMPTS):
+        for attempt in range(PUT_ATTEMPTS):
+            _pause(attempt)
             current = store.get(agent, name)
             if current is None:
                 self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
@@ -1387,3 +1393,11 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
 
 #: The roles a message may have (OpenAI's and Anthropic's, and a human agent's).
 MESSAGE_ROLES: Final = frozenset({"system", "developer", "user", "assistant", "tool", "function", "human_agent"})
+
+
+def _pause(attempt: int) -> None:
+    """Before a re-read after another writer won (`attempt` > 0): a jittered, growing pause
+    (`PUT_PAUSE_S`), so two writers of one name do not collide again at once.
+    """
+    if attempt:
+        time.sleep(backoff_s(attempt, PUT_PAUSE_S, cap_s=0.5))

@@ -311,9 +311,6 @@ CREATE TRIGGER concepts_updated_at AFTER UPDATE OF
 BEGIN
     UPDATE concepts SET updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = NEW.id;
 END;
-CREATE TRIGGER quarantine_follows_delete AFTER DELETE ON concepts BEGIN
-    DELETE FROM quarantine WHERE agent = old.agent AND name = old.name;
-END;
 CREATE VIEW concepts_fts_source AS
     SELECT id,
            agent || char(31) || name        AS name,

@@ -319,8 +319,6 @@ BEGIN
     )
     UPDATE concept_terms t SET docs = t.docs - delta.n FROM delta
      WHERE t.agent = delta.agent AND t.term = delta.term;
-    -- A deleted concept leaves quarantine with it.
-    DELETE FROM quarantine q USING removed r WHERE q.agent = r.agent AND q.name = r.name;
     RETURN NULL;
 END $function$;
 CREATE OR REPLACE FUNCTION <tenant>.concepts_after_insert()

@@ -99,3 +99,35 @@ def test_held_claims_names_a_wrong_argument(tmp_path: Path) -> None:
     with pytest.raises(ArgumentTypeError, match=r"Memory.held_claims\(\): name must be"):
         memory.held_claims(agent="loja", name=3)  # type: ignore[arg-type]
     memory.close()
+
+
+def _challenged(memory: Memory) -> None:
+    memory.put(POLICY, agent="loja")
+    said = [{"role": "user", "content": "How much is return shipping?"},
+            {"role": "assistant", "content": "Return shipping costs R$ 20 per order now."}]
+    memory.propose({"name": "return-fee", "description": "Return shipping costs R$ 20.",
+                    "type": "policy", "body": "Return shipping costs R$ 20 per order."},
+                   agent="loja", session_id="s2", messages=said, config=KnowledgeConfig())
+    assert [c.name for c in memory.conflicts(agent="loja")] == ["return-fee"]
+
+
+def test_a_person_rewriting_the_policy_decides_the_challenge(tmp_path: Path, database: str | None) -> None:
+    memory = Memory(tmp_path, database=database)
+    _challenged(memory)
+    memory.update("return-fee", agent="loja", rename="return-shipping-fee")  # a rename decides nothing
+    assert [c.name for c in memory.conflicts(agent="loja")] == ["return-shipping-fee"]
+    assert [(h.name, h.duplicate_of) for h in memory.held_claims(agent="loja")] == \
+        [("return-shipping-fee", "return-shipping-fee")]
+    memory.update("return-shipping-fee", agent="loja", body="Return shipping costs R$ 20 per order.")
+    assert memory.conflicts(agent="loja") == [] and memory.held_claims(agent="loja") == []
+    memory.close()
+
+
+def test_a_deleted_policy_leaves_no_challenge_to_a_new_concept_of_its_name(
+        tmp_path: Path, database: str | None) -> None:
+    memory = Memory(tmp_path, database=database)
+    _challenged(memory)
+    memory.delete(agent="loja", name="return-fee")
+    memory.put(POLICY.replace("R$ 15", "R$ 18"), agent="loja")
+    assert memory.conflicts(agent="loja") == []
+    memory.close()

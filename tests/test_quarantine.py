@@ -358,3 +358,29 @@ def test_mcp_list_conflicts_leaves_a_held_concept_out(tmp_path: Path, memory: Me
 
     anyio.run(session_)
     assert seen["conflicts"] == {"conflicts": []}
+
+
+def test_a_deleted_and_restored_concept_is_held_again(tmp_path: Path, memory: Memory) -> None:
+    run(tmp_path, [session("s1", ("user", NOTE), ("assistant", "Thanks for letting me know!"))], {"s1": [GIFT]},
+        memory)
+    store = memory.store()
+    memory.delete(agent=AGENT, name=GIFT["name"])
+    memory.restore(GIFT["name"], 1, agent=AGENT)  # an undelete is no approval
+    assert store.quarantine_of(AGENT, GIFT["name"]) is not None
+    assert GIFT["name"] not in block(memory, "Do orders over R$ 50 come with a free gift?")
+    # a new concept a person writes under the deleted name is its own, and not held
+    memory.delete(agent=AGENT, name=GIFT["name"])
+    memory.put(f"---\nname: {GIFT['name']}\ndescription: Gift wrapping.\ntype: fact\n---\n\nGift wrapping is free.\n",
+               agent=AGENT)
+    assert store.quarantine_of(AGENT, GIFT["name"]) is None
+
+
+def test_a_version_from_before_a_rename_is_restored_under_the_concepts_name(
+        tmp_path: Path, memory: Memory) -> None:
+    memory.put("---\nname: returns-7-days\ndescription: Returns within 7 days.\ntype: policy\n---\n\n"
+               "Returns are accepted within 7 days.\n", agent=AGENT)
+    memory.update("returns-7-days", agent=AGENT, rename="returns-30-days", description="Returns within 30 days.",
+                  body="Returns are accepted within 30 days.")
+    restored = memory.restore("returns-30-days", 1, agent=AGENT)
+    assert restored.name == "returns-30-days" and "7 days" in restored.body
+    assert memory.store().names(AGENT) == ["returns-30-days"]  # no second live concept

@@ -417,7 +417,7 @@ def test_the_concept_page_filters_and_counts_quarantine_on_both_backends(store: 
     assert [r.concept.name for r in free.rows] == ["c1", "c10"]  # natural order
     assert store.concept_page(AGENT, ranked=["c1"]).counts.quarantined == 0
     store.delete(AGENT, "c2", actor="op")
-    assert store.quarantined_names(AGENT) == frozenset()  # a deleted concept leaves quarantine
-    with store.transaction() as tx:
-        assert not tx.release(AGENT, "c2")
+    assert store.concept_page(AGENT, quarantined=True).total == 0  # nothing live is held...
+    assert store.restore(AGENT, "c2", 1, actor="op").concept.name == "c2"
+    assert store.quarantined_names(AGENT) == {"c2"}  # ...and a restore holds it again
     assert store.file_problem() is None  # in place (PostgreSQL: there is no file)

@@ -378,7 +378,9 @@ class ConceptReads(NamingReads):
     # ---------------------------------------------------------------- quarantine (trust)
 
     def quarantined_names(self, agent: str) -> frozenset[str]:
-        """Names of `agent`'s concepts held in quarantine (never injected)."""
+        """Names of `agent`'s concepts held in quarantine (never injected); a deleted
+        concept's name stays held, so restoring it holds it again.
+        """
         return frozenset(r[0] for r in self.rows("SELECT name FROM quarantine WHERE agent = ?", (agent,)))
 
     def quarantine_of(self, agent: str, name: str) -> Quarantine | None:
@@ -413,7 +415,9 @@ class ConceptReads(NamingReads):
         """Replace `name` with an operator's `markdown` (reason ``edit``).
 
         The record is validated whole; ``updated_at`` is stamped now. Renaming is allowed
-        (the history moves with it) unless the new name is taken.
+        (the history moves with it, and the claims held against it) unless the new name is
+        taken. An edit that changes the description or the body decides the claims held
+        against the concept (a policy's challenges): they are marked resolved.
 
         Raises:
             ConceptFormatError: the markdown is invalid (line and field named).
@@ -424,14 +428,17 @@ class ConceptReads(NamingReads):
         check_operator(actor, expected_version)
         concept = parse(markdown)
         with self.transaction() as tx:
-            tx.current(agent, name, expected_version)
+            before = tx.current(agent, name, expected_version).concept
             if concept.name != name:
                 if tx.get(agent, concept.name) is not None:
                     raise UserError(
                         f"line 2, field 'name': '{concept.name}' is already another concept's name"
                     )
                 tx.rename(agent, name, concept.name)
-            return tx.put(agent, concept.replace(updated_at=self.clock()), reason="edit", actor=actor)
+            stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="edit", actor=actor)
+            if (before.description, before.body) != (concept.description, concept.body):
+                tx.close_challenges(agent, concept.name)  # a person rewrote the rule: the claims held are decided
+            return stored
 
     def create(self, agent: str, markdown: str, *, actor: str) -> StoredConcept:
         """Add a concept written by an operator (reason ``edit``).
@@ -464,7 +471,9 @@ class ConceptReads(NamingReads):
         """Make version `number` of `name` current again, byte for byte (reason ``restore``).
 
         With `stamp`, ``updated_at`` is the time of the restore instead of the old
-        version's (the Studio's restore); every other byte is the old version's.
+        version's (the Studio's restore); every other byte is the old version's, but the
+        name: a version written before a rename is restored under `name`, the concept whose
+        history it is (never under its old name, which may be another concept's now).
         Restoring the record already current writes nothing and returns the current record.
 
         Works for a deleted concept too (restoring its last live version).
@@ -478,9 +487,12 @@ class ConceptReads(NamingReads):
         with self.transaction() as tx:
             old = Version(*tx.version_row(agent, name, number))
             concept = parse(old.markdown)
+            renamed = concept.name != name  # a version from before a rename names the old name
+            if renamed:
+                concept = concept.replace(name=name)
             current = tx.get(agent, name)
             if current is not None and (
-                current.concept.replace(updated_at=concept.updated_at) == concept if stamp
+                current.concept.replace(updated_at=concept.updated_at) == concept if stamp or renamed
                 else current.markdown == old.markdown
             ):
                 return current  # already this record: no new version

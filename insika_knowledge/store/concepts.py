@@ -60,6 +60,10 @@ def version_of(reads: Reads, row: Sequence[Any]) -> Version:
     return Version(agent, name, number, reason, actor, session_id, markdown, created_at)
 
 
+#: The reasons a write may create a concept under a deleted name anew.
+_NEW_CONCEPT: Final = frozenset({"extract", "edit"})
+
+
 class ConceptWrites(NamingWrites):
     """The writes (and consistent reads) inside one write transaction, on either backend.
 
@@ -241,10 +245,19 @@ class ConceptWrites(NamingWrites):
         markdown = serialize(concept)  # validates
         self.sql.lock(agent, concept.name)
         number = self.next_version(agent, concept.name)
+        if reason in _NEW_CONCEPT and number > 1 and self._deleted(agent, concept.name, number - 1):
+            # a new concept under a deleted name: the deleted one's quarantine is not its own
+            # (a `restore` keeps it: the restored record is held again)
+            self.sql.execute("DELETE FROM quarantine WHERE agent = ? AND name = ?", (agent, concept.name))
         stored = self._upsert(agent, concept, number)
         self._saw(agent, concept.name, stored)
         self._add_version(agent, concept.name, number, reason, actor, session_id, markdown, self.clock())
         return stored
+
+    def _deleted(self, agent: str, name: str, number: int) -> bool:
+        """True when version `number` of `name` is a ``delete`` marker."""
+        return self.sql.row("SELECT 1 FROM concept_versions WHERE agent = ? AND name = ? AND version = ? "
+                            "AND reason = 'delete'", (agent, name, number)) is not None
 
     def _add_version(self, agent: str, name: str, number: int, reason: str, actor: str,
                      session_id: str | None, markdown: str, now: str) -> None:
@@ -281,6 +294,7 @@ class ConceptWrites(NamingWrites):
         now = self.clock()
         markdown = serialize(current.concept)
         self.sql.execute("DELETE FROM concepts WHERE agent = ? AND name = ?", (agent, name))
+        self.close_challenges(agent, name)  # nothing left to challenge (a new concept starts clear)
         self._saw(agent, name, None)
         self._add_version(agent, name, number, "delete", actor, None, markdown, now)
         return Version(agent, name, number, "delete", actor, None, markdown, now)

@@ -125,12 +125,26 @@ class NamingWrites:
         )
 
     def rename_naming(self, agent: str, old: str, new: str) -> None:
-        """Point the aliases and possible duplicates of concept `old` at `new`."""
+        """Point the aliases and possible duplicates of concept `old` at `new`; a claim held
+        against `old` itself (a challenge of a policy: its name is the concept's) moves with it.
+        """
         self.sql.execute("UPDATE aliases SET name = ? WHERE agent = ? AND name = ?", (new, agent, old))
+        self.sql.execute(
+            "UPDATE possible_duplicates SET name = ?, duplicate_of = ? WHERE agent = ? AND name = ? "
+            "AND duplicate_of = ?", (new, new, agent, old, old))
         self.sql.execute(
             "UPDATE possible_duplicates SET duplicate_of = ? WHERE agent = ? AND duplicate_of = ?",
             (new, agent, old),
         )
+
+
+    def close_challenges(self, agent: str, name: str) -> int:
+        """Mark the open claims held against concept `name` itself (a policy's challenges)
+        resolved: a person edited or resolved it, or it was deleted. Returns how many.
+        """
+        return self.sql.execute(
+            "UPDATE possible_duplicates SET status = 'resolved' WHERE agent = ? AND name = ? "
+            "AND duplicate_of = ? AND status = 'open'", (agent, name, name))
 
 
 class NamingReads:
