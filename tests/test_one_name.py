@@ -368,3 +368,51 @@ def test_concurrent_writers_of_one_rule_under_new_names_leave_one_live_concept(
             assert len(memory.store().names(AGENT)) == 1, (trial, memory.store().names(AGENT))
         finally:
             memory.close()
+
+
+def _said(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": "Qual o horário?"}, {"role": "assistant", "content": text}]
+
+
+def test_a_new_concept_under_a_deleted_name_counts_only_its_own_sessions(
+        tmp_path: Path, database: str | None) -> None:
+    from insika_knowledge.memory import Memory
+
+    memory = Memory(tmp_path, database=database, embeddings="off")
+    old = {"name": "horario-loja", "description": "A loja abre das 9h às 18h.", "type": "fact",
+           "body": "A loja abre das 9h às 18h."}
+    new = {**old, "description": "A loja abre das 10h às 22h.", "body": "A loja abre das 10h às 22h."}
+    try:
+        for session in ("a1", "a2", "a3", "a4"):
+            memory.propose(old, agent=AGENT, session_id=session, messages=_said(old["body"]))
+        memory.delete(agent=AGENT, name="horario-loja")
+        for session in ("b1", "b2"):
+            memory.propose(new, agent=AGENT, session_id=session, messages=_said(new["body"]))
+        concept = memory.store().get(AGENT, "horario-loja").concept
+        assert (concept.sources, concept.confidence) == (("b1", "b2"), 0.7)
+    finally:
+        memory.close()
+
+
+def test_a_resolution_keeps_counting_only_the_kept_claims_sessions(tmp_path: Path, database: str | None) -> None:
+    from insika_knowledge.memory import Memory
+    from insika_knowledge.studio import claims
+
+    memory = Memory(tmp_path, database=database, embeddings="off")
+    old = {"name": "horario-loja", "description": "A loja abre às 9h.", "type": "fact", "body": "A loja abre às 9h."}
+    new = {**old, "description": "A loja abre às 10h.", "body": "A loja abre às 10h."}
+    try:
+        for session in ("a1", "a2", "a3"):
+            memory.propose(old, agent=AGENT, session_id=session, messages=_said(old["body"]))
+        assert memory.propose(new, agent=AGENT, session_id="b1", messages=_said(new["body"])).results == \
+            [("horario-loja", "conflict")]
+        store = memory.store()
+        version = store.get(AGENT, "horario-loja").version
+        store.resolve(AGENT, "horario-loja", lambda c, ledger: claims.keep(c, "entry-1", ledger),
+                      expected_version=version, actor="op")
+        memory.propose(new, agent=AGENT, session_id="b2", messages=_said(new["body"]))
+        concept = store.get(AGENT, "horario-loja").concept
+        assert concept.body == "A loja abre às 10h."
+        assert (concept.sources, concept.confidence) == (("b1", "b2"), 0.7)  # not a1-a3, whose claim lost
+    finally:
+        memory.close()

@@ -509,7 +509,8 @@ class ConceptReads(NamingReads):
         In one transaction: read the record and its sightings ledger, refuse a stale
         version, let `choose` build the resolved record (a pure function: which claim
         stays, the sources and confidence the ledger supports), stamp ``updated_at`` now
-        and write it.
+        and write it; the ledger then counts as supporting exactly the resolved record's
+        sources (a rejected claim's sessions no longer count at the next sighting).
 
         Args:
             agent: the agent id.
@@ -534,4 +535,6 @@ class ConceptReads(NamingReads):
                 raise UserError(f"a resolution keeps the name '{name}'; rename it with an edit")
             if concept.in_conflict:
                 raise UserError("a resolution must remove the ## Contradiction section")
-            return tx.put(agent, concept.replace(updated_at=self.clock()), reason="resolve", actor=actor)
+            stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="resolve", actor=actor)
+            tx.align_ledger(agent, name, frozenset(concept.sources))
+            return stored

@@ -158,6 +158,19 @@ class ConceptWrites(NamingWrites):
         return int(scalar(self.sql, "SELECT count(*) FROM (SELECT DISTINCT session_id FROM sightings "
                                     f"{_SUPPORTING} LIMIT ?) AS s", (agent, name, at_most)))
 
+    def align_ledger(self, agent: str, name: str, supporting: frozenset[str]) -> None:
+        """Make the ledger of `name` count as supporting exactly the sessions in `supporting`
+        (a resolution's kept claim, or none for a new concept under a deleted name): the
+        others' sightings read as contradictions (``conflict``), theirs as confirmations.
+        """
+        for sighting in self.ledger(agent, name):
+            supports = sighting.outcome != "conflict"
+            if supports != (sighting.session_id in supporting):
+                self.sql.execute(
+                    "UPDATE sightings SET outcome = ? WHERE agent = ? AND name = ? AND session_id = ? "
+                    "AND turn_id = ?", ("conflict" if supports else "confirm", agent, name,
+                                        sighting.session_id, sighting.turn_id))
+
     def ledger(self, agent: str, name: str) -> Sequence[Sighting]:
         """The sightings of `name`, oldest first."""
         self.sql.lock(agent, name)
@@ -246,9 +259,10 @@ class ConceptWrites(NamingWrites):
         self.sql.lock(agent, concept.name)
         number = self.next_version(agent, concept.name)
         if reason in _NEW_CONCEPT and number > 1 and self._deleted(agent, concept.name, number - 1):
-            # a new concept under a deleted name: the deleted one's quarantine is not its own
-            # (a `restore` keeps it: the restored record is held again)
+            # a new concept under a deleted name: the deleted one's quarantine and sightings are
+            # not its own (a `restore` keeps them: the restored record is held again)
             self.sql.execute("DELETE FROM quarantine WHERE agent = ? AND name = ?", (agent, concept.name))
+            self.align_ledger(agent, concept.name, frozenset({session_id} if session_id else ()))
         stored = self._upsert(agent, concept, number)
         self._saw(agent, concept.name, stored)
         self._add_version(agent, concept.name, number, reason, actor, session_id, markdown, self.clock())
