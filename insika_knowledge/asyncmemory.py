@@ -77,6 +77,10 @@ class AsyncMemory:
         """`Memory.held_claims`: the sightings held for a person's review."""
         return await self._run(self.sync.held_claims, agent=agent, **options)
 
+    async def dismiss_held(self, name: str, *, agent: str, **options: Any) -> int:
+        """`Memory.dismiss_held`: keep a concept as it is, closing the claims held against it."""
+        return await self._run(self.sync.dismiss_held, name, agent=agent, **options)
+
     async def agents(self, **options: Any) -> dict[str, int]:
         """`Memory.agents`: the tenant's agents and their concept counts."""
         return await self._run(self.sync.agents, **options)

@@ -898,6 +898,28 @@ class Memory:
             return []
         return self.store(tenant).possible_duplicates(agent, name)
 
+    def dismiss_held(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT,
+                     actor: str = PYTHON_ACTOR) -> int:
+        """Keep concept `name` as it is: close every claim held against it (`held_claims`:
+        a policy's challenges, possible duplicates), which leaves `conflicts()`; the record
+        is not changed (to take a claim instead, edit the concept: `update`).
+
+        Returns:
+            How many held claims were closed.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such concept.
+            ArgumentTypeError: `name` or `actor` is not a str.
+        """
+        check_types("Memory.dismiss_held()", name=(name, str), actor=(actor, str), tenant=(tenant, str))
+        check_agent(agent)
+        store = self.store(tenant)
+        current = store.get(agent, name)
+        if current is None:
+            raise NotFound(f"no concept {name!r} for agent {agent!r}")
+        return store.dismiss_held(agent, name, actor=actor, expected_version=current.version)
+
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
         progress: Callable[[int, int], None] | None = None,

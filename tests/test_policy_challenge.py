@@ -131,3 +131,31 @@ def test_a_deleted_policy_leaves_no_challenge_to_a_new_concept_of_its_name(
     memory.put(POLICY.replace("R$ 15", "R$ 18"), agent="loja")
     assert memory.conflicts(agent="loja") == []
     memory.close()
+
+
+def test_a_person_keeping_the_policy_closes_its_challenge(tmp_path: Path, database: str | None) -> None:
+    memory = Memory(tmp_path, database=database)
+    _challenged(memory)
+    assert memory.dismiss_held("return-fee", agent="loja") == 1
+    assert memory.conflicts(agent="loja") == [] and memory.held_claims(agent="loja") == []
+    stored = memory.store().get("loja", "return-fee")
+    assert stored.version == 1 and "R$ 15" in stored.concept.body  # the record is not changed
+    memory.close()
+
+
+def test_the_studio_keeps_a_challenged_policy_as_it_is(tmp_path: Path) -> None:
+    from studio_pages import csrf, logged_in
+
+    memory = Memory(tmp_path)
+    _challenged(memory)
+    with logged_in(memory, "t" * 20) as client:
+        page = client.get("/studio/knowledge/return-fee?agent=loja&tenant=default")
+        assert "Keep this concept as it is" in page.text
+        answer = client.post("/studio/knowledge/return-fee/dismiss?agent=loja&tenant=default",
+                             data={"csrf": csrf(page.text), "version": "1"}, follow_redirects=True)
+        assert answer.status_code == 200 and "1 held claim closed" in answer.text
+        stale = client.post("/studio/knowledge/return-fee/dismiss?agent=loja&tenant=default",
+                            data={"csrf": csrf(page.text), "version": "9"})
+        assert stale.status_code == 409
+    assert memory.conflicts(agent="loja") == []
+    memory.close()

@@ -410,6 +410,22 @@ class ConceptReads(NamingReads):
 
     # ------------------------------------------------------------------ operator writes
 
+    def dismiss_held(self, agent: str, name: str, *, actor: str, expected_version: int) -> int:
+        """A person keeps `name` as it is: every open claim held against it (a policy's
+        challenges, possible duplicates) is marked resolved; the record is not changed.
+
+        Returns:
+            How many claims were closed.
+
+        Raises:
+            NotFound: `name` does not exist.
+            StaleVersion: the concept changed since `expected_version` was read.
+        """
+        check_operator(actor, expected_version)
+        with self.transaction() as tx:
+            tx.current(agent, name, expected_version)
+            return tx.close_held(agent, name)
+
     def edit(self, agent: str, name: str, markdown: str, *, expected_version: int,
              actor: str) -> StoredConcept:
         """Replace `name` with an operator's `markdown` (reason ``edit``).

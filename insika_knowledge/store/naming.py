@@ -138,6 +138,14 @@ class NamingWrites:
         )
 
 
+    def close_held(self, agent: str, name: str) -> int:
+        """Mark every open claim held against concept `name` resolved (its challenges and its
+        possible duplicates): a person decided none of them changes it. Returns how many.
+        """
+        return self.sql.execute(
+            "UPDATE possible_duplicates SET status = 'resolved' WHERE agent = ? AND duplicate_of = ? "
+            "AND status = 'open'", (agent, name))
+
     def close_challenges(self, agent: str, name: str) -> int:
         """Mark the open claims held against concept `name` itself (a policy's challenges)
         resolved: a person edited or resolved it, or it was deleted. Returns how many.

@@ -94,6 +94,7 @@ def _editor(
         "action": concept_url(name, scope.agent, scope.tenant),
         "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
         "approve_action": concept_url(name, scope.agent, scope.tenant, "/approve"),
+        "dismiss_action": concept_url(name, scope.agent, scope.tenant, "/dismiss"),
         "rename_offer": rename_offer,
         "rename_action": concept_url(name, scope.agent, scope.tenant, "/rename"),
         **resolve.claims_context(scope, stored),
