@@ -194,7 +194,7 @@ def create_app(
         Route("/studio/knowledge/{name}/resolve", resolve.concept_resolve, methods=["POST"]),
         Route("/studio/knowledge/{name}/evidence", evidence.evidence_page, methods=["GET"]),
         Route("/studio/knowledge/{name}/approve", quarantine.concept_approve, methods=["POST"]),
-        Route("/studio/knowledge/{name}/dismiss", quarantine.concept_dismiss, methods=["POST"]),
+        Route("/studio/knowledge/{name}/dismiss", resolve.concept_dismiss, methods=["POST"]),
         Route("/studio/new", create.new_page, methods=["GET"]),
         Route("/studio/new", create.concept_create, methods=["POST"]),
         Route("/studio/activity", activity.activity_page, methods=["GET"]),

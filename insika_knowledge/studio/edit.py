@@ -299,7 +299,5 @@ def _delete(request: Request, scope: Scope, name: str, expected: int) -> Respons
                                 expected_version=expected)
     except StaleVersion as exc:
         return refused(request, scope, name, f"{exc}. Nothing was deleted.")
-    except NotFound as exc:
-        raise HTTPException(404, str(exc)) from None
     flash(request, f"Deleted {name}. Its history is kept: restore it below.")
     return RedirectResponse(url("/studio/deleted", agent=scope.agent, tenant=scope.tenant), 303)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -82,28 +81,11 @@ def _approve(request: Request, scope: Scope, name: str, expected: int) -> Respon
         saved = scope.store.approve(scope.agent, name, actor=ACTOR, expected_version=expected)
     except StaleVersion as exc:
         return refused(request, scope, name, f"{exc}. Nothing was written: review what changed, then approve again.")
-    except NotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+    except NotFound:
+        raise  # a UserError too: the 404 page (`versioned_post`)
     except UserError:  # released meanwhile (by an agent-supported sighting or another person)
         return refused(request, scope, name, f"'{name}' is not in quarantine (any more): nothing was written.")
     flash(request, f"Approved: {name} is out of quarantine as version {saved.version}. It can "
                    "now be injected into agents' prompts like any other concept.")
     return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
 
-
-async def concept_dismiss(request: Request) -> Response:
-    """POST /studio/knowledge/<name>/dismiss: keep the concept as it is and close the claims
-    held against it (a policy's challenges, possible duplicates); the record is unchanged.
-    """
-    return await versioned_post(request, _dismiss)
-
-
-def _dismiss(request: Request, scope: Scope, name: str, expected: int) -> Response:
-    try:
-        closed = scope.store.dismiss_held(scope.agent, name, actor=ACTOR, expected_version=expected)
-    except StaleVersion as exc:
-        return refused(request, scope, name, f"{exc}. Nothing was closed: review what changed, then try again.")
-    except NotFound as exc:
-        raise HTTPException(404, str(exc)) from None
-    flash(request, f"Kept {name} as it is: {closed} held claim{'' if closed == 1 else 's'} closed.")
-    return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)

@@ -9,6 +9,10 @@ Either way one version is written (reason ``resolve``, via `SQLiteStore.resolve`
 transaction), the ``## Contradiction`` section is gone, and confidence is recomputed
 from the sightings ledger (`studio.claims`). ``GET .../resolve`` is the page where the
 resolution is written, its editor holding the claim on record.
+
+``POST /studio/knowledge/<name>/dismiss`` keeps the concept as it is and closes the claims
+held against it (a policy's challenges, possible duplicates; `SQLiteStore.dismiss_held`):
+no version is written.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from insika_knowledge.studio.scope import (
     refused,
     renderer_of,
     require_scope,
+    versioned_post,
 )
 
 
@@ -171,3 +176,19 @@ def _stale(
                      error=f"{exc}. Nothing was written; your text is kept. Compare it with the "
                            f"record below, then save it over version {current.version}.")
     return refused(request, scope, name, f"{exc}. Nothing was written: review the concept and choose again.")
+
+
+async def concept_dismiss(request: Request) -> Response:
+    """POST /studio/knowledge/<name>/dismiss: keep the concept as it is and close the claims
+    held against it (a policy's challenges, possible duplicates); the record is unchanged.
+    """
+    return await versioned_post(request, _dismiss)
+
+
+def _dismiss(request: Request, scope: Scope, name: str, expected: int) -> Response:
+    try:
+        closed = scope.store.dismiss_held(scope.agent, name, actor=ACTOR, expected_version=expected)
+    except StaleVersion as exc:
+        return refused(request, scope, name, f"{exc}. Nothing was closed: review what changed, then try again.")
+    flash(request, f"Kept {name} as it is: {closed} held claim{'' if closed == 1 else 's'} closed.")
+    return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)

@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from insika_knowledge.errors import InvalidName
+from insika_knowledge.errors import InvalidName, NotFound
 from insika_knowledge.ids import check_agent, check_tenant
 from insika_knowledge.memory import Memory, Store, StoredConcept
 from insika_knowledge.studio import csrf
@@ -193,7 +193,8 @@ async def versioned_post(request: Request, write: VersionedWrite) -> Response:
     """Answer a POST on the concept its path's ``<name>`` names, with the form's ``version``.
 
     The CSRF token and the ``version`` field are checked first (403 and 400 pages), then
-    `write` runs in the thread pool with the request's scope (`require_scope`).
+    `write` runs in the thread pool with the request's scope (`require_scope`); a concept
+    that is not there (`NotFound`) is the 404 page.
     """
     form = await read_form(request)
     version = int_field(form, "version")
@@ -201,4 +202,7 @@ async def versioned_post(request: Request, write: VersionedWrite) -> Response:
 
 
 def _scoped_write(request: Request, write: VersionedWrite, version: int) -> Response:
-    return write(request, require_scope(request), request.path_params["name"], version)
+    try:
+        return write(request, require_scope(request), request.path_params["name"], version)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
