@@ -914,11 +914,7 @@ class Memory:
         """
         check_types("Memory.dismiss_held()", name=(name, str), actor=(actor, str), tenant=(tenant, str))
         check_agent(agent)
-        store = self.store(tenant)
-        current = store.get(agent, name)
-        if current is None:
-            raise NotFound(f"no concept {name!r} for agent {agent!r}")
-        return store.dismiss_held(agent, name, actor=actor, expected_version=current.version)
+        return self.store(tenant).dismiss_held(agent, name, actor=actor)
 
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,

@@ -410,7 +410,7 @@ class ConceptReads(NamingReads):
 
     # ------------------------------------------------------------------ operator writes
 
-    def dismiss_held(self, agent: str, name: str, *, actor: str, expected_version: int) -> int:
+    def dismiss_held(self, agent: str, name: str, *, actor: str, expected_version: int | None = None) -> int:
         """A person keeps `name` as it is: every open claim held against it (a policy's
         challenges, possible duplicates) is marked resolved; the record is not changed.
 
@@ -419,7 +419,7 @@ class ConceptReads(NamingReads):
 
         Raises:
             NotFound: `name` does not exist.
-            StaleVersion: the concept changed since `expected_version` was read.
+            StaleVersion: `expected_version` is given and the concept changed since.
         """
         check_operator(actor, expected_version)
         with self.transaction() as tx:
