@@ -671,3 +671,16 @@ def test_a_range_is_carried_by_its_two_ends_said_apart(reply: str, held: bool) -
     messages = said(("user", "Black Friday hours at Plano?"), ("assistant", reply))
     claim = "Plano store Black Friday hours\nThe Plano store is open 5 a.m. – 11 p.m. on Black Friday."
     assert assess(claim, "fact", messages, [reply]).quarantined is held, assess(claim, "fact", messages, [reply])
+
+
+@pytest.mark.parametrize("reply", [
+    "Se houvesse frete grátis acima de R$ 100, apareceria no carrinho.",  # a counterfactual
+    "Não sei se há frete grátis acima de R$ 100; vou verificar.",  # a doubt
+    "Vou perguntar ao gerente se podemos dar frete grátis acima de R$ 100.",  # a question to ask
+    "I don't know if there's free shipping above R$ 100; I'll ask my manager.",
+])
+def test_a_doubt_a_counterfactual_or_a_question_to_ask_vouches_for_nothing(reply: str) -> None:
+    messages = said(("user", "Tem frete grátis acima de R$ 100?"), ("assistant", reply))
+    claim = "Frete grátis acima de R$ 100\nPedidos acima de R$ 100 têm frete grátis."
+    for evidence in (None, [reply]):
+        assert assess(claim, "policy", messages, evidence).quarantined, (reply, evidence)

@@ -52,8 +52,10 @@ ACKNOWLEDGED: Final = re.compile(
     r"\b(?:noted|got it|understood|i see|thanks? (?:you )?for (?:letting me know|the info|the tip|telling)"
     r"|i(?:'ll| will) (?:pass (?:it|this|that) on|note|check|look into|verify|forward)|let me (?:check|verify|see|look)"
     r"|i(?:'m| am) not sure|if that(?:'s| is) (?:the case|true)|good to know"
+    r"|i(?:'ll| will) ask|i (?:don'?t|do not) know (?:if|whether)"
     r"|anotado|anotei|entendido|entendi|registrado|registrei|vou (?:verificar|checar|anotar|registrar|confirmar"
-    r"|encaminhar|repassar)|deixa eu (?:ver|verificar|checar)|nao tenho certeza|se for assim"
+    r"|encaminhar|repassar|perguntar|consultar|ver)|deixa eu (?:ver|verificar|checar)|nao tenho certeza"
+    r"|nao sei (?:se|dizer)|se for assim"
     r"|obrigad[oa] (?:por avisar|pela informacao)|bom saber)\b"
 )
 #: Sentences that report what someone else said, not what the business states (folded):
@@ -139,6 +141,9 @@ HYPOTHETICAL: Final = re.compile(
     r"\b(?:wish|wonder|whether(?![^,.;]*\bor\b)|imagine|suppose|hypothetically|se ao menos|quem dera"
     r"|gostariamos de (?:oferecer|dar|ter|poder)|(?:we|i)(?:'d| would) love to|adorariamos"
     r"|seria (?:otimo|bom|legal|incrivel) se"
+    # a Portuguese counterfactual: "se" with the imperfect subjunctive ("Se houvesse frete
+    # grátis, apareceria no carrinho")
+    r"|se \w+(?:asse|esse|isse)(?:m|mos)?"
     # a plan, not a rule ("Estamos avaliando oferecer...", "we're considering...")
     r"|avaliando|estudando|considerando|planejando|pretendemos|pensando em|em breve|teremos|discutindo|testando"
     r"|considering|evaluating|planning|plan to|thinking (?:about|of)|exploring|coming soon|discussing|testing)\b")
