@@ -188,6 +188,21 @@ def test_a_business_contact_offered_as_its_own_is_still_kept() -> None:
     assert redact(said, keep).text == said
 
 
+@pytest.mark.parametrize("text", [
+    "Fernanda Lima <fernanda.lima@gmail.com>",
+    "Fernanda Lima / (11) 98765-4321",
+    "FERNANDA LIMA, (11) 98765-4321",
+])
+def test_a_persons_name_in_capitals_or_before_a_bracket_or_slash_is_redacted(text: str) -> None:
+    assert "Fernanda" not in redact(text).text and "FERNANDA" not in redact(text).text
+
+
+def test_a_business_address_after_an_abbreviated_avenue_is_still_the_business(tmp_path: Path) -> None:
+    said = "Nossa loja fica na Av. Paulista, 1000, loja 12."
+    keep = kept_contacts([("customer", "Onde fica a loja?"), ("agent", said)])
+    assert redact(said, keep).text == said
+
+
 @pytest.mark.parametrize(("text", "kept", "gone"), [
     ("Entrega em São Paulo, Rua Augusta, 1500.", "São Paulo", "1500"),
     ("Our store in New York, 350 Fifth Avenue, opens at 9.", "New York", "350 Fifth"),

@@ -196,10 +196,10 @@ def find_addresses(text: str) -> list[Span]:
 
 #: Placeholders a person's name next to which is personal data too.
 CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban")
-_CAP: Final = r"[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
+_CAP: Final = r"(?:[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)"
 _PERSON: Final = rf"{_CAP}(?:\s+(?:(?:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP}){{0,3}}"
 _JOIN: Final = (
-    r"\s*(?:[,:;(\-–]\s*)?(?:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
+    r"\s*(?:[,:;(<|/\-–]\s*)?(?:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
     r"|mora(?:\s+(?:na|no|em))?|lives\s+at|reside\s+(?:na|no|em)|endere[çc]o|address|cpf|rg|pix|at|em|na|no)"
     r"\.?\s*[:=]?\s*)?"
 )

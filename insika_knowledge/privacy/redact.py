@@ -728,7 +728,7 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
     customer: set[str] = set()
     finders = {"email": _find_emails, "phone": _find_phones, "address": find_addresses}
     for speaker, text in pieces:
-        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        for sentence in _SENTENCE_END_RE.split(text):
             found = [(kind, start, end) for kind, find in finders.items() for start, end in find(sentence)]
             if not found:
                 continue
@@ -744,6 +744,9 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
     return frozenset(business - customer)
 
 
+#: A sentence's end for `kept_contacts`: not the dot of a short abbreviation ("Av. Paulista",
+#: "R. Augusta", "Dr. Silva"), which would cut the cue ("Nossa loja fica na Av. ...") away.
+_SENTENCE_END_RE: Final = re.compile(r"(?<=[.!?])(?<!\b[A-Z][a-z]\.)(?<!\b[A-Z]\.)\s+|\n+")
 #: What says, right before a contact, that it is the customer's ("seu e-mail", "your phone:",
 #: "o celular do cliente"): the business repeating it is no business contact.
 _YOURS_RE: Final = re.compile(
