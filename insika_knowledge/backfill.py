@@ -31,6 +31,7 @@ from insika_knowledge.errors import UserError
 from insika_knowledge.events import KnowledgeBackfilled
 from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.ids import DEFAULT_TENANT
+from insika_knowledge.learn import stored_ids
 from insika_knowledge.memory import Memory
 from insika_knowledge.sessions import TIME_KEYS, Session, read_sessions
 from insika_knowledge.wire.messages import message_text
@@ -269,7 +270,8 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         conversation = _conversation(session.messages)
         if not any(message_text(m).strip() for m in conversation):
             return SessionStatus(session.session_id, "empty")  # nothing said: nothing to learn, no model call
-        previous = memory.store(tenant).extraction(agent, session.session_id, BACKFILL_TURN)
+        concepts = memory.store(tenant)
+        previous = concepts.extraction(agent, *stored_ids(concepts, session.session_id, BACKFILL_TURN))
         if previous is not None and previous.outcome == "ok":
             return SessionStatus(session.session_id, "skipped")
         attempt = 0

@@ -32,6 +32,8 @@ from insika_knowledge.store.naming import CHALLENGED, NamingReads
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, Keyed, check_operator, row_to_stored, sort_keyed
 from insika_knowledge.store.statements import Dialect, scalar
 
+#: The ``meta`` key of the tenant's session pseudonym key (64 hex digits).
+PSEUDONYM_KEY: Final = "pseudonym_key"
 #: Columns `ConceptReads.page` can sort by (the Studio list's columns).
 PAGE_SORTS: Final = ("name", "type", "provenance", "confidence", "occurrences", "updated_at", "status")
 #: Columns `ConceptReads.concept_page` can sort by; ``rank`` is the order of its `ranked` names.
@@ -363,6 +365,26 @@ class ConceptReads(NamingReads):
         return [ExtractionRecord.from_row(r) for r in self.rows(
             f"SELECT {EXTRACTION_COLUMNS} FROM extractions WHERE outcome <> 'ok' "
             "ORDER BY attempted_at DESC, session_id, turn_id LIMIT ?", (max(0, limit),))]
+
+    def pseudonym_key(self) -> bytes:
+        """The tenant's secret key for session pseudonyms (`insika_knowledge.privacy.pseudonyms`):
+        32 random bytes, kept in ``meta`` (key `PSEUDONYM_KEY`), made by the first caller.
+
+        Raises:
+            RunTimeFailure, StorageError: the key cannot be read or written.
+        """
+        cached: bytes | None = self.__dict__.get("_pseudonym_key")
+        if cached is not None:
+            return cached
+        row = self.row("SELECT value FROM meta WHERE key = ?", (PSEUDONYM_KEY,))
+        if row is None:
+            with self.transaction() as tx:  # two first callers: one key, the other's insert does nothing
+                tx.sql.execute(f"INSERT INTO meta (key, value) VALUES (?, {self.dialect.random_key}) "
+                               "ON CONFLICT (key) DO NOTHING", (PSEUDONYM_KEY,))
+                row = tx.sql.row("SELECT value FROM meta WHERE key = ?", (PSEUDONYM_KEY,))
+        assert row is not None  # inserted just above when missing
+        key = self.__dict__["_pseudonym_key"] = bytes.fromhex(str(row[0]))
+        return key
 
     def extraction(self, agent: str, session_id: str, turn_id: str) -> ExtractionRecord | None:
         """The recorded extraction of one turn, or None."""

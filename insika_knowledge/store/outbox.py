@@ -50,6 +50,10 @@ class OutboxDatabase(Reads, Protocol):
         """One write transaction (waiting at most `busy_timeout_ms` for a lock)."""
         ...
 
+    def pseudonym_key(self) -> bytes:
+        """The tenant's session pseudonym key (`ConceptReads.pseudonym_key`)."""
+        ...
+
 
 class Outbox:
     """The ``outbox`` table of a tenant's store, on either backend; an `OutboxStorage`.
@@ -71,6 +75,10 @@ class Outbox:
     def location(self) -> str:
         """Where the outbox lives, for messages (the database file, or URL and schema)."""
         return self.db.location
+
+    def pseudonym_key(self) -> bytes:
+        """The tenant's session pseudonym key (`ConceptReads.pseudonym_key`)."""
+        return self.db.pseudonym_key()
 
     def enqueue(
         self,
