@@ -625,3 +625,33 @@ def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: 
 ])
 def test_those_readings_keep_their_restatements(a: str, b: str) -> None:
     assert same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # "10x" counts installments (the letter x once read as a withdrawal of the whole rule)
+    ("Parcelamos em até 10x sem juros.", "Parcelamos em até 10 vezes sem juros.", True),
+    ("Parcelamos em até 10x sem juros.", "Parcelamos em até 12x sem juros.", False),
+    ("Parcelamos em até 10x sem juros.", "Não parcelamos em até 10x sem juros.", False),
+    # "no fee is charged" and "free of charge" say free once
+    ("ATM withdrawals in the network are free of charge.", "ATM withdrawals in the network are free.", True),
+    ("ATM withdrawals in the network: no fee is charged.", "ATM withdrawals in the network: free of charge.", True),
+    ("No fee is charged for ATM withdrawals in the network.", "A fee is charged for ATM withdrawals in the network.",
+     False),
+    # "billed" charges, and "by the minute" is per minute (no agent)
+    ("International calls are billed per minute.", "International calls are charged by the minute.", True),
+    ("International calls are billed per minute.", "International calls are charged in total.", False),
+    # "dá" is the verb (it folds to "da", of the)
+    ("O cupom BEMVINDO10 dá 10% de desconto na primeira compra.",
+     "Na primeira compra, o cupom BEMVINDO10 dá 10% de desconto.", True),
+    ("O cupom BEMVINDO10 dá 10% de desconto na primeira compra.",
+     "O cupom BEMVINDO10 dá 15% de desconto na primeira compra.", False),
+    # two sentences each: a phrase moved from one to the other is another claim
+    ("Até 3x sem juros; de 4x a 10x com juros.", "Até 3x com juros; de 4x a 10x sem juros.", False),
+    ("Até 3 vezes sem juros. De 4 a 10 vezes com juros.", "De 4 a 10 vezes com juros. Até 3 vezes sem juros.", True),
+    # a price said in reais and centavos is the price in digits
+    ("O frete expresso custa vinte e nove reais e noventa centavos.", "O frete expresso custa R$ 29,90.", True),
+    ("O frete expresso custa vinte e nove e noventa.", "O frete expresso custa R$ 29,90.", True),
+    ("O frete expresso custa vinte e nove e noventa.", "O frete expresso custa R$ 119,00.", False),
+])
+def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

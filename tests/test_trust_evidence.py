@@ -684,3 +684,95 @@ def test_a_doubt_a_counterfactual_or_a_question_to_ask_vouches_for_nothing(reply
     claim = "Frete grátis acima de R$ 100\nPedidos acima de R$ 100 têm frete grátis."
     for evidence in (None, [reply]):
         assert assess(claim, "policy", messages, evidence).quarantined, (reply, evidence)
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    # what a condition withdraws is the event the rule is about ("is cancelled"), not the rule
+    ("We rebook you ourselves at no cost, even when the cancelled leg is operated by our partner airline.",
+     "Rebooking\nWe rebook passengers at no cost, even when a partner airline's leg is cancelled.", False),
+    ("Se o voo for cancelado, o reembolso é integral.",
+     "Reembolso\nQuando o voo é cancelado, o reembolso é integral.", False),
+    # a rule the business withdrew is still withdrawn
+    ("Free rebooking on partner flights was discontinued last year.",
+     "Rebooking\nWe rebook passengers at no cost on partner flights.", True),
+])
+def test_a_withdrawal_inside_a_condition_is_the_rules_event(reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", "What happens if my flight is cancelled?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("result", "customer"), [
+    # a product page's questions and answers, under their own heading, are its shoppers' words
+    ("PRODUCT: Kettle 2L\nPrice: $49\nCustomer Q&A:\nQ: Is the warranty 3 years?\n"
+     "A (answered by shopper Ann_7): Yes, refunds reach the card within 5 business days.", True),
+    ("Produto: Chaleira 2L\nPerguntas e respostas:\nP: tem garantia?\n"
+     "R: Refunds reach the card within 5 business days.\n\nPolítica: trocas em 7 dias.", True),
+    # the page's own lines, and a line after the section's end, stay the business's
+    ("PRODUCT: Kettle 2L\nCustomer Q&A:\nQ: Is it loud?\nA: No.\n\n"
+     "Refund policy: refunds reach the card within 5 business days.", False),
+])
+def test_a_section_of_what_customers_wrote_in_a_plain_text_result_is_theirs(result: str, customer: bool) -> None:
+    messages = [*said(("user", "When does my refund arrive?")), tool(result)]
+    verdict = assess("Refunds in 5 business days.\nRefunds reach the card within 5 business days.", "policy",
+                     messages, ["refunds reach the card within 5 business days"])
+    assert verdict.quarantined is customer, verdict
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    # a future before a condition after it is the rule's consequence
+    ("You'll receive the certificate as long as you attend at least 75% of the classes.",
+     "Certificate\nThe certificate requires attending at least 75% of the classes.", False),
+    ("Você vai receber o reembolso integral desde que cancele até 48 horas antes.",
+     "Reembolso\nO reembolso é integral para cancelamentos até 48 horas antes.", False),
+    # the agent's own promise to this customer, even with a condition, is no rule
+    ("I'll waive the $30 fee if you renew today.", "Renewal fee\nThe $30 renewal fee is waived.", True),
+    # a future with no condition is no rule as it stands
+    ("We will offer free shipping on every order.", "Free shipping\nWe offer free shipping on every order.", True),
+])
+def test_a_future_before_a_trailing_condition_is_the_rules_consequence(reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", "How does it work?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    # a name the customer wrote mid-sentence is a name where a sentence opens with it too
+    ("Silver boarding\nSilver members get priority boarding included.", True),
+    ("Gold boarding\nGold members get priority boarding included.", False),
+])
+def test_a_name_opening_a_sentence_is_known_from_the_rest_of_the_conversation(claim: str, held: bool) -> None:
+    reply = "Priority boarding is included with Gold and Platinum status. Silver members can add it for $15."
+    messages = said(("user", "Is priority boarding included with Silver status?"), ("assistant", reply))
+    quote = ["Priority boarding is included"]
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+def test_a_competitors_rule_the_agent_confirms_before_saying_ours_differs_is_theirs() -> None:
+    reply = "QuickNet's installation is free, yes. Ours works differently: installation costs $50."
+    messages = said(("user", "QuickNet installs for free. Do you?"), ("assistant", reply))
+    verdict = assess("Free installation\nInstallation is free.", "policy", messages, ["installation is free"])
+    assert verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    ("Garantia de tablets\nTablets têm garantia estendida de 3 anos.", True),
+    ("Garantia de celulares\nCelulares têm garantia estendida de 3 anos.", False),
+])
+def test_a_rule_the_business_keeps_only_for_something_else_vouches_for_nothing_else(claim: str, held: bool) -> None:
+    reply = "A garantia estendida de 3 anos é só para celulares."
+    messages = said(("user", "Tem garantia estendida pra tablet?"), ("assistant", reply))
+    quote = ["garantia estendida de 3 anos"]
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    # "10x" is ten installments: the letter x once read as a withdrawal, negating the whole rule
+    ("Parcelamos em até 10 vezes sem juros no cartão.", "Parcelamento\nParcelamos em até 10x sem juros no cartão."),
+    # "no fee" after a comma is free, and "no fee is charged" says free once
+    ("You can pause the plan. No fee is charged while the plan is paused.",
+     "Pausing\nYou can pause the plan, no fee while the plan is paused."),
+    # a price said aloud in reais and centavos
+    ("O frete expresso custa vinte e nove e noventa.", "Frete expresso\nO frete expresso custa R$ 29,90."),
+])
+def test_installments_free_and_spoken_prices_read_as_written(reply: str, claim: str) -> None:
+    messages = said(("user", "Como funciona?"), ("assistant", reply))
+    assert not assess(claim, "policy", messages, [reply]).quarantined, assess(claim, "policy", messages, [reply])

@@ -288,7 +288,7 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["pm"], "pm"),
     **dict.fromkeys(["unit", "units", "unidade", "unidades", "un", "pcs", "pieces", "pecas",
                      "item", "items", "itens"], "unit"),
-    **dict.fromkeys(["time", "times", "vez", "vezes"], "times"),
+    **dict.fromkeys(["time", "times", "vez", "vezes", "x"], "times"),  # "10x sem juros", "2x/year"
     **dict.fromkeys(["people", "persons", "person", "pessoa", "pessoas", "passenger",
                      "passengers", "passageiro", "passageiros", "guest", "guests", "hospede",
                      "hospedes"], "person"),
@@ -428,7 +428,24 @@ def read_number_words(folded: str) -> str:
         else:
             out.append(str(value))
         i = end
-    return "".join(out)
+    return _spoken_cents("".join(out))
+
+
+#: A price said aloud in reais and centavos: "29 reais e 90 centavos", and after a word of
+#: price, "custa 29 e 90" (Brazilian speech for R$ 29,90; digits as `read_number_words` writes them).
+_REAIS_CENTAVOS_RE: Final = re.compile(r"\b(\d{1,6}) reais e (\d{2}) centavos\b")
+_PRICE_CENTS_RE: Final = re.compile(
+    r"\b(custa|custam|sai por|sai a|fica em|por apenas|valor de|preco de|taxa de|frete de|cobramos|e de)"
+    r" (\d{1,6}) e (\d{2})\b(?! ?(?:%|(?:dias?|horas?|mes|meses|anos?|semanas?|minutos?|kg|km|g|cm|m|vezes|x"
+    r"|pessoas|unidades|itens|parcelas)\b))")
+
+
+def _spoken_cents(text: str) -> str:
+    """`text` with prices said in reais and centavos written as ``r$ 29,90``."""
+    if " e " not in text:
+        return text
+    text = _REAIS_CENTAVOS_RE.sub(r"r$ \1,\2", text)
+    return _PRICE_CENTS_RE.sub(r"\1 r$ \2,\3", text)
 
 
 def _number_run(tokens: list[str], start: int) -> tuple[int, int]:

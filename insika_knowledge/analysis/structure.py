@@ -146,7 +146,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
                   "cancelamentos",
         "exchange": "exchange exchanges exchanged exchanging swap swaps swapped troca trocas trocar "
                     "trocado trocada trocados trocadas",
-        "price": "price prices cost costs fee fees charge charges preco precos custo custos custa "
+        "price": "price prices cost costs fee fees charge charges bill bills billed preco precos custo custos custa "
                  "custam taxa taxas",  # not "tarifa": a fare, not a fee
         "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
         "customer": "customer customers client clients cliente clientes consumidor consumidores",
@@ -219,6 +219,9 @@ _CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"(?<=[a-z])(?:'|\u2019)ve\b", " have"),  # "we've offered": a present perfect (`_PERFECT`)
         (r"\b(there|here|it|that|what)(?:'|\u2019)s\b", r"\1 is"),  # "there's no fee": "there is no fee"
         (r"(?<=[a-z])(?:'|\u2019)(?:s|re|m)\b", ""),
+        # "billed by the minute": per minute (a unit after "by the" names no agent)
+        (r"\bby the (minute|hour|day|week|month|year|night|kilo|pound|item|unit|piece|page|mile|gallon)\b",
+         r"per \1"),
     )
 )
 _ONE_WORD: Final = {"desde_que": "if", "sempre_que": "when"}
@@ -352,7 +355,7 @@ _POLE_PHRASE_RE: Final = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in _P
 SENTENCE: Final = "."
 PHRASE: Final = ","
 #: The token of a change verb or phrase that withdraws what its clause asserts.
-WITHDRAWAL: Final = "x"
+WITHDRAWAL: Final = "x:withdrawn"  # no word reads as it (the word "x" once did: "10x sem juros")
 
 
 def _number(value: object) -> str:
@@ -465,11 +468,13 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
-    r"|e-mail|email|used to|interest")
+    r"|e-mail|email|used to|interest|by the")
 
 
 _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
 _IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
+#: "dá" / "dão" (gives): the verb, which folds to "da" / "dao" (of the) without its accent.
+_GIVES_RE: Final = re.compile(r"(?<![^\W\d_])([dD])(?:á|ão)(?![^\W\d_])")
 
 
 @lru_cache(maxsize=8192)
@@ -482,6 +487,8 @@ def _prepare(text: str) -> str:
         text = _NAMED_STOP_RE.sub(_named, text)
     if "ós" in text:  # "nós" (we) folds to "nos" (in the): read it before folding
         text = _WE_RE.sub("nosso", text)
+    if "dá" in text or "dão" in text or "Dá" in text:  # the verb, not "da" (of the)
+        text = _GIVES_RE.sub(r"\1ar", text)
     folded = fold(_IS_RE.sub(" ser ", text) if "é" in text or "É" in text else text).replace("\u2019", "'")
     if _REWRITE_HINT.search(folded):
         for pattern, replacement in _CONTRACTIONS:
@@ -790,7 +797,9 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         passives.append((len(out), False))
                     elif piece in _AGENT_BY and passives and passives[-1][0] == len(out) - 1:
                         passives[-1] = (passives[-1][0], True)  # "are served by the Campinas DC"
-                    if piece in _CHARGE_WORDS and _uncharged(out):
+                    if piece in _CHARGE_WORDS and out and out[-1] == FREE:
+                        token = ""  # "no fee is charged", "free of charge": free, said once
+                    elif piece in _CHARGE_WORDS and _uncharged(out, previous == "no"):
                         token = FREE  # "we don't charge for returns", "não cobramos frete": free
                     elif piece in _PAY_WORDS and len(out) > 1 and out[-1] == "n" and out[-2] in _PAYERS:
                         del out[-2:]
@@ -799,7 +808,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         token = "p:p_any"  # "not any" is none, "not all" some: never read alike
                     if token.startswith("s_"):
                         members.append((stem_portuguese if portuguese else stem)(piece))
-                    out.append(token)
+                    if token:
+                        out.append(token)
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
                 previous = piece
             elif piece[0] in ".!?;\n":
@@ -895,14 +905,16 @@ _NEED_WORDS: Final = frozenset(
     "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias".split())
 
 
-def _uncharged(out: list[str]) -> bool:
+def _uncharged(out: list[str], determiner: bool = False) -> bool:
     """True when `out` ends with a negation, perhaps followed by a party ("não" + "we"), and
-    drops that negation: the charging word after it reads as free.
+    drops that negation: the charging word after it reads as free. A negation right after
+    a comma contrasts ("we refund the fee, not the fare") unless it is the `determiner`
+    "no" ("1-3 months, no fee").
     """
     at = len(out) - 1
     while at >= 0 and out[at].startswith("w:"):
         at -= 1
-    if at < 0 or out[at] != "n" or (at and out[at - 1] == PHRASE):
+    if at < 0 or out[at] != "n" or (at and out[at - 1] == PHRASE and not determiner):
         return False  # a negation right after a comma contrasts: "we refund the fee, not the fare"
     del out[at]
     return True
@@ -1223,12 +1235,13 @@ class Structure:
 
     def same_as(self, other: Structure) -> bool:
         """True when the two texts say the same thing in the same structure: each sentence
-        matches one sentence of the other (in any order), or the flat forms are equal.
+        matches one sentence of the other (in any order), or, when one says in more
+        sentences what the other says in fewer, the flat forms are equal (two texts of as
+        many sentences whose sentences differ moved something from one to another: "Até
+        3x sem juros; de 4x a 10x com juros" is not its swap).
         """
-        if self.flat == other.flat:
-            return True
         if len(self.sentences) != len(other.sentences):
-            return False
+            return self.flat == other.flat
         left = list(other.sentences)
         for forms in self.sentences:
             match = next((i for i, theirs in enumerate(left) if forms & theirs), None)
@@ -1677,6 +1690,8 @@ def polarity(text: str) -> frozenset[tuple[str, bool]]:
     return _polarity(seq, _NEGATING, answers=True, passives=frozenset(at for at, _ in passives))
 
 
+#: Clauses that state when a rule applies: what they withdraw is the rule's event.
+_CONDITIONAL: Final = frozenset({"c:if", "c:when"})
 #: What negates the rest of its phrase for `polarity` ("come without the warranty").
 _NEGATING: Final = frozenset({"n", "r:without"})
 
@@ -1718,7 +1733,9 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
             out.add((term, True))
 
     def close() -> None:
-        withdrawn = clause_wide and WITHDRAWAL in clause
+        # a withdrawal in a condition ("even when a partner's leg is cancelled") is the
+        # event the rule is about, not the rule withdrawn
+        withdrawn = clause_wide and WITHDRAWAL in clause and not (clause and clause[0] in _CONDITIONAL)
         negated = False
         terms: list[str] = []
         phrase: list[str] = []  # the tokens of the phrase being read

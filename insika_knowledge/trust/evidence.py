@@ -113,6 +113,14 @@ PAST_TIME: Final = re.compile(
 #: você comprou pelo app, ..."): its tense is the condition's, not the rule's.
 CONDITION: Final = re.compile(
     r"^\W*(?:if|when|once|since|because|se|quando|caso|quem|como|porque|ja que|uma vez que)\b[^,]*,\s*")
+#: A condition after the main clause ("..., as long as you attend 80%", "... desde que o
+#: produto esteja lacrado"): a future before it is the rule's consequence, as after `CONDITION`.
+TRAILING_CONDITION: Final = re.compile(
+    r"\b(?:as long as|so long as|provided(?: that)?|only if|if|unless|whenever|once|desde que|contanto que|"
+    r"sempre que|caso|se|assim que|a menos que)\s")
+#: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
+#: a promise to this customer, not a rule's consequence.
+_PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
 #: ...", as written): what it says is about there when the next one says "here".
 ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
@@ -121,7 +129,8 @@ ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\
 #: pet até 10 kg viaja grátis na cabine.").
 HERE_INSTEAD: Final = re.compile(
     r"^\W*(?:(?:mas|ja|but|while) )?(?:aqui|here|with us|conosco|com a gente|no nosso caso|na nossa loja"
-    r"|in our store|at our store|em nossa loja|on our side|on our end|do nosso lado|da nossa parte|our)\b")
+    r"|in our store|at our store|em nossa loja|on our side|on our end|do nosso lado|da nossa parte|our|ours"
+    r"|o nosso|a nossa|os nossos|as nossas)\b")
 #: A question that announces rather than asks ("Did you know we ship for free?", "...,
 #: isn't that great?"): the sentence states what it holds.
 ANNOUNCING: Final = re.compile(
@@ -294,6 +303,8 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     said = _tenses(consequence)
     if consequence != unlabelled:
         said -= {FUTURE}  # "If we lower the price, we'll refund the difference": the rule's consequence
+    if FUTURE in said and TRAILING_CONDITION.search(unlabelled) and not _PROMISE.search(unlabelled):
+        said -= {FUTURE}  # "You'll get the certificate as long as you attend 80%": the rule's consequence
     if FUTURE in said and _dates(consequence) & _dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
@@ -361,9 +372,31 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, off)
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
+    if _only_for_others(claim, folded):
+        return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
     return Reading(True)
+
+
+#: What restricts a rule to what follows it ("só para notebooks", "only for members").
+_ONLY_FOR: Final = re.compile(
+    r"\b(?:so|somente|apenas|exclusivamente|only|exclusively|just)\s+"
+    r"(?:para|pra|para os|para as|for|to|on|in|em|no|na|nos|nas)\s+([^,.;:!?]{1,60})")
+
+
+def _only_for_others(claim: str, folded: str) -> bool:
+    """True when folded `sentence` restricts what it says to things the claim never names
+    ("A garantia estendida de 2 anos que oferecemos é só para notebooks" for "Geladeiras
+    contam com garantia estendida de 2 anos"): it states a narrower rule of something else.
+    """
+    wanted = content_terms(claim)
+    for match in _ONLY_FOR.finditer(folded):
+        named = content_terms(match.group(1))
+        if named and not named & wanted and "n" not in tokens(folded[:match.start()]):
+            return True  # (after a negation it says where the thing goes instead: "não vai na
+            # mala despachada, só na bagagem de mão" states the claim's "not in checked bags")
+    return False
 
 
 def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
@@ -555,7 +588,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the quotes say it of something narrower")
         elif bound_elsewhere(claim, texts, [p.text for p in vouching]):
             reasons.append("the business gives its subject another value")
-        elif said_of_others(claim, texts, [p.text for p in parts if p.business]):
+        elif said_of_others(claim, texts, [p.text for p in parts if p.business], [p.text for p in parts]):
             reasons.append("the quotes say it of other names")
         elif taken_back(claim, max(p.index for p in vouching), parts):
             reasons.append("the business takes it back later")
@@ -582,18 +615,25 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
     return True
 
 
-def said_of_others(claim: str, texts: Sequence[str], business: Sequence[str]) -> bool:
+def said_of_others(claim: str, texts: Sequence[str], business: Sequence[str], seen: Sequence[str] = ()) -> bool:
     """True when the vouching `texts` name other names in place of one of `claim`'s, which
     the business speaks of in a sentence of its own: "Same-day delivery is available in San
     Jose and Oakland. In Sacramento we deliver next day." does not vouch for "same-day
-    delivery in Sacramento".
+    delivery in Sacramento". A word any of the `seen` texts (the whole conversation)
+    writes as a name is one wherever it stands ("Silver members..." opening a sentence,
+    after the customer asked "with Silver status?").
     """
-    claimed = names(claim)
+    known = frozenset().union(*map(names, seen))
+
+    def named(text: str) -> frozenset[str]:
+        return names(text) | (content_terms(text) & known)
+
+    claimed = named(claim)
     said = frozenset().union(*(names(t) | content_terms(t) for t in texts))
     missing = claimed - said
     if not missing or not frozenset().union(*(names(t) for t in texts)) - claimed - content_terms(claim):
         return False
-    return any(names(sentence) & missing for text in business for sentence in sentences(text)
+    return any(named(sentence) & missing for text in business for sentence in sentences(text)
                if sentence not in texts)
 
 

@@ -109,9 +109,12 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
         return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
     lines = text.split("\n")
     theirs: list[bool] = []  # each line is the customer's: a customer line, or its continuation
+    section = False  # under a heading of what customers wrote ("Customer Q&A:"), to a blank line
     for line in lines:
-        theirs.append(_customer_line(line) or (bool(theirs) and theirs[-1] and bool(line.strip())
-                                               and _LINE_LABEL.match(line) is None))
+        section = section and bool(line.strip())
+        theirs.append(section or _customer_line(line) or (bool(theirs) and theirs[-1] and bool(line.strip())
+                                                          and _LINE_LABEL.match(line) is None))
+        section = section or _their_heading(line)
     business = "\n".join(line for line, own in zip(lines, theirs, strict=True) if not own)
     return [("tool", business)] * bool(business.strip()) + [
         ("customer", line) for line, own in zip(lines, theirs, strict=True) if own]
@@ -172,6 +175,22 @@ def _customer_line(line: str) -> bool:
         return False
     words = fold(label.group(1)).strip()
     return bool(_PARTY.search(words)) and (_PARTY.fullmatch(words) is not None or bool(_WRITTEN.search(words)))
+
+
+#: A heading of a plain-text tool result over what customers wrote, alone on its line
+#: ("Customer Q&A:", "Perguntas e respostas:", "Reviews:"; folded).
+_THEIR_HEADING: Final = re.compile(
+    r"^\s*(?:customer |client |clientes? )?(?:q ?& ?a|questions?(?: (?:and|&) answers?)?|perguntas(?: e respostas)?"
+    r"|reviews?|avaliacoes(?: de clientes)?|comentarios(?: de clientes)?|opinioes)"
+    r"(?: (?:from|by|de|dos) (?:customers|clientes|shoppers|compradores))?\s*:\s*$")
+
+
+def _their_heading(line: str) -> bool:
+    """True when `line` heads what customers wrote, up to the next blank line: their
+    questions and answers or reviews on a product page, a customer's note with nothing after
+    its label ("Customer note:").
+    """
+    return bool(_THEIR_HEADING.match(fold(line))) or (_customer_line(line) and not line.split(":", 1)[1].strip())
 
 
 def _customer_field(key: str, value: Any) -> bool:
