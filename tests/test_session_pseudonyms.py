@@ -63,7 +63,8 @@ def test_a_pseudonym_fits_the_longest_session_id() -> None:
 
 
 @pytest.mark.parametrize("given_id", ["sess-01", "demo/sess-02", "2024-05-15T10:00:00Z", "telegram:123456789",
-                                      "d-3f9a1c2b4d5e6f70"])
+                                      "d-3f9a1c2b4d5e6f70", "9f0c2a1e-7c4b-4a8e-9a53-1f2d3c4b5a6d",
+                                      "9f0c2a1e7c4b4a8e9a531f2d3c4b5a6d"])
 def test_an_id_without_personal_data_is_kept_as_given(given_id: str) -> None:
     assert pseudonymous(given_id, KEY) == given_id
 
@@ -150,3 +151,17 @@ def test_a_queued_turn_of_a_phone_number_session_is_recorded_under_its_pseudonym
         plugin.close(timeout_s=10)
     assert PHONE.encode() not in _stored_bytes(tmp_path / "data")
 
+
+
+def test_a_relayed_session_named_by_a_phone_number_is_captured_under_its_pseudonym(tmp_path: Path) -> None:
+    from insika_knowledge.procedures.config import ProceduresConfig
+    from insika_knowledge.procedures.skill import ProceduralMemory
+    from insika_knowledge.store.sqlite.procedures import ProcedureStore
+
+    memory = ProceduralMemory(ProcedureStore(tmp_path / "t.db"), ProceduresConfig(mode="prod"))
+    messages = [{"role": "user", "content": "Cancel my booking, please."}]
+    _, stage = memory.handle_request({"messages": messages}, {"x-ace-session": f"whatsapp:{PHONE}"})
+    assert stage is not None and stage.session_id is not None and stage.session_id.startswith("whatsapp:[phone]~")
+    assert memory.session(f"whatsapp:{PHONE}") is not None  # read back by the id the caller knows
+    memory.store.close()
+    assert PHONE.encode() not in _stored_bytes(tmp_path)

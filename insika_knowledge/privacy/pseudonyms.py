@@ -7,7 +7,8 @@ version. `pseudonymous` keeps what the id says that is no one's (``whatsapp:``),
 each personal datum by its placeholder (`insika_knowledge.privacy.redact`) and adds a
 keyed digest of the whole id, so one conversation keeps one id (a replayed turn still
 counts once) and two customers never share one:
-``whatsapp:[phone]~kqzmfbtrwhexaycd``.
+``whatsapp:[phone]~kqzmfbtrwhexaycd``. A UUID in an id is kept: it is random, and the
+commonest session id there is.
 
 The digest is HMAC-SHA256 (RFC 2104) under the tenant's own random key
 (`ConceptReads.pseudonym_key`), written as 16 letters (about 75 bits): without the key,
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.privacy.redact import redact
@@ -39,6 +42,7 @@ def digest(session_id: str, key: bytes) -> str:
     return "".join(_ALPHABET[b % 26] for b in mac[:DIGEST_LETTERS])
 
 
+@lru_cache(maxsize=4096)
 def pseudonymous(session_id: str, key: bytes) -> str:
     """`session_id` as it may be stored: itself, or its pseudonym when it holds personal data.
 
@@ -47,11 +51,18 @@ def pseudonymous(session_id: str, key: bytes) -> str:
         key: the tenant's pseudonym key (`ConceptReads.pseudonym_key`).
 
     Returns:
-        `session_id` when `redact` finds nothing in it; else its redacted text (cut to
+        `session_id` when `redact` finds nothing in it (its UUIDs aside); else its redacted text (cut to
         fit `LONGEST`) + ``~`` + its digest. A pseudonym is its own pseudonym.
     """
-    found = redact(session_id)
-    if not found.counts:
+    pieces = _UUID_RE.split(session_id)  # odd positions: the UUIDs, kept
+    found = [redact(piece) if i % 2 == 0 else None for i, piece in enumerate(pieces)]
+    if not any(f is not None and f.counts for f in found):
         return session_id
+    text = "".join(piece if f is None else f.text for piece, f in zip(pieces, found, strict=True))
     room = LONGEST - len(_JOIN) - DIGEST_LETTERS
-    return f"{found.text[:room]}{_JOIN}{digest(session_id, key)}"
+    return f"{text[:room]}{_JOIN}{digest(session_id, key)}"
+
+
+#: A UUID: the commonest session id there is, random, no one's (in a conversation's text the
+#: same shape is redacted as a random PIX key; in an id it names the conversation).
+_UUID_RE: Final = re.compile(r"(\b[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b)")

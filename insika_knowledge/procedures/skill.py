@@ -45,6 +45,7 @@ from typing import Any, Final
 
 from insika_knowledge.errors import StorageBusy, StorageUnavailable, UserError
 from insika_knowledge.ids import DEFAULT_TENANT
+from insika_knowledge.privacy.pseudonyms import pseudonymous
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures import modes
 from insika_knowledge.procedures.capture import Captured, SessionCapture, new_steps
@@ -232,7 +233,7 @@ class ProceduralMemory:
             mode_name = str(mode)
             if not isinstance(body, Mapping):
                 raise TypeError("request body must be a JSON object")
-            sid = session_id(body, lowered)
+            sid = self._stored(session_id(body, lowered))
             request = "" if sid or mode.name != modes.CANARY else modes.request_key(body, lowered)
             arm = modes.arm(mode, sid, request)
             if arm is None:
@@ -515,7 +516,7 @@ class ProceduralMemory:
             The trace's verdict, or None when nothing was captured for the session.
         """
         with self._lock:
-            row = self.store.load_session(session_id)
+            row = self.store.load_session(self._stored(session_id) or session_id)
             if row is None:
                 return None
             return self._finish(Captured(row, self.capture.builder(row), set()), outcome)
@@ -651,11 +652,18 @@ class ProceduralMemory:
 
     def session_steps(self, session_id: str) -> list[Step]:
         """The captured steps of a session's current task."""
-        return [Step.from_json(s) for s in self.store.session_steps(session_id)]
+        return [Step.from_json(s) for s in self.store.session_steps(self._stored(session_id) or session_id)]
 
     def session(self, session_id: str) -> SessionRow | None:
         """The capture state of a session, or None."""
-        return self.store.load_session(session_id)
+        return self.store.load_session(self._stored(session_id) or session_id)
+
+    def _stored(self, session_id: str | None) -> str | None:
+        """`session_id` as the store keeps it: an id holding personal data (a customer's
+        number or e-mail) as its pseudonym under the database's key
+        (`insika_knowledge.privacy.pseudonyms`); None for None.
+        """
+        return pseudonymous(session_id, self.store.digest_key()) if session_id else session_id
 
 
 #: Characters of a failure's message kept in a stage's reason.
