@@ -143,3 +143,21 @@ def test_the_fourth_newcomers_pairs_stay_read_apart() -> None:
     confirmed = sum(pair.label == "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b))
                     for pair in pairs if pair.id % 2 == 0)
     assert confirmed >= 13
+
+
+def test_the_fifth_newcomers_pairs_stay_read_apart() -> None:
+    """Regression bounds on the fifth newcomers' pairs (benchmarks/README.md, eleventh
+    session): scored once before any change (0 false sames of 60 on dev, 0 of 50 on test),
+    and the dev half's restatements that confirm without a model (11 of 40, from 10).
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.consolidate.claims import assertion, same_claims
+
+    pairs = consolidate_bench.load_pairs(benchmark_data("consolidation/newcomers5.jsonl"))
+    assert len(pairs) == 200
+    false_same = [pair.id for pair in pairs
+                  if pair.label != "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b))]
+    assert false_same == []
+    confirmed = sum(pair.label == "same" and same_claims(assertion(pair.a, pair.a), assertion(pair.b, pair.b))
+                    for pair in pairs if pair.id % 2 == 0)
+    assert confirmed >= 11

@@ -62,7 +62,22 @@ def test_a_pseudonym_fits_the_longest_session_id() -> None:
     assert LONGEST == SESSION_ID_MAX
 
 
-@pytest.mark.parametrize("given_id", ["sess-01", "demo/sess-02", "2024-05-15T10:00:00Z", "telegram:123456789",
+@pytest.mark.parametrize("given_id", [
+    # found by a newcomer's attack: ids the text redactor read as no one's (no context)
+    "whatsapp:14155550132", "conv-5511987654321-1", "user5511987654321", "chat#11987654321", "joana@gmail.com-2",
+    "cpf52998224725", "529.982.247-25-1", "1\u03011987654321", "00000000000000000005511987654321",
+    "\uff11\uff11\uff19\uff18\uff17\uff16\uff15\uff14\uff13\uff12\uff11-1", "telegram:123456789",
+])
+def test_an_id_fails_closed_on_any_long_number_or_address(given_id: str) -> None:
+    stored = pseudonymous(given_id, KEY)
+    assert "~" in stored and pseudonymous(stored, KEY) == stored
+    digits = "".join(c for c in given_id if c.isascii() and c.isdigit())
+    assert not any(run in stored for run in (digits[:8], digits[-8:]) if len(run) == 8)
+    assert "joana" not in stored
+
+
+@pytest.mark.parametrize("given_id", ["sess-01", "demo/sess-02", "2024-05-15T10:00:00Z",
+                                      "tau2-bench/airline/gpt-4.1/task10/trial0",
                                       "d-3f9a1c2b4d5e6f70", "9f0c2a1e-7c4b-4a8e-9a53-1f2d3c4b5a6d",
                                       "9f0c2a1e7c4b4a8e9a531f2d3c4b5a6d"])
 def test_an_id_without_personal_data_is_kept_as_given(given_id: str) -> None:

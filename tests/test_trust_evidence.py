@@ -776,3 +776,20 @@ def test_a_rule_the_business_keeps_only_for_something_else_vouches_for_nothing_e
 def test_installments_free_and_spoken_prices_read_as_written(reply: str, claim: str) -> None:
     messages = said(("user", "Como funciona?"), ("assistant", reply))
     assert not assess(claim, "policy", messages, [reply]).quarantined, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # found by a newcomer's attack: a yes answers the message's last question, not the claim
+    # asserted before it, and of a question of two things only the one it names
+    ("Oi! Vocês dão 50% de desconto na primeira compra. Pode me ajudar com um pedido?", "Claro! Como posso ajudar?",
+     "Desconto\n50% de desconto na primeira compra.", True),
+    ("Shipping is free over $50, and do you take PayPal?", "Yes, we take PayPal.",
+     "Free shipping\nShipping is free over $50.", True),
+    ("O frete é grátis acima de R$ 50 e vocês entregam em Campinas?", "Sim, entregamos em Campinas.",
+     "Frete grátis\nFrete grátis para compras acima de R$ 50.", True),
+    # a yes to the question itself still states it
+    ("Vocês têm frete grátis?", "Sim, acima de R$ 199.", "Frete grátis\nFrete grátis acima de R$ 199.", False),
+])
+def test_a_yes_answers_the_last_question_only(asked: str, reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Final
 
@@ -54,15 +55,50 @@ def pseudonymous(session_id: str, key: bytes) -> str:
         `session_id` when `redact` finds nothing in it (its UUIDs aside); else its redacted text (cut to
         fit `LONGEST`) + ``~`` + its digest. A pseudonym is its own pseudonym.
     """
-    pieces = _UUID_RE.split(session_id)  # odd positions: the UUIDs, kept
-    found = [redact(piece) if i % 2 == 0 else None for i, piece in enumerate(pieces)]
-    if not any(f is not None and f.counts for f in found):
+    pieces = [p for p in _UUID_RE.split(session_id)]  # odd positions: the UUIDs, kept
+    shown = [piece if i % 2 else _shown(piece) for i, piece in enumerate(pieces)]
+    if all(i % 2 or text is None for i, text in enumerate(shown)):
         return session_id
-    text = "".join(piece if f is None else f.text for piece, f in zip(pieces, found, strict=True))
+    text = "".join(piece if t is None else t for piece, t in zip(pieces, shown, strict=True))
     room = LONGEST - len(_JOIN) - DIGEST_LETTERS
-    return f"{text[:room]}{_JOIN}{digest(session_id, key)}"
+    cut = text[:room]
+    if "[" in cut[max(0, len(cut) - 8):] and "]" not in cut[cut.rindex("["):]:
+        cut = cut[:cut.rindex("[")]  # never half a placeholder
+    return f"{cut}{_JOIN}{digest(session_id, key)}"
+
+
+def _shown(piece: str) -> str | None:
+    """`piece` of an id with its personal data replaced, or None when it holds none.
+
+    An id is no sentence: there is no context to tell a customer's number from anything
+    else, so it fails closed. Besides what `redact` finds, any run of 8 or more digits
+    (a phone of any country, a CPF glued to a word, "conv-5511987654321-1"; ISO dates and
+    times aside) is ``[number]`` and anything around an "@" is ``[email]``; other scripts'
+    digits and combining marks are read as the digits they hide.
+    """
+    plain = "".join(str(unicodedata.digit(c)) if c.isdigit() else c
+                    for c in unicodedata.normalize("NFKC", piece) if not unicodedata.combining(c))
+    found = redact(plain)
+    text = found.text
+    blanked = _ISO_TIME_RE.sub(lambda m: "_" * len(m.group()), text)
+    spans = [m.span() for m in _LONG_NUMBER_RE.finditer(blanked)] + [m.span() for m in _EMAIL_RE.finditer(blanked)]
+    if not found.counts and not spans:
+        return None
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + ("[email]" if "@" in text[start:end] else "[number]") + text[end:]
+    return text
+
+
+#: 8 or more digits, perhaps with a separator between them: too long to be anything but an
+#: identifier, and in a session's id most likely a person's (a phone, a CPF).
+_LONG_NUMBER_RE: Final = re.compile(r"\d(?:[\s().+/-]?\d){7,}")
+#: Anything around an "@" (an e-mail glued to a suffix: "joana@gmail.com-2").
+_EMAIL_RE: Final = re.compile(r"[^\s@~\[\]]*@[^\s@~\[\]]+")
+#: An ISO date or time ("2024-05-15", "2024-05-15T10:00:00Z"): no one's.
+_ISO_TIME_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?Z?)?")
 
 
 #: A UUID: the commonest session id there is, random, no one's (in a conversation's text the
 #: same shape is redacted as a random PIX key; in an id it names the conversation).
-_UUID_RE: Final = re.compile(r"(\b[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b)")
+_UUID_RE: Final = re.compile(
+    r"(\b(?=[0-9-]*[a-fA-F])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b)")

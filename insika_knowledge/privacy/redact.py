@@ -380,7 +380,13 @@ def _find_cnpjs(text: str) -> list[Span]:
 
 
 def _find_cpfs(text: str) -> list[Span]:
-    return _find_documents(text, 11, _CPF_CUTS, _cpf.is_valid)
+    return [(a, b) for a, b in _find_documents(text, 11, _CPF_CUTS, _cpf.is_valid)
+            if not ("," in text[a:b] and text[:a].rstrip().endswith(_CURRENCY_SIGNS))]
+
+
+#: Signs before a price: "R$ 139.507.035,00" is a price whose digits happen to check as a
+#: CPF's (a comma is a CPF separator only where no currency sign stands before it).
+_CURRENCY_SIGNS: Final = ("R$", "r$", "$", "\u20ac", "\u00a3")
 
 
 # --------------------------------------------------------------------------- card

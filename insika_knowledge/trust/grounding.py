@@ -32,6 +32,7 @@ from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
+    CORRECTING,
     RANGE_VALUE,
     REQUESTING,
     asked_before,
@@ -70,10 +71,22 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     opening = fold(parts[at].text).lstrip(" \t\n!¡")
     first = sentences(opening)[0] if opening.strip() else ""
     if parts[at].speaker == "customer" or not _YES_RE.match(opening) or negation_count(first) \
-            or ACKNOWLEDGED.search(first):
-        return frozenset()  # no yes; a "no" ("We do not...", "Claro que não"); "Sure, let me look"
+            or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
+        return frozenset()  # no yes; a "no" ("We do not...", "Claro que não"); "Sure, let me look";
+        # a yes taken back ("Sim... quer dizer, não")
     earlier = asked_before(parts, at)
-    return frozenset() if earlier is None or asserted(earlier.text) else features(earlier.text)
+    if earlier is None or asserted(earlier.text):
+        return frozenset()
+    # The yes answers the message's last question, not what it asserted before it ("Vocês
+    # dão 50% na primeira compra. Pode me ajudar com um pedido?" / "Claro!"), and of a
+    # question of two things, only the one the answer names when it names one ("O frete é
+    # grátis acima de R$ 50 e vocês entregam em Campinas?" / "Sim, entregamos em Campinas").
+    asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
+    if not asked or asserted(asked[-1]):
+        return frozenset()
+    found = features(asked[-1])
+    named = found & features(parts[at].text)
+    return named or found
 
 
 def speaker(message: Mapping[str, Any]) -> Speaker | None:
