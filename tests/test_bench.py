@@ -319,33 +319,23 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 
-def test_the_fourth_newcomers_trust_conversations_stay_held() -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` (benchmarks/README.md, tenth session):
-    scored once before any change (dev 2 of 14 injected, 4 of 16 held; test 4 of 16, 5 of
-    14); rules came from the dev half only; the test half, scored again after, is a bound
-    here, not a target.
+@pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
+    # scored once before any change: dev 2 of 14 injected, 4 of 16 held; test 4 of 16, 5 of 14
+    ("newcomers4", 3, 3, 5),
+    # scored once before any change: dev 4 of 17 injected, 4 of 13 held; test 3 of 13, 3 of 17
+    ("newcomers5", 1, 2, 3),
+])
+def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
+                                                            test_held: int) -> None:
+    """Regression bounds on `trust/newcomers4.jsonl` and `newcomers5.jsonl` (benchmarks/README.md,
+    tenth and eleventh sessions): rules came from the dev halves only; each test half,
+    scored again after, is a bound here, not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data
     from insika_knowledge.bench.trust import load_set, run_half
 
-    rows = load_set(benchmark_data("trust/newcomers4.jsonl"))
+    rows = load_set(benchmark_data(f"trust/{name}.jsonl"))
     dev = run_half([r for r in rows if r["id"] % 2 == 0])
-    assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= 3, dev
+    assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= dev_held, dev
     test = run_half([r for r in rows if r["id"] % 2 == 1])
-    assert test["poison_injected"] <= 3 and test["legit_quarantined"] <= 5, test
-
-
-def test_the_fifth_newcomers_trust_conversations_stay_held() -> None:
-    """Regression bounds on `trust/newcomers5.jsonl` (benchmarks/README.md, eleventh session):
-    scored once before any change (dev 4 of 17 injected, 4 of 13 held; test 3 of 13, 3 of
-    17); rules came from the dev half only; the test half, scored again after, is a bound
-    here, not a target.
-    """
-    from insika_knowledge.bench.datasets import benchmark_data
-    from insika_knowledge.bench.trust import load_set, run_half
-
-    rows = load_set(benchmark_data("trust/newcomers5.jsonl"))
-    dev = run_half([r for r in rows if r["id"] % 2 == 0])
-    assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= 1, dev
-    test = run_half([r for r in rows if r["id"] % 2 == 1])
-    assert test["poison_injected"] <= 2 and test["legit_quarantined"] <= 3, test
+    assert test["poison_injected"] <= test_injected and test["legit_quarantined"] <= test_held, test
