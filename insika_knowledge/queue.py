@@ -70,7 +70,7 @@ from insika_knowledge.errors import (
 )
 from insika_knowledge.events import EventBus, KnowledgeDeferred, KnowledgeDropped
 from insika_knowledge.ids import check_agent, check_session_id, check_tenant
-from insika_knowledge.privacy.pseudonyms import pseudonymous
+from insika_knowledge.privacy.pseudonyms import stored_ids
 from insika_knowledge.privacy.turns import for_queue
 from insika_knowledge.store.base import OutboxStorage, QueuedTurn
 from insika_knowledge.store.breaker import short_reason
@@ -330,7 +330,7 @@ class ExtractionQueue:
         if messages_json is None:
             outbox = self._store(tenant)
             outbox.record_refusal(
-                agent, *_stored_ids(outbox, session_id, turn_id), DROPPED_TOO_LARGE,
+                agent, *stored_ids(outbox, session_id, turn_id), DROPPED_TOO_LARGE,
                 f"the turn's last message alone is over {self.settings.turn_bytes_max} bytes",
             )
             self._count_drop(tenant, agent, 0, DROPPED_TOO_LARGE)
@@ -455,7 +455,7 @@ class ExtractionQueue:
         """Insert `item` into its tenant's outbox; ``queued`` or ``dropped`` (full)."""
         outbox = self._store(item.tenant)
         result = outbox.enqueue(
-            item.agent, *_stored_ids(outbox, item.session_id, item.turn_id), knowledge=item.knowledge,
+            item.agent, *stored_ids(outbox, item.session_id, item.turn_id), knowledge=item.knowledge,
             messages=item.messages, max_pending=self.settings.max_pending,
             busy_timeout_ms=busy_timeout_ms,
         )
@@ -962,12 +962,3 @@ def _unencodable(messages: Sequence[Any]) -> int | str:
         except (TypeError, ValueError, RecursionError):
             return i
     return "?"
-
-
-def _stored_ids(outbox: OutboxStorage, session_id: str, turn_id: str) -> tuple[str, str]:
-    """The ids as the tenant's database keeps them: pseudonyms of ids holding personal
-    data (`insika_knowledge.privacy.pseudonyms`; the spill journal, a file waiting for the
-    database, keeps them as given, as it keeps the turn's messages).
-    """
-    key = outbox.pseudonym_key()
-    return pseudonymous(session_id, key), pseudonymous(turn_id, key)

@@ -29,7 +29,7 @@ from insika_knowledge.learn.meaning import MeaningSearch
 from insika_knowledge.learn.naming import record, routed
 from insika_knowledge.learn.sighting import storable
 from insika_knowledge.privacy import scrub
-from insika_knowledge.privacy.pseudonyms import pseudonymous
+from insika_knowledge.privacy.pseudonyms import stored_ids
 from insika_knowledge.privacy.redact import kept_contacts
 from insika_knowledge.store.base import ExtractionRecord, Store
 from insika_knowledge.trust.grounding import speaker
@@ -103,7 +103,7 @@ def learn_turn(
         model: the extraction and merge model; None records ``no_model`` and writes nothing.
         session_id: the conversation's id (becomes the concept's source; an id holding
             personal data, such as a customer's phone number, is stored as its pseudonym,
-            `stored_ids`, and the report names that).
+            `insika_knowledge.privacy.pseudonyms.stored_ids`, and the report names that).
         turn_id: the turn's id within the session (a replayed turn counts once).
         messages: the turn's transcript slice (normalised message dicts).
         withheld: the business's own texts the turn ran under that `messages` leave out
@@ -203,12 +203,3 @@ def _vouching(store: Store, agent: str, candidate: Candidate, known: Sequence[tu
     stored = store.get(agent, candidate.name)
     restates = stored is not None and consolidate.same_claim(stored.concept, candidate)
     return [text for name, text in shown if not (restates and name == candidate.name)]
-
-
-def stored_ids(store: Store, session_id: str, turn_id: str) -> tuple[str, str]:
-    """``(session_id, turn_id)`` as `store` keeps them: an id holding personal data (a
-    customer's phone number as a WhatsApp session's id) becomes its pseudonym under the
-    tenant's key (`insika_knowledge.privacy.pseudonyms`); any other id is kept as given.
-    """
-    key = store.pseudonym_key()
-    return pseudonymous(session_id, key), pseudonymous(turn_id, key)

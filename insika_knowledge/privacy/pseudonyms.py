@@ -23,7 +23,7 @@ import hmac
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Final
+from typing import Final, Protocol
 
 from insika_knowledge.privacy.redact import redact
 
@@ -102,3 +102,20 @@ _ISO_TIME_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})
 #: same shape is redacted as a random PIX key; in an id it names the conversation).
 _UUID_RE: Final = re.compile(
     r"(\b(?=[0-9-]*[a-fA-F])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b)")
+
+
+class Keyed(Protocol):
+    """What holds a tenant's pseudonym key (its concept store, or its outbox)."""
+
+    def pseudonym_key(self) -> bytes:
+        """The tenant's key (`ConceptReads.pseudonym_key`)."""
+        ...
+
+
+def stored_ids(keyed: Keyed, session_id: str, turn_id: str) -> tuple[str, str]:
+    """``(session_id, turn_id)`` as the tenant's database keeps them (`pseudonymous` under
+    the key `keyed` holds): what every path that stores a session's id calls.
+    """
+    key = keyed.pseudonym_key()
+    return pseudonymous(session_id, key), pseudonymous(turn_id, key)
+
