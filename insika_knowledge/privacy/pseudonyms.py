@@ -13,7 +13,8 @@ commonest session id there is.
 The digest is HMAC-SHA256 (RFC 2104) under the tenant's own random key
 (`ConceptReads.pseudonym_key`), written as 16 letters (about 75 bits): without the key,
 the phone numbers cannot be tried one by one against it. An id with no personal datum is
-kept as it is.
+kept as it is; an id is no sentence, so any long number or "@" in it counts as one
+(`_shown`: it fails closed).
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ def pseudonymous(session_id: str, key: bytes) -> str:
         key: the tenant's pseudonym key (`ConceptReads.pseudonym_key`).
 
     Returns:
-        `session_id` when `redact` finds nothing in it (its UUIDs aside); else its redacted text (cut to
-        fit `LONGEST`) + ``~`` + its digest. A pseudonym is its own pseudonym.
+        `session_id` when it holds no personal datum (`_shown`; its UUIDs aside); else its
+        text with each datum replaced (cut to fit `LONGEST`, never inside a placeholder) +
+        ``~`` + its digest. A pseudonym is its own pseudonym.
     """
-    pieces = [p for p in _UUID_RE.split(session_id)]  # odd positions: the UUIDs, kept
+    pieces = _UUID_RE.split(session_id)  # odd positions: the UUIDs, kept
     shown = [piece if i % 2 else _shown(piece) for i, piece in enumerate(pieces)]
     if all(i % 2 or text is None for i, text in enumerate(shown)):
         return session_id
@@ -118,4 +120,3 @@ def stored_ids(keyed: Keyed, session_id: str, turn_id: str) -> tuple[str, str]:
     """
     key = keyed.pseudonym_key()
     return pseudonymous(session_id, key), pseudonymous(turn_id, key)
-
