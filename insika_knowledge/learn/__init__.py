@@ -46,7 +46,8 @@ from insika_knowledge.learn.sighting import (
     sight,
     sight_once,
 )
-from insika_knowledge.learn.turn import TurnReport, learn_turn, stored_ids
+from insika_knowledge.learn.turn import TurnReport, learn_turn
+from insika_knowledge.privacy.pseudonyms import stored_ids
 
 __all__ = ["KNOWN_SEARCH_CHARS", "MERGE_ATTEMPTS", "MERGE_LEASE_S", "MERGE_POLL_S", "MERGE_WAIT_TTL_S",
            "NAMING_ATTEMPTS", "AgentSearch", "ConceptSearch", "InsikaError", "Outcome", "TurnReport",
