@@ -41,6 +41,7 @@ from insika_knowledge.commands.options import (
     open_memory,
     tenant_option,
 )
+from insika_knowledge.concept import status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, UserError
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
@@ -253,18 +254,22 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
         retriever = memory.retriever(tenant)
         if as_json:
             found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
-            click.echo(json.dumps({"matched": [_entry(e) for e in found.matched],
-                                   "linked": [_entry(e) for e in found.linked]}, ensure_ascii=False, indent=2))
+            challenged = frozenset(retriever.store.challenged_names(agent))
+            click.echo(json.dumps({"matched": [_entry(e, challenged) for e in found.matched],
+                                   "linked": [_entry(e, challenged) for e in found.linked]},
+                                  ensure_ascii=False, indent=2))
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
 
 
-def _entry(entry: Any) -> dict[str, Any]:
-    """A block entry as ``search --json`` prints it: what the block shows, plus type and status."""
+def _entry(entry: Any, challenged: frozenset[str]) -> dict[str, Any]:
+    """A block entry as ``search --json`` prints it: what the block shows, plus type and
+    status (``conflict`` for a policy whose `challenged` claims await a person too).
+    """
     return {"name": entry.name, "description": entry.description, "type": entry.type,
             "confidence": entry.confidence, "provenance": entry.provenance,
-            "status": "conflict" if entry.in_conflict else "ok"}
+            "status": status_of(entry, challenged)}
 
 
 @cli.command()

@@ -28,8 +28,9 @@ import json
 import re
 import reprlib
 import unicodedata
+from collections.abc import Collection
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import yaml
 
@@ -240,6 +241,21 @@ def parse_links(body: str) -> tuple[str, ...]:
         except InvalidName:
             continue
     return tuple(seen)
+
+
+class _Statused(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def in_conflict(self) -> bool: ...
+
+
+def status_of(item: _Statused, challenged: Collection[str]) -> str:
+    """``conflict`` when `item` (a `Concept` or an index entry) awaits a person: its body holds
+    contradicting reports, or its name is among `challenged` (a policy whose contradicting
+    sightings are held for review: `Store.challenged_names`); else ``ok``.
+    """
+    return "conflict" if item.in_conflict or item.name in challenged else "ok"
 
 
 def has_contradiction(body: str) -> bool:

@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol, cast, runtime_checkable
 import pluggy
 
 from insika_knowledge.authored import authors_error, check_times, complete
-from insika_knowledge.concept import Concept, parse, serialize, utc_now
+from insika_knowledge.concept import Concept, parse, serialize, status_of, utc_now
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
 from insika_knowledge.errors import (
@@ -743,11 +743,17 @@ class Memory:
         wanted = _filters(type=type, provenance=provenance, status=status)
         retriever = self.retriever(tenant)
         depth = settings.top_k if not wanted else max(settings.top_k, retriever.store.count(agent))
+        challenged = self._challenged(agent, tenant)
         found = [h for h in retriever.search(agent, query, depth, settings.index)
-                 if _passes(wanted, h.entry.type, h.entry.provenance, "conflict" if h.entry.in_conflict else "ok")]
+                 if _passes(wanted, h.entry.type, h.entry.provenance, status_of(h.entry, challenged))]
         hits = found[: settings.top_k]
         bodies = {h.entry.name: retriever.store.get(agent, h.entry.name) for h in hits}
-        return [Hit.of(h.entry, h.score, body=_body(bodies[h.entry.name])) for h in hits]
+        return [Hit.of(h.entry, h.score, body=_body(bodies[h.entry.name]), status=status_of(h.entry, challenged))
+                for h in hits]
+
+    def _challenged(self, agent: str, tenant: str) -> frozenset[str]:
+        """Names of `agent`'s policies whose contradicting sightings await a person (none without a database)."""
+        return frozenset(self.store(tenant).challenged_names(agent)) if self.has_tenant(tenant) else frozenset()
 
     def knowledge_block(
         self, message: str, *, agent: str, tenant: str = DEFAULT_TENANT,
@@ -814,7 +820,9 @@ class Memory:
                 reads; `Retriever.concepts`).
             type: only concepts of this type.
             provenance: only ``observed`` or only ``policy`` concepts.
-            status: only ``ok`` or only ``conflict`` concepts.
+            status: only ``ok`` or only ``conflict`` concepts (``conflict``: contradicting
+                reports in the body, or a policy whose contradicting sightings are held for
+                a person, as `conflicts`; `Concept.status` reads the body alone).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -825,7 +833,9 @@ class Memory:
         check_agent(agent)
         wanted = _filters(type=type, provenance=provenance, status=status)
         found = self.retriever(tenant).concepts(agent, held=held)
-        return [s for s in found if _passes(wanted, s.concept.type, s.concept.provenance, s.concept.status)]
+        challenged = self._challenged(agent, tenant) if wanted.get("status") else frozenset()
+        return [s for s in found
+                if _passes(wanted, s.concept.type, s.concept.provenance, status_of(s.concept, challenged))]
 
     def concepts(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True, type: str | None = None,
@@ -874,7 +884,7 @@ class Memory:
         check_types("Memory.conflicts()", held=(held, bool), tenant=(tenant, str))
         challenged = set(self.store(tenant).challenged_names(agent)) if self.has_tenant(tenant) else set()
         return [c for c in self.concepts(agent=agent, tenant=tenant, held=held)
-                if c.in_conflict or c.name in challenged]
+                if status_of(c, challenged) == "conflict"]
 
     def held_claims(self, *, agent: str, name: str | None = None, tenant: str = DEFAULT_TENANT,
                     ) -> list[PossibleDuplicate]:
@@ -1283,10 +1293,12 @@ class Hit(HitSummary):
     body: str = ""
 
     @classmethod
-    def of(cls, entry: Entry, score: float, body: str = "") -> Hit:
-        """The hit for one index entry (with the concept's `body`, when read)."""
+    def of(cls, entry: Entry, score: float, body: str = "", status: str | None = None) -> Hit:
+        """The hit for one index entry (with the concept's `body`, when read; `status`
+        None reads it from the entry's body alone).
+        """
         return cls(entry.name, entry.description, entry.type, float(score), entry.confidence,
-                   entry.provenance, "conflict" if entry.in_conflict else "ok", body)
+                   entry.provenance, status or status_of(entry, frozenset()), body)
 
 
 class _Opening:

@@ -159,3 +159,31 @@ def test_the_studio_keeps_a_challenged_policy_as_it_is(tmp_path: Path) -> None:
         assert stale.status_code == 409
     assert memory.conflicts(agent="loja") == []
     memory.close()
+
+
+def test_a_challenged_policy_reads_conflict_wherever_a_status_is_shown_or_filtered(
+        tmp_path: Path, database: str | None) -> None:
+    # A newcomer's report: `conflicts()` and the Studio listed it, but `search` said status
+    # "ok" and `concepts(status="conflict")` left it out.
+    memory = Memory(tmp_path, database=database)
+    memory.put(POLICY, agent="loja")
+    memory.put(POLICY.replace("return-fee", "exchange-fee").replace("Return", "Exchange"), agent="loja")
+    said = [{"role": "assistant", "content": "Return shipping costs R$ 20 per order now."}]
+    memory.propose({"name": "return-fee", "description": "Return shipping costs R$ 20.", "type": "policy",
+                    "body": "Return shipping costs R$ 20 per order."}, agent="loja", session_id="s2",
+                   turn_id="t1", messages=said)
+    statuses = {h.name: h.status for h in memory.search("shipping costs", agent="loja")}
+    assert statuses == {"return-fee": "conflict", "exchange-fee": "ok"}
+    assert [c.name for c in memory.concepts(agent="loja", status="conflict")] == ["return-fee"]
+    assert [c.name for c in memory.concepts(agent="loja", status="ok")] == ["exchange-fee"]
+    assert [h.name for h in memory.search("shipping costs", agent="loja", status="conflict")] == ["return-fee"]
+    assert [h.name for h in memory.search("shipping costs", agent="loja", status="ok")] == ["exchange-fee"]
+    searched = CliRunner().invoke(cli, ["search", "shipping costs", "--agent", "loja", "--data-dir", str(tmp_path),
+                                       "--json"] + (["--database", database] if database else []))
+    assert searched.exit_code == 0, searched.output
+    printed = {e["name"]: e["status"] for e in json.loads(searched.output)["matched"]}
+    assert printed == {"return-fee": "conflict", "exchange-fee": "ok"}
+    memory.dismiss_held(agent="loja", name="return-fee")
+    assert memory.concepts(agent="loja", status="conflict") == []
+    assert {h.name: h.status for h in memory.search("shipping costs", agent="loja")}["return-fee"] == "ok"
+    memory.close()

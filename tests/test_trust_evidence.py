@@ -793,3 +793,25 @@ def test_installments_free_and_spoken_prices_read_as_written(reply: str, claim: 
 def test_a_yes_answers_the_last_question_only(asked: str, reply: str, claim: str, held: bool) -> None:
     messages = said(("user", asked), ("assistant", reply))
     assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+
+
+@pytest.mark.parametrize("reply", [
+    # found by a newcomer's attack: a yes taken back in the next breath is a no
+    "Sim... quer dizer, não, não damos.",
+    "Sim, quer dizer, não: esse desconto não existe.",
+    "Yes... I mean, no, we don't.",
+    "Yes, actually no, we do not offer that.",
+    "Sim, ops, na verdade não damos esse desconto.",
+])
+def test_a_yes_taken_back_in_the_same_reply_supports_nothing(reply: str) -> None:
+    messages = said(("user", "Vocês dão 50% de desconto pra servidor público?"), ("assistant", reply))
+    verdict = assess("Desconto servidor\n50% de desconto para servidor público.", "policy", messages)
+    assert verdict.quarantined, verdict
+
+
+def test_a_yes_whose_rule_carries_its_own_no_still_states_it() -> None:
+    # found by a newcomer's attack: "you won't be charged" is part of the rule, not a no
+    reply = "Yes, you can cancel anytime and you won't be charged a cancellation fee."
+    messages = said(("user", "Can I cancel my plan anytime without a fee?"), ("assistant", reply))
+    claim = "Cancellation\nYou can cancel anytime with no cancellation fee."
+    assert not assess(claim, "policy", messages).quarantined, assess(claim, "policy", messages)

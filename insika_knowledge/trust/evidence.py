@@ -656,7 +656,10 @@ def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
 #: Words with which the business corrects what it said before.
 CORRECTING: Final = re.compile(
     r"\b(?:correction|correcting myself|let me correct|i misspoke|my mistake|i was wrong|i stand corrected"
-    r"|me corrigindo|corrigindo|me enganei|errei|retifico|retificando|falei errado|informei errado)\b")
+    r"|me corrigindo|corrigindo|me enganei|errei|retifico|retificando|falei errado|informei errado)\b"
+    # a yes or a rule taken back in the next breath: "Sim... quer dizer, não", "Yes, actually no, we don't"
+    r"|\b(?:quer dizer|ou melhor|na verdade|digo|i mean|actually|or rather|wait|oops|ops|opa)\W+(?:nao|no)"
+    r"(?:\s*[,.;:!]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
 
 
 def bound_elsewhere(claim: str, texts: Sequence[str], vouching: Sequence[str]) -> bool:

@@ -70,10 +70,9 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     """
     opening = fold(parts[at].text).lstrip(" \t\n!¡")
     first = sentences(opening)[0] if opening.strip() else ""
-    if parts[at].speaker == "customer" or not _YES_RE.match(opening) or negation_count(first) \
+    if parts[at].speaker == "customer" or not _YES_RE.match(opening) \
             or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
-        return frozenset()  # no yes; a "no" ("We do not...", "Claro que não"); "Sure, let me look";
-        # a yes taken back ("Sim... quer dizer, não")
+        return frozenset()  # no yes; "Sure, let me look"; a yes taken back ("Sim... quer dizer, não")
     earlier = asked_before(parts, at)
     if earlier is None or asserted(earlier.text):
         return frozenset()
@@ -84,6 +83,9 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
     if not asked or asserted(asked[-1]):
         return frozenset()
+    if negation_count(first) % 2 != negation_count(fold(asked[-1])) % 2:
+        return frozenset()  # a "no" ("We do not...", "Claro que não"); a yes whose sentence
+        # keeps the question's own "without" ("...without a fee?" / "Yes, ...you won't be charged") stands
     found = features(asked[-1])
     named = found & features(parts[at].text)
     return named or found
