@@ -322,9 +322,23 @@ class Retriever:
         chosen = {e.name for e in matched}
         links = list(dict.fromkeys(n for e in matched for n in e.links if n not in chosen))
         found = index.lookup(agent, links) if links else {}
+        if len(found) < len(links):
+            links, found = self._renamed(agent, links, found, index)
         elsewhere = _other_places(index.analyse(agent, message))  # a link follows the same rule
-        linked = [found[n] for n in links if n in found and n not in held and not elsewhere(found[n])][:top_k]
+        linked = [found[n] for n in links if n in found and n not in chosen and n not in held
+                  and not elsewhere(found[n])][:top_k]
         return Retrieved(matched, linked)
+
+    def _renamed(self, agent: str, links: list[str], found: dict[str, Entry],
+                 index: SearchIndex) -> tuple[list[str], dict[str, Entry]]:
+        """`links` with each name no concept has (not in `found`) replaced by the concept it
+        is an alias of (a person renamed it: `Store.rename` keeps the old name as an
+        alias), and `found` with those concepts' entries: one read per such link.
+        """
+        now = {n: self.store.alias_of(agent, n) or n for n in links if n not in found}
+        renamed = [n for n in dict.fromkeys(now.values()) if n not in found]
+        found = {**found, **index.lookup(agent, renamed)} if renamed else found
+        return list(dict.fromkeys(now.get(n, n) for n in links)), found
 
     def search(self, agent: str, query: str, top_k: int, mode: str = "scan", *,
                held: bool = False) -> list[Hit]:
@@ -434,6 +448,8 @@ class Retriever:
         try:
             check_name(candidate)
             stored = self.store.get(agent, candidate)
+            renamed = self.store.alias_of(agent, candidate) if stored is None else None
+            stored = self.store.get(agent, renamed) if renamed is not None else stored
         except InvalidName:
             stored = None
         if stored is None or stored.quarantined:

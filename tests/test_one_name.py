@@ -212,7 +212,8 @@ def test_an_operator_rename_takes_the_aliases_and_possible_duplicates_along(
         current = store.get(AGENT, "gift-card-validity")
         renamed = current.markdown.replace("name: gift-card-validity", "name: vale-presente-validade")
         store.edit(AGENT, "gift-card-validity", renamed, expected_version=current.version, actor="op")
-        assert [a.alias for a in store.aliases(AGENT, "vale-presente-validade")] == ["validade-vale-presente"]
+        assert sorted(a.alias for a in store.aliases(AGENT, "vale-presente-validade")) == \
+            ["gift-card-validity", "validade-vale-presente"]  # the old name is kept as one
         assert [d.name for d in store.possible_duplicates(AGENT, "vale-presente-validade")] == \
             ["gift-cards-expire-after-a-year"]
         assert store.alias_of(AGENT, "validade-vale-presente") == "vale-presente-validade"
@@ -414,5 +415,38 @@ def test_a_resolution_keeps_counting_only_the_kept_claims_sessions(tmp_path: Pat
         concept = store.get(AGENT, "horario-loja").concept
         assert concept.body == "A loja abre às 10h."
         assert (concept.sources, concept.confidence) == (("b1", "b2"), 0.7)  # not a1-a3, whose claim lost
+    finally:
+        memory.close()
+
+
+def test_a_renamed_concept_is_still_reached_by_its_old_name(tmp_path: Path, database: str | None) -> None:
+    # Left from an attack: a [[link]] to a concept a person renamed dangled, and the model's
+    # load_knowledge of the name it had read, or a later sighting under it, found nothing.
+    memory = Memory(tmp_path, database=database)
+    try:
+        memory.put("---\nname: troca-presente\ndescription: Presentes podem ser trocados em 30 dias.\n"
+                   "type: policy\n---\n\nPresentes podem ser trocados em 30 dias. Veja [[gift-card-validity]].\n",
+                   agent=AGENT)
+        memory.put(f"---\nname: gift-card-validity\ndescription: {VALIDITY['description']}\ntype: policy\n---\n\n"
+                   f"{VALIDITY['body']}\n", agent=AGENT)
+        store = memory.store()
+        current = store.get(AGENT, "gift-card-validity")
+        renamed = current.markdown.replace("name: gift-card-validity", "name: vale-presente-validade")
+        store.edit(AGENT, "gift-card-validity", renamed, expected_version=current.version, actor="op")
+        retriever = memory.retriever()
+        found = retriever.retrieve(AGENT, "Presentes podem ser trocados?", 1, "scan", 0.0)
+        assert [e.name for e in found.matched] == ["troca-presente"]
+        assert [e.name for e in found.linked] == ["vale-presente-validade"]
+        loaded = retriever.load_knowledge(AGENT, "gift-card-validity")
+        assert loaded["name"] == "vale-presente-validade" and "12 months" in loaded["markdown"]
+        assert "vale-presente-validade" in memory.load("gift-card-validity", agent=AGENT)
+        report = memory.propose({"name": "gift-card-validity", "description": VALIDITY["description"],
+                                 "type": "policy", "body": VALIDITY["body"]}, agent=AGENT, session_id="s9",
+                                messages=[{"role": "assistant", "content": VALIDITY["body"]}])
+        assert report.results == [("vale-presente-validade", "confirmed")]
+        assert store.get(AGENT, "gift-card-validity") is None
+        # a new concept given the old name is that concept: the name is its own again
+        memory.put("---\nname: gift-card-validity\ndescription: Other.\ntype: fact\n---\n\nOther.\n", agent=AGENT)
+        assert retriever.load_knowledge(AGENT, "gift-card-validity")["name"] == "gift-card-validity"
     finally:
         memory.close()

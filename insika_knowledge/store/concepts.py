@@ -23,7 +23,7 @@ from insika_knowledge.errors import NotFound, StaleVersion, UserError
 from insika_knowledge.ids import check_agent
 from insika_knowledge.store import versions
 from insika_knowledge.store.base import ExtractionRecord, Sighting, StoredConcept, Version
-from insika_knowledge.store.naming import NamingWrites
+from insika_knowledge.store.naming import RENAMED, NamingWrites
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, row_to_stored
 from insika_knowledge.store.statements import Dialect, Reads, scalar, upsert
 
@@ -314,7 +314,9 @@ class ConceptWrites(NamingWrites):
         return Version(agent, name, number, "delete", actor, None, markdown, now)
 
     def rename(self, agent: str, old: str, new: str) -> None:
-        """Move `old`'s row, history, ledger, aliases and possible duplicates to `new`.
+        """Move `old`'s row, history, ledger, aliases and possible duplicates to `new`, and
+        keep `old` as an alias of `new` (a ``[[link]]``, a ``load_knowledge`` or a sighting
+        under the old name reaches the concept, until a concept takes that name again).
 
         The caller checked `new` is free.
 
@@ -332,6 +334,7 @@ class ConceptWrites(NamingWrites):
         for table in ("concepts", "concept_versions", "sightings", "quarantine"):
             self.sql.execute(f"UPDATE {table} SET name = ? WHERE agent = ? AND name = ?", (new, agent, old))
         self.rename_naming(agent, old, new)
+        self.add_alias(agent, old, new, "", RENAMED)
         self._saw(agent, old, None)
 
     # -------------------------------------------------------------- quarantine (trust)

@@ -19,20 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from insika_knowledge.store.statements import Params, Reads, Statements, insert_new
 
 
 @dataclass(frozen=True, slots=True)
 class Alias:
-    """A name a model proposed for a concept on record (an ``aliases`` row).
+    """A name a model proposed for a concept on record, or the name a person renamed it
+    from (an ``aliases`` row).
 
     Attributes:
-        alias: the proposed slug.
+        alias: the proposed slug (or the old name).
         name: the concept its sightings are recorded under.
-        session_id: the sighting that made the alias.
-        turn_id: its turn.
+        session_id: the sighting that made the alias ('' for a rename).
+        turn_id: its turn (`RENAMED` for a rename).
         created_at: when (UTC ``YYYY-MM-DDTHH:MM:SSZ``).
     """
 
@@ -78,6 +79,9 @@ class PossibleDuplicate:
 #: held claim under its own name (see the module doc).
 CHALLENGED = ("name IN (SELECT p.duplicate_of FROM possible_duplicates p WHERE p.agent = ? "
               "AND p.status = 'open' AND p.name = p.duplicate_of)")
+
+#: The ``turn_id`` of an alias a person's rename made: the concept's name before it.
+RENAMED: Final = "rename"
 
 #: The ``possible_duplicates`` columns `duplicate_row` reads, in order (after ``agent``).
 DUPLICATE_COLUMNS = (
