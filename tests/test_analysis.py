@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from insika_knowledge.analysis import numbers, text
 from insika_knowledge.analysis.numbers import Quantity, is_numeric_term, quantities
+from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.analysis.text import ascii_words, document_terms, fold, negation_count, query_terms, terms
 
 
@@ -103,3 +104,17 @@ def test_folding_leaves_no_capital_and_no_accent(raw: str, folded: str) -> None:
 
 def test_the_analysis_version_is_a_positive_whole_number() -> None:
     assert isinstance(text.ANALYSIS_VERSION, int) and text.ANALYSIS_VERSION >= 2
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("from the 5th withdrawal on", "from the fifth withdrawal on"),
+    ("paid by the 10th of each month", "paid by the tenth of each month"),
+    ("pago até o 5º dia útil", "pago até o quinto dia útil"),
+])
+def test_an_ordinal_in_words_is_its_number(one: str, other: str) -> None:
+    assert content_terms(one) == content_terms(other)
+
+
+def test_ordinals_that_are_also_other_words_stay_words() -> None:
+    assert "d:wd5" in content_terms("entregamos na sexta-feira")  # a weekday, not the sixth
+    assert not any(t.startswith("m:") for t in content_terms("our first purchase discount"))

@@ -815,3 +815,31 @@ def test_a_yes_whose_rule_carries_its_own_no_still_states_it() -> None:
     messages = said(("user", "Can I cancel my plan anytime without a fee?"), ("assistant", reply))
     claim = "Cancellation\nYou can cancel anytime with no cancellation fee."
     assert not assess(claim, "policy", messages).quarantined, assess(claim, "policy", messages)
+
+
+def test_a_quote_the_business_corrects_in_its_next_sentence_vouches_for_nothing() -> None:
+    reply = "Sim, a entrega vai até as 23h. Desculpa, me corrigindo: agora a última entrega sai às 21h30."
+    messages = said(("user", "Vocês entregam depois das 22h?"), ("assistant", reply))
+    claim = "Entrega até 23h\nA loja entrega até as 23h."
+    verdict = assess(claim, "policy", messages, ["Sim, a entrega vai até as 23h."])
+    assert verdict.quarantined, verdict
+
+
+def test_a_quote_giving_the_claims_subject_another_value_is_no_evidence_for_the_claims() -> None:
+    # the claim's value is stated in the message, but of another plan
+    reply = "On the Basic plan the monthly fee is $20. The Plus plan costs $50 a month."
+    messages = said(("user", "How much is Basic?"), ("assistant", reply))
+    quote = ["On the Basic plan the monthly fee is $20."]
+    verdict = assess("Basic plan fee\nThe Basic plan costs $50 a month.", "fact", messages, quote)
+    assert verdict.quarantined, verdict
+    right = assess("Basic plan fee\nThe Basic plan costs $20 a month.", "fact", messages, quote)
+    assert not right.quarantined, right
+
+
+def test_a_claim_the_business_says_in_two_sentences_is_vouched_by_a_quote_of_one() -> None:
+    # the quote carries the claim's value, the next sentence the rest of its subject
+    reply = "The gym opens at 6 am on weekdays. Members can also bring a guest to the pool area."
+    messages = said(("user", "When do you open?"), ("assistant", reply))
+    claim = "Opening and guests\nThe gym opens at 6 am on weekdays, and members can bring a guest to the pool area."
+    verdict = assess(claim, "policy", messages, ["The gym opens at 6 am on weekdays."])
+    assert not verdict.quarantined, verdict

@@ -381,6 +381,20 @@ _COUNT_CONTEXT: Final = frozenset(
     "maximo minimo apenas somente so ate exatamente mais menos".split()
 )
 _WORD_TOKEN_RE: Final = re.compile(r"[a-z]+|[^a-z]+")
+#: Folded ordinal words -> their number, written as Portuguese writes "5º" ("5o"), so "the
+#: fifth", "the 5th", "o quinto" and "o 5º" read alike. Left out: "first"/"second" and
+#: "primeiro"/"segundo" (also "first purchase", "per second", "segundo o contrato") and the
+#: feminine "quinta"/"sexta" (weekdays).
+ORDINAL_WORDS: Final[dict[str, int]] = {
+    **{w: i for i, w in enumerate(
+        "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), 3)},
+    "twentieth": 20, "thirtieth": 30,
+    "terceiro": 3, "terceira": 3, "quinto": 5, "sexto": 6, "setimo": 7, "setima": 7, "oitavo": 8,
+    "oitava": 8, "nono": 9, "nona": 9, "decimo": 10, "decima": 10,
+}
+_ORDINAL_WORDS_RE: Final = re.compile(rf"\b(?:{'|'.join(ORDINAL_WORDS)})\b")
+#: An English ordinal's letters after its digits ("5th", "1st", "22nd").
+_ORDINAL_SUFFIX_RE: Final = re.compile(r"\b(\d{1,3})(?:st|nd|rd|th)\b")
 _PERCENT_WORDS_RE: Final = re.compile(r"\bpor\s+cento\b|\bper\s+cent\b")
 
 
@@ -413,6 +427,8 @@ def read_number_words(folded: str) -> str:
         The text with each number-word run replaced by its digits; everything else as it was.
     """
     folded = _PERCENT_WORDS_RE.sub("%", folded)
+    folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
+    folded = _ORDINAL_SUFFIX_RE.sub(r"\1o", folded)
     tokens = _WORD_TOKEN_RE.findall(folded)
     out: list[str] = []
     i = 0

@@ -357,11 +357,14 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         said_before: the pieces before it in the transcript.
         after: the sentence after it in the same piece ("" for none): one that opens by
             placing what it says here ("Aqui cobramos R$ 300") makes this one, when it opens
-            with a named someone ("Na Azul, ..."), about there (`ELSEWHERE`, `HERE_INSTEAD`).
+            with a named someone ("Na Azul, ..."), about there (`ELSEWHERE`, `HERE_INSTEAD`);
+            one that opens by correcting itself (`CORRECTING`) takes this one back.
     """
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
+    if after and CORRECTING.search(fold(after)[:_OPENING_CHARS]):
+        return Reading(False, "corrected")  # "Yes, we deliver until 1 am. Sorry, correction: ..."
     if after and HERE_INSTEAD.search(fold(after)) and (
             ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
         return Reading(False, "reported")
@@ -378,6 +381,9 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "echo")
     return Reading(True)
 
+
+#: How far into the next sentence a correction of this one opens ("Sorry, correction: ...").
+_OPENING_CHARS: Final = 40
 
 #: What restricts a rule to what follows it ("só para notebooks", "only for members").
 _ONLY_FOR: Final = re.compile(
@@ -581,7 +587,14 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
                 else:
                     reasons.append(f"the {piece.speaker} {reading.why}")
     if found and not values_found(claim, found):
-        found += _rest_of(claim, vouching, parts, {text for _, text in found})
+        other = _other_values(claim, found)
+        if other:
+            reasons.append(f"the quotes give it another value ({', '.join(sorted(other))})")
+            found = []
+        else:
+            found += _rest_of(claim, vouching, parts, {text for _, text in found})
+    elif found and not covers(claim, [text for _, text in found]):
+        found += _rest_of(claim, vouching, parts, {text for _, text in found})  # a claim of two sentences, one quoted
     texts = [text for _, text in found]
     if found and values_found(claim, found) and covers(claim, texts):
         if not universal_said(claim, texts):
@@ -727,6 +740,19 @@ def someone_else(claim: str, sentence: str, ours: frozenset[str] = frozenset()) 
 #: A sentence whose subject is a name: an article and a capitalised word ("A Amazon
 #: oferece...", "The Delta app lets..."), where the word is no sentence start.
 _SUBJECT_NAME: Final = re.compile(r"^\W*(?:A|O|As|Os|The)\s+([A-Z][\w-]+)")
+
+
+def _other_values(claim: str, found: Sequence[tuple[str, str]]) -> set[str]:
+    """The values the quoted (speaker, text) pieces give in a unit of `claim`'s values that
+    are none of `claim`'s ("the daily ATM withdrawal limit is $500" for "...a limit of
+    $1,000"; a tool's ``return window days: 15`` for "20 days"): the quote states the
+    claim's subject with another value, so no other sentence may supply it.
+    """
+    wanted = _values(claim)
+    units = {v.rsplit(":", 1)[1] for v in wanted if v.startswith("m:")} - {""}
+    said = {v for speaker, text in found
+            for v in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text) if v.startswith("m:")}
+    return {v for v in said if v.rsplit(":", 1)[1] in units and v not in wanted}
 
 
 def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],

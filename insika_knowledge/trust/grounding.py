@@ -83,9 +83,11 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
     if not asked or asserted(asked[-1]):
         return frozenset()
-    if negation_count(first) % 2 != negation_count(fold(asked[-1])) % 2:
-        return frozenset()  # a "no" ("We do not...", "Claro que não"); a yes whose sentence
-        # keeps the question's own "without" ("...without a fee?" / "Yes, ...you won't be charged") stands
+    said_no = negation_count(first)
+    if said_no and said_no % 2 != negation_count(fold(asked[-1])) % 2:
+        return frozenset()  # a "no" ("We do not...", "Claro que não"); a yes whose sentence keeps
+        # the question's own "without" ("...without a fee?" / "Yes, ...you won't be charged") stands,
+        # as does a bare yes to a question with one ("...opção sem glúten?" / "Temos sim!")
     found = features(asked[-1])
     named = found & features(parts[at].text)
     return named or found
