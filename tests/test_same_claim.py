@@ -655,3 +655,35 @@ def test_those_readings_keep_their_restatements(a: str, b: str) -> None:
 ])
 def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    # a role word that only attaches a phrase ("no"/"do", "com"/"de") moves no meaning
+    ("O café da manhã no hotel vai até as 10h.", "O café da manhã do hotel vai até as 10h."),
+    ("A loja não aceita grupos com mais de 10 pessoas.", "A loja não aceita grupos de mais de 10 pessoas."),
+    # a time of day written as a word, a discount written "off", "é de" before a value
+    ("The bar closes at midnight.", "The bar closes at 12 a.m."),
+    ("A loja fecha à meia-noite.", "A loja fecha às 0h."),
+    ("Members get 10% off on Mondays.", "Members get a 10% discount on Mondays."),
+    ("A multa por atraso é de R$ 20.", "A multa por atraso é R$20,00."),
+    ("A garantia é de dois anos.", "A garantia é 2 anos."),
+    # an ordinal in words, a medicine by its other name
+    ("Tuition is due by the 5th of each month.", "Tuition is due by the fifth of each month."),
+    ("Não trocamos medicamentos abertos.", "Não trocamos remédios abertos."),
+])
+def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) -> None:
+    assert same(a, b) and same(b, a)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    # a direction or a party is never an attaching word
+    ("O reembolso é feito para o cliente.", "O reembolso é feito pelo cliente."),
+    ("Transferências da conta corrente para a poupança são grátis.",
+     "Transferências da poupança para a conta corrente são grátis."),
+    ("The bar closes at midnight.", "The bar closes at noon."),
+    ("Members get 10% off on Mondays.", "Members get 15% off on Mondays."),
+    ("A multa por atraso é de R$ 20.", "A multa por atraso é de R$ 25."),
+    ("Tuition is due by the 5th of each month.", "Tuition is due by the sixth of each month."),
+])
+def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
+    assert not same(a, b) and not same(b, a)

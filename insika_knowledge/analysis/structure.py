@@ -158,6 +158,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "warranty": "warranty warranties guarantee guarantees garantia garantias",
         "discount": "discount discounts desconto descontos abatimento",
         "coupon": "coupon coupons cupom cupons",
+        "medicine": "medicine medicines medication medications medicamento medicamentos remedio remedios",
         "installment": "installment installments parcela parcelas",
         "payment": "pay pays paid paying payment payments pagar paga pagam pago pagos pagamento "
                    "pagamentos",
@@ -201,6 +202,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b", "free"),
         (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b", "gratis"),
         (r"\bmoney back\b", "refund"),
+        (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
         (r"\binterest[- ]free\b", "without interest"),  # "10x interest-free", as "sem juros" reads
         (r"\bno longer\b|\bnot anymore\b|\bnot any longer\b", "not"),
         (r"\bdesde que\b", "desde_que"), (r"\bsempre que\b", "sempre_que"),
@@ -423,6 +425,8 @@ _CLOCK_BEFORE_RE: Final = re.compile(r"\b(?:as|das)\s*$")
 _CLOCK_AFTER_RE: Final = re.compile(r"\s*(?:[,.;:!?)]|$|(?:as|a|ate|e)\s+\d)")
 #: Noon, written as a word.
 _NOON_RE: Final = re.compile(r"\b(?:noon|midday|meio-dia|meio dia)\b")
+#: Midnight, written as a word (a time of day: 0 minutes).
+_MIDNIGHT_RE: Final = re.compile(r"\b(?:midnight|meia-noite|meia noite)\b")
 #: The roles that only say a time of day is one ("às 14h", "at 2 pm").
 _CLOCK_ROLES: Final = frozenset({"r:as", "r:at"})
 #: The unit of a time of day while it is read: minutes after midnight. Its token is the
@@ -434,12 +438,14 @@ CLOCK: Final = "clock"
 def _clocks(text: str, found: list[Measure]) -> list[Measure]:
     """`found` with the times of day read as times (`CLOCK`, minutes after midnight), whatever
     their notation: "9:00" (not the numbers 9 and 0), "9 am" / "9 a.m.", "12 pm", a bare
-    hour after "às" / "das" ("das 9 às 18 horas"), "noon" / "meio-dia"; a bare number before
+    hour after "às" / "das" ("das 9 às 18 horas"), "noon" / "meio-dia", "midnight" /
+    "meia-noite"; a bare number before
     a range's "am" / "pm" takes it ("from 7 to 10 am"). An hour in "h" ("às 9h", "em 48h")
     keeps its unit, which the token of a time of day shares.
     """
     spans = [(m.start(), m.end(), _minutes(int(m[1]), int(m[2]), m[3])) for m in _CLOCK_RE.finditer(text)]
     spans += [(m.start(), m.end(), 720) for m in _NOON_RE.finditer(text)]
+    spans += [(m.start(), m.end(), 0) for m in _MIDNIGHT_RE.finditer(text)]
     if not spans and not any(f.unit in ("am", "pm", "") for f in found):
         return found
     out = [f for f in found if not any(f.start < end and start < f.end for start, end, _ in spans)]
@@ -468,7 +474,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
-    r"|e-mail|email|used to|interest|by the")
+    r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b")
 
 
 _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
@@ -500,7 +506,12 @@ def _prepare(text: str) -> str:
     for triggers, pattern, replacement in _MARKS:
         if any(t in folded for t in triggers):
             folded = pattern.sub(replacement, folded)
-    return read_number_words(folded)
+    read = read_number_words(folded)
+    return _IS_OF_VALUE_RE.sub("ser ", read) if "ser" in read else read
+
+
+#: "é de" before a value: "a taxa é de R$ 50" says "a taxa é R$ 50", "é de um ano" "é 1 ano".
+_IS_OF_VALUE_RE: Final = re.compile(r"\bser\s+de\s+(?=(?:r\$|us\$|\$|\u20ac)?\s?\d)")
 
 
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
@@ -1315,9 +1326,14 @@ LABEL: Final = ":"
 
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     """A sentence's canonical form, and for a one-clause sentence opening with a phrase
-    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end.
+    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end;
+    and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
+    such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
+    "de menos de 8"), which only another sentence's such form can equal.
     """
     forms = {_canonical_sentence(sentence)}
+    if any(t in WEAK_ROLES for t in sentence):
+        forms.add((_ATTACHED, *_canonical_sentence([_ATTACHING if t in WEAK_ROLES else t for t in sentence])))
     if sentence and len(_clauses(sentence)) == 1:
         if _is_leader(sentence[0]):
             stop = next((i for i, t in enumerate(sentence) if t in (PHRASE, LABEL)), len(sentence))
@@ -1335,6 +1351,14 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
                 forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
     return frozenset(forms)
 
+
+#: Role words that attach a phrase without giving it a direction, a time, a source or a
+#: party: "of"/"de", "in"/"on"/"em", "with"/"com" (not "at"/"as": a clock time's; not
+#: "to", "from", "for", "by", "para", "por", "a": directions and parties).
+WEAK_ROLES: Final = frozenset({"r:de", "r:of", "r:em", "r:in", "r:on", "r:com", "r:with"})
+_ATTACHING: Final = "r:~"
+#: Marks the form of a sentence whose attaching role words are read as one.
+_ATTACHED: Final[Clause] = (("attached", ()),)
 
 #: Marks the form of a sentence read as its comma-separated parts in any order.
 _CHUNKS: Final[Clause] = (("chunks", ()),)
