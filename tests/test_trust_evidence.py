@@ -843,3 +843,17 @@ def test_a_claim_the_business_says_in_two_sentences_is_vouched_by_a_quote_of_one
     claim = "Opening and guests\nThe gym opens at 6 am on weekdays, and members can bring a guest to the pool area."
     verdict = assess(claim, "policy", messages, ["The gym opens at 6 am on weekdays."])
     assert not verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # a future with a frequency is a standing rule
+    ("You won't be charged for the first three transfers each month. From the fourth on, there's a $1 fee.", False),
+    # the agent's own promise to this customer is not
+    ("I'll make sure you won't be charged for the first three transfers each month. From the fourth on, "
+     "there's a $1 fee.", True),
+])
+def test_a_future_said_of_every_month_is_a_standing_rule(reply: str, held: bool) -> None:
+    messages = said(("user", "Do transfers cost anything?"), ("assistant", reply))
+    claim = "Transfer fees\nThe first 3 transfers per month are free; a $1 fee applies from the 4th on."
+    quote = [reply.split(". ")[0] + "."]
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)

@@ -118,6 +118,11 @@ CONDITION: Final = re.compile(
 TRAILING_CONDITION: Final = re.compile(
     r"\b(?:as long as|so long as|provided(?: that)?|only if|if|unless|whenever|once|desde que|contanto que|"
     r"sempre que|caso|se|assim que|a menos que)\s")
+#: A frequency that makes a future a standing rule ("You won't be charged for the first four
+#: withdrawals each month", "Você sempre vai ganhar frete grátis"), folded.
+_HABITUAL: Final = re.compile(
+    r"\b(?:each|every|per|always|cada|todo|toda|todos|todas|sempre|por)\s+(?:time|month|week|year|day|order"
+    r"|purchase|mes|semana|ano|dia|pedido|compra|vez)s?\b|\b(?:always|sempre)\b")
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
@@ -305,6 +310,8 @@ def tense_agrees(claim: str, sentence: str) -> bool:
         said -= {FUTURE}  # "If we lower the price, we'll refund the difference": the rule's consequence
     if FUTURE in said and TRAILING_CONDITION.search(unlabelled) and not _PROMISE.search(unlabelled):
         said -= {FUTURE}  # "You'll get the certificate as long as you attend 80%": the rule's consequence
+    if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled):
+        said -= {FUTURE}  # "You won't be charged for the first four withdrawals each month": a standing rule
     if FUTURE in said and _dates(consequence) & _dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
