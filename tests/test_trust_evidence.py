@@ -857,3 +857,13 @@ def test_a_future_said_of_every_month_is_a_standing_rule(reply: str, held: bool)
     claim = "Transfer fees\nThe first 3 transfers per month are free; a $1 fee applies from the 4th on."
     quote = [reply.split(". ")[0] + "."]
     assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    ("We need 60 days' notice.", False),  # the values survive the translation
+    ("We need 45 days' notice.", True),  # another value is no evidence in any language
+])
+def test_a_quote_in_the_other_language_vouches_by_its_values(reply: str, held: bool) -> None:
+    messages = said(("user", "How much notice do you need?"), ("assistant", reply))
+    claim = "Aviso prévio\nO aviso prévio exigido é de 60 dias."
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])

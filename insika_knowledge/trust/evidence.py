@@ -42,7 +42,7 @@ from insika_knowledge.analysis.structure import (
     polarity,
     tokens,
 )
-from insika_knowledge.analysis.text import STOP_WORDS, fold
+from insika_knowledge.analysis.text import STOP_WORDS, fold, text_language
 from insika_knowledge.trust.sources import Piece
 
 #: Sentences that take note of something or put it off, not state it (folded). A plain
@@ -526,14 +526,18 @@ def _with_unit(match: re.Match[str]) -> str:
 
 
 def covers(claim: str, texts: Sequence[str]) -> bool:
-    """True when `texts` are about what `claim` is about (see the module doc, step 3)."""
+    """True when `texts` are about what `claim` is about (see the module doc, step 3): a
+    claim with values shares a word with them, or they are in the other language.
+    """
     wanted = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))}
     if not wanted:
         return True
     have = frozenset().union(*(content_terms(t) for t in texts)) if texts else frozenset()
     have |= frozenset().union(*(names(t) for t in texts)) if texts else frozenset()
     shared = wanted & have
-    return bool(shared) if _values(claim) else len(shared) >= MIN_COVERAGE * len(wanted)
+    if _values(claim):  # values survive translation where words do not ("30 days' notice" for "aviso de 30 dias")
+        return bool(shared) or (bool(texts) and text_language(" ".join(texts)) not in ("mixed", text_language(claim)))
+    return len(shared) >= MIN_COVERAGE * len(wanted)
 
 
 @dataclass(frozen=True, slots=True)
