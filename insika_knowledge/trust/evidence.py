@@ -118,11 +118,12 @@ CONDITION: Final = re.compile(
 TRAILING_CONDITION: Final = re.compile(
     r"\b(?:as long as|so long as|provided(?: that)?|only if|if|unless|whenever|once|desde que|contanto que|"
     r"sempre que|caso|se|assim que|a menos que)\s")
-#: A frequency that makes a future a standing rule ("You won't be charged for the first four
-#: withdrawals each month", "Você sempre vai ganhar frete grátis"), folded.
+#: A recurrence in time that makes a future a standing rule ("You won't be charged for the
+#: first four withdrawals each month", "Você sempre vai ganhar frete grátis"), folded; a
+#: quantifier over things is none ("We will offer free shipping on every order": an announcement).
 _HABITUAL: Final = re.compile(
-    r"\b(?:each|every|per|always|cada|todo|toda|todos|todas|sempre|por)\s+(?:time|month|week|year|day|order"
-    r"|purchase|mes|semana|ano|dia|pedido|compra|vez)s?\b|\b(?:always|sempre)\b")
+    r"\b(?:each|every|per|cada|todo|toda|todos|todas|por)\s+(?:time|month|week|year|day|mes|semana|ano|dia|vez)"
+    r"(?:s|es)?\b|\b(?:always|sempre)\b")
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
