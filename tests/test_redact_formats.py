@@ -159,3 +159,39 @@ def test_generated_documents_in_any_format_never_survive(value: str, closer: str
 def test_masked_and_oddly_spaced_data_is_redacted(text: str, kind: str) -> None:
     result = redact(text)
     assert result.counts == {kind: 1}, result
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    # a mobile without its area code: 9 digits opening with 9, as Brazilians write it
+    ("meu celular é 98765-4321, pode ligar", "98765-4321"),
+    ("me chama no 9 8765-4321", "8765-4321"),
+    ("Call me at 99123 4567 after six", "99123 4567"),
+    # any local number right after a word that names a phone
+    ("whats 987654321", "987654321"),
+    ("meu fixo é 3456-7890", "3456-7890"),
+    ("tel.: 2345 6789", "2345 6789"),
+])
+def test_a_phone_without_its_area_code_is_redacted(text: str, secret: str) -> None:
+    redacted = redact(text)
+    assert secret not in redacted.text and "[phone]" in redacted.text, redacted.text
+
+
+@pytest.mark.parametrize("text", [
+    "Pedido 12345678 chegou?",  # an order number: no phone word, not a mobile's shape
+    "O frete para o CEP 13083-970 é grátis",
+    "Protocolo 2024-0001 aberto",
+    "Parcelamos em até 10x de R$ 1234,56",
+])
+def test_numbers_that_are_no_phone_are_kept(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Moro na Rua das Flores, s/n, Centro", "Flores"),
+    ("Entrega na Avenida Brasil s/nº", "Brasil"),
+    ("Meu endereço é SQS 308 Bloco C apto 402", "308"),
+    ("fico na SHIN QI 5 conjunto 3 casa 12", "QI 5"),
+])
+def test_an_address_without_a_street_number_is_redacted(text: str, secret: str) -> None:
+    redacted = redact(text)
+    assert secret not in redacted.text and "[address]" in redacted.text, redacted.text

@@ -23,7 +23,8 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   has no RG module: each state has its own rules, most without a check digit).
 - ``address``: a street address. Brazilian: a street word (Rua, R., Avenida, Av.,
   Alameda, Travessa, Estrada, Rodovia, Praça, Largo...), its name and a number
-  (``Rua das Flores, 123``, ``Av. Paulista 1000, apto 42``), with an optional complement;
+  (``Rua das Flores, 123``, ``Av. Paulista 1000, apto 42``) or "s/n" (no number), with an
+  optional complement; Brasília's sector addresses (``SQS 308 Bloco C``, ``SHIN QI 5``);
   English: a number, a name and a street suffix (``42 Oak Street``, ``1600 Pennsylvania
   Ave NW, Apt 4B``). A street named without a number ("entrance on Rua Augusta") is a
   place, not an address.
@@ -162,6 +163,32 @@ def find_rgs(text: str) -> list[Span]:
     return spans
 
 
+# --------------------------------------------------------------------------- local phone
+
+#: A mobile written without its area code, as Brazilians write one: 9 and eight digits,
+#: grouped 5-4 ("98765-4321", "99123 4567") or 1-4-4 ("9 8765-4321").
+_LOCAL_MOBILE_RE: Final = re.compile(
+    r"(?<![\d.,/-])(?:9\d{4}[-.\s]\d{4}|9\s\d{4}[-.\s]?\d{4})(?![\d-])")
+#: Eight or nine digits ("3456-7890", "987654321"): a phone only right after a word that names one.
+_LOCAL_NUMBER_RE: Final = re.compile(r"(?<![\d.,/-])(?:9\s)?\d{4,5}[-.\s]?\d{4}(?![\d-])")
+#: A word naming a phone, then at most a few joining words, at the end of what precedes a number.
+_PHONE_CUE_RE: Final = re.compile(
+    r"(?i)\b(?:cel(?:ular)?|whats(?:app)?|zap|wpp|telefone|tel|fone|fixo|ramal|contato|ligar|ligue|liga"
+    r"|phone|cell(?:phone)?|mobile|landline|call\s+me|text\s+me)\b[\s.:,-]*"
+    r"(?:(?:[ée]|eh|is|no|na|pelo|pro|at|on|meu|minha|my|number|n[úu]mero)[\s.:,-]+){0,3}$")
+
+
+def find_local_phones(text: str) -> list[Span]:
+    """Phones written without an area code: a mobile's shape anywhere (fail closed: an order
+    number is rarely written 9XXXX-XXXX), any 8-9 digits right after a word that names a phone
+    ("whats 987654321", "meu fixo é 3456-7890").
+    """
+    spans = [m.span() for m in _LOCAL_MOBILE_RE.finditer(text)]
+    spans += [m.span() for m in _LOCAL_NUMBER_RE.finditer(text)
+              if _PHONE_CUE_RE.search(text, max(0, m.start() - 40), m.start())]
+    return spans
+
+
 # --------------------------------------------------------------------------- address
 
 _BR_STREET: Final = (
@@ -171,7 +198,7 @@ _BR_STREET: Final = (
 _NAME_WORD: Final = r"(?:[^\W\d_][\w'.\-]*|\d{1,2}\s+de\s+[^\W\d_]+)"
 _BR_ADDRESS_RE: Final = re.compile(
     rf"(?i)(?<![\w])\b{_BR_STREET}\s+(?:{_NAME_WORD}\s+){{0,6}}?{_NAME_WORD}\s*,?\s*"
-    r"(?:n[º°o.]?\s*|n[úu]mero\s*)?\d{1,5}[a-z]?\b"
+    r"(?:(?:n[º°o.]?\s*|n[úu]mero\s*)?\d{1,5}[a-z]?\b|s/\s?n(?:[º°o]|\b))"
     r"(?:\s*[,\-–]?\s*(?:apto?\.?|apartamento|ap\.|bloco|bl\.?|casa|sala|cj\.?|conjunto|andar|fundos|lote|lt\.?)"
     r"\s*[\w-]{1,6})*"
 )
@@ -186,10 +213,20 @@ _EN_ADDRESS_RE: Final = re.compile(
 )
 
 
+#: Brasília's addresses: a sector's initials and its number, with the block or house after
+#: it ("SQS 308 Bloco C apto 402", "SHIN QI 5 conjunto 3 casa 12"); no street, no street number.
+_DF_ADDRESS_RE: Final = re.compile(
+    r"\b(?:SQ[NS]W?|SH[IC][NS]|SHCG[NS]|SCL[NS]|SG[AC][NS]|SHDB|SMPW|SMDB|CL[NS]|Q[IL])\b"
+    r"(?:\s+(?:Q[IL]|SQ|CL|conjunto|cj\.?|quadra|qd\.?))?\s*\d{1,4}"
+    r"(?:\s*[,\-–]?\s*(?i:bloco|bl\.?|apto?\.?|apartamento|casa|conjunto|cj\.?|lote|lt\.?)\s*[\w-]{1,6})*")
+
+
 def find_addresses(text: str) -> list[Span]:
-    """Street addresses with a number, Brazilian and English forms (see the module doc)."""
+    """Street addresses with a number (or "s/n", no number), Brazilian and English forms, and
+    Brasília's sector addresses (see the module doc).
+    """
     return [m.span() for m in _BR_ADDRESS_RE.finditer(text)] + \
-        [m.span() for m in _EN_ADDRESS_RE.finditer(text)]
+        [m.span() for m in _EN_ADDRESS_RE.finditer(text)] + [m.span() for m in _DF_ADDRESS_RE.finditer(text)]
 
 
 # --------------------------------------------------------------------------- name

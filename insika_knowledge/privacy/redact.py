@@ -86,6 +86,7 @@ from stdnum.br import cpf as _cpf
 from insika_knowledge.privacy.more import (
     find_addresses,
     find_boletos,
+    find_local_phones,
     find_names,
     find_pix,
     find_rgs,
@@ -672,7 +673,7 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("cpf", _find_cpfs),
     ("rg", find_rgs),
     ("card", _find_cards),
-    ("phone", _find_phones),
+    ("phone", lambda text: _find_phones(text) + find_local_phones(text)),
     ("address", find_addresses),
     ("name", find_names),
 )
