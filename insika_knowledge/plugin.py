@@ -38,7 +38,7 @@ from insika_knowledge.errors import InsikaError
 from insika_knowledge.events import EventBus
 from insika_knowledge.hookspecs import AgentSpec, Fragment, Tool, Turn, hookimpl
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
-from insika_knowledge.memory import Memory
+from insika_knowledge.memory import MESSAGE_ROLES, Memory
 from insika_knowledge.plugins import ENTRY_POINTS as ENTRY_POINTS
 from insika_knowledge.plugins import load_plugins as load_plugins
 from insika_knowledge.queue import ExtractionQueue, OutboxSettings
@@ -212,6 +212,12 @@ class KnowledgePlugin:
             memory = self.memory
             budget = memory.lock_budget_ms
             memory.submit(turn, lock_budget_ms=budget, open_budget_ms=budget)
+            unread = _unread_roles(turn.messages)
+            if unread:  # learned from all the same; said once, so a host knows why its rules are held
+                self._degraded(_agent_id(turn.agent), "extract",
+                               f"messages with role {', '.join(unread)} are read as no one's words (a rule "
+                               f"only they state is held in quarantine); the roles read are "
+                               f"{', '.join(sorted(MESSAGE_ROLES))}")
         except Exception as exc:  # the engine's turn is already over: never raise into it
             self._failed(getattr(turn, "agent", None), "extract", exc)
 
@@ -354,3 +360,11 @@ def _agent_id(agent: object) -> str:
 
 
 plugin = KnowledgePlugin()
+
+
+def _unread_roles(messages: object) -> list[str]:
+    """The roles of `messages` no reader of a transcript knows (`MESSAGE_ROLES`), quoted, sorted."""
+    if not isinstance(messages, list):
+        return []
+    return sorted({repr(m.get("role")) for m in messages
+                   if isinstance(m, Mapping) and m.get("role") not in MESSAGE_ROLES})

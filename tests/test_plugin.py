@@ -454,3 +454,20 @@ def test_a_failing_load_knowledge_call_answers_an_error_and_degrades(
     result = handler(name="frete-gratis")
     assert set(result) == {"error"} and "unavailable" in result["error"]
     assert [d["feature"] for d in _degraded(host)] == ["load_knowledge"]
+
+
+def test_after_turn_reports_a_role_it_cannot_read_once(host: RecordingHost, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Left from an attack: a host that calls its assistant "bot" had every rule held in
+    # quarantine (its words are no one's) and never knew why; `Memory.learn` refuses it.
+    spec = agent(extract=False, retrieve=False)  # the report needs no extraction
+    said = [{"role": "user", "content": "frete?"}, {"role": "bot", "content": "Acima de R$ 199 é grátis."}]
+    for turn_id in ("t1", "t2"):
+        host.finish_turn(Turn(spec, "sess_1", turn_id, said))
+    assert host.recorder.named("knowledge_degraded") == []  # extraction off: nothing read, nothing said
+    with FakeLLM([json.dumps([])] * 2) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        for turn_id in ("t3", "t4"):
+            host.finish_turn(Turn(agent(), "sess_1", turn_id, said))
+        assert plugin.drain(timeout_s=10)
+    (report,) = host.recorder.named("knowledge_degraded")
+    assert report["feature"] == "extract" and "'bot'" in report["reason"] and "no one's" in report["reason"]
