@@ -670,6 +670,9 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     # an ordinal in words, a medicine by its other name
     ("Tuition is due by the 5th of each month.", "Tuition is due by the fifth of each month."),
     ("Não trocamos medicamentos abertos.", "Não trocamos remédios abertos."),
+    # "no cost" said with its own negation is "free"
+    ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
+    ("The first visit does not cost anything.", "The first visit is free."),
 ])
 def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) -> None:
     assert same(a, b) and same(b, a)
@@ -684,6 +687,7 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Members get 10% off on Mondays.", "Members get 15% off on Mondays."),
     ("A multa por atraso é de R$ 20.", "A multa por atraso é de R$ 25."),
     ("Tuition is due by the 5th of each month.", "Tuition is due by the sixth of each month."),
+    ("A primeira consulta não tem custo nenhum.", "A primeira consulta tem custo."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

@@ -200,7 +200,9 @@ STEM_SYNONYMS: Final = _stem_synonyms()
 _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
     (re.compile(pattern), word) for pattern, word in (
         (r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b", "free"),
-        (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b", "gratis"),
+        (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b|\bnao custa nada\b"
+         r"|\bnao (?:tem|ha) (?:nenhum )?custo(?: nenhum| algum| adicional| extra)?\b", "gratis"),
+        (r"\b(?:does|do|will) not cost (?:you )?anything\b", "is free"),
         (r"\bmoney back\b", "refund"),
         (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
         (r"\binterest[- ]free\b", "without interest"),  # "10x interest-free", as "sem juros" reads
@@ -474,7 +476,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
-    r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b")
+    r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything")
 
 
 _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
