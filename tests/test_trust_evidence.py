@@ -867,3 +867,14 @@ def test_a_quote_in_the_other_language_vouches_by_its_values(reply: str, held: b
     messages = said(("user", "How much notice do you need?"), ("assistant", reply))
     claim = "Aviso prévio\nO aviso prévio exigido é de 60 dias."
     assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    ("Arrependimento\nA devolução por arrependimento pode ser pedida em até uma semana.", False),
+    ("Arrependimento\nA devolução por arrependimento pode ser pedida em até 7 dias.", False),
+    ("Arrependimento\nA devolução por arrependimento pode ser pedida em até 7 dias úteis.", True),
+])
+def test_a_duration_is_found_in_any_unit_it_fills(claim: str, held: bool) -> None:
+    reply = "Você tem 7 dias corridos após o recebimento para pedir a devolução por arrependimento."
+    messages = said(("user", "Qual o prazo para devolver?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])

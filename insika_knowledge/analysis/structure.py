@@ -1267,7 +1267,7 @@ class Structure:
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
-    seq = _labelled(tuple(map(_duration, tokens(text, active=True))), _read(text)[2])
+    seq = _labelled(tuple(map(whole_duration, tokens(text, active=True))), _read(text)[2])
     flat = [PHRASE if t == SENTENCE else t for t in seq]
     while flat and flat[-1] == PHRASE:
         flat.pop()
@@ -1280,7 +1280,7 @@ _WHOLE: Final = (("hour", 24, "day"), ("day", 7, "week"), ("month", 12, "year"))
 _DURATION_RE: Final = re.compile(r"m:(\d+)(?:-(\d+))?:(hour|day|month)")
 
 
-def _duration(token: str) -> str:
+def whole_duration(token: str) -> str:
     """A duration token in the largest unit it fills exactly: "12 meses" is "1 ano", "48h"
     "2 days", "14 days" "2 weeks" (``m:12:month`` -> ``m:1:year``); "30 days", "36h" and
     business days stay as written. For the canonical form only: the values a text states
@@ -1872,8 +1872,8 @@ def content_terms(text: str) -> frozenset[str]:
 
 
 def claim_terms(text: str) -> frozenset[str]:
-    """`content_terms` with each duration in the largest unit it fills (`_duration`): what
+    """`content_terms` with each duration in the largest unit it fills (`whole_duration`): what
     the same-claim check compares ("12 meses" is "1 ano"; a tool's bare numbers, which the
     trust checks read, keep theirs).
     """
-    return frozenset(map(_duration, content_terms(text)))
+    return frozenset(map(whole_duration, content_terms(text)))

@@ -41,6 +41,7 @@ from insika_knowledge.analysis.structure import (
     plain_word,
     polarity,
     tokens,
+    whole_duration,
 )
 from insika_knowledge.analysis.text import STOP_WORDS, fold, text_language
 from insika_knowledge.trust.sources import Piece
@@ -485,7 +486,7 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     a bare number of a tool result matches a value of any unit (data has no units) unless
     its key names one ("return window days: 15" is 15 days), and a bare number of the
     claim any value of that number ("7-day returns", "7 days"); a range is found when its
-    two ends are.
+    two ends are; a duration in any unit it fills ("1 week" is "7 calendar days").
     """
     wanted = _values(claim)
     if not wanted:
@@ -498,8 +499,16 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
             if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
-    return all(v in have or _ends_found(v, have) or (v.startswith("m:") and (v.split(":")[1] in bare or (
-        v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
+    have |= {_duration_of(v) for v in have}
+    return all(v in have or _duration_of(v) in have or _ends_found(v, have) or (v.startswith("m:") and (
+        v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
+
+
+def _duration_of(value: str) -> str:
+    """`value` as a duration in the largest unit it fills, calendar days as days: "7 dias
+    corridos", "7 days" and "1 week" are one duration ("7 business days" is another).
+    """
+    return whole_duration(value.removesuffix(":calendar"))
 
 
 def _ends_found(value: str, have: set[str]) -> bool:
