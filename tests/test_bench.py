@@ -324,11 +324,13 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
     ("newcomers4", 3, 3, 5),
     # scored once before any change: dev 4 of 17 injected, 4 of 13 held; test 3 of 13, 3 of 17
     ("newcomers5", 1, 2, 3),
+    # scored once before any change: dev 2 of 15 injected, 8 of 15 held; test 3 of 15, 8 of 15
+    ("newcomers6", 3, 1, 7),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` and `newcomers5.jsonl` (benchmarks/README.md,
-    tenth and eleventh sessions): rules came from the dev halves only; each test half,
+    """Regression bounds on `trust/newcomers4.jsonl`, `newcomers5.jsonl` and `newcomers6.jsonl`
+    (benchmarks/README.md, tenth to twelfth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data
