@@ -170,6 +170,13 @@ def test_masked_and_oddly_spaced_data_is_redacted(text: str, kind: str) -> None:
     ("whats 987654321", "987654321"),
     ("meu fixo é 3456-7890", "3456-7890"),
     ("tel.: 2345 6789", "2345 6789"),
+    # found by a newcomer's attack: other dashes and groupings, more ways to name one
+    ("meu celular é 98765\u20134321", "4321"),
+    ("whats 3456\u20137890", "7890"),
+    ("9-8765-4321", "8765"),
+    ("meu fixo é o 3456-7890", "3456"),
+    ("celular do meu marido 3456-7890", "3456"),
+    ("you can reach me at 3456-7890", "3456"),
 ])
 def test_a_phone_without_its_area_code_is_redacted(text: str, secret: str) -> None:
     redacted = redact(text)
@@ -181,6 +188,18 @@ def test_a_phone_without_its_area_code_is_redacted(text: str, secret: str) -> No
     "O frete para o CEP 13083-970 é grátis",
     "Protocolo 2024-0001 aberto",
     "Parcelamos em até 10x de R$ 1234,56",
+    # found by a newcomer's attack: hours, periods, quantities and codes after a phone word or
+    # in a mobile's shape
+    "Atendimento por telefone 0900-1800",
+    "Capinha para celular 2023-2024",
+    "Plano celular 5000-6000 minutos",
+    "Preço fixo 1200-1500 reais",
+    "SKU 90210-1234",
+    "Ship to ZIP 94105-1234",
+    "Código do produto: 95432-1001",
+    "Cupom 91234-5678 vale 10%",
+    "Mercedes CLS 450 available",
+    "Prazos: QI 5 dias",
 ])
 def test_numbers_that_are_no_phone_are_kept(text: str) -> None:
     assert redact(text).text == text
@@ -191,7 +210,17 @@ def test_numbers_that_are_no_phone_are_kept(text: str) -> None:
     ("Entrega na Avenida Brasil s/nº", "Brasil"),
     ("Meu endereço é SQS 308 Bloco C apto 402", "308"),
     ("fico na SHIN QI 5 conjunto 3 casa 12", "QI 5"),
+    ("Rua das Flores, sem número", "Flores"),
+    ("qnm 34 conjunto f casa 10", "34"),
 ])
 def test_an_address_without_a_street_number_is_redacted(text: str, secret: str) -> None:
     redacted = redact(text)
     assert secret not in redacted.text and "[address]" in redacted.text, redacted.text
+
+
+@pytest.mark.parametrize("said", ["Nosso SAC: (11) 98765-4321.", "Nosso WhatsApp é 98765-4321."])
+def test_a_business_mobile_is_kept_whole_with_or_without_its_area_code(said: str) -> None:
+    # found by a newcomer's attack: the whole number was kept and its last nine digits redacted
+    from insika_knowledge.privacy.redact import kept_contacts
+
+    assert redact(said, kept_contacts([("agent", said)])).text == said

@@ -165,27 +165,51 @@ def find_rgs(text: str) -> list[Span]:
 
 # --------------------------------------------------------------------------- local phone
 
+#: A dash of any kind between a phone's digit groups.
+_DASH: Final = r"[-\u2010\u2011\u2012\u2013\u2014\u2212]"
 #: A mobile written without its area code, as Brazilians write one: 9 and eight digits,
-#: grouped 5-4 ("98765-4321", "99123 4567") or 1-4-4 ("9 8765-4321").
+#: grouped 5-4 ("98765-4321", "99123 4567") or 1-4-4 with a dash ("9 8765-4321", "9-8765-4321").
 _LOCAL_MOBILE_RE: Final = re.compile(
-    r"(?<![\d.,/-])(?:9\d{4}[-.\s]\d{4}|9\s\d{4}[-.\s]?\d{4})(?![\d-])")
-#: Eight or nine digits ("3456-7890", "987654321"): a phone only right after a word that names one.
-_LOCAL_NUMBER_RE: Final = re.compile(r"(?<![\d.,/-])(?:9\s)?\d{4,5}[-.\s]?\d{4}(?![\d-])")
-#: A word naming a phone, then at most a few joining words, at the end of what precedes a number.
+    rf"(?<![\w.,/\u2010-\u2014-])(?:9\d{{4}}(?:\s?{_DASH}\s?|[.\s])\d{{4}}|9[\s.]?{_DASH}?\s?\d{{4}}{_DASH}\d{{4}}"
+    r"|9\.\d{4}\.\d{4})"
+    r"(?![\w\u2010-\u2014-])")
+#: Eight or nine digits ("3456-7890", "987654321"): a phone only right after a word that names
+#: one, opening with 2-9 (a local number never opens with 0 or 1: "0900-1800" is hours).
+_LOCAL_NUMBER_RE: Final = re.compile(
+    rf"(?<![\w.,/\u2010-\u2014-])(?:9[\s.]?{_DASH}?\s?)?[2-9]\d{{3,4}}(?:\s?{_DASH}\s?|[.\s])?\d{{4}}"
+    r"(?![\w\u2010-\u2014-])")
+#: A word naming a phone, then a few joining words, at the end of what precedes a number.
 _PHONE_CUE_RE: Final = re.compile(
     r"(?i)\b(?:cel(?:ular)?|whats(?:app)?|zap|wpp|telefone|tel|fone|fixo|ramal|contato|ligar|ligue|liga"
-    r"|phone|cell(?:phone)?|mobile|landline|call\s+me|text\s+me)\b[\s.:,-]*"
-    r"(?:(?:[ée]|eh|is|no|na|pelo|pro|at|on|meu|minha|my|number|n[úu]mero)[\s.:,-]+){0,3}$")
+    r"|n[úu]mero|phone|cell(?:phone)?|mobile|landline|number|call\s+me|text\s+me|reach\s+me)\b"
+    r"[\s.:,-]*(?:(?:[ée]|eh|is|o|a|the|no|na|pelo|pro|pra|mim|at|on|meu|minha|my|do|da|de|residencial"
+    r"|comercial|marido|esposa|mulher|m[ãa]e|pai|filho|filha)[\s.:,-]+){0,4}$")
+#: What a code, a period or a quantity says before or after its digits ("SKU 90210-1234",
+#: "ZIP 94105-1234", "celular 5000-6000 minutos"): no phone.
+_CODE_BEFORE_RE: Final = re.compile(
+    r"(?i)\b(?:sku|zip|cep|c[óo]digo|code|cupom|coupon|lote|lot|pedido|order|protocolo|nf|nota|ticket"
+    r"|serial|s[ée]rie|modelo|model|ref|refer[êe]ncia|boleto|conta|account|ag[êe]ncia)\b(?:\s+[^\W\d]+){0,2}"
+    r"[\s.:#º°nN-]*$")
+_QUANTITY_AFTER_RE: Final = re.compile(
+    r"(?i)\s*(?:%|minutos?|minutes?|reais|dollars?|pixels?|px|gb|mb|mah|km|kg|horas?|hours?|dias?|days?"
+    r"|unidades?|units?|pontos?|points?|lineup|models?|modelos?)\b")
+#: Two years joined ("2023-2024"): a period.
+_YEARS_RE: Final = re.compile(rf"^(?:19|20)\d\d\s?{_DASH}\s?(?:19|20)\d\d$")
 
 
 def find_local_phones(text: str) -> list[Span]:
-    """Phones written without an area code: a mobile's shape anywhere (fail closed: an order
-    number is rarely written 9XXXX-XXXX), any 8-9 digits right after a word that names a phone
-    ("whats 987654321", "meu fixo é 3456-7890").
+    """Phones written without an area code: a mobile's shape anywhere (fail closed), any 8-9
+    digits opening with 2-9 right after a word that names a phone ("whats 987654321", "meu
+    fixo é o 3456-7890"); never a code, a period or a quantity ("SKU 90210-1234", "ZIP
+    94105-1234", "2023-2024", "celular 5000-6000 minutos").
     """
-    spans = [m.span() for m in _LOCAL_MOBILE_RE.finditer(text)]
+    def a_phone(m: re.Match[str]) -> bool:
+        return not (_CODE_BEFORE_RE.search(text, max(0, m.start() - 24), m.start())
+                    or _QUANTITY_AFTER_RE.match(text, m.end()) or _YEARS_RE.match(m.group()))
+
+    spans = [m.span() for m in _LOCAL_MOBILE_RE.finditer(text) if a_phone(m)]
     spans += [m.span() for m in _LOCAL_NUMBER_RE.finditer(text)
-              if _PHONE_CUE_RE.search(text, max(0, m.start() - 40), m.start())]
+              if a_phone(m) and _PHONE_CUE_RE.search(text, max(0, m.start() - 48), m.start())]
     return spans
 
 
@@ -198,7 +222,7 @@ _BR_STREET: Final = (
 _NAME_WORD: Final = r"(?:[^\W\d_][\w'.\-]*|\d{1,2}\s+de\s+[^\W\d_]+)"
 _BR_ADDRESS_RE: Final = re.compile(
     rf"(?i)(?<![\w])\b{_BR_STREET}\s+(?:{_NAME_WORD}\s+){{0,6}}?{_NAME_WORD}\s*,?\s*"
-    r"(?:(?:n[º°o.]?\s*|n[úu]mero\s*)?\d{1,5}[a-z]?\b|s/\s?n(?:[º°o]|\b))"
+    r"(?:(?:n[º°o.]?\s*|n[úu]mero\s*)?\d{1,5}[a-z]?\b|s/\s?n(?:[º°o]|\b)|sem\s+n[úu]mero\b|s\.\s?n\.)"
     r"(?:\s*[,\-–]?\s*(?:apto?\.?|apartamento|ap\.|bloco|bl\.?|casa|sala|cj\.?|conjunto|andar|fundos|lote|lt\.?)"
     r"\s*[\w-]{1,6})*"
 )
@@ -213,12 +237,17 @@ _EN_ADDRESS_RE: Final = re.compile(
 )
 
 
-#: Brasília's addresses: a sector's initials and its number, with the block or house after
-#: it ("SQS 308 Bloco C apto 402", "SHIN QI 5 conjunto 3 casa 12"); no street, no street number.
+#: Brasília's addresses: a sector's initials and its number (no street, no street number),
+#: with the block, house or lot after it ("SQS 308 Bloco C apto 402", "SHIN QI 5 conjunto 3
+#: casa 12", "QNM 34 conjunto F casa 10"), or after a word that says an address follows.
+_DF_SECTOR: Final = (r"(?:SQ[NS]W?|SH[IC][NS]|SHCG[NS]|SCL[NS]|SG[AC][NS]|SHDB|SMPW|SMDB|SMLN|CL[NS]|Q[IL]|QN[A-PR]"
+                     r"|QS|QR|QE|EQ[NS]|SHVP|SHA)")
+_DF_COMPLEMENT: Final = r"(?:bloco|bl\.?|apto?\.?|apartamento|casa|conjunto|conj\.?|cj\.?|lote|lt\.?|ml)"
 _DF_ADDRESS_RE: Final = re.compile(
-    r"\b(?:SQ[NS]W?|SH[IC][NS]|SHCG[NS]|SCL[NS]|SG[AC][NS]|SHDB|SMPW|SMDB|CL[NS]|Q[IL])\b"
-    r"(?:\s+(?:Q[IL]|SQ|CL|conjunto|cj\.?|quadra|qd\.?))?\s*\d{1,4}"
-    r"(?:\s*[,\-–]?\s*(?i:bloco|bl\.?|apto?\.?|apartamento|casa|conjunto|cj\.?|lote|lt\.?)\s*[\w-]{1,6})*")
+    rf"(?i)\b{_DF_SECTOR}(?:\s+(?:Q[IL]|SQ|CL|ML|conjunto|conj\.?|cj\.?|quadra|qd\.?))?\s*\d{{1,4}}(?![\d%])"
+    rf"(?P<complement>(?:\s*[,\-–]?\s*{_DF_COMPLEMENT}\s*[\w-]{{1,6}})*)")
+_ADDRESS_CUE_RE: Final = re.compile(
+    r"(?i)\b(?:moro|mora|morando|resido|endere[çc]o|fico|entrega|entregar|address|live|lives)\b[^.!?\n]{0,24}$")
 
 
 def find_addresses(text: str) -> list[Span]:
@@ -226,7 +255,9 @@ def find_addresses(text: str) -> list[Span]:
     Brasília's sector addresses (see the module doc).
     """
     return [m.span() for m in _BR_ADDRESS_RE.finditer(text)] + \
-        [m.span() for m in _EN_ADDRESS_RE.finditer(text)] + [m.span() for m in _DF_ADDRESS_RE.finditer(text)]
+        [m.span() for m in _EN_ADDRESS_RE.finditer(text)] + \
+        [m.span() for m in _DF_ADDRESS_RE.finditer(text)
+         if m.group("complement") or _ADDRESS_CUE_RE.search(text, max(0, m.start() - 40), m.start())]
 
 
 # --------------------------------------------------------------------------- name

@@ -673,7 +673,7 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("cpf", _find_cpfs),
     ("rg", find_rgs),
     ("card", _find_cards),
-    ("phone", lambda text: _find_phones(text) + find_local_phones(text)),
+    ("phone", lambda text: _drop_overlaps(_find_phones(text) + find_local_phones(text))),
     ("address", find_addresses),
     ("name", find_names),
 )
@@ -703,8 +703,11 @@ def _kept(kind: str, value: str, keep: frozenset[str]) -> bool:
 
 def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozenset()) -> str:
     for kind, find in _DETECTORS:
-        spans = [span for span in find(text) if not _kept(kind, text[span[0]:span[1]], keep)]
-        spans = _drop_overlaps(spans)
+        found = find(text)
+        kept = [span for span in found if _kept(kind, text[span[0]:span[1]], keep)]
+        # a part of a kept contact is kept with it ("(11) 98765-4321" holds a mobile's shape)
+        spans = _drop_overlaps(span for span in found if span not in kept
+                               and not any(s < span[1] and span[0] < e for s, e in kept))
         if spans:
             text = _replace(text, spans, PLACEHOLDERS[kind])
             counts[kind] = counts.get(kind, 0) + len(spans)
@@ -733,7 +736,7 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
     """
     business: set[str] = set()
     customer: set[str] = set()
-    finders = {"email": _find_emails, "phone": _find_phones, "address": find_addresses}
+    finders = {"email": _find_emails, "phone": dict(_DETECTORS)["phone"], "address": find_addresses}
     for speaker, text in pieces:
         for sentence in _SENTENCE_END_RE.split(text):
             found = [(kind, start, end) for kind, find in finders.items() for start, end in find(sentence)]
