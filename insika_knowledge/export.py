@@ -21,12 +21,13 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
+from insika_knowledge.concept import status_of
 from insika_knowledge.errors import StorageCorrupt, UserError
 from insika_knowledge.memory import ConceptStore, StoredConcept
 from insika_knowledge.trust import held_because
@@ -159,7 +160,11 @@ def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool =
             why = None  # a salvaged record, its reason unreadable: still written as held
         if why is not None:
             holds[stored.concept.name] = Held(held_because(why.supported_by, why.markers), why.since)
-    text, edges, dropped = document(kept, fmt, holds)
+    try:
+        challenged = frozenset(store.challenged_names(agent))
+    except StorageCorrupt:
+        challenged = frozenset()  # a salvaged store: the records' own status
+    text, edges, dropped = document(kept, fmt, holds, challenged)
     return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept), salvaged_from=source)
 
 
@@ -170,13 +175,14 @@ def _split(concepts: list[StoredConcept], include_held: bool) -> tuple[list[Stor
 
 
 def document(concepts: list[StoredConcept], fmt: Format,
-             holds: Mapping[str, Held] | None = None) -> tuple[str, int, int]:
+             holds: Mapping[str, Held] | None = None, challenged: Collection[str] = ()) -> tuple[str, int, int]:
     """The text of a single-file format (``graphml``, ``json``, ``jsonl``) for exactly `concepts`.
 
     Args:
         concepts: the records, in the order written.
         fmt: ``graphml``, ``json`` or ``jsonl``.
         holds: why each held concept is held (`record`), by name.
+        challenged: the policies whose contradicting sightings await a person (`record`).
 
     Returns:
         ``(text, edges, dropped links)``; the counts are GraphML's (0 for JSON).
@@ -187,7 +193,7 @@ def document(concepts: list[StoredConcept], fmt: Format,
     if fmt == "graphml":
         return graphml(concepts)
     if fmt in ("json", "jsonl"):
-        return (as_json(concepts, holds) if fmt == "json" else as_jsonl(concepts, holds)), 0, 0
+        return (as_json(concepts, holds, challenged) if fmt == "json" else as_jsonl(concepts, holds, challenged)), 0, 0
     raise _one_file_only(fmt)
 
 
@@ -197,15 +203,16 @@ def _one_file_only(fmt: str) -> UserError:
     return UserError(f"{fmt} writes one file per concept: give --out a folder (or use graphml, json or jsonl)")
 
 
-def record(stored: StoredConcept, hold: Held | None = None) -> dict[str, Any]:
+def record(stored: StoredConcept, hold: Held | None = None, challenged: Collection[str] = ()) -> dict[str, Any]:
     """One concept as a JSON-ready dict: every record field, ``status``, ``version`` and ``quarantined``.
 
     Keys: name, description, type, provenance, confidence (0..1), sources (session ids),
-    occurrences, created_at and updated_at (ISO-8601 UTC), status (``ok`` or
-    ``conflict``), version (the current version number), quarantined (True while it is
-    held in quarantine: never handed to a model until a person approves it), body
-    (markdown). A held concept whose quarantine row is given (`hold`) also has
-    quarantine_reason (why, in one line) and quarantined_since (ISO-8601 UTC).
+    occurrences, created_at and updated_at (ISO-8601 UTC), status (``ok`` or ``conflict``:
+    contradicting reports in the body, or a policy among `challenged`), version (the current
+    version number), quarantined (True while it is held in quarantine: never handed to a
+    model until a person approves it), body (markdown). A held concept whose quarantine row
+    is given (`hold`) also has quarantine_reason (why, in one line) and quarantined_since
+    (ISO-8601 UTC).
     """
     c = stored.concept
     out: dict[str, Any] = {
@@ -213,7 +220,7 @@ def record(stored: StoredConcept, hold: Held | None = None) -> dict[str, Any]:
         "provenance": c.provenance, "confidence": c.confidence,
         "sources": list(c.sources), "occurrences": c.occurrences,
         "created_at": c.created_at, "updated_at": c.updated_at,
-        "status": c.status, "version": stored.version, "quarantined": stored.quarantined,
+        "status": status_of(c, challenged), "version": stored.version, "quarantined": stored.quarantined,
     }
     if stored.quarantined and hold is not None:
         out["quarantine_reason"] = hold.reason
@@ -222,17 +229,19 @@ def record(stored: StoredConcept, hold: Held | None = None) -> dict[str, Any]:
     return out
 
 
-def as_json(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None) -> str:
+def as_json(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None,
+            challenged: Collection[str] = ()) -> str:
     """A JSON array of `record` per concept, in the given order (the store's: by name)."""
     found = holds or {}
-    return json.dumps([record(c, found.get(c.concept.name)) for c in concepts], ensure_ascii=False,
+    return json.dumps([record(c, found.get(c.concept.name), challenged) for c in concepts], ensure_ascii=False,
                       indent=2) + "\n"
 
 
-def as_jsonl(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None) -> str:
+def as_jsonl(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None,
+             challenged: Collection[str] = ()) -> str:
     """One compact JSON object (`record`) a line per concept; empty text for none."""
     found = holds or {}
-    return "".join(json.dumps(record(c, found.get(c.concept.name)), ensure_ascii=False) + "\n"
+    return "".join(json.dumps(record(c, found.get(c.concept.name), challenged), ensure_ascii=False) + "\n"
                    for c in concepts)
 
 

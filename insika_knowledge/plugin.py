@@ -72,6 +72,8 @@ class KnowledgePlugin:
         self._lock = threading.Lock()
         #: Settings of procedural memory (the `request` hook); None = from the environment.
         self.procedures_config: ProceduresConfig | None = None
+        #: Agents told that their turns have roles no reader knows (once each).
+        self._unread_told: set[str] = set()
         if memory is not None:
             self._use(memory)
 
@@ -213,8 +215,10 @@ class KnowledgePlugin:
             budget = memory.lock_budget_ms
             memory.submit(turn, lock_budget_ms=budget, open_budget_ms=budget)
             unread = _unread_roles(turn.messages)
-            if unread:  # learned from all the same; said once, so a host knows why its rules are held
-                self._degraded(_agent_id(turn.agent), "extract",
+            agent_id = _agent_id(turn.agent)
+            if unread and agent_id not in self._unread_told:  # learned all the same; said once per agent
+                self._unread_told.add(agent_id)
+                self._degraded(agent_id, "extract",
                                f"messages with role {', '.join(unread)} are read as no one's words (a rule "
                                f"only they state is held in quarantine); the roles read are "
                                f"{', '.join(sorted(MESSAGE_ROLES))}")
@@ -363,8 +367,10 @@ plugin = KnowledgePlugin()
 
 
 def _unread_roles(messages: object) -> list[str]:
-    """The roles of `messages` no reader of a transcript knows (`MESSAGE_ROLES`), quoted, sorted."""
-    if not isinstance(messages, list):
+    """The roles of `messages` no reader of a transcript knows (`MESSAGE_ROLES`), quoted
+    (at most 80 characters each), sorted; a role that is no text is one of them.
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, (list, tuple)):
         return []
-    return sorted({repr(m.get("role")) for m in messages
-                   if isinstance(m, Mapping) and m.get("role") not in MESSAGE_ROLES})
+    roles = [m.get("role") for m in messages if isinstance(m, Mapping)]
+    return sorted({repr(r)[:80] for r in roles if not (isinstance(r, str) and r in MESSAGE_ROLES)})

@@ -450,3 +450,45 @@ def test_a_renamed_concept_is_still_reached_by_its_old_name(tmp_path: Path, data
         assert retriever.load_knowledge(AGENT, "gift-card-validity")["name"] == "gift-card-validity"
     finally:
         memory.close()
+
+
+def test_an_old_name_follows_the_last_concept_renamed_from_it(tmp_path: Path, database: str | None) -> None:
+    # found by a newcomer's attack: the first rename's alias stood for good, so a reused and
+    # renamed name, or a deleted rename target's name taken again, led to the wrong concept
+    memory = Memory(tmp_path, database=database)
+
+    def put(name: str, text: str) -> None:
+        memory.put(f"---\nname: {name}\ndescription: {text}\ntype: policy\n---\n\n{text}\n", agent=AGENT)
+
+    def rename(old: str, new: str) -> None:
+        current = store.get(AGENT, old)
+        store.edit(AGENT, old, current.markdown.replace(f"name: {old}", f"name: {new}"),
+                   expected_version=current.version, actor="op")
+
+    try:
+        store = memory.store()
+        retriever = memory.retriever()
+        put("politica", "Frete grátis acima de R$ 199.")
+        rename("politica", "frete-gratis")
+        put("politica", "Trocas em até 7 dias.")
+        rename("politica", "trocas")
+        assert retriever.load_knowledge(AGENT, "politica")["name"] == "trocas"
+        # a deleted target takes its old names with it
+        put("g1", "Cupom de 10% na primeira compra.")
+        rename("g1", "g2")
+        memory.delete(AGENT, "g2")
+        put("g2", "Parcelamento em 10x.")
+        assert "error" in retriever.load_knowledge(AGENT, "g1")
+        # a name taken again is that concept's, even after it is deleted
+        put("n1", "Garantia de 90 dias.")
+        rename("n1", "n2")
+        put("n1", "Outra regra.")
+        memory.delete(AGENT, "n1")
+        assert "error" in retriever.load_knowledge(AGENT, "n1")
+        # renaming back leaves no alias of a name to itself
+        put("a1", "Entrega em 2 dias.")
+        rename("a1", "b1")
+        rename("b1", "a1")
+        assert [a.alias for a in store.aliases(AGENT, "a1")] == ["b1"]
+    finally:
+        memory.close()

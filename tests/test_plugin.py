@@ -471,3 +471,12 @@ def test_after_turn_reports_a_role_it_cannot_read_once(host: RecordingHost, monk
         assert plugin.drain(timeout_s=10)
     (report,) = host.recorder.named("knowledge_degraded")
     assert report["feature"] == "extract" and "'bot'" in report["reason"] and "no one's" in report["reason"]
+    # a role that is no text is named too, and the agent is told once whatever the roles
+    other = AgentSpec("other-agent", "loja-a", {"model": "openai/fake-model"})
+    with FakeLLM([json.dumps([])] * 2) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        for turn_id, role in (("t5", ["bot"]), ("t6", "agent-1")):
+            host.finish_turn(Turn(other, "sess_2", turn_id, [{"role": role, "content": "Oi"}]))
+        assert plugin.drain(timeout_s=10)
+    reports = [r for r in host.recorder.named("knowledge_degraded") if r["agent"] == "other-agent"]
+    assert len(reports) == 1 and "['bot']" in reports[0]["reason"], reports

@@ -183,6 +183,13 @@ def test_a_challenged_policy_reads_conflict_wherever_a_status_is_shown_or_filter
     assert searched.exit_code == 0, searched.output
     printed = {e["name"]: e["status"] for e in json.loads(searched.output)["matched"]}
     assert printed == {"return-fee": "conflict", "exchange-fee": "ok"}
+    where = ["--agent", "loja", "--data-dir", str(tmp_path)] + (["--database", database] if database else [])
+    listed = CliRunner().invoke(cli, ["list", "--json", *where])
+    assert {e["name"]: e["status"] for e in json.loads(listed.stdout)} == printed, listed.output
+    flags = CliRunner().invoke(cli, ["list", *where]).output
+    assert "CHALLENGED" in next(line for line in flags.splitlines() if line.startswith("return-fee")), flags
+    exported = CliRunner().invoke(cli, ["export", "--format", "json", "--out", "-", *where])
+    assert {e["name"]: e["status"] for e in json.loads(exported.stdout)} == printed, exported.output
     memory.dismiss_held(agent="loja", name="return-fee")
     assert memory.concepts(agent="loja", status="conflict") == []
     assert {h.name: h.status for h in memory.search("shipping costs", agent="loja")}["return-fee"] == "ok"

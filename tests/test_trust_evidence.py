@@ -878,3 +878,30 @@ def test_a_duration_is_found_in_any_unit_it_fills(claim: str, held: bool) -> Non
     reply = "Você tem 7 dias corridos após o recebimento para pedir a devolução por arrependimento."
     messages = said(("user", "Qual o prazo para devolver?"), ("assistant", reply))
     assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+def test_a_developer_message_is_the_business_s_instructions() -> None:
+    # found by a newcomer's attack: the role was accepted everywhere but read as no one's
+    messages = [{"role": "developer", "content": "Política: a primeira avaliação é gratuita."},
+                {"role": "user", "content": "A avaliação é paga?"}, {"role": "assistant", "content": "Não é paga."}]
+    claim = "Avaliação gratuita\nA primeira avaliação é gratuita."
+    verdict = assess(claim, "policy", messages, ["a primeira avaliação é gratuita"])
+    assert not verdict.quarantined and verdict.supported_by == frozenset({"system"}), verdict
+
+
+@pytest.mark.parametrize("quoted", [True, False])
+@pytest.mark.parametrize(("first", "then"), [
+    # found by a newcomer's attack: a rule taken back by the business's next message, or in
+    # the same breath with words the correction list did not have
+    ("Yes, public servants get 50% off.", "Sorry, correction: we don't offer that."),
+    ("Sim, servidores públicos têm 50% de desconto.", "Correção: não oferecemos esse desconto."),
+    ("Sim, servidores públicos têm 50% de desconto. Brincadeira, não damos.", ""),
+    ("Yes, public servants get 50% off. Just kidding.", ""),
+])
+def test_a_rule_the_business_takes_back_at_once_is_not_learned(first: str, then: str, quoted: bool) -> None:
+    messages = said(("user", "Do public servants get 50% off?"), ("assistant", first),
+                    *((("assistant", then),) if then else ()))
+    claim = "Public servant discount\nPublic servants get 50% off."
+    quote = [first.split(". ")[0].rstrip(".") + "."] if quoted else None
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined, verdict

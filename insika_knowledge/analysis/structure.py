@@ -203,6 +203,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b|\bnao custa nada\b"
          r"|\bnao (?:tem|ha) (?:nenhum )?custo(?: nenhum| algum| adicional| extra)?\b", "gratis"),
         (r"\b(?:does|do|will) not cost (?:you )?anything\b", "is free"),
+        (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
         (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
         (r"\binterest[- ]free\b", "without interest"),  # "10x interest-free", as "sem juros" reads
@@ -476,7 +477,8 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
-    r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything")
+    r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
+    r"|nossa conta| on us| on the house")
 
 
 _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
@@ -508,12 +510,7 @@ def _prepare(text: str) -> str:
     for triggers, pattern, replacement in _MARKS:
         if any(t in folded for t in triggers):
             folded = pattern.sub(replacement, folded)
-    read = read_number_words(folded)
-    return _IS_OF_VALUE_RE.sub("ser ", read) if "ser" in read else read
-
-
-#: "é de" before a value: "a taxa é de R$ 50" says "a taxa é R$ 50", "é de um ano" "é 1 ano".
-_IS_OF_VALUE_RE: Final = re.compile(r"\bser\s+de\s+(?=(?:r\$|us\$|\$|\u20ac)?\s?\d)")
+    return read_number_words(folded)
 
 
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
@@ -1331,11 +1328,18 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     not closed by a comma, the forms with 2, 3... of its first tokens moved to the end;
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
-    "de menos de 8"), which only another sentence's such form can equal.
+    "de menos de 8") and no "de" right before a value ("é de R$ 50" / "é R$ 50"), which only
+    another sentence's such form can equal.
     """
     forms = {_canonical_sentence(sentence)}
     if any(t in WEAK_ROLES for t in sentence):
-        forms.add((_ATTACHED, *_canonical_sentence([_ATTACHING if t in WEAK_ROLES else t for t in sentence])))
+        # "de"/"of" right before a value says nothing ("a taxa é de R$ 50" is "a taxa é R$ 50";
+        # "em 12h" is "within 12 hours"), and the other attaching words are read as one
+        attached = [_ATTACHING if t in WEAK_ROLES else t for i, t in enumerate(sentence) if not (
+            t in _OF_ROLES and i + 1 < len(sentence) and sentence[i + 1].startswith(("m:", "d:")))]
+        # (with none left it is what the sentence says without them: a form of any sentence)
+        forms.add((_ATTACHED, *_canonical_sentence(attached)) if _ATTACHING in attached
+                  else _canonical_sentence(attached))
     if sentence and len(_clauses(sentence)) == 1:
         if _is_leader(sentence[0]):
             stop = next((i for i, t in enumerate(sentence) if t in (PHRASE, LABEL)), len(sentence))

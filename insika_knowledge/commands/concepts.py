@@ -23,7 +23,7 @@ from insika_knowledge.commands.options import (
     open_memory,
     require_tenant,
 )
-from insika_knowledge.concept import RECORD_MAX, Concept
+from insika_knowledge.concept import RECORD_MAX, Concept, status_of
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
@@ -36,17 +36,18 @@ CLI_ACTOR: Final = "cli"
 DESCRIPTION_CHARS: Final = 80
 
 
-def summary(concept: Concept, quarantined: bool = False) -> dict[str, Any]:
+def summary(concept: Concept, quarantined: bool = False, challenged: Collection[str] = ()) -> dict[str, Any]:
     """A concept's listing fields as a JSON-ready dict (no body).
 
     Keys: name, description, type, provenance, confidence (0..1), status (``ok`` or
-    ``conflict``), quarantined (held back from every prompt until a person approves it),
+    ``conflict``: contradicting reports in the body, or a policy among `challenged`),
+    quarantined (held back from every prompt until a person approves it),
     occurrences, updated_at (ISO-8601 UTC).
     """
     return {
         "name": concept.name, "description": concept.description, "type": concept.type,
         "provenance": concept.provenance, "confidence": concept.confidence,
-        "status": concept.status, "quarantined": quarantined, "occurrences": concept.occurrences,
+        "status": status_of(concept, challenged), "quarantined": quarantined, "occurrences": concept.occurrences,
         "updated_at": concept.updated_at,
     }
 
@@ -71,7 +72,8 @@ def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = (),
     holding a contradicting claim for review).
     """
     if as_json:
-        click.echo(json.dumps([summary(c, c.name in held) for c in concepts], ensure_ascii=False, indent=2))
+        click.echo(json.dumps([summary(c, c.name in held, challenged) for c in concepts], ensure_ascii=False,
+                              indent=2))
         return
     rows = [COLUMNS, *(_cells(c, c.name in held, c.name in challenged) for c in concepts)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
@@ -86,11 +88,12 @@ def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, a
     """List the agent's concepts: name, type, provenance, confidence, description."""
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         records = memory.records(agent=agent, tenant=tenant)
+        challenged = frozenset(memory.store(tenant).challenged_names(agent))
     concepts = [r.concept for r in records]
-    _echo(concepts, as_json, {r.concept.name for r in records if r.quarantined})
+    _echo(concepts, as_json, {r.concept.name for r in records if r.quarantined}, challenged)
     if as_json:
         return
-    in_conflict = sum(c.in_conflict for c in concepts)
+    in_conflict = sum(status_of(c, challenged) == "conflict" for c in concepts)
     click.echo(f"{len(concepts)} concept{'' if len(concepts) == 1 else 's'} of {agent} in tenant {tenant}"
                + (f", {in_conflict} in conflict" if in_conflict else ""), err=True)
 

@@ -258,11 +258,16 @@ class ConceptWrites(NamingWrites):
         markdown = serialize(concept)  # validates
         self.sql.lock(agent, concept.name)
         number = self.next_version(agent, concept.name)
+        taken = number == 1  # a name no concept had: a rename's alias of it ends here
         if reason in _NEW_CONCEPT and number > 1 and self._deleted(agent, concept.name, number - 1):
             # a new concept under a deleted name: the deleted one's quarantine and sightings are
             # not its own (a `restore` keeps them: the restored record is held again)
             self.sql.execute("DELETE FROM quarantine WHERE agent = ? AND name = ?", (agent, concept.name))
             self.align_ledger(agent, concept.name, frozenset({session_id} if session_id else ()))
+            taken = True
+        if taken:
+            self.sql.execute("DELETE FROM aliases WHERE agent = ? AND alias = ? AND turn_id = ?",
+                             (agent, concept.name, RENAMED))
         stored = self._upsert(agent, concept, number)
         self._saw(agent, concept.name, stored)
         self._add_version(agent, concept.name, number, reason, actor, session_id, markdown, self.clock())
@@ -309,6 +314,8 @@ class ConceptWrites(NamingWrites):
         markdown = serialize(current.concept)
         self.sql.execute("DELETE FROM concepts WHERE agent = ? AND name = ?", (agent, name))
         self.close_challenges(agent, name)  # nothing left to challenge (a new concept starts clear)
+        # its names before a rename go with it: a new concept of its name is another one
+        self.sql.execute("DELETE FROM aliases WHERE agent = ? AND name = ? AND turn_id = ?", (agent, name, RENAMED))
         self._saw(agent, name, None)
         self._add_version(agent, name, number, "delete", actor, None, markdown, now)
         return Version(agent, name, number, "delete", actor, None, markdown, now)
@@ -334,6 +341,8 @@ class ConceptWrites(NamingWrites):
         for table in ("concepts", "concept_versions", "sightings", "quarantine"):
             self.sql.execute(f"UPDATE {table} SET name = ? WHERE agent = ? AND name = ?", (new, agent, old))
         self.rename_naming(agent, old, new)
+        # `old` now names `new` (the last concept renamed from it), and `new` is a name, no alias
+        self.sql.execute("DELETE FROM aliases WHERE agent = ? AND alias IN (?, ?)", (agent, old, new))
         self.add_alias(agent, old, new, "", RENAMED)
         self._saw(agent, old, None)
 

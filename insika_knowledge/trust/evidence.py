@@ -35,6 +35,7 @@ from typing import Final
 
 from insika_knowledge.analysis.structure import (
     FUTURE,
+    VALUE_WORDS,
     content_terms,
     names,
     negated_subjects,
@@ -125,6 +126,12 @@ TRAILING_CONDITION: Final = re.compile(
 _HABITUAL: Final = re.compile(
     r"\b(?:each|every|per|cada|todo|toda|todos|todas|por)\s+(?:time|month|week|year|day|mes|semana|ano|dia|vez)"
     r"(?:s|es)?\b|\b(?:always|sempre)\b")
+#: What makes a future this customer's alone ("Para você, a taxa será isenta todo mês", "since
+#: I've applied a one-time courtesy credit to your account"), folded.
+_FOR_THIS_ONE: Final = re.compile(
+    r"\b(?:para voce|pra voce|pra vc|for you|i've|i have|i applied|i've applied|apliquei|one-time|one time"
+    r"|courtesy|cortesia|exception|excecao|this time|desta vez|dessa vez|your account|sua conta|seu caso"
+    r"|your case|no seu|in your)\b")
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
@@ -312,7 +319,8 @@ def tense_agrees(claim: str, sentence: str) -> bool:
         said -= {FUTURE}  # "If we lower the price, we'll refund the difference": the rule's consequence
     if FUTURE in said and TRAILING_CONDITION.search(unlabelled) and not _PROMISE.search(unlabelled):
         said -= {FUTURE}  # "You'll get the certificate as long as you attend 80%": the rule's consequence
-    if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled):
+    if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled) \
+            and not _FOR_THIS_ONE.search(unlabelled):
         said -= {FUTURE}  # "You won't be charged for the first four withdrawals each month": a standing rule
     if FUTURE in said and _dates(consequence) & _dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
@@ -614,10 +622,10 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             found = []
         else:
             found += _rest_of(claim, vouching, parts, {text for _, text in found})
-    elif found and not covers(claim, [text for _, text in found]):
+    elif found and not (covers(claim, [text for _, text in found]) and _value_words_said(claim, found)):
         found += _rest_of(claim, vouching, parts, {text for _, text in found})  # a claim of two sentences, one quoted
     texts = [text for _, text in found]
-    if found and values_found(claim, found) and covers(claim, texts):
+    if found and values_found(claim, found) and covers(claim, texts) and _value_words_said(claim, found):
         if not universal_said(claim, texts):
             reasons.append("the quotes say it of something narrower")
         elif bound_elsewhere(claim, texts, [p.text for p in vouching]):
@@ -676,8 +684,11 @@ def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
     corrigindo", "I misspoke") in a sentence about the claim that contradicts it: the
     business's last word on it is the other way ("Na tarifa Light você pode despachar uma
     mala de até 23 kg." ... "Desculpa, me corrigindo: a tarifa Light não inclui mala
-    despachada").
+    despachada"); or the business's very next piece opens with a correction ("Sorry,
+    correction: we don't offer that.").
     """
+    if corrected_next(parts, last, claim):
+        return True  # "Sorry, correction: we don't offer that." right after it
     for piece in parts:
         if piece.index <= last or not piece.business or not CORRECTING.search(fold(piece.text)):
             continue
@@ -687,10 +698,27 @@ def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
     return False
 
 
+def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
+    """True when the business's first piece after the piece at `index` opens by correcting
+    itself and names nothing else ("Sorry, correction: we don't offer that.", "Correção: não
+    oferecemos esse desconto"): it takes back what that piece said. One that names other
+    things than `claim` does ("Me corrigindo: a tarifa Light não inclui marcação de assento")
+    corrects those (`taken_back` reads it sentence by sentence).
+    """
+    following = next((p for p in parts if p.index > index and p.business), None)
+    if following is None:
+        return False
+    folded = fold(following.text).lstrip(" \t\n")
+    opening = CORRECTING.search(folded[:_OPENING_CHARS])
+    return opening is not None and len(content_terms(folded[opening.end():]) - content_terms(claim)) <= 1
+
+
 #: Words with which the business corrects what it said before.
 CORRECTING: Final = re.compile(
     r"\b(?:correction|correcting myself|let me correct|i misspoke|my mistake|i was wrong|i stand corrected"
-    r"|me corrigindo|corrigindo|me enganei|errei|retifico|retificando|falei errado|informei errado)\b"
+    r"|me corrigindo|corrigindo|me enganei|errei|retifico|retificando|falei errado|informei errado"
+    r"|correcao|errata|retiro o que disse|desconsidere|brincadeira|mentira|so que nao|just kidding"
+    r"|scratch that|never mind|nevermind|ignore that|wait,? that'?s wrong|that'?s not right|that was wrong)\b"
     # a yes or a rule taken back in the next breath: "Sim... quer dizer, não", "Yes, actually no, we don't"
     r"|\b(?:quer dizer|ou melhor|na verdade|digo|i mean|actually|or rather|wait|oops|ops|opa)\W+(?:nao|no)"
     r"(?:\s*[,.;:!]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
@@ -771,17 +799,20 @@ def _other_values(claim: str, found: Sequence[tuple[str, str]]) -> set[str]:
     """
     wanted = _values(claim)
     units = {v.rsplit(":", 1)[1] for v in wanted if v.startswith("m:")} - {""}
+    ends = {f"m:{m[k]}:{m[3]}" for v in wanted if (m := RANGE_VALUE.fullmatch(v)) for k in (1, 2)}
     said = {v for speaker, text in found
             for v in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text) if v.startswith("m:")}
-    return {v for v in said if v.rsplit(":", 1)[1] in units and v not in wanted}
+    return {v for v in said if v.rsplit(":", 1)[1] in units and v not in wanted | ends
+            and not _ends_found(v, wanted | ends)}
 
 
 def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
              taken: set[str]) -> list[tuple[str, str]]:
     """The other sentences of the messages a quote was verified in that state something
-    of `claim` too (`read_sentence`, and a content term of the claim): a quote may leave
-    out a value its message states beside it ("Your fare includes one carry-on. The
-    first checked bag is $35": the quote only the second).
+    of `claim` too (`read_sentence`, and a content term of the claim) and give none of its
+    units another value: a quote may leave out a value its message states beside it ("Your
+    fare includes one carry-on. The first checked bag is $35": the quote only the second),
+    but "Free shipping is only for orders over $300" completes no quote of "free over $100".
     """
     wanted = content_terms(claim)
     out: list[tuple[str, str]] = []
@@ -792,9 +823,19 @@ def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
         for at, sentence in enumerate(said):
             after = said[at + 1] if at + 1 < len(said) else ""
             if sentence not in taken and content_terms(sentence) & wanted \
+                    and not _other_values(claim, [(piece.speaker, sentence)]) \
                     and read_sentence(claim, sentence, before, after).states:
                 out.append((piece.speaker, sentence))
     return out
+
+
+def _value_words_said(claim: str, found: Sequence[tuple[str, str]]) -> bool:
+    """True when the found sentences say every value word of `claim` (`VALUE_WORDS`: "free"
+    is a price of nothing): "orders over $100 pay half" does not vouch for "shipping is free
+    over $100".
+    """
+    wanted = content_terms(claim) & VALUE_WORDS
+    return not wanted or wanted <= frozenset().union(*(content_terms(text) for _, text in found))
 
 
 def _around(text: str, quote: str) -> list[tuple[str, str]]:

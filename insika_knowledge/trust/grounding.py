@@ -19,7 +19,7 @@ answers a question with the rule ("CEPs 13000-13999 ship in 1-2 days") does.
 Speakers: ``customer`` (role ``user``), ``agent`` (role ``assistant``), ``human`` (an
 assistant message marked ``"human": true`` or named ``human``/``human_agent``, or role
 ``human_agent``), ``tool`` (roles ``tool`` and ``function``) and ``system`` (the
-business's own instructions).
+business's own instructions: roles ``system`` and ``developer``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from insika_knowledge.trust.evidence import (
     REQUESTING,
     asked_before,
     asserted,
+    corrected_next,
     read_sentence,
     sentences,
     turns_down,
@@ -106,7 +107,7 @@ def speaker(message: Mapping[str, Any]) -> Speaker | None:
         return "agent"
     if role in ("tool", "function"):
         return "tool"
-    if role == "system":
+    if role in ("system", "developer"):  # OpenAI's newer name for the business's instructions
         return "system"
     return None
 
@@ -232,6 +233,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             said_by_customer |= have
             asked = not asserted(piece.text)
             continue
+        if corrected_next(parts, piece.index, claim):
+            continue  # taken back by the business's next message ("Sorry, correction: ...")
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text: frozenset[str] = affirmed(parts, at)
@@ -306,6 +309,8 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if piece.speaker == "customer":
             customer |= features(piece.text) & wanted
             continue
+        if corrected_next(parts, piece.index, claim):
+            continue  # taken back by the business's next message
         affirms = affirmed(parts, at)
         business |= affirms & wanted
         stated |= affirms
