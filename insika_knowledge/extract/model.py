@@ -147,7 +147,8 @@ class InstructorModel:
                 and not (self.base_url or os.environ.get("OPENAI_BASE_URL")):
             raise UserError(
                 f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
-                "(or give a base URL, --base-url, for a server that needs none)"
+                "(or, for a server that needs none, its base URL: $OPENAI_BASE_URL, or --base-url "
+                "where the command has it)"
             )
         try:
             self._get_client()
