@@ -662,6 +662,11 @@ def _find_phones(text: str) -> list[Span]:
     return _drop_overlaps(spans)
 
 
+def _find_all_phones(text: str) -> list[Span]:
+    """Phones with their area code (`_find_phones`) and without it (`find_local_phones`)."""
+    return _drop_overlaps(_find_phones(text) + find_local_phones(text))
+
+
 # --------------------------------------------------------------------------- pipeline
 
 _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
@@ -673,7 +678,7 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("cpf", _find_cpfs),
     ("rg", find_rgs),
     ("card", _find_cards),
-    ("phone", lambda text: _drop_overlaps(_find_phones(text) + find_local_phones(text))),
+    ("phone", _find_all_phones),
     ("address", find_addresses),
     ("name", find_names),
 )
@@ -736,7 +741,7 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
     """
     business: set[str] = set()
     customer: set[str] = set()
-    finders = {"email": _find_emails, "phone": dict(_DETECTORS)["phone"], "address": find_addresses}
+    finders = {"email": _find_emails, "phone": _find_all_phones, "address": find_addresses}
     for speaker, text in pieces:
         for sentence in _SENTENCE_END_RE.split(text):
             found = [(kind, start, end) for kind, find in finders.items() for start, end in find(sentence)]
