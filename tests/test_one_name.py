@@ -492,3 +492,18 @@ def test_an_old_name_follows_the_last_concept_renamed_from_it(tmp_path: Path, da
         assert [a.alias for a in store.aliases(AGENT, "a1")] == ["b1"]
     finally:
         memory.close()
+
+
+def test_a_sightings_alias_goes_with_its_deleted_concept(tmp_path: Path) -> None:
+    # found by a second attack: a model's alias of a deleted concept led to a new, unrelated
+    # concept of the deleted one's name
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [RESTATED]})
+    try:
+        store = memory.store()
+        assert store.alias_of(AGENT, RESTATED["name"]) == VALIDITY["name"]
+        memory.delete(AGENT, VALIDITY["name"])
+        memory.put(f"---\nname: {VALIDITY['name']}\ndescription: Other.\ntype: fact\n---\n\nOther.\n", agent=AGENT)
+        assert store.alias_of(AGENT, RESTATED["name"]) is None
+        assert "error" in memory.retriever().load_knowledge(AGENT, RESTATED["name"])
+    finally:
+        memory.close()

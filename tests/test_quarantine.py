@@ -373,6 +373,12 @@ def test_a_deleted_and_restored_concept_is_held_again(tmp_path: Path, memory: Me
     memory.put(f"---\nname: {GIFT['name']}\ndescription: Gift wrapping.\ntype: fact\n---\n\nGift wrapping is free.\n",
                agent=AGENT)
     assert store.quarantine_of(AGENT, GIFT["name"]) is None
+    assert GIFT["name"] in block(memory, "Is gift wrapping free?")
+    # found by a newcomer's attack: restoring the held concept's version over the new one
+    # released it into the prompt; it is held again (a restore is no approval)
+    memory.restore(GIFT["name"], 1, agent=AGENT)
+    assert store.quarantine_of(AGENT, GIFT["name"]) is not None
+    assert GIFT["name"] not in block(memory, "Do orders over R$ 50 come with a free gift?")
 
 
 def test_a_version_from_before_a_rename_is_restored_under_the_concepts_name(

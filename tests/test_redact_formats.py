@@ -200,6 +200,9 @@ def test_a_phone_without_its_area_code_is_redacted(text: str, secret: str) -> No
     "Cupom 91234-5678 vale 10%",
     "Mercedes CLS 450 available",
     "Prazos: QI 5 dias",
+    # a second attack: a tracking code, and Brazil's nationwide business numbers
+    "Código de rastreio 98765-4321",
+    "Central de atendimento: 4004-0001",
 ])
 def test_numbers_that_are_no_phone_are_kept(text: str) -> None:
     assert redact(text).text == text
@@ -212,6 +215,8 @@ def test_numbers_that_are_no_phone_are_kept(text: str) -> None:
     ("fico na SHIN QI 5 conjunto 3 casa 12", "QI 5"),
     ("Rua das Flores, sem número", "Flores"),
     ("qnm 34 conjunto f casa 10", "34"),
+    ("SQS308 BL C AP 402", "402"),
+    ("Sítio Boa Vista, sem número, zona rural", "Boa Vista"),
 ])
 def test_an_address_without_a_street_number_is_redacted(text: str, secret: str) -> None:
     redacted = redact(text)
@@ -224,3 +229,13 @@ def test_a_business_mobile_is_kept_whole_with_or_without_its_area_code(said: str
     from insika_knowledge.privacy.redact import kept_contacts
 
     assert redact(said, kept_contacts([("agent", said)])).text == said
+
+
+def test_a_business_number_keeps_only_itself() -> None:
+    # found by a second attack: the key was the last ten digits, so a customer's number in
+    # another area code ending in the same digit was kept as the business's
+    from insika_knowledge.privacy.redact import kept_contacts
+
+    ours = kept_contacts([("agent", "Nosso WhatsApp é (11) 98765-4321.")])
+    assert redact("Chame no 98765-4321", ours).text == "Chame no 98765-4321"  # ours, without the area code
+    assert redact("Meu celular é (21) 98765-4321", ours).text == "Meu celular é [phone]"

@@ -905,3 +905,27 @@ def test_a_rule_the_business_takes_back_at_once_is_not_learned(first: str, then:
     quote = [first.split(". ")[0].rstrip(".") + "."] if quoted else None
     verdict = assess(claim, "policy", messages, quote)
     assert verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("replies", "quote", "held"), [
+    # found by a newcomer's attack: the business's later word gives the subject another value
+    (("Sim.", "A garantia é de 1 ano."), None, True),
+    (("Sim, a garantia é de 2 anos.", "Desculpe, é 1 ano."), ["a garantia é de 2 anos"], True),
+    # a later value of something else takes nothing back
+    (("A garantia é de 2 anos.", "Na linha premium, a garantia é de 3 anos."), ["A garantia é de 2 anos."], False),
+])
+def test_a_later_value_for_the_same_subject_takes_the_rule_back(replies: tuple[str, str], quote: list[str] | None,
+                                                                 held: bool) -> None:
+    messages = said(("user", "A garantia é de 2 anos?"), *(("assistant", r) for r in replies))
+    claim = "Garantia de 2 anos\nA garantia é de 2 anos."
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+@pytest.mark.parametrize("quoted", [True, False])
+def test_a_duration_the_business_says_in_another_unit_states_the_claims(quoted: bool) -> None:
+    # found by a second attack: "uma semana" stated "7 dias corridos" but not "7 dias"
+    reply = "Aceitamos trocas em até uma semana."
+    messages = said(("user", "Qual o prazo de troca?"), ("assistant", reply))
+    claim = "Trocas em 7 dias\nAceitamos trocas em até 7 dias."
+    verdict = assess(claim, "policy", messages, [reply] if quoted else None)
+    assert not verdict.quarantined, verdict

@@ -188,7 +188,8 @@ _PHONE_CUE_RE: Final = re.compile(
 #: "ZIP 94105-1234", "celular 5000-6000 minutos"): no phone.
 _CODE_BEFORE_RE: Final = re.compile(
     r"(?i)\b(?:sku|zip|cep|c[óo]digo|code|cupom|coupon|lote|lot|pedido|order|protocolo|nf|nota|ticket"
-    r"|serial|s[ée]rie|modelo|model|ref|refer[êe]ncia|boleto|conta|account|ag[êe]ncia)\b(?:\s+[^\W\d]+){0,2}"
+    r"|serial|s[ée]rie|modelo|model|ref|refer[êe]ncia|boleto|conta|account|ag[êe]ncia|rastreio|rastreamento"
+    r"|tracking|objeto)\b(?:\s+[^\W\d]+){0,2}"
     r"[\s.:#º°nN-]*$")
 _QUANTITY_AFTER_RE: Final = re.compile(
     r"(?i)\s*(?:%|minutos?|minutes?|reais|dollars?|pixels?|px|gb|mb|mah|km|kg|horas?|hours?|dias?|days?"
@@ -217,7 +218,8 @@ def find_local_phones(text: str) -> list[Span]:
 
 _BR_STREET: Final = (
     r"(?:rua|r\.|avenida|av\.?|alameda|al\.|travessa|tv\.|trav\.|estrada|estr\.|rodovia|rod\.|pra[çc]a|p[çc]a\.?"
-    r"|largo|lgo\.|viela|beco|servid[ãa]o|vila|ladeira|parque|quadra|qd\.?|conjunto|cj\.?)"
+    r"|largo|lgo\.|viela|beco|servid[ãa]o|vila|ladeira|parque|quadra|qd\.?|conjunto|cj\.?|s[íi]tio|fazenda"
+    r"|ch[áa]cara)"
 )
 _NAME_WORD: Final = r"(?:[^\W\d_][\w'.\-]*|\d{1,2}\s+de\s+[^\W\d_]+)"
 _BR_ADDRESS_RE: Final = re.compile(
@@ -242,7 +244,7 @@ _EN_ADDRESS_RE: Final = re.compile(
 #: casa 12", "QNM 34 conjunto F casa 10"), or after a word that says an address follows.
 _DF_SECTOR: Final = (r"(?:SQ[NS]W?|SH[IC][NS]|SHCG[NS]|SCL[NS]|SG[AC][NS]|SHDB|SMPW|SMDB|SMLN|CL[NS]|Q[IL]|QN[A-PR]"
                      r"|QS|QR|QE|EQ[NS]|SHVP|SHA)")
-_DF_COMPLEMENT: Final = r"(?:bloco|bl\.?|apto?\.?|apartamento|casa|conjunto|conj\.?|cj\.?|lote|lt\.?|ml)"
+_DF_COMPLEMENT: Final = r"(?:bloco|bl\.?|apto?\.?|ap\.?|apartamento|casa|conjunto|conj\.?|cj\.?|lote|lt\.?|ml)"
 _DF_ADDRESS_RE: Final = re.compile(
     rf"(?i)\b{_DF_SECTOR}(?:\s+(?:Q[IL]|SQ|CL|ML|conjunto|conj\.?|cj\.?|quadra|qd\.?))?\s*\d{{1,4}}(?![\d%])"
     rf"(?P<complement>(?:\s*[,\-–]?\s*{_DF_COMPLEMENT}\s*[\w-]{{1,6}})*)")

@@ -684,17 +684,21 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
 )
 #: The kinds a business may publish (kept when `redact` is told they are the business's).
 CONTACT_KINDS: Final = ("email", "phone", "address")
-#: Toll-free and shared-cost prefixes: only businesses have such numbers.
-_TOLL_FREE_RE: Final = re.compile(r"^(?:55)?0?(?:800|300|500|900)\d{6,8}$")
+#: Toll-free and shared-cost prefixes, and Brazil's nationwide single numbers (3003, 4003,
+#: 4004 and eight digits in all): only businesses have such numbers.
+_TOLL_FREE_RE: Final = re.compile(r"^(?:(?:55)?0?(?:800|300|500|900)\d{6,8}|(?:3003|4003|4004)\d{4})$")
 
 
 def contact_key(kind: str, value: str) -> str:
-    """How a published contact is compared: an email in lower case, a phone by its last 10
-    digits (country code and trunk prefix aside), an address by its letters and digits.
+    """How a published contact is compared: an email in lower case, a phone by its national
+    digits (Brazil's country code 55 and a trunk 0 aside: "+55 (11) 98765-4321" is
+    11987654321), an address by its letters and digits.
     """
     if kind == "phone":
         digits = re.sub(r"\D", "", value)
-        return digits[-10:]
+        if len(digits) > 11 and digits.startswith("55"):
+            digits = digits[2:]
+        return digits.lstrip("0") or digits
     if kind == "email":
         return value.strip().lower()
     return re.sub(r"[^0-9a-z]", "", value.lower())
@@ -703,7 +707,18 @@ def contact_key(kind: str, value: str) -> str:
 def _kept(kind: str, value: str, keep: frozenset[str]) -> bool:
     if kind == "phone" and _TOLL_FREE_RE.match(re.sub(r"\D", "", value)):
         return True
-    return kind in CONTACT_KINDS and bool(keep) and contact_key(kind, value) in keep
+    if kind not in CONTACT_KINDS or not keep:
+        return False
+    key = contact_key(kind, value)
+    if kind == "phone":  # the business's number with or without its area code, never another area's
+        return any(key == k or (len(min(key, k, key=len)) >= _LOCAL_DIGITS and
+                                max(key, k, key=len).endswith(min(key, k, key=len))
+                                and len(max(key, k, key=len)) - len(min(key, k, key=len)) == 2) for k in keep)
+    return key in keep
+
+
+#: The fewest digits of a phone without its area code.
+_LOCAL_DIGITS: Final = 8
 
 
 def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozenset()) -> str:

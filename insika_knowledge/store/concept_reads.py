@@ -536,7 +536,9 @@ class ConceptReads(NamingReads):
                 return current  # already this record: no new version
             if stamp:
                 concept = concept.replace(updated_at=self.clock())
-            return tx.put(agent, concept, reason="restore", actor=actor)
+            restored = tx.put(agent, concept, reason="restore", actor=actor)
+            tx.hold_restored(agent, name, number)
+            return tx.get(agent, name) or restored
 
     def resolve(
         self, agent: str, name: str, choose: Callable[[Concept, Sequence[Sighting]], Concept], *,

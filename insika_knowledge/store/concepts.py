@@ -62,6 +62,9 @@ def version_of(reads: Reads, row: Sequence[Any]) -> Version:
 
 #: The reasons a write may create a concept under a deleted name anew.
 _NEW_CONCEPT: Final = frozenset({"extract", "edit"})
+#: Joins a name and the version of its delete marker in a quarantine kept aside
+#: (``name@7``: no concept can have that name).
+HELD_BEFORE: Final = "@"
 
 
 class ConceptWrites(NamingWrites):
@@ -261,8 +264,11 @@ class ConceptWrites(NamingWrites):
         taken = number == 1  # a name no concept had: a rename's alias of it ends here
         if reason in _NEW_CONCEPT and number > 1 and self._deleted(agent, concept.name, number - 1):
             # a new concept under a deleted name: the deleted one's quarantine and sightings are
-            # not its own (a `restore` keeps them: the restored record is held again)
-            self.sql.execute("DELETE FROM quarantine WHERE agent = ? AND name = ?", (agent, concept.name))
+            # not its own (a `restore` keeps them: the restored record is held again); the
+            # quarantine is kept aside under `name@<delete version>` for a later restore of
+            # one of the deleted concept's versions (`hold_restored`)
+            self.sql.execute("UPDATE quarantine SET name = ? WHERE agent = ? AND name = ?",
+                             (f"{concept.name}{HELD_BEFORE}{number - 1}", agent, concept.name))
             self.align_ledger(agent, concept.name, frozenset({session_id} if session_id else ()))
             taken = True
         if taken:
@@ -314,8 +320,8 @@ class ConceptWrites(NamingWrites):
         markdown = serialize(current.concept)
         self.sql.execute("DELETE FROM concepts WHERE agent = ? AND name = ?", (agent, name))
         self.close_challenges(agent, name)  # nothing left to challenge (a new concept starts clear)
-        # its names before a rename go with it: a new concept of its name is another one
-        self.sql.execute("DELETE FROM aliases WHERE agent = ? AND name = ? AND turn_id = ?", (agent, name, RENAMED))
+        # its other names (a rename's, a sighting's) go with it: a new concept of its name is another one
+        self.sql.execute("DELETE FROM aliases WHERE agent = ? AND name = ?", (agent, name))
         self._saw(agent, name, None)
         self._add_version(agent, name, number, "delete", actor, None, markdown, now)
         return Version(agent, name, number, "delete", actor, None, markdown, now)
@@ -362,6 +368,21 @@ class ConceptWrites(NamingWrites):
             "INSERT INTO quarantine (agent, name, session_id, supported_by, markers, since) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, name) DO NOTHING",
             (agent, name, session_id, json.dumps(sorted(supported_by)), json.dumps(markers), self.clock()))
+
+    def hold_restored(self, agent: str, name: str, number: int) -> None:
+        """Hold `name` in quarantine again when version `number`, just restored, belongs to a
+        deleted concept of that name that was held when deleted (a restore is no approval),
+        though a new concept took the name in between (`put` kept its quarantine aside).
+        """
+        prefix = f"{name}{HELD_BEFORE}"
+        kept = [r for r in self.sql.rows(
+            "SELECT name, session_id, supported_by, markers FROM quarantine WHERE agent = ? "
+            "AND substr(name, 1, ?) = ?", (agent, len(prefix), prefix))
+            if str(r[0])[len(prefix):].isdigit() and int(str(r[0])[len(prefix):]) > number]
+        if kept:
+            _, session_id, supported_by, markers = min(kept, key=lambda r: int(str(r[0])[len(prefix):]))
+            self.quarantine(agent, name, session_id=str(session_id), supported_by=json.loads(supported_by),
+                            markers=json.loads(markers))
 
     def release(self, agent: str, name: str) -> bool:
         """Take `name` out of quarantine; True when it was in."""

@@ -507,7 +507,7 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
             if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
-    have |= {_duration_of(v) for v in have}
+    have |= {_duration_of(v) for v in have if v.startswith("m:")}
     return all(v in have or _duration_of(v) in have or _ends_found(v, have) or (v.startswith("m:") and (
         v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
 
@@ -687,13 +687,35 @@ def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
     despachada"); or the business's very next piece opens with a correction ("Sorry,
     correction: we don't offer that.").
     """
-    if corrected_next(parts, last, claim):
-        return True  # "Sorry, correction: we don't offer that." right after it
+    if superseded(parts, last, claim):
+        return True  # "Sorry, correction: we don't offer that." right after it; "A garantia é de 1 ano."
     for piece in parts:
         if piece.index <= last or not piece.business or not CORRECTING.search(fold(piece.text)):
             continue
         for sentence in sentences(piece.text):
             if covers(claim, [sentence]) and not polarity_agrees(claim, sentence):
+                return True
+    return False
+
+
+def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
+    """True when a business piece after the piece at `index` takes it back: its first next
+    piece opens with a correction (`corrected_next`), or a later sentence gives one of the
+    claim's units another value and none of the claim's, naming nothing else ("Sim." ... "A
+    garantia é de 1 ano." for "A garantia é de 2 anos"; not "Na linha premium, 3 anos").
+    """
+    if corrected_next(parts, index, claim):
+        return True
+    if not _values(claim):
+        return False
+    wanted = content_terms(claim)
+    for piece in parts:
+        if piece.index <= index or not piece.business:
+            continue
+        for sentence in sentences(piece.text):
+            said = content_terms(CORRECTING.sub(" ", fold(sentence)))
+            if _other_values(claim, [(piece.speaker, sentence)]) and not _values(sentence) & _values(claim) \
+                    and len({t for t in said - wanted if not t.startswith(("m:", "d:"))}) <= 1:
                 return True
     return False
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
-from insika_knowledge.analysis.structure import content_terms
+from insika_knowledge.analysis.structure import content_terms, whole_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
@@ -37,9 +37,9 @@ from insika_knowledge.trust.evidence import (
     REQUESTING,
     asked_before,
     asserted,
-    corrected_next,
     read_sentence,
     sentences,
+    superseded,
     turns_down,
 )
 from insika_knowledge.trust.sources import Piece, pieces
@@ -186,9 +186,13 @@ def _unit(value: str) -> str:
 def _states(value: str, found: frozenset[str], *, business: bool) -> bool:
     """`found` (a text's features) states the claim's `value`: the same number in the same
     unit, or either side without a unit (a source's only when `business`); a date its year;
-    a range its two ends, said apart ("opens at 5 a.m. ... until 11 p.m.").
+    a range its two ends, said apart ("opens at 5 a.m. ... until 11 p.m."); a duration in
+    any unit it fills.
     """
     if value in found:
+        return True
+    whole = whole_duration(value.removesuffix(":calendar"))  # "7 dias" is "uma semana", "12 meses" "1 ano"
+    if any(whole_duration(t.removesuffix(":calendar")) == whole for t in found if t.startswith("m:")):
         return True
     ends = RANGE_VALUE.fullmatch(value)
     if ends is not None:
@@ -233,7 +237,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             said_by_customer |= have
             asked = not asserted(piece.text)
             continue
-        if corrected_next(parts, piece.index, claim):
+        if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message ("Sorry, correction: ...")
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
@@ -309,7 +313,7 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if piece.speaker == "customer":
             customer |= features(piece.text) & wanted
             continue
-        if corrected_next(parts, piece.index, claim):
+        if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message
         affirms = affirmed(parts, at)
         business |= affirms & wanted
