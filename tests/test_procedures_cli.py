@@ -144,6 +144,13 @@ def test_mine_list_show_recall_scorecard(tmp_path: Path) -> None:
         ).output
     )
     assert recalled["result"] in {"hit", "miss"} and recalled["matcher"] in ("tasks", "terms")
+    # a newcomer's report: the docs' example abstained and the CLI printed only the shell
+    # matcher's 0.00; it now says why the past tasks' vote gave nothing
+    camera = runner.invoke(cli, ["procedures", "recall", "Hi, I'd like to return a camera I received", *base])
+    assert camera.exit_code == 0 and "the past tasks' vote abstained: only one past task supports it" in camera.output
+    told = json.loads(runner.invoke(cli, ["procedures", "recall", "Hi, I'd like to return a camera I received",
+                                          "--json", *base]).output)
+    assert told["result"] == "miss" and told["abstained"] == "one_supporting_task"
     airline = runner.invoke(cli, ["procedures", "mine", "--sessions", str(AIRLINE), "--tenant", "air", *base])
     assert airline.exit_code == 0 and "mined 60 traces" in airline.output
     card = runner.invoke(cli, ["procedures", "scorecard", *base])

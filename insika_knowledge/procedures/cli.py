@@ -9,7 +9,7 @@ says what and where), 1 for a run-time failure.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 import click
 
@@ -207,6 +207,17 @@ def show(procedure_id: str, data_dir: str | None, database: str | None, tenant: 
     click.echo(block.text)
 
 
+#: What a vote's abstention reason means, for a person.
+_ABSTAINED: Final = {
+    "no_neighbour": "no past task's request is close enough",
+    "nothing_asked": "the message asks nothing",
+    "nothing_named": "the nearest past tasks name no write",
+    "one_supporting_task": "only one past task supports it (two are needed)",
+    "near_tie": "two operations are as close",
+    "disagreement": "the nearest past tasks disagree",
+}
+
+
 @procedures.command()
 @click.argument("task")
 @click.option(
@@ -237,6 +248,7 @@ def recall(
                     "result": result,
                     "matcher": found.matcher,
                     "match_score": round(found.score, 4),
+                    "abstained": found.abstained or None,
                     "procedure_id": found.procedure.id if found.procedure else None,
                     "block": block.text if block else None,
                     "block_tokens": block.tokens if block else 0,
@@ -246,7 +258,9 @@ def recall(
         )
         return
     if block is None:
-        click.echo(f"(no procedure matches: best score {found.score:.2f})")
+        why = f"; the past tasks' vote abstained: {_ABSTAINED.get(found.abstained, found.abstained)}" \
+            if found.abstained else ""
+        click.echo(f"(no procedure matches: best shell score {found.score:.2f}{why})")
         return
     click.echo(
         f"{result}: {found.procedure.id if found.procedure else ''}, "

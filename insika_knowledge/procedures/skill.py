@@ -594,7 +594,8 @@ class ProceduralMemory:
 
         The write operation the message asks for (`latest`, else `task`, with the message
         before it as context) when the past tasks' vote gives one, else a shell procedure
-        for the task and the latest message.
+        for the task and the latest message; on a miss, ``abstained`` says why the vote gave
+        nothing.
 
         Args:
             task: the task text (the first user message).
@@ -604,10 +605,11 @@ class ProceduralMemory:
         offered = None if tools is None else tuple(tools)
         with self._lock:
             self.refresh()
-            found, _ = self.index.recall_operation(latest or task, offered, before=task if latest else "")
+            found, decision = self.index.recall_operation(latest or task, offered, before=task if latest else "")
             if found.hit:
                 return found
-            return self.index.recall(task, offered, latest=latest)
+            shell = self.index.recall(task, offered, latest=latest)
+            return shell if shell.hit else dataclasses.replace(shell, abstained=decision.reason)
 
     def mine_sessions(self, sessions: Iterable[Session]) -> MineReport:
         """Mine stored sessions (normalised JSONL, `insika_knowledge.sessions.read_sessions`).

@@ -98,11 +98,14 @@ class Recall:
         score: the match score of the first procedure (on a miss: the best score seen,
             0.0 when nothing shares a term).
         matcher: the matcher's name (``terms``).
+        abstained: on a miss, why the past tasks' vote gave no operation (`Decision.reason`:
+            ``no_neighbour``, ``one_supporting_task``, ``near_tie``...; '' when not asked).
     """
 
     chain: tuple[Procedure, ...]
     score: float
     matcher: str = MATCHER
+    abstained: str = ""
 
     @property
     def procedure(self) -> Procedure | None:
