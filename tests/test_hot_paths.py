@@ -61,7 +61,11 @@ def test_the_request_hook_goes_on_within_the_budget_and_capture_catches_up(
 ) -> None:
     knowledge, _ = plugin
     body, headers = _request(CONVERSATION[:1])
-    knowledge.request(body, headers)  # opens the tenant's database
+    deadline = time.monotonic() + 30
+    # opens the tenant's database, off the hook's thread: until it is open the hook goes on
+    # with memory off (no stage), which a loaded machine showed; wait for it
+    while knowledge.request(body, headers)[1] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     holder = _hold_write_lock(tmp_path / "data" / f"{TENANT}.db")
     recorded: list[object] = []
     real_record = ProcedureStore.record_stage
