@@ -1293,6 +1293,15 @@ def whole_duration(token: str) -> str:
     return f"m:{low}-{high}:{unit}" if high is not None else f"m:{low}:{unit}"
 
 
+
+def same_duration(value: str) -> str:
+    """`value` as one duration whatever its unit (`whole_duration`), calendar days as days:
+    "7 dias corridos", "7 days" and "1 week" read alike ("7 business days" does not). What
+    the trust checks compare a claim's value and a message's by.
+    """
+    return whole_duration(value.removesuffix(":calendar"))
+
+
 def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
     """`seq` with the colons (their counts among the phrase breaks in `colons`) that open
     a list as `LABEL`: "Pix: 5% off, card: full price" and "Boarding order: premium, Gold,

@@ -41,8 +41,8 @@ from insika_knowledge.analysis.structure import (
     negated_subjects,
     plain_word,
     polarity,
+    same_duration,
     tokens,
-    whole_duration,
 )
 from insika_knowledge.analysis.text import STOP_WORDS, fold, text_language
 from insika_knowledge.trust.sources import Piece
@@ -507,16 +507,10 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
             if speaker == "tool" and value.startswith("m:") and value.endswith(":"):
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
-    have |= {_duration_of(v) for v in have if v.startswith("m:")}
-    return all(v in have or _duration_of(v) in have or _ends_found(v, have) or (v.startswith("m:") and (
+    have |= {same_duration(v) for v in have if v.startswith("m:")}
+    return all(v in have or same_duration(v) in have or _ends_found(v, have) or (v.startswith("m:") and (
         v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
 
-
-def _duration_of(value: str) -> str:
-    """`value` as a duration in the largest unit it fills, calendar days as days: "7 dias
-    corridos", "7 days" and "1 week" are one duration ("7 business days" is another).
-    """
-    return whole_duration(value.removesuffix(":calendar"))
 
 
 def _ends_found(value: str, have: set[str]) -> bool:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
-from insika_knowledge.analysis.structure import content_terms, whole_duration
+from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     ACKNOWLEDGED,
@@ -191,8 +191,8 @@ def _states(value: str, found: frozenset[str], *, business: bool) -> bool:
     """
     if value in found:
         return True
-    whole = whole_duration(value.removesuffix(":calendar"))  # "7 dias" is "uma semana", "12 meses" "1 ano"
-    if any(whole_duration(t.removesuffix(":calendar")) == whole for t in found if t.startswith("m:")):
+    whole = same_duration(value)  # "7 dias" is "uma semana", "12 meses" "1 ano"
+    if any(same_duration(t) == whole for t in found if t.startswith("m:")):
         return True
     ends = RANGE_VALUE.fullmatch(value)
     if ends is not None:
