@@ -152,15 +152,21 @@ class ModelFailure(RunTimeFailure):
         raw_output: the last raw text the model answered, if any (truncated to 2000 chars).
         retry_after_s: for ``model_rate_limited``, the seconds the provider asked to wait
             (its ``Retry-After`` header), or None when it did not say.
+        transient: True when the same call may succeed in a moment without anyone changing
+            anything: a timeout, HTTP 429, 408, 409 or 5xx, a failed connection (the
+            learning queue tries such a turn again by itself). An answer that was not the
+            expected JSON, or any other HTTP error (401, 404: a key or a model name to fix),
+            is not. Default: True for ``model_timeout`` and ``model_rate_limited``.
     """
 
     def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None,
-                 retry_after_s: float | None = None):
+                 retry_after_s: float | None = None, transient: bool | None = None):
         self.outcome = outcome
         self.detail = detail
         self.attempts = attempts
         self.raw_output = raw_output[:2000] if raw_output else raw_output
         self.retry_after_s = retry_after_s
+        self.transient = outcome in ("model_timeout", "model_rate_limited") if transient is None else transient
         super().__init__(f"{outcome}: {detail} (after {attempts} attempt(s))")
 
 

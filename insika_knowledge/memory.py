@@ -32,6 +32,7 @@ from insika_knowledge.errors import (
     ConfigError,
     InsikaError,
     MemoryClosed,
+    ModelFailure,
     NotFound,
     Quarantined,
     RunTimeFailure,
@@ -500,6 +501,8 @@ class Memory:
 
         Raises:
             StorageError: the database failed (the turn is tried again later).
+            ModelFailure: the model failed transiently (`TurnReport.transient`; the outcome
+                is recorded; the turn is tried again later).
         """
         config = load_config(json.loads(turn.knowledge))
         if config is not None and config.extract:
@@ -509,6 +512,9 @@ class Memory:
                 log.warning("learning failed for %s/%s (session %s, turn %s): %s%s", tenant, turn.agent,
                             turn.session_id, turn.turn_id, report.outcome,
                             f": {report.detail}" if report.detail else "")
+            if report.transient:
+                raise ModelFailure(report.outcome, report.detail or "", retry_after_s=report.retry_after_s,
+                                   transient=True)
 
     def tenants_with_pending(self) -> list[str]:
         """Tenants whose outbox holds turns (`insika_knowledge.queue.QueueHost`; reads only)."""
@@ -1325,9 +1331,13 @@ class _Forwarder:
 
 
 def digest_id(value: object) -> str:
-    """A short stable id for a JSON-like value (``d-`` and 16 hex digits of its SHA-256)."""
+    """A short stable id for a JSON-like value: ``d-`` and 16 lowercase letters of its
+    SHA-256 (about 75 bits). Letters, not hex: a run of 8 digits in an id reads as a phone
+    number and would be stored as a pseudonym (`insika_knowledge.privacy.pseudonyms`).
+    """
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return "d-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    raw = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return "d-" + "".join(chr(ord("a") + b % 26) for b in raw[:16])
 
 
 #: What `Memory.search` and `Memory.records` filters may ask for.

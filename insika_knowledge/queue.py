@@ -63,6 +63,7 @@ from typing import Any, Final, Literal, Protocol
 
 from insika_knowledge.errors import (
     InsikaError,
+    ModelFailure,
     RunTimeFailure,
     StorageBusy,
     StorageError,
@@ -88,6 +89,8 @@ Submitted = Literal["queued", "deferred", "dropped", "off"]
 MAX_PENDING_ENV: Final = "INSIKA_OUTBOX_MAX_PENDING"
 #: Environment variable that sets `OutboxSettings.lock_budget_ms` (and the hooks' budget).
 LOCK_BUDGET_ENV: Final = "INSIKA_LOCK_BUDGET_MS"
+#: The longest a turn waits for its next attempt, in seconds, whatever ``Retry-After`` asks.
+_LONGEST_WAIT_S: Final = 3600.0
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,12 @@ class OutboxSettings:
         lease_s: how long a claimed turn stays with its worker before another may take it.
         max_attempts: claims of one turn before it is given up (recorded as ``error``).
         retry_base_s: first back-off after a storage failure, doubled per attempt, jittered.
+        model_retry_base_s: first back-off after a transient model failure (a timeout,
+            HTTP 429 or 5xx, a failed connection: `insika_knowledge.errors.ModelFailure`),
+            in seconds, doubled per attempt, equal jitter (half fixed, half random), never
+            shorter than the provider's ``Retry-After``. A turn is tried at most
+            `max_attempts` times in all; the last failure stays recorded in ``extractions``
+            (``backfill`` can try it again).
         poll_s: how often an idle worker looks for turns queued by other processes.
         rescan_s: how often the worker looks again through the data directory for
             tenants with queued turns (another process's, or one that ended).
@@ -122,6 +131,7 @@ class OutboxSettings:
     lease_s: float = 600.0
     max_attempts: int = 5
     retry_base_s: float = 1.0
+    model_retry_base_s: float = 10.0
     poll_s: float = 1.0
     rescan_s: float = 60.0
     scrub_s: float = 2.0
@@ -131,6 +141,8 @@ class OutboxSettings:
             raise UserError("outbox: max_pending >= 1, turn_bytes_max >= 1024, spill_max >= 0")
         if self.lock_budget_ms < 0 or self.lease_s <= 0 or self.max_attempts < 1:
             raise UserError("outbox: lock_budget_ms >= 0, lease_s > 0, max_attempts >= 1")
+        if not (self.retry_base_s >= 0 and self.model_retry_base_s >= 0):  # NaN fails too
+            raise UserError("outbox: retry_base_s >= 0, model_retry_base_s >= 0 (seconds)")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> OutboxSettings:
@@ -241,7 +253,13 @@ class QueueHost(Protocol):
         """The data directory (its ``spill/`` folder holds the spill journal)."""
 
     def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
-        """Learn one claimed turn (a `StorageError` leaves it for a later attempt)."""
+        """Learn one claimed turn.
+
+        Raises:
+            StorageError: the database failed; the turn is tried again later.
+            ModelFailure: the model failed transiently (``transient``; the outcome is
+                recorded already); the turn is tried again later.
+        """
 
     def tenants_with_pending(self) -> list[str]:
         """Tenants whose outbox holds turns, any process's (reads only)."""
@@ -721,6 +739,19 @@ class ExtractionQueue:
             except StorageError:
                 pass  # the claim lapses by itself
             return
+        except ModelFailure as exc:  # recorded already; the model may answer in a while
+            if turn.attempts < self.settings.max_attempts:
+                delay = max(exc.retry_after_s or 0.0,
+                            backoff_s(turn.attempts, self.settings.model_retry_base_s, jitter=0.5))
+                log.info("extraction of %s/%s tried again in %.1f s: %s", turn.session_id, turn.turn_id,
+                         delay, exc)
+                try:
+                    outbox.retry_later(turn.id, time.time() + min(delay, _LONGEST_WAIT_S))
+                    return
+                except StorageError:
+                    return  # the claim lapses by itself
+            log.warning("extraction of %s/%s given up after %d attempt(s): %s", turn.session_id,
+                        turn.turn_id, turn.attempts, exc)
         except Exception as exc:  # a turn that cannot be learned must not come back forever
             self._fail(turn.agent, exc)
             self._give_up(outbox, turn, exc)
@@ -933,16 +964,19 @@ def bounded_messages(messages: list[Any], limit_bytes: int) -> str | None:
     return encoded(low)
 
 
-def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0) -> float:
-    """Exponential back-off with full jitter: a random delay in ``[0, min(cap, base * 2**(n-1))]``.
+def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0, jitter: float = 1.0) -> float:
+    """Exponential back-off with jitter: a random delay in ``[(1 - jitter) c, c]``, where
+    ``c = min(cap, base * 2**(n-1))`` (AWS Architecture Blog, "Exponential Backoff And
+    Jitter", 2015: ``jitter=1`` is its "full jitter", ``0.5`` its "equal jitter").
 
     Args:
         attempt: the attempt that just failed (1 = the first).
         base_s: the first delay's upper bound, in seconds.
         cap_s: the largest delay, in seconds.
+        jitter: the random share of the delay, 0-1.
     """
     ceiling = min(cap_s, base_s * 2 ** max(0, attempt - 1))
-    return random.uniform(0.0, ceiling)  # noqa: S311 - jitter, not security
+    return random.uniform((1.0 - jitter) * ceiling, ceiling)  # noqa: S311 - jitter, not security
 
 
 def _why(exc: BaseException) -> str:

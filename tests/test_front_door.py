@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -18,6 +19,8 @@ from insika_knowledge.demo import demo_file
 from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound
 from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import ReplayModel
+from insika_knowledge.memory import digest_id
+from insika_knowledge.privacy.pseudonyms import pseudonymous
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = "loja-aurora"
@@ -57,6 +60,16 @@ def test_learn_takes_messages_and_counts_the_same_messages_once(memory: Memory) 
     assert first.count("learned") == 3
     assert first.turn_id == again.turn_id and first.turn_id.startswith("d-")
     assert {o for _, o in again.results} == {"replayed"}
+
+
+def test_a_derived_turn_id_is_stored_as_it_is_never_as_a_pseudonym() -> None:
+    # 16 hex digits held a run of 8 digits for about one value in ten (read as a phone):
+    # such a turn id was stored as "d-[number]~<digest>".
+    key = b"k" * 32
+    ids = [digest_id({"role": "user", "content": f"message {i}"}) for i in range(2000)]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"d-[a-z]{16}", i) for i in ids)
+    assert [i for i in ids if pseudonymous(i, key) != i] == []
 
 
 def test_learn_takes_a_model_object_and_reports_no_model_without_one(memory: Memory) -> None:

@@ -282,7 +282,7 @@ def test_health_shows_the_queue_and_the_last_failures(relay: Running, upstream: 
     body = httpx.get(relay.url + "/health").json()
     assert body["status"] == "ok" and body["learning"] == {"on": True, "worker": {"running": True, "in_memory": 0}}
     (tenant,) = [t for t in body["tenants"] if t["tenant"] == TENANT]
-    assert tenant["queued"] == 0 and tenant["dropped"] == 0
+    assert tenant["queued"] == 1 and tenant["dropped"] == 0  # kept for the model's next attempt
     (agent,) = tenant["agents"]
     assert agent["agent"] == AGENT and agent["concepts"] == 2 and agent["failed"] == 1
     (failure,) = tenant["failures"]

@@ -18,7 +18,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -216,6 +216,10 @@ def _openai_key_set() -> bool:
     return bool(os.environ.get("OPENAI_API_KEY", "").strip())
 
 
+#: HTTP statuses below 500 that say "try again" (request timeout, conflict, too many requests).
+_TRANSIENT_STATUS: Final = frozenset({408, 409, 429})
+
+
 def classify_failure(exc: BaseException) -> ModelFailure:
     """Map an exception from a model call to a `ModelFailure` with a distinct outcome.
 
@@ -238,9 +242,10 @@ def classify_failure(exc: BaseException) -> ModelFailure:
             wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
             return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts, retry_after_s=wait)
         if isinstance(err, openai.APIStatusError):
-            return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts)
+            return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts,
+                                transient=err.status_code in _TRANSIENT_STATUS or err.status_code >= 500)
         if isinstance(err, openai.APIConnectionError):
-            return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts)
+            return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts, transient=True)
     if raw is not None and not raw.strip():
         return ModelFailure("model_empty", "the model answered nothing", attempts=attempts, raw_output=raw)
     if any(isinstance(e, (ValidationError, json.JSONDecodeError, ValueError)) for e in chain) or \

@@ -60,6 +60,9 @@ class TurnReport:
             characters (at most 200)"``).
         retry_after_s: for ``model_rate_limited``, the wait the provider asked for, in
             seconds (None when it did not say).
+        transient: True when the model failed in a way that may pass by itself (a
+            timeout, HTTP 429 or 5xx, a failed connection: `ModelFailure.transient`); the
+            learning queue then tries the turn again later.
     """
 
     session_id: str
@@ -72,6 +75,7 @@ class TurnReport:
     results: list[tuple[str, Outcome]] = field(default_factory=list)
     detail: str | None = None
     retry_after_s: float | None = None
+    transient: bool = False
     why: list[str] = field(default_factory=list)
 
     def count(self, outcome: Outcome) -> int:
@@ -146,7 +150,7 @@ def learn_turn(
                 items = [dict(item) if isinstance(item, Mapping) else item for item in list(items)]
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
-            report.retry_after_s = failure.retry_after_s
+            report.retry_after_s, report.transient = failure.retry_after_s, failure.transient
         except Exception as exc:  # any other model failure: recorded, never raised; retryable
             # unless the model cannot be used at all (a provider that does not exist)
             log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
