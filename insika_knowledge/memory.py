@@ -624,7 +624,14 @@ class Memory:
         """
         check_types("Memory.delete()", name=(name, str), actor=(actor, str),
                     expected_version=(expected_version, (int, type(None))))
-        version = self.store(tenant).delete(agent, name, actor=actor, expected_version=expected_version)
+        store = self.store(tenant)
+        try:
+            version = store.delete(agent, name, actor=actor, expected_version=expected_version)
+        except NotFound as exc:
+            hint = _renamed_hint(_now_called(store, agent, name))
+            if not hint:
+                raise
+            raise NotFound(f"{exc}{hint}") from None
         self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
         return version
 
@@ -1131,8 +1138,9 @@ class Memory:
             _pause(attempt)
             current = store.get(agent, name)
             if current is None:
-                self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
-                raise NotFound(f"no concept {name!r} for agent {agent!r}")
+                if (now := _now_called(store, agent, name)) is None:
+                    self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
+                raise NotFound(f"no concept {name!r} for agent {agent!r}{_renamed_hint(now)}")
             try:
                 changed = current.concept.replace(**changes)
                 record = serialize(changed)  # validated
@@ -1163,9 +1171,11 @@ class Memory:
         """
         check_types("Memory.history()", name=(name, str))
         check_agent(agent)
-        versions = self.store(tenant).versions(agent, name)
+        store = self.store(tenant)
+        versions = store.versions(agent, name)
         if not versions:
-            raise NotFound(f"no concept {name!r} for agent {agent!r} has a history")
+            hint = _renamed_hint(_now_called(store, agent, name))
+            raise NotFound(f"no concept {name!r} for agent {agent!r} has a history{hint}")
         return sorted(versions, key=lambda v: v.version)
 
     def restore(self, name: str, version: int, *, agent: str, tenant: str = DEFAULT_TENANT,
@@ -1328,6 +1338,20 @@ class _Forwarder:
 
     def __call__(self, event: Any) -> None:
         TrackEventForwarder(self.resolved())(event)  # one lookup of the hook; nothing kept
+
+
+def _now_called(store: Store, agent: str, name: str) -> str | None:
+    """The live concept `name` is an alias of (an old name kept by a rename, or a name a
+    sighting was proposed under), or None.
+    """
+    alias = store.alias_of(agent, name)
+    return alias if alias is not None and store.get(agent, alias) is not None else None
+
+
+def _renamed_hint(now: str | None) -> str:
+    """What a "not found" adds for a name that is an alias of a live concept."""
+    return "" if now is None else (f"; it is an alias of {now!r} (an old name a rename kept, or a name a "
+                                   f"sighting was proposed under): use {now!r}")
 
 
 def digest_id(value: object) -> str:

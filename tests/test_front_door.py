@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import demo_turn
@@ -78,6 +79,37 @@ def test_learn_takes_a_model_object_and_reports_no_model_without_one(memory: Mem
     assert report.outcome == "ok" and report.turn_id == "t1"
     nothing = memory.learn(CHAT, agent=AGENT, session_id="demo/sess-02")
     assert (nothing.outcome, nothing.retryable) == ("no_model", True)
+
+
+class _Counting:
+    """A model object that counts its calls and proposes nothing."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def propose(self, request: Any) -> list[Any]:
+        self.calls += 1
+        return []
+
+    def merge(self, request: Any) -> Any:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("messages", [[], [{"role": "user", "content": ""}],
+                                      [{"role": "user", "content": " \n"}, {"role": "assistant", "content": None}],
+                                      [{"role": "assistant", "content": [{"type": "text", "text": "  "}]}]])
+def test_a_turn_with_no_text_is_not_sent_to_the_model(memory: Memory, messages: list[Any]) -> None:
+    model = _Counting()
+    report = memory.learn(messages, agent=AGENT, session_id="s-empty", turn_id="t1", model=model)
+    assert (model.calls, report.outcome, report.proposed) == (0, "ok", 0)
+    assert "not asked" in (report.detail or "")
+    record = memory.store().extraction(AGENT, "s-empty", "t1")
+    assert record is not None and record.outcome == "ok"
+    # a tool call alone is something to read
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": "{}"}}]}
+    memory.learn([call], agent=AGENT, session_id="s-call", turn_id="t1", model=model)
+    assert model.calls == 1
 
 
 def test_search_returns_scored_hits_with_status(memory: Memory) -> None:

@@ -7,6 +7,7 @@ backfill with a replay file for aliases and possible duplicates.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from insika_knowledge.backfill import backfill
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.config import load_config
 from insika_knowledge.consolidate import NameRule, name_sighting
-from insika_knowledge.errors import ConfigError
+from insika_knowledge.errors import ConfigError, NotFound
 from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import InstructorModel
 from insika_knowledge.learn import learn_turn, relevant_concepts, sight, sight_once
@@ -490,6 +491,29 @@ def test_an_old_name_follows_the_last_concept_renamed_from_it(tmp_path: Path, da
         rename("a1", "b1")
         rename("b1", "a1")
         assert [a.alias for a in store.aliases(AGENT, "a1")] == ["b1"]
+    finally:
+        memory.close()
+
+
+def test_an_old_name_says_which_concept_it_now_names(tmp_path: Path) -> None:
+    # Left from an attack: update, history and delete of a renamed concept's old name said
+    # only "no concept", while load_knowledge of that name reached the renamed concept.
+    memory = Memory(tmp_path)
+    try:
+        memory.put("---\nname: frete\ndescription: Frete grátis acima de R$ 199.\ntype: policy\n---\n\n"
+                   "Frete grátis acima de R$ 199.\n", agent=AGENT)
+        memory.update("frete", agent=AGENT, rename="frete-gratis")
+        hint = "it is an alias of 'frete-gratis'"
+        for call in (lambda: memory.update("frete", agent=AGENT, description="Outra."),
+                     lambda: memory.history("frete", agent=AGENT),
+                     lambda: memory.delete(agent=AGENT, name="frete")):
+            with pytest.raises(NotFound, match=re.escape(hint)):
+                call()
+        assert memory.store().get(AGENT, "frete-gratis").concept.description == "Frete grátis acima de R$ 199."
+        assert [v.reason for v in memory.history("frete-gratis", agent=AGENT)] == ["edit", "edit"]
+        with pytest.raises(NotFound) as unknown:  # a name that never was: no hint
+            memory.history("nunca", agent=AGENT)
+        assert "alias" not in str(unknown.value)
     finally:
         memory.close()
 

@@ -34,7 +34,7 @@ from insika_knowledge.privacy.redact import kept_contacts
 from insika_knowledge.store.base import ExtractionRecord, Store
 from insika_knowledge.trust.grounding import speaker
 from insika_knowledge.trust.sources import pieces as trust_pieces
-from insika_knowledge.wire.messages import message_text
+from insika_knowledge.wire.messages import message_text, tool_calls
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,8 @@ class TurnReport:
             the name the sighting was recorded under (an existing concept's when the
             candidate restated it under another name; the proposed name when it was
             held as a ``possible_duplicate``).
-        detail: the failure, when there is one.
+        detail: the failure, when there is one; for an ``ok`` turn with no text and no
+            tool call (the model is not asked), says so.
         why: one line per dropped candidate: its position in the answer, the reason
             and what was wrong (``"candidate 0: invalid: description is 312
             characters (at most 200)"``).
@@ -137,6 +138,8 @@ def learn_turn(
     report = TurnReport(session_id=session_id, turn_id=turn_id)
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
+    elif not any(message_text(m).strip() or (isinstance(m, Mapping) and tool_calls(m)) for m in messages):
+        report.detail = "the turn has no text and no tool call: the model was not asked"
     else:
         search = AgentSearch(store, index)
         request = ExtractionRequest(
