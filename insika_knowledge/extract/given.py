@@ -24,6 +24,9 @@ class GivenModel:
         merger: the model asked to merge a related repeat; None = no merge.
     """
 
+    #: It answers without reading the turn: a turn with no text is still asked (`learn_turn`).
+    reads_turn = False
+
     def __init__(self, items: list[Any], merger: ConceptModel | None = None):
         self.items = items
         self.merger = merger

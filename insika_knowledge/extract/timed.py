@@ -35,6 +35,7 @@ class TimedModel:
     def __init__(self, model: ConceptModel, timeout_s: float = MODEL_TIMEOUT_S):
         self.model = model
         self.timeout_s = timeout_s
+        self.reads_turn = bool(getattr(model, "reads_turn", True))  # as `learn_turn` asks it
 
     def propose(self, request: ExtractionRequest) -> list[Any]:  # noqa: D102
         return self._call(self.model.propose, request)

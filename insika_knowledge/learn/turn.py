@@ -55,7 +55,8 @@ class TurnReport:
             candidate restated it under another name; the proposed name when it was
             held as a ``possible_duplicate``).
         detail: the failure, when there is one; for an ``ok`` turn with no text and no
-            tool call (the model is not asked), says so.
+            tool call, says that the model was not asked (a model whose ``reads_turn`` is
+            False, such as `insika_knowledge.extract.given.GivenModel`, is asked anyway).
         why: one line per dropped candidate: its position in the answer, the reason
             and what was wrong (``"candidate 0: invalid: description is 312
             characters (at most 200)"``).
@@ -138,7 +139,8 @@ def learn_turn(
     report = TurnReport(session_id=session_id, turn_id=turn_id)
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
-    elif not any(message_text(m).strip() or (isinstance(m, Mapping) and tool_calls(m)) for m in messages):
+    elif getattr(model, "reads_turn", True) and not any(
+            message_text(m).strip() or (isinstance(m, Mapping) and tool_calls(m)) for m in messages):
         report.detail = "the turn has no text and no tool call: the model was not asked"
     else:
         search = AgentSearch(store, index)
