@@ -118,3 +118,22 @@ def test_an_ordinal_in_words_is_its_number(one: str, other: str) -> None:
 def test_ordinals_that_are_also_other_words_stay_words() -> None:
     assert "d:wd5" in content_terms("entregamos na sexta-feira")  # a weekday, not the sixth
     assert not any(t.startswith("m:") for t in content_terms("our first purchase discount"))
+
+
+@pytest.mark.parametrize(("written", "values"), [
+    # a fraction is the percent it is, however it is written
+    ("one-third of the daily rate", {"m:33.33:%"}), ("a third of the daily rate", {"m:33.33:%"}),
+    ("1/3 of the daily rate", {"m:33.33:%"}), ("um terço da diária", {"m:33.33:%"}),
+    ("1/3 da diária", {"m:33.33:%"}), ("33,33% da diária", {"m:33.33:%"}), ("two-thirds of the fee", {"m:66.67:%"}),
+    ("half price", {"m:50:%"}), ("metade do valor", {"m:50:%"}), ("50% do valor", {"m:50:%"}),
+    # ... and what only looks like one is not
+    ("half an hour", set()), ("the third order", {"m:3:"}), ("um quarto duplo", set()),
+    ("a promoção vale até 1/3.", {"d:03-01"}),
+    # a unit in an English compound is the number's unit
+    ("a 30-day return window", {"m:30:day"}), ("a 59-minute grace period", {"m:59:minute"}),
+    ("returns in 5-7 days", {"m:5-7:day"}), ("COVID-19 tests", {"m:19:"}),
+])
+def test_values_are_read_alike_however_they_are_written(written: str, values: set[str]) -> None:
+    from insika_knowledge.analysis.structure import tokens
+
+    assert {t for t in tokens(written) if t.startswith(("m:", "d:"))} == values

@@ -929,3 +929,62 @@ def test_a_duration_the_business_says_in_another_unit_states_the_claims(quoted: 
     claim = "Trocas em 7 dias\nAceitamos trocas em até 7 dias."
     verdict = assess(claim, "policy", messages, [reply] if quoted else None)
     assert not verdict.quarantined, verdict
+
+
+# ------------------------------------------------ the seventh newcomers' set, dev half (issue 26)
+
+
+@pytest.mark.parametrize(("claim", "reply", "held"), [
+    # a fraction in digits, in words or as a percent is one value
+    ("Late returns\nEach extra hour costs 1/3 of the daily rate.",
+     "Each extra hour is billed at one-third of the daily rate.", False),
+    ("Atraso\nCada hora extra custa um terço da diária.", "Cada hora extra custa 33,33% da diária.", False),
+    ("Late returns\nEach extra hour costs half of the daily rate.",
+     "Each extra hour is billed at one-third of the daily rate.", True),
+    # a unit in an English compound ("a 59-minute grace period") is the number's unit
+    ("Grace period\nLate returns have a grace period of 59 minutes.", "There's a 59-minute grace period.", False),
+    ("Grace period\nLate returns have a grace period of 59 hours.", "There's a 59-minute grace period.", True),
+])
+def test_a_value_is_read_alike_in_every_way_it_is_written(claim: str, reply: str, held: bool) -> None:
+    messages = said(("user", "What about late returns?"), ("assistant", reply))
+    verdict = assess(claim, "policy", messages, [reply])
+    assert verdict.quarantined is held, verdict
+
+
+@pytest.mark.parametrize(("count", "held"), [("a 23 kg checked bag", False), ("two 23 kg checked bags", True)])
+def test_a_portuguese_article_is_no_count_an_english_quote_must_carry(count: str, held: bool) -> None:
+    reply = f"Adding {count} after booking costs $45 per flight segment online."
+    messages = said(("user", "How much is a checked bag after booking?"), ("assistant", reply))
+    claim = "Mala despachada\nAdicionar uma mala despachada de 23 kg depois da compra custa US$ 45 por trecho."
+    verdict = assess(claim, "fact", messages, [reply])
+    assert verdict.quarantined is held, verdict
+
+
+def test_each_subsequent_one_is_of_the_same_kind_not_a_narrower_one() -> None:
+    reply = "There's no fee for your first international transfer each month. After that, each one costs $15."
+    messages = said(("user", "Is there a charge for international transfers?"), ("assistant", reply))
+    claim = ("International transfer fee\nNo fee is charged for the first international transfer of each month; "
+             "each subsequent international transfer costs $15.")
+    verdict = assess(claim, "policy", messages, reply.split(" After"))
+    assert not verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("key", "held"), [("warranty_notes", False), ("customer_notes", True)])
+def test_the_notes_of_what_the_business_sells_are_the_business_s(key: str, held: bool) -> None:
+    record = {"sku": "AERO-2", "name": "Aero 2 Blender", key: "Motor covered for 5 years; jar and blades 24 months"}
+    messages = [{"role": "user", "content": "Does the Aero 2 come with a warranty?"},
+                {"role": "tool", "name": "get_product", "content": json.dumps(record)}]
+    claim = "Aero 2 warranty\nThe Aero 2 Blender's motor is covered for 5 years; jar and blades for 24 months."
+    verdict = assess(claim, "fact", messages, [f'"{key}": "Motor covered for 5 years; jar and blades 24 months"'])
+    assert verdict.quarantined is held, verdict
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    ("Amazon gives a 30-day return window; ours is 7 days from delivery.", True),
+    ("Amazon gives a 30-day return window; ours is 30 days from delivery too.", False),
+])
+def test_the_business_s_own_value_after_someone_else_s_is_the_one_it_states(reply: str, held: bool) -> None:
+    messages = said(("user", "Why is your return window so short?"), ("assistant", reply))
+    claim = "Return window\nReturns are accepted within 30 days of delivery."
+    verdict = assess(claim, "policy", messages, [reply.split(";")[0]])
+    assert verdict.quarantined is held, verdict

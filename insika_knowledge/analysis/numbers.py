@@ -398,6 +398,37 @@ _ORDINAL_SUFFIX_RE: Final = re.compile(r"\b(\d{1,3})(?:st|nd|rd|th)\b")
 _PERCENT_WORDS_RE: Final = re.compile(r"\bpor\s+cento\b|\bper\s+cent\b")
 
 
+#: A fraction as the percent it is (two decimals), so "a third", "one-third", "um terço",
+#: "1/3 of" and "33,33%" read alike, and "half" and "metade" are "50%".
+_FRACTION_PERCENT: Final[dict[tuple[int, int], str]] = {
+    (1, 2): "50", (1, 3): "33.33", (2, 3): "66.67", (1, 4): "25", (3, 4): "75"}
+_FRACTION_NUMERATORS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "um": 1, "uma": 1, "dois": 2, "duas": 2}
+_FRACTION_DENOMINATORS: Final = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
+                                 "terco": 3, "tercos": 3}
+#: A fraction in words ("one-third", "a third", "two thirds", "um terço"; not "the third",
+#: an ordinal, nor "um quarto", a room), "half" and "metade" alone ("half the fee", "pay
+#: half", "a metade do valor"; not "half an hour", "half past"), and a slashed one in digits
+#: before what it is a fraction of ("1/3 of the daily rate", "1/2 da diária"; a slashed pair
+#: elsewhere may be a date).
+_FRACTION_RE: Final = re.compile(
+    r"\b(?P<n>a|one|two|three|um|uma|dois|duas)[- ](?P<d>half|halves|thirds?|quarters?|tercos?)\b"
+    r"|\b(?P<half>half|metade)\b(?! (?:an? |past |hour|day|dozen))"
+    r"|(?<![\d/])\b(?P<dn>[123])/(?P<dd>[234])\b(?![/\d])(?= (?:of|da|do|das|dos|de (?:a|o|um|uma)|daily|diaria)\b)")
+
+
+def _fraction(match: re.Match[str]) -> str:
+    if match["half"]:
+        return "50%"
+    if match["dn"]:
+        key = (int(match["dn"]), int(match["dd"]))
+    else:
+        key = (_FRACTION_NUMERATORS[match["n"]], _FRACTION_DENOMINATORS[match["d"]])
+        if match["d"] in ("terco", "tercos") and match["n"] not in ("um", "dois"):
+            return match.group(0)
+    percent = _FRACTION_PERCENT.get(key)
+    return match.group(0) if percent is None else f"{percent}%"
+
+
 def _place(value: int) -> int:
     """The place a number word fills: 1 for 1-19, 10 for tens, 100 for hundreds..."""
     for place in (1000, 100, 10):
@@ -418,7 +449,8 @@ def read_number_words(folded: str) -> str:
     (``no máximo um``) or as the first end of a range (``um a dois dias``, ``one to two
     days``); English ``one`` is read as 1 unless it is a pronoun (``the one``, ``one of``,
     ``one to a card and another``); elsewhere they stay words.
-    ``por cento`` becomes ``%``.
+    ``por cento`` becomes ``%``, and a fraction the percent it is (`_FRACTION_RE`:
+    ``"a third"`` -> ``"33.33%"``, ``"metade"`` -> ``"50%"``).
 
     Args:
         folded: case- and accent-folded text (`analysis.text.fold`).
@@ -427,6 +459,7 @@ def read_number_words(folded: str) -> str:
         The text with each number-word run replaced by its digits; everything else as it was.
     """
     folded = _PERCENT_WORDS_RE.sub("%", folded)
+    folded = _FRACTION_RE.sub(_fraction, folded)
     folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
     folded = _ORDINAL_SUFFIX_RE.sub(r"\1o", folded)
     tokens = _WORD_TOKEN_RE.findall(folded)
@@ -523,7 +556,9 @@ UNIT_KINDS: Final[dict[str, str]] = {
 _MEASURE_RE: Final = re.compile(
     r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
 )
-_AFTER_RE: Final = re.compile(r"\s?(?P<w1>%|a\.m\.?|p\.m\.?|[a-z]+)(?:\s(?P<w2>[a-z]+))?")
+#: What may follow a number as its unit: after a space, or a hyphen in an English compound
+#: ("a 30-day window", "a 59-minute grace period": the unit of the number).
+_AFTER_RE: Final = re.compile(r"(?:\s|-(?=[a-z]))?(?P<w1>%|a\.m\.?|p\.m\.?|[a-z]+)(?:\s(?P<w2>[a-z]+))?")
 
 
 @dataclass(frozen=True, slots=True)

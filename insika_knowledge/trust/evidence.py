@@ -351,9 +351,11 @@ def _tenses(text: str) -> frozenset[str]:
 
 
 #: An English participle right after an article or a determiner ("the cancelled leg", "a
-#: delayed flight"): an adjective, not a verb in the past.
+#: delayed flight"), a measure between them too ("a 23 kg checked bag"): an adjective, not
+#: a verb in the past.
 _QUALIFYING_PARTICIPLE: Final = re.compile(
-    r"\b((?:the|a|an|this|that|these|those|each|every|any|no|its|our|your|their)\s+)[A-Za-z]{3,}ed\b",
+    r"\b((?:the|a|an|this|that|these|those|each|every|any|no|its|our|your|their)\s+"
+    r"(?:\d+(?:[.,]\d+)?\s?[A-Za-z]{0,3}\s+)?)[A-Za-z]{3,}ed\b",
     re.IGNORECASE)
 
 
@@ -508,8 +510,27 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
     have |= {same_duration(v) for v in have if v.startswith("m:")}
-    return all(v in have or same_duration(v) in have or _ends_found(v, have) or (v.startswith("m:") and (
-        v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers))) for v in wanted)
+    # Portuguese writes one of a thing with its article ("uma mala", "um dia"), English does
+    # not ("a bag"): a Portuguese claim's count of one is found in English texts naming it.
+    english = text_language(claim) == "pt" and text_language(" ".join(t for _, t in found)) == "en"
+    terms = frozenset().union(*(content_terms(text) for _, text in found)) if english else frozenset()
+    return all(v in have or same_duration(v) in have or _ends_found(v, have) or _one_named(v, have, terms) or (
+        v.startswith("m:") and (v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers)))
+        for v in wanted)
+
+
+def _one_named(value: str, have: set[str], terms: frozenset[str]) -> bool:
+    """True when `value` is one of a thing (``m:1:bag``: "uma mala", "um dia", which
+    Portuguese writes with the article) and `terms` (the English texts' content terms;
+    empty otherwise) name that thing, with no other count of it in `have`: "a 23 kg checked
+    bag", "within a business day" (English's article is no number).
+    """
+    if not terms or not value.startswith("m:1:") or value == "m:1:":
+        return False
+    unit = value[4:]
+    if any(v.startswith("m:") and v.split(":", 2)[2] == unit for v in have):
+        return False  # the texts count it: "2 bags" is no "uma mala"
+    return unit in terms or bool(content_terms(unit) & terms)
 
 
 
@@ -628,6 +649,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the quotes say it of other names")
         elif taken_back(claim, max(p.index for p in vouching), parts):
             reasons.append("the business takes it back later")
+        elif any(own_value_after(claim, piece.text, texts) for piece in vouching):
+            reasons.append("the business gives its own value after it")
         else:
             speakers = frozenset(speaker for speaker, _ in found)
             return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
@@ -644,11 +667,19 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
     """
     seq = tokens(claim.split("\n", 1)[-1])
     for at, token in enumerate(seq):
-        if token == "p:p_all":
-            kind = next((t for t in seq[at + 1:] if plain_word(t)), None)
+        if token == "p:p_all":  # "each subsequent transfer" is of transfers: `_ONE_MORE` skipped
+            kind = next((t for t in seq[at + 1:] if plain_word(t) and t not in _ONE_MORE), None)
             if kind is not None and not any(kind in content_terms(t) for t in texts):
                 return False
     return True
+
+
+#: Words after "each"/"cada" that say "one more of the kind", not which kind ("each
+#: subsequent transfer", "cada hora adicional"), as `tokens` reads them.
+_ONE_MORE: Final = frozenset(t for w in (
+    "subsequent additional extra further following next other new later remaining "
+    "subsequente adicional seguinte outro outra proximo proxima novo nova posterior excedente"
+).split() for t in content_terms(w))
 
 
 def said_of_others(claim: str, texts: Sequence[str], business: Sequence[str], seen: Sequence[str] = ()) -> bool:
@@ -690,6 +721,26 @@ def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
             if covers(claim, [sentence]) and not polarity_agrees(claim, sentence):
                 return True
     return False
+
+
+def own_value_after(claim: str, text: str, quoted: Sequence[str]) -> bool:
+    """True when a sentence of `text` after the last of the `quoted` sentences it holds
+    gives one of the claim's units another value and none of the claim's, and names
+    nothing the claim does not: the business's own value after someone else's ("Amazon
+    gives a 30-day return window; ours is 7 days from delivery" does not vouch for "Returns
+    within 30 days").
+    """
+    if not _values(claim):
+        return False
+    parts = sentences(text)
+    last = max((i for i, sentence in enumerate(parts) if sentence in quoted), default=None)
+    if last is None:
+        return False
+    wanted = content_terms(claim)
+    return any(
+        _other_values(claim, [("agent", sentence)]) and not _values(sentence) & _values(claim)
+        and not {t for t in content_terms(sentence) - wanted if not t.startswith(("m:", "d:"))}
+        for sentence in parts[last + 1:])
 
 
 def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:

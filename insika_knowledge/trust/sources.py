@@ -36,9 +36,13 @@ CUSTOMER_FIELDS: Final = re.compile(
 #: (`_BUSINESS_VOICE`) and nowhere in the first person singular.
 _EITHER_FIELDS: Final = re.compile(r"^(?:message|mensagem|msg)$")
 #: Keys the business writes although a customer-field word is in them: what a return,
-#: an exchange or a policy asks of the customer ("return_instructions").
+#: an exchange or a policy asks of the customer ("return_instructions"), and the notes of
+#: what it sells ("warranty_notes", "care_instructions", "plan_notes"). Not a delivery's or
+#: an order's: the customer types those ("delivery_instructions": "leave it at the door").
 _BUSINESS_FIELDS: Final = re.compile(
-    r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor)"
+    r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor"
+    r"|warranty|garantia|product|produto|care|cuidados?|usage|uso|installation|instalacao|assembly|montagem"
+    r"|plan|plano|fare|tarifa|service|servico)"
     r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$")
 #: Words of a text that speak of or to the customer, as the business does (folded).
 _BUSINESS_VOICE: Final = re.compile(
