@@ -435,6 +435,12 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         # the Portuguese article "as" opening a sentence or a phrase is no "às"
         ("As lojas físicas abrem aos domingos.", "Aos domingos, as lojas físicas abrem."),
         ("As trocas são feitas na loja.", "Trocas são feitas na loja."),
+        # a rate said per, a, every or -ly; "without" and "with no"; a "get" passive
+        ("The membership fee is $39.99 per month.", "The membership fee is $39.99 a month."),
+        ("The membership fee is $39.99 per month.", "The membership fee is $39.99 monthly."),
+        ("Meter readings are taken once a month.", "Meter readings are taken monthly."),
+        ("Customers can cancel at any time without a penalty.", "Customers can cancel at any time with no penalty."),
+        ("Wire transfers are processed the next business day.", "Wire transfers get processed the next business day."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -604,6 +610,11 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("A tarifa é reembolsada.", "A taxa é reembolsada."),
     ("Customs fees are paid by the buyer.", "Customer fees are paid by the buyer."),
     ("Each passenger may bring one bag.", "Each passenger may bring one suitcase."),
+    # a rate is no total, once is not twice, with is not without
+    ("The membership fee is $39.99 a month.", "The membership fee is $39.99 a year."),
+    ("The membership fee is $39.99 monthly.", "The membership fee is $39.99."),
+    ("Meter readings are taken monthly.", "Meter readings are taken twice a month."),
+    ("Orders ship without tracking.", "Orders ship with tracking."),
 ])
 def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

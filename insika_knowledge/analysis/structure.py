@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -521,7 +522,7 @@ def _prepare(text: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
-_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
+_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
@@ -538,6 +539,18 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
+        # a rate: "$39.99 a month", "$39.99 every month" and "$39.99 monthly" (ending its phrase:
+        # not "1/3 daily rate") are "$39.99 per month"; "taken monthly" is "once a month"
+        ((" a ", " an ", " every ", " each "), r"(?<=\d)(\s?(?:%|reais|dollars?|euros?|times)?)\s+(?:a|an|every|each)"
+         r"\s+(?=(?:hour|day|night|week|month|year)\b)", r"\1 per "),
+        (("ly",), r"(?<=\d)(\s?(?:%|reais|dollars?|euros?)?)\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+         lambda m: f"{m[1]} per {'day' if m[2] == 'dai' else m[2]}"),
+        (("ly",), r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+         lambda m: f"1 per {'day' if m[1] == 'dai' else m[1]}"),
+        # "without a penalty" is "with no penalty" ("with no fee" reads as free)
+        (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
+        # "get" + a participle is a passive: "transfers get processed" as "are processed"
+        (("get",), r"\bgets? (?=[a-z]{3,}ed\b)", "are "),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
