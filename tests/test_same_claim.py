@@ -441,6 +441,9 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Meter readings are taken once a month.", "Meter readings are taken monthly."),
         ("Customers can cancel at any time without a penalty.", "Customers can cancel at any time with no penalty."),
         ("Wire transfers are processed the next business day.", "Wire transfers get processed the next business day."),
+        ("The pharmacy is open 24/7.", "The pharmacy is open 24 hours a day, seven days a week."),
+        ("A mensalidade custa R$ 50 por mês.", "A mensalidade custa R$ 50 ao mês."),
+        ("A leitura do medidor é feita uma vez por mês.", "A leitura do medidor é feita mensalmente."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -615,6 +618,8 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("The membership fee is $39.99 monthly.", "The membership fee is $39.99."),
     ("Meter readings are taken monthly.", "Meter readings are taken twice a month."),
     ("Orders ship without tracking.", "Orders ship with tracking."),
+    ("The pharmacy is open 24/7.", "The pharmacy is open 24 hours a day, six days a week."),
+    ("A mensalidade custa R$ 50 ao mês.", "A mensalidade custa R$ 50 ao ano."),
 ])
 def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

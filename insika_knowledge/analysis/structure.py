@@ -511,7 +511,39 @@ def _prepare(text: str) -> str:
     for triggers, pattern, replacement in _MARKS:
         if any(t in folded for t in triggers):
             folded = pattern.sub(replacement, folded)
-    return read_number_words(folded)
+    return _rates(read_number_words(folded))
+
+
+#: After a number (and its unit), how a rate is said: "$39.99 a month", "every month",
+#: "monthly" ending its phrase (not "1/3 daily rate"), "R$ 50 ao mês", "mensais", are all
+#: "per month"; "taken monthly" is "1 per month" ("once a month"); "24/7" is "24 hours
+#: per day, 7 days per week". (Folded text, number words read.)
+_UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
+_RATE_RULES: Final[tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
+    (trigger, re.compile(pattern), replacement) for trigger, pattern, replacement in (
+        ("24", r"\b24\s?(?:/|x)\s?7\b", "24 hours per day, 7 days per week"),
+        (" ", r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)",
+         r"\1 per "),
+        (" ", r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
+        ("ly", r"(?<=\d)" + _UNIT_AFTER + r"\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+         lambda m: f"{m[1]} per {'day' if m[2] == 'dai' else m[2]}"),
+        ("ly", r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+         lambda m: f"1 per {'day' if m[1] == 'dai' else m[1]}"),
+        ("ais", r"(?<=\d)" + _UNIT_AFTER + r"\s+(mensais|anuais|semanais)\b",
+         lambda m: f"{m[1]} por {_PT_RATE[m[2]]}"),
+        ("mente", r"\b(mensalmente|anualmente|semanalmente|diariamente)(?=\s*(?:[.,;!?]|$))",
+         lambda m: f"1 por {_PT_RATE[m[1]]}"),
+    ))
+_PT_RATE: Final = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
+                   "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
+
+
+def _rates(text: str) -> str:
+    """`text` with each rate written as `_RATE_RULES` read it."""
+    for trigger, pattern, replacement in _RATE_RULES:
+        if trigger in text:
+            text = pattern.sub(replacement, text)
+    return text
 
 
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
@@ -539,14 +571,6 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.M
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
-        # a rate: "$39.99 a month", "$39.99 every month" and "$39.99 monthly" (ending its phrase:
-        # not "1/3 daily rate") are "$39.99 per month"; "taken monthly" is "once a month"
-        ((" a ", " an ", " every ", " each "), r"(?<=\d)(\s?(?:%|reais|dollars?|euros?|times)?)\s+(?:a|an|every|each)"
-         r"\s+(?=(?:hour|day|night|week|month|year)\b)", r"\1 per "),
-        (("ly",), r"(?<=\d)(\s?(?:%|reais|dollars?|euros?)?)\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
-         lambda m: f"{m[1]} per {'day' if m[2] == 'dai' else m[2]}"),
-        (("ly",), r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
-         lambda m: f"1 per {'day' if m[1] == 'dai' else m[1]}"),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
