@@ -442,6 +442,11 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Customers can cancel at any time without a penalty.", "Customers can cancel at any time with no penalty."),
         ("Wire transfers are processed the next business day.", "Wire transfers get processed the next business day."),
         ("The pharmacy is open 24/7.", "The pharmacy is open 24 hours a day, seven days a week."),
+        # the passive of "include", its agent after "in", "with" or "em"
+        ("Breakfast is included in all room rates.", "All room rates include breakfast."),
+        ("Roadside assistance is included with every policy.", "Every policy includes roadside assistance."),
+        ("O café da manhã está incluído na diária.", "A diária inclui o café da manhã."),
+        ("Taxes are not included in the fee.", "The fee does not include taxes."),
         ("A mensalidade custa R$ 50 por mês.", "A mensalidade custa R$ 50 ao mês."),
         ("A leitura do medidor é feita uma vez por mês.", "A leitura do medidor é feita mensalmente."),
     ],
@@ -619,6 +624,8 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("Meter readings are taken monthly.", "Meter readings are taken twice a month."),
     ("Orders ship without tracking.", "Orders ship with tracking."),
     ("The pharmacy is open 24/7.", "The pharmacy is open 24 hours a day, six days a week."),
+    ("Taxes are included in the fee.", "The fee is included in the taxes."),
+    ("Taxes are included in the fee.", "The fee does not include taxes."),
     ("A mensalidade custa R$ 50 ao mês.", "A mensalidade custa R$ 50 ao ano."),
 ])
 def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: str) -> None:

@@ -684,7 +684,48 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_said_once(out))
+    return tuple(_included_active(_said_once(out)))
+
+
+#: The words after "included" that name what includes it ("in the rate", "with every
+#: policy", "na diária").
+_INCLUDED_IN: Final = frozenset({"r:in", "r:with", "r:em"})
+
+
+def _included_active(out: list[str]) -> list[str]:
+    """`out` with each clause "X is included in Y" read as "Y includes X" ("Breakfast is
+    included in all room rates" as "All room rates include breakfast"; "O café está
+    incluído na diária" as "A diária inclui o café"): the passive of "include", whose
+    agent follows "in", "with" or "em" instead of "by". A negation stays before the verb.
+    """
+    if "p:p_include" not in out:
+        return out
+    result: list[str] = []
+    clause: list[str] = []
+    for token in [*out, None]:
+        if token is None or token in (SENTENCE, PHRASE, LABEL) or token.startswith("c:"):
+            result += _include_swapped(clause)
+            clause = []
+            if token is not None:
+                result.append(token)
+        else:
+            clause.append(token)
+    return result
+
+
+def _include_swapped(clause: list[str]) -> list[str]:
+    """One clause of `_included_active`: swapped when it is ``X [n] p_include in Y``."""
+    if clause.count("p:p_include") != 1:
+        return clause
+    at = clause.index("p:p_include")
+    if at + 1 >= len(clause) or clause[at + 1] not in _INCLUDED_IN:
+        return clause
+    negated = at > 0 and clause[at - 1] == "n"
+    subject = clause[:at - 1] if negated else clause[:at]
+    agent = clause[at + 2:]
+    if not subject or not agent:
+        return clause
+    return [*agent, *(["n"] if negated else []), "p:p_include", *subject]
 
 
 def _said_once(out: list[str]) -> list[str]:
