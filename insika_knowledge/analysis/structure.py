@@ -518,6 +518,8 @@ def _prepare(text: str) -> str:
 #: "monthly" ending its phrase (not "1/3 daily rate"), "R$ 50 ao mês", "mensais", are all
 #: "per month"; "taken monthly" is "1 per month" ("once a month"); "24/7" is "24 hours
 #: per day, 7 days per week". (Folded text, number words read.)
+_PT_RATE: Final[dict[str, str]] = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
+                   "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
 _UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
 _RATE_RULES: Final[tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
     (trigger, re.compile(pattern), replacement) for trigger, pattern, replacement in (
@@ -534,8 +536,6 @@ _RATE_RULES: Final[tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[st
         ("mente", r"\b(mensalmente|anualmente|semanalmente|diariamente)(?=\s*(?:[.,;!?]|$))",
          lambda m: f"1 por {_PT_RATE[m[1]]}"),
     ))
-_PT_RATE: Final = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
-                   "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
 
 
 def _rates(text: str) -> str:
@@ -554,7 +554,7 @@ def _rates(text: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
-_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
+_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
