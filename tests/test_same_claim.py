@@ -466,6 +466,13 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Roadside assistance is included with every policy.", "Every policy includes roadside assistance."),
         ("O café da manhã está incluído na diária.", "A diária inclui o café da manhã."),
         ("Taxes are not included in the fee.", "The fee does not include taxes."),
+        # "X is free for Y" is "Y get free X", the "for Y" in front or not
+        ("Shipping is free for members.", "Members get free shipping."),
+        ("For members, shipping is free.", "Members get free shipping."),
+        ("O frete é grátis para pedidos acima de R$ 50.", "Pedidos acima de R$ 50 têm frete grátis."),
+        # a rate in Portuguese; "24/7" in either language
+        ("O estacionamento custa R$ 15 a hora.", "O estacionamento custa R$ 15 por hora."),
+        ("A farmácia funciona 24 horas por dia, 7 dias por semana.", "A farmácia funciona 24/7."),
         ("A mensalidade custa R$ 50 por mês.", "A mensalidade custa R$ 50 ao mês."),
         ("A leitura do medidor é feita uma vez por mês.", "A leitura do medidor é feita mensalmente."),
     ],
@@ -645,6 +652,10 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("The pharmacy is open 24/7.", "The pharmacy is open 24 hours a day, six days a week."),
     ("Taxes are included in the fee.", "The fee is included in the taxes."),
     ("Taxes are included in the fee.", "The fee does not include taxes."),
+    ("Shipping is free for members.", "Members get free returns."),
+    ("Shipping is free for members.", "Members are free."),
+    ("Children eat free on Tuesdays.", "Tuesdays eat free children."),
+    ("O estacionamento custa R$ 15 a hora.", "O estacionamento custa R$ 15 a noite."),
     ("A mensalidade custa R$ 50 ao mês.", "A mensalidade custa R$ 50 ao ano."),
 ])
 def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: str) -> None:

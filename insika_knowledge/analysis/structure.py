@@ -516,17 +516,19 @@ def _prepare(text: str) -> str:
 
 #: After a number (and its unit), how a rate is said: "$39.99 a month", "every month",
 #: "monthly" ending its phrase (not "1/3 daily rate"), "R$ 50 ao mês", "mensais", are all
-#: "per month"; "taken monthly" is "1 per month" ("once a month"); "24/7" is "24 hours
-#: per day, 7 days per week". (Folded text, number words read.)
+#: "per month"; "taken monthly" is "1 per month" ("once a month"); "24/7" and "24 hours a
+#: day, 7 days a week" (in either language) are one word. (Folded text, number words read.)
 _PT_RATE: Final[dict[str, str]] = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
                    "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
 _UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
 _RATE_RULES: Final[tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
     (trigger, re.compile(pattern), replacement) for trigger, pattern, replacement in (
-        ("24", r"\b24\s?(?:/|x)\s?7\b", "24 hours per day, 7 days per week"),
+        ("24", r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
+               r"(?:days?|dias?)\s+(?:a|per|por|na)\s+(?:week|semana)\b", "aroundtheclock"),
         (" ", r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)",
          r"\1 per "),
         (" ", r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
+        (" a ", r"(?<=\d)" + _UNIT_AFTER + r"\s+a\s+(?=(?:hora|noite|semana|diaria)\b)", r"\1 por "),
         ("ly", r"(?<=\d)" + _UNIT_AFTER + r"\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
          lambda m: f"{m[1]} per {'day' if m[2] == 'dai' else m[2]}"),
         ("ly", r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
@@ -684,7 +686,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_included_active(_said_once(out)))
+    return tuple(_free_for_active(_included_active(_said_once(out))))
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
@@ -700,17 +702,7 @@ def _included_active(out: list[str]) -> list[str]:
     """
     if "p:p_include" not in out:
         return out
-    result: list[str] = []
-    clause: list[str] = []
-    for token in [*out, None]:
-        if token is None or token in (SENTENCE, PHRASE, LABEL) or token.startswith("c:"):
-            result += _include_swapped(clause)
-            clause = []
-            if token is not None:
-                result.append(token)
-        else:
-            clause.append(token)
-    return result
+    return _by_clause(out, _include_swapped)
 
 
 def _include_swapped(clause: list[str]) -> list[str]:
@@ -726,6 +718,65 @@ def _include_swapped(clause: list[str]) -> list[str]:
     if not subject or not agent:
         return clause
     return [*agent, *(["n"] if negated else []), "p:p_include", *subject]
+
+
+#: The roles after "free" that name who or what gets it ("free for members", "grátis para
+#: pedidos acima de R$ 50"; not "on" / "em", as often a time: "free on Tuesdays").
+_FREE_FOR: Final = frozenset({"r:for", "r:para"})
+
+
+def _free_for_active(out: list[str]) -> list[str]:
+    """`out` with each clause "X is free for Y" read as "Y get free X" ("Shipping is free on
+    orders over $50" as "Orders over $50 get free shipping"; "O frete é grátis para
+    pedidos acima de R$ 50" as "Pedidos acima de R$ 50 têm frete grátis").
+    """
+    if "s_free" not in out:
+        return out
+    return _by_clause(_fronted_for(out), _free_swapped)
+
+
+def _fronted_for(out: list[str]) -> list[str]:
+    """`out` with a fronted "For Y, X is free" read as "X is free for Y" (`_free_swapped`
+    then reads it as "Y get free X", as it reads the phrase in its place).
+    """
+    i = 0
+    while i < len(out):
+        start = i == 0 or out[i - 1] in (SENTENCE, PHRASE, LABEL)
+        if start and out[i] in _FREE_FOR:
+            end = next((j for j in range(i, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
+            after = next((j for j in range(end + 1, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
+            rest = out[end + 1:after]
+            if end < len(out) and out[end] == PHRASE and rest and rest[-1] == "s_free" and rest.count("s_free") == 1:
+                out = [*out[:i], *rest, *out[i:end], *out[after:]]
+        i += 1
+    return out
+
+
+def _free_swapped(clause: list[str]) -> list[str]:
+    """One clause of `_free_for_active`: swapped when it is ``X s_free for Y``."""
+    if clause.count("s_free") != 1:
+        return clause
+    at = clause.index("s_free")
+    if at == 0 or at + 2 > len(clause) - 1 or clause[at + 1] not in _FREE_FOR:
+        return clause
+    return [*clause[at + 2:], *clause[:at], "s_free"]
+
+
+def _by_clause(out: list[str], rewrite: Callable[[list[str]], list[str]]) -> list[str]:
+    """`out` with `rewrite` applied to each clause (the tokens between two phrase breaks,
+    labels or connectives), the breaks kept.
+    """
+    result: list[str] = []
+    clause: list[str] = []
+    for token in [*out, None]:
+        if token is None or token in (SENTENCE, PHRASE, LABEL) or token.startswith("c:"):
+            result += rewrite(clause)
+            clause = []
+            if token is not None:
+                result.append(token)
+        else:
+            clause.append(token)
+    return result
 
 
 def _said_once(out: list[str]) -> list[str]:
