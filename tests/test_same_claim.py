@@ -470,6 +470,7 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Shipping is free for members.", "Members get free shipping."),
         ("For members, shipping is free.", "Members get free shipping."),
         ("O frete é grátis para pedidos acima de R$ 50.", "Pedidos acima de R$ 50 têm frete grátis."),
+        ("Pedidos feitos depois das 16h são enviados amanhã.", "Pedidos feitos após as 16h são enviados amanhã."),
         # a rate in Portuguese; "24/7" in either language
         ("O estacionamento custa R$ 15 a hora.", "O estacionamento custa R$ 15 por hora."),
         ("A farmácia funciona 24 horas por dia, 7 dias por semana.", "A farmácia funciona 24/7."),
@@ -656,6 +657,7 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("Shipping is free for members.", "Members are free."),
     ("Children eat free on Tuesdays.", "Tuesdays eat free children."),
     ("O estacionamento custa R$ 15 a hora.", "O estacionamento custa R$ 15 a noite."),
+    ("Pedidos feitos depois das 16h são enviados amanhã.", "Pedidos feitos antes das 16h são enviados amanhã."),
     ("A mensalidade custa R$ 50 ao mês.", "A mensalidade custa R$ 50 ao ano."),
 ])
 def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: str) -> None:

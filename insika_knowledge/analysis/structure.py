@@ -508,9 +508,9 @@ def _prepare(text: str) -> str:
             folded = pattern.sub(word, folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
-    for triggers, pattern, replacement in _MARKS:
+    for triggers, pattern, mark in _MARKS:
         if any(t in folded for t in triggers):
-            folded = pattern.sub(replacement, folded)
+            folded = pattern.sub(mark, folded)
     return _rates(read_number_words(folded))
 
 
@@ -556,7 +556,7 @@ def _rates(text: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
-_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
+_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
@@ -573,6 +573,10 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...]] = tuple(
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
+        # "depois de" / "antes das" are "após" / "antes" ("depois das 16h" is "após as 16h"): the
+        # preposition's "de" is no role; its article stays ("as 16h" is a time of day)
+        (("depois d", "antes d"), r"\b(depois|antes) d(e|a|as|o|os)\b",
+         lambda m: f"{m[1]} {m[2][1:]}" if len(m[2]) > 1 else m[1]),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
