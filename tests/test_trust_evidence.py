@@ -969,7 +969,8 @@ def test_each_subsequent_one_is_of_the_same_kind_not_a_narrower_one() -> None:
     assert not verdict.quarantined, verdict
 
 
-@pytest.mark.parametrize(("key", "held"), [("warranty_notes", False), ("customer_notes", True)])
+@pytest.mark.parametrize(("key", "held"), [("warranty_notes", False), ("observacoes_garantia", False),
+                                           ("customer_notes", True), ("observacao_cliente", True)])
 def test_the_notes_of_what_the_business_sells_are_the_business_s(key: str, held: bool) -> None:
     record = {"sku": "AERO-2", "name": "Aero 2 Blender", key: "Motor covered for 5 years; jar and blades 24 months"}
     messages = [{"role": "user", "content": "Does the Aero 2 come with a warranty?"},

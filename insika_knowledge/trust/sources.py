@@ -43,7 +43,10 @@ _BUSINESS_FIELDS: Final = re.compile(
     r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor"
     r"|warranty|garantia|product|produto|care|cuidados?|usage|uso|installation|instalacao|assembly|montagem"
     r"|plan|plano|fare|tarifa|service|servico)"
-    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$")
+    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$"
+    # Portuguese names them the other way round ("observacoes_garantia", "instrucoes_de_uso")
+    r"|^(?:observac\w*|obs|notas?|instrucoes|mensagem)_?(?:d[aeo]s?_?)?(?:garantia|produto|uso|instalacao|montagem"
+    r"|cuidados?|plano|tarifa|servico|devolucao|troca|reembolso|politica|loja|vendedor|frete|envio)$")
 #: Words of a text that speak of or to the customer, as the business does (folded).
 _BUSINESS_VOICE: Final = re.compile(
     r"\b(?:the customer|o cliente|a cliente|your|you|seu|sua|voce|we|our|nos|nossa|nosso)\b")
