@@ -416,6 +416,10 @@ _FRACTION_RE: Final = re.compile(
     r"|(?<![\d/])\b(?P<dn>[123])/(?P<dd>[234])\b(?![/\d])(?= (?:of|da|do|das|dos|de (?:a|o|um|uma)|daily|diaria)\b)")
 
 
+#: Some text every `_FRACTION_RE` match holds (a cheap test first).
+_FRACTION_HINTS: Final = ("half", "metade", "third", "terco", "quarter", "/")
+
+
 def _fraction(match: re.Match[str]) -> str:
     if match["half"]:
         return "50%"
@@ -459,7 +463,8 @@ def read_number_words(folded: str) -> str:
         The text with each number-word run replaced by its digits; everything else as it was.
     """
     folded = _PERCENT_WORDS_RE.sub("%", folded)
-    folded = _FRACTION_RE.sub(_fraction, folded)
+    if any(w in folded for w in _FRACTION_HINTS):
+        folded = _FRACTION_RE.sub(_fraction, folded)
     folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
     folded = _ORDINAL_SUFFIX_RE.sub(r"\1o", folded)
     tokens = _WORD_TOKEN_RE.findall(folded)

@@ -521,29 +521,31 @@ def _prepare(text: str) -> str:
 _PT_RATE: Final[dict[str, str]] = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
                    "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
 _UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
-_RATE_RULES: Final[tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
-    (trigger, re.compile(pattern), replacement) for trigger, pattern, replacement in (
-        ("24", r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
+_RATE_RULES: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
+    (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
+        (("24",), r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
                r"(?:days?|dias?)\s+(?:a|per|por|na)\s+(?:week|semana)\b", "aroundtheclock"),
-        (" ", r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)",
-         r"\1 per "),
-        (" ", r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
-        (" a ", r"(?<=\d)" + _UNIT_AFTER + r"\s+a\s+(?=(?:hora|noite|semana|diaria)\b)", r"\1 por "),
-        ("ly", r"(?<=\d)" + _UNIT_AFTER + r"\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+        ((" a ", " an ", " every ", " each "),
+         r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)", r"\1 per "),
+        ((" ao ", " a cada "),
+         r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
+        ((" a hora", " a noite", " a semana", " a diaria"),
+         r"(?<=\d)" + _UNIT_AFTER + r"\s+a\s+(?=(?:hora|noite|semana|diaria)\b)", r"\1 por "),
+        (("ly",), r"(?<=\d)" + _UNIT_AFTER + r"\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
          lambda m: f"{m[1]} per {'day' if m[2] == 'dai' else m[2]}"),
-        ("ly", r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+        (("ly",), r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
          lambda m: f"1 per {'day' if m[1] == 'dai' else m[1]}"),
-        ("ais", r"(?<=\d)" + _UNIT_AFTER + r"\s+(mensais|anuais|semanais)\b",
+        (("mensais", "anuais", "semanais"), r"(?<=\d)" + _UNIT_AFTER + r"\s+(mensais|anuais|semanais)\b",
          lambda m: f"{m[1]} por {_PT_RATE[m[2]]}"),
-        ("mente", r"\b(mensalmente|anualmente|semanalmente|diariamente)(?=\s*(?:[.,;!?]|$))",
+        (("mente",), r"\b(mensalmente|anualmente|semanalmente|diariamente)(?=\s*(?:[.,;!?]|$))",
          lambda m: f"1 por {_PT_RATE[m[1]]}"),
     ))
 
 
 def _rates(text: str) -> str:
     """`text` with each rate written as `_RATE_RULES` read it."""
-    for trigger, pattern, replacement in _RATE_RULES:
-        if trigger in text:
+    for triggers, pattern, replacement in _RATE_RULES:
+        if any(t in text for t in triggers):
             text = pattern.sub(replacement, text)
     return text
 
