@@ -150,8 +150,8 @@ class ModelFailure(RunTimeFailure):
             ``model_malformed``, ``model_empty`` or ``model_error``.
         attempts: how many attempts were made.
         raw_output: the last raw text the model answered, if any (truncated to 2000 chars).
-        retry_after_s: for ``model_rate_limited``, the seconds the provider asked to wait
-            (its ``Retry-After`` header), or None when it did not say.
+        retry_after_s: the seconds the provider asked to wait (its ``Retry-After`` header,
+            on a 429 or any other HTTP error), or None when it did not say.
         transient: True when the same call may succeed in a moment without anyone changing
             anything: a timeout, HTTP 429, 408, 409 or 5xx, a failed connection (the
             learning queue tries such a turn again by itself). An answer that was not the

@@ -1191,7 +1191,14 @@ class Memory:
         """
         check_types("Memory.restore()", name=(name, str), version=(version, int), actor=(actor, str))
         check_agent(agent)
-        return self.store(tenant).restore(agent, name, version, actor=actor).concept
+        store = self.store(tenant)
+        try:
+            return store.restore(agent, name, version, actor=actor).concept
+        except NotFound as exc:
+            hint = _renamed_hint(_now_called(store, agent, name))
+            if not hint:
+                raise
+            raise NotFound(f"{exc}{hint}") from None
 
     def _embed_written(self, tenant: str, agent: str) -> None:
         """Make the vectors of what a person just wrote; a failure is reported, never raised

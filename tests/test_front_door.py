@@ -105,11 +105,17 @@ def test_a_turn_with_no_text_is_not_sent_to_the_model(memory: Memory, messages: 
     assert "not asked" in (report.detail or "")
     record = memory.store().extraction(AGENT, "s-empty", "t1")
     assert record is not None and record.outcome == "ok"
-    # a tool call alone is something to read
-    call = {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": "{}"}}]}
-    memory.learn([call], agent=AGENT, session_id="s-call", turn_id="t1", model=model)
-    assert model.calls == 1
+    # a tool call or a tool's result alone is something to read (found by a newcomer's
+    # attack: Anthropic's tool_result part and the legacy function_call were not)
+    readable = [
+        [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": "{}"}}]}],
+        [{"role": "assistant", "content": None, "function_call": {"name": "get_order", "arguments": "{}"}}],
+        [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1", "content": "Warranty: 2 years"}]}],
+    ]
+    for i, turn in enumerate(readable):
+        memory.learn(turn, agent=AGENT, session_id=f"s-call-{i}", turn_id="t1", model=model)
+    assert model.calls == len(readable)
 
 
 def test_search_returns_scored_hits_with_status(memory: Memory) -> None:

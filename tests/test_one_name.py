@@ -506,7 +506,8 @@ def test_an_old_name_says_which_concept_it_now_names(tmp_path: Path) -> None:
         hint = "it is an alias of 'frete-gratis'"
         for call in (lambda: memory.update("frete", agent=AGENT, description="Outra."),
                      lambda: memory.history("frete", agent=AGENT),
-                     lambda: memory.delete(agent=AGENT, name="frete")):
+                     lambda: memory.delete(agent=AGENT, name="frete"),
+                     lambda: memory.restore("frete", 1, agent=AGENT)):  # restore: a second attack
             with pytest.raises(NotFound, match=re.escape(hint)):
                 call()
         assert memory.store().get(AGENT, "frete-gratis").concept.description == "Frete grátis acima de R$ 199."

@@ -88,9 +88,10 @@ def test_the_queue_gives_up_after_max_attempts_keeping_the_last_failure(tmp_path
     memory.close()
 
 
-def test_retry_after_is_honoured_between_attempts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("code", [429, 503])  # a 503's Retry-After too (found by a newcomer's attack)
+def test_retry_after_is_honoured_between_attempts(tmp_path: Path, code: int) -> None:
     stamps: list[float] = []
-    replies = [Status(429, "slow down", {"retry-after": "1"}), json.dumps([CANDIDATE])]
+    replies = [Status(code, "slow down", {"retry-after": "1"}), json.dumps([CANDIDATE])]
 
     def reply(body: dict[str, Any]) -> Any:
         stamps.append(time.monotonic())

@@ -658,6 +658,14 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("Children eat free on Tuesdays.", "Tuesdays eat free children."),
     ("O estacionamento custa R$ 15 a hora.", "O estacionamento custa R$ 15 a noite."),
     ("Pedidos feitos depois das 16h são enviados amanhã.", "Pedidos feitos antes das 16h são enviados amanhã."),
+    # found by a newcomer's attack on this round's readings
+    ("O parcelamento é em 12 vezes mensais.", "O parcelamento é em 12 vezes por mês."),
+    ("The late fee is a quarter.", "The late fee is 25%."),
+    ("Buy two shirts and get a third free.", "Buy two shirts and get one third free."),
+    ("A half-day tour costs $50.", "A 50% day tour costs $50."),
+    ("Guests get upgraded rooms.", "Guests are upgraded rooms."),
+    ("Parking is free for 2 hours.", "2 hours get free parking."),
+    ("For now, shipping is free.", "Now get free shipping."),
     ("A mensalidade custa R$ 50 ao mês.", "A mensalidade custa R$ 50 ao ano."),
 ])
 def test_what_words_carry_beyond_their_terms_is_never_the_same_claim(a: str, b: str) -> None:

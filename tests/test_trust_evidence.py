@@ -989,3 +989,29 @@ def test_the_business_s_own_value_after_someone_else_s_is_the_one_it_states(repl
     claim = "Return window\nReturns are accepted within 30 days of delivery."
     verdict = assess(claim, "policy", messages, [reply.split(";")[0]])
     assert verdict.quarantined is held, verdict
+
+
+def test_a_portuguese_count_of_one_is_not_found_in_a_quote_that_prices_the_thing() -> None:
+    # found by a newcomer's attack on the rule above: "includes a bag" vouched by "a bag costs $45"
+    reply = "On Light, a 23 kg checked bag costs $45."
+    messages = said(("user", "Does the Light fare include a checked bag?"), ("assistant", reply))
+    claim = "Mala despachada na Light\nA tarifa Light inclui uma mala despachada de 23 kg."
+    assert assess(claim, "policy", messages, [reply]).quarantined
+
+
+@pytest.mark.parametrize("record", [
+    # found by a newcomer's attack: a product note is the business's only in a catalogue
+    # record no customer wrote
+    {"ticket_id": 88, "opened_by": "customer", "product": "Aero 2 Blender", "warranty_notes": "{value}"},
+    {"order_id": 5, "placed_by": "customer", "items": [{"sku": "AERO-2", "product_notes": "{value}"}]},
+    {"booking_id": 7, "service": "Aero 2 installation", "installation_notes": "{value}"},
+    {"sku": "AERO-2", "warranty_notes": "I read that the {value}"},
+    {"solicitacao": 9, "produto": "Aero 2 Blender", "obs_troca": "{value}"},
+])
+def test_a_note_a_customer_wrote_is_theirs_whatever_its_key_names(record: dict[str, object]) -> None:
+    value = "Motor covered for 5 years; jar and blades 24 months"
+    content = json.dumps(record).replace("{value}", value)
+    messages = [{"role": "user", "content": "Does the Aero 2 come with a warranty?"},
+                {"role": "tool", "name": "get_record", "content": content}]
+    claim = "Aero 2 warranty\nThe Aero 2 Blender's motor is covered for 5 years; jar and blades for 24 months."
+    assert assess(claim, "fact", messages, [value]).quarantined

@@ -521,6 +521,9 @@ def _prepare(text: str) -> str:
 _PT_RATE: Final[dict[str, str]] = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
                    "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
 _UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
+#: ...the same, but no count of times: "12 vezes mensais" are 12 monthly instalments, not
+#: 12 times a month.
+_AMOUNT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|hours?|horas?|days?|dias?)?)"
 _RATE_RULES: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         (("24",), r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
@@ -531,11 +534,11 @@ _RATE_RULES: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[
          r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
         ((" a hora", " a noite", " a semana", " a diaria"),
          r"(?<=\d)" + _UNIT_AFTER + r"\s+a\s+(?=(?:hora|noite|semana|diaria)\b)", r"\1 por "),
-        (("ly",), r"(?<=\d)" + _UNIT_AFTER + r"\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
+        (("ly",), r"(?<=\d)" + _AMOUNT_AFTER + r"\s+(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
          lambda m: f"{m[1]} per {'day' if m[2] == 'dai' else m[2]}"),
         (("ly",), r"\b(hour|dai|night|week|month|year)ly(?=\s*(?:[.,;!?]|$))",
          lambda m: f"1 per {'day' if m[1] == 'dai' else m[1]}"),
-        (("mensais", "anuais", "semanais"), r"(?<=\d)" + _UNIT_AFTER + r"\s+(mensais|anuais|semanais)\b",
+        (("mensais", "anuais", "semanais"), r"(?<=\d)" + _AMOUNT_AFTER + r"\s+(mensais|anuais|semanais)\b",
          lambda m: f"{m[1]} por {_PT_RATE[m[2]]}"),
         (("mente",), r"\b(mensalmente|anualmente|semanalmente|diariamente)(?=\s*(?:[.,;!?]|$))",
          lambda m: f"1 por {_PT_RATE[m[1]]}"),
@@ -582,7 +585,8 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.M
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
-        (("get",), r"\bgets? (?=[a-z]{3,}ed\b)", "are "),
+        (("get",), r"\bgets? (?=[a-z]{3,}ed(?:\s*(?:[.,;!?]|$)|\s+(?:by|on|in|at|within|after|before|for|to|from"
+                   r"|the|a|an|next|once|when|if|automatically|immediately|back)\b))", "are "),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
@@ -752,7 +756,9 @@ def _fronted_for(out: list[str]) -> list[str]:
             end = next((j for j in range(i, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
             after = next((j for j in range(end + 1, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
             rest = out[end + 1:after]
-            if end < len(out) and out[end] == PHRASE and rest and rest[-1] == "s_free" and rest.count("s_free") == 1:
+            who = out[i + 1] if i + 1 < end else ""
+            if end < len(out) and out[end] == PHRASE and rest and rest[-1] == "s_free" and rest.count("s_free") == 1 \
+                    and who and not who.startswith(("m:", "d:", "p:", "t:")) and who not in _not_who():
                 out = [*out[:i], *rest, *out[i:end], *out[after:]]
         i += 1
     return out
@@ -765,7 +771,17 @@ def _free_swapped(clause: list[str]) -> list[str]:
     at = clause.index("s_free")
     if at == 0 or at + 2 > len(clause) - 1 or clause[at + 1] not in _FREE_FOR:
         return clause
+    if clause[at + 2].startswith(("m:", "d:", "p:", "t:")) or clause[at + 2] in _not_who():
+        return clause  # "free for 2 hours", "free for now": a time, not who gets it
     return [*clause[at + 2:], *clause[:at], "s_free"]
+
+
+@lru_cache(maxsize=1)
+def _not_who() -> frozenset[str]:
+    """Words after "free for" that name a time, not who gets it (as `tokens` reads them)."""
+    return frozenset(
+        t for w in "now agora today hoje while enquanto life vida ever sempre limited limitado".split()
+        for pt in (False, True) if (t := _word_token(w, pt, not pt)) is not None)
 
 
 def _by_clause(out: list[str], rewrite: Callable[[list[str]], list[str]]) -> list[str]:

@@ -241,8 +241,9 @@ def classify_failure(exc: BaseException) -> ModelFailure:
         if isinstance(err, openai.RateLimitError):
             wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
             return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts, retry_after_s=wait)
-        if isinstance(err, openai.APIStatusError):
-            return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts,
+        if isinstance(err, openai.APIStatusError):  # a 503's Retry-After is as binding as a 429's
+            wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
+            return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts, retry_after_s=wait,
                                 transient=err.status_code in _TRANSIENT_STATUS or err.status_code >= 500)
         if isinstance(err, openai.APIConnectionError):
             return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts, transient=True)

@@ -60,7 +60,7 @@ class TurnReport:
         why: one line per dropped candidate: its position in the answer, the reason
             and what was wrong (``"candidate 0: invalid: description is 312
             characters (at most 200)"``).
-        retry_after_s: for ``model_rate_limited``, the wait the provider asked for, in
+        retry_after_s: the wait the provider asked for (``Retry-After``, any HTTP error), in
             seconds (None when it did not say).
         transient: True when the model failed in a way that may pass by itself (a
             timeout, HTTP 429 or 5xx, a failed connection: `ModelFailure.transient`); the
@@ -139,8 +139,7 @@ def learn_turn(
     report = TurnReport(session_id=session_id, turn_id=turn_id)
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
-    elif getattr(model, "reads_turn", True) and not any(
-            message_text(m).strip() or (isinstance(m, Mapping) and tool_calls(m)) for m in messages):
+    elif getattr(model, "reads_turn", True) and not any(map(_readable, messages)):
         report.detail = "the turn has no text and no tool call: the model was not asked"
     else:
         search = AgentSearch(store, index)
@@ -195,6 +194,22 @@ def learn_turn(
             candidates=report.proposed, written=written, dropped=dict(report.dropped),
         ))
     return report
+
+
+def _readable(message: Any) -> bool:
+    """True when `message` holds anything a model could read: text, a tool call (OpenAI's
+    ``tool_calls``, the legacy ``function_call``, Anthropic's ``tool_use``) or a tool's
+    result (Anthropic's ``tool_result`` part).
+    """
+    if message_text(message).strip():
+        return True
+    if not isinstance(message, Mapping):
+        return False
+    if tool_calls(message) or message.get("function_call"):
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, Mapping) and part.get("type") in ("tool_result", "tool_use") for part in content)
 
 
 def _vouching(store: Store, agent: str, candidate: Candidate, known: Sequence[tuple[str, str]]) -> list[str]:

@@ -513,7 +513,10 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     # Portuguese writes one of a thing with its article ("uma mala", "um dia"), English does
     # not ("a bag"): a Portuguese claim's count of one is found in English texts naming it.
     english = text_language(claim) == "pt" and text_language(" ".join(t for _, t in found)) == "en"
-    terms = frozenset().union(*(content_terms(text) for _, text in found)) if english else frozenset()
+    # ...unless the texts give a value the claim leaves out ("a checked bag costs $45" does
+    # not vouch for "a tarifa inclui uma mala")
+    unsaid = any(v.startswith("m:") and not v.endswith(":") and v not in wanted for v in have)
+    terms = frozenset().union(*(content_terms(text) for _, text in found)) if english and not unsaid else frozenset()
     return all(v in have or same_duration(v) in have or _ends_found(v, have) or _one_named(v, have, terms) or (
         v.startswith("m:") and (v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers)))
         for v in wanted)

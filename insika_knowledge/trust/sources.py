@@ -24,7 +24,7 @@ from insika_knowledge.analysis.text import fold
 #: Tool-result keys whose values the customer wrote (folded, matched anywhere in the key).
 CUSTOMER_FIELDS: Final = re.compile(
     r"note|comment|remark|message|review|feedback|request|instruction|customer|client|buyer"
-    r"|observa|obs\b|mensagem|comentario|avaliac|depoiment|pedido_do_cliente|solicitacao|recado|nota"
+    r"|observa|obs(?:\b|_)|mensagem|comentario|avaliac|depoiment|pedido_do_cliente|solicitacao|recado|nota"
     # what third parties wrote, returned by a search tool ("snippet" of a forum post)
     r"|snippet|forum|post\b|tweet|trecho"
     # a marketplace's questions and answers, written by its customers
@@ -36,17 +36,24 @@ CUSTOMER_FIELDS: Final = re.compile(
 #: (`_BUSINESS_VOICE`) and nowhere in the first person singular.
 _EITHER_FIELDS: Final = re.compile(r"^(?:message|mensagem|msg)$")
 #: Keys the business writes although a customer-field word is in them: what a return,
-#: an exchange or a policy asks of the customer ("return_instructions"), and the notes of
-#: what it sells ("warranty_notes", "care_instructions", "plan_notes"). Not a delivery's or
-#: an order's: the customer types those ("delivery_instructions": "leave it at the door").
+#: an exchange or a policy asks of the customer ("return_instructions").
 _BUSINESS_FIELDS: Final = re.compile(
-    r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor"
-    r"|warranty|garantia|product|produto|care|cuidados?|usage|uso|installation|instalacao|assembly|montagem"
-    r"|plan|plano|fare|tarifa|service|servico)"
-    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$"
-    # Portuguese names them the other way round ("observacoes_garantia", "instrucoes_de_uso")
-    r"|^(?:observac\w*|obs|notas?|instrucoes|mensagem)_?(?:d[aeo]s?_?)?(?:garantia|produto|uso|instalacao|montagem"
-    r"|cuidados?|plano|tarifa|servico|devolucao|troca|reembolso|politica|loja|vendedor|frete|envio)$")
+    r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor)"
+    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$")
+#: The notes of what the business sells ("warranty_notes", "care_instructions", "plan_notes";
+#: in Portuguese the other way round, "observacoes_garantia", "instrucoes_de_uso"): the
+#: business's in a catalogue record (`_CATALOGUE_KEYS`) that no customer wrote (no author
+#: who is the customer above it, no first person singular); a customer's note elsewhere (an
+#: order line's "product_notes", a ticket's "warranty_notes", a booking's "installation_notes").
+_PRODUCT_NOTES: Final = re.compile(
+    r"^(?:warranty|garantia|product|produto|care|cuidados?|usage|uso|installation|instalacao|assembly|montagem"
+    r"|plan|plano|fare|tarifa|service|servico)_?(?:instructions?|instrucoes|notes?)$"
+    r"|^(?:observac\w*|notas?|instrucoes)_?(?:d[aeo]s?_?)?(?:garantia|produto|uso|instalacao|montagem"
+    r"|cuidados?|plano|tarifa|servico)$")
+#: Keys of a catalogue record: what the business sells, looked up by its code.
+_CATALOGUE_KEYS: Final = re.compile(
+    r"^(?:sku|product_?id|id_?produto|codigo(?:_do)?_produto|plan_?id|id_?plano|catalog\w*|catalogo\w*|model_?number"
+    r"|modelo|ean|gtin|fare_?code|codigo_tarifa)$")
 #: Words of a text that speak of or to the customer, as the business does (folded).
 _BUSINESS_VOICE: Final = re.compile(
     r"\b(?:the customer|o cliente|a cliente|your|you|seu|sua|voce|we|our|nos|nossa|nosso)\b")
@@ -147,8 +154,9 @@ _COMPETITOR: Final = re.compile(r"\b(?:concorrentes?|competitors?|competidor(?:e
 #: A record's keys that name who wrote it ("opened_by", "aberto_por"), and the values that
 #: name the customer (folded).
 _AUTHOR_KEYS: Final = re.compile(
-    r"^(?:opened|created|submitted|reported|written|filed|raised|sent|aberto|aberta|criado|criada|enviado"
-    r"|enviada|registrado|registrada|relatado|relatada)_?(?:by|por)$|^(?:author|autor|autora|origem|source)$")
+    r"^(?:opened|created|submitted|reported|written|filed|raised|sent|placed|ordered|requested|booked|aberto|aberta"
+    r"|criado|criada|enviado|enviada|registrado|registrada|relatado|relatada|feito|feita|solicitado|solicitada)"
+    r"_?(?:by|por)$|^(?:author|autor|autora|origem|source)$")
 _CUSTOMER_AUTHOR: Final = re.compile(r"^(?:the )?(?:customer|client|buyer|user|cliente|comprador|consumidor|usuario)$")
 #: A record's free-text keys, which its author wrote (folded).
 _FREE_TEXT: Final = re.compile(
@@ -200,33 +208,41 @@ def _their_heading(line: str) -> bool:
     return bool(_THEIR_HEADING.match(fold(line))) or (_customer_line(line) and not line.split(":", 1)[1].strip())
 
 
-def _customer_field(key: str, value: Any) -> bool:
+def _customer_field(key: str, value: Any, catalogue: bool = False) -> bool:
     """True when a tool result's `key` holds what the customer wrote (`CUSTOMER_FIELDS`); a
     bare "message" is the business's when its text speaks of or to the customer and never
     in the first person singular ("Exchange approved. Exchanges are free...; a label was
-    emailed to the customer").
+    emailed to the customer"); the notes of a product are the business's in a `catalogue`
+    record, unless written in the first person singular (`_PRODUCT_NOTES`).
     """
     folded = fold(key)
     if CUSTOMER_FIELDS.search(folded) is None or _BUSINESS_FIELDS.match(folded):
         return False
+    if _PRODUCT_NOTES.match(folded):
+        return not catalogue or (isinstance(value, str) and _FIRST_PERSON.search(fold(value)) is not None)
     if _EITHER_FIELDS.match(folded) and isinstance(value, str):
         text = fold(value)
         return not _BUSINESS_VOICE.search(text) or _FIRST_PERSON.search(text) is not None
     return True
 
 
-def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "") -> None:
+def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "", authored: bool = False) -> None:
+    """Append `value`'s pieces to `parts`; `authored`: a record above it names the customer
+    as its author ("placed_by": "customer"), so no product note below it is the business's.
+    """
     if isinstance(value, dict):
         customer = customer or _someone_elses(value)
         theirs = _keyed(value, _AUTHOR_KEYS, _CUSTOMER_AUTHOR)
+        authored = authored or theirs
         ours = not customer and _keyed(value, _LOOKUP_KEYS, _OWN_RULES)
+        catalogue = not authored and any(_CATALOGUE_KEYS.match(fold(str(k))) for k in value)
         for k, v in value.items():
             folded = fold(str(k))
-            field = _customer_field(str(k), v) and not (ours and _EXCERPT.match(folded))
-            _walk(v, customer or field or (theirs and bool(_FREE_TEXT.match(folded))), parts, str(k))
+            field = _customer_field(str(k), v, catalogue) and not (ours and _EXCERPT.match(folded))
+            _walk(v, customer or field or (theirs and bool(_FREE_TEXT.match(folded))), parts, str(k), authored)
     elif isinstance(value, list):
         for v in value:
-            _walk(v, customer, parts, key)
+            _walk(v, customer, parts, key, authored)
     elif value is not None and value != "":
         text = str(value)
         parts.append(("customer" if customer else "tool",
