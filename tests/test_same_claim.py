@@ -468,6 +468,7 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Taxes are not included in the fee.", "The fee does not include taxes."),
         # "X is free for Y" is "Y get free X", the "for Y" in front or not
         ("Shipping is free for members.", "Members get free shipping."),
+        ("Late returns pay half the daily rate.", "Late returns pay 50% of the daily rate."),
         ("For members, shipping is free.", "Members get free shipping."),
         ("O frete é grátis para pedidos acima de R$ 50.", "Pedidos acima de R$ 50 têm frete grátis."),
         ("Pedidos feitos depois das 16h são enviados amanhã.", "Pedidos feitos após as 16h são enviados amanhã."),

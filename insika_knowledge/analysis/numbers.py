@@ -423,8 +423,8 @@ _FRACTION_HINTS: Final = ("half", "metade", "third", "terco", "quarter", "/")
 
 
 def _fraction(match: re.Match[str]) -> str:
-    if match["half"]:
-        return "50%"
+    if match["half"]:  # "half the fee" is "50% of the fee"
+        return "50% of" if match["half"] == "half" and match.string.startswith(" the ", match.end()) else "50%"
     if match["dn"]:
         key = (int(match["dn"]), int(match["dd"]))
     else:
