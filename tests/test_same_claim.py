@@ -469,6 +469,10 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         # "X is free for Y" is "Y get free X", the "for Y" in front or not
         ("Shipping is free for members.", "Members get free shipping."),
         ("Late returns pay half the daily rate.", "Late returns pay 50% of the daily rate."),
+        # Portuguese: "exige" and "precisa de" are one need; "seguinte" after its noun is "próximo"
+        ("A clínica exige 48 horas de antecedência.", "A clínica precisa de 48 horas de antecedência."),
+        ("As transferências são processadas no dia útil seguinte.",
+         "As transferências são processadas no próximo dia útil."),
         ("For members, shipping is free.", "Members get free shipping."),
         ("O frete é grátis para pedidos acima de R$ 50.", "Pedidos acima de R$ 50 têm frete grátis."),
         ("Pedidos feitos depois das 16h são enviados amanhã.", "Pedidos feitos após as 16h são enviados amanhã."),
@@ -659,6 +663,8 @@ def test_the_rewritten_readings_never_fail_and_a_text_restates_itself(a: str, b:
     ("Children eat free on Tuesdays.", "Tuesdays eat free children."),
     ("O estacionamento custa R$ 15 a hora.", "O estacionamento custa R$ 15 a noite."),
     ("Pedidos feitos depois das 16h são enviados amanhã.", "Pedidos feitos antes das 16h são enviados amanhã."),
+    ("A clínica não exige comprovante.", "A clínica não deve aceitar comprovante."),
+    ("A clínica exige 48 horas de antecedência.", "A clínica não exige 48 horas de antecedência."),
     # found by a newcomer's attack on this round's readings
     ("O parcelamento é em 12 vezes mensais.", "O parcelamento é em 12 vezes por mês."),
     ("The late fee is a quarter.", "The late fee is 25%."),

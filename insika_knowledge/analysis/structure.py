@@ -582,6 +582,10 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.M
         # preposition's "de" is no role; its article stays ("as 16h" is a time of day)
         (("depois d", "antes d"), r"\b(depois|antes) d(e|a|as|o|os)\b",
          lambda m: f"{m[1]} {m[2][1:]}" if len(m[2]) > 1 else m[1]),
+        # "precisa de 48 horas" is "needs 48 hours" (its "de" is no role); "o dia útil seguinte"
+        # is "o próximo dia útil"
+        (("precis",), r"\b(precis[a-z]*) d(e|a|as|o|os)\b", lambda m: f"{m[1]} {m[2][1:]}" if len(m[2]) > 1 else m[1]),
+        (("seguinte",), r"\b(dia util|dia|semana|mes|ano) seguinte\b", r"proximo \1"),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
@@ -1058,12 +1062,12 @@ FREE: Final = "s_free"
 _PAY_WORDS: Final = frozenset("pay pays paying paga pagam pagar".split())
 _PAYERS: Final = frozenset({"w:you"})
 #: English "need" (a requirement, as "must" and Portuguese "precisa" are); "get" is a filler.
-_NEEDS: Final = frozenset("need needs needed".split())
+_NEEDS: Final = frozenset("need needs needed exige exigem exigimos".split())
 #: Words of need whose negation leaves a choice ("não precisa", "not required"), unlike a
 #: negated "must" / "deve" (forbidden).
 _NEED_WORDS: Final = frozenset(
     "need needs needed required mandatory necessary precisa precisam precisar precisamos necessario necessaria "
-    "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias".split())
+    "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias exige exigem exigimos".split())
 
 
 def _uncharged(out: list[str], determiner: bool = False) -> bool:
