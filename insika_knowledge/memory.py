@@ -55,6 +55,7 @@ from insika_knowledge.index.tokenizer import TOKENIZER
 from insika_knowledge.learn import TurnReport
 from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.plugins import default_manager
+from insika_knowledge.privacy.pseudonyms import letters
 from insika_knowledge.queue import ExtractionQueue, OutboxSettings, Submitted, backoff_s
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import ConceptStore as ConceptStore  # re-exported: the types edges read
@@ -628,10 +629,7 @@ class Memory:
         try:
             version = store.delete(agent, name, actor=actor, expected_version=expected_version)
         except NotFound as exc:
-            hint = _renamed_hint(_now_called(store, agent, name))
-            if not hint:
-                raise
-            raise NotFound(f"{exc}{hint}") from None
+            raise _hinted(exc, store, agent, name) from None
         self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
         return version
 
@@ -1138,9 +1136,9 @@ class Memory:
             _pause(attempt)
             current = store.get(agent, name)
             if current is None:
-                if (now := _now_called(store, agent, name)) is None:
+                if _now_called(store, agent, name) is None:
                     self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
-                raise NotFound(f"no concept {name!r} for agent {agent!r}{_renamed_hint(now)}")
+                raise _hinted(NotFound(f"no concept {name!r} for agent {agent!r}"), store, agent, name)
             try:
                 changed = current.concept.replace(**changes)
                 record = serialize(changed)  # validated
@@ -1174,8 +1172,7 @@ class Memory:
         store = self.store(tenant)
         versions = store.versions(agent, name)
         if not versions:
-            hint = _renamed_hint(_now_called(store, agent, name))
-            raise NotFound(f"no concept {name!r} for agent {agent!r} has a history{hint}")
+            raise _hinted(NotFound(f"no concept {name!r} for agent {agent!r} has a history"), store, agent, name)
         return sorted(versions, key=lambda v: v.version)
 
     def restore(self, name: str, version: int, *, agent: str, tenant: str = DEFAULT_TENANT,
@@ -1195,10 +1192,7 @@ class Memory:
         try:
             return store.restore(agent, name, version, actor=actor).concept
         except NotFound as exc:
-            hint = _renamed_hint(_now_called(store, agent, name))
-            if not hint:
-                raise
-            raise NotFound(f"{exc}{hint}") from None
+            raise _hinted(exc, store, agent, name) from None
 
     def _embed_written(self, tenant: str, agent: str) -> None:
         """Make the vectors of what a person just wrote; a failure is reported, never raised
@@ -1355,10 +1349,13 @@ def _now_called(store: Store, agent: str, name: str) -> str | None:
     return alias if alias is not None and store.get(agent, alias) is not None else None
 
 
-def _renamed_hint(now: str | None) -> str:
-    """What a "not found" adds for a name that is an alias of a live concept."""
-    return "" if now is None else (f"; it is an alias of {now!r} (an old name a rename kept, or a name a "
-                                   f"sighting was proposed under): use {now!r}")
+def _hinted(exc: NotFound, store: Store, agent: str, name: str) -> NotFound:
+    """`exc`, saying which live concept `name` is an alias of when it is one."""
+    now = _now_called(store, agent, name)
+    if now is None:
+        return exc
+    return NotFound(f"{exc}; it is an alias of {now!r} (an old name a rename kept, or a name a sighting was "
+                    f"proposed under): use {now!r}")
 
 
 def digest_id(value: object) -> str:
@@ -1367,8 +1364,7 @@ def digest_id(value: object) -> str:
     number and would be stored as a pseudonym (`insika_knowledge.privacy.pseudonyms`).
     """
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    raw = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    return "d-" + "".join(chr(ord("a") + b % 26) for b in raw[:16])
+    return "d-" + letters(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
 
 
 #: What `Memory.search` and `Memory.records` filters may ask for.

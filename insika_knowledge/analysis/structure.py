@@ -508,10 +508,20 @@ def _prepare(text: str) -> str:
             folded = pattern.sub(word, folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
-    for triggers, pattern, mark in _MARKS:
-        if any(t in folded for t in triggers):
-            folded = pattern.sub(mark, folded)
-    return _rates(read_number_words(folded))
+    return _rewritten(read_number_words(_rewritten(folded, _MARKS)), _RATE_RULES)
+
+
+#: A rewrite of folded text: the literals one of which it needs (a cheap test first), the
+#: pattern, and what replaces each match.
+_Rewrite = tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]]
+
+
+def _rewritten(text: str, rules: tuple[_Rewrite, ...]) -> str:
+    """`text` with each of `rules` applied in turn, when its literals are in the text."""
+    for triggers, pattern, replacement in rules:
+        if any(t in text for t in triggers):
+            text = pattern.sub(replacement, text)
+    return text
 
 
 #: After a number (and its unit), how a rate is said: "$39.99 a month", "every month",
@@ -524,7 +534,7 @@ _UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|
 #: ...the same, but no count of times: "12 vezes mensais" are 12 monthly instalments, not
 #: 12 times a month.
 _AMOUNT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|hours?|horas?|days?|dias?)?)"
-_RATE_RULES: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
+_RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         (("24",), r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
                r"(?:days?|dias?)\s+(?:a|per|por|na)\s+(?:week|semana)\b", "aroundtheclock"),
@@ -545,14 +555,6 @@ _RATE_RULES: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[
     ))
 
 
-def _rates(text: str) -> str:
-    """`text` with each rate written as `_RATE_RULES` read it."""
-    for triggers, pattern, replacement in _RATE_RULES:
-        if any(t in text for t in triggers):
-            text = pattern.sub(replacement, text)
-    return text
-
-
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
 #: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
 #: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
@@ -561,7 +563,7 @@ def _rates(text: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
-_MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = tuple(
+_MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
@@ -578,13 +580,11 @@ _MARKS: Final[tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.M
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
-        # "depois de" / "antes das" are "após" / "antes" ("depois das 16h" is "após as 16h"): the
-        # preposition's "de" is no role; its article stays ("as 16h" is a time of day)
-        (("depois d", "antes d"), r"\b(depois|antes) d(e|a|as|o|os)\b",
+        # the "de" of "depois de", "antes das", "precisa de" is no role ("depois das 16h" is "após
+        # as 16h", "precisa de 48 horas" "needs 48 hours"); its article stays ("as 16h" is a
+        # time of day); "o dia útil seguinte" is "o próximo dia útil"
+        (("depois d", "antes d", "precis"), r"\b(depois|antes|precis[a-z]*) d(e|a|as|o|os)\b",
          lambda m: f"{m[1]} {m[2][1:]}" if len(m[2]) > 1 else m[1]),
-        # "precisa de 48 horas" is "needs 48 hours" (its "de" is no role); "o dia útil seguinte"
-        # is "o próximo dia útil"
-        (("precis",), r"\b(precis[a-z]*) d(e|a|as|o|os)\b", lambda m: f"{m[1]} {m[2][1:]}" if len(m[2]) > 1 else m[1]),
         (("seguinte",), r"\b(dia util|dia|semana|mes|ano) seguinte\b", r"proximo \1"),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
@@ -740,9 +740,9 @@ _FREE_FOR: Final = frozenset({"r:for", "r:para"})
 
 
 def _free_for_active(out: list[str]) -> list[str]:
-    """`out` with each clause "X is free for Y" read as "Y get free X" ("Shipping is free on
-    orders over $50" as "Orders over $50 get free shipping"; "O frete é grátis para
-    pedidos acima de R$ 50" as "Pedidos acima de R$ 50 têm frete grátis").
+    """`out` with each clause "X is free for Y" read as "Y get free X" ("Shipping is free for
+    members" as "Members get free shipping"; "O frete é grátis para pedidos acima de R$ 50"
+    as "Pedidos acima de R$ 50 têm frete grátis").
     """
     if "s_free" not in out:
         return out
@@ -760,9 +760,8 @@ def _fronted_for(out: list[str]) -> list[str]:
             end = next((j for j in range(i, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
             after = next((j for j in range(end + 1, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
             rest = out[end + 1:after]
-            who = out[i + 1] if i + 1 < end else ""
             if end < len(out) and out[end] == PHRASE and rest and rest[-1] == "s_free" and rest.count("s_free") == 1 \
-                    and who and not who.startswith(("m:", "d:", "p:", "t:")) and who not in _not_who():
+                    and i + 1 < end and _names_who(out[i + 1]):
                 out = [*out[:i], *rest, *out[i:end], *out[after:]]
         i += 1
     return out
@@ -775,9 +774,16 @@ def _free_swapped(clause: list[str]) -> list[str]:
     at = clause.index("s_free")
     if at == 0 or at + 2 > len(clause) - 1 or clause[at + 1] not in _FREE_FOR:
         return clause
-    if clause[at + 2].startswith(("m:", "d:", "p:", "t:")) or clause[at + 2] in _not_who():
-        return clause  # "free for 2 hours", "free for now": a time, not who gets it
+    if not _names_who(clause[at + 2]):
+        return clause
     return [*clause[at + 2:], *clause[:at], "s_free"]
+
+
+def _names_who(token: str) -> bool:
+    """True when `token`, right after "free for", can name who gets it: not a value, a
+    date, a pole, a tense, nor a word of time ("free for 2 hours", "for now").
+    """
+    return not token.startswith(("m:", "d:", "p:", "t:")) and token not in _not_who()
 
 
 @lru_cache(maxsize=1)
@@ -1446,7 +1452,6 @@ def whole_duration(token: str) -> str:
         if unit == name and low and low % size == 0 and (high is None or high % size == 0):
             low, high, unit = low // size, high // size if high is not None else None, bigger
     return f"m:{low}-{high}:{unit}" if high is not None else f"m:{low}:{unit}"
-
 
 
 def same_duration(value: str) -> str:

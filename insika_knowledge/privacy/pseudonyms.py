@@ -40,8 +40,14 @@ _JOIN: Final = "~"
 
 def digest(session_id: str, key: bytes) -> str:
     """`DIGEST_LETTERS` lowercase letters of HMAC-SHA256(`key`, `session_id`)."""
-    mac = hmac.new(key, session_id.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
-    return "".join(_ALPHABET[b % 26] for b in mac[:DIGEST_LETTERS])
+    return letters(hmac.new(key, session_id.encode("utf-8", "surrogatepass"), hashlib.sha256).digest())
+
+
+def letters(raw: bytes) -> str:
+    """The first `DIGEST_LETTERS` bytes of `raw` (a hash) as lowercase letters: no digit, so
+    an id made of them never reads as a number.
+    """
+    return "".join(_ALPHABET[b % 26] for b in raw[:DIGEST_LETTERS])
 
 
 @lru_cache(maxsize=4096)

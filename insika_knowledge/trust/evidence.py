@@ -501,6 +501,7 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     wanted = _values(claim)
     if not wanted:
         return True
+    found = list(found)  # read twice
     have: set[str] = set()
     bare: set[str] = set()
     for speaker, text in found:
@@ -510,16 +511,25 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
                 bare.add(value.split(":")[1])
     numbers = {v.split(":")[1] for v in have if v.startswith("m:")}
     have |= {same_duration(v) for v in have if v.startswith("m:")}
-    # Portuguese writes one of a thing with its article ("uma mala", "um dia"), English does
-    # not ("a bag"): a Portuguese claim's count of one is found in English texts naming it.
-    english = text_language(claim) == "pt" and text_language(" ".join(t for _, t in found)) == "en"
-    # ...unless the texts give a value the claim leaves out ("a checked bag costs $45" does
-    # not vouch for "a tarifa inclui uma mala")
-    unsaid = any(v.startswith("m:") and not v.endswith(":") and v not in wanted for v in have)
-    terms = frozenset().union(*(content_terms(text) for _, text in found)) if english and not unsaid else frozenset()
+    terms = _naming_one(claim, found, wanted, have) if any(v.startswith("m:1:") for v in wanted) else frozenset()
     return all(v in have or same_duration(v) in have or _ends_found(v, have) or _one_named(v, have, terms) or (
         v.startswith("m:") and (v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers)))
         for v in wanted)
+
+
+def _naming_one(claim: str, found: Sequence[tuple[str, str]], wanted: frozenset[str] | set[str],
+                have: set[str]) -> frozenset[str]:
+    """The content terms of the `found` texts in which a claim's count of one may be found
+    (`_one_named`), or none: Portuguese writes one of a thing with its article ("uma mala",
+    "um dia"), English does not ("a bag"), so a Portuguese claim's count of one is found in
+    English texts naming it, unless they give a value the claim leaves out ("a checked bag
+    costs $45" does not vouch for "a tarifa inclui uma mala").
+    """
+    if text_language(claim) != "pt" or text_language(" ".join(t for _, t in found)) != "en":
+        return frozenset()
+    if any(v.startswith("m:") and not v.endswith(":") and v not in wanted for v in have):
+        return frozenset()
+    return frozenset().union(*(content_terms(text) for _, text in found))
 
 
 def _one_named(value: str, have: set[str], terms: frozenset[str]) -> bool:
@@ -534,7 +544,6 @@ def _one_named(value: str, have: set[str], terms: frozenset[str]) -> bool:
     if any(v.startswith("m:") and v.split(":", 2)[2] == unit for v in have):
         return False  # the texts count it: "2 bags" is no "uma mala"
     return unit in terms or bool(content_terms(unit) & terms)
-
 
 
 def _ends_found(value: str, have: set[str]) -> bool:
@@ -739,11 +748,18 @@ def own_value_after(claim: str, text: str, quoted: Sequence[str]) -> bool:
     last = max((i for i, sentence in enumerate(parts) if sentence in quoted), default=None)
     if last is None:
         return False
-    wanted = content_terms(claim)
-    return any(
-        _other_values(claim, [("agent", sentence)]) and not _values(sentence) & _values(claim)
-        and not {t for t in content_terms(sentence) - wanted if not t.startswith(("m:", "d:"))}
-        for sentence in parts[last + 1:])
+    return any(_another_value(claim, "agent", sentence, others=0) for sentence in parts[last + 1:])
+
+
+def _another_value(claim: str, speaker: str, sentence: str, *, others: int) -> bool:
+    """True when `sentence` gives one of `claim`'s units another value and none of its
+    values, naming at most `others` content terms the claim does not (correction words
+    aside): it gives the claim's subject another value.
+    """
+    if not _other_values(claim, [(speaker, sentence)]) or _values(sentence) & _values(claim):
+        return False
+    said = content_terms(CORRECTING.sub(" ", fold(sentence)))
+    return len({t for t in said - content_terms(claim) if not t.startswith(("m:", "d:"))}) <= others
 
 
 def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
@@ -756,16 +772,8 @@ def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
         return True
     if not _values(claim):
         return False
-    wanted = content_terms(claim)
-    for piece in parts:
-        if piece.index <= index or not piece.business:
-            continue
-        for sentence in sentences(piece.text):
-            said = content_terms(CORRECTING.sub(" ", fold(sentence)))
-            if _other_values(claim, [(piece.speaker, sentence)]) and not _values(sentence) & _values(claim) \
-                    and len({t for t in said - wanted if not t.startswith(("m:", "d:"))}) <= 1:
-                return True
-    return False
+    return any(_another_value(claim, piece.speaker, sentence, others=1)
+               for piece in parts if piece.index > index and piece.business for sentence in sentences(piece.text))
 
 
 def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
