@@ -252,8 +252,9 @@ class _Statused(Protocol):
 
 def status_of(item: _Statused, challenged: Collection[str]) -> str:
     """``conflict`` when `item` (a `Concept` or an index entry) awaits a person: its body holds
-    contradicting reports, or its name is among `challenged` (a policy whose contradicting
-    sightings are held for review: `Store.challenged_names`); else ``ok``.
+    contradicting reports, or its name is among `challenged` (claims are held against it for
+    review: a policy's contradicting sightings, possible duplicates; `Store.challenged_names`);
+    else ``ok``.
     """
     return "conflict" if item.in_conflict or item.name in challenged else "ok"
 

@@ -111,10 +111,10 @@ class Memory:
         embeddings: the embedding provider of the semantic index (None: ``$INSIKA_EMBEDDINGS``,
             else ``auto``: the offline model when installed; ``off``: lexical only; or a model
             name served by an OpenAI-compatible endpoint, see `insika_knowledge.index.embedders`).
-        model_timeout_s: the longest one call to a model *object* (``model=`` an object
-            with ``propose`` and ``merge``) may take, in seconds (default 60); a call that
-            takes longer fails as ``model_timeout`` (retryable). A model spec has its
-            client's own timeout.
+        model_timeout_s: the longest one call to a model may take, in seconds (default
+            60); a call that takes longer fails as ``model_timeout`` (retryable). A model
+            spec's HTTP client gets it as its request timeout; a model *object* (with
+            ``propose`` and ``merge``) is watched by a thread that stops waiting for it.
 
     Every public method checks its arguments' types first: a wrong one raises
     `insika_knowledge.errors.ArgumentTypeError` (a `UserError` and a `TypeError`) naming
@@ -366,7 +366,7 @@ class Memory:
         with self._lock:
             model = self._models.get(spec)
             if model is None:
-                model = load_model(spec, base_url=self.base_url)
+                model = load_model(spec, base_url=self.base_url, timeout_s=self.model_timeout_s)
                 assert model is not None
                 self._models[spec] = model
             return model
@@ -883,9 +883,12 @@ class Memory:
         return {agent: n for agent, n in counts.items() if n}
 
     def conflicts(self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True) -> list[Concept]:
-        """The concepts of `agent` holding contradicting reports (``status == "conflict"``),
-        and the policy concepts whose contradicting sightings are held for review (the
-        engine never changes a policy's body: `store.naming`'s challenges).
+        """The concepts of `agent` awaiting a person (``status == "conflict"``): those holding
+        contradicting reports in the body, and those with claims held against them for
+        review (`held_claims`: a policy's contradicting sightings, since the engine never
+        changes a policy's body, and close matches proposed under another name, such as a
+        changed rule under a drifting name). An edit of the concept or `dismiss_held`
+        closes the held claims.
 
         `held` False leaves out those held in quarantine (as `concepts`).
 

@@ -804,7 +804,12 @@ class ExtractionQueue:
             return self._tracked.total() + len(self._spill)
 
     def drain(self, timeout_s: float | None = None) -> bool:
-        """Wait until every turn this process queued is extracted; True when none is left.
+        """Wait until every turn this process queued is extracted or put back for a later
+        try; True when none is left in this process's hands.
+
+        A turn put back (the model failed transiently, the disk or a lock was busy) waits
+        in the tenant's outbox for its back-off, not in this wait: it is durable, the
+        worker (or the next process) takes it again, and `wait_empty` waits for it too.
 
         Args:
             timeout_s: the longest wait in seconds (None: no limit).

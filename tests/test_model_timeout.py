@@ -82,3 +82,20 @@ def test_a_model_objects_own_error_is_kept(tmp_path: Path) -> None:
 def test_the_time_limit_must_be_a_positive_number_of_seconds(tmp_path: Path, limit: float) -> None:
     with pytest.raises(UserError, match="model_timeout_s"):
         Memory(tmp_path, model_timeout_s=limit)
+
+
+def test_a_model_spec_is_held_to_the_same_limit(tmp_path: Path) -> None:
+    """A spec's HTTP client had a fixed 60 s whatever `model_timeout_s` said: the turn gave
+    up in time, but the abandoned request went on in a thread until the server answered."""
+    import time
+
+    from fakellm import FakeLLM, Hang
+
+    with FakeLLM([Hang(10.0, "[]")]) as fake:
+        memory = Memory(tmp_path, base_url=fake.base_url, model_timeout_s=0.5)
+        report = memory.learn(TURN, agent=AGENT, session_id="s-1", model="openai/fake-model")
+        assert (report.outcome, report.retryable) == ("model_timeout", True), report
+        deadline = time.monotonic() + 5.0  # the client's own timeout ends the call, well before 10 s
+        while time.monotonic() < deadline and any(t.name == "insika-model-call" for t in threading.enumerate()):
+            time.sleep(0.05)
+        assert not any(t.name == "insika-model-call" for t in threading.enumerate())

@@ -190,7 +190,7 @@ def test_a_close_match_that_is_not_the_same_claim_is_held_as_a_possible_duplicat
         assert (held.name, held.session_id, held.body, held.status) == \
             ("gift-cards-expire-after-a-year", "s2", CHANGED["body"], "open")
         assert held.similarity == 1.0  # the same words: only the number changed
-        assert store.duplicate_names(AGENT) == ["gift-card-validity"]
+        assert store.challenged_names(AGENT) == ["gift-card-validity"]
         assert recorder.named("knowledge_possible_duplicate") == [
             {"name": "gift-cards-expire-after-a-year", "duplicate_of": "gift-card-validity", "agent": AGENT}]
         assert not recorder.named("knowledge_aliased")
@@ -530,5 +530,48 @@ def test_a_sightings_alias_goes_with_its_deleted_concept(tmp_path: Path) -> None
         memory.put(f"---\nname: {VALIDITY['name']}\ndescription: Other.\ntype: fact\n---\n\nOther.\n", agent=AGENT)
         assert store.alias_of(AGENT, RESTATED["name"]) is None
         assert "error" in memory.retriever().load_knowledge(AGENT, RESTATED["name"])
+    finally:
+        memory.close()
+
+
+def test_a_change_held_under_a_drifting_name_waits_for_a_person_in_conflicts(
+    tmp_path: Path, database: str | None,
+) -> None:
+    """Issue 26, item 2: the changed rule held as a possible duplicate was listed only by
+    `held_claims`; `conflicts()`, the CLI and MCP list (what an operator reviews) showed the
+    old rule as fine while a contradicting claim waited."""
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY, UNRELATED], "s2": [CHANGED]}, database)
+    try:
+        assert [c.name for c in memory.conflicts(agent=AGENT)] == ["gift-card-validity"]
+        [hit] = [h for h in memory.search("gift card 12 months", agent=AGENT) if h.name == "gift-card-validity"]
+        assert hit.status == "conflict"
+        if database is None:
+            result = CliRunner().invoke(cli, ["conflicts", "--agent", AGENT, "--data-dir", str(tmp_path / "data")])
+            assert result.exit_code == 0, result.output
+            assert "gift-cards-expire-after-a-year" in result.output and "24 months" in result.output
+            listed = CliRunner().invoke(cli, ["conflicts", "--agent", AGENT, "--json",
+                                              "--data-dir", str(tmp_path / "data")])
+            [entry] = json.loads(listed.output)
+            assert [h["name"] for h in entry["held_claims"]] == ["gift-cards-expire-after-a-year"]
+        store = memory.store()
+        current = store.get(AGENT, "gift-card-validity")
+        store.edit(AGENT, "gift-card-validity", current.markdown.replace("12 months", "24 months"),
+                   expected_version=current.version, actor="op")  # a person took the new rule
+        assert memory.conflicts(agent=AGENT) == []
+        assert store.possible_duplicates(AGENT) == []
+    finally:
+        memory.close()
+
+
+def test_dismissing_a_held_possible_duplicate_leaves_conflicts(tmp_path: Path, database: str | None) -> None:
+    memory, _ = _backfill(tmp_path, {"s1": [VALIDITY], "s2": [CHANGED]}, database)
+    try:
+        assert memory.dismiss_held("gift-card-validity", agent=AGENT) == 1
+        assert memory.conflicts(agent=AGENT) == []
+        assert memory.store().get(AGENT, "gift-card-validity").version == 1  # the record untouched
     finally:
         memory.close()

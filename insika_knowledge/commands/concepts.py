@@ -40,7 +40,7 @@ def summary(concept: Concept, quarantined: bool = False, challenged: Collection[
     """A concept's listing fields as a JSON-ready dict (no body).
 
     Keys: name, description, type, provenance, confidence (0..1), status (``ok`` or
-    ``conflict``: contradicting reports in the body, or a policy among `challenged`),
+    ``conflict``: contradicting reports in the body, or claims held against it: among `challenged`),
     quarantined (held back from every prompt until a person approves it),
     occurrences, updated_at (ISO-8601 UTC).
     """
@@ -68,8 +68,8 @@ def _cells(concept: Concept, quarantined: bool = False, challenged: bool = False
 def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = (),
           challenged: Collection[str] = ()) -> None:
     """Print `concepts`: a JSON array of `summary` dicts, or a header line then one aligned
-    row each (`COLUMNS`; `held`: the names held in quarantine; `challenged`: the policies
-    holding a contradicting claim for review).
+    row each (`COLUMNS`; `held`: the names held in quarantine; `challenged`: the concepts
+    with claims held against them for review).
     """
     if as_json:
         click.echo(json.dumps([summary(c, c.name in held, challenged) for c in concepts], ensure_ascii=False,
@@ -130,34 +130,37 @@ def agents(data_dir: str | None, database: str | None, tenant: str | None, as_js
 @agent_options
 @json_option
 def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
-    """List the agent's concepts holding contradicting reports, with the claims held against
-    each policy (resolve them in the Studio).
+    """List the agent's concepts awaiting a person: contradicting reports in the body, or
+    claims held against them (a policy's challenges, changes held under another name as
+    possible duplicates), each held claim shown; resolve them in the Studio.
     """
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         found = memory.conflicts(agent=agent, tenant=tenant)
-        challenges: dict[str, list[PossibleDuplicate]] = {}
-        for held in memory.held_claims(agent=agent, tenant=tenant):
-            if held.name == held.duplicate_of:
-                challenges.setdefault(held.name, []).append(held)
-    if as_json:  # every concept listed here waits for a person: a challenged policy too
+        held: dict[str, list[PossibleDuplicate]] = {}
+        for claim in memory.held_claims(agent=agent, tenant=tenant):
+            held.setdefault(claim.duplicate_of, []).append(claim)
+    if as_json:  # every concept listed here waits for a person
         click.echo(json.dumps([{**summary(c), "status": "conflict",
-                                "held_claims": [_claim(h) for h in challenges.get(c.name, [])]}
+                                "held_claims": [_claim(h) for h in held.get(c.name, [])]}
                                for c in found], ensure_ascii=False, indent=2))
         return
     if not found:
         click.echo("(no conflicts)")
         return
-    _echo(found, as_json, challenged=challenges)
-    for name, claims in challenges.items():
-        click.echo(f"\n{name}: a policy; its body is kept, {len(claims)} contradicting "
-                   f"claim{'s' if len(claims) > 1 else ''} held for review:")
-        for held in claims:
-            click.echo(f"  [{held.session_id} / {held.turn_id}, {held.seen_at}] {held.body}")
+    _echo(found, as_json, challenged=held)
+    for name, claims in held.items():
+        count = f"{len(claims)} claim{'s' if len(claims) > 1 else ''}"
+        click.echo(f"\n{name}: its body is kept, {count} held for review:")
+        for claim in claims:
+            under = "" if claim.name == name else f" (proposed as {claim.name})"
+            click.echo(f"  [{claim.session_id} / {claim.turn_id}, {claim.seen_at}]{under} {claim.body}")
 
 
 def _claim(held: PossibleDuplicate) -> dict[str, Any]:
-    """A held claim as a JSON-ready dict: session_id, turn_id, seen_at, description, type, body."""
-    return {"session_id": held.session_id, "turn_id": held.turn_id, "seen_at": held.seen_at,
+    """A held claim as a JSON-ready dict: name (the name it was proposed under: the concept's
+    own for a policy's challenge), session_id, turn_id, seen_at, description, type, body.
+    """
+    return {"name": held.name, "session_id": held.session_id, "turn_id": held.turn_id, "seen_at": held.seen_at,
             "description": held.description, "type": held.type, "body": held.body}
 
 

@@ -60,7 +60,7 @@ class TimedModel:
 
         threading.Thread(target=run, name="insika-model-call", daemon=True).start()
         if not done.wait(self.timeout_s):
-            raise ModelFailure("model_timeout", f"the model object gave no answer in {self.timeout_s:g} s")
+            raise ModelFailure("model_timeout", f"the model gave no answer in {self.timeout_s:g} s")
         if len(outcome) == 2:
             raise outcome[1]
         return outcome[0]  # type: ignore[no-any-return]

@@ -455,7 +455,8 @@ class ConceptReads(NamingReads):
         The record is validated whole; ``updated_at`` is stamped now. Renaming is allowed
         (the history moves with it, and the claims held against it) unless the new name is
         taken. An edit that changes the description or the body decides the claims held
-        against the concept (a policy's challenges): they are marked resolved.
+        against the concept (a policy's challenges, possible duplicates): they are marked
+        resolved.
 
         Raises:
             ConceptFormatError: the markdown is invalid (line and field named).
@@ -475,7 +476,7 @@ class ConceptReads(NamingReads):
                 tx.rename(agent, name, concept.name)
             stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="edit", actor=actor)
             if (before.description, before.body) != (concept.description, concept.body):
-                tx.close_challenges(agent, concept.name)  # a person rewrote the rule: the claims held are decided
+                tx.close_held(agent, concept.name)  # a person rewrote the rule: the claims held are decided
             return stored
 
     def create(self, agent: str, markdown: str, *, actor: str) -> StoredConcept:

@@ -319,7 +319,7 @@ class ConceptWrites(NamingWrites):
         now = self.clock()
         markdown = serialize(current.concept)
         self.sql.execute("DELETE FROM concepts WHERE agent = ? AND name = ?", (agent, name))
-        self.close_challenges(agent, name)  # nothing left to challenge (a new concept starts clear)
+        self.close_held(agent, name)  # nothing left to decide (a new concept of its name starts clear)
         # its other names (a rename's, a sighting's) go with it: a new concept of its name is another one
         self.sql.execute("DELETE FROM aliases WHERE agent = ? AND name = ?", (agent, name))
         self._saw(agent, name, None)

@@ -7,8 +7,9 @@ closely matches a concept is held as a **possible duplicate** for a human (the S
 never merged and never written as a second concept. A sighting that contradicts a
 ``provenance: policy`` concept is held the same way, under the concept's own name
 (``name == duplicate_of``: a **challenge**), since the engine never changes a policy's
-body: the claim is kept for review, and the concept counts as in conflict until a
-person resolves it (`CHALLENGED`). The decision is
+body. Either way the claim is kept for review, and the concept it is held against counts
+as in conflict until a person decides (`CHALLENGED`): edits it (taking or rewriting the
+claim) or dismisses the held claims. The decision is
 `insika_knowledge.consolidate.naming`'s; this module only reads and writes the rows.
 
 `NamingWrites` is mixed into either backend's write transaction, `NamingReads` into
@@ -75,10 +76,10 @@ class PossibleDuplicate:
     seen_at: str = ""
 
 
-#: The SQL condition (one parameter: the agent) of a concept with an open challenge: a
-#: held claim under its own name (see the module doc).
+#: The SQL condition (one parameter: the agent) of a concept with an open held claim: a
+#: challenge under its own name or a possible duplicate under another (see the module doc).
 CHALLENGED = ("name IN (SELECT p.duplicate_of FROM possible_duplicates p WHERE p.agent = ? "
-              "AND p.status = 'open' AND p.name = p.duplicate_of)")
+              "AND p.status = 'open')")
 
 #: The ``turn_id`` of an alias a person's rename made: the concept's name before it.
 RENAMED: Final = "rename"
@@ -150,14 +151,6 @@ class NamingWrites:
             "UPDATE possible_duplicates SET status = 'resolved' WHERE agent = ? AND duplicate_of = ? "
             "AND status = 'open'", (agent, name))
 
-    def close_challenges(self, agent: str, name: str) -> int:
-        """Mark the open claims held against concept `name` itself (a policy's challenges)
-        resolved: a person edited or resolved it, or it was deleted. Returns how many.
-        """
-        return self.sql.execute(
-            "UPDATE possible_duplicates SET status = 'resolved' WHERE agent = ? AND name = ? "
-            "AND duplicate_of = ? AND status = 'open'", (agent, name, name))
-
 
 class NamingReads:
     """Reads of the naming tables, for the Studio, the benchmark and tests (either backend)."""
@@ -202,15 +195,9 @@ class NamingReads:
             "ORDER BY seen_at, name, session_id, turn_id", params)]
 
     def challenged_names(self, agent: str) -> list[str]:
-        """Names of `agent`'s concepts holding an open challenge (a contradicting sighting
-        of a policy, kept for review), sorted.
+        """Names of `agent`'s concepts with an open held claim (a contradicting sighting of a
+        policy, or a possible duplicate under another name: both kept for review), sorted.
         """
-        return [str(r[0]) for r in self.rows(
-            "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? "
-            "AND status = 'open' AND name = duplicate_of ORDER BY 1", (agent,))]
-
-    def duplicate_names(self, agent: str) -> list[str]:
-        """Names of `agent`'s concepts with at least one open possible duplicate, sorted."""
         return [str(r[0]) for r in self.rows(
             "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? "
             "AND status = 'open' ORDER BY 1", (agent,))]

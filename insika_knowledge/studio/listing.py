@@ -41,7 +41,7 @@ RANK: Final = ("rank", "Score", False)
 _SORTS: Final = {key for key, _, _ in (*COLUMNS, RANK)}
 #: Status filters: (key, chip label). ``conflict`` is a ``concepts.status`` value;
 #: ``duplicate`` is an open possible duplicate in the naming table (a candidate under
-#: another name held next to this concept, `SQLiteStore.duplicate_names`);
+#: another name held next to this concept, `SQLiteStore.challenged_names`);
 #: ``quarantined`` is membership of the ``quarantine`` table (a customer-only rule held
 #: back from prompts, see `insika_knowledge.trust`), not a status value. A chip other
 #: than Conflicts shows once a concept has that state (or its filter is on).
@@ -146,7 +146,7 @@ def build(store: Store, retriever: Retriever, mode: str, query: ListQuery) -> di
         scores = {hit.entry.name: hit.score for hit in hits}
     offset = (query.page - 1) * PAGE_SIZE
     held = query.status == QUARANTINED
-    duplicates = store.duplicate_names(query.agent)
+    duplicates = store.challenged_names(query.agent)
     in_scope = [n for n in duplicates if ranked is None or n in ranked]
     status: str | None = None if held else query.status
     if status == DUPLICATE:  # the naming table, not a status column: restrict the names
