@@ -132,6 +132,12 @@ def test_ordinals_that_are_also_other_words_stay_words() -> None:
     # a unit in an English compound is the number's unit
     ("a 30-day return window", {"m:30:day"}), ("a 59-minute grace period", {"m:59:minute"}),
     ("returns in 5-7 days", {"m:5-7:day"}), ("COVID-19 tests", {"m:19:"}),
+    # a date with an ordinal day is the date ("1st" is read as "1o" first)
+    ("Starting June 1st the fee goes up", {"d:06-01"}), ("on the 1st of June", {"d:06-01"}),
+    ("by March 3rd", {"d:03-03"}),
+    # "segunda" ... "sexta" before a noun they count is an ordinal, not a weekday
+    ("antes da segunda aula", set()), ("a segunda via do boleto", set()), ("roupas de segunda mão", set()),
+    ("toda quinta tem promoção", {"d:wd4"}), ("na segunda pela manhã", {"d:wd1"}),
 ])
 def test_values_are_read_alike_however_they_are_written(written: str, values: set[str]) -> None:
     from insika_knowledge.analysis.structure import tokens

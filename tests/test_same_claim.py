@@ -481,6 +481,10 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("A farmácia funciona 24 horas por dia, 7 dias por semana.", "A farmácia funciona 24/7."),
         ("A mensalidade custa R$ 50 por mês.", "A mensalidade custa R$ 50 ao mês."),
         ("A leitura do medidor é feita uma vez por mês.", "A leitura do medidor é feita mensalmente."),
+        # "for free" is "free"; a count of a thing "a month" is a rate (eighth newcomers' set)
+        ("Students may take 2 trial classes a month for free.", "Students may take two trial classes per month free."),
+        ("Members can book 3 sauna sessions a week.", "Members can book 3 sauna sessions per week."),
+        ("Returns are picked up for free.", "Returns are picked up free of charge."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

@@ -1015,3 +1015,39 @@ def test_a_note_a_customer_wrote_is_theirs_whatever_its_key_names(record: dict[s
                 {"role": "tool", "name": "get_record", "content": content}]
     claim = "Aero 2 warranty\nThe Aero 2 Blender's motor is covered for 5 years; jar and blades for 24 months."
     assert assess(claim, "fact", messages, [value]).quarantined
+
+
+@pytest.mark.parametrize(("later", "held"), [
+    # the next message says the last one was wrong: all of it is taken back, whatever it names
+    ("Opa, me confundi com o plano anual: no mensal a instalação custa R$ 150.", True),
+    ("Sorry, I got that wrong, that's our fiber plan: on this one installation is R$ 150.", True),
+    ("My mistake, I mixed it up with another plan. Installation is charged here.", True),
+    # a next message that takes nothing back keeps the word
+    ("O técnico vai até a sua casa em até 3 dias úteis.", False),
+])
+def test_a_next_message_that_says_the_last_was_wrong_takes_it_back_whole(later: str, held: bool) -> None:
+    """Eighth newcomers' set (dev): "me confundi com outro curso: no seu, o material é
+    cobrado à parte" names other things than the claim, so the correction was read as one
+    of those things, and the first answer vouched."""
+    first = "A instalação é grátis no plano mensal."
+    messages = said(("user", "A instalação é cobrada?"), ("assistant", first), ("assistant", later))
+    claim = "Instalação grátis\nA instalação é grátis no plano mensal."
+    assert assess(claim, "policy", messages, [first]).quarantined is held, assess(claim, "policy", messages, [first])
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # a bare yes (of the present) states the question: its value is the business's
+    ("For now, yes. From March 1st the monthly fee goes up to $30.", False),
+    ("Por enquanto, sim. A partir de 1º de março a mensalidade sobe para R$ 30.", False),
+    # a yes that names another thing states only that; a "no" states nothing
+    ("No, it went up. From March 1st the monthly fee is $30.", True),
+])
+def test_a_bare_yes_vouches_for_the_value_the_customer_asked_about(reply: str, held: bool) -> None:
+    """Eighth newcomers' set (dev): "Is delivery still $3?" / "For now, yes. Starting June
+    1st the fee goes up to $4": the quoted yes did not carry the $3, so the rule was held."""
+    question = "Is the monthly fee still $25?" if reply[0] in "FN" else "A mensalidade ainda é R$ 25?"
+    messages = said(("user", question), ("assistant", reply))
+    claim = ("Monthly fee change\nThe monthly fee is $25 until March 1st, then $30." if reply[0] in "FN"
+             else "Reajuste da mensalidade\nA mensalidade é R$ 25 até 1º de março, depois R$ 30.")
+    quote = [reply.split(". ", 1)[0] + ".", reply.split(". ", 1)[1]]
+    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)

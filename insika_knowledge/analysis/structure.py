@@ -200,7 +200,8 @@ STEM_SYNONYMS: Final = _stem_synonyms()
 #: Phrases read as one word before anything else (folded text).
 _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
     (re.compile(pattern), word) for pattern, word in (
-        (r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b", "free"),
+        (r"\bfree of (?:charge|cost)\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b",
+         "free"),
         (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b|\bnao custa nada\b"
          r"|\bnao (?:tem|ha) (?:nenhum )?custo(?: nenhum| algum| adicional| extra)?\b", "gratis"),
         (r"\b(?:does|do|will) not cost (?:you )?anything\b", "is free"),
@@ -259,11 +260,11 @@ _DATE_PATTERNS: Final = (
     # 1 de fevereiro (de 2026), 1o de fev
     (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:o|º|°)?\s+de\s+(?P<mn>{_MONTH_ALT})\b\.?"
                 r"(?:\s+de\s+(?P<y>\d{4}))?"), "dmy"),
-    # February 1st (, 2026)
-    (re.compile(rf"\b(?P<mn>{_PLAIN_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    # February 1st (, 2026); the number words' reading writes an ordinal "1st" as "1o"
+    (re.compile(rf"\b(?P<mn>{_PLAIN_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th|o)?\b"
                 r"(?:,?\s+(?P<y>\d{4}))?"), "mdy"),
     # 1st (of) February (2026)
-    (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mn>{_PLAIN_MONTH_ALT})\b"
+    (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:st|nd|rd|th|o)?\s+(?:of\s+)?(?P<mn>{_PLAIN_MONTH_ALT})\b"
                 r"(?:,?\s+(?P<y>\d{4}))?"), "dmy"),
 )
 
@@ -273,9 +274,16 @@ _WEEKDAYS: Final[dict[str, int]] = {
     **{d: i for i, d in enumerate("segunda terca quarta quinta sexta sabado domingo".split(), 1)},
     **{d: i for i, d in enumerate("mon tue wed thu fri sat sun".split(), 1)},
 }
+#: Nouns a "segunda" ... "sexta" before them counts (an ordinal, not a day): "a segunda aula",
+#: "a segunda via do boleto", "a quinta parcela", "artigos de segunda mão".
+_ORDINAL_NOUNS: Final = (r"via|aula|parcela|vez|compra|unidade|peca|opcao|tentativa|troca|entrega|semana"
+                         r"|quinzena|mensalidade|fatura|cobranca|etapa|fase|chance|pessoa|diaria|visita"
+                         r"|consulta|sessao|revisao|mala|bagagem|taxa|classe|dose|mao|turma|prova|matricula"
+                         r"|assinatura|linha|conta|chamada|ligacao|solicitacao|reclamacao|rodada|edicao")
 _WEEKDAY_RE: Final = re.compile(
     r"\b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|sabado|domingo"
-    r"|(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira)?|(?:mon|tue|wed|thu|fri|sat|sun)(?=\.|\b))s?\b\.?"
+    r"|(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira|(?!s?\s+(?:" + _ORDINAL_NOUNS + r")s?\b))"
+    r"|(?:mon|tue|wed|thu|fri|sat|sun)(?=\.|\b))s?\b\.?"
 )
 
 
@@ -531,6 +539,12 @@ def _rewritten(text: str, rules: tuple[_Rewrite, ...]) -> str:
 _PT_RATE: Final[dict[str, str]] = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
                    "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
 _UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
+#: ...or the thing counted, in one or two words ("1 guest a month", "3 sauna sessions a week";
+#: not "2 days before a week ends").
+_COUNTED_AFTER: Final = (r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?"
+                         r"|(?:\s(?!(?:before|after|within|from|into|over|under|than|more|less|once|twice|about"
+                         r"|around|during|until|since|and|the|for|per|with|without|are|was|were|has|have)\b)"
+                         r"[a-z]{3,}){1,2})?)")
 #: ...the same, but no count of times: "12 vezes mensais" are 12 monthly instalments, not
 #: 12 times a month.
 _AMOUNT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|hours?|horas?|days?|dias?)?)"
@@ -539,7 +553,8 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
         (("24",), r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
                r"(?:days?|dias?)\s+(?:a|per|por|na)\s+(?:week|semana)\b", "aroundtheclock"),
         ((" a ", " an ", " every ", " each "),
-         r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)", r"\1 per "),
+         r"(?<=\d)" + _COUNTED_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)",
+         r"\1 per "),
         ((" ao ", " a cada "),
          r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
         ((" a hora", " a noite", " a semana", " a diaria"),
@@ -1382,6 +1397,12 @@ def _canonical_clause(clause: list[str], alone: bool) -> Clause:
 
 
 def _canonical_sentence(sentence: list[str]) -> tuple[Clause, ...]:
+    """A sentence's clauses in canonical form; "free" is "for free", a phrase of its own
+    ("a guest a month free" and "...for free"; "For free: orders above R$ 199 ship").
+    """
+    if FREE in sentence:
+        sentence = [t for i, t in enumerate(sentence)
+                    for t in (("r:for", t) if t == FREE and (not i or sentence[i - 1] != "r:for") else (t,))]
     clauses = _clauses(sentence)
     return tuple(_canonical_clause(c, len(clauses) == 1) for c in clauses)
 

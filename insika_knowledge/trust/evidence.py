@@ -44,7 +44,7 @@ from insika_knowledge.analysis.structure import (
     same_duration,
     tokens,
 )
-from insika_knowledge.analysis.text import STOP_WORDS, fold, text_language
+from insika_knowledge.analysis.text import STOP_WORDS, fold, negation_count, text_language
 from insika_knowledge.trust.sources import Piece
 
 #: Sentences that take note of something or put it off, not state it (folded). A plain
@@ -465,6 +465,54 @@ def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     return has <= said
 
 
+#: A business message that opens with a yes ("Sim, acima de R$ 199.", "Yes, over $50."), a
+#: yes of the present included ("For now, yes.", "Por enquanto, sim").
+YES_RE: Final = re.compile(
+    r"(?:(?:for now|right now|currently|at the moment|as of now|still|por enquanto|por ora|no momento"
+    r"|atualmente|ainda)\W+)?"
+    r"(?:sim|yes|yep|yeah|claro|com certeza|temos sim|tem sim|pode sim|of course|sure|certainly|"
+    r"we do|they do|it does|it is|correct|exatamente|exato)\b")
+
+
+def answered_question(parts: Sequence[Piece], at: int) -> str | None:
+    """The customer's question a business piece answers yes to, or None.
+
+    When ``parts[at]`` opens with a yes (`YES_RE`) and the customer message before it
+    asked a real question, the business states what that question asked: its last
+    question ("Vocês dão 50% na primeira compra. Pode me ajudar com um pedido?" /
+    "Claro!" answers the request, not the claim before it). None for a tag question
+    ("..., né?", "..., right?": it asserts the customer's claim, and a yes to it is an
+    agreement, `asserted`), a yes that only takes note ("Sure, let me look":
+    `ACKNOWLEDGED`) or is taken back ("Sim... quer dizer, não": `CORRECTING`), and a
+    "no" ("We do not...", "Claro que não"; a yes whose sentence keeps the question's own
+    "without" stands: "...without a fee?" / "Yes, ...you won't be charged").
+    """
+    opening = fold(parts[at].text).lstrip(" \t\n!¡")
+    first = sentences(opening)[0] if opening.strip() else ""
+    if parts[at].speaker == "customer" or not YES_RE.match(opening) \
+            or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
+        return None
+    earlier = asked_before(parts, at)
+    if earlier is None or asserted(earlier.text):
+        return None
+    asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
+    if not asked or asserted(asked[-1]):
+        return None
+    said_no = negation_count(first)
+    if said_no and said_no % 2 != negation_count(fold(asked[-1])) % 2:
+        return None
+    return asked[-1]
+
+
+def bare_yes(text: str) -> bool:
+    """True when business `text` opens with a sentence that is only a yes ("For now, yes.",
+    "Sim!"): it answers the whole question, not a part it names.
+    """
+    folded = fold(text).strip(" \t\n!¡")
+    first = sentences(folded)[0] if folded else ""
+    return YES_RE.fullmatch(first.strip(" \t\n.!,;")) is not None
+
+
 def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:
     """The last customer piece before ``parts[at]`` (None when there is none)."""
     return next((p for p in reversed(parts[:at]) if p.speaker == "customer"), None)
@@ -642,6 +690,10 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
                     vouching.append(piece)
                 else:
                     reasons.append(f"the {piece.speaker} {reading.why}")
+    for piece in dict.fromkeys(vouching):  # a bare yes states the question: "Is it still $3?" / "For now, yes."
+        question = answered_question(parts, piece.index) if bare_yes(piece.text) else None
+        if question is not None:
+            found.append((piece.speaker, question))
     if found and not values_found(claim, found):
         other = _other_values(claim, found)
         if other:
@@ -787,14 +839,24 @@ def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
     if following is None:
         return False
     folded = fold(following.text).lstrip(" \t\n")
+    if RETRACTING.search(folded[:_OPENING_CHARS]):
+        return True  # "Ah, me desculpe, me confundi com outro curso: no seu, ..." takes all of it back
     opening = CORRECTING.search(folded[:_OPENING_CHARS])
     return opening is not None and len(content_terms(folded[opening.end():]) - content_terms(claim)) <= 1
 
 
+#: Words with which the business says that what it just said was wrong, whatever it says
+#: next: its previous message is taken back whole ("Sorry, I was wrong: ...", "Me desculpe,
+#: me confundi com outro curso: ..."), unlike a correction of one thing (`CORRECTING`).
+RETRACTING: Final = re.compile(
+    r"\b(?:i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
+    r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
+    r"|me enganei|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
+    r"|desconsidere|scratch that|ignore that)\b")
 #: Words with which the business corrects what it said before.
 CORRECTING: Final = re.compile(
     r"\b(?:correction|correcting myself|let me correct|i misspoke|my mistake|i was wrong|i stand corrected"
-    r"|me corrigindo|corrigindo|me enganei|errei|retifico|retificando|falei errado|informei errado"
+    r"|me corrigindo|corrigindo|me enganei|me confundi|errei|retifico|retificando|falei errado|informei errado"
     r"|correcao|errata|retiro o que disse|desconsidere|brincadeira|mentira|so que nao|just kidding"
     r"|scratch that|never mind|nevermind|ignore that|wait,? that'?s wrong|that'?s not right|that was wrong)\b"
     # a yes or a rule taken back in the next breath: "Sim... quer dizer, não", "Yes, actually no, we don't"

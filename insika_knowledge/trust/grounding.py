@@ -29,13 +29,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.structure import content_terms, same_duration
-from insika_knowledge.analysis.text import fold, negation_count, text_language
+from insika_knowledge.analysis.text import fold, text_language
 from insika_knowledge.trust.evidence import (
-    ACKNOWLEDGED,
-    CORRECTING,
     RANGE_VALUE,
     REQUESTING,
-    asked_before,
+    answered_question,
     asserted,
     read_sentence,
     sentences,
@@ -54,42 +52,17 @@ MIN_COVERAGE: Final = 0.5
 MIN_NOVELTY: Final = 0.25
 
 
-#: A business message that opens with a yes ("Sim, acima de R$ 199.", "Yes, over $50.").
-_YES_RE: Final = re.compile(
-    r"(?:sim|yes|yep|yeah|claro|com certeza|temos sim|tem sim|pode sim|of course|sure|certainly|"
-    r"we do|they do|it does|it is|correct|exatamente|exato)\b")
-
-
 def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
-    """The features a business piece says by answering yes to the customer's question.
-
-    When ``parts[at]`` opens with a yes and the customer message before it asked a real
-    question ("Vocês têm frete grátis?" / "Sim, acima de R$ 199."), the business side
-    states what the question asked: its features. A tag question ("..., né?", "...,
-    right?") asserts the customer's claim, and a yes to it is an agreement, not a
-    statement (`trust.evidence.asserted`): nothing.
+    """The features a business piece says by answering yes to the customer's question
+    (`trust.evidence.answered_question`): the question's ("Vocês têm frete grátis?" /
+    "Sim, acima de R$ 199."), or of a question of two things, only the one the answer names
+    when it names one ("O frete é grátis acima de R$ 50 e vocês entregam em Campinas?" /
+    "Sim, entregamos em Campinas").
     """
-    opening = fold(parts[at].text).lstrip(" \t\n!¡")
-    first = sentences(opening)[0] if opening.strip() else ""
-    if parts[at].speaker == "customer" or not _YES_RE.match(opening) \
-            or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
-        return frozenset()  # no yes; "Sure, let me look"; a yes taken back ("Sim... quer dizer, não")
-    earlier = asked_before(parts, at)
-    if earlier is None or asserted(earlier.text):
+    question = answered_question(parts, at)
+    if question is None:
         return frozenset()
-    # The yes answers the message's last question, not what it asserted before it ("Vocês
-    # dão 50% na primeira compra. Pode me ajudar com um pedido?" / "Claro!"), and of a
-    # question of two things, only the one the answer names when it names one ("O frete é
-    # grátis acima de R$ 50 e vocês entregam em Campinas?" / "Sim, entregamos em Campinas").
-    asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
-    if not asked or asserted(asked[-1]):
-        return frozenset()
-    said_no = negation_count(first)
-    if said_no and said_no % 2 != negation_count(fold(asked[-1])) % 2:
-        return frozenset()  # a "no" ("We do not...", "Claro que não"); a yes whose sentence keeps
-        # the question's own "without" ("...without a fee?" / "Yes, ...you won't be charged") stands,
-        # as does a bare yes to a question with one ("...opção sem glúten?" / "Temos sim!")
-    found = features(asked[-1])
+    found = features(question)
     named = found & features(parts[at].text)
     return named or found
 
