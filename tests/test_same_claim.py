@@ -485,6 +485,10 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Students may take 2 trial classes a month for free.", "Students may take two trial classes per month free."),
         ("Members can book 3 sauna sessions a week.", "Members can book 3 sauna sessions per week."),
         ("Returns are picked up for free.", "Returns are picked up free of charge."),
+        # "receive" is "get"; "N or more" is "at least N" (eighth newcomers' set)
+        ("Sellers receive their payout 3 days after delivery.", "Sellers get their payout 3 days after delivery."),
+        ("Bookings must be made 24 or more hours in advance.", "Bookings must be made at least 24 hours in advance."),
+        ("Pedidos com 3 ou mais itens têm frete grátis.", "Pedidos com no mínimo 3 itens têm frete grátis."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -762,6 +766,8 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("A multa por atraso é de R$ 20.", "A multa por atraso é de R$ 25."),
     ("Tuition is due by the 5th of each month.", "Tuition is due by the sixth of each month."),
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta tem custo."),
+    ("Customers received a 10% coupon.", "Customers receive a 10% coupon."),  # a past is no present
+    ("Bookings need 24 or more hours of notice.", "Bookings need 24 or fewer hours of notice."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

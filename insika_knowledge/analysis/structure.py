@@ -581,6 +581,11 @@ _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|h
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
+        # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
+        ((" or more", " ou mais"), r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
+         lambda m: f"at least {m[1]}{m[2]}"),
+        ((" or fewer", " or less", " ou menos"),
+         r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or fewer|or less|ou menos)\b", lambda m: f"at most {m[1]}{m[2]}"),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
         (("<",), r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
         (("-$", "- $", "-r$", "- r$", "-us$", "-\u20ac"), r"(?:^|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)",
@@ -1263,7 +1268,10 @@ _NOT_WE_VERBS: Final = frozenset(
 #: Words that add nothing to what a claim says (folded): the speaker's attitude to it
 #: ("unfortunately", "infelizmente"), and the inflections of "get" the stop list leaves.
 _UNSAID: Final = frozenset(
-    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately gets getting".split())
+    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately gets getting "
+    # "receive" says what "get" says ("Sellers receive/get their payout"; "get" is a stop word);
+    # "received" stays: a past ("Customers received a coupon") is another claim
+    "receive receives".split())
 #: "have" before a participle: a present perfect ("Since January we've offered free
 #: returns"), what holds up to now, not a past.
 _PERFECT: Final = frozenset({"have", "has"})
