@@ -489,6 +489,11 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("Sellers receive their payout 3 days after delivery.", "Sellers get their payout 3 days after delivery."),
         ("Bookings must be made 24 or more hours in advance.", "Bookings must be made at least 24 hours in advance."),
         ("Pedidos com 3 ou mais itens têm frete grátis.", "Pedidos com no mínimo 3 itens têm frete grátis."),
+        # a part of the day after an hour is its half of the clock
+        ("The bakery closes at 10 at night.", "The bakery closes at 10 pm."),
+        ("A padaria abre às 6 da manhã.", "A padaria abre às 6h."),
+        ("Retirada até as 4 da tarde.", "Retirada até as 16h."),
+        ("The bar closes at 12 at night.", "The bar closes at midnight."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -767,6 +772,8 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Tuition is due by the 5th of each month.", "Tuition is due by the sixth of each month."),
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta tem custo."),
     ("Customers received a 10% coupon.", "Customers receive a 10% coupon."),  # a past is no present
+    ("The bakery closes at 10 at night.", "The bakery closes at 10 in the morning."),
+    ("A padaria abre às 6 da manhã.", "A padaria abre às 6 da tarde."),
     ("Bookings need 24 or more hours of notice.", "Bookings need 24 or fewer hours of notice."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:

@@ -581,6 +581,14 @@ _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|h
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
+        # a part of the day after an hour is its half of the clock: "10 at night" is "10 pm", "8 da
+        # manhã" "8 am" ("12 at night", "12 da noite": midnight)
+        ((" at night", " da noite", " de noite"), r"\b12\s+(?:at night|da noite|de noite)\b", "midnight"),
+        ((" in the morning", " da manha", " de manha"),
+         r"\b((?:1[0-2]|0?[1-9])(?::[0-5]\d)?)\s+(?:in the morning|da manha|de manha)\b", r"\1 am"),
+        ((" in the afternoon", " in the evening", " at night", " da tarde", " da noite", " de tarde", " de noite"),
+         r"\b((?:1[0-1]|0?[1-9])(?::[0-5]\d)?)\s+(?:in the afternoon|in the evening|at night|da tarde|da noite"
+         r"|de tarde|de noite)\b", r"\1 pm"),
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
         ((" or more", " ou mais"), r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
          lambda m: f"at least {m[1]}{m[2]}"),
