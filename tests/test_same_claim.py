@@ -494,6 +494,9 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("A padaria abre às 6 da manhã.", "A padaria abre às 6h."),
         ("Retirada até as 4 da tarde.", "Retirada até as 16h."),
         ("The bar closes at 12 at night.", "The bar closes at midnight."),
+        # an opening part closed by a comma moved to the end
+        ("Every Sunday after closing, the pool is cleaned.", "The pool is cleaned every Sunday after closing."),
+        ("Para pedidos acima de R$ 80, a entrega é grátis.", "A entrega é grátis para pedidos acima de R$ 80."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -774,6 +777,8 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Customers received a 10% coupon.", "Customers receive a 10% coupon."),  # a past is no present
     ("The bakery closes at 10 at night.", "The bakery closes at 10 in the morning."),
     ("A padaria abre às 6 da manhã.", "A padaria abre às 6 da tarde."),
+    ("Every Sunday after closing, the pool is cleaned.", "The pool is cleaned every Monday after closing."),
+    ("On weekdays, members pay R$ 10.", "Members pay R$ 10 on weekends."),
     ("Bookings need 24 or more hours of notice.", "Bookings need 24 or fewer hours of notice."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:

@@ -30,7 +30,9 @@ that never change what is said: sentences in another order; a leading phrase mov
 the end of a one-clause sentence ("Per passenger, insurance costs 30 dollars" and
 "Insurance costs 30 dollars per passenger"); adjacent phrases with distinct role words
 swapped ("to Campinas from Extrema" and "from Extrema to Campinas"); the comma-separated
-parts of a one-clause sentence in another order (each part keeps its own values). It reads
+parts of a one-clause sentence in another order, and an opening part closed by a comma
+moved to its end ("Every night at closing time, the lockers are emptied"; each part keeps
+its own values). It reads
 the passive of one of the business's own operations whose subject names no party as the
 business doing it ("orders above $50 are shipped free" as "we ship orders above $50
 free", `BUSINESS_PASSIVES`); such a passive that names its agent keeps that phrase ("by
@@ -1531,7 +1533,8 @@ LABEL: Final = ":"
 
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     """A sentence's canonical form, and for a one-clause sentence opening with a phrase
-    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end;
+    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end
+    (one closed by a comma is moved whole, the comma gone, with its parts read in any order);
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
     "de menos de 8") and no "de" right before a value ("é de R$ 50" / "é R$ 50"), which only
@@ -1561,6 +1564,10 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
             # "Pix: 3% off, boleto: 5% off" (a value never leaves its part)
             if sum(any(t.startswith(("m:", "d:")) for t in p) for p in parts) <= 1:
                 forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
+                if len(parts) == 2 and all(parts):  # and its opening part moved to its end, the comma
+                    # gone: "Every night at closing time, the lockers are emptied" is "The lockers
+                    # are emptied every night at closing time"
+                    forms.add(_canonical_sentence(parts[1] + parts[0]))
     return frozenset(forms)
 
 
