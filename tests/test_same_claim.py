@@ -497,6 +497,9 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         # an opening part closed by a comma moved to the end
         ("Every Sunday after closing, the pool is cleaned.", "The pool is cleaned every Sunday after closing."),
         ("Para pedidos acima de R$ 80, a entrega é grátis.", "A entrega é grátis para pedidos acima de R$ 80."),
+        # a price word right before an amount says what "is" says
+        ("Locker rental costs $8 per month.", "The locker rental is $8 a month."),
+        ("A religação custa R$ 30.", "A religação é R$ 30."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -779,6 +782,8 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("A padaria abre às 6 da manhã.", "A padaria abre às 6 da tarde."),
     ("Every Sunday after closing, the pool is cleaned.", "The pool is cleaned every Monday after closing."),
     ("On weekdays, members pay R$ 10.", "Members pay R$ 10 on weekends."),
+    ("The locker fee is $8.", "The locker discount is $8."),
+    ("A religação custa R$ 30.", "A religação custa R$ 35."),
     ("Bookings need 24 or more hours of notice.", "Bookings need 24 or fewer hours of notice."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:

@@ -1414,13 +1414,23 @@ def _canonical_clause(clause: list[str], alone: bool) -> Clause:
     return tuple(out)
 
 
+#: The price group's token, and an amount of money's (`_canonical_sentence`).
+_PRICE: Final = "s_price"
+_MONEY_RE: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)")
+
+
 def _canonical_sentence(sentence: list[str]) -> tuple[Clause, ...]:
     """A sentence's clauses in canonical form; "free" is "for free", a phrase of its own
-    ("a guest a month free" and "...for free"; "For free: orders above R$ 199 ship").
+    ("a guest a month free" and "...for free"; "For free: orders above R$ 199 ship"), and a
+    price word right before an amount of money says what "is" says ("Router rental costs
+    $5", "The router rental is $5", "the rental fee: $5").
     """
     if FREE in sentence:
         sentence = [t for i, t in enumerate(sentence)
                     for t in (("r:for", t) if t == FREE and (not i or sentence[i - 1] != "r:for") else (t,))]
+    if _PRICE in sentence:
+        sentence = [t for i, t in enumerate(sentence) if not (
+            t == _PRICE and i + 1 < len(sentence) and _MONEY_RE.fullmatch(sentence[i + 1]))]
     clauses = _clauses(sentence)
     return tuple(_canonical_clause(c, len(clauses) == 1) for c in clauses)
 
@@ -2091,6 +2101,12 @@ def content_terms(text: str) -> frozenset[str]:
 def claim_terms(text: str) -> frozenset[str]:
     """`content_terms` with each duration in the largest unit it fills (`whole_duration`): what
     the same-claim check compares ("12 meses" is "1 ano"; a tool's bare numbers, which the
-    trust checks read, keep theirs).
+    trust checks read, keep theirs), without a price word that only stands before amounts
+    of money ("costs $5" is "is $5").
     """
-    return frozenset(map(whole_duration, content_terms(text)))
+    terms = frozenset(map(whole_duration, content_terms(text)))
+    if _PRICE in terms:  # a price word before an amount says what "is" says (`_canonical_sentence`)
+        seq = tokens(text, active=True)
+        if all(i + 1 < len(seq) and _MONEY_RE.fullmatch(seq[i + 1]) for i, t in enumerate(seq) if t == _PRICE):
+            terms -= {_PRICE}
+    return terms
