@@ -348,9 +348,10 @@ def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | N
             click.echo(text, nl=False)
         else:
             result = run(memory.store(tenant), agent, out, chosen, include_held=include_held)
-    extra = f", {result.edges} links" if fmt == "graphml" else ""
+    extra = f", {result.edges} link{'' if result.edges == 1 else 's'}" if fmt == "graphml" else ""
     held = f" ({result.held} held in quarantine)" if result.held else ""
-    click.echo(f"exported {result.concepts} concepts{held}{extra} to {'standard output' if out == '-' else out}",
+    counted = f"{result.concepts} concept{'' if result.concepts == 1 else 's'}"
+    click.echo(f"exported {counted}{held}{extra} to {'standard output' if out == '-' else out}",
                err=out == "-")
     for note in (result.salvage_note(), result.left_out_note()):
         if note is not None:

@@ -124,6 +124,13 @@ class RunTimeFailure(InsikaError):
     """Something outside the caller's control failed (a model, the disk, the network)."""
 
 
+class EndpointResting(RunTimeFailure):
+    """A remote endpoint was not asked: it failed a moment ago and is left alone for a while
+    (`insika_knowledge.index.embedders.remote.COOL_OFF_S`); the caller degrades as it does
+    on a failure, without waiting.
+    """
+
+
 class DatabaseFileChanged(RunTimeFailure):
     """A database file was deleted or replaced by another file after it was opened.
 

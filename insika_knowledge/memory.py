@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol, cast, runtime_checkable
 import pluggy
 
 from insika_knowledge.authored import authors_error, check_times, complete
-from insika_knowledge.concept import Concept, parse, serialize, status_of, utc_now
+from insika_knowledge.concept import Concept, parse, serialize, short_repr, status_of, utc_now
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
 from insika_knowledge.errors import (
@@ -46,7 +46,7 @@ from insika_knowledge.errors import (
 )
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
 from insika_knowledge.extract.given import GivenModel
-from insika_knowledge.extract.model import ConceptModel, load_model
+from insika_knowledge.extract.model import ConceptModel, InstructorModel, load_model
 from insika_knowledge.extract.timed import MODEL_TIMEOUT_S, timed
 from insika_knowledge.hookspecs import Turn
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
@@ -150,7 +150,8 @@ class Memory:
             model_timeout_s=(model_timeout_s, (int, float), "a number of seconds"),
         )
         if isinstance(model_timeout_s, bool) or not 0 < model_timeout_s <= threading.TIMEOUT_MAX:
-            raise UserError(f"Memory(): model_timeout_s must be a positive number of seconds, not {model_timeout_s!r}")
+            raise UserError(f"Memory(): model_timeout_s must be a positive number of seconds, at most "
+                            f"{threading.TIMEOUT_MAX:.0f}, not {short_repr(model_timeout_s)}")
         if directory is not None and not os.fspath(directory).strip():
             raise UserError("Memory(): directory is empty: give a folder, or None for the default "
                             "($INSIKA_KNOWLEDGE_HOME or the user data folder)")
@@ -368,6 +369,8 @@ class Memory:
             if model is None:
                 model = load_model(spec, base_url=self.base_url, timeout_s=self.model_timeout_s)
                 assert model is not None
+                if isinstance(model, InstructorModel):
+                    model.warm()  # the SDK's import is not charged to the first call's time limit
                 self._models[spec] = model
             return model
 
@@ -741,7 +744,8 @@ class Memory:
             terms, title terms counting twice; FTS5: minus SQLite's bm25), higher is
             better. A concept held in quarantine (`insika_knowledge.trust`) is never a hit:
             what search finds may be handed to a model (the MCP server's
-            ``search_knowledge``); `Retriever.search` filters it.
+            ``search_knowledge``); `Retriever.search` filters it. A tenant without a
+            database has none, and reading creates nothing.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -752,6 +756,8 @@ class Memory:
         check_agent(agent)
         settings = _settings("Memory.search()", top_k=top_k, index=index)
         wanted = _filters(type=type, provenance=provenance, status=status)
+        if not self.has_tenant(tenant):
+            return []  # a read creates no tenant (a mistyped name would become one)
         retriever = self.retriever(tenant)
         depth = settings.top_k if not wanted else max(settings.top_k, retriever.store.count(agent))
         challenged = self._challenged(agent, tenant)
@@ -770,7 +776,8 @@ class Memory:
         self, message: str, *, agent: str, tenant: str = DEFAULT_TENANT,
         config: KnowledgeConfig | None = None,
     ) -> str | None:
-        """The ``<knowledge>`` block a prompt gets for `message`, or None when nothing matches.
+        """The ``<knowledge>`` block a prompt gets for `message`, or None when nothing matches
+        (or the tenant has no database: reading creates none).
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
@@ -779,6 +786,8 @@ class Memory:
         check_types("Memory.knowledge_block()", message=(message, str), config=_config_arg(config))
         check_agent(agent)
         settings = config or KnowledgeConfig()
+        if not self.has_tenant(tenant):
+            return None
         return self.retriever(tenant).block(
             agent, message, settings.top_k, settings.index, settings.min_coverage
         )
@@ -805,6 +814,8 @@ class Memory:
         """
         check_types("Memory.load()", name=(name, str), held=(held, bool))
         check_agent(agent)
+        if not self.has_tenant(tenant):
+            raise NotFound(f"no concept named {name!r}: tenant {tenant!r} has no database")
         result = self.retriever(tenant).load_knowledge(agent, name, max_chars=None, for_model=False)
         if "error" not in result:
             return str(result["markdown"])
@@ -822,7 +833,8 @@ class Memory:
         self, *, agent: str, tenant: str = DEFAULT_TENANT, held: bool = True, type: str | None = None,
         provenance: str | None = None, status: str | None = None,
     ) -> list[StoredConcept]:
-        """Every concept of `agent` as stored, by name: its record, version and ``quarantined``.
+        """Every concept of `agent` as stored, by name: its record, version and ``quarantined``
+        (none for a tenant without a database: reading creates nothing).
 
         Args:
             agent: the agent id.
@@ -843,6 +855,8 @@ class Memory:
                     provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         check_agent(agent)
         wanted = _filters(type=type, provenance=provenance, status=status)
+        if not self.has_tenant(tenant):
+            return []  # a read creates no tenant
         found = self.retriever(tenant).concepts(agent, held=held)
         challenged = self._challenged(agent, tenant) if wanted.get("status") else frozenset()
         return [s for s in found

@@ -47,7 +47,7 @@ from xml.sax.saxutils import escape, quoteattr
 from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
-from insika_knowledge.errors import InvalidName, RunTimeFailure, StorageBusy
+from insika_knowledge.errors import EndpointResting, InvalidName, RunTimeFailure, StorageBusy
 from insika_knowledge.escaping import prompt_text, xml_safe
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.embedders import Embedder, family, resolve
@@ -393,8 +393,9 @@ class Retriever:
             return None
         try:
             similar = semantic.similarities(agent, semantic.query_vector(message))
-        except (RunTimeFailure, StorageBusy) as exc:
-            log.warning("semantic ranking failed for agent %s: %s", agent, exc)
+        except (RunTimeFailure, StorageBusy) as exc:  # a resting endpoint was logged when it failed
+            log.log(logging.DEBUG if isinstance(exc, EndpointResting) else logging.WARNING,
+                    "semantic ranking failed for agent %s: %s", agent, exc)
             self._degraded(agent, "embeddings", str(exc))
             return None
         if not similar.live:

@@ -198,3 +198,21 @@ def test_a_put_value_that_yaml_would_cut_at_a_comment_is_refused_with_its_line(t
         assert memory.concepts(agent="a") == []
         memory.put("---\nname: ticket\ndescription: 'Ticket #123 goes to billing' # quoted\n---\n\nx\n", agent="a")
         assert memory.concepts(agent="a")[0].description == "Ticket #123 goes to billing"
+
+
+def test_reads_of_a_tenant_without_a_database_create_none(tmp_path: Path) -> None:
+    """A newcomer's attack: `search` and `conflicts` with a mistyped tenant created it (its
+    files, then a line in `status`); `held_claims` did not."""
+    from insika_knowledge.errors import NotFound
+
+    memory = Memory(tmp_path)
+    try:
+        assert memory.search("frete", agent="loja", tenant="typo") == []
+        assert memory.knowledge_block("frete", agent="loja", tenant="typo") is None
+        assert memory.conflicts(agent="loja", tenant="typo") == []
+        assert memory.concepts(agent="loja", tenant="typo", status="conflict") == []
+        with pytest.raises(NotFound, match="typo"):
+            memory.load("frete", agent="loja", tenant="typo")
+        assert memory.tenants() == [] and list(tmp_path.iterdir()) == []
+    finally:
+        memory.close()

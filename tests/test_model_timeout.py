@@ -99,3 +99,31 @@ def test_a_model_spec_is_held_to_the_same_limit(tmp_path: Path) -> None:
         while time.monotonic() < deadline and any(t.name == "insika-model-call" for t in threading.enumerate()):
             time.sleep(0.05)
         assert not any(t.name == "insika-model-call" for t in threading.enumerate())
+
+
+def test_the_first_call_of_a_model_spec_is_not_charged_the_sdks_import(tmp_path: Path) -> None:
+    """A newcomer's attack: with `model_timeout_s=2`, the first `learn` of a fresh process timed
+    out against a server that answers at once (the SDK's import ran inside the time limit)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from fakellm import FakeLLM
+
+    script = (
+        "import sys, json\n"
+        "from insika_knowledge import Memory\n"
+        "m = Memory(sys.argv[1], base_url=sys.argv[2], model_timeout_s=0.8)\n"
+        "r = m.learn([{'role': 'user', 'content': 'Qual o prazo de troca?'},"
+        " {'role': 'assistant', 'content': 'Trocas em até 30 dias.'}], agent='loja', session_id='s',"
+        " model='openai/fake-model')\n"
+        "print(json.dumps([r.outcome, r.detail]))\n"
+    )
+    with FakeLLM(['{"concepts": []}']) as fake:
+        env = {**os.environ, "OPENAI_API_KEY": "k"}
+        done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "d"), fake.base_url],
+                              capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    outcome, detail = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome == "ok", detail

@@ -558,3 +558,31 @@ def test_a_concept_with_none_of_the_messages_words_needs_its_own_cosine_above_th
     assert retriever.search(AGENT, "CEP 13050", 5, "auto")[0].entry.name == "cep-13-campinas"
     monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.6)
     assert [h.entry.name for h in retriever.search(AGENT, "valise", 5, "auto")][:1] == ["bagagem-franquia"]
+
+
+def test_a_hanging_endpoint_costs_one_turn_a_short_wait_and_then_none_for_a_while() -> None:
+    """A newcomer's attack: an embeddings endpoint that never answered held every customer
+    turn (and every `put`) for about 60 s: 30 s per request, tried twice, on each call."""
+    import time
+
+    from fakellm import FakeLLM, Hang
+
+    from insika_knowledge.errors import EndpointResting
+    from insika_knowledge.index.embedders import remote
+
+    now = [0.0]
+    with FakeLLM([Hang(20.0, "[]")]) as fake:
+        embedder = remote.RemoteEmbedder("text-embedding-3-small", base_url=fake.base_url, api_key="k",
+                                         clock=lambda: now[0])
+        started = time.monotonic()
+        with pytest.raises(RunTimeFailure, match="Timeout"):
+            embedder.queries(["frete para Campinas"])
+        assert time.monotonic() - started < remote.QUERY_TIMEOUT_S + 3.0  # one try, a short wait
+        started = time.monotonic()
+        with pytest.raises(EndpointResting, match="not asked"):
+            embedder.passages(["frete"])  # the write path does not wait on it either
+        assert time.monotonic() - started < 0.5 and len(fake.requests) == 1
+        now[0] = remote.COOL_OFF_S + 1  # after the cool-off it is asked again
+        with pytest.raises(RunTimeFailure, match="Timeout"):
+            embedder.queries(["frete"])
+        assert len(fake.requests) == 2

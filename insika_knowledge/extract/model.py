@@ -30,6 +30,7 @@ from insika_knowledge.extract.prompt import extraction_messages, merge_messages
 # memory returns for it. A handler that drops them stops that print only: an application's
 # own logging still receives them (they propagate).
 logging.getLogger("instructor").addHandler(logging.NullHandler())
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,16 @@ class InstructorModel:
             raise
         except Exception as exc:
             raise UserError(f"cannot use model {self.spec!r}: {type(exc).__name__}: {exc}"[:500]) from None
+
+    def warm(self) -> None:
+        """Build the provider client now (its SDK is imported, which takes seconds the first
+        time), so a call's time limit is the model's own; a failure is left for the first
+        call to report (as `model_error`), as before.
+        """
+        try:
+            self._get_client()
+        except Exception as exc:  # the call reports it
+            log.debug("model client for %s not built yet: %s", self.spec, exc)
 
     def _get_client(self) -> Any:
         if self._client is None:

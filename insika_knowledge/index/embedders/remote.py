@@ -8,18 +8,25 @@ prefixes in the model name's documentation, not from us.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
 
-from insika_knowledge.errors import RunTimeFailure
+from insika_knowledge.errors import EndpointResting, RunTimeFailure
 from insika_knowledge.index.embedders.protocol import Vectors, normalised
 
 #: Texts per request.
 BATCH: Final = 64
-#: Seconds a request may take.
+#: Seconds a request of passages may take (the learning queue's, a reindex's), tried twice.
 TIMEOUT_S: Final = 30.0
+#: Seconds a query's request may take, tried once: it is on the customer's turn, which then
+#: ranks lexically.
+QUERY_TIMEOUT_S: Final = 2.0
+#: Seconds after a failed request during which no request is sent: each call fails at once
+#: (a down or hanging endpoint costs one turn `QUERY_TIMEOUT_S`, not every turn).
+COOL_OFF_S: Final = 30.0
 #: Characters of a text sent (endpoints refuse inputs past their token limit).
 MAX_CHARS: Final = 6000
 
@@ -27,52 +34,80 @@ MAX_CHARS: Final = 6000
 class RemoteEmbedder:
     """An embeddings endpoint (the `openai` client, any base URL).
 
+    A query's request may take `QUERY_TIMEOUT_S` seconds (once), a batch of passages'
+    `TIMEOUT_S` (tried twice); after a failed request none is sent for `COOL_OFF_S`
+    seconds: each call raises `RunTimeFailure` at once, and the caller ranks lexically.
+
     Args:
         spec: the model name (``openai/`` before it is dropped).
         base_url: the endpoint (None: the client's default or ``$OPENAI_BASE_URL``).
         api_key: None: ``$OPENAI_API_KEY``, or a placeholder for a local server.
+        client: an OpenAI-compatible client to use for both kinds of request (tests).
+        clock: monotonic seconds (tests).
     """
 
     def __init__(self, spec: str, *, base_url: str | None = None, api_key: str | None = None,
-                 client: Any = None):
+                 client: Any = None, clock: Callable[[], float] = time.monotonic):
         self.model = spec.removeprefix("openai/")
         self.base_url = base_url
-        self._client = client
+        self._clients: dict[bool, Any] = {} if client is None else {True: client, False: client}
         self._api_key = api_key
+        self._clock = clock
+        self._failed_at: float | None = None
         self.model_id = f"openai-compatible/{self.model}"
         self.dim = 0  # known after the first answer
 
-    def _opened(self) -> Any:
-        if self._client is None:
+    def _opened(self, query: bool) -> Any:
+        if query not in self._clients:
             import os
 
             from openai import OpenAI
 
-            self._client = OpenAI(base_url=self.base_url, timeout=TIMEOUT_S, max_retries=1,
-                                  api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-set")
-        return self._client
+            self._clients[query] = OpenAI(
+                base_url=self.base_url, timeout=QUERY_TIMEOUT_S if query else TIMEOUT_S,
+                max_retries=0 if query else 1,
+                api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-set")
+        return self._clients[query]
 
     def queries(self, texts: Sequence[str]) -> Vectors:
-        """Vectors of search queries, shape (n, dim)."""
-        return self._embed(texts)
+        """Vectors of search queries, shape (n, dim).
+
+        Raises:
+            RunTimeFailure: the endpoint failed or timed out (`QUERY_TIMEOUT_S`);
+                `EndpointResting` (one) when it failed less than `COOL_OFF_S` seconds ago
+                (nothing sent).
+        """
+        return self._embed(texts, query=True)
 
     def passages(self, texts: Sequence[str]) -> Vectors:
-        """Vectors of concepts, shape (n, dim)."""
-        return self._embed(texts)
+        """Vectors of concepts, shape (n, dim).
 
-    def _embed(self, texts: Sequence[str]) -> Vectors:
+        Raises:
+            RunTimeFailure: as `queries`, with `TIMEOUT_S` per request.
+        """
+        return self._embed(texts, query=False)
+
+    def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        where = f"embeddings endpoint {self.base_url or 'default'}"
+        if self._failed_at is not None:
+            ago = self._clock() - self._failed_at
+            if ago < COOL_OFF_S:
+                raise EndpointResting(f"{where} not asked: it failed {ago:.0f} s ago (tried again after "
+                                     f"{COOL_OFF_S:g} s)")
         rows: list[list[float]] = []
         for start in range(0, len(texts), BATCH):
             chunk = [t[:MAX_CHARS] or " " for t in texts[start:start + BATCH]]
             try:
-                answer = self._opened().embeddings.create(model=self.model, input=chunk)
+                answer = self._opened(query).embeddings.create(model=self.model, input=chunk)
                 data = sorted(answer.data, key=lambda d: d.index)
                 rows.extend(list(d.embedding) for d in data)
             except Exception as exc:  # any client or server failure: the caller degrades
-                raise RunTimeFailure(f"embeddings endpoint {self.base_url or 'default'} failed for model "
+                self._failed_at = self._clock()
+                raise RunTimeFailure(f"{where} failed for model "
                                      f"{self.model!r}: {type(exc).__name__}: {exc}"[:300]) from exc
             if len(rows) != min(start + BATCH, len(texts)):
-                raise RunTimeFailure(f"embeddings endpoint answered {len(rows)} vectors for {len(texts)} texts")
+                raise RunTimeFailure(f"{where} answered {len(rows)} vectors for {len(texts)} texts")
+        self._failed_at = None
         if not rows:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = normalised(np.array(rows, dtype=np.float32))
