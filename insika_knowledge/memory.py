@@ -11,6 +11,7 @@ command line and the demo all go through it; none of them opens a store itself.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import logging
@@ -155,6 +156,9 @@ class Memory:
         if directory is not None and not os.fspath(directory).strip():
             raise UserError("Memory(): directory is empty: give a folder, or None for the default "
                             "($INSIKA_KNOWLEDGE_HOME or the user data folder)")
+        if directory is not None and "\x00" in str(os.fspath(directory)):
+            raise UserError(f"Memory(): directory {short_repr(os.fspath(directory))} holds a NUL character, "
+                            "which no path can")
         self.directory = data_dir(directory)
         self.database = database_url(database)
         if self.database:
@@ -952,7 +956,11 @@ class Memory:
         """
         check_types("Memory.dismiss_held()", name=(name, str), actor=(actor, str), tenant=(tenant, str))
         check_agent(agent)
-        return self.store(tenant).dismiss_held(agent, name, actor=actor)
+        store = self.store(tenant)
+        try:
+            return store.dismiss_held(agent, name, actor=actor)
+        except NotFound as exc:
+            raise _hinted(exc, store, agent, name) from None
 
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
@@ -1367,10 +1375,15 @@ def _now_called(store: Store, agent: str, name: str) -> str | None:
 
 
 def _hinted(exc: NotFound, store: Store, agent: str, name: str) -> NotFound:
-    """`exc`, saying which live concept `name` is an alias of when it is one."""
+    """`exc`, saying which live concept `name` is an alias of when it is one, else naming up
+    to 3 close names ("did you mean ...?", as `load` does) when there are.
+    """
     now = _now_called(store, agent, name)
     if now is None:
-        return exc
+        if "did you mean" in str(exc):
+            return exc
+        close = difflib.get_close_matches(name.lower(), store.names(agent), n=3, cutoff=0.5)
+        return NotFound(f"{exc}; did you mean {', '.join(close)}?") if close else exc
     return NotFound(f"{exc}; it is an alias of {now!r} (an old name a rename kept, or a name a sighting was "
                     f"proposed under): use {now!r}")
 

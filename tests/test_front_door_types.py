@@ -197,6 +197,12 @@ def test_an_empty_directory_is_refused_not_read_as_the_default(directory: str) -
         Memory(directory)
 
 
+def test_a_directory_with_a_nul_is_refused_at_once() -> None:
+    """A newcomer's attack: it was accepted, and the first `put` raised a bare ValueError."""
+    with pytest.raises(UserError, match=r"Memory\(\): directory 'a\\x00b' holds a NUL"):
+        Memory("a\x00b")
+
+
 def test_an_update_that_changes_nothing_writes_no_version(memory: Memory) -> None:
     before = memory.history("frete-gratis", agent=AGENT)
     same = memory.update("frete-gratis", agent=AGENT, description="Frete grátis acima de R$ 199.")

@@ -575,3 +575,24 @@ def test_dismissing_a_held_possible_duplicate_leaves_conflicts(tmp_path: Path, d
         assert memory.store().get(AGENT, "gift-card-validity").version == 1  # the record untouched
     finally:
         memory.close()
+
+
+def test_a_mistyped_name_gets_close_names_from_every_call(tmp_path: Path) -> None:
+    """A newcomer's attack: `dismiss_held` and `delete` of a near-miss name said only "no
+    concept"; `load` and `update` named close ones."""
+    memory = Memory(tmp_path)
+    try:
+        memory.put("---\nname: devolucao-prazo\ndescription: Devoluções em até 7 dias.\ntype: policy\n---\n\n"
+                   "Devoluções em até 7 dias após a entrega.\n", agent=AGENT)
+        for call in (lambda: memory.dismiss_held("devolucao-praz", agent=AGENT),
+                     lambda: memory.delete(agent=AGENT, name="devolucao-praz"),
+                     lambda: memory.history("devolucao-praz", agent=AGENT),
+                     lambda: memory.restore("devolucao-praz", 1, agent=AGENT),
+                     lambda: memory.update("devolucao-praz", agent=AGENT, description="Outra.")):
+            with pytest.raises(NotFound, match="did you mean devolucao-prazo"):
+                call()
+        with pytest.raises(NotFound) as unknown:  # nothing close: no hint
+            memory.delete(agent=AGENT, name="zzz")
+        assert "did you mean" not in str(unknown.value)
+    finally:
+        memory.close()
