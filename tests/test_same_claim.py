@@ -481,12 +481,9 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("A farmácia funciona 24 horas por dia, 7 dias por semana.", "A farmácia funciona 24/7."),
         ("A mensalidade custa R$ 50 por mês.", "A mensalidade custa R$ 50 ao mês."),
         ("A leitura do medidor é feita uma vez por mês.", "A leitura do medidor é feita mensalmente."),
-        # "for free" is "free"; a count of a thing "a month" is a rate (eighth newcomers' set)
-        ("Students may take 2 trial classes a month for free.", "Students may take two trial classes per month free."),
+        # a count of a thing "a month" is a rate; "N or more" is "at least N" (eighth newcomers' set)
+        ("Students may take 2 trial classes a month.", "Students may take two trial classes per month."),
         ("Members can book 3 sauna sessions a week.", "Members can book 3 sauna sessions per week."),
-        ("Returns are picked up for free.", "Returns are picked up free of charge."),
-        # "receive" is "get"; "N or more" is "at least N" (eighth newcomers' set)
-        ("Sellers receive their payout 3 days after delivery.", "Sellers get their payout 3 days after delivery."),
         ("Bookings must be made 24 or more hours in advance.", "Bookings must be made at least 24 hours in advance."),
         ("Pedidos com 3 ou mais itens têm frete grátis.", "Pedidos com no mínimo 3 itens têm frete grátis."),
         # a part of the day after an hour is its half of the clock
@@ -494,12 +491,8 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("A padaria abre às 6 da manhã.", "A padaria abre às 6h."),
         ("Retirada até as 4 da tarde.", "Retirada até as 16h."),
         ("The bar closes at 12 at night.", "The bar closes at midnight."),
-        # an opening part closed by a comma moved to the end
-        ("Every Sunday after closing, the pool is cleaned.", "The pool is cleaned every Sunday after closing."),
+        ("The gym opens at 1 at night.", "The gym opens at 1 am."),
         ("Para pedidos acima de R$ 80, a entrega é grátis.", "A entrega é grátis para pedidos acima de R$ 80."),
-        # a price word right before an amount says what "is" says
-        ("Locker rental costs $8 per month.", "The locker rental is $8 a month."),
-        ("A religação custa R$ 30.", "A religação é R$ 30."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:
@@ -780,10 +773,14 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Customers received a 10% coupon.", "Customers receive a 10% coupon."),  # a past is no present
     ("The bakery closes at 10 at night.", "The bakery closes at 10 in the morning."),
     ("A padaria abre às 6 da manhã.", "A padaria abre às 6 da tarde."),
-    ("Every Sunday after closing, the pool is cleaned.", "The pool is cleaned every Monday after closing."),
-    ("On weekdays, members pay R$ 10.", "Members pay R$ 10 on weekends."),
-    ("The locker fee is $8.", "The locker discount is $8."),
-    ("A religação custa R$ 30.", "A religação custa R$ 35."),
+    # a newcomer's attack on this round's readings (each was read as one claim at first)
+    ("The gym opens at 1 at night.", "The gym opens at 1 pm."),  # 1-5 at night is am
+    ("A academia fecha às 2 da noite.", "A academia fecha às 14h."),
+    ("Guests are limited to 2 in the evening.", "Guests are limited to 2 pm."),  # a count, not a time
+    ("Members receive 2 vouchers a month before renewal.", "Members receive 2 vouchers per month before renewal."),
+    ("Customers can cancel orders for free.", "Customers can cancel free orders."),
+    ("The seller receives the payment.", "The seller pays."),
+    ("Late returns cost $5.", "Late returns get $5."),
     ("Bookings need 24 or more hours of notice.", "Bookings need 24 or fewer hours of notice."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:

@@ -30,9 +30,7 @@ that never change what is said: sentences in another order; a leading phrase mov
 the end of a one-clause sentence ("Per passenger, insurance costs 30 dollars" and
 "Insurance costs 30 dollars per passenger"); adjacent phrases with distinct role words
 swapped ("to Campinas from Extrema" and "from Extrema to Campinas"); the comma-separated
-parts of a one-clause sentence in another order, and an opening part closed by a comma
-moved to its end ("Every night at closing time, the lockers are emptied"; each part keeps
-its own values). It reads
+parts of a one-clause sentence in another order (each part keeps its own values). It reads
 the passive of one of the business's own operations whose subject names no party as the
 business doing it ("orders above $50 are shipped free" as "we ship orders above $50
 free", `BUSINESS_PASSIVES`); such a passive that names its agent keeps that phrase ("by
@@ -555,7 +553,8 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
         (("24",), r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
                r"(?:days?|dias?)\s+(?:a|per|por|na)\s+(?:week|semana)\b", "aroundtheclock"),
         ((" a ", " an ", " every ", " each "),
-         r"(?<=\d)" + _COUNTED_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b)",
+         r"(?<=\d)" + _COUNTED_AFTER + r"\s+(?:a|an|every|each)\s+(?=(?:hour|day|night|week|month|year)\b"
+         r"(?!\s+(?:before|after|later|earlier|ahead|in advance|from|prior|early|late|ago|into|of)\b))",
          r"\1 per "),
         ((" ao ", " a cada "),
          r"(?<=\d)" + _UNIT_AFTER + r"\s+(?:ao|a cada)\s+(?=(?:hora|dia|noite|semana|mes|ano)\b)", r"\1 por "),
@@ -580,17 +579,32 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
+def _day_half(hour: str, part: str) -> str:
+    """An hour with a part of the day as a clock time: "10" "at night" is "10 pm", "1" "at
+    night" "1 am", "12" "at night" "midnight", "4" "da tarde" "4 pm", "8" "da manhã" "8 am";
+    an hour the part cannot hold ("12 in the morning", "3 in the evening") stays as written.
+    """
+    whole = int(hour.split(":")[0])
+    if part.endswith(("night", "noite")):
+        return "midnight" if whole == 12 and ":" not in hour else (
+            f"{hour} pm" if 6 <= whole <= 11 else f"{hour} am" if whole <= 5 else f"{hour} {part}")
+    if part.endswith(("morning", "manha")):
+        return f"{hour} am" if whole <= 11 else f"{hour} {part}"
+    if part.endswith("evening"):
+        return f"{hour} pm" if 5 <= whole <= 11 else f"{hour} {part}"
+    return f"{hour} pm" if whole <= 6 else f"{hour} {part}"  # the afternoon, "da tarde"
+
+
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
-        # a part of the day after an hour is its half of the clock: "10 at night" is "10 pm", "8 da
-        # manhã" "8 am" ("12 at night", "12 da noite": midnight)
-        ((" at night", " da noite", " de noite"), r"\b12\s+(?:at night|da noite|de noite)\b", "midnight"),
-        ((" in the morning", " da manha", " de manha"),
-         r"\b((?:1[0-2]|0?[1-9])(?::[0-5]\d)?)\s+(?:in the morning|da manha|de manha)\b", r"\1 am"),
-        ((" in the afternoon", " in the evening", " at night", " da tarde", " da noite", " de tarde", " de noite"),
-         r"\b((?:1[0-1]|0?[1-9])(?::[0-5]\d)?)\s+(?:in the afternoon|in the evening|at night|da tarde|da noite"
-         r"|de tarde|de noite)\b", r"\1 pm"),
+        # a part of the day after an hour said as a time ("at 10 at night", "às 8 da manhã", "até as
+        # 4 da tarde") is its half of the clock (`_day_half`); "limited to 2 in the evening" is a count
+        ((" at night", " da noite", " de noite", " in the morning", " da manha", " de manha", " in the afternoon",
+          " in the evening", " da tarde", " de tarde"),
+         r"\b(at|as|das|until|till|by|before|after|from|ate|desde)\s+((?:1[0-2]|0?[1-9])(?::[0-5]\d)?)\s+"
+         r"(at night|da noite|de noite|in the morning|da manha|de manha|in the afternoon|in the evening|da tarde"
+         r"|de tarde)\b", lambda m: f"{m[1]} {_day_half(m[2], m[3])}"),
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
         ((" or more", " ou mais"), r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
          lambda m: f"at least {m[1]}{m[2]}"),
@@ -1278,10 +1292,7 @@ _NOT_WE_VERBS: Final = frozenset(
 #: Words that add nothing to what a claim says (folded): the speaker's attitude to it
 #: ("unfortunately", "infelizmente"), and the inflections of "get" the stop list leaves.
 _UNSAID: Final = frozenset(
-    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately gets getting "
-    # "receive" says what "get" says ("Sellers receive/get their payout"; "get" is a stop word);
-    # "received" stays: a past ("Customers received a coupon") is another claim
-    "receive receives".split())
+    "unfortunately sadly regrettably infelizmente lamentavelmente felizmente fortunately gets getting".split())
 #: "have" before a participle: a present perfect ("Since January we've offered free
 #: returns"), what holds up to now, not a past.
 _PERFECT: Final = frozenset({"have", "has"})
@@ -1414,23 +1425,7 @@ def _canonical_clause(clause: list[str], alone: bool) -> Clause:
     return tuple(out)
 
 
-#: The price group's token, and an amount of money's (`_canonical_sentence`).
-_PRICE: Final = "s_price"
-_MONEY_RE: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)")
-
-
 def _canonical_sentence(sentence: list[str]) -> tuple[Clause, ...]:
-    """A sentence's clauses in canonical form; "free" is "for free", a phrase of its own
-    ("a guest a month free" and "...for free"; "For free: orders above R$ 199 ship"), and a
-    price word right before an amount of money says what "is" says ("Router rental costs
-    $5", "The router rental is $5", "the rental fee: $5").
-    """
-    if FREE in sentence:
-        sentence = [t for i, t in enumerate(sentence)
-                    for t in (("r:for", t) if t == FREE and (not i or sentence[i - 1] != "r:for") else (t,))]
-    if _PRICE in sentence:
-        sentence = [t for i, t in enumerate(sentence) if not (
-            t == _PRICE and i + 1 < len(sentence) and _MONEY_RE.fullmatch(sentence[i + 1]))]
     clauses = _clauses(sentence)
     return tuple(_canonical_clause(c, len(clauses) == 1) for c in clauses)
 
@@ -1543,8 +1538,7 @@ LABEL: Final = ":"
 
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     """A sentence's canonical form, and for a one-clause sentence opening with a phrase
-    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end
-    (one closed by a comma is moved whole, the comma gone, with its parts read in any order);
+    not closed by a comma, the forms with 2, 3... of its first tokens moved to the end;
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
     "de menos de 8") and no "de" right before a value ("é de R$ 50" / "é R$ 50"), which only
@@ -1574,10 +1568,6 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
             # "Pix: 3% off, boleto: 5% off" (a value never leaves its part)
             if sum(any(t.startswith(("m:", "d:")) for t in p) for p in parts) <= 1:
                 forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
-                if len(parts) == 2 and all(parts):  # and its opening part moved to its end, the comma
-                    # gone: "Every night at closing time, the lockers are emptied" is "The lockers
-                    # are emptied every night at closing time"
-                    forms.add(_canonical_sentence(parts[1] + parts[0]))
     return frozenset(forms)
 
 
@@ -2101,12 +2091,6 @@ def content_terms(text: str) -> frozenset[str]:
 def claim_terms(text: str) -> frozenset[str]:
     """`content_terms` with each duration in the largest unit it fills (`whole_duration`): what
     the same-claim check compares ("12 meses" is "1 ano"; a tool's bare numbers, which the
-    trust checks read, keep theirs), without a price word that only stands before amounts
-    of money ("costs $5" is "is $5").
+    trust checks read, keep theirs).
     """
-    terms = frozenset(map(whole_duration, content_terms(text)))
-    if _PRICE in terms:  # a price word before an amount says what "is" says (`_canonical_sentence`)
-        seq = tokens(text, active=True)
-        if all(i + 1 < len(seq) and _MONEY_RE.fullmatch(seq[i + 1]) for i, t in enumerate(seq) if t == _PRICE):
-            terms -= {_PRICE}
-    return terms
+    return frozenset(map(whole_duration, content_terms(text)))
