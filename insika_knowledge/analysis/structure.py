@@ -571,14 +571,6 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
     ))
 
 
-#: Meaning carried by a sign or a short word the stop list would drop, written as words
-#: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
-#: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
-#: (not "after a year"), and "this order" / "este domingo" / "next weekend" as `THIS` (not
-#: "every order", "domingos"; "esta" only before a time, since "está" folds to it). Each is
-#: tried only when its cheap literal is in the text.
-#: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
-_BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
 def _day_half(hour: str, part: str) -> str:
     """An hour with a part of the day as a clock time: "10" "at night" is "10 pm", "1" "at
     night" "1 am", "12" "at night" "midnight", "4" "da tarde" "4 pm", "8" "da manhã" "8 am";
@@ -595,6 +587,14 @@ def _day_half(hour: str, part: str) -> str:
     return f"{hour} pm" if whole <= 6 else f"{hour} {part}"  # the afternoon, "da tarde"
 
 
+#: Meaning carried by a sign or a short word the stop list would drop, written as words
+#: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
+#: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
+#: (not "after a year"), and "this order" / "este domingo" / "next weekend" as `THIS` (not
+#: "every order", "domingos"; "esta" only before a time, since "está" folds to it). Each is
+#: tried only when its cheap literal is in the text.
+#: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
+_BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),

@@ -487,8 +487,7 @@ def answered_question(parts: Sequence[Piece], at: int) -> str | None:
     "no" ("We do not...", "Claro que não"; a yes whose sentence keeps the question's own
     "without" stands: "...without a fee?" / "Yes, ...you won't be charged").
     """
-    opening = fold(parts[at].text).lstrip(" \t\n!¡")
-    first = sentences(opening)[0] if opening.strip() else ""
+    opening, first = _opening(parts[at].text)
     if parts[at].speaker == "customer" or not YES_RE.match(opening) \
             or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
         return None
@@ -508,9 +507,13 @@ def bare_yes(text: str) -> bool:
     """True when business `text` opens with a sentence that is only a yes ("For now, yes.",
     "Sim!"): it answers the whole question, not a part it names.
     """
-    folded = fold(text).strip(" \t\n!¡")
-    first = sentences(folded)[0] if folded else ""
-    return YES_RE.fullmatch(first.strip(" \t\n.!,;")) is not None
+    return YES_RE.fullmatch(_opening(text)[1].strip(" \t\n.!¡,;")) is not None
+
+
+def _opening(text: str) -> tuple[str, str]:
+    """`text` folded from its first word, and its first sentence ("" for none)."""
+    opening = fold(text).lstrip(" \t\n!¡")
+    return opening, sentences(opening)[0] if opening.strip() else ""
 
 
 def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:
@@ -848,17 +851,18 @@ def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
 #: Words with which the business says that what it just said was wrong, whatever it says
 #: next: its previous message is taken back whole ("Sorry, I was wrong: ...", "Me desculpe,
 #: me confundi com outro curso: ..."), unlike a correction of one thing (`CORRECTING`).
-RETRACTING: Final = re.compile(
-    r"\b(?:i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
+_RETRACTING_WORDS: Final = (
+    r"i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
     r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
     r"|me enganei|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
-    r"|desconsidere|scratch that|ignore that)\b")
-#: Words with which the business corrects what it said before.
+    r"|desconsidere|scratch that|ignore that")
+RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
+#: Words with which the business corrects what it said before: those that take it back whole,
+#: and those that open a correction of one thing ("Correção: ...", "me corrigindo").
 CORRECTING: Final = re.compile(
-    r"\b(?:correction|correcting myself|let me correct|i misspoke|my mistake|i was wrong|i stand corrected"
-    r"|me corrigindo|corrigindo|me enganei|me confundi|errei|retifico|retificando|falei errado|informei errado"
-    r"|correcao|errata|retiro o que disse|desconsidere|brincadeira|mentira|so que nao|just kidding"
-    r"|scratch that|never mind|nevermind|ignore that|wait,? that'?s wrong|that'?s not right|that was wrong)\b"
+    r"\b(?:correction|correcting myself|let me correct|me corrigindo|corrigindo|retifico|retificando"
+    r"|correcao|errata|brincadeira|mentira|so que nao|just kidding|never mind|nevermind|wait,? that'?s wrong"
+    rf"|{_RETRACTING_WORDS})\b"
     # a yes or a rule taken back in the next breath: "Sim... quer dizer, não", "Yes, actually no, we don't"
     r"|\b(?:quer dizer|ou melhor|na verdade|digo|i mean|actually|or rather|wait|oops|ops|opa)\W+(?:nao|no)"
     r"(?:\s*[,.;:!]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
