@@ -751,6 +751,8 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     ("A garantia é de dois anos.", "A garantia é 2 anos."),
     # an ordinal in words, a medicine by its other name
     ("Tuition is due by the 5th of each month.", "Tuition is due by the fifth of each month."),
+    ("The third order ships free.", "The 3rd order ships free."),
+    ("O terceiro pedido tem frete grátis.", "O 3º pedido tem frete grátis."),
     ("Não trocamos medicamentos abertos.", "Não trocamos remédios abertos."),
     # "no cost" said with its own negation is "free"
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
@@ -782,6 +784,10 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("The seller receives the payment.", "The seller pays."),
     ("Late returns cost $5.", "Late returns get $5."),
     ("Bookings need 24 or more hours of notice.", "Bookings need 24 or fewer hours of notice."),
+    # an ordinal is a place in a sequence, not a count
+    ("The third order ships free.", "3 orders ship free."),
+    ("A 2ª via do boleto é grátis.", "2 vias do boleto são grátis."),
+    ("The 5th installment is waived.", "5 installments are waived."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

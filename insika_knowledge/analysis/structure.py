@@ -410,9 +410,19 @@ def _measures(text: str) -> list[_Span]:
                                  f"m:{_hours(first, unit)}-{_hours(second, unit)}:{_unit(unit)}"))
                 i += 2
                 continue
-        out.append(_Span(first.start, first.end, f"m:{_hours(first, first.unit)}:{_unit(first.unit)}"))
+        unit = first.unit
+        if not unit and _ORDINAL_MARK_RE.match(text, first.end):  # "the 3rd order" is not "3 orders"
+            unit = ORDINAL
+        out.append(_Span(first.start, first.end, f"m:{_hours(first, unit)}:{_unit(unit)}"))
         i += 1
     return out
+
+
+#: The unit of an ordinal ("3rd", "third", "terceiro", "3º" all read "3o"): a place in a
+#: sequence, not a count ("the third order ships free" is not "3 orders ship free").
+ORDINAL: Final = "ord"
+#: An ordinal's mark right after its digits (the number words' reading writes "third" as "3o").
+_ORDINAL_MARK_RE: Final = re.compile(r"[oº°ªa](?![a-z])")
 
 
 def _hours(measure: Measure, unit: str) -> str:
