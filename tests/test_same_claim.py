@@ -753,6 +753,7 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     ("Tuition is due by the 5th of each month.", "Tuition is due by the fifth of each month."),
     ("The third order ships free.", "The 3rd order ships free."),
     ("O terceiro pedido tem frete grátis.", "O 3º pedido tem frete grátis."),
+    ("Sellers get their payout 3 days after delivery.", "Sellers receive their payout 3 days after delivery."),
     ("Não trocamos medicamentos abertos.", "Não trocamos remédios abertos."),
     # "no cost" said with its own negation is "free"
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
@@ -788,6 +789,9 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("The third order ships free.", "3 orders ship free."),
     ("A 2ª via do boleto é grátis.", "2 vias do boleto são grátis."),
     ("The 5th installment is waived.", "5 installments are waived."),
+    # who gets an action is not who does it
+    ("The seller gets the payment.", "The seller pays."),
+    ("Customers get a reply within a day.", "Customers reply within a day."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

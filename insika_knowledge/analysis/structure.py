@@ -645,6 +645,12 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
         (("get",), r"\bgets? (?=[a-z]{3,}ed(?:\s*(?:[.,;!?]|$)|\s+(?:by|on|in|at|within|after|before|for|to|from"
                    r"|the|a|an|next|once|when|if|automatically|immediately|back)\b))", "are "),
+        # "get" + an action's noun is receiving that action: "the seller gets the payment" is
+        # not "the seller pays", "customers get a reply" not "customers reply" (the noun and
+        # the verb share their term)
+        (("get", "got"), r"\b(?:get|gets|got|getting) (?=(?:a|an|the|their|your|his|her|its|our|my) "
+                         r"(?:payments?|repl(?:y|ies)|refunds?|responses?|answers?|calls?|transfers?|"
+                         r"deposits?|charges?|payouts?|reimbursements?|credits?|callbacks?|visits?)\b)", "receive "),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
