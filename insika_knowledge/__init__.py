@@ -56,3 +56,8 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(f"insika_knowledge.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    """The module's names and every public name `__getattr__` imports on first use."""
+    return sorted({*globals(), *__all__})

@@ -256,6 +256,16 @@ def check_types(where: str, **arguments: Expected) -> None:
         raise wrong_type(where, name, value, spec[2] if len(spec) > 2 else _spelled(kinds))
 
 
+def check_version(where: str, name: str, value: int | None) -> None:
+    """Refuse a version number below 1 (a concept's first version is 1; None: not given).
+
+    Raises:
+        UserError: ``<where>: <name> counts from 1, not <value>``.
+    """
+    if value is not None and value < 1:
+        raise UserError(f"{where}: {name} counts from 1 (a concept's first version is 1), not {value}")
+
+
 def wrong_type(where: str, name: str, value: object, expected: str) -> ArgumentTypeError:
     """The error `check_types` raises, for checks it cannot express (a list's items)."""
     return ArgumentTypeError(f"{where}: {name} must be {expected}, not {type(value).__name__}")

@@ -43,6 +43,7 @@ from insika_knowledge.errors import (
     StorageUnavailable,
     UserError,
     check_types,
+    check_version,
     wrong_type,
 )
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
@@ -57,7 +58,7 @@ from insika_knowledge.learn import TurnReport
 from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.plugins import default_manager
 from insika_knowledge.privacy.pseudonyms import letters
-from insika_knowledge.queue import ExtractionQueue, OutboxSettings, Submitted, backoff_s
+from insika_knowledge.queue import ExtractionQueue, OutboxSettings, Submitted, backoff_s, bounded_tail
 from insika_knowledge.retrieve import Retriever
 from insika_knowledge.store import ConceptStore as ConceptStore  # re-exported: the types edges read
 from insika_knowledge.store import ExtractionRecord as ExtractionRecord
@@ -632,6 +633,7 @@ class Memory:
         """
         check_types("Memory.delete()", name=(name, str), actor=(actor, str),
                     expected_version=(expected_version, (int, type(None))))
+        check_version("Memory.delete()", "expected_version", expected_version)
         store = self.store(tenant)
         try:
             version = store.delete(agent, name, actor=actor, expected_version=expected_version)
@@ -706,24 +708,42 @@ class Memory:
             tenant: the tenant whose database holds the agent's concepts.
             config: the agent's settings (types, prompt); None = the defaults.
 
+        The turn is bounded as the learning queue bounds it: at most
+        `OutboxSettings.turn_bytes_max` bytes of message JSON (256 KiB by default), the
+        oldest messages cut first, so the model is never sent more than `after_turn` sends it.
+
         Returns:
             The turn's report (``outcome``, ``results`` as (name, outcome) pairs...).
             A model failure is in ``outcome``, never raised.
 
         Raises:
             InvalidName: the agent or tenant name is invalid.
-            UserError: the ids are not printable text, or the model spec is unusable.
+            UserError: the ids are not printable text, the model spec is unusable, or the
+                last message alone is over `OutboxSettings.turn_bytes_max` bytes of JSON.
         """
         where = "Memory.learn()"
         check_types(where, session_id=(session_id, str), turn_id=(turn_id, (str, type(None))),
                     model=(model, (str, _ModelObject, type(None)), _MODEL_KINDS), config=_config_arg(config))
-        listed = _messages(where, "messages", messages)
+        listed = self._bounded(where, _messages(where, "messages", messages))
         settings = config or KnowledgeConfig()
         chosen = self._chosen(model)
         return self.learn_turn(
             agent, settings, session_id=session_id, turn_id=turn_id or digest_id(listed),
             messages=listed, tenant=tenant, model=chosen,
         )
+
+    def _bounded(self, where: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`messages` without the oldest ones beyond `OutboxSettings.turn_bytes_max` bytes of JSON.
+
+        Raises:
+            UserError: the last message alone is over the bound.
+        """
+        limit = (self.outbox_settings or OutboxSettings()).turn_bytes_max
+        kept = bounded_tail(messages, limit)
+        if kept is None:
+            raise UserError(f"{where}: the turn's last message alone is over {limit} bytes of JSON "
+                            "(OutboxSettings.turn_bytes_max); the learning queue drops such a turn too")
+        return messages[len(messages) - kept:]
 
     def search(
         self, query: str, *, agent: str, top_k: int = 5, tenant: str = DEFAULT_TENANT,
@@ -1153,6 +1173,7 @@ class Memory:
                     body=(body, (str, _NONE)), type=(type, (str, _NONE)), provenance=(provenance, (str, _NONE)),
                     rename=(rename, (str, _NONE)), expected_version=(expected_version, (int, _NONE)),
                     actor=(actor, str))
+        check_version("Memory.update()", "expected_version", expected_version)
         check_agent(agent)
         store = self.store(tenant)
         changes = {k: v for k, v in (("description", description), ("body", body), ("type", type),
@@ -1178,6 +1199,10 @@ class Memory:
             except StaleVersion:
                 if expected_version is not None:
                     raise
+            except UserError as exc:
+                if rename is not None and _NAME_FIELD in str(exc):  # the record's line: say the argument
+                    raise UserError(f"Memory.update(): rename: {rename!r} is already another concept's name") from None
+                raise
         raise RunTimeFailure(f"{agent}/{name} kept changing while it was being updated")
 
     def history(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Version]:

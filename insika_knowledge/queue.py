@@ -948,25 +948,33 @@ def bounded_messages(messages: list[Any], limit_bytes: int) -> str | None:
     Returns:
         The JSON text, or None when even the last message alone is over the limit.
     """
-    def encoded(start: int) -> str:
-        return json.dumps(messages[start:], ensure_ascii=False, default=str)
+    kept = bounded_tail(messages, limit_bytes)
+    return None if kept is None else _encoded_tail(messages, len(messages) - kept)
 
-    def fits(text: str) -> bool:
-        return len(text.encode("utf-8", "surrogatepass")) <= limit_bytes
 
-    whole = encoded(0)
-    if fits(whole):
-        return whole
+def bounded_tail(messages: list[Any], limit_bytes: int) -> int | None:
+    """How many of the newest `messages` fit in `limit_bytes` UTF-8 bytes of JSON (see
+    `bounded_messages`); None when even the last message alone is over the limit.
+    """
+    def fits(start: int) -> bool:
+        return len(_encoded_tail(messages, start).encode("utf-8", "surrogatepass")) <= limit_bytes
+
+    if fits(0):
+        return len(messages)
     low, high = 1, len(messages) - 1  # the first start whose tail fits, if any
-    if high < low or not fits(encoded(high)):
+    if high < low or not fits(high):
         return None
     while low < high:
         middle = (low + high) // 2
-        if fits(encoded(middle)):
+        if fits(middle):
             high = middle
         else:
             low = middle + 1
-    return encoded(low)
+    return len(messages) - low
+
+
+def _encoded_tail(messages: list[Any], start: int) -> str:
+    return json.dumps(messages[start:], ensure_ascii=False, default=str)
 
 
 def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0, jitter: float = 1.0) -> float:

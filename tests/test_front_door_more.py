@@ -16,8 +16,9 @@ from docexamples import python_example, run_example
 
 from insika_knowledge import AsyncMemory, Memory
 from insika_knowledge.demo import demo_file
-from insika_knowledge.errors import ConceptFormatError, ConfigError, NotFound, StaleVersion
+from insika_knowledge.errors import ConceptFormatError, ConfigError, NotFound, StaleVersion, UserError
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest
+from insika_knowledge.queue import OutboxSettings
 
 AGENT = "loja-aurora"
 REPLAY = f"replay:{demo_file('replay.json')}"
@@ -54,6 +55,25 @@ def test_update_history_and_restore(memory: Memory) -> None:
         memory.update("entrega-campinas", agent=AGENT, body="new", expected_version=1)
     with pytest.raises(NotFound):
         memory.history("never-was", agent=AGENT)
+
+
+def test_a_rename_to_a_taken_name_and_a_version_below_one_are_refused_by_their_argument(
+        memory: Memory) -> None:
+    before = memory.history("cep-13-campinas", agent=AGENT)
+    with pytest.raises(UserError, match=r"^Memory.update\(\): rename: 'frete-gratis-acima-199' is already"):
+        memory.update("cep-13-campinas", agent=AGENT, rename="frete-gratis-acima-199")
+    for version in (0, -1):
+        with pytest.raises(UserError, match=rf"^Memory.update\(\): expected_version counts from 1.*not {version}$"):
+            memory.update("cep-13-campinas", agent=AGENT, body="new", expected_version=version)
+        with pytest.raises(UserError, match=rf"^Memory.delete\(\): expected_version counts from 1.*not {version}$"):
+            memory.delete(agent=AGENT, name="cep-13-campinas", expected_version=version)
+    assert memory.history("cep-13-campinas", agent=AGENT) == before  # nothing written
+
+
+def test_the_package_lists_its_public_names() -> None:
+    import insika_knowledge
+
+    assert {"Memory", "AsyncMemory", "Concept", "NotFound", "__version__"} <= set(dir(insika_knowledge))
 
 
 def test_a_deleted_concept_is_restored_from_its_history(memory: Memory) -> None:
@@ -135,6 +155,33 @@ def test_a_failed_queued_extraction_logs_one_line(tmp_path: Path, caplog: pytest
             assert memory.drain(timeout_s=30)
         lines = [r.getMessage() for r in caplog.records if r.name == "insika_knowledge.memory"]
         assert len(lines) == 1 and "learning failed for default/shop (session s-10, turn t-1): model_" in lines[0]
+    finally:
+        memory.close()
+
+
+def test_learn_bounds_a_turn_as_the_queue_does(tmp_path: Path) -> None:
+    seen: list[list[dict[str, Any]]] = []
+
+    class Recording:
+        def propose(self, request: ExtractionRequest) -> list[Any]:
+            seen.append(request.messages)
+            return []
+
+        def merge(self, request: MergeRequest) -> MergeAnswer:
+            raise AssertionError("nothing to merge")
+
+    memory = Memory(tmp_path / "data", outbox=OutboxSettings(turn_bytes_max=4096))
+    try:
+        old = [{"role": "user", "content": f"message {i}: " + "x" * 500} for i in range(20)]
+        last = {"role": "assistant", "content": "We ship orders in 2 days."}
+        memory.learn([*old, last], agent=AGENT, session_id="s-1", model=Recording())
+        sent = seen[-1]
+        assert sent[-1]["content"] == last["content"] and 1 < len(sent) < 21  # the oldest were cut
+        assert len(json.dumps(sent, ensure_ascii=False).encode()) <= 4096
+        assert [m["content"][:11] for m in sent[:-1]] == [m["content"][:11] for m in old[-(len(sent) - 1):]]
+        with pytest.raises(UserError, match=r"^Memory.learn\(\): the turn's last message alone is over 4096 bytes"):
+            memory.learn([{"role": "user", "content": "y" * 5000}], agent=AGENT, session_id="s-2", model=Recording())
+        assert len(seen) == 1 and memory.status()[0].agents[0].turns.get("ok") == 1  # nothing else recorded
     finally:
         memory.close()
 

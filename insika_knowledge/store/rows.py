@@ -56,17 +56,20 @@ def row_to_stored(row: Sequence[Any]) -> StoredConcept:
     return StoredConcept(concept=concept, version=int(version), id=int(cid), quarantined=bool(held))
 
 
-def check_operator(actor: object, version: object = 0) -> None:
+def check_operator(actor: object, version: object = None) -> None:
     """Refuse an operator write whose actor or version number is not usable.
 
     Raises:
         UserError: `actor` is not 1-100 printable characters, or `version` is not a
-            whole number (None allowed where a version is optional).
+            whole number from 1 (versions count from 1; None allowed where a version is
+            optional).
     """
     if not isinstance(actor, str) or not 0 < len(actor) <= 100 or not actor.isprintable():
         raise UserError(f"actor must be 1-100 printable characters, got {str(actor)[:40]!r}")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise UserError(f"a version number must be a whole number, got {str(version)[:20]!r}")
+    if version is not None and version < 1:
+        raise UserError(f"a version number counts from 1, got {version}")
 
 
 def not_text(exc: UnicodeEncodeError) -> UserError:
