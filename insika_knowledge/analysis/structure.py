@@ -411,7 +411,8 @@ def _measures(text: str) -> list[_Span]:
                 i += 2
                 continue
         unit = first.unit
-        if not unit and _ORDINAL_MARK_RE.match(text, first.end):  # "the 3rd order" is not "3 orders"
+        if not unit and _ORDINAL_MARK_RE.match(text, first.end) and not _DAY_BEFORE_RE.search(text, 0, first.start):
+            # "the 3rd order" is not "3 orders"
             unit = ORDINAL
         out.append(_Span(first.start, first.end, f"m:{_hours(first, unit)}:{_unit(unit)}"))
         i += 1
@@ -422,7 +423,9 @@ def _measures(text: str) -> list[_Span]:
 #: sequence, not a count ("the third order ships free" is not "3 orders ship free").
 ORDINAL: Final = "ord"
 #: An ordinal's mark right after its digits (the number words' reading writes "third" as "3o").
-_ORDINAL_MARK_RE: Final = re.compile(r"[oº°ªa](?![a-z])")
+_ORDINAL_MARK_RE: Final = re.compile(r"[oºªa](?![a-z])")
+#: A day of the month before its number: "todo dia 1º" is "todo dia 1" (a date, not a place).
+_DAY_BEFORE_RE: Final = re.compile(r"\bdias?\s*$")
 
 
 def _hours(measure: Measure, unit: str) -> str:
@@ -581,6 +584,17 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
     ))
 
 
+#: Nouns of actions done to someone, each with its participle: "get a refund" is "be refunded".
+_ACTION_NOUNS: Final = {
+    **{noun: participle for singular, participle in (
+        ("payment", "paid"), ("payout", "paid"), ("refund", "refunded"), ("reimbursement", "reimbursed"),
+        ("reply", "replied"), ("response", "responded"), ("answer", "answered"), ("call", "called"),
+        ("callback", "called back"), ("transfer", "transferred"), ("deposit", "deposited"),
+        ("charge", "charged"), ("credit", "credited"), ("visit", "visited"))
+       for noun in (singular, "replies" if singular == "reply" else singular + "s")},
+}
+
+
 def _day_half(hour: str, part: str) -> str:
     """An hour with a part of the day as a clock time: "10" "at night" is "10 pm", "1" "at
     night" "1 am", "12" "at night" "midnight", "4" "da tarde" "4 pm", "8" "da manhã" "8 am";
@@ -645,12 +659,12 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
         (("get",), r"\bgets? (?=[a-z]{3,}ed(?:\s*(?:[.,;!?]|$)|\s+(?:by|on|in|at|within|after|before|for|to|from"
                    r"|the|a|an|next|once|when|if|automatically|immediately|back)\b))", "are "),
-        # "get" + an action's noun is receiving that action: "the seller gets the payment" is
-        # not "the seller pays", "customers get a reply" not "customers reply" (the noun and
-        # the verb share their term)
-        (("get", "got"), r"\b(?:get|gets|got|getting) (?=(?:a|an|the|their|your|his|her|its|our|my) "
-                         r"(?:payments?|repl(?:y|ies)|refunds?|responses?|answers?|calls?|transfers?|"
-                         r"deposits?|charges?|payouts?|reimbursements?|credits?|callbacks?|visits?)\b)", "receive "),
+        # "get" or "receive" + an action's noun is that action's passive: "the seller gets the
+        # payment" is "the seller is paid", not "the seller pays"; "customers get a reply" is
+        # "customers are replied to" (the noun and the verb share their term)
+        (("get", "receiv"), r"\b(?:get|gets|getting|receive|receives|receiving) "
+                            r"(?:(?:a|an|the|their|your|his|her|its|our|my) )?(" + "|".join(_ACTION_NOUNS) + r")\b",
+         lambda m: f"are {_ACTION_NOUNS[m[1]]}"),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
