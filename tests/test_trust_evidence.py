@@ -1051,3 +1051,23 @@ def test_a_bare_yes_vouches_for_the_value_the_customer_asked_about(reply: str, h
              else "Reajuste da mensalidade\nA mensalidade é R$ 25 até 1º de março, depois R$ 30.")
     quote = [reply.split(". ", 1)[0] + ".", reply.split(". ", 1)[1]]
     assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # a grant marked as this customer's, this time, states no rule
+    ("Since your trip was rough, I've added a free late check-out until 3 pm this time.", True),
+    ("Excepcionalmente, vou liberar o late check-out grátis até as 15h.", True),
+    ("I can give you a free late check-out until 3 pm, only for this booking.", True),
+    # the rule said as a rule vouches, and "this time of year" is no one-off
+    ("Late check-out until 3 pm is free for every guest.", False),
+    ("This time of year, late check-out until 3 pm is free for every guest.", False),
+])
+def test_a_one_off_grant_is_not_a_rule(reply: str, held: bool) -> None:
+    """Ninth newcomers' set (dev): "I've added a complimentary late check-out until 3 pm to
+    your reservation this time" vouched for "free late check-out until 3 pm" as a policy."""
+    portuguese = reply.startswith("Excep")
+    messages = said(("user", "Posso fazer check-out às 15h?" if portuguese else "Can I check out at 3 pm?"),
+                    ("assistant", reply))
+    claim = ("Late check-out grátis\nO late check-out até as 15h é grátis." if portuguese
+             else "Free late check-out\nLate check-out until 3 pm is free.")
+    assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])

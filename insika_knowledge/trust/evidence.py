@@ -132,6 +132,13 @@ _FOR_THIS_ONE: Final = re.compile(
     r"\b(?:para voce|pra voce|pra vc|for you|i've|i have|i applied|i've applied|apliquei|one-time|one time"
     r"|courtesy|cortesia|exception|excecao|this time|desta vez|dessa vez|your account|sua conta|seu caso"
     r"|your case|no seu|in your)\b")
+#: What makes a grant a one-off, not a rule ("I've added a complimentary late check-out this
+#: time", "Excepcionalmente, vou liberar a troca", "only for this order"), folded.
+ONE_OFF: Final = re.compile(
+    r"\b(?:this time(?! of)|just this once|this once|as an exception|exceptionally|one-off|on this occasion"
+    r"|(?:just|only) for you|only for this (?:order|booking|reservation|stay|purchase|visit|trip)"
+    r"|excepcionalmente|como (?:uma )?excecao|em carater excepcional|desta vez|dessa vez|nesta ocasiao"
+    r"|(?:so|apenas|somente) (?:para|pra) (?:voce|vc|este|esse|esta|essa) ?(?:pedido|compra|reserva|vez)?)\b")
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
@@ -234,7 +241,7 @@ class Reading:
     Attributes:
         states: True when it states the claim's side of things (see the module doc).
         why: when it does not, why: ``acknowledged``, ``asks``, ``reported``, ``tense``,
-            ``contradicts``, ``echo``.
+            ``contradicts``, ``echo``, ``grants it once``.
     """
 
     states: bool
@@ -392,6 +399,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
+    if ONE_OFF.search(folded) and not ONE_OFF.search(fold(claim)):
+        return Reading(False, "grants it once")  # a grant to this customer this time states no rule
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
     if _only_for_others(claim, folded):
