@@ -166,6 +166,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "allow": "allow allows allowed permit permits permitted permitido permitida permitidos "
                  "permitidas permite permitem",
         "email": "email emails",  # not "mail": the post
+        "app": "app apps aplicativo aplicativos",
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
         "start": "start starts started starting begin begins began begun beginning",
@@ -595,6 +596,14 @@ _ACTION_NOUNS: Final = {
 }
 
 
+def _light_verb(match: re.Match[str]) -> str:
+    """A "fazer" / "realizar" before an action's noun, dropped; "fazemos" still says "we"
+    (once: "nós fazemos entregas" is "nós entregamos"); a "não" before it stays.
+    """
+    we = (match[2] or match[3]) and not match.string.endswith("nosso ", 0, match.start())
+    return ("nosso " if we else "") + (match[1] or "")
+
+
 def _day_half(hour: str, part: str) -> str:
     """An hour with a part of the day as a clock time: "10" "at night" is "10 pm", "1" "at
     night" "1 am", "12" "at night" "midnight", "4" "da tarde" "4 pm", "8" "da manhã" "8 am";
@@ -659,6 +668,17 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
         (("get",), r"\bgets? (?=[a-z]{3,}ed(?:\s*(?:[.,;!?]|$)|\s+(?:by|on|in|at|within|after|before|for|to|from"
                    r"|the|a|an|next|once|when|if|automatically|immediately|back)\b))", "are "),
+        # "fazer" / "realizar" + an action's noun is the action: "a farmácia faz entregas" is
+        # "a farmácia entrega" (not "faz 30 dias", ago)
+        (("faz", "realiz"), r"\b(nao )?(?:faz|fazem|faze(mos)|realiza|realizam|realiza(mos)) (?:(?:a|as|o|os) )?"
+                            r"(?=(?:entregas?|trocas?|devolucao|devolucoes|reembolsos?|estornos?|envios?|"
+                            r"cancelamentos?)\b)", _light_verb),
+        (("pick",), r"\bpick[- ]up\b", "pickup"),  # "ready for pick-up" is "ready for pickup"
+        # many at once: "up to 10 books at a time" ("once" alone is not this: "used once")
+        ((" time", "once"), r"\bat a time\b|\bat once\b", "simultaneously"),
+        # a day of the month
+        (("first of",), r"\bthe first of (?=(?:each|every|the|this|next) month\b)", "the 1st of "),
+        (("de ate",), r"\bde (?=ate (?:\d|(?:um|uma|dois|duas|tres|quatro|cinco|seis|sete|oito|nove|dez)\b))", ""),
         # "get" or "receive" + an action's noun is that action's passive: "the seller gets the
         # payment" is "the seller is paid", not "the seller pays"; "customers get a reply" is
         # "customers are replied to" (the noun and the verb share their term)
@@ -761,7 +781,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     """
     seq, passives, _ = _read(text)
     if not active:
-        return seq
+        return _habitual_first(seq)
     out = _generic(_in_order(seq))
     shift = 0  # a rewrite adds the party, or drops the agent's "by": the positions after it move
     for at, agent in passives:
@@ -774,7 +794,29 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_free_for_active(_included_active(_said_once(out))))
+    return _habitual_first(tuple(_free_for_active(_included_active(_said_once(out)))))
+
+
+#: "always" and "sempre" as `tokens` reads them.
+_HABITUAL_TOKENS: Final = frozenset({"alway", "sempr"})
+
+
+def _habitual_first(seq: tuple[str, ...]) -> tuple[str, ...]:
+    """`seq` with each "always" / "sempre" at the start of its clause: where it stands says
+    nothing ("A fatura fecha sempre no dia 25" is "A fatura sempre fecha no dia 25"). One
+    next to a negation stays ("not always" is not "never").
+    """
+    if not _HABITUAL_TOKENS.intersection(seq):
+        return seq
+    out = list(seq)
+    start = 0
+    for i, token in enumerate(seq):
+        if token in (SENTENCE, PHRASE, LABEL) or token.startswith("c:"):
+            start = i + 1
+        elif token in _HABITUAL_TOKENS and i > start and "n" not in seq[i - 1:i + 2]:
+            del out[i]
+            out.insert(start, token)
+    return tuple(out)
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
