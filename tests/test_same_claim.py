@@ -754,19 +754,15 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     ("The third order ships free.", "The 3rd order ships free."),
     ("O terceiro pedido tem frete grátis.", "O 3º pedido tem frete grátis."),
     ("Sellers get their payout 3 days after delivery.", "Sellers receive their payout 3 days after delivery."),
-    ("You get an answer within a day.", "You are answered within a day."),
-    ("Customers get a refund.", "We refund customers."),
     ("O aluguel vence todo dia 1º.", "O aluguel vence todo dia 1."),  # a day of the month
     ("Store below 25°F.", "Store below 25° F."),  # a degree is no ordinal
     # the ninth newcomers' set (dev): small rewordings read apart before
-    ("Members borrow up to ten books at a time.", "Members borrow up to 10 books at once."),
     ("Tuition is due on the first of each month.", "Tuition is due on the 1st of each month."),
-    ("Crianças até 2 anos viajam no colo.", "Crianças de até dois anos viajam no colo."),
     ("Prescriptions are ready for pickup in two hours.", "Prescriptions are ready for pick-up in 2 hours."),
     ("O pedido pode ser acompanhado pelo aplicativo.", "O pedido pode ser acompanhado pelo app."),
-    ("A fatura fecha sempre no dia 25.", "A fatura sempre fecha no dia 25."),
     ("A farmácia entrega em domicílio sem taxa.", "A farmácia faz entregas em domicílio sem taxa."),
     ("Não fazemos entrega internacional.", "Nós não fazemos entregas internacionais."),
+    ("Descontos de até 50% na Black Friday.", "Até 50% de desconto na Black Friday."),
     ("Não trocamos medicamentos abertos.", "Não trocamos remédios abertos."),
     # "no cost" said with its own negation is "free"
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
@@ -808,6 +804,12 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Sellers get payments within 3 days.", "Sellers pay within 3 days."),
     ("The seller got the payment.", "The seller gets the payment."),  # a past is no present
     ("Orders do not always ship free.", "Orders do not ship free."),  # "not always" is not "never"
+    # a newcomer's attack on this round's readings (each was read as one claim at first)
+    ("We receive payment within 2 days.", "We pay within 2 days."),
+    ("Customers who always pay on time get a discount.", "Customers who pay on time always get a discount."),
+    ("Fazemos entregas terceirizadas.", "Nossas entregas são terceirizadas."),
+    ("Refunds are issued at once.", "Refunds are issued simultaneously."),
+    ("Orders pick up in December.", "Order pickup is in December."),
     ("Members can borrow 2 books at a time.", "Members can borrow 2 books a month."),
     ("O seguro-fiança é de uma vez o valor do aluguel.", "O seguro-fiança é de duas vezes o valor do aluguel."),
 ])

@@ -585,23 +585,11 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
     ))
 
 
-#: Nouns of actions done to someone, each with its participle: "get a refund" is "be refunded".
-_ACTION_NOUNS: Final = {
-    **{noun: participle for singular, participle in (
-        ("payment", "paid"), ("payout", "paid"), ("refund", "refunded"), ("reimbursement", "reimbursed"),
-        ("reply", "replied"), ("response", "responded"), ("answer", "answered"), ("call", "called"),
-        ("callback", "called back"), ("transfer", "transferred"), ("deposit", "deposited"),
-        ("charge", "charged"), ("credit", "credited"), ("visit", "visited"))
-       for noun in (singular, "replies" if singular == "reply" else singular + "s")},
-}
-
-
-def _light_verb(match: re.Match[str]) -> str:
-    """A "fazer" / "realizar" before an action's noun, dropped; "fazemos" still says "we"
-    (once: "nós fazemos entregas" is "nós entregamos"); a "não" before it stays.
-    """
-    we = (match[2] or match[3]) and not match.string.endswith("nosso ", 0, match.start())
-    return ("nosso " if we else "") + (match[1] or "")
+#: Nouns of actions done to someone: "get" before one is "receive" ("the seller gets the
+#: payment" is not "the seller pays"; the noun and the verb share their term).
+_ACTION_NOUNS: Final = (
+    "payments?|payouts?|refunds?|reimbursements?|repl(?:y|ies)|responses?|answers?|calls?|callbacks?"
+    "|transfers?|deposits?|charges?|credits?|visits?")
 
 
 def _day_half(hour: str, part: str) -> str:
@@ -669,22 +657,16 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         (("get",), r"\bgets? (?=[a-z]{3,}ed(?:\s*(?:[.,;!?]|$)|\s+(?:by|on|in|at|within|after|before|for|to|from"
                    r"|the|a|an|next|once|when|if|automatically|immediately|back)\b))", "are "),
         # "fazer" / "realizar" + an action's noun is the action: "a farmácia faz entregas" is
-        # "a farmácia entrega" (not "faz 30 dias", ago)
-        (("faz", "realiz"), r"\b(nao )?(?:faz|fazem|faze(mos)|realiza|realizam|realiza(mos)) (?:(?:a|as|o|os) )?"
+        # "a farmácia entrega" (not "faz 30 dias", ago; "fazemos" is left: "we" has to stay)
+        (("faz", "realiz"), r"\b(?:faz|fazem|realiza|realizam) (?:(?:a|as|o|os) )?"
                             r"(?=(?:entregas?|trocas?|devolucao|devolucoes|reembolsos?|estornos?|envios?|"
-                            r"cancelamentos?)\b)", _light_verb),
-        (("pick",), r"\bpick[- ]up\b", "pickup"),  # "ready for pick-up" is "ready for pickup"
-        # many at once: "up to 10 books at a time" ("once" alone is not this: "used once")
-        ((" time", "once"), r"\bat a time\b|\bat once\b", "simultaneously"),
+                            r"cancelamentos?)\b)", ""),
+        (("pick-up",), r"\bpick-up\b", "pickup"),  # "ready for pick-up" is "ready for pickup"
         # a day of the month
         (("first of",), r"\bthe first of (?=(?:each|every|the|this|next) month\b)", "the 1st of "),
-        (("de ate",), r"\bde (?=ate (?:\d|(?:um|uma|dois|duas|tres|quatro|cinco|seis|sete|oito|nove|dez)\b))", ""),
-        # "get" or "receive" + an action's noun is that action's passive: "the seller gets the
-        # payment" is "the seller is paid", not "the seller pays"; "customers get a reply" is
-        # "customers are replied to" (the noun and the verb share their term)
-        (("get", "receiv"), r"\b(?:get|gets|getting|receive|receives|receiving) "
-                            r"(?:(?:a|an|the|their|your|his|her|its|our|my) )?(" + "|".join(_ACTION_NOUNS) + r")\b",
-         lambda m: f"are {_ACTION_NOUNS[m[1]]}"),
+        # "get" + an action's noun is "receive" it ("got" is left: "have got" is "have")
+        (("get",), r"\b(?:get|gets|getting) (?=(?:(?:a|an|the|their|your|his|her|its|our|my) )?(?:"
+                   + _ACTION_NOUNS + r")\b)", "receive "),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"
@@ -781,7 +763,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     """
     seq, passives, _ = _read(text)
     if not active:
-        return _habitual_first(seq)
+        return seq
     out = _generic(_in_order(seq))
     shift = 0  # a rewrite adds the party, or drops the agent's "by": the positions after it move
     for at, agent in passives:
@@ -794,29 +776,8 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return _habitual_first(tuple(_free_for_active(_included_active(_said_once(out)))))
+    return tuple(_free_for_active(_included_active(_said_once(out))))
 
-
-#: "always" and "sempre" as `tokens` reads them.
-_HABITUAL_TOKENS: Final = frozenset({"alway", "sempr"})
-
-
-def _habitual_first(seq: tuple[str, ...]) -> tuple[str, ...]:
-    """`seq` with each "always" / "sempre" at the start of its clause: where it stands says
-    nothing ("A fatura fecha sempre no dia 25" is "A fatura sempre fecha no dia 25"). One
-    next to a negation stays ("not always" is not "never").
-    """
-    if not _HABITUAL_TOKENS.intersection(seq):
-        return seq
-    out = list(seq)
-    start = 0
-    for i, token in enumerate(seq):
-        if token in (SENTENCE, PHRASE, LABEL) or token.startswith("c:"):
-            start = i + 1
-        elif token in _HABITUAL_TOKENS and i > start and "n" not in seq[i - 1:i + 2]:
-            del out[i]
-            out.insert(start, token)
-    return tuple(out)
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
