@@ -12,8 +12,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArgumentTypeError", "AsyncMemory", "Concept", "ConceptFormatError", "ConfigError", "Hit", "InsikaError",
-    "KnowledgeConfig", "Memory", "MemoryClosed", "ModelFailure", "NoConcepts", "NotFound", "Quarantined",
-    "RunTimeFailure", "UserError",
+    "InvalidName", "KnowledgeConfig", "Memory", "MemoryClosed", "ModelFailure", "NoConcepts", "NotFound", "Quarantined",
+    "RunTimeFailure", "StaleVersion", "UserError",
     "__version__", "load_config", "normalize_name", "parse", "serialize",
 ]
 
@@ -28,12 +28,14 @@ if TYPE_CHECKING:
         ConceptFormatError,
         ConfigError,
         InsikaError,
+        InvalidName,
         MemoryClosed,
         ModelFailure,
         NoConcepts,
         NotFound,
         Quarantined,
         RunTimeFailure,
+        StaleVersion,
         UserError,
     )
     from insika_knowledge.memory import Hit, Memory
@@ -43,8 +45,9 @@ _HOMES: Final = {
     "AsyncMemory": "asyncmemory", "Memory": "memory", "Hit": "memory",
     "Concept": "concept", "normalize_name": "concept", "parse": "concept", "serialize": "concept",
     "KnowledgeConfig": "config", "load_config": "config",
-    **dict.fromkeys(("ArgumentTypeError", "ConceptFormatError", "ConfigError", "InsikaError", "MemoryClosed",
-                     "ModelFailure", "NoConcepts", "NotFound", "Quarantined", "RunTimeFailure", "UserError"),
+    **dict.fromkeys(("ArgumentTypeError", "ConceptFormatError", "ConfigError", "InsikaError", "InvalidName",
+                     "MemoryClosed", "ModelFailure", "NoConcepts", "NotFound", "Quarantined", "RunTimeFailure",
+                     "StaleVersion", "UserError"),
                     "errors"),
 }
 
@@ -59,5 +62,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The module's names and every public name `__getattr__` imports on first use."""
-    return sorted({*globals(), *__all__})
+    """The public names (`__all__`: those `__getattr__` imports on first use) and the
+    module's own dunders.
+    """
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

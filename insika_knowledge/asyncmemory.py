@@ -106,9 +106,9 @@ class AsyncMemory:
         """`Memory.restore`: make an old version current again."""
         return await self._run(self.sync.restore, name, version, agent=agent, **options)
 
-    async def delete(self, *, agent: str, name: str, **options: Any) -> Version:
+    async def delete(self, name: str, *, agent: str, **options: Any) -> Version:
         """`Memory.delete`: delete a concept (its history is kept)."""
-        return await self._run(self.sync.delete, agent, name, **options)
+        return await self._run(self.sync.delete, name, agent=agent, **options)
 
     async def status(self, tenants: Sequence[str] | None = None, **options: Any) -> list[TenantStatus]:
         """`Memory.status`: the learning queue, counts and last failures per tenant."""

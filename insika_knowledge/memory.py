@@ -619,13 +619,14 @@ class Memory:
                                          messages=messages, model=chosen, withheld=tuple(withheld))
 
     def delete(
-        self, agent: str, name: str, *, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT,
+        self, name: str, *, agent: str, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT,
         expected_version: int | None = None,
     ) -> Version:
         """Delete a concept (its history is kept) and fire ``knowledge_deleted``.
 
-        Call it with keywords from the front door: ``memory.delete(agent="shop", name="x")``;
-        `actor` is who the history names (default ``python``).
+        ``memory.delete("x", agent="shop")``, in the order of `update`, `history` and
+        `restore` (``memory.delete(agent="shop", name="x")`` works too); `actor` is who the
+        history names (default ``python``).
 
         Raises:
             NotFound: no such concept.
@@ -741,7 +742,8 @@ class Memory:
         limit = (self.outbox_settings or OutboxSettings()).turn_bytes_max
         kept = bounded_tail(messages, limit)
         if kept is None:
-            raise UserError(f"{where}: the turn's last message alone is over {limit} bytes of JSON "
+            size = len(json.dumps(messages[-1:], ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+            raise UserError(f"{where}: the turn's last message alone is {size} bytes of JSON, over {limit} "
                             "(OutboxSettings.turn_bytes_max); the learning queue drops such a turn too")
         return messages[len(messages) - kept:]
 
@@ -1399,15 +1401,22 @@ def _now_called(store: Store, agent: str, name: str) -> str | None:
     return alias if alias is not None and store.get(agent, alias) is not None else None
 
 
+#: The most characters of a missing concept's name a not-found message quotes.
+_SHOWN_NAME: Final = 100
+
+
 def _hinted(exc: NotFound, store: Store, agent: str, name: str) -> NotFound:
     """`exc`, saying which live concept `name` is an alias of when it is one, else naming up
     to 3 close names ("did you mean ...?", as `load` does) when there are.
     """
+    if len(name) > _SHOWN_NAME:  # no name is that long: say so without echoing it whole
+        return NotFound(str(exc).replace(f"'{name}'", f"{name[:_SHOWN_NAME]!r}... ({len(name)} characters)"))
     now = _now_called(store, agent, name)
     if now is None:
-        if "did you mean" in str(exc):
+        names = store.names(agent)
+        if "did you mean" in str(exc) or name in names:  # a live concept's missing version: no other name
             return exc
-        close = difflib.get_close_matches(name.lower(), store.names(agent), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.5)
         return NotFound(f"{exc}; did you mean {', '.join(close)}?") if close else exc
     return NotFound(f"{exc}; it is an alias of {now!r} (an old name a rename kept, or a name a sighting was "
                     f"proposed under): use {now!r}")

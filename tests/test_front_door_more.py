@@ -73,7 +73,31 @@ def test_a_rename_to_a_taken_name_and_a_version_below_one_are_refused_by_their_a
 def test_the_package_lists_its_public_names() -> None:
     import insika_knowledge
 
-    assert {"Memory", "AsyncMemory", "Concept", "NotFound", "__version__"} <= set(dir(insika_knowledge))
+    listed = set(dir(insika_knowledge))
+    assert {"Memory", "AsyncMemory", "Concept", "NotFound", "StaleVersion", "InvalidName", "__version__"} <= listed
+    assert not {"Any", "Final", "TYPE_CHECKING", "_HOMES"} & listed
+    assert insika_knowledge.StaleVersion.__name__ == "StaleVersion"
+
+
+def test_delete_takes_the_name_first_as_the_other_by_name_methods_do(memory: Memory) -> None:
+    with pytest.raises(TypeError):  # the old order, positional: refused, never read the other way round
+        memory.delete(AGENT, "cep-13-campinas")  # type: ignore[misc]
+    assert memory.delete("cep-13-campinas", agent=AGENT).reason == "delete"
+    with pytest.raises(NotFound):
+        memory.load("cep-13-campinas", agent=AGENT)
+    assert asyncio.run(AsyncMemory(memory=memory).delete("frete-gratis-acima-199", agent=AGENT)).reason == "delete"
+
+
+def test_a_not_found_name_is_quoted_cut_and_an_existing_one_gets_no_suggestion(memory: Memory) -> None:
+    long = "b" * 3000
+    for call in (lambda: memory.history(long, agent=AGENT), lambda: memory.restore(long, 1, agent=AGENT),
+                 lambda: memory.delete(long, agent=AGENT), lambda: memory.update(long, agent=AGENT, body="x")):
+        with pytest.raises(NotFound) as raised:
+            call()
+        assert len(str(raised.value)) < 300 and str(raised.value).count("b") < 150
+    with pytest.raises(NotFound) as raised:
+        memory.restore("cep-13-campinas", 99, agent=AGENT)
+    assert "did you mean" not in str(raised.value)
 
 
 def test_a_deleted_concept_is_restored_from_its_history(memory: Memory) -> None:
@@ -179,7 +203,7 @@ def test_learn_bounds_a_turn_as_the_queue_does(tmp_path: Path) -> None:
         assert sent[-1]["content"] == last["content"] and 1 < len(sent) < 21  # the oldest were cut
         assert len(json.dumps(sent, ensure_ascii=False).encode()) <= 4096
         assert [m["content"][:11] for m in sent[:-1]] == [m["content"][:11] for m in old[-(len(sent) - 1):]]
-        with pytest.raises(UserError, match=r"^Memory.learn\(\): the turn's last message alone is over 4096 bytes"):
+        with pytest.raises(UserError, match=r"^Memory.learn\(\): the turn's last message alone is 50\d\d bytes of JSON, over 4096"):
             memory.learn([{"role": "user", "content": "y" * 5000}], agent=AGENT, session_id="s-2", model=Recording())
         assert len(seen) == 1 and memory.status()[0].agents[0].turns.get("ok") == 1  # nothing else recorded
     finally:

@@ -477,14 +477,14 @@ def test_an_old_name_follows_the_last_concept_renamed_from_it(tmp_path: Path, da
         # a deleted target takes its old names with it
         put("g1", "Cupom de 10% na primeira compra.")
         rename("g1", "g2")
-        memory.delete(AGENT, "g2")
+        memory.delete("g2", agent=AGENT)
         put("g2", "Parcelamento em 10x.")
         assert "error" in retriever.load_knowledge(AGENT, "g1")
         # a name taken again is that concept's, even after it is deleted
         put("n1", "Garantia de 90 dias.")
         rename("n1", "n2")
         put("n1", "Outra regra.")
-        memory.delete(AGENT, "n1")
+        memory.delete("n1", agent=AGENT)
         assert "error" in retriever.load_knowledge(AGENT, "n1")
         # renaming back leaves no alias of a name to itself
         put("a1", "Entrega em 2 dias.")
@@ -526,7 +526,7 @@ def test_a_sightings_alias_goes_with_its_deleted_concept(tmp_path: Path) -> None
     try:
         store = memory.store()
         assert store.alias_of(AGENT, RESTATED["name"]) == VALIDITY["name"]
-        memory.delete(AGENT, VALIDITY["name"])
+        memory.delete(VALIDITY["name"], agent=AGENT)
         memory.put(f"---\nname: {VALIDITY['name']}\ndescription: Other.\ntype: fact\n---\n\nOther.\n", agent=AGENT)
         assert store.alias_of(AGENT, RESTATED["name"]) is None
         assert "error" in memory.retriever().load_knowledge(AGENT, RESTATED["name"])

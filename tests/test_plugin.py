@@ -293,7 +293,7 @@ def test_every_knowledge_event_reaches_track_event(
         host.finish_turn(turn(agent(), "frete grátis?", session="sess_2", floor=299))  # the rule changed
         assert plugin.drain(timeout_s=10)
     host.call_tool(agent(), "load_knowledge", {"name": "frete-gratis-acima-199"})
-    plugin.memory.delete("store-support", "cep-13-campinas", actor="op", tenant="loja-a")
+    plugin.memory.delete("cep-13-campinas", agent="store-support", actor="op", tenant="loja-a")
     host.prompt_context(turn(AgentSpec("store-support", "loja-a", {"colour": "red"}), "frete"))
     assert tracker.named("knowledge_learned") == [
         {"name": "frete-gratis-acima-199", "type": "policy", "agent": "store-support"},

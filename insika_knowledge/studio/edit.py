@@ -295,7 +295,7 @@ async def concept_delete(request: Request) -> Response:
 
 def _delete(request: Request, scope: Scope, name: str, expected: int) -> Response:
     try:
-        memory_of(request).delete(scope.agent, name, actor=ACTOR, tenant=scope.tenant,
+        memory_of(request).delete(name, agent=scope.agent, actor=ACTOR, tenant=scope.tenant,
                                 expected_version=expected)
     except StaleVersion as exc:
         return refused(request, scope, name, f"{exc}. Nothing was deleted.")
