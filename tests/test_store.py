@@ -241,10 +241,10 @@ def test_memory_delete_fires_knowledge_deleted_without_a_body(tmp_path: Path) ->
     memory.events.subscribe(recorder)
     with memory.store("t").transaction() as tx:
         tx.put(AGENT, make_concept(), reason="extract", actor="engine")
-    memory.delete(AGENT, "cep-13-campinas", actor="op", tenant="t")
+    memory.delete("cep-13-campinas", agent=AGENT, actor="op", tenant="t")
     assert recorder.events == [("knowledge_deleted", {"name": "cep-13-campinas", "agent": AGENT})]
     with pytest.raises(NotFound):
-        memory.delete(AGENT, "cep-13-campinas", actor="op", tenant="t")
+        memory.delete("cep-13-campinas", agent=AGENT, actor="op", tenant="t")
     assert len(recorder.events) == 1
     memory.close()
 

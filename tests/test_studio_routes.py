@@ -478,7 +478,7 @@ def test_a_save_after_the_concept_was_deleted_keeps_the_text(
     loaded = store.get(AGENT, "cep-13-campinas")
     assert loaded is not None
     csrf = _csrf(client.get(_edit_url("cep-13-campinas")).text)
-    memory.delete(AGENT, "cep-13-campinas", actor="someone", tenant=TENANT)
+    memory.delete("cep-13-campinas", agent=AGENT, actor="someone", tenant=TENANT)
     mine = loaded.markdown.replace("Campinas DC", "Campinas warehouse")
     response = _save(client, "cep-13-campinas", mine, loaded.version, csrf)
     assert response.status_code == 409
@@ -490,7 +490,7 @@ def test_a_save_after_the_concept_was_deleted_keeps_the_text(
 def test_the_delete_marker_version_offers_the_record_before_it(
     client: TestClient, memory: Memory
 ) -> None:
-    memory.delete(AGENT, "xss-test", actor="someone", tenant=TENANT)
+    memory.delete("xss-test", agent=AGENT, actor="someone", tenant=TENANT)
     page = client.get(f"/studio/knowledge/xss-test/versions/2?{SCOPE}")
     assert page.status_code == 200
     assert "current: deleted" in page.text
