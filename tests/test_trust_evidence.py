@@ -1071,3 +1071,18 @@ def test_a_one_off_grant_is_not_a_rule(reply: str, held: bool) -> None:
     claim = ("Late check-out grátis\nO late check-out até as 15h é grátis." if portuguese
              else "Free late check-out\nLate check-out until 3 pm is free.")
     assert assess(claim, "policy", messages, [reply]).quarantined is held, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("claim", "reply"), [
+    ("Defective returns\nDefective items can be returned within 90 days.",
+     "As an exception to our 30-day policy, defective items can be returned within 90 days."),
+    ("Domingos\nAos domingos a loja abre às 10h.", "Excepcionalmente aos domingos a loja abre às 10h."),
+    ("No shipping to Canada\nWe do not ship to Canada.", "At this time, we do not ship to Canada."),
+    ("Setup fee\nNew accounts pay a one-off setup fee of $50.",
+     "Yes, there is a one-off setup fee of $50 for new accounts."),
+])
+def test_a_rule_that_names_an_exception_is_still_a_rule(claim: str, reply: str) -> None:
+    """A newcomer's attack on the one-off reading: an exception a rule makes, "at this
+    time" and a one-off fee are standing rules, not a grant to this customer."""
+    messages = said(("user", "Can you tell me the rule?"), ("assistant", reply))
+    assert not assess(claim, "policy", messages, [reply]).quarantined, assess(claim, "policy", messages, [reply])

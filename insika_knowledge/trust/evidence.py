@@ -132,13 +132,33 @@ _FOR_THIS_ONE: Final = re.compile(
     r"\b(?:para voce|pra voce|pra vc|for you|i've|i have|i applied|i've applied|apliquei|one-time|one time"
     r"|courtesy|cortesia|exception|excecao|this time|desta vez|dessa vez|your account|sua conta|seu caso"
     r"|your case|no seu|in your)\b")
-#: What makes a grant a one-off, not a rule ("I've added a complimentary late check-out this
-#: time", "Excepcionalmente, vou liberar a troca", "only for this order"), folded.
+#: What makes a grant a one-off, not a rule, said of this time or this order ("I've added a
+#: complimentary late check-out this time", "Dessa vez passa", "only for this order"), folded.
 ONE_OFF: Final = re.compile(
-    r"\b(?:this time(?! of)|just this once|this once|as an exception|exceptionally|one-off|on this occasion"
-    r"|(?:just|only) for you|only for this (?:order|booking|reservation|stay|purchase|visit|trip)"
-    r"|excepcionalmente|como (?:uma )?excecao|em carater excepcional|desta vez|dessa vez|nesta ocasiao"
-    r"|(?:so|apenas|somente) (?:para|pra) (?:voce|vc|este|esse|esta|essa) ?(?:pedido|compra|reserva|vez)?)\b")
+    r"(?<!\bat )\bthis time\b(?! of| and)|\bjust this once\b|\b(?:just )?this one time\b|\bone-time exception\b"
+    r"|\b(?:so )?(?:desta|dessa|nesta|nessa) vez\b"
+    r"|\bonly for this (?:order|booking|reservation|stay|purchase|visit|trip)\b"
+    r"|\b(?:so|apenas|somente) (?:para|pra|neste|nesse|nesta|nessa) (?:(?:este|esse|esta|essa) )?"
+    r"(?:pedido|compra|reserva|estadia|vez)\b")
+#: An exception the agent makes in its own person ("As a one-time exception, I'll waive it",
+#: "Excepcionalmente, vou liberar a troca"): a grant, where "As an exception to our 30-day
+#: policy, defective items can be returned within 90 days" is a rule. Folded.
+EXCEPTION_GRANTED: Final = re.compile(
+    r"\b(?:as an exception|as a one-time exception|exceptionally|make an exception|made an exception"
+    r"|excepcionalmente|(?:uma|como) excecao|em carater excepcional)\b")
+#: The agent's own person in a grant ("I'll", "I've", "vou", "liberei"), folded.
+_GRANTING: Final = re.compile(
+    r"\b(?:i'll|i will|i've|i have|i can|i'm|let me|vou|posso|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
+
+
+def one_off(folded: str) -> bool:
+    """True when a folded business sentence grants something this once (`ONE_OFF`), or
+    makes an exception in the agent's own person (`EXCEPTION_GRANTED` and `_GRANTING`).
+    """
+    return ONE_OFF.search(folded) is not None or (
+        EXCEPTION_GRANTED.search(folded) is not None and _GRANTING.search(folded) is not None)
+
+
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
@@ -399,7 +419,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
-    if ONE_OFF.search(folded) and not ONE_OFF.search(fold(claim)):
+    if one_off(folded) and not one_off(fold(claim)):
         return Reading(False, "grants it once")  # a grant to this customer this time states no rule
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
