@@ -1078,6 +1078,8 @@ def test_a_one_off_grant_is_not_a_rule(reply: str, held: bool) -> None:
      "As an exception to our 30-day policy, defective items can be returned within 90 days."),
     ("Domingos\nAos domingos a loja abre às 10h.", "Excepcionalmente aos domingos a loja abre às 10h."),
     ("No shipping to Canada\nWe do not ship to Canada.", "At this time, we do not ship to Canada."),
+    ("Frete grátis\nO frete é grátis só para compra acima de R$ 200.",
+     "O frete é grátis só para compra acima de R$ 200."),
     ("Setup fee\nNew accounts pay a one-off setup fee of $50.",
      "Yes, there is a one-off setup fee of $50 for new accounts."),
 ])

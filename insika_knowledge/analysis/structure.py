@@ -779,7 +779,6 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     return tuple(_free_for_active(_included_active(_said_once(out))))
 
 
-
 #: The words after "included" that name what includes it ("in the rate", "with every
 #: policy", "na diária").
 _INCLUDED_IN: Final = frozenset({"r:in", "r:with", "r:em"})

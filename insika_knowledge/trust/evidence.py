@@ -138,8 +138,8 @@ ONE_OFF: Final = re.compile(
     r"(?<!\bat )\bthis time\b(?! of| and)|\bjust this once\b|\b(?:just )?this one time\b|\bone-time exception\b"
     r"|\b(?:so )?(?:desta|dessa|nesta|nessa) vez\b"
     r"|\bonly for this (?:order|booking|reservation|stay|purchase|visit|trip)\b"
-    r"|\b(?:so|apenas|somente) (?:para|pra|neste|nesse|nesta|nessa) (?:(?:este|esse|esta|essa) )?"
-    r"(?:pedido|compra|reserva|estadia|vez)\b")
+    r"|\b(?:so|apenas|somente) (?:(?:para|pra) (?:este|esse|esta|essa)|neste|nesse|nesta|nessa) "
+    r"(?:pedido|compra|reserva|estadia|vez)\b")  # "só para compra acima de R$ 200" is a rule
 #: An exception the agent makes in its own person ("As a one-time exception, I'll waive it",
 #: "Excepcionalmente, vou liberar a troca"): a grant, where "As an exception to our 30-day
 #: policy, defective items can be returned within 90 days" is a rule. Folded.
