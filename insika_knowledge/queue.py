@@ -948,33 +948,39 @@ def bounded_messages(messages: list[Any], limit_bytes: int) -> str | None:
     Returns:
         The JSON text, or None when even the last message alone is over the limit.
     """
-    kept = bounded_tail(messages, limit_bytes)
-    return None if kept is None else _encoded_tail(messages, len(messages) - kept)
+    found = _fitting_tail(messages, limit_bytes)
+    return None if found is None else found[1]
 
 
 def bounded_tail(messages: list[Any], limit_bytes: int) -> int | None:
     """How many of the newest `messages` fit in `limit_bytes` UTF-8 bytes of JSON (see
     `bounded_messages`); None when even the last message alone is over the limit.
     """
-    def fits(start: int) -> bool:
-        return len(_encoded_tail(messages, start).encode("utf-8", "surrogatepass")) <= limit_bytes
+    found = _fitting_tail(messages, limit_bytes)
+    return None if found is None else len(messages) - found[0]
 
-    if fits(0):
-        return len(messages)
+
+def _fitting_tail(messages: list[Any], limit_bytes: int) -> tuple[int, str] | None:
+    """The first start whose tail of `messages` fits, with that tail's JSON; None if none."""
+    def encoded(start: int) -> str | None:
+        text = json.dumps(messages[start:], ensure_ascii=False, default=str)
+        return text if len(text.encode("utf-8", "surrogatepass")) <= limit_bytes else None
+
+    whole = encoded(0)
+    if whole is not None:
+        return 0, whole
     low, high = 1, len(messages) - 1  # the first start whose tail fits, if any
-    if high < low or not fits(high):
+    best = encoded(high) if high >= low else None
+    if best is None:
         return None
     while low < high:
         middle = (low + high) // 2
-        if fits(middle):
-            high = middle
+        text = encoded(middle)
+        if text is not None:
+            high, best = middle, text
         else:
             low = middle + 1
-    return len(messages) - low
-
-
-def _encoded_tail(messages: list[Any], start: int) -> str:
-    return json.dumps(messages[start:], ensure_ascii=False, default=str)
+    return high, best
 
 
 def backoff_s(attempt: int, base_s: float, *, cap_s: float = 300.0, jitter: float = 1.0) -> float:

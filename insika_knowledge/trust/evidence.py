@@ -146,17 +146,19 @@ ONE_OFF: Final = re.compile(
 EXCEPTION_GRANTED: Final = re.compile(
     r"\b(?:as an exception|as a one-time exception|exceptionally|make an exception|made an exception"
     r"|excepcionalmente|(?:uma|como) excecao|em carater excepcional)\b")
-#: The agent's own person in a grant ("I'll", "I've", "vou", "liberei"), folded.
-_GRANTING: Final = re.compile(
-    r"\b(?:i'll|i will|i've|i have|i can|i'm|let me|vou|posso|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
+#: The agent's own person in a grant already made or offered ("I've", "I can", "liberei"),
+#: beside a promise's (`_PROMISE`: "I'll", "vou"), folded.
+_GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
 
 
 def one_off(folded: str) -> bool:
     """True when a folded business sentence grants something this once (`ONE_OFF`), or
-    makes an exception in the agent's own person (`EXCEPTION_GRANTED` and `_GRANTING`).
+    makes an exception in the agent's own person (`EXCEPTION_GRANTED`, with `_PROMISE` or
+    `_GRANTED`).
     """
     return ONE_OFF.search(folded) is not None or (
-        EXCEPTION_GRANTED.search(folded) is not None and _GRANTING.search(folded) is not None)
+        EXCEPTION_GRANTED.search(folded) is not None
+        and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None))
 
 
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
