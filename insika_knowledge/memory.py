@@ -943,7 +943,9 @@ class Memory:
     def held_claims(self, *, agent: str, name: str | None = None, tenant: str = DEFAULT_TENANT,
                     ) -> list[PossibleDuplicate]:
         """The sightings held for a person's review, oldest first: claims contradicting a
-        policy concept (a challenge: ``name == duplicate_of``) and candidates that closely
+        policy concept, or one whose record (at most 20,000 characters) had no room left
+        for them (held under the concept's own name: ``name == duplicate_of``; a claim
+        held open is not held twice), and candidates that closely
         match a concept without restating it (possible duplicates). Each keeps the claim's
         description, type and body as proposed (screened, redacted), its session and turn.
 

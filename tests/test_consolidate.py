@@ -147,8 +147,9 @@ def test_a_contradiction_that_does_not_fit_appends_a_short_whole_entry() -> None
     after = consolidate.contradict(existing, LONG_CLAIM, "sess_9", NOW)
     assert len(after.body) <= BODY_MAX
     assert after.body == (existing.body + HEADING + f"- session `sess_9` at {NOW}: "
-                          "claim too long to keep; see the ledger")
+                          "claim held for review: no room in the record")
     assert after.in_conflict and after.confidence == 0.4
+    assert not consolidate.keeps(after, LONG_CLAIM)  # so the write path holds it
 
 
 def test_a_contradiction_with_no_room_at_all_keeps_the_body_and_the_heading() -> None:
@@ -180,8 +181,37 @@ def test_contradiction_never_cuts_the_heading_or_an_entry(free: int, with_headin
     assert len(after.body) <= BODY_MAX
     assert after.in_conflict and after.confidence == 0.4
     for entry in _entries(after.body):
-        assert entry.endswith((": old", ": claim too long to keep; see the ledger",
+        assert entry.endswith((": old", ": claim held for review: no room in the record",
                                ": SLA is 2 hours"))
+
+
+SHORT_CLAIM = cand("SLA is 2 hours", "Two hours,  not four.", "sla-resposta")
+
+
+def test_a_claim_repeated_is_one_entry_naming_its_sessions() -> None:
+    first = consolidate.contradict(ON_RECORD, SHORT_CLAIM, "s1", NOW)
+    assert consolidate.keeps(first, SHORT_CLAIM)
+    again = consolidate.contradict(first, cand("SLA is 2 hours", "two hours, NOT four.", "sla-resposta"),
+                                   "s2", "2026-08-25T11:00:00Z")
+    assert _entries(again.body) == [f"- session `s1` at {NOW} (also `s2`): SLA is 2 hours"]
+    assert consolidate.contradict(again, SHORT_CLAIM, "s2", "2026-08-25T12:00:00Z") is again  # named already
+    other = consolidate.contradict(again, cand("SLA is 3 hours", "Three hours.", "sla-resposta"), "s3", NOW)
+    assert len(_entries(other.body)) == 2  # a different claim is its own entry
+    record = other
+    for n in range(4, 400):
+        record = consolidate.contradict(record, SHORT_CLAIM, f"s{n}", NOW)
+    entry = consolidate.entries(record.body)[0]
+    assert entry.sessions == ("s1", "s2", "s4", "s5", "s6")  # bounded: the ledger has the rest
+    assert len(record.body) < len(other.body) + 40
+    assert [e.description for e in consolidate.entries(record.body)] == ["SLA is 2 hours", "SLA is 3 hours"]
+
+
+def test_a_repeated_claim_at_the_limit_is_still_kept_once() -> None:
+    entry = f"- session `s1` at {NOW}: SLA is 2 hours\n\n  Two hours,  not four."
+    crowded = consolidate.contradict(_near_limit(len(HEADING) + len(entry) + 3), SHORT_CLAIM, "s1", NOW)
+    assert len(crowded.body) == BODY_MAX - 3 and consolidate.keeps(crowded, SHORT_CLAIM)
+    after = consolidate.contradict(crowded, SHORT_CLAIM, "s2", NOW)
+    assert after is crowded  # no room to name s2, and no second entry: the ledger has it
 
 
 def test_the_session_id_cannot_forge_a_heading_or_a_link() -> None:

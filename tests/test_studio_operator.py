@@ -102,13 +102,34 @@ def test_claims_reads_the_record_and_each_contradiction_entry(store: SQLiteStore
     stored = store.get(AGENT, NAME)
     assert stored is not None
     found = claims.claims(stored.concept)
-    assert [c.key for c in found] == ["record", "entry-1", "entry-2", "entry-3"]
+    assert [c.key for c in found] == ["record", "entry-1", "entry-2"]
     assert found[0].body == "Returns within 7 days of delivery."
-    assert (found[1].session_id, found[1].description, found[1].body) == (
-        "s3", THIRTY.description, THIRTY.body)
-    assert found[1].same_claim(found[2]) and not found[1].same_claim(found[3])
+    assert (found[1].session_id, found[1].sessions, found[1].description, found[1].body) == (
+        "s3", ("s3", "s4"), THIRTY.description, THIRTY.body)  # s4 made the same claim: one entry
+    assert found[2].sessions == ("s5",) and not found[1].same_claim(found[2])
     assert all(c.keepable for c in found)
     assert claims.claims(make_concept()) == []
+
+
+OLD_ENTRIES = """Returns within 7 days of delivery.
+
+## Contradiction
+
+- session `s3` at 2026-08-24T19:00:00Z: Returns are accepted within 30 days.
+
+  Thirty days.
+
+- session `s4` at 2026-08-24T19:30:00Z: Returns are accepted within  30 days.
+
+  thirty days.
+"""
+
+
+def test_keeping_an_entry_of_an_older_record_counts_every_entry_of_its_claim() -> None:
+    # Records written before one entry per claim repeat it: both entries' sessions count.
+    concept = make_concept(NAME, body=OLD_ENTRIES, sources=("s1",), confidence=0.4)
+    kept = claims.keep(concept, "entry-2", [])
+    assert (kept.body, kept.sources, kept.confidence) == ("thirty days.", ("s3", "s4"), 0.7)
 
 
 def test_an_entry_too_long_to_keep_is_not_keepable() -> None:
@@ -125,8 +146,9 @@ def test_an_entry_too_long_to_keep_is_not_keepable() -> None:
 
 def test_the_editor_offers_keep_this_for_every_claim(client: TestClient) -> None:
     page = client.get(_edit_url(NAME)).text
-    assert page.count(">Keep this</button>") == 4
-    for key in ("record", "entry-1", "entry-2", "entry-3"):
+    assert page.count(">Keep this</button>") == 3
+    assert "(also <code>s4</code>)" in page
+    for key in ("record", "entry-1", "entry-2"):
         assert f'name="keep" value="{key}"' in page
     assert "Write the resolution" in page
 
@@ -149,11 +171,11 @@ def test_keep_a_contradiction_counts_the_sessions_that_said_it(
     client: TestClient, store: SQLiteStore
 ) -> None:
     version = store.versions(AGENT, NAME)[0].version
-    _resolve(client, {"version": str(version), "keep": "entry-2"})
+    _resolve(client, {"version": str(version), "keep": "entry-1"})
     saved = store.get(AGENT, NAME)
     assert saved is not None and not saved.concept.in_conflict
     assert (saved.concept.description, saved.concept.body) == (THIRTY.description, THIRTY.body)
-    assert saved.concept.sources == ("s3", "s4")  # entry-1 and entry-2 make the same claim
+    assert saved.concept.sources == ("s3", "s4")  # the entry names both sessions
     assert saved.concept.occurrences == 2
     assert saved.concept.confidence == 0.7
     assert store.versions(AGENT, NAME)[0].reason == "resolve"

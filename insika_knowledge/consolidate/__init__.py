@@ -9,9 +9,11 @@ Three kinds of repeat sighting:
 - **related** (`merge`): a model merges the two bodies into one statement
   (length-bounded, and keeping every number, unit and negation of both: the merge
   guard); counts go up as for a same claim.
-- **contradicting** (`records.contradict`): the new claim is appended under
-  ``## Contradiction`` with its session and time; confidence drops to a flat 0.4; a human
-  resolves it by editing. No model, or an unusable model answer, means contradicting.
+- **contradicting** (`records.contradict`): the new claim is recorded under
+  ``## Contradiction``, one entry per distinct claim naming its sessions and time
+  (`entries`); confidence drops to a flat 0.4; a human resolves it by editing. A claim the
+  record has no room for is held for review instead (`records.keeps`). No model, or an
+  unusable model answer, means contradicting.
 
 One idea, one name (`naming`): a candidate proposed under a name no concept has is
 recorded under the concept that states the same claim (its name kept as an alias), held
@@ -50,6 +52,12 @@ from insika_knowledge.consolidate.decision import (
     apply,
     decide,
 )
+from insika_knowledge.consolidate.entries import (
+    NO_ROOM_NOTE,
+    SESSIONS_PER_ENTRY,
+    Entry,
+    entries,
+)
 from insika_knowledge.consolidate.merge import (
     MergeVerdict,
     interpret_merge,
@@ -70,11 +78,11 @@ from insika_knowledge.consolidate.records import (
     CONFLICT_CONFIDENCE,
     FIRST_SIGHTING_CONFIDENCE,
     SOURCES_KEPT,
-    TOO_LONG_NOTE,
     confidence,
     confirm,
     contradict,
     first_sighting,
+    keeps,
     merged_sources,
     safe_session_id,
 )
@@ -87,13 +95,15 @@ __all__ = [
     "EFFECTS",
     "FIRST_SIGHTING_CONFIDENCE",
     "MATCHES_SEARCHED",
+    "NO_ROOM_NOTE",
+    "SESSIONS_PER_ENTRY",
     "SOURCES_KEPT",
-    "TOO_LONG_NOTE",
     "Assertion",
     "Change",
     "Claim",
     "Decision",
     "Effect",
+    "Entry",
     "MergeVerdict",
     "NameRule",
     "Naming",
@@ -109,9 +119,11 @@ __all__ = [
     "confirm",
     "contradict",
     "decide",
+    "entries",
     "first_sighting",
     "interpret_merge",
     "jaccard",
+    "keeps",
     "keeps_details",
     "merge_failed",
     "merge_limit",

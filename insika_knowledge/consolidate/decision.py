@@ -16,7 +16,8 @@ interpreted answer, once asked), and returns a `Decision`. The rules, first matc
 6. ``MERGED``: the merge model said related and its body is usable (`merge.MergeVerdict`):
    the body is replaced, counts go up.
 7. ``CONTRADICTING``: the merge model said contradicting, answered something unusable,
-   or failed: the claim is appended under ``## Contradiction``.
+   or failed: the claim is recorded under ``## Contradiction`` (`records.contradict`:
+   one entry per distinct claim; a claim with no room left is held by the write path).
 8. ``NO_MODEL``: no merge model may be asked: a different claim is a contradiction.
 9. ``ASK_MODEL``: otherwise the merge model must be asked (outside the write lock),
    and `decide` called again with its verdict.

@@ -2,8 +2,9 @@
 
 Confidence of an observed concept is ``min(0.95, 0.5 + 0.1 * distinct_sources)``
 (the seed's evidence rule, counted on the ledger); a ``provenance: policy`` concept keeps what its author set,
-and its body is never changed by the engine. A contradicting claim is appended under
-``## Contradiction`` with its session and time, and confidence drops to a flat 0.4.
+and its body is never changed by the engine. A contradicting claim is recorded under
+``## Contradiction`` (one entry per distinct claim, `entries`), and confidence drops to a
+flat 0.4.
 
 The record's ``sources`` is bounded: it keeps the `SOURCES_KEPT` most recent supporting
 sessions (oldest of them first); the sightings ledger keeps every one of them, and the
@@ -21,7 +22,15 @@ from insika_knowledge.concept import (
     BODY_MAX,
     CONTRADICTION_HEADING,
     Concept,
+    claim_text,
     has_contradiction,
+)
+from insika_knowledge.consolidate.entries import (
+    NO_ROOM_NOTE,
+    SESSIONS_PER_ENTRY,
+    entries,
+    head_line,
+    indented,
 )
 
 CONFLICT_CONFIDENCE: Final = 0.4
@@ -30,8 +39,6 @@ CONFIDENCE_CAP: Final = 0.95
 #: The most supporting sessions a record lists in ``sources`` (the most recent ones;
 #: the ledger keeps them all).
 SOURCES_KEPT: Final = 64
-#: What a contradiction entry says when the claim itself does not fit in the record.
-TOO_LONG_NOTE: Final = "claim too long to keep; see the ledger"
 
 
 def confidence(distinct_sources: int) -> float:
@@ -84,35 +91,64 @@ def confirm(
 
 
 def contradict(existing: Concept, candidate: Candidate, session_id: str, now: str) -> Concept:
-    """Append `candidate` under ``## Contradiction``; confidence 0.4 flat.
+    """Record `candidate` under ``## Contradiction``; confidence 0.4 flat.
 
-    The entry names the session and time. The record stays within `BODY_MAX` without
-    ever cutting the heading or splitting an entry: when the whole entry does not fit,
-    a short entry (session, time, "claim too long to keep; see the ledger") is appended
-    instead; when even that does not fit, no entry is added, but the heading is always
-    there (the claim text is shortened to make room for it only if it has none and is
-    already at the limit), so a 0.4 confidence is never without its visible conflict.
-    When that leaves the record as it was (the body full, its confidence already 0.4),
-    `existing` itself is returned, not re-dated: a contradiction the record has no room
-    for writes no version that differs only in its time (the ledger keeps the sighting).
+    One entry per distinct claim (`entries`): a claim an entry already states adds this
+    session to the entry's ``also`` list (up to `entries.SESSIONS_PER_ENTRY` sessions;
+    later ones only in the ledger); a new claim is appended as an entry naming the
+    session and time. The record stays within `BODY_MAX` without ever cutting the
+    heading or splitting an entry: when the whole entry does not fit, a short entry
+    (session, time, `entries.NO_ROOM_NOTE`) is appended instead, and the write path
+    holds the claim for review (`keeps`); when even that does not fit, no entry is
+    added, but the heading is always there (the claim text is shortened to make room
+    for it only if it has none and is already at the limit), so a 0.4 confidence is
+    never without its visible conflict. When that leaves the record as it was (its
+    confidence already 0.4), `existing` itself is returned, not re-dated: a sighting
+    that changes nothing writes no version that differs only in its time (the ledger
+    keeps the sighting).
     """
-    who = f"- session `{safe_session_id(session_id)}` at {now}"
-    entry_body = "\n".join(f"  {line}" if line else "" for line in candidate.body.split("\n"))
-    entries = (f"{who}: {candidate.description}\n\n{entry_body}", f"{who}: {TOO_LONG_NOTE}")
+    session = safe_session_id(session_id)
     base = existing.body
     if not has_contradiction(base):
         base = f"{base}\n\n{CONTRADICTION_HEADING}"
         if len(base) > BODY_MAX:
             base = _make_room(existing.body, BODY_MAX - len(f"\n\n{CONTRADICTION_HEADING}"))
             base = f"{base}\n\n{CONTRADICTION_HEADING}"
-    body = base
-    for entry in entries:
-        if len(base) + 2 + len(entry) <= BODY_MAX:
-            body = f"{base}\n\n{entry}"
-            break
+    body = _seen_again(base, candidate, session)
+    if body is None:
+        body = base
+        for entry in (f"{head_line((session,), now, candidate.description)}\n\n{indented(candidate.body)}",
+                      head_line((session,), now, NO_ROOM_NOTE)):
+            if len(base) + 2 + len(entry) <= BODY_MAX:
+                body = f"{base}\n\n{entry}"
+                break
     if body == existing.body and existing.confidence == CONFLICT_CONFIDENCE:
         return existing
     return existing.replace(body=body, confidence=CONFLICT_CONFIDENCE, updated_at=now)
+
+
+def _seen_again(body: str, candidate: Candidate, session: str) -> str | None:
+    """`body` with `session` named by the entry stating `candidate`'s claim (unchanged when
+    it is named already, the entry names enough sessions, or there is no room); None when
+    no entry states the claim.
+    """
+    for entry in entries(body):
+        if entry.states(candidate.description, candidate.body):
+            if session in entry.sessions or len(entry.sessions) >= SESSIONS_PER_ENTRY:
+                return body
+            head = head_line((*entry.sessions, session), entry.at, entry.description)
+            at = body.index(entry.head, len(claim_text(body)))
+            grown = f"{body[:at]}{head}{body[at + len(entry.head):]}"
+            return grown if len(grown) <= BODY_MAX else body
+    return None
+
+
+def keeps(record: Concept, candidate: Candidate) -> bool:
+    """True when `record`'s ``## Contradiction`` section states `candidate`'s claim (an
+    entry keeps its text); False when the record had no room for it, so the write path
+    holds the claim for review instead.
+    """
+    return any(e.states(candidate.description, candidate.body) for e in entries(record.body))
 
 
 def _make_room(body: str, limit: int) -> str:

@@ -21,7 +21,7 @@ from typing import Final
 from insika_knowledge import consolidate, trust
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
-from insika_knowledge.consolidate import Outcome, Rule
+from insika_knowledge.consolidate import Change, Outcome, Rule
 from insika_knowledge.errors import InsikaError, ModelFailure
 from insika_knowledge.events import (
     EventBus,
@@ -246,13 +246,6 @@ def _decide_and_write(
             )
             return current if until is None else _Wait(until)
         tx.release_merge_lease(agent, candidate.name, holder)
-        if decision.rule is Rule.POLICY_CHALLENGED and stored is not None \
-                and not tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
-            # The policy's body never changes: the claim is held for review under its name.
-            tx.add_possible_duplicate(agent, PossibleDuplicate(
-                name=candidate.name, duplicate_of=candidate.name, session_id=session_id, turn_id=turn_id,
-                description=candidate.description, type=candidate.type, body=candidate.body,
-                similarity=consolidate.similarity(stored, candidate)))
         if decision.sighting is not None:
             now = store.clock()
             tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
@@ -266,6 +259,9 @@ def _decide_and_write(
             )
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
+            if stored is not None and (decision.rule is Rule.POLICY_CHALLENGED or (
+                    decision.change is Change.CONTRADICT and not consolidate.keeps(concept or stored, candidate))):
+                _hold_claim(tx, agent, stored, candidate, session_id, turn_id)
             if alias is not None:
                 tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
         if admission.action is trust.Action.RELEASE:
@@ -275,6 +271,23 @@ def _decide_and_write(
                           supported_by=list(admission.supported_by), markers=list(admission.markers))
             return "quarantined"
         return decision.outcome
+
+
+def _hold_claim(tx: Transaction, agent: str, stored: Concept, candidate: Candidate, session_id: str,
+                turn_id: str) -> None:
+    """Hold `candidate` for review under the concept's own name: a claim contradicting a
+    policy (whose body the engine never changes) or one its record has no room for.
+
+    Held once: not again for a replayed turn, nor while the same claim (description and
+    body) is held open against the concept (the ledger counts every sighting).
+    """
+    if tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id) or tx.holds_claim(
+            agent, stored.name, candidate.description, candidate.body):
+        return
+    tx.add_possible_duplicate(agent, PossibleDuplicate(
+        name=candidate.name, duplicate_of=stored.name, session_id=session_id, turn_id=turn_id,
+        description=candidate.description, type=candidate.type, body=candidate.body,
+        similarity=consolidate.similarity(stored, candidate)))
 
 
 def _matched_since(tx: Transaction, agent: str, candidate: Candidate, cursor: int) -> bool:

@@ -118,6 +118,16 @@ class NamingWrites:
             "AND turn_id = ?", (agent, name, session_id, turn_id),
         ) is not None
 
+    def holds_claim(self, agent: str, duplicate_of: str, description: str, body: str) -> bool:
+        """True when a claim with this `description` and `body` is held open against concept
+        `duplicate_of` under its own name (a challenge, or a claim its record had no room for).
+        """
+        return self.sql.row(
+            "SELECT 1 FROM possible_duplicates WHERE agent = ? AND duplicate_of = ? AND name = ? "
+            "AND status = 'open' AND description = ? AND body = ?",
+            (agent, duplicate_of, duplicate_of, description, body),
+        ) is not None
+
     def add_possible_duplicate(self, agent: str, held: PossibleDuplicate) -> None:
         """Hold one candidate as a possible duplicate (``open``, stamped now)."""
         self.sql.execute(

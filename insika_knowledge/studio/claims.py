@@ -2,9 +2,9 @@
 
 A concept in conflict asserts its body up to the ``## Contradiction`` heading (the
 claim on record); under the heading, consolidation appends one entry per contradicting
-sighting (`consolidate.contradict`)::
+claim, naming the sessions that made it (`consolidate.entries`)::
 
-    - session `s9` at 2026-08-24T18:00:00Z: Returns are accepted within 30 days.
+    - session `s9` at 2026-08-24T18:00:00Z (also `s12`): Returns are accepted within 30 days.
 
       The body of the contradicting claim, indented two spaces.
 
@@ -16,19 +16,18 @@ keeps its author's confidence. Every function here is pure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.concept import Concept, claim_text, has_contradiction
-from insika_knowledge.consolidate import TOO_LONG_NOTE, confidence, safe_session_id
+from insika_knowledge.consolidate import Entry, confidence, entries, safe_session_id
+from insika_knowledge.consolidate.entries import squash
 from insika_knowledge.errors import UserError
 from insika_knowledge.memory import Sighting
 
 RECORD: Final = "record"
 WRITTEN: Final = "written"
-_ENTRY_RE: Final = re.compile(r"^- session `([^`\n]*)` at (\S+): (.*)$")
 
 
 @dataclass(frozen=True)
@@ -37,11 +36,14 @@ class Claim:
 
     Attributes:
         key: ``record`` for the claim on record, ``entry-N`` (1-based) for a contradiction.
-        session_id: the entry's session as written in the record (escaped); None on record.
-        at: when the entry was sighted (UTC ``Z``); None on record.
+        session_id: the entry's first session as written in the record (escaped); None on
+            record.
+        at: when that session made the claim (UTC ``Z``); None on record.
         description: the claim's one-line description.
         body: the claim's markdown ("" when the entry kept no text).
-        keepable: False when there is no text to keep (an entry too long to store).
+        keepable: False when there is no text to keep (the record had no room for it).
+        sessions: every session the entry names (escaped), the first one first; () on
+            record.
     """
 
     key: str
@@ -50,15 +52,12 @@ class Claim:
     description: str
     body: str
     keepable: bool
+    sessions: tuple[str, ...] = ()
 
     def same_claim(self, other: Claim) -> bool:
         """True when both say the same thing (description and body, spacing ignored)."""
-        return _squash(self.description) == _squash(other.description) and (
-            _squash(self.body) == _squash(other.body))
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split()).casefold()
+        return squash(self.description) == squash(other.description) and (
+            squash(self.body) == squash(other.body))
 
 
 def claims(concept: Concept) -> list[Claim]:
@@ -71,25 +70,12 @@ def claims(concept: Concept) -> list[Claim]:
         return []
     record = claim_text(concept.body)
     out = [Claim(RECORD, None, None, concept.description, record, bool(record.strip()))]
-    section = concept.body[len(record):].split("\n")
-    while section and not has_contradiction(section[0]):
-        section.pop(0)  # the blank lines before the heading
-    entries: list[tuple[re.Match[str], list[str]]] = []
-    for line in section[1:]:
-        found = _ENTRY_RE.match(line)
-        if found is not None:
-            entries.append((found, []))
-        elif entries:
-            entries[-1][1].append(line)
-    out += [_entry(i, head, lines) for i, (head, lines) in enumerate(entries, start=1)]
-    return out
+    return out + [_claim(i, e) for i, e in enumerate(entries(concept.body), start=1)]
 
 
-def _entry(number: int, head: re.Match[str], lines: list[str]) -> Claim:
-    body = "\n".join(line.removeprefix("  ") for line in lines).strip()
-    description = head.group(3).strip()
-    keepable = bool(body) and description != TOO_LONG_NOTE
-    return Claim(f"entry-{number}", head.group(1), head.group(2), description, body, keepable)
+def _claim(number: int, entry: Entry) -> Claim:
+    return Claim(f"entry-{number}", entry.sessions[0], entry.at, entry.description, entry.body,
+                 entry.kept_text, entry.sessions)
 
 
 @dataclass(frozen=True)
@@ -127,13 +113,13 @@ def keep(current: Concept, key: str, ledger: Sequence[Sighting]) -> Concept:
         fallback = current.occurrences
     else:
         same = [c for c in found.values() if c.key != RECORD and c.same_claim(claim)]
-        written = {c.session_id for c in same}
+        written = {session for c in same for session in c.sessions}
         supporting = [s for s in ledger
                       if s.outcome == "conflict" and safe_session_id(s.session_id) in written]
         matched = {safe_session_id(s.session_id) for s in supporting}
         sessions = [s.session_id for s in supporting]
-        sessions += [c.session_id for c in same if c.session_id and c.session_id not in matched]
-        fallback = len(same)
+        sessions += [s for c in same for s in c.sessions if s and s not in matched]
+        fallback = len({s for c in same for s in c.sessions})
     evidence = _evidence(current, sessions, len(supporting) or fallback)
     return current.replace(
         description=claim.description, body=claim.body, sources=evidence.sources,

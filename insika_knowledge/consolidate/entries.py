@@ -1,0 +1,107 @@
+"""The entries of a record's ``## Contradiction`` section: how they are written and read.
+
+Consolidation appends one entry per distinct contradicting claim
+(`insika_knowledge.consolidate.records.contradict`)::
+
+    - session `s9` at 2026-08-24T18:00:00Z (also `s12`, `s15`): Returns are accepted within 30 days.
+
+      The body of the contradicting claim, indented two spaces.
+
+The first session is the one that made the claim first, at that time; a later session
+making the same claim (description and body, spacing and letter case ignored) is named in
+the ``(also ...)`` list, up to `SESSIONS_PER_ENTRY` sessions in all (enough for the
+confidence cap of a kept claim: ``0.5 + 0.1 x 5`` reaches 0.95), and otherwise only in
+the sightings ledger. So a claim repeated a thousand times is one entry of bounded size.
+
+Text under the heading that is not an entry (a hand edit) is not read as one. Every
+function here is pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from insika_knowledge.concept import claim_text, has_contradiction
+
+#: The most sessions one entry names (the first one and the ``also`` list).
+SESSIONS_PER_ENTRY: Final = 5
+#: What an entry says instead of its claim when the record has no room for the claim's
+#: text (the claim is then held for review next to the concept, `PossibleDuplicate`).
+NO_ROOM_NOTE: Final = "claim held for review: no room in the record"
+#: The words of entries written before the claim was held (version 0.x records).
+OLD_NO_ROOM_NOTE: Final = "claim too long to keep; see the ledger"
+_HEAD_RE: Final = re.compile(
+    r"^- session `([^`\n]*)` at (\S+?)(?: \(also ((?:`[^`\n]*`, )*`[^`\n]*`)\))?: (.*)$"
+)
+_ALSO_RE: Final = re.compile(r"`([^`\n]*)`")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One contradicting claim under the heading.
+
+    Attributes:
+        head: the entry's first line, as written.
+        sessions: the sessions that made the claim, as written in the record (escaped,
+            `records.safe_session_id`), the first one first; never empty.
+        at: when the first of them made it (UTC ``Z``).
+        description: the claim's one-line description (or `NO_ROOM_NOTE`).
+        body: the claim's markdown, unindented ("" when the entry kept no text).
+    """
+
+    head: str
+    sessions: tuple[str, ...]
+    at: str
+    description: str
+    body: str
+
+    @property
+    def kept_text(self) -> bool:
+        """False when the entry kept no claim to restore (a note that there was no room)."""
+        return bool(self.body.strip()) and self.description not in (NO_ROOM_NOTE, OLD_NO_ROOM_NOTE)
+
+    def states(self, description: str, body: str) -> bool:
+        """True when the entry's claim is (`description`, `body`), spacing and case ignored."""
+        return self.kept_text and squash(self.description) == squash(description) and (
+            squash(self.body) == squash(body))
+
+
+def squash(text: str) -> str:
+    """`text` with runs of white space made one space, and case folded."""
+    return " ".join(text.split()).casefold()
+
+
+def entries(body: str) -> list[Entry]:
+    """The entries of `body`'s ``## Contradiction`` section, in order ([] without one)."""
+    if not has_contradiction(body):
+        return []
+    section = body[len(claim_text(body)):].split("\n")
+    while section and not has_contradiction(section[0]):
+        section.pop(0)  # the blank lines before the heading
+    found: list[tuple[re.Match[str], list[str]]] = []
+    for line in section[1:]:
+        head = _HEAD_RE.match(line)
+        if head is not None:
+            found.append((head, []))
+        elif found:
+            found[-1][1].append(line)
+    return [_entry(head, lines) for head, lines in found]
+
+
+def _entry(head: re.Match[str], lines: list[str]) -> Entry:
+    also = tuple(_ALSO_RE.findall(head.group(3) or ""))
+    text = "\n".join(line.removeprefix("  ") for line in lines).strip()
+    return Entry(head.group(0), (head.group(1), *also), head.group(2), head.group(4).strip(), text)
+
+
+def head_line(sessions: tuple[str, ...], at: str, description: str) -> str:
+    """An entry's first line (`sessions` already escaped, the first one first)."""
+    also = f" (also {', '.join(f'`{s}`' for s in sessions[1:])})" if len(sessions) > 1 else ""
+    return f"- session `{sessions[0]}` at {at}{also}: {description}"
+
+
+def indented(body: str) -> str:
+    """A claim's body as an entry holds it: every non-blank line indented two spaces."""
+    return "\n".join(f"  {line}" if line else "" for line in body.split("\n"))
