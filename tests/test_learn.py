@@ -179,7 +179,7 @@ def test_related_sighting_is_merged_by_a_second_model_call(store, bus) -> None:
      json.dumps({"verdict": "related", "body": "x" * 5000}),
      json.dumps({"verdict": "related", "body": ""}),
      "garbage",
-     Status(503)],
+     Status(400)],
 )
 def test_contradicting_or_unusable_merge_becomes_a_conflict(store, bus, merge_reply) -> None:
     events, recorder = bus
@@ -195,6 +195,31 @@ def test_contradicting_or_unusable_merge_becomes_a_conflict(store, bus, merge_re
     assert "Orders paid before 14h" in concept.body
     assert concept.confidence == 0.4 and concept.status == "conflict"
     assert recorder.named("knowledge_conflict") == [{"name": "cep-13-campinas", "agent": AGENT}]
+
+
+@pytest.mark.parametrize("failure", [Status(503), Status(429, headers={"retry-after": "7"})])
+def test_a_merge_model_that_fails_for_now_records_no_conflict_and_the_turn_is_tried_again(
+        store, bus, failure) -> None:
+    # An unanswered merge judged nothing: it used to be recorded as a conflict for a person.
+    events, recorder = bus
+    merged = ("CEP range 13000-13999 ships from the Campinas DC in 1-2 business days. "
+              "Orders paid before 14h leave the Campinas DC the same day.")
+    with FakeLLM([answer(GOOD), answer(RELATED), failure, answer(RELATED),
+                  json.dumps({"verdict": "related", "body": merged})]) as fake:
+        run(store, fake, session="sess_1", events=events)
+        before = store.get(AGENT, "cep-13-campinas")
+        report = run(store, fake, session="sess_2", events=events)
+        assert (report.outcome, report.transient, report.retryable, report.results) == (
+            "model_rate_limited" if failure.code == 429 else "model_error", True, True, [])
+        assert "merge of cep-13-campinas" in (report.detail or "")
+        assert report.retry_after_s == (7.0 if failure.code == 429 else None)
+        after = store.get(AGENT, "cep-13-campinas")
+        assert after == before and not after.concept.in_conflict  # nothing written
+        assert [s.outcome for s in store.sightings(AGENT, "cep-13-campinas")] == ["extract"]
+        assert recorder.named("knowledge_conflict") == []
+        again = run(store, fake, session="sess_2", events=events)  # the queue's retry
+    assert again.results == [("cep-13-campinas", "merged")]
+    assert store.get(AGENT, "cep-13-campinas").concept.body == merged
 
 
 def test_without_a_model_a_different_claim_is_a_conflict(store) -> None:

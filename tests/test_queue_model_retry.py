@@ -59,6 +59,29 @@ def test_a_transient_model_failure_is_tried_again_and_the_turn_is_learned(tmp_pa
     memory.close()
 
 
+def test_a_merge_model_down_for_now_is_asked_again_and_records_no_conflict(tmp_path: Path) -> None:
+    changed = {**CANDIDATE, "body": "Trocas são aceitas em até 30 dias após a entrega, com a nota fiscal."}
+    said = [MESSAGES[0], {"role": "assistant", "content": changed["body"]}]
+    merged = json.dumps({"verdict": "related", "body": changed["body"]})
+    memory = Memory(tmp_path, outbox=FAST)
+    memory.propose(CANDIDATE, agent=AGENT, session_id="s0", tenant=TENANT, messages=MESSAGES)
+    memory.close()
+    with FakeLLM([json.dumps([changed]), Status(503, "overloaded"), json.dumps([changed]), merged]) as fake:
+        memory = Memory(tmp_path, base_url=fake.base_url, outbox=FAST)
+        memory.submit(Turn(TURN.agent, "s1", "t1", said))
+        outbox = Outbox(memory.store(TENANT))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (outbox.pending() or len(fake.requests) < 4):
+            time.sleep(0.02)
+        memory.drain(timeout_s=10)
+        assert len(fake.requests) == 4  # extract, merge (503); after the back-off: extract, merge
+    store = memory.store(TENANT)
+    stored = store.get(AGENT, "prazo-de-troca")
+    assert stored is not None and not stored.concept.in_conflict and "nota fiscal" in stored.concept.body
+    assert [v.reason for v in store.versions(AGENT, "prazo-de-troca")] == ["merge", "extract"]
+    memory.close()
+
+
 @pytest.mark.parametrize("failure", [Status(401, "invalid api key"), Status(404, "no such model"), "not json"])
 def test_a_failure_that_needs_a_person_is_not_tried_again(tmp_path: Path, failure: Any) -> None:
     with FakeLLM([failure]) as fake:

@@ -95,6 +95,10 @@ def sight(
         ``merged`` (related, model-merged), ``conflict`` (contradicting, or a policy
         concept challenged), or ``replayed`` (this session and turn already sighted the
         name: no change).
+
+    Raises:
+        ModelFailure: the merge model failed transiently (`_ask_merge`); nothing of this
+            sighting was recorded.
     """
     outcome = sight_once(store, agent, candidate, session_id, turn_id, model, events, verdict=verdict)
     if outcome is None:
@@ -332,12 +336,21 @@ def _release(store: Store, agent: str, name: str, holder: str) -> None:
 def _ask_merge(
     model: ConceptModel, agent: str, session_id: str, old_body: str, candidate: Candidate
 ) -> consolidate.MergeVerdict:
-    """Ask the merge model about `old_body` and `candidate`; a failed call is contradicting."""
+    """Ask the merge model about `old_body` and `candidate`; a failed call is contradicting,
+    unless it may pass by itself.
+
+    Raises:
+        ModelFailure: the call failed transiently (``transient``: a timeout, HTTP 429 or
+            5xx, a failed connection). A model that cannot answer now has judged nothing,
+            so no conflict is recorded: the turn is tried again later (`learn_turn`).
+    """
     limit = consolidate.merge_limit(old_body, candidate.body)
     request = MergeRequest(agent, session_id, candidate.name, old_body, candidate.body, limit)
     try:
         answer = model.merge(request)
     except ModelFailure as failure:
+        if failure.transient:
+            raise
         log.info("merge of %s failed (%s): treated as contradicting", candidate.name, failure.outcome)
         return consolidate.merge_failed(failure.outcome)
     except Exception as exc:  # any model failure is contradicting

@@ -127,6 +127,10 @@ def learn_turn(
 
     Returns:
         The turn's report. Model failures are in ``outcome``; nothing is raised for them.
+        A merge call that fails transiently (a timeout, HTTP 429 or 5xx) stops the turn
+        there, recording no conflict for a claim no model judged: ``outcome`` is the
+        failure's, ``transient`` and ``retryable`` are True, and ``results`` holds the
+        candidates recorded before it (a retry replays them).
 
     Raises:
         UserError: `session_id` or `turn_id` is not 1-200 printable characters without
@@ -178,10 +182,18 @@ def learn_turn(
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
                                        candidate.evidence, known=shown, withheld=withheld)
                 candidate = routed(store, agent, candidate, verdict)
-                report.results.append(record(
-                    store, agent, candidate, session_id=session_id, turn_id=turn_id,
-                    model=model, events=events, index=search, verdict=verdict, meaning=meaning,
-                ))
+                try:
+                    report.results.append(record(
+                        store, agent, candidate, session_id=session_id, turn_id=turn_id,
+                        model=model, events=events, index=search, verdict=verdict, meaning=meaning,
+                    ))
+                except ModelFailure as failure:  # the merge model failed transiently: no conflict
+                    # is recorded for an unjudged claim; the turn is tried again (the candidates
+                    # recorded before this one are then replayed, counted once)
+                    report.outcome, report.retryable, report.transient = failure.outcome, True, True
+                    report.retry_after_s = failure.retry_after_s
+                    report.detail = scrub(f"merge of {candidate.name}: {failure.detail}")[:300]
+                    break
     written = sum(1 for _, o in report.results if o not in ("replayed", "unsupported"))
     store.record_extraction(ExtractionRecord(
         agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
