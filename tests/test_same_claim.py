@@ -767,6 +767,7 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     # "no cost" said with its own negation is "free"
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
     ("The first visit does not cost anything.", "The first visit is free."),
+    ("Who is referred gets $20.", "Customers who are referred get $20."),  # "who": a person
 ])
 def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) -> None:
     assert same(a, b) and same(b, a)
@@ -812,6 +813,10 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Orders pick up in December.", "Order pickup is in December."),
     ("Members can borrow 2 books at a time.", "Members can borrow 2 books a month."),
     ("O seguro-fiança é de uma vez o valor do aluguel.", "O seguro-fiança é de duas vezes o valor do aluguel."),
+    # who is referred is not who refers (the last session's named false same)
+    ("Quem indica ganha R$ 20 de desconto.", "Quem é indicado ganha R$ 20 de desconto."),
+    ("Who refers gets $20.", "Who is referred gets $20."),
+    ("Quem paga à vista ganha 5%.", "Quem é pago à vista ganha 5%."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

@@ -1003,6 +1003,9 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
     phrase_breaks = 0
     at = 0
     auxiliary = False  # the last word read was "be" ("are", "são", "é"), perhaps with "not" after it
+    done_to_person = False  # that "be" follows "who" / "quem": the passive's subject is a person
+    person_after = False  # the token being read is such a passive's participle
+    who_opens = False  # the last "who" / "quem" read opened its clause (no noun before it)
     previous = ""  # the last word read
     for span in [*spans, _Span(len(prepared), len(prepared), "")]:
         for piece in _PIECE_RE.findall(rest, at, span.start) if at < span.start else ():
@@ -1042,6 +1045,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if auxiliary and _is_content(token):
                         passives.append((len(out), False))
+                        person_after = done_to_person  # "who is referred": a person is referred
                     elif piece in _AGENT_BY and passives and passives[-1][0] == len(out) - 1:
                         passives[-1] = (passives[-1][0], True)  # "are served by the Campinas DC"
                     if piece in _CHARGE_WORDS and out and out[-1] == FREE:
@@ -1057,6 +1061,15 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         members.append((stem_portuguese if portuguese else stem)(piece))
                     if token:
                         out.append(token)
+                    if person_after:
+                        out.append(_PERSON)  # as "the customer is referred" reads (`_undone`)
+                        members.append(stem("customer"))
+                        person_after = False
+                if piece in _WHO:  # "who" opening its clause; after a noun ("customers who
+                    # are referred") the noun is the subject, which `_undone` reads
+                    who_opens = not out or not _is_content(out[-1])
+                done_to_person = (piece in _BE and previous in _WHO and who_opens) or (
+                    done_to_person and auxiliary and token in (None, "n"))
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
                 previous = piece
             elif piece[0] in ".!?;\n":
@@ -1355,8 +1368,16 @@ _RANGE_RE: Final = re.compile(r"m:[^:]*\d-\d")
 
 _KNOWN_NAME_TERMS: Final = frozenset(
     t for n in KNOWN_NAMES for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
+#: The relative pronouns that make a person the subject of what follows ("who is referred",
+#: "quem é indicado"; "who" and "quem" themselves are stop words).
+_WHO: Final = frozenset({"who", "whoever", "quem"})
 _PARTY_TERMS: Final = frozenset(
     t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
+
+
+#: The token a person takes after a passive whose subject is "who" / "quem": what
+#: "customer" reads as, so "who is referred" says what "customers who are referred" do.
+_PERSON: Final = next(t for t in [_word_token("customer", False, True)] if t is not None)
 
 
 def _is_leader(token: str) -> bool:
