@@ -184,9 +184,9 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     assert missing.exit_code == 2 and "none.md" in missing.output
     # Lines are counted in the author's file, not in the record with the defaults filled in.
     too_long = "---\nname: support-hours\ndescription: d\n---\n" + "x" * 20_001 + "\n"
-    for text, said in ((too_long, "line 5, field 'body'"),
+    for text, said in ((too_long, "bad.md: line 5, field 'body'"),  # the file named too
                        ("---\nname: support-hours\ndescription: d\nconfidence: 7\n---\nBody.\n",
-                        "line 4, field 'confidence'")):
+                        "bad.md: line 4, field 'confidence'")):
         bad.write_text(text, encoding="utf-8")
         wrong = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(bad))
         assert wrong.exit_code == 2 and said in wrong.output, wrong.output

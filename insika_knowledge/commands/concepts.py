@@ -24,7 +24,7 @@ from insika_knowledge.commands.options import (
     require_tenant,
 )
 from insika_knowledge.concept import RECORD_MAX, Concept, status_of
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import ConceptFormatError, UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
 from insika_knowledge.memory import PossibleDuplicate
@@ -188,6 +188,8 @@ def put(agent: str, file: str, data_dir: str | None, database: str | None, tenan
     memory = open_memory(data_dir, database=database)
     try:
         concept = memory.put(markdown, agent=agent, tenant=tenant, actor=CLI_ACTOR)
+    except ConceptFormatError as exc:  # the file named, as an editor's error list shows it
+        raise UserError(f"{'standard input' if file == '-' else file}: {exc}") from None
     finally:
         memory.close()
     click.echo(f"put {agent}/{concept.name} in tenant {tenant} ({concept.type}, {concept.provenance}, "
