@@ -777,7 +777,7 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ConfigError: `top_k`, `index` or a filter's value is out of range.
         """
-        check_types("Memory.search()", query=(query, str), top_k=(top_k, int), index=(index, str),
+        check_types("Memory.search()", query=(query, str), tenant=(tenant, str), top_k=(top_k, int), index=(index, str),
                     type=(type, (str, _NONE)), provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         check_agent(agent)
         settings = _settings("Memory.search()", top_k=top_k, index=index)
@@ -809,7 +809,8 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ArgumentTypeError: `message` is not text, or `config` not a `KnowledgeConfig`.
         """
-        check_types("Memory.knowledge_block()", message=(message, str), config=_config_arg(config))
+        check_types("Memory.knowledge_block()", message=(message, str), tenant=(tenant, str),
+                    config=_config_arg(config))
         check_agent(agent)
         settings = config or KnowledgeConfig()
         if not self.has_tenant(tenant):
@@ -838,7 +839,7 @@ class Memory:
                 `NotFound`: the message names it, why it is held and how to release it).
             NotFound: no such concept (the message names up to 3 close names).
         """
-        check_types("Memory.load()", name=(name, str), held=(held, bool))
+        check_types("Memory.load()", name=(name, str), held=(held, bool), tenant=(tenant, str))
         check_agent(agent)
         if not self.has_tenant(tenant):
             raise NotFound(f"no concept named {name!r}: tenant {tenant!r} has no database")
@@ -877,7 +878,7 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ConfigError: a filter's value is not one the records can have.
         """
-        check_types("Memory.records()", held=(held, bool), type=(type, (str, _NONE)),
+        check_types("Memory.records()", held=(held, bool), tenant=(tenant, str), type=(type, (str, _NONE)),
                     provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         check_agent(agent)
         wanted = _filters(type=type, provenance=provenance, status=status)
@@ -901,7 +902,7 @@ class Memory:
             InvalidName: the agent or tenant name is invalid.
             ConfigError: a filter's value is not one the records can have.
         """
-        check_types("Memory.concepts()", held=(held, bool), type=(type, (str, _NONE)),
+        check_types("Memory.concepts()", held=(held, bool), tenant=(tenant, str), type=(type, (str, _NONE)),
                     provenance=(provenance, (str, _NONE)), status=(status, (str, _NONE)))
         return [s.concept for s in self.records(agent=agent, tenant=tenant, held=held, type=type,
                                                 provenance=provenance, status=status)]

@@ -227,6 +227,21 @@ def test_an_agent_id_that_is_not_text_is_a_type_error(memory: Memory, agent: obj
         memory.put("---\nname: x\ndescription: d\n---\n\nbody\n", agent=agent)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("method", "call"), [
+    ("search", lambda m: m.search("x", agent="a", tenant=5)),
+    ("knowledge_block", lambda m: m.knowledge_block("x", agent="a", tenant=5)),
+    ("load", lambda m: m.load("x", agent="a", tenant=5)),
+    ("records", lambda m: m.records(agent="a", tenant=5)),
+    ("concepts", lambda m: m.concepts(agent="a", tenant=5)),
+])
+def test_a_tenant_that_is_not_text_names_the_call_it_was_given_to(memory: Memory, method: str, call: Any) -> None:
+    # A newcomer's report: these said "Memory.has_tenant()", a call the caller never made.
+    from insika_knowledge.errors import ArgumentTypeError
+
+    with pytest.raises(ArgumentTypeError, match=rf"^Memory\.{method}\(\): tenant must be str"):
+        call(memory)
+
+
 @pytest.mark.parametrize("agent", ["..", ".", "-store", "_x"])
 def test_an_agent_id_that_does_not_start_with_a_letter_or_digit_is_told_so(memory: Memory, agent: str) -> None:
     with pytest.raises(InvalidName, match="start with a letter or digit"):
