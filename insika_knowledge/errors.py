@@ -94,6 +94,10 @@ class StaleVersion(UserError):
     def __init__(self, name: str, expected: int, current: int):
         self.expected = expected
         self.current = current
+        if expected > current:  # never this concept's version: not loaded from it at all
+            super().__init__(f"concept '{name}' has no version {expected} (its current version is "
+                             f"{current}); reload it and apply the edit again")
+            return
         super().__init__(
             f"concept '{name}' changed since it was loaded (version {expected}, now {current}); "
             "reload it and apply the edit again"

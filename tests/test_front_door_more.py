@@ -51,8 +51,11 @@ def test_update_history_and_restore(memory: Memory) -> None:
         memory.update("entrega-campina", agent=AGENT, body="x")
     with pytest.raises(ConceptFormatError):
         memory.update("entrega-campinas", agent=AGENT, description="x" * 400)
-    with pytest.raises(StaleVersion):
+    with pytest.raises(StaleVersion, match="changed since it was loaded"):
         memory.update("entrega-campinas", agent=AGENT, body="new", expected_version=1)
+    current = memory.history("entrega-campinas", agent=AGENT)[-1].version
+    with pytest.raises(StaleVersion, match=f"has no version 99 \\(its current version is {current}\\)"):
+        memory.update("entrega-campinas", agent=AGENT, body="new", expected_version=99)  # never was
     with pytest.raises(NotFound):
         memory.history("never-was", agent=AGENT)
 
