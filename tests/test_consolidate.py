@@ -206,6 +206,36 @@ def test_a_claim_repeated_is_one_entry_naming_its_sessions() -> None:
     assert [e.description for e in consolidate.entries(record.body)] == ["SLA is 2 hours", "SLA is 3 hours"]
 
 
+def test_a_session_is_added_to_the_entry_that_states_its_claim_and_nowhere_else() -> None:
+    # Found by an attack: the entry was found by its first line's text, so two entries with
+    # the same first line (one session, one second) or a body quoting a later entry's first
+    # line took the session in the wrong place.
+    by_mail = cand("Returns are accepted within 30 days.", "Body A: by mail.", "sla-resposta")
+    in_store = cand("Returns are accepted within 30 days.", "Body B: in store.", "sla-resposta")
+    record = consolidate.contradict(ON_RECORD, by_mail, "s1", NOW)
+    record = consolidate.contradict(record, in_store, "s1", NOW)
+    record = consolidate.contradict(record, in_store, "s2", NOW)
+    assert [(e.sessions, e.body) for e in consolidate.entries(record.body)] == [
+        (("s1",), "Body A: by mail."), (("s1", "s2"), "Body B: in store.")]
+    later = cand("Returns are accepted within 60 days.", "Sixty days.", "sla-resposta")
+    quoting = cand("Returns: a quote.", f"- session `s9` at {NOW}: Returns are accepted within 60 days.",
+                   "sla-resposta")
+    record = consolidate.contradict(ON_RECORD, quoting, "s8", NOW)
+    record = consolidate.contradict(record, later, "s9", NOW)
+    record = consolidate.contradict(record, later, "s10", NOW)
+    assert [(e.sessions, e.body) for e in consolidate.entries(record.body)] == [
+        (("s8",), quoting.body), (("s9", "s10"), "Sixty days.")]
+
+
+def test_a_claim_described_as_the_no_room_note_is_still_one_claim() -> None:
+    odd = cand(consolidate.NO_ROOM_NOTE, "But it has a body.", "sla-resposta")
+    record = ON_RECORD
+    for n in range(1, 8):
+        record = consolidate.contradict(record, odd, f"s{n}", NOW)
+    (entry,) = consolidate.entries(record.body)
+    assert entry.kept_text and len(entry.sessions) == 5 and consolidate.keeps(record, odd)
+
+
 def test_a_repeated_claim_at_the_limit_is_still_kept_once() -> None:
     entry = f"- session `s1` at {NOW}: SLA is 2 hours\n\n  Two hours,  not four."
     crowded = consolidate.contradict(_near_limit(len(HEADING) + len(entry) + 3), SHORT_CLAIM, "s1", NOW)

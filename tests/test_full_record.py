@@ -49,9 +49,12 @@ def test_a_claim_the_full_record_has_no_room_for_is_held_with_its_text(tmp_path:
     (held,) = memory.held_claims(agent="loja", name="sla-resposta")  # ... so it is held
     assert (held.session_id, held.description, held.body) == ("s1", CLAIM["description"], CLAIM["body"])
     assert [c.name for c in memory.conflicts(agent="loja")] == ["sla-resposta"]
+    noted = _current(memory).body
+    shouted = {**CLAIM, "description": CLAIM["description"].upper(), "body": CLAIM["body"].replace(" ", "  ")}
     for n in range(2, 6):  # the same claim again: held once, the ledger counts each sighting
-        memory.propose(CLAIM, agent="loja", session_id=f"s{n}", messages=SAID)
+        memory.propose(CLAIM if n % 2 else shouted, agent="loja", session_id=f"s{n}", messages=SAID)
     assert len(memory.held_claims(agent="loja", name="sla-resposta")) == 1
+    assert _current(memory).body == noted  # and no second note that it had no room
     other = {**CLAIM, "description": "The support SLA is 3 hours.",
              "body": "Customers get a first response within 3 hours."}
     memory.propose(other, agent="loja", session_id="s9",
@@ -92,4 +95,24 @@ def test_a_repeated_policy_challenge_is_held_once_until_dismissed(tmp_path: Path
     assert memory.dismiss_held("sla-resposta", agent="loja") == 1
     memory.propose(CLAIM, agent="loja", session_id="s4", messages=SAID)  # challenged again: held again
     assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s4"]
+    memory.close()
+
+
+def test_a_rename_to_the_name_a_held_claim_was_proposed_under_keeps_both_claims(
+        tmp_path: Path, database: str | None) -> None:
+    # Found by an attack: the held claim moved onto the possible duplicate's key, and the
+    # rename failed with the database's own UNIQUE error.
+    memory = Memory(tmp_path, database=database)
+    memory.put(_record(_full_body()), agent="loja")
+    memory.propose(CLAIM, agent="loja", session_id="s1", turn_id="t1", messages=SAID)  # held: no room
+    close = {**CLAIM, "name": "sla-policy", "description": "The support SLA is 4 hours for first response.",
+             "body": "Customers get a first response within 4 hours, on weekdays only."}
+    memory.propose(close, agent="loja", session_id="s1", turn_id="t1",
+                   messages=[{"role": "assistant", "content": close["body"]}])
+    before = {(h.name, h.body) for h in memory.held_claims(agent="loja", name="sla-resposta")}
+    assert {n for n, _ in before} == {"sla-resposta", "sla-policy"}  # held: no room; a close match
+    renamed = memory.update("sla-resposta", agent="loja", rename="sla-policy")
+    assert renamed.name == "sla-policy"
+    after = memory.held_claims(agent="loja", name="sla-policy")
+    assert {h.body for h in after} == {b for _, b in before} and len(after) == len(before)
     memory.close()

@@ -30,8 +30,6 @@ SESSIONS_PER_ENTRY: Final = 5
 #: What an entry says instead of its claim when the record has no room for the claim's
 #: text (the claim is then held for review next to the concept, `PossibleDuplicate`).
 NO_ROOM_NOTE: Final = "claim held for review: no room in the record"
-#: The words of entries written before the claim was held (version 0.x records).
-OLD_NO_ROOM_NOTE: Final = "claim too long to keep; see the ledger"
 _HEAD_RE: Final = re.compile(
     r"^- session `([^`\n]*)` at (\S+?)(?: \(also ((?:`[^`\n]*`, )*`[^`\n]*`)\))?: (.*)$"
 )
@@ -44,6 +42,7 @@ class Entry:
 
     Attributes:
         head: the entry's first line, as written.
+        start: where `head` starts in the body it was read from (characters).
         sessions: the sessions that made the claim, as written in the record (escaped,
             `records.safe_session_id`), the first one first; never empty.
         at: when the first of them made it (UTC ``Z``).
@@ -52,6 +51,7 @@ class Entry:
     """
 
     head: str
+    start: int
     sessions: tuple[str, ...]
     at: str
     description: str
@@ -59,13 +59,19 @@ class Entry:
 
     @property
     def kept_text(self) -> bool:
-        """False when the entry kept no claim to restore (a note that there was no room)."""
-        return bool(self.body.strip()) and self.description not in (NO_ROOM_NOTE, OLD_NO_ROOM_NOTE)
+        """False when the entry kept no claim to restore (a note that there was no room: a
+        claim always has a body, so a description alone is no claim, whatever it says).
+        """
+        return bool(self.body.strip())
 
     def states(self, description: str, body: str) -> bool:
         """True when the entry's claim is (`description`, `body`), spacing and case ignored."""
-        return self.kept_text and squash(self.description) == squash(description) and (
-            squash(self.body) == squash(body))
+        return self.kept_text and self.same_text(self.description, self.body, description, body)
+
+    @staticmethod
+    def same_text(description: str, body: str, other_description: str, other_body: str) -> bool:
+        """True when two claims' texts are equal, spacing and letter case ignored."""
+        return squash(description) == squash(other_description) and squash(body) == squash(other_body)
 
 
 def squash(text: str) -> str:
@@ -77,23 +83,24 @@ def entries(body: str) -> list[Entry]:
     """The entries of `body`'s ``## Contradiction`` section, in order ([] without one)."""
     if not has_contradiction(body):
         return []
-    section = body[len(claim_text(body)):].split("\n")
-    while section and not has_contradiction(section[0]):
-        section.pop(0)  # the blank lines before the heading
-    found: list[tuple[re.Match[str], list[str]]] = []
-    for line in section[1:]:
-        head = _HEAD_RE.match(line)
+    at = len(claim_text(body))
+    heading = False
+    found: list[tuple[int, re.Match[str], list[str]]] = []
+    for line in body[at:].split("\n"):
+        head = _HEAD_RE.match(line) if heading else None
         if head is not None:
-            found.append((head, []))
+            found.append((at, head, []))
         elif found:
-            found[-1][1].append(line)
-    return [_entry(head, lines) for head, lines in found]
+            found[-1][2].append(line)
+        heading = heading or has_contradiction(line)  # the lines before it are blank
+        at += len(line) + 1
+    return [_entry(start, head, lines) for start, head, lines in found]
 
 
-def _entry(head: re.Match[str], lines: list[str]) -> Entry:
+def _entry(start: int, head: re.Match[str], lines: list[str]) -> Entry:
     also = tuple(_ALSO_RE.findall(head.group(3) or ""))
     text = "\n".join(line.removeprefix("  ") for line in lines).strip()
-    return Entry(head.group(0), (head.group(1), *also), head.group(2), head.group(4).strip(), text)
+    return Entry(head.group(0), start, (head.group(1), *also), head.group(2), head.group(4).strip(), text)
 
 
 def head_line(sessions: tuple[str, ...], at: str, description: str) -> str:

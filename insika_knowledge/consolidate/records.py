@@ -22,7 +22,6 @@ from insika_knowledge.concept import (
     BODY_MAX,
     CONTRADICTION_HEADING,
     Concept,
-    claim_text,
     has_contradiction,
 )
 from insika_knowledge.consolidate.entries import (
@@ -137,8 +136,7 @@ def _seen_again(body: str, candidate: Candidate, session: str) -> str | None:
             if session in entry.sessions or len(entry.sessions) >= SESSIONS_PER_ENTRY:
                 return body
             head = head_line((*entry.sessions, session), entry.at, entry.description)
-            at = body.index(entry.head, len(claim_text(body)))
-            grown = f"{body[:at]}{head}{body[at + len(entry.head):]}"
+            grown = f"{body[:entry.start]}{head}{body[entry.start + len(entry.head):]}"
             return grown if len(grown) <= BODY_MAX else body
     return None
 

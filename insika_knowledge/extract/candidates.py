@@ -141,11 +141,13 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     body = item["body"].replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
     if len(body) > MODEL_BODY_MAX:
         return f"invalid: body is {len(body)} characters (at most {MODEL_BODY_MAX})", None
-    if has_contradiction(body) or "\x00" in body:
-        return "invalid: body holds a '## Contradiction' heading or a NUL character", None
+    if "\x00" in body:
+        return "invalid: body holds a NUL character", None
     # a terminal escape or a bell is nothing a reader needs; tag characters and bidirectional
     # controls show a person reviewing the record other words than a model reads
     body = xml_safe(TERMINAL_CONTROLS.sub("", body))
+    if has_contradiction(body):  # checked on what is kept: a removed control cannot join one
+        return "invalid: body holds a '## Contradiction' heading", None
     if not body.strip():
         return "empty: body (control characters only)", None
     description = " ".join(item["description"].split())
@@ -163,6 +165,8 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         return f"invalid: name: {error}", None
     if not clean_description.text.strip() or not clean_body.text.strip():
         return "empty: description or body (after personal data was removed)", None
+    if has_contradiction(clean_body.text):
+        return "invalid: body holds a '## Contradiction' heading", None
     return "", Candidate(
         name=name,
         description=re.sub(r"\s+", " ", clean_description.text).strip(),

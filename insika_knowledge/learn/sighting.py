@@ -257,13 +257,15 @@ def _decide_and_write(
             distinct: int | None = None
             if decision.needs_sources:
                 sources, distinct = _supporting(tx, agent, candidate.name, stored, session_id)
-            concept = consolidate.apply(
+            held = stored is not None and (decision.change is Change.CONTRADICT or decision.rule is
+                                           Rule.POLICY_CHALLENGED) and _held_already(tx, agent, stored, candidate)
+            concept = None if held and decision.change is Change.CONTRADICT else consolidate.apply(
                 decision, stored, candidate, sources=sources, session_id=session_id, now=now,
                 distinct_sources=distinct,
-            )
+            )  # a claim held already for want of room adds no second note: the ledger counts it
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
-            if stored is not None and (decision.rule is Rule.POLICY_CHALLENGED or (
+            if stored is not None and not held and (decision.rule is Rule.POLICY_CHALLENGED or (
                     decision.change is Change.CONTRADICT and not consolidate.keeps(concept or stored, candidate))):
                 _hold_claim(tx, agent, stored, candidate, session_id, turn_id)
             if alias is not None:
@@ -277,16 +279,23 @@ def _decide_and_write(
         return decision.outcome
 
 
+def _held_already(tx: Transaction, agent: str, stored: Concept, candidate: Candidate) -> bool:
+    """True when `candidate`'s claim (description and body, spacing and case aside, as
+    `consolidate.Entry.states` compares) is held open against `stored` under its own name.
+    """
+    return any(consolidate.Entry.same_text(d, b, candidate.description, candidate.body)
+               for d, b in tx.held_claims(agent, stored.name))
+
+
 def _hold_claim(tx: Transaction, agent: str, stored: Concept, candidate: Candidate, session_id: str,
                 turn_id: str) -> None:
     """Hold `candidate` for review under the concept's own name: a claim contradicting a
     policy (whose body the engine never changes) or one its record has no room for.
 
-    Held once: not again for a replayed turn, nor while the same claim (description and
-    body) is held open against the concept (the ledger counts every sighting).
+    Held once: not again for a replayed turn (nor, as the caller checks, while the same
+    claim is held open against the concept; the ledger counts every sighting).
     """
-    if tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id) or tx.holds_claim(
-            agent, stored.name, candidate.description, candidate.body):
+    if tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
         return
     tx.add_possible_duplicate(agent, PossibleDuplicate(
         name=candidate.name, duplicate_of=stored.name, session_id=session_id, turn_id=turn_id,
@@ -357,7 +366,12 @@ def _ask_merge(
         log.info("merge of %s failed (%s): treated as contradicting", candidate.name,
                  type(exc).__name__)
         return consolidate.merge_failed(type(exc).__name__)
-    return consolidate.interpret_merge(answer, old_body, candidate.body)
+    try:
+        return consolidate.interpret_merge(answer, old_body, candidate.body)
+    except Exception as exc:  # an answer object that fails when read is an unusable answer
+        log.info("merge answer for %s unreadable (%s): treated as contradicting", candidate.name,
+                 type(exc).__name__)
+        return consolidate.merge_failed(type(exc).__name__)
 
 
 def storable(text: str | None) -> str | None:

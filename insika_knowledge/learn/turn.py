@@ -127,10 +127,10 @@ def learn_turn(
 
     Returns:
         The turn's report. Model failures are in ``outcome``; nothing is raised for them.
-        A merge call that fails transiently (a timeout, HTTP 429 or 5xx) stops the turn
-        there, recording no conflict for a claim no model judged: ``outcome`` is the
-        failure's, ``transient`` and ``retryable`` are True, and ``results`` holds the
-        candidates recorded before it (a retry replays them).
+        A merge call that fails transiently (a timeout, HTTP 429 or 5xx) records nothing
+        for its candidate, no conflict for a claim no model judged, and the others are
+        recorded: ``outcome`` is the first such failure's, ``transient`` and ``retryable``
+        are True, and ``results`` holds the candidates recorded (a retry replays them).
 
     Raises:
         UserError: `session_id` or `turn_id` is not 1-200 printable characters without
@@ -188,12 +188,12 @@ def learn_turn(
                         model=model, events=events, index=search, verdict=verdict, meaning=meaning,
                     ))
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
-                    # is recorded for an unjudged claim; the turn is tried again (the candidates
-                    # recorded before this one are then replayed, counted once)
-                    report.outcome, report.retryable, report.transient = failure.outcome, True, True
-                    report.retry_after_s = failure.retry_after_s
-                    report.detail = scrub(f"merge of {candidate.name}: {failure.detail}")[:300]
-                    break
+                    # is recorded for an unjudged claim; the others go on, and the turn is tried
+                    # again (the candidates recorded now are then replayed, counted once)
+                    if not report.transient:  # the first failure is the one reported
+                        report.outcome, report.retryable, report.transient = failure.outcome, True, True
+                        report.retry_after_s = failure.retry_after_s
+                        report.detail = scrub(f"merge of {candidate.name}: {failure.detail}")[:300]
     written = sum(1 for _, o in report.results if o not in ("replayed", "unsupported"))
     store.record_extraction(ExtractionRecord(
         agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,

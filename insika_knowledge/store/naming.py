@@ -118,15 +118,13 @@ class NamingWrites:
             "AND turn_id = ?", (agent, name, session_id, turn_id),
         ) is not None
 
-    def holds_claim(self, agent: str, duplicate_of: str, description: str, body: str) -> bool:
-        """True when a claim with this `description` and `body` is held open against concept
-        `duplicate_of` under its own name (a challenge, or a claim its record had no room for).
+    def held_claims(self, agent: str, duplicate_of: str) -> list[tuple[str, str]]:
+        """``(description, body)`` of each claim held open against concept `duplicate_of` under
+        its own name (a challenge, or a claim its record had no room for).
         """
-        return self.sql.row(
-            "SELECT 1 FROM possible_duplicates WHERE agent = ? AND duplicate_of = ? AND name = ? "
-            "AND status = 'open' AND description = ? AND body = ?",
-            (agent, duplicate_of, duplicate_of, description, body),
-        ) is not None
+        return [(str(d), str(b)) for d, b in self.sql.rows(
+            "SELECT description, body FROM possible_duplicates WHERE agent = ? AND duplicate_of = ? "
+            "AND name = ? AND status = 'open'", (agent, duplicate_of, duplicate_of))]
 
     def add_possible_duplicate(self, agent: str, held: PossibleDuplicate) -> None:
         """Hold one candidate as a possible duplicate (``open``, stamped now)."""
@@ -144,9 +142,11 @@ class NamingWrites:
         against `old` itself (a challenge of a policy: its name is the concept's) moves with it.
         """
         self.sql.execute("UPDATE aliases SET name = ? WHERE agent = ? AND name = ?", (new, agent, old))
-        self.sql.execute(
+        self.sql.execute(  # unless the turn proposed a claim under `new` too: that row keeps `old`
             "UPDATE possible_duplicates SET name = ?, duplicate_of = ? WHERE agent = ? AND name = ? "
-            "AND duplicate_of = ?", (new, new, agent, old, old))
+            "AND duplicate_of = ? AND NOT EXISTS (SELECT 1 FROM possible_duplicates q WHERE "
+            "q.agent = possible_duplicates.agent AND q.name = ? AND q.session_id = possible_duplicates.session_id "
+            "AND q.turn_id = possible_duplicates.turn_id)", (new, new, agent, old, old, new))
         self.sql.execute(
             "UPDATE possible_duplicates SET duplicate_of = ? WHERE agent = ? AND duplicate_of = ?",
             (new, agent, old),
