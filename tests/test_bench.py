@@ -335,11 +335,13 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
     # scored once before any change: dev 2 of 17 injected, 3 of 13 held; test 1 of 13, 1 of
     # 17 (each half English and Portuguese)
     ("newcomers9", 3, 1, 1),
+    # scored once before any change: dev 4 of 15 injected, 2 of 15 held; test 2 of 15, 1 of 15
+    ("newcomers10", 0, 2, 1),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers9.jsonl` (benchmarks/README.md,
-    tenth to fifteenth sessions): rules came from the dev halves only; each test half,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers10.jsonl` (benchmarks/README.md,
+    tenth to sixteenth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data

@@ -768,6 +768,12 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
     ("The first visit does not cost anything.", "The first visit is free."),
     ("Who is referred gets $20.", "Customers who are referred get $20."),  # "who": a person
+    # the tenth newcomers' set (dev): words that say nothing more
+    ("Each passenger may bring one personal item on board.", "Every passenger may bring one personal item onboard."),
+    ("Kids under 3 get in free.", "Kids under three get in for free."),
+    ("A taxa de cancelamento é de 20% do valor total.", "A taxa de cancelamento corresponde a 20% do valor total."),
+    ("A vacina da gripe é aplicada sem agendamento.", "A vacina da gripe é aplicada sem necessidade de agendamento."),
+    ("Walk-ins are welcome without an appointment.", "Walk-ins are welcome without the need for an appointment."),
 ])
 def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) -> None:
     assert same(a, b) and same(b, a)
@@ -817,6 +823,12 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Quem indica ganha R$ 20 de desconto.", "Quem é indicado ganha R$ 20 de desconto."),
     ("Who refers gets $20.", "Who is referred gets $20."),
     ("Quem paga à vista ganha 5%.", "Quem é pago à vista ganha 5%."),
+    # ...and what those readings must not fold
+    ("Kids under 3 get in free.", "Kids under 3 get in for a fee."),
+    ("Sign up for free shipping.", "Sign up free."),
+    ("A taxa corresponde a 20% do valor total.", "A taxa corresponde a 30% do valor total."),
+    ("A vacina é aplicada sem agendamento.", "A vacina é aplicada com agendamento."),
+    ("Walk-ins are welcome without an appointment.", "Walk-ins are welcome with an appointment."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)

@@ -1088,3 +1088,85 @@ def test_a_rule_that_names_an_exception_is_still_a_rule(claim: str, reply: str) 
     time" and a one-off fee are standing rules, not a grant to this customer."""
     messages = said(("user", "Can you tell me the rule?"), ("assistant", reply))
     assert not assess(claim, "policy", messages, [reply]).quarantined, assess(claim, "policy", messages, [reply])
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    # a rule stated beside a one-off waiver of it is still the rule
+    ("Late checkout fee\nLate checkout until 2 p.m. costs $40.",
+     "Normally late checkout until 2 p.m. costs $40, but I've waived it for you this time as a gift.",
+     "Normally late checkout until 2 p.m. costs $40", False),
+    ("Taxa de late checkout\nO late checkout até as 14h custa R$ 80.",
+     "Normalmente o late checkout até as 14h custa R$ 80, mas dessa vez eu liberei sem custo.",
+     "Normalmente o late checkout até as 14h custa R$ 80", False),
+    # an offer for a while is a promotion, not a standing rule
+    ("Popcorn refills\nLarge popcorn comes with free refills.",
+     "This week only, as part of our anniversary, large popcorn comes with free refills.",
+     "large popcorn comes with free refills", True),
+    ("Frete grátis\nO frete é grátis para pedidos acima de R$ 100.",
+     "Só hoje, o frete é grátis para pedidos acima de R$ 100.", "o frete é grátis para pedidos acima de R$ 100", True),
+    ("Refills\nLarge popcorn comes with free refills for a limited time.",
+     "For a limited time, large popcorn comes with free refills.", "large popcorn comes with free refills", False),
+    # "only this model" and "de segunda até domingo" are no time limits
+    ("Warranty\nOnly this model has a 2-year warranty.", "Only this model has a 2-year warranty.",
+     "Only this model has a 2-year warranty.", False),
+    ("Entrega\nEntregamos de segunda até domingo.", "Entregamos de segunda até domingo.",
+     "Entregamos de segunda até domingo.", False),
+    # a supposition about some day states nothing
+    ("Desconto\nNo banho, o segundo pet do mesmo tutor tem 20% de desconto.",
+     "Se um dia a gente lançar um pacote família, aí sim daria pra fazer uns 20% de desconto no segundo pet.",
+     "daria pra fazer uns 20% de desconto no segundo pet", True),
+    ("Discount\nThe second pet gets 20% off.", "If we ever launch a family pack, the second pet would get 20% off.",
+     "the second pet would get 20% off", True),
+])
+def test_a_rule_said_for_once_or_for_a_while_or_some_day(claim: str, reply: str, quote: str, held: bool) -> None:
+    """Tenth newcomers' set (dev): "Normally late checkout costs $40, but I've waived it this
+    time" held the fee; "This week only, large popcorn comes with free refills" and "Se um dia
+    a gente lançar um pacote, daria pra fazer 20%" vouched for standing rules."""
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result
+
+
+@pytest.mark.parametrize(("reply", "quote", "held"), [
+    # someone else's rule, then the business's own: theirs vouches for nothing
+    ("Their holiday window is 60 days, yes: that applies to their purchases from November through "
+     "December. Ours works a bit differently.", "purchases from November through December", True),
+    ("A política deles é de 60 dias para compras de novembro a dezembro. Aqui funciona diferente.",
+     "60 dias para compras de novembro a dezembro", True),
+    # a field's value after a colon is a sentence of its own
+    ("Rule: Purchases from November through December have a 60-day return window.",
+     "Purchases from November through December have a 60-day return window.", False),
+])
+def test_their_rule_before_ours_is_not_ours(reply: str, quote: str, held: bool) -> None:
+    """Tenth newcomers' set (dev): a competitor's holiday return window, said by the agent as
+    "Their ... window is 60 days, yes: ..." before "Ours works differently", vouched."""
+    claim = "Holiday returns\nPurchases made from November through December have a 60-day return window."
+    messages = said(("user", "TechMart gives 60 days over the holidays. Do you?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result
+
+
+@pytest.mark.parametrize(("claim", "held"), [
+    ("Treino de adolescentes\nEm todas as unidades, adolescentes a partir de 14 anos podem treinar "
+     "acompanhados de um responsável.", True),
+    ("Treino de adolescentes na unidade Pinheiros\nNa unidade Pinheiros, adolescentes a partir de 14 anos "
+     "podem treinar acompanhados de um responsável.", False),
+])
+def test_a_rule_said_of_one_branch_is_not_every_branchs(claim: str, held: bool) -> None:
+    """Tenth newcomers' set (dev): "Na unidade Pinheiros, adolescentes ... podem treinar"
+    vouched for the rule "em todas as unidades da rede"."""
+    reply = "Na unidade Pinheiros, adolescentes a partir de 14 anos podem treinar acompanhados de um responsável."
+    messages = said(("user", "Meu filho de 14 anos pode treinar?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, ["adolescentes a partir de 14 anos podem treinar acompanhados"])
+    assert result.quarantined is held, result
+
+
+def test_a_price_each_names_no_kind_the_quote_must_name() -> None:
+    """Tenth newcomers' set (dev): "extra sessions cost R$ 90 each as private pay" read
+    "each" as every thing of a kind, so a Portuguese quote was "of something narrower"."""
+    reply = "Pelo convênio SaúdeMais, são 20 sessões por ano. Passando disso, cada sessão extra sai por R$ 90."
+    claim = ("Physiotherapy coverage\nThe SaúdeMais plan covers 20 physiotherapy sessions per year; extra sessions "
+             "cost R$ 90 each as private pay.")
+    messages = said(("user", "Quantas sessões o convênio cobre?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, ["Pelo convênio SaúdeMais, são 20 sessões por ano"])
+    assert "narrower" not in result.evidence, result

@@ -651,8 +651,17 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         (("depois d", "antes d", "precis"), r"\b(depois|antes|precis[a-z]*) d(e|a|as|o|os)\b",
          lambda m: f"{m[1]} {m[2][1:]}" if len(m[2]) > 1 else m[1]),
         (("seguinte",), r"\b(dia util|dia|semana|mes|ano) seguinte\b", r"proximo \1"),
+        # "without the need for an appointment" is "without an appointment"; "sem necessidade
+        # de agendamento", "sem precisar de agendar" are "sem agendamento", "sem agendar"
+        (("need",), r"\bwithout (?:the |any |a )?need (?:for|of|to)\b", "without"),
+        (("necessidade", "precisar"), r"\bsem (?:(?:a |nenhuma )?necessidade|precisar) d[eoa]s?\b|\bsem precisar\b",
+         "sem"),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
+        (("onboard",), r"\bonboard\b", "on board"),
+        # "a taxa corresponde a 20%" is "a taxa é de 20%" (a value, as "é de" gives it)
+        (("corresponde", "equivale"), r"\b(?:corresponde|correspondem|equivale|equivalem) (?:a|ao|a um|a uma)\b"
+         r"(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", "ser de"),
         # "get" + a participle is a passive: "transfers get processed" as "are processed"
         (("get",), r"\bgets? (?=[a-z]{3,}ed(?:\s*(?:[.,;!?]|$)|\s+(?:by|on|in|at|within|after|before|for|to|from"
                    r"|the|a|an|next|once|when|if|automatically|immediately|back)\b))", "are "),
@@ -776,7 +785,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_free_for_active(_included_active(_said_once(out))))
+    return tuple(_free_adverb(_free_for_active(_included_active(_said_once(out)))))
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
@@ -823,6 +832,17 @@ def _free_for_active(out: list[str]) -> list[str]:
     if "s_free" not in out:
         return out
     return _by_clause(_fronted_for(out), _free_swapped)
+
+
+def _free_adverb(out: list[str]) -> list[str]:
+    """`out` without the "for" of "for free" right after a verb's particle ("Kids under 3 get
+    in for free" as "... get in free"): it says nothing there. Elsewhere it stays ("For free:
+    orders ship" is read with "Orders ship for free" by the phrases' order).
+    """
+    if FREE not in out:
+        return out
+    return [t for i, t in enumerate(out) if not (
+        t == "r:for" and 0 < i < len(out) - 1 and out[i + 1] == FREE and out[i - 1].startswith("r:"))]
 
 
 def _fronted_for(out: list[str]) -> list[str]:

@@ -161,12 +161,51 @@ def one_off(folded: str) -> bool:
         and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None))
 
 
+#: What limits an offer to a while ("This week only, large popcorn comes with free
+#: refills", "só hoje", "for a limited time", "enquanto durarem os estoques"), folded: a
+#: promotion, not a standing rule. "only this model" and "de segunda até domingo" are none.
+TEMPORARY: Final = re.compile(
+    r"\b(?:today|tonight|this (?:week|weekend|month))\s+only\b"
+    r"|\bonly (?:today|tonight|this (?:week|weekend|month)|until|through|till)\b(?!')"
+    r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
+    r"|\b(?:so|somente|apenas) (?:hoje|amanha|(?:nest|ness|est|ess)[ea] (?:semana|mes|fim de semana)"
+    r"|ate (?:domingo|sabado|sexta|amanha|o fi(?:m|nal) do mes))\b"
+    r"|\b(?:hoje|esta semana|este mes|neste fim de semana) (?:so|apenas|somente)\b"
+    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b")
+
+
+#: Where a sentence's clauses part ("Normally it costs $40, but I've waived it this time").
+_CLAUSE_BREAK: Final = re.compile(r",?\s+(?:but|mas|porem|however|though|although|embora)\s+|;\s*")
+
+
+def limited(claim: str, folded: str) -> str:
+    """Why folded business `folded` states no standing rule of `claim` though it may say
+    it: ``"grants it once"`` (`one_off`) or ``"says it for a limited time"`` (`TEMPORARY`),
+    read in the clause that says most of the claim ("Normally late checkout costs $40, but
+    I've waived it this time" states the fee); ``""`` when neither, or when the claim says
+    so itself.
+    """
+    wanted = content_terms(claim)
+    clauses = [c for c in _CLAUSE_BREAK.split(folded) if c.strip()] or [folded]
+    shared = [len(content_terms(c) & wanted) for c in clauses]
+    closest = [c for c, n in zip(clauses, shared, strict=True) if n == max(shared)]
+    folded_claim = fold(claim)
+    if any(one_off(c) for c in closest) and not one_off(folded_claim):
+        return "grants it once"  # a grant to this customer this time states no rule
+    if any(TEMPORARY.search(c) for c in closest) and not TEMPORARY.search(folded_claim):
+        return "says it for a limited time"
+    return ""
+
+
 #: A future the agent gives in its own person ("I'll waive it if...", "vou liberar se..."):
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
 #: ...", as written): what it says is about there when the next one says "here".
 ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
+#: A sentence that opens with someone else's ("Their holiday window is 60 days", "A
+#: política deles é..."), folded: about them when the next one turns to the business.
+THEIRS: Final = re.compile(r"^\W*(?:their|theirs|(?:[ao]s? )?\w+ (?:deles|delas))\b")
 #: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
 #: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
 #: pet até 10 kg viaja grátis na cabine.").
@@ -196,6 +235,9 @@ HYPOTHETICAL: Final = re.compile(
     # a Portuguese counterfactual: "se" with the imperfect subjunctive ("Se houvesse frete
     # grátis, apareceria no carrinho")
     r"|se \w+(?:asse|esse|isse)(?:m|mos)?"
+    # a some-day supposition ("Se um dia a gente lançar um pacote, aí daria pra...", "if we
+    # ever launch...")
+    r"|se (?:um|algum) dia|if (?:we|you) ever|if one day|some ?day|daria (?:pra|para)"
     # a plan, not a rule ("Estamos avaliando oferecer...", "we're considering...")
     r"|avaliando|estudando|considerando|planejando|pretendemos|pensando em|em breve|teremos|discutindo|testando"
     r"|considering|evaluating|planning|plan to|thinking (?:about|of)|exploring|coming soon|discussing|testing)\b")
@@ -414,19 +456,22 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if after and CORRECTING.search(fold(after)[:_OPENING_CHARS]):
         return Reading(False, "corrected")  # "Yes, we deliver until 1 am. Sorry, correction: ..."
     if after and HERE_INSTEAD.search(fold(after)) and (
-            ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
-        return Reading(False, "reported")
+            ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before) or THEIRS.search(folded)):
+        return Reading(False, "reported")  # "Their holiday window is 60 days. Ours works differently."
     if after and _OURS_INSTEAD.search(fold(after)) and _opening_elsewhere(claim, sentence):
         return Reading(False, "reported")  # "Delta waives change fees, but we charge $75"
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
-    if one_off(folded) and not one_off(fold(claim)):
-        return Reading(False, "grants it once")  # a grant to this customer this time states no rule
+    why = limited(claim, folded)
+    if why:
+        return Reading(False, why)
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
+    if _at_one_branch(claim, sentence):
+        return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
     return Reading(True)
@@ -453,6 +498,24 @@ def _only_for_others(claim: str, folded: str) -> bool:
             return True  # (after a negation it says where the thing goes instead: "não vai na
             # mala despachada, só na bagagem de mão" states the claim's "not in checked bags")
     return False
+
+
+#: A sentence's opening that places it at one named branch ("Na unidade Pinheiros, ...",
+#: "At our Downtown store, ...", "In the Recife clinic"): group 1 the name.
+_AT_BRANCH: Final = re.compile(
+    r"^\W*(?i:(?:n[ao]s?|em|at|in|for)\s+(?:(?:a|o|the|our|nossa|nosso)\s+)?"
+    r"(?:unidade|filial|agencia|agência|loja|clinica|clínica|branch|location|store|office|clinic|shop|hotel)"
+    r"\s+(?:(?:d[aeo]s?|of|in)\s+)?)([A-Z][\w-]+)")
+
+
+def _at_one_branch(claim: str, sentence: str) -> bool:
+    """True when `sentence` opens by placing itself at one named branch the claim does not
+    name ("Na unidade Pinheiros, adolescentes podem treinar" for a rule of every unit).
+    """
+    found = _AT_BRANCH.match(sentence)
+    if found is None:
+        return False
+    return not content_terms(found.group(1)) <= content_terms(claim) | names(claim)
 
 
 def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
@@ -765,6 +828,8 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
     """
     seq = tokens(claim.split("\n", 1)[-1])
     for at, token in enumerate(seq):
+        if token == "p:p_all" and at and seq[at - 1].startswith("m:"):
+            continue  # "R$ 90 each", "$30 each": a price per thing, of no kind
         if token == "p:p_all":  # "each subsequent transfer" is of transfers: `_ONE_MORE` skipped
             kind = next((t for t in seq[at + 1:] if plain_word(t) and t not in _ONE_MORE), None)
             if kind is not None and not any(kind in content_terms(t) for t in texts):
@@ -1013,6 +1078,14 @@ def _value_words_said(claim: str, found: Sequence[tuple[str, str]]) -> bool:
     return not wanted or wanted <= frozenset().union(*(content_terms(text) for _, text in found))
 
 
+def _goes_on(sentence: str, following: str) -> bool:
+    """True when `following` continues `sentence` past a colon, in lower case ("..., yes:
+    that applies to..."); a capital after it opens a field's value or a new sentence
+    ("payout_rule: Seller payouts are...").
+    """
+    return sentence.rstrip().endswith(":") and following.lstrip()[:1].islower()
+
+
 def _around(text: str, quote: str) -> list[tuple[str, str]]:
     """The sentence(s) of `text` that hold normalised `quote` (the whole span they cover),
     with the sentence after them ("" for none).
@@ -1022,5 +1095,9 @@ def _around(text: str, quote: str) -> list[tuple[str, str]]:
     for end in range(len(parts)):  # the first sentence the quote ends in...
         if quote in " ".join(joined[:end + 1]):
             start = max(s for s in range(end + 1) if quote in " ".join(joined[s:end + 1]))  # ...from its start
+            while start and _goes_on(parts[start - 1], parts[start]):
+                start -= 1  # one sentence across a colon: "Their window is 60 days, yes: that applies..."
+            while end + 1 < len(parts) and _goes_on(parts[end], parts[end + 1]):
+                end += 1
             return [(" ".join(parts[start:end + 1]), parts[end + 1] if end + 1 < len(parts) else "")]
     return [(text, "")]
