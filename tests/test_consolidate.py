@@ -227,6 +227,15 @@ def test_a_session_is_added_to_the_entry_that_states_its_claim_and_nowhere_else(
         (("s8",), quoting.body), (("s9", "s10"), "Sixty days.")]
 
 
+def test_an_entry_of_a_record_with_lone_cr_line_ends_is_read() -> None:
+    # Found by an attack: a hand-edited record keeps lone CRs, which end a line for the
+    # heading but did not for the entries, so a repeat appended a second entry.
+    body = (f"{ON_RECORD.body}\r\r## Contradiction\r\r- session `s1` at {NOW}: SLA is 2 hours\r\r"
+            "  Two hours,  not four.")
+    record = consolidate.contradict(ON_RECORD.replace(body=body), SHORT_CLAIM, "s2", NOW)
+    assert [e.sessions for e in consolidate.entries(record.body)] == [("s1", "s2")]
+
+
 def test_a_claim_described_as_the_no_room_note_is_still_one_claim() -> None:
     odd = cand(consolidate.NO_ROOM_NOTE, "But it has a body.", "sla-resposta")
     record = ON_RECORD

@@ -34,6 +34,7 @@ _HEAD_RE: Final = re.compile(
     r"^- session `([^`\n]*)` at (\S+?)(?: \(also ((?:`[^`\n]*`, )*`[^`\n]*`)\))?: (.*)$"
 )
 _ALSO_RE: Final = re.compile(r"`([^`\n]*)`")
+_LINE_END: Final = re.compile(r"(\r\n|\r|\n)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +87,15 @@ def entries(body: str) -> list[Entry]:
     at = len(claim_text(body))
     heading = False
     found: list[tuple[int, re.Match[str], list[str]]] = []
-    for line in body[at:].split("\n"):
+    pieces = _LINE_END.split(body[at:])  # line, its end, line, ...: a lone CR ends a line too
+    for line, end in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
         head = _HEAD_RE.match(line) if heading else None
         if head is not None:
             found.append((at, head, []))
         elif found:
             found[-1][2].append(line)
         heading = heading or has_contradiction(line)  # the lines before it are blank
-        at += len(line) + 1
+        at += len(line) + len(end)
     return [_entry(start, head, lines) for start, head, lines in found]
 
 
