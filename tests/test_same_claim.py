@@ -767,7 +767,6 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     # "no cost" said with its own negation is "free"
     ("A primeira consulta não tem custo nenhum.", "A primeira consulta é gratuita."),
     ("The first visit does not cost anything.", "The first visit is free."),
-    ("Who is referred gets $20.", "Customers who are referred get $20."),  # "who": a person
     # the tenth newcomers' set (dev): words that say nothing more
     ("Each passenger may bring one personal item on board.", "Every passenger may bring one personal item onboard."),
     ("Kids under 3 get in free.", "Kids under three get in for free."),
@@ -823,6 +822,8 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Quem indica ganha R$ 20 de desconto.", "Quem é indicado ganha R$ 20 de desconto."),
     ("Who refers gets $20.", "Who is referred gets $20."),
     ("Quem paga à vista ganha 5%.", "Quem é pago à vista ganha 5%."),
+    ("Quem é indicado ganha R$ 20.", "Quem indica um cliente ganha R$ 20."),  # an attack on the first reading
+    ("Who is referred gets $20.", "Who refers a customer gets $20."),
     # ...and what those readings must not fold
     ("Kids under 3 get in free.", "Kids under 3 get in for a fee."),
     ("Sign up for free shipping.", "Sign up free."),

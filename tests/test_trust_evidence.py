@@ -1127,21 +1127,29 @@ def test_a_rule_said_for_once_or_for_a_while_or_some_day(claim: str, reply: str,
     assert result.quarantined is held, result
 
 
-@pytest.mark.parametrize(("reply", "quote", "held"), [
-    # someone else's rule, then the business's own: theirs vouches for nothing
-    ("Their holiday window is 60 days, yes: that applies to their purchases from November through "
-     "December. Ours works a bit differently.", "purchases from November through December", True),
-    ("A política deles é de 60 dias para compras de novembro a dezembro. Aqui funciona diferente.",
-     "60 dias para compras de novembro a dezembro", True),
-    # a field's value after a colon is a sentence of its own
-    ("Rule: Purchases from November through December have a 60-day return window.",
-     "Purchases from November through December have a 60-day return window.", False),
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    # an attack on this session's first readings: each was read the other way by them
+    ("Late checkout\nLate checkout until 2 p.m. is free.", "Late checkout until 2 p.m. is free, but only this time.",
+     "Late checkout until 2 p.m. is free", True),
+    ("Late checkout\nO late checkout até as 14h é gratuito.",
+     "O late checkout até as 14h é gratuito, mas só dessa vez.", "O late checkout até as 14h é gratuito", True),
+    ("Cancellation\nYou can cancel up to 24 hours before at no cost.",
+     "If you ever need to cancel, you can cancel up to 24 hours before at no cost.",
+     "you can cancel up to 24 hours before at no cost", False),
+    ("Bookings\nWe accept bookings only through our website.", "We accept bookings only through our website.",
+     "We accept bookings only through our website.", False),
+    ("Refills\nLarge popcorn comes with free refills.",
+     "Large popcorn always comes with free refills, and this week only, medium popcorn does too.",
+     "Large popcorn always comes with free refills", False),
+    ("Check-out\nCheck-out is at noon.", "At Hotel Copacabana, check-out is at noon.",
+     "At Hotel Copacabana, check-out is at noon.", False),
+    ("Kids\nKids under 5 get in free.", "Their admission is free, since kids under 5 get in free. "
+     "Our adult tickets are $25.", "kids under 5 get in free", False),
+    ("Bags\nChecked bags cost $30 each way.", "A checked bag costs $30 for the round trip.",
+     "A checked bag costs $30", True),
 ])
-def test_their_rule_before_ours_is_not_ours(reply: str, quote: str, held: bool) -> None:
-    """Tenth newcomers' set (dev): a competitor's holiday return window, said by the agent as
-    "Their ... window is 60 days, yes: ..." before "Ours works differently", vouched."""
-    claim = "Holiday returns\nPurchases made from November through December have a 60-day return window."
-    messages = said(("user", "TechMart gives 60 days over the holidays. Do you?"), ("assistant", reply))
+def test_what_the_new_readings_must_not_read(claim: str, reply: str, quote: str, held: bool) -> None:
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
     result = assess(claim, "policy", messages, [quote])
     assert result.quarantined is held, result
 

@@ -1082,8 +1082,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                     if token:
                         out.append(token)
                     if person_after:
-                        out.append(_PERSON)  # as "the customer is referred" reads (`_undone`)
-                        members.append(stem("customer"))
+                        out.append(_PERSON)  # "who is referred": a person it is done to
                         person_after = False
                 if piece in _WHO:  # "who" opening its clause; after a noun ("customers who
                     # are referred") the noun is the subject, which `_undone` reads
@@ -1395,9 +1394,9 @@ _PARTY_TERMS: Final = frozenset(
     t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
 
 
-#: The token a person takes after a passive whose subject is "who" / "quem": what
-#: "customer" reads as, so "who is referred" says what "customers who are referred" do.
-_PERSON: Final = next(t for t in [_word_token("customer", False, True)] if t is not None)
+#: The party a passive whose subject is "who" / "quem" is done to ("who is referred"):
+#: its own token, so neither "who refers" nor "who refers a customer" reads as it.
+_PERSON: Final = "w:person"
 
 
 def _is_leader(token: str) -> bool:

@@ -166,33 +166,40 @@ def one_off(folded: str) -> bool:
 #: promotion, not a standing rule. "only this model" and "de segunda até domingo" are none.
 TEMPORARY: Final = re.compile(
     r"\b(?:today|tonight|this (?:week|weekend|month))\s+only\b"
-    r"|\bonly (?:today|tonight|this (?:week|weekend|month)|until|through|till)\b(?!')"
+    r"|\bonly (?:today|tonight|this (?:week|weekend))\b(?!')"
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
-    r"|\b(?:so|somente|apenas) (?:hoje|amanha|(?:nest|ness|est|ess)[ea] (?:semana|mes|fim de semana)"
-    r"|ate (?:domingo|sabado|sexta|amanha|o fi(?:m|nal) do mes))\b"
-    r"|\b(?:hoje|esta semana|este mes|neste fim de semana) (?:so|apenas|somente)\b"
+    r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
     r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b")
 
 
-#: Where a sentence's clauses part ("Normally it costs $40, but I've waived it this time").
-_CLAUSE_BREAK: Final = re.compile(r",?\s+(?:but|mas|porem|however|though|although|embora)\s+|;\s*")
+#: Where a sentence's clauses part ("Normally it costs $40, but I've waived it this time";
+#: "always ..., and this week only ...").
+_CLAUSE_BREAK: Final = re.compile(
+    r",?\s+(?:but|mas|porem|however|though|although|embora)\s+|;\s*|,\s+(?:and|e|plus)\s+")
+#: A clause opening that marks it the standing rule beside an exception or an offer
+#: ("Normally late checkout costs $40, but...", "Large popcorn always comes with...").
+_STANDING: Final = re.compile(
+    r"^\W*(?:normally|usually|generally|ordinarily|as a rule|by default|our standard|the standard|the regular"
+    r"|normalmente|geralmente|usualmente|em geral|de costume|por padrao|via de regra)\b|\b(?:always|sempre)\b")
 
 
 def limited(claim: str, folded: str) -> str:
     """Why folded business `folded` states no standing rule of `claim` though it may say
     it: ``"grants it once"`` (`one_off`) or ``"says it for a limited time"`` (`TEMPORARY`),
-    read in the clause that says most of the claim ("Normally late checkout costs $40, but
-    I've waived it this time" states the fee); ``""`` when neither, or when the claim says
-    so itself.
+    read in the whole sentence ("Late checkout is free, but only this time"), or only in
+    the clause that says most of the claim when that clause marks itself the standing rule
+    ("Normally late checkout costs $40, but I've waived it this time" states the fee);
+    ``""`` when neither, or when the claim says so itself.
     """
     wanted = content_terms(claim)
     clauses = [c for c in _CLAUSE_BREAK.split(folded) if c.strip()] or [folded]
     shared = [len(content_terms(c) & wanted) for c in clauses]
     closest = [c for c, n in zip(clauses, shared, strict=True) if n == max(shared)]
+    read = closest if len(clauses) > 1 and all(_STANDING.search(c) for c in closest) else [folded]
     folded_claim = fold(claim)
-    if any(one_off(c) for c in closest) and not one_off(folded_claim):
+    if any(one_off(c) for c in read) and not one_off(folded_claim):
         return "grants it once"  # a grant to this customer this time states no rule
-    if any(TEMPORARY.search(c) for c in closest) and not TEMPORARY.search(folded_claim):
+    if any(TEMPORARY.search(c) for c in read) and not TEMPORARY.search(folded_claim):
         return "says it for a limited time"
     return ""
 
@@ -203,9 +210,6 @@ _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am goin
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
 #: ...", as written): what it says is about there when the next one says "here".
 ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
-#: A sentence that opens with someone else's ("Their holiday window is 60 days", "A
-#: política deles é..."), folded: about them when the next one turns to the business.
-THEIRS: Final = re.compile(r"^\W*(?:their|theirs|(?:[ao]s? )?\w+ (?:deles|delas))\b")
 #: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
 #: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
 #: pet até 10 kg viaja grátis na cabine.").
@@ -235,9 +239,11 @@ HYPOTHETICAL: Final = re.compile(
     # a Portuguese counterfactual: "se" with the imperfect subjunctive ("Se houvesse frete
     # grátis, apareceria no carrinho")
     r"|se \w+(?:asse|esse|isse)(?:m|mos)?"
-    # a some-day supposition ("Se um dia a gente lançar um pacote, aí daria pra...", "if we
-    # ever launch...")
-    r"|se (?:um|algum) dia|if (?:we|you) ever|if one day|some ?day|daria (?:pra|para)"
+    # a some-day supposition in the conditional ("Se um dia a gente lançar um pacote, aí
+    # daria pra...", "if we ever launch one, it would..."); "if you ever need to cancel, you
+    # can..." is a rule's condition
+    r"|(?:se (?:um|algum) dia|if (?:we|you) ever|if one day|some ?day)\b[^.!?;]*\b(?:daria|seria|poderia"
+    r"|poderiamos|would|could)"
     # a plan, not a rule ("Estamos avaliando oferecer...", "we're considering...")
     r"|avaliando|estudando|considerando|planejando|pretendemos|pensando em|em breve|teremos|discutindo|testando"
     r"|considering|evaluating|planning|plan to|thinking (?:about|of)|exploring|coming soon|discussing|testing)\b")
@@ -456,8 +462,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if after and CORRECTING.search(fold(after)[:_OPENING_CHARS]):
         return Reading(False, "corrected")  # "Yes, we deliver until 1 am. Sorry, correction: ..."
     if after and HERE_INSTEAD.search(fold(after)) and (
-            ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before) or THEIRS.search(folded)):
-        return Reading(False, "reported")  # "Their holiday window is 60 days. Ours works differently."
+            ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
+        return Reading(False, "reported")
     if after and _OURS_INSTEAD.search(fold(after)) and _opening_elsewhere(claim, sentence):
         return Reading(False, "reported")  # "Delta waives change fees, but we charge $75"
     off = _off_statement(claim, folded)
@@ -501,10 +507,10 @@ def _only_for_others(claim: str, folded: str) -> bool:
 
 
 #: A sentence's opening that places it at one named branch ("Na unidade Pinheiros, ...",
-#: "At our Downtown store, ...", "In the Recife clinic"): group 1 the name.
+#: "At the Downtown location, ..."; not "No Hotel Fasano": a business's own name): group 1 the name.
 _AT_BRANCH: Final = re.compile(
     r"^\W*(?i:(?:n[ao]s?|em|at|in|for)\s+(?:(?:a|o|the|our|nossa|nosso)\s+)?"
-    r"(?:unidade|filial|agencia|agência|loja|clinica|clínica|branch|location|store|office|clinic|shop|hotel)"
+    r"(?:unidade|filial|agencia|agência|branch|location)"
     r"\s+(?:(?:d[aeo]s?|of|in)\s+)?)([A-Z][\w-]+)")
 
 
@@ -828,8 +834,9 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
     """
     seq = tokens(claim.split("\n", 1)[-1])
     for at, token in enumerate(seq):
-        if token == "p:p_all" and at and seq[at - 1].startswith("m:"):
-            continue  # "R$ 90 each", "$30 each": a price per thing, of no kind
+        if token == "p:p_all" and at and seq[at - 1].startswith("m:") and (
+                at + 1 == len(seq) or seq[at + 1] in (".", ",", "r:as")):
+            continue  # "R$ 90 each.", "$30 each as private pay": a price per thing, of no kind
         if token == "p:p_all":  # "each subsequent transfer" is of transfers: `_ONE_MORE` skipped
             kind = next((t for t in seq[at + 1:] if plain_word(t) and t not in _ONE_MORE), None)
             if kind is not None and not any(kind in content_terms(t) for t in texts):
@@ -1078,14 +1085,6 @@ def _value_words_said(claim: str, found: Sequence[tuple[str, str]]) -> bool:
     return not wanted or wanted <= frozenset().union(*(content_terms(text) for _, text in found))
 
 
-def _goes_on(sentence: str, following: str) -> bool:
-    """True when `following` continues `sentence` past a colon, in lower case ("..., yes:
-    that applies to..."); a capital after it opens a field's value or a new sentence
-    ("payout_rule: Seller payouts are...").
-    """
-    return sentence.rstrip().endswith(":") and following.lstrip()[:1].islower()
-
-
 def _around(text: str, quote: str) -> list[tuple[str, str]]:
     """The sentence(s) of `text` that hold normalised `quote` (the whole span they cover),
     with the sentence after them ("" for none).
@@ -1095,9 +1094,5 @@ def _around(text: str, quote: str) -> list[tuple[str, str]]:
     for end in range(len(parts)):  # the first sentence the quote ends in...
         if quote in " ".join(joined[:end + 1]):
             start = max(s for s in range(end + 1) if quote in " ".join(joined[s:end + 1]))  # ...from its start
-            while start and _goes_on(parts[start - 1], parts[start]):
-                start -= 1  # one sentence across a colon: "Their window is 60 days, yes: that applies..."
-            while end + 1 < len(parts) and _goes_on(parts[end], parts[end + 1]):
-                end += 1
             return [(" ".join(parts[start:end + 1]), parts[end + 1] if end + 1 < len(parts) else "")]
     return [(text, "")]
