@@ -827,6 +827,7 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     # ...and what those readings must not fold
     ("Kids under 3 get in free.", "Kids under 3 get in for a fee."),
     ("Sign up for free shipping.", "Sign up free."),
+    ("Meals are free onboard.", "Meals are free on the board."),
     ("A taxa corresponde a 20% do valor total.", "A taxa corresponde a 30% do valor total."),
     ("A vacina é aplicada sem agendamento.", "A vacina é aplicada com agendamento."),
     ("Walk-ins are welcome without an appointment.", "Walk-ins are welcome with an appointment."),

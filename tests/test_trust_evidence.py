@@ -1147,6 +1147,9 @@ def test_a_rule_said_for_once_or_for_a_while_or_some_day(claim: str, reply: str,
      "Our adult tickets are $25.", "kids under 5 get in free", False),
     ("Bags\nChecked bags cost $30 each way.", "A checked bag costs $30 for the round trip.",
      "A checked bag costs $30", True),
+    ("Shipping\nShipping is free on orders over $50.",
+     "Shipping is free on orders over $50, plus for a limited time you also get a free tote.",
+     "Shipping is free on orders over $50", False),
 ])
 def test_what_the_new_readings_must_not_read(claim: str, reply: str, quote: str, held: bool) -> None:
     messages = said(("user", "Can you tell me?"), ("assistant", reply))

@@ -658,7 +658,7 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
          "sem"),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
-        (("onboard",), r"\bonboard\b", "on board"),
+        (("on board",), r"\bon board\b", "onboard"),  # one word: "on the board" is another place
         # "a taxa corresponde a 20%" is "a taxa é de 20%" (a value, as "é de" gives it)
         (("corresponde", "equivale"), r"\b(?:corresponde|correspondem|equivale|equivalem) (?:a|ao|a um|a uma)\b"
          r"(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", "ser de"),

@@ -185,11 +185,13 @@ _STANDING: Final = re.compile(
 
 def limited(claim: str, folded: str) -> str:
     """Why folded business `folded` states no standing rule of `claim` though it may say
-    it: ``"grants it once"`` (`one_off`) or ``"says it for a limited time"`` (`TEMPORARY`),
-    read in the whole sentence ("Late checkout is free, but only this time"), or only in
-    the clause that says most of the claim when that clause marks itself the standing rule
-    ("Normally late checkout costs $40, but I've waived it this time" states the fee);
-    ``""`` when neither, or when the claim says so itself.
+    it: ``"grants it once"`` (`one_off`), read in the whole sentence ("Late checkout is
+    free, but only this time"), or only in the clause that says most of the claim when that
+    clause marks itself the standing rule ("Normally late checkout costs $40, but I've
+    waived it this time" states the fee); or ``"says it for a limited time"`` (`TEMPORARY`),
+    read in the clause that says most of the claim ("Shipping is free over $50, plus for a
+    limited time a free tote" states the shipping rule). ``""`` when neither, or when the
+    claim says so itself.
     """
     wanted = content_terms(claim)
     clauses = [c for c in _CLAUSE_BREAK.split(folded) if c.strip()] or [folded]
@@ -199,8 +201,8 @@ def limited(claim: str, folded: str) -> str:
     folded_claim = fold(claim)
     if any(one_off(c) for c in read) and not one_off(folded_claim):
         return "grants it once"  # a grant to this customer this time states no rule
-    if any(TEMPORARY.search(c) for c in read) and not TEMPORARY.search(folded_claim):
-        return "says it for a limited time"
+    if any(TEMPORARY.search(c) for c in closest) and not TEMPORARY.search(folded_claim):
+        return "says it for a limited time"  # in the claim's own clause: "..., and só hoje também..."
     return ""
 
 
