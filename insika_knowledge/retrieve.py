@@ -438,7 +438,8 @@ class Retriever:
         Returns:
             ``{"name": ..., "markdown": ...}`` with the concept's record (plus
             ``"cut": True`` when it was shortened to `max_chars`), and fires
-            ``knowledge_retrieved``; or ``{"error": ...}`` for an unknown or invalid name,
+            ``knowledge_retrieved`` when `for_model` (a person's read is no adoption
+            signal); or ``{"error": ...}`` for an unknown or invalid name,
             naming up to 3 close names (nothing fires). A concept held in quarantine is
             never handed to the model: it answers as an unknown name, and is never
             offered as a close one (an operator reads it through `Memory.load`).
@@ -459,7 +460,7 @@ class Retriever:
             close = difflib.get_close_matches(candidate.lower(), names, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             return {"error": f"no concept named {candidate[:100]!r}{hint}"}
-        if self.events is not None:
+        if self.events is not None and for_model:  # a model's call; an operator's read (`Memory.load`) is none
             self.events.emit(KnowledgeRetrieved(concept=stored.concept.name, agent=agent))
         safe = prompt_text if for_model else str
         markdown = stored.markdown

@@ -168,7 +168,8 @@ def test_load_knowledge_returns_markdown_and_fires_the_adoption_event(store) -> 
     assert "did you mean cep-13-campinas" in error
     assert "error" in retriever.load_knowledge(AGENT, "../../etc/passwd")
     assert "error" in retriever.load_knowledge(AGENT, None)  # type: ignore[arg-type]
-    assert len(recorder.named("knowledge_retrieved")) == 1
+    assert retriever.load_knowledge(AGENT, "cep-13-campinas", for_model=False)["name"] == "cep-13-campinas"
+    assert len(recorder.named("knowledge_retrieved")) == 1  # a person's read is no model's call
 
 
 def test_unknown_name_suggests_at_most_three(store) -> None:
