@@ -675,6 +675,12 @@ class Memory:
         return stopped
 
     def __enter__(self) -> Memory:
+        """This memory, for a ``with`` block.
+
+        Raises:
+            MemoryClosed: it was closed already (as a closed file refuses ``with``).
+        """
+        self._check_open()
         return self
 
     def __exit__(self, *exc: object) -> None:
