@@ -126,7 +126,7 @@ class Memory:
     Raises:
         UserError: `database` (or ``$INSIKA_DATABASE_URL``) is set to something other than a
             PostgreSQL URL; an argument has the wrong type; `model_timeout_s` is not a
-            positive number.
+            positive number; the data directory is an existing file.
     """
 
     def __init__(
@@ -161,6 +161,9 @@ class Memory:
             raise UserError(f"Memory(): directory {short_repr(os.fspath(directory))} holds a NUL character, "
                             "which no path can")
         self.directory = data_dir(directory)
+        if self.directory.exists() and not self.directory.is_dir():  # reads would find nothing there
+            raise UserError(f"Memory(): {short_repr(str(self.directory))} is a file, not a directory: the "
+                            "data directory holds one database per tenant (give a folder)")
         self.database = database_url(database)
         if self.database:
             load_backend(self.database)  # never imported by two of our threads at once

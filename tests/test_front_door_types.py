@@ -158,6 +158,15 @@ def test_a_write_never_fails_after_it_happened(tmp_path: Path, monkeypatch: pyte
         memory.close()
 
 
+def test_a_file_is_no_data_directory(tmp_path: Path) -> None:
+    # A newcomer's report: reads on a regular file's path found nothing, silently.
+    not_a_folder = tmp_path / "notes.txt"
+    not_a_folder.write_text("hello", encoding="utf-8")
+    with pytest.raises(UserError, match="notes.txt' is a file, not a directory"):
+        Memory(not_a_folder)
+    assert not_a_folder.read_text(encoding="utf-8") == "hello"
+
+
 def test_a_closed_memory_says_so(tmp_path: Path) -> None:
     memory = Memory(tmp_path / "data")
     memory.put(PAGE, agent=AGENT)
