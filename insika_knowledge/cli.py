@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -295,8 +296,9 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
     A concept held in quarantine is printed too, after a line on standard error saying
     why it is held and how to release it (it is never handed to a model until then).
     Control characters other than tab and line end are printed as ``\\xNN`` (an escape
-    sequence in a body would be a command to the terminal); ``export`` writes the
-    record as stored.
+    sequence in a body would be a command to the terminal), and the invisible
+    bidirectional controls as ``\\uNNNN`` (they would show the text in another order);
+    ``export`` writes the record as stored.
     """
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
@@ -306,9 +308,19 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
             click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
                        "until an operator approves it (the Studio's Approve)", err=True)
             markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
-    from insika_knowledge.extract.candidates import TERMINAL_CONTROLS
+    click.echo(_UNSHOWN.sub(_escaped, markdown), nl=False)
 
-    click.echo(TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", markdown), nl=False)
+
+#: What `show` prints escaped: control characters a terminal reads as commands (tab and line
+#: end aside) and the invisible bidirectional controls, which make a terminal show the text
+#: in another order than it is stored.
+_UNSHOWN: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """One character of `_UNSHOWN` as ``\\xNN`` (or ``\\uNNNN``)."""
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 @cli.command()
