@@ -83,7 +83,7 @@ class ExportResult:
         """The line to tell a person when held concepts were left out, else None."""
         if not self.left_out:
             return None
-        return (f"{self.left_out} concepts held in quarantine not exported; "
+        return (f"{self.left_out} concept{'' if self.left_out == 1 else 's'} held in quarantine not exported; "
                 "--include-held to include them")
 
 

@@ -98,6 +98,8 @@ def not_utf8(where: str, exc: UnicodeDecodeError, first_line: int = 1) -> UserEr
     or the lines of it from `first_line` on).
     """
     data = exc.object
+    if first_line == 1 and data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 mark: no byte of a line is the fault
+        return UserError(f"{where}: the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
     line = data.count(b"\n", 0, exc.start) + first_line
     column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
     return UserError(f"{where}:{line}: byte {column} of the line ({data[exc.start:exc.start + 1]!r}) is not UTF-8; "

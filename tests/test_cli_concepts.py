@@ -180,6 +180,10 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     assert not_utf8.exit_code == 2 and "UTF-8" in not_utf8.output
     line = AUTHORED[:AUTHORED.index("Brasília")].count("\n") + 1  # where the byte is, as backfill says it
     assert f"latin.md:{line}: byte " in not_utf8.output and "b'\\xe9'" in not_utf8.output, not_utf8.output
+    utf16 = tmp_path / "utf16.md"
+    utf16.write_bytes(AUTHORED.encode("utf-16"))  # with its byte-order mark, as an editor saves it
+    wide = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(utf16))
+    assert wide.exit_code == 2 and "utf16.md: the file is UTF-16" in wide.output, wide.output
     missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
     assert missing.exit_code == 2 and "none.md" in missing.output
     # Lines are counted in the author's file, not in the record with the defaults filled in.

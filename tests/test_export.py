@@ -323,7 +323,7 @@ def test_md_export_leaves_held_concepts_out_and_says_so(held_dir: Where, tmp_pat
     result = _invoke("export", "--agent", AGENT, "--out", str(out), *held_dir.args())
     assert result.exit_code == 0, result.output + result.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{n}.md" for n in CONCEPTS)
-    assert "1 concepts held in quarantine not exported; --include-held to include them" in result.stderr
+    assert "1 concept held in quarantine not exported; --include-held to include them" in result.stderr
     assert f"exported {len(CONCEPTS)} concepts" in result.stdout
 
 
@@ -345,7 +345,7 @@ def test_graphml_export_leaves_held_concepts_out(held_dir: Where, tmp_path: Path
             *held_dir.args())
     result = _invoke(*args)
     assert result.exit_code == 0, result.output + result.stderr
-    assert "1 concepts held in quarantine not exported; --include-held to include them" in result.stderr
+    assert "1 concept held in quarantine not exported; --include-held to include them" in result.stderr
     text = result.stdout if to_stdout else (out / "knowledge.graphml").read_text(encoding="utf-8")
     graph = nx.parse_graphml(text)
     assert set(graph.nodes) == set(CONCEPTS)
