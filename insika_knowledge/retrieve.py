@@ -71,7 +71,7 @@ CAPPED_SOURCES: Final = 8
 CUT_NOTE: Final = "…(cut to fit the load_knowledge size cap; the full record is in the Studio)"
 
 INSTRUCTION: Final = """\
-These concepts were learned from earlier conversations. Follow these steps in order:
+These concepts were learned from earlier conversations or written by the business. Follow these steps in order:
 1. When the customer's question needs more than a summary above, call \
 `load_knowledge("<name>")` FIRST, before any other lookup or tool for that topic.
 2. Treat a concept with provenance="observed" as past practice, never as a guarantee: \
