@@ -42,7 +42,7 @@ from insika_knowledge.commands.options import (
     open_memory,
     tenant_option,
 )
-from insika_knowledge.concept import status_of
+from insika_knowledge.concept import parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, UserError
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
@@ -294,7 +294,9 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
     """Print concept NAME's markdown record.
 
     A concept held in quarantine is printed too, after a line on standard error saying
-    why it is held and how to release it (it is never handed to a model until then).
+    why it is held and how to release it (it is never handed to a model until then); one
+    with claims held against it for review (a policy's challenges, possible duplicates)
+    after a line saying how many and where to see them.
     Control characters other than tab and line end are printed as ``\\xNN`` (an escape
     sequence in a body would be a command to the terminal), and the invisible
     bidirectional controls as ``\\uNNNN`` (they would show the text in another order);
@@ -308,6 +310,11 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
             click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
                        "until an operator approves it (the Studio's Approve)", err=True)
             markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
+        held_against = memory.held_claims(agent=agent, name=parse(markdown).name, tenant=tenant)
+    if held_against:
+        count = len(held_against)
+        click.echo(f"{count} claim{'' if count == 1 else 's'} held against it for review: see "
+                   f"`insika-knowledge conflicts --agent {agent}` or the Studio", err=True)
     click.echo(_UNSHOWN.sub(_escaped, markdown), nl=False)
 
 

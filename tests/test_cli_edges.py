@@ -158,3 +158,22 @@ def test_show_prints_a_bodys_control_characters_as_escapes(tmp_path: Path) -> No
     out = CliRunner().invoke(cli, ["show", "bell", "--agent", "a", "--data-dir", str(tmp_path)]).output
     assert "Ring \\x1b[31mred\\x07\tdone \\u202eevil.\n" in out and "\x1b" not in out and "\x07" not in out
     assert "\u202e" not in out  # a bidirectional override would show the text reordered
+
+
+def test_show_says_when_claims_are_held_against_the_concept(tmp_path: Path) -> None:
+    """A newcomer's report: `show` of a challenged policy printed a clean record, nothing
+    saying claims waited for review (a quarantined one got a line on stderr)."""
+    from click.testing import CliRunner
+
+    from insika_knowledge import Memory
+    from insika_knowledge.cli import cli
+
+    with Memory(tmp_path) as memory:
+        memory.put("---\nname: fee\ndescription: Return fee is $15.\n---\nReturn shipping costs $15.\n", agent="a")
+        memory.propose({"name": "fee", "description": "Return fee is $20.", "type": "policy",
+                        "body": "Return shipping costs $20."}, agent="a", session_id="s1",
+                       messages=[{"role": "assistant", "content": "Return shipping costs $20."}])
+        assert len(memory.held_claims(agent="a", name="fee")) == 1
+    result = CliRunner().invoke(cli, ["show", "fee", "--agent", "a", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0 and "Return shipping costs $15." in result.stdout
+    assert "1 claim held against it for review" in result.stderr
