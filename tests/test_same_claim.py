@@ -824,6 +824,8 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("Quem paga à vista ganha 5%.", "Quem é pago à vista ganha 5%."),
     ("Quem é indicado ganha R$ 20.", "Quem indica um cliente ganha R$ 20."),  # an attack on the first reading
     ("Who is referred gets $20.", "Who refers a customer gets $20."),
+    ("Quem foi indicado ganha R$ 20.", "Quem indicou ganha R$ 20."),  # "foi" too (the attack's OLD one)
+    ("Who was referred gets $20.", "Who referred gets $20."),
     # ...and what those readings must not fold
     ("Kids under 3 get in free.", "Kids under 3 get in for a fee."),
     ("Sign up for free shipping.", "Sign up free."),

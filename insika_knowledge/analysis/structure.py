@@ -1063,9 +1063,10 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         out.append(CONDITIONAL)  # "could", "poderia": "can", hedged
                     elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
+                    if done_to_person and _is_content(token):  # "who is referred": a person is referred
+                        person_after = token not in _PARTY_TERMS  # "quem é cliente" says what they are
                     if auxiliary and _is_content(token):
                         passives.append((len(out), False))
-                        person_after = done_to_person  # "who is referred": a person is referred
                     elif piece in _AGENT_BY and passives and passives[-1][0] == len(out) - 1:
                         passives[-1] = (passives[-1][0], True)  # "are served by the Campinas DC"
                     if piece in _CHARGE_WORDS and out and out[-1] == FREE:
@@ -1087,8 +1088,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                 if piece in _WHO:  # "who" opening its clause; after a noun ("customers who
                     # are referred") the noun is the subject, which `_undone` reads
                     who_opens = not out or not _is_content(out[-1])
-                done_to_person = (piece in _BE and previous in _WHO and who_opens) or (
-                    done_to_person and auxiliary and token in (None, "n"))
+                done_to_person = (piece in _WHO_BE and previous in _WHO and who_opens) or (
+                    done_to_person and (token in (None, "n") or str(token).startswith("t:")))
                 auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
                 previous = piece
             elif piece[0] in ".!?;\n":
@@ -1390,6 +1391,9 @@ _KNOWN_NAME_TERMS: Final = frozenset(
 #: The relative pronouns that make a person the subject of what follows ("who is referred",
 #: "quem é indicado"; "who" and "quem" themselves are stop words).
 _WHO: Final = frozenset({"who", "whoever", "quem"})
+#: The forms of "be" after "who" / "quem" that make what follows done to them ("quem foi
+#: indicado", "quem for indicado" too, which `_BE` leaves to the tense words).
+_WHO_BE: Final = _BE | frozenset({"foi", "for", "fosse", "fossem", "forem"})
 _PARTY_TERMS: Final = frozenset(
     t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
 
