@@ -320,3 +320,31 @@ def test_an_argument_that_is_not_utf8_is_named(args: list[str]) -> None:
     assert result.exit_code == 2, result.output
     bad = next(a for a in args if any("\udc80" <= ch <= "\udcff" for ch in a))
     assert f"the argument {bad.encode('utf-8', 'surrogateescape')!r} is not UTF-8 text" in result.output
+
+
+def test_history_and_restore_bring_a_deleted_concept_back(data_dir: Path, tmp_path: Path) -> None:
+    """A newcomer's report: `delete` said "history kept", but no command showed or restored it."""
+    page = tmp_path / "hours.md"
+    page.write_text("---\nname: support-hours\ndescription: Support hours.\n---\n\nWe answer from 8h to 18h.\n",
+                    encoding="utf-8")
+    assert _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(page)).exit_code == 0
+    page.write_text(page.read_text(encoding="utf-8").replace("18h", "20h"), encoding="utf-8")
+    assert _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(page)).exit_code == 0
+    assert _run("delete", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours").exit_code == 0
+    listed = _run("history", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours")
+    assert listed.exit_code == 0, listed.output
+    rows = [line.split() for line in listed.output.splitlines()[1:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("1", "edit", "cli"), ("2", "edit", "cli"), ("3", "delete", "cli")]
+    as_json = json.loads(_run("history", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours",
+                              "--json").output)
+    assert "8h to 18h" in as_json[0]["markdown"] and as_json[2]["reason"] == "delete"
+    back = _run("restore", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours", "1")
+    assert back.exit_code == 0 and "now version 4" in back.output, back.output
+    shown = _run("show", "--agent", AGENT, "--data-dir", str(data_dir), "support-hours")
+    assert "We answer from 8h to 18h." in shown.output
+    for wrong, said in ((["support-hours", "99"], "has no version 99"),
+                        (["support-hours", "0"], "0 is not in the range"), (["never-was", "1"], "never-was")):
+        result = _run("restore", "--agent", AGENT, "--data-dir", str(data_dir), *wrong)
+        assert result.exit_code == 2 and said in result.output, result.output
+    missing = _run("history", "--agent", AGENT, "--data-dir", str(data_dir), "never-was")
+    assert missing.exit_code == 2 and "never-was" in missing.output

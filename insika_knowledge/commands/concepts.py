@@ -1,4 +1,5 @@
-"""``insika-knowledge list | agents | conflicts | delete | put``: an agent's concepts by hand.
+"""``insika-knowledge list | agents | conflicts | delete | put | history | restore``: an agent's
+concepts by hand.
 
 Reads go through `Memory`'s front door and say what exists when they find nothing: an
 unknown tenant is exit 2, an agent without concepts exit 1 naming the agents that have
@@ -168,10 +169,59 @@ def _claim(held: PossibleDuplicate) -> dict[str, Any]:
 @click.argument("name")
 @agent_options
 def delete(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
-    """Delete concept NAME (its history is kept: the Studio can restore it)."""
+    """Delete concept NAME (its history is kept: ``restore`` brings a version back)."""
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         version = memory.delete(agent=agent, name=name, actor=CLI_ACTOR, tenant=tenant)
     click.echo(f"deleted {agent}/{name} in tenant {tenant} (version {version.version}; history kept)")
+
+
+@click.command()
+@click.argument("name")
+@agent_options
+@json_option
+def history(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
+    """List concept NAME's versions, oldest first (a deleted concept's too).
+
+    One line each: VERSION REASON ACTOR CREATED_AT SESSION (``-`` for none); ``--json``
+    prints them with each version's whole markdown record.
+    """
+    check_agent(agent)
+    memory = open_memory(data_dir, database=database)
+    try:
+        require_tenant(memory, tenant)
+        versions = memory.history(name, agent=agent, tenant=tenant)
+    finally:
+        memory.close()
+    if as_json:
+        click.echo(json.dumps([{"version": v.version, "reason": v.reason, "actor": v.actor,
+                                "created_at": v.created_at, "session_id": v.session_id, "markdown": v.markdown}
+                               for v in versions], ensure_ascii=False, indent=2))
+        return
+    click.echo("VERSION REASON ACTOR CREATED_AT SESSION")
+    for v in versions:
+        click.echo(f"{v.version} {v.reason} {v.actor} {v.created_at} {v.session_id or '-'}")
+
+
+@click.command()
+@click.argument("name")
+@click.argument("version", type=click.IntRange(min=1))
+@agent_options
+def restore(agent: str, name: str, version: int, data_dir: str | None, database: str | None, tenant: str) -> None:
+    """Make VERSION of concept NAME current again, as it was (a deleted concept's too).
+
+    Writes one version (reason ``restore``, actor ``cli``); restoring the record already
+    current writes nothing. The versions are listed by ``history``.
+    """
+    check_agent(agent)
+    memory = open_memory(data_dir, database=database)
+    try:
+        require_tenant(memory, tenant)
+        concept = memory.restore(name, version, agent=agent, tenant=tenant, actor=CLI_ACTOR)
+        now = memory.history(concept.name, agent=agent, tenant=tenant)[-1].version
+    finally:
+        memory.close()
+    click.echo(f"restored {agent}/{concept.name} in tenant {tenant} to version {version}'s record "
+               f"(now version {now})")
 
 
 @click.command()
@@ -222,6 +272,8 @@ def _read(file: str) -> str:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    """Attach ``list``, ``agents``, ``conflicts``, ``delete`` and ``put`` to `cli`."""
-    for command in (list_, agents, conflicts, delete, put):
+    """Attach ``list``, ``agents``, ``conflicts``, ``delete``, ``put``, ``history`` and
+    ``restore`` to `cli`.
+    """
+    for command in (list_, agents, conflicts, delete, put, history, restore):
         cli.add_command(command)
