@@ -419,3 +419,18 @@ def test_a_message_with_an_unknown_role_or_content_is_refused_by_position(memory
     with pytest.raises(UserError, match=why):
         memory.learn([{"role": "user", "content": "oi"}, message], agent=AGENT, session_id="s-1")
     assert memory.concepts(agent=AGENT) == []
+
+
+def test_a_proposal_held_in_quarantine_says_why(tmp_path: Path) -> None:
+    """A newcomer's report: `propose` of a rule without messages returned ``quarantined``
+    with an empty ``why``; the reason showed only in `load`."""
+    from insika_knowledge.trust import held_because
+
+    with Memory(tmp_path) as memory:
+        report = memory.propose({"name": "garantia", "description": "Garantia de 2 anos.", "type": "policy",
+                                 "body": "Todo produto tem 2 anos de garantia grátis."}, agent=AGENT, session_id="s1")
+        assert report.results == [("garantia", "quarantined")]
+        held = memory.store().quarantine_of(AGENT, "garantia")
+        assert held is not None
+        assert report.why == [f"garantia: quarantined: {held_because(held.supported_by, held.markers)}"]
+        assert report.why[0].startswith("garantia: quarantined: no message supported it, and it states a rule (")

@@ -59,7 +59,9 @@ class TurnReport:
             False, such as `insika_knowledge.extract.given.GivenModel`, is asked anyway).
         why: one line per dropped candidate: its position in the answer, the reason
             and what was wrong (``"candidate 0: invalid: description is 312
-            characters (at most 200)"``).
+            characters (at most 200)"``); and one per candidate held in quarantine, by
+            name (``"garantia: quarantined: no message supported it, and it states a rule
+            (type, entitlement)"``).
         retry_after_s: the wait the provider asked for (``Retry-After``, any HTTP error), in
             seconds (None when it did not say).
         transient: True when the model failed in a way that may pass by itself (a
@@ -187,6 +189,9 @@ def learn_turn(
                         store, agent, candidate, session_id=session_id, turn_id=turn_id,
                         model=model, events=events, index=search, verdict=verdict, meaning=meaning,
                     ))
+                    if report.results[-1][1] == "quarantined":  # say why, as a drop says why
+                        report.why.append(f"{report.results[-1][0]}: quarantined: "
+                                          f"{trust.held_because(verdict.supported_by, verdict.markers)}")
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
                     # is recorded for an unjudged claim; the others go on, and the turn is tried
                     # again (the candidates recorded now are then replayed, counted once)
