@@ -45,6 +45,7 @@ from insika_knowledge.commands.options import (
 from insika_knowledge.concept import parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, UserError
+from insika_knowledge.escaping import BIDI_CONTROLS, TERMINAL_CONTROLS
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
@@ -321,7 +322,7 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
 #: What `show` prints escaped: control characters a terminal reads as commands (tab and line
 #: end aside) and the invisible bidirectional controls, which make a terminal show the text
 #: in another order than it is stored.
-_UNSHOWN: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+_UNSHOWN: Final = re.compile(f"[{TERMINAL_CONTROLS}{BIDI_CONTROLS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -35,7 +35,14 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["prompt_line", "prompt_text", "xml_safe"]
+__all__ = ["BIDI_CONTROLS", "TERMINAL_CONTROLS", "prompt_line", "prompt_text", "xml_safe"]
+
+#: The invisible bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
+#: U+061C), as the inside of a regular expression's character class.
+BIDI_CONTROLS: Final = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+#: The control characters a terminal reads as commands (``\x1b[...``, a bell; tab and line
+#: end aside), as the inside of a character class.
+TERMINAL_CONTROLS: Final = "\x01-\x08\x0b-\x1f\x7f-\x9f"
 
 #: A ``<`` that could start a tag, a closing tag, a comment or a processing instruction,
 #: except where it starts a placeholder (``<ITEM_IDS>``).
@@ -46,8 +53,7 @@ _TAG_START: Final = re.compile(r"<(?![A-Z][A-Z0-9_]*>)(?=[A-Za-z/!?])")
 #: but tab, line feed and carriage return; U+FFFE, U+FFFF), the C1 controls, the
 #: bidirectional controls and the tag characters.
 _UNSAFE: Final = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\ufffe\uffff\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
-    "\U000e0000-\U000e007f]")
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\ufffe\uffff{BIDI_CONTROLS}\U000e0000-\U000e007f]")
 
 
 def xml_safe(text: str) -> str:

@@ -43,6 +43,7 @@ from insika_knowledge.concept import (
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
+from insika_knowledge.escaping import TERMINAL_CONTROLS as TERMINAL_RANGE
 from insika_knowledge.escaping import xml_safe
 from insika_knowledge.privacy.redact import redact, redact_name
 
@@ -103,7 +104,7 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
 
 #: Control characters a terminal reads as commands (``\x1b[...``, a bell; tab and line end
 #: aside): a model's body loses them, and ``show`` prints a stored one escaped.
-TERMINAL_CONTROLS: Final = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+TERMINAL_CONTROLS: Final = re.compile(f"[{TERMINAL_RANGE}]")
 
 
 def _judge(item: Any, allowed: set[str], redacted: Counter[str],

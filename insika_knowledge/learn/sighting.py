@@ -257,17 +257,18 @@ def _decide_and_write(
             distinct: int | None = None
             if decision.needs_sources:
                 sources, distinct = _supporting(tx, agent, candidate.name, stored, session_id)
-            held = stored is not None and (decision.change is Change.CONTRADICT or decision.rule is
-                                           Rule.POLICY_CHALLENGED) and _held_already(tx, agent, stored, candidate)
+            disputes = stored is not None and (
+                decision.change is Change.CONTRADICT or decision.rule is Rule.POLICY_CHALLENGED)
+            held = disputes and stored is not None and _held_already(tx, agent, stored, candidate)
             concept = None if held and decision.change is Change.CONTRADICT else consolidate.apply(
                 decision, stored, candidate, sources=sources, session_id=session_id, now=now,
                 distinct_sources=distinct,
             )  # a claim held already for want of room adds no second note: the ledger counts it
             if concept is not None:
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
-            if stored is not None and not held and (decision.rule is Rule.POLICY_CHALLENGED or (
-                    decision.change is Change.CONTRADICT and not consolidate.keeps(concept or stored, candidate))):
-                _hold_claim(tx, agent, stored, candidate, session_id, turn_id)
+            if disputes and not held and stored is not None and (
+                    decision.rule is Rule.POLICY_CHALLENGED or not consolidate.keeps(concept or stored, candidate)):
+                _hold_claim(tx, agent, stored, candidate, session_id, turn_id)  # a policy's, or no room
             if alias is not None:
                 tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
         if admission.action is trust.Action.RELEASE:
@@ -284,7 +285,7 @@ def _held_already(tx: Transaction, agent: str, stored: Concept, candidate: Candi
     `consolidate.Entry.states` compares) is held open against `stored` under its own name.
     """
     return any(consolidate.Entry.same_text(d, b, candidate.description, candidate.body)
-               for d, b in tx.held_claims(agent, stored.name))
+               for d, b in tx.held_texts(agent, stored.name))
 
 
 def _hold_claim(tx: Transaction, agent: str, stored: Concept, candidate: Candidate, session_id: str,

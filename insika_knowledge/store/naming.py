@@ -118,7 +118,7 @@ class NamingWrites:
             "AND turn_id = ?", (agent, name, session_id, turn_id),
         ) is not None
 
-    def held_claims(self, agent: str, duplicate_of: str) -> list[tuple[str, str]]:
+    def held_texts(self, agent: str, duplicate_of: str) -> list[tuple[str, str]]:
         """``(description, body)`` of each claim held open against concept `duplicate_of` under
         its own name (a challenge, or a claim its record had no room for).
         """

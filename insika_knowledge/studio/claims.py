@@ -22,7 +22,6 @@ from typing import Final
 
 from insika_knowledge.concept import Concept, claim_text, has_contradiction
 from insika_knowledge.consolidate import Entry, confidence, entries, safe_session_id
-from insika_knowledge.consolidate.entries import squash
 from insika_knowledge.errors import UserError
 from insika_knowledge.memory import Sighting
 
@@ -56,8 +55,7 @@ class Claim:
 
     def same_claim(self, other: Claim) -> bool:
         """True when both say the same thing (description and body, spacing ignored)."""
-        return squash(self.description) == squash(other.description) and (
-            squash(self.body) == squash(other.body))
+        return Entry.same_text(self.description, self.body, other.description, other.body)
 
 
 def claims(concept: Concept) -> list[Claim]:
