@@ -193,6 +193,8 @@ def limited(claim: str, folded: str) -> str:
     limited time a free tote" states the shipping rule). ``""`` when neither, or when the
     claim says so itself.
     """
+    if not one_off(folded) and TEMPORARY.search(folded) is None:
+        return ""  # the common case: no clause to weigh
     wanted = content_terms(claim)
     clauses = [c for c in _CLAUSE_BREAK.split(folded) if c.strip()] or [folded]
     shared = [len(content_terms(c) & wanted) for c in clauses]
