@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -92,14 +92,20 @@ def _place(text: str, pos: int) -> str:
     return f"column {column}" if line == 1 else f"line {line}, column {column}"
 
 
+#: Byte-order marks of the wide encodings, UTF-32's first (its little-endian mark starts as UTF-16's).
+_WIDE_MARKS: Final = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
 def not_utf8(where: str, exc: UnicodeDecodeError, first_line: int = 1) -> UserError:
     """The error for bytes that are not UTF-8: ``WHERE:LINE: byte C of the line (b'\\xe9')
     is not UTF-8 ...``, the line and byte counted in the bytes `exc` decoded (a whole file,
     or the lines of it from `first_line` on).
     """
     data = exc.object
-    if first_line == 1 and data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 mark: no byte of a line is the fault
-        return UserError(f"{where}: the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+    wide = next((name for mark, name in _WIDE_MARKS if data.startswith(mark)), None) if first_line == 1 else None
+    if wide is not None:  # a UTF-16 or UTF-32 byte-order mark: no byte of a line is the fault
+        return UserError(f"{where}: the file is {wide} (it starts with a {wide} byte-order mark); save it as UTF-8")
     line = data.count(b"\n", 0, exc.start) + first_line
     column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
     return UserError(f"{where}:{line}: byte {column} of the line ({data[exc.start:exc.start + 1]!r}) is not UTF-8; "

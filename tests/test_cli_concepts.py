@@ -184,6 +184,9 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     utf16.write_bytes(AUTHORED.encode("utf-16"))  # with its byte-order mark, as an editor saves it
     wide = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(utf16))
     assert wide.exit_code == 2 and "utf16.md: the file is UTF-16" in wide.output, wide.output
+    utf16.write_bytes(AUTHORED.encode("utf-32"))  # its mark starts as UTF-16's (found by an attack)
+    wider = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(utf16))
+    assert wider.exit_code == 2 and "utf16.md: the file is UTF-32" in wider.output, wider.output
     missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
     assert missing.exit_code == 2 and "none.md" in missing.output
     # Lines are counted in the author's file, not in the record with the defaults filled in.

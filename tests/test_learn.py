@@ -235,6 +235,14 @@ def test_a_merge_that_fails_for_now_leaves_the_turns_other_candidates_recorded(s
     assert not store.get(AGENT, "bag-fee").concept.in_conflict
 
 
+def test_running_out_of_memory_while_merging_is_no_verdict(store) -> None:
+    """An attack: a `MemoryError` in the merge call was recorded as a conflict."""
+    learn(store, Stub([cand("bag-fee", "Bags cost 30 dollars each on basic fares.")]), session="s1")
+    with pytest.raises(MemoryError):
+        learn(store, Stub([cand("bag-fee", "Gold members get two free bags.")], merge=MemoryError()), session="s2")
+    assert not store.get(AGENT, "bag-fee").concept.in_conflict
+
+
 def test_a_merge_answer_that_fails_when_read_is_an_unusable_answer(store) -> None:
     class Exploding:
         @property

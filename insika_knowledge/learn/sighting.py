@@ -363,6 +363,8 @@ def _ask_merge(
             raise
         log.info("merge of %s failed (%s): treated as contradicting", candidate.name, failure.outcome)
         return consolidate.merge_failed(failure.outcome)
+    except MemoryError:  # this process ran out of memory: no verdict of the model's
+        raise
     except Exception as exc:  # any model failure is contradicting
         log.info("merge of %s failed (%s): treated as contradicting", candidate.name,
                  type(exc).__name__)
