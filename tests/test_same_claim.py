@@ -836,3 +836,20 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # "once" closing its clause counts one time; before a clause it is "after"
+    ("Coupons can be used once.", "Coupons can be used later.", False),
+    ("Each coupon can be used once per customer.", "Each coupon can be used after purchase.", False),
+    ("Loans can be renewed once.", "Loans can be renewed twice.", False),
+    ("Loans can be renewed once, online.", "Loans can be renewed later, online.", False),
+    ("O cupom pode ser usado uma vez.", "O cupom pode ser usado depois.", False),
+    ("Loans can be renewed once.", "Loans can be renewed one time.", True),
+    ("Refunds are issued once the item arrives.", "Refunds are issued after the item arrives.", True),
+    ("Once the order is paid, it ships in 2 days.", "After the order is paid, it ships in 2 days.", True),
+    ("Loans can be renewed twice.", "Loans can be renewed 2 times.", True),
+])
+def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
+    """An older false same: "used once" read as "used later" ("once" was only "after")."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -1181,3 +1181,54 @@ def test_a_price_each_names_no_kind_the_quote_must_name() -> None:
     messages = said(("user", "Quantas sessões o convênio cobre?"), ("assistant", reply))
     result = assess(claim, "policy", messages, ["Pelo convênio SaúdeMais, são 20 sessões por ano"])
     assert "narrower" not in result.evidence, result
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    # an offer that ends on a named day, or lasts as long as a sale, is a promotion
+    ("Shipping\nShipping is free.", "Shipping is free until Sunday.", "Shipping is free", True),
+    ("Shipping\nShipping is free on every order.", "During our summer sale, shipping is free on every order.",
+     "shipping is free on every order", True),
+    ("Frete\nO frete é grátis em qualquer pedido.", "Até domingo o frete é grátis em qualquer pedido.",
+     "o frete é grátis em qualquer pedido", True),
+    ("Frete\nO frete é grátis.", "Durante a nossa liquidação de verão, o frete é grátis.", "o frete é grátis", True),
+    ("Discount\nMembers get 20% off.", "Members get 20% off until the end of the month.", "Members get 20% off", True),
+    ("Desconto\nSócios têm 20% de desconto.", "Na nossa promoção de aniversário, sócios têm 20% de desconto.",
+     "sócios têm 20% de desconto", True),
+    # a deadline a rule counts, a range of days, and a rule that holds even during a sale are rules
+    ("Returns\nItems can be returned until the Sunday of the week after delivery.",
+     "You can return items until Sunday of the following week after delivery.",
+     "You can return items until Sunday of the following week after delivery", False),
+    ("Hours\nWe are open Monday until Sunday.", "We are open Monday until Sunday.", "We are open Monday until Sunday",
+     False),
+    ("Returns\nReturns are accepted within 30 days.", "Returns are accepted within 30 days, even during our summer sale.",
+     "Returns are accepted within 30 days", False),
+    ("Trocas\nTrocas são aceitas em até 30 dias.", "Trocas são aceitas em até 30 dias, mesmo durante a liquidação.",
+     "Trocas são aceitas em até 30 dias", False),
+    ("Shipping\nShipping is free during our summer sale.", "During our summer sale, shipping is free.",
+     "shipping is free", False),
+])
+def test_an_offer_until_a_day_or_during_a_sale(claim: str, reply: str, quote: str, held: bool) -> None:
+    """Left by the tenth set's attack: "until Sunday" and "during our summer sale" vouched for
+    standing rules."""
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    ("Hours\nWe are open Monday to Friday, 9 to 5.", "We are open Monday to Friday, 9 to 5.",
+     "We are open Monday to Friday, 9 to 5", False),
+    ("Horário\nEstamos abertos de segunda a sexta, das 9h às 18h.",
+     "Estamos abertos de segunda a sexta, das 9h às 18h.", "Estamos abertos de segunda a sexta, das 9h às 18h", False),
+    ("Hours\nWe are open Monday until Sunday.", "We are open Monday until Sunday.", "We are open Monday until Sunday",
+     False),
+    # the quote must still be about the claim's subject: opening is not delivering
+    ("Pharmacy delivery hours\nMonday to Friday, 9 to 5.", "We are open Monday to Friday, 9 to 5.",
+     "We are open Monday to Friday, 9 to 5", True),
+])
+def test_opening_hours_said_as_open_are_about_opening(claim: str, reply: str, quote: str, held: bool) -> None:
+    """"We are open Monday to Friday, 9 to 5", quoted word for word, was held: the analyser
+    reads "open" as a pole, not a term, so the quote carried nothing of "Hours"."""
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result

@@ -645,6 +645,11 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
+        # "once" closing its clause is a count ("can be renewed once", "used once, online"); before a
+        # clause it is "after" ("once the item arrives"); "twice" is always a count
+        (("once",), r"\bonce(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|but|only|more|again|within|during|in|for|each|per"
+                    r"|at most|at no|free|without|with)\b)", "1 time"),
+        (("twice",), r"\btwice\b", "2 times"),
         # the "de" of "depois de", "antes das", "precisa de" is no role ("depois das 16h" is "após
         # as 16h", "precisa de 48 horas" "needs 48 hours"); its article stays ("as 16h" is a
         # time of day); "o dia útil seguinte" is "o próximo dia útil"

@@ -164,12 +164,29 @@ def one_off(folded: str) -> bool:
 #: What limits an offer to a while ("This week only, large popcorn comes with free
 #: refills", "só hoje", "for a limited time", "enquanto durarem os estoques"), folded: a
 #: promotion, not a standing rule. "only this model" and "de segunda até domingo" are none.
+_WEEKDAY_EN: Final = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY_PT: Final = r"(?:segunda|terca|quarta|quinta|sexta)(?:-feira| feira)?|sabado|domingo"
+#: Not just after a day's name: "Monday until Sunday", "segunda-feira até sábado" are ranges.
+_AFTER_NO_DAY: Final = "".join(f"(?<!{day} )" for day in (
+    "day", "segunda", "terca", "quarta", "quinta", "sexta", "feira", "sabado", "domingo"))
 TEMPORARY: Final = re.compile(
     r"\b(?:today|tonight|this (?:week|weekend|month))\s+only\b"
     r"|\bonly (?:today|tonight|this (?:week|weekend))\b(?!')"
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
     r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
-    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b")
+    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b"
+    # until a named day or the end of a while ("until Sunday", "até o fim do mês"); not a
+    # range ("Monday until Sunday", "de segunda até domingo") nor a deadline a rule counts
+    # ("until Sunday of the following week")
+    rf"|{_AFTER_NO_DAY}\b(?:until|till|through|ate) (?:(?:this|next|o|a|este|esta|o proximo|a proxima) )?"
+    rf"(?:{_WEEKDAY_EN}|{_WEEKDAY_PT}|tomorrow|amanha"
+    r"|the end of (?:the |this )?(?:week|weekend|month)|(?:o )?(?:fim|final) (?:do mes|da semana|de semana))\b(?! of| d[aoe]\b)"
+    # while a sale or a promotion lasts ("during our summer sale", "na nossa promoção de
+    # aniversário"); "even during" a sale states the rule holds then too
+    r"|(?<!even )(?<!also )(?<!including )(?<!except )(?<!mesmo )(?<!inclusive )(?<!exceto )(?<!menos )"
+    r"\b(?:during|for) (?:our|the|this) (?:[a-z-]+ ){0,2}(?:sale|promotion|promo|campaign)\b"
+    r"|(?<!mesmo )(?<!inclusive )(?<!exceto )(?<!menos )"
+    r"\b(?:durante|na|nesta|nessa) (?:a )?(?:nossa )?(?:liquidacao|promocao|campanha|black friday|queima)\b")
 
 
 #: Where a sentence's clauses part ("Normally it costs $40, but I've waived it this time";
@@ -725,14 +742,23 @@ def _with_unit(match: re.Match[str]) -> str:
     return f"{unit}: {match.group(2)}{'%' if unit.lower().startswith(('pct', 'percent')) else ' ' + unit}"
 
 
+#: Opening and closing, which the analyser reads as poles rather than terms ("We are open
+#: Monday to Friday" has no content term): what an opening-hours claim is about.
+_OPEN_CLOSE: Final = frozenset({"p:p_open", "p:p_close"})
+
+
+def _open_close(text: str) -> frozenset[str]:
+    return frozenset(t for t in tokens(text) if t in _OPEN_CLOSE)
+
+
 def covers(claim: str, texts: Sequence[str]) -> bool:
     """True when `texts` are about what `claim` is about (see the module doc, step 3): a
     claim with values shares a word with them, or they are in the other language.
     """
-    wanted = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))}
+    wanted = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))} | _open_close(claim)
     if not wanted:
         return True
-    have = frozenset().union(*(content_terms(t) for t in texts)) if texts else frozenset()
+    have = frozenset().union(*(content_terms(t) | _open_close(t) for t in texts)) if texts else frozenset()
     have |= frozenset().union(*(names(t) for t in texts)) if texts else frozenset()
     shared = wanted & have
     if _values(claim):  # values survive translation where words do not ("30 days' notice" for "aviso de 30 dias")
