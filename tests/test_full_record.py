@@ -116,3 +116,36 @@ def test_a_rename_to_the_name_a_held_claim_was_proposed_under_keeps_both_claims(
     after = memory.held_claims(agent="loja", name="sla-policy")
     assert {h.body for h in after} == {b for _, b in before} and len(after) == len(before)
     memory.close()
+
+
+def _policy(body: str) -> str:
+    return _record(body).replace("type: fact\nprovenance: observed\nconfidence: 0.6",
+                                 "type: policy\nprovenance: policy\nconfidence: 0.9")
+
+
+def test_a_restore_after_a_delete_reopens_the_claims_the_delete_closed(tmp_path: Path,
+                                                                      database: str | None) -> None:
+    """A delete closes the claims held against a concept (a new concept of its name starts
+    clear); restoring the deleted concept opens them again, as its quarantine is held again.
+    A claim a person had dismissed before the delete stays closed."""
+    memory = Memory(tmp_path, database=database)
+    memory.put(_policy("Customers get a first response within 4 hours."), agent="loja")
+    memory.propose(CLAIM, agent="loja", session_id="s1", messages=SAID)
+    assert memory.dismiss_held("sla-resposta", agent="loja") == 1  # a person decided: stays closed
+    other = {**CLAIM, "description": "The support SLA is 3 hours.", "body": "Customers get a first response within 3 hours."}
+    memory.propose(other, agent="loja", session_id="s2", messages=[{"role": "assistant", "content": other["body"]}])
+    assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s2"]
+    live = memory.history("sla-resposta", agent="loja")[-1].version
+    memory.delete("sla-resposta", agent="loja")
+    assert memory.held_claims(agent="loja", name="sla-resposta") == []
+    assert memory.conflicts(agent="loja") == []
+    memory.restore("sla-resposta", live, agent="loja")
+    assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s2"]
+    assert [c.name for c in memory.conflicts(agent="loja")] == ["sla-resposta"]
+    # deleted again, a new concept takes the name (it starts clear), then the old one is restored
+    memory.delete("sla-resposta", agent="loja")
+    memory.put(_policy("Customers get a first response within 8 hours."), agent="loja")
+    assert memory.held_claims(agent="loja", name="sla-resposta") == []
+    memory.restore("sla-resposta", live, agent="loja")
+    assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s2"]
+    memory.close()

@@ -319,7 +319,11 @@ class ConceptWrites(NamingWrites):
         now = self.clock()
         markdown = serialize(current.concept)
         self.sql.execute("DELETE FROM concepts WHERE agent = ? AND name = ?", (agent, name))
-        self.close_held(agent, name)  # nothing left to decide (a new concept of its name starts clear)
+        # nothing left to decide (a new concept of its name starts clear); the claims this
+        # closes are kept aside under `name@<delete version>` for a restore to open again
+        self.sql.execute(
+            "UPDATE possible_duplicates SET status = 'resolved', duplicate_of = ? WHERE agent = ? "
+            "AND duplicate_of = ? AND status = 'open'", (f"{name}{HELD_BEFORE}{number}", agent, name))
         # its other names (a rename's, a sighting's) go with it: a new concept of its name is another one
         self.sql.execute("DELETE FROM aliases WHERE agent = ? AND name = ?", (agent, name))
         self._saw(agent, name, None)
@@ -372,9 +376,17 @@ class ConceptWrites(NamingWrites):
     def hold_restored(self, agent: str, name: str, number: int) -> None:
         """Hold `name` in quarantine again when version `number`, just restored, belongs to a
         deleted concept of that name that was held when deleted (a restore is no approval),
-        though a new concept took the name in between (`put` kept its quarantine aside).
+        though a new concept took the name in between (`put` kept its quarantine aside); and
+        open again the claims held against it that its delete closed (`remove` kept them aside).
         """
         prefix = f"{name}{HELD_BEFORE}"
+        closed = [int(key) for (held,) in self.sql.rows(
+            "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? AND substr(duplicate_of, 1, ?) = ?",
+            (agent, len(prefix), prefix)) if (key := str(held)[len(prefix):]).isdigit() and int(key) > number]
+        if closed:  # the first delete after the restored version closed them
+            self.sql.execute(
+                "UPDATE possible_duplicates SET status = 'open', duplicate_of = ? WHERE agent = ? "
+                "AND duplicate_of = ?", (name, agent, f"{prefix}{min(closed)}"))
         kept = [r for r in self.sql.rows(
             "SELECT name, session_id, supported_by, markers FROM quarantine WHERE agent = ? "
             "AND substr(name, 1, ?) = ?", (agent, len(prefix), prefix))
