@@ -853,3 +853,28 @@ def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a
 def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
     """An older false same: "used once" read as "used later" ("once" was only "after")."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # eleventh newcomers' set (dev): wordings that move no meaning
+    ("We are closed on Sundays.", "We are closed Sundays.", True),
+    ("Orders placed after 3 pm ship the next business day.", "Orders placed after 3 p.m. ship on the next business day.",
+     True),
+    ("Check-out is at 11 am.", "Checkout is at 11 am.", True),
+    ("Check-in starts at 3 pm.", "Checkin starts at 3 pm.", True),
+    ("Customers get a full refund within 7 days.", "Customers receive a full refund within 7 days.", True),
+    ("Refunds are made in the first 30 days.", "Refunds are made within the first 30 days.", True),
+    ("The parcel arrives in 3 days.", "The package arrives in 3 days.", True),
+    ("A farmácia funciona de segunda a sábado.", "A farmácia abre de segunda a sábado.", True),
+    ("A loja funciona das 9h às 18h.", "A loja abre das 9h às 18h.", True),
+    ("The clinic operates Monday to Friday.", "The clinic is open Monday to Friday.", True),
+    # ...and what they must not fold
+    ("Customers get a full refund within 7 days.", "Customers get a partial refund within 7 days.", False),
+    ("A farmácia funciona de segunda a sábado.", "A farmácia fecha de segunda a sábado.", False),
+    ("Orders ship on Monday.", "Orders ship on Tuesday.", False),
+    ("Refunds are made in the first 30 days.", "Refunds are made after the first 30 days.", False),
+    ("Pague em 3 parcelas sem juros.", "Pague em 3 pacotes sem juros.", False),
+    ("Check-out is at 11 am.", "Check-in is at 11 am.", False),
+])
+def test_days_check_out_and_opening_hours_read_alike(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

@@ -1232,3 +1232,27 @@ def test_opening_hours_said_as_open_are_about_opening(claim: str, reply: str, qu
     messages = said(("user", "Can you tell me?"), ("assistant", reply))
     result = assess(claim, "policy", messages, [quote])
     assert result.quarantined is held, result
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    # one branch named before (or after) the word "store": not every store
+    ("Hours\nStores are open 24 hours a day.", "Our downtown store on 5th Street is open 24 hours, so you can stop "
+     "by there after midnight.", "Our downtown store on 5th Street is open 24 hours", True),
+    ("Domingos\nA loja abre aos domingos das 10h às 16h.", "Nossa loja do Centro abre aos domingos das 10h às 16h.",
+     "Nossa loja do Centro abre aos domingos das 10h às 16h", True),
+    ("Pickup\nOrders can be picked up the same day.", "The Paulista store lets you pick up orders the same day.",
+     "lets you pick up orders the same day", True),
+    # the claim names that branch, or the sentence names none
+    ("Hours\nThe downtown store on 5th Street is open 24 hours.", "Our downtown store on 5th Street is open 24 hours.",
+     "Our downtown store on 5th Street is open 24 hours", False),
+    ("Domingos\nA loja do Centro abre aos domingos.", "A loja do Centro abre aos domingos.",
+     "A loja do Centro abre aos domingos", False),
+    ("Hours\nThe store is open 24 hours.", "Our store is open 24 hours.", "Our store is open 24 hours", False),
+    ("Pix\nThe online store accepts Pix.", "Our online store accepts Pix.", "Our online store accepts Pix", False),
+])
+def test_a_rule_of_a_branch_named_around_the_word_store(claim: str, reply: str, quote: str, held: bool) -> None:
+    """Eleventh newcomers' set (dev): "Our downtown store on 5th Street is open 24 hours"
+    vouched for "Stores are open 24 hours a day" (a branch named before the branch word)."""
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result

@@ -664,6 +664,20 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         (("on board",), r"\bon board\b", "onboard"),  # one word: "on the board" is another place
+        # "closed on Sundays" is "closed Sundays", "ship on the next business day" "ship the next
+        # business day": "on" before a day adds nothing
+        (("on ",), r"\bon (?=(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|(?:public )?holidays?"
+                   r"|(?:the )?(?:next|same|following) (?:business |working )?day)\b)", ""),
+        (("check-",), r"\bcheck-(in|out)\b", r"check\1"),  # "check-out" is "checkout"
+        (("parcel",), r"\bparcels?\b", "package"),  # English; Portuguese says "parcela(s)", "parcelado"
+        # "in the first 30 days" is "within the first 30 days"
+        (("in the first",), r"\bin the first (?=\d|(?:one|two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
+                            r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
+        # "funciona" / "operates" before its days or hours is "abre" / "is open": opening hours
+        (("funciona", "opera"), r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b"
+                                r"(?=\s+(?:de (?:segunda|terca|quarta|quinta|sexta|sabado|domingo)|das? \d|a partir das?"
+                                r"|aos (?:sabados|domingos|feriados)|todos os dias|diariamente|24 ?h|(?:from )?(?:mon|tues"
+                                r"|wednes|thurs|fri|satur|sun)days?\b|daily|every day|around the clock|24/7|from \d))", "open"),
         # "a taxa corresponde a 20%" is "a taxa é de 20%" (a value, as "é de" gives it)
         (("corresponde", "equivale"), r"\b(?:corresponde|correspondem|equivale|equivalem) (?:a|ao|a um|a uma)\b"
          r"(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", "ser de"),
@@ -679,8 +693,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # a day of the month
         (("first of",), r"\bthe first of (?=(?:each|every|the|this|next) month\b)", "the 1st of "),
         # "get" + an action's noun is "receive" it ("got" is left: "have got" is "have")
-        (("get",), r"\b(?:get|gets|getting) (?=(?:(?:a|an|the|their|your|his|her|its|our|my) )?(?:"
-                   + _ACTION_NOUNS + r")\b)", "receive "),
+        (("get",), r"\b(?:get|gets|getting) (?=(?:(?:a|an|the|their|your|his|her|its|our|my) )?"
+                   r"(?:(?:full|partial|complete|total|free|fast|quick|prompt|immediate|instant|proportional"
+                   r"|prorated) )?(?:" + _ACTION_NOUNS + r")\b)", "receive "),
         (("vez",), r"\b(?:uma vez|1 vez) (?:por|ao|a cada)\b", "1 por"),
         (("vezes",), r"\bduas vezes (?:por|ao|a cada)\b", "2 por"),
         (("this", "these", "este", "esse", "essa", "aquel"),  # "this order" is one order, not "every order"

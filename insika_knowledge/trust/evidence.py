@@ -535,14 +535,27 @@ _AT_BRANCH: Final = re.compile(
     r"\s+(?:(?:d[aeo]s?|of|in)\s+)?)([A-Z][\w-]+)")
 
 
+#: A sentence that opens with one store named around the word ("Our downtown store on 5th
+#: Street is open 24 hours", "Nossa loja do Centro abre aos domingos", "The Paulista store"):
+#: the qualifier before the word, and a capitalised place after it.
+_BRANCH_STORE: Final = re.compile(
+    r"^\W*(?i:(?:n[ao]s?|em|at|in|for)\s+)?(?i:a|o|the|our|nossa|nosso)\s+(?:([A-Za-z][\w-]+)\s+)?"
+    r"(?i:store|shop|branch|location|outlet|loja|unidade|filial|agencia|agência)\b"
+    r"(?:\s+(?:(?i:on|in|at|of|d[aeo]s?|n[ao]s?)\s+)?([A-Z][\w-]+(?:\s+[A-Z0-9][\w-]*)*))?")
+
+
 def _at_one_branch(claim: str, sentence: str) -> bool:
     """True when `sentence` opens by placing itself at one named branch the claim does not
-    name ("Na unidade Pinheiros, adolescentes podem treinar" for a rule of every unit).
+    name ("Na unidade Pinheiros, adolescentes podem treinar" for a rule of every unit; "Our
+    downtown store on 5th Street is open 24 hours" for "Stores are open 24 hours").
     """
     found = _AT_BRANCH.match(sentence)
-    if found is None:
-        return False
-    return not content_terms(found.group(1)) <= content_terms(claim) | names(claim)
+    named = [found.group(1)] if found is not None else []
+    store = _BRANCH_STORE.match(sentence)
+    if store is not None:
+        named += [g for g in store.groups() if g]
+    said = content_terms(claim) | names(claim)
+    return any(not content_terms(n) <= said for n in named)
 
 
 def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
