@@ -857,7 +857,8 @@ def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
 
 @pytest.mark.parametrize(("a", "b", "alike"), [
     # eleventh newcomers' set (dev): wordings that move no meaning
-    ("We are closed on Sundays.", "We are closed Sundays.", True),
+    ("A academia funciona de segunda a sexta, das 6h às 22h.", "A academia abre de seg. a sex., das 06:00 às 22:00.",
+     True),
     ("Orders placed after 3 pm ship the next business day.", "Orders placed after 3 p.m. ship on the next business day.",
      True),
     ("Check-out is at 11 am.", "Checkout is at 11 am.", True),
@@ -872,6 +873,7 @@ def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
     ("Customers get a full refund within 7 days.", "Customers get a partial refund within 7 days.", False),
     ("A farmácia funciona de segunda a sábado.", "A farmácia fecha de segunda a sábado.", False),
     ("Orders ship on Monday.", "Orders ship on Tuesday.", False),
+    ("O app funciona de qualquer lugar.", "O app abre de qualquer lugar.", False),
     ("Refunds are made in the first 30 days.", "Refunds are made after the first 30 days.", False),
     ("Pague em 3 parcelas sem juros.", "Pague em 3 pacotes sem juros.", False),
     ("Check-out is at 11 am.", "Check-in is at 11 am.", False),

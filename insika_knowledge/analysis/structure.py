@@ -664,10 +664,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         (("on board",), r"\bon board\b", "onboard"),  # one word: "on the board" is another place
-        # "closed on Sundays" is "closed Sundays", "ship on the next business day" "ship the next
-        # business day": "on" before a day adds nothing
-        (("on ",), r"\bon (?=(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|(?:public )?holidays?"
-                   r"|(?:the )?(?:next|same|following) (?:business |working )?day)\b)", ""),
+        # "ship on the next business day" is "ship the next business day" ("on Fridays" keeps its
+        # "on": a day's phrase moves with it, "On Fridays, ..." / "... on Fridays")
+        (("on ",), r"\bon (?=(?:the )?(?:next|same|following) (?:business |working )?day\b)", ""),
         (("check-",), r"\bcheck-(in|out)\b", r"check\1"),  # "check-out" is "checkout"
         (("parcel",), r"\bparcels?\b", "package"),  # English; Portuguese says "parcela(s)", "parcelado"
         # "in the first 30 days" is "within the first 30 days"
@@ -675,7 +674,7 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
                             r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
         # "funciona" / "operates" before its days or hours is "abre" / "is open": opening hours
         (("funciona", "opera"), r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b"
-                                r"(?=\s+(?:de (?:segunda|terca|quarta|quinta|sexta|sabado|domingo)|das? \d|a partir das?"
+                                r"(?=\s+(?:de (?:segunda|terca|quarta|quinta|sexta|sabado|domingo|seg|ter|qua|qui|sex|sab|dom)\b|das? \d|a partir das?"
                                 r"|aos (?:sabados|domingos|feriados)|todos os dias|diariamente|24 ?h|(?:from )?(?:mon|tues"
                                 r"|wednes|thurs|fri|satur|sun)days?\b|daily|every day|around the clock|24/7|from \d))", "open"),
         # "a taxa corresponde a 20%" is "a taxa é de 20%" (a value, as "é de" gives it)
