@@ -880,3 +880,14 @@ def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
 ])
 def test_days_check_out_and_opening_hours_read_alike(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Checkout time is 11 am.", "Check-out is at 11:00 a.m.", True),
+    ("O horário do check-out é às 11h.", "O check-out é às 11h.", True),
+    ("Checkout time is 11 am.", "Checkout is at 12 pm.", False),
+    ("Delivery time is 3 days.", "Delivery is at 3 pm.", False),
+])
+def test_the_time_of_something_at_a_clock_time_is_when_it_is(a: str, b: str, alike: bool) -> None:
+    """Eleventh newcomers' set (dev): "Checkout time is 11 am" / "Check-out is at 11:00 a.m."."""
+    assert same(a, b) is alike and same(b, a) is alike

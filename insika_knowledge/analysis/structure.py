@@ -668,6 +668,11 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "on": a day's phrase moves with it, "On Fridays, ..." / "... on Fridays")
         (("on ",), r"\bon (?=(?:the )?(?:next|same|following) (?:business |working )?day\b)", ""),
         (("check-",), r"\bcheck-(in|out)\b", r"check\1"),  # "check-out" is "checkout"
+        # "checkout time is 11 am" is "checkout is at 11 am", "o horário do check-out é às 11h"
+        # "o check-out é às 11h" (a clock time; "delivery time is 3 days" is a duration)
+        (("time is", "time are"), r"\btime (?:is|are) (?:at )?(?=\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|h)\b"
+                                  r"|noon\b|midnight\b)", "is at "),
+        (("horario d",), r"\bhorario d[oae]s? (?=[a-z-]+ +(?:e|sao|ser) +(?:as|a partir das) \d)", ""),
         (("parcel",), r"\bparcels?\b", "package"),  # English; Portuguese says "parcela(s)", "parcelado"
         # "in the first 30 days" is "within the first 30 days"
         (("in the first",), r"\bin the first (?=\d|(?:one|two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
