@@ -1256,3 +1256,16 @@ def test_a_rule_of_a_branch_named_around_the_word_store(claim: str, reply: str, 
     messages = said(("user", "Can you tell me?"), ("assistant", reply))
     result = assess(claim, "policy", messages, [quote])
     assert result.quarantined is held, result
+
+
+def test_an_adjective_in_un_ed_is_no_past() -> None:
+    """Eleventh newcomers' set (dev): "Every plan includes unlimited guest viewers" read
+    "unlimited" as a verb in the past, so the sentence stated no rule of the present."""
+    reply = "It won't. Every plan includes unlimited guest viewers, and only editors count toward your seat limit."
+    claim = "Guest viewers\nEvery plan includes unlimited guest viewers; only editors count toward the seat limit."
+    messages = said(("user", "Does a guest use up a seat?"), ("assistant", reply))
+    quote = "Every plan includes unlimited guest viewers, and only editors count toward your seat limit."
+    assert not assess(claim, "policy", messages, [quote]).quarantined
+    past = "We used to include unlimited guest viewers in every plan, and only editors counted toward your seat limit."
+    messages = said(("user", "Does a guest use up a seat?"), ("assistant", past))
+    assert assess(claim, "policy", messages, [past]).quarantined  # a past rule is still no rule of now

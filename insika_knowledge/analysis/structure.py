@@ -1261,7 +1261,8 @@ def _past_form(word: str, portuguese: bool, english: bool, after_be: bool = Fals
     "past" too many costs a merge call, where one too few confirms a rule that changed
     tense. In Portuguese an imperfect or preterite form ("aceitava", "enviou").
     """
-    if not portuguese and not after_be and ((word.endswith("ed") and len(word) > 4) or word in _EN_IRREGULAR_PAST):
+    if not portuguese and not after_be and ((word.endswith("ed") and len(word) > 4 and word not in _EN_ED_ADJECTIVES)
+                                            or word in _EN_IRREGULAR_PAST):
         return True  # English, or too short to tell
     return not english and word not in _NOT_PT_PAST and _PT_PAST_RE.match(word) is not None
 
@@ -1291,6 +1292,12 @@ _PT_OTHER_ENDINGS: Final = ("ia", "iam", "ava", "avam", "aram", "eram", "iram", 
 
 #: The poles of a change ("increased", "aumentou"): a change in the past is another claim too.
 _CHANGE_POLES: Final = frozenset({"p:p_increase", "p:p_decrease"})
+#: English adjectives in "un-...-ed" that no verb has as its past ("includes unlimited
+#: seats", "unused items"): "unlocked", "unpacked" are left, they are verbs too.
+_EN_ED_ADJECTIVES: Final = frozenset(
+    "unlimited unused unopened undamaged unworn unwashed unsealed unaltered unexpired unredeemed unclaimed "
+    "unmodified untouched unscheduled unattended unaccompanied unrestricted unspecified unsupervised "
+    "unverified unsigned unpaid unauthorized unauthorised unlabeled unlabelled unassembled unmarked".split())
 #: English irregular past forms (most are participles too; after "be" they read as a passive).
 _EN_IRREGULAR_PAST: Final = frozenset(
     "paid sent made bought sold kept left lost brought held told went came became began found spent "
