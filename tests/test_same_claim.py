@@ -865,7 +865,6 @@ def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
     ("Check-in starts at 3 pm.", "Checkin starts at 3 pm.", True),
     ("Customers get a full refund within 7 days.", "Customers receive a full refund within 7 days.", True),
     ("Refunds are made in the first 30 days.", "Refunds are made within the first 30 days.", True),
-    ("The parcel arrives in 3 days.", "The package arrives in 3 days.", True),
     ("A farmácia funciona de segunda a sábado.", "A farmácia abre de segunda a sábado.", True),
     ("A loja funciona das 9h às 18h.", "A loja abre das 9h às 18h.", True),
     ("The clinic operates Monday to Friday.", "The clinic is open Monday to Friday.", True),
@@ -883,11 +882,40 @@ def test_days_check_out_and_opening_hours_read_alike(a: str, b: str, alike: bool
 
 
 @pytest.mark.parametrize(("a", "b", "alike"), [
-    ("Checkout time is 11 am.", "Check-out is at 11:00 a.m.", True),
     ("O horário do check-out é às 11h.", "O check-out é às 11h.", True),
+    ("O horário do check-in é 14h.", "O check-in é às 14h.", True),
+    ("O horário do check-out é às 11h.", "O check-out é às 12h.", False),
+    ("Closing time is 10 pm.", "Closing time is 22h.", True),
     ("Checkout time is 11 am.", "Checkout is at 12 pm.", False),
     ("Delivery time is 3 days.", "Delivery is at 3 pm.", False),
 ])
 def test_the_time_of_something_at_a_clock_time_is_when_it_is(a: str, b: str, alike: bool) -> None:
-    """Eleventh newcomers' set (dev): "Checkout time is 11 am" / "Check-out is at 11:00 a.m."."""
+    """Eleventh newcomers' set (dev): "o horário do check-out é às 11h" / "o check-out é às
+    11h". English "Checkout time is 11 am" / "Check-out is at 11:00 a.m." stays apart: the
+    rewrite of "time is" read "10 pm" and "22h" apart (an attack), and is left."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # an attack on this session's readings: each was read the other way by their first versions
+    ("Orders above R$ 300 can be split into 10 parcels.", "Orders above R$ 300 can be split into 10 packages.", False),
+    ("Pharmacy delivery time is 24h.", "Pharmacy delivery is 24h.", False),
+    ("Delivery time is 12h.", "Delivery is at 12h.", False),
+    ("If the courier fails once again, the order is refunded.", "If the courier fails once, the order is refunded.",
+     False),
+    ("Guests can check-in from 2 pm.", "Guests can check in from 2 pm.", True),
+    ("Please check-out by 11 am.", "Please check out by 11 am.", True),
+    ("Response time is 24h.", "Response time is 24 hours.", True),
+    ("Check-out time is 11 am.", "Check-out time is 11 a.m.", True),
+    ("O horário do check-in é às 14h.", "O horário do check-in é 14h.", True),
+    ("On the next business day, the refund is issued.", "The refund is issued on the next business day.", True),
+    ("On the same day, the deposit is refunded.", "The deposit is refunded on the same day.", True),
+    ("Once free shipping is applied, the coupon cannot be removed.",
+     "After free shipping is applied, the coupon cannot be removed.", True),
+    ("Once each item is scanned, the refund is issued.", "After each item is scanned, the refund is issued.", True),
+    ("A loja funciona de segunda a sábado.", "A loja funciona segunda a sábado.", True),
+    ("O suporte funciona das 8h às 18h.", "O suporte funciona entre 8h e 18h.", True),
+    ("We operate from 9 am to 6 pm.", "We operate between 9 am and 6 pm.", True),
+])
+def test_what_this_sessions_readings_must_not_read(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike

@@ -1238,7 +1238,7 @@ def test_opening_hours_said_as_open_are_about_opening(claim: str, reply: str, qu
     # one branch named before (or after) the word "store": not every store
     ("Hours\nStores are open 24 hours a day.", "Our downtown store on 5th Street is open 24 hours, so you can stop "
      "by there after midnight.", "Our downtown store on 5th Street is open 24 hours", True),
-    ("Domingos\nA loja abre aos domingos das 10h às 16h.", "Nossa loja do Centro abre aos domingos das 10h às 16h.",
+    ("Domingos\nAs lojas abrem aos domingos das 10h às 16h.", "Nossa loja do Centro abre aos domingos das 10h às 16h.",
      "Nossa loja do Centro abre aos domingos das 10h às 16h", True),
     ("Pickup\nOrders can be picked up the same day.", "The Paulista store lets you pick up orders the same day.",
      "lets you pick up orders the same day", True),
@@ -1269,3 +1269,55 @@ def test_an_adjective_in_un_ed_is_no_past() -> None:
     past = "We used to include unlimited guest viewers in every plan, and only editors counted toward your seat limit."
     messages = said(("user", "Does a guest use up a seat?"), ("assistant", past))
     assert assess(claim, "policy", messages, [past]).quarantined  # a past rule is still no rule of now
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    # an attack on this session's first readings: each was read the other way by them
+    # a store's street named by a business with one store; a word before "store" that names none
+    ("Pix\nThe store accepts Pix.", "Our store on Main Street accepts Pix.", "Our store on Main Street accepts Pix", False),
+    ("Entrega\nEntregamos em até 2 dias.", "Our entire store ships free on orders over $50.",
+     "Our entire store ships free on orders over $50", True),  # (held: the quote is another rule)
+    ("Reserves\nStores hold reserved orders for 7 days.", "The nearest store holds reserved orders for 7 days.",
+     "The nearest store holds reserved orders for 7 days", False),
+    # a window that is the rule's own, a sale's items, a rule that holds during a sale too
+    ("Classes\nClasses for the following week can be booked until Thursday.",
+     "Classes can be booked until Thursday for the following week.",
+     "Classes can be booked until Thursday for the following week", False),
+    ("Fatura\nA fatura pode ser paga sem juros até o final do mês.", "A fatura pode ser paga sem juros até o final do mês.",
+     "A fatura pode ser paga sem juros até o final do mês", False),
+    ("Sale items\nItems bought during our annual sale can be exchanged but not refunded.",
+     "Items bought during our annual sale can be exchanged but not refunded.",
+     "Items bought during our annual sale can be exchanged but not refunded", False),
+    ("Layaway\nLayaway is not available on sale items.", "Layaway is not available for the sale items.",
+     "Layaway is not available for the sale items", False),
+    ("Shipping\nShipping is free on all orders.",
+     "Free shipping applies to all orders, including those placed during our Black Friday sale.",
+     "Free shipping applies to all orders, including those placed during our Black Friday sale", False),
+    ("Flyer\nFlyer prices are valid until Tuesday.", "Each week's flyer prices are valid until Tuesday.",
+     "Each week's flyer prices are valid until Tuesday", False),
+    # opening said of another place does not vouch for this one
+    ("Gym hours\nThe gym is open from 7 am to 10 pm.", "The pool is open from 7 am to 10 pm.",
+     "The pool is open from 7 am to 10 pm", True),
+    ("Kitchen\nThe kitchen is open until 11 pm.", "We're open until 11 pm.", "We're open until 11 pm", True),
+    ("Holidays\nWe are open on holidays.", "We are open Monday to Friday, 9 to 5.", "We are open Monday to Friday, 9 to 5",
+     True),
+    ("Delivery\nO delivery funciona aos domingos.", "A loja abre aos domingos.", "A loja abre aos domingos", True),
+    ("Returns\nOpened items can be returned within 7 days.", "We are open 7 days a week.", "We are open 7 days a week",
+     True),
+])
+def test_what_this_sessions_trust_readings_must_not_read(claim: str, reply: str, quote: str, held: bool) -> None:
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result
+
+
+@pytest.mark.parametrize(("claim", "reply"), [
+    ("Exchanges\nEach order can be exchanged only once.", "Each order allows one exchange."),
+    ("Exchanges\nEach item can be exchanged once.", "Each item can be exchanged a single time."),
+    ("Reschedule\nAppointments can be rescheduled twice.", "Appointments allow a maximum of 2 reschedules."),
+])
+def test_a_count_of_times_is_found_said_another_way(claim: str, reply: str) -> None:
+    """An attack on this session's "once" / "twice" as counts: the claim gained a value its
+    quote says in other words."""
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    assert not assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined

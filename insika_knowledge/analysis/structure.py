@@ -645,11 +645,12 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
         (("once",), r"\bonce (?:a|an|per|every)\b", "1 per"), (("twice",), r"\btwice (?:a|an|per|every)\b", "2 per"),
-        # "once" closing its clause is a count ("can be renewed once", "used once, online"); before a
-        # clause it is "after" ("once the item arrives"); "twice" is always a count
-        (("once",), r"\bonce(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|but|only|more|again|within|during|in|for|each|per"
-                    r"|at most|at no|free|without|with)\b)", "1 time"),
-        (("twice",), r"\btwice\b", "2 times"),
+        # "once again" / "once more" is "again"; "once" or "twice" closing its clause after a verb is a
+        # count ("can be renewed once", "used twice, online"); "once" before a clause is "after"
+        # ("once the item arrives", "Once in transit, ..."); "twice the rate" is a multiple
+        (("once again", "once more"), r"\bonce (?:again|more)\b(?! than)", "again"),
+        (("once", "twice"), r"(?<=[a-z] )(once|twice)(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|but|only)\b)",
+         lambda m: "1 time" if m[1] == "once" else "2 times"),
         # the "de" of "depois de", "antes das", "precisa de" is no role ("depois das 16h" is "após
         # as 16h", "precisa de 48 horas" "needs 48 hours"); its article stays ("as 16h" is a
         # time of day); "o dia útil seguinte" is "o próximo dia útil"
@@ -664,24 +665,28 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
         (("on board",), r"\bon board\b", "onboard"),  # one word: "on the board" is another place
-        # "ship on the next business day" is "ship the next business day" ("on Fridays" keeps its
-        # "on": a day's phrase moves with it, "On Fridays, ..." / "... on Fridays")
-        (("on ",), r"\bon (?=(?:the )?(?:next|same|following) (?:business |working )?day\b)", ""),
-        (("check-",), r"\bcheck-(in|out)\b", r"check\1"),  # "check-out" is "checkout"
-        # "checkout time is 11 am" is "checkout is at 11 am", "o horário do check-out é às 11h"
-        # "o check-out é às 11h" (a clock time; "delivery time is 3 days" is a duration)
-        (("time is", "time are"), r"\btime (?:is|are) (?:at )?(?=\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|h)\b"
-                                  r"|noon\b|midnight\b)", "is at "),
-        (("horario d",), r"\bhorario d[oae]s? (?=[a-z-]+ +(?:e|sao|ser) +(?:as|a partir das) \d)", ""),
-        (("parcel",), r"\bparcels?\b", "package"),  # English; Portuguese says "parcela(s)", "parcelado"
+        # "ship the next business day" is "ship on the next business day" (a phrase of days keeps
+        # its "on" wherever it stands: "On the next business day, ..." / "... on the next ...")
+        (("the next", "the same", "the following"),
+         r"(?<=[a-z] )(?<!\bon )(?<!\bby )(?<!\buntil )(?<!\btill )(?<!\bbefore )(?<!\bafter )(?<!\bfrom )(?<!\bto )"
+         r"(?<!\bof )(?<!\bwithin )(?<!\bin )(?<!\bfor )(?<!\bas )"
+         r"(?=the (?:next|same|following) (?:business |working )?day\b)", "on "),
+        # "check-out", "check out" and "checkout" are one word
+        (("check",), r"\bcheck[- ](in|out)\b", r"check\1"),
+        # "o horário do check-out é (às) 11h" is "o check-out é (às) 11h": "horário" is a clock time
+        # (English "time is" is not rewritten: "checkout time is 11 am" / "22h" would read apart,
+        # and "delivery time is 24h" is a duration)
+        (("horario d",), r"\bhorario d[oae]s? (?=[a-z-]+ +(?:e|sao|ser) +(?:(?:as|a partir das) )?\d)", ""),
         # "in the first 30 days" is "within the first 30 days"
-        (("in the first",), r"\bin the first (?=\d|(?:one|two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
+        (("in the first",), r"\bin the first (?=\d|(?:two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
                             r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
         # "funciona" / "operates" before its days or hours is "abre" / "is open": opening hours
         (("funciona", "opera"), r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b"
-                                r"(?=\s+(?:de (?:segunda|terca|quarta|quinta|sexta|sabado|domingo|seg|ter|qua|qui|sex|sab|dom)\b|das? \d|a partir das?"
-                                r"|aos (?:sabados|domingos|feriados)|todos os dias|diariamente|24 ?h|(?:from )?(?:mon|tues"
-                                r"|wednes|thurs|fri|satur|sun)days?\b|daily|every day|around the clock|24/7|from \d))", "open"),
+                                r"(?=\s+(?:(?:de )?(?:segunda|terca|quarta|quinta|sexta|sabado|domingo|seg|ter|qua|qui|sex|sab|dom)\b"
+                                r"|das? \d|entre \d|a partir das?|aos (?:sabados|domingos|feriados)|todos os dias|diariamente"
+                                r"|24 ?h|(?:from )?(?:mon|tues|wednes|thurs|fri|satur|sun)(?:days?)?\b|(?:tue|wed|thu|sat)\b"
+                                r"|daily|every day|around the clock|24/7|(?:from|between) \d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m|p\.m|h\b)))",
+         "open"),
         # "a taxa corresponde a 20%" is "a taxa é de 20%" (a value, as "é de" gives it)
         (("corresponde", "equivale"), r"\b(?:corresponde|correspondem|equivale|equivalem) (?:a|ao|a um|a uma)\b"
          r"(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", "ser de"),

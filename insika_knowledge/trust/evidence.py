@@ -164,29 +164,52 @@ def one_off(folded: str) -> bool:
 #: What limits an offer to a while ("This week only, large popcorn comes with free
 #: refills", "só hoje", "for a limited time", "enquanto durarem os estoques"), folded: a
 #: promotion, not a standing rule. "only this model" and "de segunda até domingo" are none.
-_WEEKDAY_EN: Final = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_WEEKDAY_PT: Final = r"(?:segunda|terca|quarta|quinta|sexta)(?:-feira| feira)?|sabado|domingo"
-#: Not just after a day's name: "Monday until Sunday", "segunda-feira até sábado" are ranges.
-_AFTER_NO_DAY: Final = "".join(f"(?<!{day} )" for day in (
-    "day", "segunda", "terca", "quarta", "quinta", "sexta", "feira", "sabado", "domingo"))
 TEMPORARY: Final = re.compile(
     r"\b(?:today|tonight|this (?:week|weekend|month))\s+only\b"
     r"|\bonly (?:today|tonight|this (?:week|weekend))\b(?!')"
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
     r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
-    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b"
-    # until a named day or the end of a while ("until Sunday", "até o fim do mês"); not a
-    # range ("Monday until Sunday", "de segunda até domingo") nor a deadline a rule counts
-    # ("until Sunday of the following week")
-    rf"|{_AFTER_NO_DAY}\b(?:until|till|through|ate) (?:(?:this|next|o|a|este|esta|o proximo|a proxima) )?"
+    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b")
+_WEEKDAY_EN: Final = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY_PT: Final = r"(?:segunda|terca|quarta|quinta|sexta)(?:-feira| feira)?|sabado|domingo"
+#: Not just after a day's name: "Monday until Sunday", "segunda-feira até sábado" are ranges.
+_AFTER_NO_DAY: Final = "".join(f"(?<!{day} )" for day in (
+    "day", "segunda", "terca", "quarta", "quinta", "sexta", "feira", "sabado", "domingo"))
+#: The window of an offer: until a named day or the end of a while ("Shipping is free until
+#: Sunday", "até o fim do mês"), or while a sale lasts ("During our summer sale, shipping is
+#: free", "na nossa promoção de aniversário"). Read only in a clause that offers something
+#: (`_OFFERING`), and not in one that says the rule holds then too or recurs (`_STILL`):
+#: "Classes can be booked until Thursday", "Items bought during our annual sale can be
+#: exchanged", "Free shipping applies to all orders, including those placed during our sale"
+#: and "Each week's prices are valid until Tuesday" are standing rules.
+OFFER_WINDOW: Final = re.compile(
+    rf"{_AFTER_NO_DAY}\b(?:until|till|through|ate) (?:(?:this|next|o|a|este|esta|o proximo|a proxima) )?"
     rf"(?:{_WEEKDAY_EN}|{_WEEKDAY_PT}|tomorrow|amanha"
-    r"|the end of (?:the |this )?(?:week|weekend|month)|(?:o )?(?:fim|final) (?:do mes|da semana|de semana))\b(?! of| d[aoe]\b)"
-    # while a sale or a promotion lasts ("during our summer sale", "na nossa promoção de
-    # aniversário"); "even during" a sale states the rule holds then too
-    r"|(?<!even )(?<!also )(?<!including )(?<!except )(?<!mesmo )(?<!inclusive )(?<!exceto )(?<!menos )"
-    r"\b(?:during|for) (?:our|the|this) (?:[a-z-]+ ){0,2}(?:sale|promotion|promo|campaign)\b"
-    r"|(?<!mesmo )(?<!inclusive )(?<!exceto )(?<!menos )"
-    r"\b(?:durante|na|nesta|nessa) (?:a )?(?:nossa )?(?:liquidacao|promocao|campanha|black friday|queima)\b")
+    r"|the end of (?:the |this )?(?:week|weekend|month)|(?:o )?(?:fim|final) (?:do mes|da semana|de semana))\b"
+    r"(?! of| for| d[aoe]\b| para)"
+    r"|\b(?:during|for) (?:our|the|this) (?:[a-z-]+ ){0,2}(?:sale|promotion|promo|campaign)\b"
+    r"(?! items?| products?| prices?| merchandise)"
+    r"|\b(?:durante|na|nesta|nessa) (?:a )?(?:nossa )?(?:liquidacao|promocao|campanha|black friday|queima)\b")
+#: What an offer gives ("free", "20% off", "grátis", "desconto", "cashback", "double").
+_OFFERING: Final = re.compile(
+    r"\b(?:free|complimentary|discount(?:ed)?|off|save|cashback|double|bonus|gift|gratis|gratuit[oa]s?|desconto"
+    r"|brinde|dobro|bonus|de graca|sem custo)\b|%")
+#: A clause that says its rule holds during the window too, or every time ("including those
+#: placed during the sale", "mesmo durante a liquidação", "each week", "todo mês").
+_STILL: Final = re.compile(
+    r"\b(?:even|also|including|as well|too|except|excluding|mesmo|tambem|inclusive|exceto|menos|salvo|ate durante"
+    r"|(?:each|every|cada|tod[oa]s? (?:as |os )?)(?:week|month|semana|mes)|weekly|monthly|semanal|mensal)\b"
+    r"|\b(?:week|month)'s\b")
+
+
+def temporary(folded: str) -> bool:
+    """True when folded business text limits what it says to a while: `TEMPORARY`, or an
+    `OFFER_WINDOW` in a clause that offers something and does not say it holds anyway.
+    """
+    if TEMPORARY.search(folded) is not None:
+        return True
+    return (OFFER_WINDOW.search(folded) is not None and _OFFERING.search(folded) is not None
+            and _STILL.search(folded) is None)
 
 
 #: Where a sentence's clauses part ("Normally it costs $40, but I've waived it this time";
@@ -210,7 +233,7 @@ def limited(claim: str, folded: str) -> str:
     limited time a free tote" states the shipping rule). ``""`` when neither, or when the
     claim says so itself.
     """
-    if not one_off(folded) and TEMPORARY.search(folded) is None:
+    if not one_off(folded) and not temporary(folded):
         return ""  # the common case: no clause to weigh
     wanted = content_terms(claim)
     clauses = [c for c in _CLAUSE_BREAK.split(folded) if c.strip()] or [folded]
@@ -220,7 +243,7 @@ def limited(claim: str, folded: str) -> str:
     folded_claim = fold(claim)
     if any(one_off(c) for c in read) and not one_off(folded_claim):
         return "grants it once"  # a grant to this customer this time states no rule
-    if any(TEMPORARY.search(c) for c in closest) and not TEMPORARY.search(folded_claim):
+    if any(temporary(c) for c in closest) and not temporary(folded_claim):
         return "says it for a limited time"  # in the claim's own clause: "..., and só hoje também..."
     return ""
 
@@ -537,22 +560,31 @@ _AT_BRANCH: Final = re.compile(
 
 #: A sentence that opens with one store named around the word ("Our downtown store on 5th
 #: Street is open 24 hours", "Nossa loja do Centro abre aos domingos", "The Paulista store"):
-#: the qualifier before the word, and a capitalised place after it.
+#: a place word or a capitalised name before the word, a capitalised place after it.
 _BRANCH_STORE: Final = re.compile(
-    r"^\W*(?i:(?:n[ao]s?|em|at|in|for)\s+)?(?i:a|o|the|our|nossa|nosso)\s+(?:([A-Za-z][\w-]+)\s+)?"
+    r"^\W*(?i:(?:n[ao]s?|em|at|in|for)\s+)?(?i:a|o|the|our|nossa|nosso)\s+"
+    r"(?:((?i:downtown|uptown|midtown|flagship|airport|mall|central|north|south|east|west|main)|[A-Z][\w-]+)\s+)?"
     r"(?i:store|shop|branch|location|outlet|loja|unidade|filial|agencia|agência)\b"
     r"(?:\s+(?:(?i:on|in|at|of|d[aeo]s?|n[ao]s?)\s+)?([A-Z][\w-]+(?:\s+[A-Z0-9][\w-]*)*))?")
+#: A claim about every store of the business ("Stores are open 24 hours", "todas as lojas"),
+#: folded: a store named in the quote is one of them, not all (a business with one store
+#: names its store's street too: "Our store on Main Street accepts Pix").
+_EVERY_STORE: Final = re.compile(
+    r"\b(?:stores|shops|branches|locations|outlets|lojas|unidades|filiais|agencias)\b"
+    r"|\b(?:every|each|all|any|cada|qualquer|toda|todas as)\s+(?:of (?:our|the) )?"
+    r"(?:store|shop|branch|location|outlet|loja|unidade|filial|agencia)")
 
 
 def _at_one_branch(claim: str, sentence: str) -> bool:
     """True when `sentence` opens by placing itself at one named branch the claim does not
     name ("Na unidade Pinheiros, adolescentes podem treinar" for a rule of every unit; "Our
-    downtown store on 5th Street is open 24 hours" for "Stores are open 24 hours").
+    downtown store on 5th Street is open 24 hours" for "Stores are open 24 hours": a store
+    named around the word counts only against a claim about every store, `_EVERY_STORE`).
     """
     found = _AT_BRANCH.match(sentence)
     named = [found.group(1)] if found is not None else []
     store = _BRANCH_STORE.match(sentence)
-    if store is not None:
+    if store is not None and _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])):
         named += [g for g in store.groups() if g]
     said = content_terms(claim) | names(claim)
     return any(not content_terms(n) <= said for n in named)
@@ -681,9 +713,11 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     a bare number of a tool result matches a value of any unit (data has no units) unless
     its key names one ("return window days: 15" is 15 days), and a bare number of the
     claim any value of that number ("7-day returns", "7 days"); a range is found when its
-    two ends are; a duration in any unit it fills ("1 week" is "7 calendar days").
+    two ends are; a duration in any unit it fills ("1 week" is "7 calendar days"). A count
+    of times is found by its number in any unit ("rescheduled twice": "2 reschedules"), and
+    once is no value to find ("exchanged only once": "allows one exchange", "a single time").
     """
-    wanted = _values(claim)
+    wanted = _values(claim) - {_ONCE}
     if not wanted:
         return True
     found = list(found)  # read twice
@@ -698,8 +732,13 @@ def values_found(claim: str, found: Iterable[tuple[str, str]]) -> bool:
     have |= {same_duration(v) for v in have if v.startswith("m:")}
     terms = _naming_one(claim, found, wanted, have) if any(v.startswith("m:1:") for v in wanted) else frozenset()
     return all(v in have or same_duration(v) in have or _ends_found(v, have) or _one_named(v, have, terms) or (
-        v.startswith("m:") and (v.split(":")[1] in bare or (v.endswith(":") and v.split(":")[1] in numbers)))
+        v.startswith("m:") and (v.split(":")[1] in bare or (v.endswith((":", _TIMES)) and v.split(":")[1] in numbers)))
         for v in wanted)
+
+
+#: A count of times, as the analyser writes "twice" ("m:2:times"), and once.
+_TIMES: Final = ":times"
+_ONCE: Final = "m:1:times"
 
 
 def _naming_one(claim: str, found: Sequence[tuple[str, str]], wanted: frozenset[str] | set[str],
@@ -756,22 +795,35 @@ def _with_unit(match: re.Match[str]) -> str:
 
 
 #: Opening and closing, which the analyser reads as poles rather than terms ("We are open
-#: Monday to Friday" has no content term): what an opening-hours claim is about.
+#: Monday to Friday" has no content term).
 _OPEN_CLOSE: Final = frozenset({"p:p_open", "p:p_close"})
+#: Terms that name the business itself ("our store", "nossa loja"), as "we" does.
+_THE_BUSINESS: Final = frozenset({"s_store"})
 
 
-def _open_close(text: str) -> frozenset[str]:
+def _only_opening(text: str) -> frozenset[str]:
+    """The open/close poles of `text` when nothing but the business names what it is about
+    ("We are open Monday to Friday, 9 to 5", "Our store opens at 9"), else none ("The pool
+    is open from 7 am")."""
+    if any(not t.startswith(("m:", "d:")) and t not in _THE_BUSINESS for t in content_terms(text)):
+        return frozenset()
     return frozenset(t for t in tokens(text) if t in _OPEN_CLOSE)
 
 
 def covers(claim: str, texts: Sequence[str]) -> bool:
     """True when `texts` are about what `claim` is about (see the module doc, step 3): a
-    claim with values shares a word with them, or they are in the other language.
+    claim with values shares a word with them, or they are in the other language. A claim
+    whose body names nothing but opening or closing ("Hours" / "We are open Monday to
+    Friday, 9 to 5") is about what a text that names nothing else but opening says.
     """
-    wanted = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))} | _open_close(claim)
+    body = claim.split("\n", 1)[-1]
+    opening = _only_opening(body)
+    if opening and any(opening & _only_opening(t) for t in texts):
+        return True
+    wanted = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))}
     if not wanted:
         return True
-    have = frozenset().union(*(content_terms(t) | _open_close(t) for t in texts)) if texts else frozenset()
+    have = frozenset().union(*(content_terms(t) for t in texts)) if texts else frozenset()
     have |= frozenset().union(*(names(t) for t in texts)) if texts else frozenset()
     shared = wanted & have
     if _values(claim):  # values survive translation where words do not ("30 days' notice" for "aviso de 30 dias")
