@@ -115,6 +115,32 @@ def _surrogate_problem(text: str) -> str:
     return f"contains U+{ord(bad):04X}, a lone surrogate that cannot be written as UTF-8"
 
 
+#: What a body a person writes may not hold: control characters but tab and line ends
+#: (C0, DEL, C1), the bidirectional overrides and isolates, and the tag characters (a
+#: terminal, an editor or a model reads them as something else than what is shown).
+_UNSAFE_IN_BODY: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+
+
+def check_written_body(markdown: str, body: str) -> None:
+    """Refuse a body a person wrote (`body`, inside the record `markdown`) that holds a
+    character of `_UNSAFE_IN_BODY`. The model's bodies are cleaned instead (the candidate
+    screen); a body stored before this rule is not refused unless it is written anew.
+
+    Raises:
+        ConceptFormatError: field ``body``, the record's line, and the character named.
+    """
+    found = _UNSAFE_IN_BODY.search(body)
+    if found is None:
+        return
+    char = found.group()
+    at = markdown.find(char)
+    line = markdown.count("\n", 0, at) + 1 if at >= 0 else None
+    named = unicodedata.name(char, "a control character")
+    raise ConceptFormatError(
+        f"contains U+{ord(char):04X} ({named}): a body holds no control characters (tab and line ends aside), "
+        "bidirectional overrides or tag characters", line=line, field="body")
+
+
 def _line_problem(text: str) -> str:
     """Why `text` is not one line of printable text without edge spaces, naming the first
     character that is not printable (by code point, Unicode name and position, 1-based).

@@ -1084,6 +1084,8 @@ class Memory:
                                        actor=actor)
                 self._embed_written(tenant, agent)  # its vector, in this request
                 return saved.concept
+            except ConceptFormatError as exc:  # a body the store refuses: the line of the author's text
+                raise authors_error(exc, markdown, len(filled)) from None
             except (StaleVersion, NotFound):
                 continue  # written or deleted meanwhile: read it again
             except UserError:

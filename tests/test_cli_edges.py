@@ -153,8 +153,13 @@ def test_show_prints_a_bodys_control_characters_as_escapes(tmp_path: Path) -> No
     from insika_knowledge import Memory
     from insika_knowledge.cli import cli
 
-    with Memory(tmp_path) as memory:
-        memory.put("---\nname: bell\ndescription: Bell.\n---\nRing \x1b[31mred\x07\tdone \u202eevil.\n", agent="a")
+    with Memory(tmp_path) as memory:  # `put` refuses such a body now; one stored before is still shown safely
+        memory.put("---\nname: bell\ndescription: Bell.\n---\nRing.\n", agent="a")
+        stored = memory.store().get("a", "bell")
+        assert stored is not None
+        with memory.store().transaction() as tx:
+            tx.put("a", stored.concept.replace(body="Ring \x1b[31mred\x07\tdone \u202eevil."), reason="edit",
+                   actor="python")
     out = CliRunner().invoke(cli, ["show", "bell", "--agent", "a", "--data-dir", str(tmp_path)]).output
     assert "Ring \\x1b[31mred\\x07\tdone \\u202eevil.\n" in out and "\x1b" not in out and "\x07" not in out
     assert "\u202e" not in out  # a bidirectional override would show the text reordered

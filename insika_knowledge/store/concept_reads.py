@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Final
 
-from insika_knowledge.concept import Concept, parse
+from insika_knowledge.concept import Concept, check_written_body, parse, serialize
 from insika_knowledge.errors import NotFound, StorageCorrupt, UserError
 from insika_knowledge.store.base import (
     Activity,
@@ -468,6 +468,8 @@ class ConceptReads(NamingReads):
         concept = parse(markdown)
         with self.transaction() as tx:
             before = tx.current(agent, name, expected_version).concept
+            if concept.body != before.body:
+                check_written_body(markdown, concept.body)
             if concept.name != name:
                 if tx.get(agent, concept.name) is not None:
                     raise UserError(
@@ -488,6 +490,7 @@ class ConceptReads(NamingReads):
         """
         check_operator(actor)
         concept = parse(markdown)
+        check_written_body(markdown, concept.body)
         with self.transaction() as tx:
             if tx.get(agent, concept.name) is not None:
                 raise UserError(f"line 2, field 'name': '{concept.name}' already exists")
@@ -576,6 +579,8 @@ class ConceptReads(NamingReads):
                 raise UserError(f"a resolution keeps the name '{name}'; rename it with an edit")
             if concept.in_conflict:
                 raise UserError("a resolution must remove the ## Contradiction section")
+            if concept.body != current.concept.body:
+                check_written_body(serialize(concept), concept.body)
             stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="resolve", actor=actor)
             tx.align_ledger(agent, name, frozenset(concept.sources))
             return stored

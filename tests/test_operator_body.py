@@ -1,0 +1,54 @@
+"""A body a person writes holds no control characters, bidirectional overrides or tag
+characters: refused with the line and the character named, nothing written.
+
+The last notes left it: `put` kept ESC, DEL and U+202E in a body (a description refused
+them), `show` and the prompt escaped them, and `export --format md` wrote them raw into
+files a terminal or an editor shows. A body already stored with them is not refused when
+an edit leaves the body alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from insika_knowledge.errors import ConceptFormatError
+from insika_knowledge.memory import Memory
+
+RECORD = "---\nname: frete\ndescription: Frete grátis\n---\n\nFrete grátis acima de R$ 199.\n{extra}\n"
+
+
+@pytest.mark.parametrize(("char", "named"), [
+    ("\x1b[31m", "U+001B"), ("\x7f", "U+007F"), ("\u202e", "U+202E"), ("\u2066", "U+2066"),
+    ("\U000e0041", "U+E0041"), ("\x85", "U+0085"),
+])
+def test_a_body_with_a_control_character_is_refused_and_nothing_is_written(
+        tmp_path: Path, database: str | None, char: str, named: str) -> None:
+    memory = Memory(tmp_path, database=database)
+    with pytest.raises(ConceptFormatError) as caught:
+        memory.put(RECORD.format(extra=f"Pague com {char}Pix."), agent="loja")
+    assert caught.value.field == "body" and caught.value.line == 7 and named in str(caught.value)
+    assert memory.store().get("loja", "frete") is None
+    memory.close()
+
+
+def test_tabs_line_ends_and_right_to_left_text_are_kept(tmp_path: Path, database: str | None) -> None:
+    memory = Memory(tmp_path, database=database)
+    saved = memory.put(RECORD.format(extra="Col\tuna\r\nשלום עולם, \u200fمرحبا"), agent="loja")
+    assert "\t" in saved.body and "\u200f" in saved.body
+    memory.close()
+
+
+def test_an_update_that_leaves_an_old_body_alone_is_not_refused(tmp_path: Path, database: str | None) -> None:
+    memory = Memory(tmp_path, database=database)
+    memory.put(RECORD.format(extra="ok"), agent="loja")
+    with pytest.raises(ConceptFormatError, match="U\\+202E"):
+        memory.update("frete", agent="loja", body="Frete \u202egrátis")
+    old = memory.store().get("loja", "frete")
+    assert old is not None and old.concept.body.endswith("ok")  # nothing written
+    with memory.store().transaction() as tx:  # a body stored before the rule (the store itself takes it)
+        tx.put("loja", old.concept.replace(body="Frete \x1b[31mgrátis"), reason="edit", actor="python")
+    updated = memory.update("frete", agent="loja", description="Frete grátis no Brasil")  # the body untouched
+    assert updated.description == "Frete grátis no Brasil" and "\x1b" in updated.body
+    memory.close()
