@@ -132,7 +132,8 @@ def test_a_restore_after_a_delete_reopens_the_claims_the_delete_closed(tmp_path:
     memory.put(_policy("Customers get a first response within 4 hours."), agent="loja")
     memory.propose(CLAIM, agent="loja", session_id="s1", messages=SAID)
     assert memory.dismiss_held("sla-resposta", agent="loja") == 1  # a person decided: stays closed
-    other = {**CLAIM, "description": "The support SLA is 3 hours.", "body": "Customers get a first response within 3 hours."}
+    other = {**CLAIM, "description": "The support SLA is 3 hours.",
+             "body": "Customers get a first response within 3 hours."}
     memory.propose(other, agent="loja", session_id="s2", messages=[{"role": "assistant", "content": other["body"]}])
     assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s2"]
     live = memory.history("sla-resposta", agent="loja")[-1].version

@@ -859,7 +859,8 @@ def test_once_as_a_count_and_once_as_after(a: str, b: str, alike: bool) -> None:
     # eleventh newcomers' set (dev): wordings that move no meaning
     ("A academia funciona de segunda a sexta, das 6h às 22h.", "A academia abre de seg. a sex., das 06:00 às 22:00.",
      True),
-    ("Orders placed after 3 pm ship the next business day.", "Orders placed after 3 p.m. ship on the next business day.",
+    ("Orders placed after 3 pm ship the next business day.",
+     "Orders placed after 3 p.m. ship on the next business day.",
      True),
     ("Check-out is at 11 am.", "Checkout is at 11 am.", True),
     ("Check-in starts at 3 pm.", "Checkin starts at 3 pm.", True),

@@ -1200,7 +1200,8 @@ def test_a_price_each_names_no_kind_the_quote_must_name() -> None:
      "You can return items until Sunday of the following week after delivery", False),
     ("Hours\nWe are open Monday until Sunday.", "We are open Monday until Sunday.", "We are open Monday until Sunday",
      False),
-    ("Returns\nReturns are accepted within 30 days.", "Returns are accepted within 30 days, even during our summer sale.",
+    ("Returns\nReturns are accepted within 30 days.",
+     "Returns are accepted within 30 days, even during our summer sale.",
      "Returns are accepted within 30 days", False),
     ("Trocas\nTrocas são aceitas em até 30 dias.", "Trocas são aceitas em até 30 dias, mesmo durante a liquidação.",
      "Trocas são aceitas em até 30 dias", False),
@@ -1274,7 +1275,8 @@ def test_an_adjective_in_un_ed_is_no_past() -> None:
 @pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
     # an attack on this session's first readings: each was read the other way by them
     # a store's street named by a business with one store; a word before "store" that names none
-    ("Pix\nThe store accepts Pix.", "Our store on Main Street accepts Pix.", "Our store on Main Street accepts Pix", False),
+    ("Pix\nThe store accepts Pix.", "Our store on Main Street accepts Pix.", "Our store on Main Street accepts Pix",
+     False),
     ("Entrega\nEntregamos em até 2 dias.", "Our entire store ships free on orders over $50.",
      "Our entire store ships free on orders over $50", True),  # (held: the quote is another rule)
     ("Reserves\nStores hold reserved orders for 7 days.", "The nearest store holds reserved orders for 7 days.",
@@ -1283,7 +1285,8 @@ def test_an_adjective_in_un_ed_is_no_past() -> None:
     ("Classes\nClasses for the following week can be booked until Thursday.",
      "Classes can be booked until Thursday for the following week.",
      "Classes can be booked until Thursday for the following week", False),
-    ("Fatura\nA fatura pode ser paga sem juros até o final do mês.", "A fatura pode ser paga sem juros até o final do mês.",
+    ("Fatura\nA fatura pode ser paga sem juros até o final do mês.",
+     "A fatura pode ser paga sem juros até o final do mês.",
      "A fatura pode ser paga sem juros até o final do mês", False),
     ("Sale items\nItems bought during our annual sale can be exchanged but not refunded.",
      "Items bought during our annual sale can be exchanged but not refunded.",
@@ -1299,7 +1302,8 @@ def test_an_adjective_in_un_ed_is_no_past() -> None:
     ("Gym hours\nThe gym is open from 7 am to 10 pm.", "The pool is open from 7 am to 10 pm.",
      "The pool is open from 7 am to 10 pm", True),
     ("Kitchen\nThe kitchen is open until 11 pm.", "We're open until 11 pm.", "We're open until 11 pm", True),
-    ("Holidays\nWe are open on holidays.", "We are open Monday to Friday, 9 to 5.", "We are open Monday to Friday, 9 to 5",
+    ("Holidays\nWe are open on holidays.", "We are open Monday to Friday, 9 to 5.",
+     "We are open Monday to Friday, 9 to 5",
      True),
     ("Delivery\nO delivery funciona aos domingos.", "A loja abre aos domingos.", "A loja abre aos domingos", True),
     ("Returns\nOpened items can be returned within 7 days.", "We are open 7 days a week.", "We are open 7 days a week",

@@ -681,12 +681,13 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         (("in the first",), r"\bin the first (?=\d|(?:two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
                             r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
         # "funciona" / "operates" before its days or hours is "abre" / "is open": opening hours
-        (("funciona", "opera"), r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b"
-                                r"(?=\s+(?:(?:de )?(?:segunda|terca|quarta|quinta|sexta|sabado|domingo|seg|ter|qua|qui|sex|sab|dom)\b"
-                                r"|das? \d|entre \d|a partir das?|aos (?:sabados|domingos|feriados)|todos os dias|diariamente"
-                                r"|24 ?h|(?:from )?(?:mon|tues|wednes|thurs|fri|satur|sun)(?:days?)?\b|(?:tue|wed|thu|sat)\b"
-                                r"|daily|every day|around the clock|24/7|(?:from|between) \d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m|p\.m|h\b)))",
-         "open"),
+        (("funciona", "opera"),
+         r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b(?=\s+(?:"
+         r"(?:de )?(?:segunda|terca|quarta|quinta|sexta|sabado|domingo|seg|ter|qua|qui|sex|sab|dom)\b"
+         r"|das? \d|entre \d|a partir das?|aos (?:sabados|domingos|feriados)|todos os dias|diariamente"
+         r"|24 ?h|(?:from )?(?:mon|tues|wednes|thurs|fri|satur|sun)(?:days?)?\b|(?:tue|wed|thu|sat)\b"
+         r"|daily|every day|around the clock|24/7"
+         r"|(?:from|between) \d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m|p\.m|h\b)))", "open"),
         # "a taxa corresponde a 20%" is "a taxa é de 20%" (a value, as "é de" gives it)
         (("corresponde", "equivale"), r"\b(?:corresponde|correspondem|equivale|equivalem) (?:a|ao|a um|a uma)\b"
          r"(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", "ser de"),

@@ -804,7 +804,8 @@ _THE_BUSINESS: Final = frozenset({"s_store"})
 def _only_opening(text: str) -> frozenset[str]:
     """The open/close poles of `text` when nothing but the business names what it is about
     ("We are open Monday to Friday, 9 to 5", "Our store opens at 9"), else none ("The pool
-    is open from 7 am")."""
+    is open from 7 am").
+    """
     if any(not t.startswith(("m:", "d:")) and t not in _THE_BUSINESS for t in content_terms(text)):
         return frozenset()
     return frozenset(t for t in tokens(text) if t in _OPEN_CLOSE)
