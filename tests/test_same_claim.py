@@ -920,3 +920,19 @@ def test_the_time_of_something_at_a_clock_time_is_when_it_is(a: str, b: str, ali
 ])
 def test_what_this_sessions_readings_must_not_read(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a clause that closes on "is free" says what "is free" before its phrase says
+    ("Delivery is free within the city.", "Delivery within the city is free.", True),
+    ("Shipping is free on orders over $50.", "Shipping on orders over $50 is free.", True),
+    ("A entrega é grátis para a capital.", "A entrega para a capital é grátis.", True),
+    # ...with its values and places still bound
+    ("Delivery is free within the city.", "Delivery within the state is free.", False),
+    ("Shipping is free on orders over $50.", "Shipping on orders over $60 is free.", False),
+    ("Delivery is free within the city.", "Delivery within the city is not free.", False),
+])
+def test_a_phrase_before_is_free_reads_as_after_it(a: str, b: str, alike: bool) -> None:
+    """Eleventh newcomers' set (dev): "Delivery is free within the city" / "Delivery within
+    the city is free"."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -815,7 +815,17 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_free_adverb(_free_for_active(_included_active(_said_once(out)))))
+    return tuple(_free_adverb(_free_for_active(_free_first(_included_active(_said_once(out))))))
+
+
+def _free_first(out: list[str]) -> list[str]:
+    """`out` with each "free" after a phrase of its clause moved before it
+    (`_free_before_its_phrase`), once the passives read as actives."""
+    if FREE in out:
+        for i, token in enumerate(out):
+            if token == FREE:
+                _free_before_its_phrase(out, i)
+    return out
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
@@ -971,6 +981,30 @@ def _in_order(seq: tuple[str, ...]) -> tuple[str, ...]:
                 and (i + 2 == len(out) or out[i + 2] in (SENTENCE, PHRASE)) and out[i - 1] > out[i + 1]:
             out[i - 1], out[i + 1] = out[i + 1], out[i - 1]
     return tuple(out)
+
+
+#: What the phrase between a subject and a closing "is free" may hold: roles, words, values,
+#: dates and bounds ("within the city", "on orders over $50", "para a capital").
+_PHRASE_POLES: Final = frozenset({"p:p_above", "p:p_below", "p:p_at_least", "p:p_at_most"})
+_AGENT_ROLES: Final = frozenset({"r:by", "r:pelo", "r:pela", "r:pelos", "r:pelas"})
+
+
+def _free_before_its_phrase(out: list[str], at: int) -> None:
+    """Move the "free" at `at` to right after its clause's subject when a phrase of a role
+    stands between them: "delivery within the city (is) free" reads as "delivery (is) free
+    within the city" (the same tokens, so the same length). Not after a passive's agent
+    ("rebooked by the airline ... at no cost").
+    """
+    start = at
+    while start > 0 and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
+        start -= 1
+    role = start
+    while role < at and plain_word(out[role]):
+        role += 1
+    if role == start or role == at or not out[role].startswith("r:") or out[role] in _AGENT_ROLES:
+        return  # no subject, no phrase of a role after it, or a passive's agent
+    if all(t.startswith(("r:", "m:", "d:")) or plain_word(t) or t in _PHRASE_POLES for t in out[role:at]):
+        out[role:at + 1] = [FREE, *out[role:at]]
 
 
 _JOINS: Final = frozenset({"c:and", "c:or"})
