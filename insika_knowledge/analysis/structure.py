@@ -820,7 +820,8 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
 
 def _free_first(out: list[str]) -> list[str]:
     """`out` with each "free" after a phrase of its clause moved before it
-    (`_free_before_its_phrase`), once the passives read as actives."""
+    (`_free_before_its_phrase`), once the passives read as actives.
+    """
     if FREE in out:
         for i, token in enumerate(out):
             if token == FREE:
