@@ -936,3 +936,20 @@ def test_a_phrase_before_is_free_reads_as_after_it(a: str, b: str, alike: bool) 
     """Eleventh newcomers' set (dev): "Delivery is free within the city" / "Delivery within
     the city is free"."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # "a devolução do valor é feita" is "o valor é devolvido"; "the refund of the fee is made" "the fee is refunded"
+    ("A devolução do valor é feita em até 10 dias úteis.", "O valor é devolvido em até dez dias úteis.", True),
+    ("A entrega do pedido é feita em até 5 dias.", "O pedido é entregue em até 5 dias.", True),
+    ("The refund of the fee is made within 5 days.", "The fee is refunded within 5 days.", True),
+    ("The delivery of large items is done by our own team.", "Large items are delivered by our own team.", True),
+    # ...and what it must not fold
+    ("A devolução do valor é feita em até 10 dias úteis.", "O valor é devolvido em até 20 dias úteis.", False),
+    ("A entrega do pedido é feita em até 5 dias.", "O pedido é trocado em até 5 dias.", False),
+    ("The refund of the fee is made within 5 days.", "The fee is charged within 5 days.", False),
+])
+def test_an_action_named_as_a_noun_is_the_action(a: str, b: str, alike: bool) -> None:
+    """Eleventh newcomers' set (dev): "A devolução do valor é feita em até 10 dias úteis" /
+    "O valor é devolvido em até dez dias úteis"."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -680,6 +680,17 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "in the first 30 days" is "within the first 30 days"
         (("in the first",), r"\bin the first (?=\d|(?:two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
                             r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
+        # an action named as a noun and "made": "a devolução do valor é feita" is "o valor é
+        # devolvido", "the refund of the fee is made" "the fee is refunded" (then read as the
+        # business doing it, as any passive of its operations)
+        (("feit", "realizad", "efetuad"),
+         r"\b(?:a|o)\s+(entrega|devolucao|troca|envio|reembolso|cancelamento|cobranca|estorno)\s+d(?:o|a|os|as)\s+"
+         r"([a-z][a-z ]{0,40}?)\s+(ser|sao)\s+(?:feit|realizad|efetuad)[oa]s?\b",
+         lambda m: f"{m[2]} {m[3]} {_PARTICIPLES[m[1]]}"),
+        (("made", "done", "carried out", "processed"),
+         r"\bthe\s+(refund|delivery|exchange|shipment|shipping|cancellation|return|replacement)\s+of\s+(?:the\s+)?"
+         r"([a-z][a-z ]{0,40}?)\s+(is|are)\s+(?:made|done|carried out|processed)\b",
+         lambda m: f"{m[2]} {m[3]} {_PARTICIPLES[m[1]]}"),
         # "funciona" / "operates" before its days or hours is "abre" / "is open": opening hours
         (("funciona", "opera"),
          r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b(?=\s+(?:"
@@ -715,6 +726,12 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
          r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
          r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
     ))
+#: The participle of each action `_MARKS` reads as a noun ("a devolução do valor é feita").
+_PARTICIPLES: Final = {
+    "entrega": "entregue", "devolucao": "devolvido", "troca": "trocado", "envio": "enviado",
+    "reembolso": "reembolsado", "cancelamento": "cancelado", "cobranca": "cobrado", "estorno": "estornado",
+    "refund": "refunded", "delivery": "delivered", "exchange": "exchanged", "shipment": "shipped",
+    "shipping": "shipped", "cancellation": "cancelled", "return": "returned", "replacement": "replaced"}
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
