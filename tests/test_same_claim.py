@@ -953,3 +953,13 @@ def test_an_action_named_as_a_noun_is_the_action(a: str, b: str, alike: bool) ->
     """Eleventh newcomers' set (dev): "A devolução do valor é feita em até 10 dias úteis" /
     "O valor é devolvido em até dez dias úteis"."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("A entrega do pedido é feita na portaria.", "A entrega do pedido é na portaria.", True),  # as before
+    ("A entrega do pedido não é feita aos domingos.", "O pedido não é entregue aos domingos.", True),
+    ("A entrega do pedido não é feita aos domingos.", "O pedido é entregue aos domingos.", False),
+    ("A troca do produto é feita em 7 dias.", "A devolução do produto é feita em 7 dias.", False),
+])
+def test_the_action_as_a_noun_keeps_its_negation_and_its_verb(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

@@ -616,6 +616,12 @@ def _day_half(hour: str, part: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
+#: The participle of each action `_MARKS` reads as a noun ("a devolução do valor é feita").
+_PARTICIPLES: Final[dict[str, str]] = {
+    "entrega": "entregue", "devolucao": "devolvido", "troca": "trocado", "envio": "enviado",
+    "reembolso": "reembolsado", "cancelamento": "cancelado", "cobranca": "cobrado", "estorno": "estornado",
+    "refund": "refunded", "delivery": "delivered", "exchange": "exchanged", "shipment": "shipped",
+    "shipping": "shipped", "cancellation": "cancelled", "return": "returned", "replacement": "replaced"}
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
@@ -680,13 +686,14 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "in the first 30 days" is "within the first 30 days"
         (("in the first",), r"\bin the first (?=\d|(?:two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
                             r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
-        # an action named as a noun and "made": "a devolução do valor é feita" is "o valor é
-        # devolvido", "the refund of the fee is made" "the fee is refunded" (then read as the
-        # business doing it, as any passive of its operations)
-        (("feit", "realizad", "efetuad"),
+        # an action named as a noun: "a devolução do valor é (feita) em 10 dias" is "o valor é
+        # devolvido em 10 dias", "the refund of the fee is made" "the fee is refunded" (then read
+        # as the business doing it, as any passive of its operations)
+        (("entrega d", "devolucao d", "troca d", "envio d", "reembolso d", "cancelamento d", "cobranca d",
+          "estorno d"),
          r"\b(?:a|o)\s+(entrega|devolucao|troca|envio|reembolso|cancelamento|cobranca|estorno)\s+d(?:o|a|os|as)\s+"
-         r"([a-z][a-z ]{0,40}?)\s+(ser|sao)\s+(?:feit|realizad|efetuad)[oa]s?\b",
-         lambda m: f"{m[2]} {m[3]} {_PARTICIPLES[m[1]]}"),
+         r"([a-z][a-z ]{0,40}?)\s+(ser|sao)\s+(?:(?:feit|realizad|efetuad)[oa]s?\b)?",
+         lambda m: f"{m[2]} {m[3]} {_PARTICIPLES[m[1]]} "),
         (("made", "done", "carried out", "processed"),
          r"\bthe\s+(refund|delivery|exchange|shipment|shipping|cancellation|return|replacement)\s+of\s+(?:the\s+)?"
          r"([a-z][a-z ]{0,40}?)\s+(is|are)\s+(?:made|done|carried out|processed)\b",
@@ -726,12 +733,6 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
          r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
          r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
     ))
-#: The participle of each action `_MARKS` reads as a noun ("a devolução do valor é feita").
-_PARTICIPLES: Final = {
-    "entrega": "entregue", "devolucao": "devolvido", "troca": "trocado", "envio": "enviado",
-    "reembolso": "reembolsado", "cancelamento": "cancelado", "cobranca": "cobrado", "estorno": "estornado",
-    "refund": "refunded", "delivery": "delivered", "exchange": "exchanged", "shipment": "shipped",
-    "shipping": "shipped", "cancellation": "cancelled", "return": "returned", "replacement": "replaced"}
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
