@@ -963,3 +963,19 @@ def test_an_action_named_as_a_noun_is_the_action(a: str, b: str, alike: bool) ->
 ])
 def test_the_action_as_a_noun_keeps_its_negation_and_its_verb(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # "a taxa de X é (de) V" says what "X custa V" says
+    ("A matrícula custa R$ 99.", "A taxa de matrícula é de R$ 99,00.", True),
+    ("A entrega custa R$ 10.", "A taxa de entrega é R$ 10.", True),
+    ("A entrega custa R$ 10 por pedido.", "A taxa de entrega é de R$ 10 por pedido.", True),
+    # ...with its value and its thing kept
+    ("A matrícula custa R$ 99.", "A taxa de matrícula é de R$ 89.", False),
+    ("A entrega custa R$ 10.", "A taxa de troca é de R$ 10.", False),
+    ("O reembolso custa R$ 10.", "O valor do reembolso é de R$ 10.", False),  # a fee is not an amount refunded
+])
+def test_the_fee_of_a_thing_is_what_it_costs(a: str, b: str, alike: bool) -> None:
+    """Eleventh newcomers' set (dev): "A matrícula custa R$ 99" / "A taxa de matrícula é de
+    R$ 99,00"."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -833,7 +833,37 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_free_adverb(_free_for_active(_free_first(_included_active(_said_once(out))))))
+    return tuple(_free_adverb(_free_for_active(_free_first(_included_active(_price_of(_said_once(out)))))))
+
+
+#: The price word of a thing ("a taxa de matrícula", "the price of", "custa").
+_PRICE: Final = "s_price"
+
+
+def _price_of(out: list[str]) -> list[str]:
+    """`out` with each clause "the fee of X is (of) V" read as "X costs V" ("A taxa de
+    matrícula é de R$ 99" as "A matrícula custa R$ 99"): the price word, "of", the words of
+    the thing, an optional "of", then a sum of money.
+    """
+    if _PRICE not in out:
+        return out
+    return _by_clause(out, _price_swapped)
+
+
+def _price_swapped(clause: list[str]) -> list[str]:
+    if len(clause) < 4 or clause[0] != _PRICE or clause[1] not in _OF_ROLES:
+        return clause
+    end = 2
+    while end < len(clause) and plain_word(clause[end]):
+        end += 1
+    value = end + 1 if end < len(clause) and clause[end] in _OF_ROLES else end
+    if end == 2 or value >= len(clause) or not _MONEY_RE.match(clause[value]):
+        return clause
+    return [*clause[2:end], _PRICE, *clause[value:]]
+
+
+#: A sum of money as a token ("m:99:brl", "m:10:usd").
+_MONEY_RE: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
 
 
 def _free_first(out: list[str]) -> list[str]:
