@@ -118,28 +118,48 @@ def _surrogate_problem(text: str) -> str:
 #: What a body a person writes may not hold: control characters but tab and line ends
 #: (C0, DEL, C1), the bidirectional overrides and isolates, and the tag characters (a
 #: terminal, an editor or a model reads them as something else than what is shown).
-_UNSAFE_IN_BODY: Final = re.compile(
+UNSAFE_IN_BODY: Final = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+
+
+def unsafe_in_body(markdown: str) -> tuple[int, str] | None:
+    """The record line (1-based, as `parse` counts: CRLF read as LF) and the first character
+    of `UNSAFE_IN_BODY` (a NUL too) after `markdown`'s frontmatter, or None (none, or not
+    a record).
+    """
+    try:
+        front, rest = split_record(markdown)
+    except ConceptFormatError:
+        return None
+    for offset, line in enumerate(rest):
+        found = UNSAFE_IN_BODY.search(line)
+        if found is not None:
+            return len(front) + 3 + offset, found.group()
+    return None
+
+
+def unsafe_body_error(char: str, *, line: int | None, where: str = "") -> ConceptFormatError:
+    """The error for `char`, a character of `UNSAFE_IN_BODY` in a body a person wrote."""
+    code = ord(char)
+    named = unicodedata.name(char, "a tag character" if 0xE0000 <= code <= 0xE007F else "a control character")
+    return ConceptFormatError(
+        f"{where}contains U+{code:04X} ({named}): a body holds no control characters (tab and line ends "
+        "aside), bidirectional overrides or tag characters", line=line, field=None if where else "body")
 
 
 def check_written_body(markdown: str, body: str) -> None:
     """Refuse a body a person wrote (`body`, inside the record `markdown`) that holds a
-    character of `_UNSAFE_IN_BODY`. The model's bodies are cleaned instead (the candidate
+    character of `UNSAFE_IN_BODY`. The model's bodies are cleaned instead (the candidate
     screen); a body stored before this rule is not refused unless it is written anew.
 
     Raises:
         ConceptFormatError: field ``body``, the record's line, and the character named.
     """
-    found = _UNSAFE_IN_BODY.search(body)
+    found = UNSAFE_IN_BODY.search(body)
     if found is None:
         return
-    char = found.group()
-    at = markdown.find(char)
-    line = markdown.count("\n", 0, at) + 1 if at >= 0 else None
-    named = unicodedata.name(char, "a control character")
-    raise ConceptFormatError(
-        f"contains U+{ord(char):04X} ({named}): a body holds no control characters (tab and line ends aside), "
-        "bidirectional overrides or tag characters", line=line, field="body")
+    located = unsafe_in_body(markdown)
+    raise unsafe_body_error(found.group(), line=located[0] if located else None)
 
 
 def _line_problem(text: str) -> str:

@@ -25,7 +25,17 @@ from typing import Any, Final, Protocol, cast, runtime_checkable
 import pluggy
 
 from insika_knowledge.authored import authors_error, check_times, complete
-from insika_knowledge.concept import Concept, parse, serialize, short_repr, status_of, utc_now
+from insika_knowledge.concept import (
+    UNSAFE_IN_BODY,
+    Concept,
+    parse,
+    serialize,
+    short_repr,
+    status_of,
+    unsafe_body_error,
+    unsafe_in_body,
+    utc_now,
+)
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
 from insika_knowledge.errors import (
@@ -1060,6 +1070,9 @@ class Memory:
         store = self.store(tenant)
         now = store.clock()
         concept: Concept | None = None
+        unsafe = unsafe_in_body(markdown)  # the line in the author's own text
+        if unsafe is not None and unsafe[1] == "\x00":
+            raise unsafe_body_error(unsafe[1], line=unsafe[0])  # never storable
         for attempt in range(PUT_ATTEMPTS):
             _pause(attempt)
             guess = {"provenance": "policy", "type": "fact", "confidence": 1.0, "sources": [],
@@ -1070,6 +1083,8 @@ class Memory:
             except ConceptFormatError as exc:
                 raise authors_error(exc, markdown, len(filled)) from None
             current = store.get(agent, concept.name)
+            if unsafe is not None and (current is None or current.concept.body != concept.body):
+                raise unsafe_body_error(unsafe[1], line=unsafe[0])  # a body stored before is left alone
             kept: dict[str, Any] = {}
             if current is not None:
                 kept = {k: getattr(current.concept, k) for k in KEPT_ON_PUT if k in filled}
@@ -1084,8 +1099,6 @@ class Memory:
                                        actor=actor)
                 self._embed_written(tenant, agent)  # its vector, in this request
                 return saved.concept
-            except ConceptFormatError as exc:  # a body the store refuses: the line of the author's text
-                raise authors_error(exc, markdown, len(filled)) from None
             except (StaleVersion, NotFound):
                 continue  # written or deleted meanwhile: read it again
             except UserError:
@@ -1201,6 +1214,9 @@ class Memory:
                 if _now_called(store, agent, name) is None:
                     self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
                 raise _hinted(NotFound(f"no concept {name!r} for agent {agent!r}"), store, agent, name)
+            if body is not None and body != current.concept.body and (bad := UNSAFE_IN_BODY.search(body)):
+                line = body.count("\n", 0, bad.start()) + 1
+                raise unsafe_body_error(bad.group(), line=None, where=f"Memory.update(): body, line {line}: ")
             try:
                 changed = current.concept.replace(**changes)
                 record = serialize(changed)  # validated

@@ -150,3 +150,15 @@ def test_a_restore_after_a_delete_reopens_the_claims_the_delete_closed(tmp_path:
     memory.restore("sla-resposta", live, agent="loja")
     assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s2"]
     memory.close()
+
+
+def test_restoring_the_delete_version_itself_reopens_the_claims(tmp_path: Path, database: str | None) -> None:
+    """A newcomer's report: `history` lists the delete row last, and restoring it (its
+    record is the last live one) brought the concept back with its claims still closed."""
+    memory = Memory(tmp_path, database=database)
+    memory.put(_policy("Customers get a first response within 4 hours."), agent="loja")
+    memory.propose(CLAIM, agent="loja", session_id="s1", messages=SAID)
+    deleted = memory.delete("sla-resposta", agent="loja")
+    memory.restore("sla-resposta", deleted.version, agent="loja")
+    assert [h.session_id for h in memory.held_claims(agent="loja", name="sla-resposta")] == ["s1"]
+    memory.close()

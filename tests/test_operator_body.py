@@ -52,3 +52,31 @@ def test_an_update_that_leaves_an_old_body_alone_is_not_refused(tmp_path: Path, 
     updated = memory.update("frete", agent="loja", description="Frete grátis no Brasil")  # the body untouched
     assert updated.description == "Frete grátis no Brasil" and "\x1b" in updated.body
     memory.close()
+
+
+@pytest.mark.parametrize(("markdown", "line"), [
+    ("---\nname: a\ndescription: d\n---\n\n1\n2\n3\n4\nx\x00y\n", 10),  # a NUL on its own line
+    ("---\nname: a\ndescription: d\n---\nx\x07\n", 5),  # no blank line after the frontmatter
+    ("---\nname: a\n# comment\ndescription: d\n---\n\nok\nx\x1b\n", 8),  # a YAML comment
+    ("---\nname: a\ndescription: d\n---\n \n\t\n\nok\nx\x1b\n", 9),  # whitespace-only lines
+    ("---\r\nname: a\r\ndescription: d\r\n---\r\n\r\nok\r\nx\u202e\r\n", 7),  # CRLF
+])
+def test_the_refusal_names_the_line_of_the_authors_text(tmp_path: Path, markdown: str, line: int) -> None:
+    """A newcomer's report: the line was counted in the record rebuilt from the text."""
+    memory = Memory(tmp_path)
+    with pytest.raises(ConceptFormatError) as caught:
+        memory.put(markdown, agent="ag")
+    assert caught.value.line == line and caught.value.field == "body", caught.value
+    memory.close()
+
+
+def test_update_names_the_line_of_the_body_it_was_given(tmp_path: Path) -> None:
+    memory = Memory(tmp_path)
+    memory.put(RECORD.format(extra="ok"), agent="loja")
+    with pytest.raises(ConceptFormatError, match=r"^Memory.update\(\): body, line 2: contains U\+202E"):
+        memory.update("frete", agent="loja", body="fine\nbad\u202ehere\n")
+    with pytest.raises(ConceptFormatError, match=r"line 1: contains U\+E0041 \(TAG LATIN CAPITAL LETTER A\)"):
+        memory.update("frete", agent="loja", body="\U000e0041")
+    with pytest.raises(ConceptFormatError, match=r"line 1: contains U\+0000"):
+        memory.update("frete", agent="loja", body="x\x00y")
+    memory.close()

@@ -922,47 +922,25 @@ def test_what_this_sessions_readings_must_not_read(a: str, b: str, alike: bool) 
     assert same(a, b) is alike and same(b, a) is alike
 
 
-@pytest.mark.parametrize(("a", "b", "alike"), [
-    # a clause that closes on "is free" says what "is free" before its phrase says
-    ("Delivery is free within the city.", "Delivery within the city is free.", True),
-    ("Shipping is free on orders over $50.", "Shipping on orders over $50 is free.", True),
-    ("A entrega é grátis para a capital.", "A entrega para a capital é grátis.", True),
-    # ...with its values and places still bound
-    ("Delivery is free within the city.", "Delivery within the state is free.", False),
-    ("Shipping is free on orders over $50.", "Shipping on orders over $60 is free.", False),
-    ("Delivery is free within the city.", "Delivery within the city is not free.", False),
+@pytest.mark.parametrize(("a", "b"), [
+    # An attack on two readings tried this session and dropped ("Delivery within the city is
+    # free" as "Delivery is free within the city"; "a devolução do valor é feita" as "o valor é
+    # devolvido"): each pair here was read as one claim by them. Which noun is free, the scope
+    # of "free", and who does an action named as a noun are not told by word order alone.
+    ("Customers in the app get a free coffee with every sandwich.",
+     "Customers in the app get a coffee with every free sandwich."),
+    ("Orders to the capital get free delivery with assembly.",
+     "Orders to the capital get delivery with free assembly."),
+    ("Members on the free plan get 5 GB of storage.", "Members on the plan get 5 GB of storage free."),
+    ("Calls to landlines in Portugal are free.", "Calls to landlines are free in Portugal."),
+    ("Delivery for orders until Friday is free.", "Delivery for orders is free until Friday."),
+    ("O reembolso da seguradora é feito em 30 dias.", "Reembolsamos a seguradora em 30 dias."),
+    ("A troca dos produtos de São Paulo é feita na loja.", "A troca dos produtos é feita na loja de São Paulo."),
+    ("The cancellation of the order is free and the refund is processed in 5 days.",
+     "The order is free and the refund is cancelled in 5 days."),
 ])
-def test_a_phrase_before_is_free_reads_as_after_it(a: str, b: str, alike: bool) -> None:
-    """Eleventh newcomers' set (dev): "Delivery is free within the city" / "Delivery within
-    the city is free"."""
-    assert same(a, b) is alike and same(b, a) is alike
-
-
-@pytest.mark.parametrize(("a", "b", "alike"), [
-    # "a devolução do valor é feita" is "o valor é devolvido"; "the refund of the fee is made" "the fee is refunded"
-    ("A devolução do valor é feita em até 10 dias úteis.", "O valor é devolvido em até dez dias úteis.", True),
-    ("A entrega do pedido é feita em até 5 dias.", "O pedido é entregue em até 5 dias.", True),
-    ("The refund of the fee is made within 5 days.", "The fee is refunded within 5 days.", True),
-    ("The delivery of large items is done by our own team.", "Large items are delivered by our own team.", True),
-    # ...and what it must not fold
-    ("A devolução do valor é feita em até 10 dias úteis.", "O valor é devolvido em até 20 dias úteis.", False),
-    ("A entrega do pedido é feita em até 5 dias.", "O pedido é trocado em até 5 dias.", False),
-    ("The refund of the fee is made within 5 days.", "The fee is charged within 5 days.", False),
-])
-def test_an_action_named_as_a_noun_is_the_action(a: str, b: str, alike: bool) -> None:
-    """Eleventh newcomers' set (dev): "A devolução do valor é feita em até 10 dias úteis" /
-    "O valor é devolvido em até dez dias úteis"."""
-    assert same(a, b) is alike and same(b, a) is alike
-
-
-@pytest.mark.parametrize(("a", "b", "alike"), [
-    ("A entrega do pedido é feita na portaria.", "A entrega do pedido é na portaria.", True),  # as before
-    ("A entrega do pedido não é feita aos domingos.", "O pedido não é entregue aos domingos.", True),
-    ("A entrega do pedido não é feita aos domingos.", "O pedido é entregue aos domingos.", False),
-    ("A troca do produto é feita em 7 dias.", "A devolução do produto é feita em 7 dias.", False),
-])
-def test_the_action_as_a_noun_keeps_its_negation_and_its_verb(a: str, b: str, alike: bool) -> None:
-    assert same(a, b) is alike and same(b, a) is alike
+def test_readings_dropped_after_an_attack_stay_apart(a: str, b: str) -> None:
+    assert not same(a, b) and not same(b, a)
 
 
 @pytest.mark.parametrize(("a", "b", "alike"), [

@@ -616,12 +616,6 @@ def _day_half(hour: str, part: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
-#: The participle of each action `_MARKS` reads as a noun ("a devolução do valor é feita").
-_PARTICIPLES: Final[dict[str, str]] = {
-    "entrega": "entregue", "devolucao": "devolvido", "troca": "trocado", "envio": "enviado",
-    "reembolso": "reembolsado", "cancelamento": "cancelado", "cobranca": "cobrado", "estorno": "estornado",
-    "refund": "refunded", "delivery": "delivered", "exchange": "exchanged", "shipment": "shipped",
-    "shipping": "shipped", "cancellation": "cancelled", "return": "returned", "replacement": "replaced"}
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
@@ -686,18 +680,6 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "in the first 30 days" is "within the first 30 days"
         (("in the first",), r"\bin the first (?=\d|(?:two|three|five|seven|ten|fifteen|thirty|sixty|ninety)\b"
                             r"|(?:hour|day|week|month|year)s?\b)", "within the first "),
-        # an action named as a noun: "a devolução do valor é (feita) em 10 dias" is "o valor é
-        # devolvido em 10 dias", "the refund of the fee is made" "the fee is refunded" (then read
-        # as the business doing it, as any passive of its operations)
-        (("entrega d", "devolucao d", "troca d", "envio d", "reembolso d", "cancelamento d", "cobranca d",
-          "estorno d"),
-         r"\b(?:a|o)\s+(entrega|devolucao|troca|envio|reembolso|cancelamento|cobranca|estorno)\s+d(?:o|a|os|as)\s+"
-         r"([a-z][a-z ]{0,40}?)\s+(ser|sao)\s+(?:(?:feit|realizad|efetuad)[oa]s?\b)?",
-         lambda m: f"{m[2]} {m[3]} {_PARTICIPLES[m[1]]} "),
-        (("made", "done", "carried out", "processed"),
-         r"\bthe\s+(refund|delivery|exchange|shipment|shipping|cancellation|return|replacement)\s+of\s+(?:the\s+)?"
-         r"([a-z][a-z ]{0,40}?)\s+(is|are)\s+(?:made|done|carried out|processed)\b",
-         lambda m: f"{m[2]} {m[3]} {_PARTICIPLES[m[1]]}"),
         # "funciona" / "operates" before its days or hours is "abre" / "is open": opening hours
         (("funciona", "opera"),
          r"\b(?:funciona|funcionam|funcionamos|opera|operam|operamos|operates|operate)\b(?=\s+(?:"
@@ -833,7 +815,7 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_free_adverb(_free_for_active(_free_first(_included_active(_price_of(_said_once(out)))))))
+    return tuple(_free_adverb(_free_for_active(_included_active(_price_of(_said_once(out))))))
 
 
 #: The price word of a thing ("a taxa de matrícula", "the price of", "custa").
@@ -864,17 +846,6 @@ def _price_swapped(clause: list[str]) -> list[str]:
 
 #: A sum of money as a token ("m:99:brl", "m:10:usd").
 _MONEY_RE: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
-
-
-def _free_first(out: list[str]) -> list[str]:
-    """`out` with each "free" after a phrase of its clause moved before it
-    (`_free_before_its_phrase`), once the passives read as actives.
-    """
-    if FREE in out:
-        for i, token in enumerate(out):
-            if token == FREE:
-                _free_before_its_phrase(out, i)
-    return out
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
@@ -1030,30 +1001,6 @@ def _in_order(seq: tuple[str, ...]) -> tuple[str, ...]:
                 and (i + 2 == len(out) or out[i + 2] in (SENTENCE, PHRASE)) and out[i - 1] > out[i + 1]:
             out[i - 1], out[i + 1] = out[i + 1], out[i - 1]
     return tuple(out)
-
-
-#: What the phrase between a subject and a closing "is free" may hold: roles, words, values,
-#: dates and bounds ("within the city", "on orders over $50", "para a capital").
-_PHRASE_POLES: Final = frozenset({"p:p_above", "p:p_below", "p:p_at_least", "p:p_at_most"})
-_AGENT_ROLES: Final = frozenset({"r:by", "r:pelo", "r:pela", "r:pelos", "r:pelas"})
-
-
-def _free_before_its_phrase(out: list[str], at: int) -> None:
-    """Move the "free" at `at` to right after its clause's subject when a phrase of a role
-    stands between them: "delivery within the city (is) free" reads as "delivery (is) free
-    within the city" (the same tokens, so the same length). Not after a passive's agent
-    ("rebooked by the airline ... at no cost").
-    """
-    start = at
-    while start > 0 and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
-        start -= 1
-    role = start
-    while role < at and plain_word(out[role]):
-        role += 1
-    if role == start or role == at or not out[role].startswith("r:") or out[role] in _AGENT_ROLES:
-        return  # no subject, no phrase of a role after it, or a passive's agent
-    if all(t.startswith(("r:", "m:", "d:")) or plain_word(t) or t in _PHRASE_POLES for t in out[role:at]):
-        out[role:at + 1] = [FREE, *out[role:at]]
 
 
 _JOINS: Final = frozenset({"c:and", "c:or"})

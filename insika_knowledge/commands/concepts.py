@@ -216,12 +216,17 @@ def restore(agent: str, name: str, version: int, data_dir: str | None, database:
     memory = open_memory(data_dir, database=database)
     try:
         require_tenant(memory, tenant)
+        before = memory.history(name, agent=agent, tenant=tenant)[-1].version
         concept = memory.restore(name, version, agent=agent, tenant=tenant, actor=CLI_ACTOR)
         now = memory.history(concept.name, agent=agent, tenant=tenant)[-1].version
     finally:
         memory.close()
-    click.echo(f"restored {agent}/{concept.name} in tenant {tenant} to version {version}'s record "
-               f"(now version {now})")
+    if now == before:
+        click.echo(f"{agent}/{concept.name} in tenant {tenant} is already version {version}'s record: "
+                   f"nothing written (still version {now})")
+    else:
+        click.echo(f"restored {agent}/{concept.name} in tenant {tenant} to version {version}'s record "
+                   f"(now version {now})")
 
 
 @click.command()

@@ -382,15 +382,15 @@ class ConceptWrites(NamingWrites):
         prefix = f"{name}{HELD_BEFORE}"
         closed = [int(key) for (held,) in self.sql.rows(
             "SELECT DISTINCT duplicate_of FROM possible_duplicates WHERE agent = ? AND substr(duplicate_of, 1, ?) = ?",
-            (agent, len(prefix), prefix)) if (key := str(held)[len(prefix):]).isdigit() and int(key) > number]
-        if closed:  # the first delete after the restored version closed them
+            (agent, len(prefix), prefix)) if (key := str(held)[len(prefix):]).isdigit() and int(key) >= number]
+        if closed:  # the first delete at or after the restored version (its marker holds the record) closed them
             self.sql.execute(
                 "UPDATE possible_duplicates SET status = 'open', duplicate_of = ? WHERE agent = ? "
                 "AND duplicate_of = ?", (name, agent, f"{prefix}{min(closed)}"))
         kept = [r for r in self.sql.rows(
             "SELECT name, session_id, supported_by, markers FROM quarantine WHERE agent = ? "
             "AND substr(name, 1, ?) = ?", (agent, len(prefix), prefix))
-            if str(r[0])[len(prefix):].isdigit() and int(str(r[0])[len(prefix):]) > number]
+            if str(r[0])[len(prefix):].isdigit() and int(str(r[0])[len(prefix):]) >= number]
         if kept:
             _, session_id, supported_by, markers = min(kept, key=lambda r: int(str(r[0])[len(prefix):]))
             self.quarantine(agent, name, session_id=str(session_id), supported_by=json.loads(supported_by),
