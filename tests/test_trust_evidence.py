@@ -1122,9 +1122,7 @@ def test_a_rule_said_for_once_or_for_a_while_or_some_day(claim: str, reply: str,
     """Tenth newcomers' set (dev): "Normally late checkout costs $40, but I've waived it this
     time" held the fee; "This week only, large popcorn comes with free refills" and "Se um dia
     a gente lançar um pacote, daria pra fazer 20%" vouched for standing rules."""
-    messages = said(("user", "Can you tell me?"), ("assistant", reply))
-    result = assess(claim, "policy", messages, [quote])
-    assert result.quarantined is held, result
+    _held_when(claim, reply, quote, held)
 
 
 @pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
@@ -1152,9 +1150,7 @@ def test_a_rule_said_for_once_or_for_a_while_or_some_day(claim: str, reply: str,
      "Shipping is free on orders over $50", False),
 ])
 def test_what_the_new_readings_must_not_read(claim: str, reply: str, quote: str, held: bool) -> None:
-    messages = said(("user", "Can you tell me?"), ("assistant", reply))
-    result = assess(claim, "policy", messages, [quote])
-    assert result.quarantined is held, result
+    _held_when(claim, reply, quote, held)
 
 
 @pytest.mark.parametrize(("claim", "held"), [
@@ -1211,9 +1207,7 @@ def test_a_price_each_names_no_kind_the_quote_must_name() -> None:
 def test_an_offer_until_a_day_or_during_a_sale(claim: str, reply: str, quote: str, held: bool) -> None:
     """Left by the tenth set's attack: "until Sunday" and "during our summer sale" vouched for
     standing rules."""
-    messages = said(("user", "Can you tell me?"), ("assistant", reply))
-    result = assess(claim, "policy", messages, [quote])
-    assert result.quarantined is held, result
+    _held_when(claim, reply, quote, held)
 
 
 @pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
@@ -1230,9 +1224,7 @@ def test_an_offer_until_a_day_or_during_a_sale(claim: str, reply: str, quote: st
 def test_opening_hours_said_as_open_are_about_opening(claim: str, reply: str, quote: str, held: bool) -> None:
     """"We are open Monday to Friday, 9 to 5", quoted word for word, was held: the analyser
     reads "open" as a pole, not a term, so the quote carried nothing of "Hours"."""
-    messages = said(("user", "Can you tell me?"), ("assistant", reply))
-    result = assess(claim, "policy", messages, [quote])
-    assert result.quarantined is held, result
+    _held_when(claim, reply, quote, held)
 
 
 @pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
@@ -1254,9 +1246,7 @@ def test_opening_hours_said_as_open_are_about_opening(claim: str, reply: str, qu
 def test_a_rule_of_a_branch_named_around_the_word_store(claim: str, reply: str, quote: str, held: bool) -> None:
     """Eleventh newcomers' set (dev): "Our downtown store on 5th Street is open 24 hours"
     vouched for "Stores are open 24 hours a day" (a branch named before the branch word)."""
-    messages = said(("user", "Can you tell me?"), ("assistant", reply))
-    result = assess(claim, "policy", messages, [quote])
-    assert result.quarantined is held, result
+    _held_when(claim, reply, quote, held)
 
 
 def test_an_adjective_in_un_ed_is_no_past() -> None:
@@ -1310,9 +1300,7 @@ def test_an_adjective_in_un_ed_is_no_past() -> None:
      True),
 ])
 def test_what_this_sessions_trust_readings_must_not_read(claim: str, reply: str, quote: str, held: bool) -> None:
-    messages = said(("user", "Can you tell me?"), ("assistant", reply))
-    result = assess(claim, "policy", messages, [quote])
-    assert result.quarantined is held, result
+    _held_when(claim, reply, quote, held)
 
 
 @pytest.mark.parametrize(("claim", "reply"), [
@@ -1325,3 +1313,11 @@ def test_a_count_of_times_is_found_said_another_way(claim: str, reply: str) -> N
     quote says in other words."""
     messages = said(("user", "Can you tell me?"), ("assistant", reply))
     assert not assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined
+
+
+def _held_when(claim: str, reply: str, quote: str, held: bool) -> None:
+    """Assert that `claim`, quoted as `quote` from the agent's `reply` to a question, is
+    held (or learned) as `held` says."""
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    result = assess(claim, "policy", messages, [quote])
+    assert result.quarantined is held, result
