@@ -876,6 +876,8 @@ def _value(key: str, node: yaml.Node, line: int) -> Any:
         expected = "a number" if key in ("confidence", "occurrences") else "text"
         raise ConceptFormatError(f"must be {expected}, not {kind}", line=line, field=key)
     if key in TEXT_KEYS:
+        if node.style == ">" and node.value.endswith("\n") and "\n" not in node.value[:-1]:
+            return node.value[:-1]  # a folded scalar is one line; YAML keeps its last line end
         return node.value
     if len(node.value) > NUMBER_MAX:  # before int() or float() see it
         raise ConceptFormatError(

@@ -80,3 +80,17 @@ def test_update_names_the_line_of_the_body_it_was_given(tmp_path: Path) -> None:
     with pytest.raises(ConceptFormatError, match=r"line 1: contains U\+0000"):
         memory.update("frete", agent="loja", body="x\x00y")
     memory.close()
+
+
+def test_a_folded_description_is_one_line(tmp_path: Path) -> None:
+    """A newcomer's report: `description: >` over two lines failed with "contains U+000A"
+    (YAML keeps the folded scalar's last line end); a literal block of two lines is still
+    refused."""
+    memory = Memory(tmp_path)
+    saved = memory.put("---\nname: frete\ndescription: >\n  Frete grátis\n  acima de R$ 199\n---\n\nCorpo.\n",
+                       agent="loja")
+    assert saved.description == "Frete grátis acima de R$ 199"
+    with pytest.raises(ConceptFormatError, match="U\\+000A"):
+        memory.put("---\nname: frete2\ndescription: |\n  Frete grátis\n  acima de R$ 199\n---\n\nCorpo.\n",
+                   agent="loja")
+    memory.close()
