@@ -489,8 +489,13 @@ class Memory:
 
         Args:
             timeout_s: the longest wait in seconds (None: no limit).
+
+        Raises:
+            MemoryClosed: this memory is closed (its turns not learned by then wait in the
+                outbox for the next start: nothing here can say they are learned).
         """
         check_types("Memory.drain()", timeout_s=(timeout_s, (int, float, type(None))))
+        self._check_open()
         if timeout_s is not None and not 0 <= timeout_s <= threading.TIMEOUT_MAX:  # NaN fails too
             raise UserError(f"Memory.drain(): timeout_s must be 0 or more seconds (or None), not {timeout_s!r}")
         with self._lock:
