@@ -122,20 +122,24 @@ UNSAFE_IN_BODY: Final = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 
 
+def unsafe_in_text(text: str) -> tuple[int, str] | None:
+    """The 1-based line of `text` and its first character of `UNSAFE_IN_BODY` (a NUL too),
+    or None.
+    """
+    found = UNSAFE_IN_BODY.search(text)
+    return None if found is None else (text.count("\n", 0, found.start()) + 1, found.group())
+
+
 def unsafe_in_body(markdown: str) -> tuple[int, str] | None:
-    """The record line (1-based, as `parse` counts: CRLF read as LF) and the first character
-    of `UNSAFE_IN_BODY` (a NUL too) after `markdown`'s frontmatter, or None (none, or not
-    a record).
+    """`unsafe_in_text` of the body of record `markdown`, its line counted in the record (as
+    `parse` counts: CRLF read as LF), or None (none, or not a record).
     """
     try:
         front, rest = split_record(markdown)
     except ConceptFormatError:
         return None
-    for offset, line in enumerate(rest):
-        found = UNSAFE_IN_BODY.search(line)
-        if found is not None:
-            return len(front) + 3 + offset, found.group()
-    return None
+    found = unsafe_in_text("\n".join(rest))
+    return None if found is None else (len(front) + 2 + found[0], found[1])
 
 
 def unsafe_body_error(char: str, *, line: int | None, where: str = "") -> ConceptFormatError:

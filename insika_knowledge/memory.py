@@ -26,7 +26,6 @@ import pluggy
 
 from insika_knowledge.authored import authors_error, check_times, complete
 from insika_knowledge.concept import (
-    UNSAFE_IN_BODY,
     Concept,
     parse,
     serialize,
@@ -34,6 +33,7 @@ from insika_knowledge.concept import (
     status_of,
     unsafe_body_error,
     unsafe_in_body,
+    unsafe_in_text,
     utc_now,
 )
 from insika_knowledge.config import KnowledgeConfig, load_config
@@ -1219,9 +1219,8 @@ class Memory:
                 if _now_called(store, agent, name) is None:
                     self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
                 raise _hinted(NotFound(f"no concept {name!r} for agent {agent!r}"), store, agent, name)
-            if body is not None and body != current.concept.body and (bad := UNSAFE_IN_BODY.search(body)):
-                line = body.count("\n", 0, bad.start()) + 1
-                raise unsafe_body_error(bad.group(), line=None, where=f"Memory.update(): body, line {line}: ")
+            if body is not None and body != current.concept.body and (bad := unsafe_in_text(body)):
+                raise unsafe_body_error(bad[1], line=None, where=f"Memory.update(): body, line {bad[0]}: ")
             try:
                 changed = current.concept.replace(**changes)
                 record = serialize(changed)  # validated

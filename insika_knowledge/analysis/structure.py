@@ -270,9 +270,11 @@ _DATE_PATTERNS: Final = (
 )
 
 
+#: The names of the days of the week, folded: English, then Portuguese, each Monday first.
+WEEKDAY_NAMES: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                        "segunda", "terca", "quarta", "quinta", "sexta", "sabado", "domingo")
 _WEEKDAYS: Final[dict[str, int]] = {
-    **{d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split(), 1)},
-    **{d: i for i, d in enumerate("segunda terca quarta quinta sexta sabado domingo".split(), 1)},
+    **{d: i % 7 + 1 for i, d in enumerate(WEEKDAY_NAMES)},
     **{d: i for i, d in enumerate("mon tue wed thu fri sat sun".split(), 1)},
 }
 #: Nouns a "segunda" ... "sexta" before them counts (an ordinal, not a day): "a segunda aula",

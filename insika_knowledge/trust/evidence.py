@@ -36,6 +36,7 @@ from typing import Final
 from insika_knowledge.analysis.structure import (
     FUTURE,
     VALUE_WORDS,
+    WEEKDAY_NAMES,
     content_terms,
     names,
     negated_subjects,
@@ -170,11 +171,11 @@ TEMPORARY: Final = re.compile(
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
     r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
     r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b")
-_WEEKDAY_EN: Final = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_WEEKDAY_PT: Final = r"(?:segunda|terca|quarta|quinta|sexta)(?:-feira| feira)?|sabado|domingo"
+#: A day's name ("segunda-feira" too).
+_WEEKDAY: Final = rf"(?:{'|'.join(WEEKDAY_NAMES)})(?:-feira| feira)?"
 #: Not just after a day's name: "Monday until Sunday", "segunda-feira até sábado" are ranges.
 _AFTER_NO_DAY: Final = "".join(f"(?<!{day} )" for day in (
-    "day", "segunda", "terca", "quarta", "quinta", "sexta", "feira", "sabado", "domingo"))
+    "day", "feira", *(d for d in WEEKDAY_NAMES if not d.endswith("day"))))
 #: The window of an offer: until a named day or the end of a while ("Shipping is free until
 #: Sunday", "até o fim do mês"), or while a sale lasts ("During our summer sale, shipping is
 #: free", "na nossa promoção de aniversário"). Read only in a clause that offers something
@@ -184,7 +185,7 @@ _AFTER_NO_DAY: Final = "".join(f"(?<!{day} )" for day in (
 #: and "Each week's prices are valid until Tuesday" are standing rules.
 OFFER_WINDOW: Final = re.compile(
     rf"{_AFTER_NO_DAY}\b(?:until|till|through|ate) (?:(?:this|next|o|a|este|esta|o proximo|a proxima) )?"
-    rf"(?:{_WEEKDAY_EN}|{_WEEKDAY_PT}|tomorrow|amanha"
+    rf"(?:{_WEEKDAY}|tomorrow|amanha"
     r"|the end of (?:the |this )?(?:week|weekend|month)|(?:o )?(?:fim|final) (?:do mes|da semana|de semana))\b"
     r"(?! of| for| d[aoe]\b| para)"
     r"|\b(?:during|for) (?:our|the|this) (?:[a-z-]+ ){0,2}(?:sale|promotion|promo|campaign)\b"
@@ -193,7 +194,7 @@ OFFER_WINDOW: Final = re.compile(
 #: What an offer gives ("free", "20% off", "grátis", "desconto", "cashback", "double").
 _OFFERING: Final = re.compile(
     r"\b(?:free|complimentary|discount(?:ed)?|off|save|cashback|double|bonus|gift|gratis|gratuit[oa]s?|desconto"
-    r"|brinde|dobro|bonus|de graca|sem custo)\b|%")
+    r"|brinde|dobro|de graca|sem custo)\b|%")
 #: A clause that says its rule holds during the window too, or every time ("including those
 #: placed during the sale", "mesmo durante a liquidação", "each week", "todo mês").
 _STILL: Final = re.compile(
