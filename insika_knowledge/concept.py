@@ -117,7 +117,9 @@ def _surrogate_problem(text: str) -> str:
 
 #: What a body a person writes may not hold: control characters but tab and line ends
 #: (C0, DEL, C1), the bidirectional overrides and isolates, and the tag characters (a
-#: terminal, an editor or a model reads them as something else than what is shown).
+#: terminal, an editor or a model reads them as something else than what is shown). Not
+#: `escaping`'s sets: a body keeps its line ends (CR too) and the invisible direction marks
+#: of right-to-left text (U+200E, U+200F, U+061C), which prompts and `show` escape instead.
 UNSAFE_IN_BODY: Final = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 

@@ -54,7 +54,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.analysis.numbers import Measure, measures, parse_decimal, read_number_words
+from insika_knowledge.analysis.numbers import CURRENCIES, Measure, measures, parse_decimal, read_number_words
 from insika_knowledge.analysis.statements import POLES
 from insika_knowledge.analysis.synonyms import SYNONYMS
 from insika_knowledge.analysis.text import (
@@ -841,13 +841,17 @@ def _price_swapped(clause: list[str]) -> list[str]:
     while end < len(clause) and plain_word(clause[end]):
         end += 1
     value = end + 1 if end < len(clause) and clause[end] in _OF_ROLES else end
-    if end == 2 or value >= len(clause) or not _MONEY_RE.match(clause[value]):
+    if end == 2 or value >= len(clause) or not _is_money(clause[value]):
         return clause
     return [*clause[2:end], _PRICE, *clause[value:]]
 
 
-#: A sum of money as a token ("m:99:brl", "m:10:usd").
-_MONEY_RE: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
+def _is_money(token: str) -> bool:
+    """True for a sum of money as a token ("m:99:brl", "m:10:usd": `numbers.CURRENCIES`)."""
+    return token.startswith("m:") and token.rsplit(":", 1)[-1] in _MONEY_UNITS
+
+
+_MONEY_UNITS: Final = frozenset(CURRENCIES.values())
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every
