@@ -1073,13 +1073,13 @@ class Memory:
         check_types("Memory.put()", markdown=(markdown, str), actor=(actor, str))
         check_agent(agent)
         store = self.store(tenant)
-        now = store.clock()
         concept: Concept | None = None
         unsafe = unsafe_in_body(markdown)  # the line in the author's own text
         if unsafe is not None and unsafe[1] == "\x00":
             raise unsafe_body_error(unsafe[1], line=unsafe[0])  # never storable
         for attempt in range(PUT_ATTEMPTS):
             _pause(attempt)
+            now = store.clock()  # each try: another writer may have created it since the last one
             guess = {"provenance": "policy", "type": "fact", "confidence": 1.0, "sources": [],
                      "occurrences": 0, "created_at": now, "updated_at": now}
             text, filled = complete(markdown, guess)
@@ -1095,6 +1095,8 @@ class Memory:
                 kept = {k: getattr(current.concept, k) for k in KEPT_ON_PUT if k in filled}
             elif "confidence" in filled and concept.provenance != "policy":
                 kept = {"confidence": FIRST_SIGHTING_CONFIDENCE}
+            if "updated_at" in filled and str(kept.get("created_at", now)) > now:
+                continue  # created by another writer after this try's clock: try again with a later one
             record = serialize(check_times(concept.replace(**kept)))
             try:
                 if current is None:

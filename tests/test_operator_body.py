@@ -94,3 +94,23 @@ def test_a_folded_description_is_one_line(tmp_path: Path) -> None:
         memory.put("---\nname: frete2\ndescription: |\n  Frete grátis\n  acima de R$ 199\n---\n\nCorpo.\n",
                    agent="loja")
     memory.close()
+
+
+def test_a_put_whose_clock_is_behind_a_concurrent_create_tries_again(tmp_path: Path) -> None:
+    """A newcomer's report: threads putting a record without timestamps while others deleted
+    and restored it got "updated_at ... is earlier than created_at" (a `ConceptFormatError`
+    blaming the caller): the clock was read once, before another writer created the concept.
+    Here the first clock reading is behind the stored record, as it is in that race."""
+    memory = Memory(tmp_path)
+    memory.put(RECORD.format(extra="ok"), agent="loja")
+    store = memory.store()
+    real, calls = store.clock, []
+
+    def clock() -> str:
+        calls.append(1)
+        return "2020-01-01T00:00:00Z" if len(calls) == 1 else real()
+
+    store.clock = clock  # type: ignore[method-assign]
+    saved = memory.put(RECORD.format(extra="again"), agent="loja")
+    assert saved.body.endswith("again") and saved.updated_at >= saved.created_at and len(calls) >= 2
+    memory.close()
