@@ -633,6 +633,12 @@ def split_record(markdown: str) -> tuple[list[str], list[str]]:
     return lines[1:end], lines[end + 1:]
 
 
+#: YAML's complaints about a value that needed quotes ("description: Horário: 9h às 18h",
+#: "description: [link] text").
+_NEEDS_QUOTES: Final = ("mapping values are not allowed", "expected <block end>",
+                        "found character that cannot start any token")
+
+
 def read_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str, int]]:
     """The frontmatter's values and each key's 1-based record line (the record's line 1 is
     the opening ``---``), checked as `parse` checks them; a key may be missing.
@@ -799,12 +805,17 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
     except RecursionError:  # belt and braces: the nesting check comes first
         raise ConceptFormatError(f"brackets nested more than {NESTING_MAX} deep", line=2) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.context_mark or exc.problem_mark
+        # where a quote or a bracket left open was opened; else where the parser stopped (a
+        # block mapping's context is its first key, not the line at fault)
+        opened = exc.context is not None and ("flow" in exc.context or "quoted" in exc.context)
+        mark = (exc.context_mark if opened else exc.problem_mark) or exc.context_mark or exc.problem_mark
         line = mark.line + 2 if mark is not None else None
         field = _field_at(front_lines, mark.line if mark is not None else None)
         problem = exc.problem or exc.context or ""
         if "'\\t'" in problem:
             problem += " (YAML indents with spaces, never tabs)"
+        elif problem.startswith(_NEEDS_QUOTES):
+            problem += " (a value with ': ', or that starts with [ { \" % @ ` * & | > -, goes in quotes)"
         raise ConceptFormatError(f"invalid YAML: {problem}", line=line, field=field) from None
     except yaml.reader.ReaderError as exc:
         index = source[: exc.position].count("\n")

@@ -114,3 +114,18 @@ def test_a_put_whose_clock_is_behind_a_concurrent_create_tries_again(tmp_path: P
     saved = memory.put(RECORD.format(extra="again"), agent="loja")
     assert saved.body.endswith("again") and saved.updated_at >= saved.created_at and len(calls) >= 2
     memory.close()
+
+
+@pytest.mark.parametrize(("markdown", "line"), [
+    ("---\nname: b1\ntype: fact\ndescription: [link] text\n---\n\nx\n", 4),
+    ("---\nname: b1\ndescription: Horário: 9h às 18h\n---\n\nx\n", 3),
+])
+def test_a_value_that_needed_quotes_is_named_at_its_line_with_the_hint(tmp_path: Path, markdown: str,
+                                                                       line: int) -> None:
+    """A newcomer's report: "description: [link] text" was placed on line 2, field 'name' (the
+    block mapping's first key), and no message said the value needed quotes."""
+    memory = Memory(tmp_path)
+    with pytest.raises(ConceptFormatError, match="goes in quotes") as caught:
+        memory.put(markdown, agent="ag")
+    assert caught.value.line == line and caught.value.field == "description", caught.value
+    memory.close()
