@@ -288,3 +288,36 @@ def test_what_holds_for_someone_else_is_no_rule_of_ours(question: str, reply: st
     claim = "Pix gets 30% off.\nPayments by Pix get 30% off."
     assert assess(claim, "policy", turn, evidence=["30%"]).quarantined
     assert assess(claim, "policy", turn).quarantined
+
+
+def _looked_up(*messages: dict[str, str]) -> list[dict[str, object]]:
+    """`messages` with a tool call and its result before the last: the agent acted in the turn."""
+    return [*messages[:-1], *LOOKED_UP, messages[-1]]
+
+
+@pytest.mark.parametrize(("reply", "claim", "why"), [
+    ("This week only, shipping is free on all orders.", "Shipping is free on all orders.",
+     "the business side said it for a limited time"),
+    ("Until Sunday, shipping is free on all orders during our anniversary sale.",
+     "Shipping is free on all orders.", "the business side said it for a limited time"),
+    ("Só hoje o frete é grátis para todo o Brasil!", "O frete é grátis para todo o Brasil.",
+     "the business side said it for a limited time"),
+    ("Our downtown store on 5th Street is open 24 hours.", "Our stores are open 24 hours.",
+     "the business side said it of something narrower"),
+    ("The 2-year warranty is only for laptops.", "All products have a 2-year warranty.",
+     "the business side said it of something narrower"),
+    ("I've waived the late checkout fee for you, just this once.", "Late checkout is free.",
+     "the business side granted it once"),
+])
+def test_a_rule_the_business_side_limited_is_held_when_no_evidence_was_quoted(
+        reply: str, claim: str, why: str) -> None:
+    from insika_knowledge.trust import held_because
+
+    question = user("Can you tell me about that?")
+    for turn in ([question, agent(reply)], _looked_up(question, agent(reply))):
+        verdict = assess(claim, "policy", turn)
+        assert not verdict.business_supported and verdict.quarantined, turn
+        assert held_because(verdict.supported_by, verdict.markers).startswith(why)
+    # Said as the standing rule, the same claim is the business's.
+    standing = assess(claim, "policy", [question, agent(claim)])
+    assert standing.business_supported and not standing.quarantined

@@ -22,6 +22,10 @@ Only what the business side said is learned. With a conversation:
   it in another tense, or mostly negates it: `trust.evidence.turns_down`) and its
   sentences that state it say less than a quarter of it ("We don't ship every order above
   $50 for free anymore", "Did someone tell you we ship for free?", "We used to ship...").
+  Whether or not the agent acted, a rule no business sentence states is quarantined when
+  a business sentence that says most of it limits it: only for a while, only this once, or
+  of something narrower ("This week only, shipping is free on all orders", "Our downtown
+  store is open 24 hours" for every store: `trust.grounding.limited_by_business`).
 
 Without a conversation (``propose`` or MCP's ``propose_concept`` with no evidence), the
 proposer vouches for plain facts, and a rule-shaped claim (`trust.rules.rule_markers`)
@@ -33,18 +37,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from insika_knowledge.analysis.structure import FREE
 from insika_knowledge.analysis.text import fold, negation_count
 from insika_knowledge.trust import evidence as quoted
 from insika_knowledge.trust.evidence import ACKNOWLEDGED, asked_before, asserted
 from insika_knowledge.trust.grounding import (
+    LIMITS,
     MIN_COVERAGE,
     MIN_NOVELTY,
     Speaker,
     affirmed,
     features,
+    limited_by_business,
     said_shares,
     shares,
     speaker,
@@ -122,6 +128,10 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
+    if not who - {"customer"} and not report and (markers or concept_type == "policy"):
+        limit = limited_by_business(claim, transcript)
+        if limit:  # "This week only, shipping is free": a promotion, not the standing rule
+            return Assessment(who, (*markers, limit), True, None, report)
     quarantined = "customer" in who and not who - {"customer"} and not report
     if "entitlement" in markers and not report and offers(claim) and not negation_count(claim) \
             and not _granted([*transcript, *({"role": "system", "content": t} for t in withheld)]) \
@@ -211,6 +221,10 @@ def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:
 
 #: The marker of a rule held because a value of it is stated nowhere (`trust.gate.held_because`).
 UNSTATED_VALUE = "unstated value"
+
+#: The markers of a rule held because the business side said it only for a while, once,
+#: or of something narrower (`trust.grounding.limited_by_business`).
+LIMIT_MARKERS: Final = frozenset(LIMITS.values())
 
 #: Suffix of the name a customer's proposed change to a concept is kept apart under.
 UNVERIFIED_SUFFIX = "-unverified-"

@@ -356,7 +356,8 @@ class Reading:
     Attributes:
         states: True when it states the claim's side of things (see the module doc).
         why: when it does not, why: ``acknowledged``, ``asks``, ``reported``, ``tense``,
-            ``contradicts``, ``echo``, ``grants it once``.
+            ``corrected``, ``contradicts``, ``echo``, ``grants it once``, ``says it for a
+            limited time``, ``narrower`` (said of one branch or of something else).
     """
 
     states: bool

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from insika_knowledge.candidate import Candidate
-from insika_knowledge.trust.assess import UNSTATED_VALUE, Assessment, unverified_name
+from insika_knowledge.trust.assess import LIMIT_MARKERS, UNSTATED_VALUE, Assessment, unverified_name
 
 
 class Action(enum.Enum):
@@ -141,12 +141,17 @@ def admit(candidate: Candidate, assessment: Assessment | None, on_record: OnReco
 def held_because(supported_by: Iterable[str], markers: Iterable[str]) -> str:
     """Why a concept is held, in one line, from its quarantine row.
 
-    E.g. ``only the customer supported it, and it states a rule (price, entitlement)``.
+    E.g. ``only the customer supported it, and it states a rule (price, entitlement)``, or
+    ``the business side said it for a limited time, and it states a rule (entitlement)``.
     """
     listed = list(markers)
     if UNSTATED_VALUE in listed:
         rule = ", ".join(m for m in listed if m != UNSTATED_VALUE)
         return f"a value it states is in no message of the turn, and it states a rule ({rule})"
+    limits = [m for m in listed if m in LIMIT_MARKERS]
+    if limits:
+        rule = ", ".join(m for m in listed if m not in LIMIT_MARKERS)
+        return f"the business side {limits[0]}, and it states a rule ({rule})"
     speakers = sorted(supported_by)
     who = ("only the customer supported it" if speakers == ["customer"]
            else "no message supported it" if not speakers else f"supported by {', '.join(speakers)}")

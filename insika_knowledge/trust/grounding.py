@@ -239,6 +239,48 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     return frozenset(found)
 
 
+#: How a business sentence that says a claim limits it (`trust.evidence.read_sentence`'s
+#: reasons), as the quarantine row records it (`trust.gate.held_because`: "the business
+#: side said it for a limited time, ...").
+LIMITS: Final = {
+    "says it for a limited time": "said it for a limited time",
+    "grants it once": "granted it once",
+    "narrower": "said it of something narrower",
+}
+
+
+def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> str:
+    """How the business side limited `claim` where it said it, or ``""``.
+
+    A business sentence that mentions at least `MIN_COVERAGE` of the claim's features but
+    says it only for a while, only this once, or of something narrower (one branch, one
+    kind of product) gives its reason (a value of `LIMITS`): "This week only, shipping is
+    free on all orders" for "Shipping is free on all orders". ``""`` when no such sentence
+    says it, or when a business sentence states it as the standing rule.
+
+    Args:
+        claim: the candidate's description and body, as one text.
+        messages: the turn's transcript, oldest first.
+    """
+    wanted = features(claim)
+    if not wanted:
+        return ""
+    found = ""
+    parts = pieces(list(messages), speaker, message_text)
+    for at, piece in enumerate(parts):
+        if not piece.business or superseded(parts, piece.index, claim):
+            continue
+        split = sentences(piece.text)
+        for k, sentence in enumerate(split):
+            if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
+                continue
+            reading = read_sentence(claim, sentence, parts[:at], split[k + 1] if k + 1 < len(split) else "")
+            if reading.states:
+                return ""
+            found = found or LIMITS.get(reading.why, "")
+    return found
+
+
 def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
     """How much of `claim` each side's words mention at all, over the whole turn.
 
