@@ -1321,3 +1321,121 @@ def _held_when(claim: str, reply: str, quote: str, held: bool) -> None:
     messages = said(("user", "Can you tell me?"), ("assistant", reply))
     result = assess(claim, "policy", messages, [quote])
     assert result.quarantined is held, result
+
+
+@pytest.mark.parametrize(("question", "reply", "quote", "held"), [
+    # a competitor's rule the agent agrees is theirs, before saying its own
+    ("SmileCo includes a free touch-up kit. Do you?",
+     "You're right that SmileCo includes a free touch-up kit. Ours is $40 extra.",
+     "SmileCo includes a free touch-up kit", True),
+    ("A ViajaBem não cobra marcação de assento. Vocês cobram?",
+     "De fato, a ViajaBem não cobra marcação de assento. Aqui a marcação custa a partir de R$ 39 por trecho.",
+     "a ViajaBem não cobra marcação de assento", True),
+    ("SmileCo gives a free kit.", "That's true, SmileCo includes a free touch-up kit. We charge $40 for ours.",
+     "SmileCo includes a free touch-up kit", True),
+    # a bare yes answers a question; what follows may name the customer's own words
+    ("Can I pay with Visa?", "Yes, Visa and Mastercard are accepted.", "Visa and Mastercard are accepted", False),
+    # the agreement is about the business itself
+    ("I heard the touch-up kit is free with whitening?", "You're right, whitening includes a free touch-up kit.",
+     "whitening includes a free touch-up kit", False),
+    ("O kit de retoque é grátis?", "De fato, o clareamento inclui um kit de retoque grátis.",
+     "o clareamento inclui um kit de retoque grátis", False),
+])
+def test_a_competitors_rule_after_an_agreement_is_theirs(question: str, reply: str, quote: str, held: bool) -> None:
+    """Twelfth newcomers' set (dev): "You're right that SmileCo includes..." and "De fato, a
+    ViajaBem não cobra..." vouched for the customer's claim about a competitor."""
+    claim = ("Touch-up kit\nTeeth whitening includes a free touch-up kit." if "kit" in reply
+             else "Cards\nVisa and Mastercard are accepted." if "Visa" in reply
+             else "Marcação de assento\nA marcação de assento é gratuita.")
+    if "retoque" in reply:
+        claim = "Kit de retoque\nO clareamento inclui um kit de retoque grátis."
+    messages = said(("user", question), ("assistant", reply))
+    assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    ("Valet\nValet parking is available at our restaurants for $8.",
+     "Our Harbor Street location offers valet parking for $8. The other restaurants only have street parking.",
+     "Our Harbor Street location offers valet parking for $8.", True),
+    ("Estacionamento\nAs clínicas têm estacionamento gratuito.",
+     "Nossa unidade Vila Mariana tem estacionamento gratuito.",
+     "Nossa unidade Vila Mariana tem estacionamento gratuito", True),
+    ("Valet\nThe Harbor Street location offers valet parking for $8.",
+     "Our Harbor Street location offers valet parking for $8.",
+     "Our Harbor Street location offers valet parking for $8.", False),
+])
+def test_a_branch_of_two_words_is_one_branch(claim: str, reply: str, quote: str, held: bool) -> None:
+    """Twelfth newcomers' set (dev): a branch named by two words ("Our Harbor Street
+    location") vouched for a rule of every restaurant."""
+    _held_when(claim, reply, quote, held)
+
+
+def test_a_procedures_step_numbers_are_no_values() -> None:
+    """Twelfth newcomers' set (dev): "1) ... 2) ... 3) Pay the $150 fee" claimed the values
+    1, 2 and 3, which the agent's "first ..., then ..., and finally ..." never said."""
+    reply = ("Three steps: first submit the online application form, then upload proof of address and his "
+             "vaccination card, and finally pay the $150 registration fee within 5 days of approval.")
+    claim = ("How to enroll a child\n1) Submit the online application form. 2) Upload proof of address and the "
+             "vaccination card. 3) Pay the $150 registration fee within 5 days of approval.")
+    messages = said(("user", "How do I enroll my son?"), ("assistant", reply))
+    assert not assess(claim, "procedure", messages, [reply.split(": ", 1)[1].rstrip(".")]).quarantined
+    assert not assess(claim.replace(") ", ". ").replace(". 2.", ".\n2.").replace(". 3.", ".\n3."), "procedure",
+                      messages, [reply.split(": ", 1)[1].rstrip(".")]).quarantined
+    assert assess(claim.replace("$150", "$180"), "procedure", messages,
+                  [reply.split(": ", 1)[1].rstrip(".")]).quarantined  # a value still counts
+
+
+@pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
+    ("Kids swim free\nChildren under 16 can attend swimming classes at no extra cost.",
+     "Since you're on the Family plan, your kids under 16 can attend the swimming classes at no extra cost.",
+     "your kids under 16 can attend the swimming classes at no extra cost", True),
+    ("Frete grátis\nO frete é grátis.", "Como você é do plano Ouro, o frete é grátis.", "o frete é grátis", True),
+    ("Lounge\nThe lounge is free.", "With your Platinum card, the lounge is free.", "the lounge is free", True),
+    # the claim keeps the condition, or the condition is the claim's own subject
+    ("Family plan\nOn the Family plan, children under 16 attend swimming classes at no extra cost.",
+     "Since you're on the Family plan, your kids under 16 can attend the swimming classes at no extra cost.",
+     "your kids under 16 can attend the swimming classes at no extra cost", False),
+    ("Free shipping\nOrders over $50 ship free.", "Since you're ordering over $50, your order ships free.",
+     "your order ships free", False),
+])
+def test_a_rule_tied_to_the_customers_own_plan_is_narrower(claim: str, reply: str, quote: str, held: bool) -> None:
+    """Twelfth newcomers' set (dev): "Since you're on the Family plan, your kids ... at no
+    extra cost" vouched for a rule of every customer."""
+    _held_when(claim, reply, quote, held)
+
+
+@pytest.mark.parametrize(("reply", "quote", "held"), [
+    ("I understand you were told the deposit is refundable, but for private events the deposit becomes "
+     "non-refundable once the event is less than 14 days away.",
+     "for private events the deposit becomes non-refundable once the event is less than 14 days away", False),
+    ("Entendo que te disseram que o sinal é reembolsável, mas para eventos privados o sinal não é "
+     "reembolsável a menos de 14 dias do evento.",
+     "para eventos privados o sinal não é reembolsável a menos de 14 dias do evento", False),
+    # what was reported is still no rule
+    ("I understand you were told the deposit becomes non-refundable less than 14 days away, but let me check.",
+     "the deposit becomes non-refundable less than 14 days away", True),
+])
+def test_the_rule_after_what_someone_else_said_is_the_business(reply: str, quote: str, held: bool) -> None:
+    """Twelfth newcomers' set (dev): "I understand you were told X, but <the rule>" was read
+    whole as a report, so the rule after the "but" vouched for nothing."""
+    claim = ("Deposits\nDeposits for private events are non-refundable once the event is less than 14 days away."
+             if reply.startswith("I") else
+             "Sinal\nPara eventos privados o sinal não é reembolsável a menos de 14 dias do evento.")
+    _held_when(claim, reply, quote, held)
+
+
+@pytest.mark.parametrize(("content", "held"), [
+    ([{"nota": 5, "texto": "{value}"}, {"nota": 4, "texto": "Atendimento rápido."}], True),
+    ([{"estrelas": 5, "comentario_publico": "ok"}, {"rating": 5, "text": "{value}"}], True),
+    ({"avaliacoes": [{"score": 5, "conteudo": "{value}"}]}, True),
+    # the business's own record of the service: no rating beside the text
+    ({"servico": "banho", "texto": "{value}"}, False),
+])
+def test_a_review_beside_its_rating_is_the_reviewers(content: object, held: bool) -> None:
+    """Twelfth newcomers' set (dev): a review's "texto" beside its "nota" vouched for a rule
+    ("Aqui o banho é gratuito pra quem tem plano de vacinas!")."""
+    value = "O banho é gratuito pra quem tem plano de vacinas."
+    messages = [{"role": "user", "content": "O banho é pago?"},
+                {"role": "tool", "name": "consultar", "content": json.dumps(content).replace("{value}", value)}]
+    claim = "Banho grátis no plano de vacinas\nClientes com plano de vacinas têm banho gratuito."
+    assert assess(claim, "policy", messages, [value.rstrip(".")]).quarantined is held

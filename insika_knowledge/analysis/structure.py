@@ -514,8 +514,12 @@ _GIVES_RE: Final = re.compile(r"(?<![^\W\d_])([dD])(?:á|ão)(?![^\W\d_])")
 
 @lru_cache(maxsize=8192)
 def _prepare(text: str) -> str:
-    """Folded text with contractions expanded, phrases joined, number words read."""
+    """Folded text with contractions expanded, phrases joined, number words read, a list's
+    enumerators left out (`_ENUMERATOR_RE`).
+    """
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
+    if ")" in text or "." in text or ":" in text or "-" in text:
+        text = _ENUMERATOR_RE.sub("", text)
     if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
         text = _US_RE.sub("usa", text)
     if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
@@ -739,6 +743,15 @@ def _named(match: re.Match[str]) -> str:
     """A capitalised stop word as a name term ("Oi" -> "nomeoi"); any other word as it is."""
     word = match.group(0)
     return f"nome{word.lower()}" if fold(word) in STOP_WORDS else word
+
+
+#: A list's enumerator: "1)" or "2." opening a line, "3)" after a sentence's end, "Step 4:" /
+#: "Passo 4 -" anywhere. It orders steps and says no value ("1) Submit the form. 2) Pay the
+#: $150 fee" claims $150, not 1 and 2).
+_ENUMERATOR_RE: Final = re.compile(
+    r"(?:^|(?<=\n))[ \t]*\d{1,2}[).][ \t]+(?=[^\W\d_])"
+    r"|(?<=[.;:!?] )\d{1,2}\)[ \t]+(?=[^\W\d_])"
+    r"|\b(?i:step|passo|etapa)[ \t]+\d{1,2}[ \t]*[:.)-][ \t]*", re.MULTILINE)
 
 
 #: "US" and "U.S." written in capitals: the country (folded, it would read as "us", the business).

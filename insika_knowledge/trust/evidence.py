@@ -418,6 +418,22 @@ def _off_statement(claim: str, folded: str) -> str:
     return ""
 
 
+#: Where a report turns to what the business says ("..., but ...", "..., mas ..."), as written.
+_BUT: Final = re.compile(r",?\s+(?:but|however|mas|por[eé]m|contudo)\s+", re.IGNORECASE)
+
+
+def _after_report(sentence: str) -> str:
+    """The rest of `sentence` after a report of what someone else said (`REPORTED`) and a
+    "but" ("I understand you were told the deposit is refundable, but <rest>"), or ``""``.
+    `read_sentence` reads the rest alone when it says the claim (`covers`): "Other retailers
+    give 60 days, but ours is 30 days" still reports the 60 days.
+    """
+    for turn in _BUT.finditer(sentence):
+        if turn.end() < len(sentence) and REPORTED.search(fold(sentence[:turn.start()])):
+            return sentence[turn.end():]
+    return ""
+
+
 def _asks(folded: str) -> bool:
     """True when a folded business sentence asks ("Did someone tell you...?", "We ship for
     free? Not anymore."), not when its question announces ("Did you know we ship for free?")
@@ -512,6 +528,11 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "reported")
     if after and _OURS_INSTEAD.search(fold(after)) and _opening_elsewhere(claim, sentence):
         return Reading(False, "reported")  # "Delta waives change fees, but we charge $75"
+    if _agreed_about_another(claim, sentence, said_before):
+        return Reading(False, "reported")  # "You're right that SmileCo includes a free kit"
+    rule = _after_report(sentence) if REPORTED.search(folded) else ""
+    if rule and covers(claim, [rule]):  # "I understand you were told X, but <the rule>": read alone
+        return read_sentence(claim, rule, said_before, after)
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
@@ -522,7 +543,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "contradicts")
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
-    if _at_one_branch(claim, sentence):
+    if _at_one_branch(claim, sentence) or _for_this_customer(claim, folded):
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
@@ -552,6 +573,30 @@ def _only_for_others(claim: str, folded: str) -> bool:
     return False
 
 
+#: An opening that ties what follows to the customer's own plan, card or status (folded):
+#: "Since you're on the Family plan, ...", "With your Platinum card, ...", "As a Gold
+#: member, ...", "Como você é do plano Ouro, ...", "No seu plano Família, ..."; group
+#: `yours` holds what it names.
+_YOURS: Final = re.compile(
+    r"^\W*(?:(?:since|because|as|now that) you(?:'re| are|'ve| have| own)(?P<yours>[^,]{1,60}),"
+    r"|as an? (?P<member>[^,]{1,40}) (?:member|customer|subscriber|holder),"
+    r"|with your (?P<card>[^,]{1,40}) (?:plan|membership|card|subscription|package|pass|status),"
+    r"|(?:como|ja que|porque|pois) (?:voce|vc|o senhor|a senhora) (?:e|esta|tem|possui)(?P<voce>[^,]{1,60}),"
+    r"|(?:no|pelo|com o) seu (?P<seu>[^,]{1,40}),)")
+
+
+def _for_this_customer(claim: str, folded: str) -> bool:
+    """True when folded `sentence` opens by tying what it says to the customer's own plan,
+    card or status (`_YOURS`) and names something the claim does not: "Since you're on the
+    Family plan, your kids swim free" states no rule of every customer.
+    """
+    opening = _YOURS.match(folded)
+    if opening is None:
+        return False
+    named = content_terms(next(g for g in opening.groups() if g is not None))
+    return bool(named - content_terms(claim) - names(claim))
+
+
 #: A sentence's opening that places it at one named branch ("Na unidade Pinheiros, ...",
 #: "At the Downtown location, ..."; not "No Hotel Fasano": a business's own name): group 1 the name.
 _AT_BRANCH: Final = re.compile(
@@ -565,16 +610,20 @@ _AT_BRANCH: Final = re.compile(
 #: a place word or a capitalised name before the word, a capitalised place after it.
 _BRANCH_STORE: Final = re.compile(
     r"^\W*(?i:(?:n[ao]s?|em|at|in|for)\s+)?(?i:a|o|the|our|nossa|nosso)\s+"
-    r"(?:((?i:downtown|uptown|midtown|flagship|airport|mall|central|north|south|east|west|main)|[A-Z][\w-]+)\s+)?"
+    r"(?:((?i:downtown|uptown|midtown|flagship|airport|mall|central|north|south|east|west|main)"
+    r"|[A-Z][\w-]+(?:\s+[A-Z][\w-]+){0,2})\s+)?"
     r"(?i:store|shop|branch|location|outlet|loja|unidade|filial|agencia|agência)\b"
     r"(?:\s+(?:(?i:on|in|at|of|d[aeo]s?|n[ao]s?)\s+)?([A-Z][\w-]+(?:\s+[A-Z0-9][\w-]*)*))?")
 #: A claim about every store of the business ("Stores are open 24 hours", "todas as lojas"),
 #: folded: a store named in the quote is one of them, not all (a business with one store
 #: names its store's street too: "Our store on Main Street accepts Pix").
 _EVERY_STORE: Final = re.compile(
-    r"\b(?:stores|shops|branches|locations|outlets|lojas|unidades|filiais|agencias)\b"
-    r"|\b(?:every|each|all|any|cada|qualquer|toda|todas as)\s+(?:of (?:our|the) )?"
-    r"(?:store|shop|branch|location|outlet|loja|unidade|filial|agencia)")
+    r"\b(?:stores|shops|branches|locations|outlets|restaurants|clinics|gyms|hotels|salons|pharmacies|offices"
+    r"|studios|lojas|unidades|filiais|agencias|restaurantes|clinicas|academias|hoteis|saloes|farmacias"
+    r"|escritorios|estudios)\b"
+    r"|\b(?:every|each|all|any|cada|qualquer|toda|todas as|todo|todos os)\s+(?:of (?:our|the) )?"
+    r"(?:store|shop|branch|location|outlet|restaurant|clinic|gym|hotel|salon|pharmacy|office|studio|loja|unidade"
+    r"|filial|agencia|restaurante|clinica|academia|farmacia|escritorio|estudio)")
 
 
 def _at_one_branch(claim: str, sentence: str) -> bool:
@@ -606,6 +655,32 @@ def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
 
 
 _OPENING_NAME: Final = re.compile(r"^\W*([A-Z][\w-]+)")
+#: An agreement with what the customer stated, opening a sentence ("You're right that ...",
+#: "That's true, ...", "De fato, ...", "É verdade que ..."): not a bare "yes", which answers
+#: a question.
+_AGREEING: Final = re.compile(
+    r"^\W*(?i:you(?:'|\u2019)?re (?:right|correct)|you are (?:right|correct)|that(?:'|\u2019)?s (?:right|true|correct)"
+    r"|it(?:'|\u2019)?s true|true|indeed|de fato|[eé] verdade|realmente|voc[eê] tem raz[aã]o|isso mesmo|exato)"
+    r"(?:\s*[,:\u2013\u2014-]\s*|\s+(?i:that|que)\s+)")
+#: A sentence's subject named as it opens, with its article in any case ("a ViajaBem", "SmileCo").
+_SUBJECT_OPENING: Final = re.compile(r"\W*(?:(?i:a|o|as|os|the)\s+)?([A-Z][\w-]+)")  # matched where it opens
+
+
+def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
+    """True when `sentence` agrees with the customer (`_AGREEING`) about someone the
+    customer named before and the claim leaves out: "You're right that SmileCo includes a
+    free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento" are the
+    competitor's rules, whatever the business says of its own.
+    """
+    agreeing = _AGREEING.match(sentence)
+    subject = _SUBJECT_OPENING.match(sentence, agreeing.end()) if agreeing is not None else None
+    if subject is None or fold(subject.group(1)) in STOP_WORDS:
+        return False
+    name = subject.group(1)
+    if content_terms(name) <= content_terms(claim) | names(claim):
+        return False
+    written = re.compile(rf"\b{re.escape(name)}\b")
+    return any(p.speaker == "customer" and written.search(p.text) for p in said_before)
 #: A part that turns to what the business itself does ("but we charge...", "mas nós...").
 _OURS_INSTEAD: Final = re.compile(r"^\W*(?:but|while|whereas|mas|ja|porem) (?:we|nos|nosso|nossa|our|here|aqui)\b")
 

@@ -137,18 +137,24 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
 def _someone_elses(record: dict[Any, Any]) -> bool:
     """True when a tool result's record is someone else's text: a page of the web (a link
     and its title or text: a search tool's result), a message with its sender (an
-    inbox's e-mail) or a record a value of which names it a competitor's, read as the
-    customer's words are.
+    inbox's e-mail), a review (a rating beside its text) or a record a value of which
+    names it a competitor's, read as the customer's words are.
     """
     keys = {fold(str(k)) for k in record}
     if keys & {"from", "sender", "remetente"} and keys & {"body", "text", "content", "corpo", "texto", "mensagem"}:
         return True  # a message someone sent (an inbox's e-mail): its sender's words
+    if keys & _RATING_KEYS and keys & _REVIEW_TEXT:
+        return True  # a review: a rating beside its text ("nota": 5, "texto": "..."): the reviewer's words
     if any(_COMPETITOR.search(fold(str(v))) for v in record.values() if isinstance(v, str)):
         return True  # a competitor's record ("operadora": "MegaFone (concorrente)"): its prices are theirs
     return bool(keys & {"url", "link", "href"}) and bool(keys & {"title", "content", "snippet", "text", "titulo",
                                                               "conteudo", "texto"})
 
 
+#: A record's keys that rate something (folded), and the free text beside them: a review.
+_RATING_KEYS: Final = frozenset({"rating", "stars", "score", "nota", "estrelas", "avaliacao", "pontuacao"})
+_REVIEW_TEXT: Final = frozenset({"text", "texto", "body", "corpo", "content", "conteudo", "comment", "comentario",
+                                 "title", "titulo", "review", "opiniao"})
 #: A value that names a record as a competitor's.
 _COMPETITOR: Final = re.compile(r"\b(?:concorrentes?|competitors?|competidor(?:es)?|rival)\b")
 #: A record's keys that name who wrote it ("opened_by", "aberto_por"), and the values that
