@@ -957,3 +957,90 @@ def test_the_fee_of_a_thing_is_what_it_costs(a: str, b: str, alike: bool) -> Non
     """Eleventh newcomers' set (dev): "A matrícula custa R$ 99" / "A taxa de matrícula é de
     R$ 99,00"."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # thousands said as "mil" or "k", cents said in words
+    ("The wedding package costs $12.5k.", "The wedding package costs $12,500.", True),
+    ("O aluguel do salão de festas custa R$ 2,5 mil.", "O aluguel do salão de festas custa R$ 2.500.", True),
+    ("O pacote anual custa R$ 1.050,00.", "O pacote anual custa mil e cinquenta reais.", True),
+    ("A multa é de R$ 0,50 por dia.", "A multa é de cinquenta centavos por dia.", True),
+    ("The late fee is $0.50 per day.", "The late fee is 50 cents per day.", True),
+    # ...with the value kept
+    ("The wedding package costs $12.5k.", "The wedding package costs $1,250.", False),
+    ("O aluguel do salão custa R$ 2,5 mil.", "O aluguel do salão custa R$ 2,50.", False),
+    ("A multa é de R$ 0,50 por dia.", "A multa é de cinquenta reais por dia.", False),
+    ("Runners get a 10k medal.", "Runners get a 10000 medal.", False),  # no currency: a "k" is no thousand
+])
+def test_thousands_and_cents_in_words_are_their_values(a: str, b: str, alike: bool) -> None:
+    """Twelfth newcomers' set (dev): "$12.5k" / "$12,500", "R$ 2,5 mil" / "R$ 2.500",
+    "mil e cinquenta reais" / "R$ 1.050,00", "cinquenta centavos" / "R$ 0,50"."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Each session lasts 90 minutes.", "Each session lasts an hour and a half.", True),
+    ("Each session lasts 90 minutes.", "Each session lasts one and a half hours.", True),
+    ("The class lasts 150 minutes.", "The class lasts two and a half hours.", True),
+    ("A aula experimental dura meia hora.", "A aula experimental dura 30 minutos.", True),
+    ("A consulta dura uma hora e meia.", "A consulta dura 90 minutos.", True),
+    ("The check takes half an hour.", "The check takes 30 minutes.", True),
+    # ...and stays its own value
+    ("Each session lasts 90 minutes.", "Each session lasts an hour.", False),
+    ("A aula dura meia hora.", "A aula dura uma hora.", False),
+    ("Half the fee is refunded.", "30 minutes of the fee is refunded.", False),
+])
+def test_half_hours_in_words_are_minutes(a: str, b: str, alike: bool) -> None:
+    """Twelfth newcomers' set (dev): "90 minutes" / "an hour and a half", "meia hora" /
+    "30 minutos"."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("The airline refunds the checked-bag fee if the bag arrives more than 12 hours late.",
+     "If a bag arrives more than 12 hours late, the checked-bag fee is refunded by the airline.", True),
+    ("The restaurant charges a 12% service fee on parties of eight or more.",
+     "A 12% service fee is charged by the restaurant on parties of eight or more.", True),
+    ("O restaurante cobra taxa de rolha de R$ 50 por garrafa.",
+     "Uma taxa de rolha de R$ 50 por garrafa é cobrada pelo restaurante.", True),
+    # ...and the agent may be how the business does it, or the business itself
+    ("Os pedidos são enviados pelos Correios.", "Enviamos os pedidos pelos Correios.", True),
+    ("We ship all orders from our Ohio warehouse.", "All orders are shipped by us from our Ohio warehouse.", True),
+    # the agent named is who does it: another party is another claim
+    ("The airline refunds the checked-bag fee.", "The checked-bag fee is refunded by the travel agency.", False),
+    ("We refund the checked-bag fee.", "The checked-bag fee is refunded by the airline.", False),
+])
+def test_a_passive_that_names_its_agent_is_that_agent_doing_it(a: str, b: str, alike: bool) -> None:
+    """Twelfth newcomers' set (dev): "is refunded by the airline" read as "we refund ... by
+    the airline", so "The airline refunds" was another claim."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("A taxa de entrega é de R$ 7,00.", "A taxa de entrega custa sete reais.", True),
+    ("The delivery fee is $7.", "The delivery fee costs $7.", True),
+    ("A taxa de entrega é de R$ 7,00.", "A taxa de entrega custa oito reais.", False),
+])
+def test_a_fee_that_costs_is_the_fee(a: str, b: str, alike: bool) -> None:
+    """Twelfth newcomers' set (dev): "A taxa de entrega custa sete reais" read the price
+    twice."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("We refund the fee if the bag arrives late.", "If the bag arrives late, we refund the fee.", True),
+    ("Trocamos o produto em 7 dias se ele chegar com defeito.",
+     "Se o produto chegar com defeito, trocamos em 7 dias.", False),  # "ele" is not "o produto"
+    ("Trocamos o produto em 7 dias se o produto chegar com defeito.",
+     "Se o produto chegar com defeito, trocamos o produto em 7 dias.", True),
+    ("We refund shipping when the order is late.", "When the order is late, we refund shipping.", True),
+    ("Returns cost $5 unless the item is damaged.", "Unless the item is damaged, returns cost $5.", True),
+    # the condition stays with what it conditions
+    ("We refund the fee if the bag arrives late.", "If we refund the fee, the bag arrives late.", False),
+    ("Returns cost $5 unless the item is damaged.", "Unless returns cost $5, the item is damaged.", False),
+    ("We refund the fee if the bag arrives late.", "If the bag arrives late, we refund the fee twice.", False),
+])
+def test_a_condition_said_first_is_the_same_condition(a: str, b: str, alike: bool) -> None:
+    """Twelfth newcomers' set (dev): "The airline refunds ... if the bag arrives more than 12
+    hours late" / "If a bag arrives more than 12 hours late, ... is refunded by the airline"."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -465,8 +465,11 @@ def read_number_words(folded: str) -> str:
         The text with each number-word run replaced by its digits; everything else as it was.
     """
     folded = _PERCENT_WORDS_RE.sub("%", folded)
+    if "half" in folded or "meia" in folded:
+        folded = _HALF_HOURS_RE.sub(_half_hours, folded)
     if any(w in folded for w in _FRACTION_HINTS):
         folded = _FRACTION_RE.sub(_fraction, folded)
+    folded = _thousands(folded)  # before "mil" alone is read as 1000
     folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
     folded = _ORDINAL_SUFFIX_RE.sub(r"\1o", folded)
     tokens = _WORD_TOKEN_RE.findall(folded)
@@ -474,7 +477,7 @@ def read_number_words(folded: str) -> str:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token not in NUMBER_WORDS or token in _MULTIPLIERS:
+        if token not in NUMBER_WORDS or (token in _MULTIPLIERS and token != "mil"):  # "mil" alone is 1000
             out.append(token)
             i += 1
             continue
@@ -496,12 +499,67 @@ _PRICE_CENTS_RE: Final = re.compile(
     r"|pessoas|unidades|itens|parcelas)\b))")
 
 
+#: Cents alone ("50 centavos", "50 cents"; not after "reais e", read before): a fraction of the currency.
+_CENTS_RE: Final = re.compile(r"(?<![\d.,])(?<!reais e )(\d{1,2}) (centavos|cents)\b")
+
+
 def _spoken_cents(text: str) -> str:
-    """`text` with prices said in reais and centavos written as ``r$ 29,90``."""
-    if " e " not in text:
+    """`text` with prices said in reais and centavos written as ``r$ 29,90``, and cents
+    alone as the fraction they are (``50 centavos`` -> ``r$ 0,50``, ``50 cents`` -> ``$ 0.50``).
+    """
+    if " e " in text:
+        text = _REAIS_CENTAVOS_RE.sub(r"r$ \1,\2", text)
+        text = _PRICE_CENTS_RE.sub(r"\1 r$ \2,\3", text)
+    if "cent" in text:
+        text = _CENTS_RE.sub(lambda m: f"r$ 0,{int(m[1]):02d}" if m[2] == "centavos" else f"$ 0.{int(m[1]):02d}",
+                             text)
+    return text
+
+
+#: Thousands written with "mil" after digits ("2,5 mil", "10 mil pontos"), or with "k" after
+#: a sum of money ("$12.5k"; "a 10k run" is ten kilometres).
+_THOUSANDS_RE: Final = re.compile(
+    r"(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{1,3})?) mil\b"
+    r"|(?P<cur>r\$|us\$|\$|€|£) ?(?P<money>\d{1,3}(?:[.,]\d{1,3})?)k\b")
+
+
+def _thousands(text: str) -> str:
+    """`text` with thousands in "mil" or "k" written in digits (`_THOUSANDS_RE`)."""
+    if "mil" not in text and "k" not in text:
         return text
-    text = _REAIS_CENTAVOS_RE.sub(r"r$ \1,\2", text)
-    return _PRICE_CENTS_RE.sub(r"\1 r$ \2,\3", text)
+
+    def written(match: re.Match[str]) -> str:
+        raw = match["num"] or match["money"]
+        value = parse_decimal(raw) if ("," in raw or "." in raw) and len(raw.split(",")[-1].split(".")[-1]) < 3 \
+            else parse_decimal(raw.replace(".", "").replace(",", ""))
+        if value is None:
+            return match.group(0)
+        digits = format((value * 1000).normalize(), "f")
+        return f"{match['cur']} {digits}" if match["cur"] else digits
+
+    return _THOUSANDS_RE.sub(written, text)
+
+
+#: Half hours said in words (folded, number words not read yet): "an hour and a half",
+#: "one and a half hours", "two and a half hours", "half an hour", "meia hora", "uma hora e
+#: meia", "duas horas e meia": the minutes they are.
+_HALF_HOURS_RE: Final = re.compile(
+    r"\b(?:(?P<n1>an?|one|\d+|um|uma|\w+) )?(?:hours?|horas?) (?:and a half|e meia)\b"
+    r"|\b(?P<n2>one|\d+|\w+) and a half hours?\b"
+    r"|\b(?:half an hour|a half[- ]hour|meia[- ]hora)\b")
+
+
+def _half_hours(match: re.Match[str]) -> str:
+    portuguese = "hora" in match.group(0) or "meia" in match.group(0)
+    unit = "minutos" if portuguese else "minutes"
+    word = match["n1"] or match["n2"]
+    if word is None:
+        hours = 0 if "half" in match.group(0) or match.group(0).startswith("meia") else 1
+    else:
+        hours = 1 if word in ("a", "an") else int(word) if word.isdigit() else NUMBER_WORDS.get(word, -1)
+        if hours < 0 or hours > 24:  # "the hour and a half"? not a count: left as written
+            return match.group(0)
+    return f"{hours * 60 + 30} {unit}"
 
 
 def _number_run(tokens: list[str], start: int) -> tuple[int, int]:

@@ -804,7 +804,7 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
 
 
 @lru_cache(maxsize=8192)
-def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
+def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[str, ...]:
     """`text` as its ordered tokens (see the module doc), with ``.`` and ``,`` boundaries.
 
     ``"5% on Pix, 3% on boleto"`` -> ``("m:5:%", "r:on", "pix", ",", "m:3:%", "r:on", "boleto")``.
@@ -813,7 +813,10 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
     as "we ship orders free"), and any other passive that names its agent reads as that
     agent doing it ("import duties are paid by the buyer" as "the buyer pays import
     duties"): the canonical form's reading, not the words as they stand (where a negation
-    stands, for `polarity`).
+    stands, for `polarity`). With `by_agent` too, a business passive that names its agent
+    reads as that agent doing it ("the fee is refunded by the airline" as "the airline
+    refunds the fee"), where without it the agent is how the business does it ("orders
+    are shipped by FedEx", "enviados pelos Correios"): `structure` keeps both readings.
     """
     seq, passives, _ = _read(text)
     if not active:
@@ -824,13 +827,20 @@ def tokens(text: str, *, active: bool = False) -> tuple[str, ...]:
         at -= sum(1 for dropped in out.dropped if dropped < at)
         if at + shift >= len(out):
             continue
-        if out[at + shift] in BUSINESS_PASSIVES:
+        if out[at + shift] in BUSINESS_PASSIVES and not (by_agent and agent):
             shift += _active(out, at + shift)
         elif agent:
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_free_adverb(_free_for_active(_included_active(_price_of(_said_once(out))))))
+    return tuple(_repeats_dropped(_free_adverb(_free_for_active(_included_active(_price_of(_said_once(out)))))))
+
+
+def _repeats_dropped(out: list[str]) -> list[str]:
+    """`out` with a synonym group's term said twice in a row read once: "the delivery fee
+    costs $7" (``s_price s_price``) says what "the delivery fee is $7" says.
+    """
+    return [t for i, t in enumerate(out) if not (i and t.startswith("s_") and out[i - 1] == t)]
 
 
 #: The price word of a thing ("a taxa de matrícula", "the price of", "custa").
@@ -1603,7 +1613,10 @@ class Structure:
             3... tokens moved to the end (where such a phrase ends is not written); and for
             a one-clause sentence, its comma-separated parts in any order ("Applied at
             checkout: orders above R$ 199 ship free" and "Orders above R$ 199 ship free,
-            applied at checkout": each part keeps its own values and subjects).
+            applied at checkout": each part keeps its own values and subjects); a
+            condition said first, after the rest ("If X, Y" as "Y if X"); and where a
+            business passive names its agent, the forms of both readings (`tokens`'
+            `by_agent`: "refunded by the airline", "enviados pelos Correios").
         flat: the whole text read as one sentence (sentence ends read as phrase breaks).
     """
 
@@ -1631,11 +1644,19 @@ class Structure:
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
-    seq = _labelled(tuple(map(whole_duration, tokens(text, active=True))), _read(text)[2])
+    _, passives, colons = _read(text)
+    seq = _labelled(tuple(map(whole_duration, tokens(text, active=True))), colons)
     flat = [PHRASE if t == SENTENCE else t for t in seq]
     while flat and flat[-1] == PHRASE:
         flat.pop()
-    sentences = sorted((_forms(s) for s in _sentences(seq)), key=lambda f: sorted(map(repr, f)))
+    forms = [_forms(s) for s in _sentences(seq)]
+    if any(agent for _, agent in passives):  # a business passive's agent read both ways
+        other = _labelled(tuple(map(whole_duration, tokens(text, active=True, by_agent=True))), colons)
+        if other != seq:
+            others = [_forms(s) for s in _sentences(other)]
+            if len(others) == len(forms):
+                forms = [mine | theirs for mine, theirs in zip(forms, others, strict=True)]
+    sentences = sorted(forms, key=lambda f: sorted(map(repr, f)))
     return Structure(tuple(sentences), _canonical_sentence(flat))
 
 
@@ -1698,8 +1719,13 @@ def _labelled(seq: tuple[str, ...], colons: frozenset[int]) -> tuple[str, ...]:
 LABEL: Final = ":"
 
 
+#: Conjunctions of a condition that may open its sentence ("If ..., ...", "Unless ..., ...").
+_FRONTED_CONDITIONS: Final = frozenset({"c:if", "c:when", "c:unless"})
+
+
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
-    """A sentence's canonical form, and for a one-clause sentence opening with a phrase
+    """A sentence's canonical form; for one that opens with a condition closed by a comma
+    (`_FRONTED_CONDITIONS`), the form with the condition after the rest; for a one-clause sentence opening with a phrase
     not closed by a comma, the forms with 2, 3... of its first tokens moved to the end;
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
@@ -1715,6 +1741,12 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
         # (with none left it is what the sentence says without them: a form of any sentence)
         forms.add((_ATTACHED, *_canonical_sentence(attached)) if _ATTACHING in attached
                   else _canonical_sentence(attached))
+    if sentence and sentence[0] in _FRONTED_CONDITIONS and PHRASE in sentence:
+        # "If the bag arrives late, we refund the fee" says "we refund the fee if the bag
+        # arrives late": the condition, to its comma, read after what it conditions
+        comma = sentence.index(PHRASE)
+        if comma + 1 < len(sentence):
+            forms.add(_canonical_sentence(sentence[comma + 1:] + sentence[:comma]))
     if sentence and len(_clauses(sentence)) == 1:
         if _is_leader(sentence[0]):
             stop = next((i for i, t in enumerate(sentence) if t in (PHRASE, LABEL)), len(sentence))
