@@ -127,7 +127,7 @@ def test_ordinals_that_are_also_other_words_stay_words() -> None:
     ("1/3 da diária", {"m:33.33:%"}), ("33,33% da diária", {"m:33.33:%"}), ("two-thirds of the fee", {"m:66.67:%"}),
     ("half price", {"m:50:%"}), ("metade do valor", {"m:50:%"}), ("50% do valor", {"m:50:%"}),
     # ... and what only looks like one is not
-    ("half an hour", set()), ("the third order", {"m:3:ord"}), ("um quarto duplo", set()),
+    ("half an hour", {"m:30:minute"}), ("the third order", {"m:3:ord"}), ("um quarto duplo", set()),
     ("a promoção vale até 1/3.", {"d:03-01"}),
     # a unit in an English compound is the number's unit
     ("a 30-day return window", {"m:30:day"}), ("a 59-minute grace period", {"m:59:minute"}),
