@@ -1044,3 +1044,25 @@ def test_a_condition_said_first_is_the_same_condition(a: str, b: str, alike: boo
     """Twelfth newcomers' set (dev): "The airline refunds ... if the bag arrives more than 12
     hours late" / "If a bag arrives more than 12 hours late, ... is refunded by the airline"."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("O rodízio custa R$ 89 por pessoa, e crianças de até 6 anos não pagam.",
+     "O rodízio custa R$ 89 por pessoa. Crianças de até 6 anos não pagam.", True),
+    ("A entrega expressa custa R$ 25 e só está disponível em São Paulo.",
+     "A entrega expressa custa R$ 25. Ela só está disponível em São Paulo.", True),
+    ("Dogs are welcome on the patio. They must be kept on a leash.",
+     "Dogs are welcome on the patio but must be kept on a leash.", True),
+    ("Aceitamos cães de pequeno porte. Eles precisam estar na caixa de transporte.",
+     "Aceitamos cães de pequeno porte, mas eles precisam estar na caixa de transporte.", True),
+    # a value stays in its part, "or" is no "and", and what is said of what stays
+    ("Returns are free within 30 days. Exchanges cost $5.", "Returns cost $5 and exchanges are free within 30 days.",
+     False),
+    ("Dogs are welcome on the patio. They must be kept on a leash.",
+     "Dogs are welcome on the patio or must be kept on a leash.", False),
+    ("Returns are free. Exchanges cost $5.", "Returns are free, but exchanges cost $6.", False),
+])
+def test_two_sentences_say_what_one_joined_by_and_says(a: str, b: str, alike: bool) -> None:
+    """Twelfth newcomers' set (dev): "..., e crianças de até 6 anos não pagam" / "...
+    Crianças de até 6 anos não pagam", "... patio. They must..." / "... patio but must..."."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -1617,7 +1617,8 @@ class Structure:
             condition said first, after the rest ("If X, Y" as "Y if X"); and where a
             business passive names its agent, the forms of both readings (`tokens`'
             `by_agent`: "refunded by the airline", "enviados pelos Correios").
-        flat: the whole text read as one sentence (sentence ends read as phrase breaks).
+        flat: the whole text read as one sentence (`_joined`: sentence ends and "but"
+            read as "and").
     """
 
     sentences: tuple[frozenset[tuple[Clause, ...]], ...]
@@ -1646,9 +1647,7 @@ def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
     _, passives, colons = _read(text)
     seq = _labelled(tuple(map(whole_duration, tokens(text, active=True))), colons)
-    flat = [PHRASE if t == SENTENCE else t for t in seq]
-    while flat and flat[-1] == PHRASE:
-        flat.pop()
+    flat = _joined(seq)
     forms = [_forms(s) for s in _sentences(seq)]
     if any(agent for _, agent in passives):  # a business passive's agent read both ways
         other = _labelled(tuple(map(whole_duration, tokens(text, active=True, by_agent=True))), colons)
@@ -1659,6 +1658,27 @@ def structure(text: str) -> Structure:
     sentences = sorted(forms, key=lambda f: sorted(map(repr, f)))
     return Structure(tuple(sentences), _canonical_sentence(flat))
 
+
+def _joined(seq: tuple[str, ...]) -> list[str]:
+    """`seq` read as one sentence: each sentence end, ", and", "and", ", but" and "but" as
+    one "and" ("Dogs are welcome. They must be leashed." says what "Dogs are welcome but
+    must be leashed" says; "or" stays "or").
+    """
+    flat: list[str] = []
+    for token in seq:
+        token = _AND if token in (SENTENCE, "c:but") else token
+        if token == _AND:
+            while flat and flat[-1] in (PHRASE, _AND):
+                flat.pop()
+            if not flat:
+                continue
+        flat.append(token)
+    while flat and flat[-1] in (PHRASE, _AND):
+        flat.pop()
+    return flat
+
+
+_AND: Final = "c:and"
 
 #: Durations one unit holds exactly: (unit, how many make one of the next, the next).
 _WHOLE: Final = (("hour", 24, "day"), ("day", 7, "week"), ("month", 12, "year"))
