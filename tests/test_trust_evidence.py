@@ -1439,3 +1439,36 @@ def test_a_review_beside_its_rating_is_the_reviewers(content: object, held: bool
                 {"role": "tool", "name": "consultar", "content": json.dumps(content).replace("{value}", value)}]
     claim = "Banho grátis no plano de vacinas\nClientes com plano de vacinas têm banho gratuito."
     assert assess(claim, "policy", messages, [value.rstrip(".")]).quarantined is held
+
+
+def test_a_days_short_name_is_a_day_not_another_name() -> None:
+    """Twelfth newcomers' set (dev): a tool's "Mon-Sat" beside the agent's "Monday to
+    Saturday" read as other names than the claim's "Monday-Saturday"."""
+    messages = [{"role": "user", "content": "Where is your Northside clinic and when is it open?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_branch", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(
+                    {"name": "Northside Clinic", "address": "410 Maple Ave", "hours": "Mon-Sat 8:00-18:00"})},
+                {"role": "assistant", "content": "The Northside Clinic is at 410 Maple Ave and is open Monday to "
+                                                 "Saturday from 8 am to 6 pm."}]
+    claim = "Northside Clinic\nNorthside Clinic: 410 Maple Ave, open Monday-Saturday 8:00-18:00."
+    assert not assess(claim, "entity", messages, ['"address": "410 Maple Ave"', '"hours": "Mon-Sat 8:00-18:00"']
+                      ).quarantined
+    other = claim.replace("Monday-Saturday", "Monday-Friday")
+    assert assess(other, "entity", messages, ['"hours": "Mon-Sat 8:00-18:00"']).quarantined
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    ("We refund the original shipping only when the item arrived damaged or we sent the wrong item.", False),
+    ("Reembolsamos o frete original só quando o item chegou danificado ou enviamos o item errado.", False),
+    # the rule itself in the past is still no rule of now
+    ("We refunded the original shipping only when the item arrived damaged or we sent the wrong item.", True),
+])
+def test_a_past_inside_a_condition_is_the_event_not_the_rules_time(reply: str, held: bool) -> None:
+    """Twelfth newcomers' set (dev): "only when ... we sent the wrong item" read the rule as
+    said in the past."""
+    claim = ("Original shipping refund\nOriginal shipping is refunded only if the item arrived damaged or the "
+             "wrong item was sent." if reply.startswith("We") else
+             "Frete original\nO frete original é reembolsado só quando o item chega danificado ou enviamos o item "
+             "errado.")
+    _held_when(claim, reply, reply.rstrip("."), held)

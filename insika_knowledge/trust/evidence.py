@@ -121,6 +121,22 @@ CONDITION: Final = re.compile(
 TRAILING_CONDITION: Final = re.compile(
     r"\b(?:as long as|so long as|provided(?: that)?|only if|if|unless|whenever|once|desde que|contanto que|"
     r"sempre que|caso|se|assim que|a menos que)\s")
+#: Where a condition after the main clause opens (folded): a past from there is the
+#: event the rule answers ("We refund shipping only when we sent the wrong item"), not when
+#: the rule held.
+_CONDITION_AFTER: Final = re.compile(
+    r"\b(?:only if|only when|if|when|whenever|unless|as long as|provided(?: that)?|se|quando|sempre que|caso"
+    r"|desde que|a menos que)\b")
+
+
+def _main_clause(text: str) -> str:
+    """`text` up to a condition after its main clause (`_CONDITION_AFTER`); all of it when
+    the condition opens it ("When we launched shipping was free" is a past).
+    """
+    after = _CONDITION_AFTER.search(text)
+    return text[:after.start()] if after is not None and text[:after.start()].strip() else text
+
+
 #: A recurrence in time that makes a future a standing rule ("You won't be charged for the
 #: first four withdrawals each month", "Você sempre vai ganhar frete grátis"), folded; a
 #: quantifier over things is none ("We will offer free shipping on every order": an announcement).
@@ -453,7 +469,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     """
     unlabelled = _FIELD_LABEL.sub(" ", _LEAD_LABEL.sub("", sentence))
     consequence = CONDITION.sub("", unlabelled)
-    said = _tenses(consequence)
+    said = _tenses(_main_clause(consequence))  # "only when we sent the wrong item": the event
     if consequence != unlabelled:
         said -= {FUTURE}  # "If we lower the price, we'll refund the difference": the rule's consequence
     if FUTURE in said and TRAILING_CONDITION.search(unlabelled) and not _PROMISE.search(unlabelled):
