@@ -793,6 +793,21 @@ def _refuse_cut_values(front_lines: list[str]) -> None:
                 "quotes to keep it", line=i + 2, field=cut.group(1))
 
 
+_KEY_LINE_RE: Final = re.compile(r"^([ \t]*)([a-z_]+)[ \t]*:(?:[ \t]|$)")
+
+
+def _indented_key(front_lines: list[str]) -> tuple[int, str] | None:
+    """The first line that indents a frontmatter key (`KEYS`), as ``(0-based index, key)``;
+    None when none does. Read only once YAML has failed: a source's own keys may be
+    indented under it.
+    """
+    for index, line in enumerate(front_lines):
+        found = _KEY_LINE_RE.match(line)
+        if found is not None and found.group(1) and found.group(2) in KEYS:
+            return index, found.group(2)
+    return None
+
+
 def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str, int]]:
     """The frontmatter's values (see `parse`) and each key's 1-based record line."""
     source = "\n".join(front_lines)
@@ -811,6 +826,12 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
         mark = (exc.context_mark if opened else exc.problem_mark) or exc.context_mark or exc.problem_mark
         line = mark.line + 2 if mark is not None else None
         field = _field_at(front_lines, mark.line if mark is not None else None)
+        indented = _indented_key(front_lines)
+        if indented is not None:
+            index, key = indented
+            raise ConceptFormatError(
+                f"key '{key}' is indented; every key of the frontmatter starts at the beginning of its line",
+                line=index + 2, field=key) from None
         problem = exc.problem or exc.context or ""
         if "'\\t'" in problem:
             problem += " (YAML indents with spaces, never tabs)"

@@ -203,6 +203,16 @@ def test_a_stray_document_end_is_named_on_its_own_line() -> None:
     assert info.value.field is None
 
 
+@pytest.mark.parametrize("key", ["type", "name"])
+def test_an_indented_key_is_named_on_its_own_line(key: str) -> None:
+    # It was reported as "mapping values are not allowed here" against the key above it,
+    # with a hint to quote the value.
+    indented = next(x for x in SEED_RECORD.splitlines() if x.startswith(f"{key}:"))
+    with pytest.raises(ConceptFormatError, match=f"key '{key}' is indented") as info:
+        parse(SEED_RECORD.replace(indented, "  " + indented, 1))
+    assert info.value.field == key and info.value.line == SEED_RECORD.splitlines().index(indented) + 1
+
+
 # ----------------------------------------------------------------------------- attacks
 
 
