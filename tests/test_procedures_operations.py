@@ -357,14 +357,32 @@ def test_a_request_names_its_action_in_a_form_that_asks() -> None:
     assert names("update_reservation_flights", asked_terms("Please change my flight to Friday"))
 
 
+@pytest.mark.parametrize(("text", "asked"), [
+    ("I need to downgrade all my business class bookings to economy.", True),
+    ("Please upgrade reservation M20IZO to business class.", True),
+    ("Can you reschedule my flight to Friday?", True),
+    ("Quero remarcar meu voo para sexta.", True),
+    ("My seat was upgraded yesterday.", False),  # a past names the change without asking for it
+    ("I don't want to downgrade anything.", False),
+])
+def test_a_word_for_a_kind_of_change_asks_for_a_change(text: str, asked: bool) -> None:
+    """Dev, airline tasks 18 and 37: "downgrade all my business class bookings" and "upgrade
+    another one to business" asked for nothing, so the flights' update was never recalled."""
+    from insika_knowledge.procedures.trace.terms import asked_terms
+
+    assert names("update_reservation_flights", asked_terms(text)) is asked, sorted(asked_terms(text))
+
+
 @pytest.mark.parametrize(("text", "asked", "not_asked"), [
     # dev, retail task 5: the exchange was recalled for a request that refuses it
     ("Actually, I've changed my mind. I don't want to exchange anything right now. Instead, I'd like to "
      "return the water bottle.", "return_delivered_order_items", "exchange_delivered_order_items"),
     ("I'd like to cancel the insurance but I don't want to cancel the flight itself",
      "cancel_reservation", None),
-    ("I do not want to change the flights or passengers, just downgrade the cabin", None,
+    ("I do not want to change the flights or passengers, just check my baggage allowance", None,
      "update_reservation_flights"),
+    ("I do not want to change the flights or passengers, just downgrade the cabin", "update_reservation_flights",
+     None),  # a downgrade is a change (dev, airline task 18)
     ("We no longer need to cancel it; please book the 9 am flight", "book_reservation", "cancel_reservation"),
     ("I never asked to cancel anything", None, "cancel_reservation"),
     ("Eu não quero cancelar, quero trocar o endereço", None, "cancel_reservation"),

@@ -37,10 +37,26 @@ def _without_noise(text: str) -> str:
     return " ".join(w for w in text.split() if w.isalpha() or _NOISE.isdisjoint(w))
 
 
+#: Words that name a kind of change (folded): "downgrade all my bookings to economy" asks
+#: for a change as "change my bookings to economy" does.
+_CHANGE_KINDS: Final = frozenset({"upgrade", "downgrade", "reschedule", "rebook", "postpone", "remarcar", "adiar"})
+_CHANGE: Final = "change"
+
+
+def _with_change(found: frozenset[str], words: list[str]) -> frozenset[str]:
+    """`found` with the analysed term of "change" when `words` name a kind of change."""
+    if _CHANGE_KINDS.isdisjoint(w.lower() for w in words):
+        return found
+    return found | terms(_CHANGE)
+
+
 @lru_cache(maxsize=16384)
 def message_terms(text: str) -> frozenset[str]:
-    """The analysed terms of a user message, without its tokens that hold a digit or an ``@``."""
-    return terms(_without_noise(text[:MESSAGE_CHARS]))
+    """The analysed terms of a user message, without its tokens that hold a digit or an
+    ``@``; a word that names a kind of change (`_CHANGE_KINDS`) adds the term of "change".
+    """
+    kept = _without_noise(text[:MESSAGE_CHARS])
+    return _with_change(terms(kept), _WORD_RE.findall(kept))
 
 
 #: Word endings of a form that does not ask for the action (past, gerund, noun): "booked",
@@ -94,7 +110,7 @@ def asked_terms(text: str) -> frozenset[str]:
     """
     words = _WORD_RE.findall(_unnegated(_without_noise(text[:MESSAGE_CHARS])))
     kept = [w for w in words if not _NOT_ASKING_RE.search(w.lower())]
-    return terms(" ".join(kept)) if kept else frozenset()
+    return _with_change(terms(" ".join(kept)), kept) if kept else frozenset()
 
 
 @lru_cache(maxsize=65536)
