@@ -1472,3 +1472,65 @@ def test_a_past_inside_a_condition_is_the_event_not_the_rules_time(reply: str, h
              "Frete original\nO frete original é reembolsado só quando o item chega danificado ou enviamos o item "
              "errado.")
     _held_when(claim, reply, reply.rstrip("."), held)
+
+
+@pytest.mark.parametrize(("messages", "claim", "quote", "held"), [
+    # an attack on this session's trust readings: each was read the other way by their first versions
+    (said(("user", "Hi, this is Maria. Is shipping free on orders over $50?"),
+          ("assistant", "That's right, Maria, shipping is free on orders over $50.")),
+     "Free shipping\nShipping is free on orders over $50.", "shipping is free on orders over $50", False),
+    (said(("system", "You are the assistant of Bella Pizza."),
+          ("user", "My neighbour says Bella Pizza delivers on Sundays until 10 pm. Do you?"),
+          ("assistant", "That's true, Bella Pizza delivers on Sundays until 10 pm.")),
+     "Sunday delivery\nWe deliver on Sundays until 10 pm.", "Bella Pizza delivers on Sundays until 10 pm", False),
+    (said(("user", "O Essencial tem suporte 24h?"),
+          ("assistant", "Isso mesmo, o Essencial e todos os outros planos incluem suporte 24h.")),
+     "Suporte 24h\nTodos os planos incluem suporte 24h.", "o Essencial e todos os outros planos incluem suporte 24h",
+     False),
+    (said(("system", "You are the assistant of The Corner Coffee Shop."), ("user", "Until when is breakfast?"),
+          ("assistant", "The Corner Coffee Shop serves breakfast until 11 am at all locations.")),
+     "Breakfast\nBreakfast is served until 11 am at all locations.",
+     "The Corner Coffee Shop serves breakfast until 11 am at all locations", False),
+    (said(("user", "Do you have valet?"),
+          ("assistant", "Our Harbor Street location, like all our restaurants, offers valet parking for $8.")),
+     "Valet\nValet parking is available at all our restaurants for $8.",
+     "Our Harbor Street location, like all our restaurants, offers valet parking for $8", False),
+    (said(("user", "Are you open 24 hours?"),
+          ("assistant", "Our Main Street store, like every other store, is open 24 hours.")),
+     "24 hours\nAll stores are open 24 hours.", "Our Main Street store, like every other store, is open 24 hours",
+     False),
+    (said(("user", "What about returns?"), ("assistant", "Since you're asking, returns are free within 30 days.")),
+     "Returns\nReturns are free within 30 days.", "returns are free within 30 days", False),
+    (said(("user", "Do you ship free?"), ("assistant", "As a valued customer, your orders over $50 ship free.")),
+     "Free shipping\nOrders over $50 ship free.", "your orders over $50 ship free", False),
+    (said(("user", "O frete é grátis?"),
+          ("assistant", "Como você está vendo no site, o frete é grátis acima de R$ 99.")),
+     "Frete grátis\nO frete é grátis acima de R$ 99.", "o frete é grátis acima de R$ 99", False),
+    (said(("user", "Is cleaning free for private events?"),
+          ("assistant", "I understand you were told the deposit is refundable, but a different colleague told you "
+                        "cleaning is free for private events. I'm checking both with my manager.")),
+     "Cleaning\nCleaning is free for private events.", "cleaning is free for private events", True),
+    (said(("user", "A limpeza é gratuita?"),
+          ("assistant", "Entendo que te disseram que o sinal é reembolsável, mas o folheto antigo diz que a limpeza é "
+                        "gratuita para eventos privados.")),
+     "Limpeza\nA limpeza é gratuita para eventos privados.", "a limpeza é gratuita para eventos privados", True),
+])
+def test_what_this_sessions_trust_readings_must_not_read_either(messages: list[dict[str, str]], claim: str,
+                                                                quote: str, held: bool) -> None:
+    assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+@pytest.mark.parametrize(("content", "held"), [
+    # a search hit's relevance, a hotel's stars, a product's rating: the business's records
+    ([{"score": 0.91, "content": "{value}"}], False),
+    ({"hotel": "Pousada Mar Azul", "estrelas": 4, "texto": "{value}"}, False),
+    ({"sku": "TS-100", "title": "Trail Shoe X", "rating": 4.6, "description": "{value}"}, False),
+    # a review with its author and date is still a review
+    ([{"autor": "Ana", "data": "2026-11-02", "nota": 5, "texto": "{value}"}], True),
+])
+def test_a_record_with_a_rating_is_a_review_only_when_it_holds_nothing_else(content: object, held: bool) -> None:
+    value = "O banho é gratuito pra quem tem plano de vacinas."
+    messages = [{"role": "user", "content": "O banho é pago?"},
+                {"role": "tool", "name": "consultar", "content": json.dumps(content).replace("{value}", value)}]
+    claim = "Banho grátis no plano de vacinas\nClientes com plano de vacinas têm banho gratuito."
+    assert assess(claim, "policy", messages, [value.rstrip(".")]).quarantined is held

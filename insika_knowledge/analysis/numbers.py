@@ -469,7 +469,8 @@ def read_number_words(folded: str) -> str:
         folded = _HALF_HOURS_RE.sub(_half_hours, folded)
     if any(w in folded for w in _FRACTION_HINTS):
         folded = _FRACTION_RE.sub(_fraction, folded)
-    folded = _thousands(folded)  # before "mil" alone is read as 1000
+    folded = _thousands(folded)  # before "mil" alone is read as 1000 (Portuguese: "mil e cinquenta")
+    portuguese = "mil" in folded and ("r$" in folded or _PORTUGUESE_HINT.search(folded) is not None)
     folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
     folded = _ORDINAL_SUFFIX_RE.sub(r"\1o", folded)
     tokens = _WORD_TOKEN_RE.findall(folded)
@@ -477,7 +478,8 @@ def read_number_words(folded: str) -> str:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token not in NUMBER_WORDS or (token in _MULTIPLIERS and token != "mil"):  # "mil" alone is 1000
+        if token not in NUMBER_WORDS or (token in _MULTIPLIERS and (
+                token != "mil" or not portuguese or "".join(out[-2:]).rstrip()[-1:].isdigit())):
             out.append(token)
             i += 1
             continue
@@ -499,64 +501,93 @@ _PRICE_CENTS_RE: Final = re.compile(
     r"|pessoas|unidades|itens|parcelas)\b))")
 
 
-#: Cents alone ("50 centavos", "50 cents"; not after "reais e", read before): a fraction of the currency.
-_CENTS_RE: Final = re.compile(r"(?<![\d.,])(?<!reais e )(\d{1,2}) (centavos|cents)\b")
+#: Centavos alone ("50 centavos"; not "50 centavos de dólar"), after a sum in reais read
+#: before ("R$ 4 e 50 centavos", "1 real e 50 centavos": `_REAIS_AND_CENTAVOS_RE`).
+_CENTS_RE: Final = re.compile(r"(?<![\d.,])(?<!\be )(\d{1,2}) centavos\b(?! de (?:dolar|dolares|euro|euros)\b)")
+_REAIS_AND_CENTAVOS_RE: Final = re.compile(r"(?:r\$ ?(\d{1,6})|\b(\d{1,6}) real) e (\d{2}) centavos\b")
+#: Another currency named in the text: its centavos are not reais.
+_OTHER_CURRENCY: Final = re.compile(r"us\$|€|£|\b(?:dolar|dolares|dollars?|euros?|usd|eur)\b")
 
 
 def _spoken_cents(text: str) -> str:
-    """`text` with prices said in reais and centavos written as ``r$ 29,90``, and cents
-    alone as the fraction they are (``50 centavos`` -> ``r$ 0,50``, ``50 cents`` -> ``$ 0.50``).
+    """`text` with prices said in reais and centavos written as ``r$ 29,90``, and centavos
+    alone as the fraction of a real they are (``50 centavos`` -> ``r$ 0,50``) unless the
+    text names another currency (English "cents" may be a euro's: left as written).
     """
     if " e " in text:
         text = _REAIS_CENTAVOS_RE.sub(r"r$ \1,\2", text)
         text = _PRICE_CENTS_RE.sub(r"\1 r$ \2,\3", text)
-    if "cent" in text:
-        text = _CENTS_RE.sub(lambda m: f"r$ 0,{int(m[1]):02d}" if m[2] == "centavos" else f"$ 0.{int(m[1]):02d}",
-                             text)
+        if "centavos" in text:
+            text = _REAIS_AND_CENTAVOS_RE.sub(lambda m: f"r$ {m[1] or m[2]},{m[3]}", text)
+    if "centavos" in text and _OTHER_CURRENCY.search(text) is None:
+        text = _CENTS_RE.sub(lambda m: f"r$ 0,{int(m[1]):02d}", text)
     return text
 
 
-#: Thousands written with "mil" after digits ("2,5 mil", "10 mil pontos"), or with "k" after
-#: a sum of money ("$12.5k"; "a 10k run" is ten kilometres).
+#: Thousands written with "mil" after digits in Portuguese ("2,5 mil", "10 mil pontos",
+#: "2 mil e 500", "de 2 a 3 mil reais": both ends), or with "k" after a sum of money
+#: ("$12.5k"; "a 10k run" is ten kilometres). A mark before three digits ("1,250 mil",
+#: "$2.125k") may group or part: left as written.
 _THOUSANDS_RE: Final = re.compile(
-    r"(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{1,3})?) mil\b"
-    r"|(?P<cur>r\$|us\$|\$|€|£) ?(?P<money>\d{1,3}(?:[.,]\d{1,3})?)k\b")
+    r"(?:(?P<range>\b(?:de|entre) (?:r\$ ?)?)(?P<low>\d{1,3}) (?P<to>a|e|ate) (?P<rcur>r\$ ?)?)?"
+    r"(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{1,2})?) mil\b(?: e (?P<plus>\d{1,3})\b(?![.,]\d))?"
+    r"|(?P<cur>r\$|us\$|\$|€|£) ?(?P<money>\d{1,3}(?:[.,]\d{1,2})?)k\b")
+#: Words only Portuguese writes (folded): "mil" is then a thousand, not English "a mil" (a
+#: thousandth of an inch) or "$2 mil" (two million).
+_PORTUGUESE_HINT: Final = re.compile(
+    r"\b(?:de|do|da|dos|das|para|com|nao|voce|reais|real|ate|sao|uma|ou|por|pelo|pela|custa|custam|cada)\b")
 
 
 def _thousands(text: str) -> str:
     """`text` with thousands in "mil" or "k" written in digits (`_THOUSANDS_RE`)."""
     if "mil" not in text and "k" not in text:
         return text
+    portuguese = "r$" in text or _PORTUGUESE_HINT.search(text) is not None
 
     def written(match: re.Match[str]) -> str:
-        raw = match["num"] or match["money"]
-        value = parse_decimal(raw) if ("," in raw or "." in raw) and len(raw.split(",")[-1].split(".")[-1]) < 3 \
-            else parse_decimal(raw.replace(".", "").replace(",", ""))
+        if match["num"] is not None and not portuguese:
+            return match.group(0)
+        value = parse_decimal(match["num"] or match["money"])
         if value is None:
             return match.group(0)
-        digits = format((value * 1000).normalize(), "f")
-        return f"{match['cur']} {digits}" if match["cur"] else digits
+        thousands = value * 1000 + (int(match["plus"]) if match["plus"] else 0)
+        digits = format(thousands.normalize(), "f")
+        if match["cur"]:
+            return f"{match['cur']} {digits}"
+        if match["low"]:  # "de 2 a 3 mil": the low end is thousands too
+            return f"{match['range']}{int(match['low']) * 1000} {match['to']} {match['rcur'] or ''}{digits}"
+        return digits
 
     return _THOUSANDS_RE.sub(written, text)
 
 
+#: What may follow a half hour's "half" / "meia" (folded): the end of its phrase. Not a
+#: noun the half belongs to ("a half-day rental", "meia-entrada", "meia diária").
+_HALF_END: Final = (r"(?=\s*(?:$|[.,;:!?)])|\s(?:for|of|to|before|after|long|each|per|a|an|the|and|or|in|on|with"
+                    r"|without|is|are|max|e|ou|de|do|da|para|por|antes|depois|cada|no|na|em|com|sem|no maximo)\b)")
+#: Words before a clock time or a rate (folded): "às 9 horas e meia" is 9:30, and "$3 an hour
+#: and a half" a price per hour: no duration.
+_AT_CLOCK: Final = "".join(f"(?<!\\b{w} )" for w in ("at", "by", "from", "until", "till", "as", "a", "das",
+                                                      "per", "the", "por")) + r"(?<!\d to )(?<!\d )"
 #: Half hours said in words (folded, number words not read yet): "an hour and a half",
 #: "one and a half hours", "two and a half hours", "half an hour", "meia hora", "uma hora e
 #: meia", "duas horas e meia": the minutes they are.
 _HALF_HOURS_RE: Final = re.compile(
-    r"\b(?:(?P<n1>an?|one|\d+|um|uma|\w+) )?(?:hours?|horas?) (?:and a half|e meia)\b"
-    r"|\b(?P<n2>one|\d+|\w+) and a half hours?\b"
+    rf"{_AT_CLOCK}\b(?P<n1>an?|one|\d+|[a-z]+) hours? and a half{_HALF_END}"
+    rf"|{_AT_CLOCK}\b(?P<n2>one|\d+|[a-z]+) and a half hours?\b"
+    rf"|{_AT_CLOCK}\b(?P<n3>uma|um|\d+|[a-z]+) horas? e meia{_HALF_END}"
     r"|\b(?:half an hour|a half[- ]hour|meia[- ]hora)\b")
 
 
 def _half_hours(match: re.Match[str]) -> str:
     portuguese = "hora" in match.group(0) or "meia" in match.group(0)
     unit = "minutos" if portuguese else "minutes"
-    word = match["n1"] or match["n2"]
-    if word is None:
-        hours = 0 if "half" in match.group(0) or match.group(0).startswith("meia") else 1
+    word = match["n1"] or match["n2"] or match["n3"]
+    if word is None:  # "half an hour", "meia hora"
+        hours = 0
     else:
-        hours = 1 if word in ("a", "an") else int(word) if word.isdigit() else NUMBER_WORDS.get(word, -1)
+        hours = 1 if word in ("a", "an") and not portuguese else int(word) if word.isdigit() \
+            else NUMBER_WORDS.get(word, -1)
         if hours < 0 or hours > 24:  # "the hour and a half"? not a count: left as written
             return match.group(0)
     return f"{hours * 60 + 30} {unit}"

@@ -515,11 +515,11 @@ _GIVES_RE: Final = re.compile(r"(?<![^\W\d_])([dD])(?:á|ão)(?![^\W\d_])")
 @lru_cache(maxsize=8192)
 def _prepare(text: str) -> str:
     """Folded text with contractions expanded, phrases joined, number words read, a list's
-    enumerators left out (`_ENUMERATOR_RE`).
+    enumerators read as order words (`_enumerated`).
     """
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if ")" in text or "." in text or ":" in text or "-" in text:
-        text = _ENUMERATOR_RE.sub("", text)
+        text = _enumerated(text)
     if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
         text = _US_RE.sub("usa", text)
     if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
@@ -529,6 +529,8 @@ def _prepare(text: str) -> str:
     if "dá" in text or "dão" in text or "Dá" in text:  # the verb, not "da" (of the)
         text = _GIVES_RE.sub(r"\1ar", text)
     folded = fold(_IS_RE.sub(" ser ", text) if "é" in text or "É" in text else text).replace("\u2019", "'")
+    if "cost" in folded or "custa" in folded:  # "the delivery fee costs $7": the fee is $7
+        folded = _FEE_COSTS_RE.sub(lambda m: f"{m[1]}{m[2]} {'ser' if m[3].startswith('custa') else 'is'}", folded)
     if _REWRITE_HINT.search(folded):
         for pattern, replacement in _CONTRACTIONS:
             folded = pattern.sub(replacement, folded)
@@ -745,13 +747,37 @@ def _named(match: re.Match[str]) -> str:
     return f"nome{word.lower()}" if fold(word) in STOP_WORDS else word
 
 
+#: A fee that costs (folded): "the delivery fee costs $7", "a taxa de entrega custa R$ 7"
+#: say the fee is that sum (the price word twice). Only fee words: "a full charge costs $12"
+#: (an EV's) and "the cost price" are other things.
+_FEE_COSTS_RE: Final = re.compile(
+    r"\b(fees?|taxas?|tarifas?)((?:\s+(?:de|do|da|of|for|on)\s+[a-z]+|\s+[a-z]+(?=\s+costs?\b)){0,2})"
+    r"\s+(costs?|custam?)\b")
+
+
 #: A list's enumerator: "1)" or "2." opening a line, "3)" after a sentence's end, "Step 4:" /
-#: "Passo 4 -" anywhere. It orders steps and says no value ("1) Submit the form. 2) Pay the
-#: $150 fee" claims $150, not 1 and 2).
+#: "Passo 4 -" opening a line or a sentence; group 1 its number.
 _ENUMERATOR_RE: Final = re.compile(
-    r"(?:^|(?<=\n))[ \t]*\d{1,2}[).][ \t]+(?=[^\W\d_])"
-    r"|(?<=[.;:!?] )\d{1,2}\)[ \t]+(?=[^\W\d_])"
-    r"|\b(?i:step|passo|etapa)[ \t]+\d{1,2}[ \t]*[:.)-][ \t]*", re.MULTILINE)
+    r"(?:^|(?<=\n))[ \t]*(\d{1,2})[).][ \t]+(?=[^\W\d_])"
+    r"|(?<=[.;:!?] )(\d{1,2})\)[ \t]+(?=[^\W\d_])"
+    r"|(?:^|(?<=\n)|(?<=[.;!?] ))(?i:step|passo|etapa)[ \t]+(\d{1,2})[ \t]*[:.)-][ \t]*", re.MULTILINE)
+
+
+def _enumerated(text: str) -> str:
+    """`text` with a list's enumerators (`_ENUMERATOR_RE`) written as order words when they
+    count 1, 2, 3... in order ("1) Submit the form. 2) Pay the $150 fee" claims $150, not
+    1 and 2; the steps keep their order: "passoa", "passob"). A lone "18." after "Minimum
+    age:", or "Step 2" in a sentence, is a value and stays.
+    """
+    found = list(_ENUMERATOR_RE.finditer(text))
+    numbers = [int(next(g for g in m.groups() if g is not None)) for m in found]
+    if len(numbers) < 2 or numbers != list(range(1, len(numbers) + 1)) or len(numbers) > 26:
+        return text
+    out, at = [], 0
+    for k, match in enumerate(found):
+        out += [text[at:match.start()], f"passo{chr(ord('a') + k)} "]
+        at = match.end()
+    return "".join([*out, text[at:]])
 
 
 #: "US" and "U.S." written in capitals: the country (folded, it would read as "us", the business).
@@ -833,14 +859,7 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_repeats_dropped(_free_adverb(_free_for_active(_included_active(_price_of(_said_once(out)))))))
-
-
-def _repeats_dropped(out: list[str]) -> list[str]:
-    """`out` with a synonym group's term said twice in a row read once: "the delivery fee
-    costs $7" (``s_price s_price``) says what "the delivery fee is $7" says.
-    """
-    return [t for i, t in enumerate(out) if not (i and t.startswith("s_") and out[i - 1] == t)]
+    return tuple(_free_adverb(_free_for_active(_included_active(_price_of(_said_once(out))))))
 
 
 #: The price word of a thing ("a taxa de matrícula", "the price of", "custa").
@@ -1649,7 +1668,7 @@ def structure(text: str) -> Structure:
     seq = _labelled(tuple(map(whole_duration, tokens(text, active=True))), colons)
     flat = _joined(seq)
     forms = [_forms(s) for s in _sentences(seq)]
-    if any(agent for _, agent in passives):  # a business passive's agent read both ways
+    if any(agent for _, agent in passives) and _PARTY_AGENT.search(text):  # a party's passive read both ways
         other = _labelled(tuple(map(whole_duration, tokens(text, active=True, by_agent=True))), colons)
         if other != seq:
             others = [_forms(s) for s in _sentences(other)]
@@ -1659,14 +1678,37 @@ def structure(text: str) -> Structure:
     return Structure(tuple(sentences), _canonical_sentence(flat))
 
 
+#: A passive's agent that is a party ("by the airline", "by our billing team", "pelo
+#: restaurante"): one that may do the business's operation itself. "By mail", "pela manhã",
+#: "pelo peso", "by WhatsApp" say how or when, never who.
+_PARTY_AGENT: Final = re.compile(
+    r"\b(?i:by|pel[oa]s?)\s+(?i:(?:the|our|your|its|their|this|that|each|every|nosso|nossa|seu|sua|este|esta)\s+)?"
+    r"(?i:[\w-]+\s+){0,2}?(?i:airlines?|carriers?|restaurants?|hotels?|stores?|shops?|sellers?|vendors?|merchants?"
+    r"|marketplaces?|buyers?|customers?|clients?|guests?|banks?|insurers?|teams?|staff|managers?|agents?|agency"
+    r"|agencies|company|companies|brands?|manufacturers?|suppliers?|couriers?|schools?|clinics?|hospitals?"
+    r"|landlords?|tenants?|owners?|operators?|partners?|drivers?|restaurantes?|lojas?|vendedor(?:es)?|lojistas?"
+    r"|compradore?s?|clientes?|h[oó]spedes?|bancos?|seguradoras?|equipes?|gerentes?|atendentes?|ag[eê]ncias?"
+    r"|empresas?|marcas?|fabricantes?|fornecedor(?:es)?|transportadoras?|escolas?|cl[ií]nicas?|hospitais"
+    r"|locador(?:es)?|donos?|operadoras?|parceiros?|motoristas?|companhias?|correios|post office|postal service)\b")
+
+
 def _joined(seq: tuple[str, ...]) -> list[str]:
-    """`seq` read as one sentence: each sentence end, ", and", "and", ", but" and "but" as
-    one "and" ("Dogs are welcome. They must be leashed." says what "Dogs are welcome but
-    must be leashed" says; "or" stays "or").
+    """`seq` read as one sentence. Sentence ends are read as "and" when no sentence but the
+    last has a phrase break or opens with a role, pole or clause word ("Dogs are welcome.
+    They must be leashed." says "Dogs are welcome and must be leashed"; "If you are a
+    member, shipping is free. Returns are free." does not say the condition of both), else
+    as phrase breaks; ", and" is "and", and "but" before "must" / "can" is "and" ("...
+    welcome but must be leashed"; "every day but Sunday" is an exception).
     """
+    sentences = _sentences(seq)
+    joinable = all(PHRASE not in s and not (s and (s[0].startswith(("c:", "r:", "p:")) or _is_leader(s[0])))
+                   for s in sentences[:-1])
     flat: list[str] = []
-    for token in seq:
-        token = _AND if token in (SENTENCE, "c:but") else token
+    for i, token in enumerate(seq):
+        if token == SENTENCE:
+            token = _AND if joinable else PHRASE
+        elif token == "c:but" and i + 1 < len(seq) and seq[i + 1] in _MODALS:
+            token = _AND
         if token == _AND:
             while flat and flat[-1] in (PHRASE, _AND):
                 flat.pop()
@@ -1678,6 +1720,8 @@ def _joined(seq: tuple[str, ...]) -> list[str]:
     return flat
 
 
+#: What "but" may join as "and" before: a second predicate of the same subject.
+_MODALS: Final = frozenset({"p:p_must", "p:p_can"})
 _AND: Final = "c:and"
 
 #: Durations one unit holds exactly: (unit, how many make one of the next, the next).
@@ -1761,12 +1805,14 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
         # (with none left it is what the sentence says without them: a form of any sentence)
         forms.add((_ATTACHED, *_canonical_sentence(attached)) if _ATTACHING in attached
                   else _canonical_sentence(attached))
-    if sentence and sentence[0] in _FRONTED_CONDITIONS and PHRASE in sentence:
+    if sentence and sentence[0] in _FRONTED_CONDITIONS and sentence.count(PHRASE) == 1:
         # "If the bag arrives late, we refund the fee" says "we refund the fee if the bag
-        # arrives late": the condition, to its comma, read after what it conditions
+        # arrives late": the condition, to its comma, read after what it conditions, when
+        # that is one clause ("If X, A and B" conditions both; "A and B if X" the last)
         comma = sentence.index(PHRASE)
-        if comma + 1 < len(sentence):
-            forms.add(_canonical_sentence(sentence[comma + 1:] + sentence[:comma]))
+        rest = sentence[comma + 1:]
+        if rest and not any(t.startswith("c:") for t in rest):
+            forms.add(_canonical_sentence(rest + sentence[:comma]))
     if sentence and len(_clauses(sentence)) == 1:
         if _is_leader(sentence[0]):
             stop = next((i for i, t in enumerate(sentence) if t in (PHRASE, LABEL)), len(sentence))

@@ -446,8 +446,16 @@ def _after_report(sentence: str) -> str:
     """
     for turn in _BUT.finditer(sentence):
         if turn.end() < len(sentence) and REPORTED.search(fold(sentence[:turn.start()])):
-            return sentence[turn.end():]
+            rest = sentence[turn.end():]
+            return "" if _REPORTING_VERB.search(fold(rest)) else rest  # "but a colleague told you ..."
     return ""
+
+
+#: A verb of saying in the rest after the "but": another report ("but a different colleague
+#: told you ...", "mas o folheto antigo diz que ..."), not the business's rule.
+_REPORTING_VERB: Final = re.compile(
+    r"\b(?:told|tells|tell|says|said|claims?|claimed|mentioned|promised|disse|diz|dizia|falou|fala|informou"
+    r"|contou|prometeu|afirmou|garantiu|mencionou)\b")
 
 
 def _asks(folded: str) -> bool:
@@ -559,7 +567,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "contradicts")
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
-    if _at_one_branch(claim, sentence) or _for_this_customer(claim, folded):
+    ours = frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
+    if _at_one_branch(claim, sentence, ours) or _for_this_customer(claim, folded):
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
@@ -594,11 +603,18 @@ def _only_for_others(claim: str, folded: str) -> bool:
 #: member, ...", "Como você é do plano Ouro, ...", "No seu plano Família, ..."; group
 #: `yours` holds what it names.
 _YOURS: Final = re.compile(
-    r"^\W*(?:(?:since|because|as|now that) you(?:'re| are|'ve| have| own)(?P<yours>[^,]{1,60}),"
+    r"^\W*(?:(?:since|because|as|now that) you(?:'re|\u2019re| are|'ve|\u2019ve| have| own)(?P<yours>[^,]{1,60}),"
     r"|as an? (?P<member>[^,]{1,40}) (?:member|customer|subscriber|holder),"
     r"|with your (?P<card>[^,]{1,40}) (?:plan|membership|card|subscription|package|pass|status),"
-    r"|(?:como|ja que|porque|pois) (?:voce|vc|o senhor|a senhora) (?:e|esta|tem|possui)(?P<voce>[^,]{1,60}),"
+    r"|(?:como|ja que|porque|pois|por) (?:voce|vc|o senhor|a senhora)? ?(?:e|esta|tem|possui|ser)(?P<voce>[^,]{1,60}),"
     r"|(?:no|pelo|com o) seu (?P<seu>[^,]{1,40}),)")
+#: What makes such an opening a plan, card or status of the customer's (folded): without
+#: one, "As you're probably aware, ...", "Since you're asking, ...", "Como você está vendo
+#: no site, ..." and "As a valued customer, ..." tie nothing.
+_PLAN_WORD: Final = re.compile(
+    r"\b(?:plans?|membership|member|cards?|tier|status|subscription|package|pass|level|account|gold|silver"
+    r"|platinum|premium|vip|black|diamond|planos?|cartao|categoria|assinatura|pacote|nivel|conta|ouro|prata"
+    r"|platina|diamante|socio|socia)\b")
 
 
 def _for_this_customer(claim: str, folded: str) -> bool:
@@ -607,7 +623,7 @@ def _for_this_customer(claim: str, folded: str) -> bool:
     Family plan, your kids swim free" states no rule of every customer.
     """
     opening = _YOURS.match(folded)
-    if opening is None:
+    if opening is None or _PLAN_WORD.search(opening.group(0)) is None:
         return False
     named = content_terms(next(g for g in opening.groups() if g is not None))
     return bool(named - content_terms(claim) - names(claim))
@@ -637,12 +653,12 @@ _EVERY_STORE: Final = re.compile(
     r"\b(?:stores|shops|branches|locations|outlets|restaurants|clinics|gyms|hotels|salons|pharmacies|offices"
     r"|studios|lojas|unidades|filiais|agencias|restaurantes|clinicas|academias|hoteis|saloes|farmacias"
     r"|escritorios|estudios)\b"
-    r"|\b(?:every|each|all|any|cada|qualquer|toda|todas as|todo|todos os)\s+(?:of (?:our|the) )?"
+    r"|\b(?:every|each|all|any|cada|qualquer|toda|todas as|todo|todos os)\s+(?:of (?:our|the) |other |outra )?"
     r"(?:store|shop|branch|location|outlet|restaurant|clinic|gym|hotel|salon|pharmacy|office|studio|loja|unidade"
     r"|filial|agencia|restaurante|clinica|academia|farmacia|escritorio|estudio)")
 
 
-def _at_one_branch(claim: str, sentence: str) -> bool:
+def _at_one_branch(claim: str, sentence: str, ours: frozenset[str] = frozenset()) -> bool:
     """True when `sentence` opens by placing itself at one named branch the claim does not
     name ("Na unidade Pinheiros, adolescentes podem treinar" for a rule of every unit; "Our
     downtown store on 5th Street is open 24 hours" for "Stores are open 24 hours": a store
@@ -651,9 +667,10 @@ def _at_one_branch(claim: str, sentence: str) -> bool:
     found = _AT_BRANCH.match(sentence)
     named = [found.group(1)] if found is not None else []
     store = _BRANCH_STORE.match(sentence)
-    if store is not None and _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])):
+    if store is not None and _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) \
+            and not _EVERY_STORE.search(fold(sentence[store.end():])):  # "..., like all our restaurants, ..."
         named += [g for g in store.groups() if g]
-    said = content_terms(claim) | names(claim)
+    said = content_terms(claim) | names(claim) | ours  # the business's own name is no branch
     return any(not content_terms(n) <= said for n in named)
 
 
@@ -678,6 +695,9 @@ _AGREEING: Final = re.compile(
     r"^\W*(?i:you(?:'|\u2019)?re (?:right|correct)|you are (?:right|correct)|that(?:'|\u2019)?s (?:right|true|correct)"
     r"|it(?:'|\u2019)?s true|true|indeed|de fato|[eé] verdade|realmente|voc[eê] tem raz[aã]o|isso mesmo|exato)"
     r"(?:\s*[,:\u2013\u2014-]\s*|\s+(?i:that|que)\s+)")
+#: What after a name shows it is not the sentence's whole subject: a comma (the person
+#: spoken to: "That's right, Maria, ..."), or "and" / "e" / "or" / "ou" (one of several).
+_NOT_ALONE: Final = re.compile(r"\s*(?:,|(?:and|e|or|ou)\b)")
 #: A sentence's subject named as it opens, with its article in any case ("a ViajaBem", "SmileCo").
 _SUBJECT_OPENING: Final = re.compile(r"\W*(?:(?i:a|o|as|os|the)\s+)?([A-Z][\w-]+)")  # matched where it opens
 
@@ -690,10 +710,11 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     """
     agreeing = _AGREEING.match(sentence)
     subject = _SUBJECT_OPENING.match(sentence, agreeing.end()) if agreeing is not None else None
-    if subject is None or fold(subject.group(1)) in STOP_WORDS:
-        return False
+    if subject is None or fold(subject.group(1)) in STOP_WORDS or _NOT_ALONE.match(sentence, subject.end()):
+        return False  # "That's right, Maria, ..." names whom it speaks to; "o Essencial e todos os planos"
     name = subject.group(1)
-    if content_terms(name) <= content_terms(claim) | names(claim):
+    ours = frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
+    if content_terms(name) <= content_terms(claim) | names(claim) | ours:
         return False
     written = re.compile(rf"\b{re.escape(name)}\b")
     return any(p.speaker == "customer" and written.search(p.text) for p in said_before)

@@ -143,7 +143,7 @@ def _someone_elses(record: dict[Any, Any]) -> bool:
     keys = {fold(str(k)) for k in record}
     if keys & {"from", "sender", "remetente"} and keys & {"body", "text", "content", "corpo", "texto", "mensagem"}:
         return True  # a message someone sent (an inbox's e-mail): its sender's words
-    if keys & _RATING_KEYS and keys & _REVIEW_TEXT:
+    if keys & _RATING_KEYS and keys & _REVIEW_TEXT and keys <= _RATING_KEYS | _REVIEW_TEXT | _REVIEW_META:
         return True  # a review: a rating beside its text ("nota": 5, "texto": "..."): the reviewer's words
     if any(_COMPETITOR.search(fold(str(v))) for v in record.values() if isinstance(v, str)):
         return True  # a competitor's record ("operadora": "MegaFone (concorrente)"): its prices are theirs
@@ -152,9 +152,13 @@ def _someone_elses(record: dict[Any, Any]) -> bool:
 
 
 #: A record's keys that rate something (folded), and the free text beside them: a review.
-_RATING_KEYS: Final = frozenset({"rating", "stars", "score", "nota", "estrelas", "avaliacao", "pontuacao"})
+_RATING_KEYS: Final = frozenset({"rating", "stars", "star_rating", "nota", "estrelas", "avaliacao"})
 _REVIEW_TEXT: Final = frozenset({"text", "texto", "body", "corpo", "content", "conteudo", "comment", "comentario",
                                  "title", "titulo", "review", "opiniao"})
+#: What else a review holds: who wrote it and when. A record with other keys (a product's
+#: "sku", a hotel's name, a search hit's "score") is the business's, rating and all.
+_REVIEW_META: Final = frozenset({"author", "autor", "autora", "user", "usuario", "reviewer", "name", "nome", "date",
+                                 "data", "created_at", "id", "verified", "verificado", "helpful", "likes"})
 #: A value that names a record as a competitor's.
 _COMPETITOR: Final = re.compile(r"\b(?:concorrentes?|competitors?|competidor(?:es)?|rival)\b")
 #: A record's keys that name who wrote it ("opened_by", "aberto_por"), and the values that
