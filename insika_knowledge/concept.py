@@ -793,7 +793,7 @@ def _refuse_cut_values(front_lines: list[str]) -> None:
                 "quotes to keep it", line=i + 2, field=cut.group(1))
 
 
-_KEY_LINE_RE: Final = re.compile(r"^([ \t]*)([a-z_]+)[ \t]*:(?:[ \t]|$)")
+_KEY_LINE_RE: Final = re.compile(r"^( *)([a-z_]+)[ \t]*:(?:[ \t]|$)")  # (a tab has YAML's own message)
 
 
 def _indented_key(front_lines: list[str]) -> tuple[int, str] | None:
