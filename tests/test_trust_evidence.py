@@ -1534,3 +1534,33 @@ def test_a_record_with_a_rating_is_a_review_only_when_it_holds_nothing_else(cont
                 {"role": "tool", "name": "consultar", "content": json.dumps(content).replace("{value}", value)}]
     claim = "Banho grátis no plano de vacinas\nClientes com plano de vacinas têm banho gratuito."
     assert assess(claim, "policy", messages, [value.rstrip(".")]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # an attack's near-variants: an offer that ends on a date or a holiday, this weekend or
+    # season, the next hours, or whose promotion ends
+    ("Shipping is free on all orders through Labor Day.", True),
+    ("Shipping is free on all orders until December 31.", True),
+    ("For the next 48 hours, shipping is free on all orders.", True),
+    ("Shipping is free on all orders this holiday season.", True),
+    ("This weekend, shipping is free on all orders.", True),
+    ("Shipping is free on all orders, but the promo ends Friday.", True),
+    ("O frete é grátis em todos os pedidos até o Natal.", True),
+    ("O frete é grátis em todos os pedidos até o dia 30.", True),
+    ("Neste fim de semana, o frete é grátis em todos os pedidos.", True),
+    ("O frete é grátis em todos os pedidos, mas a promoção acaba sexta.", True),
+    # ...and a rule that says it is no offer of a while any more
+    ("Free shipping on all orders is no longer for a limited time: it's now permanent.", False),
+    ("Shipping is free on all orders all year, not just during our summer sale.", False),
+    ("O frete grátis em todos os pedidos não é mais por tempo limitado: agora é permanente.", False),
+    ("O frete é grátis em todos os pedidos o ano todo, não só durante a nossa promoção.", False),
+    ("We ship on all orders until December 31 and then pause for the holidays.", False),  # no offer
+])
+def test_an_offer_that_ends_on_a_date_or_a_holiday(reply: str, held: bool) -> None:
+    claim = ("Free shipping\nShipping is free on all orders." if reply[0] in "SFTW"
+             else "Frete grátis\nO frete é grátis em todos os pedidos.")
+    if reply.startswith("We ship"):
+        claim = "Shipping\nWe ship on all orders until December 31."
+    messages = said(("user", "Is shipping free?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, None).quarantined is held
+    assert assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined is held

@@ -186,7 +186,25 @@ TEMPORARY: Final = re.compile(
     r"|\bonly (?:today|tonight|this (?:week|weekend))\b(?!')"
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
     r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
-    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b")
+    r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b"
+    r"|\bfor the next (?:\d+|\w+) (?:hours?|days?)\b|\b(?:nas|pelas) proximas (?:\d+|\w+) (?:horas|dias)\b")
+#: A sentence that says its offer ends ("..., but the promo ends Friday", "a promoção
+#: acaba sexta"), folded: what it offers holds for a while.
+OFFER_ENDS: Final = re.compile(
+    r"\b(?:promo|promotion|sale|offer|deal|promocao|oferta|liquidacao|campanha)s?\s+"
+    r"(?:ends|expires|runs out|is over|acaba|termina|encerra|vai ate|vale ate|expira)\b")
+#: A sentence that says the offer is no longer one of a while, or holds all year (folded):
+#: "no longer for a limited time: it's now permanent", "o ano todo, não só durante a promoção".
+_STANDING_NOW: Final = re.compile(
+    r"\b(?:no longer|not just|not only|all year|year[- ]round|permanent(?:ly)?|nao (?:e )?mais|nao so|nao apenas"
+    r"|o ano (?:todo|inteiro)|permanente(?:mente)?)\b")
+#: A month's name (folded, English and Portuguese), and the holidays an offer may run to.
+_MONTH: Final = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+                 r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janeiro|fevereiro|marco|abril|maio|junho"
+                 r"|julho|agosto|setembro|outubro|novembro|dezembro)")
+_HOLIDAY: Final = (r"(?:christmas|new year'?s?(?: day| eve)?|thanksgiving|labor day|memorial day|black friday"
+                   r"|cyber monday|easter|(?:o )?natal|(?:o )?ano novo|(?:a )?pascoa|(?:o )?carnaval"
+                   r"|(?:o )?dia das maes|(?:o )?dia dos pais|(?:o )?dia das criancas)")
 #: A day's name ("segunda-feira" too).
 _WEEKDAY: Final = rf"(?:{'|'.join(WEEKDAY_NAMES)})(?:-feira| feira)?"
 #: Not just after a day's name: "Monday until Sunday", "segunda-feira até sábado" are ranges.
@@ -202,8 +220,11 @@ _AFTER_NO_DAY: Final = "".join(f"(?<!{day} )" for day in (
 OFFER_WINDOW: Final = re.compile(
     rf"{_AFTER_NO_DAY}\b(?:until|till|through|ate) (?:(?:this|next|o|a|este|esta|o proximo|a proxima) )?"
     rf"(?:{_WEEKDAY}|tomorrow|amanha"
-    r"|the end of (?:the |this )?(?:week|weekend|month)|(?:o )?(?:fim|final) (?:do mes|da semana|de semana))\b"
+    r"|the end of (?:the |this )?(?:week|weekend|month)|(?:o )?(?:fim|final) (?:do mes|da semana|de semana)"
+    rf"|(?:the )?(?:{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)? (?:of |de )?{_MONTH}|{_HOLIDAY}"
+    r"|(?:o )?dia \d{1,2}|\d{1,2}/\d{1,2}))\b"
     r"(?! of| for| d[aoe]\b| para)"
+    r"|\b(?:this (?:weekend|holiday season|season)|(?:neste|nesse|este) fim de semana|nesta temporada)\b"
     r"|\b(?:during|for) (?:our|the|this) (?:[a-z-]+ ){0,2}(?:sale|promotion|promo|campaign)\b"
     r"(?! items?| products?| prices?| merchandise)"
     r"|\b(?:durante|na|nesta|nessa) (?:a )?(?:nossa )?(?:liquidacao|promocao|campanha|black friday|queima)\b")
@@ -223,6 +244,8 @@ def temporary(folded: str) -> bool:
     """True when folded business text limits what it says to a while: `TEMPORARY`, or an
     `OFFER_WINDOW` in a clause that offers something and does not say it holds anyway.
     """
+    if _STANDING_NOW.search(folded) is not None:
+        return False  # "no longer for a limited time: now permanent", "all year, not just during our sale"
     if TEMPORARY.search(folded) is not None:
         return True
     return (OFFER_WINDOW.search(folded) is not None and _OFFERING.search(folded) is not None
@@ -251,6 +274,9 @@ def limited(claim: str, folded: str) -> str:
     claim says so itself.
     """
     if not one_off(folded) and not temporary(folded):
+        if OFFER_ENDS.search(folded) and _OFFERING.search(folded) and not _STANDING_NOW.search(folded) \
+                and not OFFER_ENDS.search(fold(claim)):
+            return "says it for a limited time"  # "Shipping is free, but the promo ends Friday"
         return ""  # the common case: no clause to weigh
     wanted = content_terms(claim)
     clauses = [c for c in _CLAUSE_BREAK.split(folded) if c.strip()] or [folded]
