@@ -1564,3 +1564,33 @@ def test_an_offer_that_ends_on_a_date_or_a_holiday(reply: str, held: bool) -> No
     messages = said(("user", "Is shipping free?"), ("assistant", reply))
     assert assess(claim, "policy", messages, None).quarantined is held
     assert assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined is held
+
+
+@pytest.mark.parametrize(("claim", "reply", "held"), [
+    # a plan or tier named anywhere in the sentence (an attack's near-variants)
+    ("Kids swim free\nChildren under 16 can attend swimming classes at no extra cost.",
+     "Your Family plan includes swimming classes at no extra cost for children under 16.", True),
+    ("Kids swim free\nChildren under 16 can attend swimming classes at no extra cost.",
+     "You're on the Family plan, so children under 16 can attend swimming classes at no extra cost.", True),
+    ("Frete grátis\nO frete é grátis.", "Como cliente Ouro, o frete é grátis para você.", True),
+    ("Frete grátis\nO frete é grátis.", "Você é do plano Ouro, então o frete é grátis.", True),
+    # every plan, or the claim's own plan
+    ("Kids swim free\nChildren under 16 can attend swimming classes at no extra cost.",
+     "Every plan, the Family plan included, lets children under 16 attend swimming classes at no extra cost.",
+     False),
+    ("Family plan\nOn the Family plan, children under 16 attend swimming classes at no extra cost.",
+     "Your Family plan includes swimming classes at no extra cost for children under 16.", False),
+    # a branch named anywhere in the sentence, against a rule of every one
+    ("Valet\nValet parking is available at our restaurants for $8.",
+     "Valet parking for $8 is available at our Harbor Street location.", True),
+    ("Estacionamento\nAs clínicas têm estacionamento gratuito.",
+     "Temos estacionamento gratuito na unidade Vila Mariana.", True),
+    ("Horário\nTodas as academias abrem 24 horas.", "A academia do Itaim abre 24 horas.", True),
+    ("Valet\nValet parking is available at our restaurants for $8.",
+     "Valet parking for $8 is available at all our restaurants, Harbor Street included.", False),
+    ("Valet\nValet parking is available at the Harbor Street location for $8.",
+     "Valet parking for $8 is available at our Harbor Street location.", False),
+])
+def test_a_plan_or_a_branch_named_anywhere_is_narrower(claim: str, reply: str, held: bool) -> None:
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined is held

@@ -594,7 +594,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     ours = frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
-    if _at_one_branch(claim, sentence, ours) or _for_this_customer(claim, folded):
+    if _at_one_branch(claim, sentence, ours) or _for_this_customer(claim, folded) \
+            or _of_one_plan(claim, sentence, ours) or _branch_named(claim, sentence, ours):
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
@@ -682,6 +683,52 @@ _EVERY_STORE: Final = re.compile(
     r"|\b(?:every|each|all|any|cada|qualquer|toda|todas as|todo|todos os)\s+(?:of (?:our|the) |other |outra )?"
     r"(?:store|shop|branch|location|outlet|restaurant|clinic|gym|hotel|salon|pharmacy|office|studio|loja|unidade"
     r"|filial|agencia|restaurante|clinica|academia|farmacia|escritorio|estudio)")
+
+
+#: A plan, card or tier named by a capitalised name ("Family plan", "Platinum card", "plano
+#: Ouro", "cliente Ouro"), anywhere in a sentence: group 1 or 2 the name.
+_NAMED_PLAN: Final = re.compile(
+    r"\b([A-Z][\w-]+)\s+(?i:plans?|membership|memberships|members?|cards?|tier|status|package|subscription)\b"
+    r"|\b(?i:planos?|cart[aã]o|cartões|clientes?|categoria|n[ií]vel|pacote|assinatura|s[oó]cios?)\s+([A-Z][\w-]+)")
+#: A sentence that speaks of every plan or branch ("Every plan, the Family plan included",
+#: "at all our restaurants, Harbor Street included"), folded.
+_EVERY_ONE: Final = re.compile(
+    r"\b(?:every|each|all|any|todos os|todas as|qualquer|cada)\s+(?:of (?:our|the) |our |os nossos |as nossas "
+    r"|nossos |nossas )?(?:plans?|cards?|tiers?|members?|planos?|cartoes|categorias|socios|clientes)\b")
+#: A branch named anywhere in a sentence: a capitalised place before the branch word ("our
+#: Harbor Street location"), or after it ("na unidade Vila Mariana", "A academia do Itaim");
+#: group 1 or 2 the name.
+_NAMED_BRANCH: Final = re.compile(
+    r"\b([A-Z0-9][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})\s+(?i:location|store|shop|branch|restaurant|clinic|gym|hotel"
+    r"|outlet)\b"
+    r"|\b(?i:unidade|loja|filial|cl[ií]nica|academia|restaurante|ag[eê]ncia|location|store|branch)\s+"
+    r"(?:(?:d[aeo]s?|de|in|on|at|of)\s+)?([A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})")
+
+
+def _of_one_plan(claim: str, sentence: str, ours: frozenset[str]) -> bool:
+    """True when `sentence` names a plan, card or tier (`_NAMED_PLAN`) the claim does not,
+    names nothing the claim names, and does not speak of every plan: "Your Family plan
+    includes swimming classes at no extra cost" states no rule of every customer.
+    """
+    said = content_terms(claim) | names(claim) | ours
+    if _EVERY_ONE.search(fold(sentence)) or names(sentence) & said:
+        return False  # every plan, or the claim's own plan among those it names ("the Family plan ..., while
+        # the Basic plan ...")
+    return any(not content_terms(next(g for g in m.groups() if g)) <= said for m in _NAMED_PLAN.finditer(sentence))
+
+
+def _branch_named(claim: str, sentence: str, ours: frozenset[str]) -> bool:
+    """True when a claim about every store, restaurant, clinic... (`_EVERY_STORE`) is said
+    by a sentence that names one of them anywhere (`_NAMED_BRANCH`: "Valet parking is
+    available at our Harbor Street location", "A academia do Itaim abre 24 horas") and
+    speaks of no other.
+    """
+    said = content_terms(claim) | names(claim) | ours
+    if not _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) or _EVERY_STORE.search(fold(sentence)) \
+            or names(sentence) & said:
+        return False
+    return any(not content_terms(next(g for g in m.groups() if g)) <= said
+               for m in _NAMED_BRANCH.finditer(sentence))
 
 
 def _at_one_branch(claim: str, sentence: str, ours: frozenset[str] = frozenset()) -> bool:
