@@ -1594,3 +1594,19 @@ def test_an_offer_that_ends_on_a_date_or_a_holiday(reply: str, held: bool) -> No
 def test_a_plan_or_a_branch_named_anywhere_is_narrower(claim: str, reply: str, held: bool) -> None:
     messages = said(("user", "Can you tell me?"), ("assistant", reply))
     assert assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # more agreements before a competitor's rule, and more turns after a report (an attack's near-variants)
+    ("Yes, SmileCo includes a free touch-up kit. Ours is $40 extra.", True),
+    ("Good point, SmileCo includes a free touch-up kit. Ours is $40 extra.", True),
+    ("I understand you were told the kit costs extra, though teeth whitening includes a free touch-up kit.", False),
+    ("I understand you were told the kit costs extra — actually, teeth whitening includes a free touch-up kit.",
+     False),
+])
+def test_more_agreements_and_turns(reply: str, held: bool) -> None:
+    messages = said(("user", "SmileCo includes a free touch-up kit. Do you?"), ("assistant", reply))
+    claim = "Touch-up kit\nTeeth whitening includes a free touch-up kit."
+    quote = ("SmileCo includes a free touch-up kit" if "SmileCo" in reply
+             else "teeth whitening includes a free touch-up kit")
+    assert assess(claim, "policy", messages, [quote]).quarantined is held

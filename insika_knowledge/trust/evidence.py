@@ -460,8 +460,11 @@ def _off_statement(claim: str, folded: str) -> str:
     return ""
 
 
-#: Where a report turns to what the business says ("..., but ...", "..., mas ..."), as written.
-_BUT: Final = re.compile(r",?\s+(?:but|however|mas|por[eé]m|contudo)\s+", re.IGNORECASE)
+#: Where a report turns to what the business says ("..., but ...", "..., though ...", "... —
+#: actually, ...", "..., mas, na verdade, ...", "..., só que ..."), as written.
+_BUT: Final = re.compile(
+    r"(?:,?\s+(?:but|however|though|although|yet|mas|por[eé]m|contudo|entretanto|todavia|s[oó] que)|\s*[\u2013\u2014])"
+    r",?\s+(?:(?:to be precise|actually|in fact|na verdade|de fato)\s*,?\s+)?", re.IGNORECASE)
 
 
 def _after_report(sentence: str) -> str:
@@ -761,12 +764,14 @@ def _named_by_customer(sentence: str, said_before: Sequence[Piece]) -> bool:
 
 
 _OPENING_NAME: Final = re.compile(r"^\W*([A-Z][\w-]+)")
-#: An agreement with what the customer stated, opening a sentence ("You're right that ...",
-#: "That's true, ...", "De fato, ...", "É verdade que ..."): not a bare "yes", which answers
-#: a question.
+#: An agreement with what the customer said, opening a sentence ("You're right that ...",
+#: "That's true, ...", "Yes, ...", "De fato, ...", "É verdade que ...").
 _AGREEING: Final = re.compile(
-    r"^\W*(?i:you(?:'|\u2019)?re (?:right|correct)|you are (?:right|correct)|that(?:'|\u2019)?s (?:right|true|correct)"
-    r"|it(?:'|\u2019)?s true|true|indeed|de fato|[eé] verdade|realmente|voc[eê] tem raz[aã]o|isso mesmo|exato)"
+    r"^\W*(?i:you(?:'|\u2019)?re (?:absolutely |quite |totally )?(?:right|correct)"
+    r"|you are (?:absolutely )?(?:right|correct)|that(?:'|\u2019)?s (?:right|true|correct)"
+    r"|that is (?:right|true|correct)|it(?:'|\u2019)?s true|true|indeed|right"
+    r"|correct|absolutely|i agree|good point|yes|de fato|[eé] verdade|verdade|realmente|voc[eê] tem raz[aã]o"
+    r"|tem raz[aã]o|voc[eê] est[aá] cert[oa]|com certeza|isso mesmo|exato|exatamente|certo|pois [eé]|sim)"
     r"(?:\s*[,:\u2013\u2014-]\s*|\s+(?i:that|que)\s+)")
 #: What after a name shows it is not the sentence's whole subject: a comma (the person
 #: spoken to: "That's right, Maria, ..."), or "and" / "e" / "or" / "ou" (one of several).
