@@ -595,6 +595,8 @@ def parse(markdown: str) -> Concept:
     )
     for field, problem in _problems(concept):
         line = body_line if field == "body" else key_lines.get(field)
+        if field == "body" and not concept.body:  # at the closing '---': the file may end there
+            line, problem = end + 1, f"{problem} (write it below the closing '---')"
         raise ConceptFormatError(problem, line=line, field=field)
     if isinstance(concept.confidence, float) and round(concept.confidence, 2) != concept.confidence:
         raise ConceptFormatError(

@@ -1058,8 +1058,10 @@ class Memory:
         ``created_at`` keep the values on record, or for a new concept: confidence 1.0
         (policy) or 0.6 (observed), no sources, 0 occurrences, now.
 
-        The concept's vector for the semantic index is made in this call (when a provider
-        is configured), so a search right after finds it by meaning too.
+        The concept is served at once: one held in quarantine under its name is released
+        (the person who puts a record vouches for it). Its vector for the semantic index is
+        made in this call (when a provider is configured), so a search right after finds it
+        by meaning too.
 
         Returns:
             The concept as stored.
@@ -1103,7 +1105,7 @@ class Memory:
                     saved = store.create(agent, record, actor=actor)
                 else:
                     saved = store.edit(agent, concept.name, record, expected_version=current.version,
-                                       actor=actor)
+                                       actor=actor, release=True)  # a person vouches for it: served at once
                 self._embed_written(tenant, agent)  # its vector, in this request
                 return saved.concept
             except (StaleVersion, NotFound):

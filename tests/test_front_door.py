@@ -242,6 +242,26 @@ def test_a_tenant_that_is_not_text_names_the_call_it_was_given_to(memory: Memory
         call(memory)
 
 
+def test_an_empty_body_is_named_at_the_closing_line(memory: Memory) -> None:
+    """A newcomer's finding: a four-line record with no body was told "line 6", past its end."""
+    with pytest.raises(ConceptFormatError, match=r"^line 4, field 'body': the markdown body is empty"):
+        memory.put("---\nname: vazio\ndescription: d\n---\n", agent=AGENT)
+
+
+def test_put_over_a_held_concept_vouches_for_it(memory: Memory) -> None:
+    """A newcomer's finding: `put` under the name of a concept held in quarantine wrote a
+    new version but left it held, though the docs say a concept you put is served at once."""
+    item = {"name": "prazo-troca", "description": "Trocas em até 30 dias.", "type": "policy",
+            "body": "Trocas em até 30 dias após a entrega."}
+    assert memory.propose(item, agent=AGENT, session_id="s-0").results == [("prazo-troca", "quarantined")]
+    assert memory.knowledge_block("trocas em até 30 dias", agent=AGENT) is None
+    memory.put("---\nname: prazo-troca\ndescription: Trocas em até 30 dias.\ntype: policy\n---\n\n"
+               "Trocas em até 30 dias após a entrega.\n", agent=AGENT)
+    assert memory.store().quarantine_of(AGENT, "prazo-troca") is None
+    assert 'name="prazo-troca"' in (memory.knowledge_block("trocas em até 30 dias", agent=AGENT) or "")
+    assert [v.reason for v in memory.history("prazo-troca", agent=AGENT)] == ["extract", "edit"]
+
+
 @pytest.mark.parametrize("agent", ["..", ".", "-store", "_x"])
 def test_an_agent_id_that_does_not_start_with_a_letter_or_digit_is_told_so(memory: Memory, agent: str) -> None:
     with pytest.raises(InvalidName, match="start with a letter or digit"):

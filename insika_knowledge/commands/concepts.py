@@ -169,7 +169,7 @@ def _claim(held: PossibleDuplicate) -> dict[str, Any]:
 @click.argument("name")
 @agent_options
 def delete(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
-    """Delete concept NAME (its history is kept: ``restore`` brings a version back)."""
+    """Delete concept NAME (its history is kept: 'restore' brings a version back)."""
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         version = memory.delete(agent=agent, name=name, actor=CLI_ACTOR, tenant=tenant)
     click.echo(f"deleted {agent}/{name} in tenant {tenant} (version {version.version}; history kept)")
@@ -182,7 +182,7 @@ def delete(agent: str, name: str, data_dir: str | None, database: str | None, te
 def history(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List concept NAME's versions, oldest first (a deleted concept's too).
 
-    One line each: VERSION REASON ACTOR CREATED_AT SESSION (``-`` for none); ``--json``
+    One line each: VERSION REASON ACTOR CREATED_AT SESSION ('-' for none); '--json'
     prints them with each version's whole markdown record.
     """
     check_agent(agent)
@@ -209,8 +209,8 @@ def history(agent: str, name: str, data_dir: str | None, database: str | None, t
 def restore(agent: str, name: str, version: int, data_dir: str | None, database: str | None, tenant: str) -> None:
     """Make VERSION of concept NAME current again, as it was (a deleted concept's too).
 
-    Writes one version (reason ``restore``, actor ``cli``); restoring the record already
-    current writes nothing. The versions are listed by ``history``.
+    Writes one version (reason 'restore', actor 'cli'); restoring the record already
+    current writes nothing. The versions are listed by 'history'.
     """
     check_agent(agent)
     memory = open_memory(data_dir, database=database)

@@ -449,14 +449,16 @@ class ConceptReads(NamingReads):
             return tx.close_held(agent, name)
 
     def edit(self, agent: str, name: str, markdown: str, *, expected_version: int,
-             actor: str) -> StoredConcept:
+             actor: str, release: bool = False) -> StoredConcept:
         """Replace `name` with an operator's `markdown` (reason ``edit``).
 
         The record is validated whole; ``updated_at`` is stamped now. Renaming is allowed
         (the history moves with it, and the claims held against it) unless the new name is
         taken. An edit that changes the description or the body decides the claims held
         against the concept (a policy's challenges, possible duplicates): they are marked
-        resolved.
+        resolved. With `release`, a concept held in quarantine is released in the same
+        transaction (`Memory.put`: the person who puts a record vouches for it; the
+        Studio's editor leaves that to its approve button).
 
         Raises:
             ConceptFormatError: the markdown is invalid (line and field named).
@@ -479,6 +481,8 @@ class ConceptReads(NamingReads):
             stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="edit", actor=actor)
             if (before.description, before.body) != (concept.description, concept.body):
                 tx.close_held(agent, concept.name)  # a person rewrote the rule: the claims held are decided
+            if release:
+                tx.release(agent, concept.name)
             return stored
 
     def create(self, agent: str, markdown: str, *, actor: str) -> StoredConcept:
