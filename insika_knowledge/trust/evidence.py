@@ -596,9 +596,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "contradicts")
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
-    ours = frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
-    if _at_one_branch(claim, sentence, ours) or _for_this_customer(claim, folded) \
-            or _of_one_plan(claim, sentence, ours) or _branch_named(claim, sentence, ours):
+    if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \
+            or _of_one_plan(claim, sentence, said_before) or _branch_named(claim, sentence, said_before):
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
@@ -708,33 +707,42 @@ _NAMED_BRANCH: Final = re.compile(
     r"(?:(?:d[aeo]s?|de|in|on|at|of)\s+)?([A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})")
 
 
-def _of_one_plan(claim: str, sentence: str, ours: frozenset[str]) -> bool:
+def _own_names(said_before: Sequence[Piece]) -> frozenset[str]:
+    """The names the business's own texts (its system prompt) hold: its name is no one else's."""
+    return frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
+
+
+def _of_one_plan(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     """True when `sentence` names a plan, card or tier (`_NAMED_PLAN`) the claim does not,
     names nothing the claim names, and does not speak of every plan: "Your Family plan
     includes swimming classes at no extra cost" states no rule of every customer.
     """
-    said = content_terms(claim) | names(claim) | ours
+    if _NAMED_PLAN.search(sentence) is None:
+        return False  # the common case, before any name is read
+    said = content_terms(claim) | names(claim) | _own_names(said_before)
     if _EVERY_ONE.search(fold(sentence)) or names(sentence) & said:
         return False  # every plan, or the claim's own plan among those it names ("the Family plan ..., while
         # the Basic plan ...")
     return any(not content_terms(next(g for g in m.groups() if g)) <= said for m in _NAMED_PLAN.finditer(sentence))
 
 
-def _branch_named(claim: str, sentence: str, ours: frozenset[str]) -> bool:
+def _branch_named(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     """True when a claim about every store, restaurant, clinic... (`_EVERY_STORE`) is said
     by a sentence that names one of them anywhere (`_NAMED_BRANCH`: "Valet parking is
     available at our Harbor Street location", "A academia do Itaim abre 24 horas") and
     speaks of no other.
     """
-    said = content_terms(claim) | names(claim) | ours
-    if not _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) or _EVERY_STORE.search(fold(sentence)) \
-            or names(sentence) & said:
+    if _NAMED_BRANCH.search(sentence) is None or not _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) \
+            or _EVERY_STORE.search(fold(sentence)):
+        return False
+    said = content_terms(claim) | names(claim) | _own_names(said_before)
+    if names(sentence) & said:
         return False
     return any(not content_terms(next(g for g in m.groups() if g)) <= said
                for m in _NAMED_BRANCH.finditer(sentence))
 
 
-def _at_one_branch(claim: str, sentence: str, ours: frozenset[str] = frozenset()) -> bool:
+def _at_one_branch(claim: str, sentence: str, said_before: Sequence[Piece] = ()) -> bool:
     """True when `sentence` opens by placing itself at one named branch the claim does not
     name ("Na unidade Pinheiros, adolescentes podem treinar" for a rule of every unit; "Our
     downtown store on 5th Street is open 24 hours" for "Stores are open 24 hours": a store
@@ -746,7 +754,9 @@ def _at_one_branch(claim: str, sentence: str, ours: frozenset[str] = frozenset()
     if store is not None and _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) \
             and not _EVERY_STORE.search(fold(sentence[store.end():])):  # "..., like all our restaurants, ..."
         named += [g for g in store.groups() if g]
-    said = content_terms(claim) | names(claim) | ours  # the business's own name is no branch
+    if not named:
+        return False
+    said = content_terms(claim) | names(claim) | _own_names(said_before)  # its own name is no branch
     return any(not content_terms(n) <= said for n in named)
 
 
@@ -791,8 +801,7 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     if subject is None or fold(subject.group(1)) in STOP_WORDS or _NOT_ALONE.match(sentence, subject.end()):
         return False  # "That's right, Maria, ..." names whom it speaks to; "o Essencial e todos os planos"
     name = subject.group(1)
-    ours = frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
-    if content_terms(name) <= content_terms(claim) | names(claim) | ours:
+    if content_terms(name) <= content_terms(claim) | names(claim) | _own_names(said_before):
         return False
     written = re.compile(rf"\b{re.escape(name)}\b")
     return any(p.speaker == "customer" and written.search(p.text) for p in said_before)
