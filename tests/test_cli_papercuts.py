@@ -60,6 +60,24 @@ def test_demo_with_an_unusable_model_fails_fast_with_one_line(
     assert not (tmp_path / "demo").exists()  # checked before anything was written
 
 
+def test_learning_from_python_without_a_key_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's finding: `Memory.learn(model="openai/...")` without a key reported
+    "connection failed" (offline), and the engine's log the same; the demo checks the key."""
+    from insika_knowledge.memory import Memory
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    memory = Memory(tmp_path / "data")
+    try:
+        report = memory.learn([{"role": "user", "content": "Frete?"},
+                               {"role": "assistant", "content": "O frete é grátis acima de R$ 99."}],
+                              agent="a", session_id="s", model="openai/gpt-4o-mini")
+    finally:
+        memory.close()
+    assert report.outcome == "model_error" and "needs an API key: set OPENAI_API_KEY" in (report.detail or "")
+    assert not report.transient  # the learning queue does not try it again by itself
+
+
 def test_demo_without_a_key_but_with_a_base_url_is_allowed_to_try(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -144,8 +144,7 @@ class InstructorModel:
                 (``$OPENAI_API_KEY``) and no base URL (``$OPENAI_BASE_URL``) to a server
                 that may need none.
         """
-        if self.spec.partition("/")[0] == "openai" and not self.api_key and not _openai_key_set() \
-                and not (self.base_url or os.environ.get("OPENAI_BASE_URL")):
+        if self._keyless():
             raise UserError(
                 f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
                 "(or, for a server that needs none, its base URL: $OPENAI_BASE_URL, or --base-url "
@@ -195,7 +194,15 @@ class InstructorModel:
                 self._model = self.spec.partition("/")[2]
         return self._client
 
+    def _keyless(self) -> bool:
+        """True when an ``openai/`` model has no API key and no base URL to a server that may need none."""
+        return self.spec.partition("/")[0] == "openai" and not self.api_key and not _openai_key_set() \
+            and not (self.base_url or os.environ.get("OPENAI_BASE_URL"))
+
     def _call(self, response_model: type[BaseModel], messages: list[dict[str, str]]) -> Any:
+        if self._keyless():  # said as such, not as the connection error the SDK would give offline
+            raise ModelFailure("model_error", f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
+                               "(or $OPENAI_BASE_URL for a server that needs none)", transient=False)
         client = self._get_client()
         try:
             return client.chat.completions.create(
