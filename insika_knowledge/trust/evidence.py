@@ -712,18 +712,31 @@ def _own_names(said_before: Sequence[Piece]) -> frozenset[str]:
     return frozenset().union(*(names(p.text) for p in said_before if p.speaker == "system"))
 
 
+def _said_of(claim: str, said_before: Sequence[Piece]) -> frozenset[str]:
+    """What `claim` names, and the business's own names: neither is someone or somewhere else."""
+    return content_terms(claim) | names(claim) | _own_names(said_before)
+
+
+def _names_another(claim: str, sentence: str, said_before: Sequence[Piece], named_by: re.Pattern[str],
+                   every: re.Pattern[str]) -> bool:
+    """True when `sentence` names (`named_by`, its first group that matched) something the
+    claim does not, names nothing the claim names, and does not speak of every one (`every`,
+    on the folded sentence).
+    """
+    found = [next(g for g in m.groups() if g) for m in named_by.finditer(sentence)]
+    if not found or every.search(fold(sentence)):
+        return False  # the common case (nothing named) before any name is read
+    said = _said_of(claim, said_before)
+    return not names(sentence) & said and any(not content_terms(n) <= said for n in found)
+
+
 def _of_one_plan(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     """True when `sentence` names a plan, card or tier (`_NAMED_PLAN`) the claim does not,
     names nothing the claim names, and does not speak of every plan: "Your Family plan
-    includes swimming classes at no extra cost" states no rule of every customer.
+    includes swimming classes at no extra cost" states no rule of every customer ("the
+    Family plan ..., while the Basic plan ..." is about the claim's Family plan).
     """
-    if _NAMED_PLAN.search(sentence) is None:
-        return False  # the common case, before any name is read
-    said = content_terms(claim) | names(claim) | _own_names(said_before)
-    if _EVERY_ONE.search(fold(sentence)) or names(sentence) & said:
-        return False  # every plan, or the claim's own plan among those it names ("the Family plan ..., while
-        # the Basic plan ...")
-    return any(not content_terms(next(g for g in m.groups() if g)) <= said for m in _NAMED_PLAN.finditer(sentence))
+    return _names_another(claim, sentence, said_before, _NAMED_PLAN, _EVERY_ONE)
 
 
 def _branch_named(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
@@ -732,14 +745,8 @@ def _branch_named(claim: str, sentence: str, said_before: Sequence[Piece]) -> bo
     available at our Harbor Street location", "A academia do Itaim abre 24 horas") and
     speaks of no other.
     """
-    if _NAMED_BRANCH.search(sentence) is None or not _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) \
-            or _EVERY_STORE.search(fold(sentence)):
-        return False
-    said = content_terms(claim) | names(claim) | _own_names(said_before)
-    if names(sentence) & said:
-        return False
-    return any(not content_terms(next(g for g in m.groups() if g)) <= said
-               for m in _NAMED_BRANCH.finditer(sentence))
+    return _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) is not None \
+        and _names_another(claim, sentence, said_before, _NAMED_BRANCH, _EVERY_STORE)
 
 
 def _at_one_branch(claim: str, sentence: str, said_before: Sequence[Piece] = ()) -> bool:
@@ -756,7 +763,7 @@ def _at_one_branch(claim: str, sentence: str, said_before: Sequence[Piece] = ())
         named += [g for g in store.groups() if g]
     if not named:
         return False
-    said = content_terms(claim) | names(claim) | _own_names(said_before)  # its own name is no branch
+    said = _said_of(claim, said_before)  # the business's own name is no branch
     return any(not content_terms(n) <= said for n in named)
 
 
@@ -801,7 +808,7 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     if subject is None or fold(subject.group(1)) in STOP_WORDS or _NOT_ALONE.match(sentence, subject.end()):
         return False  # "That's right, Maria, ..." names whom it speaks to; "o Essencial e todos os planos"
     name = subject.group(1)
-    if content_terms(name) <= content_terms(claim) | names(claim) | _own_names(said_before):
+    if content_terms(name) <= _said_of(claim, said_before):
         return False
     written = re.compile(rf"\b{re.escape(name)}\b")
     return any(p.speaker == "customer" and written.search(p.text) for p in said_before)
