@@ -79,9 +79,15 @@ class KnowledgeQuarantined(TypedConceptEvent):
 
 @dataclass(frozen=True)
 class KnowledgeConflict(AgentConceptEvent):
-    """A repeat sighting contradicted what is on record; a human must resolve it."""
+    """A repeat sighting contradicted what is on record; a human must resolve it.
+
+    ``why`` says why it is a conflict, for the person who gets the event ("the merge
+    model failed (model_malformed)", "it contradicts a policy, whose text the engine never
+    changes": `insika_knowledge.consolidate.Decision.conflict_reason`); "" when not known.
+    """
 
     name: ClassVar[str] = "knowledge_conflict"
+    why: str = ""
 
 
 @dataclass(frozen=True)

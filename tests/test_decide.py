@@ -193,3 +193,24 @@ def test_a_failed_merge_call_is_contradicting_and_names_the_failure() -> None:
     verdict = consolidate.merge_failed("model_timeout")
     assert verdict == MergeVerdict(None, "model_failed:model_timeout")
     assert decide(ON_RECORD, OTHER, merge=verdict).rule is Rule.CONTRADICTING
+
+
+@pytest.mark.parametrize(("decision", "reason"), [
+    (Decision(Rule.POLICY_CHALLENGED), "it contradicts a policy, whose text the engine never changes"),
+    (Decision(Rule.OPEN_CONFLICT), "the concept already waits for a person to resolve a conflict; the claim joins it"),
+    (Decision(Rule.NO_MODEL), "it differs from the record and no merge model could be asked"),
+    (Decision(Rule.CONTRADICTING, why="contradicting"), "the merge model said the claims contradict each other"),
+    (Decision(Rule.CONTRADICTING, why="lost_detail"),
+     "the merge model's merged text drops or changes a value, date, name, party, negation or condition of a claim"),
+    (Decision(Rule.CONTRADICTING, why="model_failed:model_timeout"), "the merge model failed (model_timeout)"),
+    (Decision(Rule.CONTRADICTING, why="model_failed:model_empty"), "the merge model gave no answer (model_empty)"),
+    (Decision(Rule.CONTRADICTING, why="odd"), "the merge model's answer was not used (odd)"),
+])
+def test_every_conflict_says_why_in_words(decision: Decision, reason: str) -> None:
+    assert decision.outcome == "conflict" and decision.conflict_reason == reason
+
+
+def test_only_a_conflict_has_a_reason() -> None:
+    for rule in Rule:
+        decision = Decision(rule, why="contradicting")
+        assert (decision.conflict_reason is not None) == (decision.outcome == "conflict"), rule

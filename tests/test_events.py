@@ -62,7 +62,7 @@ def test_a_raising_implementation_is_logged_and_the_others_still_run(caplog: pyt
     with caplog.at_level(logging.ERROR, logger="insika_knowledge.events"):
         bus.emit(KnowledgeConflict(concept="x", agent="ag"))
     assert seen == ["bad:knowledge_conflict", "a:knowledge_conflict"]
-    assert recorder.events == [("knowledge_conflict", {"name": "x", "agent": "ag"})]
+    assert recorder.events == [("knowledge_conflict", {"name": "x", "agent": "ag", "why": ""})]
     assert "track_event of plugin" in caplog.text and "knowledge_conflict" in caplog.text
 
 
@@ -94,7 +94,7 @@ def test_concept_events_send_the_concept_as_name_in_field_order() -> None:
         for e in (
             KnowledgeLearned(concept="c", type="fact", agent="a"),
             KnowledgeQuarantined(concept="c", type="policy", agent="a"),
-            KnowledgeConflict(concept="c", agent="a"),
+            KnowledgeConflict(concept="c", agent="a", why="w"),
             KnowledgeAliased(concept="c", alias="d", agent="a", outcome="confirmed"),
             KnowledgePossibleDuplicate(concept="c", duplicate_of="d", agent="a"),
             KnowledgeDeleted(concept="c", agent="a"),
@@ -104,7 +104,7 @@ def test_concept_events_send_the_concept_as_name_in_field_order() -> None:
     assert payloads == [
         [("name", "c"), ("type", "fact"), ("agent", "a")],
         [("name", "c"), ("type", "policy"), ("agent", "a")],
-        [("name", "c"), ("agent", "a")],
+        [("name", "c"), ("agent", "a"), ("why", "w")],
         [("name", "c"), ("alias", "d"), ("agent", "a"), ("outcome", "confirmed")],
         [("name", "c"), ("duplicate_of", "d"), ("agent", "a")],
         [("name", "c"), ("agent", "a")],

@@ -174,14 +174,16 @@ def test_related_sighting_is_merged_by_a_second_model_call(store, bus) -> None:
 
 
 @pytest.mark.parametrize(
-    "merge_reply",
-    [json.dumps({"verdict": "contradicting"}),
-     json.dumps({"verdict": "related", "body": "x" * 5000}),
-     json.dumps({"verdict": "related", "body": ""}),
-     "garbage",
-     Status(400)],
+    ("merge_reply", "why"),
+    [(json.dumps({"verdict": "contradicting"}), "the merge model said the claims contradict each other"),
+     (json.dumps({"verdict": "related", "body": "x" * 5000}), "the merge model said related, but its merged"),
+     (json.dumps({"verdict": "related", "body": ""}), "the merge model said related, but its merged"),
+     (json.dumps({"verdict": "related", "body": "CEP range 13000-13999 ships from Campinas."}),
+      "the merge model's merged text drops or changes a value"),
+     ("garbage", "the merge model failed (model_malformed)"),
+     (Status(400), "the merge model failed (model_error)")],
 )
-def test_contradicting_or_unusable_merge_becomes_a_conflict(store, bus, merge_reply) -> None:
+def test_contradicting_or_unusable_merge_becomes_a_conflict_that_says_why(store, bus, merge_reply, why) -> None:
     events, recorder = bus
     with FakeLLM([answer(GOOD), answer(RELATED), merge_reply, answer(RELATED)]) as fake:
         run(store, fake, session="sess_1", events=events)
@@ -194,7 +196,10 @@ def test_contradicting_or_unusable_merge_becomes_a_conflict(store, bus, merge_re
     assert concept.body.startswith(original + "\n\n## Contradiction\n\n- session `sess_2` at ")
     assert "Orders paid before 14h" in concept.body
     assert concept.confidence == 0.4 and concept.status == "conflict"
-    assert recorder.named("knowledge_conflict") == [{"name": "cep-13-campinas", "agent": AGENT}]
+    # the operator who gets the event, and the caller who reads the report, learn why
+    [event] = recorder.named("knowledge_conflict")
+    assert (event["name"], event["agent"]) == ("cep-13-campinas", AGENT) and event["why"].startswith(why)
+    assert len(report.why) == 1 and report.why[0] == f"cep-13-campinas: conflict: {event['why']}"
 
 
 @pytest.mark.parametrize("failure", [Status(503), Status(429, headers={"retry-after": "7"})])
@@ -258,8 +263,12 @@ def test_a_merge_answer_that_fails_when_read_is_an_unusable_answer(store) -> Non
 def test_without_a_model_a_different_claim_is_a_conflict(store) -> None:
     first = Candidate("cep-13-campinas", GOOD["description"], "fact", GOOD["body"])
     other = Candidate("cep-13-campinas", RELATED["description"], "fact", RELATED["body"])
+    events, recorder = EventBus(), Recorder()
+    events.subscribe(recorder)
     assert sight(store, AGENT, first, session_id="s1", turn_id="t") == "learned"
-    assert sight(store, AGENT, other, session_id="s2", turn_id="t") == "conflict"
+    assert sight(store, AGENT, other, session_id="s2", turn_id="t", events=events) == "conflict"
+    assert [e["why"] for e in recorder.named("knowledge_conflict")] == [
+        "it differs from the record and no merge model could be asked"]
 
 
 def test_a_policy_body_is_never_changed_by_the_engine(store, bus) -> None:
@@ -280,7 +289,9 @@ def test_a_policy_body_is_never_changed_by_the_engine(store, bus) -> None:
     assert confirm.results == [("cep-13-campinas", "confirmed")]
     assert after.body == policy_body and after.provenance == "policy"
     assert after.confidence == 0.6  # the author's value, not the evidence rule's
-    assert recorder.named("knowledge_conflict") == [{"name": "cep-13-campinas", "agent": AGENT}]
+    policy = "it contradicts a policy, whose text the engine never changes"
+    assert recorder.named("knowledge_conflict") == [{"name": "cep-13-campinas", "agent": AGENT, "why": policy}]
+    assert report.why == [f"cep-13-campinas: conflict: {policy}"]
 
 
 def test_event_payloads_never_carry_a_body(store, bus) -> None:

@@ -169,7 +169,9 @@ def test_a_different_claim_under_a_known_alias_goes_to_the_aliased_concept(
         assert store.names(AGENT) == ["gift-card-validity"]
         concept = store.get(AGENT, "gift-card-validity").concept
         assert concept.in_conflict and "24 months" in concept.body  # kept, and visible
-        assert recorder.named("knowledge_conflict") == [{"name": "gift-card-validity", "agent": AGENT}]
+        assert recorder.named("knowledge_conflict") == [{
+            "name": "gift-card-validity", "agent": AGENT,
+            "why": "the merge model gave no answer (model_empty)"}]
     finally:
         memory.close()
 

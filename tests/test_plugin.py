@@ -298,7 +298,8 @@ def test_every_knowledge_event_reaches_track_event(
     assert tracker.named("knowledge_learned") == [
         {"name": "frete-gratis-acima-199", "type": "policy", "agent": "store-support"},
         {"name": "cep-13-campinas", "type": "fact", "agent": "store-support"}]
-    assert tracker.named("knowledge_conflict") == [{"name": "frete-gratis-acima-199", "agent": "store-support"}]
+    assert tracker.named("knowledge_conflict") == [{"name": "frete-gratis-acima-199", "agent": "store-support",
+                                                    "why": "the merge model said the claims contradict each other"}]
     assert tracker.named("knowledge_retrieved") == [{"name": "frete-gratis-acima-199", "agent": "store-support"}]
     assert tracker.named("knowledge_deleted") == [{"name": "cep-13-campinas", "agent": "store-support"}]
     assert [e["outcome"] for e in tracker.named("knowledge_extracted")] == ["ok", "ok"]

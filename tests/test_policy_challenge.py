@@ -42,7 +42,9 @@ def test_a_challenged_policy_keeps_its_body_and_the_claim_for_review(tmp_path: P
                              "type": "policy", "body": "Return shipping costs R$ 20 per order."},
                             agent="loja", session_id="s2", messages=said, config=KnowledgeConfig())
     assert report.results == [("return-fee", "conflict")]
-    assert recorder.named("knowledge_conflict") == [{"name": "return-fee", "agent": "loja"}]
+    policy = "it contradicts a policy, whose text the engine never changes"
+    assert recorder.named("knowledge_conflict") == [{"name": "return-fee", "agent": "loja", "why": policy}]
+    assert report.why == [f"return-fee: conflict: {policy}"]
     store = memory.store()
     stored = store.get("loja", "return-fee")
     assert stored is not None and stored.concept.body == "Return shipping costs R$ 15 per order."

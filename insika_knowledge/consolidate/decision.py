@@ -35,7 +35,13 @@ from typing import Final, Literal
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import same_claim
-from insika_knowledge.consolidate.merge import MergeVerdict
+from insika_knowledge.consolidate.merge import (
+    CONTRADICTING,
+    LOST_DETAIL,
+    MODEL_FAILED,
+    UNUSABLE,
+    MergeVerdict,
+)
 from insika_knowledge.consolidate.records import confirm, contradict, first_sighting
 
 #: What a sighting ended as, as the write path reports it (``possible_duplicate``: held for
@@ -102,6 +108,15 @@ EFFECTS: Final[Mapping[Rule, Effect]] = {
 }
 
 
+#: `Decision.conflict_reason` of each `MergeVerdict.why` that holds a claim as contradicting.
+_MERGE_REASONS: Final[Mapping[str, str]] = {
+    CONTRADICTING: "the merge model said the claims contradict each other",
+    UNUSABLE: "the merge model said related, but its merged text cannot be used",
+    LOST_DETAIL: ("the merge model's merged text drops or changes a value, date, name, party, negation "
+                  "or condition of a claim"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What to do with one sighting.
@@ -131,6 +146,30 @@ class Decision:
     def change(self) -> Change:
         """How the record changes."""
         return EFFECTS[self.rule].change
+
+    @property
+    def conflict_reason(self) -> str | None:
+        """Why a ``conflict`` outcome is one, in words for a person (None for any other outcome).
+
+        ``"the merge model failed (model_timeout)"``, ``"the merge model said the claims
+        contradict each other"``, ``"it contradicts a policy, whose text the engine never
+        changes"``...: what `insika_knowledge.learn.turn.TurnReport.why` and the
+        ``knowledge_conflict`` event say of it.
+        """
+        if self.rule is Rule.POLICY_CHALLENGED:
+            return "it contradicts a policy, whose text the engine never changes"
+        if self.rule is Rule.OPEN_CONFLICT:
+            return "the concept already waits for a person to resolve a conflict; the claim joins it"
+        if self.rule is Rule.NO_MODEL:
+            return "it differs from the record and no merge model could be asked"
+        if self.rule is not Rule.CONTRADICTING:
+            return None
+        why = self.why or ""
+        if why == f"{MODEL_FAILED}:model_empty":  # also a proposer with no merger (`GivenModel`)
+            return "the merge model gave no answer (model_empty)"
+        if why.startswith(f"{MODEL_FAILED}:"):
+            return f"the merge model failed ({why.split(':', 1)[1]})"
+        return _MERGE_REASONS.get(why, f"the merge model's answer was not used ({why or 'no reason'})")
 
     @property
     def needs_sources(self) -> bool:

@@ -49,6 +49,7 @@ def record(
     index: ConceptSearch | None = None,
     verdict: trust.Assessment | None = None,
     meaning: MeaningSearch | None = None,
+    why: list[str] | None = None,
 ) -> tuple[str, Outcome]:
     """Name one candidate's sighting (`consolidate.name_sighting`) and record it.
 
@@ -76,6 +77,7 @@ def record(
         verdict: the trust assessment of the candidate against its turn (see `sight`).
         meaning: the semantic index's neighbours (`learn.meaning`): concepts close in
             meaning are possible duplicates too (None: the lexical close match alone).
+        why: a ``conflict`` appends its reason here (`consolidate.Decision.conflict_reason`).
 
     Returns:
         ``(name, outcome)``: the concept name the sighting was recorded under (the
@@ -91,7 +93,7 @@ def record(
         target = candidate if naming.name == candidate.name else replace(candidate, name=naming.name)
         outcome = sight_once(store, agent, target, session_id, turn_id, model, events,
                              alias=candidate.name if naming.alias else None, verdict=verdict,
-                             created_after=cursor if naming.rule is NameRule.NEW else None)
+                             created_after=cursor if naming.rule is NameRule.NEW else None, why=why)
         if outcome is not None:
             if target is not candidate and outcome != "replayed" and events is not None:
                 events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,

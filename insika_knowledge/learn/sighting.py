@@ -118,8 +118,12 @@ def sight_once(
     alias: str | None = None,
     verdict: trust.Assessment | None = None,
     created_after: int | None = None,
+    why: list[str] | None = None,
 ) -> Outcome | None:
     """`sight`; with `alias`, only a same-claim sighting is written (the alias kept).
+
+    A ``conflict`` appends its reason (`consolidate.Decision.conflict_reason`) to `why`
+    when given, and the ``knowledge_conflict`` event carries it.
 
     With `created_after` (the change-feed position the candidate was named at, as a new
     concept), a new concept is written only if no concept created since then states the
@@ -131,14 +135,16 @@ def sight_once(
         (nothing was written: the caller names the candidate again).
     """
     holder = holder_id(per_thread=True)
+    reasons: list[str] = []
     judged: _Judged | None = None
     asked = 0
     pause = MERGE_POLL_S[0]
     try:
         while True:
             may_ask = model is not None and asked < MERGE_ATTEMPTS
+            reasons.clear()
             result = _decide_and_write(store, agent, candidate, session_id, turn_id, judged,
-                                       may_ask, holder, alias, verdict, created_after)
+                                       may_ask, holder, alias, verdict, created_after, reasons)
             if result is None:
                 return None
             if isinstance(result, _Wait):  # another writer is asking the model about it
@@ -152,7 +158,9 @@ def sight_once(
                 merge = _ask_merge(model, agent, session_id, result.concept.body, candidate)
                 judged = _Judged(result.concept, merge)
                 continue
-            announce(events, agent, candidate, result)
+            if why is not None:
+                why.extend(reasons)
+            announce(events, agent, candidate, result, reasons[0] if reasons else "")
             return result
     except BaseException:
         _release(store, agent, candidate.name, holder)  # a lease or place left behind
@@ -201,6 +209,7 @@ def _decide_and_write(
     alias: str | None = None,
     verdict: trust.Assessment | None = None,
     created_after: int | None = None,
+    reasons: list[str] | None = None,
 ) -> Outcome | StoredConcept | _Wait | None:
     """Decide the sighting and write the decision, in one write transaction.
 
@@ -277,6 +286,8 @@ def _decide_and_write(
             tx.quarantine(agent, candidate.name, session_id=session_id,
                           supported_by=list(admission.supported_by), markers=list(admission.markers))
             return "quarantined"
+        if decision.outcome == "conflict" and reasons is not None:
+            reasons.append(decision.conflict_reason or "")
         return decision.outcome
 
 
@@ -382,8 +393,11 @@ def storable(text: str | None) -> str | None:
     return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
 
 
-def announce(events: EventBus | None, agent: str, candidate: Candidate, outcome: Outcome) -> None:
-    """Emit the event a sighting's outcome calls for (learned, quarantined or conflict; none otherwise)."""
+def announce(events: EventBus | None, agent: str, candidate: Candidate, outcome: Outcome, why: str = "") -> None:
+    """Emit the event a sighting's outcome calls for (learned, quarantined or conflict; none otherwise).
+
+    `why` is a conflict's reason (`consolidate.Decision.conflict_reason`).
+    """
     if events is None:
         return
     if outcome in ("learned", "merged"):
@@ -391,4 +405,4 @@ def announce(events: EventBus | None, agent: str, candidate: Candidate, outcome:
     elif outcome == "quarantined":
         events.emit(KnowledgeQuarantined(concept=candidate.name, type=candidate.type, agent=agent))
     elif outcome == "conflict":
-        events.emit(KnowledgeConflict(concept=candidate.name, agent=agent))
+        events.emit(KnowledgeConflict(concept=candidate.name, agent=agent, why=why))

@@ -61,7 +61,9 @@ class TurnReport:
             and what was wrong (``"candidate 0: invalid: description is 312
             characters (at most 200)"``); and one per candidate held in quarantine, by
             name (``"garantia: quarantined: no message supported it, and it states a rule
-            (type, entitlement)"``).
+            (type, entitlement)"``); and one per candidate held as a conflict, by name, with
+            its reason (``"prazo: conflict: the merge model failed (model_malformed)"``:
+            `consolidate.Decision.conflict_reason`).
         retry_after_s: the wait the provider asked for (``Retry-After``, any HTTP error), in
             seconds (None when it did not say).
         transient: True when the model failed in a way that may pass by itself (a
@@ -184,14 +186,19 @@ def learn_turn(
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
                                        candidate.evidence, known=shown, withheld=withheld)
                 candidate = routed(store, agent, candidate, verdict)
+                conflict: list[str] = []
                 try:
                     report.results.append(record(
                         store, agent, candidate, session_id=session_id, turn_id=turn_id,
                         model=model, events=events, index=search, verdict=verdict, meaning=meaning,
+                        why=conflict,
                     ))
-                    if report.results[-1][1] == "quarantined":  # say why, as a drop says why
-                        report.why.append(f"{report.results[-1][0]}: quarantined: "
+                    name, outcome = report.results[-1]
+                    if outcome == "quarantined":  # say why, as a drop says why
+                        report.why.append(f"{name}: quarantined: "
                                           f"{trust.held_because(verdict.supported_by, verdict.markers)}")
+                    elif outcome == "conflict" and conflict:
+                        report.why.append(f"{name}: conflict: {conflict[-1]}")
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
                     # is recorded for an unjudged claim; the others go on, and the turn is tried
                     # again (the candidates recorded now are then replayed, counted once)

@@ -118,12 +118,15 @@ class ProposalOut(BaseModel):
             rule only the customer repeated: nothing counted); or ``dropped``.
         dropped: the gate that refused it (reason -> 1), empty otherwise.
         redacted: personal data replaced (kind -> count).
+        why: why it was held, in words: a quarantine ("quarantined: no message supported
+            it, ...") or a conflict ("conflict: it contradicts a policy, ..."); "" otherwise.
     """
 
     name: str | None
     outcome: str
     dropped: dict[str, int]
     redacted: dict[str, int]
+    why: str = ""
 
 
 def uri(agent: str, name: str) -> str:
@@ -280,7 +283,8 @@ class KnowledgeServer(MCPServer[Any]):
                 said_why = report.why[0].split(": ", 1)[-1] if report.why else "refused by a gate"
                 raise ToolError(f"not learned: {said_why}")
             stored, outcome = report.results[0]
-            return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted))
+            held = next((w.split(": ", 1)[1] for w in report.why if w.startswith(f"{stored}: ")), "")
+            return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted), why=held)
 
         @self.resource(f"{SCHEME}://{agent}/{{name}}", name="concept", mime_type=MARKDOWN,
                        description=f"One learned concept of agent {agent}, as markdown.")
