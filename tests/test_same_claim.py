@@ -1131,3 +1131,51 @@ def test_this_sessions_readings_stay_apart_under_an_attack(a: str, b: str) -> No
 ])
 def test_steps_and_joined_sentences_still_read_alike(a: str, b: str) -> None:
     assert same(a, b) and same(b, a)
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Às segundas-feiras, o restaurante não abre para o almoço.",
+     "O restaurante não abre para o almoço às segundas-feiras.", True),
+    ("On weekends, members park for free.", "Members park for free on weekends.", True),
+    ("For members, shipping is free.", "Shipping is free for members.", True),
+    # the phrase keeps its values, and the rest its own
+    ("On weekends, members park for $5.", "Members park for $5 on weekdays.", False),
+    ("From Campinas, we ship to Extrema.", "We ship to Campinas from Extrema.", False),
+    ("Às segundas-feiras, o restaurante não abre para o almoço.",
+     "O restaurante abre para o almoço às segundas-feiras.", False),
+])
+def test_an_opening_phrase_closed_by_a_comma_may_come_last(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "Às segundas-feiras, o restaurante não abre..." /
+    "O restaurante não abre ... às segundas-feiras" went to a conflict."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("We accept Visa, Mastercard and PayPal.", "We accept PayPal, Mastercard and Visa.", True),
+    ("Aceitamos Pix, boleto e cartão.", "Aceitamos cartão, Pix e boleto.", True),
+    ("Pay with Visa, Mastercard or PayPal.", "Pay with PayPal, Visa or Mastercard.", True),
+    # not the same list; values and steps keep their order
+    ("We accept Visa, Mastercard and PayPal.", "We accept Visa, Mastercard and Amex.", False),
+    ("We accept Visa, Mastercard and PayPal.", "We accept Visa, Mastercard or PayPal.", False),
+    ("Pix gets 5%, boleto 3% and card 2%.", "Pix gets 2%, boleto 3% and card 5%.", False),
+    ("First unplug it, then hold the button and wait.", "First hold the button, then unplug it and wait.", False),
+])
+def test_a_list_of_names_is_read_in_any_order(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "Visa, Mastercard and PayPal" / "PayPal, Mastercard
+    and Visa" went to a conflict."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Smoking is prohibited in the rooms.", "Smoking is not allowed in the rooms.", True),
+    ("Pets are forbidden on the terrace.", "Pets are not allowed on the terrace.", True),
+    ("É proibido fumar nos quartos.", "Não é permitido fumar nos quartos.", True),
+    ("Você não precisa levar o boleto.", "Cê não precisa levar o boleto.", True),
+    # a prohibition is a negation: it never reads as a permission
+    ("Smoking is prohibited in the rooms.", "Smoking is allowed in the rooms.", False),
+    ("É proibido fumar nos quartos.", "É permitido fumar nos quartos.", False),
+    ("Smoking is prohibited in the rooms.", "Smoking is not prohibited in the rooms.", False),
+])
+def test_a_prohibition_is_not_allowed_and_ce_is_voce(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "not allowed" / "prohibited", "Você" / "Cê"."""
+    assert same(a, b) is alike and same(b, a) is alike

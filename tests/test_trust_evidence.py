@@ -1353,6 +1353,30 @@ def test_a_competitors_rule_after_an_agreement_is_theirs(question: str, reply: s
     assert assess(claim, "policy", messages, [quote]).quarantined is held
 
 
+@pytest.mark.parametrize(("question", "reply", "quote", "held"), [
+    ("A outra companhia deixa despachar uma mala de 23 kg grátis. Vocês também?",
+     "Sei que a AeroSul inclui uma mala de 23 kg em todas as tarifas. Aqui, a tarifa Light não inclui bagagem.",
+     "inclui uma mala de 23 kg em todas as tarifas", True),
+    ("The other airline lets you check a 23 kg bag for free. Do you?",
+     "I know that SkyJet includes a 23 kg bag on every fare. Here the Light fare has no checked bag.",
+     "includes a 23 kg bag on every fare", True),
+    # what the business knows of itself, or a name the claim holds, is its own
+    ("Vocês incluem mala?", "Sei que a dúvida é comum: todas as tarifas incluem uma mala de 23 kg.",
+     "todas as tarifas incluem uma mala de 23 kg", False),
+    ("Does the Plus fare include a bag?", "I know that Plus includes a 23 kg bag on every fare.",
+     "Plus includes a 23 kg bag on every fare", False),
+])
+def test_what_the_business_acknowledges_of_someone_it_names_is_theirs(question: str, reply: str, quote: str,
+                                                                      held: bool) -> None:
+    """Thirteenth newcomers' set (dev): "Sei que a AeroSul inclui uma mala..." vouched for
+    the customer's claim about "a outra companhia" (named by the agent only)."""
+    claim = ("Bagagem\nTodas as tarifas incluem uma mala despachada de 23 kg." if "mala" in reply
+             else "Plus bag\nThe Plus fare includes a 23 kg bag." if "Plus" in quote
+             else "Bags\nEvery fare includes a 23 kg checked bag.")
+    messages = said(("user", question), ("assistant", reply))
+    assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
 @pytest.mark.parametrize(("claim", "reply", "quote", "held"), [
     ("Valet\nValet parking is available at our restaurants for $8.",
      "Our Harbor Street location offers valet parking for $8. The other restaurants only have street parking.",

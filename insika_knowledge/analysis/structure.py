@@ -103,7 +103,7 @@ PHRASE_POLES: Final = frozenset(
 #: "they", "it" and "ele" point back at a noun and are read as stop words).
 PARTIES: Final[dict[str, str]] = {
     **dict.fromkeys("we us our ours ourselves nosso nossa nossos nossas".split(), "we"),
-    **dict.fromkeys("you your yours yourself yourselves voce voces vc seu sua seus suas teu tua".split(),
+    **dict.fromkeys("you your yours yourself yourselves voce voces vc ce oce seu sua seus suas teu tua".split(),
                     "you"),
     **dict.fromkeys("i me my mine myself eu meu minha meus minhas".split(), "i"),
 }
@@ -211,6 +211,9 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
         (r"\binterest[- ]free\b", "without interest"),  # "10x interest-free", as "sem juros" reads
         (r"\bno longer\b|\bnot anymore\b|\bnot any longer\b", "not"),
+        # "prohibited" / "proibido" say "not allowed" / "não permitido" (a negation said as a word)
+        (r"\b(?:prohibited|forbidden)\b", "not allowed"),
+        (r"\b(?:proibid|vedad)(?=[oa]s?\b)", "nao permitid"),
         (r"\bdesde que\b", "desde_que"), (r"\bsempre que\b", "sempre_que"),
         (r"\be-?mail\b", "email"),
     )
@@ -503,7 +506,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
-    r"|nossa conta| on us| on the house")
+    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|vedad")
 
 
 _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
@@ -1787,6 +1790,28 @@ LABEL: Final = ":"
 _FRONTED_CONDITIONS: Final = frozenset({"c:if", "c:when", "c:unless"})
 
 
+def _listed(sentence: list[str]) -> list[str]:
+    """`sentence` with each list of three or more one-word items ("visa , mastercard and
+    paypal") in sorted order: a list of names is a set ("PayPal, Mastercard and Visa" says
+    the same). Items that hold a value, a role or anything but one content word are not
+    a list's ("5% on Pix, 3% on boleto"; "first X and then Y": their order is kept).
+    """
+    out = list(sentence)
+    for k, token in enumerate(sentence):
+        if token not in ("c:and", "c:or") or k + 1 >= len(sentence) or not plain_word(sentence[k + 1]):
+            continue
+        if k + 2 < len(sentence) and sentence[k + 2] != PHRASE:
+            continue
+        first = k - 1
+        while first >= 2 and sentence[first - 1] == PHRASE and plain_word(sentence[first - 2]):
+            first -= 2
+        if first < 0 or not plain_word(sentence[first]) or (k - 1 - first) // 2 + 2 < 3:
+            continue
+        items = sorted([*sentence[first:k:2], sentence[k + 1]])
+        out[first:k + 2] = [part for item in items[:-1] for part in (item, PHRASE)][:-1] + [token, items[-1]]
+    return out
+
+
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     """A sentence's canonical form; for one that opens with a condition closed by a comma
     (`_FRONTED_CONDITIONS`), the form with the condition after the rest; for a one-clause sentence opening with a phrase
@@ -1794,8 +1819,11 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
     "de menos de 8") and no "de" right before a value ("é de R$ 50" / "é R$ 50"), which only
-    another sentence's such form can equal.
+    another sentence's such form can equal. A list of one-word names is read sorted
+    (`_listed`).
     """
+    if PHRASE in sentence and ("c:and" in sentence or "c:or" in sentence):
+        sentence = _listed(sentence)  # a list of names in one order (`_listed`)
     forms = {_canonical_sentence(sentence)}
     if any(t in WEAK_ROLES for t in sentence):
         # "de"/"of" right before a value says nothing ("a taxa é de R$ 50" is "a taxa é R$ 50";
@@ -1814,6 +1842,12 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
         if rest and not any(t.startswith("c:") for t in rest):
             forms.add(_canonical_sentence(rest + sentence[:comma]))
     if sentence and len(_clauses(sentence)) == 1:
+        if _is_leader(sentence[0]) and sentence.count(PHRASE) == 1:
+            # "Às segundas, o restaurante não abre" says "o restaurante não abre às segundas":
+            # an opening phrase, to its comma, read after the rest of its one clause
+            comma = sentence.index(PHRASE)
+            if comma + 1 < len(sentence):
+                forms.add(_canonical_sentence(sentence[comma + 1:] + sentence[:comma]))
         if _is_leader(sentence[0]):
             stop = next((i for i, t in enumerate(sentence) if t in (PHRASE, LABEL)), len(sentence))
             forms.update(_canonical_sentence(sentence[k:] + sentence[:k]) for k in range(2, stop))

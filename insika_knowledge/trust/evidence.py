@@ -790,6 +790,11 @@ _AGREEING: Final = re.compile(
     r"|correct|absolutely|i agree|good point|yes|de fato|[eé] verdade|verdade|realmente|voc[eê] tem raz[aã]o"
     r"|tem raz[aã]o|voc[eê] est[aá] cert[oa]|com certeza|isso mesmo|exato|exatamente|certo|pois [eé]|sim)"
     r"(?:\s*[,:\u2013\u2014-]\s*|\s+(?i:that|que)\s+)")
+#: An acknowledgement of what someone else does ("I know that SmileCo ...", "Sei que a
+#: AeroSul ..."): the name after it is another's, whether or not the customer wrote it.
+_ACKNOWLEDGING: Final = re.compile(
+    r"^\W*(?i:i know|i(?:'|\u2019)?m aware|i am aware|i understand|(?:eu )?sei|entendo|estou ciente)"
+    r"\s+(?i:that|que|de que)\s+")
 #: What after a name shows it is not the sentence's whole subject: a comma (the person
 #: spoken to: "That's right, Maria, ..."), or "and" / "e" / "or" / "ou" (one of several).
 _NOT_ALONE: Final = re.compile(r"\s*(?:,|(?:and|e|or|ou)\b)")
@@ -801,15 +806,20 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     """True when `sentence` agrees with the customer (`_AGREEING`) about someone the
     customer named before and the claim leaves out: "You're right that SmileCo includes a
     free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento" are the
-    competitor's rules, whatever the business says of its own.
+    competitor's rules, whatever the business says of its own; so is what the business
+    acknowledges of someone it names itself (`_ACKNOWLEDGING`: "Sei que a AeroSul inclui ...").
     """
     agreeing = _AGREEING.match(sentence)
-    subject = _SUBJECT_OPENING.match(sentence, agreeing.end()) if agreeing is not None else None
+    knowing = None if agreeing is not None else _ACKNOWLEDGING.match(sentence)
+    lead = agreeing or knowing
+    subject = _SUBJECT_OPENING.match(sentence, lead.end()) if lead is not None else None
     if subject is None or fold(subject.group(1)) in STOP_WORDS or _NOT_ALONE.match(sentence, subject.end()):
         return False  # "That's right, Maria, ..." names whom it speaks to; "o Essencial e todos os planos"
     name = subject.group(1)
     if content_terms(name) <= _said_of(claim, said_before):
         return False
+    if knowing is not None:  # "Sei que a AeroSul inclui ...": another's, named by the business itself
+        return True
     written = re.compile(rf"\b{re.escape(name)}\b")
     return any(p.speaker == "customer" and written.search(p.text) for p in said_before)
 #: A part that turns to what the business itself does ("but we charge...", "mas nós...").
