@@ -1179,3 +1179,21 @@ def test_a_list_of_names_is_read_in_any_order(a: str, b: str, alike: bool) -> No
 def test_a_prohibition_is_not_allowed_and_ce_is_voce(a: str, b: str, alike: bool) -> None:
     """Thirteenth newcomers' set (dev): "not allowed" / "prohibited", "Você" / "Cê"."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Nós não cobramos taxa de adesão.", "A empresa não cobra taxa de adesão.", True),
+    ("The company does not charge a sign-up fee.", "We do not charge a sign-up fee.", True),
+    ("A loja troca o produto em 7 dias.", "O produto é trocado pela loja em 7 dias.", True),
+    ("A farmácia entrega os medicamentos em até 2 horas.",
+     "Os medicamentos são entregues pela farmácia em até 2 horas.", True),
+    ("A companhia aérea reembolsa a taxa de bagagem.", "A taxa de bagagem é reembolsada pela companhia aérea.", True),
+    # another company, another doer
+    ("A empresa parceira entrega os pedidos.", "Nós entregamos os pedidos.", False),
+    ("A companhia aérea reembolsa a taxa de bagagem.", "Nós reembolsamos a taxa de bagagem.", False),
+    ("Os medicamentos são entregues pela farmácia.", "Os medicamentos são entregues pelo laboratório.", False),
+])
+def test_the_company_is_the_business_and_a_pharmacy_is_a_doer(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "Nós não cobramos" / "A empresa não cobra", and
+    "entregues pela farmácia" / "A farmácia entrega" went to a conflict."""
+    assert same(a, b) is alike and same(b, a) is alike

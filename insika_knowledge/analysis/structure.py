@@ -1172,7 +1172,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         out.append(FUTURE)  # "enviaremos"
                     elif piece in _HEDGES:
                         out.append(CONDITIONAL)  # "could", "poderia": "can", hedged
-                    elif token == STORE and (not out or out[-1] in (SENTENCE, PHRASE)):
+                    elif (token == STORE or piece in _OWN_NOUNS) and (not out or out[-1] in (SENTENCE, PHRASE)):
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if done_to_person and _is_content(token):  # "who is referred": a person is referred
                         person_after = token not in _PARTY_TERMS  # "quem é cliente" says what they are
@@ -1455,6 +1455,8 @@ def _agent_active(out: list[str], at: int) -> int:
         end -= 1
     if not agent or not _is_content(agent[0]) or agent[0][:2] in ("m:", "d:"):
         return 0
+    if len(agent) == 1 and (agent[0] == STORE or agent[0] in _OWN_NOUN_TERMS):
+        agent = [WE]  # "trocado pela loja", "refunded by the company": the business, as "a loja troca" reads
     return -1 if _doing(out, at, agent, end) else 0
 
 
@@ -1468,6 +1470,9 @@ _OF_ROLES: Final = frozenset({"r:de", "r:of"})
 #: shipped", "os pedidos são enviados pelos Correios": `BUSINESS_PASSIVES`).
 WE: Final = "w:we"
 STORE: Final = "s_store"
+#: Nouns that, opening a clause, name the business itself as "the store" does ("A empresa
+#: não cobra adesão" is "Não cobramos adesão"), folded.
+_OWN_NOUNS: Final = frozenset({"company", "empresa"})  # not "companhia": "a companhia aérea" is an airline
 _WE_VERB_RE: Final = re.compile(r"^[a-z]{3,}(?:amos|emos|imos)$")
 #: Words with those endings that are no verbs.
 _NOT_WE_VERBS: Final = frozenset(
@@ -1514,6 +1519,12 @@ _WHO: Final = frozenset({"who", "whoever", "quem"})
 _WHO_BE: Final = _BE | frozenset({"foi", "for", "fosse", "fossem", "forem"})
 _PARTY_TERMS: Final = frozenset(
     t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
+_OWN_NOUN_TERMS: Final = frozenset(
+    t for n in _OWN_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
+#: The terms of the nouns that may name the business itself ("the store", "a empresa"): a
+#: claim may say them or "we" ("trocado pela loja" / "trocamos"), so a comparison of
+#: terms that must not tell the two apart leaves them out.
+BUSINESS_NOUN_TERMS: Final = _OWN_NOUN_TERMS | {STORE}
 
 
 #: The party a passive whose subject is "who" / "quem" is done to ("who is referred"):
@@ -1692,7 +1703,11 @@ _PARTY_AGENT: Final = re.compile(
     r"|landlords?|tenants?|owners?|operators?|partners?|drivers?|restaurantes?|lojas?|vendedor(?:es)?|lojistas?"
     r"|compradore?s?|clientes?|h[oó]spedes?|bancos?|seguradoras?|equipes?|gerentes?|atendentes?|ag[eê]ncias?"
     r"|empresas?|marcas?|fabricantes?|fornecedor(?:es)?|transportadoras?|escolas?|cl[ií]nicas?|hospitais"
-    r"|locador(?:es)?|donos?|operadoras?|parceiros?|motoristas?|companhias?|correios|post office|postal service)\b")
+    r"|locador(?:es)?|donos?|operadoras?|parceiros?|motoristas?|companhias?|correios|post office|postal service"
+    r"|pharmac(?:y|ies)|farm[aá]cias?|laborator(?:y|ies)|laborat[oó]rios?|academias?|gyms?|padarias?|baker(?:y|ies)"
+    r"|mercados?|supermercados?|supermarkets?|technicians?|t[eé]cnicos?|doctors?|m[eé]dicos?|dentistas?|dentists?"
+    r"|instructors?|instrutor(?:es)?|teachers?|professor(?:es)?|organizers?|organizador(?:es)?|imobili[aá]rias?"
+    r"|oficinas?|concession[aá]rias?|universit(?:y|ies)|universidades?|faculdades?)\b")
 
 
 def _joined(seq: tuple[str, ...]) -> list[str]:

@@ -46,7 +46,15 @@ from decimal import Decimal
 from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
-from insika_knowledge.analysis.structure import claim_terms, content_terms, details, structure, tense_shift, topic
+from insika_knowledge.analysis.structure import (
+    BUSINESS_NOUN_TERMS,
+    claim_terms,
+    content_terms,
+    details,
+    structure,
+    tense_shift,
+    topic,
+)
 from insika_knowledge.analysis.text import fold
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
@@ -175,7 +183,8 @@ def _plain(text: str) -> str:
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
-    if claim_terms(old.body_text) != claim_terms(new.body_text):  # cheap: no equal structure then
+    if (claim_terms(old.body_text) ^ claim_terms(new.body_text)) - BUSINESS_NOUN_TERMS:  # cheap: no equal structure
+        # then (but for "the store" / "a empresa", which may read as "we")
         return False
     if not same_statement(old.body_text, new.body_text):
         return False
