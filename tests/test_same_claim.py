@@ -1197,3 +1197,19 @@ def test_the_company_is_the_business_and_a_pharmacy_is_a_doer(a: str, b: str, al
     """Thirteenth newcomers' set (dev): "Nós não cobramos" / "A empresa não cobra", and
     "entregues pela farmácia" / "A farmácia entrega" went to a conflict."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("If the flight is cancelled by the airline, passengers get a full refund.",
+     "Passengers get a full refund if the airline cancels the flight.", True),
+    ("Se o voo for cancelado pela companhia, o passageiro recebe reembolso integral.",
+     "O passageiro recebe reembolso integral se a companhia cancelar o voo.", True),
+    # who cancels stays apart, and a withdrawal with no one named is still one
+    ("If the flight is cancelled by the airline, passengers get a full refund.",
+     "Passengers get a full refund if the passenger cancels the flight.", False),
+    ("The free shipping offer was cancelled.", "The free shipping offer is available.", False),
+])
+def test_a_cancellation_someone_makes_is_their_act_not_a_withdrawal(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "If the flight is cancelled by the airline" read as a
+    withdrawn rule, so "if the airline cancels the flight" said something else."""
+    assert same(a, b) is alike and same(b, a) is alike

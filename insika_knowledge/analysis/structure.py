@@ -812,6 +812,8 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
         return f"c:{CLAUSES[word]}"
     if word == "no" and portuguese:
         return "r:em"
+    if portuguese and word in _PT_BE:
+        return None  # "se o voo for cancelado": "be", not English "for"
     if word in ROLES:
         return f"r:{ROLES[word]}"
     if word in POLES:
@@ -1201,7 +1203,8 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                     who_opens = not out or not _is_content(out[-1])
                 done_to_person = (piece in _WHO_BE and previous in _WHO and who_opens) or (
                     done_to_person and (token in (None, "n") or str(token).startswith("t:")))
-                auxiliary = piece in _BE or (auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
+                auxiliary = piece in _BE or (portuguese and piece in _PT_BE) or (
+                    auxiliary and token in (None, "n") and piece not in _DO_AUXILIARIES)
                 previous = piece
             elif piece[0] in ".!?;\n":
                 out.append(SENTENCE)
@@ -1491,6 +1494,9 @@ _LIGHT_PARTICIPLES: Final = frozenset("feito feita feitos feitas realizado reali
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").
 _BE: Final = frozenset("is are was were be been being ser sao foram sera serao sido sendo era eram seja sejam".split())
+#: Portuguese forms of "be" that are English words too ("se o voo for cancelado"): "be"
+#: only in a Portuguese text.
+_PT_BE: Final = frozenset("for forem fosse fossem".split())
 #: Participles of the operations only the business does to an order, a return or a payment
 #: (shipping, delivering, refunding, exchanging, accepting, processing, issuing, charging,
 #: splitting into installments), read as tokens: after "be" with no party in its subject, the

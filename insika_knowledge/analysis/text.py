@@ -195,6 +195,7 @@ CHANGE_PHRASES: Final = re.compile(
     r"(?:retirad|cancelad|encerrad)[oa]s?"
     r"|(?:deixou|deixa|deixaram|deixam|deixara|parou|pararam|para|param)\s+de"
     r"|acabou|acabaram)\b"
+    r"(?!\s+(?:by|pel[oa]s?)\b)"  # "is cancelled by the airline": someone's act, not a withdrawal
 )
 
 
