@@ -1213,3 +1213,54 @@ def test_a_cancellation_someone_makes_is_their_act_not_a_withdrawal(a: str, b: s
     """Thirteenth newcomers' set (dev): "If the flight is cancelled by the airline" read as a
     withdrawn rule, so "if the airline cancels the flight" said something else."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Refunds are not issued unless the item is returned in its original packaging.",
+     "Refunds are issued only if the item is returned in its original packaging.", True),
+    ("Não reembolsamos a menos que o produto seja devolvido.",
+     "Reembolsamos somente se o produto for devolvido.", True),
+    ("Reembolsamos desde que o produto seja devolvido.", "Reembolsamos se o produto for devolvido.", True),
+    ("Enviamos um cupom sempre que o pedido atrasa.", "Enviamos um cupom quando o pedido atrasa.", True),
+    # "unless" is not "if", and two negations are not one
+    ("Refunds are not issued unless the item is returned.", "Refunds are issued if the item is returned.", False),
+    ("Refunds are not issued unless the item is returned.", "Refunds are not issued if the item is returned.", False),
+    ("We never refund and never exchange unless the item is returned.",
+     "We refund and exchange only if the item is returned.", False),
+    ("Reembolsamos desde que o produto seja devolvido.", "Reembolsamos desde o dia em que o produto foi devolvido.",
+     False),
+])
+def test_not_unless_is_only_if_and_portuguese_conditions_read_as_conditions(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "not issued unless" / "issued only if"; and "desde
+    que", "sempre que", "a menos que" were read as "since", a word and "less" ("_ONE_WORD"
+    never reached the reader: it split words at "_")."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("The museum is free on weekends.", "The museum is free on Saturdays and Sundays.", True),
+    ("O museu é grátis nos fins de semana.", "O museu é grátis nos sábados e domingos.", True),
+    ("Assignments must be submitted by Friday.", "Assignments must be submitted no later than Friday.", True),
+    ("The annual membership costs $1,200.", "The annual membership is $1,200.", True),
+    ("The annual membership fee is $1,200.", "Annual membership costs $1,200.", True),
+    # another day, another sum
+    ("The museum is free on weekends.", "The museum is free on Saturdays.", False),
+    ("Assignments must be submitted by Friday.", "Assignments must be submitted after Friday.", False),
+    ("The annual membership costs $1,200.", "The annual membership saves $1,200.", False),
+])
+def test_weekends_deadlines_and_prices_said_two_ways(a: str, b: str, alike: bool) -> None:
+    """Thirteenth newcomers' set (dev): "weekends" / "Saturdays and Sundays", "by Friday" /
+    "no later than Friday", "costs $1,200" / "is $1,200"."""
+    assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("The security deposit is $500.", "The security deposit is five hundred dollars.", True),
+    ("The deposit costs 500 dollars.", "The deposit is $500.", True),
+    ("O sinal é de R$ 100.", "O sinal custa cem reais.", True),
+    ("A entrada é 20 euros.", "A entrada custa € 20.", True),
+    ("Late returns are $5.", "Late returns get $5.", False),  # what they pay is not what they get
+])
+def test_is_a_sum_of_money_is_what_it_costs_however_the_sum_is_written(a: str, b: str, alike: bool) -> None:
+    """"is $500", "is five hundred dollars", "é de R$ 100", "custa cem reais": one price."""
+    assert same(a, b) is alike and same(b, a) is alike

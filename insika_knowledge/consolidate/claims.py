@@ -47,7 +47,7 @@ from typing import Final
 
 from insika_knowledge.analysis.statements import Statement, statement
 from insika_knowledge.analysis.structure import (
-    BUSINESS_NOUN_TERMS,
+    ELIDABLE_TERMS,
     claim_terms,
     content_terms,
     details,
@@ -183,8 +183,8 @@ def _plain(text: str) -> str:
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
-    if (claim_terms(old.body_text) ^ claim_terms(new.body_text)) - BUSINESS_NOUN_TERMS:  # cheap: no equal structure
-        # then (but for "the store" / "a empresa", which may read as "we")
+    if (claim_terms(old.body_text) ^ claim_terms(new.body_text)) - ELIDABLE_TERMS:  # cheap: no equal structure
+        # then (but for the terms a restatement may leave unsaid: "the store" as "we", a price word)
         return False
     if not same_statement(old.body_text, new.body_text):
         return False
