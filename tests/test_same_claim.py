@@ -1150,20 +1150,20 @@ def test_an_opening_phrase_closed_by_a_comma_may_come_last(a: str, b: str, alike
     assert same(a, b) is alike and same(b, a) is alike
 
 
-@pytest.mark.parametrize(("a", "b", "alike"), [
-    ("We accept Visa, Mastercard and PayPal.", "We accept PayPal, Mastercard and Visa.", True),
-    ("Aceitamos Pix, boleto e cartão.", "Aceitamos cartão, Pix e boleto.", True),
-    ("Pay with Visa, Mastercard or PayPal.", "Pay with PayPal, Visa or Mastercard.", True),
-    # not the same list; values and steps keep their order
-    ("We accept Visa, Mastercard and PayPal.", "We accept Visa, Mastercard and Amex.", False),
-    ("We accept Visa, Mastercard and PayPal.", "We accept Visa, Mastercard or PayPal.", False),
-    ("Pix gets 5%, boleto 3% and card 2%.", "Pix gets 2%, boleto 3% and card 5%.", False),
-    ("First unplug it, then hold the button and wait.", "First hold the button, then unplug it and wait.", False),
+@pytest.mark.parametrize(("a", "b"), [
+    ("Boarding order: Gold, Silver and Bronze.", "Boarding order: Bronze, Silver and Gold."),
+    ("We accept Visa, Mastercard and Amex, the latter with a 3% fee.",
+     "We accept Amex, Mastercard and Visa, the latter with a 3% fee."),
+    ("O frete leva 1, 2 e 3 dias para SP, RJ e MG, respectivamente.",
+     "O frete leva 1, 2 e 3 dias para MG, RJ e SP, respectivamente."),
+    ("Free delivery in downtown Boston, Cambridge and Somerville.",
+     "Free delivery in downtown Cambridge, Boston and Somerville."),
+    ("To return an item, unplug, pack and ship it.", "To return an item, ship, pack and unplug it."),
 ])
-def test_a_list_of_names_is_read_in_any_order(a: str, b: str, alike: bool) -> None:
-    """Thirteenth newcomers' set (dev): "Visa, Mastercard and PayPal" / "PayPal, Mastercard
-    and Visa" went to a conflict."""
-    assert same(a, b) is alike and same(b, a) is alike
+def test_a_lists_order_is_kept(a: str, b: str) -> None:
+    """An attack on a reading tried this session (a list of one-word names in any order):
+    a list's order may rank, sequence, pair with values or be named back ("the latter")."""
+    assert not same(a, b) and not same(b, a)
 
 
 @pytest.mark.parametrize(("a", "b", "alike"), [
@@ -1171,6 +1171,9 @@ def test_a_list_of_names_is_read_in_any_order(a: str, b: str, alike: bool) -> No
     ("Pets are forbidden on the terrace.", "Pets are not allowed on the terrace.", True),
     ("É proibido fumar nos quartos.", "Não é permitido fumar nos quartos.", True),
     ("Você não precisa levar o boleto.", "Cê não precisa levar o boleto.", True),
+    # "vedado" is also "sealed"; "CE" is a state and a mark
+    ("Os potes são vedados.", "Os potes não são permitidos.", False),
+    ("O frete para o CE é grátis.", "O frete para você é grátis.", False),
     # a prohibition is a negation: it never reads as a permission
     ("Smoking is prohibited in the rooms.", "Smoking is allowed in the rooms.", False),
     ("É proibido fumar nos quartos.", "É permitido fumar nos quartos.", False),
@@ -1190,6 +1193,10 @@ def test_a_prohibition_is_not_allowed_and_ce_is_voce(a: str, b: str, alike: bool
     ("A companhia aérea reembolsa a taxa de bagagem.", "A taxa de bagagem é reembolsada pela companhia aérea.", True),
     # another company, another doer
     ("A empresa parceira entrega os pedidos.", "Nós entregamos os pedidos.", False),
+    # after an opening phrase, "the company" may be the customer's employer
+    ("On the corporate plan, the company pays half the fee.", "On the corporate plan, we pay half the fee.", False),
+    ("No convênio, a empresa desconta a mensalidade na folha.", "No convênio, descontamos a mensalidade na folha.",
+     False),
     ("A companhia aérea reembolsa a taxa de bagagem.", "Nós reembolsamos a taxa de bagagem.", False),
     ("Os medicamentos são entregues pela farmácia.", "Os medicamentos são entregues pelo laboratório.", False),
 ])

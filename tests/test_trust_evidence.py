@@ -1365,6 +1365,13 @@ def test_a_competitors_rule_after_an_agreement_is_theirs(question: str, reply: s
      "todas as tarifas incluem uma mala de 23 kg", False),
     ("Does the Plus fare include a bag?", "I know that Plus includes a 23 kg bag on every fare.",
      "Plus includes a 23 kg bag on every fare", False),
+    # an attack: a holiday, a colleague, a city named after the acknowledgement, then the rule
+    ("Outra loja troca em 60 dias?", "Sei que o Natal está chegando, mas todas as tarifas incluem uma mala de 23 kg.",
+     "todas as tarifas incluem uma mala de 23 kg", False),
+    ("Other airlines include a bag. Do you?", "I know that Monday is a holiday, and every fare includes a 23 kg bag.",
+     "every fare includes a 23 kg bag", False),
+    ("The other airline includes a bag. Do you?", "I know SkyJet includes a 23 kg bag on every fare.",
+     "includes a 23 kg bag on every fare", True),
 ])
 def test_what_the_business_acknowledges_of_someone_it_names_is_theirs(question: str, reply: str, quote: str,
                                                                       held: bool) -> None:

@@ -103,7 +103,7 @@ PHRASE_POLES: Final = frozenset(
 #: "they", "it" and "ele" point back at a noun and are read as stop words).
 PARTIES: Final[dict[str, str]] = {
     **dict.fromkeys("we us our ours ourselves nosso nossa nossos nossas".split(), "we"),
-    **dict.fromkeys("you your yours yourself yourselves voce voces vc ce oce seu sua seus suas teu tua".split(),
+    **dict.fromkeys("you your yours yourself yourselves voce voces vc seu sua seus suas teu tua".split(),
                     "you"),
     **dict.fromkeys("i me my mine myself eu meu minha meus minhas".split(), "i"),
 }
@@ -213,7 +213,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bno longer\b|\bnot anymore\b|\bnot any longer\b", "not"),
         # "prohibited" / "proibido" say "not allowed" / "não permitido" (a negation said as a word)
         (r"\b(?:prohibited|forbidden)\b", "not allowed"),
-        (r"\b(?:proibid|vedad)(?=[oa]s?\b)", "nao permitid"),
+        (r"\bproibid(?=[oa]s?\b)", "nao permitid"),  # not "vedado": also "sealed"
         (r"\bdesde que\b", "desde_que"), (r"\bsempre que\b", "sempre_que"),
         (r"\ba menos que\b|\bsalvo se\b|\bexceto se\b", "a_menos_que"),  # "unless"
         (r"\b(?:no|not) later than\b", "by"), (r"\bno mais tardar\b", ""),  # "by Friday" / "até sexta"
@@ -514,10 +514,11 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
-    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|vedad|menos que|salvo se|exceto se"
+    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|salvo se|exceto se"
     r"|later than|mais tardar|saturday|sabado|de semana")
 
 
+_CE_RE: Final = re.compile(r"(?<![^\W\d_])(?:[oO])?[cC]ês?(?![^\W\d_])")
 _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
 _IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
 #: "dá" / "dão" (gives): the verb, which folds to "da" / "dao" (of the) without its accent.
@@ -538,6 +539,8 @@ def _prepare(text: str, priced: bool = False) -> str:
         text = _US_RE.sub("usa", text)
     if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
         text = _NAMED_STOP_RE.sub(_named, text)
+    if "ê" in text:  # colloquial "cê" / "ocê" is "você"; "CE" (Ceará, the CE mark) is not
+        text = _CE_RE.sub("você", text)
     if "ós" in text:  # "nós" (we) folds to "nos" (in the): read it before folding
         text = _WE_RE.sub("nosso", text)
     if "dá" in text or "dão" in text or "Dá" in text:  # the verb, not "da" (of the)
@@ -1229,7 +1232,9 @@ def _read(text: str, priced: bool = False) -> tuple[tuple[str, ...], tuple[tuple
                         out.append(FUTURE)  # "enviaremos"
                     elif piece in _HEDGES:
                         out.append(CONDITIONAL)  # "could", "poderia": "can", hedged
-                    elif (token == STORE or piece in _OWN_NOUNS) and (not out or out[-1] in (SENTENCE, PHRASE)):
+                    elif (token == STORE and (not out or out[-1] in (SENTENCE, PHRASE))) or (
+                            piece in _OWN_NOUNS and (not out or out[-1] == SENTENCE)):
+                        # ("On the corporate plan, the company pays half": the customer's employer)
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if done_to_person and _is_content(token):  # "who is referred": a person is referred
                         person_after = token not in _PARTY_TERMS  # "quem é cliente" says what they are
@@ -1513,8 +1518,8 @@ def _agent_active(out: list[str], at: int) -> int:
         end -= 1
     if not agent or not _is_content(agent[0]) or agent[0][:2] in ("m:", "d:"):
         return 0
-    if len(agent) == 1 and (agent[0] == STORE or agent[0] in _OWN_NOUN_TERMS):
-        agent = [WE]  # "trocado pela loja", "refunded by the company": the business, as "a loja troca" reads
+    if agent == [STORE]:
+        agent = [WE]  # "trocado pela loja": the business, as "a loja troca" reads
     return -1 if _doing(out, at, agent, end) else 0
 
 
@@ -1867,28 +1872,6 @@ LABEL: Final = ":"
 _FRONTED_CONDITIONS: Final = frozenset({"c:if", "c:when", "c:unless"})
 
 
-def _listed(sentence: list[str]) -> list[str]:
-    """`sentence` with each list of three or more one-word items ("visa , mastercard and
-    paypal") in sorted order: a list of names is a set ("PayPal, Mastercard and Visa" says
-    the same). Items that hold a value, a role or anything but one content word are not
-    a list's ("5% on Pix, 3% on boleto"; "first X and then Y": their order is kept).
-    """
-    out = list(sentence)
-    for k, token in enumerate(sentence):
-        if token not in ("c:and", "c:or") or k + 1 >= len(sentence) or not plain_word(sentence[k + 1]):
-            continue
-        if k + 2 < len(sentence) and sentence[k + 2] != PHRASE:
-            continue
-        first = k - 1
-        while first >= 2 and sentence[first - 1] == PHRASE and plain_word(sentence[first - 2]):
-            first -= 2
-        if first < 0 or not plain_word(sentence[first]) or (k - 1 - first) // 2 + 2 < 3:
-            continue
-        items = sorted([*sentence[first:k:2], sentence[k + 1]])
-        out[first:k + 2] = [part for item in items[:-1] for part in (item, PHRASE)][:-1] + [token, items[-1]]
-    return out
-
-
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     """A sentence's canonical form; for one that opens with a condition closed by a comma
     (`_FRONTED_CONDITIONS`), the form with the condition after the rest; for a one-clause sentence opening with a phrase
@@ -1896,11 +1879,9 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
     "de menos de 8") and no "de" right before a value ("é de R$ 50" / "é R$ 50"), which only
-    another sentence's such form can equal. A list of one-word names is read sorted
-    (`_listed`).
+    another sentence's such form can equal. A list's order is kept: "Gold, Silver and
+    Bronze" may be a ranking, and "the latter" names its last item.
     """
-    if PHRASE in sentence and ("c:and" in sentence or "c:or" in sentence):
-        sentence = _listed(sentence)  # a list of names in one order (`_listed`)
     forms = {_canonical_sentence(sentence)}
     if any(t in WEAK_ROLES for t in sentence):
         # "de"/"of" right before a value says nothing ("a taxa é de R$ 50" is "a taxa é R$ 50";

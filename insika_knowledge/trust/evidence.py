@@ -793,8 +793,14 @@ _AGREEING: Final = re.compile(
 #: An acknowledgement of what someone else does ("I know that SmileCo ...", "Sei que a
 #: AeroSul ..."): the name after it is another's, whether or not the customer wrote it.
 _ACKNOWLEDGING: Final = re.compile(
-    r"^\W*(?i:i know|i(?:'|\u2019)?m aware|i am aware|i understand|(?:eu )?sei|entendo|estou ciente)"
-    r"\s+(?i:that|que|de que)\s+")
+    r"^\W*(?i:i know|i(?:'|\u2019)?m aware|i am aware|i understand|(?:eu )?sei(?: bem)?|entendo|estou ciente)"
+    r"\s+(?:(?i:that|que|de que)\s+)?")
+#: A customer's words about another business ("A outra companhia deixa...", "a competitor").
+_ANOTHER_BUSINESS: Final = re.compile(
+    r"\b(?:other|another|competitors?|competition|outr[oa]s?|concorrentes?|concorrencia)\b")
+#: What turns an acknowledgement to something else ("Sei que o Natal está chegando, mas o
+#: prazo de troca continua de 30 dias"): a comma, a semicolon, a dash or a contrast.
+_TURNS: Final = re.compile(r"[,;:\u2013\u2014]|\s-\s|\b(?i:but|however|though|mas|porem|por[eé]m|contudo)\b")
 #: What after a name shows it is not the sentence's whole subject: a comma (the person
 #: spoken to: "That's right, Maria, ..."), or "and" / "e" / "or" / "ou" (one of several).
 _NOT_ALONE: Final = re.compile(r"\s*(?:,|(?:and|e|or|ou)\b)")
@@ -807,7 +813,8 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     customer named before and the claim leaves out: "You're right that SmileCo includes a
     free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento" are the
     competitor's rules, whatever the business says of its own; so is what the business
-    acknowledges of someone it names itself (`_ACKNOWLEDGING`: "Sei que a AeroSul inclui ...").
+    acknowledges of someone it names itself after the customer spoke of another business
+    (`_ACKNOWLEDGING`: "A outra companhia..." / "Sei que a AeroSul inclui ...").
     """
     agreeing = _AGREEING.match(sentence)
     knowing = None if agreeing is not None else _ACKNOWLEDGING.match(sentence)
@@ -818,8 +825,10 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     name = subject.group(1)
     if content_terms(name) <= _said_of(claim, said_before):
         return False
-    if knowing is not None:  # "Sei que a AeroSul inclui ...": another's, named by the business itself
-        return True
+    if knowing is not None:  # "Sei que a AeroSul inclui ...": another's, named by the business itself,
+        # after the customer spoke of another business, when the sentence says nothing more
+        return _TURNS.search(sentence, subject.end()) is None and any(
+            p.speaker == "customer" and _ANOTHER_BUSINESS.search(fold(p.text)) for p in said_before)
     written = re.compile(rf"\b{re.escape(name)}\b")
     return any(p.speaker == "customer" and written.search(p.text) for p in said_before)
 #: A part that turns to what the business itself does ("but we charge...", "mas nós...").
