@@ -1236,6 +1236,13 @@ def test_a_cancellation_someone_makes_is_their_act_not_a_withdrawal(a: str, b: s
      "We refund and exchange only if the item is returned.", False),
     ("Reembolsamos desde que o produto seja devolvido.", "Reembolsamos desde o dia em que o produto foi devolvido.",
      False),
+    # an attack: a negation of a noun or of "must"; "desde que" before a past is "since"; "salvo se" is "saved if"
+    ("Orders not picked up within 7 days are cancelled unless the customer calls us.",
+     "Orders picked up within 7 days are cancelled only if the customer calls us.", False),
+    ("You must not open the box unless a technician is present.",
+     "You must open the box only if a technician is present.", False),
+    ("Não aceitamos cheques desde que a loja foi assaltada.", "Não aceitamos cheques se a loja foi assaltada.", False),
+    ("O carrinho fica salvo se você fizer login.", "Se você fizer login, o carrinho fica salvo.", True),
 ])
 def test_not_unless_is_only_if_and_portuguese_conditions_read_as_conditions(a: str, b: str, alike: bool) -> None:
     """Thirteenth newcomers' set (dev): "not issued unless" / "issued only if"; and "desde
@@ -1248,26 +1255,24 @@ def test_not_unless_is_only_if_and_portuguese_conditions_read_as_conditions(a: s
     ("The museum is free on weekends.", "The museum is free on Saturdays and Sundays.", True),
     ("O museu é grátis nos fins de semana.", "O museu é grátis nos sábados e domingos.", True),
     ("Assignments must be submitted by Friday.", "Assignments must be submitted no later than Friday.", True),
-    ("The annual membership costs $1,200.", "The annual membership is $1,200.", True),
-    ("The annual membership fee is $1,200.", "Annual membership costs $1,200.", True),
     # another day, another sum
     ("The museum is free on weekends.", "The museum is free on Saturdays.", False),
     ("Assignments must be submitted by Friday.", "Assignments must be submitted after Friday.", False),
-    ("The annual membership costs $1,200.", "The annual membership saves $1,200.", False),
+    ("Entregamos na sexta, no mais tardar.", "Entregamos na sexta.", False),  # at the latest is not on
 ])
 def test_weekends_deadlines_and_prices_said_two_ways(a: str, b: str, alike: bool) -> None:
     """Thirteenth newcomers' set (dev): "weekends" / "Saturdays and Sundays", "by Friday" /
-    "no later than Friday", "costs $1,200" / "is $1,200"."""
+    "no later than Friday"."""
     assert same(a, b) is alike and same(b, a) is alike
 
 
-@pytest.mark.parametrize(("a", "b", "alike"), [
-    ("The security deposit is $500.", "The security deposit is five hundred dollars.", True),
-    ("The deposit costs 500 dollars.", "The deposit is $500.", True),
-    ("O sinal é de R$ 100.", "O sinal custa cem reais.", True),
-    ("A entrada é 20 euros.", "A entrada custa € 20.", True),
-    ("Late returns are $5.", "Late returns get $5.", False),  # what they pay is not what they get
+@pytest.mark.parametrize(("a", "b"), [
+    ("The refund is $50.", "The refund costs $50."),
+    ("The refund is $50.", "The refund fee is $50."),
+    ("O pedido mínimo é de R$ 50.", "O pedido mínimo custa R$ 50."),
+    ("Your credit is $25.", "Your credit costs $25."),
 ])
-def test_is_a_sum_of_money_is_what_it_costs_however_the_sum_is_written(a: str, b: str, alike: bool) -> None:
-    """"is $500", "is five hundred dollars", "é de R$ 100", "custa cem reais": one price."""
-    assert same(a, b) is alike and same(b, a) is alike
+def test_is_a_sum_is_not_what_it_costs(a: str, b: str) -> None:
+    """An attack on a reading tried this session ("is $1,200" as "costs $1,200"): a refund,
+    a credit, a minimum "is" a sum it does not cost."""
+    assert not same(a, b) and not same(b, a)

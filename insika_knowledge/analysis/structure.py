@@ -214,9 +214,12 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # "prohibited" / "proibido" say "not allowed" / "não permitido" (a negation said as a word)
         (r"\b(?:prohibited|forbidden)\b", "not allowed"),
         (r"\bproibid(?=[oa]s?\b)", "nao permitid"),  # not "vedado": also "sealed"
-        (r"\bdesde que\b", "desde_que"), (r"\bsempre que\b", "sempre_que"),
-        (r"\ba menos que\b|\bsalvo se\b|\bexceto se\b", "a_menos_que"),  # "unless"
-        (r"\b(?:no|not) later than\b", "by"), (r"\bno mais tardar\b", ""),  # "by Friday" / "até sexta"
+        # "desde que" is "provided that", but "since" before a past ("desde que a loja mudou")
+        (r"\bdesde que\b(?!(?:\s+[a-z]+){0,4}?\s+(?:[a-z]{2,}(?:ou|eu|iu|aram|eram|iram)|foi|foram|fomos)\b)",
+         "desde_que"),
+        (r"\bsempre que\b", "sempre_que"),
+        (r"\ba menos que\b|\bexceto se\b", "a_menos_que"),  # "unless" (not "salvo se": also "saved if")
+        (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
         (r"\b(?:sabados? e domingos?|domingos? e sabados?|fins? de semana)\b", "weekend"),
@@ -514,8 +517,8 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
-    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|salvo se|exceto se"
-    r"|later than|mais tardar|saturday|sabado|de semana")
+    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
+    r"|later than|saturday|sabado|de semana")
 
 
 _CE_RE: Final = re.compile(r"(?<![^\W\d_])(?:[oO])?[cC]ês?(?![^\W\d_])")
@@ -526,11 +529,9 @@ _GIVES_RE: Final = re.compile(r"(?<![^\W\d_])([dD])(?:á|ão)(?![^\W\d_])")
 
 
 @lru_cache(maxsize=8192)
-def _prepare(text: str, priced: bool = False) -> str:
+def _prepare(text: str) -> str:
     """Folded text with contractions expanded, phrases joined, number words read, a list's
-    enumerators read as order words (`_enumerated`); with `priced`, "is" before a sum of
-    money read as "costs" where its clause names no price (`_costs`: the canonical form's
-    reading, `structure`, not the words the trust checks read).
+    enumerators read as order words (`_enumerated`).
     """
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if ")" in text or "." in text or ":" in text or "-" in text:
@@ -555,10 +556,7 @@ def _prepare(text: str, priced: bool = False) -> str:
             folded = pattern.sub(word, folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
-    folded = _rewritten(read_number_words(_rewritten(folded, _MARKS)), _RATE_RULES)
-    if priced and _MONEY_HINT_RE.search(folded):  # "the membership is $1,200": it costs $1,200
-        folded = _IS_PRICE_RE.sub(_costs, folded)
-    return folded
+    return _rewritten(read_number_words(_rewritten(folded, _MARKS)), _RATE_RULES)
 
 
 #: A rewrite of folded text: the literals one of which it needs (a cheap test first), the
@@ -775,25 +773,6 @@ _FEE_COSTS_RE: Final = re.compile(
     r"\s+(costs?|custam?)\b")
 
 
-#: "is" / "são" right before a sum of money (folded; "é" reads "ser" by then).
-_IS_PRICE_RE: Final = re.compile(
-    r"\b(is|are|ser|sao)\s+(?:de\s+)?(?=(?:r\$|us\$|\$|usd|brl|eur|€)\s?\d"
-    r"|\d[\d.,]*\s?(?:dollars?|bucks|reais|real|usd|brl|euros?|eur|€)\b)")
-_MONEY_HINT_RE: Final = re.compile(r"\$|usd|brl|eur|€|dollar|bucks|rea(?:is|l)\b")
-#: A price word earlier in the clause: "the fee is $5" already says what is priced.
-_PRICE_WORD_RE: Final = re.compile(r"\b(?:fees?|prices?|costs?|charges?|rates?|fares?|taxas?|precos?|tarifas?|custos?"
-                                   r"|valor(?:es)?|mensalidades?|diarias?)\b")
-
-
-def _costs(match: re.Match[str]) -> str:
-    """"costs" / "custa" for the "is" of `match`, unless its clause names a price already."""
-    before = match.string[:match.start()]
-    clause = before[max(before.rfind(c) for c in ".,;:!?\n") + 1:]
-    if _PRICE_WORD_RE.search(clause):
-        return match.group(0)
-    return "custa " if match.group(1) in ("ser", "sao") else "costs "
-
-
 #: A list's enumerator: "1)" or "2." opening a line, "3)" after a sentence's end, "Step 4:" /
 #: "Passo 4 -" opening a line or a sentence; group 1 its number.
 _ENUMERATOR_RE: Final = re.compile(
@@ -871,7 +850,7 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
 
 
 @lru_cache(maxsize=8192)
-def tokens(text: str, *, active: bool = False, by_agent: bool = False, priced: bool = False) -> tuple[str, ...]:
+def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[str, ...]:
     """`text` as its ordered tokens (see the module doc), with ``.`` and ``,`` boundaries.
 
     ``"5% on Pix, 3% on boleto"`` -> ``("m:5:%", "r:on", "pix", ",", "m:3:%", "r:on", "boleto")``.
@@ -884,9 +863,8 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False, priced: b
     reads as that agent doing it ("the fee is refunded by the airline" as "the airline
     refunds the fee"), where without it the agent is how the business does it ("orders
     are shipped by FedEx", "enviados pelos Correios"): `structure` keeps both readings.
-    With `priced`, "is $1,200" reads "costs $1,200" (`_prepare`).
     """
-    seq, passives, _ = _read(text, priced)
+    seq, passives, _ = _read(text)
     if not active:
         return seq
     out = _generic(_in_order(seq))
@@ -932,8 +910,9 @@ def _price_swapped(clause: list[str]) -> list[str]:
 
 def _only_if(out: list[str]) -> list[str]:
     """`out` with "not X unless Y" read as "X only if Y" (the same condition: X needs Y):
-    a clause with one negation, then "unless" ("We do not issue refunds unless...",
-    "Não reembolsamos a menos que...") loses the negation and says "only if".
+    a clause that opens with its party and its one negation, with no modal, then "unless"
+    ("We do not issue refunds unless...", "Não reembolsamos a menos que...") loses the
+    negation and says "only if".
     """
     if _UNLESS not in out:
         return out
@@ -941,10 +920,13 @@ def _only_if(out: list[str]) -> list[str]:
     start = at
     while start and out[start - 1] not in (SENTENCE, PHRASE, LABEL) and not out[start - 1].startswith("c:"):
         start -= 1
-    if out[start:at].count("n") != 1:
+    clause = out[start:at]
+    # the negation is the clause's own ("we do not issue", "não reembolsamos"), not a noun's
+    # ("orders not picked up") nor a modal's ("must not": "may only if", not "must only if")
+    if len(clause) < 3 or not clause[0].startswith("w:") or clause[1] != "n" or clause.count("n") != 1 \
+            or any(t.startswith("p:") for t in clause):
         return out
-    negation = out.index("n", start)
-    return [*out[:negation], *out[negation + 1:at], "p:p_only", "c:if", *out[at + 1:]]
+    return [*out[:start + 1], *out[start + 2:at], "p:p_only", "c:if", *out[at + 1:]]
 
 
 #: "unless" as a token.
@@ -1159,13 +1141,13 @@ _UNIVERSAL: Final = "p:p_all"
 
 
 @lru_cache(maxsize=8192)
-def _read(text: str, priced: bool = False) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], frozenset[int]]:
+def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], frozenset[int]]:
     """`text`'s tokens as they stand, the passives in them (the position of each content
     word right after "be", a participle, and whether an agent's "by" / "pelo" follows it),
     and which of its phrase breaks are colons, counted among the phrase breaks (read once
     for both of `tokens`' readings; `structure` binds a label to its value).
     """
-    prepared = _prepare(text, priced)
+    prepared = _prepare(text)
     lang = _language(text, prepared)
     portuguese, english = lang == "pt", lang == "en"
     spans = _dates(prepared, lang)
@@ -1588,10 +1570,9 @@ _PARTY_TERMS: Final = frozenset(
 _OWN_NOUN_TERMS: Final = frozenset(
     t for n in _OWN_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
 #: Terms a restatement may say or leave unsaid: the nouns that may name the business
-#: itself ("trocado pela loja" / "trocamos") and the price word before a sum ("costs
-#: $1,200" / "is $1,200", `_priced`). A comparison of terms that must not tell the two
-#: apart leaves them out.
-ELIDABLE_TERMS: Final = _OWN_NOUN_TERMS | {STORE, _PRICE}
+#: itself ("trocado pela loja" / "trocamos"). A comparison of terms that must not tell the
+#: two apart leaves them out.
+ELIDABLE_TERMS: Final = _OWN_NOUN_TERMS | {STORE}
 
 
 #: The party a passive whose subject is "who" / "quem" is done to ("who is referred"):
@@ -1745,12 +1726,12 @@ class Structure:
 @lru_cache(maxsize=8192)
 def structure(text: str) -> Structure:
     """The canonical form of `text` (see the module doc)."""
-    _, passives, colons = _read(text, True)
-    seq = _labelled(tuple(map(whole_duration, tokens(text, active=True, priced=True))), colons)
+    _, passives, colons = _read(text)
+    seq = _labelled(tuple(map(whole_duration, tokens(text, active=True))), colons)
     flat = _joined(seq)
     forms = [_forms(s) for s in _sentences(seq)]
     if any(agent for _, agent in passives) and _PARTY_AGENT.search(text):  # a party's passive read both ways
-        other = _labelled(tuple(map(whole_duration, tokens(text, active=True, by_agent=True, priced=True))), colons)
+        other = _labelled(tuple(map(whole_duration, tokens(text, active=True, by_agent=True))), colons)
         if other != seq:
             others = [_forms(s) for s in _sentences(other)]
             if len(others) == len(forms):

@@ -184,7 +184,7 @@ def _plain(text: str) -> str:
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
     if (claim_terms(old.body_text) ^ claim_terms(new.body_text)) - ELIDABLE_TERMS:  # cheap: no equal structure
-        # then (but for the terms a restatement may leave unsaid: "the store" as "we", a price word)
+        # then (but for the terms a restatement may leave unsaid: "the store" as "we")
         return False
     if not same_statement(old.body_text, new.body_text):
         return False
