@@ -389,6 +389,29 @@ def test_a_model_answer_that_fails_while_read_is_a_model_error_not_raised(memory
     assert memory.concepts(agent=AGENT) == []
 
 
+@pytest.mark.parametrize("where", ["body", "description", "name"])
+def test_a_credential_the_model_writes_into_a_concept_is_never_kept(memory: Memory, where: str) -> None:
+    """A newcomer's finding: a key a model (or a proposer) copied into a concept was stored
+    and shown in the <knowledge> block; a CPF beside it was redacted."""
+    key = "sk-proj-AbCdEf1234567890abcdef1234567890"
+    item = {"name": "api-frete", "description": "Chave da API de frete.", "type": "fact",
+            "body": "A chave da API de frete é usada pelo time de logística."}
+    item[where] = f"{item[where]} {key}" if where != "name" else f"api-frete-{key}"
+
+    class Model:
+        def propose(self, request: object) -> list:
+            return [item]
+
+        def merge(self, request: object) -> object:
+            raise RuntimeError("unused")
+
+    report = memory.learn([{"role": "assistant", "content": f"A chave da API de frete é usada pelo time. {key}"}],
+                          agent=AGENT, session_id="s1", model=Model())
+    assert report.redacted.get("secret", 0) >= 1, report
+    stored = "".join(memory.load(c.name, agent=AGENT) for c in memory.concepts(agent=AGENT))
+    assert key not in stored and key not in (memory.knowledge_block("chave da API de frete", agent=AGENT) or "")
+
+
 def test_a_model_error_that_quotes_a_key_keeps_no_key(memory: Memory, tmp_path: Path) -> None:
     key = "sk-proj-AbCdEf1234567890abcdef1234567890"
 
@@ -454,3 +477,18 @@ def test_a_proposal_held_in_quarantine_says_why(tmp_path: Path) -> None:
         assert held is not None
         assert report.why == [f"garantia: quarantined: {held_because(held.supported_by, held.markers)}"]
         assert report.why[0].startswith("garantia: quarantined: no message supported it, and it states a rule (")
+
+
+def test_a_proposal_that_contradicts_without_a_merge_model_says_so(tmp_path: Path) -> None:
+    """A newcomer's finding: `propose` with no merge model held a changed price as a conflict
+    "the merge model gave no answer (model_empty)", though there was no merge model."""
+    said = "O frete expresso custa R$ {} para todo o Brasil."
+    with Memory(tmp_path, embeddings="off") as memory:
+        for session, price in (("s1", "29,90"), ("s2", "39,90")):
+            report = memory.propose(
+                {"name": "frete-expresso", "description": f"O frete expresso custa R$ {price}.", "type": "fact",
+                 "body": said.format(price)}, agent=AGENT, session_id=session,
+                messages=[{"role": "user", "content": "Quanto custa o frete expresso?"},
+                          {"role": "assistant", "content": said.format(price)}])
+        assert report.results == [("frete-expresso", "conflict")]
+        assert report.why == ["frete-expresso: conflict: it differs from the record and no merge model could be asked"]

@@ -111,7 +111,7 @@ EFFECTS: Final[Mapping[Rule, Effect]] = {
 #: `Decision.conflict_reason` of each `MergeVerdict.why` that holds a claim as contradicting.
 _MERGE_REASONS: Final[Mapping[str, str]] = {
     CONTRADICTING: "the merge model said the claims contradict each other",
-    UNUSABLE: "the merge model said related, but its merged text cannot be used",
+    UNUSABLE: "the merge model's answer cannot be used (not a usable merged text, nor 'contradicting')",
     LOST_DETAIL: ("the merge model's merged text drops or changes a value, date, name, party, negation "
                   "or condition of a claim"),
 }

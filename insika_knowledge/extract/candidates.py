@@ -17,7 +17,8 @@ A dropped candidate is counted under one reason (the first that applies):
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
 - ``duplicate``: the same name appeared earlier in the same answer.
 
-Survivors are redacted for personal data (name, description and body), and their body
+Survivors are redacted for credentials (``<SECRET>``, counted as ``secret``) and personal
+data (name, description and body), and their body
 loses the characters that show a reviewer other words than a model reads (tag characters,
 bidirectional controls: `escaping.xml_safe`) and terminal controls. Their
 ``evidence`` quotes are kept as written (the trust gate finds them verbatim in the
@@ -45,6 +46,7 @@ from insika_knowledge.concept import (
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.escaping import TERMINAL_CONTROLS as TERMINAL_RANGE
 from insika_knowledge.escaping import xml_safe
+from insika_knowledge.privacy.credentials import SECRET, scrub
 from insika_knowledge.privacy.redact import redact, redact_name
 
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
@@ -107,6 +109,16 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
 TERMINAL_CONTROLS: Final = re.compile(f"[{TERMINAL_RANGE}]")
 
 
+def _secret_free(text: str, redacted: Counter[str]) -> str:
+    """`text` with each credential replaced by ``<SECRET>`` (`privacy.scrub`), counted as ``secret``."""
+    clean = scrub(text)
+    if clean is not text:
+        found = clean.count(SECRET) - text.count(SECRET)
+        if found > 0:
+            redacted["secret"] += found
+    return clean
+
+
 def _judge(item: Any, allowed: set[str], redacted: Counter[str],
            keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
     """The candidate `item` makes, or ``("<reason>: <what was wrong>", None)``."""
@@ -155,8 +167,10 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     description = "".join(c for c in description if c.isprintable())
     if len(description) > DESCRIPTION_MAX:
         return f"invalid: description is {len(description)} characters (at most {DESCRIPTION_MAX})", None
+    # a credential the model copied into a concept (an API key, a password) is never kept
+    name_text, description, body = (_secret_free(t, redacted) for t in (item["name"], description, body))
     clean_name, clean_description, clean_body = (
-        redact_name(item["name"], keep), redact(description, keep), redact(body, keep)
+        redact_name(name_text, keep), redact(description, keep), redact(body, keep)
     )
     for part in (clean_name, clean_description, clean_body):
         redacted.update(part.counts)

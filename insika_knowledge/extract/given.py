@@ -31,6 +31,13 @@ class GivenModel:
         self.items = items
         self.merger = merger
 
+    @property
+    def merges(self) -> bool:
+        """True when a merger was given: without one, `learn_turn` asks no merge model (a
+        different repeat is a conflict "no merge model could be asked").
+        """
+        return self.merger is not None
+
     def propose(self, request: ExtractionRequest) -> list[Any]:
         """The given candidates, as the model's answer."""
         return list(self.items)

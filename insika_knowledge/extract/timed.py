@@ -36,6 +36,7 @@ class TimedModel:
         self.model = model
         self.timeout_s = timeout_s
         self.reads_turn = bool(getattr(model, "reads_turn", True))  # as `learn_turn` asks it
+        self.merges = bool(getattr(model, "merges", True))  # as `learn_turn` asks it
 
     def propose(self, request: ExtractionRequest) -> list[Any]:  # noqa: D102
         return self._call(self.model.propose, request)

@@ -181,6 +181,7 @@ def learn_turn(
             report.dropped = screened.dropped
             report.why = screened.why
             report.redacted = screened.redacted
+            merger = model if getattr(model, "merges", True) else None  # a proposal's `GivenModel`
             for candidate in screened.candidates:
                 shown = _vouching(store, agent, candidate, request.known)
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
@@ -190,7 +191,7 @@ def learn_turn(
                 try:
                     report.results.append(record(
                         store, agent, candidate, session_id=session_id, turn_id=turn_id,
-                        model=model, events=events, index=search, verdict=verdict, meaning=meaning,
+                        model=merger, events=events, index=search, verdict=verdict, meaning=meaning,
                         why=conflict,
                     ))
                     name, outcome = report.results[-1]
