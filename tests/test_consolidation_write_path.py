@@ -87,7 +87,7 @@ def test_a_changed_detail_is_kept_as_a_conflict_never_confirmed(
         assert concept.in_conflict and concept.occurrences == 1
         assert concept.body.startswith(first) and second in concept.body  # the claim is stored
         assert recorder.named("knowledge_conflict") == [
-            {"name": NAME, "agent": AGENT, "why": "the merge model gave no answer (model_empty)"}]
+            {"name": NAME, "agent": AGENT, "why": "the merge model failed (model_empty)"}]
     finally:
         memory.close()
 

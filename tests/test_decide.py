@@ -203,7 +203,7 @@ def test_a_failed_merge_call_is_contradicting_and_names_the_failure() -> None:
     (Decision(Rule.CONTRADICTING, why="lost_detail"),
      "the merge model's merged text drops or changes a value, date, name, party, negation or condition of a claim"),
     (Decision(Rule.CONTRADICTING, why="model_failed:model_timeout"), "the merge model failed (model_timeout)"),
-    (Decision(Rule.CONTRADICTING, why="model_failed:model_empty"), "the merge model gave no answer (model_empty)"),
+    (Decision(Rule.CONTRADICTING, why="model_failed:model_empty"), "the merge model failed (model_empty)"),
     (Decision(Rule.CONTRADICTING, why="odd"), "the merge model's answer was not used (odd)"),
 ])
 def test_every_conflict_says_why_in_words(decision: Decision, reason: str) -> None:

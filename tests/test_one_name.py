@@ -171,7 +171,7 @@ def test_a_different_claim_under_a_known_alias_goes_to_the_aliased_concept(
         assert concept.in_conflict and "24 months" in concept.body  # kept, and visible
         assert recorder.named("knowledge_conflict") == [{
             "name": "gift-card-validity", "agent": AGENT,
-            "why": "the merge model gave no answer (model_empty)"}]
+            "why": "the merge model failed (model_empty)"}]
     finally:
         memory.close()
 

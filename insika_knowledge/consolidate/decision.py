@@ -165,8 +165,6 @@ class Decision:
         if self.rule is not Rule.CONTRADICTING:
             return None
         why = self.why or ""
-        if why == f"{MODEL_FAILED}:model_empty":  # also a proposer with no merger (`GivenModel`)
-            return "the merge model gave no answer (model_empty)"
         if why.startswith(f"{MODEL_FAILED}:"):
             return f"the merge model failed ({why.split(':', 1)[1]})"
         return _MERGE_REASONS.get(why, f"the merge model's answer was not used ({why or 'no reason'})")
