@@ -522,3 +522,14 @@ def test_two_kilobytes_of_short_numbers_redacts_nothing() -> None:
 ])
 def test_a_sentence_end_after_an_address_is_not_part_of_it(text: str, redacted: str) -> None:
     assert redact(text).text == redacted
+
+
+@pytest.mark.parametrize("text", [
+    "Chave pix do cliente: 123e4567-e89b-12d3-a456-426614174000.",
+    "Pix key of the customer: 123e4567-e89b-12d3-a456-426614174000",
+    "A chave Pix da cliente é 123e4567-e89b-12d3-a456-426614174000.",
+])
+def test_a_pix_cue_that_says_whose_key_it_is_still_cues_the_key(text: str) -> None:
+    """A newcomer's finding: a UUID of another version than 4 after "Chave pix do cliente:"
+    was kept (only "chave pix:" itself cued a key of any kind)."""
+    assert "123e4567" not in redact(text).text

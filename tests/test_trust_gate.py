@@ -140,3 +140,10 @@ def test_the_gate_module_is_pure() -> None:
     allowed = {"__future__", "dataclasses", "enum", "typing", "collections.abc", "insika_knowledge.candidate",
                "insika_knowledge.trust.assess"}
     assert imported <= allowed, imported - allowed
+
+
+def test_a_hold_with_no_sign_of_a_rule_lists_none() -> None:
+    """A newcomer's finding: a fact held for want of business support read "..., and it
+    states a rule ()"."""
+    assert held_because(["customer"], []) == "only the customer supported it"
+    assert held_because([], ["price"]) == "no message supported it, and it states a rule (price)"

@@ -5,7 +5,8 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
 
 - ``pix``: a PIX key. A random key (EVP) is a version-4 UUID (any case, with or without
   hyphens; other UUID versions are ids, left to their owners); right after "chave pix",
-  "pix key", "pix:" or "chave aleatória" / "random key", a key of any PIX kind (a UUID of
+  "pix key", "pix:" or "chave aleatória" / "random key" (with whose it is, "chave pix do
+  cliente:", "pix key of the customer:"), a key of any PIX kind (a UUID of
   any version, an e-mail, a phone, a CPF or CNPJ: 10 digits or more), so "Pix: 5% de
   desconto" and "desconto-pix-5" keep their number and a made-up key ("chave pix:
   joao.silva.loja") its words.
@@ -58,7 +59,9 @@ _UUID_RE: Final = re.compile(
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])")
 _PIX_KEY_RE: Final = re.compile(
-    r"(?i)\b(?:chave\s+(?:do\s+)?pix|chave\s+aleat[óo]ria|random\s+key|pix\s+key|pix)(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
+    r"(?i)\b(?:chave\s+(?:do\s+)?pix|chave\s+aleat[óo]ria|random\s+key|pix\s+key|pix)"
+    r"(?:\s+(?:d[oa]s?|of(?:\s+the)?)\s+[^\W\d_]+)?"  # whose key: "chave pix do cliente:", "pix key of the customer:"
+    r"(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
     r"(?P<key>\+?[\w.@+\-()\[\]/]*\w[\w.@+\-()/]*)")
 #: What a PIX key is, whatever its kind: a random key (a UUID, of any version after a cue),
 #: an e-mail, a phone or a CPF/CNPJ (10 digits or more); "Pix: 5% off" and "desconto-pix-5"

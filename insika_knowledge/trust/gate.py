@@ -146,16 +146,20 @@ def held_because(supported_by: Iterable[str], markers: Iterable[str]) -> str:
     """
     listed = list(markers)
     if UNSTATED_VALUE in listed:
-        rule = ", ".join(m for m in listed if m != UNSTATED_VALUE)
-        return f"a value it states is in no message of the turn, and it states a rule ({rule})"
+        return f"a value it states is in no message of the turn{_a_rule(m for m in listed if m != UNSTATED_VALUE)}"
     limits = [m for m in listed if m in LIMIT_MARKERS]
     if limits:
-        rule = ", ".join(m for m in listed if m not in LIMIT_MARKERS)
-        return f"the business side {limits[0]}, and it states a rule ({rule})"
+        return f"the business side {limits[0]}{_a_rule(m for m in listed if m not in LIMIT_MARKERS)}"
     speakers = sorted(supported_by)
     who = ("only the customer supported it" if speakers == ["customer"]
            else "no message supported it" if not speakers else f"supported by {', '.join(speakers)}")
-    return f"{who}, and it states a rule ({', '.join(listed)})"
+    return f"{who}{_a_rule(listed)}"
+
+
+def _a_rule(markers: Iterable[str]) -> str:
+    """``", and it states a rule (price, entitlement)"``, or "" when no sign of a rule is listed."""
+    signs = ", ".join(markers)
+    return f", and it states a rule ({signs})" if signs else ""
 
 
 def _learned_because(assessment: Assessment) -> str:
