@@ -109,12 +109,15 @@ class KnowledgePossibleDuplicate(ConceptEvent):
     """A candidate closely matched a concept without stating the same claim.
 
     It was held for a human (the Studio's "possible duplicates"), neither merged into
-    ``duplicate_of`` nor written as a concept of its own.
+    ``duplicate_of`` nor written as a concept of its own. ``why`` says why, for that
+    person ("it closely matches gift-card-validity (overlap 1.00) but states other values:
+    24 months here, 12 months on record": `insika_knowledge.consolidate.Naming.why`).
     """
 
     name: ClassVar[str] = "knowledge_possible_duplicate"
     duplicate_of: str
     agent: str
+    why: str = ""
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def test_concept_events_send_the_concept_as_name_in_field_order() -> None:
             KnowledgeQuarantined(concept="c", type="policy", agent="a"),
             KnowledgeConflict(concept="c", agent="a", why="w"),
             KnowledgeAliased(concept="c", alias="d", agent="a", outcome="confirmed"),
-            KnowledgePossibleDuplicate(concept="c", duplicate_of="d", agent="a"),
+            KnowledgePossibleDuplicate(concept="c", duplicate_of="d", agent="a", why="v"),
             KnowledgeDeleted(concept="c", agent="a"),
             KnowledgeRetrieved(concept="c", agent="a"),
         )
@@ -106,7 +106,7 @@ def test_concept_events_send_the_concept_as_name_in_field_order() -> None:
         [("name", "c"), ("type", "policy"), ("agent", "a")],
         [("name", "c"), ("agent", "a"), ("why", "w")],
         [("name", "c"), ("alias", "d"), ("agent", "a"), ("outcome", "confirmed")],
-        [("name", "c"), ("duplicate_of", "d"), ("agent", "a")],
+        [("name", "c"), ("duplicate_of", "d"), ("agent", "a"), ("why", "v")],
         [("name", "c"), ("agent", "a")],
         [("name", "c"), ("agent", "a")],
     ]

@@ -75,6 +75,12 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
             seen["unvouched"] = structured(await client.call_tool("propose_concept", {
                 "name": "sabado", "type": "fact", "description": "Atendimento aos sábados das 9h às 13h.",
                 "body": "Aos sábados o atendimento humano abre das 9h às 13h."}))
+            seen["drifted"] = structured(await client.call_tool("propose_concept", {
+                "name": "horario-humano", "type": "fact",
+                "description": "Atendimento humano de segunda a sexta, das 9h às 17h.",
+                "body": "Fora desse horário, ligar não adianta.",
+                "evidence": [{"role": "assistant", "content": "O atendimento humano é de segunda a sexta, "
+                              "das 9h às 17h; fora desse horário, ligar não adianta."}]}))
             seen["refused"] = await client.call_tool("propose_concept", {
                 "name": "x", "type": "rumour", "description": "d", "body": "b"})
             seen["empty"] = await client.call_tool("propose_concept", {
@@ -97,6 +103,11 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
     unvouched = seen["unvouched"]
     assert unvouched.pop("why").startswith("quarantined: no message supported it, and it states a rule")
     assert unvouched == {"name": "sabado", "outcome": "quarantined", "dropped": {}, "redacted": {}}
+    # The same hours with another closing time, under another name: held, and it says why.
+    drifted = seen["drifted"]
+    assert (drifted["name"], drifted["outcome"]) == ("horario-humano", "possible_duplicate")
+    assert drifted["why"].startswith("possible_duplicate: it is close in meaning to horario-de-atendimento")
+    assert drifted["why"].endswith("it states other values: 9-17 hours here, 9-18 hours on record")
     assert seen["refused"].is_error and "type" in seen["refused"].content[0].text  # refused by the schema's enum
     assert seen["empty"].is_error  # the gate's reason, as precise as Memory.propose gives it
     assert "not learned: invalid: name: cannot make a concept name out of '!!!'" in seen["empty"].content[0].text

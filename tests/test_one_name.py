@@ -194,7 +194,9 @@ def test_a_close_match_that_is_not_the_same_claim_is_held_as_a_possible_duplicat
         assert held.similarity == 1.0  # the same words: only the number changed
         assert store.challenged_names(AGENT) == ["gift-card-validity"]
         assert recorder.named("knowledge_possible_duplicate") == [
-            {"name": "gift-cards-expire-after-a-year", "duplicate_of": "gift-card-validity", "agent": AGENT}]
+            {"name": "gift-cards-expire-after-a-year", "duplicate_of": "gift-card-validity", "agent": AGENT,
+             "why": "it closely matches gift-card-validity (overlap 1.00) but states other values: "
+                    "24 months here, 12 months on record"}]
         assert not recorder.named("knowledge_aliased")
         from insika_knowledge.learn import record
 
@@ -281,6 +283,53 @@ def test_a_short_rule_changed_under_a_drifting_name_is_held_not_learned_beside_i
     on_record = make_concept(name="old-rule", description=old[0], body=old[1])
     naming = name_sighting(Candidate("drifted-rule", new[0], "policy", new[1]), known=False, matches=[on_record])
     assert (naming.rule, naming.name) == (NameRule.POSSIBLE_DUPLICATE, "old-rule")
+
+
+@pytest.mark.parametrize(("old", "new", "why"), [
+    (("Return shipping.", "Return shipping costs R$ 15 per order."),
+     ("Return shipping.", "Return shipping costs R$ 20 per order."),
+     "it closely matches old-rule (overlap 1.00) but states other values: R$ 20 here, R$ 15 on record"),
+    (("Store hours.", "The store opens at 9 am on weekdays."), ("Store hours.", "The store opens at 9 am."),
+     "it closely matches old-rule (overlap 0.67) but is not the same claim"),
+    (("Gift cards.", "Gift cards are valid for 12 months."),
+     ("Gift cards.", "Gift cards are valid for 12 months and 2% of the balance is kept."),
+     "it closely matches old-rule (overlap 0.60) but states other values: 2% here"),
+])
+def test_a_held_possible_duplicate_says_why_and_which_values_differ(
+        old: tuple[str, str], new: tuple[str, str], why: str) -> None:
+    """The last note: a possible duplicate had no why line (a conflict and a quarantine had)."""
+    on_record = make_concept(name="old-rule", description=old[0], body=old[1])
+    naming = name_sighting(Candidate("drifted-rule", new[0], "policy", new[1]), known=False, matches=[on_record])
+    assert (naming.rule, naming.why) == (NameRule.POSSIBLE_DUPLICATE, why)
+
+
+def test_a_neighbour_the_semantic_index_names_says_so_and_other_rules_say_nothing() -> None:
+    on_record = _concept(VALIDITY)
+    reworded = Candidate("cartao-presente", "Validade do cartão-presente", "policy",
+                         "O cartão-presente vale por 24 meses depois da compra.")
+    naming = name_sighting(reworded, known=False, matches=[], meaning=[(on_record, 0.912)])
+    assert naming.why == ("it is close in meaning to gift-card-validity (similarity 0.91) but is not the "
+                          "same claim; it states other values: 24 months here, 12 months on record")
+    assert name_sighting(_cand(RESTATED), known=False, matches=[on_record]).why == ""
+    assert name_sighting(_cand(UNRELATED), known=False, matches=[on_record]).why == ""
+
+
+def test_the_report_and_the_event_say_why_a_sighting_was_held(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "data")
+    recorder = Recorder()
+    memory.events.subscribe(recorder)
+    try:
+        memory.propose(VALIDITY, agent=AGENT, session_id="s1", messages=TURN[1:])
+        report = memory.propose(CHANGED, agent=AGENT, session_id="s2", messages=TURN[1:])
+        assert report.results == [("gift-cards-expire-after-a-year", "possible_duplicate")]
+        why = ("it closely matches gift-card-validity (overlap 1.00) but states other values: "
+               "24 months here, 12 months on record")
+        assert report.why == [f"gift-cards-expire-after-a-year: possible_duplicate: {why}"]
+        assert recorder.named("knowledge_possible_duplicate") == [
+            {"name": "gift-cards-expire-after-a-year", "duplicate_of": "gift-card-validity", "agent": AGENT,
+             "why": why}]
+    finally:
+        memory.close()
 
 
 def test_the_backfill_summary_counts_the_held_possible_duplicates(tmp_path: Path) -> None:

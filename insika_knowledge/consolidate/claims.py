@@ -244,6 +244,44 @@ def close_match(existing: Concept, candidate: Candidate) -> float | None:
     return None
 
 
+def other_values(existing: Concept, candidate: Candidate) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The amounts of `candidate` that `existing` does not state, and those of `existing`
+    that `candidate` does not, each in words ("R$ 20", "24 months", "5%"; a date as "a
+    date"), sorted: what a person reviewing a held sighting looks at first.
+
+    Compares the values of description and body together (`analysis.structure.details`),
+    the ``## Contradiction`` section on record left out.
+    """
+    old = _values(f"{existing.description}\n{claim_text(existing.body)}")
+    new = _values(f"{candidate.description}\n{candidate.body}")
+    return tuple(_said(v) for v in sorted(new - old)), tuple(_said(v) for v in sorted(old - new))
+
+
+def _values(text: str) -> frozenset[str]:
+    return frozenset(item[1] for item in details(text).items if item[0] == "v" and item[1].startswith(("m:", "d:")))
+
+
+_CURRENCY: Final = {"brl": "R$ ", "usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}
+#: Units written as a word, with their plural (an abbreviation, "km", "am", has none).
+_WORD_UNITS: Final = {"hour": "hours", "minute": "minutes", "day": "days", "night": "nights",
+                      "week": "weeks", "month": "months", "year": "years", "unit": "units",
+                      "person": "people", "mile": "miles", "bag": "bags"}
+
+
+def _said(value: str) -> str:
+    """A value token in words: ``m:20:brl`` -> ``R$ 20``, ``m:24:month`` -> ``24 months``,
+    ``m:5:%`` -> ``5%``, ``m:3:`` -> ``3``, ``m:2:km`` -> ``2 km``, a date (``d:...``) -> ``a date``.
+    """
+    if not value.startswith("m:"):
+        return "a date"
+    number, unit = value[2:].split(":", 1)
+    if unit in _CURRENCY:
+        return f"{_CURRENCY[unit]}{number}"
+    if unit in ("%", ""):
+        return f"{number}{unit}"
+    return f"{number} {unit if number == '1' else _WORD_UNITS.get(unit, unit)}"
+
+
 def similarity(existing: Concept, candidate: Candidate) -> float:
     """How close two claims are, 0..1.
 

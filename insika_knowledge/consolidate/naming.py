@@ -35,7 +35,7 @@ from typing import Final
 
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
-from insika_knowledge.consolidate.claims import close_match, same_claim, similarity
+from insika_knowledge.consolidate.claims import close_match, other_values, same_claim, similarity
 
 #: How many of the best search matches are checked for the same claim.
 SAME_CLAIM_MATCHES: Final = 3
@@ -65,11 +65,15 @@ class Naming:
         similarity: how close the matched concept is, 0..1 (``SAME_CLAIM`` and
             ``POSSIBLE_DUPLICATE``; 0 otherwise): the content-term overlap, or the cosine
             for a close match the semantic index named (`meaning`).
+        why: why a ``POSSIBLE_DUPLICATE`` is held, in words for a person ("it closely
+            matches gift-card-validity (overlap 1.00) but states other values: 24 months
+            here, 12 months on record"); "" for the other rules.
     """
 
     rule: NameRule
     name: str
     similarity: float = 0.0
+    why: str = ""
 
     @property
     def alias(self) -> bool:
@@ -111,11 +115,30 @@ def name_sighting(
     for match in others[:SAME_CLAIM_MATCHES]:
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
-    scored = [(score, -i, m.name) for i, m in enumerate(others)
+    scored = [(score, -i, m, False) for i, m in enumerate(others)
               if m.name not in held and (score := close_match(m, candidate)) is not None]
-    scored += [(score, -len(others) - i, m.name) for i, (m, score) in enumerate(meaning)
+    scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
                if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)]
     if scored:
-        best, _, name = max(scored)
-        return Naming(NameRule.POSSIBLE_DUPLICATE, name, best)
+        best, _, match, by_meaning = max(scored, key=lambda s: s[:2])
+        return Naming(NameRule.POSSIBLE_DUPLICATE, match.name, best,
+                      held_because(match, candidate, best, by_meaning=by_meaning))
     return Naming(NameRule.NEW, candidate.name)
+
+
+def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_meaning: bool) -> str:
+    """Why `candidate` is held as a possible duplicate of `match`, in words (`Naming.why`).
+
+    Args:
+        match: the concept it closely matches.
+        candidate: the held candidate.
+        similarity: the term overlap (lexical close match) or the cosine (`by_meaning`), 0..1.
+        by_meaning: True when the semantic index named `match`.
+    """
+    here, on_record = other_values(match, candidate)
+    values = ", ".join([*(f"{v} here" for v in here), *(f"{v} on record" for v in on_record)])
+    if by_meaning:
+        said = f"it is close in meaning to {match.name} (similarity {similarity:.2f}) but is not the same claim"
+        return f"{said}; it states other values: {values}" if values else said
+    said = f"it closely matches {match.name} (overlap {similarity:.2f})"
+    return f"{said} but states other values: {values}" if values else f"{said} but is not the same claim"

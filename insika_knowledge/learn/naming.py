@@ -77,7 +77,8 @@ def record(
         verdict: the trust assessment of the candidate against its turn (see `sight`).
         meaning: the semantic index's neighbours (`learn.meaning`): concepts close in
             meaning are possible duplicates too (None: the lexical close match alone).
-        why: a ``conflict`` appends its reason here (`consolidate.Decision.conflict_reason`).
+        why: a ``conflict`` appends its reason here (`consolidate.Decision.conflict_reason`),
+            a ``possible_duplicate`` its own (`consolidate.Naming.why`).
 
     Returns:
         ``(name, outcome)``: the concept name the sighting was recorded under (the
@@ -103,8 +104,12 @@ def record(
         cursor = store.version_cursor(agent)
         naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
-        naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity)
-    return candidate.name, _hold(store, agent, candidate, naming, session_id, turn_id, events)
+        naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity,
+                        f"another writer changed what it matches each of the {NAMING_ATTEMPTS} times it was named")
+    outcome = _hold(store, agent, candidate, naming, session_id, turn_id, events)
+    if why is not None and outcome == "possible_duplicate":
+        why.append(naming.why)
+    return candidate.name, outcome
 
 
 def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment | None) -> Naming:
@@ -161,7 +166,7 @@ def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, sessio
         ))
     if events is not None:
         events.emit(KnowledgePossibleDuplicate(concept=candidate.name, duplicate_of=naming.name,
-                                               agent=agent))
+                                               agent=agent, why=naming.why))
     return "possible_duplicate"
 
 

@@ -63,7 +63,10 @@ class TurnReport:
             name (``"garantia: quarantined: no message supported it, and it states a rule
             (type, entitlement)"``); and one per candidate held as a conflict, by name, with
             its reason (``"prazo: conflict: the merge model failed (model_malformed)"``:
-            `consolidate.Decision.conflict_reason`).
+            `consolidate.Decision.conflict_reason`); and one per candidate held as a
+            possible duplicate (``"prazo-novo: possible_duplicate: it closely matches prazo
+            (overlap 0.83) but states other values: 5 days here, 3 days on record"``:
+            `consolidate.Naming.why`).
         retry_after_s: the wait the provider asked for (``Retry-After``, any HTTP error), in
             seconds (None when it did not say).
         transient: True when the model failed in a way that may pass by itself (a
@@ -198,8 +201,8 @@ def learn_turn(
                     if outcome == "quarantined":  # say why, as a drop says why
                         report.why.append(f"{name}: quarantined: "
                                           f"{trust.held_because(verdict.supported_by, verdict.markers)}")
-                    elif outcome == "conflict" and conflict:
-                        report.why.append(f"{name}: conflict: {conflict[-1]}")
+                    elif outcome in ("conflict", "possible_duplicate") and conflict:
+                        report.why.append(f"{name}: {outcome}: {conflict[-1]}")
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
                     # is recorded for an unjudged claim; the others go on, and the turn is tried
                     # again (the candidates recorded now are then replayed, counted once)

@@ -119,7 +119,9 @@ class ProposalOut(BaseModel):
         dropped: the gate that refused it (reason -> 1), empty otherwise.
         redacted: personal data replaced (kind -> count).
         why: why it was held, in words: a quarantine ("quarantined: no message supported
-            it, ...") or a conflict ("conflict: it contradicts a policy, ..."); "" otherwise.
+            it, ..."), a conflict ("conflict: it contradicts a policy, ...") or a possible
+            duplicate ("possible_duplicate: it closely matches prazo (overlap 0.83) but
+            states other values: ..."); "" otherwise.
     """
 
     name: str | None
