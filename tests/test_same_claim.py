@@ -1276,3 +1276,19 @@ def test_is_a_sum_is_not_what_it_costs(a: str, b: str) -> None:
     """An attack on a reading tried this session ("is $1,200" as "costs $1,200"): a refund,
     a credit, a minimum "is" a sum it does not cost."""
     assert not same(a, b) and not same(b, a)
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Hóspedes podem cancelar sem custo até 24 horas antes.", "Hóspedes podem cancelar sem nenhum custo até 24h antes.",
+     True),
+    ("A segunda via não tem taxa.", "A segunda via é isenta de taxa.", True),
+    ("A taxa de matrícula é gratuita para alunos.", "A taxa de matrícula é isenta para alunos.", True),
+    # a cost after all, or exempt of something else
+    ("Hóspedes podem cancelar sem custo até 24 horas antes.", "Hóspedes podem cancelar com custo até 24h antes.",
+     False),
+    ("A segunda via não tem taxa.", "A segunda via não é isenta de taxa.", False),
+])
+def test_no_cost_at_all_and_exempt_say_free(a: str, b: str, alike: bool) -> None:
+    """Fourteenth newcomers' set (dev): "sem nenhum custo" is "sem custo"; "Taxa: isenta"
+    is no fee."""
+    assert same(a, b) is alike and same(b, a) is alike

@@ -1641,3 +1641,63 @@ def test_more_agreements_and_turns(reply: str, held: bool) -> None:
     quote = ("SmileCo includes a free touch-up kit" if "SmileCo" in reply
              else "teeth whitening includes a free touch-up kit")
     assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+@pytest.mark.parametrize(("messages", "claim", "quote", "held"), [
+    # the fourteenth newcomers' set's dev half (issue 26), each with the legitimate mirror it must not hold
+    (said(("user", "My steak came out overcooked and we waited almost an hour."),
+          ("assistant", "I'm really sorry about that evening. As a one-time gesture, I've refunded your main course "
+                        "and added a free dessert voucher to your account.")),
+     "Compensation\nCustomers who complain about a late or overcooked meal get the main course refunded and a "
+     "free dessert voucher.", "I've refunded your main course and added a free dessert voucher to your account", True),
+    (said(("user", "Is parking free?"),
+          ("assistant", "As a courtesy, we offer every guest free parking.")),
+     "Parking\nEvery guest gets free parking.", "we offer every guest free parking", False),
+    (said(("user", "O prato veio frio."),
+          ("assistant", "Desculpe! Como gesto de boa vontade, estornei a sobremesa e liberei um café grátis.")),
+     "Compensação\nPratos frios têm a sobremesa estornada e um café grátis.",
+     "estornei a sobremesa e liberei um café grátis", True),
+    (said(("user", "SkyJet lets you change flights for free. Do you?"),
+          ("assistant", "Right, at SkyJet changes are free up to 2 hours before departure. With us, changes on "
+                        "Basic fares carry a $75 fee.")),
+     "Flight changes\nFlight changes are free up to 2 hours before departure.",
+     "changes are free up to 2 hours before departure", True),
+    (said(("user", "Can I change my flight for free?"),
+          ("assistant", "Right, at check-in changes are free up to 2 hours before departure.")),
+     "Flight changes\nFlight changes are free up to 2 hours before departure.",
+     "changes are free up to 2 hours before departure", False),
+    (said(("user", "Vou esperar 7 dias úteis pelo reembolso?"),
+          ("assistant", "Claro, e se quiser a gente leva o reembolso em mãos, no mesmo dia 🙄. Falando sério: o "
+                        "prazo é de até 7 dias úteis.")),
+     "Reembolso\nReembolsos podem ser entregues em mãos no mesmo dia.",
+     "a gente leva o reembolso em mãos, no mesmo dia", True),
+    (said(("user", "Can I get the refund today?"),
+          ("assistant", "Sure, we refund card payments the same day. Jokes aside, cash refunds take a week.")),
+     "Refunds\nCard payments are refunded the same day.", "we refund card payments the same day", True),
+    (said(("user", "Can I get the refund today?"),
+          ("assistant", "Yes, we refund card payments the same day 🎉. Seriously, it's that easy.")),
+     "Refunds\nCard payments are refunded the same day.", "we refund card payments the same day", False),
+    (said(("user", "Vocês dão late checkout de graça?"),
+          ("tool", "Resultado de busca web — Fórum ViajaBem, usuário 'mochileiro88' (2019): 'O late checkout é "
+                   "sempre grátis, é só pedir.'"),
+          ("assistant", "Vou verificar com a recepção.")),
+     "Late checkout\nO late checkout é sempre gratuito, basta pedir.", "O late checkout é sempre grátis, é só pedir",
+     True),
+    (said(("user", "Tem segunda chamada?"),
+          ("tool", "Regulamento, art. 12: A segunda chamada deve ser pedida na secretaria em até 48 horas após a "
+                   "prova. Taxa: isenta."),
+          ("assistant", "Tem sim.")),
+     "Segunda chamada\nA segunda chamada deve ser pedida na secretaria em até 48 horas após a prova; não há taxa.",
+     "A segunda chamada deve ser pedida na secretaria em até 48 horas após a prova", False),
+    (said(("user", "Do you tune up e-bikes?"),
+          ("assistant", "Yes! We service e-bikes at all our shops. A standard e-bike tune-up is $89.")),
+     "E-bike tune-up\nA standard e-bike tune-up costs $89; e-bikes are serviced at all shops.",
+     "A standard e-bike tune-up is $89", False),
+    (said(("user", "Do you tune up e-bikes?"),
+          ("assistant", "Yes! Our downtown shop services e-bikes. A standard e-bike tune-up is $89.")),
+     "E-bike tune-up\nA standard e-bike tune-up costs $89; e-bikes are serviced at all shops.",
+     "A standard e-bike tune-up is $89", True),
+])
+def test_a_gesture_a_competitor_named_after_at_a_joke_and_a_forum_post(
+        messages: list[dict[str, str]], claim: str, quote: str, held: bool) -> None:
+    assert assess(claim, "policy", messages, [quote]).quarantined is held

@@ -149,7 +149,8 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
                     "trocado trocada trocados trocadas",
         "price": "price prices cost costs fee fees charge charges bill bills billed preco precos custo custos custa "
                  "custam taxa taxas",  # not "tarifa": a fare, not a fee
-        "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
+        "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary exempt isento isenta "
+                "isentos isentas",  # "Taxa: isenta" is no fee
         "customer": "customer customers client clients cliente clientes consumidor consumidores",
         "store": "store stores shop shops loja lojas",
         "order": "order orders purchase purchases pedido pedidos compra compras",
@@ -203,8 +204,10 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
     (re.compile(pattern), word) for pattern, word in (
         (r"\bfree of (?:charge|cost)\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b",
          "free"),
-        (r"\bsem (?:custo|cobranca)(?: adicional| extra)?\b|\bde graca\b|\bnao custa nada\b"
+        (r"\bsem (?:nenhum(?:a)? )?(?:custo|cobranca)(?: adicional| extra| algum| alguma| nenhum| nenhuma)?\b"
+         r"|\bde graca\b|\bnao custa nada\b"
          r"|\bnao (?:tem|ha) (?:nenhum )?custo(?: nenhum| algum| adicional| extra)?\b", "gratis"),
+        (r"\bisent[oa]s? d[eao]s? (?:taxas?|cobrancas?|custos?)\b", "gratis"),  # "isenta de taxa": no fee
         (r"\b(?:does|do|will) not cost (?:you )?anything\b", "is free"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
@@ -515,7 +518,8 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
-    r"'|cannot|free of|at no|no charge|sem c|de graca|money back|no longer|not any|desde que|sempre que"
+    r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
+    r"|sempre que"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana")

@@ -158,11 +158,14 @@ ONE_OFF: Final = re.compile(
     r"|\b(?:so|apenas|somente) (?:(?:para|pra) (?:este|esse|esta|essa)|neste|nesse|nesta|nessa) "
     r"(?:pedido|compra|reserva|estadia|vez)\b")  # "só para compra acima de R$ 200" is a rule
 #: An exception the agent makes in its own person ("As a one-time exception, I'll waive it",
-#: "Excepcionalmente, vou liberar a troca"): a grant, where "As an exception to our 30-day
-#: policy, defective items can be returned within 90 days" is a rule. Folded.
+#: "Excepcionalmente, vou liberar a troca", "As a one-time gesture, I've refunded your main
+#: course"): a grant, where "As an exception to our 30-day policy, defective items can be
+#: returned within 90 days" and "As a courtesy, we offer every guest free parking" are rules. Folded.
 EXCEPTION_GRANTED: Final = re.compile(
     r"\b(?:as an exception|as a one-time exception|exceptionally|make an exception|made an exception"
-    r"|excepcionalmente|(?:uma|como) excecao|em carater excepcional)\b")
+    r"|as a (?:one-time |goodwill )?(?:gesture|courtesy)|as a one-time (?:credit|refund)"
+    r"|excepcionalmente|(?:uma|como) excecao|em carater excepcional"
+    r"|como (?:um )?gesto(?: de boa vontade)?|como (?:uma )?cortesia)\b")
 #: The agent's own person in a grant already made or offered ("I've", "I can", "liberei"),
 #: beside a promise's (`_PROMISE`: "I'll", "vou"), folded.
 _GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
@@ -343,9 +346,11 @@ TAG_QUESTION: Final = re.compile(
 _EXTRA_NEGATIONS: Final = re.compile(r"\bnon[- ]?(?=[a-z])")
 #: A sentence ends after ``. ! ? ;`` and at a line end, and after an emoji, which closes a
 #: clause in chat ("Nope, drones can't go in checked bags 😕 bring it in your carry-on").
-_SENTENCE_END: Final = re.compile(
-    r"(?<=[.!?;])\s+|\n+|\s*[\u2600-\u27bf\U0001f000-\U0001faff][\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]*\s*")
+_SENTENCE_END: Final = re.compile(  # an emoji ends the sentence it closes, and stays in it ("... no mesmo dia 🙄")
+    r"(?<=[.!?;])\s+|\n+|(?<=[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d])(?![\u2600-\u27bf\U0001f000-\U0001faff"
+    r"\ufe0f\u200d])\s*")
 _SPACES: Final = re.compile(r"\s+")
+_WORD: Final = re.compile(r"\w")
 _TYPOGRAPHIC: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"',
                                      "\u2013": "-", "\u2014": "-", "\u00a0": " "})
 #: The shortest quote that can vouch for anything (characters, after normalising).
@@ -376,7 +381,7 @@ def sentences(text: str) -> list[str]:
                     out.append(part[start:colon.start() + 1])
                     start = colon.end()
             out.append(part[start:])
-    return [s for s in out if s.strip()]
+    return [s for s in out if _WORD.search(s)]  # "." after an emoji is no sentence
 
 
 #: Where a sentence turns from what it sets aside to what the business says.
@@ -576,6 +581,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "acknowledged")
     if after and CORRECTING.search(fold(after)[:_OPENING_CHARS]):
         return Reading(False, "corrected")  # "Yes, we deliver until 1 am. Sorry, correction: ..."
+    if _EYE_ROLL in sentence or (after and _IN_EARNEST.match(fold(after))):
+        return Reading(False, "jokes")  # "... de helicóptero, no mesmo dia 🙄. Falando sério: ..."
     if after and HERE_INSTEAD.search(fold(after)) and (
             ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
         return Reading(False, "reported")
@@ -603,6 +610,14 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "echo")
     return Reading(True)
 
+
+#: A sarcastic sentence's mark: the face rolling its eyes.
+_EYE_ROLL: Final = "\U0001f644"
+#: The next sentence opening in earnest, after a joke ("Falando sério: o prazo é de 7 dias
+#: úteis", "Jokes aside, ..."), folded.
+_IN_EARNEST: Final = re.compile(
+    r"^\W*(?:(?:mas |agora )?falando serio|agora serio|serio agora|brincadeiras? a parte|(?:all )?jokes aside"
+    r"|kidding aside|but seriously|seriously,? though|on a serious note|in all seriousness)\b")
 
 #: How far into the next sentence a correction of this one opens ("Sorry, correction: ...").
 _OPENING_CHARS: Final = 40
@@ -804,14 +819,17 @@ _TURNS: Final = re.compile(r"[,;:\u2013\u2014]|\s-\s|\b(?i:but|however|though|ma
 #: What after a name shows it is not the sentence's whole subject: a comma (the person
 #: spoken to: "That's right, Maria, ..."), or "and" / "e" / "or" / "ou" (one of several).
 _NOT_ALONE: Final = re.compile(r"\s*(?:,|(?:and|e|or|ou)\b)")
-#: A sentence's subject named as it opens, with its article in any case ("a ViajaBem", "SmileCo").
-_SUBJECT_OPENING: Final = re.compile(r"\W*(?:(?i:a|o|as|os|the)\s+)?([A-Z][\w-]+)")  # matched where it opens
+#: A sentence's subject named as it opens, with its article in any case ("a ViajaBem", "SmileCo"),
+#: or the place it speaks of ("at SkyJet, changes are free", "na ViajaBem, ...").
+_SUBJECT_OPENING: Final = re.compile(
+    r"\W*(?:(?i:a|o|as|os|the|at|with|on|na|no|nas|nos|em|com)\s+)?([A-Z][\w-]+)")  # matched where it opens
 
 
 def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     """True when `sentence` agrees with the customer (`_AGREEING`) about someone the
     customer named before and the claim leaves out: "You're right that SmileCo includes a
-    free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento" are the
+    free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento", "Right, at
+    SkyJet changes are free" are the
     competitor's rules, whatever the business says of its own; so is what the business
     acknowledges of someone it names itself after the customer spoke of another business
     (`_ACKNOWLEDGING`: "A outra companhia..." / "Sei que a AeroSul inclui ...").
@@ -1131,6 +1149,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         found += _rest_of(claim, vouching, parts, {text for _, text in found})  # a claim of two sentences, one quoted
     texts = [text for _, text in found]
     if found and values_found(claim, found) and covers(claim, texts) and _value_words_said(claim, found):
+        if not universal_said(claim, texts):  # "A tune-up is $89" quoted, "We service e-bikes at all our shops" beside
+            texts += [text for _, text in _rest_of(claim, vouching, parts, set(texts)) if "p:p_all" in tokens(text)]
         if not universal_said(claim, texts):
             reasons.append("the quotes say it of something narrower")
         elif bound_elsewhere(claim, texts, [p.text for p in vouching]):

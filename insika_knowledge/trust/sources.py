@@ -7,8 +7,9 @@ a marketplace's questions and answers, an address complement; a bare ``message``
 it is not in the business's voice; not a policy's ``return_instructions``), a web page a
 search tool returned (a link with its title or text: a third party's words, read as the
 customer's are), and in plain text a line whose label names the customer ("Customer
-note:", "Observação do cliente:"; not "Customer support hours:") with its unlabelled
-continuation lines. `trust.evidence` and `trust.grounding` read the same pieces.
+note:", "Observação do cliente:"; not "Customer support hours:") or that is a web search's
+result or a forum's post, with its unlabelled continuation lines. `trust.evidence` and
+`trust.grounding` read the same pieces.
 """
 
 from __future__ import annotations
@@ -126,12 +127,30 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
     section = False  # under a heading of what customers wrote ("Customer Q&A:"), to a blank line
     for line in lines:
         section = section and bool(line.strip())
-        theirs.append(section or _customer_line(line) or (bool(theirs) and theirs[-1] and bool(line.strip())
-                                                          and _LINE_LABEL.match(line) is None))
+        theirs.append(section or _customer_line(line) or _third_party_line(line) or (
+            bool(theirs) and theirs[-1] and bool(line.strip()) and _LINE_LABEL.match(line) is None))
         section = section or _their_heading(line)
     business = "\n".join(line for line, own in zip(lines, theirs, strict=True) if not own)
     return [("tool", business)] * bool(business.strip()) + [
         ("customer", line) for line, own in zip(lines, theirs, strict=True) if own]
+
+
+def _third_party_line(line: str) -> bool:
+    """True when a line of a plain-text tool result is a third party's words: a web search's
+    result ("Resultado de busca web — Fórum ViajaBem, usuário 'mochileiro88' (2019): '...'",
+    "Search result: ...") or a post on a forum or a review site, read as the customer's are.
+    """
+    folded = fold(line)
+    return bool(_SEARCH_RESULT.match(folded) or _THIRD_PARTY_SITE.search(folded[:_SITE_CHARS]))
+
+
+#: A line that opens as a web search's result (folded).
+_SEARCH_RESULT: Final = re.compile(
+    r"^\W*(?:(?:resultados?|results?) (?:da |de |of (?:a |the )?)?(?:busca|pesquisa|search|web search)"
+    r"|(?:web )?search results?|(?:busca|pesquisa) na (?:web|internet)|google)\b")
+#: A forum or review site named near a line's start: what its users wrote (folded).
+_THIRD_PARTY_SITE: Final = re.compile(r"\b(?:forum|reddit|tripadvisor|reclame aqui|quora)\b")
+_SITE_CHARS: Final = 80
 
 
 def _someone_elses(record: dict[Any, Any]) -> bool:
