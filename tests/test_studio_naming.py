@@ -44,3 +44,5 @@ def test_the_editor_shows_aliases_and_held_possible_duplicates_escaped(client: T
     assert "<code>frete-gratis-acima-299</code>" in page
     assert html.escape("Free shipping above R$299 <b>now</b>.", quote=False) in page
     assert "<b>now</b>" not in page
+    # what differs from the record, in words (the values of the held claim and of the concept)
+    assert '<div class="differs">It states other values: R$ 299 here, R$ 199 on record.</div>' in page

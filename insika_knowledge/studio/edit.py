@@ -14,7 +14,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from insika_knowledge.concept import check_name, format_confidence, parse, serialize
+from insika_knowledge.candidate import Candidate
+from insika_knowledge.concept import Concept, check_name, format_confidence, parse, serialize
+from insika_knowledge.consolidate.claims import other_values
 from insika_knowledge.errors import (
     ConceptFormatError,
     InvalidName,
@@ -23,7 +25,7 @@ from insika_knowledge.errors import (
     StaleVersion,
     UserError,
 )
-from insika_knowledge.memory import StoredConcept
+from insika_knowledge.memory import PossibleDuplicate, StoredConcept
 from insika_knowledge.studio import evidence, resolve
 from insika_knowledge.studio.render import concept_url, diff, flash, line_count, preview, url
 from insika_knowledge.studio.scope import (
@@ -90,7 +92,8 @@ def _editor(
         "history": history,
         # --- one idea, one name (issue 15): the names it was proposed under, held candidates
         "aliases": scope.store.aliases(scope.agent, name),
-        "possible_duplicates": scope.store.possible_duplicates(scope.agent, name),
+        "possible_duplicates": [(held, _differs(concept, held))
+                                for held in scope.store.possible_duplicates(scope.agent, name)],
         "action": concept_url(name, scope.agent, scope.tenant),
         "delete_href": concept_url(name, scope.agent, scope.tenant, "/delete"),
         "approve_action": concept_url(name, scope.agent, scope.tenant, "/approve"),
@@ -100,6 +103,15 @@ def _editor(
         **resolve.claims_context(scope, stored),
         **evidence.context(scope, stored),
     }, status=status)
+
+
+def _differs(concept: Concept, held: PossibleDuplicate) -> str:
+    """What a held candidate states that `concept` does not, for the operator ("states other
+    values: R$ 299 here, R$ 199 on record"; "" when no value differs).
+    """
+    here, on_record = other_values(concept, Candidate(held.name, held.description, held.type, held.body))
+    values = ", ".join([*(f"{v} here" for v in here), *(f"{v} on record" for v in on_record)])
+    return f"states other values: {values}" if values else ""
 
 
 async def concept_save(request: Request) -> Response:
