@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 
 class InsikaError(Exception):
     """Base of every error this library raises on purpose."""
@@ -153,8 +155,15 @@ class DatabaseFileChanged(RunTimeFailure):
                          "file now at that path.")
 
 
+#: The outcomes a failed model call records (`ModelFailure.outcome`).
+MODEL_OUTCOMES: Final = ("model_timeout", "model_rate_limited", "model_malformed", "model_empty", "model_error")
+
+
 class ModelFailure(RunTimeFailure):
     """A model call failed; the turn's extraction can be retried later.
+
+    Raises:
+        ValueError: `outcome` is none of `MODEL_OUTCOMES` (a model object's own failure).
 
     Attributes:
         outcome: the recorded outcome kind: ``model_timeout``, ``model_rate_limited``,
@@ -172,6 +181,8 @@ class ModelFailure(RunTimeFailure):
 
     def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None,
                  retry_after_s: float | None = None, transient: bool | None = None):
+        if outcome not in MODEL_OUTCOMES:  # it is recorded as the turn's outcome, which readers match
+            raise ValueError(f"ModelFailure outcome {outcome!r} is not one of {', '.join(MODEL_OUTCOMES)}")
         self.outcome = outcome
         self.detail = detail
         self.attempts = attempts

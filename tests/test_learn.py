@@ -596,3 +596,20 @@ def test_a_model_that_cannot_be_used_at_all_is_not_retryable(store) -> None:
     assert (unusable.outcome, unusable.retryable) == ("model_error", False)
     failing = learn(store, Stub(RuntimeError("socket closed")), session="s2")
     assert (failing.outcome, failing.retryable) == ("model_error", True)
+
+
+def test_a_model_failure_with_an_outcome_of_its_own_is_refused_by_name(store) -> None:
+    """A newcomer's finding: `ModelFailure("oops", ...)` was recorded as the turn's outcome."""
+    from insika_knowledge.errors import MODEL_OUTCOMES, ModelFailure
+
+    with pytest.raises(ValueError, match="ModelFailure outcome 'oops' is not one of model_timeout, "):
+        ModelFailure("oops", "it broke")
+    for outcome in MODEL_OUTCOMES:
+        assert ModelFailure(outcome, "it broke").outcome == outcome
+
+    class Raising:
+        def propose(self, request):  # noqa: ANN001, ANN201
+            raise ModelFailure("oops", "it broke")
+
+    report = learn_turn(store, AGENT, CONFIG, Raising(), session_id="s1", turn_id="t1", messages=TURN)
+    assert report.outcome == "model_error" and report.detail.startswith("ValueError: ModelFailure outcome 'oops'")
