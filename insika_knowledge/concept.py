@@ -168,12 +168,31 @@ def check_written_body(markdown: str, body: str) -> None:
     raise unsafe_body_error(found.group(), line=located[0] if located else None)
 
 
+def _printable_line(text: str) -> bool:
+    """True when every character of `text` is printable, but for a zero-width joiner between
+    two symbols (an emoji sequence: "👨\u200d👩\u200d👧", which the body accepts too).
+    """
+    return text.isprintable() or all(char.isprintable() or _joins_emoji(text, at) for at, char in enumerate(text))
+
+
+def _joins_emoji(text: str, at: int) -> bool:
+    """True when `text[at]` is a zero-width joiner between two symbols (a variation selector
+    after the first one aside).
+    """
+    before = text[at - 1] if at else ""
+    if before == "\ufe0f" and at > 1:
+        before = text[at - 2]
+    after = text[at + 1] if at + 1 < len(text) else ""
+    return (text[at] == "\u200d" and bool(before) and bool(after)
+            and unicodedata.category(before) == "So" and unicodedata.category(after) == "So")
+
+
 def _line_problem(text: str) -> str:
     """Why `text` is not one line of printable text without edge spaces, naming the first
     character that is not printable (by code point, Unicode name and position, 1-based).
     """
     for position, char in enumerate(text, 1):
-        if not char.isprintable():
+        if not char.isprintable() and not _joins_emoji(text, position - 1):
             named = unicodedata.name(char, "a control character")
             return (f"contains U+{ord(char):04X} ({named}) at character {position}: it must be one line "
                     "of printable text")
@@ -367,7 +386,7 @@ def _problems(c: Concept) -> list[tuple[str, str]]:
         out.append(("description", f"is {len(c.description)} characters; at most {DESCRIPTION_MAX}"))
     elif surrogate_in(c.description):
         out.append(("description", _surrogate_problem(c.description)))
-    elif not c.description.isprintable() or c.description != c.description.strip():
+    elif not _printable_line(c.description) or c.description != c.description.strip():
         out.append(("description", _line_problem(c.description)))
     if c.type not in CONCEPT_TYPES:
         out.append(("type", f"{short_repr(c.type)} is not one of {', '.join(CONCEPT_TYPES)}"))

@@ -196,6 +196,21 @@ def test_a_descriptions_error_names_the_character_that_is_not_printable(characte
     assert info.value.field == "description" and named in info.value.problem
 
 
+@pytest.mark.parametrize("description", ["Family plan \U0001f468\u200d\U0001f469\u200d\U0001f467 for three",
+                                         "Pride week \U0001f3f3\ufe0f\u200d\U0001f308 discount"])
+def test_a_zero_width_joiner_inside_an_emoji_is_printable_text(description: str) -> None:
+    """A newcomer's finding: an emoji sequence was refused in a description, not in a body."""
+    concept = make_concept(description=description)
+    validate(concept)
+    assert parse(serialize(concept)).description == description
+
+
+@pytest.mark.parametrize("description", ["Ships\u200d fast.", "\u200d\U0001f468 first", "Ships \U0001f468\u200d"])
+def test_a_zero_width_joiner_elsewhere_is_not(description: str) -> None:
+    with pytest.raises(ConceptFormatError, match="U\\+200D \\(ZERO WIDTH JOINER\\)"):
+        validate(make_concept(description=description))
+
+
 def test_a_stray_document_end_is_named_on_its_own_line() -> None:
     # It was reported against the next key's line ("expected '<document start>'").
     with pytest.raises(ConceptFormatError, match=r"^line 4: '\.\.\.' ends a YAML document") as info:
