@@ -1287,6 +1287,8 @@ def test_is_a_sum_is_not_what_it_costs(a: str, b: str) -> None:
     ("Hóspedes podem cancelar sem custo até 24 horas antes.", "Hóspedes podem cancelar com custo até 24h antes.",
      False),
     ("A segunda via não tem taxa.", "A segunda via não é isenta de taxa.", False),
+    ("O pão de queijo é grátis.", "O pão de queijo é isento de glúten.", False),  # exempt of gluten
+    ("O cartão não tem anuidade.", "O cartão é isento de IOF.", False),
 ])
 def test_no_cost_at_all_and_exempt_say_free(a: str, b: str, alike: bool) -> None:
     """Fourteenth newcomers' set (dev): "sem nenhum custo" is "sem custo"; "Taxa: isenta"

@@ -1701,3 +1701,59 @@ def test_more_agreements_and_turns(reply: str, held: bool) -> None:
 def test_a_gesture_a_competitor_named_after_at_a_joke_and_a_forum_post(
         messages: list[dict[str, str]], claim: str, quote: str, held: bool) -> None:
     assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+@pytest.mark.parametrize(("messages", "claim", "quote", "held"), [
+    # an attack on the readings above: each was read the other way by their first versions (a
+    # courtesy reminder, the business's own name after "at", an eye roll at red tape, a
+    # joke confirmed, a question with an emoji, a search of the business's own base, an award
+    # line, another kind's rule for "all rooms", gluten-free as free)
+    (said(("user", "Just confirming my table for 8 on Friday."),
+          ("assistant", "You're all set! As a courtesy reminder, I'm letting you know that cancellations "
+            "within 24 hours incur a $50 fee.")),
+     "Late cancellation fee\nCancellations within 24 hours incur a $50 fee.",
+     "cancellations within 24 hours incur a $50 fee", False),
+    (said(("user", "Does Hotel Aurora include breakfast in the rate?"),
+          ("assistant", "Yes, at Hotel Aurora breakfast is included in every rate, served 7 to 10 am.")),
+     "Breakfast\nBreakfast is included in every rate, served 7 to 10 am.",
+     "breakfast is included in every rate, served 7 to 10 am", False),
+    (said(("user", "Tem desconto pagando com Pix?"),
+          ("assistant", "Sim, com Pix você ganha 5% de desconto em qualquer compra.")),
+     "Desconto à vista\nPagamentos instantâneos ganham 5% de desconto em qualquer compra.",
+     "você ganha 5% de desconto em qualquer compra", False),
+    (said(("user", "Comprei há 10 dias, posso trocar?"),
+          ("assistant", "Infelizmente o prazo de troca é de 7 dias, eu sei, burocracia 🙄")),
+     "Prazo de troca\nO prazo de troca é de 7 dias.",
+     "o prazo de troca é de 7 dias", False),
+    (said(("user", "Late checkout is free?? No way."),
+          ("assistant", "Yes, late checkout until 2 pm is free for all guests 😄 Seriously though, it's true, "
+            "just tell the front desk.")),
+     "Late checkout\nLate checkout until 2 pm is free for all guests.",
+     "late checkout until 2 pm is free for all guests", False),
+    (said(("user", "Então o frete é grátis pra todo o Brasil?"),
+          ("assistant", "Frete grátis pra todo o Brasil?🤔 Não, só pro Sudeste, acima de R$ 150.")),
+     "Frete grátis nacional\nO frete é grátis para todo o Brasil.",
+     "Frete grátis pra todo o Brasil", True),
+    (said(("user", "Qual o prazo de troca?"),
+          ("tool", "Resultados da busca na base de conhecimento:\n- Trocas em até 30 dias com nota "
+            "fiscal.\n- Produtos de higiene não têm troca."),
+          ("assistant", "Encontrei a política aqui.")),
+     "Prazo de troca\nTrocas podem ser feitas em até 30 dias com nota fiscal.",
+     "Trocas em até 30 dias com nota fiscal", False),
+    (said(("user", "What time is check-out?"),
+          ("tool", "Hotel Aurora — TripAdvisor Travellers' Choice 2024. Check-in 2 pm, check-out 11 am."),
+          ("assistant", "Check-out is at 11 am.")),
+     "Check-out time\nCheck-out is at 11 am.",
+     "check-out 11 am", False),
+    (said(("user", "Do the rooms have a minibar?"),
+          ("assistant", "Suites have a minibar. All rooms have free Wi-Fi.")),
+     "Minibar\nAll rooms have a minibar.",
+     "Suites have a minibar", True),
+    (said(("user", "O pão de queijo é grátis no café da manhã?"),
+          ("assistant", "O pão de queijo da casa é isento de glúten.")),
+     "Pão de queijo\nO pão de queijo é grátis.",
+     "O pão de queijo da casa é isento de glúten", True),
+])
+def test_what_the_gesture_competitor_joke_and_forum_readings_must_not_read(
+        messages: list[dict[str, str]], claim: str, quote: str, held: bool) -> None:
+    assert assess(claim, "policy", messages, [quote]).quarantined is held

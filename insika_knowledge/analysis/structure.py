@@ -149,8 +149,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
                     "trocado trocada trocados trocadas",
         "price": "price prices cost costs fee fees charge charges bill bills billed preco precos custo custos custa "
                  "custam taxa taxas",  # not "tarifa": a fare, not a fee
-        "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary exempt isento isenta "
-                "isentos isentas",  # "Taxa: isenta" is no fee
+        "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
         "customer": "customer customers client clients cliente clientes consumidor consumidores",
         "store": "store stores shop shops loja lojas",
         "order": "order orders purchase purchases pedido pedidos compra compras",
@@ -207,7 +206,12 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bsem (?:nenhum(?:a)? )?(?:custo|cobranca)(?: adicional| extra| algum| alguma| nenhum| nenhuma)?\b"
          r"|\bde graca\b|\bnao custa nada\b"
          r"|\bnao (?:tem|ha) (?:nenhum )?custo(?: nenhum| algum| adicional| extra)?\b", "gratis"),
-        (r"\bisent[oa]s? d[eao]s? (?:taxas?|cobrancas?|custos?)\b", "gratis"),  # "isenta de taxa": no fee
+        # exempt of a fee is free ("isenta de taxa", "Taxa: isenta"); "isento de glúten" is not
+        (r"\bisent[oa]s? d[eao]s? (?:taxas?|tarifas?|cobrancas?|custos?|pagamentos?)\b"
+         r"|\b(?:taxas?|tarifas?|custos?|cobrancas?)\s*:\s*isent[oa]s?\b", "gratis"),
+        (r"\b((?:taxas?|tarifas?|custos?|cobrancas?)(?:\s+[a-z]+){0,3}?\s+(?:ser|sao|fica|ficam|esta|estao)\s+)"
+         r"isent[oa]s?\b",
+         r"\1gratis"),  # "a taxa de matrícula é isenta"
         (r"\b(?:does|do|will) not cost (?:you )?anything\b", "is free"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),

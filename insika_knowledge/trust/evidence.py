@@ -158,14 +158,22 @@ ONE_OFF: Final = re.compile(
     r"|\b(?:so|apenas|somente) (?:(?:para|pra) (?:este|esse|esta|essa)|neste|nesse|nesta|nessa) "
     r"(?:pedido|compra|reserva|estadia|vez)\b")  # "só para compra acima de R$ 200" is a rule
 #: An exception the agent makes in its own person ("As a one-time exception, I'll waive it",
-#: "Excepcionalmente, vou liberar a troca", "As a one-time gesture, I've refunded your main
-#: course"): a grant, where "As an exception to our 30-day policy, defective items can be
-#: returned within 90 days" and "As a courtesy, we offer every guest free parking" are rules. Folded.
+#: "Excepcionalmente, vou liberar a troca"): a grant, where "As an exception to our 30-day
+#: policy, defective items can be returned within 90 days" is a rule. Folded.
 EXCEPTION_GRANTED: Final = re.compile(
     r"\b(?:as an exception|as a one-time exception|exceptionally|make an exception|made an exception"
-    r"|as a (?:one-time |goodwill )?(?:gesture|courtesy)|as a one-time (?:credit|refund)"
-    r"|excepcionalmente|(?:uma|como) excecao|em carater excepcional"
-    r"|como (?:um )?gesto(?: de boa vontade)?|como (?:uma )?cortesia)\b")
+    r"|excepcionalmente|(?:uma|como) excecao|em carater excepcional)\b")
+#: A gesture or a courtesy granted at once in the agent's own person ("As a one-time
+#: gesture, I've refunded your main course", "Como gesto de boa vontade, estornei a
+#: sobremesa"): the grant's verb right after it. "As a courtesy, we offer every guest free
+#: parking", "As a courtesy reminder, I'm letting you know...", "Como cortesia, abrimos às
+#: 5h" are rules. Folded.
+GESTURE_GRANTED: Final = re.compile(
+    r"\bas a (?:(?:one-time|one time|small|goodwill|little) )*(?:gesture|courtesy)(?: of goodwill)?,?\s+"
+    r"(?:i've|i have|i'll|i will|i'm going to|i am going to|i went ahead and|let me)\s+(?:\w+\s+)?"
+    r"(?:refund|credit|add|waiv|appl|comp|upgrad|includ|giv|gave|send|sent|cover|extend|issu|remov|reduc|drop)"
+    r"|\b(?:como|a titulo de) (?:(?:um|uma|pequen[oa]) )?(?:gesto(?: de boa vontade)?|cortesia)(?! d[aeo]s? )"
+    r",?\s+(?:(?:eu )?vou \w+r|(?:eu )?(?:ja )?\w+ei)\b")
 #: The agent's own person in a grant already made or offered ("I've", "I can", "liberei"),
 #: beside a promise's (`_PROMISE`: "I'll", "vou"), folded.
 _GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
@@ -174,9 +182,9 @@ _GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fi
 def one_off(folded: str) -> bool:
     """True when a folded business sentence grants something this once (`ONE_OFF`), or
     makes an exception in the agent's own person (`EXCEPTION_GRANTED`, with `_PROMISE` or
-    `_GRANTED`).
+    `_GRANTED`), or grants a gesture or a courtesy in it (`GESTURE_GRANTED`).
     """
-    return ONE_OFF.search(folded) is not None or (
+    return ONE_OFF.search(folded) is not None or GESTURE_GRANTED.search(folded) is not None or (
         EXCEPTION_GRANTED.search(folded) is not None
         and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None))
 
@@ -298,8 +306,12 @@ def limited(claim: str, folded: str) -> str:
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
-#: ...", as written): what it says is about there when the next one says "here".
-ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
+#: ...", as written; after an agreement, "Right, at SkyJet ..."): what it says is about
+#: there when the next one says "here" ("With us, ...").
+ELSEWHERE: Final = re.compile(
+    r"^\W*(?:(?i:right|yes|true|indeed|that(?:'|\u2019)?s right|correct|sim|isso mesmo|de fato|exato|pois [eé]|certo)"
+    r"\s*[,:\u2013\u2014-]\s*)?(?:(?:Na|No|Em|On|At|In|With)|(?<=[\s,:\u2013\u2014-])(?:na|no|em|on|at|in|with))"
+    r"\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
 #: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
 #: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
 #: pet até 10 kg viaja grátis na cabine.").
@@ -346,9 +358,10 @@ TAG_QUESTION: Final = re.compile(
 _EXTRA_NEGATIONS: Final = re.compile(r"\bnon[- ]?(?=[a-z])")
 #: A sentence ends after ``. ! ? ;`` and at a line end, and after an emoji, which closes a
 #: clause in chat ("Nope, drones can't go in checked bags 😕 bring it in your carry-on").
-_SENTENCE_END: Final = re.compile(  # an emoji ends the sentence it closes, and stays in it ("... no mesmo dia 🙄")
-    r"(?<=[.!?;])\s+|\n+|(?<=[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d])(?![\u2600-\u27bf\U0001f000-\U0001faff"
-    r"\ufe0f\u200d])\s*")
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[.!?;])\s+|\n+|\s*[\u2600-\u27bf\U0001f000-\U0001faff][\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]*\s*")
+#: The punctuation that ends a sentence by itself: an emoji after it is no part of it.
+_ENDED: Final = (".", "!", "?", ";")
 _SPACES: Final = re.compile(r"\s+")
 _WORD: Final = re.compile(r"\w")
 _TYPOGRAPHIC: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"',
@@ -371,7 +384,7 @@ def sentences(text: str) -> list[str]:
     (`_TURN`: "Gostaríamos de oferecer mais, mas hoje o Pix dá 5% de cashback").
     """
     out: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in _split(text):
         for part in _TURN.split(sentence):
             start = 0
             for colon in _COLON.finditer(part):  # "Cuidado com golpes: ...", not "Pix: 5%"
@@ -382,6 +395,21 @@ def sentences(text: str) -> list[str]:
                     start = colon.end()
             out.append(part[start:])
     return [s for s in out if _WORD.search(s)]  # "." after an emoji is no sentence
+
+
+def _split(text: str) -> list[str]:
+    """`text` split at `_SENTENCE_END`; an emoji that ends a sentence with no mark of its
+    own stays in it ("... no mesmo dia 🙄"), one after a mark is dropped ("Brasil?🤔").
+    """
+    out: list[str] = []
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        kept = end.group().rstrip()
+        closes = kept.strip() and not text[start:end.start()].rstrip().endswith(_ENDED)
+        out.append(text[start:end.start() + len(kept)] if closes else text[start:end.start()])
+        start = end.end()
+    out.append(text[start:])
+    return out
 
 
 #: Where a sentence turns from what it sets aside to what the business says.
@@ -581,7 +609,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "acknowledged")
     if after and CORRECTING.search(fold(after)[:_OPENING_CHARS]):
         return Reading(False, "corrected")  # "Yes, we deliver until 1 am. Sorry, correction: ..."
-    if _EYE_ROLL in sentence or (after and _IN_EARNEST.match(fold(after))):
+    if after and (_JOKE_ASIDE.match(fold(after)) or (_EYE_ROLL in sentence and _IN_EARNEST.match(fold(after)))):
         return Reading(False, "jokes")  # "... de helicóptero, no mesmo dia 🙄. Falando sério: ..."
     if after and HERE_INSTEAD.search(fold(after)) and (
             ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
@@ -613,11 +641,16 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
 
 #: A sarcastic sentence's mark: the face rolling its eyes.
 _EYE_ROLL: Final = "\U0001f644"
-#: The next sentence opening in earnest, after a joke ("Falando sério: o prazo é de 7 dias
-#: úteis", "Jokes aside, ..."), folded.
+#: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
+#: "Jokes aside, ..."), folded: the sentence before it was one.
+_JOKE_ASIDE: Final = re.compile(
+    r"^\W*(?:(?:mas|agora|bom),?\s+)?(?:brincadeiras? a parte|brincadeiras? de lado|fora a brincadeira"
+    r"|zoeira a parte|zoeiras? de lado|(?:all )?(?:jokes?|joking) aside|kidding aside|(?:all )?kidding aside)\b")
+#: The next sentence opening in earnest ("Falando sério: ...", "Seriously though, ..."),
+#: folded: after an eye roll, the sentence before it was a joke; alone, it may only stress.
 _IN_EARNEST: Final = re.compile(
-    r"^\W*(?:(?:mas |agora )?falando serio|agora serio|serio agora|brincadeiras? a parte|(?:all )?jokes aside"
-    r"|kidding aside|but seriously|seriously,? though|on a serious note|in all seriousness)\b")
+    r"^\W*(?:(?:mas|agora|bom),?\s+)?(?:falando serio|serio agora|agora serio|but seriously|seriously,? though"
+    r"|on a (?:more )?serious note|in all seriousness)\b")
 
 #: How far into the next sentence a correction of this one opens ("Sorry, correction: ...").
 _OPENING_CHARS: Final = 40
@@ -819,17 +852,14 @@ _TURNS: Final = re.compile(r"[,;:\u2013\u2014]|\s-\s|\b(?i:but|however|though|ma
 #: What after a name shows it is not the sentence's whole subject: a comma (the person
 #: spoken to: "That's right, Maria, ..."), or "and" / "e" / "or" / "ou" (one of several).
 _NOT_ALONE: Final = re.compile(r"\s*(?:,|(?:and|e|or|ou)\b)")
-#: A sentence's subject named as it opens, with its article in any case ("a ViajaBem", "SmileCo"),
-#: or the place it speaks of ("at SkyJet, changes are free", "na ViajaBem, ...").
-_SUBJECT_OPENING: Final = re.compile(
-    r"\W*(?:(?i:a|o|as|os|the|at|with|on|na|no|nas|nos|em|com)\s+)?([A-Z][\w-]+)")  # matched where it opens
+#: A sentence's subject named as it opens, with its article in any case ("a ViajaBem", "SmileCo").
+_SUBJECT_OPENING: Final = re.compile(r"\W*(?:(?i:a|o|as|os|the)\s+)?([A-Z][\w-]+)")  # matched where it opens
 
 
 def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     """True when `sentence` agrees with the customer (`_AGREEING`) about someone the
     customer named before and the claim leaves out: "You're right that SmileCo includes a
-    free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento", "Right, at
-    SkyJet changes are free" are the
+    free touch-up kit", "De fato, a ViajaBem não cobra marcação de assento" are the
     competitor's rules, whatever the business says of its own; so is what the business
     acknowledges of someone it names itself after the customer spoke of another business
     (`_ACKNOWLEDGING`: "A outra companhia..." / "Sei que a AeroSul inclui ...").
@@ -1150,7 +1180,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     texts = [text for _, text in found]
     if found and values_found(claim, found) and covers(claim, texts) and _value_words_said(claim, found):
         if not universal_said(claim, texts):  # "A tune-up is $89" quoted, "We service e-bikes at all our shops" beside
-            texts += [text for _, text in _rest_of(claim, vouching, parts, set(texts)) if "p:p_all" in tokens(text)]
+            texts += [text for _, text in _rest_of(claim, vouching, parts, set(texts))
+                      if _says_all_of(claim, text, texts)]
         if not universal_said(claim, texts):
             reasons.append("the quotes say it of something narrower")
         elif bound_elsewhere(claim, texts, [p.text for p in vouching]):
@@ -1185,6 +1216,33 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
             if kind is not None and not any(kind in content_terms(t) for t in texts):
                 return False
     return True
+
+
+def _says_all_of(claim: str, text: str, quoted: Sequence[str]) -> bool:
+    """True when `text` says, of all or every thing of a kind, with no exception, all that a
+    clause of `claim`'s body says of all of that kind, by itself ("e-bikes are serviced at
+    all shops": "We service e-bikes at all our shops") or pointing back to the `quoted`
+    sentences that say the rest ("Isso vale para todas as nossas lojas", "Every location of
+    ours offers them"); not "All our locations have free wifi" beside "Valet is free
+    downtown", nor "... at all our shops except Harbor".
+    """
+    folded = fold(text)
+    if _EXCEPT.search(folded) or _UNIVERSAL not in tokens(text):
+        return False
+    said = content_terms(text)
+    if _POINTING_BACK.search(folded):
+        said = said.union(*map(content_terms, quoted))
+    return any(_UNIVERSAL in tokens(clause) and content_terms(clause) <= said
+               for clause in re.split(r"[.;,\n]", claim.split("\n", 1)[-1]) if clause.strip())
+
+
+#: Words that point back to what was just said ("this applies", "isso vale", "offers them").
+_POINTING_BACK: Final = re.compile(r"\b(?:this|that|it|them|these|those|isso|isto|esse|essa|este|esta|o mesmo"
+                                   r"|a mesma)\b")
+_UNIVERSAL: Final = "p:p_all"
+#: What takes some out of "all" ("except", "menos", "other than"), folded.
+_EXCEPT: Final = re.compile(r"\b(?:except|excepting|excluding|other than|apart from|but not|not including|exceto"
+                            r"|menos|salvo|com excecao|a excecao|fora (?:a|o|as|os)\b|excluindo|tirando)\b")
 
 
 #: Words after "each"/"cada" that say "one more of the kind", not which kind ("each

@@ -136,21 +136,28 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
 
 
 def _third_party_line(line: str) -> bool:
-    """True when a line of a plain-text tool result is a third party's words: a web search's
-    result ("Resultado de busca web — Fórum ViajaBem, usuário 'mochileiro88' (2019): '...'",
-    "Search result: ...") or a post on a forum or a review site, read as the customer's are.
+    """True when a line of a plain-text tool result is a third party's words: a result of a
+    search of the web ("Resultado de busca web — ...", "Web search results: ...") or a post a
+    named user wrote on a forum or a review site ("Fórum ViajaBem, usuário 'mochileiro88'
+    (2019): '...'"), read as the customer's are. A search of the business's own base
+    ("Resultados da busca na base de conhecimento"), "Google Pay" or a forum named without
+    its user ("our community forum", "Marca: Forum") are the business's.
     """
     folded = fold(line)
-    return bool(_SEARCH_RESULT.match(folded) or _THIRD_PARTY_SITE.search(folded[:_SITE_CHARS]))
+    return bool(_WEB_SEARCH.match(folded) or _USERS_POST.search(folded[:_SITE_CHARS]))
 
 
-#: A line that opens as a web search's result (folded).
-_SEARCH_RESULT: Final = re.compile(
-    r"^\W*(?:(?:resultados?|results?) (?:da |de |of (?:a |the )?)?(?:busca|pesquisa|search|web search)"
-    r"|(?:web )?search results?|(?:busca|pesquisa) na (?:web|internet)|google)\b")
-#: A forum or review site named near a line's start: what its users wrote (folded).
-_THIRD_PARTY_SITE: Final = re.compile(r"\b(?:forum|reddit|tripadvisor|reclame aqui|quora)\b")
-_SITE_CHARS: Final = 80
+#: A line that opens as a search of the web's result (folded).
+_WEB_SEARCH: Final = re.compile(
+    r"^\W*(?:(?:resultados?|results?) (?:da |de |of (?:a |the )?)?(?:busca|pesquisa|search) "
+    r"(?:na |da |on the |of the )?(?:web|internet|google|bing)"
+    r"|(?:web|internet|google|bing) search(?: results?)?|top web results?"
+    r"|(?:busca|pesquisa) (?:na|da) (?:web|internet))\b")
+#: A forum or a review site and, after it, the user who wrote there (folded).
+_USERS_POST: Final = re.compile(
+    r"\b(?:forum|reddit|tripadvisor|reclame aqui|quora|yelp|trustpilot)\b.{0,60}?"
+    r"\b(?:usuari[oa]|user(?:name)?|u/|posted by|postado por|autor|author|reviewer|avaliador)\b")
+_SITE_CHARS: Final = 160
 
 
 def _someone_elses(record: dict[Any, Any]) -> bool:
