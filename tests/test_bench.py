@@ -321,7 +321,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [

@@ -1657,20 +1657,14 @@ def test_more_agreements_and_turns(reply: str, held: bool) -> None:
           ("assistant", "Desculpe! Como gesto de boa vontade, estornei a sobremesa e liberei um café grátis.")),
      "Compensação\nPratos frios têm a sobremesa estornada e um café grátis.",
      "estornei a sobremesa e liberei um café grátis", True),
-    (said(("user", "SkyJet lets you change flights for free. Do you?"),
-          ("assistant", "Right, at SkyJet changes are free up to 2 hours before departure. With us, changes on "
-                        "Basic fares carry a $75 fee.")),
-     "Flight changes\nFlight changes are free up to 2 hours before departure.",
-     "changes are free up to 2 hours before departure", True),
-    (said(("user", "Can I change my flight for free?"),
-          ("assistant", "Right, at check-in changes are free up to 2 hours before departure.")),
-     "Flight changes\nFlight changes are free up to 2 hours before departure.",
-     "changes are free up to 2 hours before departure", False),
     (said(("user", "Vou esperar 7 dias úteis pelo reembolso?"),
-          ("assistant", "Claro, e se quiser a gente leva o reembolso em mãos, no mesmo dia 🙄. Falando sério: o "
-                        "prazo é de até 7 dias úteis.")),
+          ("assistant", "Claro, e se quiser a gente leva o reembolso em mãos, no mesmo dia. Brincadeiras à parte, "
+                        "o prazo de reembolso é de até 7 dias úteis.")),
      "Reembolso\nReembolsos podem ser entregues em mãos no mesmo dia.",
      "a gente leva o reembolso em mãos, no mesmo dia", True),
+    (said(("user", "Do you ship to the moon?"),
+          ("assistant", "Not yet! We do ship free on orders over $50. Jokes aside, let me know if you need anything.")),
+     "Free shipping\nShipping is free on orders over $50.", "We do ship free on orders over $50", False),
     (said(("user", "Can I get the refund today?"),
           ("assistant", "Sure, we refund card payments the same day. Jokes aside, cash refunds take a week.")),
      "Refunds\nCard payments are refunded the same day.", "we refund card payments the same day", True),
@@ -1698,7 +1692,7 @@ def test_more_agreements_and_turns(reply: str, held: bool) -> None:
      "E-bike tune-up\nA standard e-bike tune-up costs $89; e-bikes are serviced at all shops.",
      "A standard e-bike tune-up is $89", True),
 ])
-def test_a_gesture_a_competitor_named_after_at_a_joke_and_a_forum_post(
+def test_a_gesture_a_joke_set_aside_a_forum_post_and_all_of_a_kind(
         messages: list[dict[str, str]], claim: str, quote: str, held: bool) -> None:
     assert assess(claim, "policy", messages, [quote]).quarantined is held
 
@@ -1753,6 +1747,54 @@ def test_a_gesture_a_competitor_named_after_at_a_joke_and_a_forum_post(
           ("assistant", "O pão de queijo da casa é isento de glúten.")),
      "Pão de queijo\nO pão de queijo é grátis.",
      "O pão de queijo da casa é isento de glúten", True),
+    # a second attack on them (a speech verb after "vou", an eye roll at a bank's delay, a
+    # product's "Google Search Console" and a book's author, "That said, all...", "with the
+    # exception of")
+    (said(("user", "Is the pool open tonight? It's Monday."),
+          ("assistant", "As a courtesy, I'll give you a heads-up that the pool closes at 8 pm every Monday for "
+            "maintenance.")),
+     "Pool closes Mondays\nThe pool closes at 8 pm every Monday for maintenance.",
+     "the pool closes at 8 pm every Monday for maintenance", False),
+    (said(("user", "Tem estacionamento?"),
+          ("assistant", "Como cortesia, vou lembrar que o estacionamento é gratuito para hóspedes durante toda "
+            "a estadia.")),
+     "Estacionamento gratuito para hóspedes\nO estacionamento é gratuito para hóspedes.",
+     "o estacionamento é gratuito para hóspedes", False),
+    (said(("user", "Cadê meu estorno??"),
+          ("assistant", "Infelizmente o estorno no cartão leva até 10 dias úteis 🙄 Falando sério, eu também "
+            "acho demorado, mas depende do banco.")),
+     "Estorno no cartão em até 10 dias úteis\nO estorno no cartão leva até 10 dias úteis.",
+     "o estorno no cartão leva até 10 dias úteis", False),
+    (said(("user", "Can you refund to my new card?"),
+          ("assistant", "Our system only lets us refund to the original card 🙄 Seriously though, I wish I "
+            "could do more.")),
+     "Refunds only to the original card\nRefunds go only to the original card.",
+     "Our system only lets us refund to the original card", False),
+    (said(("user", "Does Growth include Search Console?"),
+          ("assistant", ""),
+          ("tool", "Google Search Console integration: included in the Growth plan ($49/mo)\nAPI access: "
+            "Scale plan only"),
+          ("assistant", "Yes, it's in Growth.")),
+     "Search Console in Growth\nGoogle Search Console integration is included in the Growth "
+     "plan.",
+     "Google Search Console integration: included in the Growth plan", False),
+    (said(("user", "O frete do livro é grátis?"),
+          ("assistant", ""),
+          ("tool", "Livro: Fórum de Direito Civil — autor: J. Silva — Preço: R$ 89 — frete grátis para "
+            "todo o Brasil"),
+          ("assistant", "Sim, esse título tem frete grátis.")),
+     "Frete grátis em livros\nLivros têm frete grátis para todo o Brasil.",
+     "frete grátis para todo o Brasil", False),
+    (said(("user", "Is installation free?"),
+          ("assistant", "Installation is free for split air conditioners. That said, all our appliances come "
+            "with a one-year warranty.")),
+     "Installation for all appliances\nInstallation is free for all appliances.",
+     "Installation is free for split air conditioners", True),
+    (said(("user", "Free shipping on everything?"),
+          ("assistant", "Shipping is free over $50. This applies to all orders, with the exception of "
+            "furniture.")),
+     "Free shipping on all orders\nShipping is free over $50 on all orders.",
+     "Shipping is free over $50", True),
 ])
 def test_what_the_gesture_competitor_joke_and_forum_readings_must_not_read(
         messages: list[dict[str, str]], claim: str, quote: str, held: bool) -> None:

@@ -171,9 +171,12 @@ EXCEPTION_GRANTED: Final = re.compile(
 GESTURE_GRANTED: Final = re.compile(
     r"\bas a (?:(?:one-time|one time|small|goodwill|little) )*(?:gesture|courtesy)(?: of goodwill)?,?\s+"
     r"(?:i've|i have|i'll|i will|i'm going to|i am going to|i went ahead and|let me)\s+(?:\w+\s+)?"
-    r"(?:refund|credit|add|waiv|appl|comp|upgrad|includ|giv|gave|send|sent|cover|extend|issu|remov|reduc|drop)"
-    r"|\b(?:como|a titulo de) (?:(?:um|uma|pequen[oa]) )?(?:gesto(?: de boa vontade)?|cortesia)(?! d[aeo]s? )"
-    r",?\s+(?:(?:eu )?vou \w+r|(?:eu )?(?:ja )?\w+ei)\b")
+    r"(?:refund|credit|add|waiv|appl|comp|upgrad|includ|send|sent|cover|extend|issu|remov|reduc|drop)"
+    r"|\b(?:como|a titulo de) (?:(?:um|uma|pequen[oa]) )*(?:gesto(?: de boa vontade)?|cortesia)(?! d[aeo]s? )"
+    r",?\s+(?:eu )?(?:ja )?(?:vou (?:te |lhe )?(?:estornar|liberar|isentar|creditar|dar|incluir|adicionar|cobrir"
+    r"|reembolsar|devolver|enviar|mandar|aplicar|abonar|conceder|oferecer|retirar|tirar|zerar|descontar)"
+    r"|(?:te |lhe )?(?:estornei|liberei|isentei|creditei|dei|adicionei|cobri|reembolsei|devolvi|enviei"
+    r"|mandei|apliquei|abonei|concedi|ofereci|retirei|tirei|zerei|descontei))\b")
 #: The agent's own person in a grant already made or offered ("I've", "I can", "liberei"),
 #: beside a promise's (`_PROMISE`: "I'll", "vou"), folded.
 _GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
@@ -268,10 +271,13 @@ def temporary(folded: str) -> bool:
 _CLAUSE_BREAK: Final = re.compile(
     r",?\s+(?:but|mas|porem|however|though|although|embora)\s+|;\s*|,\s+(?:and|e|plus)\s+")
 #: A clause opening that marks it the standing rule beside an exception or an offer
-#: ("Normally late checkout costs $40, but...", "Large popcorn always comes with...").
+#: ("Normally late checkout costs $40, but...", "Large popcorn always comes with...", "...
+#: are free anyway").
 _STANDING: Final = re.compile(
     r"^\W*(?:normally|usually|generally|ordinarily|as a rule|by default|our standard|the standard|the regular"
-    r"|normalmente|geralmente|usualmente|em geral|de costume|por padrao|via de regra)\b|\b(?:always|sempre)\b")
+    r"|normalmente|geralmente|usualmente|em geral|de costume|por padrao|via de regra)\b|\b(?:always|sempre)\b"
+    # a rule that holds whatever was granted ("..., and changes within 24 hours are free anyway")
+    r"|\b(?:anyway|in any case|regardless|de qualquer (?:forma|jeito|maneira)|de todo jeito|em todo caso)\W*$")
 
 
 def limited(claim: str, folded: str) -> str:
@@ -306,12 +312,8 @@ def limited(claim: str, folded: str) -> str:
 #: a promise to this customer, not a rule's consequence.
 _PROMISE: Final = re.compile(r"\b(?:i'll|i\u2019ll|i will|i'm going to|i am going to|vou|irei|eu vou|posso)\b")
 #: A sentence that opens by placing itself with a named someone ("Na Azul, ...", "On Delta,
-#: ...", as written; after an agreement, "Right, at SkyJet ..."): what it says is about
-#: there when the next one says "here" ("With us, ...").
-ELSEWHERE: Final = re.compile(
-    r"^\W*(?:(?i:right|yes|true|indeed|that(?:'|\u2019)?s right|correct|sim|isso mesmo|de fato|exato|pois [eé]|certo)"
-    r"\s*[,:\u2013\u2014-]\s*)?(?:(?:Na|No|Em|On|At|In|With)|(?<=[\s,:\u2013\u2014-])(?:na|no|em|on|at|in|with))"
-    r"\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
+#: ...", as written): what it says is about there when the next one says "here".
+ELSEWHERE: Final = re.compile(r"^\W*(?:Na|No|Em|On|At|In|With)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\b")
 #: A sentence that opens by placing what it says here, with the business ("Aqui cobramos
 #: R$ 300", "With us it's $125"): the sentence before it spoke of somewhere else ("Na Azul,
 #: pet até 10 kg viaja grátis na cabine.").
@@ -609,8 +611,9 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "acknowledged")
     if after and CORRECTING.search(fold(after)[:_OPENING_CHARS]):
         return Reading(False, "corrected")  # "Yes, we deliver until 1 am. Sorry, correction: ..."
-    if after and (_JOKE_ASIDE.match(fold(after)) or (_EYE_ROLL in sentence and _IN_EARNEST.match(fold(after)))):
-        return Reading(False, "jokes")  # "... de helicóptero, no mesmo dia 🙄. Falando sério: ..."
+    aside = _JOKE_ASIDE.match(fold(after)) if after else None
+    if aside is not None and content_terms(after[aside.end():]) & content_terms(claim):
+        return Reading(False, "jokes")  # "... de helicóptero, no mesmo dia. Brincadeiras à parte, o prazo é ..."
     if after and HERE_INSTEAD.search(fold(after)) and (
             ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
         return Reading(False, "reported")
@@ -639,18 +642,14 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     return Reading(True)
 
 
-#: A sarcastic sentence's mark: the face rolling its eyes.
-_EYE_ROLL: Final = "\U0001f644"
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
-#: "Jokes aside, ..."), folded: the sentence before it was one.
+#: "Jokes aside, ..."), folded: the sentence before it was one, when what follows the
+#: opener speaks of the claim's subject (not "Jokes aside, let me know if you need
+#: anything"). "Falando sério" and "Seriously though" may only stress what was said, and an
+#: eye roll may be at red tape: neither is read.
 _JOKE_ASIDE: Final = re.compile(
     r"^\W*(?:(?:mas|agora|bom),?\s+)?(?:brincadeiras? a parte|brincadeiras? de lado|fora a brincadeira"
-    r"|zoeira a parte|zoeiras? de lado|(?:all )?(?:jokes?|joking) aside|kidding aside|(?:all )?kidding aside)\b")
-#: The next sentence opening in earnest ("Falando sério: ...", "Seriously though, ..."),
-#: folded: after an eye roll, the sentence before it was a joke; alone, it may only stress.
-_IN_EARNEST: Final = re.compile(
-    r"^\W*(?:(?:mas|agora|bom),?\s+)?(?:falando serio|serio agora|agora serio|but seriously|seriously,? though"
-    r"|on a (?:more )?serious note|in all seriousness)\b")
+    r"|zoeira a parte|zoeiras? de lado|(?:all )?(?:jokes?|joking|kidding) aside)\s*[,:\u2013\u2014-]")
 
 #: How far into the next sentence a correction of this one opens ("Sorry, correction: ...").
 _OPENING_CHARS: Final = 40
@@ -1224,25 +1223,50 @@ def _says_all_of(claim: str, text: str, quoted: Sequence[str]) -> bool:
     all shops": "We service e-bikes at all our shops") or pointing back to the `quoted`
     sentences that say the rest ("Isso vale para todas as nossas lojas", "Every location of
     ours offers them"); not "All our locations have free wifi" beside "Valet is free
-    downtown", nor "... at all our shops except Harbor".
+    downtown", nor "... at all our shops except Harbor", "all our stores in São Paulo", "todos
+    os planos empresariais" (a kind the claim does not narrow so).
     """
     folded = fold(text)
-    if _EXCEPT.search(folded) or _UNIVERSAL not in tokens(text):
+    seq = tokens(text)
+    if _EXCEPT.search(folded) or _UNIVERSAL not in seq or names(text) - names(claim):
         return False
     said = content_terms(text)
     if _POINTING_BACK.search(folded):
         said = said.union(*map(content_terms, quoted))
-    return any(_UNIVERSAL in tokens(clause) and content_terms(clause) <= said
-               for clause in re.split(r"[.;,\n]", claim.split("\n", 1)[-1]) if clause.strip())
+    for clause in re.split(r"[.;,\n]", claim.split("\n", 1)[-1]):
+        wanted = content_terms(clause)
+        if _UNIVERSAL in tokens(clause) and wanted <= said and _kind_after_all(seq) <= wanted:
+            return True
+    return False
 
 
-#: Words that point back to what was just said ("this applies", "isso vale", "offers them").
-_POINTING_BACK: Final = re.compile(r"\b(?:this|that|it|them|these|those|isso|isto|esse|essa|este|esta|o mesmo"
-                                   r"|a mesma)\b")
+def _kind_after_all(seq: tuple[str, ...]) -> frozenset[str]:
+    """The content terms right after each "all" / "todos" of `seq`, to its phrase's end: the
+    kind it speaks of ("planos empresariais").
+    """
+    kind: set[str] = set()
+    for at, token in enumerate(seq):
+        if token == _UNIVERSAL:
+            for following in seq[at + 1:]:
+                if following.startswith(("r:", "c:", "p:")) or following in (".", ","):
+                    break
+                if plain_word(following):
+                    kind.add(following)
+    return frozenset(kind)
+
+
+#: Words that point back to what was just said, as a sentence's subject or a verb's object
+#: ("This applies at all our stores", "Isso vale para todas", "Every location offers them"),
+#: folded; not "That said, ...".
+_POINTING_BACK: Final = re.compile(
+    r"^\W*(?:this|that|it|isso|isto|o mesmo|a mesma)\s+(?:applies|apply|holds|is valid|is true|goes|vale|valem"
+    r"|se aplica|funciona)\b|\b(?:offers?|has|have|do|does|provide|provides|fazem|faz|oferecem|oferece|tem|temos)"
+    r"\s+(?:it|them|this|that|isso|o mesmo|a mesma)\b")
 _UNIVERSAL: Final = "p:p_all"
 #: What takes some out of "all" ("except", "menos", "other than"), folded.
 _EXCEPT: Final = re.compile(r"\b(?:except|excepting|excluding|other than|apart from|but not|not including|exceto"
-                            r"|menos|salvo|com excecao|a excecao|fora (?:a|o|as|os)\b|excluindo|tirando)\b")
+                            r"|with the exception|but (?:the |our )?\w+\b|menos|salvo|com excecao|a excecao"
+                            r"|fora (?:a|o|as|os)\b|fica(?:m)? de fora|so nao|excluindo|tirando)\b")
 
 
 #: Words after "each"/"cada" that say "one more of the kind", not which kind ("each

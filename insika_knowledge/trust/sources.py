@@ -147,16 +147,18 @@ def _third_party_line(line: str) -> bool:
     return bool(_WEB_SEARCH.match(folded) or _USERS_POST.search(folded[:_SITE_CHARS]))
 
 
-#: A line that opens as a search of the web's result (folded).
+#: A line labelled as a search of the web's results (folded): "Resultado de busca web — ...",
+#: "Web search results:"; not "Web search: available on Plus", "Google Search Console: ...".
 _WEB_SEARCH: Final = re.compile(
     r"^\W*(?:(?:resultados?|results?) (?:da |de |of (?:a |the )?)?(?:busca|pesquisa|search) "
-    r"(?:na |da |on the |of the )?(?:web|internet|google|bing)"
-    r"|(?:web|internet|google|bing) search(?: results?)?|top web results?"
-    r"|(?:busca|pesquisa) (?:na|da) (?:web|internet))\b")
-#: A forum or a review site and, after it, the user who wrote there (folded).
+    r"(?:na |da |on the |of the )?(?:web|internet)|(?:web|internet) search results?|top web results?"
+    r"|(?:busca|pesquisa) (?:na|da) (?:web|internet))\s*(?:\(\w+\)\s*)?[:\u2013\u2014-]")
+#: A forum or a review site and, after it, the handle of the user who wrote there (folded):
+#: "Fórum ViajaBem, usuário 'mochileiro88'", "Reddit r/travel, posted by u/abc"; not "user
+#: reviews", "todo usuário do plano", "posted by the Acme Support Team".
 _USERS_POST: Final = re.compile(
     r"\b(?:forum|reddit|tripadvisor|reclame aqui|quora|yelp|trustpilot)\b.{0,60}?"
-    r"\b(?:usuari[oa]|user(?:name)?|u/|posted by|postado por|autor|author|reviewer|avaliador)\b")
+    r"(?:\b(?:usuari[oa]|user(?:name)?|posted by|postado por|autor|author|reviewer)\s*:?\s*['\"\u201c@]|\bu/\w)")
 _SITE_CHARS: Final = 160
 
 
