@@ -182,6 +182,17 @@ def test_any_other_answer_is_contradicting_with_its_reason(answer: object, why: 
     assert not verdict.related
 
 
+@pytest.mark.parametrize(("old", "new", "merged", "why"), [
+    ("Returns are free within 30 days.", "Returns cost R$ 20 after 30 days.", "Returns are free.",
+     "lost_detail:R$ 20, 30 days"),
+    ("Returns are free within 30 days.", "Exchanges are free within 30 days.", "Returns are free within 30 days.",
+     "lost_detail"),  # no amount dropped: a word the other side had
+])
+def test_a_merge_that_drops_an_amount_names_it(old: str, new: str, merged: str, why: str) -> None:
+    """The last note: a refused merge did not say which detail it dropped."""
+    assert consolidate.interpret_merge(MergeAnswer("related", merged), old, new) == MergeVerdict(None, why)
+
+
 def test_a_body_that_redaction_pushes_over_the_limit_is_unusable() -> None:
     limit = consolidate.merge_limit(OLD, NEW)
     body = "x" * (limit - len(" a@b.co")) + " a@b.co"  # "[email]" is one character longer
@@ -202,6 +213,9 @@ def test_a_failed_merge_call_is_contradicting_and_names_the_failure() -> None:
     (Decision(Rule.CONTRADICTING, why="contradicting"), "the merge model said the claims contradict each other"),
     (Decision(Rule.CONTRADICTING, why="lost_detail"),
      "the merge model's merged text drops or changes a value, date, name, party, negation or condition of a claim"),
+    (Decision(Rule.CONTRADICTING, why="lost_detail:R$ 20, 30 days"),
+     "the merge model's merged text drops or changes a value, date, name, party, negation or condition of a "
+     "claim (it drops R$ 20, 30 days)"),
     (Decision(Rule.CONTRADICTING, why="model_failed:model_timeout"), "the merge model failed (model_timeout)"),
     (Decision(Rule.CONTRADICTING, why="model_failed:model_empty"), "the merge model failed (model_empty)"),
     (Decision(Rule.CONTRADICTING, why="odd"), "the merge model's answer was not used (odd)"),

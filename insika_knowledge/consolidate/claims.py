@@ -252,13 +252,19 @@ def other_values(existing: Concept, candidate: Candidate) -> tuple[tuple[str, ..
     Compares the values of description and body together (`analysis.structure.details`),
     the ``## Contradiction`` section on record left out.
     """
-    old = _values(f"{existing.description}\n{claim_text(existing.body)}")
-    new = _values(f"{candidate.description}\n{candidate.body}")
-    return tuple(_said(v) for v in sorted(new - old)), tuple(_said(v) for v in sorted(old - new))
+    old = values_of(f"{existing.description}\n{claim_text(existing.body)}")
+    new = values_of(f"{candidate.description}\n{candidate.body}")
+    return in_words(new - old), in_words(old - new)
 
 
-def _values(text: str) -> frozenset[str]:
+def values_of(text: str) -> frozenset[str]:
+    """The amounts and dates `text` states, as value tokens (``m:20:brl``, ``d:2/1``)."""
     return frozenset(item[1] for item in details(text).items if item[0] == "v" and item[1].startswith(("m:", "d:")))
+
+
+def in_words(values: frozenset[str]) -> tuple[str, ...]:
+    """Value tokens in words, sorted by token ("R$ 20", "24 months"; a date as "a date")."""
+    return tuple(_said(v) for v in sorted(values))
 
 
 _CURRENCY: Final = {"brl": "R$ ", "usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}

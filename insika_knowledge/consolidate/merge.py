@@ -28,6 +28,7 @@ from typing import Final
 from insika_knowledge.analysis.structure import content_terms, details, kept_together, structure, tokens
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
+from insika_knowledge.consolidate.claims import in_words, values_of
 from insika_knowledge.privacy.redact import kept_contacts, redact
 
 #: `MergeVerdict.why` of a usable related answer.
@@ -49,7 +50,8 @@ class MergeVerdict:
     Attributes:
         body: the merged body to write (stripped, redacted), or None: the claims are
             then treated as contradicting.
-        why: `RELATED`, `CONTRADICTING`, `UNUSABLE`, `LOST_DETAIL`, or
+        why: `RELATED`, `CONTRADICTING`, `UNUSABLE`, `LOST_DETAIL` (``lost_detail:R$ 20,
+            30 days`` when it names the amounts or dates the merged text dropped), or
             ``model_failed:<kind>``.
     """
 
@@ -140,7 +142,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, UNUSABLE)
     if not keeps_details(cleaned, old_body, new_body):
-        return MergeVerdict(None, LOST_DETAIL)
+        dropped = in_words((values_of(old_body) | values_of(new_body)) - values_of(cleaned))
+        return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     return MergeVerdict(cleaned, RELATED)
 
 
