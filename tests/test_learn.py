@@ -613,3 +613,17 @@ def test_a_model_failure_with_an_outcome_of_its_own_is_refused_by_name(store) ->
 
     report = learn_turn(store, AGENT, CONFIG, Raising(), session_id="s1", turn_id="t1", messages=TURN)
     assert report.outcome == "model_error" and report.detail.startswith("ValueError: ModelFailure outcome 'oops'")
+
+
+def test_a_quarantined_claim_says_what_its_quotes_showed(store) -> None:
+    """The last note: a claim the agent turned down said only "only the customer supported
+    it"; what the quote showed (the agent contradicts it) is said too."""
+    said = [{"role": "user", "content": "Servidor público tem 40% de desconto, né?"},
+            {"role": "assistant", "content": "Não, não temos desconto de 40% para servidores públicos."}]
+    model = Stub([{"name": "desconto-servidor", "description": "Desconto para servidores públicos.",
+                   "type": "policy", "body": "Servidores públicos têm 40% de desconto.",
+                   "evidence": ["não temos desconto de 40% para servidores públicos"]}])
+    report = learn_turn(store, AGENT, CONFIG, model, session_id="s1", turn_id="t1", messages=said)
+    assert report.results == [("desconto-servidor", "quarantined")]
+    [why] = report.why
+    assert why.startswith("desconto-servidor: quarantined: ") and why.endswith("(its quotes: the agent contradicts)")

@@ -61,8 +61,9 @@ class TurnReport:
             and what was wrong (``"candidate 0: invalid: description is 312
             characters (at most 200)"``); and one per candidate held in quarantine, by
             name (``"garantia: quarantined: no message supported it, and it states a rule
-            (type, entitlement)"``); and one per candidate held as a conflict, by name, with
-            its reason (``"prazo: conflict: the merge model failed (model_malformed)"``:
+            (type, entitlement)"``, then what its quoted evidence showed when it quoted
+            any: ``"(its quotes: the agent contradicts)"``); and one per candidate held
+            as a conflict, by name, with its reason (``"prazo: conflict: the merge model failed (model_malformed)"``:
             `consolidate.Decision.conflict_reason`); and one per candidate held as a
             possible duplicate (``"prazo-novo: possible_duplicate: it closely matches prazo
             (overlap 0.83) but states other values: 5 days here, 3 days on record"``:
@@ -198,9 +199,10 @@ def learn_turn(
                         why=conflict,
                     ))
                     name, outcome = report.results[-1]
-                    if outcome == "quarantined":  # say why, as a drop says why
+                    if outcome == "quarantined":  # say why, as a drop says why, and what its quotes showed
+                        quotes = f" (its quotes: {verdict.evidence})" if verdict.evidence else ""
                         report.why.append(f"{name}: quarantined: "
-                                          f"{trust.held_because(verdict.supported_by, verdict.markers)}")
+                                          f"{trust.held_because(verdict.supported_by, verdict.markers)}{quotes}")
                     elif outcome in ("conflict", "possible_duplicate") and conflict:
                         report.why.append(f"{name}: {outcome}: {conflict[-1]}")
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
