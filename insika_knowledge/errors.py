@@ -163,7 +163,8 @@ class ModelFailure(RunTimeFailure):
     """A model call failed; the turn's extraction can be retried later.
 
     Raises:
-        ValueError: `outcome` is none of `MODEL_OUTCOMES` (a model object's own failure).
+        ValueError: `outcome` is none of `MODEL_OUTCOMES`, or `retry_after_s` is not None nor
+            a finite number of seconds >= 0 (a model object's own failure).
 
     Attributes:
         outcome: the recorded outcome kind: ``model_timeout``, ``model_rate_limited``,
@@ -183,6 +184,9 @@ class ModelFailure(RunTimeFailure):
                  retry_after_s: float | None = None, transient: bool | None = None):
         if outcome not in MODEL_OUTCOMES:  # it is recorded as the turn's outcome, which readers match
             raise ValueError(f"ModelFailure outcome {outcome!r} is not one of {', '.join(MODEL_OUTCOMES)}")
+        if retry_after_s is not None and not (isinstance(retry_after_s, (int, float)) and not isinstance(
+                retry_after_s, bool) and 0 <= retry_after_s < float("inf")):
+            raise ValueError(f"ModelFailure retry_after_s {retry_after_s!r} is not a finite number of seconds >= 0")
         self.outcome = outcome
         self.detail = detail
         self.attempts = attempts

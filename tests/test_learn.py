@@ -606,6 +606,10 @@ def test_a_model_failure_with_an_outcome_of_its_own_is_refused_by_name(store) ->
         ModelFailure("oops", "it broke")
     for outcome in MODEL_OUTCOMES:
         assert ModelFailure(outcome, "it broke").outcome == outcome
+    for wait in (float("nan"), -5, float("inf"), "3", True):
+        with pytest.raises(ValueError, match="retry_after_s .* is not a finite number of seconds >= 0"):
+            ModelFailure("model_rate_limited", "slow down", retry_after_s=wait)  # type: ignore[arg-type]
+    assert ModelFailure("model_rate_limited", "slow down", retry_after_s=0).retry_after_s == 0
 
     class Raising:
         def propose(self, request):  # noqa: ANN001, ANN201
@@ -626,4 +630,33 @@ def test_a_quarantined_claim_says_what_its_quotes_showed(store) -> None:
     report = learn_turn(store, AGENT, CONFIG, model, session_id="s1", turn_id="t1", messages=said)
     assert report.results == [("desconto-servidor", "quarantined")]
     [why] = report.why
-    assert why.startswith("desconto-servidor: quarantined: ") and why.endswith("(its quotes: the agent contradicts)")
+    assert why.startswith("desconto-servidor: quarantined: ") and why.endswith("(its quotes: the agent contradicts it)")
+
+
+def test_a_failures_detail_keeps_no_personal_data_and_survives_a_broken_message(store) -> None:
+    """A newcomer's findings: a model object's failure quoting the customer was stored and
+    shown by ``status`` as written; an exception whose message raises escaped `learn_turn`."""
+    from insika_knowledge.errors import ModelFailure
+
+    said = "customer joao@example.com cpf 529.982.247-25 tel (11) 98765-4321 card 4111 1111 1111 1111"
+
+    class Quoting:
+        def propose(self, request):  # noqa: ANN001, ANN201
+            raise ModelFailure("model_malformed", said)
+
+    report = learn_turn(store, AGENT, CONFIG, Quoting(), session_id="s1", turn_id="t1", messages=TURN)
+    assert report.outcome == "model_malformed"
+    for value in ("joao@example.com", "529.982.247-25", "98765-4321", "4111 1111"):
+        assert value not in report.detail
+        assert all(value not in (r.detail or "") for r in store.extractions(AGENT))
+
+    class Unreadable(Exception):
+        def __str__(self) -> str:
+            raise ZeroDivisionError
+
+    class Breaking:
+        def propose(self, request):  # noqa: ANN001, ANN201
+            raise Unreadable
+
+    report = learn_turn(store, AGENT, CONFIG, Breaking(), session_id="s2", turn_id="t1", messages=TURN)
+    assert (report.outcome, report.detail) == ("model_error", "Unreadable: (its message could not be read)")

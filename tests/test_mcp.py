@@ -107,7 +107,7 @@ def test_tools_and_resources_over_stdio(data: Path, database_args: list[str]) ->
     drifted = seen["drifted"]
     assert (drifted["name"], drifted["outcome"]) == ("horario-humano", "possible_duplicate")
     assert drifted["why"].startswith("possible_duplicate: it is close in meaning to horario-de-atendimento")
-    assert drifted["why"].endswith("it states other values: 9-17 hours here, 9-18 hours on record")
+    assert drifted["why"].endswith("it states other values: 9-17h here, 9-18h on record")
     assert seen["refused"].is_error and "type" in seen["refused"].content[0].text  # refused by the schema's enum
     assert seen["empty"].is_error  # the gate's reason, as precise as Memory.propose gives it
     assert "not learned: invalid: name: cannot make a concept name out of '!!!'" in seen["empty"].content[0].text

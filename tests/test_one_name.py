@@ -303,6 +303,21 @@ def test_a_held_possible_duplicate_says_why_and_which_values_differ(
     assert (naming.rule, naming.why) == (NameRule.POSSIBLE_DUPLICATE, why)
 
 
+@pytest.mark.parametrize(("values", "said"), [
+    ({"m:5:day:business", "m:3:day:calendar"}, ("5 business days", "3 calendar days")),
+    ({"m:10:hour", "m:12-17:hour"}, ("10h", "12-17h")),  # a time of day or a duration: the token does not tell
+    ({"d:12-25", "d:12-24:2026", "d:wd6"}, ("Saturday", "25/12", "24/12/2026")),
+    ({"m:100:brl", "m:20:brl", "m:3:brl"}, ("R$ 3", "R$ 20", "R$ 100")),  # by value, not as text
+    ({f"m:{i}:usd" for i in range(10)}, ("$0", "$1", "$2", "$3", "$4", "$5", "and 4 more")),
+])
+def test_values_are_said_in_words_a_person_reads(values: set[str], said: tuple[str, ...]) -> None:
+    """A newcomer's findings: "5 day:business", "a date", "17 hours" for 5 pm, a list of
+    440 prices sorted as text."""
+    from insika_knowledge.consolidate.claims import in_words
+
+    assert in_words(frozenset(values)) == said
+
+
 def test_a_neighbour_the_semantic_index_names_says_so_and_other_rules_say_nothing() -> None:
     on_record = _concept(VALIDITY)
     reworded = Candidate("cartao-presente", "Validade do cartão-presente", "policy",

@@ -111,6 +111,9 @@ def test_a_model_that_cannot_be_reached_fails_the_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("headers", "expected"), [
     ({"retry-after": "7"}, 7.0), ({"retry-after": "0.5"}, 0.5), ({"retry-after-ms": "1500"}, 1.5),
     ({"retry-after": "soon"}, None), ({}, None),
+    # a newcomer's finding: "1e400" and "inf" reached ModelFailure as infinity, "nan" as NaN
+    ({"retry-after": "1e400"}, 86_400.0), ({"retry-after": "inf"}, 86_400.0), ({"retry-after": "nan"}, 0.0),
+    ({"retry-after-ms": "1e999"}, 86_400.0), ({"retry-after": "-5"}, 0.0),
 ])
 def test_retry_after_is_read_in_seconds(headers: dict[str, str], expected: float | None) -> None:
     assert retry_after_s(headers) == expected

@@ -41,7 +41,7 @@ def test_the_editor_shows_aliases_and_held_possible_duplicates_escaped(client: T
     _name(store)
     page = client.get(_edit_url("frete-gratis-acima-199")).text
     assert "<code>frete-gratis-199</code>" in page and "session s2" in page
-    assert "<code>frete-gratis-acima-299</code>" in page
+    assert "<code>frete-gratis-acima-299</code>" in page and "similarity 0.80" in page
     assert html.escape("Free shipping above R$299 <b>now</b>.", quote=False) in page
     assert "<b>now</b>" not in page
     # what differs from the record, in words (the values of the held claim and of the concept)

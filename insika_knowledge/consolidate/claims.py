@@ -246,8 +246,8 @@ def close_match(existing: Concept, candidate: Candidate) -> float | None:
 
 def other_values(existing: Concept, candidate: Candidate) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The amounts of `candidate` that `existing` does not state, and those of `existing`
-    that `candidate` does not, each in words ("R$ 20", "24 months", "5%"; a date as "a
-    date"), sorted: what a person reviewing a held sighting looks at first.
+    that `candidate` does not, each in words ("R$ 20", "24 months", "5%", "25/12"; `in_words`):
+    what a person reviewing a held sighting looks at first.
 
     Compares the values of description and body together (`analysis.structure.details`),
     the ``## Contradiction`` section on record left out.
@@ -263,29 +263,71 @@ def values_of(text: str) -> frozenset[str]:
 
 
 def in_words(values: frozenset[str]) -> tuple[str, ...]:
-    """Value tokens in words, sorted by token ("R$ 20", "24 months"; a date as "a date")."""
-    return tuple(_said(v) for v in sorted(values))
+    """Value tokens in words ("R$ 20", "24 months", "10h", "25/12", "Saturday"), amounts
+    before dates, each unit's in increasing order; past `SAID_VALUES` of them, "and N more".
+    """
+    ordered = sorted(values, key=_order)
+    said = [_said(v) for v in ordered[:SAID_VALUES]]
+    if len(ordered) > SAID_VALUES:
+        said.append(f"and {len(ordered) - SAID_VALUES} more")
+    return tuple(said)
+
+
+#: How many values a line for a person names (the rest are counted).
+SAID_VALUES: Final = 6
+
+
+def _order(value: str) -> tuple[str, str, Decimal, str]:
+    """A value token's place: its kind and unit, then its number (a range by its start)."""
+    kind, _, rest = value.partition(":")
+    number, _, unit = rest.partition(":")
+    try:
+        amount = Decimal(number.split("-")[0])
+    except ArithmeticError:
+        amount = Decimal(0)
+    return kind, unit, amount, value
 
 
 _CURRENCY: Final = {"brl": "R$ ", "usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}
 #: Units written as a word, with their plural (an abbreviation, "km", "am", has none).
-_WORD_UNITS: Final = {"hour": "hours", "minute": "minutes", "day": "days", "night": "nights",
+_WORD_UNITS: Final = {"minute": "minutes", "day": "days", "night": "nights",
                       "week": "weeks", "month": "months", "year": "years", "unit": "units",
                       "person": "people", "mile": "miles", "bag": "bags"}
+#: A day's kind, said before it ("5 business days").
+_DAY_KINDS: Final = {"business": "business", "calendar": "calendar"}
+_WEEKDAYS: Final = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def _said(value: str) -> str:
     """A value token in words: ``m:20:brl`` -> ``R$ 20``, ``m:24:month`` -> ``24 months``,
-    ``m:5:%`` -> ``5%``, ``m:3:`` -> ``3``, ``m:2:km`` -> ``2 km``, a date (``d:...``) -> ``a date``.
+    ``m:5:day:business`` -> ``5 business days``, ``m:9:hour`` -> ``9h`` (a time of day or a
+    duration: the token does not tell), ``m:5:%`` -> ``5%``, ``m:2:km`` -> ``2 km``,
+    ``d:12-25`` -> ``25/12``, ``d:12-24:2026`` -> ``24/12/2026``, ``d:wd6`` -> ``Saturday``.
     """
-    if not value.startswith("m:"):
-        return "a date"
-    number, unit = value[2:].split(":", 1)
+    kind, _, rest = value.partition(":")
+    if kind == "d":
+        return _date_said(rest)
+    number, _, unit = rest.partition(":")
+    unit, _, qualifier = unit.partition(":")
     if unit in _CURRENCY:
         return f"{_CURRENCY[unit]}{number}"
     if unit in ("%", ""):
         return f"{number}{unit}"
-    return f"{number} {unit if number == '1' else _WORD_UNITS.get(unit, unit)}"
+    if unit == "hour":
+        return f"{number}h"
+    word = unit if number == "1" else _WORD_UNITS.get(unit, unit)
+    return f"{number} {_DAY_KINDS[qualifier]} {word}" if qualifier in _DAY_KINDS else f"{number} {word}"
+
+
+def _date_said(date: str) -> str:
+    """A date token's text (after ``d:``) in words: ``12-25`` -> ``25/12``, ``wd6`` -> ``Saturday``."""
+    if date.startswith("wd") and date[2:].isdigit() and int(date[2:]) < len(_WEEKDAYS):
+        return _WEEKDAYS[int(date[2:])]
+    day, _, year = date.partition(":")
+    month, dash, dom = day.partition("-")
+    if dash and month.isdigit() and dom.isdigit():
+        return f"{dom}/{month}" + (f"/{year}" if year else "")
+    return date
 
 
 def similarity(existing: Concept, candidate: Candidate) -> float:

@@ -275,8 +275,18 @@ def classify_failure(exc: BaseException) -> ModelFailure:
     return ModelFailure("model_error", f"{type(exc).__name__}: {exc}"[:300], attempts=attempts)
 
 
+#: The longest wait a provider's header is taken at (seconds): "1e400" asks for no less.
+MAX_RETRY_AFTER_S: Final = 86_400.0
+
+
+def _wait(seconds: float) -> float:
+    """`seconds` within 0..`MAX_RETRY_AFTER_S` (NaN: 0)."""
+    return min(MAX_RETRY_AFTER_S, max(0.0, seconds)) if seconds == seconds else 0.0
+
+
 def retry_after_s(headers: Any) -> float | None:
-    """The wait a ``Retry-After`` (or ``retry-after-ms``) header asks for, in seconds (>= 0).
+    """The wait a ``Retry-After`` (or ``retry-after-ms``) header asks for, in seconds
+    (0..`MAX_RETRY_AFTER_S`).
 
     Args:
         headers: a response's headers (any mapping with ``get``), or None.
@@ -290,14 +300,14 @@ def retry_after_s(headers: Any) -> float | None:
     millis = headers.get("retry-after-ms")
     try:
         if millis is not None:
-            return max(0.0, float(millis) / 1000)
+            return _wait(float(millis) / 1000)
     except ValueError:
         pass
     value = headers.get("retry-after")
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        return max(0.0, float(value))
+        return _wait(float(value))
     except ValueError:
         pass
     from email.utils import parsedate_to_datetime
@@ -310,7 +320,7 @@ def retry_after_s(headers: Any) -> float | None:
 
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
+    return _wait((moment - datetime.now(UTC)).total_seconds())
 
 
 def _last_text(exc: BaseException) -> str | None:

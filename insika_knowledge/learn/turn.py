@@ -30,7 +30,7 @@ from insika_knowledge.learn.naming import record, routed
 from insika_knowledge.learn.sighting import storable
 from insika_knowledge.privacy import scrub
 from insika_knowledge.privacy.pseudonyms import stored_ids
-from insika_knowledge.privacy.redact import kept_contacts
+from insika_knowledge.privacy.redact import kept_contacts, redact
 from insika_knowledge.store.base import ExtractionRecord, Store
 from insika_knowledge.trust.grounding import speaker
 from insika_knowledge.trust.sources import pieces as trust_pieces
@@ -62,7 +62,7 @@ class TurnReport:
             characters (at most 200)"``); and one per candidate held in quarantine, by
             name (``"garantia: quarantined: no message supported it, and it states a rule
             (type, entitlement)"``, then what its quoted evidence showed when it quoted
-            any: ``"(its quotes: the agent contradicts)"``); and one per candidate held
+            any: ``"(its quotes: the agent contradicts it)"``); and one per candidate held
             as a conflict, by name, with its reason (``"prazo: conflict: the merge model failed (model_malformed)"``:
             `consolidate.Decision.conflict_reason`); and one per candidate held as a
             possible duplicate (``"prazo-novo: possible_duplicate: it closely matches prazo
@@ -171,13 +171,14 @@ def learn_turn(
             # unless the model cannot be used at all (a provider that does not exist)
             log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)
             report.outcome, report.retryable = "model_error", not isinstance(exc, UserError)
-            report.detail = f"{type(exc).__name__}: {exc}"[:300]
+            report.detail = f"{type(exc).__name__}: {_message_of(exc)}"[:300]
         else:
             if not isinstance(items, list):
                 report.outcome, report.retryable = "model_malformed", True
                 report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
-        if report.detail:  # a provider's error may quote a key or an Authorization header: never kept
-            report.detail = scrub(report.detail)
+        if report.detail:  # a provider's error may quote a key or an Authorization header, a model
+            # object's own failure the customer: never kept
+            report.detail = _private_free(report.detail)
         if report.outcome == "ok":
             screened = screen(items, config.types, kept_contacts(
                 (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
@@ -211,7 +212,7 @@ def learn_turn(
                     if not report.transient:  # the first failure is the one reported
                         report.outcome, report.retryable, report.transient = failure.outcome, True, True
                         report.retry_after_s = failure.retry_after_s
-                        report.detail = scrub(f"merge of {candidate.name}: {failure.detail}")[:300]
+                        report.detail = _private_free(f"merge of {candidate.name}: {failure.detail}")[:300]
     written = sum(1 for _, o in report.results if o not in ("replayed", "unsupported"))
     store.record_extraction(ExtractionRecord(
         agent=agent, session_id=session_id, turn_id=turn_id, outcome=report.outcome,
@@ -257,3 +258,19 @@ def _vouching(store: Store, agent: str, candidate: Candidate, known: Sequence[tu
     stored = store.get(agent, candidate.name)
     restates = stored is not None and consolidate.same_claim(stored.concept, candidate)
     return [text for name, text in shown if not (restates and name == candidate.name)]
+
+
+def _private_free(detail: str) -> str:
+    """A failure's `detail` with credentials (`privacy.scrub`) and personal data
+    (`privacy.redact.redact`: e-mails, phones, CPF, cards...) replaced, as it is stored and
+    shown by ``status``.
+    """
+    return redact(scrub(detail)).text
+
+
+def _message_of(exc: BaseException) -> str:
+    """`exc`'s message, or a note that it has none readable (its ``__str__`` raised)."""
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - a model object's exception may break anywhere
+        return "(its message could not be read)"

@@ -1150,7 +1150,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         business = [p for p in where if p.business]
         if not business:
             customer = customer or bool(where)
-            reasons.append("a quote of the customer's" if where else "a quote found nowhere")
+            reasons.append("a quote of what the customer or a third party wrote" if where else "a quote found nowhere")
             continue
         for piece in business:
             for sentence, after in _around(piece.text, wanted):
@@ -1162,7 +1162,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
                     found.append((piece.speaker, sentence))
                     vouching.append(piece)
                 else:
-                    reasons.append(f"the {piece.speaker} {reading.why}")
+                    reasons.append(f"the {piece.speaker} {_SAID_AS.get(reading.why, reading.why)}")
     for piece in dict.fromkeys(vouching):  # a bare yes states the question: "Is it still $3?" / "For now, yes."
         question = answered_question(parts, piece.index) if bare_yes(piece.text) else None
         if question is not None:
@@ -1197,6 +1197,16 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     elif found:
         reasons.append("the quotes do not carry the claim's values or subject")
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
+
+
+#: How a business sentence's reading (`Reading.why`) is said in a line for a person ("the
+#: agent contradicts it").
+_SAID_AS: Final = {
+    "acknowledged": "only acknowledges it", "contradicts": "contradicts it", "corrected": "takes it back",
+    "echo": "only echoes the customer", "jokes": "jokes", "narrower": "says it of something narrower",
+    "reported": "reports what someone else says, wishes or doubts", "asks": "asks rather than states it",
+    "tense": "says it of another time",
+}
 
 
 def universal_said(claim: str, texts: Sequence[str]) -> bool:
