@@ -177,14 +177,21 @@ def _printable_line(text: str) -> bool:
 
 def _joins_emoji(text: str, at: int) -> bool:
     """True when `text[at]` is a zero-width joiner between two symbols (a variation selector
-    after the first one aside).
+    after the first one aside; the first may end with a skin tone).
     """
     before = text[at - 1] if at else ""
     if before == "\ufe0f" and at > 1:
         before = text[at - 2]
     after = text[at + 1] if at + 1 < len(text) else ""
-    return (text[at] == "\u200d" and bool(before) and bool(after)
-            and unicodedata.category(before) == "So" and unicodedata.category(after) == "So")
+    return (text[at] == "\u200d" and bool(before) and bool(after)  # a skin tone ("Sk") may end the first
+            and unicodedata.category(before) in ("So", "Sk") and unicodedata.category(after) == "So")
+
+
+def printable_only(text: str) -> str:
+    """`text` without the characters that are not printable, but for a zero-width joiner
+    between two symbols (an emoji sequence keeps its joiners: "👩🏽‍💻").
+    """
+    return "".join(char for at, char in enumerate(text) if char.isprintable() or _joins_emoji(text, at))
 
 
 def _line_problem(text: str) -> str:

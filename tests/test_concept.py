@@ -197,7 +197,8 @@ def test_a_descriptions_error_names_the_character_that_is_not_printable(characte
 
 
 @pytest.mark.parametrize("description", ["Family plan \U0001f468\u200d\U0001f469\u200d\U0001f467 for three",
-                                         "Pride week \U0001f3f3\ufe0f\u200d\U0001f308 discount"])
+                                         "Pride week \U0001f3f3\ufe0f\u200d\U0001f308 discount",
+                                         "Dev kit \U0001f469\U0001f3fd\u200d\U0001f4bb for coders"])  # a skin tone
 def test_a_zero_width_joiner_inside_an_emoji_is_printable_text(description: str) -> None:
     """A newcomer's finding: an emoji sequence was refused in a description, not in a body."""
     concept = make_concept(description=description)

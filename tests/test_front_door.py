@@ -492,3 +492,14 @@ def test_a_proposal_that_contradicts_without_a_merge_model_says_so(tmp_path: Pat
                           {"role": "assistant", "content": said.format(price)}])
         assert report.results == [("frete-expresso", "conflict")]
         assert report.why == ["frete-expresso: conflict: it differs from the record and no merge model could be asked"]
+
+
+def test_a_proposed_description_keeps_its_emoji_sequence(tmp_path: Path) -> None:
+    """A newcomer's finding: `propose` dropped a description's joiners ("👨‍👩‍👧" stored as three
+    emoji) while a body kept them."""
+    family = "Plano família \U0001f468\u200d\U0001f469\u200d\U0001f467 com 3 linhas"
+    with Memory(tmp_path) as memory:
+        memory.propose({"name": "plano-familia", "description": family, "type": "fact",
+                        "body": "O plano família tem 3 linhas."}, agent=AGENT, session_id="s1",
+                       messages=[{"role": "assistant", "content": "O plano família tem 3 linhas."}])
+        assert memory.store().get(AGENT, "plano-familia").concept.description == family

@@ -1799,3 +1799,16 @@ def test_a_gesture_a_joke_set_aside_a_forum_post_and_all_of_a_kind(
 def test_what_the_gesture_competitor_joke_and_forum_readings_must_not_read(
         messages: list[dict[str, str]], claim: str, quote: str, held: bool) -> None:
     assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+@pytest.mark.parametrize("tool", [
+    "Web search results:\n1. Some store sells shoes.\n\n2. Shipping to Manaus is free on all orders.",
+    "Web search results:\n\nShipping to Manaus is free on all orders.",
+    "Forum post by @joao_99: Shipping to Manaus is free on all orders.",
+])
+def test_a_search_of_the_web_is_a_third_partys_to_its_end(tool: str) -> None:
+    """A newcomer's findings: a blank line after a web search's label, or "post by @...",
+    let a third party's words vouch for a rule."""
+    messages = said(("user", "Is shipping to Manaus free?"), ("tool", tool), ("assistant", "Let me check."))
+    claim = "Manaus shipping\nShipping to Manaus is free on all orders."
+    assert assess(claim, "policy", messages, ["Shipping to Manaus is free on all orders"]).quarantined

@@ -41,6 +41,7 @@ from insika_knowledge.concept import (
     MODEL_KEYS,
     has_contradiction,
     normalize_name,
+    printable_only,
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
@@ -164,7 +165,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     if not body.strip():
         return "empty: body (control characters only)", None
     description = " ".join(item["description"].split())
-    description = "".join(c for c in description if c.isprintable())
+    description = printable_only(description)  # an emoji sequence keeps its joiners
     if len(description) > DESCRIPTION_MAX:
         return f"invalid: description is {len(description)} characters (at most {DESCRIPTION_MAX})", None
     # a credential the model copied into a concept (an API key, a password) is never kept

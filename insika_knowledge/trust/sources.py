@@ -125,14 +125,16 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
     lines = text.split("\n")
     theirs: list[bool] = []  # each line is the customer's: a customer line, or its continuation
     section = False  # under a heading of what customers wrote ("Customer Q&A:"), to a blank line
+    searched = False  # after a search of the web's label: its results, to the end, blank lines and all
     for line in lines:
         section = section and bool(line.strip())
-        theirs.append(section or _customer_line(line) or _third_party_line(line) or (
+        searched = searched or bool(_WEB_SEARCH.match(fold(line)))
+        theirs.append(searched or section or _customer_line(line) or _third_party_line(line) or (
             bool(theirs) and theirs[-1] and bool(line.strip()) and _LINE_LABEL.match(line) is None))
         section = section or _their_heading(line)
     business = "\n".join(line for line, own in zip(lines, theirs, strict=True) if not own)
     return [("tool", business)] * bool(business.strip()) + [
-        ("customer", line) for line, own in zip(lines, theirs, strict=True) if own]
+        ("customer", line) for line, own in zip(lines, theirs, strict=True) if own and line.strip()]
 
 
 def _third_party_line(line: str) -> bool:
@@ -158,7 +160,8 @@ _WEB_SEARCH: Final = re.compile(
 #: reviews", "todo usuário do plano", "posted by the Acme Support Team".
 _USERS_POST: Final = re.compile(
     r"\b(?:forum|reddit|tripadvisor|reclame aqui|quora|yelp|trustpilot)\b.{0,60}?"
-    r"(?:\b(?:usuari[oa]|user(?:name)?|posted by|postado por|autor|author|reviewer)\s*:?\s*['\"\u201c@]|\bu/\w)")
+    r"(?:\b(?:usuari[oa]|user(?:name)?|posted by|post by|postado por|post de|autor|author|reviewer)\s*:?\s*"
+    r"['\"\u201c@]|\bu/\w)")
 _SITE_CHARS: Final = 160
 
 
