@@ -146,4 +146,7 @@ def test_a_hold_with_no_sign_of_a_rule_lists_none() -> None:
     """A newcomer's finding: a fact held for want of business support read "..., and it
     states a rule ()"."""
     assert held_because(["customer"], []) == "only the customer supported it"
+    # a newcomer's finding: "quarantined: supported by agent, and it states a rule" read as a contradiction
+    assert held_because(["agent", "customer"], ["price"]) == \
+        "what the agent said does not state it as a standing rule, and it states a rule (price)"
     assert held_because([], ["price"]) == "no message supported it, and it states a rule (price)"

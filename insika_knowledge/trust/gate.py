@@ -141,8 +141,10 @@ def admit(candidate: Candidate, assessment: Assessment | None, on_record: OnReco
 def held_because(supported_by: Iterable[str], markers: Iterable[str]) -> str:
     """Why a concept is held, in one line, from its quarantine row.
 
-    E.g. ``only the customer supported it, and it states a rule (price, entitlement)``, or
-    ``the business side said it for a limited time, and it states a rule (entitlement)``.
+    E.g. ``only the customer supported it, and it states a rule (price, entitlement)``,
+    ``the business side said it for a limited time, and it states a rule (entitlement)``, or
+    ``what the agent said does not state it as a standing rule, ...`` (held though the
+    business side spoke of it: its quotes did not vouch).
     """
     listed = list(markers)
     if UNSTATED_VALUE in listed:
@@ -151,8 +153,11 @@ def held_because(supported_by: Iterable[str], markers: Iterable[str]) -> str:
     if limits:
         return f"the business side {limits[0]}{_a_rule(m for m in listed if m not in LIMIT_MARKERS)}"
     speakers = sorted(supported_by)
+    business = [s for s in speakers if s != "customer"]
     who = ("only the customer supported it" if speakers == ["customer"]
-           else "no message supported it" if not speakers else f"supported by {', '.join(speakers)}")
+           else "no message supported it" if not speakers
+           # held though the business side spoke of it: its words do not state it as a rule
+           else f"what the {' and the '.join(business)} said does not state it as a standing rule")
     return f"{who}{_a_rule(listed)}"
 
 
