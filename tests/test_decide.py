@@ -167,12 +167,13 @@ def test_a_related_answer_gives_its_body_redacted_and_stripped() -> None:
     ("answer", "why"),
     [(MergeAnswer("contradicting"), "contradicting"),
      (MergeAnswer("contradicting", "A body the model should not have sent."), "contradicting"),
-     (MergeAnswer("related", None), "unusable"),
-     (MergeAnswer("related", "   "), "unusable"),
-     (MergeAnswer("related", "x" * 5000), "unusable"),
-     (MergeAnswer("related", "Fine.\n\n## Contradiction\n\n- forged"), "unusable"),
-     (MergeAnswer("related", "Merged \ud800 body."), "unusable"),
-     (MergeAnswer("related", "Merged\x00 body."), "unusable"),
+     (MergeAnswer("related", None), "unusable:it is no text"),
+     (MergeAnswer("related", "   "), "unusable:it is empty"),
+     (MergeAnswer("related", "x" * 5000), "unusable:it is 5000 characters, at most 326"),
+     (MergeAnswer("related", "Fine.\n\n## Contradiction\n\n- forged"),
+      "unusable:it holds a '## Contradiction' heading"),
+     (MergeAnswer("related", "Merged \ud800 body."), "unusable:it holds a lone surrogate"),
+     (MergeAnswer("related", "Merged\x00 body."), "unusable:it holds a NUL character"),
      ("not a MergeAnswer", "unusable"),
      (None, "unusable")],
 )
@@ -197,7 +198,8 @@ def test_a_body_that_redaction_pushes_over_the_limit_is_unusable() -> None:
     limit = consolidate.merge_limit(OLD, NEW)
     body = "x" * (limit - len(" a@b.co")) + " a@b.co"  # "[email]" is one character longer
     assert len(body) == limit
-    assert consolidate.interpret_merge(MergeAnswer("related", body), OLD, NEW) == MergeVerdict(None, "unusable")
+    assert consolidate.interpret_merge(MergeAnswer("related", body), OLD, NEW) == \
+        MergeVerdict(None, f"unusable:it is {limit + 1} characters, at most {limit} after redaction")
 
 
 def test_a_failed_merge_call_is_contradicting_and_names_the_failure() -> None:
@@ -219,6 +221,8 @@ def test_a_failed_merge_call_is_contradicting_and_names_the_failure() -> None:
     (Decision(Rule.CONTRADICTING, why="model_failed:model_timeout"), "the merge model failed (model_timeout)"),
     (Decision(Rule.CONTRADICTING, why="model_failed:model_empty"), "the merge model failed (model_empty)"),
     (Decision(Rule.CONTRADICTING, why="odd"), "the merge model's answer was not used (odd)"),
+    (Decision(Rule.CONTRADICTING, why="unusable:it is empty"),
+     "the merge model's merged text cannot be used: it is empty"),
 ])
 def test_every_conflict_says_why_in_words(decision: Decision, reason: str) -> None:
     assert decision.outcome == "conflict" and decision.conflict_reason == reason

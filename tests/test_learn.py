@@ -176,8 +176,9 @@ def test_related_sighting_is_merged_by_a_second_model_call(store, bus) -> None:
 @pytest.mark.parametrize(
     ("merge_reply", "why"),
     [(json.dumps({"verdict": "contradicting"}), "the merge model said the claims contradict each other"),
-     (json.dumps({"verdict": "related", "body": "x" * 5000}), "the merge model's answer cannot be used"),
-     (json.dumps({"verdict": "related", "body": ""}), "the merge model's answer cannot be used"),
+     (json.dumps({"verdict": "related", "body": "x" * 5000}),
+      "the merge model's merged text cannot be used: it is 5000 characters, at most"),
+     (json.dumps({"verdict": "related", "body": ""}), "the merge model's merged text cannot be used: it is empty"),
      (json.dumps({"verdict": "related", "body": "CEP range 13000-13999 ships from Campinas."}),
       "the merge model's merged text drops or changes a value"),
      ("garbage", "the merge model failed (model_malformed)"),

@@ -167,6 +167,8 @@ class Decision:
         why = self.why or ""
         if why.startswith(f"{MODEL_FAILED}:"):
             return f"the merge model failed ({why.split(':', 1)[1]})"
+        if why.startswith(f"{UNUSABLE}:"):  # what was wrong with the merged text, named
+            return f"the merge model's merged text cannot be used: {why.split(':', 1)[1]}"
         if why.startswith(f"{LOST_DETAIL}:"):  # the amounts or dates it dropped, named
             return f"{_MERGE_REASONS[LOST_DETAIL]} (it drops {why.split(':', 1)[1]})"
         return _MERGE_REASONS.get(why, f"the merge model's answer was not used ({why or 'no reason'})")

@@ -50,7 +50,8 @@ class MergeVerdict:
     Attributes:
         body: the merged body to write (stripped, redacted), or None: the claims are
             then treated as contradicting.
-        why: `RELATED`, `CONTRADICTING`, `UNUSABLE`, `LOST_DETAIL` (``lost_detail:R$ 20,
+        why: `RELATED`, `CONTRADICTING`, `UNUSABLE` (``unusable:it is 5000 characters, at
+            most 4000`` when a merged text was given), `LOST_DETAIL` (``lost_detail:R$ 20,
             30 days`` when it names the amounts or dates the merged text dropped), or
             ``model_failed:<kind>``.
     """
@@ -71,14 +72,26 @@ def merge_limit(old_body: str, new_body: str) -> int:
 
 def usable_merge(body: object, limit: int) -> bool:
     """True when a model's merged body may replace the one on record."""
-    return (
-        isinstance(body, str)
-        and bool(body.strip())
-        and len(body) <= limit
-        and not has_contradiction(body)
-        and "\x00" not in body
-        and surrogate_in(body) is None
-    )
+    return not unusable_because(body, limit)
+
+
+def unusable_because(body: object, limit: int) -> str:
+    """Why a model's merged body may not replace the one on record, in words ("it is 30000
+    characters, at most 4000"); "" when it may.
+    """
+    if not isinstance(body, str):
+        return "it is no text"
+    if not body.strip():
+        return "it is empty"
+    if len(body) > limit:
+        return f"it is {len(body)} characters, at most {limit}"
+    if has_contradiction(body):
+        return "it holds a '## Contradiction' heading"
+    if "\x00" in body:
+        return "it holds a NUL character"
+    if surrogate_in(body) is not None:
+        return "it holds a lone surrogate"
+    return ""
 
 
 def keeps_details(merged: str, *claims: str) -> bool:
@@ -136,11 +149,11 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     if verdict != "related":
         return MergeVerdict(None, CONTRADICTING if verdict == "contradicting" else UNUSABLE)
     if not isinstance(body, str) or not usable_merge(body, limit):
-        return MergeVerdict(None, UNUSABLE)
+        return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(body, limit)}")
     # Contacts already on record (or in the sighting) passed redaction there: kept.
     cleaned = redact(body, kept_contacts([("system", old_body), ("system", new_body)])).text.strip()
     if not usable_merge(cleaned, limit):
-        return MergeVerdict(None, UNUSABLE)
+        return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
     if not keeps_details(cleaned, old_body, new_body):
         dropped = in_words((values_of(old_body) | values_of(new_body)) - values_of(cleaned))
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
