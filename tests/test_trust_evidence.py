@@ -1812,3 +1812,15 @@ def test_a_search_of_the_web_is_a_third_partys_to_its_end(tool: str) -> None:
     messages = said(("user", "Is shipping to Manaus free?"), ("tool", tool), ("assistant", "Let me check."))
     claim = "Manaus shipping\nShipping to Manaus is free on all orders."
     assert assess(claim, "policy", messages, ["Shipping to Manaus is free on all orders"]).quarantined
+
+
+def test_a_quote_that_runs_on_into_a_question_vouches_for_what_it_says() -> None:
+    """A newcomer's finding: "... over R$ 200. How is your day?" quoted whole was held ("the
+    agent asks rather than states it")."""
+    reply = "Our shipping is free on orders over R$ 200. How is your day?"
+    messages = said(("user", "Is shipping free?"), ("assistant", reply))
+    claim = "Free shipping\nShipping is free on orders over R$ 200."
+    assert not assess(claim, "policy", messages, [reply]).quarantined
+    asked = "Is shipping free on orders over R$ 200? Let me check."
+    messages = said(("user", "Is shipping free?"), ("assistant", asked))
+    assert assess(claim, "policy", messages, [asked]).quarantined  # a question of the claim is still one

@@ -1153,7 +1153,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("a quote of what the customer or a third party wrote" if where else "a quote found nowhere")
             continue
         for piece in business:
-            for sentence, after in _around(piece.text, wanted):
+            for span, after in _around(piece.text, wanted):
+                sentence = _without_asides(claim, span)
                 before = [p for p in parts if p.index < piece.index]
                 reading = read_sentence(claim, sentence, before, after)
                 if reading.states and someone_else(claim, sentence, ours):
@@ -1518,6 +1519,23 @@ def _value_words_said(claim: str, found: Sequence[tuple[str, str]]) -> bool:
     """
     wanted = content_terms(claim) & VALUE_WORDS
     return not wanted or wanted <= frozenset().union(*(content_terms(text) for _, text in found))
+
+
+def _without_asides(claim: str, span: str) -> str:
+    """`span` without the questions at its ends that say nothing of `claim` (a quote that
+    runs on into "How is your day?" vouches for what it says before it).
+    """
+    said = sentences(span)
+    wanted = content_terms(claim)
+
+    def aside(sentence: str) -> bool:
+        return sentence.rstrip().endswith("?") and not content_terms(sentence) & wanted
+
+    while len(said) > 1 and aside(said[-1]):
+        said.pop()
+    while len(said) > 1 and aside(said[0]):
+        said.pop(0)
+    return " ".join(said)
 
 
 def _around(text: str, quote: str) -> list[tuple[str, str]]:
