@@ -257,6 +257,14 @@ def other_values(existing: Concept, candidate: Candidate) -> tuple[tuple[str, ..
     return in_words(new - old), in_words(old - new)
 
 
+def values_differ(existing: Concept, candidate: Candidate) -> str:
+    """`other_values` in one line for a person ("R$ 20 here, R$ 15 on record"); "" when
+    no value differs.
+    """
+    here, on_record = other_values(existing, candidate)
+    return ", ".join([*(f"{v} here" for v in here), *(f"{v} on record" for v in on_record)])
+
+
 def values_of(text: str) -> frozenset[str]:
     """The amounts and dates `text` states, as value tokens (``m:20:brl``, ``d:2/1``)."""
     return frozenset(item[1] for item in details(text).items if item[0] == "v" and item[1].startswith(("m:", "d:")))

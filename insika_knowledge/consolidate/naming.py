@@ -35,7 +35,7 @@ from typing import Final
 
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
-from insika_knowledge.consolidate.claims import close_match, other_values, same_claim, similarity
+from insika_knowledge.consolidate.claims import close_match, same_claim, similarity, values_differ
 
 #: How many of the best search matches are checked for the same claim.
 SAME_CLAIM_MATCHES: Final = 3
@@ -135,8 +135,7 @@ def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_
         similarity: the term overlap (lexical close match) or the cosine (`by_meaning`), 0..1.
         by_meaning: True when the semantic index named `match`.
     """
-    here, on_record = other_values(match, candidate)
-    values = ", ".join([*(f"{v} here" for v in here), *(f"{v} on record" for v in on_record)])
+    values = values_differ(match, candidate)
     if by_meaning:
         said = f"it is close in meaning to {match.name} (similarity {similarity:.2f}) but is not the same claim"
         return f"{said}; it states other values: {values}" if values else said

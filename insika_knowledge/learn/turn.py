@@ -63,8 +63,9 @@ class TurnReport:
             name (``"garantia: quarantined: no message supported it, and it states a rule
             (type, entitlement)"``, then what its quoted evidence showed when it quoted
             any: ``"(its quotes: the agent contradicts it)"``); and one per candidate held
-            as a conflict, by name, with its reason (``"prazo: conflict: the merge model failed (model_malformed)"``:
-            `consolidate.Decision.conflict_reason`); and one per candidate held as a
+            as a conflict, by name, with its reason (``"prazo: conflict: the merge model
+            failed (model_malformed)"``: `consolidate.Decision.conflict_reason`); and one
+            per candidate held as a
             possible duplicate (``"prazo-novo: possible_duplicate: it closely matches prazo
             (overlap 0.83) but states other values: 5 days here, 3 days on record"``:
             `consolidate.Naming.why`).
@@ -192,20 +193,20 @@ def learn_turn(
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
                                        candidate.evidence, known=shown, withheld=withheld)
                 candidate = routed(store, agent, candidate, verdict)
-                conflict: list[str] = []
+                held_why: list[str] = []  # why a conflict or a possible duplicate is held
                 try:
                     report.results.append(record(
                         store, agent, candidate, session_id=session_id, turn_id=turn_id,
                         model=merger, events=events, index=search, verdict=verdict, meaning=meaning,
-                        why=conflict,
+                        why=held_why,
                     ))
                     name, outcome = report.results[-1]
                     if outcome == "quarantined":  # say why, as a drop says why, and what its quotes showed
                         quotes = f" (its quotes: {verdict.evidence})" if verdict.evidence else ""
                         report.why.append(f"{name}: quarantined: "
                                           f"{trust.held_because(verdict.supported_by, verdict.markers)}{quotes}")
-                    elif outcome in ("conflict", "possible_duplicate") and conflict:
-                        report.why.append(f"{name}: {outcome}: {conflict[-1]}")
+                    elif outcome in ("conflict", "possible_duplicate") and held_why:
+                        report.why.append(f"{name}: {outcome}: {held_why[-1]}")
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
                     # is recorded for an unjudged claim; the others go on, and the turn is tried
                     # again (the candidates recorded now are then replayed, counted once)

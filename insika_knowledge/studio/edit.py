@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, check_name, format_confidence, parse, serialize
-from insika_knowledge.consolidate.claims import other_values
+from insika_knowledge.consolidate.claims import values_differ
 from insika_knowledge.errors import (
     ConceptFormatError,
     InvalidName,
@@ -109,8 +109,7 @@ def _differs(concept: Concept, held: PossibleDuplicate) -> str:
     """What a held candidate states that `concept` does not, for the operator ("states other
     values: R$ 299 here, R$ 199 on record"; "" when no value differs).
     """
-    here, on_record = other_values(concept, Candidate(held.name, held.description, held.type, held.body))
-    values = ", ".join([*(f"{v} here" for v in here), *(f"{v} on record" for v in on_record)])
+    values = values_differ(concept, Candidate(held.name, held.description, held.type, held.body))
     return f"states other values: {values}" if values else ""
 
 

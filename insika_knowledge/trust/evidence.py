@@ -1218,10 +1218,10 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
     """
     seq = tokens(claim.split("\n", 1)[-1])
     for at, token in enumerate(seq):
-        if token == "p:p_all" and at and seq[at - 1].startswith("m:") and (
+        if token == _UNIVERSAL and at and seq[at - 1].startswith("m:") and (
                 at + 1 == len(seq) or seq[at + 1] in (".", ",", "r:as")):
             continue  # "R$ 90 each.", "$30 each as private pay": a price per thing, of no kind
-        if token == "p:p_all":  # "each subsequent transfer" is of transfers: `_ONE_MORE` skipped
+        if token == _UNIVERSAL:  # "each subsequent transfer" is of transfers: `_ONE_MORE` skipped
             kind = next((t for t in seq[at + 1:] if plain_word(t) and t not in _ONE_MORE), None)
             if kind is not None and not any(kind in content_terms(t) for t in texts):
                 return False
@@ -1525,6 +1525,8 @@ def _without_asides(claim: str, span: str) -> str:
     """`span` without the questions at its ends that say nothing of `claim` (a quote that
     runs on into "How is your day?" vouches for what it says before it).
     """
+    if "?" not in span:  # the common case: nothing to leave out
+        return span
     said = sentences(span)
     wanted = content_terms(claim)
 
