@@ -194,6 +194,15 @@ def test_a_merge_that_drops_an_amount_names_it(old: str, new: str, merged: str, 
     assert consolidate.interpret_merge(MergeAnswer("related", merged), old, new) == MergeVerdict(None, why)
 
 
+def test_a_merged_body_keeps_no_credential() -> None:
+    """A newcomer's finding: a key the merge model wrote into its merged text was stored
+    as written (a proposal's was kept as <SECRET>)."""
+    key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    old, new = "Returns are free within 30 days.", "Exchanges are free within 30 days."
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new} Key {key}"), old, new)
+    assert key not in (verdict.body or "")  # scrubbed first: "<SECRET>" is then a detail no claim has
+
+
 def test_a_body_that_redaction_pushes_over_the_limit_is_unusable() -> None:
     limit = consolidate.merge_limit(OLD, NEW)
     body = "x" * (limit - len(" a@b.co")) + " a@b.co"  # "[email]" is one character longer

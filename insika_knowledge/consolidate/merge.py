@@ -29,6 +29,7 @@ from insika_knowledge.analysis.structure import content_terms, details, kept_tog
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.consolidate.claims import in_words, values_of
+from insika_knowledge.privacy import scrub
 from insika_knowledge.privacy.redact import kept_contacts, redact
 
 #: `MergeVerdict.why` of a usable related answer.
@@ -150,8 +151,9 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, CONTRADICTING if verdict == "contradicting" else UNUSABLE)
     if not isinstance(body, str) or not usable_merge(body, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(body, limit)}")
-    # Contacts already on record (or in the sighting) passed redaction there: kept.
-    cleaned = redact(body, kept_contacts([("system", old_body), ("system", new_body)])).text.strip()
+    # Contacts already on record (or in the sighting) passed redaction there: kept. A credential
+    # the model wrote is never kept (as in a candidate: `extract.candidates`).
+    cleaned = redact(scrub(body), kept_contacts([("system", old_body), ("system", new_body)])).text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
     if not keeps_details(cleaned, old_body, new_body):
