@@ -203,6 +203,32 @@ def test_contradicting_or_unusable_merge_becomes_a_conflict_that_says_why(store,
     assert len(report.why) == 1 and report.why[0] == f"cep-13-campinas: conflict: {event['why']}"
 
 
+def test_a_changed_rule_merged_as_both_versions_side_by_side_is_a_conflict(store, bus) -> None:
+    """A merge model that wrongly answers "related" and lists the old and the changed rule
+    keeps every detail, so the detail guard let it through: the record must not say both
+    versions unflagged."""
+    events, recorder = bus
+    rule = {"name": "Return labels", "description": "How return labels are sent.", "type": "policy",
+            "body": "Return labels are sent by email."}
+    changed = {**rule, "body": "Return labels are sent by WhatsApp."}
+
+    def said(body: str) -> list[dict[str, str]]:
+        return [{"role": "user", "content": "How do I get the return label?"},
+                {"role": "assistant", "content": body}]
+
+    listed = json.dumps({"verdict": "related", "body": f"{rule['body']} {changed['body']}"})
+    with FakeLLM([answer(rule), answer(changed), listed]) as fake:
+        for session, body in (("sess_1", rule["body"]), ("sess_2", changed["body"])):
+            report = learn_turn(store, AGENT, CONFIG, model_for(fake), session_id=session, turn_id="t1",
+                                messages=said(body), events=events)
+    assert report.results == [("return-labels", "conflict")]
+    concept = store.get(AGENT, "return-labels").concept
+    assert concept.status == "conflict" and concept.body.startswith("Return labels are sent by email.\n\n")
+    assert "WhatsApp" in concept.body.split("## Contradiction")[1]
+    [event] = recorder.named("knowledge_conflict")
+    assert event["why"].startswith("the merge model's merged text lists the two versions of the claim")
+
+
 @pytest.mark.parametrize("failure", [Status(503), Status(429, headers={"retry-after": "7"})])
 def test_a_merge_model_that_fails_for_now_records_no_conflict_and_the_turn_is_tried_again(
         store, bus, failure) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import pytest
 from conftest import make_concept
 
+from insika_knowledge import consolidate
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
-from insika_knowledge.consolidate import keeps_details
+from insika_knowledge.consolidate import Decision, MergeVerdict, Rule, keeps_details
 from insika_knowledge.consolidate.claims import close_match
+from insika_knowledge.extract.model import MergeAnswer
 
 
 @pytest.mark.parametrize(
@@ -152,3 +154,64 @@ def test_an_unrelated_short_rule_is_no_close_match() -> None:
     existing = _concept("gift-wrap-price", "Gift wrap R$ 4.", "Gift wrapping costs R$ 4.")
     candidate = Candidate("store-hours", "Store hours.", "policy", "The store opens at 10 am and closes at 6 pm.")
     assert close_match(existing, candidate) is None
+
+
+# ----------------------------------------------------------------------------- both versions listed
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # values swapped between their subjects
+        ("5% off on Pix, 3% off on boleto.", "3% off on Pix, 5% off on boleto."),
+        # another party, channel or modality, the rest word for word
+        ("The store pays the return shipping.", "The customer pays the return shipping."),
+        ("Return labels are sent by email.", "Return labels are sent by WhatsApp."),
+        ("Returns must be made within 30 days.", "Returns may be made within 30 days."),
+        # a changed window in other words
+        ("Roupas podem ser trocadas por outro tamanho em até 30 dias.",
+         "Se a roupa não serviu, o cliente tem 15 dias para pedir outro tamanho."),
+    ],
+)
+@pytest.mark.parametrize("joined", [" ", "\n", ";"])
+def test_a_merge_that_lists_two_versions_of_one_claim_is_a_conflict(old: str, new: str, joined: str) -> None:
+    """A merge model that answers "related" with both texts side by side keeps every detail,
+    so the detail guard let it through: the record then said both versions of a changed
+    rule and no person was asked (the bench's ``same_name_wrong_related_both`` run)."""
+    for merged in (f"{old.rstrip('.')}{joined} {new}" if joined == ";" else f"{old}{joined}{new}",
+                   f"{new} {old}"):
+        verdict = consolidate.interpret_merge(MergeAnswer("related", merged), old, new)
+        assert verdict.body is None and verdict.why.startswith("listed"), merged
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Delivery fee is R$ 20.", "Delivery fee is R$ 20 per address."),  # one adds to the other
+        ("Frete de R$ 15.", "Frete de R$ 25 para o Norte."),  # an exception beside its rule
+        ("The hotel offers free breakfast.", "The hotel offers free breakfast on Sundays."),  # a value added
+        ("Check-in starts at 2pm.", "Check-out is until 12pm."),  # two things, each with its value
+        ("Gold members get free bags.", "Silver members pay $30 per bag."),
+        ("Returns are free within 30 days.", "Returns can be made at any store."),  # a fact beside another
+    ],
+)
+def test_claims_that_add_to_each_other_may_still_be_written_side_by_side(old: str, new: str) -> None:
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new}"), old, new)
+    assert verdict == MergeVerdict(f"{old} {new}", "related")
+
+
+def test_a_listed_merge_names_the_values_the_versions_differ_in() -> None:
+    old, new = "Clothes can be exchanged within 30 days.", "If it did not fit, the customer has 15 days to exchange it."
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new}"), old, new)
+    assert verdict == MergeVerdict(None, "listed:15 days here, 30 days on record")
+    decision = Decision(Rule.CONTRADICTING, why=verdict.why)
+    assert decision.conflict_reason == (
+        "the merge model's merged text lists the two versions of the claim side by side, which folds a "
+        "change instead of merging (15 days here, 30 days on record)")
+
+
+def test_one_version_merged_into_one_sentence_is_not_a_listing() -> None:
+    """A restatement merged into one text is no listing: only runs of sentences that each
+    restate a side count."""
+    old, new = "Pix tem 5% de desconto e boleto tem 3%.", "Boleto tem 3% de desconto e Pix tem 5%."
+    assert not consolidate.merge.lists_versions(old, old, new)
+    assert consolidate.merge.lists_versions(f"{old} {new}", old, new)

@@ -18,8 +18,11 @@ and names among them). ``a`` is learned first, then
   (target >= 0.85);
 - under the same name with a **scripted merge model** (it answers as the label says:
   ``related`` with both texts for same and related pairs, ``contradicting`` otherwise),
-  and with a **lossy merge model** (it answers ``related`` with the record's text only,
-  so the merge guard must refuse whatever drops a detail of ``b``);
+  with a **lossy merge model** (it answers ``related`` with the record's text only,
+  so the merge guard must refuse whatever drops a detail of ``b``), and with a **listing
+  merge model** (it answers ``related`` for every pair, with both texts side by side, so
+  the guard must refuse two versions of one claim listed as a merge:
+  `consolidate.merge.lists_versions`);
 - under a **new name** (``b`` proposed as another concept), no model: recorded under
   ``a``'s name, held as a possible duplicate, or learned as new; **different claims
   merged** counts a related or contradicting ``b`` recorded under ``a``'s name (target 0),
@@ -28,7 +31,8 @@ and names among them). ``a`` is learned first, then
 
 **Policy changes** (``benchmarks/consolidation/changes.jsonl``): a rule on record, then the
 changed rule in a later session. Under the same name with no model, and with a merge model
-that wrongly answers ``related`` (with the new text, or with the old one): a change
+that wrongly answers ``related`` (with the new text, with the old one, or with both side by
+side): a change
 **silently folded** is one confirmed or merged (target 0). Under a drifting name with no
 model: an **unflagged contradictory pair** is the change learned as a second live concept
 beside the old one, neither in conflict nor held as a possible duplicate (target 0).
@@ -265,11 +269,16 @@ def _lossy(pair: Pair) -> dict[str, Any]:
     return {"verdict": "related", "body": pair.a}
 
 
+def _listing(pair: Pair) -> dict[str, Any]:
+    return {"verdict": "related", "body": f"{pair.a} {pair.b}"}
+
+
 #: The pair runs: name -> (b proposed under a new name?, merge answer of a pair or None).
 RUNS: Final[dict[str, tuple[bool, Callable[[Pair], dict[str, Any]] | None]]] = {
     "no_model": (False, None),
     "scripted_model": (False, _scripted),
     "lossy_model": (False, _lossy),
+    "listing_model": (False, _listing),
     "renamed": (True, None),
 }
 
@@ -354,6 +363,8 @@ CHANGE_RUNS: Final[dict[str, tuple[bool, Callable[[Change], dict[str, Any]] | No
     "same_name_no_model": (False, None),
     "same_name_wrong_related_new": (False, lambda c: {"verdict": "related", "body": c.new["body"]}),
     "same_name_wrong_related_old": (False, lambda c: {"verdict": "related", "body": c.old["body"]}),
+    "same_name_wrong_related_both": (False, lambda c: {"verdict": "related",
+                                                       "body": f"{c.old['body']} {c.new['body']}"}),
     "drifting_name_no_model": (True, None),
 }
 
@@ -615,6 +626,7 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
             lines.append(f"    {run:30} {shown}")
         for run, title in (("no_model", "no merge model"), ("scripted_model", "scripted merge model"),
                            ("lossy_model", "lossy merge model (answers the record's text)"),
+                           ("listing_model", "listing merge model (answers related, both texts side by side)"),
                            ("renamed", "b under a new name, no merge model")):
             lines.append(f"  outcomes, {title}:")
             lines.append("    " + f"{'':15}" + "".join(f"{o:>20}" for o in OUTCOMES))

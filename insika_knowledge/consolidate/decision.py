@@ -37,6 +37,7 @@ from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import same_claim
 from insika_knowledge.consolidate.merge import (
     CONTRADICTING,
+    LISTED,
     LOST_DETAIL,
     MODEL_FAILED,
     UNUSABLE,
@@ -114,6 +115,8 @@ _MERGE_REASONS: Final[Mapping[str, str]] = {
     UNUSABLE: "the merge model's answer cannot be used (not a usable merged text, nor 'contradicting')",
     LOST_DETAIL: ("the merge model's merged text drops or changes a value, date, name, party, negation "
                   "or condition of a claim"),
+    LISTED: ("the merge model's merged text lists the two versions of the claim side by side, "
+             "which folds a change instead of merging"),
 }
 
 
@@ -171,6 +174,8 @@ class Decision:
             return f"the merge model's merged text cannot be used: {why.split(':', 1)[1]}"
         if why.startswith(f"{LOST_DETAIL}:"):  # the amounts or dates it dropped, named
             return f"{_MERGE_REASONS[LOST_DETAIL]} (it drops {why.split(':', 1)[1]})"
+        if why.startswith(f"{LISTED}:"):  # the values the versions differ in, named
+            return f"{_MERGE_REASONS[LISTED]} ({why.split(':', 1)[1]})"
         return _MERGE_REASONS.get(why, f"the merge model's answer was not used ({why or 'no reason'})")
 
     @property

@@ -22,13 +22,22 @@ and a person reads the two claims instead.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.analysis.structure import content_terms, details, kept_together, structure, tokens
+from insika_knowledge.analysis.structure import (
+    claim_terms,
+    content_terms,
+    details,
+    kept_together,
+    structure,
+    tokens,
+    whole_duration,
+)
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
-from insika_knowledge.consolidate.claims import in_words, values_of
+from insika_knowledge.consolidate.claims import in_words, same_statement, values_of
 from insika_knowledge.privacy import scrub
 from insika_knowledge.privacy.redact import kept_contacts, redact
 
@@ -40,6 +49,8 @@ CONTRADICTING: Final = "contradicting"
 UNUSABLE: Final = "unusable"
 #: `MergeVerdict.why` when the merged body loses a number, unit or negation of a claim.
 LOST_DETAIL: Final = "lost_detail"
+#: `MergeVerdict.why` when the merged body holds two versions of one claim side by side.
+LISTED: Final = "listed"
 #: `MergeVerdict.why` prefix when the call failed (``model_failed:<kind>``).
 MODEL_FAILED: Final = "model_failed"
 
@@ -53,7 +64,9 @@ class MergeVerdict:
             then treated as contradicting.
         why: `RELATED`, `CONTRADICTING`, `UNUSABLE` (``unusable:it is 5000 characters, at
             most 4000`` when a merged text was given), `LOST_DETAIL` (``lost_detail:R$ 20,
-            30 days`` when it names the amounts or dates the merged text dropped), or
+            30 days`` when it names the amounts or dates the merged text dropped), `LISTED`
+            (``listed:R$ 20 here, R$ 15 on record`` with the values that differ, when the merged text lists
+            two versions of one claim side by side: `lists_versions`), or
             ``model_failed:<kind>``.
     """
 
@@ -123,6 +136,77 @@ def keeps_details(merged: str, *claims: str) -> bool:
     return True
 
 
+def lists_versions(merged: str, old: str, new: str) -> bool:
+    """True when `merged` holds `old` and `new` each as its own statement (a run of its
+    sentences that restates it: `claims.same_statement`) while the two are versions of one
+    claim (`versions`).
+
+    Such a text keeps every detail (`keeps_details`) and merges nothing: a record that says
+    both versions of a changed rule has folded the change where no person sees it. Two
+    claims of which one adds to the other ("Delivery fee is R$ 20" and "... R$ 20 per
+    address"), or that speak of different things, may still be written side by side.
+    """
+    if not versions(old, new):
+        return False
+    said = _SENTENCE_END.split(merged.strip())
+    old_at = _runs(said, old)
+    return any(not (a < d and c < b) for a, b in old_at for c, d in _runs(said, new))
+
+
+def versions(old: str, new: str) -> bool:
+    """True when `old` and `new` read as two versions of one claim, not as one adding to
+    the other: not the same statement, and with the same content words once values are
+    set aside ("5% on Pix, 3% on boleto" / "3% on Pix, 5% on boleto"; "must" / "may"),
+    unless one only adds a value to the other's ("free breakfast" / "... on Sundays"), or
+    the same words but one replaced by another, two or more shared ("the store pays" /
+    "the customer pays"; "by e-mail" / "by WhatsApp"), or a shared word, words of its own
+    on each side and an amount, date or duration on each side the other lacks ("Clothes
+    can be exchanged within 30 days" / "If it did not fit, the customer has 15 days to ask
+    for another size"; durations in the largest unit they fill: "12 meses" is "1 ano").
+    A claim whose words hold all of the other's adds to it ("Frete de R$ 15" / "Frete de
+    R$ 25 para o Norte"): no versions.
+    """
+    if same_statement(old, new):
+        return False
+    mine, theirs = _plain_terms(old), _plain_terms(new)
+    if mine == theirs:  # unless one only adds a value ("free breakfast" / "... on Sundays")
+        said, saying = values_of(old), values_of(new)
+        return not (said < saying or saying < said)
+    if (len(mine - theirs) == 1 and len(theirs - mine) == 1 and len(mine & theirs) >= 2):
+        return True
+    return bool(mine & theirs and mine - theirs and theirs - mine and any(values_apart(old, new)))
+
+
+def values_apart(old: str, new: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The amounts, dates and durations only `old` states and only `new` does, as value
+    tokens (durations in the largest unit they fill); both empty unless each has one.
+    """
+    mine = frozenset(map(whole_duration, values_of(old)))
+    theirs = frozenset(map(whole_duration, values_of(new)))
+    if mine - theirs and theirs - mine:
+        return mine - theirs, theirs - mine
+    return frozenset(), frozenset()
+
+
+def _plain_terms(text: str) -> frozenset[str]:
+    """The content words of `text` (`analysis.structure.claim_terms`), values set aside,
+    and its parties ("we", "you": "the store" is read as "we").
+    """
+    parties = (t for t in tokens(text) if t.startswith("w:"))
+    return frozenset(t for t in claim_terms(text) if not t.startswith(("m:", "d:"))).union(parties)
+
+
+#: Where a sentence of a merged text ends: after ``. ! ? ;`` and a space, or at a line end.
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\s*\n\s*")
+
+
+def _runs(sentences: list[str], claim: str) -> list[tuple[int, int]]:
+    """The runs ``[start, end)`` of `sentences` that restate `claim` (`claims.same_statement`)."""
+    count = len(_SENTENCE_END.split(claim.strip()))
+    return [(start, start + size) for size in range(1, count + 1) for start in range(len(sentences) - size + 1)
+            if same_statement(" ".join(sentences[start:start + size]), claim)]
+
+
 def _words(text: str) -> frozenset[str]:
     """The content words and poles of `text` ("included" and "optional" both count)."""
     return content_terms(text) | {t for t in tokens(text) if t.startswith("p:")}
@@ -159,6 +243,10 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     if not keeps_details(cleaned, old_body, new_body):
         dropped = in_words((values_of(old_body) | values_of(new_body)) - values_of(cleaned))
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
+    if lists_versions(cleaned, old_body, new_body):
+        on_record, here = values_apart(old_body, new_body)
+        differ = [*(f"{v} here" for v in in_words(here)), *(f"{v} on record" for v in in_words(on_record))]
+        return MergeVerdict(None, f"{LISTED}:{', '.join(differ)}" if differ else LISTED)
     return MergeVerdict(cleaned, RELATED)
 
 
