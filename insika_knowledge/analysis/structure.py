@@ -2044,7 +2044,7 @@ def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
 #: Roles that say opposite things of the same object: a merge that puts an object of one
 #: under another of its group changed the claim ("to Campinas" / "from Campinas",
 #: "members and orders" / "members on orders" / "members or orders", "if" / "unless",
-#: "before shipping" / "after shipping", "above R$ 199" / "below R$ 199").
+#: "before shipping" / "after shipping", "above R$ 199" / "below R$ 199", "must" / "may").
 CONTRARY_ROLES: Final = (
     (frozenset({"r:to", "r:para", "r:a"}), frozenset({"r:from", "r:since"})),
     (frozenset({"c:and"}), frozenset({"c:or"})),
@@ -2052,6 +2052,7 @@ CONTRARY_ROLES: Final = (
     (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})),
     (frozenset({"p:p_before"}), frozenset({"p:p_after"})),
     (frozenset({"p:p_above", "p:p_at_least"}), frozenset({"p:p_below", "p:p_at_most"})),
+    (frozenset({"p:p_must"}), frozenset({"p:p_can", "p:p_optional"})),
 )
 
 
@@ -2086,7 +2087,7 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     A merge may reword; it may not drop or change. So every value, date, name, party and
     negation (with the term it negates) of each claim must be in `merged`, with at least
     as many negations; a role or clause word's object (and what a party does) may be
-    reworded, but not put under a contrary role (`CONTRARY_ROLES`: "to Campinas" written
+    reworded, but not put under a contrary role (`CONTRARY_ROLES`: "must" written "may", "to Campinas" written
     "from Campinas", "and orders" written "on orders"); a value may lose the words around it, but not be
     bound to another subject of the claims ("7 days for clothing" written "7 days for
     electronics"); and a term one claim negates and another asserts must be there both

@@ -70,6 +70,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.bench.datasets import benchmark_data, shared_data
+from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest, ReplayModel
@@ -547,7 +548,9 @@ def run_consolidation(
 
     Returns:
         ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
-        "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...}``.
+        "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...,
+        "listings": {half: ...} | None}`` (listings: `bench.listings.listing_figures`, with
+        the default pairs only).
 
     Raises:
         UserError: a set is missing or malformed.
@@ -564,7 +567,8 @@ def run_consolidation(
         counts = run_renamed(Path(tmp), shared, renamed) if shared is not None else None
     result = {"pairs": figures, "structure_pairs": structured, "changes": changed,
               "targets_met": {half: targets_met(figures[half], changed[half]) for half in ("dev", "test")},
-              "renamed": renamed_figures(counts) if counts else None, "targets": TARGETS}
+              "renamed": renamed_figures(counts) if counts else None, "targets": TARGETS,
+              "listings": listing_figures(load_listings()) if pairs_path is None else None}
     if as_json:
         echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -633,6 +637,8 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
             for label in LABELS:
                 row = f["tables"][run][label]
                 lines.append("    " + f"{label:15}" + "".join(f"{row.get(o, 0):>20}" for o in OUTCOMES))
+    if result.get("listings"):
+        lines += ["", *listing_lines(result["listings"])]
     renamed = result["renamed"]
     lines.append("")
     if renamed is None:

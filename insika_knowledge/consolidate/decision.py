@@ -174,8 +174,6 @@ class Decision:
             return f"the merge model's merged text cannot be used: {why.split(':', 1)[1]}"
         if why.startswith(f"{LOST_DETAIL}:"):  # the amounts or dates it dropped, named
             return f"{_MERGE_REASONS[LOST_DETAIL]} (it drops {why.split(':', 1)[1]})"
-        if why.startswith(f"{LISTED}:"):  # the values the versions differ in, named
-            return f"{_MERGE_REASONS[LISTED]} ({why.split(':', 1)[1]})"
         return _MERGE_REASONS.get(why, f"the merge model's answer was not used ({why or 'no reason'})")
 
     @property

@@ -65,8 +65,8 @@ class MergeVerdict:
         why: `RELATED`, `CONTRADICTING`, `UNUSABLE` (``unusable:it is 5000 characters, at
             most 4000`` when a merged text was given), `LOST_DETAIL` (``lost_detail:R$ 20,
             30 days`` when it names the amounts or dates the merged text dropped), `LISTED`
-            (``listed:R$ 20 here, R$ 15 on record`` with the values that differ, when the merged text lists
-            two versions of one claim side by side: `lists_versions`), or
+            (the merged text lists two versions of one claim side by side:
+            `lists_versions`), or
             ``model_failed:<kind>``.
     """
 
@@ -155,37 +155,26 @@ def lists_versions(merged: str, old: str, new: str) -> bool:
 
 def versions(old: str, new: str) -> bool:
     """True when `old` and `new` read as two versions of one claim, not as one adding to
-    the other: not the same statement, and with the same content words once values are
-    set aside ("5% on Pix, 3% on boleto" / "3% on Pix, 5% on boleto"; "must" / "may"),
-    unless one only adds a value to the other's ("free breakfast" / "... on Sundays"), or
-    the same words but one replaced by another, two or more shared ("the store pays" /
-    "the customer pays"; "by e-mail" / "by WhatsApp"), or a shared word, words of its own
-    on each side and an amount, date or duration on each side the other lacks ("Clothes
-    can be exchanged within 30 days" / "If it did not fit, the customer has 15 days to ask
-    for another size"; durations in the largest unit they fill: "12 meses" is "1 ano").
-    A claim whose words hold all of the other's adds to it ("Frete de R$ 15" / "Frete de
-    R$ 25 para o Norte"): no versions.
+    the other: not the same statement, and with the same content words and parties once
+    values are set aside ("5% on Pix, 3% on boleto" / "3% on Pix, 5% on boleto"; "R$ 15" /
+    "R$ 20"; "must" / "may"), unless one only adds a value to the other's ("free
+    breakfast" / "... on Sundays"); or with the same words and values but one word
+    replaced by another, two or more shared ("the store pays" / "the customer pays"; "by
+    e-mail" / "by WhatsApp"). A word replaced and the values changed too reads as two
+    subjects, each with its own value ("Gold members get 20%" / "Silver members get 10%").
     """
     if same_statement(old, new):
         return False
     mine, theirs = _plain_terms(old), _plain_terms(new)
-    if mine == theirs:  # unless one only adds a value ("free breakfast" / "... on Sundays")
-        said, saying = values_of(old), values_of(new)
+    said, saying = _values(old), _values(new)
+    if mine == theirs:
         return not (said < saying or saying < said)
-    if (len(mine - theirs) == 1 and len(theirs - mine) == 1 and len(mine & theirs) >= 2):
-        return True
-    return bool(mine & theirs and mine - theirs and theirs - mine and any(values_apart(old, new)))
+    return len(mine - theirs) == 1 and len(theirs - mine) == 1 and len(mine & theirs) >= 2 and said == saying
 
 
-def values_apart(old: str, new: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The amounts, dates and durations only `old` states and only `new` does, as value
-    tokens (durations in the largest unit they fill); both empty unless each has one.
-    """
-    mine = frozenset(map(whole_duration, values_of(old)))
-    theirs = frozenset(map(whole_duration, values_of(new)))
-    if mine - theirs and theirs - mine:
-        return mine - theirs, theirs - mine
-    return frozenset(), frozenset()
+def _values(text: str) -> frozenset[str]:
+    """The amounts, dates and durations of `text`, durations in the largest unit they fill."""
+    return frozenset(map(whole_duration, values_of(text)))
 
 
 def _plain_terms(text: str) -> frozenset[str]:
@@ -244,9 +233,7 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         dropped = in_words((values_of(old_body) | values_of(new_body)) - values_of(cleaned))
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     if lists_versions(cleaned, old_body, new_body):
-        on_record, here = values_apart(old_body, new_body)
-        differ = [*(f"{v} here" for v in in_words(here)), *(f"{v} on record" for v in in_words(on_record))]
-        return MergeVerdict(None, f"{LISTED}:{', '.join(differ)}" if differ else LISTED)
+        return MergeVerdict(None, LISTED)
     return MergeVerdict(cleaned, RELATED)
 
 

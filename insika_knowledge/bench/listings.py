@@ -1,0 +1,111 @@
+"""``bench --consolidation``, listed merges: does the merge guard refuse two versions of one
+claim written side by side, and only those?
+
+``benchmarks/consolidation/listings.jsonl`` holds 244 cases a fresh reader wrote without
+reading the analyser (English and Brazilian Portuguese, 21 kinds): a rule on record
+(``old``), a sighting (``new``) and the merged text a merge model that answered "related"
+wrote (``merged``: both sides side by side, joined by a space, a line end or "; ", in
+either order, sometimes lightly reworded). ``label`` says what the two are:
+
+- ``versions``: two versions of one rule (a changed value, party, place, channel,
+  direction, modality, condition or negation); the merged text folds a change into one
+  record, and the guard must refuse it (a conflict for a person);
+- ``adds``: two claims that are true together (an exception beside its rule, a qualifier,
+  two subjects each with its own value, a second fact); the guard must accept it.
+
+Each case is read by `consolidate.interpret_merge`, the guard the write path runs. Split by
+parity of the id (even = ``dev``, odd = ``test``); the listing rule
+(`consolidate.merge.lists_versions`) was chosen on ``dev`` only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from insika_knowledge.bench.datasets import benchmark_data
+from insika_knowledge.consolidate import interpret_merge
+from insika_knowledge.errors import UserError
+from insika_knowledge.extract.model import MergeAnswer
+
+#: The labels of a listed merge.
+LISTING_LABELS: Final = ("versions", "adds")
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One labelled listed merge (see the module doc)."""
+
+    id: int
+    lang: str
+    kind: str
+    label: str
+    old: str
+    new: str
+    merged: str
+
+    @property
+    def half(self) -> str:
+        """``dev`` for an even id, ``test`` for an odd one."""
+        return "dev" if self.id % 2 == 0 else "test"
+
+
+def load_listings(path: Path | None = None) -> list[Listing]:
+    """Read the listed merges (`path`, or ``benchmarks/consolidation/listings.jsonl``).
+
+    Raises:
+        UserError: the file is missing, or a line is not a listed merge (file and line named).
+    """
+    path = path if path is not None else benchmark_data("consolidation/listings.jsonl")
+    if not path.is_file():
+        raise UserError(f"{path} does not exist: the listed merges live in benchmarks/consolidation/")
+    out: list[Listing] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            out.append(Listing(int(row["id"]), row["lang"], row["kind"], row["label"], row["old"], row["new"],
+                               row["merged"]))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{path}:{number}: not a listed merge ({exc})") from None
+        if out[-1].label not in LISTING_LABELS:
+            raise UserError(f"{path}:{number}: label {out[-1].label!r} is not one of {', '.join(LISTING_LABELS)}")
+    return out
+
+
+def listing_figures(listings: list[Listing]) -> dict[str, dict[str, Any]]:
+    """Per half: how many of each label the guard refused (``refused``) and why.
+
+    Returns:
+        ``{"dev": {"versions": n, "versions_refused": k, "adds": m, "adds_refused": j,
+        "why": {reason: count}}, "test": {...}}``; a reason is `MergeVerdict.why` up to
+        its first colon.
+    """
+    figures: dict[str, dict[str, Any]] = {}
+    for half in ("dev", "test"):
+        counts: Counter[str] = Counter()
+        why: Counter[str] = Counter()
+        for case in (c for c in listings if c.half == half):
+            verdict = interpret_merge(MergeAnswer("related", case.merged), case.old, case.new)
+            counts[case.label] += 1
+            if verdict.body is None:
+                counts[f"{case.label}_refused"] += 1
+                why[f"{case.label}:{verdict.why.split(':', 1)[0]}"] += 1
+        figures[half] = {**{k: counts[k] for k in (*LISTING_LABELS, *(f"{k}_refused" for k in LISTING_LABELS))},
+                         "why": dict(sorted(why.items()))}
+    return figures
+
+
+def listing_lines(figures: dict[str, dict[str, Any]]) -> list[str]:
+    """The report lines of `listing_figures`."""
+    lines = ["listed merges (benchmarks/consolidation/listings.jsonl: a merge model answered related and "
+             "wrote both sides; dev = even ids, test = odd ids):"]
+    for half, f in figures.items():
+        lines.append(f"  {half}: versions of one rule refused {f['versions_refused']} of {f['versions']} "
+                     f"(a change folded otherwise); claims that add to each other refused {f['adds_refused']} "
+                     f"of {f['adds']} (a needless conflict)")
+    return lines
