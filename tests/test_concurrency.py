@@ -88,11 +88,13 @@ def related_worker(path: str, base_url: str, index: int, start: mp.Barrier) -> l
     outcomes = []
     for i in range(RELATED_EACH):
         # The fake merges by keeping both statements: the merge guard (`keeps_details`)
-        # accepts it, so any conflict is the concurrency's.
+        # accepts it, so any conflict is the concurrency's. Each lane has its own amount:
+        # two lanes with the same amount would read as two versions of one rule listed
+        # side by side (`lists_versions`), a conflict of the guard's, not the concurrency's.
         region, lane = REGIONS[index], LANES[i]
         candidate = Candidate("frete-gratis", "Free shipping above R$ 199.", "policy",
-                              f"Region {region}, lane {lane}: orders above R$ 199 ship free "
-                              f"from the {lane} warehouse.")
+                              f"Region {region}, lane {lane}: orders above R$ {199 + 10 * index + i} ship "
+                              f"free from the {lane} warehouse.")
         outcomes.append(sight(store, AGENT, candidate, session_id=f"w{index}-s{i}", turn_id="t1",
                               model=model))
     store.close()

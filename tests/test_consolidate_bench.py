@@ -206,9 +206,9 @@ def test_a_listed_merge_that_is_no_case_names_its_line(tmp_path: Path) -> None:
     from insika_knowledge.bench.listings import load_listings
 
     path = tmp_path / "listings.jsonl"
-    path.write_text('{"id": 1, "lang": "en", "kind": "k", "label": "versions", "old": "a", "new": "b", "merged": "a b"}\n'
-                    '{"id": 2, "lang": "en", "kind": "k", "label": "maybe", "old": "a", "new": "b", "merged": "a b"}\n',
-                    encoding="utf-8")
+    row = {"lang": "en", "kind": "k", "old": "a", "new": "b", "merged": "a b"}
+    path.write_text(json.dumps({**row, "id": 1, "label": "versions"}) + "\n"
+                    + json.dumps({**row, "id": 2, "label": "maybe"}) + "\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"listings.jsonl:2: label 'maybe' is not one of versions, adds"):
         load_listings(path)
     path.write_text('{"id": 1}\n', encoding="utf-8")
