@@ -8,6 +8,7 @@ of the database file, its WAL, or the exports holds the value, in any of its spe
 
 from __future__ import annotations
 
+import datetime
 import re
 import uuid
 from pathlib import Path
@@ -148,6 +149,63 @@ def test_no_value_of_the_new_kinds_reaches_any_stored_byte(tmp_path_factory: pyt
     for spelling in _spellings(secret):
         assert spelling.encode("utf-8") not in stored, (kind, spelling)
         assert spelling.lower().encode("utf-8") not in stored.lower(), (kind, spelling)
+
+
+ips = st.one_of(
+    st.tuples(st.sampled_from(["Meu IP é", "IP address:", "endereço de IP", "my IP is"]),
+              st.ip_addresses(v=4).filter(lambda a: a.is_global).map(str)),
+    st.tuples(st.sampled_from(["", "acesso de "]), st.ip_addresses(v=6).filter(lambda a: a.is_global).map(str)),
+)
+_MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December")
+birth_dates = st.tuples(
+    st.sampled_from(["Data de nascimento:", "nasci em", "DOB:", "date of birth", "born on", "nascida em"]),
+    st.dates(min_value=datetime.date(1930, 1, 1), max_value=datetime.date(2010, 12, 31)),
+    st.sampled_from(["{d:%d/%m/%Y}", "{d:%Y-%m-%d}", "{month} {d.day}, {d.year}"]),
+).map(lambda t: (t[0], t[2].format(d=t[1], month=_MONTHS_EN[t[1].month - 1])))
+voter_ids = st.tuples(st.sampled_from(["título de eleitor", "Título eleitoral nº", "voter id:"]),
+                      st.text("0123456789", min_size=12, max_size=12),
+                      st.booleans()).map(lambda t: (t[0], f"{t[1][:4]} {t[1][4:8]} {t[1][8:]}" if t[2] else t[1]))
+passwords = st.tuples(st.sampled_from(["minha senha é", "my password is", "a senha do app é", "my PIN is"]),
+                      st.from_regex(r"[a-z]{3,8}[0-9]{2,4}", fullmatch=True))
+
+
+@pytest.mark.parametrize("kind", ["ip", "birth_date", "voter_id", "password"])
+@SETTINGS
+@given(data=st.data())
+def test_no_value_known_by_its_cue_reaches_any_stored_byte(tmp_path_factory: pytest.TempPathFactory,
+                                                             kind: str, data: st.DataObject) -> None:
+    """An IP address, a date of birth, a voter id and a password said in prose (the last
+    note's findings) reach no stored byte: the name is proposed as a model writes it."""
+    cue, secret = data.draw({"ip": ips, "birth_date": birth_dates, "voter_id": voter_ids,
+                             "password": passwords}[kind])
+    text = f"{cue} {secret}".strip()
+    stored = _learn_and_export(tmp_path_factory.mktemp(kind), text, f"Dados {text}")
+    assert stored, "nothing was written"
+    for spelling in _spellings(secret):
+        assert spelling.encode("utf-8") not in stored, (kind, spelling)
+        assert spelling.lower().encode("utf-8") not in stored.lower(), (kind, spelling)
+
+
+@pytest.mark.parametrize("kept", [
+    "A promoção vai até 12/03/2025.", "O aniversário da loja é 12 de março.", "Use a versão 2.4.1.0 do app.",
+    "A reunião é às 10:30:00.", "A senha é enviada por SMS.", "Password is required.", "O pedido 12.345.678-9 saiu.",
+    "Pix: 5% de desconto.", "Order 123e4567-e89b-12d3-a456-426614174000 shipped.",
+])
+def test_what_only_looks_like_a_cued_datum_is_kept(kept: str) -> None:
+    from insika_knowledge.privacy import scrub
+
+    assert redact(scrub(kept)).text == kept
+
+
+@pytest.mark.parametrize(("said", "placeholder"), [
+    ("Minha chave pix aleatória é 123e4567-e89b-12d3-a456-426614174000.", "[pix]"),  # a version-1 UUID
+    ("Segue a chave 123e4567-e89b-12d3-a456-426614174000 para o pix.", "[pix]"),
+    ("Manda o doc 12.345.678-0, por favor.", "[rg]"),  # its digit does not check
+    ("Meu IP é 187.45.23.101.", "[ip]"),  # was read as a phone
+])
+def test_the_last_notes_spellings_are_redacted(said: str, placeholder: str) -> None:
+    assert placeholder in redact(said).text
 
 
 def test_a_business_published_number_survives_and_a_customers_does_not(tmp_path: Path) -> None:

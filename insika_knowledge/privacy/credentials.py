@@ -8,7 +8,7 @@ so a key typed into a command never reaches the procedure graph. Two kinds of ru
   JWTs, PEM private keys);
 - contexts: a value that is a secret by where it stands (``Authorization: Bearer x``,
   ``--password x``, ``DB_PASSWORD=x``, ``https://user:x@host``, ``?token=x``,
-  ``"api_key": "x"``, ``mysql -px``).
+  ``"api_key": "x"``, ``mysql -px``; in prose, "minha senha é x1", "my PIN is 4821").
 
 `scrub` is idempotent: ``scrub(scrub(s)) == scrub(s)``.
 """
@@ -123,6 +123,17 @@ _RULES: Final[list[_Rule]] = [
         re.compile(r"(?im)^(\s*[A-Za-z0-9_-]*(?:" + _NAMES + r")\s*:\s+)(?![\"'])([^\s#,}]+)"),
         r"\1" + SECRET,
     ),
+    # a password or PIN said in prose: "minha senha é girassol123", "my PIN is 4821",
+    # "a senha do wifi é loja2024" (a value with a digit or a sign, four characters or more;
+    # "a senha é enviada por SMS" and "password is required" keep their words)
+    (
+        re.compile(
+            r"(?i)(\b(?:senha|password|passcode|passphrase|pin|c[óo]digo\s+de\s+acesso|access\s+code)"
+            r"(?:\s+(?:d[oae]s?|of|for)(?:\s+[^\W\d_]+){1,2})?\s*(?:é|is|was|era|foi|será|:|=)\s*)"
+            r"(?!<SECRET>)([\"'“]?)((?=[^\s\"'”]*[\d!@#$%&*?_+=-])[^\s\"'”]{4,}?)([\"'”]?)(?=[\s.,;!?)]|$)"
+        ),
+        lambda m: m.group(1) + m.group(2) + SECRET + m.group(4),
+    ),
     # shapes
     (
         re.compile(
@@ -162,6 +173,11 @@ _HINTS: Final = (
     "key:",
     "passw",
     "passph",
+    "passcode",
+    "senha",
+    "pin",
+    "acesso",
+    "access code",
     "secret",
     "sig=",
     "signature=",

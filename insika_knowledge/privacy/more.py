@@ -4,7 +4,8 @@ Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.r
 runs them in its pipeline and replaces each span with the kind's placeholder.
 
 - ``pix``: a PIX key. A random key (EVP) is a version-4 UUID (any case, with or without
-  hyphens; other UUID versions are ids, left to their owners); right after "chave pix",
+  hyphens; other UUID versions are ids, left to their owners, unless their sentence
+  speaks of PIX or of a key: "Segue a chave ... para o pix"); right after "chave pix",
   "pix key", "pix:" or "chave aleatória" / "random key" (with whose it is, "chave pix do
   cliente:", "pix key of the customer:"), a key of any PIX kind (a UUID of
   any version, an e-mail, a phone, a CPF or CNPJ: 10 digits or more), so "Pix: 5% de
@@ -20,8 +21,9 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   "identidade" or "registro geral" (with a state prefix or not); a state's initials
   joined to the dotted layout or by a hyphen to 7-10 digits (``MG-12.345.678``,
   ``RJ-1234567``; "SP 01415-000" is a CEP); elsewhere the São Paulo
-  layout ``12.345.678-9`` / ``12.345.678-X`` when its mod-11 digit checks (python-stdnum
-  has no RG module: each state has its own rules, most without a check digit).
+  layout ``12.345.678-9`` / ``12.345.678-X`` when its mod-11 digit checks, or after
+  "doc" / "documento" whether it checks or not (python-stdnum has no RG module: each
+  state has its own rules, most without a check digit).
 - ``address``: a street address. Brazilian: a street word (Rua, R., Avenida, Av.,
   Alameda, Travessa, Estrada, Rodovia, Praça, Largo...), its name and a number
   (``Rua das Flores, 123``, ``Av. Paulista 1000, apto 42``) or "s/n" (no number), with an
@@ -59,7 +61,8 @@ _UUID_RE: Final = re.compile(
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])")
 _PIX_KEY_RE: Final = re.compile(
-    r"(?i)\b(?:chave\s+(?:do\s+)?pix|chave\s+aleat[óo]ria|random\s+key|pix\s+key|pix)"
+    r"(?i)\b(?:(?:chave\s+(?:do\s+)?pix|pix\s+key)(?:\s+(?:aleat[óo]ria|random|evp))?|chave\s+aleat[óo]ria"
+    r"|random\s+(?:pix\s+)?key|pix)"
     r"(?:\s+(?:d[oa]s?|of(?:\s+the)?)\s+[^\W\d_]+)?"  # whose key: "chave pix do cliente:", "pix key of the customer:"
     r"(?P<sep>\s*(?:(?:e|é|is|:|=|-)\s*)+|\s+)"
     r"(?P<key>\+?[\w.@+\-()\[\]/]*\w[\w.@+\-()/]*)")
@@ -71,11 +74,24 @@ _KEY_SHAPE_RE: Final = re.compile(
     r"|\+?(?:\d[\s.\-()/]?){10,})$")
 
 
+#: Any UUID: a PIX key when its sentence speaks of PIX or of a key ("Segue a chave ... para o pix").
+_ANY_UUID_RE: Final = re.compile(
+    r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![0-9A-Za-z])")
+_PIX_SENTENCE_RE: Final = re.compile(r"(?i)\bpix\b|\bchave\b")
+_SENTENCE_MARK_RE: Final = re.compile(r"[.!?\n]\s")
+
+
 def find_pix(text: str) -> list[Span]:
-    """PIX random keys (UUIDs) anywhere, and a key after a PIX cue ("chave pix", "pix:",
-    "pix key is", "chave aleatória"...) when it has the shape of a PIX key kind (`_KEY_SHAPE_RE`).
+    """PIX random keys (version-4 UUIDs) anywhere, a UUID of any version in a sentence that
+    speaks of PIX or of a key, and a key after a PIX cue ("chave pix", "pix:", "pix key is",
+    "chave pix aleatória"...) when it has the shape of a PIX key kind (`_KEY_SHAPE_RE`).
     """
     spans = [m.span() for m in _UUID_RE.finditer(text)]
+    for m in _ANY_UUID_RE.finditer(text):
+        starts = [s.end() for s in _SENTENCE_MARK_RE.finditer(text, 0, m.start())]
+        end = _SENTENCE_MARK_RE.search(text, m.end())
+        if _PIX_SENTENCE_RE.search(text[starts[-1] if starts else 0:end.start() if end else len(text)]):
+            spans.append(m.span())
     for m in _PIX_KEY_RE.finditer(text):
         key = m.group("key")
         if "[" in key or not _KEY_SHAPE_RE.match(key.rstrip(".,;:)")):
@@ -161,9 +177,15 @@ def find_rgs(text: str) -> list[Span]:
     spans += [m.span() for m in _RG_STATE_RE.finditer(text)
               if not _PRODUCT_CODE_RE.search(text, max(0, m.start() - 16), m.start())]
     for m in _RG_SP_RE.finditer(text):
-        if rg_sp_valid(m.group(1) + m.group(2) + m.group(3), m.group(4)):
+        if rg_sp_valid(m.group(1) + m.group(2) + m.group(3), m.group(4)) \
+                or _DOCUMENT_BEFORE_RE.search(text, max(0, m.start() - 24), m.start()):
             spans.append(m.span())
     return spans
+
+
+#: "doc" or "documento" right before an RG's dotted layout ("doc 12.345.678-9"): an RG
+#: whether its digit checks or not.
+_DOCUMENT_BEFORE_RE: Final = re.compile(r"(?i)\bdoc(?:umento)?\.?(?:\s+n[º°o.]?)?\s*(?:(?:é|e|is|:|=|-)\s*)*$")
 
 
 # --------------------------------------------------------------------------- local phone

@@ -83,6 +83,7 @@ from stdnum import luhn as _luhn
 from stdnum.br import cnpj as _cnpj
 from stdnum.br import cpf as _cpf
 
+from insika_knowledge.privacy.cued import find_birth_dates, find_ips, find_voter_ids
 from insika_knowledge.privacy.more import (
     find_addresses,
     find_boletos,
@@ -109,6 +110,9 @@ PLACEHOLDERS: dict[str, str] = {
     "rg": "[rg]",
     "address": "[address]",
     "name": "[name]",
+    "ip": "[ip]",
+    "birth_date": "[birth_date]",
+    "voter_id": "[voter_id]",
 }
 
 
@@ -671,6 +675,9 @@ def _find_all_phones(text: str) -> list[Span]:
 
 _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("email", _find_emails),
+    ("ip", find_ips),
+    ("birth_date", find_birth_dates),
+    ("voter_id", find_voter_ids),
     ("pix", find_pix),
     ("iban", _find_ibans),
     ("boleto", find_boletos),
@@ -856,9 +863,12 @@ def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
     """Replace the personal data in ``text`` with typed placeholders.
 
     Emails, phone numbers, CPFs, CNPJs, payment card numbers, IBANs, PIX keys, boleto
-    lines, RG numbers, street addresses and a person's name next to any of them become
-    ``[email]``, ``[phone]``, ``[cpf]``, ``[cnpj]``, ``[card]``, ``[iban]``, ``[pix]``,
-    ``[boleto]``, ``[rg]``, ``[address]`` and ``[name]`` (see `PLACEHOLDERS`). CPFs, CNPJs,
+    lines, RG numbers, street addresses, IP addresses, dates of birth, voter ids and a
+    person's name next to a contact become ``[email]``, ``[phone]``, ``[cpf]``, ``[cnpj]``,
+    ``[card]``, ``[iban]``, ``[pix]``, ``[boleto]``, ``[rg]``, ``[address]``, ``[ip]``,
+    ``[birth_date]``, ``[voter_id]`` and ``[name]`` (see `PLACEHOLDERS`; the last three
+    kinds and an IPv4 address only after the words that name them:
+    `insika_knowledge.privacy.cued`). CPFs, CNPJs,
     cards and IBANs are only replaced when their check digits are valid (the others fail
     closed, see `insika_knowledge.privacy.more`). CEPs, order numbers, prices, dates,
     times, quantities and ids are kept, and so are toll-free numbers and the business

@@ -1,0 +1,86 @@
+"""Personal data known by the words before it: an IP address, a date of birth, a voter id.
+
+Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.redact`
+runs them in its pipeline and replaces each span with the kind's placeholder.
+
+- ``ip``: an IPv4 address (four dotted numbers, each 0-255, read by the standard
+  library's `ipaddress`) after "IP" ("meu IP é ...", "IP address: ...", "endereço de IP
+  ..."), and an IPv6 address anywhere (two colons or more and a hexadecimal group, so a
+  time such as "10:30:00" is no address). A version number ("versão 2.4.1.0") has no cue.
+- ``birth_date``: a date (``12/03/1985``, ``1985-03-12``, ``12 de março de 1985``,
+  ``March 12, 1985``, ``12 March 1985``) right after a word of birth ("nasci em",
+  "nascido(a) em", "data de nascimento", "nascimento:", "meu aniversário", "DOB", "date
+  of birth", "born on", "my birthday"). Any other date (a sale's, a delivery's, the
+  store's anniversary) is kept.
+- ``voter_id``: a Brazilian voter id (título de eleitor, 12 digits, spaces allowed) after
+  "título de eleitor", "título eleitoral" or "voter id"; fail closed (its two check digits
+  are not required: python-stdnum has no module for it).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Final
+
+Span = tuple[int, int]
+
+# --------------------------------------------------------------------------- ip
+
+_IP_CUE: Final = r"(?:\bIP\b|\bIPv[46]\b|endere[çc]o\s+(?:de\s+)?IP|IP\s+address)"
+_IPV4_AFTER_CUE_RE: Final = re.compile(
+    rf"(?i){_IP_CUE}[^\n\d]{{0,30}}?(?P<ip>(?<![\d.])\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?![\d]|\.\d))")
+_IPV6_RE: Final = re.compile(
+    r"(?<![\w:])(?=[0-9A-Fa-f:]*[A-Fa-f0-9]{3})[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
+
+
+def find_ips(text: str) -> list[Span]:
+    """IPv4 addresses after an IP cue, and IPv6 addresses anywhere (see the module doc)."""
+    spans = [m.span("ip") for m in _IPV4_AFTER_CUE_RE.finditer(text) if _address(m.group("ip"))]
+    spans += [m.span() for m in _IPV6_RE.finditer(text) if m.group().count(":") >= 2 and _address(m.group())]
+    return spans
+
+
+def _address(value: str) -> bool:
+    """True when `value` is an IP address the standard library reads."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- birth date
+
+_MONTHS: Final = (
+    r"(?:janeiro|fevereiro|mar[çc]o|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro"
+    r"|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DATE: Final = (
+    r"(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}"  # 12/03/1985, 12-03-85
+    r"|\d{4}-\d{1,2}-\d{1,2}"  # 1985-03-12
+    rf"|\d{{1,2}}(?:º|o)?\s+(?:de\s+)?{_MONTHS}(?:\s+(?:de\s+)?\d{{4}})?"  # 12 de março de 1985, 12 March 1985
+    rf"|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})")  # March 12, 1985
+_BIRTH_CUE: Final = (
+    r"(?:nasci(?:do|da)?\s+(?:em|no\s+dia|dia)|data\s+de\s+nascimento|nascimento|\bDOB\b"
+    r"|(?:meu|minha|seu|sua|my|your|his|her)\s+(?:anivers[áa]rio|birthday)"
+    r"|date\s+of\s+birth|birth\s*date|born\s+(?:on|in))")
+_BIRTH_DATE_RE: Final = re.compile(
+    rf"(?i){_BIRTH_CUE}(?:\s*(?:é|e|is|was|foi|:|=|-|em|on|dia)\s*)*\s*(?P<date>{_DATE})(?![\d])")
+
+
+def find_birth_dates(text: str) -> list[Span]:
+    """Dates right after a word of birth (see the module doc)."""
+    return [m.span("date") for m in _BIRTH_DATE_RE.finditer(text)]
+
+
+# --------------------------------------------------------------------------- voter id
+
+_VOTER_ID_RE: Final = re.compile(
+    r"(?i)(?:t[íi]tulo\s+(?:de\s+)?eleitor(?:al)?|t[íi]tulo\s+eleitoral|voter\s+id)"
+    r"\s*(?:n[º°o.]?\s*)?(?:(?:é|e|is|:|=|-)\s*)*(?P<number>\d(?:[ .]?\d){11})(?!\d)")
+
+
+def find_voter_ids(text: str) -> list[Span]:
+    """Voter ids (12 digits) after a voter-id cue (see the module doc)."""
+    return [m.span("number") for m in _VOTER_ID_RE.finditer(text)]
