@@ -191,6 +191,8 @@ def test_no_value_known_by_its_cue_reaches_any_stored_byte(tmp_path_factory: pyt
     "A promoção vai até 12/03/2025.", "O aniversário da loja é 12 de março.", "Use a versão 2.4.1.0 do app.",
     "A reunião é às 10:30:00.", "A senha é enviada por SMS.", "Password is required.", "O pedido 12.345.678-9 saiu.",
     "Pix: 5% de desconto.", "Order 123e4567-e89b-12d3-a456-426614174000 shipped.",
+    "The password is case-sensitive.", "Linha Nascimento 2025 chega dia 12/03/2025", "Birthday sale: March 12, 2025",
+    "Nota fiscal nº 1234 5678 9012", "Kit Nascimento do Bebê R$ 199", "a senha deve ter 8 caracteres",
 ])
 def test_what_only_looks_like_a_cued_datum_is_kept(kept: str) -> None:
     from insika_knowledge.privacy import scrub
@@ -203,9 +205,18 @@ def test_what_only_looks_like_a_cued_datum_is_kept(kept: str) -> None:
     ("Segue a chave 123e4567-e89b-12d3-a456-426614174000 para o pix.", "[pix]"),
     ("Manda o doc 12.345.678-0, por favor.", "[rg]"),  # its digit does not check
     ("Meu IP é 187.45.23.101.", "[ip]"),  # was read as a phone
+    # an attack's spellings: informal cues, whose it is, ordinals, dotted voter ids
+    ("dt nasc 05/11/1979", "[birth_date]"), ("a data de nascimento dela é 30/06/1995", "[birth_date]"),
+    ("DOB: 12th March 1985", "[birth_date]"), ("D.O.B. 07/04/1990", "[birth_date]"),
+    ("born on the 3rd of January, 2001", "[birth_date]"), ("nasci 12/03/1985 e quero atualizar", "[birth_date]"),
+    ("meu titulo eh 876543210221", "[voter_id]"), ("Título: 2145.3697.0116", "[voter_id]"),
+    ("minha senha eh abc123", "<SECRET>"), ("a senha nova é Brasil2024!", "<SECRET>"),
+    ("senha atual: qwerty789, senha nova: Qwerty!790", "senha nova: <SECRET>"), ("pin code is 0492", "<SECRET>"),
 ])
 def test_the_last_notes_spellings_are_redacted(said: str, placeholder: str) -> None:
-    assert placeholder in redact(said).text
+    from insika_knowledge.privacy import scrub
+
+    assert placeholder in redact(scrub(said)).text
 
 
 def test_a_business_published_number_survives_and_a_customers_does_not(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def cpf_check_digits(base: str) -> str:
 # --------------------------------------------------------------------------- API
 
 
-def test_placeholders_are_exactly_the_eleven_kinds() -> None:
+def test_placeholders_are_exactly_the_fourteen_kinds() -> None:
     assert PLACEHOLDERS == {
         "email": "[email]",
         "phone": "[phone]",
@@ -38,6 +38,9 @@ def test_placeholders_are_exactly_the_eleven_kinds() -> None:
         "rg": "[rg]",
         "address": "[address]",
         "name": "[name]",
+        "ip": "[ip]",
+        "birth_date": "[birth_date]",
+        "voter_id": "[voter_id]",
     }
 
 

@@ -39,6 +39,15 @@ _VALUE: Final = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"&;|]+)"
 
 _Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 
+
+def _prose_secret(match: re.Match[str]) -> str:
+    """A password said in prose replaced, the sentence's closing marks and quote kept
+    ("... é abc123." keeps its period; "Summer2024!" is taken whole: the "!" may be its own).
+    """
+    value = match.group(3)
+    kept = len(value) - len(value.rstrip(".,;:)?\"'”"))
+    return match.group(1) + match.group(2) + SECRET + value[len(value) - kept:]
+
 _RULES: Final[list[_Rule]] = [
     # PEM private keys, terminated or cut off
     (
@@ -123,16 +132,20 @@ _RULES: Final[list[_Rule]] = [
         re.compile(r"(?im)^(\s*[A-Za-z0-9_-]*(?:" + _NAMES + r")\s*:\s+)(?![\"'])([^\s#,}]+)"),
         r"\1" + SECRET,
     ),
-    # a password or PIN said in prose: "minha senha é girassol123", "my PIN is 4821",
-    # "a senha do wifi é loja2024" (a value with a digit or a sign, four characters or more;
-    # "a senha é enviada por SMS" and "password is required" keep their words)
+    # a password or PIN said in prose: "minha senha é girassol123", "my PIN is 4821", "a
+    # senha nova eh Brasil2024!", "coloquei a senha flamengo10" (a value with a digit or a
+    # sign other than a hyphen, four characters or more; "a senha é enviada por SMS",
+    # "password is required" and "the password is case-sensitive" keep their words)
     (
         re.compile(
-            r"(?i)(\b(?:senha|password|passcode|passphrase|pin|c[óo]digo\s+de\s+acesso|access\s+code)"
-            r"(?:\s+(?:d[oae]s?|of|for)(?:\s+[^\W\d_]+){1,2})?\s*(?:é|is|was|era|foi|será|:|=)\s*)"
-            r"(?!<SECRET>)([\"'“]?)((?=[^\s\"'”]*[\d!@#$%&*?_+=-])[^\s\"'”]{4,}?)([\"'”]?)(?=[\s.,;!?)]|$)"
+            r"(?i)(\b(?:senha|password|passcode|passphrase|pin(?:\s+code)?|c[óo]digo\s+de\s+acesso|access\s+code)"
+            r"(?:\s+(?:d[oae]s?|of|for)(?:\s+[^\W\d_]+){1,2})?"
+            r"(?:\s+(?:nova|novo|atual|provis[óo]ria|tempor[áa]ria|antiga|new|current|temporary|old))?"
+            r"(?:\s+(?:que\s+\w+\s+\w+|you\s+\w+))?"
+            r"(?:\s*(?:é|eh|is|was|era|foi|será|:|=)\s*|\s+))"
+            r"(?!<SECRET>)([\"'“]?)((?=[^\s\"'”]*[\d!@#$%&*?_+=])[^\s\"'”]{4,})",
         ),
-        lambda m: m.group(1) + m.group(2) + SECRET + m.group(4),
+        _prose_secret,
     ),
     # shapes
     (

@@ -8,12 +8,13 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   ..."), and an IPv6 address anywhere (two colons or more and a hexadecimal group, so a
   time such as "10:30:00" is no address). A version number ("versão 2.4.1.0") has no cue.
 - ``birth_date``: a date (``12/03/1985``, ``1985-03-12``, ``12 de março de 1985``,
-  ``March 12, 1985``, ``12 March 1985``) right after a word of birth ("nasci em",
-  "nascido(a) em", "data de nascimento", "nascimento:", "meu aniversário", "DOB", "date
-  of birth", "born on", "my birthday"). Any other date (a sale's, a delivery's, the
-  store's anniversary) is kept.
-- ``voter_id``: a Brazilian voter id (título de eleitor, 12 digits, spaces allowed) after
-  "título de eleitor", "título eleitoral" or "voter id"; fail closed (its two check digits
+  ``March 12, 1985``, ``12th March 1985``) right after a word of birth ("nasci (em)",
+  "nascido(a) em", "data de nascimento (dela)", "dt nasc", "nasc.", "DN", "meu aniversário",
+  "DOB", "D.O.B.", "date of birth", "born (on)", "my birthday"). Any other date (a
+  sale's, a delivery's, the store's anniversary) is kept.
+- ``voter_id``: a Brazilian voter id (título de eleitor, 12 digits, spaces or dots allowed)
+  after "título (de eleitor)", "título eleitoral", "inscrição eleitoral", "voter id" or
+  "voter registration (number)"; fail closed (its two check digits
   are not required: python-stdnum has no module for it).
 """
 
@@ -57,16 +58,20 @@ _MONTHS: Final = (
     r"|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _DATE: Final = (
-    r"(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}"  # 12/03/1985, 12-03-85
+    r"(?:\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}"  # 12/03/1985, 12-03-85, 12/3/90
     r"|\d{4}-\d{1,2}-\d{1,2}"  # 1985-03-12
-    rf"|\d{{1,2}}(?:º|o)?\s+(?:de\s+)?{_MONTHS}(?:\s+(?:de\s+)?\d{{4}})?"  # 12 de março de 1985, 12 March 1985
+    rf"|(?:the\s+)?\d{{1,2}}(?:º|o|st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTHS},?(?:\s+(?:de\s+)?\d{{4}})?"
+    # 12 de março de 1985, 12th March 1985, the 3rd of January, 2001
     rf"|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})")  # March 12, 1985
 _BIRTH_CUE: Final = (
-    r"(?:nasci(?:do|da)?\s+(?:em|no\s+dia|dia)|data\s+de\s+nascimento|nascimento|\bDOB\b"
-    r"|(?:meu|minha|seu|sua|my|your|his|her)\s+(?:anivers[áa]rio|birthday)"
-    r"|date\s+of\s+birth|birth\s*date|born\s+(?:on|in))")
-_BIRTH_DATE_RE: Final = re.compile(
-    rf"(?i){_BIRTH_CUE}(?:\s*(?:é|e|is|was|foi|:|=|-|em|on|dia)\s*)*\s*(?P<date>{_DATE})(?![\d])")
+    r"(?:\bnasci(?:do|da)?\b|d(?:ata|t)\.?\s+(?:de\s+)?nasc(?:imento|\.)?|\bnasc(?:imento)?\b\.?|\bDN\b"
+    r"|\bD\.?O\.?B\b\.?|(?:meu|minha|seu|sua|my|your|his|her)\s+(?:anivers[áa]rio|birthday)"
+    r"|date\s+of\s+birth|birth\s*date|\bborn\b)")
+#: Between a word of birth and its date: whose it is ("dela", "do cliente") and a verb or mark.
+_BIRTH_GAP: Final = (
+    r"(?:\s+(?:dele|dela|do\s+cliente|da\s+cliente|of\s+the\s+customer))?"
+    r"(?:\s*(?:é|eh|e|is|was|foi|:|=|-|\u2014|\u2013|em|on|dia|no\s+dia|in)\s*)*\s*")
+_BIRTH_DATE_RE: Final = re.compile(rf"(?i){_BIRTH_CUE}{_BIRTH_GAP}(?P<date>{_DATE})(?![\d])")
 
 
 def find_birth_dates(text: str) -> list[Span]:
@@ -77,8 +82,9 @@ def find_birth_dates(text: str) -> list[Span]:
 # --------------------------------------------------------------------------- voter id
 
 _VOTER_ID_RE: Final = re.compile(
-    r"(?i)(?:t[íi]tulo\s+(?:de\s+)?eleitor(?:al)?|t[íi]tulo\s+eleitoral|voter\s+id)"
-    r"\s*(?:n[º°o.]?\s*)?(?:(?:é|e|is|:|=|-)\s*)*(?P<number>\d(?:[ .]?\d){11})(?!\d)")
+    r"(?i)(?:t[íi]tulo(?:\s+(?:de\s+)?eleitor(?:al)?)?|inscri[çc][ãa]o\s+eleitoral"
+    r"|voter\s+(?:id|registration)(?:\s+(?:number|no\.?|#))?)"
+    r"\s*(?:n[º°o.]?\s*)?(?:(?:é|eh|e|is|:|=|-)\s*)*(?P<number>\d(?:[ .]?\d){11})(?!\d)")
 
 
 def find_voter_ids(text: str) -> list[Span]:
