@@ -1294,3 +1294,15 @@ def test_no_cost_at_all_and_exempt_say_free(a: str, b: str, alike: bool) -> None
     """Fourteenth newcomers' set (dev): "sem nenhum custo" is "sem custo"; "Taxa: isenta"
     is no fee."""
     assert same(a, b) is alike and same(b, a) is alike
+
+
+def test_installation_is_not_an_installment() -> None:
+    """Snowball stems "installation" and "installment" alike ("instal"): the synonym by
+    stem read installing as paying in parts, in both languages."""
+    from insika_knowledge.analysis.structure import tokens
+
+    assert tokens("Installation is free.")[0] == tokens("A instalação é grátis.")[0] == tokens("Instalamos.")[0]
+    assert tokens("Installation is free.")[0] != tokens("Installments are free.")[0]
+    assert tokens("O parcelamento é grátis.")[0] == tokens("Installments are free.")[0]
+    assert not same("Installation is free.", "Installments are free.")
+    assert not same("A instalação é grátis.", "O parcelamento é grátis.")

@@ -161,6 +161,8 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "coupon": "coupon coupons cupom cupons",
         "medicine": "medicine medicines medication medications medicamento medicamentos remedio remedios",
         "installment": "installment installments parcela parcelas",
+        "install": "install installs installed installing installation installations instalacao instalacoes "
+                   "instalar instalado instalada instalados instaladas instalamos",
         "payment": "pay pays paid paying payment payments pagar paga pagam pago pagos pagamento "
                    "pagamentos",
         "allow": "allow allows allowed permit permits permitted permitido permitida permitidos "
@@ -192,8 +194,9 @@ def _stem_synonyms() -> dict[str, str]:
 
 
 #: Stems that words outside a group share with it ("customs", "customization" and
-#: "customer" all stem to "custom").
-_SHARED_STEMS: Final = frozenset({"custom"})
+#: "customer" all stem to "custom"; "installation", "install" and "instalar" stem as
+#: "installment" does: "instal").
+_SHARED_STEMS: Final = frozenset({"custom", "instal"})
 
 
 #: Stems of the strict synonyms -> their group (`_stem_synonyms`).
