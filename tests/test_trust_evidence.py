@@ -1824,3 +1824,20 @@ def test_a_quote_that_runs_on_into_a_question_vouches_for_what_it_says() -> None
     asked = "Is shipping free on orders over R$ 200? Let me check."
     messages = said(("user", "Is shipping free?"), ("assistant", asked))
     assert assess(claim, "policy", messages, [asked]).quarantined  # a question of the claim is still one
+
+
+@pytest.mark.parametrize(("claim", "reply"), [
+    ("Instalação grátis\nA instalação é grátis.", "A entrega é grátis."),
+    ("Free installation\nInstallation is free.", "Delivery is free."),
+    ("Instalação grátis\nA instalação é grátis.", "Delivery is free."),
+])
+def test_a_quote_that_says_free_of_another_thing_vouches_for_nothing(claim: str, reply: str) -> None:
+    """The customer asks whether installation is free; the agent answers of delivery. The
+    quote shared "free" with the claim and half its words: it vouched."""
+    messages = [{"role": "user", "content": "A instalação é grátis?"}, {"role": "assistant", "content": reply}]
+    verdict = assess(claim, "policy", messages, [reply.rstrip(".")])
+    assert verdict.quarantined and verdict.evidence == "the quotes do not carry the claim's values or subject"
+    # the same reply vouches for what it says
+    said = "Entrega grátis\nA entrega é grátis." if "Entrega" in reply or "entrega" in reply else \
+        "Free delivery\nDelivery is free."
+    assert not assess(said, "policy", messages, [reply.rstrip(".")]).quarantined

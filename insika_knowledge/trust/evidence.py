@@ -1101,9 +1101,17 @@ def covers(claim: str, texts: Sequence[str]) -> bool:
     have = frozenset().union(*(content_terms(t) for t in texts)) if texts else frozenset()
     have |= frozenset().union(*(names(t) for t in texts)) if texts else frozenset()
     shared = wanted & have
+    subject = wanted - _PRICE_WORDS  # what the claim's price or "free" is of
     if _values(claim):  # values survive translation where words do not ("30 days' notice" for "aviso de 30 dias")
-        return bool(shared) or (bool(texts) and text_language(" ".join(texts)) not in ("mixed", text_language(claim)))
+        return bool(shared & subject if subject else shared) or (
+            bool(texts) and text_language(" ".join(texts)) not in ("mixed", text_language(claim)))
+    if subject and not shared & subject:  # "A entrega é grátis" says nothing of "A instalação é grátis"
+        return False
     return len(shared) >= MIN_COVERAGE * len(wanted)
+
+
+#: Words that say a price (or none) of the claim's subject, not what the subject is.
+_PRICE_WORDS: Final = VALUE_WORDS | {"s_price"}
 
 
 @dataclass(frozen=True, slots=True)
