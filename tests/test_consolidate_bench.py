@@ -195,8 +195,8 @@ def test_the_listed_merges_are_refused_when_they_fold_a_change_and_kept_when_the
     figures = listing_figures(load_listings())
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (60, 62, 62, 60)
-    assert dev["versions_refused"] >= 28 and test["versions_refused"] >= 37
-    assert dev["adds_refused"] <= 3 and test["adds_refused"] <= 3
+    assert dev["versions_refused"] >= 33 and test["versions_refused"] >= 44
+    assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 3
     assert listing_lines(figures)[2] == (
         f"  test: versions of one rule refused {test['versions_refused']} of 62 (a change folded otherwise); "
         f"claims that add to each other refused {test['adds_refused']} of 60 (a needless conflict)")

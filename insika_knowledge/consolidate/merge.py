@@ -154,22 +154,38 @@ def lists_versions(merged: str, old: str, new: str) -> bool:
 
 
 def versions(old: str, new: str) -> bool:
-    """True when `old` and `new` read as two versions of one claim, not as one adding to
-    the other: not the same statement, and with the same content words and parties once
-    values are set aside ("5% on Pix, 3% on boleto" / "3% on Pix, 5% on boleto"; "R$ 15" /
-    "R$ 20"; "must" / "may"), unless one only adds a value to the other's ("free
-    breakfast" / "... on Sundays"); or with the same words and values but one word
-    replaced by another, two or more shared ("the store pays" / "the customer pays"; "by
-    e-mail" / "by WhatsApp"). A word replaced and the values changed too reads as two
-    subjects, each with its own value ("Gold members get 20%" / "Silver members get 10%").
+    """True when `old` and `new` read as two versions of one claim, not one adding to another.
+
+    They are not the same statement, and have
+
+    - the same content words and parties once values are set aside ("5% on Pix, 3% on
+      boleto" / "3% on Pix, 5% on boleto"; "R$ 15" / "R$ 20"; "must" / "may"), unless one
+      only adds a value to the other's ("free breakfast" / "... on Sundays") or both the
+      values and the poles differ (two aspects, each with its value: "Check-in opens 24
+      hours before" / "Check-in closes 45 minutes before");
+    - or the same values and words but one or two replaced on each side, with at least as
+      many shared (two or more): "the store pays" / "the customer pays"; "by e-mail" / "by
+      WhatsApp"; "by phone" / "in the mobile app". A word replaced and the values changed
+      too reads as two subjects, each with its own value ("Gold members get 20%" / "Silver
+      members get 10%").
     """
     if same_statement(old, new):
         return False
     mine, theirs = _plain_terms(old), _plain_terms(new)
     said, saying = _values(old), _values(new)
     if mine == theirs:
-        return not (said < saying or saying < said)
-    return len(mine - theirs) == 1 and len(theirs - mine) == 1 and len(mine & theirs) >= 2 and said == saying
+        return not (said < saying or saying < said or (said != saying and _poles(old) != _poles(new)))
+    dropped, added, shared = len(mine - theirs), len(theirs - mine), len(mine & theirs)
+    return said == saying and 1 <= dropped <= _REPLACED and 1 <= added <= _REPLACED and shared >= max(2, dropped, added)
+
+
+#: The most words one side of a replacement may have (`versions`).
+_REPLACED: Final = 2
+
+
+def _poles(text: str) -> frozenset[str]:
+    """The poles of `text` ("must", "opens", "before"...: `analysis.structure.tokens`)."""
+    return frozenset(t for t in tokens(text) if t.startswith("p:"))
 
 
 def _values(text: str) -> frozenset[str]:
