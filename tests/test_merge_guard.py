@@ -171,6 +171,7 @@ def test_an_unrelated_short_rule_is_no_close_match() -> None:
         # another party, channel or modality, the rest word for word
         ("The store pays the return shipping.", "The customer pays the return shipping."),
         ("Return labels are sent by email.", "Return labels are sent by WhatsApp."),
+        ("Card blocks must be requested by phone.", "Card blocks must be requested in the mobile app."),
         ("Returns must be made within 30 days.", "Returns may be made within 30 days."),
         ("Pix tem 5% de desconto e boleto tem 3%.", "Pix tem 3% de desconto e boleto tem 5%."),
     ],
@@ -198,6 +199,8 @@ def test_a_merge_that_lists_two_versions_of_one_claim_is_a_conflict(old: str, ne
         # a word replaced and its value too: two subjects, each with its own value
         ("Gold members get 20% off.", "Silver members get 10% off."),
         ("Returns are accepted within 30 days.", "Refunds take 5 business days after a return."),
+        # the same words, another pole and another value: two aspects
+        ("Check-in opens 24 hours before departure.", "Check-in closes 45 minutes before departure."),
     ],
 )
 def test_claims_that_add_to_each_other_may_still_be_written_side_by_side(old: str, new: str) -> None:
