@@ -370,3 +370,31 @@ def test_a_value_after_a_pix_cue_is_no_key(text: str) -> None:
 def test_concept_names_about_pix_keep_their_numbers() -> None:
     assert redact_name("desconto-pix-5").text == "desconto pix 5"
     assert redact_name("chave-pix-11987654321").counts["pix"] == 1
+
+
+@pytest.mark.parametrize(("name", "secret"), [
+    ("minha-senha-girassol123", "girassol123"),
+    ("cliente-ip-189-45-12-200", "189-45-12-200"),
+    ("my_pin_is_4821", "4821"),
+])
+def test_a_credential_or_an_ip_in_a_slug_name_is_stored_nowhere(tmp_path: Path, name: str, secret: str) -> None:
+    """A newcomer's finding: a slug name kept a password and an IP (its hyphens hid them from
+    the detectors), in the record, its versions, the index and the export's file name."""
+    store = SQLiteStore(tmp_path / "tenant.db")
+    said = [{"role": "user", "content": "Oi"}, {"role": "assistant", "content": "A entrega leva 3 dias úteis."}]
+    item = {"name": name, "type": "fact", "description": "Prazo de entrega.", "body": "A entrega leva 3 dias úteis."}
+    learn_turn(store, AGENT, CONFIG, _Model([item]), session_id="s1", turn_id="t", messages=said)
+    export(store, AGENT, tmp_path / "out-md", "md")  # type: ignore[arg-type]
+    store.close()
+    stored = _stored_bytes(tmp_path) + "".join(p.name for p in (tmp_path / "out-md").rglob("*")).encode()
+    assert secret.encode() not in stored
+    assert b"entrega" in stored  # the concept was learned
+
+
+def test_a_password_in_a_session_id_is_stored_as_its_pseudonym() -> None:
+    from insika_knowledge.privacy.pseudonyms import pseudonymous
+
+    key = b"k" * 32
+    stored = pseudonymous("minha senha é girassol123", key)
+    assert "girassol123" not in stored and stored.startswith("minha senha é <SECRET>~")
+    assert pseudonymous("conv-42", key) == "conv-42"

@@ -3,10 +3,11 @@
 Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.redact`
 runs them in its pipeline and replaces each span with the kind's placeholder.
 
-- ``ip``: an IPv4 address (four dotted numbers, each 0-255, read by the standard
-  library's `ipaddress`) after "IP" ("meu IP é ...", "IP address: ...", "endereço de IP
-  ..."), and an IPv6 address anywhere (two colons or more and a hexadecimal group, so a
-  time such as "10:30:00" is no address). A version number ("versão 2.4.1.0") has no cue.
+- ``ip``: an IPv4 address (four numbers, each 0-255, read by the standard library's
+  `ipaddress`; dotted, or with spaces or hyphens as a slug writes it) after "IP" ("meu IP
+  é ...", "IP address: ...", "endereço de IP ...", "cliente-ip-189-45-12-200"), and an
+  IPv6 address anywhere (two colons or more and a hexadecimal group, so a time such as
+  "10:30:00" is no address). A version number ("versão 2.4.1.0") has no cue.
 - ``birth_date``: a date (``12/03/1985``, ``1985-03-12``, ``12 de março de 1985``,
   ``March 12, 1985``, ``12th March 1985``) right after a word of birth ("nasci (em)",
   "nascido(a) em", "data de nascimento (dela)", "dt nasc", "nasc.", "DN", "meu aniversário",
@@ -30,14 +31,16 @@ Span = tuple[int, int]
 
 _IP_CUE: Final = r"(?:\bIP\b|\bIPv[46]\b|endere[çc]o\s+(?:de\s+)?IP|IP\s+address)"
 _IPV4_AFTER_CUE_RE: Final = re.compile(
-    rf"(?i){_IP_CUE}[^\n\d]{{0,30}}?(?P<ip>(?<![\d.])\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?![\d]|\.\d))")
+    rf"(?i){_IP_CUE}[^\n\d]{{0,30}}?(?P<ip>(?<![\d.])\d{{1,3}}(?P<sep>[.\- ])\d{{1,3}}(?P=sep)\d{{1,3}}"
+    r"(?P=sep)\d{1,3}(?![\d]|\.\d))")
 _IPV6_RE: Final = re.compile(
     r"(?<![\w:])(?=[0-9A-Fa-f:]*[A-Fa-f0-9]{3})[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
 
 
 def find_ips(text: str) -> list[Span]:
     """IPv4 addresses after an IP cue, and IPv6 addresses anywhere (see the module doc)."""
-    spans = [m.span("ip") for m in _IPV4_AFTER_CUE_RE.finditer(text) if _address(m.group("ip"))]
+    spans = [m.span("ip") for m in _IPV4_AFTER_CUE_RE.finditer(text)
+             if _address(re.sub(r"[\- ]", ".", m.group("ip")))]
     spans += [m.span() for m in _IPV6_RE.finditer(text) if m.group().count(":") >= 2 and _address(m.group())]
     return spans
 

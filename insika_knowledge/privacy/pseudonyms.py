@@ -26,6 +26,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Final, Protocol
 
+from insika_knowledge.privacy.credentials import scrub
 from insika_knowledge.privacy.redact import redact
 
 #: Letters of the digest (26 ** 16 is about 2 ** 75): no digit, so it never reads as a number.
@@ -86,11 +87,12 @@ def _shown(piece: str) -> str | None:
     """
     plain = "".join(str(unicodedata.digit(c)) if c.isdigit() else c
                     for c in unicodedata.normalize("NFKC", piece) if not unicodedata.combining(c))
-    found = redact(plain)
+    secret_free = scrub(plain)  # a password said in an id ("minha senha é girassol123")
+    found = redact(secret_free)
     text = found.text
     blanked = _ISO_TIME_RE.sub(lambda m: "_" * len(m.group()), text)
     spans = [m.span() for m in _LONG_NUMBER_RE.finditer(blanked)] + [m.span() for m in _EMAIL_RE.finditer(blanked)]
-    if not found.counts and not spans:
+    if not found.counts and not spans and secret_free is plain:
         return None
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + ("[email]" if "@" in text[start:end] else "[number]") + text[end:]
