@@ -1306,3 +1306,20 @@ def test_installation_is_not_an_installment() -> None:
     assert tokens("O parcelamento é grátis.")[0] == tokens("Installments are free.")[0]
     assert not same("Installation is free.", "Installments are free.")
     assert not same("A instalação é grátis.", "O parcelamento é grátis.")
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Prescriptions can be refilled online or by phone.", "Prescriptions can be refilled by phone or online."),
+    ("Returns go to Campinas or to Extrema.", "Returns go to Extrema or to Campinas."),
+    ("Você pode pagar o boleto pelo app ou no site.", "Você pode pagar o boleto no site ou pelo app."),
+])
+def test_two_ways_joined_by_or_read_in_any_order(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("5% off on Pix and 3% off on boleto.", "3% off on Pix and 5% off on boleto."),  # values stay with their way
+    ("We ship to Campinas from Extrema.", "We ship to Extrema from Campinas."),
+])
+def test_ways_with_their_values_or_roles_keep_their_order(a: str, b: str) -> None:
+    assert not same(a, b)

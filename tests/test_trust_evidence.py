@@ -1841,3 +1841,20 @@ def test_a_quote_that_says_free_of_another_thing_vouches_for_nothing(claim: str,
     said = "Entrega grátis\nA entrega é grátis." if "Entrega" in reply or "entrega" in reply else \
         "Free delivery\nDelivery is free."
     assert not assess(said, "policy", messages, [reply.rstrip(".")]).quarantined
+
+
+def test_what_the_agent_does_because_of_a_rule_is_not_the_rules_tense() -> None:
+    """The fifteenth set's dev half: "X is mandatory ..., so we'll add it to the booking" was
+    read as said of another time (the action's future); a consequence that says the claim's
+    words is still read ("..., so your room will be held at no extra charge")."""
+    claim = ("Unaccompanied minor service\nChildren aged 5 to 11 traveling alone must use the unaccompanied "
+             "minor service.")
+    said = ("Our unaccompanied minor service is mandatory for children aged 5 to 11 traveling alone, so we'll "
+            "add it to the booking.")
+    messages = [{"role": "user", "content": "My 9-year-old is flying alone."}, {"role": "assistant", "content": said}]
+    assert not assess(claim, "policy", messages, [said.rstrip(".")]).quarantined
+    waived = ("Normally arrivals after midnight are charged as a no-show, but as a one-time courtesy I've waived "
+              "that for you, so your room will be held at no extra charge.")
+    messages = [{"role": "user", "content": "I'll arrive at 2 a.m."}, {"role": "assistant", "content": waived}]
+    claim = "Late arrivals\nGuests arriving after midnight are not charged a no-show fee."
+    assert assess(claim, "policy", messages, ["your room will be held at no extra charge"]).quarantined

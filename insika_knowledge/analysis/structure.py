@@ -1104,7 +1104,44 @@ def _in_order(seq: tuple[str, ...]) -> tuple[str, ...]:
         if out[i] in _JOINS and _single(out, i - 1) and _single(out, i + 1) \
                 and (i + 2 == len(out) or out[i + 2] in (SENTENCE, PHRASE)) and out[i - 1] > out[i + 1]:
             out[i - 1], out[i + 1] = out[i + 1], out[i - 1]
+        elif out[i] in _JOINS:
+            _sort_ways(out, i)
     return tuple(out)
+
+
+def _sort_ways(out: list[str], at: int) -> None:
+    """Two ways joined by "and" / "or" at `at` that close their clause, each a role word and
+    its word or a pole ("online or by phone", "by email or by phone", "pelo app ou no
+    site"), put in one order, in place. A way with a value or a third conjunct keeps its
+    place ("5% on Pix and 3% on boleto" is two claims, not a list).
+    """
+    right = _way(out, at + 1, forward=True)
+    left = _way(out, at - 1, forward=False)
+    if right is None or left is None:
+        return
+    end = at + 1 + len(right)
+    start = at - len(left)
+    if not (end == len(out) or out[end] in (SENTENCE, PHRASE)):
+        return
+    if start and (out[start - 1] in _JOINS or out[start - 1][:2] in ("m:", "d:")):
+        return
+    if left > right:
+        out[start:end] = [*right, out[at], *left]
+
+
+def _way(out: list[str], at: int, *, forward: bool) -> list[str] | None:
+    """The way that starts (`forward`) or ends at `at`: a role word and a plain word, or a
+    pole alone ("p:p_online"); None when there is none.
+    """
+    if not 0 <= at < len(out):
+        return None
+    if forward:
+        if out[at].startswith("r:") and at + 1 < len(out) and plain_word(out[at + 1]):
+            return out[at:at + 2]
+        return [out[at]] if out[at].startswith("p:") else None
+    if plain_word(out[at]) and at >= 1 and out[at - 1].startswith("r:"):
+        return out[at - 1:at + 1]
+    return [out[at]] if out[at].startswith("p:") else None
 
 
 _JOINS: Final = frozenset({"c:and", "c:or"})

@@ -536,10 +536,12 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     or hedged sentence ("We used to ship...", "Orders were shipped free until June", "We
     could ship...") states no rule the claim gives as it stands (`analysis.structure`'s
     ``t:`` tokens). The future after a condition is the rule's consequence ("If the price
-    drops within 14 days, we'll refund the difference"), and a record's field labels
-    ("delivered: 2025-04-02") are no verbs.
+    drops within 14 days, we'll refund the difference"), what the agent does because of it
+    after ", so" / ", então" is the action's tense ("..., so we'll add it to the booking"),
+    and a record's field labels ("delivered: 2025-04-02") are no verbs.
     """
     unlabelled = _FIELD_LABEL.sub(" ", _LEAD_LABEL.sub("", sentence))
+    unlabelled = _without_consequence(claim, unlabelled)  # "..., so we'll add it to the booking"
     consequence = CONDITION.sub("", unlabelled)
     said = _tenses(_main_clause(consequence))  # "only when we sent the wrong item": the event
     if consequence != unlabelled:
@@ -552,6 +554,23 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     if FUTURE in said and _dates(consequence) & _dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
+
+
+#: What the agent does because of the rule, after it ("X is mandatory, so we'll add it to your
+#: booking"; "..., então vou incluir"): its tense is the action's, not the rule's
+#: (`_without_consequence`).
+_SO_CLAUSE: Final = re.compile(r"(?is),\s+(?:so|therefore|which\s+is\s+why|ent[ãa]o|por\s+isso|portanto|logo)\b.*$")
+
+
+def _without_consequence(claim: str, sentence: str) -> str:
+    """`sentence` without what the agent does because of the rule (`_SO_CLAUSE`), when that
+    part says none of `claim`'s words ("..., so we'll add it to the booking"); as it is when
+    it does ("..., so your room will be held at no extra charge" may be the claim itself).
+    """
+    found = _SO_CLAUSE.search(sentence)
+    if found is None or not found.start() or content_terms(found.group()) & content_terms(claim):
+        return sentence
+    return sentence[:found.start()]
 
 
 def _dates(text: str) -> frozenset[str]:
