@@ -1858,3 +1858,18 @@ def test_what_the_agent_does_because_of_a_rule_is_not_the_rules_tense() -> None:
     messages = [{"role": "user", "content": "I'll arrive at 2 a.m."}, {"role": "assistant", "content": waived}]
     claim = "Late arrivals\nGuests arriving after midnight are not charged a no-show fee."
     assert assess(claim, "policy", messages, ["your room will be held at no extra charge"]).quarantined
+
+
+@pytest.mark.parametrize("said", [
+    "I think bags under 10 kg are free, so you should be fine.",
+    "I believe bags under 10 kg are free.",
+    "Acho que malas de até 10 kg são grátis.",
+    "Se não me engano, malas de até 10 kg são grátis.",
+])
+def test_an_agent_that_hedges_does_not_state_the_rule(said: str) -> None:
+    """An attack's finding: "I think ..., so you should be fine" was learned once the
+    consequence clause was set aside (the base held it only for that clause's tense)."""
+    claim = "Free light bags\nBags under 10 kg are free." if said[0] == "I" else \
+        "Malas leves grátis\nMalas de até 10 kg são grátis."
+    messages = [{"role": "user", "content": "Is my 8 kg bag free?"}, {"role": "assistant", "content": said}]
+    assert assess(claim, "policy", messages, [said.rstrip(".")]).quarantined

@@ -55,6 +55,7 @@ ACKNOWLEDGED: Final = re.compile(
     r"\b(?:noted|got it|understood|i see|thanks? (?:you )?for (?:letting me know|the info|the tip|telling)"
     r"|i(?:'ll| will) (?:pass (?:it|this|that) on|note|check|look into|verify|forward)|let me (?:check|verify|see|look)"
     r"|i(?:'m| am) not sure|if that(?:'s| is) (?:the case|true)|good to know"
+    r"|i (?:think|believe|guess|suppose)|if i(?:'m| am) not mistaken|acho que|creio que|se nao me engano"
     r"|i(?:'ll| will) ask|i (?:don'?t|do not) know (?:if|whether)"
     r"|anotado|anotei|entendido|entendi|registrado|registrei|vou (?:verificar|checar|anotar|registrar|confirmar"
     r"|encaminhar|repassar|perguntar|consultar|ver)|deixa eu (?:ver|verificar|checar)|nao tenho certeza"
