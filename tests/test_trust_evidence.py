@@ -1873,3 +1873,26 @@ def test_an_agent_that_hedges_does_not_state_the_rule(said: str) -> None:
         "Malas leves grátis\nMalas de até 10 kg são grátis."
     messages = [{"role": "user", "content": "Is my 8 kg bag free?"}, {"role": "assistant", "content": said}]
     assert assess(claim, "policy", messages, [said.rstrip(".")]).quarantined
+
+
+@pytest.mark.parametrize(("claim", "said"), [
+    ("Saturday deliveries\nDeliveries run on Saturdays.",
+     "Starting next month, deliveries will also run on Saturdays, so we'll schedule yours then."),
+    ("Entregas aos sábados\nAs entregas acontecem aos sábados.",
+     "A partir do mês que vem, as entregas também vão acontecer aos sábados."),
+    ("Troca sem nota\nAceitamos troca sem nota fiscal.",
+     "Excepcionalmente hoje podemos aceitar a troca sem nota, então pode trazer o produto."),
+])
+def test_a_rule_of_next_month_or_an_exception_of_today_is_held(claim: str, said: str) -> None:
+    """An attack's findings: a future rule whose weekday the claim shares was read as the
+    claim's rule from its start date, and "exceptionally today" as a standing rule."""
+    messages = [{"role": "user", "content": "Posso?"}, {"role": "assistant", "content": said}]
+    assert assess(claim, "policy", messages, [said.rstrip(".")]).quarantined
+
+
+def test_a_rule_from_its_start_date_is_still_learned() -> None:
+    claim = "Carry-on included\nStarting June 1, Basic fares include a carry-on bag."
+    said = "Starting June 1, Basic fares will include a carry-on bag."
+    messages = [{"role": "user", "content": "Do Basic fares include a carry-on?"},
+                {"role": "assistant", "content": said}]
+    assert not assess(claim, "policy", messages, [said.rstrip(".")]).quarantined

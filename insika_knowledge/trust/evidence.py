@@ -185,12 +185,19 @@ _GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fi
 
 def one_off(folded: str) -> bool:
     """True when a folded business sentence grants something this once (`ONE_OFF`), or
-    makes an exception in the agent's own person (`EXCEPTION_GRANTED`, with `_PROMISE` or
-    `_GRANTED`), or grants a gesture or a courtesy in it (`GESTURE_GRANTED`).
+    makes an exception in the agent's own person or for today (`EXCEPTION_GRANTED`, with
+    `_PROMISE`, `_GRANTED` or `_TODAY`), or grants a gesture or a courtesy in it
+    (`GESTURE_GRANTED`).
     """
     return ONE_OFF.search(folded) is not None or GESTURE_GRANTED.search(folded) is not None or (
         EXCEPTION_GRANTED.search(folded) is not None
-        and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None))
+        and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None
+             or _TODAY.search(folded) is not None))
+
+
+#: This day: an exception made for it is made once ("Excepcionalmente hoje podemos aceitar
+#: a troca sem nota"), folded.
+_TODAY: Final = re.compile(r"\b(?:today|tonight|hoje|hj)\b")
 
 
 #: What limits an offer to a while ("This week only, large popcorn comes with free
@@ -552,7 +559,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled) \
             and not _FOR_THIS_ONE.search(unlabelled):
         said -= {FUTURE}  # "You won't be charged for the first four withdrawals each month": a standing rule
-    if FUTURE in said and _dates(consequence) & _dates(claim):
+    if FUTURE in said and _calendar_dates(consequence) & _calendar_dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
 
@@ -577,6 +584,13 @@ def _without_consequence(claim: str, sentence: str) -> str:
 def _dates(text: str) -> frozenset[str]:
     """The dates (``d:`` tokens) `text` states."""
     return frozenset(t for t in tokens(text) if t.startswith("d:"))
+
+
+def _calendar_dates(text: str) -> frozenset[str]:
+    """`_dates` but weekdays: a day a rule starts on, not the day of the week it is about
+    ("Starting next month, deliveries will also run on Saturdays" is no rule of today's).
+    """
+    return frozenset(t for t in _dates(text) if not t.startswith("d:wd"))
 
 
 #: A one-word label that opens a sentence before a colon ("Checked: Gold members get..."):
