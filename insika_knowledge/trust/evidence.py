@@ -550,6 +550,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     """
     unlabelled = _FIELD_LABEL.sub(" ", _LEAD_LABEL.sub("", sentence))
     unlabelled = _without_consequence(claim, unlabelled)  # "..., so we'll add it to the booking"
+    unlabelled = _TELLING.sub("", unlabelled, count=1)  # "I'll give you a heads-up that the pool closes..."
     consequence = CONDITION.sub("", unlabelled)
     said = _tenses(_main_clause(consequence))  # "only when we sent the wrong item": the event
     if consequence != unlabelled:
@@ -568,6 +569,14 @@ def tense_agrees(claim: str, sentence: str) -> bool:
 #: booking"; "..., então vou incluir"): its tense is the action's, not the rule's
 #: (`_without_consequence`).
 _SO_CLAUSE: Final = re.compile(r"(?is),\s+(?:so|therefore|which\s+is\s+why|ent[ãa]o|por\s+isso|portanto|logo)\b.*$")
+
+
+#: The agent telling what follows ("I'll give you a heads-up that ...", "I'll let you know
+#: that ...", "vou te avisar que ..."): the telling's future is no tense of what it tells.
+_TELLING: Final = re.compile(
+    r"(?i)^.{0,40}?\b(?:i'll|i will|let me|vou|deixa eu)\s+(?:\w+\s+){0,2}?"
+    r"(?:give you a heads[- ]up|let you know|remind you|tell you|inform you|point out|mention"
+    r"|(?:te |lhe )?(?:avisar|lembrar|informar|dizer|falar|refor[çc]ar))\s+(?:that|que)\s+")
 
 
 def _without_consequence(claim: str, sentence: str) -> str:
