@@ -89,8 +89,9 @@ def load_config(block: Mapping[str, Any] | None) -> KnowledgeConfig | None:
         The config, or None when the block is absent (the feature is off).
 
     Raises:
-        ConfigError: a key is unknown or a value is invalid; the message names the key,
-            e.g. ``knowledge.top_k: Input should be greater than or equal to 1``.
+        ConfigError: a key is unknown or a value is invalid; the message names the key and
+            the value given, e.g. ``knowledge.top_k: Input should be greater than or equal
+            to 1 (got 0)``.
     """
     if block is None:
         return None
@@ -103,5 +104,13 @@ def load_config(block: Mapping[str, Any] | None) -> KnowledgeConfig | None:
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"]) or "(block)"
             message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            if err["type"] not in ("extra_forbidden", "missing") and "input" in err:
+                message += f" (got {_shown(err['input'])})"
             problems.append(f"knowledge.{where}: {message}")
         raise ConfigError("; ".join(problems)) from None
+
+
+def _shown(value: Any) -> str:
+    """`value` as an error message quotes it: its repr, at most 60 characters."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else f"{shown[:57]}..."

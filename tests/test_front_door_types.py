@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from insika_knowledge.config import load_config
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import ConfigError, UserError
 from insika_knowledge.memory import Memory
 
 AGENT = "loja"
@@ -228,3 +228,16 @@ def test_a_long_unknown_key_is_named_cut(memory: Memory, length: int) -> None:
     message = str(raised.value)
     assert f"({length} characters)" in message and len(message) < 400, message
     assert [c.name for c in memory.concepts(agent=AGENT)] == ["frete-gratis"]
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    (lambda m: m.search("frete", agent=AGENT, top_k=0), "(got 0)"),
+    (lambda m: m.search("frete", agent=AGENT, index="nope"), "(got 'nope')"),
+    (lambda m: m.search("frete", agent=AGENT, index="x" * 500), "(got 'xxxx"),
+])
+def test_an_out_of_range_setting_says_the_value_given(memory, call, said: str) -> None:
+    """A newcomer's finding: "top_k: Input should be greater than or equal to 1" did not say
+    what was given."""
+    with pytest.raises(ConfigError) as caught:
+        call(memory)
+    assert said in str(caught.value) and len(str(caught.value)) < 200
