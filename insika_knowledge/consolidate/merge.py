@@ -18,6 +18,11 @@ negation with the term it negates, each role or clause word with what it introdu
 ("to Campinas", "and orders", "on orders"), each party with what it does ("the customer
 pays"). A merge may reword everything else; one that rewords a detail away is refused,
 and a person reads the two claims instead.
+
+A merge that keeps every detail by listing both claims as they were, when the two are
+versions of one claim ("Return labels are sent by email. Return labels are sent by
+WhatsApp."), merges nothing and would fold the change into one record unseen: it is
+refused too (`lists_versions`, `LISTED`).
 """
 
 from __future__ import annotations
@@ -230,8 +235,10 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         A related verdict with the merged body, redacted and stripped, when the model
         said ``related``, the body is usable before and after redaction (see
         `usable_merge`, bounded by `merge_limit`) and it keeps every detail of both
-        bodies (`keeps_details`); otherwise a contradicting verdict (`LOST_DETAIL` for
-        a body that loses a detail). Never raises for a malformed answer.
+        bodies (`keeps_details`) without listing two versions of one claim side by side
+        (`lists_versions`); otherwise a contradicting verdict (`LOST_DETAIL` for a body
+        that loses a detail, `LISTED` for one that lists both versions). Never raises
+        for a malformed answer.
     """
     limit = merge_limit(old_body, new_body)
     verdict = getattr(answer, "verdict", None)
