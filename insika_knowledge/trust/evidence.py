@@ -18,7 +18,9 @@ it, quoted verbatim. `check` verifies them against the transcript:
    now");
 3. together the verified sentences must carry every value and date of the claim (with
    its unit: "R$ 40" is no support for "40%"), and what the claim is about: at least one
-   shared name or term when the claim has values, half of its content terms otherwise.
+   shared name or term when the claim has values, half of its content terms otherwise,
+   and in either case a word of what its price or "free" is of ("A entrega é grátis"
+   says nothing of "A instalação é grátis").
 
 `trust.sources` splits a transcript into who wrote each piece (a tool result's customer-written
 fields are the customer's); the heuristic grounding (`trust.grounding`, used when the
