@@ -193,6 +193,7 @@ def test_no_value_known_by_its_cue_reaches_any_stored_byte(tmp_path_factory: pyt
     "Pix: 5% de desconto.", "Order 123e4567-e89b-12d3-a456-426614174000 shipped.",
     "The password is case-sensitive.", "Linha Nascimento 2025 chega dia 12/03/2025", "Birthday sale: March 12, 2025",
     "Nota fiscal nº 1234 5678 9012", "Kit Nascimento do Bebê R$ 199", "a senha deve ter 8 caracteres",
+    "Password: must contain at least one symbol.", "Senha: mínimo de oito caracteres.",
 ])
 def test_what_only_looks_like_a_cued_datum_is_kept(kept: str) -> None:
     from insika_knowledge.privacy import scrub

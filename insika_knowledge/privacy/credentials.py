@@ -129,7 +129,9 @@ _RULES: Final[list[_Rule]] = [
         lambda m: m.group(1) + m.group(2)[0] + SECRET + m.group(2)[0],
     ),
     (
-        re.compile(r"(?im)^(\s*[A-Za-z0-9_-]*(?:" + _NAMES + r")\s*:\s+)(?![\"'])([^\s#,}]+)"),
+        # a configuration line's value ends its line (or a comment, a "," or "}" follows):
+        # "Password: must contain a symbol." is a sentence, not a setting
+        re.compile(r"(?im)^(\s*[A-Za-z0-9_-]*(?:" + _NAMES + r")\s*:\s+)(?![\"'])([^\s#,}]+)(?=[ \t]*(?:$|#|,|\}))"),
         r"\1" + SECRET,
     ),
     # a password or PIN said in prose: "minha senha é girassol123", "my PIN is 4821", "a
