@@ -1896,3 +1896,16 @@ def test_a_rule_from_its_start_date_is_still_learned() -> None:
     messages = [{"role": "user", "content": "Do Basic fares include a carry-on?"},
                 {"role": "assistant", "content": said}]
     assert not assess(claim, "policy", messages, [said.rstrip(".")]).quarantined
+
+
+@pytest.mark.parametrize(("claim", "said"), [
+    ("No pets in cabin\nPets are not accepted in the cabin.",
+     "Your flight is full today, so we can't accept pets in the cabin on it."),
+    ("Pets não aceitos na cabine\nPets não são aceitos na cabine.",
+     "Seu voo está lotado hoje, então não podemos aceitar pets na cabine nele."),
+])
+def test_a_consequence_of_todays_circumstance_is_a_one_off(claim: str, said: str) -> None:
+    """An attack's finding: a refusal that follows from today's circumstance was learned as
+    the standing rule."""
+    messages = [{"role": "user", "content": "Can my cat fly with me?"}, {"role": "assistant", "content": said}]
+    assert assess(claim, "policy", messages, [said.rstrip(".")]).quarantined

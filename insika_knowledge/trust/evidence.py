@@ -191,12 +191,16 @@ def one_off(folded: str) -> bool:
     `_PROMISE`, `_GRANTED` or `_TODAY`), or grants a gesture or a courtesy in it
     (`GESTURE_GRANTED`).
     """
-    return ONE_OFF.search(folded) is not None or GESTURE_GRANTED.search(folded) is not None or (
+    return ONE_OFF.search(folded) is not None or GESTURE_GRANTED.search(folded) is not None \
+        or _BECAUSE_OF_TODAY.search(folded) is not None or (
         EXCEPTION_GRANTED.search(folded) is not None
         and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None
              or _TODAY.search(folded) is not None))
 
 
+#: A consequence of this day's circumstance ("Your flight is full today, so we can't accept
+#: pets in the cabin", "Hoje o sistema está fora do ar, então ..."), folded.
+_BECAUSE_OF_TODAY: Final = re.compile(r"\b(?:today|tonight|hoje|hj|right now)\b[^,.;]*,\s*(?:so|entao|por isso)\b")
 #: This day: an exception made for it is made once ("Excepcionalmente hoje podemos aceitar
 #: a troca sem nota"), folded.
 _TODAY: Final = re.compile(r"\b(?:today|tonight|hoje|hj)\b")
