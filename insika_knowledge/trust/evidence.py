@@ -189,7 +189,7 @@ def one_off(folded: str) -> bool:
     """True when a folded business sentence grants something this once (`ONE_OFF`), or
     makes an exception in the agent's own person or for today (`EXCEPTION_GRANTED`, with
     `_PROMISE`, `_GRANTED` or `_TODAY`), or grants a gesture or a courtesy in it
-    (`GESTURE_GRANTED`).
+    (`GESTURE_GRANTED`), or follows from today's circumstance (`_BECAUSE_OF_TODAY`).
     """
     return ONE_OFF.search(folded) is not None or GESTURE_GRANTED.search(folded) is not None \
         or _BECAUSE_OF_TODAY.search(folded) is not None or (
@@ -198,12 +198,16 @@ def one_off(folded: str) -> bool:
              or _TODAY.search(folded) is not None))
 
 
+#: This day, folded: an exception made for it is made once ("Excepcionalmente hoje podemos
+#: aceitar a troca sem nota").
+_TODAY_WORDS: Final = r"\b(?:today|tonight|hoje|hj|right now)\b"
+_TODAY: Final = re.compile(_TODAY_WORDS)
+#: The words that open what follows from what was said before them ("..., so we'll add it",
+#: "..., então vou incluir"); a folded text's "entao" too.
+_SO: Final = r",\s+(?:so|therefore|which\s+is\s+why|ent[ãa]o|por\s+isso|portanto|logo)\b"
 #: A consequence of this day's circumstance ("Your flight is full today, so we can't accept
 #: pets in the cabin", "Hoje o sistema está fora do ar, então ..."), folded.
-_BECAUSE_OF_TODAY: Final = re.compile(r"\b(?:today|tonight|hoje|hj|right now)\b[^,.;]*,\s*(?:so|entao|por isso)\b")
-#: This day: an exception made for it is made once ("Excepcionalmente hoje podemos aceitar
-#: a troca sem nota"), folded.
-_TODAY: Final = re.compile(r"\b(?:today|tonight|hoje|hj)\b")
+_BECAUSE_OF_TODAY: Final = re.compile(rf"{_TODAY_WORDS}[^,.;]*{_SO}")
 
 
 #: What limits an offer to a while ("This week only, large popcorn comes with free
@@ -574,7 +578,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
 #: What the agent does because of the rule, after it ("X is mandatory, so we'll add it to your
 #: booking"; "..., então vou incluir"): its tense is the action's, not the rule's
 #: (`_without_consequence`).
-_SO_CLAUSE: Final = re.compile(r"(?is),\s+(?:so|therefore|which\s+is\s+why|ent[ãa]o|por\s+isso|portanto|logo)\b.*$")
+_SO_CLAUSE: Final = re.compile(rf"(?is){_SO}.*$")
 
 
 #: The agent telling what follows ("I'll give you a heads-up that ...", "I'll let you know
@@ -596,16 +600,12 @@ def _without_consequence(claim: str, sentence: str) -> str:
     return sentence[:found.start()]
 
 
-def _dates(text: str) -> frozenset[str]:
-    """The dates (``d:`` tokens) `text` states."""
-    return frozenset(t for t in tokens(text) if t.startswith("d:"))
-
-
 def _calendar_dates(text: str) -> frozenset[str]:
-    """`_dates` but weekdays: a day a rule starts on, not the day of the week it is about
-    ("Starting next month, deliveries will also run on Saturdays" is no rule of today's).
+    """The dates (``d:`` tokens) `text` states but weekdays: a day a rule starts on, not the
+    day of the week it is about ("Starting next month, deliveries will also run on
+    Saturdays" is no rule of today's).
     """
-    return frozenset(t for t in _dates(text) if not t.startswith("d:wd"))
+    return frozenset(t for t in tokens(text) if t.startswith("d:") and not t.startswith("d:wd"))
 
 
 #: A one-word label that opens a sentence before a colon ("Checked: Gold members get..."):
