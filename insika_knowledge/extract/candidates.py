@@ -120,18 +120,6 @@ def _secret_free(text: str, redacted: Counter[str]) -> str:
     return clean
 
 
-def _spaced_if_secret(name: str) -> str:
-    """A proposed name with its separators read as spaces when that form holds a credential
-    ("minha-senha-girassol123" is "minha senha girassol123"); as it is otherwise.
-    """
-    spaced = _SEPARATORS.sub(" ", name)
-    return spaced if scrub(spaced) is not spaced else name
-
-
-#: What separates the words of a slug.
-_SEPARATORS: Final = re.compile(r"[-_]+")
-
-
 def _judge(item: Any, allowed: set[str], redacted: Counter[str],
            keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
     """The candidate `item` makes, or ``("<reason>: <what was wrong>", None)``."""
@@ -181,8 +169,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     if len(description) > DESCRIPTION_MAX:
         return f"invalid: description is {len(description)} characters (at most {DESCRIPTION_MAX})", None
     # a credential the model copied into a concept (an API key, a password) is never kept
-    name_text, description, body = (_secret_free(t, redacted) for t in (_spaced_if_secret(item["name"]), description,
-                                                                         body))
+    name_text, description, body = (_secret_free(t, redacted) for t in (item["name"], description, body))
     clean_name, clean_description, clean_body = (
         redact_name(name_text, keep), redact(description, keep), redact(body, keep)
     )

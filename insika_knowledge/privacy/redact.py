@@ -83,6 +83,7 @@ from stdnum import luhn as _luhn
 from stdnum.br import cnpj as _cnpj
 from stdnum.br import cpf as _cpf
 
+from insika_knowledge.privacy.credentials import SECRET, scrub
 from insika_knowledge.privacy.cued import find_birth_dates, find_ips, find_voter_ids
 from insika_knowledge.privacy.more import (
     find_addresses,
@@ -928,13 +929,18 @@ def redact_kinds(text: str, kinds: tuple[str, ...] = UNNEEDED_KINDS) -> str:
 
 
 def redact_name(name: str, keep: frozenset[str] = frozenset()) -> Redaction:
-    """Redact a proposed concept name (a slug or words): its separators read as spaces,
-    and in it the words right before a contact placeholder taken too (no capitals tell a
-    person's name in a slug: fail closed).
+    """Redact a proposed concept name (a slug or words): its separators read as spaces (a
+    credential in that form is ``<SECRET>``: "minha-senha-girassol123", counted as
+    ``secret``), and in it the words right before a contact placeholder taken too (no
+    capitals tell a person's name in a slug: fail closed).
     """
     as_written = redact(name, keep)  # hyphens intact first: a PIX key or a CPF keeps its shape
-    found = redact(re.sub(r"[-_]+", " ", as_written.text), keep)
+    spaced = re.sub(r"[-_]+", " ", as_written.text)
+    secret_free = scrub(spaced)
+    found = redact(secret_free, keep)
     counts = dict(as_written.counts)
+    if secret_free is not spaced:
+        counts["secret"] = secret_free.count(SECRET) - spaced.count(SECRET)
     for kind, n in found.counts.items():
         counts[kind] = counts.get(kind, 0) + n
     spans = words_next_to_marks(found.text)
