@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from insika_knowledge.concept import CONCEPT_TYPES, ConceptType
 from insika_knowledge.errors import ConfigError
+from insika_knowledge.ids import quoted
 
 UTILITY_MODEL_ENV = "INSIKA_UTILITY_MODEL"
 
@@ -105,12 +106,6 @@ def load_config(block: Mapping[str, Any] | None) -> KnowledgeConfig | None:
             where = ".".join(str(p) for p in err["loc"]) or "(block)"
             message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
             if err["type"] not in ("extra_forbidden", "missing") and "input" in err:
-                message += f" (got {_shown(err['input'])})"
+                message += f" (got {quoted(err['input'])})"
             problems.append(f"knowledge.{where}: {message}")
         raise ConfigError("; ".join(problems)) from None
-
-
-def _shown(value: Any) -> str:
-    """`value` as an error message quotes it: its repr, at most 60 characters."""
-    shown = repr(value)
-    return shown if len(shown) <= 60 else f"{shown[:57]}..."

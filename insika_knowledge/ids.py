@@ -36,7 +36,7 @@ def check_tenant(tenant: str) -> str:
     """
     if not isinstance(tenant, str) or not TENANT_RE.fullmatch(tenant) or tenant in _RESERVED:
         raise InvalidName(
-            f"tenant {_shown(tenant)} is not valid: use 1-64 lowercase letters, digits, '_' or '-'"
+            f"tenant {quoted(tenant)} is not valid: use 1-64 lowercase letters, digits, '_' or '-'"
         )
     return tenant
 
@@ -52,7 +52,7 @@ def check_agent(agent: str) -> str:
         raise wrong_type("agent id", "agent", agent, "a str")
     if not AGENT_RE.fullmatch(agent):
         raise InvalidName(
-            f"agent {_shown(agent)} is not valid: start with a letter or digit, then up to 127 "
+            f"agent {quoted(agent)} is not valid: start with a letter or digit, then up to 127 "
             "letters, digits, '_', '.' or '-'"
         )
     return agent
@@ -62,7 +62,7 @@ def check_agent(agent: str) -> str:
 _SHOWN: Final = 80
 
 
-def _shown(value: object) -> str:
+def quoted(value: object) -> str:
     """`value` quoted for an error message; a long one cut, with its length said."""
     if isinstance(value, str) and len(value) > _SHOWN:
         return f"{value[:_SHOWN]!r}... ({len(value)} characters)"
