@@ -399,3 +399,14 @@ def test_a_password_in_a_session_id_is_stored_as_its_pseudonym() -> None:
     stored = pseudonymous("minha senha é girassol123", key)
     assert "girassol123" not in stored and stored.startswith("minha senha é <SECRET>~")
     assert pseudonymous("conv-42", key) == "conv-42"
+
+
+@pytest.mark.parametrize(("name", "kept"), [
+    ("cpf-529-982-247-25", "cpf [cpf]"),
+    ("pix-123e4567-e89b-42d3-a456-426614174000", "pix [pix]"),
+    ("entrega-maria-souza-tel-11-98765-4321", "entrega [name] tel [phone]"),
+])
+def test_a_word_that_labels_a_datum_in_a_slug_is_no_name(name: str, kept: str) -> None:
+    """A newcomer's finding: "cpf-529-982-247-25" was stored as "name-cpf" (the label before
+    the placeholder taken as a person's name)."""
+    assert redact_name(name).text == kept

@@ -374,9 +374,21 @@ _LOCATIVE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")
 def words_next_to_marks(text: str) -> list[Span]:
     """In a name slug (words only, no capitals): up to three words right before a contact
     placeholder (``entrega maria souza [address]``): a name there cannot be told from other
-    words, so they are taken (fail closed).
+    words, so they are taken (fail closed). Words that only label the datum ("cpf [cpf]",
+    "chave pix [pix]", "tel [phone]") are no name: those at the end of the run are left.
     """
     spans = []
     for m in re.finditer(rf"((?:[^\W\d_]+\s+){{1,3}})(?={_MARK})", text):
-        spans.append(m.span(1))
+        words = m.group(1).split()
+        while words and words[-1].lower() in _LABEL_WORDS:
+            words.pop()
+        if words:
+            start = m.start(1)
+            spans.append((start, start + len(" ".join(words))))
     return spans
+
+
+#: Words that name a datum's kind before it in a slug ("cpf", "pix", "tel"): no person's name.
+_LABEL_WORDS: Final = frozenset(
+    "cpf cnpj pix chave key ip tel telefone phone celular cel whatsapp zap email mail endereco endereço address "
+    "rg doc documento cep card cartao cartão iban boleto nascimento birth dob titulo título voter".split())
