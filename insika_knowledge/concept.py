@@ -194,6 +194,14 @@ def printable_only(text: str) -> str:
     return "".join(char for at, char in enumerate(text) if char.isprintable() or _joins_emoji(text, at))
 
 
+def one_line(text: str, limit: int) -> str:
+    """`text` as one line of printable text: white space runs made one space, what is not
+    printable dropped, at most `limit` characters (cut with "…").
+    """
+    line = " ".join(printable_only(" ".join(text.split())).split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 def _line_problem(text: str) -> str:
     """Why `text` is not one line of printable text without edge spaces, naming the first
     character that is not printable (by code point, Unicode name and position, 1-based).

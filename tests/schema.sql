@@ -160,7 +160,7 @@ CREATE TABLE possible_duplicates (
     body         TEXT NOT NULL,             -- its markdown body
     similarity   REAL NOT NULL CHECK (similarity BETWEEN 0 AND 1), -- content-term overlap
     status       TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
-    seen_at      TEXT NOT NULL,             -- UTC ISO-8601 'Z'
+    seen_at      TEXT NOT NULL, why TEXT NOT NULL DEFAULT '',             -- UTC ISO-8601 'Z'
     PRIMARY KEY (agent, name, session_id, turn_id)  -- a replayed turn is held once
 ) WITHOUT ROWID;
 CREATE TABLE procedure_generation (

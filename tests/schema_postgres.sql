@@ -163,6 +163,7 @@ CREATE TABLE possible_duplicates (
     similarity double precision NOT NULL,
     status text COLLATE "C" NOT NULL DEFAULT 'open'::text,
     seen_at text COLLATE "C" NOT NULL,
+    why text NOT NULL DEFAULT ''::text,
     CONSTRAINT possible_duplicates_pkey PRIMARY KEY (agent, name, session_id, turn_id),
     CONSTRAINT possible_duplicates_similarity_check CHECK (((similarity >= (0)::double precision) AND (similarity <= (1)::double precision))),
     CONSTRAINT possible_duplicates_status_check CHECK ((status = ANY (ARRAY['open'::text, 'resolved'::text])))

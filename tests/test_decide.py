@@ -92,7 +92,8 @@ def test_without_a_model_a_different_claim_is_a_contradiction() -> None:
     assert decision.rule is Rule.NO_MODEL
     assert (decision.outcome, decision.sighting) == ("conflict", "conflict")
     concept = apply(decision, ON_RECORD, OTHER, sources=[], session_id="s2", now=NOW)
-    assert concept == consolidate.contradict(ON_RECORD, OTHER, "s2", NOW)
+    assert concept == consolidate.contradict(ON_RECORD, OTHER, "s2", NOW, why=decision.conflict_reason or "")
+    assert concept is not None and f"\n  Why: {decision.conflict_reason}\n" in concept.body
 
 
 def test_the_model_said_related_so_the_merged_body_replaces_the_record() -> None:

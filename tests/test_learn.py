@@ -173,6 +173,22 @@ def test_related_sighting_is_merged_by_a_second_model_call(store, bus) -> None:
     assert len(recorder.named("knowledge_learned")) == 2
 
 
+def test_personal_data_the_merge_model_writes_is_redacted_and_counted_in_the_report(store) -> None:
+    """The last note: `TurnReport.redacted` counted what redaction removed from candidates but
+    not from a merged text, so a turn's report said nothing was removed while the record lost
+    a person's name and e-mail address the merge model wrote."""
+    merged = ("CEP range 13000-13999 ships from the Campinas DC in 1-2 business days. "
+              "Orders paid before 14h leave the Campinas DC the same day. Ask Ana at ana.souza@example.com")
+    with FakeLLM([answer(GOOD), answer(RELATED), json.dumps({"verdict": "related", "body": merged})]) as fake:
+        first = run(store, fake, session="sess_1")
+        report = run(store, fake, session="sess_2")
+    assert first.redacted == {}
+    assert report.results == [("cep-13-campinas", "merged")], report.why
+    body = store.get(AGENT, "cep-13-campinas").concept.body
+    assert "ana.souza" not in body and "Ana" not in body
+    assert report.redacted == {"email": 1, "name": 1}
+
+
 @pytest.mark.parametrize(
     ("merge_reply", "why"),
     [(json.dumps({"verdict": "contradicting"}), "the merge model said the claims contradict each other"),

@@ -119,9 +119,9 @@ def _sqlite_before(path: Path, upto: int) -> apsw.Connection:
 
 
 @pytest.mark.parametrize(("upto", "applied"), [
-    (len(SQLITE_BEFORE), ["014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key"]),
+    (len(SQLITE_BEFORE), ["014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key", "018_held_why"]),
     (7, ["008_outbox", "009_procedure_population", "010_procedure_term_notes", "011_index_snapshots",
-         "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key"]),
+         "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key", "018_held_why"]),
 ])
 def test_a_sqlite_file_of_the_previous_release_runs_no_step_twice_and_skips_none(
         tmp_path: Path, upto: int, applied: list[str]) -> None:
@@ -179,12 +179,12 @@ def test_a_blank_postgresql_schema_matches_the_checked_in_snapshot(pg_shared_url
 
 @pytest.mark.parametrize(("upto", "applied"), [
     (len(POSTGRES_BEFORE), ["013_positive_idf", "014_concept_vectors", "015_operations", "016_quarantine_kept",
-                            "017_pseudonym_key"]),
+                            "017_pseudonym_key", "018_held_why"]),
     (4, ["010_procedure_term_notes", "011_index_snapshots", "012_fts_pruned", "013_positive_idf",
-         "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key"]),
+         "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key", "018_held_why"]),
     (1, ["003_procedures", "006_aliases", "008_outbox", "009_procedure_population",
          "010_procedure_term_notes", "011_index_snapshots", "012_fts_pruned", "013_positive_idf",
-         "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key"]),
+         "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key", "018_held_why"]),
 ])
 def test_a_postgresql_schema_of_the_previous_release_runs_no_step_twice_and_skips_none(
         pg_shared_url: str, upto: int, applied: list[str]) -> None:

@@ -25,6 +25,7 @@ from insika_knowledge.commands.options import (
     require_tenant,
 )
 from insika_knowledge.concept import RECORD_MAX, Concept, status_of
+from insika_knowledge.consolidate.entries import Entry, entries
 from insika_knowledge.errors import ConceptFormatError, UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
@@ -133,7 +134,8 @@ def agents(data_dir: str | None, database: str | None, tenant: str | None, as_js
 def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List the agent's concepts awaiting a person: contradicting reports in the body, or
     claims held against them (a policy's challenges, changes held under another name as
-    possible duplicates), each held claim shown; resolve them in the Studio.
+    possible duplicates), each contradiction and held claim shown with why it was held;
+    resolve them in the Studio.
     """
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         found = memory.conflicts(agent=agent, tenant=tenant)
@@ -142,6 +144,7 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
             held.setdefault(claim.duplicate_of, []).append(claim)
     if as_json:  # every concept listed here waits for a person
         click.echo(json.dumps([{**summary(c), "status": "conflict",
+                                "contradictions": [_contradiction(e) for e in entries(c.body)],
                                 "held_claims": [_claim(h) for h in held.get(c.name, [])]}
                                for c in found], ensure_ascii=False, indent=2))
         return
@@ -149,20 +152,40 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
         click.echo("(no conflicts)")
         return
     _echo(found, as_json, challenged=held)
+    for concept in found:
+        reports = entries(concept.body)
+        if reports:
+            count = f"{len(reports)} contradicting claim{'s' if len(reports) > 1 else ''}"
+            click.echo(f"\n{concept.name}: {count} in its body:")
+        for entry in reports:
+            click.echo(f"  [{', '.join(entry.sessions)}, {entry.at}] {entry.description}")
+            if entry.why:
+                click.echo(f"    held because {entry.why}")
     for name, claims in held.items():
         count = f"{len(claims)} claim{'s' if len(claims) > 1 else ''}"
         click.echo(f"\n{name}: its body is kept, {count} held for review:")
         for claim in claims:
             under = "" if claim.name == name else f" (proposed as {claim.name})"
             click.echo(f"  [{claim.session_id} / {claim.turn_id}, {claim.seen_at}]{under} {claim.body}")
+            if claim.why:
+                click.echo(f"    held because {claim.why}")
 
 
 def _claim(held: PossibleDuplicate) -> dict[str, Any]:
     """A held claim as a JSON-ready dict: name (the name it was proposed under: the concept's
-    own for a policy's challenge), session_id, turn_id, seen_at, description, type, body.
+    own for a policy's challenge), session_id, turn_id, seen_at, description, type, body,
+    why (why it is held; "" for one held before the store kept it).
     """
     return {"name": held.name, "session_id": held.session_id, "turn_id": held.turn_id, "seen_at": held.seen_at,
-            "description": held.description, "type": held.type, "body": held.body}
+            "description": held.description, "type": held.type, "body": held.body, "why": held.why}
+
+
+def _contradiction(entry: Entry) -> dict[str, Any]:
+    """A ``## Contradiction`` entry as a JSON-ready dict: sessions (as the record writes
+    them, the first one first), at, description, body, why ("" when the entry says not).
+    """
+    return {"sessions": list(entry.sessions), "at": entry.at, "description": entry.description,
+            "body": entry.body, "why": entry.why}
 
 
 @click.command()

@@ -265,5 +265,5 @@ def apply(
             raise ValueError("a merge decision carries no body")
         return confirm(stored.replace(body=decision.body), sources, now,
                        distinct_sources=distinct_sources)
-    contradicted = contradict(stored, candidate, session_id, now)
+    contradicted = contradict(stored, candidate, session_id, now, why=decision.conflict_reason or "")
     return None if contradicted is stored else contradicted  # no room left for the entry

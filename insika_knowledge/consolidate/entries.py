@@ -4,8 +4,14 @@ Consolidation appends one entry per distinct contradicting claim
 (`insika_knowledge.consolidate.records.contradict`)::
 
     - session `s9` at 2026-08-24T18:00:00Z (also `s12`, `s15`): Returns are accepted within 30 days.
+      Why: the merge model said the claims contradict each other.
 
       The body of the contradicting claim, indented two spaces.
+
+The ``Why:`` line, right under the first line, says in words why the claim is held as a
+contradiction rather than merged (`consolidate.Decision.conflict_reason`, the reason
+`TurnReport.why` and the ``knowledge_conflict`` event gave); an entry written before it was
+kept has none.
 
 The first session is the one that made the claim first, at that time; a later session
 making the same claim (description and body, spacing and letter case ignored) is named in
@@ -23,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.concept import claim_text, has_contradiction
+from insika_knowledge.concept import claim_text, has_contradiction, one_line
 
 #: The most sessions one entry names (the first one and the ``also`` list).
 SESSIONS_PER_ENTRY: Final = 5
@@ -34,6 +40,10 @@ _HEAD_RE: Final = re.compile(
     r"^- session `([^`\n]*)` at (\S+?)(?: \(also ((?:`[^`\n]*`, )*`[^`\n]*`)\))?: (.*)$"
 )
 _ALSO_RE: Final = re.compile(r"`([^`\n]*)`")
+#: The line right under an entry's first line that says why it is held (`why_line`).
+_WHY_RE: Final = re.compile(r"  Why: (.+)")
+#: The most characters an entry's ``Why:`` line keeps of the reason.
+WHY_MAX: Final = 500
 _LINE_END: Final = re.compile(r"(\r\n|\r|\n)")
 
 
@@ -49,6 +59,8 @@ class Entry:
         at: when the first of them made it (UTC ``Z``).
         description: the claim's one-line description (or `NO_ROOM_NOTE`).
         body: the claim's markdown, unindented ("" when the entry kept no text).
+        why: why the claim is held as a contradiction, in words ("" when the entry says
+            not: one written before the reason was kept).
     """
 
     head: str
@@ -57,6 +69,7 @@ class Entry:
     at: str
     description: str
     body: str
+    why: str = ""
 
     @property
     def kept_text(self) -> bool:
@@ -101,14 +114,24 @@ def entries(body: str) -> list[Entry]:
 
 def _entry(start: int, head: re.Match[str], lines: list[str]) -> Entry:
     also = tuple(_ALSO_RE.findall(head.group(3) or ""))
-    text = "\n".join(line.removeprefix("  ") for line in lines).strip()
-    return Entry(head.group(0), start, (head.group(1), *also), head.group(2), head.group(4).strip(), text)
+    said = _WHY_RE.fullmatch(lines[0].rstrip()) if lines else None
+    text = "\n".join(line.removeprefix("  ") for line in lines[1 if said else 0:]).strip()
+    return Entry(head.group(0), start, (head.group(1), *also), head.group(2), head.group(4).strip(), text,
+                 said.group(1).strip() if said else "")
 
 
 def head_line(sessions: tuple[str, ...], at: str, description: str) -> str:
     """An entry's first line (`sessions` already escaped, the first one first)."""
     also = f" (also {', '.join(f'`{s}`' for s in sessions[1:])})" if len(sessions) > 1 else ""
     return f"- session `{sessions[0]}` at {at}{also}: {description}"
+
+
+def why_line(why: str) -> str:
+    """The line under an entry's first line that says `why` it is held ("" for no reason):
+    one line, at most `WHY_MAX` characters of the reason.
+    """
+    said = one_line(why, WHY_MAX)
+    return f"\n  Why: {said}" if said else ""
 
 
 def indented(body: str) -> str:

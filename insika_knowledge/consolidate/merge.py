@@ -28,7 +28,8 @@ refused too (`lists_versions`, `LISTED`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
@@ -73,10 +74,13 @@ class MergeVerdict:
             (the merged text lists two versions of one claim side by side:
             `lists_versions`), or
             ``model_failed:<kind>``.
+        redacted: placeholder kind -> personal data items redaction replaced in the merged
+            `body` (`privacy.redact.Redaction.counts`; empty without a body).
     """
 
     body: str | None
     why: str
+    redacted: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def related(self) -> bool:
@@ -249,7 +253,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(body, limit)}")
     # Contacts already on record (or in the sighting) passed redaction there: kept. A credential
     # the model wrote is never kept (as in a candidate: `extract.candidates`).
-    cleaned = redact(scrub(body), kept_contacts([("system", old_body), ("system", new_body)])).text.strip()
+    redaction = redact(scrub(body), kept_contacts([("system", old_body), ("system", new_body)]))
+    cleaned = redaction.text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
     if not keeps_details(cleaned, old_body, new_body):
@@ -257,7 +262,7 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     if lists_versions(cleaned, old_body, new_body):
         return MergeVerdict(None, LISTED)
-    return MergeVerdict(cleaned, RELATED)
+    return MergeVerdict(cleaned, RELATED, redaction.counts)
 
 
 def merge_failed(kind: str) -> MergeVerdict:

@@ -30,6 +30,7 @@ from insika_knowledge.consolidate.entries import (
     entries,
     head_line,
     indented,
+    why_line,
 )
 
 CONFLICT_CONFIDENCE: Final = 0.4
@@ -89,8 +90,11 @@ def confirm(
     )
 
 
-def contradict(existing: Concept, candidate: Candidate, session_id: str, now: str) -> Concept:
+def contradict(existing: Concept, candidate: Candidate, session_id: str, now: str, why: str = "") -> Concept:
     """Record `candidate` under ``## Contradiction``; confidence 0.4 flat.
+
+    A new entry says `why` the claim is held (its ``Why:`` line, `entries.why_line`; none
+    when "").
 
     One entry per distinct claim (`entries`): a claim an entry already states adds this
     session to the entry's ``also`` list (up to `entries.SESSIONS_PER_ENTRY` sessions;
@@ -116,8 +120,9 @@ def contradict(existing: Concept, candidate: Candidate, session_id: str, now: st
     body = _seen_again(base, candidate, session)
     if body is None:
         body = base
-        for entry in (f"{head_line((session,), now, candidate.description)}\n\n{indented(candidate.body)}",
-                      head_line((session,), now, NO_ROOM_NOTE)):
+        said = why_line(why)
+        for entry in (f"{head_line((session,), now, candidate.description)}{said}\n\n{indented(candidate.body)}",
+                      f"{head_line((session,), now, NO_ROOM_NOTE)}{said}", head_line((session,), now, NO_ROOM_NOTE)):
             if len(base) + 2 + len(entry) <= BODY_MAX:
                 body = f"{base}\n\n{entry}"
                 break

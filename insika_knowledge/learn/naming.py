@@ -11,6 +11,7 @@ its own name (`insika_knowledge.learn.sighting.sight`).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import replace
 from typing import Final
 
@@ -50,6 +51,7 @@ def record(
     verdict: trust.Assessment | None = None,
     meaning: MeaningSearch | None = None,
     why: list[str] | None = None,
+    redacted: Counter[str] | None = None,
 ) -> tuple[str, Outcome]:
     """Name one candidate's sighting (`consolidate.name_sighting`) and record it.
 
@@ -79,6 +81,8 @@ def record(
             meaning are possible duplicates too (None: the lexical close match alone).
         why: a ``conflict`` appends its reason here (`consolidate.Decision.conflict_reason`),
             a ``possible_duplicate`` its own (`consolidate.Naming.why`).
+        redacted: a ``merged`` sighting adds the personal data redacted from the merge
+            model's text here (placeholder kind -> items; see `sight_once`).
 
     Returns:
         ``(name, outcome)``: the concept name the sighting was recorded under (the
@@ -94,7 +98,8 @@ def record(
         target = candidate if naming.name == candidate.name else replace(candidate, name=naming.name)
         outcome = sight_once(store, agent, target, session_id, turn_id, model, events,
                              alias=candidate.name if naming.alias else None, verdict=verdict,
-                             created_after=cursor if naming.rule is NameRule.NEW else None, why=why)
+                             created_after=cursor if naming.rule is NameRule.NEW else None, why=why,
+                             redacted=redacted)
         if outcome is not None:
             if target is not candidate and outcome != "replayed" and events is not None:
                 events.emit(KnowledgeAliased(concept=naming.name, alias=candidate.name,
@@ -162,7 +167,7 @@ def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, sessio
         tx.add_possible_duplicate(agent, PossibleDuplicate(
             name=candidate.name, duplicate_of=naming.name, session_id=session_id,
             turn_id=turn_id, description=candidate.description, type=candidate.type,
-            body=candidate.body, similarity=naming.similarity,
+            body=candidate.body, similarity=naming.similarity, why=naming.why,
         ))
     if events is not None:
         events.emit(KnowledgePossibleDuplicate(concept=candidate.name, duplicate_of=naming.name,

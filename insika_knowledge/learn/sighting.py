@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Final
 
@@ -119,11 +120,14 @@ def sight_once(
     verdict: trust.Assessment | None = None,
     created_after: int | None = None,
     why: list[str] | None = None,
+    redacted: Counter[str] | None = None,
 ) -> Outcome | None:
     """`sight`; with `alias`, only a same-claim sighting is written (the alias kept).
 
     A ``conflict`` appends its reason (`consolidate.Decision.conflict_reason`) to `why`
-    when given, and the ``knowledge_conflict`` event carries it.
+    when given, and the ``knowledge_conflict`` event carries it. A ``merged`` sighting
+    adds to `redacted` (when given) the personal data redaction removed from the merge
+    model's text (`consolidate.MergeVerdict.redacted`).
 
     With `created_after` (the change-feed position the candidate was named at, as a new
     concept), a new concept is written only if no concept created since then states the
@@ -160,6 +164,8 @@ def sight_once(
                 continue
             if why is not None:
                 why.extend(reasons)
+            if redacted is not None and result == "merged" and judged is not None:
+                redacted.update(judged.verdict.redacted)
             announce(events, agent, candidate, result, reasons[0] if reasons else "")
             return result
     except BaseException:
@@ -277,7 +283,9 @@ def _decide_and_write(
                 tx.put(agent, concept, reason=decision.sighting, actor=ENGINE, session_id=session_id)
             if disputes and not held and stored is not None and (
                     decision.rule is Rule.POLICY_CHALLENGED or not consolidate.keeps(concept or stored, candidate)):
-                _hold_claim(tx, agent, stored, candidate, session_id, turn_id)  # a policy's, or no room
+                challenge = decision.rule is Rule.POLICY_CHALLENGED  # else the record had no room
+                _hold_claim(tx, agent, stored, candidate, session_id, turn_id, why=(
+                    decision.conflict_reason or "") + ("" if challenge else f"; {NO_ROOM_WHY}"))
             if alias is not None:
                 tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
         if admission.action is trust.Action.RELEASE:
@@ -291,6 +299,10 @@ def _decide_and_write(
         return decision.outcome
 
 
+#: What a held claim's `why` adds when the concept's record had no room for its entry.
+NO_ROOM_WHY: Final = "the record had no room left for its entry"
+
+
 def _held_already(tx: Transaction, agent: str, stored: Concept, candidate: Candidate) -> bool:
     """True when `candidate`'s claim (description and body, spacing and case aside, as
     `consolidate.Entry.states` compares) is held open against `stored` under its own name.
@@ -300,9 +312,10 @@ def _held_already(tx: Transaction, agent: str, stored: Concept, candidate: Candi
 
 
 def _hold_claim(tx: Transaction, agent: str, stored: Concept, candidate: Candidate, session_id: str,
-                turn_id: str) -> None:
+                turn_id: str, *, why: str) -> None:
     """Hold `candidate` for review under the concept's own name: a claim contradicting a
-    policy (whose body the engine never changes) or one its record has no room for.
+    policy (whose body the engine never changes) or one its record has no room for, with
+    `why` it contradicts (`consolidate.Decision.conflict_reason`).
 
     Held once: not again for a replayed turn (nor, as the caller checks, while the same
     claim is held open against the concept; the ledger counts every sighting).
@@ -312,7 +325,7 @@ def _hold_claim(tx: Transaction, agent: str, stored: Concept, candidate: Candida
     tx.add_possible_duplicate(agent, PossibleDuplicate(
         name=candidate.name, duplicate_of=stored.name, session_id=session_id, turn_id=turn_id,
         description=candidate.description, type=candidate.type, body=candidate.body,
-        similarity=consolidate.similarity(stored, candidate)))
+        similarity=consolidate.similarity(stored, candidate), why=why))
 
 
 def _matched_since(tx: Transaction, agent: str, candidate: Candidate, cursor: int) -> bool:

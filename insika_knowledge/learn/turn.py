@@ -198,7 +198,7 @@ def learn_turn(
                     report.results.append(record(
                         store, agent, candidate, session_id=session_id, turn_id=turn_id,
                         model=merger, events=events, index=search, verdict=verdict, meaning=meaning,
-                        why=held_why,
+                        why=held_why, redacted=report.redacted,
                     ))
                     name, outcome = report.results[-1]
                     if outcome == "quarantined":  # say why, as a drop says why, and what its quotes showed

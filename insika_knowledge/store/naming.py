@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from insika_knowledge.concept import one_line
 from insika_knowledge.store.statements import Params, Reads, Statements, insert_new
 
 
@@ -62,6 +63,9 @@ class PossibleDuplicate:
             vectors when the semantic index did (`insika_knowledge.learn.meaning`).
         status: ``open`` (waits for a human) or ``resolved``.
         seen_at: when (UTC ``YYYY-MM-DDTHH:MM:SSZ``).
+        why: why it is held, in words for the person who reviews it (what the turn's
+            `TurnReport.why` and its event said; at most `WHY_MAX` characters, one line;
+            '' for a claim held before the store kept it).
     """
 
     name: str
@@ -74,6 +78,7 @@ class PossibleDuplicate:
     similarity: float
     status: str = "open"
     seen_at: str = ""
+    why: str = ""
 
 
 #: The SQL condition (one parameter: the agent) of a concept with an open held claim: a
@@ -86,8 +91,10 @@ RENAMED: Final = "rename"
 
 #: The ``possible_duplicates`` columns `duplicate_row` reads, in order (after ``agent``).
 DUPLICATE_COLUMNS = (
-    "name, duplicate_of, session_id, turn_id, description, type, body, similarity, status, seen_at"
+    "name, duplicate_of, session_id, turn_id, description, type, body, similarity, status, seen_at, why"
 )
+#: The most characters a held claim's `PossibleDuplicate.why` keeps.
+WHY_MAX: Final = 500
 
 
 class NamingWrites:
@@ -130,11 +137,11 @@ class NamingWrites:
         """Hold one candidate as a possible duplicate (``open``, stamped now)."""
         self.sql.execute(
             f"INSERT INTO possible_duplicates (agent, {DUPLICATE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?) "
             "ON CONFLICT (agent, name, session_id, turn_id) DO NOTHING",
             (agent, held.name, held.duplicate_of, held.session_id, held.turn_id,
              held.description, held.type, held.body, round(min(max(held.similarity, 0.0), 1.0), 4),
-             self.clock()),
+             self.clock(), one_line(held.why, WHY_MAX)),
         )
 
     def rename_naming(self, agent: str, old: str, new: str) -> None:
@@ -222,6 +229,6 @@ def alias_row(reads: Reads, agent: str, alias: str) -> str | None:
 def duplicate_row(row: tuple[Any, ...]) -> PossibleDuplicate:
     """A `PossibleDuplicate` from a row of `DUPLICATE_COLUMNS`."""
     (name, duplicate_of, session_id, turn_id, description, ctype, body, similarity, status,
-     seen_at) = row
+     seen_at, why) = row
     return PossibleDuplicate(name, duplicate_of, session_id, turn_id, description, ctype, body,
-                             float(similarity), status, seen_at)
+                             float(similarity), status, seen_at, why)

@@ -43,6 +43,8 @@ class Claim:
         keepable: False when there is no text to keep (the record had no room for it).
         sessions: every session the entry names (escaped), the first one first; () on
             record.
+        why: why the entry is held as a contradiction, in words (`consolidate.Entry.why`;
+            "" on record, and for an entry written before the reason was kept).
     """
 
     key: str
@@ -52,6 +54,7 @@ class Claim:
     body: str
     keepable: bool
     sessions: tuple[str, ...] = ()
+    why: str = ""
 
     def same_claim(self, other: Claim) -> bool:
         """True when both say the same thing (description and body, spacing ignored)."""
@@ -73,7 +76,7 @@ def claims(concept: Concept) -> list[Claim]:
 
 def _claim(number: int, entry: Entry) -> Claim:
     return Claim(f"entry-{number}", entry.sessions[0], entry.at, entry.description, entry.body,
-                 entry.kept_text, entry.sessions)
+                 entry.kept_text, entry.sessions, entry.why)
 
 
 @dataclass(frozen=True)
