@@ -346,6 +346,21 @@ def status_of(item: _Statused, challenged: Collection[str]) -> str:
     return "conflict" if item.in_conflict or item.name in challenged else "ok"
 
 
+#: A ``## Contradiction`` entry's first line and the ``Why:`` line under it
+#: (`insika_knowledge.consolidate.entries`): the reason is the engine's words, not a claim's.
+_ENTRY_WHY_RE: Final = re.compile(r"^(- session `[^`\n]*` at [^\n]*)\n  Why: [^\n]*$", re.MULTILINE)
+#: The text before the reason on a ``Why:`` line.
+WHY_PREFIX: Final = "  Why: "
+
+
+def searchable_text(text: str) -> str:
+    """`text` without the ``Why:`` lines of its contradiction entries: what the lexical
+    indexes read of a body (the claims, on record and contradicting; the engine's reasons
+    would make a conflicted concept match "can a person help me?").
+    """
+    return _ENTRY_WHY_RE.sub(r"\1", text) if f"\n{WHY_PREFIX}" in text else text
+
+
 def has_contradiction(body: str) -> bool:
     """True when `body` has a ``## Contradiction`` heading line.
 

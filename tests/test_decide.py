@@ -111,7 +111,7 @@ def test_the_model_said_contradicting_or_failed_so_the_claim_is_a_contradiction(
     assert decision == Decision(Rule.CONTRADICTING, why=why)
     assert (decision.outcome, decision.sighting, decision.change) == ("conflict", "conflict", Change.CONTRADICT)
     assert apply(decision, ON_RECORD, OTHER, sources=[], session_id="s2", now=NOW) == \
-        consolidate.contradict(ON_RECORD, OTHER, "s2", NOW)
+        consolidate.contradict(ON_RECORD, OTHER, "s2", NOW, why=decision.conflict_reason or "")
 
 
 def test_every_rule_has_one_effect_and_only_asking_has_no_outcome() -> None:
@@ -160,7 +160,7 @@ def test_a_related_answer_gives_its_body_redacted_and_stripped() -> None:
     merged = f"{OLD} {NEW}"
     answer = MergeAnswer("related", f"  {merged} Contact ana@gmail.com  \n")
     verdict = consolidate.interpret_merge(answer, OLD, NEW)
-    assert verdict == MergeVerdict(f"{merged} Contact [email]", "related")
+    assert verdict == MergeVerdict(f"{merged} Contact [email]", "related", {"email": 1})
     assert verdict.related
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import make_concept
 from studio_pages import logged_in
@@ -99,13 +100,14 @@ def test_a_held_possible_duplicate_keeps_its_why_and_the_studio_shows_it(tmp_pat
     memory.close()
 
 
-def test_the_resolve_page_says_why_each_contradiction_was_held(tmp_path: Path) -> None:
+def test_the_resolve_page_and_panel_say_why_each_contradiction_was_held(tmp_path: Path) -> None:
     memory = Memory(tmp_path, embeddings="off")
     _price(memory, "s1", "29,90")
     _price(memory, "s2", "39,90")
     with logged_in(memory, TOKEN) as client:
-        page = client.get(f"/studio/knowledge/frete-expresso/resolve?agent={AGENT}&tenant=default").text
-    assert f'<p class="claim-why muted">Held because {NO_MODEL}.</p>' in page
+        for page in (client.get(f"/studio/knowledge/frete-expresso/resolve?agent={AGENT}&tenant=default").text,
+                     client.get(f"/studio/knowledge/frete-expresso?agent={AGENT}&tenant=default").text):
+            assert page.count(f'<p class="claim-why muted">Held because {NO_MODEL}.</p>') == 1
     memory.close()
 
 
@@ -138,3 +140,16 @@ def test_an_entry_without_a_why_line_reads_as_before() -> None:
     first, second = entries(body)
     assert (first.why, first.body) == ("", "Why: a body line that only looks like a reason.")
     assert (second.why, second.body) == ("stated.", "Price is R$ 14.")
+
+
+@pytest.mark.parametrize("index", ["scan", "fts5", "auto"])
+def test_the_reason_is_no_search_term_of_the_concept(tmp_path: Path, database: str | None, index: str) -> None:
+    """A newcomer's finding: the Why line's words ("merge model", "differs", "person") made a
+    conflicted concept match "can a person help me?", on every lexical index."""
+    with Memory(tmp_path, embeddings="off", database=database) as memory:
+        _price(memory, "s1", "29,90")
+        _price(memory, "s2", "39,90")
+        def found(query: str) -> list[str]:
+            return [h.name for h in memory.search(query, agent=AGENT, index=index)]
+        assert found("the record differs and no merge model could be asked") == []
+        assert found("frete expresso R$ 39,90") == ["frete-expresso"]  # the contradicting claim is searched

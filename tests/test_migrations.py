@@ -119,7 +119,8 @@ def _sqlite_before(path: Path, upto: int) -> apsw.Connection:
 
 
 @pytest.mark.parametrize(("upto", "applied"), [
-    (len(SQLITE_BEFORE), ["014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key", "018_held_why"]),
+    (len(SQLITE_BEFORE), ["014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key",
+                          "018_held_why"]),
     (7, ["008_outbox", "009_procedure_population", "010_procedure_term_notes", "011_index_snapshots",
          "014_concept_vectors", "015_operations", "016_quarantine_kept", "017_pseudonym_key", "018_held_why"]),
 ])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from insika_knowledge.analysis.text import document_terms, query_terms
-from insika_knowledge.concept import claim_text, has_contradiction, parse_links
+from insika_knowledge.concept import claim_text, has_contradiction, parse_links, searchable_text
 from insika_knowledge.index.generations import PerAgent, miscounted
 from insika_knowledge.index.typos import correct
 from insika_knowledge.store.base import ScanRow, ScanSource
@@ -113,7 +113,7 @@ def entry_from_row(row: ScanRow) -> Entry:
     # Each field is analysed on its own, exactly as FTS5 tokenises each column, so the two
     # indexes agree on what matches (a range never runs from one field into the next).
     title = document_terms(row.name) | document_terms(row.description)
-    return entry_with_terms(row, title | document_terms(row.body), title)
+    return entry_with_terms(row, title | document_terms(searchable_text(row.body)), title)
 
 
 def entry_with_terms(row: ScanRow, terms: frozenset[str], title_terms: frozenset[str]) -> Entry:

@@ -18,6 +18,7 @@ from typing import Final
 
 from insika_knowledge.analysis.numbers import range_terms
 from insika_knowledge.analysis.text import ANALYSIS_VERSION, fold, tokenize
+from insika_knowledge.concept import searchable_text
 from insika_knowledge.store.base import FullTextIndex
 
 #: Texts whose terms the tokenizer remembers (the most recent; a text up to `MEMO_CHARS`).
@@ -45,7 +46,8 @@ class DocumentTokenizer:
         """The terms of `text`: its words' terms (`tokenize`), then its range blocks."""
         found = self._memo.get(text)
         if found is None:
-            found = (*tokenize(text), *range_terms(fold(text)))
+            read = searchable_text(text)  # a contradiction's reason is no term of the concept
+            found = (*tokenize(read), *range_terms(fold(read)))
             if len(text) <= MEMO_CHARS:
                 if len(self._memo) >= MEMO_SIZE:
                     self._memo.clear()
