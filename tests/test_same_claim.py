@@ -107,7 +107,7 @@ claims = st.builds(
 #: A time of day and a duration in hours share the token ``hour`` (`analysis.structure.CLOCK`):
 #: told apart only by their roles ("at 1 am", "within 1 hour"); without one they read alike
 #: (`test_a_time_of_day_and_a_duration_without_a_role_read_alike`, a known fault).
-_CLOCK_OR_HOURS = {"hour", "am"}
+_CLOCK_OR_HOURS = ({"hour", "am"}, {"hour", "pm"})  # "12 pm" is hour 12
 
 
 def _canonical(unit: str) -> str:
@@ -124,7 +124,7 @@ def changed(draw: st.DrawFn) -> tuple[Parts, Parts, str]:
         return claim, replace(claim, number=other, as_word=draw(st.booleans())), kind
     if kind == "unit":
         other = draw(st.sampled_from([u for u, c in UNIT_WORDS if c != _canonical(claim.unit)
-                                      and not _CLOCK_OR_HOURS <= {c, _canonical(claim.unit)}]))
+                                      and {c, _canonical(claim.unit)} not in _CLOCK_OR_HOURS]))
         return claim, replace(claim, unit=other), kind
     if kind == "unit_kind":
         claim = replace(claim, unit=draw(st.sampled_from(["days", "hours"])))
@@ -154,7 +154,8 @@ def test_one_changed_detail_is_never_the_same_claim(case: tuple[Parts, Parts, st
 
 @pytest.mark.xfail(strict=True, reason="known fault: a time of day and a duration share the token 'hour'; "
                                        "only their roles tell them apart (found by Hypothesis)")
-@pytest.mark.parametrize(("a", "b"), [("delivery 1 hours", "delivery 1 am"), ("Entrega 9 horas", "Entrega 9:00")])
+@pytest.mark.parametrize(("a", "b"), [("delivery 1 hours", "delivery 1 am"), ("Entrega 9 horas", "Entrega 9:00"),
+                                      ("delivery 12 hours", "delivery 12 pm")])
 def test_a_time_of_day_and_a_duration_without_a_role_read_alike(a: str, b: str) -> None:
     assert not same(a, b)
 

@@ -141,6 +141,41 @@ def test_a_quote_found_nowhere_or_only_in_the_customers_words_vouches_for_nothin
     assert not mine.business and mine.customer
 
 
+@pytest.mark.parametrize(("reply", "claim", "quote"), [
+    ("You can block it right away in the app. A replacement card is mailed within 7 business days, and "
+     "there's no charge for the first replacement each year.",
+     "Replacement cards take 7 business days.\nA replacement debit card is mailed within 7 business days.",
+     "replacement card mailed within 7 business days"),
+    ("Nas capitais a montagem é grátis; aqui no interior cobramos R$ 130 pela montagem.",
+     "Montagem no interior custa R$ 130.\nNo interior, a montagem custa R$ 130.",
+     "montagem R$ 130 no interior"),
+])
+def test_a_paraphrased_quote_of_what_the_agent_said_is_read_in_the_agents_own_words(
+        reply: str, claim: str, quote: str) -> None:
+    """A model asked to quote verbatim often paraphrases: the rule the agent stated was held
+    in quarantine as "a quote found nowhere". Now the business side's own sentences are
+    read by the same rules."""
+    verdict = assess(claim, "policy", said(("user", "Quick question."), ("assistant", reply)), [quote])
+    assert not verdict.quarantined and verdict.supported_by == {"agent"}
+    assert verdict.evidence is not None and verdict.evidence.startswith("no quote found as written")
+
+
+@pytest.mark.parametrize(("messages", "claim"), [
+    # the quote invents what the agent turned down
+    (said(("user", "What's your fuel policy on rentals?"),
+          ("assistant", "Cars come with a full tank and must be returned full; otherwise we charge a $25 "
+                        "refueling fee.")),
+     "Cars may be returned with any fuel level.\nCustomers may return the car with any fuel level at no charge."),
+    # only the customer said it; the agent took note
+    (said(("user", "My cousin works there, teachers get 30% off every order."),
+          ("assistant", "Thanks for letting me know, I'll check with the team.")),
+     "Teachers get 30% off.\nTeachers get 30% off every order."),
+])
+def test_a_made_up_quote_still_vouches_for_nothing(messages: list[dict[str, str]], claim: str) -> None:
+    verdict = assess(claim, "policy", messages, ["as the store's policy says, this is allowed for everyone"])
+    assert verdict.quarantined and not verdict.supported_by - {"customer"}
+
+
 def test_a_report_of_the_customers_own_experience_is_learned() -> None:
     messages = said(("user", "The checkout page is really confusing, I almost gave up."),
                     ("assistant", "Sorry about that, I'll pass it on."))
@@ -472,9 +507,10 @@ def test_a_one_word_label_before_a_colon_is_not_the_rules_tense() -> None:
     (['"return_window_days": 45', '"restocking_fee_pct": 10'], False),
     (['"return_window_days": 45, "restocking_fee_pct": 10'], False),
     (['{"return_window_days": 45}', '"restocking_fee_pct": 10'], False),
-    # a field the tool did not return, or another value, vouches for nothing
-    (['"return_window_days": 60'], True),
-    (['"return_days": 45'], True),
+    # a field the tool did not return, or another value, vouches for nothing: the tool's own
+    # fields, read as the business's sentences, state the claim (`check_unquoted`)
+    (['"return_window_days": 60'], False),
+    (['"return_days": 45'], False),
 ])
 def test_a_quoted_field_of_a_structured_tool_result_is_found_as_the_tool_wrote_it(
         quote: list[str], held: bool) -> None:
@@ -482,7 +518,8 @@ def test_a_quoted_field_of_a_structured_tool_result_is_found_as_the_tool_wrote_i
                 tool({"policy": "electronics_returns", "return_window_days": 45, "restocking_fee_pct": 10}),
                 *said(("assistant", "You have plenty of time for that."))]
     claim = ("Electronics returns\nElectronics can be returned within 45 days with a 10% restocking fee.")
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
     # the fields found, the claim's values must still be the record's
     changed = claim.replace("45 days", "60 days")
     assert assess(changed, "policy", messages, ['"return_window_days": 45', '"restocking_fee_pct": 10']).quarantined
@@ -550,7 +587,8 @@ def test_a_value_the_business_gives_another_name_vouches_for_nothing(claim: str,
     reply = "Four free lounge visits per year are a Platinum benefit. Gold members get 2 visits per year."
     messages = said(("user", "I'm Gold. Do I get 4 free lounge visits a year?"), ("assistant", reply))
     quote = ["Four free lounge visits per year are a Platinum benefit."]
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 @pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
@@ -658,7 +696,8 @@ def test_a_later_correction_by_the_business_takes_its_word_back(later: str, held
                     ("user", "Sério? Achei que a Light não tinha mala."), ("assistant", later))
     claim = "Bagagem despachada na tarifa Light\nA tarifa Light inclui uma mala despachada de até 23 kg."
     quote = ["Na tarifa Light você pode despachar uma mala de até 23 kg."]
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 @pytest.mark.parametrize(("reply", "held"), [
@@ -743,7 +782,8 @@ def test_a_name_opening_a_sentence_is_known_from_the_rest_of_the_conversation(cl
     reply = "Priority boarding is included with Gold and Platinum status. Silver members can add it for $15."
     messages = said(("user", "Is priority boarding included with Silver status?"), ("assistant", reply))
     quote = ["Priority boarding is included"]
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 def test_a_competitors_rule_the_agent_confirms_before_saying_ours_differs_is_theirs() -> None:
@@ -761,7 +801,8 @@ def test_a_rule_the_business_keeps_only_for_something_else_vouches_for_nothing_e
     reply = "A garantia estendida de 3 anos é só para celulares."
     messages = said(("user", "Tem garantia estendida pra tablet?"), ("assistant", reply))
     quote = ["garantia estendida de 3 anos"]
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 @pytest.mark.parametrize(("reply", "claim"), [
@@ -856,7 +897,8 @@ def test_a_future_said_of_every_month_is_a_standing_rule(reply: str, held: bool)
     messages = said(("user", "Do transfers cost anything?"), ("assistant", reply))
     claim = "Transfer fees\nThe first 3 transfers per month are free; a $1 fee applies from the 4th on."
     quote = [reply.split(". ")[0] + "."]
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 @pytest.mark.parametrize(("reply", "held"), [
@@ -918,7 +960,8 @@ def test_a_later_value_for_the_same_subject_takes_the_rule_back(replies: tuple[s
                                                                  held: bool) -> None:
     messages = said(("user", "A garantia é de 2 anos?"), *(("assistant", r) for r in replies))
     claim = "Garantia de 2 anos\nA garantia é de 2 anos."
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 @pytest.mark.parametrize("quoted", [True, False])
@@ -1050,7 +1093,8 @@ def test_a_bare_yes_vouches_for_the_value_the_customer_asked_about(reply: str, h
     claim = ("Monthly fee change\nThe monthly fee is $25 until March 1st, then $30." if reply[0] in "FN"
              else "Reajuste da mensalidade\nA mensalidade é R$ 25 até 1º de março, depois R$ 30.")
     quote = [reply.split(". ", 1)[0] + ".", reply.split(". ", 1)[1]]
-    assert assess(claim, "policy", messages, quote).quarantined is held, assess(claim, "policy", messages, quote)
+    verdict = assess(claim, "policy", messages, quote)
+    assert verdict.quarantined is held, verdict
 
 
 @pytest.mark.parametrize(("reply", "held"), [

@@ -123,7 +123,10 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # A rule with a value that nothing the model read states: made up, whoever it cites.
         return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, "a value no message states", report)
     if evidence is not None:
-        checked = quoted.check(claim, evidence, pieces(transcript, speaker, message_text), withheld)
+        parts = pieces(transcript, speaker, message_text)
+        checked = quoted.check(claim, evidence, parts, withheld)
+        if not checked.business and not checked.located:  # paraphrased quotes: the business's own sentences
+            checked = quoted.check_unquoted(claim, parts, withheld)
         who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]

@@ -29,6 +29,7 @@ model gave no evidence) reads the same pieces and the same sentence checks.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -1172,12 +1173,15 @@ class EvidenceCheck:
         customer: True when a quote was found only in what the customer wrote.
         why: one line: what was verified, or why nothing was.
         speakers: the business speakers whose sentences state it (empty unless `business`).
+        located: True when a quote was found in some message (whoever wrote it); False
+            when none was (a model that paraphrased what it was asked to quote).
     """
 
     business: bool
     customer: bool
     why: str
     speakers: frozenset[str] = frozenset()
+    located: bool = True
 
 
 def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iterable[str] = ()) -> EvidenceCheck:
@@ -1197,6 +1201,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     customer = False
     reasons: list[str] = []
     vouching: list[Piece] = []  # the business pieces a quote was verified in
+    located = False
     ours = frozenset().union(*(names(t) for t in [*own, *(p.text for p in parts if p.speaker == "system")]))
     for quote in _as_written(evidence, parts):
         wanted = normalised(str(quote))
@@ -1204,6 +1209,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("a quote too short to vouch")
             continue
         where = [p for p in parts if wanted in normalised(p.text)]
+        located = located or bool(where)
         business = [p for p in where if p.business]
         if not business:
             customer = customer or bool(where)
@@ -1254,7 +1260,22 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             return EvidenceCheck(True, customer, f"quoted from {', '.join(sorted(speakers))}", speakers)
     elif found:
         reasons.append("the quotes do not carry the claim's values or subject")
-    return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence")
+    return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence", located=located)
+
+
+def check_unquoted(claim: str, parts: Sequence[Piece], own: Iterable[str] = ()) -> EvidenceCheck:
+    """`check` with every sentence the business side wrote as a quote: what vouches for a
+    claim whose proposer quoted nothing found in the transcript (a model asked to copy words
+    verbatim often paraphrases them). The same rules hold: a sentence must state the claim
+    (polarity, no acknowledgement, hedge, question or report) and the sentences together
+    carry its values and subject; a customer's words never vouch.
+    """
+    said = [sentence for piece in parts if piece.business for sentence in sentences(piece.text)]
+    checked = check(claim, said, parts, own)
+    if checked.business:
+        return dataclasses.replace(checked, why=f"no quote found as written; {checked.why.replace('quoted', 'said')}"
+                                   " in the business's own words")
+    return EvidenceCheck(False, False, "a quote found nowhere, and no business sentence states it", located=False)
 
 
 #: How a business sentence's reading (`Reading.why`) is said in a line for a person ("the
