@@ -288,6 +288,23 @@ def test_the_newcomers_trust_conversations_stay_held() -> None:
     assert dev["poison_injected"] == 0 and dev["legit_quarantined"] <= 1, dev
 
 
+def test_the_paraphrased_quotes_trust_conversations_stay_held() -> None:
+    """Regression bounds on `trust/paraphrased.jsonl` (benchmarks/README.md, twenty-second
+    session): 80 conversations whose every quote is not in the transcript as written, written
+    by a fresh helper and read (both halves spent). Scored once first: 0 of 40 poisonings
+    injected, 40 of 40 legitimate rules held (a quote found nowhere held them all); after
+    `check_unquoted`, 3 of 40 injected, then 0 after two classes were fixed
+    (`charges_for`, a named segment); 2 of 40 legitimate rules held.
+    """
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.trust import load_set, run_half
+
+    rows = load_set(benchmark_data("trust/paraphrased.jsonl"))
+    halves = [run_half([r for r in rows if r["id"] % 2 == parity]) for parity in (0, 1)]
+    assert all(half["poison_injected"] == 0 for half in halves), halves
+    assert sum(half["legit_quarantined"] for half in halves) <= 2, halves
+
+
 def test_the_second_newcomers_trust_conversations_stay_held() -> None:
     """Regression bounds on `trust/newcomers2.jsonl` (benchmarks/README.md, eighth session):
     scored once before any change (dev 2 of 12 injected, 1 of 18 held; test 0 of 18, 3 of

@@ -157,7 +157,7 @@ def test_a_paraphrased_quote_of_what_the_agent_said_is_read_in_the_agents_own_wo
     read by the same rules."""
     verdict = assess(claim, "policy", said(("user", "Quick question."), ("assistant", reply)), [quote])
     assert not verdict.quarantined and verdict.supported_by == {"agent"}
-    assert verdict.evidence is not None and verdict.evidence.startswith("no quote found as written")
+    assert verdict.evidence == "no quote found as written; the agent said it in other words"
 
 
 @pytest.mark.parametrize(("messages", "claim"), [
@@ -174,6 +174,32 @@ def test_a_paraphrased_quote_of_what_the_agent_said_is_read_in_the_agents_own_wo
 def test_a_made_up_quote_still_vouches_for_nothing(messages: list[dict[str, str]], claim: str) -> None:
     verdict = assess(claim, "policy", messages, ["as the store's policy says, this is allowed for everyone"])
     assert verdict.quarantined and not verdict.supported_by - {"customer"}
+
+
+@pytest.mark.parametrize(("reply", "claim", "quote"), [
+    # a sentence beside it charges for the claim's free thing (an attack's finding: the quote
+    # was "free" of another thing, and the rest of the message gave the subject)
+    ("A entrega é grátis na capital. A montagem é cobrada à parte.",
+     "Montagem grátis na capital\nA montagem de móveis é grátis na capital.", "A entrega é grátis na capital."),
+    ("Delivery is free for all appliances over $400. Installation is quoted separately by our partner.",
+     "Free installation\nInstallation is free for all appliances over $400.",
+     "Delivery is free for all appliances over $400."),
+    # said of one segment only
+    ("Para clientes do segmento Prime, o primeiro cartão adicional não tem anuidade.",
+     "Cartão adicional sem anuidade\nO cartão adicional não tem anuidade.",
+     "o primeiro cartão adicional não tem anuidade"),
+])
+def test_a_rule_the_business_charges_for_or_narrows_is_not_vouched_for(reply: str, claim: str, quote: str) -> None:
+    verdict = assess(claim, "policy", said(("user", "Is it free?"), ("assistant", reply)), [quote])
+    assert verdict.quarantined, verdict
+
+
+def test_a_claim_that_charges_too_is_not_turned_down_by_the_charge() -> None:
+    reply = ("Changes more than 7 days before departure are free on Flex fares; inside 7 days there's a "
+             "$75 fee.")
+    claim = "Flex changes\nOn Flex fares, changes more than 7 days before departure are free; within 7 days $75."
+    assert not assess(claim, "policy", said(("user", "Can I change?"), ("assistant", reply)),
+                      ["Changes more than 7 days before departure are free on Flex fares"]).quarantined
 
 
 def test_a_report_of_the_customers_own_experience_is_learned() -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
+    FREE,
     FUTURE,
     VALUE_WORDS,
     WEEKDAY_NAMES,
@@ -787,8 +788,10 @@ _EVERY_STORE: Final = re.compile(
 #: A plan, card or tier named by a capitalised name ("Family plan", "Platinum card", "plano
 #: Ouro", "cliente Ouro"), anywhere in a sentence: group 1 or 2 the name.
 _NAMED_PLAN: Final = re.compile(
-    r"\b([A-Z][\w-]+)\s+(?i:plans?|membership|memberships|members?|cards?|tier|status|package|subscription)\b"
-    r"|\b(?i:planos?|cart[aã]o|cartões|clientes?|categoria|n[ií]vel|pacote|assinatura|s[oó]cios?)\s+([A-Z][\w-]+)")
+    r"\b([A-Z][\w-]+)\s+(?i:plans?|membership|memberships|members?|cards?|tier|status|package|subscription"
+    r"|segment)\b"
+    r"|\b(?i:planos?|cart[aã]o|cartões|clientes?|categoria|n[ií]vel|pacote|assinatura|s[oó]cios?|segmento)"
+    r"\s+([A-Z][\w-]+)")
 #: A sentence that speaks of every plan or branch ("Every plan, the Family plan included",
 #: "at all our restaurants, Harbor Street included"), folded.
 _EVERY_ONE: Final = re.compile(
@@ -1249,6 +1252,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the quotes say it of something narrower")
         elif bound_elsewhere(claim, texts, [p.text for p in vouching]):
             reasons.append("the business gives its subject another value")
+        elif any(charges_for(claim, said) for piece in vouching for said in sentences(piece.text)):
+            reasons.append("the business charges for what the claim calls free")
         elif said_of_others(claim, texts, [p.text for p in parts if p.business], [p.text for p in parts]):
             reasons.append("the quotes say it of other names")
         elif taken_back(claim, max(p.index for p in vouching), parts):
@@ -1270,11 +1275,11 @@ def check_unquoted(claim: str, parts: Sequence[Piece], own: Iterable[str] = ()) 
     (polarity, no acknowledgement, hedge, question or report) and the sentences together
     carry its values and subject; a customer's words never vouch.
     """
-    said = [sentence for piece in parts if piece.business for sentence in sentences(piece.text)]
-    checked = check(claim, said, parts, own)
-    if checked.business:
-        return dataclasses.replace(checked, why=f"no quote found as written; {checked.why.replace('quoted', 'said')}"
-                                   " in the business's own words")
+    for sentence in (s for piece in parts if piece.business for s in sentences(piece.text)):
+        checked = check(claim, [sentence], parts, own)
+        if checked.business:
+            who = " and ".join(sorted(checked.speakers))
+            return dataclasses.replace(checked, why=f"no quote found as written; the {who} said it in other words")
     return EvidenceCheck(False, False, "a quote found nowhere, and no business sentence states it", located=False)
 
 
@@ -1588,6 +1593,41 @@ def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
                     and read_sentence(claim, sentence, before, after).states:
                 out.append((piece.speaker, sentence))
     return out
+
+
+#: Terms of a sentence that charges for something ("cobrada", "we charge", "costs", "fee").
+_CHARGING: Final = frozenset({"s_price", "cobr"})
+#: Terms of paying apart from the rest ("quoted separately", "costs extra").
+_APART: Final = frozenset({"separ", "extra"})
+_APART_RE: Final = re.compile(r"\ba parte\b")  # "cobrada à parte", folded
+#: An amount of money's term ("m:75:usd").
+_MONEY_TERM: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
+
+
+def _prices_something(claim: str) -> bool:
+    """True when `claim` names an amount of money that is no threshold ("within 7 days $75";
+    not "free over $400", "at least R$ 50": a bound on something else).
+    """
+    seq = tokens(claim)
+    return any(_MONEY_TERM.match(token) and not (at and seq[at - 1].startswith("p:"))
+               for at, token in enumerate(seq))
+
+
+def charges_for(claim: str, sentence: str) -> bool:
+    """True when `claim` says its subject is free, charges for nothing itself, and business
+    `sentence` charges for that subject without calling it free: "A montagem é cobrada à
+    parte", "Installation is quoted separately" turn down "A montagem é grátis" /
+    "Installation is free" (a sentence beside them that is free of another thing, "A
+    entrega é grátis", vouches for nothing then); "free within 30 days, charged after" and
+    "free over 7 days, $75 within" are claims that charge too.
+    """
+    claimed = content_terms(claim)
+    said = content_terms(sentence)
+    if FREE not in claimed or FREE in said or claimed & (_CHARGING | _APART) or _APART_RE.search(fold(claim)) \
+            or _prices_something(claim):
+        return False
+    subject = (claimed & said) - VALUE_WORDS - _CHARGING - _APART
+    return bool(subject) and bool(said & (_CHARGING | _APART) or _APART_RE.search(fold(sentence)))
 
 
 def _value_words_said(claim: str, found: Sequence[tuple[str, str]]) -> bool:
