@@ -140,6 +140,11 @@ def test_an_entry_without_a_why_line_reads_as_before() -> None:
     first, second = entries(body)
     assert (first.why, first.body) == ("", "Why: a body line that only looks like a reason.")
     assert (second.why, second.body) == ("stated.", "Price is R$ 14.")
+    # a newcomer's finding: a hand-written claim right under the first line, opening with "Why:"
+    hand = ("Preço R$ 10.\n\n## Contradiction\n\n- session `h3` at 2026-01-01T00:00:00Z: Preço R$ 69,90.\n"
+            "  Why: o frete subiu\n")
+    (entry,) = entries(hand)
+    assert (entry.why, entry.body, entry.kept_text) == ("", "Why: o frete subiu", True)
 
 
 @pytest.mark.parametrize("index", ["scan", "fts5", "auto"])

@@ -8,8 +8,9 @@ Consolidation appends one entry per distinct contradicting claim
 
       The body of the contradicting claim, indented two spaces.
 
-The ``Why:`` line, right under the first line, says in words why the claim is held as a
-contradiction rather than merged (`consolidate.Decision.conflict_reason`, the reason
+The ``Why:`` line, right under the first line with the claim after a blank line (or in a
+`NO_ROOM_NOTE` entry), says in words why the claim is held as a contradiction rather than
+merged (`consolidate.Decision.conflict_reason`, the reason
 `TurnReport.why` and the ``knowledge_conflict`` event gave); an entry written before it was
 kept has none.
 
@@ -115,6 +116,9 @@ def entries(body: str) -> list[Entry]:
 def _entry(start: int, head: re.Match[str], lines: list[str]) -> Entry:
     also = tuple(_ALSO_RE.findall(head.group(3) or ""))
     said = _WHY_RE.fullmatch(lines[0].rstrip()) if lines else None
+    claim_after = len(lines) > 2 and not lines[1].strip() and any(line.strip() for line in lines[2:])
+    if said and head.group(4).strip() != NO_ROOM_NOTE and not claim_after:
+        said = None  # a claim written right under the first line (a hand edit) that opens so
     text = "\n".join(line.removeprefix("  ") for line in lines[1 if said else 0:]).strip()
     return Entry(head.group(0), start, (head.group(1), *also), head.group(2), head.group(4).strip(), text,
                  said.group(1).strip() if said else "")
