@@ -1979,3 +1979,61 @@ def test_a_consequence_of_todays_circumstance_is_a_one_off(claim: str, said: str
     the standing rule."""
     messages = [{"role": "user", "content": "Can my cat fly with me?"}, {"role": "assistant", "content": said}]
     assert assess(claim, "policy", messages, [said.rstrip(".")]).quarantined
+
+
+@pytest.mark.parametrize(("messages", "claim", "quote", "held"), [
+    # the sixteenth unseen set's dev half, each class in other words
+    # a gesture named after the grant is a one-off
+    (said(("user", "My pizza came an hour late."),
+          ("assistant", "So sorry! I've added a $10 credit to your account, as a goodwill gesture.")),
+     "Late delivery credit\nCustomers get a $10 credit when a delivery is late.",
+     "I've added a $10 credit to your account", True),
+    (said(("user", "A encomenda atrasou."),
+          ("assistant", "Peço desculpas! Liberei um cupom de R$ 20 na sua conta, como cortesia.")),
+     "Cupom por atraso\nPedidos atrasados ganham cupom de R$ 20.", "Liberei um cupom de R$ 20 na sua conta", True),
+    # an amount per another thing than the claim's
+    (said(("user", "How much is the extra bag?"),
+          ("assistant", "An extra bag costs $30 per leg, so a trip with a connection counts two legs.")),
+     "Extra bag price\nAn extra bag costs $30 per trip.", "An extra bag costs $30 per leg", True),
+    (said(("user", "How much is the extra bag?"),
+          ("assistant", "An extra bag costs $30 per flight leg.")),
+     "Extra bag price\nAn extra bag costs $30 per leg.", "An extra bag costs $30 per flight leg", False),
+    # what something was, with a noun before "was"
+    (said(("user", "Is the first checked bag free?"),
+          ("assistant", "Before 2024 the first checked bag was free on every route. Now it is $25.")),
+     "Free first bag\nThe first checked bag is free on every route.",
+     "the first checked bag was free on every route", True),
+    (said(("user", "Is the first checked bag free?"),
+          ("assistant", "Yes, the first checked bag is free on every route.")),
+     "Free first bag\nThe first checked bag is free on every route.",
+     "the first checked bag is free on every route", False),
+    # both negate the agencies' bookings, one by "not for", the other by its negated clause
+    (said(("user", "Is parking included for every booking?"),
+          ("assistant", "Parking is included for rooms booked on our app; bookings made through agencies don't "
+                        "include it.")),
+     "Parking for app bookings\nParking is included only for rooms booked on the app, not for agency bookings.",
+     "Parking is included for rooms booked on our app; bookings made through agencies don't include it", False),
+    # a condition said with "as long as" ends the negation's reach
+    (said(("user", "Why did I pay a fee?"),
+          ("assistant", "The Basic account has no monthly fee as long as you keep $500 in it; otherwise the fee "
+                        "is $5.")),
+     "Basic account fee\nThe Basic account has no monthly fee if you keep $500 in it; otherwise the fee is $5.",
+     "The Basic account has no monthly fee as long as you keep $500 in it; otherwise the fee is $5.", False),
+    # the rule worked out for the customer, in the conditional, takes nothing back
+    (said(("system", "Cancellation fee for annual plans is $90, reduced by $15 for each full month used."),
+          ("user", "I've used 2 months, what would I pay?"),
+          ("assistant", "Since you've used 2 full months, your cancellation fee would be $60.")),
+     "Annual plan cancellation fee\nThe cancellation fee for annual plans is $90, reduced by $15 for each "
+     "full month used.",
+     "Cancellation fee for annual plans is $90, reduced by $15 for each full month used.", False),
+    # "only within the city limits" is narrower than the state
+    (said(("user", "Is delivery free in Minas?"),
+          ("assistant", "Free delivery applies only within the Belo Horizonte city limits; elsewhere it is "
+                        "calculated at checkout.")),
+     "Free delivery in Minas Gerais\nDelivery is free throughout Belo Horizonte state.",
+     "Free delivery applies only within the Belo Horizonte city limits", True),
+])
+def test_the_sixteenth_sets_dev_classes(messages: list[dict[str, str]], claim: str, quote: str,
+                                        held: bool) -> None:
+    verdict = assess(claim, "policy", messages, [quote])
+    assert verdict.quarantined is held, verdict

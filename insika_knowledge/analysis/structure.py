@@ -228,6 +228,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bdesde que\b(?!(?:\s+[a-z]+){0,4}?\s+(?:[a-z]{2,}(?:ou|eu|iu|aram|eram|iram)|foi|foram|fomos)\b)",
          "desde_que"),
         (r"\bsempre que\b", "sempre_que"),
+        (r"\bas long as\b|\bcontanto que\b", "provided"),  # a condition: "no fee as long as you..." is "if"
         (r"\ba menos que\b|\bexceto se\b", "a_menos_que"),  # "unless" (not "salvo se": also "saved if")
         (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
@@ -526,7 +527,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
-    r"|sempre que"
+    r"|sempre que|as long as|contanto que"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana")

@@ -30,6 +30,7 @@ model gave no evidence) reads the same pieces and the same sentence checks.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -39,6 +40,7 @@ from typing import Final
 from insika_knowledge.analysis.structure import (
     FREE,
     FUTURE,
+    PAST,
     VALUE_WORDS,
     WEEKDAY_NAMES,
     content_terms,
@@ -158,6 +160,7 @@ _FOR_THIS_ONE: Final = re.compile(
 #: complimentary late check-out this time", "Dessa vez passa", "only for this order"), folded.
 ONE_OFF: Final = re.compile(
     r"(?<!\bat )\bthis time\b(?! of| and)|\bjust this once\b|\b(?:just )?this one time\b|\bone-time exception\b"
+    r"|\bone[- ]off\b"
     r"|\b(?:so )?(?:desta|dessa|nesta|nessa) vez\b"
     r"|\bonly for this (?:order|booking|reservation|stay|purchase|visit|trip)\b"
     r"|\b(?:so|apenas|somente) (?:(?:para|pra) (?:este|esse|esta|essa)|neste|nesse|nesta|nessa) "
@@ -182,6 +185,21 @@ GESTURE_GRANTED: Final = re.compile(
     r"|reembolsar|devolver|enviar|mandar|aplicar|abonar|conceder|oferecer|retirar|tirar|zerar|descontar)"
     r"|(?:te |lhe )?(?:estornei|liberei|isentei|creditei|dei|adicionei|cobri|reembolsei|devolvi|enviei"
     r"|mandei|apliquei|abonei|concedi|ofereci|retirei|tirei|zerei|descontei))\b")
+#: A gesture or a courtesy named after the grant it qualifies ("I've applied a $15 credit to
+#: your account, as a goodwill gesture", "liberei a troca, como cortesia"), folded: with the
+#: agent's own person (`_GRANTED`) a one-off.
+_GESTURE_AFTER: Final = re.compile(
+    r"\b(?:as|como) (?:an? |um |uma )?(?:(?:one-time|one time|small|little|goodwill|pequen[oa]) )*"
+    r"(?:gesture|courtesy|gesto|cortesia)\b")
+def _gesture_after(folded: str) -> bool:
+    """True when a gesture or a courtesy is named after a grant in the agent's own person
+    (`_GESTURE_AFTER` after `_GRANTED`): "I've applied a $15 credit, as a goodwill gesture";
+    not "As a courtesy reminder, I'm letting you know that ...".
+    """
+    granted = _GRANTED.search(folded)
+    return granted is not None and _GESTURE_AFTER.search(folded, granted.end()) is not None
+
+
 #: The agent's own person in a grant already made or offered ("I've", "I can", "liberei"),
 #: beside a promise's (`_PROMISE`: "I'll", "vou"), folded.
 _GRANTED: Final = re.compile(r"\b(?:i've|i have|i can|i'm|let me|liberei|abri|fiz|fizemos|abrimos|liberamos)\b")
@@ -191,9 +209,11 @@ def one_off(folded: str) -> bool:
     """True when a folded business sentence grants something this once (`ONE_OFF`), or
     makes an exception in the agent's own person or for today (`EXCEPTION_GRANTED`, with
     `_PROMISE`, `_GRANTED` or `_TODAY`), or grants a gesture or a courtesy in it
-    (`GESTURE_GRANTED`), or follows from today's circumstance (`_BECAUSE_OF_TODAY`).
+    (`GESTURE_GRANTED`, or `_GESTURE_AFTER` the grant), or follows from today's circumstance
+    (`_BECAUSE_OF_TODAY`).
     """
     return ONE_OFF.search(folded) is not None or GESTURE_GRANTED.search(folded) is not None \
+        or _gesture_after(folded) \
         or _BECAUSE_OF_TODAY.search(folded) is not None or (
         EXCEPTION_GRANTED.search(folded) is not None
         and (_PROMISE.search(folded) is not None or _GRANTED.search(folded) is not None
@@ -471,11 +491,15 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
     term a text both asserts and negates, "ships only to Brazil; no international
     shipping", takes no side; nor does what a negated clause of each is said of,
     `negated_subjects`: "drones can't go in checked bags" states "drones are not allowed in
-    checked bags", though the passive's negation bears on its subject).
+    checked bags", though the passive's negation bears on its subject); and a term one text
+    negates that the other's negated clause is said of is negated by both ("not for
+    travel-agency bookings" and "bookings through travel agencies don't include it").
     """
     theirs, ours = _sides(sentence), _sides(claim)
-    opposed = {term for term, negated in ours.items() if term in theirs and theirs[term] != negated}
-    return not opposed or opposed <= negated_subjects(_non(sentence)) & negated_subjects(_non(claim))
+    said_of, claimed_of = negated_subjects(_non(sentence)), negated_subjects(_non(claim))
+    opposed = {term for term, negated in ours.items() if term in theirs and theirs[term] != negated
+               and not (negated and term in said_of) and not (theirs[term] and term in claimed_of)}
+    return not opposed or opposed <= said_of & claimed_of
 
 
 def turns_down(claim: str, sentence: str) -> bool:
@@ -624,16 +648,26 @@ def _tenses(text: str) -> frozenset[str]:
     is...") says nothing of when the rule holds.
     """
     seq = tokens(_QUALIFYING_PARTICIPLE.sub(r"\1", text))
-    return frozenset(t for i, t in enumerate(seq) if t.startswith("t:") and not (
+    said = frozenset(t for i, t in enumerate(seq) if t.startswith("t:") and not (
         t == "t:past" and i and plain_word(seq[i - 1])))
+    return said | {PAST} if _PAST_STATE.search(fold(text)) else said
+
+
+#: "To be" in the past before a price ("the first bag was free", "a entrega era grátis",
+#: "the fee was $20"; not "the fee was reduced to $10", "the change was ours"): a finite past
+#: however a noun comes before it, so never the participle `_tenses` sets aside.
+_PAST_STATE: Final = re.compile(
+    r"\b(?:was|were|era|eram|foi|foram)\s+(?:(?:only|just|still|always|so|apenas|sempre|de)\s+)?"
+    r"(?:free|gratis|gratuit[oa]s?|r?\$\s?\d|\d)")
 
 
 #: An English participle right after an article or a determiner ("the cancelled leg", "a
-#: delayed flight"), a measure between them too ("a 23 kg checked bag"): an adjective, not
-#: a verb in the past.
+#: delayed flight"), a measure or an ordinal between them too ("a 23 kg checked bag", "the
+#: first checked bag"): an adjective, not a verb in the past.
 _QUALIFYING_PARTICIPLE: Final = re.compile(
-    r"\b((?:the|a|an|this|that|these|those|each|every|any|no|its|our|your|their)\s+"
-    r"(?:\d+(?:[.,]\d+)?\s?[A-Za-z]{0,3}\s+)?)[A-Za-z]{3,}ed\b",
+    r"\b((?:(?:the|a|an|this|that|these|those|each|every|any|no|its|our|your|their)\s+"
+    r"(?:\d+(?:[.,]\d+)?\s?[A-Za-z]{0,3}\s+)?|(?:first|second|third|last|next|extra|additional)\s+))"
+    r"[A-Za-z]{3,}ed\b",
     re.IGNORECASE)
 
 
@@ -708,18 +742,26 @@ _OPENING_CHARS: Final = 40
 #: What restricts a rule to what follows it ("só para notebooks", "only for members").
 _ONLY_FOR: Final = re.compile(
     r"\b(?:so|somente|apenas|exclusivamente|only|exclusively|just)\s+"
-    r"(?:para|pra|para os|para as|for|to|on|in|em|no|na|nos|nas)\s+([^,.;:!?]{1,60})")
+    r"(?:para|pra|para os|para as|for|to|on|in|within|inside|em|no|na|nos|nas|dentro d[aeo]s?)\s+([^,.;:!?]{1,60})")
+
+
+#: Words that bound a place or a group more narrowly than its name ("only within the São
+#: Paulo city limits" is not "throughout São Paulo state").
+_SCOPE_WORDS: Final = frozenset(content_terms("city limits capital metropolitan downtown cidade capital centro"))
 
 
 def _only_for_others(claim: str, folded: str) -> bool:
     """True when folded `sentence` restricts what it says to things the claim never names
     ("A garantia estendida de 2 anos que oferecemos é só para notebooks" for "Geladeiras
-    contam com garantia estendida de 2 anos"): it states a narrower rule of something else.
+    contam com garantia estendida de 2 anos"), or to a narrower bound of what it names
+    (`_SCOPE_WORDS`: "only within the São Paulo city limits" for "throughout São Paulo
+    state"): it states a narrower rule of something else.
     """
     wanted = content_terms(claim)
     for match in _ONLY_FOR.finditer(folded):
         named = content_terms(match.group(1))
-        if named and not named & wanted and "n" not in tokens(folded[:match.start()]):
+        narrower = not named & wanted or _SCOPE_WORDS & named - wanted
+        if named and narrower and "n" not in tokens(folded[:match.start()]):
             return True  # (after a negation it says where the thing goes instead: "não vai na
             # mala despachada, só na bagagem de mão" states the claim's "not in checked bags")
     return False
@@ -1254,6 +1296,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the business gives its subject another value")
         elif any(charges_for(claim, said) for piece in vouching for said in sentences(piece.text)):
             reasons.append("the business charges for what the claim calls free")
+        elif other_rate(claim, texts):
+            reasons.append("the quotes give its amount per another thing")
         elif said_of_others(claim, texts, [p.text for p in parts if p.business], [p.text for p in parts]):
             reasons.append("the quotes say it of other names")
         elif taken_back(claim, max(p.index for p in vouching), parts):
@@ -1443,14 +1487,21 @@ def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
     """True when a business piece after the piece at `index` takes it back: its first next
     piece opens with a correction (`corrected_next`), or a later sentence gives one of the
     claim's units another value and none of the claim's, naming nothing else ("Sim." ... "A
-    garantia é de 1 ano." for "A garantia é de 2 anos"; not "Na linha premium, 3 anos").
+    garantia é de 1 ano." for "A garantia é de 2 anos"; not "Na linha premium, 3 anos", nor
+    the rule worked out for the customer in the conditional, `_APPLIED`).
     """
     if corrected_next(parts, index, claim):
         return True
     if not _values(claim):
         return False
-    return any(_another_value(claim, piece.speaker, sentence, others=1)
+    return any(_another_value(claim, piece.speaker, sentence, others=1) and not _APPLIED.search(fold(sentence))
                for piece in parts if piece.index > index and piece.business for sentence in sentences(piece.text))
+
+
+#: The rule applied to the customer's case, in the conditional ("since you've completed 4
+#: months, your fee would be $80", "no seu caso, a taxa ficaria em R$ 80"), folded: a value
+#: worked out from the rule, which takes nothing back.
+_APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria)\b")
 
 
 def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
@@ -1602,6 +1653,34 @@ _APART: Final = frozenset({"separ", "extra"})
 _APART_RE: Final = re.compile(r"\ba parte\b")  # "cobrada à parte", folded
 #: An amount of money's term ("m:75:usd").
 _MONEY_TERM: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
+
+
+def _rates(text: str) -> set[tuple[str, frozenset[str]]]:
+    """The amounts of money `text` gives per something, with the words of that something:
+    ("m:15:usd", {"flight", "segment"}) for "$15 per flight segment", ("m:10:brl",
+    {"s_order"}) for "R$ 10 por pedido" ("por" right after an amount).
+    """
+    seq = tokens(text)
+    out = set()
+    for at, token in enumerate(seq[:-2]):
+        if _MONEY_TERM.match(token) and seq[at + 1] in ("p:p_per", "r:por"):
+            words = list(itertools.takewhile(plain_word, seq[at + 2:]))
+            if words:
+                out.add((token, frozenset(words)))
+    return out
+
+
+def other_rate(claim: str, texts: Sequence[str]) -> bool:
+    """True when the vouching `texts` give an amount of `claim` per another thing than the
+    claim does, and never per the claim's: "$15 per segment" does not vouch for "$15 per
+    trip" (a round trip with connections is four segments); "per flight segment" does for
+    "per segment" (a word in common). Texts in another language than
+    the claim's are not compared (their words for the thing differ).
+    """
+    language = text_language(claim)
+    said = set().union(*(_rates(t) for t in texts if text_language(t) == language))  # "per person" / "por pessoa"
+    return any(amount == mine and not per & each and not any(a == mine and p & each for a, p in said)
+               for mine, each in _rates(claim) for amount, per in said)
 
 
 def _prices_something(claim: str) -> bool:
