@@ -1324,3 +1324,18 @@ def test_two_ways_joined_by_or_read_in_any_order(a: str, b: str) -> None:
 ])
 def test_ways_with_their_values_or_roles_keep_their_order(a: str, b: str) -> None:
     assert not same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # the sixteenth unseen set's dev half, in other words: kids are children, "ahead of time"
+    # is "in advance", and what the business sends is received, however it is got
+    ("Kids under 6 ride free on weekends.", "Children under six ride free on weekends.", True),
+    ("Tables must be booked 48 hours in advance.", "Tables must be booked 48 hours ahead of time.", True),
+    ("You'll get an invoice by email after checkout.", "You will receive an invoice by email after checkout.", True),
+    # ...and still apart where they differ
+    ("Kids under 6 ride free on weekends.", "Adults under 6 ride free on weekends.", False),
+    ("Tables must be booked 48 hours in advance.", "Tables must be booked 24 hours ahead of time.", False),
+    ("You'll get an invoice by email after checkout.", "You will send an invoice by email after checkout.", False),
+])
+def test_kids_advance_and_receiving_read_as_they_mean(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

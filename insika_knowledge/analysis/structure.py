@@ -159,6 +159,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "warranty": "warranty warranties guarantee guarantees garantia garantias",
         "discount": "discount discounts desconto descontos abatimento",
         "coupon": "coupon coupons cupom cupons",
+        "child": "child children kid kids crianca criancas",
         "medicine": "medicine medicines medication medications medicamento medicamentos remedio remedios",
         "installment": "installment installments parcela parcelas",
         "install": "install installs installed installing installation installations instalacao instalacoes "
@@ -228,7 +229,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bdesde que\b(?!(?:\s+[a-z]+){0,4}?\s+(?:[a-z]{2,}(?:ou|eu|iu|aram|eram|iram)|foi|foram|fomos)\b)",
          "desde_que"),
         (r"\bsempre que\b", "sempre_que"),
-        (r"\bas long as\b|\bcontanto que\b", "provided"),  # a condition: "no fee as long as you..." is "if"
+        (r"\bas long as\b|\bcontanto que\b", "provided"),
+        (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"  # a condition: "no fee as long as you..." is "if"
         (r"\ba menos que\b|\bexceto se\b", "a_menos_que"),  # "unless" (not "salvo se": also "saved if")
         (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
@@ -527,7 +529,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
-    r"|sempre que|as long as|contanto que"
+    r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana")
@@ -627,7 +629,9 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
 #: payment" is not "the seller pays"; the noun and the verb share their term).
 _ACTION_NOUNS: Final = (
     "payments?|payouts?|refunds?|reimbursements?|repl(?:y|ies)|responses?|answers?|calls?|callbacks?"
-    "|transfers?|deposits?|charges?|credits?|visits?")
+    "|transfers?|deposits?|charges?|credits?|visits?"
+    # and what the business sends ("you'll get a confirmation email" is "you'll receive" it)
+    "|confirmations?|notifications?|e-?mails?|messages?|receipts?|invoices?|vouchers?|links?|codes?")
 
 
 def _day_half(hour: str, part: str) -> str:
