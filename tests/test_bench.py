@@ -338,7 +338,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -373,7 +373,8 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2}
     ("newcomers15", 1, 2, 4),
     # scored once before its dev half was read (with this session's reading of paraphrased
     # quotes already in): dev 4 of 15 injected, 3 of 15 held; test 1 of 15, 1 of 15
-    # (at b5cf1f1: dev 4 and 8, test 1 and 6)
+    # (at b5cf1f1: dev 4 and 8, test 1 and 6); "$15 per segment" still vouches for "$15 per
+    # trip" on dev: the reading written for it held legitimate rules said with synonyms
     ("newcomers16", 0, 1, 1),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,

@@ -1991,13 +1991,6 @@ def test_a_consequence_of_todays_circumstance_is_a_one_off(claim: str, said: str
     (said(("user", "A encomenda atrasou."),
           ("assistant", "Peço desculpas! Liberei um cupom de R$ 20 na sua conta, como cortesia.")),
      "Cupom por atraso\nPedidos atrasados ganham cupom de R$ 20.", "Liberei um cupom de R$ 20 na sua conta", True),
-    # an amount per another thing than the claim's
-    (said(("user", "How much is the extra bag?"),
-          ("assistant", "An extra bag costs $30 per leg, so a trip with a connection counts two legs.")),
-     "Extra bag price\nAn extra bag costs $30 per trip.", "An extra bag costs $30 per leg", True),
-    (said(("user", "How much is the extra bag?"),
-          ("assistant", "An extra bag costs $30 per flight leg.")),
-     "Extra bag price\nAn extra bag costs $30 per leg.", "An extra bag costs $30 per flight leg", False),
     # what something was, with a noun before "was"
     (said(("user", "Is the first checked bag free?"),
           ("assistant", "Before 2024 the first checked bag was free on every route. Now it is $25.")),

@@ -229,8 +229,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bdesde que\b(?!(?:\s+[a-z]+){0,4}?\s+(?:[a-z]{2,}(?:ou|eu|iu|aram|eram|iram)|foi|foram|fomos)\b)",
          "desde_que"),
         (r"\bsempre que\b", "sempre_que"),
-        (r"\bas long as\b|\bcontanto que\b", "provided"),
-        (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"  # a condition: "no fee as long as you..." is "if"
+        (r"\bas long as\b|\bcontanto que\b", "provided"),  # a condition: "no fee as long as you..." is "if"
+        (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"
         (r"\ba menos que\b|\bexceto se\b", "a_menos_que"),  # "unless" (not "salvo se": also "saved if")
         (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)

@@ -30,7 +30,6 @@ model gave no evidence) reads the same pieces and the same sentence checks.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -1296,8 +1295,6 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the business gives its subject another value")
         elif any(charges_for(claim, said) for piece in vouching for said in sentences(piece.text)):
             reasons.append("the business charges for what the claim calls free")
-        elif other_rate(claim, texts):
-            reasons.append("the quotes give its amount per another thing")
         elif said_of_others(claim, texts, [p.text for p in parts if p.business], [p.text for p in parts]):
             reasons.append("the quotes say it of other names")
         elif taken_back(claim, max(p.index for p in vouching), parts):
@@ -1653,34 +1650,6 @@ _APART: Final = frozenset({"separ", "extra"})
 _APART_RE: Final = re.compile(r"\ba parte\b")  # "cobrada à parte", folded
 #: An amount of money's term ("m:75:usd").
 _MONEY_TERM: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
-
-
-def _rates(text: str) -> set[tuple[str, frozenset[str]]]:
-    """The amounts of money `text` gives per something, with the words of that something:
-    ("m:15:usd", {"flight", "segment"}) for "$15 per flight segment", ("m:10:brl",
-    {"s_order"}) for "R$ 10 por pedido" ("por" right after an amount).
-    """
-    seq = tokens(text)
-    out = set()
-    for at, token in enumerate(seq[:-2]):
-        if _MONEY_TERM.match(token) and seq[at + 1] in ("p:p_per", "r:por"):
-            words = list(itertools.takewhile(plain_word, seq[at + 2:]))
-            if words:
-                out.add((token, frozenset(words)))
-    return out
-
-
-def other_rate(claim: str, texts: Sequence[str]) -> bool:
-    """True when the vouching `texts` give an amount of `claim` per another thing than the
-    claim does, and never per the claim's: "$15 per segment" does not vouch for "$15 per
-    trip" (a round trip with connections is four segments); "per flight segment" does for
-    "per segment" (a word in common). Texts in another language than
-    the claim's are not compared (their words for the thing differ).
-    """
-    language = text_language(claim)
-    said = set().union(*(_rates(t) for t in texts if text_language(t) == language))  # "per person" / "por pessoa"
-    return any(amount == mine and not per & each and not any(a == mine and p & each for a, p in said)
-               for mine, each in _rates(claim) for amount, per in said)
 
 
 def _prices_something(claim: str) -> bool:
