@@ -2030,3 +2030,22 @@ def test_the_sixteenth_sets_dev_classes(messages: list[dict[str, str]], claim: s
                                         held: bool) -> None:
     verdict = assess(claim, "policy", messages, [quote])
     assert verdict.quarantined is held, verdict
+
+
+@pytest.mark.parametrize("evidence", [None, ["Return shipping is free"]])
+@pytest.mark.parametrize(("reply", "held"), [
+    # a newcomer's finding: the condition the agent stated was dropped and the rule learned
+    ("Return shipping is free for orders over R$ 200.", True),
+    ("Return shipping is free unless the item was opened.", True),
+    ("O frete de devolução é grátis para compras acima de R$ 200.", True),
+    # no condition, or a bound of another fact, or a condition the claim says in other words
+    ("Return shipping is free.", False),
+    ("Return shipping is free, and refunds take up to 10 days.", False),
+    ("Return shipping is free whenever you return an item.", False),
+])
+def test_a_condition_the_business_states_is_not_dropped(reply: str, held: bool, evidence: list[str] | None) -> None:
+    claim = "Free return shipping\nReturn shipping is free."
+    if reply.startswith("O frete"):
+        claim, evidence = "Devolução grátis\nO frete de devolução é grátis.", evidence and ["O frete de devolução é grátis"]
+    verdict = assess(claim, "policy", said(("user", "Is return shipping free?"), ("assistant", reply)), evidence)
+    assert verdict.quarantined is held, verdict

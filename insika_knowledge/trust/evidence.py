@@ -1295,6 +1295,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
             reasons.append("the business gives its subject another value")
         elif any(charges_for(claim, said) for piece in vouching for said in sentences(piece.text)):
             reasons.append("the business charges for what the claim calls free")
+        elif drops_condition(claim, texts):
+            reasons.append("the quotes bind it to a condition the claim leaves out")
         elif said_of_others(claim, texts, [p.text for p in parts if p.business], [p.text for p in parts]):
             reasons.append("the quotes say it of other names")
         elif taken_back(claim, max(p.index for p in vouching), parts):
@@ -1650,6 +1652,54 @@ _APART: Final = frozenset({"separ", "extra"})
 _APART_RE: Final = re.compile(r"\ba parte\b")  # "cobrada à parte", folded
 #: An amount of money's term ("m:75:usd").
 _MONEY_TERM: Final = re.compile(r"m:[^:]+:(?:brl|usd|eur|gbp)$")
+
+
+#: Poles that bound a value into a condition ("over R$ 200", "at least 3 items", "before 2 pm").
+_BOUNDS: Final = frozenset({"p:p_above", "p:p_below", "p:p_at_least", "p:p_at_most", "p:p_before", "p:p_after"})
+#: Clause words that attach a condition to what comes before them.
+_CONDITIONS: Final = frozenset({"c:if", "c:unless", "c:when"})
+
+
+def drops_condition(claim: str, texts: Sequence[str]) -> bool:
+    """True when `claim` states no value nor condition and a vouching sentence binds what
+    it shares with the claim to one: a bounded value in that clause ("Return shipping is free for
+    orders over R$ 200" for "Return shipping is free") or an "if" / "unless" / "when"
+    clause right after it ("... free unless the item was opened") none of whose words the
+    claim says ("whenever you return an item" is "on all returns"); the question a bare yes
+    answers is the asker's case. A bound in another clause ("..., and refunds take up to 10 days") is another
+    fact, not a condition.
+    """
+    mine = tokens(claim)
+    if any(t.startswith(("m:", "d:")) or t in _CONDITIONS or t in _BOUNDS for t in mine):
+        return False  # a claim with values or conditions of its own is checked value by value
+    wanted = content_terms(claim)
+    for text in texts:
+        if text.rstrip().endswith("?"):
+            continue  # the question a bare yes answers: its "if I break down near ..." is the asker's case
+        seq = tokens(text)
+        start = 0
+        for end in [*(i for i, t in enumerate(seq) if t.startswith("c:")), len(seq)]:
+            clause = seq[start:end]
+            if start and seq[start] in _CONDITIONS:
+                start = end
+                continue  # a condition clause is read with the clause before it
+            if not set(clause) & wanted:
+                start = end
+                continue
+            bound = any(t in _BOUNDS and at + 1 < len(clause) and clause[at + 1].startswith(("m:", "d:"))
+                        for at, t in enumerate(clause))
+            after = seq[end] if end < len(seq) else ""
+            said = _condition_words(seq, end) if after in _CONDITIONS else frozenset()
+            if bound or (said and not said & wanted):  # "unless the item was opened"; not "whenever you return"
+                return True
+            start = end
+    return False
+
+
+def _condition_words(seq: tuple[str, ...], at: int) -> frozenset[str]:
+    """The content words of the condition clause that starts at `at` in `seq`."""
+    following = next((i for i in range(at + 1, len(seq)) if seq[i].startswith("c:")), len(seq))
+    return frozenset(t for t in seq[at + 1:following] if plain_word(t))
 
 
 def _prices_something(claim: str) -> bool:

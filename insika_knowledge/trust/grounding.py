@@ -35,6 +35,7 @@ from insika_knowledge.trust.evidence import (
     REQUESTING,
     answered_question,
     asserted,
+    drops_condition,
     read_sentence,
     sentences,
     superseded,
@@ -234,7 +235,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                    and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
         held = features(" ".join(said))
         valued = numeric or all(_states(v, held, business=True) for v in values)
-        if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued:
+        if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued \
+                and not drops_condition(claim, said):  # "free for orders over R$ 200" for "free"
             found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
 
@@ -275,7 +277,9 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
                 continue
             reading = read_sentence(claim, sentence, parts[:at], split[k + 1] if k + 1 < len(split) else "")
-            if reading.states:
+            if reading.states and drops_condition(claim, [sentence]):
+                found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
+            elif reading.states:
                 return ""
             found = found or LIMITS.get(reading.why, "")
     return found
