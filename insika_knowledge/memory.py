@@ -1168,6 +1168,8 @@ class Memory:
         settings = config or KnowledgeConfig()
         merger = model if model is not None else settings.resolved_model()
         chosen = self._chosen(merger)
+        if isinstance(chosen, InstructorModel):
+            chosen.check()  # an unusable spec ("nope/x", no API key) is the caller's mistake, said now
         item = dict(candidate)
         digest = digest_id([item, evidence] if evidence else item)
         return self.learn_turn(

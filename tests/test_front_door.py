@@ -17,9 +17,10 @@ from docexamples import python_example, run_example
 from insika_knowledge import Hit, Memory
 from insika_knowledge.config import load_config
 from insika_knowledge.demo import demo_file
-from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound
+from insika_knowledge.errors import ConceptFormatError, InvalidName, NotFound, UserError
 from insika_knowledge.events import Recorder
 from insika_knowledge.extract.model import ReplayModel
+from insika_knowledge.learn.sighting import UNSUPPORTED_WHY
 from insika_knowledge.memory import digest_id
 from insika_knowledge.privacy.pseudonyms import pseudonymous
 
@@ -438,7 +439,11 @@ def test_a_model_error_that_quotes_a_key_keeps_no_key(memory: Memory, tmp_path: 
     ({"name": "!!!"}, "invalid: name: cannot make a concept name out of '!!!': use letters or digits"),
     ({"body": "   "}, "empty: body"),
     ({"confidence": 1.0}, "stamped_key: confidence (the engine stamps these)"),
-    ({"evidence": "not a list"}, "invalid: evidence must be a list"),
+    ({"evidence": "not a list"}, "invalid: evidence must be a list of quotes (strings), not str"),
+    # a newcomer's finding: every limit gave one message; now the one broken is named
+    ({"evidence": ["ok"] * 9}, "invalid: evidence holds 9 quotes; at most 8"),
+    ({"evidence": ["ok", {"quote": "x"}]}, "invalid: evidence quote 2 is dict, not text"),
+    ({"evidence": ["x" * 1001]}, "invalid: evidence quote 1 is 1001 characters; at most 1000"),
 ])
 def test_a_refused_proposal_says_what_was_wrong_and_where(memory: Memory, change: dict[str, object],
                                                           why: str) -> None:
@@ -503,3 +508,37 @@ def test_a_proposed_description_keeps_its_emoji_sequence(tmp_path: Path) -> None
                         "body": "O plano família tem 3 linhas."}, agent=AGENT, session_id="s1",
                        messages=[{"role": "assistant", "content": "O plano família tem 3 linhas."}])
         assert memory.store().get(AGENT, "plano-familia").concept.description == family
+
+
+@pytest.mark.parametrize("spec", ["nope/x", "openai/gpt-4o-mini"])
+def test_propose_with_an_unusable_model_raises_before_anything_is_written(
+        tmp_path: Path, spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's finding: a typo in the model spec was the merge model failing, so a
+    related restatement was written as a conflict ("the merge model failed (UserError)")."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    said = [{"role": "assistant", "content": "The store opens at 9 am on weekdays."}]
+    item = {"name": "opening", "description": "The store opens at 9 am.", "type": "fact",
+            "body": "The store opens at 9 am on weekdays."}
+    with Memory(tmp_path, embeddings="off") as memory:
+        memory.propose(item, agent=AGENT, session_id="s1", messages=said)
+        before = memory.load("opening", agent=AGENT)
+        with pytest.raises(UserError, match=r"model '(nope/x|openai/gpt-4o-mini)'"):
+            memory.propose({**item, "body": "The store opens at 9 am on weekdays and closes at 6 pm."},
+                           agent=AGENT, session_id="s2", messages=said, model=spec)
+        assert memory.load("opening", agent=AGENT) == before
+
+
+def test_an_unsupported_repeat_says_why_it_changed_nothing(tmp_path: Path) -> None:
+    """A newcomer's finding: the ``unsupported`` outcome came with no why."""
+    item = {"name": "opening", "description": "The store opens at 9 am.", "type": "policy",
+            "body": "The store opens at 9 am on weekdays."}
+    with Memory(tmp_path, embeddings="off") as memory:
+        memory.propose(item, agent=AGENT, session_id="s1",
+                       messages=[{"role": "assistant", "content": "The store opens at 9 am on weekdays."}])
+        report = memory.propose({**item, "evidence": ["The store opens at 9 am on weekdays."]}, agent=AGENT,
+                                session_id="s2", messages=[
+                                    {"role": "user", "content": "The store opens at 9 am on weekdays, I know it."},
+                                    {"role": "assistant", "content": "Anything else?"}])
+        assert report.results == [("opening", "unsupported")]
+        assert report.why == [f"opening: unsupported: {UNSUPPORTED_WHY}"]

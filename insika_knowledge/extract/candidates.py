@@ -131,10 +131,9 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     if keys - set(MODEL_KEYS):
         return f"unknown_key: {_listed(keys - set(MODEL_KEYS))} (known: {_listed(MODEL_KEYS)}, evidence)", None
     quoted = _evidence(item.get("evidence"))
-    if quoted is False:
-        return (f"invalid: evidence must be a list of at most {EVIDENCE_MAX} strings of at most {QUOTE_MAX} "
-                "characters"), None
-    evidence = None if quoted is None or quoted is True else quoted
+    if isinstance(quoted, str):
+        return f"invalid: {quoted}", None
+    evidence = quoted
     missing = set(MODEL_KEYS) - keys
     if missing:
         return f"invalid: missing {_listed(missing)}", None
@@ -197,12 +196,22 @@ def _listed(keys: Iterable[str]) -> str:
     return ", ".join(sorted(keys))
 
 
-def _evidence(value: Any) -> tuple[str, ...] | None | bool:
-    """The quotes of an ``evidence`` value; None when absent; False when unusable."""
+def _evidence(value: Any) -> tuple[str, ...] | None | str:
+    """The quotes of an ``evidence`` value; None when absent; what is wrong with it (text)
+    when it is unusable: a list of at most `EVIDENCE_MAX` strings of at most `QUOTE_MAX`
+    characters each.
+    """
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) > EVIDENCE_MAX:
-        return False
-    if not all(isinstance(q, str) and len(q) <= QUOTE_MAX and not surrogate_in(q) for q in value):
-        return False
+    if not isinstance(value, list):
+        return f"evidence must be a list of quotes (strings), not {type(value).__name__}"
+    if len(value) > EVIDENCE_MAX:
+        return f"evidence holds {len(value)} quotes; at most {EVIDENCE_MAX}"
+    for number, quote in enumerate(value, start=1):
+        if not isinstance(quote, str):
+            return f"evidence quote {number} is {type(quote).__name__}, not text"
+        if len(quote) > QUOTE_MAX:
+            return f"evidence quote {number} is {len(quote)} characters; at most {QUOTE_MAX}"
+        if surrogate_in(quote):
+            return f"evidence quote {number} holds a lone surrogate (it cannot be stored as UTF-8)"
     return tuple(q for q in value if q.strip())

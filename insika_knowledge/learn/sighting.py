@@ -249,6 +249,8 @@ def _decide_and_write(
             return "quarantined"  # the customer again: never counts toward confidence
         if admission.action is trust.Action.UNCOUNTED:
             tx.release_merge_lease(agent, candidate.name, holder)
+            if reasons is not None:
+                reasons.append(UNSUPPORTED_WHY)
             return "unsupported"  # a live rule that only the customer repeats: no confirmation, no conflict
         if alias is not None and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
             tx.release_merge_lease(agent, candidate.name, holder)
@@ -299,6 +301,9 @@ def _decide_and_write(
         return decision.outcome
 
 
+#: Why an ``unsupported`` sighting changed nothing (`TurnReport.why`).
+UNSUPPORTED_WHY: Final = ("no agent message, tool result or system prompt states it, and a concept on record "
+                          "does: the customer's repeat confirms nothing and contradicts nothing")
 #: What a held claim's `why` adds when the concept's record had no room for its entry.
 NO_ROOM_WHY: Final = "the record had no room left for its entry"
 

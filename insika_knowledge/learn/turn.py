@@ -205,7 +205,7 @@ def learn_turn(
                         quotes = f" (its quotes: {verdict.evidence})" if verdict.evidence else ""
                         report.why.append(f"{name}: quarantined: "
                                           f"{trust.held_because(verdict.supported_by, verdict.markers)}{quotes}")
-                    elif outcome in ("conflict", "possible_duplicate") and held_why:
+                    elif outcome in ("conflict", "possible_duplicate", "unsupported") and held_why:
                         report.why.append(f"{name}: {outcome}: {held_why[-1]}")
                 except ModelFailure as failure:  # the merge model failed transiently: no conflict
                     # is recorded for an unjudged claim; the others go on, and the turn is tried
