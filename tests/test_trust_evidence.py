@@ -2046,6 +2046,7 @@ def test_the_sixteenth_sets_dev_classes(messages: list[dict[str, str]], claim: s
 def test_a_condition_the_business_states_is_not_dropped(reply: str, held: bool, evidence: list[str] | None) -> None:
     claim = "Free return shipping\nReturn shipping is free."
     if reply.startswith("O frete"):
-        claim, evidence = "Devolução grátis\nO frete de devolução é grátis.", evidence and ["O frete de devolução é grátis"]
+        claim = "Devolução grátis\nO frete de devolução é grátis."
+        evidence = evidence and ["O frete de devolução é grátis"]
     verdict = assess(claim, "policy", said(("user", "Is return shipping free?"), ("assistant", reply)), evidence)
     assert verdict.quarantined is held, verdict
