@@ -158,3 +158,18 @@ def test_the_reason_is_no_search_term_of_the_concept(tmp_path: Path, database: s
             return [h.name for h in memory.search(query, agent=AGENT, index=index)]
         assert found("the record differs and no merge model could be asked") == []
         assert found("frete expresso R$ 39,90") == ["frete-expresso"]  # the contradicting claim is searched
+
+
+def test_a_hand_written_contradiction_section_is_shown_as_it_is(tmp_path: Path) -> None:
+    """A newcomer's finding: a concept put with "## Contradiction" and no engine entry was
+    listed in conflict with nothing under it for the person to review."""
+    with Memory(tmp_path, embeddings="off") as memory:
+        memory.put("---\nname: horario\ndescription: Abrimos às 9h.\ntype: fact\n---\n\nAbrimos às 9h.\n\n"
+                   "## Contradiction\n\n- a customer said 8h\n", agent=AGENT)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["conflicts", "--agent", AGENT, "--data-dir", str(tmp_path)])
+    assert "horario: its ## Contradiction section holds no entry of the engine's:\n" in shown.output
+    assert "  - a customer said 8h" in shown.output
+    listed = json.loads(runner.invoke(cli, ["conflicts", "--agent", AGENT, "--data-dir", str(tmp_path),
+                                            "--json"]).output)
+    assert listed[0]["contradictions"] == [] and listed[0]["contradiction_text"].endswith("- a customer said 8h")

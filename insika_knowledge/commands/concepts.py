@@ -24,7 +24,7 @@ from insika_knowledge.commands.options import (
     open_memory,
     require_tenant,
 )
-from insika_knowledge.concept import RECORD_MAX, Concept, status_of
+from insika_knowledge.concept import RECORD_MAX, Concept, claim_text, has_contradiction, status_of
 from insika_knowledge.consolidate.entries import Entry, entries
 from insika_knowledge.errors import ConceptFormatError, UserError
 from insika_knowledge.hookspecs import hookimpl
@@ -145,6 +145,7 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
     if as_json:  # every concept listed here waits for a person
         click.echo(json.dumps([{**summary(c), "status": "conflict",
                                 "contradictions": [_contradiction(e) for e in entries(c.body)],
+                                **({"contradiction_text": text} if (text := _unread_section(c)) else {}),
                                 "held_claims": [_claim(h) for h in held.get(c.name, [])]}
                                for c in found], ensure_ascii=False, indent=2))
         return
@@ -154,6 +155,10 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
     _echo(found, as_json, challenged=held)
     for concept in found:
         reports = entries(concept.body)
+        unread = _unread_section(concept)
+        if unread:  # written by hand: shown as it is, for the person who resolves it
+            click.echo(f"\n{concept.name}: its ## Contradiction section holds no entry of the engine's:")
+            click.echo("\n".join(f"  {line}" for line in unread.splitlines()))
         if reports:
             count = f"{len(reports)} contradicting claim{'s' if len(reports) > 1 else ''}"
             click.echo(f"\n{concept.name}: {count} in its body:")
@@ -178,6 +183,15 @@ def _claim(held: PossibleDuplicate) -> dict[str, Any]:
     """
     return {"name": held.name, "session_id": held.session_id, "turn_id": held.turn_id, "seen_at": held.seen_at,
             "description": held.description, "type": held.type, "body": held.body, "why": held.why}
+
+
+def _unread_section(concept: Concept) -> str:
+    """The text under `concept`'s ``## Contradiction`` heading when none of it is an entry
+    of the engine's (a hand edit), else "".
+    """
+    if not has_contradiction(concept.body) or entries(concept.body):
+        return ""
+    return concept.body[len(claim_text(concept.body)):].strip()
 
 
 def _contradiction(entry: Entry) -> dict[str, Any]:
