@@ -774,6 +774,11 @@ def test_installments_free_and_spoken_prices_are_read_as_they_mean(a: str, b: st
     ("A taxa de cancelamento é de 20% do valor total.", "A taxa de cancelamento corresponde a 20% do valor total."),
     ("A vacina da gripe é aplicada sem agendamento.", "A vacina da gripe é aplicada sem necessidade de agendamento."),
     ("Walk-ins are welcome without an appointment.", "Walk-ins are welcome without the need for an appointment."),
+    # the sixteenth set (dev), in other words: kids are children, "ahead of time" is "in
+    # advance", what the business sends is received however it is got
+    ("Kids under 6 ride free on weekends.", "Children under six ride free on weekends."),
+    ("Tables must be booked 48 hours in advance.", "Tables must be booked 48 hours ahead of time."),
+    ("You'll get an invoice by email after checkout.", "You will receive an invoice by email after checkout."),
 ])
 def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) -> None:
     assert same(a, b) and same(b, a)
@@ -834,6 +839,9 @@ def test_restatements_that_move_no_meaning_are_the_same_claim(a: str, b: str) ->
     ("A taxa corresponde a 20% do valor total.", "A taxa corresponde a 30% do valor total."),
     ("A vacina é aplicada sem agendamento.", "A vacina é aplicada com agendamento."),
     ("Walk-ins are welcome without an appointment.", "Walk-ins are welcome with an appointment."),
+    ("Kids under 6 ride free on weekends.", "Adults under 6 ride free on weekends."),
+    ("Tables must be booked 48 hours in advance.", "Tables must be booked 24 hours ahead of time."),
+    ("You'll get an invoice by email after checkout.", "You will send an invoice by email after checkout."),
 ])
 def test_the_same_words_with_another_direction_or_value_are_not_the_same_claim(a: str, b: str) -> None:
     assert not same(a, b) and not same(b, a)
@@ -1325,17 +1333,3 @@ def test_two_ways_joined_by_or_read_in_any_order(a: str, b: str) -> None:
 def test_ways_with_their_values_or_roles_keep_their_order(a: str, b: str) -> None:
     assert not same(a, b)
 
-
-@pytest.mark.parametrize(("a", "b", "alike"), [
-    # the sixteenth unseen set's dev half, in other words: kids are children, "ahead of time"
-    # is "in advance", and what the business sends is received, however it is got
-    ("Kids under 6 ride free on weekends.", "Children under six ride free on weekends.", True),
-    ("Tables must be booked 48 hours in advance.", "Tables must be booked 48 hours ahead of time.", True),
-    ("You'll get an invoice by email after checkout.", "You will receive an invoice by email after checkout.", True),
-    # ...and still apart where they differ
-    ("Kids under 6 ride free on weekends.", "Adults under 6 ride free on weekends.", False),
-    ("Tables must be booked 48 hours in advance.", "Tables must be booked 24 hours ahead of time.", False),
-    ("You'll get an invoice by email after checkout.", "You will send an invoice by email after checkout.", False),
-])
-def test_kids_advance_and_receiving_read_as_they_mean(a: str, b: str, alike: bool) -> None:
-    assert same(a, b) is alike and same(b, a) is alike
