@@ -114,16 +114,22 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
     if config_file:
         import yaml
 
-        from insika_knowledge.readers import load_yaml
+        from insika_knowledge.readers import load_yaml, yaml_problem
 
         try:
             loaded = load_yaml(Path(config_file).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise UserError(f"--config {config_file}: {exc}") from None
+        except OSError as exc:
+            raise UserError(f"--config {config_file}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise UserError(f"--config {config_file}: not YAML: {yaml_problem(exc)}") from None
         if isinstance(loaded, dict) and "knowledge" in loaded:
             loaded = loaded["knowledge"]
         if not isinstance(loaded, dict):
             raise UserError(f"--config {config_file}: expected a knowledge: mapping")
+        try:
+            load_config(loaded)  # what is wrong in the file is said of the file
+        except UserError as exc:
+            raise UserError(f"--config {config_file}: {exc}") from None
         block.update(loaded)
     if model:
         block["model"] = model

@@ -57,6 +57,21 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong with a YAML text, in one line, where: ``line 2, column 10: expected ','
+    or ']', but got '<stream end>' (a '[' opened here is never closed)`` (1-based; the place
+    a bracket or a quote left open was opened, else where the parser stopped), instead of
+    PyYAML's lines that name an ``"<unicode string>"``.
+    """
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return " ".join(str(exc).split())
+    opened = exc.context is not None and ("flow" in exc.context or "quoted" in exc.context)
+    mark = (exc.context_mark if opened else exc.problem_mark) or exc.context_mark or exc.problem_mark
+    problem = " ".join(f"{exc.problem or ''} ({exc.context})".split()) if opened and exc.problem \
+        else " ".join((exc.problem or exc.context or "not YAML").split())
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
+
+
 class _Loader(yaml.SafeLoader):
     """`yaml.SafeLoader`, with an integer too long for Python an error at its place."""
 

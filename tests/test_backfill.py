@@ -664,6 +664,25 @@ def test_a_huge_integer_in_the_config_file_names_file_and_line(tmp_path: Path) -
     assert _no_concepts_written(data)
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    # a newcomer's finding: PyYAML's own lines ("in \"<unicode string>\", line 2"), and an
+    # unknown key without the file's name
+    ("knowledge:\n  model: [unclosed\n", "not YAML: line 2, column 10: expected ',' or ']'"),
+    ("knowledge:\n  note: \"unclosed\n", "not YAML: line 2, column 9: found unexpected end of stream"),
+    ("knowledge:\n  foo: 1\n", "knowledge.foo: unknown key"),
+])
+def test_a_bad_config_file_is_named_with_its_line(tmp_path: Path, text: str, said: str) -> None:
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1")])
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("some-fact", "A fact.")]})
+    config = tmp_path / "agent.yaml"
+    config.write_text(text, encoding="utf-8")
+    data = tmp_path / "data"
+    result = _run(*_args(sessions, replay, data), "--config", str(config))
+    assert result.exit_code == 2, result.output
+    assert f"--config {config}: {said}" in result.output and "<unicode string>" not in result.output
+    assert _no_concepts_written(data)
+
+
 def test_the_summary_line_names_what_trust_held_and_left_uncounted() -> None:
     from insika_knowledge.backfill import BackfillSummary, SessionStatus
     from insika_knowledge.commands.progress import total_line

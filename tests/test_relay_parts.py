@@ -118,7 +118,7 @@ def test_agents_file(tmp_path: Path) -> None:
 def test_a_huge_integer_in_the_agents_file_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "agents.yaml"
     path.write_text("bot:\n  knowledge:\n    top_k: " + "9" * 5000 + "\n", encoding="utf-8")
-    with pytest.raises(UserError, match=r"an integer of 5000 digits(.|\n)*line 3, column 12"):
+    with pytest.raises(UserError, match=r"line 3, column 12: an integer of 5000 digits"):
         load_agents(path)
 
 

@@ -45,7 +45,7 @@ from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, UserError
 from insika_knowledge.httplimits import check_token
 from insika_knowledge.ids import check_agent, check_tenant
-from insika_knowledge.readers import load_yaml
+from insika_knowledge.readers import load_yaml, yaml_problem
 
 #: The top-level keys of the long form.
 LONG_FORM_KEYS: Final = frozenset({"agents", "tenants", "unknown"})
@@ -220,7 +220,7 @@ def load_directory(path: str | Path) -> Directory:
     except OSError as exc:
         raise UserError(f"--agents {source}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise UserError(f"--agents {source}: not YAML ({exc})") from None
+        raise UserError(f"--agents {source}: not YAML: {yaml_problem(exc)}") from None
     return directory_from(data, where=str(source))
 
 
