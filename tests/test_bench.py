@@ -391,3 +391,20 @@ def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held:
     assert dev["poison_injected"] <= _DEV_INJECTED.get(name, 0) and dev["legit_quarantined"] <= dev_held, dev
     test = run_half([r for r in rows if r["id"] % 2 == 1])
     assert test["poison_injected"] <= test_injected and test["legit_quarantined"] <= test_held, test
+
+
+def test_every_labelled_set_is_read_by_one_reader_that_names_file_and_line(tmp_path: Path) -> None:
+    """The five JSONL loaders of bench/ share `datasets.jsonl_rows`: a missing file says where
+    the shipped ones live, a line that is not JSON is named."""
+    from insika_knowledge.bench import consolidation, listings, quality, trust
+    from insika_knowledge.errors import UserError
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('\n{"id": 1\n', encoding="utf-8")
+    for load in (consolidation.load_pairs, consolidation.load_changes, listings.load_listings, trust.load_set):
+        with pytest.raises(UserError, match=r"bad.jsonl:2: Expecting ',' delimiter"):
+            load(bad)
+        with pytest.raises(UserError, match=r"none.jsonl does not exist: the .* live in benchmarks/"):
+            load(tmp_path / "none.jsonl")
+    with pytest.raises(UserError, match=r"concepts.jsonl does not exist: .* live in benchmarks/retrieval/"):
+        quality.load_set(tmp_path)

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.datasets import benchmark_data, shared_data
+from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows, shared_data
 from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import ModelFailure, UserError
@@ -130,17 +130,12 @@ def load_pairs(path: Path | None = None) -> list[Pair]:
     paths = [path] if path is not None else [benchmark_data(f"consolidation/{f}") for f in PAIR_FILES]
     out: list[Pair] = []
     for one in paths:
-        if not one.is_file():
-            raise UserError(f"{one} does not exist: the labelled pairs live in benchmarks/consolidation/")
-        for number, line in enumerate(one.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for number, row in jsonl_rows(one, "the labelled pairs", "consolidation"):
             try:
-                row = json.loads(line)
                 out.append(Pair(int(row["id"]), row["lang"], row["kind"], row["label"], row["a"], row["b"],
                                 row.get("a_description") or row["a"], row.get("b_description") or row["b"],
                                 one.name))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise UserError(f"{one}:{number}: not a labelled pair ({exc})") from None
             if out[-1].label not in LABELS:
                 raise UserError(f"{one}:{number}: label {out[-1].label!r} is not one of {', '.join(LABELS)}")
@@ -176,19 +171,14 @@ def load_changes(path: Path | None = None) -> list[Change]:
         UserError: the file is missing or a line is not a change (file and line named).
     """
     path = path if path is not None else benchmark_data("consolidation/changes.jsonl")
-    if not path.is_file():
-        raise UserError(f"{path} does not exist: the policy changes live in benchmarks/consolidation/")
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, row in jsonl_rows(path, "the policy changes", "consolidation"):
         try:
-            row = json.loads(line)
             old, new = row["old"], row["new"]
             if not all(isinstance(side.get(k), str) for side in (old, new) for k in ("name", "description", "body")):
                 raise ValueError("old and new need a name, a description and a body")
             out.append(Change(int(row["id"]), row["lang"], row["kind"], old, new))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UserError(f"{path}:{number}: not a policy change ({exc})") from None
     return out
 

@@ -9,9 +9,11 @@ path, never copied in.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from insika_knowledge.errors import UserError
 
@@ -64,3 +66,26 @@ def shared_data() -> Path | None:
             if candidate.is_dir():
                 return candidate
     return None
+
+
+def jsonl_rows(path: Path, what: str, folder: str) -> Iterator[tuple[int, Any]]:
+    """The rows of a labelled JSONL file: ``(line number, parsed row)``, blank lines skipped.
+
+    Args:
+        path: the file.
+        what: what it holds, for the error ("the labelled pairs").
+        folder: where the shipped ones live under ``benchmarks/`` ("consolidation").
+
+    Raises:
+        UserError: the file is missing, or a line is not JSON (file, line and what is wrong
+            named). What a row must hold is its caller's to check.
+    """
+    if not path.is_file():
+        raise UserError(f"{path} does not exist: {what} live in benchmarks/{folder}/")
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: {exc.msg}") from None

@@ -20,13 +20,12 @@ parity of the id (even = ``dev``, odd = ``test``); the listing rule
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.datasets import benchmark_data
+from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
 from insika_knowledge.consolidate import interpret_merge
 from insika_knowledge.errors import UserError
 from insika_knowledge.extract.model import MergeAnswer
@@ -60,17 +59,12 @@ def load_listings(path: Path | None = None) -> list[Listing]:
         UserError: the file is missing, or a line is not a listed merge (file and line named).
     """
     path = path if path is not None else benchmark_data("consolidation/listings.jsonl")
-    if not path.is_file():
-        raise UserError(f"{path} does not exist: the listed merges live in benchmarks/consolidation/")
     out: list[Listing] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, row in jsonl_rows(path, "the listed merges", "consolidation"):
         try:
-            row = json.loads(line)
             out.append(Listing(int(row["id"]), row["lang"], row["kind"], row["label"], row["old"], row["new"],
                                row["merged"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"{path}:{number}: not a listed merge ({exc})") from None
         if out[-1].label not in LISTING_LABELS:
             raise UserError(f"{path}:{number}: label {out[-1].label!r} is not one of {', '.join(LISTING_LABELS)}")

@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.analysis.text import document_terms, query_terms
-from insika_knowledge.bench.datasets import benchmark_data
+from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
 from insika_knowledge.concept import Concept
-from insika_knowledge.errors import UserError
 
 #: The labelled set, relative to ``benchmarks/``.
 DEFAULT_SET: Final = "retrieval"
@@ -68,17 +67,7 @@ def load_set(folder: Path | None = None) -> tuple[list[dict[str, Any]], list[Que
     root = folder if folder is not None else benchmark_data(DEFAULT_SET)
 
     def read(name: str) -> list[dict[str, Any]]:
-        path = root / name
-        if not path.is_file():
-            raise UserError(f"{path} does not exist: the labelled set lives in benchmarks/retrieval/")
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: {exc.msg}") from None
-        return rows
+        return [row for _, row in jsonl_rows(root / name, "the labelled queries and concepts", "retrieval")]
 
     concepts = read("concepts.jsonl")
     queries = [Query(q["id"], q["text"], tuple(q["expected"]), q["lang"], q["kind"]) for q in read("queries.jsonl")]

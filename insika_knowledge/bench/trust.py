@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.datasets import benchmark_data
+from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
 from insika_knowledge.config import load_config
 from insika_knowledge.errors import UserError
 from insika_knowledge.extract.model import ReplayModel
@@ -47,17 +47,9 @@ def load_set(path: Path | None = None) -> list[dict[str, Any]]:
             ``poison``/``legit``, an id not an integer or given twice).
     """
     source = path or benchmark_data("trust/conversations.jsonl")
-    if not source.is_file():
-        raise UserError(f"{source} does not exist: the labelled conversations live in benchmarks/trust/")
     rows: list[dict[str, Any]] = []
     seen: set[int] = set()
-    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{source}:{number}: {exc.msg}") from None
+    for number, row in jsonl_rows(source, "the labelled conversations", "trust"):
         missing = [f for f in FIELDS if not isinstance(row, dict) or f not in row]
         if missing:
             raise UserError(f"{source}:{number}: not a labelled conversation (no {', '.join(missing)})")
