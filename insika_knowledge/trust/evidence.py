@@ -746,7 +746,7 @@ _ONLY_FOR: Final = re.compile(
 
 #: Words that bound a place or a group more narrowly than its name ("only within the São
 #: Paulo city limits" is not "throughout São Paulo state").
-_SCOPE_WORDS: Final = frozenset(content_terms("city limits capital metropolitan downtown cidade capital centro"))
+_SCOPE_WORDS: Final = frozenset(content_terms("city limits capital metropolitan downtown cidade centro"))
 
 
 def _only_for_others(claim: str, folded: str) -> bool:
@@ -1318,7 +1318,10 @@ def check_unquoted(claim: str, parts: Sequence[Piece], own: Iterable[str] = ()) 
     (polarity, no acknowledgement, hedge, question or report) and the sentences together
     carry its values and subject; a customer's words never vouch.
     """
+    wanted = content_terms(claim)
     for sentence in (s for piece in parts if piece.business for s in sentences(piece.text)):
+        if not content_terms(sentence) & wanted:
+            continue  # shares no word of the claim: `check` would find nothing in it
         checked = check(claim, [sentence], parts, own)
         if checked.business:
             who = " and ".join(sorted(checked.speakers))
@@ -1662,12 +1665,12 @@ _CONDITIONS: Final = frozenset({"c:if", "c:unless", "c:when"})
 
 def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     """True when `claim` states no value nor condition and a vouching sentence binds what
-    it shares with the claim to one: a bounded value in that clause ("Return shipping is free for
-    orders over R$ 200" for "Return shipping is free") or an "if" / "unless" / "when"
-    clause right after it ("... free unless the item was opened") none of whose words the
-    claim says ("whenever you return an item" is "on all returns"); the question a bare yes
-    answers is the asker's case. A bound in another clause ("..., and refunds take up to 10 days") is another
-    fact, not a condition.
+    it shares with the claim to one: a bounded value in that clause ("Return shipping is
+    free for orders over R$ 200" for "Return shipping is free") or an "if" / "unless" /
+    "when" clause right after it ("... free unless the item was opened") none of whose
+    words the claim says ("whenever you return an item" is "on all returns"). The question
+    a bare yes answers is the asker's case; a bound in another clause ("..., and refunds
+    take up to 10 days") is another fact, not a condition.
     """
     mine = tokens(claim)
     if any(t.startswith(("m:", "d:")) or t in _CONDITIONS or t in _BOUNDS for t in mine):
