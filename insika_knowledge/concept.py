@@ -351,6 +351,8 @@ def status_of(item: _Statused, challenged: Collection[str]) -> str:
 _ENTRY_WHY_RE: Final = re.compile(r"^(- session `[^`\n]*` at [^\n]*)\n  Why: [^\n]*$", re.MULTILINE)
 #: The text before the reason on a ``Why:`` line.
 WHY_PREFIX: Final = "  Why: "
+#: The most characters a stored reason keeps (a ``Why:`` line's, a held claim's `why`).
+WHY_MAX: Final = 500
 
 
 def searchable_text(text: str) -> str:

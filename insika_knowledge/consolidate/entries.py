@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from insika_knowledge.concept import WHY_PREFIX, claim_text, has_contradiction, one_line
+from insika_knowledge.concept import WHY_MAX, WHY_PREFIX, claim_text, has_contradiction, one_line
 
 #: The most sessions one entry names (the first one and the ``also`` list).
 SESSIONS_PER_ENTRY: Final = 5
@@ -43,8 +43,6 @@ _HEAD_RE: Final = re.compile(
 _ALSO_RE: Final = re.compile(r"`([^`\n]*)`")
 #: The line right under an entry's first line that says why it is held (`why_line`).
 _WHY_RE: Final = re.compile(f"{WHY_PREFIX}(.+)")
-#: The most characters an entry's ``Why:`` line keeps of the reason.
-WHY_MAX: Final = 500
 _LINE_END: Final = re.compile(r"(\r\n|\r|\n)")
 
 

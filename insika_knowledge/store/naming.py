@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from insika_knowledge.concept import one_line
+from insika_knowledge.concept import WHY_MAX, one_line
 from insika_knowledge.store.statements import Params, Reads, Statements, insert_new
 
 
@@ -93,8 +93,6 @@ RENAMED: Final = "rename"
 DUPLICATE_COLUMNS = (
     "name, duplicate_of, session_id, turn_id, description, type, body, similarity, status, seen_at, why"
 )
-#: The most characters a held claim's `PossibleDuplicate.why` keeps.
-WHY_MAX: Final = 500
 
 
 class NamingWrites:
