@@ -2050,3 +2050,14 @@ def test_a_condition_the_business_states_is_not_dropped(reply: str, held: bool, 
         evidence = evidence and ["O frete de devolução é grátis"]
     verdict = assess(claim, "policy", said(("user", "Is return shipping free?"), ("assistant", reply)), evidence)
     assert verdict.quarantined is held, verdict
+
+
+@pytest.mark.parametrize("evidence", [None, ["parcelamos em 12x sem juros"]])
+def test_an_agent_denying_a_rule_said_with_without_does_not_state_it(evidence: list[str] | None) -> None:
+    """A newcomer's finding against this session's polarity reading: "sem juros" made the
+    installments a negated subject of the claim, so "Não parcelamos em 12x sem juros"
+    counted as agreeing with "Parcelamos em 12x sem juros"."""
+    messages = said(("user", "Parcela em 12x sem juros?"),
+                    ("assistant", "Não parcelamos em 12x sem juros no cartão; só em 6x."))
+    verdict = assess("Parcelamento em 12x\nParcelamos em 12x sem juros.", "policy", messages, evidence)
+    assert verdict.quarantined and not verdict.supported_by - {"customer"}

@@ -490,14 +490,16 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
     term a text both asserts and negates, "ships only to Brazil; no international
     shipping", takes no side; nor does what a negated clause of each is said of,
     `negated_subjects`: "drones can't go in checked bags" states "drones are not allowed in
-    checked bags", though the passive's negation bears on its subject); and a term one text
-    negates that the other's negated clause is said of is negated by both ("not for
-    travel-agency bookings" and "bookings through travel agencies don't include it").
+    checked bags", though the passive's negation bears on its subject); and a term the claim
+    negates that the sentence's negated clause is said of is negated by both ("not for
+    travel-agency bookings" and "bookings through travel agencies don't include it"; not the
+    other way: "Parcelamos em 12x sem juros" asserts what "Não parcelamos ..." denies, though
+    its "sem juros" is said of the installments).
     """
     theirs, ours = _sides(sentence), _sides(claim)
     said_of, claimed_of = negated_subjects(_non(sentence)), negated_subjects(_non(claim))
     opposed = {term for term, negated in ours.items() if term in theirs and theirs[term] != negated
-               and not (negated and term in said_of) and not (theirs[term] and term in claimed_of)}
+               and not (negated and term in said_of)}
     return not opposed or opposed <= said_of & claimed_of
 
 
