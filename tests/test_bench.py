@@ -376,11 +376,14 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1}
     # (at b5cf1f1: dev 4 and 8, test 1 and 6); "$15 per segment" still vouches for "$15 per
     # trip" on dev: the reading written for it held legitimate rules said with synonyms
     ("newcomers16", 0, 1, 1),
+    # scored once before any change (a set of claims said with their parts swapped): dev 4
+    # of 12 injected, 2 of 8 held; test 2 of 12, 0 of 8
+    ("newcomers17", 2, 1, 1),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers16.jsonl` (benchmarks/README.md,
-    tenth to twenty-second sessions): rules came from the dev halves only; each test half,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers17.jsonl` (benchmarks/README.md,
+    tenth to twenty-third sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data

@@ -121,6 +121,11 @@ KNOWN_NAMES: Final = frozenset(
     "north south east west northeast southeast northwest southwest midwest".split()
 )
 
+#: Each known name's one token, whatever the language its text reads as (Portuguese names
+#: by the Portuguese stemmer, English ones by the English).
+_ENGLISH_NAMES: Final = frozenset("north south east west northeast southeast northwest southwest midwest".split())
+_KNOWN_NAME_TOKENS: Final = {n: stem(n) if n in _ENGLISH_NAMES else stem_portuguese(n) for n in KNOWN_NAMES}
+
 #: Words that state a value ("free" is a price of nothing): a merge keeps them like numbers.
 VALUE_WORDS: Final = frozenset({"s_free"})
 
@@ -237,6 +242,10 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
         (r"\b(?:sabados? e domingos?|domingos? e sabados?|fins? de semana)\b", "weekend"),
         (r"\be-?mail\b", "email"),
+        # where something leaves from and goes to: "sai de Confins com destino a Guarulhos"
+        # ("parte de" is also "part of": left alone)
+        (r"\b(sai|saem|saindo|partem|partindo|decola|decolam|decolando) d[eoa]s?\b", r"\1 desde"),
+        (r"\bcom destino (?:a|ao|aos|as|para|pra)\b", "para"),
     )
 )
 _CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
@@ -532,7 +541,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
-    r"|later than|saturday|sabado|de semana")
+    r"|later than|saturday|sabado|de semana|sai|partem|partindo|decola|com destino")
 
 
 _CE_RE: Final = re.compile(r"(?<![^\W\d_])(?:[oO])?[cC]ês?(?![^\W\d_])")
@@ -859,6 +868,8 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
         return None
     if word in CLAIM_SYNONYMS:
         return CLAIM_SYNONYMS[word]
+    if word in _KNOWN_NAME_TOKENS:  # "Sudeste: R$ 15" alone reads as no language: one token anyway
+        return _KNOWN_NAME_TOKENS[word]
     if english and word.endswith("ns") and len(word) > 4:
         word = word[:-1]
     stemmed = stem_portuguese(word) if portuguese else stem(word)
@@ -1272,7 +1283,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         # ("On the corporate plan, the company pays half": the customer's employer)
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
                     if done_to_person and _is_content(token):  # "who is referred": a person is referred
-                        person_after = token not in _PARTY_TERMS  # "quem é cliente" says what they are
+                        person_after = token not in PARTY_TERMS  # "quem é cliente" says what they are
                     if auxiliary and _is_content(token):
                         passives.append((len(out), False))
                     elif piece in _AGENT_BY and passives and passives[-1][0] == len(out) - 1:
@@ -1530,7 +1541,7 @@ def _undone(out: list[str], at: int) -> None:
     start = at
     while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
         start -= 1
-    if _PARTY_TERMS.isdisjoint(out[start:at]):
+    if PARTY_TERMS.isdisjoint(out[start:at]):
         return
     _doing(out, at, [], at + 1)
 
@@ -1618,7 +1629,8 @@ _WHO: Final = frozenset({"who", "whoever", "quem"})
 #: The forms of "be" after "who" / "quem" that make what follows done to them ("quem foi
 #: indicado", "quem for indicado" too, which `_BE` leaves to the tense words).
 _WHO_BE: Final = _BE | frozenset({"foi", "for", "fosse", "fossem", "forem"})
-_PARTY_TERMS: Final = frozenset(
+#: The terms of `PARTY_NOUNS` ("customers" -> ``s_customer``; "store" reads as ``w:we``).
+PARTY_TERMS: Final = frozenset(
     t for n in PARTY_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
 _OWN_NOUN_TERMS: Final = frozenset(
     t for n in _OWN_NOUNS for pt in (False, True) if (t := _word_token(n, pt, False)) is not None)
@@ -2023,6 +2035,8 @@ class Details:
         near: each measure or date with the content terms and anchors of its phrase.
         sentences: each measure or date with the content terms and anchors of its whole
             sentence (what a merge may move it around in).
+        worded: each value word (`VALUE_WORDS`: "free") with the content terms and
+            anchors of its phrase, as `near` holds them for measures and dates.
     """
 
     items: frozenset[Detail]
@@ -2034,6 +2048,7 @@ class Details:
     scope: frozenset[tuple[str, bool]] = frozenset()
     near: frozenset[tuple[str, frozenset[str]]] = frozenset()
     sentences: frozenset[tuple[str, frozenset[str]]] = frozenset()
+    worded: frozenset[tuple[str, frozenset[str]]] = frozenset()
 
     def kept_in(self, other: Details) -> bool:
         """True when `other` keeps every detail of this text (and as many negations)."""
@@ -2115,7 +2130,7 @@ _PLACEHOLDER_TERMS: Final = frozenset(
      "address", "addres", "name"})
 
 
-def _contrasted(role: str, others: set[str]) -> bool:
+def contrasted(role: str, others: set[str]) -> bool:
     """True when one of `others` is a role contrary to `role` (`CONTRARY_ROLES`)."""
     if role in others:
         return False
@@ -2181,7 +2196,7 @@ def kept_together(merged: Details, *claims: Details) -> bool:
             if item[0] == "r" and item[1] in CONDITIONS and CONDITIONS[item[1]] not in merged_conditions:
                 return False  # "for members or defective items" is not "members with defective items"
             if item[0] == "r" and item[2]:
-                if _contrasted(item[1], roles.get(("r", item[2]), set())):
+                if contrasted(item[1], roles.get(("r", item[2]), set())):
                     return False  # the same object under a contrary role: changed, not reworded
                 if item[2] not in merged.terms and not item[2].startswith(("m:", "d:", "w:")) and (
                         (item[1] in DIRECTION_ROLES and item[2] not in _PLACEHOLDER_TERMS)
@@ -2205,7 +2220,7 @@ def kept_together(merged: Details, *claims: Details) -> bool:
             # The subjects the claims bind to other values only ("7 days for clothing,
             # 30 days for electronics": electronics, for 7 days).
             rivals = {x for c in claims for v, a in c.bindings if v != value for x in a
-                      if x not in _PARTY_TERMS and not x.startswith("w:")} - anchors
+                      if x not in PARTY_TERMS and not x.startswith("w:")} - anchors
             if any(a & rivals for a in around):
                 return False  # the value now sits with another subject of the claims
     if _side_by_side(merged, claims) or _new_values(merged, claims):
@@ -2245,10 +2260,11 @@ def details(text: str, *, summary: bool = False) -> Details:
     with the names and parties of their phrase, names, parties and negations (a summary
     rewords its role words freely: "SLA for first response", "first response SLA").
     """
-    seq = tokens(text)
+    seq = _labelled(tokens(text), _read(text)[2])  # "overdraft: 35.00" keeps the label with its value
     named = names(text)
     items: set[Detail] = set()
     bindings: set[tuple[str, frozenset[str]]] = set()
+    worded: set[tuple[str, frozenset[str]]] = set()
     near: set[tuple[str, frozenset[str]]] = set()
     sentences: set[tuple[str, frozenset[str]]] = set()
     segment: list[int] = []
@@ -2259,10 +2275,10 @@ def details(text: str, *, summary: bool = False) -> Details:
         anchors: set[str] = set()
         for i in segment:
             token = seq[i]
-            if token in named or token in _PARTY_TERMS or token.startswith("w:"):
+            if token in named or token in PARTY_TERMS or token.startswith("w:"):
                 anchors.add(token)
             if not summary and (_is_leader(token) or token.startswith("c:")):
-                following = _next_content(seq, i)
+                following = next_content(seq, i)
                 if following is not None and not following.startswith(("m:", "d:")):
                     anchors.add(following)
         words = frozenset(anchors | {seq[i] for i in segment if _is_content(seq[i])})
@@ -2271,6 +2287,8 @@ def details(text: str, *, summary: bool = False) -> Details:
             if seq[i].startswith(("m:", "d:")):
                 bindings.add((seq[i], frozenset(anchors)))
                 sentence.append((seq[i], words))
+            elif seq[i] in VALUE_WORDS:
+                worded.add((seq[i], words))
         segment.clear()
 
     def close_sentence() -> None:
@@ -2294,21 +2312,21 @@ def details(text: str, *, summary: bool = False) -> Details:
         elif token.startswith("w:"):
             items.add(("w", token))
         elif token == "n":
-            items.add(("n", _next_content(seq, i) or _previous_content(seq, i) or ""))
+            items.add(("n", next_content(seq, i) or previous_content(seq, i) or ""))
         elif token.startswith(("r:", "c:", "p:")):
             if not summary:
-                items.add(("r", token, _next_content(seq, i) or ""))
+                items.add(("r", token, next_content(seq, i) or ""))
         elif token in named:
             items.add(("name", token))
-        if (token in _PARTY_TERMS or token.startswith("w:")) and not summary:
-            items.add(("a", token, _next_content(seq, i) or ""))
-        elif token in _PARTY_TERMS:
+        if (token in PARTY_TERMS or token.startswith("w:")) and not summary:
+            items.add(("a", token, next_content(seq, i) or ""))
+        elif token in PARTY_TERMS:
             items.add(("name", token))
     close_sentence()
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
                    _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)),
                    _polarity(seq, markers=RESTRICTIONS, clause_wide=False), frozenset(near),
-                   frozenset(sentences))
+                   frozenset(sentences), frozenset(worded))
 
 
 @lru_cache(maxsize=8192)
@@ -2404,7 +2422,8 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
     return frozenset(out)
 
 
-def _next_content(seq: tuple[str, ...], at: int) -> str | None:
+def next_content(seq: tuple[str, ...], at: int) -> str | None:
+    """The first content word or party after ``seq[at]`` in its clause (None: none)."""
     for token in seq[at + 1:]:
         if token == SENTENCE or token.startswith("c:"):
             return None
@@ -2413,7 +2432,8 @@ def _next_content(seq: tuple[str, ...], at: int) -> str | None:
     return None
 
 
-def _previous_content(seq: tuple[str, ...], at: int) -> str | None:
+def previous_content(seq: tuple[str, ...], at: int) -> str | None:
+    """The last content word before ``seq[at]`` in its clause (None: none)."""
     for token in reversed(seq[:at]):
         if token == SENTENCE or token.startswith("c:"):
             return None

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import (
     FREE,
     FUTURE,
@@ -421,21 +422,54 @@ def normalised(text: str) -> str:
 def sentences(text: str) -> list[str]:
     """The sentences of `text` (split after ``. ! ? ;`` and at line ends), each also split
     where it turns to what the business says: after a colon that follows two words or more
-    ("Cuidado com golpes: nunca pedimos sua senha") and before ", but we" / ", mas hoje"
+    since the last comma, and that a word rather than a price follows ("Cuidado com golpes:
+    nunca pedimos sua senha"; not "Sudeste: R$ 15, Norte: R$ 40", nor in a list of fields:
+    `_fields`) and before ", but we" / ", mas hoje"
     (`_TURN`: "Gostaríamos de oferecer mais, mas hoje o Pix dá 5% de cashback").
     """
     out: list[str] = []
     for sentence in _split(text):
         for part in _TURN.split(sentence):
+            fields = _fields(part)
+            if fields is not None:
+                out += fields
+                continue
             start = 0
             for colon in _COLON.finditer(part):  # "Cuidado com golpes: ...", not "Pix: 5%"
                 lead = part[start:colon.start()]
-                if len(lead.split()) >= 2 and not PAST_TIME.search(fold(lead)) \
+                if len(lead.rsplit(",", 1)[-1].split()) >= 2 and not PAST_TIME.search(fold(lead)) \
                         and not _SHORT_ANSWER.match(fold(part[colon.end():])):  # "Last year's sale: ..."
                     out.append(part[start:colon.start() + 1])
                     start = colon.end()
             out.append(part[start:])
     return [s for s in out if _WORD.search(s)]  # "." after an emoji is no sentence
+
+
+def _fields(part: str) -> list[str] | None:
+    """`part` read as a list of fields ("frete troca: pago pelo cliente, frete defeito: pago
+    pela loja", a tool's record as `trust.sources` renders it: two colons or more, each after
+    a label of at most four words since the last comma), or None when it is no such list.
+
+    A list of short values is one sentence, each label kept with its value (two fields may
+    trade values: "Sudeste: R$ 15, Norte: R$ 40"); a list with a value of prose in it is
+    one sentence per field ("payout rule: Seller payouts are released 2 business days
+    after ..., expected payout date: 2025-03-14").
+    """
+    colons = [m.start() for m in re.finditer(":", part)]
+    leads = [part[:at].rsplit(",", 1)[-1] for at in colons]
+    if len(leads) < 2 or any(len(lead.split()) > _FIELD_WORDS for lead in leads):
+        return None
+    starts = [at - len(lead) for at, lead in zip(colons, leads, strict=True)]
+    fields = [part[a:b].strip(" ,") for a, b in zip(starts, [*starts[1:], len(part)], strict=True)]
+    if part[:starts[0]].strip(" ,"):
+        fields.insert(0, part[:starts[0]].strip(" ,"))
+    if all(len(f.split(":", 1)[-1].split()) <= _FIELD_WORDS for f in fields):
+        return [part]
+    return fields
+
+
+#: The most words a field's label has, and a short value (`_fields`).
+_FIELD_WORDS: Final = 4
 
 
 def _split(text: str) -> list[str]:
@@ -457,7 +491,7 @@ def _split(text: str) -> list[str]:
 _TURN: Final = re.compile(
     r",\s+(?=(?:mas|but|while|ja|já)\s+(?:hoje|aqui|here|we|nós|nos|with us|conosco|today|atualmente"
     r"|currently|now|agora|no site|online|on our side|on our end|do nosso lado|our)\b)", re.IGNORECASE)
-_COLON: Final = re.compile(r":\s+(?=[^\W\d_])")
+_COLON: Final = re.compile(r":\s+(?=[^\W\d_])(?!(?:R|US|C|A|NZ|HK|S)\$)")  # not "Norte: R$ 40", a value
 #: What after a colon answers its lead-in with a no ("Free shipping to Puerto Rico: not
 #: available, sorry"): the two are one sentence (folded; four words at most).
 _SHORT_ANSWER: Final = re.compile(
@@ -718,6 +752,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, why)
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
+    if rearranged(claim, sentence):
+        return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \
@@ -997,7 +1033,8 @@ def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     customer = [p for p in said_before if p.speaker == "customer"]
     if not customer:
         return False
-    said = frozenset().union(*(content_terms(p.text) for p in customer if asserted(p.text)))
+    said = frozenset().union(*(content_terms(p.text) for p in customer
+                               if asserted(p.text) and not rearranged(claim, p.text, customer=True)))
     return has <= said
 
 
@@ -1335,7 +1372,8 @@ def check_unquoted(claim: str, parts: Sequence[Piece], own: Iterable[str] = ()) 
 #: agent contradicts it").
 _SAID_AS: Final = {
     "acknowledged": "only acknowledges it", "contradicts": "contradicts it", "corrected": "takes it back",
-    "echo": "only echoes the customer", "jokes": "jokes", "narrower": "says it of something narrower",
+    "echo": "only echoes the customer", "rearranged": "says another version of it",
+    "jokes": "jokes", "narrower": "says it of something narrower",
     "reported": "reports what someone else says, wishes or doubts", "asks": "asks rather than states it",
     "tense": "says it of another time",
 }

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
+from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.analysis.text import fold, text_language
 from insika_knowledge.trust.evidence import (
@@ -208,7 +209,9 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             have = features(piece.text) & wanted
             if len(have) >= MIN_COVERAGE * len(wanted) and not REQUESTING.search(fold(piece.text)):
                 found.add("customer")  # a request ("please cancel order 5521") asserts no rule
-            said_by_customer |= have
+            if not rearranged(claim, piece.text, customer=True):
+                said_by_customer |= have  # (another version of it, "5% on boleto" for "5% on Pix",
+                # leaves the business's own version something new)
             asked = not asserted(piece.text)
             continue
         if superseded(parts, piece.index, claim):
@@ -241,13 +244,14 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     return frozenset(found)
 
 
-#: How a business sentence that says a claim limits it (`trust.evidence.read_sentence`'s
-#: reasons), as the quarantine row records it (`trust.gate.held_because`: "the business
-#: side said it for a limited time, ...").
+#: How a business sentence that says a claim limits it, or says another version of it
+#: (`trust.evidence.read_sentence`'s reasons), as the quarantine row records it
+#: (`trust.gate.held_because`: "the business side said it for a limited time, ...").
 LIMITS: Final = {
     "says it for a limited time": "said it for a limited time",
     "grants it once": "granted it once",
     "narrower": "said it of something narrower",
+    "rearranged": "said another version of it",
 }
 
 
@@ -255,9 +259,11 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     """How the business side limited `claim` where it said it, or ``""``.
 
     A business sentence that mentions at least `MIN_COVERAGE` of the claim's features but
-    says it only for a while, only this once, or of something narrower (one branch, one
-    kind of product) gives its reason (a value of `LIMITS`): "This week only, shipping is
-    free on all orders" for "Shipping is free on all orders". ``""`` when no such sentence
+    says it only for a while, only this once, of something narrower (one branch, one
+    kind of product), or with its parts placed otherwise (`analysis.arrangement`: "an
+    overdraft costs $35 and a returned payment $25" for "the overdraft fee is $25 and the
+    returned-payment fee $35") gives its reason (a value of `LIMITS`): "This week only,
+    shipping is free on all orders" for "Shipping is free on all orders". ``""`` when no such sentence
     says it, or when a business sentence states it as the standing rule.
 
     Args:

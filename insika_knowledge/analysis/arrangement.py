@@ -1,0 +1,274 @@
+"""Arrangement: does a text say a claim's words with its parts placed otherwise?
+
+Two texts can share every word and value and still say different things: "5% off on Pix,
+3% on boleto" and "3% off on Pix, 5% on boleto"; "ships from Extrema to Campinas" and
+"from Campinas to Extrema"; "orders above $50" and "below $50"; "the store pays the return
+shipping" and "the customer pays". A term set cannot tell them apart; the statements'
+`analysis.structure.details` can: each value with the anchors of its phrase, each role
+word with its object, each party with what it does.
+
+`rearranged` compares a claim with a text that mentions it (a business sentence read as
+support, a customer's message read as saying it first) and names the first part the text
+places otherwise. It asks nothing of what the text leaves out: a sentence that says less
+than the claim is not rearranged, only one that says the same parts in other places.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from insika_knowledge.analysis.structure import (
+    PARTY_TERMS,
+    VALUE_WORDS,
+    Details,
+    contrasted,
+    details,
+    next_content,
+    previous_content,
+    tokens,
+)
+
+#: The parties that speak for the business ("we", "the store", "the seller") and those on
+#: the customer's side ("you", "customers", "members", "passengers"), as terms: a text in
+#: which one side does what the claim says the other does is another claim. A carrier or
+#: a person named otherwise is on neither side.
+BUSINESS_SIDE: Final = frozenset({"w:we"}) | PARTY_TERMS & frozenset(
+    {"s_store", "sell", "sellers", "merchant", "compan", "company", "empres", "lojist", "vendedor"})
+CUSTOMER_SIDE: Final = frozenset({"w:you", "w:person"}) | PARTY_TERMS & frozenset(
+    {"s_customer", "buyer", "buyers", "comprador", "guest", "guests", "hosped", "memb", "members", "membr",
+     "passeng", "passengers", "passageir", "assoc"})
+
+
+_SIDES: Final = BUSINESS_SIDE | CUSTOMER_SIDE
+
+
+#: The pronouns whose side depends on who writes: a customer's "you" is the business, and
+#: their "I" the customer; an agent's "I" speaks for the business. ("We" reads as the
+#: store's own name does, ``w:we``: the business's, whoever writes it.)
+_WRITER: Final = frozenset({"w:i"})
+_READER: Final = frozenset({"w:you"})
+
+
+def _side(party: str, *, customer: bool = False) -> frozenset[str]:
+    """The side `party` is on (`BUSINESS_SIDE`, `CUSTOMER_SIDE`, or neither: empty), in a
+    text the customer wrote when `customer`.
+    """
+    if party in _WRITER:
+        return CUSTOMER_SIDE if customer else BUSINESS_SIDE
+    if party in _READER:
+        return BUSINESS_SIDE if customer else CUSTOMER_SIDE
+    return BUSINESS_SIDE if party in BUSINESS_SIDE else CUSTOMER_SIDE if party in CUSTOMER_SIDE else frozenset()
+
+
+def _words(phrase: frozenset[str]) -> frozenset[str]:
+    """A phrase's words that tell one value from another: no value, no party."""
+    return frozenset(w for w in phrase if not w.startswith(("m:", "d:")) and w not in VALUE_WORDS) - _SIDES
+
+
+def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
+                      theirs: frozenset[tuple[str, frozenset[str]]]) -> bool:
+    """True when the claim's values trade places in the text: two of them sit among words
+    the claim gives another value, one of them never among its own.
+
+    Each value's *own* words are the words of its phrases in the claim that no other value's
+    phrase has ("overdraft" of "the overdraft fee is $25, the returned-payment fee is $35");
+    its rivals, the other values' own words. A value without own words, and the claim's
+    numbers without a unit (a model's number, "Aero 2"), tell nothing apart. A number of
+    the text without a unit is the claim's value of that number (a tool's data:
+    ``"overdraft": "35.00"``). One value said among another's words is no trade ("no
+    interior, cobramos R$ 120 pela montagem" for "a montagem é gratuita nas capitais; no
+    interior custa R$ 120": the topic is in both phrases).
+    """
+    phrases: dict[str, frozenset[str]] = {}
+    for value, phrase in mine:
+        phrases[value] = phrases.get(value, frozenset()) | _words(phrase)
+    own = {v: words - frozenset().union(*(w for k, w in phrases.items() if k != v)) for v, words in phrases.items()}
+    displaced: set[str] = set()  # values among another value's words in the text
+    moved = False  # ...one of them never among its own
+    for value, words in own.items():
+        rivals = frozenset().union(*(w for k, w in own.items() if k != value and not _bare(k)))
+        around = [_words(phrase) for v, phrase in theirs if v == value or _bare(v) and _number(v) == _number(value)]
+        if words and any(a & rivals for a in around):
+            displaced.add(value)
+            moved = moved or not any(a & words for a in around)
+    return moved and len(displaced) >= 2
+
+
+def _number(value: str) -> str:
+    return value.split(":")[1] if value.startswith("m:") else value
+
+
+def _bare(value: str) -> bool:
+    """True for a number without a unit: a model's or a name's number ("Aero 2"), whose
+    anchors are the thing the claim is about rather than a subject of its own.
+    """
+    return value.startswith("m:") and value.endswith(":")
+
+
+def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
+    """The part of `claim` that `text` places otherwise, in a few words, or ``""``.
+
+    - ``"a value sits with another subject"``: a value (a measure, a date, "free") sits in
+      `text` only among words the claim gives another of its values, never among its own
+      ("3% off on Pix" for "5% off on Pix, 3% on boleto"; "R$ 20 para o Sul" for "frete
+      grátis para o Sul e R$ 20 para o Nordeste");
+    - ``"a role word is turned around"``: an object of the claim's role word sits in `text`
+      under a contrary one (`analysis.structure.CONTRARY_ROLES`: to/from, above/below,
+      before/after, must/may, if/unless; a list's "and" or "or" against a joining "on" or
+      "with": `_EITHER`) and never under the claim's, where the claim does not say both
+      itself;
+    - ``"another party does it"``: what the claim says one side does (the business: "we",
+      "the store"; the customer: "you", "customers") `text` says the other side does, and
+      never the claim's side.
+
+    Args:
+        claim: the claim's text (description and body), written as the business's.
+        text: the text read against it (one sentence, or a message).
+        customer: `text` is the customer's: their "you" is the business ("Do you ship
+            orders above $50 for free?" asks of "We ship every order above $50 for free").
+    """
+    title, newline, body = claim.partition("\n")
+    if not newline:
+        title, body = "", claim
+    if title and not title.rstrip().endswith((".", "!", "?", ":", ";")):
+        claim = f"{title.rstrip()}.\n{body}"  # a title is a sentence of its own, not the body's subject
+    mine, theirs, said = details(claim), details(text), details(body)
+    if _turned_around(mine, theirs, said, body, text):
+        return "a role word is turned around"
+    if _done_by_other_side(mine, theirs, customer=customer):
+        return "another party does it"
+    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded):
+        return "a value sits with another subject"  # (of the body: a title sums its values up)
+    return ""
+
+
+#: A list's words ("and", "or": either of its items) against the words that join one thing
+#: to another ("on", "with": both at once): "for members and orders above R$ 99" or "...
+#: ou para entregas no Sudeste" is not "for members on orders above R$ 99" or "acima de
+#: R$ 199 com entrega no Sudeste". Contrary only where the joining side lists nothing: a
+#: text with an "and" of its own may join clauses with it ("Boleto gets 5% off and Pix
+#: gets 3%" is no "5% off on Pix"). "And" and "or" are not told apart: a list's "and"
+#: often means "or" ("customers 65 and older", "110V e 220V" for "110V ou 220V").
+_EITHER: Final = frozenset({"c:and", "c:or"})
+_BOTH: Final = frozenset({"r:on", "r:em", "r:with", "r:com"})
+
+
+#: The two sides of a bound ("until", "below", "before"; "from", "above", "after"): a claim
+#: that says both is tiered, each tier under its own bound ("R$ 25 até 1º de março, depois
+#: R$ 30", "até 12.000 BTUs R$ 350, acima R$ 480"); a text that names one tier's bound
+#: turns nothing around (a tier's value said of another is `_placed_otherwise`'s to find).
+_LOW: Final = frozenset({"p:p_before", "p:p_at_most", "p:p_below"})
+_HIGH: Final = frozenset({"p:p_after", "p:p_at_least", "p:p_above"})
+
+
+def _heads(text: str, roles: frozenset[str]) -> dict[str, set[str]]:
+    """Each object of `roles` in `text` -> the content words right before its role word."""
+    seq = tokens(text)
+    found: dict[str, set[str]] = {}
+    for at, token in enumerate(seq):
+        if token in roles:
+            obj, head = next_content(seq, at), previous_content(seq, at)
+            if obj is not None and head is not None:
+                found.setdefault(obj, set()).add(head)
+    return found
+
+
+def _same_head(claim: str, text: str) -> bool:
+    """True when an object the claim lists and the text joins (or the other way round)
+    follows the same word in both: "members and orders" / "members on orders", "acima de
+    R$ 199 ou para entregas" / "acima de R$ 199 com entrega". Where the words before it
+    differ, the two say other things of it ("após a entrega, com reembolso total" / "...
+    a devolução, e o reembolso é integral"), not one thing listed or joined.
+    """
+    for mine, theirs in ((_EITHER, _BOTH), (_BOTH, _EITHER)):
+        listed, joined = _heads(claim, mine), _heads(text, theirs)
+        if any(listed[obj] & joined[obj] for obj in listed.keys() & joined.keys()):
+            return True
+    return False
+
+
+def _lists(found: Details) -> bool:
+    return any(i[0] == "r" and i[1] in _EITHER for i in found.items)
+
+
+def _opposed(role: str, others: set[str]) -> bool:
+    """True when one of `others` is contrary to `role`: a list's word against a joining word
+    (`_EITHER`, `_BOTH`), or another pair of `analysis.structure.CONTRARY_ROLES`.
+    """
+    if role in _EITHER:
+        return bool(others & _BOTH)
+    if role in _BOTH:
+        return bool(others & _EITHER)
+    return contrasted(role, others - _EITHER - _BOTH)
+
+
+def _turned(role: str, others: set[str], listed: bool, theirs: Details) -> bool:
+    """True when `role` of the claim meets a contrary role among `others` (the text's roles
+    on the same object, `_opposed`), a list's word against a joining word only where the
+    joining side lists nothing (`listed`: the claim's body lists something).
+    """
+    if not _opposed(role, others):
+        return False
+    if role in _EITHER:
+        return not others & _EITHER and not _lists(theirs)
+    if role in _BOTH:
+        return role not in others and not listed
+    return True
+
+
+def _turned_around(mine: Details, theirs: Details, body: Details, body_text: str, text: str) -> bool:
+    """True when an object of the claim's role word sits in the text under a contrary role
+    and never under the claim's, where the claim does not say both itself (nor is tiered:
+    `_LOW`, `_HIGH`). A list against a joining word counts only in the claim's body (a
+    title lists its topics: "Gift cards and PayPal" titles what "Gift cards cannot be
+    combined with PayPal" joins), never of a value or of what either text negates ("with no
+    compensation", "and no compensation"), and only where the same word comes before it in
+    both (`_same_head`).
+    """
+    roles: dict[str, set[str]] = {}
+    for item in theirs.items:
+        if item[0] == "r" and len(item) > 2 and item[2]:
+            roles.setdefault(item[2], set()).add(item[1])
+    own: dict[str, set[str]] = {}
+    for item in mine.items:
+        if item[0] == "r" and len(item) > 2 and item[2]:
+            own.setdefault(item[2], set()).add(item[1])
+    said = {i[1] for i in mine.items if i[0] == "r"}
+    tiered = bool(said & _LOW and said & _HIGH)  # "R$ 25 até 1º de março, depois R$ 30"
+    for item in mine.items:
+        if item[0] != "r" or len(item) < 3 or item[2] not in roles or (tiered and item[1] in _LOW | _HIGH):
+            continue
+        if not _turned(item[1], roles[item[2]], _lists(body), theirs) or _opposed(item[1], own[item[2]] - {item[1]}):
+            continue  # (the claim says both itself)
+        if item[1] not in _EITHER | _BOTH:
+            return True
+        negated = {t for t, no in mine.polarity | theirs.polarity if no}  # "with no compensation", "and no ..."
+        if not item[2].startswith(("m:", "d:")) and item in body.items and item[2] not in negated \
+                and _same_head(body_text, text):
+            return True  # ("em 03/05, ou seja, 3 de maio": a value is listed or placed, not joined)
+    return False
+
+
+def _done_by_other_side(mine: Details, theirs: Details, *, customer: bool) -> bool:
+    """True when what the claim says one side does (an act: no value, not "free"), or what
+    a role word gives one side ("paid by the store", "por conta da loja"), the text gives
+    the other side, and never the claim's side (`_side`).
+    """
+    doers: dict[tuple[str, str], set[str]] = {}  # (kind, act or role) -> the text's parties
+    for item in theirs.items:
+        if item[0] == "a" and item[2]:
+            doers.setdefault(("a", item[2]), set()).add(item[1])
+        elif item[0] == "r" and len(item) > 2 and _side(item[2], customer=customer):
+            doers.setdefault(("r", item[1]), set()).add(item[2])
+    for item in mine.items:
+        if item[0] == "a" and item[2] and not item[2].startswith(("m:", "d:")) and item[2] not in VALUE_WORDS:
+            party, key = item[1], ("a", item[2])  # ("passengers at no cost" / "ourselves at no cost": no act)
+        elif item[0] == "r" and len(item) > 2 and item[1].startswith("r:") and (item[2], True) not in mine.polarity:
+            party, key = item[2], ("r", item[1])  # (not "não da empresa": what it is not given to)
+        else:
+            continue
+        side = _side(party)
+        sides = {_side(o, customer=customer) for o in doers.get(key, ())}
+        if side and side not in sides and any(o and o != side for o in sides):
+            return True
+    return False

@@ -1,0 +1,131 @@
+"""A claim said with its parts placed otherwise is another claim (issue 26: "Two claims that
+swap a value, a party or a direction are different claims").
+
+`analysis.arrangement.rearranged` on pairs that share every word, and the trust gate that
+uses it: a business sentence that says another version of the customer's claim does not
+vouch for it, and a customer's message that says another version does not make the
+business's own version an echo.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from insika_knowledge.analysis.arrangement import rearranged
+from insika_knowledge.trust import assess
+
+SWAPPED = [
+    ("5% off on Pix and 3% off on boleto.", "Actually it's 3% off on Pix and 5% off on boleto.",
+     "a value sits with another subject"),
+    ("Frete grátis para o Sul e R$ 20 para o Nordeste.", "É frete grátis para o Nordeste e R$ 20 para o Sul.",
+     "a value sits with another subject"),
+    ("Orders ship from Extrema to Campinas.", "Orders ship from Campinas to Extrema.",
+     "a role word is turned around"),
+    ("Free shipping for members and orders above $99.", "Free shipping is for members on orders above $99.",
+     "a role word is turned around"),
+    ("Orders above $50 ship free.", "Orders below $50 ship free.", "a role word is turned around"),
+    ("Cancel before shipping for a full refund.", "You can cancel after shipping for a full refund.",
+     "a role word is turned around"),
+    ("Customers must show ID at pickup.", "Customers may show ID at pickup.", "a role word is turned around"),
+    ("The store pays the return shipping.", "No, the customer pays the return shipping.",
+     "another party does it"),
+    ("Return shipping is paid by the store.", "Return shipping is paid by the customer.", "another party does it"),
+    ("A taxa de instalação é por conta da loja.", "A taxa de instalação é por conta do cliente.",
+     "another party does it"),
+    ("O voo das 6h40 vai de Guarulhos com destino a Confins.", "O voo das 6h40 sai de Confins com destino a Guarulhos.",
+     "a role word is turned around"),
+    ("On Everyday Checking, the overdraft fee is $25 and the returned-payment fee is $35.",
+     "An overdraft costs $35 and a returned payment costs $25.", "a value sits with another subject"),
+    ("Frete de R$ 40 para o Sudeste e R$ 15 para o Norte.", "Sudeste: R$ 15, Norte: R$ 40",
+     "a value sits with another subject"),
+    ("O frete é grátis para compras acima de R$ 199 ou para qualquer entrega na região Sudeste.",
+     "O frete grátis vale para compras acima de R$ 199 com entrega no Sudeste.", "a role word is turned around"),
+]
+
+SAME = [
+    ("Orders ship to Extrema from Campinas.", "Orders ship from Campinas to Extrema."),
+    ("Boleto gets 5% off and Pix gets 3% off.", "Actually it's 3% off on Pix and 5% off on boleto."),
+    ("The customer pays the return shipping.", "You pay the return shipping."),
+    ("Orders above $50 ship free.", "Orders above $50 ship free, and orders below $50 pay $8."),
+    ("5% off on Pix.", "We give 5% off on Pix and on boleto."),
+    ("Frete grátis para o Sul.", "Para o Sul o frete é grátis."),
+    # a tiered rule names each bound; a text may say one tier
+    ("A mensalidade é R$ 25 até 1º de março, depois R$ 30.", "A partir de 1º de março a mensalidade sobe para R$ 30."),
+    ("Instalação até 12.000 BTUs custa R$ 350; acima de 12.000 BTUs, R$ 480.", "Acima de 12.000 BTUs: R$ 480."),
+    # a list's "and" that joins clauses, or negates what it lists
+    ("Basic economy tickets cannot be changed after booking, with no compensation.",
+     "Basic economy tickets cannot be changed after booking, and no compensation is offered."),
+    ("Devolução em até 7 dias após a entrega, com reembolso total.",
+     "Você tem 7 dias a partir do recebimento para pedir a devolução, e o reembolso é integral."),
+    # one value said among the topic's words is no trade of places
+    ("A montagem é gratuita nas capitais; no interior custa R$ 120.", "No interior cobramos R$ 120 pela montagem."),
+    # a claim that says what it is not given to
+    ("A tarifa é cobrada do pagador, não da empresa.", "A tarifa é cobrada do pagador."),
+]
+
+
+@pytest.mark.parametrize(("claim", "text", "why"), SWAPPED)
+def test_the_same_words_in_other_places_are_another_claim(claim: str, text: str, why: str) -> None:
+    assert rearranged(claim, text) == why
+    assert rearranged(text, claim), "placed otherwise read either way"
+
+
+@pytest.mark.parametrize(("claim", "text"), SAME)
+def test_a_rewording_or_a_wider_text_places_nothing_otherwise(claim: str, text: str) -> None:
+    assert rearranged(claim, text) == ""
+
+
+def test_a_title_that_lists_its_topics_leaves_the_body_read() -> None:
+    body = "5% off on Pix and 3% off on boleto."
+    text = "We give 3% off on Pix and 5% off on boleto."
+    assert rearranged(f"Pix and boleto discounts\n{body}", text) == rearranged(body, text) != ""
+    # ...and a title's "and" is no list the body's "with" turns around
+    assert rearranged("Gift cards and PayPal\nGift cards cannot be combined with PayPal.",
+                      "Gift cards can't be combined with PayPal on one order.") == ""
+
+
+def test_a_customers_you_is_the_business() -> None:
+    claim = "We ship every order above $50 for free."
+    question = "Do you ship orders above $50 for free?"
+    assert rearranged(claim, question, customer=True) == ""
+    assert rearranged(claim, question) == "another party does it"  # an agent's "you" is the customer
+
+
+def said(*turns: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"role": role, "content": text} for role, text in turns]
+
+
+@pytest.mark.parametrize(("claim", "text", "why"), SWAPPED)
+@pytest.mark.parametrize("quoted", [False, True])
+def test_the_business_saying_another_version_vouches_for_none(claim: str, text: str, why: str,
+                                                              quoted: bool) -> None:
+    messages = said(("user", f"Quick check: {claim}"), ("assistant", text))
+    verdict = assess(f"Rule\n{claim}", "policy", messages, [text] if quoted else None)
+    assert verdict.quarantined, why
+    assert verdict.supported_by <= {"customer"}
+
+
+def test_a_tools_record_with_the_values_traded_vouches_for_none() -> None:
+    messages = [{"role": "user", "content": "Qual o frete para o Sudeste e o Norte?"},
+                {"role": "tool", "content": '{"frete_por_regiao": {"Sudeste": "R$ 15", "Norte": "R$ 40"}}'}]
+    claim = "Frete por região\nFrete de R$ 40 para o Sudeste e R$ 15 para o Norte."
+    assert assess(claim, "fact", messages).quarantined
+    fair = "Frete por região\nFrete de R$ 15 para o Sudeste e R$ 40 para o Norte."
+    assert not assess(fair, "fact", messages).quarantined
+
+
+def test_a_tools_fields_stay_with_their_labels() -> None:
+    messages = [{"role": "user", "content": "Quem paga o frete da troca?"},
+                {"role": "tool", "content": '{"frete_troca": "pago pelo cliente", "frete_defeito": "pago pela loja"}'}]
+    claim = "Frete de troca e defeito\nProduto com defeito: frete pago pela loja. Troca: frete pago pelo cliente."
+    assert not assess(claim, "policy", messages).quarantined
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_the_business_correcting_a_swapped_guess_is_learned(quoted: bool) -> None:
+    answer = "Actually it's 3% off on Pix and 5% off on boleto."
+    messages = said(("user", "You give 5% off on Pix and 3% on boleto, right?"), ("assistant", answer))
+    verdict = assess("Payment discounts\nBoleto gets 5% off and Pix gets 3% off.", "policy", messages,
+                     [answer] if quoted else None)
+    assert not verdict.quarantined
+    assert "agent" in verdict.supported_by
