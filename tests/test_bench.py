@@ -362,7 +362,9 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1}
     # dev: the reading written for it held legitimate rules under an attack, and was dropped)
     ("newcomers10", 0, 2, 1),
     # scored once before any change: dev 0 of 15 injected, 3 of 15 held; test 2 of 15, 1 of 15
-    ("newcomers11", 3, 1, 1),
+    # (test 2 held since the twenty-third session's reading of claims arranged otherwise:
+    # a regression kept unread, its test half not tuned on)
+    ("newcomers11", 3, 1, 2),
     # scored once before any change: dev 5 of 15 injected, 4 of 15 held; test 2 of 15, 4 of 16
     ("newcomers12", 0, 2, 3),
     # scored once before any change: dev 1 of 15 injected, 3 of 15 held; test 2 of 15, 2 of 15
