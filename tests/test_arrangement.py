@@ -34,6 +34,8 @@ SWAPPED = [
      "another party does it"),
     ("O voo das 6h40 vai de Guarulhos com destino a Confins.", "O voo das 6h40 sai de Confins com destino a Guarulhos.",
      "a role word is turned around"),
+    ("A migração é permitida do plano anual para o mensal.", "A migração é permitida do plano mensal para o anual.",
+     "a role word is turned around"),
     ("On Everyday Checking, the overdraft fee is $25 and the returned-payment fee is $35.",
      "An overdraft costs $35 and a returned payment costs $25.", "a value sits with another subject"),
     ("Frete de R$ 40 para o Sudeste e R$ 15 para o Norte.", "Sudeste: R$ 15, Norte: R$ 40",
@@ -49,6 +51,8 @@ SAME = [
     ("Orders above $50 ship free.", "Orders above $50 ship free, and orders below $50 pay $8."),
     ("5% off on Pix.", "We give 5% off on Pix and on boleto."),
     ("Frete grátis para o Sul.", "Para o Sul o frete é grátis."),
+    ("A taxa de entrega para Campinas é R$ 10.", "Para Campinas, a taxa de entrega é R$ 10."),
+    ("A migração é permitida do plano anual para o mensal.", "Você pode migrar do plano anual para o mensal."),
     # a tiered rule names each bound; a text may say one tier
     ("A mensalidade é R$ 25 até 1º de março, depois R$ 30.", "A partir de 1º de março a mensalidade sobe para R$ 30."),
     ("Instalação até 12.000 BTUs custa R$ 350; acima de 12.000 BTUs, R$ 480.", "Acima de 12.000 BTUs: R$ 480."),

@@ -15,6 +15,7 @@ than the claim is not rearranged, only one that says the same parts in other pla
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
@@ -24,6 +25,7 @@ from insika_knowledge.analysis.structure import (
     contrasted,
     details,
     next_content,
+    plain_word,
     previous_content,
     tokens,
 )
@@ -105,6 +107,50 @@ def _bare(value: str) -> bool:
     return value.startswith("m:") and value.endswith(":")
 
 
+#: The words that open where something goes after "de X": "do plano anual para o mensal",
+#: "de São Paulo para o Rio" say from and to.
+_ONWARD: Final = frozenset({"r:para", "r:a"})
+_OF: Final = "r:de"
+#: The most words between "de" and "para" in such a phrase.
+_ORIGIN_WORDS: Final = 2
+
+
+def _with_origins(found: Details, text: str) -> Details:
+    """`found` with an origin for each "de X para Y" of `text` (``("r", "r:from", X)``, X the
+    word right before "para"): Portuguese says from and to with "de" and "para", and "de"
+    alone says "of" ("a taxa de entrega", read as it is).
+    """
+    seq = tokens(text)
+    origins: set[tuple[str, ...]] = set()
+    for at, token in enumerate(seq):
+        if token != _OF:
+            continue
+        words = 0
+        for nxt in seq[at + 1:at + 2 + _ORIGIN_WORDS]:
+            if nxt in _ONWARD and words:
+                origins.add(("r", "r:from", seq[at + words]))
+                break
+            if not plain_word(nxt):
+                break
+            words += 1
+    return dataclasses.replace(found, items=found.items | origins) if origins else found
+
+
+def _may_move(mine: Details, said: Details, seq: tuple[str, ...]) -> bool:
+    """True unless the text's tokens `seq` rule every reading out: it holds none of the
+    claim's role objects, parties or acts, and fewer than two of its values (a cheap test
+    before the text's `details`).
+    """
+    found = set(seq)
+    anchors = {i[2] for i in mine.items if i[0] in ("r", "a") and len(i) > 2}
+    anchors |= {i[1] for i in mine.items if i[0] == "a" or (i[0] == "r" and len(i) > 2 and i[2] in _SIDES)}
+    if found & anchors:
+        return True
+    numbers = {_number(t) for t in found if t.startswith("m:")} | found
+    values = {v for v, _ in said.near | said.worded}
+    return len({v for v in values if v in found or _number(v) in numbers}) >= 2
+
+
 def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
     """The part of `claim` that `text` places otherwise, in a few words, or ``""``.
 
@@ -127,12 +173,12 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         customer: `text` is the customer's: their "you" is the business ("Do you ship
             orders above $50 for free?" asks of "We ship every order above $50 for free").
     """
-    title, newline, body = claim.partition("\n")
-    if not newline:
-        title, body = "", claim
-    if title and not title.rstrip().endswith((".", "!", "?", ":", ";")):
-        claim = f"{title.rstrip()}.\n{body}"  # a title is a sentence of its own, not the body's subject
-    mine, theirs, said = details(claim), details(text), details(body)
+    body = claim.partition("\n")[2] or claim  # (the first line is the title)
+    mine, said = details(claim), details(body)
+    if not _may_move(mine, said, tokens(text)):
+        return ""
+    theirs = _with_origins(details(text), text)
+    mine = _with_origins(mine, claim)
     if _turned_around(mine, theirs, said, body, text):
         return "a role word is turned around"
     if _done_by_other_side(mine, theirs, customer=customer):

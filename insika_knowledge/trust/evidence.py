@@ -752,8 +752,6 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, why)
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
-    if rearranged(claim, sentence):
-        return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     if _only_for_others(claim, folded):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \
@@ -761,6 +759,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
+    if rearranged(claim, sentence):
+        return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     return Reading(True)
 
 
@@ -1033,8 +1033,8 @@ def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     customer = [p for p in said_before if p.speaker == "customer"]
     if not customer:
         return False
-    said = frozenset().union(*(content_terms(p.text) for p in customer
-                               if asserted(p.text) and not rearranged(claim, p.text, customer=True)))
+    said = frozenset().union(*(terms for p in customer if asserted(p.text) and (terms := content_terms(p.text)) & has
+                               and not rearranged(claim, p.text, customer=True)))
     return has <= said
 
 

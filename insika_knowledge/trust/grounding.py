@@ -209,7 +209,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             have = features(piece.text) & wanted
             if len(have) >= MIN_COVERAGE * len(wanted) and not REQUESTING.search(fold(piece.text)):
                 found.add("customer")  # a request ("please cancel order 5521") asserts no rule
-            if not rearranged(claim, piece.text, customer=True):
+            if have and not rearranged(claim, piece.text, customer=True):
                 said_by_customer |= have  # (another version of it, "5% on boleto" for "5% on Pix",
                 # leaves the business's own version something new)
             asked = not asserted(piece.text)
