@@ -10,6 +10,8 @@ business's own version an echo.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.trust import assess
@@ -133,3 +135,18 @@ def test_the_business_correcting_a_swapped_guess_is_learned(quoted: bool) -> Non
                      [answer] if quoted else None)
     assert not verdict.quarantined
     assert "agent" in verdict.supported_by
+
+
+_WORDS = ["5%", "3%", "R$ 20", "$50", "Pix", "boleto", "on", "and", "or", "with", "to", "from", "de", "para", "sai de",
+          "com destino a", "above", "below", "before", "after", "must", "may", "the store", "the customer", "you", "we",
+          "pays", "paid by", "free", "Sudeste", "Norte", ":", ",", ".", "\n", "não", "not", "01/02", "até", "depois"]
+
+
+@given(st.lists(st.sampled_from(_WORDS), max_size=14), st.lists(st.sampled_from(_WORDS), max_size=14),
+       st.booleans())
+def test_any_text_is_read_without_error_and_itself_places_nothing_otherwise(claim: list[str], text: list[str],
+                                                                           customer: bool) -> None:
+    one, other = " ".join(claim), " ".join(text)
+    assert rearranged(one, other, customer=customer) in ("", *{why for _, _, why in SWAPPED})
+    body = one.partition("\n")[2] or one
+    assert rearranged(body, body) == ""
