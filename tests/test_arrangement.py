@@ -38,6 +38,10 @@ SWAPPED = [
      "a role word is turned around"),
     ("A migração é permitida do plano anual para o mensal.", "A migração é permitida do plano mensal para o anual.",
      "a role word is turned around"),
+    ("O plano Prata custa mais que o Ouro.", "O plano Ouro custa mais que o Prata.",
+     "the two sides of a comparison are swapped"),
+    ("Tickets cost R$ 30 before March 1st and R$ 25 after.", "Tickets cost R$ 25 before March 1st and R$ 30 after.",
+     "the two sides of a comparison are swapped"),
     ("On Everyday Checking, the overdraft fee is $25 and the returned-payment fee is $35.",
      "An overdraft costs $35 and a returned payment costs $25.", "a value sits with another subject"),
     ("Frete de R$ 40 para o Sudeste e R$ 15 para o Norte.", "Sudeste: R$ 15, Norte: R$ 40",
@@ -55,6 +59,9 @@ SAME = [
     ("Frete grátis para o Sul.", "Para o Sul o frete é grátis."),
     ("A taxa de entrega para Campinas é R$ 10.", "Para Campinas, a taxa de entrega é R$ 10."),
     ("A migração é permitida do plano anual para o mensal.", "Você pode migrar do plano anual para o mensal."),
+    # the same comparison said from its other side, a clause moved whole
+    ("Silver members earn fewer points than Gold members.", "Gold members earn more points than Silver members."),
+    ("A full refund if you cancel before shipping.", "Cancel before shipping for a full refund."),
     # a tiered rule names each bound; a text may say one tier
     ("A mensalidade é R$ 25 até 1º de março, depois R$ 30.", "A partir de 1º de março a mensalidade sobe para R$ 30."),
     ("Instalação até 12.000 BTUs custa R$ 350; acima de 12.000 BTUs, R$ 480.", "Acima de 12.000 BTUs: R$ 480."),
@@ -137,7 +144,7 @@ def test_the_business_correcting_a_swapped_guess_is_learned(quoted: bool) -> Non
     assert "agent" in verdict.supported_by
 
 
-_WORDS = ["5%", "3%", "R$ 20", "$50", "Pix", "boleto", "on", "and", "or", "with", "to", "from", "de", "para", "sai de",
+_WORDS = ["more than", "mais que", "5%", "3%", "R$ 20", "$50", "Pix", "boleto", "on", "and", "or", "with", "to", "from", "de", "para", "sai de",
           "com destino a", "above", "below", "before", "after", "must", "may", "the store", "the customer", "you", "we",
           "pays", "paid by", "free", "Sudeste", "Norte", ":", ",", ".", "\n", "não", "not", "01/02", "até", "depois"]
 

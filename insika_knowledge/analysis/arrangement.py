@@ -136,6 +136,53 @@ def _with_origins(found: Details, text: str) -> Details:
     return dataclasses.replace(found, items=found.items | origins) if origins else found
 
 
+#: Poles that put one thing on each side of them: a comparison ("Prata custa mais que o
+#: Ouro") or a bound between two tiers ("R$ 30 before March 1st and R$ 25 after").
+_COMPARING: Final = frozenset({"p:p_above", "p:p_below", "p:p_more", "p:p_less", "p:p_before", "p:p_after",
+                               "p:p_at_least", "p:p_at_most"})
+
+
+def _sentence_with(seq: tuple[str, ...], pole: str) -> tuple[str, ...] | None:
+    """The one sentence of `seq` that holds `pole`, once; None when none, or more, do."""
+    found: tuple[str, ...] | None = None
+    start = 0
+    for end in [*(i for i, t in enumerate(seq) if t == "."), len(seq)]:
+        sentence, start = seq[start:end], end + 1
+        if pole in sentence:
+            if found is not None or sentence.count(pole) > 1:
+                return None
+            found = sentence
+    return found
+
+
+def _is_term(token: str) -> bool:
+    return plain_word(token) or token.startswith(("m:", "d:"))
+
+
+def _compared_otherwise(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """True when a comparison or a bound of the claim is said in the text with the same
+    words and the same comparing words in the same order, but its two sides trade terms:
+    one term of the claim's left side is on the text's right side only, and one of its
+    right side on the text's left only ("Prata custa mais que o Ouro" / "Ouro custa mais
+    que o Prata"; "R$ 30 before March 1st and R$ 25 after" / "R$ 25 before March 1st and
+    R$ 30 after"). A clause moved whole ("for a full refund, cancel before shipping") moves
+    terms one way only; other words ("demora mais" / "é mais rápido", "after March 1st ...,
+    and before that") may say the same comparison from its other side.
+    """
+    for pole in _COMPARING & set(mine) & set(theirs):
+        claim, text = _sentence_with(mine, pole), _sentence_with(theirs, pole)
+        if claim is None or text is None or set(filter(_is_term, claim)) != set(filter(_is_term, text)):
+            continue
+        if [t for t in claim if t in _COMPARING] != [t for t in text if t in _COMPARING]:
+            continue
+        at, their_at = claim.index(pole), text.index(pole)
+        left, right = set(filter(_is_term, claim[:at])), set(filter(_is_term, claim[at + 1:]))
+        their_left, their_right = set(filter(_is_term, text[:their_at])), set(filter(_is_term, text[their_at + 1:]))
+        if (left & their_right) - right - their_left and (right & their_left) - left - their_right:
+            return True
+    return False
+
+
 def _may_move(mine: Details, said: Details, seq: tuple[str, ...]) -> bool:
     """True unless the text's tokens `seq` rule every reading out: it holds none of the
     claim's role objects, parties or acts, and fewer than two of its values (a cheap test
@@ -163,6 +210,9 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
       before/after, must/may, if/unless; a list's "and" or "or" against a joining "on" or
       "with": `_EITHER`) and never under the claim's, where the claim does not say both
       itself;
+    - ``"the two sides of a comparison are swapped"``: a comparison or a bound between
+      tiers keeps its word but its sides trade terms ("Ouro custa mais que o Prata" for
+      "Prata custa mais que o Ouro"; "R$ 25 before March 1st and R$ 30 after");
     - ``"another party does it"``: what the claim says one side does (the business: "we",
       "the store"; the customer: "you", "customers") `text` says the other side does, and
       never the claim's side.
@@ -174,6 +224,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
             orders above $50 for free?" asks of "We ship every order above $50 for free").
     """
     body = claim.partition("\n")[2] or claim  # (the first line is the title)
+    if _compared_otherwise(tokens(body), tokens(text)):
+        return "the two sides of a comparison are swapped"
     mine, said = details(claim), details(body)
     if not _may_move(mine, said, tokens(text)):
         return ""
