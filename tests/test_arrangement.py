@@ -38,6 +38,8 @@ SWAPPED = [
      "a role word is turned around"),
     ("A migração é permitida do plano anual para o mensal.", "A migração é permitida do plano mensal para o anual.",
      "a role word is turned around"),
+    ("O frete da troca é pago pela loja e o frete de produto com defeito é pago pelo cliente.",
+     "frete troca: pago pelo cliente, frete defeito: pago pela loja", "another party does it"),
     ("O plano Prata custa mais que o Ouro.", "O plano Ouro custa mais que o Prata.",
      "the two sides of a comparison are swapped"),
     ("Tickets cost R$ 30 before March 1st and R$ 25 after.", "Tickets cost R$ 25 before March 1st and R$ 30 after.",

@@ -62,6 +62,15 @@ def _side(party: str, *, customer: bool = False) -> frozenset[str]:
     return BUSINESS_SIDE if party in BUSINESS_SIDE else CUSTOMER_SIDE if party in CUSTOMER_SIDE else frozenset()
 
 
+def _by_side(parties: frozenset[tuple[str, frozenset[str]]], *,
+             customer: bool = False) -> frozenset[tuple[str, frozenset[str]]]:
+    """Each party's phrase under the name of its side (`_side`: "the store" and "we" are one
+    party), parties on neither side left out.
+    """
+    named = {BUSINESS_SIDE: "w:business", CUSTOMER_SIDE: "w:customer"}
+    return frozenset((named[side], words) for party, words in parties if (side := _side(party, customer=customer)))
+
+
 def _words(phrase: frozenset[str]) -> frozenset[str]:
     """A phrase's words that tell one value from another: no value, no party."""
     return frozenset(w for w in phrase if not w.startswith(("m:", "d:")) and w not in VALUE_WORDS) - _SIDES
@@ -237,6 +246,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "another party does it"
     if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
+    if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):
+        return "another party does it"  # two parties trade subjects ("frete troca: pago pelo cliente, ...")
     return ""
 
 

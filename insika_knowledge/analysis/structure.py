@@ -2037,6 +2037,8 @@ class Details:
             sentence (what a merge may move it around in).
         worded: each value word (`VALUE_WORDS`: "free") with the content terms and
             anchors of its phrase, as `near` holds them for measures and dates.
+        parties: each party (`PARTY_TERMS`, "we", "you") with the content terms and
+            anchors of its phrase, as `near` holds them for measures and dates.
     """
 
     items: frozenset[Detail]
@@ -2049,6 +2051,7 @@ class Details:
     near: frozenset[tuple[str, frozenset[str]]] = frozenset()
     sentences: frozenset[tuple[str, frozenset[str]]] = frozenset()
     worded: frozenset[tuple[str, frozenset[str]]] = frozenset()
+    parties: frozenset[tuple[str, frozenset[str]]] = frozenset()
 
     def kept_in(self, other: Details) -> bool:
         """True when `other` keeps every detail of this text (and as many negations)."""
@@ -2265,6 +2268,7 @@ def details(text: str, *, summary: bool = False) -> Details:
     items: set[Detail] = set()
     bindings: set[tuple[str, frozenset[str]]] = set()
     worded: set[tuple[str, frozenset[str]]] = set()
+    parties: set[tuple[str, frozenset[str]]] = set()
     near: set[tuple[str, frozenset[str]]] = set()
     sentences: set[tuple[str, frozenset[str]]] = set()
     segment: list[int] = []
@@ -2289,6 +2293,8 @@ def details(text: str, *, summary: bool = False) -> Details:
                 sentence.append((seq[i], words))
             elif seq[i] in VALUE_WORDS:
                 worded.add((seq[i], words))
+            elif seq[i] in PARTY_TERMS or seq[i].startswith("w:"):
+                parties.add((seq[i], words))
         segment.clear()
 
     def close_sentence() -> None:
@@ -2326,7 +2332,7 @@ def details(text: str, *, summary: bool = False) -> Details:
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
                    _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)),
                    _polarity(seq, markers=RESTRICTIONS, clause_wide=False), frozenset(near),
-                   frozenset(sentences), frozenset(worded))
+                   frozenset(sentences), frozenset(worded), frozenset(parties))
 
 
 @lru_cache(maxsize=8192)
