@@ -159,3 +159,15 @@ def test_any_text_is_read_without_error_and_itself_places_nothing_otherwise(clai
     assert rearranged(one, other, customer=customer) in ("", *{why for _, _, why in SWAPPED})
     body = one.partition("\n")[2] or one
     assert rearranged(body, body) == ""
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_a_clause_denied_of_a_subject_agrees_with_that_subject_negated(quoted: bool) -> None:
+    answer = "o cupom vale na loja física, mas não no site."
+    messages = said(("user", "O cupom vale no site, mas não na loja física?"), ("assistant", f"É o contrário: {answer}"))
+    claim = "Validade do cupom\nNo site o cupom não vale; ele vale só na loja física."
+    assert not assess(claim, "policy", messages, [answer] if quoted else None).quarantined
+    # ...while "sem" (without) is no clause denied: "Não parcelamos" still denies "Parcelamos ... sem juros"
+    refused = said(("user", "Vocês parcelam em 12x sem juros?"), ("assistant", "Não parcelamos em 12x sem juros."))
+    assert assess("Parcelamento\nParcelamos em 12x sem juros.", "policy", refused,
+                  ["Não parcelamos em 12x sem juros."] if quoted else None).quarantined

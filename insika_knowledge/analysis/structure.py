@@ -2352,15 +2352,17 @@ _NEGATING: Final = frozenset({"n", "r:without"})
 
 
 @lru_cache(maxsize=8192)
-def negated_subjects(text: str) -> frozenset[str]:
+def negated_subjects(text: str, *, clause: bool = False) -> frozenset[str]:
     """The content terms of `text` that stand before a negation in their phrase: what a
     negated clause is said of ("drones" in "drones can't go in checked bags" and in "drones
     are not allowed in checked bags"), whose own polarity depends on the verb's voice, not
-    on what the clause denies.
+    on what the clause denies. With `clause`, only a clause's negation ("não", "not"), not
+    "without" / "sem", makes one.
     """
     seq, passives, _ = _read(text)
     found: set[str] = set()
-    _polarity(seq, _NEGATING, answers=True, passives=frozenset(at for at, _ in passives), subjects=found)
+    _polarity(seq, frozenset({"n"}) if clause else _NEGATING, answers=True,
+              passives=frozenset(at for at, _ in passives), subjects=found)
     return frozenset(found)
 
 

@@ -528,12 +528,15 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
     negates that the sentence's negated clause is said of is negated by both ("not for
     travel-agency bookings" and "bookings through travel agencies don't include it"; not the
     other way: "Parcelamos em 12x sem juros" asserts what "Não parcelamos ..." denies, though
-    its "sem juros" is said of the installments).
+    its "sem juros" is said of the installments); and a term the sentence negates that
+    the claim's negated clause ("não", "not": not "sem", "without") is said of is denied by
+    both ("No site o cupom não vale" and "o cupom vale na loja física, mas não no site").
     """
     theirs, ours = _sides(sentence), _sides(claim)
     said_of, claimed_of = negated_subjects(_non(sentence)), negated_subjects(_non(claim))
+    denied_of = negated_subjects(_non(claim), clause=True)
     opposed = {term for term, negated in ours.items() if term in theirs and theirs[term] != negated
-               and not (negated and term in said_of)}
+               and not (negated and term in said_of) and not (not negated and term in denied_of)}
     return not opposed or opposed <= said_of & claimed_of
 
 
