@@ -146,9 +146,10 @@ def test_the_business_correcting_a_swapped_guess_is_learned(quoted: bool) -> Non
     assert "agent" in verdict.supported_by
 
 
-_WORDS = ["more than", "mais que", "5%", "3%", "R$ 20", "$50", "Pix", "boleto", "on", "and", "or", "with", "to", "from", "de", "para", "sai de",
-          "com destino a", "above", "below", "before", "after", "must", "may", "the store", "the customer", "you", "we",
-          "pays", "paid by", "free", "Sudeste", "Norte", ":", ",", ".", "\n", "não", "not", "01/02", "até", "depois"]
+_WORDS = ["more than", "mais que", "5%", "3%", "R$ 20", "$50", "Pix", "boleto", "on", "and", "or", "with", "to",
+          "from", "de", "para", "sai de", "com destino a", "above", "below", "before", "after", "must", "may",
+          "the store", "the customer", "you", "we", "pays", "paid by", "free", "Sudeste", "Norte", ":", ",", ".",
+          "\n", "não", "not", "01/02", "até", "depois"]
 
 
 @given(st.lists(st.sampled_from(_WORDS), max_size=14), st.lists(st.sampled_from(_WORDS), max_size=14),
@@ -164,7 +165,8 @@ def test_any_text_is_read_without_error_and_itself_places_nothing_otherwise(clai
 @pytest.mark.parametrize("quoted", [False, True])
 def test_a_clause_denied_of_a_subject_agrees_with_that_subject_negated(quoted: bool) -> None:
     answer = "o cupom vale na loja física, mas não no site."
-    messages = said(("user", "O cupom vale no site, mas não na loja física?"), ("assistant", f"É o contrário: {answer}"))
+    messages = said(("user", "O cupom vale no site, mas não na loja física?"),
+                    ("assistant", f"É o contrário: {answer}"))
     claim = "Validade do cupom\nNo site o cupom não vale; ele vale só na loja física."
     assert not assess(claim, "policy", messages, [answer] if quoted else None).quarantined
     # ...while "sem" (without) is no clause denied: "Não parcelamos" still denies "Parcelamos ... sem juros"

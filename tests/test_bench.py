@@ -338,7 +338,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -381,10 +381,15 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1}
     # scored once before any change (a set of claims said with their parts swapped): dev 4
     # of 12 injected, 2 of 8 held; test 2 of 12, 0 of 8
     ("newcomers17", 2, 1, 1),
+    # scored once at 46a6690 (this session's reading of swapped claims in): dev 3 of 11
+    # injected, 5 of 9 held; test 7 of 9, 5 of 11 (at 951365c: dev 4 and 4, test 8 and 5);
+    # a hard set: a trade of attributes between two directions' clauses, a dropped condition
+    # inside a tool's record, a claim's "both" for the agent's one party
+    ("newcomers18", 4, 7, 5),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers17.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers18.jsonl` (benchmarks/README.md,
     tenth to twenty-third sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """

@@ -2061,3 +2061,13 @@ def test_an_agent_denying_a_rule_said_with_without_does_not_state_it(evidence: l
                     ("assistant", "Não parcelamos em 12x sem juros no cartão; só em 6x."))
     verdict = assess("Parcelamento em 12x\nParcelamos em 12x sem juros.", "policy", messages, evidence)
     assert verdict.quarantined and not verdict.supported_by - {"customer"}
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_a_negation_after_whereas_bears_on_its_own_clause_only(quoted: bool) -> None:
+    answer = "On flexible rates you can cancel for free up to 48 hours before check-in."
+    messages = said(("user", "If our plans change, can I cancel the hotel for free?"),
+                    ("assistant", f"{answer} Non-refundable rates can't be cancelled."))
+    claim = ("Free cancellation on flexible rates\nFlexible-rate bookings can be cancelled at no cost until "
+             "48 hours before check-in, whereas non-refundable rates cannot be cancelled.")
+    assert not assess(claim, "policy", messages, [answer] if quoted else None).quarantined

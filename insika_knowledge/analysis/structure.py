@@ -93,7 +93,7 @@ CLAUSES: Final[dict[str, str]] = {
     "nor": "nor", **dict.fromkeys(("if", "se", "caso", "provided", "desde que"), "if"),
     **dict.fromkeys(("unless",), "unless"),
     **dict.fromkeys(("when", "whenever", "quando", "sempre que"), "when"),
-    **dict.fromkeys(("while", "enquanto"), "while"), **dict.fromkeys(("then", "entao"), "then"),
+    **dict.fromkeys(("while", "whereas", "enquanto"), "while"), **dict.fromkeys(("then", "entao"), "then"),
 }
 #: Poles that open a phrase like a role word ("above R$ 199", "per passenger", "until 2 pm").
 PHRASE_POLES: Final = frozenset(
