@@ -99,6 +99,18 @@ def test_a_title_that_lists_its_topics_leaves_the_body_read() -> None:
                       "Gift cards can't be combined with PayPal on one order.") == ""
 
 
+def test_two_sentences_that_trade_what_each_direction_allows_are_read_one_at_a_time() -> None:
+    claim = ("Switching plans\nSwitching a line from postpaid to prepaid can be done online in the app; "
+             "switching from prepaid to postpaid requires a store visit with ID.")
+    assert rearranged(claim, "Moving a line from prepaid to postpaid can be done online in the app.") != ""
+    assert rearranged(claim, "Moving from postpaid to prepaid can be done online in the app.") == ""
+    assert rearranged(claim, "From prepaid to postpaid you need a store visit with ID.") == ""
+    # ...while a tiered rule's bounds are each tier's own
+    tiers = "Instalação de split até 12.000 BTUs custa R$ 350,00; acima de 12.000 BTUs, R$ 480,00."
+    table = "Instalação ar-condicionado split acima de 12.000 BTUs: R$ 480,00"
+    assert rearranged(f"Preço da instalação\n{tiers}", table) == ""
+
+
 def test_a_customers_you_is_the_business() -> None:
     claim = "We ship every order above $50 for free."
     question = "Do you ship orders above $50 for free?"

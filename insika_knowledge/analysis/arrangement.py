@@ -16,12 +16,14 @@ than the claim is not rearranged, only one that says the same parts in other pla
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
     PARTY_TERMS,
     VALUE_WORDS,
     Details,
+    content_terms,
     contrasted,
     details,
     next_content,
@@ -240,7 +242,7 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return ""
     theirs = _with_origins(details(text), text)
     mine = _with_origins(mine, claim)
-    if _turned_around(mine, theirs, said, body, text):
+    if _turned_around(mine, theirs, said, body, text) or _turned_in_its_sentence(said, body, theirs, text):
         return "a role word is turned around"
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
@@ -356,6 +358,44 @@ def _turned_around(mine: Details, theirs: Details, body: Details, body_text: str
                 and _same_head(body_text, text):
             return True  # ("em 03/05, ou seja, 3 de maio": a value is listed or placed, not joined)
     return False
+
+
+def _turned_in_its_sentence(said: Details, body: str, theirs: Details, text: str) -> bool:
+    """True when the claim's body says both sides of a role itself, one in each sentence
+    ("from postpaid to prepaid ... online; from prepaid to postpaid ... in a store"), and
+    the text turns around the one sentence it shares most words with: the two directions
+    trade what they allow ("from prepaid to postpaid can be done online"). The whole body
+    says both, so only its sentences one at a time can tell.
+    """
+    if not _says_both(said):
+        return False
+    parts = [p for p in _BODY_SENTENCE.split(body) if p.strip()]
+    if len(parts) < 2:
+        return False
+    words = content_terms(text)
+    shared = [len(content_terms(p) & words) for p in parts]
+    best = max(shared)
+    if not best or shared.count(best) > 1:
+        return False
+    part = parts[shared.index(best)]
+    mine = _with_origins(details(part), part)
+    return _turned_around(mine, theirs, mine, part, text)
+
+
+def _says_both(found: Details) -> bool:
+    """True when an object of `found` stands under two contrary roles (`_opposed`); the
+    bounds of tiers (`_LOW`, `_HIGH`: "até 12.000 BTUs ...; acima de 12.000 BTUs ...") are
+    each tier's own, no two sides of one role.
+    """
+    roles: dict[str, set[str]] = {}
+    for item in found.items:
+        if item[0] == "r" and len(item) > 2 and item[2] and item[1] not in _LOW | _HIGH:
+            roles.setdefault(item[2], set()).add(item[1])
+    return any(_opposed(role, others - {role}) for others in roles.values() for role in others)
+
+
+#: Where a body's sentence ends (". ", "; ", a line end): `_turned_in_its_sentence`.
+_BODY_SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 def _done_by_other_side(mine: Details, theirs: Details, *, customer: bool) -> bool:
