@@ -10,8 +10,9 @@ word with its object, each party with what it does.
 `rearranged` compares a claim with a text that mentions it (a business sentence read as
 support, a customer's message read as saying it first) and names the first part the text
 places otherwise: a comparison's sides swapped, a role word turned around, the other party
-doing it, or values (or parties) that trade places. It asks nothing of what the text leaves out: a sentence that says less
-than the claim is not rearranged, only one that says the same parts in other places.
+doing it, or values (or parties) that trade places. It asks nothing of what the text
+leaves out: a sentence that says less than the claim is not rearranged, only one that
+says the same parts in other places.
 """
 
 from __future__ import annotations
