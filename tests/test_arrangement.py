@@ -60,6 +60,7 @@ SAME = [
     ("5% off on Pix.", "We give 5% off on Pix and on boleto."),
     ("Frete grátis para o Sul.", "Para o Sul o frete é grátis."),
     ("A taxa de entrega para Campinas é R$ 10.", "Para Campinas, a taxa de entrega é R$ 10."),
+    ("Os pedidos saem de Extrema para Campinas.", "Os pedidos saem para Campinas de Extrema."),
     ("A migração é permitida do plano anual para o mensal.", "Você pode migrar do plano anual para o mensal."),
     # the same comparison said from its other side, a clause moved whole
     ("Silver members earn fewer points than Gold members.", "Gold members earn more points than Silver members."),

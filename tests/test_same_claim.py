@@ -1333,3 +1333,10 @@ def test_two_ways_joined_by_or_read_in_any_order(a: str, b: str) -> None:
 def test_ways_with_their_values_or_roles_keep_their_order(a: str, b: str) -> None:
     assert not same(a, b)
 
+
+
+def test_where_a_thing_leaves_from_is_read_alike_in_either_order() -> None:
+    """"sai de X" is read as an origin where it is compared (`analysis.arrangement`), not
+    rewritten for every reader: "saem para Campinas de Extrema" restates "saem de Extrema
+    para Campinas" (a rewrite of "saem de" alone told the two apart)."""
+    assert same("Os pedidos saem de Extrema para Campinas.", "Os pedidos saem para Campinas de Extrema.")

@@ -124,19 +124,26 @@ def _bare(value: str) -> bool:
 #: "de São Paulo para o Rio" say from and to.
 _ONWARD: Final = frozenset({"r:para", "r:a"})
 _OF: Final = "r:de"
+#: The verbs of leaving, as tokens ("sai", "saem", "saindo", "decola", "decolam"; not
+#: "parte", also "part of").
+_LEAVING: Final = frozenset({"sai", "saem", "saind", "decol"})
 #: The most words between "de" and "para" in such a phrase.
 _ORIGIN_WORDS: Final = 2
 
 
 def _with_origins(found: Details, text: str) -> Details:
-    """`found` with an origin for each "de X para Y" of `text` (``("r", "r:from", X)``, X the
-    word right before "para"): Portuguese says from and to with "de" and "para", and "de"
+    """`found` with an origin (``("r", "r:from", X)``) for each "de X para Y" of `text`, X
+    the word right before "para", and each "de X" after a verb of leaving ("sai de
+    Confins", "decolam de BH"): Portuguese says from and to with "de" and "para", and "de"
     alone says "of" ("a taxa de entrega", read as it is).
     """
     seq = tokens(text)
     origins: set[tuple[str, ...]] = set()
     for at, token in enumerate(seq):
         if token != _OF:
+            continue
+        if at and seq[at - 1] in _LEAVING and at + 1 < len(seq) and plain_word(seq[at + 1]):
+            origins.add(("r", "r:from", seq[at + 1]))
             continue
         words = 0
         for nxt in seq[at + 1:at + 2 + _ORIGIN_WORDS]:

@@ -116,14 +116,12 @@ PARTY_NOUNS: Final = frozenset(
     "membros associado associados".split()
 )
 #: Words that are names wherever they are written (regions, payment methods): a merge keeps them.
-KNOWN_NAMES: Final = frozenset(
-    "pix boleto norte nordeste sul sudeste centro-oeste "
-    "north south east west northeast southeast northwest southwest midwest".split()
-)
+_PORTUGUESE_NAMES: Final = frozenset("pix boleto norte nordeste sul sudeste centro-oeste".split())
+_ENGLISH_NAMES: Final = frozenset("north south east west northeast southeast northwest southwest midwest".split())
+KNOWN_NAMES: Final = _PORTUGUESE_NAMES | _ENGLISH_NAMES
 
 #: Each known name's one token, whatever the language its text reads as (Portuguese names
 #: by the Portuguese stemmer, English ones by the English).
-_ENGLISH_NAMES: Final = frozenset("north south east west northeast southeast northwest southwest midwest".split())
 _KNOWN_NAME_TOKENS: Final = {n: stem(n) if n in _ENGLISH_NAMES else stem_portuguese(n) for n in KNOWN_NAMES}
 
 #: Words that state a value ("free" is a price of nothing): a merge keeps them like numbers.
@@ -242,9 +240,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
         (r"\b(?:sabados? e domingos?|domingos? e sabados?|fins? de semana)\b", "weekend"),
         (r"\be-?mail\b", "email"),
-        # where something leaves from and goes to: "sai de Confins com destino a Guarulhos"
-        # ("parte de" is also "part of": left alone)
-        (r"\b(sai|saem|saindo|partem|partindo|decola|decolam|decolando) d[eoa]s?\b", r"\1 desde"),
+        # where something goes: "com destino a Guarulhos" (where it leaves from, "sai de
+        # Confins", is `analysis.arrangement`'s to read: "saem para Campinas de Extrema")
         (r"\bcom destino (?:a|ao|aos|as|para|pra)\b", "para"),
     )
 )
@@ -541,7 +538,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
-    r"|later than|saturday|sabado|de semana|sai|partem|partindo|decola|com destino")
+    r"|later than|saturday|sabado|de semana|com destino")
 
 
 _CE_RE: Final = re.compile(r"(?<![^\W\d_])(?:[oO])?[cC]ês?(?![^\W\d_])")

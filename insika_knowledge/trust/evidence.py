@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.analysis.arrangement import rearranged
+from insika_knowledge.analysis.numbers import CURRENCIES
 from insika_knowledge.analysis.structure import (
     FREE,
     FUTURE,
@@ -491,7 +492,9 @@ def _split(text: str) -> list[str]:
 _TURN: Final = re.compile(
     r",\s+(?=(?:mas|but|while|ja|já)\s+(?:hoje|aqui|here|we|nós|nos|with us|conosco|today|atualmente"
     r"|currently|now|agora|no site|online|on our side|on our end|do nosso lado|our)\b)", re.IGNORECASE)
-_COLON: Final = re.compile(r":\s+(?=[^\W\d_])(?!(?:R|US|C|A|NZ|HK|S)\$)")  # not "Norte: R$ 40", a value
+#: A colon a word follows, not a currency sign written with letters ("Norte: R$ 40" is a value).
+_COLON: Final = re.compile(r":\s+(?=[^\W\d_])(?!(?i:" + "|".join(
+    re.escape(sign) for sign in CURRENCIES if sign[0].isalpha()) + r"))")
 #: What after a colon answers its lead-in with a no ("Free shipping to Puerto Rico: not
 #: available, sorry"): the two are one sentence (folded; four words at most).
 _SHORT_ANSWER: Final = re.compile(
