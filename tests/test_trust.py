@@ -321,3 +321,15 @@ def test_a_rule_the_business_side_limited_is_held_when_no_evidence_was_quoted(
     # Said as the standing rule, the same claim is the business's.
     standing = assess(claim, "policy", [question, agent(claim)])
     assert standing.business_supported and not standing.quarantined
+
+
+@pytest.mark.parametrize("nested", ["[" * 100_000 + '"Frete grátis acima de R$ 199"' + "]" * 100_000,
+                                    '{"a": ' * 3000 + '"Frete grátis acima de R$ 199"' + "}" * 3000,
+                                    "[" * 900 + '"Frete grátis acima de R$ 199"' + "]" * 900])
+def test_a_tool_record_nested_past_any_depth_is_read_without_error(nested: str) -> None:
+    """A tool result nested deeper than Python's parser (or stack) goes is read as text or
+    not at all, never raised: a learn or propose that raised dropped the whole turn."""
+    messages = [{"role": "user", "content": "frete?"}, {"role": "tool", "content": nested},
+                {"role": "assistant", "content": "Frete grátis acima de R$ 199."}]
+    verdict = assess("Frete grátis\nFrete grátis acima de R$ 199.", "policy", messages)
+    assert not verdict.quarantined and "agent" in verdict.supported_by

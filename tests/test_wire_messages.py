@@ -151,3 +151,10 @@ def test_tool_names_of_either_format() -> None:
     body = {"tools": [{"type": "function", "function": {"name": "a"}}, {"name": "b", "input_schema": {}}, "x"]}
     assert tool_names(body) == ("a", "b")
     assert tool_names({"tools": {"name": "a"}}) == () and tool_names({}) == ()
+
+
+def test_tool_call_arguments_nested_past_the_parsers_depth_stay_text() -> None:
+    from insika_knowledge.wire.messages import arguments
+
+    raw = "[" * 100_000 + "]" * 100_000
+    assert arguments(raw) == raw

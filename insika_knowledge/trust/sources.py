@@ -115,7 +115,7 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
     """A tool result's parts: (``tool`` or ``customer``, text)."""
     try:
         data = json.loads(text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # nested past the parser's depth: read as text
         data = None
     if isinstance(data, (dict, list)):
         parts: list[tuple[str, str]] = []
@@ -267,10 +267,19 @@ def _customer_field(key: str, value: Any, catalogue: bool = False) -> bool:
     return True
 
 
-def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "", authored: bool = False) -> None:
+#: How deep into a tool's record `_walk` reads: what is nested deeper is no one's words
+#: (a record nested hundreds of levels deep would exhaust Python's stack).
+MAX_DEPTH: Final = 32
+
+
+def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "", authored: bool = False,
+          depth: int = 0) -> None:
     """Append `value`'s pieces to `parts`; `authored`: a record above it names the customer
     as its author ("placed_by": "customer"), so no product note below it is the business's.
+    Nothing below `MAX_DEPTH` levels is read.
     """
+    if depth > MAX_DEPTH:
+        return
     if isinstance(value, dict):
         customer = customer or _someone_elses(value)
         theirs = _keyed(value, _AUTHOR_KEYS, _CUSTOMER_AUTHOR)
@@ -280,10 +289,11 @@ def _walk(value: Any, customer: bool, parts: list[tuple[str, str]], key: str = "
         for k, v in value.items():
             folded = fold(str(k))
             field = _customer_field(str(k), v, catalogue) and not (ours and _EXCERPT.match(folded))
-            _walk(v, customer or field or (theirs and bool(_FREE_TEXT.match(folded))), parts, str(k), authored)
+            _walk(v, customer or field or (theirs and bool(_FREE_TEXT.match(folded))), parts, str(k), authored,
+                  depth + 1)
     elif isinstance(value, list):
         for v in value:
-            _walk(v, customer, parts, key, authored)
+            _walk(v, customer, parts, key, authored, depth + 1)
     elif value is not None and value != "":
         text = str(value)
         parts.append(("customer" if customer else "tool",

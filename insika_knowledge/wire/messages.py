@@ -115,7 +115,7 @@ def arguments(raw: Any) -> Any:
             return {}
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # (nested past the parser's depth: left as text)
             return raw
         return parsed if isinstance(parsed, dict) else raw
     return raw
