@@ -192,18 +192,35 @@ def test_the_latest_newcomers_pairs_stay_read_apart(name: str, dev_confirmed: in
 def test_the_listed_merges_are_refused_when_they_fold_a_change_and_kept_when_they_add() -> None:
     """Regression bounds on benchmarks/consolidation/listings.jsonl (a fresh reader's 244
     merged texts that list both sides; the listing rule was chosen on dev). Before it the
-    guard refused 10 of 60 dev versions (test 13 of 62) and 0 of 62 dev adds (test 2 of 60).
+    guard refused 10 of 60 dev versions (test 13 of 62) and 0 of 62 dev adds (test 2 of 60);
+    when it read only texts that list each side word for word, 33 (44) and 2 (3).
     """
     from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
 
     figures = listing_figures(load_listings())
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (60, 62, 62, 60)
-    assert dev["versions_refused"] >= 33 and test["versions_refused"] >= 44
-    assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 3
+    assert dev["versions_refused"] >= 42 and test["versions_refused"] >= 47
+    assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 5
     assert listing_lines(figures)[2] == (
         f"  test: versions of one rule refused {test['versions_refused']} of 62 (a change folded otherwise); "
         f"claims that add to each other refused {test['adds_refused']} of 60 (a needless conflict)")
+
+
+def test_a_second_readers_listed_merges_hold_their_figures() -> None:
+    """Regression bounds on benchmarks/consolidation/listings2.jsonl (120 cases a second
+    fresh reader wrote; scored once with the rule of `consolidate.merge.versions` before its
+    dev half was read: versions refused dev 32 of 35, test 21 of 25; adds refused dev 5 of 25,
+    test 11 of 35; the rule before it, 24 / 17 and 4 / 11). Its dev half taught that a side
+    saying "also" adds to the other."""
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, load_listings
+
+    figures = listing_figures(load_listings(benchmark_data(f"consolidation/{LISTING_FILES[1]}")))
+    dev, test = figures["dev"], figures["test"]
+    assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (35, 25, 25, 35)
+    assert dev["versions_refused"] >= 32 and test["versions_refused"] >= 21
+    assert dev["adds_refused"] <= 4 and test["adds_refused"] <= 9
 
 
 def test_a_listed_merge_that_is_no_case_names_its_line(tmp_path: Path) -> None:

@@ -120,7 +120,7 @@ def test_a_merge_verdict_is_said_in_the_entry_on_one_line() -> None:
                     session_id="s2", now="2026-12-04T10:00:00Z")
     assert written is not None
     (entry,) = entries(written.body)
-    assert entry.why == ("the merge model's merged text lists the two versions of the claim side by side, "
+    assert entry.why == ("the merge model merged two versions of one claim (its text says both), "
                          "which folds a change instead of merging")
     assert entry.body == "Return labels are sent by WhatsApp."
     # a reason that spans lines (a failure's text) is one line in the record

@@ -242,7 +242,7 @@ def test_a_changed_rule_merged_as_both_versions_side_by_side_is_a_conflict(store
     assert concept.status == "conflict" and concept.body.startswith("Return labels are sent by email.\n\n")
     assert "WhatsApp" in concept.body.split("## Contradiction")[1]
     [event] = recorder.named("knowledge_conflict")
-    assert event["why"].startswith("the merge model's merged text lists the two versions of the claim")
+    assert event["why"].startswith("the merge model merged two versions of one claim")
 
 
 @pytest.mark.parametrize("failure", [Status(503), Status(429, headers={"retry-after": "7"})])

@@ -213,13 +213,89 @@ def test_a_listed_merge_says_why_in_words() -> None:
     verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
     assert verdict == MergeVerdict(None, "listed")
     assert Decision(Rule.CONTRADICTING, why=verdict.why).conflict_reason == (
-        "the merge model's merged text lists the two versions of the claim side by side, which folds a "
-        "change instead of merging")
+        "the merge model merged two versions of one claim (its text says both), which folds a change "
+        "instead of merging")
 
 
-def test_one_version_merged_into_one_sentence_is_not_a_listing() -> None:
-    """A restatement merged into one text is no listing: only runs of sentences that each
-    restate a side count."""
-    old, new = "Pix tem 5% de desconto e boleto tem 3%.", "Boleto tem 3% de desconto e Pix tem 5%."
-    assert not consolidate.merge.lists_versions(old, old, new)
-    assert consolidate.merge.lists_versions(f"{old} {new}", old, new)
+@pytest.mark.parametrize(("old", "new"), [("Returns are free within 30 days.", "Within 30 days, returns are free."),
+                                          ("We can't refund opened items.", "We cannot refund opened items.")])
+def test_a_restatement_merged_into_one_text_is_a_merge(old: str, new: str) -> None:
+    """Two wordings of one statement are no two versions: the merged text stands. (A
+    restatement the analyser does not read as one, "Pix tem 5% ... e boleto tem 3%" /
+    "Boleto tem 3% ... e Pix tem 5%", is held as two versions: a person reads it.)"""
+    assert not consolidate.merge.versions(old, new)
+    assert consolidate.interpret_merge(MergeAnswer("related", new), old, new) == MergeVerdict(new, "related")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "merged"),
+    [
+        # one side reworded in the merged text (a listing that no longer restates it word for word)
+        ("Express shipping costs $15 per order.", "Express shipping costs $19 per order.",
+         "Express shipping costs $15 per order. Express delivery costs $19 per order."),
+        # both versions joined into one sentence
+        ("Return labels are sent by email.", "Return labels are sent by WhatsApp.",
+         "Return labels are sent by email or by WhatsApp."),
+        ("International roaming is included in the Plus plan.",
+         "International roaming is not included in the Plus plan.",
+         "International roaming is included in the Plus plan. Roaming abroad is not included in the Plus plan."),
+    ],
+)
+def test_two_versions_of_one_claim_are_never_merged_however_the_text_is_worded(
+        old: str, new: str, merged: str) -> None:
+    """The merged text keeps both versions' details, so only what the two claims are can
+    refuse it: a merge of two versions says both and folds the change (a listing the
+    earlier rule missed when a side was reworded)."""
+    assert consolidate.interpret_merge(MergeAnswer("related", merged), old, new) == MergeVerdict(None, "listed")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the side without the value says "all" or negates: the contrary, not the value left unsaid
+        ("Free returns apply to orders over $100.", "Free returns apply to all orders."),
+        ("A devolução é grátis para pedidos acima de R$ 100.", "A devolução é grátis para todos os pedidos."),
+        ("Gift cards expire after 12 months.", "Gift cards never expire."),
+        # in order, one word put in place of another (the new one stands elsewhere in the claim)
+        ("Price differences on exchanges are refunded to the customer.",
+         "Price differences on exchanges are charged to the customer."),
+        ("A nota fiscal é obrigatória para trocas.", "A nota fiscal é opcional para trocas."),
+        # all but one word the same: one value of a kind the other states otherwise, or a
+        # restriction ("only") or a negation the other side lacks
+        ("Um carrinho aceita até 10 itens.", "Cada carrinho tem no máximo 20 itens."),
+        ("Electronics can be returned.", "Only sealed electronics can be returned."),
+        ("Curbside pickup is available at all our locations.",
+         "Curbside pickup is available at our Austin location only."),
+        # "too" against an "only": the other version, not an alternative beside it
+        ("Only sealed software can be returned.", "Opened software can be returned too."),
+    ],
+)
+def test_a_contrary_scope_a_replaced_word_or_a_restriction_is_another_version(old: str, new: str) -> None:
+    assert consolidate.merge.versions(old, new) and consolidate.merge.versions(new, old)
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new}"), old, new)
+    assert verdict == MergeVerdict(None, "listed")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # an exception that negates with a condition of its own adds to its rule
+        ("The clinic accepts walk-in patients.", "Walk-in patients are not accepted on Sundays."),
+        ("Free shipping applies to orders above $50.", "Free shipping orders arrive within 7 business days."),
+        # "only" on one side, another thing said on the other
+        ("Lounge access is only for Business class passengers.", "Lounge access is limited to 3 hours."),
+        # two words replaced in two places: two subjects, each with its own value
+        ("Economy passengers may bring one carry-on bag.", "Business passengers may bring two carry-on bags."),
+        ("The prepaid plan includes 10 GB of data.", "The prepaid plan includes unlimited WhatsApp."),
+        ("Weekday appointments start at 7 am.", "Saturday appointments start at 8 am."),  # two values changed
+        # a side that says "also" adds an alternative beside the other
+        ("Customers can pay by credit card.", "Customers can also pay by PayPal."),
+        ("A fatura é enviada por e-mail.", "A fatura também é enviada por WhatsApp."),
+        # a negation beside an exception that holds a word of its own
+        ("Cosméticos abertos não podem ser devolvidos.", "Cosméticos com defeito podem ser devolvidos mesmo abertos."),
+    ],
+)
+def test_an_exception_or_a_second_fact_is_no_other_version(old: str, new: str) -> None:
+    assert not consolidate.merge.versions(old, new)
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new}"), old, new)
+    assert verdict == MergeVerdict(f"{old} {new}", "related")

@@ -21,8 +21,8 @@ and names among them). ``a`` is learned first, then
   with a **lossy merge model** (it answers ``related`` with the record's text only,
   so the merge guard must refuse whatever drops a detail of ``b``), and with a **listing
   merge model** (it answers ``related`` for every pair, with both texts side by side, so
-  the guard must refuse two versions of one claim listed as a merge:
-  `consolidate.merge.lists_versions`);
+  the guard must refuse a merge of two versions of one claim:
+  `consolidate.merge.versions`);
 - under a **new name** (``b`` proposed as another concept), no model: recorded under
   ``a``'s name, held as a possible duplicate, or learned as new; **different claims
   merged** counts a related or contradicting ``b`` recorded under ``a``'s name (target 0),
@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows, shared_data
-from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
+from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, listing_lines, load_listings
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest, ReplayModel
@@ -539,8 +539,8 @@ def run_consolidation(
     Returns:
         ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
         "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...,
-        "listings": {half: ...} | None}`` (listings: `bench.listings.listing_figures`, with
-        the default pairs only).
+        "listings": {file: {half: ...}} | None}`` (listings: `bench.listings.listing_figures`
+        of each file of `bench.listings.LISTING_FILES`, with the default pairs only).
 
     Raises:
         UserError: a set is missing or malformed.
@@ -558,7 +558,8 @@ def run_consolidation(
     result = {"pairs": figures, "structure_pairs": structured, "changes": changed,
               "targets_met": {half: targets_met(figures[half], changed[half]) for half in ("dev", "test")},
               "renamed": renamed_figures(counts) if counts else None, "targets": TARGETS,
-              "listings": listing_figures(load_listings()) if pairs_path is None else None}
+              "listings": {name: listing_figures(load_listings(benchmark_data(f"consolidation/{name}")))
+                           for name in LISTING_FILES} if pairs_path is None else None}
     if as_json:
         echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -627,8 +628,8 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
             for label in LABELS:
                 row = f["tables"][run][label]
                 lines.append("    " + f"{label:15}" + "".join(f"{row.get(o, 0):>20}" for o in OUTCOMES))
-    if result.get("listings"):
-        lines += ["", *listing_lines(result["listings"])]
+    for name, listed in (result.get("listings") or {}).items():
+        lines += ["", *listing_lines(listed, name)]
     renamed = result["renamed"]
     lines.append("")
     if renamed is None:

@@ -15,7 +15,7 @@ either order, sometimes lightly reworded). ``label`` says what the two are:
 
 Each case is read by `consolidate.interpret_merge`, the guard the write path runs. Split by
 parity of the id (even = ``dev``, odd = ``test``); the listing rule
-(`consolidate.merge.lists_versions`) was chosen on ``dev`` only.
+(`consolidate.merge.versions`) was chosen on ``dev`` only.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ from insika_knowledge.extract.model import MergeAnswer
 
 #: The labels of a listed merge.
 LISTING_LABELS: Final = ("versions", "adds")
+#: The sets of listed merges in ``benchmarks/consolidation``: the first reader's (the rule was
+#: chosen on its dev half) and a second reader's 120, scored once before its dev half was read.
+LISTING_FILES: Final = ("listings.jsonl", "listings2.jsonl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +56,13 @@ class Listing:
 
 
 def load_listings(path: Path | None = None) -> list[Listing]:
-    """Read the listed merges (`path`, or ``benchmarks/consolidation/listings.jsonl``).
+    """Read the listed merges (`path`, or ``benchmarks/consolidation/listings.jsonl``, the
+    first of `LISTING_FILES`).
 
     Raises:
         UserError: the file is missing, or a line is not a listed merge (file and line named).
     """
-    path = path if path is not None else benchmark_data("consolidation/listings.jsonl")
+    path = path if path is not None else benchmark_data(f"consolidation/{LISTING_FILES[0]}")
     out: list[Listing] = []
     for number, row in jsonl_rows(path, "the listed merges", "consolidation"):
         try:
@@ -94,9 +98,9 @@ def listing_figures(listings: list[Listing]) -> dict[str, dict[str, Any]]:
     return figures
 
 
-def listing_lines(figures: dict[str, dict[str, Any]]) -> list[str]:
-    """The report lines of `listing_figures`."""
-    lines = ["listed merges (benchmarks/consolidation/listings.jsonl: a merge model answered related and "
+def listing_lines(figures: dict[str, dict[str, Any]], file: str = LISTING_FILES[0]) -> list[str]:
+    """The report lines of `listing_figures` of the set `file` (a name of `LISTING_FILES`)."""
+    lines = [f"listed merges (benchmarks/consolidation/{file}: a merge model answered related and "
              "wrote both sides; dev = even ids, test = odd ids):"]
     for half, f in figures.items():
         lines.append(f"  {half}: versions of one rule refused {f['versions_refused']} of {f['versions']} "

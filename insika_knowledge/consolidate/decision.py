@@ -115,8 +115,8 @@ _MERGE_REASONS: Final[Mapping[str, str]] = {
     UNUSABLE: "the merge model's answer cannot be used (not a usable merged text, nor 'contradicting')",
     LOST_DETAIL: ("the merge model's merged text drops or changes a value, date, name, party, negation "
                   "or condition of a claim"),
-    LISTED: ("the merge model's merged text lists the two versions of the claim side by side, "
-             "which folds a change instead of merging"),
+    LISTED: ("the merge model merged two versions of one claim (its text says both), which folds a change "
+             "instead of merging"),
 }
 
 

@@ -19,20 +19,25 @@ negation with the term it negates, each role or clause word with what it introdu
 pays"). A merge may reword everything else; one that rewords a detail away is refused,
 and a person reads the two claims instead.
 
-A merge that keeps every detail by listing both claims as they were, when the two are
-versions of one claim ("Return labels are sent by email. Return labels are sent by
-WhatsApp."), merges nothing and would fold the change into one record unseen: it is
-refused too (`lists_versions`, `LISTED`).
+A merge that keeps every detail of two versions of one claim ("Return labels are sent by
+email." and "... by WhatsApp.") merges nothing: side by side, or joined into one sentence
+("by email or WhatsApp"), it says both versions and folds the change into one record
+unseen. Two versions of one claim (`versions`) are therefore never merged, however the
+merged text is worded (`LISTED`): a person reads them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
+    PHRASE,
+    RESTRICTIONS,
+    SENTENCE,
+    WITHDRAWAL,
     claim_terms,
     content_terms,
     details,
@@ -55,7 +60,7 @@ CONTRADICTING: Final = "contradicting"
 UNUSABLE: Final = "unusable"
 #: `MergeVerdict.why` when the merged body loses a number, unit or negation of a claim.
 LOST_DETAIL: Final = "lost_detail"
-#: `MergeVerdict.why` when the merged body holds two versions of one claim side by side.
+#: `MergeVerdict.why` when the model merged two versions of one claim (`versions`).
 LISTED: Final = "listed"
 #: `MergeVerdict.why` prefix when the call failed (``model_failed:<kind>``).
 MODEL_FAILED: Final = "model_failed"
@@ -71,9 +76,8 @@ class MergeVerdict:
         why: `RELATED`, `CONTRADICTING`, `UNUSABLE` (``unusable:it is 5000 characters, at
             most 4000`` when a merged text was given), `LOST_DETAIL` (``lost_detail:R$ 20,
             30 days`` when it names the amounts or dates the merged text dropped), `LISTED`
-            (the merged text lists two versions of one claim side by side:
-            `lists_versions`), or
-            ``model_failed:<kind>``.
+            (the two claims are versions of one claim, `versions`: no merged text of them
+            is a merge), or ``model_failed:<kind>``.
         redacted: placeholder kind -> personal data items redaction replaced in the merged
             `body` (`privacy.redact.Redaction.counts`; empty without a body).
     """
@@ -145,56 +149,136 @@ def keeps_details(merged: str, *claims: str) -> bool:
     return True
 
 
-def lists_versions(merged: str, old: str, new: str) -> bool:
-    """True when `merged` holds `old` and `new` each as its own statement (a run of its
-    sentences that restates it: `claims.same_statement`) while the two are versions of one
-    claim (`versions`).
-
-    Such a text keeps every detail (`keeps_details`) and merges nothing: a record that says
-    both versions of a changed rule has folded the change where no person sees it. Two
-    claims of which one adds to the other ("Delivery fee is R$ 20" and "... R$ 20 per
-    address"), or that speak of different things, may still be written side by side.
-    """
-    if not versions(old, new):
-        return False
-    said = _SENTENCE_END.split(merged.strip())
-    old_at = _runs(said, old)
-    return any(not (a < d and c < b) for a, b in old_at for c, d in _runs(said, new))
-
-
 def versions(old: str, new: str) -> bool:
     """True when `old` and `new` read as two versions of one claim, not one adding to another.
 
-    They are not the same statement, and have
+    They are not the same statement, neither says "also" where the other has no "only" or
+    "except" (`_adds_to`: "Customers can also pay by PayPal" is an alternative beside the
+    other), and they have
 
     - the same content words and parties once values are set aside ("5% on Pix, 3% on
       boleto" / "3% on Pix, 5% on boleto"; "R$ 15" / "R$ 20"; "must" / "may"), unless one
       only adds a value to the other's ("free breakfast" / "... on Sundays") or both the
       values and the poles differ (two aspects, each with its value: "Check-in opens 24
-      hours before" / "Check-in closes 45 minutes before");
+      hours before" / "Check-in closes 45 minutes before"). A side without the other's
+      value that says "all" / "any" or negates where the other does not has not left the
+      value unsaid, it says the contrary ("Free returns apply to orders over $100" / "...
+      to all orders"; "Gift cards expire after 12 months" / "Gift cards never expire");
+    - or all but one of the same words, and one value of a kind the other states otherwise
+      ("Um carrinho aceita até 10 itens" / "Cada carrinho tem no máximo 20 itens"), or
+      one side negating, withdrawing or restricting ("only") what the other says (`_turned`:
+      "Electronics can be returned" / "Only sealed electronics can be returned");
     - or the same values and words but one or two replaced on each side, with at least as
       many shared (two or more): "the store pays" / "the customer pays"; "by e-mail" / "by
-      WhatsApp"; "by phone" / "in the mobile app". A word replaced and the values changed
-      too reads as two subjects, each with its own value ("Gold members get 20%" / "Silver
-      members get 10%").
+      WhatsApp"; "by phone" / "in the mobile app"; or, in order, one run of at most two
+      words replaced by another ("refunded to the customer" / "charged to the customer":
+      the replacing word may stand elsewhere in the claim). A word replaced and the values
+      changed too reads as two subjects, each with its own value ("Gold members get 20%" /
+      "Silver members get 10%").
     """
-    if same_statement(old, new):
+    if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
     mine, theirs = _plain_terms(old), _plain_terms(new)
     said, saying = _values(old), _values(new)
     if mine == theirs:
-        return not (said < saying or saying < said or (said != saying and _poles(old) != _poles(new)))
+        if said == saying:
+            return True
+        if said < saying or saying < said:
+            fewer, more = (old, new) if said < saying else (new, old)
+            return bool((_poles(fewer) - _poles(more)) & _UNBOUNDED) or _negations(fewer) > _negations(more)
+        return _poles(old) == _poles(new)
+    if (mine <= theirs or theirs <= mine) and len(mine ^ theirs) <= 1 and _turned(old, new, said, saying):
+        return True
     dropped, added, shared = len(mine - theirs), len(theirs - mine), len(mine & theirs)
-    return said == saying and 1 <= dropped <= _REPLACED and 1 <= added <= _REPLACED and shared >= max(2, dropped, added)
+    return said == saying and (_one_run_replaced(old, new) or (
+        1 <= dropped <= _REPLACED and 1 <= added <= _REPLACED and shared >= max(2, dropped, added)))
 
 
 #: The most words one side of a replacement may have (`versions`).
 _REPLACED: Final = 2
+#: The pole of "also", "too", "as well", "também": a side that says it adds to the other (`versions`).
+_ALSO: Final = frozenset({"p:p_also"})
+#: The poles that exclude what "also" would add ("only sealed software" / "opened software too").
+_EXCLUDING: Final = RESTRICTIONS | {"p:p_except"}
+#: The poles a side says "all" with where the other states a value (`versions`).
+_UNBOUNDED: Final = frozenset({"p:p_all", "p:p_any"})
+
+
+def _adds_to(one: str, other: str) -> bool:
+    """True when `one` says "also" (`_ALSO`) and `other` neither restricts nor excepts what
+    it would add to (`_EXCLUDING`: "Only sealed software can be returned" / "Opened software
+    can be returned too" are two versions).
+    """
+    return bool(_ALSO & _poles(one)) and not _EXCLUDING & _poles(other)
+
+
+def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) -> bool:
+    """True when two claims with (all but one of) the same words say it otherwise: one value
+    of a kind the other states otherwise ("até 10 itens" / "no máximo 20 itens"; two values
+    changed read as two subjects, "Weekday ... at 7 am" / "Saturday ... at 8 am", and a
+    word that qualifies as an exception, `_qualifies`), or one
+    negates, withdraws or restricts ("only") what the other says, with no value or word the
+    other lacks (not an exception: "not accepted on Sundays"; "... can be returned if
+    defective").
+    """
+    lost, gained = said - saying, saying - said
+    if len(lost) == 1 and len(gained) == 1 and _kind(next(iter(lost))) == _kind(next(iter(gained))) \
+            and not _qualifies(old, new) and not _qualifies(new, old):
+        return True
+    for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
+        if its <= theirs and _plain_terms(other) <= _plain_terms(one) and (
+                _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other))):
+            return True
+    return False
+
+
+def _qualifies(one: str, other: str) -> bool:
+    """True when a word of `one` that `other` lacks is a role word's object ("para o Norte",
+    "for members"): a qualifier, as an exception with its own value has ("Frete de R$ 15" /
+    "Frete de R$ 25 para o Norte").
+    """
+    extra = _plain_terms(one) - _plain_terms(other)
+    seq = _sequence(one)
+    return any(token in extra and seq[i - 1].startswith(("r:", "c:")) for i, token in enumerate(seq) if i)
+
+
+def _kind(value: str) -> str:
+    """A value token's kind and unit (``m:20:brl`` -> ``m:brl``, ``d:11-20`` -> ``d``)."""
+    kind, _, rest = value.partition(":")
+    return kind if kind == "d" else f"{kind}:{rest.partition(':')[2]}"
 
 
 def _poles(text: str) -> frozenset[str]:
     """The poles of `text` ("must", "opens", "before"...: `analysis.structure.tokens`)."""
     return frozenset(t for t in tokens(text) if t.startswith("p:"))
+
+
+def _negations(text: str) -> int:
+    """How many negations `text` says (`analysis.structure.tokens`: "not", "never", "não")."""
+    return sum(1 for t in tokens(text) if t in _NEGATING)
+
+
+def _one_run_replaced(old: str, new: str) -> bool:
+    """True when `new`'s tokens are `old`'s in order but for one run of at most `_REPLACED`
+    tokens put in place of another such run, with at least two tokens kept.
+    """
+    mine, theirs = _sequence(old), _sequence(new)
+    changes = [op for op in SequenceMatcher(None, mine, theirs, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return False
+    _, start, end, their_start, their_end = changes[0]
+    return end - start <= _REPLACED and their_end - their_start <= _REPLACED and len(mine) - (end - start) >= 2
+
+
+def _sequence(text: str) -> list[str]:
+    """`text`'s tokens without its phrase and sentence marks (`analysis.structure.tokens`)."""
+    return [t for t in tokens(text) if t not in _MARKS]
+
+
+#: The tokens that only mark a phrase or a sentence's end.
+_MARKS: Final = frozenset({SENTENCE, PHRASE})
+#: The tokens of a negation and of a withdrawal ("discontinued", "deixou de": `analysis.structure.tokens`).
+_NEGATING: Final = frozenset({"n", WITHDRAWAL})
 
 
 def _values(text: str) -> frozenset[str]:
@@ -208,17 +292,6 @@ def _plain_terms(text: str) -> frozenset[str]:
     """
     parties = (t for t in tokens(text) if t.startswith("w:"))
     return frozenset(t for t in claim_terms(text) if not t.startswith(("m:", "d:"))).union(parties)
-
-
-#: Where a sentence of a merged text ends: after ``. ! ? ;`` and a space, or at a line end.
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\s*\n\s*")
-
-
-def _runs(sentences: list[str], claim: str) -> list[tuple[int, int]]:
-    """The runs ``[start, end)`` of `sentences` that restate `claim` (`claims.same_statement`)."""
-    count = len(_SENTENCE_END.split(claim.strip()))
-    return [(start, start + size) for size in range(1, count + 1) for start in range(len(sentences) - size + 1)
-            if same_statement(" ".join(sentences[start:start + size]), claim)]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -239,9 +312,9 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         A related verdict with the merged body, redacted and stripped, when the model
         said ``related``, the body is usable before and after redaction (see
         `usable_merge`, bounded by `merge_limit`) and it keeps every detail of both
-        bodies (`keeps_details`) without listing two versions of one claim side by side
-        (`lists_versions`); otherwise a contradicting verdict (`LOST_DETAIL` for a body
-        that loses a detail, `LISTED` for one that lists both versions). Never raises
+        bodies (`keeps_details`), and the two bodies are not versions of one claim
+        (`versions`); otherwise a contradicting verdict (`LOST_DETAIL` for a body that
+        loses a detail, `LISTED` for two versions of one claim). Never raises
         for a malformed answer.
     """
     limit = merge_limit(old_body, new_body)
@@ -260,7 +333,7 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     if not keeps_details(cleaned, old_body, new_body):
         dropped = in_words((values_of(old_body) | values_of(new_body)) - values_of(cleaned))
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
-    if lists_versions(cleaned, old_body, new_body):
+    if versions(old_body, new_body):
         return MergeVerdict(None, LISTED)
     return MergeVerdict(cleaned, RELATED, redaction.counts)
 
