@@ -266,6 +266,8 @@ def test_two_versions_of_one_claim_are_never_merged_however_the_text_is_worded(
         ("Electronics can be returned.", "Only sealed electronics can be returned."),
         ("Curbside pickup is available at all our locations.",
          "Curbside pickup is available at our Austin location only."),
+        # a withdrawal leaves the withdrawn verb unsaid
+        ("Same-day delivery is offered in São Paulo.", "Same-day delivery in São Paulo was discontinued."),
         # "too" against an "only": the other version, not an alternative beside it
         ("Only sealed software can be returned.", "Opened software can be returned too."),
     ],

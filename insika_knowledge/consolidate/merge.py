@@ -219,17 +219,25 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     word that qualifies as an exception, `_qualifies`), or one
     negates, withdraws or restricts ("only") what the other says, with no value or word the
     other lacks (not an exception: "not accepted on Sundays"; "... can be returned if
-    defective").
+    defective"; a withdrawal may leave the withdrawn verb unsaid: "Same-day delivery is
+    offered" / "Same-day delivery was discontinued").
     """
     lost, gained = said - saying, saying - said
     if len(lost) == 1 and len(gained) == 1 and _kind(next(iter(lost))) == _kind(next(iter(gained))) \
             and not _qualifies(old, new) and not _qualifies(new, old):
         return True
     for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
-        if its <= theirs and _plain_terms(other) <= _plain_terms(one) and (
-                _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other))):
+        if its <= theirs and (_withdrawn(one) > _withdrawn(other) or _plain_terms(other) <= _plain_terms(one) and (
+                _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other)))):
             return True
     return False
+
+
+def _withdrawn(text: str) -> int:
+    """How many withdrawals `text` says ("discontinued", "no longer", "deixou de": the verb
+    it takes the place of, "offered", may go unsaid).
+    """
+    return sum(1 for t in tokens(text) if t == WITHDRAWAL)
 
 
 def _qualifies(one: str, other: str) -> bool:
