@@ -550,6 +550,22 @@ def test_portuguese_articles_are_read_as_one_only_where_they_count() -> None:
     assert read_number_words(fold("twenty-four hours, one hundred and five")) == "24 hours, 105"
 
 
+@pytest.mark.parametrize(("text", "read"), [
+    ("Results are ready within a week.", "results are ready within 1 week."),
+    ("Refunds arrive in an hour", "refunds arrive in 1 hour"),
+    ("Free for a year, then less than a business day", "free for 1 year, then less than 1 business day"),
+    ("The pass costs $10 a week", "the pass costs $10 a week"),  # a rate, not one week
+    ("Cleaning twice a month; a day pass", "cleaning twice a month; a day pass"),
+])
+def test_a_span_of_a_unit_of_time_is_one_of_it(text: str, read: str) -> None:
+    assert read_number_words(fold(text)) == read
+
+
+def test_within_a_week_is_seven_days() -> None:
+    assert same("Test results are ready within a week.", "Test results are ready within 7 days.")
+    assert not same("Test results are ready within a week.", "Test results are ready within 2 weeks.")
+
+
 @pytest.mark.parametrize(("words", "digits"), [
     ("Delivery takes one to two business days.", "Delivery takes 1 to 2 business days."),
     ("Delivery takes one to two days.", "Delivery takes 1-2 days."),

@@ -456,7 +456,9 @@ def read_number_words(folded: str) -> str:
     days``); English ``one`` is read as 1 unless it is a pronoun (``the one``, ``one of``,
     ``one to a card and another``); elsewhere they stay words.
     ``por cento`` becomes ``%``, and a fraction the percent it is (`_FRACTION_RE`:
-    ``"a third"`` -> ``"33.33%"``, ``"metade"`` -> ``"50%"``).
+    ``"a third"`` -> ``"33.33%"``, ``"metade"`` -> ``"50%"``); "a" / "an" before a unit of
+    time after a word of a span is 1 (`_A_SPAN_RE`: ``"within a week"`` -> ``"within 1
+    week"``; ``"$10 a week"`` stays).
 
     Args:
         folded: case- and accent-folded text (`analysis.text.fold`).
@@ -469,6 +471,8 @@ def read_number_words(folded: str) -> str:
         folded = _HALF_HOURS_RE.sub(_half_hours, folded)
     if any(w in folded for w in _FRACTION_HINTS):
         folded = _FRACTION_RE.sub(_fraction, folded)
+    if " a" in folded:
+        folded = _A_SPAN_RE.sub(r"\g<lead> 1 \g<unit>", folded)
     folded = _thousands(folded)  # before "mil" alone is read as 1000 (Portuguese: "mil e cinquenta")
     portuguese = "mil" in folded and ("r$" in folded or _PORTUGUESE_HINT.search(folded) is not None)
     folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
@@ -572,6 +576,12 @@ _AT_CLOCK: Final = "".join(f"(?<!\\b{w} )" for w in ("at", "by", "from", "until"
 #: Half hours said in words (folded, number words not read yet): "an hour and a half",
 #: "one and a half hours", "two and a half hours", "half an hour", "meia hora", "uma hora e
 #: meia", "duas horas e meia": the minutes they are.
+#: "a" / "an" before a unit of time after a word of a span ("within a week", "in an hour",
+#: "less than a day", "for a year"): one of it. Not a rate ("$10 a week", "twice a month"),
+#: nor "a day" anywhere else ("a day pass").
+_A_SPAN_RE: Final = re.compile(
+    r"\b(?P<lead>within|in|after|for|up to|under|than|about|around|takes?|took|lasts?)\s+an?\s+"
+    r"(?P<unit>(?:business |working |calendar )?(?:minute|hour|day|week|month|year))\b(?!-)")
 _HALF_HOURS_RE: Final = re.compile(
     rf"{_AT_CLOCK}\b(?P<n1>an?|one|\d+|[a-z]+) hours? and a half{_HALF_END}"
     rf"|{_AT_CLOCK}\b(?P<n2>one|\d+|[a-z]+) and a half hours?\b"
