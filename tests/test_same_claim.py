@@ -1356,3 +1356,13 @@ def test_where_a_thing_leaves_from_is_read_alike_in_either_order() -> None:
     rewritten for every reader: "saem para Campinas de Extrema" restates "saem de Extrema
     para Campinas" (a rewrite of "saem de" alone told the two apart)."""
     assert same("Os pedidos saem de Extrema para Campinas.", "Os pedidos saem para Campinas de Extrema.")
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("The plan includes 20 GB of data.", "The plan includes twenty gigabytes of data.", True),
+    ("O plano inclui 20 GB de internet.", "O plano inclui 20 giga de internet.", True),
+    ("The plan includes 20 GB of data.", "The plan includes 20 MB of data.", False),
+    ("O limite de upload é de 500 MB.", "O limite de upload é de 500 KB.", False),
+])
+def test_amounts_of_data_are_read_with_their_unit(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

@@ -302,6 +302,10 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["mm"], "mm"),
     **dict.fromkeys(["mi", "mile", "miles", "milha", "milhas"], "mile"),
     **dict.fromkeys(["bag", "bags", "mala", "malas", "bagagem", "bagagens"], "bag"),
+    **dict.fromkeys(["gb", "gigabyte", "gigabytes", "giga", "gigas"], "gb"),  # a data plan's allowance
+    **dict.fromkeys(["mb", "megabyte", "megabytes"], "mb"),
+    **dict.fromkeys(["kb", "kilobyte", "kilobytes"], "kb"),
+    **dict.fromkeys(["tb", "terabyte", "terabytes"], "tb"),
     **dict.fromkeys(["reais", "real", "brl"], "brl"),
     **dict.fromkeys(["dollars", "dollar", "usd", "dolares", "dolar"], "usd"),
     **dict.fromkeys(["euros", "euro", "eur"], "eur"),
