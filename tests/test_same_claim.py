@@ -1363,6 +1363,7 @@ def test_where_a_thing_leaves_from_is_read_alike_in_either_order() -> None:
     ("O plano inclui 20 GB de internet.", "O plano inclui 20 giga de internet.", True),
     ("The plan includes 20 GB of data.", "The plan includes 20 MB of data.", False),
     ("O limite de upload é de 500 MB.", "O limite de upload é de 500 KB.", False),
+    ("The plan includes 20 GB monthly.", "The plan includes 20 GB a month.", True),  # per month, not once
 ])
 def test_amounts_of_data_are_read_with_their_unit(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike

@@ -598,16 +598,18 @@ def _rewritten(text: str, rules: tuple[_Rewrite, ...]) -> str:
 #: day, 7 days a week" (in either language) are one word. (Folded text, number words read.)
 _PT_RATE: Final[dict[str, str]] = {"mensais": "mes", "anuais": "ano", "semanais": "semana", "mensalmente": "mes",
                    "anualmente": "ano", "semanalmente": "semana", "diariamente": "dia"}
-_UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?)?)"
+#: Units of an amount of data, as the rate rules read them after a number ("20 GB a month").
+_DATA_UNITS: Final = r"|[gmkt]b|(?:giga|mega|kilo|tera)bytes?|gigas?"
+_UNIT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?" + _DATA_UNITS + ")?)"
 #: ...or the thing counted, in one or two words ("1 guest a month", "3 sauna sessions a week";
 #: not "2 days before a week ends").
-_COUNTED_AFTER: Final = (r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?"
+_COUNTED_AFTER: Final = (r"(\s?(?:%|reais|dollars?|euros?|times|vezes|hours?|horas?|days?|dias?" + _DATA_UNITS +
                          r"|(?:\s(?!(?:before|after|within|from|into|over|under|than|more|less|once|twice|about"
                          r"|around|during|until|since|and|the|for|per|with|without|are|was|were|has|have)\b)"
                          r"[a-z]{3,}){1,2})?)")
 #: ...the same, but no count of times: "12 vezes mensais" are 12 monthly instalments, not
 #: 12 times a month.
-_AMOUNT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|hours?|horas?|days?|dias?)?)"
+_AMOUNT_AFTER: Final = r"(\s?(?:%|reais|dollars?|euros?|hours?|horas?|days?|dias?" + _DATA_UNITS + ")?)"
 _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
     (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
         (("24",), r"\b24\s?(?:/|x)\s?7\b|\b24 ?(?:hours?|horas?|h)\s+(?:a|per|por|ao)\s+(?:day|dia),?\s+7\s+"
