@@ -268,6 +268,15 @@ def test_two_versions_of_one_claim_are_never_merged_however_the_text_is_worded(
          "Curbside pickup is available at our Austin location only."),
         # a withdrawal leaves the withdrawn verb unsaid
         ("Same-day delivery is offered in São Paulo.", "Same-day delivery in São Paulo was discontinued."),
+        # "only" one thing, and a list holding it and more: the scope widened
+        ("Gift cards can be used online only.", "Gift cards can be used online and in stores."),
+        ("Só entregamos em São Paulo capital.", "Entregamos em São Paulo capital e na Grande São Paulo."),
+        # a withdrawal of what the other says, its verb and party left unsaid
+        ("We accept payment by boleto.", "Payment by boleto was discontinued."),
+        ("Aceitamos pagamento por boleto bancário.", "Deixamos de aceitar pagamento por boleto bancário."),
+        # a change announced ("now", "agora", "from now on") with one value of the same kind otherwise
+        ("Returns are accepted within 30 days.", "The return window is now 14 days."),
+        ("O frete custa R$ 15.", "A partir de agora o frete sai por R$ 25."),
         # "too" against an "only": the other version, not an alternative beside it
         ("Only sealed software can be returned.", "Opened software can be returned too."),
     ],
@@ -290,6 +299,8 @@ def test_a_contrary_scope_a_replaced_word_or_a_restriction_is_another_version(ol
         ("Economy passengers may bring one carry-on bag.", "Business passengers may bring two carry-on bags."),
         ("The prepaid plan includes 10 GB of data.", "The prepaid plan includes unlimited WhatsApp."),
         ("Weekday appointments start at 7 am.", "Saturday appointments start at 8 am."),  # two values changed
+        # a withdrawal with a word of its own is an exception
+        ("Returns are accepted within 30 days.", "Returns of electronics were discontinued."),
         # a side that says "also" adds an alternative beside the other
         ("Customers can pay by credit card.", "Customers can also pay by PayPal."),
         ("A fatura é enviada por e-mail.", "A fatura também é enviada por WhatsApp."),
@@ -301,3 +312,11 @@ def test_an_exception_or_a_second_fact_is_no_other_version(old: str, new: str) -
     assert not consolidate.merge.versions(old, new)
     verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new}"), old, new)
     assert verdict == MergeVerdict(f"{old} {new}", "related")
+
+
+def test_an_only_that_holds_its_own_list_is_not_widened_by_a_list() -> None:
+    """A restatement (pairs.jsonl dev): "só com etiqueta e sem sinais de uso" restricts to
+    two conditions, which the other side lists; no scope is widened."""
+    old = "Troca só com etiqueta e sem sinais de uso."
+    new = "Para trocar, o produto precisa estar com a etiqueta e não pode ter sinais de uso."
+    assert not consolidate.merge._widened(old, new) and not consolidate.merge._widened(new, old)

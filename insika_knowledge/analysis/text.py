@@ -193,7 +193,7 @@ CHANGE_PHRASES: Final = re.compile(
     r"taken\s+away|done\s+away\s+with)"
     r"|(?:foi|foram|sera|serao|esta|estao|ficou|ficaram|tem\s+sido)\s+"
     r"(?:retirad|cancelad|encerrad)[oa]s?"
-    r"|(?:deixou|deixa|deixaram|deixam|deixara|parou|pararam|para|param)\s+de"
+    r"|(?:deixou|deixa|deixaram|deixam|deixamos|deixara|parou|pararam|paramos|para|param)\s+de"
     r"|acabou|acabaram)\b"
     r"(?!\s+(?:by|pel[oa]s?)\b)"  # "is cancelled by the airline": someone's act, not a withdrawal
 )

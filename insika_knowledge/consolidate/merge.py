@@ -46,6 +46,7 @@ from insika_knowledge.analysis.structure import (
     tokens,
     whole_duration,
 )
+from insika_knowledge.analysis.text import announces_change
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.consolidate.claims import in_words, same_statement, values_of
@@ -168,6 +169,12 @@ def versions(old: str, new: str) -> bool:
       ("Um carrinho aceita até 10 itens" / "Cada carrinho tem no máximo 20 itens"), or
       one side negating, withdrawing or restricting ("only") what the other says (`_turned`:
       "Electronics can be returned" / "Only sealed electronics can be returned");
+    - or one side restricting the claim ("only") to one thing the other lists with more
+      (`_widened`: "Gift cards can be used online only" / "... online and in stores"), or
+      withdrawing what the other says in no word of its own (`_withdraws`), or either
+      announcing a change (`analysis.text.announces_change`: "now", "agora", "from now
+      on") with one value of the same kind otherwise ("within 30 days" / "The return
+      window is now 14 days");
     - or the same values and words but one or two replaced on each side, with at least as
       many shared (two or more): "the store pays" / "the customer pays"; "by e-mail" / "by
       WhatsApp"; "by phone" / "in the mobile app"; or, in order, one run of at most two
@@ -178,8 +185,12 @@ def versions(old: str, new: str) -> bool:
     """
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
+    if _widened(old, new) or _widened(new, old) or _withdraws(old, new) or _withdraws(new, old):
+        return True
     mine, theirs = _plain_terms(old), _plain_terms(new)
     said, saying = _values(old), _values(new)
+    if (announces_change(old) or announces_change(new)) and _one_value_otherwise(said, saying):
+        return True
     if mine == theirs:
         if said == saying:
             return True
@@ -212,6 +223,21 @@ def _adds_to(one: str, other: str) -> bool:
     return bool(_ALSO & _poles(one)) and not _EXCLUDING & _poles(other)
 
 
+def _widened(one: str, other: str) -> bool:
+    """True when `one` restricts a claim to one thing ("only", no list) that `other` says of
+    a list holding it and more, with the same values ("Gift cards can be used online only"
+    / "... online and in stores"; "Só entregamos em São Paulo capital" / "... capital e na
+    Grande São Paulo").
+    """
+    return bool(RESTRICTIONS & _poles(one)) and not RESTRICTIONS & _poles(other) \
+        and _plain_terms(one) < _plain_terms(other) and _values(one) == _values(other) \
+        and not _LISTING & set(tokens(one)) and bool(_LISTING & set(tokens(other)))
+
+
+#: The words that join a list ("and", "or", "e", "ou").
+_LISTING: Final = frozenset({"c:and", "c:or"})
+
+
 def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) -> bool:
     """True when two claims with (all but one of) the same words say it otherwise: one value
     of a kind the other states otherwise ("até 10 itens" / "no máximo 20 itens"; two values
@@ -222,21 +248,36 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     defective"; a withdrawal may leave the withdrawn verb unsaid: "Same-day delivery is
     offered" / "Same-day delivery was discontinued").
     """
-    lost, gained = said - saying, saying - said
-    if len(lost) == 1 and len(gained) == 1 and _kind(next(iter(lost))) == _kind(next(iter(gained))) \
-            and not _qualifies(old, new) and not _qualifies(new, old):
+    if _one_value_otherwise(said, saying) and not _qualifies(old, new) and not _qualifies(new, old):
         return True
     for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
-        if its <= theirs and (_withdrawn(one) > _withdrawn(other) or _plain_terms(other) <= _plain_terms(one) and (
-                _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other)))):
+        if its <= theirs and _plain_terms(other) <= _plain_terms(one) and (
+                _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other))):
             return True
     return False
 
 
-def _withdrawn(text: str) -> int:
-    """How many withdrawals `text` says ("discontinued", "no longer", "deixou de": the verb
-    it takes the place of, "offered", may go unsaid).
+def _one_value_otherwise(said: frozenset[str], saying: frozenset[str]) -> bool:
+    """True when each side states one value the other does not, of the same kind and unit
+    ("R$ 15" / "R$ 25"; "30 days" / "14 days").
     """
+    lost, gained = said - saying, saying - said
+    return len(lost) == 1 and len(gained) == 1 and _kind(next(iter(lost))) == _kind(next(iter(gained)))
+
+
+def _withdraws(one: str, other: str) -> bool:
+    """True when `one` withdraws ("was discontinued", "deixamos de") what `other` says: it
+    says no word or value `other` does not, the withdrawn verb and the party left unsaid
+    ("We accept payment by boleto" / "Payment by boleto was discontinued"; "We offer gift
+    wrapping and engraving" / "Engraving was discontinued"). A withdrawal with a word of
+    its own is an exception ("... discontinued for electronics").
+    """
+    return _withdrawn(one) > _withdrawn(other) and _plain_terms(one) <= _plain_terms(other) \
+        and _values(one) <= _values(other)
+
+
+def _withdrawn(text: str) -> int:
+    """How many withdrawals `text` says ("discontinued", "deixou de", "was retired")."""
     return sum(1 for t in tokens(text) if t == WITHDRAWAL)
 
 
@@ -251,9 +292,20 @@ def _qualifies(one: str, other: str) -> bool:
 
 
 def _kind(value: str) -> str:
-    """A value token's kind and unit (``m:20:brl`` -> ``m:brl``, ``d:11-20`` -> ``d``)."""
+    """A value token's kind and unit (``m:20:brl`` -> ``m:brl``, ``d:11-20`` -> ``d``); a
+    duration's unit is time, whichever unit it fills (``m:2:week`` and ``m:30:day`` are both
+    ``m:time``: `whole_duration` writes 14 days as 2 weeks), its kind of day kept
+    (``m:5:day:business`` -> ``m:time:business``).
+    """
     kind, _, rest = value.partition(":")
-    return kind if kind == "d" else f"{kind}:{rest.partition(':')[2]}"
+    if kind == "d":
+        return kind
+    unit, _, qualifier = rest.partition(":")[2].partition(":")
+    return f"{kind}:time:{qualifier}" if unit in _TIME_UNITS else f"{kind}:{unit}:{qualifier}"
+
+
+#: The units of a duration (`analysis.numbers.UNITS`).
+_TIME_UNITS: Final = frozenset({"minute", "hour", "day", "night", "week", "month", "year"})
 
 
 def _poles(text: str) -> frozenset[str]:
