@@ -200,7 +200,7 @@ def test_the_listed_merges_are_refused_when_they_fold_a_change_and_kept_when_the
     figures = listing_figures(load_listings())
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (60, 62, 62, 60)
-    assert dev["versions_refused"] >= 42 and test["versions_refused"] >= 47
+    assert dev["versions_refused"] >= 43 and test["versions_refused"] >= 49
     assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 5
     assert listing_lines(figures)[2] == (
         f"  test: versions of one rule refused {test['versions_refused']} of 62 (a change folded otherwise); "
@@ -219,8 +219,8 @@ def test_a_second_readers_listed_merges_hold_their_figures() -> None:
     figures = listing_figures(load_listings(benchmark_data(f"consolidation/{LISTING_FILES[1]}")))
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (35, 25, 25, 35)
-    assert dev["versions_refused"] >= 32 and test["versions_refused"] >= 21
-    assert dev["adds_refused"] <= 4 and test["adds_refused"] <= 9
+    assert dev["versions_refused"] >= 34 and test["versions_refused"] >= 21
+    assert dev["adds_refused"] <= 3 and test["adds_refused"] <= 8
 
 
 def test_a_listed_merge_that_is_no_case_names_its_line(tmp_path: Path) -> None:

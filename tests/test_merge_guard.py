@@ -320,3 +320,22 @@ def test_an_only_that_holds_its_own_list_is_not_widened_by_a_list() -> None:
     old = "Troca só com etiqueta e sem sinais de uso."
     new = "Para trocar, o produto precisa estar com a etiqueta e não pode ter sinais de uso."
     assert not consolidate.merge._widened(old, new) and not consolidate.merge._widened(new, old)
+
+
+@pytest.mark.parametrize(("old", "merged"), [
+    ("Returns are accepted within 14 days.", "Returns are accepted within two weeks, and exchanges are free."),
+    ("Refunds take 48 hours.", "Refunds take 2 days, and exchanges are free."),
+    ("The warranty lasts 1 year.", "The warranty lasts 12 months, and exchanges are free."),
+])
+def test_a_merge_may_write_a_duration_in_another_unit(old: str, merged: str) -> None:
+    """A newcomer's finding: "14 days" merged as "two weeks" was refused "(it drops 14
+    days)" while the same-claim check read the two alike."""
+    new = "Exchanges are free."
+    assert consolidate.interpret_merge(MergeAnswer("related", merged), old, new) == MergeVerdict(merged, "related")
+
+
+def test_a_merge_that_changes_a_duration_names_it() -> None:
+    old, new = "Returns are accepted within 14 days.", "Exchanges are free."
+    changed = "Returns are accepted within three weeks, and exchanges are free."
+    assert consolidate.interpret_merge(MergeAnswer("related", changed), old, new) == MergeVerdict(
+        None, "lost_detail:14 days")

@@ -1875,6 +1875,30 @@ def whole_duration(token: str) -> str:
     return f"m:{low}-{high}:{unit}" if high is not None else f"m:{low}:{unit}"
 
 
+def base_duration(token: str) -> str:
+    """A duration token in days for weeks and whole days of hours, in months for years
+    ("2 weeks" is "14 days", "48h" "2 days", ``m:1:year`` -> ``m:12:month``): one unit for
+    the durations a text may write either way, so "within 30 days" and "within 7 days" stay
+    of one unit (as `whole_duration` would not keep them: 7 days is 1 week).
+    """
+    match = _BASE_RE.fullmatch(token)
+    if match is None:
+        return token
+    low, high, unit = int(match[1]), int(match[2]) if match[2] else None, match[3]
+    if unit == "hour":
+        if low % 24 or (high is not None and high % 24):
+            return token
+        low, high, unit = low // 24, high // 24 if high is not None else None, "day"
+    else:
+        size, unit = _BASE[unit]
+        low, high = low * size, high * size if high is not None else None
+    return f"m:{low}-{high}:{unit}" if high is not None else f"m:{low}:{unit}"
+
+
+_BASE: Final = {"week": (7, "day"), "year": (12, "month")}
+_BASE_RE: Final = re.compile(r"m:(\d+)(?:-(\d+))?:(hour|week|year)")
+
+
 def same_duration(value: str) -> str:
     """`value` as one duration whatever its unit (`whole_duration`), calendar days as days:
     "7 dias corridos", "7 days" and "1 week" read alike ("7 business days" does not). What
@@ -2255,14 +2279,18 @@ def kept_together(merged: Details, *claims: Details) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def details(text: str, *, summary: bool = False) -> Details:
+def details(text: str, *, summary: bool = False, whole: bool = False) -> Details:
     """What a merge of `text` with another claim must keep (see `Details`).
 
     With `summary`, only what a one-line summary must not add or change: values and dates
     with the names and parties of their phrase, names, parties and negations (a summary
-    rewords its role words freely: "SLA for first response", "first response SLA").
+    rewords its role words freely: "SLA for first response", "first response SLA"). With
+    `whole`, weeks as days and years as months (`base_duration`: "2 weeks" is "14 days"),
+    as the merge guard compares a merged text with its claims.
     """
     seq = _labelled(tokens(text), _read(text)[2])  # "overdraft: 35.00" keeps the label with its value
+    if whole:
+        seq = tuple(map(base_duration, seq))
     named = names(text)
     items: set[Detail] = set()
     bindings: set[tuple[str, frozenset[str]]] = set()

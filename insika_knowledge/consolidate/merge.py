@@ -38,6 +38,7 @@ from insika_knowledge.analysis.structure import (
     RESTRICTIONS,
     SENTENCE,
     WITHDRAWAL,
+    base_duration,
     claim_terms,
     content_terms,
     details,
@@ -137,8 +138,8 @@ def keeps_details(merged: str, *claims: str) -> bool:
     nothing, and a plain word of the other side ("digitally", "optional") may carry the
     rule.
     """
-    written = details(merged)
-    if not kept_together(written, *(details(claim) for claim in claims)):
+    written = details(merged, whole=True)  # "two weeks" keeps "14 days"
+    if not kept_together(written, *(details(claim, whole=True) for claim in claims)):
         return False
     # A "merge" that is one claim as written (the model answered with one side) keeps the
     # others only when they add nothing to it: every content word of each is in it
@@ -391,7 +392,9 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
     if not keeps_details(cleaned, old_body, new_body):
-        dropped = in_words((values_of(old_body) | values_of(new_body)) - values_of(cleaned))
+        kept = {base_duration(v) for v in values_of(cleaned)}  # "two weeks" keeps "14 days"
+        dropped = in_words(frozenset(v for v in values_of(old_body) | values_of(new_body)
+                                     if base_duration(v) not in kept))
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     if versions(old_body, new_body):
         return MergeVerdict(None, LISTED)
