@@ -37,6 +37,7 @@ from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import same_claim
 from insika_knowledge.consolidate.merge import (
     CONTRADICTING,
+    INVENTED,
     LISTED,
     LOST_DETAIL,
     MODEL_FAILED,
@@ -117,6 +118,7 @@ _MERGE_REASONS: Final[Mapping[str, str]] = {
                   "or condition of a claim"),
     LISTED: ("the merge model merged two versions of one claim (its text says both), which folds a change "
              "instead of merging"),
+    INVENTED: "the merge model's merged text says something neither claim says",
 }
 
 

@@ -28,6 +28,7 @@ merged text is worded (`LISTED`): a person reads them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -52,7 +53,7 @@ from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.consolidate.claims import in_words, same_statement, values_of
 from insika_knowledge.privacy import scrub
-from insika_knowledge.privacy.redact import kept_contacts, redact
+from insika_knowledge.privacy.redact import PLACEHOLDERS, kept_contacts, redact
 
 #: `MergeVerdict.why` of a usable related answer.
 RELATED: Final = "related"
@@ -62,6 +63,8 @@ CONTRADICTING: Final = "contradicting"
 UNUSABLE: Final = "unusable"
 #: `MergeVerdict.why` when the merged body loses a number, unit or negation of a claim.
 LOST_DETAIL: Final = "lost_detail"
+#: `MergeVerdict.why` when the merged body holds a sentence that neither claim says (`invents`).
+INVENTED: Final = "invented"
 #: `MergeVerdict.why` when the model merged two versions of one claim (`versions`).
 LISTED: Final = "listed"
 #: `MergeVerdict.why` prefix when the call failed (``model_failed:<kind>``).
@@ -77,7 +80,8 @@ class MergeVerdict:
             then treated as contradicting.
         why: `RELATED`, `CONTRADICTING`, `UNUSABLE` (``unusable:it is 5000 characters, at
             most 4000`` when a merged text was given), `LOST_DETAIL` (``lost_detail:R$ 20,
-            30 days`` when it names the amounts or dates the merged text dropped), `LISTED`
+            30 days`` when it names the amounts or dates the merged text dropped),
+            `INVENTED` (a sentence of it says what neither claim says: `invents`), `LISTED`
             (the two claims are versions of one claim, `versions`: no merged text of them
             is a merge), or ``model_failed:<kind>``.
         redacted: placeholder kind -> personal data items redaction replaced in the merged
@@ -149,6 +153,29 @@ def keeps_details(merged: str, *claims: str) -> bool:
         said = _words(merged)
         return all(_words(claim) <= said for claim in claims)
     return True
+
+
+def invents(merged: str, *claims: str) -> bool:
+    """True when a sentence of `merged` says what no claim says: of its content terms
+    (`analysis.structure.claim_terms`, two or more), fewer than `INVENTED_SHARE` are the
+    claims' ("All items can be returned for free." merged from "Shipping is free." and
+    "Shipping to the North costs R$ 20."; an instruction to the agent). A merge rewords;
+    it adds no claim, and the detail guard reads only what the claims hold.
+    """
+    known = frozenset().union(*(claim_terms(claim) for claim in claims))
+    for sentence in _SENTENCE_END.split(merged.strip()):
+        terms = claim_terms(_PLACEHOLDER_RE.sub(" ", sentence))  # what redaction removed says nothing
+        if len(terms) >= 2 and len(terms & known) < INVENTED_SHARE * len(terms):
+            return True
+    return False
+
+
+#: The placeholders redaction writes ("[email]", "[name]": `privacy.redact.PLACEHOLDERS`).
+_PLACEHOLDER_RE: Final = re.compile("|".join(map(re.escape, PLACEHOLDERS.values())))
+#: The least share of a merged sentence's content terms that the claims must hold (`invents`).
+INVENTED_SHARE: Final = 0.5
+#: Where a sentence of a merged text ends: after ``. ! ? ;`` and a space, or at a line end.
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\s*\n\s*")
 
 
 def versions(old: str, new: str) -> bool:
@@ -373,9 +400,10 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         A related verdict with the merged body, redacted and stripped, when the model
         said ``related``, the body is usable before and after redaction (see
         `usable_merge`, bounded by `merge_limit`) and it keeps every detail of both
-        bodies (`keeps_details`), and the two bodies are not versions of one claim
-        (`versions`); otherwise a contradicting verdict (`LOST_DETAIL` for a body that
-        loses a detail, `LISTED` for two versions of one claim). Never raises
+        bodies (`keeps_details`), says nothing neither says (`invents`), and the two
+        bodies are not versions of one claim (`versions`); otherwise a contradicting
+        verdict (`LOST_DETAIL` for a body that loses a detail, `INVENTED` for one that
+        adds a claim, `LISTED` for two versions of one claim). Never raises
         for a malformed answer.
     """
     limit = merge_limit(old_body, new_body)
@@ -396,6 +424,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         dropped = in_words(frozenset(v for v in values_of(old_body) | values_of(new_body)
                                      if base_duration(v) not in kept))
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
+    if invents(cleaned, old_body, new_body):
+        return MergeVerdict(None, INVENTED)
     if versions(old_body, new_body):
         return MergeVerdict(None, LISTED)
     return MergeVerdict(cleaned, RELATED, redaction.counts)
