@@ -561,6 +561,18 @@ def test_a_span_of_a_unit_of_time_is_one_of_it(text: str, read: str) -> None:
     assert read_number_words(fold(text)) == read
 
 
+@pytest.mark.parametrize(("text", "read"), [
+    ("Returns within 30 or 14 days", "returns within 30 days or 14 days"),
+    ("Entrega em 5 ou 7 dias úteis", "entrega em 5 dias uteis ou 7 dias uteis"),
+    ("5 or 10% off", "5% or 10% off"),
+    ("size 38 or 40 shoes", "size 38 or 40 shoes"),  # no unit after them
+])
+def test_two_numbers_joined_by_or_share_the_unit_after_them(text: str, read: str) -> None:
+    """A newcomer's finding: "within 30 or 14 days" read 30 without its unit, so a conflict
+    said the merged text "drops 30 days"."""
+    assert read_number_words(fold(text)) == read
+
+
 def test_within_a_week_is_seven_days() -> None:
     assert same("Test results are ready within a week.", "Test results are ready within 7 days.")
     assert not same("Test results are ready within a week.", "Test results are ready within 2 weeks.")

@@ -462,7 +462,8 @@ def read_number_words(folded: str) -> str:
     ``por cento`` becomes ``%``, and a fraction the percent it is (`_FRACTION_RE`:
     ``"a third"`` -> ``"33.33%"``, ``"metade"`` -> ``"50%"``); "a" / "an" before a unit of
     time after a word of a span is 1 (`_A_SPAN_RE`: ``"within a week"`` -> ``"within 1
-    week"``; ``"$10 a week"`` stays).
+    week"``; ``"$10 a week"`` stays); two numbers joined by "or" before one unit each take
+    it (``"30 or 14 days"`` -> ``"30 days or 14 days"``).
 
     Args:
         folded: case- and accent-folded text (`analysis.text.fold`).
@@ -497,7 +498,10 @@ def read_number_words(folded: str) -> str:
         else:
             out.append(str(value))
         i = end
-    return _spoken_cents("".join(out))
+    joined = "".join(out)
+    if " or " in joined or " ou " in joined:
+        joined = _EITHER_UNIT_RE.sub(_either_unit, joined)
+    return _spoken_cents(joined)
 
 
 #: A price said aloud in reais and centavos: "29 reais e 90 centavos", and after a word of
@@ -515,6 +519,21 @@ _CENTS_RE: Final = re.compile(r"(?<![\d.,])(?<!\be )(\d{1,2}) centavos\b(?! de (
 _REAIS_AND_CENTAVOS_RE: Final = re.compile(r"(?:r\$ ?(\d{1,6})|\b(\d{1,6}) real) e (\d{2}) centavos\b")
 #: Another currency named in the text: its centavos are not reais.
 _OTHER_CURRENCY: Final = re.compile(r"us\$|€|£|\b(?:dolar|dolares|dollars?|euros?|usd|eur)\b")
+
+
+#: "30 or 14 days", "5 ou 7 dias úteis", "5 or 10%": two numbers with one unit after the
+#: second, each of that unit ("30 days or 14 days"; `read_number_words`).
+_EITHER_UNIT_RE: Final = re.compile(
+    r"(?<![\d.,])(?P<a>\d+(?:[.,]\d+)?)\s+(?P<or>or|ou)\s+(?P<b>\d+(?:[.,]\d+)?)\s*"
+    r"(?P<unit>%|(?:(?:business|working|calendar)\s+)?(?:"
+    + "|".join(sorted((re.escape(u) for u in UNITS if len(u) > 1 and u.isalpha()), key=len, reverse=True))
+    + r")(?:\s+(?:uteis|corridos))?\b)")
+
+
+def _either_unit(match: re.Match[str]) -> str:
+    """An `_EITHER_UNIT_RE` match with its unit after each number ("5% or 10%")."""
+    unit = match["unit"] if match["unit"] == "%" else f" {match['unit']}"
+    return f"{match['a']}{unit} {match['or']} {match['b']}{unit}"
 
 
 def _spoken_cents(text: str) -> str:
