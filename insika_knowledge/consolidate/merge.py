@@ -399,11 +399,11 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     Returns:
         A related verdict with the merged body, redacted and stripped, when the model
         said ``related``, the body is usable before and after redaction (see
-        `usable_merge`, bounded by `merge_limit`) and it keeps every detail of both
-        bodies (`keeps_details`), says nothing neither says (`invents`), and the two
-        bodies are not versions of one claim (`versions`); otherwise a contradicting
-        verdict (`LOST_DETAIL` for a body that loses a detail, `INVENTED` for one that
-        adds a claim, `LISTED` for two versions of one claim). Never raises
+        `usable_merge`, bounded by `merge_limit`), the two bodies are not versions of one
+        claim (`versions`), and it keeps every detail of both bodies (`keeps_details`)
+        and says nothing neither says (`invents`); otherwise a contradicting verdict
+        (`LISTED` for two versions of one claim, `LOST_DETAIL` for a body that loses a
+        detail, `INVENTED` for one that adds a claim). Never raises
         for a malformed answer.
     """
     limit = merge_limit(old_body, new_body)
@@ -419,6 +419,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     cleaned = redaction.text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
+    if versions(old_body, new_body):  # no text of two versions is a merge: said first, as what is wrong
+        return MergeVerdict(None, LISTED)
     if not keeps_details(cleaned, old_body, new_body):
         kept = {base_duration(v) for v in values_of(cleaned)}  # "two weeks" keeps "14 days"
         dropped = in_words(frozenset(v for v in values_of(old_body) | values_of(new_body)
@@ -426,8 +428,6 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     if invents(cleaned, old_body, new_body):
         return MergeVerdict(None, INVENTED)
-    if versions(old_body, new_body):
-        return MergeVerdict(None, LISTED)
     return MergeVerdict(cleaned, RELATED, redaction.counts)
 
 
