@@ -270,7 +270,8 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     """True when two claims with (all but one of) the same words say it otherwise: one value
     of a kind the other states otherwise ("até 10 itens" / "no máximo 20 itens"; two values
     changed read as two subjects, "Weekday ... at 7 am" / "Saturday ... at 8 am", and a
-    word that qualifies as an exception, `_qualifies`), or one
+    word that qualifies as an exception, `_qualifies`), a side without the other's value
+    saying "all" ("Frete grátis acima de R$ 199" / "Agora toda compra tem frete grátis"), or one
     negates, withdraws or restricts ("only") what the other says, with no value or word the
     other lacks (not an exception: "not accepted on Sundays"; "... can be returned if
     defective"; a withdrawal may leave the withdrawn verb unsaid: "Same-day delivery is
@@ -278,6 +279,10 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     """
     if _one_value_otherwise(said, saying) and not _qualifies(old, new) and not _qualifies(new, old):
         return True
+    if said < saying or saying < said:  # the side without the other's value says "all"
+        fewer, more = (old, new) if said < saying else (new, old)
+        if (_poles(fewer) - _poles(more)) & _UNBOUNDED:
+            return True
     for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
         if its <= theirs and _plain_terms(other) <= _plain_terms(one) and (
                 _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other))):
