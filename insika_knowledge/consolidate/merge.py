@@ -404,11 +404,12 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     Returns:
         A related verdict with the merged body, redacted and stripped, when the model
         said ``related``, the body is usable before and after redaction (see
-        `usable_merge`, bounded by `merge_limit`), the two bodies are not versions of one
-        claim (`versions`), and it keeps every detail of both bodies (`keeps_details`)
-        and says nothing neither says (`invents`); otherwise a contradicting verdict
-        (`LISTED` for two versions of one claim, `LOST_DETAIL` for a body that loses a
-        detail, `INVENTED` for one that adds a claim). Never raises
+        `usable_merge`, bounded by `merge_limit`), it keeps every detail of both bodies
+        (`keeps_details`) and says nothing neither says (`invents`), and the two bodies
+        are not versions of one claim (`versions`); otherwise a contradicting verdict
+        (`LISTED` for two versions of one claim, named first when the text holds every
+        word of both; `LOST_DETAIL` for a body that loses a detail; `INVENTED` for one
+        that adds a claim). Never raises
         for a malformed answer.
     """
     limit = merge_limit(old_body, new_body)
@@ -424,8 +425,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     cleaned = redaction.text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
-    if versions(old_body, new_body):  # no text of two versions is a merge: said first, as what is wrong
-        return MergeVerdict(None, LISTED)
+    if versions(old_body, new_body) and _words(old_body) | _words(new_body) <= _words(cleaned):
+        return MergeVerdict(None, LISTED)  # both versions said: what is wrong is that it merges them
     if not keeps_details(cleaned, old_body, new_body):
         kept = {base_duration(v) for v in values_of(cleaned)}  # "two weeks" keeps "14 days"
         dropped = in_words(frozenset(v for v in values_of(old_body) | values_of(new_body)
@@ -433,6 +434,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     if invents(cleaned, old_body, new_body):
         return MergeVerdict(None, INVENTED)
+    if versions(old_body, new_body):
+        return MergeVerdict(None, LISTED)
     return MergeVerdict(cleaned, RELATED, redaction.counts)
 
 
