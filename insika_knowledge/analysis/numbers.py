@@ -596,15 +596,15 @@ _HALF_END: Final = (r"(?=\s*(?:$|[.,;:!?)])|\s(?:for|of|to|before|after|long|eac
 #: and a half" a price per hour: no duration.
 _AT_CLOCK: Final = "".join(f"(?<!\\b{w} )" for w in ("at", "by", "from", "until", "till", "as", "a", "das",
                                                       "per", "the", "por")) + r"(?<!\d to )(?<!\d )"
-#: Half hours said in words (folded, number words not read yet): "an hour and a half",
-#: "one and a half hours", "two and a half hours", "half an hour", "meia hora", "uma hora e
-#: meia", "duas horas e meia": the minutes they are.
 #: "a" / "an" before a unit of time after a word of a span ("within a week", "in an hour",
 #: "less than a day", "for a year"): one of it. Not a rate ("$10 a week", "twice a month"),
 #: nor "a day" anywhere else ("a day pass").
 _A_SPAN_RE: Final = re.compile(
     r"\b(?P<lead>within|in|after|for|up to|under|than|about|around|takes?|took|lasts?)\s+an?\s+"
     r"(?P<unit>(?:business |working |calendar )?(?:minute|hour|day|week|month|year))\b(?!-)")
+#: Half hours said in words (folded, number words not read yet): "an hour and a half",
+#: "one and a half hours", "two and a half hours", "half an hour", "meia hora", "uma hora e
+#: meia", "duas horas e meia": the minutes they are.
 _HALF_HOURS_RE: Final = re.compile(
     rf"{_AT_CLOCK}\b(?P<n1>an?|one|\d+|[a-z]+) hours? and a half{_HALF_END}"
     rf"|{_AT_CLOCK}\b(?P<n2>one|\d+|[a-z]+) and a half hours?\b"

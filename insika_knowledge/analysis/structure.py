@@ -1116,10 +1116,10 @@ def _in_order(seq: tuple[str, ...]) -> tuple[str, ...]:
                 and out[i + 1] != FREE:
             out[i], out[i + 1] = out[i + 1], out[i]
     for i in range(1, len(out) - 1):
-        if out[i] in _JOINS and _single(out, i - 1) and _single(out, i + 1) \
+        if out[i] in JOINS and _single(out, i - 1) and _single(out, i + 1) \
                 and (i + 2 == len(out) or out[i + 2] in (SENTENCE, PHRASE)) and out[i - 1] > out[i + 1]:
             out[i - 1], out[i + 1] = out[i + 1], out[i - 1]
-        elif out[i] in _JOINS:
+        elif out[i] in JOINS:
             _sort_ways(out, i)
     return tuple(out)
 
@@ -1138,7 +1138,7 @@ def _sort_ways(out: list[str], at: int) -> None:
     start = at - len(left)
     if not (end == len(out) or out[end] in (SENTENCE, PHRASE)):
         return
-    if start and (out[start - 1] in _JOINS or out[start - 1][:2] in ("m:", "d:")):
+    if start and (out[start - 1] in JOINS or out[start - 1][:2] in ("m:", "d:")):
         return
     if left > right:
         out[start:end] = [*right, out[at], *left]
@@ -1159,7 +1159,8 @@ def _way(out: list[str], at: int, *, forward: bool) -> list[str] | None:
     return [out[at]] if out[at].startswith("p:") else None
 
 
-_JOINS: Final = frozenset({"c:and", "c:or"})
+#: The words that join a list ("and", "or", "e", "ou").
+JOINS: Final = frozenset({"c:and", "c:or"})
 
 
 def _single(out: list[str], at: int) -> bool:
@@ -2285,8 +2286,8 @@ def details(text: str, *, summary: bool = False, whole: bool = False) -> Details
     With `summary`, only what a one-line summary must not add or change: values and dates
     with the names and parties of their phrase, names, parties and negations (a summary
     rewords its role words freely: "SLA for first response", "first response SLA"). With
-    `whole`, weeks as days and years as months (`base_duration`: "2 weeks" is "14 days"),
-    as the merge guard compares a merged text with its claims.
+    `whole`, weeks and whole days of hours as days, years as months (`base_duration`: "2
+    weeks" is "14 days"), as the merge guard compares a merged text with its claims.
     """
     seq = _labelled(tokens(text), _read(text)[2])  # "overdraft: 35.00" keeps the label with its value
     if whole:

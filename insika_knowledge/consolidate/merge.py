@@ -35,6 +35,7 @@ from difflib import SequenceMatcher
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
+    JOINS,
     PHRASE,
     RESTRICTIONS,
     SENTENCE,
@@ -223,8 +224,7 @@ def versions(old: str, new: str) -> bool:
         if said == saying:
             return True
         if said < saying or saying < said:
-            fewer, more = (old, new) if said < saying else (new, old)
-            return bool((_poles(fewer) - _poles(more)) & _UNBOUNDED) or _negations(fewer) > _negations(more)
+            return _contrary_scope(old, new, said, saying, negated=True)
         return _poles(old) == _poles(new)
     if (mine <= theirs or theirs <= mine) and len(mine ^ theirs) <= 1 and _turned(old, new, said, saying):
         return True
@@ -259,11 +259,7 @@ def _widened(one: str, other: str) -> bool:
     """
     return bool(RESTRICTIONS & _poles(one)) and not RESTRICTIONS & _poles(other) \
         and _plain_terms(one) < _plain_terms(other) and _values(one) == _values(other) \
-        and not _LISTING & set(tokens(one)) and bool(_LISTING & set(tokens(other)))
-
-
-#: The words that join a list ("and", "or", "e", "ou").
-_LISTING: Final = frozenset({"c:and", "c:or"})
+        and not JOINS & set(tokens(one)) and bool(JOINS & set(tokens(other)))
 
 
 def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) -> bool:
@@ -279,15 +275,23 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     """
     if _one_value_otherwise(said, saying) and not _qualifies(old, new) and not _qualifies(new, old):
         return True
-    if said < saying or saying < said:  # the side without the other's value says "all"
-        fewer, more = (old, new) if said < saying else (new, old)
-        if (_poles(fewer) - _poles(more)) & _UNBOUNDED:
-            return True
+    if (said < saying or saying < said) and _contrary_scope(old, new, said, saying):
+        return True
     for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
         if its <= theirs and _plain_terms(other) <= _plain_terms(one) and (
                 _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other))):
             return True
     return False
+
+
+def _contrary_scope(old: str, new: str, said: frozenset[str], saying: frozenset[str], *,
+                    negated: bool = False) -> bool:
+    """True when the side without the other's value (`said` < `saying` or the reverse) says
+    "all" / "any" where the other does not (`_UNBOUNDED`), or, with `negated`, negates more:
+    it says the contrary of the value's condition, it does not leave it unsaid.
+    """
+    fewer, more = (old, new) if said < saying else (new, old)
+    return bool((_poles(fewer) - _poles(more)) & _UNBOUNDED) or (negated and _negations(fewer) > _negations(more))
 
 
 def _one_value_otherwise(said: frozenset[str], saying: frozenset[str]) -> bool:
@@ -425,7 +429,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
     cleaned = redaction.text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")
-    if versions(old_body, new_body) and _words(old_body) | _words(new_body) <= _words(cleaned):
+    two = versions(old_body, new_body)
+    if two and _words(old_body) | _words(new_body) <= _words(cleaned):
         return MergeVerdict(None, LISTED)  # both versions said: what is wrong is that it merges them
     if not keeps_details(cleaned, old_body, new_body):
         kept = {base_duration(v) for v in values_of(cleaned)}  # "two weeks" keeps "14 days"
@@ -434,7 +439,7 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, f"{LOST_DETAIL}:{', '.join(dropped)}" if dropped else LOST_DETAIL)
     if invents(cleaned, old_body, new_body):
         return MergeVerdict(None, INVENTED)
-    if versions(old_body, new_body):
+    if two:
         return MergeVerdict(None, LISTED)
     return MergeVerdict(cleaned, RELATED, redaction.counts)
 
