@@ -1136,7 +1136,8 @@ class Memory:
         ``observed``. The trust gate checks it against `messages`: a rule that only the
         customer's messages support is held in quarantine (outcome ``quarantined``), as
         it is when extraction proposes it. Without messages nothing supports the claim,
-        and it is judged as any claim no message supports (learned).
+        and it is judged as any claim no message supports: a rule (a deadline, a price, a
+        "must") is held in quarantine, a plain fact is learned.
 
         Args:
             candidate: the proposed concept's four keys.
