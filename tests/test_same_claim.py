@@ -273,6 +273,11 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         # a capitalised name that folds to a stop word (the carrier Oi); "few" is a quantity
         ("Recarga Oi tem 10% de bônus.", "Recarga tem 10% de bônus."),
         ("Planos Vivo e Oi têm bônus.", "Planos Vivo têm bônus."),
+        # a capital letter after a word in lower case names a thing ("loja D", "Plan A"), never an article
+        ("A loja D abre às 9h.", "A loja A abre às 9h."),
+        ("Store D opens at 9am.", "Store A opens at 9am."),
+        ("Plan A costs $10 a month.", "Plan E costs $10 a month."),
+        ("Frete grátis para a loja B.", "Frete grátis para a loja A."),
         ("Few items are eligible for return.", "Items are eligible for return."),
         ("Poucos produtos têm troca grátis.", "Muitos produtos têm troca grátis."),
         # "US" in capitals is the country; "uma" before a word is one; "nós" is we

@@ -779,14 +779,26 @@ _ONE_RE: Final = re.compile(r"\b(direito a|direito de|apenas|somente|so|limite d
 
 #: A capitalised word mid-sentence, between two words in lower case ("Recarga Oi tem"):
 #: a name even when its folded form is a stop word (the carriers Oi and Vivo are "hi" and
-#: "alive"). Title-cased text ("Frete Grátis Para Todo O Brasil") is not matched.
-_NAMED_STOP_RE: Final = re.compile(r"(?<=[a-zà-ÿ] )[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])")
+#: "alive"); one capital letter after a word in lower case, at a clause's end too ("a loja
+#: D abre", "Plan A.", not the pronoun "I"), names a thing, never an article or a unit.
+#: Title-cased text ("Frete Grátis Para Todo O Brasil") is not matched.
+_NAMED_STOP_RE: Final = re.compile(
+    r"(?<=[a-zà-ÿ] )(?:[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])|(?!I\b)[A-ZÀ-Ý](?=(?: [a-zà-ÿ]|[.,;:!?]|\s*$)))")
 
 
 def _named(match: re.Match[str]) -> str:
-    """A capitalised stop word as a name term ("Oi" -> "nomeoi"); any other word as it is."""
+    """A capitalised stop word or one capital letter as a name term ("Oi" -> "nomeqoi", "D"
+    -> "nomeqd"); any other word as it is, and a letter in title-cased text ("Delivery One G").
+    """
     word = match.group(0)
-    return f"nome{word.lower()}" if fold(word) in STOP_WORDS else word
+    if len(word) == 1:
+        return word if match.string.istitle() else f"{_NAME_MARK}{fold(word).lower()}"
+    return f"{_NAME_MARK}{fold(word).lower()}" if fold(word) in STOP_WORDS else word
+
+
+#: The start of a name term `_named` writes: no word starts so, and no stemmer touches it
+#: ("nomed" would read as a past tense).
+_NAME_MARK: Final = "nomeq"
 
 
 #: A fee that costs (folded): "the delivery fee costs $7", "a taxa de entrega custa R$ 7"
@@ -840,6 +852,8 @@ def _language(text: str, prepared: str) -> str:
 @lru_cache(maxsize=65536)
 def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     """The token of one folded word (None: a stop word that carries nothing here)."""
+    if word.startswith(_NAME_MARK):
+        return word
     word = _ONE_WORD.get(word, word)
     if english and word in _DO_AUXILIARIES:
         return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o)
