@@ -801,6 +801,27 @@ def _named(match: re.Match[str]) -> str:
 _NAME_MARK: Final = "nomeq"
 
 
+def word_tokens(word: str) -> frozenset[str]:
+    """The tokens one word may read as in a text, Portuguese or English ("moveis" ->
+    {"mov", "movei"}); a letter as the name it is after a word in lower case (`letter_name`),
+    a number as a bare number, a weekday as a date; empty for a stop word.
+    """
+    word = fold(word).lower()
+    if len(word) == 1 and word.isalpha():
+        return frozenset({letter_name(word)})
+    if word.isdigit():
+        return frozenset({f"m:{int(word)}:"})
+    read = tokens(word)  # a weekday is read as a date ("saturday": ``d:wd6``)
+    return frozenset(t for t in (_word_token(word, True, False), _word_token(word, False, True), *read[:1]) if t)
+
+
+def letter_name(letter: str) -> str:
+    """The token `tokens` reads for one capital letter that names a thing ("d" -> the token
+    of "D" in "a loja D abre").
+    """
+    return f"{_NAME_MARK}{fold(letter).lower()}"
+
+
 #: A fee that costs (folded): "the delivery fee costs $7", "a taxa de entrega custa R$ 7"
 #: say the fee is that sum (the price word twice). Only fee words: "a full charge costs $12"
 #: (an EV's) and "the cost price" are other things.

@@ -71,6 +71,7 @@ from typing import Any, Final
 
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows, shared_data
 from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, listing_lines, load_listings
+from insika_knowledge.bench.subjects import SUBJECT_FILES, load_subjects, subject_figures, subject_lines
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import ModelFailure, UserError
 from insika_knowledge.extract.model import ExtractionRequest, MergeAnswer, MergeRequest, ReplayModel
@@ -539,8 +540,10 @@ def run_consolidation(
     Returns:
         ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
         "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...,
-        "listings": {file: {half: ...}} | None}`` (listings: `bench.listings.listing_figures`
-        of each file of `bench.listings.LISTING_FILES`, with the default pairs only).
+        "listings": {file: {half: ...}} | None, "subjects": {file: {half: ...}} | None}``
+        (listings: `bench.listings.listing_figures` of each file of
+        `bench.listings.LISTING_FILES`; subjects: `bench.subjects.subject_figures` of each
+        file of `bench.subjects.SUBJECT_FILES`; both with the default pairs only).
 
     Raises:
         UserError: a set is missing or malformed.
@@ -559,7 +562,9 @@ def run_consolidation(
               "targets_met": {half: targets_met(figures[half], changed[half]) for half in ("dev", "test")},
               "renamed": renamed_figures(counts) if counts else None, "targets": TARGETS,
               "listings": {name: listing_figures(load_listings(benchmark_data(f"consolidation/{name}")))
-                           for name in LISTING_FILES} if pairs_path is None else None}
+                           for name in LISTING_FILES} if pairs_path is None else None,
+              "subjects": {name: subject_figures(load_subjects(benchmark_data(f"consolidation/{name}")))
+                           for name in SUBJECT_FILES} if pairs_path is None else None}
     if as_json:
         echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -630,6 +635,8 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
                 lines.append("    " + f"{label:15}" + "".join(f"{row.get(o, 0):>20}" for o in OUTCOMES))
     for name, listed in (result.get("listings") or {}).items():
         lines += ["", *listing_lines(listed, name)]
+    for name, subjects in (result.get("subjects") or {}).items():
+        lines += ["", *subject_lines(subjects, name)]
     renamed = result["renamed"]
     lines.append("")
     if renamed is None:

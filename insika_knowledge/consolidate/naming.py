@@ -20,7 +20,9 @@ decides, first match wins:
    duplicate; it is neither merged into the concept nor written as a second concept. A
    concept held in quarantine is no rule on record: it is never such a match. A semantic
    index may name more close matches (`meaning`: concepts close in meaning, with their
-   similarity), held the same way.
+   similarity), held the same way. A match whose name and text name another subject of
+   the same kind, with other values ("frete-sul" for "frete-nordeste": `subjects.other_subject`)
+   is no such match.
 5. ``NEW``: nothing close: a new concept under the proposed name.
 
 Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
@@ -36,6 +38,7 @@ from typing import Final
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import close_match, same_claim, similarity, values_differ
+from insika_knowledge.consolidate.subjects import other_subject
 
 #: How many of the best search matches are checked for the same claim.
 SAME_CLAIM_MATCHES: Final = 3
@@ -116,9 +119,11 @@ def name_sighting(
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
     scored = [(score, -i, m, False) for i, m in enumerate(others)
-              if m.name not in held and (score := close_match(m, candidate)) is not None]
+              if m.name not in held and (score := close_match(m, candidate)) is not None
+              and not other_subject(m, candidate)]
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
-               if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)]
+               if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)
+               and not other_subject(m, candidate)]
     if scored:
         best, _, match, by_meaning = max(scored, key=lambda s: s[:2])
         return Naming(NameRule.POSSIBLE_DUPLICATE, match.name, best,
