@@ -63,8 +63,8 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves(monkeypatch: p
     # `consolidate.subjects`, both halves read; subjects2.jsonl, a second reader's 120, scored
     # once on its test half after the rule was chosen on its dev half). Before the rule every
     # sibling of the first set was held (0 of 21 / 0 of 21) and 0 of 29 / 2 of 31 of the
-    # second's; changes learned beside their rule 0 / 0 and 0 / 2 (test changes sharing few
-    # words with their rule, which no close match finds).
+    # second's; changes learned beside their rule 0 / 0 and 0 / 3 then and now (test changes
+    # sharing few words with their rule, which no close match finds).
     first, second = (figures["subjects"][name] for name in ("subjects.jsonl", "subjects2.jsonl"))
     assert (first["dev"]["sibling"], first["dev"]["change"], first["test"]["sibling"], first["test"]["change"]) \
         == (21, 14, 21, 15)
