@@ -278,6 +278,9 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Store D opens at 9am.", "Store A opens at 9am."),
         ("Plan A costs $10 a month.", "Plan E costs $10 a month."),
         ("Frete grátis para a loja B.", "Frete grátis para a loja A."),
+        ("Retirada na loja (unidade D) até as 18h.", "Retirada na loja (unidade A) até as 18h."),
+        ("A loja D Shopping abre às 9h.", "A loja A Shopping abre às 9h."),
+        ("LOJA D ABRE ÀS 9H.", "LOJA A ABRE ÀS 9H."),
         ("Few items are eligible for return.", "Items are eligible for return."),
         ("Poucos produtos têm troca grátis.", "Muitos produtos têm troca grátis."),
         # "US" in capitals is the country; "uma" before a word is one; "nós" is we
@@ -499,6 +502,12 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("The bar closes at 12 at night.", "The bar closes at midnight."),
         ("The gym opens at 1 at night.", "The gym opens at 1 am."),
         ("Para pedidos acima de R$ 80, a entrega é grátis.", "A entrega é grátis para pedidos acima de R$ 80."),
+        # a letter naming a thing, one side in capitals or Title Case (where case tells no name)
+        ("Store A opens at 9 am.", "STORE A OPENS AT 9AM."),
+        ("Plan A costs $10 a month.", "Plan A Costs $10 Per Month."),
+        ("O plano A custa R$ 10 por mês.", "O Plano A Custa R$ 10 Ao Mês."),
+        ("LOJA D ABRE ÀS 9H.", "LOJA D ABRE ÀS 9 HORAS."),
+        ("A loja B abre às 9h e fecha às 18h.", "A LOJA B ABRE ÀS 9H E FECHA ÀS 18 H."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

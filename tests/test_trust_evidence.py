@@ -892,6 +892,22 @@ def test_a_quote_the_business_corrects_in_its_next_sentence_vouches_for_nothing(
     assert verdict.quarantined, verdict
 
 
+@pytest.mark.parametrize("replies", [
+    # one message that corrects itself, and a next message that opens by correcting
+    ["O frete grátis é acima de R$ 199. Desculpe, correção: o frete grátis é acima de R$ 249."],
+    ["O frete grátis é acima de R$ 199.", "Desculpe, correção: o frete grátis é acima de R$ 249."],
+    ["Free shipping starts at $50. Sorry, correction: free shipping starts at $75."],
+])
+def test_a_claim_the_business_took_back_is_held_without_quotes(replies: list[str]) -> None:
+    messages = said(("user", "Qual o valor para frete grátis?"), *(("assistant", r) for r in replies))
+    portuguese = "R$" in replies[0]
+    old = "Frete grátis\nFrete grátis acima de R$ 199." if portuguese else "Free shipping\nFree shipping from $50."
+    verdict = assess(old, "policy", messages)
+    assert verdict.quarantined and "took it back" in verdict.markers, verdict
+    new = "Frete grátis\nFrete grátis acima de R$ 249." if portuguese else "Free shipping\nFree shipping from $75."
+    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+
+
 def test_a_quote_giving_the_claims_subject_another_value_is_no_evidence_for_the_claims() -> None:
     # the claim's value is stated in the message, but of another plan
     reply = "On the Basic plan the monthly fee is $20. The Plus plan costs $50 a month."

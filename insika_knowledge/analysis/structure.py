@@ -560,6 +560,8 @@ def _prepare(text: str) -> str:
         text = _US_RE.sub("usa", text)
     if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
         text = _NAMED_STOP_RE.sub(_named, text)
+    elif text.isupper() and _CAPS_LETTER_RE.search(text):  # "LOJA D ABRE": D names it ("LOJA A": an article?)
+        text = _CAPS_LETTER_RE.sub(lambda m: f"{_NAME_MARK}{m[0].lower()}", text)
     if "ê" in text:  # colloquial "cê" / "ocê" is "você"; "CE" (Ceará, the CE mark) is not
         text = _CE_RE.sub("você", text)
     if "ós" in text:  # "nós" (we) folds to "nos" (in the): read it before folding
@@ -779,11 +781,12 @@ _ONE_RE: Final = re.compile(r"\b(direito a|direito de|apenas|somente|so|limite d
 
 #: A capitalised word mid-sentence, between two words in lower case ("Recarga Oi tem"):
 #: a name even when its folded form is a stop word (the carriers Oi and Vivo are "hi" and
-#: "alive"); one capital letter after a word in lower case, at a clause's end too ("a loja
-#: D abre", "Plan A.", not the pronoun "I"), names a thing, never an article or a unit.
+#: "alive"); one capital letter after a word in lower case, before any word or at a
+#: clause's end ("a loja D abre", "loja D Shopping", "(unidade D)", "Plan A.", not the
+#: pronoun "I"), names a thing, never an article or a unit.
 #: Title-cased text ("Frete Grátis Para Todo O Brasil") is not matched.
 _NAMED_STOP_RE: Final = re.compile(
-    r"(?<=[a-zà-ÿ] )(?:[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])|(?!I\b)[A-ZÀ-Ý](?=(?: [a-zà-ÿ]|[.,;:!?]|\s*$)))")
+    r"(?<=[a-zà-ÿ] )(?:[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])|(?!I\b)[A-ZÀ-Ý](?=(?: \w|[.,;:!?)]|\s*$)))")
 
 
 def _named(match: re.Match[str]) -> str:
@@ -796,30 +799,14 @@ def _named(match: re.Match[str]) -> str:
     return f"{_NAME_MARK}{fold(word).lower()}" if fold(word) in STOP_WORDS else word
 
 
+#: In text all in capitals, a consonant standing alone after a word ("LOJA D ABRE", "PLANO
+#: B."): a name; a vowel may be an article or "and" ("A", "E", "O"), a letter before "$" a
+#: currency ("R$"), one after a number a unit ("9 H").
+_CAPS_LETTER_RE: Final = re.compile(r"(?<=[A-ZÀ-Ý] )[B-DF-HJ-NP-TV-Z](?=[\s.,;:!?)]|$)")
+
 #: The start of a name term `_named` writes: no word starts so, and no stemmer touches it
 #: ("nomed" would read as a past tense).
 _NAME_MARK: Final = "nomeq"
-
-
-def word_tokens(word: str) -> frozenset[str]:
-    """The tokens one word may read as in a text, Portuguese or English ("moveis" ->
-    {"mov", "movei"}); a letter as the name it is after a word in lower case (`letter_name`),
-    a number as a bare number, a weekday as a date; empty for a stop word.
-    """
-    word = fold(word).lower()
-    if len(word) == 1 and word.isalpha():
-        return frozenset({letter_name(word)})
-    if word.isdigit():
-        return frozenset({f"m:{int(word)}:"})
-    read = tokens(word)  # a weekday is read as a date ("saturday": ``d:wd6``)
-    return frozenset(t for t in (_word_token(word, True, False), _word_token(word, False, True), *read[:1]) if t)
-
-
-def letter_name(letter: str) -> str:
-    """The token `tokens` reads for one capital letter that names a thing ("d" -> the token
-    of "D" in "a loja D abre").
-    """
-    return f"{_NAME_MARK}{fold(letter).lower()}"
 
 
 #: A fee that costs (folded): "the delivery fee costs $7", "a taxa de entrega custa R$ 7"

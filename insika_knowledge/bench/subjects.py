@@ -1,21 +1,28 @@
 """``bench --consolidation``, other subjects: is a rule about another subject of the same kind
-learned beside its sibling, and a changed rule named by what changed still held?
+learned, and a changed rule named by what changed held?
 
-Each case is two concepts a model proposed in two sessions, with their names (``a``, then
-``b``; each a ``{"name", "description", "body"}``), and a ``label``:
+Each case is two concepts a model proposed, with their names (``a`` and ``b``; each a
+``{"name", "description", "body"}``), and a ``label``:
 
 - ``sibling``: two facts true together about two subjects of one kind (the fee of two
-  regions, the price of two plans, the hours of two stores or weekdays): ``b`` must be
-  learned as a new concept, not held as a possible duplicate of ``a``;
+  regions, the price of two plans, the hours of two stores or weekdays);
 - ``change``: ``b`` is a changed version of ``a``'s rule, often named by what changed
-  (``carrier-fedex`` / ``carrier-ups``, ``returns-30-days`` / ``returns-14-days``): ``b``
-  must not be learned beside it (held as a possible duplicate, or a conflict).
+  (``carrier-fedex`` / ``carrier-ups``, ``returns-30-days`` / ``returns-14-days``).
 
-Both are proposed through `Memory.propose` (the front door, with the offline semantic index
-when it is installed), each stated by the agent in its session. Split by parity of the id
-(even = ``dev``, odd = ``test``). ``subjects.jsonl`` was written with the rule
-(`consolidate.subjects`) and both its halves were read while choosing it; ``subjects2.jsonl``
-was written by a second reader who saw neither, and was scored once.
+Two runs, through `Memory.propose` and `learn_turn` with the agent stating each claim (so
+the trust gate admits it), the offline semantic index on when it is installed:
+
+- **one turn**: one agent message states both siblings and the model proposes both (the
+  rows of a table): both must be learned (`consolidate.name_sighting`'s ``written``);
+- **later sessions**: ``a`` in one session, ``b`` in a later one. No rule tells a sibling
+  from a change reworded under a drifting name (one was tried and taken back: see
+  ``benchmarks/README.md``), so both are held as possible duplicates: a change must never
+  be learned beside its rule, and the siblings held are the cost of that.
+
+Split by parity of the id (even = ``dev``, odd = ``test``). ``subjects.jsonl`` (71 cases,
+written with the tried rule in mind), ``subjects2.jsonl`` (120, a second reader who saw
+neither, told to vary the wording and name changes by what changed), ``subjects3.jsonl`` (81,
+a third reader's attack on the tried rule).
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
+from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import UserError
+from insika_knowledge.extract.given import GivenModel
 
 #: The labels of a case.
 SUBJECT_LABELS: Final = ("sibling", "change")
 #: The sets in ``benchmarks/consolidation`` (see the module doc).
-SUBJECT_FILES: Final = ("subjects.jsonl", "subjects2.jsonl")
+SUBJECT_FILES: Final = ("subjects.jsonl", "subjects2.jsonl", "subjects3.jsonl")
 _FIELDS: Final = ("name", "description", "body")
 
 
@@ -72,24 +81,28 @@ def load_subjects(path: Path | None = None) -> list[SubjectCase]:
 
 
 def subject_figures(cases: list[SubjectCase]) -> dict[str, dict[str, Any]]:
-    """Learn each case's ``a`` then ``b`` (one agent per case, one fresh store) and count
-    how ``b`` ended.
+    """Run each case both ways (module doc; one agent per case and run, one fresh store).
 
     Returns:
-        ``{"dev": {"sibling": n, "sibling_learned": k, "change": m, "change_learned": j,
-        "outcomes": {"label:outcome": count}}, "test": {...}}``.
+        ``{"dev": {"sibling": n, "sibling_learned": k, "sibling_one_turn": j, "change": m,
+        "change_learned": i, "outcomes": {"label:outcome": count}}, "test": {...}}``:
+        ``*_learned`` counts ``b`` learned as a second concept in a later session,
+        ``sibling_one_turn`` the siblings both learned from one message.
     """
     from insika_knowledge.memory import Memory  # the front door loads the whole engine
 
-    figures: dict[str, dict[str, Any]] = {half: {"outcomes": Counter()} for half in ("dev", "test")}
+    figures: dict[str, dict[str, Any]] = {half: {"outcomes": Counter(), "sibling_one_turn": 0}
+                                          for half in ("dev", "test")}
     with tempfile.TemporaryDirectory(prefix="insika-subjects-") as tmp:
         memory = Memory(Path(tmp) / "subjects.db")
         try:
             for case in cases:
-                _propose(memory, case.id, case.a, "s-a")
-                [(_, outcome)] = _propose(memory, case.id, case.b, "s-b").results
-                counts = figures[case.half]["outcomes"]
-                counts[f"{case.label}:{outcome}"] += 1
+                _propose(memory, f"later-{case.id}", [case.a], "s-a")
+                [(_, outcome)] = _propose(memory, f"later-{case.id}", [case.b], "s-b").results
+                figures[case.half]["outcomes"][f"{case.label}:{outcome}"] += 1
+                if case.label == "sibling":
+                    both = _propose(memory, f"turn-{case.id}", [case.a, case.b], "s-ab").results
+                    figures[case.half]["sibling_one_turn"] += [o for _, o in both] == ["learned", "learned"]
         finally:
             memory.close()
     for f in figures.values():
@@ -101,19 +114,21 @@ def subject_figures(cases: list[SubjectCase]) -> dict[str, dict[str, Any]]:
     return figures
 
 
-def _propose(memory: Any, case: int, side: dict[str, str], session: str) -> Any:
-    """Propose one side as the agent stated it in its session (so the trust gate admits it)."""
-    said = [{"role": "user", "content": "Can you tell me about this?"},
-            {"role": "assistant", "content": f"{side['description']} {side['body']}"}]
-    return memory.propose({**side, "type": "policy"}, agent=f"case-{case}", session_id=session, messages=said)
+def _propose(memory: Any, agent: str, sides: list[dict[str, str]], session: str) -> Any:
+    """Learn `sides` in one turn, each stated by the agent in its one message."""
+    said = " ".join(f"{side['description']}. {side['body']}" for side in sides)
+    messages = [{"role": "user", "content": "Can you tell me about this?"}, {"role": "assistant", "content": said}]
+    model = GivenModel([{**side, "type": "policy"} for side in sides])
+    return memory.learn_turn(agent, KnowledgeConfig(), session_id=session, turn_id="t", messages=messages,
+                             model=model)
 
 
 def subject_lines(figures: dict[str, dict[str, Any]], file: str = SUBJECT_FILES[0]) -> list[str]:
     """The report lines of `subject_figures` of the set `file`."""
-    lines = [f"other subjects (benchmarks/consolidation/{file}: b proposed under its own name after a; "
-             "dev = even ids, test = odd ids):"]
+    lines = [f"other subjects (benchmarks/consolidation/{file}; dev = even ids, test = odd ids):"]
     for half, f in figures.items():
-        lines.append(f"  {half}: siblings learned as new concepts {f['sibling_learned']} of {f['sibling']} "
-                     f"(held as a possible duplicate otherwise); changes learned beside their rule "
-                     f"{f['change_learned']} of {f['change']} (target 0)")
+        lines.append(f"  {half}: siblings stated in one message both learned {f['sibling_one_turn']} of "
+                     f"{f['sibling']}; in a later session, siblings learned {f['sibling_learned']} of "
+                     f"{f['sibling']} (held otherwise), changes learned beside their rule {f['change_learned']} "
+                     f"of {f['change']} (target 0)")
     return lines

@@ -155,9 +155,21 @@ def same_statement(a: str, b: str) -> bool:
     """True when text `b` restates text `a`: the same words but for case, accents and
     punctuation (a separator between two digits counts), or the same canonical structure
     with no verb in another tense (`analysis.structure.tense_shift`: "oferecia" / "oferece").
+    Read `cased_alike`.
     """
+    a, b = cased_alike(a, b)
     return (_plain(a) == _plain(b) and _signs(a) == _signs(b)) or (
         structure(a).same_as(structure(b)) and not tense_shift(a, b))
+
+
+def cased_alike(a: str, b: str) -> tuple[str, str]:
+    """`a` and `b`, both in lower case when one of them is all capitals or Title Case and
+    the other is not: a letter naming a thing ("Store A opens") is read only where case
+    tells it from an article, so "STORE A OPENS" restates it when both are read alike.
+    """
+    if (a.isupper() or a.istitle()) != (b.isupper() or b.istitle()):
+        return a.lower(), b.lower()
+    return a, b
 
 
 _PUNCTUATION_RE: Final = re.compile(r"(?:(?<!\d)[^\w]|[^\w](?!\d))+")
@@ -183,10 +195,11 @@ def _plain(text: str) -> str:
 
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
-    if (claim_terms(old.body_text) ^ claim_terms(new.body_text)) - ELIDABLE_TERMS:  # cheap: no equal structure
+    old_body, new_body = cased_alike(old.body_text, new.body_text)
+    if (claim_terms(old_body) ^ claim_terms(new_body)) - ELIDABLE_TERMS:  # cheap: no equal structure
         # then (but for the terms a restatement may leave unsaid: "the store" as "we")
         return False
-    if not same_statement(old.body_text, new.body_text):
+    if not same_statement(old_body, new_body):
         return False
     if same_statement(old.description_text, new.description_text):
         return True

@@ -20,9 +20,9 @@ decides, first match wins:
    duplicate; it is neither merged into the concept nor written as a second concept. A
    concept held in quarantine is no rule on record: it is never such a match. A semantic
    index may name more close matches (`meaning`: concepts close in meaning, with their
-   similarity), held the same way. A match whose name and text name another subject of
-   the same kind, with other values ("frete-sul" for "frete-nordeste": `subjects.other_subject`)
-   is no such match.
+   similarity), held the same way. A concept the same turn wrote (`written`: the rows
+   of what one message stated at once, "O frete para a região Sul custa R$ 15, para a
+   região Nordeste R$ 30") is never such a match: one statement does not change itself.
 5. ``NEW``: nothing close: a new concept under the proposed name.
 
 Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
@@ -38,7 +38,6 @@ from typing import Final
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept
 from insika_knowledge.consolidate.claims import close_match, same_claim, similarity, values_differ
-from insika_knowledge.consolidate.subjects import other_subject
 
 #: How many of the best search matches are checked for the same claim.
 SAME_CLAIM_MATCHES: Final = 3
@@ -92,6 +91,7 @@ def name_sighting(
     matches: Sequence[Concept] = (),
     held: frozenset[str] = frozenset(),
     meaning: Sequence[tuple[Concept, float]] = (),
+    written: frozenset[str] = frozenset(),
 ) -> Naming:
     """Decide under which concept `candidate`'s sighting is recorded (the module's rules).
 
@@ -106,6 +106,8 @@ def name_sighting(
         meaning: concepts a semantic index finds close in meaning to the candidate, with
             their similarity 0..1 (the seam for such an index; none by default): each that
             is not the same claim is a close match too.
+        written: the concepts the candidate's own turn wrote before it (rule 4 never
+            holds it against them; rule 3, the same claim, still applies).
 
     Returns:
         The naming decision.
@@ -119,11 +121,9 @@ def name_sighting(
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
     scored = [(score, -i, m, False) for i, m in enumerate(others)
-              if m.name not in held and (score := close_match(m, candidate)) is not None
-              and not other_subject(m, candidate)]
+              if m.name not in held | written and (score := close_match(m, candidate)) is not None]
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
-               if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)
-               and not other_subject(m, candidate)]
+               if m.name != candidate.name and m.name not in held | written and not same_claim(m, candidate)]
     if scored:
         best, _, match, by_meaning = max(scored, key=lambda s: s[:2])
         return Naming(NameRule.POSSIBLE_DUPLICATE, match.name, best,

@@ -52,6 +52,7 @@ def record(
     meaning: MeaningSearch | None = None,
     why: list[str] | None = None,
     redacted: Counter[str] | None = None,
+    written: frozenset[str] = frozenset(),
 ) -> tuple[str, Outcome]:
     """Name one candidate's sighting (`consolidate.name_sighting`) and record it.
 
@@ -83,6 +84,8 @@ def record(
             a ``possible_duplicate`` its own (`consolidate.Naming.why`).
         redacted: a ``merged`` sighting adds the personal data redacted from the merge
             model's text here (placeholder kind -> items; see `sight_once`).
+        written: the concepts this candidate's turn wrote before it (never its possible
+            duplicates: `consolidate.name_sighting`).
 
     Returns:
         ``(name, outcome)``: the concept name the sighting was recorded under (the
@@ -91,7 +94,7 @@ def record(
     """
     search = index if isinstance(index, AgentSearch) else AgentSearch(store, index)
     cursor = store.version_cursor(agent)  # what was created after naming is checked at the write
-    naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)
+    naming = _held_anyway(_name(store, agent, candidate, search, meaning, written), candidate, verdict)
     for _ in range(NAMING_ATTEMPTS):
         if naming.rule is NameRule.POSSIBLE_DUPLICATE:
             break
@@ -107,7 +110,7 @@ def record(
             return naming.name, outcome
         # The concept it restated changed, or another writer created a concept it matches.
         cursor = store.version_cursor(agent)
-        naming = _held_anyway(_name(store, agent, candidate, search, meaning), candidate, verdict)
+        naming = _held_anyway(_name(store, agent, candidate, search, meaning, written), candidate, verdict)
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
         naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity,
                         f"another writer changed what it matches each of the {NAMING_ATTEMPTS} times it was named")
@@ -129,7 +132,7 @@ def _held_anyway(naming: Naming, candidate: Candidate, verdict: trust.Assessment
 
 
 def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
-          meaning: MeaningSearch | None = None) -> Naming:
+          meaning: MeaningSearch | None = None, written: frozenset[str] = frozenset()) -> Naming:
     """Read what `consolidate.name_sighting` needs and ask it."""
     if store.get(agent, candidate.name) is not None:
         return consolidate.name_sighting(candidate, known=True)
@@ -155,7 +158,7 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
                 if stored.quarantined:
                     held.add(name)
     return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
-                                     held=frozenset(held), meaning=close)
+                                     held=frozenset(held), meaning=close, written=written)
 
 
 def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,

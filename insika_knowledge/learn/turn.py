@@ -188,6 +188,7 @@ def learn_turn(
             report.why = screened.why
             report.redacted = screened.redacted
             merger = model if getattr(model, "merges", True) else None  # a proposal's `GivenModel`
+            this_turn: set[str] = set()  # what this turn wrote: rows of one statement, never duplicates
             for candidate in screened.candidates:
                 shown = _vouching(store, agent, candidate, request.known)
                 verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
@@ -198,9 +199,12 @@ def learn_turn(
                     report.results.append(record(
                         store, agent, candidate, session_id=session_id, turn_id=turn_id,
                         model=merger, events=events, index=search, verdict=verdict, meaning=meaning,
-                        why=held_why, redacted=report.redacted,
+                        why=held_why, redacted=report.redacted, written=frozenset(this_turn),
                     ))
                     name, outcome = report.results[-1]
+                    if outcome == "learned" or (outcome == "replayed" and _first_written_by(store, agent, name,
+                                                                                              session_id)):
+                        this_turn.add(name)
                     if outcome == "quarantined":  # say why, as a drop says why, and what its quotes showed
                         quotes = f" (its quotes: {verdict.evidence})" if verdict.evidence else ""
                         report.why.append(f"{name}: quarantined: "
@@ -226,6 +230,14 @@ def learn_turn(
             candidates=report.proposed, written=written, dropped=dict(report.dropped),
         ))
     return report
+
+
+def _first_written_by(store: Store, agent: str, name: str, session_id: str) -> bool:
+    """True when concept `name` exists and only `session_id` has sighted it (a replayed
+    turn's own concept, learned when the turn first ran).
+    """
+    stored = store.get(agent, name)
+    return stored is not None and tuple(stored.concept.sources) == (session_id,)
 
 
 def _readable(message: Any) -> bool:

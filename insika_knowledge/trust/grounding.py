@@ -252,6 +252,7 @@ LIMITS: Final = {
     "grants it once": "granted it once",
     "narrower": "said it of something narrower",
     "rearranged": "said another version of it",
+    "corrected": "took it back",
 }
 
 
@@ -260,7 +261,8 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
 
     A business sentence that mentions at least `MIN_COVERAGE` of the claim's features but
     says it only for a while, only this once, of something narrower (one branch, one
-    kind of product), or with its parts placed otherwise (`analysis.arrangement`: "an
+    kind of product), takes it back ("Frete grátis acima de R$ 199. Desculpe, correção:
+    acima de R$ 249"; a next piece that corrects it), or with its parts placed otherwise (`analysis.arrangement`: "an
     overdraft costs $35 and a returned payment $25" for "the overdraft fee is $25 and the
     returned-payment fee $35") gives its reason (a value of `LIMITS`): "This week only,
     shipping is free on all orders" for "Shipping is free on all orders". ``""`` when no such sentence
@@ -274,19 +276,24 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     if not wanted:
         return ""
     found = ""
+    values = _claim_values(claim)
     parts = pieces(list(messages), speaker, message_text)
     for at, piece in enumerate(parts):
-        if not piece.business or superseded(parts, piece.index, claim):
+        if not piece.business:
             continue
+        gone = superseded(parts, piece.index, claim)
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
                 continue
+            if gone:  # the business's next piece takes this one back
+                found = found or LIMITS["corrected"]
+                continue
             reading = read_sentence(claim, sentence, parts[:at], split[k + 1] if k + 1 < len(split) else "")
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
-            elif reading.states:
-                return ""
+            elif reading.states and all(_states(v, features(sentence), business=True) for v in values):
+                return ""  # stated as the standing rule (not another value of it: "acima de R$ 249")
             found = found or LIMITS.get(reading.why, "")
     return found
 
