@@ -281,6 +281,9 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Retirada na loja (unidade D) até as 18h.", "Retirada na loja (unidade A) até as 18h."),
         ("A loja D Shopping abre às 9h.", "A loja A Shopping abre às 9h."),
         ("LOJA D ABRE ÀS 9H.", "LOJA A ABRE ÀS 9H."),
+        ("A loja D abre às 9h.", "A LOJA ABRE ÀS 9H."),  # a name the capitals do not have
+        ("Recarga Oi tem bônus de 10%.", "RECARGA TEM BÔNUS DE 10%."),
+        ("Embarque pelo portão A.", "EMBARQUE PELO PORTÃO."),
         ("Few items are eligible for return.", "Items are eligible for return."),
         ("Poucos produtos têm troca grátis.", "Muitos produtos têm troca grátis."),
         # "US" in capitals is the country; "uma" before a word is one; "nós" is we
@@ -508,6 +511,12 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("O plano A custa R$ 10 por mês.", "O Plano A Custa R$ 10 Ao Mês."),
         ("LOJA D ABRE ÀS 9H.", "LOJA D ABRE ÀS 9 HORAS."),
         ("A loja B abre às 9h e fecha às 18h.", "A LOJA B ABRE ÀS 9H E FECHA ÀS 18 H."),
+        ("Store A opens at 9 am.", "Store A Opens At 9:00 AM."),
+        ("Recarga Oi tem bônus de 10%.", "RECARGA OI TEM BÔNUS DE 10%."),
+        # an accented capital, or a vowel before a capitalised word, is a word ("É", "A", "E")
+        ("O frete é grátis acima de R$ 199.", "O frete É grátis acima de R$ 199."),
+        ("Atendemos de segunda a sexta.", "Atendemos de Segunda A Sexta."),
+        ("Entregamos no Sul e Sudeste.", "Entregamos no Sul E Sudeste."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

@@ -77,3 +77,28 @@ def test_a_replayed_turn_still_reads_its_own_rows_as_its_own(tmp_path: Path) -> 
         assert later.results == [("frete-nordeste", "confirmed")]
     finally:
         store.close()
+
+
+def test_two_versions_of_one_claim_from_one_turn_are_still_held(tmp_path: Path) -> None:
+    # a message that corrects itself in words the trust gate does not read as a correction,
+    # or a model that dropped the rows' subjects: the second is no row, it is a version
+    cases = [
+        ("O frete custa R$ 15, ou melhor, R$ 18 para todo o Brasil.",
+         [("frete-15", "O frete custa R$ 15 para todo o Brasil."),
+          ("frete-18", "O frete custa R$ 18 para todo o Brasil.")]),
+        ("O plano Básico custa R$ 50 e o Plus custa R$ 80.",
+         [("plano-50", "O plano custa R$ 50 por mês."), ("plano-80", "O plano custa R$ 80 por mês.")]),
+        ("Aceitamos devolução de produtos em promoção. Atenção: produtos em promoção não podem ser devolvidos.",
+         [("devolucao-promocao", "Aceitamos devolução de produtos em promoção."),
+          ("sem-devolucao-promocao", "Produtos em promoção não podem ser devolvidos.")]),
+    ]
+    store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
+    try:
+        for n, (said, rows) in enumerate(cases):
+            candidates = [{"name": name, "description": body, "type": "policy", "body": body} for name, body in rows]
+            report = learn_turn(store, f"loja-{n}", CONFIG, ScriptedModel({"s1": candidates}, None), session_id="s1",
+                                turn_id="t", messages=[{"role": "user", "content": "?"},
+                                                       {"role": "assistant", "content": said}])
+            assert [outcome for _, outcome in report.results] == ["learned", "possible_duplicate"], (said, report)
+    finally:
+        store.close()

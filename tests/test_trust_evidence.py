@@ -908,6 +908,28 @@ def test_a_claim_the_business_took_back_is_held_without_quotes(replies: list[str
     assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
 
 
+@pytest.mark.parametrize(("replies", "claim", "held"), [
+    # a correction of another thing, or no correction at all, takes nothing back (an attack's cases)
+    (["Frete para SP R$ 15. Desculpe, correção: o prazo de entrega é de 3 dias úteis, não 2."],
+     "Frete SP\nO frete para SP custa R$ 15.", False),
+    (["O frete para SP custa R$ 15.", "Desculpe, correção: são 3 dias úteis."],
+     "Frete SP\nO frete para SP custa R$ 15.", False),
+    (["O frete é grátis acima de R$ 99.", "Sério, não é brincadeira! Aproveite."],
+     "Frete grátis\nO frete é grátis acima de R$ 99.", False),
+    (["Returns are accepted within 30 days of delivery.", "Actually, no, it's 30 days."],
+     "Return window\nReturns are accepted within 30 days of delivery.", False),
+    # a correction that gives the claim another value, or withdraws the whole message
+    (["Returns are accepted within 30 days of delivery. Sorry, correction: 14 days."],
+     "Return window\nReturns are accepted within 30 days of delivery.", True),
+    (["O prazo de troca é de 30 dias corridos.", "Desconsidere minha mensagem anterior, me confundi com outra loja."],
+     "Prazo de troca\nO prazo de troca é de 30 dias corridos.", True),
+])
+def test_a_correction_takes_back_only_what_it_speaks_of(replies: list[str], claim: str, held: bool) -> None:
+    messages = said(("user", "?"), *(("assistant", r) for r in replies))
+    verdict = assess(claim, "policy", messages)
+    assert verdict.quarantined is held, verdict
+
+
 def test_a_quote_giving_the_claims_subject_another_value_is_no_evidence_for_the_claims() -> None:
     # the claim's value is stated in the message, but of another plan
     reply = "On the Basic plan the monthly fee is $20. The Plus plan costs $50 a month."

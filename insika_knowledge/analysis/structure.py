@@ -781,12 +781,15 @@ _ONE_RE: Final = re.compile(r"\b(direito a|direito de|apenas|somente|so|limite d
 
 #: A capitalised word mid-sentence, between two words in lower case ("Recarga Oi tem"):
 #: a name even when its folded form is a stop word (the carriers Oi and Vivo are "hi" and
-#: "alive"); one capital letter after a word in lower case, before any word or at a
-#: clause's end ("a loja D abre", "loja D Shopping", "(unidade D)", "Plan A.", not the
-#: pronoun "I"), names a thing, never an article or a unit.
+#: "alive"); one capital letter after a word in lower case, before a word in lower case or
+#: at a clause's end ("a loja D abre", "(unidade D)", "Plan A.", not the pronoun "I"), or a
+#: consonant before a capitalised word ("loja D Shopping"; "Segunda A Sexta", "Sul E
+#: Sudeste" are an article and "and"), names a thing, never an article or a unit (an
+#: accented letter is a word: "O frete É grátis").
 #: Title-cased text ("Frete Grátis Para Todo O Brasil") is not matched.
 _NAMED_STOP_RE: Final = re.compile(
-    r"(?<=[a-zà-ÿ] )(?:[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])|(?!I\b)[A-ZÀ-Ý](?=(?: \w|[.,;:!?)]|\s*$)))")
+    r"(?<=[a-zà-ÿ] )(?:[A-ZÀ-Ý][a-zà-ÿ]+(?= [a-zà-ÿ])"
+    r"|(?!I\b)(?:[A-Z](?=(?: [a-zà-ÿ0-9]|[.,;:!?)]|\s*$))|[B-DF-HJ-NP-TV-Z](?= [A-ZÀ-Ý])))")
 
 
 def _named(match: re.Match[str]) -> str:
@@ -795,7 +798,7 @@ def _named(match: re.Match[str]) -> str:
     """
     word = match.group(0)
     if len(word) == 1:
-        return word if match.string.istitle() else f"{_NAME_MARK}{fold(word).lower()}"
+        return word if case_blind(match.string) else f"{_NAME_MARK}{fold(word).lower()}"
     return f"{_NAME_MARK}{fold(word).lower()}" if fold(word) in STOP_WORDS else word
 
 
@@ -803,6 +806,41 @@ def _named(match: re.Match[str]) -> str:
 #: B."): a name; a vowel may be an article or "and" ("A", "E", "O"), a letter before "$" a
 #: currency ("R$"), one after a number a unit ("9 H").
 _CAPS_LETTER_RE: Final = re.compile(r"(?<=[A-ZÀ-Ý] )[B-DF-HJ-NP-TV-Z](?=[\s.,;:!?)]|$)")
+
+def case_blind(text: str) -> bool:
+    """True when `text`'s case cannot tell a name from a word: all in capitals, or every
+    word capitalised ("Store A Opens At 9:00 AM").
+    """
+    return text.isupper() or all(w[0].isupper() for w in _WORD_START_RE.findall(text))
+
+
+#: Each word's first letter (`case_blind`).
+_WORD_START_RE: Final = re.compile(r"(?<![^\W\d_])[^\W\d_]")
+
+
+def names_read(text: str) -> frozenset[str]:
+    """The words `text` reads as names that a text in capitals or Title Case cannot tell
+    from a word: one capital letter, a capitalised stop word ("A loja D abre" -> {"D"},
+    "Recarga Oi tem" -> {"Oi"}; `_NAMED_STOP_RE`, `_CAPS_LETTER_RE`; none in Title Case).
+    """
+    if text.isupper():
+        return frozenset(_CAPS_LETTER_RE.findall(text))
+    if case_blind(text):
+        return frozenset()
+    return frozenset(m for m in _NAMED_STOP_RE.findall(text) if len(m) == 1 or fold(m) in STOP_WORDS)
+
+
+def with_names(text: str, names: frozenset[str]) -> str:
+    """`text` with each of `names` standing alone after a word written as the name it is in
+    another text (`names_read`): how text in capitals or Title Case, where case cannot tell
+    a name from an article ("STORE A OPENS", "RECARGA OI TEM"), is read beside one where it
+    can.
+    """
+    for name in names:
+        text = re.sub(rf"(?<=\w )(?i:{re.escape(name)})(?=[\s.,;:!?)]|$)",
+                      f"{_NAME_MARK}{fold(name).lower()}", text)
+    return text
+
 
 #: The start of a name term `_named` writes: no word starts so, and no stemmer touches it
 #: ("nomed" would read as a past tense).

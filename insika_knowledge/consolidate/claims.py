@@ -48,12 +48,15 @@ from typing import Final
 from insika_knowledge.analysis.statements import Statement, statement
 from insika_knowledge.analysis.structure import (
     ELIDABLE_TERMS,
+    case_blind,
     claim_terms,
     content_terms,
     details,
+    names_read,
     structure,
     tense_shift,
     topic,
+    with_names,
 )
 from insika_knowledge.analysis.text import fold
 from insika_knowledge.candidate import Candidate
@@ -163,12 +166,19 @@ def same_statement(a: str, b: str) -> bool:
 
 
 def cased_alike(a: str, b: str) -> tuple[str, str]:
-    """`a` and `b`, both in lower case when one of them is all capitals or Title Case and
-    the other is not: a letter naming a thing ("Store A opens") is read only where case
-    tells it from an article, so "STORE A OPENS" restates it when both are read alike.
+    """`a` and `b`, read alike where one of them is all capitals or Title Case and the other
+    is not: a letter naming a thing ("Store A opens") is read only where case tells it from
+    an article, so a letter or a stop word the other text names is read as that name in
+    this one too ("STORE A OPENS", "RECARGA OI TEM": `analysis.structure.with_names`). A
+    name the other does not have stays missing ("A loja D abre" / "A LOJA ABRE" differ).
+    The blind text is then read in lower case: its own capitals tell nothing ("DELIVERY ONE
+    G." is one gram, no store G).
     """
-    if (a.isupper() or a.istitle()) != (b.isupper() or b.istitle()):
-        return a.lower(), b.lower()
+    a_uncased, b_uncased = case_blind(a), case_blind(b)
+    if a_uncased and not b_uncased:
+        return with_names(a, names_read(b)).lower(), b
+    if b_uncased and not a_uncased:
+        return a, with_names(b, names_read(a)).lower()
     return a, b
 
 

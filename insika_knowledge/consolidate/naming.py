@@ -20,9 +20,11 @@ decides, first match wins:
    duplicate; it is neither merged into the concept nor written as a second concept. A
    concept held in quarantine is no rule on record: it is never such a match. A semantic
    index may name more close matches (`meaning`: concepts close in meaning, with their
-   similarity), held the same way. A concept the same turn wrote (`written`: the rows
-   of what one message stated at once, "O frete para a região Sul custa R$ 15, para a
-   região Nordeste R$ 30") is never such a match: one statement does not change itself.
+   similarity), held the same way. A concept the same turn wrote (`written`) is no such
+   match when the two read as two rows of what one message stated at once ("O frete para
+   a região Sul custa R$ 15, para a região Nordeste R$ 30": `_rows_of_one_turn`), not as
+   two versions of one claim (a message that corrects itself, "R$ 15, ou melhor, R$ 18",
+   or a model that dropped the rows' subjects: still held).
 5. ``NEW``: nothing close: a new concept under the proposed name.
 
 Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
@@ -35,9 +37,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from insika_knowledge.analysis.text import announces_change, negation_count
 from insika_knowledge.candidate import Candidate
-from insika_knowledge.concept import Concept
+from insika_knowledge.concept import Concept, claim_text
 from insika_knowledge.consolidate.claims import close_match, same_claim, similarity, values_differ
+from insika_knowledge.consolidate.merge import versions
 
 #: How many of the best search matches are checked for the same claim.
 SAME_CLAIM_MATCHES: Final = 3
@@ -106,8 +110,9 @@ def name_sighting(
         meaning: concepts a semantic index finds close in meaning to the candidate, with
             their similarity 0..1 (the seam for such an index; none by default): each that
             is not the same claim is a close match too.
-        written: the concepts the candidate's own turn wrote before it (rule 4 never
-            holds it against them; rule 3, the same claim, still applies).
+        written: the concepts the candidate's own turn wrote before it (rule 4 holds it
+            against one only when the two read as versions of one claim; rule 3, the same
+            claim, still applies).
 
     Returns:
         The naming decision.
@@ -121,14 +126,29 @@ def name_sighting(
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
     scored = [(score, -i, m, False) for i, m in enumerate(others)
-              if m.name not in held | written and (score := close_match(m, candidate)) is not None]
+              if m.name not in held and (score := close_match(m, candidate)) is not None
+              and not _rows_of_one_turn(m, candidate, written)]
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
-               if m.name != candidate.name and m.name not in held | written and not same_claim(m, candidate)]
+               if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)
+               and not _rows_of_one_turn(m, candidate, written)]
     if scored:
         best, _, match, by_meaning = max(scored, key=lambda s: s[:2])
         return Naming(NameRule.POSSIBLE_DUPLICATE, match.name, best,
                       held_because(match, candidate, best, by_meaning=by_meaning))
     return Naming(NameRule.NEW, candidate.name)
+
+
+def _rows_of_one_turn(match: Concept, candidate: Candidate, written: frozenset[str]) -> bool:
+    """True when `match` is a concept the candidate's own turn wrote and the two bodies read
+    as two rows of one statement: not two versions of one claim (`merge.versions`: the same
+    words with another value, one word put in place of another...), no change announced in
+    either (`analysis.text.announces_change`), as many negations in each.
+    """
+    if match.name not in written:
+        return False
+    old, new = claim_text(match.body), candidate.body
+    return not (versions(old, new) or announces_change(old) or announces_change(new)
+                or negation_count(old) != negation_count(new))
 
 
 def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_meaning: bool) -> str:

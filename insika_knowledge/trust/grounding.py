@@ -32,6 +32,7 @@ from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.analysis.text import fold, text_language
 from insika_knowledge.trust.evidence import (
+    CORRECTING,
     RANGE_VALUE,
     REQUESTING,
     answered_question,
@@ -214,7 +215,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 # leaves the business's own version something new)
             asked = not asserted(piece.text)
             continue
-        if superseded(parts, piece.index, claim):
+        if superseded(parts, piece.index, claim) and _corrects(wanted, _next_business(parts, at)):
             continue  # taken back by the business's next message ("Sorry, correction: ...")
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
@@ -223,7 +224,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
             after = split[k + 1] if k + 1 < len(split) else ""
-            if features(sentence) & wanted and read_sentence(claim, sentence, parts[:at], after).states:
+            if features(sentence) & wanted and _reading(claim, sentence, parts[:at], after).states:
                 text |= features(sentence)
                 said.append(sentence)
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
@@ -281,21 +282,67 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     for at, piece in enumerate(parts):
         if not piece.business:
             continue
-        gone = superseded(parts, piece.index, claim)
+        gone = superseded(parts, piece.index, claim) and _corrects(wanted, _next_business(parts, at))
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
                 continue
-            if gone:  # the business's next piece takes this one back
+            if gone:  # the business's next piece takes this one back, speaking of it
                 found = found or LIMITS["corrected"]
                 continue
-            reading = read_sentence(claim, sentence, parts[:at], split[k + 1] if k + 1 < len(split) else "")
+            reading = _reading(claim, sentence, parts[:at], split[k + 1] if k + 1 < len(split) else "")
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
             elif reading.states and all(_states(v, features(sentence), business=True) for v in values):
                 return ""  # stated as the standing rule (not another value of it: "acima de R$ 249")
             found = found or LIMITS.get(reading.why, "")
     return found
+
+
+def _next_business(parts: Sequence[Piece], at: int) -> str:
+    """The text of the business's next piece after ``parts[at]`` ("" for none)."""
+    return next((p.text for p in parts[at + 1:] if p.business), "")
+
+
+def _reading(claim: str, sentence: str, before: Sequence[Piece], after: str) -> Any:
+    """`read_sentence`, where a next sentence that corrects something takes `sentence` back
+    only when it speaks of the claim (`_corrects`): "Frete SP R$ 15. Desculpe, correção: o
+    prazo é de 3 dias úteis" still states the fee.
+    """
+    reading = read_sentence(claim, sentence, before, after)
+    if reading.why == "corrected" and not _corrects(features(claim), after):
+        return read_sentence(claim, sentence, before)
+    return reading
+
+
+def _corrects(wanted: frozenset[str], text: str) -> bool:
+    """True when `text`, which corrects what came before it, may correct the claim: it
+    withdraws the whole message before it ("Desconsidere minha mensagem anterior"), speaks
+    of the claim, or says no word but another value of a unit the claim states
+    ("Desculpe, correção: acima de R$ 249", "Sorry, correction: 14 days"). One that speaks
+    only of other things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee;
+    "Sério, não é brincadeira! Aproveite."), and one that says the claim's value again
+    confirms it ("Actually, no, it's 30 days").
+    """
+    folded = fold(text)
+    if _WHOLE_RETRACTION.search(folded):
+        return True
+    found = features(_APOLOGY_RE.sub(" ", CORRECTING.sub(" ", folded)))
+    words = {t for t in found if not _is_number(t)}
+    if words:
+        return bool(words & wanted)
+    units = {t.split(":")[2] for t in wanted if t.startswith("m:")}
+    return any(t.startswith("m:") and t not in wanted and t.split(":")[2] in units for t in found)
+
+
+#: Words of an apology around a correction ("Desculpe, correção: ..."), folded: no subject.
+_APOLOGY_RE: Final = re.compile(r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my bad|opa|ops|oops)\b")
+
+
+#: A message taking back the whole message before it (folded).
+_WHOLE_RETRACTION: Final = re.compile(
+    r"\b(?:desconsider\w*|ignor\w*|disregard|ignore)\s+(?:a\s+|minha\s+|my\s+|the\s+|that\s+)?"
+    r"(?:ultima\s+|last\s+|previous\s+)?(?:mensagem|msg|message|resposta|answer|reply)\b")
 
 
 def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, float]:
