@@ -918,6 +918,7 @@ def test_a_claim_the_business_took_back_is_held_without_quotes(replies: list[str
      "Frete grátis\nO frete é grátis acima de R$ 99.", False),
     (["Returns are accepted within 30 days of delivery.", "Actually, no, it's 30 days."],
      "Return window\nReturns are accepted within 30 days of delivery.", False),
+    (["A troca é grátis, sim. Uma correção: o frete é R$ 15."], "Troca grátis\nA troca é grátis.", False),
     # a correction that gives the claim another value, or withdraws the whole message
     (["Returns are accepted within 30 days of delivery. Sorry, correction: 14 days."],
      "Return window\nReturns are accepted within 30 days of delivery.", True),

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import content_terms, same_duration
-from insika_knowledge.analysis.text import fold, text_language
+from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     CORRECTING,
     RANGE_VALUE,
@@ -223,7 +223,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
-            after = split[k + 1] if k + 1 < len(split) else ""
+            after = _after(split, k)
             if features(sentence) & wanted and _reading(claim, sentence, parts[:at], after).states:
                 text |= features(sentence)
                 said.append(sentence)
@@ -290,7 +290,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             if gone:  # the business's next piece takes this one back, speaking of it
                 found = found or LIMITS["corrected"]
                 continue
-            reading = _reading(claim, sentence, parts[:at], split[k + 1] if k + 1 < len(split) else "")
+            reading = _reading(claim, sentence, parts[:at], _after(split, k))
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
             elif reading.states and all(_states(v, features(sentence), business=True) for v in values):
@@ -302,6 +302,16 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
 def _next_business(parts: Sequence[Piece], at: int) -> str:
     """The text of the business's next piece after ``parts[at]`` ("" for none)."""
     return next((p.text for p in parts[at + 1:] if p.business), "")
+
+
+def _after(split: Sequence[str], k: int) -> str:
+    """The sentence after ``split[k]`` ("" for none), with the one after it when it only
+    opens a correction ("Uma correção:" + "o frete é R$ 15.").
+    """
+    if k + 1 >= len(split):
+        return ""
+    after = split[k + 1]
+    return f"{after} {split[k + 2]}" if after.rstrip().endswith(":") and k + 2 < len(split) else after
 
 
 def _reading(claim: str, sentence: str, before: Sequence[Piece], after: str) -> Any:
@@ -317,22 +327,38 @@ def _reading(claim: str, sentence: str, before: Sequence[Piece], after: str) -> 
 
 def _corrects(wanted: frozenset[str], text: str) -> bool:
     """True when `text`, which corrects what came before it, may correct the claim: it
-    withdraws the whole message before it ("Desconsidere minha mensagem anterior"), speaks
-    of the claim, or says no word but another value of a unit the claim states
-    ("Desculpe, correção: acima de R$ 249", "Sorry, correction: 14 days"). One that speaks
-    only of other things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee;
-    "Sério, não é brincadeira! Aproveite."), and one that says the claim's value again
-    confirms it ("Actually, no, it's 30 days").
+    withdraws the whole message before it ("Desconsidere minha mensagem anterior", "Just
+    kidding."), speaks of the claim, denies what was said ("we don't offer that", "não
+    damos"), or says no word but another value of a unit the claim states ("Desculpe,
+    correção: acima de R$ 249", "Sorry, correction: 14 days"). One that speaks only of other
+    things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee), one that says
+    the correction word is no joke affirms ("Sério, não é brincadeira!"), and one that says
+    the claim's value again confirms it ("Actually, no, it's 30 days").
     """
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    found = features(_APOLOGY_RE.sub(" ", CORRECTING.sub(" ", folded)))
+    if _NO_JOKE_RE.search(folded):
+        return False
+    rest = _APOLOGY_RE.sub(" ", CORRECTING.sub(" ", folded))
+    found = features(rest)
     words = {t for t in found if not _is_number(t)}
+    if words & wanted:
+        return True
+    if negation_count(rest) and (len(words) <= 1 or _BACK_REFERENCE_RE.search(rest)):
+        return True
     if words:
-        return bool(words & wanted)
+        return False
+    numbers = {t for t in found if t.startswith("m:")}
     units = {t.split(":")[2] for t in wanted if t.startswith("m:")}
-    return any(t.startswith("m:") and t not in wanted and t.split(":")[2] in units for t in found)
+    return not numbers or any(t not in wanted and t.split(":")[2] in units for t in numbers)
+
+
+#: What a correction says "it is no joke" with: it affirms what came before (folded).
+_NO_JOKE_RE: Final = re.compile(r"\b(?:nao|nem) (?:e|eh|foi|era) (?:brincadeira|mentira|piada)\b"
+                                r"|\bnot (?:a joke|kidding|joking)\b|\bno joke\b")
+#: A word pointing back at what was said ("we don't offer that", "não fazemos isso").
+_BACK_REFERENCE_RE: Final = re.compile(r"\b(?:that|this|it|isso|isto|esse|essa|este|esta|aquilo)\b")
 
 
 #: Words of an apology around a correction ("Desculpe, correção: ..."), folded: no subject.
