@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from insika_knowledge.errors import UserError
+
+#: A labelled case (`labelled_cases`).
+T = TypeVar("T")
 
 ENV: Final = "INSIKA_SHARED_DATA"
 #: Where the wheel puts the repository's ``benchmarks/`` folder.
@@ -89,3 +92,39 @@ def jsonl_rows(path: Path, what: str, folder: str) -> Iterator[tuple[int, Any]]:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{number}: {exc.msg}") from None
+
+
+def half_of(case_id: int) -> str:
+    """The half a labelled case's id puts it in: ``dev`` for an even id, ``test`` for an odd one."""
+    return "dev" if case_id % 2 == 0 else "test"
+
+
+def labelled_cases(path: Path, what: str, one: str, folder: str, build: Callable[[Any], T],
+                   labels: Sequence[str]) -> list[T]:
+    """Each row of a labelled JSONL file made into a case by `build` (`jsonl_rows`).
+
+    Args:
+        path: the file.
+        what: what it holds, for the errors ("the listed merges").
+        one: one row of it, for the errors ("a listed merge").
+        folder: where the shipped ones live under ``benchmarks/`` ("consolidation").
+        build: makes a case (with a ``label`` attribute) from a parsed row; a `KeyError`,
+            `TypeError` or `ValueError` it raises means the row is not one.
+        labels: the labels a case may have.
+
+    Raises:
+        UserError: the file is missing, a line is not JSON or not a case, or a label is
+            not one of `labels` (file and line named).
+    """
+    out: list[T] = []
+    for number, row in jsonl_rows(path, what, folder):
+        try:
+            case = build(row)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{path}:{number}: not {one} ({exc!r})") from None
+        label = getattr(case, "label", None)
+        if label not in labels:
+            raise UserError(f"{path}:{number}: label {label!r} is not one of {', '.join(labels)}")
+        out.append(case)
+    return out
+

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
+from insika_knowledge.bench.datasets import benchmark_data, half_of, labelled_cases
 from insika_knowledge.consolidate import interpret_merge
-from insika_knowledge.errors import UserError
 from insika_knowledge.extract.model import MergeAnswer
 
 #: The labels of a listed merge.
@@ -51,8 +50,8 @@ class Listing:
 
     @property
     def half(self) -> str:
-        """``dev`` for an even id, ``test`` for an odd one."""
-        return "dev" if self.id % 2 == 0 else "test"
+        """``dev`` or ``test`` (`bench.datasets.half_of`)."""
+        return half_of(self.id)
 
 
 def load_listings(path: Path | None = None) -> list[Listing]:
@@ -63,16 +62,11 @@ def load_listings(path: Path | None = None) -> list[Listing]:
         UserError: the file is missing, or a line is not a listed merge (file and line named).
     """
     path = path if path is not None else benchmark_data(f"consolidation/{LISTING_FILES[0]}")
-    out: list[Listing] = []
-    for number, row in jsonl_rows(path, "the listed merges", "consolidation"):
-        try:
-            out.append(Listing(int(row["id"]), row["lang"], row["kind"], row["label"], row["old"], row["new"],
-                               row["merged"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise UserError(f"{path}:{number}: not a listed merge ({exc})") from None
-        if out[-1].label not in LISTING_LABELS:
-            raise UserError(f"{path}:{number}: label {out[-1].label!r} is not one of {', '.join(LISTING_LABELS)}")
-    return out
+    return labelled_cases(path, "the listed merges", "a listed merge", "consolidation", _listing, LISTING_LABELS)
+
+
+def _listing(row: Any) -> Listing:
+    return Listing(int(row["id"]), row["lang"], row["kind"], row["label"], row["old"], row["new"], row["merged"])
 
 
 def listing_figures(listings: list[Listing]) -> dict[str, dict[str, Any]]:

@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
+from insika_knowledge.bench.datasets import benchmark_data, half_of, labelled_cases
 from insika_knowledge.config import KnowledgeConfig
-from insika_knowledge.errors import UserError
 from insika_knowledge.extract.given import GivenModel
 
 #: The labels of a case.
@@ -47,18 +46,15 @@ _FIELDS: Final = ("name", "description", "body")
 
 @dataclass(frozen=True, slots=True)
 class SubjectCase:
-    """One labelled pair of named concepts (see the module doc)."""
+    """One labelled pair of named concepts (see the module doc); its half is
+    `bench.datasets.half_of` of its id.
+    """
 
     id: int
     lang: str
     label: str
     a: dict[str, str]
     b: dict[str, str]
-
-    @property
-    def half(self) -> str:
-        """``dev`` for an even id, ``test`` for an odd one."""
-        return "dev" if self.id % 2 == 0 else "test"
 
 
 def load_subjects(path: Path | None = None) -> list[SubjectCase]:
@@ -68,16 +64,13 @@ def load_subjects(path: Path | None = None) -> list[SubjectCase]:
         UserError: the file is missing, or a line is not a case (file and line named).
     """
     path = path if path is not None else benchmark_data(f"consolidation/{SUBJECT_FILES[0]}")
-    out: list[SubjectCase] = []
-    for number, row in jsonl_rows(path, "the other-subject cases", "consolidation"):
-        try:
-            sides = [{k: str(row[side][k]) for k in _FIELDS} for side in ("a", "b")]
-            out.append(SubjectCase(int(row["id"]), str(row["lang"]), str(row["label"]), *sides))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise UserError(f"{path}:{number}: not an other-subject case ({exc!r})") from None
-        if out[-1].label not in SUBJECT_LABELS:
-            raise UserError(f"{path}:{number}: label {out[-1].label!r} is not one of {', '.join(SUBJECT_LABELS)}")
-    return out
+    return labelled_cases(path, "the other-subject cases", "an other-subject case", "consolidation", _case,
+                          SUBJECT_LABELS)
+
+
+def _case(row: Any) -> SubjectCase:
+    sides = [{k: str(row[side][k]) for k in _FIELDS} for side in ("a", "b")]
+    return SubjectCase(int(row["id"]), str(row["lang"]), str(row["label"]), *sides)
 
 
 def subject_figures(cases: list[SubjectCase]) -> dict[str, dict[str, Any]]:
@@ -99,10 +92,10 @@ def subject_figures(cases: list[SubjectCase]) -> dict[str, dict[str, Any]]:
             for case in cases:
                 _propose(memory, f"later-{case.id}", [case.a], "s-a")
                 [(_, outcome)] = _propose(memory, f"later-{case.id}", [case.b], "s-b").results
-                figures[case.half]["outcomes"][f"{case.label}:{outcome}"] += 1
+                figures[half_of(case.id)]["outcomes"][f"{case.label}:{outcome}"] += 1
                 if case.label == "sibling":
                     both = _propose(memory, f"turn-{case.id}", [case.a, case.b], "s-ab").results
-                    figures[case.half]["sibling_one_turn"] += [o for _, o in both] == ["learned", "learned"]
+                    figures[half_of(case.id)]["sibling_one_turn"] += [o for _, o in both] == ["learned", "learned"]
         finally:
             memory.close()
     for f in figures.values():
