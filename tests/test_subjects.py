@@ -102,3 +102,26 @@ def test_two_versions_of_one_claim_from_one_turn_are_still_held(tmp_path: Path) 
             assert [outcome for _, outcome in report.results] == ["learned", "possible_duplicate"], (said, report)
     finally:
         store.close()
+
+
+def test_a_replayed_turn_does_not_read_an_earlier_turns_concept_as_its_own(tmp_path: Path) -> None:
+    # found by a review: the session's earlier turn wrote frete-sul; this turn confirmed it
+    # and held its sibling; tried again, the sibling is still held, not learned
+    rows = [{"name": f"frete-{slug}", "description": f"Frete para a região {region}", "type": "fact",
+             "body": f"O frete para a região {region} custa R$ {fee}."} for slug, region, fee in REGIONS[:2]]
+    said = [{"role": "user", "content": "Quanto é o frete?"},
+            {"role": "assistant", "content": "O frete para a região Sul custa R$ 15, para a região Nordeste "
+                                             "custa R$ 30."}]
+    store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
+    try:
+        learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows[:1]}, None), session_id="s1", turn_id="t1",
+                   messages=said)
+        first = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows}, None), session_id="s1", turn_id="t2",
+                           messages=said)
+        again = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows}, None), session_id="s1", turn_id="t2",
+                           messages=said)
+        assert [o for _, o in first.results] == ["confirmed", "possible_duplicate"]
+        assert [o for _, o in again.results] == ["replayed", "replayed"]
+        assert store.get("loja", "frete-nordeste") is None
+    finally:
+        store.close()

@@ -919,6 +919,14 @@ def test_a_claim_the_business_took_back_is_held_without_quotes(replies: list[str
     (["Returns are accepted within 30 days of delivery.", "Actually, no, it's 30 days."],
      "Return window\nReturns are accepted within 30 days of delivery.", False),
     (["A troca é grátis, sim. Uma correção: o frete é R$ 15."], "Troca grátis\nA troca é grátis.", False),
+    # a review's cases: "está" is no "this"; a real correction that says it is no joke; a
+    # later value after an unrelated message still takes the rule back
+    (["A taxa de entrega para SP é R$ 15. Correção: o prazo não está em 3 dias úteis, são 5 dias úteis."],
+     "Taxa SP\nA taxa de entrega para SP é R$ 15.", False),
+    (["A taxa de entrega para SP é R$ 15.", "Correção: a taxa de entrega para SP é R$ 20. Não é brincadeira, o valor "
+      "subiu."], "Taxa SP\nA taxa de entrega para SP é R$ 15.", True),
+    (["A garantia dos produtos é de 2 anos.", "Notebooks seguem a mesma regra.",
+      "Desculpe, a garantia dos produtos é de 1 ano."], "Garantia\nA garantia dos produtos é de 2 anos.", True),
     # a correction that gives the claim another value, or withdraws the whole message
     (["Returns are accepted within 30 days of delivery. Sorry, correction: 14 days."],
      "Return window\nReturns are accepted within 30 days of delivery.", True),

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -559,7 +559,8 @@ def _prepare(text: str) -> str:
     if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
         text = _US_RE.sub("usa", text)
     if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
-        text = _NAMED_STOP_RE.sub(_named, text)
+        blind = case_blind(text)  # once per text: a letter in Title Case is no name
+        text = _NAMED_STOP_RE.sub(lambda m: _named(m, blind), text)
     elif text.isupper() and _CAPS_LETTER_RE.search(text):  # "LOJA D ABRE": D names it ("LOJA A": an article?)
         text = _CAPS_LETTER_RE.sub(lambda m: f"{_NAME_MARK}{m[0].lower()}", text)
     if "ê" in text:  # colloquial "cê" / "ocê" is "você"; "CE" (Ceará, the CE mark) is not
@@ -792,13 +793,14 @@ _NAMED_STOP_RE: Final = re.compile(
     r"|(?!I\b)(?:[A-Z](?=(?: [a-zà-ÿ0-9]|[.,;:!?)]|\s*$))|[B-DF-HJ-NP-TV-Z](?= [A-ZÀ-Ý])))")
 
 
-def _named(match: re.Match[str]) -> str:
+def _named(match: re.Match[str], blind: bool) -> str:
     """A capitalised stop word or one capital letter as a name term ("Oi" -> "nomeqoi", "D"
-    -> "nomeqd"); any other word as it is, and a letter in title-cased text ("Delivery One G").
+    -> "nomeqd"); any other word as it is, and a letter in a `blind` text (`case_blind`:
+    "Delivery One G").
     """
     word = match.group(0)
     if len(word) == 1:
-        return word if case_blind(match.string) else f"{_NAME_MARK}{fold(word).lower()}"
+        return word if blind else f"{_NAME_MARK}{fold(word).lower()}"
     return f"{_NAME_MARK}{fold(word).lower()}" if fold(word) in STOP_WORDS else word
 
 
@@ -811,34 +813,37 @@ def case_blind(text: str) -> bool:
     """True when `text`'s case cannot tell a name from a word: all in capitals, or every
     word capitalised ("Store A Opens At 9:00 AM").
     """
-    return text.isupper() or all(w[0].isupper() for w in _WORD_START_RE.findall(text))
+    starts = _WORD_START_RE.findall(text)
+    return text.isupper() or (bool(starts) and all(w.isupper() for w in starts))
 
 
 #: Each word's first letter (`case_blind`).
 _WORD_START_RE: Final = re.compile(r"(?<![^\W\d_])[^\W\d_]")
 
 
-def names_read(text: str) -> frozenset[str]:
+def names_read(text: str) -> tuple[str, ...]:
     """The words `text` reads as names that a text in capitals or Title Case cannot tell
-    from a word: one capital letter, a capitalised stop word ("A loja D abre" -> {"D"},
-    "Recarga Oi tem" -> {"Oi"}; `_NAMED_STOP_RE`, `_CAPS_LETTER_RE`; none in Title Case).
+    from a word, in order, as often as they stand: one capital letter, a capitalised stop
+    word ("A loja D abre" -> ("D",), "Recarga Oi tem" -> ("Oi",); `_NAMED_STOP_RE`,
+    `_CAPS_LETTER_RE`; none in Title Case).
     """
     if text.isupper():
-        return frozenset(_CAPS_LETTER_RE.findall(text))
+        return tuple(_CAPS_LETTER_RE.findall(text))
     if case_blind(text):
-        return frozenset()
-    return frozenset(m for m in _NAMED_STOP_RE.findall(text) if len(m) == 1 or fold(m) in STOP_WORDS)
+        return ()
+    return tuple(m for m in _NAMED_STOP_RE.findall(text) if len(m) == 1 or fold(m) in STOP_WORDS)
 
 
-def with_names(text: str, names: frozenset[str]) -> str:
-    """`text` with each of `names` standing alone after a word written as the name it is in
-    another text (`names_read`): how text in capitals or Title Case, where case cannot tell
-    a name from an article ("STORE A OPENS", "RECARGA OI TEM"), is read beside one where it
-    can.
+def with_names(text: str, names: Sequence[str]) -> str:
+    """`text` with `names` (`names_read` of another text) written as the names they are
+    there, each where it first stands alone after a word, as often as the other text has
+    it: how text in capitals or Title Case, where case cannot tell a name from an article
+    ("STORE A OPENS", "RECARGA OI TEM"), is read beside one where it can ("PLAN A INCLUDES
+    A FREE MONTH": the first "A" only).
     """
-    for name in names:
+    for name, times in Counter(names).items():
         text = re.sub(rf"(?<=\w )(?i:{re.escape(name)})(?=[\s.,;:!?)]|$)",
-                      f"{_NAME_MARK}{fold(name).lower()}", text)
+                      f"{_NAME_MARK}{fold(name).lower()}", text, count=times)
     return text
 
 

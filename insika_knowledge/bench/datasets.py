@@ -127,4 +127,3 @@ def labelled_cases(path: Path, what: str, one: str, folder: str, build: Callable
             raise UserError(f"{path}:{number}: label {label!r} is not one of {', '.join(labels)}")
         out.append(case)
     return out
-

@@ -91,7 +91,8 @@ def subject_figures(cases: list[SubjectCase]) -> dict[str, dict[str, Any]]:
         try:
             for case in cases:
                 _propose(memory, f"later-{case.id}", [case.a], "s-a")
-                [(_, outcome)] = _propose(memory, f"later-{case.id}", [case.b], "s-b").results
+                results = _propose(memory, f"later-{case.id}", [case.b], "s-b").results
+                outcome = results[0][1] if results else "dropped"  # the screen may drop it
                 figures[half_of(case.id)]["outcomes"][f"{case.label}:{outcome}"] += 1
                 if case.label == "sibling":
                     both = _propose(memory, f"turn-{case.id}", [case.a, case.b], "s-ab").results

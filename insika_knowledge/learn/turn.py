@@ -233,11 +233,12 @@ def learn_turn(
 
 
 def _first_written_by(store: Store, agent: str, name: str, session_id: str) -> bool:
-    """True when concept `name` exists and only `session_id` has sighted it (a replayed
-    turn's own concept, learned when the turn first ran).
+    """True when concept `name` exists and its one sighting is this session's (a replayed
+    turn's own concept, learned when the turn first ran: the replay means this turn's
+    sighting of it is on record, so a single sighting is that one).
     """
     stored = store.get(agent, name)
-    return stored is not None and tuple(stored.concept.sources) == (session_id,)
+    return stored is not None and stored.concept.occurrences == 1 and tuple(stored.concept.sources) == (session_id,)
 
 
 def _readable(message: Any) -> bool:

@@ -1538,8 +1538,14 @@ def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
     garantia é de 1 ano." for "A garantia é de 2 anos"; not "Na linha premium, 3 anos", nor
     the rule worked out for the customer in the conditional, `_APPLIED`).
     """
-    if corrected_next(parts, index, claim):
-        return True
+    return corrected_next(parts, index, claim) or replaced_later(parts, index, claim)
+
+
+def replaced_later(parts: Sequence[Piece], index: int, claim: str) -> bool:
+    """True when a business sentence after the piece at `index` gives one of the claim's
+    units another value and none of the claim's, naming nothing else (`superseded`'s second
+    way).
+    """
     if not _values(claim):
         return False
     return any(_another_value(claim, piece.speaker, sentence, others=1) and not _APPLIED.search(fold(sentence))

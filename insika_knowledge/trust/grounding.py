@@ -37,8 +37,10 @@ from insika_knowledge.trust.evidence import (
     REQUESTING,
     answered_question,
     asserted,
+    corrected_next,
     drops_condition,
     read_sentence,
+    replaced_later,
     sentences,
     superseded,
     turns_down,
@@ -215,7 +217,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 # leaves the business's own version something new)
             asked = not asserted(piece.text)
             continue
-        if superseded(parts, piece.index, claim) and _corrects(wanted, _next_business(parts, at)):
+        if _taken_back(parts, at, claim, wanted):
             continue  # taken back by the business's next message ("Sorry, correction: ...")
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
@@ -282,7 +284,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     for at, piece in enumerate(parts):
         if not piece.business:
             continue
-        gone = superseded(parts, piece.index, claim) and _corrects(wanted, _next_business(parts, at))
+        gone = _taken_back(parts, at, claim, wanted)
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
@@ -299,9 +301,16 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     return found
 
 
-def _next_business(parts: Sequence[Piece], at: int) -> str:
-    """The text of the business's next piece after ``parts[at]`` ("" for none)."""
-    return next((p.text for p in parts[at + 1:] if p.business), "")
+def _taken_back(parts: Sequence[Piece], at: int, claim: str, wanted: frozenset[str]) -> bool:
+    """True when the business takes ``parts[at]`` back as to `claim`: its next piece opens
+    with a correction that may be of the claim (`_corrects`), or a later sentence gives the
+    claim's unit another value (`trust.evidence.replaced_later`).
+    """
+    index = parts[at].index
+    if replaced_later(parts, index, claim):
+        return True
+    later = next((p.text for p in parts[at + 1:] if p.business), "")
+    return corrected_next(parts, index, claim) and _corrects(wanted, later)
 
 
 def _after(split: Sequence[str], k: int) -> str:
@@ -328,9 +337,10 @@ def _reading(claim: str, sentence: str, before: Sequence[Piece], after: str) -> 
 def _corrects(wanted: frozenset[str], text: str) -> bool:
     """True when `text`, which corrects what came before it, may correct the claim: it
     withdraws the whole message before it ("Desconsidere minha mensagem anterior", "Just
-    kidding."), speaks of the claim, denies what was said ("we don't offer that", "não
-    damos"), or says no word but another value of a unit the claim states ("Desculpe,
-    correção: acima de R$ 249", "Sorry, correction: 14 days"). One that speaks only of other
+    kidding."), speaks of the claim, denies what was said (pointing back at it, or in at
+    most one word and no value: "we don't offer that", "não damos"), or says no word but
+    another value of a unit the claim states ("Desculpe, correção: acima de R$ 249",
+    "Sorry, correction: 14 days"). One that speaks only of other
     things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee), one that says
     the correction word is no joke affirms ("Sério, não é brincadeira!"), and one that says
     the claim's value again confirms it ("Actually, no, it's 30 days").
@@ -338,14 +348,14 @@ def _corrects(wanted: frozenset[str], text: str) -> bool:
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    if _NO_JOKE_RE.search(folded):
-        return False
     rest = _APOLOGY_RE.sub(" ", CORRECTING.sub(" ", folded))
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
         return True
-    if negation_count(rest) and (len(words) <= 1 or _BACK_REFERENCE_RE.search(rest)):
+    if _NO_JOKE_RE.search(folded):
+        return False
+    if negation_count(rest) and ((len(words) <= 1 and found == words) or _BACK_REFERENCE_RE.search(rest)):
         return True
     if words:
         return False
@@ -358,7 +368,7 @@ def _corrects(wanted: frozenset[str], text: str) -> bool:
 _NO_JOKE_RE: Final = re.compile(r"\b(?:nao|nem) (?:e|eh|foi|era) (?:brincadeira|mentira|piada)\b"
                                 r"|\bnot (?:a joke|kidding|joking)\b|\bno joke\b")
 #: A word pointing back at what was said ("we don't offer that", "não fazemos isso").
-_BACK_REFERENCE_RE: Final = re.compile(r"\b(?:that|this|it|isso|isto|esse|essa|este|esta|aquilo)\b")
+_BACK_REFERENCE_RE: Final = re.compile(r"\b(?:that|this|isso|isto|esse|essa|aquilo)\b")  # not "esta" (está)
 
 
 #: Words of an apology around a correction ("Desculpe, correção: ..."), folded: no subject.
