@@ -16,6 +16,16 @@ from insika_knowledge.store import SQLiteStore
 REGIONS = [("sul", "Sul", 15), ("nordeste", "Nordeste", 30), ("norte", "Norte", 40)]
 
 
+def _two_regions() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The first two regions' rows as candidates, and the turn whose one message states both."""
+    rows = [{"name": f"frete-{slug}", "description": f"Frete para a região {region}", "type": "fact",
+             "body": f"O frete para a região {region} custa R$ {fee}."} for slug, region, fee in REGIONS[:2]]
+    said = [{"role": "user", "content": "Quanto é o frete?"},
+            {"role": "assistant", "content": "O frete para a região Sul custa R$ 15, para a região Nordeste "
+                                             "custa R$ 30."}]
+    return rows, said
+
+
 def test_the_rows_of_a_table_one_message_states_are_each_learned(tmp_path: Path) -> None:
     candidates = [{"name": f"frete-{slug}", "description": f"Frete para a região {region}", "type": "fact",
                    "body": f"O frete para a região {region} custa R$ {fee}."} for slug, region, fee in REGIONS]
@@ -59,11 +69,7 @@ def test_a_later_sibling_and_a_change_named_by_what_changed_are_both_held(tmp_pa
 def test_a_replayed_turn_still_reads_its_own_rows_as_its_own(tmp_path: Path) -> None:
     # the turn is tried again (a transient failure after its first row was written): the
     # first row is replayed, and the next is still no possible duplicate of it
-    rows = [{"name": f"frete-{slug}", "description": f"Frete para a região {region}", "type": "fact",
-             "body": f"O frete para a região {region} custa R$ {fee}."} for slug, region, fee in REGIONS[:2]]
-    messages = [{"role": "user", "content": "Quanto é o frete?"},
-                {"role": "assistant", "content": "O frete para a região Sul custa R$ 15, para a região Nordeste "
-                                                 "custa R$ 30."}]
+    rows, messages = _two_regions()
     store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
     try:
         first = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows[:1]}, None), session_id="s1",
@@ -107,11 +113,7 @@ def test_two_versions_of_one_claim_from_one_turn_are_still_held(tmp_path: Path) 
 def test_a_replayed_turn_does_not_read_an_earlier_turns_concept_as_its_own(tmp_path: Path) -> None:
     # found by a review: the session's earlier turn wrote frete-sul; this turn confirmed it
     # and held its sibling; tried again, the sibling is still held, not learned
-    rows = [{"name": f"frete-{slug}", "description": f"Frete para a região {region}", "type": "fact",
-             "body": f"O frete para a região {region} custa R$ {fee}."} for slug, region, fee in REGIONS[:2]]
-    said = [{"role": "user", "content": "Quanto é o frete?"},
-            {"role": "assistant", "content": "O frete para a região Sul custa R$ 15, para a região Nordeste "
-                                             "custa R$ 30."}]
+    rows, said = _two_regions()
     store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
     try:
         learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows[:1]}, None), session_id="s1", turn_id="t1",
