@@ -5,7 +5,11 @@ what changed is (no lexical rule tells the two apart: benchmarks/README.md).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from insika_knowledge.bench.consolidation import CONFIG, ScriptedModel
 from insika_knowledge.index.tokenizer import TOKENIZER
@@ -14,6 +18,20 @@ from insika_knowledge.memory import Memory
 from insika_knowledge.store import SQLiteStore
 
 REGIONS = [("sul", "Sul", 15), ("nordeste", "Nordeste", 30), ("norte", "Norte", 40)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    opened = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
+    yield opened
+    opened.close()
+
+
+def _turn(store: SQLiteStore, rows: list[dict[str, str]], messages: list[dict[str, str]], *, agent: str = "loja",
+          session: str = "s1", turn: str = "t") -> Any:
+    """Learn `rows` as the candidates of one turn."""
+    return learn_turn(store, agent, CONFIG, ScriptedModel({session: rows}, None), session_id=session, turn_id=turn,
+                      messages=messages)
 
 
 def _two_regions() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
@@ -26,18 +44,13 @@ def _two_regions() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     return rows, said
 
 
-def test_the_rows_of_a_table_one_message_states_are_each_learned(tmp_path: Path) -> None:
+def test_the_rows_of_a_table_one_message_states_are_each_learned(store: SQLiteStore) -> None:
     candidates = [{"name": f"frete-{slug}", "description": f"Frete para a região {region}", "type": "fact",
                    "body": f"O frete para a região {region} custa R$ {fee}."} for slug, region, fee in REGIONS]
     said = ", ".join(f"para a região {region} custa R$ {fee}" for _, region, fee in REGIONS)
-    store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
-    try:
-        report = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": candidates}, None), session_id="s1",
-                            turn_id="t", messages=[{"role": "user", "content": "Quanto é o frete?"},
-                                                   {"role": "assistant", "content": f"O frete {said}."}])
-        assert report.results == [(f"frete-{slug}", "learned") for slug, _, _ in REGIONS]
-    finally:
-        store.close()
+    report = _turn(store, candidates, [{"role": "user", "content": "Quanto é o frete?"},
+                                       {"role": "assistant", "content": f"O frete {said}."}])
+    assert report.results == [(f"frete-{slug}", "learned") for slug, _, _ in REGIONS]
 
 
 def test_a_later_sibling_and_a_change_named_by_what_changed_are_both_held(tmp_path: Path) -> None:
@@ -66,26 +79,19 @@ def test_a_later_sibling_and_a_change_named_by_what_changed_are_both_held(tmp_pa
         memory.close()
 
 
-def test_a_replayed_turn_still_reads_its_own_rows_as_its_own(tmp_path: Path) -> None:
+def test_a_replayed_turn_still_reads_its_own_rows_as_its_own(store: SQLiteStore) -> None:
     # the turn is tried again (a transient failure after its first row was written): the
     # first row is replayed, and the next is still no possible duplicate of it
     rows, messages = _two_regions()
-    store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
-    try:
-        first = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows[:1]}, None), session_id="s1",
-                           turn_id="t", messages=messages)
-        assert first.results == [("frete-sul", "learned")]
-        again = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows}, None), session_id="s1",
-                           turn_id="t", messages=messages)
-        assert again.results == [("frete-sul", "replayed"), ("frete-nordeste", "learned")]
-        later = learn_turn(store, "loja", CONFIG, ScriptedModel({"s2": rows[1:]}, None), session_id="s2",
-                           turn_id="t", messages=messages)
-        assert later.results == [("frete-nordeste", "confirmed")]
-    finally:
-        store.close()
+    first = _turn(store, rows[:1], messages)
+    assert first.results == [("frete-sul", "learned")]
+    again = _turn(store, rows, messages)
+    assert again.results == [("frete-sul", "replayed"), ("frete-nordeste", "learned")]
+    later = _turn(store, rows[1:], messages, session="s2")
+    assert later.results == [("frete-nordeste", "confirmed")]
 
 
-def test_two_versions_of_one_claim_from_one_turn_are_still_held(tmp_path: Path) -> None:
+def test_two_versions_of_one_claim_from_one_turn_are_still_held(store: SQLiteStore) -> None:
     # a message that corrects itself in words the trust gate does not read as a correction,
     # or a model that dropped the rows' subjects: the second is no row, it is a version
     cases = [
@@ -98,32 +104,20 @@ def test_two_versions_of_one_claim_from_one_turn_are_still_held(tmp_path: Path) 
          [("devolucao-promocao", "Aceitamos devolução de produtos em promoção."),
           ("sem-devolucao-promocao", "Produtos em promoção não podem ser devolvidos.")]),
     ]
-    store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
-    try:
-        for n, (said, rows) in enumerate(cases):
-            candidates = [{"name": name, "description": body, "type": "policy", "body": body} for name, body in rows]
-            report = learn_turn(store, f"loja-{n}", CONFIG, ScriptedModel({"s1": candidates}, None), session_id="s1",
-                                turn_id="t", messages=[{"role": "user", "content": "?"},
-                                                       {"role": "assistant", "content": said}])
-            assert [outcome for _, outcome in report.results] == ["learned", "possible_duplicate"], (said, report)
-    finally:
-        store.close()
+    for n, (said, rows) in enumerate(cases):
+        candidates = [{"name": name, "description": body, "type": "policy", "body": body} for name, body in rows]
+        asked = [{"role": "user", "content": "?"}, {"role": "assistant", "content": said}]
+        report = _turn(store, candidates, asked, agent=f"loja-{n}")
+        assert [outcome for _, outcome in report.results] == ["learned", "possible_duplicate"], (said, report)
 
 
-def test_a_replayed_turn_does_not_read_an_earlier_turns_concept_as_its_own(tmp_path: Path) -> None:
+def test_a_replayed_turn_does_not_read_an_earlier_turns_concept_as_its_own(store: SQLiteStore) -> None:
     # found by a review: the session's earlier turn wrote frete-sul; this turn confirmed it
     # and held its sibling; tried again, the sibling is still held, not learned
     rows, said = _two_regions()
-    store = SQLiteStore(tmp_path / "k.db", tokenizer=TOKENIZER)
-    try:
-        learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows[:1]}, None), session_id="s1", turn_id="t1",
-                   messages=said)
-        first = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows}, None), session_id="s1", turn_id="t2",
-                           messages=said)
-        again = learn_turn(store, "loja", CONFIG, ScriptedModel({"s1": rows}, None), session_id="s1", turn_id="t2",
-                           messages=said)
-        assert [o for _, o in first.results] == ["confirmed", "possible_duplicate"]
-        assert [o for _, o in again.results] == ["replayed", "replayed"]
-        assert store.get("loja", "frete-nordeste") is None
-    finally:
-        store.close()
+    _turn(store, rows[:1], said, turn="t1")
+    first = _turn(store, rows, said, turn="t2")
+    again = _turn(store, rows, said, turn="t2")
+    assert [o for _, o in first.results] == ["confirmed", "possible_duplicate"]
+    assert [o for _, o in again.results] == ["replayed", "replayed"]
+    assert store.get("loja", "frete-nordeste") is None

@@ -809,6 +809,7 @@ def _named(match: re.Match[str], blind: bool) -> str:
 #: currency ("R$"), one after a number a unit ("9 H").
 _CAPS_LETTER_RE: Final = re.compile(r"(?<=[A-ZÀ-Ý] )[B-DF-HJ-NP-TV-Z](?=[\s.,;:!?)]|$)")
 
+
 def case_blind(text: str) -> bool:
     """True when `text`'s case cannot tell a name from a word: all in capitals, or every
     word capitalised ("Store A Opens At 9:00 AM").
