@@ -100,6 +100,10 @@ def test_two_versions_of_one_claim_from_one_turn_are_still_held(store: SQLiteSto
           ("frete-18", "O frete custa R$ 18 para todo o Brasil.")]),
         ("O plano Básico custa R$ 50 e o Plus custa R$ 80.",
          [("plano-50", "O plano custa R$ 50 por mês."), ("plano-80", "O plano custa R$ 80 por mês.")]),
+        # one rule said twice with two values (a newcomer's case): no row names a subject of its own
+        ("Frete grátis acima de R$ 199. Frete grátis para pedidos acima de R$ 299.",
+         [("frete-gratis", "Frete grátis acima de R$ 199."),
+          ("frete-gratis-novo", "Frete grátis para pedidos acima de R$ 299.")]),
         ("Aceitamos devolução de produtos em promoção. Atenção: produtos em promoção não podem ser devolvidos.",
          [("devolucao-promocao", "Aceitamos devolução de produtos em promoção."),
           ("sem-devolucao-promocao", "Produtos em promoção não podem ser devolvidos.")]),

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from insika_knowledge.analysis.structure import claim_terms
 from insika_knowledge.analysis.text import announces_change, negation_count
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
@@ -140,15 +141,26 @@ def name_sighting(
 
 def _rows_of_one_turn(match: Concept, candidate: Candidate, written: frozenset[str]) -> bool:
     """True when `match` is a concept the candidate's own turn wrote and the two bodies read
-    as two rows of one statement: not two versions of one claim (`merge.versions`: the same
+    as two rows of one statement: each names a subject of its own (a word the other does
+    not say: "Frete grátis acima de R$ 199" / "Frete grátis para pedidos acima de R$ 299"
+    is one rule said twice), not two versions of one claim (`merge.versions`: the same
     words with another value, one word put in place of another...), no change announced in
     either (`analysis.text.announces_change`), as many negations in each.
     """
     if match.name not in written:
         return False
     old, new = claim_text(match.body), candidate.body
-    return not (versions(old, new) or announces_change(old) or announces_change(new)
-                or negation_count(old) != negation_count(new))
+    if announces_change(old) or announces_change(new) or negation_count(old) != negation_count(new):
+        return False
+    old_terms, new_terms = _words(old), _words(new)
+    if not (old_terms - new_terms and new_terms - old_terms):
+        return False  # a row names its own subject: "Frete grátis acima de R$ 199" / "... R$ 299" names none
+    return not versions(old, new)  # "to Campinas: R$ 10" / "to Santos: R$ 10" too: FedEx / UPS read alike
+
+
+def _words(text: str) -> frozenset[str]:
+    """The content terms of `text` but its values (`analysis.structure.claim_terms`)."""
+    return frozenset(t for t in claim_terms(text) if not t.startswith(("m:", "d:")))
 
 
 def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_meaning: bool) -> str:
