@@ -282,6 +282,8 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("A loja D Shopping abre às 9h.", "A loja A Shopping abre às 9h."),
         ("LOJA D ABRE ÀS 9H.", "LOJA A ABRE ÀS 9H."),
         ("A loja D abre às 9h.", "A LOJA ABRE ÀS 9H."),  # a name the capitals do not have
+        ("A loja \u24b9 abre às 9h.", "A loja A abre às 9h."),  # a letter in another form is that letter
+        ("A loja \uff24 abre às 9h.", "A loja A abre às 9h."),
         ("Recarga Oi tem bônus de 10%.", "RECARGA TEM BÔNUS DE 10%."),
         ("Embarque pelo portão A.", "EMBARQUE PELO PORTÃO."),
         ("Few items are eligible for return.", "Items are eligible for return."),
@@ -518,6 +520,10 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("O frete é grátis acima de R$ 199.", "O frete É grátis acima de R$ 199."),
         ("Atendemos de segunda a sexta.", "Atendemos de Segunda A Sexta."),
         ("Entregamos no Sul e Sudeste.", "Entregamos no Sul E Sudeste."),
+        # a letter in another form, a zero-width character inside a word: what a reader sees
+        ("A loja \u24b9 abre às 9h.", "A loja D abre às 9h."),
+        ("A loja \uff24 abre às 9h.", "A loja D abre às 9h."),
+        ("O frete é grá\u200btis acima de R$ 199.", "O frete é grátis acima de R$ 199."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

@@ -939,6 +939,69 @@ def test_a_correction_takes_back_only_what_it_speaks_of(replies: list[str], clai
     assert verdict.quarantined is held, verdict
 
 
+@pytest.mark.parametrize(("reply", "old", "new"), [
+    # a message that corrects itself in words of its own: the first value is taken back, the
+    # second stated (an attack's cases)
+    ("O frete custa R$ 15, ou melhor, R$ 18 para todo o Brasil.",
+     "Frete\nO frete custa R$ 15 para todo o Brasil.", "Frete\nO frete custa R$ 18 para todo o Brasil."),
+    ("O frete custa R$ 15 para todo o Brasil. Perdão, o valor certo do frete é R$ 18 para todo o Brasil.",
+     "Frete\nO frete custa R$ 15 para todo o Brasil.", "Frete\nO frete custa R$ 18 para todo o Brasil."),
+    ("Shipping is $5 on all orders. Actually, shipping is $7 on all orders.",
+     "Shipping fee\nShipping is $5 on all orders.", "Shipping fee\nShipping is $7 on all orders."),
+    ("A taxa de instalação é R$ 120. Opa, digitei errado: a taxa de instalação é R$ 150.",
+     "Instalação\nA taxa de instalação é R$ 120.", "Instalação\nA taxa de instalação é R$ 150."),
+    ("The warranty is 1 year. Sorry, I meant the warranty is 2 years.",
+     "Warranty\nThe warranty is 1 year.", "Warranty\nThe warranty is 2 years."),
+])
+def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_back(
+        reply: str, old: str, new: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(old, "policy", messages)
+    assert verdict.quarantined and "took it back" in verdict.markers, verdict
+    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    # rows of one message, a value worked out for the customer, "or better still": nothing taken back
+    ("A taxa de cancelamento é de R$ 50. Para você, R$ 30.", "Cancelamento\nA taxa de cancelamento é de R$ 50."),
+    ("Frete grátis acima de R$ 199. Abaixo disso, R$ 15.", "Frete grátis\nFrete grátis acima de R$ 199."),
+    ("Shipping is $5 on all orders. Express shipping is $15.", "Shipping fee\nShipping is $5 on all orders."),
+    ("A loja D abre às 9h. A loja A abre às 10h.", "Horário da loja D\nA loja D abre às 9h."),
+    ("On Saturdays the store is open from 9 am to 1 pm. On Sundays the store is open from 10 am to 4 pm.",
+     "Saturday hours\nOn Saturdays the store is open from 9 am to 1 pm."),
+    ("O frete é grátis, ou melhor ainda: grátis e com 10% de desconto na próxima compra.",
+     "Frete grátis\nO frete é grátis."),
+    ("The warranty is 1 year. I mean, it covers every part for 1 year.", "Warranty\nThe warranty is 1 year."),
+])
+def test_a_later_sentence_of_another_subject_or_for_the_customer_takes_nothing_back(reply: str, claim: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(claim, "policy", messages)
+    assert not verdict.quarantined, verdict
+
+
+def test_thanks_answered_with_opa_nao_takes_nothing_back() -> None:
+    # "Opa, não há de quê!" is "you're welcome", not "oops, no"
+    messages = said(("user", "Quanto custa a troca de tamanho?"),
+                    ("assistant", "A primeira troca de tamanho é gratuita."),
+                    ("user", "Obrigada!"), ("assistant", "Opa, não há de quê!"))
+    verdict = assess("Troca de tamanho\nA primeira troca de tamanho é gratuita.", "policy", messages)
+    assert not verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize(("business", "claim"), [
+    ("The warranty is 2 years.", "Warranty\nThe warranty is 1 year."),
+    ("O prazo de troca é de 30 dias.", "Prazo de troca\nO prazo de troca é de 1 dia."),
+])
+def test_another_number_of_the_claims_time_unit_supports_nothing(business: str, claim: str) -> None:
+    # "1 year" is a value ("a year" reads as one too): "2 years" does not say it (it did)
+    messages = said(("user", "How long?" if "year" in claim else "Qual o prazo?"), ("assistant", business))
+    verdict = assess(claim, "policy", messages)
+    assert "agent" not in verdict.supported_by and verdict.quarantined, verdict
+    right = "Our warranty lasts a year." if "year" in claim else "A troca é em 1 dia."
+    stated = said(("user", "?"), ("assistant", right))
+    assert not assess(claim, "policy", stated).quarantined
+
+
 def test_a_quote_giving_the_claims_subject_another_value_is_no_evidence_for_the_claims() -> None:
     # the claim's value is stated in the message, but of another plan
     reply = "On the Basic plan the monthly fee is $20. The Plus plan costs $50 a month."

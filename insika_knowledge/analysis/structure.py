@@ -47,6 +47,7 @@ what it introduces, and each measure with the names and role objects around it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ from insika_knowledge.analysis.synonyms import SYNONYMS
 from insika_knowledge.analysis.text import (
     CHANGE_PHRASES,
     CHANGE_VERBS,
+    INVISIBLE,
     NEGATIONS,
     STOP_WORDS,
     fold,
@@ -553,6 +555,8 @@ def _prepare(text: str) -> str:
     """Folded text with contractions expanded, phrases joined, number words read, a list's
     enumerators read as order words (`_enumerated`).
     """
+    if not text.isascii():  # "Ⓓ", "Ｄ" are the letter D to a reader (and to the name readers below)
+        text = unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if ")" in text or "." in text or ":" in text or "-" in text:
         text = _enumerated(text)

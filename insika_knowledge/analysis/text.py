@@ -31,7 +31,7 @@ from insika_knowledge.analysis.synonyms import SYNONYMS, join_phrases
 #: The version of the term output. Bump it whenever any function here (or in
 #: `analysis.numbers` / `analysis.synonyms`) would give a stored text different terms:
 #: an index built under another version must be rebuilt.
-ANALYSIS_VERSION: Final[int] = 2  # 2: `fold` folds capitals that come out of NFKD
+ANALYSIS_VERSION: Final[int] = 3  # 2: `fold` folds capitals that come out of NFKD; 3: it drops zero-width characters
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 _ASCII_WORD_RE: Final = re.compile(r"[a-z0-9]+")
@@ -73,14 +73,20 @@ _COMBINING: Final = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\
 def fold(text: str) -> str:
     """Case- and accent-fold `text`: ``"São PAULO"`` -> ``"sao paulo"``.
 
-    NFKD, case folding, NFKD again (so a compatibility character that decomposes to a
-    capital, such as ``"ᴬ"`` or ``"🄰"``, is folded too), then the combining diacritical
-    marks removed (one regex pass).
+    Characters that show nothing inside a word removed (zero-width space and joiners, soft
+    hyphen: `INVISIBLE`), NFKD, case folding, NFKD again (so a compatibility character
+    that decomposes to a capital, such as ``"ᴬ"`` or ``"🄰"``, is folded too), then the
+    combining diacritical marks removed (one regex pass).
     """
     if text.isascii():
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", INVISIBLE.sub("", text))
     return _COMBINING.sub("", unicodedata.normalize("NFKD", decomposed.casefold()))
+
+
+#: Characters that show nothing inside a word (zero-width space and joiners, word joiner,
+#: soft hyphen, byte-order mark): "corre\u200bção" is "correção" to a reader.
+INVISIBLE: Final = re.compile("[\u00ad\u180e\u200b-\u200d\u2060\ufeff]")
 
 
 _EN: Final = Stemmer.Stemmer("english")

@@ -575,7 +575,8 @@ def _off_statement(claim: str, folded: str) -> str:
     folded = CONTRAST.sub("", folded)
     if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
         return "reported"
-    if PAST_TIME.search(folded) or not tense_agrees(claim, ANNOUNCING.sub(" ", folded)):  # "did you know" is no past
+    # "did you know" is no past, nor is the correction of what was said ("I meant ...", "me enganei: ...")
+    if PAST_TIME.search(folded) or not tense_agrees(claim, ANNOUNCING.sub(" ", CORRECTING.sub(" ", folded))):
         return "tense"
     return ""
 
@@ -1527,8 +1528,30 @@ def _another_value(claim: str, speaker: str, sentence: str, *, others: int) -> b
     """
     if not _other_values(claim, [(speaker, sentence)]) or _values(sentence) & _values(claim):
         return False
-    said = content_terms(CORRECTING.sub(" ", fold(sentence)))
+    said = content_terms(ASIDE.sub(" ", CORRECTING.sub(" ", fold(sentence))))
     return len({t for t in said - content_terms(claim) if not t.startswith(("m:", "d:"))}) <= others
+
+
+def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
+    """True when one of `later` (what follows a sentence in the same business message)
+    gives one of the claim's units another value and none of its values, naming nothing
+    the claim does not (correction words and asides such as "sorry", "actually" aside),
+    and opens by correcting or excusing itself: the message corrects itself ("Shipping is $5
+    on all orders. Actually, shipping is $7 on all orders."; "R$ 15, ou melhor, R$ 18").
+    Rows of one message do not open so, and their subjects may differ in what no content
+    word tells ("A loja D ... A loja A ...", Saturdays and Sundays, from Rio to São Paulo);
+    a value worked out for the customer is no correction ("Para você, R$ 30": `_APPLIED`).
+    """
+    if not _values(claim):
+        return False
+    return any(_opens_correcting(text) and _another_value(claim, speaker, text, others=0)
+               and not _APPLIED.search(fold(text)) for text in later)
+
+
+def _opens_correcting(text: str) -> bool:
+    """True when `text` opens with a correction or an excuse ("Sorry, ...", "Actually, ...")."""
+    opening = fold(text).lstrip(" \t\n")[:_OPENING_CHARS]
+    return bool(CORRECTING.search(opening) or ASIDE.search(opening))
 
 
 def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
@@ -1555,7 +1578,11 @@ def replaced_later(parts: Sequence[Piece], index: int, claim: str) -> bool:
 #: The rule applied to the customer's case, in the conditional ("since you've completed 4
 #: months, your fee would be $80", "no seu caso, a taxa ficaria em R$ 80"), folded: a value
 #: worked out from the rule, which takes nothing back.
-_APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria)\b")
+_APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria|for you|in your case|para voce|pra voce"
+                             r"|no seu caso|no teu caso)\b")
+#: Words around a correction that name nothing (folded): an apology, "actually", "na verdade".
+ASIDE: Final = re.compile(r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my bad|opa|ops|oops|actually|in fact"
+                          r"|na verdade|de fato)\b")
 
 
 def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
@@ -1582,16 +1609,21 @@ _RETRACTING_WORDS: Final = (
     r"i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
     r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
     r"|me enganei|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
-    r"|desconsidere|scratch that|ignore that")
+    r"|desconsidere|scratch that|ignore that|digitei errado|escrevi errado|i mistyped|i typed (?:it |that )?wrong")
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
 #: Words with which the business corrects what it said before: those that take it back whole,
 #: and those that open a correction of one thing ("Correção: ...", "me corrigindo").
 CORRECTING: Final = re.compile(
     r"\b(?:correction|correcting myself|let me correct|me corrigindo|corrigindo|retifico|retificando"
     r"|correcao|errata|brincadeira|mentira|so que nao|just kidding|never mind|nevermind|wait,? that'?s wrong"
+    r"|ou melhor(?!\W+ainda)|or rather|i meant"
+    r"|(?:valor|preco|prazo|numero|horario|data|taxa) (?:certo|certa|correto|correta)"
+    r"|(?:right|correct) (?:price|amount|fee|value|number|date|time)"
     rf"|{_RETRACTING_WORDS})\b"
     # a yes or a rule taken back in the next breath: "Sim... quer dizer, não", "Yes, actually no, we don't"
+    # (not "Opa, não há de quê!": you're welcome)
     r"|\b(?:quer dizer|ou melhor|na verdade|digo|i mean|actually|or rather|wait|oops|ops|opa)\W+(?:nao|no)"
+    r"(?!\s+ha\s+de\s+que)"
     r"(?:\s*[,.;:!]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
 
 

@@ -32,14 +32,17 @@ from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
+    ASIDE,
     CORRECTING,
     RANGE_VALUE,
     REQUESTING,
+    Reading,
     answered_question,
     asserted,
     corrected_next,
     drops_condition,
     read_sentence,
+    replaced_in_message,
     replaced_later,
     sentences,
     superseded,
@@ -142,6 +145,8 @@ _NOT_VALUE_TEXT_RE: Final = re.compile(
 #: "um item" (an article or a count); "a 1% fee" and "R$ 1" are checked.
 _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
 _PRICED: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
+#: Units of time: "1 year" is a value ("a year" reads as one too), "1 bag" may be "a bag".
+_TIMED: Final = frozenset({"minute", "hour", "day", "week", "month", "year"})
 
 
 def _claim_values(claim: str) -> set[str]:
@@ -153,7 +158,7 @@ def _claim_values(claim: str) -> set[str]:
 
 def _values_of(claimed: frozenset[str]) -> set[str]:
     """The value features of a claim's features that count as values (see `unstated_values`)."""
-    return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED)}
+    return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED | _TIMED)}
 
 
 def _unit(value: str) -> str:
@@ -225,8 +230,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
-            after = _after(split, k)
-            if features(sentence) & wanted and _reading(claim, sentence, parts[:at], after).states:
+            if features(sentence) & wanted and _reading(claim, piece, split, k, parts[:at]).states:
                 text |= features(sentence)
                 said.append(sentence)
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
@@ -292,7 +296,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             if gone:  # the business's next piece takes this one back, speaking of it
                 found = found or LIMITS["corrected"]
                 continue
-            reading = _reading(claim, sentence, parts[:at], _after(split, k))
+            reading = _reading(claim, piece, split, k, parts[:at])
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
             elif reading.states and all(_states(v, features(sentence), business=True) for v in values):
@@ -323,15 +327,28 @@ def _after(split: Sequence[str], k: int) -> str:
     return f"{after} {split[k + 2]}" if after.rstrip().endswith(":") and k + 2 < len(split) else after
 
 
-def _reading(claim: str, sentence: str, before: Sequence[Piece], after: str) -> Any:
-    """`read_sentence`, where a next sentence that corrects something takes `sentence` back
-    only when it speaks of the claim (`_corrects`): "Frete SP R$ 15. Desculpe, correção: o
-    prazo é de 3 dias úteis" still states the fee.
+def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Sequence[Piece]) -> Any:
+    """`read_sentence` of ``split[k]`` (a sentence of business `piece`), where a next
+    sentence that corrects something takes it back only when it speaks of the claim
+    (`_corrects`: "Frete SP R$ 15. Desculpe, correção: o prazo é de 3 dias úteis" still
+    states the fee), and what follows it in the message (the rest of the sentence after an
+    inline "ou melhor", "or rather"; the later sentences) takes it back when it gives the
+    claim's subject another value (`replaced_in_message`: "R$ 15, ou melhor, R$ 18").
     """
+    sentence, after = split[k], _after(split, k)
     reading = read_sentence(claim, sentence, before, after)
     if reading.why == "corrected" and not _corrects(features(claim), after):
-        return read_sentence(claim, sentence, before)
+        reading = read_sentence(claim, sentence, before)
+    later = [*_INLINE_CORRECTION.split(sentence)[1:], *split[k + 1:]]
+    if reading.states and replaced_in_message(claim, piece.speaker, later):
+        return Reading(False, "corrected")
     return reading
+
+
+#: Where a sentence corrects itself in the middle ("R$ 15, ou melhor, R$ 18"; not "ou
+#: melhor ainda", "or better still"): what follows may give the claim another value.
+_INLINE_CORRECTION: Final = re.compile(
+    r"[,;:(\u2014\u2013-]\s*(?=(?:ou melhor(?!\W+ainda)|or rather|quer dizer|digo|i mean)\b)", re.IGNORECASE)
 
 
 def _corrects(wanted: frozenset[str], text: str) -> bool:
@@ -348,7 +365,7 @@ def _corrects(wanted: frozenset[str], text: str) -> bool:
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    rest = _APOLOGY_RE.sub(" ", CORRECTING.sub(" ", folded))
+    rest = ASIDE.sub(" ", CORRECTING.sub(" ", folded))
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
@@ -370,9 +387,6 @@ _NO_JOKE_RE: Final = re.compile(r"\b(?:nao|nem) (?:e|eh|foi|era) (?:brincadeira|
 #: A word pointing back at what was said ("we don't offer that", "não fazemos isso").
 _BACK_REFERENCE_RE: Final = re.compile(r"\b(?:that|this|isso|isto|esse|essa|aquilo)\b")  # not "esta" (está)
 
-
-#: Words of an apology around a correction ("Desculpe, correção: ..."), folded: no subject.
-_APOLOGY_RE: Final = re.compile(r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my bad|opa|ops|oops)\b")
 
 
 #: A message taking back the whole message before it (folded).
