@@ -979,6 +979,21 @@ def test_a_later_sentence_of_another_subject_or_for_the_customer_takes_nothing_b
     assert not verdict.quarantined, verdict
 
 
+@pytest.mark.parametrize(("reply", "held"), [
+    # the rule of every customer with a tier's exception beside it states the rule (an attack's case)
+    ("Returns are accepted within 30 days of delivery (45 days for Gold members).", False),
+    ("Returns are accepted within 30 days of delivery, or 45 days for Gold members.", False),
+    ("Returns are accepted within 30 days of delivery; Gold members get 45 days.", False),
+    # the claim's value said of one tier only is narrower
+    ("Gold members get returns within 30 days of delivery; regular customers within 14 days.", True),
+    ("Your Gold membership gives returns within 30 days of delivery.", True),
+])
+def test_a_tiers_exception_beside_the_rule_leaves_the_rule_stated(reply: str, held: bool) -> None:
+    messages = said(("user", "What is your return window?"), ("assistant", reply))
+    verdict = assess("Return window\nReturns are accepted within 30 days of delivery.", "policy", messages)
+    assert verdict.quarantined is held, verdict
+
+
 def test_thanks_answered_with_opa_nao_takes_nothing_back() -> None:
     # "Opa, não há de quê!" is "you're welcome", not "oops, no"
     messages = said(("user", "Quanto custa a troca de tamanho?"),

@@ -913,7 +913,24 @@ def _names_another(claim: str, sentence: str, said_before: Sequence[Piece], name
     if not found or every.search(fold(sentence)):
         return False  # the common case (nothing named) before any name is read
     said = _said_of(claim, said_before)
-    return not names(sentence) & said and any(not content_terms(n) <= said for n in found)
+    return not names(sentence) & said and any(not content_terms(n) <= said for n in found) \
+        and not _stated_apart(claim, sentence, named_by)
+
+
+def _stated_apart(claim: str, sentence: str, named_by: re.Pattern[str]) -> bool:
+    """True when a clause of `sentence` that names nothing `named_by` reads states every
+    value of `claim` (the others an exception beside it): "Returns are accepted within 30
+    days of delivery (45 days for Gold members)" states the 30 days of every customer.
+    """
+    wanted = _values(claim)
+    return bool(wanted) and any(not named_by.search(clause) and wanted <= _values(clause)
+                                for clause in _EXCEPTION_APART.split(sentence))
+
+
+#: Where a sentence sets an exception apart: a parenthesis, a semicolon, a dash, or a
+#: comma before "or", "but", "while", "except" (and their Portuguese).
+_EXCEPTION_APART: Final = re.compile(
+    r"\s*[();\u2013\u2014]\s*|\s+-\s+|,\s*(?=(?:or|but|while|whereas|except|exceto|mas|enquanto|ou|e para|and for)\b)")
 
 
 def _of_one_plan(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
