@@ -986,6 +986,7 @@ def test_a_later_sentence_of_another_subject_or_for_the_customer_takes_nothing_b
     ("Returns are accepted within 30 days of delivery; Gold members get 45 days.", False),
     # the claim's value said of one tier only is narrower
     ("Gold members get returns within 30 days of delivery; regular customers within 14 days.", True),
+    ("Gold members: returns within 30 days of delivery; regular customers within 14 days.", True),
     ("Your Gold membership gives returns within 30 days of delivery.", True),
 ])
 def test_a_tiers_exception_beside_the_rule_leaves_the_rule_stated(reply: str, held: bool) -> None:

@@ -425,7 +425,8 @@ def sentences(text: str) -> list[str]:
     where it turns to what the business says: after a colon that follows two words or more
     since the last comma, and that a word rather than a price follows ("Cuidado com golpes:
     nunca pedimos sua senha"; not "Sudeste: R$ 15, Norte: R$ 40", nor in a list of fields:
-    `_fields`) and before ", but we" / ", mas hoje"
+    `_fields`, nor after a plan or branch, the scope of what follows: "Gold members: returns
+    within 30 days") and before ", but we" / ", mas hoje"
     (`_TURN`: "Gostaríamos de oferecer mais, mas hoje o Pix dá 5% de cashback").
     """
     out: list[str] = []
@@ -439,7 +440,9 @@ def sentences(text: str) -> list[str]:
             for colon in _COLON.finditer(part):  # "Cuidado com golpes: ...", not "Pix: 5%"
                 lead = part[start:colon.start()]
                 if len(lead.rsplit(",", 1)[-1].split()) >= 2 and not PAST_TIME.search(fold(lead)) \
-                        and not _SHORT_ANSWER.match(fold(part[colon.end():])):  # "Last year's sale: ..."
+                        and not _SHORT_ANSWER.match(fold(part[colon.end():])) \
+                        and not _NAMED_PLAN.search(lead) and not _NAMED_BRANCH.search(lead):
+                    # ("Last year's sale: ..."; "Gold members: ..." is the scope of what follows)
                     out.append(part[start:colon.start() + 1])
                     start = colon.end()
             out.append(part[start:])
