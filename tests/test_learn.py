@@ -488,26 +488,16 @@ def test_answers_beyond_fifty_candidates_are_dropped_as_over_limit() -> None:
     assert "over_limit" in DROP_REASONS
 
 
-def test_a_name_proposed_twice_keeps_the_later_candidate() -> None:
-    # a model that writes a rule, then the business's correction of it under the same name:
-    # the later is the business's last word (the earlier was kept, then held as taken back)
+def test_a_name_proposed_twice_keeps_the_first_candidate() -> None:
+    # the order of a model's list tells nothing of which is the business's word (an attack:
+    # keeping the later lost the supported rule 6 times for the one correction it kept)
     items = [cand("frete", "Frete grátis acima de R$ 199."), cand("other", "Other."),
-             cand("frete", "Frete grátis acima de R$ 249."), cand("frete", "")]
+             cand("frete", "Frete grátis acima de R$ 249.")]
     screened = screen(items, ["fact"])
     kept = [(c.name, c.body) for c in screened.candidates]
-    assert kept == [("other", "Other."), ("frete", "Frete grátis acima de R$ 249.")]
-    assert screened.dropped == {"duplicate": 1, "empty": 1}
-    assert "candidate 0: duplicate: a later candidate (2) has the name 'frete'" in screened.why
-
-
-def test_a_rule_corrected_in_the_turn_and_proposed_twice_is_learned_as_corrected(store) -> None:
-    messages = [{"role": "user", "content": "Tem frete grátis?"},
-                {"role": "assistant", "content": "Frete grátis acima de R$ 199. Desculpe, correção: acima de R$ 249."}]
-    model = Stub([{**cand("frete-gratis", "Frete grátis acima de R$ 199.", "Frete grátis"), "type": "policy"},
-                  {**cand("frete-gratis", "Frete grátis acima de R$ 249.", "Frete grátis"), "type": "policy"}])
-    report = learn_turn(store, AGENT, CONFIG, model, session_id="s1", turn_id="t1", messages=messages)
-    assert report.results == [("frete-gratis", "learned")]
-    assert "R$ 249" in store.get(AGENT, "frete-gratis").concept.body
+    assert kept == [("frete", "Frete grátis acima de R$ 199."), ("other", "Other.")]
+    assert screened.dropped == {"duplicate": 1}
+    assert "candidate 2: duplicate: the name 'frete' came earlier in the answer" in screened.why
 
 
 @pytest.mark.parametrize(

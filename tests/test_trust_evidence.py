@@ -952,6 +952,8 @@ def test_a_correction_takes_back_only_what_it_speaks_of(replies: list[str], clai
      "Instalação\nA taxa de instalação é R$ 120.", "Instalação\nA taxa de instalação é R$ 150."),
     ("The warranty is 1 year. Sorry, I meant the warranty is 2 years.",
      "Warranty\nThe warranty is 1 year.", "Warranty\nThe warranty is 2 years."),
+    ("O frete custa R$ 15, quer dizer, R$ 18 para todo o Brasil.",
+     "Frete\nO frete custa R$ 15 para todo o Brasil.", "Frete\nO frete custa R$ 18 para todo o Brasil."),
 ])
 def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_back(
         reply: str, old: str, new: str) -> None:
@@ -967,6 +969,13 @@ def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_b
     ("Frete grátis acima de R$ 199. Abaixo disso, R$ 15.", "Frete grátis\nFrete grátis acima de R$ 199."),
     ("Shipping is $5 on all orders. Express shipping is $15.", "Shipping fee\nShipping is $5 on all orders."),
     ("A loja D abre às 9h. A loja A abre às 10h.", "Horário da loja D\nA loja D abre às 9h."),
+    # an attack's rows after an excuse: a day, a quantity, a plan's length, the customer's total
+    ("We're open 9 am to 6 pm. Actually, on Fridays we're open until 9 pm.", "Hours\nWe're open 9 am to 6 pm."),
+    ("O kit com 2 unidades custa R$ 50. Opa, o kit com 3 unidades custa R$ 70.",
+     "Kit\nO kit com 2 unidades custa R$ 50."),
+    ("The 1-year plan is $99. Sorry, the 2-year plan is $179.", "Plan\nThe 1-year plan is $99."),
+    ("Shipping is $5 on all orders. Sorry, the total for your order is $45, shipping included.",
+     "Shipping fee\nShipping is $5 on all orders."),
     ("On Saturdays the store is open from 9 am to 1 pm. On Sundays the store is open from 10 am to 4 pm.",
      "Saturday hours\nOn Saturdays the store is open from 9 am to 1 pm."),
     ("O frete é grátis, ou melhor ainda: grátis e com 10% de desconto na próxima compra.",

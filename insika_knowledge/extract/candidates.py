@@ -15,8 +15,7 @@ A dropped candidate is counted under one reason (the first that applies):
   ``evidence`` (optional) is not a list of at most `EVIDENCE_MAX` quotes of text;
 - ``empty``: name, description or body is blank;
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
-- ``duplicate``: a later candidate of the same answer has the same name (the last is
-  kept: a model lists a rule, then the business's correction of it, in turn order).
+- ``duplicate``: the same name appeared earlier in the same answer.
 
 Survivors are redacted for credentials (``<SECRET>``, counted as ``secret``) and personal
 data (name, description and body), and their body
@@ -82,29 +81,26 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
             left as they are.
 
     Returns:
-        The survivors in answer order (of a name proposed twice, the last) and the
-        per-reason drop counts (see module doc).
+        The survivors in answer order and the per-reason drop counts (see module doc).
     """
     allowed = set(allowed_types)
     out = Screened()
-    judged: list[tuple[int, str, Candidate | None]] = []
+    seen: set[str] = set()
     for index, item in enumerate(items):
         out.proposed += 1
         if index >= MAX_CANDIDATES:
-            judged.append((index, f"over_limit: only the first {MAX_CANDIDATES} are judged", None))
+            out.dropped["over_limit"] += 1
+            out.why.append(f"candidate {index}: over_limit: only the first {MAX_CANDIDATES} are judged")
             continue
-        judged.append((index, *_judge(item, allowed, out.redacted, keep)))
-    # a name proposed twice keeps its last candidate: a model lists what the turn said in
-    # order, so the later is the business's last word (a rule, then its correction)
-    last = {candidate.name: index for index, _, candidate in judged if candidate is not None}
-    for index, reason, candidate in judged:
-        if candidate is not None and last[candidate.name] != index:
-            later = last[candidate.name]
-            reason, candidate = f"duplicate: a later candidate ({later}) has the name {candidate.name!r}", None
+        reason, candidate = _judge(item, allowed, out.redacted, keep)
+        if candidate is not None and candidate.name in seen:
+            reason, candidate = f"duplicate: the name {candidate.name!r} came earlier in the answer", None
         if candidate is None:
-            out.dropped[reason.split(":", 1)[0]] += 1
+            kind = reason.split(":", 1)[0]
+            out.dropped[kind] += 1
             out.why.append(f"candidate {index}: {reason}")
             continue
+        seen.add(candidate.name)
         out.candidates.append(candidate)
     return out
 

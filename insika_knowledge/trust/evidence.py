@@ -1554,24 +1554,43 @@ def _another_value(claim: str, speaker: str, sentence: str, *, others: int) -> b
 
 def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
     """True when one of `later` (what follows a sentence in the same business message)
-    gives one of the claim's units another value and none of its values, naming nothing
-    the claim does not (correction words and asides such as "sorry", "actually" aside),
-    and opens by correcting or excusing itself: the message corrects itself ("Shipping is $5
-    on all orders. Actually, shipping is $7 on all orders."; "R$ 15, ou melhor, R$ 18").
-    Rows of one message do not open so, and their subjects may differ in what no content
-    word tells ("A loja D ... A loja A ...", Saturdays and Sundays, from Rio to São Paulo);
-    a value worked out for the customer is no correction ("Para você, R$ 30": `_APPLIED`).
+    opens by correcting or excusing itself (`_opens_correcting`) and gives the claim
+    another value for exactly one of its own (`_one_value_replaced`): the message corrects
+    itself ("Shipping is $5 on all orders. Actually, shipping is $7 on all orders."; "R$
+    15, ou melhor, R$ 18"). A row of another subject names it in words ("Express shipping
+    is $15") or in values and days the claim lacks ("Actually, on Fridays we're open until
+    9 pm", "Opa, o kit com 3 unidades custa R$ 70", "Sorry, the 2-year plan is $179"); a
+    value worked out for the customer is no correction ("Para você, R$ 30": `_APPLIED`).
     """
     if not _values(claim):
         return False
-    return any(_opens_correcting(text) and _another_value(claim, speaker, text, others=0)
+    return any(_opens_correcting(text) and _one_value_replaced(claim, speaker, text)
                and not _APPLIED.search(fold(text)) for text in later)
 
 
+def _one_value_replaced(claim: str, speaker: str, text: str) -> bool:
+    """True when `text` holds exactly one value the claim does not, of the unit of a claim
+    value it leaves out, no other value or day the claim lacks, and no content word the
+    claim lacks (correction words and asides aside).
+    """
+    ours, theirs = _values(claim), _values(text)
+    new, gone = theirs - ours, ours - theirs
+    if len(new) != 1 or not gone or not _other_values(claim, [(speaker, text)]):
+        return False
+    said = content_terms(_RESTATING.sub(" ", ASIDE.sub(" ", CORRECTING.sub(" ", fold(text)))))
+    return not {t for t in said - content_terms(claim) if not t.startswith(("m:", "d:"))}
+
+
 def _opens_correcting(text: str) -> bool:
-    """True when `text` opens with a correction or an excuse ("Sorry, ...", "Actually, ...")."""
+    """True when `text` opens with a correction or an excuse ("Sorry, ...", "Actually, ...",
+    an inline "digo", "I mean").
+    """
     opening = fold(text).lstrip(" \t\n")[:_OPENING_CHARS]
-    return bool(CORRECTING.search(opening) or ASIDE.search(opening))
+    return bool(CORRECTING.search(opening) or ASIDE.search(opening) or _RESTATING.match(opening.lstrip(" ,;:-")))
+
+
+#: Words that open a restatement inside a sentence ("R$ 15, digo, R$ 18"), folded.
+_RESTATING: Final = re.compile(r"\b(?:digo|quer dizer|i mean|ou seja|that is)\b")
 
 
 def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
@@ -1599,10 +1618,12 @@ def replaced_later(parts: Sequence[Piece], index: int, claim: str) -> bool:
 #: months, your fee would be $80", "no seu caso, a taxa ficaria em R$ 80"), folded: a value
 #: worked out from the rule, which takes nothing back.
 _APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria|for you|in your case|para voce|pra voce"
-                             r"|no seu caso|no teu caso)\b")
+                             r"|no seu caso|no teu caso|total|your order|seu pedido|sua compra|entao)\b")
 #: Words around a correction that name nothing (folded): an apology, "actually", "na verdade".
-ASIDE: Final = re.compile(r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my bad|opa|ops|oops|actually|in fact"
-                          r"|na verdade|de fato)\b")
+ASIDE: Final = re.compile(
+    r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my apologies|my bad|opa|ops|oops|whoops|actually|in fact"
+    r"|na verdade|de fato|na real|foi mal|erro meu|erro de digitacao"
+    r"|(?:for|pela|pelo|sorry for) (?:the |a |o |my )?(?:confusion|confusao|erro|engano|mistake|typo))\b")
 
 
 def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
