@@ -488,6 +488,15 @@ def test_answers_beyond_fifty_candidates_are_dropped_as_over_limit() -> None:
     assert "over_limit" in DROP_REASONS
 
 
+@pytest.mark.parametrize("blank", ["\u200b\u2063", "\u200b\u200b", " \u00ad\ufeff "])
+def test_a_field_of_invisible_characters_only_is_empty(blank: str) -> None:
+    # an attack: a body of zero-width characters passed str.strip and was learned, invisible
+    for key in ("name", "description", "body"):
+        item = {**cand("frete", "O frete custa R$ 15."), key: blank}
+        screened = screen([item], ["fact"])
+        assert screened.candidates == [] and screened.dropped == {"empty": 1}, (key, screened.why)
+
+
 def test_a_name_proposed_twice_keeps_the_first_candidate() -> None:
     # the order of a model's list tells nothing of which is the business's word (an attack:
     # keeping the later lost the supported rule 6 times for the one correction it kept)

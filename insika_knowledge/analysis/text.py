@@ -85,8 +85,8 @@ def fold(text: str) -> str:
 
 
 #: Characters that show nothing inside a word (zero-width space and joiners, word joiner,
-#: soft hyphen, byte-order mark): "corre\u200bção" is "correção" to a reader.
-INVISIBLE: Final = re.compile("[\u00ad\u180e\u200b-\u200d\u2060\ufeff]")
+#: invisible operators, soft hyphen, byte-order mark): "corre\u200bção" is "correção" to a reader.
+INVISIBLE: Final = re.compile("[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 
 
 _EN: Final = Stemmer.Stemmer("english")

@@ -13,7 +13,7 @@ A dropped candidate is counted under one reason (the first that applies):
   as UTF-8 (a lone surrogate), the body has a ``## Contradiction`` heading (in any of
   the spellings a markdown renderer shows as one), the name cannot be made a slug, or
   ``evidence`` (optional) is not a list of at most `EVIDENCE_MAX` quotes of text;
-- ``empty``: name, description or body is blank;
+- ``empty``: name, description or body is blank (or shows nothing: zero-width characters only);
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
 - ``duplicate``: the same name appeared earlier in the same answer.
 
@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from insika_knowledge.analysis.text import INVISIBLE
 from insika_knowledge.candidate import EVIDENCE_MAX, MODEL_BODY_MAX, QUOTE_MAX, Candidate
 from insika_knowledge.concept import (
     CONCEPT_TYPES,
@@ -143,7 +144,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     unpaired = [k for k in MODEL_KEYS if surrogate_in(item[k])]
     if unpaired:  # cannot be stored as UTF-8
         return f"invalid: {_listed(unpaired)} holds an unpaired surrogate (not storable as UTF-8)", None
-    blank = [k for k in ("name", "description", "body") if not item[k].strip()]
+    blank = [k for k in ("name", "description", "body") if not INVISIBLE.sub("", item[k]).strip()]  # "\u200b"
     if blank:
         return f"empty: {_listed(blank)}", None
     ctype = item["type"].strip().lower()
