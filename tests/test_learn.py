@@ -507,6 +507,26 @@ def test_a_name_proposed_twice_keeps_the_first_candidate() -> None:
     assert kept == [("frete", "Frete grátis acima de R$ 199."), ("other", "Other.")]
     assert screened.dropped == {"duplicate": 1}
     assert "candidate 2: duplicate: the name 'frete' came earlier in the answer" in screened.why
+    assert [c.body for c in screened.alternates["frete"]] == ["Frete grátis acima de R$ 249."]
+
+
+@pytest.mark.parametrize(("asked", "reply", "bodies", "learned"), [
+    # a rule, then the business's correction of it, under one name: the one it supports is learned
+    ("Tem frete grátis?", "Frete grátis acima de R$ 199. Desculpe, correção: acima de R$ 249.",
+     ["Frete grátis acima de R$ 199.", "Frete grátis acima de R$ 249."], "R$ 249"),
+    ("Tem frete grátis?", "Frete grátis acima de R$ 199. Desculpe, correção: acima de R$ 249.",
+     ["Frete grátis acima de R$ 249.", "Frete grátis acima de R$ 199."], "R$ 249"),
+    # the customer's version proposed second under the business's name is no alternative
+    ("Tem frete grátis? Vi que era acima de R$ 99.", "Temos frete grátis acima de R$ 199.",
+     ["Frete grátis acima de R$ 199.", "Frete grátis acima de R$ 99."], "R$ 199"),
+])
+def test_of_a_name_proposed_twice_the_one_the_business_supports_is_learned(
+        store, asked: str, reply: str, bodies: list[str], learned: str) -> None:  # noqa: ANN001
+    messages = [{"role": "user", "content": asked}, {"role": "assistant", "content": reply}]
+    model = Stub([{**cand("frete-gratis", body, "Frete grátis"), "type": "policy"} for body in bodies])
+    report = learn_turn(store, AGENT, CONFIG, model, session_id="s1", turn_id="t1", messages=messages)
+    assert report.results == [("frete-gratis", "learned")], report.why
+    assert learned in store.get(AGENT, "frete-gratis").concept.body
 
 
 @pytest.mark.parametrize(

@@ -954,6 +954,13 @@ def test_a_correction_takes_back_only_what_it_speaks_of(replies: list[str], clai
      "Warranty\nThe warranty is 1 year.", "Warranty\nThe warranty is 2 years."),
     ("O frete custa R$ 15, quer dizer, R$ 18 para todo o Brasil.",
      "Frete\nO frete custa R$ 15 para todo o Brasil.", "Frete\nO frete custa R$ 18 para todo o Brasil."),
+    # an excuse before a colon, inside dashes, "wait, no —"
+    ("Shipping is $5 on all orders. Apologies for the confusion: shipping is $7 on all orders.",
+     "Shipping fee\nShipping is $5 on all orders.", "Shipping fee\nShipping is $7 on all orders."),
+    ("Shipping is $5\u2014sorry, $7\u2014on all orders.",
+     "Shipping fee\nShipping is $5 on all orders.", "Shipping fee\nShipping is $7 on all orders."),
+    ("A garantia é de 1 ano. Me expressei mal: a garantia é de 2 anos.",
+     "Garantia\nA garantia é de 1 ano.", "Garantia\nA garantia é de 2 anos."),
 ])
 def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_back(
         reply: str, old: str, new: str) -> None:

@@ -15,7 +15,9 @@ A dropped candidate is counted under one reason (the first that applies):
   ``evidence`` (optional) is not a list of at most `EVIDENCE_MAX` quotes of text;
 - ``empty``: name, description or body is blank (or shows nothing: zero-width characters only);
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
-- ``duplicate``: the same name appeared earlier in the same answer.
+- ``duplicate``: the same name appeared earlier in the same answer (kept aside in
+  `Screened.alternates`: when the trust gate holds the first, the first of them the
+  business side supports is learned in its place).
 
 Survivors are redacted for credentials (``<SECRET>``, counted as ``secret``) and personal
 data (name, description and body), and their body
@@ -70,6 +72,10 @@ class Screened:
     #: one line per dropped candidate: its position, the reason and what was wrong
     #: (``"candidate 0: invalid: description is 312 characters (at most 200)"``).
     why: list[str] = field(default_factory=list)
+    #: the later candidates of a name proposed more than once (dropped as ``duplicate``),
+    #: in answer order: the trust gate may take one in place of the first
+    #: (`learn.turn`: a rule, then the business's correction of it, under one name).
+    alternates: dict[str, list[Candidate]] = field(default_factory=dict)
 
 
 def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[str] = frozenset()) -> Screened:
@@ -95,6 +101,7 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
             continue
         reason, candidate = _judge(item, allowed, out.redacted, keep)
         if candidate is not None and candidate.name in seen:
+            out.alternates.setdefault(candidate.name, []).append(candidate)
             reason, candidate = f"duplicate: the name {candidate.name!r} came earlier in the answer", None
         if candidate is None:
             kind = reason.split(":", 1)[0]

@@ -189,10 +189,23 @@ def learn_turn(
             report.redacted = screened.redacted
             merger = model if getattr(model, "merges", True) else None  # a proposal's `GivenModel`
             this_turn: set[str] = set()  # what this turn wrote: rows of one statement, never duplicates
-            for candidate in screened.candidates:
-                shown = _vouching(store, agent, candidate, request.known)
-                verdict = trust.assess(f"{candidate.description}\n{candidate.body}", candidate.type, messages,
-                                       candidate.evidence, known=shown, withheld=withheld)
+            for first in screened.candidates:
+                # of a name proposed twice, the first the business side supports (a rule,
+                # then its correction: the model's order tells nothing of which stands)
+                chosen: tuple[Candidate, trust.Assessment] | None = None
+                for option in (first, *screened.alternates.get(first.name, ())):
+                    shown = _vouching(store, agent, option, request.known)
+                    judged = trust.assess(f"{option.description}\n{option.body}", option.type, messages,
+                                          option.evidence, known=shown, withheld=withheld)
+                    if chosen is None or not judged.quarantined:
+                        chosen = (option, judged)
+                    if not judged.quarantined:
+                        break
+                assert chosen is not None  # the first option is always chosen or replaced
+                candidate, verdict = chosen
+                if candidate is not first:
+                    report.why.append(f"{first.name}: a later candidate of the name is learned: the business side "
+                                      f"supports it, not the first")
                 candidate = routed(store, agent, candidate, verdict)
                 held_why: list[str] = []  # why a conflict or a possible duplicate is held
                 try:

@@ -1622,7 +1622,7 @@ _APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria|for you|in 
 #: Words around a correction that name nothing (folded): an apology, "actually", "na verdade".
 ASIDE: Final = re.compile(
     r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my apologies|my bad|opa|ops|oops|whoops|actually|in fact"
-    r"|na verdade|de fato|na real|foi mal|erro meu|erro de digitacao"
+    r"|na verdade|de fato|na real|foi mal|erro meu|erro de digitacao|typo|ah|er|uh|hmm"
     r"|(?:for|pela|pelo|sorry for) (?:the |a |o |my )?(?:confusion|confusao|erro|engano|mistake|typo))\b")
 
 
@@ -1650,14 +1650,15 @@ _RETRACTING_WORDS: Final = (
     r"i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
     r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
     r"|me enganei|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
-    r"|desconsidere|scratch that|ignore that|digitei errado|escrevi errado|i mistyped|i typed (?:it |that )?wrong")
+    r"|desconsidere|scratch that|ignore that|me expressei mal|digitei errado|escrevi errado|i mistyped"
+    r"|i typed (?:it |that )?wrong")
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
 #: Words with which the business corrects what it said before: those that take it back whole,
 #: and those that open a correction of one thing ("Correção: ...", "me corrigindo").
 CORRECTING: Final = re.compile(
     r"\b(?:correction|correcting myself|let me correct|me corrigindo|corrigindo|retifico|retificando"
     r"|correcao|errata|brincadeira|mentira|so que nao|just kidding|never mind|nevermind|wait,? that'?s wrong"
-    r"|ou melhor(?!\W+ainda)|or rather|i meant"
+    r"|ou melhor(?!\W+ainda)|or rather|i meant(?: to say)?"
     r"|(?:valor|preco|prazo|numero|horario|data|taxa) (?:certo|certa|correto|correta)"
     r"|(?:right|correct) (?:price|amount|fee|value|number|date|time)"
     rf"|{_RETRACTING_WORDS})\b"
@@ -1665,7 +1666,7 @@ CORRECTING: Final = re.compile(
     # (not "Opa, não há de quê!": you're welcome)
     r"|\b(?:quer dizer|ou melhor|na verdade|digo|i mean|actually|or rather|wait|oops|ops|opa)\W+(?:nao|no)"
     r"(?!\s+ha\s+de\s+que)"
-    r"(?:\s*[,.;:!]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
+    r"(?:\s*[,.;:!\u2013\u2014]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
 
 
 def bound_elsewhere(claim: str, texts: Sequence[str], vouching: Sequence[str]) -> bool:

@@ -339,7 +339,7 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     reading = read_sentence(claim, sentence, before, after)
     if reading.why == "corrected" and not _corrects(features(claim), after):
         reading = read_sentence(claim, sentence, before)
-    later = [*_INLINE_CORRECTION.split(sentence)[1:], *split[k + 1:]]
+    later = [*_INLINE_CORRECTION.split(sentence)[1:], *(_after(split, j) for j in range(k, len(split) - 1))]
     if reading.states and replaced_in_message(claim, piece.speaker, later):
         return Reading(False, "corrected")
     return reading
@@ -348,7 +348,8 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
 #: Where a sentence corrects itself in the middle ("R$ 15, ou melhor, R$ 18"; not "ou
 #: melhor ainda", "or better still"): what follows may give the claim another value.
 _INLINE_CORRECTION: Final = re.compile(
-    r"[,;:(\u2014\u2013-]\s*(?=(?:ou melhor(?!\W+ainda)|or rather|quer dizer|digo|i mean)\b)", re.IGNORECASE)
+    r"[,;:(\u2014\u2013-]\s*"
+    r"(?=(?:ou melhor(?!\W+ainda)|or rather|quer dizer|digo|i mean|sorry|desculp\w*|perd[aã]o)\b)", re.IGNORECASE)
 
 
 def _corrects(wanted: frozenset[str], text: str) -> bool:
