@@ -102,6 +102,17 @@ def test_folding_leaves_no_capital_and_no_accent(raw: str, folded: str) -> None:
     assert fold(raw) == folded
 
 
+@pytest.mark.parametrize(("raw", "folded"), [
+    # what a reader sees: a zero-width character is nothing, a fraction its decimal, a
+    # footnote mark no digit of the price (compatibility decomposition read "1½" as 11⁄2
+    # and "R$ 199¹" as R$ 1991)
+    ("corre\u200bção", "correcao"), ("grá\u00adtis", "gratis"), ("leva 1½ hora", "leva 1.5 hora"),
+    ("¾ kg", "0.75 kg"), ("acima de R$ 199¹.", "acima de r$ 199."), ("50 m²", "50 m2"),
+])
+def test_folding_reads_figures_and_invisible_characters_as_a_reader_does(raw: str, folded: str) -> None:
+    assert fold(raw) == folded
+
+
 def test_the_analysis_version_is_a_positive_whole_number() -> None:
     assert isinstance(text.ANALYSIS_VERSION, int) and text.ANALYSIS_VERSION >= 2
 

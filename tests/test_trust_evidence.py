@@ -1011,6 +1011,18 @@ def test_a_tiers_exception_beside_the_rule_leaves_the_rule_stated(reply: str, he
     assert verdict.quarantined is held, verdict
 
 
+@pytest.mark.parametrize(("reply", "wrong", "right"), [
+    ("Frete grátis acima de R$ 199\u00b9. \u00b9Exceto região Norte.",
+     "Frete grátis\nFrete grátis acima de R$ 1991.", "Frete grátis\nFrete grátis acima de R$ 199."),
+    ("A entrega expressa leva 1\u00bd hora.", "Expressa\nA entrega expressa leva 11 horas.",
+     "Expressa\nA entrega expressa leva 1,5 hora."),
+])
+def test_a_footnote_mark_or_a_fraction_is_no_digit_of_the_value(reply: str, wrong: str, right: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    assert assess(wrong, "policy", messages).quarantined
+    assert not assess(right, "policy", messages).quarantined, assess(right, "policy", messages)
+
+
 def test_thanks_answered_with_opa_nao_takes_nothing_back() -> None:
     # "Opa, não há de quê!" is "you're welcome", not "oops, no"
     messages = said(("user", "Quanto custa a troca de tamanho?"),

@@ -66,6 +66,7 @@ from insika_knowledge.analysis.text import (
     STOP_WORDS,
     fold,
     negation_count,
+    plain_figures,
     stem,
     stem_portuguese,
     text_language,
@@ -556,7 +557,7 @@ def _prepare(text: str) -> str:
     enumerators read as order words (`_enumerated`).
     """
     if not text.isascii():  # "Ⓓ", "Ｄ" are the letter D to a reader (and to the name readers below)
-        text = unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
+        text = unicodedata.normalize("NFKC", plain_figures(INVISIBLE.sub("", text)))
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if ")" in text or "." in text or ":" in text or "-" in text:
         text = _enumerated(text)

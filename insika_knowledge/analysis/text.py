@@ -80,8 +80,26 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", INVISIBLE.sub("", text))
+    decomposed = unicodedata.normalize("NFKD", plain_figures(INVISIBLE.sub("", text)))
     return _COMBINING.sub("", unicodedata.normalize("NFKD", decomposed.casefold()))
+
+
+def plain_figures(text: str) -> str:
+    """`text` with a vulgar fraction written as its decimal ("1½" -> "1.5", "¾" -> "0.75")
+    and a superscript figure glued to a number dropped (a footnote mark: "R$ 199¹" ->
+    "R$ 199"): compatibility decomposition would glue their digits to the number ("11⁄2",
+    "1991"). A superscript that follows a letter stays ("m²").
+    """
+    if not _FIGURE_HINT.search(text):
+        return text
+    text = _FOOTNOTE_RE.sub("", text)
+    return _VULGAR_RE.sub(lambda m: f"{m[1] or '0'}{_FRACTIONS[m[2]]}", text)
+
+
+_FRACTIONS: Final = {"\u00bd": ".5", "\u00bc": ".25", "\u00be": ".75"}
+_FIGURE_HINT: Final = re.compile("[\u00b9\u00b2\u00b3\u2070\u2074-\u2079\u00bd\u00bc\u00be]")
+_FOOTNOTE_RE: Final = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+")
+_VULGAR_RE: Final = re.compile("(\\d?)([\u00bd\u00bc\u00be])")
 
 
 #: Characters that show nothing inside a word (zero-width space and joiners, word joiner,
