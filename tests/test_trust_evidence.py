@@ -1023,6 +1023,16 @@ def test_a_footnote_mark_or_a_fraction_is_no_digit_of_the_value(reply: str, wron
     assert not assess(right, "policy", messages).quarantined, assess(right, "policy", messages)
 
 
+@pytest.mark.parametrize(("reply", "claim"), [
+    ("Respondemos em até 24 horas.", "Prazo de resposta\nRespondemos em até 1 dia."),
+    ("Returns are accepted within 2 weeks.", "Return window\nReturns are accepted within 14 days."),
+])
+def test_a_duration_said_in_another_unit_supports_the_claim(reply: str, claim: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(claim, "policy", messages)
+    assert "agent" in verdict.supported_by and not verdict.quarantined, verdict
+
+
 def test_thanks_answered_with_opa_nao_takes_nothing_back() -> None:
     # "Opa, não há de quê!" is "you're welcome", not "oops, no"
     messages = said(("user", "Quanto custa a troca de tamanho?"),

@@ -235,6 +235,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 said.append(sentence)
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
             text = text | {t for t in wanted if _bare(t) in text}
+        durations = {same_duration(t) for t in text if t.startswith("m:")}  # "24 horas" says "1 dia"
+        text = text | {t for t in numbers if t.startswith("m:") and same_duration(t) in durations}
         have = text & wanted
         novel = have if asked else have - said_by_customer
         brings = (novel & numbers) or len(novel) / len(wanted) >= MIN_NOVELTY
