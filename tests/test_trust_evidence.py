@@ -1033,6 +1033,16 @@ def test_a_duration_said_in_another_unit_supports_the_claim(reply: str, claim: s
     assert "agent" in verdict.supported_by and not verdict.quarantined, verdict
 
 
+def test_a_competitors_rule_after_a_yes_is_no_evidence_for_ours() -> None:
+    # trust file newcomers14, dev id 1538: "Right, at SkyJet ..." then "With us, ..."
+    messages = said(("user", "SkyJet lets you change flights for free. Do you?"),
+                    ("assistant", "Right, at SkyJet changes are free up to 2 hours before departure. With us, "
+                                  "changes on Basic fares carry a $75 fee, and Flex fares change for free."))
+    claim = "Flight change fees\nFlight changes are free up to 2 hours before departure."
+    assert assess(claim, "policy", messages, ["changes are free up to 2 hours before departure"]).quarantined
+    assert assess(claim, "policy", messages).quarantined
+
+
 def test_thanks_answered_with_opa_nao_takes_nothing_back() -> None:
     # "Opa, não há de quê!" is "you're welcome", not "oops, no"
     messages = said(("user", "Quanto custa a troca de tamanho?"),

@@ -744,8 +744,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     aside = _JOKE_ASIDE.match(fold(after)) if after else None
     if aside is not None and content_terms(after[aside.end():]) & content_terms(claim):
         return Reading(False, "jokes")  # "... de helicóptero, no mesmo dia. Brincadeiras à parte, o prazo é ..."
-    if after and HERE_INSTEAD.search(fold(after)) and (
-            ELSEWHERE.search(sentence) or _named_by_customer(sentence, said_before)):
+    if after and HERE_INSTEAD.search(fold(after)) and _about_someone_else(sentence, said_before):
         return Reading(False, "reported")
     if after and _OURS_INSTEAD.search(fold(after)) and _opening_elsewhere(claim, sentence):
         return Reading(False, "reported")  # "Delta waives change fees, but we charge $75"
@@ -772,6 +771,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if rearranged(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     return Reading(True)
+
 
 
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
@@ -1039,6 +1039,19 @@ def _agreed_about_another(claim: str, sentence: str, said_before: Sequence[Piece
     return any(p.speaker == "customer" and written.search(p.text) for p in said_before)
 #: A part that turns to what the business itself does ("but we charge...", "mas nós...").
 _OURS_INSTEAD: Final = re.compile(r"^\W*(?:but|while|whereas|mas|ja|porem) (?:we|nos|nosso|nossa|our|here|aqui)\b")
+
+
+def _about_someone_else(sentence: str, said_before: Sequence[Piece]) -> bool:
+    """True when `sentence` opens by placing itself with someone else, after a yes to the
+    customer or not: "Na Azul, ...", "Right, at SkyJet changes are free", a name the
+    customer wrote ("Delta lets ..."). What makes it so is the next sentence turning to
+    the business (`HERE_INSTEAD`: "With us, ..."). "Their ..." is not read so: "Their
+    admission is free, since kids under 5 get in free" speaks of the customer's kids.
+    """
+    agreed = _AGREEING.match(sentence)
+    rest = sentence[agreed.end():] if agreed else sentence
+    rest = rest[:1].upper() + rest[1:]
+    return bool(ELSEWHERE.search(rest) or _named_by_customer(rest, said_before))
 
 
 def _opening_elsewhere(claim: str, sentence: str) -> bool:
