@@ -497,6 +497,13 @@ def test_a_field_of_invisible_characters_only_is_empty(blank: str) -> None:
         assert screened.candidates == [] and screened.dropped == {"empty": 1}, (key, screened.why)
 
 
+def test_a_key_that_is_no_text_drops_its_candidate_and_not_the_turn() -> None:
+    # a newcomer's case: {1: "x"} raised a TypeError that lost every candidate of the answer
+    screened = screen([{**cand("frete", "O frete custa R$ 15."), 1: "x"}, cand("prazo", "Prazo de 3 dias.")], ["fact"])
+    assert [c.name for c in screened.candidates] == ["prazo"]
+    assert screened.dropped == {"unknown_key": 1} and "unknown_key: 1 " in screened.why[0]
+
+
 def test_a_name_proposed_twice_keeps_the_first_candidate() -> None:
     # the order of a model's list tells nothing of which is the business's word (an attack:
     # keeping the later lost the supported rule 6 times for the one correction it kept)
@@ -506,7 +513,7 @@ def test_a_name_proposed_twice_keeps_the_first_candidate() -> None:
     kept = [(c.name, c.body) for c in screened.candidates]
     assert kept == [("frete", "Frete grátis acima de R$ 199."), ("other", "Other.")]
     assert screened.dropped == {"duplicate": 1}
-    assert "candidate 2: duplicate: the name 'frete' came earlier in the answer" in screened.why
+    assert screened.why[0].startswith("candidate 2: duplicate: the name 'frete' came earlier in the answer")
     assert [c.body for c in screened.alternates["frete"]] == ["Frete grátis acima de R$ 249."]
 
 

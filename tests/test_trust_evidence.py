@@ -1043,6 +1043,31 @@ def test_a_competitors_rule_after_a_yes_is_no_evidence_for_ours() -> None:
     assert assess(claim, "policy", messages).quarantined
 
 
+@pytest.mark.parametrize("reply", [
+    # a newcomer's refusals, learned and served as the store's rule
+    "Esse desconto de 20% no Pix não existe.",
+    "Quem disse que a loja dá 20% de desconto no Pix se enganou.",
+    "That 20% Pix discount doesn't exist.",
+    "Whoever told you we give 20% off on Pix was wrong.",
+])
+def test_saying_the_claim_does_not_exist_or_was_wrong_is_a_refusal(reply: str) -> None:
+    messages = said(("user", "Vocês dão 20% de desconto no Pix?"), ("assistant", reply))
+    claim = "Pagamentos no Pix têm 20% de desconto.\nA loja dá 20% de desconto para pagamentos no Pix."
+    verdict = assess(claim, "policy", messages)
+    assert verdict.quarantined and "agent" not in verdict.supported_by, verdict
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    # a rule that itself speaks of a mistake, or says something does not exist, is stated
+    ("Se o cliente se enganou no endereço, corrigimos sem custo antes do envio.",
+     "Endereço\nSe o cliente se enganou no endereço, corrigimos sem custo antes do envio."),
+    ("There is no such thing as a restocking fee here: returns are free.", "Returns\nReturns are free."),
+])
+def test_a_rule_beside_a_denial_of_something_else_is_stated(reply: str, claim: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    assert not assess(claim, "policy", messages).quarantined
+
+
 def test_thanks_answered_with_opa_nao_takes_nothing_back() -> None:
     # "Opa, não há de quê!" is "you're welcome", not "oops, no"
     messages = said(("user", "Quanto custa a troca de tamanho?"),

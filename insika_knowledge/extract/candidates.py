@@ -102,7 +102,8 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
         reason, candidate = _judge(item, allowed, out.redacted, keep)
         if candidate is not None and candidate.name in seen:
             out.alternates.setdefault(candidate.name, []).append(candidate)
-            reason, candidate = f"duplicate: the name {candidate.name!r} came earlier in the answer", None
+            reason, candidate = (f"duplicate: the name {candidate.name!r} came earlier in the answer (kept "
+                                 "aside: learned in its place if the trust gate holds the earlier)"), None
         if candidate is None:
             kind = reason.split(":", 1)[0]
             out.dropped[kind] += 1
@@ -201,7 +202,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
 
 def _listed(keys: Iterable[str]) -> str:
     """`keys` sorted, joined with ", " (for a drop's reason)."""
-    return ", ".join(sorted(keys))
+    return ", ".join(sorted(map(str, keys)))  # a key may be no text: {1: "x"}
 
 
 def _evidence(value: Any) -> tuple[str, ...] | None | str:

@@ -561,12 +561,33 @@ def turns_down(claim: str, sentence: str) -> bool:
     folded = fold(sentence)
     if REQUESTING.search(folded):
         return False  # the agent asks the customer for something: it turns nothing down
-    if _off_statement(claim, folded):
+    if _off_statement(claim, folded) or denies(claim, folded):
         return True
     theirs, ours = _sides(sentence), _sides(claim)
     shared = [term for term in ours if term in theirs]
     opposite = sum(theirs[term] != ours[term] for term in shared)
     return opposite > 0 and 2 * opposite >= len(shared)
+
+
+def denies(claim: str, folded: str) -> bool:
+    """True when folded business sentence `folded` says what it speaks of does not exist
+    or is not true ("Esse desconto de 20% no Pix não existe", "That discount doesn't
+    exist", "isn't real", "no such discount"), or that whoever said it was wrong ("Quem
+    disse que a loja dá 20% no Pix se enganou", "Whoever told you ... was wrong"), and the
+    claim says no such thing itself.
+    """
+    found = _DENIES.search(folded) or (_SAID_WRONG.search(folded) and _WHO_SAID.search(folded))
+    return bool(found) and not (_DENIES.search(fold(claim)) or _SAID_WRONG.search(fold(claim)))
+
+
+#: Words saying a thing does not exist or is not true (folded).
+_DENIES: Final = re.compile(
+    r"\b(?:nao|nunca) (?:existe|existem|existiu|e real|e verdade|procede)\b"
+    r"|\b(?:doesn'?t|does not|don'?t|do not|never|no longer) exists?\b|\bnever existed\b"
+    r"|\b(?:is|are)(?:n'?t| not) (?:real|true|a thing)\b|\bno such\b")
+#: Someone was wrong, and who said it (folded): "quem disse ... se enganou".
+_SAID_WRONG: Final = re.compile(r"\b(?:se enganou|se enganaram|estava errad[oa]|(?:was|were) (?:wrong|mistaken))\b")
+_WHO_SAID: Final = re.compile(r"\b(?:quem|who|whoever|whatever) (?:\w+ ){0,2}(?:disse|falou|informou|told|said)\b")
 
 
 def _off_statement(claim: str, folded: str) -> str:
@@ -756,6 +777,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     off = _off_statement(claim, folded)
     if off:
         return Reading(False, off)
+    if denies(claim, folded):
+        return Reading(False, "contradicts")  # "Esse desconto de 20% no Pix não existe"
     why = limited(claim, folded)
     if why:
         return Reading(False, why)
