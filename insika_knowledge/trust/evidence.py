@@ -796,7 +796,6 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     return Reading(True)
 
 
-
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
 #: "Jokes aside, ..."), folded: the sentence before it was one, when what follows the
 #: opener speaks of the claim's subject (not "Jokes aside, let me know if you need

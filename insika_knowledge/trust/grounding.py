@@ -391,7 +391,6 @@ _NO_JOKE_RE: Final = re.compile(r"\b(?:nao|nem) (?:e|eh|foi|era) (?:brincadeira|
 _BACK_REFERENCE_RE: Final = re.compile(r"\b(?:that|this|isso|isto|esse|essa|aquilo)\b")  # not "esta" (está)
 
 
-
 #: A message taking back the whole message before it (folded).
 _WHOLE_RETRACTION: Final = re.compile(
     r"\b(?:desconsider\w*|ignor\w*|disregard|ignore)\s+(?:a\s+|minha\s+|my\s+|the\s+|that\s+)?"
