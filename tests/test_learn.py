@@ -497,6 +497,16 @@ def test_a_field_of_invisible_characters_only_is_empty(blank: str) -> None:
         assert screened.candidates == [] and screened.dropped == {"empty": 1}, (key, screened.why)
 
 
+@pytest.mark.parametrize("items", [{"name": "frete", "body": "R$ 15."}, None, "frete"])
+def test_a_given_model_needs_a_list_of_candidates(items: object) -> None:
+    # a newcomer passed one dict: each key was screened as a candidate ("not_object: str")
+    from insika_knowledge.errors import ArgumentTypeError
+    from insika_knowledge.extract.given import GivenModel
+
+    with pytest.raises(ArgumentTypeError, match="GivenModel\\(\\): items must be a list of candidates"):
+        GivenModel(items)  # type: ignore[arg-type]
+
+
 def test_a_key_that_is_no_text_drops_its_candidate_and_not_the_turn() -> None:
     # a newcomer's case: {1: "x"} raised a TypeError that lost every candidate of the answer
     screened = screen([{**cand("frete", "O frete custa R$ 15."), 1: "x"}, cand("prazo", "Prazo de 3 dias.")], ["fact"])

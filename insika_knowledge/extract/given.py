@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from insika_knowledge.errors import ModelFailure
+from insika_knowledge.errors import ModelFailure, wrong_type
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest, MergeAnswer, MergeRequest
 
 
@@ -22,12 +22,18 @@ class GivenModel:
         items: the candidates to answer with (each a dict of name, description, type, body;
             unvalidated: the gates judge them).
         merger: the model asked to merge a related repeat; None = no merge.
+
+    Raises:
+        ArgumentTypeError: `items` is not a list or tuple (one candidate's dict given alone
+            would be read as its keys).
     """
 
     #: It answers without reading the turn: a turn with no text is still asked (`learn_turn`).
     reads_turn = False
 
     def __init__(self, items: list[Any], merger: ConceptModel | None = None):
+        if not isinstance(items, (list, tuple)):
+            raise wrong_type("GivenModel()", "items", items, "a list of candidates (dicts)")
         self.items = items
         self.merger = merger
 
