@@ -1583,8 +1583,15 @@ def _another_value(claim: str, speaker: str, sentence: str, *, others: int) -> b
     """
     if not _other_values(claim, [(speaker, sentence)]) or _values(sentence) & _values(claim):
         return False
-    said = content_terms(ASIDE.sub(" ", CORRECTING.sub(" ", fold(sentence))))
+    said = content_terms(without_asides(fold(sentence)))
     return len({t for t in said - content_terms(claim) if not t.startswith(("m:", "d:"))}) <= others
+
+
+def without_asides(folded: str) -> str:
+    """Folded `folded` without its correction words and asides (`CORRECTING`, `ASIDE`):
+    what is left names what a correction speaks of.
+    """
+    return ASIDE.sub(" ", CORRECTING.sub(" ", folded))
 
 
 def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
@@ -1612,7 +1619,7 @@ def _one_value_replaced(claim: str, speaker: str, text: str) -> bool:
     new, gone = theirs - ours, ours - theirs
     if len(new) != 1 or not gone or not _other_values(claim, [(speaker, text)]):
         return False
-    said = content_terms(_RESTATING.sub(" ", ASIDE.sub(" ", CORRECTING.sub(" ", fold(text)))))
+    said = content_terms(_RESTATING.sub(" ", without_asides(fold(text))))
     return not {t for t in said - content_terms(claim) if not t.startswith(("m:", "d:"))}
 
 

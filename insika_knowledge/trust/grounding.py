@@ -32,8 +32,6 @@ from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
-    ASIDE,
-    CORRECTING,
     RANGE_VALUE,
     REQUESTING,
     Reading,
@@ -47,6 +45,7 @@ from insika_knowledge.trust.evidence import (
     sentences,
     superseded,
     turns_down,
+    without_asides,
 )
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.wire.messages import message_text
@@ -368,7 +367,7 @@ def _corrects(wanted: frozenset[str], text: str) -> bool:
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    rest = ASIDE.sub(" ", CORRECTING.sub(" ", folded))
+    rest = without_asides(folded)
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
