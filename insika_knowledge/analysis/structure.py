@@ -61,12 +61,11 @@ from insika_knowledge.analysis.synonyms import SYNONYMS
 from insika_knowledge.analysis.text import (
     CHANGE_PHRASES,
     CHANGE_VERBS,
-    INVISIBLE,
     NEGATIONS,
     STOP_WORDS,
+    as_seen,
     fold,
     negation_count,
-    plain_figures,
     stem,
     stem_portuguese,
     text_language,
@@ -557,7 +556,7 @@ def _prepare(text: str) -> str:
     enumerators read as order words (`_enumerated`).
     """
     if not text.isascii():  # "Ⓓ", "Ｄ" are the letter D to a reader (and to the name readers below)
-        text = unicodedata.normalize("NFKC", plain_figures(INVISIBLE.sub("", text)))
+        text = unicodedata.normalize("NFKC", as_seen(text))
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if ")" in text or "." in text or ":" in text or "-" in text:
         text = _enumerated(text)

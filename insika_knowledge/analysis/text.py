@@ -31,7 +31,7 @@ from insika_knowledge.analysis.synonyms import SYNONYMS, join_phrases
 #: The version of the term output. Bump it whenever any function here (or in
 #: `analysis.numbers` / `analysis.synonyms`) would give a stored text different terms:
 #: an index built under another version must be rebuilt.
-ANALYSIS_VERSION: Final[int] = 3  # 2: `fold` folds capitals that come out of NFKD; 3: it drops zero-width characters
+ANALYSIS_VERSION: Final[int] = 3  # 2: `fold` folds capitals out of NFKD; 3: it reads text `as_seen`
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 _ASCII_WORD_RE: Final = re.compile(r"[a-z0-9]+")
@@ -80,8 +80,16 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", plain_figures(INVISIBLE.sub("", text)))
+    decomposed = unicodedata.normalize("NFKD", as_seen(text))
     return _COMBINING.sub("", unicodedata.normalize("NFKD", decomposed.casefold()))
+
+
+def as_seen(text: str) -> str:
+    """`text` as a reader sees it: without the characters that show nothing (`INVISIBLE`),
+    with fractions and footnote marks read (`plain_figures`). What `fold` and the claim
+    reader start from.
+    """
+    return plain_figures(INVISIBLE.sub("", text))
 
 
 def plain_figures(text: str) -> str:
