@@ -507,6 +507,14 @@ def test_a_given_model_needs_a_list_of_candidates(items: object) -> None:
         GivenModel(items)  # type: ignore[arg-type]
 
 
+def test_each_field_that_is_not_text_is_named_with_its_own_type() -> None:
+    # a newcomer's case: every field was said to be an int, the type of the first
+    item = {"name": 5, "description": ["a"], "type": None, "body": {"a": 1}}
+    assert screen([item], ["fact"]).why == ["candidate 0: invalid: name must be text, not int; description must "
+                                            "be text, not list; type must be text, not NoneType; body must be "
+                                            "text, not dict"]
+
+
 def test_a_key_that_is_no_text_drops_its_candidate_and_not_the_turn() -> None:
     # a newcomer's case: {1: "x"} raised a TypeError that lost every candidate of the answer
     screened = screen([{**cand("frete", "O frete custa R$ 15."), 1: "x"}, cand("prazo", "Prazo de 3 dias.")], ["fact"])

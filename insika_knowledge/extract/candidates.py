@@ -148,7 +148,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         return f"invalid: missing {_listed(missing)}", None
     not_text = [k for k in MODEL_KEYS if not isinstance(item[k], str)]
     if not_text:
-        return f"invalid: {_listed(not_text)} must be text, not {type(item[not_text[0]]).__name__}", None
+        return "invalid: " + "; ".join(f"{k} must be text, not {type(item[k]).__name__}" for k in not_text), None
     unpaired = [k for k in MODEL_KEYS if surrogate_in(item[k])]
     if unpaired:  # cannot be stored as UTF-8
         return f"invalid: {_listed(unpaired)} holds an unpaired surrogate (not storable as UTF-8)", None
