@@ -263,3 +263,28 @@ def test_error_flags_and_error_output_mark_ordinary_steps() -> None:
     assert verify.step_status("bash: foo: command not found", shell=True) == "error"
     assert verify.step_status("Traceback (most recent call last):\n  ...", shell=True) == "error"
     assert verify.step_status("Your command ran successfully", shell=True) == "ok"
+
+
+_MANY_IDS = " ".join(f"item-{i:04d}" for i in range(400))
+
+
+def test_a_result_with_more_targets_than_kept_keeps_the_first_in_every_process() -> None:
+    # More than the 256 hashes a step keeps: which ones are kept must not depend on the
+    # process's string-hash seed (the steps are stored and compared across processes).
+    import subprocess
+    import sys
+
+    code = (
+        "from insika_knowledge.procedures.trace.steps import finds_in, _path_hashes\n"
+        f"found = finds_in({_MANY_IDS!r})\n"
+        "assert set(_path_hashes('item-0000')) <= set(found), 'the first target is not kept'\n"
+        "print(','.join(found))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code], env={"PYTHONHASHSEED": seed, "PATH": ""},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1

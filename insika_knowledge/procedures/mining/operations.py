@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Final
@@ -93,14 +93,23 @@ class RunOperations:
         ops: the distinct writes it made, in the order of their first call, each with how
             (`OperationUse`, one run).
         asked: the user messages it sent before its first write (raw, in memory only).
-        first: its first user message, canonical.
+        read_first: gives its first user message, canonical (`first`).
         opening: its first user message, raw ('' after a restart: the canonical one stands in).
     """
 
     ops: tuple[tuple[str, OperationUse], ...]
     asked: tuple[str, ...]
-    first: str
+    read_first: Callable[[], str] = field(compare=False, repr=False)
     opening: str = ""
+
+    @property
+    def first(self) -> str:
+        """Its first user message, canonical.
+
+        Read on first use: canonicalising runs the personal-data redactor, and a run of a
+        task already known needs it only when its first message was not asked before a write.
+        """
+        return self.read_first()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -188,7 +197,7 @@ def run_operations(builder: TraceBuilder) -> RunOperations:
             tuple((f, (v,)) for f, v in _target_state(answered, i, drop)),
         )
         start = i + 1
-    return RunOperations(tuple(seen.items()), tuple(builder.asked), builder.task, builder.opening)
+    return RunOperations(tuple(seen.items()), tuple(builder.asked), lambda: builder.task, builder.opening)
 
 
 # ---------------------------------------------------------------------- tasks

@@ -417,10 +417,12 @@ def finds_in(result: str) -> tuple[str, ...]:
     """Hashes of the targets (ids, paths, file names) an exploratory step's output shows.
 
     The output is read as text (a JSON result included): every word-like token with a
-    digit, a slash or a file extension, in the first 8000 characters.
+    digit, a slash or a file extension, in the first 8000 characters. When a result shows
+    more than 256 such hashes, the first tokens are kept (in order: the same result gives
+    the same hashes in every process).
     """
     found: set[str] = set()
-    for token in set(_MARKED_RE.findall(result[:8000])):
+    for token in dict.fromkeys(_MARKED_RE.findall(result[:8000])):
         if 2 < len(token) <= 120:
             found.update(_path_hashes(token))
             if len(found) >= _MAX_HASHES:
