@@ -88,8 +88,10 @@ def shared_data() -> Path:
 def _clear_caches() -> None:
     steps_module.target_hash.cache_clear()
     steps_module._path_hashes.cache_clear()
+    steps_module._read_result.cache_clear()
     canonical.canonical_text.cache_clear()
     canonical.personal.cache_clear()
+    canonical._tool_name.cache_clear()
     steps_module.call_key.cache_clear()
     terms_module.message_terms.cache_clear()
     terms_module.asked_terms.cache_clear()

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 #: Between the text parts of one content (see the module doc for why a line break).
 SEPARATOR: Final = "\n"
@@ -28,9 +27,8 @@ SEPARATOR: Final = "\n"
 TEXT_TYPES: Final = frozenset({None, "text", "input_text", "output_text"})
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One tool call of a message.
+class ToolCall(NamedTuple):
+    """One tool call of a message (immutable; a tuple, cheap to make).
 
     Attributes:
         id: the call's id (OpenAI ``tool_calls[].id``, Anthropic ``tool_use.id``); '' when

@@ -158,6 +158,7 @@ _FREE_TEXT_KEY_RE: Final = re.compile(
 _ID_KEY_RE: Final = re.compile(r"(?:^|[_.-])[Ii][Dd][Ss]?$|[a-z]I[Dd]s?$")
 _PATHLIKE_RE: Final = re.compile(r"[\w.~/-]*(?:/[\w.~-]+|\.[A-Za-z][A-Za-z0-9]{0,5})")
 _KEY_CLEAN_RE: Final = re.compile(r"[^A-Za-z0-9]+")
+_SPACE_RE: Final = re.compile(r"\s")  # what str.isspace calls a space
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -340,7 +341,7 @@ def canonical_value(key: str, value: Any) -> str:
         return text
     if _FREE_TEXT_KEY_RE.search(key):
         return TEXT
-    if len(text) <= 160 and not any(c.isspace() for c in text):
+    if len(text) <= 160 and _SPACE_RE.search(text) is None:
         cleaned = canonical_text(text)
         if _PATHLIKE_RE.fullmatch(cleaned) and not PLACEHOLDER_RE.fullmatch(cleaned):
             return cleaned
@@ -360,4 +361,10 @@ def canonical_call(name: str, arguments: Any) -> str:
     if not isinstance(arguments, dict):
         arguments = {} if arguments in (None, "", {}) else {"args": arguments}
     inner = ", ".join(f"{k}={canonical_value(str(k), v)}" for k, v in sorted(arguments.items()))
-    return f"{scrub(name)}({inner})"
+    return f"{_tool_name(name)}({inner})"
+
+
+@lru_cache(maxsize=4096)
+def _tool_name(name: str) -> str:
+    """A tool's name as template text (`scrub`: a session has a handful of tools, called often)."""
+    return scrub(name)

@@ -613,9 +613,22 @@ def complete(step: Step, result: str, is_error: bool) -> None:
     else:
         step.status = verify.step_status(result, is_error=is_error, shell=step.kind == SHELL)
     if step.read_only:
-        step.finds = finds_in(result)
-        if step.kind == TOOL and result.lstrip().startswith("{"):
-            step.fields = result_fields(result)
+        record = step.kind == TOOL and result.lstrip().startswith("{")
+        read = _read_result if len(result) <= _CACHED_RESULT else _read_result.__wrapped__
+        step.finds, fields = read(result, record)
+        if record:
+            step.fields = fields
+
+
+#: The longest result whose reading is cached: a lookup's result recurs (the same record
+#: read again later in a session, or by the next run of a task), a long output rarely does.
+_CACHED_RESULT: Final = 8000
+
+
+@lru_cache(maxsize=1024)
+def _read_result(result: str, record: bool) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``(finds_in(result), result_fields(result) if record else ())``."""
+    return finds_in(result), result_fields(result) if record else ()
 
 
 #: The longest result whose fields are read (a longer one is a list of records, not one).

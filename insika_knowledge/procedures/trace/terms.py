@@ -43,9 +43,12 @@ _CHANGE_KINDS: Final = frozenset({"upgrade", "downgrade", "reschedule", "rebook"
 _CHANGE: Final = "change"
 
 
-def _with_change(found: frozenset[str], words: list[str]) -> frozenset[str]:
-    """`found` with the analysed term of "change" when `words` name a kind of change."""
-    if _CHANGE_KINDS.isdisjoint(w.lower() for w in words):
+def _with_change(found: frozenset[str], text: str) -> frozenset[str]:
+    """`found` with the analysed term of "change" when a word of `text` names a kind of change."""
+    lowered = text.lower()  # a word of the set is in it, lowered: a cheap test first
+    if not any(kind in lowered for kind in _CHANGE_KINDS) or _CHANGE_KINDS.isdisjoint(
+        w.lower() for w in _WORD_RE.findall(text)
+    ):
         return found
     return found | terms(_CHANGE)
 
@@ -56,7 +59,7 @@ def message_terms(text: str) -> frozenset[str]:
     ``@``; a word that names a kind of change (`_CHANGE_KINDS`) adds the term of "change".
     """
     kept = _without_noise(text[:MESSAGE_CHARS])
-    return _with_change(terms(kept), _WORD_RE.findall(kept))
+    return _with_change(terms(kept), kept)
 
 
 #: Word endings of a form that does not ask for the action (past, gerund, noun): "booked",
@@ -110,7 +113,10 @@ def asked_terms(text: str) -> frozenset[str]:
     """
     words = _WORD_RE.findall(_unnegated(_without_noise(text[:MESSAGE_CHARS])))
     kept = [w for w in words if not _NOT_ASKING_RE.search(w.lower())]
-    return _with_change(terms(" ".join(kept)), kept) if kept else frozenset()
+    if not kept:
+        return frozenset()
+    joined = " ".join(kept)
+    return _with_change(terms(joined), joined)
 
 
 @lru_cache(maxsize=65536)
