@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, Final, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Final
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.wire.messages import SEPARATOR, text_of, text_parts, tool_calls
@@ -26,9 +27,11 @@ from insika_knowledge.wire.messages import SEPARATOR, text_of, text_parts, tool_
 _FENCE_RE: Final = re.compile(r"```(bash|sh|shell|console|zsh)?[ \t]*\n(.*?)\n?```", re.S)
 
 
-class Event(NamedTuple):
-    """One thing that happened in a conversation (immutable; a tuple, as cheap to make
-    as one: a trace holds thousands).
+@dataclass(slots=True)
+class Event:
+    """One thing that happened in a conversation (read-only by convention: not frozen,
+    because a frozen dataclass costs three times as much to make, and a trace holds
+    thousands).
 
     Attributes:
         kind: ``user`` (the person's text), ``assistant`` (the model's text), ``call``
