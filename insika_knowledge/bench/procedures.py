@@ -92,6 +92,7 @@ def _clear_caches() -> None:
     canonical.canonical_text.cache_clear()
     canonical.personal.cache_clear()
     canonical._tool_name.cache_clear()
+    canonical._key_kinds.cache_clear()
     steps_module.call_key.cache_clear()
     terms_module.message_terms.cache_clear()
     terms_module.asked_terms.cache_clear()

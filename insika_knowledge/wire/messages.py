@@ -60,7 +60,7 @@ def text_parts(content: Any) -> list[str]:
     """
     if isinstance(content, str):
         return [content]
-    if isinstance(content, Mapping):
+    if isinstance(content, (dict, Mapping)):
         content = [content]
     if not isinstance(content, list):
         return []
@@ -68,7 +68,7 @@ def text_parts(content: Any) -> list[str]:
     for part in content:
         if isinstance(part, str):
             out.append(part)
-        elif isinstance(part, Mapping) and part.get("type") in TEXT_TYPES:
+        elif isinstance(part, (dict, Mapping)) and part.get("type") in TEXT_TYPES:
             text = part.get("text")
             if isinstance(text, str):
                 out.append(text)
@@ -129,17 +129,17 @@ def tool_calls(message: Mapping[str, Any]) -> list[ToolCall]:
     out = []
     calls = message.get("tool_calls")
     for position, call in enumerate(calls if isinstance(calls, list) else ()):
-        if not isinstance(call, Mapping):
+        if not isinstance(call, (dict, Mapping)):
             continue
         function = call.get("function")
-        if not isinstance(function, Mapping):
+        if not isinstance(function, (dict, Mapping)):
             function = call
         name = function.get("name")
         if isinstance(name, str) and name:
             out.append(ToolCall(_id(call.get("id")), name, arguments(function.get("arguments")), position))
     content = message.get("content")
     for position, block in enumerate(content if isinstance(content, list) else ()):
-        if isinstance(block, Mapping) and block.get("type") == "tool_use":
+        if isinstance(block, (dict, Mapping)) and block.get("type") == "tool_use":
             name = block.get("name")
             if isinstance(name, str) and name:
                 out.append(ToolCall(_id(block.get("id")), name, arguments(block.get("input")), position))
@@ -158,7 +158,7 @@ def tool_names(body: Mapping[str, Any]) -> tuple[str, ...]:
         if not isinstance(tool, Mapping):
             continue
         function = tool.get("function")
-        name = function.get("name") if isinstance(function, Mapping) else tool.get("name")
+        name = function.get("name") if isinstance(function, (dict, Mapping)) else tool.get("name")
         if isinstance(name, str):
             names.append(name)
     return tuple(names)

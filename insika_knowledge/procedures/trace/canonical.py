@@ -24,7 +24,6 @@ Every function here is idempotent: a template canonicalises to itself.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any, Final
@@ -162,9 +161,40 @@ _SPACE_RE: Final = re.compile(r"\s")  # what str.isspace calls a space
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def _combined() -> re.Pattern[str]:
+#: What each rule of ``_VOLATILE`` (in its order) cannot match without: one of these
+#: substrings in the text, or ``_DIGIT`` (a decimal digit of any script). A rule whose
+#: needs are absent is left out of the pass: it could match nowhere.
+_DIGIT: Final = ""
+_VOLATILE_NEEDS: Final[tuple[tuple[str, ...], ...]] = (
+    ("-",),  # uuid
+    ("-",),  # timestamp
+    ("-",),  # date
+    (":",),  # time of day
+    ("/",),  # temp path
+    ("\\",),  # Windows temp path
+    ("@",),  # e-mail
+    ("_", "-"),  # a provider's call id
+    ("0x",),  # 0x hex
+    (_DIGIT,),  # lower-case hex
+    (_DIGIT,),  # upper-case hex
+    (":",),  # host:port
+    (_DIGIT,),  # --port / PORT=
+    (_DIGIT,),  # nc host port
+    (_DIGIT,),  # upper-case id
+    ("_",),  # word_123
+    (_DIGIT,),  # long number
+)
+assert len(_VOLATILE_NEEDS) == len(_VOLATILE)
+_ANY_DIGIT_RE: Final = re.compile(r"\d")
+
+
+@lru_cache(maxsize=512)
+def _combined(rules: int) -> re.Pattern[str]:
+    """One pattern of the rules whose bit is set in `rules`, each as group ``v<its index>``."""
     parts = []
     for i, (pattern, _) in enumerate(_VOLATILE):
+        if not rules >> i & 1:
+            continue
         body = pattern.pattern
         flags = ""
         if pattern.flags & re.IGNORECASE:
@@ -174,7 +204,22 @@ def _combined() -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
-_VOLATILE_ONE: Final = _combined()
+_ALL_RULES: Final = (1 << len(_VOLATILE)) - 1
+
+
+def _possible_rules(text: str) -> int:
+    """The bits of the rules of ``_VOLATILE`` that could match somewhere in `text`."""
+    digit = _ANY_DIGIT_RE.search(text) is not None
+    rules = 0
+    for i, needs in enumerate(_VOLATILE_NEEDS):
+        if any(digit if need == _DIGIT else need in text for need in needs):
+            rules |= 1 << i
+    return rules
+
+
+def _volatile_pass(text: str) -> str:
+    rules = _possible_rules(text)
+    return _combined(rules).sub(_volatile_match, text) if rules else text
 
 
 def _volatile_match(match: re.Match[str]) -> str:
@@ -190,12 +235,14 @@ def volatile(text: str) -> str:
     """Replace volatile tokens (ids, hashes, times, temp paths, ports, long numbers) in `text`.
 
     One pass over the text with every rule as an alternative, in the order listed in
-    ``_VOLATILE``; the pass is repeated until nothing changes (a replacement can expose a
-    token, e.g. a port after a replaced host), so the result is a fixed point.
+    ``_VOLATILE`` (a rule that could match nowhere in it, `_VOLATILE_NEEDS`, is left out of
+    the pass: the rules are many, and each is tried at every position); the pass is
+    repeated until nothing changes (a replacement can expose a token, e.g. a port after a
+    replaced host), so the result is a fixed point.
     """
     if _VOLATILE_HINT.search(text) is None:
         return text
-    return fixed_point(lambda t: _VOLATILE_ONE.sub(_volatile_match, t), text, rounds=4)
+    return fixed_point(_volatile_pass, text, rounds=4)
 
 
 #: The redactor's placeholders (``[email]``) as typed placeholders (``<EMAIL>``).
@@ -302,6 +349,15 @@ def _is_id_key(key: str) -> bool:
     return _ID_KEY_RE.search(key) is not None or _PERSONAL_KEY_RE.search(key) is not None
 
 
+_JSON_CONSTANTS: Final = {True: "true", False: "false", None: "null"}
+
+
+@lru_cache(maxsize=4096)
+def _key_kinds(key: str) -> tuple[bool, bool, bool]:
+    """``(body key, id or personal key, free-text key)`` of an argument name."""
+    return key.lower() in BODY_KEYS, _is_id_key(key), _FREE_TEXT_KEY_RE.search(key) is not None
+
+
 def canonical_value(key: str, value: Any) -> str:
     """One tool-call argument value as template text.
 
@@ -321,7 +377,7 @@ def canonical_value(key: str, value: Any) -> str:
         The template fragment (no secret, no volatile token survives).
     """
     if isinstance(value, bool) or value is None:
-        return json.dumps(value)
+        return _JSON_CONSTANTS[value]
     if is_secret_key(key):
         return SECRET
     if isinstance(value, (int, float)):
@@ -333,13 +389,14 @@ def canonical_value(key: str, value: Any) -> str:
         items = sorted({canonical_value(key, item) for item in value})
         return "[" + ", ".join(items) + "]"
     text = str(value)
-    if key.lower() in BODY_KEYS or "\n" in text:
+    body_key, id_key, free_text_key = _key_kinds(key)
+    if body_key or "\n" in text:
         return BODY
-    if _is_id_key(key):
+    if id_key:
         return key_placeholder(key)
     if _ENUM_RE.fullmatch(text):
         return text
-    if _FREE_TEXT_KEY_RE.search(key):
+    if free_text_key:
         return TEXT
     if len(text) <= 160 and _SPACE_RE.search(text) is None:
         cleaned = canonical_text(text)

@@ -88,6 +88,7 @@ _PATH_KEYS: Final = (
     "file",
     "target_file",
 )
+_PATH_KEY_SET: Final = frozenset(_PATH_KEYS)
 _WHOLE_FILE_COMMANDS: Final = frozenset({"create", "write", "overwrite"})
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _FINDABLE_RE: Final = re.compile(r"(?=[\w./-]*(?:\d|/|\.[A-Za-z]))[\w][\w./-]{2,119}")
@@ -451,7 +452,10 @@ def _tool_step(seq: int, event: Event) -> Step:
     for key, value in args.items():
         _scalar_uses(str(key), value, uses)
     edit_key, opens, on_open = "", "", False
-    path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+    path = (
+        None if _PATH_KEY_SET.isdisjoint(args)
+        else next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+    )
     if base == "open" and path:
         opens = canonical_text(path)
     elif _EDITOR_TOOL_RE.match(base) and sub != "view":
