@@ -503,7 +503,8 @@ class ProceduralMemory:
         else:
             task_id = self.identity.resolve(first) or operations.task_id_of(run_id)
         self.identity.note(task_id, first)
-        return OperationRun(run_id, task_id, outcome, run, first, asked, operations.sample_of(run), recalled)
+        # the sample is computed only for a task that has none yet (`OperationRun.record`)
+        return OperationRun(run_id, task_id, outcome, run, first, asked, lambda: operations.sample_of(run), recalled)
 
     def close_session(self, session_id: str, outcome: str | None) -> Verdict | None:
         """Close the current task of `session_id` with `outcome` and mine it.

@@ -270,7 +270,7 @@ class OperationRun:
             return 0
         record = rows.get_task(self.task_id) or TaskRecord(self.task_id)
         if self.outcome == SUCCESS:
-            sample = self.sample() if callable(self.sample) else self.sample
+            sample = "" if record.sample else self.sample() if callable(self.sample) else self.sample
             record = operations.add_success(record, self.run, self.first, self.asked, sample=sample, now=now)
             contradicted = [op for op in self.recalled if op not in self.run.names]
             if contradicted:
