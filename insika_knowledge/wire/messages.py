@@ -77,6 +77,10 @@ def text_parts(content: Any) -> list[str]:
 
 def text_of(content: Any) -> str:
     """The text of a message content: its `text_parts` joined by `SEPARATOR` ('' when none)."""
+    if isinstance(content, str):  # the common cases first, without a list made and joined
+        return content
+    if content is None:
+        return ""
     return SEPARATOR.join(text_parts(content))
 
 
@@ -132,7 +136,7 @@ def tool_calls(message: Mapping[str, Any]) -> list[ToolCall]:
         if not isinstance(call, (dict, Mapping)):
             continue
         function = call.get("function")
-        if not isinstance(function, (dict, Mapping)):
+        if function is None or not isinstance(function, (dict, Mapping)):
             function = call
         name = function.get("name")
         if isinstance(name, str) and name:
