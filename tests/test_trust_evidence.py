@@ -970,6 +970,45 @@ def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_b
     assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
 
 
+@pytest.mark.parametrize(("reply", "old", "new"), [
+    ("Returns are accepted within 7 days. Correction — it's 30 days, the policy changed last month.",
+     "Returns\nReturns are accepted within 7 days.", "Returns\nReturns are accepted within 30 days."),
+    ("Shipping is $25. Scratch that, it's $35 since January.", "Shipping\nShipping is $25.",
+     "Shipping\nShipping is $35."),
+    ("O frete custa R$ 15. Corrigindo: R$ 18, porque houve reajuste dos Correios.",
+     "Frete\nO frete custa R$ 15.", "Frete\nO frete custa R$ 18."),
+    ("Delivery takes 3 days. Wait, no — 5 days, because of the holiday backlog.",
+     "Delivery\nDelivery takes 3 days.", "Delivery\nDelivery takes 5 days."),
+    ("A garantia é de 6 meses. Ops, errei: é de 12 meses desde a última atualização.",
+     "Garantia\nA garantia é de 6 meses.", "Garantia\nA garantia é de 12 meses."),
+    # a sentence that only says it corrects, and the value in the next one
+    ("O plano básico custa R$ 69,90. Desculpa, errei o valor! O básico é R$ 79,90.",
+     "Plano básico\nO plano básico custa R$ 69,90.", "Plano básico\nO plano básico custa R$ 79,90."),
+])
+def test_a_correction_followed_by_its_reason_takes_the_first_value_back(reply: str, old: str, new: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(old, "policy", messages)
+    assert verdict.quarantined and "took it back" in verdict.markers, verdict
+    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    # the correction is of another subject, or says the claim's value again, with a reason
+    ("Returns within 30 days. Correction: electronics have 15 days, because of the seals.",
+     "Returns\nReturns within 30 days."),
+    ("O frete custa R$ 15. Correção: para o Norte, R$ 25, devido à distância.", "Frete\nO frete custa R$ 15."),
+    ("The warranty is 1 year. Correction — 2 years for the premium line, since 2024.",
+     "Warranty\nThe warranty is 1 year."),
+    ("A taxa é R$ 10. Corrigindo: R$ 10 por pedido, não por item.", "Taxa\nA taxa é R$ 10."),
+    ("Shipping is $5. Correction: $7 for express, because of the courier.", "Shipping\nShipping is $5."),
+    ("Pickup is free. My mistake — the locker costs $2, since last week.", "Pickup\nPickup is free."),
+])
+def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(reply: str, claim: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(claim, "policy", messages)
+    assert not verdict.quarantined, verdict
+
+
 @pytest.mark.parametrize(("reply", "claim"), [
     # rows of one message, a value worked out for the customer, "or better still": nothing taken back
     ("A taxa de cancelamento é de R$ 50. Para você, R$ 30.", "Cancelamento\nA taxa de cancelamento é de R$ 50."),

@@ -1606,8 +1606,38 @@ def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
     """
     if not _values(claim):
         return False
-    return any(_opens_correcting(text) and _one_value_replaced(claim, speaker, text)
+    return any(_opens_correcting(text) and _one_value_replaced(claim, speaker, _without_explanation(text))
                and not _APPLIED.search(fold(text)) for text in later)
+
+
+def opens_explicit_correction(text: str) -> bool:
+    """True when `text` opens with a word that corrects (`CORRECTING`: "Correction", "Scratch
+    that", "errei", "my mistake", "wait, no"), not only an aside ("Sorry", "Actually").
+    """
+    return bool(CORRECTING.search(fold(text).lstrip(" \t\n")[:_OPENING_CHARS]))
+
+
+#: Where the reason given after a corrected value starts: a clause break, a dash, or a word
+#: that gives a cause or a start ("because", "since", "porque", "desde").
+_EXPLANATION: Final = re.compile(
+    r",\s|;|\(|\s[\u2014\u2013-]\s|\u2014|\u2013"
+    r"|\b(?:because|since|as of|due to|porque|pois|ja que|desde|devido)\b", re.IGNORECASE)
+#: A number as written (its digits, and the points and commas inside it: "R$ 79,90").
+_WRITTEN_NUMBER: Final = re.compile(r"\d(?:[\d.,]*\d)?")
+
+
+def _without_explanation(text: str) -> str:
+    """`text` up to the end of the clause that holds its first number, when it opens with
+    an explicit correction (`opens_explicit_correction`): what follows is the reason given
+    for it, not more of the claim ("Correction — it's 30 days, the policy changed last
+    month"; "Scratch that, it's $35 since January"; "Corrigindo: R$ 18, porque houve
+    reajuste"). Any other text is returned whole.
+    """
+    number = _WRITTEN_NUMBER.search(text)
+    if number is None or not opens_explicit_correction(text):
+        return text
+    reason = _EXPLANATION.search(text, number.end())
+    return text[:reason.start()] if reason else text
 
 
 def _one_value_replaced(claim: str, speaker: str, text: str) -> bool:
@@ -1691,7 +1721,7 @@ def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
 _RETRACTING_WORDS: Final = (
     r"i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
     r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
-    r"|me enganei|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
+    r"|me enganei|errei (?:o |a |no |na )?(?:valor|preco|prazo|numero|horario|data|taxa)|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
     r"|desconsidere|scratch that|ignore that|me expressei mal|digitei errado|escrevi errado|i mistyped"
     r"|i typed (?:it |that )?wrong")
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")

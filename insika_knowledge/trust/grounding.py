@@ -39,6 +39,7 @@ from insika_knowledge.trust.evidence import (
     asserted,
     corrected_next,
     drops_condition,
+    opens_explicit_correction,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -320,12 +321,19 @@ def _taken_back(parts: Sequence[Piece], at: int, claim: str, wanted: frozenset[s
 
 def _after(split: Sequence[str], k: int) -> str:
     """The sentence after ``split[k]`` ("" for none), with the one after it when it only
-    opens a correction ("Uma correção:" + "o frete é R$ 15.").
+    opens a correction: it ends in a colon ("Uma correção:" + "o frete é R$ 15."), or it
+    corrects in words and gives no number ("Desculpa, errei o valor!" + "O básico é R$
+    79,90.").
     """
     if k + 1 >= len(split):
         return ""
     after = split[k + 1]
-    return f"{after} {split[k + 2]}" if after.rstrip().endswith(":") and k + 2 < len(split) else after
+    announces = after.rstrip().endswith(":") or (
+        opens_explicit_correction(after) and not _DIGIT.search(after))
+    return f"{after} {split[k + 2]}" if announces and k + 2 < len(split) else after
+
+
+_DIGIT: Final = re.compile(r"\d")
 
 
 def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Sequence[Piece]) -> Any:
