@@ -1721,7 +1721,8 @@ def corrected_next(parts: Sequence[Piece], index: int, claim: str = "") -> bool:
 _RETRACTING_WORDS: Final = (
     r"i misspoke|my mistake|i was wrong|that was wrong|that'?s wrong|that'?s not right|i stand corrected"
     r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
-    r"|me enganei|errei (?:o |a |no |na )?(?:valor|preco|prazo|numero|horario|data|taxa)|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
+    r"|me enganei|errei (?:o |a |no |na )?(?:valor|preco|prazo|numero|horario|data|taxa)"
+    r"|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
     r"|desconsidere|scratch that|ignore that|me expressei mal|digitei errado|escrevi errado|i mistyped"
     r"|i typed (?:it |that )?wrong")
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
