@@ -1002,6 +1002,13 @@ def test_a_correction_followed_by_its_reason_takes_the_first_value_back(reply: s
     ("A taxa é R$ 10. Corrigindo: R$ 10 por pedido, não por item.", "Taxa\nA taxa é R$ 10."),
     ("Shipping is $5. Correction: $7 for express, because of the courier.", "Shipping\nShipping is $5."),
     ("Pickup is free. My mistake — the locker costs $2, since last week.", "Pickup\nPickup is free."),
+    # a correction that names more of another subject than of the claim (an exception, another price)
+    ("Returns are accepted within 30 days. Correction: gift cards cannot be returned, because they are "
+     "treated as cash.", "Returns\nReturns are accepted within 30 days."),
+    ("A consulta custa R$ 250. Corrigindo: o exame de sangue custa R$ 80, porque é feito por laboratório "
+     "parceiro.", "Consulta\nA consulta custa R$ 250."),
+    ("O prazo de troca é de 30 dias. Correção: produtos de higiene não têm troca, devido às normas da Anvisa.",
+     "Troca\nO prazo de troca é de 30 dias."),
 ])
 def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(reply: str, claim: str) -> None:
     messages = said(("user", "?"), ("assistant", reply))

@@ -1606,7 +1606,7 @@ def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
     """
     if not _values(claim):
         return False
-    return any(_opens_correcting(text) and _one_value_replaced(claim, speaker, _without_explanation(text))
+    return any(_opens_correcting(text) and _one_value_replaced(claim, speaker, without_explanation(text))
                and not _APPLIED.search(fold(text)) for text in later)
 
 
@@ -1626,7 +1626,7 @@ _EXPLANATION: Final = re.compile(
 _WRITTEN_NUMBER: Final = re.compile(r"\d(?:[\d.,]*\d)?")
 
 
-def _without_explanation(text: str) -> str:
+def without_explanation(text: str) -> str:
     """`text` up to the end of the clause that holds its first number, when it opens with
     an explicit correction (`opens_explicit_correction`): what follows is the reason given
     for it, not more of the claim ("Correction — it's 30 days, the policy changed last

@@ -47,6 +47,7 @@ from insika_knowledge.trust.evidence import (
     superseded,
     turns_down,
     without_asides,
+    without_explanation,
 )
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.wire.messages import message_text
@@ -368,18 +369,23 @@ def _corrects(wanted: frozenset[str], text: str) -> bool:
     most one word and no value: "we don't offer that", "não damos"), or says no word but
     another value of a unit the claim states ("Desculpe, correção: acima de R$ 249",
     "Sorry, correction: 14 days"). One that speaks only of other
-    things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee), one that says
+    things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee), and so does one
+    that names more words of something else than of the claim ("Correction: gift cards
+    cannot be returned" after "Returns are accepted within 30 days"; the reason given after
+    a corrected value is not counted: `without_explanation`); one that says
     the correction word is no joke affirms ("Sério, não é brincadeira!"), and one that says
     the claim's value again confirms it ("Actually, no, it's 30 days").
     """
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    rest = without_asides(folded)
+    rest = without_asides(fold(without_explanation(text)))
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
-        return True
+        # it speaks of the claim, unless it names more of something else than of the claim
+        # ("Correction: gift cards cannot be returned" after "Returns are accepted ...")
+        return len(words - wanted) <= len(words & wanted)
     if _NO_JOKE_RE.search(folded):
         return False
     if negation_count(rest) and ((len(words) <= 1 and found == words) or _BACK_REFERENCE_RE.search(rest)):
