@@ -235,3 +235,24 @@ def test_the_held_out_evaluation_is_reproducible_and_consistent() -> None:
     runner = CliRunner()
     out = runner.invoke(cli, ["procedures", "evaluate", "--sessions", str(AIRLINE), "--seeds", "2"])
     assert out.exit_code == 0 and "mean over 2 split(s)" in out.output
+
+
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_evaluate_on_a_sessions_file_with_no_session_says_so(tmp_path: Path, content: str) -> None:
+    empty = tmp_path / "none.jsonl"
+    empty.write_text(content, encoding="utf-8")
+    out = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(empty)])
+    assert out.exit_code == 2 and f"sessions file {empty} holds no session" in out.output
+
+
+def test_the_speed_bench_without_the_shared_samples_names_where_it_looked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from insika_knowledge.bench import procedures as bench
+
+    monkeypatch.setenv("INSIKA_SHARED_DATA", str(tmp_path / "missing"))
+    assert bench.main(["--quick"]) == 2
+    assert f"INSIKA_SHARED_DATA is '{tmp_path / 'missing'}', which is no folder" in capsys.readouterr().err
+    monkeypatch.setenv("INSIKA_SHARED_DATA", str(tmp_path))  # a folder without the samples
+    assert bench.main(["--quick"]) == 2
+    assert "tau_bench_airline" in capsys.readouterr().err

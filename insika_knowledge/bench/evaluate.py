@@ -382,6 +382,9 @@ def run(
     if sessions is None:
         raise UserError("give --sessions FILE (and/or --requests FILE)")
     paths = [sessions, *more_sessions]
+    for path in paths:
+        if next(iter(read_sessions(path)), None) is None:
+            raise UserError(f"sessions file {path} holds no session: nothing to evaluate")
     if seeds is None and tasks is None and tool_calling(paths):
         report = evaluate_operations(paths, config=config, identity=identity,
                                      fixed=configured(config) if fixed else None, progress=progress)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import random
 import statistics
 import sys
@@ -38,9 +39,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.analysis.text import terms
+from insika_knowledge.bench.datasets import ENV as SHARED_DATA_ENV
 from insika_knowledge.bench.datasets import shared_data as find_shared_data
 from insika_knowledge.bench.timing import percentiles
 from insika_knowledge.bench.traces import add_trace
+from insika_knowledge.errors import UserError
 from insika_knowledge.procedure import OperationUse, Procedure, ProcedureStep, TaskRecord
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.mining.mine import Miner
@@ -80,9 +83,13 @@ def shared_data() -> Path:
         FileNotFoundError: it is not found (set ``$INSIKA_SHARED_DATA``).
     """
     found = find_shared_data()
-    if found is None:
-        raise FileNotFoundError("shared/data not found: set INSIKA_SHARED_DATA to its folder")
-    return found
+    if found is not None:
+        return found
+    given = os.environ.get(SHARED_DATA_ENV)
+    if given:
+        raise FileNotFoundError(f"shared/data not found: ${SHARED_DATA_ENV} is {given!r}, which is no folder")
+    raise FileNotFoundError(f"shared/data not found beside {Path.cwd()} or the checkout: set ${SHARED_DATA_ENV} "
+                            "to its folder")
 
 
 def _clear_caches() -> None:
@@ -526,7 +533,11 @@ def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> 
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    results = bench_procedures(quick=args.quick)
+    try:
+        results = bench_procedures(quick=args.quick)
+    except (FileNotFoundError, UserError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     echo(json.dumps(results, indent=2) if args.json else format_figures(results))
     return 0
 
