@@ -1628,13 +1628,13 @@ _WRITTEN_NUMBER: Final = re.compile(r"\d(?:[\d.,]*\d)?")
 
 def without_explanation(text: str) -> str:
     """`text` up to the end of the clause that holds its first number, when it opens with
-    an explicit correction (`opens_explicit_correction`): what follows is the reason given
+    an explicit correction before that number (`opens_explicit_correction`): what follows is the reason given
     for it, not more of the claim ("Correction — it's 30 days, the policy changed last
     month"; "Scratch that, it's $35 since January"; "Corrigindo: R$ 18, porque houve
     reajuste"). Any other text is returned whole.
     """
     number = _WRITTEN_NUMBER.search(text)
-    if number is None or not opens_explicit_correction(text):
+    if number is None or not opens_explicit_correction(text[:number.start()]):  # not "R$ 15, ou melhor, R$ 18"
         return text
     reason = _EXPLANATION.search(text, number.end())
     return text[:reason.start()] if reason else text

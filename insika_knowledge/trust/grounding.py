@@ -345,7 +345,7 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     inline "ou melhor", "or rather"; the later sentences) takes it back when it gives the
     claim's subject another value (`replaced_in_message`: "R$ 15, ou melhor, R$ 18").
     """
-    sentence, after = split[k], _after(split, k)
+    sentence, after = without_explanation(split[k]), _after(split, k)  # a correction is read without its reason
     reading = read_sentence(claim, sentence, before, after)
     if reading.why == "corrected" and not _corrects(features(claim), after):
         reading = read_sentence(claim, sentence, before)
