@@ -983,7 +983,8 @@ def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_b
      "Garantia\nA garantia é de 6 meses.", "Garantia\nA garantia é de 12 meses."),
     # the correction gives the value only, then its reason: the corrected rule is stated
     ("O limite de devolução é de 2 itens por pedido. Correção — 3 itens por pedido, a regra mudou no mês passado.",
-     "Limite\nO limite de devolução é de 2 itens por pedido.", "Limite\nO limite de devolução é de 3 itens por pedido."),
+     "Limite\nO limite de devolução é de 2 itens por pedido.",
+     "Limite\nO limite de devolução é de 3 itens por pedido."),
     # a sentence that only says it corrects, and the value in the next one
     ("O plano básico custa R$ 69,90. Desculpa, errei o valor! O básico é R$ 79,90.",
      "Plano básico\nO plano básico custa R$ 69,90.", "Plano básico\nO plano básico custa R$ 79,90."),
