@@ -381,6 +381,8 @@ def run(
         return replayed, format_replay(replayed)
     if sessions is None:
         raise UserError("give --sessions FILE (and/or --requests FILE)")
+    if seeds is not None and seeds < 1:
+        raise UserError("--seeds: must be at least 1")
     paths = [sessions, *more_sessions]
     for path in paths:
         if next(iter(read_sessions(path)), None) is None:
@@ -392,8 +394,6 @@ def run(
     if more_sessions:
         raise UserError("several --sessions files: only for tool-calling sessions (operation procedures)")
     if seeds is not None:
-        if seeds < 1:
-            raise UserError("--seeds: must be at least 1")
         report = evaluate(
             sessions, seeds=range(seeds), train_fraction=train_fraction, config=config
         )
