@@ -985,6 +985,12 @@ def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_b
     ("O limite de devolução é de 2 itens por pedido. Correção — 3 itens por pedido, a regra mudou no mês passado.",
      "Limite\nO limite de devolução é de 2 itens por pedido.",
      "Limite\nO limite de devolução é de 3 itens por pedido."),
+    # the correction names no subject ("they", "até 24 horas"): the first sentence, corrected, states it
+    ("Orders between $50 and $100 get 10% off. Correction: they get 12% off, because the campaign was extended.",
+     "Discount\nOrders between $50 and $100 get 10% off.", "Discount\nOrders between $50 and $100 get 12% off."),
+    ("O cancelamento sem multa vale até 48 horas antes do voo. Corrigindo, até 24 horas antes do voo.",
+     "Cancelamento\nO cancelamento sem multa vale até 48 horas antes do voo.",
+     "Cancelamento\nO cancelamento sem multa vale até 24 horas antes do voo."),
     # a sentence that only says it corrects, and the value in the next one
     ("O plano básico custa R$ 69,90. Desculpa, errei o valor! O básico é R$ 79,90.",
      "Plano básico\nO plano básico custa R$ 69,90.", "Plano básico\nO plano básico custa R$ 79,90."),

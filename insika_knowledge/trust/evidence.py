@@ -1610,6 +1610,31 @@ def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
                and not _APPLIED.search(fold(text)) for text in later)
 
 
+def corrected_to(claim: str, sentence: str, speaker: str,
+                 later: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """``(replaced, new)``: the values of `sentence` that a later part of its message
+    corrects to values of `claim`, and those values (`replaced_in_message`'s reading, with
+    `sentence` as what is corrected); two empty sets when there is none. "Orders between
+    $50 and $100 get 10% off. Correction: they get 12% off." states "Orders between $50
+    and $100 get 12% off" in its first sentence's words and the correction's value. Only a
+    correction to the claim's own values counts, and never one that replaces a value the
+    claim keeps.
+    """
+    ours = _values(claim)
+    for text in later:
+        clipped = without_explanation(text)
+        if not _opens_correcting(text) or _APPLIED.search(fold(text)) \
+                or not _one_value_replaced(sentence, speaker, clipped):
+            continue
+        before, after = _values(sentence), _values(clipped)
+        new = after - before
+        units = {v.rsplit(":", 1)[1] for v in new if v.startswith("m:")}
+        replaced = {v for v in before - after if v.startswith("m:") and v.rsplit(":", 1)[1] in units}
+        if replaced and new <= ours and not replaced & ours:
+            return frozenset(replaced), frozenset(new)
+    return frozenset(), frozenset()
+
+
 def opens_explicit_correction(text: str) -> bool:
     """True when `text` opens with a word that corrects (`CORRECTING`: "Correction", "Scratch
     that", "errei", "my mistake", "wait, no"), not only an aside ("Sorry", "Actually").

@@ -38,6 +38,7 @@ from insika_knowledge.trust.evidence import (
     answered_question,
     asserted,
     corrected_next,
+    corrected_to,
     drops_condition,
     opens_explicit_correction,
     read_sentence,
@@ -230,10 +231,20 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         text: frozenset[str] = affirmed(parts, at)
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         split = sentences(piece.text)
+        corrected: set[str] = set()  # values the message corrected its own sentences to
         for k, sentence in enumerate(split):
-            if features(sentence) & wanted and _reading(claim, piece, split, k, parts[:at]).states:
+            if not features(sentence) & wanted:
+                continue
+            reading = _reading(claim, piece, split, k, parts[:at])
+            if reading.states:
                 text |= features(sentence)
                 said.append(sentence)
+            elif reading.why == "corrected":  # a value corrected in the message to the claim's
+                replaced, new = corrected_to(claim, sentence, piece.speaker, _later(split, k))
+                if replaced:  # the sentence as corrected: its words, the correction's value
+                    text |= (features(sentence) - replaced) | new
+                    said.append(sentence)
+                    corrected |= new
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
             text = text | {t for t in wanted if _bare(t) in text}
         durations = {same_duration(t) for t in text if t.startswith("m:")}  # "24 horas" says "1 dia"
@@ -246,7 +257,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # in the claim's own language its words must too.
         numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
                    and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
-        held = features(" ".join(said))
+        held = features(" ".join(said)) | corrected
         valued = numeric or all(_states(v, held, business=True) for v in values)
         if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued \
                 and not drops_condition(claim, said):  # "free for orders over R$ 200" for "free"
@@ -349,10 +360,16 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     reading = read_sentence(claim, sentence, before, after)
     if reading.why == "corrected" and not _corrects(features(claim), after):
         reading = read_sentence(claim, sentence, before)
-    later = [*_INLINE_CORRECTION.split(sentence)[1:], *(_after(split, j) for j in range(k, len(split) - 1))]
-    if reading.states and replaced_in_message(claim, piece.speaker, later):
+    if reading.states and replaced_in_message(claim, piece.speaker, _later(split, k)):
         return Reading(False, "corrected")
     return reading
+
+
+def _later(split: Sequence[str], k: int) -> list[str]:
+    """What follows ``split[k]`` in its message: the rest of the sentence after an inline
+    correction ("ou melhor", "or rather"), then each later sentence (`_after`).
+    """
+    return [*_INLINE_CORRECTION.split(split[k])[1:], *(_after(split, j) for j in range(k, len(split) - 1))]
 
 
 #: Where a sentence corrects itself in the middle ("R$ 15, ou melhor, R$ 18"; not "ou
