@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -1604,10 +1604,19 @@ def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
     9 pm", "Opa, o kit com 3 unidades custa R$ 70", "Sorry, the 2-year plan is $179"); a
     value worked out for the customer is no correction ("Para você, R$ 30": `_APPLIED`).
     """
-    if not _values(claim):
-        return False
-    return any(_opens_correcting(text) and _one_value_replaced(claim, speaker, without_explanation(text))
-               and not _APPLIED.search(fold(text)) for text in later)
+    return bool(_values(claim)) and next(_replacing(claim, speaker, later), None) is not None
+
+
+def _replacing(subject: str, speaker: str, later: Sequence[str]) -> Iterator[str]:
+    """Each of `later` that opens by correcting itself and gives `subject` another value for
+    exactly one of its own (`_one_value_replaced`; not a value worked out for the customer,
+    `_APPLIED`), without the reason it gives (`without_explanation`).
+    """
+    for text in later:
+        if _opens_correcting(text) and not _APPLIED.search(fold(text)):
+            clipped = without_explanation(text)
+            if _one_value_replaced(subject, speaker, clipped):
+                yield clipped
 
 
 def corrected_to(claim: str, sentence: str, speaker: str,
@@ -1621,11 +1630,7 @@ def corrected_to(claim: str, sentence: str, speaker: str,
     claim keeps.
     """
     ours = _values(claim)
-    for text in later:
-        clipped = without_explanation(text)
-        if not _opens_correcting(text) or _APPLIED.search(fold(text)) \
-                or not _one_value_replaced(sentence, speaker, clipped):
-            continue
+    for clipped in _replacing(sentence, speaker, later):
         before, after = _values(sentence), _values(clipped)
         new = after - before
         units = {v.rsplit(":", 1)[1] for v in new if v.startswith("m:")}
@@ -1653,10 +1658,10 @@ _WRITTEN_NUMBER: Final = re.compile(r"\d(?:[\d.,]*\d)?")
 
 def without_explanation(text: str) -> str:
     """`text` up to the end of the clause that holds its first number, when it opens with
-    an explicit correction before that number (`opens_explicit_correction`): what follows is the reason given
-    for it, not more of the claim ("Correction — it's 30 days, the policy changed last
-    month"; "Scratch that, it's $35 since January"; "Corrigindo: R$ 18, porque houve
-    reajuste"). Any other text is returned whole.
+    an explicit correction before that number (`opens_explicit_correction`): what follows
+    is the reason given for it, not more of the claim ("Correction — it's 30 days, the
+    policy changed last month"; "Scratch that, it's $35 since January"; "Corrigindo: R$ 18,
+    porque houve reajuste"). Any other text is returned whole.
     """
     number = _WRITTEN_NUMBER.search(text)
     if number is None or not opens_explicit_correction(text[:number.start()]):  # not "R$ 15, ou melhor, R$ 18"
