@@ -410,3 +410,31 @@ def test_a_word_that_labels_a_datum_in_a_slug_is_no_name(name: str, kept: str) -
     """A newcomer's finding: "cpf-529-982-247-25" was stored as "name-cpf" (the label before
     the placeholder taken as a person's name)."""
     assert redact_name(name).text == kept
+
+
+@pytest.mark.parametrize("text", [
+    "meu RG é o 33.444.555-2", "documento de identidade (RG) 33.444.555-2", "o RG dele é 12.345.678-9",
+    "RG do cliente: 9876543", "My RG number is 12.345.678-9", "RG n° 1234567",
+])
+def test_an_rg_after_its_cue_and_a_few_words_is_found(text: str) -> None:
+    number = text.split()[-1]
+    result = redact(text)
+    assert number not in result.text and result.counts == {"rg": 1}, result
+
+
+def _tlv(field: str, value: str) -> str:
+    return f"{field}{len(value):02d}{value}"
+
+
+@pytest.mark.parametrize("key", ["maria@exemplo.com.br", "+5511987654321", "123e4567-e89b-12d3-a456-426614174000"])
+def test_a_pix_copia_e_cola_code_is_replaced_whole(key: str) -> None:
+    account = _tlv("00", "br.gov.bcb.pix") + _tlv("01", key)
+    code = (_tlv("00", "01") + _tlv("26", account) + _tlv("52", "0000") + _tlv("53", "986") + _tlv("58", "BR")
+            + _tlv("59", "Fulano de Tal") + _tlv("60", "BRASILIA") + "63041D3D")
+    assert redact(f"Pix copia e cola: {code} obrigado").text == "Pix copia e cola: [pix] obrigado"
+    assert redact(f"sem o CRC: {code[:-8]}").text == "sem o CRC: [pix]"  # copied short, its fields still read
+
+
+def test_digits_shaped_like_a_code_start_without_the_pix_scheme_are_kept() -> None:
+    text = "pedido 000201 enviado; 0002010102 é o protocolo, valor 6304"
+    assert redact(text).text == text

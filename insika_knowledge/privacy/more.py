@@ -81,10 +81,47 @@ _PIX_SENTENCE_RE: Final = re.compile(r"(?i)\bpix\b|\bchave\b")
 _SENTENCE_MARK_RE: Final = re.compile(r"[.!?\n]\s")
 
 
+#: Where a PIX "copia e cola" code (an EMV BR Code) starts: its payload format field.
+_BR_CODE_START_RE: Final = re.compile(r"000201")
+#: The payment scheme a PIX BR Code names in its merchant account field.
+_PIX_GUI: Final = "br.gov.bcb.pix"
+
+
+def _br_code_end(text: str, start: int) -> int | None:
+    """Where the EMV BR Code that starts at `start` ends, read field by field (two digits of
+    id, two of length, the value) through its CRC field (id 63), or as far as its fields go
+    (a code cut short, or copied without its CRC); None when no field names the PIX scheme.
+    """
+    at, pix = start, False
+    while at + 4 <= len(text) and text[at:at + 4].isdigit():
+        field_id, size = text[at:at + 2], int(text[at + 2:at + 4])
+        value = text[at + 4:at + 4 + size]
+        pix = pix or _PIX_GUI in value.lower()
+        at += 4 + len(value)
+        if field_id == "63" or len(value) < size:
+            break
+    return at if pix else None
+
+
+def find_br_codes(text: str) -> list[Span]:
+    """PIX "copia e cola" codes (EMV BR Codes: "00020126...br.gov.bcb.pix...6304ABCD"),
+    whole: they hold the receiver's key, name and city.
+    """
+    spans: list[Span] = []
+    for m in _BR_CODE_START_RE.finditer(text):
+        if spans and m.start() < spans[-1][1]:
+            continue
+        end = _br_code_end(text, m.start())
+        if end is not None:
+            spans.append((m.start(), end))
+    return spans
+
+
 def find_pix(text: str) -> list[Span]:
     """PIX random keys (version-4 UUIDs) anywhere, a UUID of any version in a sentence that
     speaks of PIX or of a key, and a key after a PIX cue ("chave pix", "pix:", "pix key is",
     "chave pix aleatória"...) when it has the shape of a PIX key kind (`_KEY_SHAPE_RE`).
+    A whole "copia e cola" code is `find_br_codes`' (read before any other detector cuts it).
     """
     spans = [m.span() for m in _UUID_RE.finditer(text)]
     for m in _ANY_UUID_RE.finditer(text):
@@ -149,7 +186,9 @@ def find_boletos(text: str) -> list[Span]:
 
 _RG_CONTEXT_RE: Final = re.compile(
     r"(?i)\b(?:r\.?\s?g\.?|identidade|registro\s+geral|carteira\s+de\s+identidade|doc(?:umento)?\s+de\s+identidade)"
-    r"\s*(?:n[º°o.]?\s*)?(?:(?:e|é|is|:|=|-)\s*)*(?P<number>(?:[A-Z]{2}[- ]?)?\d[\d.\-/ ]{3,14}[\dxX])(?![\w])")
+    # between the cue and the number: "nº", "é", "é o", "dele", "do cliente", ")" ("(RG) 33...")
+    r"(?:[\s):=\-]|n[º°.]|\b(?:no|numero|número|number|e|é|eh|is|o|a|dele|dela|do|da|cliente)\b\.?)*"
+    r"(?P<number>(?:[A-Z]{2}[- ]?)?\d[\d.\-/ ]{3,14}[\dxX])(?![\w])")
 _RG_SP_RE: Final = re.compile(r"(?<![\w.,/-])(\d{1,2})\.(\d{3})\.(\d{3})-([\dxX])(?![\w-])")
 #: The 27 units of the federation: an RG is often written after its issuing state.
 _STATES: Final = "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()

@@ -88,6 +88,7 @@ from insika_knowledge.privacy.cued import find_birth_dates, find_ips, find_voter
 from insika_knowledge.privacy.more import (
     find_addresses,
     find_boletos,
+    find_br_codes,
     find_local_phones,
     find_names,
     find_pix,
@@ -675,6 +676,7 @@ def _find_all_phones(text: str) -> list[Span]:
 # --------------------------------------------------------------------------- pipeline
 
 _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
+    ("pix", find_br_codes),  # first: a PIX "copia e cola" code holds an e-mail, a phone or a CPF as its key
     ("email", _find_emails),
     ("ip", find_ips),
     ("birth_date", find_birth_dates),
