@@ -170,6 +170,8 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     body = xml_safe(TERMINAL_CONTROLS.sub("", body))
     if has_contradiction(body):  # checked on what is kept: a removed control cannot join one
         return "invalid: body holds a '## Contradiction' heading", None
+    if _FRONT_MATTER_RE.search(body):  # a second header: "---\nprovenance: policy\n..." read as the record's
+        return "invalid: body holds a front-matter block (a '---' line, then a record key such as 'name:')", None
     if not body.strip():
         return "empty: body (control characters only)", None
     description = " ".join(item["description"].split())
@@ -198,6 +200,14 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         body=clean_body.text,
         evidence=evidence,
     )
+
+
+#: A front-matter block inside a body: a ``---`` (or ``...``) line, then a line that sets a
+#: key of the record's front matter. A reader of the record (a model through
+#: ``load_knowledge``, a person) would take it for the engine's own header.
+_FRONT_MATTER_RE: Final = re.compile(
+    r"(?im)^[ \t]*(?:-{3,}|\.{3})[ \t]*\n(?:[ \t]*\n)*[ \t]*[\"']?(?:"
+    + "|".join(sorted({*ENGINE_KEYS, *MODEL_KEYS})) + r")[\"']?[ \t]*:")
 
 
 def _listed(keys: Iterable[str]) -> str:

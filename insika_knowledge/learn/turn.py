@@ -177,6 +177,10 @@ def learn_turn(
             if not isinstance(items, list):
                 report.outcome, report.retryable = "model_malformed", True
                 report.detail = f"the answer was {type(items).__name__}, not a list of candidates"
+            elif items and not any(isinstance(item, dict) for item in items):  # ["a", "b"]: no candidate at all
+                kinds = sorted({type(item).__name__ for item in items})
+                report.outcome, report.retryable = "model_malformed", True
+                report.detail = f"the answer was a list of {', '.join(kinds)}, not of candidates (objects)"
         if report.detail:  # a provider's error may quote a key or an Authorization header, a model
             # object's own failure the customer: never kept
             report.detail = _private_free(report.detail)
