@@ -991,6 +991,7 @@ def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_b
     ("O cancelamento sem multa vale até 48 horas antes do voo. Corrigindo, até 24 horas antes do voo.",
      "Cancelamento\nO cancelamento sem multa vale até 48 horas antes do voo.",
      "Cancelamento\nO cancelamento sem multa vale até 24 horas antes do voo."),
+    ("O frete é R$ 25. Esquece, é R$ 35 desde janeiro.", "Frete\nO frete é R$ 25.", "Frete\nO frete é R$ 35."),
     # a sentence that only says it corrects, and the value in the next one
     ("O plano básico custa R$ 69,90. Desculpa, errei o valor! O básico é R$ 79,90.",
      "Plano básico\nO plano básico custa R$ 69,90.", "Plano básico\nO plano básico custa R$ 79,90."),
