@@ -11,7 +11,8 @@ A dropped candidate is counted under one reason (the first that applies):
 - ``unknown_key``: it carries a key outside name, description, type, body and evidence;
 - ``invalid``: a key is missing, not text, too long, holds text that cannot be written
   as UTF-8 (a lone surrogate), the body has a ``## Contradiction`` heading (in any of
-  the spellings a markdown renderer shows as one), the name cannot be made a slug, or
+  the spellings a markdown renderer shows as one) or a front-matter block (a ``---``
+  line, then a record key: `_FRONT_MATTER_RE`), the name cannot be made a slug, or
   ``evidence`` (optional) is not a list of at most `EVIDENCE_MAX` quotes of text;
 - ``empty``: name, description or body is blank (or shows nothing: zero-width characters only);
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;

@@ -1753,7 +1753,8 @@ _RETRACTING_WORDS: Final = (
     r"|i got (?:that |it |this )?(?:wrong|confused|mixed up)|i mixed (?:that|it|them|this) up|i confused"
     r"|me enganei|errei (?:o |a |no |na )?(?:valor|preco|prazo|numero|horario|data|taxa)"
     r"|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
-    r"|desconsidere|esquece|esqueca|forget (?:that|it)|scratch that|ignore that|me expressei mal|digitei errado|escrevi errado|i mistyped"
+    r"|desconsidere|esquece|esqueca|forget (?:that|it)"
+    r"|scratch that|ignore that|me expressei mal|digitei errado|escrevi errado|i mistyped"
     r"|i typed (?:it |that )?wrong")
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
 #: Words with which the business corrects what it said before: those that take it back whole,
