@@ -1027,6 +1027,57 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
     assert not verdict.quarantined, verdict
 
 
+@pytest.mark.parametrize(("reply", "old", "new"), [
+    # since when, or since what: before the value, or after it with no clause break
+    ("A taxa de atraso é R$ 25. Errei: desde janeiro é R$ 35.", "Taxa\nA taxa de atraso é R$ 25.",
+     "Taxa\nA taxa de atraso é R$ 35."),
+    ("A mensalidade do plano Família é R$ 120. Na verdade é R$ 140, desde o reajuste de março.",
+     "Plano\nA mensalidade do plano Família é R$ 120.", "Plano\nA mensalidade do plano Família é R$ 140."),
+    ("The gym opens at 6 am. Sorry, I mean 5 am, since the summer schedule started.",
+     "Opening\nThe gym opens at 6 am.", "Opening\nThe gym opens at 5 am."),
+    ("Express shipping is $15. My mistake — since the March update it's $18.",
+     "Express\nExpress shipping is $15.", "Express\nExpress shipping is $18."),
+    # a verb of change and the month it happened in
+    ("A taxa de atraso é R$ 25. Retificando: passou para R$ 35 em janeiro.", "Taxa\nA taxa de atraso é R$ 25.",
+     "Taxa\nA taxa de atraso é R$ 35."),
+    ("The late fee is $25. Correction: the fee went up to $35 last month.", "Fee\nThe late fee is $25.",
+     "Fee\nThe late fee is $35."),
+    # a scope of every case narrows nothing
+    ("Exchanges are free within 10 days. Correction: it's 20 days for every order.",
+     "Exchanges\nExchanges are free within 10 days.", "Exchanges\nExchanges are free within 20 days."),
+    # "Aliás" is an aside
+    ("O prazo de entrega é de 3 dias úteis. Aliás, me enganei: são 5 dias úteis.",
+     "Prazo\nO prazo de entrega é de 3 dias úteis.", "Prazo\nO prazo de entrega é de 5 dias úteis."),
+])
+def test_a_correction_that_says_when_or_why_the_value_changed_takes_the_first_value_back(
+        reply: str, old: str, new: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(old, "policy", messages)
+    assert verdict.quarantined and "took it back" in verdict.markers, verdict
+    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    # a qualifier next to a word of the claim: the word before it in English, after it in Portuguese
+    ("Delivery is $5. Correction: same-day delivery is $12, because a courier is booked.", "Delivery\nDelivery is $5."),
+    ("Shipping is $10. Actually, international shipping is $40.", "Shipping\nShipping is $10."),
+    ("A consulta custa R$ 200. Correção: a consulta de retorno custa R$ 100.", "Consulta\nA consulta custa R$ 200."),
+    ("O frete custa R$ 15. Opa, o frete expresso custa R$ 30.", "Frete\nO frete custa R$ 15."),
+    # another name, a scope before the colon, the customer's own case
+    ("O plano Light custa R$ 39,90. Correção: o plano Plus custa R$ 59,90, não R$ 49,90 como está no app.",
+     "Plano Light\nO plano Light custa R$ 39,90."),
+    ("Refunds take 5 business days. Correction for international cards: refunds take up to 10 business days.",
+     "Refunds\nRefunds take 5 business days."),
+    ("Shipping is $10. Correction: since you're a member, shipping is $0.", "Shipping\nShipping is $10."),
+    # a since that is a condition, not when the value changed
+    ("O frete é R$ 20. Correção: frete grátis desde que o pedido passe de R$ 200.", "Frete\nO frete é R$ 20."),
+])
+def test_a_correction_of_a_narrower_subject_takes_nothing_back(reply: str, claim: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(claim, "policy", messages)
+    assert not verdict.quarantined, verdict
+
+
 @pytest.mark.parametrize(("reply", "claim"), [
     # rows of one message, a value worked out for the customer, "or better still": nothing taken back
     ("A taxa de cancelamento é de R$ 50. Para você, R$ 30.", "Cancelamento\nA taxa de cancelamento é de R$ 50."),

@@ -599,7 +599,9 @@ def _off_statement(claim: str, folded: str) -> str:
     folded = CONTRAST.sub("", folded)
     if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
         return "reported"
-    # "did you know" is no past, nor is the correction of what was said ("I meant ...", "me enganei: ...")
+    # "did you know" is no past, nor is the correction of what was said ("I meant ...", "me enganei: ..."),
+    # nor how it says a value changed ("that changed last week: shipping is now $10")
+    folded = _CHANGE_REPORT.sub(" ", folded)
     if PAST_TIME.search(folded) or not tense_agrees(claim, ANNOUNCING.sub(" ", CORRECTING.sub(" ", folded))):
         return "tense"
     return ""
@@ -1594,7 +1596,152 @@ def without_asides(folded: str) -> str:
     return ASIDE.sub(" ", CORRECTING.sub(" ", folded))
 
 
-def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
+#: A verb that reports a change of value (folded): "went up", "was raised", "passou", "subiu",
+#: "foi reajustada".
+_CHANGE_VERB: Final = (
+    r"went (?:up|down)|rose|dropped|(?:has |have |had |was |were |got |just )?(?:increased|decreased|changed"
+    r"|raised|lowered|updated|adjusted|gone up|gone down)|passou(?: a ser)?|passaram|subiu|subiram|caiu|cairam"
+    r"|baixou|mudou|mudaram|aumentou|aumentaram|diminuiu|(?:foi|foram) (?:reajustad|atualizad|alterad)\w*")
+#: How a correction accounts for the change it reports (folded): since when or since what
+#: ("since January", "desde o reajuste de março", "since the summer schedule started"; not
+#: "since you're a member", "since this item was on sale" nor "desde que", which set a
+#: condition), a verb of change with the rule it changed ("the policy changed", "a tabela foi
+#: atualizada"), "last month", an update or a new price list. Not "this week": a while.
+_CHANGE_ACCOUNT: Final = re.compile(
+    r"\b(?:since|as of|starting(?: from| in| on)?|effective(?: from| on)?|desde(?! que\b)|a partir d[eoa]s?)"
+    r"(?!\s+(?:you|your|voce|vc|seu|sua|teu|tua|that|these|those|it|isso|esse|essa)\b"
+    r"|\s+(?:this|este|esta)\b(?!\s+(?:year|month|week|ano|mes|semana)\b))"
+    r"(?:\s+[^\W\d_]+){1,5}?"
+    r"(?=\s+(?:e|eh|is|it'?s|its|are|sao|custa|custam|costs?|fica|vale|we|it|the|o|a|os|as|our|nosso|nossa)\b"
+    r"|\s*[,.;:!?)\u2013\u2014]|\s+-|\s*$|\s+\d)"
+    rf"|\b(?:(?:the|our|a|o|nossa|nosso) )?(?:policy|politica|regra|rules?|tabela(?: de precos)?|price list|pricing"
+    rf"|prices|precos|valores)? ?(?:{_CHANGE_VERB})\b"
+    r"|\b(?:last|past) (?:month|week|year)\b|\b(?:no |na )?(?:mes|ano|semana) passad[oa]\b"
+    r"|\brecent(?:ly|emente)\b"
+    r"|\b(?:(?:the|our|a|o) )?(?:reajuste|atualizacao|update|mudanca|alteracao|aumento|increase"
+    r"|new (?:pricing|price list|policy|rules?|schedule)|nova (?:tabela|politica|regra)(?: de precos)?)\b")
+#: A report that a value changed, with when (folded): "that changed last week", "a regra mudou no
+#: mês passado", "went up last month". Its past is the change's, not the rule's tense.
+_CHANGE_REPORT: Final = re.compile(
+    rf"\b(?:(?:that|it|this|isso|the policy|the rule|a regra|a politica|a tabela|the price|o preco|o valor) )?"
+    rf"(?:{_CHANGE_VERB})\b(?:\s+(?:last|past) (?:week|month|year)|\s+(?:no |na )?(?:mes|ano|semana) passad[oa]"
+    rf"|\s+(?:in|em) {_MONTH})?")
+#: A month's name as the analyser reads it ("januar", "marc"): a month is when, not what.
+_MONTH_TERMS: Final = content_terms(
+    "january february march april may june july august september october november december janeiro fevereiro"
+    " marco abril maio junho julho agosto setembro outubro novembro dezembro")
+#: A month named in a text (folded, "in December", "em janeiro"): when it changed, in a text
+#: that reports a change (`_CHANGE_ACCOUNT`); a season otherwise.
+_IN_MONTH: Final = re.compile(rf"\b(?:in|em|no|na|de|during|durante)\s+{_MONTH}\b"
+                              r"|\b(?:this|n?est[ea]|n?ess[ea]) (?:year|month|week|ano|mes|semana)\b")
+#: Generic kinds of case ("orders", "compras"): every one of them is every case.
+_GENERIC_KINDS: Final = (r"(?:orders?|purchases?|items?|products?|customers?|clients?|cases?|bookings?|reservations?"
+                         r"|pedidos?|compras?|produtos?|itens|clientes?|casos?|reservas?)")
+_EVERY: Final = r"(?:all|every|any|todos os|todas as|qualquer)"
+#: A scope that is every case of a generic kind, said whole ("for all purchases", "em
+#: qualquer compra", "para todos os pedidos."): it narrows nothing. Not one with a qualifier
+#: after it ("for every order above $200", "todos os produtos importados").
+_EVERY_CASE: Final = re.compile(
+    rf"\b(?:for|on|in|to|para|em|de|com|na|no|nas|nos)\s+{_EVERY}\s+([^\W\d_]+)"
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:is|are|e|sao|it|its|it's|the|o|a|os|as|and|too|also|tambem)\b)")
+_GENERIC_KIND: Final = re.compile(_GENERIC_KINDS)
+_GENERIC_TERMS: Final = content_terms(
+    "order orders purchase purchases item items product products customer customers client clients case cases booking"
+    " bookings reservation reservations pedido pedidos compra compras produto produtos itens cliente clientes caso"
+    " casos reserva reservas")
+#: Any scope of every one of a kind, to the end of its clause (folded): group 1 the kind and
+#: what qualifies it ("for all international orders", "para todos os produtos importados").
+_EVERY_SCOPE: Final = re.compile(rf"\b(?:for|on|in|to|para|em|de|com|na|no|nas|nos)\s+{_EVERY}\s+([^,.;:!?]+)")
+#: Words that say which version of a value, not which subject ("the new delivery fee", "o frete
+#: agora", "our standard shipping"): never a qualifier of the claim's subject.
+_NOT_QUALIFYING: Final = content_terms(
+    "new now current updated correct right actual real regular normal usual standard novo nova agora atual"
+    " atualizado atualizada correto correta certo certa padrao mesmo")
+#: A scope put before a correction's colon ("Correction for international cards:", "Correção
+#: para o plano Plus:", "Correction on express orders -"), folded: group 1 the scope.
+_SCOPE_LABEL: Final = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(?:correction|correcao|errata|update|atualizacao)\s+"
+    r"(?:for|on|about|regarding|to|para|sobre|d[aeo]s?|n[aeo]s?|em|no caso d[aeo]s?)\s+([^:\u2013\u2014]{1,60}?)"
+    r"\s*(?::|\s[\u2013\u2014-]\s)")
+#: The customer's own case ("since you're a member", "já que você é sócio", "for your order",
+#: "no seu caso"), folded: what follows is the rule applied to the customer.
+_YOUR_CASE: Final = re.compile(
+    r"\b(?:since|as|because|if|ja que|como|se|porque|pois) (?:you|voce|vc|o senhor|a senhora)\b"
+    r"|\b(?:for your|in your|para o seu|para a sua|pro seu|pra sua|no seu|no teu|na sua) (?:order|case|purchase"
+    r"|booking|pedido|caso|compra|reserva)\b")
+
+
+def _a_pole(token: str) -> bool:
+    """True when `token` is a pole that qualifies a subject ("international", "same", "express")."""
+    return token.startswith("p:")
+
+
+def narrower_subject(claim: str, text: str, said: str = "") -> bool:
+    """True when `text` speaks of another or a narrower subject than `claim`: it names a name
+    that neither the claim nor what the business `said` before it in the message holds ("o
+    plano Plus custa R$ 59,90" after "O plano Light custa R$ 39,90"; not the business's own
+    brand, nor a word of the claim capitalised), a month the claim lacks when it reports no
+    change ("Correção: em dezembro a academia abre às 8h": a season), puts a scope the claim
+    lacks before its colon ("Correction for international cards:"), sets a condition of the
+    customer's own case (`_YOUR_CASE`), or qualifies a word of the claim with one the claim
+    lacks: the word before it in English ("same-day delivery", "international shipping"),
+    the word after it, or after its "de", in Portuguese ("consulta de retorno", "frete
+    expresso"); words of which version ("new", "agora": `_NOT_QUALIFYING`) qualify nothing.
+    A correction of that kind states the narrower subject's rule; it takes nothing back from
+    the claim.
+    """
+    folded = fold(text)
+    if _YOUR_CASE.search(folded):
+        return True
+    own = set(tokens(claim))
+    known = names(claim) | names(said) | own
+    if any(name not in known and name not in _MONTH_TERMS for name in names(text)):
+        return True
+    for every in _EVERY_SCOPE.finditer(without_change_account(folded, claim)):
+        if any(t not in own and (plain_word(t) or _a_pole(t)) and t not in _GENERIC_TERMS
+               for t in tokens(every.group(1))):
+            return True  # "for all electronics", "for every order above $200": every one of a narrower kind
+    reported = _CHANGE_ACCOUNT.search(folded) is not None
+    if not reported and content_terms(" ".join(m.group(0) for m in _IN_MONTH.finditer(folded))) - own:
+        return True  # "em dezembro": a season
+    scope = _SCOPE_LABEL.match(folded)
+    if scope and content_terms(without_change_account(f" for {scope.group(1).strip()}.", claim)) - own:
+        return True
+    seq = tokens(without_change_account(without_asides(folded), claim))
+    portuguese = text_language(text) == "pt"
+    for at, token in enumerate(seq):
+        if token not in own or not plain_word(token):
+            continue
+        if portuguese:
+            nxt = at + 2 if at + 2 < len(seq) and seq[at + 1] == "r:de" else at + 1
+            near = seq[nxt] if nxt < len(seq) else ""
+        else:
+            near = seq[at - 1] if at else ""
+        if near and near not in known and near not in _NOT_QUALIFYING and (plain_word(near) or _a_pole(near)):
+            return True
+    return False
+
+
+def without_change_account(folded: str, claim: str = "") -> str:
+    """Folded `folded` without how it accounts for a change (`_CHANGE_ACCOUNT`, with the month
+    it happened in) and without a scope of every case (`_EVERY_CASE`) of a generic kind or of
+    a word of `claim`: a correction saying "Errei: desde janeiro é R$ 35", "Retificando:
+    passou para R$ 35 em janeiro", "it's 20 days for every order" or "for all appointments"
+    (of appointments) names no other subject than the rule it corrects.
+    """
+    out = _CHANGE_ACCOUNT.sub(" ", folded)
+    if out != folded:
+        out = _IN_MONTH.sub(" ", out)
+    own = content_terms(claim) if claim else frozenset()
+    return _EVERY_CASE.sub(lambda m: " " if _every_case(m.group(1), own) else m.group(0), out)
+
+
+def _every_case(kind: str, own: frozenset[str]) -> bool:
+    """True when "every `kind`" is every case: a generic kind ("orders") or a word of the claim."""
+    return _GENERIC_KIND.fullmatch(kind) is not None or bool(content_terms(kind) & own)
+
+
+def replaced_in_message(claim: str, speaker: str, later: Sequence[str], said: str = "") -> bool:
     """True when one of `later` (what follows a sentence in the same business message)
     opens by correcting or excusing itself (`_opens_correcting`) and gives the claim
     another value for exactly one of its own (`_one_value_replaced`): the message corrects
@@ -1604,10 +1751,10 @@ def replaced_in_message(claim: str, speaker: str, later: Sequence[str]) -> bool:
     9 pm", "Opa, o kit com 3 unidades custa R$ 70", "Sorry, the 2-year plan is $179"); a
     value worked out for the customer is no correction ("Para você, R$ 30": `_APPLIED`).
     """
-    return bool(_values(claim)) and next(_replacing(claim, speaker, later), None) is not None
+    return bool(_values(claim)) and next(_replacing(claim, speaker, later, said), None) is not None
 
 
-def _replacing(subject: str, speaker: str, later: Sequence[str]) -> Iterator[str]:
+def _replacing(subject: str, speaker: str, later: Sequence[str], said: str = "") -> Iterator[str]:
     """Each of `later` that opens by correcting itself and gives `subject` another value for
     exactly one of its own (`_one_value_replaced`; not a value worked out for the customer,
     `_APPLIED`), without the reason it gives (`without_explanation`).
@@ -1615,7 +1762,7 @@ def _replacing(subject: str, speaker: str, later: Sequence[str]) -> Iterator[str
     for text in later:
         if _opens_correcting(text) and not _APPLIED.search(fold(text)):
             clipped = without_explanation(text)
-            if _one_value_replaced(subject, speaker, clipped):
+            if _one_value_replaced(subject, speaker, clipped, said):
                 yield clipped
 
 
@@ -1670,7 +1817,7 @@ def without_explanation(text: str) -> str:
     return text[:reason.start()] if reason else text
 
 
-def _one_value_replaced(claim: str, speaker: str, text: str) -> bool:
+def _one_value_replaced(claim: str, speaker: str, text: str, said: str = "") -> bool:
     """True when `text` holds exactly one value the claim does not, of the unit of a claim
     value it leaves out, no other value or day the claim lacks, and no content word the
     claim lacks (correction words and asides aside).
@@ -1679,8 +1826,9 @@ def _one_value_replaced(claim: str, speaker: str, text: str) -> bool:
     new, gone = theirs - ours, ours - theirs
     if len(new) != 1 or not gone or not _other_values(claim, [(speaker, text)]):
         return False
-    said = content_terms(_RESTATING.sub(" ", without_asides(fold(text))))
-    return not {t for t in said - content_terms(claim) if not t.startswith(("m:", "d:"))}
+    found = content_terms(_RESTATING.sub(" ", without_change_account(without_asides(fold(text)), claim)))
+    return not {t for t in found - content_terms(claim) - _NOT_QUALIFYING if not t.startswith(("m:", "d:"))} \
+        and not narrower_subject(claim, text, said)
 
 
 def _opens_correcting(text: str) -> bool:
@@ -1724,7 +1872,7 @@ _APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria|for you|in 
 #: Words around a correction that name nothing (folded): an apology, "actually", "na verdade".
 ASIDE: Final = re.compile(
     r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my apologies|my bad|opa|ops|oops|whoops|actually|in fact"
-    r"|na verdade|de fato|na real|foi mal|erro meu|erro de digitacao|typo|ah|er|uh|hmm"
+    r"|na verdade|de fato|na real|alias|foi mal|erro meu|erro de digitacao|typo|ah|er|uh|hmm"
     r"|(?:for|pela|pelo|sorry for) (?:the |a |o |my )?(?:confusion|confusao|erro|engano|mistake|typo))\b")
 
 

@@ -40,6 +40,7 @@ from insika_knowledge.trust.evidence import (
     corrected_next,
     corrected_to,
     drops_condition,
+    narrower_subject,
     opens_explicit_correction,
     read_sentence,
     replaced_in_message,
@@ -48,6 +49,7 @@ from insika_knowledge.trust.evidence import (
     superseded,
     turns_down,
     without_asides,
+    without_change_account,
     without_explanation,
 )
 from insika_knowledge.trust.sources import Piece, pieces
@@ -328,7 +330,7 @@ def _taken_back(parts: Sequence[Piece], at: int, claim: str, wanted: frozenset[s
     if replaced_later(parts, index, claim):
         return True
     later = next((p.text for p in parts[at + 1:] if p.business), "")
-    return corrected_next(parts, index, claim) and _corrects(wanted, later)
+    return corrected_next(parts, index, claim) and _corrects(claim, later, parts[at].text)
 
 
 def _after(split: Sequence[str], k: int) -> str:
@@ -357,10 +359,11 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     claim's subject another value (`replaced_in_message`: "R$ 15, ou melhor, R$ 18").
     """
     sentence, after = without_explanation(split[k]), _after(split, k)  # a correction is read without its reason
+    said = " ".join(split[:k + 1])  # what the business said up to it (its own names)
     reading = read_sentence(claim, sentence, before, after)
-    if reading.why == "corrected" and not _corrects(features(claim), after):
+    if reading.why == "corrected" and not _corrects(claim, after, said):
         reading = read_sentence(claim, sentence, before)
-    if reading.states and replaced_in_message(claim, piece.speaker, _later(split, k)):
+    if reading.states and replaced_in_message(claim, piece.speaker, _later(split, k), said):
         return Reading(False, "corrected")
     return reading
 
@@ -379,13 +382,16 @@ _INLINE_CORRECTION: Final = re.compile(
     r"(?=(?:ou melhor(?!\W+ainda)|or rather|quer dizer|digo|i mean|sorry|desculp\w*|perd[aã]o)\b)", re.IGNORECASE)
 
 
-def _corrects(wanted: frozenset[str], text: str) -> bool:
-    """True when `text`, which corrects what came before it, may correct the claim: it
+def _corrects(claim: str, text: str, said: str = "") -> bool:
+    """True when `text`, which corrects what came before it (`said`: what the business said
+    up to it), may correct the claim: it
     withdraws the whole message before it ("Desconsidere minha mensagem anterior", "Just
     kidding."), speaks of the claim, denies what was said (pointing back at it, or in at
     most one word and no value: "we don't offer that", "não damos"), or says no word but
     another value of a unit the claim states ("Desculpe, correção: acima de R$ 249",
-    "Sorry, correction: 14 days"). One that speaks only of other
+    "Sorry, correction: 14 days"). One of another or a narrower subject states that
+    subject's rule (`trust.evidence.narrower_subject`: "Correction: same-day delivery is
+    $12" after "Delivery is $5"; "Correção: o plano Plus custa R$ 59,90"). One that speaks only of other
     things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee), and so does one
     that names more words of something else than of the claim ("Correction: gift cards
     cannot be returned" after "Returns are accepted within 30 days"; the reason given after
@@ -396,7 +402,10 @@ def _corrects(wanted: frozenset[str], text: str) -> bool:
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    rest = without_asides(fold(without_explanation(text)))
+    if narrower_subject(claim, without_explanation(text), said):
+        return False  # "Correction: same-day delivery is $12" states another rule
+    wanted = features(claim)
+    rest = without_change_account(without_asides(fold(without_explanation(text))), claim)
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
