@@ -1048,6 +1048,21 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
     # "Aliás" is an aside
     ("O prazo de entrega é de 3 dias úteis. Aliás, me enganei: são 5 dias úteis.",
      "Prazo\nO prazo de entrega é de 3 dias úteis.", "Prazo\nO prazo de entrega é de 5 dias úteis."),
+    # the change reported with when, then the value "now": the change's past is no tense of the rule
+    ("Parking is $6 an hour. Sorry, that went up last month: parking is now $8 an hour.",
+     "Parking\nParking is $6 an hour.", "Parking\nParking is $8 an hour."),
+    # words of which version ("new", "agora") and the business's own brand qualify nothing
+    ("Delivery is $5. Correction: the new delivery fee is $7.", "Delivery\nDelivery is $5.",
+     "Delivery\nDelivery is $7."),
+    ("O frete é R$ 10. Correção: o frete agora é R$ 12.", "Frete\nO frete é R$ 10.", "Frete\nO frete é R$ 12."),
+    ("Welcome to Brightgym! A day pass costs $15. Correction: a Brightgym day pass costs $18.",
+     "Day pass\nA day pass costs $15.", "Day pass\nA day pass costs $18."),
+    # every case of the claim's own kind, before the colon or after the value
+    ("Refunds take 5 business days. Correction for all orders: refunds take 7 business days.",
+     "Refunds\nRefunds take 5 business days.", "Refunds\nRefunds take 7 business days."),
+    ("Appointments can be moved up to 24 hours before. Correction: for all appointments, it's 48 hours before.",
+     "Moving\nAppointments can be moved up to 24 hours before.",
+     "Moving\nAppointments can be moved up to 48 hours before."),
 ])
 def test_a_correction_that_says_when_or_why_the_value_changed_takes_the_first_value_back(
         reply: str, old: str, new: str) -> None:
@@ -1071,6 +1086,15 @@ def test_a_correction_that_says_when_or_why_the_value_changed_takes_the_first_va
     ("Shipping is $10. Correction: since you're a member, shipping is $0.", "Shipping\nShipping is $10."),
     # a since that is a condition, not when the value changed
     ("O frete é R$ 20. Correção: frete grátis desde que o pedido passe de R$ 200.", "Frete\nO frete é R$ 20."),
+    # every one of a narrower kind, or of a kind with a qualifier
+    ("Returns are accepted within 15 days. Correction: for all appliances, returns are accepted within 30 days.",
+     "Returns\nReturns are accepted within 15 days."),
+    ("The discount is 10%. Correction: the discount is 15% for every order above $300.",
+     "Discount\nThe discount is 10%."),
+    # a month with no change reported is a season; the customer's own case
+    ("A piscina abre às 7h. Correção: em fevereiro a piscina abre às 9h.", "Piscina\nA piscina abre às 7h."),
+    ("O prazo de troca é 30 dias. Correção: no seu caso, o prazo é 10 dias porque o produto é sob medida.",
+     "Troca\nO prazo de troca é 30 dias."),
 ])
 def test_a_correction_of_a_narrower_subject_takes_nothing_back(reply: str, claim: str) -> None:
     messages = said(("user", "?"), ("assistant", reply))

@@ -1654,7 +1654,7 @@ _GENERIC_TERMS: Final = content_terms(
 _EVERY_SCOPE: Final = re.compile(rf"\b(?:for|on|in|to|para|em|de|com|na|no|nas|nos)\s+{_EVERY}\s+([^,.;:!?]+)")
 #: Words that say which version of a value, not which subject ("the new delivery fee", "o frete
 #: agora", "our standard shipping"): never a qualifier of the claim's subject.
-_NOT_QUALIFYING: Final = content_terms(
+VERSION_WORDS: Final = content_terms(
     "new now current updated correct right actual real regular normal usual standard novo nova agora atual"
     " atualizado atualizada correto correta certo certa padrao mesmo")
 #: A scope put before a correction's colon ("Correction for international cards:", "Correção
@@ -1686,7 +1686,7 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
     customer's own case (`_YOUR_CASE`), or qualifies a word of the claim with one the claim
     lacks: the word before it in English ("same-day delivery", "international shipping"),
     the word after it, or after its "de", in Portuguese ("consulta de retorno", "frete
-    expresso"); words of which version ("new", "agora": `_NOT_QUALIFYING`) qualify nothing.
+    expresso"); words of which version ("new", "agora": `VERSION_WORDS`) qualify nothing.
     A correction of that kind states the narrower subject's rule; it takes nothing back from
     the claim.
     """
@@ -1717,7 +1717,7 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
             near = seq[nxt] if nxt < len(seq) else ""
         else:
             near = seq[at - 1] if at else ""
-        if near and near not in known and near not in _NOT_QUALIFYING and (plain_word(near) or _a_pole(near)):
+        if near and near not in known and near not in VERSION_WORDS and (plain_word(near) or _a_pole(near)):
             return True
     return False
 
@@ -1827,7 +1827,7 @@ def _one_value_replaced(claim: str, speaker: str, text: str, said: str = "") -> 
     if len(new) != 1 or not gone or not _other_values(claim, [(speaker, text)]):
         return False
     found = content_terms(_RESTATING.sub(" ", without_change_account(without_asides(fold(text)), claim)))
-    return not {t for t in found - content_terms(claim) - _NOT_QUALIFYING if not t.startswith(("m:", "d:"))} \
+    return not {t for t in found - content_terms(claim) - VERSION_WORDS if not t.startswith(("m:", "d:"))} \
         and not narrower_subject(claim, text, said)
 
 
