@@ -1028,6 +1028,53 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
 
 
 @pytest.mark.parametrize(("reply", "old", "new"), [
+    # more words that correct, or set what was said aside
+    ("The locker rental is $4 a day. Let me rephrase: the locker rental is $6 a day.",
+     "Lockers\nThe locker rental is $4 a day.", "Lockers\nThe locker rental is $6 a day."),
+    ("The pool opens at 7 a.m. on Sundays. Sorry, make that 8 a.m.",
+     "Pool\nThe pool opens at 7 a.m. on Sundays.", "Pool\nThe pool opens at 8 a.m. on Sundays."),
+    ("A taxa de adesão é de R$ 59,90. Melhor dizendo, R$ 49,90.",
+     "Adesão\nA taxa de adesão é de R$ 59,90.", "Adesão\nA taxa de adesão é de R$ 49,90."),
+    ("O prazo de reembolso é de 5 dias. Ignora o que eu disse, o prazo de reembolso é de 10 dias.",
+     "Reembolso\nO prazo de reembolso é de 5 dias.", "Reembolso\nO prazo de reembolso é de 10 dias."),
+    ("Pets up to 8 kg fly in the cabin. Disregard that — pets up to 10 kg fly in the cabin.",
+     "Pets\nPets up to 8 kg fly in the cabin.", "Pets\nPets up to 10 kg fly in the cabin."),
+    # the right value, then the wrong one it replaces
+    ("The rebooking fee is $40. Apologies, it's $55, not $40.", "Rebooking\nThe rebooking fee is $40.",
+     "Rebooking\nThe rebooking fee is $55."),
+    ("A multa por atraso é de 2%. Na real, é 5%, não 2%.", "Multa\nA multa por atraso é de 2%.",
+     "Multa\nA multa por atraso é de 5%."),
+    ("Exchanges are accepted within 60 days of purchase. To be precise, it's 45 days from purchase, not 60.",
+     "Exchanges\nExchanges are accepted within 60 days of purchase.",
+     "Exchanges\nExchanges are accepted within 45 days of purchase."),
+    # a calendar date corrected
+    ("A inscrição vai até 10 de março. Corrigindo: a inscrição vai até 17 de março.",
+     "Inscrição\nA inscrição vai até 10 de março.", "Inscrição\nA inscrição vai até 17 de março."),
+    ("The winter sale ends on January 31. Sorry, I mean it ends on February 7.",
+     "Winter sale\nThe winter sale ends on January 31.", "Winter sale\nThe winter sale ends on February 7."),
+])
+def test_a_correction_in_other_words_or_with_the_wrong_value_named_takes_the_first_value_back(
+        reply: str, old: str, new: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(old, "policy", messages)
+    assert verdict.quarantined and "took it back" in verdict.markers, verdict
+    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    # "não X" of a competitor or another product, with more words than a value: a contrast
+    ("Our Family plan is $45 per month, not $70 like other carriers charge.",
+     "Family plan\nThe Family plan is $45 per month."),
+    # a qualifier joined by "com" in Portuguese
+    ("A consulta com clínico geral custa R$ 150. Retificando um detalhe: a consulta com dermatologista custa R$ 220.",
+     "Consulta\nA consulta com clínico geral custa R$ 150."),
+])
+def test_a_contrast_or_a_qualified_correction_takes_nothing_back(reply: str, claim: str) -> None:
+    messages = said(("user", "?"), ("assistant", reply))
+    assert not assess(claim, "policy", messages).quarantined, assess(claim, "policy", messages)
+
+
+@pytest.mark.parametrize(("reply", "old", "new"), [
     # since when, or since what: before the value, or after it with no clause break
     ("A taxa de atraso é R$ 25. Errei: desde janeiro é R$ 35.", "Taxa\nA taxa de atraso é R$ 25.",
      "Taxa\nA taxa de atraso é R$ 35."),

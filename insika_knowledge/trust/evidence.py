@@ -759,6 +759,9 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
             with a named someone ("Na Azul, ..."), about there (`ELSEWHERE`, `HERE_INSTEAD`);
             one that opens by correcting itself (`CORRECTING`) takes this one back.
     """
+    head = _CONTRAST_TAIL.sub("", sentence)
+    if head != sentence and _values(claim) and _values(claim) <= _values(head):
+        sentence = head  # "Our plan is $45, not $70 like other carriers charge": the rule, before its contrast
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
@@ -796,6 +799,13 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if rearranged(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     return Reading(True)
+
+
+#: A sentence's contrast with another value, to its end ("..., not $70 like other carriers
+#: charge", "..., e não R$ 80 como no site"), as written: what it says of others, not the rule.
+_CONTRAST_TAIL: Final = re.compile(
+    r",?\s*(?:(?:and|e)\s+)?\b(?:not|n[ãa]o)\s+(?:the\s+|o\s+|a\s+|os\s+|as\s+)?(?:R\$|US\$|\$|€|£)?\s*\d[^.;!?]*",
+    re.IGNORECASE)
 
 
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
@@ -1671,6 +1681,11 @@ _YOUR_CASE: Final = re.compile(
     r"|booking|pedido|caso|compra|reserva)\b")
 
 
+#: What joins a Portuguese noun to the word that qualifies it ("consulta de retorno", "consulta
+#: com cardiologista", "frete para o Norte"), as the analyser reads it.
+_QUALIFIER_LINKS: Final = frozenset({"r:de", "r:com", "r:para"})
+
+
 def _a_pole(token: str) -> bool:
     """True when `token` is a pole that qualifies a subject ("international", "same", "express")."""
     return token.startswith("p:")
@@ -1702,22 +1717,23 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
                for t in tokens(every.group(1))):
             return True  # "for all electronics", "for every order above $200": every one of a narrower kind
     reported = _CHANGE_ACCOUNT.search(folded) is not None
-    if not reported and content_terms(" ".join(m.group(0) for m in _IN_MONTH.finditer(folded))) - own:
-        return True  # "em dezembro": a season
+    if not reported and (content_terms(folded) & _MONTH_TERMS) - own:
+        return True  # "em dezembro": a season (a month of a date is a date: "em 2 de dezembro")
     scope = _SCOPE_LABEL.match(folded)
     if scope and content_terms(without_change_account(f" for {scope.group(1).strip()}.", claim)) - own:
         return True
-    seq = tokens(without_change_account(without_asides(folded), claim))
+    seq = tokens(_RESTATING.sub(" ", without_change_account(without_asides(folded), claim)))
     portuguese = text_language(text) == "pt"
     for at, token in enumerate(seq):
         if token not in own or not plain_word(token):
             continue
         if portuguese:
-            nxt = at + 2 if at + 2 < len(seq) and seq[at + 1] == "r:de" else at + 1
+            nxt = at + 2 if at + 2 < len(seq) and seq[at + 1] in _QUALIFIER_LINKS else at + 1
             near = seq[nxt] if nxt < len(seq) else ""
         else:
             near = seq[at - 1] if at else ""
-        if near and near not in known and near not in VERSION_WORDS and (plain_word(near) or _a_pole(near)):
+        if near and near not in known and near not in VERSION_WORDS and near not in _MONTH_TERMS \
+                and (plain_word(near) or _a_pole(near)):
             return True
     return False
 
@@ -1761,7 +1777,7 @@ def _replacing(subject: str, speaker: str, later: Sequence[str], said: str = "")
     """
     for text in later:
         if _opens_correcting(text) and not _APPLIED.search(fold(text)):
-            clipped = without_explanation(text)
+            clipped = without_old_value(without_explanation(text))
             if _one_value_replaced(subject, speaker, clipped, said):
                 yield clipped
 
@@ -1781,7 +1797,9 @@ def corrected_to(claim: str, sentence: str, speaker: str,
         before, after = _values(sentence), _values(clipped)
         new = after - before
         units = {v.rsplit(":", 1)[1] for v in new if v.startswith("m:")}
-        replaced = {v for v in before - after if v.startswith("m:") and v.rsplit(":", 1)[1] in units}
+        dated = any(_calendar_date(v) for v in new)  # "termina em 2 de dezembro" for "em 30 de novembro"
+        replaced = {v for v in before - after
+                    if (v.startswith("m:") and v.rsplit(":", 1)[1] in units) or (dated and _calendar_date(v))}
         if replaced and new <= ours and not replaced & ours:
             return frozenset(replaced), frozenset(new)
     return frozenset(), frozenset()
@@ -1815,6 +1833,21 @@ def without_explanation(text: str) -> str:
         return text
     reason = _EXPLANATION.search(text, number.end())
     return text[:reason.start()] if reason else text
+
+
+#: The value a correction says was wrong, after the right one ("it's $35, not $25", "é R$ 200,
+#: e não R$ 150", "14 days from delivery, not 30"), as written: a value with at most its unit
+#: and one word, to the end of the clause (not "not the 1-year warranty that applies to ...").
+_OLD_VALUE: Final = re.compile(
+    r"[,;]?\s*(?:(?:and|e)\s+)?\b(?:not|n[ãa]o)\s+(?:the\s+|o\s+|a\s+|os\s+|as\s+)?"
+    r"(?:R\$|US\$|\$|€|£)?\s*\d[\d.,]*\s*(?:%|[^\W\d_]+)?(?:\s+[^\W\d_]+)?(?=\s*(?:[,.;!?)]|$))", re.IGNORECASE)
+
+
+def without_old_value(text: str) -> str:
+    """`text` without the value it says was wrong after the right one (`_OLD_VALUE`): "it's
+    $35, not $25" gives $35 and replaces $25.
+    """
+    return _OLD_VALUE.sub("", text)
 
 
 def _one_value_replaced(claim: str, speaker: str, text: str, said: str = "") -> bool:
@@ -1872,7 +1905,8 @@ _APPLIED: Final = re.compile(r"\b(?:would|ficaria|seria|sairia|daria|for you|in 
 #: Words around a correction that name nothing (folded): an apology, "actually", "na verdade".
 ASIDE: Final = re.compile(
     r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my apologies|my bad|opa|ops|oops|whoops|actually|in fact"
-    r"|na verdade|de fato|na real|alias|foi mal|erro meu|erro de digitacao|typo|ah|er|uh|hmm"
+    r"|na verdade|de fato|na real|alias|to be (?:more )?precise|para ser (?:mais )?precis[oa]"
+    r"|foi mal|erro meu|erro de digitacao|typo|ah|er|uh|hmm"
     r"|(?:for|pela|pelo|sorry for) (?:the |a |o |my )?(?:confusion|confusao|erro|engano|mistake|typo))\b")
 
 
@@ -1902,7 +1936,9 @@ _RETRACTING_WORDS: Final = (
     r"|me enganei|errei (?:o |a |no |na )?(?:valor|preco|prazo|numero|horario|data|taxa)"
     r"|errei|falei errado|informei errado|me confundi|confundi|retiro o que disse"
     r"|desconsidere|esquece|esqueca|forget (?:that|it)"
-    r"|scratch that|ignore that|me expressei mal|digitei errado|escrevi errado|i mistyped"
+    r"|scratch that|ignore that|disregard that|ignore what i (?:just )?said|disregard what i (?:just )?said"
+    r"|ignor[ae] o que eu (?:disse|falei|acabei de dizer)|desconsidera|me equivoquei|equivoquei"
+    r"|me expressei mal|digitei errado|escrevi errado|i mistyped"
     r"|i typed (?:it |that )?wrong")
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
 #: Words with which the business corrects what it said before: those that take it back whole,
@@ -1910,7 +1946,8 @@ RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
 CORRECTING: Final = re.compile(
     r"\b(?:correction|correcting myself|let me correct|me corrigindo|corrigindo|retifico|retificando"
     r"|correcao|errata|brincadeira|mentira|so que nao|just kidding|never mind|nevermind|wait,? that'?s wrong"
-    r"|ou melhor(?!\W+ainda)|or rather|i meant(?: to say)?"
+    r"|ou melhor(?!\W+ainda)|melhor dizendo|or rather|i meant(?: to say)?|make that|let me rephrase"
+    r"|let me correct (?:myself|that)|deixa eu (?:corrigir|reformular)|corrijo"
     r"|(?:valor|preco|prazo|numero|horario|data|taxa) (?:certo|certa|correto|correta)"
     r"|(?:right|correct) (?:price|amount|fee|value|number|date|time)"
     rf"|{_RETRACTING_WORDS})\b"
@@ -1997,10 +2034,17 @@ def _other_values(claim: str, found: Sequence[tuple[str, str]]) -> set[str]:
     wanted = _values(claim)
     units = {v.rsplit(":", 1)[1] for v in wanted if v.startswith("m:")} - {""}
     ends = {f"m:{m[k]}:{m[3]}" for v in wanted if (m := RANGE_VALUE.fullmatch(v)) for k in (1, 2)}
+    dated = any(_calendar_date(v) for v in wanted)  # "ends on June 30": a calendar date is a value too
     said = {v for speaker, text in found
-            for v in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text) if v.startswith("m:")}
-    return {v for v in said if v.rsplit(":", 1)[1] in units and v not in wanted | ends
+            for v in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text)
+            if v.startswith("m:") or (dated and _calendar_date(v))}
+    return {v for v in said if (_calendar_date(v) or v.rsplit(":", 1)[1] in units) and v not in wanted | ends
             and not _ends_found(v, wanted | ends)}
+
+
+def _calendar_date(value: str) -> bool:
+    """True when `value` is a calendar date (``d:11-30``), not a weekday."""
+    return value.startswith("d:") and not value.startswith("d:wd")
 
 
 def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],

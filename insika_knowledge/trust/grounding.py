@@ -52,6 +52,7 @@ from insika_knowledge.trust.evidence import (
     without_asides,
     without_change_account,
     without_explanation,
+    without_old_value,
 )
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.wire.messages import message_text
@@ -406,7 +407,7 @@ def _corrects(claim: str, text: str, said: str = "") -> bool:
     if narrower_subject(claim, without_explanation(text), said):
         return False  # "Correction: same-day delivery is $12" states another rule
     wanted = features(claim)
-    rest = without_change_account(without_asides(fold(without_explanation(text))), claim)
+    rest = without_change_account(without_asides(fold(without_old_value(without_explanation(text)))), claim)
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
