@@ -1047,6 +1047,11 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
     ("Exchanges are accepted within 60 days of purchase. To be precise, it's 45 days from purchase, not 60.",
      "Exchanges\nExchanges are accepted within 60 days of purchase.",
      "Exchanges\nExchanges are accepted within 45 days of purchase."),
+    # a word naming the value's dimension ("the limit", "o prazo máximo") names no other subject
+    ("Carry-on bags can weigh up to 10 kg. Sorry, the limit is 8 kg.",
+     "Carry-on\nCarry-on bags can weigh up to 10 kg.", "Carry-on\nCarry-on bags can weigh up to 8 kg."),
+    ("A assinatura pode ser pausada por até 60 dias. Desculpe, o prazo máximo é de 45 dias.",
+     "Pausa\nA assinatura pode ser pausada por até 60 dias.", "Pausa\nA assinatura pode ser pausada por até 45 dias."),
     # a calendar date corrected
     ("A inscrição vai até 10 de março. Corrigindo: a inscrição vai até 17 de março.",
      "Inscrição\nA inscrição vai até 10 de março.", "Inscrição\nA inscrição vai até 17 de março."),

@@ -1667,6 +1667,12 @@ _EVERY_SCOPE: Final = re.compile(rf"\b(?:for|on|in|to|para|em|de|com|na|no|nas|n
 VERSION_WORDS: Final = content_terms(
     "new now current updated correct right actual real regular normal usual standard novo nova agora atual"
     " atualizado atualizada correto correta certo certa padrao mesmo")
+#: Words that name a value's dimension, not a subject ("o limite é de 30 dias", "the minimum age
+#: is 25", "the late fee is $0.25"): a correction that names one speaks of the claim's value.
+VALUE_NOUNS: Final = content_terms(
+    "limit limite minimum minimo maximum maximo amount valor value quantia fee taxa cost custo rate tarifa price"
+    " preco deadline prazo period periodo window janela length duracao duration age idade weight peso speed"
+    " velocidade size tamanho")
 #: A scope put before a correction's colon ("Correction for international cards:", "Correção
 #: para o plano Plus:", "Correction on express orders -"), folded: group 1 the scope.
 _SCOPE_LABEL: Final = re.compile(
@@ -1860,7 +1866,8 @@ def _one_value_replaced(claim: str, speaker: str, text: str, said: str = "") -> 
     if len(new) != 1 or not gone or not _other_values(claim, [(speaker, text)]):
         return False
     found = content_terms(_RESTATING.sub(" ", without_change_account(without_asides(fold(text)), claim)))
-    return not {t for t in found - content_terms(claim) - VERSION_WORDS if not t.startswith(("m:", "d:"))} \
+    return not {t for t in found - content_terms(claim) - VERSION_WORDS - VALUE_NOUNS
+                if not t.startswith(("m:", "d:"))} \
         and not narrower_subject(claim, text, said)
 
 

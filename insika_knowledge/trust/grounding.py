@@ -34,6 +34,7 @@ from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.evidence import (
     RANGE_VALUE,
     REQUESTING,
+    VALUE_NOUNS,
     VERSION_WORDS,
     Reading,
     answered_question,
@@ -413,7 +414,7 @@ def _corrects(claim: str, text: str, said: str = "") -> bool:
     if words & wanted:
         # it speaks of the claim, unless it names more of something else than of the claim
         # ("Correction: gift cards cannot be returned" after "Returns are accepted ...")
-        return len(words - wanted - VERSION_WORDS - {"s_price"}) <= len(words & wanted)  # not "the new fee"
+        return len(words - wanted - VERSION_WORDS - VALUE_NOUNS) <= len(words & wanted)  # not "the new fee"
     if _NO_JOKE_RE.search(folded):
         return False
     if negation_count(rest) and ((len(words) <= 1 and found == words) or _BACK_REFERENCE_RE.search(rest)):
