@@ -31,29 +31,31 @@ from typing import Any, Final, Literal
 from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
+from insika_knowledge.trust.corrections import (
+    VALUE_NOUNS,
+    VERSION_WORDS,
+    narrower_subject,
+    opens_explicit_correction,
+    without_asides,
+    without_change_account,
+    without_explanation,
+    without_old_value,
+)
 from insika_knowledge.trust.evidence import (
     RANGE_VALUE,
     REQUESTING,
-    VALUE_NOUNS,
-    VERSION_WORDS,
     Reading,
     answered_question,
     asserted,
     corrected_next,
     corrected_to,
     drops_condition,
-    narrower_subject,
-    opens_explicit_correction,
     read_sentence,
     replaced_in_message,
     replaced_later,
     sentences,
     superseded,
     turns_down,
-    without_asides,
-    without_change_account,
-    without_explanation,
-    without_old_value,
 )
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.wire.messages import message_text
@@ -393,7 +395,7 @@ def _corrects(claim: str, text: str, said: str = "") -> bool:
     most one word and no value: "we don't offer that", "não damos"), or says no word but
     another value of a unit the claim states ("Desculpe, correção: acima de R$ 249",
     "Sorry, correction: 14 days"). One of another or a narrower subject states that
-    subject's rule (`trust.evidence.narrower_subject`: "Correction: same-day delivery is
+    subject's rule (`trust.corrections.narrower_subject`: "Correction: same-day delivery is
     $12" after "Delivery is $5"; "Correção: o plano Plus custa R$ 59,90"). One that speaks only of other
     things corrects those ("Correção: o prazo é de 3 dias úteis" for a fee), and so does one
     that names more words of something else than of the claim ("Correction: gift cards
