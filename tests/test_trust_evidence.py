@@ -20,6 +20,14 @@ def said(*turns: tuple[str, str]) -> list[dict[str, str]]:
     return [{"role": role, "content": text} for role, text in turns]
 
 
+def assert_first_value_taken_back(reply: str, old: str, new: str) -> None:
+    """`reply` (one business message) takes the `old` claim back and states the `new` one."""
+    messages = said(("user", "?"), ("assistant", reply))
+    verdict = assess(old, "policy", messages)
+    assert verdict.quarantined and "took it back" in verdict.markers, verdict
+    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+
+
 REFUSAL = said(("user", "I'm a public servant, so I get the 40% discount for public servants, right?"),
                ("assistant", "I'm sorry, but we do not have a 40% discount for public servants."))
 CLAIM = "Public servants get a 40% discount.\nPublic servants get a 40% discount on every order."
@@ -964,10 +972,7 @@ def test_a_correction_takes_back_only_what_it_speaks_of(replies: list[str], clai
 ])
 def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_back(
         reply: str, old: str, new: str) -> None:
-    messages = said(("user", "?"), ("assistant", reply))
-    verdict = assess(old, "policy", messages)
-    assert verdict.quarantined and "took it back" in verdict.markers, verdict
-    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+    assert_first_value_taken_back(reply, old, new)
 
 
 @pytest.mark.parametrize(("reply", "old", "new"), [
@@ -997,10 +1002,7 @@ def test_a_message_that_corrects_itself_in_its_own_words_takes_the_first_value_b
      "Plano básico\nO plano básico custa R$ 69,90.", "Plano básico\nO plano básico custa R$ 79,90."),
 ])
 def test_a_correction_followed_by_its_reason_takes_the_first_value_back(reply: str, old: str, new: str) -> None:
-    messages = said(("user", "?"), ("assistant", reply))
-    verdict = assess(old, "policy", messages)
-    assert verdict.quarantined and "took it back" in verdict.markers, verdict
-    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+    assert_first_value_taken_back(reply, old, new)
 
 
 @pytest.mark.parametrize(("reply", "claim"), [
@@ -1060,10 +1062,7 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
 ])
 def test_a_correction_in_other_words_or_with_the_wrong_value_named_takes_the_first_value_back(
         reply: str, old: str, new: str) -> None:
-    messages = said(("user", "?"), ("assistant", reply))
-    verdict = assess(old, "policy", messages)
-    assert verdict.quarantined and "took it back" in verdict.markers, verdict
-    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+    assert_first_value_taken_back(reply, old, new)
 
 
 @pytest.mark.parametrize(("reply", "claim"), [
@@ -1118,10 +1117,7 @@ def test_a_contrast_or_a_qualified_correction_takes_nothing_back(reply: str, cla
 ])
 def test_a_correction_that_says_when_or_why_the_value_changed_takes_the_first_value_back(
         reply: str, old: str, new: str) -> None:
-    messages = said(("user", "?"), ("assistant", reply))
-    verdict = assess(old, "policy", messages)
-    assert verdict.quarantined and "took it back" in verdict.markers, verdict
-    assert not assess(new, "policy", messages).quarantined, assess(new, "policy", messages)
+    assert_first_value_taken_back(reply, old, new)
 
 
 @pytest.mark.parametrize(("reply", "claim"), [
