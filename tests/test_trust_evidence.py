@@ -1049,6 +1049,11 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
     ("Exchanges are accepted within 60 days of purchase. To be precise, it's 45 days from purchase, not 60.",
      "Exchanges\nExchanges are accepted within 60 days of purchase.",
      "Exchanges\nExchanges are accepted within 45 days of purchase."),
+    # saying it must correct, or that what it said is wrong
+    ("A taxa de entrega é de R$ 20. Preciso corrigir uma informação: a taxa de entrega é de R$ 25.",
+     "Taxa\nA taxa de entrega é de R$ 20.", "Taxa\nA taxa de entrega é de R$ 25."),
+    ("The Basic plan goes up to 100 Mbps. Oh, I am sorry, that is incorrect. The Basic plan goes up to 50 Mbps.",
+     "Basic\nThe Basic plan goes up to 100 Mbps.", "Basic\nThe Basic plan goes up to 50 Mbps."),
     # a word naming the value's dimension ("the limit", "o prazo máximo") names no other subject
     ("Carry-on bags can weigh up to 10 kg. Sorry, the limit is 8 kg.",
      "Carry-on\nCarry-on bags can weigh up to 10 kg.", "Carry-on\nCarry-on bags can weigh up to 8 kg."),

@@ -44,7 +44,11 @@ _RETRACTING_WORDS: Final = (
     r"|scratch that|ignore that|disregard that|ignore what i (?:just )?said|disregard what i (?:just )?said"
     r"|ignor[ae] o que eu (?:disse|falei|acabei de dizer)|desconsidera|me equivoquei|equivoquei"
     r"|me expressei mal|digitei errado|escrevi errado|i mistyped"
-    r"|i typed (?:it |that )?wrong")
+    r"|i typed (?:it |that )?wrong"
+    r"|that'?s (?:incorrect|not correct)|(?:that|this|it) (?:is|was) (?:incorrect|not correct)"
+    r"|i mentioned (?:is|was) (?:wrong|incorrect)"
+    r"|(?:isso|essa informacao|a informacao) (?:esta|estava) (?:errad|incorret)[ao]"
+    r"|informacao errada|informei (?:incorretamente|de forma errada)")
 
 
 RETRACTING: Final = re.compile(rf"\b(?:{_RETRACTING_WORDS})\b")
@@ -57,6 +61,8 @@ CORRECTING: Final = re.compile(
     r"|correcao|errata|brincadeira|mentira|so que nao|just kidding|never mind|nevermind|wait,? that'?s wrong"
     r"|ou melhor(?!\W+ainda)|melhor dizendo|or rather|i meant(?: to say)?|make that|let me rephrase"
     r"|let me correct (?:myself|that)|deixa eu (?:corrigir|reformular)|corrijo"
+    r"|(?:need to|have to|must|should|let me|i'll|preciso|tenho que|devo|vou|deixa eu|deixe-me) (?:\w+ )?"
+    r"(?:correct|corrigir|retificar)\b(?! (?:your|you|o seu|a sua|seu|sua)\b)"
     r"|(?:valor|preco|prazo|numero|horario|data|taxa) (?:certo|certa|correto|correta)"
     r"|(?:right|correct) (?:price|amount|fee|value|number|date|time)"
     rf"|{_RETRACTING_WORDS})\b"
