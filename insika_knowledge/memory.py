@@ -82,6 +82,7 @@ from insika_knowledge.store import (
     location,
     open_procedure_store,
     open_store,
+    spill,
     tenants_with_pending,
 )
 from insika_knowledge.store import PossibleDuplicate as PossibleDuplicate
@@ -570,9 +571,13 @@ class Memory:
         if failures < 0:
             raise UserError(f"Memory.status(): failures must be 0 or more, not {failures}")
         names = self.tenants() if tenants is None else [check_tenant(t) for t in tenants]
+        spilled = spill.waiting(self.directory / spill.FOLDER)
         out: list[TenantStatus] = []
-        for name in sorted(dict.fromkeys(names)):
+        for name in sorted({*names, *(spilled if tenants is None else ())}):
             if not self.has_tenant(name):
+                if spilled[name]:  # a turn kept before its tenant's store could open
+                    out.append(TenantStatus(tenant=name, queued=0, dropped=0, agents=[], failures=[],
+                                            spilled=spilled[name]))
                 continue
             store = self.store(name)
             outbox = store.outbox()
@@ -581,7 +586,7 @@ class Memory:
             out.append(TenantStatus(
                 tenant=name, queued=outbox.pending(), dropped=outbox.dropped(),
                 agents=[AgentLearning(a, store.count(a), dict(counts.get(a, {}))) for a in agents],
-                failures=store.failed_extractions(failures),
+                failures=store.failed_extractions(failures), spilled=spilled[name],
             ))
         return out
 
@@ -1329,6 +1334,9 @@ class TenantStatus:
         dropped: turns the queue refused (outbox full, turn too large), on record.
         agents: per agent, by id.
         failures: the most recent failed extractions, newest first.
+        spilled: turns waiting in the data directory's spill journal for its outbox (a
+            process could not write them yet: its store was still opening or busy; the
+            next process to start writes them there).
     """
 
     tenant: str
@@ -1336,11 +1344,12 @@ class TenantStatus:
     dropped: int
     agents: list[AgentLearning]
     failures: list[ExtractionRecord]
+    spilled: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the fields, each failure as agent, session_id, turn_id, outcome, detail, attempted_at."""
         return {
-            "tenant": self.tenant, "queued": self.queued, "dropped": self.dropped,
+            "tenant": self.tenant, "queued": self.queued, "spilled": self.spilled, "dropped": self.dropped,
             "agents": [{"agent": a.agent, "concepts": a.concepts, "turns": a.turns, "failed": a.failed}
                        for a in self.agents],
             "failures": [{"agent": f.agent, "session_id": f.session_id, "turn_id": f.turn_id,

@@ -21,6 +21,7 @@ from insika_knowledge.bench.datasets import shared_data
 from insika_knowledge.cli import cli
 from insika_knowledge.demo import demo_file
 from insika_knowledge.memory import Memory
+from insika_knowledge.store.spill import SpillJournal
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = "loja-aurora"
@@ -55,6 +56,25 @@ def test_status_shows_the_queue_counts_and_last_failures(data: Path) -> None:
     assert as_json[0]["failures"][0]["outcome"] == "no_model"
     missing = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--tenant", "nope"])
     assert missing.exit_code == 2 and not (data / "nope.db").exists()
+
+
+def test_status_counts_the_turns_waiting_in_the_spill_journal(data: Path) -> None:
+    # A process that finds its tenant's store still opening keeps the turn in the spill
+    # journal; `status` said "0 turn(s) queued" while it sat there (a newcomer's finding).
+    journal = SpillJournal(data / "spill", "host:4242:token")
+    journal.write({"tenant": "default", "agent": AGENT, "session_id": "s-9", "turn_id": "t", "messages": []})
+    journal.write({"tenant": "nova", "agent": AGENT, "session_id": "s-9", "turn_id": "t", "messages": []})
+    (data / "spill" / "not-a-turn.txt").write_text("x")
+    result = CliRunner().invoke(cli, ["status", "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "tenant default: 0 turn(s) queued for learning, 1 waiting in the spill journal, 0 dropped" in result.output
+    assert "tenant nova: 0 turn(s) queued for learning, 1 waiting in the spill journal" in result.output
+    as_json = json.loads(CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--json"]).output)
+    assert {t["tenant"]: t["spilled"] for t in as_json} == {"default": 1, "nova": 1}
+    only = json.loads(CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--tenant", "default",
+                                               "--json"]).output)
+    assert [t["tenant"] for t in only] == ["default"]
+    assert not (data / "nova.db").exists()  # reading the journal creates no store
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl", "graphml"])

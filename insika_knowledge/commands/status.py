@@ -1,6 +1,7 @@
 """``insika-knowledge status``: what learning is doing, per tenant.
 
-The learning queue's depth (turns waiting in each tenant's outbox, and turns the queue
+The learning queue's depth (turns waiting in each tenant's outbox, turns a process kept in
+the spill journal because it could not write them to the outbox yet, and turns the queue
 dropped), per agent its concepts and its recorded turns (learned, failed), and the last
 failed extractions with their reasons, read through `Memory.status`. The relay serves the
 same as JSON on ``GET /health``.
@@ -49,7 +50,9 @@ def status(data_dir: str | None, database: str | None, tenants: tuple[str, ...],
 
 
 def _print(tenant: TenantStatus) -> None:
-    click.echo(f"tenant {tenant.tenant}: {tenant.queued} turn(s) queued for learning, {tenant.dropped} dropped")
+    waiting = f", {tenant.spilled} waiting in the spill journal" if tenant.spilled else ""
+    click.echo(f"tenant {tenant.tenant}: {tenant.queued} turn(s) queued for learning{waiting}, "
+               f"{tenant.dropped} dropped")
     if tenant.agents:
         width = max(len("agent"), *(len(a.agent) for a in tenant.agents))
         click.echo(f"  {'agent':<{width}}  {'concepts':>8}  {'learned':>7}  {'failed':>6}")

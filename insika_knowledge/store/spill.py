@@ -22,6 +22,7 @@ import itertools
 import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -126,3 +127,26 @@ class SpillJournal:
                 yield taken, record
             else:
                 self.remove(taken)
+
+
+def waiting(folder: Path) -> Counter[str]:
+    """The turns waiting in the journal at `folder`, counted per tenant (what ``status``
+    reports beside the outboxes: a turn a process could not yet write to its outbox, kept
+    here until one can). Reads only; a file that cannot be read, or holds no tenant, is
+    not counted.
+    """
+    found: Counter[str] = Counter()
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return found
+    for path in entries:
+        if path.suffix != _SUFFIX or len(path.name.split(_SEP)) != 4:
+            continue
+        try:
+            record = json.loads(path.read_bytes().decode("utf-8", "surrogatepass"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("tenant"), str):
+            found[record["tenant"]] += 1
+    return found
