@@ -1049,6 +1049,15 @@ def test_a_correction_of_another_subject_with_its_reason_takes_nothing_back(repl
     ("Exchanges are accepted within 60 days of purchase. To be precise, it's 45 days from purchase, not 60.",
      "Exchanges\nExchanges are accepted within 60 days of purchase.",
      "Exchanges\nExchanges are accepted within 45 days of purchase."),
+    # a newcomer's: "quis dizer", an inline "er" or "aliás", a bare "wait", an "Update:"
+    ("A taxa de entrega para Belém é R$ 30. Ops, quis dizer R$ 40.",
+     "Belém\nA taxa de entrega para Belém é R$ 30.", "Belém\nA taxa de entrega para Belém é R$ 40."),
+    ("Same-day pickup costs $12, er, $15.", "Pickup\nSame-day pickup costs $12.", "Pickup\nSame-day pickup costs $15."),
+    ("Entregamos em Natal em 6 dias úteis, aliás, 8 dias úteis.",
+     "Natal\nEntregamos em Natal em 6 dias úteis.", "Natal\nEntregamos em Natal em 8 dias úteis."),
+    ("Gift wrapping is $4. Wait, it's $5.", "Wrapping\nGift wrapping is $4.", "Wrapping\nGift wrapping is $5."),
+    ("The deposit is $100. Update: the deposit is now $150.", "Deposit\nThe deposit is $100.",
+     "Deposit\nThe deposit is $150."),
     # saying it must correct, or that what it said is wrong
     ("A taxa de entrega é de R$ 20. Preciso corrigir uma informação: a taxa de entrega é de R$ 25.",
      "Taxa\nA taxa de entrega é de R$ 20.", "Taxa\nA taxa de entrega é de R$ 25."),

@@ -21,12 +21,13 @@ from insika_knowledge.analysis.structure import content_terms, names, plain_word
 from insika_knowledge.analysis.text import fold, text_language
 
 #: Words that open a restatement inside a sentence ("R$ 15, digo, R$ 18"), folded.
-RESTATING: Final = re.compile(r"\b(?:digo|quer dizer|i mean|ou seja|that is)\b")
+RESTATING: Final = re.compile(r"\b(?:digo|quer dizer|quis dizer|i mean|ou seja|that is)\b")
 
 
 #: Words around a correction that name nothing (folded): an apology, "actually", "na verdade".
 ASIDE: Final = re.compile(
-    r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my apologies|my bad|opa|ops|oops|whoops|actually|in fact"
+    r"\b(?:desculp\w*|perdao|perdoe|sorry|apologies|my apologies|my bad|opa|ops|oops|whoops|actually|in fact|wait"
+    r"|update|atualizacao"
     r"|na verdade|de fato|na real|alias|to be (?:more )?precise|para ser (?:mais )?precis[oa]"
     r"|foi mal|erro meu|erro de digitacao|typo|ah|er|uh|hmm"
     r"|(?:for|pela|pelo|sorry for) (?:the |a |o |my )?(?:confusion|confusao|erro|engano|mistake|typo))\b")

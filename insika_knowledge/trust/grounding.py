@@ -384,7 +384,8 @@ def _later(split: Sequence[str], k: int) -> list[str]:
 #: melhor ainda", "or better still"): what follows may give the claim another value.
 _INLINE_CORRECTION: Final = re.compile(
     r"[,;:(\u2014\u2013-]\s*"
-    r"(?=(?:ou melhor(?!\W+ainda)|or rather|quer dizer|digo|i mean|sorry|desculp\w*|perd[aã]o)\b)", re.IGNORECASE)
+    r"(?=(?:ou melhor(?!\W+ainda)|or rather|quer dizer|quis dizer|digo|i mean|i meant|sorry|desculp\w*|perd[aã]o"
+    r"|er|uh|wait|make that|melhor dizendo|ali[aá]s)\b)", re.IGNORECASE)
 
 
 def _corrects(claim: str, text: str, said: str = "") -> bool:
