@@ -77,6 +77,20 @@ def test_status_counts_the_turns_waiting_in_the_spill_journal(data: Path) -> Non
     assert not (data / "nova.db").exists()  # reading the journal creates no store
 
 
+def test_a_stray_file_named_like_a_database_is_no_tenant(data: Path) -> None:
+    # Another program's notes.db made `status` and `agents` fail for every tenant (a newcomer's finding).
+    (data / "notes.db").write_text("notes\n")
+    (data / "fresh.db").touch()  # an empty file: a database being created, still a tenant
+    result = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [t["tenant"] for t in json.loads(result.output)] == ["default", "fresh"]
+    agents = CliRunner().invoke(cli, ["agents", "--data-dir", str(data)])
+    assert agents.exit_code == 0 and AGENT in agents.output, agents.output
+    asked = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--tenant", "notes"])
+    assert asked.exit_code == 2 and "notes.db is not a SQLite database" in asked.output
+    assert (data / "notes.db").read_text() == "notes\n"  # never touched
+
+
 @pytest.mark.parametrize("fmt", ["json", "jsonl", "graphml"])
 def test_export_to_standard_output(data: Path, tmp_path: Path, fmt: str) -> None:
     result = CliRunner().invoke(cli, ["export", "--agent", AGENT, "--data-dir", str(data), "--format", fmt,
