@@ -51,6 +51,13 @@ class InvalidName(UserError):
     """A concept, tenant or agent name is not acceptable (and could not be normalised)."""
 
 
+class NotADatabase(UserError):
+    """A tenant's database file is not a SQLite database (another program's file named like
+    one): nothing in it is read or changed. Listings of every tenant (`Memory.status`, the
+    ``status`` and ``agents`` commands) report it and go on with the others.
+    """
+
+
 class ConfigError(UserError):
     """The agent's ``knowledge:`` block is invalid; the message names the key."""
 

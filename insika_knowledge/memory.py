@@ -44,6 +44,7 @@ from insika_knowledge.errors import (
     InsikaError,
     MemoryClosed,
     ModelFailure,
+    NotADatabase,
     NotFound,
     Quarantined,
     RunTimeFailure,
@@ -579,8 +580,16 @@ class Memory:
                     out.append(TenantStatus(tenant=name, queued=0, dropped=0, agents=[], failures=[],
                                             spilled=spilled[name]))
                 continue
-            store = self.store(name)
-            outbox = store.outbox()
+            try:
+                store = self.store(name)
+                outbox = store.outbox()
+            except NotADatabase as exc:
+                if tenants is not None:
+                    raise
+                # another program's file named like a database: reported, the others go on
+                out.append(TenantStatus(tenant=name, queued=0, dropped=0, agents=[], failures=[],
+                                        spilled=spilled[name], error=str(exc)))
+                continue
             counts = store.extraction_counts()
             agents = sorted(set(counts) | set(store.agents()))
             out.append(TenantStatus(
@@ -1337,6 +1346,8 @@ class TenantStatus:
         spilled: turns waiting in the data directory's spill journal for its outbox (a
             process could not write them yet: its store was still opening or busy; the
             next process to start writes them there).
+        error: why the tenant's store could not be read ("" when it could): its file is not
+            a SQLite database (`NotADatabase`), in a report of every tenant.
     """
 
     tenant: str
@@ -1345,11 +1356,13 @@ class TenantStatus:
     agents: list[AgentLearning]
     failures: list[ExtractionRecord]
     spilled: int = 0
+    error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the fields, each failure as agent, session_id, turn_id, outcome, detail, attempted_at."""
         return {
             "tenant": self.tenant, "queued": self.queued, "spilled": self.spilled, "dropped": self.dropped,
+            "error": self.error,
             "agents": [{"agent": a.agent, "concepts": a.concepts, "turns": a.turns, "failed": a.failed}
                        for a in self.agents],
             "failures": [{"agent": f.agent, "session_id": f.session_id, "turn_id": f.turn_id,

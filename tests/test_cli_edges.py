@@ -77,15 +77,20 @@ def test_status_counts_the_turns_waiting_in_the_spill_journal(data: Path) -> Non
     assert not (data / "nova.db").exists()  # reading the journal creates no store
 
 
-def test_a_stray_file_named_like_a_database_is_no_tenant(data: Path) -> None:
+def test_a_stray_file_named_like_a_database_is_reported_and_the_other_tenants_listed(data: Path) -> None:
     # Another program's notes.db made `status` and `agents` fail for every tenant (a newcomer's finding).
     (data / "notes.db").write_text("notes\n")
     (data / "fresh.db").touch()  # an empty file: a database being created, still a tenant
     result = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--json"])
     assert result.exit_code == 0, result.output
-    assert [t["tenant"] for t in json.loads(result.output)] == ["default", "fresh"]
+    found = {t["tenant"]: t for t in json.loads(result.output)}
+    assert set(found) == {"default", "fresh", "notes"}
+    assert "is not a SQLite database" in found["notes"]["error"] and not found["default"]["error"]
+    text = CliRunner().invoke(cli, ["status", "--data-dir", str(data)])
+    assert text.exit_code == 0 and "tenant notes: not readable: " in text.output, text.output
     agents = CliRunner().invoke(cli, ["agents", "--data-dir", str(data)])
-    assert agents.exit_code == 0 and AGENT in agents.output, agents.output
+    assert agents.exit_code == 0 and AGENT in agents.stdout, agents.output
+    assert "tenant notes left out" in agents.stderr
     asked = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--tenant", "notes"])
     assert asked.exit_code == 2 and "notes.db is not a SQLite database" in asked.output
     assert (data / "notes.db").read_text() == "notes\n"  # never touched

@@ -95,7 +95,7 @@ def test_two_versions_of_one_claim_from_one_turn_are_still_held(store: SQLiteSto
     # a message that corrects itself in words the trust gate does not read as a correction,
     # or a model that dropped the rows' subjects: the second is no row, it is a version
     cases = [
-        ("O frete custa R$ 15, aliás, R$ 18 para todo o Brasil.",
+        ("O frete custa R$ 15, hmm, R$ 18 para todo o Brasil.",  # ("aliás" is read as one now)
          [("frete-15", "O frete custa R$ 15 para todo o Brasil."),
           ("frete-18", "O frete custa R$ 18 para todo o Brasil.")]),
         ("O plano Básico custa R$ 50 e o Plus custa R$ 80.",

@@ -26,7 +26,7 @@ from insika_knowledge.commands.options import (
 )
 from insika_knowledge.concept import RECORD_MAX, Concept, claim_text, has_contradiction, status_of
 from insika_knowledge.consolidate.entries import Entry, entries
-from insika_knowledge.errors import ConceptFormatError, UserError
+from insika_knowledge.errors import ConceptFormatError, NotADatabase, UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
 from insika_knowledge.memory import PossibleDuplicate
@@ -112,7 +112,14 @@ def agents(data_dir: str | None, database: str | None, tenant: str | None, as_js
         if tenant is not None:
             require_tenant(memory, tenant)
         tenants = [tenant] if tenant is not None else memory.tenants()
-        found = {t: memory.agents(tenant=t) for t in tenants}
+        found: dict[str, dict[str, int]] = {}
+        for name in tenants:
+            try:
+                found[name] = memory.agents(tenant=name)
+            except NotADatabase as exc:
+                if tenant is not None:
+                    raise
+                click.echo(f"(tenant {name} left out: {exc})", err=True)  # another program's file
     finally:
         memory.close()
     rows = [(t, agent, count) for t, counts in found.items() for agent, count in sorted(counts.items())]

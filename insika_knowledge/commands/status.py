@@ -50,6 +50,9 @@ def status(data_dir: str | None, database: str | None, tenants: tuple[str, ...],
 
 
 def _print(tenant: TenantStatus) -> None:
+    if tenant.error:
+        click.echo(f"tenant {tenant.tenant}: not readable: {tenant.error}")
+        return
     waiting = f", {tenant.spilled} waiting in the spill journal" if tenant.spilled else ""
     click.echo(f"tenant {tenant.tenant}: {tenant.queued} turn(s) queued for learning{waiting}, "
                f"{tenant.dropped} dropped")

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 import apsw
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import DatabaseFileChanged, StorageBusy, StorageCorrupt, UserError
+from insika_knowledge.errors import DatabaseFileChanged, NotADatabase, StorageBusy, StorageCorrupt, UserError
 from insika_knowledge.store.sqlite import migrations
 from insika_knowledge.store.sqlite.faults import damaged_error, storage_error
 from insika_knowledge.store.statements import SQLITE, Column, Dialect, Params, marks
@@ -254,7 +254,7 @@ class Database:
             else:
                 conn = apsw.Connection(str(self.path), flags=_REOPEN_FLAGS)
         except apsw.NotADBError as exc:
-            raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
+            raise NotADatabase(f"{self.path} is not a SQLite database: {exc}") from None
         except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
                 apsw.AuthError, OSError) as exc:
             raise UserError(f"cannot open the database {self.path}: {exc}") from None
@@ -271,7 +271,7 @@ class Database:
         except BaseException as exc:
             conn.close(True)  # a connection that could not be set up is not kept open
             if isinstance(exc, apsw.NotADBError):
-                raise UserError(f"{self.path} is not a SQLite database: {exc}") from None
+                raise NotADatabase(f"{self.path} is not a SQLite database: {exc}") from None
             if isinstance(exc, (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
                                 apsw.AuthError, OSError)):
                 raise UserError(f"cannot open the database {self.path}: {exc}") from None

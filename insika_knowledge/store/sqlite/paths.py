@@ -24,33 +24,10 @@ def tenant_path(directory: Path, tenant: str) -> Path:
     return path
 
 
-#: The first bytes of every SQLite database file (https://www.sqlite.org/fileformat.html, 1.3).
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
 def tenants(directory: Path) -> list[str]:
-    """Tenants that have a database file in `directory`, sorted.
-
-    A ``.db`` file that is not a SQLite database (another program's file, notes saved
-    there) is no tenant: it is left out, so whole-directory commands (``status``,
-    ``agents``) still report the real tenants. An empty file is one being created and is
-    listed. Asking for such a tenant by name still says what is wrong with its file.
-    """
+    """Tenants that have a database file in `directory`, sorted."""
     if not directory.is_dir():
         return []
     return sorted(
-        p.stem for p in directory.glob("*.db")
-        if p.is_file() and TENANT_RE.fullmatch(p.stem) and _a_database(p)
+        p.stem for p in directory.glob("*.db") if p.is_file() and TENANT_RE.fullmatch(p.stem)
     )
-
-
-def _a_database(path: Path) -> bool:
-    """True when `path` is empty or starts with the SQLite header (an unreadable file is listed:
-    opening it says why).
-    """
-    try:
-        with open(path, "rb") as handle:
-            start = handle.read(len(SQLITE_HEADER))
-    except OSError:
-        return True
-    return not start or start == SQLITE_HEADER
