@@ -74,7 +74,6 @@ CORRECTING: Final = re.compile(
     r"(?:\s*[,.;:!\u2013\u2014]|\s+(?:nao|damos|temos|tem|ha|existe|we|it|they|there|that)\b)")
 
 
-
 #: A month's name (folded, English and Portuguese).
 MONTH: Final = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
                  r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janeiro|fevereiro|marco|abril|maio|junho"
