@@ -231,7 +231,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 # leaves the business's own version something new)
             asked = not asserted(piece.text)
             continue
-        if _taken_back(parts, at, claim, wanted):
+        if _taken_back(parts, at, claim):
             continue  # taken back by the business's next message ("Sorry, correction: ...")
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
@@ -309,7 +309,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     for at, piece in enumerate(parts):
         if not piece.business:
             continue
-        gone = _taken_back(parts, at, claim, wanted)
+        gone = _taken_back(parts, at, claim)
         split = sentences(piece.text)
         for k, sentence in enumerate(split):
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
@@ -326,7 +326,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     return found
 
 
-def _taken_back(parts: Sequence[Piece], at: int, claim: str, wanted: frozenset[str]) -> bool:
+def _taken_back(parts: Sequence[Piece], at: int, claim: str) -> bool:
     """True when the business takes ``parts[at]`` back as to `claim`: its next piece opens
     with a correction that may be of the claim (`_corrects`), or a later sentence gives the
     claim's unit another value (`trust.evidence.replaced_later`).
