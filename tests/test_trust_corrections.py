@@ -71,6 +71,10 @@ def test_the_reason_after_a_corrected_value_is_set_aside(text: str, kept: str) -
     ("Plano\nO plano Light custa R$ 39,90.", "Correção: o plano Plus custa R$ 59,90.", "", True),
     ("Refunds\nRefunds take 5 days.", "Correction for international cards: refunds take 10 days.", "", True),
     ("Piscina\nA piscina abre às 7h.", "Correção: em fevereiro a piscina abre às 9h.", "", True),
+    ("Store\nThe store opens at 9 am.", "Correction: Sunday hours start at 11 am.", "", True),
+    ("Returns\nReturns are accepted within 30 days.",
+     "Correction: since this item was on clearance, returns are accepted within 7 days.", "", True),
+    ("Gym\nThe gym opens at 6 am.", "Sorry, since Monday the gym opens at 5 am.", "", False),
     # the same subject: words of which version, the business's own brand, a month of a change
     ("Delivery\nDelivery is $5.", "Correction: the new delivery fee is $7.", "", False),
     ("Frete\nO frete é R$ 10.", "Correção: o frete agora é R$ 12.", "", False),

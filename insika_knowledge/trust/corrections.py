@@ -204,9 +204,15 @@ _SCOPE_LABEL: Final = re.compile(
 _YOUR_CASE: Final = re.compile(
     r"\b(?:since|as|because|if|ja que|como|se|porque|pois) (?:you|voce|vc|o senhor|a senhora)\b"
     r"|\b(?:for your|in your|para o seu|para a sua|pro seu|pra sua|no seu|no teu|na sua) (?:order|case|purchase"
-    r"|booking|pedido|caso|compra|reserva)\b")
+    r"|booking|pedido|caso|compra|reserva)\b"
+    # or one item ("since this item was on clearance", "neste pedido")
+    r"|\b(?:since|as|because|for|para|como|ja que|porque) (?:this|that|este|esse|esta|essa) (?:item|product|order"
+    r"|purchase|booking|one|produto|pedido|compra|reserva)\b|\b(?:neste|nesse|nesta|nessa) (?:item|produto|pedido"
+    r"|caso|compra|reserva)\b")
 
 
+#: How the analyser writes a day of the week ("d:wd7": Sunday).
+_WEEKDAY: Final = "d:wd"
 #: What joins a Portuguese noun to the word that qualifies it ("consulta de retorno", "consulta
 #: com cardiologista", "frete para o Norte"), as the analyser reads it.
 _QUALIFIER_LINKS: Final = frozenset({"r:de", "r:com", "r:para"})
@@ -223,8 +229,9 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
     plano Plus custa R$ 59,90" after "O plano Light custa R$ 39,90"; not the business's own
     brand, nor a word of the claim capitalised), a month the claim lacks when it reports no
     change ("Correção: em dezembro a academia abre às 8h": a season), puts a scope the claim
-    lacks before its colon ("Correction for international cards:"), sets a condition of the
-    customer's own case (`_YOUR_CASE`), or qualifies a word of the claim with one the claim
+    lacks before its colon ("Correction for international cards:"), names a day of the week
+    the claim does not ("Sunday hours start at 11 am"), sets a condition of the customer's
+    own case or of one item (`_YOUR_CASE`), or qualifies a word of the claim with one the claim
     lacks: the word before it in English ("same-day delivery", "international shipping"),
     the word after it, or after its "de", in Portuguese ("consulta de retorno", "frete
     expresso"); words of which version ("new", "agora": `VERSION_WORDS`) qualify nothing.
@@ -245,6 +252,9 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
     reported = _CHANGE_ACCOUNT.search(folded) is not None
     if not reported and (content_terms(folded) & _MONTH_TERMS) - own:
         return True  # "em dezembro": a season (a month of a date is a date: "em 2 de dezembro")
+    days = {t for t in tokens(without_change_account(folded, claim)) if t.startswith(_WEEKDAY)}
+    if days and not any(t.startswith(_WEEKDAY) for t in own):
+        return True  # "Sunday hours start at 11 am" after "The store opens at 9 am" ("since Monday": when)
     scope = _SCOPE_LABEL.match(folded)
     if scope and content_terms(without_change_account(f" for {scope.group(1).strip()}.", claim)) - own:
         return True
