@@ -122,14 +122,20 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
             raise UserError(f"--config {config_file}: {exc.strerror or exc}") from None
         except yaml.YAMLError as exc:
             raise UserError(f"--config {config_file}: not YAML: {yaml_problem(exc)}") from None
-        if isinstance(loaded, dict) and "knowledge" in loaded:
+        whole = isinstance(loaded, dict) and "knowledge" not in loaded  # its top level is the block
+        if isinstance(loaded, dict) and not whole:
+            others = sorted(str(k) for k in loaded if k != "knowledge")
+            if others:  # a setting beside the block would be silently ignored
+                raise UserError(f"--config {config_file}: unknown top-level key(s) beside knowledge: "
+                                f"{', '.join(others)}")
             loaded = loaded["knowledge"]
         if not isinstance(loaded, dict):
             raise UserError(f"--config {config_file}: expected a knowledge: mapping")
         try:
             load_config(loaded)  # what is wrong in the file is said of the file
         except UserError as exc:
-            raise UserError(f"--config {config_file}: {exc}") from None
+            read_as = " (the file has no knowledge: key, so its top level is read as that block)" if whole else ""
+            raise UserError(f"--config {config_file}: {exc}{read_as}") from None
         block.update(loaded)
     if model:
         block["model"] = model

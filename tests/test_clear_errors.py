@@ -36,6 +36,32 @@ def test_a_replay_file_with_an_integer_over_4300_digits_is_a_usage_error(tmp_pat
     assert failed.value.outcome == "model_malformed"
 
 
+def test_a_replay_file_with_a_misspelt_key_says_so(tmp_path: Path) -> None:
+    # "extracts" was ignored, every answer left out in silence (a newcomer's finding)
+    replay = tmp_path / "r.json"
+    replay.write_text('{"extracts": {"s1": []}, "consolidate": {}}', encoding="utf-8")
+    with pytest.raises(UserError, match=r"unknown key\(s\) extracts; expected 'extract' and 'consolidate'"):
+        ReplayModel(replay)
+    replay.write_text('{"extract": {"s1": []}}', encoding="utf-8")  # either key may be left out
+    assert ReplayModel(replay).extract_answers == {"s1": []}
+
+
+def test_a_config_file_names_where_a_key_is_unknown(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text('{"session_id": "s1", "messages": [{"role": "user", "content": "oi"}]}\n', encoding="utf-8")
+    for text, said in (("nothing: 1\n", "(the file has no knowledge: key, so its top level is read as that block)"),
+                       ("knowledge:\n  top_k: 3\nnothing: 1\n", "unknown top-level key(s) beside knowledge: nothing")):
+        config = tmp_path / "c.yaml"
+        config.write_text(text, encoding="utf-8")
+        result = CliRunner().invoke(cli, ["backfill", "--agent", "a", "--data-dir", str(tmp_path / "d"),
+                                          "--sessions", str(sessions), "--config", str(config)])
+        assert result.exit_code == 2 and said in result.output, result.output
+
+
 class Idle:
     def propose(self, request: Any) -> list[Any]:
         return []

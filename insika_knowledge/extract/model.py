@@ -370,8 +370,13 @@ class ReplayModel:
         if not isinstance(data, dict) or not isinstance(data.get("extract", {}), dict) \
                 or not isinstance(data.get("consolidate", {}), dict):
             raise UserError(
-                f"replay file {self.path} must be an object with 'extract' and 'consolidate' objects"
+                f"replay file {self.path} must be an object whose 'extract' and 'consolidate' (each optional) "
+                "are objects"
             )
+        unknown = sorted(str(k) for k in data if k not in ("extract", "consolidate"))
+        if unknown:  # a misspelt key ("extracts") would leave every answer out, silently
+            raise UserError(f"replay file {self.path}: unknown key(s) {', '.join(unknown)}; "
+                            "expected 'extract' and 'consolidate'")
         self.extract_answers: dict[str, Any] = data.get("extract", {})
         self.merge_answers: dict[str, Any] = data.get("consolidate", {})
         self._check_shape()
