@@ -82,9 +82,10 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
 
     Raises:
         UserError: invalid JSON (`insika_knowledge.readers.parse_json`: the column is
-            named, and an integer of more digits than Python converts is one), a missing or invalid ``session_id`` (see
-            `session_id_problem`), a missing ``messages``, a message without a known
-            role, or text that cannot be written as UTF-8 (a lone surrogate, which JSON
+            named, and an integer of more digits than Python converts is one), a missing or
+            invalid ``session_id`` (see `session_id_problem`), a missing ``messages``, a
+            message without a known role or whose content is neither text, a list of parts
+            nor null, or text that cannot be written as UTF-8 (a lone surrogate, which JSON
             can spell as ``\\ud800``); the message starts with `where`.
     """
     data = parse_json(text, where)
@@ -102,6 +103,10 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ROLES:
             raise UserError(f"{where}: messages[{i}] needs a role of {sorted(ROLES)}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):  # as `Memory.learn` refuses it
+            raise UserError(f"{where}: messages[{i}].content must be text, a list of parts or null, "
+                            f"not {type(content).__name__}")
         if not _encodable(message):
             raise UserError(
                 f"{where}: messages[{i}] holds text that cannot be written as UTF-8 "

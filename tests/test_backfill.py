@@ -625,6 +625,19 @@ def test_deeply_nested_sessions_and_replay_files_are_usage_errors(tmp_path) -> N
         ReplayModel(replay)
 
 
+@pytest.mark.parametrize("content", ['{"x": 1}', "42", "true"])
+def test_a_message_whose_content_is_not_text_is_named_not_counted_empty(tmp_path, content: str) -> None:
+    # counted `empty` in silence while `Memory.learn` refused the same message (a newcomer's finding)
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.sessions import read_sessions
+
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text('{"session_id": "a", "messages": [{"role": "user", "content": "oi"}]}\n'
+                        '{"session_id": "b", "messages": [{"role": "user", "content": ' + content + "}]}\n")
+    with pytest.raises(UserError, match=r":2: messages\[0\]\.content must be text, a list of parts or null"):
+        list(read_sessions(sessions))
+
+
 #: A number past CPython's limit on converting digits to an int (4,300 digits).
 HUGE = "9" * 5000
 
