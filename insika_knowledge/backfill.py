@@ -49,9 +49,10 @@ RATE_LIMIT_MAX_WAIT_S: Final = 300.0
 
 @dataclass
 class SessionStatus:
-    """One session's result: ``done``, ``skipped`` (already done), ``before-since``, ``empty``
-    (no message holds text once the system prompt is left out: the model is not called), or
-    a failure kind.
+    """One session's result: ``done``, ``skipped`` (already done), ``before-since``,
+    ``undated`` (under ``--since``, its start time is written but reads as no date: left
+    out), ``empty`` (no message holds text once the system prompt is left out: the model is
+    not called), or a failure kind.
     """
 
     session_id: str
@@ -133,6 +134,14 @@ def session_time(session: Session) -> datetime | None:
                 return parse_since(value)
             except UserError:
                 continue
+    return None
+
+
+def _unreadable_time(session: Session) -> str | None:
+    """The session's start time as written when it has one and none reads as a date, else None."""
+    for value in (session.started_at, *(session.metadata.get(key) for key in TIME_KEYS)):
+        if isinstance(value, str):
+            return value[:40]
     return None
 
 
@@ -266,6 +275,9 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
     started = session_time(session)
     if since is not None and started is not None and started < since:
         return SessionStatus(session.session_id, "before-since")
+    if since is not None and started is None and (unread := _unreadable_time(session)) is not None:
+        # its date is written but is no date: it may be old, so --since leaves it out, saying so
+        return SessionStatus(session.session_id, "undated", detail=f"its start time {unread!r} is no date")
     try:
         conversation = _conversation(session.messages)
         if not any(message_text(m).strip() for m in conversation):

@@ -625,6 +625,22 @@ def test_deeply_nested_sessions_and_replay_files_are_usage_errors(tmp_path) -> N
         ReplayModel(replay)
 
 
+def test_since_leaves_out_a_session_whose_start_time_is_no_date(tmp_path: Path) -> None:
+    # it was learned under --since in silence (a newcomer's finding): it may be old
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("garbled", "not-a-date"), _session("new", "2026-09-01")])
+    replay = _write_replay(tmp_path / "r.json", {
+        "garbled": [_candidate("garbled-fact", "Lounges open at dawn.")],
+        "new": [_candidate("new-fact", "Seats can be chosen online.")]})
+    data = tmp_path / "data"
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--since", "2026-08-01", "--data-dir", str(data), "--quiet")
+    assert result.exit_code == 0, result.output
+    assert _summary(result.output)[1] == Counter({"done": 1, "undated": 1})
+    assert set(_concepts(data)) == {"new-fact"}
+    summary, _ = _api_run(data, sessions, replay)  # without --since it runs
+    assert _by_id(summary) == {"garbled": "done", "new": "skipped"}
+
+
 @pytest.mark.parametrize("content", ['{"x": 1}', "42", "true"])
 def test_a_message_whose_content_is_not_text_is_named_not_counted_empty(tmp_path, content: str) -> None:
     # counted `empty` in silence while `Memory.learn` refused the same message (a newcomer's finding)

@@ -32,9 +32,9 @@ from insika_knowledge.backfill import BackfillSummary, SessionStatus
 FAILURES_SHOWN: Final = 10
 #: Characters of a detail shown in a table cell.
 DETAIL_CHARS: Final = 60
-#: Statuses that are not failures: learned now, learned before, left out by ``--since``, or
-#: nothing said in the session.
-SETTLED: Final = frozenset({"done", "skipped", "before-since", "empty"})
+#: Statuses that are not failures: learned now, learned before, left out by ``--since`` (its
+#: time before it, or written but no date), or nothing said in the session.
+SETTLED: Final = frozenset({"done", "skipped", "before-since", "undated", "empty"})
 #: Table width when stdout is not a terminal (a file or a pipe).
 PIPE_WIDTH: Final = 160
 
