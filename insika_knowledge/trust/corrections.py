@@ -80,11 +80,12 @@ MONTH: Final = (r"(?:january|february|march|april|may|june|july|august|september
                  r"|julho|agosto|setembro|outubro|novembro|dezembro)")
 
 
+#: "not" and the value it denies, as written, to the value's first digit ("and not $25", "e
+#: não R$ 150", "not the 1"): what `CONTRAST_TAIL` and `_OLD_VALUE` read on from.
+_NOT_VALUE: Final = r"(?:(?:and|e)\s+)?\b(?:not|n[ãa]o)\s+(?:the\s+|o\s+|a\s+|os\s+|as\s+)?(?:R\$|US\$|\$|€|£)?\s*\d"
 #: A sentence's contrast with another value, to its end ("..., not $70 like other carriers
 #: charge", "..., e não R$ 80 como no site"), as written: what it says of others, not the rule.
-CONTRAST_TAIL: Final = re.compile(
-    r",?\s*(?:(?:and|e)\s+)?\b(?:not|n[ãa]o)\s+(?:the\s+|o\s+|a\s+|os\s+|as\s+)?(?:R\$|US\$|\$|€|£)?\s*\d[^.;!?]*",
-    re.IGNORECASE)
+CONTRAST_TAIL: Final = re.compile(rf",?\s*{_NOT_VALUE}[^.;!?]*", re.IGNORECASE)
 
 
 #: How far into the next sentence a correction of this one opens ("Sorry, correction: ...").
@@ -146,11 +147,6 @@ _IN_MONTH: Final = re.compile(rf"\b(?:in|em|no|na|de|during|durante)\s+{MONTH}\b
                               r"|\b(?:this|n?est[ea]|n?ess[ea]) (?:year|month|week|ano|mes|semana)\b")
 
 
-#: Generic kinds of case ("orders", "compras"): every one of them is every case.
-_GENERIC_KINDS: Final = (r"(?:orders?|purchases?|items?|products?|customers?|clients?|cases?|bookings?|reservations?"
-                         r"|pedidos?|compras?|produtos?|itens|clientes?|casos?|reservas?)")
-
-
 _EVERY: Final = r"(?:all|every|any|todos os|todas as|qualquer)"
 
 
@@ -162,9 +158,8 @@ _EVERY_CASE: Final = re.compile(
     r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:is|are|e|sao|it|its|it's|the|o|a|os|as|and|too|also|tambem)\b)")
 
 
-_GENERIC_KIND: Final = re.compile(_GENERIC_KINDS)
-
-
+#: Generic kinds of case ("orders", "compras"), as the analyser reads them: every one of them
+#: is every case.
 _GENERIC_TERMS: Final = content_terms(
     "order orders purchase purchases item items product products customer customers client clients case cases booking"
     " bookings reservation reservations pedido pedidos compra compras produto produtos itens cliente clientes caso"
@@ -245,14 +240,15 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
     known = names(claim) | names(said) | own
     if any(name not in known and name not in _MONTH_TERMS for name in names(text)):
         return True
-    for every in _EVERY_SCOPE.finditer(without_change_account(folded, claim)):
+    accounted = without_change_account(folded, claim)
+    for every in _EVERY_SCOPE.finditer(accounted):
         if any(t not in own and (plain_word(t) or _a_pole(t)) and t not in _GENERIC_TERMS
                for t in tokens(every.group(1))):
             return True  # "for all electronics", "for every order above $200": every one of a narrower kind
     reported = _CHANGE_ACCOUNT.search(folded) is not None
     if not reported and (content_terms(folded) & _MONTH_TERMS) - own:
         return True  # "em dezembro": a season (a month of a date is a date: "em 2 de dezembro")
-    days = {t for t in tokens(without_change_account(folded, claim)) if t.startswith(_WEEKDAY)}
+    days = {t for t in tokens(accounted) if t.startswith(_WEEKDAY)}
     if days and not any(t.startswith(_WEEKDAY) for t in own):
         return True  # "Sunday hours start at 11 am" after "The store opens at 9 am" ("since Monday": when)
     scope = _SCOPE_LABEL.match(folded)
@@ -290,7 +286,7 @@ def without_change_account(folded: str, claim: str = "") -> str:
 
 def _every_case(kind: str, own: frozenset[str]) -> bool:
     """True when "every `kind`" is every case: a generic kind ("orders") or a word of the claim."""
-    return _GENERIC_KIND.fullmatch(kind) is not None or bool(content_terms(kind) & own)
+    return bool(content_terms(kind) & (_GENERIC_TERMS | own))
 
 
 def opens_explicit_correction(text: str) -> bool:
@@ -329,8 +325,7 @@ def without_explanation(text: str) -> str:
 #: e não R$ 150", "14 days from delivery, not 30"), as written: a value with at most its unit
 #: and one word, to the end of the clause (not "not the 1-year warranty that applies to ...").
 _OLD_VALUE: Final = re.compile(
-    r"[,;]?\s*(?:(?:and|e)\s+)?\b(?:not|n[ãa]o)\s+(?:the\s+|o\s+|a\s+|os\s+|as\s+)?"
-    r"(?:R\$|US\$|\$|€|£)?\s*\d(?:[\d.,]*\d)?\s*(?:%|[^\W\d_]+)?(?:\s+[^\W\d_]+)?(?=\s*(?:[,.;!?)]|$))",
+    rf"[,;]?\s*{_NOT_VALUE}(?:[\d.,]*\d)?\s*(?:%|[^\W\d_]+)?(?:\s+[^\W\d_]+)?(?=\s*(?:[,.;!?)]|$))",
     re.IGNORECASE)
 
 

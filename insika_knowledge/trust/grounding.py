@@ -408,10 +408,11 @@ def _corrects(claim: str, text: str, said: str = "") -> bool:
     folded = fold(text)
     if _WHOLE_RETRACTION.search(folded):
         return True
-    if narrower_subject(claim, without_explanation(text), said):
+    clipped = without_explanation(text)
+    if narrower_subject(claim, clipped, said):
         return False  # "Correction: same-day delivery is $12" states another rule
     wanted = features(claim)
-    rest = without_change_account(without_asides(fold(without_old_value(without_explanation(text)))), claim)
+    rest = without_change_account(without_asides(fold(without_old_value(clipped))), claim)
     found = features(rest)
     words = {t for t in found if not _is_number(t)}
     if words & wanted:
