@@ -128,6 +128,13 @@ _KNOWN_NAME_TOKENS: Final = {n: stem(n) if n in _ENGLISH_NAMES else stem_portugu
 
 #: Words that state a value ("free" is a price of nothing): a merge keeps them like numbers.
 VALUE_WORDS: Final = frozenset({"s_free"})
+#: How a token names a day of the week ("d:wd7": Sunday); any other ``d:`` token is a calendar date.
+WEEKDAY_PREFIX: Final = "d:wd"
+
+
+def is_calendar_date(token: str) -> bool:
+    """True when `token` is a calendar date (``d:11-30``), not a day of the week."""
+    return token.startswith("d:") and not token.startswith(WEEKDAY_PREFIX)
 
 #: Capitalised abbreviations that are common nouns, not names (folded).
 COMMON_ACRONYMS: Final = frozenset(
@@ -368,12 +375,12 @@ def _dates(text: str, lang: str = "pt") -> list[_Span]:
     for match in _WEEKDAY_RE.finditer(text):
         if not any(s.start < match.end() and match.start() < s.end for s in found):
             day_name = re.split(r"[- ]", match.group("wd"))[0]
-            found.append(_Span(match.start(), match.end(), f"d:wd{_WEEKDAYS[day_name]}"))
+            found.append(_Span(match.start(), match.end(), f"{WEEKDAY_PREFIX}{_WEEKDAYS[day_name]}"))
     if _SHORT_DAY_RE.search(text):
         for run in _DAY_LIST_RE.finditer(text):
             for match in _SHORT_DAY_RE.finditer(text, run.start(), run.end()):
                 if not any(s.start < match.end() and match.start() < s.end for s in found):
-                    found.append(_Span(match.start(), match.end(), f"d:wd{_SHORT_DAYS[match.group(1)]}"))
+                    found.append(_Span(match.start(), match.end(), f"{WEEKDAY_PREFIX}{_SHORT_DAYS[match.group(1)]}"))
     return found
 
 

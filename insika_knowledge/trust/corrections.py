@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from insika_knowledge.analysis.structure import content_terms, names, plain_word, tokens
+from insika_knowledge.analysis.structure import WEEKDAY_PREFIX, content_terms, names, plain_word, tokens
 from insika_knowledge.analysis.text import fold, text_language
 
 #: Words that open a restatement inside a sentence ("R$ 15, digo, R$ 18"), folded.
@@ -206,8 +206,6 @@ _YOUR_CASE: Final = re.compile(
     r"|caso|compra|reserva)\b")
 
 
-#: How the analyser writes a day of the week ("d:wd7": Sunday).
-_WEEKDAY: Final = "d:wd"
 #: What joins a Portuguese noun to the word that qualifies it ("consulta de retorno", "consulta
 #: com cardiologista", "frete para o Norte"), as the analyser reads it.
 _QUALIFIER_LINKS: Final = frozenset({"r:de", "r:com", "r:para"})
@@ -248,8 +246,8 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
     reported = _CHANGE_ACCOUNT.search(folded) is not None
     if not reported and (content_terms(folded) & _MONTH_TERMS) - own:
         return True  # "em dezembro": a season (a month of a date is a date: "em 2 de dezembro")
-    days = {t for t in tokens(accounted) if t.startswith(_WEEKDAY)}
-    if days and not any(t.startswith(_WEEKDAY) for t in own):
+    days = {t for t in tokens(accounted) if t.startswith(WEEKDAY_PREFIX)}
+    if days and not any(t.startswith(WEEKDAY_PREFIX) for t in own):
         return True  # "Sunday hours start at 11 am" after "The store opens at 9 am" ("since Monday": when)
     scope = _SCOPE_LABEL.match(folded)
     if scope and content_terms(without_change_account(f" for {scope.group(1).strip()}.", claim)) - own:

@@ -45,6 +45,7 @@ from insika_knowledge.analysis.structure import (
     VALUE_WORDS,
     WEEKDAY_NAMES,
     content_terms,
+    is_calendar_date,
     names,
     negated_subjects,
     plain_word,
@@ -712,7 +713,7 @@ def _calendar_dates(text: str) -> frozenset[str]:
     day of the week it is about ("Starting next month, deliveries will also run on
     Saturdays" is no rule of today's).
     """
-    return frozenset(t for t in tokens(text) if t.startswith("d:") and not t.startswith("d:wd"))
+    return frozenset(t for t in tokens(text) if is_calendar_date(t))
 
 
 #: A one-word label that opens a sentence before a colon ("Checked: Gold members get..."):
@@ -1643,9 +1644,9 @@ def corrected_to(claim: str, sentence: str, speaker: str,
         before, after = _values(sentence), _values(clipped)
         new = after - before
         units = {v.rsplit(":", 1)[1] for v in new if v.startswith("m:")}
-        dated = any(_calendar_date(v) for v in new)  # "termina em 2 de dezembro" for "em 30 de novembro"
+        dated = any(is_calendar_date(v) for v in new)  # "termina em 2 de dezembro" for "em 30 de novembro"
         replaced = {v for v in before - after
-                    if (v.startswith("m:") and v.rsplit(":", 1)[1] in units) or (dated and _calendar_date(v))}
+                    if (v.startswith("m:") and v.rsplit(":", 1)[1] in units) or (dated and is_calendar_date(v))}
         if replaced and new <= ours and not replaced & ours:
             return frozenset(replaced), frozenset(new)
     return frozenset(), frozenset()
@@ -1787,17 +1788,12 @@ def _other_values(claim: str, found: Sequence[tuple[str, str]]) -> set[str]:
     wanted = _values(claim)
     units = {v.rsplit(":", 1)[1] for v in wanted if v.startswith("m:")} - {""}
     ends = {f"m:{m[k]}:{m[3]}" for v in wanted if (m := RANGE_VALUE.fullmatch(v)) for k in (1, 2)}
-    dated = any(_calendar_date(v) for v in wanted)  # "ends on June 30": a calendar date is a value too
+    dated = any(is_calendar_date(v) for v in wanted)  # "ends on June 30": a calendar date is a value too
     said = {v for speaker, text in found
             for v in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text)
-            if v.startswith("m:") or (dated and _calendar_date(v))}
-    return {v for v in said if (_calendar_date(v) or v.rsplit(":", 1)[1] in units) and v not in wanted | ends
+            if v.startswith("m:") or (dated and is_calendar_date(v))}
+    return {v for v in said if (is_calendar_date(v) or v.rsplit(":", 1)[1] in units) and v not in wanted | ends
             and not _ends_found(v, wanted | ends)}
-
-
-def _calendar_date(value: str) -> bool:
-    """True when `value` is a calendar date (``d:11-30``), not a weekday."""
-    return value.startswith("d:") and not value.startswith("d:wd")
 
 
 def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
