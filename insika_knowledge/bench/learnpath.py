@@ -56,12 +56,6 @@ class _Instant:
         raise ModelFailure("model_empty", "the bench has no merge model")
 
 
-def learn_turn_ms(store: SQLiteStore, agent: str, index: ConceptSearch, turns: int) -> tuple[float, float]:
-    """(p50, p95) ms of `turns` writing `learn_turn` calls against `store` (see the module doc)."""
-    p50, p95, _ = learn_turns(store, agent, index, turns)
-    return p50, p95
-
-
 def learn_turns(store: SQLiteStore, agent: str, index: ConceptSearch,
                 turns: int) -> tuple[float, float, dict[str, int]]:
     """(p50, p95) ms of `turns` writing turns in the mix of `MIX`, and their outcomes."""

@@ -39,7 +39,7 @@ from typing import Any, Final
 import numpy as np
 
 from insika_knowledge.analysis.text import query_terms
-from insika_knowledge.bench.learnpath import learn_turn_ms
+from insika_knowledge.bench.learnpath import learn_turns
 from insika_knowledge.bench.peers import bm25s_peer, tantivy_peer
 from insika_knowledge.bench.report import print_results
 from insika_knowledge.bench.synthetic import corpus, fill, queries
@@ -262,7 +262,9 @@ def bench_scale(folder: Path, n: int, repeats: int, embeddings: str | None = Non
 
     samples_w = time_each(write_one, enumerate(corpus(200, seed=99)))
     out["write_one_p50_ms"], out["write_one_p95_ms"] = percentiles(samples_w)
-    out["learn_turn_p50_ms"], out["learn_turn_p95_ms"] = learn_turn_ms(store, AGENT, auto, 200)
+    # what the timed turns did, beside their times: a figure over turns that wrote nothing measures nothing
+    p50, p95, did = learn_turns(store, AGENT, auto, 200)
+    out.update(learn_turn_p50_ms=p50, learn_turn_p95_ms=p95, learn_turn_outcomes=did)
     store.close()
     return out
 
@@ -352,4 +354,8 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
                      f"{r['cold_rss_mib']:>8.1f}  {r['snapshot_mib']:>8.1f}  {r['postings_build_s']:>8.2f}  "
                      f"{scan_s}  {r['write_all_s']:>7.1f} s  {r['write_one_p50_ms']:>5.2f} ms  "
                      f"{r['learn_turn_p50_ms']:>6.2f} ms  {r['learn_turn_p95_ms']:>6.2f} ms")
+    for r in rows:
+        if r.get("learn_turn_outcomes"):
+            did = ", ".join(f"{k} {n}" for k, n in sorted(r["learn_turn_outcomes"].items()))
+            lines.append(f"  learn_turn at {r['concepts']}, the timed turns did: {did}")
     return lines
