@@ -185,10 +185,14 @@ class ModelFailure(RunTimeFailure):
             learning queue tries such a turn again by itself). An answer that was not the
             expected JSON, or any other HTTP error (401, 404: a key or a model name to fix),
             is not. Default: True for ``model_timeout`` and ``model_rate_limited``.
+        configuration: True when the model cannot be used as configured, whatever the turn:
+            no API key, HTTP 401, 403 or 404 (a key, a permission or a model name to fix).
+            The learning queue holds such a turn until the model answers again (`ModelNotReady`).
     """
 
     def __init__(self, outcome: str, detail: str, *, attempts: int = 1, raw_output: str | None = None,
-                 retry_after_s: float | None = None, transient: bool | None = None):
+                 retry_after_s: float | None = None, transient: bool | None = None,
+                 configuration: bool = False):
         if outcome not in MODEL_OUTCOMES:  # it is recorded as the turn's outcome, which readers match
             raise ValueError(f"ModelFailure outcome {outcome!r} is not one of {', '.join(MODEL_OUTCOMES)}")
         if retry_after_s is not None and not (isinstance(retry_after_s, (int, float)) and not isinstance(
@@ -200,7 +204,25 @@ class ModelFailure(RunTimeFailure):
         self.raw_output = raw_output[:2000] if raw_output else raw_output
         self.retry_after_s = retry_after_s
         self.transient = outcome in ("model_timeout", "model_rate_limited") if transient is None else transient
+        self.configuration = configuration
         super().__init__(f"{outcome}: {detail} (after {attempts} attempt(s))")
+
+
+class ModelNotReady(RunTimeFailure):
+    """A queued turn's extraction failed because the model cannot be used as configured:
+    none is configured (``no_model``), or it has no API key or refuses it, or the model does
+    not exist (`ModelFailure.configuration`). The outcome is recorded; the learning queue
+    holds the turn (`insika_knowledge.queue`) instead of dropping it.
+
+    Attributes:
+        outcome: the recorded outcome (``no_model`` or ``model_error``).
+        detail: what failed (no credential in it).
+    """
+
+    def __init__(self, outcome: str, detail: str):
+        self.outcome = outcome
+        self.detail = detail
+        super().__init__(f"{outcome}: {detail}")
 
 
 class StorageError(RunTimeFailure):

@@ -44,6 +44,7 @@ from insika_knowledge.errors import (
     InsikaError,
     MemoryClosed,
     ModelFailure,
+    ModelNotReady,
     NotADatabase,
     NotFound,
     Quarantined,
@@ -525,31 +526,43 @@ class Memory:
         if self._closed:
             raise MemoryClosed()
 
-    def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
+    def learn_queued(self, tenant: str, turn: QueuedTurn) -> bool:
         """Learn one turn the queue claimed (`insika_knowledge.queue.QueueHost`).
+
+        Returns:
+            True when the model answered (the turn's outcome is ``ok`` and the model was asked).
 
         Raises:
             StorageError: the database failed (the turn is tried again later).
             ModelFailure: the model failed transiently (`TurnReport.transient`; the outcome
                 is recorded; the turn is tried again later).
+            ModelNotReady: the model cannot be used as configured (`TurnReport.configuration`:
+                no model, no key, HTTP 401/403/404; the outcome is recorded; the queue holds
+                the turn).
         """
         config = load_config(json.loads(turn.knowledge))
-        if config is not None and config.extract:
-            report = self._queued_tenant(tenant).learn(turn.agent, config, session_id=turn.session_id,
-                                               turn_id=turn.turn_id, messages=json.loads(turn.messages))
-            if report.outcome != "ok":  # one line per failed extraction, with its reason
-                log.warning("learning failed for %s/%s (session %s, turn %s): %s%s", tenant, turn.agent,
-                            turn.session_id, turn.turn_id, report.outcome,
-                            f": {report.detail}" if report.detail else "")
-            if report.transient:
-                raise ModelFailure(report.outcome, report.detail or "", retry_after_s=report.retry_after_s,
-                                   transient=True)
+        if config is None or not config.extract:
+            return False
+        report = self._queued_tenant(tenant).learn(turn.agent, config, session_id=turn.session_id,
+                                           turn_id=turn.turn_id, messages=json.loads(turn.messages))
+        if report.outcome != "ok":  # one line per failed extraction, with its reason
+            log.warning("learning failed for %s/%s (session %s, turn %s): %s%s", tenant, turn.agent,
+                        turn.session_id, turn.turn_id, report.outcome,
+                        f": {report.detail}" if report.detail else "")
+        if report.transient:
+            raise ModelFailure(report.outcome, report.detail or "", retry_after_s=report.retry_after_s,
+                               transient=True)
+        if report.configuration:
+            raise ModelNotReady(report.outcome, report.detail or "")
+        return report.outcome == "ok" and report.detail is None
 
-    def tenants_with_pending(self) -> list[str]:
-        """Tenants whose outbox holds turns (`insika_knowledge.queue.QueueHost`; reads only)."""
+    def tenants_with_pending(self, *, held: bool = False) -> list[str]:
+        """Tenants whose outbox holds turns to learn (`insika_knowledge.queue.QueueHost`; reads
+        only); with `held`, turns held until the model can be used count too.
+        """
         if self._closed:
             raise StorageError(str(MemoryClosed()))
-        return tenants_with_pending(self.directory, self.database or "")
+        return tenants_with_pending(self.directory, self.database or "", held=held)
 
     def status(self, tenants: Sequence[str] | None = None, *, failures: int = 5) -> list[TenantStatus]:
         """What learning is doing, per tenant: the queue, the counts, the last failures.
@@ -593,7 +606,7 @@ class Memory:
             counts = store.extraction_counts()
             agents = sorted(set(counts) | set(store.agents()))
             out.append(TenantStatus(
-                tenant=name, queued=outbox.pending(), dropped=outbox.dropped(),
+                tenant=name, queued=outbox.pending(), held=outbox.held(), dropped=outbox.dropped(),
                 agents=[AgentLearning(a, store.count(a), dict(counts.get(a, {}))) for a in agents],
                 failures=store.failed_extractions(failures), spilled=spilled[name],
             ))
@@ -1340,6 +1353,9 @@ class TenantStatus:
     Attributes:
         tenant: the tenant name.
         queued: turns in its outbox, waiting to be learned (claimed or not).
+        held: turns in its outbox held until its model can be used (none configured, no
+            API key, HTTP 401/403/404): tried again when a process starts, or when the model
+            answers a later turn (`insika_knowledge.queue`).
         dropped: turns the queue refused (outbox full, turn too large), on record.
         agents: per agent, by id.
         failures: the most recent failed extractions, newest first.
@@ -1357,12 +1373,13 @@ class TenantStatus:
     failures: list[ExtractionRecord]
     spilled: int = 0
     error: str = ""
+    held: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the fields, each failure as agent, session_id, turn_id, outcome, detail, attempted_at."""
         return {
-            "tenant": self.tenant, "queued": self.queued, "spilled": self.spilled, "dropped": self.dropped,
-            "error": self.error,
+            "tenant": self.tenant, "queued": self.queued, "held": self.held, "spilled": self.spilled,
+            "dropped": self.dropped, "error": self.error,
             "agents": [{"agent": a.agent, "concepts": a.concepts, "turns": a.turns, "failed": a.failed}
                        for a in self.agents],
             "failures": [{"agent": f.agent, "session_id": f.session_id, "turn_id": f.turn_id,

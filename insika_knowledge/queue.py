@@ -39,6 +39,14 @@ Once learned, its outbox row is deleted with its bytes zeroed (SQLite's ``secure
 and the worker checkpoints and truncates the write-ahead log (`Outbox.scrub`) when its
 tenant's outbox is idle, at most every `OutboxSettings.scrub_s` seconds otherwise.
 
+A turn whose model cannot be used as configured (none is configured, it has no API key,
+the provider answers HTTP 401, 403 or 404: `insika_knowledge.errors.ModelNotReady`) is
+*held* in its outbox (`Outbox.hold`) instead of being dropped: over the relay or the hooks
+the turn is stored nowhere else. Held turns are tried again when a queue worker starts (a
+process started once the configuration is fixed) and as soon as the model answers a later
+turn of their tenant; they count toward `OutboxSettings.max_pending`, ``status`` shows them,
+and `ExtractionQueue.drain` and `ExtractionQueue.wait_empty` do not wait for them.
+
 Delivery is at least once: a turn extracted twice (a crash between the extraction and
 its removal) counts once, because sightings are keyed by session and turn. Claims are
 leases (`OutboxSettings.lease_s`), so replicas on one PostgreSQL database, or processes on
@@ -64,6 +72,7 @@ from typing import Any, Final, Literal, Protocol
 from insika_knowledge.errors import (
     InsikaError,
     ModelFailure,
+    ModelNotReady,
     RunTimeFailure,
     StorageBusy,
     StorageError,
@@ -252,17 +261,21 @@ class QueueHost(Protocol):
     def directory(self) -> Path:
         """The data directory (its ``spill/`` folder holds the spill journal)."""
 
-    def learn_queued(self, tenant: str, turn: QueuedTurn) -> None:
-        """Learn one claimed turn.
+    def learn_queued(self, tenant: str, turn: QueuedTurn) -> bool:
+        """Learn one claimed turn; True when the model answered.
 
         Raises:
             StorageError: the database failed; the turn is tried again later.
             ModelFailure: the model failed transiently (``transient``; the outcome is
                 recorded already); the turn is tried again later.
+            ModelNotReady: the model cannot be used as configured (the outcome is recorded
+                already); the turn is held.
         """
 
-    def tenants_with_pending(self) -> list[str]:
-        """Tenants whose outbox holds turns, any process's (reads only)."""
+    def tenants_with_pending(self, *, held: bool = False) -> list[str]:
+        """Tenants whose outbox holds turns to learn, any process's (reads only); with
+        `held`, turns held until the model can be used count too.
+        """
 
 
 class ExtractionQueue:
@@ -293,6 +306,7 @@ class ExtractionQueue:
         self._spilled = threading.Event()
         self._flushing = threading.Lock()  # one writer of the spill at a time
         self._tenants: dict[str, None] = {}
+        self._holding: set[str] = set()  # tenants with turns this worker held (`Outbox.hold`)
         self._spill: deque[_Spilled] = deque()
         self._tracked = _Tracked()
         self._windows: dict[tuple[str, str], _Window] = {}
@@ -606,6 +620,7 @@ class ExtractionQueue:
 
     def _run(self) -> None:
         try:
+            self._release_all_held()
             self.resume()
         except Exception as exc:  # an unreadable directory: only this process's own turns are served
             self._log_once(f"could not look for unfinished turns in {self.host.location}", exc)
@@ -726,7 +741,10 @@ class ExtractionQueue:
 
     def _extract(self, tenant: str, outbox: OutboxStorage, turn: QueuedTurn) -> None:
         try:
-            self.host.learn_queued(tenant, turn)
+            answered = self.host.learn_queued(tenant, turn)
+        except ModelNotReady as exc:  # the same failure for every turn until someone fixes it
+            self._hold(tenant, outbox, turn, exc)
+            return
         except StorageError as exc:  # the disk or the lock: the turn stays, tried again later
             if turn.attempts >= self.settings.max_attempts:
                 self._fail(turn.agent, exc)
@@ -756,7 +774,42 @@ class ExtractionQueue:
             self._fail(turn.agent, exc)
             self._give_up(outbox, turn, exc)
             return
+        else:
+            if answered and tenant in self._holding:  # the model answers again: the held turns are due
+                self._release_held(tenant, outbox)
         outbox.finish(turn.id)
+
+    def _hold(self, tenant: str, outbox: OutboxStorage, turn: QueuedTurn, exc: ModelNotReady) -> None:
+        """Hold `turn` in its outbox until the model can be used (`Outbox.hold`)."""
+        try:
+            outbox.hold(turn.id)
+        except StorageError:
+            return  # the claim lapses by itself: the turn is tried again, and held again
+        with self._lock:
+            self._holding.add(tenant)
+        self._log_once(f"turns of tenant {tenant} are held until its model can be used (they are "
+                       "tried again when a process starts, or when the model answers a later turn)", exc)
+
+    def _release_held(self, tenant: str, outbox: OutboxStorage) -> None:
+        try:
+            released = outbox.release_held()
+        except StorageError as exc:
+            self._log_once(f"held turns of tenant {tenant} could not be released yet", exc)
+            return
+        with self._lock:
+            self._holding.discard(tenant)
+        if released:
+            log.info("%d held turn(s) of tenant %s are tried again", released, tenant)
+
+    def _release_all_held(self) -> None:
+        """At start: the held turns of every tenant are due (the configuration may be fixed)."""
+        for tenant in self.host.tenants_with_pending(held=True):
+            with self._lock:
+                self._tenants.setdefault(tenant, None)
+            try:
+                self._release_held(tenant, self._store(tenant))
+            except Exception as exc:  # an unreadable tenant: its held turns wait for the next start
+                self._log_once(f"held turns of tenant {tenant} could not be released", exc)
 
     def _give_up(self, outbox: OutboxStorage, turn: QueuedTurn, exc: BaseException) -> None:
         reason = str(exc) if isinstance(exc, InsikaError) else f"{type(exc).__name__}: {exc}"

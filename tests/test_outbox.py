@@ -295,3 +295,38 @@ def test_a_turn_whose_messages_are_not_dicts_is_refused_at_submit_not_queued(
                    messages=messages, reason="test")
     assert Outbox(memory.store(TENANT)).pending() == 0
     memory.close()
+
+
+def test_a_held_turn_is_not_claimed_counts_toward_the_bound_and_is_released(store: Any, backend: str) -> None:
+    outbox = store.outbox()
+    for i in range(2):
+        outbox.enqueue(AGENT, f"s{i}", "t1", knowledge="{}", messages="[]", max_pending=2)
+    first = outbox.claim("w:1:a", lease_s=60, gone=lambda _: False)
+    assert first is not None
+    outbox.hold(first.id)
+    assert (outbox.pending(), outbox.held()) == (1, 1)
+    second = outbox.claim("w:1:a", lease_s=60, gone=lambda _: False)
+    assert second is not None and second.session_id == "s1"
+    outbox.finish(second.id)
+    assert outbox.claim("w:1:a", lease_s=60, gone=lambda _: False) is None  # held: nobody takes it
+    # still a turn in the outbox: the bound counts it
+    assert outbox.enqueue(AGENT, "s2", "t1", knowledge="{}", messages="[]", max_pending=1).queued is False
+    assert outbox.release_held() == 1
+    assert (outbox.pending(), outbox.held()) == (1, 0)
+    again = outbox.claim("w:1:a", lease_s=60, gone=lambda _: False)
+    assert again is not None and (again.session_id, again.attempts) == ("s0", 2)
+
+
+def test_only_turns_to_learn_make_a_tenant_pending_held_ones_only_when_asked(
+        tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    url = str(request.getfixturevalue("pg_url")) if backend == "postgresql" else None
+    memory = Memory(tmp_path, database=url)
+    outbox = Outbox(memory.store(TENANT))
+    outbox.enqueue(AGENT, "s0", "t1", knowledge="{}", messages="[]", max_pending=5)
+    assert memory.tenants_with_pending() == [TENANT]
+    turn = outbox.claim("w:1:a", lease_s=60, gone=lambda _: False)
+    assert turn is not None
+    outbox.hold(turn.id)
+    assert memory.tenants_with_pending() == []  # `wait_empty` would wait for ever otherwise
+    assert memory.tenants_with_pending(held=True) == [TENANT]
+    memory.close()

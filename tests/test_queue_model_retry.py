@@ -82,7 +82,8 @@ def test_a_merge_model_down_for_now_is_asked_again_and_records_no_conflict(tmp_p
     memory.close()
 
 
-@pytest.mark.parametrize("failure", [Status(401, "invalid api key"), Status(404, "no such model"), "not json"])
+@pytest.mark.parametrize("failure", [Status(401, "invalid api key"), Status(403, "not allowed"),
+                                     Status(404, "no such model"), "not json"])
 def test_a_failure_that_needs_a_person_is_not_tried_again(tmp_path: Path, failure: Any) -> None:
     with FakeLLM([failure]) as fake:
         memory = _learn_one(tmp_path, fake, until=1)
@@ -92,10 +93,80 @@ def test_a_failure_that_needs_a_person_is_not_tried_again(tmp_path: Path, failur
     record = store.extraction(AGENT, "s1", "t1")
     assert record is not None and record.outcome in ("model_error", "model_malformed")
     assert Outbox(store).pending() == 0
+    # a refused key or a model that does not exist fails every turn alike: the turn is held
+    # for the fixed configuration; an answer that was not JSON is this turn's, and is over
+    assert Outbox(store).held() == (1 if isinstance(failure, Status) else 0)
     memory.close()
     # instructor re-asks a malformed answer itself (InstructorModel.max_retries, 1): one
     # queue attempt either way.
     assert asked == (1 if isinstance(failure, Status) else 1 + InstructorModel("openai/x").max_retries)
+
+
+def _held_after(memory: Memory, turn: Turn = TURN) -> Outbox:
+    """Submit `turn`, wait until its tenant's outbox holds it (at most 20 s); its outbox."""
+    memory.submit(turn)
+    outbox = Outbox(memory.store(TENANT))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not outbox.held():
+        time.sleep(0.02)
+    assert outbox.held() == 1 and outbox.pending() == 0
+    return outbox
+
+
+@pytest.mark.parametrize("unusable", ["refused key", "no key", "no model"])
+def test_a_turn_whose_model_cannot_be_used_is_held_and_learned_by_the_next_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unusable: str) -> None:
+    # over the relay or the hooks a turn is stored nowhere else: dropping it when the key is
+    # wrong or missing loses it for good; held, it is learned once the configuration is fixed
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
+    turn = TURN if unusable != "no model" else Turn(AgentSpec(AGENT, TENANT, {}), "s1", "t1", MESSAGES)
+    with FakeLLM([Status(401, "invalid api key")]) as fake:
+        memory = Memory(tmp_path, base_url=fake.base_url if unusable == "refused key" else None, outbox=FAST)
+        assert memory.drain(timeout_s=1)  # nothing queued yet
+        _held_after(memory, turn)
+        time.sleep(0.5)  # a retry would have come: none does in this process
+        assert len(fake.requests) == (1 if unusable == "refused key" else 0)
+        assert memory.drain(timeout_s=5)  # a held turn is not waited for
+        status = memory.status([TENANT])[0]
+        assert (status.held, status.queued) == (1, 0)
+        record = memory.store(TENANT).extraction(AGENT, "s1", "t1")
+        assert record is not None and record.outcome == ("no_model" if unusable == "no model" else "model_error")
+        memory.close()
+    if unusable == "no model":  # the operator configures one
+        monkeypatch.setenv("INSIKA_UTILITY_MODEL", "openai/fake-model")
+    with FakeLLM([json.dumps([CANDIDATE])]) as fixed:
+        again = Memory(tmp_path, base_url=fixed.base_url, outbox=FAST)
+        queue = ExtractionQueue(again, FAST)
+        queue.start()
+        assert queue.wait_empty(timeout_s=20)
+        queue.close(timeout_s=5)
+        store = again.store(TENANT)
+        assert store.get(AGENT, "prazo-de-troca") is not None
+        assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
+        again.close()
+
+
+def test_held_turns_are_tried_again_when_the_model_answers_a_later_turn(tmp_path: Path) -> None:
+    replies = [Status(401, "invalid api key"), json.dumps([]), json.dumps([CANDIDATE])]
+
+    def reply(body: dict[str, Any]) -> Any:
+        return replies.pop(0) if len(replies) > 1 else replies[0]
+
+    with FakeLLM(reply) as fake:
+        memory = Memory(tmp_path, base_url=fake.base_url, outbox=FAST)
+        _held_after(memory)  # the key was refused ...
+        memory.submit(Turn(TURN.agent, "s2", "t1", [{"role": "user", "content": "Oi"},
+                                                    {"role": "assistant", "content": "Olá!"}]))
+        store = memory.store(TENANT)  # ... and works again for the next turn: the held one is due
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and store.get(AGENT, "prazo-de-troca") is None:
+            time.sleep(0.02)
+        assert store.get(AGENT, "prazo-de-troca") is not None
+        assert len(fake.requests) == 3
+        assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
+        memory.close()
 
 
 def test_the_queue_gives_up_after_max_attempts_keeping_the_last_failure(tmp_path: Path) -> None:

@@ -202,7 +202,8 @@ class InstructorModel:
     def _call(self, response_model: type[BaseModel], messages: list[dict[str, str]]) -> Any:
         if self._keyless():  # said as such, not as the connection error the SDK would give offline
             raise ModelFailure("model_error", f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
-                               "(or $OPENAI_BASE_URL for a server that needs none)", transient=False)
+                               "(or $OPENAI_BASE_URL for a server that needs none)", transient=False,
+                               configuration=True)
         client = self._get_client()
         try:
             return client.chat.completions.create(
@@ -236,6 +237,9 @@ def _openai_key_set() -> bool:
 
 #: HTTP statuses below 500 that say "try again" (request timeout, conflict, too many requests).
 _TRANSIENT_STATUS: Final = frozenset({408, 409, 429})
+#: HTTP statuses that say the model cannot be used as configured, whatever the turn: the key
+#: is refused (401), not allowed this model (403), or the model does not exist (404).
+_CONFIGURATION_STATUS: Final = frozenset({401, 403, 404})
 
 
 def classify_failure(exc: BaseException) -> ModelFailure:
@@ -262,7 +266,8 @@ def classify_failure(exc: BaseException) -> ModelFailure:
         if isinstance(err, openai.APIStatusError):  # a 503's Retry-After is as binding as a 429's
             wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
             return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts, retry_after_s=wait,
-                                transient=err.status_code in _TRANSIENT_STATUS or err.status_code >= 500)
+                                transient=err.status_code in _TRANSIENT_STATUS or err.status_code >= 500,
+                                configuration=err.status_code in _CONFIGURATION_STATUS)
         if isinstance(err, openai.APIConnectionError):
             return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts, transient=True)
     if raw is not None and not raw.strip():

@@ -74,6 +74,10 @@ class TurnReport:
         transient: True when the model failed in a way that may pass by itself (a
             timeout, HTTP 429 or 5xx, a failed connection: `ModelFailure.transient`); the
             learning queue then tries the turn again later.
+        configuration: True when the model cannot be used as configured, whatever the
+            turn: none is configured (``no_model``), or it has no API key, or the provider
+            answered HTTP 401, 403 or 404 (`ModelFailure.configuration`); the learning queue
+            then holds the turn until the model answers again.
     """
 
     session_id: str
@@ -87,6 +91,7 @@ class TurnReport:
     detail: str | None = None
     retry_after_s: float | None = None
     transient: bool = False
+    configuration: bool = False
     why: list[str] = field(default_factory=list)
 
     def count(self, outcome: Outcome) -> int:
@@ -152,6 +157,7 @@ def learn_turn(
     report = TurnReport(session_id=session_id, turn_id=turn_id)
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
+        report.configuration = True
     elif getattr(model, "reads_turn", True) and not any(map(_readable, messages)):
         report.detail = "the turn has no text and no tool call: the model was not asked"
     else:
@@ -168,6 +174,7 @@ def learn_turn(
         except ModelFailure as failure:
             report.outcome, report.retryable, report.detail = failure.outcome, True, failure.detail
             report.retry_after_s, report.transient = failure.retry_after_s, failure.transient
+            report.configuration = failure.configuration
         except Exception as exc:  # any other model failure: recorded, never raised; retryable
             # unless the model cannot be used at all (a provider that does not exist)
             log.info("extraction model failed for %s/%s", session_id, turn_id, exc_info=True)

@@ -166,8 +166,10 @@ def has_tenant(tenant: str, directory: str | os.PathLike[str] | None = None,
 
 
 def tenants_with_pending(directory: str | os.PathLike[str] | None = None,
-                         database: str | None = None) -> list[str]:
+                         database: str | None = None, *, held: bool = False) -> list[str]:
     """Tenants whose outbox holds queued turns (any process's), sorted; reads only, creates nothing.
+
+    With `held`, turns held until the model can be used (`Outbox.hold`) count too.
 
     Raises:
         UserError: PostgreSQL is chosen but cannot be reached.
@@ -176,9 +178,9 @@ def tenants_with_pending(directory: str | os.PathLike[str] | None = None,
     if url is not None:
         from insika_knowledge.store.postgres.database import tenants_with_pending as schemas_with_pending
 
-        return schemas_with_pending(url)
+        return schemas_with_pending(url, held=held)
     folder = data_dir(directory)
-    return [t for t in tenants(folder) if has_pending(tenant_path(folder, t))]
+    return [t for t in tenants(folder) if has_pending(tenant_path(folder, t), held=held)]
 
 
 def location(directory: str | os.PathLike[str] | None = None, database: str | None = None) -> str:

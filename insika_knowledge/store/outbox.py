@@ -29,6 +29,9 @@ DROPPED_FULL: Final = "dropped_outbox_full"
 DROPPED_TOO_LARGE: Final = "dropped_too_large"
 #: The ``extractions`` outcome of a turn given up after too many failed attempts.
 GAVE_UP: Final = "error"
+#: ``not_before`` of a held turn (unix seconds, beyond any real time): a turn whose model
+#: cannot be used as configured waits here, unclaimed, until `Outbox.release_held`.
+HELD_S: Final = 1e15
 
 _COLS: Final = "id, agent, session_id, turn_id, knowledge, messages, enqueued_at, attempts"
 _RECORD_ONCE: Final = insert_new("extractions", EXTRACTION_COLUMNS, "agent, session_id, turn_id")
@@ -223,6 +226,35 @@ class Outbox:
         with self.db.write() as w:
             w.execute(f"{_RELEASED}, not_before = ? WHERE id = ?", (not_before_s, turn_id))
 
+    def hold(self, turn_id: int) -> None:
+        """Release a claimed turn and hold it: no worker takes it until `release_held`.
+
+        For a turn whose model cannot be used as configured (no model, no key, a refused
+        key): trying it again before someone fixes that would fail the same way, and
+        dropping it would lose the turn (over the relay or the hooks it is stored nowhere
+        else). A held turn still counts toward the outbox's bound.
+
+        Raises:
+            StorageError: the write failed.
+        """
+        with self.db.write() as w:
+            w.execute(f"{_RELEASED}, not_before = ? WHERE id = ?", (HELD_S, turn_id))
+
+    def release_held(self, now_s: float | None = None) -> int:
+        """Make every held turn due at once (a process started, or the model answered
+        again); returns how many.
+
+        Raises:
+            StorageError: the write failed.
+        """
+        now = time.time() if now_s is None else now_s
+        with self.db.write() as w:
+            return w.execute("UPDATE outbox SET not_before = ? WHERE not_before >= ?", (now, HELD_S))
+
+    def held(self) -> int:
+        """Turns held until the model can be used (`hold`)."""
+        return int(scalar(self.db, "SELECT count(*) FROM outbox WHERE not_before >= ?", (HELD_S,)))
+
     def release(self, worker: str) -> int:
         """Release every claim `worker` holds (it is stopping); returns how many.
 
@@ -246,8 +278,8 @@ class Outbox:
         return True if scrub is None else bool(scrub())
 
     def pending(self) -> int:
-        """Turns in the outbox (claimed or not)."""
-        return int(scalar(self.db, "SELECT count(*) FROM outbox"))
+        """Turns in the outbox waiting to be learned (claimed or not), held ones left out (`held`)."""
+        return int(scalar(self.db, "SELECT count(*) FROM outbox WHERE not_before < ?", (HELD_S,)))
 
     def present(self, ids: Iterable[int]) -> set[int]:
         """Which of `ids` are still in the outbox."""

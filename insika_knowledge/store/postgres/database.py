@@ -36,6 +36,7 @@ from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, St
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.store import migrations
 from insika_knowledge.store.breaker import Breaker, breaker_for, short_reason
+from insika_knowledge.store.outbox import HELD_S
 from insika_knowledge.store.rows import not_text
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
@@ -147,8 +148,9 @@ def tenants(url: str) -> list[str]:
     return sorted(t for t in found if _valid_tenant(t))
 
 
-def tenants_with_pending(url: str) -> list[str]:
-    """Tenants whose schema's outbox holds turns (claimed or not), sorted; reads only.
+def tenants_with_pending(url: str, *, held: bool = False) -> list[str]:
+    """Tenants whose schema's outbox holds turns to learn (claimed or not), sorted; reads
+    only. With `held`, turns held until the model can be used count too (`Outbox.hold`).
 
     Raises:
         UserError: the database cannot be reached.
@@ -160,7 +162,8 @@ def tenants_with_pending(url: str) -> list[str]:
             exists = conn.execute("SELECT to_regclass(%s)", (f'"{schema}".outbox',)).fetchone()
             if exists is None or exists[0] is None:
                 continue
-            if conn.execute(f'SELECT 1 FROM "{schema}".outbox LIMIT 1').fetchone() is not None:
+            if conn.execute(f'SELECT 1 FROM "{schema}".outbox WHERE not_before < %s LIMIT 1',
+                            (float("inf") if held else HELD_S,)).fetchone() is not None:
                 found.append(tenant)
     return found
 

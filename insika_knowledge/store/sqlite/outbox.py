@@ -6,9 +6,12 @@ from pathlib import Path
 
 import apsw
 
+from insika_knowledge.store.outbox import HELD_S
 
-def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
-    """True when the database file at `path` may have turns in its outbox (reads only).
+
+def has_pending(path: Path, *, busy_timeout_ms: int = 2_000, held: bool = False) -> bool:
+    """True when the database file at `path` may have turns to learn in its outbox (reads only);
+    with `held`, turns held until the model can be used count too (`Outbox.hold`).
 
     Opens its own short-lived connection, so checking many tenant files at start-up keeps
     no file open. A file without the outbox table, or that is not a database, has none;
@@ -21,7 +24,8 @@ def has_pending(path: Path, *, busy_timeout_ms: int = 2_000) -> bool:
         return False
     try:
         conn.set_busy_timeout(busy_timeout_ms)
-        return conn.execute("SELECT 1 FROM outbox LIMIT 1").fetchone() is not None
+        return conn.execute("SELECT 1 FROM outbox WHERE not_before < ? LIMIT 1",
+                            (float("inf") if held else HELD_S,)).fetchone() is not None
     except (apsw.BusyError, apsw.LockedError):
         return True
     except apsw.Error:
