@@ -209,13 +209,13 @@ class ModelFailure(RunTimeFailure):
 
 
 class ModelNotReady(RunTimeFailure):
-    """A queued turn's extraction failed because the model cannot be used as configured:
-    none is configured (``no_model``), or it has no API key or refuses it, or the model does
-    not exist (`ModelFailure.configuration`). The outcome is recorded; the learning queue
-    holds the turn (`insika_knowledge.queue`) instead of dropping it.
+    """A queued turn's extraction failed because the configured model cannot be used: it has
+    no API key, the provider refuses the key, or the model does not exist
+    (`ModelFailure.configuration`). The outcome is recorded; the learning queue holds the
+    turn (`insika_knowledge.queue`) instead of dropping it.
 
     Attributes:
-        outcome: the recorded outcome (``no_model`` or ``model_error``).
+        outcome: the recorded outcome (``model_error``).
         detail: what failed (no credential in it).
     """
 

@@ -536,9 +536,8 @@ class Memory:
             StorageError: the database failed (the turn is tried again later).
             ModelFailure: the model failed transiently (`TurnReport.transient`; the outcome
                 is recorded; the turn is tried again later).
-            ModelNotReady: the model cannot be used as configured (`TurnReport.configuration`:
-                no model, no key, HTTP 401/403/404; the outcome is recorded; the queue holds
-                the turn).
+            ModelNotReady: the configured model cannot be used (`TurnReport.configuration`:
+                no key, HTTP 401/403/404; the outcome is recorded; the queue holds the turn).
         """
         config = load_config(json.loads(turn.knowledge))
         if config is None or not config.extract:
@@ -1353,9 +1352,9 @@ class TenantStatus:
     Attributes:
         tenant: the tenant name.
         queued: turns in its outbox, waiting to be learned (claimed or not).
-        held: turns in its outbox held until its model can be used (none configured, no
-            API key, HTTP 401/403/404): tried again when a process starts, or when the model
-            answers a later turn (`insika_knowledge.queue`).
+        held: turns in its outbox held until its model can be used (no API key, HTTP
+            401/403/404): tried again when a process starts, or when the model answers a
+            later turn (`insika_knowledge.queue`).
         dropped: turns the queue refused (outbox full, turn too large), on record.
         agents: per agent, by id.
         failures: the most recent failed extractions, newest first.

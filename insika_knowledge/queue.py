@@ -39,13 +39,13 @@ Once learned, its outbox row is deleted with its bytes zeroed (SQLite's ``secure
 and the worker checkpoints and truncates the write-ahead log (`Outbox.scrub`) when its
 tenant's outbox is idle, at most every `OutboxSettings.scrub_s` seconds otherwise.
 
-A turn whose model cannot be used as configured (none is configured, it has no API key,
-the provider answers HTTP 401, 403 or 404: `insika_knowledge.errors.ModelNotReady`) is
-*held* in its outbox (`Outbox.hold`) instead of being dropped: over the relay or the hooks
-the turn is stored nowhere else. Held turns are tried again when a queue worker starts (a
-process started once the configuration is fixed) and as soon as the model answers a later
-turn of their tenant; they count toward `OutboxSettings.max_pending`, ``status`` shows them,
-and `ExtractionQueue.drain` and `ExtractionQueue.wait_empty` do not wait for them.
+A turn whose configured model cannot be used (it has no API key, the provider answers
+HTTP 401, 403 or 404: `insika_knowledge.errors.ModelNotReady`) is *held* in its outbox
+(`Outbox.hold`) instead of being dropped: over the relay or the hooks the turn is stored
+nowhere else. Held turns are tried again when a queue worker starts (a process started once
+the configuration is fixed) and as soon as the model answers a later turn of their tenant;
+they count toward `OutboxSettings.max_pending`, ``status`` shows them, and
+`ExtractionQueue.drain` and `ExtractionQueue.wait_empty` do not wait for them.
 
 Delivery is at least once: a turn extracted twice (a crash between the extraction and
 its removal) counts once, because sightings are keyed by session and turn. Claims are

@@ -113,29 +113,24 @@ def _held_after(memory: Memory, turn: Turn = TURN) -> Outbox:
     return outbox
 
 
-@pytest.mark.parametrize("unusable", ["refused key", "no key", "no model"])
+@pytest.mark.parametrize("unusable", ["refused key", "no key"])
 def test_a_turn_whose_model_cannot_be_used_is_held_and_learned_by_the_next_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unusable: str) -> None:
     # over the relay or the hooks a turn is stored nowhere else: dropping it when the key is
     # wrong or missing loses it for good; held, it is learned once the configuration is fixed
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
-    turn = TURN if unusable != "no model" else Turn(AgentSpec(AGENT, TENANT, {}), "s1", "t1", MESSAGES)
     with FakeLLM([Status(401, "invalid api key")]) as fake:
         memory = Memory(tmp_path, base_url=fake.base_url if unusable == "refused key" else None, outbox=FAST)
-        assert memory.drain(timeout_s=1)  # nothing queued yet
-        _held_after(memory, turn)
+        _held_after(memory)
         time.sleep(0.5)  # a retry would have come: none does in this process
         assert len(fake.requests) == (1 if unusable == "refused key" else 0)
         assert memory.drain(timeout_s=5)  # a held turn is not waited for
         status = memory.status([TENANT])[0]
         assert (status.held, status.queued) == (1, 0)
         record = memory.store(TENANT).extraction(AGENT, "s1", "t1")
-        assert record is not None and record.outcome == ("no_model" if unusable == "no model" else "model_error")
+        assert record is not None and record.outcome == "model_error"
         memory.close()
-    if unusable == "no model":  # the operator configures one
-        monkeypatch.setenv("INSIKA_UTILITY_MODEL", "openai/fake-model")
     with FakeLLM([json.dumps([CANDIDATE])]) as fixed:
         again = Memory(tmp_path, base_url=fixed.base_url, outbox=FAST)
         queue = ExtractionQueue(again, FAST)
@@ -146,6 +141,19 @@ def test_a_turn_whose_model_cannot_be_used_is_held_and_learned_by_the_next_proce
         assert store.get(AGENT, "prazo-de-troca") is not None
         assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
         again.close()
+
+
+def test_with_no_model_configured_a_turn_is_recorded_and_not_kept(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
+    memory = Memory(tmp_path, outbox=FAST)
+    memory.submit(Turn(AgentSpec(AGENT, TENANT, {}), "s1", "t1", MESSAGES))
+    assert memory.drain(timeout_s=20)
+    store = memory.store(TENANT)
+    record = store.extraction(AGENT, "s1", "t1")
+    assert record is not None and record.outcome == "no_model"
+    assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
+    memory.close()
 
 
 def test_held_turns_are_tried_again_when_the_model_answers_a_later_turn(tmp_path: Path) -> None:

@@ -74,10 +74,11 @@ class TurnReport:
         transient: True when the model failed in a way that may pass by itself (a
             timeout, HTTP 429 or 5xx, a failed connection: `ModelFailure.transient`); the
             learning queue then tries the turn again later.
-        configuration: True when the model cannot be used as configured, whatever the
-            turn: none is configured (``no_model``), or it has no API key, or the provider
-            answered HTTP 401, 403 or 404 (`ModelFailure.configuration`); the learning queue
-            then holds the turn until the model answers again.
+        configuration: True when the configured model cannot be used, whatever the turn:
+            it has no API key, or the provider answered HTTP 401, 403 or 404
+            (`ModelFailure.configuration`); the learning queue then holds the turn until the
+            model answers again. (With no model configured at all, ``no_model``, it is
+            False: such a deployment learns nothing by choice, and keeps no turn for later.)
     """
 
     session_id: str
@@ -157,7 +158,6 @@ def learn_turn(
     report = TurnReport(session_id=session_id, turn_id=turn_id)
     if model is None:
         report.outcome, report.retryable, report.detail = "no_model", True, "no model configured"
-        report.configuration = True
     elif getattr(model, "reads_turn", True) and not any(map(_readable, messages)):
         report.detail = "the turn has no text and no tool call: the model was not asked"
     else:
