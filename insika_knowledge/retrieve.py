@@ -39,14 +39,14 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
 from insika_knowledge.analysis.text import query_terms
-from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize
+from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize, status_of
 from insika_knowledge.errors import EndpointResting, InvalidName, RunTimeFailure, StorageBusy
 from insika_knowledge.escaping import prompt_text, xml_safe
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
@@ -414,11 +414,17 @@ class Retriever:
 
     def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
               min_coverage: float = 0.0) -> str | None:
-        """The ``<knowledge>`` block for `message`, or None when nothing matches."""
+        """The ``<knowledge>`` block for `message`, or None when nothing matches.
+
+        A concept that awaits a person is marked ``status="conflict"``, as every other
+        surface reports it (`concept.status_of`): its body holds contradicting reports, or
+        a claim is held against it for review (a policy's contradicting sighting, a possible
+        duplicate: `Store.challenged_names`, read once per block that matched anything).
+        """
         retrieved = self.retrieve(agent, message, top_k, mode, min_coverage)
         if not retrieved.matched:
             return None
-        return render_block(retrieved.entries)
+        return render_block(retrieved.entries, frozenset(self.store.challenged_names(agent)))
 
     def load_knowledge(
         self, agent: str, name: str, *, max_chars: int | None = LOAD_KNOWLEDGE_MAX_CHARS,
@@ -638,15 +644,19 @@ def best_coverage(entries: list[Entry], wanted: frozenset[str], weight: Callable
     return min(1.0, max(entry_score(e, wanted, weight) for e in entries) / total) if total and entries else 0.0
 
 
-def render_block(entries: list[Entry]) -> str:
-    """The ``<knowledge>`` block for `entries`, then the instruction (see module doc)."""
+def render_block(entries: list[Entry], challenged: Collection[str] = ()) -> str:
+    """The ``<knowledge>`` block for `entries`, then the instruction (see module doc).
+
+    An entry in conflict (`concept.status_of`: its body's contradictions, or its name among
+    `challenged`, the concepts with claims held for review) is marked ``status="conflict"``.
+    """
     lines = ["<knowledge>"]
     for entry in entries:
         attrs = (
             f"name={quoteattr(xml_safe(entry.name))} confidence=\"{entry.confidence:.2f}\" "
             f"provenance={quoteattr(xml_safe(entry.provenance))}"
         )
-        if entry.in_conflict:
+        if status_of(entry, challenged) == "conflict":
             attrs += ' status="conflict"'
         lines.append(f"  <concept {attrs}>{escape(xml_safe(entry.description))}</concept>")
     lines.append("</knowledge>")

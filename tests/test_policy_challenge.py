@@ -9,6 +9,7 @@ counts as in conflict until a person resolves it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -192,7 +193,37 @@ def test_a_challenged_policy_reads_conflict_wherever_a_status_is_shown_or_filter
     assert "CHALLENGED" in next(line for line in flags.splitlines() if line.startswith("return-fee")), flags
     exported = CliRunner().invoke(cli, ["export", "--format", "json", "--out", "-", *where])
     assert {e["name"]: e["status"] for e in json.loads(exported.stdout)} == printed, exported.output
+    # and the block the agent reads, whose instruction says not to rely on such a concept
+    # (it served the challenged R$ 15 unflagged while the R$ 20 waited for a person)
+    assert _block_statuses(memory.knowledge_block("shipping costs", agent="loja")) == printed
     memory.dismiss_held(agent="loja", name="return-fee")
     assert memory.concepts(agent="loja", status="conflict") == []
     assert {h.name: h.status for h in memory.search("shipping costs", agent="loja")}["return-fee"] == "ok"
+    assert _block_statuses(memory.knowledge_block("shipping costs", agent="loja")) == {
+        "return-fee": "ok", "exchange-fee": "ok"}
+    memory.close()
+
+
+def _block_statuses(block: str | None) -> dict[str, str]:
+    """Each ``<concept>`` of a ``<knowledge>`` block by name: ``conflict`` when marked so, else ``ok``."""
+    assert block is not None
+    return {m.group(1): "conflict" if m.group(2) else "ok"
+            for m in re.finditer(r'<concept name="([^"]+)"[^>]*?( status="conflict")?>', block)}
+
+
+def test_a_rule_whose_change_waits_under_another_name_is_flagged_in_the_block(tmp_path: Path) -> None:
+    # a change under a drifting name is held as a possible duplicate; until a person decides,
+    # the block must not serve the old value as if nothing were pending
+    memory = Memory(tmp_path)
+    memory.put("---\nname: prazo-de-troca\ndescription: Trocas em até 30 dias após a entrega.\ntype: fact\n"
+               "---\n\nTrocas são aceitas em até 30 dias após a entrega.\n", agent="loja")
+    said = [{"role": "user", "content": "Qual o prazo de troca?"},
+            {"role": "assistant", "content": "Trocas são aceitas em até 7 dias após a entrega."}]
+    report = memory.propose({"name": "prazo-trocas", "description": "Trocas em até 7 dias após a entrega.",
+                             "type": "fact", "body": "Trocas são aceitas em até 7 dias após a entrega."},
+                            agent="loja", session_id="s2", turn_id="t1", messages=said)
+    assert report.results == [("prazo-trocas", "possible_duplicate")]
+    assert _block_statuses(memory.knowledge_block("prazo de troca", agent="loja")) == {"prazo-de-troca": "conflict"}
+    memory.dismiss_held(agent="loja", name="prazo-de-troca")
+    assert _block_statuses(memory.knowledge_block("prazo de troca", agent="loja")) == {"prazo-de-troca": "ok"}
     memory.close()
