@@ -44,7 +44,7 @@ from insika_knowledge.commands.options import (
 )
 from insika_knowledge.concept import parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, UserError
+from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, StorageCorrupt, UserError
 from insika_knowledge.escaping import BIDI_CONTROLS, TERMINAL_CONTROLS
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
@@ -388,6 +388,10 @@ def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | N
     for note in (result.salvage_note(), result.left_out_note()):
         if note is not None:
             click.echo(note, err=True)
+    if result.unreadable:  # what could be read is written; the export is not whole: never exit 0
+        count = len(result.unreadable)
+        raise StorageCorrupt(f"{count} concept{'' if count == 1 else 's'} could not be read from any version "
+                             f"and {'was' if count == 1 else 'were'} not exported: {', '.join(result.unreadable)}")
 
 
 @cli.command()

@@ -60,6 +60,10 @@ class ExportResult:
         held: concepts held in quarantine that were written (markdown: under ``quarantined/``).
         left_out: concepts held in quarantine that were not written (markdown and
             GraphML without ``include_held``); a caller should say so.
+        salvaged_from: where the records were read: ``concepts``, or ``concept_versions``
+            when the current records' table of a damaged file could not be read.
+        unreadable: names of concepts no version of which could be read (a damaged file):
+            not written; the export is not whole (the CLI exits 1).
     """
 
     files: list[Path]
@@ -69,6 +73,7 @@ class ExportResult:
     held: int = 0
     left_out: int = 0
     salvaged_from: str = ""
+    unreadable: tuple[str, ...] = ()
 
     def salvage_note(self) -> str | None:
         """The line to tell a person when the current records could not be read (a damaged
@@ -76,8 +81,9 @@ class ExportResult:
         """
         if not self.salvaged_from or self.salvaged_from == "concepts":
             return None
+        lost = f"; unreadable: {', '.join(self.unreadable)}" if self.unreadable else ""
         return ("the file is damaged where the current records are kept: each concept was saved "
-                f"from its newest version ({self.salvaged_from})")
+                f"from its newest version ({self.salvaged_from}{lost})")
 
     def left_out_note(self) -> str | None:
         """The line to tell a person when held concepts were left out, else None."""
@@ -112,7 +118,7 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         raise UserError(f"unknown export format {fmt!r}: use {', '.join(FORMATS)}")
     folder = Path(out)
     _make_folder(folder, "--out ")
-    concepts, source = store.salvage(agent)
+    concepts, source, lost = store.salvage(agent)
     if fmt == "md":
         kept, held = _split(concepts, include_held)
         files = []
@@ -122,12 +128,13 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
             path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
             _write_atomic(path, stored.markdown)
             files.append(path)
-        return ExportResult(files, len(kept), held=held, left_out=len(concepts) - len(kept), salvaged_from=source)
+        return ExportResult(files, len(kept), held=held, left_out=len(concepts) - len(kept), salvaged_from=source,
+                            unreadable=lost)
     text, result = render(store, agent, fmt, include_held=include_held, concepts=concepts)
     path = folder / f"knowledge.{fmt}"
     _write_atomic(path, text)
     return ExportResult([path], result.concepts, result.edges, result.dropped_links, result.held,
-                        result.left_out, salvaged_from=source)
+                        result.left_out, salvaged_from=source, unreadable=lost)
 
 
 def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool = False,
@@ -150,7 +157,7 @@ def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool =
     """
     if fmt not in FORMATS or fmt == "md":
         raise _one_file_only(fmt)
-    listed, source = store.salvage(agent) if concepts is None else (concepts, "")
+    listed, source, lost = store.salvage(agent) if concepts is None else (concepts, "", ())
     kept, held = _split(listed, include_held or fmt not in HOLDING_BACK)
     holds: dict[str, Held] = {}
     for stored in kept:
@@ -165,7 +172,8 @@ def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool =
     except StorageCorrupt:
         challenged = frozenset()  # a salvaged store: the records' own status
     text, edges, dropped = document(kept, fmt, holds, challenged)
-    return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept), salvaged_from=source)
+    return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept), salvaged_from=source,
+                              unreadable=lost)
 
 
 def _split(concepts: list[StoredConcept], include_held: bool) -> tuple[list[StoredConcept], int]:

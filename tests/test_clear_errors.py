@@ -142,16 +142,47 @@ def test_export_saves_a_damaged_files_concepts_from_their_newest_versions(tmp_pa
     base = ["--data-dir", str(tmp_path / "data"), "--tenant", TENANT, "--agent", AGENT]
     assert runner.invoke(cli, ["list", *base]).exit_code == 1  # the damage is real
     result = runner.invoke(cli, ["export", *base, "--out", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
     written = {p.stem for p in (tmp_path / "out").glob("*.md")}
+    # a backup script must not read an export that lost concepts as whole: exit 1 then
+    assert result.exit_code == (1 if "unreadable:" in result.output else 0), result.output
     # c-3 is held (left out) and c-4 deleted; a concept whose newest version the damage
     # reached too is named, never written from an older version
     unreadable = set(re.findall(r"c-\d", result.output.split("unreadable:")[1])) if "unreadable:" in result.output \
         else set()
     assert written and written | unreadable == {"c-0", "c-1", "c-2"} and not written & unreadable, result.output
+    if unreadable:
+        assert f"could not be read from any version and {'was' if len(unreadable) == 1 else 'were'} not exported" \
+            in result.output
     if "c-1" in written:
         assert "second text 1" in (tmp_path / "out" / "c-1.md").read_text()
     assert "newest version" in result.output and "held in quarantine not exported" in result.output
+
+
+def test_an_export_that_could_not_read_a_concept_exits_1_after_writing_the_others(tmp_path: Path) -> None:
+    """A newcomer's report: an export of a damaged file that lost a concept said "exported 2
+    concepts" and exited 0, the lost one named on a later line: a backup script read it as whole."""
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    memory = Memory(tmp_path / "data")
+    store = memory.store(TENANT)
+    with store.transaction() as tx:
+        for i in range(3):
+            tx.put(AGENT, make_concept(f"c-{i}", body=f"first text {i}"), reason="extract", actor="engine")
+    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    memory.close()
+    conn = apsw.Connection(str(tmp_path / "data" / f"{TENANT}.db"))  # the newest version of c-1 damaged too
+    conn.execute("UPDATE concept_versions SET markdown = 'not a record' WHERE name = 'c-1'")
+    conn.close()
+    _damage_one_concept_page(tmp_path / "data" / f"{TENANT}.db")
+    base = ["--data-dir", str(tmp_path / "data"), "--tenant", TENANT, "--agent", AGENT]
+    for fmt, out in (("md", str(tmp_path / "out")), ("jsonl", "-")):
+        result = CliRunner().invoke(cli, ["export", *base, "--format", fmt, "--out", out])
+        assert result.exit_code == 1, result.output
+        assert "1 concept could not be read from any version and was not exported: c-1" in result.output
+        assert "exported 2 concepts" in result.output
+    assert {p.stem for p in (tmp_path / "out").glob("*.md")} == {"c-0", "c-2"}
 
 
 def test_an_unknown_provider_is_the_turns_outcome_and_nothing_is_printed(tmp_path: Path) -> None:

@@ -76,9 +76,9 @@ class ConceptReads(NamingReads):
         return [row_to_stored(r) for r in self.rows(
             f"SELECT {CONCEPT_COLUMNS} FROM concepts WHERE agent = ? ORDER BY name", (agent,))]
 
-    def salvage(self, agent: str) -> tuple[list[StoredConcept], str]:
+    def salvage(self, agent: str) -> tuple[list[StoredConcept], str, tuple[str, ...]]:
         """What is still readable of `agent`'s current concepts in a damaged file:
-        ``(records, where they came from)``.
+        ``(records, where they came from, names of concepts no version of which could be read)``.
 
         The ``concepts`` table first; when reading it fails (`StorageCorrupt`: a damaged
         page), each concept's newest version in ``concept_versions``, which holds every
@@ -91,7 +91,7 @@ class ConceptReads(NamingReads):
             StorageCorrupt: neither table can be read.
         """
         try:
-            return self.list_concepts(agent), "concepts"
+            return self.list_concepts(agent), "concepts", ()
         except StorageCorrupt:
             pass
         newest: dict[str, tuple[int, str, str]] = {}
@@ -112,7 +112,7 @@ class ConceptReads(NamingReads):
                 out.append(StoredConcept(parse(markdown), version, 0, held is None or name in held))
             except UserError:
                 lost.append(name)  # its newest version is damaged too: an older one would be stale
-        return out, "concept_versions" + (f"; unreadable: {', '.join(lost)}" if lost else "")
+        return out, "concept_versions", tuple(lost)
 
     def names(self, agent: str) -> list[str]:
         """Names of the current concepts of `agent`, sorted."""
