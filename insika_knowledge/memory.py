@@ -314,8 +314,9 @@ class Memory:
             ``queued``, ``deferred``, ``dropped`` or ``off`` (see `Tenant.submit`).
 
         Raises:
-            As `Tenant.submit`.
+            As `Tenant.submit`; `ArgumentTypeError` when `turn` is not a `Turn`.
         """
+        check_types("Memory.submit()", turn=(turn, Turn))
         name = turn.agent.tenant
         try:
             tenant = self.tenant_within(name, open_budget_ms)
@@ -583,6 +584,7 @@ class Memory:
                     failures=(failures, int))
         if failures < 0:
             raise UserError(f"Memory.status(): failures must be 0 or more, not {failures}")
+        failures = min(failures, _MOST_FAILURES)  # more than are on record lists them all
         names = self.tenants() if tenants is None else [check_tenant(t) for t in tenants]
         spilled = spill.waiting(self.directory / spill.FOLDER)
         out: list[TenantStatus] = []
@@ -1600,6 +1602,10 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
             raise wrong_type(where, f"{argument}[{i}]['content']", content, "a str, a list of content parts or None")
     return [dict(m) for m in messages]
 
+
+#: The most failures `Memory.status` lists per tenant (a larger number lists them all: the
+#: database's LIMIT takes a 64-bit integer).
+_MOST_FAILURES: Final = 2**31
 
 #: The roles a message may have (OpenAI's and Anthropic's, and a human agent's).
 MESSAGE_ROLES: Final = frozenset({"system", "developer", "user", "assistant", "tool", "function", "human_agent"})

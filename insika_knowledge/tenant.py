@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InvalidName
+from insika_knowledge.errors import InvalidName, check_types
 from insika_knowledge.events import EventBus
 from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.hookspecs import Turn
@@ -98,7 +98,9 @@ class Tenant:
             UserError: the ids are not printable text, or the messages are not a list of dicts.
             StorageError: the tenant's database cannot be written (full, read-only, damaged).
             StorageBusy: `defer` is False and the write lock stayed busy beyond the budget.
+            ArgumentTypeError: `turn` is not a `Turn`.
         """
+        check_types("Tenant.submit()", turn=(turn, Turn))
         agent = turn.agent
         if agent.tenant != self.name:
             raise InvalidName(f"a turn of tenant {agent.tenant!r} was handed to tenant {self.name!r}")

@@ -191,6 +191,11 @@ def test_a_closed_memory_says_so(tmp_path: Path) -> None:
     (lambda m: m.drain(float("nan")), "Memory.drain(): timeout_s must be 0 or more seconds (or None), not nan"),
     (lambda m: m.update("frete-gratis", agent=AGENT, rename="Bad Name!"), "Memory.update(): rename: 'Bad Name!'"),
     (lambda m: m.concepts(agent=AGENT, held="yes"), "Memory.concepts(): held must be bool"),
+    # a newcomer's attack: these raised a bare OverflowError or AttributeError
+    (lambda m: m.restore("frete-gratis", 2**64, agent=AGENT), "concept 'frete-gratis' of agent"),
+    (lambda m: m.submit({"agent": AGENT}), "Memory.submit(): turn must be Turn, not dict"),
+    (lambda m: m.submit(None), "Memory.submit(): turn must be Turn, not NoneType"),
+    (lambda m: m.tenant("default").submit("turn"), "Tenant.submit(): turn must be Turn, not str"),
 ])
 def test_a_value_out_of_range_is_named_as_the_argument_of_the_call_given(
         memory: Memory, call: Callable[[Memory], Any], said: str) -> None:
@@ -198,6 +203,11 @@ def test_a_value_out_of_range_is_named_as_the_argument_of_the_call_given(
         call(memory)
     assert str(raised.value).startswith(said), raised.value
     assert [c.name for c in memory.concepts(agent=AGENT)] == ["frete-gratis"]
+
+
+def test_any_number_of_failures_lists_those_on_record(memory: Memory) -> None:
+    # a newcomer's attack: 10**30 raised a bare OverflowError (the database's LIMIT is 64 bits)
+    assert memory.status(failures=10**30) == memory.status(failures=5)
 
 
 @pytest.mark.parametrize("directory", ["", "  "])

@@ -27,7 +27,13 @@ from insika_knowledge.store.base import (
     StoredConcept,
     Version,
 )
-from insika_knowledge.store.concepts import EXTRACTION_COLUMNS, VERSION_COLUMNS, ConceptWrites, version_of
+from insika_knowledge.store.concepts import (
+    EXTRACTION_COLUMNS,
+    MAX_VERSION,
+    VERSION_COLUMNS,
+    ConceptWrites,
+    version_of,
+)
 from insika_knowledge.store.naming import CHALLENGED, NamingReads
 from insika_knowledge.store.rows import CONCEPT_COLUMNS, Keyed, check_operator, row_to_stored, sort_keyed
 from insika_knowledge.store.statements import Dialect, scalar
@@ -292,8 +298,9 @@ class ConceptReads(NamingReads):
         Raises:
             NotFound: no such version.
         """
-        row = self.row(f"SELECT {VERSION_COLUMNS} FROM concept_versions "
-                       "WHERE agent = ? AND name = ? AND version = ?", (agent, name, number))
+        row = None if not 0 < number <= MAX_VERSION else self.row(  # beyond 64 bits: no such version
+            f"SELECT {VERSION_COLUMNS} FROM concept_versions WHERE agent = ? AND name = ? AND version = ?",
+            (agent, name, number))
         if row is None:
             raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
         return version_of(self, row)

@@ -38,6 +38,8 @@ RECORD_EXTRACTION: Final = upsert("extractions", EXTRACTION_COLUMNS, "agent, ses
 WRITE_COLUMNS: Final = ("description, type, provenance, confidence, sources, occurrences, created_at, "
                         "updated_at, status, body, version, agent, name")
 _ADD_VERSION: Final = f"INSERT INTO concept_versions ({VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+#: The largest version number a store can hold (a signed 64-bit integer, both backends).
+MAX_VERSION: Final = 2**63 - 1
 _SUPPORTING: Final = "WHERE agent = ? AND name = ? AND outcome <> 'conflict'"
 #: The lock key (after the agent) a writer creating a concept takes (no concept name has a space).
 NAMING_LOCK: Final = " naming"
@@ -302,8 +304,9 @@ class ConceptWrites(NamingWrites):
             NotFound: no such version.
         """
         self.sql.lock(agent, name)
-        row = self.sql.row(f"SELECT {VERSION_COLUMNS} FROM concept_versions "
-                           "WHERE agent = ? AND name = ? AND version = ?", (agent, name, number))
+        row = None if not 0 < number <= MAX_VERSION else self.sql.row(  # beyond 64 bits: no such version
+            f"SELECT {VERSION_COLUMNS} FROM concept_versions WHERE agent = ? AND name = ? AND version = ?",
+            (agent, name, number))
         if row is None:
             raise NotFound(f"concept '{name}' of agent '{agent}' has no version {number}")
         return tuple(version_of(self.sql, row))
