@@ -22,8 +22,8 @@ from insika_knowledge.cli import cli
 from insika_knowledge.concept import claim_text, parse
 from insika_knowledge.consolidate import Decision, Rule, apply, entries
 from insika_knowledge.consolidate.merge import LISTED
+from insika_knowledge.consolidate.resolution import claims
 from insika_knowledge.memory import Memory
-from insika_knowledge.studio.claims import claims
 
 AGENT = "loja"
 TOKEN = "test-token-0123456789"

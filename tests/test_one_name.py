@@ -463,8 +463,8 @@ def test_a_new_concept_under_a_deleted_name_counts_only_its_own_sessions(
 
 
 def test_a_resolution_keeps_counting_only_the_kept_claims_sessions(tmp_path: Path, database: str | None) -> None:
+    from insika_knowledge.consolidate import resolution as claims
     from insika_knowledge.memory import Memory
-    from insika_knowledge.studio import claims
 
     memory = Memory(tmp_path, database=database, embeddings="off")
     old = {"name": "horario-loja", "description": "A loja abre às 9h.", "type": "fact", "body": "A loja abre às 9h."}

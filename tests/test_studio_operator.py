@@ -26,10 +26,11 @@ from studio_pages import names as _names
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, parse, serialize
 from insika_knowledge.consolidate import contradict
+from insika_knowledge.consolidate import resolution as claims
 from insika_knowledge.errors import UserError
 from insika_knowledge.memory import Memory
 from insika_knowledge.store import ExtractionRecord, SQLiteStore
-from insika_knowledge.studio import claims, listing
+from insika_knowledge.studio import listing
 from insika_knowledge.studio.app import create_app
 
 TOKEN = "operator-token-0123456789"

@@ -7,7 +7,7 @@ now says 30 days), the editor then offers to rename it (`rename_for`;
 ``POST .../rename``, `insika_knowledge.studio.edit.concept_rename`).
 Either way one version is written (reason ``resolve``, via `SQLiteStore.resolve`, one
 transaction), the ``## Contradiction`` section is gone, and confidence is recomputed
-from the sightings ledger (`studio.claims`). ``GET .../resolve`` is the page where the
+from the sightings ledger (`consolidate.resolution`). ``GET .../resolve`` is the page where the
 resolution is written, its editor holding the claim on record.
 
 ``POST /studio/knowledge/<name>/dismiss`` keeps the concept as it is and closes the claims
@@ -27,9 +27,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from insika_knowledge.concept import NAME_RE, Concept, claim_text, format_confidence, parse, serialize
+from insika_knowledge.consolidate import resolution as claims
 from insika_knowledge.errors import ConceptFormatError, NotFound, StaleVersion, UserError
 from insika_knowledge.memory import Sighting, StoredConcept
-from insika_knowledge.studio import claims
 from insika_knowledge.studio.render import concept_url, flash, line_count
 from insika_knowledge.studio.scope import (
     ACTOR,

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from insika_knowledge.concept import Concept, claim_text, has_contradiction
-from insika_knowledge.consolidate import Entry, confidence, entries, safe_session_id
+from insika_knowledge.consolidate.entries import Entry, entries
+from insika_knowledge.consolidate.records import confidence, safe_session_id
 from insika_knowledge.errors import UserError
-from insika_knowledge.memory import Sighting
+from insika_knowledge.store.base import Sighting
 
 RECORD: Final = "record"
 WRITTEN: Final = "written"
