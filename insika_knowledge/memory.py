@@ -37,7 +37,8 @@ from insika_knowledge.concept import (
     utc_now,
 )
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE
+from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE, resolution
+from insika_knowledge.consolidate.resolution import Claim as Claim
 from insika_knowledge.errors import (
     ConceptFormatError,
     ConfigError,
@@ -1039,6 +1040,83 @@ class Memory:
         except NotFound as exc:
             raise _hinted(exc, store, agent, name) from None
 
+    def claims(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Claim]:
+        """The claims of a concept whose body holds contradicting reports: the claim on
+        record (``key`` ``record``), then each contradiction (``entry-1``, ``entry-2``...,
+        with its sessions, time and why it is held); [] when its body holds none. What
+        `resolve` chooses among (as the Studio's resolve page does).
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such concept (the message names close names).
+        """
+        check_types("Memory.claims()", name=(name, str), tenant=(tenant, str))
+        return resolution.claims(parse(self.load(name, agent=agent, tenant=tenant, held=True)))
+
+    def resolve(
+        self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT, keep: str | None = None,
+        written: str | None = None, expected_version: int | None = None, actor: str = PYTHON_ACTOR,
+    ) -> Concept:
+        """Resolve a concept's contradicting reports in one write (history reason ``resolve``).
+
+        Either `keep` one of its claims (`claims`: ``record`` or ``entry-N``), whose text
+        becomes the body, or give the whole record a person `written` (markdown, as
+        `put` takes; its ``## Contradiction`` section gone). Either way the section goes,
+        and the record's sources, occurrences and confidence are what the sightings ledger
+        supports for the claim kept (`consolidate.resolution`: ``min(0.95, 0.5 + 0.1 x
+        sessions)``; a ``policy`` keeps its confidence); the ledger then counts only those
+        sessions as the concept's support. Claims held apart (`held_claims`) are not
+        touched: `dismiss_held` closes them.
+
+        Args:
+            name: the concept in conflict.
+            agent: the agent id.
+            tenant: the tenant.
+            keep: the claim to keep (``record``, ``entry-N``).
+            written: the resolved record instead (its name must stay `name`).
+            expected_version: fail with `StaleVersion` unless this is the current version
+                (None: whatever is current).
+            actor: who the history names.
+
+        Returns:
+            The resolved concept.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such concept.
+            UserError: neither or both of `keep` and `written`; the concept holds no
+                contradicting reports; `keep` names no claim; `written` renames the concept
+                or still has the section.
+            ConceptFormatError: `written` is not a valid record (line and field named).
+            StaleVersion: `expected_version` is given and is not current.
+        """
+        check_types("Memory.resolve()", name=(name, str), keep=(keep, (str, _NONE)), written=(written, (str, _NONE)),
+                    expected_version=(expected_version, (int, _NONE)), actor=(actor, str), tenant=(tenant, str))
+        check_version("Memory.resolve()", "expected_version", expected_version)
+        if (keep is None) == (written is None):
+            raise UserError("Memory.resolve(): give one of keep (a claim's key: record, entry-N) or written "
+                            "(the resolved record)")
+        check_agent(agent)
+        current = parse(self.load(name, agent=agent, tenant=tenant, held=True))  # NotFound with close names
+        resolved = None if written is None else _written_record(written, current)
+        if not current.in_conflict:
+            raise UserError(f"Memory.resolve(): '{name}' holds no contradicting reports: nothing to resolve "
+                            "(held claims: dismiss_held, or update the concept)")
+
+        def choose(concept: Concept, ledger: Sequence[Sighting]) -> Concept:
+            if resolved is not None:
+                return resolution.written(concept, resolved, ledger)
+            assert keep is not None
+            return resolution.keep(concept, keep, ledger)
+
+        store = self.store(tenant)
+        version = store.get(agent, name)
+        if version is None:  # deleted since it was read
+            raise _hinted(NotFound(f"no concept {name!r} for agent {agent!r}"), store, agent, name)
+        return store.resolve(agent, name, choose, actor=actor,
+                             expected_version=version.version if expected_version is None
+                             else expected_version).concept
+
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
         progress: Callable[[int, int], None] | None = None,
@@ -1213,6 +1291,11 @@ class Memory:
     ) -> Concept:
         """Change some fields of an existing concept (history reason ``edit``); the rest stays.
 
+        An update that leaves a concept in conflict without its ``## Contradiction``
+        section is a person's written resolution (`resolve`: reason ``resolve``, sources,
+        occurrences and confidence recomputed from the sightings ledger, then a rename if
+        asked); any update of the description or body closes the claims held against it.
+
         Args:
             name: the concept's current name.
             agent: the agent id.
@@ -1264,6 +1347,10 @@ class Memory:
             if changed == current.concept and expected_version in (None, current.version):
                 return current.concept  # nothing changes: no new version
             try:
+                if current.concept.in_conflict and not changed.in_conflict:  # a person settles the conflict
+                    return self._settled(store, agent, name, changed, actor=actor,
+                                         expected_version=current.version if expected_version is None
+                                         else expected_version)
                 return store.edit(agent, name, record, actor=actor,
                                   expected_version=current.version if expected_version is None
                                   else expected_version).concept
@@ -1275,6 +1362,27 @@ class Memory:
                     raise UserError(f"Memory.update(): rename: {rename!r} is already another concept's name") from None
                 raise
         raise RunTimeFailure(f"{agent}/{name} kept changing while it was being updated")
+
+    @staticmethod
+    def _settled(store: Store, agent: str, name: str, changed: Concept, *, actor: str,
+                 expected_version: int) -> Concept:
+        """`update` of a concept in conflict to `changed`, which has no ``## Contradiction``
+        section: a written resolution (`resolve`: the evidence recomputed from the ledger,
+        not the conflict's flat 0.4 kept), then the rename, if any, as an edit; the claims
+        held against it are decided, as any edit of its text decides them.
+
+        Raises:
+            StaleVersion: the concept is not at `expected_version`.
+            UserError: `changed` renames it to another concept's name.
+        """
+        settled = changed.replace(name=name)
+        stored = store.resolve(agent, name, lambda concept, ledger: resolution.written(concept, settled, ledger),
+                               expected_version=expected_version, actor=actor)
+        store.dismiss_held(agent, name, actor=actor)
+        if changed.name == name:
+            return stored.concept
+        return store.edit(agent, name, serialize(stored.concept.replace(name=changed.name)), actor=actor,
+                          expected_version=stored.version).concept
 
     def history(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Version]:
         """Every version of a concept, oldest first: who changed it, why, and the record after.
@@ -1601,6 +1709,23 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
         if not isinstance(content, (str, list, type(None))):
             raise wrong_type(where, f"{argument}[{i}]['content']", content, "a str, a list of content parts or None")
     return [dict(m) for m in messages]
+
+
+def _written_record(markdown: str, current: Concept) -> Concept:
+    """A person's resolution of `current`: `markdown`, the keys it leaves out taken from
+    `current` (only name and description are required, as `Memory.put` takes a record).
+
+    Raises:
+        ConceptFormatError: the record is invalid (the author's line and field named).
+    """
+    fields = json.loads(json.dumps({k: getattr(current, k) for k in ("type", "provenance", "sources", "occurrences",
+                                                                     "created_at", "updated_at")}))
+    fields["confidence"] = 1.0  # as `put`: a policy a person vouches for (an observed one's is recomputed)
+    text, filled = complete(markdown, fields)
+    try:
+        return parse(text)
+    except ConceptFormatError as exc:
+        raise authors_error(exc, markdown, len(filled)) from None
 
 
 #: The most failures `Memory.status` lists per tenant (a larger number lists them all: the

@@ -142,7 +142,7 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
     """List the agent's concepts awaiting a person: contradicting reports in the body, or
     claims held against them (a policy's challenges, changes held under another name as
     possible duplicates), each contradiction and held claim shown with why it was held;
-    resolve them in the Studio.
+    resolve them with 'resolve' (a contradiction by its key, entry-N) or in the Studio.
     """
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         found = memory.conflicts(agent=agent, tenant=tenant)
@@ -151,7 +151,7 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
             held.setdefault(claim.duplicate_of, []).append(claim)
     if as_json:  # every concept listed here waits for a person
         click.echo(json.dumps([{**summary(c), "status": "conflict",
-                                "contradictions": [_contradiction(e) for e in entries(c.body)],
+                                "contradictions": [_contradiction(e, i) for i, e in enumerate(entries(c.body), 1)],
                                 **({"contradiction_text": text} if (text := _unread_section(c)) else {}),
                                 "held_claims": [_claim(h) for h in held.get(c.name, [])]}
                                for c in found], ensure_ascii=False, indent=2))
@@ -169,8 +169,8 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
         if reports:
             count = f"{len(reports)} contradicting claim{'s' if len(reports) > 1 else ''}"
             click.echo(f"\n{concept.name}: {count} in its body:")
-        for entry in reports:
-            click.echo(f"  [{', '.join(entry.sessions)}, {entry.at}] {entry.description}")
+        for number, entry in enumerate(reports, start=1):  # the key `resolve --keep` takes
+            click.echo(f"  entry-{number} [{', '.join(entry.sessions)}, {entry.at}] {entry.description}")
             if entry.why:
                 click.echo(f"    held because {entry.why}")
     for name, claims in held.items():
@@ -201,12 +201,13 @@ def _unread_section(concept: Concept) -> str:
     return concept.body[len(claim_text(concept.body)):].strip()
 
 
-def _contradiction(entry: Entry) -> dict[str, Any]:
-    """A ``## Contradiction`` entry as a JSON-ready dict: sessions (as the record writes
-    them, the first one first), at, description, body, why ("" when the entry says not).
+def _contradiction(entry: Entry, number: int) -> dict[str, Any]:
+    """The `number`-th ``## Contradiction`` entry as a JSON-ready dict: key (``entry-N``,
+    what ``resolve --keep`` takes), sessions (as the record writes them, the first one
+    first), at, description, body, why ("" when the entry says not).
     """
-    return {"sessions": list(entry.sessions), "at": entry.at, "description": entry.description,
-            "body": entry.body, "why": entry.why}
+    return {"key": f"entry-{number}", "sessions": list(entry.sessions), "at": entry.at,
+            "description": entry.description, "body": entry.body, "why": entry.why}
 
 
 @click.command()
@@ -319,10 +320,37 @@ def _read(file: str) -> str:
         raise UserError(f"cannot read {file}: {exc.strerror or exc}") from None
 
 
+@click.command()
+@click.argument("name")
+@click.option("--keep", default=None, metavar="KEY",
+              help="The claim to keep: 'record' (the claim on record) or 'entry-N' (a contradiction, as "
+              "'conflicts' numbers them).")
+@click.option("--file", "file", default=None, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Instead: the resolved record a person wrote (markdown; only name and description "
+              "are required; '-' reads stdin).")
+@agent_options
+def resolve(agent: str, name: str, keep: str | None, file: str | None, data_dir: str | None,
+            database: str | None, tenant: str) -> None:
+    """Resolve concept NAME's contradicting reports: keep one claim (--keep) or write the
+    record (--file). The ## Contradiction section goes, and the sources, occurrences and
+    confidence are what the sightings ledger supports for what is kept (a policy keeps its
+    confidence). One version (reason 'resolve', actor 'cli').
+    """
+    if (keep is None) == (file is None):
+        raise UserError("give one of --keep KEY (record, entry-N: see 'conflicts') or --file FILE.md")
+    written = None if file is None else _read(file)
+    check_agent(agent)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+        concept = memory.resolve(name, agent=agent, tenant=tenant, keep=keep, written=written, actor=CLI_ACTOR)
+    kept = f"kept {keep}" if keep is not None else f"wrote {file}"
+    click.echo(f"resolved {concept.name}: {kept} (confidence {concept.confidence:.2f}, "
+               f"{len(concept.sources)} supporting session{'' if len(concept.sources) == 1 else 's'})")
+
+
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    """Attach ``list``, ``agents``, ``conflicts``, ``delete``, ``put``, ``history`` and
-    ``restore`` to `cli`.
+    """Attach ``list``, ``agents``, ``conflicts``, ``resolve``, ``delete``, ``put``,
+    ``history`` and ``restore`` to `cli`.
     """
-    for command in (list_, agents, conflicts, delete, put, history, restore):
+    for command in (list_, agents, conflicts, resolve, delete, put, history, restore):
         cli.add_command(command)
