@@ -98,7 +98,7 @@ def test_demo_with_a_model_that_always_fails_stops_at_the_first_conversation(tmp
     assert "Traceback" not in result.output and "KeyError" not in result.output
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("Error: model 'openai/gpt-4o-mini' failed before learning anything: model_error")
-    assert "HTTP 401" in last
+    assert "HTTP 401: invalid api key" in last  # the provider's own words, not the bare status
     assert asked == 1  # one conversation, not ten
 
 

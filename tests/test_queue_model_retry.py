@@ -130,6 +130,8 @@ def test_a_turn_whose_model_cannot_be_used_is_held_and_learned_by_the_next_proce
         assert (status.held, status.queued) == (1, 0)
         record = memory.store(TENANT).extraction(AGENT, "s1", "t1")
         assert record is not None and record.outcome == "model_error"
+        assert record.detail is not None and ("HTTP 401: invalid api key" if unusable == "refused key"
+                                              else "needs an API key") in record.detail
         memory.close()
     with FakeLLM([json.dumps([CANDIDATE])]) as fixed:
         again = Memory(tmp_path, base_url=fixed.base_url, outbox=FAST)

@@ -265,7 +265,9 @@ def classify_failure(exc: BaseException) -> ModelFailure:
             return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts, retry_after_s=wait)
         if isinstance(err, openai.APIStatusError):  # a 503's Retry-After is as binding as a 429's
             wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
-            return ModelFailure("model_error", f"HTTP {err.status_code}", attempts=attempts, retry_after_s=wait,
+            said = _provider_message(getattr(err, "body", None))
+            return ModelFailure("model_error", f"HTTP {err.status_code}{f': {said}' if said else ''}",
+                                attempts=attempts, retry_after_s=wait,
                                 transient=err.status_code in _TRANSIENT_STATUS or err.status_code >= 500,
                                 configuration=err.status_code in _CONFIGURATION_STATUS)
         if isinstance(err, openai.APIConnectionError):
@@ -278,6 +280,17 @@ def classify_failure(exc: BaseException) -> ModelFailure:
             "model_malformed", "the answer was not the expected JSON", attempts=attempts, raw_output=raw
         )
     return ModelFailure("model_error", f"{type(exc).__name__}: {exc}"[:300], attempts=attempts)
+
+
+def _provider_message(body: object) -> str:
+    """The provider's own words for an HTTP error (OpenAI's ``{"error": {"message": ...}}``,
+    or a top-level ``message``), on one line, at most 200 characters; "" when it gave none.
+    A key it quotes is removed where the failure is kept (`learn.turn`: credentials and
+    personal data are replaced before anything is stored).
+    """
+    error = body.get("error", body) if isinstance(body, dict) else None
+    said = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    return " ".join(said.split())[:200] if isinstance(said, str) else ""
 
 
 #: The longest wait a provider's header is taken at (seconds): "1e400" asks for no less.
