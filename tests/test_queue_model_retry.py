@@ -247,3 +247,15 @@ def test_a_negative_or_nan_back_off_is_refused(field: str) -> None:
     for bad in (-1.0, float("nan")):
         with pytest.raises(UserError, match=field):
             OutboxSettings(**{field: bad})
+
+
+def test_a_refusal_keeps_the_providers_words_without_the_key_it_quotes(tmp_path: Path) -> None:
+    key = "sk-proj-" + "abcdefghijklmnopqrstuvwxyz123456"
+    with FakeLLM([Status(401, f"Incorrect API key provided: {key}. Find your key in the dashboard.")]) as fake:
+        memory = Memory(tmp_path, base_url=fake.base_url)
+        report = memory.learn(MESSAGES, agent=AGENT, session_id="s1", tenant=TENANT, model="openai/fake-model")
+    assert report.outcome == "model_error" and report.detail is not None
+    assert report.detail.startswith("HTTP 401: Incorrect API key provided: ") and key not in report.detail
+    stored = memory.status([TENANT])[0].failures[0].detail or ""
+    assert "Find your key" in stored and key not in stored
+    memory.close()
