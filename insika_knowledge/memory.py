@@ -94,6 +94,7 @@ from insika_knowledge.store import Store as Store
 from insika_knowledge.store import StoredConcept as StoredConcept
 from insika_knowledge.tenant import Tenant
 from insika_knowledge.trust import held_because
+from insika_knowledge.wire.messages import MESSAGE_ROLES as MESSAGE_ROLES  # re-exported (the plugin reads it)
 
 log = logging.getLogger(__name__)
 
@@ -1732,8 +1733,6 @@ def _written_record(markdown: str, current: Concept) -> Concept:
 #: database's LIMIT takes a 64-bit integer).
 _MOST_FAILURES: Final = 2**31
 
-#: The roles a message may have (OpenAI's and Anthropic's, and a human agent's).
-MESSAGE_ROLES: Final = frozenset({"system", "developer", "user", "assistant", "tool", "function", "human_agent"})
 
 
 def _pause(attempt: int) -> None:

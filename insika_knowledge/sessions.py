@@ -24,8 +24,11 @@ from insika_knowledge.hookspecs import AgentSpec as AgentSpec  # re-exported: th
 from insika_knowledge.hookspecs import Turn as Turn
 from insika_knowledge.ids import session_id_problem
 from insika_knowledge.readers import not_utf8, parse_json
+from insika_knowledge.wire.messages import MESSAGE_ROLES
 
-ROLES = frozenset({"system", "user", "assistant", "tool"})
+#: The roles a session's message may have: those `Memory.learn` accepts (developer,
+#: function and human_agent too: a backfill reads the same transcripts the hooks learn).
+ROLES: Final = MESSAGE_ROLES
 
 
 #: The keys a session record may give its start time under (top level or in ``metadata``).

@@ -654,6 +654,23 @@ def test_a_message_whose_content_is_not_text_is_named_not_counted_empty(tmp_path
         list(read_sessions(sessions))
 
 
+def test_a_sessions_file_takes_the_roles_learn_takes(tmp_path: Path) -> None:
+    # a newcomer's finding: backfill refused "developer", "function" and "human_agent"
+    # messages that `Memory.learn` and the hooks take
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.sessions import read_sessions
+
+    sessions = tmp_path / "s.jsonl"
+    said = [{"role": r, "content": "ok"} for r in ("developer", "user", "human_agent", "function", "assistant")]
+    sessions.write_text(json.dumps({"session_id": "a", "messages": said}) + "\n"
+                        + json.dumps({"session_id": "b", "messages": [{"role": "bot", "content": "x"}]}) + "\n")
+    with pytest.raises(UserError, match=r":2: messages\[0\] needs a role of .*human_agent"):
+        list(read_sessions(sessions))
+    sessions.write_text(json.dumps({"session_id": "a", "messages": said}) + "\n")
+    [read] = list(read_sessions(sessions))
+    assert [m["role"] for m in read.messages] == [m["role"] for m in said]
+
+
 #: A number past CPython's limit on converting digits to an int (4,300 digits).
 HUGE = "9" * 5000
 

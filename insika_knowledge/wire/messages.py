@@ -21,6 +21,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
+#: The roles a message may have (OpenAI's and Anthropic's, and a human agent's): what
+#: `Memory.learn`, the hooks and a backfill's sessions file all accept.
+MESSAGE_ROLES: Final = frozenset({"system", "developer", "user", "assistant", "tool", "function", "human_agent"})
 #: Between the text parts of one content (see the module doc for why a line break).
 SEPARATOR: Final = "\n"
 #: Content part types that are text (None: a part without a ``type``).
