@@ -202,6 +202,24 @@ def test_load_knowledge_rounds_are_capped(relay: Running, upstream: FakeUpstream
         "no concept" in upstream.requests[1].body["messages"][-1]["content"]
 
 
+@FORMATS
+@STREAMS
+def test_an_upstream_that_calls_load_knowledge_with_tools_off_gets_no_more_rounds(
+        relay: Running, upstream: FakeUpstream, api: str, stream: bool) -> None:
+    # a newcomer's attack: an upstream that ignores tool_choice was asked again for ever (415
+    # upstream requests in 20 s, each body larger) while the client waited
+    upstream.replies = lambda seen: Calls([Call("load_knowledge", {"name": "cep-13-campinas"})])
+    path = "/v1/chat/completions" if api == "openai" else "/v1/messages"
+    body = {"model": "m", "max_tokens": 50, "stream": stream, "messages": [{"role": "user", "content": QUESTION}]}
+    with httpx.stream("POST", relay.url + path, json=body, headers=IDENTITY, timeout=30) as answered:
+        said = answered.read()
+    assert answered.status_code == 502, said
+    error = json.loads(said)["error"]
+    assert "does not honour tool_choice" in error["message"]
+    assert len(upstream.requests) == relay.relay.settings.max_rounds + 1
+    assert answered.headers["x-insika-memory"].startswith("degraded")
+
+
 @pytest.mark.parametrize(("arguments", "says"), [
     ({"nome": "cep-13-campinas"}, "unknown argument(s): nome"),
     ({"name": "cep-13-campinas", "extra": 1}, "unknown argument(s): extra"),

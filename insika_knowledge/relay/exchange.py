@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -25,14 +26,16 @@ import httpx
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from insika_knowledge.relay.degraded import LEARN
+from insika_knowledge.relay.degraded import LEARN, LOAD_KNOWLEDGE
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.learning import BUSY, hand_off, learns
 from insika_knowledge.relay.prepare import Prepared
 from insika_knowledge.relay.runtime import Relay
-from insika_knowledge.relay.toolloop import answer_calls, next_body
+from insika_knowledge.relay.toolloop import answer_calls, next_body, runaway_message
 from insika_knowledge.relay.upstream import encode, response_headers
 from insika_knowledge.wire.answer import Answer
+
+log = logging.getLogger(__name__)
 
 
 def dumps(body: dict[str, Any]) -> bytes:
@@ -92,6 +95,16 @@ class Exchange:
         out.raw_headers = [h for h in out.raw_headers if h[0] == b"content-length"]
         out.raw_headers.extend(response_headers(response.headers))
         return out
+
+    def runaway(self, rounds: int) -> Response:
+        """The client's response when the upstream called ``load_knowledge`` again after
+        the continuation with tool calls off (`toolloop.runaway_message`): a ``502`` in the
+        wire format's error shape, and a ``load_knowledge`` stage failure.
+        """
+        message = runaway_message(rounds)
+        log.warning("relay: %s", message)
+        self.prepared.degraded.add(LOAD_KNOWLEDGE, "the upstream kept calling load_knowledge")
+        return Response(json.dumps(self.wire.error(message)), status_code=502, media_type="application/json")
 
     def relay_headers(self) -> list[tuple[bytes, bytes]]:
         """The relay's response headers (`insika_knowledge.relay.prepare.Prepared.headers`), raw;
@@ -169,6 +182,8 @@ async def json_answer(exchange: Exchange, response: httpx.Response) -> Response:
         if not calls or body is None:
             exchange.learn(answer)
             return exchange.respond(response, data)
+        if rounds >= exchange.relay.settings.max_rounds:  # asked with tool calls off, it called again
+            return exchange.runaway(rounds)
         results = await run_in_threadpool(answer_calls, exchange.relay, prepared, calls)
         rounds += 1
         body = next_body(wire, body, answer, results, rounds, exchange.relay.settings.max_rounds)

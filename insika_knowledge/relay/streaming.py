@@ -39,7 +39,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from insika_knowledge.relay.exchange import Exchange, dumps
-from insika_knowledge.relay.toolloop import answer_calls, next_body
+from insika_knowledge.relay.toolloop import answer_calls, next_body, runaway_message
 from insika_knowledge.relay.upstream import is_event_stream
 from insika_knowledge.wire.answer import DIVERT, PASS, Answer, StreamReader
 from insika_knowledge.wire.sse import SSEEvent, SSESplitter, parse_event
@@ -190,6 +190,11 @@ async def stream_answer(
                 elif relayed.reader.complete:
                     exchange.learn(answer)
                 return
+            if rounds >= relay.settings.max_rounds:  # asked with tool calls off, it called again
+                if not forwarded:
+                    yield exchange.runaway(rounds)
+                    return
+                raise UpstreamBroke(runaway_message(rounds))
             results = await run_in_threadpool(answer_calls, relay, prepared, answer.calls_to(intercept or ""))
             rounds += 1
             body = next_body(wire, body, answer, results, rounds, relay.settings.max_rounds)

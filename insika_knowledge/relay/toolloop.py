@@ -7,7 +7,10 @@ nothing of it), the relay runs each call against the agent's concepts
 answer's ``load_knowledge`` calls and their results. Other tool calls in that answer are
 left out of the continuation (the model asks again for what it still needs once it has
 read the concepts). After `insika_knowledge.relay.runtime.MAX_ROUNDS` rounds the
-continuation goes with tool calls switched off, so the client always gets an answer.
+continuation goes with tool calls switched off, so the client always gets an answer; an
+upstream that calls ``load_knowledge`` even then (it ignores ``tool_choice``) gets no
+further round: the client is answered ``502`` (`runaway_message`), never left waiting
+while the relay sends the upstream one growing request after another.
 """
 
 from __future__ import annotations
@@ -56,6 +59,15 @@ def answer_calls(relay: Relay, prepared: Prepared, calls: list[ToolCall]) -> lis
             result = dict(UNAVAILABLE)
         out.append((call, json.dumps(result, ensure_ascii=False)))
     return out
+
+
+def runaway_message(rounds: int) -> str:
+    """What the client is told when the upstream called ``load_knowledge`` after `rounds`
+    rounds, the last with tool calls switched off.
+    """
+    return (f"the upstream called load_knowledge again after {rounds} round(s), the last with tool calls "
+            "switched off (it does not honour tool_choice): the relay stopped instead of asking it again; "
+            "set the agent's retrieve tools off for this upstream, or use one that honours tool_choice")
 
 
 def next_body(
