@@ -159,6 +159,16 @@ def test_an_invalid_tenant_fails_with_one_line(data: Path, database_args: list[s
     assert "Traceback" not in bad.stderr
 
 
+def test_an_unusable_model_fails_at_start_with_one_line(data: Path) -> None:
+    # a newcomer's finding: it served, and every proposal needing a merge failed
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "INSIKA_UTILITY_MODEL": ""}
+    bad = subprocess.run([sys.executable, "-m", "insika_knowledge", "mcp", "--agent", AGENT, "--model", "foo/bar",
+                          "--data-dir", str(data)], env=env, capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    assert bad.returncode == 2 and bad.stderr.startswith("Error: --model: cannot use model 'foo/bar'"), bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
 def test_an_unknown_tenant_or_agent_is_said_on_stderr(data: Path, database_args: list[str]) -> None:
     """Serving a memory with nothing in it is allowed (propose_concept writes), but said in one line."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "INSIKA_UTILITY_MODEL": ""}
@@ -171,6 +181,24 @@ def test_an_unknown_tenant_or_agent_is_said_on_stderr(data: Path, database_args:
                              stdin=subprocess.DEVNULL)
         assert said in ran.stderr, ran.stderr
         assert "Traceback" not in ran.stderr
+    # a newcomer's finding: "created on first use", but serving created the typo's database at once
+    assert not (data / "nope.db").exists() and "nope" not in Memory(data, database=database_args[1]
+                                                                     if database_args else None).tenants()
+
+
+def test_reads_of_a_tenant_without_a_database_create_none(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(server(tmp_path / "empty", "--tenant", "nope")) as client:
+            seen["resources"] = (await client.list_resources()).resources
+            seen["search"] = await client.call_tool("search_knowledge", {"query": "frete"})
+            seen["load"] = await client.call_tool("load_knowledge", {"name": "frete"})
+
+    anyio.run(session)
+    assert seen["resources"] == [] and not seen["search"].is_error
+    assert seen["load"].is_error and "no concept 'frete'" in seen["load"].content[0].text
+    assert not (tmp_path / "empty" / "nope.db").exists()
 
 
 # ---------------------------------------------------------------- what an LLM reads, and who may call

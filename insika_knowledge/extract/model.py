@@ -187,10 +187,15 @@ class InstructorModel:
                 self._client = instructor.from_openai(client, mode=instructor.Mode.JSON)
                 self._model = self.spec.partition("/")[2]
             else:
+                auto = logging.getLogger("instructor.auto_client")
+                before = auto.level
+                auto.setLevel(logging.CRITICAL)  # its ERROR line says what the UserError below says
                 try:
                     self._client = instructor.from_provider(self.spec, **kwargs)
                 except Exception as exc:  # unknown provider, missing SDK or key
                     raise UserError(f"cannot use model {self.spec!r}: {exc}") from None
+                finally:
+                    auto.setLevel(before)
                 self._model = self.spec.partition("/")[2]
         return self._client
 

@@ -59,13 +59,13 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
     token = _token(token_env, host if http_port is not None else LOOPBACK)
     memory = Memory(data_dir, database=database, base_url=base_url)
     try:
-        _say_what_is_served(memory, agent, tenant)
         block: dict[str, object] = {"model": model} if model else {}
         if types:
             block["types"] = [t.strip() for t in types.split(",") if t.strip()]
         config = load_config(block)
-        server = KnowledgeServer(memory, agent, tenant=tenant, config=config)
-        memory.model(config.resolved_model() if config else None)  # an unusable model fails now
+        server = KnowledgeServer(memory, agent, tenant=tenant, config=config)  # the names checked first
+        _check_model(memory, config.resolved_model() if config else None)
+        _say_what_is_served(memory, agent, tenant)
         if http_port is None:
             server.run("stdio")
         else:
@@ -76,6 +76,23 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
                        limits=limits_from(max_body_mb, header_timeout, body_timeout))
     finally:
         memory.close()
+
+
+def _check_model(memory: Memory, spec: str | None) -> None:
+    """Refuse to start with a merge model that cannot be used (an unknown provider, a
+    missing SDK, an ``openai/`` model with no key and no base URL), as the relay does:
+    otherwise every proposal that needs a merge would fail, each saying so.
+
+    Raises:
+        UserError: ``--model`` (or ``$INSIKA_UTILITY_MODEL``) names such a model.
+    """
+    try:
+        chosen = memory.model(spec)
+        check = getattr(chosen, "check", None)
+        if callable(check):
+            check()
+    except UserError as exc:
+        raise UserError(f"--model: {exc} (or start without a model: a different repeat is then a conflict)") from None
 
 
 def _token(variable: str | None, host: str) -> str | None:

@@ -42,7 +42,7 @@ from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import DESCRIPTION_MAX
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import InsikaError, NotFound
-from insika_knowledge.ids import DEFAULT_TENANT, check_agent
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.memory import HitSummary, Memory
 
 SCHEME: Final = "knowledge"
@@ -154,7 +154,7 @@ class KnowledgeServer(MCPServer[Any]):
     def __init__(self, memory: Memory, agent: str, *, tenant: str = DEFAULT_TENANT,
                  config: KnowledgeConfig | None = None, session_id: str | None = None):
         check_agent(agent)
-        memory.store(tenant)  # checks the tenant name and opens the database now
+        check_tenant(tenant)  # its database is created by the first proposal, never by serving reads
         super().__init__(f"insika-knowledge ({agent})", version=__version__,
                          instructions=INSTRUCTIONS.format(agent=agent), log_level="WARNING")
         self.memory = memory
@@ -197,6 +197,8 @@ class KnowledgeServer(MCPServer[Any]):
         Raises:
             NotFound: no such concept, or one held in quarantine (the same message).
         """
+        if not self.memory.has_tenant(self.tenant):  # reading creates no database
+            raise NotFound(f"no concept {name!r}: tenant {self.tenant!r} has none yet")
         result = self.memory.retriever(self.tenant).load_knowledge(self.agent, name, max_chars=None)
         if "error" in result:
             raise NotFound(str(result["error"]))
