@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -351,7 +352,7 @@ def test_a_finished_answer_is_learned_under_its_session(relay: Running, upstream
     stored = relay.store().get(AGENT, "embrulho-presente")
     assert stored is not None and SESSION in stored.concept.sources
     (record,) = relay.store().extractions(AGENT)
-    assert record.session_id == SESSION and record.turn_id.startswith("relay-")
+    assert record.session_id == SESSION and re.fullmatch(r"relay-[a-p]{16}", record.turn_id), record.turn_id
     transcript = extractor.requests[0]["messages"][-1]["content"]
     assert QUESTION in transcript and "O embrulho para presente custa R$ 8 por item." in transcript
     assert "<knowledge>" not in transcript  # the client's turn, not the relay's additions

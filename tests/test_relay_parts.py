@@ -6,6 +6,7 @@ Reading bodies, streams and headers is `insika_knowledge.wire`'s (tests/test_wir
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +151,12 @@ def test_the_relay_is_built_on_either_backend(tmp_path: Path, database: str | No
             assert "loja-a" in relay.memory.tenants()
     finally:
         relay.close()
+
+
+def test_a_relay_turn_id_has_no_digits_to_read_as_personal_data() -> None:
+    # a newcomer's finding: hex ids with 8 digits in a row were kept as pseudonyms
+    # ("relay-fe[number]e5a8c7~...") in logs and /health
+    from insika_knowledge.relay.learning import turn_id
+
+    ids = {turn_id([{"role": "user", "content": f"pergunta {i}"}]) for i in range(2000)}
+    assert len(ids) == 2000 and all(re.fullmatch(r"relay-[a-p]{16}", i) for i in ids)

@@ -33,11 +33,17 @@ from insika_knowledge.wire.answer import Answer
 
 
 def turn_id(messages: object) -> str:
-    """``relay-<16 hex>``: a hash of the request's messages (stable across retries; a lone
-    surrogate, valid in JSON text, such as half of an emoji a client cut, is hashed as is).
+    """``relay-<16 letters a-p>``: a hash of the request's messages (stable across retries; a
+    lone surrogate, valid in JSON text, such as half of an emoji a client cut, is hashed as
+    is), its hex digits written as letters: a run of digits in an id reads as personal data
+    (a phone number, a CPF) and is stored as its pseudonym (`privacy.pseudonyms`).
     """
     data = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-    return "relay-" + hashlib.sha256(data).hexdigest()[:16]
+    return "relay-" + hashlib.sha256(data).hexdigest()[:16].translate(_AS_LETTERS)
+
+
+#: Hex digits as letters (`turn_id`).
+_AS_LETTERS: Final = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
 
 
 #: `hand_off`'s answer when the hand-off failed (the ``learn`` stage is degraded).
