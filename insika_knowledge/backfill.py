@@ -16,6 +16,7 @@ that still fails, or whose model call failed (timeout, rate limit, connection), 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -140,8 +141,8 @@ def session_time(session: Session) -> datetime | None:
 def _unreadable_time(session: Session) -> str | None:
     """The session's start time as written when it has one and none reads as a date, else None."""
     for value in (session.started_at, *(session.metadata.get(key) for key in TIME_KEYS)):
-        if isinstance(value, str):
-            return value[:40]
+        if value is not None:  # a number or a list is written too, and reads as no date
+            return (value if isinstance(value, str) else json.dumps(value, default=str))[:40]
     return None
 
 

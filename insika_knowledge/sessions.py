@@ -40,7 +40,8 @@ class Session:
     """A stored conversation: its id, messages, outcome label and metadata.
 
     ``started_at`` is the record's top-level start time as written (the first of
-    `TIME_KEYS` it has), None when it has none there.
+    `TIME_KEYS` it has; a value that is not text, such as a number, as its JSON), None when
+    it has none there.
     """
 
     session_id: str
@@ -116,7 +117,8 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
                 "(a lone surrogate such as \\ud800)"
             )
     metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
-    started = next((data[k] for k in TIME_KEYS if isinstance(data.get(k), str)), None)
+    written = next((data[k] for k in TIME_KEYS if data.get(k) is not None), None)
+    started = written if written is None or isinstance(written, str) else json.dumps(written)[:80]  # no date
     return Session(session_id, messages, data.get("outcome"), metadata, line, started)
 
 

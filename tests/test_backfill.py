@@ -56,7 +56,7 @@ def _candidate(name: str, text: str, ctype: str = "fact") -> dict[str, str]:
     return {"name": name, "description": text, "type": ctype, "body": f"{text} Details for {name}."}
 
 
-def _session(session_id: str, started_at: str | None = None, text: str = "hello") -> dict[str, Any]:
+def _session(session_id: str, started_at: Any = None, text: str = "hello") -> dict[str, Any]:
     record: dict[str, Any] = {
         "session_id": session_id,
         "source": "test",
@@ -625,9 +625,11 @@ def test_deeply_nested_sessions_and_replay_files_are_usage_errors(tmp_path) -> N
         ReplayModel(replay)
 
 
-def test_since_leaves_out_a_session_whose_start_time_is_no_date(tmp_path: Path) -> None:
-    # it was learned under --since in silence (a newcomer's finding): it may be old
-    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("garbled", "not-a-date"), _session("new", "2026-09-01")])
+@pytest.mark.parametrize("written", ["not-a-date", 5, ["2026-09-01"]])
+def test_since_leaves_out_a_session_whose_start_time_is_no_date(tmp_path: Path, written: Any) -> None:
+    # it was learned under --since in silence (a newcomer's finding): it may be old; a
+    # number or a list was read as no start time at all (a second newcomer's finding)
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("garbled", written), _session("new", "2026-09-01")])
     replay = _write_replay(tmp_path / "r.json", {
         "garbled": [_candidate("garbled-fact", "Lounges open at dawn.")],
         "new": [_candidate("new-fact", "Seats can be chosen online.")]})
@@ -652,6 +654,16 @@ def test_a_message_whose_content_is_not_text_is_named_not_counted_empty(tmp_path
                         '{"session_id": "b", "messages": [{"role": "user", "content": ' + content + "}]}\n")
     with pytest.raises(UserError, match=r":2: messages\[0\]\.content must be text, a list of parts or null"):
         list(read_sessions(sessions))
+
+
+def test_a_start_time_that_is_not_text_is_kept_as_written(tmp_path: Path) -> None:
+    from insika_knowledge.backfill import session_time
+    from insika_knowledge.sessions import read_sessions
+
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text(json.dumps({"session_id": "a", "started_at": 5, "messages": []}) + "\n")
+    [read] = list(read_sessions(sessions))
+    assert read.started_at == "5" and session_time(read) is None  # written, no date: `undated` under --since
 
 
 def test_a_sessions_file_takes_the_roles_learn_takes(tmp_path: Path) -> None:
