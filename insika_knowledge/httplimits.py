@@ -15,7 +15,7 @@ from typing import Any, Final, TypeVar
 
 import click
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import RunTimeFailure, UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +73,49 @@ def limits_from(max_body_mb: int, header_timeout: float, body_timeout: float) ->
 
 #: The shortest access token a server accepts.
 TOKEN_MIN_CHARS: Final = 16
+
+
+def check_port(host: str, port: int, server: str = "server", option: str = "--port") -> None:
+    """Check that `host`:`port` can be listened on now, by binding it once and letting go.
+
+    Binds every address `host` resolves to, as uvicorn's server will (``SO_REUSEADDR``,
+    so a port in TIME_WAIT passes; IPv6 sockets IPv6-only), so that a port in use fails
+    before anything is printed (uvicorn would print its own error and exit 3 after the
+    server's banner). Another program can still take the port between this check and
+    uvicorn's bind; uvicorn then reports it.
+
+    Args:
+        host: the address to listen on.
+        port: the TCP port.
+        server: what listens, for the message ("Studio", "relay").
+        option: the command's option that chooses the port, for the message.
+
+    Raises:
+        UserError: `host` cannot be resolved, or is not an address of this machine.
+        RunTimeFailure: the port is in use, or binding it is not allowed.
+    """
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UserError(f"--host {host}: {exc.strerror or exc}") from None
+    for family, kind, proto, _, address in dict.fromkeys(infos):
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise RunTimeFailure(
+                        f"port {port} on {host} is in use (another {server}?): stop it, or pass {option}"
+                    ) from None
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    raise UserError(f"--host {host}: not an address of this machine") from None
+                raise RunTimeFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def is_loopback(host: str) -> bool:

@@ -430,3 +430,36 @@ def test_a_turn_with_half_an_emoji_is_still_learned(relay: Running, upstream: Fa
                      headers={**IDENTITY, "x-ace-session": "half-emoji", "content-type": "application/json"})
     assert raw.status_code == 200
     assert raw.headers["x-insika-learning"] == "queued"
+
+
+def test_the_relay_and_the_mcp_server_on_a_port_in_use_stop_before_their_banner(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a newcomer's finding: the relay printed its whole banner and "Stop with Ctrl+C.", then
+    # uvicorn's own error, and exited 3 (no documented code)
+    import socket
+
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.relay import main
+
+    served: list[str] = []
+    monkeypatch.setattr(main, "serve", lambda app, host, port, limits: served.append(f"{host}:{port}"))
+    monkeypatch.delenv("INSIKA_UTILITY_MODEL", raising=False)
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("agents:\n  quiet-bot:\n", encoding="utf-8")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        relay = CliRunner().invoke(cli, ["relay", "--upstream", "https://api.openai.com", "--agents", str(agents),
+                                         "--data-dir", str(tmp_path), "--port", str(port), "--no-learn"])
+        mcp = CliRunner().invoke(cli, ["mcp", "--agent", "quiet-bot", "--data-dir", str(tmp_path),
+                                       "--http", str(port)])
+    assert relay.exit_code == 1 and relay.output.strip() == (
+        f"Error: port {port} on 127.0.0.1 is in use (another relay?): stop it, or pass --port"), relay.output
+    assert not served
+    if mcp.exit_code != 2 or "the MCP server needs its extra" not in mcp.output:  # the mcp extra installed
+        assert mcp.exit_code == 1, mcp.output
+        assert f"port {port} on 127.0.0.1 is in use (another MCP server?): stop it, or pass --http" in mcp.output
+        assert "MCP on http" not in mcp.output

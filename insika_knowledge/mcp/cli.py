@@ -14,7 +14,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.httplimits import check_token, is_loopback, limit_options, limits_from
+from insika_knowledge.httplimits import check_port, check_token, is_loopback, limit_options, limits_from
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.location import DATABASE_HELP
 
@@ -69,6 +69,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
         if http_port is None:
             server.run("stdio")
         else:
+            check_port(host, http_port, "MCP server", "--http")
             shown = f"[{host}]" if ":" in host else host
             click.echo(f"MCP on http://{shown}:{http_port}/mcp (agent {agent}, tenant {tenant}"
                        f"{', token required' if token else ''})", err=True)

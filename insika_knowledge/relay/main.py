@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.httplimits import Limits
+from insika_knowledge.httplimits import Limits, check_port
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduresConfig
@@ -132,6 +132,7 @@ def run(
     try:
         relay.access.check_exposure(host)
         learning = check_learning(relay)
+        check_port(host, port, "relay")
     except BaseException:
         relay.close()
         raise

@@ -2,56 +2,21 @@
 
 from __future__ import annotations
 
-import errno
 import ipaddress
 import os
-import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import uvicorn
 
 from insika_knowledge import serving
-from insika_knowledge.errors import RunTimeFailure, UserError
-from insika_knowledge.httplimits import Limits, is_loopback
+from insika_knowledge.errors import UserError
+from insika_knowledge.httplimits import Limits, check_port, is_loopback
 from insika_knowledge.memory import Memory
 from insika_knowledge.studio import auth
 from insika_knowledge.studio.app import create_app
 from insika_knowledge.studio.hosts import LOOPBACK_HOSTS, normalize_host
 from insika_knowledge.studio.limits import MAX_BODY_BYTES
-
-
-def check_port(host: str, port: int) -> None:
-    """Check that `host`:`port` can be listened on now, by binding it once and letting go.
-
-    Binds every address `host` resolves to, as uvicorn's server will (``SO_REUSEADDR``,
-    so a port in TIME_WAIT passes; IPv6 sockets IPv6-only), so that a port in use fails
-    before the token is printed. Another program can still take the port between this
-    check and uvicorn's bind; uvicorn then reports it.
-
-    Raises:
-        UserError: `host` cannot be resolved, or is not an address of this machine.
-        RunTimeFailure: the port is in use, or binding it is not allowed.
-    """
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise UserError(f"--host {host}: {exc.strerror or exc}") from None
-    for family, kind, proto, _, address in dict.fromkeys(infos):
-        with socket.socket(family, kind, proto) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            try:
-                sock.bind(address)
-            except OSError as exc:
-                if exc.errno == errno.EADDRINUSE:
-                    raise RunTimeFailure(
-                        f"port {port} on {host} is in use (another Studio?): stop it, or pass --port"
-                    ) from None
-                if exc.errno == errno.EADDRNOTAVAIL:
-                    raise UserError(f"--host {host}: not an address of this machine") from None
-                raise RunTimeFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def _is_unspecified(host: str) -> bool:
@@ -111,7 +76,7 @@ def serve(
         )
     if not 0 < port < 65536:
         raise UserError(f"--port {port} is not a TCP port (1-65535)")
-    check_port(host, port)
+    check_port(host, port, "Studio")
     token = os.environ.get(auth.TOKEN_ENV, "").strip()
     problem = auth.token_problem(token) if token else None
     if problem is not None:
