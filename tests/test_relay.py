@@ -610,6 +610,16 @@ def test_an_unreadable_answer_degrades_learn_and_passes_through(relay: Running, 
     assert r.headers["x-insika-degraded"] == "learn" and degraded_events(relay) == ["learn"]
 
 
+def test_an_unreadable_answer_degrades_nothing_when_the_relay_only_recalls(
+        tmp_path: Path, upstream: FakeUpstream, database: str | None) -> None:
+    # a newcomer's finding: with --no-learn there was nothing to learn, yet "degraded: learn"
+    upstream.replies = [Raw(b"<html>upstream proxy page</html>")]
+    with running_relay(tmp_path / "data", upstream.url, database=database, learns=False) as relay:
+        r = post(relay, {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}, IDENTITY)
+        assert r.status_code == 200 and r.content == b"<html>upstream proxy page</html>"
+        assert "x-insika-degraded" not in r.headers and degraded_events(relay) == []
+
+
 def test_an_unreachable_upstream_is_a_502_in_the_wire_format(tmp_path: Path, database: str | None) -> None:
     with running_relay(tmp_path / "data", "http://127.0.0.1:9", database=database) as relay:
         with pytest.raises(openai.InternalServerError) as raised:

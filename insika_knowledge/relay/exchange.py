@@ -149,8 +149,8 @@ class Exchange:
 
     def unreadable(self, what: str) -> None:
         """Fail the ``learn`` stage: the upstream's answer could not be read (for learning)."""
-        if self.prepared.agent is not None:
-            self.prepared.degraded.add(LEARN, f"the upstream {what} is not a {self.wire.name} answer")
+        if self.prepared.agent is not None and self.prepared.learns:  # recall only: nothing was to learn
+            self.prepared.degraded.add(LEARN, f"the upstream {what} is not an answer in the {self.wire.name} format")
 
 
 async def json_answer(exchange: Exchange, response: httpx.Response) -> Response:
