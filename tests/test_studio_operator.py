@@ -396,6 +396,8 @@ def test_create_a_concept_by_hand(client: TestClient, store: SQLiteStore) -> Non
     ({"description": ""}, "description</span>: must be non-empty text"),
     ({"name": "regra-oficial"}, "already exists"),
     ({"body": "  "}, "the markdown body is empty"),
+    # a newcomer's finding: a long name was cut to 80 characters without a word
+    ({"name": " ".join(["palavra"] * 25)}, "a name is at most 80 characters as a slug; this one makes 199"),
 ])
 def test_an_invalid_new_concept_keeps_the_form(
     client: TestClient, store: SQLiteStore, fields: dict[str, str], message: str

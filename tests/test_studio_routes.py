@@ -446,6 +446,19 @@ def test_an_invalid_edit_is_refused_with_its_line_and_keeps_the_text(
     assert store.get(AGENT, "cep-13-campinas") == stored
 
 
+def test_a_save_naming_a_version_the_concept_never_had_says_so(client: TestClient, store: SQLiteStore) -> None:
+    # a newcomer's finding: "Someone ... wrote version 1 after you loaded the page"
+    loaded = store.get(AGENT, "cep-13-campinas")
+    assert loaded is not None
+    before = _state(store)
+    response = _save(client, "cep-13-campinas", loaded.markdown.replace("ships", "sends"), loaded.version + 5)
+    assert response.status_code == 409
+    said = html.unescape(response.text)
+    assert f"Your form names version {loaded.version + 5}, which this concept never had (it is at version " \
+        f"{loaded.version})" in said and "after you loaded the page" not in said
+    assert _state(store) == before
+
+
 def test_a_stale_save_is_a_409_with_both_texts_and_the_diff(
     client: TestClient, store: SQLiteStore
 ) -> None:

@@ -16,7 +16,8 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from insika_knowledge.concept import CONCEPT_TYPES, PROVENANCES, Concept, normalize_name, serialize
+from insika_knowledge.analysis.text import ascii_words
+from insika_knowledge.concept import CONCEPT_TYPES, NAME_MAX, PROVENANCES, Concept, normalize_name, serialize
 from insika_knowledge.errors import ConceptFormatError, InvalidName, UserError
 from insika_knowledge.studio.render import concept_url, flash, line_count, url
 from insika_knowledge.studio.scope import ACTOR, Scope, nav, read_form, renderer_of, require_scope
@@ -101,9 +102,13 @@ def _concept(values: dict[str, str], now: str) -> Concept:
     name = values["name"]
     if name:
         try:
-            name = values["name"] = normalize_name(name)
+            slug = normalize_name(name)
         except InvalidName as exc:
             raise ConceptFormatError(str(exc), field="name") from None
+        if len(whole := "-".join(ascii_words(name))) > NAME_MAX:  # a person's name is never cut unseen
+            raise ConceptFormatError(f"a name is at most {NAME_MAX} characters as a slug; this one makes "
+                                     f"{len(whole)} (shortened, it would be {slug!r})", field="name")
+        name = values["name"] = slug
     return Concept(
         name=name, description=values["description"], type=values["type"],
         provenance=values["provenance"], confidence=round(confidence, 2), sources=(),

@@ -164,7 +164,7 @@ def _save_or_refuse(request: Request, text: str, expected: int) -> Response:
             return RedirectResponse(concept_url(name, scope.agent, scope.tenant), 303)
         saved = scope.store.edit(scope.agent, name, text, expected_version=expected, actor=ACTOR)
     except StaleVersion:
-        return _stale(request, scope, name, text)
+        return _stale(request, scope, name, text, expected)
     except ConceptFormatError as exc:
         return _editor(request, scope, current, text=text, version=expected,
                        error=str(exc), error_line=exc.line, status=422)
@@ -185,14 +185,17 @@ def _save_or_refuse(request: Request, text: str, expected: int) -> Response:
     return RedirectResponse(concept_url(saved.concept.name, scope.agent, scope.tenant), 303)
 
 
-def _stale(request: Request, scope: Scope, name: str, text: str) -> Response:
-    """409: someone wrote `name` after the operator loaded it; show both texts and the diff."""
+def _stale(request: Request, scope: Scope, name: str, text: str, expected: int | None = None) -> Response:
+    """409: someone wrote `name` after the operator loaded it (or the form names a version
+    it never had: `expected` beyond the current one); show both texts and the diff.
+    """
     current = scope.store.get(scope.agent, name)
     on_record = current.markdown if current is not None else ""
     label = f"on record (version {current.version})" if current is not None else "deleted"
     return renderer_of(request).page(request, "conflict.html", {
         **concept_nav(scope, name),
         "current": current,
+        "never": expected if current is not None and expected is not None and expected > current.version else None,
         "on_record": on_record,
         "text": text,
         "lines": line_count(text),
