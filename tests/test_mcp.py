@@ -240,6 +240,12 @@ def test_out_of_bounds_arguments_are_errors_in_the_callers_words(data: Path) -> 
     assert seen["big"].is_error and "top_k" in seen["big"].content[0].text
     assert "knowledge." not in seen["big"].content[0].text  # no internal config keys
     assert seen["long"].is_error and "300" in seen["long"].content[0].text
+    # in words, not pydantic's report (a newcomer's finding: its type codes and a link)
+    assert seen["big"].content[0].text == "search_knowledge: top_k: input should be less than or equal to 50 " \
+        "(got 500)"
+    assert seen["long"].content[0].text.startswith("propose_concept: description: string should have at most 300")
+    assert not any("pydantic" in seen[k].content[0].text or len(seen[k].content[0].text) > 200
+                   for k in ("big", "long"))
 
 
 def test_a_malformed_load_knowledge_call_is_an_error_result(data: Path, database_args: list[str]) -> None:

@@ -35,7 +35,7 @@ from typing import Annotated, Any, Final, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import Resource, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from insika_knowledge import __version__
 from insika_knowledge.candidate import MODEL_BODY_MAX
@@ -131,6 +131,17 @@ class ProposalOut(BaseModel):
     why: str = ""
 
 
+def _argument_problem(error: Any) -> str:
+    """One argument a schema refused (a pydantic error), in words: where, what, the value given."""
+    where = ".".join(str(part) for part in error.get("loc", ())) or "the arguments"
+    said = str(error.get("msg", "is not valid"))
+    given = error.get("input")
+    if error.get("type") == "missing":
+        return f"{where} is required"
+    shown = f"{given[:40]!r}..." if isinstance(given, str) and len(given) > 40 else repr(given)[:60]
+    return f"{where}: {said[:1].lower()}{said[1:]} (got {shown})"
+
+
 def uri(agent: str, name: str) -> str:
     """The resource URI of one concept, ``knowledge://<agent>/<name>``."""
     return f"{SCHEME}://{agent}/{name}"
@@ -182,6 +193,22 @@ class KnowledgeServer(MCPServer[Any]):
             return self._sessions.setdefault(session, "mcp-" + uuid.uuid4().hex[:12])
         except TypeError:  # a session object that cannot be weakly referenced
             return "mcp-" + hashlib.sha256(str(id(session)).encode()).hexdigest()[:12]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None) -> Any:
+        """`MCPServer.call_tool`, with arguments that do not fit a tool's schema said in the
+        caller's words ("search_knowledge: top_k must be at most 50 (got 500)"), not as
+        pydantic's report (its type codes and a link to its documentation).
+
+        Raises:
+            ToolError: the tool is unknown, its arguments do not fit, or it refused.
+        """
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            raise ToolError(f"{name}: {'; '.join(_argument_problem(e) for e in exc.__cause__.errors())}") from None
 
     async def list_resources(self) -> list[Resource]:
         """Every concept of the agent, by name (those held in quarantine left out)."""
