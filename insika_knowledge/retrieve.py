@@ -47,6 +47,7 @@ from xml.sax.saxutils import escape, quoteattr
 from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
 from insika_knowledge.analysis.text import query_terms
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize, status_of
+from insika_knowledge.consolidate import disputes
 from insika_knowledge.errors import EndpointResting, InvalidName, RunTimeFailure, StorageBusy
 from insika_knowledge.escaping import prompt_text, xml_safe
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
@@ -416,15 +417,28 @@ class Retriever:
               min_coverage: float = 0.0) -> str | None:
         """The ``<knowledge>`` block for `message`, or None when nothing matches.
 
-        A concept that awaits a person is marked ``status="conflict"``, as every other
-        surface reports it (`concept.status_of`): its body holds contradicting reports, or
-        a claim is held against it for review (a policy's contradicting sighting, a possible
-        duplicate: `Store.challenged_names`, read once per block that matched anything).
+        A concept with contradicting reports is marked ``status="conflict"``: its body
+        holds them, or a claim held against it for review disputes it
+        (`consolidate.disputes`: a policy's contradicting sighting, or a possible duplicate
+        that states other values or reads as another version of its claim). A possible
+        duplicate that restates it in other words leaves it unmarked (a person still sees
+        it in `conflicts`). The held claims are read only for matched concepts that have
+        some (`Store.challenged_names`, one small read per block that matched anything).
         """
         retrieved = self.retrieve(agent, message, top_k, mode, min_coverage)
         if not retrieved.matched:
             return None
-        return render_block(retrieved.entries, frozenset(self.store.challenged_names(agent)))
+        challenged = frozenset(self.store.challenged_names(agent))
+        disputed = frozenset(e.name for e in retrieved.entries
+                             if e.name in challenged and self._disputed(agent, e.name))
+        return render_block(retrieved.entries, disputed)
+
+    def _disputed(self, agent: str, name: str) -> bool:
+        """True when an open claim held against concept `name` disputes it (`consolidate.disputes`)."""
+        stored = self.store.get(agent, name)
+        return stored is not None and any(
+            disputes(stored.concept, held.name, held.description, held.body)
+            for held in self.store.possible_duplicates(agent, name))
 
     def load_knowledge(
         self, agent: str, name: str, *, max_chars: int | None = LOAD_KNOWLEDGE_MAX_CHARS,
@@ -648,7 +662,7 @@ def render_block(entries: list[Entry], challenged: Collection[str] = ()) -> str:
     """The ``<knowledge>`` block for `entries`, then the instruction (see module doc).
 
     An entry in conflict (`concept.status_of`: its body's contradictions, or its name among
-    `challenged`, the concepts with claims held for review) is marked ``status="conflict"``.
+    `challenged`, the concepts a held claim disputes) is marked ``status="conflict"``.
     """
     lines = ["<knowledge>"]
     for entry in entries:

@@ -227,3 +227,22 @@ def test_a_rule_whose_change_waits_under_another_name_is_flagged_in_the_block(tm
     memory.dismiss_held(agent="loja", name="prazo-de-troca")
     assert _block_statuses(memory.knowledge_block("prazo de troca", agent="loja")) == {"prazo-de-troca": "ok"}
     memory.close()
+
+
+def test_a_restatement_held_as_a_possible_duplicate_leaves_the_block_unflagged(tmp_path: Path) -> None:
+    # flagging every held claim told the agent not to rely on a rule whenever a later
+    # session restated it in other words; the person still sees the claim in `conflicts`
+    memory = Memory(tmp_path)
+    memory.put("---\nname: prazo-de-troca\ndescription: Trocas em até 30 dias após a entrega.\ntype: fact\n"
+               "---\n\nTrocas são aceitas em até 30 dias após a entrega.\n", agent="loja")
+    for number, (description, body) in enumerate((
+            ("Prazo de troca de 30 dias.", "O cliente pode trocar o produto em até 30 dias após receber."),
+            ("Trocas não são aceitas após 30 dias.", "Trocas não são aceitas depois de 30 dias da entrega."))):
+        said = [{"role": "user", "content": "Qual o prazo de troca?"}, {"role": "assistant", "content": body}]
+        report = memory.propose({"name": f"troca-{number}", "description": description, "type": "fact",
+                                 "body": body}, agent="loja", session_id=f"s{number}", turn_id="t1", messages=said)
+        assert report.results == [(f"troca-{number}", "possible_duplicate")], report.why
+        flagged = _block_statuses(memory.knowledge_block("prazo de troca", agent="loja"))["prazo-de-troca"]
+        assert flagged == ("ok" if number == 0 else "conflict")  # a restatement, then a negation
+        assert [c.name for c in memory.conflicts(agent="loja")] == ["prazo-de-troca"]
+    memory.close()

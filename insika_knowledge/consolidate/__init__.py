@@ -71,6 +71,7 @@ from insika_knowledge.consolidate.naming import (
     SAME_CLAIM_MATCHES,
     NameRule,
     Naming,
+    disputes,
     name_sighting,
 )
 from insika_knowledge.consolidate.records import (
@@ -119,6 +120,7 @@ __all__ = [
     "confirm",
     "contradict",
     "decide",
+    "disputes",
     "entries",
     "first_sighting",
     "interpret_merge",
