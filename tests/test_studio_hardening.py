@@ -297,7 +297,7 @@ def test_allowed_host_adds_names(memory: Memory, monkeypatch: pytest.MonkeyPatch
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **k: seen.update(app=app))
-    monkeypatch.setattr(server, "check_port", lambda host, port: None)  # 192.0.2.5 is no address here
+    monkeypatch.setattr(server, "check_port", lambda host, port, what: None)  # 192.0.2.5 is no address here
     monkeypatch.delenv("INSIKA_ADMIN_TOKEN", raising=False)
     result = CliRunner().invoke(cli, ["studio", "--data-dir", str(memory.directory), "--allowed-host",
                                       "studio.example.com", "--allowed-host", "[2001:db8::1]"])
