@@ -2464,3 +2464,23 @@ def test_a_negation_after_whereas_bears_on_its_own_clause_only(quoted: bool) -> 
     claim = ("Free cancellation on flexible rates\nFlexible-rate bookings can be cancelled at no cost until "
              "48 hours before check-in, whereas non-refundable rates cannot be cancelled.")
     assert not assess(claim, "policy", messages, [answer] if quoted else None).quarantined
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    # the rule "by the rule", then the exception granted once: the rule stands
+    ("Pela regra, cupom vencido não é aceito, mas vou liberar só dessa vez pra você, tá?", False),
+    ("Per our policy, expired coupons are not accepted, but I waived it just this once.", False),
+    # the exception alone states no rule, and a tag question by the agent still states
+    ("Vou aceitar seu cupom vencido só dessa vez, tá?", True),
+    ("Cupom vencido não é aceito, tá?", False),
+    ("Expired coupons aren't accepted, okay?", False),
+])
+def test_a_rule_the_agent_makes_an_exception_to_still_stands(reply: str, held: bool) -> None:
+    """A fresh set (h29, dev): "Pela regra, cupom vencido não é aceito, mas vou liberar só
+    dessa vez pra você, tá?" was read as a question (its "tá?") and as a one-off grant
+    (the clause of the exception): the rule it states was held as the customer's."""
+    portuguese = any(word in reply for word in ("cupom", "Cupom"))
+    asked = "Meu cupom venceu ontem, dá pra usar?" if portuguese else "My coupon expired, can I use it?"
+    messages = said(("user", asked), ("assistant", reply))
+    claim = "Cupons vencidos não são aceitos." if portuguese else "Expired coupons are not accepted."
+    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)

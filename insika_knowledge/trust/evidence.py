@@ -330,7 +330,10 @@ _CLAUSE_BREAK: Final = re.compile(
 #: are free anyway").
 _STANDING: Final = re.compile(
     r"^\W*(?:normally|usually|generally|ordinarily|as a rule|by default|our standard|the standard|the regular"
-    r"|normalmente|geralmente|usualmente|em geral|de costume|por padrao|via de regra)\b|\b(?:always|sempre)\b"
+    r"|per (?:our |the )?(?:policy|rules?)|by (?:the )?(?:policy|rules?)|officially"
+    r"|normalmente|geralmente|usualmente|em geral|de costume|por padrao|via de regra|pela regra|por regra"
+    r"|(?:segundo|conforme|de acordo com) a (?:regra|politica)|pela politica|oficialmente)\b"
+    r"|\b(?:always|sempre)\b"
     # a rule that holds whatever was granted ("..., and changes within 24 hours are free anyway")
     r"|\b(?:anyway|in any case|regardless|de qualquer (?:forma|jeito|maneira)|de todo jeito|em todo caso)\W*$")
 
@@ -410,7 +413,8 @@ HYPOTHETICAL: Final = re.compile(
 #: customer said it; an agent's yes to it is an echo, not the business's statement.
 TAG_QUESTION: Final = re.compile(
     r"(?:[,\s])(?:ne|nao e|nao|certo|correto|right|correct|isn'?t (?:it|that)|aren'?t (?:they|you)|don'?t you"
-    r"|do(?:n'?t| not) they|ok|okay|yes|sim|verdade|confere|no)\s*\?+\s*$")
+    r"|do(?:n'?t| not) they|ok|okay|yes|sim|verdade|confere|no|ta|beleza|blz|combinado|fechado|viu|alright)"
+    r"\s*\?+\s*$")
 #: Words that negate a term for the polarity check beyond the analyser's own ("non-refundable").
 _EXTRA_NEGATIONS: Final = re.compile(r"\bnon[- ]?(?=[a-z])")
 #: A sentence ends after ``. ! ? ;`` and at a line end, and after an emoji, which closes a
@@ -654,7 +658,8 @@ def _asks(folded: str) -> bool:
     or asks the customer for something ("Could you provide the reservation id?").
     """
     return (folded.rstrip(" \t\"')").endswith("?") and ANNOUNCING.search(folded) is None
-            and REQUESTING.search(folded) is None)
+            and REQUESTING.search(folded) is None
+            and TAG_QUESTION.search(folded) is None)  # "..., tá?" asks only for a nod: it states
 
 
 def tense_agrees(claim: str, sentence: str) -> bool:
