@@ -2484,3 +2484,18 @@ def test_a_rule_the_agent_makes_an_exception_to_still_stands(reply: str, held: b
     messages = said(("user", asked), ("assistant", reply))
     claim = "Cupons vencidos não são aceitos." if portuguese else "Expired coupons are not accepted."
     assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+
+
+@pytest.mark.parametrize("dash", [" — ", " – ", " - ", "—"])
+def test_a_correction_after_a_dash_takes_the_first_value_back(dash: str) -> None:
+    """A fresh set (h29, dev): "You have 30 days — sorry, I misspoke: ... within 14 days"
+    vouched for the 30 days; after a full stop it did not."""
+    reply = (f"You have 30 days{dash}sorry, I misspoke: refund requests for unused tickets must be made within "
+             "14 days of the travel date.")
+    messages = said(("user", "How long do I have to ask for a refund of an unused ticket?"), ("assistant", reply))
+    assert assess("Refunds for unused tickets can be requested within 30 days.", "policy", messages).quarantined
+    corrected = "Refund requests for unused tickets must be made within 14 days of the travel date."
+    assert not assess(corrected, "policy", messages).quarantined
+    # a dash that corrects nothing splits nothing
+    kept = said(("user", "How long?"), ("assistant", f"You have 30 days{dash}that is the standard refund window."))
+    assert not assess("Refunds can be requested within 30 days.", "policy", kept).quarantined

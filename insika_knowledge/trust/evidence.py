@@ -448,7 +448,7 @@ def sentences(text: str) -> list[str]:
     (`_TURN`: "Gostaríamos de oferecer mais, mas hoje o Pix dá 5% de cashback").
     """
     out: list[str] = []
-    for sentence in _split(text):
+    for sentence in (piece for whole in _split(text) for piece in _at_corrections(whole)):
         for part in _TURN.split(sentence):
             fields = _fields(part)
             if fields is not None:
@@ -509,6 +509,21 @@ def _split(text: str) -> list[str]:
     return out
 
 
+def _at_corrections(sentence: str) -> list[str]:
+    """`sentence` split at each dash after which it corrects itself ("You have 30 days —
+    sorry, I misspoke: ... within 14 days"): the correction is a sentence of its own, as
+    after a full stop, so it takes back the value before it (`CORRECTING`).
+    """
+    parts, start = [], 0
+    for dash in _DASH.finditer(sentence):
+        if CORRECTING.search(fold(sentence[dash.end():])[:OPENING_CHARS]):
+            parts.append(sentence[start:dash.start()])
+            start = dash.end()
+    return [p for p in (*parts, sentence[start:]) if p.strip()] or [sentence]
+
+
+#: A dash between two parts of a sentence (an em or en dash, or a hyphen with spaces).
+_DASH: Final = re.compile(r"\s*[\u2013\u2014]\s*|\s+-\s+")
 #: Where a sentence turns from what it sets aside to what the business says.
 _TURN: Final = re.compile(
     r",\s+(?=(?:mas|but|while|ja|já)\s+(?:hoje|aqui|here|we|nós|nos|with us|conosco|today|atualmente"
