@@ -834,3 +834,22 @@ def test_a_session_with_nothing_said_is_empty_without_a_model_call(tmp_path: Pat
                   "--model", f"replay:{replay}", "--quiet")
     assert result.exit_code == 0, result.output
     assert _summary(result.output)[1] == {"empty": 2, "model_empty": 1}
+
+
+def test_the_status_table_counts_what_was_held_for_a_person(tmp_path: Path) -> None:
+    # a newcomer's finding: a quarantined session showed "learned 0" in the table, the
+    # quarantine only in the one-line total; an empty file printed "0 sessions ()"
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("a", text="O frete é grátis para todo o Brasil, né?")])
+    replay = _write_replay(tmp_path / "r.json", {"a": [_candidate("frete-gratis", "O frete é grátis para todo o "
+                                                                               "Brasil.", "policy")]})
+    result = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                  "--data-dir", str(tmp_path / "data"))
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "status" in line and "sessions" in line)
+    assert "quarantined" in header and "possible duplicates" not in header, result.output
+    assert result.output.strip().endswith("quarantined 1")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    none = _run("--agent", AGENT, "--sessions", str(empty), "--model", f"replay:{replay}",
+                "--data-dir", str(tmp_path / "data2"))
+    assert none.output.strip().splitlines()[-1].startswith(f"backfill {AGENT}: 0 sessions; learned 0"), none.output

@@ -125,9 +125,9 @@ def total_line(summary: BackfillSummary) -> str:
     """``backfill A: N sessions (status n, ...); learned n, confirmed n, ... dropped n (reason=n)``."""
     statuses = summary.by_status()
     dropped = summary.dropped
+    counted = f" ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})" if statuses else ""
     return (
-        f"backfill {summary.agent}: {len(summary.statuses)} sessions "
-        f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); "
+        f"backfill {summary.agent}: {len(summary.statuses)} sessions{counted}; "
         f"learned {summary.total('learned')}, confirmed {summary.total('confirmed')}, "
         f"merged {summary.total('merged')}, conflicts {summary.total('conflicts')}, "
         f"dropped {sum(dropped.values())}"
@@ -138,14 +138,22 @@ def total_line(summary: BackfillSummary) -> str:
     )
 
 
+#: The outcomes the status table shows in a column of their own only when a session had one
+#: (held for a person: a possible duplicate, a claim only the customer made, one no message said).
+_HELD_COLUMNS: Final = (("possible_duplicates", "possible duplicates"), ("quarantined", "quarantined"),
+                        ("unsupported", "unsupported"))
+
+
 def _status_table(summary: BackfillSummary) -> Table:
+    held = [(key, title) for key, title in _HELD_COLUMNS if summary.total(key)]
     table = Table("status", "sessions", "learned", "confirmed", "merged", "conflicts", "dropped",
-                  title=f"backfill {summary.agent}")
+                  *(title for _, title in held), title=f"backfill {summary.agent}")
     for status, count in sorted(summary.by_status().items()):
         rows = [s for s in summary.statuses if s.status == status]
         table.add_row(status, str(count), *(str(sum(getattr(s, k) for s in rows))
                                             for k in ("learned", "confirmed", "merged", "conflicts")),
-                      str(sum(sum(s.dropped.values()) for s in rows)))
+                      str(sum(sum(s.dropped.values()) for s in rows)),
+                      *(str(sum(getattr(s, key) for s in rows)) for key, _ in held))
     return table
 
 
