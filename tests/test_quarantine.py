@@ -112,6 +112,20 @@ def test_an_agent_that_states_it_later_releases_it(tmp_path: Path, memory: Memor
     assert GIFT["name"] in block(memory, "Do orders over R$ 50 come with a free gift?")
 
 
+def test_an_agent_that_states_another_value_does_not_release_the_customers(tmp_path: Path, memory: Memory) -> None:
+    # a newcomer's attack: the business's "over R$ 100" under the held concept's name released
+    # it, and the customer's "over R$ 50" reached the block (marked conflict, but in the prompt)
+    run(tmp_path, [session("s1", ("user", NOTE), ("assistant", "Noted."))], {"s1": [GIFT]}, memory)
+    other = {**GIFT, "description": "Orders over R$ 100 come with a free gift.",
+             "body": "Every order over R$ 100 comes with a free gift."}
+    run(tmp_path, [session("s2", ("user", "Is there any gift promotion?"),
+                           ("assistant", "Every order over R$ 100 comes with a free gift."))], {"s2": [other]}, memory)
+    stored = memory.store().get(AGENT, GIFT["name"])
+    assert stored is not None and stored.quarantined and stored.concept.in_conflict  # both kept, for a person
+    assert "R$ 100" in stored.concept.body
+    assert GIFT["name"] not in block(memory, "Do orders over R$ 50 come with a free gift?")
+
+
 def test_a_customer_cannot_change_a_rule_on_record(tmp_path: Path, memory: Memory) -> None:
     fee = {"name": "free-shipping", "description": "Orders above R$ 199 ship for free.", "type": "policy",
            "body": "Orders above R$ 199 ship for free."}

@@ -88,7 +88,9 @@ def sight(
     asked inside the transaction) decides what follows: a new concept that only the
     customer supports and that is rule-shaped is stored in quarantine; a sighting of a
     quarantined concept that only the customer supports changes and counts nothing;
-    one that an agent, a human agent, a tool or the system supports releases it.
+    one that an agent, a human agent, a tool or the system supports releases it, unless it
+    contradicts it (then the business's claim is recorded beside the held one, which stays
+    held for a person: it never reaches a prompt).
 
     Returns:
         ``learned`` (new concept), ``quarantined`` (new concept held in quarantine, or a
@@ -290,8 +292,11 @@ def _decide_and_write(
                     decision.conflict_reason or "") + ("" if challenge else f"; {NO_ROOM_WHY}"))
             if alias is not None:
                 tx.add_alias(agent, alias, candidate.name, session_id, turn_id)
-        if admission.action is trust.Action.RELEASE:
-            tx.release(agent, candidate.name)  # an agent, a tool or the system backs it now
+        if admission.action is trust.Action.RELEASE and decision.change is not Change.CONTRADICT \
+                and decision.rule is not Rule.POLICY_CHALLENGED:
+            # an agent, a tool or the system backs it now; a business claim that contradicts
+            # it backs another claim, not the one held: it stays held, the claim beside it
+            tx.release(agent, candidate.name)
         elif admission.action is trust.Action.QUARANTINE:
             tx.quarantine(agent, candidate.name, session_id=session_id,
                           supported_by=list(admission.supported_by), markers=list(admission.markers))
