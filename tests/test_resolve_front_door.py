@@ -83,7 +83,7 @@ def test_a_written_resolution_is_a_whole_record(memory: Memory) -> None:
 @pytest.mark.parametrize(("kwargs", "said"), [
     ({}, "give one of keep"),
     ({"keep": "record", "written": "---\nname: x\ndescription: d.\n---\nb\n"}, "give one of keep"),
-    ({"keep": "entry-9"}, "has no claim 'entry-9'"),
+    ({"keep": "entry-9"}, "has no claim 'entry-9': its claims are record, entry-1"),
     ({"written": "---\nname: outro\ndescription: d.\n---\nb\n"}, "keeps the name 'prazo-de-troca'"),
     ({"keep": "record", "expected_version": 1}, "StaleVersion"),
 ])

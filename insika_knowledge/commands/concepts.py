@@ -342,7 +342,8 @@ def resolve(agent: str, name: str, keep: str | None, file: str | None, data_dir:
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         concept = memory.resolve(name, agent=agent, tenant=tenant, keep=keep, written=written, actor=CLI_ACTOR)
-    kept = f"kept {keep}" if keep is not None else f"wrote {file}"
+    kept = f"kept {keep}" if keep is not None else ("kept the record from standard input" if file == "-"
+                                                    else f"kept the record of {file}")
     click.echo(f"resolved {concept.name}: {kept} (confidence {concept.confidence:.2f}, "
                f"{len(concept.sources)} supporting session{'' if len(concept.sources) == 1 else 's'})")
 

@@ -106,7 +106,7 @@ def keep(current: Concept, key: str, ledger: Sequence[Sighting]) -> Concept:
         raise UserError(f"'{current.name}' has no ## Contradiction section: nothing to resolve")
     claim = found.get(key)
     if claim is None:
-        raise UserError(f"'{current.name}' has no claim {key!r}; reload the page and choose again")
+        raise UserError(f"'{current.name}' has no claim {key!r}: its claims are {', '.join(found)}")
     if not claim.keepable:
         raise UserError(f"claim {key!r} kept no text to restore; write the resolution instead")
     if claim.key == RECORD:
