@@ -621,6 +621,9 @@ class ExtractionQueue:
     def _run(self) -> None:
         try:
             self._release_all_held()
+        except Exception as exc:  # cannot look: the held turns wait for the next start
+            self._log_once(f"could not look for held turns in {self.host.location}", exc)
+        try:
             self.resume()
         except Exception as exc:  # an unreadable directory: only this process's own turns are served
             self._log_once(f"could not look for unfinished turns in {self.host.location}", exc)
