@@ -1064,9 +1064,10 @@ class Memory:
         becomes the body, or give the whole record a person `written` (markdown, as
         `put` takes; its ``## Contradiction`` section gone). Either way the section goes,
         and the record's sources, occurrences and confidence are what the sightings ledger
-        supports for the claim kept (`consolidate.resolution`: ``min(0.95, 0.5 + 0.1 x
-        sessions)``; a ``policy`` keeps its confidence); the ledger then counts only those
-        sessions as the concept's support. Claims held apart (`held_claims`) are not
+        supports for what is kept (`consolidate.resolution`: ``min(0.95, 0.5 + 0.1 x
+        sessions)``: a kept claim's own sessions; every session for a written record, which
+        reconciles them all; a ``policy`` keeps its confidence); the ledger then counts only
+        those sessions as the concept's support. Claims held apart (`held_claims`) are not
         touched: `dismiss_held` closes them.
 
         Args:
@@ -1098,7 +1099,11 @@ class Memory:
             raise UserError("Memory.resolve(): give one of keep (a claim's key: record, entry-N) or written "
                             "(the resolved record)")
         check_agent(agent)
-        current = parse(self.load(name, agent=agent, tenant=tenant, held=True))  # NotFound with close names
+        stored = self.store(tenant).get(agent, name) if self.has_tenant(tenant) else None
+        if stored is None:
+            self.load(name, agent=agent, tenant=tenant, held=True)  # raises NotFound with close names
+            raise NotFound(f"no concept {name!r} for agent {agent!r}")  # (deleted meanwhile)
+        current = stored.concept
         resolved = None if written is None else _written_record(written, current)
         if not current.in_conflict:
             raise UserError(f"Memory.resolve(): '{name}' holds no contradicting reports: nothing to resolve "
@@ -1110,13 +1115,9 @@ class Memory:
             assert keep is not None
             return resolution.keep(concept, keep, ledger)
 
-        store = self.store(tenant)
-        version = store.get(agent, name)
-        if version is None:  # deleted since it was read
-            raise _hinted(NotFound(f"no concept {name!r} for agent {agent!r}"), store, agent, name)
-        return store.resolve(agent, name, choose, actor=actor,
-                             expected_version=version.version if expected_version is None
-                             else expected_version).concept
+        return self.store(tenant).resolve(agent, name, choose, actor=actor,
+                                          expected_version=stored.version if expected_version is None
+                                          else expected_version).concept
 
     def reindex(
         self, *, agent: str, tenant: str = DEFAULT_TENANT, fresh: bool = False,
