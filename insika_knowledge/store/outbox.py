@@ -33,6 +33,13 @@ GAVE_UP: Final = "error"
 #: cannot be used as configured waits here, unclaimed, until `Outbox.release_held`.
 HELD_S: Final = 1e15
 
+
+def due_before(held: bool) -> float:
+    """The ``not_before`` below which a row counts as a turn to learn: every row with
+    `held`, else only those not held (`HELD_S`); what "has pending turns" reads compare.
+    """
+    return float("inf") if held else HELD_S
+
 _COLS: Final = "id, agent, session_id, turn_id, knowledge, messages, enqueued_at, attempts"
 _RECORD_ONCE: Final = insert_new("extractions", EXTRACTION_COLUMNS, "agent, session_id, turn_id")
 _RELEASED: Final = "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL"
@@ -229,8 +236,8 @@ class Outbox:
     def hold(self, turn_id: int) -> None:
         """Release a claimed turn and hold it: no worker takes it until `release_held`.
 
-        For a turn whose model cannot be used as configured (no model, no key, a refused
-        key): trying it again before someone fixes that would fail the same way, and
+        For a turn whose configured model cannot be used (no key, a refused key, no such
+        model): trying it again before someone fixes that would fail the same way, and
         dropping it would lose the turn (over the relay or the hooks it is stored nowhere
         else). A held turn still counts toward the outbox's bound.
 

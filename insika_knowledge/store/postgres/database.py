@@ -36,7 +36,7 @@ from insika_knowledge.errors import RunTimeFailure, StorageBusy, StorageFull, St
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.store import migrations
 from insika_knowledge.store.breaker import Breaker, breaker_for, short_reason
-from insika_knowledge.store.outbox import HELD_S
+from insika_knowledge.store.outbox import due_before
 from insika_knowledge.store.rows import not_text
 from insika_knowledge.store.statements import POSTGRESQL, Column, Dialect
 
@@ -163,7 +163,7 @@ def tenants_with_pending(url: str, *, held: bool = False) -> list[str]:
             if exists is None or exists[0] is None:
                 continue
             if conn.execute(f'SELECT 1 FROM "{schema}".outbox WHERE not_before < %s LIMIT 1',
-                            (float("inf") if held else HELD_S,)).fetchone() is not None:
+                            (due_before(held),)).fetchone() is not None:
                 found.append(tenant)
     return found
 

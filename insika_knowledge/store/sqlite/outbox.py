@@ -6,7 +6,7 @@ from pathlib import Path
 
 import apsw
 
-from insika_knowledge.store.outbox import HELD_S
+from insika_knowledge.store.outbox import due_before
 
 
 def has_pending(path: Path, *, busy_timeout_ms: int = 2_000, held: bool = False) -> bool:
@@ -25,7 +25,7 @@ def has_pending(path: Path, *, busy_timeout_ms: int = 2_000, held: bool = False)
     try:
         conn.set_busy_timeout(busy_timeout_ms)
         return conn.execute("SELECT 1 FROM outbox WHERE not_before < ? LIMIT 1",
-                            (float("inf") if held else HELD_S,)).fetchone() is not None
+                            (due_before(held),)).fetchone() is not None
     except (apsw.BusyError, apsw.LockedError):
         return True
     except apsw.Error:
