@@ -30,7 +30,7 @@ from typing import Any, Final
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import UserError
 from insika_knowledge.events import KnowledgeBackfilled
-from insika_knowledge.extract.model import ConceptModel
+from insika_knowledge.extract.model import ConceptModel, check_usable
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.learn import stored_ids
 from insika_knowledge.memory import Memory
@@ -200,9 +200,7 @@ def backfill(
                             f"also on line {first[session.session_id]}; each session appears once")
         first[session.session_id] = session.line
     chosen = model if model is not None else memory.model(config.resolved_model())
-    check = getattr(chosen, "check", None)
-    if callable(check):
-        check()  # an unusable provider fails here, before any session runs
+    check_usable(chosen)  # an unusable provider fails here, before any session runs
     store = memory.store(tenant)
     summary = BackfillSummary(agent)
     if on_start is not None:

@@ -19,7 +19,7 @@ from insika_knowledge.config import load_config
 from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.events import Recorder
 from insika_knowledge.export import export
-from insika_knowledge.extract.model import load_model
+from insika_knowledge.extract.model import check_usable, load_model
 from insika_knowledge.memory import Memory
 from insika_knowledge.sessions import read_sessions
 
@@ -89,9 +89,7 @@ def run_demo(
     """
     spec = model or f"replay:{demo_file('replay.json')}"
     chosen = load_model(spec, base_url=base_url)
-    check = getattr(chosen, "check", None)
-    if callable(check):
-        check()  # before anything is printed or written
+    check_usable(chosen)  # before anything is printed or written
     folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="insika-demo-"))
     memory = Memory(folder, database=database or "", base_url=base_url)
     recorder = Recorder()

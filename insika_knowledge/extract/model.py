@@ -461,6 +461,20 @@ class ReplayModel:
         return MergeAnswer(verdict.verdict, verdict.body)
 
 
+def check_usable(model: object) -> None:
+    """Check that `model` can be called, for a command that refuses to start otherwise: a
+    model with a ``check`` method (`InstructorModel.check`, `ReplayModel.check`) runs it;
+    any other model (or None) passes.
+
+    Raises:
+        UserError: as the model's ``check`` (an unknown provider, a missing SDK, an
+            ``openai/`` model without a key or a base URL, a replay file's error).
+    """
+    check = getattr(model, "check", None)
+    if callable(check):
+        check()
+
+
 def load_model(spec: str | None, *, base_url: str | None = None, api_key: str | None = None,
                timeout_s: float = 60.0) -> ConceptModel | None:
     """Build the model a spec names; None when `spec` is None (no model configured).

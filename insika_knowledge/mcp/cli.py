@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.extract.model import check_usable
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.httplimits import check_port, check_token, is_loopback, limit_options, limits_from
 from insika_knowledge.ids import DEFAULT_TENANT
@@ -88,10 +89,7 @@ def _check_model(memory: Memory, spec: str | None) -> None:
         UserError: ``--model`` (or ``$INSIKA_UTILITY_MODEL``) names such a model.
     """
     try:
-        chosen = memory.model(spec)
-        check = getattr(chosen, "check", None)
-        if callable(check):
-            check()
+        check_usable(memory.model(spec))
     except UserError as exc:
         raise UserError(f"--model: {exc} (or start without a model: a different repeat is then a conflict)") from None
 

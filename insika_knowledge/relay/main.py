@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.extract.model import check_usable
 from insika_knowledge.httplimits import Limits, check_port
 from insika_knowledge.ids import check_tenant
 from insika_knowledge.memory import Memory
@@ -96,10 +97,7 @@ def check_learning(relay: Relay) -> list[str]:
         if spec is None:
             raise UserError(f"learning: agent {agent_id} has no model; {hint}")
         try:
-            model = relay.memory.model(spec)
-            check = getattr(model, "check", None)
-            if callable(check):
-                check()
+            check_usable(relay.memory.model(spec))
         except UserError as exc:
             raise UserError(f"learning: agent {agent_id}: {exc}; {hint}") from None
         lines.append(f"{agent_id} -> {spec}")
