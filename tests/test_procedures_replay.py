@@ -156,6 +156,26 @@ def test_thresholds_are_chosen_on_dev_and_test_is_scored_once(tmp_path: Path) ->
     assert "targets (test)" in format_operations(report)
 
 
+def test_as_deployed_a_request_answered_wrongly_once_is_not_answered_so_again(tmp_path: Path) -> None:
+    path = _operations_file(tmp_path)
+    again = {"session_id": "gus/t9/again", "outcome": "success",
+             "messages": [{"role": "user", "content": "I want to exchange the lamp I received, please"}],
+             "metadata": {"task_id": "t9", "user_group": "gus", "intent": "(no write)"}}
+    path.write_text(path.read_text() + json.dumps(again) + "\n", encoding="utf-8")
+    report = evaluate_operations([str(path)], grid=SMALL)
+    frozen = {r["session_id"]: r["recalled"] for r in report["runs"] if r["task"].endswith(":t9")}
+    assert list(frozen.values()) == [["exchange_items"], ["exchange_items"]]  # the memory frozen at dev
+    deployed = report["deployed"]
+    # The first t9 run, given an exchange it did not make, is learned before the second arrives.
+    rows = {r["session_id"]: r for r in deployed["runs"]}
+    assert set(rows) == {r["session_id"] for r in report["runs"]}  # every test run scored once
+    assert rows["gus/t9/again"]["recalled"] == [] and rows[next(iter(frozen))]["correct"] is False
+    assert (deployed["summary"]["wrong"], report["test"]["wrong"]) == (1, 2)
+    # In every arrival order one of the two t9 runs is answered wrongly, never both.
+    assert deployed["orders"] == 10 and deployed["shuffled"]["wrong_recall_rate"] == [0.25, 0.25, 0.25]
+    assert "test as deployed" in format_operations(report)
+
+
 @needs_tau2
 def test_the_shared_tau2_samples_are_evaluated_by_user_group() -> None:
     report = evaluate_operations([str(p) for p in TAU2], grid=SMALL)

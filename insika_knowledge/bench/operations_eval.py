@@ -39,25 +39,27 @@ from __future__ import annotations
 
 import itertools
 import random
-import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.holdout import half_of
+from insika_knowledge.bench.operations_deployed import ORDERS, deployed
+from insika_knowledge.bench.operations_runs import (
+    TARGETS,
+    Setting,
+    fold_of,
+    meets,
+    read_runs,
+    recallable_of,
+    replay_run,
+    score_run,
+    summarise,
+)
 from insika_knowledge.errors import UserError
-from insika_knowledge.procedure import Procedure, wilson_lower_bound
+from insika_knowledge.procedure import wilson_lower_bound
 from insika_knowledge.procedures.config import ProceduresConfig
-from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner
-from insika_knowledge.procedures.mining.operations import CONFIRM_SIGNATURE, operation_of
-from insika_knowledge.procedures.recall.match import MatchSettings, recallable_operations
-from insika_knowledge.procedures.recall.recall import RecallIndex
-from insika_knowledge.procedures.trace.steps import PENDING, TraceBuilder, build, is_handoff_tool
-from insika_knowledge.procedures.trace.terms import asked_terms, digests, message_terms
-from insika_knowledge.sessions import Session, read_sessions
+from insika_knowledge.procedures.trace.steps import build
+from insika_knowledge.sessions import read_sessions
 
-TARGETS: Final = {"precision": 0.85, "wrong_recall_rate": 0.03, "coverage": 0.20}
 #: The sweep on dev: (neighbours, min_similarity, min_agreement, margin, min_confidence).
 GRID: Final = {
     "neighbours": (2, 3, 4, 5),
@@ -69,216 +71,10 @@ GRID: Final = {
 BOOTSTRAP: Final = 1000
 
 
-@dataclass(frozen=True)
-class Setting:
-    """One point of the sweep."""
-
-    neighbours: int
-    min_similarity: float
-    min_agreement: float
-    margin: float
-    min_confidence: float
-
-    @property
-    def match(self) -> MatchSettings:
-        """The matcher's part."""
-        return MatchSettings(self.neighbours, self.min_similarity, self.min_agreement, self.margin)
-
-    def as_dict(self) -> dict[str, float]:
-        """JSON-ready."""
-        return {"neighbours": self.neighbours, "min_similarity": self.min_similarity,
-                "min_agreement": self.min_agreement, "margin": self.margin,
-                "min_confidence": self.min_confidence}
-
-
 def configured(config: ProceduresConfig) -> Setting:
     """The setting `config` holds."""
     return Setting(config.neighbours, config.min_similarity, config.min_agreement, config.margin,
                    config.min_confidence)
-
-
-@dataclass
-class Run:
-    """One session, read once."""
-
-    session: Session
-    file: str
-    group: str
-    task: str
-    half: str
-    intent: str
-    outcome: str | None
-    builder: TraceBuilder
-    writes: dict[str, set[str]] = field(default_factory=dict)  # tool -> signatures of its calls that went through
-    tools: list[str] = field(default_factory=list)  # tool names called, in order (answered steps)
-    first_write: int = -1
-
-
-def _read(path: str) -> list[Run]:
-    out = []
-    for session in read_sessions(path):
-        meta = session.metadata
-        task = meta.get("task_id")
-        if task is None:
-            raise UserError(f"session {session.session_id} (line {session.line}) has no metadata.task_id; "
-                            "the evaluation splits by user group or task")
-        group = str(meta.get("user_group") or task)
-        builder = build(session.messages)
-        run = Run(session, str(path), f"{path}:{group}", f"{path}:{task}", half_of(group),
-                  str(meta.get("intent", "")), session.outcome if session.outcome in (SUCCESS, FAILURE) else None,
-                  builder)
-        for step in builder.steps:
-            if step.status == PENDING:
-                continue
-            run.tools.append(step.name)
-            if not step.read_only and run.first_write < 0:
-                run.first_write = len(run.tools) - 1
-            if not step.read_only and not step.failed and not is_handoff_tool(step.name):
-                run.writes.setdefault(step.name, set()).add(step.signature)
-        out.append(run)
-    return out
-
-
-@dataclass
-class Fold:
-    """Procedures mined from some runs, and the replays of others."""
-
-    index: RecallIndex
-    procedures: dict[str, Procedure]  # operation -> its procedure (every one mined)
-    # run id -> per asked message: (asking terms, analysed terms, ranked similarities)
-    ranked: dict[str, list[tuple[frozenset[str], frozenset[str], list[tuple[float, str]]]]] = field(
-        default_factory=dict)
-
-
-def _fold(train: Sequence[Run], held: Sequence[Run], identity: str) -> Fold:
-    miner = Miner()
-    for run in train:
-        miner.add_trace(run.session.session_id, run.builder, run.outcome,
-                        task_key=run.task if identity == "task" else None)
-    index = RecallIndex(0.0, 1.0, key=miner.key)
-    mined = miner.procedures()
-    index.update(mined)
-    index.update_tasks(miner.tasks.values())
-    fold = Fold(index, {operation_of(p): p for p in mined if operation_of(p)})
-    matcher = index.matcher
-    for run in held:
-        ranked = fold.ranked[run.session.session_id] = []
-        before: frozenset[str] = frozenset()
-        for message in run.builder.asked:
-            terms = message_terms(message)
-            asking = asked_terms(message)
-            asks = matcher.asks(asking)
-            ranked.append((asking, terms, matcher.similarities(digests(miner.key, terms | before)) if asks else []))
-            before = terms
-    return fold
-
-
-def _recallable(fold: Fold, min_confidence: float) -> dict[str, Procedure]:
-    return {op: p for op, p in fold.procedures.items()
-            if p.confidence >= min_confidence and p.recurs and p.steps}
-
-
-def _replay(run: Run, fold: Fold, setting: Setting, allowed: Mapping[str, Procedure]) -> dict[str, Any]:
-    check = recallable_operations(allowed, None)
-    for at, (terms, words, ranked) in enumerate(fold.ranked[run.session.session_id]):
-        decision = fold.index.matcher.decide(terms, (), check, settings=setting.match, ranked=ranked, words=words)
-        if decision.operations:
-            return {"at": at, "operations": list(decision.operations), "score": round(decision.score, 4),
-                    "agreement": round(decision.agreement, 4)}
-    return {"at": -1, "operations": [], "score": 0.0, "agreement": 0.0}
-
-
-def _skeleton(run: Run, procedures: Sequence[Procedure]) -> tuple[float, float]:
-    """``(precision, coverage)`` of the recalled steps against the run's tool calls (see the module)."""
-    wanted = [s.signature.split("(", 1)[0] for p in procedures for s in p.steps if s.signature != CONFIRM_SIGNATURE]
-    if not wanted:
-        return 0.0, 0.0
-    done, i = 0, 0
-    for tool in run.tools:
-        if i < len(wanted) and tool == wanted[i]:
-            done, i = done + 1, i + 1
-        elif tool in wanted[i:]:
-            i = wanted.index(tool, i) + 1
-            done += 1
-    last = max((k for k, t in enumerate(run.tools) if t in {operation_of(p) for p in procedures}), default=-1)
-    upto = set(run.tools[: last + 1]) if last >= 0 else set(run.tools)
-    coverage = len(upto & set(wanted)) / len(upto) if upto else 0.0
-    return done / len(wanted), coverage
-
-
-def _score_row(run: Run, replay: dict[str, Any], fold: Fold, allowed: Mapping[str, Procedure]) -> dict[str, Any]:
-    ops = replay["operations"]
-    row: dict[str, Any] = {
-        "session_id": run.session.session_id,
-        "file": Path(run.file).parent.name or run.file,
-        "task": run.task,
-        "group": run.group,
-        "intent": run.intent,
-        "outcome": run.outcome,
-        "writes": sorted(run.writes),
-        "recalled": ops,
-        "at_message": replay["at"],
-        "score": replay["score"],
-        "reachable": any(op in allowed for op in run.writes),
-        "correct": None,
-        "slot_correct": None,
-        "skeleton_precision": None,
-        "skeleton_coverage": None,
-    }
-    if ops:
-        procedures = [fold.procedures[op] for op in ops]
-        row["correct"] = all(op in run.writes for op in ops)
-        row["slot_correct"] = all(
-            op in run.writes and p.steps[-1].signature in run.writes[op] for op, p in zip(ops, procedures, strict=True)
-        )
-        precision, coverage = _skeleton(run, procedures)
-        row["skeleton_precision"], row["skeleton_coverage"] = round(precision, 4), round(coverage, 4)
-    return row
-
-
-def _ratio(num: float, den: float) -> float | None:
-    return num / den if den else None
-
-
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Recalls, correct, wrong, precision, coverage, reachable, skeleton, failed runs (see the module)."""
-    ok = [r for r in rows if r["outcome"] == SUCCESS]
-    failed = [r for r in rows if r["outcome"] == FAILURE]
-    recalled = [r for r in ok if r["recalled"]]
-    correct = [r for r in recalled if r["correct"]]
-    slot = [r for r in recalled if r["slot_correct"]]
-    reachable = [r for r in ok if r["reachable"]]
-    skel = [r for r in recalled if r["skeleton_precision"] is not None]
-    failed_recalled = [r for r in failed if r["recalled"]]
-    return {
-        "successful_runs": len(ok),
-        "failed_runs": len(failed),
-        "recalls": len(recalled),
-        "correct": len(correct),
-        "slot_correct": len(slot),
-        "wrong": len(recalled) - len(correct),
-        "precision": _ratio(len(correct), len(recalled)),
-        "slot_precision": _ratio(len(slot), len(recalled)),
-        "wrong_recall_rate": _ratio(len(recalled) - len(correct), len(ok)),
-        "coverage": _ratio(len(recalled), len(ok)),
-        "correct_coverage": _ratio(len(correct), len(ok)),
-        "reachable": len(reachable),
-        "coverage_of_reachable": _ratio(len([r for r in correct if r["reachable"]]), len(reachable)),
-        "skeleton_precision": statistics.fmean(r["skeleton_precision"] for r in skel) if skel else None,
-        "skeleton_coverage": statistics.fmean(r["skeleton_coverage"] for r in skel) if skel else None,
-        "failed_given_right": sum(1 for r in failed_recalled if r["correct"]),
-        "failed_given_wrong": sum(1 for r in failed_recalled if not r["correct"]),
-    }
-
-
-def meets(summary: Mapping[str, Any]) -> dict[str, bool | None]:
-    """Which targets `summary` meets (None: no recall to measure precision on)."""
-    p, w, c = summary["precision"], summary["wrong_recall_rate"], summary["coverage"]
-    return {
-        "precision": None if p is None else p >= TARGETS["precision"],
-        "wrong_recalls": None if w is None else w <= TARGETS["wrong_recall_rate"],
-        "coverage": None if c is None else c >= TARGETS["coverage"],
-    }
 
 
 def bootstrap(rows: Sequence[dict[str, Any]], *, resamples: int = BOOTSTRAP, seed: int = 23) -> dict[str, list[float]]:
@@ -349,7 +145,8 @@ def evaluate_operations(
     Returns:
         ``{"files", "identity", "dev": {...}, "chosen": {...}, "configured": {...},
         "test": {...}, "test_by_intent": {...}, "test_intervals": {...}, "runs": [...],
-        "targets", "meets_targets"}``.
+        "targets", "meets_targets", "deployed": {...}}`` (``deployed``: the test runs
+        learned one by one after scoring, `insika_knowledge.bench.operations_deployed`).
 
     Raises:
         UserError: a file is unreadable or a session has no task id.
@@ -358,7 +155,7 @@ def evaluate_operations(
         raise UserError(f"identity {identity!r}: use task or derived")
     config = config or ProceduresConfig()
     say = progress or (lambda _line: None)
-    files = {path: _read(path) for path in paths}
+    files = {path: read_runs(path) for path in paths}
     settings = _grid(grid or GRID)
     # 1. dev: leave one group out, every setting scored on the same replays
     dev_rows: dict[Setting, list[dict[str, Any]]] = {s: [] for s in settings}
@@ -366,12 +163,12 @@ def evaluate_operations(
         dev = [r for r in runs if r.half == "dev"]
         for group in sorted({r.group for r in dev}):
             held = [r for r in dev if r.group == group]
-            fold = _fold([r for r in dev if r.group != group], held, identity)
+            fold = fold_of([r for r in dev if r.group != group], held, identity)
             say(f"dev fold {group}: {len(held)} runs")
             for confidence in sorted({s.min_confidence for s in settings}):
-                allowed = _recallable(fold, confidence)
+                allowed = recallable_of(fold, confidence)
                 for setting in (s for s in settings if s.min_confidence == confidence):
-                    dev_rows[setting].extend(_score_row(r, _replay(r, fold, setting, allowed), fold, allowed)
+                    dev_rows[setting].extend(score_run(r, replay_run(r, fold, setting, allowed), fold, allowed)
                                              for r in held)
     scored = [(s, summarise(rows)) for s, rows in dev_rows.items()]
     chosen, chosen_dev, dev_met = _choose(scored)
@@ -381,11 +178,13 @@ def evaluate_operations(
     for path, runs in files.items():
         dev = [r for r in runs if r.half == "dev"]
         test = [r for r in runs if r.half == "test"]
-        fold = _fold(dev, test, identity)
-        allowed = _recallable(fold, use.min_confidence)
+        fold = fold_of(dev, test, identity)
+        allowed = recallable_of(fold, use.min_confidence)
         say(f"test {path}: {len(test)} runs, {len(allowed)} recallable operations")
-        rows.extend(_score_row(r, _replay(r, fold, use, allowed), fold, allowed) for r in test)
+        rows.extend(score_run(r, replay_run(r, fold, use, allowed), fold, allowed) for r in test)
     summary = summarise(rows)
+    say(f"test as deployed: file order and {ORDERS} shuffled orders")
+    as_deployed = deployed(files, use, identity)
     intents = sorted({r["intent"] for r in rows})
     at_config = configured(config)
     return {
@@ -406,6 +205,7 @@ def evaluate_operations(
         "runs": rows,
         "targets": dict(TARGETS),
         "meets_targets": meets(summary),
+        "deployed": as_deployed,
     }
 
 
@@ -451,6 +251,18 @@ def format_operations(report: Mapping[str, Any]) -> str:
         f"{100 * t['wrong_recall_rate']:.0f}% {_yes(met['wrong_recalls'])}, coverage >= "
         f"{100 * t['coverage']:.0f}% {_yes(met['coverage'])}"
     )
+    dep = report["deployed"]
+    spread = ", ".join(f"{name.replace('_recall_rate', '')} {' / '.join(pct(v) for v in dep['shuffled'][name])}"
+                       for name in ("precision", "wrong_recall_rate", "coverage") if name in dep["shuffled"])
+    dmet = dep["meets_targets"]
+    out += [
+        "test as deployed (the memory starts from dev and learns each test run after scoring it):",
+        "  " + line("file order", dep["summary"]),
+        f"  {dep['orders']} shuffled arrival orders (min / median / max): {spread or 'n/a'}",
+        f"targets (test as deployed, file order): precision {_yes(dmet['precision'])}, wrong "
+        f"{_yes(dmet['wrong_recalls'])}, coverage {_yes(dmet['coverage'])}",
+        "recalls on test (scored once, memory frozen at dev):",
+    ]
     for row in report["runs"]:
         if row["recalled"]:
             verdict = "correct" if row["correct"] else "WRONG"
