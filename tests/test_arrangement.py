@@ -50,6 +50,23 @@ SWAPPED = [
      "a value sits with another subject"),
     ("O frete é grátis para compras acima de R$ 199 ou para qualquer entrega na região Sudeste.",
      "O frete grátis vale para compras acima de R$ 199 com entrega no Sudeste.", "a role word is turned around"),
+    # a value counted per something else
+    ("O assento conforto custa R$ 100 pela viagem de ida e volta.",
+     "A marcação de assento conforto custa cem reais por trecho.", "a value is counted per, or from, another thing"),
+    ("Seat selection costs $15 per trip.", "Seat selection costs $15 per segment, four segments in all.",
+     "a value is counted per, or from, another thing"),
+    ("Tickets cancelled within 24 hours of departure are fully refunded.",
+     "A full refund applies only if you cancel within 24 hours of booking.",
+     "a value is counted per, or from, another thing"),
+    # the other party as a passive's agent
+    ("A loja paga o imposto de importação.", "O imposto de importação é pago pelo comprador.",
+     "another party does it"),
+    ("The store pays the return shipping.", "Return shipping is paid by the customer.", "another party does it"),
+    # the rule said of other named places or groups
+    ("O frete é grátis em compras acima de R$ 199 para todo o Brasil.",
+     "Frete grátis em compras acima de R$ 199 pras regiões Sul e Sudeste.", "it is said of another place or group"),
+    ("Free shipping to Canada on orders over $50.", "Free shipping on orders over $50 to the US and Mexico.",
+     "it is said of another place or group"),
 ]
 
 SAME = [
@@ -77,7 +94,28 @@ SAME = [
     ("A montagem é gratuita nas capitais; no interior custa R$ 120.", "No interior cobramos R$ 120 pela montagem."),
     # a claim that says what it is not given to
     ("A tarifa é cobrada do pagador, não da empresa.", "A tarifa é cobrada do pagador."),
+    # the tiers as the claim binds them; a basis said in another form or another language
+    ("Registration costs $279 through March 15 and drops to $199 from March 16 on.",
+     "Registration is $279 through March 15. From March 16 on, it's $199."),
+    ("O aluguel custa R$ 70 por dia.", "R$ 70 a diária completa."),
+    ("The cover charge is R$ 15 per person.", "O couvert é de R$ 15 por pessoa."),
+    ("O assento conforto custa R$ 100 por trecho.", "O assento conforto custa cem reais por trecho."),
+    ("Compras acima de R$ 199 têm frete grátis no Sul e no Sudeste.",
+     "Frete grátis em compras acima de R$ 199 pras regiões Sul e Sudeste."),
+    ("O frete para Lisboa custa 40 euros.", "Shipping to Lisbon is 40 euros."),
+    ("The customer pays the return shipping.", "Return shipping is paid by the customer."),
+    ("O reembolso sai em até 7 dias úteis após o pedido de cancelamento.",
+     "O reembolso é processado em até sete dias úteis após a solicitação do cancelamento."),
 ]
+
+
+def test_a_tier_whose_value_is_bound_to_the_other_tiers_bound_is_another_claim() -> None:
+    claim = "Registration costs $279 through March 15 and drops to $199 from March 16 on."
+    assert rearranged(claim, "Registration is $199 through March 15. From March 16 on, it's $279.") == \
+        "a value sits with another subject"
+    assert not rearranged(claim, "Registration is $279 through March 15. From March 16 on, it's $199.")
+    # a value bound to a bound the claim leaves unbound crosses nothing ("$50 over 23 kg")
+    assert not rearranged("Checked bags cost $35 up to 23 kg.", "Bags cost $35 up to 23 kg and $50 over 23 kg.")
 
 
 @pytest.mark.parametrize(("claim", "text", "why"), SWAPPED)

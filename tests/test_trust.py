@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import LOOKED_UP
 
+from insika_knowledge.analysis.structure import content_terms
 from insika_knowledge.trust import assess, rule_markers, supporters
 from insika_knowledge.trust.grounding import unstated_values
 
@@ -159,6 +160,23 @@ def test_facts_about_customers_are_not_rules(text: str) -> None:
 def test_a_yes_to_the_customers_question_states_what_it_asked(question: str, answer: str, claim: str) -> None:
     verdict = assess(claim, "policy", [user(question), agent(answer)])
     assert "agent" in verdict.supported_by and not verdict.quarantined
+
+
+def test_an_answer_to_a_question_for_a_value_is_about_what_the_question_named() -> None:
+    question = user("quanto tá a air fryer de 5 litros?")
+    answer = agent("Tá saindo por R$ 1.299,00 à vista, ou em 10x de R$ 129,90 sem juros!")
+    claim = "Preço da air fryer de 5 litros\nA air fryer de 5 litros custa R$ 1299 à vista."
+    verdict = assess(claim, "policy", [question, answer])
+    assert "agent" in verdict.supported_by and not verdict.quarantined
+    # the value must still be the answer's: one the customer offered is not confirmed by another
+    offered = [user("Qual o prazo de entrega pra Manaus, 3 dias?"), agent("São 10 dias úteis.")]
+    assert "agent" not in supporters("Prazo para Manaus\nA entrega para Manaus leva 3 dias.", offered)
+
+
+@pytest.mark.parametrize("said", ["o assento padrão você marca sem pagar nada", "não paga nada pelo assento padrão",
+                                  "standard seats: you pay nothing"])
+def test_paying_nothing_is_free(said: str) -> None:
+    assert "s_free" in content_terms(said) and "s_payment" not in content_terms(said)
 
 
 def test_a_yes_to_a_tag_question_is_an_agreement_not_a_statement() -> None:

@@ -33,6 +33,7 @@ from insika_knowledge.analysis.structure import (
     previous_content,
     tokens,
 )
+from insika_knowledge.analysis.text import text_language
 
 #: The parties that speak for the business ("we", "the store", "the seller") and those on
 #: the customer's side ("you", "customers", "members", "passengers"), as terms: a text in
@@ -107,6 +108,156 @@ def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
             displaced.add(value)
             moved = moved or not any(a & words for a in around)
     return moved and len(displaced) >= 2
+
+
+def _crossed(mine: frozenset[tuple[str, frozenset[str]]], theirs: frozenset[tuple[str, frozenset[str]]]) -> bool:
+    """True when the text binds two of the claim's values that the claim binds to others.
+
+    A value bound to another of another unit in one phrase (a price to the date it holds
+    until, a fee to a duration) is a tier: "$279 through March 15 and $199 from March
+    16" binds $279 to March 15 and $199 to March 16, and "Registration is $199 through
+    March 15" binds $199 to March 15, which the claim gives $279. Numbers without a unit
+    (a model's, "5 litros") bind nothing; a claim that says two values in one phrase binds
+    them, so a text that says them together crosses nothing.
+    """
+    def pairs(near: frozenset[tuple[str, frozenset[str]]]) -> set[tuple[str, str]]:
+        return {(v, w) for v, phrase in near for w in phrase
+                if w != v and _tiered(v) and _tiered(w) and _unit(v) != _unit(w)}
+
+    claimed = pairs(mine)
+    partners: dict[str, set[str]] = {}
+    for v, w in claimed:
+        partners.setdefault(v, set()).add(w)
+    return any(v in partners and w in partners and partners[v] - {w} and partners[w] - {v}
+               for v, w in pairs(theirs) - claimed)
+
+
+def _tiered(value: str) -> bool:
+    """A value that may bind another: a measure with its unit, or a date."""
+    return value.startswith("d:") or (value.startswith("m:") and not _bare(value))
+
+
+def _unit(value: str) -> str:
+    """``date`` for a date, else a measure's unit (``m:199:usd`` -> ``usd``)."""
+    return "date" if value.startswith("d:") else value.split(":")[2]
+
+
+#: The words that count a value per something: "R$ 100 por trecho", "$35 per bag".
+_PER: Final = frozenset({"r:por", "p:p_per"})
+#: The words that tie a duration to the event it runs from or to: "24 hours of departure",
+#: "7 dias após o recebimento", "até 24 horas antes do embarque".
+_FROM_EVENT: Final = frozenset({"r:of", "r:from", "p:p_after", "p:p_before"})
+_DURATION_UNITS: Final = frozenset({"minute", "hour", "day", "week", "month", "year"})
+#: The events a duration runs from, as terms, by kind: two anchors of two kinds are two
+#: rules ("24 hours of booking" / "of departure"); anchors of one kind, or of no kind
+#: known here ("após a solicitação" / "após o pedido"), may be one said twice.
+_EVENT_KINDS: Final = (
+    frozenset({"book", "reserv", "s_order", "emissa", "issu"}),
+    frozenset({"departur", "embarqu", "part", "voo", "flight", "checkin", "takeoff"}),
+    frozenset({"s_deliver", "receb", "receipt", "receiv", "arriv", "cheg"}),
+)
+
+
+def _event_kind(term: str) -> int:
+    return next((k for k, kind in enumerate(_EVENT_KINDS) if term in kind), -1)
+
+
+def _bases(seq: tuple[str, ...]) -> dict[str, set[str]]:
+    """Each value of `seq` -> the terms it is counted per ("$20 per person per night":
+    ``{"m:20:usd": {"person", "night"}}``), or, for a duration, the event it runs from
+    ("24 hours of booking": ``{"m:24:hour": {"book"}}``); values counted per nothing are
+    left out.
+    """
+    found: dict[str, set[str]] = {}
+    for at, token in enumerate(seq):
+        if not token.startswith("m:"):
+            continue
+        ties = _PER | _FROM_EVENT if token.split(":")[2] in _DURATION_UNITS else _PER
+        k = at + 1
+        while k + 1 < len(seq) and seq[k] in ties and plain_word(seq[k + 1]):
+            found.setdefault(token, set()).add(seq[k + 1])
+            k += 2
+    return found
+
+
+def other_basis(claim: str, text: str) -> bool:
+    """True when `text` counts a value of `claim` per something else ("cem reais por
+    trecho" for "R$ 100 pela viagem de ida e volta", "$15 per segment" for "$15 per trip"),
+    or a duration from another kind of event ("within 24 hours of booking" for "of
+    departure": `_EVENT_KINDS`).
+
+    Compared only in one language (the words differ across two; a text too short to tell
+    is taken as the other's), only for a value both
+    count per something, and only when neither side's word is anywhere in the other text,
+    nor one the start of the other ("a diária" is "por dia").
+    """
+    body = claim.partition("\n")[2] or claim
+    mine = _bases(tokens(body))
+    if not mine or not _one_language(body, text):
+        return False
+    seq, claimed = tokens(text), tokens(body)
+    theirs = _bases(seq)
+    for value, per in mine.items():
+        other = theirs.get(value, set())
+        if value.split(":")[2] in _DURATION_UNITS:  # an event it runs from: of two known kinds
+            kinds, others = {_event_kind(t) for t in per}, {_event_kind(t) for t in other}
+            if -1 in kinds | others or kinds & others:
+                continue
+        if _apart(per, claimed, other, seq):
+            return True
+    return False
+
+
+def _one_language(claim: str, text: str) -> bool:
+    """True unless the two are in two languages (a text too short to tell is either)."""
+    return len({text_language(claim), text_language(text)} - {"mixed"}) <= 1
+
+
+def _apart(mine: set[str], claimed: tuple[str, ...], theirs: set[str], said: tuple[str, ...]) -> bool:
+    """True when each side names something (`mine` in the claim's tokens `claimed`, `theirs`
+    in the text's `said`), neither side's names are anywhere in the other, and none is the
+    start of another ("a diária" is "por dia", "Lisboa" is "Lisbon").
+    """
+    return bool(mine and theirs) and mine.isdisjoint(said) and theirs.isdisjoint(claimed) \
+        and not any(a.startswith(b) or b.startswith(a) for a in mine for b in theirs)
+
+
+#: The role words whose object says where or to whom a rule applies: "para o Sul", "to
+#: Canada", "no Nordeste", "for Gold members".
+_PLACE_ROLES: Final = frozenset({"r:para", "r:to", "r:em", "r:in", "r:for"})
+#: A capitalised word that does not open its sentence: a name ("Sul", "Canada", "Gold").
+_NAME_RE: Final = re.compile(r"(?<![.!?:;\n]\s)(?<!^)(?<=\s)[A-ZÀ-Ý][^\W\d_]+")
+
+
+def _places(text: str) -> set[str]:
+    """The names (`_NAME_RE`) a role word of `_PLACE_ROLES` in `text` applies the rule to,
+    with the names of a list after it ("pras regiões Sul e Sudeste": ``{sul, sud}``).
+    """
+    names = {t for word in _NAME_RE.findall(text) for t in tokens(word) if plain_word(t)}
+    if not names:
+        return set()
+    seq, found = tokens(text), set()
+    for at, token in enumerate(seq):
+        if token not in _PLACE_ROLES:
+            continue
+        for nxt in seq[at + 1:]:
+            if nxt in names:
+                found.add(nxt)
+            elif not (plain_word(nxt) or nxt.startswith("p:") or nxt in _EITHER):
+                break
+    return found
+
+
+def other_place(claim: str, text: str) -> bool:
+    """True when `text` applies what `claim` says to other named places or groups: "pras
+    regiões Sul e Sudeste" for "para todo o Brasil", "to Canada" for "to Mexico".
+
+    Only names after a role word that says where or to whom (`_PLACE_ROLES`) are
+    compared, in one language, and only when they are apart (`_apart`).
+    """
+    body = claim.partition("\n")[2] or claim
+    mine = _places(body)
+    return bool(mine) and _one_language(body, text) and _apart(mine, tokens(claim), _places(text), tokens(text))
 
 
 def _number(value: str) -> str:
@@ -235,7 +386,9 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
       "Prata custa mais que o Ouro"; "R$ 25 before March 1st and R$ 30 after");
     - ``"another party does it"``: what the claim says one side does (the business: "we",
       "the store"; the customer: "you", "customers") `text` says the other side does, and
-      never the claim's side.
+      never the claim's side;
+    - ``"a value is counted per, or from, another thing"``: `other_basis`;
+    - ``"it is said of another place or group"``: `other_place`.
 
     Args:
         claim: the claim's text (description and body), written as the business's.
@@ -246,6 +399,10 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
     body = claim.partition("\n")[2] or claim  # (the first line is the title)
     if _compared_otherwise(tokens(body), tokens(text)):
         return "the two sides of a comparison are swapped"
+    if other_basis(claim, text):
+        return "a value is counted per, or from, another thing"
+    if other_place(claim, text):
+        return "it is said of another place or group"
     mine, said = details(claim), details(body)
     if not _may_move(mine, said, tokens(text)):
         return ""
@@ -255,7 +412,7 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a role word is turned around"
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
-    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded):
+    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
     if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):
         return "another party does it"  # two parties trade subjects ("frete troca: pago pelo cliente, ...")

@@ -229,6 +229,10 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
          r"isent[oa]s?\b",
          r"\1gratis"),  # "a taxa de matrícula é isenta"
         (r"\b(?:does|do|will) not cost (?:you )?anything\b", "is free"),
+        # paying nothing is free: "você marca sem pagar nada", "não paga nada", "you pay nothing"
+        (r"\bsem pagar nada\b|\bnao (?:se )?(?:paga|pagam|pagamos|cobra|cobram|cobramos) nada\b|\bgratuitamente\b",
+         "gratis"),
+        (r"\bwithout paying anything\b|\bpay nothing\b|\b(?:do|does|will) not (?:have to )?pay anything\b", "free"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
         (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
@@ -546,6 +550,8 @@ _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
     r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
+    r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
+    r"|pay anything"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana|com destino")
 
@@ -2356,6 +2362,10 @@ def kept_together(merged: Details, *claims: Details) -> bool:
     return True
 
 
+#: The role words that name a passive's agent ("paid by", "pago pelo").
+_PASSIVE_BY: Final = frozenset({"r:by", "r:por"})
+
+
 @lru_cache(maxsize=8192)
 def details(text: str, *, summary: bool = False, whole: bool = False) -> Details:
     """What a merge of `text` with another claim must keep (see `Details`).
@@ -2434,6 +2444,12 @@ def details(text: str, *, summary: bool = False, whole: bool = False) -> Details
         elif token in PARTY_TERMS:
             items.add(("name", token))
     close_sentence()
+    if not summary:  # "é pago pelo comprador", "is paid by the customer": the agent does the act
+        read, passives, _ = _read(text)
+        for at, agent in passives:
+            if agent and at + 2 < len(read) and read[at + 1] in _PASSIVE_BY and (
+                    read[at + 2] in PARTY_TERMS or read[at + 2].startswith("w:")):
+                items.add(("a", read[at + 2], read[at]))
     return Details(frozenset(items), frozenset(bindings), negation_count(text), _polarity(seq),
                    _language(text, _prepare(text)), frozenset(t for t in seq if _is_content(t)),
                    _polarity(seq, markers=RESTRICTIONS, clause_wide=False), frozenset(near),

@@ -254,6 +254,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                     corrected |= new
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
             text = text | {t for t in wanted if _bare(t) in text}
+        topic = _topic(parts, at, text & wanted) if said else frozenset()
+        text |= topic
         durations = {same_duration(t) for t in text if t.startswith("m:")}  # "24 horas" says "1 dia"
         text = text | {t for t in numbers if t.startswith("m:") and same_duration(t) in durations}
         have = text & wanted
@@ -264,12 +266,43 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # in the claim's own language its words must too.
         numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
                    and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
-        held = features(" ".join(said)) | corrected
+        held = features(" ".join(said)) | corrected | topic
         valued = numeric or all(_states(v, held, business=True) for v in values)
         if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued \
                 and not drops_condition(claim, said):  # "free for orders over R$ 200" for "free"
             found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
+
+
+#: A question that asks for a value or a thing, not for a yes (folded): "quanto tá a air
+#: fryer?", "qual o prazo?", "how long does shipping take?".
+_WH_QUESTION: Final = re.compile(
+    r"\b(?:quanto|quanta|quantos|quantas|qual|quais|quando|onde|como|que horas|what|which|when|where"
+    r"|how (?:much|many|long|soon|often|far|late|early))\b")
+
+
+def _topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset[str]:
+    """What the customer's question named that the business's answer leaves implied.
+
+    "quanto tá a air fryer de 5 litros?" / "Tá saindo por R$ 1.299,00 à vista": the answer
+    gives the price of the thing the question named. When ``parts[at]`` comes right after
+    the customer's question for a value or a thing (`_WH_QUESTION`; not a tag question,
+    which asserts), and its sentences that state the claim give one of the claim's values
+    (`stated`: their features the claim has), the question's features are read with them,
+    less the question's own values in a unit the answer gives (a value offered to be
+    confirmed or corrected: "3 dias?" / "10 dias úteis"). Empty otherwise, and for an
+    answer to a yes-or-no question (`affirmed` reads those).
+    """
+    if not any(_is_number(t) for t in stated):
+        return frozenset()
+    before = next((p for p in reversed(parts[:at]) if p.speaker != "tool"), None)
+    if before is None or before.speaker != "customer":
+        return frozenset()
+    asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
+    if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
+        return frozenset()
+    units = {_unit(t) for t in stated if t.startswith("m:")}
+    return frozenset(t for t in features(asked[-1]) if not (t.startswith("m:") and _unit(t) and _unit(t) in units))
 
 
 #: How a business sentence that says a claim limits it, or says another version of it
