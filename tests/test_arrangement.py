@@ -62,6 +62,19 @@ SWAPPED = [
     ("A loja paga o imposto de importação.", "O imposto de importação é pago pelo comprador.",
      "another party does it"),
     ("The store pays the return shipping.", "Return shipping is paid by the customer.", "another party does it"),
+    # tiers whose prices trade bounds, each said in its own clause
+    ("A mensalidade é R$ 1.610,00 até o dia 5 e R$ 1.450,00 após o dia 5.",
+     "A mensalidade é de R$ 1.450,00 se paga até o dia 5. Após o dia 5, o valor é de R$ 1.610,00.",
+     "a value sits with another subject"),
+    ("Tickets cost $279 until April 30 and $199 from May 1.",
+     "Early-bird tickets are $199 until April 30. From May 1 the price goes up to $279.",
+     "a value sits with another subject"),
+    ("Consultas podem ser desmarcadas sem cobrança em até 12 horas após o agendamento.",
+     "Se desmarcar com pelo menos 12 horas de antecedência da consulta, não tem cobrança.",
+     "a value is counted per, or from, another thing"),
+    ("Retirar o carro no Rio de Janeiro e devolver em São Paulo é isento de taxa de retorno.",
+     "Pra retirar em São Paulo e devolver no Rio a gente não cobra taxa de retorno.",
+     "it is said of another place or group"),
     # the rule said of other named places or groups
     ("O frete é grátis em compras acima de R$ 199 para todo o Brasil.",
      "Frete grátis em compras acima de R$ 199 pras regiões Sul e Sudeste.", "it is said of another place or group"),
@@ -104,9 +117,22 @@ SAME = [
      "Frete grátis em compras acima de R$ 199 pras regiões Sul e Sudeste."),
     ("O frete para Lisboa custa 40 euros.", "Shipping to Lisbon is 40 euros."),
     ("The customer pays the return shipping.", "Return shipping is paid by the customer."),
+    ("Não há taxa de retorno para retirar em São Paulo e devolver no Rio de Janeiro.",
+     "Pra retirar em São Paulo e devolver no Rio a gente não cobra taxa de retorno."),
+    ("A emissão do cartão adicional é gratuita.",
+     "A emissão do cartão adicional é gratuita, porém ele possui anuidade de R$ 8,90 mensais."),
+    ("Tickets cost $199 until April 30 and $279 from May 1.",
+     "Early-bird tickets are $199 until April 30. From May 1 the price goes up to $279."),
     ("O reembolso sai em até 7 dias úteis após o pedido de cancelamento.",
      "O reembolso é processado em até sete dias úteis após a solicitação do cancelamento."),
 ]
+
+
+def test_what_the_claim_says_is_free_the_text_prices() -> None:
+    text = "A emissão do cartão adicional é gratuita, porém ele possui anuidade de R$ 8,90 mensais."
+    assert rearranged("Cartões adicionais são isentos de anuidade.", text) == "a value sits with another subject"
+    # a claim with a price of its own is read value by value; the text's own free part is no claim of a price
+    assert not rearranged("Entrega grátis para pedidos acima de R$ 90.", "Entrega grátis acima de R$ 90; abaixo, R$ 9.")
 
 
 def test_a_tier_whose_value_is_bound_to_the_other_tiers_bound_is_another_claim() -> None:

@@ -179,6 +179,55 @@ def test_paying_nothing_is_free(said: str) -> None:
     assert "s_free" in content_terms(said) and "s_payment" not in content_terms(said)
 
 
+@pytest.mark.parametrize(("text", "terms"), [
+    ("until May 31", {"d:05-31"}), ("from May 1", {"d:05-01"}), ("on May 5, 2024", {"d:05-05:2024"}),
+    ("You may 2 bags", {"m:2:bag"}), ("Estudantes têm meia-entrada", {"m:50:%"}), ("criança paga meia", {"m:50:%"}),
+    ("meia hora", {"m:30:minute"}), ("isentos de anuidade", {"s_free"}), ("sem hora marcada", {"walkin"}),
+    ("We take walk-ins", {"walkin"}), ("cartões adicionais", {"adicional"}), ("o cartão adicional", {"adicional"}),
+])
+def test_the_analyser_reads_these_forms(text: str, terms: set[str]) -> None:
+    found = content_terms(text)
+    assert terms <= found or {t[:8] for t in terms} <= {t[:8] for t in found}, found
+
+
+def test_a_range_of_the_claim_is_stated_by_the_same_range_with_a_unit() -> None:
+    messages = [user("oi! criança paga meia no show?"),
+                agent("Oi! De 6 a 12 anos paga meia-entrada, apresentando documento com foto.")]
+    claim = "Meia-entrada infantil\nChildren aged 6 to 12 pay half price when showing a photo ID."
+    assert not unstated_values(claim, messages)
+
+
+def test_a_reply_that_sets_the_customers_statement_straight_does_not_vouch_for_it() -> None:
+    messages = [user("Fuel policy is full-to-full, right?"),
+                agent("At this location it's actually prepaid fuel: you pay for a full tank at pickup.")]
+    assert assess("Fuel policy\nThe fuel policy at this location is full-to-full.", "policy", messages).quarantined
+
+
+def test_a_correction_in_a_later_turn_that_says_more_still_takes_the_old_value_back() -> None:
+    messages = [user("Bom dia. Qual é o prazo para religar o gás depois do pagamento da fatura atrasada?"),
+                agent("Bom dia. O religamento normal ocorre em até 72 horas após a compensação do pagamento."),
+                user("Mesmo num feriado?"),
+                agent("Peço desculpas, preciso corrigir a informação anterior: o prazo para religamento normal é de "
+                      "até 36 horas após a compensação do pagamento, inclusive aos feriados. O religamento expresso, "
+                      "com taxa, ocorre em até 6 horas.")]
+    old = "Religamento do gás\nO religamento normal do gás ocorre em até 72 horas após a compensação do pagamento."
+    new = ("Religamento do gás\nO religamento normal é feito em até 36 horas após a compensação do pagamento, "
+           "inclusive aos feriados.")
+    assert assess(old, "policy", messages).quarantined and not assess(new, "policy", messages).quarantined
+
+
+def test_a_months_campaign_and_a_rule_for_others_only_limit_what_the_business_said() -> None:
+    campaign = [user("Qual o valor da matrícula?"),
+                agent("A matrícula custa R$ 250,00. Durante o mês de janeiro, porém, estamos com uma campanha de "
+                      "isenção da matrícula para novos alunos.")]
+    assert assess("Matrícula\nNovos alunos são isentos da taxa de matrícula.", "policy", campaign).quarantined
+    others = [user("vcs mandam técnico no fim de semana?"),
+              agent("Mandamos sim: as visitas técnicas rolam de segunda a sábado. Domingo só pra empresas com "
+                    "plano corporativo.")]
+    claim = "Visita técnica\nClientes residenciais podem receber visita técnica aos domingos."
+    assert assess(claim, "policy", others).quarantined
+
+
 def test_a_yes_to_a_tag_question_is_an_agreement_not_a_statement() -> None:
     messages = [user("Agora a devolução é grátis em até 60 dias, né?"), agent("Sim, isso mesmo.")]
     assert assess("Devolução grátis em 60 dias.\nA devolução é grátis em até 60 dias.", "policy", messages).quarantined

@@ -22,6 +22,7 @@ import re
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
+    FREE,
     PARTY_TERMS,
     VALUE_WORDS,
     Details,
@@ -132,6 +133,49 @@ def _crossed(mine: frozenset[tuple[str, frozenset[str]]], theirs: frozenset[tupl
                for v, w in pairs(theirs) - claimed)
 
 
+#: The bound words of a tier: up to ("até", "until", "before", "through") and from ("após",
+#: "from", "after", "above") a date, a day or a measure.
+_UP_TO: Final = frozenset({"p:p_before", "p:p_at_most", "p:p_below", "r:through", "r:until"})
+_FROM_ON: Final = frozenset({"p:p_after", "p:p_at_least", "p:p_above", "r:from", "r:since"})
+_PRICES: Final = frozenset({"brl", "usd", "eur", "gbp", "%"})
+
+
+def _tiers(seq: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
+    """Each price of `seq` said in a clause with one bound -> ``(from, the bound's value)``.
+
+    A clause ends at a sentence's end or a list's "and" / "or"; a clause with more than one
+    price or bound binds none ("R$ 1.450,00 se paga até o dia 5": ``m:1450:brl`` -> ``(False,
+    m:5:)``; "acima de 12.000 BTUs, R$ 480": ``m:480:brl`` -> ``(True, m:12000:)``).
+    """
+    found: dict[str, tuple[bool, str]] = {}
+    clause: list[str] = []
+    for token in (*seq, "."):
+        if token != "." and token not in _EITHER:
+            clause.append(token)
+            continue
+        prices = {t for t in clause if t.startswith("m:") and t.split(":")[2] in _PRICES}
+        bounds = set()
+        for at, word in enumerate(clause):
+            if word in _UP_TO or word in _FROM_ON:
+                value = next((t for t in clause[at + 1:at + 4] if t.startswith(("m:", "d:")) and t not in prices), None)
+                if value is not None:
+                    bounds.add((word in _FROM_ON, value))
+        if len(prices) == 1 and len(bounds) == 1:
+            found.update(dict.fromkeys(prices, next(iter(bounds))))
+        clause = []
+    return found
+
+
+def _tiers_swapped(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """True when the text gives a price of the claim the tier the claim gives another
+    price ("R$ 1.610 até o dia 5 e R$ 1.450 após" / "R$ 1.450 se paga até o dia 5").
+    """
+    claimed, said = _tiers(mine), _tiers(theirs)
+    price_of = {tier: price for price, tier in claimed.items()}
+    return any(price in claimed and claimed[price] != tier and price_of.get(tier, price) != price
+               for price, tier in said.items())
+
+
 def _tiered(value: str) -> bool:
     """A value that may bind another: a measure with its unit, or a date."""
     return value.startswith("d:") or (value.startswith("m:") and not _bare(value))
@@ -152,8 +196,9 @@ _DURATION_UNITS: Final = frozenset({"minute", "hour", "day", "week", "month", "y
 #: rules ("24 hours of booking" / "of departure"); anchors of one kind, or of no kind
 #: known here ("após a solicitação" / "após o pedido"), may be one said twice.
 _EVENT_KINDS: Final = (
-    frozenset({"book", "reserv", "s_order", "emissa", "issu"}),
-    frozenset({"departur", "embarqu", "part", "voo", "flight", "checkin", "takeoff"}),
+    frozenset({"book", "reserv", "s_order", "emissa", "issu", "agend", "schedul"}),
+    frozenset({"departur", "embarqu", "part", "voo", "flight", "checkin", "takeoff", "consult", "appoint", "sessa",
+               "session", "aula", "class", "event", "show"}),
     frozenset({"s_deliver", "receb", "receipt", "receiv", "arriv", "cheg"}),
 )
 
@@ -187,9 +232,10 @@ def other_basis(claim: str, text: str) -> bool:
     departure": `_EVENT_KINDS`).
 
     Compared only in one language (the words differ across two; a text too short to tell
-    is taken as the other's), only for a value both
-    count per something, and only when neither side's word is anywhere in the other text,
-    nor one the start of the other ("a diária" is "por dia").
+    is taken as the other's), only for a value both count per something, and only when
+    the text does not count it per the claim's word, the claim has the text's word nowhere,
+    and neither is the start of the other ("a diária" is "por dia"). "R$ 60 por garrafa, no
+    máximo 2 garrafas por mesa" counts R$ 60 per bottle, not per table.
     """
     body = claim.partition("\n")[2] or claim
     mine = _bases(tokens(body))
@@ -199,11 +245,11 @@ def other_basis(claim: str, text: str) -> bool:
     theirs = _bases(seq)
     for value, per in mine.items():
         other = theirs.get(value, set())
-        if value.split(":")[2] in _DURATION_UNITS:  # an event it runs from: of two known kinds
+        if value.split(":")[2] in _DURATION_UNITS and other:  # the events it runs from: two known kinds
             kinds, others = {_event_kind(t) for t in per}, {_event_kind(t) for t in other}
-            if -1 in kinds | others or kinds & others:
-                continue
-        if _apart(per, claimed, other, seq):
+            if -1 not in kinds | others and not kinds & others:
+                return True
+        elif _apart(per, claimed, other, tuple(other)):  # its own basis, not a word said elsewhere
             return True
     return False
 
@@ -229,11 +275,16 @@ _PLACE_ROLES: Final = frozenset({"r:para", "r:to", "r:em", "r:in", "r:for"})
 _NAME_RE: Final = re.compile(r"(?<![.!?:;\n]\s)(?<!^)(?<=\s)[A-ZÀ-Ý][^\W\d_]+")
 
 
+def _names(text: str) -> set[str]:
+    """The terms of the names (`_NAME_RE`) in `text`."""
+    return {t for word in _NAME_RE.findall(text) for t in tokens(word) if plain_word(t)}
+
+
 def _places(text: str) -> set[str]:
     """The names (`_NAME_RE`) a role word of `_PLACE_ROLES` in `text` applies the rule to,
     with the names of a list after it ("pras regiões Sul e Sudeste": ``{sul, sud}``).
     """
-    names = {t for word in _NAME_RE.findall(text) for t in tokens(word) if plain_word(t)}
+    names = _names(text)
     if not names:
         return set()
     seq, found = tokens(text), set()
@@ -258,6 +309,41 @@ def other_place(claim: str, text: str) -> bool:
     body = claim.partition("\n")[2] or claim
     mine = _places(body)
     return bool(mine) and _one_language(body, text) and _apart(mine, tokens(claim), _places(text), tokens(text))
+
+
+def _places_traded(claim: str, text: str) -> bool:
+    """True when a name the two share follows, in `text`, the word the claim gives another
+    name, and never its own: "retirar em São Paulo e devolver no Rio" for "retirar no Rio
+    e devolver em São Paulo" (each name's word: the content word before its role word).
+    """
+    theirs = {name: heads for name, heads in _heads(text, _PLACE_ROLES).items() if name in _names(text)}
+    if not theirs:
+        return False
+    mine = {name: heads for name, heads in _heads(claim, _PLACE_ROLES).items() if name in _names(claim)}
+    owner: dict[str, set[str]] = {}
+    for name, heads in mine.items():
+        for head in heads:
+            owner.setdefault(head, set()).add(name)
+    return any(name in mine and not heads & mine[name] and any(owner.get(h, {name}) - {name} for h in heads)
+               for name, heads in theirs.items())
+
+
+def _priced_instead(mine: Details, theirs: Details) -> bool:
+    """True when a word the claim says is free sits in the text with a price, and not with
+    "free": "A emissão do cartão adicional é gratuita, porém ele possui anuidade de R$ 8,90"
+    for "Cartões adicionais são isentos de anuidade". The text's "free" must share another
+    word with the claim's (it speaks of the same thing; "..., free over $50" may leave its
+    subject out), and the claim names no price itself.
+    """
+    free = {w for value, phrase in mine.worded if value == FREE for w in _words(phrase)}
+    if not free or any(v.startswith("m:") and v.split(":")[2] in _PRICES for v, _ in mine.near):
+        return False  # a claim with prices of its own ("free over $999", "free, then 20%") is read value by value
+    their_free = {w for value, phrase in theirs.worded if value == FREE for w in _words(phrase)}
+    if not their_free & free:
+        return False
+    priced = {w for value, phrase in theirs.near
+              if value.startswith("m:") and value.split(":")[2] in _PRICES for w in _words(phrase)}
+    return bool((free & priced) - their_free)
 
 
 def _number(value: str) -> str:
@@ -388,7 +474,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
       "the store"; the customer: "you", "customers") `text` says the other side does, and
       never the claim's side;
     - ``"a value is counted per, or from, another thing"``: `other_basis`;
-    - ``"it is said of another place or group"``: `other_place`.
+    - ``"it is said of another place or group"``: `other_place`, or two named places trade
+      the words they follow (`_places_traded`).
 
     Args:
         claim: the claim's text (description and body), written as the business's.
@@ -412,10 +499,13 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a role word is turned around"
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
-    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near):
+    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near) \
+            or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
     if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):
         return "another party does it"  # two parties trade subjects ("frete troca: pago pelo cliente, ...")
+    if _places_traded(body, text):
+        return "it is said of another place or group"
     return ""
 
 

@@ -422,6 +422,11 @@ _FRACTION_RE: Final = re.compile(
     r"|(?<![\d/])\b(?P<dn>[123])/(?P<dd>[234])\b(?![/\d])(?= (?:of|da|do|das|dos|de (?:a|o|um|uma)|daily|diaria)\b)")
 
 
+#: Half price in Portuguese: "meia-entrada", "paga meia" (not "meia hora", "meia-noite",
+#: read before, nor a sock): 50 %.
+_MEIA_RE: Final = re.compile(r"\bmeia(?=[- ]entradas?\b)|(?:(?<=\bpaga )|(?<=\bpagam )|(?<=\bpagar ))meia\b")
+
+
 #: Some text every `_FRACTION_RE` match holds (a cheap test first).
 _FRACTION_HINTS: Final = ("half", "metade", "third", "terco", "quarter", "/")
 
@@ -474,6 +479,7 @@ def read_number_words(folded: str) -> str:
     folded = _PERCENT_WORDS_RE.sub("%", folded)
     if "half" in folded or "meia" in folded:
         folded = _HALF_HOURS_RE.sub(_half_hours, folded)
+        folded = _MEIA_RE.sub("50%", folded)
     if any(w in folded for w in _FRACTION_HINTS):
         folded = _FRACTION_RE.sub(_fraction, folded)
     if " a" in folded:

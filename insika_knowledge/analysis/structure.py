@@ -225,6 +225,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # exempt of a fee is free ("isenta de taxa", "Taxa: isenta"); "isento de glúten" is not
         (r"\bisent[oa]s? d[eao]s? (?:taxas?|tarifas?|cobrancas?|custos?|pagamentos?)\b"
          r"|\b(?:taxas?|tarifas?|custos?|cobrancas?)\s*:\s*isent[oa]s?\b", "gratis"),
+        # exempt of a named charge is that charge free ("isentos de anuidade": "gratis de anuidade")
+        (r"\bisent[oa]s? (?=d[eao]s? (?:anuidades?|mensalidades?|matriculas?|fretes?|juros|multas?)\b)", "gratis "),
         (r"\b((?:taxas?|tarifas?|custos?|cobrancas?)(?:\s+[a-z]+){0,3}?\s+(?:ser|sao|fica|ficam|esta|estao)\s+)"
          r"isent[oa]s?\b",
          r"\1gratis"),  # "a taxa de matrícula é isenta"
@@ -235,6 +237,11 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bwithout paying anything\b|\bpay nothing\b|\b(?:do|does|will) not (?:have to )?pay anything\b", "free"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
+        # seen without an appointment: "sem agendamento", "without an appointment", "walk-ins"
+        (r"\bsem (?:agendamento|agendar|hora marcada|marcar horario|precisar agendar)\b"
+         r"|\bwithout (?:an? )?(?:appointment|booking|reservation)\b|\bwalk[- ]ins?\b", "walkin"),
+        # "12 horas de antecedência da consulta" is "12 horas antes da consulta"
+        (r"\bde antecedencia (?=d[aeo]s? )", "antes "),
         (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
         (r"\binterest[- ]free\b", "without interest"),  # "10x interest-free", as "sem juros" reads
         (r"\bno longer\b|\bnot anymore\b|\bnot any longer\b", "not"),
@@ -307,10 +314,20 @@ _DATE_PATTERNS: Final = (
     # February 1st (, 2026); the number words' reading writes an ordinal "1st" as "1o"
     (re.compile(rf"\b(?P<mn>{_PLAIN_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th|o)?\b"
                 r"(?:,?\s+(?P<y>\d{4}))?"), "mdy"),
+    # May 1st, where "may" is no verb (`_MAY_DATE_BEFORE`)
+    (re.compile(r"\b(?P<mn>may)\s+(?P<d>\d{1,2})(?:st|nd|rd|th|o)?\b(?:,?\s+(?P<y>\d{4}))?"), "mdy"),
     # 1st (of) February (2026)
     (re.compile(rf"(?<![\d])(?P<d>\d{{1,2}})(?:st|nd|rd|th|o)?\s+(?:of\s+)?(?P<mn>{_PLAIN_MONTH_ALT})\b"
                 r"(?:,?\s+(?P<y>\d{4}))?"), "dmy"),
 )
+
+
+#: The words right before "may" that make "may D" a date ("from May 1", "until May 31",
+#: "on May 5"; the start of a text or a clause too). Elsewhere "may" followed by a number
+#: is read as the verb unless a year follows ("May 5, 2024").
+_MAY_DATE_BEFORE: Final = re.compile(
+    r"(?:^|[,.;:(\n-]|\b(?:from|until|till|through|thru|on|by|before|after|since|starting|to|of|and|or|between))"
+    r"\s*$")
 
 
 #: The names of the days of the week, folded: English, then Portuguese, each Monday first.
@@ -358,6 +375,9 @@ def _dates(text: str, lang: str = "pt") -> list[_Span]:
             if any(s.start < match.end() and match.start() < s.end for s in found):
                 continue
             groups = match.groupdict()
+            if groups.get("mn") == "may" and not groups.get("y") \
+                    and not _MAY_DATE_BEFORE.search(text, 0, match.start()):
+                continue  # "you may 2 ..." (a verb), not "from May 2"
             month = _MONTHS[groups["mn"]] if groups.get("mn") else int(groups["m"])
             day = int(groups["d"])
             if order == "slash":
@@ -551,7 +571,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
-    r"|pay anything"
+    r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem precisar|without a|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana|com destino")
 

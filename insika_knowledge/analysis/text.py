@@ -31,7 +31,8 @@ from insika_knowledge.analysis.synonyms import SYNONYMS, join_phrases
 #: The version of the term output. Bump it whenever any function here (or in
 #: `analysis.numbers` / `analysis.synonyms`) would give a stored text different terms:
 #: an index built under another version must be rebuilt.
-ANALYSIS_VERSION: Final[int] = 3  # 2: `fold` folds capitals out of NFKD; 3: it reads text `as_seen`
+ANALYSIS_VERSION: Final[int] = 4  # 2: `fold` folds capitals out of NFKD; 3: it reads text `as_seen`;
+# 4: Portuguese plurals in -ais, -eis, -uis come to the singular ("adicionais" is "adicional")
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 _ASCII_WORD_RE: Final = re.compile(r"[a-z0-9]+")
@@ -117,7 +118,8 @@ INVISIBLE: Final = re.compile("[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufe
 
 _EN: Final = Stemmer.Stemmer("english")
 _PT: Final = Stemmer.Stemmer("portuguese")
-_PLURALS: Final = (("coes", "cao"), ("soes", "sao"), ("oes", "ao"), ("aes", "ao"), ("ns", "m"))
+_PLURALS: Final = (("coes", "cao"), ("soes", "sao"), ("oes", "ao"), ("aes", "ao"), ("ns", "m"),
+                   ("ais", "al"), ("eis", "el"), ("uis", "ul"))  # adicionais -> adicional
 
 
 _ONLY_EN: Final = STOP_WORDS_EN - STOP_WORDS_PT
@@ -152,7 +154,9 @@ def stem(word: str, lang: str = "mixed") -> str:
 
 
 def _singular(word: str) -> str:
-    """A Portuguese plural ending brought to the singular (``-coes`` -> ``-cao``, ``-ns`` -> ``-m``)."""
+    """A Portuguese plural ending brought to the singular (``-coes`` -> ``-cao``, ``-ns`` -> ``-m``,
+    ``-ais`` -> ``-al``).
+    """
     for plural, singular in _PLURALS:
         if word.endswith(plural) and len(word) > len(plural) + 2:
             return word[: -len(plural)] + singular

@@ -296,11 +296,15 @@ OFFER_WINDOW: Final = re.compile(
     r"|\b(?:this (?:weekend|holiday season|season)|(?:neste|nesse|este) fim de semana|nesta temporada)\b"
     r"|\b(?:during|for) (?:our|the|this) (?:[a-z-]+ ){0,2}(?:sale|promotion|promo|campaign)\b"
     r"(?! items?| products?| prices?| merchandise)"
-    r"|\b(?:durante|na|nesta|nessa) (?:a )?(?:nossa )?(?:liquidacao|promocao|campanha|black friday|queima)\b")
+    r"|\b(?:durante|na|nesta|nessa) (?:a )?(?:nossa )?(?:liquidacao|promocao|campanha|black friday|queima)\b"
+    # a month's campaign: "Durante o mês de janeiro ...", "during March", "estamos com uma campanha"
+    rf"|\b(?:durante|during|throughout) (?:o mes de |todo o mes de |the month of |all of )?{MONTH}\b"
+    r"|\b(?:estamos com|temos|we(?:'re| are) running|we have) (?:uma |a |an )(?:[a-z-]+ ){0,2}"
+    r"(?:campanha|promocao|promo|promotion|campaign|sale)\b")
 #: What an offer gives ("free", "20% off", "grátis", "desconto", "cashback", "double").
 _OFFERING: Final = re.compile(
     r"\b(?:free|complimentary|discount(?:ed)?|off|save|cashback|double|bonus|gift|gratis|gratuit[oa]s?|desconto"
-    r"|brinde|dobro|de graca|sem custo)\b|%")
+    r"|brinde|dobro|de graca|sem custo|isencao|isent[oa]s?|waived?)\b|%")
 #: A clause that says its rule holds during the window too, or every time ("including those
 #: placed during the sale", "mesmo durante a liquidação", "each week", "todo mês").
 _STILL: Final = re.compile(

@@ -187,8 +187,8 @@ def _states(value: str, found: frozenset[str], *, business: bool) -> bool:
     if any(same_duration(t) == whole for t in found if t.startswith("m:")):
         return True
     ends = RANGE_VALUE.fullmatch(value)
-    if ends is not None:
-        return all(_states(f"m:{end}:{ends[3]}", found, business=business) for end in (ends[1], ends[2]))
+    if ends is not None and all(_states(f"m:{end}:{ends[3]}", found, business=business) for end in (ends[1], ends[2])):
+        return True  # (else the range as a whole, below: "aged 6 to 12" is "de 6 a 12 anos")
     number, unit = _bare(value), _unit(value)
     for t in found:
         if t.startswith("m:") and _bare(t) == number and (
@@ -233,6 +233,9 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             continue
         if _taken_back(parts, at, claim):
             continue  # taken back by the business's next message ("Sorry, correction: ...")
+        if not asked and _SETS_STRAIGHT.search(re.split(r"[.!?:;,\u2014]", fold(piece.text), maxsplit=1)[0]) \
+                and len(said_by_customer) >= MIN_COVERAGE * len(wanted):
+            continue  # "Fuel is full-to-full, right?" / "Actually, it's prepaid": not the customer's version
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text: frozenset[str] = affirmed(parts, at)
@@ -274,6 +277,11 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     return frozenset(found)
 
 
+#: Words that set the customer's statement straight, in a reply's first clause (folded):
+#: "Actually, ...", "At this location it's actually ...", "Na verdade, ...", "Not quite: ...".
+_SETS_STRAIGHT: Final = re.compile(
+    r"\b(?:actually|in fact|not quite|not exactly|na verdade|na real|nao exatamente"
+    r"|(?:it'?s|it is|e) (?:the reverse|the opposite|o contrario|o inverso)|pelo contrario|on the contrary)\b")
 #: A question that asks for a value or a thing, not for a yes (folded): "quanto tá a air
 #: fryer?", "qual o prazo?", "how long does shipping take?".
 _WH_QUESTION: Final = re.compile(
@@ -344,8 +352,15 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             continue
         gone = _taken_back(parts, at, claim)
         split = sentences(piece.text)
+        whole = not gone and len(features(piece.text) & wanted) >= MIN_COVERAGE * len(wanted)
+        if whole and rearranged(claim, piece.text):  # two sentences, each a tier, say another version
+            found = found or LIMITS["rearranged"]
         for k, sentence in enumerate(split):
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
+                if whole and features(sentence) & wanted:  # the message says it in parts, one of them
+                    reading = _reading(claim, piece, split, k, parts[:at])  # for others only, say
+                    if reading.why == "narrower":  # ("Domingo só pra empresas com plano corporativo")
+                        found = found or LIMITS["narrower"]
                 continue
             if gone:  # the business's next piece takes this one back, speaking of it
                 found = found or LIMITS["corrected"]
@@ -361,14 +376,17 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
 
 def _taken_back(parts: Sequence[Piece], at: int, claim: str) -> bool:
     """True when the business takes ``parts[at]`` back as to `claim`: its next piece opens
-    with a correction that may be of the claim (`_corrects`), or a later sentence gives the
-    claim's unit another value (`trust.evidence.replaced_later`).
+    with a correction (naming nothing else, `trust.evidence.corrected_next`, or saying more:
+    "preciso corrigir a informação anterior: ..., inclusive aos fins de semana") that may be
+    of the claim (`_corrects`), or a later sentence gives the claim's unit another value
+    (`trust.evidence.replaced_later`).
     """
     index = parts[at].index
     if replaced_later(parts, index, claim):
         return True
     later = next((p.text for p in parts[at + 1:] if p.business), "")
-    return corrected_next(parts, index, claim) and _corrects(claim, later, parts[at].text)
+    return (corrected_next(parts, index, claim) or opens_explicit_correction(later)) \
+        and _corrects(claim, later, parts[at].text)
 
 
 def _after(split: Sequence[str], k: int) -> str:
