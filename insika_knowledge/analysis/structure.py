@@ -238,8 +238,9 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
         # seen without an appointment: "sem agendamento", "without an appointment", "walk-ins"
-        (r"\bsem (?:agendamento|agendar|hora marcada|marcar horario|precisar agendar)\b"
-         r"|\bwithout (?:an? )?(?:appointment|booking|reservation)\b|\bwalk[- ]ins?\b", "walkin"),
+        (r"\bsem (?:(?:a )?necessidade de |precisar (?:de )?)?(?:agendamento|agendar|hora marcada|marcar horario)\b"
+         r"|\bwithout (?:the need for |needing |having )?(?:an? |to make an? )?(?:appointment|booking|reservation)\b"
+         r"|\bwalk[- ]ins?\b", "walkin"),
         # "12 horas de antecedência da consulta" is "12 horas antes da consulta"
         (r"\bde antecedencia (?=d[aeo]s? )", "antes "),
         (r"(?<=[\d%])\s*off\b", " discount"),  # "15% off", "$10 off"
@@ -571,7 +572,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
-    r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem precisar|without a|walk"
+    r"|pay anything|antecedencia|agend|hora marcada|marcar horario|appointment|booking|reservation|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana|com destino")
 
