@@ -176,6 +176,36 @@ def test_as_deployed_a_request_answered_wrongly_once_is_not_answered_so_again(tm
     assert "test as deployed" in format_operations(report)
 
 
+def test_a_failed_run_is_judged_by_its_label_not_by_what_it_wrote(tmp_path: Path) -> None:
+    path = _operations_file(tmp_path)
+    wrote_wrongly = {"session_id": "gus/t9/failed", "outcome": "failure",
+                     "messages": [{"role": "user", "content": "I want to exchange the lamp I received"},
+                                  {"role": "assistant", "content": None, "tool_calls": [
+                                      {"id": "c", "type": "function",
+                                       "function": {"name": "exchange_items", "arguments": {"order_id": "#W9"}}}]},
+                                  {"role": "tool", "tool_call_id": "c", "content": '{"status": "done"}'}],
+                     "metadata": {"task_id": "t9", "user_group": "gus", "intent": "(no write)"}}
+    path.write_text(path.read_text() + json.dumps(wrote_wrongly) + "\n", encoding="utf-8")
+    report = evaluate_operations([str(path)], grid=SMALL)
+    (row,) = [r for r in report["runs"] if r["session_id"] == "gus/t9/failed"]
+    # it made the exchange it was given, but its task makes no write: the wrong operation
+    assert row["recalled"] == ["exchange_items"] and row["writes"] == ["exchange_items"] and row["correct"] is False
+    assert report["test"]["failed_given_wrong"] == 1 and report["test"]["failed_given_right"] == 1
+
+
+def test_with_nothing_to_choose_on_dev_the_configured_thresholds_are_used(tmp_path: Path) -> None:
+    path = _operations_file(tmp_path)
+    test_only = tmp_path / "test_only.jsonl"  # ana, bob, gus: all on the test side
+    test_only.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                                 if json.loads(line)["metadata"]["user_group"] in ("ana", "bob", "gus")))
+    config = ProceduresConfig()
+    report = evaluate_operations([str(test_only)], grid=SMALL, config=config)
+    assert report["dev"]["groups"] == 0 and not report["dev"]["chosen_on_dev"]
+    assert report["scored_with"] == report["configured"]
+    text = format_operations(report)
+    assert "nothing was chosen" in text and "None" not in text
+
+
 @needs_tau2
 def test_the_shared_tau2_samples_are_evaluated_by_user_group() -> None:
     report = evaluate_operations([str(p) for p in TAU2], grid=SMALL)

@@ -172,8 +172,13 @@ def _tiers_swapped(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
     """
     claimed, said = _tiers(mine), _tiers(theirs)
     price_of = {tier: price for price, tier in claimed.items()}
-    return any(price in claimed and claimed[price] != tier and price_of.get(tier, price) != price
-               for price, tier in said.items())
+    if any(price in claimed and claimed[price] != tier and price_of.get(tier, price) != price
+           for price, tier in said.items()):
+        return True
+    # ...or gives the claim's tier only another price, and the claim's price elsewhere
+    # ("$199 until April 30 and $279 afterwards" for "$279 until April 30")
+    priced = {tier: {p for p, t in said.items() if t == tier} for tier in set(said.values())}
+    return any(tier in priced and price not in priced[tier] and price in theirs for price, tier in claimed.items())
 
 
 def _tiered(value: str) -> bool:

@@ -172,6 +172,10 @@ def evaluate_operations(
                                              for r in held)
     scored = [(s, summarise(rows)) for s, rows in dev_rows.items()]
     chosen, chosen_dev, dev_met = _choose(scored)
+    dev_recalled = any(m["recalls"] for _, m in scored)
+    if not dev_recalled:  # no dev run, or one dev group (nothing to mine from): nothing to choose on
+        chosen = configured(config)
+        chosen_dev = next((m for s, m in scored if s == chosen), summarise([]))
     use = fixed or chosen
     # 2. test, once
     rows: list[dict[str, Any]] = []
@@ -192,6 +196,7 @@ def evaluate_operations(
         "identity": identity,
         "dev": {"groups": len({r.group for runs in files.values() for r in runs if r.half == "dev"}),
                 "settings_swept": len(settings), "chosen_summary": chosen_dev, "targets_met_on_dev": dev_met,
+                "chosen_on_dev": dev_recalled,
                 "configured_summary": next((m for s, m in scored if s == at_config), None)},
         "chosen": chosen.as_dict(),
         "configured": at_config.as_dict(),
@@ -231,15 +236,21 @@ def format_operations(report: Mapping[str, Any]) -> str:
     out = [
         f"files: {', '.join(report['files'])} (task identity: {report['identity']})",
         f"dev: {d['groups']} user groups, leave one group out, {d['settings_swept']} settings swept; chosen "
-        f"{report['chosen']} ({'meets' if d['targets_met_on_dev'] else 'does NOT meet'} the targets on dev)",
+        f"{report['chosen']} ({'meets' if d['targets_met_on_dev'] else 'does NOT meet'} the targets on dev)"
+        if d.get("chosen_on_dev", True) else
+        f"dev: {d['groups']} user groups: no setting recalled anything on dev (too few groups to leave one out), "
+        f"so nothing was chosen; the configured thresholds are used: {report['chosen']}",
         "  " + line("dev (chosen)", d["chosen_summary"]),
         f"  configured defaults {report['configured']}: "
         + ("the dev choice" if report["configured_is_chosen"] else "NOT the dev choice"),
         f"test: {report['test_groups']} user groups, scored once with {report['scored_with']}",
         "  " + line("test", report["test"]),
-        f"  95% intervals over tasks: precision {ci.get('precision')}, wrong {ci.get('wrong_recall_rate')}, "
-        f"coverage {ci.get('coverage')}",
+        f"  95% intervals over tasks: precision {ci.get('precision', 'n/a')}, wrong "
+        f"{ci.get('wrong_recall_rate', 'n/a')}, coverage {ci.get('coverage', 'n/a')}",
     ]
+    if report["test"]["unscored_runs"]:
+        out.append(f"  {report['test']['unscored_runs']} test runs have no outcome 'success' or 'failure' and were "
+                   "not scored")
     for name, s in report["test_by_file"].items():
         out.append("  " + line(f"test {name}", s))
     for intent, s in report["test_by_intent"].items():

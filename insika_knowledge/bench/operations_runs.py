@@ -179,7 +179,12 @@ def _skeleton(run: Run, procedures: Sequence[Procedure]) -> tuple[float, float]:
 
 
 def score_run(run: Run, replay: dict[str, Any], fold: Fold, allowed: Mapping[str, Procedure]) -> dict[str, Any]:
-    """`run`'s row: what it wrote, what it was given, and whether that was right (see `summarise`)."""
+    """`run`'s row: what it wrote, what it was given, and whether that was right (see `summarise`).
+
+    Right: every recalled write was made by the run; for a failed run, every recalled
+    write is one its task's label (``metadata.intent``) names, since what a failed run
+    wrote may be why it failed.
+    """
     ops = replay["operations"]
     row: dict[str, Any] = {
         "session_id": run.session.session_id,
@@ -200,13 +205,26 @@ def score_run(run: Run, replay: dict[str, Any], fold: Fold, allowed: Mapping[str
     }
     if ops:
         procedures = [fold.procedures[op] for op in ops]
-        row["correct"] = all(op in run.writes for op in ops)
-        row["slot_correct"] = all(
-            op in run.writes and p.steps[-1].signature in run.writes[op] for op, p in zip(ops, procedures, strict=True)
-        )
+        if run.outcome == FAILURE and run.intent:  # a failed run's own writes may be its failure: its label
+            row["correct"] = row["slot_correct"] = all(op in intended(run.intent) for op in ops)
+        else:
+            row["correct"] = all(op in run.writes for op in ops)
+            row["slot_correct"] = all(
+                op in run.writes and p.steps[-1].signature in run.writes[op]
+                for op, p in zip(ops, procedures, strict=True)
+            )
         precision, coverage = _skeleton(run, procedures)
         row["skeleton_precision"], row["skeleton_coverage"] = round(precision, 4), round(coverage, 4)
     return row
+
+
+#: The label of a task that makes no write (``metadata.intent``).
+NO_WRITE: Final = "(no write)"
+
+
+def intended(intent: str) -> frozenset[str]:
+    """The writes a task's label names: ``"a+b"`` -> ``{"a", "b"}``; `NO_WRITE` -> none."""
+    return frozenset() if intent == NO_WRITE else frozenset(op for op in intent.split("+") if op)
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -239,6 +257,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "coverage_of_reachable": _ratio(len([r for r in correct if r["reachable"]]), len(reachable)),
         "skeleton_precision": statistics.fmean(r["skeleton_precision"] for r in skel) if skel else None,
         "skeleton_coverage": statistics.fmean(r["skeleton_coverage"] for r in skel) if skel else None,
+        "unscored_runs": len(rows) - len(ok) - len(failed),
         "failed_given_right": sum(1 for r in failed_recalled if r["correct"]),
         "failed_given_wrong": sum(1 for r in failed_recalled if not r["correct"]),
     }
@@ -254,5 +273,5 @@ def meets(summary: Mapping[str, Any]) -> dict[str, bool | None]:
     }
 
 
-__all__ = ["TARGETS", "Fold", "Run", "Setting", "fold_from", "fold_of", "learn", "meets", "read_runs",
-           "recallable_of", "replay_run", "score_run", "summarise"]
+__all__ = ["NO_WRITE", "TARGETS", "Fold", "Run", "Setting", "fold_from", "fold_of", "intended", "learn", "meets",
+           "read_runs", "recallable_of", "replay_run", "score_run", "summarise"]

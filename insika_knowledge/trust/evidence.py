@@ -30,6 +30,7 @@ model gave no evidence) reads the same pieces and the same sentence checks.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -1702,14 +1703,20 @@ def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
 
 
 def replaced_later(parts: Sequence[Piece], index: int, claim: str) -> bool:
-    """True when a business sentence after the piece at `index` gives one of the claim's
-    units another value and none of the claim's, naming nothing else (`superseded`'s second
-    way).
+    """True when a business sentence after the piece at `index` (in the next `LATER_PIECES`
+    business pieces: a transcript of thousands of messages is read in linear time) gives one
+    of the claim's units another value and none of the claim's, naming nothing else
+    (`superseded`'s second way).
     """
     if not _values(claim):
         return False
+    later = itertools.islice((p for p in parts if p.index > index and p.business), LATER_PIECES)
     return any(_another_value(claim, piece.speaker, sentence, others=1) and not _APPLIED.search(fold(sentence))
-               for piece in parts if piece.index > index and piece.business for sentence in sentences(piece.text))
+               for piece in later for sentence in sentences(piece.text))
+
+
+#: How many later business pieces may take a piece's value back (`replaced_later`).
+LATER_PIECES: Final = 24
 
 
 #: The rule applied to the customer's case, in the conditional ("since you've completed 4

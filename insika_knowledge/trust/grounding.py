@@ -62,6 +62,9 @@ from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
 
+#: Sentences around a business sentence read with it: the names said before it, the
+#: corrections after it (a message of thousands of sentences is read in linear time).
+NEARBY: Final = 24
 #: Share of the claim's features a message must mention to support it.
 MIN_COVERAGE: Final = 0.5
 #: Features a non-customer message must bring that no earlier customer message had:
@@ -280,7 +283,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
 #: Words that set the customer's statement straight, in a reply's first clause (folded):
 #: "Actually, ...", "At this location it's actually ...", "Na verdade, ...", "Not quite: ...".
 _SETS_STRAIGHT: Final = re.compile(
-    r"\b(?:actually|in fact|not quite|not exactly|na verdade|na real|nao exatamente"
+    r"\b(?:(?:actually|in fact|na verdade|na real)(?![\s,!:]+(?:yes|yeah|that'?s (?:right|correct)|you'?re right"
+    r"|correct|sim|e isso|isso mesmo|exatamente))|not quite|not exactly|nao exatamente"
     r"|(?:it'?s|it is|e) (?:the reverse|the opposite|o contrario|o inverso)|pelo contrario|on the contrary)\b")
 #: A question that asks for a value or a thing, not for a yes (folded): "quanto tá a air
 #: fryer?", "qual o prazo?", "how long does shipping take?".
@@ -415,7 +419,7 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     claim's subject another value (`replaced_in_message`: "R$ 15, ou melhor, R$ 18").
     """
     sentence, after = without_explanation(split[k]), _after(split, k)  # a correction is read without its reason
-    said = " ".join(split[:k + 1])  # what the business said up to it (its own names)
+    said = " ".join(split[max(0, k + 1 - NEARBY):k + 1])  # what the business said up to it (its own names)
     reading = read_sentence(claim, sentence, before, after)
     if reading.why == "corrected" and not _corrects(claim, after, said):
         reading = read_sentence(claim, sentence, before)
@@ -426,9 +430,10 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
 
 def _later(split: Sequence[str], k: int) -> list[str]:
     """What follows ``split[k]`` in its message: the rest of the sentence after an inline
-    correction ("ou melhor", "or rather"), then each later sentence (`_after`).
+    correction ("ou melhor", "or rather"), then each of the `NEARBY` later sentences (`_after`).
     """
-    return [*_INLINE_CORRECTION.split(split[k])[1:], *(_after(split, j) for j in range(k, len(split) - 1))]
+    end = min(len(split) - 1, k + NEARBY)
+    return [*_INLINE_CORRECTION.split(split[k])[1:], *(_after(split, j) for j in range(k, end))]
 
 
 #: Where a sentence corrects itself in the middle ("R$ 15, ou melhor, R$ 18"; not "ou
