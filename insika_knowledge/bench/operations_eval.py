@@ -31,7 +31,8 @@ Scored over successful runs (a recall should help them) and, apart, failed ones:
 - **skeleton precision**: the recalled procedure's tool steps the run performed, in order,
   over the recalled tool steps; **skeleton coverage**: the run's distinct tools up to its
   last recalled write that the recalled steps name;
-- failed runs given the right and the wrong operation;
+- failed runs given the right and the wrong operation (judged against the task's label,
+  ``metadata.intent``: what a failed run wrote may be why it failed);
 - per intent (the label), and 95 % bootstrap intervals over test tasks (1000 resamples).
 """
 
