@@ -135,6 +135,14 @@ def test_what_the_claim_says_is_free_the_text_prices() -> None:
     assert not rearranged("Entrega grátis para pedidos acima de R$ 90.", "Entrega grátis acima de R$ 90; abaixo, R$ 9.")
 
 
+def test_a_price_said_of_the_other_item_is_another_claim() -> None:
+    text = "A meia porção custa R$ 35 e a inteira R$ 60."
+    assert rearranged("A meia porção custa R$ 60.", text) == "a value sits with another subject"
+    assert rearranged("The small pizza costs $20.", "The small pizza costs $12 and the large $20.")
+    assert not rearranged("A meia porção custa R$ 35.", text)
+    assert not rearranged("Standard shipping costs R$ 15.", "Express shipping costs R$ 30, standard R$ 15.")
+
+
 def test_a_tier_whose_value_is_bound_to_the_other_tiers_bound_is_another_claim() -> None:
     claim = "Registration costs $279 through March 15 and drops to $199 from March 16 on."
     assert rearranged(claim, "Registration is $199 through March 15. From March 16 on, it's $279.") == \

@@ -351,6 +351,26 @@ def _priced_instead(mine: Details, theirs: Details) -> bool:
     return bool((free & priced) - their_free)
 
 
+def _price_moved(mine: Details, theirs: Details) -> bool:
+    """True when the claim's one price sits in the text with another subject, and the
+    claim's subject with another price: "A meia porção custa R$ 35 e a inteira R$ 60" for
+    "A meia porção custa R$ 60". A word of the claim's phrase counts when the text says it
+    with the other price only, and not with every price (the thing priced, not "costs").
+    """
+    prices = {v for v, _ in mine.near if v.startswith("m:") and v.split(":")[2] in _PRICES}
+    if len(prices) != 1:
+        return False
+    (price,) = prices
+    claimed = set().union(*(_words(p) for v, p in mine.near if v == price))
+    phrases = {v: _words(p) for v, p in theirs.near if v.startswith("m:") and v.split(":")[2] in _PRICES}
+    if price not in phrases or len(phrases) < 2:
+        return False
+    common = frozenset.intersection(*phrases.values())
+    own = phrases[price]
+    return bool(own - claimed) and any(((claimed & words) - own) - common
+                                       for value, words in phrases.items() if value != price)
+
+
 def _number(value: str) -> str:
     return value.split(":")[1] if value.startswith("m:") else value
 
@@ -495,6 +515,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a value is counted per, or from, another thing"
     if other_place(claim, text):
         return "it is said of another place or group"
+    if _price_moved(details(body), details(text)):
+        return "a value sits with another subject"
     mine, said = details(claim), details(body)
     if not _may_move(mine, said, tokens(text)):
         return ""
