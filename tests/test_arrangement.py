@@ -141,6 +141,8 @@ def test_a_price_said_of_the_other_item_is_another_claim() -> None:
     assert rearranged("The small pizza costs $20.", "The small pizza costs $12 and the large $20.")
     assert not rearranged("A meia porção custa R$ 35.", text)
     assert not rearranged("Standard shipping costs R$ 15.", "Express shipping costs R$ 30, standard R$ 15.")
+    # a list that leaves the head out ("o Plus" is "o plano Plus") moves no price
+    assert not rearranged("O plano custa R$ 80 por mês.", "O plano Básico custa R$ 50 e o Plus custa R$ 80.")
 
 
 def test_a_tier_whose_value_is_bound_to_the_other_tiers_bound_is_another_claim() -> None:

@@ -355,7 +355,9 @@ def _price_moved(mine: Details, theirs: Details) -> bool:
     """True when the claim's one price sits in the text with another subject, and the
     claim's subject with another price: "A meia porção custa R$ 35 e a inteira R$ 60" for
     "A meia porção custa R$ 60". A word of the claim's phrase counts when the text says it
-    with the other price only, and not with every price (the thing priced, not "costs").
+    with the other price only, and not with every price (the thing priced, not "costs");
+    two must move: one may be a head the text's list leaves out ("O plano Básico custa R$ 50
+    e o Plus R$ 80" says nothing against "O plano custa R$ 80").
     """
     prices = {v for v, _ in mine.near if v.startswith("m:") and v.split(":")[2] in _PRICES}
     if len(prices) != 1:
@@ -367,7 +369,7 @@ def _price_moved(mine: Details, theirs: Details) -> bool:
         return False
     common = frozenset.intersection(*phrases.values())
     own = phrases[price]
-    return bool(own - claimed) and any(((claimed & words) - own) - common
+    return bool(own - claimed) and any(len(((claimed & words) - own) - common) >= 2
                                        for value, words in phrases.items() if value != price)
 
 
