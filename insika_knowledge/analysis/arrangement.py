@@ -32,6 +32,7 @@ from insika_knowledge.analysis.structure import (
     next_content,
     plain_word,
     previous_content,
+    priced,
     tokens,
 )
 from insika_knowledge.analysis.text import text_language
@@ -111,33 +112,10 @@ def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
     return moved and len(displaced) >= 2
 
 
-def _crossed(mine: frozenset[tuple[str, frozenset[str]]], theirs: frozenset[tuple[str, frozenset[str]]]) -> bool:
-    """True when the text binds two of the claim's values that the claim binds to others.
-
-    A value bound to another of another unit in one phrase (a price to the date it holds
-    until, a fee to a duration) is a tier: "$279 through March 15 and $199 from March
-    16" binds $279 to March 15 and $199 to March 16, and "Registration is $199 through
-    March 15" binds $199 to March 15, which the claim gives $279. Numbers without a unit
-    (a model's, "5 litros") bind nothing; a claim that says two values in one phrase binds
-    them, so a text that says them together crosses nothing.
-    """
-    def pairs(near: frozenset[tuple[str, frozenset[str]]]) -> set[tuple[str, str]]:
-        return {(v, w) for v, phrase in near for w in phrase
-                if w != v and _tiered(v) and _tiered(w) and _unit(v) != _unit(w)}
-
-    claimed = pairs(mine)
-    partners: dict[str, set[str]] = {}
-    for v, w in claimed:
-        partners.setdefault(v, set()).add(w)
-    return any(v in partners and w in partners and partners[v] - {w} and partners[w] - {v}
-               for v, w in pairs(theirs) - claimed)
-
-
 #: The bound words of a tier: up to ("até", "until", "before", "through") and from ("após",
 #: "from", "after", "above") a date, a day or a measure.
 _UP_TO: Final = frozenset({"p:p_before", "p:p_at_most", "p:p_below", "r:through", "r:until"})
 _FROM_ON: Final = frozenset({"p:p_after", "p:p_at_least", "p:p_above", "r:from", "r:since"})
-_PRICES: Final = frozenset({"brl", "usd", "eur", "gbp", "%"})
 
 
 def _tiers(seq: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
@@ -153,7 +131,7 @@ def _tiers(seq: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
         if token != "." and token not in _EITHER:
             clause.append(token)
             continue
-        prices = {t for t in clause if t.startswith("m:") and t.split(":")[2] in _PRICES}
+        prices = {t for t in clause if priced(t)}
         bounds = set()
         for at, word in enumerate(clause):
             if word in _UP_TO or word in _FROM_ON:
@@ -177,18 +155,8 @@ def _tiers_swapped(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
         return True
     # ...or gives the claim's tier only another price, and the claim's price elsewhere
     # ("$199 until April 30 and $279 afterwards" for "$279 until April 30")
-    priced = {tier: {p for p, t in said.items() if t == tier} for tier in set(said.values())}
-    return any(tier in priced and price not in priced[tier] and price in theirs for price, tier in claimed.items())
-
-
-def _tiered(value: str) -> bool:
-    """A value that may bind another: a measure with its unit, or a date."""
-    return value.startswith("d:") or (value.startswith("m:") and not _bare(value))
-
-
-def _unit(value: str) -> str:
-    """``date`` for a date, else a measure's unit (``m:199:usd`` -> ``usd``)."""
-    return "date" if value.startswith("d:") else value.split(":")[2]
+    at_tier = {tier: {p for p, t in said.items() if t == tier} for tier in set(said.values())}
+    return any(tier in at_tier and price not in at_tier[tier] and price in theirs for price, tier in claimed.items())
 
 
 #: The words that count a value per something: "R$ 100 por trecho", "$35 per bag".
@@ -341,14 +309,13 @@ def _priced_instead(mine: Details, theirs: Details) -> bool:
     subject out), and the claim names no price itself.
     """
     free = {w for value, phrase in mine.worded if value == FREE for w in _words(phrase)}
-    if not free or any(v.startswith("m:") and v.split(":")[2] in _PRICES for v, _ in mine.near):
+    if not free or any(priced(v) for v, _ in mine.near):
         return False  # a claim with prices of its own ("free over $999", "free, then 20%") is read value by value
     their_free = {w for value, phrase in theirs.worded if value == FREE for w in _words(phrase)}
     if not their_free & free:
         return False
-    priced = {w for value, phrase in theirs.near
-              if value.startswith("m:") and value.split(":")[2] in _PRICES for w in _words(phrase)}
-    return bool((free & priced) - their_free)
+    with_price = {w for value, phrase in theirs.near if priced(value) for w in _words(phrase)}
+    return bool((free & with_price) - their_free)
 
 
 def _price_moved(mine: Details, theirs: Details) -> bool:
@@ -359,12 +326,12 @@ def _price_moved(mine: Details, theirs: Details) -> bool:
     two must move: one may be a head the text's list leaves out ("O plano Básico custa R$ 50
     e o Plus R$ 80" says nothing against "O plano custa R$ 80").
     """
-    prices = {v for v, _ in mine.near if v.startswith("m:") and v.split(":")[2] in _PRICES}
+    prices = {v for v, _ in mine.near if priced(v)}
     if len(prices) != 1:
         return False
     (price,) = prices
     claimed = set().union(*(_words(p) for v, p in mine.near if v == price))
-    phrases = {v: _words(p) for v, p in theirs.near if v.startswith("m:") and v.split(":")[2] in _PRICES}
+    phrases = {v: _words(p) for v, p in theirs.near if priced(v)}
     if price not in phrases or len(phrases) < 2:
         return False
     common = frozenset.intersection(*phrases.values())
@@ -528,7 +495,7 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a role word is turned around"
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
-    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near) \
+    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) \
             or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
     if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):

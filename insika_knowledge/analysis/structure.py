@@ -572,7 +572,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|sempre que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
-    r"|pay anything|antecedencia|agend|hora marcada|marcar horario|appointment|booking|reservation|walk"
+    r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
     r"|later than|saturday|sabado|de semana|com destino")
 
@@ -1069,6 +1069,13 @@ def _is_money(token: str) -> bool:
 
 
 _MONEY_UNITS: Final = frozenset(CURRENCIES.values())
+#: The units of a price: a sum of money or a share ("R$ 60", "20%").
+PRICE_UNITS: Final = _MONEY_UNITS | {"%"}
+
+
+def priced(token: str) -> bool:
+    """True for a price as a token: a sum of money or a share ("m:60:brl", "m:20:%")."""
+    return token.startswith("m:") and token.split(":")[2] in PRICE_UNITS
 
 
 #: The words after "included" that name what includes it ("in the rate", "with every

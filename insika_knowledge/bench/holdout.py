@@ -163,7 +163,8 @@ def _recall_run(
     return row
 
 
-def _ratio(num: float, den: float) -> float | None:
+def ratio(num: float, den: float) -> float | None:
+    """``num / den``, or None when there is nothing to divide by (a figure not measured)."""
     return num / den if den else None
 
 
@@ -178,7 +179,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     def adherence(selected: list[dict[str, Any]]) -> float | None:
         matched = sum(r["matched"] for r in selected)
-        return _ratio(matched, matched + sum(r["diverged"] for r in selected))
+        return ratio(matched, matched + sum(r["diverged"] for r in selected))
 
     recalled_failed = [r for r in failed if r["recalled"]]
     out = {
@@ -187,14 +188,14 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "recalls_on_successful": len(recalled_ok),
         "correct_recalls": len(correct),
         "wrong_recalls": wrong,
-        "precision": _ratio(len(correct), len(recalled_ok)),
-        "wrong_recall_rate": _ratio(wrong, len(ok)),
-        "coverage": _ratio(len(recalled_ok), len(ok)),
-        "correct_coverage": _ratio(len(correct), len(ok)),
+        "precision": ratio(len(correct), len(recalled_ok)),
+        "wrong_recall_rate": ratio(wrong, len(ok)),
+        "coverage": ratio(len(recalled_ok), len(ok)),
+        "correct_coverage": ratio(len(correct), len(ok)),
         "reachable": reachable,
-        "reachable_rate": _ratio(reachable, len(ok)),
+        "reachable_rate": ratio(reachable, len(ok)),
         "successful_adherence": adherence(recalled_ok),
-        "failed_recall_rate": _ratio(len(recalled_failed), len(failed)),
+        "failed_recall_rate": ratio(len(recalled_failed), len(failed)),
         "failed_adherence": adherence(recalled_failed),
         "composed": sum(r["hops"] > 0 for r in rows),
     }

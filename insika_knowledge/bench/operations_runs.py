@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.holdout import half_of
+from insika_knowledge.bench.holdout import half_of, ratio
 from insika_knowledge.errors import UserError
 from insika_knowledge.procedure import Procedure
 from insika_knowledge.procedures.mining.mine import FAILURE, SUCCESS, Miner
@@ -227,10 +227,6 @@ def intended(intent: str) -> frozenset[str]:
     return frozenset() if intent == NO_WRITE else frozenset(op for op in intent.split("+") if op)
 
 
-def _ratio(num: float, den: float) -> float | None:
-    return num / den if den else None
-
-
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Recalls, correct, wrong, precision, coverage, reachable, skeleton, failed runs (see the module)."""
     ok = [r for r in rows if r["outcome"] == SUCCESS]
@@ -248,13 +244,13 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "correct": len(correct),
         "slot_correct": len(slot),
         "wrong": len(recalled) - len(correct),
-        "precision": _ratio(len(correct), len(recalled)),
-        "slot_precision": _ratio(len(slot), len(recalled)),
-        "wrong_recall_rate": _ratio(len(recalled) - len(correct), len(ok)),
-        "coverage": _ratio(len(recalled), len(ok)),
-        "correct_coverage": _ratio(len(correct), len(ok)),
+        "precision": ratio(len(correct), len(recalled)),
+        "slot_precision": ratio(len(slot), len(recalled)),
+        "wrong_recall_rate": ratio(len(recalled) - len(correct), len(ok)),
+        "coverage": ratio(len(recalled), len(ok)),
+        "correct_coverage": ratio(len(correct), len(ok)),
         "reachable": len(reachable),
-        "coverage_of_reachable": _ratio(len([r for r in correct if r["reachable"]]), len(reachable)),
+        "coverage_of_reachable": ratio(len([r for r in correct if r["reachable"]]), len(reachable)),
         "skeleton_precision": statistics.fmean(r["skeleton_precision"] for r in skel) if skel else None,
         "skeleton_coverage": statistics.fmean(r["skeleton_coverage"] for r in skel) if skel else None,
         "unscored_runs": len(rows) - len(ok) - len(failed),

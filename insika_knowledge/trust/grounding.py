@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import content_terms, same_duration
+from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -156,7 +156,7 @@ _NOT_VALUE_TEXT_RE: Final = re.compile(
 #: Values too common to be made up unless they are a price or a share: "only one order",
 #: "um item" (an article or a count); "a 1% fee" and "R$ 1" are checked.
 _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
-_PRICED: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
+_PRICED: Final = PRICE_UNITS
 #: Units of time: "1 year" is a value ("a year" reads as one too), "1 bag" may be "a bag".
 _TIMED: Final = frozenset({"minute", "hour", "day", "week", "month", "year"})
 
