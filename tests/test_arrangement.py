@@ -153,6 +153,10 @@ def test_a_tier_whose_value_is_bound_to_the_other_tiers_bound_is_another_claim()
     # the claim's tier given only another price, the claim's price said of the other tier
     assert rearranged("Tickets cost $279 until April 30.", "Tickets cost $199 until April 30 and $279 afterwards.")
     assert not rearranged("Tickets cost $279 until April 30.", "Tickets cost $279 until April 30 and $350 after.")
+    # bound in one phrase with no bound word: a price and its delivery time
+    claim = "Express delivery costs $20 in 1 day and standard delivery costs $10 in 5 days."
+    assert rearranged(claim, "Express delivery costs $10 in 1 day.") == "a value sits with another subject"
+    assert not rearranged(claim, "Express delivery costs $20 in 1 day.")
     # a value bound to a bound the claim leaves unbound crosses nothing ("$50 over 23 kg")
     assert not rearranged("Checked bags cost $35 up to 23 kg.", "Bags cost $35 up to 23 kg and $50 over 23 kg.")
 

@@ -112,6 +112,28 @@ def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
     return moved and len(displaced) >= 2
 
 
+def _crossed(mine: frozenset[tuple[str, frozenset[str]]], theirs: frozenset[tuple[str, frozenset[str]]]) -> bool:
+    """True when the text binds two of the claim's values that the claim binds to others.
+
+    A value bound to another of another unit in one phrase (a price to the date it holds
+    until, a fee to a duration) is a tier: "$279 through March 15 and $199 from March
+    16" binds $279 to March 15 and $199 to March 16, and "Registration is $199 through
+    March 15" binds $199 to March 15, which the claim gives $279. Numbers without a unit
+    (a model's, "5 litros") bind nothing; a claim that says two values in one phrase binds
+    them, so a text that says them together crosses nothing.
+    """
+    def pairs(near: frozenset[tuple[str, frozenset[str]]]) -> set[tuple[str, str]]:
+        return {(v, w) for v, phrase in near for w in phrase
+                if w != v and _tiered(v) and _tiered(w) and _unit(v) != _unit(w)}
+
+    claimed = pairs(mine)
+    partners: dict[str, set[str]] = {}
+    for v, w in claimed:
+        partners.setdefault(v, set()).add(w)
+    return any(v in partners and w in partners and partners[v] - {w} and partners[w] - {v}
+               for v, w in pairs(theirs) - claimed)
+
+
 #: The bound words of a tier: up to ("até", "until", "before", "through") and from ("após",
 #: "from", "after", "above") a date, a day or a measure.
 _UP_TO: Final = frozenset({"p:p_before", "p:p_at_most", "p:p_below", "r:through", "r:until"})
@@ -157,6 +179,16 @@ def _tiers_swapped(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
     # ("$199 until April 30 and $279 afterwards" for "$279 until April 30")
     at_tier = {tier: {p for p, t in said.items() if t == tier} for tier in set(said.values())}
     return any(tier in at_tier and price not in at_tier[tier] and price in theirs for price, tier in claimed.items())
+
+
+def _tiered(value: str) -> bool:
+    """A value that may bind another: a measure with its unit, or a date."""
+    return value.startswith("d:") or (value.startswith("m:") and not _bare(value))
+
+
+def _unit(value: str) -> str:
+    """``date`` for a date, else a measure's unit (``m:199:usd`` -> ``usd``)."""
+    return "date" if value.startswith("d:") else value.split(":")[2]
 
 
 #: The words that count a value per something: "R$ 100 por trecho", "$35 per bag".
@@ -495,7 +527,7 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a role word is turned around"
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
-    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) \
+    if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near) \
             or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
     if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):
