@@ -30,7 +30,14 @@ class Hang:
     then: str = "[]"
 
 
-Reply = str | Status | Hang
+@dataclass
+class Page:
+    """A 200 whose body is no chat completion (a web page at the wrong base URL)."""
+
+    body: str = "<html>hi</html>"
+
+
+Reply = str | Status | Hang | Page
 
 
 class FakeLLM:
@@ -78,6 +85,14 @@ class FakeLLM:
                 if isinstance(reply, Hang):
                     time.sleep(reply.seconds)
                     reply = reply.then
+                if isinstance(reply, Page):
+                    data = reply.body.encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "text/html")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if isinstance(reply, Status):
                     payload = {"error": {"message": reply.message, "type": "fake", "code": reply.code}}
                     self._send(reply.code, payload, reply.headers)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakellm import FakeLLM, Status
+from fakellm import FakeLLM, Page, Status
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.extract.model import InstructorModel
@@ -111,6 +111,27 @@ def _held_after(memory: Memory, turn: Turn = TURN) -> Outbox:
         time.sleep(0.02)
     assert outbox.held() == 1 and outbox.pending() == 0
     return outbox
+
+
+def test_a_turn_whose_endpoint_is_no_chat_api_is_held_not_lost(tmp_path: Path) -> None:
+    # a base URL at some web server answers 200 with a page: every turn would fail alike
+    with FakeLLM([Page()]) as page:
+        memory = Memory(tmp_path, base_url=page.base_url, outbox=FAST)
+        _held_after(memory)
+        record = memory.store(TENANT).extraction(AGENT, "s1", "t1")
+        assert record is not None and record.outcome == "model_error"
+        assert record.detail is not None and "chat-completions API" in record.detail
+        memory.close()
+    with FakeLLM([json.dumps([CANDIDATE])]) as fixed:
+        again = Memory(tmp_path, base_url=fixed.base_url, outbox=FAST)
+        queue = ExtractionQueue(again, FAST)
+        queue.start()
+        assert queue.wait_empty(timeout_s=20)
+        queue.close(timeout_s=5)
+        store = again.store(TENANT)
+        assert store.get(AGENT, "prazo-de-troca") is not None
+        assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
+        again.close()
 
 
 @pytest.mark.parametrize("unusable", ["refused key", "no key"])

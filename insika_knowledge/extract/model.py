@@ -279,6 +279,11 @@ def classify_failure(exc: BaseException) -> ModelFailure:
             return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts, transient=True)
     if raw is not None and not raw.strip():
         return ModelFailure("model_empty", "the model answered nothing", attempts=attempts, raw_output=raw)
+    if raw is None and type(exc).__name__ == "InstructorRetryException":
+        # no completion came back at all (an HTML page, a body that is not JSON): the base URL
+        # is not a chat-completions API, which fails every turn alike, so the turn is held
+        return ModelFailure("model_error", "the endpoint did not answer as a chat-completions API (is the base "
+                            "URL right?)", attempts=attempts, transient=False, configuration=True)
     if any(isinstance(e, (ValidationError, json.JSONDecodeError, ValueError)) for e in chain) or \
             type(exc).__name__ in {"InstructorRetryException", "IncompleteOutputException"}:
         return ModelFailure(
