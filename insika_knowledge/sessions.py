@@ -12,8 +12,11 @@ tool_call_id, name), ``outcome`` and ``metadata``.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +36,8 @@ ROLES: Final = MESSAGE_ROLES
 
 #: The keys a session record may give its start time under (top level or in ``metadata``).
 TIME_KEYS: Final = ("started_at", "time_utc", "time", "created_at")
+#: The first bytes of gzip data (RFC 1952).
+_GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,13 @@ class Session:
 def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
     """Read a normalised JSONL file lazily, one `Session` per non-blank line.
 
-    A UTF-8 byte-order mark at the start is skipped.
+    A UTF-8 byte-order mark at the start is skipped. A gzip-compressed file (known by its
+    first two bytes, whatever its name) is read through `gzip`.
 
     Raises:
-        UserError: the file is missing, a line is not UTF-8 (the byte is named), or a line
-            is not such a JSON object (the message names the file and line number).
+        UserError: the file is missing, its gzip data is damaged or cut short (the last
+            line read is named), a line is not UTF-8 (the byte is named), or a line is not
+            such a JSON object (the message names the file and line number).
     """
     source = Path(path)
     try:
@@ -69,16 +76,33 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
     except OSError as exc:
         raise UserError(f"cannot read sessions file {source}: {exc}") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (an editor's UTF-8)
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise not_utf8(str(source), exc, first_line=number) from None
-            if not line.strip():
-                continue
-            yield parse_session(line.rstrip("\r\n"), where=f"{source}:{number}", line=number)  # its end: a column
+        yield from _sessions(source, handle)
+
+
+def _sessions(source: Path, handle: io.BufferedReader) -> Iterator[Session]:
+    compressed = handle.peek(len(_GZIP_MAGIC)).startswith(_GZIP_MAGIC)
+    lines: Iterator[bytes] = iter(gzip.GzipFile(fileobj=handle, mode="rb") if compressed else handle)
+    number = 0
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            if not compressed:
+                raise
+            raise UserError(f"sessions file {source}: its gzip data is damaged or cut short after line "
+                            f"{number} ({exc})") from None
+        number += 1
+        if number == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (an editor's UTF-8)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise not_utf8(str(source), exc, first_line=number) from None
+        if not line.strip():
+            continue
+        yield parse_session(line.rstrip("\r\n"), where=f"{source}:{number}", line=number)  # its end: a column
 
 
 def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Session:

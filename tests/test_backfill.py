@@ -770,6 +770,26 @@ def test_a_sessions_file_with_a_byte_order_mark_reads_and_one_in_latin_1_names_t
         next(sessions)
 
 
+def test_a_gzip_sessions_file_reads_as_the_plain_one_and_a_cut_one_is_named(tmp_path: Path) -> None:
+    """A newcomer's ``sessions.jsonl.gz`` was refused as "not UTF-8" (its first byte named)."""
+    import gzip
+
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.sessions import read_sessions
+
+    plain = _write_jsonl(tmp_path / "s.jsonl", [_session(f"s{i}") for i in range(40)])
+    packed = tmp_path / "s.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert list(read_sessions(packed)) == list(read_sessions(plain))
+    renamed = tmp_path / "s.data"  # known by its first bytes, not its name
+    renamed.write_bytes(packed.read_bytes())
+    assert [s.session_id for s in read_sessions(renamed)] == [f"s{i}" for i in range(40)]
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) - 12])  # the trailer and a little data lost
+    with pytest.raises(UserError, match=r"cut\.jsonl\.gz: its gzip data is damaged or cut short after line \d+"):
+        list(read_sessions(cut))
+
+
 def test_an_interrupted_backfill_says_what_is_kept_and_how_to_resume(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A newcomer's Ctrl-C printed only "Aborted!" with exit 1, a run-time failure's code."""

@@ -21,6 +21,7 @@ from insika_knowledge.bench.replay_eval import (
     replay,
 )
 from insika_knowledge.cli import cli
+from insika_knowledge.errors import UserError
 from insika_knowledge.procedures.config import ProceduresConfig
 from insika_knowledge.procedures.skill import ProceduralMemory
 from insika_knowledge.sessions import read_sessions
@@ -204,6 +205,47 @@ def test_with_nothing_to_choose_on_dev_the_configured_thresholds_are_used(tmp_pa
     assert report["scored_with"] == report["configured"]
     text = format_operations(report)
     assert "nothing was chosen" in text and "None" not in text
+
+
+def test_evaluate_reads_gzip_and_names_a_run_it_would_miscount(tmp_path: Path) -> None:
+    """A newcomer's runs given twice counted twice, a call without a name counted as no write,
+    any JSON value was a task id, and a ``.gz`` file was refused as not UTF-8."""
+    path = _operations_file(tmp_path)
+    packed = tmp_path / "ops.jsonl.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    plain, compressed = (evaluate_operations([str(p)], grid=SMALL) for p in (path, packed))
+    assert compressed["test"] == plain["test"] and compressed["chosen"] == plain["chosen"]
+    lines = path.read_text().splitlines()
+
+    def refused(rows: list[str], *more: Path) -> str:
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        with pytest.raises(UserError) as caught:
+            evaluate_operations([str(bad), *map(str, more)], grid=SMALL)
+        return str(caught.value)
+
+    assert refused(lines + [lines[1]]).endswith(
+        f"bad.jsonl:{len(lines) + 1}: session_id 'dee/t1/39/success' was read before, at {tmp_path}/bad.jsonl:2; "
+        "each run appears once (a run counted twice weighs twice)")
+    assert refused(lines[:1], path).startswith(f"{path}:1: session_id 'dee/t1/42/success' was read before, "
+                                               f"at {tmp_path}/bad.jsonl:1")  # across files too
+    nameless = json.loads(lines[0])
+    nameless["messages"][1]["tool_calls"][0]["function"] = {"arguments": {}}
+    assert refused([json.dumps(nameless)]).endswith(
+        "bad.jsonl:1: messages[1].tool_calls[0] has no tool name (function.name, or name in the normalised form)")
+    nameless["messages"][1]["tool_calls"] = {"name": "exchange_items"}
+    assert refused([json.dumps(nameless)]).endswith("bad.jsonl:1: messages[1].tool_calls must be a list")
+    for key, value, said in (("task_id", {"id": 1}, '{"id": 1}'), ("task_id", True, "true"),
+                             ("user_group", "", '""'), ("intent", 3, "3")):
+        labelled = json.loads(lines[0])
+        labelled["metadata"][key] = value
+        assert refused([json.dumps(labelled)]).endswith(f"metadata.{key} must be non-empty text"
+                                                        f"{' or an integer' if key != 'intent' else ''}, not {said}")
+    numbered = [json.loads(line) for line in lines]
+    for row in numbered:
+        row["metadata"]["task_id"] = int(row["metadata"]["task_id"][1:])  # integers are ids too
+    path.write_text("".join(json.dumps(r) + "\n" for r in numbered), encoding="utf-8")
+    assert evaluate_operations([str(path)], grid=SMALL)["test"] == plain["test"]
 
 
 @needs_tau2

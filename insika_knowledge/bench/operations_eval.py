@@ -150,13 +150,16 @@ def evaluate_operations(
         learned one by one after scoring, `insika_knowledge.bench.operations_deployed`).
 
     Raises:
-        UserError: a file is unreadable or a session has no task id.
+        UserError: a file is unreadable, a session has no task id or a label of the wrong
+            type, a tool call has no name, or a session id is given twice
+            (`insika_knowledge.bench.operations_runs.read_runs`).
     """
     if identity not in ("task", "derived"):
         raise UserError(f"identity {identity!r}: use task or derived")
     config = config or ProceduresConfig()
     say = progress or (lambda _line: None)
-    files = {path: read_runs(path) for path in paths}
+    seen: dict[str, str] = {}  # session id -> where: a run given twice is refused
+    files = {path: read_runs(path, seen) for path in paths}
     settings = _grid(grid or GRID)
     # 1. dev: leave one group out, every setting scored on the same replays
     dev_rows: dict[Setting, list[dict[str, Any]]] = {s: [] for s in settings}

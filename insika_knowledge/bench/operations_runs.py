@@ -9,6 +9,7 @@ first hit kept. Its score (`score_run`, `summarise`) is described in
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,24 +69,34 @@ class Run:
     first_write: int = -1
 
 
-def read_runs(path: str) -> list[Run]:
+def read_runs(path: str, seen: dict[str, str] | None = None) -> list[Run]:
     """The sessions of `path` as runs, each read once.
 
+    Args:
+        path: a normalised JSONL file (gzip too, `insika_knowledge.sessions.read_sessions`).
+        seen: session id -> where it was read (``FILE:LINE``), shared across the files of
+            one evaluation; filled here.
+
     Raises:
-        UserError: a session has no ``metadata.task_id``.
+        UserError: a session has no ``metadata.task_id``, or a label that is not text
+            (``task_id`` and ``user_group`` may be integers too), a tool call without a
+            name, or the id of a session read before (in this file or in `seen`); the file
+            and line are named.
     """
     out = []
+    seen = {} if seen is None else seen
     for session in read_sessions(path):
-        meta = session.metadata
-        task = meta.get("task_id")
-        if task is None:
-            raise UserError(f"session {session.session_id} (line {session.line}) has no metadata.task_id; "
-                            "the evaluation splits by user group or task")
-        group = str(meta.get("user_group") or task)
+        where = f"{path}:{session.line}"
+        if session.session_id in seen:
+            before = seen[session.session_id]
+            raise UserError(f"{where}: session_id {session.session_id!r} was read before, at {before}; "
+                            "each run appears once (a run counted twice weighs twice)")
+        seen[session.session_id] = where
+        task, group, intent = _labels(session.metadata, where)
+        _check_calls(session.messages, where)
         builder = build(session.messages)
-        run = Run(session, str(path), f"{path}:{group}", f"{path}:{task}", half_of(group),
-                  str(meta.get("intent", "")), session.outcome if session.outcome in (SUCCESS, FAILURE) else None,
-                  builder)
+        run = Run(session, str(path), f"{path}:{group}", f"{path}:{task}", half_of(group), intent,
+                  session.outcome if session.outcome in (SUCCESS, FAILURE) else None, builder)
         for step in builder.steps:
             if step.status == PENDING:
                 continue
@@ -96,6 +107,39 @@ def read_runs(path: str) -> list[Run]:
                 run.writes.setdefault(step.name, set()).add(step.signature)
         out.append(run)
     return out
+
+
+def _labels(meta: Mapping[str, Any], where: str) -> tuple[str, str, str]:
+    """The run's task id, user group (its task when it has none) and intent, checked."""
+    task = meta.get("task_id")
+    if task is None:
+        raise UserError(f"{where}: the session has no metadata.task_id; the evaluation splits by user group or task")
+    for key, value, kinds in (("task_id", task, (str, int)), ("user_group", meta.get("user_group"), (str, int)),
+                              ("intent", meta.get("intent"), (str,))):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds) or value == ""):
+            wanted = "non-empty text or an integer" if int in kinds else "non-empty text"
+            raise UserError(f"{where}: metadata.{key} must be {wanted}, not {json.dumps(value)[:60]}")
+    group = meta.get("user_group")
+    return str(task), str(task if group is None else group), str(meta.get("intent") or "")
+
+
+def _check_calls(messages: Sequence[Mapping[str, Any]], where: str) -> None:
+    """Refuse a ``tool_calls`` that is not a list of named calls: the live path skips such
+    an entry (a model request may hold anything), but a labelled run that lost a call would
+    be scored as a run that made no write.
+    """
+    for i, message in enumerate(messages):
+        calls = message.get("tool_calls")
+        if calls is None:
+            continue
+        if not isinstance(calls, list):
+            raise UserError(f"{where}: messages[{i}].tool_calls must be a list")
+        for j, call in enumerate(calls):
+            function = call.get("function", call) if isinstance(call, dict) else None
+            name = function.get("name") if isinstance(function, dict) else None
+            if not isinstance(name, str) or not name:
+                raise UserError(f"{where}: messages[{i}].tool_calls[{j}] has no tool name "
+                                "(function.name, or name in the normalised form)")
 
 
 @dataclass

@@ -67,7 +67,7 @@ def register_commands(cli: click.Group) -> None:
     "sessions_file",
     required=True,
     type=click.Path(dir_okay=False),
-    help="Normalised JSONL file of stored sessions (with outcome labels).",
+    help="Normalised JSONL file of stored sessions, with outcome labels (gzip-compressed too).",
 )
 @verify_pattern_option
 @_data_dir
