@@ -20,7 +20,8 @@ with one of the message's words (a bare "1" names nothing; a CEP names itself). 
 and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
 Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
 
-The block lists the top-k concepts for the customer's message, then the concepts
+The block lists the top-k concepts for the customer's message (under hybrid ranking only
+those within `NEAR_BEST` of the best one's score), then the concepts
 they link to with ``[[name]]`` (one hop, at most top-k more, unknown names ignored),
 then an explicit, ordered instruction. Every value is XML-escaped, so no stored text
 can close the block or forge a tag::
@@ -89,6 +90,12 @@ LEXICAL_DEPTH: Final = 20
 SEMANTIC_DEPTH: Final = 20
 LEXICAL_WEIGHT: Final = 0.5
 SPREAD_WEIGHT: Final = 0.0
+#: The block keeps a hybrid hit only when its fused score is at least this share of the
+#: best hit's: the concepts far behind the best are distractors in the prompt (a question
+#: about opening hours brought three unrelated concepts of a small store along). Searches
+#: keep their top-k. Chosen on the dev half of the labelled set: the largest share on a
+#: 0.05 grid that, with the next one too, loses no recall@5 there (benchmarks/README.md).
+NEAR_BEST: Final = 0.55
 #: The no-answer floor per model (its id without versions, `embedders.family`): the
 #: `confidence` below which a message gets no block. Each is the 5% quantile of the
 #: confidence of the dev half's answerable messages (so at most 5% of them lose their
@@ -297,6 +304,9 @@ class Retriever:
                  min_coverage: float = 0.0) -> Retrieved:
         """The top-k concepts for `message`, plus up to top-k concepts they link to.
 
+        Under hybrid ranking a concept scoring less than `NEAR_BEST` of the best one's
+        fused score is left out (`search` keeps it).
+
         Args:
             agent: the agent id.
             message: the customer's message.
@@ -311,6 +321,8 @@ class Retriever:
         held = self._held(agent)
         hybrid = self._hybrid(agent, message, top_k, mode, held)
         hits = hybrid if hybrid is not None else _unheld(index, agent, message, top_k, held)
+        if hybrid:
+            hits = [h for h in hits if h.score >= NEAR_BEST * hits[0].score]  # no distractors far behind
         if min_coverage > 0 and hits and hybrid is None:
             wanted = index.analyse(agent, message)
             weight = functools.cache(index.weight(agent))  # each term's weight once

@@ -129,6 +129,18 @@ def test_bench_quality_scores_a_labelled_set(tmp_path: Path) -> None:
     assert (scan["recall@1"], scan["mrr"], scan["no_answer_empty"], scan["queries"]) == (1.0, 1.0, 1.0, 3.0)
 
 
+def test_quality_scores_how_many_concepts_a_block_carries_and_how_many_are_on_topic() -> None:
+    from insika_knowledge.bench.quality import Query, score
+
+    queries = [Query("q1", "a", ("x",), "en", "direct"), Query("q2", "b", ("y", "z"), "en", "multi"),
+               Query("q3", "c", ("x",), "en", "direct"), Query("q4", "d", (), "en", "no_answer")]
+    answers = {"a": ["x", "p", "q", "r"], "b": ["y", "z"], "c": [], "d": ["x"]}
+    scored = score(answers.__getitem__, queries)
+    # two answerable messages got hits: 4 and 2 concepts; 1 of 4 and 2 of 2 expected
+    assert (scored["concepts"], scored["on_topic"]) == (3.0, 0.625)
+    assert (scored["answerable_empty"], scored["no_answer_empty"], scored["recall@5"]) == (1 / 3, 0.0, 2 / 3)
+
+
 def test_bench_outbox_measures_after_turn_and_the_outbox(tmp_path: Path) -> None:
     result = CliRunner().invoke(_group(), ["bench", "--outbox", "--quick", "--json"])
     assert result.exit_code == 0, result.output

@@ -164,6 +164,20 @@ def test_hybrid_filters_quarantined_concepts(store: Store) -> None:
                                   retriever.search(AGENT, "valise allowance", 4, "auto", held=True)]
 
 
+def test_the_block_leaves_out_concepts_far_behind_the_best_and_search_keeps_them(store: Store) -> None:
+    from insika_knowledge.retrieve import NEAR_BEST
+
+    retriever = _retriever(store)
+    message = "quantos dias para o reembolso de malas?"
+    hits = retriever.search(AGENT, message, 4, "auto")
+    near = [h.entry.name for h in hits if h.score >= NEAR_BEST * hits[0].score]
+    assert near == ["reembolso-prazo"] and len(hits) == 3  # the bags and Campinas far behind
+    assert [e.name for e in retriever.retrieve(AGENT, message, 4, "auto").matched] == near
+    lexical = Retriever(store, embeddings="off")  # a lexical score is no share of a best: no cut
+    assert len(lexical.retrieve(AGENT, "dias para entrega em Campinas", 4, "scan").matched) == \
+        len(lexical.search(AGENT, "dias para entrega em Campinas", 4, "scan"))
+
+
 def test_below_the_models_floor_a_message_gets_no_block(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     from insika_knowledge import retrieve
 

@@ -226,8 +226,13 @@ def _peers(concepts: list[dict[str, Any]]) -> dict[str, Ranker]:
 
 
 def score(ranker: Ranker, queries: list[Query]) -> dict[str, float]:
-    """recall@1, recall@5, MRR and the empty rate over answerable queries; the empty rate over no-answer ones."""
-    r1 = r5 = mrr = 0.0
+    """recall@1, recall@5, MRR and the empty rate over answerable queries; the empty rate over no-answer ones.
+
+    Also, over the answerable queries that get hits: ``concepts``, the mean number of hits
+    (at most `TOP_K`: what a block carries), and ``on_topic``, the mean share of those hits
+    that are expected (the rest are distractors in the prompt).
+    """
+    r1 = r5 = mrr = shown = on_topic = 0.0
     answerable = empty = unanswerable = lost = 0
     for q in queries:
         ranked = ranker(q.text)
@@ -241,12 +246,18 @@ def score(ranker: Ranker, queries: list[Query]) -> dict[str, float]:
         r1 += len(expected & set(ranked[:1])) / min(len(expected), 1)
         r5 += len(expected & set(ranked[:TOP_K])) / min(len(expected), TOP_K)
         mrr += next((1 / (i + 1) for i, name in enumerate(ranked) if name in expected), 0.0)
+        if ranked:
+            shown += len(ranked[:TOP_K])
+            on_topic += len(expected & set(ranked[:TOP_K])) / len(ranked[:TOP_K])
+    answered = answerable - lost
     return {
         "recall@1": r1 / answerable if answerable else 0.0,
         "recall@5": r5 / answerable if answerable else 0.0,
         "mrr": mrr / answerable if answerable else 0.0,
         "no_answer_empty": empty / unanswerable if unanswerable else 0.0,
         "answerable_empty": lost / answerable if answerable else 0.0,
+        "concepts": shown / answered if answered else 0.0,
+        "on_topic": on_topic / answered if answered else 0.0,
         "queries": float(len(queries)),
     }
 
@@ -316,11 +327,12 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
     for half in ("all", "dev", "test"):
         echo(f"\n[{half}: {len(halves[half])} queries]")
         echo(f"{'ranker':<22} {'recall@1':>9} {'recall@5':>9} {'MRR':>7} {'no-answer empty':>16} "
-             f"{'answerable empty':>17}")
+             f"{'answerable empty':>17} {'concepts':>9} {'on topic':>9}")
         for name, halves_scores in results.items():
             s = halves_scores[half]
             echo(f"{name:<22} {s['recall@1']:>9.3f} {s['recall@5']:>9.3f} {s['mrr']:>7.3f} "
-                 f"{s['no_answer_empty']:>16.3f} {s['answerable_empty']:>17.3f}")
+                 f"{s['no_answer_empty']:>16.3f} {s['answerable_empty']:>17.3f} {s['concepts']:>9.2f} "
+                 f"{s['on_topic']:>9.3f}")
     width = max([14, *(len(k) for k in kinds)])
     for half in ("all", "dev", "test"):
         echo(f"\n[recall@5 by kind of query, {half}; no_answer: share with an empty block]")
