@@ -99,10 +99,33 @@ def _sessions(source: Path, handle: io.BufferedReader) -> Iterator[Session]:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise not_utf8(str(source), exc, first_line=number) from None
-        if not line.strip():
-            continue
-        yield parse_session(line.rstrip("\r\n"), where=f"{source}:{number}", line=number)  # its end: a column
+            error = not_utf8(str(source), exc, first_line=number)
+        else:
+            if not line.strip():
+                continue
+            try:
+                where = f"{source}:{number}"
+                session = parse_session(line.rstrip("\r\n"), where=where, line=number)  # its end: a column
+            except UserError as exc:
+                error = exc
+            else:
+                yield session
+                continue
+        if compressed:
+            _check_the_rest(source, lines, number)  # a changed byte is read as text before the checksum at the end
+        raise error
+
+
+def _check_the_rest(source: Path, lines: Iterator[bytes], number: int) -> None:
+    """Read the rest of a gzip stream: raise `UserError` naming the damage when its data is
+    damaged (a line that reads wrongly is then no mistake of its writer's).
+    """
+    try:
+        for _ in lines:
+            pass
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UserError(f"sessions file {source}: its gzip data is damaged "
+                        f"(line {number} read wrongly: {exc})") from None
 
 
 def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Session:

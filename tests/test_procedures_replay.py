@@ -235,12 +235,27 @@ def test_evaluate_reads_gzip_and_names_a_run_it_would_miscount(tmp_path: Path) -
         "bad.jsonl:1: messages[1].tool_calls[0] has no tool name (function.name, or name in the normalised form)")
     nameless["messages"][1]["tool_calls"] = {"name": "exchange_items"}
     assert refused([json.dumps(nameless)]).endswith("bad.jsonl:1: messages[1].tool_calls must be a list")
+    nameless["messages"][1] = {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": None}]}
+    assert refused([json.dumps(nameless)]).endswith("bad.jsonl:1: messages[1].content[0] has no tool name "
+                                                    "(a tool_use block's name)")  # Anthropic's form too
+    for name in ("   ", " exchange_items"):
+        nameless["messages"][1] = {"role": "assistant", "content": None,
+                                   "tool_calls": [{"id": "c", "name": name, "arguments": {}}]}
+        assert "messages[1].tool_calls[0]" in refused([json.dumps(nameless)])
+    unlabelled = json.loads(lines[0])
+    unlabelled["outcome"] = "SUCCESS"  # not scored at all, silently, before
+    assert refused([json.dumps(unlabelled)]).endswith(
+        "bad.jsonl:1: outcome must be 'success', 'failure' or null (a run that is not scored), not \"SUCCESS\"")
+    assert refused([], path, path).endswith(f"{path} is given twice (each file's runs count once)")
     for key, value, said in (("task_id", {"id": 1}, '{"id": 1}'), ("task_id", True, "true"),
                              ("user_group", "", '""'), ("intent", 3, "3")):
         labelled = json.loads(lines[0])
         labelled["metadata"][key] = value
         assert refused([json.dumps(labelled)]).endswith(f"metadata.{key} must be non-empty text"
                                                         f"{' or an integer' if key != 'intent' else ''}, not {said}")
+    spaced = json.loads(lines[0])
+    spaced["metadata"]["task_id"] = " t1"  # a task of its own, silently, before
+    assert refused([json.dumps(spaced)]).endswith('bad.jsonl:1: metadata.task_id " t1" has spaces around it')
     numbered = [json.loads(line) for line in lines]
     for row in numbered:
         row["metadata"]["task_id"] = int(row["metadata"]["task_id"][1:])  # integers are ids too

@@ -39,6 +39,7 @@ Scored over successful runs (a recall should help them) and, apart, failed ones:
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -158,6 +159,10 @@ def evaluate_operations(
         raise UserError(f"identity {identity!r}: use task or derived")
     config = config or ProceduresConfig()
     say = progress or (lambda _line: None)
+    given = [os.path.realpath(path) for path in paths]
+    twice = next((path for path, real in zip(paths, given, strict=True) if given.count(real) > 1), None)
+    if twice is not None:
+        raise UserError(f"{twice} is given twice (each file's runs count once)")
     seen: dict[str, str] = {}  # session id -> where: a run given twice is refused
     files = {path: read_runs(path, seen) for path in paths}
     settings = _grid(grid or GRID)

@@ -13,7 +13,6 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.bench.holdout import half_of, ratio
@@ -79,9 +78,11 @@ def read_runs(path: str, seen: dict[str, str] | None = None) -> list[Run]:
 
     Raises:
         UserError: a session has no ``metadata.task_id``, or a label that is not text
-            (``task_id`` and ``user_group`` may be integers too), a tool call without a
-            name, or the id of a session read before (in this file or in `seen`); the file
-            and line are named.
+            (``task_id`` and ``user_group`` may be integers too) or has spaces around it,
+            an ``outcome`` other than success, failure or none, a tool call without a name
+            (or with spaces around it; OpenAI, normalised and Anthropic forms), or the id
+            of a session read before (in this file or in `seen`); the file and line are
+            named.
     """
     out = []
     seen = {} if seen is None else seen
@@ -93,10 +94,13 @@ def read_runs(path: str, seen: dict[str, str] | None = None) -> list[Run]:
                             "each run appears once (a run counted twice weighs twice)")
         seen[session.session_id] = where
         task, group, intent = _labels(session.metadata, where)
+        if session.outcome not in (SUCCESS, FAILURE, None):
+            raise UserError(f"{where}: outcome must be {SUCCESS!r}, {FAILURE!r} or null (a run that is not "
+                            f"scored), not {json.dumps(session.outcome)[:60]}")
         _check_calls(session.messages, where)
         builder = build(session.messages)
         run = Run(session, str(path), f"{path}:{group}", f"{path}:{task}", half_of(group), intent,
-                  session.outcome if session.outcome in (SUCCESS, FAILURE) else None, builder)
+                  session.outcome, builder)
         for step in builder.steps:
             if step.status == PENDING:
                 continue
@@ -119,27 +123,37 @@ def _labels(meta: Mapping[str, Any], where: str) -> tuple[str, str, str]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds) or value == ""):
             wanted = "non-empty text or an integer" if int in kinds else "non-empty text"
             raise UserError(f"{where}: metadata.{key} must be {wanted}, not {json.dumps(value)[:60]}")
+        if isinstance(value, str) and value != value.strip():  # " 0" would be a task of its own
+            raise UserError(f"{where}: metadata.{key} {json.dumps(value)[:60]} has spaces around it")
     group = meta.get("user_group")
     return str(task), str(task if group is None else group), str(meta.get("intent") or "")
 
 
 def _check_calls(messages: Sequence[Mapping[str, Any]], where: str) -> None:
-    """Refuse a ``tool_calls`` that is not a list of named calls: the live path skips such
-    an entry (a model request may hold anything), but a labelled run that lost a call would
-    be scored as a run that made no write.
+    """Refuse a ``tool_calls`` that is not a list of named calls, or a ``tool_use`` block
+    without a name: the live path skips such an entry (a model request may hold anything),
+    but a labelled run that lost a call would be scored as a run that made no write. A name
+    with spaces around it is refused too (it would be another tool).
     """
     for i, message in enumerate(messages):
         calls = message.get("tool_calls")
-        if calls is None:
-            continue
-        if not isinstance(calls, list):
+        if calls is not None and not isinstance(calls, list):
             raise UserError(f"{where}: messages[{i}].tool_calls must be a list")
-        for j, call in enumerate(calls):
+        for j, call in enumerate(calls or ()):
             function = call.get("function", call) if isinstance(call, dict) else None
-            name = function.get("name") if isinstance(function, dict) else None
-            if not isinstance(name, str) or not name:
-                raise UserError(f"{where}: messages[{i}].tool_calls[{j}] has no tool name "
-                                "(function.name, or name in the normalised form)")
+            _check_name(function.get("name") if isinstance(function, dict) else None,
+                        f"{where}: messages[{i}].tool_calls[{j}]", "function.name, or name in the normalised form")
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                _check_name(block.get("name"), f"{where}: messages[{i}].content[{j}]", "a tool_use block's name")
+
+
+def _check_name(name: object, where: str, field: str) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"{where} has no tool name ({field})")
+    if name != name.strip():
+        raise UserError(f"{where}: tool name {json.dumps(name)[:60]} has spaces around it")
 
 
 @dataclass
@@ -232,7 +246,7 @@ def score_run(run: Run, replay: dict[str, Any], fold: Fold, allowed: Mapping[str
     ops = replay["operations"]
     row: dict[str, Any] = {
         "session_id": run.session.session_id,
-        "file": Path(run.file).parent.name or run.file,
+        "file": run.file,
         "task": run.task,
         "group": run.group,
         "intent": run.intent,
