@@ -105,9 +105,10 @@ claims = st.builds(
 
 
 #: A time of day and a duration in hours share the token ``hour`` (`analysis.structure.CLOCK`):
-#: told apart only by their roles ("at 1 am", "within 1 hour"); without one they read alike
-#: (`test_a_time_of_day_and_a_duration_without_a_role_read_alike`, a known fault).
-_CLOCK_OR_HOURS = ({"hour", "am"}, {"hour", "pm"})  # "12 pm" is hour 12
+#: in Portuguese told apart only by their roles ("às 1h", "em 1 hora"); without one they read alike
+#: (`test_a_portuguese_hour_without_a_role_reads_as_either`, a known fault; in English words
+#: `analysis.structure.hours_disagree` tells them apart).
+_CLOCK_OR_HOURS = ({"horas", "am"}, {"horas", "pm"})  # "12 pm" is hour 12; "hours" is a duration
 
 
 def _canonical(unit: str) -> str:
@@ -124,7 +125,7 @@ def changed(draw: st.DrawFn) -> tuple[Parts, Parts, str]:
         return claim, replace(claim, number=other, as_word=draw(st.booleans())), kind
     if kind == "unit":
         other = draw(st.sampled_from([u for u, c in UNIT_WORDS if c != _canonical(claim.unit)
-                                      and {c, _canonical(claim.unit)} not in _CLOCK_OR_HOURS]))
+                                      and {u, claim.unit} not in _CLOCK_OR_HOURS]))
         return claim, replace(claim, unit=other), kind
     if kind == "unit_kind":
         claim = replace(claim, unit=draw(st.sampled_from(["days", "hours"])))
@@ -152,12 +153,24 @@ def test_one_changed_detail_is_never_the_same_claim(case: tuple[Parts, Parts, st
     assert not same(a, b), (kind, a, b)
 
 
-@pytest.mark.xfail(strict=True, reason="known fault: a time of day and a duration share the token 'hour'; "
-                                       "only their roles tell them apart (found by Hypothesis)")
-@pytest.mark.parametrize(("a", "b"), [("delivery 1 hours", "delivery 1 am"), ("Entrega 9 horas", "Entrega 9:00"),
-                                      ("delivery 12 hours", "delivery 12 pm")])
-def test_a_time_of_day_and_a_duration_without_a_role_read_alike(a: str, b: str) -> None:
-    assert not same(a, b)
+@pytest.mark.parametrize(("a", "b"), [("delivery 1 hours", "delivery 1 am"), ("delivery 12 hours", "delivery 12 pm"),
+                                      ("Check-in at 3 pm.", "Check-in 15 hours.")])
+def test_a_time_of_day_is_no_duration_of_as_many_hours(a: str, b: str) -> None:
+    """Found by Hypothesis: the two share the token ``m:1:hour``; "1 am" is certainly a time
+    of day and "1 hours" certainly a duration (`analysis.structure.hours_disagree`)."""
+    assert not same(a, b) and not same(b, a)
+
+
+@pytest.mark.parametrize(("a", "b"), [("Closing time is 10 pm.", "Closing time is 22h."),
+                                      ("Delivery within 24 hours.", "Delivery within 24h.")])
+def test_an_hour_in_h_is_either_a_time_of_day_or_a_duration(a: str, b: str) -> None:
+    assert same(a, b) and same(b, a)
+
+
+@pytest.mark.xfail(strict=True, reason="known fault: Portuguese says a time of day in 'horas' too ('abre 9 "
+                                       "horas'); without 'em' / 'às' the hour is read as either")
+def test_a_portuguese_hour_without_a_role_reads_as_either() -> None:
+    assert not same("Entrega 9 horas", "Entrega 9:00")
 
 
 def test_a_time_of_day_and_a_duration_with_their_roles_are_told_apart() -> None:

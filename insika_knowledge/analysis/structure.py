@@ -559,6 +559,40 @@ def _clocks(text: str, found: list[Measure]) -> list[Measure]:
     return out
 
 
+#: An hour said in English words ("1 hours", "24 hrs"): a duration. "h" and "horas" are not:
+#: Portuguese says a time of day so too ("o check-in é 14h", "abre 9 horas").
+_DURATION_WORD_RE: Final = re.compile(r"\b(?:hours?|hrs?)\b")
+
+
+@lru_cache(maxsize=8192)
+def hour_kinds(text: str) -> frozenset[str]:
+    """The hours `text` certainly states as a time of day (``clock:9``: "9:00", "9 am", "às
+    9h", noon) or as a duration (``span:9``: "9 hours", "within 9 hrs"). An hour in "h" or
+    "horas" with no "às" / "das" before it is either ("check-in é 14h", "entrega em 48h")
+    and is in neither. Their tokens are alike (``m:9:hour``): `hours_disagree` tells them apart.
+    """
+    prepared = _prepare(text)
+    out = set()
+    for found in _clocks(prepared, measures(prepared)):
+        if found.unit == CLOCK:
+            out.add(f"clock:{_hours(found, CLOCK)}")
+        elif found.unit == "hour" and found.value == found.value.to_integral_value():
+            if _CLOCK_BEFORE_RE.search(prepared, 0, found.start):
+                out.add(f"clock:{_number(found.value)}")
+            elif _DURATION_WORD_RE.search(prepared, found.start, found.end):
+                out.add(f"span:{_number(found.value)}")
+    return frozenset(out)
+
+
+def hours_disagree(a: str, b: str) -> bool:
+    """Whether one text states an hour as a time of day that the other states as a duration
+    ("delivery 1 am" / "delivery 1 hours"; `hour_kinds`): two claims, though their tokens match.
+    """
+    mine, theirs = hour_kinds(a), hour_kinds(b)
+    flipped = {("span:" + k[6:]) if k.startswith("clock:") else ("clock:" + k[5:]) for k in mine}
+    return bool(flipped & theirs)
+
+
 def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
     """Minutes after midnight of `hour`:`minute`, on a 12-hour clock when `meridiem` is given."""
     if meridiem:

@@ -52,6 +52,7 @@ from insika_knowledge.analysis.structure import (
     claim_terms,
     content_terms,
     details,
+    hours_disagree,
     names_read,
     structure,
     tense_shift,
@@ -157,12 +158,14 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def same_statement(a: str, b: str) -> bool:
     """True when text `b` restates text `a`: the same words but for case, accents and
     punctuation (a separator between two digits counts), or the same canonical structure
-    with no verb in another tense (`analysis.structure.tense_shift`: "oferecia" / "oferece").
+    with no verb in another tense (`analysis.structure.tense_shift`: "oferecia" / "oferece")
+    and no hour read as a time of day in one and a duration in the other
+    (`analysis.structure.hours_disagree`: "delivery 1 am" / "delivery 1 hours").
     Read `cased_alike`.
     """
     a, b = cased_alike(a, b)
     return (_plain(a) == _plain(b) and _signs(a) == _signs(b)) or (
-        structure(a).same_as(structure(b)) and not tense_shift(a, b))
+        structure(a).same_as(structure(b)) and not tense_shift(a, b) and not hours_disagree(a, b))
 
 
 def cased_alike(a: str, b: str) -> tuple[str, str]:
