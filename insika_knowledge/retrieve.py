@@ -20,11 +20,11 @@ with one of the message's words (a bare "1" names nothing; a CEP names itself). 
 and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
 Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
 
-The block lists the top-k concepts for the customer's message (under hybrid ranking, one
-far behind the best only when it answers another part of the message: `near_best`), then
-the concepts they link to with ``[[name]]`` (one hop, at most top-k more, unknown names
-ignored), then an explicit, ordered instruction. Every value is XML-escaped, so no stored text
-can close the block or forge a tag::
+The block lists the top-k concepts for the customer's message (under hybrid ranking, none
+scoring less than `NEAR_BEST` of the best one's score), then the concepts they link to
+with ``[[name]]`` (one hop, at most top-k more, unknown names ignored), then an explicit,
+ordered instruction. Every value is XML-escaped, so no stored text can close the block or
+forge a tag::
 
     <knowledge>
       <concept name="cep-13-campinas" confidence="0.60" provenance="observed">CEPs ...</concept>
@@ -90,13 +90,13 @@ LEXICAL_DEPTH: Final = 20
 SEMANTIC_DEPTH: Final = 20
 LEXICAL_WEIGHT: Final = 0.5
 SPREAD_WEIGHT: Final = 0.0
-#: The block keeps a hybrid hit scoring less than this share of the best hit's fused score
-#: only when it answers another part of the message (`near_best`): the others are
-#: distractors in the prompt (a question about opening hours brought three unrelated
-#: concepts of a small store along). Searches keep their top-k. Chosen on the dev half of
-#: the labelled set: the largest share on a 0.05 grid that, with the next one too, loses no
-#: recall@5 there (benchmarks/README.md).
-NEAR_BEST: Final = 0.55
+#: The block leaves out a hybrid hit scoring less than this share of the best hit's fused
+#: score: the near-zero tail a small store brings along (a question about opening hours
+#: got three unrelated concepts at 0.06, 0.04 and 0.02 of the best). Searches keep their
+#: top-k. Higher shares were measured and not kept: every one from 0.25 up dropped a
+#: concept a two- or three-part question needs (the lowest such seen: 0.22 of the best);
+#: this is half of that (benchmarks/README.md, "no distractors far behind the best").
+NEAR_BEST: Final = 0.1
 #: The no-answer floor per model (its id without versions, `embedders.family`): the
 #: `confidence` below which a message gets no block. Each is the 5% quantile of the
 #: confidence of the dev half's answerable messages (so at most 5% of them lose their
@@ -305,8 +305,8 @@ class Retriever:
                  min_coverage: float = 0.0) -> Retrieved:
         """The top-k concepts for `message`, plus up to top-k concepts they link to.
 
-        Under hybrid ranking a concept far behind the best one is left out unless it answers
-        another part of the message (`near_best`; `search` keeps it).
+        Under hybrid ranking a concept scoring less than `NEAR_BEST` of the best one's fused
+        score is left out (`search` keeps it).
 
         Args:
             agent: the agent id.
@@ -323,7 +323,7 @@ class Retriever:
         hybrid = self._hybrid(agent, message, top_k, mode, held)
         hits = hybrid if hybrid is not None else _unheld(index, agent, message, top_k, held)
         if hybrid:
-            hits = near_best(hits, index.analyse(agent, message))
+            hits = [h for h in hits if h.score >= NEAR_BEST * hits[0].score]  # no near-zero tail
         if min_coverage > 0 and hits and hybrid is None:
             wanted = index.analyse(agent, message)
             weight = functools.cache(index.weight(agent))  # each term's weight once
@@ -581,30 +581,6 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     if below and not any(map(_states_the_number(wanted), hits)):
         return []  # no concept is close, and none states the message's number in its words
     return hits
-
-
-def near_best(hits: list[Hit], wanted: frozenset[str]) -> list[Hit]:
-    """The hybrid hits a block carries, best first: those scoring at least `NEAR_BEST` of the
-    best hit's score, and a hit further behind only when it holds one of `wanted`'s word terms
-    (numbers aside) that no hit kept before it holds: it answers another part of the message
-    ("what's the shipping fee and how long is delivery to Campinas?": the delivery time
-    first, the fee far behind it, and needed).
-
-    Args:
-        hits: the fused hits, best first (`fuse`).
-        wanted: the message's analysed terms (`SearchIndex.analyse`).
-    """
-    if not hits:
-        return hits
-    floor = NEAR_BEST * hits[0].score
-    kept: list[Hit] = []
-    said: set[str] = set()
-    for hit in hits:
-        held = {t for t in wanted & hit.entry.terms if not is_numeric_term(t)}
-        if hit.score >= floor or held - said:
-            kept.append(hit)
-            said |= held
-    return kept
 
 
 #: The terms of the unit words (`analysis.numbers.UNITS`: "dias", "kg", "years"...).

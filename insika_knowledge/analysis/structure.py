@@ -565,32 +565,41 @@ _DURATION_WORD_RE: Final = re.compile(r"\b(?:hours?|hrs?)\b")
 
 
 @lru_cache(maxsize=8192)
-def hour_kinds(text: str) -> frozenset[str]:
-    """The hours `text` certainly states as a time of day (``clock:9``: "9:00", "9 am", "às
-    9h", noon) or as a duration (``span:9``: "9 hours", "within 9 hrs"). An hour in "h" or
-    "horas" with no "às" / "das" before it is either ("check-in é 14h", "entrega em 48h")
-    and is in neither. Their tokens are alike (``m:9:hour``): `hours_disagree` tells them apart.
+def hour_kinds(text: str) -> dict[str, frozenset[str]]:
+    """The hours `text` certainly states, each with how: as a time of day (``clock``: "9:00",
+    "9 am", "às 9h", noon) or as a duration (``span``: "9 hours", "within 9.5 hrs", "as soon
+    as 9 hours"); a text may state one hour both ways ("opens at 9 am, delivery within 9
+    hours"). An hour in "h" or "horas" with no "às" / "das" before it is either ("check-in é
+    14h", "entrega em 48h", "dentro das 24 horas") and is left out. Their tokens are alike
+    (``m:9:hour``): `hours_disagree` tells them apart.
     """
     prepared = _prepare(text)
-    out = set()
+    out: dict[str, set[str]] = {}
     for found in _clocks(prepared, measures(prepared)):
+        hour = _hours(found, found.unit)
         if found.unit == CLOCK:
-            out.add(f"clock:{_hours(found, CLOCK)}")
-        elif found.unit == "hour" and found.value == found.value.to_integral_value():
-            if _CLOCK_BEFORE_RE.search(prepared, 0, found.start):
-                out.add(f"clock:{_number(found.value)}")
-            elif _DURATION_WORD_RE.search(prepared, found.start, found.end):
-                out.add(f"span:{_number(found.value)}")
-    return frozenset(out)
+            out.setdefault(hour, set()).add("clock")
+        elif found.unit != "hour":
+            continue
+        elif _DURATION_WORD_RE.search(prepared, found.start, found.end):  # English words: a duration
+            out.setdefault(hour, set()).add("span")
+        elif found.value == found.value.to_integral_value() and _HOUR_ROLE_RE.search(prepared, 0, found.start):
+            out.setdefault(hour, set()).add("clock")
+    return {hour: frozenset(kinds) for hour, kinds in out.items()}
 
 
 def hours_disagree(a: str, b: str) -> bool:
-    """Whether one text states an hour as a time of day that the other states as a duration
-    ("delivery 1 am" / "delivery 1 hours"; `hour_kinds`): two claims, though their tokens match.
+    """Whether an hour one text states only as a time of day the other states only as a
+    duration, or the reverse ("delivery 1 am" / "delivery 1 hours"; `hour_kinds`): two
+    claims, though their tokens match.
     """
     mine, theirs = hour_kinds(a), hour_kinds(b)
-    flipped = {("span:" + k[6:]) if k.startswith("clock:") else ("clock:" + k[5:]) for k in mine}
-    return bool(flipped & theirs)
+    return any(hour in theirs and not kinds & theirs[hour] for hour, kinds in mine.items())
+
+
+#: "às" / "das" before an hour in "h" or "horas" makes it a time of day ("às 9h", "das 9 horas";
+#: not "dentro das 24 horas").
+_HOUR_ROLE_RE: Final = re.compile(r"(?<!dentro )\b(?:as|das)\s*$")
 
 
 def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
