@@ -95,7 +95,7 @@ SPREAD_WEIGHT: Final = 0.0
 #: got three unrelated concepts at 0.06, 0.04 and 0.02 of the best). Searches keep their
 #: top-k. Higher shares were measured and not kept: every one from 0.25 up dropped a
 #: concept a two- or three-part question needs (the lowest such seen: 0.22 of the best);
-#: this is half of that (benchmarks/README.md, "no distractors far behind the best").
+#: this is half of that (benchmarks/README.md, "how many concepts a block carries").
 NEAR_BEST: Final = 0.1
 #: The no-answer floor per model (its id without versions, `embedders.family`): the
 #: `confidence` below which a message gets no block. Each is the 5% quantile of the

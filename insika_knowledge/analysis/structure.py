@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -565,7 +565,7 @@ _DURATION_WORD_RE: Final = re.compile(r"\b(?:hours?|hrs?)\b")
 
 
 @lru_cache(maxsize=8192)
-def hour_kinds(text: str) -> dict[str, frozenset[str]]:
+def hour_kinds(text: str) -> Mapping[str, frozenset[str]]:
     """The hours `text` certainly states, each with how: as a time of day (``clock``: "9:00",
     "9 am", "às 9h", noon) or as a duration (``span``: "9 hours", "within 9.5 hrs", "as soon
     as 9 hours"); a text may state one hour both ways ("opens at 9 am, delivery within 9
