@@ -174,6 +174,9 @@ def test_an_unrelated_short_rule_is_no_close_match() -> None:
         ("Card blocks must be requested by phone.", "Card blocks must be requested in the mobile app."),
         ("Returns must be made within 30 days.", "Returns may be made within 30 days."),
         ("Pix tem 5% de desconto e boleto tem 3%.", "Pix tem 3% de desconto e boleto tem 5%."),
+        # a price said as where it comes out ("sai por", "fica por") is what it costs
+        ("O frete expresso custa R$ 25 por pedido.", "O frete expresso sai por R$ 35 por pedido."),
+        ("A diária custa R$ 180.", "A diária fica por R$ 220."),
     ],
 )
 @pytest.mark.parametrize("joined", [" ", "\n", ";"])

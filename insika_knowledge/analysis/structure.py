@@ -237,6 +237,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bwithout paying anything\b|\bpay nothing\b|\b(?:do|does|will) not (?:have to )?pay anything\b", "free"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
+        # a price said as where it comes out: "sai por R$ 35", "tá saindo por R$ 1.299", "fica por US$ 20"
+        (r"\b(?:sai|saem|saindo|sair|fica|ficam|ficando)\s+(?:por|a)\s+(?=(?:r\$|us\$|\$|€)\s?\d)", "custa "),
         # seen without an appointment: "sem agendamento", "without an appointment", "walk-ins"
         (r"\bsem (?:(?:a )?necessidade de |precisar (?:de )?)?(?:agendamento|agendar|hora marcada|marcar horario)\b"
          r"|\bwithout (?:the need for |needing |having )?(?:an? |to make an? )?(?:appointment|booking|reservation)\b"
@@ -617,7 +619,8 @@ _REWRITE_HINT: Final = re.compile(
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
-    r"|later than|saturday|sabado|de semana|com destino")
+    r"|later than|saturday|sabado|de semana|com destino"
+    r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
 _CE_RE: Final = re.compile(r"(?<![^\W\d_])(?:[oO])?[cC]ês?(?![^\W\d_])")
