@@ -173,6 +173,27 @@ def test_an_hour_in_h_is_either_a_time_of_day_or_a_duration(a: str, b: str) -> N
     assert same(a, b) and same(b, a)
 
 
+@pytest.mark.parametrize(("text", "read"), [
+    ("economy allows two bags and business allows one.", "economy allows 2 bags and business allows 1."),
+    ("a economica permite duas malas e a executiva permite uma.",
+     "a economica permite 2 malas e a executiva permite 1."),
+    ("gold members get two free bags; silver members get one.", "gold members get 2 free bags; silver members get 1."),
+    ("business allows one.", "business allows one."),  # no clause counts beside it
+    ("we have two stores and we will open one.", "we have 2 stores and we will open one."),
+    ("you can bring two bags. i bought the one.", "you can bring 2 bags. i bought the one."),
+])
+def test_a_count_left_implied_by_a_parallel_clause_is_read(text: str, read: str) -> None:
+    assert read_number_words(text) == read
+
+
+def test_a_swap_of_counts_with_one_left_implied_is_two_versions_of_one_rule() -> None:
+    from insika_knowledge.consolidate.merge import versions
+
+    old, new = "Economy allows one carry-on bag and Business allows two.", \
+        "Economy allows two carry-on bags and Business allows one."
+    assert not same(old, new) and versions(old, new)
+
+
 @pytest.mark.parametrize(("a", "b", "alike"), [
     ("O frete expresso custa R$ 25.", "O frete expresso sai por R$ 25.", True),
     ("O combo custa R$ 39,90.", "O combo sai a R$ 39,90.", True),

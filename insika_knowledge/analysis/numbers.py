@@ -669,9 +669,30 @@ def _counts(tokens: list[str], at: int) -> bool:
     before = tokens[at - 2] if at >= 2 and not tokens[at - 1].strip() else ""
     if _RANGE_NEXT_RE.match("".join(tokens[at + 1:at + 5])):
         return True  # "one to two days", "um a dois dias": the first end of a range
+    if not after and before and _parallel_count(tokens, at, before):
+        return True  # "Economy allows two bags and Business allows one.": the other clause's count
     if tokens[at] == "one":  # English: a count unless it is a pronoun
         return bool(after) and before not in _PRONOUN_CONTEXT and after not in _PRONOUN_NEXT
     return after in UNITS or before in _COUNT_CONTEXT
+
+
+def _parallel_count(tokens: list[str], at: int, before: str) -> bool:
+    """True when the article at `tokens[at]` ends its clause (no word follows it) and the word
+    before it stands before a number elsewhere in the text: an elliptical count in a
+    parallel clause ("Economy allows two carry-on bags and Business allows one.", "A
+    Econômica permite duas malas e a Executiva, uma."), not a pronoun ("the one I bought").
+    """
+    if at + 1 < len(tokens) and not _CLAUSE_END_RE.match("".join(tokens[at + 1:at + 3])):
+        return False
+    for j in range(2, len(tokens)):
+        if j != at and tokens[j - 2] == before and not tokens[j - 1].strip() and (
+                tokens[j].isdigit() or (tokens[j] in NUMBER_WORDS and tokens[j] not in _ARTICLES)):
+            return True
+    return False
+
+
+#: What may follow a clause-final count: punctuation or the text's end.
+_CLAUSE_END_RE: Final = re.compile(r"\s*(?:[.,;:!?)]|$)")
 
 
 _RANGE_NEXT_RE: Final = re.compile(
