@@ -177,6 +177,8 @@ def test_an_unrelated_short_rule_is_no_close_match() -> None:
         # a price said as where it comes out ("sai por", "fica por") is what it costs
         ("O frete expresso custa R$ 25 por pedido.", "O frete expresso sai por R$ 35 por pedido."),
         ("A diária custa R$ 180.", "A diária fica por R$ 220."),
+        # an expiry said with "vence", "expira" or "validade": one rule
+        ("O vale-presente vence em 12 meses.", "O vale-presente não tem validade."),
     ],
 )
 @pytest.mark.parametrize("joined", [" ", "\n", ";"])

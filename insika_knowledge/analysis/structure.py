@@ -185,6 +185,9 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
         "start": "start starts started starting begin begins began begun beginning",
+        # an expiry: "vence em 12 meses", "expira", "validade de 12 meses" (not "vencimento": a due date)
+        "expire": "expire expires expired expiring expiry expiration expira expiram expirar expirado expirada "
+                  "vence vencem vencer vencido vencida validade",
         "ship": "ship ships shipped shipping shipment shipments dispatch dispatched envio envios enviar enviado "
                 "enviada "
                 "enviados enviadas enviamos despacho despachar despachado despachada frete fretes",
