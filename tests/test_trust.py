@@ -52,6 +52,23 @@ def test_a_tool_result_supports_and_numbers_cross_languages() -> None:
     assert not verdict.quarantined
 
 
+@pytest.mark.parametrize(("question", "answer", "claim"), [
+    ("Members get free returns? How long is the window?", "30 days.", "Members get free returns within 30 days."),
+    ("Vocês não cobram frete para Campinas? Qual o prazo?", "2 dias úteis.",
+     "Não cobramos frete para Campinas; o prazo é de 2 dias úteis."),
+])
+def test_a_terse_answer_of_values_does_not_vouch_for_what_the_question_presumed(
+        question: str, answer: str, claim: str) -> None:
+    """A bare "30 days." was read as a message in another language, whose values alone cover
+    a claim: the customer's "free returns" was learned from an answer about the window."""
+    verdict = assess(claim, "policy", [user(question), agent(answer)])
+    assert "agent" not in verdict.supported_by and verdict.quarantined
+    # the same values, in a sentence of the other language, still carry a translated rule
+    translated = assess("Returns are accepted within 30 days.", "policy",
+                        [user("Qual o prazo de devolução?"), agent("Aceitamos devoluções em até 30 dias.")])
+    assert "agent" in translated.supported_by and not translated.quarantined
+
+
 def test_a_customer_report_of_their_own_experience_is_learned() -> None:
     messages = [user("Achei o frete de R$ 25 caro pra mesma cidade."), agent("Entendo, sinto muito.")]
     verdict = assess("Clientes acham caro o frete de R$ 25 na mesma cidade.", "objection", messages)

@@ -271,13 +271,22 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # holding most of the claim's values covers it ("7 dias" said, "7 days" proposed);
         # in the claim's own language its words must too.
         numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
-                   and (piece.speaker == "tool" or text_language(piece.text) != claim_language))
+                   and (piece.speaker == "tool" or _in_another_language(piece.text, claim_language)))
         held = features(" ".join(said)) | corrected | topic
         valued = numeric or all(_states(v, held, business=True) for v in values)
         if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued \
                 and not drops_condition(claim, said):  # "free for orders over R$ 200" for "free"
             found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
+
+
+def _in_another_language(text: str, claim_language: str) -> bool:
+    """True when `text` is in a language, and not the claim's: a terse answer of values
+    ("30 days.", "2 dias úteis.") is in none (``mixed``), and says nothing of the words of a
+    claim a customer's question put around them.
+    """
+    language = text_language(text)
+    return language != "mixed" and language != claim_language
 
 
 #: Words that set the customer's statement straight, in a reply's first clause (folded):
