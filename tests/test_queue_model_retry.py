@@ -113,15 +113,8 @@ def _held_after(memory: Memory, turn: Turn = TURN) -> Outbox:
     return outbox
 
 
-def test_a_turn_whose_endpoint_is_no_chat_api_is_held_not_lost(tmp_path: Path) -> None:
-    # a base URL at some web server answers 200 with a page: every turn would fail alike
-    with FakeLLM([Page()]) as page:
-        memory = Memory(tmp_path, base_url=page.base_url, outbox=FAST)
-        _held_after(memory)
-        record = memory.store(TENANT).extraction(AGENT, "s1", "t1")
-        assert record is not None and record.outcome == "model_error"
-        assert record.detail is not None and "chat-completions API" in record.detail
-        memory.close()
+def _learned_once_fixed(tmp_path: Path) -> None:
+    """A later process with a working model learns the held turn, and holds nothing more."""
     with FakeLLM([json.dumps([CANDIDATE])]) as fixed:
         again = Memory(tmp_path, base_url=fixed.base_url, outbox=FAST)
         queue = ExtractionQueue(again, FAST)
@@ -132,6 +125,18 @@ def test_a_turn_whose_endpoint_is_no_chat_api_is_held_not_lost(tmp_path: Path) -
         assert store.get(AGENT, "prazo-de-troca") is not None
         assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
         again.close()
+
+
+def test_a_turn_whose_endpoint_is_no_chat_api_is_held_not_lost(tmp_path: Path) -> None:
+    # a base URL at some web server answers 200 with a page: every turn would fail alike
+    with FakeLLM([Page()]) as page:
+        memory = Memory(tmp_path, base_url=page.base_url, outbox=FAST)
+        _held_after(memory)
+        record = memory.store(TENANT).extraction(AGENT, "s1", "t1")
+        assert record is not None and record.outcome == "model_error"
+        assert record.detail is not None and "chat-completions API" in record.detail
+        memory.close()
+    _learned_once_fixed(tmp_path)
 
 
 @pytest.mark.parametrize("unusable", ["refused key", "no key"])
@@ -154,16 +159,7 @@ def test_a_turn_whose_model_cannot_be_used_is_held_and_learned_by_the_next_proce
         assert record.detail is not None and ("HTTP 401: invalid api key" if unusable == "refused key"
                                               else "needs an API key") in record.detail
         memory.close()
-    with FakeLLM([json.dumps([CANDIDATE])]) as fixed:
-        again = Memory(tmp_path, base_url=fixed.base_url, outbox=FAST)
-        queue = ExtractionQueue(again, FAST)
-        queue.start()
-        assert queue.wait_empty(timeout_s=20)
-        queue.close(timeout_s=5)
-        store = again.store(TENANT)
-        assert store.get(AGENT, "prazo-de-troca") is not None
-        assert (Outbox(store).held(), Outbox(store).pending()) == (0, 0)
-        again.close()
+    _learned_once_fixed(tmp_path)
 
 
 def test_with_no_model_configured_a_turn_is_recorded_and_not_kept(tmp_path: Path,

@@ -520,7 +520,7 @@ def _unit(unit: str) -> str:
 _CLOCK_RE: Final = re.compile(
     r"(?<![\d:.,/])([01]?\d|2[0-4])(?::|h(?=\d))([0-5]\d)(?![\d:])(?:\s?(a\.?m\.?|p\.?m\.?)(?![a-z]))?")
 #: A word before an hour that makes it a time of day ("às 9h", "das 9 às 18 horas", "até as 14h").
-_CLOCK_BEFORE_RE: Final = re.compile(r"\b(?:as|das)\s*$")
+_CLOCK_BEFORE_RE: Final = re.compile(r"(?<!dentro )\b(?:as|das)\s*$")  # not "dentro das 24 horas"
 #: What may follow a bare hour after "às" / "das": the clause's end or the range's other end.
 _CLOCK_AFTER_RE: Final = re.compile(r"\s*(?:[,.;:!?)]|$|(?:as|a|ate|e)\s+\d)")
 #: Noon, written as a word.
@@ -588,7 +588,7 @@ def hour_kinds(text: str) -> Mapping[str, frozenset[str]]:
             continue
         elif _DURATION_WORD_RE.search(prepared, found.start, found.end):  # English words: a duration
             out.setdefault(hour, set()).add("span")
-        elif found.value == found.value.to_integral_value() and _HOUR_ROLE_RE.search(prepared, 0, found.start):
+        elif found.value == found.value.to_integral_value() and _CLOCK_BEFORE_RE.search(prepared, 0, found.start):
             out.setdefault(hour, set()).add("clock")
     return {hour: frozenset(kinds) for hour, kinds in out.items()}
 
@@ -600,11 +600,6 @@ def hours_disagree(a: str, b: str) -> bool:
     """
     mine, theirs = hour_kinds(a), hour_kinds(b)
     return any(hour in theirs and not kinds & theirs[hour] for hour, kinds in mine.items())
-
-
-#: "às" / "das" before an hour in "h" or "horas" makes it a time of day ("às 9h", "das 9 horas";
-#: not "dentro das 24 horas").
-_HOUR_ROLE_RE: Final = re.compile(r"(?<!dentro )\b(?:as|das)\s*$")
 
 
 def _minutes(hour: int, minute: int, meridiem: str | None) -> int:

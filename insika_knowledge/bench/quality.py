@@ -247,8 +247,9 @@ def score(ranker: Ranker, queries: list[Query]) -> dict[str, float]:
         r5 += len(expected & set(ranked[:TOP_K])) / min(len(expected), TOP_K)
         mrr += next((1 / (i + 1) for i, name in enumerate(ranked) if name in expected), 0.0)
         if ranked:
-            shown += len(ranked[:TOP_K])
-            on_topic += len(expected & set(ranked[:TOP_K])) / len(ranked[:TOP_K])
+            block = ranked[:TOP_K]
+            shown += len(block)
+            on_topic += len(expected & set(block)) / len(block)
     answered = answerable - lost
     return {
         "recall@1": r1 / answerable if answerable else 0.0,

@@ -156,7 +156,6 @@ _NOT_VALUE_TEXT_RE: Final = re.compile(
 #: Values too common to be made up unless they are a price or a share: "only one order",
 #: "um item" (an article or a count); "a 1% fee" and "R$ 1" are checked.
 _NOT_VALUES: Final = frozenset({"m:0:", "m:1:"})
-_PRICED: Final = PRICE_UNITS
 #: Units of time: "1 year" is a value ("a year" reads as one too), "1 bag" may be "a bag".
 _TIMED: Final = frozenset({"minute", "hour", "day", "week", "month", "year"})
 
@@ -170,7 +169,7 @@ def _claim_values(claim: str) -> set[str]:
 
 def _values_of(claimed: frozenset[str]) -> set[str]:
     """The value features of a claim's features that count as values (see `unstated_values`)."""
-    return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in _PRICED | _TIMED)}
+    return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in PRICE_UNITS | _TIMED)}
 
 
 def _unit(value: str) -> str:
