@@ -787,3 +787,35 @@ def test_a_thematic_break_in_a_body_is_kept() -> None:
     body = "A troca é grátis.\n\n---\n\nNota: vale para todas as lojas."
     out = screen([{"name": "troca", "description": "Troca grátis.", "type": "policy", "body": body}], ["policy"])
     assert [c.body for c in out.candidates] == [body]
+
+
+def test_an_anthropic_sdk_failure_is_classified_as_an_openai_one() -> None:
+    """A newcomer's finding: Anthropic's 429, 401 and connection errors (wrapped by
+    instructor) were all "the endpoint did not answer as a chat-completions API": a rate
+    limit was never waited out, and an outage held turns as a broken configuration."""
+    import anthropic
+    import httpx
+
+    from insika_knowledge.extract.model import classify_failure
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/messages")
+
+    def wrapped(err: BaseException) -> BaseException:
+        class InstructorRetryException(Exception):  # as instructor raises after its retries
+            pass
+        outer = InstructorRetryException("retries exhausted")
+        outer.__cause__ = err
+        return outer
+
+    limited = anthropic.RateLimitError("slow down", response=httpx.Response(429, headers={"retry-after": "7"},
+                                                                              request=request), body=None)
+    failure = classify_failure(wrapped(limited))
+    assert (failure.outcome, failure.retry_after_s, failure.transient) == ("model_rate_limited", 7.0, True)
+    refused = anthropic.AuthenticationError("bad key", response=httpx.Response(401, request=request),
+                                            body={"type": "error", "error": {"message": "invalid x-api-key"}})
+    failure = classify_failure(wrapped(refused))
+    assert failure.outcome == "model_error" and failure.configuration and not failure.transient
+    assert failure.detail == "HTTP 401: invalid x-api-key"
+    down = classify_failure(wrapped(anthropic.APIConnectionError(request=request)))
+    assert down.outcome == "model_error" and down.transient and not down.configuration
+    assert classify_failure(wrapped(anthropic.APITimeoutError(request=request))).outcome == "model_timeout"

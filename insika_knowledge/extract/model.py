@@ -251,10 +251,11 @@ def classify_failure(exc: BaseException) -> ModelFailure:
     """Map an exception from a model call to a `ModelFailure` with a distinct outcome.
 
     Outcomes: ``model_timeout``, ``model_rate_limited``, ``model_empty``,
-    ``model_malformed``, ``model_error``.
+    ``model_malformed``, ``model_error``. The OpenAI and Anthropic SDKs' errors are told
+    apart by the class names both define (``APITimeoutError``, ``RateLimitError``,
+    ``APIStatusError`` with its ``status_code``, ``APIConnectionError``), anywhere in the
+    exception's chain.
     """
-    import openai
-
     chain: list[BaseException] = []
     node: BaseException | None = exc
     while node is not None and node not in chain:
@@ -263,19 +264,21 @@ def classify_failure(exc: BaseException) -> ModelFailure:
     attempts = int(getattr(exc, "n_attempts", 1) or 1)
     raw = _last_text(exc)
     for err in chain:
-        if isinstance(err, (openai.APITimeoutError, TimeoutError)):
+        kinds = {c.__name__ for c in type(err).__mro__}
+        status = getattr(err, "status_code", None)
+        if "APITimeoutError" in kinds or isinstance(err, TimeoutError):
             return ModelFailure("model_timeout", str(err) or "timed out", attempts=attempts)
-        if isinstance(err, openai.RateLimitError):
+        if "RateLimitError" in kinds:
             wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
             return ModelFailure("model_rate_limited", "HTTP 429", attempts=attempts, retry_after_s=wait)
-        if isinstance(err, openai.APIStatusError):  # a 503's Retry-After is as binding as a 429's
+        if "APIStatusError" in kinds and isinstance(status, int):  # a 503's Retry-After is as binding as a 429's
             wait = retry_after_s(getattr(getattr(err, "response", None), "headers", None))
             said = _provider_message(getattr(err, "body", None))
-            return ModelFailure("model_error", f"HTTP {err.status_code}{f': {said}' if said else ''}",
+            return ModelFailure("model_error", f"HTTP {status}{f': {said}' if said else ''}",
                                 attempts=attempts, retry_after_s=wait,
-                                transient=err.status_code in _TRANSIENT_STATUS or err.status_code >= 500,
-                                configuration=err.status_code in _CONFIGURATION_STATUS)
-        if isinstance(err, openai.APIConnectionError):
+                                transient=status in _TRANSIENT_STATUS or status >= 500,
+                                configuration=status in _CONFIGURATION_STATUS)
+        if "APIConnectionError" in kinds:
             return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts, transient=True)
     if raw is not None and not raw.strip():
         return ModelFailure("model_empty", "the model answered nothing", attempts=attempts, raw_output=raw)
