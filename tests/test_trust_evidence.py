@@ -870,6 +870,50 @@ def test_a_yes_answers_the_last_question_only(asked: str, reply: str, claim: str
     assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
 
 
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # a yes that gives another value in the question's unit affirms its own value, not the
+    # one the customer offered
+    ("Vocês entregam em Campinas em 1 dia?", "Sim, em 1 a 2 dias úteis.",
+     "Prazo Campinas\nEntregamos em Campinas em 1 dia.", True),
+    ("Vocês têm frete grátis acima de R$ 100?", "Sim, acima de R$ 199.",
+     "Frete grátis\nFrete grátis acima de R$ 100.", True),
+    ("Vocês entregam em Campinas em 1 dia?", "Sim, em 1 a 2 dias úteis.",
+     "Prazo Campinas\nEntregamos em Campinas em 1 a 2 dias úteis.", False),
+    ("Vocês entregam em Campinas em 1 dia?", "Sim, em 1 dia útil.",
+     "Prazo Campinas\nEntregamos em Campinas em 1 dia útil.", False),
+    # a yes that names what a question of one thing asks affirms all of it, as a bare yes does
+    ("Is the express fee $10?", "Yes, it is $10.", "Express fee\nThe express fee is $10.", False),
+    ("Is the express fee $10?", "Yes.", "Express fee\nThe express fee is $10.", False),
+    # a question of two things joined by "and": a yes naming one affirms that one, whole
+    ("Do you deliver to Campinas and Jundiaí?", "Yes, to Campinas.",
+     "Entrega\nWe deliver to Jundiaí.", True),
+    ("Do you deliver to Campinas and Jundiaí?", "Yes, to Campinas.",
+     "Entrega\nWe deliver to Campinas.", False),
+    ("Do you deliver to Campinas and Jundiaí?", "Yes, we deliver to Campinas.",
+     "Entrega\nWe deliver to Jundiaí.", True),
+    # a range's "and" joins no two things
+    ("Is delivery between 3 and 5 days?", "Yes, 3 to 5 business days.",
+     "Delivery\nDelivery takes 3 to 5 business days.", False),
+])
+def test_a_yes_affirms_what_it_answers_and_not_a_value_it_replaces(
+        asked: str, reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+
+
+@pytest.mark.parametrize(("asked", "claim"), [
+    # a question for a value beside a yes-or-no one: the answer gives the value only
+    ("Is delivery to Campinas free and how long does it take?", "Delivery\nDelivery to Campinas is free and takes "
+     "1 to 2 business days."),
+    ("A entrega pra Campinas é grátis e quanto tempo leva?", "Entrega\nA entrega para Campinas é grátis e leva "
+     "1 a 2 dias úteis."),
+])
+def test_an_answer_for_a_value_does_not_affirm_the_yes_or_no_question_beside_it(asked: str, claim: str) -> None:
+    reply = "1 to 2 business days." if asked.startswith("Is") else "1 a 2 dias úteis."
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined, assess(claim, "policy", messages)
+
+
 @pytest.mark.parametrize("reply", [
     # found by a newcomer's attack: a yes taken back in the next breath is a no
     "Sim... quer dizer, não, não damos.",

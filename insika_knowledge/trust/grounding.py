@@ -72,19 +72,49 @@ MIN_COVERAGE: Final = 0.5
 MIN_NOVELTY: Final = 0.25
 
 
+#: Where a question of several things divides them ("..., and do you take PayPal?",
+#: "Campinas e Jundiaí?"); the "and" of a range ("between 3 and 5 days", "entre R$ 50 e
+#: R$ 100") joins no two things.
+_CONJUNCT: Final = re.compile(r",\s+|;\s*|\s(?:and|e|or|ou)\s(?!(?:R\$|US\$|\$)?\s?\d)", re.I)
+
+
 def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
     """The features a business piece says by answering yes to the customer's question
     (`trust.evidence.answered_question`): the question's ("Vocês têm frete grátis?" /
-    "Sim, acima de R$ 199."), or of a question of two things, only the one the answer names
-    when it names one ("O frete é grátis acima de R$ 50 e vocês entregam em Campinas?" /
-    "Sim, entregamos em Campinas").
+    "Sim, acima de R$ 199."), or of a question of two things, those of the one the answer
+    names when it names one ("O frete é grátis acima de R$ 50 e vocês entregam em
+    Campinas?" / "Sim, entregamos em Campinas"), less the question's values the answer
+    replaces (`replaced_values`: "... em 1 dia?" / "Sim, em 1 a 2 dias úteis").
+    """
+    return affirmation(parts, at)[0]
+
+
+def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
+    """What a yes of ``parts[at]`` affirms (`affirmed`) and what it passes over: the
+    features of the question's other things it does not name ("Campinas e Jundiaí?" /
+    "Sim, em Campinas": Jundiaí) and the values it replaces; two empty sets for no yes.
     """
     question = answered_question(parts, at)
     if question is None:
-        return frozenset()
+        return frozenset(), frozenset()
     found = features(question)
-    named = found & features(parts[at].text)
-    return named or found
+    answer = features(parts[at].text)
+    conjuncts = [features(c) for c in _CONJUNCT.split(question)]
+    named = [c for c in conjuncts if c & answer]
+    skipped = frozenset().union(*(c for c in conjuncts if not c & answer)) - frozenset().union(*named) \
+        if named else frozenset()
+    passed = (skipped & found) | replaced_values(found, answer)
+    return found - passed, passed
+
+
+def replaced_values(asked: frozenset[str], answer: frozenset[str]) -> frozenset[str]:
+    """The values of `asked` (a question's features) in a unit `answer` gives another value
+    in: "1 dia?" / "1 a 2 dias úteis", "acima de R$ 100?" / "acima de R$ 199" (the customer's
+    value is offered, the business's is what it says).
+    """
+    units = {_unit(t) for t in answer if t.startswith("m:")} - {""}
+    return frozenset(t for t in asked if t.startswith("m:") and _unit(t) in units
+                     and not _states(t, answer, business=True))
 
 
 def speaker(message: Mapping[str, Any]) -> Speaker | None:
@@ -240,7 +270,9 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             continue  # "Fuel is full-to-full, right?" / "Actually, it's prepaid": not the customer's version
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
-        text: frozenset[str] = affirmed(parts, at)
+        text, passed = affirmation(parts, at)
+        if wanted & (passed - features(piece.text)):
+            continue  # a yes that passed over a part of the claim, or gave it another value
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         split = sentences(piece.text)
         corrected: set[str] = set()  # values the message corrected its own sentences to
@@ -321,8 +353,15 @@ def _topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset
     asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
     if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
         return frozenset()
+    clauses = _AND.split(asked[-1])  # "Is it free and how long does it take?": the answer is the how long
+    question = " ".join(clauses[next((k for k, c in enumerate(clauses) if _WH_QUESTION.search(fold(c))), 0):])
     units = {_unit(t) for t in stated if t.startswith("m:")}
-    return frozenset(t for t in features(asked[-1]) if not (t.startswith("m:") and _unit(t) and _unit(t) in units))
+    return frozenset(t for t in features(question) if not (t.startswith("m:") and _unit(t) and _unit(t) in units))
+
+
+#: The "and" of a yes-or-no question and a question for a value asked in one breath ("Is
+#: delivery free and how long does it take?"; not a range's: "between 3 and 5 days").
+_AND: Final = re.compile(r"\s(?:and|e)\s(?!(?:R\$|US\$|\$)?\s?\d)", re.I)
 
 
 #: How a business sentence that says a claim limits it, or says another version of it
