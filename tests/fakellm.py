@@ -1,4 +1,5 @@
-"""A local HTTP server that speaks the OpenAI chat-completions API, for tests.
+"""A local HTTP server that speaks the OpenAI chat-completions API, for tests (and the
+Anthropic messages API on ``POST .../v1/messages``: reach it at `root_url`).
 
 It answers from a script: a list of replies consumed in order (the last one repeats),
 or a function of the request. A reply is text (the assistant message content), or
@@ -54,6 +55,11 @@ class FakeLLM:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
+    @property
+    def root_url(self) -> str:
+        """The server without ``/v1``, as an Anthropic client's base URL is given."""
+        return self.base_url.removesuffix("/v1")
+
     def __enter__(self) -> FakeLLM:
         self._thread.start()
         return self
@@ -96,6 +102,15 @@ class FakeLLM:
                 if isinstance(reply, Status):
                     payload = {"error": {"message": reply.message, "type": "fake", "code": reply.code}}
                     self._send(reply.code, payload, reply.headers)
+                    return
+                if self.path.endswith("/messages"):
+                    self._send(200, {
+                        "id": "msg_fake", "type": "message", "role": "assistant",
+                        "model": body.get("model", "fake"),
+                        "content": [{"type": "text", "text": reply}],
+                        "stop_reason": "end_turn", "stop_sequence": None,
+                        "usage": {"input_tokens": 10, "output_tokens": 10},
+                    })
                     return
                 self._send(200, {
                     "id": "chatcmpl-fake",

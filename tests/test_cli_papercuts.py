@@ -44,6 +44,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 @pytest.mark.parametrize(("model", "expected"), [
     ("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+    ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),  # was "is the base URL right?" at the first call
     ("foo/bar", "foo/bar"),
     ("gpt-4o-mini", "not a provider string"),
     ("replay:/no/such/replay.json", "/no/such/replay.json"),
@@ -51,8 +52,8 @@ def _env(**extra: str) -> dict[str, str]:
 def test_demo_with_an_unusable_model_fails_fast_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, expected: str
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for variable in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
     result = CliRunner().invoke(cli, ["demo", "--data-dir", str(tmp_path / "demo"), "--model", model])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()

@@ -789,6 +789,18 @@ def test_a_thematic_break_in_a_body_is_kept() -> None:
     assert [c.body for c in out.candidates] == [body]
 
 
+def test_an_anthropic_model_reaches_the_base_url_it_is_given(store) -> None:
+    """A newcomer's finding: with a base URL, every call of an ``anthropic/`` model failed
+    (instructor handed ``base_url`` to ``Messages.create``, a TypeError reported as a
+    wrong endpoint); the client is now built with it, as an ``openai/`` one is."""
+    with FakeLLM([answer(GOOD)]) as fake:
+        model = InstructorModel("anthropic/claude-test", base_url=fake.root_url, api_key="k", timeout_s=5.0)
+        report = learn_turn(store, AGENT, CONFIG, model, session_id="s1", turn_id="t1", messages=TURN)
+        assert report.outcome == "ok", report
+        assert [n for n, _ in report.results] == ["cep-13-campinas"] and store.names(AGENT) == ["cep-13-campinas"]
+        assert fake.requests[0]["model"] == "claude-test" and fake.requests[0]["max_tokens"] > 0
+
+
 def test_an_anthropic_sdk_failure_is_classified_as_an_openai_one() -> None:
     """A newcomer's finding: Anthropic's 429, 401 and connection errors (wrapped by
     instructor) were all "the endpoint did not answer as a chat-completions API": a rate

@@ -107,13 +107,19 @@ class _Verdict(BaseModel):
     body: str | None = None
 
 
+#: An Anthropic answer's limit in tokens (the messages API requires one; instructor's default).
+ANTHROPIC_MAX_TOKENS: Final = 4096
+
+
 class InstructorModel:
     """A live model called through instructor in JSON mode.
 
     Args:
         spec: instructor provider string, e.g. ``openai/gpt-4o-mini``.
-        base_url: an OpenAI-compatible endpoint (None = the provider's default or
-            ``$OPENAI_BASE_URL``).
+        base_url: the provider's endpoint: an OpenAI-compatible one for ``openai/``
+            models, an Anthropic-compatible one (without ``/v1``) for ``anthropic/``
+            models (None = the provider's default, ``$OPENAI_BASE_URL`` or
+            ``$ANTHROPIC_BASE_URL``).
         api_key: None = the provider's usual environment variable.
         timeout_s: per-request timeout in seconds.
         max_retries: instructor re-asks on a malformed answer this many times.
@@ -142,14 +148,13 @@ class InstructorModel:
             UserError: the provider is unknown, its SDK is missing, or its client cannot
                 be built (e.g. ``foo/bar``); or an ``openai/`` model has no API key
                 (``$OPENAI_API_KEY``) and no base URL (``$OPENAI_BASE_URL``) to a server
-                that may need none.
+                that may need none, or an ``anthropic/`` model has none
+                (``$ANTHROPIC_API_KEY``).
         """
-        if self._keyless():
-            raise UserError(
-                f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
-                "(or, for a server that needs none, its base URL: $OPENAI_BASE_URL, or --base-url "
-                "where the command has it)"
-            )
+        missing = self._missing_key()
+        if missing:
+            raise UserError(missing + (" (or, for a server that needs none, its base URL: $OPENAI_BASE_URL, "
+                                       "or --base-url where the command has it)" if self._is("openai") else ""))
         try:
             self._get_client()
         except UserError:
@@ -186,6 +191,17 @@ class InstructorModel:
                 )
                 self._client = instructor.from_openai(client, mode=instructor.Mode.JSON)
                 self._model = self.spec.partition("/")[2]
+            elif provider == "anthropic":  # instructor's own builder passes base_url to each call
+                try:
+                    import anthropic
+                except ImportError:
+                    raise UserError(f"cannot use model {self.spec!r}: the anthropic package is not "
+                                    "installed (pip install anthropic)") from None
+                messages_client = anthropic.Anthropic(
+                    base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0)
+                self._client = instructor.from_anthropic(messages_client, mode=instructor.Mode.JSON,
+                                                         max_tokens=ANTHROPIC_MAX_TOKENS)
+                self._model = self.spec.partition("/")[2]
             else:
                 auto = logging.getLogger("instructor.auto_client")
                 before = auto.level
@@ -199,16 +215,29 @@ class InstructorModel:
                 self._model = self.spec.partition("/")[2]
         return self._client
 
-    def _keyless(self) -> bool:
-        """True when an ``openai/`` model has no API key and no base URL to a server that may need none."""
-        return self.spec.partition("/")[0] == "openai" and not self.api_key and not _openai_key_set() \
-            and not (self.base_url or os.environ.get("OPENAI_BASE_URL"))
+    def _is(self, provider: str) -> bool:
+        return self.spec.partition("/")[0] == provider
+
+    def _missing_key(self) -> str:
+        """What to set when the model has no API key, or ``""``: an ``openai/`` model with no
+        base URL to a server that may need none, an ``anthropic/`` model always (its SDK sends
+        no request without a key or a token).
+        """
+        if self.api_key:
+            return ""
+        if self._is("openai") and not _key_set("OPENAI_API_KEY") \
+                and not (self.base_url or os.environ.get("OPENAI_BASE_URL")):
+            return f"model {self.spec!r} needs an API key: set OPENAI_API_KEY"
+        if self._is("anthropic") and not (_key_set("ANTHROPIC_API_KEY") or _key_set("ANTHROPIC_AUTH_TOKEN")):
+            return f"model {self.spec!r} needs an API key: set ANTHROPIC_API_KEY"
+        return ""
 
     def _call(self, response_model: type[BaseModel], messages: list[dict[str, str]]) -> Any:
-        if self._keyless():  # said as such, not as the connection error the SDK would give offline
-            raise ModelFailure("model_error", f"model {self.spec!r} needs an API key: set OPENAI_API_KEY "
-                               "(or $OPENAI_BASE_URL for a server that needs none)", transient=False,
-                               configuration=True)
+        missing = self._missing_key()
+        if missing:  # said as such, not as the connection error the SDK would give offline
+            raise ModelFailure("model_error", missing + (" (or $OPENAI_BASE_URL for a server that needs none)"
+                                                         if self._is("openai") else ""),
+                               transient=False, configuration=True)
         client = self._get_client()
         try:
             return client.chat.completions.create(
@@ -236,8 +265,8 @@ def _openai_key() -> str:
     return os.environ.get("OPENAI_API_KEY") or "not-set"
 
 
-def _openai_key_set() -> bool:
-    return bool(os.environ.get("OPENAI_API_KEY", "").strip())
+def _key_set(variable: str) -> bool:
+    return bool(os.environ.get(variable, "").strip())
 
 
 #: HTTP statuses below 500 that say "try again" (request timeout, conflict, too many requests).
