@@ -196,7 +196,7 @@ class InstructorModel:
                     import anthropic
                 except ImportError:
                     raise UserError(f"cannot use model {self.spec!r}: the anthropic package is not "
-                                    "installed (pip install anthropic)") from None
+                                    "installed (pip install anthropic, or this package's [anthropic] extra)") from None
                 messages_client = anthropic.Anthropic(
                     base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0)
                 self._client = instructor.from_anthropic(messages_client, mode=instructor.Mode.JSON,
