@@ -91,8 +91,8 @@ def _sessions(source: Path, handle: io.BufferedReader) -> Iterator[Session]:
         except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
             if not compressed:
                 raise
-            raise UserError(f"sessions file {source}: its gzip data is damaged or cut short after line "
-                            f"{number} ({exc})") from None
+            where = f"after line {number}" if number else "before its first line"
+            raise UserError(f"sessions file {source}: its gzip data is damaged or cut short {where} ({exc})") from None
         number += 1
         if number == 1:
             raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (an editor's UTF-8)

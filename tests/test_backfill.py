@@ -788,6 +788,11 @@ def test_a_gzip_sessions_file_reads_as_the_plain_one_and_a_cut_one_is_named(tmp_
     cut.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) - 12])  # the trailer and a little data lost
     with pytest.raises(UserError, match=r"cut\.jsonl\.gz: its gzip data is damaged or cut short after line \d+"):
         list(read_sessions(cut))
+    early = tmp_path / "early.jsonl.gz"  # cut within the first line: no "after line 0"
+    early.write_bytes(packed.read_bytes()[:20])
+    with pytest.raises(UserError, match=r"early\.jsonl\.gz: its gzip data is damaged or cut short before its first "
+                                        r"line"):
+        list(read_sessions(early))
     flipped = tmp_path / "flipped.jsonl.gz"  # one byte of the compressed data changed: a newcomer was told
     data = bytearray(packed.read_bytes())
     data[len(data) // 2] ^= 0xFF  # to save the file as UTF-8 ("it looks like Latin-1")
