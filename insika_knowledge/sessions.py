@@ -136,8 +136,9 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
             named, and an integer of more digits than Python converts is one), a missing or
             invalid ``session_id`` (see `session_id_problem`), a missing ``messages``, a
             message without a known role or whose content is neither text, a list of parts
-            nor null, or text that cannot be written as UTF-8 (a lone surrogate, which JSON
-            can spell as ``\\ud800``); the message starts with `where`.
+            nor null, ``metadata`` that is no object, or text that cannot be written as
+            UTF-8 (a lone surrogate, which JSON can spell as ``\\ud800``); the message starts
+            with `where`.
     """
     data = parse_json(text, where)
     if not isinstance(data, dict):
@@ -163,10 +164,12 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
                 f"{where}: messages[{i}] holds text that cannot be written as UTF-8 "
                 "(a lone surrogate such as \\ud800)"
             )
-    metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):  # its task, group and labels would be lost
+        raise UserError(f"{where}: 'metadata' must be a JSON object or null, not {type(metadata).__name__}")
     written = next((data[k] for k in TIME_KEYS if data.get(k) is not None), None)
     started = written if written is None or isinstance(written, str) else json.dumps(written)[:80]  # no date
-    return Session(session_id, messages, data.get("outcome"), metadata, line, started)
+    return Session(session_id, messages, data.get("outcome"), metadata or {}, line, started)
 
 
 def _encodable(value: Any) -> bool:

@@ -656,6 +656,21 @@ def test_a_message_whose_content_is_not_text_is_named_not_counted_empty(tmp_path
         list(read_sessions(sessions))
 
 
+@pytest.mark.parametrize("metadata", ["5", '"airline"', '["task-1"]'])
+def test_metadata_that_is_no_object_is_named_not_dropped(tmp_path, metadata: str) -> None:
+    # read as {} in silence: the task, group and labels an evaluation splits on were lost
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.sessions import read_sessions
+
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text('{"session_id": "a", "metadata": null, "messages": []}\n'
+                        '{"session_id": "b", "metadata": ' + metadata + ', "messages": []}\n')
+    with pytest.raises(UserError, match=r"s\.jsonl:2: 'metadata' must be a JSON object or null, not "):
+        list(read_sessions(sessions))
+    sessions.write_text('{"session_id": "a", "metadata": null, "messages": []}\n')
+    assert [s.metadata for s in read_sessions(sessions)] == [{}]
+
+
 def test_a_start_time_that_is_not_text_is_kept_as_written(tmp_path: Path) -> None:
     from insika_knowledge.backfill import session_time
     from insika_knowledge.sessions import read_sessions
