@@ -16,8 +16,12 @@ import gzip
 import io
 import json
 import os
+import shutil
+import stat
+import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -77,6 +81,36 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
         raise UserError(f"cannot read sessions file {source}: {exc}") from None
     with handle:
         yield from _sessions(source, handle)
+
+
+@contextmanager
+def rereadable(paths: Sequence[str]) -> Iterator[list[str]]:
+    """`paths`, each readable more than once: a pipe, such as a shell's process
+    substitution (``--sessions <(zcat runs.jsonl.gz)``), is copied to a temporary file
+    first (removed on exit); a regular file (or one that is missing: `read_sessions` names
+    it) is given as it is.
+
+    Raises:
+        UserError: a pipe cannot be read.
+    """
+    with tempfile.TemporaryDirectory(prefix="insika-sessions-") as folder:
+        out = []
+        for k, path in enumerate(paths):
+            try:
+                regular = stat.S_ISREG(os.stat(path).st_mode)
+            except OSError:
+                regular = True  # missing or unreadable: read_sessions says which
+            if regular:
+                out.append(path)
+                continue
+            copy = Path(folder) / f"{k}-{Path(path).name}"
+            try:
+                with open(path, "rb") as source, copy.open("wb") as target:
+                    shutil.copyfileobj(source, target)
+            except OSError as exc:
+                raise UserError(f"cannot read sessions file {path}: {exc}") from None
+            out.append(str(copy))
+        yield out
 
 
 def _sessions(source: Path, handle: io.BufferedReader) -> Iterator[Session]:

@@ -237,6 +237,24 @@ def test_the_held_out_evaluation_is_reproducible_and_consistent() -> None:
     assert out.exit_code == 0 and "mean over 2 split(s)" in out.output
 
 
+def test_evaluate_reads_sessions_from_a_pipe(tmp_path: Path) -> None:
+    # a newcomer's `--sessions <(zcat runs.jsonl.gz)` was read once to choose the evaluation
+    # and found empty the second time: "not JSON (Expecting value at column 1)"
+    import os
+    import threading
+
+    pipe = tmp_path / "runs.pipe"
+    os.mkfifo(pipe)
+    feeder = threading.Thread(target=lambda: pipe.write_bytes(AIRLINE.read_bytes()), daemon=True)
+    feeder.start()
+    piped = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(pipe), "--seeds", "1"])
+    feeder.join(5)
+    from_file = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(AIRLINE), "--seeds", "1"])
+    assert piped.exit_code == 0, piped.output
+    assert piped.output == from_file.output.replace(str(AIRLINE), str(pipe))  # the file named as given
+    assert "mean over 1 split(s)" in piped.output
+
+
 @pytest.mark.parametrize("content", ["", "\n\n"])
 def test_evaluate_on_a_sessions_file_with_no_session_says_so(tmp_path: Path, content: str) -> None:
     empty = tmp_path / "none.jsonl"

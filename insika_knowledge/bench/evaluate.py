@@ -39,7 +39,7 @@ from insika_knowledge.procedures.recall.cursor import Cursor
 from insika_knowledge.procedures.recall.match import MatchSettings
 from insika_knowledge.procedures.recall.recall import RecallIndex
 from insika_knowledge.procedures.trace.steps import TraceBuilder, build
-from insika_knowledge.sessions import Session, read_sessions
+from insika_knowledge.sessions import Session, read_sessions, rereadable
 
 
 def split_tasks(
@@ -366,13 +366,6 @@ def run(
     Raises:
         UserError: no input, or an unreadable or malformed file.
     """
-    from insika_knowledge.bench.holdout import format_holdout, leave_one_task_out
-    from insika_knowledge.bench.operations_eval import (
-        configured,
-        evaluate_operations,
-        format_operations,
-        tool_calling,
-    )
     from insika_knowledge.bench.replay_eval import format_replay, replay
 
     config = config or ProceduresConfig()
@@ -383,7 +376,27 @@ def run(
         raise UserError("give --sessions FILE (and/or --requests FILE)")
     if seeds is not None and seeds < 1:
         raise UserError("--seeds: must be at least 1")
-    paths = [sessions, *more_sessions]
+    given = [sessions, *more_sessions]
+    with rereadable(given) as paths:  # each file is read more than once
+        copies = {copy: path for copy, path in zip(paths, given, strict=True) if copy != path}
+        report, text = _run_sessions(paths, more_sessions, seeds, train_fraction, tasks, config, identity, fixed,
+                                     progress)
+        return _as_given(report, copies), _as_given(text, copies)
+
+
+def _run_sessions(
+    paths: list[str], more_sessions: Sequence[str], seeds: int | None, train_fraction: float,
+    tasks: Sequence[str] | None, config: ProceduresConfig, identity: str, fixed: bool,
+    progress: Callable[[str], None] | None,
+) -> tuple[Any, str]:
+    from insika_knowledge.bench.holdout import format_holdout, leave_one_task_out
+    from insika_knowledge.bench.operations_eval import (
+        configured,
+        evaluate_operations,
+        format_operations,
+        tool_calling,
+    )
+
     for path in paths:
         if next(iter(read_sessions(path)), None) is None:
             raise UserError(f"sessions file {path} holds no session: nothing to evaluate")
@@ -394,12 +407,25 @@ def run(
     if more_sessions:
         raise UserError("several --sessions files: only for tool-calling sessions (operation procedures)")
     if seeds is not None:
-        report = evaluate(
-            sessions, seeds=range(seeds), train_fraction=train_fraction, config=config
-        )
+        report = evaluate(paths[0], seeds=range(seeds), train_fraction=train_fraction, config=config)
         return report, format_report(report, detail=seeds <= 3)
-    held = leave_one_task_out(sessions, config=config, tasks=tasks)
+    held = leave_one_task_out(paths[0], config=config, tasks=tasks)
     return held, format_holdout(held)
+
+
+def _as_given(value: Any, copies: Mapping[str, str]) -> Any:
+    """`value` (a report, its text) naming each file as given, not its temporary copy."""
+    if not copies:
+        return value
+    if isinstance(value, str):
+        for copy, path in copies.items():
+            value = value.replace(copy, path)
+        return value
+    if isinstance(value, dict):
+        return {_as_given(k, copies): _as_given(v, copies) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_given(v, copies) for v in value)
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
