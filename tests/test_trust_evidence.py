@@ -901,17 +901,61 @@ def test_a_yes_affirms_what_it_answers_and_not_a_value_it_replaces(
     assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
 
 
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # a greeting before the yes, and the yes Portuguese says with the question's verb
+    ("A taxa de entrega pra Guarulhos é R$ 18?", "Oi! Isso mesmo, R$ 18.",
+     "Taxa Guarulhos\nA taxa de entrega para Guarulhos é R$ 18.", False),
+    ("Good morning! Is the overweight bag fee $75?", "Good morning! That's right, $75 per bag.",
+     "Overweight fee\nThe overweight bag fee is $75 per bag.", False),
+    ("Vocês atendem em Sorocaba?", "Atendemos sim, de segunda a sábado.",
+     "Atendimento Sorocaba\nAtendemos em Sorocaba de segunda a sábado.", False),
+    # a no that gives another value in the question's unit states the question's subject with it
+    ("Vocês instalam a fibra em 2 dias?", "Não, a instalação leva até 5 dias úteis.",
+     "Instalação\nA instalação da fibra leva até 5 dias úteis.", False),
+    ("Vocês instalam a fibra em 2 dias?", "Não, a instalação leva até 5 dias úteis.",
+     "Instalação\nA instalação da fibra leva 2 dias.", True),
+    ("Is the late checkout fee $20?", "No, it's $35.", "Late checkout\nThe late checkout fee is $35.", False),
+    ("Is the late checkout fee $20?", "No, it's $35.", "Late checkout\nThe late checkout fee is $20.", True),
+    # a yes bound to a value of its own is that rule, not the bare one asked
+    ("A troca é grátis?", "Sim, para compras acima de R$ 150.", "Troca\nA troca é grátis.", True),
+    ("A troca é grátis?", "Sim, para compras acima de R$ 150.",
+     "Troca\nA troca é grátis para compras acima de R$ 150.", False),
+    # a condition that bounds a value binds the yes, whatever words of the question it repeats
+    ("Posso levar meu cachorro no ônibus?", "Pode sim, desde que o cachorro e a bolsa pesem no máximo 5 kg.",
+     "Cachorro no ônibus\nCachorros podem viajar no ônibus.", True),
+    # of a message's two questions, a yes naming one passes over the other
+    ("The monthly plan is $49, is that right? And is there a sauna?", "Yes, that's right, $49 for the monthly plan.",
+     "Sauna\nThe gym has a sauna.", True),
+    ("A clínica abre às 7h no sábado? E no domingo?", "Abre sim, às 7h no sábado.",
+     "Domingo\nA clínica abre às 7h aos domingos.", True),
+    ("A clínica abre às 7h no sábado? E no domingo?", "Abre sim, às 7h no sábado.",
+     "Sábado\nA clínica abre às 7h aos sábados.", False),
+    # a yes that restates the question with another word in place of one of its own
+    ("Is the basic plan $20 a month?", "Yes, the premium plan is $20 a month.",
+     "Basic plan\nThe basic plan costs $20 a month.", True),
+    ("O Dr. Souza atende às terças?", "Sim, quem atende às terças é a Dra. Lima.",
+     "Terças\nO Dr. Souza atende às terças.", True),
+])
+def test_a_yes_or_a_no_is_read_as_it_is_said(asked: str, reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+
+
 @pytest.mark.parametrize(("asked", "claim"), [
     # a question for a value beside a yes-or-no one: the answer gives the value only
     ("Is delivery to Campinas free and how long does it take?", "Delivery\nDelivery to Campinas is free and takes "
      "1 to 2 business days."),
     ("A entrega pra Campinas é grátis e quanto tempo leva?", "Entrega\nA entrega para Campinas é grátis e leva "
      "1 a 2 dias úteis."),
+    ("Is delivery free and how long does it take?", "Delivery\nDelivery is free and takes 1 to 2 business days."),
 ])
 def test_an_answer_for_a_value_does_not_affirm_the_yes_or_no_question_beside_it(asked: str, claim: str) -> None:
     reply = "1 to 2 business days." if asked.startswith("Is") else "1 a 2 dias úteis."
     messages = said(("user", asked), ("assistant", reply))
     assert assess(claim, "policy", messages).quarantined, assess(claim, "policy", messages)
+    answered = "Delivery\nDelivery takes 1 to 2 business days." if asked.startswith("Is") else \
+        "Entrega\nA entrega leva 1 a 2 dias úteis."  # the value answered, of the subject asked
+    assert not assess(answered, "policy", messages).quarantined, assess(answered, "policy", messages)
 
 
 @pytest.mark.parametrize("reply", [

@@ -1148,7 +1148,17 @@ YES_RE: Final = re.compile(
     r"(?:(?:for now|right now|currently|at the moment|as of now|still|por enquanto|por ora|no momento"
     r"|atualmente|ainda)\W+)?"
     r"(?:sim|yes|yep|yeah|claro|com certeza|temos sim|tem sim|pode sim|of course|sure|certainly|"
-    r"we do|they do|it does|it is|correct|exatamente|exato)\b")
+    r"we do|they do|it does|it is|correct|exatamente|exato|isso mesmo|isso ai|confirmo|that'?s (?:right|correct)"
+    r"|you (?:sure )?can|we sure do"
+    r"|[a-z]+ sim)\b")  # Portuguese says yes with the question's verb: "Entregamos sim", "Funciona sim"
+#: A business message that opens with a no ("Não, só em 3 dias úteis.", "No, it's $35.").
+NO_RE: Final = re.compile(r"(?:nao|no|nope|negativo|not quite|not exactly|nao exatamente)\b(?!\s+(?:problem|worries))")
+#: A greeting a reply opens with before its yes or no ("Olá! Isso mesmo", "Hi, yes",
+#: "Good evening, Maria! Yes"): a greeting word, then a mark, or a short name and a mark.
+_GREETING: Final = re.compile(
+    r"(?:(?:oi|ola|opa|hi|hello|hey|bom dia|boa tarde|boa noite|good (?:morning|afternoon|evening)|morning"
+    r"|evening|prezad[oa]s?(?: cliente)?|car[oa] cliente)(?:\s+there)?"
+    r"(?:,\s*[a-z]+(?:\s+[a-z]+)?\s*[.!]+|\s*[.!,]+)\s*)+")
 
 
 def answered_question(parts: Sequence[Piece], at: int) -> str | None:
@@ -1188,9 +1198,36 @@ def bare_yes(text: str) -> bool:
 
 
 def _opening(text: str) -> tuple[str, str]:
-    """`text` folded from its first word, and its first sentence ("" for none)."""
+    """`text` folded from its first word after a greeting (`_GREETING`), and its first
+    sentence ("" for none).
+    """
     opening = fold(text).lstrip(" \t\n!¡")
+    greeting = _GREETING.match(opening)
+    if greeting is not None and greeting.end() < len(opening):
+        opening = opening[greeting.end():]
     return opening, sentences(opening)[0] if opening.strip() else ""
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a reply after its greeting (folded; "" for none): "Bom dia!
+    Sim, entregamos." -> "sim, entregamos.".
+    """
+    return _opening(text)[1]
+
+
+def corrected_question(parts: Sequence[Piece], at: int) -> str | None:
+    """The customer's question a business piece answers no to, or None: ``parts[at]``
+    opens with a no (`NO_RE`) and the customer message before it asked a real question
+    (not a tag question, which asserts). What the no corrects is for `trust.grounding` to
+    read ("... em 1 dia?" / "Não, só em 3 dias úteis": the value).
+    """
+    if parts[at].speaker == "customer" or not NO_RE.match(_opening(parts[at].text)[0]):
+        return None
+    earlier = asked_before(parts, at)
+    if earlier is None or asserted(earlier.text):
+        return None
+    asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
+    return asked[-1] if asked and not asserted(asked[-1]) else None
 
 
 def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:
@@ -1895,10 +1932,19 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
                         for at, t in enumerate(clause))
             after = seq[end] if end < len(seq) else ""
             said = _condition_words(seq, end) if after in _CONDITIONS else frozenset()
-            if bound or (said and not said & wanted):  # "unless the item was opened"; not "whenever you return"
-                return True
+            if bound or (said and (not said & wanted or _bounded(seq, end))):
+                return True  # "unless the item was opened", "desde que pese no máximo 8 kg"; not "whenever you return"
             start = end
     return False
+
+
+def _bounded(seq: tuple[str, ...], at: int) -> bool:
+    """True when the condition that starts at `at` in `seq` bounds a value before its
+    sentence ends ("desde que o gato e a caixa pesem no máximo 8 kg"): a condition, whatever
+    words of the claim it repeats.
+    """
+    end = next((i for i in range(at + 1, len(seq)) if seq[i] == "."), len(seq))  # its "e"/"and" included
+    return any(seq[i] in _BOUNDS and seq[i + 1].startswith(("m:", "d:")) for i in range(at + 1, end - 1))
 
 
 def _condition_words(seq: tuple[str, ...], at: int) -> frozenset[str]:

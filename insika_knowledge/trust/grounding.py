@@ -44,12 +44,16 @@ from insika_knowledge.trust.corrections import (
 from insika_knowledge.trust.evidence import (
     RANGE_VALUE,
     REQUESTING,
+    YES_RE,
     Reading,
     answered_question,
+    asked_before,
     asserted,
     corrected_next,
+    corrected_question,
     corrected_to,
     drops_condition,
+    first_sentence,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -93,18 +97,50 @@ def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozen
     """What a yes of ``parts[at]`` affirms (`affirmed`) and what it passes over: the
     features of the question's other things it does not name ("Campinas e Jundiaí?" /
     "Sim, em Campinas": Jundiaí) and the values it replaces; two empty sets for no yes.
+
+    A no that gives another value in the unit of the question's (`trust.evidence.
+    corrected_question`: "Vocês entregam em Campinas em 1 dia?" / "Não, só em 3 dias
+    úteis") corrects the value, not the rest: it affirms the question less that value,
+    which it passes over. A no without such a value affirms nothing.
     """
     question = answered_question(parts, at)
-    if question is None:
-        return frozenset(), frozenset()
-    found = features(question)
     answer = features(parts[at].text)
-    conjuncts = [features(c) for c in _CONJUNCT.split(question)]
+    if question is None:
+        question = corrected_question(parts, at)
+        if question is None:
+            return frozenset(), frozenset()
+        found = features(question)
+        replaced = replaced_values(found, answer)
+        return (found - replaced, replaced) if replaced else (frozenset(), frozenset())
+    asked = [q for q in sentences(_asked_text(parts, at)) if q.rstrip(" \t\"')").endswith("?")]
+    questions = [q for q in asked if not asserted(q)] or [question]  # "$399, is that right? And parking?"
+    found = frozenset().union(*(features(q) for q in questions)) or features(question)
+    conjuncts = [features(c) for q in (asked or [question]) for c in _CONJUNCT.split(q)]
     named = [c for c in conjuncts if c & answer]
     skipped = frozenset().union(*(c for c in conjuncts if not c & answer)) - frozenset().union(*named) \
         if named else frozenset()
-    passed = (skipped & found) | replaced_values(found, answer)
+    passed = (skipped & found) | replaced_values(found, answer) | _requalified(found, parts[at].text)
     return found - passed, passed
+
+
+def _asked_text(parts: Sequence[Piece], at: int) -> str:
+    asked = asked_before(parts, at)
+    return asked.text if asked is not None else ""
+
+
+def _requalified(asked: frozenset[str], answer: str) -> frozenset[str]:
+    """The words of a question (`asked`, its features) a yes restates otherwise: its first
+    sentence says two or more of the question's features and a content word the question
+    lacks, so the question's words it leaves out were replaced, not implied ("Is the
+    standard shipping fee $30?" / "Yes, the express fee is $30.": standard, shipping; "A Dra.
+    Patrícia atende aos sábados?" / "Sim, quem atende aos sábados é o Dr. Moreno.").
+    """
+    opening = first_sentence(answer)
+    yes = YES_RE.match(opening)  # its yes is no word of the answer's own ("That's right, $75 per bag")
+    first = features(opening[yes.end():] if yes else opening)
+    if len(first & asked) < 2 or not {t for t in first - asked if not _is_number(t)}:
+        return frozenset()
+    return frozenset(t for t in asked - features(answer) if not _is_number(t))
 
 
 def replaced_values(asked: frozenset[str], answer: frozenset[str]) -> frozenset[str]:
@@ -271,9 +307,11 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text, passed = affirmation(parts, at)
-        if wanted & (passed - features(piece.text)):
+        if wanted & (passed - features(piece.text)) or _unanswered(parts, at, wanted):
             continue  # a yes that passed over a part of the claim, or gave it another value
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
+        if said:  # a bound of the yes binds the question ("O frete é grátis?" / "Sim, acima de R$ 199")
+            said.append(_as_answered(parts, at))
         split = sentences(piece.text)
         corrected: set[str] = set()  # values the message corrected its own sentences to
         for k, sentence in enumerate(split):
@@ -333,6 +371,48 @@ _WH_QUESTION: Final = re.compile(
     r"|how (?:much|many|long|soon|often|far|late|early))\b")
 
 
+def _as_answered(parts: Sequence[Piece], at: int) -> str:
+    """The customer's message before ``parts[at]`` as the yes or no of ``parts[at]``
+    answers it, in one sentence with that answer's first ("O frete é grátis, Sim, acima de
+    R$ 199."): a bound or a condition of the answer binds what was asked
+    (`trust.evidence.drops_condition` reads it).
+    """
+    asked = asked_before(parts, at)
+    first = first_sentence(parts[at].text)
+    return f"{asked.text.strip().rstrip('?').rstrip()}, {first}" if asked is not None else first
+
+
+def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
+    """The customer's question for a value or a thing right before ``parts[at]`` (not a
+    tag question, which asserts), as ``(what it asks for, a yes-or-no question asked with
+    it in one breath)``: "Is delivery free and how long does it take?" is ``("how long does
+    it take?", "Is delivery free")``; the second is "" for none. None for no such question.
+    """
+    before = next((p for p in reversed(parts[:at]) if p.speaker != "tool"), None)
+    if before is None or before.speaker != "customer":
+        return None
+    asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
+    if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
+        return None
+    clauses = _AND.split(asked[-1])
+    first = next((k for k, c in enumerate(clauses) if _WH_QUESTION.search(fold(c))), 0)
+    return " ".join(clauses[first:]), " ".join(clauses[:first])
+
+
+def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
+    """True when `wanted` (a claim's features) holds all of a yes-or-no question the
+    customer asked beside a question for a value, which ``parts[at]`` answers with the value
+    alone and says none of: "Is shipping free and how long does it take?" / "3 business
+    days." does not say "Shipping is free and takes 3 business days" (it says "Shipping
+    takes 3 business days").
+    """
+    asked = _asked_for_value(parts, at)
+    if asked is None or not asked[1]:
+        return False
+    left = features(asked[1]) - features(asked[0]) - features(parts[at].text)
+    return bool(left) and left <= wanted
+
+
 def _topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset[str]:
     """What the customer's question named that the business's answer leaves implied.
 
@@ -347,16 +427,11 @@ def _topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset
     """
     if not any(_is_number(t) for t in stated):
         return frozenset()
-    before = next((p for p in reversed(parts[:at]) if p.speaker != "tool"), None)
-    if before is None or before.speaker != "customer":
+    asked = _asked_for_value(parts, at)  # "Is it free and how long does it take?": the answer is the how long
+    if asked is None:
         return frozenset()
-    asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
-    if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
-        return frozenset()
-    clauses = _AND.split(asked[-1])  # "Is it free and how long does it take?": the answer is the how long
-    question = " ".join(clauses[next((k for k, c in enumerate(clauses) if _WH_QUESTION.search(fold(c))), 0):])
     units = {_unit(t) for t in stated if t.startswith("m:")}
-    return frozenset(t for t in features(question) if not (t.startswith("m:") and _unit(t) and _unit(t) in units))
+    return frozenset(t for t in features(asked[0]) if not (t.startswith("m:") and _unit(t) and _unit(t) in units))
 
 
 #: The "and" of a yes-or-no question and a question for a value asked in one breath ("Is
@@ -595,7 +670,11 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
             continue
         if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message
-        affirms = affirmed(parts, at)
+        affirms, passed = affirmation(parts, at)
+        if wanted & (passed - features(piece.text)) or _unanswered(parts, at, wanted):
+            continue  # as `supporters` reads it: a yes that passed over a part of the claim
+        if affirms and drops_condition(claim, [_as_answered(parts, at)]):
+            affirms = frozenset()  # a yes bound to a value or condition the claim leaves out
         business |= affirms & wanted
         stated |= affirms
         split = sentences(piece.text)
