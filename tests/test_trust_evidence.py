@@ -933,10 +933,45 @@ def test_a_yes_affirms_what_it_answers_and_not_a_value_it_replaces(
     # a yes that restates the question with another word in place of one of its own
     ("Is the basic plan $20 a month?", "Yes, the premium plan is $20 a month.",
      "Basic plan\nThe basic plan costs $20 a month.", True),
-    ("O Dr. Souza atende às terças?", "Sim, quem atende às terças é a Dra. Lima.",
-     "Terças\nO Dr. Souza atende às terças.", True),
 ])
 def test_a_yes_or_a_no_is_read_as_it_is_said(asked: str, reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # found by a newcomer's attack on the readings above: a word before "sim" that is not
+    # the question's verb is no yes, nor is the Portuguese "no" of "No sábado"
+    ("Vocês entregam em Manaus?", "Antes sim. Hoje não atendemos mais a região Norte.",
+     "Entrega Manaus\nEntregamos em Manaus.", True),
+    ("Vocês entregam em Manaus em 1 dia?", "Talvez sim. Vou confirmar com a logística.",
+     "Prazo Manaus\nEntregamos em Manaus em 1 dia.", True),
+    ("Vocês abrem às 7h no domingo?", "No sábado abrimos às 8h.", "Domingo\nA loja abre aos domingos às 8h.", True),
+    # a no that negates, or names a word of its own, corrects no value
+    ("Do you ship to Hawaii in 2 days?", "No, we don't ship to Hawaii. Mainland orders arrive in 5 days.",
+     "Hawaii\nWe ship to Hawaii in 5 days.", True),
+    ("Is the express fee $10?", "Nope, $15 for standard.", "Express\nThe express fee is $15.", True),
+    # a greeting's comma does not swallow the no after it
+    ("A troca é grátis?", "Oi, infelizmente não! Claro que podemos ver outra opção.", "Troca\nA troca é grátis.", True),
+    # a thing is named by its own word, not by the verb its conjunct holds
+    ("Do you take PayPal or Pix?", "Yes, we take Pix.", "PayPal\nWe accept PayPal.", True),
+    ("Do you deliver to Campinas and Jundiaí?", "Yes, we deliver to both cities.",
+     "Jundiaí\nWe deliver to Jundiaí.", False),
+    # a restatement in other words is no replacement
+    ("Is the return window 30 days?", "Yes, you have 30 days to return any item.",
+     "Returns\nThe return window is 30 days.", False),
+    ("Is the free shipping threshold $50?", "Yes, orders over $50 ship for free.",
+     "Free shipping\nThe free shipping threshold is $50.", False),
+    # a yes narrowed to a case is not the rule for every case
+    ("Is the refund window 60 days?", "Yes, for premium members.", "Refunds\nThe refund window is 60 days.", True),
+    ("Is the refund window 60 days?", "Yes, for premium members.",
+     "Refunds\nThe refund window is 60 days for premium members.", False),
+    ("O reembolso é em 60 dias?", "Sim, exceto para eletrônicos.", "Reembolso\nO reembolso é em 60 dias.", True),
+    # a yes to the yes-or-no part beside a question for a value answers both
+    ("Is the express fee $10 and how long does it take?", "Yes, $10, and it takes 1 day.",
+     "Express\nThe express fee is $10 and it takes 1 day.", False),
+])
+def test_what_a_yes_or_a_no_does_not_say(asked: str, reply: str, claim: str, held: bool) -> None:
     messages = said(("user", asked), ("assistant", reply))
     assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
 

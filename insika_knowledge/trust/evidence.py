@@ -1149,16 +1149,24 @@ YES_RE: Final = re.compile(
     r"|atualmente|ainda)\W+)?"
     r"(?:sim|yes|yep|yeah|claro|com certeza|temos sim|tem sim|pode sim|of course|sure|certainly|"
     r"we do|they do|it does|it is|correct|exatamente|exato|isso mesmo|isso ai|confirmo|that'?s (?:right|correct)"
-    r"|you (?:sure )?can|we sure do"
-    r"|[a-z]+ sim)\b")  # Portuguese says yes with the question's verb: "Entregamos sim", "Funciona sim"
-#: A business message that opens with a no ("Não, só em 3 dias úteis.", "No, it's $35.").
-NO_RE: Final = re.compile(r"(?:nao|no|nope|negativo|not quite|not exactly|nao exatamente)\b(?!\s+(?:problem|worries))")
-#: A greeting a reply opens with before its yes or no ("Olá! Isso mesmo", "Hi, yes",
-#: "Good evening, Maria! Yes"): a greeting word, then a mark, or a short name and a mark.
+    r")\b")
+#: Portuguese says yes with the question's own verb ("Vocês entregam em Campinas?" /
+#: "Entregamos sim"); a word the question lacks is no yes ("Talvez sim", "Antes sim").
+_ECHO_YES: Final = re.compile(r"([a-z]+) sim\b")
+#: A business message that opens with a no and a mark ("Não, só em 3 dias úteis.", "No,
+#: it's $35."; not the Portuguese "no" of "No sábado abrimos às 8h").
+NO_RE: Final = re.compile(r"(?:nao|no|nope|negativo|not quite|not exactly|nao exatamente)\s*[,.!;:\u2014-]")
+#: A greeting a reply opens with before its yes or no ("Olá! Isso mesmo", "Hi, yes"): a
+#: greeting word and a mark (a name after it is not skipped: "Oi, infelizmente não!" keeps
+#: its no).
 _GREETING: Final = re.compile(
     r"(?:(?:oi|ola|opa|hi|hello|hey|bom dia|boa tarde|boa noite|good (?:morning|afternoon|evening)|morning"
-    r"|evening|prezad[oa]s?(?: cliente)?|car[oa] cliente)(?:\s+there)?"
-    r"(?:,\s*[a-z]+(?:\s+[a-z]+)?\s*[.!]+|\s*[.!,]+)\s*)+")
+    r"|evening|prezad[oa]s?(?: cliente)?|car[oa] cliente)(?:\s+there)?\s*[.!,]+\s*)+")
+#: What narrows a yes to a case ("Yes, for premium members", "Sim, mas só na capital",
+#: "Sim, exceto para eletrônicos", "Yes, if ..."); not a bare "but", which may correct a
+#: value ("Entregamos sim, mas o prazo é de 2 dias").
+_NARROWING: Final = frozenset({"c:if", "c:unless", "p:p_only", "p:p_except", "r:for", "r:para"})
+_ALL_OR_ANY: Final = frozenset({"p:p_all", "p:p_any"})
 
 
 def answered_question(parts: Sequence[Piece], at: int) -> str | None:
@@ -1175,14 +1183,13 @@ def answered_question(parts: Sequence[Piece], at: int) -> str | None:
     "without" stands: "...without a fee?" / "Yes, ...you won't be charged").
     """
     opening, first = _opening(parts[at].text)
-    if parts[at].speaker == "customer" or not YES_RE.match(opening) \
-            or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
+    if parts[at].speaker == "customer" or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
         return None
     earlier = asked_before(parts, at)
     if earlier is None or asserted(earlier.text):
         return None
     asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
-    if not asked or asserted(asked[-1]):
+    if not asked or asserted(asked[-1]) or _yes_of(opening, asked[-1]) is None:
         return None
     said_no = negation_count(first)
     if said_no and said_no % 2 != negation_count(fold(asked[-1])) % 2:
@@ -1208,6 +1215,39 @@ def _opening(text: str) -> tuple[str, str]:
     return opening, sentences(opening)[0] if opening.strip() else ""
 
 
+def _yes_of(opening: str, asked: str) -> re.Match[str] | None:
+    """The yes `opening` (a folded reply) starts with, as an answer to `asked`: `YES_RE`, or
+    the question's own verb and "sim" (`_ECHO_YES`); None for none.
+    """
+    yes = YES_RE.match(opening)
+    if yes is not None:
+        return yes
+    echo = _ECHO_YES.match(opening)
+    return echo if echo is not None and content_terms(echo[1]) & content_terms(asked) else None
+
+
+def narrowed_to(text: str, asked: str) -> frozenset[str]:
+    """The words and values a reply's yes is narrowed to that the question `asked` lacks:
+    those after a narrowing word of its first sentence (`_NARROWING`: "for", "only",
+    "except", "if") up to the next mark ("Yes, for premium members." -> premium,
+    member); none for a phrase that says "all" or "any" ("Yes, for all orders"). A claim
+    that says none of them is not what the yes affirms.
+    """
+    seq = tokens(after_yes(text, asked))
+    out: set[str] = set()
+    phrase: list[str] | None = None
+    for token in (*seq, "."):
+        if token in _NARROWING:
+            phrase = phrase or []
+        elif phrase is not None and (token in (",", ".", ";") or token.startswith("c:")):
+            if not _ALL_OR_ANY & set(phrase):
+                out.update(phrase)
+            phrase = None
+        elif phrase is not None and (plain_word(token) or token.startswith(("m:", "d:", "s_")) or token in _ALL_OR_ANY):
+            phrase.append(token)
+    return frozenset(out - _ALL_OR_ANY) - content_terms(asked)
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of a reply after its greeting (folded; "" for none): "Bom dia!
     Sim, entregamos." -> "sim, entregamos.".
@@ -1221,13 +1261,34 @@ def corrected_question(parts: Sequence[Piece], at: int) -> str | None:
     (not a tag question, which asserts). What the no corrects is for `trust.grounding` to
     read ("... em 1 dia?" / "Não, só em 3 dias úteis": the value).
     """
-    if parts[at].speaker == "customer" or not NO_RE.match(_opening(parts[at].text)[0]):
-        return None
+    opening, first = _opening(parts[at].text)
+    said_no = NO_RE.match(opening)
+    if parts[at].speaker == "customer" or said_no is None or negation_count(first[said_no.end():]):
+        return None  # "No, we don't ship to Hawaii": a no, not a value corrected
     earlier = asked_before(parts, at)
     if earlier is None or asserted(earlier.text):
         return None
     asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
     return asked[-1] if asked and not asserted(asked[-1]) else None
+
+
+def after_yes(text: str, asked: str) -> str:
+    """A reply's first sentence after its yes to `asked` (`_yes_of`; folded): "Yes, the
+    express fee is $30." -> ", the express fee is $30."; the first sentence when it opens
+    with none.
+    """
+    opening = first_sentence(text)
+    yes = _yes_of(opening, asked)
+    return opening[yes.end():] if yes is not None else opening
+
+
+def after_no(text: str) -> str:
+    """A reply's first sentence after its opening no (`NO_RE`; folded): "Não, só em 3 dias
+    úteis." -> "só em 3 dias úteis."; the first sentence when it opens with none.
+    """
+    opening, first = _opening(text)
+    said_no = NO_RE.match(first)
+    return first[said_no.end():] if said_no is not None else first
 
 
 def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:

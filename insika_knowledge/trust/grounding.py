@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration
+from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration, tokens
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -44,8 +44,9 @@ from insika_knowledge.trust.corrections import (
 from insika_knowledge.trust.evidence import (
     RANGE_VALUE,
     REQUESTING,
-    YES_RE,
     Reading,
+    after_no,
+    after_yes,
     answered_question,
     asked_before,
     asserted,
@@ -54,6 +55,7 @@ from insika_knowledge.trust.evidence import (
     corrected_to,
     drops_condition,
     first_sentence,
+    narrowed_to,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -95,32 +97,71 @@ def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
 
 def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
     """What a yes of ``parts[at]`` affirms (`affirmed`) and what it passes over: the
-    features of the question's other things it does not name ("Campinas e Jundiaí?" /
-    "Sim, em Campinas": Jundiaí) and the values it replaces; two empty sets for no yes.
+    features of the question's things it names none of ("Campinas e Jundiaí?" / "Sim, em
+    Campinas": Jundiaí; of a message's questions, those it does not answer), the values it
+    replaces (`replaced_values`) and the words it restates otherwise (`_requalified`); two
+    empty sets for no yes.
 
-    A no that gives another value in the unit of the question's (`trust.evidence.
-    corrected_question`: "Vocês entregam em Campinas em 1 dia?" / "Não, só em 3 dias
-    úteis") corrects the value, not the rest: it affirms the question less that value,
-    which it passes over. A no without such a value affirms nothing.
+    A no that gives another value in the unit of the question's and no word of its own
+    (`trust.evidence.corrected_question`: "Vocês entregam em Campinas em 1 dia?" / "Não,
+    só em 3 dias úteis") corrects the value, not the rest: it affirms the question less
+    that value, which it passes over. Any other no affirms nothing ("No, we don't ship
+    there", "Nope, $15 for standard").
     """
     question = answered_question(parts, at)
-    answer = features(parts[at].text)
     if question is None:
-        question = corrected_question(parts, at)
-        if question is None:
-            return frozenset(), frozenset()
-        found = features(question)
-        replaced = replaced_values(found, answer)
-        return (found - replaced, replaced) if replaced else (frozenset(), frozenset())
-    asked = [q for q in sentences(_asked_text(parts, at)) if q.rstrip(" \t\"')").endswith("?")]
+        return _correction(parts, at)
+    answer = features(parts[at].text)
+    asked = [q for q in sentences(_asked_text(parts, at)) if q.rstrip(" \t\"')").endswith("?")] or [question]
     questions = [q for q in asked if not asserted(q)] or [question]  # "$399, is that right? And parking?"
-    found = frozenset().union(*(features(q) for q in questions)) or features(question)
-    conjuncts = [features(c) for q in (asked or [question]) for c in _CONJUNCT.split(q)]
-    named = [c for c in conjuncts if c & answer]
-    skipped = frozenset().union(*(c for c in conjuncts if not c & answer)) - frozenset().union(*named) \
-        if named else frozenset()
-    passed = (skipped & found) | replaced_values(found, answer) | _requalified(found, parts[at].text)
+    found = frozenset().union(*(features(q) for q in questions))
+    passed = (_things_passed_over(asked, answer, parts[at].text) & found) | replaced_values(found, answer) \
+        | _requalified(question, after_yes(parts[at].text, question), answer)
     return found - passed, passed
+
+
+def _correction(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
+    """`affirmation` of a no that corrects the question's value (see there)."""
+    question = corrected_question(parts, at)
+    if question is None:
+        return frozenset(), frozenset()
+    found = features(question)
+    said = features(after_no(parts[at].text))
+    replaced = replaced_values(found, said)
+    if not replaced or any(not _is_number(t) for t in said - found):
+        return frozenset(), frozenset()
+    return found - replaced, replaced
+
+
+#: A reply that names every thing asked at once ("Yes, we accept both", "Sim, os dois").
+_EVERY: Final = re.compile(r"\b(?:both|all of them|all three|os dois|as duas|ambos|ambas|todos eles|todas elas)\b")
+
+
+def _things_passed_over(asked: Sequence[str], answer: frozenset[str], text: str) -> frozenset[str]:
+    """The features of the things of the questions `asked` that a yes (`text`, its features
+    `answer`) names none of, when it names one: a question's thing is named by its own word
+    (`_item`: "Do you take PayPal or Pix?" / "Yes, we take Pix" names Pix, not PayPal, whose
+    conjunct holds the shared verb), a question of one thing by any of its words.
+    """
+    if _EVERY.search(fold(text)):
+        return frozenset()
+    things: list[tuple[frozenset[str], frozenset[str]]] = []
+    for question in asked:
+        conjuncts = _CONJUNCT.split(question)
+        things += [(features(c), _item(c) if len(conjuncts) > 1 else features(c)) for c in conjuncts]
+    named = [found for found, naming in things if naming & answer]
+    if not named:
+        return frozenset()
+    return frozenset().union(*(found for found, naming in things if not naming & answer)) - frozenset().union(*named)
+
+
+def _item(conjunct: str) -> frozenset[str]:
+    """What one of a question's things is named by: its last content word or value ("Do you
+    take PayPal" -> paypal; "in-seat power?" -> power; none for a conjunct without one).
+    """
+    found = features(conjunct)
+    last = next((t for t in reversed(tokens(conjunct)) if t in found), None)
+    return frozenset({last}) if last is not None else frozenset()
 
 
 def _asked_text(parts: Sequence[Piece], at: int) -> str:
@@ -128,19 +169,31 @@ def _asked_text(parts: Sequence[Piece], at: int) -> str:
     return asked.text if asked is not None else ""
 
 
-def _requalified(asked: frozenset[str], answer: str) -> frozenset[str]:
-    """The words of a question (`asked`, its features) a yes restates otherwise: its first
-    sentence says two or more of the question's features and a content word the question
-    lacks, so the question's words it leaves out were replaced, not implied ("Is the
-    standard shipping fee $30?" / "Yes, the express fee is $30.": standard, shipping; "A Dra.
-    Patrícia atende aos sábados?" / "Sim, quem atende aos sábados é o Dr. Moreno.").
+def _requalified(question: str, answer: str, replied: frozenset[str]) -> frozenset[str]:
+    """The words of `question` a yes restates with other words in their place: `answer`
+    (its first sentence after the yes; `replied`, the whole reply's features) says a
+    content word of the question right after a content word of its own where the question
+    has others the reply lacks ("Is the standard shipping fee $30?" / "Yes, the express fee
+    is $30.": standard, shipping; "Is the downtown location open 24/7?" / "Yes, our
+    Riverside location is."). A word before a value is no qualifier ("orders over $50 ship
+    for free" restates "the free shipping threshold").
     """
-    opening = first_sentence(answer)
-    yes = YES_RE.match(opening)  # its yes is no word of the answer's own ("That's right, $75 per bag")
-    first = features(opening[yes.end():] if yes else opening)
-    if len(first & asked) < 2 or not {t for t in first - asked if not _is_number(t)}:
-        return frozenset()
-    return frozenset(t for t in asked - features(answer) if not _is_number(t))
+    asked, said = features(question), features(answer)
+    mine = [t for t in tokens(question) if t in asked and not _is_number(t)]
+    theirs = [t for t in tokens(answer) if t in said]
+    out: set[str] = set()
+    for i, word in enumerate(mine):
+        if not i or word not in theirs:
+            continue
+        j = theirs.index(word)
+        before = theirs[j - 1] if j else ""
+        if not before or _is_number(before) or before in asked or mine[i - 1] in replied:
+            continue
+        k = i - 1
+        while k >= 0 and mine[k] not in replied:  # the run of the question's words it replaced
+            out.add(mine[k])
+            k -= 1
+    return frozenset(out)
 
 
 def replaced_values(asked: frozenset[str], answer: frozenset[str]) -> frozenset[str]:
@@ -307,7 +360,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text, passed = affirmation(parts, at)
-        if wanted & (passed - features(piece.text)) or _unanswered(parts, at, wanted):
+        if _vouches_for_none(parts, at, wanted, passed):
             continue  # a yes that passed over a part of the claim, or gave it another value
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         if said:  # a bound of the yes binds the question ("O frete é grátis?" / "Sim, acima de R$ 199")
@@ -399,6 +452,21 @@ def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
     return " ".join(clauses[first:]), " ".join(clauses[:first])
 
 
+def _vouches_for_none(parts: Sequence[Piece], at: int, wanted: frozenset[str], passed: frozenset[str]) -> bool:
+    """True when ``parts[at]`` vouches for no claim of features `wanted`: its yes passed
+    over a part of it (`passed`, of `affirmation`, that the piece does not say itself), is
+    narrowed to a case the claim leaves out (`trust.evidence.narrowed_to`: "Is the refund
+    window 60 days?" / "Yes, for premium members." is no "The refund window is 60 days"),
+    or it answers a question for a value beside a yes-or-no one the claim holds
+    (`_unanswered`).
+    """
+    if wanted & (passed - features(parts[at].text)) or _unanswered(parts, at, wanted):
+        return True
+    question = answered_question(parts, at)
+    narrowed = narrowed_to(parts[at].text, question) if question is not None else frozenset()
+    return bool(narrowed) and not narrowed & wanted
+
+
 def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
     """True when `wanted` (a claim's features) holds all of a yes-or-no question the
     customer asked beside a question for a value, which ``parts[at]`` answers with the value
@@ -407,8 +475,8 @@ def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool
     takes 3 business days").
     """
     asked = _asked_for_value(parts, at)
-    if asked is None or not asked[1]:
-        return False
+    if asked is None or not asked[1] or answered_question(parts, at) is not None:
+        return False  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
     left = features(asked[1]) - features(asked[0]) - features(parts[at].text)
     return bool(left) and left <= wanted
 
@@ -671,7 +739,7 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message
         affirms, passed = affirmation(parts, at)
-        if wanted & (passed - features(piece.text)) or _unanswered(parts, at, wanted):
+        if _vouches_for_none(parts, at, wanted, passed):
             continue  # as `supporters` reads it: a yes that passed over a part of the claim
         if affirms and drops_condition(claim, [_as_answered(parts, at)]):
             affirms = frozenset()  # a yes bound to a value or condition the claim leaves out
