@@ -16,7 +16,6 @@ import gzip
 import io
 import json
 import os
-import shutil
 import stat
 import tempfile
 import zlib
@@ -83,6 +82,10 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
         yield from _sessions(source, handle)
 
 
+#: The most bytes of a pipe `rereadable` copies (an endless one, ``/dev/zero``, would fill the disk).
+MAX_PIPE_BYTES: Final = 2 << 30
+
+
 @contextmanager
 def rereadable(paths: Sequence[str]) -> Iterator[list[str]]:
     """`paths`, each readable more than once: a pipe, such as a shell's process
@@ -91,7 +94,7 @@ def rereadable(paths: Sequence[str]) -> Iterator[list[str]]:
     it) is given as it is.
 
     Raises:
-        UserError: a pipe cannot be read.
+        UserError: a pipe cannot be read, or holds more than `MAX_PIPE_BYTES` (2 GiB).
     """
     with tempfile.TemporaryDirectory(prefix="insika-sessions-") as folder:
         out = []
@@ -106,7 +109,13 @@ def rereadable(paths: Sequence[str]) -> Iterator[list[str]]:
             copy = Path(folder) / f"{k}-{Path(path).name}"
             try:
                 with open(path, "rb") as source, copy.open("wb") as target:
-                    shutil.copyfileobj(source, target)
+                    copied = 0
+                    while chunk := source.read(1 << 20):
+                        copied += len(chunk)
+                        if copied > MAX_PIPE_BYTES:
+                            raise UserError(f"sessions file {path}: a pipe of more than {MAX_PIPE_BYTES >> 30} GiB "
+                                            "is not copied (it is read more than once): write it to a file first")
+                        target.write(chunk)
             except OSError as exc:
                 raise UserError(f"cannot read sessions file {path}: {exc}") from None
             out.append(str(copy))

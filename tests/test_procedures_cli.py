@@ -255,6 +255,31 @@ def test_evaluate_reads_sessions_from_a_pipe(tmp_path: Path) -> None:
     assert "mean over 1 split(s)" in piped.output
 
 
+def test_a_piped_sessions_file_is_named_as_given_in_errors_and_has_a_size_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a newcomer's finding: errors named the temporary copy, deleted by then, and an endless
+    # pipe (/dev/zero) was copied until the disk was full
+    import os
+    import threading
+
+    from insika_knowledge import sessions
+
+    def piped(data: bytes) -> Path:
+        pipe = tmp_path / f"p{len(list(tmp_path.iterdir()))}.pipe"
+        os.mkfifo(pipe)
+        threading.Thread(target=lambda: pipe.write_bytes(data), daemon=True).start()
+        return pipe
+
+    pipe = piped(b'{"session_id": "a", "messages": []}\nnot json\n')
+    out = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(pipe)])
+    assert out.exit_code == 2 and f"{pipe}:2: not JSON" in out.output and "insika-sessions-" not in out.output
+    monkeypatch.setattr(sessions, "MAX_PIPE_BYTES", 1000)
+    pipe = piped(b"x" * 5000)
+    out = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(pipe)])
+    assert out.exit_code == 2 and f"sessions file {pipe}: a pipe of more than" in out.output, out.output
+
+
 @pytest.mark.parametrize("content", ["", "\n\n"])
 def test_evaluate_on_a_sessions_file_with_no_session_says_so(tmp_path: Path, content: str) -> None:
     empty = tmp_path / "none.jsonl"

@@ -379,8 +379,12 @@ def run(
     given = [sessions, *more_sessions]
     with rereadable(given) as paths:  # each file is read more than once
         copies = {copy: path for copy, path in zip(paths, given, strict=True) if copy != path}
-        report, text = _run_sessions(paths, more_sessions, seeds, train_fraction, tasks, config, identity, fixed,
-                                     progress)
+        shown = progress if progress is None or not copies else lambda line: progress(_as_given(line, copies))
+        try:
+            report, text = _run_sessions(paths, more_sessions, seeds, train_fraction, tasks, config, identity, fixed,
+                                         shown)
+        except UserError as exc:  # named as given, not as the copy (gone when this returns)
+            raise UserError(_as_given(str(exc), copies)) from None
         return _as_given(report, copies), _as_given(text, copies)
 
 
