@@ -153,7 +153,9 @@ model_option = click.option(
     help="Model: an instructor provider string (openai/gpt-4o-mini) or replay:PATH. "
     "Default: the config's model, else $INSIKA_UTILITY_MODEL.",
 )
-base_url_option = click.option("--base-url", default=None, help="OpenAI-compatible endpoint for --model.")
+base_url_option = click.option("--base-url", default=None,
+                               help="The endpoint of --model: OpenAI-compatible for openai/ models, "
+                                    "Anthropic-compatible (without /v1) for anthropic/ ones.")
 types_option = click.option("--types", default=None, help="Allowed concept types, comma-separated.")
 config_option = click.option(
     "--config", "config_file", type=click.Path(dir_okay=False), default=None,

@@ -121,7 +121,9 @@ class Memory:
             raises `UserError`, see `insika_knowledge.location.database_url`).
         events: the event bus (a new one when None).
         clock: UTC time source for stamps.
-        base_url: an OpenAI-compatible endpoint for live models (None = provider default).
+        base_url: the endpoint of live models: OpenAI-compatible for ``openai/`` ones,
+            Anthropic-compatible (without ``/v1``) for ``anthropic/`` ones (None =
+            the provider's default).
         plugin_manager: whose ``track_event`` plugins get every event (None: the process's
             `insika_knowledge.plugins.default_manager`, loaded at the first event).
         outbox: the learning queue's bounds (None: `OutboxSettings.from_env` when it starts).

@@ -104,6 +104,10 @@ class FakeLLM:
                     self._send(reply.code, payload, reply.headers)
                     return
                 if self.path.endswith("/messages"):
+                    if self.path != "/v1/messages":  # as the real API: a base URL given with /v1 is wrong
+                        self._send(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                    "message": f"no route {self.path}"}})
+                        return
                     self._send(200, {
                         "id": "msg_fake", "type": "message", "role": "assistant",
                         "model": body.get("model", "fake"),

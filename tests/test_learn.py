@@ -801,6 +801,25 @@ def test_an_anthropic_model_reaches_the_base_url_it_is_given(store) -> None:
         assert fake.requests[0]["model"] == "claude-test" and fake.requests[0]["max_tokens"] > 0
 
 
+@pytest.mark.parametrize(("reply", "outcome"), [("not json at all", "model_malformed"), ("", "model_empty")])
+def test_an_anthropic_answer_that_is_no_json_is_malformed_not_a_wrong_endpoint(reply: str, outcome: str) -> None:
+    # a newcomer's finding: only an OpenAI completion's text was read back, so an Anthropic
+    # answer that failed validation read as "is the base URL right?", a configuration error
+    from insika_knowledge.errors import ModelFailure
+    from insika_knowledge.extract.model import MergeRequest
+
+    with FakeLLM([reply]) as fake:
+        model = InstructorModel("anthropic/claude-test", base_url=fake.root_url, api_key="k", timeout_s=5.0)
+        with pytest.raises(ModelFailure) as failed:
+            model.merge(MergeRequest(AGENT, "s1", "n", "a", "b", 100))
+    assert failed.value.outcome == outcome and not failed.value.configuration
+    with FakeLLM([reply]) as fake:  # a base URL given with /v1 reaches no route, as on the real API
+        wrong = InstructorModel("anthropic/claude-test", base_url=fake.base_url, api_key="k", timeout_s=5.0)
+        with pytest.raises(ModelFailure) as failed:
+            wrong.merge(MergeRequest(AGENT, "s1", "n", "a", "b", 100))
+    assert failed.value.outcome == "model_error" and failed.value.configuration
+
+
 def test_an_anthropic_sdk_failure_is_classified_as_an_openai_one() -> None:
     """A newcomer's finding: Anthropic's 429, 401 and connection errors (wrapped by
     instructor) were all "the endpoint did not answer as a chat-completions API": a rate

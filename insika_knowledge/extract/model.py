@@ -384,7 +384,13 @@ def retry_after_s(headers: Any) -> float | None:
 
 
 def _last_text(exc: BaseException) -> str | None:
+    """The text of the answer instructor last read (an OpenAI chat completion's message, an
+    Anthropic message's text blocks), ``""`` for an empty one, None for no answer read.
+    """
     completion = getattr(exc, "last_completion", None)
+    blocks = getattr(completion, "content", None)
+    if isinstance(blocks, list):  # Anthropic: a list of content blocks
+        return "".join(text for block in blocks if isinstance(text := getattr(block, "text", None), str))
     try:
         content = completion.choices[0].message.content  # type: ignore[union-attr]
     except (AttributeError, IndexError, TypeError):
