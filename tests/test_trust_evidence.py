@@ -916,6 +916,10 @@ def test_a_yes_affirms_what_it_answers_and_not_a_value_it_replaces(
      "Instalação\nA instalação da fibra leva 2 dias.", True),
     ("Is the late checkout fee $20?", "No, it's $35.", "Late checkout\nThe late checkout fee is $35.", False),
     ("Is the late checkout fee $20?", "No, it's $35.", "Late checkout\nThe late checkout fee is $20.", True),
+    # a message that asks, then says what next, still asked; the verb's other person is its echo
+    ("Vocês atendem pelo convênio Unimed? Se sim, quero agendar.", "Atendemos sim!",
+     "Convênio\nA clínica atende pelo convênio Unimed.", False),
+    ("A loja abre no feriado? Preciso passar lá.", "Abre sim!", "Feriado\nA loja abre no feriado.", False),
     # a yes bound to a value of its own is that rule, not the bare one asked
     ("A troca é grátis?", "Sim, para compras acima de R$ 150.", "Troca\nA troca é grátis.", True),
     ("A troca é grátis?", "Sim, para compras acima de R$ 150.",

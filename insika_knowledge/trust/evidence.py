@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -1186,7 +1187,7 @@ def answered_question(parts: Sequence[Piece], at: int) -> str | None:
     if parts[at].speaker == "customer" or ACKNOWLEDGED.search(first) or CORRECTING.search(opening):
         return None
     earlier = asked_before(parts, at)
-    if earlier is None or asserted(earlier.text):
+    if earlier is None:
         return None
     asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
     if not asked or asserted(asked[-1]) or _yes_of(opening, asked[-1]) is None:
@@ -1223,7 +1224,11 @@ def _yes_of(opening: str, asked: str) -> re.Match[str] | None:
     if yes is not None:
         return yes
     echo = _ECHO_YES.match(opening)
-    return echo if echo is not None and content_terms(echo[1]) & content_terms(asked) else None
+    if echo is None:
+        return None
+    verb = echo[1]  # the question's verb in another person: "atendem" / "Atendemos sim", "abre" / "Abre sim"
+    return echo if any(w == verb or len(os.path.commonprefix([w, verb])) >= 4
+                       for w in re.findall(r"[a-z]+", fold(asked))) else None
 
 
 def narrowed_to(text: str, asked: str) -> frozenset[str]:
@@ -1266,7 +1271,7 @@ def corrected_question(parts: Sequence[Piece], at: int) -> str | None:
     if parts[at].speaker == "customer" or said_no is None or negation_count(first[said_no.end():]):
         return None  # "No, we don't ship to Hawaii": a no, not a value corrected
     earlier = asked_before(parts, at)
-    if earlier is None or asserted(earlier.text):
+    if earlier is None:
         return None
     asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
     return asked[-1] if asked and not asserted(asked[-1]) else None
