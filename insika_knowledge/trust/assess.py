@@ -48,8 +48,6 @@ from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
     Speaker,
-    affirmed,
-    features,
     limited_by_business,
     said_shares,
     shares,
@@ -58,8 +56,10 @@ from insika_knowledge.trust.grounding import (
     turned_down,
     unstated_values,
 )
+from insika_knowledge.trust.replies import affirmed
 from insika_knowledge.trust.rules import grants, is_report, offers, rule_markers
 from insika_knowledge.trust.sources import Piece, pieces
+from insika_knowledge.trust.values import features
 from insika_knowledge.wire.messages import message_text
 
 
@@ -184,7 +184,7 @@ def _granted(transcript: Sequence[Mapping[str, Any]]) -> bool:
     """True when a sentence of the business side grants something (`trust.rules.grants`).
 
     Itself (a charge withdrawn counts), or by a yes to the customer's question that does
-    ("Do orders ship for free?" / "Yes, over $50": `trust.grounding.affirmed`).
+    ("Do orders ship for free?" / "Yes, over $50": `trust.replies.affirmed`).
     """
     parts = pieces(transcript, speaker, message_text)
     for at, part in enumerate(parts):
@@ -196,7 +196,7 @@ def _granted(transcript: Sequence[Mapping[str, Any]]) -> bool:
 def _answers(parts: Sequence[Piece], at: int) -> bool:
     """True when ``parts[at]`` answers the customer's question before it.
 
-    A yes (`trust.grounding.affirmed`), or a reply to a real question ("Frete grátis acima
+    A yes (`trust.replies.affirmed`), or a reply to a real question ("Frete grátis acima
     de quanto?" / "Acima de R$ 199.") that neither negates nor only acknowledges it.
     """
     if affirmed(parts, at):

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration, tokens
+from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -42,20 +42,12 @@ from insika_knowledge.trust.corrections import (
     without_old_value,
 )
 from insika_knowledge.trust.evidence import (
-    RANGE_VALUE,
     REQUESTING,
     Reading,
-    after_no,
-    after_yes,
-    answered_question,
-    asked_before,
     asserted,
     corrected_next,
-    corrected_question,
     corrected_to,
     drops_condition,
-    first_sentence,
-    narrowed_to,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -63,7 +55,9 @@ from insika_knowledge.trust.evidence import (
     superseded,
     turns_down,
 )
+from insika_knowledge.trust.replies import affirmation, affirmed, as_answered, topic, vouches_for_none
 from insika_knowledge.trust.sources import Piece, pieces
+from insika_knowledge.trust.values import bare, features, is_number, states, unit
 from insika_knowledge.wire.messages import message_text
 
 Speaker = Literal["customer", "agent", "human", "tool", "system"]
@@ -76,134 +70,6 @@ MIN_COVERAGE: Final = 0.5
 #: Features a non-customer message must bring that no earlier customer message had:
 #: at least this share of the claim's features, or any number of the claim.
 MIN_NOVELTY: Final = 0.25
-
-
-#: Where a question of several things divides them ("..., and do you take PayPal?",
-#: "Campinas e Jundiaí?"); the "and" of a range ("between 3 and 5 days", "entre R$ 50 e
-#: R$ 100") joins no two things.
-_CONJUNCT: Final = re.compile(r",\s+|;\s*|\s(?:and|e|or|ou)\s(?!(?:R\$|US\$|\$)?\s?\d)", re.I)
-
-
-def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
-    """The features a business piece says by answering yes to the customer's question
-    (`trust.evidence.answered_question`): the question's ("Vocês têm frete grátis?" /
-    "Sim, acima de R$ 199."), or of a question of two things, those of the one the answer
-    names when it names one ("O frete é grátis acima de R$ 50 e vocês entregam em
-    Campinas?" / "Sim, entregamos em Campinas"), less the question's values the answer
-    replaces (`replaced_values`: "... em 1 dia?" / "Sim, em 1 a 2 dias úteis").
-    """
-    return affirmation(parts, at)[0]
-
-
-def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
-    """What a yes of ``parts[at]`` affirms (`affirmed`) and what it passes over: the
-    features of the question's things it names none of ("Campinas e Jundiaí?" / "Sim, em
-    Campinas": Jundiaí; of a message's questions, those it does not answer), the values it
-    replaces (`replaced_values`) and the words it restates otherwise (`_requalified`); two
-    empty sets for no yes.
-
-    A no that gives another value in the unit of the question's and no word of its own
-    (`trust.evidence.corrected_question`: "Vocês entregam em Campinas em 1 dia?" / "Não,
-    só em 3 dias úteis") corrects the value, not the rest: it affirms the question less
-    that value, which it passes over. Any other no affirms nothing ("No, we don't ship
-    there", "Nope, $15 for standard").
-    """
-    question = answered_question(parts, at)
-    if question is None:
-        return _correction(parts, at)
-    answer = features(parts[at].text)
-    asked = [q for q in sentences(_asked_text(parts, at)) if q.rstrip(" \t\"')").endswith("?")] or [question]
-    questions = [q for q in asked if not asserted(q)] or [question]  # "$399, is that right? And parking?"
-    found = frozenset().union(*(features(q) for q in questions))
-    passed = (_things_passed_over(asked, answer, parts[at].text) & found) | replaced_values(found, answer) \
-        | _requalified(question, after_yes(parts[at].text, question), answer)
-    return found - passed, passed
-
-
-def _correction(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
-    """`affirmation` of a no that corrects the question's value (see there)."""
-    question = corrected_question(parts, at)
-    if question is None:
-        return frozenset(), frozenset()
-    found = features(question)
-    said = features(after_no(parts[at].text))
-    replaced = replaced_values(found, said)
-    if not replaced or any(not _is_number(t) for t in said - found):
-        return frozenset(), frozenset()
-    return found - replaced, replaced
-
-
-#: A reply that names every thing asked at once ("Yes, we accept both", "Sim, os dois").
-_EVERY: Final = re.compile(r"\b(?:both|all of them|all three|os dois|as duas|ambos|ambas|todos eles|todas elas)\b")
-
-
-def _things_passed_over(asked: Sequence[str], answer: frozenset[str], text: str) -> frozenset[str]:
-    """The features of the things of the questions `asked` that a yes (`text`, its features
-    `answer`) names none of, when it names one: a question's thing is named by its own word
-    (`_item`: "Do you take PayPal or Pix?" / "Yes, we take Pix" names Pix, not PayPal, whose
-    conjunct holds the shared verb), a question of one thing by any of its words.
-    """
-    if _EVERY.search(fold(text)):
-        return frozenset()
-    things: list[tuple[frozenset[str], frozenset[str]]] = []
-    for question in asked:
-        conjuncts = _CONJUNCT.split(question)
-        things += [(features(c), _item(c) if len(conjuncts) > 1 else features(c)) for c in conjuncts]
-    named = [found for found, naming in things if naming & answer]
-    if not named:
-        return frozenset()
-    return frozenset().union(*(found for found, naming in things if not naming & answer)) - frozenset().union(*named)
-
-
-def _item(conjunct: str) -> frozenset[str]:
-    """What one of a question's things is named by: its last content word or value ("Do you
-    take PayPal" -> paypal; "in-seat power?" -> power; none for a conjunct without one).
-    """
-    found = features(conjunct)
-    last = next((t for t in reversed(tokens(conjunct)) if t in found), None)
-    return frozenset({last}) if last is not None else frozenset()
-
-
-def _asked_text(parts: Sequence[Piece], at: int) -> str:
-    asked = asked_before(parts, at)
-    return asked.text if asked is not None else ""
-
-
-def _requalified(question: str, answer: str, replied: frozenset[str]) -> frozenset[str]:
-    """The words of `question` a yes restates with other words in their place: `answer`
-    (its first sentence after the yes; `replied`, the whole reply's features) says a
-    content word of the question right after a content word of its own where the question
-    has others the reply lacks ("Is the standard shipping fee $30?" / "Yes, the express fee
-    is $30.": standard, shipping; "Is the downtown location open 24/7?" / "Yes, our
-    Riverside location is."). A word before a value is no qualifier ("orders over $50 ship
-    for free" restates "the free shipping threshold").
-    """
-    asked, said = features(question), features(answer)
-    mine = [t for t in tokens(question) if t in asked and not _is_number(t)]
-    theirs = [t for t in tokens(answer) if t in said]
-    out: set[str] = set()
-    for i, word in enumerate(mine):
-        if not i or word not in theirs:
-            continue
-        j = theirs.index(word)
-        before = theirs[j - 1] if j else ""
-        if not before or _is_number(before) or before in asked or mine[i - 1] in replied:
-            continue
-        k = i - 1
-        while k >= 0 and mine[k] not in replied:  # the run of the question's words it replaced
-            out.add(mine[k])
-            k -= 1
-    return frozenset(out)
-
-
-def replaced_values(asked: frozenset[str], answer: frozenset[str]) -> frozenset[str]:
-    """The values of `asked` (a question's features) in a unit `answer` gives another value
-    in: "1 dia?" / "1 a 2 dias úteis", "acima de R$ 100?" / "acima de R$ 199" (the customer's
-    value is offered, the business's is what it says).
-    """
-    units = {_unit(t) for t in answer if t.startswith("m:")} - {""}
-    return frozenset(t for t in asked if t.startswith("m:") and _unit(t) in units
-                     and not _states(t, answer, business=True))
 
 
 def speaker(message: Mapping[str, Any]) -> Speaker | None:
@@ -224,20 +90,6 @@ def speaker(message: Mapping[str, Any]) -> Speaker | None:
     return None
 
 
-def features(text: str) -> frozenset[str]:
-    """The claim features of `text`: its content terms and its values with their units."""
-    return content_terms(text)
-
-
-def _is_number(term: str) -> bool:
-    return term.startswith(("m:", "d:"))
-
-
-def _bare(term: str) -> str:
-    """A value without its unit (a tool's data has none): ``m:12.9:brl`` -> ``m:12.9:``."""
-    return ":".join(term.split(":")[:2]) + ":" if term.startswith("m:") else term
-
-
 def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: Iterable[str] = ()) -> frozenset[str]:
     """The values of `claim` (``m:10:``, shown without their units) that nothing the model read states.
 
@@ -254,17 +106,17 @@ def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: It
     wanted = _values_of(claimed)
     if not wanted:
         return frozenset()
-    about = {t for t in claimed if not _is_number(t)}
+    about = {t for t in claimed if not is_number(t)}
     for message in messages:
         found = features(message_text(message))
-        wanted = {t for t in wanted if not _states(t, found, business=speaker(message) != "customer")}
+        wanted = {t for t in wanted if not states(t, found, business=speaker(message) != "customer")}
         if not wanted:
             return frozenset()
     for text in known:
         found = features(text)
         if about & found:
-            wanted = {t for t in wanted if not _states(t, found, business=False)}
-    return frozenset(_bare(t) for t in wanted)
+            wanted = {t for t in wanted if not states(t, found, business=False)}
+    return frozenset(bare(t) for t in wanted)
 
 
 #: Numbers of a claim that are no values: a link's target (``[[cep-13-campinas]]``), a
@@ -288,36 +140,7 @@ def _claim_values(claim: str) -> set[str]:
 
 def _values_of(claimed: frozenset[str]) -> set[str]:
     """The value features of a claim's features that count as values (see `unstated_values`)."""
-    return {t for t in claimed if _is_number(t) and (_bare(t) not in _NOT_VALUES or _unit(t) in PRICE_UNITS | _TIMED)}
-
-
-def _unit(value: str) -> str:
-    """The unit of a value feature (``m:10:%`` -> ``%``; ``m:3-5:day:business`` -> ``day``)."""
-    return value.split(":")[2] if value.startswith("m:") else ""
-
-
-def _states(value: str, found: frozenset[str], *, business: bool) -> bool:
-    """`found` (a text's features) states the claim's `value`: the same number in the same
-    unit, or either side without a unit (a source's only when `business`); a date its year;
-    a range its two ends, said apart ("opens at 5 a.m. ... until 11 p.m."); a duration in
-    any unit it fills.
-    """
-    if value in found:
-        return True
-    whole = same_duration(value)  # "7 dias" is "uma semana", "12 meses" "1 ano"
-    if any(same_duration(t) == whole for t in found if t.startswith("m:")):
-        return True
-    ends = RANGE_VALUE.fullmatch(value)
-    if ends is not None and all(_states(f"m:{end}:{ends[3]}", found, business=business) for end in (ends[1], ends[2])):
-        return True  # (else the range as a whole, below: "aged 6 to 12" is "de 6 a 12 anos")
-    number, unit = _bare(value), _unit(value)
-    for t in found:
-        if t.startswith("m:") and _bare(t) == number and (
-                not unit or _unit(t) == unit or (business and not _unit(t))):
-            return True
-        if business and t.startswith("d:") and t.count(":") == 2 and number == f"m:{t.rsplit(':', 1)[1]}:":
-            return True
-    return False
+    return {t for t in claimed if is_number(t) and (bare(t) not in _NOT_VALUES or unit(t) in PRICE_UNITS | _TIMED)}
 
 
 def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[Speaker]:
@@ -335,7 +158,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     wanted = features(claim)
     if not wanted:
         return frozenset()
-    numbers = {t for t in wanted if _is_number(t)}
+    numbers = {t for t in wanted if is_number(t)}
     values = _claim_values(claim)  # what a supporter must hold
     claim_language = text_language(claim)
     said_by_customer: set[str] = set()
@@ -360,11 +183,11 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text, passed = affirmation(parts, at)
-        if _vouches_for_none(parts, at, wanted, passed):
+        if vouches_for_none(parts, at, wanted, passed):
             continue  # a yes that passed over a part of the claim, or gave it another value
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         if said:  # a bound of the yes binds the question ("O frete é grátis?" / "Sim, acima de R$ 199")
-            said.append(_as_answered(parts, at))
+            said.append(as_answered(parts, at))
         split = sentences(piece.text)
         corrected: set[str] = set()  # values the message corrected its own sentences to
         for k, sentence in enumerate(split):
@@ -381,9 +204,9 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                     said.append(sentence)
                     corrected |= new
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
-            text = text | {t for t in wanted if _bare(t) in text}
-        topic = _topic(parts, at, text & wanted) if said else frozenset()
-        text |= topic
+            text = text | {t for t in wanted if bare(t) in text}
+        implied = topic(parts, at, text & wanted) if said else frozenset()
+        text |= implied
         durations = {same_duration(t) for t in text if t.startswith("m:")}  # "24 horas" says "1 dia"
         text = text | {t for t in numbers if t.startswith("m:") and same_duration(t) in durations}
         have = text & wanted
@@ -394,8 +217,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # in the claim's own language its words must too.
         numeric = (bool(numbers) and 2 * len(have & numbers) >= len(numbers) + 1
                    and (piece.speaker == "tool" or _in_another_language(piece.text, claim_language)))
-        held = features(" ".join(said)) | corrected | topic
-        valued = numeric or all(_states(v, held, business=True) for v in values)
+        held = features(" ".join(said)) | corrected | implied
+        valued = numeric or all(states(v, held, business=True) for v in values)
         if (len(have) >= MIN_COVERAGE * len(wanted) or numeric) and brings and valued \
                 and not drops_condition(claim, said):  # "free for orders over R$ 200" for "free"
             found.add(piece.speaker)  # type: ignore[arg-type]
@@ -417,96 +240,6 @@ _SETS_STRAIGHT: Final = re.compile(
     r"\b(?:(?:actually|in fact|na verdade|na real)(?![\s,!:]+(?:yes|yeah|that'?s (?:right|correct)|you'?re right"
     r"|correct|sim|e isso|isso mesmo|exatamente))|not quite|not exactly|nao exatamente"
     r"|(?:it'?s|it is|e) (?:the reverse|the opposite|o contrario|o inverso)|pelo contrario|on the contrary)\b")
-#: A question that asks for a value or a thing, not for a yes (folded): "quanto tá a air
-#: fryer?", "qual o prazo?", "how long does shipping take?".
-_WH_QUESTION: Final = re.compile(
-    r"\b(?:quanto|quanta|quantos|quantas|qual|quais|quando|onde|como|que horas|what|which|when|where"
-    r"|how (?:much|many|long|soon|often|far|late|early))\b")
-
-
-def _as_answered(parts: Sequence[Piece], at: int) -> str:
-    """The customer's message before ``parts[at]`` as the yes or no of ``parts[at]``
-    answers it, in one sentence with that answer's first ("O frete é grátis, Sim, acima de
-    R$ 199."): a bound or a condition of the answer binds what was asked
-    (`trust.evidence.drops_condition` reads it).
-    """
-    asked = asked_before(parts, at)
-    first = first_sentence(parts[at].text)
-    return f"{asked.text.strip().rstrip('?').rstrip()}, {first}" if asked is not None else first
-
-
-def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
-    """The customer's question for a value or a thing right before ``parts[at]`` (not a
-    tag question, which asserts), as ``(what it asks for, a yes-or-no question asked with
-    it in one breath)``: "Is delivery free and how long does it take?" is ``("how long does
-    it take?", "Is delivery free")``; the second is "" for none. None for no such question.
-    """
-    before = next((p for p in reversed(parts[:at]) if p.speaker != "tool"), None)
-    if before is None or before.speaker != "customer":
-        return None
-    asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
-    if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
-        return None
-    clauses = _AND.split(asked[-1])
-    first = next((k for k, c in enumerate(clauses) if _WH_QUESTION.search(fold(c))), 0)
-    return " ".join(clauses[first:]), " ".join(clauses[:first])
-
-
-def _vouches_for_none(parts: Sequence[Piece], at: int, wanted: frozenset[str], passed: frozenset[str]) -> bool:
-    """True when ``parts[at]`` vouches for no claim of features `wanted`: its yes passed
-    over a part of it (`passed`, of `affirmation`, that the piece does not say itself), is
-    narrowed to a case the claim leaves out (`trust.evidence.narrowed_to`: "Is the refund
-    window 60 days?" / "Yes, for premium members." is no "The refund window is 60 days"),
-    or it answers a question for a value beside a yes-or-no one the claim holds
-    (`_unanswered`).
-    """
-    if wanted & (passed - features(parts[at].text)) or _unanswered(parts, at, wanted):
-        return True
-    question = answered_question(parts, at)
-    narrowed = narrowed_to(parts[at].text, question) if question is not None else frozenset()
-    return bool(narrowed) and not narrowed & wanted
-
-
-def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
-    """True when `wanted` (a claim's features) holds all of a yes-or-no question the
-    customer asked beside a question for a value, which ``parts[at]`` answers with the value
-    alone and says none of: "Is shipping free and how long does it take?" / "3 business
-    days." does not say "Shipping is free and takes 3 business days" (it says "Shipping
-    takes 3 business days").
-    """
-    asked = _asked_for_value(parts, at)
-    if asked is None or not asked[1] or answered_question(parts, at) is not None:
-        return False  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
-    left = features(asked[1]) - features(asked[0]) - features(parts[at].text)
-    return bool(left) and left <= wanted
-
-
-def _topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset[str]:
-    """What the customer's question named that the business's answer leaves implied.
-
-    "quanto tá a air fryer de 5 litros?" / "Tá saindo por R$ 1.299,00 à vista": the answer
-    gives the price of the thing the question named. When ``parts[at]`` comes right after
-    the customer's question for a value or a thing (`_WH_QUESTION`; not a tag question,
-    which asserts), and its sentences that state the claim give one of the claim's values
-    (`stated`: their features the claim has), the question's features are read with them,
-    less the question's own values in a unit the answer gives (a value offered to be
-    confirmed or corrected: "3 dias?" / "10 dias úteis"). Empty otherwise, and for an
-    answer to a yes-or-no question (`affirmed` reads those).
-    """
-    if not any(_is_number(t) for t in stated):
-        return frozenset()
-    asked = _asked_for_value(parts, at)  # "Is it free and how long does it take?": the answer is the how long
-    if asked is None:
-        return frozenset()
-    units = {_unit(t) for t in stated if t.startswith("m:")}
-    return frozenset(t for t in features(asked[0]) if not (t.startswith("m:") and _unit(t) and _unit(t) in units))
-
-
-#: The "and" of a yes-or-no question and a question for a value asked in one breath ("Is
-#: delivery free and how long does it take?"; not a range's: "between 3 and 5 days").
-_AND: Final = re.compile(r"\s(?:and|e)\s(?!(?:R\$|US\$|\$)?\s?\d)", re.I)
-
-
 #: How a business sentence that says a claim limits it, or says another version of it
 #: (`trust.evidence.read_sentence`'s reasons), as the quarantine row records it
 #: (`trust.gate.held_because`: "the business side said it for a limited time, ...").
@@ -562,7 +295,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             reading = _reading(claim, piece, split, k, parts[:at])
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
-            elif reading.states and all(_states(v, features(sentence), business=True) for v in values):
+            elif reading.states and all(states(v, features(sentence), business=True) for v in values):
                 return ""  # stated as the standing rule (not another value of it: "acima de R$ 249")
             found = found or LIMITS.get(reading.why, "")
     return found
@@ -660,7 +393,7 @@ def _corrects(claim: str, text: str, said: str = "") -> bool:
     wanted = features(claim)
     rest = without_change_account(without_asides(fold(without_old_value(clipped))), claim)
     found = features(rest)
-    words = {t for t in found if not _is_number(t)}
+    words = {t for t in found if not is_number(t)}
     if words & wanted:
         # it speaks of the claim, unless it names more of something else than of the claim
         # ("Correction: gift cards cannot be returned" after "Returns are accepted ...")
@@ -739,9 +472,9 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message
         affirms, passed = affirmation(parts, at)
-        if _vouches_for_none(parts, at, wanted, passed):
+        if vouches_for_none(parts, at, wanted, passed):
             continue  # as `supporters` reads it: a yes that passed over a part of the claim
-        if affirms and drops_condition(claim, [_as_answered(parts, at)]):
+        if affirms and drops_condition(claim, [as_answered(parts, at)]):
             affirms = frozenset()  # a yes bound to a value or condition the claim leaves out
         business |= affirms & wanted
         stated |= affirms
@@ -749,13 +482,13 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         for k, sentence in enumerate(split):
             text = features(sentence)
             if piece.speaker == "tool":
-                text = text | {t for t in wanted if _bare(t) in text}
+                text = text | {t for t in wanted if bare(t) in text}
             after = split[k + 1] if k + 1 < len(split) else ""
             if text & wanted and read_sentence(claim, sentence, parts[:at], after).states:
                 business |= text & wanted
                 stated |= text
     values = _claim_values(claim)
-    if not all(_states(v, frozenset(stated), business=True) for v in values):
+    if not all(states(v, frozenset(stated), business=True) for v in values):
         business = set()  # the business side stated other values, or none
     return len(business) / len(wanted), len(customer) / len(wanted)
 

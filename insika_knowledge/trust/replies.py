@@ -1,0 +1,243 @@
+"""What a business reply says by answering the customer's question: a yes, a no, a value.
+
+A customer asks; the business's reply may say little in words of its own ("Sim, acima de
+R$ 199.", "1 to 2 business days.", "Não, só em 3 dias úteis."). These functions read what
+such a reply affirms of the question (`affirmation`: what a yes or a correcting no
+affirms, and what it passes over), what it leaves implied of a question for a value
+(`topic`), and when it vouches for no claim at all (`vouches_for_none`: a yes narrowed to
+a case the claim leaves out, a thing asked that it names none of, a yes-or-no question
+asked beside a question for a value that it answers with the value alone).
+`trust.grounding` reads a transcript's support with them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from insika_knowledge.analysis.structure import tokens
+from insika_knowledge.analysis.text import fold
+from insika_knowledge.trust.evidence import (
+    after_no,
+    after_yes,
+    answered_question,
+    asked_before,
+    asserted,
+    corrected_question,
+    first_sentence,
+    narrowed_to,
+    sentences,
+)
+from insika_knowledge.trust.sources import Piece
+from insika_knowledge.trust.values import features, is_number, replaced_values, unit
+
+__all__ = ["affirmation", "affirmed", "as_answered", "topic", "vouches_for_none"]
+
+
+#: Where a question of several things divides them ("..., and do you take PayPal?",
+#: "Campinas e Jundiaí?"); the "and" of a range ("between 3 and 5 days", "entre R$ 50 e
+#: R$ 100") joins no two things.
+_CONJUNCT: Final = re.compile(r",\s+|;\s*|\s(?:and|e|or|ou)\s(?!(?:R\$|US\$|\$)?\s?\d)", re.I)
+
+
+def affirmed(parts: Sequence[Piece], at: int) -> frozenset[str]:
+    """The features a business piece says by answering yes to the customer's question
+    (`trust.evidence.answered_question`): the question's ("Vocês têm frete grátis?" /
+    "Sim, acima de R$ 199."), or of a question of two things, those of the one the answer
+    names when it names one ("O frete é grátis acima de R$ 50 e vocês entregam em
+    Campinas?" / "Sim, entregamos em Campinas"), less the question's values the answer
+    replaces (`replaced_values`: "... em 1 dia?" / "Sim, em 1 a 2 dias úteis").
+    """
+    return affirmation(parts, at)[0]
+
+
+def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
+    """What a yes of ``parts[at]`` affirms (`affirmed`) and what it passes over: the
+    features of the question's things it names none of ("Campinas e Jundiaí?" / "Sim, em
+    Campinas": Jundiaí; of a message's questions, those it does not answer), the values it
+    replaces (`replaced_values`) and the words it restates otherwise (`_requalified`); two
+    empty sets for no yes.
+
+    A no that gives another value in the unit of the question's and no word of its own
+    (`trust.evidence.corrected_question`: "Vocês entregam em Campinas em 1 dia?" / "Não,
+    só em 3 dias úteis") corrects the value, not the rest: it affirms the question less
+    that value, which it passes over. Any other no affirms nothing ("No, we don't ship
+    there", "Nope, $15 for standard").
+    """
+    question = answered_question(parts, at)
+    if question is None:
+        return _correction(parts, at)
+    answer = features(parts[at].text)
+    asked = [q for q in sentences(_asked_text(parts, at)) if q.rstrip(" \t\"')").endswith("?")] or [question]
+    questions = [q for q in asked if not asserted(q)] or [question]  # "$399, is that right? And parking?"
+    found = frozenset().union(*(features(q) for q in questions))
+    passed = (_things_passed_over(asked, answer, parts[at].text) & found) | replaced_values(found, answer) \
+        | _requalified(question, after_yes(parts[at].text, question), answer)
+    return found - passed, passed
+
+
+def _correction(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:
+    """`affirmation` of a no that corrects the question's value (see there)."""
+    question = corrected_question(parts, at)
+    if question is None:
+        return frozenset(), frozenset()
+    found = features(question)
+    said = features(after_no(parts[at].text))
+    replaced = replaced_values(found, said)
+    if not replaced or any(not is_number(t) for t in said - found):
+        return frozenset(), frozenset()
+    return found - replaced, replaced
+
+
+#: A reply that names every thing asked at once ("Yes, we accept both", "Sim, os dois").
+_EVERY: Final = re.compile(r"\b(?:both|all of them|all three|os dois|as duas|ambos|ambas|todos eles|todas elas)\b")
+
+
+def _things_passed_over(asked: Sequence[str], answer: frozenset[str], text: str) -> frozenset[str]:
+    """The features of the things of the questions `asked` that a yes (`text`, its features
+    `answer`) names none of, when it names one: a question's thing is named by its own word
+    (`_item`: "Do you take PayPal or Pix?" / "Yes, we take Pix" names Pix, not PayPal, whose
+    conjunct holds the shared verb), a question of one thing by any of its words.
+    """
+    if _EVERY.search(fold(text)):
+        return frozenset()
+    things: list[tuple[frozenset[str], frozenset[str]]] = []
+    for question in asked:
+        conjuncts = _CONJUNCT.split(question)
+        things += [(features(c), _item(c) if len(conjuncts) > 1 else features(c)) for c in conjuncts]
+    named = [found for found, naming in things if naming & answer]
+    if not named:
+        return frozenset()
+    return frozenset().union(*(found for found, naming in things if not naming & answer)) - frozenset().union(*named)
+
+
+def _item(conjunct: str) -> frozenset[str]:
+    """What one of a question's things is named by: its last content word or value ("Do you
+    take PayPal" -> paypal; "in-seat power?" -> power; none for a conjunct without one).
+    """
+    found = features(conjunct)
+    last = next((t for t in reversed(tokens(conjunct)) if t in found), None)
+    return frozenset({last}) if last is not None else frozenset()
+
+
+def _asked_text(parts: Sequence[Piece], at: int) -> str:
+    asked = asked_before(parts, at)
+    return asked.text if asked is not None else ""
+
+
+def _requalified(question: str, answer: str, replied: frozenset[str]) -> frozenset[str]:
+    """The words of `question` a yes restates with other words in their place: `answer`
+    (its first sentence after the yes; `replied`, the whole reply's features) says a
+    content word of the question right after a content word of its own where the question
+    has others the reply lacks ("Is the standard shipping fee $30?" / "Yes, the express fee
+    is $30.": standard, shipping; "Is the downtown location open 24/7?" / "Yes, our
+    Riverside location is."). A word before a value is no qualifier ("orders over $50 ship
+    for free" restates "the free shipping threshold").
+    """
+    asked, said = features(question), features(answer)
+    mine = [t for t in tokens(question) if t in asked and not is_number(t)]
+    theirs = [t for t in tokens(answer) if t in said]
+    out: set[str] = set()
+    for i, word in enumerate(mine):
+        if not i or word not in theirs:
+            continue
+        j = theirs.index(word)
+        before = theirs[j - 1] if j else ""
+        if not before or is_number(before) or before in asked or mine[i - 1] in replied:
+            continue
+        k = i - 1
+        while k >= 0 and mine[k] not in replied:  # the run of the question's words it replaced
+            out.add(mine[k])
+            k -= 1
+    return frozenset(out)
+
+
+#: A question that asks for a value or a thing, not for a yes (folded): "quanto tá a air
+#: fryer?", "qual o prazo?", "how long does shipping take?".
+_WH_QUESTION: Final = re.compile(
+    r"\b(?:quanto|quanta|quantos|quantas|qual|quais|quando|onde|como|que horas|what|which|when|where"
+    r"|how (?:much|many|long|soon|often|far|late|early))\b")
+
+
+def as_answered(parts: Sequence[Piece], at: int) -> str:
+    """The customer's message before ``parts[at]`` as the yes or no of ``parts[at]``
+    answers it, in one sentence with that answer's first ("O frete é grátis, Sim, acima de
+    R$ 199."): a bound or a condition of the answer binds what was asked
+    (`trust.evidence.drops_condition` reads it).
+    """
+    asked = asked_before(parts, at)
+    first = first_sentence(parts[at].text)
+    return f"{asked.text.strip().rstrip('?').rstrip()}, {first}" if asked is not None else first
+
+
+def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
+    """The customer's question for a value or a thing right before ``parts[at]`` (not a
+    tag question, which asserts), as ``(what it asks for, a yes-or-no question asked with
+    it in one breath)``: "Is delivery free and how long does it take?" is ``("how long does
+    it take?", "Is delivery free")``; the second is "" for none. None for no such question.
+    """
+    before = next((p for p in reversed(parts[:at]) if p.speaker != "tool"), None)
+    if before is None or before.speaker != "customer":
+        return None
+    asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
+    if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
+        return None
+    clauses = _AND.split(asked[-1])
+    first = next((k for k, c in enumerate(clauses) if _WH_QUESTION.search(fold(c))), 0)
+    return " ".join(clauses[first:]), " ".join(clauses[:first])
+
+
+def vouches_for_none(parts: Sequence[Piece], at: int, wanted: frozenset[str], passed: frozenset[str]) -> bool:
+    """True when ``parts[at]`` vouches for no claim of features `wanted`: its yes passed
+    over a part of it (`passed`, of `affirmation`, that the piece does not say itself), is
+    narrowed to a case the claim leaves out (`trust.evidence.narrowed_to`: "Is the refund
+    window 60 days?" / "Yes, for premium members." is no "The refund window is 60 days"),
+    or it answers a question for a value beside a yes-or-no one the claim holds
+    (`_unanswered`).
+    """
+    if wanted & (passed - features(parts[at].text)) or _unanswered(parts, at, wanted):
+        return True
+    question = answered_question(parts, at)
+    narrowed = narrowed_to(parts[at].text, question) if question is not None else frozenset()
+    return bool(narrowed) and not narrowed & wanted
+
+
+def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
+    """True when `wanted` (a claim's features) holds all of a yes-or-no question the
+    customer asked beside a question for a value, which ``parts[at]`` answers with the value
+    alone and says none of: "Is shipping free and how long does it take?" / "3 business
+    days." does not say "Shipping is free and takes 3 business days" (it says "Shipping
+    takes 3 business days").
+    """
+    asked = _asked_for_value(parts, at)
+    if asked is None or not asked[1] or answered_question(parts, at) is not None:
+        return False  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
+    left = features(asked[1]) - features(asked[0]) - features(parts[at].text)
+    return bool(left) and left <= wanted
+
+
+def topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset[str]:
+    """What the customer's question named that the business's answer leaves implied.
+
+    "quanto tá a air fryer de 5 litros?" / "Tá saindo por R$ 1.299,00 à vista": the answer
+    gives the price of the thing the question named. When ``parts[at]`` comes right after
+    the customer's question for a value or a thing (`_WH_QUESTION`; not a tag question,
+    which asserts), and its sentences that state the claim give one of the claim's values
+    (`stated`: their features the claim has), the question's features are read with them,
+    less the question's own values in a unit the answer gives (a value offered to be
+    confirmed or corrected: "3 dias?" / "10 dias úteis"). Empty otherwise, and for an
+    answer to a yes-or-no question (`affirmed` reads those).
+    """
+    if not any(is_number(t) for t in stated):
+        return frozenset()
+    asked = _asked_for_value(parts, at)  # "Is it free and how long does it take?": the answer is the how long
+    if asked is None:
+        return frozenset()
+    units = {unit(t) for t in stated if t.startswith("m:")}
+    return frozenset(t for t in features(asked[0]) if not (t.startswith("m:") and unit(t) and unit(t) in units))
+
+
+#: The "and" of a yes-or-no question and a question for a value asked in one breath ("Is
+#: delivery free and how long does it take?"; not a range's: "between 3 and 5 days").
+_AND: Final = re.compile(r"\s(?:and|e)\s(?!(?:R\$|US\$|\$)?\s?\d)", re.I)
