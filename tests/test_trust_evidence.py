@@ -1793,6 +1793,18 @@ def test_a_price_each_names_no_kind_the_quote_must_name() -> None:
      "Trocas são aceitas em até 30 dias", False),
     ("Shipping\nShipping is free during our summer sale.", "During our summer sale, shipping is free.",
      "shipping is free", False),
+    # a price or a waiver (no word of an offer) said until a day or during a sale is one too
+    ("Rodízio\nO rodízio de pizza custa R$ 59,90 por pessoa.", "Até sexta, o rodízio de pizza sai por R$ 59,90 por "
+     "pessoa!", "o rodízio de pizza sai por R$ 59,90 por pessoa", True),
+    ("Seats\nThe seat fee is waived.", "During our 72-hour flash sale, the seat fee is waived.",
+     "the seat fee is waived", True),
+    ("Cupom\nO cupom OLA dá 10% na primeira compra.", "O cupom OLA dá 10% na primeira compra, mas é só até amanhã!",
+     "O cupom OLA dá 10% na primeira compra", True),
+    # "during your stay" scopes a rule; another value's season leaves this one standing
+    ("Breakfast\nBreakfast is free.", "Breakfast is free during your stay.", "Breakfast is free during your stay",
+     False),
+    ("Pool\nThe pool opens at 7 am.", "The pool opens at 7 am. During the summer the pool opens at 6 am.",
+     "The pool opens at 7 am", False),
 ])
 def test_an_offer_until_a_day_or_during_a_sale(claim: str, reply: str, quote: str, held: bool) -> None:
     """Left by the tenth set's attack: "until Sunday" and "during our summer sale" vouched for

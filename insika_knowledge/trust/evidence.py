@@ -1969,15 +1969,20 @@ _CONDITIONS: Final = frozenset({"c:if", "c:unless", "c:when"})
 
 
 def drops_condition(claim: str, texts: Sequence[str]) -> bool:
-    """True when `claim` states no value nor condition and a vouching sentence binds what
-    it shares with the claim to one: a bounded value in that clause ("Return shipping is
-    free for orders over R$ 200" for "Return shipping is free") or an "if" / "unless" /
+    """True when a vouching sentence says the claim for a window of time the claim leaves
+    out (`_windowed`: "Até domingo, o rodízio sai por R$ 49,90", "During our January
+    campaign, new members pay no enrollment fee"), or `claim` states no value nor condition
+    and a vouching sentence binds what it shares with the claim to one: a bounded value in
+    that clause ("Return shipping is free for orders over R$ 200" for "Return shipping is
+    free") or an "if" / "unless" /
     "when" clause right after it ("... free unless the item was opened") none of whose
     words the claim says ("whenever you return an item" is "on all returns"). The question
     a bare yes answers is the asker's case; a bound in another clause ("..., and refunds
     take up to 10 days") is another fact, not a condition.
     """
     mine = tokens(claim)
+    if _windowed(mine, content_terms(claim), texts):
+        return True
     if any(t.startswith(("m:", "d:")) or t in _CONDITIONS or t in _BOUNDS for t in mine):
         return False  # a claim with values or conditions of its own is checked value by value
     wanted = content_terms(claim)
@@ -2001,6 +2006,45 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
             if bound or (said and (not said & wanted or _bounded(seq, end))):
                 return True  # "unless the item was opened", "desde que pese no máximo 8 kg"; not "whenever you return"
             start = end
+    return False
+
+
+#: What "during" is followed by when it scopes a rule rather than an offer's while ("during
+#: your stay", "durante toda a estadia", "during the whole trip").
+_WHOLE_OF: Final = frozenset({"w:you", "p:p_all", "p:p_any", "whol", "entir"})
+#: Words of a day that bound an offer like a date ("só até amanhã", "today only").
+_DAY_WORDS: Final = frozenset({"amanh", "hoje", "tomorrow", "today", "tonight"})
+
+
+def _windowed(mine: tuple[str, ...], wanted: frozenset[str], texts: Sequence[str]) -> bool:
+    """True when `mine` (a claim's tokens) names no date, day or "during" of its own and a
+    sentence of `texts` that shares a word with it (`wanted`, its content terms) says it
+    for a while: a bound on a date or a day ("até domingo", "until Friday", "só até
+    amanhã"; not a range of days: "Monday until Saturday"), "only" beside a day ("today
+    only", "só hoje"), or "during" something the claim does not name ("during our January
+    campaign", "durante a Black Friday").
+    """
+    if any(t.startswith("d:") or t == "r:during" or t in _DAY_WORDS for t in mine):
+        return False
+    values = {t for t in mine if t.startswith("m:")}
+    for text in texts:
+        if text.rstrip().endswith("?"):
+            continue
+        seq = tokens(text)
+        folded = fold(text)
+        if not content_terms(text) & wanted or not values <= set(seq) or _STILL.search(folded) \
+                or _STANDING_NOW.search(folded):
+            continue  # another value's sentence; "..., even during our summer sale": the rule holds then too
+        for at, token in enumerate(seq):
+            after = seq[at + 1] if at + 1 < len(seq) else ""
+            before = seq[at - 1] if at else ""
+            if token in _BOUNDS and (after.startswith("d:") or after in _DAY_WORDS) and not before.startswith("d:"):
+                return True
+            if token == "p:p_only" and (after in _DAY_WORDS or before in _DAY_WORDS):
+                return True
+            if token == "r:during" and after not in _WHOLE_OF and any(
+                    plain_word(t) and t not in wanted for t in seq[at + 1:at + 4]):
+                return True  # (not "during your stay", "durante toda a estadia": the rule's scope)
     return False
 
 
