@@ -866,8 +866,7 @@ def test_installments_free_and_spoken_prices_read_as_written(reply: str, claim: 
     ("Vocês têm frete grátis?", "Sim, acima de R$ 199.", "Frete grátis\nFrete grátis acima de R$ 199.", False),
 ])
 def test_a_yes_answers_the_last_question_only(asked: str, reply: str, claim: str, held: bool) -> None:
-    messages = said(("user", asked), ("assistant", reply))
-    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+    _held_after(asked, reply, claim, held)
 
 
 @pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
@@ -897,8 +896,7 @@ def test_a_yes_answers_the_last_question_only(asked: str, reply: str, claim: str
 ])
 def test_a_yes_affirms_what_it_answers_and_not_a_value_it_replaces(
         asked: str, reply: str, claim: str, held: bool) -> None:
-    messages = said(("user", asked), ("assistant", reply))
-    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+    _held_after(asked, reply, claim, held)
 
 
 @pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
@@ -939,8 +937,7 @@ def test_a_yes_affirms_what_it_answers_and_not_a_value_it_replaces(
      "Basic plan\nThe basic plan costs $20 a month.", True),
 ])
 def test_a_yes_or_a_no_is_read_as_it_is_said(asked: str, reply: str, claim: str, held: bool) -> None:
-    messages = said(("user", asked), ("assistant", reply))
-    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+    _held_after(asked, reply, claim, held)
 
 
 @pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
@@ -976,8 +973,7 @@ def test_a_yes_or_a_no_is_read_as_it_is_said(asked: str, reply: str, claim: str,
      "Express\nThe express fee is $10 and it takes 1 day.", False),
 ])
 def test_what_a_yes_or_a_no_does_not_say(asked: str, reply: str, claim: str, held: bool) -> None:
-    messages = said(("user", asked), ("assistant", reply))
-    assert assess(claim, "policy", messages).quarantined is held, assess(claim, "policy", messages)
+    _held_after(asked, reply, claim, held)
 
 
 @pytest.mark.parametrize(("asked", "claim"), [
@@ -1915,6 +1911,13 @@ def test_a_count_of_times_is_found_said_another_way(claim: str, reply: str) -> N
     quote says in other words."""
     messages = said(("user", "Can you tell me?"), ("assistant", reply))
     assert not assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined
+
+
+def _held_after(asked: str, reply: str, claim: str, held: bool) -> None:
+    """Assert that `claim`, read from the agent's `reply` to the customer's `asked` (no
+    quoted evidence: the transcript is read), is held (or learned) as `held` says."""
+    verdict = assess(claim, "policy", said(("user", asked), ("assistant", reply)))
+    assert verdict.quarantined is held, verdict
 
 
 def _held_when(claim: str, reply: str, quote: str, held: bool) -> None:
