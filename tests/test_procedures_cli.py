@@ -237,6 +237,7 @@ def test_the_held_out_evaluation_is_reproducible_and_consistent() -> None:
     assert out.exit_code == 0 and "mean over 2 split(s)" in out.output
 
 
+@needs_data
 def test_evaluate_reads_sessions_from_a_pipe(tmp_path: Path) -> None:
     # a newcomer's `--sessions <(zcat runs.jsonl.gz)` was read once to choose the evaluation
     # and found empty the second time: "not JSON (Expecting value at column 1)"
@@ -245,7 +246,8 @@ def test_evaluate_reads_sessions_from_a_pipe(tmp_path: Path) -> None:
 
     pipe = tmp_path / "runs.pipe"
     os.mkfifo(pipe)
-    feeder = threading.Thread(target=lambda: pipe.write_bytes(AIRLINE.read_bytes()), daemon=True)
+    data = AIRLINE.read_bytes()  # read here: a feeder that failed would leave the reader waiting
+    feeder = threading.Thread(target=lambda: pipe.write_bytes(data), daemon=True)
     feeder.start()
     piped = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(pipe), "--seeds", "1"])
     feeder.join(5)
