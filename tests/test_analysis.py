@@ -154,14 +154,3 @@ def test_values_are_read_alike_however_they_are_written(written: str, values: se
     from insika_knowledge.analysis.structure import tokens
 
     assert {t for t in tokens(written) if t.startswith(("m:", "d:"))} == values
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Frete grátis acima de R$ 199.", set()),  # the "R" of "R$" read as a name
-    ("O menor desacompanhado custa US$ 150.", set()),
-    ("A taxa para Niterói é de R$ 15.", {"nitero"}),
-])
-def test_a_currency_s_letters_are_no_name(text: str, expected: set[str]) -> None:
-    from insika_knowledge.analysis.structure import names
-
-    assert names(text) == expected

@@ -2169,7 +2169,7 @@ _SENTENCE_START_RE: Final = re.compile(r"(?:^|[.!?;:\n]\s*|[\"'(\[]\s*)$")
 def names(text: str) -> frozenset[str]:
     """The content terms of `text` that are names: capitalised where a sentence does not
     start, written in capitals (``DC``, ``SAC``), or known names (`KNOWN_NAMES`); not the
-    days of the week ("Monday", "Sat": dates), nor a currency's letters ("R$", "US$").
+    days of the week ("Monday", "Sat": dates).
     """
     found: set[str] = set()
     lang = _language(text, _prepare(text))
@@ -2178,8 +2178,8 @@ def names(text: str) -> frozenset[str]:
         word = match.group(0)
         if not word[0].isupper():
             continue
-        if word.lower() in COMMON_ACRONYMS or fold(word) in _WEEKDAYS or text.startswith("$", match.end()):
-            continue  # an acronym anyone uses; a day ("Monday", "Sat"): a date; "R$", "US$": money
+        if word.lower() in COMMON_ACRONYMS or fold(word) in _WEEKDAYS:
+            continue  # an acronym anyone uses; a day ("Monday", "Sat"): a date, not a name
         upper = len(word) >= 2 and word.isupper()
         if not upper and _SENTENCE_START_RE.search(text, 0, match.start()):
             continue
