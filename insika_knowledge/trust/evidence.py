@@ -36,6 +36,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.analysis.arrangement import rearranged
@@ -1189,7 +1190,7 @@ def answered_question(parts: Sequence[Piece], at: int) -> str | None:
     earlier = asked_before(parts, at)
     if earlier is None:
         return None
-    asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
+    asked = questions_in(earlier.text)
     if not asked or asserted(asked[-1]) or _yes_of(opening, asked[-1]) is None:
         return None
     said_no = negation_count(first)
@@ -1205,6 +1206,7 @@ def bare_yes(text: str) -> bool:
     return YES_RE.fullmatch(_opening(text)[1].strip(" \t\n.!¡,;")) is not None
 
 
+@lru_cache(maxsize=4096)
 def _opening(text: str) -> tuple[str, str]:
     """`text` folded from its first word after a greeting (`_GREETING`), and its first
     sentence ("" for none).
@@ -1273,7 +1275,7 @@ def corrected_question(parts: Sequence[Piece], at: int) -> str | None:
     earlier = asked_before(parts, at)
     if earlier is None:
         return None
-    asked = [s for s in sentences(earlier.text) if s.rstrip(" \t\"')").endswith("?")]
+    asked = questions_in(earlier.text)
     return asked[-1] if asked and not asserted(asked[-1]) else None
 
 
@@ -1291,9 +1293,16 @@ def after_no(text: str) -> str:
     """A reply's first sentence after its opening no (`NO_RE`; folded): "Não, só em 3 dias
     úteis." -> "só em 3 dias úteis."; the first sentence when it opens with none.
     """
-    opening, first = _opening(text)
+    first = first_sentence(text)
     said_no = NO_RE.match(first)
     return first[said_no.end():] if said_no is not None else first
+
+
+def questions_in(text: str) -> list[str]:
+    """The sentences of a customer's `text` that ask: those ending in "?" (a closing quote
+    or bracket after it allowed), in order.
+    """
+    return [s for s in sentences(text) if s.rstrip(" \t\"')").endswith("?")]
 
 
 def asked_before(parts: Sequence[Piece], at: int) -> Piece | None:

@@ -27,7 +27,7 @@ from insika_knowledge.trust.evidence import (
     corrected_question,
     first_sentence,
     narrowed_to,
-    sentences,
+    questions_in,
 )
 from insika_knowledge.trust.sources import Piece
 from insika_knowledge.trust.values import features, is_number, replaced_values, unit
@@ -69,7 +69,8 @@ def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozen
     if question is None:
         return _correction(parts, at)
     answer = features(parts[at].text)
-    asked = [q for q in sentences(_asked_text(parts, at)) if q.rstrip(" \t\"')").endswith("?")] or [question]
+    customer = asked_before(parts, at)
+    asked = (questions_in(customer.text) if customer is not None else []) or [question]
     questions = [q for q in asked if not asserted(q)] or [question]  # "$399, is that right? And parking?"
     found = frozenset().union(*(features(q) for q in questions))
     passed = (_things_passed_over(asked, answer, parts[at].text) & found) | replaced_values(found, answer) \
@@ -119,11 +120,6 @@ def _item(conjunct: str) -> frozenset[str]:
     found = features(conjunct)
     last = next((t for t in reversed(tokens(conjunct)) if t in found), None)
     return frozenset({last}) if last is not None else frozenset()
-
-
-def _asked_text(parts: Sequence[Piece], at: int) -> str:
-    asked = asked_before(parts, at)
-    return asked.text if asked is not None else ""
 
 
 def _requalified(question: str, answer: str, replied: frozenset[str]) -> frozenset[str]:
@@ -180,7 +176,7 @@ def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
     before = next((p for p in reversed(parts[:at]) if p.speaker != "tool"), None)
     if before is None or before.speaker != "customer":
         return None
-    asked = [q for q in sentences(before.text) if q.rstrip(" \t\"')").endswith("?")]
+    asked = questions_in(before.text)
     if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
         return None
     clauses = _AND.split(asked[-1])
@@ -196,9 +192,9 @@ def vouches_for_none(parts: Sequence[Piece], at: int, wanted: frozenset[str], pa
     or it answers a question for a value beside a yes-or-no one the claim holds
     (`_unanswered`).
     """
-    if wanted & (passed - features(parts[at].text)) or _unanswered(parts, at, wanted):
-        return True
     question = answered_question(parts, at)
+    if wanted & (passed - features(parts[at].text)) or (question is None and _unanswered(parts, at, wanted)):
+        return True  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
     narrowed = narrowed_to(parts[at].text, question) if question is not None else frozenset()
     return bool(narrowed) and not narrowed & wanted
 
@@ -208,11 +204,11 @@ def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool
     customer asked beside a question for a value, which ``parts[at]`` answers with the value
     alone and says none of: "Is shipping free and how long does it take?" / "3 business
     days." does not say "Shipping is free and takes 3 business days" (it says "Shipping
-    takes 3 business days").
+    takes 3 business days"). The caller asks only of a reply that says no yes.
     """
     asked = _asked_for_value(parts, at)
-    if asked is None or not asked[1] or answered_question(parts, at) is not None:
-        return False  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
+    if asked is None or not asked[1]:
+        return False
     left = features(asked[1]) - features(asked[0]) - features(parts[at].text)
     return bool(left) and left <= wanted
 
