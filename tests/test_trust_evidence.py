@@ -2641,3 +2641,15 @@ def test_a_correction_after_a_dash_takes_the_first_value_back(dash: str) -> None
     # a dash that corrects nothing splits nothing
     kept = said(("user", "How long?"), ("assistant", f"You have 30 days{dash}that is the standard refund window."))
     assert not assess("Refunds can be requested within 30 days.", "policy", kept).quarantined
+
+
+@pytest.mark.parametrize("reply", ["👍", "🙂", "...", "?", "✅"])
+def test_a_reply_of_no_words_supports_nothing_and_breaks_nothing(reply: str) -> None:
+    # a newcomer's finding: a reply of an emoji or of marks alone raised IndexError, and the
+    # learning queue gave the whole turn up; a good answer after it still counts
+    claim = "Free shipping\nOrders over $50 ship free."
+    asked = said(("user", "Do orders over $50 ship free?"), ("assistant", reply))
+    assert assess(claim, "policy", asked).quarantined
+    answered = [*asked, {"role": "assistant", "content": "Orders over $50 ship free."}]
+    assert not assess(claim, "policy", answered).quarantined
+    assert not assess(claim, "policy", answered, [reply, "Orders over $50 ship free."]).quarantined

@@ -1215,7 +1215,7 @@ def _opening(text: str) -> tuple[str, str]:
     greeting = _GREETING.match(opening)
     if greeting is not None and greeting.end() < len(opening):
         opening = opening[greeting.end():]
-    return opening, sentences(opening)[0] if opening.strip() else ""
+    return opening, next(iter(sentences(opening)), "")  # "👍", "...": no sentence
 
 
 def _yes_of(opening: str, asked: str) -> re.Match[str] | None:
