@@ -2653,3 +2653,17 @@ def test_a_reply_of_no_words_supports_nothing_and_breaks_nothing(reply: str) -> 
     answered = [*asked, {"role": "assistant", "content": "Orders over $50 ship free."}]
     assert not assess(claim, "policy", answered).quarantined
     assert not assess(claim, "policy", answered, [reply, "Orders over $50 ship free."]).quarantined
+
+
+@pytest.mark.parametrize("reply", [
+    # a newcomer's finding: a yes for a while, or granted once, vouched for the standing rule
+    # when no quote was given (the quoted path already read it as `trust.evidence.limited`)
+    "Sim, até o fim do mês.", "Yes, for a limited time.", "Yes, I'll waive it this time.",
+    "Sim, só desta vez.",
+])
+def test_a_yes_for_a_while_or_once_is_no_standing_rule(reply: str) -> None:
+    asked = "O frete é grátis acima de R$ 150?" if reply.startswith("Sim") else "Is shipping free over $50?"
+    claim = ("Frete\nO frete é grátis acima de R$ 150." if reply.startswith("Sim")
+             else "Shipping\nShipping is free over $50.")
+    _held_after(asked, reply, claim, True)
+    _held_after(asked, "Sim, sempre." if reply.startswith("Sim") else "Yes, always.", claim, False)

@@ -183,7 +183,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         # The message's sentences that state the claim (not refuse, note or echo it),
         # read together: a rule may take two sentences to say.
         text, passed = affirmation(parts, at)
-        if vouches_for_none(parts, at, wanted, passed):
+        if vouches_for_none(parts, at, claim, wanted, passed):
             continue  # a yes that passed over a part of the claim, or gave it another value
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         if said:  # a bound of the yes binds the question ("O frete é grátis?" / "Sim, acima de R$ 199")
@@ -472,7 +472,7 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message
         affirms, passed = affirmation(parts, at)
-        if vouches_for_none(parts, at, wanted, passed):
+        if vouches_for_none(parts, at, claim, wanted, passed):
             continue  # as `supporters` reads it: a yes that passed over a part of the claim
         if affirms and drops_condition(claim, [as_answered(parts, at)]):
             affirms = frozenset()  # a yes bound to a value or condition the claim leaves out

@@ -26,6 +26,7 @@ from insika_knowledge.trust.evidence import (
     asserted,
     corrected_question,
     first_sentence,
+    limited,
     narrowed_to,
     questions_in,
 )
@@ -184,7 +185,8 @@ def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
     return " ".join(clauses[first:]), " ".join(clauses[:first])
 
 
-def vouches_for_none(parts: Sequence[Piece], at: int, wanted: frozenset[str], passed: frozenset[str]) -> bool:
+def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozenset[str],
+                     passed: frozenset[str]) -> bool:
     """True when ``parts[at]`` vouches for no claim of features `wanted`: its yes passed
     over a part of it (`passed`, of `affirmation`, that the piece does not say itself), is
     narrowed to a case the claim leaves out (`trust.evidence.narrowed_to`: "Is the refund
@@ -195,8 +197,10 @@ def vouches_for_none(parts: Sequence[Piece], at: int, wanted: frozenset[str], pa
     question = answered_question(parts, at)
     if wanted & (passed - features(parts[at].text)) or (question is None and _unanswered(parts, at, wanted)):
         return True  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
-    narrowed = narrowed_to(parts[at].text, question) if question is not None else frozenset()
-    return bool(narrowed) and not narrowed & wanted
+    if question is None:
+        return False
+    narrowed = narrowed_to(parts[at].text, question)
+    return (bool(narrowed) and not narrowed & wanted) or bool(limited(claim, fold(as_answered(parts, at))))
 
 
 def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
