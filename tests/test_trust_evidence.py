@@ -2667,3 +2667,64 @@ def test_a_yes_for_a_while_or_once_is_no_standing_rule(reply: str) -> None:
              else "Shipping\nShipping is free over $50.")
     _held_after(asked, reply, claim, True)
     _held_after(asked, "Sim, sempre." if reply.startswith("Sim") else "Yes, always.", claim, False)
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim"), [
+    # a newcomer's finding: a yes narrowed to a place, a time or a kind vouched for the rule
+    # of every case when no quote was given
+    ("Do orders over $50 ship free?", "Yes, in most states.", "Shipping\nOrders over $50 ship free."),
+    ("Is support available 24/7?", "Yes, on weekdays.", "Support\nSupport is available 24/7."),
+    ("Is support available 24/7?", "Yes, Monday to Friday.", "Support\nSupport is available 24/7."),
+    ("Pedidos acima de R$ 199 têm frete grátis?", "Sim, na capital.",
+     "Frete\nPedidos acima de R$ 199 têm frete grátis."),
+    ("Pedidos acima de R$ 199 têm frete grátis?", "Sim, enquanto durar a promoção.",
+     "Frete\nPedidos acima de R$ 199 têm frete grátis."),
+    ("Todos os produtos podem ser devolvidos em até 30 dias?", "Sim, tirando eletrônicos.",
+     "Devolução\nTodos os produtos podem ser devolvidos em até 30 dias."),
+    ("Todos os produtos podem ser devolvidos em até 30 dias?", "Sim, fora eletrônicos.",
+     "Devolução\nTodos os produtos podem ser devolvidos em até 30 dias."),
+    ("Do orders over $50 ship free?", "Yes, apart from bulky items.", "Shipping\nOrders over $50 ship free."),
+    # a yes for the time being
+    ("Pedidos acima de R$ 199 têm frete grátis?", "Por enquanto, sim.",
+     "Frete\nPedidos acima de R$ 199 têm frete grátis."),
+    ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),
+])
+def test_a_yes_narrowed_to_a_place_a_time_or_a_kind_is_no_rule_of_every_case(asked: str, reply: str,
+                                                                             claim: str) -> None:
+    _held_after(asked, reply, claim, True)
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim"), [
+    # what a yes adds is no narrowing: a clause of its own, the question's own place, every case
+    ("Do you ship to Manaus?", "Yes, in fact we do.", "Shipping\nWe ship to Manaus."),
+    ("Vocês entregam em Campinas e Jundiaí?", "Entregamos sim em Campinas!", "Entrega\nEntregamos em Campinas."),
+    ("Do you deliver on Sundays?", "Yes, on Sundays too.", "Delivery\nWe deliver on Sundays."),
+    ("Do orders over $50 ship free?", "Yes, in all states.", "Shipping\nOrders over $50 ship free."),
+    ("Do you deliver to Campinas?", "Yes, on the same day.", "Delivery\nWe deliver to Campinas."),
+    # a narrowed yes vouches for the narrower claim
+    ("Do orders over $50 ship free?", "Yes, in most states.", "Shipping\nOrders over $50 ship free in most states."),
+    # "for now" of the rule's own no is the rule as it stands
+    ("Vocês entregam em Manaus?", "Entregamos só nas regiões Sul e Sudeste, então não chegamos a Manaus "
+     "por enquanto.", "Entregas\nEntregas só no Sul e Sudeste."),
+])
+def test_what_a_yes_adds_does_not_narrow_it(asked: str, reply: str, claim: str) -> None:
+    _held_after(asked, reply, claim, False)
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # a newcomer's finding: a value said of one of the things asked vouched for the others
+    ("Quanto custa o frete para Manaus e Belém?", "R$ 45 para Belém.", "Frete\nO frete para Manaus custa R$ 45.", True),
+    ("Quanto custa o frete para Manaus e Belém?", "Para Belém, R$ 45.", "Frete\nO frete para Manaus custa R$ 45.",
+     True),
+    ("How much is shipping to Canada and to Mexico?", "Mexico is $15.", "Shipping\nShipping to Canada costs $15.",
+     True),
+    ("Quanto custa o frete para Manaus e Belém?", "R$ 45 para Belém.", "Frete\nO frete para Belém custa R$ 45.",
+     False),
+    ("How much is shipping to Canada and to Mexico?", "$15 for both.", "Shipping\nShipping to Canada costs $15.",
+     False),
+    # a later part that asks anew is no second thing of the question
+    ("Quanto custa o frete para Manaus e qual o prazo?", "R$ 45.", "Frete\nO frete para Manaus custa R$ 45.", False),
+])
+def test_a_value_said_of_one_of_the_things_asked_is_not_said_of_the_others(asked: str, reply: str, claim: str,
+                                                                          held: bool) -> None:
+    _held_after(asked, reply, claim, held)

@@ -1168,7 +1168,13 @@ _GREETING: Final = re.compile(
 #: "Sim, exceto para eletrônicos", "Yes, if ..."); not a bare "but", which may correct a
 #: value ("Entregamos sim, mas o prazo é de 2 dias").
 _NARROWING: Final = frozenset({"c:if", "c:unless", "p:p_only", "p:p_except", "r:for", "r:para"})
-_ALL_OR_ANY: Final = frozenset({"p:p_all", "p:p_any"})
+_ALL_OR_ANY: Final = frozenset({"p:p_all", "p:p_any", "p:p_same"})
+#: What opens a yes's scope of place, time or kind ("Yes, in most states", "Sim, na capital",
+#: "Yes, on weekdays", "Sim, enquanto durar a promoção", "Sim, fora/tirando eletrônicos",
+#: "Yes, apart from bulky items"), read as narrowing when the phrase gives no value and no
+#: subject ("Sim, em até 3 dias", "Yes, in fact we do" add to the yes, they do not narrow it).
+_SCOPE: Final = frozenset({"r:in", "r:em", "r:on", "r:during", "p:p_this", "p:p_most", "p:p_outside", "p:p_less",
+                           "c:while", "apart", "tirando", "exceca"})
 
 
 def answered_question(parts: Sequence[Piece], at: int) -> str | None:
@@ -1237,22 +1243,38 @@ def narrowed_to(text: str, asked: str) -> frozenset[str]:
     """The words and values a reply's yes is narrowed to that the question `asked` lacks:
     those after a narrowing word of its first sentence (`_NARROWING`: "for", "only",
     "except", "if") up to the next mark ("Yes, for premium members." -> premium,
-    member); none for a phrase that says "all" or "any" ("Yes, for all orders"). A claim
-    that says none of them is not what the yes affirms.
+    member), and the words of a phrase of place, time or kind (`_SCOPE`: "Yes, in most
+    states." -> state; "Sim, tirando eletrônicos." -> tirando, eletron; "Yes, Monday to
+    Friday.") unless it adds to the yes (`_adds_to_the_yes`); none for a phrase that says
+    "all", "any" or "the same" ("Yes, for all orders"). A claim that says none of them is
+    not what the yes affirms.
     """
     seq = tokens(after_yes(text, asked))
     out: set[str] = set()
     phrase: list[str] | None = None
+    scope = False  # the phrase opened with a `_SCOPE` word, which it keeps
     for token in (*seq, "."):
         if token in _NARROWING:
-            phrase = phrase or []
-        elif phrase is not None and (token in (",", ".", ";") or token.startswith("c:")):
-            if not _ALL_OR_ANY & set(phrase):
+            phrase, scope = phrase or [], False
+        elif phrase is None and (token in _SCOPE or token.startswith("d:wd")):
+            phrase, scope = [token] if plain_word(token) or token.startswith("d:") else [], True
+        elif phrase is not None and (token in (",", ".", ";") or token.startswith("c:")
+                                     or (scope and token.startswith("w:"))):
+            if not _ALL_OR_ANY & set(phrase) and not (scope and _adds_to_the_yes(phrase, token)):
                 out.update(phrase)
             phrase = None
         elif phrase is not None and (plain_word(token) or token.startswith(("m:", "d:", "s_")) or token in _ALL_OR_ANY):
             phrase.append(token)
     return frozenset(out - _ALL_OR_ANY) - content_terms(asked)
+
+
+def _adds_to_the_yes(phrase: Sequence[str], end: str) -> bool:
+    """True when a `_SCOPE` phrase of a yes (ended by `end`) adds to it rather than narrows
+    it: it gives a value ("Sim, em até 3 dias"), it is a clause ("Yes, in fact we do"), or
+    it names nothing ("Sim, por favor").
+    """
+    return end.startswith("w:") or any(t.startswith("m:") for t in phrase) \
+        or not any(plain_word(t) or t.startswith("d:") for t in phrase)
 
 
 def first_sentence(text: str) -> str:

@@ -180,9 +180,13 @@ def _asked_for_value(parts: Sequence[Piece], at: int) -> tuple[str, str] | None:
     asked = questions_in(before.text)
     if not asked or asserted(asked[-1]) or not _WH_QUESTION.search(fold(asked[-1])):
         return None
-    clauses = _AND.split(asked[-1])
+    question = asked[-1]
+    clauses = _AND.split(question)
     first = next((k for k, c in enumerate(clauses) if _WH_QUESTION.search(fold(c))), 0)
-    return " ".join(clauses[first:]), " ".join(clauses[:first])
+    if not first:
+        return question, ""
+    cut = list(_AND.finditer(question))[first - 1]  # (the words as written: "Manaus e Belém" keeps its "e")
+    return question[cut.end():], question[:cut.start()]
 
 
 def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozenset[str],
@@ -195,12 +199,51 @@ def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozen
     (`_unanswered`).
     """
     question = answered_question(parts, at)
-    if wanted & (passed - features(parts[at].text)) or (question is None and _unanswered(parts, at, wanted)):
+    said = features(parts[at].text)
+    if wanted & (passed - said) or (question is None and (
+            _unanswered(parts, at, wanted) or wanted & (_values_passed_over(parts, at, said) - said))):
         return True  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
     if question is None:
         return False
     narrowed = narrowed_to(parts[at].text, question)
+    if _FOR_NOW.match(first_sentence(parts[at].text)) and not _FOR_NOW.search(fold(claim)):
+        return True  # "For now, yes." (where "não chegamos a Manaus por enquanto" states the rule)
     return (bool(narrowed) and not narrowed & wanted) or bool(limited(claim, fold(as_answered(parts, at))))
+
+
+#: A yes for the time being ("For now, yes.", "Por enquanto, sim."), folded: no standing rule.
+_FOR_NOW: Final = re.compile(r"(?:for now|for the time being|por enquanto|por ora|por agora)\b")
+
+
+def _values_passed_over(parts: Sequence[Piece], at: int, answer: frozenset[str]) -> frozenset[str]:
+    """The things of the customer's question for a value that ``parts[at]`` (its features
+    `answer`) names none of, when it names one: "Quanto custa o frete para Manaus e Belém?"
+    / "R$ 45 para Belém." gives Belém's price, not Manaus's (each thing named by its own
+    word, `_item`; a later part that asks anew, "... e qual o prazo?", is no thing of it).
+    """
+    asked = _asked_for_value(parts, at)
+    if asked is None or _EVERY.search(fold(parts[at].text)):
+        return frozenset()
+    conjuncts = _CONJUNCT.split(asked[0])
+    if len(conjuncts) < 2 or any(_WH_QUESTION.search(fold(c)) for c in conjuncts[1:]):
+        return frozenset()
+    replied = set(_WORD.findall(fold(parts[at].text)))
+    items = [(_item(c), _last_word(c)) for c in conjuncts]
+    named = [bool(item & answer) or word in replied for item, word in items]
+    if not any(named):
+        return frozenset()
+    return frozenset().union(*(item | features(word) for (item, word), n in zip(items, named, strict=True) if not n))
+
+
+_WORD: Final = re.compile(r"\w+")
+
+
+def _last_word(conjunct: str) -> str:
+    """The last word of `conjunct` that is a content word, folded ("" for none): a thing's
+    name as written, which the stemmer may read apart in another sentence ("Belém?" and
+    "R$ 45 para Belém.").
+    """
+    return next((w for w in reversed(_WORD.findall(fold(conjunct))) if features(w)), "")
 
 
 def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
