@@ -2728,3 +2728,16 @@ def test_what_a_yes_adds_does_not_narrow_it(asked: str, reply: str, claim: str) 
 def test_a_value_said_of_one_of_the_things_asked_is_not_said_of_the_others(asked: str, reply: str, claim: str,
                                                                           held: bool) -> None:
     _held_after(asked, reply, claim, held)
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim"), [
+    ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),
+    ("Do orders over $50 ship free?", "Yes, for now.", "Shipping\nOrders over $50 ship free."),
+    ("Pedidos acima de R$ 199 têm frete grátis?", "Por enquanto, sim.",
+     "Frete\nPedidos acima de R$ 199 têm frete grátis."),
+    ("Pedidos acima de R$ 199 têm frete grátis?", "Sim, por ora.", "Frete\nPedidos acima de R$ 199 têm frete grátis."),
+])
+def test_a_quoted_yes_for_the_time_being_is_no_standing_rule(asked: str, reply: str, claim: str) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply]).quarantined
+    assert assess(claim, "policy", messages).quarantined

@@ -254,6 +254,8 @@ _SO: Final = r",\s+(?:so|therefore|which\s+is\s+why|ent[ãa]o|por\s+isso|portant
 _BECAUSE_OF_TODAY: Final = re.compile(rf"{_TODAY_WORDS}[^,.;]*{_SO}")
 
 
+#: For the time being (folded).
+_FOR_NOW: Final = r"(?:for now|for the time being|por enquanto|por ora|por agora)\b"
 #: What limits an offer to a while ("This week only, large popcorn comes with free
 #: refills", "só hoje", "for a limited time", "enquanto durarem os estoques"), folded: a
 #: promotion, not a standing rule. "only this model" and "de segunda até domingo" are none.
@@ -263,7 +265,10 @@ TEMPORARY: Final = re.compile(
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
     r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
     r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b"
-    r"|\bfor the next (?:\d+|\w+) (?:hours?|days?)\b|\b(?:nas|pelas) proximas (?:\d+|\w+) (?:horas|dias)\b")
+    r"|\bfor the next (?:\d+|\w+) (?:hours?|days?)\b|\b(?:nas|pelas) proximas (?:\d+|\w+) (?:horas|dias)\b"
+    # a yes for the time being ("For now, yes", "Sim, por enquanto"; not the rule's own "for
+    # now": "não chegamos a Manaus por enquanto" states where the store delivers)
+    rf"|\b{_FOR_NOW}\W+(?:yes|yep|yeah|sim)\b|\b(?:yes|yep|yeah|sim)\W+{_FOR_NOW}")
 #: A sentence that says its offer ends ("..., but the promo ends Friday", "a promoção
 #: acaba sexta"), folded: what it offers holds for a while.
 OFFER_ENDS: Final = re.compile(

@@ -206,13 +206,7 @@ def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozen
     if question is None:
         return False
     narrowed = narrowed_to(parts[at].text, question)
-    if _FOR_NOW.match(first_sentence(parts[at].text)) and not _FOR_NOW.search(fold(claim)):
-        return True  # "For now, yes." (where "não chegamos a Manaus por enquanto" states the rule)
     return (bool(narrowed) and not narrowed & wanted) or bool(limited(claim, fold(as_answered(parts, at))))
-
-
-#: A yes for the time being ("For now, yes.", "Por enquanto, sim."), folded: no standing rule.
-_FOR_NOW: Final = re.compile(r"(?:for now|for the time being|por enquanto|por ora|por agora)\b")
 
 
 def _values_passed_over(parts: Sequence[Piece], at: int, answer: frozenset[str]) -> frozenset[str]:
