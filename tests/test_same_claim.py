@@ -1467,3 +1467,17 @@ def test_an_english_no_in_a_short_rule_is_a_negation() -> None:
     from insika_knowledge.analysis.structure import tokens
 
     assert "n" in tokens("New members pay no enrollment fee.")  # read as "r:em" (Portuguese "no")
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # no limit is a quantity of its own: a claim of unlimited passes is not one of 2
+    ("The Flex plan includes unlimited guest passes.", "The Flex plan includes 2 guest passes.", False),
+    ("O plano Flex tem passes ilimitados.", "O plano Flex tem 2 passes.", False),
+    ("O plano Flex tem passes ilimitados.", "O plano Flex tem passes sem limite.", True),
+    # a plan named "Unlimited" is a name, whatever its price
+    ("The Unlimited plan costs $60 a month.", "The Unlimited plan costs $60 per month.", True),
+    ("O plano Ilimitado custa R$ 99 por mês.", "O plano ilimitado custa R$ 99 ao mês.", True),
+    ("The Unlimited plan costs $60 a month.", "The Unlimited plan costs $80 a month.", False),
+])
+def test_no_limit_is_a_value_and_a_plan_named_unlimited_is_a_name(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

@@ -2741,3 +2741,19 @@ def test_a_quoted_yes_for_the_time_being_is_no_standing_rule(asked: str, reply: 
     messages = said(("user", asked), ("assistant", reply))
     assert assess(claim, "policy", messages, [reply]).quarantined
     assert assess(claim, "policy", messages).quarantined
+
+
+def test_a_claim_of_no_limit_is_not_vouched_for_by_a_number() -> None:
+    # heldout finding: "unlimited" was a word like any other, so "2 guest passes per month"
+    # covered "unlimited guest passes" by its other words
+    messages = said(("user", "How many guest passes does the Flex plan include?"),
+                    ("assistant", "On the Flex plan you get 2 guest passes per month."))
+    assert assess("Guest passes\nThe Flex plan includes unlimited guest passes.", "policy", messages).quarantined
+    assert not assess("Guest passes\nThe Flex plan includes 2 guest passes per month.", "policy", messages).quarantined
+    unlimited = said(("user", "How many guest passes does the Flex plan include?"),
+                     ("assistant", "Flex members get unlimited guest passes."))
+    assert not assess("Guest passes\nThe Flex plan includes unlimited guest passes.", "policy", unlimited).quarantined
+    # a plan named "Unlimited" is no quantity: the yes restating it with another name passes it over
+    renamed = said(("user", "Is the 5G Unlimited plan $65 a month with autopay?"),
+                   ("assistant", "Yes — that's our 5G Plus plan: $65/month with autopay."))
+    assert assess("5G Unlimited\nThe 5G Unlimited plan costs $65 a month with autopay.", "policy", renamed).quarantined

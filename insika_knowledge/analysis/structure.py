@@ -52,7 +52,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Final
 
 from insika_knowledge.analysis.numbers import CURRENCIES, Measure, measures, parse_decimal, read_number_words
@@ -491,7 +491,33 @@ def _measures(text: str) -> list[_Span]:
             unit = ORDINAL
         out.append(_Span(first.start, first.end, f"m:{_hours(first, unit)}:{_unit(unit)}"))
         i += 1
+    for match in _UNLIMITED_RE.finditer(text):  # a value too: "unlimited guest passes" is no "2 guest passes"
+        if not any(span.start < match.end() and match.start() < span.end for span in out):
+            out.append(_Span(match.start(), match.end(), UNLIMITED))
+    out.sort(key=lambda span: span.start)
     return out
+
+
+#: "Unlimited" naming a plan, or capitalised after a word: a product's name ("the 5G
+#: Unlimited plan", "Unlimited Plan", "o plano ilimitado"), not a quantity.
+_UNLIMITED_NAME_RE: Final = re.compile(
+    r"(?i:\b(?P<plan>unlimit|ilimit)(?:ed|ad[oa]s?)(?=\s+(?:plans?|tiers?|packages?|bundles?|pacotes?)\b)"
+    r"|(?<=\bplano )(?P<pt>ilimit)ad[oa]s?\b)"
+    r"|(?<=[\w$%] )(?P<word>Unlimit|Ilimit)(?:ed|ad[oa]s?)\b")
+def _unlimited_named(blind: bool, match: re.Match[str]) -> str:
+    """A match of `_UNLIMITED_NAME_RE` as a name term; a capital alone names nothing in a
+    text whose case is `blind` (`case_blind`).
+    """
+    plan = match["plan"] or match["pt"]
+    return match[0] if blind and not plan else f"{_NAME_MARK}{(match['word'] or plan).lower()}"
+
+
+#: No limit, read as a value of its own (``m:unlimited:``, no unit): "unlimited guest
+#: passes", "passes ilimitados", "sem limite de devoluções" state a quantity, and a claim
+#: that says it is not stated by a text that gives a number ("2 guest passes per month").
+UNLIMITED: Final = "m:unlimited:"
+_UNLIMITED_RE: Final = re.compile(
+    r"\b(?:unlimited|limitless|ilimitad[oa]s?|sem limites?|no limit|without (?:any |a )?limits?)\b")
 
 
 #: The unit of an ordinal ("3rd", "third", "terceiro", "3º" all read "3o"): a place in a
@@ -640,6 +666,8 @@ def _prepare(text: str) -> str:
         text = _enumerated(text)
     if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
         text = _US_RE.sub("usa", text)
+    if "limit" in text or "LIMIT" in text:  # "the 5G Unlimited plan": a name, not a quantity (`UNLIMITED`)
+        text = _UNLIMITED_NAME_RE.sub(partial(_unlimited_named, case_blind(text)), text)
     if _NAMED_STOP_RE.search(text):  # "Recarga Oi tem bônus": a name (the carrier), not "oi" (hi)
         blind = case_blind(text)  # once per text: a letter in Title Case is no name
         text = _NAMED_STOP_RE.sub(lambda m: _named(m, blind), text)

@@ -722,10 +722,12 @@ _SO_CLAUSE: Final = re.compile(rf"(?is){_SO}.*$")
 
 
 #: The agent telling what follows ("I'll give you a heads-up that ...", "I'll let you know
-#: that ...", "vou te avisar que ..."): the telling's future is no tense of what it tells.
+#: that ...", "I should add that ...", "vou te avisar que ..."): the telling's future or
+#: mood is no tense of what it tells.
 _TELLING: Final = re.compile(
-    r"(?i)^.{0,40}?\b(?:i'll|i will|let me|vou|deixa eu)\s+(?:\w+\s+){0,2}?"
-    r"(?:give you a heads[- ]up|let you know|remind you|tell you|inform you|point out|mention"
+    r"(?i)^.{0,40}?\b(?:i'll|i will|let me|i should|i must|vou|deixa eu|devo)\s+(?:\w+\s+){0,2}?"
+    r"(?:give you a heads[- ]up|let you know|remind you|tell you|inform you|point out|mention|add|clarify"
+    r"|acrescentar|esclarecer"
     r"|(?:te |lhe )?(?:avisar|lembrar|informar|dizer|falar|refor[çc]ar))\s+(?:that|que)\s+")
 
 
