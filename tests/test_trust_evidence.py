@@ -2684,7 +2684,18 @@ def test_a_yes_for_a_while_or_once_is_no_standing_rule(reply: str) -> None:
     ("Todos os produtos podem ser devolvidos em até 30 dias?", "Sim, fora eletrônicos.",
      "Devolução\nTodos os produtos podem ser devolvidos em até 30 dias."),
     ("Do orders over $50 ship free?", "Yes, apart from bulky items.", "Shipping\nOrders over $50 ship free."),
-    # a yes for the time being
+    ("Can I pay with Apple Pay at your restaurants?", "Yes, at our downtown and airport locations.",
+     "Apple Pay\nApple Pay is accepted at all of the restaurant's locations."),
+    ("Do you allow pets in the cabin?", "Yes, small dogs and cats only.", "Pets\nPets are allowed in the cabin."),
+    ("Can guests use the rooftop pool?", "Yes, from May to September.", "Pool\nGuests can use the rooftop pool."),
+    ("posso trocar qualquer produto?", "Pode sim, tirando cosméticos abertos e roupas íntimas.",
+     "Trocas\nO cliente pode trocar qualquer produto."),
+    # a yes for the time being, or granted once
+    ("A anuidade do cartão é zero?", "No momento sim.", "Anuidade\nO cartão não tem anuidade."),
+    ("Vocês tão atendendo por teleconsulta?", "Sim, temporariamente, enquanto a unidade está em reforma.",
+     "Teleconsulta\nOs pacientes podem ser atendidos por teleconsulta."),
+    ("Can you refund the overdraft fee?", "Yes, as a one-time goodwill gesture.",
+     "Overdraft\nThe bank refunds overdraft fees."),
     ("Pedidos acima de R$ 199 têm frete grátis?", "Por enquanto, sim.",
      "Frete\nPedidos acima de R$ 199 têm frete grátis."),
     ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),
@@ -2701,6 +2712,16 @@ def test_a_yes_narrowed_to_a_place_a_time_or_a_kind_is_no_rule_of_every_case(ask
     ("Do you deliver on Sundays?", "Yes, on Sundays too.", "Delivery\nWe deliver on Sundays."),
     ("Do orders over $50 ship free?", "Yes, in all states.", "Shipping\nOrders over $50 ship free."),
     ("Do you deliver to Campinas?", "Yes, on the same day.", "Delivery\nWe deliver to Campinas."),
+    ("A academia abre aos domingos?", "Sim, inclusive nos feriados.", "Academia\nA academia abre aos domingos."),
+    ("vcs fazem delivery?", "Fazemos sim, todo dia, domingo também.", "Delivery\nO restaurante faz delivery."),
+    ("Do you have vegan options?", "Yes, at every one of our locations, marked with a green leaf on the menu.",
+     "Vegan\nThe restaurant has vegan options."),
+    # a "this" or a "that" points back at what was asked, unless it names a time
+    ("O voo de Recife pra Lisboa tem refeição inclusa?", "Sim, nesse trecho tem.",
+     "Refeição\nO voo de Recife para Lisboa tem refeição inclusa."),
+    ("Do Economy passengers get lounge access on the São Paulo flight?",
+     "Yes, Business passengers have lounge access on that route.",
+     "Lounge\nBusiness passengers have lounge access on the São Paulo flight."),
     # a narrowed yes vouches for the narrower claim
     ("Do orders over $50 ship free?", "Yes, in most states.", "Shipping\nOrders over $50 ship free in most states."),
     # "for now" of the rule's own no is the rule as it stands
@@ -2722,6 +2743,15 @@ def test_what_a_yes_adds_does_not_narrow_it(asked: str, reply: str, claim: str) 
      False),
     ("How much is shipping to Canada and to Mexico?", "$15 for both.", "Shipping\nShipping to Canada costs $15.",
      False),
+    # a thing named by its own word, whichever part of it the answer repeats
+    ("What's the price of a cardiology and a dermatology consultation?", "Dermatology is $180.",
+     "Cardiology\nA cardiology consultation costs $180.", True),
+    ("What time do the Downtown and Riverside gyms open on weekends?", "Riverside opens at 7 am.",
+     "Downtown\nThe Downtown gym opens at 7 am on weekends.", True),
+    ("How long does installation take for fiber and for cable?", "Cable usually takes 3 business days.",
+     "Fiber\nFiber installation takes 3 business days.", True),
+    ("Qual a taxa de matrícula da unidade Centro e da unidade Barra?", "R$ 99 em todas as unidades.",
+     "Matrícula\nA taxa de matrícula da unidade Centro é R$ 99.", False),
     # a later part that asks anew is no second thing of the question
     ("Quanto custa o frete para Manaus e qual o prazo?", "R$ 45.", "Frete\nO frete para Manaus custa R$ 45.", False),
 ])

@@ -182,7 +182,7 @@ _FOR_THIS_ONE: Final = re.compile(
 #: complimentary late check-out this time", "Dessa vez passa", "only for this order"), folded.
 ONE_OFF: Final = re.compile(
     r"(?<!\bat )\bthis time\b(?! of| and)|\bjust this once\b|\b(?:just )?this one time\b|\bone-time exception\b"
-    r"|\bone[- ]off\b"
+    r"|\bone[- ]off\b|\b(?:yes|yep|yeah|sure)\W+as a one[- ]time\b"  # (a yes granted once)
     r"|\b(?:so )?(?:desta|dessa|nesta|nessa) vez\b"
     r"|\bonly for this (?:order|booking|reservation|stay|purchase|visit|trip)\b"
     r"|\b(?:so|apenas|somente) (?:(?:para|pra) (?:este|esse|esta|essa)|neste|nesse|nesta|nessa) "
@@ -255,7 +255,8 @@ _BECAUSE_OF_TODAY: Final = re.compile(rf"{_TODAY_WORDS}[^,.;]*{_SO}")
 
 
 #: For the time being (folded).
-_FOR_NOW: Final = r"(?:for now|for the time being|por enquanto|por ora|por agora)\b"
+_FOR_NOW: Final = (r"(?:for now|for the time being|for the moment|at the moment|right now|temporarily|por enquanto"
+                   r"|por ora|por agora|no momento|por hora|temporariamente)\b")
 #: What limits an offer to a while ("This week only, large popcorn comes with free
 #: refills", "só hoje", "for a limited time", "enquanto durarem os estoques"), folded: a
 #: promotion, not a standing rule. "only this model" and "de segunda até domingo" are none.
@@ -1177,11 +1178,11 @@ _GREETING: Final = re.compile(
 _NARROWING: Final = frozenset({"c:if", "c:unless", "p:p_only", "p:p_except", "r:for", "r:para"})
 _ALL_OR_ANY: Final = frozenset({"p:p_all", "p:p_any", "p:p_same"})
 #: What opens a yes's scope of place, time or kind ("Yes, in most states", "Sim, na capital",
-#: "Yes, on weekdays", "Sim, enquanto durar a promoção", "Sim, fora/tirando eletrônicos",
+#: "Yes, on weekdays", "Sim, enquanto durar a promoção", "Sim, fora/tirando eletrônicos" ("tir"),
 #: "Yes, apart from bulky items"), read as narrowing when the phrase gives no value and no
 #: subject ("Sim, em até 3 dias", "Yes, in fact we do" add to the yes, they do not narrow it).
-_SCOPE: Final = frozenset({"r:in", "r:em", "r:on", "r:during", "p:p_this", "p:p_most", "p:p_outside", "p:p_less",
-                           "c:while", "apart", "tirando", "exceca"})
+_SCOPE: Final = frozenset({"r:in", "r:em", "r:on", "r:at", "r:from", "r:during", "p:p_this", "p:p_most",
+                           "p:p_outside", "p:p_less", "c:while", "apart", "tir", "tirando", "exceca"})
 
 
 def answered_question(parts: Sequence[Piece], at: int) -> str | None:
@@ -1256,32 +1257,72 @@ def narrowed_to(text: str, asked: str) -> frozenset[str]:
     "all", "any" or "the same" ("Yes, for all orders"). A claim that says none of them is
     not what the yes affirms.
     """
-    seq = tokens(after_yes(text, asked))
+    said = after_yes(text, asked)
+    seq = tokens(said)
+    # "on that route", "nesse trecho": the first part after the yes points back at what was asked
+    pointing = _POINTING.search(_MARK.split(said.lstrip(" ,;:!\u2014\u2013-"), 1)[0]) is not None
     out: set[str] = set()
     phrase: list[str] | None = None
     scope = False  # the phrase opened with a `_SCOPE` word, which it keeps
+    segment: list[str] = []  # the tokens since the last mark
+    marks = 0  # the marks read: a scope opens the first part after the yes ("Yes, in most states"), not
+    # a clause that restates it ("Yes: every order ... comes with a gift this month" says it as it is)
     for token in (*seq, "."):
+        if token in (",", ".", ";"):
+            marks += 1
         if token in _NARROWING:
             phrase, scope = phrase or [], False
-        elif phrase is None and (token in _SCOPE or token.startswith("d:wd")):
+        elif phrase is None and marks <= 1 and not any(map(_said_in_words, segment)) \
+                and (token in _SCOPE or token.startswith("d:wd")):
             phrase, scope = [token] if plain_word(token) or token.startswith("d:") else [], True
         elif phrase is not None and (token in (",", ".", ";") or token.startswith("c:")
-                                     or (scope and token.startswith("w:"))):
-            if not _ALL_OR_ANY & set(phrase) and not (scope and _adds_to_the_yes(phrase, token)):
+                                     or (scope and token.startswith("w:") and any(map(plain_word, phrase)))):
+            if not phrase and segment[-1:] == ["p:p_only"]:  # "Yes, small dogs and cats only."
+                phrase = [t for t in segment if plain_word(t)]
+            if not _ALL_OR_ANY & set(phrase) and not (scope and _adds_to_the_yes(phrase, segment, token, pointing)):
                 out.update(phrase)
             phrase = None
         elif phrase is not None and (plain_word(token) or token.startswith(("m:", "d:", "s_")) or token in _ALL_OR_ANY):
             phrase.append(token)
+        segment = [] if token in (",", ".", ";") else [*segment, token]
     return frozenset(out - _ALL_OR_ANY) - content_terms(asked)
 
 
-def _adds_to_the_yes(phrase: Sequence[str], end: str) -> bool:
-    """True when a `_SCOPE` phrase of a yes (ended by `end`) adds to it rather than narrows
-    it: it gives a value ("Sim, em até 3 dias"), it is a clause ("Yes, in fact we do"), or
-    it names nothing ("Sim, por favor").
+def _said_in_words(token: str) -> bool:
+    """True for a token that says something itself: a content word, a value, a party, a
+    synonym group (not a preposition or a pole word: "aos domingos", "com exceção de").
     """
-    return end.startswith("w:") or any(t.startswith("m:") for t in phrase) \
-        or not any(plain_word(t) or t.startswith("d:") for t in phrase)
+    return plain_word(token) or token.startswith(("m:", "d:", "w:", "s_"))
+
+
+def _adds_to_the_yes(phrase: Sequence[str], segment: Sequence[str], end: str, pointing: bool) -> bool:
+    """True when a `_SCOPE` phrase of a yes (in `segment`, the words since the last mark;
+    ended by `end`) adds to it rather than narrows it: it gives a value ("Sim, em até 3
+    dias"), it is a clause ("Yes, in fact we do"), it says "also" ("Sim, inclusive nos
+    feriados", "Yes, even on holidays", "domingo também"), it points back at what was asked
+    (`pointing`, or a "this" in it, of no time: "Sim, nesse trecho tem", "Yes, on that
+    route"; `_THIS_TIMES`: "this month" narrows), or it names nothing ("Sim, por favor").
+    """
+    if end.startswith("w:") or any(t.startswith("m:") for t in phrase) or _ALSO & set(segment):
+        return True
+    if (pointing or "p:p_this" in segment) and not _THIS_TIMES & set(segment):
+        return True
+    return not any(plain_word(t) or t.startswith("d:") for t in phrase)
+
+
+#: A demonstrative (folded): what it names was named before ("that route", "nessa categoria").
+_POINTING: Final = re.compile(
+    r"\b(?:that|this|those|these|esse|essa|esses|essas|nesse|nessa|nesses|nessas|neste|nesta|este|esta"
+    r"|desse|dessa|deste|desta|naquele|naquela)\b")
+#: A mark that ends a part of a sentence.
+_MARK: Final = re.compile(r"[,.;!?]")
+
+
+#: What says a yes holds in one more case too (tokens): "também", "inclusive", "too", "even".
+_ALSO: Final = frozenset({"p:p_also", "even"})
+#: Times a "this" narrows a yes to ("this month", "nesta semana", "neste fim de semana").
+_THIS_TIMES: Final = frozenset({"week", "weekend", "month", "year", "season", "summ", "wint", "seman", "mes", "ano",
+                           "tempor", "vera", "invern", "campanh", "promoca", "promot"})
 
 
 def first_sentence(text: str) -> str:

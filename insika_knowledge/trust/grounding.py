@@ -55,7 +55,7 @@ from insika_knowledge.trust.evidence import (
     superseded,
     turns_down,
 )
-from insika_knowledge.trust.replies import affirmation, affirmed, as_answered, topic, vouches_for_none
+from insika_knowledge.trust.replies import affirmation, as_answered, topic, vouches_for_none
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.trust.values import bare, features, is_number, states, unit
 from insika_knowledge.wire.messages import message_text
@@ -442,7 +442,10 @@ def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[floa
             if asserted(piece.text):
                 customer |= features(piece.text) & wanted
         else:
-            business |= (features(piece.text) | affirmed(parts, at)) & wanted
+            affirms, passed = affirmation(parts, at)
+            if vouches_for_none(parts, at, claim, wanted, passed):
+                affirms = frozenset()  # "Yes, as a one-time gesture": the question's words are not the reply's
+            business |= (features(piece.text) | affirms) & wanted
     return len(business) / len(wanted), len(customer) / len(wanted)
 
 

@@ -212,32 +212,42 @@ def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozen
 def _values_passed_over(parts: Sequence[Piece], at: int, answer: frozenset[str]) -> frozenset[str]:
     """The things of the customer's question for a value that ``parts[at]`` (its features
     `answer`) names none of, when it names one: "Quanto custa o frete para Manaus e Belém?"
-    / "R$ 45 para Belém." gives Belém's price, not Manaus's (each thing named by its own
-    word, `_item`; a later part that asks anew, "... e qual o prazo?", is no thing of it).
+    / "R$ 45 para Belém." gives Belém's price, not Manaus's. A thing is named by its word
+    (`_thing_word`): the first part's last ("... o frete para Manaus"), a later part's first
+    ("a dermatology consultation", "Riverside gyms open on weekends?"); a later part that
+    asks anew ("... e qual o prazo?") is no thing of the question.
     """
     asked = _asked_for_value(parts, at)
-    if asked is None or _EVERY.search(fold(parts[at].text)):
-        return frozenset()
+    if asked is None or _EVERY.search(fold(parts[at].text)) or _ALL in tokens(parts[at].text):
+        return frozenset()  # "R$ 99 em todas as unidades"
     conjuncts = _CONJUNCT.split(asked[0])
     if len(conjuncts) < 2 or any(_WH_QUESTION.search(fold(c)) for c in conjuncts[1:]):
         return frozenset()
     replied = set(_WORD.findall(fold(parts[at].text)))
-    items = [(_item(c), _last_word(c)) for c in conjuncts]
-    named = [bool(item & answer) or word in replied for item, word in items]
+    each = [features(c) for c in conjuncts]
+    things = [_thing_word(c, frozenset().union(*each[:i], *each[i + 1:]), last=not i) for i, c in enumerate(conjuncts)]
+    named = [bool(word) and (word in replied or bool(features(word) & answer)) for word in things]
     if not any(named):
         return frozenset()
-    return frozenset().union(*(item | features(word) for (item, word), n in zip(items, named, strict=True) if not n))
+    return frozenset().union(*(features(word) for word, n in zip(things, named, strict=True) if not n))
 
 
 _WORD: Final = re.compile(r"\w+")
 
 
-def _last_word(conjunct: str) -> str:
-    """The last word of `conjunct` that is a content word, folded ("" for none): a thing's
-    name as written, which the stemmer may read apart in another sentence ("Belém?" and
-    "R$ 45 para Belém.").
+def _thing_word(conjunct: str, shared: frozenset[str], *, last: bool) -> str:
+    """The first (or `last`) word of `conjunct` that is a content word and none of the
+    features `shared` with the question's other parts, folded ("" for none): a thing's name
+    as written, which the stemmer may read apart in another sentence ("Belém?" and "R$ 45
+    para Belém."; "da unidade Barra?" is named by "barra", not by "unidade").
     """
-    return next((w for w in reversed(_WORD.findall(fold(conjunct))) if features(w)), "")
+    found = _WORD.findall(fold(conjunct))
+    return next((w for w in (reversed(found) if last else found)
+                 if features(w) and not features(w) <= shared and not w.isdigit()), "")
+
+
+#: Every one of a kind ("em todas as unidades", "at every location").
+_ALL: Final = "p:p_all"
 
 
 def _unanswered(parts: Sequence[Piece], at: int, wanted: frozenset[str]) -> bool:
