@@ -2696,6 +2696,13 @@ def test_a_yes_for_a_while_or_once_is_no_standing_rule(reply: str) -> None:
      "Teleconsulta\nOs pacientes podem ser atendidos por teleconsulta."),
     ("Can you refund the overdraft fee?", "Yes, as a one-time goodwill gesture.",
      "Overdraft\nThe bank refunds overdraft fees."),
+    # a newcomer's attack: another yes word, and the narrowing said in the next sentence
+    ("Can you refund the overdraft fee?", "Of course, as a one-time courtesy.",
+     "Overdraft\nThe bank refunds overdraft fees."),
+    ("Dá pra isentar a multa de cancelamento?", "Dá sim, excepcionalmente.",
+     "Multa\nA multa de cancelamento pode ser isentada."),
+    ("A anuidade é grátis?", "Claro, por enquanto.", "Anuidade\nO cartão não tem anuidade."),
+    ("Do kids eat free?", "Yes. Only on Tuesdays, though.", "Kids\nKids eat free at the restaurant."),
     ("Pedidos acima de R$ 199 têm frete grátis?", "Por enquanto, sim.",
      "Frete\nPedidos acima de R$ 199 têm frete grátis."),
     ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),

@@ -180,9 +180,16 @@ _FOR_THIS_ONE: Final = re.compile(
     r"|your case|no seu|in your)\b")
 #: What makes a grant a one-off, not a rule, said of this time or this order ("I've added a
 #: complimentary late check-out this time", "Dessa vez passa", "only for this order"), folded.
+#: A yes word, alone or with the question's verb (folded): what a grant for a while or once
+#: is adjoined to ("Claro, por enquanto", "Dá sim, excepcionalmente", "Of course, as a
+#: one-time courtesy").
+_YES_WORD: Final = (r"(?:yes|yep|yeah|sure|of course|certainly|absolutely|sim|claro|com certeza|pode sim|da sim"
+                    r"|tem sim)")
 ONE_OFF: Final = re.compile(
     r"(?<!\bat )\bthis time\b(?! of| and)|\bjust this once\b|\b(?:just )?this one time\b|\bone-time exception\b"
-    r"|\bone[- ]off\b|\b(?:yes|yep|yeah|sure)\W+as a one[- ]time\b"  # (a yes granted once)
+    r"|\bone[- ]off\b"
+    # a yes granted once: "Yes, as a one-time courtesy", "Dá sim, excepcionalmente"
+    rf"|\b{_YES_WORD}\W+(?:as a one[- ]time|as an exception|exceptionally|excepcionalmente|como excecao)\b"
     r"|\b(?:so )?(?:desta|dessa|nesta|nessa) vez\b"
     r"|\bonly for this (?:order|booking|reservation|stay|purchase|visit|trip)\b"
     r"|\b(?:so|apenas|somente) (?:(?:para|pra) (?:este|esse|esta|essa)|neste|nesse|nesta|nessa) "
@@ -269,7 +276,7 @@ TEMPORARY: Final = re.compile(
     r"|\bfor the next (?:\d+|\w+) (?:hours?|days?)\b|\b(?:nas|pelas) proximas (?:\d+|\w+) (?:horas|dias)\b"
     # a yes for the time being ("For now, yes", "Sim, por enquanto"; not the rule's own "for
     # now": "não chegamos a Manaus por enquanto" states where the store delivers)
-    rf"|\b{_FOR_NOW}\W+(?:yes|yep|yeah|sim)\b|\b(?:yes|yep|yeah|sim)\W+{_FOR_NOW}")
+    rf"|\b{_FOR_NOW}\W+{_YES_WORD}\b|\b{_YES_WORD}\W+{_FOR_NOW}")
 #: A sentence that says its offer ends ("..., but the promo ends Friday", "a promoção
 #: acaba sexta"), folded: what it offers holds for a while.
 OFFER_ENDS: Final = re.compile(
@@ -1285,7 +1292,16 @@ def narrowed_to(text: str, asked: str) -> frozenset[str]:
         elif phrase is not None and (plain_word(token) or token.startswith(("m:", "d:", "s_")) or token in _ALL_OR_ANY):
             phrase.append(token)
         segment = [] if token in (",", ".", ";") else [*segment, token]
+    opening = _opening(text)[0]
+    following = next(iter(sentences(opening)[1:2]), "")  # "Yes. Only on Tuesdays, though."
+    if _ONLY_NEXT.match(following) and not first_sentence(text).strip(" .!").count(" "):
+        out.update(t for t in tokens(following) if plain_word(t) or t.startswith(("m:", "d:")))
     return frozenset(out - _ALL_OR_ANY) - content_terms(asked)
+
+
+#: A sentence after a bare yes that opens by narrowing it (folded): "Only on Tuesdays,
+#: though.", "Mas só na capital.", "Apenas para assinantes.".
+_ONLY_NEXT: Final = re.compile(r"(?:but |mas |porem )?(?:only|just|so|somente|apenas|except|exceto|menos)\b")
 
 
 def _said_in_words(token: str) -> bool:
@@ -1303,8 +1319,9 @@ def _adds_to_the_yes(phrase: Sequence[str], segment: Sequence[str], end: str, po
     (`pointing`, or a "this" in it, of no time: "Sim, nesse trecho tem", "Yes, on that
     route"; `_THIS_TIMES`: "this month" narrows), or it names nothing ("Sim, por favor").
     """
-    if end.startswith("w:") or any(t.startswith("m:") for t in phrase) or _ALSO & set(segment):
-        return True
+    if end.startswith("w:") or any(t.startswith("m:") for t in phrase) or _ALSO & set(segment) \
+            or any(a == "p:p_at_most" and b.startswith("r:") for a, b in itertools.pairwise(segment)):
+        return True  # ("até nos feriados": "até" before a place or a time is "even")
     if (pointing or "p:p_this" in segment) and not _THIS_TIMES & set(segment):
         return True
     return not any(plain_word(t) or t.startswith("d:") for t in phrase)
