@@ -2703,6 +2703,8 @@ def test_a_yes_for_a_while_or_once_is_no_standing_rule(reply: str) -> None:
      "Multa\nA multa de cancelamento pode ser isentada."),
     ("A anuidade é grátis?", "Claro, por enquanto.", "Anuidade\nO cartão não tem anuidade."),
     ("Do kids eat free?", "Yes. Only on Tuesdays, though.", "Kids\nKids eat free at the restaurant."),
+    ("Do orders over $50 ship free?", "Yes, within the contiguous US.", "Shipping\nOrders over $50 ship free."),
+    ("Do orders over $50 ship free?", "Yes, in the US.", "Shipping\nOrders over $50 ship free."),
     ("Pedidos acima de R$ 199 têm frete grátis?", "Por enquanto, sim.",
      "Frete\nPedidos acima de R$ 199 têm frete grátis."),
     ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),
@@ -2759,6 +2761,11 @@ def test_what_a_yes_adds_does_not_narrow_it(asked: str, reply: str, claim: str) 
      "Fiber\nFiber installation takes 3 business days.", True),
     ("Qual a taxa de matrícula da unidade Centro e da unidade Barra?", "R$ 99 em todas as unidades.",
      "Matrícula\nA taxa de matrícula da unidade Centro é R$ 99.", False),
+    # three things, and a name the stemmer reads apart in the question and the claim
+    ("Quanto custa o frete para Manaus, Belém e Recife?", "Recife é R$ 50.", "Frete\nO frete para Belém custa R$ 50.",
+     True),
+    ("Quanto custa o frete para Manaus, Belém e Recife?", "Recife é R$ 50.",
+     "Frete\nO frete para Recife custa R$ 50.", False),
     # a later part that asks anew is no second thing of the question
     ("Quanto custa o frete para Manaus e qual o prazo?", "R$ 45.", "Frete\nO frete para Manaus custa R$ 45.", False),
 ])

@@ -1188,8 +1188,9 @@ _ALL_OR_ANY: Final = frozenset({"p:p_all", "p:p_any", "p:p_same"})
 #: "Yes, on weekdays", "Sim, enquanto durar a promoção", "Sim, fora/tirando eletrônicos" ("tir"),
 #: "Yes, apart from bulky items"), read as narrowing when the phrase gives no value and no
 #: subject ("Sim, em até 3 dias", "Yes, in fact we do" add to the yes, they do not narrow it).
-_SCOPE: Final = frozenset({"r:in", "r:em", "r:on", "r:at", "r:from", "r:during", "p:p_this", "p:p_most",
-                           "p:p_outside", "p:p_less", "c:while", "apart", "tir", "tirando", "exceca"})
+_SCOPE: Final = frozenset({"r:in", "r:em", "r:on", "r:at", "r:from", "r:within", "p:p_inside", "r:during",
+                           "p:p_this", "p:p_most", "p:p_outside", "p:p_less", "c:while", "apart", "tir", "tirando",
+                           "exceca"})
 
 
 def answered_question(parts: Sequence[Piece], at: int) -> str | None:
@@ -1265,6 +1266,8 @@ def narrowed_to(text: str, asked: str) -> frozenset[str]:
     not what the yes affirms.
     """
     said = after_yes(text, asked)
+    if _US.search(text):  # "Yes, in the US.": folded, the country reads as "us"
+        said = _US_FOLDED.sub("usa", said)
     seq = tokens(said)
     # "on that route", "nesse trecho": the first part after the yes points back at what was asked
     pointing = _POINTING.search(_MARK.split(said.lstrip(" ,;:!\u2014\u2013-"), 1)[0]) is not None
@@ -1327,6 +1330,9 @@ def _adds_to_the_yes(phrase: Sequence[str], segment: Sequence[str], end: str, po
     return not any(plain_word(t) or t.startswith("d:") for t in phrase)
 
 
+#: The country in capitals, and as folded text has it.
+_US: Final = re.compile(r"\bU\.?S\.?(?:A\b)?(?![\w.])")
+_US_FOLDED: Final = re.compile(r"\bu\.?s\.?(?:a\b)?(?![\w.])")
 #: A demonstrative (folded): what it names was named before ("that route", "nessa categoria").
 _POINTING: Final = re.compile(
     r"\b(?:that|this|those|these|esse|essa|esses|essas|nesse|nessa|nesses|nessas|neste|nesta|este|esta"

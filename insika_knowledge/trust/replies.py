@@ -201,7 +201,7 @@ def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozen
     question = answered_question(parts, at)
     said = features(parts[at].text)
     if wanted & (passed - said) or (question is None and (
-            _unanswered(parts, at, wanted) or wanted & (_values_passed_over(parts, at, said) - said))):
+            _unanswered(parts, at, wanted) or _values_passed_over(parts, at, said) & set(_WORD.findall(fold(claim))))):
         return True  # (a yes answers the yes-or-no part: "Yes, $10, and it takes 1 day")
     if question is None:
         return False
@@ -210,7 +210,8 @@ def vouches_for_none(parts: Sequence[Piece], at: int, claim: str, wanted: frozen
 
 
 def _values_passed_over(parts: Sequence[Piece], at: int, answer: frozenset[str]) -> frozenset[str]:
-    """The things of the customer's question for a value that ``parts[at]`` (its features
+    """The words (folded, as written: a stemmer may read a name apart in two sentences) of
+    the things of the customer's question for a value that ``parts[at]`` (its features
     `answer`) names none of, when it names one: "Quanto custa o frete para Manaus e Belém?"
     / "R$ 45 para Belém." gives Belém's price, not Manaus's. A thing is named by its word
     (`_thing_word`): the first part's last ("... o frete para Manaus"), a later part's first
@@ -229,7 +230,7 @@ def _values_passed_over(parts: Sequence[Piece], at: int, answer: frozenset[str])
     named = [bool(word) and (word in replied or bool(features(word) & answer)) for word in things]
     if not any(named):
         return frozenset()
-    return frozenset().union(*(features(word) for word, n in zip(things, named, strict=True) if not n))
+    return frozenset(word for word, n in zip(things, named, strict=True) if not n)
 
 
 _WORD: Final = re.compile(r"\w+")
