@@ -192,8 +192,8 @@ def demo(data_dir: str | None, database: str | None, model: str | None, base_url
 
 @cli.command()
 @agent_option
-@click.option("--sessions", "sessions_file", required=True, type=click.Path(dir_okay=False),
-              help="Normalised JSONL file of stored sessions (gzip-compressed too).")
+@click.option("--sessions", "sessions_file", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Normalised JSONL file of stored sessions (gzip-compressed too; - reads standard input).")
 @click.option("--since", default=None, help="Skip sessions that started before this ISO time.")
 @click.option("--concurrency", default=1, show_default=True, type=int, help="Sessions at once.")
 @data_dir_option

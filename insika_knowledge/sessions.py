@@ -17,10 +17,11 @@ import io
 import json
 import os
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -64,13 +65,17 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
     """Read a normalised JSONL file lazily, one `Session` per non-blank line.
 
     A UTF-8 byte-order mark at the start is skipped. A gzip-compressed file (known by its
-    first two bytes, whatever its name) is read through `gzip`.
+    first two bytes, whatever its name) is read through `gzip`. ``-`` reads standard input
+    (named ``<stdin>`` in messages).
 
     Raises:
         UserError: the file is missing, its gzip data is damaged or cut short (the last
             line read is named), a line is not UTF-8 (the byte is named), or a line is not
             such a JSON object (the message names the file and line number).
     """
+    if os.fspath(path) == STDIN:
+        yield from _sessions(Path("<stdin>"), _stdin())  # (not closed: the process's)
+        return
     source = Path(path)
     try:
         handle = source.open("rb")
@@ -82,6 +87,14 @@ def read_sessions(path: str | os.PathLike[str]) -> Iterator[Session]:
         yield from _sessions(source, handle)
 
 
+def _stdin() -> io.BufferedReader:
+    """Standard input's bytes, buffered (a test runner's stdin may not be)."""
+    raw = sys.stdin.buffer
+    return raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+
+
+#: The path that names standard input.
+STDIN: Final = "-"
 #: The most bytes of a pipe `rereadable` copies (an endless one, ``/dev/zero``, would fill the disk).
 MAX_PIPE_BYTES: Final = 2 << 30
 
@@ -89,9 +102,9 @@ MAX_PIPE_BYTES: Final = 2 << 30
 @contextmanager
 def rereadable(paths: Sequence[str]) -> Iterator[list[str]]:
     """`paths`, each readable more than once: a pipe, such as a shell's process
-    substitution (``--sessions <(zcat runs.jsonl.gz)``), is copied to a temporary file
-    first (removed on exit); a regular file (or one that is missing: `read_sessions` names
-    it) is given as it is.
+    substitution (``--sessions <(zcat runs.jsonl.gz)``) or standard input (``-``), is
+    copied to a temporary file first (removed on exit); a regular file (or one that is
+    missing: `read_sessions` names it) is given as it is.
 
     Raises:
         UserError: a pipe cannot be read, or holds more than `MAX_PIPE_BYTES` (2 GiB).
@@ -100,15 +113,16 @@ def rereadable(paths: Sequence[str]) -> Iterator[list[str]]:
         out = []
         for k, path in enumerate(paths):
             try:
-                regular = stat.S_ISREG(os.stat(path).st_mode)
+                regular = path != STDIN and stat.S_ISREG(os.stat(path).st_mode)
             except OSError:
                 regular = True  # missing or unreadable: read_sessions says which
             if regular:
                 out.append(path)
                 continue
-            copy = Path(folder) / f"{k}-{Path(path).name}"
+            copy = Path(folder) / f"{k}-{'stdin' if path == STDIN else Path(path).name}"
             try:
-                with open(path, "rb") as source, copy.open("wb") as target:
+                with (open(path, "rb") if path != STDIN else nullcontext(_stdin())) as source, \
+                        copy.open("wb") as target:
                     copied = 0
                     while chunk := source.read(1 << 20):
                         copied += len(chunk)

@@ -899,3 +899,36 @@ def test_the_status_table_counts_what_was_held_for_a_person(tmp_path: Path) -> N
     none = _run("--agent", AGENT, "--sessions", str(empty), "--model", f"replay:{replay}",
                 "--data-dir", str(tmp_path / "data2"))
     assert none.output.strip().splitlines()[-1].startswith(f"backfill {AGENT}: 0 sessions; learned 0"), none.output
+
+
+def test_sessions_from_standard_input_are_read_as_the_file(tmp_path: Path) -> None:
+    """A newcomer's ``zcat runs.jsonl.gz | insika-knowledge backfill --sessions -`` was told
+    "sessions file - does not exist"; `-` is standard input, gzip-compressed too."""
+    import gzip
+
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(f"s{i}", text=f"hello {i}") for i in range(3)])
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("from-stdin", "Read from standard input.")]})
+    data = tmp_path / "data"
+    args = _args(Path("-"), replay, data)
+    piped = CliRunner().invoke(cli, ["backfill", *args], input=gzip.compress(sessions.read_bytes()))
+    assert piped.exit_code == 0, piped.output
+    assert "from-stdin" in _concepts(data)
+    broken = CliRunner().invoke(cli, ["backfill", *_args(Path("-"), replay, tmp_path / "other")],
+                                input=b'{"session_id": "s1", "messages": []}\n{not json\n')
+    assert broken.exit_code != 0 and "<stdin>:2" in broken.output, broken.output
+    assert not (tmp_path / "other").exists() or not _concepts(tmp_path / "other")  # nothing written
+
+
+def test_a_sessions_file_read_more_than_once_may_be_standard_input(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from insika_knowledge.sessions import read_sessions, rereadable
+
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session(f"s{i}") for i in range(4)])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(sessions.read_bytes())))
+    with rereadable(["-", str(sessions)]) as (first, second):
+        assert first != "-" and second == str(sessions)
+        twice = [[s.session_id for s in read_sessions(first)] for _ in range(2)]
+    assert twice == [[f"s{i}" for i in range(4)]] * 2

@@ -160,9 +160,9 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
 
 
 @click.command()
-@click.option("--sessions", "sessions_files", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--sessions", "sessions_files", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Normalised JSONL whose sessions carry metadata.task_id (and user_group) and an outcome; "
-              "repeatable (each file one tenant; .gz ok).")
+              "repeatable (each file one tenant; .gz ok; - reads standard input).")
 @click.option("--requests", "requests_file", default=None, type=click.Path(dir_okay=False),
               help="Raw request bodies (JSONL, .gz ok) to replay through handle_request in prod.")
 @click.option("--reports", "reports_file", default=None, type=click.Path(dir_okay=False),

@@ -66,8 +66,9 @@ def register_commands(cli: click.Group) -> None:
     "--sessions",
     "sessions_file",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="Normalised JSONL file of stored sessions, with outcome labels (gzip-compressed too).",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Normalised JSONL file of stored sessions, with outcome labels (gzip-compressed too; - reads standard "
+    "input).",
 )
 @verify_pattern_option
 @_data_dir
