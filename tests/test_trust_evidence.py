@@ -2801,3 +2801,19 @@ def test_a_claim_of_no_limit_is_not_vouched_for_by_a_number() -> None:
     renamed = said(("user", "Is the 5G Unlimited plan $65 a month with autopay?"),
                    ("assistant", "Yes — that's our 5G Plus plan: $65/month with autopay."))
     assert assess("5G Unlimited\nThe 5G Unlimited plan costs $65 a month with autopay.", "policy", renamed).quarantined
+
+
+def test_a_quoted_bare_yes_that_is_the_whole_reply_vouches_for_the_question() -> None:
+    # a model that quotes the agent's "Yes." was told "a quote found nowhere": the quote is
+    # the whole reply, which answers the customer's question as the transcript path reads it
+    claim = "Shipping\nOrders over $50 ship free."
+    answered = said(("user", "Do orders over $50 ship free?"), ("assistant", "Yes."))
+    verdict = assess(claim, "policy", answered, ["Yes."])
+    assert not verdict.quarantined and verdict.supported_by == {"agent"}, verdict
+    assert assess("Shipping\nOrders over $100 ship free.", "policy", answered, ["Yes."]).quarantined
+    # a yes that is part of a reply narrowed after it, or a yes to a tag question, is no such quote
+    narrowed = said(("user", "Do orders over $50 ship free?"), ("assistant", "Yes. Only on Tuesdays, though."))
+    held = assess(claim, "policy", narrowed, ["Yes."])
+    assert held.quarantined and held.evidence is not None and "too short" in held.evidence, held
+    agreed = said(("user", "Orders over $50 ship free, right?"), ("assistant", "Yes."))
+    assert assess(claim, "policy", agreed, ["Yes."]).quarantined

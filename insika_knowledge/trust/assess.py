@@ -34,6 +34,7 @@ is held for a person.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -126,7 +127,9 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         parts = pieces(transcript, speaker, message_text)
         checked = quoted.check(claim, evidence, parts, withheld)
         if not checked.business and not checked.located:  # paraphrased quotes: the business's own sentences
-            checked = quoted.check_unquoted(claim, parts, withheld)
+            unquoted = quoted.check_unquoted(claim, parts, withheld)
+            checked = unquoted if unquoted.business or not evidence else dataclasses.replace(
+                unquoted, why=f"{checked.why}, and no business sentence states it")  # (the quote's own reason)
         who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]

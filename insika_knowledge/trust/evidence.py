@@ -1598,7 +1598,13 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     for quote in _as_written(evidence, parts):
         wanted = normalised(str(quote))
         if len(wanted) < MIN_QUOTE_CHARS:
-            reasons.append("a quote too short to vouch")
+            # a whole reply that is a bare yes to the customer's question is a quote of it ("Yes.")
+            answers = [p for p in parts if p.business and normalised(p.text) == wanted and bare_yes(p.text)
+                       and answered_question(parts, p.index) is not None]
+            located = located or bool(answers)
+            vouching += answers
+            if not answers:
+                reasons.append("a quote too short to vouch")
             continue
         where = [p for p in parts if wanted in normalised(p.text)]
         located = located or bool(where)
