@@ -2766,6 +2766,15 @@ def test_what_a_yes_adds_does_not_narrow_it(asked: str, reply: str, claim: str) 
      True),
     ("Quanto custa o frete para Manaus, Belém e Recife?", "Recife é R$ 50.",
      "Frete\nO frete para Recife custa R$ 50.", False),
+    # a value said with another thing, and the claim's thing with another value
+    ("How much is shipping to Canada and to Mexico?", "Mexico is $15 and Canada is $20.",
+     "Shipping\nShipping to Canada costs $15.", True),
+    ("How much is shipping to Canada and to Mexico?", "Mexico is $15 and Canada is $20.",
+     "Shipping\nShipping to Canada costs $20.", False),
+    ("Quanto custa o frete para Manaus e Belém?", "R$ 45 para Belém e R$ 60 para Manaus.",
+     "Frete\nO frete para Manaus custa R$ 45.", True),
+    ("Quanto custa o frete para Manaus e Belém?", "R$ 45 para Belém e R$ 60 para Manaus.",
+     "Frete\nO frete para Manaus custa R$ 60.", False),
     # a later part that asks anew is no second thing of the question
     ("Quanto custa o frete para Manaus e qual o prazo?", "R$ 45.", "Frete\nO frete para Manaus custa R$ 45.", False),
 ])

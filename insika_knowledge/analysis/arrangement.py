@@ -29,6 +29,7 @@ from insika_knowledge.analysis.structure import (
     content_terms,
     contrasted,
     details,
+    names,
     next_content,
     plain_word,
     previous_content,
@@ -110,6 +111,33 @@ def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
             displaced.add(value)
             moved = moved or not any(a & words for a in around)
     return moved and len(displaced) >= 2
+
+
+def _given_another(mine: frozenset[tuple[str, frozenset[str]]],
+                   theirs: frozenset[tuple[str, frozenset[str]]], named: frozenset[str]) -> bool:
+    """True when the text gives the claim's thing another value and the claim's value to
+    another thing: a name (`named`) of a value's phrase in the claim sits in the text only with
+    another value of that unit, and the claim's value, wherever the text says it, with a
+    word the claim does not say ("Mexico is $15 and Canada is $20" for "Shipping to Canada
+    costs $15"; "R$ 45 para Belém e R$ 60 para Manaus" for "O frete para Manaus custa R$
+    45"; not "Shipping is $15; the express fee is $25" for "The shipping fee is $15", where
+    $15 sits with no other thing). Prices and shares only (`priced`): an hour may be a
+    time of day or a duration, and "20h e 6h" bound a window, not another thing. A thing is
+    told by its name: a word such as "delivery" may be left implied beside a value ("the
+    usual $2.99 fee applies").
+    """
+    claimed = frozenset().union(*(_words(p) for _, p in mine))
+    for value, phrase in mine:
+        if not priced(value):
+            continue
+        here = [_words(p) for v, p in theirs if v == value]
+        if not here or not all(h - claimed for h in here):
+            continue  # not said, or said somewhere among the claim's own words only
+        said_here = frozenset().union(*here)
+        others = [_words(p) for v, p in theirs if v != value and priced(v) and _unit(v) == _unit(value)]
+        if any(o & (_words(phrase) & named - said_here) for o in others):
+            return True
+    return False
 
 
 def _crossed(mine: frozenset[tuple[str, frozenset[str]]], theirs: frozenset[tuple[str, frozenset[str]]]) -> bool:
@@ -528,7 +556,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
     if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near) \
-            or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs):
+            or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs) \
+            or _given_another(said.near, theirs.near, names(body) | names(text)):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
     if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):
         return "another party does it"  # two parties trade subjects ("frete troca: pago pelo cliente, ...")
