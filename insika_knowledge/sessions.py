@@ -211,7 +211,9 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
         raise UserError(f"{where}: 'messages' must be a list")
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ROLES:
-            raise UserError(f"{where}: messages[{i}] needs a role of {sorted(ROLES)}")
+            given = f"its role is {message.get('role')!r}" if isinstance(message, dict) and "role" in message \
+                else "it has no role" if isinstance(message, dict) else f"it is {type(message).__name__}, not an object"
+            raise UserError(f"{where}: messages[{i}] needs a role of {sorted(ROLES)} ({given})")
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):  # as `Memory.learn` refuses it
             raise UserError(f"{where}: messages[{i}].content must be text, a list of parts or null, "

@@ -691,7 +691,10 @@ def test_a_sessions_file_takes_the_roles_learn_takes(tmp_path: Path) -> None:
     said = [{"role": r, "content": "ok"} for r in ("developer", "user", "human_agent", "function", "assistant")]
     sessions.write_text(json.dumps({"session_id": "a", "messages": said}) + "\n"
                         + json.dumps({"session_id": "b", "messages": [{"role": "bot", "content": "x"}]}) + "\n")
-    with pytest.raises(UserError, match=r":2: messages\[0\] needs a role of .*human_agent"):
+    with pytest.raises(UserError, match=r":2: messages\[0\] needs a role of .*human_agent.*\(its role is 'bot'\)"):
+        list(read_sessions(sessions))  # (a newcomer's: the role given was not named)
+    sessions.write_text(json.dumps({"session_id": "b", "messages": ["hello"]}) + "\n")
+    with pytest.raises(UserError, match=r":1: messages\[0\] needs a role of .*\(it is str, not an object\)"):
         list(read_sessions(sessions))
     sessions.write_text(json.dumps({"session_id": "a", "messages": said}) + "\n")
     [read] = list(read_sessions(sessions))
@@ -932,3 +935,14 @@ def test_a_sessions_file_read_more_than_once_may_be_standard_input(tmp_path: Pat
         assert first != "-" and second == str(sessions)
         twice = [[s.session_id for s in read_sessions(first)] for _ in range(2)]
     assert twice == [[f"s{i}" for i in range(4)]] * 2
+
+
+def test_a_backfill_of_one_session_says_one_session_and_writes_no_stray_line(tmp_path: Path) -> None:
+    # a newcomer's: "1 sessions", and a blank line on stderr (the progress bar of a stderr
+    # that is no terminal) before every error
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1")])
+    replay = _write_replay(tmp_path / "r.json", {"s1": [_candidate("one", "One session.")]})
+    result = CliRunner().invoke(cli, ["backfill", *_args(sessions, replay, tmp_path / "data")])
+    assert result.exit_code == 0 and f"backfill {AGENT}: 1 session (done 1)" in result.output, result.output
+    missing = CliRunner().invoke(cli, ["backfill", *_args(tmp_path / "nope.jsonl", replay, tmp_path / "d2")])
+    assert missing.exit_code != 0 and missing.output.startswith("Error: sessions file"), repr(missing.output)

@@ -90,7 +90,8 @@ def _bar(label: str, unit: str, *, quiet: bool) -> Iterator[Progress]:
     console = Console(stderr=True, quiet=quiet)
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
+    # (off when stderr is no terminal: a bar there is only a stray blank line before the result)
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
         yield progress
 
 
@@ -127,7 +128,8 @@ def total_line(summary: BackfillSummary) -> str:
     dropped = summary.dropped
     counted = f" ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})" if statuses else ""
     return (
-        f"backfill {summary.agent}: {len(summary.statuses)} sessions{counted}; "
+        f"backfill {summary.agent}: {len(summary.statuses)} session{'' if len(summary.statuses) == 1 else 's'}"
+        f"{counted}; "
         f"learned {summary.total('learned')}, confirmed {summary.total('confirmed')}, "
         f"merged {summary.total('merged')}, conflicts {summary.total('conflicts')}, "
         f"dropped {sum(dropped.values())}"
