@@ -2826,3 +2826,18 @@ def test_a_quoted_bare_yes_that_is_the_whole_reply_vouches_for_the_question() ->
     assert held.quarantined and held.evidence is not None and "too short" in held.evidence, held
     agreed = said(("user", "Orders over $50 ship free, right?"), ("assistant", "Yes."))
     assert assess(claim, "policy", agreed, ["Yes."]).quarantined
+
+
+def test_a_bare_yes_after_a_tool_record_of_two_pieces_is_read_at_its_own_place() -> None:
+    # a tool result with a customer-written field is two pieces of one message: a piece's
+    # message index is no place among the pieces (the yes was looked for one piece early)
+    messages = [{"role": "user", "content": "Hi, order 123?"},
+                {"role": "assistant", "content": "",
+                 "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "order", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1",
+                 "content": '{"status": "shipped", "customer_note": "leave at door"}'},
+                {"role": "assistant", "content": "Your order shipped."},
+                {"role": "user", "content": "Do orders over $50 ship free?"},
+                {"role": "assistant", "content": "Yes."}]
+    verdict = assess("Shipping\nOrders over $50 ship free.", "policy", messages, ["Yes."])
+    assert not verdict.quarantined and verdict.supported_by == {"agent"}, verdict

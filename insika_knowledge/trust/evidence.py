@@ -178,13 +178,13 @@ _FOR_THIS_ONE: Final = re.compile(
     r"\b(?:para voce|pra voce|pra vc|for you|i've|i have|i applied|i've applied|apliquei|one-time|one time"
     r"|courtesy|cortesia|exception|excecao|this time|desta vez|dessa vez|your account|sua conta|seu caso"
     r"|your case|no seu|in your)\b")
-#: What makes a grant a one-off, not a rule, said of this time or this order ("I've added a
-#: complimentary late check-out this time", "Dessa vez passa", "only for this order"), folded.
 #: A yes word, alone or with the question's verb (folded): what a grant for a while or once
 #: is adjoined to ("Claro, por enquanto", "Dá sim, excepcionalmente", "Of course, as a
 #: one-time courtesy").
 _YES_WORD: Final = (r"(?:yes|yep|yeah|sure|of course|certainly|absolutely|sim|claro|com certeza|pode sim|da sim"
                     r"|tem sim)")
+#: What makes a grant a one-off, not a rule, said of this time or this order ("I've added a
+#: complimentary late check-out this time", "Dessa vez passa", "only for this order"), folded.
 ONE_OFF: Final = re.compile(
     r"(?<!\bat )\bthis time\b(?! of| and)|\bjust this once\b|\b(?:just )?this one time\b|\bone-time exception\b"
     r"|\bone[- ]off\b"
@@ -1345,7 +1345,7 @@ _MARK: Final = re.compile(r"[,.;!?]")
 _ALSO: Final = frozenset({"p:p_also", "even"})
 #: Times a "this" narrows a yes to ("this month", "nesta semana", "neste fim de semana").
 _THIS_TIMES: Final = frozenset({"week", "weekend", "month", "year", "season", "summ", "wint", "seman", "mes", "ano",
-                           "tempor", "vera", "invern", "campanh", "promoca", "promot"})
+                                "tempor", "vera", "invern", "campanh", "promoca", "promot"})
 
 
 def first_sentence(text: str) -> str:
@@ -1599,8 +1599,8 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         wanted = normalised(str(quote))
         if len(wanted) < MIN_QUOTE_CHARS:
             # a whole reply that is a bare yes to the customer's question is a quote of it ("Yes.")
-            answers = [p for p in parts if p.business and normalised(p.text) == wanted and bare_yes(p.text)
-                       and answered_question(parts, p.index) is not None]
+            answers = [p for k, p in enumerate(parts) if p.business and normalised(p.text) == wanted
+                       and bare_yes(p.text) and answered_question(parts, k) is not None]
             located = located or bool(answers)
             vouching += answers
             if not answers:
@@ -1625,8 +1625,9 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
                     vouching.append(piece)
                 else:
                     reasons.append(f"the {piece.speaker} {_SAID_AS.get(reading.why, reading.why)}")
+    at = {id(piece): k for k, piece in enumerate(parts)}  # (a piece's place among the pieces, not its message's)
     for piece in dict.fromkeys(vouching):  # a bare yes states the question: "Is it still $3?" / "For now, yes."
-        question = answered_question(parts, piece.index) if bare_yes(piece.text) else None
+        question = answered_question(parts, at[id(piece)]) if bare_yes(piece.text) else None
         if question is not None:
             found.append((piece.speaker, question))
     if found and not values_found(claim, found):
