@@ -27,6 +27,24 @@ from typing import Final
 
 Span = tuple[int, int]
 
+#: The characters other than ASCII letters that a case-blind pattern reads as ASCII letters
+#: (Python's `re` with IGNORECASE: "İ" and "ı" are "i", "ſ" is "s", the Kelvin sign "k").
+_CASE_BLIND: Final = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def _cues(text: str) -> str:
+    """`text` as a case-blind pattern reads its letters, in lower case: where a finder looks
+    for the words it cannot match without (a cheap test before its full pattern).
+    """
+    return text.translate(_CASE_BLIND).lower()
+
+
+def _has_digit(text: str) -> bool:
+    return _DIGIT_RE.search(text) is not None
+
+
+_DIGIT_RE: Final = re.compile(r"\d")
+
 # --------------------------------------------------------------------------- ip
 
 _IP_CUE: Final = r"(?:\bIP\b|\bIPv[46]\b|endere[çc]o\s+(?:de\s+)?IP|IP\s+address)"
@@ -38,10 +56,15 @@ _IPV6_RE: Final = re.compile(
 
 
 def find_ips(text: str) -> list[Span]:
-    """IPv4 addresses after an IP cue, and IPv6 addresses anywhere (see the module doc)."""
+    """IPv4 addresses after an IP cue, and IPv6 addresses anywhere (see the module doc).
+
+    Each pattern runs only on a text that holds what it cannot match without: the cue's
+    "ip" and a digit, two colons.
+    """
     spans = [m.span("ip") for m in _IPV4_AFTER_CUE_RE.finditer(text)
-             if _address(re.sub(r"[\- ]", ".", m.group("ip")))]
-    spans += [m.span() for m in _IPV6_RE.finditer(text) if m.group().count(":") >= 2 and _address(m.group())]
+             if _address(re.sub(r"[\- ]", ".", m.group("ip")))] if "ip" in _cues(text) and _has_digit(text) else []
+    if text.count(":") >= 2:
+        spans += [m.span() for m in _IPV6_RE.finditer(text) if m.group().count(":") >= 2 and _address(m.group())]
     return spans
 
 
@@ -77,8 +100,20 @@ _BIRTH_GAP: Final = (
 _BIRTH_DATE_RE: Final = re.compile(rf"(?i){_BIRTH_CUE}{_BIRTH_GAP}(?P<date>{_DATE})(?![\d])")
 
 
+#: What every word of birth holds (`_BIRTH_CUE`, case-blind): "nasc", "dn", the "ob" or
+#: "o.b" of "DOB" / "D.O.B.", "anivers", "birth" ("birthday", "date of birth"), "born".
+_BIRTH_NEEDS: Final = ("nasc", "dn", "ob", "o.b", "anivers", "birth", "born")
+
+
 def find_birth_dates(text: str) -> list[Span]:
-    """Dates right after a word of birth (see the module doc)."""
+    """Dates right after a word of birth (see the module doc); only on a text with a digit
+    and what a word of birth holds (`_BIRTH_NEEDS`).
+    """
+    if not _has_digit(text):
+        return []
+    folded = _cues(text)
+    if not any(need in folded for need in _BIRTH_NEEDS):
+        return []
     return [m.span("date") for m in _BIRTH_DATE_RE.finditer(text)]
 
 
@@ -90,6 +125,14 @@ _VOTER_ID_RE: Final = re.compile(
     r"\s*(?:n[º°o.]?\s*)?(?:(?:é|eh|e|is|:|=|-)\s*)*(?P<number>\d(?:[ .]?\d){11})(?!\d)")
 
 
+#: What every voter-id cue holds (case-blind): the "tulo" of "título", "eleitoral", "voter".
+_VOTER_NEEDS: Final = ("tulo", "eleitoral", "voter")
+
+
 def find_voter_ids(text: str) -> list[Span]:
-    """Voter ids (12 digits) after a voter-id cue (see the module doc)."""
+    """Voter ids (12 digits) after a voter-id cue (see the module doc); only on a text with
+    a digit and what a cue holds (`_VOTER_NEEDS`).
+    """
+    if not _has_digit(text) or not any(need in _cues(text) for need in _VOTER_NEEDS):
+        return []
     return [m.span("number") for m in _VOTER_ID_RE.finditer(text)]
