@@ -504,6 +504,8 @@ _UNLIMITED_NAME_RE: Final = re.compile(
     r"(?i:\b(?P<plan>unlimit|ilimit)(?:ed|ad[oa]s?)(?=\s+(?:plans?|tiers?|packages?|bundles?|pacotes?)\b)"
     r"|(?<=\bplano )(?P<pt>ilimit)ad[oa]s?\b)"
     r"|(?<=[\w$%] )(?P<word>Unlimit|Ilimit)(?:ed|ad[oa]s?)\b")
+
+
 def _unlimited_named(blind: bool, match: re.Match[str]) -> str:
     """A match of `_UNLIMITED_NAME_RE` as a name term; a capital alone names nothing in a
     text whose case is `blind` (`case_blind`).
