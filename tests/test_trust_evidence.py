@@ -2705,6 +2705,10 @@ def test_a_yes_for_a_while_or_once_is_no_standing_rule(reply: str) -> None:
     ("Do kids eat free?", "Yes. Only on Tuesdays, though.", "Kids\nKids eat free at the restaurant."),
     ("Do orders over $50 ship free?", "Yes, within the contiguous US.", "Shipping\nOrders over $50 ship free."),
     ("Do orders over $50 ship free?", "Yes, in the US.", "Shipping\nOrders over $50 ship free."),
+    # a newcomer's: a yes as a rule of thumb
+    ("Can I cancel anytime?", "Yes, usually.", "Cancel\nSubscriptions can be cancelled at any time."),
+    ("Posso cancelar quando quiser?", "Sim, normalmente.",
+     "Cancelamento\nAssinaturas podem ser canceladas a qualquer momento."),
     ("Pedidos acima de R$ 199 têm frete grátis?", "Por enquanto, sim.",
      "Frete\nPedidos acima de R$ 199 têm frete grátis."),
     ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),
@@ -2720,6 +2724,7 @@ def test_a_yes_narrowed_to_a_place_a_time_or_a_kind_is_no_rule_of_every_case(ask
     ("Vocês entregam em Campinas e Jundiaí?", "Entregamos sim em Campinas!", "Entrega\nEntregamos em Campinas."),
     ("Do you deliver on Sundays?", "Yes, on Sundays too.", "Delivery\nWe deliver on Sundays."),
     ("Do orders over $50 ship free?", "Yes, in all states.", "Shipping\nOrders over $50 ship free."),
+    ("Can I cancel anytime?", "Yes, always.", "Cancel\nSubscriptions can be cancelled at any time."),
     ("Do you deliver to Campinas?", "Yes, on the same day.", "Delivery\nWe deliver to Campinas."),
     ("A academia abre aos domingos?", "Sim, inclusive nos feriados.", "Academia\nA academia abre aos domingos."),
     ("vcs fazem delivery?", "Fazemos sim, todo dia, domingo também.", "Delivery\nO restaurante faz delivery."),
@@ -2775,6 +2780,9 @@ def test_what_a_yes_adds_does_not_narrow_it(asked: str, reply: str, claim: str) 
      "Frete\nO frete para Manaus custa R$ 45.", True),
     ("Quanto custa o frete para Manaus e Belém?", "R$ 45 para Belém e R$ 60 para Manaus.",
      "Frete\nO frete para Manaus custa R$ 60.", False),
+    # a newcomer's: things told apart by a word of their own, not a name
+    ("Is express $10?", "Standard is $10 and express is $25.", "Express\nExpress delivery costs $10.", True),
+    ("Is express $10?", "Standard is $10 and express is $25.", "Express\nExpress delivery costs $25.", False),
     # a later part that asks anew is no second thing of the question
     ("Quanto custa o frete para Manaus e qual o prazo?", "R$ 45.", "Frete\nO frete para Manaus custa R$ 45.", False),
 ])

@@ -113,6 +113,18 @@ def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
     return moved and len(displaced) >= 2
 
 
+def _gives_value_to_another(claim: str, text: str) -> bool:
+    """True when `text` gives a price or share of `claim` to another thing and the claim's
+    thing another value (`_given_another`), across its clauses and sentences ("Standard is
+    $10; express is $25." for "Express delivery costs $10"). A text with fewer than two
+    prices or shares is not read.
+    """
+    if sum(map(priced, tokens(text))) < 2:
+        return False
+    body = claim.partition("\n")[2] or claim
+    return _given_another(details(body).near, details(text).near, names(body) | names(text))
+
+
 def _given_another(mine: frozenset[tuple[str, frozenset[str]]],
                    theirs: frozenset[tuple[str, frozenset[str]]], named: frozenset[str]) -> bool:
     """True when the text gives the claim's thing another value and the claim's value to
@@ -134,8 +146,12 @@ def _given_another(mine: frozenset[tuple[str, frozenset[str]]],
         if not here or not all(h - claimed for h in here):
             continue  # not said, or said somewhere among the claim's own words only
         said_here = frozenset().union(*here)
+        own = _words(phrase) - frozenset().union(*(_words(p) for v, p in mine if v != value))
+        # told by a name, or by any word of its own when the value sits with none of them
+        # ("Standard is $10; express is $25" for "Express delivery costs $10")
+        telling = own if not said_here & own else own & named
         others = [_words(p) for v, p in theirs if v != value and priced(v) and _unit(v) == _unit(value)]
-        if any(o & (_words(phrase) & named - said_here) for o in others):
+        if any(o & (telling - said_here) for o in others):
             return True
     return False
 
@@ -546,6 +562,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "it is said of another place or group"
     if _price_moved(details(body), details(text)):
         return "a value sits with another subject"
+    if _gives_value_to_another(claim, text):
+        return "a value sits with another subject"  # "Standard is $10; express is $25" for "express is $10"
     mine, said = details(claim), details(body)
     if not _may_move(mine, said, tokens(text)):
         return ""
@@ -556,8 +574,7 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
     if _done_by_other_side(mine, theirs, customer=customer):
         return "another party does it"
     if _placed_otherwise(said.near | said.worded, theirs.near | theirs.worded) or _crossed(said.near, theirs.near) \
-            or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs) \
-            or _given_another(said.near, theirs.near, names(body) | names(text)):
+            or _tiers_swapped(tokens(body), tokens(text)) or _priced_instead(said, theirs):
         return "a value sits with another subject"  # (of the body: a title sums its values up)
     if _placed_otherwise(_by_side(said.parties), _by_side(theirs.parties, customer=customer)):
         return "another party does it"  # two parties trade subjects ("frete troca: pago pelo cliente, ...")

@@ -1190,7 +1190,8 @@ _ALL_OR_ANY: Final = frozenset({"p:p_all", "p:p_any", "p:p_same"})
 #: subject ("Sim, em até 3 dias", "Yes, in fact we do" add to the yes, they do not narrow it).
 _SCOPE: Final = frozenset({"r:in", "r:em", "r:on", "r:at", "r:from", "r:within", "p:p_inside", "r:during",
                            "p:p_this", "p:p_most", "p:p_outside", "p:p_less", "c:while", "apart", "tir", "tirando",
-                           "exceca"})
+                           "exceca", *"usual general typic normal sometim often normalment geralment veze".split()})
+# (the last: a yes only as a rule of thumb, "Yes, usually.", "Sim, normalmente.", "às vezes")
 
 
 def answered_question(parts: Sequence[Piece], at: int) -> str | None:
