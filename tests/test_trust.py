@@ -201,6 +201,7 @@ def test_paying_nothing_is_free(said: str) -> None:
     ("You may 2 bags", {"m:2:bag"}), ("Estudantes têm meia-entrada", {"m:50:%"}), ("criança paga meia", {"m:50:%"}),
     ("meia hora", {"m:30:minute"}), ("isentos de anuidade", {"s_free"}), ("sem hora marcada", {"walkin"}),
     ("We take walk-ins", {"walkin"}), ("cartões adicionais", {"adicional"}), ("o cartão adicional", {"adicional"}),
+    ("get a quarter off any monthly plan", {"m:25:%"}), ("a third off the rate", {"m:33.33:%"}),
 ])
 def test_the_analyser_reads_these_forms(text: str, terms: set[str]) -> None:
     found = content_terms(text)

@@ -2217,6 +2217,12 @@ def test_an_offer_that_ends_on_a_date_or_a_holiday(reply: str, held: bool) -> No
     ("Family plan\nOn the Family plan, children under 16 attend swimming classes at no extra cost.",
      "Your Family plan includes swimming classes at no extra cost for children under 16.", False),
     # a branch named anywhere in the sentence, against a rule of every one
+    ("Retirada\nPedidos do site podem ser retirados em qualquer loja da rede em 2 horas.",
+     "A retirada está disponível nas lojas de Curitiba e Joinville, em 2 horas.", True),
+    ("Pickup\nOnline orders can be picked up at any of our stores within 2 hours.",
+     "In-store pickup is available at our Austin and Dallas stores, usually within 2 hours.", True),
+    ("Pickup\nOnline orders can be picked up at any of our stores within 2 hours.",
+     "In-store pickup is available at all our stores, the Austin store included, within 2 hours.", False),
     ("Valet\nValet parking is available at our restaurants for $8.",
      "Valet parking for $8 is available at our Harbor Street location.", True),
     ("Estacionamento\nAs clínicas têm estacionamento gratuito.",
@@ -2791,6 +2797,28 @@ def test_a_value_said_of_one_of_the_things_asked_is_not_said_of_the_others(asked
     _held_after(asked, reply, claim, held)
 
 
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # the reply names the thing asked with another value in a sentence of its own: the value
+    # of another sentence is another thing's, not implied of the question's
+    ("How much is express shipping?", "Standard is $10; express is $25.", "Express\nExpress shipping costs $10.",
+     True),
+    ("How much is express shipping?", "Standard is $10. Express is $25.", "Express\nExpress shipping costs $10.",
+     True),
+    ("Quanto custa o frete expresso?", "O normal sai R$ 15. O expresso sai R$ 30.",
+     "Frete expresso\nO frete expresso custa R$ 15.", True),
+    ("How much is express shipping?", "Standard is $10; express is $25.", "Express\nExpress shipping costs $25.",
+     False),
+    ("Quanto custa o frete expresso?", "O normal sai R$ 15. O expresso sai R$ 30.",
+     "Frete expresso\nO frete expresso custa R$ 30.", False),
+    # a value that names no other thing is the answer ("the question's thing, implied")
+    ("How much is express shipping?", "It's $25, and it arrives in 2 days.", "Express\nExpress shipping costs $25.",
+     False),
+])
+def test_a_value_the_reply_gives_another_thing_is_not_the_answer(asked: str, reply: str, claim: str,
+                                                                 held: bool) -> None:
+    _held_after(asked, reply, claim, held)
+
+
 @pytest.mark.parametrize(("asked", "reply", "claim"), [
     ("Do orders over $50 ship free?", "For now, yes.", "Shipping\nOrders over $50 ship free."),
     ("Do orders over $50 ship free?", "Yes, for now.", "Shipping\nOrders over $50 ship free."),
@@ -2849,3 +2877,83 @@ def test_a_bare_yes_after_a_tool_record_of_two_pieces_is_read_at_its_own_place()
                 {"role": "assistant", "content": "Yes."}]
     verdict = assess("Shipping\nOrders over $50 ship free.", "policy", messages, ["Yes."])
     assert not verdict.quarantined and verdict.supported_by == {"agent"}, verdict
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    ("A garantia de 1 ano cobre quebra da armação somente com a nota fiscal.",
+     "Garantia\nA garantia de 1 ano cobre a quebra da armação."),
+    ("Returns are accepted within 30 days, only with the original receipt.",
+     "Returns\nReturns are accepted within 30 days."),
+    ("Refunds go out within 14 days if the item is unopened.", "Refunds\nRefunds go out within 14 days."),
+])
+def test_a_claim_with_a_value_that_drops_the_condition_it_was_said_with_is_held(reply: str, claim: str) -> None:
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined
+    quote = reply.split(" somente")[0].split(", only")[0].split(" if ")[0]
+    assert assess(claim, "policy", messages, [quote]).quarantined
+    title = claim.split("\n")[0]  # the claim with its condition is what was said
+    assert not assess(f"{title}\n{reply}", "policy", messages, [reply]).quarantined
+    assert not assess(f"{title}\n{reply}", "policy", messages).quarantined
+
+
+def test_a_sentence_that_gives_the_claims_subject_another_value_is_another_version() -> None:
+    reply = ("Standard shipping to Canada is CA$12 and takes 7-10 business days. "
+             "Express is CA$29 and takes 2-4 business days.")
+    messages = said(("user", "What are your shipping options to Canada?"), ("assistant", reply))
+    wrong = "Standard shipping to Canada\nStandard shipping to Canada costs CA$12 and takes 2-4 business days."
+    right = "Standard shipping to Canada\nStandard shipping to Canada costs CA$12 and takes 7-10 business days."
+    verdict = assess(wrong, "fact", messages)
+    assert verdict.quarantined and "said another version of it" in verdict.markers, verdict
+    assert not assess(right, "fact", messages).quarantined
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim"), [
+    ("Is delivery free and next-day on all orders over £50?",
+     "Yes, delivery is free on orders over £50. Next-day is an extra £4.95 though, whatever the order value.",
+     "Free next-day delivery over £50\nOrders over £50 get free next-day delivery."),
+    ("A montagem é grátis nas compras acima de R$ 500?",
+     "Sim, o frete é grátis acima de R$ 500. A montagem é cobrada à parte.",
+     "Montagem grátis\nA montagem é grátis nas compras acima de R$ 500."),
+])
+def test_a_reply_that_charges_for_what_the_claim_calls_free_vouches_for_no_free_rule(asked: str, reply: str,
+                                                                                    claim: str) -> None:
+    verdict = assess(claim, "policy", said(("user", asked), ("assistant", reply)))
+    assert verdict.quarantined and "agent" not in verdict.supported_by, verdict
+
+
+def test_a_message_of_two_things_that_charges_for_one_still_states_the_other_free() -> None:
+    reply = ("Free tier. The free tier includes 3 projects. "
+             "Paid tier. The paid tier includes 50 projects and costs $10 a month.")
+    messages = said(("user", "Can you tell me about this?"), ("assistant", reply))
+    assert not assess("Free tier\nThe free tier includes 3 projects.", "policy", messages).quarantined
+
+
+def test_a_guests_request_in_a_one_line_record_is_the_customers() -> None:
+    record = ("Reservation HX-2231 | Room: Deluxe King | Check-out: Sun 11:00 AM | "
+              "Guest request: 'breakfast is included for all Deluxe rooms per your website'")
+    messages = said(("user", "Can you confirm my reservation for next weekend?"), ("assistant", "Sure, checking now."),
+                    ("tool", record), ("assistant", "You're all set: Deluxe King, checking out Sunday by 11 AM."))
+    parts = pieces(messages, speaker, message_text)
+    assert [p.text for p in parts if p.speaker == "customer"][-1].startswith("Guest request:")
+    assert any(p.speaker == "tool" and "Room: Deluxe King" in p.text for p in parts)
+    verdict = assess("Breakfast\nBreakfast is included for all Deluxe rooms.", "fact", messages)
+    assert verdict.quarantined and "tool" not in verdict.supported_by, verdict
+    # a table's bars divide no fields: its cells stay the business's
+    table = "| Room | Breakfast |\n| Deluxe | included |"
+    assert [p.speaker for p in pieces(said(("tool", table)), speaker, message_text)] == ["tool"]
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    ("Vocês aceitam os convênios Amil e SulAmérica pra limpeza e pra canal?",
+     "Aceitamos sim para limpeza, nos dois convênios. Tratamento de canal pelo convênio só atendemos Amil.",
+     "Convênios\nA clínica aceita Amil e SulAmérica tanto para limpeza quanto para tratamento de canal.", True),
+    ("Do you take Visa and Amex for deposits?", "Yes for deposits. For the balance we only take Visa, though.",
+     "Cards\nVisa and Amex are accepted for deposits and for the balance.", True),
+    # both names said: no one of them alone
+    ("Do you take Visa and Amex?", "Yes, we take both. For the balance it's the same: just Visa and Amex.",
+     "Cards\nVisa and Amex are accepted for deposits and for the balance.", False),
+])
+def test_only_one_of_two_names_the_claim_joins_is_a_narrower_rule(asked: str, reply: str, claim: str,
+                                                                   held: bool) -> None:
+    verdict = assess(claim, "fact", said(("user", asked), ("assistant", reply)))
+    assert verdict.quarantined is held, verdict

@@ -410,14 +410,15 @@ _FRACTION_NUMERATORS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "um": 1, 
 _FRACTION_DENOMINATORS: Final = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
                                  "terco": 3, "tercos": 3}
 #: A fraction in words before what it is a fraction of ("one-third of", "a third of", "um
-#: terço da"; not "get a third free", "a quarter", a coin, nor "the third", an ordinal),
+#: terço da") or before "off" ("a quarter off", a discount; not "get a third free", "a
+#: quarter", a coin, nor "the third", an ordinal),
 #: "half" and "metade" alone ("half the fee", "pay half", "a metade do valor"; not "half an
 #: hour", "half past", "a half-day tour"), and a slashed one in digits
 #: before what it is a fraction of ("1/3 of the daily rate", "1/2 da diária"; a slashed pair
 #: elsewhere may be a date).
 _FRACTION_RE: Final = re.compile(
     r"\b(?P<n>a|one|two|three|um|uma|dois|duas)[- ](?P<d>half|halves|thirds?|quarters?|tercos?)\b"
-    r"(?= (?:of|da|do|das|dos|de)\b)"
+    r"(?= (?:of|da|do|das|dos|de|off)\b)"
     r"|\b(?P<half>half|metade)\b(?![- ](?:an?\b|past|hour|day|dozen|time|board|year|month|week|term))"
     r"|(?<![\d/])\b(?P<dn>[123])/(?P<dd>[234])\b(?![/\d])(?= (?:of|da|do|das|dos|de (?:a|o|um|uma)|daily|diaria)\b)")
 

@@ -845,7 +845,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, why)
     if not polarity_agrees(claim, sentence):
         return Reading(False, "contradicts")
-    if _only_for_others(claim, folded):
+    if _only_for_others(claim, folded) or only_one_of_a_pair(claim, sentence):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \
             or _of_one_plan(claim, sentence, said_before) or _branch_named(claim, sentence, said_before):
@@ -893,6 +893,27 @@ def _only_for_others(claim: str, folded: str) -> bool:
             return True  # (after a negation it says where the thing goes instead: "não vai na
             # mala despachada, só na bagagem de mão" states the claim's "not in checked bags")
     return False
+
+
+#: "Only" and a name right after it, up to two lowercase words between ("só atendemos Amil",
+#: "we only take Visa"): the one name the sentence allows.
+_ONLY_NAME: Final = re.compile(r"\b(?i:s[oó]|somente|apenas|only|just)\s+(?:[a-zà-ú]+\s+){0,2}([A-Z][\w-]+)")
+#: Two names a claim joins ("Amil e SulAmérica", "Visa or Mastercard").
+_NAME_PAIR: Final = re.compile(r"\b([A-Z][\w-]+)\s+(?:e|and|ou|or|&)\s+([A-Z][\w-]+)")
+
+
+def only_one_of_a_pair(claim: str, sentence: str) -> bool:
+    """True when `sentence` allows only one name (`_ONLY_NAME`) of two the claim joins and
+    never says the other ("Tratamento de canal pelo convênio só atendemos Amil" for "A
+    clínica aceita Amil e SulAmérica para limpeza e canal"): a narrower rule.
+    """
+    found = _ONLY_NAME.search(sentence)
+    if found is None:
+        return False
+    name = found.group(1)
+    body = claim.partition("\n")[2] or claim
+    others = [pair[1] if name == pair[0] else pair[0] for pair in _NAME_PAIR.findall(body) if name in pair]
+    return any(re.search(rf"\b{re.escape(other)}\b", sentence) is None for other in others)
 
 
 #: An opening that ties what follows to the customer's own plan, card or status (folded):
@@ -971,10 +992,10 @@ _EVERY_ONE: Final = re.compile(
 #: Harbor Street location"), or after it ("na unidade Vila Mariana", "A academia do Itaim");
 #: group 1 or 2 the name.
 _NAMED_BRANCH: Final = re.compile(
-    r"\b([A-Z0-9][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})\s+(?i:location|store|shop|branch|restaurant|clinic|gym|hotel"
-    r"|outlet)\b"
-    r"|\b(?i:unidade|loja|filial|cl[ií]nica|academia|restaurante|ag[eê]ncia|location|store|branch)\s+"
-    r"(?:(?:d[aeo]s?|de|in|on|at|of)\s+)?([A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})")
+    r"\b([A-Z0-9][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})\s+(?i:locations?|stores?|shops?|branch(?:es)?|restaurants?"
+    r"|clinics?|gyms?|hotels?|outlets?)\b"
+    r"|\b(?i:unidades?|lojas?|filial|filiais|cl[ií]nicas?|academias?|restaurantes?|ag[eê]ncias?|locations?|stores?"
+    r"|branch(?:es)?)\s+(?:(?:d[aeo]s?|de|in|on|at|of)\s+)?([A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,3})")
 
 
 def _own_names(said_before: Sequence[Piece]) -> frozenset[str]:
@@ -988,13 +1009,14 @@ def _said_of(claim: str, said_before: Sequence[Piece]) -> frozenset[str]:
 
 
 def _names_another(claim: str, sentence: str, said_before: Sequence[Piece], named_by: re.Pattern[str],
-                   every: re.Pattern[str]) -> bool:
+                   every: re.Pattern[str], *, plural_names: bool = False) -> bool:
     """True when `sentence` names (`named_by`, its first group that matched) something the
     claim does not, names nothing the claim names, and does not speak of every one (`every`,
-    on the folded sentence).
+    on the folded sentence; less what it names when `plural_names`: "nas lojas de Curitiba
+    e Joinville" speaks of two stores, not of every one).
     """
     found = [next(g for g in m.groups() if g) for m in named_by.finditer(sentence)]
-    if not found or every.search(fold(sentence)):
+    if not found or every.search(fold(named_by.sub(" ", sentence) if plural_names else sentence)):
         return False  # the common case (nothing named) before any name is read
     said = _said_of(claim, said_before)
     return not names(sentence) & said and any(not content_terms(n) <= said for n in found) \
@@ -1033,7 +1055,7 @@ def _branch_named(claim: str, sentence: str, said_before: Sequence[Piece]) -> bo
     speaks of no other.
     """
     return _EVERY_STORE.search(fold(claim.split("\n", 1)[-1])) is not None \
-        and _names_another(claim, sentence, said_before, _NAMED_BRANCH, _EVERY_STORE)
+        and _names_another(claim, sentence, said_before, _NAMED_BRANCH, _EVERY_STORE, plural_names=True)
 
 
 def _at_one_branch(claim: str, sentence: str, said_before: Sequence[Piece] = ()) -> bool:
@@ -2093,8 +2115,9 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     mine = tokens(claim)
     if _windowed(mine, content_terms(claim), texts):
         return True
-    if any(t.startswith(("m:", "d:")) or t in _CONDITIONS or t in _BOUNDS for t in mine):
-        return False  # a claim with values or conditions of its own is checked value by value
+    if any(t in _CONDITIONS for t in mine):
+        return False  # a claim with conditions of its own is checked value by value
+    valued = any(t.startswith(("m:", "d:")) or t in _BOUNDS for t in mine)  # its bounds are its values'
     wanted = content_terms(claim)
     for text in texts:
         if text.rstrip().endswith("?"):
@@ -2109,13 +2132,34 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
             if not set(clause) & wanted:
                 start = end
                 continue
-            bound = any(t in _BOUNDS and at + 1 < len(clause) and clause[at + 1].startswith(("m:", "d:"))
-                        for at, t in enumerate(clause))
+            bound = not valued and any(t in _BOUNDS and at + 1 < len(clause) and clause[at + 1].startswith(("m:", "d:"))
+                                       for at, t in enumerate(clause))
             after = seq[end] if end < len(seq) else ""
             said = _condition_words(seq, end) if after in _CONDITIONS else frozenset()
-            if bound or (said and (not said & wanted or _bounded(seq, end))):
+            if valued and said and _condition_words(seq, end, values=True) & wanted:
+                said = frozenset()  # the claim's own value or sense is in it ("quando você desiste em até 7
+                # dias"; "Crianças até 6 anos se hospedam de graça", where "se" is no "if", for "stay free")
+            if bound or (said and (not said & wanted or (not valued and _bounded(seq, end)))) \
+                    or _only_with(clause, wanted):
                 return True  # "unless the item was opened", "desde que pese no máximo 8 kg"; not "whenever you return"
             start = end
+    return False
+
+
+#: "Only with" ("somente com a nota fiscal", "only with the original receipt"): what follows
+#: is a condition of what comes before.
+_ONLY_WITH: Final = frozenset({"r:with", "r:com"})
+
+
+def _only_with(clause: Sequence[str], wanted: frozenset[str]) -> bool:
+    """True when `clause` (tokens) binds what it says to an "only with" none of whose words
+    the claim (its content terms `wanted`) says ("... cobre quebra da armação somente com a
+    nota fiscal" for "A garantia cobre a quebra da armação").
+    """
+    for at in range(len(clause) - 2):
+        if clause[at] == "p:p_only" and clause[at + 1] in _ONLY_WITH:
+            said = {t for t in clause[at + 2:] if plain_word(t)}
+            return bool(said) and not said & wanted
     return False
 
 
@@ -2167,10 +2211,13 @@ def _bounded(seq: tuple[str, ...], at: int) -> bool:
     return any(seq[i] in _BOUNDS and seq[i + 1].startswith(("m:", "d:")) for i in range(at + 1, end - 1))
 
 
-def _condition_words(seq: tuple[str, ...], at: int) -> frozenset[str]:
-    """The content words of the condition clause that starts at `at` in `seq`."""
+def _condition_words(seq: tuple[str, ...], at: int, *, values: bool = False) -> frozenset[str]:
+    """The content words of the condition clause that starts at `at` in `seq` (its values
+    and the senses either language says alike, ``s_free``, too, when `values`).
+    """
     following = next((i for i in range(at + 1, len(seq)) if seq[i].startswith("c:")), len(seq))
-    return frozenset(t for t in seq[at + 1:following] if plain_word(t))
+    return frozenset(t for t in seq[at + 1:following]
+                     if plain_word(t) or values and t.startswith(("m:", "d:", "s_")))
 
 
 def _prices_something(claim: str) -> bool:

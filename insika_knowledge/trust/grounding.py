@@ -45,9 +45,11 @@ from insika_knowledge.trust.evidence import (
     REQUESTING,
     Reading,
     asserted,
+    charges_for,
     corrected_next,
     corrected_to,
     drops_condition,
+    only_one_of_a_pair,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -55,7 +57,7 @@ from insika_knowledge.trust.evidence import (
     superseded,
     turns_down,
 )
-from insika_knowledge.trust.replies import affirmation, as_answered, topic, vouches_for_none
+from insika_knowledge.trust.replies import affirmation, affirmed, as_answered, topic, vouches_for_none
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.trust.values import bare, features, is_number, states, unit
 from insika_knowledge.wire.messages import message_text
@@ -189,11 +191,17 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         if said:  # a bound of the yes binds the question ("O frete é grátis?" / "Sim, acima de R$ 199")
             said.append(as_answered(parts, at))
         split = sentences(piece.text)
+        if _gainsaid(claim, split, answered=bool(text)):
+            continue  # "Yes, delivery is free over £50. Next-day is an extra £4.95" is no free next-day
         corrected: set[str] = set()  # values the message corrected its own sentences to
         for k, sentence in enumerate(split):
             if not features(sentence) & wanted:
                 continue
             reading = _reading(claim, piece, split, k, parts[:at])
+            if reading.states and piece.speaker != "tool" and _valued_otherwise(values, features(sentence)) \
+                    and any(features(earlier) & wanted & numbers for earlier in split[:k]):
+                continue  # "Standard is $10; express is $25.": express is not the $10's (a value said
+                # after it may correct it: "A taxa é R$ 30. Ops, quis dizer R$ 40.")
             if reading.states:
                 text |= features(sentence)
                 said.append(sentence)
@@ -225,13 +233,39 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     return frozenset(found)
 
 
+def _gainsaid(claim: str, split: Sequence[str], *, answered: bool) -> bool:
+    """True when a sentence of a business message (`split`) takes back a part of `claim` that
+    its other sentences seem to state: after a yes (`answered`), it charges for what the
+    claim calls free (`trust.evidence.charges_for`: "Yes, delivery is free on orders over
+    £50. Next-day is an extra £4.95 though" for free next-day delivery; a message of two
+    things may charge for one, "The paid tier ... costs $10 a month" beside "The free tier
+    includes 3 projects"), or it allows only one of two names the claim joins
+    (`trust.evidence.only_one_of_a_pair`: "Aceitamos sim para limpeza, nos dois convênios.
+    Tratamento de canal pelo convênio só atendemos Amil." for Amil and SulAmérica for both).
+    """
+    return any((answered and charges_for(claim, sentence)) or only_one_of_a_pair(claim, sentence)
+               for sentence in split)
+
+
+def _valued_otherwise(values: set[str], said: frozenset[str]) -> bool:
+    """True when a sentence (its features `said`) gives a value in a unit of the claim's
+    `values` and none of the claim's values in that unit: it says the claim's subject has
+    another value ("Standard shipping to Canada is CA$12 and takes 7-10 business days" for
+    "... CA$12 and takes 2-4 business days"), not a part of the claim (a window "entre 22h e
+    7h" beside a claim's "plantão 24 horas" says one of its values of hours).
+    """
+    units = {unit(t) for t in said if t.startswith("m:")} - {""}
+    return any(not any(v in said or states(v, said, business=True) for v in values if unit(v) == u)
+               for u in units if any(unit(v) == u for v in values))
+
+
 def _in_another_language(text: str, claim_language: str) -> bool:
     """True when `text` is in a language, and not the claim's: a terse answer of values
     ("30 days.", "2 dias úteis.") is in none (``mixed``), and says nothing of the words of a
     claim a customer's question put around them.
     """
     language = text_language(text)
-    return language != "mixed" and language != claim_language
+    return "mixed" not in (language, claim_language) and language != claim_language
 
 
 #: Words that set the customer's statement straight, in a reply's first clause (folded):
@@ -249,6 +283,7 @@ LIMITS: Final = {
     "narrower": "said it of something narrower",
     "rearranged": "said another version of it",
     "corrected": "took it back",
+    "gainsaid": "took part of it back",
 }
 
 
@@ -260,7 +295,9 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
     kind of product), takes it back ("Frete grátis acima de R$ 199. Desculpe, correção:
     acima de R$ 249"; a next piece that corrects it), or with its parts placed otherwise (`analysis.arrangement`: "an
     overdraft costs $35 and a returned payment $25" for "the overdraft fee is $25 and the
-    returned-payment fee $35") gives its reason (a value of `LIMITS`): "This week only,
+    returned-payment fee $35"), or charges for what the claim calls free
+    (`trust.evidence.charges_for`: "Next-day is an extra £4.95" for free next-day delivery)
+    gives its reason (a value of `LIMITS`): "This week only,
     shipping is free on all orders" for "Shipping is free on all orders". ``""`` when no such sentence
     says it, or when a business sentence states it as the standing rule.
 
@@ -282,6 +319,7 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
         whole = not gone and len(features(piece.text) & wanted) >= MIN_COVERAGE * len(wanted)
         if whole and rearranged(claim, piece.text):  # two sentences, each a tier, say another version
             found = found or LIMITS["rearranged"]
+        gainsaid = not gone and _gainsaid(claim, split, answered=bool(affirmed(parts, at)))
         for k, sentence in enumerate(split):
             if len(features(sentence) & wanted) < MIN_COVERAGE * len(wanted):
                 if whole and features(sentence) & wanted:  # the message says it in parts, one of them
@@ -295,9 +333,13 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             reading = _reading(claim, piece, split, k, parts[:at])
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
-            elif reading.states and all(states(v, features(sentence), business=True) for v in values):
+            elif reading.states and not gainsaid and all(states(v, features(sentence), business=True) for v in values):
                 return ""  # stated as the standing rule (not another value of it: "acima de R$ 249")
+            elif reading.states and _valued_otherwise(values, features(sentence)):
+                found = found or LIMITS["rearranged"]  # "Standard ... takes 7-10 days" for "... 2-4 days"
             found = found or LIMITS.get(reading.why, "")
+        if gainsaid:
+            found = found or LIMITS["gainsaid"]
     return found
 
 
@@ -475,13 +517,13 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
         if superseded(parts, piece.index, claim):
             continue  # taken back by the business's next message
         affirms, passed = affirmation(parts, at)
-        if vouches_for_none(parts, at, claim, wanted, passed):
+        split = sentences(piece.text)
+        if vouches_for_none(parts, at, claim, wanted, passed) or _gainsaid(claim, split, answered=bool(affirms)):
             continue  # as `supporters` reads it: a yes that passed over a part of the claim
         if affirms and drops_condition(claim, [as_answered(parts, at)]):
             affirms = frozenset()  # a yes bound to a value or condition the claim leaves out
         business |= affirms & wanted
         stated |= affirms
-        split = sentences(piece.text)
         for k, sentence in enumerate(split):
             text = features(sentence)
             if piece.speaker == "tool":

@@ -29,6 +29,7 @@ from insika_knowledge.trust.evidence import (
     limited,
     narrowed_to,
     questions_in,
+    sentences,
 )
 from insika_knowledge.trust.sources import Piece
 from insika_knowledge.trust.values import features, is_number, replaced_values, unit
@@ -274,8 +275,11 @@ def topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset[
     which asserts), and its sentences that state the claim give one of the claim's values
     (`stated`: their features the claim has), the question's features are read with them,
     less the question's own values in a unit the answer gives (a value offered to be
-    confirmed or corrected: "3 dias?" / "10 dias úteis"). Empty otherwise, and for an
-    answer to a yes-or-no question (`affirmed` reads those).
+    confirmed or corrected: "3 dias?" / "10 dias úteis"). Empty otherwise, for an answer
+    to a yes-or-no question (`affirmed` reads those), and when a sentence of the answer
+    gives the question's thing, by one of its words, another value in a unit of `stated`
+    (`_answered_otherwise`: "How much is express shipping?" / "Standard is $10; express is
+    $25.": the $10 is another thing's).
     """
     if not any(is_number(t) for t in stated):
         return frozenset()
@@ -283,7 +287,23 @@ def topic(parts: Sequence[Piece], at: int, stated: frozenset[str]) -> frozenset[
     if asked is None:
         return frozenset()
     units = {unit(t) for t in stated if t.startswith("m:")}
-    return frozenset(t for t in features(asked[0]) if not (t.startswith("m:") and unit(t) and unit(t) in units))
+    implied = frozenset(t for t in features(asked[0]) if not (t.startswith("m:") and unit(t) and unit(t) in units))
+    return frozenset() if _answered_otherwise(parts[at].text, implied, stated, units) else implied
+
+
+def _answered_otherwise(answer: str, asked: frozenset[str], stated: frozenset[str], units: set[str]) -> bool:
+    """True when a sentence of `answer` that gives none of `stated` (the claim's values the
+    answer gives) says a word of the question (its features `asked`) with a value in one of
+    `units`: the answer says the question's thing has that value, and the values of its
+    other sentences are other things' ("O normal sai R$ 15. O expresso sai R$ 30." for
+    "quanto custa o expresso?").
+    """
+    for sentence in sentences(answer):
+        said = features(sentence)
+        if not said & stated and said & asked \
+                and any(t.startswith("m:") and t not in stated and unit(t) in units for t in said):
+            return True
+    return False
 
 
 #: The "and" of a yes-or-no question and a question for a value asked in one breath ("Is

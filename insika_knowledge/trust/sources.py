@@ -63,7 +63,11 @@ _FIRST_PERSON: Final = re.compile(r"\b(?:i|i'm|i've|me|my|mine|eu|meu|minha|comp
 #: cliente: ..."): up to five words before a colon.
 _LINE_LABEL: Final = re.compile(r"^\s*([^\W\d_][\w ]{0,40}?)\s*:")
 #: A label's words that name the customer, and that name what someone wrote (folded).
-_PARTY: Final = re.compile(r"\b(?:customer|client|buyer|cliente|comprador|consumidor)\b")
+_PARTY: Final = re.compile(r"\b(?:customer|client|buyer|guest|passenger|cliente|comprador|consumidor|hospede"
+                           r"|passageir[oa])\b")
+#: Where a one-line record divides its fields ("Room: Deluxe King | Guest request: '...'"):
+#: a bar before a label. A table's bars, with no label after them, divide nothing.
+_FIELD_BAR: Final = re.compile(r"\s+\|\s+(?=[^\W\d_][\w ]{0,40}?\s*:)")
 _WRITTEN: Final = re.compile(
     r"\b(?:notes?|comments?|remarks?|messages?|says|said|requests?|instructions?|nota|comentarios?"
     r"|observac\w*|obs|mensage\w*|diz|disse|recado|solicitac\w*|pedido especial)\b")
@@ -121,8 +125,8 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
         parts: list[tuple[str, str]] = []
         _walk(data, False, parts)
         business = ", ".join(part for author, part in parts if author == "tool")
-        return [("tool", business)] * bool(business) + [p for p in parts if p[0] == "customer"]
-    lines = text.split("\n")
+        return [p for p in parts if p[0] == "customer"] + [("tool", business)] * bool(business)
+    lines = [field for line in text.split("\n") for field in _FIELD_BAR.split(line)]
     theirs: list[bool] = []  # each line is the customer's: a customer line, or its continuation
     section = False  # under a heading of what customers wrote ("Customer Q&A:"), to a blank line
     searched = False  # after a search of the web's label: its results, to the end, blank lines and all
@@ -133,8 +137,8 @@ def _tool_parts(text: str) -> list[tuple[str, str]]:
             bool(theirs) and theirs[-1] and bool(line.strip()) and _LINE_LABEL.match(line) is None))
         section = section or _their_heading(line)
     business = "\n".join(line for line, own in zip(lines, theirs, strict=True) if not own)
-    return [("tool", business)] * bool(business.strip()) + [
-        ("customer", line) for line, own in zip(lines, theirs, strict=True) if own and line.strip()]
+    return [("customer", line) for line, own in zip(lines, theirs, strict=True) if own and line.strip()] \
+        + [("tool", business)] * bool(business.strip())
 
 
 def _third_party_line(line: str) -> bool:
