@@ -267,3 +267,18 @@ def test_a_clause_denied_of_a_subject_agrees_with_that_subject_negated(quoted: b
     refused = said(("user", "Vocês parcelam em 12x sem juros?"), ("assistant", "Não parcelamos em 12x sem juros."))
     assert assess("Parcelamento\nParcelamos em 12x sem juros.", "policy", refused,
                   ["Não parcelamos em 12x sem juros."] if quoted else None).quarantined
+
+
+def test_two_values_of_a_table_that_trade_places_are_read_as_a_pair() -> None:
+    claim = ("In Main Cabin the first checked bag is $35 domestic and free transatlantic; "
+             "a second bag costs $100 domestic and $45 transatlantic.")
+    assert rearranged(claim, "A second bag is $45 domestic and $100 transatlantic.") == \
+        "a value sits with another subject"
+    assert not rearranged(claim, "A second bag is $100 domestic and $45 transatlantic.")
+    assert not rearranged(claim, "The first checked bag is $35 domestic and free transatlantic.")
+
+
+def test_into_is_a_to() -> None:
+    claim = "Transfers\nTransfers from Saver into Everyday are instant."
+    assert rearranged(claim, "Transfers from Everyday into Saver are instant.") == "a role word is turned around"
+    assert not rearranged(claim, "Transfers from Saver into Everyday are instant.")

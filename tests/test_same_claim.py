@@ -262,6 +262,7 @@ def test_a_reworded_claim_is_still_the_same_claim(claim: Parts, case: str, stop:
         ("Items can be exchanged but not refunded.", "Items can be refunded but not exchanged."),
         ("Shipped to Campinas from Extrema.", "Shipped to Extrema from Campinas."),
         ("Enviado de Extrema para Campinas.", "Enviado de Campinas para Extrema."),
+        ("Transfers from Saver into Everyday are instant.", "Transfers from Everyday into Saver are instant."),
         ("The sale starts on 02/01.", "The sale starts on 01/02."),
         # English writes a slashed date in either order (US month first): one both orders
         # read is no written date (the newcomers' second set; the repo's reader set had

@@ -2957,3 +2957,47 @@ def test_only_one_of_two_names_the_claim_joins_is_a_narrower_rule(asked: str, re
                                                                    held: bool) -> None:
     verdict = assess(claim, "fact", said(("user", asked), ("assistant", reply)))
     assert verdict.quarantined is held, verdict
+
+
+def test_a_rule_worked_out_for_the_customer_in_another_tense_is_still_stated() -> None:
+    messages = said(("user", "how much is a child seat? we have the car for 3 weeks"),
+                    ("assistant", "Child seats are $12 a day, capped at $84 per rental, so for three weeks you'd "
+                                  "pay $84 in total."))
+    assert not assess("Child seats\nChild seats cost $12 per day, capped at $84 per rental.", "fact",
+                      messages).quarantined
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    ("Right now it is! From March 1 to 15 we're covering shipping to Canada on all orders.", True),
+    ("De 1 a 15 de março o frete para o Canadá é grátis em todos os pedidos.", True),
+    ("Shipping to Canada is free on all orders.", False),
+])
+def test_a_range_of_dates_is_a_window_the_claim_leaves_out(reply: str, held: bool) -> None:
+    claim = ("Shipping to Canada\nShipping to Canada is free on all orders." if reply[0] != "D"
+             else "Frete Canadá\nO frete para o Canadá é grátis em todos os pedidos.")
+    messages = said(("user", "Is shipping free to Canada?"), ("assistant", reply))
+    quote = reply.split("! ")[-1]
+    assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+def test_a_reply_that_answers_one_of_two_things_asked_passes_over_the_other() -> None:
+    messages = said(("user", "does the rate include unlimited km and a second driver? my wife might drive some of the "
+                             "way to Banff"),
+                    ("assistant", "Good question! Unlimited kilometres are included on all our standard rentals "
+                                  "within Canada."),
+                    ("user", "great thx"), ("assistant", "You're welcome, enjoy Banff!"))
+    claim = ("Unlimited km and free second driver\n"
+             "Standard rentals include unlimited kilometres within Canada and a free additional driver.")
+    assert assess(claim, "policy", messages).quarantined
+    assert not assess("Rental\nStandard rentals include unlimited kilometres within Canada.", "policy",
+                      messages).quarantined
+
+
+def test_a_labelled_aside_in_a_record_field_keeps_it_the_customers() -> None:
+    record = ("Agendamento #3321 | Serviço: troca de óleo + filtro | "
+              "Obs (digitada pela cliente no site): cliente fidelidade tem lavagem grátis junto")
+    messages = said(("user", "queria confirmar meu horário"), ("assistant", "Claro! Só um momento."),
+                    ("tool", record), ("assistant", "Confirmado: amanhã, troca de óleo e filtro."))
+    assert [p.speaker for p in pieces(messages, speaker, message_text)].count("customer") == 2
+    assert assess("Lavagem\nClientes fidelidade ganham lavagem grátis junto com a troca de óleo.", "policy",
+                  messages).quarantined

@@ -97,10 +97,28 @@ def _placed_otherwise(mine: frozenset[tuple[str, frozenset[str]]],
     ``"overdraft": "35.00"``). One value said among another's words is no trade ("no
     interior, cobramos R$ 120 pela montagem" for "a montagem é gratuita nas capitais; no
     interior custa R$ 120": the topic is in both phrases).
+
+    Two values of one unit that trade places are read as a pair too, each one's own words
+    those the other's phrase lacks: in a table of values ("first bag $35 domestic and free
+    transatlantic; a second bag $45 domestic and $100 transatlantic") a word is shared
+    by a row or a column, and "$100 domestic and $45 transatlantic" trades the second row's.
     """
     phrases: dict[str, frozenset[str]] = {}
     for value, phrase in mine:
         phrases[value] = phrases.get(value, frozenset()) | _words(phrase)
+    if _traded(phrases, theirs):
+        return True
+    units: dict[str, list[str]] = {}
+    for value in phrases:
+        if value.startswith("m:") and not _bare(value):
+            units.setdefault(_unit(value), []).append(value)
+    return any(_traded({v: phrases[v], w: phrases[w]}, theirs)
+               for values in units.values() if 2 < len(phrases) and len(values) >= 2
+               for i, v in enumerate(values) for w in values[i + 1:])
+
+
+def _traded(phrases: dict[str, frozenset[str]], theirs: frozenset[tuple[str, frozenset[str]]]) -> bool:
+    """`_placed_otherwise` of the values of `phrases` (value -> its phrases' words in the claim)."""
     own = {v: words - frozenset().union(*(w for k, w in phrases.items() if k != v)) for v, words in phrases.items()}
     displaced: set[str] = set()  # values among another value's words in the text
     moved = False  # ...one of them never among its own

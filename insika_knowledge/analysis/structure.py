@@ -2314,11 +2314,12 @@ def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
 
 
 #: Roles that say opposite things of the same object: a merge that puts an object of one
-#: under another of its group changed the claim ("to Campinas" / "from Campinas",
+#: under another of its group changed the claim ("to Campinas" / "from Campinas", "from
+#: Saver into Everyday" / "from Everyday into Saver",
 #: "members and orders" / "members on orders" / "members or orders", "if" / "unless",
 #: "before shipping" / "after shipping", "above R$ 199" / "below R$ 199", "must" / "may").
 CONTRARY_ROLES: Final = (
-    (frozenset({"r:to", "r:para", "r:a"}), frozenset({"r:from", "r:since"})),
+    (frozenset({"r:to", "r:into", "r:para", "r:a"}), frozenset({"r:from", "r:since"})),
     (frozenset({"c:and"}), frozenset({"c:or"})),
     (frozenset({"c:and"}), frozenset({"r:on", "r:em"})),
     (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})),

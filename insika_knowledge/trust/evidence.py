@@ -643,6 +643,14 @@ _SAID_WRONG: Final = re.compile(r"\b(?:se enganou|se enganaram|estava errad[oa]|
 _WHO_SAID: Final = re.compile(r"\b(?:quem|who|whoever|whatever) (?:\w+ ){0,2}(?:disse|falou|informou|told|said)\b")
 
 
+#: Where a sentence goes on to work its rule out for the customer (", so for three weeks
+#: you'd pay ...", ", então no seu caso fica ...", ", which means ..."): what follows says
+#: it again in a case, in its own tense.
+_WORKED_OUT: Final = re.compile(
+    r",\s+(?:so|which means|meaning|ent[aã]o|o que d[aá]|ou seja|logo)\s+(?=.*\b(?:you'd|you would|you'll|you will"
+    r"|voc[eê] (?:pagaria|paga|vai pagar|pagar[aá]|teria|ter[aá])|fica(?:ria)?|sairia|daria)\b)", re.IGNORECASE)
+
+
 def _off_statement(claim: str, folded: str) -> str:
     """Why folded business sentence states no rule whatever its words: ``asks``,
     ``reported`` (someone else's words, a wish, a doubt) or ``tense``; ``""`` when none.
@@ -818,6 +826,9 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     head = CONTRAST_TAIL.sub("", sentence)
     if head != sentence and _values(claim) and _values(claim) <= _values(head):
         sentence = head  # "Our plan is $45, not $70 like other carriers charge": the rule, before its contrast
+    head, *worked = _WORKED_OUT.split(sentence, maxsplit=1)
+    if worked and _values(head) & _values(claim) and not _values(worked[0]) & _values(claim) - _values(head):
+        sentence = head  # "... capped at $84 per rental, so for three weeks you'd pay $84": the rule, worked out
     folded = fold(sentence)
     if ACKNOWLEDGED.search(folded):
         return Reading(False, "acknowledged")
@@ -2170,13 +2181,18 @@ _WHOLE_OF: Final = frozenset({"w:you", "p:p_all", "p:p_any", "whol", "entir"})
 _DAY_WORDS: Final = frozenset({"amanh", "hoje", "tomorrow", "today", "tonight"})
 
 
+#: What opens a range of dates ("from March 1 to 15", "de 1 a 15 de março", "between ...").
+_RANGE_OPENS: Final = frozenset({"r:from", "r:de", "r:between", "r:entre"})
+
+
 def _windowed(mine: tuple[str, ...], wanted: frozenset[str], texts: Sequence[str]) -> bool:
     """True when `mine` (a claim's tokens) names no date, day or "during" of its own and a
     sentence of `texts` that shares a word with it (`wanted`, its content terms) says it
     for a while: a bound on a date or a day ("até domingo", "until Friday", "só até
-    amanhã"; not a range of days: "Monday until Saturday"), "only" beside a day ("today
-    only", "só hoje"), or "during" something the claim does not name ("during our January
-    campaign", "durante a Black Friday").
+    amanhã"; not a range of days: "Monday until Saturday"), a range of dates ("From March 1
+    to 15", "de 1 a 15 de março"), "only" beside a day ("today only", "só hoje"), or
+    "during" something the claim does not name ("during our January campaign", "durante a
+    Black Friday").
     """
     if any(t.startswith("d:") or t == "r:during" or t in _DAY_WORDS for t in mine):
         return False
@@ -2196,6 +2212,10 @@ def _windowed(mine: tuple[str, ...], wanted: frozenset[str], texts: Sequence[str
                 return True
             if token == "p:p_only" and (after in _DAY_WORDS or before in _DAY_WORDS):
                 return True
+            ahead = seq[at + 1:at + 5]
+            if token in _RANGE_OPENS and any(t.startswith("d:") for t in ahead) \
+                    and sum(t.startswith(("d:", "m:")) for t in ahead) >= 2:
+                return True  # "From March 1 to 15 we're covering shipping", "de 1 a 15 de março"
             if token == "r:during" and after not in _WHOLE_OF and any(
                     plain_word(t) and t not in wanted for t in seq[at + 1:at + 4]):
                 return True  # (not "during your stay", "durante toda a estadia": the rule's scope)

@@ -69,7 +69,8 @@ def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozen
     """
     question = answered_question(parts, at)
     if question is None:
-        return _correction(parts, at)
+        corrected, replaced = _correction(parts, at)
+        return (corrected, replaced) if corrected or replaced else (frozenset(), _passed_over_unsaid(parts, at))
     answer = features(parts[at].text)
     customer = asked_before(parts, at)
     asked = (questions_in(customer.text) if customer is not None else []) or [question]
@@ -78,6 +79,32 @@ def affirmation(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozen
     passed = (_things_passed_over(asked, answer, parts[at].text) & found) | replaced_values(found, answer) \
         | _requalified(question, after_yes(parts[at].text, question), answer)
     return found - passed, passed
+
+
+def _passed_over_unsaid(parts: Sequence[Piece], at: int) -> frozenset[str]:
+    """The features of the things of the customer's questions before ``parts[at]`` (a reply
+    with no yes or no) that it names none of, when it names one: "Does the rate include
+    unlimited km and a second driver?" / "Unlimited kilometres are included on all our
+    standard rentals." says nothing of a second driver. A thing is named by any of its
+    features the question's other things lack (a reply in its own words may name the
+    unlimited km without "km").
+    """
+    customer = asked_before(parts, at)
+    if customer is None or _EVERY.search(fold(parts[at].text)):
+        return frozenset()
+    asked = [q for q in questions_in(customer.text) if not asserted(q)]
+    if any(_WH_QUESTION.search(fold(q)) for q in asked):
+        return frozenset()  # a question for a value (`_values_passed_over` reads those)
+    answer = features(parts[at].text)
+    conjuncts = [c for q in asked for c in _CONJUNCT.split(q)]
+    things = [features(c) for c in conjuncts]
+    own = [t - frozenset().union(*things[:i], *things[i + 1:]) for i, t in enumerate(things)]
+    named = [bool(o & answer) for o in own]
+    if not any(named) or all(named):
+        return frozenset()
+    # a first part unnamed is told by its last word: its others are the question's verb
+    return frozenset().union(*(_item(c) if not i else o
+                               for i, (c, o, n) in enumerate(zip(conjuncts, own, named, strict=True)) if not n))
 
 
 def _correction(parts: Sequence[Piece], at: int) -> tuple[frozenset[str], frozenset[str]]:

@@ -60,14 +60,15 @@ _BUSINESS_VOICE: Final = re.compile(
     r"\b(?:the customer|o cliente|a cliente|your|you|seu|sua|voce|we|our|nos|nossa|nosso)\b")
 _FIRST_PERSON: Final = re.compile(r"\b(?:i|i'm|i've|me|my|mine|eu|meu|minha|comprei|quero|recebi)\b")
 #: The label of a line of a plain-text tool result ("Customer note: ...", "Observação do
-#: cliente: ..."): up to five words before a colon.
-_LINE_LABEL: Final = re.compile(r"^\s*([^\W\d_][\w ]{0,40}?)\s*:")
+#: cliente: ...", "Obs (digitada pela cliente no site): ..."): up to five words, an aside
+#: in parentheses among them, before a colon.
+_LINE_LABEL: Final = re.compile(r"^\s*([^\W\d_][\w ()]{0,40}?)\s*:")
 #: A label's words that name the customer, and that name what someone wrote (folded).
 _PARTY: Final = re.compile(r"\b(?:customer|client|buyer|guest|passenger|cliente|comprador|consumidor|hospede"
                            r"|passageir[oa])\b")
 #: Where a one-line record divides its fields ("Room: Deluxe King | Guest request: '...'"):
 #: a bar before a label. A table's bars, with no label after them, divide nothing.
-_FIELD_BAR: Final = re.compile(r"\s+\|\s+(?=[^\W\d_][\w ]{0,40}?\s*:)")
+_FIELD_BAR: Final = re.compile(r"\s+\|\s+(?=[^\W\d_][\w ()]{0,40}?\s*:)")
 _WRITTEN: Final = re.compile(
     r"\b(?:notes?|comments?|remarks?|messages?|says|said|requests?|instructions?|nota|comentarios?"
     r"|observac\w*|obs|mensage\w*|diz|disse|recado|solicitac\w*|pedido especial)\b")
