@@ -2949,6 +2949,13 @@ def test_a_guests_request_in_a_one_line_record_is_the_customers() -> None:
      "Convênios\nA clínica aceita Amil e SulAmérica tanto para limpeza quanto para tratamento de canal.", True),
     ("Do you take Visa and Amex for deposits?", "Yes for deposits. For the balance we only take Visa, though.",
      "Cards\nVisa and Amex are accepted for deposits and for the balance.", True),
+    # an "only" of another feature, and a claim that says the "only" itself (a newcomer's attack)
+    ("Do you take Visa and Mastercard?",
+     "Yes, we accept Visa and Mastercard. Interest-free installments are only available on Visa.",
+     "Cards\nWe accept Visa and Mastercard.", False),
+    ("Vocês aceitam os convênios Amil e SulAmérica pra limpeza e pra canal?",
+     "Aceitamos sim para limpeza, nos dois convênios. Tratamento de canal pelo convênio só atendemos Amil.",
+     "Convênios\nA clínica aceita Amil e SulAmérica para limpeza; para canal, apenas Amil.", False),
     # both names said: no one of them alone
     ("Do you take Visa and Amex?", "Yes, we take both. For the balance it's the same: just Visa and Amex.",
      "Cards\nVisa and Amex are accepted for deposits and for the balance.", False),

@@ -916,13 +916,19 @@ _NAME_PAIR: Final = re.compile(r"\b([A-Z][\w-]+)\s+(?:e|and|ou|or|&)\s+([A-Z][\w
 def only_one_of_a_pair(claim: str, sentence: str) -> bool:
     """True when `sentence` allows only one name (`_ONLY_NAME`) of two the claim joins and
     never says the other ("Tratamento de canal pelo convênio só atendemos Amil" for "A
-    clínica aceita Amil e SulAmérica para limpeza e canal"): a narrower rule.
+    clínica aceita Amil e SulAmérica para limpeza e canal"): a narrower rule. Not when it
+    speaks of nothing else of the claim ("Interest-free installments are only available on
+    Visa" for "We accept Visa and Mastercard"), nor when the claim says the "only" itself
+    ("...; para canal, apenas Amil").
     """
     found = _ONLY_NAME.search(sentence)
     if found is None:
         return False
     name = found.group(1)
     body = claim.partition("\n")[2] or claim
+    if any(m.group(1) == name for m in _ONLY_NAME.finditer(body)) \
+            or not content_terms(sentence) - names(sentence) & content_terms(body) - names(body):
+        return False
     others = [pair[1] if name == pair[0] else pair[0] for pair in _NAME_PAIR.findall(body) if name in pair]
     return any(re.search(rf"\b{re.escape(other)}\b", sentence) is None for other in others)
 
