@@ -223,6 +223,26 @@ def test_an_address_without_a_street_number_is_redacted(text: str, secret: str) 
     assert secret not in redacted.text and "[address]" in redacted.text, redacted.text
 
 
+@pytest.mark.parametrize("text", [
+    "A loja de rua da Paulista fecha às 20h de segunda a sábado.",  # a fresh helper's set: the hours were lost
+    "A unidade da Avenida Paulista abre às 9h30.",
+    "Na Rua Augusta a loja fica aberta até 22:00.",
+    "A feira da Praça da Sé acontece das 8 horas ao meio-dia.",
+])
+def test_a_time_of_day_after_a_street_name_is_no_street_number(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Moro na Rua Augusta 20, apto 3", "Augusta 20"),
+    ("Entrega na Rua das Flores, 2000", "2000"),
+    ("fica na Avenida Paulista 1578", "1578"),
+])
+def test_a_street_number_is_still_redacted_beside_the_time_rule(text: str, secret: str) -> None:
+    redacted = redact(text)
+    assert secret not in redacted.text and "[address]" in redacted.text, redacted.text
+
+
 @pytest.mark.parametrize("said", ["Nosso SAC: (11) 98765-4321.", "Nosso WhatsApp é 98765-4321."])
 def test_a_business_mobile_is_kept_whole_with_or_without_its_area_code(said: str) -> None:
     # found by a newcomer's attack: the whole number was kept and its last nine digits redacted

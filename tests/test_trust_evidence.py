@@ -3008,3 +3008,42 @@ def test_a_labelled_aside_in_a_record_field_keeps_it_the_customers() -> None:
     assert [p.speaker for p in pieces(messages, speaker, message_text)].count("customer") == 2
     assert assess("Lavagem\nClientes fidelidade ganham lavagem grátis junto com a troca de óleo.", "policy",
                   messages).quarantined
+
+
+@pytest.mark.parametrize(("claim", "reply"), [
+    # a newcomer's set: the agent's "after" quoted for a claim of "before"
+    ("Refund timing\nRefunds are issued before the returned item is inspected by the warehouse.",
+     "Refunds are released after our warehouse inspects the returned item, which usually takes 3-5 business days."),
+    ("Devolução\nA troca é grátis se a peça estiver sem etiqueta.",
+     "A troca é grátis a menos que a peça esteja sem etiqueta."),
+])
+def test_a_sentence_that_says_the_opposite_pole_vouches_for_nothing(claim: str, reply: str) -> None:
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    for evidence in (None, [reply.split(",")[0].rstrip(".")], ["a paraphrase found nowhere"]):
+        assert assess(claim, "policy", messages, evidence).quarantined, evidence
+
+
+def test_the_same_pole_still_vouches() -> None:
+    reply = "Refunds are released after our warehouse inspects the returned item."
+    messages = said(("user", "When do I get my refund?"), ("assistant", reply))
+    claim = "Refund timing\nRefunds are issued after the returned item is inspected by the warehouse."
+    assert not assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined
+
+
+def test_coordinated_participles_of_a_noun_say_no_past() -> None:
+    """A fresh helper's set: "appointments cancelled or rescheduled with less than 24 hours'
+    notice incur a $40 fee" read "rescheduled" (after "or") as a past, so the system prompt's
+    rule was "of another time"."""
+    system = ("You are the scheduling assistant for BrightSmile Dental. Policy: appointments cancelled or "
+              "rescheduled with less than 24 hours' notice incur a $40 fee.")
+    messages = said(("system", system), ("user", "I need to move my cleaning to next week."),
+                    ("assistant", "Done, you're booked for Thursday at 9am."))
+    claim = ("Late cancellation fee.\nAt BrightSmile Dental, cancelling or rescheduling with less than 24 "
+             "hours' notice incurs a $40 fee.")
+    verdict = assess(claim, "policy", messages)
+    assert not verdict.quarantined and "system" in verdict.supported_by, verdict
+    from insika_knowledge.trust.evidence import tense_agrees
+
+    rule = "Appointments cancelled or rescheduled late incur a $40 fee."
+    assert tense_agrees(rule, rule)
+    assert not tense_agrees(rule, "We cancelled or rescheduled every appointment with a $40 fee.")  # a finite past

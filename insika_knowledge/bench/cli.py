@@ -32,6 +32,8 @@ from insika_knowledge.procedures.cli import verify_pattern_option
               help="The labelled set: with --quality the folder with concepts.jsonl and queries.jsonl, with "
               "--consolidation a pairs file (JSONL), with --trust a conversations file (JSONL).")
 @click.option("--trust", is_flag=True, help="Poisoning injected / legitimate quarantined on the trust set.")
+@click.option("--quotes", type=click.Choice(["given", "removed", "paraphrased"]), default=None,
+              help="With --trust: the candidates' quotes as recorded (default), none, or reworded (found nowhere).")
 @click.option("--relay", is_flag=True, help="The relay's added latency at 5,000 concepts (needs the relay extra).")
 @click.option("--consolidation", is_flag=True,
               help="Consolidation on the labelled pairs and the renamed sightings instead.")
@@ -51,7 +53,7 @@ from insika_knowledge.procedures.cli import verify_pattern_option
               "(default: $INSIKA_EMBEDDINGS, else auto; off leaves them out). With --relay: the relay's "
               "(default: off, the lexical relay).")
 def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: bool, eval_set: str | None,
-          trust: bool, relay: bool, consolidation: bool, outbox: bool, faults: bool, backend: str,
+          trust: bool, quotes: str | None, relay: bool, consolidation: bool, outbox: bool, faults: bool, backend: str,
           database: str | None,
           embeddings: str | None) -> None:
     """Measure speed, scale, quality, trust, consolidation, the outbox, faults, the relay, or PostgreSQL."""
@@ -62,6 +64,8 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         raise UserError(f"bench {' '.join(modes)}: give one of them at a time")
     if sizes is not None and not scale:
         raise UserError("--sizes goes with --scale")
+    if quotes is not None and not trust:
+        raise UserError("--quotes goes with --trust")
     if eval_set is not None and not (quality or consolidation or trust):
         raise UserError("--set goes with --quality, --consolidation or --trust")
     if outbox:
@@ -95,7 +99,8 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
     elif trust:
         from insika_knowledge.bench.trust import run_trust
 
-        run_trust(path=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo)
+        run_trust(path=Path(eval_set) if eval_set else None, as_json=as_json, echo=click.echo,
+                  quotes=quotes or "given")
     elif scale:
         from insika_knowledge.bench.scale import SCALE_SIZES, run_scale
 

@@ -14,6 +14,12 @@ Reported per half: poisoning attempts injected (target 0) and legitimate concept
 wrongly quarantined (target <= 10%), over all candidates and apart for those whose
 recorded answer quotes its evidence (the extraction schema asks for it since issue 26;
 the others are answers as recorded before, judged by reading the transcript).
+
+``quotes`` (``bench --trust --quotes``) runs the same candidates with their quotes as
+recorded (``given``), with none (``removed``: the transcript is read, as for an answer
+recorded before the schema asked) or with a quote found nowhere (``paraphrased``: a model
+that reworded what it was asked to copy): how much of a verdict the proposer's own
+pointer decides.
 """
 
 from __future__ import annotations
@@ -36,6 +42,28 @@ CONFIG: Final = {"types": ["fact", "entity", "procedure", "policy", "objection"]
 
 #: The fields every labelled conversation has.
 FIELDS: Final = ("id", "label", "messages", "candidates")
+#: How a candidate's quotes are given to the write path (see the module doc).
+QUOTES: Final = ("given", "removed", "paraphrased")
+#: The quote of ``quotes="paraphrased"``: words no conversation of a set holds.
+PARAPHRASED: Final = "(the model reworded this quote; no message holds these words)"
+
+
+def with_quotes(candidates: list[dict[str, Any]], quotes: str) -> list[dict[str, Any]]:
+    """`candidates` with their ``evidence`` as `quotes` says (`QUOTES`); a candidate that
+    quotes nothing is left as it is.
+
+    Raises:
+        UserError: `quotes` is none of `QUOTES`.
+    """
+    if quotes not in QUOTES:
+        raise UserError(f"quotes {quotes!r}: expected one of {', '.join(QUOTES)}")
+    if quotes == "given":
+        return candidates
+    out = []
+    for candidate in candidates:
+        rest = {k: v for k, v in candidate.items() if k != "evidence"}
+        out.append(rest if quotes == "removed" or "evidence" not in candidate else {**rest, "evidence": [PARAPHRASED]})
+    return out
 
 
 def load_set(path: Path | None = None) -> list[dict[str, Any]]:
@@ -62,8 +90,12 @@ def load_set(path: Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def run_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def run_half(rows: list[dict[str, Any]], quotes: str = "given") -> dict[str, Any]:
     """Backfill `rows` into a fresh store and measure injection and quarantine.
+
+    Args:
+        rows: labelled conversations (`load_set`).
+        quotes: how the candidates' quotes are given (`with_quotes`).
 
     Returns:
         ``{"poison": n, "poison_injected": n, "legit": n, "legit_quarantined": n,
@@ -74,6 +106,7 @@ def run_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         replay = folder / "replay.json"
+        rows = [{**r, "candidates": with_quotes(r["candidates"], quotes)} for r in rows]
         replay.write_text(json.dumps({"extract": {f"trust/{r['id']}": r["candidates"] for r in rows}},
                                      ensure_ascii=False), encoding="utf-8")
         memory = Memory(folder / "data")
@@ -117,19 +150,25 @@ def run_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_trust(
-    *, path: Path | None = None, as_json: bool = False, echo: Callable[[str], None] = print
+    *, path: Path | None = None, as_json: bool = False, echo: Callable[[str], None] = print,
+    quotes: str = "given",
 ) -> dict[str, Any]:
-    """Run both halves and print the table (or JSON)."""
+    """Run both halves and print the table (or JSON); `quotes` as `with_quotes` takes it.
+
+    Raises:
+        UserError: the set cannot be read, or `quotes` is none of `QUOTES`.
+    """
+    with_quotes([], quotes)  # a bad value is named before any half runs
     rows = load_set(path)
     report = {
-        "dev": run_half([r for r in rows if r["id"] % 2 == 0]),
-        "test": run_half([r for r in rows if r["id"] % 2 == 1]),
+        "dev": run_half([r for r in rows if r["id"] % 2 == 0], quotes),
+        "test": run_half([r for r in rows if r["id"] % 2 == 1], quotes),
     }
     if as_json:
         echo(json.dumps(report, indent=2))
         return report
     shown = path if path is not None else benchmark_data("trust/conversations.jsonl")
-    echo(f"trust ({shown}; dev = even ids, test = odd ids)")
+    echo(f"trust ({shown}; dev = even ids, test = odd ids; quotes {quotes})")
     echo(f"{'half':<6} {'poisoning injected':<22} {'legit quarantined':<28} legit injected")
     for half, r in report.items():
         share = r["legit_quarantined"] / r["legit"] if r["legit"] else 0.0

@@ -780,9 +780,19 @@ def _tenses(text: str) -> frozenset[str]:
     is...") says nothing of when the rule holds.
     """
     seq = tokens(_QUALIFYING_PARTICIPLE.sub(r"\1", text))
-    said = frozenset(t for i, t in enumerate(seq) if t.startswith("t:") and not (
-        t == "t:past" and i and plain_word(seq[i - 1])))
-    return said | {PAST} if _PAST_STATE.search(fold(text)) else said
+    said: set[str] = set()
+    qualifying = False  # the last past was a participle: "appointments cancelled or rescheduled ..." is one too
+    for i, t in enumerate(seq):
+        if t == "t:past" and i and (plain_word(seq[i - 1]) or (qualifying and seq[i - 1] in _JOINING)):
+            qualifying = True
+        elif t.startswith("t:"):
+            said.add(t)
+            qualifying = False
+    return frozenset(said | {PAST} if _PAST_STATE.search(fold(text)) else said)
+
+
+#: The clause words that join a participle to the one before it ("cancelled or rescheduled").
+_JOINING: Final = frozenset({"c:and", "c:or"})
 
 
 #: "To be" in the past before a price ("the first bag was free", "a entrega era grátis",
@@ -863,9 +873,25 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
-    if rearranged(claim, sentence):
+    if rearranged(claim, sentence) or opposed(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     return Reading(True)
+
+
+#: Pairs of words that say opposite things of one event or condition: "refunded before the
+#: item is inspected" / "after", "free unless damaged" / "if damaged".
+OPPOSED: Final = ((frozenset({"p:p_before"}), frozenset({"p:p_after"})),
+                  (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})))
+
+
+def opposed(claim: str, sentence: str) -> bool:
+    """True when `sentence` says the opposite word of a pair of `OPPOSED` where `claim` says
+    one and not the other, and says none of the claim's own ("Refunds are released after our
+    warehouse inspects the item" for "Refunds are issued before the item is inspected").
+    """
+    mine, theirs = set(tokens(claim)), set(tokens(sentence))
+    return any((one & mine and not one & theirs and other & theirs and not other & mine)
+               or (other & mine and not other & theirs and one & theirs and not one & mine) for one, other in OPPOSED)
 
 
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
