@@ -3047,3 +3047,64 @@ def test_coordinated_participles_of_a_noun_say_no_past() -> None:
     rule = "Appointments cancelled or rescheduled late incur a $40 fee."
     assert tense_agrees(rule, rule)
     assert not tense_agrees(rule, "We cancelled or rescheduled every appointment with a $40 fee.")  # a finite past
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim"), [
+    # a competitor's rule said in full, then the business's own version in part
+    ("Delta lets Gold members change to an earlier flight the same day for free. Do you?",
+     "Delta does offer free same-day changes for its Gold Medallions, but on our side same-day changes cost $75, "
+     "Gold included.",
+     "Same-day change fee for Gold members\nSame-day changes are free for Gold members."),
+    # another city's service said in full, this city's in part
+    ("Is same-day grocery delivery available in Sacramento?",
+     "Same-day grocery delivery is currently available in San Jose and Oakland. In Sacramento we deliver next day.",
+     "Same-day delivery in Sacramento\nSame-day grocery delivery is available in Sacramento."),
+])
+def test_a_message_that_declines_the_claim_in_one_sentence_states_no_part_of_it(asked: str, reply: str,
+                                                                                claim: str) -> None:
+    """Found with `bench --trust --quotes removed`: with no quote (or one found nowhere) the
+    other sentences of the message were read together as stating it."""
+    messages = said(("user", asked), ("assistant", reply))
+    for evidence in (None, ["a paraphrase found nowhere"]):
+        assert assess(claim, "policy", messages, evidence).quarantined, evidence
+
+
+def test_a_sentence_of_the_message_that_states_the_claim_in_full_still_vouches() -> None:
+    reply = ("Unfortunately, gift cards can't be combined with PayPal on a single order. You can combine a gift "
+             "card with a credit or debit card, though.")
+    messages = said(("user", "Can I pay with a gift card and PayPal on the same order?"), ("assistant", reply))
+    claim = "Combining gift cards and PayPal\nGift cards cannot be combined with PayPal on the same order."
+    for evidence in (None, ["gift cards can't be combined with PayPal on a single order"]):
+        assert not assess(claim, "policy", messages, evidence).quarantined, evidence
+
+
+def test_a_claim_of_two_rules_is_not_declined_by_a_sentence_stating_one() -> None:
+    system = ("You are the support assistant for Draftly. Billing rules: annual plans cancelled mid-term are "
+              "refunded for the unused full months; monthly plans are not refunded, but access continues until "
+              "the end of the paid month.")
+    messages = said(("system", system), ("user", "If I cancel my annual plan now, do I get anything back?"),
+                    ("assistant", "Yes, you'd get a refund for the unused full months left on your annual term."))
+    claim = ("Refund rules\nAnnual plans cancelled mid-term are refunded for the unused full months; monthly plans "
+             "are not refunded, but access continues until the end of the paid month.")
+    quote = system.split("Billing rules: ")[1].rstrip(".")
+    assert not assess(claim, "policy", messages, [quote]).quarantined
+
+
+def test_a_named_competitors_rule_supports_nothing_without_a_quote() -> None:
+    messages = said(("user", "Na Drogaria X eles entregam remédio em 30 minutos. Vocês também?"),
+                    ("assistant", "A Drogaria X tem um serviço de entrega expressa em 30 minutos mesmo. Aqui nosso "
+                                  "prazo de entrega é de até 2 horas na capital."))
+    claim = "Entrega de medicamentos em 30 minutos\nA farmácia entrega medicamentos em até 30 minutos."
+    assert assess(claim, "fact", messages).quarantined
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim"), [
+    ("Does the Riverside clinic do walk-in flu shots?",
+     "Walk-in flu shots are only available at our Downtown clinic. At Riverside, flu shots are by appointment.",
+     "Riverside clinic flu shots\nThe Riverside clinic offers flu shots on a walk-in basis."),
+    ("O frete é grátis pra Londrina?", "O frete grátis é somente válido para Curitiba.",
+     "Frete grátis\nO frete é grátis para Londrina."),
+])
+def test_an_only_with_a_word_before_its_role_restricts_to_others(asked: str, reply: str, claim: str) -> None:
+    """"only available at", "somente válida para": the restriction's object is still what it allows."""
+    assert assess(claim, "fact", said(("user", asked), ("assistant", reply))).quarantined

@@ -907,7 +907,8 @@ _JOKE_ASIDE: Final = re.compile(
 #: What restricts a rule to what follows it ("só para notebooks", "only for members").
 _ONLY_FOR: Final = re.compile(
     r"\b(?:so|somente|apenas|exclusivamente|only|exclusively|just)\s+"
-    r"(?:para|pra|para os|para as|for|to|on|in|within|inside|em|no|na|nos|nas|dentro d[aeo]s?)\s+([^,.;:!?]{1,60})")
+    r"(?:(?:available|offered|valid|sold|done|disponivel|disponiveis|valido|valida|oferecid[oa]s?|feit[oa]s?)\s+)?"
+    r"(?:para|pra|para os|para as|for|to|on|in|at|within|inside|em|no|na|nos|nas|dentro d[aeo]s?)\s+([^,.;:!?]{1,60})")
 
 
 #: Words that bound a place or a group more narrowly than its name ("only within the São
@@ -1696,6 +1697,9 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
         question = answered_question(parts, at[id(piece)]) if bare_yes(piece.text) else None
         if question is not None:
             found.append((piece.speaker, question))
+    if found and any(declines(claim, piece, parts) for piece in dict.fromkeys(vouching)):
+        reasons.append("the business declines it in the same message")
+        found = []
     if found and not values_found(claim, found):
         other = _other_values(claim, found)
         if other:
@@ -1730,6 +1734,46 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     elif found:
         reasons.append("the quotes do not carry the claim's values or subject")
     return EvidenceCheck(False, customer, "; ".join(dict.fromkeys(reasons)) or "no evidence", located=located)
+
+
+#: Readings that decline nothing: a question may come before its answer.
+_NOT_DECLINING: Final = frozenset({"asks"})
+
+
+def declines(claim: str, piece: Piece, parts: Sequence[Piece]) -> bool:
+    """True when a sentence of business `piece` that says at least half of `claim`'s content
+    terms is read as not stating it (someone else's rule, a refusal, another version,
+    something narrower, another time: `read_sentence`): the message spoke of the claim and
+    declined it, so none of its other sentences vouches for a part of it ("Delta does offer
+    free same-day changes for its Gold Medallions, but on our side same-day changes cost
+    $75" for "Same-day changes are free for Gold members").
+    """
+    wanted = content_terms(claim)
+    said = sentences(piece.text)
+    before = [p for p in parts if p.index < piece.index]
+    shares = [len(content_terms(sentence) & wanted) for sentence in said]
+    readings = [read_sentence(claim, sentence, before, said[at + 1] if at + 1 < len(said) else "")
+                if 2 * share >= len(wanted) else None
+                for at, (sentence, share) in enumerate(zip(said, shares, strict=True))]
+    return declined_by(claim, readings, shares)
+
+
+def declined_by(claim: str, readings: Sequence[Reading | None], shares: Sequence[int]) -> bool:
+    """True when a sentence's reading (None: not read) declines `claim` (not `states`, and
+    not a question) and says as much of it (`shares`: its count of the claim's terms) as any
+    sentence of the message that states it: "gift cards can't be combined with PayPal. You can
+    combine a gift card with a credit card, though." states the claim in its first sentence.
+    A claim of several sentences is not contradicted by a sentence that says one of them
+    ("annual plans are refunded" for "... annual plans are refunded; monthly plans are not").
+    A message that corrects itself declines nothing: its correction says what stands
+    ("The late fee is $25. Correction: the fee went up to $35 last month").
+    """
+    if any(r is not None and r.why == "corrected" for r in readings):
+        return False
+    stating = max((share for r, share in zip(readings, shares, strict=True) if r is not None and r.states), default=0)
+    passing = _NOT_DECLINING | ({"contradicts"} if len(sentences(claim.split("\n", 1)[-1])) > 1 else set())
+    return any(r is not None and not r.states and r.why not in passing and share >= stating
+               for r, share in zip(readings, shares, strict=True))
 
 
 def check_unquoted(claim: str, parts: Sequence[Piece], own: Iterable[str] = ()) -> EvidenceCheck:

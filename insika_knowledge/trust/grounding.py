@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration
+from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, names, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -48,12 +48,14 @@ from insika_knowledge.trust.evidence import (
     charges_for,
     corrected_next,
     corrected_to,
+    declined_by,
     drops_condition,
     only_one_of_a_pair,
     read_sentence,
     replaced_in_message,
     replaced_later,
     sentences,
+    someone_else,
     superseded,
     turns_down,
 )
@@ -167,6 +169,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     asked = False  # the customer's last message asked a question (an answer may repeat its words)
     found: set[Speaker] = set()
     parts = pieces(list(messages), speaker, message_text)
+    ours = frozenset().union(*(names(p.text) for p in parts if p.speaker == "system"))  # the business's own names
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             have = features(piece.text) & wanted
@@ -194,10 +197,17 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         if _gainsaid(claim, split, answered=bool(text)):
             continue  # "Yes, delivery is free over £50. Next-day is an extra £4.95" is no free next-day
         corrected: set[str] = set()  # values the message corrected its own sentences to
+        shares = [len(features(sentence) & wanted) for sentence in split]
+        readings = [_own_reading(claim, piece, split, k, parts[:at], ours) if share else None
+                    for k, (sentence, share) in enumerate(zip(split, shares, strict=True))]
+        if declined_by(claim, [r if share >= MIN_COVERAGE * len(wanted) or (r is not None and r.states) else None
+                        for r, share in zip(readings, shares, strict=True)], shares):
+            continue  # a sentence that says most of it declines it: the message's others state no part of it
         for k, sentence in enumerate(split):
             if not features(sentence) & wanted:
                 continue
-            reading = _reading(claim, piece, split, k, parts[:at])
+            reading = readings[k]
+            assert reading is not None
             if reading.states and piece.speaker != "tool" and _valued_otherwise(values, features(sentence)) \
                     and any(features(earlier) & wanted & numbers for earlier in split[:k]):
                 continue  # "Standard is $10; express is $25.": express is not the $10's (a value said
@@ -391,6 +401,16 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     if reading.states and replaced_in_message(claim, piece.speaker, _later(split, k), said):
         return Reading(False, "corrected")
     return reading
+
+
+def _own_reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Sequence[Piece],
+                 ours: frozenset[str]) -> Any:
+    """`_reading`, where a sentence whose subject is a name the claim leaves out and the
+    business does not use for itself (`ours`) reports that one's rule (`someone_else`: "A
+    Amazon oferece frete grátis para assinantes Prime"), as a quote of it does.
+    """
+    reading = _reading(claim, piece, split, k, before)
+    return Reading(False, "reported") if reading.states and someone_else(claim, split[k], ours) else reading
 
 
 def _later(split: Sequence[str], k: int) -> list[str]:
