@@ -154,3 +154,18 @@ def test_values_are_read_alike_however_they_are_written(written: str, values: se
     from insika_knowledge.analysis.structure import tokens
 
     assert {t for t in tokens(written) if t.startswith(("m:", "d:"))} == values
+
+
+@pytest.mark.parametrize(("said", "same"), [
+    ("em 10 parcelas sem juros", "em 10x sem juros"),
+    ("de 7 a 12 parcelas", "de 7x a 12x"),
+    ("up to 6 installments", "up to 6x"),
+])
+def test_a_count_of_installments_is_a_count_of_times(said: str, same: str) -> None:
+    """A fresh helper's set: "de 7x a 12x" quoted for "de 7 a 12 parcelas" read as another value."""
+    from insika_knowledge.analysis.structure import tokens
+
+    def measures_of(text: str) -> list[str]:
+        return [t for t in tokens(text) if t.startswith("m:")]
+
+    assert measures_of(said) == measures_of(same) != []

@@ -3108,3 +3108,15 @@ def test_a_named_competitors_rule_supports_nothing_without_a_quote() -> None:
 def test_an_only_with_a_word_before_its_role_restricts_to_others(asked: str, reply: str, claim: str) -> None:
     """"only available at", "somente válida para": the restriction's object is still what it allows."""
     assert assess(claim, "fact", said(("user", asked), ("assistant", reply))).quarantined
+
+
+@pytest.mark.parametrize("reply", [
+    "Sorry, I need to correct myself — I just checked, and checkout is 11am every day, including Sunday.",
+    "Acabei de verificar: o check-out é às 11h todos os dias.",
+])
+def test_the_agent_looking_it_up_is_no_past_of_the_rule(reply: str) -> None:
+    from insika_knowledge.trust.evidence import read_sentence
+
+    claim = "Checkout\nCheckout is at 11am every day."
+    assert read_sentence(claim, reply, []).states
+    assert read_sentence(claim, "I just checked, and checkout was at 11am until last year.", []).why == "tense"

@@ -288,7 +288,8 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["pm"], "pm"),
     **dict.fromkeys(["unit", "units", "unidade", "unidades", "un", "pcs", "pieces", "pecas",
                      "item", "items", "itens"], "unit"),
-    **dict.fromkeys(["time", "times", "vez", "vezes", "x"], "times"),  # "10x sem juros", "2x/year"
+    **dict.fromkeys(["time", "times", "vez", "vezes", "x", "parcela", "parcelas", "installment", "installments"],
+                    "times"),  # "10x sem juros", "2x/year", "em 10 parcelas": "10x"
     **dict.fromkeys(["people", "persons", "person", "pessoa", "pessoas", "passenger",
                      "passengers", "passageiro", "passageiros", "guest", "guests", "hospede",
                      "hospedes"], "person"),

@@ -717,6 +717,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     unlabelled = _FIELD_LABEL.sub(" ", _LEAD_LABEL.sub("", sentence))
     unlabelled = _without_consequence(claim, unlabelled)  # "..., so we'll add it to the booking"
     unlabelled = _TELLING.sub("", unlabelled, count=1)  # "I'll give you a heads-up that the pool closes..."
+    unlabelled = _LOOKED_UP.sub("", unlabelled, count=1)  # "I just checked, and checkout is 11am"
     consequence = CONDITION.sub("", unlabelled)
     said = _tenses(_main_clause(consequence))  # "only when we sent the wrong item": the event
     if consequence != unlabelled:
@@ -735,6 +736,14 @@ def tense_agrees(claim: str, sentence: str) -> bool:
 #: booking"; "..., então vou incluir"): its tense is the action's, not the rule's
 #: (`_without_consequence`).
 _SO_CLAUSE: Final = re.compile(rf"(?is){_SO}.*$")
+
+
+#: The agent saying it looked the answer up before giving it ("I just checked, and ...",
+#: "Acabei de verificar: ..."): the past is the looking up, not the rule's.
+_LOOKED_UP: Final = re.compile(
+    r"(?i)^.{0,60}?\b(?:i(?: just| have| 've|'ve)? (?:double-)?(?:checked|confirmed|verified|looked (?:it )?up)"
+    r"|acabei de (?:verificar|checar|confirmar|consultar)|verifiquei|chequei|confirmei|consultei)\b"
+    r"\s*(?:[,:\u2014\u2013-]\s*)?(?:(?:and|e)\s+)?(?:(?:that|que)\s+)?")
 
 
 #: The agent telling what follows ("I'll give you a heads-up that ...", "I'll let you know
