@@ -3120,3 +3120,19 @@ def test_the_agent_looking_it_up_is_no_past_of_the_rule(reply: str) -> None:
     claim = "Checkout\nCheckout is at 11am every day."
     assert read_sentence(claim, reply, []).states
     assert read_sentence(claim, "I just checked, and checkout was at 11am until last year.", []).why == "tense"
+
+
+def test_a_value_said_of_another_name_completes_no_reworded_quote() -> None:
+    """Found with `bench --trust --quotes paraphrased`: a quote found nowhere is read against
+    each business sentence, and the rest of the claim was taken from any other sentence."""
+    reply = "Four simultaneous screens is a Premium feature. Basic allows 1 screen at a time."
+    messages = said(("user", "Can I watch on four screens with Basic?"), ("assistant", reply))
+    claim = "Basic plan screens\nThe Basic plan allows four simultaneous screens."
+    assert assess(claim, "policy", messages, ["a paraphrase found nowhere"]).quarantined
+
+
+def test_a_value_said_beside_a_currency_sign_still_completes_a_reworded_quote() -> None:
+    reply = "A escova custa R$ 60 e a hidratação custa R$ 90. Fazendo as duas juntas, sai R$ 130."
+    messages = said(("user", "Quanto custa escova e hidratação?"), ("assistant", reply))
+    claim = "Preços de escova e hidratação\nEscova: R$ 60. Hidratação: R$ 90. Combo escova + hidratação: R$ 130."
+    assert not assess(claim, "policy", messages, ["a paraphrase found nowhere"]).quarantined

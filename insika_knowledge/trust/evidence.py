@@ -2176,9 +2176,19 @@ def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],
             after = said[at + 1] if at + 1 < len(said) else ""
             if sentence not in taken and content_terms(sentence) & wanted \
                     and not _other_values(claim, [(piece.speaker, sentence)]) \
+                    and not _value_of_another(claim, sentence) \
                     and read_sentence(claim, sentence, before, after).states:
                 out.append((piece.speaker, sentence))
     return out
+
+
+def _value_of_another(claim: str, sentence: str) -> bool:
+    """True when `sentence` gives one of `claim`'s values and names a name the claim leaves
+    out: the value is that one's ("Four simultaneous screens is a Premium feature" completes
+    no quote of "Basic allows four screens").
+    """
+    others = {n for n in names(sentence) - names(claim) - content_terms(claim) if len(n) > 1}  # ("R$" is no name)
+    return bool(others) and bool(_values(sentence) & _values(claim))
 
 
 #: Terms of a sentence that charges for something ("cobrada", "we charge", "costs", "fee").
