@@ -169,3 +169,15 @@ def test_a_count_of_installments_is_a_count_of_times(said: str, same: str) -> No
         return [t for t in tokens(text) if t.startswith("m:")]
 
     assert measures_of(said) == measures_of(same) != []
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("O frete custa R$ 15.", set()),
+    ("Fazendo as duas juntas, sai R$ 130.", set()),
+    ("A unidade Renner cobra R$ 15.", {"renn"}),
+])
+def test_the_r_of_a_real_sign_is_no_name(text: str, named: set[str]) -> None:
+    """"R$" read as the name "R" made a price look like another name's ("sai R$ 130")."""
+    from insika_knowledge.analysis.structure import names
+
+    assert names(text) == named

@@ -2208,8 +2208,8 @@ def names(text: str) -> frozenset[str]:
         word = match.group(0)
         if not word[0].isupper():
             continue
-        if word.lower() in COMMON_ACRONYMS or fold(word) in _WEEKDAYS:
-            continue  # an acronym anyone uses; a day ("Monday", "Sat"): a date, not a name
+        if word.lower() in COMMON_ACRONYMS or fold(word) in _WEEKDAYS or text.startswith("$", match.end()):
+            continue  # an acronym anyone uses; a day ("Monday", "Sat"): a date, not a name; "R$": money
         upper = len(word) >= 2 and word.isupper()
         if not upper and _SENTENCE_START_RE.search(text, 0, match.start()):
             continue

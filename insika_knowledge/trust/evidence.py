@@ -2187,8 +2187,7 @@ def _value_of_another(claim: str, sentence: str) -> bool:
     out: the value is that one's ("Four simultaneous screens is a Premium feature" completes
     no quote of "Basic allows four screens").
     """
-    others = {n for n in names(sentence) - names(claim) - content_terms(claim) if len(n) > 1}  # ("R$" is no name)
-    return bool(others) and bool(_values(sentence) & _values(claim))
+    return bool(names(sentence) - names(claim) - content_terms(claim)) and bool(_values(sentence) & _values(claim))
 
 
 #: Terms of a sentence that charges for something ("cobrada", "we charge", "costs", "fee").
