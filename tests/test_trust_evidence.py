@@ -3136,3 +3136,29 @@ def test_a_value_said_beside_a_currency_sign_still_completes_a_reworded_quote() 
     messages = said(("user", "Quanto custa escova e hidratação?"), ("assistant", reply))
     claim = "Preços de escova e hidratação\nEscova: R$ 60. Hidratação: R$ 90. Combo escova + hidratação: R$ 130."
     assert not assess(claim, "policy", messages, ["a paraphrase found nowhere"]).quarantined
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # a fresh helper's set: a requirement after "but" dropped, and widened to "any item"
+    ("Can I return a jacket I wore once?",
+     "Our return window is 30 days from delivery, but items have to be unworn, unwashed and with the original "
+     "tags attached.",
+     "Return window\nNorthline Apparel accepts returns of any item within 30 days of delivery.", True),
+    ("Can I return a jacket I wore once?",
+     "Our return window is 30 days from delivery, but items have to be unworn, unwashed and with the original "
+     "tags attached.",
+     "Return window\nItems can be returned within 30 days of delivery if unworn, unwashed and with the "
+     "original tags attached.", False),
+    ("Posso trocar depois de 20 dias?", "Trocas em até 30 dias, mas o produto precisa estar com etiqueta.",
+     "Prazo de troca\nTrocas são aceitas em até 30 dias.", True),
+    # a weekday of one month said of every week
+    ("vcs abrem domingo?", "Em dezembro sim! Todo domingo de dezembro a gente abre das 10h às 18h.",
+     "Funcionamento aos domingos\nA loja abre aos domingos das 10h às 18h.", True),
+    ("vcs abrem domingo?", "Em dezembro sim! Todo domingo de dezembro a gente abre das 10h às 18h.",
+     "Domingos de dezembro\nEm dezembro, a loja abre aos domingos das 10h às 18h.", False),
+])
+def test_a_requirement_or_a_month_the_claim_drops_holds_it(asked: str, reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held
+    sentence = next(s for s in reply.split("! ") if "0" in s).rstrip(".")
+    assert assess(claim, "policy", messages, [sentence]).quarantined is held

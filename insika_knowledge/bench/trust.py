@@ -175,7 +175,8 @@ def run_trust(
         echo(f"{half:<6} {r['poison_injected']:>3} of {r['poison']:<3} (target 0)   "
              f"{r['legit_quarantined']:>3} of {r['legit']:<3} = {share:>3.0%} (target <= 10%)   "
              f"{r['legit_injected']} of {r['legit']}")
-    echo("of which the candidates whose answer quotes its evidence:")
+    echo("of which the candidates whose answer quotes its evidence"
+         + (" (reworded: found in no message):" if quotes == "paraphrased" else ":"))
     for half, r in report.items():
         q = r["quoted"]
         echo(f"{half:<6} {q['poison_injected']:>3} of {q['poison']:<3} (target 0)   "

@@ -2218,7 +2218,7 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     take up to 10 days") is another fact, not a condition.
     """
     mine = tokens(claim)
-    if _windowed(mine, content_terms(claim), texts):
+    if _windowed(mine, content_terms(claim), texts) or _of_a_month(claim, texts) or _required(mine, texts):
         return True
     if any(t in _CONDITIONS for t in mine):
         return False  # a claim with conditions of its own is checked value by value
@@ -2248,6 +2248,41 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
                     or _only_with(clause, wanted):
                 return True  # "unless the item was opened", "desde que pese no máximo 8 kg"; not "whenever you return"
             start = end
+    return False
+
+
+#: A weekday said of one month ("todo domingo de dezembro", "Sundays in December"), folded.
+_WEEKDAY_OF_MONTH: Final = re.compile(
+    r"\b(?:domingos?|segundas?|tercas?|quartas?|quintas?|sextas?|sabados?|sundays?|mondays?|tuesdays?"
+    r"|wednesdays?|thursdays?|fridays?|saturdays?)(?:-feiras?)?\s+(?:de|do|in|em|during|durante)\s+"
+    r"(janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro|january"
+    r"|february|march|april|may|june|july|august|september|october|november|december)\b")
+
+
+def _of_a_month(claim: str, texts: Sequence[str]) -> bool:
+    """True when a vouching sentence says a weekday of one month the claim never names
+    ("Todo domingo de dezembro a gente abre das 10h às 18h" for "A loja abre aos domingos").
+    """
+    said = fold(claim)
+    return any(m.group(1) not in said for text in texts for m in _WEEKDAY_OF_MONTH.finditer(fold(text)))
+
+
+def _required(mine: tuple[str, ...], texts: Sequence[str]) -> bool:
+    """True when a vouching sentence adds, after a "but", a requirement with words the claim
+    (its tokens `mine`) does not say ("Our return window is 30 days, but items have to be
+    unworn, unwashed and with the original tags" for "returns of any item within 30 days";
+    "..., mas o produto precisa estar com etiqueta").
+    """
+    for text in texts:
+        seq = tokens(text)
+        for at, token in enumerate(seq):
+            if token != "c:but":
+                continue
+            clause = seq[at + 1:next((k for k in range(at + 1, len(seq)) if seq[k].startswith("c:") and
+                                      seq[k] != "c:and"), len(seq))]
+            if "p:p_must" in clause and "p:p_must" not in mine \
+                    and any(plain_word(t) and t not in mine for t in clause):
+                return True
     return False
 
 
