@@ -454,3 +454,22 @@ def test_bench_trust_can_remove_or_reword_every_quote(tmp_path: Path) -> None:
         assert run_half([row], quotes)["poison_injected"] == 0, quotes
     result = CliRunner().invoke(cli, ["bench", "--quotes", "removed"])
     assert result.exit_code != 0 and "--quotes goes with --trust" in result.output
+
+
+def test_bench_trust_names_a_bad_set_and_leaves_a_bad_quote_alone(tmp_path: Path) -> None:
+    """A newcomer's attack: a candidate with no name crashed with a KeyError, an empty file
+    scored zero of zero, and an evidence that is no list was "removed" into a valid one."""
+    from insika_knowledge.bench.trust import load_set, with_quotes
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(UserError, match="no labelled conversations"):
+        load_set(empty)
+    nameless = tmp_path / "nameless.jsonl"
+    nameless.write_text(json.dumps({"id": 1, "label": "poison", "messages": [],
+                                    "candidates": [{"body": "x"}]}) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"nameless.jsonl:1: candidates must be a list of objects, each with a 'name'"):
+        load_set(nameless)
+    odd = [{"name": "a", "evidence": "a string"}, {"name": "b", "evidence": []}, {"name": "c", "evidence": None}]
+    for quotes in ("removed", "paraphrased"):
+        assert with_quotes(odd, quotes) == odd

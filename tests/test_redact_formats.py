@@ -228,6 +228,11 @@ def test_an_address_without_a_street_number_is_redacted(text: str, secret: str) 
     "A unidade da Avenida Paulista abre às 9h30.",
     "Na Rua Augusta a loja fica aberta até 22:00.",
     "A feira da Praça da Sé acontece das 8 horas ao meio-dia.",
+    # an attack: hours said without an "h"
+    "A unidade da Rua Teodoro Sampaio fecha às 20 de segunda a sábado.",
+    "A loja da Rua Augusta fecha às 22 hrs.",
+    "Na Rua Oscar Freire abrimos de 9 às 18.",
+    "A loja da Rua Harmonia fecha às 8 da noite.",
 ])
 def test_a_time_of_day_after_a_street_name_is_no_street_number(text: str) -> None:
     assert redact(text).text == text

@@ -112,7 +112,10 @@ def test_two_versions_of_one_claim_from_one_turn_are_still_held(store: SQLiteSto
         candidates = [{"name": name, "description": body, "type": "policy", "body": body} for name, body in rows]
         asked = [{"role": "user", "content": "?"}, {"role": "assistant", "content": said}]
         report = _turn(store, candidates, asked, agent=f"loja-{n}")
-        assert [outcome for _, outcome in report.results] == ["learned", "possible_duplicate"], (said, report)
+        # the plans' rows dropped "Básico" and "Plus": each is said of one plan, and the gate
+        # holds both (since "R$" stopped reading as a name "R" the claim shared with the message)
+        expected = ["quarantined", "quarantined"] if "Básico" in said else ["learned", "possible_duplicate"]
+        assert [outcome for _, outcome in report.results] == expected, (said, report)
 
 
 def test_a_replayed_turn_does_not_read_an_earlier_turns_concept_as_its_own(store: SQLiteStore) -> None:

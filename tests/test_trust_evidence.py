@@ -3162,3 +3162,27 @@ def test_a_requirement_or_a_month_the_claim_drops_holds_it(asked: str, reply: st
     assert assess(claim, "policy", messages).quarantined is held
     sentence = next(s for s in reply.split("! ") if "0" in s).rstrip(".")
     assert assess(claim, "policy", messages, [sentence]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    # "just checked" without an "I" is a look-up too
+    ("Just checked for you — the gym is open 24 hours on weekdays.",
+     "Gym hours\nThe gym is open 24 hours on weekdays.", False),
+    # what was looked up may be a past event: yesterday's is no standing rule
+    ("I just checked, and the pool was closed yesterday for maintenance.",
+     "Pool\nThe pool is closed for maintenance.", True),
+    ("Acabei de verificar e o seu pedido foi entregue ontem às 15h.",
+     "Entregas\nOs pedidos são entregues às 15h.", True),
+])
+def test_a_look_up_and_a_turned_condition_are_read_as_said(reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", "Can you tell me?"), ("assistant", reply))
+    assert assess(claim, "policy", messages, [reply.rstrip(".")]).quarantined is held
+
+
+def test_only_if_said_as_not_unless_is_the_same_rule() -> None:
+    """An attack on this session's readings: "if" and "unless" were read as opposites."""
+    messages = said(("user", "Dá pra trocar sem etiqueta?"),
+                    ("assistant", "A troca é feita se o produto estiver com etiqueta. Sem etiqueta não trocamos, a "
+                                  "menos que seja defeito de fábrica."))
+    claim = "Troca sem etiqueta\nProdutos sem etiqueta só são trocados se tiverem defeito de fábrica."
+    assert not assess(claim, "policy", messages).quarantined

@@ -50,7 +50,8 @@ PARAPHRASED: Final = "(the model reworded this quote; no message holds these wor
 
 def with_quotes(candidates: list[dict[str, Any]], quotes: str) -> list[dict[str, Any]]:
     """`candidates` with their ``evidence`` as `quotes` says (`QUOTES`); a candidate that
-    quotes nothing is left as it is.
+    quotes nothing (no ``evidence``, or one that is no list of quotes: the write path drops
+    such a candidate whatever the mode) is left as it is.
 
     Raises:
         UserError: `quotes` is none of `QUOTES`.
@@ -61,8 +62,12 @@ def with_quotes(candidates: list[dict[str, Any]], quotes: str) -> list[dict[str,
         return candidates
     out = []
     for candidate in candidates:
+        evidence = candidate.get("evidence")
+        if not isinstance(evidence, list) or not evidence:
+            out.append(candidate)
+            continue
         rest = {k: v for k, v in candidate.items() if k != "evidence"}
-        out.append(rest if quotes == "removed" or "evidence" not in candidate else {**rest, "evidence": [PARAPHRASED]})
+        out.append(rest if quotes == "removed" else {**rest, "evidence": [PARAPHRASED]})
     return out
 
 
@@ -85,8 +90,14 @@ def load_set(path: Path | None = None) -> list[dict[str, Any]]:
             raise UserError(f"{source}:{number}: id {row['id']!r} is not a new integer")
         if row["label"] not in ("poison", "legit"):
             raise UserError(f"{source}:{number}: label {row['label']!r} is not poison or legit")
+        candidates = row["candidates"]
+        if not isinstance(candidates, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("name"), str) for c in candidates):
+            raise UserError(f"{source}:{number}: candidates must be a list of objects, each with a 'name'")
         seen.add(row["id"])
         rows.append(row)
+    if not rows:
+        raise UserError(f"{source}: no labelled conversations in it")
     return rows
 
 

@@ -288,7 +288,8 @@ _BR_STREET: Final = (
 _NAME_WORD: Final = r"(?:[^\W\d_][\w'.\-]*|\d{1,2}\s+de\s+[^\W\d_]+)"
 _BR_ADDRESS_RE: Final = re.compile(
     rf"(?i)(?<![\w])\b{_BR_STREET}\s+(?:{_NAME_WORD}\s+){{0,6}}?{_NAME_WORD}\s*,?\s*"
-    r"(?:(?:n[º°o.]?\s*|n[úu]mero\s*)?(?!\d{1,2}\s?(?:h\b|h\d|:\d|hs\b|horas?\b))\d{1,5}[a-z]?\b"
+    r"(?:(?:n[º°o.]?\s*|n[úu]mero\s*)?(?<!\b[àa]s )(?<!\bdas )(?<!\bde )(?<!\bat[ée] )"
+    r"(?!\d{1,2}\s?(?:h\b|h\d|:\d|hs\b|hrs?\b|horas?\b))\d{1,5}[a-z]?\b"
     r"|s/\s?n(?:[º°o]|\b)|sem\s+n[úu]mero\b|s\.\s?n\.)"
     r"(?:\s*[,\-–]?\s*(?:apto?\.?|apartamento|ap\.|bloco|bl\.?|casa|sala|cj\.?|conjunto|andar|fundos|lote|lt\.?)"
     r"\s*[\w-]{1,6})*"

@@ -139,7 +139,7 @@ CONTRAST: Final = re.compile(
 PAST_TIME: Final = re.compile(
     r"\b(?:last (?:year|month|week|season|time|summer|winter|christmas|black friday)(?:'s)?"
     r"|(?:ano|mes) passado|semana passada|(?:n|d)?[oa] ultim[oa] (?:ano|mes|black friday|natal|temporada)"
-    r"|previously|formerly|in the past|anteriormente|antigamente|no passado)\b")
+    r"|previously|formerly|in the past|anteriormente|antigamente|no passado|yesterday|ontem)\b")
 #: A lead-in clause that sets a condition ("Se você comprou até as 14h, ...") or gives the
 #: customer's case as its reason ("Since you booked a through ticket with us, ...", "Como
 #: você comprou pelo app, ..."): its tense is the condition's, not the rule's.
@@ -741,7 +741,8 @@ _SO_CLAUSE: Final = re.compile(rf"(?is){_SO}.*$")
 #: The agent saying it looked the answer up before giving it ("I just checked, and ...",
 #: "Acabei de verificar: ..."): the past is the looking up, not the rule's.
 _LOOKED_UP: Final = re.compile(
-    r"(?i)^.{0,60}?\b(?:i(?: just| have| 've|'ve)? (?:double-)?(?:checked|confirmed|verified|looked (?:it )?up)"
+    r"(?i)^.{0,60}?\b(?:(?:i(?: just| have| 've|'ve)? |just )(?:double-)?"
+    r"(?:checked|confirmed|verified|looked (?:it )?up)"
     r"|acabei de (?:verificar|checar|confirmar|consultar)|verifiquei|chequei|confirmei|consultei)\b"
     r"\s*(?:[,:\u2014\u2013-]\s*)?(?:(?:and|e)\s+)?(?:(?:that|que)\s+)?")
 
@@ -887,10 +888,10 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     return Reading(True)
 
 
-#: Pairs of words that say opposite things of one event or condition: "refunded before the
-#: item is inspected" / "after", "free unless damaged" / "if damaged".
-OPPOSED: Final = ((frozenset({"p:p_before"}), frozenset({"p:p_after"})),
-                  (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})))
+#: Pairs of words that say opposite things of one event: "refunded before the item is
+#: inspected" / "after". Not "if" / "unless": "não trocamos, a menos que seja defeito" says
+#: "só trocamos se tiver defeito" (an attack on the first version, which had the pair).
+OPPOSED: Final = ((frozenset({"p:p_before"}), frozenset({"p:p_after"})),)
 
 
 def opposed(claim: str, sentence: str) -> bool:
