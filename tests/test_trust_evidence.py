@@ -3186,3 +3186,21 @@ def test_only_if_said_as_not_unless_is_the_same_rule() -> None:
                                   "menos que seja defeito de fábrica."))
     claim = "Troca sem etiqueta\nProdutos sem etiqueta só são trocados se tiverem defeito de fábrica."
     assert not assess(claim, "policy", messages).quarantined
+
+
+def test_a_claim_a_business_message_declines_is_not_rescued_by_its_words() -> None:
+    """`bench --trust --quotes removed`: the customer's claim, which the business side's words
+    together cover, was learned although the business named it someone else's rule."""
+    messages = said(("user", "Vocês têm algum programa tipo assinatura com frete grátis?"),
+                    ("assistant", "A Amazon oferece frete grátis para assinantes Prime. Nós ainda não temos "
+                                  "programa de assinatura, mas o frete é grátis acima de R$ 199."))
+    claim = "Frete grátis para assinantes\nAssinantes têm frete grátis em todos os pedidos."
+    assert assess(claim, "policy", messages).quarantined
+
+
+def test_the_other_case_said_beside_the_claim_declines_nothing() -> None:
+    """An attack on the first version: the other side of a two-sided rule is no refusal."""
+    messages = said(("user", "Can I cancel for free?"),
+                    ("assistant", "Cancelling after check-in costs the first night. Before check-in, it's free."))
+    assert not assess("Free cancellation before check-in\nCancelling before check-in is free.", "policy",
+                      messages).quarantined

@@ -9,7 +9,8 @@ Only what the business side said is learned. With a conversation:
   read (`trust.grounding`): a claim the customer's messages support (or say a quarter
   of, where the business side says less than that), that no business sentence states
   and that the business side's sentences together do not cover (as much as the
-  customer's do), is quarantined unless it is a report. One that no one's words cover at
+  customer's do) or that a business message declines (`trust.grounding.declined`), is
+  quarantined unless it is a report. One that no one's words cover at
   all is learned when it is not a rule, or when the agent acted in the turn (a tool call
   or a tool result: the model may have written it from what the agent did) unless the
   business side said none of its words and the customer asserted (not asked) at least a
@@ -49,6 +50,7 @@ from insika_knowledge.trust.grounding import (
     MIN_COVERAGE,
     MIN_NOVELTY,
     Speaker,
+    declined,
     limited_by_business,
     said_shares,
     shares,
@@ -164,8 +166,8 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
                 else (business_words == 0 or customers or _one_word(claim, transcript) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
             return Assessment(who, markers, True, None, report)
-    if quarantined:  # the business side's sentences together may still cover it
-        business_share, customer_share = shares(claim, transcript)
+    if quarantined and not declined(claim, transcript):  # the business side's sentences together may
+        business_share, customer_share = shares(claim, transcript)  # still cover it, unless one declined it
         quarantined = not MIN_COVERAGE <= business_share >= customer_share
     return Assessment(who, markers, quarantined, None, report)
 

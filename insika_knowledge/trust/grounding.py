@@ -44,6 +44,7 @@ from insika_knowledge.trust.corrections import (
 from insika_knowledge.trust.evidence import (
     REQUESTING,
     Reading,
+    answered_question,
     asserted,
     charges_for,
     corrected_next,
@@ -197,11 +198,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         if _gainsaid(claim, split, answered=bool(text)):
             continue  # "Yes, delivery is free over £50. Next-day is an extra £4.95" is no free next-day
         corrected: set[str] = set()  # values the message corrected its own sentences to
-        shares = [len(features(sentence) & wanted) for sentence in split]
-        readings = [_own_reading(claim, piece, split, k, parts[:at], ours) if share else None
-                    for k, (sentence, share) in enumerate(zip(split, shares, strict=True))]
-        if declined_by(claim, [r if share >= MIN_COVERAGE * len(wanted) or (r is not None and r.states) else None
-                        for r, share in zip(readings, shares, strict=True)], shares):
+        readings = _readings(claim, parts, at, wanted, ours)
+        if _declines(claim, readings, split, wanted):
             continue  # a sentence that says most of it declines it: the message's others state no part of it
         for k, sentence in enumerate(split):
             if not features(sentence) & wanted:
@@ -401,6 +399,51 @@ def _reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Seq
     if reading.states and replaced_in_message(claim, piece.speaker, _later(split, k), said):
         return Reading(False, "corrected")
     return reading
+
+
+def _readings(claim: str, parts: Sequence[Piece], at: int, wanted: frozenset[str],
+              ours: frozenset[str]) -> list[Reading | None]:
+    """`_own_reading` of each sentence of business ``parts[at]`` that shares a feature of
+    `claim` (its features `wanted`); None for the others.
+    """
+    split = sentences(parts[at].text)
+    return [_own_reading(claim, parts[at], split, k, parts[:at], ours) if features(sentence) & wanted else None
+            for k, sentence in enumerate(split)]
+
+
+def _declines(claim: str, readings: Sequence[Reading | None], split: Sequence[str], wanted: frozenset[str],
+              passing: frozenset[str] = frozenset()) -> bool:
+    """`trust.evidence.declined_by` of a message's `readings` (`_readings`): a sentence that
+    says most of the claim (`MIN_COVERAGE` of its features) declines it, unless its reading's
+    reason is in `passing`.
+    """
+    shares = [len(features(sentence) & wanted) for sentence in split]
+    return declined_by(claim, [r if r is not None and (r.states or (share >= MIN_COVERAGE * len(wanted)
+                                                                     and r.why not in passing)) else None
+                               for r, share in zip(readings, shares, strict=True)], shares)
+
+
+def declined(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
+    """True when a business message declines `claim` as `supporters` reads it (`_declines`),
+    another case said beside it aside (`_OTHER_CASE`), and a message that answers the
+    customer's question with a yes aside (its "you won't be charged" is the rule's own no):
+    the business spoke of the claim and did not state it ("A Amazon oferece frete grátis
+    para assinantes Prime. Nós ainda não temos programa de assinatura, ..." for "Assinantes
+    têm frete grátis").
+    """
+    wanted = features(claim)
+    if not wanted:
+        return False
+    parts = pieces(list(messages), speaker, message_text)
+    ours = frozenset().union(*(names(p.text) for p in parts if p.speaker == "system"))
+    return any(_declines(claim, _readings(claim, parts, at, wanted, ours), sentences(piece.text), wanted,
+                         _OTHER_CASE) for at, piece in enumerate(parts)
+               if piece.business and answered_question(parts, at) is None)  # (a yes declines nothing)
+
+
+#: Readings of a sentence that says another case beside the claim's rather than refusing it
+#: ("Cancelling after check-in costs the first night. Before check-in, it's free.").
+_OTHER_CASE: Final = frozenset({"rearranged"})
 
 
 def _own_reading(claim: str, piece: Piece, split: Sequence[str], k: int, before: Sequence[Piece],
