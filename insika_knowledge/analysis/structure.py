@@ -292,13 +292,12 @@ _ONE_WORD: Final = {"desde_que": "if", "sempre_que": "when", "a_menos_que": "unl
 
 # ----------------------------------------------------------------------------- dates
 
+#: The months' names, folded, English then Portuguese, January first in each.
+MONTH_NAMES: Final = tuple(
+    "january february march april may june july august september october november december "
+    "janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro".split())
 _MONTHS: Final[dict[str, int]] = {
-    **{m: i for i, m in enumerate(
-        "january february march april may june july august september october november december"
-        .split(), 1)},
-    **{m: i for i, m in enumerate(
-        "janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro"
-        .split(), 1)},
+    **{m: i % 12 + 1 for i, m in enumerate(MONTH_NAMES)},
     **{m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)},
     "sept": 9, "fev": 2, "abr": 4, "mai": 5, "ago": 8, "set": 9, "out": 10, "dez": 12,
 }

@@ -44,6 +44,7 @@ from insika_knowledge.analysis.numbers import CURRENCIES
 from insika_knowledge.analysis.structure import (
     FREE,
     FUTURE,
+    MONTH_NAMES,
     PAST,
     VALUE_WORDS,
     WEEKDAY_NAMES,
@@ -1653,6 +1654,13 @@ class EvidenceCheck:
     located: bool = True
 
 
+def own_names(parts: Sequence[Piece], own: Iterable[str] = ()) -> frozenset[str]:
+    """The names the business uses for itself: those of its system prompt among `parts` and of
+    `own` (texts it wrote for itself, shown or withheld).
+    """
+    return frozenset().union(*(names(t) for t in [*own, *(p.text for p in parts if p.speaker == "system")]))
+
+
 def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iterable[str] = ()) -> EvidenceCheck:
     """Verify a candidate's quoted `evidence` against the transcript's `parts`.
 
@@ -1671,7 +1679,7 @@ def check(claim: str, evidence: Sequence[str], parts: Sequence[Piece], own: Iter
     reasons: list[str] = []
     vouching: list[Piece] = []  # the business pieces a quote was verified in
     located = False
-    ours = frozenset().union(*(names(t) for t in [*own, *(p.text for p in parts if p.speaker == "system")]))
+    ours = own_names(parts, own)
     for quote in _as_written(evidence, parts):
         wanted = normalised(str(quote))
         if len(wanted) < MIN_QUOTE_CHARS:
@@ -2254,10 +2262,8 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
 
 #: A weekday said of one month ("todo domingo de dezembro", "Sundays in December"), folded.
 _WEEKDAY_OF_MONTH: Final = re.compile(
-    r"\b(?:domingos?|segundas?|tercas?|quartas?|quintas?|sextas?|sabados?|sundays?|mondays?|tuesdays?"
-    r"|wednesdays?|thursdays?|fridays?|saturdays?)(?:-feiras?)?\s+(?:de|do|in|em|during|durante)\s+"
-    r"(janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro|january"
-    r"|february|march|april|may|june|july|august|september|october|november|december)\b")
+    rf"\b(?:{'|'.join(WEEKDAY_NAMES)})s?(?:-feiras?)?\s+(?:de|do|in|em|during|durante)\s+"
+    rf"({'|'.join(MONTH_NAMES)})\b")
 
 
 def _of_a_month(claim: str, texts: Sequence[str]) -> bool:

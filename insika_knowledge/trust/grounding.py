@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, names, same_duration
+from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -52,6 +52,7 @@ from insika_knowledge.trust.evidence import (
     declined_by,
     drops_condition,
     only_one_of_a_pair,
+    own_names,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -170,7 +171,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     asked = False  # the customer's last message asked a question (an answer may repeat its words)
     found: set[Speaker] = set()
     parts = pieces(list(messages), speaker, message_text)
-    ours = frozenset().union(*(names(p.text) for p in parts if p.speaker == "system"))  # the business's own names
+    ours = own_names(parts)
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             have = features(piece.text) & wanted
@@ -435,7 +436,7 @@ def declined(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
     if not wanted:
         return False
     parts = pieces(list(messages), speaker, message_text)
-    ours = frozenset().union(*(names(p.text) for p in parts if p.speaker == "system"))
+    ours = own_names(parts)
     return any(_declines(claim, _readings(claim, parts, at, wanted, ours), sentences(piece.text), wanted,
                          _OTHER_CASE) for at, piece in enumerate(parts)
                if piece.business and answered_question(parts, at) is None)  # (a yes declines nothing)
