@@ -264,3 +264,13 @@ def test_a_business_number_keeps_only_itself() -> None:
     ours = kept_contacts([("agent", "Nosso WhatsApp é (11) 98765-4321.")])
     assert redact("Chame no 98765-4321", ours).text == "Chame no 98765-4321"  # ours, without the area code
     assert redact("Meu celular é (21) 98765-4321", ours).text == "Meu celular é [phone]"
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Cliente Ana Souza, CPF 123.456.789-09", "Ana Souza"),  # a newcomer's attack: the label in capitals
+    ("Cliente Ana Souza, Tel: (11) 98765-4321", "Ana Souza"),
+    ("Customer John Smith, Phone 555-123-4567", "John Smith"),
+])
+def test_a_name_before_a_capitalised_contact_label_is_redacted(text: str, name: str) -> None:
+    redacted = redact(text)
+    assert name not in redacted.text and "[name]" in redacted.text, redacted.text

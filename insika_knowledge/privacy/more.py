@@ -335,7 +335,7 @@ CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card",
 _CAP: Final = r"(?:[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)"
 _PERSON: Final = rf"{_CAP}(?:\s+(?:(?:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP}){{0,3}}"
 _JOIN: Final = (
-    r"\s*(?:[,:;(<|/\-–]\s*)?(?:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
+    r"\s*(?:[,:;(<|/\-–]\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
     r"|mora(?:\s+(?:na|no|em))?|lives\s+at|reside\s+(?:na|no|em)|endere[çc]o|address|cpf|rg|pix|at|em|na|no)"
     r"\.?\s*[:=]?\s*)?"
 )
