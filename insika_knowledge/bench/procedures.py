@@ -105,6 +105,8 @@ def _clear_caches() -> None:
     terms_module.asked_terms.cache_clear()
     terms_module.term_digest.cache_clear()
     slotted.cache_clear()
+    steps_module._tool_reading.cache_clear()
+    canonical._cached_command.cache_clear()
 
 
 def _mine_pass(sessions: list[Session]) -> tuple[float, Miner]:

@@ -324,6 +324,11 @@ def bodies(command: str) -> str:
     return command
 
 
+#: The longest command whose template is cached: a command recurs (the same test run,
+#: the same listing, in a trace and across traces), a long heredoc rarely does.
+_CACHED_COMMAND: Final = 2000
+
+
 def canonical_command(command: str) -> str:
     r"""A shell command as a template: secrets, bodies, personal data, then volatile tokens replaced.
 
@@ -333,8 +338,18 @@ def canonical_command(command: str) -> str:
     Returns:
         The template, whitespace-trimmed, e.g. ``"cat > <TMP> <<'EOF'\\n<BODY>\\nEOF"``.
     """
-    # to a fixed point, so that a template canonicalises to itself
-    return fixed_point(lambda t: volatile(personal(bodies(scrub(t)))).strip(), command, rounds=6)
+    return _cached_command(command) if len(command) <= _CACHED_COMMAND else _template(command)
+
+
+@lru_cache(maxsize=4096)
+def _cached_command(command: str) -> str:
+    return _template(command)
+
+
+def _template(command: str) -> str:
+    # to a fixed point, so that a template canonicalises to itself (trimmed first: a
+    # command's trailing newline would cost a second round)
+    return fixed_point(lambda t: volatile(personal(bodies(scrub(t)))).strip(), command.strip(), rounds=6)
 
 
 @lru_cache(maxsize=4096)

@@ -440,10 +440,56 @@ def given_in(text: str) -> set[str]:
     return out
 
 
+#: The longest arguments (their `repr`) whose reading is cached: a lookup recurs (the same
+#: record fetched again in a session, or by the next run of a task), a long edit rarely does.
+_CACHED_ARGUMENTS: Final = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What a tool call says whatever its position and id (`_tool_step`)."""
+
+    template: str
+    signature: str
+    read_only: bool
+    uses: tuple[tuple[str, str], ...]
+    edit_key: str
+    opens: str
+    on_open_file: bool
+    values: tuple[tuple[str, str], ...]
+
+
+class _Arguments:
+    """A call's arguments, hashed and compared by their `repr` (JSON values: `repr` tells
+    ``"1"`` from ``1`` and ``True``), so a reading can be cached by them."""
+
+    __slots__ = ("key", "value", "_hash")
+
+    def __init__(self, key: str, value: Any) -> None:
+        self.key, self.value, self._hash = key, value, hash(key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Arguments) and other.key == self.key
+
+
 def _tool_step(seq: int, event: Event) -> Step:
-    name = event.name
+    key = repr(event.arguments)
+    if len(key) <= _CACHED_ARGUMENTS:
+        r = _tool_reading(event.name, _Arguments(key, event.arguments))
+    else:
+        r = _tool_reading.__wrapped__(event.name, _Arguments(key, event.arguments))
+    return Step(seq, call_key(event.call_id), TOOL, event.name, r.template, r.signature,
+                read_only=r.read_only, uses=r.uses, edit_key=r.edit_key, opens=r.opens,
+                on_open_file=r.on_open_file, values=r.values)
+
+
+@lru_cache(maxsize=4096)
+def _tool_reading(name: str, arguments: _Arguments) -> _Reading:
     base = tool_base_name(name)
-    args = event.arguments if isinstance(event.arguments, dict) else {"args": event.arguments}
+    args = arguments.value if isinstance(arguments.value, dict) else {"args": arguments.value}
     template = canonical_call(name, args)
     signature = f"{name}({','.join(sorted(str(k) for k in args))})"
     sub = str(args.get("command", "")).lower() if _EDITOR_TOOL_RE.match(base) else ""
@@ -474,20 +520,8 @@ def _tool_step(seq: int, event: Event) -> Step:
     elif _UPDATE_TOOL_RE.match(base):
         ids = [f"{k}={v}" for k, v in sorted(args.items()) if str(k).lower().endswith("id")]
         edit_key = f"{name}|{target_hash(';'.join(ids))}" if ids else ""
-    return Step(
-        seq,
-        call_key(event.call_id),
-        TOOL,
-        name,
-        template,
-        signature,
-        read_only=read_only,
-        uses=tuple(uses),
-        edit_key=edit_key,
-        opens=opens,
-        on_open_file=on_open,
-        values=() if read_only else enum_values(args),
-    )
+    return _Reading(template, signature, read_only, tuple(uses), edit_key, opens, on_open,
+                    () if read_only else enum_values(args))
 
 
 def _scripts_run(parsed: shell.Command) -> list[str]:
