@@ -461,7 +461,8 @@ class _Reading:
 
 class _Arguments:
     """A call's arguments, hashed and compared by their `repr` (JSON values: `repr` tells
-    ``"1"`` from ``1`` and ``True``), so a reading can be cached by them."""
+    ``"1"`` from ``1`` and ``True``), so a reading can be cached by them.
+    """
 
     __slots__ = ("key", "value", "_hash")
 
