@@ -181,3 +181,22 @@ def test_the_r_of_a_real_sign_is_no_name(text: str, named: set[str]) -> None:
     from insika_knowledge.analysis.structure import names
 
     assert names(text) == named
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("das oito da manhã às seis da tarde", "das 8h às 18h"),
+    ("from noon to 10 at night", "from 12:00 to 22:00"),
+    ("every day except Monday", "Tuesday to Sunday except Monday"),
+    ("todos os dias, exceto segunda", "de terça a domingo, exceto segunda"),
+    ('{"window_days": 14}', '{"window_days": 14 days}'),
+    ("seg–sex", "segunda a sexta"),
+    # one verb in Portuguese: a bill's "vence" and its "vencimento"
+    ("a mensalidade vence no dia 10", "o vencimento da mensalidade é no dia 10"),
+])
+def test_values_and_words_written_otherwise_read_alike(a: str, b: str) -> None:
+    assert content_terms(a) == content_terms(b)
+
+
+@pytest.mark.parametrize("text", ["limited to 2 in the evening", "the day: 5", "reviews 5 times a day: 3"])
+def test_a_count_is_no_time_of_day_nor_a_keyed_duration(text: str) -> None:
+    assert not any(t.endswith((":hour", ":day")) for t in content_terms(text))

@@ -1461,13 +1461,14 @@ def test_amounts_of_data_are_read_with_their_unit(a: str, b: str, alike: bool) -
     assert same(a, b) is alike and same(b, a) is alike
 
 
-@pytest.mark.xfail(strict=True, reason="known fault: a short English rule whose only stop word is 'no' reads as "
-                                       "Portuguese ('no' = 'em o'), so its negation is lost; counting 'no' as neither "
-                                       "language misreads short Portuguese ('Montagem no interior custa R$ 130')")
 def test_an_english_no_in_a_short_rule_is_a_negation() -> None:
+    """A short rule whose only stop word is "no" is read by its spelling: English words make
+    it a negation, Portuguese ones (or none) "em o"."""
     from insika_knowledge.analysis.structure import tokens
 
-    assert "n" in tokens("New members pay no enrollment fee.")  # read as "r:em" (Portuguese "no")
+    assert "n" in tokens("New members pay no enrollment fee.")
+    for portuguese in ("Montagem no interior custa R$ 130", "Frete no Pix", "Entrega no sábado"):
+        assert "r:em" in tokens(portuguese) and "n" not in tokens(portuguese)
 
 
 @pytest.mark.parametrize(("a", "b", "alike"), [

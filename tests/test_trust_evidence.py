@@ -3204,3 +3204,53 @@ def test_the_other_case_said_beside_the_claim_declines_nothing() -> None:
                     ("assistant", "Cancelling after check-in costs the first night. Before check-in, it's free."))
     assert not assess("Free cancellation before check-in\nCancelling before check-in is free.", "policy",
                       messages).quarantined
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "quote"), [
+    # hours said in words, with the part of the day ("oito da manhã", "10 at night")
+    ("qual o horário de atendimento do SAC?",
+     "O horário de atendimento é de segunda a sexta, das oito da manhã às seis da tarde.",
+     "Horário do SAC\nSAC atende seg–sex, 8h–18h.", None),
+    ("What are your hours?", "We're open from noon to 10 at night, every day except Monday.",
+     "Opening hours\nOpen 12:00–22:00 Tuesday through Sunday; closed Mondays.", None),
+    # a tool's field named for its unit: 14 in "window_days" is two weeks
+    ("It's $80 cheaper today. Anything you can do?",
+     '{"policy": "price_adjustment", "window_days": 14, "requires": "original receipt"}',
+     "Price adjustment\nIf the price drops within two weeks of purchase, the difference is credited with the "
+     "original receipt.", '"window_days": 14'),
+    # a due date "todo dia 10" is the claim's "de cada mês": a frequency, no kind narrowed
+    ("qual dia vence a mensalidade da escolinha?", "Vence dia 5... desculpa, errei: a mensalidade vence todo dia 10.",
+     "Vencimento da mensalidade\nO vencimento da mensalidade da escolinha é no dia 10 de cada mês.",
+     "a mensalidade vence todo dia 10"),
+])
+def test_values_said_in_other_words_are_read_as_the_same(asked: str, reply: str, claim: str,
+                                                         quote: str | None) -> None:
+    """A fresh helper's unseen set: legitimate rules held because a value was written otherwise."""
+    role = "tool" if reply.startswith("{") else "assistant"
+    messages = said(("user", asked), (role, reply))
+    assert not assess(claim, "fact", messages, None if quote is None else [quote]).quarantined
+
+
+def test_a_correction_that_gives_the_claims_value_to_another_subject_holds_it() -> None:
+    """"o check-in é a partir das 14h, o check-out até as 12h": the 12h is the check-out's, and
+    a correction's trailing clause is not read as part of what it corrects to."""
+    messages = said(("user", "qual o horário do check-in da pousada?"),
+                    ("assistant", "O check-in é a partir das 12h — opa, corrigindo: o check-in é a partir das 14h, "
+                                  "o check-out que é até as 12h."))
+    assert assess("Horário de check-in\nO check-in da pousada é a partir das 12h.", "fact", messages).quarantined
+    assert not assess("Horário de check-in\nO check-in da pousada é a partir das 14h.", "fact",
+                      messages).quarantined
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    ("A instalação é grátis pra quem assina o plano de 500 mega com fidelidade de 12 meses. Nos outros planos é "
+     "R$ 150.", "Custo de instalação\nA instalação da internet é gratuita.", True),
+    ("Installation is free for customers who sign a 12-month contract.", "Installation\nInstallation is free.", True),
+    # the claim says who it is for: no condition dropped
+    ("Installation is free for customers who sign a 12-month contract.",
+     "Installation\nInstallation is free with a 12-month contract.", False),
+])
+def test_a_rule_said_for_whoever_does_something_is_no_rule_for_all(reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", "How much is installation?"), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held
+    assert assess(claim, "policy", messages, [reply.split(".")[0]]).quarantined is held

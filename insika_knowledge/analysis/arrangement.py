@@ -137,10 +137,18 @@ def _gives_value_to_another(claim: str, text: str) -> bool:
     $10; express is $25." for "Express delivery costs $10"). A text with fewer than two
     prices or shares is not read.
     """
-    if sum(map(priced, tokens(text))) < 2:
+    if sum(map(_bound, tokens(text))) < 2:
         return False
     body = claim.partition("\n")[2] or claim
     return _given_another(details(body).near, details(text).near, names(body) | names(text))
+
+
+def _bound(token: str) -> bool:
+    """A value `_given_another` reads: a price or share (`priced`), or an hour ("o check-in é
+    a partir das 14h, o check-out até as 12h" gives 12h to the check-out); a range ("das 20h
+    às 6h") is one value.
+    """
+    return priced(token) or (token.startswith("m:") and token.endswith(":hour"))
 
 
 def _given_another(mine: frozenset[tuple[str, frozenset[str]]],
@@ -158,7 +166,7 @@ def _given_another(mine: frozenset[tuple[str, frozenset[str]]],
     """
     claimed = frozenset().union(*(_words(p) for _, p in mine))
     for value, phrase in mine:
-        if not priced(value):
+        if not _bound(value):
             continue
         here = [_words(p) for v, p in theirs if v == value]
         if not here or not all(h - claimed for h in here):
@@ -168,7 +176,7 @@ def _given_another(mine: frozenset[tuple[str, frozenset[str]]],
         # told by a name, or by any word of its own when the value sits with none of them
         # ("Standard is $10; express is $25" for "Express delivery costs $10")
         telling = own if not said_here & own else own & named
-        others = [_words(p) for v, p in theirs if v != value and priced(v) and _unit(v) == _unit(value)]
+        others = [_words(p) for v, p in theirs if v != value and _bound(v) and _unit(v) == _unit(value)]
         if any(o & (telling - said_here) for o in others):
             return True
     return False

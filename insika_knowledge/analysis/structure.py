@@ -185,9 +185,10 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
         "start": "start starts started starting begin begins began begun beginning",
-        # an expiry: "vence em 12 meses", "expira", "validade de 12 meses" (not "vencimento": a due date)
+        # an expiry or a due date, one verb in Portuguese: "vence em 12 meses", "expira", "validade
+        # de 12 meses", "a mensalidade vence todo dia 10" (its "vencimento")
         "expire": "expire expires expired expiring expiry expiration expira expiram expirar expirado expirada "
-                  "vence vencem vencer vencido vencida validade",
+                  "vence vencem vencer vencido vencida validade vencimento vencimentos",
         "ship": "ship ships shipped shipping shipment shipments dispatch dispatched envio envios enviar enviado "
                 "enviada "
                 "enviados enviadas enviamos despacho despachar despachado despachada frete fretes",
@@ -421,8 +422,8 @@ _SHORT_DAY_RE: Final = re.compile(_SHORT_DAY)
 #: A Portuguese day in a list: its three letters or its name (`_WEEKDAY_RE`'s).
 _ANY_DAY: Final = (r"(?:" + _SHORT_DAY + r"|\b(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira)?\b"
                    r"|\b(?:sabado|domingo)\b)")
-#: Two or more days joined by commas, "e", "a", "ou", "até", "-" or "/".
-_DAY_LIST_RE: Final = re.compile(_ANY_DAY + r"(?:\s*(?:,|/|-|\b(?:e|a|ou|ate)\b)\s*" + _ANY_DAY + ")+")
+#: Two or more days joined by commas, "e", "a", "ou", "até", a hyphen or dash ("seg–sex") or "/".
+_DAY_LIST_RE: Final = re.compile(_ANY_DAY + r"(?:\s*(?:,|/|-|\u2013|\u2014|\b(?:e|a|ou|ate)\b)\s*" + _ANY_DAY + ")+")
 
 
 # ----------------------------------------------------------------------------- tokens
@@ -690,7 +691,7 @@ def _prepare(text: str) -> str:
             folded = pattern.sub(word, folded)
     if "um" in folded:
         folded = _ONE_RE.sub(r"\1 1 ", _ONE_PER_RE.sub("1 ", folded))
-    return _rewritten(read_number_words(_rewritten(folded, _MARKS)), _RATE_RULES)
+    return _rewritten(read_number_words(_rewritten(folded, _MARKS)), _AFTER_NUMBER_WORDS)
 
 
 #: A rewrite of folded text: the literals one of which it needs (a cheap test first), the
@@ -756,6 +757,30 @@ _ACTION_NOUNS: Final = (
     "|confirmations?|notifications?|e-?mails?|messages?|receipts?|invoices?|vouchers?|links?|codes?")
 
 
+#: "every day except Monday", "daily but Sundays", "todos os dias, exceto segunda" (folded).
+_ALL_BUT_ONE_DAY_RE: Final = re.compile(
+    r"\b(?:every day|daily|todos os dias|todo dia)\s*,?\s*(except(?: for)?|but|exceto|menos|salvo|com excecao d[eao]s?)"
+    r"\s+(?:on\s+|as\s+|aos\s+|os\s+|a\s+|o\s+)?(" + "|".join(WEEKDAY_NAMES) + r")(?:s|[- ]feiras?)?\b")
+#: A number after a field named for its unit: a key in quotes or in snake case (``"window_days":
+#: 14``, ``"days": 30``, ``"delivery_hours": 48``; folded text); not "a day: 5".
+_UNIT_IN_KEY_RE: Final = re.compile(
+    r"(?:\b[a-z]+_|[\"'])(day|hour|minute|week|month|year|dia|hora)s?(?:_[a-z_]+)?[\"']?\s*[:=]\s*(\d+(?:\.\d+)?)\b")
+
+
+#: What a key named for its unit starts or ends with (`_UNIT_IN_KEY_RE`'s cheap test).
+_UNIT_KEYS: Final = tuple(f"{mark}{unit}" for unit in ("day", "hour", "minute", "week", "month", "year", "dia", "hora")
+                          for mark in ("_", '"', "'"))
+
+
+def _all_but_one_day(match: re.Match[str]) -> str:
+    """"every day except monday" as "tuesday to sunday except monday" (the six other days,
+    named in the excepted day's language).
+    """
+    at = WEEKDAY_NAMES.index(match[2])
+    week, i = WEEKDAY_NAMES[at - at % 7:at - at % 7 + 7], at % 7
+    return f"{week[(i + 1) % 7]} {'to' if at < 7 else 'a'} {week[(i + 6) % 7]} {match[1]} {match[2]}"
+
+
 def _day_half(hour: str, part: str) -> str:
     """An hour with a part of the day as a clock time: "10" "at night" is "10 pm", "1" "at
     night" "1 am", "12" "at night" "midnight", "4" "da tarde" "4 pm", "8" "da manhã" "8 am";
@@ -772,6 +797,11 @@ def _day_half(hour: str, part: str) -> str:
     return f"{hour} pm" if whole <= 6 else f"{hour} {part}"  # the afternoon, "da tarde"
 
 
+#: A range's "to" after its start as a time ("from noon to 10 at night", "from 9 am to 6 in the
+#: evening"): the hour after it is a time too ("limited to 2 in the evening" is a count).
+_FROM_TIME_TO: Final = r"from\s+(?:noon|midday|midnight|(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.))\s+to"
+
+
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
 #: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
 #: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
@@ -780,16 +810,25 @@ def _day_half(hour: str, part: str) -> str:
 #: tried only when its cheap literal is in the text.
 #: What may follow "here" / "there" when they name no place ("there is", "there'll be", "here's").
 _BE_AFTER: Final = "is|are|was|were|will|would|may|might|can|could|should|must|has|have|had|seems?|'s|'ll|'d|s"
+#: A part of the day after an hour said as a time ("at 10 at night", "às 8 da manhã", "até as 4
+#: da tarde", "das oito da manhã": run again once number words are read) is its half of the
+#: clock (`_day_half`); "limited to 2 in the evening" is a count.
+_DAY_HALF: Final[_Rewrite] = (
+    (" at night", " da noite", " de noite", " in the morning", " da manha", " de manha", " in the afternoon",
+     " in the evening", " da tarde", " de tarde"),
+    re.compile(r"\b(at|as|das|until|till|by|before|after|from|ate|desde|" + _FROM_TIME_TO
+               + r")\s+((?:1[0-2]|0?[1-9])(?::[0-5]\d)?)\s+(at night|da noite|de noite|in the morning|da manha"
+               r"|de manha|in the afternoon|in the evening|da tarde|de tarde)\b"),
+    lambda m: f"{m[1]} {_day_half(m[2], m[3])}")
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
-    (triggers, re.compile(pattern), replacement) for triggers, pattern, replacement in (
+    rule if isinstance(rule[1], re.Pattern) else (rule[0], re.compile(rule[1]), rule[2]) for rule in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
-        # a part of the day after an hour said as a time ("at 10 at night", "às 8 da manhã", "até as
-        # 4 da tarde") is its half of the clock (`_day_half`); "limited to 2 in the evening" is a count
-        ((" at night", " da noite", " de noite", " in the morning", " da manha", " de manha", " in the afternoon",
-          " in the evening", " da tarde", " de tarde"),
-         r"\b(at|as|das|until|till|by|before|after|from|ate|desde)\s+((?:1[0-2]|0?[1-9])(?::[0-5]\d)?)\s+"
-         r"(at night|da noite|de noite|in the morning|da manha|de manha|in the afternoon|in the evening|da tarde"
-         r"|de tarde)\b", lambda m: f"{m[1]} {_day_half(m[2], m[3])}"),
+        _DAY_HALF,
+        # every day but one is the week's other days, as a range ("every day except Monday" is
+        # "tuesday to sunday except monday"; "todos os dias, exceto domingo")
+        (("every day", "daily", "todos os dias", "todo dia"), _ALL_BUT_ONE_DAY_RE, _all_but_one_day),
+        # a value whose unit is its field's name (a tool's data: ``"window_days": 14`` is 14 days)
+        (_UNIT_KEYS, _UNIT_IN_KEY_RE, lambda m: f"{m[0]} {m[1]}s"),
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
         ((" or more", " ou mais"), r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
          lambda m: f"at least {m[1]}{m[2]}"),
@@ -879,6 +918,8 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
          r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
          r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
     ))
+#: The rewrites run once number words are read ("oito da manhã" is "8 da manha" only then).
+_AFTER_NUMBER_WORDS: Final = (_DAY_HALF, *_RATE_RULES)
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
@@ -1005,11 +1046,26 @@ _PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
 def _language(text: str, prepared: str) -> str:
     """``en``, ``pt`` or ``mixed`` (`analysis.text.text_language`); a short text whose stop
     words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos").
+    A text whose only stop word is "no" is Portuguese ("Frete no Pix") unless its words are
+    spelled as English only ("New members pay no enrollment fee": `_ENGLISH_SPELLING`,
+    `_PORTUGUESE_SPELLING`).
     """
     lang = text_language(prepared)
     if lang == "mixed" and _PORTUGUESE_MARKS.search(text):
         return "pt"
+    if lang == "pt" and _NO_RE.search(prepared) and text_language(_NO_RE.sub(" ", prepared)) == "mixed":
+        # "no" alone: Portuguese ("Frete no Pix") unless the spelling is English ("New members pay no fee")
+        english = _ENGLISH_SPELLING.search(prepared) and not _PORTUGUESE_SPELLING.search(prepared)
+        return "en" if english and not _PORTUGUESE_MARKS.search(text) else "pt"
     return lang
+
+
+#: The word "no", Portuguese "em o" or English "no" (`_language` reads the rest to tell).
+_NO_RE: Final = re.compile(r"\bno\b")
+#: Spellings only Portuguese words have (folded): "nh", "lh", "-dade(s)", "-cao"/"-coes", "-mente", "-agem".
+_PORTUGUESE_SPELLING: Final = re.compile(r"[a-z]*(?:nh|lh)[a-z]*|\b[a-z]+(?:dades?|coes|cao|mente|agem|agens)\b")
+#: Spellings only English words have (folded): "th", "wh", "w", "k", "y" inside a word, "-ing", "-tion", "-ness".
+_ENGLISH_SPELLING: Final = re.compile(r"\b[a-z]*(?:th|wh|w|k|y)[a-z]*\b|\b[a-z]+(?:ing|tion|ness)s?\b")
 
 
 @lru_cache(maxsize=65536)

@@ -1836,9 +1836,15 @@ def universal_said(claim: str, texts: Sequence[str]) -> bool:
             continue  # "R$ 90 each.", "$30 each as private pay": a price per thing, of no kind
         if token == _UNIVERSAL:  # "each subsequent transfer" is of transfers: `_ONE_MORE` skipped
             kind = next((t for t in seq[at + 1:] if plain_word(t) and t not in _ONE_MORE), None)
-            if kind is not None and not any(kind in content_terms(t) for t in texts):
+            if kind is not None and kind not in _RECURRING and not any(kind in content_terms(t) for t in texts):
                 return False
     return True
+
+
+#: Times a rule recurs on ("todo dia 10 de cada mês", "every week", "toda manhã"), as
+#: `tokens` reads them: a frequency, no kind of thing the rule is said of.
+_RECURRING: Final = frozenset({"mes", "month", "week", "seman", "dia", "day", "year", "ano", "hour", "hora",
+                               "quinzen", "weekend", "morn", "manh", "tard", "noit", "night", "evening", "afternoon"})
 
 
 def _says_all_of(claim: str, text: str, quoted: Sequence[str]) -> bool:
@@ -2236,6 +2242,8 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     for text in texts:
         if text.rstrip().endswith("?"):
             continue  # the question a bare yes answers: its "if I break down near ..." is the asker's case
+        if _for_whoever(text, wanted):
+            return True  # "A instalação é grátis pra quem assina o plano de 500 mega"
         seq = tokens(text)
         start = 0
         for end in [*(i for i, t in enumerate(seq) if t.startswith("c:")), len(seq)]:
@@ -2296,6 +2304,26 @@ def _required(mine: tuple[str, ...], texts: Sequence[str]) -> bool:
 #: "Only with" ("somente com a nota fiscal", "only with the original receipt"): what follows
 #: is a condition of what comes before.
 _ONLY_WITH: Final = frozenset({"r:with", "r:com"})
+
+
+#: Who a rule is for, as a clause ("pra quem assina", "for those who", "for anyone who",
+#: "para clientes que"): a condition on the customer (folded text).
+_FOR_WHOEVER: Final = re.compile(
+    r"\b(?:pra|para|for)\s+(?:quem|aqueles? que|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
+    r"|(?:those|anyone|everyone|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
+
+
+def _for_whoever(text: str, wanted: frozenset[str]) -> bool:
+    """True when `text` says what it shares with the claim (content terms `wanted`) for
+    whoever does something none of whose words the claim says ("A instalação é grátis pra
+    quem assina o plano de 500 mega" for "A instalação é gratuita").
+    """
+    folded = fold(text)
+    for found in _FOR_WHOEVER.finditer(folded):
+        said = content_terms(found[1])
+        if said and not said & wanted and content_terms(folded[:found.start()]) & wanted:
+            return True
+    return False
 
 
 def _only_with(clause: Sequence[str], wanted: frozenset[str]) -> bool:

@@ -211,9 +211,10 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                     and any(features(earlier) & wanted & numbers for earlier in split[:k]):
                 continue  # "Standard is $10; express is $25.": express is not the $10's (a value said
                 # after it may correct it: "A taxa é R$ 30. Ops, quis dizer R$ 40.")
-            if reading.states:
-                text |= features(sentence)
-                said.append(sentence)
+            if reading.states:  # as it was read: a correction's reason after it is no part of the claim
+                stated = without_explanation(sentence)
+                text |= features(stated)
+                said.append(stated)
             elif reading.why == "corrected":  # a value corrected in the message to the claim's
                 replaced, new = corrected_to(claim, sentence, piece.speaker, _later(split, k))
                 if replaced:  # the sentence as corrected: its words, the correction's value
