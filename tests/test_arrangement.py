@@ -161,6 +161,32 @@ def test_a_tier_whose_value_is_bound_to_the_other_tiers_bound_is_another_claim()
     assert not rearranged("Checked bags cost $35 up to 23 kg.", "Bags cost $35 up to 23 kg and $50 over 23 kg.")
 
 
+def test_free_on_the_other_side_of_a_threshold_is_another_claim() -> None:
+    """A fresh helper's unseen set: the threshold's sides swapped, the sum that bounds each
+    side the same."""
+    text = "Free shipping applies to orders over $75; orders under $75 ship for a flat $6.99."
+    assert rearranged("Orders under $75 ship for free, while orders over $75 pay a flat $6.99.", text) == \
+        "a value sits with another subject"
+    assert not rearranged("Orders over $75 ship for free, while orders under $75 pay a flat $6.99.", text)
+    assert rearranged("O frete é grátis abaixo de R$ 199.", "Frete grátis acima de R$ 199. Abaixo disso, R$ 15.")
+    assert not rearranged("O frete é grátis acima de R$ 199.", "Frete grátis acima de R$ 199. Abaixo disso, R$ 15.")
+
+
+@pytest.mark.parametrize(("claim", "text", "swapped"), [
+    ("O IPTU do imóvel é pago pelo inquilino.",
+     "A taxa de condomínio é responsabilidade do inquilino; o IPTU fica por conta do proprietário.", True),
+    ("O IPTU do imóvel é pago pelo proprietário.",
+     "A taxa de condomínio é responsabilidade do inquilino; o IPTU fica por conta do proprietário.", False),
+    ("Return shipping is paid by the seller.", "The buyer pays return shipping; the seller pays outbound.", True),
+    ("Return shipping is paid by the buyer.", "The buyer pays return shipping; the seller pays outbound.", False),
+    # a negated clause names no payer ("vc nem paga o frete de volta")
+    ("O frete de devolução fica por conta da loja.", "A gente manda outro e vc nem paga o frete de volta.", False),
+])
+def test_another_payer_for_the_same_thing_is_another_claim(claim: str, text: str, swapped: bool) -> None:
+    """A fresh helper's unseen set: who pays, between two parties of neither side (tenant, owner)."""
+    assert (rearranged(claim, text) == "another party does it") is swapped
+
+
 @pytest.mark.parametrize(("claim", "text", "why"), SWAPPED)
 def test_the_same_words_in_other_places_are_another_claim(claim: str, text: str, why: str) -> None:
     assert rearranged(claim, text) == why

@@ -3254,3 +3254,33 @@ def test_a_rule_said_for_whoever_does_something_is_no_rule_for_all(reply: str, c
     messages = said(("user", "How much is installation?"), ("assistant", reply))
     assert assess(claim, "policy", messages).quarantined is held
     assert assess(claim, "policy", messages, [reply.split(".")[0]]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    ("Not yet, unfortunately. We're looking into adding Apple Pay later this year, but for now we accept Visa, "
+     "Mastercard, Amex and PayPal.", "Apple Pay as a payment method\nApple Pay is accepted at checkout."),
+    ("Ainda não! Estamos estudando aceitar Apple Pay no ano que vem; hoje é cartão, Pix ou boleto.",
+     "Apple Pay\nA loja aceita Apple Pay."),
+])
+def test_what_the_business_plans_is_not_yet_its_rule(reply: str, claim: str) -> None:
+    """A fresh helper's unseen set: a plan read as the rule, a fact no one states learned."""
+    messages = said(("user", "Can I pay with Apple Pay?"), ("assistant", reply))
+    assert assess(claim, "fact", messages).quarantined
+    assert assess(claim, "fact", messages, ["Apple Pay"]).quarantined
+    # the rule itself, said: learned
+    done = said(("user", "Can I pay with Apple Pay?"), ("assistant", "Yes, we accept Apple Pay at checkout."))
+    assert not assess(claim, "fact", done).quarantined
+
+
+def test_a_persona_sentence_of_the_system_prompt_states_no_rule() -> None:
+    """"You are the support assistant for X" lent its "support" to a claim the agent said of
+    another plan (a fresh helper's unseen set)."""
+    messages = [{"role": "system", "content": "You are the support assistant for Ledgerly. The customer is on "
+                                              "the Basic plan."},
+                {"role": "user", "content": "Can I call someone? This is urgent."},
+                {"role": "assistant", "content": "Priority phone support comes with the Premium plan. On Basic, "
+                                                 "support is by email within one business day."}]
+    claim = "Support channel on the Basic plan\nThe Basic plan has priority phone support."
+    assert assess(claim, "fact", messages).quarantined
+    stated = [*messages[:2], {"role": "assistant", "content": "Yes: the Basic plan has priority phone support too."}]
+    assert not assess(claim, "fact", stated).quarantined

@@ -36,7 +36,7 @@ from insika_knowledge.analysis.structure import (
     priced,
     tokens,
 )
-from insika_knowledge.analysis.text import text_language
+from insika_knowledge.analysis.text import fold, negation_count, text_language
 
 #: The parties that speak for the business ("we", "the store", "the seller") and those on
 #: the customer's side ("you", "customers", "members", "passengers"), as terms: a text in
@@ -210,26 +210,36 @@ _UP_TO: Final = frozenset({"p:p_before", "p:p_at_most", "p:p_below", "r:through"
 _FROM_ON: Final = frozenset({"p:p_after", "p:p_at_least", "p:p_above", "r:from", "r:since"})
 
 
-def _tiers(seq: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
-    """Each price of `seq` said in a clause with one bound -> ``(from, the bound's value)``.
+#: What opens a clause that sets another case against the one before ("..., while orders over
+#: $75 pay $6.99").
+_CONTRAST: Final = frozenset({"c:while", "c:whereas"})
 
-    A clause ends at a sentence's end or a list's "and" / "or"; a clause with more than one
-    price or bound binds none ("R$ 1.450,00 se paga até o dia 5": ``m:1450:brl`` -> ``(False,
-    m:5:)``; "acima de 12.000 BTUs, R$ 480": ``m:480:brl`` -> ``(True, m:12000:)``).
+
+def _tiers(seq: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
+    """Each price of `seq` (or "free") said in a clause with one bound -> ``(from, the
+    bound's value)``; the value of a bound is no price of the clause ("orders under $75 ship
+    free": ``s_free`` -> ``(False, m:75:usd)``).
+
+    A clause ends at a sentence's end, a list's "and" / "or" or a contrast's "while"; a
+    clause with more than one price or bound binds none ("R$ 1.450,00 se paga até o dia 5":
+    ``m:1450:brl`` -> ``(False, m:5:)``; "acima de 12.000 BTUs, R$ 480": ``m:480:brl`` ->
+    ``(True, m:12000:)``).
     """
     found: dict[str, tuple[bool, str]] = {}
     clause: list[str] = []
     for token in (*seq, "."):
-        if token != "." and token not in _EITHER:
+        if token != "." and token not in _EITHER and token not in _CONTRAST:
             clause.append(token)
             continue
-        prices = {t for t in clause if priced(t)}
-        bounds = set()
+        bounds, bounding = set(), set()
         for at, word in enumerate(clause):
             if word in _UP_TO or word in _FROM_ON:
-                value = next((t for t in clause[at + 1:at + 4] if t.startswith(("m:", "d:")) and t not in prices), None)
+                # the value right after the bound word ("orders under $75": a sum bounds too)
+                value = next((t for t in clause[at + 1:at + 4] if t.startswith(("m:", "d:"))), None)
                 if value is not None:
                     bounds.add((word in _FROM_ON, value))
+                    bounding.add(value)
+        prices = {t for t in clause if (priced(t) or t == FREE) and t not in bounding}
         if len(prices) == 1 and len(bounds) == 1:
             found.update(dict.fromkeys(prices, next(iter(bounds))))
         clause = []
@@ -606,6 +616,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "another party does it"  # two parties trade subjects ("frete troca: pago pelo cliente, ...")
     if _places_traded(body, text):
         return "it is said of another place or group"
+    if _payer_swapped(body, text):
+        return "another party does it"  # "o IPTU fica por conta do proprietário" for "... pago pelo inquilino"
     return ""
 
 
@@ -752,6 +764,54 @@ def _says_both(found: Details) -> bool:
 
 #: Where a body's sentence ends (". ", "; ", a line end): `_turned_in_its_sentence`.
 _BODY_SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+#: Who pays for something, named after it (folded text): "é pago pelo inquilino", "fica por
+#: conta do proprietário", "é responsabilidade do locatário", "is paid by the seller", "is the
+#: buyer's responsibility", "covered by the insurer"; or before it: "o inquilino paga o IPTU",
+#: "the buyer pays (for) return shipping".
+_PAID_BY: Final = re.compile(
+    r"\b(?:pag[oa]s?|custead[oa]s?|arcad[oa]s?|paid|covered|borne)\s+(?:pel[oa]s?|by)\s+(?:the\s+|o\s+|a\s+)?(\w+)"
+    r"|\b(?:por conta|a cargo|(?:de\s+)?responsabilidade)\s+d[oa]s?\s+(\w+)"
+    r"|\bthe\s+(\w+)'s\s+responsibility")
+_PAYS: Final = re.compile(r"\b(?:o|a|os|as|the)\s+(\w+)\s+(?:paga|pagam|pays|pay)\b")
+#: Where a clause of `_payers` ends (before folding: "e", and, is no "é", is).
+_PAYER_CLAUSE: Final = re.compile(r"[.;,!?\n]+|\s(?:e|and|mas|but|while|enquanto)\s", re.IGNORECASE)
+
+
+def _payers(text: str) -> set[tuple[frozenset[str], str]]:
+    """``(what is paid for, who pays)`` of each clause of `text` that names a payer
+    (`_PAID_BY`, `_PAYS`), as content terms; a negated clause names none ("vc nem paga o
+    frete de volta" says who does not).
+    """
+    found: set[tuple[frozenset[str], str]] = set()
+    for clause in map(fold, _PAYER_CLAUSE.split(text)):
+        match = _PAID_BY.search(clause) or _PAYS.search(clause)
+        if match is None or negation_count(clause):
+            continue
+        payer = content_terms(next(g for g in match.groups() if g))
+        thing = content_terms(clause[:match.start()] + " " + clause[match.end():]) - payer - _PAYMENT_TERMS
+        if len(payer) == 1 and thing:
+            found.add((thing, next(iter(payer))))
+    return found
+
+
+#: The terms of paying itself (not what is paid for).
+_PAYMENT_TERMS: Final = frozenset({"s_payment", "s_price", "respons", "cont", "carg", "fic"})
+
+
+def _payer_swapped(claim: str, text: str) -> bool:
+    """True when `text` names another payer for what `claim` says someone pays, and never the
+    claim's ("o IPTU fica por conta do proprietário" for "O IPTU é pago pelo inquilino").
+    """
+    theirs = _payers(text)
+    if not theirs:
+        return False
+    for thing, payer in _payers(claim):
+        said = {who for what, who in theirs if what & thing}
+        if said and payer not in said:
+            return True
+    return False
 
 
 def _done_by_other_side(mine: Details, theirs: Details, *, customer: bool) -> bool:

@@ -23,6 +23,10 @@ Only what the business side said is learned. With a conversation:
   it in another tense, or mostly negates it: `trust.evidence.turns_down`) and its
   sentences that state it say less than a quarter of it ("We don't ship every order above
   $50 for free anymore", "Did someone tell you we ship for free?", "We used to ship...").
+  A fact (no rule) no one's words support is learned, unless a business sentence turns it
+  down ("Can I pay with Apple Pay?" / "Not yet ... we're looking into adding Apple Pay later
+  this year") or a business message declines it (`trust.grounding.declined`: "Phone support
+  is included in the Enterprise plan" for the Team plan's).
   Whether or not the agent acted, a rule no business sentence states is quarantined when
   a business sentence that says most of it limits it: only for a while, only this once, or
   of something narrower ("This week only, shipping is free on all orders", "Our downtown
@@ -166,6 +170,12 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
                 else (business_words == 0 or customers or _one_word(claim, transcript) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
             return Assessment(who, markers, True, None, report)
+    if not who and not report and not markers and concept_type != "policy" and (
+            turned_down(claim, transcript) or declined(claim, transcript)):
+        # A fact no one's words state that the business side turned down ("Can I pay with Apple
+        # Pay?" / "Not yet ... We're looking into adding Apple Pay later this year") or declined
+        # ("Priority phone support is included in the Enterprise plan" for the Team plan's).
+        return Assessment(who, markers, True, None, report)
     if quarantined and not declined(claim, transcript):  # the business side's sentences together may
         business_share, customer_share = shares(claim, transcript)  # still cover it, unless one declined it
         quarantined = not MIN_COVERAGE <= business_share >= customer_share

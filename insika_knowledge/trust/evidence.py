@@ -799,7 +799,20 @@ def _tenses(text: str) -> frozenset[str]:
         elif t.startswith("t:"):
             said.add(t)
             qualifying = False
-    return frozenset(said | {PAST} if _PAST_STATE.search(fold(text)) else said)
+    folded = fold(text)
+    if _PLANNED.search(folded):
+        said.add(FUTURE)  # "We're looking into adding Apple Pay later this year": not yet the rule
+    return frozenset(said | {PAST} if _PAST_STATE.search(folded) else said)
+
+
+#: What the business plans, studies or hopes to do: a future, not yet the rule it names
+#: (folded text).
+_PLANNED: Final = re.compile(
+    r"\b(?:(?:we|we're|we are|i'm|i am)\s+(?:(?:currently|still|also)\s+)?"
+    r"(?:looking into|planning (?:on|to)|considering|thinking (?:about|of)|hoping to"
+    r"|working on (?:adding|offering|launching|bringing))"
+    r"|(?:we )?(?:plan|hope|aim) to|coming soon|will soon|em breve|(?:estamos|to|tou) (?:estudando|avaliando|planejando"
+    r"|pensando em|vendo (?:de|a possibilidade))|pretendemos|planejamos|queremos (?:passar a|comecar a))\b")
 
 
 #: The clause words that join a participle to the one before it ("cancelled or rescheduled").

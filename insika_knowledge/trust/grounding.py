@@ -203,8 +203,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         if _declines(claim, readings, split, wanted):
             continue  # a sentence that says most of it declines it: the message's others state no part of it
         for k, sentence in enumerate(split):
-            if not features(sentence) & wanted:
-                continue
+            if not features(sentence) & wanted or (piece.speaker == "system" and PERSONA.match(sentence)):
+                continue  # (a system prompt's persona, "You are the support assistant for X", states no rule)
             reading = readings[k]
             assert reading is not None
             if reading.states and piece.speaker != "tool" and _valued_otherwise(values, features(sentence)) \
@@ -241,6 +241,13 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 and not drops_condition(claim, said):  # "free for orders over R$ 200" for "free"
             found.add(piece.speaker)  # type: ignore[arg-type]
     return frozenset(found)
+
+
+#: A system prompt's sentence that says who the assistant is ("You are the support assistant
+#: for Tallyboard", "Você é o atendente virtual da Loja X", "Act as ..."), as written.
+PERSONA: Final = re.compile(
+    r"^\W*(?i:you are|you're|act as|your role is|as an? (?:\w+ )?assistant|voc[eê] [eé]|voc[eê] atua|atue como"
+    r"|seu papel [eé])\b")
 
 
 def _gainsaid(claim: str, split: Sequence[str], *, answered: bool) -> bool:
