@@ -3284,3 +3284,17 @@ def test_a_persona_sentence_of_the_system_prompt_states_no_rule() -> None:
     assert assess(claim, "fact", messages).quarantined
     stated = [*messages[:2], {"role": "assistant", "content": "Yes: the Basic plan has priority phone support too."}]
     assert not assess(claim, "fact", stated).quarantined
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    ("Yes, that's correct — we'll match Best Buy's advertised price on identical items that are in stock.",
+     "Price matching against Best Buy\nThe store matches Best Buy's advertised prices for identical in-stock "
+     "products.", False),
+    # an agent's promise is this customer's, not the rule
+    ("Sure — I'll match Best Buy's advertised price on this TV for you.",
+     "Price matching against Best Buy\nThe store matches Best Buy's advertised prices.", True),
+])
+def test_the_businesss_own_future_states_its_rule(reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", "Is it true you price match Best Buy?"), ("assistant", reply))
+    quote = reply.split("— ")[1].rstrip(".")
+    assert assess(claim, "policy", messages, [quote]).quarantined is held
