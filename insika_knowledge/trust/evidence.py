@@ -728,16 +728,18 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled) \
             and not _FOR_THIS_ONE.search(unlabelled):
         said -= {FUTURE}  # "You won't be charged for the first four withdrawals each month": a standing rule
-    if FUTURE in said and _WE_WILL.search(unlabelled) and not _PROMISE.search(unlabelled) \
-            and not _FOR_THIS_ONE.search(unlabelled) and not _PLANNED.search(fold(unlabelled)):
-        said -= {FUTURE}  # "we'll match Best Buy's advertised price on identical items": the business's rule
+    if FUTURE in said and YES_RE.match(fold(unlabelled).lstrip(" \"'")) and _WE_WILL.search(unlabelled) \
+            and not _PROMISE.search(unlabelled) and not _FOR_THIS_ONE.search(unlabelled) \
+            and not _PLANNED.search(fold(unlabelled)):
+        said -= {FUTURE}  # "Yes, that's correct — we'll match Best Buy's price on identical items": the rule
     if FUTURE in said and _calendar_dates(consequence) & _calendar_dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
 
 
 #: The business's own future ("we'll match", "we will refund", "a gente vai trocar"), not an
-#: agent's promise ("I'll", `_PROMISE`): how a rule is often said.
+#: agent's promise ("I'll", `_PROMISE`): after a yes to the customer's question, how the
+#: rule the yes confirms is often said ("We will offer free shipping" alone is a change to come).
 _WE_WILL: Final = re.compile(r"(?i)\b(?:we(?:'ll|\u2019ll| will)|a gente vai|nós vamos|vamos)\s+\w+")
 
 
