@@ -201,8 +201,3 @@ def test_values_and_words_written_otherwise_read_alike(a: str, b: str) -> None:
 def test_a_count_is_no_time_of_day_nor_a_keyed_duration(text: str) -> None:
     assert not any(t.endswith((":hour", ":day")) for t in content_terms(text))
 
-
-def test_cobrar_is_charge() -> None:
-    """'As faltas são cobradas' says a charge, as 'charged' does (one group, `s_price`)."""
-    assert content_terms("A taxa é cobrada no cartão.") == content_terms("A taxa cobramos no cartão.")
-    assert "s_price" in content_terms("faltas sem aviso são cobradas integralmente")

@@ -160,9 +160,7 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "exchange": "exchange exchanges exchanged exchanging swap swaps swapped troca trocas trocar "
                     "trocado trocada trocados trocadas",
         "price": "price prices cost costs fee fees charge charges bill bills billed preco precos custo custos custa "
-                 "custam taxa taxas "  # not "tarifa": a fare, not a fee
-                 # "cobrar" is "charge" ("faltas são cobradas", "cobramos R$ 10")
-                 "cobrar cobra cobram cobramos cobrado cobrada cobrados cobradas cobranca cobrancas",
+                 "custam taxa taxas",  # not "tarifa": a fare, not a fee
         "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
         "customer": "customer customers client clients cliente clientes consumidor consumidores",
         "store": "store stores shop shops loja lojas",
