@@ -201,3 +201,8 @@ def test_values_and_words_written_otherwise_read_alike(a: str, b: str) -> None:
 def test_a_count_is_no_time_of_day_nor_a_keyed_duration(text: str) -> None:
     assert not any(t.endswith((":hour", ":day")) for t in content_terms(text))
 
+
+
+def test_a_fortnight_and_a_quinzena_are_durations() -> None:
+    assert "m:2:week" in content_terms("within a fortnight of delivery")
+    assert "m:15:day" in content_terms("dentro de uma quinzena")

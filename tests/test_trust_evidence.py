@@ -3298,3 +3298,18 @@ def test_the_businesss_own_future_states_its_rule(reply: str, claim: str, held: 
     messages = said(("user", "Is it true you price match Best Buy?"), ("assistant", reply))
     quote = reply.split("— ")[1].rstrip(".")
     assert assess(claim, "policy", messages, [quote]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    ("You'll have a fortnight from delivery to return it. Just use the prepaid label in the box.",
+     "Return window\nItems may be returned within 14 days of delivery.", False),
+    ("Você terá uma quinzena a partir da entrega para devolver.",
+     "Prazo de devolução\nDevoluções em até 15 dias após a entrega.", False),
+    # the window given this once is no rule
+    ("Since it was a gift, you'll have 60 days this time.",
+     "Return window\nItems may be returned within 60 days.", True),
+])
+def test_the_window_a_rule_gives_said_as_the_customers_future(reply: str, claim: str, held: bool) -> None:
+    """A fresh helper's unseen set: "you'll have a fortnight" was read as a change to come."""
+    messages = said(("user", "How long do I have to send it back?"), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held

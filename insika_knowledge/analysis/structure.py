@@ -827,6 +827,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # every day but one is the week's other days, as a range ("every day except Monday" is
         # "tuesday to sunday except monday"; "todos os dias, exceto domingo")
         (("every day", "daily", "todos os dias", "todo dia"), _ALL_BUT_ONE_DAY_RE, _all_but_one_day),
+        # a fortnight is two weeks, "uma quinzena" fifteen days
+        (("fortnight",), r"\b(?:a|one|1)\s+fortnight\b", "2 weeks"),
+        (("quinzena",), r"\b(?:uma|1)\s+quinzena\b", "15 dias"),
         # a value whose unit is its field's name (a tool's data: ``"window_days": 14`` is 14 days)
         (_UNIT_KEYS, _UNIT_IN_KEY_RE, lambda m: f"{m[0]} {m[1]}s"),
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one

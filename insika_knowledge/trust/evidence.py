@@ -732,11 +732,18 @@ def tense_agrees(claim: str, sentence: str) -> bool:
             and not _PROMISE.search(unlabelled) and not _FOR_THIS_ONE.search(unlabelled) \
             and not _PLANNED.search(fold(unlabelled)):
         said -= {FUTURE}  # "Yes, that's correct — we'll match Best Buy's price on identical items": the rule
+    if FUTURE in said and _YOU_WILL_HAVE.search(unlabelled) and any(t.startswith("m:") for t in tokens(unlabelled)) \
+            and not _FOR_THIS_ONE.search(fold(unlabelled)) and not _PLANNED.search(fold(unlabelled)):
+        said -= {FUTURE}  # "You'll have a fortnight from the day it's delivered": the window the rule gives
     if FUTURE in said and _calendar_dates(consequence) & _calendar_dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
 
 
+#: What the customer will have under a rule ("you'll have 14 days", "você terá 7 dias"): with a
+#: value, the window or amount the rule gives, not a change to come.
+_YOU_WILL_HAVE: Final = re.compile(
+    r"(?i)\b(?:you(?:'ll|\u2019ll| will) (?:have|get|receive)|voc[eê] (?:ter[aá]|vai ter|recebe|receber[aá]))\b")
 #: The business's own future ("we'll match", "we will refund", "a gente vai trocar"), not an
 #: agent's promise ("I'll", `_PROMISE`): after a yes to the customer's question, how the
 #: rule the yes confirms is often said ("We will offer free shipping" alone is a change to come).
