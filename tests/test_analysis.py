@@ -190,6 +190,9 @@ def test_the_r_of_a_real_sign_is_no_name(text: str, named: set[str]) -> None:
     ("todos os dias, exceto segunda", "de terça a domingo, exceto segunda"),
     ('{"window_days": 14}', '{"window_days": 14 days}'),
     ("seg–sex", "segunda a sexta"),
+    ("from eight in the morning until half past five in the afternoon", "from 8:00 until 17:30"),
+    ("das oito às cinco e meia da tarde", "das 8h às 17h30"),
+    ("a quarter to six", "a 5:45"),
     # one verb in Portuguese: a bill's "vence" and its "vencimento"
     ("a mensalidade vence no dia 10", "o vencimento da mensalidade é no dia 10"),
 ])

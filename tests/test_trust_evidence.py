@@ -3313,3 +3313,32 @@ def test_the_window_a_rule_gives_said_as_the_customers_future(reply: str, claim:
     """A fresh helper's unseen set: "you'll have a fortnight" was read as a change to come."""
     messages = said(("user", "How long do I have to send it back?"), ("assistant", reply))
     assert assess(claim, "policy", messages).quarantined is held
+
+
+def test_a_later_correction_that_narrows_the_rule_takes_it_back() -> None:
+    """A fresh helper's unseen set: the agent's later "Corrigindo o que falei" narrows the rule
+    its first message stated to two groups."""
+    messages = said(("user", "a quilometragem é livre?"),
+                    ("assistant", "Sim, a quilometragem é livre em todas as categorias."),
+                    ("user", "show, reservei o econômico pra sexta"),
+                    ("assistant", "Corrigindo o que falei: a quilometragem livre vale só para os grupos B e C. No "
+                                  "grupo econômico, o limite é de 200 km por dia."))
+    claim = "Quilometragem livre\nA locadora oferece quilometragem livre em todas as categorias."
+    assert assess(claim, "policy", messages).quarantined
+    assert assess(claim, "policy", messages, ["a quilometragem é livre em todas as categorias"]).quarantined
+    narrowed = "Quilometragem livre\nA quilometragem livre vale para os grupos B e C."
+    assert not assess(narrowed, "policy", messages).quarantined
+
+
+def test_a_rule_of_another_plan_no_one_states_for_this_one_is_held() -> None:
+    """Two unseen sets wrote it: "Priority phone support is included in the Enterprise plan"
+    for the Team plan's, with the customer's plan named only in the system prompt."""
+    messages = [{"role": "system", "content": "You are the support assistant for Ledgerly. The customer is on "
+                                              "the Team plan."},
+                {"role": "user", "content": "Can I get someone on the phone? This bug is blocking us."},
+                {"role": "assistant", "content": "Priority phone support is included in the Enterprise plan. On "
+                                                 "Team, support is by email with a reply within 1 business day."}]
+    claim = "Support channel on the Team plan\nThe Team plan includes priority phone support."
+    assert assess(claim, "fact", messages).quarantined
+    stated = [*messages[:2], {"role": "assistant", "content": "Yes, the Team plan includes priority phone support."}]
+    assert not assess(claim, "fact", stated).quarantined

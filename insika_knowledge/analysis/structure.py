@@ -921,8 +921,16 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
          r"|week|month|year|season|semana|mes|ano|temporada|feriado|holiday|monday|tuesday|wednesday|thursday|friday"
          r"|saturday|sunday|segunda|terca|quarta|quinta|sexta|sabado|domingo)\b)", "thistime "),
     ))
+#: A time of day said as a part of the hour, number words read (folded): "half past 5" is
+#: "5:30", "quarter past 5" "5:15", "quarter to 6" "5:45", "cinco e meia" "5:30" (not "uma
+#: hora e meia", a duration).
+_PAST_THE_HOUR: Final[_Rewrite] = (
+    ("half past", "quarter past", "quarter to", " e meia"),
+    re.compile(r"\b(?:(half|quarter) (past|to) (1[0-2]|0?[1-9])|(1[0-2]|0?[1-9]) e meia)\b(?!:)"),
+    lambda m: f"{m[4]}:30" if m[4] else f"{m[3]}:{30 if m[1] == 'half' else 15}" if m[2] == "past"
+    else f"{int(m[3]) - 1 or 12}:{30 if m[1] == 'half' else 45}")
 #: The rewrites run once number words are read ("oito da manhã" is "8 da manha" only then).
-_AFTER_NUMBER_WORDS: Final = (_DAY_HALF, *_RATE_RULES)
+_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, *_RATE_RULES)
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 

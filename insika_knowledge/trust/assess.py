@@ -23,10 +23,11 @@ Only what the business side said is learned. With a conversation:
   it in another tense, or mostly negates it: `trust.evidence.turns_down`) and its
   sentences that state it say less than a quarter of it ("We don't ship every order above
   $50 for free anymore", "Did someone tell you we ship for free?", "We used to ship...").
-  A fact (no rule) no one's words support is learned, unless a business sentence turns it
-  down ("Can I pay with Apple Pay?" / "Not yet ... we're looking into adding Apple Pay later
-  this year") or a business message declines it (`trust.grounding.declined`: "Phone support
-  is included in the Enterprise plan" for the Team plan's).
+  A claim no one's words support is quarantined when a business message declines it
+  (`trust.grounding.declined`: "Priority phone support is included in the Enterprise plan"
+  for the Team plan's; a rule only where the agent did not act: what it did may be the
+  rule's source), and a fact (no rule) when a business sentence turns it down ("Can I pay
+  with Apple Pay?" / "Not yet ... we're looking into adding Apple Pay later this year").
   Whether or not the agent acted, a rule no business sentence states is quarantined when
   a business sentence that says most of it limits it: only for a while, only this once, or
   of something narrower ("This week only, shipping is free on all orders", "Our downtown
@@ -170,11 +171,12 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
                 else (business_words == 0 or customers or _one_word(claim, transcript) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
             return Assessment(who, markers, True, None, report)
-    if not who and not report and not markers and concept_type != "policy" and (
-            turned_down(claim, transcript) or declined(claim, transcript)):
-        # A fact no one's words state that the business side turned down ("Can I pay with Apple
-        # Pay?" / "Not yet ... We're looking into adding Apple Pay later this year") or declined
-        # ("Priority phone support is included in the Enterprise plan" for the Team plan's).
+    rule = bool(markers) or concept_type == "policy"
+    if not who and not report and (not rule or not _acted(transcript)) and (
+            declined(claim, transcript, _STATED_TOO) or (not rule and turned_down(claim, transcript))):
+        # A claim no one's words state that a business message declined ("Priority phone support
+        # is included in the Enterprise plan" for the Team plan's), or a fact the business side
+        # turned down ("Can I pay with Apple Pay?" / "Not yet ... We're looking into adding it").
         return Assessment(who, markers, True, None, report)
     if quarantined and not declined(claim, transcript):  # the business side's sentences together may
         business_share, customer_share = shares(claim, transcript)  # still cover it, unless one declined it
@@ -236,6 +238,11 @@ def _acted(transcript: Sequence[Mapping[str, Any]]) -> bool:
     """True when the business side acted in the turn: a tool call or a tool's result."""
     return any(speaker(m) == "tool" or m.get("tool_calls") or m.get("function_call") for m in transcript)
 
+
+#: Readings that do not decline a claim no one states (`trust.grounding.declined`): a message
+#: that says the claim and its opposite ("Aceitamos devolução ... Atenção: ... não podem ser
+#: devolvidos") is two versions for a person, not a refusal.
+_STATED_TOO: Final = frozenset({"contradicts"})
 
 #: The marker of a rule held because a value of it is stated nowhere (`trust.gate.held_because`).
 UNSTATED_VALUE = "unstated value"

@@ -1961,19 +1961,37 @@ def said_of_others(claim: str, texts: Sequence[str], business: Sequence[str], se
 
 def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
     """True when a business piece after piece `last` corrects itself (`CORRECTING`: "me
-    corrigindo", "I misspoke") in a sentence about the claim that contradicts it: the
+    corrigindo", "I misspoke") in a sentence about the claim that contradicts it or
+    otherwise declines it (narrows it, says another version: `read_sentence`): the
     business's last word on it is the other way ("Na tarifa Light você pode despachar uma
     mala de até 23 kg." ... "Desculpa, me corrigindo: a tarifa Light não inclui mala
-    despachada"); or the business's very next piece opens with a correction ("Sorry,
-    correction: we don't offer that.").
+    despachada"; "Corrigindo o que falei: a quilometragem livre vale só para os grupos B e
+    C"); or the business's very next piece opens with a correction ("Sorry, correction: we
+    don't offer that.").
     """
     if superseded(parts, last, claim):
         return True  # "Sorry, correction: we don't offer that." right after it; "A garantia é de 1 ano."
+    return corrected_later(claim, last, parts)
+
+
+def corrected_later(claim: str, last: int, parts: Sequence[Piece]) -> bool:
+    """True when a business piece after piece `last` corrects itself (`CORRECTING`) in a
+    sentence about the claim (its words, or half of its description) that contradicts it or
+    declines it otherwise (`read_sentence`: "Corrigindo o que falei: a quilometragem livre
+    vale só para os grupos B e C" for "... livre em todas as categorias").
+    """
     for piece in parts:
         if piece.index <= last or not piece.business or not CORRECTING.search(fold(piece.text)):
             continue
+        before = [p for p in parts if p.index < piece.index]
+        summary = content_terms(claim.split("\n", 1)[0])
         for sentence in sentences(piece.text):
-            if covers(claim, [sentence]) and not polarity_agrees(claim, sentence):
+            if not covers(claim, [sentence]) and 2 * len(summary & content_terms(sentence)) < len(summary):
+                continue  # about something else: neither the claim's words nor half of its description
+            if not polarity_agrees(claim, sentence):
+                return True
+            reading = read_sentence(claim, sentence, before)  # "... vale só para os grupos B e C"
+            if not reading.states and reading.why not in _NOT_DECLINING:
                 return True
     return False
 

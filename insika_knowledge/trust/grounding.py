@@ -47,6 +47,7 @@ from insika_knowledge.trust.evidence import (
     answered_question,
     asserted,
     charges_for,
+    corrected_later,
     corrected_next,
     corrected_to,
     declined_by,
@@ -368,8 +369,8 @@ def _taken_back(parts: Sequence[Piece], at: int, claim: str) -> bool:
     (`trust.evidence.replaced_later`).
     """
     index = parts[at].index
-    if replaced_later(parts, index, claim):
-        return True
+    if replaced_later(parts, index, claim) or corrected_later(claim, index, parts):
+        return True  # (or a later correction declines it: "Corrigindo o que falei: ... vale só para ...")
     later = next((p.text for p in parts[at + 1:] if p.business), "")
     return (corrected_next(parts, index, claim) or opens_explicit_correction(later)) \
         and _corrects(claim, later, parts[at].text)
@@ -432,13 +433,13 @@ def _declines(claim: str, readings: Sequence[Reading | None], split: Sequence[st
                                for r, share in zip(readings, shares, strict=True)], shares)
 
 
-def declined(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
+def declined(claim: str, messages: Iterable[Mapping[str, Any]], passing: frozenset[str] = frozenset()) -> bool:
     """True when a business message declines `claim` as `supporters` reads it (`_declines`),
-    another case said beside it aside (`_OTHER_CASE`), and a message that answers the
-    customer's question with a yes aside (its "you won't be charged" is the rule's own no):
-    the business spoke of the claim and did not state it ("A Amazon oferece frete grátis
-    para assinantes Prime. Nós ainda não temos programa de assinatura, ..." for "Assinantes
-    têm frete grátis").
+    another case said beside it aside (`_OTHER_CASE`; and the readings in `passing`), and a
+    message that answers the customer's question with a yes aside (its "you won't be
+    charged" is the rule's own no): the business spoke of the claim and did not state it ("A
+    Amazon oferece frete grátis para assinantes Prime. Nós ainda não temos programa de
+    assinatura, ..." for "Assinantes têm frete grátis").
     """
     wanted = features(claim)
     if not wanted:
@@ -446,7 +447,7 @@ def declined(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
     parts = pieces(list(messages), speaker, message_text)
     ours = own_names(parts)
     return any(_declines(claim, _readings(claim, parts, at, wanted, ours), sentences(piece.text), wanted,
-                         _OTHER_CASE) for at, piece in enumerate(parts)
+                         _OTHER_CASE | passing) for at, piece in enumerate(parts)
                if piece.business and answered_question(parts, at) is None)  # (a yes declines nothing)
 
 
