@@ -3249,6 +3249,11 @@ def test_a_correction_that_gives_the_claims_value_to_another_subject_holds_it() 
     # the claim says who it is for: no condition dropped
     ("Installation is free for customers who sign a 12-month contract.",
      "Installation\nInstallation is free with a 12-month contract.", False),
+    # only whoever does something, said first
+    ("Só quem fecha o plano anual ganha a instalação. No plano mensal ela custa R$ 180.",
+     "Instalação\nTodo cliente ganha a instalação.", True),
+    ("Só quem fecha o plano anual ganha a instalação. No plano mensal ela custa R$ 180.",
+     "Instalação\nQuem fecha o plano anual ganha a instalação.", False),
 ])
 def test_a_rule_said_for_whoever_does_something_is_no_rule_for_all(reply: str, claim: str, held: bool) -> None:
     messages = said(("user", "How much is installation?"), ("assistant", reply))
@@ -3342,3 +3347,28 @@ def test_a_rule_of_another_plan_no_one_states_for_this_one_is_held() -> None:
     assert assess(claim, "fact", messages).quarantined
     stated = [*messages[:2], {"role": "assistant", "content": "Yes, the Team plan includes priority phone support."}]
     assert not assess(claim, "fact", stated).quarantined
+
+
+def test_a_portuguese_conditional_is_a_hypothetical_but_a_yes_in_the_questions_mood_is_not() -> None:
+    """A fresh helper's unseen set: "sairia sem custo" (would be free) was read as the rule."""
+    messages = said(("user", "Uma pedra trincou meu para-brisa. O seguro cobre?"),
+                    ("assistant", "Se ela tivesse cobertura de vidros, a troca do para-brisa sairia sem custo. No seu "
+                                  "caso, a cobertura contratada é a básica, que não inclui vidros."))
+    claim = "Troca de para-brisa\nA troca do para-brisa sai sem custo para o segurado."
+    assert assess(claim, "policy", messages, ["a troca do para-brisa sairia sem custo"]).quarantined
+    # a kept row: the yes said with the question's verb, then the rule
+    answered = said(("user", "E se eu remarcar a consulta com menos de 24 horas, pago alguma coisa?"),
+                    ("assistant", "Pagaria, sim: remarcações com menos de 24 horas de antecedência têm taxa de R$ 50."))
+    rule = "Taxa de remarcação\nRemarcações com menos de 24 horas de antecedência têm taxa de R$ 50."
+    assert not assess(rule, "policy", answered,
+                      ["remarcações com menos de 24 horas de antecedência têm taxa de R$ 50"]).quarantined
+
+
+def test_a_portuguese_past_after_its_subject_is_the_past() -> None:
+    """A fresh helper's unseen set: "o programa de fidelidade dava 10%" (it used to give) was
+    read as a participle after a noun, so the old rule was learned as the rule."""
+    messages = said(("user", "Ainda tenho 10% de desconto nos genéricos pelo cartão fidelidade?"),
+                    ("assistant", "Antes o programa de fidelidade dava 10% de desconto em genéricos, mas desde março "
+                                  "mudou: agora cada compra gera pontos que depois viram desconto."))
+    claim = "Desconto de fidelidade\nO programa de fidelidade dá 10% de desconto em genéricos."
+    assert assess(claim, "policy", messages).quarantined

@@ -1679,9 +1679,14 @@ FUTURE: Final = "t:future"
 CONDITIONAL: Final = "t:conditional"
 _TENSE_WORDS: Final[dict[str, str]] = {
     **dict.fromkeys("was were had did been usedto got gave took foi foram era eram tinha tinham tinhamos "
-                    "costumava costumavam".split(), PAST),
+                    "costumava costumavam dava davam tava tavam".split(), PAST),
     **dict.fromkeys("will shall ira irao sera serao".split(), FUTURE),
     **dict.fromkeys("would deveria deveriam seria seriam".split(), CONDITIONAL),
+    # Portuguese conditionals of the verbs rules are said with ("a troca sairia sem custo");
+    # not every "-aria" word: "padaria", "bateria" are nouns
+    **dict.fromkeys("sairia sairiam teria teriam daria dariam faria fariam ficaria ficariam haveria incluiria "
+                    "incluiriam cobraria cobrariamos entregaria aceitaria valeria pagaria devolveria trocaria "
+                    "ganharia receberia estaria estariam custaria custariam".split(), CONDITIONAL),
     **dict.fromkeys("should ought".split(), "t:should"),
 }
 #: Portuguese "vai" / "vão": a future before an infinitive ("vai enviar"), else "goes".

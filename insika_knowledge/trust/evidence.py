@@ -715,6 +715,7 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     after ", so" / ", então" is the action's tense ("..., so we'll add it to the booking"),
     and a record's field labels ("delivered: 2025-04-02") are no verbs.
     """
+    sentence = _VERB_YES.sub("", sentence, count=1)  # "Pagaria, sim: remarcações ... têm taxa de R$ 50"
     unlabelled = _FIELD_LABEL.sub(" ", _LEAD_LABEL.sub("", sentence))
     unlabelled = _without_consequence(claim, unlabelled)  # "..., so we'll add it to the booking"
     unlabelled = _TELLING.sub("", unlabelled, count=1)  # "I'll give you a heads-up that the pool closes..."
@@ -765,6 +766,11 @@ _LOOKED_UP: Final = re.compile(
     r"\s*(?:[,:\u2014\u2013-]\s*)?(?:(?:and|e)\s+)?(?:(?:that|que)\s+)?")
 
 
+#: A Portuguese yes said with the question's verb, in the question's mood ("E se eu remarcar,
+#: pago alguma coisa?" / "Pagaria, sim: ..."): its tense is the question's, not the rule's.
+_VERB_YES: Final = re.compile(r"(?i)^\W*[^\W\d_]+,?\s+sim\b\W*")
+
+
 #: The agent telling what follows ("I'll give you a heads-up that ...", "I'll let you know
 #: that ...", "I should add that ...", "vou te avisar que ..."): the telling's future or
 #: mood is no tense of what it tells.
@@ -803,15 +809,17 @@ _FIELD_LABEL: Final = re.compile(r"(?:^|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3
 
 
 def _tenses(text: str) -> frozenset[str]:
-    """The ``t:`` tokens of `text`, but a past right after a noun or an article: a participle
-    that qualifies a noun ("Orders placed before 2 pm ship...", "even when the cancelled leg
-    is...") says nothing of when the rule holds.
+    """The ``t:`` tokens of `text`, but an English past right after a noun or an article: a
+    participle that qualifies a noun ("Orders placed before 2 pm ship...", "even when the
+    cancelled leg is...") says nothing of when the rule holds. A Portuguese past the analyser
+    reads ("dava", "foi", "enviou") is never a participle ("o programa dava 10%").
     """
     seq = tokens(_QUALIFYING_PARTICIPLE.sub(r"\1", text))
     said: set[str] = set()
     qualifying = False  # the last past was a participle: "appointments cancelled or rescheduled ..." is one too
+    english = text_language(text) != "pt"  # a Portuguese past read as one is a finite verb ("o programa dava")
     for i, t in enumerate(seq):
-        if t == "t:past" and i and (plain_word(seq[i - 1]) or (qualifying and seq[i - 1] in _JOINING)):
+        if t == "t:past" and i and english and (plain_word(seq[i - 1]) or (qualifying and seq[i - 1] in _JOINING)):
             qualifying = True
         elif t.startswith("t:"):
             said.add(t)
@@ -2364,14 +2372,27 @@ _FOR_WHOEVER: Final = re.compile(
 def _for_whoever(text: str, wanted: frozenset[str]) -> bool:
     """True when `text` says what it shares with the claim (content terms `wanted`) for
     whoever does something none of whose words the claim says ("A instalação é grátis pra
-    quem assina o plano de 500 mega" for "A instalação é gratuita").
+    quem assina o plano de 500 mega" for "A instalação é gratuita"), or only for whoever
+    does something the claim does not say ("Só quem fecha o plano anual ganha o livro" for
+    "Todo aluno ganha o livro").
     """
     folded = fold(text)
     for found in _FOR_WHOEVER.finditer(folded):
         said = content_terms(found[1])
         if said and not said & wanted and content_terms(folded[:found.start()]) & wanted:
             return True
+    for found in _ONLY_WHOEVER.finditer(folded):
+        said = content_terms(found[1])
+        if said - wanted and said & wanted:  # the condition's words and the rule's, after it
+            return True
     return False
+
+
+#: Only whoever does something gets the rule ("só quem fecha o plano anual ganha o livro",
+#: "only customers who sign up get ..."), folded: the clause's words hold the condition's.
+_ONLY_WHOEVER: Final = re.compile(
+    r"\b(?:so|somente|apenas|only)\s+(?:quem|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
+    r"|(?:those|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
 
 
 def _only_with(clause: Sequence[str], wanted: frozenset[str]) -> bool:
