@@ -187,10 +187,21 @@ def test_bench_trust_reads_the_set_it_is_given_and_names_a_bad_line(tmp_path: Pa
                         "(no candidates)"),
                        (json.dumps({**chosen[0], "id": 10**6, "label": "bad"}),
                         "own.jsonl:2: label 'bad' is not poison or legit"),
-                       (json.dumps(chosen[0]), f"own.jsonl:2: id {chosen[0]['id']} is not a new integer")):
+                       (json.dumps(chosen[0]), f"own.jsonl:2: id {chosen[0]['id']} is not a new integer"),
+                       # a candidate without a type was dropped by the write path and scored as a
+                       # legitimate rule not held; one without a description crashed (an attack's rows)
+                       (json.dumps({**chosen[0], "id": 10**6, "candidates": [
+                           {k: v for k, v in chosen[0]["candidates"][0].items() if k != "type"}]}),
+                        "own.jsonl:2: candidates[0] has no type"),
+                       (json.dumps({**chosen[0], "id": 10**6, "candidates": [{"name": "x"}]}),
+                        "own.jsonl:2: candidates[0] has no description, type, body"),
+                       (json.dumps({**chosen[0], "id": 10**6, "messages": "hello"}),
+                        "own.jsonl:2: messages must be a list of objects")):
         own.write_text(json.dumps(chosen[0]) + "\n" + line + "\n", encoding="utf-8")
         wrong = CliRunner().invoke(_group(), ["bench", "--trust", "--set", str(own)])
         assert wrong.exit_code == 2 and said in wrong.output and "Traceback" not in wrong.output, wrong.output
+    folder = CliRunner().invoke(_group(), ["bench", "--trust", "--set", str(tmp_path)])
+    assert folder.exit_code == 2 and "is a directory, not a file" in folder.output
 
 
 def test_errors_map_to_exit_codes_at_the_group_for_nested_commands() -> None:

@@ -3372,3 +3372,47 @@ def test_a_portuguese_past_after_its_subject_is_the_past() -> None:
                                   "mudou: agora cada compra gera pontos que depois viram desconto."))
     claim = "Desconto de fidelidade\nO programa de fidelidade dá 10% de desconto em genéricos."
     assert assess(claim, "policy", messages).quarantined
+
+
+@pytest.mark.parametrize(("asked", "reply", "claim", "held"), [
+    # the attack on this session's readings (a fresh helper, /tmp/attack42): two days excepted
+    ("When are you open?", "We're open every day except Monday and Tuesday, 5 pm to 11 pm.",
+     "Opening days\nOpen Tuesday through Sunday, 5 pm to 11 pm.", True),
+    # a sign-off's "hope to" and a target's "aim to" are no plans
+    ("Is parking free?", "Parking at the Cove Inn is free on weekends, hope to see you then!",
+     "Parking\nParking at the Cove Inn is free on weekends.", False),
+    ("When do I get my refund?", "Refunds are issued within 5 business days, and we aim to email you when it's done.",
+     "Refunds\nRefunds are issued within 5 business days.", False),
+    # a polite conditional is the present; with "se ... tivesse" it is a hypothetical
+    ("Quanto custa a instalação?", "A instalação custaria R$ 890 à vista.",
+     "Instalação\nA instalação custa R$ 890 à vista.", False),
+    # both ends of a range said in words
+    ("When can I call?", "You can call us from eight in the morning to eight at night.",
+     "Phone hours\nYou can call from 8:00 to 20:00.", False),
+])
+def test_the_attack_on_this_sessions_readings(asked: str, reply: str, claim: str, held: bool) -> None:
+    messages = said(("user", asked), ("assistant", reply))
+    assert assess(claim, "policy", messages).quarantined is held
+
+
+@pytest.mark.parametrize(("sentence", "stated"), [
+    ("Yes, that's correct — we'll match their advertised price on identical items.", True),
+    # said of this customer's thing, or from a time to come: no standing rule
+    ("Yes, we'll match it: the blender in your cart is now $59.", False),
+    ("Yes, we'll offer free shipping on all orders starting in March.", False),
+    ("You'll have 14 days to return it.", True),
+])
+def test_a_future_after_a_yes_is_the_rule_only_when_it_stands(sentence: str, stated: bool) -> None:
+    from insika_knowledge.trust.evidence import tense_agrees
+
+    assert tense_agrees("Rule\nThe store matches prices, ships for free and takes returns within 14 days.",
+                        sentence) is stated
+
+
+def test_a_system_prompt_sentence_that_tells_the_assistant_a_rule_is_no_persona() -> None:
+    from insika_knowledge.trust.grounding import PERSONA
+
+    assert PERSONA.match("You are the support assistant for Ledgerly.")
+    assert PERSONA.match("Você é o atendente virtual da Loja Aurora.")
+    assert not PERSONA.match("You're allowed to give students a 10% discount on any course.")
+    assert not PERSONA.match("Você é responsável por confirmar o endereço.")

@@ -808,7 +808,8 @@ def _payer_swapped(claim: str, text: str) -> bool:
     if not theirs:
         return False
     for thing, payer in _payers(claim):
-        said = {who for what, who in theirs if what & thing}
+        best = max(len(what & thing) for what, _ in theirs)  # the text's clause most about the claim's thing
+        said = {who for what, who in theirs if best and len(what & thing) == best}
         if said and payer not in said:
             return True
     return False

@@ -760,11 +760,13 @@ _ACTION_NOUNS: Final = (
 #: "every day except Monday", "daily but Sundays", "todos os dias, exceto segunda" (folded).
 _ALL_BUT_ONE_DAY_RE: Final = re.compile(
     r"\b(?:every day|daily|todos os dias|todo dia)\s*,?\s*(except(?: for)?|but|exceto|menos|salvo|com excecao d[eao]s?)"
-    r"\s+(?:on\s+|as\s+|aos\s+|os\s+|a\s+|o\s+)?(" + "|".join(WEEKDAY_NAMES) + r")(?:s|[- ]feiras?)?\b")
+    r"\s+(?:on\s+|as\s+|aos\s+|os\s+|a\s+|o\s+)?(" + "|".join(WEEKDAY_NAMES) + r")(?:s|[- ]feiras?)?\b"
+    r"(?!\s*(?:,|/|&|\band\b|\bor\b|\be\b|\bou\b)\s*(?:on\s+|as\s+|aos\s+|os\s+|a\s+|o\s+)?(?:"
+    + "|".join(WEEKDAY_NAMES) + r"))")  # one day only: "except Monday and Tuesday" is not six days
 #: A number after a field named for its unit: a key in quotes or in snake case (``"window_days":
 #: 14``, ``"days": 30``, ``"delivery_hours": 48``; folded text); not "a day: 5".
 _UNIT_IN_KEY_RE: Final = re.compile(
-    r"(?:\b[a-z]+_|[\"'])(day|hour|minute|week|month|year|dia|hora)s?(?:_[a-z_]+)?[\"']?\s*[:=]\s*(\d+(?:\.\d+)?)\b")
+    r"(?:\b[a-z][a-z_]*_|[\"'])(day|hour|minute|week|month|year|dia|hora)s?(?:_[a-z_]+)?[\"']?\s*[:=]\s*(\d+(?:\.\d+)?)\b")
 
 
 #: What a key named for its unit starts or ends with (`_UNIT_IN_KEY_RE`'s cheap test).
@@ -930,7 +932,7 @@ _PAST_THE_HOUR: Final[_Rewrite] = (
     lambda m: f"{m[4]}:30" if m[4] else f"{m[3]}:{30 if m[1] == 'half' else 15}" if m[2] == "past"
     else f"{int(m[3]) - 1 or 12}:{30 if m[1] == 'half' else 45}")
 #: The rewrites run once number words are read ("oito da manhã" is "8 da manha" only then).
-_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, *_RATE_RULES)
+_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, _DAY_HALF, *_RATE_RULES)  # (twice: a range's second end)
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
@@ -1682,11 +1684,6 @@ _TENSE_WORDS: Final[dict[str, str]] = {
                     "costumava costumavam dava davam tava tavam".split(), PAST),
     **dict.fromkeys("will shall ira irao sera serao".split(), FUTURE),
     **dict.fromkeys("would deveria deveriam seria seriam".split(), CONDITIONAL),
-    # Portuguese conditionals of the verbs rules are said with ("a troca sairia sem custo");
-    # not every "-aria" word: "padaria", "bateria" are nouns
-    **dict.fromkeys("sairia sairiam teria teriam daria dariam faria fariam ficaria ficariam haveria incluiria "
-                    "incluiriam cobraria cobrariamos entregaria aceitaria valeria pagaria devolveria trocaria "
-                    "ganharia receberia estaria estariam custaria custariam".split(), CONDITIONAL),
     **dict.fromkeys("should ought".split(), "t:should"),
 }
 #: Portuguese "vai" / "vão": a future before an infinitive ("vai enviar"), else "goes".

@@ -83,6 +83,8 @@ def jsonl_rows(path: Path, what: str, folder: str) -> Iterator[tuple[int, Any]]:
         UserError: the file is missing, or a line is not JSON (file, line and what is wrong
             named). What a row must hold is its caller's to check.
     """
+    if path.is_dir():
+        raise UserError(f"{path} is a directory, not a file: {what} live in benchmarks/{folder}/*.jsonl")
     if not path.is_file():
         raise UserError(f"{path} does not exist: {what} live in benchmarks/{folder}/")
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -40,6 +40,8 @@ AGENT: Final = "trust-bench"
 CONFIG: Final = {"types": ["fact", "entity", "procedure", "policy", "objection"], "index": "scan"}
 
 
+#: The fields every candidate of a labelled conversation has (strings, not empty).
+CANDIDATE_FIELDS: Final = ("name", "description", "type", "body")
 #: The fields every labelled conversation has.
 FIELDS: Final = ("id", "label", "messages", "candidates")
 #: How a candidate's quotes are given to the write path (see the module doc).
@@ -77,7 +79,8 @@ def load_set(path: Path | None = None) -> list[dict[str, Any]]:
     Raises:
         UserError: the file is missing, or a line is not a labelled conversation (file and
             line named: not JSON, a field of `FIELDS` missing, a label other than
-            ``poison``/``legit``, an id not an integer or given twice).
+            ``poison``/``legit``, an id not an integer or given twice, messages that are no
+            list of objects with a role, a candidate without one of `CANDIDATE_FIELDS`).
     """
     source = path or benchmark_data("trust/conversations.jsonl")
     rows: list[dict[str, Any]] = []
@@ -90,10 +93,16 @@ def load_set(path: Path | None = None) -> list[dict[str, Any]]:
             raise UserError(f"{source}:{number}: id {row['id']!r} is not a new integer")
         if row["label"] not in ("poison", "legit"):
             raise UserError(f"{source}:{number}: label {row['label']!r} is not poison or legit")
+        if not isinstance(row["messages"], list) or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) for m in row["messages"]):
+            raise UserError(f"{source}:{number}: messages must be a list of objects, each with a 'role'")
         candidates = row["candidates"]
-        if not isinstance(candidates, list) or not all(
-                isinstance(c, dict) and isinstance(c.get("name"), str) for c in candidates):
-            raise UserError(f"{source}:{number}: candidates must be a list of objects, each with a 'name'")
+        if not isinstance(candidates, list) or not all(isinstance(c, dict) for c in candidates):
+            raise UserError(f"{source}:{number}: candidates must be a list of objects")
+        for at, candidate in enumerate(candidates):
+            lacking = [f for f in CANDIDATE_FIELDS if not isinstance(candidate.get(f), str) or not candidate[f].strip()]
+            if lacking:  # (a candidate with no type was dropped by the write path and scored as not held)
+                raise UserError(f"{source}:{number}: candidates[{at}] has no {', '.join(lacking)} (a non-empty string)")
         seen.add(row["id"])
         rows.append(row)
     if not rows:

@@ -42,6 +42,7 @@ from typing import Final
 from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.numbers import CURRENCIES
 from insika_knowledge.analysis.structure import (
+    CONDITIONAL,
     FREE,
     FUTURE,
     MONTH_NAMES,
@@ -729,18 +730,38 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled) \
             and not _FOR_THIS_ONE.search(unlabelled):
         said -= {FUTURE}  # "You won't be charged for the first four withdrawals each month": a standing rule
-    if FUTURE in said and YES_RE.match(fold(unlabelled).lstrip(" \"'")) and _WE_WILL.search(unlabelled) \
-            and not _PROMISE.search(unlabelled) and not _FOR_THIS_ONE.search(unlabelled) \
-            and not _PLANNED.search(fold(unlabelled)):
+    standing = not _PROMISE.search(unlabelled) and not _FOR_THIS_ONE.search(fold(unlabelled)) \
+        and not _PLANNED.search(fold(unlabelled)) and not _THIS_CUSTOMERS.search(fold(unlabelled)) \
+        and not _FROM_A_TIME.search(fold(unlabelled))  # not this customer's, not a change to come
+    if FUTURE in said and standing and YES_RE.match(fold(unlabelled).lstrip(" \"'")) and _WE_WILL.search(unlabelled):
         said -= {FUTURE}  # "Yes, that's correct — we'll match Best Buy's price on identical items": the rule
-    if FUTURE in said and _YOU_WILL_HAVE.search(unlabelled) and any(t.startswith("m:") for t in tokens(unlabelled)) \
-            and not _FOR_THIS_ONE.search(fold(unlabelled)) and not _PLANNED.search(fold(unlabelled)):
+    if FUTURE in said and standing and _YOU_WILL_HAVE.search(unlabelled) \
+            and any(t.startswith("m:") for t in tokens(unlabelled)):
         said -= {FUTURE}  # "You'll have a fortnight from the day it's delivered": the window the rule gives
+    if _PT_CONDITIONAL.search(fold(consequence)) and _IF_IT_WERE.search(fold(unlabelled)):
+        said = said | {CONDITIONAL}  # "Se ela tivesse cobertura de vidros, a troca sairia sem custo": a hypothetical
     if FUTURE in said and _calendar_dates(consequence) & _calendar_dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
 
 
+#: This customer's own thing ("your cart", "sua TV", "seu pedido") or a grant the agent just made
+#: ("liberei", "I've released"), folded: a future about it is no standing rule.
+_THIS_CUSTOMERS: Final = re.compile(
+    r"\b(?:your|seu|sua|seus|suas|teu|tua|liberei|released|i've (?:released|unlocked))\b")
+#: A time a future starts from ("starting in March", "a partir de março", "from next month"),
+#: folded: a change to come.
+_FROM_A_TIME: Final = re.compile(
+    r"\b(?:starting|beginning|from|as of|a partir d[eoa]s?|desde|apos)\s+(?:in\s+|on\s+|o\s+|a\s+)?"
+    r"(?:next|o proximo|a proxima|proximo|proxima|" + "|".join(MONTH_NAMES) + r")\b")
+#: Portuguese conditionals of the verbs rules are said with ("sairia", "custaria"; a list: not
+#: every "-aria" word is one, "padaria" is a noun), folded.
+_PT_CONDITIONAL: Final = re.compile(
+    r"\b(?:sairia|teria|daria|faria|ficaria|haveria|incluiria|cobraria|entregaria|aceitaria|valeria|pagaria"
+    r"|devolveria|trocaria|ganharia|receberia|estaria|custaria|cobriria|seria)m?\b")
+#: An "if" of the past subjunctive ("se ela tivesse", "se fosse", "caso houvesse"), folded: with a
+#: conditional, a hypothetical; a conditional alone is often a polite present ("custaria R$ 890").
+_IF_IT_WERE: Final = re.compile(r"\b(?:se|caso)\s+(?:\w+\s+){0,3}?\w+(?:asse|esse|isse)\b")
 #: What the customer will have under a rule ("you'll have 14 days", "você terá 7 dias"): with a
 #: value, the window or amount the rule gives, not a change to come.
 _YOU_WILL_HAVE: Final = re.compile(
@@ -836,7 +857,7 @@ _PLANNED: Final = re.compile(
     r"\b(?:(?:we|we're|we are|i'm|i am)\s+(?:(?:currently|still|also)\s+)?"
     r"(?:looking into|planning (?:on|to)|considering|thinking (?:about|of)|hoping to"
     r"|working on (?:adding|offering|launching|bringing))"
-    r"|(?:we )?(?:plan|hope|aim) to|coming soon|will soon|em breve|(?:estamos|to|tou) (?:estudando|avaliando|planejando"
+    r"|we (?:plan|hope) to|coming soon|will soon|(?:estamos|to|tou) (?:estudando|avaliando|planejando"
     r"|pensando em|vendo (?:de|a possibilidade))|pretendemos|planejamos|queremos (?:passar a|comecar a))\b")
 
 

@@ -247,8 +247,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
 #: A system prompt's sentence that says who the assistant is ("You are the support assistant
 #: for Tallyboard", "Você é o atendente virtual da Loja X", "Act as ..."), as written.
 PERSONA: Final = re.compile(
-    r"^\W*(?i:you are|you're|act as|your role is|as an? (?:\w+ )?assistant|voc[eê] [eé]|voc[eê] atua|atue como"
-    r"|seu papel [eé])\b")
+    r"^\W*(?i:(?:you are|you're|voc[eê] [eé]) (?:the|an?|o|a|um|uma)\b|act as|your role is|voc[eê] atua|atue como"
+    r"|seu papel [eé])\b")  # ("You're allowed to give students 10% off" is a rule)
 
 
 def _gainsaid(claim: str, split: Sequence[str], *, answered: bool) -> bool:
