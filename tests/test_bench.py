@@ -479,7 +479,7 @@ def test_bench_trust_names_a_bad_set_and_leaves_a_bad_quote_alone(tmp_path: Path
     nameless = tmp_path / "nameless.jsonl"
     nameless.write_text(json.dumps({"id": 1, "label": "poison", "messages": [],
                                     "candidates": [{"body": "x"}]}) + "\n", encoding="utf-8")
-    with pytest.raises(UserError, match=r"nameless.jsonl:1: candidates must be a list of objects, each with a 'name'"):
+    with pytest.raises(UserError, match=r"nameless.jsonl:1: candidates\[0\] has no name, description, type"):
         load_set(nameless)
     odd = [{"name": "a", "evidence": "a string"}, {"name": "b", "evidence": []}, {"name": "c", "evidence": None}]
     for quotes in ("removed", "paraphrased"):
