@@ -785,6 +785,8 @@ def _payers(text: str) -> set[tuple[frozenset[str], str]]:
     frete de volta" says who does not).
     """
     found: set[tuple[frozenset[str], str]] = set()
+    if _PAYING_HINT.search(text) is None:
+        return found  # the common case, read on every sentence the gate reads: no one pays in it
     for clause in map(fold, _PAYER_CLAUSE.split(text)):
         match = _PAID_BY.search(clause) or _PAYS.search(clause)
         if match is None or negation_count(clause):
@@ -796,6 +798,8 @@ def _payers(text: str) -> set[tuple[frozenset[str], str]]:
     return found
 
 
+#: What every `_PAID_BY` or `_PAYS` match holds (a cheap test first, on the raw text).
+_PAYING_HINT: Final = re.compile(r"(?i)pag|pay|paid|conta|cargo|responsab|responsib|covered|borne|custead|arcad")
 #: The terms of paying itself (not what is paid for).
 _PAYMENT_TERMS: Final = frozenset({"s_payment", "s_price", "respons", "cont", "carg", "fic"})
 

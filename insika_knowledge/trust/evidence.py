@@ -730,25 +730,33 @@ def tense_agrees(claim: str, sentence: str) -> bool:
     if FUTURE in said and _HABITUAL.search(unlabelled) and not _PROMISE.search(unlabelled) \
             and not _FOR_THIS_ONE.search(unlabelled):
         said -= {FUTURE}  # "You won't be charged for the first four withdrawals each month": a standing rule
-    standing = not _PROMISE.search(unlabelled) and not _FOR_THIS_ONE.search(fold(unlabelled)) \
-        and not _PLANNED.search(fold(unlabelled)) and not _THIS_CUSTOMERS.search(fold(unlabelled)) \
-        and not _FROM_A_TIME.search(fold(unlabelled))  # not this customer's, not a change to come
-    if FUTURE in said and standing and YES_RE.match(fold(unlabelled).lstrip(" \"'")) and _WE_WILL.search(unlabelled):
-        said -= {FUTURE}  # "Yes, that's correct — we'll match Best Buy's price on identical items": the rule
-    if FUTURE in said and standing and _YOU_WILL_HAVE.search(unlabelled) \
-            and any(t.startswith("m:") for t in tokens(unlabelled)):
-        said -= {FUTURE}  # "You'll have a fortnight from the day it's delivered": the window the rule gives
-    if _PT_CONDITIONAL.search(fold(consequence)) and _IF_IT_WERE.search(fold(unlabelled)):
+    folded = fold(unlabelled)
+    if FUTURE in said and _standing(unlabelled, folded) and (
+            (YES_RE.match(folded.lstrip(" \"'")) and _WE_WILL.search(unlabelled))
+            or (_YOU_WILL_HAVE.search(unlabelled) and any(t.startswith("m:") for t in tokens(unlabelled)))):
+        # "Yes, that's correct — we'll match Best Buy's price on identical items", "You'll have a
+        # fortnight from the day it's delivered": the rule, and the window it gives
+        said -= {FUTURE}
+    if _IF_IT_WERE.search(folded) and _PT_CONDITIONAL.search(fold(consequence)):
         said = said | {CONDITIONAL}  # "Se ela tivesse cobertura de vidros, a troca sairia sem custo": a hypothetical
     if FUTURE in said and _calendar_dates(consequence) & _calendar_dates(claim):
         said -= {FUTURE}  # "Starting June 1, Basic fares will include...": the claim's rule from its date
     return said <= _tenses(claim)
 
 
+def _standing(sentence: str, folded: str) -> bool:
+    """True when a future `sentence` (`folded` too) is said of no one's own thing and from no
+    time to come: no agent's promise (`_PROMISE`), nothing for this customer alone
+    (`_FOR_THIS_ONE`, `_THIS_CUSTOMERS`), no plan (`_PLANNED`), no start ahead (`_FROM_A_TIME`).
+    """
+    return not (_PROMISE.search(sentence) or _FOR_THIS_ONE.search(folded) or _THIS_CUSTOMERS.search(folded)
+                or _PLANNED.search(folded) or _FROM_A_TIME.search(folded))
+
+
 #: This customer's own thing ("your cart", "sua TV", "seu pedido") or a grant the agent just made
-#: ("liberei", "I've released"), folded: a future about it is no standing rule.
-_THIS_CUSTOMERS: Final = re.compile(
-    r"\b(?:your|seu|sua|seus|suas|teu|tua|liberei|released|i've (?:released|unlocked))\b")
+#: ("liberei", "released"), folded (what `_FOR_THIS_ONE` does not already name): a future about
+#: it is no standing rule.
+_THIS_CUSTOMERS: Final = re.compile(r"\b(?:your|seu|sua|seus|suas|teu|tua|liberei|released)\b")
 #: A time a future starts from ("starting in March", "a partir de março", "from next month"),
 #: folded: a change to come.
 _FROM_A_TIME: Final = re.compile(
@@ -2009,11 +2017,11 @@ def corrected_later(claim: str, last: int, parts: Sequence[Piece]) -> bool:
     declines it otherwise (`read_sentence`: "Corrigindo o que falei: a quilometragem livre
     vale só para os grupos B e C" for "... livre em todas as categorias").
     """
+    summary = content_terms(claim.split("\n", 1)[0])
     for piece in parts:
         if piece.index <= last or not piece.business or not CORRECTING.search(fold(piece.text)):
             continue
         before = [p for p in parts if p.index < piece.index]
-        summary = content_terms(claim.split("\n", 1)[0])
         for sentence in sentences(piece.text):
             if not covers(claim, [sentence]) and 2 * len(summary & content_terms(sentence)) < len(summary):
                 continue  # about something else: neither the claim's words nor half of its description
@@ -2385,9 +2393,9 @@ _ONLY_WITH: Final = frozenset({"r:with", "r:com"})
 
 #: Who a rule is for, as a clause ("pra quem assina", "for those who", "for anyone who",
 #: "para clientes que"): a condition on the customer (folded text).
-_FOR_WHOEVER: Final = re.compile(
-    r"\b(?:pra|para|for)\s+(?:quem|aqueles? que|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
-    r"|(?:those|anyone|everyone|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
+_WHOEVER: Final = (r"(?:quem|aqueles? que|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
+                   r"|(?:those|anyone|everyone|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
+_FOR_WHOEVER: Final = re.compile(r"\b(?:pra|para|for)\s+" + _WHOEVER)
 
 
 def _for_whoever(text: str, wanted: frozenset[str]) -> bool:
@@ -2411,9 +2419,7 @@ def _for_whoever(text: str, wanted: frozenset[str]) -> bool:
 
 #: Only whoever does something gets the rule ("só quem fecha o plano anual ganha o livro",
 #: "only customers who sign up get ..."), folded: the clause's words hold the condition's.
-_ONLY_WHOEVER: Final = re.compile(
-    r"\b(?:so|somente|apenas|only)\s+(?:quem|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
-    r"|(?:those|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
+_ONLY_WHOEVER: Final = re.compile(r"\b(?:so|somente|apenas|only)\s+" + _WHOEVER)
 
 
 def _only_with(clause: Sequence[str], wanted: frozenset[str]) -> bool:
