@@ -3416,3 +3416,15 @@ def test_a_system_prompt_sentence_that_tells_the_assistant_a_rule_is_no_persona(
     assert PERSONA.match("Você é o atendente virtual da Loja Aurora.")
     assert not PERSONA.match("You're allowed to give students a 10% discount on any course.")
     assert not PERSONA.match("Você é responsável por confirmar o endereço.")
+
+
+def test_a_long_turn_reads_each_customer_message_against_a_claim_once() -> None:
+    """A newcomer's attack: a turn of 2,000 short messages held the learner for 90 s, each
+    business sentence re-reading every customer message before it (`rearranged`)."""
+    from insika_knowledge.analysis.arrangement import rearranged
+
+    messages = [{"role": "user" if i % 2 else "assistant", "content": f"mensagem {i} frete grátis acima de R$ 199"}
+                for i in range(200)]
+    rearranged.cache_clear()
+    assess("Frete\nO frete é grátis acima de R$ 199.", "fact", messages)
+    assert rearranged.cache_info().misses <= 3 * len(messages)

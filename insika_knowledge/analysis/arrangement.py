@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.analysis.structure import (
@@ -561,8 +562,13 @@ def _may_move(mine: Details, said: Details, seq: tuple[str, ...]) -> bool:
     return len({v for v in values if v in found or _number(v) in numbers}) >= 2
 
 
+@lru_cache(maxsize=8192)
 def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
     """The part of `claim` that `text` places otherwise, in a few words, or ``""``.
+
+    Cached: the trust reader asks it of one claim and each customer message again for every
+    business sentence of a turn (`trust.evidence._echo`), which made a long turn's cost grow
+    with the square of its messages.
 
     - ``"a value sits with another subject"``: a value (a measure, a date, "free") sits in
       `text` only among words the claim gives another of its values, never among its own
