@@ -536,3 +536,14 @@ def test_a_pix_cue_that_says_whose_key_it_is_still_cues_the_key(text: str) -> No
     """A newcomer's finding: a UUID of another version than 4 after "Chave pix do cliente:"
     was kept (only "chave pix:" itself cued a key of any kind)."""
     assert "123e4567" not in redact(text).text
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    # hypothesis found both: an RG cue before a card cut the card's digits ("06" survived)
+    ("R G 2000 0000 0000 06 ", "card"), ("R G 2000000000008 ", "card"),
+    # a cued number that runs on is taken whole, never in part
+    ("RG 1234 5678 9012 3456 7890 12", "rg"), ("RG 12.345.678-9", "rg"),
+])
+def test_a_cued_rg_never_leaves_digits_of_its_number_behind(text: str, kind: str) -> None:
+    result = redact(text)
+    assert not any(c.isdigit() for c in result.text) and result.counts == {kind: 1}

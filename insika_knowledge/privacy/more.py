@@ -189,6 +189,8 @@ _RG_CONTEXT_RE: Final = re.compile(
     # between the cue and the number: "nº", "é", "é o", "dele", "do cliente", ")" ("(RG) 33...")
     r"(?:[\s):=\-]|n[º°.]|\b(?:no|numero|número|number|e|é|eh|is|o|a|dele|dela|do|da|cliente)\b\.?)*"
     r"(?P<number>(?:[A-Z]{2}[- ]?)?\d[\d.\-/ ]{3,14}[\dxX])(?![\w])")
+#: More digit groups right after a cued RG's match: the number runs on.
+_RUN_ON_RE: Final = re.compile(r"(?:[\s.\-/]?\d)+")
 _RG_SP_RE: Final = re.compile(r"(?<![\w.,/-])(\d{1,2})\.(\d{3})\.(\d{3})-([\dxX])(?![\w-])")
 #: The 27 units of the federation: an RG is often written after its issuing state.
 _STATES: Final = "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()
@@ -210,9 +212,23 @@ def rg_sp_valid(digits: str, check: str) -> bool:
 
 
 def find_rgs(text: str) -> list[Span]:
-    """RG numbers after an RG cue (any layout), and São Paulo RGs whose digit checks."""
-    spans = [m.span("number") for m in _RG_CONTEXT_RE.finditer(text)
-             if sum(c.isdigit() for c in m.group("number")) >= 5]
+    """RG numbers after an RG cue (any layout), and São Paulo RGs whose digit checks.
+
+    A cued number is taken whole, with digits that run on past what an RG's layout holds
+    ("R G 2000 0000 0000 06"): never a part that leaves digits behind; one of 13 to 19 digits
+    whose Luhn digit checks, longer than any RG, is a payment card's (left to the card finder).
+    """
+    spans: list[Span] = []
+    for m in _RG_CONTEXT_RE.finditer(text):
+        if sum(c.isdigit() for c in m.group("number")) < 5:
+            continue
+        start, end = m.span("number")
+        more = _RUN_ON_RE.match(text, end)
+        end = more.end() if more is not None else end
+        digits = re.sub(r"\D", "", text[start:end])
+        if 13 <= len(digits) <= 19 and _luhn.is_valid(digits):
+            continue  # longer than any RG, and a card's check digit: the card finder's
+        spans.append((start, end))
     spans += [m.span() for m in _RG_STATE_RE.finditer(text)
               if not _PRODUCT_CODE_RE.search(text, max(0, m.start() - 16), m.start())]
     for m in _RG_SP_RE.finditer(text):
