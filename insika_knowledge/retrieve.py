@@ -15,8 +15,9 @@ numbers, ranges, codes and names, counts there), closeness the concept's cosine 
 scaled between the median concept's (0) and the closest concept's (1) for this message. When
 even the closest concept is not close enough (`confidence` below the model's calibrated
 floor, `FLOORS`), the message is one no concept answers and nothing is returned, unless a
-concept it would return holds one of the message's numbers (a value or a range around it)
-with one of the message's words (a bare "1" names nothing; a CEP names itself). Both weights
+concept it would return holds every word of the message (a name alone: "Jundiaí"), or one
+of the message's numbers (a value or a range around it) with one of the message's words (a
+bare "1" names nothing; a CEP names itself). Both weights
 and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
 Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
 
@@ -547,11 +548,11 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         concepts' tie-break (confidence, recency, name); a concept that holds none of the
         message's words is a hit only when its own cosine reaches the floor (one
         near-empty concept close to every short message brought four unrelated ones
-        along); [] below the floor, unless one
-        of the hits holds one of the message's numbers (its value or a range around it)
-        with one of its words or as the kind its form names ("a table for 4" and "up to
-        6 people", a bare CEP; the lexical side's exact evidence, which no cosine floor
-        sees; `_states_the_number`).
+        along); [] below the floor, unless one of the hits holds every word of the
+        message, or one of its numbers (its value or a range around it) with one of its
+        words or as the kind its form names ("a table for 4" and "up to 6 people", a bare
+        CEP): the lexical side's exact evidence, which no cosine floor sees
+        (`_exact_evidence`).
     """
     below = floor is not None and confidence(similar) < floor
     best = similar.best()
@@ -578,8 +579,8 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
     scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
     hits = [h for h in scored if h.score > 0.0][:top_k]
-    if below and not any(map(_states_the_number(wanted), hits)):
-        return []  # no concept is close, and none states the message's number in its words
+    if below and not any(map(_exact_evidence(wanted), hits)):
+        return []  # no concept is close, and none holds the message's words or states its number
     return hits
 
 
@@ -613,6 +614,17 @@ _FULL_CEP_TERM: Final = len(numeric_term("cep", CEP_WIDTH, "0" * CEP_WIDTH))
 #: "excluding", "outside", "salvo", "unless"; not "fora", which "Juiz de Fora" holds).
 _EXCEPTING: Final = frozenset(t for w in ("exceto", "except", "excluding", "outside", "salvo", "unless")
                               for t in query_terms(w))
+
+
+def _exact_evidence(wanted: frozenset[str]) -> Callable[[Hit], bool]:
+    """Whether a hit is the lexical side's exact evidence for the message: it holds every
+    word of the message (a name alone, "Jundiaí", "Αθήνα", far in meaning from a whole
+    concept), or it states one of the message's numbers (`_states_the_number`). A near-miss
+    question asks about what the store never mentions, so some word of it is in no concept.
+    """
+    words = frozenset(t for t in wanted if not t.isdigit() and not is_numeric_term(t))
+    states = _states_the_number(wanted)
+    return lambda hit: bool(words) and words <= hit.entry.terms or states(hit)
 
 
 def _states_the_number(wanted: frozenset[str]) -> Callable[[Hit], bool]:

@@ -214,6 +214,40 @@ def test_below_the_floor_a_concept_that_holds_the_messages_number_still_answers(
     assert retriever.search(AGENT, "valise allowance", 5, "auto") == []  # no number: the floor stands
 
 
+@pytest.mark.parametrize(("message", "expected"), [
+    ("Campinas", "cep-13-campinas"), ("campinas?", "cep-13-campinas"), ("Pix", "reembolso-prazo"),
+    ("Αθήνα", "atenas"), ("e Jundiaí?", "atenas"),
+])
+def test_below_the_floor_a_concept_that_holds_every_word_of_the_message_still_answers(
+        store: Store, monkeypatch: pytest.MonkeyPatch, message: str, expected: str) -> None:
+    """A newcomer's find: a name alone ("Jundiaí", "Αθήνα") found nothing, though a concept
+    holds it; every word of the message in one concept is the lexical side's exact evidence."""
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    _put(store, "atenas", "Entregas em Αθήνα e em Jundiaí em 3 dias.", "Transportadora parceira.")
+    retriever.embed_pending(AGENT)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)  # nothing is close
+    assert [h.entry.name for h in retriever.search(AGENT, message, 5, "auto")][:1] == [expected]
+    assert retriever.block(AGENT, message, 5, "auto") is not None
+
+
+@pytest.mark.parametrize("message", ["Campinas sábado", "Jundiaí gato", "ok", "hello there"])
+def test_below_the_floor_words_no_one_concept_holds_together_find_nothing(
+        store: Store, monkeypatch: pytest.MonkeyPatch, message: str) -> None:
+    """Each word in some concept is not evidence: all of them in one is (a near-miss question
+    asks about what the store never mentions, in the words of a concept it has)."""
+    from insika_knowledge import retrieve
+
+    fake = FakeEmbedder()
+    retriever = _retriever(store, fake)
+    _put(store, "atenas", "Entregas em Αθήνα e em Jundiaí em 3 dias.", "Transportadora parceira.")
+    retriever.embed_pending(AGENT)
+    monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)  # nothing is close
+    assert retriever.search(AGENT, message, 5, "auto") == []
+
+
 @pytest.mark.parametrize("message", ["Meu gato nasceu há 3 dias, que ração ele come?",
                                      "My dog is 2 days old, what should he eat?"])
 def test_below_the_floor_a_number_with_only_its_unit_names_nothing(
