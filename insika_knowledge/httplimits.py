@@ -19,6 +19,10 @@ from insika_knowledge.errors import RunTimeFailure, UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Seconds an upstream a server forwards to (the relay's model API) may stay silent while it
+#: answers: before its answer starts, or between two reads of a streamed one.
+UPSTREAM_TIMEOUT_S: Final = 600.0
+
 
 @dataclass(frozen=True)
 class Limits:

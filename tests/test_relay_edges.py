@@ -463,3 +463,41 @@ def test_the_relay_and_the_mcp_server_on_a_port_in_use_stop_before_their_banner(
         assert mcp.exit_code == 1, mcp.output
         assert f"port {port} on 127.0.0.1 is in use (another MCP server?): stop it, or pass --http" in mcp.output
         assert "MCP on http" not in mcp.output
+
+
+def test_the_upstream_timeout_is_a_flag_and_a_silent_upstream_is_a_502_in_that_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's finding: an upstream that never answered held the client for 600 s, and
+    no option shortened it."""
+    from click.testing import CliRunner
+    from fakellm import Hang
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.relay import main
+    from insika_knowledge.relay.server import BackgroundServer
+
+    answers: list[tuple[int, str, float]] = []
+
+    def serve_once(app: Any, host: str, port: int, limits: Limits) -> None:
+        server = BackgroundServer(app, limits=limits).start()
+        try:
+            started = time.monotonic()
+            reply = httpx.post(f"{server.url}/v1/chat/completions", timeout=30, headers=IDENTITY,
+                               json={"model": "m", "messages": [{"role": "user", "content": QUESTION}]})
+            answers.append((reply.status_code, reply.text, time.monotonic() - started))
+        finally:
+            server.stop()
+
+    monkeypatch.setattr(main, "serve", serve_once)
+    agents = tmp_path / "agents.yaml"
+    agents.write_text(f"tenants: [{TENANT}]\nagents:\n  {AGENT}:\n", encoding="utf-8")
+    with FakeLLM([Hang(20.0)]) as silent:
+        result = CliRunner().invoke(cli, ["relay", "--upstream", silent.root_url, "--agents", str(agents),
+                                          "--data-dir", str(tmp_path), "--no-learn", "--upstream-timeout", "1.5"])
+    assert result.exit_code == 0, result.output
+    [(status, text, seconds)] = answers
+    assert status == 502 and "ReadTimeout" in text, text
+    assert 1.4 < seconds < 10, seconds
+    refused = CliRunner().invoke(cli, ["relay", "--upstream", "https://api.openai.com", "--agents", str(agents),
+                                       "--data-dir", str(tmp_path), "--upstream-timeout", "0"])
+    assert refused.exit_code == 2 and "--upstream-timeout" in refused.output

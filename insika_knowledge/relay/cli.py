@@ -11,7 +11,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.httplimits import limit_options, limits_from
+from insika_knowledge.httplimits import UPSTREAM_TIMEOUT_S, limit_options, limits_from
 from insika_knowledge.location import DATABASE_HELP
 
 
@@ -37,11 +37,14 @@ from insika_knowledge.location import DATABASE_HELP
               help="Environment variable holding the access token (x-insika-token) of every tenant without "
                    "its own. Required, or per-tenant tokens, when --host is not a loopback address.")
 @click.option("--no-learn", is_flag=True, help="Recall only: hand no turn to learning (no model needed).")
+@click.option("--upstream-timeout", type=click.FloatRange(1.0, 3600.0), default=UPSTREAM_TIMEOUT_S, show_default=True,
+              help="Seconds the upstream may stay silent while it answers: before its answer starts, or "
+                   "between two parts of a streamed one (slower: 502, the client told why).")
 @limit_options(body_mb=32)
 def relay_command(
     upstream: str, agents_file: str, data_dir: str | None, database: str | None, host: str, port: int,
     procedures_mode: str | None, tenants: tuple[str, ...], unknown: str | None, token_env: str | None,
-    no_learn: bool, max_body_mb: int, header_timeout: float, body_timeout: float,
+    no_learn: bool, upstream_timeout: float, max_body_mb: int, header_timeout: float, body_timeout: float,
 ) -> None:
     """Serve a relay that gives any OpenAI or Anthropic client both memories.
 
@@ -57,7 +60,8 @@ def relay_command(
             f"the relay needs its extra ({exc.name or exc} is missing): pip install 'insika-knowledge[relay]'"
         ) from None
     options = Options(tenants=tenants, unknown=unknown, token_env=token_env, learns=not no_learn,
-                      limits=limits_from(max_body_mb, header_timeout, body_timeout))
+                      limits=limits_from(max_body_mb, header_timeout, body_timeout),
+                      upstream_timeout_s=upstream_timeout)
     run(upstream, agents_file, data_dir, host, port, procedures_mode, database=database, options=options,
         echo=click.echo)
 

@@ -15,7 +15,7 @@ from insika_knowledge.procedures import ProceduresConfig
 from insika_knowledge.relay.access import Access
 from insika_knowledge.relay.agents import PASS, TenantAccess, load_directory, read_token
 from insika_knowledge.relay.app import create_app
-from insika_knowledge.relay.runtime import Relay, RelaySettings, upstream_base
+from insika_knowledge.relay.runtime import READ_TIMEOUT_S, Relay, RelaySettings, upstream_base
 from insika_knowledge.relay.server import serve
 
 
@@ -29,6 +29,8 @@ class Options:
         token_env: the variable holding the token of every tenant without its own.
         learns: hand finished turns to learning (False: ``--no-learn``, recall only).
         limits: what one request may take.
+        upstream_timeout_s: seconds the upstream may go silent while it answers (before
+            its answer starts, or between two reads of a streamed one; slower: 502).
     """
 
     tenants: Sequence[str] = ()
@@ -36,6 +38,7 @@ class Options:
     token_env: str | None = None
     learns: bool = True
     limits: Limits = field(default_factory=Limits)
+    upstream_timeout_s: float = READ_TIMEOUT_S
 
 
 def build(
@@ -53,7 +56,7 @@ def build(
             the procedures mode is invalid.
     """
     options = options or Options()
-    settings = RelaySettings(upstream_base(upstream))
+    settings = RelaySettings(upstream_base(upstream), read_timeout_s=options.upstream_timeout_s)
     directory = load_directory(agents_file)
     tenants = dict(directory.tenants)
     for name in options.tenants:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from insika_knowledge.errors import UserError
+from insika_knowledge.httplimits import UPSTREAM_TIMEOUT_S
 from insika_knowledge.memory import Memory
 from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
 from insika_knowledge.relay.access import Access
@@ -30,7 +31,7 @@ from insika_knowledge.relay.degraded import DegradedLog
 MAX_ROUNDS: Final = 3
 #: Upstream timeouts, seconds: connecting, and between two reads of a (streamed) answer.
 CONNECT_TIMEOUT_S: Final = 10.0
-READ_TIMEOUT_S: Final = 600.0
+READ_TIMEOUT_S: Final = UPSTREAM_TIMEOUT_S
 PROCEDURES_MODE_ENV: Final = "INSIKA_PROCEDURES_MODE"
 
 
