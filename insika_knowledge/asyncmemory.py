@@ -102,6 +102,10 @@ class AsyncMemory:
         """`Memory.history`: every version of a concept, oldest first."""
         return await self._run(self.sync.history, name, agent=agent, **options)
 
+    async def approve(self, name: str, *, agent: str, **options: Any) -> Concept:
+        """`Memory.approve`: release a concept held in quarantine."""
+        return await self._run(self.sync.approve, name, agent=agent, **options)
+
     async def restore(self, name: str, version: int, *, agent: str, **options: Any) -> Concept:
         """`Memory.restore`: make an old version current again."""
         return await self._run(self.sync.restore, name, version, agent=agent, **options)

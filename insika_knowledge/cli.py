@@ -50,7 +50,7 @@ from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
 from insika_knowledge.httplimits import limit_options
-from insika_knowledge.ids import check_agent
+from insika_knowledge.ids import DEFAULT_TENANT, check_agent
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
 from insika_knowledge.relay import cli as relay_cli
@@ -323,7 +323,9 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
             markdown = memory.load(name, agent=agent, tenant=tenant)
         except Quarantined as held:
             click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
-                       "until an operator approves it (the Studio's Approve)", err=True)
+                       f"until an operator approves it: insika-knowledge approve {name} --agent {agent}"
+                       f"{'' if tenant == DEFAULT_TENANT else f' --tenant {tenant}'} (or the Studio's Approve)",
+                       err=True)
             markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
         held_against = memory.held_claims(agent=agent, name=parse(markdown).name, tenant=tenant)
     if held_against:

@@ -70,7 +70,8 @@ class Quarantined(NotFound):
     """A concept exists but is held in quarantine (see `insika_knowledge.trust`).
 
     A rule only the customer supported is stored but never handed to a model until a
-    person approves it (the Studio's Approve) or a later sighting the business supports
+    person approves it (`Memory.approve`, ``insika-knowledge approve``, the Studio's
+    Approve) or a later sighting the business supports
     releases it. It is a `NotFound`, so code that treats it as absent stays safe; the
     message says it is held, why and how to release it, never that it does not exist.
 
@@ -88,7 +89,8 @@ class Quarantined(NotFound):
         self.since = since
         super().__init__(
             f"concept '{name}' of agent '{agent}' is held in quarantine since {since}: {reason}; "
-            "it is never handed to a model until an operator approves it (the Studio's Approve)"
+            "it is never handed to a model until an operator approves it (Memory.approve, "
+            "'insika-knowledge approve', or the Studio's Approve)"
         )
 
 

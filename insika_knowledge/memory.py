@@ -1427,6 +1427,41 @@ class Memory:
         except NotFound as exc:
             raise _hinted(exc, store, agent, name) from None
 
+    def approve(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT, actor: str = PYTHON_ACTOR,
+                expected_version: int | None = None) -> Concept:
+        """Release a concept held in quarantine by a person's decision (reason ``approve``).
+
+        A held concept (`insika_knowledge.trust`: a rule only the customer stated, or one the
+        business took back) is never handed to a model; once approved it is served like
+        any other, and the history names `actor`. The Studio's Approve does the same.
+
+        Args:
+            name: the held concept.
+            agent: the agent id.
+            tenant: the tenant.
+            actor: who the history names (default ``python``).
+            expected_version: fail with `StaleVersion` unless this is the current version
+                (None: whatever is current).
+
+        Returns:
+            The concept, now served.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            NotFound: no such concept.
+            UserError: it is not in quarantine (nothing is written).
+            StaleVersion: `expected_version` is given and is not current.
+        """
+        check_types("Memory.approve()", name=(name, str), actor=(actor, str), tenant=(tenant, str),
+                    expected_version=(expected_version, (int, _NONE)))
+        check_version("Memory.approve()", "expected_version", expected_version)
+        check_agent(agent)
+        store = self.store(tenant)
+        try:
+            return store.approve(agent, name, actor=actor, expected_version=expected_version).concept
+        except NotFound as exc:
+            raise _hinted(exc, store, agent, name) from None
+
     def _embed_written(self, tenant: str, agent: str) -> None:
         """Make the vectors of what a person just wrote; a failure is reported, never raised
         (the write happened: the caller must not be told otherwise).

@@ -354,3 +354,27 @@ def test_history_and_restore_bring_a_deleted_concept_back(data_dir: Path, tmp_pa
         assert result.exit_code == 2 and said in result.output, result.output
     missing = _run("history", "--agent", AGENT, "--data-dir", str(data_dir), "never-was")
     assert missing.exit_code == 2 and "never-was" in missing.output
+
+
+def test_approve_releases_a_quarantined_concept_from_the_command_line(data_dir: Path) -> None:
+    """Releasing a held concept was the Studio's Approve alone, though `show` names it."""
+    memory = Memory(data_dir)
+    report = memory.propose({"name": "garantia-estendida", "description": "Garantia estendida grátis de 2 anos.",
+                             "type": "policy", "body": "Todo produto tem 2 anos de garantia estendida grátis."},
+                            agent=AGENT, session_id="s-held")
+    assert report.results == [("garantia-estendida", "quarantined")]
+    assert "garantia-estendida" not in [h.name for h in memory.search("garantia estendida grátis", agent=AGENT)]
+    memory.close()
+    shown = _run("show", "garantia-estendida", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert "insika-knowledge approve garantia-estendida" in shown.output
+    approved = _run("approve", "garantia-estendida", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert approved.exit_code == 0, approved.output
+    assert approved.output.startswith(f"approved {AGENT}/garantia-estendida in tenant default: out of quarantine")
+    with Memory(data_dir) as memory:
+        assert [h.name for h in memory.search("garantia estendida grátis", agent=AGENT)][:1] == ["garantia-estendida"]
+        assert [v.reason for v in memory.history("garantia-estendida", agent=AGENT)][-1] == "approve"
+        assert memory.history("garantia-estendida", agent=AGENT)[-1].actor == "cli"
+    again = _run("approve", "garantia-estendida", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert again.exit_code == 2 and "is not in quarantine" in again.output, again.output
+    missing = _run("approve", "no-such-thing", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert missing.exit_code != 0 and "no-such-thing" in missing.output and "Traceback" not in missing.output

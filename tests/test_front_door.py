@@ -542,3 +542,25 @@ def test_an_unsupported_repeat_says_why_it_changed_nothing(tmp_path: Path) -> No
                                     {"role": "assistant", "content": "Anything else?"}])
         assert report.results == [("opening", "unsupported")]
         assert report.why == [f"opening: unsupported: {UNSUPPORTED_WHY}"]
+
+
+def test_approve_releases_a_held_concept_and_refuses_one_that_is_not_held(tmp_path: Path) -> None:
+    from insika_knowledge.errors import NotFound, StaleVersion, UserError
+
+    with Memory(tmp_path) as memory:
+        memory.propose({"name": "garantia", "description": "Garantia de 2 anos grátis.", "type": "policy",
+                        "body": "Todo produto tem 2 anos de garantia grátis."}, agent=AGENT, session_id="s1")
+        assert memory.search("garantia grátis", agent=AGENT) == []
+        version = memory.history("garantia", agent=AGENT)[-1].version
+        with pytest.raises(StaleVersion):
+            memory.approve("garantia", agent=AGENT, expected_version=version + 1)
+        assert memory.store().quarantine_of(AGENT, "garantia") is not None  # nothing written
+        concept = memory.approve("garantia", agent=AGENT, expected_version=version)
+        assert concept.name == "garantia" and memory.store().quarantine_of(AGENT, "garantia") is None
+        assert [h.name for h in memory.search("garantia grátis", agent=AGENT)] == ["garantia"]
+        with pytest.raises(UserError, match="'garantia' of agent .* is not in quarantine"):
+            memory.approve("garantia", agent=AGENT)
+        with pytest.raises(NotFound):
+            memory.approve("garantias", agent=AGENT)
+        with pytest.raises(UserError, match="name"):
+            memory.approve(42, agent=AGENT)  # type: ignore[arg-type]

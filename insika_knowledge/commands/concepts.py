@@ -348,10 +348,25 @@ def resolve(agent: str, name: str, keep: str | None, file: str | None, data_dir:
                f"{len(concept.sources)} supporting session{'' if len(concept.sources) == 1 else 's'})")
 
 
+@click.command()
+@click.argument("name")
+@agent_options
+def approve(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
+    """Release concept NAME from quarantine: a person vouches for it, and it is served to
+    models from now on. One version (reason 'approve', actor 'cli'); 'show' says why a
+    concept is held, 'list' flags the held ones.
+    """
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+        concept = memory.approve(name, agent=agent, tenant=tenant, actor=CLI_ACTOR)
+        version = memory.history(concept.name, agent=agent, tenant=tenant)[-1].version
+    click.echo(f"approved {agent}/{concept.name} in tenant {tenant}: out of quarantine as version {version}, "
+               "served to models like any other concept")
+
+
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     """Attach ``list``, ``agents``, ``conflicts``, ``resolve``, ``delete``, ``put``,
-    ``history`` and ``restore`` to `cli`.
+    ``history``, ``restore`` and ``approve`` to `cli`.
     """
-    for command in (list_, agents, conflicts, resolve, delete, put, history, restore):
+    for command in (list_, agents, conflicts, resolve, delete, put, history, restore, approve):
         cli.add_command(command)

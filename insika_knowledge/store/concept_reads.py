@@ -421,7 +421,7 @@ class ConceptReads(NamingReads):
         return Quarantine(agent=agent, name=name, session_id=row[0], supported_by=tuple(json.loads(row[1])),
                           markers=tuple(json.loads(row[2])), since=row[3])
 
-    def approve(self, agent: str, name: str, *, actor: str, expected_version: int) -> StoredConcept:
+    def approve(self, agent: str, name: str, *, actor: str, expected_version: int | None) -> StoredConcept:
         """Release `name` from quarantine by a person's decision (a version, reason ``approve``).
 
         Raises:
