@@ -135,6 +135,9 @@ def test_a_paraphrase_of_the_customer_with_no_business_words_is_quarantined() ->
      ["we do not offer a discount for public servants"]),  # a refusal that is the rule
     (said(("user", "Vocês aceitam cheque?"), ("assistant", "Não, não aceitamos cheque.")),
      "A loja não aceita cheque.\nA loja não aceita cheque.", None),  # the answer to a question
+    (said(("user", "Tem prato sem lactose no almoço toda semana?"), ("assistant", "Tem sim! Toda semana.")),
+     "Pratos sem lactose semanais\nO almoço tem pratos sem lactose no cardápio toda semana.",
+     ["Tem sim! Toda semana."]),  # "sem" bears on "lactose", not on the menu and the week
 ])
 def test_what_the_business_side_states_is_learned(messages: list[dict[str, str]], claim: str,
                                                   evidence: list[str] | None) -> None:

@@ -2639,8 +2639,13 @@ def polarity(text: str) -> frozenset[tuple[str, bool]]:
 
 #: Clauses that state when a rule applies: what they withdraw is the rule's event.
 _CONDITIONAL: Final = frozenset({"c:if", "c:when"})
-#: What negates the rest of its phrase for `polarity` ("come without the warranty").
-_NEGATING: Final = frozenset({"n", "r:without"})
+#: What negates the rest of its phrase for `polarity` ("come without the warranty"); a
+#: "without" / "sem" only up to its object's end (`_OBJECT_ENDS`).
+_WITHOUT: Final = "r:without"
+_NEGATING: Final = frozenset({"n", _WITHOUT})
+#: Tokens that end a "without"'s object: another role ("para", "with") or a particle ("só",
+#: "apenas"): "Troca sem nota fiscal só com crédito na loja" does not negate the credit.
+_OBJECT_ENDS: Final = ("r:", "p:")
 
 
 @lru_cache(maxsize=8192)
@@ -2664,7 +2669,8 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
               subjects: set[str] | None = None) -> frozenset[tuple[str, bool]]:
     """Each content term of `seq` with whether a negation or a withdrawal bears on it: a
     negation bears on the rest of its phrase ("we do not offer a discount": offer and
-    discount), a withdrawal on its whole clause ("Pix was discontinued"). With other
+    discount), a "without" on its object ("sem juros", not the rest of "sem juros vale
+    para cartão"), a withdrawal on its whole clause ("Pix was discontinued"). With other
     `markers` (and no `clause_wide` withdrawal), whether one of those bears on it. With
     `answers`, a clause of negations only negates the clause before it. A negated passive
     (a participle at one of `passives`, the positions `_read` gives) bears on its phrase's
@@ -2685,7 +2691,7 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
         # a withdrawal in a condition ("even when a partner's leg is cancelled") is the
         # event the rule is about, not the rule withdrawn
         withdrawn = clause_wide and WITHDRAWAL in clause and not (clause and clause[0] in _CONDITIONAL)
-        negated = False
+        negated = scoped = False  # scoped: a "without" that bears on its object only
         terms: list[str] = []
         phrase: list[str] = []  # the tokens of the phrase being read
         subject: list[str] = []  # the phrase's content terms before its negation
@@ -2693,7 +2699,7 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
             if token == PHRASE:
                 if answers and "n" in phrase and not any(_is_content(t) for t in phrase):
                     negate(terms or last)  # "..., infelizmente não": a no to what came before
-                negated = False
+                negated = scoped = False
                 phrase.clear()
                 subject.clear()
                 continue
@@ -2702,6 +2708,9 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
                 if subjects is not None and not negated:
                     subjects.update(subject)
                 negated = True
+                scoped = token == _WITHOUT
+            elif scoped and token.startswith(_OBJECT_ENDS):
+                negated = scoped = False  # "sem juros vale apenas para cartão": not the card
             elif _is_content(token):
                 out.add((token, withdrawn or negated))
                 terms.append(token)
