@@ -138,11 +138,29 @@ def test_a_paraphrase_of_the_customer_with_no_business_words_is_quarantined() ->
     (said(("user", "Tem prato sem lactose no almoço toda semana?"), ("assistant", "Tem sim! Toda semana.")),
      "Pratos sem lactose semanais\nO almoço tem pratos sem lactose no cardápio toda semana.",
      ["Tem sim! Toda semana."]),  # "sem" bears on "lactose", not on the menu and the week
+    (said(("user", "So the deposit comes back if I cancel at least 3 days before the event?"),
+          ("assistant", "Yes, that's right. Anything else I can help you with?")),
+     "Deposit refunded 3 days ahead\nThe deposit is refunded when the event is cancelled at least 3 days before.",
+     ["So the deposit comes back if I cancel at least 3 days before the event?", "Yes, that's right."]),
+    (said(("user", "entao se eu faltar sem avisar perco o credito da aula?"),
+          ("assistant", "isso mesmo, infelizmente")),
+     "Falta sem aviso perde o crédito\nQuem falta sem avisar perde o crédito da aula.",
+     ["entao se eu faltar sem avisar perco o credito da aula?", "isso mesmo, infelizmente"]),  # a yes with a feeling
 ])
 def test_what_the_business_side_states_is_learned(messages: list[dict[str, str]], claim: str,
                                                   evidence: list[str] | None) -> None:
     verdict = assess(claim, "policy", messages, evidence)
     assert not verdict.quarantined, verdict
+
+
+@pytest.mark.parametrize("reply", ["Yes, that's right, for Gold members.", "Yes, sadly, only on weekdays.",
+                                   "Sure, let me check that for you."])
+def test_a_yes_with_a_phrase_that_narrows_or_only_takes_note_does_not_state_the_question(reply: str) -> None:
+    messages = said(("user", "So the deposit comes back if I cancel at least 3 days before the event?"),
+                    ("assistant", reply))
+    claim = "Deposit refunded 3 days ahead\nThe deposit is refunded when the event is cancelled at least 3 days before."
+    evidence = ["So the deposit comes back if I cancel at least 3 days before the event?", reply.split(",")[0]]
+    assert assess(claim, "policy", messages, evidence).quarantined
 
 
 def test_a_quote_found_nowhere_or_only_in_the_customers_words_vouches_for_nothing() -> None:

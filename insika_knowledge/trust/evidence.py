@@ -1310,6 +1310,7 @@ YES_RE: Final = re.compile(
     r"|atualmente|ainda)\W+)?"
     r"(?:sim|yes|yep|yeah|claro|com certeza|temos sim|tem sim|pode sim|of course|sure|certainly|"
     r"we do|they do|it does|it is|correct|exatamente|exato|isso mesmo|isso ai|confirmo|that'?s (?:right|correct)"
+    r"|that is (?:right|correct)|you'?re (?:right|correct)|you are (?:right|correct)"
     r")\b")
 #: Portuguese says yes with the question's own verb ("Vocês entregam em Campinas?" /
 #: "Entregamos sim"); a word the question lacks is no yes ("Talvez sim", "Antes sim").
@@ -1368,9 +1369,23 @@ def answered_question(parts: Sequence[Piece], at: int) -> str | None:
 
 def bare_yes(text: str) -> bool:
     """True when business `text` opens with a sentence that is only a yes ("For now, yes.",
-    "Sim!"): it answers the whole question, not a part it names.
+    "Sim!", "Yes, that's correct.", "Isso mesmo, infelizmente."): it answers the whole
+    question, not a part it names. The sentence's phrases (between commas) are each a yes
+    or a word of how the speaker feels about it (`_ATTITUDE`), and one at least is a yes.
     """
-    return YES_RE.fullmatch(_opening(text)[1].strip(" \t\n.!¡,;")) is not None
+    first = _opening(text)[1].strip(" \t\n.!¡,;")
+    if YES_RE.fullmatch(first):  # "for now, yes"
+        return True
+    phrases = [p for p in re.split(r"\s*[,;]\s*", first) if p]
+    return any(YES_RE.fullmatch(p) for p in phrases) and all(
+        YES_RE.fullmatch(p) or _ATTITUDE.fullmatch(p) for p in phrases)
+
+
+#: A phrase of a reply that says how the speaker takes its yes, and nothing of the rule
+#: (folded): "isso mesmo, infelizmente", "yes, sadly", "yes, absolutely".
+_ATTITUDE: Final = re.compile(
+    r"infelizmente|felizmente|unfortunately|fortunately|sadly|happily|indeed|absolutely|definitely|totally"
+    r"|de fato|pois e|com certeza|certamente|claro|of course|sure|exactly|exatamente|perfeito|perfect")
 
 
 @lru_cache(maxsize=4096)
