@@ -317,3 +317,27 @@ def test_http_beyond_loopback_needs_a_token(data: Path) -> None:
                           "--http", str(free_port()), "--host", "0.0.0.0"],
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 2 and "--token-env" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_one_connection_is_one_session_so_a_repeated_proposal_counts_once(data: Path) -> None:
+    """A newcomer's finding: every call on one connection got a session of its own, so a
+    client that proposed the same claim five times confirmed it four times (0.95)."""
+    outcomes: list[str] = []
+    rule = "O estacionamento da loja é gratuito para clientes."
+
+    async def session() -> None:
+        async with Client(server(data)) as client:
+            for _ in range(3):
+                outcomes.append(structured(await client.call_tool("propose_concept", {
+                    "name": "estacionamento-gratis", "type": "fact", "description": rule, "body": rule,
+                    "evidence": [{"role": "assistant", "content": rule}]}))["outcome"])
+
+    anyio.run(session)
+    memory = Memory(data)
+    try:
+        concept = memory.store().get(AGENT, "estacionamento-gratis").concept  # type: ignore[union-attr]
+    finally:
+        memory.close()
+    assert outcomes[0] == "learned"
+    assert len(concept.sources) == 1 and concept.sources[0].startswith("mcp-"), concept.sources
+    assert concept.occurrences == 1 and concept.confidence == pytest.approx(0.6), concept

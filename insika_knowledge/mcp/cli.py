@@ -8,6 +8,7 @@ body timeouts.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING
 
 import click
@@ -64,7 +65,9 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
         if types:
             block["types"] = [t.strip() for t in types.split(",") if t.strip()]
         config = load_config(block)
-        server = KnowledgeServer(memory, agent, tenant=tenant, config=config)  # the names checked first
+        # over stdio the process serves one client: one session (over HTTP, the client's)
+        session = "mcp-" + uuid.uuid4().hex[:12] if http_port is None else None
+        server = KnowledgeServer(memory, agent, tenant=tenant, config=config, session_id=session)  # names checked
         _check_model(memory, config.resolved_model() if config else None)
         _say_what_is_served(memory, agent, tenant)
         if http_port is None:

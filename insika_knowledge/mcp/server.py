@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 import uuid
-import weakref
 from typing import Annotated, Any, Final, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -173,26 +173,22 @@ class KnowledgeServer(MCPServer[Any]):
         self.tenant = tenant
         self.config = config or KnowledgeConfig()
         self.session_id = session_id
-        self._sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._register()
 
-    def source(self, ctx: Context | None) -> str:
-        """The session a proposal from this request is recorded under: the fixed one, else
-        the connection's (over HTTP, from its ``mcp-session-id``).
+    def source(self, ctx: Context | None, proposal: str = "") -> str:
+        """The session a proposal from this request is recorded under: the fixed one (the
+        command's, one per stdio server process: its one client), else the client's
+        ``mcp-session-id`` over HTTP, else one per distinct `proposal` (its claim and
+        evidence as one text): a client that sends no session (the SDK's 2.x protocol
+        makes every request its own exchange) proposing the same thing again counts once.
         """
         if self.session_id is not None:
             return self.session_id
         headers = ctx.headers if ctx is not None else None
         sent = (headers or {}).get("mcp-session-id")
-        if sent:
-            return "mcp-" + hashlib.sha256(sent.encode("utf-8", "replace")).hexdigest()[:12]
-        session = ctx.session if ctx is not None else None
-        if session is None:
-            return "mcp-" + uuid.uuid4().hex[:12]
-        try:
-            return self._sessions.setdefault(session, "mcp-" + uuid.uuid4().hex[:12])
-        except TypeError:  # a session object that cannot be weakly referenced
-            return "mcp-" + hashlib.sha256(str(id(session)).encode()).hexdigest()[:12]
+        if not sent:
+            sent = "proposal\x1e" + proposal if proposal else uuid.uuid4().hex
+        return "mcp-" + hashlib.sha256(sent.encode("utf-8", "replace")).hexdigest()[:12]
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None) -> Any:
@@ -303,7 +299,8 @@ class KnowledgeServer(MCPServer[Any]):
             item = {"name": name, "description": description, "type": type, "body": body}
             said = [{"role": m.role, "content": m.content} for m in evidence or ()]
             try:
-                report = memory.propose(item, agent=agent, session_id=self.source(ctx), tenant=tenant,
+                proposal = json.dumps([item, said], ensure_ascii=False, sort_keys=True)
+                report = memory.propose(item, agent=agent, session_id=self.source(ctx, proposal), tenant=tenant,
                                         config=config, messages=said)
             except InsikaError as exc:
                 raise ToolError(f"not learned: {exc}") from None
