@@ -360,8 +360,11 @@ def _escaped(match: re.Match[str]) -> str:
 @data_dir_option
 @database_option
 @tenant_option
+@click.option("--prune", is_flag=True,
+              help="Markdown: also remove from --out the records of concepts this export did not write "
+                   "(deleted or renamed since an earlier export; only files that are such a record).")
 def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | None, database: str | None,
-           tenant: str) -> None:
+           tenant: str, prune: bool) -> None:
     """Write the agent's concepts as markdown files, a GraphML graph, JSON or JSON lines.
 
     With --out -, the GraphML, JSON or JSON lines go to standard output (the summary line
@@ -383,13 +386,13 @@ def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | N
             text, result = render(memory.store(tenant), agent, chosen, include_held=include_held)
             click.echo(text, nl=False)
         else:
-            result = run(memory.store(tenant), agent, out, chosen, include_held=include_held)
+            result = run(memory.store(tenant), agent, out, chosen, include_held=include_held, prune=prune)
     extra = f", {result.edges} link{'' if result.edges == 1 else 's'}" if fmt == "graphml" else ""
     held = f" ({result.held} held in quarantine)" if result.held else ""
     counted = f"{result.concepts} concept{'' if result.concepts == 1 else 's'}"
     click.echo(f"exported {counted}{held}{extra} to {'standard output' if out == '-' else out}",
                err=out == "-")
-    for note in (result.salvage_note(), result.left_out_note()):
+    for note in (result.salvage_note(), result.left_out_note(), result.stale_note()):
         if note is not None:
             click.echo(note, err=True)
     if result.unreadable:  # what could be read is written; the export is not whole: never exit 0

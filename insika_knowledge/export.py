@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
-from insika_knowledge.concept import status_of
+from insika_knowledge.concept import parse, status_of
 from insika_knowledge.errors import StorageCorrupt, UserError
 from insika_knowledge.memory import ConceptStore, StoredConcept
 from insika_knowledge.trust import held_because
@@ -64,6 +64,10 @@ class ExportResult:
             when the current records' table of a damaged file could not be read.
         unreadable: names of concepts no version of which could be read (a damaged file):
             not written; the export is not whole (the CLI exits 1).
+        stale: markdown: the files in the folder that are records of concepts this export
+            did not write (deleted, renamed, or released from quarantine since an earlier
+            export), relative to the folder; removed when `pruned`.
+        pruned: the `stale` files were removed.
     """
 
     files: list[Path]
@@ -74,6 +78,8 @@ class ExportResult:
     left_out: int = 0
     salvaged_from: str = ""
     unreadable: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    pruned: bool = False
 
     def salvage_note(self) -> str | None:
         """The line to tell a person when the current records could not be read (a damaged
@@ -85,6 +91,17 @@ class ExportResult:
         return ("the file is damaged where the current records are kept: each concept was saved "
                 f"from its newest version ({self.salvaged_from}{lost})")
 
+    def stale_note(self) -> str | None:
+        """The line to tell a person about records of concepts the store no longer has, else None."""
+        if not self.stale:
+            return None
+        count = f"{len(self.stale)} record{'' if len(self.stale) == 1 else 's'}"
+        shown = ", ".join(self.stale[:5]) + (", ..." if len(self.stale) > 5 else "")
+        if self.pruned:
+            return f"removed {count} of concepts this export did not write (deleted or renamed): {shown}"
+        return (f"{count} in the folder {'is' if len(self.stale) == 1 else 'are'} of concepts this export did not "
+                f"write (deleted or renamed since): {shown}; --prune removes them")
+
     def left_out_note(self) -> str | None:
         """The line to tell a person when held concepts were left out, else None."""
         if not self.left_out:
@@ -94,7 +111,7 @@ class ExportResult:
 
 
 def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Format = "md", *,
-           include_held: bool = False) -> ExportResult:
+           include_held: bool = False, prune: bool = False) -> ExportResult:
     """Write `agent`'s concepts under the folder `out` (created if needed).
 
     Args:
@@ -106,6 +123,9 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         include_held: also write the concepts held in quarantine in ``md`` (under
             ``quarantined/``) and ``graphml`` (their node's ``quarantined`` is true).
             JSON always carries every concept, with its ``quarantined`` flag.
+        prune: ``md``: remove the folder's records of concepts this export did not write
+            (`ExportResult.stale`: a file is one when it parses as a concept record named as
+            the file; nothing else is touched).
 
     Returns:
         The files written and the counts (``left_out``: the held concepts not written).
@@ -128,8 +148,13 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
             path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
             _write_atomic(path, stored.markdown)
             files.append(path)
+        stale = _stale_records(folder, set(files))
+        if prune:
+            for path in stale:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
         return ExportResult(files, len(kept), held=held, left_out=len(concepts) - len(kept), salvaged_from=source,
-                            unreadable=lost)
+                            unreadable=lost, stale=tuple(str(p.relative_to(folder)) for p in stale), pruned=prune)
     text, result = render(store, agent, fmt, include_held=include_held, concepts=concepts)
     path = folder / f"knowledge.{fmt}"
     _write_atomic(path, text)
@@ -295,6 +320,23 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
                 dropped += 1
     out += ["  </graph>", "</graphml>", ""]
     return "\n".join(out), edges, dropped
+
+
+def _stale_records(folder: Path, written: set[Path]) -> list[Path]:
+    """The ``.md`` files of `folder` (and its ``quarantined/``) that this export did not write
+    and that are concept records named as their file: an earlier export's, of a concept the
+    store no longer has under that name. Sorted.
+    """
+    found = []
+    for path in sorted([*folder.glob("*.md"), *(folder / HELD_FOLDER).glob("*.md")]):
+        if path in written or not path.is_file():
+            continue
+        try:
+            if parse(path.read_text(encoding="utf-8")).name == path.stem:
+                found.append(path)
+        except (OSError, UnicodeDecodeError, UserError):
+            continue  # not a record (or not readable): someone else's file
+    return found
 
 
 def _make_folder(folder: Path, named: str = "") -> None:

@@ -151,6 +151,27 @@ def test_md_reexport_picks_up_a_changed_record(tmp_path: Path, store) -> None:
     store.close()
 
 
+def test_md_reexport_names_the_records_of_deleted_concepts_and_prune_removes_only_them(
+        data_dir: Where, tmp_path: Path) -> None:
+    """A newcomer's finding: a re-export into the same folder left the record of a deleted
+    concept there (putting the folder back would bring it back), saying nothing."""
+    out = tmp_path / "out"
+    args = ("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
+    assert _run(*args).exit_code == 0
+    (out / "notes.md").write_text("# my own notes\n", encoding="utf-8")  # no record: never touched
+    assert _run("delete", "--agent", AGENT, "troca", *data_dir.args()).exit_code == 0
+    again = _run(*args)
+    assert again.exit_code == 0, again.output
+    assert "1 record in the folder is of concepts this export did not write (deleted or renamed since): " \
+           "troca.md; --prune removes them" in again.output
+    assert (out / "troca.md").exists()
+    pruned = _run(*args, "--prune")
+    assert pruned.exit_code == 0, pruned.output
+    assert "removed 1 record of concepts this export did not write (deleted or renamed): troca.md" in pruned.output
+    assert sorted(p.name for p in out.iterdir()) == ["cep-13-campinas.md", "frete-gratis.md", "notes.md"]
+    assert "--prune" not in _run(*args).output  # nothing stale any more
+
+
 @pytest.mark.parametrize("fmt", ["md", "graphml"])
 def test_out_pointing_to_a_file_is_a_usage_error(data_dir: Where, tmp_path: Path, fmt: str) -> None:
     target = tmp_path / "not-a-folder.txt"
