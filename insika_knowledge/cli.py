@@ -381,12 +381,17 @@ def export(agent: str, out: str, fmt: str, include_held: bool, data_dir: str | N
         raise UserError("--format md writes one file per concept: give --out a folder, or use "
                         "--format graphml, json or jsonl with --out -")
     check_agent(agent)
-    with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        if out == "-":
-            text, result = render(memory.store(tenant), agent, chosen, include_held=include_held)
-            click.echo(text, nl=False)
-        else:
-            result = run(memory.store(tenant), agent, out, chosen, include_held=include_held, prune=prune)
+    try:
+        with agent_memory(data_dir, agent, tenant, database=database) as memory:
+            if out == "-":
+                text, result = render(memory.store(tenant), agent, chosen, include_held=include_held)
+                click.echo(text, nl=False)
+            else:
+                result = run(memory.store(tenant), agent, out, chosen, include_held=include_held, prune=prune)
+    except StorageCorrupt as exc:  # its message points here: say what this command could not do
+        where = exc.path or "the database"
+        raise StorageCorrupt(f"nothing was exported: {where} is damaged past what an export can read "
+                             f"({str(exc).split('; ', 1)[0]}): restore it from a backup", path=exc.path) from None
     extra = f", {result.edges} link{'' if result.edges == 1 else 's'}" if fmt == "graphml" else ""
     held = f" ({result.held} held in quarantine)" if result.held else ""
     counted = f"{result.concepts} concept{'' if result.concepts == 1 else 's'}"

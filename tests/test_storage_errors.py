@@ -203,3 +203,17 @@ def test_a_studio_save_that_cannot_even_read_still_shows_the_text(
     assert response.status_code == 503
     assert "Kept even when nothing can be read." in response.text and "is damaged" in response.text
     memory.close()
+
+
+def test_an_export_that_cannot_read_a_damaged_file_does_not_point_at_itself(tmp_path: Path) -> None:
+    """A newcomer's finding: a file cut short failed every read, and the message of `list`
+    and of `export` alike advised running `export`, which had just failed."""
+    path = _filled(tmp_path / "data")
+    path.write_bytes(path.read_bytes()[:-4096 * 40])  # cut short: even the schema's reads may fail
+    listed = CliRunner().invoke(cli, ["list", "--agent", AGENT, "--data-dir", str(tmp_path / "data")])
+    assert listed.exit_code == 1 and "--data-dir and --tenant" in listed.output, listed.output
+    exported = CliRunner().invoke(cli, ["export", "--agent", AGENT, "--out", str(tmp_path / "out"),
+                                        "--data-dir", str(tmp_path / "data")])
+    assert exported.exit_code == 1, exported.output
+    assert "nothing was exported" in exported.output and "restore it from a backup" in exported.output
+    assert "insika-knowledge export" not in exported.output and "Traceback" not in exported.output

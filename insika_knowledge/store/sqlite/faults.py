@@ -169,4 +169,4 @@ def damaged_error(path: Path, detail: str) -> StorageCorrupt:
     return StorageCorrupt(
         f"{path} is damaged ({detail}); writes to it are refused: restore it from a backup, or "
         "save what is still readable with `insika-knowledge export --agent AGENT --out FOLDER` "
-        "and start a new file", path=str(path))
+        "(with this file's --data-dir and --tenant) and start a new file", path=str(path))
