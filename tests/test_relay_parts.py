@@ -160,3 +160,19 @@ def test_a_relay_turn_id_has_no_digits_to_read_as_personal_data() -> None:
 
     ids = {turn_id([{"role": "user", "content": f"pergunta {i}"}]) for i in range(2000)}
     assert len(ids) == 2000 and all(re.fullmatch(r"relay-[a-p]{16}", i) for i in ids)
+
+
+def test_a_tenant_refused_behind_tokens_learns_no_other_tenants_name() -> None:
+    """A newcomer's finding: with tokens set, a caller without one was told every tenant served."""
+    from insika_knowledge.relay.access import Access
+    from insika_knowledge.relay.agents import TenantAccess
+
+    guarded = Access({"loja-a": TenantAccess(token="a-token-0123456789"), "loja-b": TenantAccess()},
+                     token="shared-token-0123456789")
+    refused = guarded.admit({"x-insika-tenant": "other"}, model=True)
+    assert refused is not None and refused.status == 403
+    assert "'other' is not served by this relay" in refused.message
+    assert "loja-a" not in refused.message and "loja-b" not in refused.message
+    open_relay = Access({"loja-a": TenantAccess()}, unknown="refuse")  # no token anywhere: loopback, says which
+    said = open_relay.admit({"x-insika-tenant": "other"}, model=True)
+    assert said is not None and "(it serves: loja-a)" in said.message

@@ -100,8 +100,10 @@ class Access:
                                f"tenant {tenant!r} needs its access token in the {TOKEN_HEADER} header "
                                "(missing or wrong)")
         elif self.requires_token or self.unknown == REFUSE:
-            return Refusal(403, PERMISSION, f"tenant {tenant[:80]!r} is not served by this relay "
-                           f"(it serves: {', '.join(self.tenants)}); name one in {TENANT_HEADER}")
+            # behind tokens, which tenants exist is no one's business before a token is shown
+            served = "" if self.requires_token else f" (it serves: {', '.join(self.tenants)})"
+            return Refusal(403, PERMISSION, f"tenant {tenant[:80]!r} is not served by this relay{served}; "
+                           f"name one in {TENANT_HEADER}")
         if model and self.unknown == REFUSE and memory_on(headers):
             off = self.agent_off(headers)
             if off is not None:
