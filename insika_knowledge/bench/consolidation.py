@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.bench.crowded import crowded_figures, crowded_lines, load_crowded
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows, shared_data
 from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, listing_lines, load_listings
 from insika_knowledge.bench.subjects import SUBJECT_FILES, load_subjects, subject_figures, subject_lines
@@ -540,10 +541,12 @@ def run_consolidation(
     Returns:
         ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
         "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...,
-        "listings": {file: {half: ...}} | None, "subjects": {file: {half: ...}} | None}``
+        "listings": {file: {half: ...}} | None, "subjects": {file: {half: ...}} | None,
+        "crowded": {half: ...} | None}``
         (listings: `bench.listings.listing_figures` of each file of
         `bench.listings.LISTING_FILES`; subjects: `bench.subjects.subject_figures` of each
-        file of `bench.subjects.SUBJECT_FILES`; both with the default pairs only).
+        file of `bench.subjects.SUBJECT_FILES`; crowded: `bench.crowded.crowded_figures`;
+        all with the default pairs only).
 
     Raises:
         UserError: a set is missing or malformed.
@@ -564,7 +567,8 @@ def run_consolidation(
               "listings": {name: listing_figures(load_listings(benchmark_data(f"consolidation/{name}")))
                            for name in LISTING_FILES} if pairs_path is None else None,
               "subjects": {name: subject_figures(load_subjects(benchmark_data(f"consolidation/{name}")))
-                           for name in SUBJECT_FILES} if pairs_path is None else None}
+                           for name in SUBJECT_FILES} if pairs_path is None else None,
+              "crowded": crowded_figures(*load_crowded()) if pairs_path is None else None}
     if as_json:
         echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -637,6 +641,8 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
         lines += ["", *listing_lines(listed, name)]
     for name, subjects in (result.get("subjects") or {}).items():
         lines += ["", *subject_lines(subjects, name)]
+    if result.get("crowded"):
+        lines += ["", *crowded_lines(result["crowded"])]
     renamed = result["renamed"]
     lines.append("")
     if renamed is None:

@@ -20,8 +20,12 @@ decides, first match wins:
    duplicate; it is neither merged into the concept nor written as a second concept. A
    concept held in quarantine is no rule on record: it is never such a match. A semantic
    index may name more close matches (`meaning`: concepts close in meaning, with their
-   similarity), held the same way. A concept the same turn wrote (`written`) is no such
-   match when the two read as two rows of what one message stated at once ("O frete para
+   similarity), held the same way; with one, a close match must also be the candidate's
+   distinct nearest concept by meaning (`apart`): a new fact of the store's domain ("Boleto
+   vence em 3 dias" in a store of delivery times, returns and refunds) is about as close to
+   several concepts, a rule changed under a new name far closer to its old version. A
+   concept the same turn wrote (`written`) is no such match when the two read as two rows
+   of what one message stated at once ("O frete para
    a região Sul custa R$ 15, para a região Nordeste R$ 30": `_rows_of_one_turn`), not as
    two versions of one claim (a message that corrects itself, "R$ 15, ou melhor, R$ 18",
    or a model that dropped the rows' subjects: still held).
@@ -32,7 +36,7 @@ Pure: the write path (`insika_knowledge.learn`) does the search, the reads and t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -97,6 +101,7 @@ def name_sighting(
     held: frozenset[str] = frozenset(),
     meaning: Sequence[tuple[Concept, float]] = (),
     written: frozenset[str] = frozenset(),
+    apart: Callable[[str], bool] | None = None,
 ) -> Naming:
     """Decide under which concept `candidate`'s sighting is recorded (the module's rules).
 
@@ -114,6 +119,10 @@ def name_sighting(
         written: the concepts the candidate's own turn wrote before it (rule 4 holds it
             against one only when the two read as versions of one claim; rule 3, the same
             claim, still applies).
+        apart: with a semantic index, whether a concept may be held as a close match: it
+            is the candidate's distinct nearest by meaning (`learn.meaning.Close.apart`: a
+            new fact of the same domain is as close to several concepts, a changed rule to
+            its own); None: any (rule 4 as written).
 
     Returns:
         The naming decision.
@@ -127,7 +136,8 @@ def name_sighting(
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
     scored = [(score, -i, m, False) for i, m in enumerate(others)
-              if m.name not in held and (score := close_match(m, candidate)) is not None
+              if m.name not in held and (apart is None or apart(m.name))
+              and (score := close_match(m, candidate)) is not None
               and not _rows_of_one_turn(m, candidate, written)]
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
                if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)

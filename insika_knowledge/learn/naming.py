@@ -150,15 +150,18 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
                 if stored.quarantined:
                     held.add(stored.concept.name)
     close: list[tuple[Concept, float]] = []
+    apart = None
     if alias is None and meaning is not None:
-        for name, score in meaning.close(agent, candidate):
+        found = meaning.close(agent, candidate)
+        apart = found.apart
+        for name, score in found.found:
             stored = store.get(agent, name)
             if stored is not None:
                 close.append((stored.concept, score))
                 if stored.quarantined:
                     held.add(name)
     return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
-                                     held=frozenset(held), meaning=close, written=written)
+                                     held=frozenset(held), meaning=close, written=written, apart=apart)
 
 
 def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,
