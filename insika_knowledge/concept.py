@@ -187,6 +187,11 @@ def _joins_emoji(text: str, at: int) -> bool:
             and unicodedata.category(before) in ("So", "Sk") and unicodedata.category(after) == "So")
 
 
+#: The space separators (Unicode ``Zs``) other than the ASCII space: a no-break space, the
+#: ideographic space, the thin spaces. A description that holds one reads it as a space.
+SPACE_SEPARATORS: Final = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
+
 def printable_only(text: str) -> str:
     """`text` without the characters that are not printable, but for a zero-width joiner
     between two symbols (an emoji sequence keeps its joiners: "👩🏽‍💻").
@@ -632,9 +637,12 @@ def parse(markdown: str) -> Concept:
     confidence = data["confidence"]
     if isinstance(confidence, int) and not isinstance(confidence, bool):
         confidence = float(confidence)
+    description = data["description"]
+    if isinstance(description, str):  # "Prix\u00a0: 10 €": a space a person typed, as the model path reads it
+        description = SPACE_SEPARATORS.sub(" ", description)
     concept = Concept(
         name=data["name"],
-        description=data["description"],
+        description=description,
         type=data["type"],
         provenance=data["provenance"],
         confidence=confidence,

@@ -378,3 +378,18 @@ def test_approve_releases_a_quarantined_concept_from_the_command_line(data_dir: 
     assert again.exit_code == 2 and "is not in quarantine" in again.output, again.output
     missing = _run("approve", "no-such-thing", "--agent", AGENT, "--data-dir", str(data_dir))
     assert missing.exit_code != 0 and "no-such-thing" in missing.output and "Traceback" not in missing.output
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u202f"])
+def test_put_reads_a_no_break_or_ideographic_space_in_the_description_as_a_space(
+        data_dir: Path, space: str) -> None:
+    """A newcomer's finding: a person's "Prix\u00a0: 10 €" (French typography) was refused as
+    "not printable text", while the model path read the same space as a space."""
+    record = f"---\nname: prix-livraison\ndescription: \"Prix{space}: 10 € la livraison\"\n---\n\nLivraison 10 €.\n"
+    result = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir), stdin=record)
+    assert result.exit_code == 0, result.output
+    with Memory(data_dir) as memory:
+        assert memory.store().get(AGENT, "prix-livraison").concept.description == "Prix : 10 € la livraison"
+    bidi = record.replace(space, "\u202e")  # a control that reorders what a reader sees: still refused
+    refused = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir), stdin=bidi)
+    assert refused.exit_code == 2 and "U+202E" in refused.output
