@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
 
 import yaml
+from anyascii import anyascii
 
 from insika_knowledge.analysis.text import ascii_words
 from insika_knowledge.errors import ConceptFormatError, InvalidName
@@ -281,21 +282,22 @@ def normalize_name(raw: str) -> str:
         The slug, e.g. ``"frete-gratis-acima-de-r-199"``, at most 80 characters
         (cut at a word boundary when possible).
 
+    A name mostly in another script than the Latin one is transliterated first, letter by
+    letter (`anyascii`): ``"Доставка Москва"`` -> ``"dostavka-moskva"``, ``"配送時間"`` ->
+    ``"peisongshijian"`` (it was refused, and the concept with it).
+
     Raises:
-        InvalidName: nothing usable is left (empty, only punctuation, or a script
-            without an ASCII transliteration such as CJK).
+        InvalidName: nothing usable is left (empty, only punctuation or symbols).
     """
     if not isinstance(raw, str):
         raise InvalidName(f"a concept name must be text, got {type(raw).__name__}")
     slug = "-".join(ascii_words(raw))
-    # A name that was mostly non-ASCII loses its meaning in transliteration; judge that
-    # on the whole slug, before it is cut to length (a long ASCII name is only cut).
+    # A name that was mostly in another script keeps its meaning only transliterated;
+    # judge that on the whole slug, before it is cut to length (a long ASCII name is only cut).
     letters = sum(1 for c in raw if c.isalnum())
     kept = sum(1 for c in slug if c.isalnum())
     if letters and kept < letters / 2:
-        raise InvalidName(
-            f"cannot make a concept name out of {short_repr(raw)}: too little is ASCII"
-        )
+        slug = "-".join(ascii_words(_transliterated(raw[:_TRANSLITERATED])))
     if len(slug) > NAME_MAX:
         cut = slug[:NAME_MAX]
         slug = cut.rsplit("-", 1)[0] if "-" in cut[NAME_MAX // 2 :] else cut
@@ -305,6 +307,17 @@ def normalize_name(raw: str) -> str:
             f"cannot make a concept name out of {short_repr(raw)}: use letters or digits"
         )
     return slug
+
+
+#: The most characters of a name transliterated (a name is cut to `NAME_MAX` after).
+_TRANSLITERATED: Final = 4 * NAME_MAX
+
+
+def _transliterated(text: str) -> str:
+    """`text` with each letter and digit written in ASCII (`anyascii`); symbols (an emoji
+    would become its name) and punctuation as they are, for `ascii_words` to drop.
+    """
+    return "".join(anyascii(c) if c.isalnum() else c for c in text)
 
 
 def check_name(name: str) -> str:

@@ -564,3 +564,16 @@ def test_approve_releases_a_held_concept_and_refuses_one_that_is_not_held(tmp_pa
             memory.approve("garantias", agent=AGENT)
         with pytest.raises(UserError, match="name"):
             memory.approve(42, agent=AGENT)  # type: ignore[arg-type]
+
+
+def test_a_concept_named_in_another_script_is_learned_under_its_transliterated_name(tmp_path: Path) -> None:
+    """A newcomer's finding: a model's candidate named "Доставка Москва" was dropped whole
+    ("too little is ASCII"), its Russian description and body with it."""
+    said = "Доставка по Москве занимает 2 дня."
+    with Memory(tmp_path) as memory:
+        report = memory.propose({"name": "Доставка Москва", "description": said, "type": "fact", "body": said},
+                                agent=AGENT, session_id="s1", messages=[
+                                    {"role": "user", "content": "Сколько дней доставка?"},
+                                    {"role": "assistant", "content": said}])
+        assert report.results == [("dostavka-moskva", "learned")]
+        assert "Доставка по Москве" in memory.load("dostavka-moskva", agent=AGENT)
