@@ -12,6 +12,20 @@ class InsikaError(Exception):
     """Base of every error this library raises on purpose."""
 
 
+class InterruptedAfterWrite(KeyboardInterrupt):
+    """An interrupt (Ctrl-C) that arrived after a write was committed, while the work that
+    follows it ran (the written concept's vector): the write stands, and a caller reports it
+    as done. A `KeyboardInterrupt`, so code that stops on one still stops.
+
+    Attributes:
+        name: the concept written.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        super().__init__(f"interrupted after {name!r} was written (its vector is made later: reindex)")
+
+
 class UserError(InsikaError):
     """The caller asked for something invalid: bad input, a bad name, a bad setting.
 

@@ -43,6 +43,7 @@ from insika_knowledge.errors import (
     ConceptFormatError,
     ConfigError,
     InsikaError,
+    InterruptedAfterWrite,
     MemoryClosed,
     ModelFailure,
     ModelNotReady,
@@ -1216,7 +1217,10 @@ class Memory:
                 else:
                     saved = store.edit(agent, concept.name, record, expected_version=current.version,
                                        actor=actor, release=True)  # a person vouches for it: served at once
-                self._embed_written(tenant, agent)  # its vector, in this request
+                try:
+                    self._embed_written(tenant, agent)  # its vector, in this request
+                except KeyboardInterrupt:  # the write stands: never reported as failed
+                    raise InterruptedAfterWrite(saved.concept.name) from None
                 return saved.concept
             except (StaleVersion, NotFound):
                 continue  # written or deleted meanwhile: read it again

@@ -393,3 +393,18 @@ def test_put_reads_a_no_break_or_ideographic_space_in_the_description_as_a_space
     bidi = record.replace(space, "\u202e")  # a control that reorders what a reader sees: still refused
     refused = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir), stdin=bidi)
     assert refused.exit_code == 2 and "U+202E" in refused.output
+
+
+def test_an_interrupt_after_the_write_says_the_concept_was_put(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's finding: Ctrl-C while `put` made the vector printed "Aborted!" and exited 1,
+    though the concept was written and served."""
+    def interrupted(self: Memory, tenant: str, agent: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "_embed_written", interrupted)
+    result = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir), stdin=AUTHORED)
+    assert result.exit_code == 130, result.output
+    assert f"put {AGENT}/support-hours in tenant default; interrupted before its vector was made" in result.output
+    assert "Aborted" not in result.output
+    with Memory(data_dir) as memory:
+        assert memory.store().get(AGENT, "support-hours") is not None

@@ -26,7 +26,7 @@ from insika_knowledge.commands.options import (
 )
 from insika_knowledge.concept import RECORD_MAX, Concept, claim_text, has_contradiction, status_of
 from insika_knowledge.consolidate.entries import Entry, entries
-from insika_knowledge.errors import ConceptFormatError, NotADatabase, UserError
+from insika_knowledge.errors import ConceptFormatError, InterruptedAfterWrite, NotADatabase, UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
 from insika_knowledge.memory import PossibleDuplicate
@@ -290,6 +290,10 @@ def put(agent: str, file: str, data_dir: str | None, database: str | None, tenan
         concept = memory.put(markdown, agent=agent, tenant=tenant, actor=CLI_ACTOR)
     except ConceptFormatError as exc:  # the file named, as an editor's error list shows it
         raise UserError(f"{'standard input' if file == '-' else file}: {exc}") from None
+    except InterruptedAfterWrite as interrupted:  # click would say "Aborted!" of a write that happened
+        click.echo(f"put {agent}/{interrupted.name} in tenant {tenant}; interrupted before its vector was made "
+                   "(the next write or 'reindex' makes it)", err=True)
+        raise SystemExit(130) from None
     finally:
         memory.close()
     click.echo(f"put {agent}/{concept.name} in tenant {tenant} ({concept.type}, {concept.provenance}, "
