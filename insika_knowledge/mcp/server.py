@@ -197,8 +197,17 @@ class KnowledgeServer(MCPServer[Any]):
         pydantic's report (its type codes and a link to its documentation).
 
         Raises:
-            ToolError: the tool is unknown, its arguments do not fit, or it refused.
+            ToolError: the tool is unknown, its arguments do not fit (an argument it does not
+                take included: "load_knowledge takes only name; unknown argument(s): x", as
+                the engine's handler says it), or it refused.
         """
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            takes = set((tool.parameters or {}).get("properties", {}))
+            unknown = sorted(set(arguments or {}) - takes)
+            if unknown:
+                said = f"takes only {', '.join(sorted(takes))}" if takes else "takes no argument"
+                raise ToolError(f"{name} {said}; unknown argument(s): {', '.join(u[:40] for u in unknown[:5])}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
