@@ -111,9 +111,18 @@ def test_the_cli_lists_the_keys_and_resolves(memory: Memory, tmp_path: Path) -> 
     assert listed.exit_code == 0 and "entry-1" in listed.output, listed.output
     wrong = CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--keep", "entry-2"])
     assert wrong.exit_code == 2 and "has no claim 'entry-2'" in wrong.output, wrong.output
+    bad = CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--file", "-"],
+                             input="---\nname: prazo-de-troca\ndescription: [oops\n---\n\nTrocas.\n")
+    assert bad.exit_code == 2 and "Error: standard input: line 3" in bad.output, bad.output
     done = CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--keep", "entry-1"])
     assert done.exit_code == 0, done.output
     assert "resolved prazo-de-troca: kept entry-1" in done.output
     with Memory(tmp_path) as again:
         concept = again.concepts(agent=AGENT)[0]
         assert (concept.body, concept.in_conflict) == (NEW["body"], False)
+    # resolved: said in the command line's words (a newcomer read "Memory.resolve(): ...
+    # dismiss_held"), and a bad record from standard input names it as `put` does
+    again = CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--keep", "record"])
+    assert again.exit_code == 2 and "'prazo-de-troca' holds no contradicting reports" in again.output
+    assert "Memory.resolve" not in again.output and "dismiss_held" not in again.output
+    assert CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--keep", "entry-1"]).exit_code == 2

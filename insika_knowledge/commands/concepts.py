@@ -345,7 +345,15 @@ def resolve(agent: str, name: str, keep: str | None, file: str | None, data_dir:
     written = None if file is None else _read(file)
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        concept = memory.resolve(name, agent=agent, tenant=tenant, keep=keep, written=written, actor=CLI_ACTOR)
+        stored = memory.store(tenant).get(agent, name)
+        if stored is not None and not stored.concept.in_conflict:  # said in the command line's words
+            raise UserError(f"'{name}' holds no contradicting reports: nothing to resolve (claims held against "
+                            "it for review: 'show' lists them, the Studio dismisses them; to change it: 'put')")
+        try:
+            concept = memory.resolve(name, agent=agent, tenant=tenant, keep=keep, written=written,
+                                     actor=CLI_ACTOR)
+        except ConceptFormatError as exc:  # the file named, as `put` names it
+            raise UserError(f"{'standard input' if file == '-' else file}: {exc}") from None
     kept = f"kept {keep}" if keep is not None else ("kept the record from standard input" if file == "-"
                                                     else f"kept the record of {file}")
     click.echo(f"resolved {concept.name}: {kept} (confidence {concept.confidence:.2f}, "
