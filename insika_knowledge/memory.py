@@ -907,7 +907,7 @@ class Memory:
         why = store.quarantine_of(agent, name.strip()) if isinstance(name, str) else None
         stored = store.get(agent, why.name) if why is not None else None
         if why is None or stored is None:  # unknown (or deleted since)
-            raise NotFound(str(result["error"]))
+            raise _hinted(NotFound(str(result["error"])), store, agent, name.strip())
         if not held:
             raise Quarantined(agent, why.name, reason=held_because(why.supported_by, why.markers),
                               since=why.since)
@@ -1648,6 +1648,10 @@ def _hinted(exc: NotFound, store: Store, agent: str, name: str) -> NotFound:
         names = store.names(agent)
         if "did you mean" in str(exc) or name in names:  # a live concept's missing version: no other name
             return exc
+        gone = next((v for v in store.deleted(agent) if v.name == name), None)
+        if gone is not None:  # "no concept named x" of a deleted one left its history unsaid
+            return NotFound(f"{exc}; it was deleted at {gone.created_at} by {gone.actor} (version {gone.version}): "
+                            "its history keeps every version, and restoring one brings it back")
         close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.5)
         return NotFound(f"{exc}; did you mean {', '.join(close)}?") if close else exc
     return NotFound(f"{exc}; it is an alias of {now!r} (an old name a rename kept, or a name a sighting was "

@@ -408,3 +408,12 @@ def test_an_interrupt_after_the_write_says_the_concept_was_put(data_dir: Path, m
     assert "Aborted" not in result.output
     with Memory(data_dir) as memory:
         assert memory.store().get(AGENT, "support-hours") is not None
+
+
+def test_show_of_a_deleted_concept_says_it_was_deleted_and_can_be_restored(data_dir: Path) -> None:
+    """A newcomer's finding: `show` of a deleted concept said only "no concept named ..."."""
+    assert _run("delete", "returns-within-7-days", "--agent", AGENT, "--data-dir", str(data_dir)).exit_code == 0
+    shown = _run("show", "returns-within-7-days", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert shown.exit_code != 0
+    assert "no concept named 'returns-within-7-days'; it was deleted at " in shown.output
+    assert "restoring one brings it back" in shown.output and "Traceback" not in shown.output
