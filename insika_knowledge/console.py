@@ -14,6 +14,8 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(f"insika-knowledge, version {__version__}")
         return
-    from insika_knowledge.cli import main as run
-
+    try:
+        from insika_knowledge.cli import main as run
+    except KeyboardInterrupt:  # Ctrl-C while the commands load (about half a second): no traceback
+        sys.exit(130)
     run()

@@ -221,3 +221,18 @@ def test_show_says_when_claims_are_held_against_the_concept(tmp_path: Path) -> N
     result = CliRunner().invoke(cli, ["show", "fee", "--agent", "a", "--data-dir", str(tmp_path)])
     assert result.exit_code == 0 and "Return shipping costs $15." in result.stdout
     assert "1 claim held against it for review" in result.stderr
+
+
+def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback() -> None:
+    """A newcomer's finding: Ctrl-C in the first half second (the imports) printed a traceback."""
+    code = ("import builtins, sys; sys.argv = ['insika-knowledge', 'list', '--agent', 'a']\n"
+            "real = builtins.__import__\n"
+            "def loading(name, *args, **kwargs):\n"
+            "    if name == 'insika_knowledge.cli':\n"
+            "        raise KeyboardInterrupt\n"
+            "    return real(name, *args, **kwargs)\n"
+            "builtins.__import__ = loading\n"
+            "from insika_knowledge.console import main; main()\n")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
