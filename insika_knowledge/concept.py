@@ -428,7 +428,9 @@ def validate(concept: Concept) -> Concept:
 
 def _problems(c: Concept) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    if not isinstance(c.name, str) or not NAME_RE.fullmatch(c.name):
+    if isinstance(c.name, str) and len(c.name) > NAME_MAX and NAME_RE.fullmatch(c.name[:NAME_MAX]):
+        out.append(("name", f"is {len(c.name)} characters; at most {NAME_MAX}"))  # a slug, too long
+    elif not isinstance(c.name, str) or not NAME_RE.fullmatch(c.name):
         out.append(("name", f"{short_repr(c.name)} is not a slug ([a-z0-9][a-z0-9-]{{0,79}})"))
     if not isinstance(c.description, str) or not c.description.strip():
         out.append(("description", "must be non-empty text"))

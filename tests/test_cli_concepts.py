@@ -192,6 +192,9 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     assert wider.exit_code == 2 and "utf16.md: the file is UTF-32" in wider.output, wider.output
     missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
     assert missing.exit_code == 2 and "none.md" in missing.output
+    long_name = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir),
+                     stdin=f"---\nname: {'a' * 81}\ndescription: d\n---\n\nBody.\n")  # said as too long
+    assert long_name.exit_code == 2 and "field 'name': is 81 characters; at most 80" in long_name.output
     # Lines are counted in the author's file, not in the record with the defaults filled in.
     too_long = "---\nname: support-hours\ndescription: d\n---\n" + "x" * 20_001 + "\n"
     for text, said in ((too_long, "bad.md: line 5, field 'body'"),  # the file named too
