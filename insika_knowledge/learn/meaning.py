@@ -6,7 +6,10 @@ possible duplicate when it closely matches a concept on record. Its lexical rule
 name ("Embrulho para presente custa R$ 5" / "A embalagem de presente sai por R$ 8": two
 of five topic words shared), and loosening it holds distinct rules too. `Neighbours`
 adds the concepts whose stored vector is close to the candidate's (both embedded as
-passages, `index.semantic.embed_text`): cosine at least the model's floor.
+passages, `index.semantic.embed_text`): cosine at least the model's floor, and the
+candidate's distinct nearest (`DISTINCT_MARGIN`, `NEAR`; `Close.apart` holds a lexical
+close match to the same test): a store's concepts are alike, and a new fact of its domain
+is about as close to several of them.
 
 The floors (`DUPLICATE_FLOORS`, per model family, `index.embedders.family`) were chosen on
 the dev half of ``benchmarks/consolidation/changes.jsonl`` against the distinct claims of
@@ -89,8 +92,9 @@ class Close:
     Attributes:
         found: the concepts close in meaning to it that may be held as its possible
             duplicate: (name, cosine), best first.
-        nearest: the candidate's distinct nearest concept (`DISTINCT_MARGIN`, `NEAR`), or
-            None when no concept is (the candidate is as close to several).
+        nearest: the concepts that are the candidate's distinct nearest: the closest when
+            it leads the next by `DISTINCT_MARGIN` (or the candidate announces a change),
+            and any at `NEAR` or over; empty when the candidate is about as close to several.
         embedded: whether a concept has a vector (one without cannot be told apart by
             meaning).
         known: False when the index could not say (no vector for the candidate: the
