@@ -21,7 +21,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
@@ -29,7 +29,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.concept import parse, status_of
 from insika_knowledge.errors import StorageCorrupt, UserError
-from insika_knowledge.memory import ConceptStore, StoredConcept
+from insika_knowledge.memory import ConceptStore, Store, StoredConcept
 from insika_knowledge.trust import held_because
 
 Format = Literal["md", "graphml", "json", "jsonl"]
@@ -64,9 +64,10 @@ class ExportResult:
             when the current records' table of a damaged file could not be read.
         unreadable: names of concepts no version of which could be read (a damaged file):
             not written; the export is not whole (the CLI exits 1).
-        stale: markdown: the files in the folder that are records of concepts this export
-            did not write (deleted, renamed, or released from quarantine since an earlier
-            export), relative to the folder; removed when `pruned`.
+        stale: markdown: the files in the folder that are records of concepts the agent's
+            history shows deleted or renamed away (an earlier export's), relative to the
+            folder; removed when `pruned`. Empty when the file was damaged (what could not
+            be read is not gone).
         pruned: the `stale` files were removed.
     """
 
@@ -98,9 +99,9 @@ class ExportResult:
         count = f"{len(self.stale)} record{'' if len(self.stale) == 1 else 's'}"
         shown = ", ".join(self.stale[:5]) + (", ..." if len(self.stale) > 5 else "")
         if self.pruned:
-            return f"removed {count} of concepts this export did not write (deleted or renamed): {shown}"
-        return (f"{count} in the folder {'is' if len(self.stale) == 1 else 'are'} of concepts this export did not "
-                f"write (deleted or renamed since): {shown}; --prune removes them")
+            return f"removed {count} of concepts deleted or renamed since: {shown}"
+        return (f"{count} in the folder {'is' if len(self.stale) == 1 else 'are'} of concepts deleted or renamed "
+                f"since: {shown}; --prune removes them")
 
     def left_out_note(self) -> str | None:
         """The line to tell a person when held concepts were left out, else None."""
@@ -110,7 +111,7 @@ class ExportResult:
                 "--include-held to include them")
 
 
-def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Format = "md", *,
+def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = "md", *,
            include_held: bool = False, prune: bool = False) -> ExportResult:
     """Write `agent`'s concepts under the folder `out` (created if needed).
 
@@ -123,9 +124,11 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
         include_held: also write the concepts held in quarantine in ``md`` (under
             ``quarantined/``) and ``graphml`` (their node's ``quarantined`` is true).
             JSON always carries every concept, with its ``quarantined`` flag.
-        prune: ``md``: remove the folder's records of concepts this export did not write
+        prune: ``md``: remove the folder's records of concepts the agent no longer has
             (`ExportResult.stale`: a file is one when it parses as a concept record named as
-            the file; nothing else is touched).
+            the file, of a name the agent's history shows deleted or renamed away; nothing
+            else is touched: another agent's records, a person's drafts, held concepts left
+            out).
 
     Returns:
         The files written and the counts (``left_out``: the held concepts not written).
@@ -148,7 +151,11 @@ def export(store: ConceptStore, agent: str, out: str | os.PathLike[str], fmt: Fo
             path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
             _write_atomic(path, stored.markdown)
             files.append(path)
-        stale = _stale_records(folder, set(files))
+        # only a record of what this agent's history shows gone (deleted, or renamed away:
+        # an alias now) is stale; another agent's record, a person's draft, a held concept
+        # left out, and anything of a damaged file (what could not be read is not gone) are not
+        whole = source == "concepts" and not lost
+        stale = _stale_records(folder, set(files), _gone(store, agent)) if whole else []
         if prune:
             for path in stale:
                 with contextlib.suppress(FileNotFoundError):
@@ -322,14 +329,25 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
     return "\n".join(out), edges, dropped
 
 
-def _stale_records(folder: Path, written: set[Path]) -> list[Path]:
+def _gone(store: Store, agent: str) -> Callable[[str], bool]:
+    """Whether `agent` had a concept called so that it no longer has: deleted, or renamed
+    (the old name is an alias now).
+    """
+    deleted = {v.name for v in store.deleted(agent)}
+
+    def gone(name: str) -> bool:
+        return store.get(agent, name) is None and (name in deleted or store.alias_of(agent, name) is not None)
+    return gone
+
+
+def _stale_records(folder: Path, written: set[Path], gone: Callable[[str], bool]) -> list[Path]:
     """The ``.md`` files of `folder` (and its ``quarantined/``) that this export did not write
-    and that are concept records named as their file: an earlier export's, of a concept the
-    store no longer has under that name. Sorted.
+    and that are records of a concept that is `gone`, named as their file: an earlier
+    export's. Sorted.
     """
     found = []
     for path in sorted([*folder.glob("*.md"), *(folder / HELD_FOLDER).glob("*.md")]):
-        if path in written or not path.is_file():
+        if path in written or not path.is_file() or not gone(path.stem):
             continue
         try:
             if parse(path.read_text(encoding="utf-8")).name == path.stem:

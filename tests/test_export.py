@@ -154,21 +154,35 @@ def test_md_reexport_picks_up_a_changed_record(tmp_path: Path, store) -> None:
 def test_md_reexport_names_the_records_of_deleted_concepts_and_prune_removes_only_them(
         data_dir: Where, tmp_path: Path) -> None:
     """A newcomer's finding: a re-export into the same folder left the record of a deleted
-    concept there (putting the folder back would bring it back), saying nothing."""
+    concept there (putting the folder back would bring it back), saying nothing. An attack on
+    the first `--prune`: it also removed another agent's record exported to the same folder,
+    a held concept's record left out, and a person's draft named as its file."""
     out = tmp_path / "out"
     args = ("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
     assert _run(*args).exit_code == 0
     (out / "notes.md").write_text("# my own notes\n", encoding="utf-8")  # no record: never touched
+    draft = (out / "frete-gratis.md").read_text(encoding="utf-8").replace("name: frete-gratis", "name: frete-sul")
+    (out / "frete-sul.md").write_text(draft, encoding="utf-8")  # a person's draft: no concept of the agent's yet
+    (out / "outro.md").write_text(draft.replace("name: frete-sul", "name: outro"), encoding="utf-8")  # another
+    memory = Memory(data_dir.folder, database=data_dir.database)  # agent's record, exported to the same folder
+    try:  # a rule only the customer stated: held in quarantine, its record exported with --include-held
+        memory.propose({"name": "desconto-vip", "description": "Desconto VIP de 30%.", "type": "policy",
+                        "body": "Clientes VIP têm 30% de desconto."}, agent=AGENT, session_id="s-vip")
+    finally:
+        memory.close()
+    assert _run(*args, "--include-held").exit_code == 0 and (out / "quarantined" / "desconto-vip.md").exists()
     assert _run("delete", "--agent", AGENT, "troca", *data_dir.args()).exit_code == 0
     again = _run(*args)
     assert again.exit_code == 0, again.output
-    assert "1 record in the folder is of concepts this export did not write (deleted or renamed since): " \
-           "troca.md; --prune removes them" in again.output
+    assert "1 record in the folder is of concepts deleted or renamed since: troca.md; --prune removes them" \
+        in again.output
     assert (out / "troca.md").exists()
     pruned = _run(*args, "--prune")
     assert pruned.exit_code == 0, pruned.output
-    assert "removed 1 record of concepts this export did not write (deleted or renamed): troca.md" in pruned.output
-    assert sorted(p.name for p in out.iterdir()) == ["cep-13-campinas.md", "frete-gratis.md", "notes.md"]
+    assert "removed 1 record of concepts deleted or renamed since: troca.md" in pruned.output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "cep-13-campinas.md", "frete-gratis.md", "frete-sul.md", "notes.md", "outro.md", "quarantined"]
+    assert (out / "quarantined" / "desconto-vip.md").exists()  # held, not gone
     assert "--prune" not in _run(*args).output  # nothing stale any more
 
 
