@@ -233,7 +233,10 @@ def test_below_the_floor_a_concept_that_holds_every_word_of_the_message_still_an
     assert retriever.block(AGENT, message, 5, "auto") is not None
 
 
-@pytest.mark.parametrize("message", ["Campinas sábado", "Jundiaí gato", "ok", "hello there"])
+@pytest.mark.parametrize("message", ["Campinas sábado", "Jundiaí gato", "ok", "hello there",
+                                     # an attack on the first version: a common word several concepts
+                                     # hold, or a "no" (a whole customer turn), is no name
+                                     "dias", "em", "Não", "Não, obrigado", "nao"])
 def test_below_the_floor_words_no_one_concept_holds_together_find_nothing(
         store: Store, monkeypatch: pytest.MonkeyPatch, message: str) -> None:
     """Each word in some concept is not evidence: all of them in one is (a near-miss question
@@ -243,6 +246,7 @@ def test_below_the_floor_words_no_one_concept_holds_together_find_nothing(
     fake = FakeEmbedder()
     retriever = _retriever(store, fake)
     _put(store, "atenas", "Entregas em Αθήνα e em Jundiaí em 3 dias.", "Transportadora parceira.")
+    _put(store, "sem-domingo", "Aos domingos não há atendimento.", "Atendimento de segunda a sábado em até 2 dias.")
     retriever.embed_pending(AGENT)
     monkeypatch.setitem(retrieve.FLOORS, family(fake.model_id), 0.99)  # nothing is close
     assert retriever.search(AGENT, message, 5, "auto") == []
