@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -47,15 +48,30 @@ class Limits:
             raise ValueError("header_timeout_s and body_timeout_s must be positive")
 
 
+class Seconds(click.FloatRange):
+    """A number of seconds in a range: `click.FloatRange`, which lets "nan" through (every
+    comparison with it is false), and which this refuses.
+    """
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """`value` as seconds in range; "nan" fails as a bad value of `param`."""
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return number
+
+
 def limit_options(body_mb: int | None) -> Callable[[F], F]:
     """``--max-body-mb`` (default `body_mb`; left out when None: a fixed cap),
     ``--header-timeout`` and ``--body-timeout`` on a command; `limits_from` turns their
     values into `Limits`.
     """
     options = [
-        click.option("--header-timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
+        click.option("--header-timeout", type=Seconds(0.1, 600), default=10.0, show_default=True,
                      help="Seconds a request's headers may take to arrive (slower: 408)."),
-        click.option("--body-timeout", type=click.FloatRange(0.1, 3600), default=60.0, show_default=True,
+        click.option("--body-timeout", type=Seconds(0.1, 3600), default=60.0, show_default=True,
                      help="Seconds a request's body may take to arrive after its headers (slower: 408)."),
     ]
     if body_mb is not None:

@@ -498,6 +498,9 @@ def test_the_upstream_timeout_is_a_flag_and_a_silent_upstream_is_a_502_in_that_t
     [(status, text, seconds)] = answers
     assert status == 502 and "ReadTimeout" in text, text
     assert 1.4 < seconds < 10, seconds
-    refused = CliRunner().invoke(cli, ["relay", "--upstream", "https://api.openai.com", "--agents", str(agents),
-                                       "--data-dir", str(tmp_path), "--upstream-timeout", "0"])
-    assert refused.exit_code == 2 and "--upstream-timeout" in refused.output
+    for bad in ("0", "nan", "inf"):  # "nan" passed click's range (an attack): every request was then a 500
+        refused = CliRunner().invoke(cli, ["relay", "--upstream", "https://api.openai.com", "--agents", str(agents),
+                                           "--data-dir", str(tmp_path), "--upstream-timeout", bad])
+        assert refused.exit_code == 2 and "--upstream-timeout" in refused.output, (bad, refused.output)
+    late = CliRunner().invoke(cli, ["studio", "--data-dir", str(tmp_path), "--header-timeout", "nan"])
+    assert late.exit_code == 2 and "'nan' is not a number of seconds" in late.output

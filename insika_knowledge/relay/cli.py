@@ -11,7 +11,7 @@ import click
 
 from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
-from insika_knowledge.httplimits import UPSTREAM_TIMEOUT_S, limit_options, limits_from
+from insika_knowledge.httplimits import UPSTREAM_TIMEOUT_S, Seconds, limit_options, limits_from
 from insika_knowledge.location import DATABASE_HELP
 
 
@@ -37,7 +37,7 @@ from insika_knowledge.location import DATABASE_HELP
               help="Environment variable holding the access token (x-insika-token) of every tenant without "
                    "its own. Required, or per-tenant tokens, when --host is not a loopback address.")
 @click.option("--no-learn", is_flag=True, help="Recall only: hand no turn to learning (no model needed).")
-@click.option("--upstream-timeout", type=click.FloatRange(1.0, 3600.0), default=UPSTREAM_TIMEOUT_S, show_default=True,
+@click.option("--upstream-timeout", type=Seconds(1.0, 3600.0), default=UPSTREAM_TIMEOUT_S, show_default=True,
               help="Seconds the upstream may stay silent while it answers: before its answer starts, or "
                    "between two parts of a streamed one (slower: 502, the client told why).")
 @limit_options(body_mb=32)
