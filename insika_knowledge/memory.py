@@ -26,6 +26,7 @@ import pluggy
 
 from insika_knowledge.authored import authors_error, check_times, complete
 from insika_knowledge.concept import (
+    SPACE_SEPARATORS,
     Concept,
     parse,
     serialize,
@@ -1336,6 +1337,8 @@ class Memory:
         check_version("Memory.update()", "expected_version", expected_version)
         check_agent(agent)
         store = self.store(tenant)
+        if description is not None:  # a no-break or ideographic space reads as a space, as in `put`
+            description = SPACE_SEPARATORS.sub(" ", description)
         changes = {k: v for k, v in (("description", description), ("body", body), ("type", type),
                                      ("provenance", provenance), ("name", rename)) if v is not None}
         for attempt in range(PUT_ATTEMPTS):

@@ -577,3 +577,11 @@ def test_a_concept_named_in_another_script_is_learned_under_its_transliterated_n
                                     {"role": "assistant", "content": said}])
         assert report.results == [("dostavka-moskva", "learned")]
         assert "Доставка по Москве" in memory.load("dostavka-moskva", agent=AGENT)
+
+
+def test_update_reads_a_no_break_space_in_the_description_as_put_does(tmp_path: Path) -> None:
+    """An attack: `put` took "Prix\u00a0: 10 €", `Memory.update` still refused it."""
+    with Memory(tmp_path) as memory:
+        memory.put("---\nname: prix\ndescription: Prix 10\n---\n\nLivraison 10 €.\n", agent=AGENT)
+        memory.update("prix", agent=AGENT, description="Prix\u00a0: 12 €")
+        assert memory.store().get(AGENT, "prix").concept.description == "Prix : 12 €"
