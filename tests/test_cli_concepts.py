@@ -192,6 +192,9 @@ def test_put_refuses_an_invalid_record_naming_the_field(data_dir: Path, tmp_path
     assert wider.exit_code == 2 and "utf16.md: the file is UTF-32" in wider.output, wider.output
     missing = _run("put", "--agent", AGENT, "--data-dir", str(data_dir), str(tmp_path / "none.md"))
     assert missing.exit_code == 2 and "none.md" in missing.output
+    for empty in ("", "\n \n"):  # said as empty, not as a record that does not start with '---'
+        blank = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir), stdin=empty)
+        assert blank.exit_code == 2 and "Error: standard input is empty: give a record" in blank.output
     long_name = _run("put", "-", "--agent", AGENT, "--data-dir", str(data_dir),
                      stdin=f"---\nname: {'a' * 81}\ndescription: d\n---\n\nBody.\n")  # said as too long
     assert long_name.exit_code == 2 and "field 'name': is 81 characters; at most 80" in long_name.output

@@ -317,6 +317,9 @@ def _read(file: str) -> str:
                 data = handle.read(most + 1)
         if len(data) > most:
             raise UserError(f"{file} is over {most:,} bytes: a record is at most {RECORD_MAX:,} characters")
+        if not data.strip():
+            raise UserError(f"{'standard input' if file == '-' else file} is empty: give a record "
+                            "('---', name: and description: lines, '---', then the body)")
         return data.decode("utf-8")  # a byte-order mark and any line ends: read as `Memory.put` reads them
     except UnicodeDecodeError as exc:
         raise not_utf8(file, exc) from None
