@@ -131,7 +131,8 @@ def check_port(host: str, port: int, server: str = "server", option: str = "--po
             except OSError as exc:
                 if exc.errno == errno.EADDRINUSE:
                     raise RunTimeFailure(
-                        f"port {port} on {host} is in use (another {server}?): stop it, or pass {option}"
+                        f"port {port} on {host} is in use (another {server}?): stop it, or pass {option} "
+                        "with a free port"
                     ) from None
                 if exc.errno == errno.EADDRNOTAVAIL:
                     raise UserError(f"--host {host}: not an address of this machine") from None

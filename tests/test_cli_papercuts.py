@@ -166,7 +166,7 @@ def test_studio_on_a_port_in_use_exits_1_before_printing_a_token(
         result = CliRunner().invoke(cli, ["studio", "--data-dir", str(folder), "--port", str(port)])
     assert result.exit_code == 1, result.output
     assert result.output.strip() == (
-        f"Error: port {port} on 127.0.0.1 is in use (another Studio?): stop it, or pass --port"
+        f"Error: port {port} on 127.0.0.1 is in use (another Studio?): stop it, or pass --port with a free port"
     )
     assert not started
     free = CliRunner().invoke(cli, ["studio", "--data-dir", str(folder), "--port", str(port)])

@@ -457,11 +457,13 @@ def test_the_relay_and_the_mcp_server_on_a_port_in_use_stop_before_their_banner(
         mcp = CliRunner().invoke(cli, ["mcp", "--agent", "quiet-bot", "--data-dir", str(tmp_path),
                                        "--http", str(port)])
     assert relay.exit_code == 1 and relay.output.strip() == (
-        f"Error: port {port} on 127.0.0.1 is in use (another relay?): stop it, or pass --port"), relay.output
+        f"Error: port {port} on 127.0.0.1 is in use (another relay?): stop it, or pass --port with a free "
+        "port"), relay.output
     assert not served
     if mcp.exit_code != 2 or "the MCP server needs its extra" not in mcp.output:  # the mcp extra installed
         assert mcp.exit_code == 1, mcp.output
-        assert f"port {port} on 127.0.0.1 is in use (another MCP server?): stop it, or pass --http" in mcp.output
+        assert (f"port {port} on 127.0.0.1 is in use (another MCP server?): stop it, or pass --http with a "
+                "free port") in mcp.output
         assert "MCP on http" not in mcp.output
 
 
