@@ -15,10 +15,11 @@ numbers, ranges, codes and names, counts there), closeness the concept's cosine 
 scaled between the median concept's (0) and the closest concept's (1) for this message. When
 even the closest concept is not close enough (`confidence` below the model's calibrated
 floor, `FLOORS`), the message is one no concept answers and nothing is returned, unless a
-concept it would return is the only one that holds every word of the message (a name
-alone: "Jundiaí"; "no" and "not" aside), or holds one of the message's numbers (a value
-or a range around it) with one of the message's words (a bare "1" names nothing; a CEP
-names itself). Both weights and the floors were chosen on the dev half of the labelled set (benchmarks/README.md).
+concept it would return holds one of the message's numbers (a value or a range around it)
+with one of the message's words (a bare "1" names nothing; a CEP names itself), or one
+concept alone is named by every word of the message ("Campinas" for `cep-13-campinas`;
+that one is returned). Both weights and the floors were chosen on the dev half of the
+labelled set (benchmarks/README.md).
 Without a provider, or under ``scan`` and ``fts5``, ranking is the lexical index's alone.
 
 The block lists the top-k concepts for the customer's message (under hybrid ranking, none
@@ -548,11 +549,11 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         concepts' tie-break (confidence, recency, name); a concept that holds none of the
         message's words is a hit only when its own cosine reaches the floor (one
         near-empty concept close to every short message brought four unrelated ones
-        along); [] below the floor, unless one of the hits is the only concept ranked that
-        holds every word of the message, or holds one of its numbers (its value or a range around it) with one of its
-        words or as the kind its form names ("a table for 4" and "up to 6 people", a bare
-        CEP): the lexical side's exact evidence, which no cosine floor sees
-        (`_exact_evidence`).
+        along). Below the floor: the hits when one of them holds one of the message's
+        numbers (its value or a range around it) with one of its words or as the kind its
+        form names ("a table for 4" and "up to 6 people", a bare CEP), else the one concept
+        whose name holds every word of the message (`_named`), else []: the lexical side's
+        exact evidence, which no cosine floor sees.
     """
     below = floor is not None and confidence(similar) < floor
     best = similar.best()
@@ -579,8 +580,11 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         scored.append(Hit(entry, LEXICAL_WEIGHT * covered + (1.0 - LEXICAL_WEIGHT) * closeness.get(name, 0.0)))
     scored.sort(key=lambda h: (-h.score, h.entry.tiebreak))
     hits = [h for h in scored if h.score > 0.0][:top_k]
-    if below and not any(map(_exact_evidence(wanted, [h.entry for h in scored]), hits)):
-        return []  # no concept is close, and none holds the message's words or states its number
+    if below and not any(map(_states_the_number(wanted), hits)):
+        # no concept is close, and none states the message's number: only the one named by
+        # every word of the message answers, if any
+        named = _named(message, [h.entry for h in scored])
+        return [h for h in hits if h.entry.name == named]
     return hits
 
 
@@ -616,19 +620,22 @@ _EXCEPTING: Final = frozenset(t for w in ("exceto", "except", "excluding", "outs
                               for t in query_terms(w))
 
 
-def _exact_evidence(wanted: frozenset[str], entries: Sequence[Entry]) -> Callable[[Hit], bool]:
-    """Whether a hit is the lexical side's exact evidence for the message: it is the one
-    concept of `entries` (the candidates ranked) that holds every word of the message, "no"
-    and "not" aside (a name alone, "Jundiaí", "Αθήνα", far in meaning from a whole concept;
-    not "dias", which several hold, nor a bare "Não"), or it states one of the message's
-    numbers (`_states_the_number`). A near-miss question asks about what the store never
-    mentions, so some word of it is in no concept.
+def _named(message: str, entries: Sequence[Entry]) -> str | None:
+    """The one concept of `entries` (the candidates ranked) whose name holds every word of
+    `message` as written ("no" and "not" aside, no typo corrected), or None: "Campinas" names
+    `cep-13-campinas`, though the word alone is far in meaning from the whole concept; "quanto"
+    or "até amanhã", which a body or a description may hold, name nothing.
     """
-    words = frozenset(t for t in wanted if not t.isdigit() and not is_numeric_term(t)) - _NEGATION_TERMS
-    holders = [e.name for e in entries if words <= e.terms] if words else []
-    only = holders[0] if len(holders) == 1 else None
-    states = _states_the_number(wanted)
-    return lambda hit: hit.entry.name == only or states(hit)
+    words = frozenset(t for t in query_terms(message) if not t.isdigit() and not is_numeric_term(t))
+    words -= _NEGATION_TERMS
+    holders = [e.name for e in entries if words <= _name_terms(e.name)] if words else []
+    return holders[0] if len(holders) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_terms(name: str) -> frozenset[str]:
+    """The terms of a concept's name (its words are the slug's)."""
+    return frozenset(query_terms(name.replace("-", " ")))
 
 
 #: The terms of the negation words (`analysis.text.NEGATIONS`): "Não" is an answer, not a name.
