@@ -78,6 +78,8 @@ DISTINCT_MARGIN: Final = 0.05
 NEAR: Final = 0.90
 #: The most concepts that may stand apart together (`_neighbourhood`).
 GROUP_MAX: Final = 3
+#: How many more neighbours are read than are used, for those held in quarantine.
+_HELD_SLACK: Final = 5
 #: The rule markers (`trust.rules.rule_markers`) that say what kind of value a rule sets.
 VALUE_MARKERS: Final = frozenset({"price", "deadline", "schedule"})
 #: The most topic features of a medium candidate (a rule of two or three clauses).
@@ -118,9 +120,9 @@ class Close:
 class MeaningSearch(Protocol):
     """What the naming step asks a semantic index (`Neighbours` fits)."""
 
-    def close(self, agent: str, candidate: Candidate, held: frozenset[str] = frozenset()) -> Close:
-        """`agent`'s concepts close in meaning to `candidate` (see `Close`); `held`: the
-        concepts held in quarantine, which count for nothing.
+    def close(self, agent: str, candidate: Candidate, held: Callable[[str], bool] = lambda name: False) -> Close:
+        """`agent`'s concepts close in meaning to `candidate` (see `Close`); `held`: whether a
+        concept is held in quarantine (it counts for nothing).
         """
         ...
 
@@ -148,12 +150,12 @@ class Neighbours:
         """
         return (self.kind_floors if same_kind else self.floors)[_band(candidate)]
 
-    def close(self, agent: str, candidate: Candidate, held: frozenset[str] = frozenset()) -> Close:
+    def close(self, agent: str, candidate: Candidate, held: Callable[[str], bool] = lambda name: False) -> Close:
         """`agent`'s concepts whose vector has a cosine of at least `floor` with the
         candidate's (the lower same-kind floor for a rule of its own kind: `same_kind`),
         best first (at most `limit`), of those in the candidate's neighbourhood
         (`_neighbourhood`); an empty `Close` when the provider fails (logged once).
-        `held`: the concepts held in quarantine (left out).
+        `held`: whether a concept is held in quarantine (left out).
         """
         band = _band(candidate)
         plain, floor = self.floors[band], min(self.floors[band], self.kind_floors[band])
@@ -167,7 +169,8 @@ class Neighbours:
             return Close()
         similar = self.semantic.similarities(agent, vector)
         # a concept held in quarantine is no rule on record: it neither matches nor crowds one
-        top = [(n, score) for n, score in similar.top(max(self.limit, GROUP_MAX) + 1 + len(held)) if n not in held]
+        top = [(n, score) for n, score in similar.top(max(self.limit, GROUP_MAX) + 1 + _HELD_SLACK)
+               if not held(n)][:max(self.limit, GROUP_MAX) + 1]
         mine = f"{candidate.description}\n{candidate.body}"
         changes = announces_change(mine)  # "The store now ships to Portugal too": it replaces its nearest
         nearest = _neighbourhood(top, changes)

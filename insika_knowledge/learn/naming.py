@@ -152,7 +152,8 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
     close: list[tuple[Concept, float]] = []
     apart = None
     if alias is None and meaning is not None:
-        found = meaning.close(agent, candidate, held=store.quarantined_names(agent))
+        found = meaning.close(agent, candidate, held=lambda name: bool(
+            (stored := store.get(agent, name)) is not None and stored.quarantined))
         apart = found.apart
         for name, score in found.found:
             stored = store.get(agent, name)
