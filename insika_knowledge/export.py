@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
-from insika_knowledge.concept import parse, status_of
+from insika_knowledge.concept import status_of
 from insika_knowledge.errors import StorageCorrupt, UserError
 from insika_knowledge.memory import ConceptStore, Store, StoredConcept
 from insika_knowledge.trust import held_because
@@ -125,10 +125,10 @@ def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = 
             ``quarantined/``) and ``graphml`` (their node's ``quarantined`` is true).
             JSON always carries every concept, with its ``quarantined`` flag.
         prune: ``md``: remove the folder's records of concepts the agent no longer has
-            (`ExportResult.stale`: a file is one when it parses as a concept record named as
-            the file, of a name the agent's history shows deleted or renamed away; nothing
-            else is touched: another agent's records, a person's drafts, held concepts left
-            out).
+            (`ExportResult.stale`: a file named as a concept the agent's history shows
+            deleted or renamed away that is, byte for byte, one of its recorded versions;
+            nothing else is touched: another agent's records, a person's drafts or edits,
+            held concepts left out, links).
 
     Returns:
         The files written and the counts (``left_out``: the held concepts not written).
@@ -329,31 +329,39 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
     return "\n".join(out), edges, dropped
 
 
-def _gone(store: Store, agent: str) -> Callable[[str], bool]:
-    """Whether `agent` had a concept called so that it no longer has: deleted, or renamed
-    (the old name is an alias now).
+def _gone(store: Store, agent: str) -> Callable[[str], frozenset[str]]:
+    """For a name `agent` had a concept under and no longer has (deleted, or renamed away:
+    the old name is an alias now), the records its history holds under that name; else none.
     """
     deleted = {v.name for v in store.deleted(agent)}
 
-    def gone(name: str) -> bool:
-        return store.get(agent, name) is None and (name in deleted or store.alias_of(agent, name) is not None)
-    return gone
+    def records(name: str) -> frozenset[str]:
+        now = store.alias_of(agent, name)  # renamed away: its history moved to the new name
+        if store.get(agent, name) is not None or (name not in deleted and now is None):
+            return frozenset()
+        return frozenset(v.markdown for n in {name, now} if n is not None for v in store.versions(agent, n))
+    return records
 
 
-def _stale_records(folder: Path, written: set[Path], gone: Callable[[str], bool]) -> list[Path]:
-    """The ``.md`` files of `folder` (and its ``quarantined/``) that this export did not write
-    and that are records of a concept that is `gone`, named as their file: an earlier
-    export's. Sorted.
+def _stale_records(folder: Path, written: set[Path], gone: Callable[[str], frozenset[str]]) -> list[Path]:
+    """The ``.md`` files of `folder` (and its ``quarantined/``, unless a link to elsewhere) that
+    this export did not write and that are, byte for byte, a record the agent's history holds
+    of a concept that is `gone`: an earlier export's. Not a link, not a file edited since (a
+    person's draft), not another agent's record of the same name. Sorted.
     """
+    held = folder / HELD_FOLDER
     found = []
-    for path in sorted([*folder.glob("*.md"), *(folder / HELD_FOLDER).glob("*.md")]):
-        if path in written or not path.is_file() or not gone(path.stem):
+    for path in sorted([*folder.glob("*.md"), *([] if held.is_symlink() else held.glob("*.md"))]):
+        if path in written or path.is_symlink() or not path.is_file():
+            continue
+        records = gone(path.stem)
+        if not records:
             continue
         try:
-            if parse(path.read_text(encoding="utf-8")).name == path.stem:
+            if path.read_bytes().decode("utf-8") in records:
                 found.append(path)
-        except (OSError, UnicodeDecodeError, UserError):
-            continue  # not a record (or not readable): someone else's file
+        except (OSError, UnicodeDecodeError):
+            continue  # not readable: someone else's file
     return found
 
 

@@ -154,9 +154,10 @@ def test_md_reexport_picks_up_a_changed_record(tmp_path: Path, store) -> None:
 def test_md_reexport_names_the_records_of_deleted_concepts_and_prune_removes_only_them(
         data_dir: Where, tmp_path: Path) -> None:
     """A newcomer's finding: a re-export into the same folder left the record of a deleted
-    concept there (putting the folder back would bring it back), saying nothing. An attack on
-    the first `--prune`: it also removed another agent's record exported to the same folder,
-    a held concept's record left out, and a person's draft named as its file."""
+    concept there (putting the folder back would bring it back), saying nothing. Attacks on
+    the first `--prune`s: they also removed another agent's record exported to the same
+    folder (one of the same name too), a held concept's record left out, a person's draft or
+    edit named as its file, and files a linked ``quarantined/`` pointed to."""
     out = tmp_path / "out"
     args = ("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
     assert _run(*args).exit_code == 0
@@ -171,19 +172,36 @@ def test_md_reexport_names_the_records_of_deleted_concepts_and_prune_removes_onl
     finally:
         memory.close()
     assert _run(*args, "--include-held").exit_code == 0 and (out / "quarantined" / "desconto-vip.md").exists()
-    assert _run("delete", "--agent", AGENT, "troca", *data_dir.args()).exit_code == 0
+    for gone in ("troca", "frete-gratis"):
+        assert _run("delete", "--agent", AGENT, gone, *data_dir.args()).exit_code == 0
+    edited = (out / "frete-gratis.md").read_text(encoding="utf-8").replace("R$ 199", "R$ 350")
+    (out / "frete-gratis.md").write_text(edited, encoding="utf-8")  # a person's edit, to put it back changed
+    memory = Memory(data_dir.folder, database=data_dir.database)
+    try:  # renamed away: the old name's record is an earlier export's too
+        memory.update("cep-13-campinas", agent=AGENT, rename="cep-13-campinas-sp")
+    finally:
+        memory.close()
     again = _run(*args)
     assert again.exit_code == 0, again.output
-    assert "1 record in the folder is of concepts deleted or renamed since: troca.md; --prune removes them" \
-        in again.output
-    assert (out / "troca.md").exists()
+    assert "2 records in the folder are of concepts deleted or renamed since: cep-13-campinas.md, troca.md; " \
+        "--prune removes them" in again.output, again.output
+    troca = (out / "troca.md").read_bytes()
     pruned = _run(*args, "--prune")
     assert pruned.exit_code == 0, pruned.output
-    assert "removed 1 record of concepts deleted or renamed since: troca.md" in pruned.output
+    assert "removed 2 records of concepts deleted or renamed since: cep-13-campinas.md, troca.md" in pruned.output
     assert sorted(p.name for p in out.iterdir()) == [
-        "cep-13-campinas.md", "frete-gratis.md", "frete-sul.md", "notes.md", "outro.md", "quarantined"]
+        "cep-13-campinas-sp.md", "frete-gratis.md", "frete-sul.md", "notes.md", "outro.md", "quarantined"]
     assert (out / "quarantined" / "desconto-vip.md").exists()  # held, not gone
     assert "--prune" not in _run(*args).output  # nothing stale any more
+    elsewhere = tmp_path / "elsewhere"  # a linked quarantined/ is not followed
+    elsewhere.mkdir()
+    (elsewhere / "troca.md").write_bytes(troca)  # the record itself, in a folder the export does not own
+    held = out / "quarantined"
+    for child in held.iterdir():
+        child.unlink()
+    held.rmdir()
+    held.symlink_to(elsewhere, target_is_directory=True)
+    assert _run(*args, "--prune").exit_code == 0 and (elsewhere / "troca.md").exists()
 
 
 @pytest.mark.parametrize("fmt", ["md", "graphml"])
