@@ -23,12 +23,11 @@ decides, first match wins:
    similarity), held the same way; with one, a close match sharing under `CLOSE_MATCH` of
    the claim's terms must also be in the candidate's neighbourhood by meaning (`apart`: its
    nearest concept, or the two or three that stand apart together): a new fact of the
-   store's domain ("Boleto
-   vence em 3 dias" in a store of delivery times, returns and refunds) is about as close to
-   several concepts, a rule changed under a new name far closer to its old version. A
-   concept the same turn wrote (`written`) is no such match when the two read as two rows
-   of what one message stated at once ("O frete para
-   a região Sul custa R$ 15, para a região Nordeste R$ 30": `_rows_of_one_turn`), not as
+   store's domain ("Boleto vence em 3 dias" in a store of delivery times, returns and
+   refunds) is about as close to several concepts, a rule changed under a new name far
+   closer to its old version. A concept the same turn wrote (`written`) is no such match
+   when the two read as two rows of what one message stated at once ("O frete para a
+   região Sul custa R$ 15, para a região Nordeste R$ 30": `_rows_of_one_turn`), not as
    two versions of one claim (a message that corrects itself, "R$ 15, ou melhor, R$ 18",
    or a model that dropped the rows' subjects: still held).
 5. ``NEW``: nothing close: a new concept under the proposed name.
