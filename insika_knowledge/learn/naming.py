@@ -10,6 +10,7 @@ its own name (`insika_knowledge.learn.sighting.sight`).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from dataclasses import replace
@@ -141,26 +142,25 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
         alias = None  # the concept it named was deleted or renamed away
     matches = []
     held: set[str] = set()
+    read = functools.cache(lambda name: store.get(agent, name))  # each concept read once per candidate
     if alias is None:
         query = f"{candidate.description}\n{candidate.body}"
         for hit in search.search(agent, query, consolidate.MATCHES_SEARCHED):
-            stored = store.get(agent, hit.entry.name)
+            stored = read(hit.entry.name)
             if stored is not None:
                 matches.append(stored.concept)
                 if stored.quarantined:
                     held.add(stored.concept.name)
     close: list[tuple[Concept, float]] = []
     apart = None
-    if alias is None and meaning is not None:
+    if alias is None and meaning is not None:  # (a concept held in quarantine is none of its neighbours)
         found = meaning.close(agent, candidate, held=lambda name: bool(
-            (stored := store.get(agent, name)) is not None and stored.quarantined))
+            (stored := read(name)) is not None and stored.quarantined))
         apart = found.apart
         for name, score in found.found:
-            stored = store.get(agent, name)
+            stored = read(name)
             if stored is not None:
                 close.append((stored.concept, score))
-                if stored.quarantined:
-                    held.add(name)
     return consolidate.name_sighting(candidate, known=False, alias_of=alias, matches=matches,
                                      held=frozenset(held), meaning=close, written=written, apart=apart)
 

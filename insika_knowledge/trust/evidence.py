@@ -1385,7 +1385,7 @@ def bare_yes(text: str) -> bool:
 #: (folded): "isso mesmo, infelizmente", "yes, sadly", "yes, absolutely".
 _ATTITUDE: Final = re.compile(
     r"infelizmente|felizmente|unfortunately|fortunately|sadly|happily|indeed|absolutely|definitely|totally"
-    r"|de fato|pois e|com certeza|certamente|claro|of course|sure|exactly|exatamente|perfeito|perfect")
+    r"|de fato|pois e|certamente|exactly|perfeito|perfect")  # (a yes word of `YES_RE` is one already)
 
 
 @lru_cache(maxsize=4096)
