@@ -174,7 +174,7 @@ class Neighbours:
         mine = f"{candidate.description}\n{candidate.body}"
         changes = announces_change(mine)  # "The store now ships to Portugal too": it replaces its nearest
         nearest = _neighbourhood(top, changes)
-        embedded = _Embedded(similar.names)
+        embedded = similar.names.__contains__  # a scan of the rows, only when asked
         found = [(n, score) for n, score in top[:self.limit] if score >= floor and n in nearest]
         lower = [n for n, score in found if score < plain]
         if lower and not changes:
@@ -196,16 +196,6 @@ def _neighbourhood(top: Sequence[tuple[str, float]], changes: bool) -> frozenset
     group = 1 if changes else next(
         (k for k in range(1, GROUP_MAX + 1) if scores[k - 1] - scores[k] >= DISTINCT_MARGIN), 0)
     return frozenset(n for i, (n, score) in enumerate(top) if i < group or score >= NEAR)
-
-
-class _Embedded:
-    """Whether a name is among an index's rows (read only when asked: a scan of them)."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.names = names
-
-    def __call__(self, name: str) -> bool:
-        return name in self.names
 
 
 def _band(candidate: Candidate) -> int:
