@@ -38,13 +38,24 @@ class Page:
     body: str = "<html>hi</html>"
 
 
-Reply = str | Status | Hang | Page
+@dataclass
+class Flood:
+    """A 200 whose body never ends as JSON: `size` bytes of one string, sent in 64 KiB writes,
+    with a ``Content-Length`` when `declared` (else until the connection closes).
+    """
+
+    size: int
+    declared: bool = False
+
+
+Reply = str | Status | Hang | Page | Flood
 
 
 class FakeLLM:
     def __init__(self, replies: list[Reply] | Callable[[dict[str, Any]], Reply] | None = None):
         self.replies = replies if replies is not None else ["[]"]
         self.requests: list[dict[str, Any]] = []
+        self.flooded = 0  # bytes of the last `Flood` the server wrote
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -91,6 +102,9 @@ class FakeLLM:
                 if isinstance(reply, Hang):
                     time.sleep(reply.seconds)
                     reply = reply.then
+                if isinstance(reply, Flood):
+                    self._flood(reply)
+                    return
                 if isinstance(reply, Page):
                     data = reply.body.encode()
                     self.send_response(200)
@@ -128,6 +142,25 @@ class FakeLLM:
                     }],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                 })
+
+            def _flood(self, reply: Flood) -> None:
+                fake.flooded = 0
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                if reply.declared:
+                    self.send_header("content-length", str(reply.size))
+                else:
+                    self.send_header("connection", "close")
+                self.end_headers()
+                chunk = b"x" * 65536
+                try:
+                    self.wfile.write(b'{"id": "')
+                    while fake.flooded < reply.size:
+                        self.wfile.write(chunk)
+                        fake.flooded += len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
             def _send(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()

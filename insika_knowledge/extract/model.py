@@ -182,12 +182,16 @@ class InstructorModel:
             if self.api_key:
                 kwargs["api_key"] = self.api_key
             provider, _, _ = self.spec.partition("/")
+            from insika_knowledge.replies import MODEL_REPLY_MAX_BYTES, capped_transport  # httpx, as the SDKs
+
             if provider == "openai":
                 import openai
 
                 client = openai.OpenAI(
                     base_url=self.base_url, api_key=self.api_key or _openai_key(),
                     timeout=self.timeout_s, max_retries=0,
+                    http_client=openai.DefaultHttpxClient(
+                        transport=capped_transport(openai.DefaultHttpxClient, MODEL_REPLY_MAX_BYTES)),
                 )
                 self._client = instructor.from_openai(client, mode=instructor.Mode.JSON)
                 self._model = self.spec.partition("/")[2]
@@ -198,7 +202,9 @@ class InstructorModel:
                     raise UserError(f"cannot use model {self.spec!r}: the anthropic package is not "
                                     "installed (pip install anthropic, or this package's [anthropic] extra)") from None
                 messages_client = anthropic.Anthropic(
-                    base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0)
+                    base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0,
+                    http_client=anthropic.DefaultHttpxClient(
+                        transport=capped_transport(anthropic.DefaultHttpxClient, MODEL_REPLY_MAX_BYTES)))
                 self._client = instructor.from_anthropic(messages_client, mode=instructor.Mode.JSON,
                                                          max_tokens=ANTHROPIC_MAX_TOKENS)
                 self._model = self.spec.partition("/")[2]
@@ -283,14 +289,20 @@ def classify_failure(exc: BaseException) -> ModelFailure:
     ``model_malformed``, ``model_error``. The OpenAI and Anthropic SDKs' errors are told
     apart by the class names both define (``APITimeoutError``, ``RateLimitError``,
     ``APIStatusError`` with its ``status_code``, ``APIConnectionError``), anywhere in the
-    exception's chain.
+    exception's chain; a reply over `replies.MODEL_REPLY_MAX_BYTES` is a ``model_error``
+    that says so (not transient: the same request would be answered alike).
     """
     chain: list[BaseException] = []
     node: BaseException | None = exc
     while node is not None and node not in chain:
         chain.append(node)
         node = node.__cause__ or node.__context__
+    from insika_knowledge.replies import too_large  # httpx, imported by the SDK that raised `exc`
+
     attempts = int(getattr(exc, "n_attempts", 1) or 1)
+    big = too_large(exc)
+    if big is not None:  # said as such, not as the connection error the SDK wraps it in
+        return ModelFailure("model_error", str(big), attempts=attempts, transient=False)
     raw = _last_text(exc)
     for err in chain:
         kinds = {c.__name__ for c in type(err).__mro__}

@@ -61,11 +61,15 @@ class RemoteEmbedder:
         if query not in self._clients:
             import os
 
-            from openai import OpenAI
+            from openai import DefaultHttpxClient, OpenAI
+
+            from insika_knowledge.replies import EMBEDDINGS_REPLY_MAX_BYTES, capped_transport
 
             self._clients[query] = OpenAI(
                 base_url=self.base_url, timeout=QUERY_TIMEOUT_S if query else TIMEOUT_S,
                 max_retries=0 if query else 1,
+                http_client=DefaultHttpxClient(
+                    transport=capped_transport(DefaultHttpxClient, EMBEDDINGS_REPLY_MAX_BYTES)),
                 api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-set")
         return self._clients[query]
 
@@ -103,8 +107,11 @@ class RemoteEmbedder:
                 rows.extend(list(d.embedding) for d in data)
             except Exception as exc:  # any client or server failure: the caller degrades
                 self._failed_at = self._clock()
+                from insika_knowledge.replies import too_large
+
+                cause = too_large(exc) or exc  # the SDK says "Connection error." of a reply cut at its cap
                 raise RunTimeFailure(f"{where} failed for model "
-                                     f"{self.model!r}: {type(exc).__name__}: {exc}"[:300]) from exc
+                                     f"{self.model!r}: {type(cause).__name__}: {cause}"[:300]) from exc
             if len(rows) != min(start + BATCH, len(texts)):
                 raise RunTimeFailure(f"{where} answered {len(rows)} vectors for {len(texts)} texts")
         self._failed_at = None
