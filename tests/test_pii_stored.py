@@ -363,6 +363,33 @@ def test_eight_spelled_words_that_hold_no_datum_are_left_as_written() -> None:
     assert redact(text).text == text
 
 
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Meu celular: 1 1 9 8 7 6 5 - 4 3 2 1, pode ligar", "phone"),
+    ("meu número é (11) 9 8 7 6 5 4 3 2 1", "phone"),
+    ("CPF 1 2 3 4 5 6 7 8 9 0 9 ok", "cpf"),
+    ("call me: 4, 1, 5, 5, 5, 5, 2, 6, 7, 1", "phone"),
+    ("liga no 1 1 nove oito sete seis cinco quatro três dois um", "phone"),
+    ("Meu zap: 1\ufe0f\u20e31\ufe0f\u20e39\ufe0f\u20e38\ufe0f\u20e37\ufe0f\u20e36\ufe0f\u20e35\ufe0f\u20e3"
+     "4\ufe0f\u20e33\ufe0f\u20e32\ufe0f\u20e31\ufe0f\u20e3", "phone"),
+    ("CPF \u2460\u2461\u2462.\u2463\u2464\u2465.\u2466\u2467\u2468-\u24ea\u2468", "cpf"),
+])
+def test_a_number_written_digit_by_digit_is_read_as_its_digits(text: str, kind: str) -> None:
+    """An attacker's finding: a phone spaced digit by digit ("1 1 9 8 7 ...") or written in
+    emoji keycaps ("1️⃣1️⃣9️⃣...") or circled digits was stored as written."""
+    result = redact(text)
+    assert result.counts == {kind: 1}, result
+    assert not re.search(r"\d\s*[,-]?\s*\d\s*[,-]?\s*\d|\u20e3|[\u2460-\u2468]", result.text), result.text
+
+
+@pytest.mark.parametrize("text", [
+    "Passos: 1, 2, 3, 4, 5, 6, 7, 8, 9 e pronto.",
+    "Notas 5 4 3 5 4 3 5 4 dos clientes.",
+    "Escolha de 1\ufe0f\u20e3 a 5\ufe0f\u20e3 estrelas.",
+])
+def test_single_digits_that_hold_no_datum_are_left_as_written(text: str) -> None:
+    assert redact(text).text == text
+
+
 @pytest.mark.parametrize("text", ["Pix: 5% de desconto.", "Pix - 10% off on orders above R$ 100."])
 def test_a_value_after_a_pix_cue_is_no_key(text: str) -> None:
     assert redact(text).text == text

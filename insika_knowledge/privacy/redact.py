@@ -36,8 +36,8 @@ contain), ``rg`` (after an RG cue, or the São Paulo layout when its digit check
 capitalised name right next to any contact placeholder; last, since it needs them).
 
 A number dictated digit by digit, eight digit words or more in a row in Portuguese or
-English ("CPF um dois três quatro ...", an area code as one word: "onze nove oito ..."), is
-read as its digits first; when the detectors
+English ("CPF um dois três quatro ...", an area code as one word: "onze nove oito ..."), or
+written one digit at a time ("1 1 9 8 7 ...", "(11) 9 8 7 ..."), is read as its digits first; when the detectors
 find a datum in them, the words are replaced by its placeholder.
 
 A business's published contacts are kept: toll-free numbers (0800, 0300, 0500, 0900)
@@ -797,12 +797,17 @@ _YOURS_RE: Final = re.compile(
 # Characters that hide a datum from the detectors without changing what a reader sees:
 # zero-width spaces and joiners, the word joiner, the BOM, the soft hyphen, the combining
 # grapheme joiner, the Mongolian vowel separator, the invisible operators and the tag
-# characters (U+E0000-U+E007F) are dropped; full-width ASCII ("４１１１", "＠", "．") becomes
+# characters (U+E0000-U+E007F) are dropped, and so are an emoji keycap's marks; a circled
+# digit is its digit; full-width ASCII ("４１１１", "＠", "．") becomes
 # ASCII, and so does the one-dot leader ("gmail․com"); a percent-encoded "@" between word
 # characters ("joana%40gmail.com") becomes "@"; a digit of any script ("٥٢٩") is its ASCII digit.
 _INVISIBLE: Final = {
     **dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e\u2061\u2062\u2063\u2064"), None),
     **dict.fromkeys(range(0xE0000, 0xE0080), None),
+    **dict.fromkeys((0xFE0F, 0x20E3), None),  # an emoji keycap ("1\ufe0f\u20e3") is its digit
+    # a circled digit ("\u2460", "\u24ea", "\u2776", "\u2780", "\u278a") is its digit
+    **{start + i: str(i + 1) for start in (0x2460, 0x2776, 0x2780, 0x278A) for i in range(9)},
+    0x24EA: "0",
 }
 _FULL_WIDTH: Final = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x2024: ord(".")}
 _PERCENT_AT_RE: Final = re.compile(r"(?<=[\w.])%40(?=[A-Za-z0-9])")
@@ -838,19 +843,22 @@ _DIGIT_WORDS: Final = {
     "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
 }
 _DIGIT_WORD: Final = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
-#: Eight digit words or more in a row (spaces, commas, semicolons or hyphens between).
-_SPELLED_RE: Final = re.compile(rf"(?i)\b{_DIGIT_WORD}(?:[\s,;\-]+{_DIGIT_WORD}\b){{7,}}")
+#: Eight digit words or single digits or more in a row (spaces, commas, semicolons or
+#: hyphens between; "1 1 9 8 7 ..." too), the first of them maybe an area code ("(11) 9 8 7 ...").
+_SPELLED_RE: Final = re.compile(
+    rf"(?i)(?:\(\d\d\)|\b(?:{_DIGIT_WORD}|\d\d?)\b)(?:[\s,;\-]+\b(?:{_DIGIT_WORD}|\d)\b){{7,}}")
 
 
 def _spelled_out(text: str, counts: dict[str, int], keep: frozenset[str]) -> str:
-    """``text`` with each number dictated digit by digit ("um dois três ...") replaced by
-    the placeholder its digits get, when they hold a datum; other runs stay as written.
+    """``text`` with each number dictated or written digit by digit ("um dois três ...",
+    "1 1 9 8 ...") replaced by the placeholder its digits get, when they hold a datum;
+    other runs stay as written.
     """
     if not _SPELLED_RE.search(text):
         return text
     parts, last = [], 0
     for m in _SPELLED_RE.finditer(text):
-        digits = "".join(_DIGIT_WORDS[w.lower()] for w in re.findall(r"[^\W\d_]+", m.group()))
+        digits = "".join(_DIGIT_WORDS.get(w.lower(), w) for w in re.findall(r"[^\W_]+", m.group()))
         found: dict[str, int] = {}
         as_digits = _one_pass(digits, found, keep)
         if not found:
