@@ -39,9 +39,11 @@ from insika_knowledge.extract.given import GivenModel
 CROWDED_LABELS: Final = ("distinct", "changed")
 #: The set's folder under ``benchmarks/``.
 CROWDED_FOLDER: Final = "consolidation/crowded"
-#: The sets `bench --consolidation` runs: the blind one, and an attack written against the
-#: first version of the rule (``crowded-attack/README.md``).
-CROWDED_SETS: Final = ("crowded", "crowded-attack")
+#: The sets `bench --consolidation` runs: the blind one, an attack written against the
+#: first version of the rule (``crowded-attack/README.md``), and sparse stores, where each
+#: rule is the only one of its kind and a new rule copies the shape of one on record
+#: (``sparse/README.md``, blind: "free gift wrap over $100" beside "free shipping over $50").
+CROWDED_SETS: Final = ("crowded", "crowded-attack", "sparse")
 _AGENT: Final = "shop"
 _TENANT: Final = "crowded"
 _FIELDS: Final = ("name", "description", "type", "body")
