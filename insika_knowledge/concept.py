@@ -170,10 +170,31 @@ def check_written_body(markdown: str, body: str) -> None:
 
 
 def _printable_line(text: str) -> bool:
-    """True when every character of `text` is printable, but for a zero-width joiner between
-    two symbols (an emoji sequence: "👨\u200d👩\u200d👧", which the body accepts too).
+    """True when every character of `text` is printable, but for the invisible marks of
+    writing (`_writes`: an emoji sequence's joiners, "👨\u200d👩\u200d👧"; a Persian word's
+    non-joiner; a right-to-left text's direction marks), which the body accepts too.
     """
-    return text.isprintable() or all(char.isprintable() or _joins_emoji(text, at) for at, char in enumerate(text))
+    return text.isprintable() or all(char.isprintable() or _writes(text, at) for at, char in enumerate(text))
+
+
+#: The direction marks of right-to-left text (LRM, RLM, ALM): invisible, and a part of how
+#: Arabic and Hebrew are written; a prompt and `show` leave them out (`escaping`).
+DIRECTION_MARKS: Final = frozenset("\u200e\u200f\u061c")
+
+
+def _writes(text: str, at: int) -> bool:
+    """True when `text[at]`, not printable, is a mark of writing: a direction mark
+    (`DIRECTION_MARKS`), a zero-width non-joiner or joiner between two letters ("می\u200cخواهم",
+    the Persian for "I want"; a combining mark counts as a letter), or a joiner inside an
+    emoji sequence (`_joins_emoji`). Not a joiner or non-joiner beside a space or an edge.
+    """
+    char = text[at]
+    if char in DIRECTION_MARKS:
+        return True
+    if char in "\u200c\u200d" and 0 < at < len(text) - 1 and \
+            unicodedata.category(text[at - 1])[0] in "LM" and unicodedata.category(text[at + 1])[0] in "LM":
+        return True
+    return _joins_emoji(text, at)
 
 
 def _joins_emoji(text: str, at: int) -> bool:
@@ -194,10 +215,10 @@ SPACE_SEPARATORS: Final = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u30
 
 
 def printable_only(text: str) -> str:
-    """`text` without the characters that are not printable, but for a zero-width joiner
-    between two symbols (an emoji sequence keeps its joiners: "👩🏽‍💻").
+    """`text` without the characters that are not printable, but for the marks of writing
+    (`_writes`: an emoji sequence keeps its joiners, "👩🏽‍💻"; a Persian word its non-joiner).
     """
-    return "".join(char for at, char in enumerate(text) if char.isprintable() or _joins_emoji(text, at))
+    return "".join(char for at, char in enumerate(text) if char.isprintable() or _writes(text, at))
 
 
 def one_line(text: str, limit: int) -> str:
@@ -213,7 +234,7 @@ def _line_problem(text: str) -> str:
     character that is not printable (by code point, Unicode name and position, 1-based).
     """
     for position, char in enumerate(text, 1):
-        if not char.isprintable() and not _joins_emoji(text, position - 1):
+        if not char.isprintable() and not _writes(text, position - 1):
             named = unicodedata.name(char, "a control character")
             return (f"contains U+{ord(char):04X} ({named}) at character {position}: it must be one line "
                     "of printable text")

@@ -217,6 +217,27 @@ def test_a_zero_width_joiner_elsewhere_is_not(description: str) -> None:
         validate(make_concept(description=description))
 
 
+@pytest.mark.parametrize("description", [
+    "\u0633\u06cc\u0627\u0633\u062a \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 "
+    "\u0628\u0627\u0632\u06af\u0634\u062a",
+    "\u05de\u05d3\u05d9\u05e0\u05d9\u05d5\u05ea \u05d4\u05d7\u05d6\u05e8\u05d5\u05ea\u200f 30 \u05d9\u05d5\u05dd",
+    "\u0633\u064a\u0627\u0633\u0629 \u0627\u0644\u0625\u0631\u062c\u0627\u0639\u061c 30 \u064a\u0648\u0645\u064b\u0627",
+    "\u0915\u094d\u200d\u0937 delivery",
+])
+def test_the_invisible_marks_of_writing_are_printable_text(description: str) -> None:
+    """A newcomer's finding: a Persian description ("می‌خواهم", with its zero-width
+    non-joiner) or a Hebrew one with a right-to-left mark was refused, though a body keeps them."""
+    concept = make_concept(description=description)
+    validate(concept)
+    assert parse(serialize(concept)).description == description
+
+
+@pytest.mark.parametrize("description", ["Ships\u200c fast.", "\u200cShips", "Ships \u200c fast"])
+def test_a_non_joiner_beside_no_letter_is_not(description: str) -> None:
+    with pytest.raises(ConceptFormatError, match="U\\+200C \\(ZERO WIDTH NON-JOINER\\)"):
+        validate(make_concept(description=description))
+
+
 def test_a_stray_document_end_is_named_on_its_own_line() -> None:
     # It was reported against the next key's line ("expected '<document start>'").
     with pytest.raises(ConceptFormatError, match=r"^line 4: '\.\.\.' ends a YAML document") as info:
