@@ -82,6 +82,15 @@ These concepts were learned from earlier conversations or written by the busines
 do not promise it to the customer. Only provenance="policy" is official.
 3. A concept marked status="conflict" has contradicting reports: do not rely on it; \
 say you will confirm."""
+#: The instruction when no ``load_knowledge`` tool is on offer (a relayed request whose
+#: ``tools`` the relay cannot add to, or that asks for several choices): the same rules,
+#: without the step that calls it.
+INSTRUCTION_WITHOUT_TOOL: Final = """\
+These concepts were learned from earlier conversations or written by the business. Follow these rules:
+1. Treat a concept with provenance="observed" as past practice, never as a guarantee: \
+do not promise it to the customer. Only provenance="policy" is official.
+2. A concept marked status="conflict" has contradicting reports: do not rely on it; \
+say you will confirm."""
 
 #: Hybrid ranking (see the module doc): lexical candidates, semantic candidates, the weight of
 #: coverage against closeness, and how much a lead over the median adds to `confidence` (0:
@@ -429,8 +438,9 @@ class Retriever:
         return self.store.quarantined_names(agent)
 
     def block(self, agent: str, message: str, top_k: int, mode: str = "scan",
-              min_coverage: float = 0.0) -> str | None:
-        """The ``<knowledge>`` block for `message`, or None when nothing matches.
+              min_coverage: float = 0.0, *, tool: bool = True) -> str | None:
+        """The ``<knowledge>`` block for `message`, or None when nothing matches; `tool`:
+        whether the model has ``load_knowledge`` (its instruction names it only then).
 
         A concept with contradicting reports is marked ``status="conflict"``: its body
         holds them, or a claim held against it for review disputes it
@@ -446,7 +456,7 @@ class Retriever:
         challenged = frozenset(self.store.challenged_names(agent))
         disputed = frozenset(e.name for e in retrieved.entries
                              if e.name in challenged and self._disputed(agent, e.name))
-        return render_block(retrieved.entries, disputed)
+        return render_block(retrieved.entries, disputed, tool=tool)
 
     def _disputed(self, agent: str, name: str) -> bool:
         """True when an open claim held against concept `name` disputes it (`consolidate.disputes`)."""
@@ -698,8 +708,9 @@ def best_coverage(entries: list[Entry], wanted: frozenset[str], weight: Callable
     return min(1.0, max(entry_score(e, wanted, weight) for e in entries) / total) if total and entries else 0.0
 
 
-def render_block(entries: list[Entry], challenged: Collection[str] = ()) -> str:
-    """The ``<knowledge>`` block for `entries`, then the instruction (see module doc).
+def render_block(entries: list[Entry], challenged: Collection[str] = (), *, tool: bool = True) -> str:
+    """The ``<knowledge>`` block for `entries`, then the instruction (see module doc):
+    `INSTRUCTION`, or `INSTRUCTION_WITHOUT_TOOL` when the model has no ``load_knowledge``.
 
     An entry in conflict (`concept.status_of`: its body's contradictions, or its name among
     `challenged`, the concepts a held claim disputes) is marked ``status="conflict"``.
@@ -714,4 +725,4 @@ def render_block(entries: list[Entry], challenged: Collection[str] = ()) -> str:
             attrs += ' status="conflict"'
         lines.append(f"  <concept {attrs}>{escape(xml_safe(entry.description))}</concept>")
     lines.append("</knowledge>")
-    return "\n".join(lines) + "\n\n" + INSTRUCTION
+    return "\n".join(lines) + "\n\n" + (INSTRUCTION if tool else INSTRUCTION_WITHOUT_TOOL)

@@ -98,11 +98,27 @@ def test_an_answer_comes_back_with_the_knowledge_block_sent_up(relay: Running, u
     sent = last_user_text(seen.body)
     assert sent.startswith(QUESTION + "\n\n<knowledge>")
     assert '<concept name="cep-13-campinas"' in sent
-    assert tool_names(seen.body) == ["load_knowledge"]
+    assert tool_names(seen.body) == ["load_knowledge"] and 'call `load_knowledge("<name>")` FIRST' in sent
     assert headers["x-insika-knowledge"] == "injected"
     assert headers["x-ace-skill-modes"] == "skill_knowledge_graph=shadow"
     assert "x-ace-body-rewritten" not in headers and "x-insika-degraded" not in headers
     assert headers["x-request-id"].startswith("req_")  # the upstream's headers come back
+
+
+@pytest.mark.parametrize("extra", [{"tools": {"type": "function"}}, {"n": 2}], ids=["malformed-tools", "two-choices"])
+def test_the_block_names_load_knowledge_only_when_the_model_has_it(relay: Running, upstream: FakeUpstream,
+                                                                    extra: dict[str, Any]) -> None:
+    """An attacker's finding: with a ``tools`` the relay cannot add to (or several choices,
+    which get no tool loop), the block still told the model to call `load_knowledge`, a tool
+    it did not have."""
+    upstream.replies = [Text("Campinas entrega em 1-2 dias úteis.")]
+    body = {"model": "gpt-test", "messages": [{"role": "user", "content": QUESTION}], **extra}
+    httpx.post(relay.url + "/v1/chat/completions", json=body, timeout=30,
+               headers={**IDENTITY, "authorization": f"Bearer {KEY}"})
+    (seen,) = upstream.requests
+    sent = last_user_text(seen.body)
+    assert '<concept name="cep-13-campinas"' in sent and 'provenance="observed" as past practice' in sent
+    assert "load_knowledge" not in sent and "load_knowledge" not in json.dumps(seen.body.get("tools"))
 
 
 @FORMATS

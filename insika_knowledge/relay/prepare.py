@@ -49,7 +49,7 @@ from insika_knowledge.wire.headers import (
     TRACE_HEADER,
     wants_trace,
 )
-from insika_knowledge.wire.messages import last_user_text
+from insika_knowledge.wire.messages import last_user_text, tool_names
 from insika_knowledge.wire.placement import Placement
 
 TOOL_NAME: Final[str] = LOAD_KNOWLEDGE_SCHEMA["function"]["name"]
@@ -278,16 +278,21 @@ def _knowledge(relay: Relay, wire: WireFormat, prepared: Prepared, agent: AgentK
     try:
         body = prepared.body
         text = last_user_text(prepared.client_body.get("messages"))
+        loop = prepared.client_body.get("n", 1) in (1, None)  # several choices: no tool loop
         if text.strip():
             retriever = relay.memory.retriever(identity.tenant)
+            # the instruction names load_knowledge only when the model has it: the relay adds
+            # it, or the client's tools already name it (not when `tools` is malformed)
+            tool = loop and (wire.offer(body, LOAD_KNOWLEDGE_SCHEMA) is not body or TOOL_NAME in tool_names(body))
             with retriever.store.busy_budget(0) if without_waiting else nullcontext():
-                block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage)
+                block = retriever.block(identity.agent or "", text, config.top_k, config.index, config.min_coverage,
+                                        tool=tool)
             if block is not None:
                 prepared.concepts = block.count("<concept ")
                 placement = place(body, block, wire.name)
                 body = placement.body
                 prepared.placement = placement
-        if prepared.client_body.get("n", 1) in (1, None):  # several choices: no tool loop
+        if loop:
             offered = wire.offer(body, LOAD_KNOWLEDGE_SCHEMA)
             if offered is not body:
                 prepared.intercept = TOOL_NAME
