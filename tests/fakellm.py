@@ -48,7 +48,15 @@ class Flood:
     declared: bool = False
 
 
-Reply = str | Status | Hang | Page | Flood
+@dataclass
+class Raw:
+    """A 200 of these bytes and headers as given (a compressed body, a lying length)."""
+
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Reply = str | Status | Hang | Page | Flood | Raw
 
 
 class FakeLLM:
@@ -56,6 +64,7 @@ class FakeLLM:
         self.replies = replies if replies is not None else ["[]"]
         self.requests: list[dict[str, Any]] = []
         self.flooded = 0  # bytes of the last `Flood` the server wrote
+        self.headers: list[dict[str, str]] = []  # each request's headers, lower-cased names
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -96,12 +105,25 @@ class FakeLLM:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply = fake._next(body)
                 if isinstance(reply, Hang):
                     time.sleep(reply.seconds)
                     reply = reply.then
+                if isinstance(reply, Raw):
+                    self.send_response(200)
+                    for name, value in {"content-type": "application/json", **reply.headers}.items():
+                        self.send_header(name, value)
+                    if "content-length" not in reply.headers:
+                        self.send_header("content-length", str(len(reply.body)))
+                    self.end_headers()
+                    try:
+                        self.wfile.write(reply.body)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
                 if isinstance(reply, Flood):
                     self._flood(reply)
                     return

@@ -2,16 +2,22 @@
 answers without end neither grows the process nor reads, minutes later, as a timeout.
 
 An attacker's finding: a model endpoint that streamed a 1.25 GB answer was read whole (the
-process grew by as much) and then reported as ``model_timeout``.
+process grew by as much) and then reported as ``model_timeout``. A second attacker's: the
+cap counted the bytes on the wire, and a 2 KB gzip-of-gzip reply inflated to 1 GiB (3 GiB
+resident) inside the SDK.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
+import resource
 import time
+import zlib
 from pathlib import Path
 
 import pytest
-from fakellm import FakeLLM, Flood
+from fakellm import FakeLLM, Flood, Raw, Status
 
 from insika_knowledge import replies
 from insika_knowledge.config import KnowledgeConfig
@@ -93,6 +99,71 @@ def test_the_cap_is_found_however_deep_an_sdk_wraps_it() -> None:
         except replies.ReplyTooLarge as exc:
             raise RuntimeError("Connection error.") from exc
     except RuntimeError as outer:
-        assert replies.too_large(outer) is cut
-    assert replies.too_large(RuntimeError("other")) is None
+        assert replies.refused(outer) is cut
+    assert replies.refused(RuntimeError("other")) is None
 
+
+
+def _completion(content: str) -> bytes:
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": content}}]}).encode()
+
+
+def _bomb(size: int) -> bytes:
+    """`size` bytes of spaces, gzipped twice (a few KB)."""
+    return gzip.compress(gzip.compress(b" " * size, 9), 9)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "gzip, gzip"])
+def test_a_compressed_reply_is_held_to_the_cap_as_it_inflates(small_cap: int, encoding: str) -> None:
+    body = _bomb(200 * small_cap) if "," in encoding else gzip.compress(b" " * (200 * small_cap), 9)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with FakeLLM([Raw(body, {"content-encoding": encoding})]) as fake:
+        model = InstructorModel("openai/fake", base_url=fake.base_url, api_key="k", timeout_s=30.0)
+        with pytest.raises(ModelFailure, match=r"runs over the 1,048,576-byte limit") as failed:
+            model.merge(MergeRequest(AGENT, "s1", "n", "a", "b", 100))
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert failed.value.outcome == "model_error" and not failed.value.transient and len(fake.requests) == 1
+    assert grown_mib < 100  # 200 MiB once inflated, never held
+    assert fake.headers[0]["accept-encoding"] == "identity"  # asked for as it is
+
+
+@pytest.mark.parametrize(("encoding", "pack"), [
+    ("gzip", gzip.compress), ("deflate", zlib.compress),
+    ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send
+    ("gzip, gzip", lambda data: gzip.compress(gzip.compress(data)))])
+def test_a_small_compressed_reply_is_read_as_before(small_cap: int, encoding: str, pack) -> None:
+    verdict = json.dumps({"verdict": "related", "body": "frete grátis " * 100})
+    with FakeLLM([Raw(pack(_completion(verdict)), {"content-encoding": encoding})]) as fake:
+        model = InstructorModel("openai/fake", base_url=fake.base_url, api_key="k", timeout_s=30.0)
+        answer = model.merge(MergeRequest(AGENT, "s1", "n", "a", "b", 100))
+    assert answer.verdict == "related" and answer.body == "frete grátis " * 100
+
+
+@pytest.mark.parametrize(("body", "headers", "said"), [
+    (b"\x00" * 100, {"content-encoding": "br"}, "is in br, which is not read here"),
+    (b"not gzip at all", {"content-encoding": "gzip"}, "is not valid gzip"),
+])
+def test_a_reply_that_cannot_be_inflated_says_why(small_cap: int, body: bytes, headers: dict[str, str],
+                                                   said: str) -> None:
+    with FakeLLM([Raw(body, headers)]) as fake:
+        model = InstructorModel("openai/fake", base_url=fake.base_url, api_key="k", timeout_s=30.0)
+        with pytest.raises(ModelFailure, match=said) as failed:
+            model.merge(MergeRequest(AGENT, "s1", "n", "a", "b", 100))
+    assert failed.value.outcome == "model_error" and len(fake.requests) == 1
+
+
+def test_passages_over_the_cap_are_not_asked_again_but_a_server_error_is(small_cap: int) -> None:
+    from insika_knowledge.index.embedders import remote
+
+    with FakeLLM([Flood(20 * small_cap, declared=True)]) as fake:
+        embedder = remote.RemoteEmbedder("text-embedding-3-small", base_url=fake.base_url, api_key="k")
+        with pytest.raises(RunTimeFailure, match="ReplyTooLarge"):
+            embedder.passages(["frete"])
+    assert len(fake.requests) == 1
+    with FakeLLM([Status(503, "busy")]) as fake:
+        embedder = remote.RemoteEmbedder("text-embedding-3-small", base_url=fake.base_url, api_key="k")
+        with pytest.raises(RunTimeFailure, match="503"):
+            embedder.passages(["frete"])
+    assert len(fake.requests) == remote.PASSAGE_TRIES == 2

@@ -289,20 +289,21 @@ def classify_failure(exc: BaseException) -> ModelFailure:
     ``model_malformed``, ``model_error``. The OpenAI and Anthropic SDKs' errors are told
     apart by the class names both define (``APITimeoutError``, ``RateLimitError``,
     ``APIStatusError`` with its ``status_code``, ``APIConnectionError``), anywhere in the
-    exception's chain; a reply over `replies.MODEL_REPLY_MAX_BYTES` is a ``model_error``
-    that says so (not transient: the same request would be answered alike).
+    exception's chain; a reply over `replies.MODEL_REPLY_MAX_BYTES` (or in an encoding not
+    read) is a ``model_error`` that says so (not transient: the same request would be
+    answered alike).
     """
     chain: list[BaseException] = []
     node: BaseException | None = exc
     while node is not None and node not in chain:
         chain.append(node)
         node = node.__cause__ or node.__context__
-    from insika_knowledge.replies import too_large  # httpx, imported by the SDK that raised `exc`
+    from insika_knowledge.replies import refused  # httpx, imported by the SDK that raised `exc`
 
     attempts = int(getattr(exc, "n_attempts", 1) or 1)
-    big = too_large(exc)
-    if big is not None:  # said as such, not as the connection error the SDK wraps it in
-        return ModelFailure("model_error", str(big), attempts=attempts, transient=False)
+    cut = refused(exc)
+    if cut is not None:  # said as such, not as the connection error the SDK wraps it in
+        return ModelFailure("model_error", str(cut), attempts=attempts, transient=False)
     raw = _last_text(exc)
     for err in chain:
         kinds = {c.__name__ for c in type(err).__mro__}

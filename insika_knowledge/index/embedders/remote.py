@@ -27,6 +27,9 @@ QUERY_TIMEOUT_S: Final = 2.0
 #: Seconds after a failed request during which no request is sent: each call fails at once
 #: (a down or hanging endpoint costs one turn `QUERY_TIMEOUT_S`, not every turn).
 COOL_OFF_S: Final = 30.0
+#: How many times a batch of passages is asked, and the seconds between two tries.
+PASSAGE_TRIES: Final = 2
+RETRY_WAIT_S: Final = 0.5
 #: Characters of a text sent (endpoints refuse inputs past their token limit).
 MAX_CHARS: Final = 6000
 
@@ -66,12 +69,30 @@ class RemoteEmbedder:
             from insika_knowledge.replies import EMBEDDINGS_REPLY_MAX_BYTES, capped_transport
 
             self._clients[query] = OpenAI(
-                base_url=self.base_url, timeout=QUERY_TIMEOUT_S if query else TIMEOUT_S,
-                max_retries=0 if query else 1,
+                base_url=self.base_url, timeout=QUERY_TIMEOUT_S if query else TIMEOUT_S, max_retries=0,
                 http_client=DefaultHttpxClient(
                     transport=capped_transport(DefaultHttpxClient, EMBEDDINGS_REPLY_MAX_BYTES)),
                 api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-set")
         return self._clients[query]
+
+    def _asked(self, chunk: list[str], *, query: bool) -> Any:
+        """The endpoint's answer for `chunk`: a query's asked once, passages' twice (`PASSAGE_TRIES`)
+        unless the failure would repeat: a reply refused at its cap (`replies.refused`), or
+        an HTTP error that is no timeout, conflict, rate limit or server error.
+        """
+        from insika_knowledge.replies import refused
+
+        tries = 1 if query else PASSAGE_TRIES
+        while True:
+            try:
+                return self._opened(query).embeddings.create(model=self.model, input=chunk)
+            except Exception as exc:
+                status = getattr(exc, "status_code", None)
+                tries -= 1
+                if tries <= 0 or refused(exc) is not None or (
+                        isinstance(status, int) and status < 500 and status not in (408, 409, 429)):
+                    raise
+                time.sleep(RETRY_WAIT_S)
 
     def queries(self, texts: Sequence[str]) -> Vectors:
         """Vectors of search queries, shape (n, dim).
@@ -102,14 +123,14 @@ class RemoteEmbedder:
         for start in range(0, len(texts), BATCH):
             chunk = [t[:MAX_CHARS] or " " for t in texts[start:start + BATCH]]
             try:
-                answer = self._opened(query).embeddings.create(model=self.model, input=chunk)
+                answer = self._asked(chunk, query=query)
                 data = sorted(answer.data, key=lambda d: d.index)
                 rows.extend(list(d.embedding) for d in data)
             except Exception as exc:  # any client or server failure: the caller degrades
                 self._failed_at = self._clock()
-                from insika_knowledge.replies import too_large
+                from insika_knowledge.replies import refused
 
-                cause = too_large(exc) or exc  # the SDK says "Connection error." of a reply cut at its cap
+                cause = refused(exc) or exc  # the SDK says "Connection error." of a reply cut at its cap
                 raise RunTimeFailure(f"{where} failed for model "
                                      f"{self.model!r}: {type(cause).__name__}: {cause}"[:300]) from exc
             if len(rows) != min(start + BATCH, len(texts)):
