@@ -381,13 +381,58 @@ def test_a_number_written_digit_by_digit_is_read_as_its_digits(text: str, kind: 
     assert not re.search(r"\d\s*[,-]?\s*\d\s*[,-]?\s*\d|\u20e3|[\u2460-\u2468]", result.text), result.text
 
 
+@pytest.mark.parametrize(("text", "counts"), [
+    ("cpf e cel: 1 2 3 4 5 6 7 8 9 0 9, 1 1 9 8 7 6 5 4 3 2 1", {"cpf": 1, "phone": 1}),
+    ("cpf 1 2 3 4 5 6 7 8 9 0 9 2 vias", {"cpf": 1}),
+    ("cpf 1.2.3.4.5.6.7.8.9.0.9", {"cpf": 1}),
+    ("cartao 4 1 1 1 / 1 1 1 1 / 1 1 1 1 / 1 1 1 1", {"card": 1}),
+    ("CPF \u24f5\u24f6\u24f7\u2463\u2464\u2465\u2466\u2467\u2468\u24ff\u2468", {"cpf": 1}),
+])
+def test_a_run_written_one_digit_at_a_time_after_a_cue_gives_up_each_datum(text: str, counts: dict[str, int]) -> None:
+    """A second attacker's finding: two data in one run, a digit more after one, dots or
+    slashes between the digits, and more digit symbols all leaked."""
+    result = redact(text)
+    assert result.counts == counts, result
+    assert not re.search(r"\d\D{0,3}\d\D{0,3}\d\D{0,3}\d", result.text), result.text
+
+
 @pytest.mark.parametrize("text", [
     "Passos: 1, 2, 3, 4, 5, 6, 7, 8, 9 e pronto.",
     "Notas 5 4 3 5 4 3 5 4 dos clientes.",
     "Escolha de 1\ufe0f\u20e3 a 5\ufe0f\u20e3 estrelas.",
+    # a second attacker's: each was replaced by a placeholder (ratings, steps, sizes, a CSV row)
+    "Avaliações: 4 5 3 5 4 2 5 5 3 4",
+    "Escolha a nota de 1 a 5 para cada item: 5, 5, 4, 5, 3, 5, 4, 4, 5, 5",
+    "Passos: 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 9",
+    "Tamanhos de calçado infantil: 1 2 3 4 5 6 7 8 9 0 9",
+    "Votos: 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1",
+    "Quantidade,1,1,9,8,7,6,5,4,3,2,1",
+    "Estoque por tamanho (P;M;G;GG;XG): 2;1;9;8;7;6;5;4;3;2;1",
+    "Tabela de entregas por dia:\nseg ter qua qui sex\n3 5 2 4 1\n2 4 3 5 1",
+    "Dupla sena: 3 7 9 2 5 1 8 4 6 0 2",
+    "Número de itens: 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1",  # a cue word, but naming no datum
 ])
 def test_single_digits_that_hold_no_datum_are_left_as_written(text: str) -> None:
     assert redact(text).text == text
+
+
+def test_a_variation_selector_outside_a_keycap_stays() -> None:
+    # a second attacker's finding: a text with a datum lost every emoji's variation selector
+    assert redact("Obrigado \u2764\ufe0f \u260e\ufe0f 1\ufe0f\u20e3 passo: ligue 11 98765-4321").text == (
+        "Obrigado \u2764\ufe0f \u260e\ufe0f 1 passo: ligue [phone]")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("cpf 1 2 3 4 5 6 7 8 9 0 9", "cpf [cpf]"),
+    ("cartao 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "cartao [card]"),
+    ("cpf um dois três quatro cinco seis sete oito nove zero nove", "cpf [cpf]"),
+    ("Avaliações: 4 5 3 5 4 2 5 5 3 4", "Avaliações: 4 5 3 5 4 2 5 5 3 4"),
+])
+def test_the_learning_queue_reads_numbers_written_one_digit_at_a_time(text: str, expected: str) -> None:
+    """A second attacker's finding: `redact_kinds` (what a queued turn keeps) missed them."""
+    from insika_knowledge.privacy.redact import redact_kinds
+
+    assert redact_kinds(text) == expected
 
 
 @pytest.mark.parametrize("text", ["Pix: 5% de desconto.", "Pix - 10% off on orders above R$ 100."])
