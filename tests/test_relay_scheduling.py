@@ -119,11 +119,11 @@ def test_a_lock_met_on_the_event_loop_prepares_the_request_again_in_a_worker(
         tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> None:
     original, seen = Retriever.block, []
 
-    def busy_off_the_workers(self: Retriever, *args: Any) -> str | None:
+    def busy_off_the_workers(self: Retriever, *args: Any, **kwargs: Any) -> str | None:
         seen.append(threading.current_thread().name)
         if not seen[-1].startswith(WORKER):
             raise StorageBusy("held elsewhere", path="test")
-        return original(self, *args)
+        return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Retriever, "block", busy_off_the_workers)
     with running_relay(tmp_path / "data", upstream.url, knowledge=QUIET) as relay:
