@@ -6,8 +6,10 @@ grow the process by as much as it sends and be reported, minutes later, as a tim
 `capped_transport` asks for replies as they are (``Accept-Encoding: identity``) and stops
 reading at a limit, counted on the bytes the SDK would get: a compressed reply (``gzip``,
 ``deflate``, stacked) is inflated here, chunk by chunk, so a few KiB that inflate to GiB
-stop at the limit too; another encoding (``br``, ``zstd``) is refused. Past the limit it
-raises `ReplyTooLarge`, which names the endpoint and the limit (the SDK wraps it as a
+stop at the limit too; another encoding (``br``, ``zstd``) is refused. A reply may also be
+given a time in all (an SDK's timeout bounds each wait for a byte only, so a reply that
+trickles in a byte at a time lasts as long as it likes): past it, `ReplyTooSlow`. Past the
+limit it raises `ReplyTooLarge`, which names the endpoint and the limit (the SDK wraps it as a
 connection error: `refused` finds it); a ``Content-Length`` over the limit of a reply
 sent as it is is refused before a byte of its body is read.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import time
 import zlib
 from collections.abc import Iterator
 from types import ModuleType
@@ -48,7 +51,19 @@ class ReplyTooLarge(ReplyRefused):
         self.limit = limit
 
 
-def capped_transport(sdk_client: type, limit: int) -> Any:
+class ReplyTooSlow(ReplyRefused):
+    """An endpoint's reply took longer than the time allowed (`capped_transport`'s `deadline_s`).
+
+    Attributes:
+        deadline_s: the time allowed, in seconds.
+    """
+
+    def __init__(self, url: str, deadline_s: float) -> None:
+        super().__init__(f"the reply of {url} took over {deadline_s:g} s in all; nothing more was read")
+        self.deadline_s = deadline_s
+
+
+def capped_transport(sdk_client: type, limit: int, deadline_s: float | None = None) -> Any:
     """A transport for an SDK's HTTP client whose replies are read up to `limit` bytes.
 
     The OpenAI and Anthropic SDKs build on ``httpx`` (``httpx2`` from openai 3): the
@@ -57,12 +72,15 @@ def capped_transport(sdk_client: type, limit: int) -> Any:
     Args:
         sdk_client: the SDK's default HTTP client class (``openai.DefaultHttpxClient``).
         limit: the most bytes of one reply's body read, once inflated (a positive number).
+        deadline_s: the most seconds a reply may take in all, from the request sent to its
+            last byte (None: no such bound; an SDK's timeout bounds each wait for a byte,
+            so a reply that trickles in a byte at a time would take as long as it likes).
 
     Returns:
         The transport (pass it as ``transport=`` to `sdk_client`); a reply over `limit`
         raises `ReplyTooLarge` as its body is read, or as soon as its ``Content-Length``
-        says so; a reply in an encoding not in `INFLATED`, or that does not inflate, raises
-        `ReplyRefused`.
+        says so; one still arriving after `deadline_s` raises `ReplyTooSlow`; a reply in an
+        encoding not in `INFLATED`, or that does not inflate, raises `ReplyRefused`.
 
     Raises:
         ValueError: `limit` is not positive, or `sdk_client` is no ``httpx``-style client.
@@ -73,7 +91,7 @@ def capped_transport(sdk_client: type, limit: int) -> Any:
                  if c.__module__.partition(".")[0] in ("httpx", "httpx2")), None)
     if http is None:
         raise ValueError(f"{sdk_client.__qualname__} is not an httpx client")
-    return _transport_class(http)(limit)
+    return _transport_class(http)(limit, deadline_s)
 
 
 class _Inflater:
@@ -116,14 +134,18 @@ def _transport_class(http: ModuleType) -> type:
     """The capped transport class of one HTTP library (`http`: ``httpx`` or ``httpx2``)."""
 
     class CappedStream(http.SyncByteStream):  # type: ignore[name-defined,misc]
-        def __init__(self, stream: Any, limit: int, url: str, encodings: list[str]) -> None:
+        def __init__(self, stream: Any, limit: int, url: str, encodings: list[str], due: float | None,
+                     deadline_s: float | None) -> None:
             self._stream, self._limit, self._url = stream, limit, url
+            self._due, self._deadline_s = due, deadline_s
             # applied in the order listed: undone last first
             self._inflaters = [_Inflater(e, limit, url) for e in reversed(encodings)]
 
         def __iter__(self) -> Iterator[bytes]:
             seen = 0
             for chunk in self._stream:
+                if self._due is not None and time.monotonic() > self._due:
+                    raise ReplyTooSlow(self._url, self._deadline_s or 0.0)
                 for inflater in self._inflaters:
                     chunk = inflater.feed(chunk)
                 seen += len(chunk)
@@ -144,12 +166,13 @@ def _transport_class(http: ModuleType) -> type:
             self._stream.close()
 
     class CappedTransport(http.HTTPTransport):  # type: ignore[name-defined,misc]
-        def __init__(self, limit: int) -> None:
+        def __init__(self, limit: int, deadline_s: float | None) -> None:
             super().__init__()
-            self._limit = limit
+            self._limit, self._deadline_s = limit, deadline_s
 
         def handle_request(self, request: Any) -> Any:
             request.headers["Accept-Encoding"] = "identity"  # counted as it arrives
+            due = None if self._deadline_s is None else time.monotonic() + self._deadline_s
             response = super().handle_request(request)
             url = str(request.url.copy_with(query=None))
             encodings = [e.strip().lower() for e in response.headers.get("content-encoding", "").split(",")
@@ -163,7 +186,7 @@ def _transport_class(http: ModuleType) -> type:
                 raise ReplyTooLarge(url, self._limit, int(length))
             if encodings:  # inflated here, held to the limit: the client reads it as it is
                 del response.headers["content-encoding"]
-            response.stream = CappedStream(response.stream, self._limit, url, encodings)
+            response.stream = CappedStream(response.stream, self._limit, url, encodings, due, self._deadline_s)
             return response
 
     return CappedTransport

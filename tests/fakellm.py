@@ -56,7 +56,15 @@ class Raw:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Reply = str | Status | Hang | Page | Flood | Raw
+@dataclass
+class Trickle:
+    """A 200 that sends one byte every `every` seconds for `seconds` (never a whole answer)."""
+
+    seconds: float
+    every: float = 0.2
+
+
+Reply = str | Status | Hang | Page | Flood | Raw | Trickle
 
 
 class FakeLLM:
@@ -112,6 +120,21 @@ class FakeLLM:
                 if isinstance(reply, Hang):
                     time.sleep(reply.seconds)
                     reply = reply.then
+                if isinstance(reply, Trickle):
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    until = time.monotonic() + reply.seconds
+                    try:
+                        while time.monotonic() < until:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            time.sleep(reply.every)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    self.close_connection = True
+                    return
                 if isinstance(reply, Raw):
                     self.send_response(200)
                     for name, value in {"content-type": "application/json", **reply.headers}.items():

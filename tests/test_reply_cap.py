@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from fakellm import FakeLLM, Flood, Raw, Status
+from fakellm import FakeLLM, Flood, Raw, Status, Trickle
 
 from insika_knowledge import replies
 from insika_knowledge.config import KnowledgeConfig
@@ -167,3 +167,18 @@ def test_passages_over_the_cap_are_not_asked_again_but_a_server_error_is(small_c
         with pytest.raises(RunTimeFailure, match="503"):
             embedder.passages(["frete"])
     assert len(fake.requests) == remote.PASSAGE_TRIES == 2
+
+
+@pytest.mark.parametrize("spec", ["openai/fake", "anthropic/claude-test"])
+def test_a_reply_that_trickles_in_is_cut_at_the_timeout(spec: str) -> None:
+    """An attacker's finding: the SDK's timeout bounds each wait for a byte, so a reply sent a
+    byte every 2 s kept a call with a 10 s timeout open for 128 s."""
+    with FakeLLM([Trickle(20.0, every=0.2)]) as fake:
+        url = fake.base_url if spec.startswith("openai") else fake.root_url
+        model = InstructorModel(spec, base_url=url, api_key="k", timeout_s=1.5)
+        started = time.monotonic()
+        with pytest.raises(ModelFailure, match=r"took over 1.5 s in all") as failed:
+            model.merge(MergeRequest(AGENT, "s1", "n", "a", "b", 100))
+        took = time.monotonic() - started
+    assert failed.value.outcome == "model_timeout" and failed.value.transient
+    assert 1.5 <= took < 6

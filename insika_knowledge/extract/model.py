@@ -121,7 +121,8 @@ class InstructorModel:
             models (None = the provider's default, ``$OPENAI_BASE_URL`` or
             ``$ANTHROPIC_BASE_URL``).
         api_key: None = the provider's usual environment variable.
-        timeout_s: per-request timeout in seconds.
+        timeout_s: per-request timeout in seconds: a reply still arriving after it is cut
+            (`replies.ReplyTooSlow`, recorded as ``model_timeout``), however steadily it trickles.
         max_retries: instructor re-asks on a malformed answer this many times.
     """
 
@@ -191,7 +192,8 @@ class InstructorModel:
                     base_url=self.base_url, api_key=self.api_key or _openai_key(),
                     timeout=self.timeout_s, max_retries=0,
                     http_client=openai.DefaultHttpxClient(
-                        transport=capped_transport(openai.DefaultHttpxClient, MODEL_REPLY_MAX_BYTES)),
+                        transport=capped_transport(openai.DefaultHttpxClient, MODEL_REPLY_MAX_BYTES,
+                                                   self.timeout_s)),
                 )
                 self._client = instructor.from_openai(client, mode=instructor.Mode.JSON)
                 self._model = self.spec.partition("/")[2]
@@ -204,7 +206,8 @@ class InstructorModel:
                 messages_client = anthropic.Anthropic(
                     base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0,
                     http_client=anthropic.DefaultHttpxClient(
-                        transport=capped_transport(anthropic.DefaultHttpxClient, MODEL_REPLY_MAX_BYTES)))
+                        transport=capped_transport(anthropic.DefaultHttpxClient, MODEL_REPLY_MAX_BYTES,
+                                                   self.timeout_s)))
                 self._client = instructor.from_anthropic(messages_client, mode=instructor.Mode.JSON,
                                                          max_tokens=ANTHROPIC_MAX_TOKENS)
                 self._model = self.spec.partition("/")[2]
@@ -298,10 +301,12 @@ def classify_failure(exc: BaseException) -> ModelFailure:
     while node is not None and node not in chain:
         chain.append(node)
         node = node.__cause__ or node.__context__
-    from insika_knowledge.replies import refused  # httpx, imported by the SDK that raised `exc`
+    from insika_knowledge.replies import ReplyTooSlow, refused  # httpx, imported by the SDK that raised `exc`
 
     attempts = int(getattr(exc, "n_attempts", 1) or 1)
     cut = refused(exc)
+    if isinstance(cut, ReplyTooSlow):
+        return ModelFailure("model_timeout", str(cut), attempts=attempts)
     if cut is not None:  # said as such, not as the connection error the SDK wraps it in
         return ModelFailure("model_error", str(cut), attempts=attempts, transient=False)
     raw = _last_text(exc)

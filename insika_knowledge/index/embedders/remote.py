@@ -71,14 +71,16 @@ class RemoteEmbedder:
             self._clients[query] = OpenAI(
                 base_url=self.base_url, timeout=QUERY_TIMEOUT_S if query else TIMEOUT_S, max_retries=0,
                 http_client=DefaultHttpxClient(
-                    transport=capped_transport(DefaultHttpxClient, EMBEDDINGS_REPLY_MAX_BYTES)),
+                    transport=capped_transport(DefaultHttpxClient, EMBEDDINGS_REPLY_MAX_BYTES,
+                                               QUERY_TIMEOUT_S if query else TIMEOUT_S)),
                 api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-set")
         return self._clients[query]
 
     def _asked(self, chunk: list[str], *, query: bool) -> Any:
         """The endpoint's answer for `chunk`: a query's asked once, passages' twice (`PASSAGE_TRIES`)
-        unless the failure would repeat: a reply refused at its cap (`replies.refused`), or
-        an HTTP error that is no timeout, conflict, rate limit or server error.
+        unless the failure would repeat: a reply over its cap or in an encoding not read
+        (`replies.refused`; one that took too long is tried again, as a timeout is), or an
+        HTTP error that is no timeout, conflict, rate limit or server error.
         """
         from insika_knowledge.replies import refused
 
@@ -89,7 +91,7 @@ class RemoteEmbedder:
             except Exception as exc:
                 status = getattr(exc, "status_code", None)
                 tries -= 1
-                if tries <= 0 or refused(exc) is not None or (
+                if tries <= 0 or _repeats(refused(exc)) or (
                         isinstance(status, int) and status < 500 and status not in (408, 409, 429)):
                     raise
                 time.sleep(RETRY_WAIT_S)
@@ -141,3 +143,12 @@ class RemoteEmbedder:
         out = normalised(np.array(rows, dtype=np.float32))
         self.dim = out.shape[1]
         return out
+
+
+def _repeats(cut: Exception | None) -> bool:
+    """Whether a reply refused as `cut` (`replies.refused`) would be refused again: too large,
+    or in an encoding not read; not one that took too long.
+    """
+    from insika_knowledge.replies import ReplyTooSlow
+
+    return cut is not None and not isinstance(cut, ReplyTooSlow)
