@@ -81,6 +81,10 @@ class AsyncMemory:
         """`Memory.dismiss_held`: keep a concept as it is, closing the claims held against it."""
         return await self._run(self.sync.dismiss_held, name, agent=agent, **options)
 
+    async def learn_held(self, name: str, *, agent: str, **options: Any) -> Concept:
+        """`Memory.learn_held`: learn a claim held as a possible duplicate as a concept of its own."""
+        return await self._run(self.sync.learn_held, name, agent=agent, **options)
+
     async def agents(self, **options: Any) -> dict[str, int]:
         """`Memory.agents`: the tenant's agents and their concept counts."""
         return await self._run(self.sync.agents, **options)

@@ -39,6 +39,7 @@ from insika_knowledge.concept import (
 )
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.consolidate import FIRST_SIGHTING_CONFIDENCE, resolution
+from insika_knowledge.consolidate.records import confidence
 from insika_knowledge.consolidate.resolution import Claim as Claim
 from insika_knowledge.errors import (
     ConceptFormatError,
@@ -1044,6 +1045,43 @@ class Memory:
             return store.dismiss_held(agent, name, actor=actor)
         except NotFound as exc:
             raise _hinted(exc, store, agent, name) from None
+
+    def learn_held(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT,
+                   actor: str = PYTHON_ACTOR) -> Concept:
+        """Learn the claim held under `name` as a possible duplicate of another concept as a
+        concept of its own: a person read it and found another rule, not a change of the one
+        it was held against ("Orders over $100 get free gift wrap" held against "Orders over
+        $50 ship free"). The concept is created under `name` (observed; description, type and
+        body of its latest sighting; one source per session that proposed it, and the
+        confidence they give), its history reason ``resolve``; the claims held under `name`
+        are closed, so the concept they were held against is no longer served as disputed.
+        A later sighting under `name` confirms it.
+
+        Returns:
+            The new concept.
+
+        Raises:
+            InvalidName: the agent or tenant name is invalid.
+            UserError: nothing is held open under `name` as a possible duplicate (the names
+                held are listed), or `name` is a concept already.
+            ArgumentTypeError: `name` or `actor` is not a str.
+        """
+        check_types("Memory.learn_held()", name=(name, str), actor=(actor, str), tenant=(tenant, str))
+        check_agent(agent)
+        store = self.store(tenant)
+        held = [h for h in store.possible_duplicates(agent) if h.name == name and h.duplicate_of != name]
+        if not held:
+            names = sorted({h.name for h in store.possible_duplicates(agent) if h.name != h.duplicate_of})
+            said = f"; held: {', '.join(names[:10])}" if names else "; none is held"
+            raise UserError(f"no claim of agent '{agent}' is held open under the name '{name}'{said}")
+        latest, now = held[-1], store.clock()
+        sessions = tuple(dict.fromkeys(h.session_id for h in held))
+        concept = Concept(name=name, description=latest.description, type=latest.type, provenance="observed",
+                          confidence=confidence(len(sessions)), sources=sessions, occurrences=len(sessions),
+                          created_at=min(held[0].seen_at, now), updated_at=now, body=latest.body)
+        saved = store.learn_held(agent, concept, actor=actor)
+        self._embed_written(tenant, agent)  # its vector: found by meaning at once
+        return saved.concept
 
     def claims(self, name: str, *, agent: str, tenant: str = DEFAULT_TENANT) -> list[Claim]:
         """The claims of a concept whose body holds contradicting reports: the claim on

@@ -1,5 +1,5 @@
-"""``insika-knowledge list | agents | conflicts | delete | put | history | restore``: an agent's
-concepts by hand.
+"""``insika-knowledge list | agents | conflicts | delete | put | history | restore | approve |
+dismiss | learn-held``: an agent's concepts by hand.
 
 Reads go through `Memory`'s front door and say what exists when they find nothing: an
 unknown tenant is exit 2, an agent without concepts exit 1 naming the agents that have
@@ -142,7 +142,9 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
     """List the agent's concepts awaiting a person: contradicting reports in the body, or
     claims held against them (a policy's challenges, changes held under another name as
     possible duplicates), each contradiction and held claim shown with why it was held;
-    resolve them with 'resolve' (a contradiction by its key, entry-N) or in the Studio.
+    resolve them with 'resolve' (a contradiction by its key, entry-N), 'dismiss' (keep the
+    concept, close its held claims), 'learn-held' (a held claim is another rule: learn it)
+    or in the Studio.
     """
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         found = memory.conflicts(agent=agent, tenant=tenant)
@@ -181,6 +183,10 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
             click.echo(f"  [{claim.session_id} / {claim.turn_id}, {claim.seen_at}]{under} {claim.body}")
             if claim.why:
                 click.echo(f"    held because {claim.why}")
+        apart = sorted({c.name for c in claims if c.name != name})
+        click.echo(f"  keep {name} as it is: insika-knowledge dismiss {name} --agent {agent}"
+                   + "".join(f"\n  {c} is another rule: insika-knowledge learn-held {c} --agent {agent}"
+                             for c in apart))
 
 
 def _claim(held: PossibleDuplicate) -> dict[str, Any]:
@@ -378,10 +384,43 @@ def approve(agent: str, name: str, data_dir: str | None, database: str | None, t
                "served to models like any other concept")
 
 
+@click.command()
+@click.argument("name")
+@agent_options
+def dismiss(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
+    """Keep concept NAME as it is: close every claim held against it for review (a policy's
+    challenges, possible duplicates), so it is no longer served as disputed. The record is
+    not changed; 'conflicts' lists the held claims, 'learn-held' learns one as a concept of
+    its own instead.
+    """
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+        closed = memory.dismiss_held(name, agent=agent, tenant=tenant, actor=CLI_ACTOR)
+    if not closed:
+        click.echo(f"{agent}/{name} in tenant {tenant} has no claim held against it: nothing to dismiss")
+        return
+    click.echo(f"dismissed {closed} claim{'' if closed == 1 else 's'} held against {agent}/{name} in tenant "
+               f"{tenant}: the concept is kept as it is and no longer served as disputed")
+
+
+@click.command("learn-held")
+@click.argument("name")
+@agent_options
+def learn_held(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
+    """Learn the claim held under NAME as a possible duplicate as a concept of its own: it is
+    another rule, not a change of the concept it was held against ('conflicts' shows each
+    held claim as "proposed as NAME"). That concept is left as it is and no longer served
+    as disputed.
+    """
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+        concept = memory.learn_held(name, agent=agent, tenant=tenant, actor=CLI_ACTOR)
+    click.echo(f"learned {agent}/{concept.name} in tenant {tenant} as a concept of its own "
+               f"(confidence {concept.confidence:.2f}): {concept.description}")
+
+
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     """Attach ``list``, ``agents``, ``conflicts``, ``resolve``, ``delete``, ``put``,
-    ``history``, ``restore`` and ``approve`` to `cli`.
+    ``history``, ``restore``, ``approve``, ``dismiss`` and ``learn-held`` to `cli`.
     """
-    for command in (list_, agents, conflicts, resolve, delete, put, history, restore, approve):
+    for command in (list_, agents, conflicts, resolve, delete, put, history, restore, approve, dismiss, learn_held):
         cli.add_command(command)

@@ -455,6 +455,24 @@ class ConceptReads(NamingReads):
             tx.current(agent, name, expected_version)
             return tx.close_held(agent, name)
 
+    def learn_held(self, agent: str, concept: Concept, *, actor: str) -> StoredConcept:
+        """A person learns the claim held under `concept`'s name as a possible duplicate of
+        another concept as a concept of its own: `concept` is created (reason ``resolve``)
+        and the claims held under its name are marked resolved, in one transaction; the
+        concepts they were held against are not changed.
+
+        Raises:
+            UserError: the name is another concept's, or no claim is held open under it.
+        """
+        check_operator(actor, None)
+        with self.transaction() as tx:
+            if tx.get(agent, concept.name) is not None:
+                raise UserError(f"'{concept.name}' is already a concept of agent '{agent}': nothing is held under "
+                                "that name as a possible duplicate")
+            if not tx.close_held_under(agent, concept.name):
+                raise UserError(f"no claim of agent '{agent}' is held open under the name '{concept.name}'")
+            return tx.put(agent, concept, reason="resolve", actor=actor)
+
     def edit(self, agent: str, name: str, markdown: str, *, expected_version: int,
              actor: str, release: bool = False) -> StoredConcept:
         """Replace `name` with an operator's `markdown` (reason ``edit``).

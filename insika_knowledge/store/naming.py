@@ -158,6 +158,14 @@ class NamingWrites:
         )
 
 
+    def close_held_under(self, agent: str, name: str) -> int:
+        """Mark every open claim proposed under `name` as a possible duplicate of another
+        concept resolved (a person learned it as a concept of its own). Returns how many.
+        """
+        return self.sql.execute(
+            "UPDATE possible_duplicates SET status = 'resolved' WHERE agent = ? AND name = ? "
+            "AND duplicate_of <> ? AND status = 'open'", (agent, name, name))
+
     def close_held(self, agent: str, name: str) -> int:
         """Mark every open claim held against concept `name` resolved (its challenges and its
         possible duplicates): a person decided none of them changes it. Returns how many.
