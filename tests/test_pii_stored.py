@@ -385,6 +385,9 @@ def test_a_number_written_digit_by_digit_is_read_as_its_digits(text: str, kind: 
     ("cpf e cel: 1 2 3 4 5 6 7 8 9 0 9, 1 1 9 8 7 6 5 4 3 2 1", {"cpf": 1, "phone": 1}),
     ("cpf 1 2 3 4 5 6 7 8 9 0 9 2 vias", {"cpf": 1}),
     ("cpf 1.2.3.4.5.6.7.8.9.0.9", {"cpf": 1}),
+    ("CPFs: 1 2 3 4 5 6 7 8 9 0 9", {"cpf": 1}),  # a plural cue
+    ("telefones: 1 1 9 8 7 6 5 4 3 2 1", {"phone": 1}),
+    ("número do cartão: 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", {"card": 1}),
     ("cartao 4 1 1 1 / 1 1 1 1 / 1 1 1 1 / 1 1 1 1", {"card": 1}),
     ("CPF \u24f5\u24f6\u24f7\u2463\u2464\u2465\u2466\u2467\u2468\u24ff\u2468", {"cpf": 1}),
 ])
@@ -411,6 +414,14 @@ def test_a_run_written_one_digit_at_a_time_after_a_cue_gives_up_each_datum(text:
     "Tabela de entregas por dia:\nseg ter qua qui sex\n3 5 2 4 1\n2 4 3 5 1",
     "Dupla sena: 3 7 9 2 5 1 8 4 6 0 2",
     "Número de itens: 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1",  # a cue word, but naming no datum
+    # a second attacker's: digit words need a cue too; a cue after "por", "no", "do"... is a channel
+    "Ratings: five, four, five, three, five, four, four, five, five, four.",
+    "Notas: cinco, quatro, cinco, três, cinco, quatro, quatro, cinco, cinco, quatro.",
+    "Contamos: dez, onze, doze, treze, catorze, quinze, dezesseis, dezessete, dezoito, dezenove, vinte.",
+    "Notas do atendimento por telefone: 4 4 3 2 3 4 5 5 5 3",
+    "Parcelas no cartão: 7 7 4 9 3 7 8 4 6 1 6",
+    "Etapas do pix: 2, 6, 6, 5, 0, 3, 6, 2, 0, 7, 7",
+    "Tamanhos do número 3 4 5 6 7 8 9 0 1 2",
 ])
 def test_single_digits_that_hold_no_datum_are_left_as_written(text: str) -> None:
     assert redact(text).text == text

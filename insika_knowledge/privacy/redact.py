@@ -884,16 +884,31 @@ _ONE_AT_A_TIME_GAP: Final = r"(?:[^\S\n]+|[^\S\n]*[,;/.\-][^\S\n]*)"
 #: "1.2.3.4..."), the first of them maybe an area code ("(11) 9 8 7 ...").
 _SPELLED_RE: Final = re.compile(
     rf"(?i)(?:\(\d\d\)|\b(?:{_DIGIT_WORD}|\d\d?)\b)(?:{_ONE_AT_A_TIME_GAP}\b(?:{_DIGIT_WORD}|\d)\b){{7,}}")
-#: What names a datum right before digits written one at a time (which, without a word said,
-#: are as often a list of ratings, steps or sizes): a phone's words, a document's, a card's.
+#: The words that name a datum right before its digits said or written one at a time (which,
+#: without such a word, are as often a list of ratings, steps or sizes, "five, four, five,
+#: three..."): a phone's, a document's, a card's, singular or plural.
+_CUE_WORDS: Final = (
+    r"(?:cel(?:ular)?(?:es)?|whats(?:app)?|zap|wpp|telefones?|tel|fones?|fixo|contatos?|ligar|ligue|liga"
+    r"|n[úu]meros?|phones?|cell(?:phone)?s?|mobiles?|numbers?|call(?:\s+me)?|text\s+me|cpfs?|cnpjs?|rgs?"
+    r"|documentos?|documents?|doc|cart(?:[ãa]o|[õo]es)|cards?|cr[ée]dito|credit|d[ée]bito|debit|pix|chave)")
+#: A cue word, then only the words that join a cue to its datum ("o meu número é", "my number
+#: is", "número do cartão:"), at the end of what precedes the digits.
 _ONE_AT_A_TIME_CUE_RE: Final = re.compile(
-    r"(?i)\b(?:cel(?:ular)?|whats(?:app)?|zap|wpp|telefone|tel|fone|fixo|contato|ligar|ligue|liga|n[úu]mero"
-    r"|phone|cell(?:phone)?|mobile|number|call(?:\s+me)?|text\s+me|cpf|cnpj|rg|documento|document|doc"
-    r"|cart[ãa]o|card|cr[ée]dito|credit|d[ée]bito|debit|pix|chave)\b"
-    # then only the words that join a cue to its datum ("o meu número é", "my number is"):
-    # "Número de itens: 4 5 3 ..." names no datum
-    r"[\s.:,-]*(?:(?:[ée]|eh|is|o|a|the|no|na|pelo|pro|pra|at|on|meu|minha|my|do|da|de|dele|dela|your|seu|sua"
-    r"|n[úu]mero|number|celular|telefone|whats(?:app)?|zap|cpf|cart[ãa]o|card)[\s.:,-]+){0,4}$")
+    rf"(?i)\b{_CUE_WORDS}\b[\s.:,-]*(?:(?:[ée]|eh|is|are|o|a|os|as|the|no|na|pelo|pro|pra|at|on|meu|minha|meus"
+    rf"|minhas|my|do|da|de|dele|dela|your|seu|sua|{_CUE_WORDS})[\s.:,-]+){{0,4}}$")
+#: The words before a cue word that make it a channel or a topic, not the name of the digits
+#: that follow ("Notas do atendimento por telefone: 4 4 3 ...", "Parcelas no cartão: 7 7 4 ...").
+_CHANNEL_BEFORE_RE: Final = re.compile(r"(?i)\b(?:por|pelo|pela|via|by|over|no|na|nos|nas|do|da|dos|das|of)\s+$")
+
+
+def _cued(text: str, at: int) -> bool:
+    """True when a word naming a datum ends right before position `at` (`_ONE_AT_A_TIME_CUE_RE`)
+    and names it, not a channel or topic (`_CHANNEL_BEFORE_RE`).
+    """
+    cue = _ONE_AT_A_TIME_CUE_RE.search(text, max(0, at - 48), at)
+    return cue is not None and not _CHANNEL_BEFORE_RE.search(text, max(0, cue.start() - 8), cue.start())
+
+
 #: A run of digits that holds no datum whole is read window by window (a CPF and a phone
 #: said in one breath, a digit more after one) up to this many digits; the lengths tried,
 #: longest first: a card's, a CNPJ's, a CPF's or mobile's, a landline's.
@@ -904,8 +919,8 @@ Read = Callable[[str, dict[str, int], frozenset[str]], str]
 
 
 def _spelled_out(text: str, counts: dict[str, int], keep: frozenset[str], read: Read | None = None) -> str:
-    """``text`` with each number dictated or written digit by digit ("um dois três ...",
-    "1 1 9 8 ..." after a word that names a datum: `_ONE_AT_A_TIME_CUE_RE`) replaced by the
+    """``text`` with each number dictated or written digit by digit after a word that names a
+    datum ("CPF um dois três ...", "cel 1 1 9 8 ...": `_cued`) replaced by the
     placeholders its digits get (`read`, default `_one_pass`: every detector), when they
     hold a datum; other runs stay as written.
     """
@@ -914,10 +929,9 @@ def _spelled_out(text: str, counts: dict[str, int], keep: frozenset[str], read: 
     read = read or _one_pass
     parts, last = [], 0
     for m in _SPELLED_RE.finditer(text):
-        said = re.findall(r"[^\W_]+", m.group())
-        if all(w.isdigit() for w in said) and not _ONE_AT_A_TIME_CUE_RE.search(text, max(0, m.start() - 40),
-                                                                               m.start()):
+        if not _cued(text, m.start()):
             continue
+        said = re.findall(r"[^\W_]+", m.group())
         found: dict[str, int] = {}
         as_digits = _read_digits("".join(_DIGIT_WORDS.get(w.lower(), w) for w in said), found, keep, read)
         if not found:
@@ -940,7 +954,8 @@ def _read_digits(digits: str, found: dict[str, int], keep: frozenset[str], read:
     while at < len(digits):
         for size in _WINDOWS:
             seen: dict[str, int] = {}
-            if at + size <= len(digits) and (done := read(digits[at:at + size], seen, keep)) and seen:
+            window = digits[at:at + size]
+            if len(window) == size and _may_hold(window) and (done := read(window, seen, keep)) and seen:
                 pieces.append(done)
                 for kind, n in seen.items():
                     found[kind] = found.get(kind, 0) + n
@@ -950,6 +965,21 @@ def _read_digits(digits: str, found: dict[str, int], keep: frozenset[str], read:
             pieces.append(digits[at])
             at += 1
     return " ".join(pieces) if found else digits
+
+
+def _may_hold(window: str) -> bool:
+    """Whether the detectors may find a datum in `window` (digits only): a card's length,
+    issuer digit and Luhn check, a CNPJ's or CPF's check digits, or a Brazilian phone's shape
+    (an area code 11-99, then a mobile's 9 or a landline's 2-5). What no detector would take is
+    not read at all (a run of forty zeros was read 360 times).
+    """
+    size = len(window)
+    if size >= 13:
+        card = window[0] in "23456" and _safe(_luhn.is_valid, window)
+        return card or (size == 14 and _safe(_cnpj.is_valid, window))
+    phone = window[0] != "0" and window[1] != "0" and (
+        window[2] == "9" if size == 11 else window[2] in "2345")
+    return phone or (size == 11 and _safe(_cpf.is_valid, window))
 
 
 def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
