@@ -896,7 +896,17 @@ def test_the_status_table_counts_what_was_held_for_a_person(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     header = next(line for line in result.output.splitlines() if "status" in line and "sessions" in line)
     assert "quarantined" in header and "possible duplicates" not in header, result.output
-    assert result.output.strip().endswith("quarantined 1")
+    total, review = result.output.strip().splitlines()[-2:]
+    assert total.endswith("quarantined 1")
+    # a newcomer's finding: nothing said that a person had work to do, nor where
+    assert review == f"waiting for a person: 1 claim held in quarantine (insika-knowledge list --agent {AGENT})"
+    verbose = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                   "--data-dir", str(tmp_path / "data3"), "--verbose")
+    header = next(line for line in verbose.output.splitlines() if "session" in line and "detail" in line)
+    assert "quarantined" in header and "possible duplicates" not in header, verbose.output  # per session too
+    quiet = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                 "--data-dir", str(tmp_path / "data4"), "--quiet")
+    assert quiet.output.strip().splitlines()[-1].endswith("quarantined 1")  # --quiet: the one line only
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     none = _run("--agent", AGENT, "--sessions", str(empty), "--model", f"replay:{replay}",

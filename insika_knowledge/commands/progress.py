@@ -97,7 +97,8 @@ def _bar(label: str, unit: str, *, quiet: bool) -> Iterator[Progress]:
 
 def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool, quiet: bool,
                   echo: Callable[[str], None]) -> None:
-    """Print the run's tables (not with `quiet`) and its one-line total (always).
+    """Print the run's tables (not with `quiet`), its one-line total (always) and what it
+    left for a person (`review_line`; not with `quiet`).
 
     Args:
         summary: the finished run.
@@ -120,6 +121,8 @@ def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool
             title = "sessions not learned" + (f" (first {len(shown)}; --verbose lists all)" if more else "")
             out.print(_sessions_table(shown, title))
     echo(total_line(summary))
+    if (review := review_line(summary)) and not quiet:
+        echo(review)
 
 
 def total_line(summary: BackfillSummary) -> str:
@@ -160,11 +163,25 @@ def _status_table(summary: BackfillSummary) -> Table:
 
 
 def _sessions_table(statuses: list[SessionStatus], title: str) -> Table:
+    held = [(key, title) for key, title in _HELD_COLUMNS if any(getattr(s, key) for s in statuses)]
     table = Table("session", "status", "learned", "confirmed", "merged", "conflicts", "dropped",
-                  "detail", title=title)
+                  *(name for _, name in held), "detail", title=title)
     for s in statuses:
         detail = s.detail or ""
         table.add_row(s.session_id, s.status, str(s.learned), str(s.confirmed), str(s.merged),
                       str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())),
+                      *(str(getattr(s, key)) for key, _ in held),
                       detail if len(detail) <= DETAIL_CHARS else detail[: DETAIL_CHARS - 1] + "…")
     return table
+
+
+def review_line(summary: BackfillSummary) -> str:
+    """What the run left for a person, and the command that lists it; "" when nothing: the
+    conflicts, the possible duplicates and the claims held in quarantine.
+    """
+    waiting = [(summary.total("conflicts"), "conflict", "insika-knowledge conflicts"),
+               (summary.total("possible_duplicates"), "possible duplicate", "insika-knowledge conflicts"),
+               (summary.total("quarantined"), "claim held in quarantine", "insika-knowledge list")]
+    said = [f"{n} {what}{'' if n == 1 else 's'} ({command} --agent {summary.agent})"
+            for n, what, command in waiting if n]
+    return f"waiting for a person: {'; '.join(said)}" if said else ""
