@@ -98,6 +98,7 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves(monkeypatch: p
     for half in ("dev", "test"):
         assert sparse[half]["distinct"] == sparse[half]["changed"] == 20
         assert lexical_only or sparse[half]["changed_held"] >= 19, sparse[half]
+        assert sparse[half]["changed_held_against_its_rule"] <= sparse[half]["changed_held"], sparse[half]
     if not lexical_only:
         assert sum(sparse[h]["distinct_learned"] for h in ("dev", "test")) >= 13, sparse
     if shared_data() is None:

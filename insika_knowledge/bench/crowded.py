@@ -115,7 +115,7 @@ def crowded_figures(stores: dict[str, list[dict[str, str]]], claims: list[Crowde
                     messages=[{"role": "user", "content": "Can you tell me about this?"},
                               {"role": "assistant", "content": said}], model=GivenModel([claim.item]))
                 outcome = report.results[0][1] if report.results else "dropped"
-                held = memory.store(_TENANT).possible_duplicates(_AGENT, claim.of) if claim.of else []
+                held = memory.store(_TENANT).possible_duplicates(_AGENT, claim.of) if claim.label == "changed" else []
             finally:
                 memory.close()
                 shutil.rmtree(copy, ignore_errors=True)
