@@ -102,3 +102,26 @@ def test_the_command_line_dismisses_and_learns_held_claims(tmp_path: Path) -> No
     assert nothing.exit_code == 0 and "has no claim held against it: nothing to dismiss" in nothing.output
     missing = runner.invoke(cli, ["learn-held", "nope", *where])
     assert missing.exit_code != 0 and "held open under the name 'nope'; none is held" in missing.output
+
+
+def test_the_command_line_renames_a_concept_with_its_history(tmp_path: Path) -> None:
+    """A newcomer's finding: after `resolve --keep entry-1` the rule kept its old name
+    ("devolucao-7-dias" holding the 30-day rule), and only Python could rename it."""
+    memory = Memory(tmp_path)
+    _held(memory)
+    memory.close()
+    runner = CliRunner()
+    where = ["--agent", AGENT, "--data-dir", str(tmp_path)]
+    done = runner.invoke(cli, ["rename", "gift-wrap-over-100", "free-gift-wrap-100", *where])
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("renamed loja/gift-wrap-over-100 to free-gift-wrap-100 in tenant default")
+    memory = Memory(tmp_path)
+    try:
+        assert [v.reason for v in memory.history("free-gift-wrap-100", agent=AGENT)] == ["extract", "edit"]
+        assert [h.duplicate_of for h in memory.held_claims(agent=AGENT)] == ["free-gift-wrap-100"]  # moved with it
+    finally:
+        memory.close()
+    taken = runner.invoke(cli, ["rename", "free-gift-wrap-100", "free-gift-wrap-100", *where])
+    assert taken.exit_code == 0 and "already has that name: nothing written" in taken.output
+    bad = runner.invoke(cli, ["rename", "free-gift-wrap-100", "Not A Slug", *where])
+    assert bad.exit_code != 0 and "Not A Slug" in bad.output

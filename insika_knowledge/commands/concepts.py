@@ -1,5 +1,5 @@
 """``insika-knowledge list | agents | conflicts | delete | put | history | restore | approve |
-dismiss | learn-held``: an agent's concepts by hand.
+dismiss | learn-held | rename``: an agent's concepts by hand.
 
 Reads go through `Memory`'s front door and say what exists when they find nothing: an
 unknown tenant is exit 2, an agent without concepts exit 1 naming the agents that have
@@ -417,10 +417,28 @@ def learn_held(agent: str, name: str, data_dir: str | None, database: str | None
                f"(confidence {concept.confidence:.2f}): {concept.description}")
 
 
+@click.command()
+@click.argument("name")
+@click.argument("new_name")
+@agent_options
+def rename(agent: str, name: str, new_name: str, data_dir: str | None, database: str | None, tenant: str) -> None:
+    """Rename concept NAME to NEW_NAME (a kebab-case slug): its history and the claims held
+    against it move with it; one version (reason 'edit', actor 'cli'). After 'resolve --keep
+    entry-N' the name may still say the old rule.
+    """
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+        concept = memory.update(name, agent=agent, tenant=tenant, rename=new_name, actor=CLI_ACTOR)
+    if concept.name == name:
+        click.echo(f"{agent}/{name} in tenant {tenant} already has that name: nothing written")
+        return
+    click.echo(f"renamed {agent}/{name} to {concept.name} in tenant {tenant} (its history moved with it)")
+
+
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     """Attach ``list``, ``agents``, ``conflicts``, ``resolve``, ``delete``, ``put``,
-    ``history``, ``restore``, ``approve``, ``dismiss`` and ``learn-held`` to `cli`.
+    ``history``, ``restore``, ``approve``, ``dismiss``, ``learn-held`` and ``rename`` to `cli`.
     """
-    for command in (list_, agents, conflicts, resolve, delete, put, history, restore, approve, dismiss, learn_held):
+    for command in (list_, agents, conflicts, resolve, delete, put, history, restore, approve, dismiss, learn_held,
+                    rename):
         cli.add_command(command)
