@@ -41,6 +41,7 @@ from insika_knowledge.commands.options import (
     database_option,
     open_memory,
     tenant_option,
+    where_args,
 )
 from insika_knowledge.concept import parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
@@ -241,7 +242,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
         raise SystemExit(130) from None
     finally:
         memory.close()
-    print_summary(summary, sessions_file, verbose=verbose, quiet=quiet, echo=click.echo)
+    print_summary(summary, sessions_file, verbose=verbose, quiet=quiet, echo=click.echo,
+                  where=where_args(data_dir, tenant))
     if summary.unfinished:  # an error, or a model call that failed (not an empty answer)
         first = summary.unfinished[0]
         raise RunTimeFailure(f"{len(summary.unfinished)} session(s) failed ({first.session_id}: "

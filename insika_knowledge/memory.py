@@ -1365,7 +1365,8 @@ class Memory:
             NotFound: no such concept (the message names close names).
             ConceptFormatError: a new value is invalid (the field named).
             StaleVersion: `expected_version` is given and is not current.
-            UserError: `rename` is another concept's name.
+            UserError: `rename` is another concept's name, or the name a claim held for review
+                was proposed under (`learn_held` or `dismiss_held` it first).
             RunTimeFailure: other writers changed the concept on every try.
         """
         check_types("Memory.update()", name=(name, str), description=(description, (str, _NONE)),
@@ -1408,7 +1409,8 @@ class Memory:
                     raise
             except UserError as exc:
                 if rename is not None and _NAME_FIELD in str(exc):  # the record's line: say the argument
-                    raise UserError(f"Memory.update(): rename: {rename!r} is already another concept's name") from None
+                    said = str(exc).split(_NAME_FIELD, 1)[1].strip()  # not the record's line: the argument
+                    raise UserError(f"Memory.update(): rename: {said}") from None
                 raise
         raise RunTimeFailure(f"{agent}/{name} kept changing while it was being updated")
 

@@ -88,8 +88,9 @@ def test_the_command_line_dismisses_and_learns_held_claims(tmp_path: Path) -> No
     where = ["--agent", AGENT, "--data-dir", str(tmp_path)]
     shown = runner.invoke(cli, ["conflicts", *where])
     assert shown.exit_code == 0, shown.output
-    assert "keep gift-wrap-over-100 as it is: insika-knowledge dismiss gift-wrap-over-100 --agent loja" in shown.output
-    assert "free-gift-wrapping is another rule: insika-knowledge learn-held free-gift-wrapping --agent loja" \
+    here = f"--agent loja --data-dir {tmp_path}"  # a newcomer's finding: copied as printed, they opened another store
+    assert f"keep gift-wrap-over-100 as it is: insika-knowledge dismiss gift-wrap-over-100 {here}" in shown.output
+    assert f"free-gift-wrapping is another rule: insika-knowledge learn-held free-gift-wrapping {here}" \
         in shown.output
     learned = runner.invoke(cli, ["learn-held", "free-gift-wrapping", *where])
     assert learned.exit_code == 0, learned.output
@@ -125,3 +126,19 @@ def test_the_command_line_renames_a_concept_with_its_history(tmp_path: Path) -> 
     assert taken.exit_code == 0 and "already has that name: nothing written" in taken.output
     bad = runner.invoke(cli, ["rename", "free-gift-wrap-100", "Not A Slug", *where])
     assert bad.exit_code != 0 and "Not A Slug" in bad.output
+
+
+def test_a_concept_is_not_renamed_onto_the_name_a_held_claim_was_proposed_under(tmp_path: Path,
+                                                                               database: str | None) -> None:
+    """A newcomer's finding: renamed onto it, the held claim read as a challenge of the
+    concept it names, and `learn-held` said nothing was held under that name."""
+    memory = Memory(tmp_path, database=database)
+    try:
+        _held(memory)
+        with pytest.raises(UserError, match="'free-gift-wrapping' is the name a claim held for review was proposed "
+                                            "under: learn it"):
+            memory.update("gift-wrap-over-100", agent=AGENT, rename="free-gift-wrapping")
+        assert memory.store().get(AGENT, "gift-wrap-over-100").version == 1
+        assert memory.learn_held("free-gift-wrapping", agent=AGENT).name == "free-gift-wrapping"
+    finally:
+        memory.close()

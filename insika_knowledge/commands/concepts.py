@@ -23,6 +23,7 @@ from insika_knowledge.commands.options import (
     json_option,
     open_memory,
     require_tenant,
+    where_args,
 )
 from insika_knowledge.concept import RECORD_MAX, Concept, claim_text, has_contradiction, status_of
 from insika_knowledge.consolidate.entries import Entry, entries
@@ -184,9 +185,9 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
             if claim.why:
                 click.echo(f"    held because {claim.why}")
         apart = sorted({c.name for c in claims if c.name != name})
-        click.echo(f"  keep {name} as it is: insika-knowledge dismiss {name} --agent {agent}"
-                   + "".join(f"\n  {c} is another rule: insika-knowledge learn-held {c} --agent {agent}"
-                             for c in apart))
+        where = f"--agent {agent}{where_args(data_dir, tenant)}"
+        click.echo(f"  keep {name} as it is: insika-knowledge dismiss {name} {where}"
+                   + "".join(f"\n  {c} is another rule: insika-knowledge learn-held {c} {where}" for c in apart))
 
 
 def _claim(held: PossibleDuplicate) -> dict[str, Any]:

@@ -122,3 +122,16 @@ def agent_memory(data_dir: str | None, agent: str, tenant: str, *, database: str
         yield memory
     finally:
         memory.close()
+
+
+def where_args(data_dir: str | None, tenant: str) -> str:
+    """The ``--data-dir`` and ``--tenant`` a suggested command needs to reach the same store
+    as the command that suggests it ("" for the defaults; a database URL is left out: it may
+    hold a password).
+    """
+    import shlex
+
+    from insika_knowledge.ids import DEFAULT_TENANT
+
+    return (f" --data-dir {shlex.quote(data_dir)}" if data_dir else "") + \
+        (f" --tenant {shlex.quote(tenant)}" if tenant != DEFAULT_TENANT else "")

@@ -96,7 +96,7 @@ def _bar(label: str, unit: str, *, quiet: bool) -> Iterator[Progress]:
 
 
 def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool, quiet: bool,
-                  echo: Callable[[str], None]) -> None:
+                  echo: Callable[[str], None], where: str = "") -> None:
     """Print the run's tables (not with `quiet`), its one-line total (always) and what it
     left for a person (`review_line`; not with `quiet`).
 
@@ -106,6 +106,8 @@ def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool
         verbose: also list every session (status, counts, detail).
         quiet: leave the tables out.
         echo: where the one-line total goes.
+        where: what the suggested commands add after ``--agent A`` to reach this store
+            (``" --data-dir D --tenant T"``; `options.where_args`).
     """
     out = Console(quiet=quiet, width=None if sys.stdout.isatty() else PIPE_WIDTH)
     if not summary.statuses:
@@ -121,7 +123,7 @@ def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool
             title = "sessions not learned" + (f" (first {len(shown)}; --verbose lists all)" if more else "")
             out.print(_sessions_table(shown, title))
     echo(total_line(summary))
-    if (review := review_line(summary)) and not quiet:
+    if (review := review_line(summary, where)) and not quiet:
         echo(review)
 
 
@@ -175,13 +177,13 @@ def _sessions_table(statuses: list[SessionStatus], title: str) -> Table:
     return table
 
 
-def review_line(summary: BackfillSummary) -> str:
+def review_line(summary: BackfillSummary, where: str = "") -> str:
     """What the run left for a person, and the command that lists it; "" when nothing: the
     conflicts, the possible duplicates and the claims held in quarantine.
     """
     waiting = [(summary.total("conflicts"), "conflict", "insika-knowledge conflicts"),
                (summary.total("possible_duplicates"), "possible duplicate", "insika-knowledge conflicts"),
                (summary.total("quarantined"), "claim held in quarantine", "insika-knowledge list")]
-    said = [f"{n} {what}{'' if n == 1 else 's'} ({command} --agent {summary.agent})"
+    said = [f"{n} {what}{'' if n == 1 else 's'} ({command} --agent {summary.agent}{where})"
             for n, what, command in waiting if n]
     return f"waiting for a person: {'; '.join(said)}" if said else ""
