@@ -1063,13 +1063,19 @@ class Memory:
         Raises:
             InvalidName: the agent or tenant name is invalid.
             UserError: nothing is held open under `name` as a possible duplicate (the names
-                held are listed), or `name` is a concept already.
+                held are listed), or `name` is a concept already (when claims are held under
+                it, the concept was renamed to the name they were proposed under: they
+                challenge it now).
             ArgumentTypeError: `name` or `actor` is not a str.
         """
         check_types("Memory.learn_held()", name=(name, str), actor=(actor, str), tenant=(tenant, str))
         check_agent(agent)
         store = self.store(tenant)
         held = [h for h in store.possible_duplicates(agent) if h.name == name and h.duplicate_of != name]
+        if not held and any(h.name == name for h in store.possible_duplicates(agent, name)):
+            raise UserError(f"'{name}' is a concept of agent '{agent}' now: the claims held under its name challenge "
+                            "it (a policy's contradicting sightings, or a concept renamed to the name they were "
+                            "proposed under); keep it as it is (dismiss_held) or edit it")
         if not held:
             names = sorted({h.name for h in store.possible_duplicates(agent) if h.name != h.duplicate_of})
             said = f"; held: {', '.join(names[:10])}" if names else "; none is held"
@@ -1365,8 +1371,7 @@ class Memory:
             NotFound: no such concept (the message names close names).
             ConceptFormatError: a new value is invalid (the field named).
             StaleVersion: `expected_version` is given and is not current.
-            UserError: `rename` is another concept's name, or the name a claim held for review
-                was proposed under (`learn_held` or `dismiss_held` it first).
+            UserError: `rename` is another concept's name.
             RunTimeFailure: other writers changed the concept on every try.
         """
         check_types("Memory.update()", name=(name, str), description=(description, (str, _NONE)),

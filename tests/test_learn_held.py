@@ -128,17 +128,18 @@ def test_the_command_line_renames_a_concept_with_its_history(tmp_path: Path) -> 
     assert bad.exit_code != 0 and "Not A Slug" in bad.output
 
 
-def test_a_concept_is_not_renamed_onto_the_name_a_held_claim_was_proposed_under(tmp_path: Path,
-                                                                               database: str | None) -> None:
-    """A newcomer's finding: renamed onto it, the held claim read as a challenge of the
-    concept it names, and `learn-held` said nothing was held under that name."""
+def test_a_concept_renamed_onto_a_held_claims_name_is_challenged_by_it(tmp_path: Path,
+                                                                      database: str | None) -> None:
+    """A newcomer's finding: after a rename to the name a held claim was proposed under,
+    `learn_held` of that name said nothing was held. The claim now challenges the concept of
+    its name (the rename stands: `test_full_record`), and the error says so."""
     memory = Memory(tmp_path, database=database)
     try:
         _held(memory)
-        with pytest.raises(UserError, match="'free-gift-wrapping' is the name a claim held for review was proposed "
-                                            "under: learn it"):
-            memory.update("gift-wrap-over-100", agent=AGENT, rename="free-gift-wrapping")
-        assert memory.store().get(AGENT, "gift-wrap-over-100").version == 1
-        assert memory.learn_held("free-gift-wrapping", agent=AGENT).name == "free-gift-wrapping"
+        memory.update("gift-wrap-over-100", agent=AGENT, rename="free-gift-wrapping")
+        with pytest.raises(UserError, match="'free-gift-wrapping' is a concept of agent 'loja' now: the claims held "
+                                            "under its name challenge it"):
+            memory.learn_held("free-gift-wrapping", agent=AGENT)
+        assert memory.dismiss_held("free-gift-wrapping", agent=AGENT) == 1
     finally:
         memory.close()

@@ -489,9 +489,7 @@ class ConceptReads(NamingReads):
             ConceptFormatError: the markdown is invalid (line and field named).
             NotFound: `name` does not exist.
             StaleVersion: the concept changed since `expected_version` was read.
-            UserError: the new name belongs to another concept, or is the name an open claim
-                held as a possible duplicate was proposed under (renamed onto it, that claim
-                would read as a challenge of the concept it names).
+            UserError: the new name belongs to another concept.
         """
         check_operator(actor, expected_version)
         concept = parse(markdown)
@@ -504,10 +502,6 @@ class ConceptReads(NamingReads):
                     raise UserError(
                         f"line 2, field 'name': '{concept.name}' is already another concept's name"
                     )
-                if tx.held_under(agent, concept.name):  # it would read as that claim's own concept
-                    raise UserError(
-                        f"line 2, field 'name': '{concept.name}' is the name a claim held for review was proposed "
-                        "under: learn it (learn-held) or dismiss it first, or choose another name")
                 tx.rename(agent, name, concept.name)
             stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="edit", actor=actor)
             if (before.description, before.body) != (concept.description, concept.body):

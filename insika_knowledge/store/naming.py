@@ -158,14 +158,6 @@ class NamingWrites:
         )
 
 
-    def held_under(self, agent: str, name: str) -> bool:
-        """True when an open claim was proposed under `name` as a possible duplicate of another
-        concept (`close_held_under` would close it).
-        """
-        return self.sql.row(
-            "SELECT 1 FROM possible_duplicates WHERE agent = ? AND name = ? AND duplicate_of <> ? "
-            "AND status = 'open'", (agent, name, name)) is not None
-
     def close_held_under(self, agent: str, name: str) -> int:
         """Mark every open claim proposed under `name` as a possible duplicate of another
         concept resolved (a person learned it as a concept of its own). Returns how many.
