@@ -25,7 +25,7 @@ import shutil
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import click
 import pluggy
@@ -55,6 +55,9 @@ from insika_knowledge.ids import DEFAULT_TENANT, check_agent
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
 from insika_knowledge.relay import cli as relay_cli
+
+if TYPE_CHECKING:
+    from insika_knowledge.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +238,7 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
                 memory, agent, config, sessions_file, tenant=tenant, since=parse_since(since),
                 concurrency=concurrency, on_start=bar.start, on_progress=advance,
             )
+        waiting = _waiting(memory, agent, tenant)
     except KeyboardInterrupt:
         click.echo(f"backfill {agent}: interrupted after {finished} session(s) of this run; what they "
                    "learned is kept. Run the same command again to resume: finished sessions are skipped.",
@@ -243,11 +247,24 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
     finally:
         memory.close()
     print_summary(summary, sessions_file, verbose=verbose, quiet=quiet, echo=click.echo,
-                  where=where_args(data_dir, tenant))
+                  where=where_args(data_dir, tenant), waiting=waiting)
     if summary.unfinished:  # an error, or a model call that failed (not an empty answer)
         first = summary.unfinished[0]
         raise RunTimeFailure(f"{len(summary.unfinished)} session(s) failed ({first.session_id}: "
                              f"{first.status}): {first.detail}; run backfill again to retry them")
+
+
+def _waiting(memory: Memory, agent: str, tenant: str) -> tuple[int, int] | None:
+    """(concepts awaiting a person, concepts held in quarantine) of `agent` after a backfill,
+    or None when the store cannot say (nothing was written to it, or a read failed).
+    """
+    try:
+        if not memory.has_tenant(tenant):
+            return None
+        held = sum(s.quarantined for s in memory.store(tenant).list_concepts(agent))
+        return len(memory.conflicts(agent=agent, tenant=tenant, held=False)), held
+    except InsikaError:
+        return None
 
 
 @cli.command()

@@ -899,8 +899,12 @@ def test_the_status_table_counts_what_was_held_for_a_person(tmp_path: Path) -> N
     total, review = result.output.strip().splitlines()[-2:]
     assert total.endswith("quarantined 1")
     # a newcomer's finding: nothing said that a person had work to do, nor where
-    assert review == ("waiting for a person: 1 claim held in quarantine (insika-knowledge list --agent "
+    assert review == ("waiting for a person: 1 concept held in quarantine (insika-knowledge list --agent "
                       f"{AGENT} --data-dir {tmp_path / 'data'})")
+    # a newcomer's finding: a re-run (everything skipped) said nothing of what still waits
+    again = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
+                 "--data-dir", str(tmp_path / "data"))
+    assert again.output.strip().splitlines()[-1] == review, again.output
     verbose = _run("--agent", AGENT, "--sessions", str(sessions), "--model", f"replay:{replay}",
                    "--data-dir", str(tmp_path / "data3"), "--verbose")
     header = next(line for line in verbose.output.splitlines() if "session" in line and "detail" in line)

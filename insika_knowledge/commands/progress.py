@@ -96,9 +96,9 @@ def _bar(label: str, unit: str, *, quiet: bool) -> Iterator[Progress]:
 
 
 def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool, quiet: bool,
-                  echo: Callable[[str], None], where: str = "") -> None:
-    """Print the run's tables (not with `quiet`), its one-line total (always) and what it
-    left for a person (`review_line`; not with `quiet`).
+                  echo: Callable[[str], None], where: str = "", waiting: tuple[int, int] | None = None) -> None:
+    """Print the run's tables (not with `quiet`), its one-line total (always) and what the
+    store holds for a person (`review_line`; not with `quiet`).
 
     Args:
         summary: the finished run.
@@ -108,6 +108,7 @@ def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool
         echo: where the one-line total goes.
         where: what the suggested commands add after ``--agent A`` to reach this store
             (``" --data-dir D --tenant T"``; `options.where_args`).
+        waiting: what the store holds for a person after the run (`review_line`).
     """
     out = Console(quiet=quiet, width=None if sys.stdout.isatty() else PIPE_WIDTH)
     if not summary.statuses:
@@ -123,7 +124,7 @@ def print_summary(summary: BackfillSummary, sessions_file: str, *, verbose: bool
             title = "sessions not learned" + (f" (first {len(shown)}; --verbose lists all)" if more else "")
             out.print(_sessions_table(shown, title))
     echo(total_line(summary))
-    if (review := review_line(summary, where)) and not quiet:
+    if (review := review_line(summary.agent, waiting, where)) and not quiet:
         echo(review)
 
 
@@ -177,13 +178,23 @@ def _sessions_table(statuses: list[SessionStatus], title: str) -> Table:
     return table
 
 
-def review_line(summary: BackfillSummary, where: str = "") -> str:
-    """What the run left for a person, and the command that lists it; "" when nothing: the
-    conflicts, the possible duplicates and the claims held in quarantine.
+def review_line(agent: str, waiting: tuple[int, int] | None, where: str = "") -> str:
+    """What the store holds for a person after the run, and the command that lists it; ""
+    when nothing (or `waiting` is None: it could not be read).
+
+    Args:
+        agent: the agent.
+        waiting: (concepts awaiting a person: contradicting reports or claims held against
+            them, as `conflicts` lists them; concepts held in quarantine).
+        where: what the commands add after ``--agent A`` (`options.where_args`).
     """
-    waiting = [(summary.total("conflicts"), "conflict", "insika-knowledge conflicts"),
-               (summary.total("possible_duplicates"), "possible duplicate", "insika-knowledge conflicts"),
-               (summary.total("quarantined"), "claim held in quarantine", "insika-knowledge list")]
-    said = [f"{n} {what}{'' if n == 1 else 's'} ({command} --agent {summary.agent}{where})"
-            for n, what, command in waiting if n]
+    if waiting is None:
+        return ""
+    conflicts, quarantined = waiting
+    said = [f"{n} {one if n == 1 else many} ({command} --agent {agent}{where})"
+            for n, one, many, command in (
+                (conflicts, "concept in conflict or with claims held against it",
+                 "concepts in conflict or with claims held against them", "insika-knowledge conflicts"),
+                (quarantined, "concept held in quarantine", "concepts held in quarantine", "insika-knowledge list"))
+            if n]
     return f"waiting for a person: {'; '.join(said)}" if said else ""
