@@ -258,12 +258,24 @@ _LOCAL_MOBILE_RE: Final = re.compile(
 _LOCAL_NUMBER_RE: Final = re.compile(
     rf"(?<![\w.,/\u2010-\u2014-])(?:9[\s.]?{_DASH}?\s?)?[2-9]\d{{3,4}}(?:\s?{_DASH}\s?|[.\s])?\d{{4}}"
     r"(?![\w\u2010-\u2014-])")
+#: The words that join a word naming a datum to the datum ("o meu número é", "my number is",
+#: "o celular da minha mãe:", "número do cartão:"), as `cue_at_end` reads them.
+CUE_JOINERS: Final = (
+    r"(?:[ée]|eh|is|are|o|a|os|as|the|no|na|pelo|pro|pra|mim|at|on|meu|minha|meus|minhas|my|your|seu|sua"
+    r"|do|da|de|dele|dela|residencial|comercial|marido|esposa|mulher|m[ãa]e|pai|filho|filha)")
+
+
+def cue_at_end(words: str) -> re.Pattern[str]:
+    """A pattern for one of `words` (an alternation naming a datum), then at most four
+    `CUE_JOINERS` or more such words, at the end of what it searches (the text before a number).
+    """
+    return re.compile(rf"(?i)\b{words}\b[\s.:,-]*(?:(?:{CUE_JOINERS}|{words})[\s.:,-]+){{0,4}}$")
+
+
 #: A word naming a phone, then a few joining words, at the end of what precedes a number.
-_PHONE_CUE_RE: Final = re.compile(
-    r"(?i)\b(?:cel(?:ular)?|whats(?:app)?|zap|wpp|telefone|tel|fone|fixo|ramal|contato|ligar|ligue|liga"
-    r"|n[úu]mero|phone|cell(?:phone)?|mobile|landline|number|call\s+me|text\s+me|reach\s+me)\b"
-    r"[\s.:,-]*(?:(?:[ée]|eh|is|o|a|the|no|na|pelo|pro|pra|mim|at|on|meu|minha|my|do|da|de|residencial"
-    r"|comercial|marido|esposa|mulher|m[ãa]e|pai|filho|filha)[\s.:,-]+){0,4}$")
+_PHONE_CUE_RE: Final = cue_at_end(
+    r"(?:cel(?:ular)?|whats(?:app)?|zap|wpp|telefone|tel|fone|fixo|ramal|contato|ligar|ligue|liga"
+    r"|n[úu]mero|phone|cell(?:phone)?|mobile|landline|number|call\s+me|text\s+me|reach\s+me)")
 #: What a code, a period or a quantity says before or after its digits ("SKU 90210-1234",
 #: "ZIP 94105-1234", "celular 5000-6000 minutos"): no phone.
 _CODE_BEFORE_RE: Final = re.compile(

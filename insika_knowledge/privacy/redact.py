@@ -89,6 +89,7 @@ from stdnum.br import cpf as _cpf
 from insika_knowledge.privacy.credentials import SECRET, scrub
 from insika_knowledge.privacy.cued import find_birth_dates, find_ips, find_voter_ids
 from insika_knowledge.privacy.more import (
+    cue_at_end,
     find_addresses,
     find_boletos,
     find_br_codes,
@@ -892,10 +893,8 @@ _CUE_WORDS: Final = (
     r"|n[úu]meros?|phones?|cell(?:phone)?s?|mobiles?|numbers?|call(?:\s+me)?|text\s+me|cpfs?|cnpjs?|rgs?"
     r"|documentos?|documents?|doc|cart(?:[ãa]o|[õo]es)|cards?|cr[ée]dito|credit|d[ée]bito|debit|pix|chave)")
 #: A cue word, then only the words that join a cue to its datum ("o meu número é", "my number
-#: is", "número do cartão:"), at the end of what precedes the digits.
-_ONE_AT_A_TIME_CUE_RE: Final = re.compile(
-    rf"(?i)\b{_CUE_WORDS}\b[\s.:,-]*(?:(?:[ée]|eh|is|are|o|a|os|as|the|no|na|pelo|pro|pra|at|on|meu|minha|meus"
-    rf"|minhas|my|do|da|de|dele|dela|your|seu|sua|{_CUE_WORDS})[\s.:,-]+){{0,4}}$")
+#: is", "número do cartão:"), at the end of what precedes the digits (`more.cue_at_end`).
+_ONE_AT_A_TIME_CUE_RE: Final = cue_at_end(_CUE_WORDS)
 #: The words before a cue word that make it a channel or a topic, not the name of the digits
 #: that follow ("Notas do atendimento por telefone: 4 4 3 ...", "Parcelas no cartão: 7 7 4 ...").
 _CHANNEL_BEFORE_RE: Final = re.compile(r"(?i)\b(?:por|pelo|pela|via|by|over|no|na|nos|nas|do|da|dos|das|of)\s+$")
