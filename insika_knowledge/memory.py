@@ -1071,13 +1071,14 @@ class Memory:
         check_types("Memory.learn_held()", name=(name, str), actor=(actor, str), tenant=(tenant, str))
         check_agent(agent)
         store = self.store(tenant)
-        held = [h for h in store.possible_duplicates(agent) if h.name == name and h.duplicate_of != name]
-        if not held and any(h.name == name for h in store.possible_duplicates(agent, name)):
+        every = store.possible_duplicates(agent)  # open ones, oldest first: one read
+        held = [h for h in every if h.name == name and h.duplicate_of != name]
+        if not held and any(h.name == h.duplicate_of == name for h in every):
             raise UserError(f"'{name}' is a concept of agent '{agent}' now: the claims held under its name challenge "
                             "it (a policy's contradicting sightings, or a concept renamed to the name they were "
                             "proposed under); keep it as it is (dismiss_held) or edit it")
         if not held:
-            names = sorted({h.name for h in store.possible_duplicates(agent) if h.name != h.duplicate_of})
+            names = sorted({h.name for h in every if h.name != h.duplicate_of})
             said = f"; held: {', '.join(names[:10])}" if names else "; none is held"
             raise UserError(f"no claim of agent '{agent}' is held open under the name '{name}'{said}")
         latest, now = held[-1], store.clock()

