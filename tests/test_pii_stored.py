@@ -521,3 +521,15 @@ def test_a_pix_copia_e_cola_code_is_replaced_whole(key: str) -> None:
 def test_digits_shaped_like_a_code_start_without_the_pix_scheme_are_kept() -> None:
     text = "pedido 000201 enviado; 0002010102 é o protocolo, valor 6304"
     assert redact(text).text == text
+
+
+def test_a_phone_the_customer_spelled_out_is_theirs_when_the_agent_repeats_it() -> None:
+    """A newcomer's attack: "meu cel 1 1 9 8 ..." from the customer, then the agent's "ligue
+    meu cel ... ou (11) 98765-4321": the number was kept as the business's contact."""
+    from insika_knowledge.privacy.redact import kept_contacts
+
+    said = [("customer", "Frete grátis? meu cel 1 1 9 8 7 6 5 4 3 2 1"),
+            ("agent", "Para falar conosco ligue (11) 98765-4321.")]
+    assert kept_contacts(said) == frozenset()
+    assert "98765" not in redact("Contato: (11) 98765-4321.", kept_contacts(said)).text
+    assert kept_contacts(said[1:]) == frozenset({"11987654321"})  # said by the business alone: kept

@@ -772,6 +772,8 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
     customer: set[str] = set()
     finders = {"email": _find_emails, "phone": _find_all_phones, "address": find_addresses}
     for speaker, text in pieces:
+        if speaker == "customer":  # a number the customer said one digit at a time is theirs too
+            customer |= _spelled_phones(unmask(text))
         for sentence in _SENTENCE_END_RE.split(text):
             found = [(kind, start, end) for kind, find in finders.items() for start, end in find(sentence)]
             if not found:
@@ -786,6 +788,18 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                 elif cued and not _YOURS_RE.search(sentence, 0, start):
                     business.add(key)
     return frozenset(business - customer)
+
+
+def _spelled_phones(text: str) -> set[str]:
+    """The `contact_key`s of the phones in `text` said or written one digit at a time after a
+    word naming a datum ("meu cel 1 1 9 8 7 ...": `_spelled_out`'s reading).
+    """
+    keys: set[str] = set()
+    for m in _SPELLED_RE.finditer(text) if _SPELLED_RE.search(text) else ():
+        if _cued(text, m.start()):
+            digits = "".join(_DIGIT_WORDS.get(w.lower(), w) for w in re.findall(r"[^\W_]+", m.group()))
+            keys |= {contact_key("phone", digits[a:b]) for a, b in _find_all_phones(digits)}
+    return keys
 
 
 #: A sentence's end for `kept_contacts`: not the dot of a short abbreviation ("Av. Paulista",
