@@ -1076,7 +1076,7 @@ class Memory:
         if not held and any(h.name == h.duplicate_of == name for h in every):
             raise UserError(f"'{name}' is a concept of agent '{agent}' now: the claims held under its name challenge "
                             "it (a policy's contradicting sightings, or a concept renamed to the name they were "
-                            "proposed under); keep it as it is (dismiss_held) or edit it")
+                            "proposed under); keep it as it is (dismiss) or edit it")
         if not held:
             names = sorted({h.name for h in every if h.name != h.duplicate_of})
             said = f"; held: {', '.join(names[:10])}" if names else "; none is held"

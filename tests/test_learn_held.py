@@ -143,3 +143,19 @@ def test_a_concept_renamed_onto_a_held_claims_name_is_challenged_by_it(tmp_path:
         assert memory.dismiss_held("free-gift-wrapping", agent=AGENT) == 1
     finally:
         memory.close()
+
+
+def test_a_concept_is_not_renamed_onto_another_concepts_alias(tmp_path: Path, database: str | None) -> None:
+    """A newcomer's attack: renamed onto a name another concept kept from a rename, the gift
+    wrap rule took that rule's later sightings as contradictions."""
+    memory = Memory(tmp_path, database=database)
+    try:
+        _held(memory)
+        memory.learn_held("free-gift-wrapping", agent=AGENT)
+        memory.update("gift-wrap-over-100", agent=AGENT, rename="gift-wrap-100")  # keeps the old name as an alias
+        with pytest.raises(UserError, match="rename: 'gift-wrap-over-100' is a name of concept 'gift-wrap-100'"):
+            memory.update("free-gift-wrapping", agent=AGENT, rename="gift-wrap-over-100")
+        assert memory.update("gift-wrap-100", agent=AGENT, rename="gift-wrap-over-100").name == \
+            "gift-wrap-over-100"  # its own old name: allowed
+    finally:
+        memory.close()

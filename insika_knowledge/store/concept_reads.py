@@ -489,7 +489,8 @@ class ConceptReads(NamingReads):
             ConceptFormatError: the markdown is invalid (line and field named).
             NotFound: `name` does not exist.
             StaleVersion: the concept changed since `expected_version` was read.
-            UserError: the new name belongs to another concept.
+            UserError: the new name belongs to another concept, or is an alias of another
+                concept (its later sightings are recorded under that one).
         """
         check_operator(actor, expected_version)
         concept = parse(markdown)
@@ -502,6 +503,10 @@ class ConceptReads(NamingReads):
                     raise UserError(
                         f"line 2, field 'name': '{concept.name}' is already another concept's name"
                     )
+                owner = tx.alias_of(agent, concept.name)
+                if owner is not None and owner != name:  # its sightings are recorded under the owner
+                    raise UserError(f"line 2, field 'name': '{concept.name}' is a name of concept '{owner}' "
+                                    "(an old name or one a sighting was proposed under): choose another")
                 tx.rename(agent, name, concept.name)
             stored = tx.put(agent, concept.replace(updated_at=self.clock()), reason="edit", actor=actor)
             if (before.description, before.body) != (concept.description, concept.body):
