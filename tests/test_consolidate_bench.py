@@ -50,6 +50,11 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves(monkeypatch: p
         assert pairs["same_without_model"] / pairs["same"] >= 0.75
         assert pairs["different_merged"] <= (0 if half == "dev" else 3)  # the same three
         assert set(figures["changes"][half]["outcomes"]["same_name_no_model"]) == {"conflict"}
+        # held under another name: restatements 6 / 14 of 97 / 98 serve their record as
+        # disputed, contradicting pairs 237 of 253 / 252 (regression bounds, docstring of disputes)
+        disputed = figures["disputed"][half]
+        assert disputed["same"]["disputed"] <= (6 if half == "dev" else 14)
+        assert disputed["contradicting"]["disputed"] >= 237
         scripted = pairs["tables"]["scripted_model"]
         confirmed = scripted["contradicting"].get("confirmed", 0)  # the false same, confirmed before any model
         assert confirmed <= (0 if half == "dev" else 3)
@@ -327,3 +332,18 @@ def test_a_crowded_claim_of_a_concept_no_store_has_names_it(tmp_path: Path) -> N
     assert crowded_lines({"test": half})[1] == (
         "  test: new facts of the store's domain learned 17 of 18 (held otherwise); changed rules under a new "
         "name held 16 of 18 (15 against the rule they change)")
+
+
+def test_served_as_disputed_counts_each_label_per_half() -> None:
+    """A restatement held under another name leaves its record undisputed (a duration in
+    another unit it fills included); another value disputes it."""
+    from insika_knowledge.bench.disputed import disputed_figures, disputed_lines
+
+    said = "Refunds are issued within 48 hours."
+    pairs = [consolidate_bench.Pair(2, "en", "unit", "same", said, "Refunds are issued within 2 days."),
+             consolidate_bench.Pair(4, "en", "value", "contradicting", said, "Refunds are issued within 3 days."),
+             consolidate_bench.Pair(1, "en", "value", "contradicting", said, "Refunds are issued within 5 days.")]
+    figures = disputed_figures(pairs)
+    assert figures["dev"] == {"contradicting": {"disputed": 1, "of": 1}, "same": {"disputed": 0, "of": 1}}
+    assert figures["test"] == {"contradicting": {"disputed": 1, "of": 1}}
+    assert "contradicting 1 of 1, same 0 of 1" in disputed_lines(figures, "dev")[0]

@@ -303,6 +303,24 @@ def test_a_held_possible_duplicate_says_why_and_which_values_differ(
     assert (naming.rule, naming.why) == (NameRule.POSSIBLE_DUPLICATE, why)
 
 
+@pytest.mark.parametrize(("old", "new", "differ"), [
+    ("Refunds are issued within 48 hours.", "Refunds are issued within 2 days.", ""),
+    ("Gift cards expire 12 months after purchase.", "Gift cards expire one year after purchase.", ""),
+    ("The free trial lasts two weeks.", "The free trial lasts 14 days.", ""),
+    ("Refunds are issued within 48 hours.", "Refunds are issued within 3 days.", "3 days here, 48h on record"),
+    ("Gift cards expire 12 months after purchase.", "Gift cards expire 2 years after purchase.",
+     "2 years here, 12 months on record"),
+])
+def test_a_duration_in_another_unit_it_fills_is_no_other_value(old: str, new: str, differ: str) -> None:
+    """A newcomer's restatements under new names ("within 2 days" beside "within 48 hours")
+    were held as stating other values, and the concept they restate was served as disputed."""
+    from insika_knowledge.consolidate.naming import disputes
+
+    on_record = make_concept(name="old-rule", description=old, body=old)
+    assert consolidate.claims.values_differ(on_record, Candidate("new-rule", new, "policy", new)) == differ
+    assert disputes(on_record, "new-rule", new, new) is bool(differ)
+
+
 @pytest.mark.parametrize(("values", "said"), [
     ({"m:5:day:business", "m:3:day:calendar"}, ("5 business days", "3 calendar days")),
     ({"m:10:hour", "m:12-17:hour"}, ("10h", "12-17h")),  # a time of day or a duration: the token does not tell

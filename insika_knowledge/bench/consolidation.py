@@ -37,6 +37,11 @@ side): a change
 model: an **unflagged contradictory pair** is the change learned as a second live concept
 beside the old one, neither in conflict nor held as a possible duplicate (target 0).
 
+**Served as disputed** (`bench.disputed`): each pair and each change read as a record and a
+claim held against it under another name; how many of each label would mark the record
+``status="conflict"`` in the prompt (restatements should not, contradictions and changes
+should).
+
 **Renamed sightings** (``benchmarks/consolidation/renamed/``): the recorded answers for
 the shared sessions (``replays/shared_sessions.json``) with each concept that recurs
 proposed under a different name in each later session (``names.json``: rewordings, the
@@ -71,6 +76,7 @@ from typing import Any, Final
 
 from insika_knowledge.bench.crowded import CROWDED_SETS, crowded_figures, crowded_lines, load_crowded
 from insika_knowledge.bench.datasets import benchmark_data, jsonl_rows, shared_data
+from insika_knowledge.bench.disputed import disputed_figures, disputed_lines
 from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, listing_lines, load_listings
 from insika_knowledge.bench.subjects import SUBJECT_FILES, load_subjects, subject_figures, subject_lines
 from insika_knowledge.config import KnowledgeConfig
@@ -540,13 +546,14 @@ def run_consolidation(
 
     Returns:
         ``{"pairs": {half: ...}, "structure_pairs": {half: ...}, "changes": {half: ...},
-        "targets_met": {half: ...}, "renamed": {half: ...} | None, "targets": ...,
+        "targets_met": {half: ...}, "disputed": {half: ...}, "renamed": {half: ...} | None,
+        "targets": ...,
         "listings": {file: {half: ...}} | None, "subjects": {file: {half: ...}} | None,
         "crowded": {set: {half: ...}} | None}``
-        (listings: `bench.listings.listing_figures` of each file of
-        `bench.listings.LISTING_FILES`; subjects: `bench.subjects.subject_figures` of each
-        file of `bench.subjects.SUBJECT_FILES`; crowded: `bench.crowded.crowded_figures` of each set
-        of `bench.crowded.CROWDED_SETS`;
+        (disputed: `bench.disputed.disputed_figures` of the pairs and changes; listings:
+        `bench.listings.listing_figures` of each file of `bench.listings.LISTING_FILES`;
+        subjects: `bench.subjects.subject_figures` of each file of `bench.subjects.SUBJECT_FILES`;
+        crowded: `bench.crowded.crowded_figures` of each set of `bench.crowded.CROWDED_SETS`;
         all with the default pairs only).
 
     Raises:
@@ -564,6 +571,7 @@ def run_consolidation(
         counts = run_renamed(Path(tmp), shared, renamed) if shared is not None else None
     result = {"pairs": figures, "structure_pairs": structured, "changes": changed,
               "targets_met": {half: targets_met(figures[half], changed[half]) for half in ("dev", "test")},
+              "disputed": disputed_figures(pairs, changes),
               "renamed": renamed_figures(counts) if counts else None, "targets": TARGETS,
               "listings": {name: listing_figures(load_listings(benchmark_data(f"consolidation/{name}")))
                            for name in LISTING_FILES} if pairs_path is None else None,
@@ -619,6 +627,7 @@ def report_lines(result: dict[str, Any], pairs_path: Path, count: int) -> list[s
             f"{c['changes']} changes + {f['unflagged_contradictory']} of {f['labels'].get('contradicting', 0)} "
             f"pairs   (target 0){_mark(met['unflagged_contradictory'])}",
         ]
+        lines += disputed_lines(result.get("disputed") or {}, half)
         for name, own in (result.get("structure_pairs") or {}).items():
             structured = own.get(half)
             if structured:

@@ -57,6 +57,7 @@ from insika_knowledge.analysis.structure import (
     structure,
     tense_shift,
     topic,
+    whole_duration,
     with_names,
 )
 from insika_knowledge.analysis.text import fold
@@ -276,11 +277,15 @@ def other_values(existing: Concept, candidate: Candidate) -> tuple[tuple[str, ..
     what a person reviewing a held sighting looks at first.
 
     Compares the values of description and body together (`analysis.structure.details`),
-    the ``## Contradiction`` section on record left out.
+    the ``## Contradiction`` section on record left out; a duration is compared in the
+    largest unit it fills (`analysis.structure.whole_duration`: "48 hours" is "2 days",
+    "12 months" "1 year"), and named as written.
     """
     old = values_of(f"{existing.description}\n{claim_text(existing.body)}")
     new = values_of(f"{candidate.description}\n{candidate.body}")
-    return in_words(new - old), in_words(old - new)
+    old_whole, new_whole = frozenset(map(whole_duration, old)), frozenset(map(whole_duration, new))
+    return (in_words(frozenset(v for v in new if whole_duration(v) not in old_whole)),
+            in_words(frozenset(v for v in old if whole_duration(v) not in new_whole)))
 
 
 def values_differ(existing: Concept, candidate: Candidate) -> str:
