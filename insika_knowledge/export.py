@@ -5,7 +5,8 @@ per concept (name, type, description, confidence, provenance, quarantined) and a
 per ``[[link]]`` that resolves to another exported concept; dangling links are dropped.
 ``knowledge.json`` is one JSON array and ``knowledge.jsonl`` one JSON object a line, each
 object a concept's every record field with its ``status``, ``version`` and ``quarantined``
-(and, for a concept held, why and since when: `record`).
+(and, for a concept held, why and since when; for one with claims held against it for a
+person, those claims: `record`).
 
 A concept held in quarantine (`insika_knowledge.trust`) is a claim nobody has vouched
 for. A markdown file or a graph node looks like any other concept, and ``put`` of such a
@@ -21,7 +22,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
@@ -29,7 +30,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.concept import status_of
 from insika_knowledge.errors import StorageCorrupt, UserError
-from insika_knowledge.memory import ConceptStore, Store, StoredConcept
+from insika_knowledge.memory import PossibleDuplicate, Store, StoredConcept
 from insika_knowledge.trust import held_because
 
 Format = Literal["md", "graphml", "json", "jsonl"]
@@ -169,7 +170,7 @@ def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = 
                         result.left_out, salvaged_from=source, unreadable=lost)
 
 
-def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool = False,
+def render(store: Store, agent: str, fmt: Format, *, include_held: bool = False,
            concepts: list[StoredConcept] | None = None) -> tuple[str, ExportResult]:
     """The one file of a single-file format (``graphml``, ``json``, ``jsonl``) as text: what
     `export` writes, and what ``export --out -`` prints; held concepts as `export` treats them.
@@ -201,9 +202,12 @@ def render(store: ConceptStore, agent: str, fmt: Format, *, include_held: bool =
             holds[stored.concept.name] = Held(held_because(why.supported_by, why.markers), why.since)
     try:
         challenged = frozenset(store.challenged_names(agent))
+        exported = {stored.concept.name for stored in kept}
+        claims = {name: store.possible_duplicates(agent, name) for name in sorted(challenged & exported)} \
+            if fmt in ("json", "jsonl") else {}
     except StorageCorrupt:
-        challenged = frozenset()  # a salvaged store: the records' own status
-    text, edges, dropped = document(kept, fmt, holds, challenged)
+        challenged, claims = frozenset(), {}  # a salvaged store: the records' own status
+    text, edges, dropped = document(kept, fmt, holds, challenged, claims)
     return text, ExportResult([], len(kept), edges, dropped, held, len(listed) - len(kept), salvaged_from=source,
                               unreadable=lost)
 
@@ -214,8 +218,9 @@ def _split(concepts: list[StoredConcept], include_held: bool) -> tuple[list[Stor
     return kept, sum(s.quarantined for s in kept)
 
 
-def document(concepts: list[StoredConcept], fmt: Format,
-             holds: Mapping[str, Held] | None = None, challenged: Collection[str] = ()) -> tuple[str, int, int]:
+def document(concepts: list[StoredConcept], fmt: Format, holds: Mapping[str, Held] | None = None,
+             challenged: Collection[str] = (),
+             claims: Mapping[str, Sequence[PossibleDuplicate]] | None = None) -> tuple[str, int, int]:
     """The text of a single-file format (``graphml``, ``json``, ``jsonl``) for exactly `concepts`.
 
     Args:
@@ -223,6 +228,7 @@ def document(concepts: list[StoredConcept], fmt: Format,
         fmt: ``graphml``, ``json`` or ``jsonl``.
         holds: why each held concept is held (`record`), by name.
         challenged: the policies whose contradicting sightings await a person (`record`).
+        claims: JSON: the open claims held against each concept, by name (`record`).
 
     Returns:
         ``(text, edges, dropped links)``; the counts are GraphML's (0 for JSON).
@@ -233,7 +239,8 @@ def document(concepts: list[StoredConcept], fmt: Format,
     if fmt == "graphml":
         return graphml(concepts)
     if fmt in ("json", "jsonl"):
-        return (as_json(concepts, holds, challenged) if fmt == "json" else as_jsonl(concepts, holds, challenged)), 0, 0
+        write = as_json if fmt == "json" else as_jsonl
+        return write(concepts, holds, challenged, claims), 0, 0
     raise _one_file_only(fmt)
 
 
@@ -243,7 +250,8 @@ def _one_file_only(fmt: str) -> UserError:
     return UserError(f"{fmt} writes one file per concept: give --out a folder (or use graphml, json or jsonl)")
 
 
-def record(stored: StoredConcept, hold: Held | None = None, challenged: Collection[str] = ()) -> dict[str, Any]:
+def record(stored: StoredConcept, hold: Held | None = None, challenged: Collection[str] = (),
+           claims: Sequence[PossibleDuplicate] = ()) -> dict[str, Any]:
     """One concept as a JSON-ready dict: every record field, ``status``, ``version`` and ``quarantined``.
 
     Keys: name, description, type, provenance, confidence (0..1), sources (session ids),
@@ -252,7 +260,11 @@ def record(stored: StoredConcept, hold: Held | None = None, challenged: Collecti
     version number), quarantined (True while it is held in quarantine: never handed to a
     model until a person approves it), body (markdown). A held concept whose quarantine row
     is given (`hold`) also has quarantine_reason (why, in one line) and quarantined_since
-    (ISO-8601 UTC).
+    (ISO-8601 UTC). A concept with open claims held against it for a person (`claims`: a
+    possible duplicate, or a policy's contradicting sighting) also has held_claims, one
+    object each: name (proposed under), description, type, body, session_id, turn_id,
+    seen_at, similarity (0..1), why; what ``conflicts`` shows, and ``learn-held`` /
+    ``dismiss`` settle.
     """
     c = stored.concept
     out: dict[str, Any] = {
@@ -265,24 +277,28 @@ def record(stored: StoredConcept, hold: Held | None = None, challenged: Collecti
     if stored.quarantined and hold is not None:
         out["quarantine_reason"] = hold.reason
         out["quarantined_since"] = hold.since
+    if claims:
+        out["held_claims"] = [{"name": h.name, "description": h.description, "type": h.type, "body": h.body,
+                               "session_id": h.session_id, "turn_id": h.turn_id, "seen_at": h.seen_at,
+                               "similarity": h.similarity, "why": h.why} for h in claims]
     out["body"] = c.body
     return out
 
 
 def as_json(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None,
-            challenged: Collection[str] = ()) -> str:
+            challenged: Collection[str] = (), claims: Mapping[str, Sequence[PossibleDuplicate]] | None = None) -> str:
     """A JSON array of `record` per concept, in the given order (the store's: by name)."""
-    found = holds or {}
-    return json.dumps([record(c, found.get(c.concept.name), challenged) for c in concepts], ensure_ascii=False,
-                      indent=2) + "\n"
+    found, held = holds or {}, claims or {}
+    return json.dumps([record(c, found.get(c.concept.name), challenged, held.get(c.concept.name, ()))
+                       for c in concepts], ensure_ascii=False, indent=2) + "\n"
 
 
 def as_jsonl(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = None,
-             challenged: Collection[str] = ()) -> str:
+             challenged: Collection[str] = (), claims: Mapping[str, Sequence[PossibleDuplicate]] | None = None) -> str:
     """One compact JSON object (`record`) a line per concept; empty text for none."""
-    found = holds or {}
-    return "".join(json.dumps(record(c, found.get(c.concept.name), challenged), ensure_ascii=False) + "\n"
-                   for c in concepts)
+    found, held = holds or {}, claims or {}
+    return "".join(json.dumps(record(c, found.get(c.concept.name), challenged, held.get(c.concept.name, ())),
+                              ensure_ascii=False) + "\n" for c in concepts)
 
 
 def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:

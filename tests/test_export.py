@@ -420,3 +420,38 @@ def test_the_python_export_leaves_held_concepts_out_too(held_dir: Where, tmp_pat
         assert (result.concepts, result.held, result.left_out) == (len(CONCEPTS) + 1, 1, 0)
     finally:
         memory.close()
+
+
+# ---------------------------------------------------------------------- claims held for a person
+
+RULE = {"name": "gift-card-validity", "type": "policy", "description": "Gift cards are valid for 12 months.",
+        "body": "Gift cards are valid for 12 months from the date of purchase."}
+#: The same rule with another value, proposed under another name: held against RULE for a person.
+CHANGED_RULE = {**RULE, "name": "gift-cards-valid-two-years", "description": "Gift cards are valid for 24 months.",
+                "body": "Gift cards are valid for 24 months from the date of purchase."}
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_json_exports_carry_the_claims_held_against_a_concept(data_dir: Where, tmp_path: Path, fmt: str) -> None:
+    """A helper's finding: the claims a person has to settle (`conflicts`, `learn-held`,
+    `dismiss`) were in no export, so moving a store by its JSON lost them."""
+    memory = Memory(data_dir.folder, database=data_dir.database)
+    try:
+        for session, item in (("h1", RULE), ("h2", CHANGED_RULE)):
+            said = [{"role": "user", "content": "How long is a gift card valid?"},
+                    {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
+            memory.propose(item, agent=AGENT, session_id=session, messages=said)
+        assert [h.name for h in memory.store().possible_duplicates(AGENT, RULE["name"])] == [CHANGED_RULE["name"]]
+    finally:
+        memory.close()
+    result = _invoke("export", "--agent", AGENT, "--format", fmt, "--out", "-", *data_dir.args())
+    assert result.exit_code == 0, result.output + result.stderr
+    rows = json.loads(result.stdout) if fmt == "json" else [json.loads(line) for line in result.stdout.splitlines()]
+    by_name = {r["name"]: r for r in rows}
+    assert CHANGED_RULE["name"] not in by_name  # held, not learned
+    [claim] = by_name[RULE["name"]]["held_claims"]
+    assert (claim["name"], claim["description"], claim["body"], claim["session_id"]) == (
+        CHANGED_RULE["name"], CHANGED_RULE["description"], CHANGED_RULE["body"], "h2")
+    assert "24 months here, 12 months on record" in claim["why"]
+    assert list(by_name[RULE["name"]])[-1] == "body"  # the body stays last, as before
+    assert all("held_claims" not in r for n, r in by_name.items() if n != RULE["name"])
