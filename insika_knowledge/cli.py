@@ -290,21 +290,25 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
         if as_json:
             found = retriever.retrieve(agent, message, config.top_k, index_mode, config.min_coverage)
             challenged = frozenset(retriever.store.challenged_names(agent))
-            click.echo(json.dumps({"matched": [_entry(e, challenged) for e in found.matched],
-                                   "linked": [_entry(e, challenged) for e in found.linked]},
+            disputed = retriever.disputed(agent, found.entries)
+            click.echo(json.dumps({"matched": [_entry(e, disputed, challenged) for e in found.matched],
+                                   "linked": [_entry(e, disputed, challenged) for e in found.linked]},
                                   ensure_ascii=False, indent=2))
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
 
 
-def _entry(entry: Any, challenged: frozenset[str]) -> dict[str, Any]:
-    """A block entry as ``search --json`` prints it: what the block shows, plus type and
-    status (``conflict`` for a policy whose `challenged` claims await a person too).
+def _entry(entry: Any, disputed: frozenset[str], challenged: frozenset[str]) -> dict[str, Any]:
+    """A block entry as ``search --json`` prints it: what the block shows, its status
+    included (``conflict`` as the block marks it: contradicting reports in the body, or
+    `disputed` by a claim held against it), plus type and ``challenged`` (claims are held
+    against it for a person, `challenged`: what ``list`` flags and ``conflicts`` lists,
+    a restatement included).
     """
     return {"name": entry.name, "description": entry.description, "type": entry.type,
             "confidence": entry.confidence, "provenance": entry.provenance,
-            "status": status_of(entry, challenged)}
+            "status": status_of(entry, disputed), "challenged": entry.name in challenged}
 
 
 @cli.command()

@@ -472,10 +472,16 @@ class Retriever:
         retrieved = self.retrieve(agent, message, top_k, mode, min_coverage)
         if not retrieved.matched:
             return None
-        challenged = frozenset(self.store.challenged_names(agent))
-        disputed = frozenset(e.name for e in retrieved.entries
-                             if e.name in challenged and self._disputed(agent, e.name))
-        return render_block(retrieved.entries, disputed, tool=tool)
+        return render_block(retrieved.entries, self.disputed(agent, retrieved.entries), tool=tool)
+
+    def disputed(self, agent: str, entries: Sequence[Entry]) -> frozenset[str]:
+        """The names among `entries` whose open held claims dispute them: what `block` marks
+        ``status="conflict"`` beside the concepts whose bodies hold contradicting reports
+        (`consolidate.disputes`; one read of the challenged names, then the held claims of
+        the entries that have some).
+        """
+        challenged = frozenset(self.store.challenged_names(agent)) if entries else frozenset()
+        return frozenset(e.name for e in entries if e.name in challenged and self._disputed(agent, e.name))
 
     def _disputed(self, agent: str, name: str) -> bool:
         """True when an open claim held against concept `name` disputes it (`consolidate.disputes`)."""

@@ -86,7 +86,8 @@ def test_search_json_lists_matched_names(data_dir: Path) -> None:
     assert hit.exit_code == 0, hit.output
     found = json.loads(hit.output)
     assert found["matched"][0]["name"] == "returns-within-7-days"  # shipping may follow: delivery ~ shipping
-    assert set(found["matched"][0]) == {"name", "description", "type", "confidence", "provenance", "status"}
+    assert set(found["matched"][0]) == {"name", "description", "type", "confidence", "provenance", "status",
+                                        "challenged"}
     miss = _run("search", "--agent", AGENT, "--data-dir", str(data_dir), "--json", NO_MATCH)
     assert miss.exit_code == 0, miss.output
     assert json.loads(miss.output)["matched"] == []
@@ -98,6 +99,35 @@ def test_search_json_includes_linked_concepts(data_dir: Path) -> None:
     found = json.loads(result.output)
     assert [e["name"] for e in found["matched"]] == ["free-shipping-over-199"]
     assert [e["name"] for e in found["linked"]] == ["returns-within-7-days"]
+
+
+@pytest.mark.parametrize(("held", "status"), [
+    ("A gift card can be used for 12 months after you buy it.", "ok"),  # a restatement
+    ("Gift cards are valid for 24 months from the date of purchase.", "conflict"),  # another value
+])
+def test_search_json_says_the_status_the_block_shows(tmp_path: Path, held: str, status: str) -> None:
+    """A newcomer's finding: a restatement held under another name left the block's concept
+    unmarked while ``search --json`` said ``conflict`` (any held claim): two answers to one
+    question. The status is now the block's; ``challenged`` says a claim awaits a person."""
+    rule = {"name": "gift-card-validity", "type": "policy", "description": "Gift card validity.",
+            "body": "Gift cards are valid for 12 months from the date of purchase."}
+    memory = Memory(tmp_path / "data")
+    try:
+        for session, item in (("s1", rule), ("s2", {**rule, "name": "gift-card-expiry", "body": held})):
+            said = [{"role": "user", "content": "How long is a gift card valid?"},
+                    {"role": "assistant", "content": item["body"]}]
+            memory.propose(item, agent=AGENT, session_id=session, messages=said)
+        assert [h.name for h in memory.store().possible_duplicates(AGENT, rule["name"])] == ["gift-card-expiry"]
+    finally:
+        memory.close()
+    where = ("--agent", AGENT, "--data-dir", str(tmp_path / "data"))
+    block = _run("search", *where, "How long is a gift card valid?")
+    assert block.exit_code == 0, block.output
+    found = json.loads(_run("search", *where, "--json", "How long is a gift card valid?").output)
+    [entry] = [e for e in found["matched"] if e["name"] == rule["name"]]
+    assert (entry["status"], entry["challenged"]) == (status, True)
+    line = next(x for x in block.output.splitlines() if 'name="gift-card-validity"' in x)
+    assert ('status="conflict"' in line) is (status == "conflict")
 
 
 def test_search_other_agent_sees_nothing(data_dir: Path) -> None:
