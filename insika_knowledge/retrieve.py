@@ -50,6 +50,7 @@ from typing import Any, Final, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
+from insika_knowledge.analysis.pieces import pieces
 from insika_knowledge.analysis.text import NEGATIONS, query_terms, text_language
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize, status_of
 from insika_knowledge.consolidate import disputes
@@ -348,11 +349,10 @@ class Retriever:
         """
         index = self.index_for(agent, mode)
         held = self._held(agent)
-        hybrid = self._hybrid(agent, message, top_k, mode, held)
-        hits = hybrid if hybrid is not None else _unheld(index, agent, message, top_k, held)
-        if hybrid:
+        hits, hybrid = self._ranked(agent, message, top_k, mode, held)
+        if hybrid and hits:
             hits = [h for h in hits if h.score >= NEAR_BEST * hits[0].score]  # no near-zero tail
-        if min_coverage > 0 and hits and hybrid is None:
+        if min_coverage > 0 and hits and not hybrid:
             wanted = index.analyse(agent, message)
             weight = functools.cache(index.weight(agent))  # each term's weight once
             best = best_coverage([h.entry for h in hits], wanted, weight)
@@ -403,10 +403,31 @@ class Retriever:
             lexical index's.
         """
         hidden = frozenset() if held else self._held(agent)
-        hybrid = self._hybrid(agent, query, top_k, mode, hidden)
-        if hybrid is not None:
-            return hybrid
-        return _unheld(self.index_for(agent, mode), agent, query, top_k, hidden)
+        return self._ranked(agent, query, top_k, mode, hidden)[0]
+
+    def _ranked(self, agent: str, message: str, top_k: int, mode: str,
+                held: frozenset[str]) -> tuple[list[Hit], bool]:
+        """The best `top_k` hits for `message` and whether the ranking was hybrid.
+
+        A long message is ranked piece by piece (`analysis.pieces.pieces`: its sentences,
+        grouped), each concept by its best piece's score; a short one whole.
+        """
+        read = pieces(message)
+        if len(read) == 1:
+            ranked = self._hybrid(agent, message, top_k, mode, held)
+            if ranked is not None:
+                return ranked, True
+            return _unheld(self.index_for(agent, mode), agent, message, top_k, held), False
+        best: dict[str, Hit] = {}
+        hybrid = False
+        for piece in read:
+            ranked = self._hybrid(agent, piece, top_k, mode, held)
+            hybrid = hybrid or ranked is not None
+            for hit in ranked if ranked is not None else _unheld(self.index_for(agent, mode), agent, piece,
+                                                                 top_k, held):
+                if hit.entry.name not in best or hit.score > best[hit.entry.name].score:
+                    best[hit.entry.name] = hit
+        return sorted(best.values(), key=lambda h: -h.score)[:top_k], hybrid
 
     def concepts(self, agent: str, *, held: bool = False) -> list[StoredConcept]:
         """Every concept of `agent`, by name (`ConceptStore.list_concepts`).
