@@ -26,6 +26,7 @@ Everything a model reads here passes the retriever's one quarantine filter
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -42,6 +43,7 @@ from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import DESCRIPTION_MAX
 from insika_knowledge.config import KnowledgeConfig
 from insika_knowledge.errors import InsikaError, NotFound
+from insika_knowledge.escaping import prompt_line
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.memory import HitSummary, Memory
 
@@ -63,6 +65,17 @@ READ_ONLY: Final = ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 PROPOSING: Final = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
+#: ``propose_concept``'s evidence: the most messages, and the most characters of each (the
+#: messages that state one concept; unbounded, 48 MB of them took one call 294 s).
+EVIDENCE_MESSAGES: Final = 50
+EVIDENCE_CHARS: Final = 8000
+
+
+def _model_facing(hit: HitSummary) -> HitSummary:
+    """`hit` with its description prompt-safe (`escaping.prompt_line`), as every text a tool
+    hands the model: a stored description can neither close nor forge a prompt tag.
+    """
+    return dataclasses.replace(hit, description=prompt_line(hit.description))
 
 
 def tool_text(text: str) -> str:
@@ -105,7 +118,7 @@ class Said(BaseModel):
     role: Literal["user", "assistant", "tool", "system"] = Field(
         description="Who said it: user (the customer), assistant (you, the agent), tool (a tool result), "
                     "system (your instructions).")
-    content: str = Field(description="What was said, verbatim.")
+    content: str = Field(max_length=EVIDENCE_CHARS, description="What was said, verbatim.")
 
 
 class ProposalOut(BaseModel):
@@ -218,7 +231,7 @@ class KnowledgeServer(MCPServer[Any]):
     async def list_resources(self) -> list[Resource]:
         """Every concept of the agent, by name (those held in quarantine left out)."""
         return [
-            Resource(uri=uri(self.agent, c.name), name=c.name, description=c.description,
+            Resource(uri=uri(self.agent, c.name), name=c.name, description=prompt_line(c.description),
                      mime_type=MARKDOWN)
             for c in self.memory.concepts(agent=self.agent, tenant=self.tenant, held=False)
         ]
@@ -256,7 +269,7 @@ class KnowledgeServer(MCPServer[Any]):
                 hits = memory.search(query, agent=agent, top_k=top_k, tenant=tenant, index=config.index)
             except InsikaError as exc:
                 raise ToolError(f"search failed: {exc}") from None
-            return SearchOut(hits=[h.summary() for h in hits])
+            return SearchOut(hits=[_model_facing(h.summary()) for h in hits])
 
         @self.tool(annotations=READ_ONLY, description=tool_text("""
             Load the full markdown record of one concept, by its exact name (as a search hit
@@ -277,7 +290,7 @@ class KnowledgeServer(MCPServer[Any]):
             """))
         def list_conflicts() -> ConflictsOut:
             return ConflictsOut(conflicts=[
-                ConflictOut(name=c.name, description=c.description, confidence=c.confidence,
+                ConflictOut(name=c.name, description=prompt_line(c.description), confidence=c.confidence,
                             provenance=c.provenance)
                 for c in memory.conflicts(agent=agent, tenant=tenant, held=False)
             ])
@@ -302,7 +315,9 @@ class KnowledgeServer(MCPServer[Any]):
                                        description="The full statement in markdown; link other concepts "
                                                    "as [[name]].")],
             evidence: Annotated[list[Said] | None, Field(
-                description="The messages of this conversation that state it, verbatim, oldest first.")] = None,
+                max_length=EVIDENCE_MESSAGES,
+                description=f"The messages of this conversation that state it, verbatim, oldest first "
+                            f"(at most {EVIDENCE_MESSAGES}, each at most {EVIDENCE_CHARS} characters).")] = None,
             ctx: Context | None = None,
         ) -> ProposalOut:
             item = {"name": name, "description": description, "type": type, "body": body}
@@ -321,7 +336,8 @@ class KnowledgeServer(MCPServer[Any]):
                 raise ToolError(f"not learned: {said_why}")
             stored, outcome = report.results[0]
             held = next((w.split(": ", 1)[1] for w in report.why if w.startswith(f"{stored}: ")), "")
-            return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted), why=held)
+            return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted),
+                               why=prompt_line(held))
 
         @self.resource(f"{SCHEME}://{agent}/{{name}}", name="concept", mime_type=MARKDOWN,
                        description=f"One learned concept of agent {agent}, as markdown.")
