@@ -19,6 +19,7 @@ Every file is written atomically (temporary file, then rename), so re-running is
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import uuid
@@ -29,7 +30,7 @@ from typing import Any, Final, Literal, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
 from insika_knowledge.concept import status_of
-from insika_knowledge.errors import StorageCorrupt, UserError
+from insika_knowledge.errors import RunTimeFailure, StorageCorrupt, UserError
 from insika_knowledge.memory import PossibleDuplicate, Store, StoredConcept
 from insika_knowledge.trust import held_because
 
@@ -137,6 +138,9 @@ def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = 
     Raises:
         UserError: `fmt` is not one of `FORMATS`; `out` exists and is not a folder, or
             cannot be written.
+        RunTimeFailure: the device failed under a write (full, over quota, I/O error):
+            the message says how many records were written (each is whole: a record is
+            written to a temporary file and renamed into place).
     """
     if fmt not in FORMATS:
         raise UserError(f"unknown export format {fmt!r}: use {', '.join(FORMATS)}")
@@ -145,12 +149,16 @@ def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = 
     concepts, source, lost = store.salvage(agent)
     if fmt == "md":
         kept, held = _split(concepts, include_held)
-        files = []
+        files: list[Path] = []
         if held:
             _make_folder(folder / HELD_FOLDER)
         for stored in kept:
             path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
-            _write_atomic(path, stored.markdown)
+            try:
+                _write_atomic(path, stored.markdown)
+            except RunTimeFailure as exc:
+                raise RunTimeFailure(f"the export is incomplete: {len(files)} of {len(kept)} records written "
+                                     f"to {folder} ({exc})") from None
             files.append(path)
         # only a record of what this agent's history shows gone (deleted, or renamed away:
         # an alias now) is stale; another agent's record, a person's draft, a held concept
@@ -403,4 +411,10 @@ def _write_atomic(path: Path, text: str) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+        if exc.errno in _DEVICE_FAILURES:  # the disk, not the path the caller gave
+            raise RunTimeFailure(f"cannot write {path}: {exc}") from None
         raise UserError(f"cannot write {path}: {exc}") from None
+
+
+#: Write errors of the device (full, over quota, failing): a run-time failure, not a bad --out.
+_DEVICE_FAILURES: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})

@@ -455,3 +455,53 @@ def test_json_exports_carry_the_claims_held_against_a_concept(data_dir: Where, t
     assert "24 months here, 12 months on record" in claim["why"]
     assert list(by_name[RULE["name"]])[-1] == "body"  # the body stays last, as before
     assert all("held_claims" not in r for n, r in by_name.items() if n != RULE["name"])
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_export_to_standard_output_that_cannot_be_written_whole_fails(tmp_path: Path) -> None:
+    """An attacker's finding: behind ``> file`` on a full disk the export wrote 4,096 of
+    11,737 bytes, said ``exported N concepts`` and exited 0 (Python's stream dropped the
+    rest of a partial write); to /dev/full it ended in a traceback."""
+    import subprocess
+    import sys
+
+    store = SQLiteStore(tmp_path / "data" / "default.db")
+    _fill(store)
+    store.close()
+    command = [sys.executable, "-m", "insika_knowledge", "export", "--agent", AGENT, "--format", "jsonl",
+               "--out", "-", "--data-dir", str(tmp_path / "data")]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with open("/dev/full", "wb") as full:
+        failed = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, env=env, check=False)
+    assert failed.returncode == 1, failed.stderr
+    assert "the export to standard output is incomplete: 0 of" in failed.stderr
+    assert "Traceback" not in failed.stderr and "exported" not in failed.stderr
+    whole = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert whole.returncode == 0, whole.stderr
+    assert sorted(json.loads(line)["name"] for line in whole.stdout.splitlines()) == sorted(CONCEPTS)
+
+
+def test_a_full_disk_under_a_markdown_export_fails_saying_how_far_it_got(
+        data_dir: Where, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attacker's finding: a full disk ended the export with exit 2 (a usage mistake) and
+    nothing said the folder held part of it."""
+    import errno
+
+    import insika_knowledge.export as export_module
+
+    renamed = []
+    real_replace = export_module.os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if len(renamed) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+        renamed.append(dst)
+
+    monkeypatch.setattr(export_module.os, "replace", replace)
+    out = tmp_path / "out"
+    result = _invoke("export", "--agent", AGENT, "--out", str(out), *data_dir.args())
+    assert result.exit_code == 1, result.output
+    assert f"the export is incomplete: 2 of {len(CONCEPTS)} records written to {out}" in result.output
+    assert "No space left on device" in result.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(Path(p).name for p in renamed)  # no temporary file left
