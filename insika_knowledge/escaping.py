@@ -16,7 +16,8 @@ or a forged block header):
   and costs no extra tokens:
 
   * a ``<`` that could open a tag or a markup declaration (followed by a letter, ``/``,
-    ``!`` or ``?``) is written ``&lt;``, unless it starts a placeholder: ``<`` + an upper-case
+    ``!`` or ``?``, after any invisible characters; its full-width ``＜`` and small ``﹤``
+    forms too) is written ``&lt;``, unless it starts a placeholder: ``<`` + an upper-case
     letter + upper-case letters, digits or ``_`` + ``>`` (``<ITEM_IDS>``, ``<NEW_FILE>``),
     the only tag-like shape a canonical template has;
   * every other character is kept: ``&&``, ``2>&1``, ``>``, ``<<'EOF'``, ``a < b``, and
@@ -45,8 +46,11 @@ BIDI_CONTROLS: Final = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
 TERMINAL_CONTROLS: Final = "\x01-\x08\x0b-\x1f\x7f-\x9f"
 
 #: A ``<`` that could start a tag, a closing tag, a comment or a processing instruction,
-#: except where it starts a placeholder (``<ITEM_IDS>``).
-_TAG_START: Final = re.compile(r"<(?![A-Z][A-Z0-9_]*>)(?=[A-Za-z/!?])")
+#: except where it starts a placeholder (``<ITEM_IDS>``); also with invisible characters
+#: before what follows it (``<`` U+200B ``/knowledge>`` reads as a closing tag to a model
+#: that does not see them), and its full-width and small forms (``＜/knowledge＞``).
+_TAG_START: Final = re.compile(
+    r"[<\uff1c\ufe64](?![A-Z][A-Z0-9_]*>)(?=[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]*[A-Za-z/!?\uff0f\uff01\uff1f])")
 
 
 #: What prompt-bound text never carries: the characters XML 1.0 forbids (control characters
