@@ -252,6 +252,22 @@ def test_the_customers_contacts_repeated_by_the_business_are_not_kept(said: str)
     assert "@" not in redact(said, keep).text and "98765" not in redact(said, keep).text
 
 
+@pytest.mark.parametrize(("text", "redacted"), [
+    ("Bia's phone is +55 11 91234-5678 and her email is bia@gmail.com.",
+     "Bia's phone is [phone] and her email is [email]."),
+    ("O celular dela é (11) 91234-5678.", "O celular dela é [phone]."),
+    ("Contato da Bia: seu e-mail bia@gmail.com.", "Contato da Bia: seu e-mail [email]."),
+    ("Fale conosco: (11) 91234-5678 ou bia@gmail.com.", None),  # offered as the business's: kept
+    ("The store's phone is (11) 91234-5678.", None),
+])
+def test_a_published_contact_the_claim_gives_as_a_persons_is_redacted(text: str, redacted: str | None) -> None:
+    """An attacker's finding: over MCP the caller quoted itself publishing a contact ("Fale
+    conosco: ..."), then proposed it as a person's ("Bia's phone is ..."): it was stored."""
+    keep = kept_contacts([("agent", "Fale conosco: (11) 91234-5678, bia@gmail.com")])
+    assert keep == frozenset({"11912345678", "bia@gmail.com"})
+    assert redact(text, keep).text == (text if redacted is None else redacted)
+
+
 def test_a_business_contact_offered_as_its_own_is_still_kept() -> None:
     said = "Nosso atendimento: (11) 3456-7890 ou sac@lojaexemplo.com.br."
     keep = kept_contacts([("customer", "Como falo com vocês?"), ("agent", said)])

@@ -735,10 +735,20 @@ def _kept(kind: str, value: str, keep: frozenset[str]) -> bool:
 _LOCAL_DIGITS: Final = 8
 
 
+#: What says, right before a contact, that it is a person's ("Bia's phone is", "her e-mail:",
+#: "o celular dela", "your phone"): never the business's, whoever published it.
+_A_PERSONS_RE: Final = re.compile(
+    r"(?i)(?:\b(?!(?:store|shop|company|business|team|office|brand|support|center|centre|hotel|clinic|"
+    r"restaurant|bank|airline|agency|firm)'s\b)[^\W\d_]+['\u2019]s|\b(?:her|his|hers|dela|dele|delas|deles)"
+    r"|\b(?:seus?|suas?|teus?|tuas?|your|yours))(?:\s+[\w-]+){0,2}\s*(?:[:=-]|\bis|\b[ée])?\s*$")
+
+
 def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozenset()) -> str:
     for kind, find in _DETECTORS:
         found = find(text)
-        kept = [span for span in found if _kept(kind, text[span[0]:span[1]], keep)]
+        # a contact of the business's is kept, unless the text gives it as a person's
+        kept = [span for span in found if _kept(kind, text[span[0]:span[1]], keep)
+                and not (keep and _A_PERSONS_RE.search(text, max(0, span[0] - 60), span[0]))]
         # a part of a kept contact is kept with it ("(11) 98765-4321" holds a mobile's shape)
         spans = _drop_overlaps(span for span in found if span not in kept
                                and not any(s < span[1] and span[0] < e for s, e in kept))
