@@ -245,7 +245,7 @@ def document(concepts: list[StoredConcept], fmt: Format, holds: Mapping[str, Hel
         UserError: `fmt` is ``md`` (a file per concept) or unknown.
     """
     if fmt == "graphml":
-        return graphml(concepts)
+        return graphml(concepts, challenged)
     if fmt in ("json", "jsonl"):
         write = as_json if fmt == "json" else as_jsonl
         return write(concepts, holds, challenged, claims), 0, 0
@@ -309,11 +309,12 @@ def as_jsonl(concepts: list[StoredConcept], holds: Mapping[str, Held] | None = N
                               ensure_ascii=False) + "\n" for c in concepts)
 
 
-def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
+def graphml(concepts: list[StoredConcept], challenged: Collection[str] = ()) -> tuple[str, int, int]:
     """The GraphML document for `concepts`: (text, edges written, dangling links dropped).
 
-    A node's ``quarantined`` is true for a concept held in quarantine; the other nodes carry
-    no value for it.
+    A node's ``status`` is ``ok`` or ``conflict`` (as `record` says it: contradicting
+    reports, or claims held against it among `challenged`); its ``quarantined`` is true for a
+    concept held in quarantine, and the other nodes carry no value for it.
     """
     names = {s.concept.name for s in concepts}
     out = [
@@ -324,6 +325,7 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
         '  <key id="description" for="node" attr.name="description" attr.type="string"/>',
         '  <key id="confidence" for="node" attr.name="confidence" attr.type="double"/>',
         '  <key id="provenance" for="node" attr.name="provenance" attr.type="string"/>',
+        '  <key id="status" for="node" attr.name="status" attr.type="string"/>',
         '  <key id="quarantined" for="node" attr.name="quarantined" attr.type="boolean"/>',
         '  <graph id="knowledge" edgedefault="directed">',
     ]
@@ -334,6 +336,7 @@ def graphml(concepts: list[StoredConcept]) -> tuple[str, int, int]:
         for key, value in (
             ("name", c.name), ("type", c.type), ("description", c.description),
             ("confidence", f"{c.confidence:.2f}"), ("provenance", c.provenance),
+            ("status", status_of(c, challenged)),
         ):
             out.append(f'      <data key="{key}">{escape(value)}</data>')
         if stored.quarantined:  # the others carry no value: not held

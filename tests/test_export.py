@@ -505,3 +505,21 @@ def test_a_full_disk_under_a_markdown_export_fails_saying_how_far_it_got(
     assert f"the export is incomplete: 2 of {len(CONCEPTS)} records written to {out}" in result.output
     assert "No space left on device" in result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(Path(p).name for p in renamed)  # no temporary file left
+
+
+def test_graphml_says_which_concepts_await_a_person(data_dir: Where) -> None:
+    """An attacker's finding: a concept in conflict read like a settled fact in GraphML (no status)."""
+    memory = Memory(data_dir.folder, database=data_dir.database)
+    try:
+        for session, item in (("h1", RULE), ("h2", CHANGED_RULE)):
+            said = [{"role": "user", "content": "How long is a gift card valid?"},
+                    {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
+            memory.propose(item, agent=AGENT, session_id=session, messages=said)
+    finally:
+        memory.close()
+    result = _invoke("export", "--agent", AGENT, "--format", "graphml", "--out", "-", *data_dir.args())
+    assert result.exit_code == 0, result.output + result.stderr
+    graph = nx.parse_graphml(result.stdout)
+    status = {node: data["status"] for node, data in graph.nodes(data=True)}
+    assert status[RULE["name"]] == "conflict"
+    assert set(status) == {*CONCEPTS, RULE["name"]} and {status[n] for n in CONCEPTS} == {"ok"}
