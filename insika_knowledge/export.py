@@ -356,32 +356,38 @@ def graphml(concepts: list[StoredConcept], challenged: Collection[str] = ()) -> 
     return "\n".join(out), edges, dropped
 
 
-def _gone(store: Store, agent: str) -> Callable[[str], frozenset[str]]:
+def _gone(store: Store, agent: str) -> Callable[[str, bool], frozenset[str]]:
     """For a name `agent` had a concept under and no longer has (deleted, or renamed away:
-    the old name is an alias now), the records its history holds under that name; else none.
+    the old name is an alias now), the records its history holds under that name; for a
+    record under ``quarantined/`` (`held` true), also those of a concept no longer held there
+    (approved since: its record is now written beside the others); else none.
     """
     deleted = {v.name for v in store.deleted(agent)}
 
-    def records(name: str) -> frozenset[str]:
+    def records(name: str, held: bool) -> frozenset[str]:
         now = store.alias_of(agent, name)  # renamed away: its history moved to the new name
-        if store.get(agent, name) is not None or (name not in deleted and now is None):
+        stored = store.get(agent, name)
+        if held and stored is not None and not stored.quarantined:
+            return frozenset(v.markdown for v in store.versions(agent, name))
+        if stored is not None or (name not in deleted and now is None):
             return frozenset()
         return frozenset(v.markdown for n in {name, now} if n is not None for v in store.versions(agent, n))
     return records
 
 
-def _stale_records(folder: Path, written: set[Path], gone: Callable[[str], frozenset[str]]) -> list[Path]:
+def _stale_records(folder: Path, written: set[Path], gone: Callable[[str, bool], frozenset[str]]) -> list[Path]:
     """The ``.md`` files of `folder` (and its ``quarantined/``, unless a link to elsewhere) that
     this export did not write and that are, byte for byte, a record the agent's history holds
-    of a concept that is `gone`: an earlier export's. Not a link, not a file edited since (a
-    person's draft), not another agent's record of the same name. Sorted.
+    of a concept that is `gone` (or, under ``quarantined/``, no longer held): an earlier
+    export's. Not a link, not a file edited since (a person's draft), not another agent's
+    record of the same name. Sorted.
     """
     held = folder / HELD_FOLDER
     found = []
     for path in sorted([*folder.glob("*.md"), *([] if held.is_symlink() else held.glob("*.md"))]):
         if path in written or path.is_symlink() or not path.is_file():
             continue
-        records = gone(path.stem)
+        records = gone(path.stem, path.parent == held)
         if not records:
             continue
         try:

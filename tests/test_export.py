@@ -523,3 +523,19 @@ def test_graphml_says_which_concepts_await_a_person(data_dir: Where) -> None:
     status = {node: data["status"] for node, data in graph.nodes(data=True)}
     assert status[RULE["name"]] == "conflict"
     assert set(status) == {*CONCEPTS, RULE["name"]} and {status[n] for n in CONCEPTS} == {"ok"}
+
+
+def test_prune_removes_the_held_record_of_a_concept_approved_since(held_dir: Where, tmp_path: Path) -> None:
+    """An attacker's finding: after `approve`, a re-export wrote the record beside the others
+    and `--prune` left the old held one under quarantined/: two records of one concept."""
+    out = tmp_path / "out"
+    assert _invoke("export", "--agent", AGENT, "--out", str(out), "--include-held", *held_dir.args()).exit_code == 0
+    held = out / "quarantined" / f"{GIFT['name']}.md"
+    assert held.is_file()
+    approved = _invoke("approve", GIFT["name"], "--agent", AGENT, *held_dir.args())
+    assert approved.exit_code == 0, approved.output
+    named = _invoke("export", "--agent", AGENT, "--out", str(out), *held_dir.args())
+    assert f"quarantined/{GIFT['name']}.md" in named.stderr and "--prune removes them" in named.stderr
+    pruned = _invoke("export", "--agent", AGENT, "--out", str(out), "--prune", *held_dir.args())
+    assert pruned.exit_code == 0, pruned.output
+    assert not held.exists() and (out / f"{GIFT['name']}.md").is_file()
