@@ -120,10 +120,17 @@ def test_an_agent_that_states_another_value_does_not_release_the_customers(tmp_p
              "body": "Every order over R$ 100 comes with a free gift."}
     run(tmp_path, [session("s2", ("user", "Is there any gift promotion?"),
                            ("assistant", "Every order over R$ 100 comes with a free gift."))], {"s2": [other]}, memory)
+    # an attacker's finding: the business's claim was kept only as a contradiction inside the
+    # customer's held concept, so it was never served: now it is the record, released, and
+    # the customer's claim stays in the history only
     stored = memory.store().get(AGENT, GIFT["name"])
-    assert stored is not None and stored.quarantined and stored.concept.in_conflict  # both kept, for a person
-    assert "R$ 100" in stored.concept.body
-    assert GIFT["name"] not in block(memory, "Do orders over R$ 50 come with a free gift?")
+    assert stored is not None and not stored.quarantined and not stored.concept.in_conflict
+    assert "R$ 100" in stored.concept.body and "R$ 50" not in stored.concept.body
+    assert stored.concept.sources == ("s2",)
+    history = {v.version: v.markdown for v in memory.store().versions(AGENT, GIFT["name"])}
+    assert "R$ 50" in history[1] and "R$ 100" not in history[1]
+    served = block(memory, "Do orders over R$ 100 come with a free gift?")
+    assert GIFT["name"] in served and "R$ 50" not in served
 
 
 def test_a_customer_cannot_change_a_rule_on_record(tmp_path: Path, memory: Memory) -> None:

@@ -260,6 +260,11 @@ def _decide_and_write(
         if created_after is not None and decision.outcome == "learned" and _matched_since(
                 tx, agent, candidate, created_after):
             return None  # another writer created a concept it matches: name it again
+        if current is not None and current.quarantined and admission.action is trust.Action.RELEASE \
+                and decision.rule not in (Rule.SAME_CLAIM, Rule.REPLAYED):
+            tx.release_merge_lease(agent, candidate.name, holder)
+            _replace_held(tx, agent, current.concept, candidate, session_id, turn_id, now=store.clock())
+            return "learned"
         if decision.outcome is None:  # ask the model, outside the write lock, with the lease
             if current is None:
                 raise AssertionError("decide asked for a merge with nothing on record")
@@ -304,6 +309,27 @@ def _decide_and_write(
         if decision.outcome == "conflict" and reasons is not None:
             reasons.append(decision.conflict_reason or "")
         return decision.outcome
+
+
+def _replace_held(tx: Transaction, agent: str, held: Concept, candidate: Candidate, session_id: str,
+                  turn_id: str, *, now: str) -> None:
+    """Learn `candidate`, a claim the business side states, in place of `held`, a claim under
+    its name held in quarantine (only a customer stated it) that it does not restate: a new
+    version with the business's claim alone, released (the held text stays in the history).
+
+    Neither a contradiction beside the held text (a claim nobody vouched for would bury the
+    business's, which was then never served) nor a merge with it (a merged text would serve
+    the customer's claim once released).
+    """
+    fresh = consolidate.decide(None, candidate, model_available=False)
+    if fresh.sighting is not None:
+        tx.add_sighting(agent, candidate.name, session_id, turn_id, fresh.sighting)
+    concept = consolidate.apply(fresh, None, candidate, sources=[session_id], session_id=session_id, now=now)
+    if concept is None:
+        raise AssertionError("a new concept's decision wrote no record")
+    tx.put(agent, concept.replace(created_at=held.created_at), reason=fresh.sighting or "extract", actor=ENGINE,
+           session_id=session_id)
+    tx.release(agent, candidate.name)
 
 
 #: Why an ``unsupported`` sighting changed nothing (`TurnReport.why`).
