@@ -423,3 +423,20 @@ def test_show_of_a_deleted_concept_says_it_was_deleted_and_can_be_restored(data_
     assert shown.exit_code != 0
     assert "no concept named 'returns-within-7-days'; it was deleted at " in shown.output
     assert "restoring one brings it back" in shown.output and "Traceback" not in shown.output
+
+
+def test_resolve_of_a_concept_without_contradictions_names_the_commands_that_settle_held_claims(
+        data_dir: Path) -> None:
+    """An attacker's finding: the hint said "the Studio dismisses them", though `dismiss` and
+    `learn-held` do it from the command line and `conflicts` lists the claims."""
+    name = next(c.name for c in (SHIPPING, RETURNS) if not c.in_conflict)
+    result = _run("resolve", name, "--agent", AGENT, "--keep", "record", "--data-dir", str(data_dir))
+    assert result.exit_code == 2, result.output
+    assert "'conflicts' lists them, 'dismiss' or 'learn-held' settles them" in result.output
+
+
+def test_rename_to_a_bad_name_names_the_argument(data_dir: Path) -> None:
+    """An attacker's finding: the error named `Memory.update(): rename`, not NEW_NAME."""
+    result = _run("rename", SHIPPING.name, "Bad Name", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert result.exit_code == 2, result.output
+    assert "Error: NEW_NAME: 'Bad Name' is not a slug" in result.output and "Memory.update" not in result.output

@@ -358,7 +358,8 @@ def resolve(agent: str, name: str, keep: str | None, file: str | None, data_dir:
         stored = memory.store(tenant).get(agent, name)
         if stored is not None and not stored.concept.in_conflict:  # said in the command line's words
             raise UserError(f"'{name}' holds no contradicting reports: nothing to resolve (claims held against "
-                            "it for review: 'show' lists them, the Studio dismisses them; to change it: 'put')")
+                            "it for review: 'conflicts' lists them, 'dismiss' or 'learn-held' settles them; "
+                            "to change it: 'put')")
         try:
             concept = memory.resolve(name, agent=agent, tenant=tenant, keep=keep, written=written,
                                      actor=CLI_ACTOR)
@@ -428,7 +429,10 @@ def rename(agent: str, name: str, new_name: str, data_dir: str | None, database:
     entry-N' the name may still say the old rule.
     """
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
-        concept = memory.update(name, agent=agent, tenant=tenant, rename=new_name, actor=CLI_ACTOR)
+        try:
+            concept = memory.update(name, agent=agent, tenant=tenant, rename=new_name, actor=CLI_ACTOR)
+        except UserError as exc:  # the command line's words: NEW_NAME, not the Python call's argument
+            raise UserError(str(exc).replace("Memory.update(): rename: ", "NEW_NAME: ", 1)) from None
     if concept.name == name:
         click.echo(f"{agent}/{name} in tenant {tenant} already has that name: nothing written")
         return
