@@ -321,6 +321,23 @@ def test_a_duration_in_another_unit_it_fills_is_no_other_value(old: str, new: st
     assert disputes(on_record, "new-rule", new, new) is bool(differ)
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    ("Outlet installation costs $15 per outlet.", "Outlet installation costs $15 per visit."),
+    ("Neutering a cat costs $180 and neutering a dog costs $250.",
+     "It's $250 to neuter a cat and $180 to neuter a dog."),
+    ("The buyer pays return shipping when they simply change their mind.",
+     "The seller pays return shipping when the buyer simply changes their mind."),
+])
+def test_a_claim_held_under_another_name_that_places_a_part_otherwise_disputes_its_record(
+        old: str, new: str) -> None:
+    """Newcomers' contradicting pairs served as settled: another basis, a value with another
+    subject, another party (`analysis.arrangement.rearranged`, read both ways)."""
+    from insika_knowledge.consolidate.naming import disputes
+
+    assert disputes(make_concept(name="old-rule", description=old, body=old), "new-rule", new, new)
+    assert disputes(make_concept(name="old-rule", description=new, body=new), "new-rule", old, old)
+
+
 @pytest.mark.parametrize(("values", "said"), [
     ({"m:5:day:business", "m:3:day:calendar"}, ("5 business days", "3 calendar days")),
     ({"m:10:hour", "m:12-17:hour"}, ("10h", "12-17h")),  # a time of day or a duration: the token does not tell
