@@ -47,7 +47,7 @@ def test_status_shows_the_queue_counts_and_last_failures(data: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "tenant default: 0 turn(s) queued for learning, 0 dropped"
-    assert lines[1].split() == ["agent", "concepts", "learned", "failed"]
+    assert lines[1].split() == ["agent", "concepts", "turns", "learned", "turns", "failed"]  # turns, not concepts
     assert lines[2].split()[0] == AGENT and lines[2].split()[2:] == ["2", "0"]
     assert lines[3].split() == ["sem-modelo", "0", "0", "1"]
     assert lines[4] == "  last failures:" and "sem-modelo  s-1/" in lines[5]

@@ -61,10 +61,10 @@ def _print(tenant: TenantStatus) -> None:
                    "see the last failures); they are tried again when a process starts")
     if tenant.agents:
         width = max(len("agent"), *(len(a.agent) for a in tenant.agents))
-        click.echo(f"  {'agent':<{width}}  {'concepts':>8}  {'learned':>7}  {'failed':>6}")
+        click.echo(f"  {'agent':<{width}}  {'concepts':>8}  {'turns learned':>13}  {'turns failed':>12}")
         for agent in tenant.agents:
-            click.echo(f"  {agent.agent:<{width}}  {agent.concepts:>8}  {agent.turns.get('ok', 0):>7}  "
-                       f"{agent.failed:>6}")
+            click.echo(f"  {agent.agent:<{width}}  {agent.concepts:>8}  {agent.turns.get('ok', 0):>13}  "
+                       f"{agent.failed:>12}")
     if tenant.failures:
         click.echo("  last failures:")
         for failure in tenant.failures:
