@@ -336,6 +336,11 @@ def test_a_claim_held_under_another_name_that_places_a_part_otherwise_disputes_i
 
     assert disputes(make_concept(name="old-rule", description=old, body=old), "new-rule", new, new)
     assert disputes(make_concept(name="old-rule", description=new, body=new), "new-rule", old, old)
+    # and the why line a person reads says what moved (a newcomer: it named values only)
+    why = name_sighting(Candidate("new-rule", new, "policy", new), known=False,
+                        matches=[make_concept(name="old-rule", description=old, body=old)]).why
+    assert why.endswith(("but a value is counted per, or from, another thing",
+                         "but a value sits with another subject", "but another party does it")), why
 
 
 @pytest.mark.parametrize(("values", "said"), [

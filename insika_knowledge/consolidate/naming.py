@@ -208,7 +208,9 @@ def disputes(record: Concept, held_name: str, description: str, body: str) -> bo
 
 
 def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_meaning: bool) -> str:
-    """Why `candidate` is held as a possible duplicate of `match`, in words (`Naming.why`).
+    """Why `candidate` is held as a possible duplicate of `match`, in words (`Naming.why`):
+    the values that differ, else what it places otherwise (`analysis.arrangement.rearranged`:
+    "but another party does it"), else that it is not the same claim.
 
     Args:
         match: the concept it closely matches.
@@ -217,8 +219,12 @@ def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_
         by_meaning: True when the semantic index named `match`.
     """
     values = values_differ(match, candidate)
+    on_record, held = f"{match.description}\n{claim_text(match.body)}", f"{candidate.description}\n{candidate.body}"
+    placed = "" if values else rearranged(on_record, held) or rearranged(held, on_record)
     if by_meaning:
         said = f"it is close in meaning to {match.name} (similarity {similarity:.2f}) but is not the same claim"
-        return f"{said}; it states other values: {values}" if values else said
+        return f"{said}; it states other values: {values}" if values else f"{said}: {placed}" if placed else said
     said = f"it closely matches {match.name} (overlap {similarity:.2f})"
-    return f"{said} but states other values: {values}" if values else f"{said} but is not the same claim"
+    if values:
+        return f"{said} but states other values: {values}"
+    return f"{said} but {placed}" if placed else f"{said} but is not the same claim"
