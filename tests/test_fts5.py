@@ -155,7 +155,8 @@ def test_scan_and_fts5_agree_on_ranges_in_names_and_across_fields(store: SQLiteS
 
 
 def test_huge_numbers_and_huge_messages_are_handled(filled: SQLiteStore) -> None:
-    """Numbers over 15 digits are not numbers; a message is read to its first 4000 characters."""
+    """Numbers over 15 digits are not numbers; a long message is read in pieces, its end and
+    its start first, at most `READ_CHARS` of it (`analysis.pieces`)."""
     import re
 
     from insika_knowledge.analysis.text import MAX_QUERY_CHARS
@@ -166,19 +167,22 @@ def test_huge_numbers_and_huge_messages_are_handled(filled: SQLiteStore) -> None
 
     retriever = Retriever(filled)
     counting = " ".join(str(i) for i in range(20000))  # ~109,000 characters
-    past_the_cut = counting[:MAX_QUERY_CHARS] + " refund gift cards"
+    at_the_end = counting[:MAX_QUERY_CHARS] + " refund gift cards"
+    in_the_middle = counting[:MAX_QUERY_CHARS] + " refund gift cards " + counting[:MAX_QUERY_CHARS]
     results = {}
     for mode in ("scan", "fts5"):
         results[mode] = (
             found(retriever.block(AGENT, "pedido " + "7" * 5000, 5, mode)),  # no error
             found(retriever.block(AGENT, counting, 5, mode)),  # no error
-            found(retriever.block(AGENT, past_the_cut, 5, mode)),
+            found(retriever.block(AGENT, at_the_end, 5, mode)),
+            found(retriever.block(AGENT, in_the_middle, 5, mode)),
         )
-    huge_word, counted, cut = results["fts5"]
+    huge_word, counted, end, middle = results["fts5"]
     assert [set(names) for names in results["scan"]] == [set(names) for names in results["fts5"]]
     assert huge_word == ["frete-gratis"]  # the word beside a 5000-digit number still counts
     assert "devolucao-7-dias" in counted  # "7" early in the message is read as a number
-    assert "refund-original-method" not in cut  # words past the first 4000 characters are not read
+    assert "refund-original-method" in end  # the end of a long message is read first
+    assert "refund-original-method" not in middle  # past what is read of it (READ_CHARS), nothing
     with filled.transaction() as tx:
         tx.put(AGENT, make_concept(name="big", body="entre 1" + "0" * 4400 + " e 2" + "0" * 4400),
                reason="extract", actor="e")
