@@ -171,6 +171,19 @@ def test_a_tag_hidden_behind_invisible_or_wide_characters_is_escaped_for_a_model
     assert prompt_text("x <ITEM_IDS> && a < b 2>&1") == "x <ITEM_IDS> && a < b 2>&1"  # still runnable
 
 
+@pytest.mark.parametrize("asked", ["da pra parcelar?", "vcs parcelam?", "dá pra parcelar no cartão?"])
+def test_chat_portuguese_spellings_are_no_terms(store, asked: str) -> None:
+    """A newcomer's finding: "da pra parcelar?" and "vcs parcelam?" got no block while
+    "parcelar" alone found the concept: "pra" and "vcs" were read as words the store lacks."""
+    put(store, name="parcelamento-10x", description="Parcelamos em até 10x sem juros no cartão.",
+        body="Compras no cartão podem ser parceladas em até 10x sem juros.")
+    put(store, name="retirada-loja", description="Retirada grátis na loja de Campinas.",
+        body="O cliente pode retirar o pedido na loja de Campinas sem custo.")
+    assert {"pra", "vcs", "vc", "tb", "tbm", "q"}.isdisjoint(query_terms(f"{asked} vc tb tbm q"))
+    assert [h.entry.name for h in Retriever(store).search(AGENT, asked, 5)][:1] == ["parcelamento-10x"]
+    assert "parcelamento-10x" in (Retriever(store).block(AGENT, asked, 5, min_coverage=0.5) or "")
+
+
 def test_load_knowledge_returns_markdown_and_fires_the_adoption_event(store) -> None:
     stored = put(store)
     bus, recorder = EventBus(), Recorder()

@@ -31,8 +31,9 @@ from insika_knowledge.analysis.synonyms import SYNONYMS, join_phrases
 #: The version of the term output. Bump it whenever any function here (or in
 #: `analysis.numbers` / `analysis.synonyms`) would give a stored text different terms:
 #: an index built under another version must be rebuilt.
-ANALYSIS_VERSION: Final[int] = 4  # 2: `fold` folds capitals out of NFKD; 3: it reads text `as_seen`;
-# 4: Portuguese plurals in -ais, -eis, -uis come to the singular ("adicionais" is "adicional")
+ANALYSIS_VERSION: Final[int] = 5  # 2: `fold` folds capitals out of NFKD; 3: it reads text `as_seen`;
+# 4: Portuguese plurals in -ais, -eis, -uis come to the singular ("adicionais" is "adicional");
+# 5: chat Portuguese's "pra", "pras", "vc", "vcs", "tb", "tbm", "q" are stop words
 
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 _ASCII_WORD_RE: Final = re.compile(r"[a-z0-9]+")
@@ -55,7 +56,8 @@ STOP_WORDS_PT: Final[frozenset[str]] = frozenset(
     minha minhas muito na nas nem no nos nossa nossas nosso nossos num numa o os ou para pela
     pelas pelo pelos por qual quando que quem se seja sem ser seu seus so sua suas tambem te tem
     ter teu teus tu tua tuas um uma umas uns voce voces vos ola oi obrigado obrigada favor sim
-    pois entao esta estou estamos sao sou vai vou quero queria gostaria pode posso poderia""".split()
+    pois entao esta estou estamos sao sou vai vou quero queria gostaria pode posso poderia
+    pra pras vc vcs tb tbm q""".split()  # (chat spellings of para, para as, voce(s), tambem, que)
 )
 STOP_WORDS: Final[frozenset[str]] = STOP_WORDS_EN | STOP_WORDS_PT
 #: Folded words that negate a statement, English and Portuguese (``n't`` is counted apart).
