@@ -327,6 +327,8 @@ def test_a_duration_in_another_unit_it_fills_is_no_other_value(old: str, new: st
      "It's $250 to neuter a cat and $180 to neuter a dog."),
     ("The buyer pays return shipping when they simply change their mind.",
      "The seller pays return shipping when the buyer simply changes their mind."),
+    # a newcomer's: the store named as the payer was read as no payer at all
+    ("A loja paga o frete de volta.", "O frete de volta fica por conta do cliente."),
 ])
 def test_a_claim_held_under_another_name_that_places_a_part_otherwise_disputes_its_record(
         old: str, new: str) -> None:

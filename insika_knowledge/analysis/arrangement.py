@@ -797,7 +797,9 @@ def _payers(text: str) -> set[tuple[frozenset[str], str]]:
         match = _PAID_BY.search(clause) or _PAYS.search(clause)
         if match is None or negation_count(clause):
             continue
-        payer = content_terms(next(g for g in match.groups() if g))
+        named = next(g for g in match.groups() if g)
+        # the business named as such ("a loja paga", "paid by the store") is its party, "we"
+        payer = content_terms(named) or frozenset(t for t in tokens(named) if t in _BUSINESS_PARTY)
         thing = content_terms(clause[:match.start()] + " " + clause[match.end():]) - payer - _PAYMENT_TERMS
         if len(payer) == 1 and thing:
             found.add((thing, next(iter(payer))))
@@ -806,6 +808,8 @@ def _payers(text: str) -> set[tuple[frozenset[str], str]]:
 
 #: What every `_PAID_BY` or `_PAYS` match holds (a cheap test first, on the raw text).
 _PAYING_HINT: Final = re.compile(r"(?i)pag|pay|paid|conta|cargo|responsab|responsib|covered|borne|custead|arcad")
+#: The party token of the business (`analysis.structure.tokens`: "loja", "store", "we").
+_BUSINESS_PARTY: Final = frozenset({"w:we"})
 #: The terms of paying itself (not what is paid for).
 _PAYMENT_TERMS: Final = frozenset({"s_payment", "s_price", "respons", "cont", "carg", "fic"})
 
