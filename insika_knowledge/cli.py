@@ -552,8 +552,22 @@ plugin_manager().hook.register_commands(cli=cli)
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    A device that fails under the output (``> /dev/full``, a full disk: every command's
+    writes to standard output) is ``Error: cannot write the output: ...`` and exit 1, not a
+    traceback (click itself handles a closed pipe).
+    """
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        try:  # what is still buffered would fail again at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        click.echo(f"Error: cannot write the output: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FAILURE)

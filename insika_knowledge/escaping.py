@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import re
 from typing import Final
+from xml.sax.saxutils import escape
 
-__all__ = ["BIDI_CONTROLS", "TERMINAL_CONTROLS", "prompt_line", "prompt_text", "xml_safe"]
+__all__ = ["BIDI_CONTROLS", "TERMINAL_CONTROLS", "prompt_line", "prompt_text", "xml_safe", "xml_text"]
 
 #: The invisible bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
 #: U+061C), as the inside of a regular expression's character class.
@@ -45,12 +46,14 @@ BIDI_CONTROLS: Final = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
 #: end aside), as the inside of a character class.
 TERMINAL_CONTROLS: Final = "\x01-\x08\x0b-\x1f\x7f-\x9f"
 
-#: A ``<`` that could start a tag, a closing tag, a comment or a processing instruction,
-#: except where it starts a placeholder (``<ITEM_IDS>``); also with invisible characters
-#: before what follows it (``<`` U+200B ``/knowledge>`` reads as a closing tag to a model
-#: that does not see them), and its full-width and small forms (``＜/knowledge＞``).
-_TAG_START: Final = re.compile(
-    r"[<\uff1c\ufe64](?![A-Z][A-Z0-9_]*>)(?=[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]*[A-Za-z/!?\uff0f\uff01\uff1f])")
+#: What makes a tag of what follows a ``<``: not a placeholder (``<ITEM_IDS>``), then a letter,
+#: ``/``, ``!`` or ``?`` (or their full-width forms), after any invisible characters (``<``
+#: U+200B ``/knowledge>`` reads as a closing tag to a model that does not see them).
+_TAG_NEXT: Final = (r"(?![A-Z][A-Z0-9_]*>)"
+                    r"(?=[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]*[A-Za-z/!?\uff0f\uff01\uff1f])")
+#: A ``<``, or its full-width or small form (``＜/knowledge＞``), that could start a tag, a
+#: closing tag, a comment or a processing instruction.
+_TAG_START: Final = re.compile(r"[<\uff1c\ufe64]" + _TAG_NEXT)
 
 
 #: What prompt-bound text never carries: the characters XML 1.0 forbids (control characters
@@ -75,6 +78,20 @@ def prompt_line(text: str) -> str:
     ``prompt_line("f(x=<ITEM_IDS>) && g 2>&1")`` is unchanged.
     """
     return _TAG_START.sub("&lt;", " ".join(xml_safe(text).split()))
+
+
+def xml_text(text: str) -> str:
+    """`text` as the content of an XML element in a prompt (the ``<knowledge>`` block): XML-safe,
+    XML-escaped (``<``, ``>``, ``&``), and a full-width or small ``<`` that could start a tag
+    written ``&lt;`` too (a model reads ``＜/knowledge＞`` as the tag an XML parser does not).
+
+    ``xml_text("a ＜/knowledge＞ & b")`` is ``"a &lt;/knowledge＞ &amp; b"``.
+    """
+    return _WIDE_TAG_START.sub("&lt;", escape(xml_safe(text)))
+
+
+#: A full-width or small ``<`` (what `escape` keeps) where it could start a tag (`_TAG_START`).
+_WIDE_TAG_START: Final = re.compile(r"[\uff1c\ufe64]" + _TAG_NEXT)
 
 
 def prompt_text(text: str) -> str:

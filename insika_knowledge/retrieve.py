@@ -47,7 +47,7 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
 from insika_knowledge.analysis.numbers import CEP_WIDTH, UNITS, is_numeric_term, numeric_term
 from insika_knowledge.analysis.pieces import pieces
@@ -55,7 +55,7 @@ from insika_knowledge.analysis.text import NEGATIONS, query_terms, text_language
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize, status_of
 from insika_knowledge.consolidate import disputes
 from insika_knowledge.errors import EndpointResting, InvalidName, RunTimeFailure, StorageBusy
-from insika_knowledge.escaping import prompt_text, xml_safe
+from insika_knowledge.escaping import prompt_text, xml_safe, xml_text
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.embedders import Embedder, family, resolve
 from insika_knowledge.index.fts5 import Fts5Index
@@ -785,6 +785,6 @@ def render_block(entries: list[Entry], challenged: Collection[str] = (), *, tool
         )
         if status_of(entry, challenged) == "conflict":
             attrs += ' status="conflict"'
-        lines.append(f"  <concept {attrs}>{escape(xml_safe(entry.description))}</concept>")
+        lines.append(f"  <concept {attrs}>{xml_text(entry.description)}</concept>")
     lines.append("</knowledge>")
     return "\n".join(lines) + "\n\n" + (INSTRUCTION if tool else INSTRUCTION_WITHOUT_TOOL)

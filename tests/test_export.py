@@ -539,3 +539,22 @@ def test_prune_removes_the_held_record_of_a_concept_approved_since(held_dir: Whe
     pruned = _invoke("export", "--agent", AGENT, "--out", str(out), "--prune", *held_dir.args())
     assert pruned.exit_code == 0, pruned.output
     assert not held.exists() and (out / f"{GIFT['name']}.md").is_file()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["list"], ["show", "troca"], ["history", "troca", "--json"]])
+def test_any_command_whose_output_cannot_be_written_fails_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """An attacker's finding: `list`, `show` and `history --json` to /dev/full ended in a traceback."""
+    import subprocess
+    import sys
+
+    store = SQLiteStore(tmp_path / "data" / "default.db")
+    _fill(store)
+    store.close()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with open("/dev/full", "wb") as full:
+        failed = subprocess.run([sys.executable, "-m", "insika_knowledge", *command, "--agent", AGENT,
+                                 "--data-dir", str(tmp_path / "data")], stdout=full, stderr=subprocess.PIPE,
+                                text=True, env=env, check=False)
+    assert failed.returncode == 1, failed.stderr
+    assert failed.stderr.strip() == "Error: cannot write the output: No space left on device"

@@ -169,6 +169,10 @@ def test_a_tag_hidden_behind_invisible_or_wide_characters_is_escaped_for_a_model
     assert forged not in markdown
     assert prompt_line(f"a {forged}").startswith("a &lt;")
     assert prompt_text("x <ITEM_IDS> && a < b 2>&1") == "x <ITEM_IDS> && a < b 2>&1"  # still runnable
+    # the block (XML) escapes every "<", and the full-width and small forms that could start a tag
+    rendered = render_block([_entry(f"Frete {forged} gratis")])
+    assert forged not in rendered and f"Frete &lt;{forged[1:].replace('>', '&gt;')} gratis" in rendered
+    ET.fromstring(_head(rendered))
 
 
 @pytest.mark.parametrize("asked", ["da pra parcelar?", "vcs parcelam?", "dá pra parcelar no cartão?"])
