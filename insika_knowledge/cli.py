@@ -122,13 +122,16 @@ def _write_stdout(text: str) -> None:
     descriptor in a loop that checks each write.
     """
     stream = sys.stdout
+    data = memoryview(text.encode("utf-8"))
+    written = 0
+    if stream is None:  # standard output closed (">&-"): Python has none
+        raise _Failure(f"the export to standard output is incomplete: 0 of {len(data)} bytes written "
+                       "(standard output is closed)")
     try:
         fd = stream.fileno()
     except (OSError, ValueError, AttributeError):  # not a real descriptor (a test's buffer)
         click.echo(text, nl=False)
         return
-    data = memoryview(text.encode("utf-8"))
-    written = 0
     try:
         stream.flush()
         while written < len(data):

@@ -476,6 +476,9 @@ def test_an_export_to_standard_output_that_cannot_be_written_whole_fails(tmp_pat
     assert failed.returncode == 1, failed.stderr
     assert "the export to standard output is incomplete: 0 of" in failed.stderr
     assert "Traceback" not in failed.stderr and "exported" not in failed.stderr
+    closed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            check=False, preexec_fn=lambda: os.close(1))  # noqa: PLW1509 - ">&-"
+    assert closed.returncode == 1 and "standard output is closed" in closed.stderr, closed.stderr
     whole = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert whole.returncode == 0, whole.stderr
     assert sorted(json.loads(line)["name"] for line in whole.stdout.splitlines()) == sorted(CONCEPTS)
