@@ -15,11 +15,14 @@ or a forged block header):
   only what could start a tag. The scheme is minimal, so a step stays runnable as written
   and costs no extra tokens:
 
-  * a ``<`` that could open a tag or a markup declaration (followed by a letter, ``/``,
-    ``!`` or ``?``, after any invisible characters; its full-width ``＜`` and small ``﹤``
-    forms too) is written ``&lt;``, unless it starts a placeholder: ``<`` + an upper-case
-    letter + upper-case letters, digits or ``_`` + ``>`` (``<ITEM_IDS>``, ``<NEW_FILE>``),
-    the only tag-like shape a canonical template has;
+  * a ``<`` that could open a tag or a markup declaration (followed by a letter of any
+    script, ``/`` or a slash that looks like one, ``!`` or ``?``, after any characters a
+    reader does not see: zero-width, joiners, fillers, variation selectors, combining
+    marks), or a character a model may read as ``<`` (full-width ``＜``, small ``﹤``,
+    ``‹``, ``〈``, ``⟨``...), is written ``&lt;``, unless, in a procedure's step, it starts a
+    placeholder: ``<`` + an upper-case letter + upper-case letters, digits or ``_`` + ``>``
+    (``<ITEM_IDS>``, ``<NEW_FILE>``), the only tag-like shape a canonical template has (a
+    stored record or description holds none: `prompt_text`, ``prompt_line(placeholders=False)``);
   * every other character is kept: ``&&``, ``2>&1``, ``>``, ``<<'EOF'``, ``a < b``, and
     ``&`` itself (a literal ``&lt;`` in a stored step stays as it is: it is not a tag).
 
@@ -46,14 +49,25 @@ BIDI_CONTROLS: Final = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
 #: end aside), as the inside of a character class.
 TERMINAL_CONTROLS: Final = "\x01-\x08\x0b-\x1f\x7f-\x9f"
 
-#: What makes a tag of what follows a ``<``: not a placeholder (``<ITEM_IDS>``), then a letter,
-#: ``/``, ``!`` or ``?`` (or their full-width forms), after any invisible characters (``<``
-#: U+200B ``/knowledge>`` reads as a closing tag to a model that does not see them).
-_TAG_NEXT: Final = (r"(?![A-Z][A-Z0-9_]*>)"
-                    r"(?=[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]*[A-Za-z/!?\uff0f\uff01\uff1f])")
-#: A ``<``, or its full-width or small form (``＜/knowledge＞``), that could start a tag, a
-#: closing tag, a comment or a processing instruction.
-_TAG_START: Final = re.compile(r"[<\uff1c\ufe64]" + _TAG_NEXT)
+#: A ``<`` and the characters a model may read as one: full-width, small, the single angle
+#: quotation mark, the CJK and mathematical angle brackets, the modifier and Canadian forms.
+_LESS_THAN: Final = "<\uff1c\ufe64\u2039\u3008\u27e8\u02c2\u1438\u276e"
+#: What a reader does not see between a ``<`` and a tag's name: default-ignorable code points
+#: (zero-width characters, joiners, fillers, variation selectors, the tag block) and
+#: combining marks (``<`` U+200B ``/knowledge>`` reads as a closing tag to a model).
+_UNSEEN: Final = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                  "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff"
+                  "\u20d0-\u20ff\ufe20-\ufe2f\U0001bca0-\U0001bca3\U000e0000-\U000e0fff")
+#: What makes a tag of what follows a ``<``, after anything `_UNSEEN`: a letter of any script,
+#: ``/`` or a slash that looks like one, ``!`` or ``?`` (or their full-width forms).
+_TAG_NAME: Final = f"(?=[{_UNSEEN}]*(?:[^\\W\\d_]|[/!?\uff0f\uff01\uff1f\u2044\u2215\u29f8]))"
+#: A placeholder of a canonical template, the one tag-like shape a procedure step has
+#: (``<ITEM_IDS>``, ``<NEW_FILE>``): kept in steps (`prompt_line`), escaped in records.
+_PLACEHOLDER: Final = r"(?!<[A-Z][A-Z0-9_]*>)"
+#: Any tag start (records, descriptions: `prompt_text`, `prompt_line(placeholders=False)`).
+_ANY_TAG_START: Final = re.compile(f"[{_LESS_THAN}]{_TAG_NAME}")
+#: A tag start but a template's placeholder (procedure steps: `prompt_line`).
+_TAG_START: Final = re.compile(f"{_PLACEHOLDER}[{_LESS_THAN}]{_TAG_NAME}")
 
 
 #: What prompt-bound text never carries: the characters XML 1.0 forbids (control characters
@@ -70,14 +84,15 @@ def xml_safe(text: str) -> str:
     return _UNSAFE.sub("", text)
 
 
-def prompt_line(text: str) -> str:
+def prompt_line(text: str, *, placeholders: bool = True) -> str:
     """`text` as one prompt-safe line: XML-safe, whitespace folded, tag starts escaped.
 
     See the module docstring for the scheme. Examples:
     ``prompt_line("a </knowledge>\\n## b")`` is ``"a &lt;/knowledge> ## b"``;
-    ``prompt_line("f(x=<ITEM_IDS>) && g 2>&1")`` is unchanged.
+    ``prompt_line("f(x=<ITEM_IDS>) && g 2>&1")`` is unchanged. With `placeholders` False (a
+    stored description, not a procedure's step) ``<ITEM_IDS>`` is escaped too.
     """
-    return _TAG_START.sub("&lt;", " ".join(xml_safe(text).split()))
+    return (_TAG_START if placeholders else _ANY_TAG_START).sub("&lt;", " ".join(xml_safe(text).split()))
 
 
 def xml_text(text: str) -> str:
@@ -87,17 +102,14 @@ def xml_text(text: str) -> str:
 
     ``xml_text("a ＜/knowledge＞ & b")`` is ``"a &lt;/knowledge＞ &amp; b"``.
     """
-    return _WIDE_TAG_START.sub("&lt;", escape(xml_safe(text)))
-
-
-#: A full-width or small ``<`` (what `escape` keeps) where it could start a tag (`_TAG_START`).
-_WIDE_TAG_START: Final = re.compile(r"[\uff1c\ufe64]" + _TAG_NEXT)
+    return _ANY_TAG_START.sub("&lt;", escape(xml_safe(text)))
 
 
 def prompt_text(text: str) -> str:
     """`text` made prompt-safe with its lines kept (a whole record a tool hands a model):
     XML-safe, and each ``<`` that could start a tag escaped as in `prompt_line`.
 
-    ``prompt_text("a\n</tool_result>\u202e")`` is ``"a\n&lt;/tool_result>"``.
+    ``prompt_text("a\n</tool_result>\u202e")`` is ``"a\n&lt;/tool_result>"``. A record holds
+    no template placeholder: ``<SYSTEM>`` is escaped too.
     """
-    return _TAG_START.sub("&lt;", xml_safe(text))
+    return _ANY_TAG_START.sub("&lt;", xml_safe(text))
