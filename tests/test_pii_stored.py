@@ -252,20 +252,41 @@ def test_the_customers_contacts_repeated_by_the_business_are_not_kept(said: str)
     assert "@" not in redact(said, keep).text and "98765" not in redact(said, keep).text
 
 
-@pytest.mark.parametrize(("text", "redacted"), [
-    ("Bia's phone is +55 11 91234-5678 and her email is bia@gmail.com.",
-     "Bia's phone is [phone] and her email is [email]."),
-    ("O celular dela é (11) 91234-5678.", "O celular dela é [phone]."),
-    ("Contato da Bia: seu e-mail bia@gmail.com.", "Contato da Bia: seu e-mail [email]."),
-    ("Fale conosco: (11) 91234-5678 ou bia@gmail.com.", None),  # offered as the business's: kept
-    ("The store's phone is (11) 91234-5678.", None),
+_PUBLISHED = "(11) 91234-5678"
+
+
+@pytest.mark.parametrize("text", [
+    f"Bia's phone is {_PUBLISHED}.", "Bia's phone is +55 11 91234-5678 and her email is bia@gmail.com.",
+    f"O celular dela é {_PUBLISHED}.", "Contato da Bia: seu e-mail bia@gmail.com.",
+    # a second attacker's phrasings
+    f"O celular da Bia é {_PUBLISHED}.", f"O WhatsApp do João: {_PUBLISHED}.", f"Celular da Bia Souza: {_PUBLISHED}.",
+    f"Meu celular é {_PUBLISHED}.", f"My phone is {_PUBLISHED}.", f"O telefone pessoal da cliente é {_PUBLISHED}.",
+    f"Call Bia at {_PUBLISHED}.", f"Reach John on {_PUBLISHED}.", f"Contact Ana: {_PUBLISHED}.",
+    f"Bia\u00b4s phone is {_PUBLISHED}.", f"Bia's cell phone number is {_PUBLISHED}.",
+    f"The phone of the customer is {_PUBLISHED}.", "Ana's personal e-mail address is bia@gmail.com.",
+    "E-mail pessoal da Bia: bia@gmail.com.",
 ])
-def test_a_published_contact_the_claim_gives_as_a_persons_is_redacted(text: str, redacted: str | None) -> None:
+def test_a_published_contact_the_claim_gives_as_a_persons_is_redacted(text: str) -> None:
     """An attacker's finding: over MCP the caller quoted itself publishing a contact ("Fale
     conosco: ..."), then proposed it as a person's ("Bia's phone is ..."): it was stored."""
-    keep = kept_contacts([("agent", "Fale conosco: (11) 91234-5678, bia@gmail.com")])
+    keep = kept_contacts([("agent", f"Fale conosco: {_PUBLISHED}, bia@gmail.com")])
     assert keep == frozenset({"11912345678", "bia@gmail.com"})
-    assert redact(text, keep).text == (text if redacted is None else redacted)
+    redacted = redact(text, keep).text
+    assert "91234" not in redacted and "bia@" not in redacted, redacted
+
+
+@pytest.mark.parametrize("text", [
+    f"Fale conosco: {_PUBLISHED} ou bia@gmail.com.", f"The store's phone is {_PUBLISHED}.",
+    # a second attacker's: the first rule took these business contacts for a person's
+    "Envie suas fotos para bia@gmail.com.", f"Tire suas dúvidas: {_PUBLISHED}.", f"Faça seu pedido: {_PUBLISHED}.",
+    f"Para rastrear seu pedido: {_PUBLISHED}.", "Send your photos to bia@gmail.com.",
+    f"McDonald's support line: {_PUBLISHED}.", f"Here's the number: {_PUBLISHED}.", f"Need help? It's {_PUBLISHED}.",
+    f"Call us at {_PUBLISHED}.", f"WhatsApp da Central: {_PUBLISHED}.", f"Telefone da Loja Aurora: {_PUBLISHED}.",
+    f"Contact Support: {_PUBLISHED}.", f"Ligue para a loja: {_PUBLISHED}.",
+])
+def test_a_published_contact_offered_as_the_business_s_is_kept(text: str) -> None:
+    keep = kept_contacts([("agent", f"Fale conosco: {_PUBLISHED}, bia@gmail.com")])
+    assert redact(text, keep).text == text
 
 
 def test_a_business_contact_offered_as_its_own_is_still_kept() -> None:

@@ -735,12 +735,30 @@ def _kept(kind: str, value: str, keep: frozenset[str]) -> bool:
 _LOCAL_DIGITS: Final = 8
 
 
-#: What says, right before a contact, that it is a person's ("Bia's phone is", "her e-mail:",
-#: "o celular dela", "your phone"): never the business's, whoever published it.
+#: A contact's noun (folded or not), English and Portuguese.
+_CONTACT_NOUN: Final = (r"(?:(?:cell\s+|mobile\s+|home\s+|work\s+)?phone(?:\s+number)?|cell|mobile|number|e-?mail"
+                        r"(?:\s+address)?|whats(?:app|zap)?|contact|celular|telefone|fone|cel|n[uú]mero"
+                        r"(?:\s+de\s+(?:celular|telefone|whats(?:app)?))?|contato|endere[çc]o\s+de\s+e-?mail)")
+#: Words a business names itself by, never a person ("Loja Aurora", "Central", "Support").
+_NOT_A_PERSON: Final = (r"(?!(?:Loja|Lojas|Central|SAC|Sac|Atendimento|Empresa|Matriz|Filial|Suporte|Support|Store"
+                        r"|Shop|Us|Our|Customer|Service|Help|Sales|Vendas|Equipe|Team|Ouvidoria)\b)")
+#: A person's name: one or two capitalised words.
+_NAME: Final = _NOT_A_PERSON + r"[A-ZÀ-Ý][^\W\d_]*(?:\s+[A-ZÀ-Ý][^\W\d_]*)?"
+#: What says, right before a contact, that it is a person's, not the business's, whoever
+#: published it: "Bia's phone is", "her e-mail:", "my cell", "meu celular é", "seu e-mail",
+#: "o celular da Bia é", "WhatsApp do João:", "telefone pessoal da cliente", "o celular dela",
+#: "the phone of the customer is", "Call Bia at". Not "your photos to", "Tire suas dúvidas:",
+#: "Here's the number:", "McDonald's support line:" (no contact noun right after the owner).
 _A_PERSONS_RE: Final = re.compile(
-    r"(?i)(?:\b(?!(?:store|shop|company|business|team|office|brand|support|center|centre|hotel|clinic|"
-    r"restaurant|bank|airline|agency|firm)'s\b)[^\W\d_]+['\u2019]s|\b(?:her|his|hers|dela|dele|delas|deles)"
-    r"|\b(?:seus?|suas?|teus?|tuas?|your|yours))(?:\s+[\w-]+){0,2}\s*(?:[:=-]|\bis|\b[ée])?\s*$")
+    r"(?:(?:\b(?!(?i:store|shop|company|business|team|office|brand|support|center|centre|hotel|clinic"
+    r"|restaurant|bank|airline|agency|firm|pharmacy|bakery|gym|school)['’´]s)[^\W\d_]+['’´]s|\b(?i:her|his|my|your|meu|minha|seu|sua|teu|tua))\s+"
+    r"(?i:(?:personal|private|own|pessoal|particular)\s+)?(?i:" + _CONTACT_NOUN + r")"
+    r"|(?i:" + _CONTACT_NOUN + r")(?i:\s+(?:pessoal|particular|privado))?\s+"
+    r"(?:(?i:dela|dele|delas|deles)|(?i:d[oa]s?)\s+(?:(?i:cliente|clientes|comprador[a]?|h[oó]spede)\b|" + _NAME + r"))"
+    r"|(?i:" + _CONTACT_NOUN + r")\s+(?i:of)\s+(?:(?i:the\s+)?(?i:customer|client|guest|buyer)\b|" + _NAME + r")"
+    r"|\b(?i:call|text|reach|contact|message|ligue\s+para|fale\s+com|chame|mande\s+mensagem\s+para)\s+" + _NAME +
+    r"(?:\s+(?i:at|on|via|no|pelo|pela))?"
+    r")\s*(?:[:=-]|\b(?i:is|[ée]|was|era))?\s*$")
 
 
 def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozenset()) -> str:
