@@ -353,9 +353,9 @@ class Retriever:
         if hybrid and hits:
             hits = [h for h in hits if h.score >= NEAR_BEST * hits[0].score]  # no near-zero tail
         if min_coverage > 0 and hits and not hybrid:
-            wanted = index.analyse(agent, message)
             weight = functools.cache(index.weight(agent))  # each term's weight once
-            best = best_coverage([h.entry for h in hits], wanted, weight)
+            entries = [h.entry for h in hits]  # a long message: its best piece's coverage, as it is ranked
+            best = max(best_coverage(entries, index.analyse(agent, piece), weight) for piece in pieces(message))
             if best < min_coverage:
                 hits = []
         matched = [h.entry for h in hits]

@@ -68,3 +68,13 @@ def test_the_question_inside_a_long_message_finds_its_concept(store, layout: str
     hits = Retriever(store).search(AGENT, message, 5)
     assert hits and hits[0].entry.name == "cep-13-campinas", [h.entry.name for h in hits]
     assert Retriever(store).search(AGENT, QUESTION, 5)[0].entry.name == "cep-13-campinas"
+
+
+@pytest.mark.parametrize("mode", ["scan", "fts5"])
+def test_the_coverage_floor_reads_a_long_message_piece_by_piece(store, mode: str) -> None:  # noqa: ANN001
+    """A second attacker's finding: with a lexical index and ``min_coverage`` 0.15 the floor
+    weighed the whole message, the story's words included, and emptied the block."""
+    _store_with_rules(store)
+    message = STORY * 10 + QUESTION  # about 2,000 characters
+    block = Retriever(store).block(AGENT, message, 5, mode, min_coverage=0.3)
+    assert block is not None and 'name="cep-13-campinas"' in block
