@@ -129,6 +129,12 @@ def test_an_agent_that_states_another_value_does_not_release_the_customers(tmp_p
     assert stored.concept.sources == ("s2",)
     history = {v.version: v.markdown for v in memory.store().versions(AGENT, GIFT["name"])}
     assert "R$ 50" in history[1] and "R$ 100" not in history[1]
+    # a second attacker's finding: the customer's session then counted as the business
+    # claim's source at its next confirmation (confidence 0.8 for two business sightings)
+    run(tmp_path, [session("s3", ("user", "Is there any gift promotion?"),
+                           ("assistant", "Every order over R$ 100 comes with a free gift."))], {"s3": [other]}, memory)
+    confirmed = memory.store().get(AGENT, GIFT["name"])
+    assert confirmed is not None and set(confirmed.concept.sources) == {"s2", "s3"}
     served = block(memory, "Do orders over R$ 100 come with a free gift?")
     assert GIFT["name"] in served and "R$ 50" not in served
 

@@ -324,6 +324,8 @@ def _replace_held(tx: Transaction, agent: str, held: Concept, candidate: Candida
     fresh = consolidate.decide(None, candidate, model_available=False)
     if fresh.sighting is not None:
         tx.add_sighting(agent, candidate.name, session_id, turn_id, fresh.sighting)
+    # the held claim's sessions support another claim: they count toward this one's confidence no more
+    tx.align_ledger(agent, candidate.name, frozenset({session_id}))
     concept = consolidate.apply(fresh, None, candidate, sources=[session_id], session_id=session_id, now=now)
     if concept is None:
         raise AssertionError("a new concept's decision wrote no record")
