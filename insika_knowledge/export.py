@@ -360,14 +360,16 @@ def _gone(store: Store, agent: str) -> Callable[[str, bool], frozenset[str]]:
     """For a name `agent` had a concept under and no longer has (deleted, or renamed away:
     the old name is an alias now), the records its history holds under that name; for a
     record under ``quarantined/`` (`held` true), also those of a concept no longer held there
-    (approved since: its record is now written beside the others); else none.
+    (approved since: its record is now written beside the others), and for one beside the
+    others, those of a concept held now (a deleted rule's name a held claim took: never
+    written there); else none.
     """
     deleted = {v.name for v in store.deleted(agent)}
 
     def records(name: str, held: bool) -> frozenset[str]:
         now = store.alias_of(agent, name)  # renamed away: its history moved to the new name
         stored = store.get(agent, name)
-        if held and stored is not None and not stored.quarantined:
+        if stored is not None and held != stored.quarantined:  # a record where the concept is not written now
             return frozenset(v.markdown for v in store.versions(agent, name))
         if stored is not None or (name not in deleted and now is None):
             return frozenset()
