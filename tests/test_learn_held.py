@@ -159,3 +159,25 @@ def test_a_concept_is_not_renamed_onto_another_concepts_alias(tmp_path: Path, da
             "gift-wrap-over-100"  # its own old name: allowed
     finally:
         memory.close()
+
+
+def test_a_claim_a_person_dismissed_is_not_held_again(tmp_path: Path, database: str | None) -> None:
+    """A newcomer's finding: after `dismiss`, the next session that proposed the same wording
+    had it held again, and the rule it restates was served as disputed again."""
+    memory = Memory(tmp_path, database=database)
+    try:
+        _held(memory)
+        assert memory.dismiss_held("gift-wrap-over-100", agent=AGENT, actor="ana") == 1
+        again = memory.propose(AGAIN, agent=AGENT, session_id="s3", messages=_said(AGAIN))
+        assert again.results == [("free-gift-wrapping", "possible_duplicate")]
+        assert "already settled this claim against gift-wrap-over-100" in " ".join(again.why)
+        assert memory.held_claims(agent=AGENT) == [] and memory.conflicts(agent=AGENT) == []
+        settled = memory.store().possible_duplicates(AGENT, "gift-wrap-over-100", status="resolved")
+        assert sorted(h.session_id for h in settled) == ["s2", "s3"]  # recorded, for the audit
+        # another wording is a claim no person has seen: held as before
+        other = {**AGAIN, "name": "wrap-for-free", "body": "Gift wrap is free for orders over $100 (one per order)."}
+        assert memory.propose(other, agent=AGENT, session_id="s4", messages=_said(other)).results == \
+            [("wrap-for-free", "possible_duplicate")]
+        assert [h.name for h in memory.held_claims(agent=AGENT)] == ["wrap-for-free"]
+    finally:
+        memory.close()

@@ -115,9 +115,9 @@ def record(
     if naming.rule is not NameRule.POSSIBLE_DUPLICATE:
         naming = Naming(NameRule.POSSIBLE_DUPLICATE, naming.name, naming.similarity,
                         f"another writer changed what it matches each of the {NAMING_ATTEMPTS} times it was named")
-    outcome = _hold(store, agent, candidate, naming, session_id, turn_id, events)
+    outcome, held_why = _hold(store, agent, candidate, naming, session_id, turn_id, events)
     if why is not None and outcome == "possible_duplicate":
-        why.append(naming.why)
+        why.append(held_why)
     return candidate.name, outcome
 
 
@@ -166,20 +166,34 @@ def _name(store: Store, agent: str, candidate: Candidate, search: ConceptSearch,
 
 
 def _hold(store: Store, agent: str, candidate: Candidate, naming: Naming, session_id: str,
-          turn_id: str, events: EventBus | None) -> Outcome:
-    """Hold `candidate` as a possible duplicate of ``naming.name`` (once per session and turn)."""
+          turn_id: str, events: EventBus | None) -> tuple[Outcome, str]:
+    """Hold `candidate` as a possible duplicate of ``naming.name`` (once per session and
+    turn), and say why. A claim a person already settled against that concept (dismissed,
+    or learned as its own: the same description and body, spacing and case aside) is
+    recorded as settled, not held again: the concept is not disputed anew and no
+    ``knowledge_possible_duplicate`` fires.
+    """
     with store.transaction() as tx:
         if tx.has_possible_duplicate(agent, candidate.name, session_id, turn_id):
-            return "replayed"
+            return "replayed", ""
+        settled = any(consolidate.Entry.same_text(d, b, candidate.description, candidate.body)
+                      for d, b in tx.settled_texts(agent, naming.name))
+        why = SETTLED_WHY.format(name=naming.name) if settled else naming.why
         tx.add_possible_duplicate(agent, PossibleDuplicate(
             name=candidate.name, duplicate_of=naming.name, session_id=session_id,
             turn_id=turn_id, description=candidate.description, type=candidate.type,
-            body=candidate.body, similarity=naming.similarity, why=naming.why,
+            body=candidate.body, similarity=naming.similarity, why=why,
+            status="resolved" if settled else "open",
         ))
-    if events is not None:
+    if events is not None and not settled:
         events.emit(KnowledgePossibleDuplicate(concept=candidate.name, duplicate_of=naming.name,
-                                               agent=agent, why=naming.why))
-    return "possible_duplicate"
+                                               agent=agent, why=why))
+    return "possible_duplicate", why
+
+
+#: Why a claim a person settled before is not held again (`_hold`).
+SETTLED_WHY: Final = ("a person already settled this claim against {name} (dismissed it, or learned it as a "
+                      "concept of its own): recorded, not held again")
 
 
 def routed(store: Store, agent: str, candidate: Candidate, verdict: trust.Assessment) -> Candidate:

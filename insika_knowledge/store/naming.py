@@ -131,15 +131,25 @@ class NamingWrites:
             "SELECT description, body FROM possible_duplicates WHERE agent = ? AND duplicate_of = ? "
             "AND name = ? AND status = 'open'", (agent, duplicate_of, duplicate_of))]
 
+    def settled_texts(self, agent: str, duplicate_of: str) -> list[tuple[str, str]]:
+        """``(description, body)`` of each claim held against concept `duplicate_of` that a
+        person settled (``resolved``: dismissed, or learned as a concept of its own).
+        """
+        return [(str(d), str(b)) for d, b in self.sql.rows(
+            "SELECT description, body FROM possible_duplicates WHERE agent = ? AND duplicate_of = ? "
+            "AND status = 'resolved'", (agent, duplicate_of))]
+
     def add_possible_duplicate(self, agent: str, held: PossibleDuplicate) -> None:
-        """Hold one candidate as a possible duplicate (``open``, stamped now)."""
+        """Hold one candidate as a possible duplicate (its `status`: ``open``, or ``resolved``
+        for a claim a person settled before: recorded, not held), stamped now.
+        """
         self.sql.execute(
             f"INSERT INTO possible_duplicates (agent, {DUPLICATE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (agent, name, session_id, turn_id) DO NOTHING",
             (agent, held.name, held.duplicate_of, held.session_id, held.turn_id,
              held.description, held.type, held.body, round(min(max(held.similarity, 0.0), 1.0), 4),
-             self.clock(), one_line(held.why, WHY_MAX)),
+             "resolved" if held.status == "resolved" else "open", self.clock(), one_line(held.why, WHY_MAX)),
         )
 
     def rename_naming(self, agent: str, old: str, new: str) -> None:
