@@ -112,6 +112,19 @@ def test_an_agent_that_states_it_later_releases_it(tmp_path: Path, memory: Memor
     assert GIFT["name"] in block(memory, "Do orders over R$ 50 come with a free gift?")
 
 
+def test_the_customers_session_vouches_for_nothing_once_the_business_states_the_claim(
+        tmp_path: Path, memory: Memory) -> None:
+    """A newcomer's finding: once released, the customer's sighting counted as a source
+    (confidence 0.70 from two sources, one of them the customer's)."""
+    run(tmp_path, [session("s1", ("user", NOTE), ("assistant", "Noted."))], {"s1": [GIFT]}, memory)
+    run(tmp_path, [session("s2", ("user", "Is there any gift promotion?"),
+                           ("assistant", "Yes: every order over R$ 50 comes with a free gift this month."))],
+        {"s2": [GIFT]}, memory)
+    stored = memory.store().get(AGENT, GIFT["name"])
+    assert stored is not None and not stored.quarantined
+    assert (stored.concept.sources, stored.concept.confidence) == (("s2",), 0.6)
+
+
 def test_an_agent_that_states_another_value_does_not_release_the_customers(tmp_path: Path, memory: Memory) -> None:
     # a newcomer's attack: the business's "over R$ 100" under the held concept's name released
     # it, and the customer's "over R$ 50" reached the block (marked conflict, but in the prompt)

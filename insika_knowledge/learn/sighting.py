@@ -274,6 +274,8 @@ def _decide_and_write(
             )
             return current if until is None else _Wait(until)
         tx.release_merge_lease(agent, candidate.name, holder)
+        if admission.action is trust.Action.RELEASE and stored is not None and decision.change is Change.CONFIRM:
+            stored = _without_unvetted(tx, agent, stored)
         if decision.sighting is not None:
             now = store.clock()
             tx.add_sighting(agent, candidate.name, session_id, turn_id, decision.sighting)
@@ -309,6 +311,19 @@ def _decide_and_write(
         if decision.outcome == "conflict" and reasons is not None:
             reasons.append(decision.conflict_reason or "")
         return decision.outcome
+
+
+def _without_unvetted(tx: Transaction, agent: str, stored: Concept) -> Concept:
+    """`stored`, held in quarantine and now stated by the business side, without the session
+    that put it there (a customer's: it vouches for nothing) among its sources, and the
+    ledger aligned so it counts toward no confidence (`Transaction.align_ledger`).
+    """
+    unvetted = tx.held_session(agent, stored.name)
+    if unvetted is None:
+        return stored
+    supporting = frozenset(s.session_id for s in tx.ledger(agent, stored.name) if s.outcome != "conflict")
+    tx.align_ledger(agent, stored.name, supporting - {unvetted})
+    return stored.replace(sources=tuple(s for s in stored.sources if s != unvetted))
 
 
 def _replace_held(tx: Transaction, agent: str, held: Concept, candidate: Candidate, session_id: str,

@@ -367,6 +367,12 @@ class ConceptWrites(NamingWrites):
         return self.sql.row("SELECT 1 FROM quarantine WHERE agent = ? AND name = ?",
                             (agent, name)) is not None
 
+    def held_session(self, agent: str, name: str) -> str | None:
+        """The session whose sighting put `name` in quarantine, or None when it is not held."""
+        self.sql.lock(agent, name)
+        row = self.sql.row("SELECT session_id FROM quarantine WHERE agent = ? AND name = ?", (agent, name))
+        return None if row is None else str(row[0])
+
     def quarantine(self, agent: str, name: str, *, session_id: str, supported_by: list[str],
                    markers: list[str]) -> None:
         """Hold `name` in quarantine (kept if it already is)."""
