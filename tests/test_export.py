@@ -431,16 +431,21 @@ CHANGED_RULE = {**RULE, "name": "gift-cards-valid-two-years", "description": "Gi
                 "body": "Gift cards are valid for 24 months from the date of purchase."}
 
 
+def _propose_rule_then_its_change(memory: Memory) -> None:
+    """RULE, then CHANGED_RULE in a later session, each stated by the agent: the change is held."""
+    for session, item in (("h1", RULE), ("h2", CHANGED_RULE)):
+        said = [{"role": "user", "content": "How long is a gift card valid?"},
+                {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
+        memory.propose(item, agent=AGENT, session_id=session, messages=said)
+
+
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 def test_json_exports_carry_the_claims_held_against_a_concept(data_dir: Where, tmp_path: Path, fmt: str) -> None:
     """A helper's finding: the claims a person has to settle (`conflicts`, `learn-held`,
     `dismiss`) were in no export, so moving a store by its JSON lost them."""
     memory = Memory(data_dir.folder, database=data_dir.database)
     try:
-        for session, item in (("h1", RULE), ("h2", CHANGED_RULE)):
-            said = [{"role": "user", "content": "How long is a gift card valid?"},
-                    {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
-            memory.propose(item, agent=AGENT, session_id=session, messages=said)
+        _propose_rule_then_its_change(memory)
         assert [h.name for h in memory.store().possible_duplicates(AGENT, RULE["name"])] == [CHANGED_RULE["name"]]
     finally:
         memory.close()
@@ -514,10 +519,7 @@ def test_graphml_says_which_concepts_await_a_person(data_dir: Where) -> None:
     """An attacker's finding: a concept in conflict read like a settled fact in GraphML (no status)."""
     memory = Memory(data_dir.folder, database=data_dir.database)
     try:
-        for session, item in (("h1", RULE), ("h2", CHANGED_RULE)):
-            said = [{"role": "user", "content": "How long is a gift card valid?"},
-                    {"role": "assistant", "content": f"{item['description']} {item['body']}"}]
-            memory.propose(item, agent=AGENT, session_id=session, messages=said)
+        _propose_rule_then_its_change(memory)
     finally:
         memory.close()
     result = _invoke("export", "--agent", AGENT, "--format", "graphml", "--out", "-", *data_dir.args())
