@@ -412,19 +412,19 @@ class Retriever:
         A long message is ranked piece by piece (`analysis.pieces.pieces`: its sentences,
         grouped), each concept by its best piece's score; a short one whole.
         """
+        def ranked(text: str) -> tuple[list[Hit], bool]:
+            hybrid = self._hybrid(agent, text, top_k, mode, held)
+            return (hybrid, True) if hybrid is not None else \
+                (_unheld(self.index_for(agent, mode), agent, text, top_k, held), False)
+
         read = pieces(message)
         if len(read) == 1:
-            ranked = self._hybrid(agent, message, top_k, mode, held)
-            if ranked is not None:
-                return ranked, True
-            return _unheld(self.index_for(agent, mode), agent, message, top_k, held), False
+            return ranked(message)  # the index's own order, ties included
         best: dict[str, Hit] = {}
         hybrid = False
-        for piece in read:
-            ranked = self._hybrid(agent, piece, top_k, mode, held)
-            hybrid = hybrid or ranked is not None
-            for hit in ranked if ranked is not None else _unheld(self.index_for(agent, mode), agent, piece,
-                                                                 top_k, held):
+        for hits, by_meaning in map(ranked, read):
+            hybrid = hybrid or by_meaning
+            for hit in hits:
                 if hit.entry.name not in best or hit.score > best[hit.entry.name].score:
                     best[hit.entry.name] = hit
         return sorted(best.values(), key=lambda h: -h.score)[:top_k], hybrid

@@ -202,9 +202,21 @@ def disputes(record: Concept, held_name: str, description: str, body: str) -> bo
     if held_name == record.name:
         return True
     claim = Candidate(name=held_name, type=record.type, description=description, body=body)
-    on_record, held = f"{record.description}\n{claim_text(record.body)}", f"{description}\n{body}"
-    return bool(values_differ(record, claim)) or versions(on_record, held) \
-        or bool(rearranged(on_record, held) or rearranged(held, on_record))
+    return bool(values_differ(record, claim)) or versions(_text(record), f"{description}\n{body}") \
+        or bool(_placed_otherwise(record, claim))
+
+
+def _text(record: Concept) -> str:
+    """What `record` claims, as one text: its description, then its body without the contradictions."""
+    return f"{record.description}\n{claim_text(record.body)}"
+
+
+def _placed_otherwise(record: Concept, claim: Candidate) -> str:
+    """What `claim` places otherwise than `record`, or the reverse, in a few words
+    (`analysis.arrangement.rearranged`, read both ways), or ``""``.
+    """
+    on_record, held = _text(record), f"{claim.description}\n{claim.body}"
+    return rearranged(on_record, held) or rearranged(held, on_record)
 
 
 def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_meaning: bool) -> str:
@@ -219,8 +231,7 @@ def held_because(match: Concept, candidate: Candidate, similarity: float, *, by_
         by_meaning: True when the semantic index named `match`.
     """
     values = values_differ(match, candidate)
-    on_record, held = f"{match.description}\n{claim_text(match.body)}", f"{candidate.description}\n{candidate.body}"
-    placed = "" if values else rearranged(on_record, held) or rearranged(held, on_record)
+    placed = "" if values else _placed_otherwise(match, candidate)
     if by_meaning:
         said = f"it is close in meaning to {match.name} (similarity {similarity:.2f}) but is not the same claim"
         return f"{said}; it states other values: {values}" if values else f"{said}: {placed}" if placed else said
