@@ -1317,15 +1317,20 @@ class Memory:
             ``dropped`` the reason when a gate refused it and ``why`` what was wrong
             (``["candidate 0: invalid: description is 301 characters (at most 300)"]``).
 
+        `messages` are bounded as `learn` bounds a turn (at most `OutboxSettings.turn_bytes_max`
+        bytes of message JSON, the oldest cut first).
+
         Raises:
             InvalidName: the agent or tenant name is invalid.
-            UserError: the ids are not printable text, or the model spec is unusable.
+            UserError: the ids are not printable text, the model spec is unusable, or the
+                last message alone is over `OutboxSettings.turn_bytes_max` bytes of JSON.
         """
         where = "Memory.propose()"
         check_types(where, candidate=(candidate, Mapping, "a mapping (name, description, type, body)"),
                     session_id=(session_id, str), turn_id=(turn_id, (str, _NONE)),
                     model=(model, (str, _ModelObject, _NONE), _MODEL_KINDS), config=_config_arg(config))
         evidence = _messages(where, "messages", messages)
+        evidence = self._bounded(where, evidence) if evidence else evidence
         settings = config or KnowledgeConfig()
         merger = model if model is not None else settings.resolved_model()
         chosen = self._chosen(merger)

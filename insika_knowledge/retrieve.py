@@ -486,8 +486,9 @@ class Retriever:
         holds them, or a claim held against it for review disputes it
         (`consolidate.disputes`: a policy's contradicting sighting, or a possible duplicate
         that states other values or reads as another version of its claim). A possible
-        duplicate that restates it in other words leaves it unmarked (a person still sees
-        it in `conflicts`). The held claims are read only for matched concepts that have
+        duplicate `disputes` reads as a restatement leaves it unmarked (a person still sees
+        it in `conflicts`); many rewordings it cannot read as one mark it. The held claims
+        are read only for matched concepts that have
         some (`Store.challenged_names`, one small read per block that matched anything).
         """
         retrieved = self.retrieve(agent, message, top_k, mode, min_coverage)

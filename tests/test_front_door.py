@@ -585,3 +585,19 @@ def test_update_reads_a_no_break_space_in_the_description_as_put_does(tmp_path: 
         memory.put("---\nname: prix\ndescription: Prix 10\n---\n\nLivraison 10 €.\n", agent=AGENT)
         memory.update("prix", agent=AGENT, description="Prix\u00a0: 12 €")
         assert memory.store().get(AGENT, "prix").concept.description == "Prix : 12 €"
+
+
+def test_propose_bounds_its_messages_as_learn_bounds_a_turn(tmp_path: Path) -> None:
+    """A newcomer's finding: `propose` took a 10 MB message (learn bounds a turn to 256 KiB)."""
+    item = {"name": "opening", "description": "The store opens at 9 am.", "type": "fact",
+            "body": "The store opens at 9 am on weekdays."}
+    said = {"role": "assistant", "content": "The store opens at 9 am on weekdays."}
+    with Memory(tmp_path, embeddings="off") as memory:
+        with pytest.raises(UserError, match=r"Memory.propose\(\): the turn's last message alone is \d+ bytes"):
+            memory.propose(item, agent=AGENT, session_id="s1",
+                           messages=[{**said, "content": said["content"] + " x" * 200_000}])
+        assert memory.concepts(agent=AGENT) == []
+        # older messages beyond the bound are cut, the newest kept: the agent's words still support it
+        report = memory.propose(item, agent=AGENT, session_id="s2",
+                                messages=[{"role": "user", "content": "y" * 300_000}, said])
+        assert report.results == [("opening", "learned")]
