@@ -1787,13 +1787,19 @@ def _config_arg(config: object) -> tuple[object, tuple[type, ...], str]:
     return config, (KnowledgeConfig, _NONE), "a KnowledgeConfig or None" + hint
 
 
+#: The roles whose message may carry no content: an assistant's that calls tools, as the
+#: OpenAI chat format allows.
+_CONTENT_OPTIONAL: Final = frozenset({"assistant"})
+
+
 def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any]]:
     """`messages` as a list of dicts, checked: a sequence (not text) of mappings.
 
     Raises:
         ArgumentTypeError: `messages` is not such a sequence, or one item is not a mapping
             with text keys (named by its index), or its content is not text, parts or None.
-        UserError: a message's role is not one of `MESSAGE_ROLES`.
+        UserError: a message's role is not one of `MESSAGE_ROLES`, or a message other than
+            an assistant's has no content.
     """
     if isinstance(messages, (str, bytes, bytearray)) or not isinstance(messages, Sequence):
         raise wrong_type(where, argument, messages, "a list of message dicts (role, content)")
@@ -1809,6 +1815,11 @@ def _messages(where: str, argument: str, messages: object) -> list[dict[str, Any
         content = message.get("content")
         if not isinstance(content, (str, list, type(None))):
             raise wrong_type(where, f"{argument}[{i}]['content']", content, "a str, a list of content parts or None")
+        if content is None and message["role"] not in _CONTENT_OPTIONAL:
+            said = "has no 'content'" if "content" not in message else "['content'] is None"
+            raise UserError(f"{where}: {argument}[{i}]{' ' if said[0] == 'h' else ''}{said}; "
+                            f"a {message['role']} message needs its text (only an assistant's may go without, "
+                            "when it calls tools)")
     return [dict(m) for m in messages]
 
 

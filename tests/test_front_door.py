@@ -459,6 +459,8 @@ def test_a_refused_proposal_says_what_was_wrong_and_where(memory: Memory, change
     ({"role": "martian", "content": "hi"}, r"messages\[1\]\['role'\] is 'martian'; a message's role is one of"),
     ({"content": "hi"}, r"messages\[1\]\['role'\] is None"),
     ({"role": "user", "content": 42}, r"messages\[1\]\['content'\]"),
+    ({"role": "user"}, r"messages\[1\] has no 'content'; a user message needs its text"),
+    ({"role": "tool", "content": None}, r"messages\[1\]\['content'\] is None; a tool message needs its text"),
 ])
 def test_a_message_with_an_unknown_role_or_content_is_refused_by_position(memory: Memory, message: dict[str, object],
                                                                           why: str) -> None:
