@@ -313,8 +313,11 @@ def _waiting(memory: Memory, agent: str, tenant: str) -> tuple[int, int] | None:
               help="Print the concepts matched and linked as JSON objects instead of the block.")
 def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
            top_k: int, index_mode: str, as_json: bool) -> None:
-    """Print the <knowledge> block the agent would get for MESSAGE."""
+    """Print the <knowledge> block the agent would get for MESSAGE ('-': read it from
+    standard input, UTF-8, for a message longer than a command line takes)."""
     check_agent(agent)
+    if message == "-":
+        message = _stdin_message()
     config = _config(None, None, top_k, None)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         retriever = memory.retriever(tenant)
@@ -328,6 +331,31 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
             return
         block = retriever.block(agent, message, config.top_k, index_mode, config.min_coverage)
     click.echo(block if block is not None else "(no concept matches)")
+
+
+#: The most bytes ``search -`` reads from standard input (a message's first 2,000
+#: characters or so decide its ranking: `insika_knowledge.analysis.pieces`).
+STDIN_MESSAGE_MAX: Final = 1 << 20
+
+
+def _stdin_message() -> str:
+    """The message on standard input (``search -``).
+
+    Raises:
+        UserError: empty, over `STDIN_MESSAGE_MAX` bytes, or not UTF-8.
+    """
+    from insika_knowledge.readers import not_utf8
+
+    data = sys.stdin.buffer.read(STDIN_MESSAGE_MAX + 1)
+    if len(data) > STDIN_MESSAGE_MAX:
+        raise UserError(f"standard input is over {STDIN_MESSAGE_MAX:,} bytes: give the message's "
+                        "question, not a whole transcript")
+    if not data.strip():
+        raise UserError("standard input is empty: give the customer's message")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_utf8("standard input", exc) from None
 
 
 def _entry(entry: Any, disputed: frozenset[str], challenged: frozenset[str]) -> dict[str, Any]:

@@ -80,6 +80,21 @@ def test_search_without_match_says_so(data_dir: Path) -> None:
     assert result.output.strip() == "(no concept matches)"
 
 
+def test_search_reads_the_message_from_standard_input(data_dir: Path) -> None:
+    """An argument is capped by the system (about 128 KiB here): '-' reads the message from
+    standard input, whatever its length; a message that is not UTF-8 is refused by name."""
+    story = "Ontem fui ao mercado e encontrei uma amiga da escola. " * 4000  # ~220 KB
+    result = CliRunner().invoke(cli, ["search", "--agent", AGENT, "--data-dir", str(data_dir), "-"],
+                                input=story + "Do orders over 199 get free shipping?")
+    assert result.exit_code == 0, result.output
+    assert 'name="free-shipping-over-199"' in result.output
+    empty = CliRunner().invoke(cli, ["search", "--agent", AGENT, "--data-dir", str(data_dir), "-"], input="  \n")
+    assert empty.exit_code != 0 and "standard input is empty" in empty.output
+    wrong = CliRunner().invoke(cli, ["search", "--agent", AGENT, "--data-dir", str(data_dir), "-"],
+                               input=b"frete \xff")
+    assert wrong.exit_code != 0 and "standard input" in wrong.output and "UTF-8" in wrong.output
+
+
 def test_search_json_lists_matched_names(data_dir: Path) -> None:
     hit = _run("search", "--agent", AGENT, "--data-dir", str(data_dir), "--json",
                "Can I return an item after delivery?")
