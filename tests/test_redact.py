@@ -26,7 +26,7 @@ def cpf_check_digits(base: str) -> str:
 # --------------------------------------------------------------------------- API
 
 
-def test_placeholders_are_exactly_the_fourteen_kinds() -> None:
+def test_placeholders_are_exactly_the_fifteen_kinds() -> None:
     assert PLACEHOLDERS == {
         "email": "[email]",
         "phone": "[phone]",
@@ -42,6 +42,7 @@ def test_placeholders_are_exactly_the_fourteen_kinds() -> None:
         "ip": "[ip]",
         "birth_date": "[birth_date]",
         "voter_id": "[voter_id]",
+        "ssn": "[ssn]",
     }
 
 
@@ -88,7 +89,8 @@ POSITIVE = [
     ),
     # phone, Brazilian
     ("Ligue para (11) 98765-4321 amanhã.", "Ligue para [phone] amanhã.", {"phone": 1}),
-    ("Telefone 11 98765-4321, falar com Ana.", "Telefone [phone], falar com Ana.", {"phone": 1}),
+    # a name in the sentence of a person's phone is theirs (fail closed: `privacy.people`)
+    ("Telefone 11 98765-4321, falar com Ana.", "Telefone [phone], falar com [name].", {"phone": 1, "name": 1}),
     ("WhatsApp: +55 11 98765-4321", "WhatsApp: [phone]", {"phone": 1}),
     ("Novo número +55 (21) 99876-5432!", "Novo número [phone]!", {"phone": 1}),
     ("telefone fixo (11) 3456-7890", "telefone fixo [phone]", {"phone": 1}),

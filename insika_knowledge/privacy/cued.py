@@ -1,4 +1,5 @@
-"""Personal data known by the words before it: an IP address, a date of birth, a voter id.
+"""Personal data known by the words before it: an IP address, a date of birth, a voter id,
+a US Social Security number.
 
 Each finder returns the spans of one kind in a text; `insika_knowledge.privacy.redact`
 runs them in its pipeline and replaces each span with the kind's placeholder.
@@ -17,6 +18,10 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   after "título (de eleitor)", "título eleitoral", "inscrição eleitoral", "voter id" or
   "voter registration (number)"; fail closed (its two check digits
   are not required: python-stdnum has no module for it).
+- ``ssn``: a US Social Security number: ``536-22-8741`` anywhere when `stdnum.us.ssn`
+  accepts it (no area 000, 666 or 900-999, no group 00, no serial 0000, none of the
+  numbers published as examples); after "SSN", "SS#" or "social security (number)" / "my
+  social", nine digits in any grouping, whether they check or not (fail closed).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Final
+
+from stdnum.us import ssn as _ssn
 
 Span = tuple[int, int]
 
@@ -136,3 +143,27 @@ def find_voter_ids(text: str) -> list[Span]:
     if not _has_digit(text) or not any(need in _cues(text) for need in _VOTER_NEEDS):
         return []
     return [m.span("number") for m in _VOTER_ID_RE.finditer(text)]
+
+
+# --------------------------------------------------------------------------- ssn
+
+_SSN_DASHED_RE: Final = re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])")
+_SSN_CUED_RE: Final = re.compile(
+    r"(?i)(?:\bSSN\b|\bSS\s*#|\bsocial\s+security(?:\s+(?:number|no\.?|#))?|\b(?:my|his|her|your)\s+social\b)"
+    r"[^\n\d]{0,30}?(?P<number>(?<!\d)\d{3}[ .-]?\d{2}[ .-]?\d{4}(?![\d]))")
+
+
+def _ssn_valid(digits: str) -> bool:
+    try:
+        return bool(_ssn.is_valid(digits))
+    except Exception:  # noqa: BLE001 - a validator that fails answers "redact" (fail closed)
+        return True
+
+
+def find_ssns(text: str) -> list[Span]:
+    """US Social Security numbers (see the module doc); only on a text with a digit."""
+    if not _has_digit(text):
+        return []
+    spans = {m.span("number") for m in _SSN_CUED_RE.finditer(text)}
+    spans |= {m.span() for m in _SSN_DASHED_RE.finditer(text) if _ssn_valid(m.group())}
+    return sorted(spans)

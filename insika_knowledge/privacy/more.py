@@ -359,7 +359,7 @@ def find_addresses(text: str) -> list[Span]:
 # --------------------------------------------------------------------------- name
 
 #: Placeholders a person's name next to which is personal data too.
-CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban")
+CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban", "ssn")
 _CAP: Final = r"(?:[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)"
 _PERSON: Final = rf"{_CAP}(?:\s+(?:(?:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP}){{0,3}}"
 _JOIN: Final = (

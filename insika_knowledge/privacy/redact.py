@@ -87,7 +87,7 @@ from stdnum.br import cnpj as _cnpj
 from stdnum.br import cpf as _cpf
 
 from insika_knowledge.privacy.credentials import SECRET, scrub
-from insika_knowledge.privacy.cued import find_birth_dates, find_ips, find_voter_ids
+from insika_knowledge.privacy.cued import find_birth_dates, find_ips, find_ssns, find_voter_ids
 from insika_knowledge.privacy.more import (
     cue_at_end,
     find_addresses,
@@ -99,6 +99,8 @@ from insika_knowledge.privacy.more import (
     find_rgs,
     words_next_to_marks,
 )
+from insika_knowledge.privacy.people import find_people
+from insika_knowledge.privacy.published import asks_for_contact, offered
 
 __all__ = ["PLACEHOLDERS", "UNNEEDED_KINDS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_kinds",
            "redact_name"]
@@ -119,6 +121,7 @@ PLACEHOLDERS: dict[str, str] = {
     "ip": "[ip]",
     "birth_date": "[birth_date]",
     "voter_id": "[voter_id]",
+    "ssn": "[ssn]",
 }
 
 
@@ -685,6 +688,7 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("ip", find_ips),
     ("birth_date", find_birth_dates),
     ("voter_id", find_voter_ids),
+    ("ssn", find_ssns),
     ("pix", find_pix),
     ("iban", _find_ibans),
     ("boleto", find_boletos),
@@ -695,6 +699,7 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("phone", _find_all_phones),
     ("address", find_addresses),
     ("name", find_names),
+    ("name", find_people),  # last: a name anywhere in a sentence that holds a person's datum
 )
 #: The kinds a business may publish (kept when `redact` is told they are the business's).
 CONTACT_KINDS: Final = ("email", "phone", "address")
@@ -776,11 +781,17 @@ def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozense
     return text
 
 
-#: Words of a sentence that offers the business's own contact (folded).
-_BUSINESS_CUE_RE: Final = re.compile(
-    r"(?i)\b(?:nosso|nossa|nossos|nossas|our|sac|central|atendimento|customer\s+(?:service|care|support)"
-    r"|fale\s+conosco|contact\s+us|call\s+us|ligue|ouvidoria|suporte|support|loja|store|escrit[óo]rio|office"
-    r"|matriz|filial|hotline|helpline|0800)\b")
+def _before(sentence: str, start: int, found: list[Span], offers: list[Span]) -> str:
+    """The words of `sentence` before `start`, as `published.offered` reads them: each
+    earlier contact it offers a NUL (a list goes on: "X ou Y"), each other one a space.
+    """
+    out, at = [], 0
+    for s, e in found:
+        if e > start:
+            break
+        out += [sentence[at:s], "\x00" if (s, e) in offers else " "]
+        at = e
+    return "".join(out) + sentence[at:start]
 
 
 def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
@@ -791,30 +802,39 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
             customer wrote, including a tool result's customer-written fields).
 
     Returns:
-        The keys of the emails, phones and addresses the business side gives with a
-        business cue in the same sentence, outside the contacts themselves (or in the
-        system prompt), minus any the customer wrote anywhere in the conversation and any
-        the business gives as the customer's ("seu e-mail ...", "your phone: ...").
+        The keys of the emails, phones and addresses the business side offers as its own
+        (`insika_knowledge.privacy.published.offered`: the words right before the contact
+        offer it, "Nosso SAC atende no", "Ligue para", "Fale conosco:"; the first sentence
+        with a contact of a reply to the customer asking for one; anything in the system
+        prompt), minus any the customer wrote anywhere in the conversation and any the
+        business gives as the customer's ("seu e-mail ...", "your phone: ...").
     """
     business: set[str] = set()
     customer: set[str] = set()
     finders = {"email": _find_emails, "phone": _find_all_phones, "address": find_addresses}
+    asked = False  # the customer asked for the business's contact: the reply's first one offers it
     for speaker, text in pieces:
         if speaker == "customer":  # a number the customer said one digit at a time is theirs too
             customer |= _spelled_phones(unmask(text))
+            asked = asks_for_contact(text)
+        replying = asked and speaker in ("agent", "human")
         for sentence in _SENTENCE_END_RE.split(text):
-            found = [(kind, start, end) for kind, find in finders.items() for start, end in find(sentence)]
-            if not found:
-                continue
-            # the cue is read around the contacts, never inside one ("maria.loja@gmail.com")
-            rest = _replace(sentence, _drop_overlaps([(start, end) for _, start, end in found]), " ")
-            cued = speaker == "system" or _BUSINESS_CUE_RE.search(rest) is not None
-            for kind, start, end in found:
-                key = contact_key(kind, sentence[start:end])
+            kinds: dict[Span, str] = {}
+            for kind, find in finders.items():
+                for span in find(sentence):
+                    kinds.setdefault(span, kind)
+            found = sorted(_drop_overlaps(kinds))
+            offers: list[Span] = []
+            for start, end in found:
+                key = contact_key(kinds[(start, end)], sentence[start:end])
                 if speaker == "customer":
                     customer.add(key)
-                elif cued and not _YOURS_RE.search(sentence, 0, start):
+                elif (speaker == "system" or replying or offered(_before(sentence, start, found, offers))) \
+                        and not _YOURS_RE.search(sentence, 0, start):
                     business.add(key)
+                    offers.append((start, end))
+            replying = replying and not found  # only the reply's first sentence with a contact
+        asked = asked and speaker not in ("agent", "human")
     return frozenset(business - customer)
 
 
@@ -1027,11 +1047,12 @@ def redact(text: str, keep: frozenset[str] = frozenset()) -> Redaction:
     """Replace the personal data in ``text`` with typed placeholders.
 
     Emails, phone numbers, CPFs, CNPJs, payment card numbers, IBANs, PIX keys, boleto
-    lines, RG numbers, street addresses, IP addresses, dates of birth, voter ids and a
-    person's name next to a contact become ``[email]``, ``[phone]``, ``[cpf]``, ``[cnpj]``,
-    ``[card]``, ``[iban]``, ``[pix]``, ``[boleto]``, ``[rg]``, ``[address]``, ``[ip]``,
-    ``[birth_date]``, ``[voter_id]`` and ``[name]`` (see `PLACEHOLDERS`; the last three
-    kinds and an IPv4 address only after the words that name them:
+    lines, RG numbers, street addresses, IP addresses, dates of birth, voter ids, US
+    Social Security numbers and a person's name next to a contact become ``[email]``,
+    ``[phone]``, ``[cpf]``, ``[cnpj]``, ``[card]``, ``[iban]``, ``[pix]``, ``[boleto]``,
+    ``[rg]``, ``[address]``, ``[ip]``, ``[birth_date]``, ``[voter_id]``, ``[ssn]`` and
+    ``[name]`` (see `PLACEHOLDERS`; dates of birth, voter ids, an IPv4 address and an
+    SSN not written ``ddd-dd-dddd`` only after the words that name them:
     `insika_knowledge.privacy.cued`). CPFs, CNPJs,
     cards and IBANs are only replaced when their check digits are valid (the others fail
     closed, see `insika_knowledge.privacy.more`). CEPs, order numbers, prices, dates,

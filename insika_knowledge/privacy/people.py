@@ -1,0 +1,128 @@
+"""A person's name anywhere in a sentence that holds their contact or document.
+
+`insika_knowledge.privacy.more.find_names` takes the name right next to a placeholder
+("Maria Souza, [phone]"). A customer also writes it a few words away, or in lower case:
+"Cliente Maria Silva pediu retorno no [phone]", "Aqui é o Wellington, meu zap [phone]",
+"meu marido Cláudio Rezende pode receber, o telefone dele é [phone]", "aqui é a maria
+eduarda, meu numero [phone]" (an attacker's cases: 9 of 18 names kept). In a sentence
+(up to ".", "!", "?", ";", "|" or a line end) that holds a placeholder of a person's datum
+(`more.CONTACT_MARKS`), fail closed:
+
+- every run of capitalised words (``O'Connor``, ``JOSÉ APARECIDO DOS SANTOS`` included),
+  its label words aside (`more.NOT_NAMES`: "Cliente", "Loja"; "My", "Oi", "Sr."), except
+  one word that opens the sentence and is no common first name ("Pediu", "Entregar"), an
+  acronym (a run in capitals with fewer than two words of three letters: "CEP", "EUR"),
+  and words right after a place preposition ("em", "no", "na", "in", "at": "Entrega em
+  Campinas");
+- in lower case, up to three words after the words that introduce a person ("me chamo",
+  "meu nome é", "my name is", "nome:"; and "sou", "aqui é", "é da", "this is", "I'm" when
+  the first word is a common first name, `more.FIRST_NAMES`).
+
+A brand or a city in such a sentence may go with them: a sentence that carries a person's
+contact is theirs, and what it loses is worth less than what it would leak.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from insika_knowledge.privacy.more import CONTACT_MARKS, FIRST_NAMES, NOT_NAMES
+
+Span = tuple[int, int]
+
+_MARK_RE: Final = re.compile(r"\[(?:" + "|".join(CONTACT_MARKS) + r")\]")
+_SENTENCE_RE: Final = re.compile(r"[^.!?;|\n]+")
+_UPPER: Final = "A-ZÀ-ÖØ-Ý"
+_LOWER: Final = "a-zà-öø-ÿ"
+#: One capitalised word: "Maria", "O'Connor", "McDonald", "Ana-Luísa", "JOSÉ".
+_CAP_WORD: Final = (rf"(?:(?:[OD]['’])?[{_UPPER}][{_LOWER}]+(?:['’-][{_UPPER}]?[{_LOWER}]+)?"
+                    rf"|[{_UPPER}]{{2,}}(?:['’-][{_UPPER}]{{2,}})?)")
+_CAPITALISED_RE: Final = re.compile(
+    rf"(?<![\w\[])(?:{_CAP_WORD})(?:\s+(?:(?i:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP_WORD})*(?![\w\]])")
+_PLACE_BEFORE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")
+#: Words that introduce a person whatever the word after them.
+_NAMED_RE: Final = re.compile(r"(?i)\b(?:me\s+chamo|meu\s+nome\s+[ée]|my\s+name\s+is|nome\s*:|name\s*:)\s+$")
+#: Words that introduce a person when a common first name follows.
+_INTRODUCED_RE: Final = re.compile(
+    r"(?i)\b(?:sou|aqui\s+[ée]|aqui\s+eh|[ée]\s+d[ao]|eh\s+d[ao]|this\s+is|i['’]m|i\s+am|falo\s+com|fala\s+com)"
+    r"(?:\s+(?:o|a|the))?\s+$")
+_LOWER_WORDS_RE: Final = re.compile(rf"[{_LOWER}]+(?:\s+(?:d[aeo]s?\s+)?[{_LOWER}]+){{0,2}}")
+#: Short words that end a name written in lower case ("maria eduarda, meu ...": "meu").
+_STOP: Final = frozenset(
+    "meu minha meus minhas seu sua o a os as e é eh de do da que com para pra por no na em um uma "
+    "my your the and is at to on of in".split())
+
+
+def _fold(word: str) -> str:
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii").lower()
+
+
+#: Capitalised words that open a sentence or a greeting and name nobody (folded).
+_NOT_PEOPLE: Final = NOT_NAMES | frozenset(
+    "my meu minha meus minhas eu i your seu sua seus suas oi ola hi hello hey bom boa dia tarde noite obrigado "
+    "obrigada thanks thank please por favor sim yes no nao ok okay segue aqui here this is it its sou quero "
+    "preciso pode podem pedido order number numero name nome dear caro cara prezado prezada sr sra mr mrs ms "
+    "dr dra dona senhor senhora".split())
+
+
+def _capitalised(sentence: str, offset: int) -> list[Span]:
+    spans = []
+    opening = len(sentence) - len(sentence.lstrip())
+    for m in _CAPITALISED_RE.finditer(sentence):
+        # the run split at the words that name nobody ("My RG", "Cliente Maria", "Sr. Hélio")
+        run: list[re.Match[str]] = []
+        for word in [*re.finditer(r"\S+", m.group()), None]:
+            if word is not None and _fold(word.group()) not in _NOT_PEOPLE:
+                run.append(word)
+                continue
+            if run and _person(sentence, m.start() + run[0].start(), m.start() + run[-1].end(), opening):
+                spans.append((offset + m.start() + run[0].start(), offset + m.start() + run[-1].end()))
+            run = []
+    return spans
+
+
+def _person(sentence: str, start: int, end: int, opening: int) -> bool:
+    """Whether the capitalised words `sentence[start:end]` may name a person."""
+    words = sentence[start:end].split()
+    if all(w.lower() in ("da", "de", "do", "das", "dos", "e") for w in words):
+        return False
+    if start == opening and len(words) == 1 and _fold(words[0]) not in FIRST_NAMES:
+        return False  # the sentence's first word
+    if all(w.isupper() for w in words) and sum(len(w) >= 3 for w in words) < 2:
+        return False  # an acronym ("CEP", "EUR", "CRC"), not "JOSÉ APARECIDO"
+    return _PLACE_BEFORE_RE.search(sentence, 0, start) is None  # a place: "Entrega em Campinas"
+
+
+def _lower_case(sentence: str, offset: int) -> list[Span]:
+    spans = []
+    for m in _LOWER_WORDS_RE.finditer(sentence):
+        words = m.group().split()
+        kept = []
+        for word in words:
+            if word in _STOP or _fold(word) in NOT_NAMES:
+                break
+            kept.append(word)
+        if not kept:
+            continue
+        named = _NAMED_RE.search(sentence, 0, m.start()) is not None
+        if named or (_INTRODUCED_RE.search(sentence, 0, m.start()) and _fold(kept[0]) in FIRST_NAMES):
+            start = offset + m.start()
+            spans.append((start, start + len(" ".join(kept))))
+    return spans
+
+
+def find_people(text: str) -> list[Span]:
+    """The names of people in the sentences of `text` that hold a placeholder of a person's
+    datum (see the module doc), as spans of `text`.
+    """
+    if "[" not in text:
+        return []
+    spans: list[Span] = []
+    for sentence in _SENTENCE_RE.finditer(text):
+        if _MARK_RE.search(sentence.group()) is None:
+            continue
+        spans += _capitalised(sentence.group(), sentence.start())
+        spans += _lower_case(sentence.group(), sentence.start())
+    return sorted(set(spans))

@@ -1,0 +1,115 @@
+"""Whether a contact in a business's sentence is offered as the business's own.
+
+`insika_knowledge.privacy.redact.kept_contacts` keeps a phone, e-mail or address the
+business side gives as its own, and redacts the rest. A business word somewhere in the
+sentence is not enough: "O atendimento vai ligar para a senhora no 11 97654-3210", "A loja
+vai enviar o produto para Rua das Laranjeiras, 45" and "Nossa central reenviou o código para
+ana@gmail.com" hold one, and each contact is the customer's (an attacker's cases, seven of
+seven kept). The words right before the contact must offer it, with nothing between them
+and it but words that qualify it:
+
+- a business's label or its own noun (`BUSINESS_NOUNS`, `CONTACT_NOUNS`) with "nosso" /
+  "our", or one alone before a colon ("Nosso SAC atende no ...", "Nosso WhatsApp é ...",
+  "Nossa loja fica na ...", "Fale conosco: ...", "SAC: ...", "Telefone da Loja Aurora:",
+  "The store's phone is ...", "Contact Support: ...", "Devoluções: ...");
+- an imperative that sends the customer to it, or an infinitive after "pode" / "basta" /
+  "can" ("Ligue (para) ...", "Escreva para ...", "Envie suas fotos para ...", "Pode mandar
+  para ...", "Call us at ...", "Send your photos to ..."). "vai ligar", "reenviou",
+  "despachou" are what the business does towards the customer's contact: no offer;
+- another contact the sentence offers, and a list word ("..., bia@loja.com", "... ou
+  sac@...", "... e no 0800 ...");
+- the business's answer to the customer asking for its contact ("qual o telefone de
+  vocês?" / "what's your e-mail?": the first sentence of the reply offers what it holds).
+
+Between the offering words and the contact only qualifiers may stand: capitalised words
+(a store's or a city's name), "de", "da", "em", "of", "in", "comercial", "24h" and the
+like (`_QUALIFIER`). A verb, a person ("a senhora") or an object ("o código") breaks the
+offer. Fail closed: a contact not offered so is redacted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+#: Nouns a business names itself or a part of itself by (folded or not).
+BUSINESS_NOUNS: Final = (
+    r"(?:sac|central(?:\s+de\s+(?:atendimento|relacionamento|vendas))?|atendimento|ouvidoria|suporte|loja|lojas"
+    r"|empresa|escrit[óo]rio|matriz|filial|sede|showroom|dep[óo]sito|equipe|time|setor(?:\s+de\s+\w+)?"
+    r"|devolu[çc][ãa]o|devolu[çc][õo]es|trocas|financeiro|comercial|vendas|canal|canais|site"
+    r"|support|store|shop|office|team|helpline|hotline|customer\s+(?:service|care|support)|returns|sales"
+    r"|headquarters|warehouse|help\s*desk|service\s+desk)")
+#: Nouns of a contact (folded or not).
+CONTACT_NOUNS: Final = (
+    r"(?:telefone|telefones|fone|tel|celular|cel|whats(?:app|zap)?|zap|e-?mail|e-?mails|endere[çc]o|n[uú]mero"
+    r"|contato|contatos|linha|ramal|phone|number|mail|address|line|contact|whatsapp)")
+#: Words that may qualify a business's noun before its contact ("Central de Atendimento
+#: Aurora", "SAC 24h", "loja de Campinas", "telefone comercial"): capitalised words (a name
+#: of the store or of a city) and these.
+_QUALIFIER: Final = (
+    r"(?:[A-ZÀ-Ý][\w&'’.-]*|(?i:de|da|do|das|dos|em|pelo|pela|pelos|pelas|of|for|in|the|by|oficial|comercial"
+    r"|principal|geral|fixo|telef[ôo]nico|online|virtual|digital|f[íi]sica|f[íi]sico|24h|24\s*horas|exclusivo"
+    r"|direto|\d{1,2}h))")
+#: A business's noun and what qualifies it.
+_NOUN_PHRASE: Final = rf"(?i:{BUSINESS_NOUNS}|{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*"
+#: What joins the offering words to the contact ("é", ":", "at", "fica na", "atende no").
+_LINK: Final = (
+    r"(?:\s*[:=–-]|\s*\(|\s+(?i:é|eh|is|are|at|on|via|em|no|na|nos|nas|pelo|pela|para|pra|pro|ao|à|to"
+    r"|fica(?:m)?(?:\s+(?:na|no|em))?|atende(?:m)?(?:\s+(?:no|na|pelo|pela|em))?|est[áa]\s+(?:na|no|em)"
+    r"|located\s+at|can\s+be\s+reached\s+at))*")
+#: An imperative that sends the customer to a contact, or an infinitive after a modal
+#: ("pode mandar"). Forms that are also a statement about someone ("a loja envia", "manda",
+#: "liga") or a noun ("telefone", "e-mail") are left out, or need "us" / a preposition after.
+_SEND: Final = (
+    r"(?:ligue|ligue-nos|escreva|mande|envie|chame|contate|entre\s+em\s+contato(?:\s+conosco)?|procure|acesse"
+    r"|fale\s+conosco|fale\s+com\s+(?:a\s+gente|o\s+sac|a\s+central|o\s+atendimento|a\s+loja|(?:nosso|nossa)\s+\w+)"
+    r"|(?:pode|podem|poder[áa]|basta|[ée]\s+s[óo]|favor|por\s+favor|can|may|please)\s+"
+    r"(?:nos\s+)?(?:ligar|escrever|mandar|enviar|chamar|contatar|procurar|call|write|send|mail|email|text|contact|reach)"
+    r"|call|ring|write|send|visit|(?:e-?mail|text|message|contact|reach|mail)(?=\s+(?:us|at|to|on|via)\b)"
+    r"|(?:call|write\s+to|email|e-mail|text|reach|contact|message)\s+us)")
+#: The object of a sending verb ("suas fotos", "the form", "o produto"): a few words.
+_OBJECT: Final = r"(?:\s+(?!(?i:para|pra|to)\b)[\w-]+){0,3}?"
+
+_OFFERED_RE: Final = re.compile(
+    r"(?:"
+    # our noun: "Nosso SAC atende no", "Nossa loja fica na", "The store's phone is"
+    r"\b(?i:nosso|nossa|nossos|nossas|our|the\s+store['’]s|the\s+company['’]s)\s+"
+    rf"{_NOUN_PHRASE}{_LINK}"
+    # a contact noun of the business: "Telefone da Loja Aurora:", "e-mail de vocês é"
+    rf"|\b(?i:{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*?\s+(?i:d[aoe]s?|of)\s+"
+    rf"(?:(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*|(?i:voc[êe]s|vcs))(?:\s+{_QUALIFIER})*{_LINK}"
+    # a business's label: "SAC:", "Central de Atendimento 24h:", "Contact Support:", "Devoluções:"
+    rf"|\b(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*(?:\s*[:=–,-]|\s+(?i:é|is|at|on|em|no|na|pelo|pela|via))\s*"
+    rf"|\b(?i:{BUSINESS_NOUNS}\s+{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*{_LINK}"
+    # sent there: "Ligue para", "Envie suas fotos para", "Pode mandar para", "Call us at"
+    rf"|\b(?i:{_SEND})(?:{_OBJECT}\s+(?i:para|pra|pro|ao|à|to|at|on|no|na|pelo|pela|em|via))?"
+    r"(?:\s+(?i:a|o|the))?(?:\s+(?i:nosso|nossa|our))?"
+    rf"(?:\s+(?i:{BUSINESS_NOUNS}|{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*)?{_LINK}"
+    r")\s*$")
+
+#: Another contact the sentence offers, then a list word: the next one is offered too.
+_LISTED_RE: Final = re.compile(r"\x00\s*(?:[,;/]|\b(?i:ou|or|e|and))?(?:\s+(?i:no|na|pelo|pela|at|on|em))?\s*$")
+
+#: The customer asking for the business's contact ("qual o telefone de vocês?", "what's
+#: your e-mail?", "vcs tem whats?", "onde fica a loja?").
+_ASKS_RE: Final = re.compile(
+    rf"(?i)\b(?:{CONTACT_NOUNS}|{BUSINESS_NOUNS})\b[^.!?\n]{{0,30}}?\b(?:de\s+voc[êe]s|d[eo]\s+vcs|da\s+loja|da\s+empresa"
+    rf"|do\s+sac|da\s+central|your)\b"
+    rf"|\b(?:your|vcs|voc[êe]s)\s+(?:tem\s+|t[êe]m\s+|have\s+(?:an?\s+)?)?{CONTACT_NOUNS}\b"
+    r"|\bonde\s+fica\s+a\s+loja\b|\bwhere\s+is\s+(?:the|your)\s+store\b"
+    r"|\b(?:como|how)\s+(?:falo\s+com\s+voc[êe]s|fa[çc]o\s+(?:pra\s+)?(?:falar|contato)|entro\s+em\s+contato"
+    r"|do\s+i\s+(?:reach|contact)\s+(?:you|the\s+store))")
+
+
+def offered(before: str) -> bool:
+    """Whether the sentence's words right before a contact offer it as the business's own
+    (see the module doc). `before` is the sentence up to the contact, each earlier contact
+    of the sentence the business offers replaced by a NUL character (``"\\x00"``), each
+    other contact by a space.
+    """
+    return _OFFERED_RE.search(before) is not None or _LISTED_RE.search(before) is not None
+
+
+def asks_for_contact(text: str) -> bool:
+    """Whether the customer's `text` asks for the business's phone, e-mail or address."""
+    return _ASKS_RE.search(text) is not None

@@ -1,0 +1,84 @@
+"""A person's name a few words from their contact, a US SSN, and which contacts the business
+offers as its own (`insika_knowledge.privacy.people`, `.cued`, `.published`).
+
+The cases are an attacker's (``benchmarks/privacy/attack1.jsonl``); each failed before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from insika_knowledge.privacy.redact import kept_contacts, redact
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Cliente Maria Silva pediu retorno no 11 98765-4321", "Maria Silva"),
+    ("Sou a Gisele Rocha e meu email é gisele.r@gmail.com", "Gisele Rocha"),
+    ("Aqui é o Wellington, meu zap 85 98877-6655", "Wellington"),
+    ("quem vai receber é minha filha Ísis Moura, o celular dela é 31 98765-0001", "Ísis Moura"),
+    ("meu marido Cláudio Rezende pode receber, o telefone dele é 11 96666-7777", "Cláudio Rezende"),
+    ("a encomenda é pra Iara, whats 11 95555-4444", "Iara"),
+    ("oi, aqui é a maria eduarda, meu numero 11 98123-4455", "maria eduarda"),
+    ("please ship to Siobhan O'Connor, 18 Elm Road", "O'Connor"),
+    ("Destinatário: JOSÉ APARECIDO DOS SANTOS - Rua Goiás 120", "APARECIDO"),
+    ("Call John Smith on (415) 555-0132 after six.", "John Smith"),
+])
+def test_a_persons_name_in_the_sentence_of_their_contact_is_redacted(text: str, name: str) -> None:
+    redacted = redact(text).text
+    assert name not in redacted and "[name]" in redacted, redacted
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("My RG number is 12.345.678-9", "My RG number is"),
+    ("Telefone (11) 98765-4321 CEP 01310-100", "CEP 01310-100"),
+    ("Entrega em Campinas, tel 11 98765-4321", "Entrega em Campinas"),
+    ("IBAN DE89 3704 0044 0532 0130 00 EUR", "EUR"),
+    ("Frete grátis para São Paulo. Cliente Ana: (11) 98765-4321.", "Frete grátis para São Paulo."),
+])
+def test_words_that_name_nobody_stay_beside_a_redacted_contact(text: str, kept: str) -> None:
+    assert kept in redact(text).text
+
+
+@pytest.mark.parametrize("text", [
+    "my SSN is 536-22-8741", "social security number: 401 56 7893", "SSN: 536228741",
+    "they asked for my social, it's 432-81-5507",
+])
+def test_a_us_social_security_number_is_redacted(text: str) -> None:
+    redacted = redact(text)
+    assert redacted.counts.get("ssn") == 1 and "[ssn]" in redacted.text, redacted
+
+
+def test_an_invalid_ssn_shape_without_a_cue_is_kept() -> None:
+    # area 666 is never issued: a reference in that shape is no SSN
+    assert redact("Protocolo 666-12-3456 aberto.").text == "Protocolo 666-12-3456 aberto."
+
+
+@pytest.mark.parametrize(("said", "value"), [
+    ("O atendimento vai ligar para a senhora no 11 97654-3210 amanhã cedo.", "97654-3210"),
+    ("Anotei aqui: nosso cliente tem o telefone (21) 98700-1122 para contato.", "98700-1122"),
+    ("A loja vai enviar o produto para Rua das Laranjeiras, 45, apto 12.", "Laranjeiras"),
+    ("Loja Aurora Centro despachou o pedido 4711 para Rua das Flores, 123, telefone de entrega (11) 98888-7777.",
+     "98888-7777"),
+    ("Nossa central reenviou o código para ana.paula.r@gmail.com agora.", "ana.paula.r@gmail.com"),
+    ("Pedi para nossa transportadora ligar no (11) 98888-7777 amanhã.", "98888-7777"),
+])
+def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_business_s(
+        said: str, value: str) -> None:
+    keep = kept_contacts([("customer", "podem me retornar?"), ("agent", said)])
+    assert keep == frozenset()
+    assert value not in redact(said, keep).text
+
+
+@pytest.mark.parametrize(("asked", "said", "value"), [
+    ("", "Em caso de dúvidas, escreva para atendimento@lojaaurora.com.br", "atendimento@lojaaurora.com.br"),
+    ("qual o telefone da loja de vocês?", "É (11) 3061-2000, de segunda a sábado.", "(11) 3061-2000"),
+    ("pra qual email eu mando as fotos do defeito?", "Pode mandar para devolucoes@lojaaurora.com.br com o pedido.",
+     "devolucoes@lojaaurora.com.br"),
+    ("", "Devoluções pelos Correios: Rua Vergueiro, 1000 - CEP 01504-000.", "Rua Vergueiro, 1000"),
+    ("", "Atendimento telefônico: (11) 4002-8922", "4002-8922"),
+    ("", "Nosso SAC atende no (11) 3456-7890 e no 0800 723 4567.", "(11) 3456-7890"),
+    ("", "Fale conosco: (11) 3456-7890 ou sac@loja.com.br.", "sac@loja.com.br"),
+])
+def test_a_contact_the_business_offers_as_its_own_is_kept(asked: str, said: str, value: str) -> None:
+    keep = kept_contacts([("customer", asked), ("agent", said)])
+    assert value in redact(said, keep).text
