@@ -314,7 +314,8 @@ def _waiting(memory: Memory, agent: str, tenant: str) -> tuple[int, int] | None:
 def search(agent: str, message: str, data_dir: str | None, database: str | None, tenant: str,
            top_k: int, index_mode: str, as_json: bool) -> None:
     """Print the <knowledge> block the agent would get for MESSAGE ('-': read it from
-    standard input, UTF-8, for a message longer than a command line takes)."""
+    standard input, UTF-8, for a message longer than a command line takes).
+    """
     check_agent(agent)
     if message == "-":
         message = _stdin_message()
