@@ -570,3 +570,27 @@ def test_a_phone_the_customer_spelled_out_is_theirs_when_the_agent_repeats_it() 
     assert kept_contacts(said) == frozenset()
     assert "98765" not in redact("Contato: (11) 98765-4321.", kept_contacts(said)).text
     assert kept_contacts(said[1:]) == frozenset({"11987654321"})  # said by the business alone: kept
+
+
+@pytest.mark.parametrize(("name", "description", "gone"), [
+    ("joana-silva-recife-0", "Joana Silva, CPF 529.982.247-25, pediu entrega em Recife.", "joana"),
+    ("pedido-do-wellington", "Aqui é o Wellington, meu zap 85 98877-6655.", "wellington"),
+])
+def test_a_person_the_description_names_is_taken_from_the_concept_name_too(
+        tmp_path: Path, name: str, description: str, gone: str) -> None:
+    """A newcomer's finding: the description said "[name], CPF [cpf]" while the concept was
+    stored as `joana-silva-recife-0`: the customer's name in every export and event."""
+    store = SQLiteStore(tmp_path / "tenant.db")
+    said = [{"role": "user", "content": description},
+            {"role": "assistant", "content": "Entregamos em Recife em 5 dias úteis."}]
+    item = {"name": name, "type": "fact", "description": description, "body": "Entregamos em Recife em 5 dias úteis."}
+    report = learn_turn(store, AGENT, CONFIG, _Model([item]), session_id="s1", turn_id="t", messages=said)
+    names = [n for n, _ in report.results]
+    store.close()
+    assert names and gone not in names[0] and "name" in names[0], names
+    assert gone.encode() not in _stored_bytes(tmp_path).lower()
+
+
+def test_a_label_before_a_datum_in_a_concept_name_is_no_person() -> None:
+    # the same newcomer: "cliente-52998224725" was stored as "name-cpf"
+    assert redact_name("cliente-52998224725").text == "cliente [cpf]"

@@ -52,7 +52,8 @@ from insika_knowledge.errors import InvalidName
 from insika_knowledge.escaping import TERMINAL_CONTROLS as TERMINAL_RANGE
 from insika_knowledge.escaping import xml_safe
 from insika_knowledge.privacy.credentials import SECRET, scrub
-from insika_knowledge.privacy.redact import redact, redact_name
+from insika_knowledge.privacy.people import drop_names, removed_names
+from insika_knowledge.privacy.redact import Redaction, redact, redact_name
 
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
 MAX_CANDIDATES: Final = 50
@@ -184,6 +185,11 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     clean_name, clean_description, clean_body = (
         redact_name(name_text, keep), redact(description, keep), redact(body, keep)
     )
+    # a person the description or body names is taken from the name too ("joana-silva-recife")
+    people = removed_names(description, clean_description.text) | removed_names(body, clean_body.text)
+    named, dropped = drop_names(clean_name.text, people)
+    if dropped:
+        clean_name = Redaction(named, {**clean_name.counts, "name": clean_name.counts.get("name", 0) + dropped})
     for part in (clean_name, clean_description, clean_body):
         redacted.update(part.counts)
     try:

@@ -20,7 +20,8 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   are not required: python-stdnum has no module for it).
 - ``ssn``: a US Social Security number: ``536-22-8741`` anywhere when `stdnum.us.ssn`
   accepts it (no area 000, 666 or 900-999, no group 00, no serial 0000, none of the
-  numbers published as examples); after "SSN", "SS#" or "social security (number)" / "my
+  numbers published as examples) and no code's word ("código", "SKU", "part", "pedido")
+  stands shortly before it; after "SSN", "SS#" or "social security (number)" / "my
   social", nine digits in any grouping, whether they check or not (fail closed).
 """
 
@@ -153,6 +154,13 @@ _SSN_CUED_RE: Final = re.compile(
     r"[^\n\d]{0,30}?(?P<number>(?<!\d)\d{3}[ .-]?\d{2}[ .-]?\d{4}(?![\d]))")
 
 
+#: A code's word shortly before a number in the SSN's shape ("Código da peça de reposição:
+#: 310-22-4518", "part no. 219-09-9999"): a code, unless a cue names an SSN.
+_SSN_CODE_BEFORE_RE: Final = re.compile(
+    r"(?i)\b(?:sku|c[óo]d(?:igo)?|code|pe[çc]a|part|item|ref(?:er[êe]ncia)?|pedido|order|protocolo|ticket|serial"
+    r"|s[ée]rie|modelo|model|lote|lot|nf|nota|rastreio|tracking|cupom|coupon)\b[^.!?\n\d]{0,30}$")
+
+
 def _ssn_valid(digits: str) -> bool:
     try:
         return bool(_ssn.is_valid(digits))
@@ -165,5 +173,6 @@ def find_ssns(text: str) -> list[Span]:
     if not _has_digit(text):
         return []
     spans = {m.span("number") for m in _SSN_CUED_RE.finditer(text)}
-    spans |= {m.span() for m in _SSN_DASHED_RE.finditer(text) if _ssn_valid(m.group())}
+    spans |= {m.span() for m in _SSN_DASHED_RE.finditer(text)
+              if _ssn_valid(m.group()) and not _SSN_CODE_BEFORE_RE.search(text, max(0, m.start() - 40), m.start())}
     return sorted(spans)

@@ -405,6 +405,10 @@ christina lauren joan evelyn judith megan cheryl andrea hannah martha jacqueline
 """.split())
 
 
+def _folded(word: str) -> str:
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii").lower()
+
+
 def _is_person(name: str) -> bool:
     words = [w for w in re.split(r"\s+", name) if w.lower() not in ("da", "de", "do", "das", "dos", "e")]
     if not words or all(w.lower() in NOT_NAMES for w in words):
@@ -451,8 +455,10 @@ def words_next_to_marks(text: str) -> list[Span]:
         words = m.group(1).split()
         while words and words[-1].lower() in _LABEL_WORDS:
             words.pop()
+        while words and _folded(words[0]) in NOT_NAMES:  # "cliente [cpf]": a label, no name
+            words.pop(0)
         if words:
-            start = m.start(1)
+            start = m.start(1) + m.group(1).index(words[0])
             spans.append((start, start + len(" ".join(words))))
     return spans
 

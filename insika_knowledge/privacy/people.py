@@ -24,6 +24,7 @@ contact is theirs, and what it loses is worth less than what it would leak.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from typing import Final
@@ -113,6 +114,38 @@ def _lower_case(sentence: str, offset: int) -> list[Span]:
     return spans
 
 
+#: Words that introduce the writer or address a person, anywhere in a text: what follows
+#: is a name, in capitals or not ("aqui é a Patricia Gomes Farias", "Sr. Marcelo Tavares",
+#: "sou o dr. henrique bastos").
+_INTRODUCES_RE: Final = re.compile(
+    r"(?i)\b(?:me\s+chamo|meu\s+nome\s+(?:[ée]|eh)|my\s+name\s+is|(?:aqui|quem\s+fala)\s+(?:[ée]|eh)(?:\s+[oa])?"
+    r"|this\s+is|sou\s+[oa]|(?:sr|sra|srta|dr|dra|mr|mrs|ms)\.?|dona|senhor|senhora|miss)\s+"
+    r"(?:(?:sr|sra|srta|dr|dra|mr|mrs|ms)\.?\s+)?")
+#: A name after `_INTRODUCES_RE`: capitalised words, or up to three in lower case.
+_INTRODUCED_NAME_RE: Final = re.compile(
+    rf"(?:{_CAP_WORD})(?:\s+(?:(?i:d[aeo]s?|e)\s+)?{_CAP_WORD})*|[{_LOWER}]+(?:\s+(?:d[aeo]s?\s+)?[{_LOWER}]+){{0,2}}")
+
+
+def _introduced(text: str) -> list[Span]:
+    """The names `_INTRODUCES_RE` introduces anywhere in `text` (its words that name
+    nobody, `_STOP` and `_NOT_PEOPLE`, end a name written in lower case).
+    """
+    spans = []
+    for cue in _INTRODUCES_RE.finditer(text):
+        m = _INTRODUCED_NAME_RE.match(text, cue.end())
+        if m is None:
+            continue
+        words = m.group().split()
+        kept = []
+        for word in words:
+            if word in _STOP or _fold(word) in _NOT_PEOPLE:
+                break
+            kept.append(word)
+        if kept:
+            spans.append((m.start(), m.start() + len(" ".join(kept))))
+    return spans
+
+
 def find_people(text: str) -> list[Span]:
     """The names of people in the sentences of `text` that hold a placeholder of a person's
     datum (see the module doc), as spans of `text`.
@@ -120,9 +153,47 @@ def find_people(text: str) -> list[Span]:
     if "[" not in text:
         return []
     spans: list[Span] = []
+    if _MARK_RE.search(text) is None:
+        return []
+    spans += _introduced(text)
     for sentence in _SENTENCE_RE.finditer(text):
         if _MARK_RE.search(sentence.group()) is None:
             continue
         spans += _capitalised(sentence.group(), sentence.start())
         spans += _lower_case(sentence.group(), sentence.start())
     return sorted(set(spans))
+
+
+#: A text's tokens for `removed_names`: a placeholder, a word, or one other character.
+_TOKEN_RE: Final = re.compile(r"\[[a-z_]+\]|\w+|[^\w\s]")
+
+
+def removed_names(original: str, redacted: str) -> frozenset[str]:
+    """The words (folded, two letters or more) of `original` that `redacted` holds as
+    ``[name]``: the people a text's redaction found, to take from its concept's name too.
+    """
+    words: set[str] = set()
+    before, after = _TOKEN_RE.findall(original), _TOKEN_RE.findall(redacted)
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for op, a, b, c, d in matcher.get_opcodes():
+        if op == "replace" and "[name]" in after[c:d]:
+            words |= {_fold(w) for w in before[a:b] if len(w) >= 2 and not w[0].isdigit() and w[0] != "["}
+    return frozenset(words - _NOT_PEOPLE)
+
+
+def drop_names(text: str, names: frozenset[str]) -> tuple[str, int]:
+    """`text` (a concept's name as words) with each run of the words in `names` replaced by
+    ``[name]``, and how many runs were.
+    """
+    if not names:
+        return text, 0
+    found = [m.span() for m in re.finditer(r"[^\W\d_]+", text) if _fold(m.group()) in names]
+    runs: list[Span] = []
+    for start, end in found:
+        if runs and not text[runs[-1][1]:start].strip(" -_"):
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    for start, end in reversed(runs):
+        text = text[:start] + "[name]" + text[end:]
+    return text, len(runs)

@@ -35,7 +35,8 @@ from typing import Final
 #: Nouns a business names itself or a part of itself by (folded or not).
 BUSINESS_NOUNS: Final = (
     r"(?:sac|central(?:\s+de\s+(?:atendimento|relacionamento|vendas))?|atendimento|ouvidoria|suporte|loja|lojas"
-    r"|empresa|escrit[óo]rio|matriz|filial|sede|showroom|dep[óo]sito|equipe|time|setor(?:\s+de\s+\w+)?"
+    r"|empresa|escrit[óo]rio|matriz|filial|sede|showroom|dep[óo]sito|cd|centro\s+de\s+distribui[çc][ãa]o"
+    r"|galp[ãa]o|armaz[ée]m|equipe|time|setor(?:\s+de\s+\w+)?"
     r"|devolu[çc][ãa]o|devolu[çc][õo]es|trocas|financeiro|comercial|vendas|canal|canais|site"
     r"|support|store|shop|office|team|helpline|hotline|customer\s+(?:service|care|support)|returns|sales"
     r"|headquarters|warehouse|help\s*desk|service\s+desk)")
