@@ -591,6 +591,18 @@ def test_a_person_the_description_names_is_taken_from_the_concept_name_too(
     assert gone.encode() not in _stored_bytes(tmp_path).lower()
 
 
+def test_a_concept_named_only_by_a_person_is_named_by_its_description(tmp_path: Path) -> None:
+    """Taken from the name, a person's name alone left `name`: one name for every such concept."""
+    store = SQLiteStore(tmp_path / "tenant.db")
+    said = [{"role": "user", "content": "Aqui é a Maria Souza, meu zap 11 98765-4321. Vocês entregam sábado?"},
+            {"role": "assistant", "content": "Entregamos aos sábados até as 14h."}]
+    item = {"name": "maria-souza", "type": "fact", "description": "Entregas aos sábados para Maria Souza, tel 11 98765-4321.",
+            "body": "Entregamos aos sábados até as 14h."}
+    report = learn_turn(store, AGENT, CONFIG, _Model([item]), session_id="s1", turn_id="t", messages=said)
+    store.close()
+    assert [n for n, _ in report.results] == ["entregas-aos-sabados-para-name-tel-phone"]
+
+
 def test_a_label_before_a_datum_in_a_concept_name_is_no_person() -> None:
     # the same newcomer: "cliente-52998224725" was stored as "name-cpf"
     assert redact_name("cliente-52998224725").text == "cliente [cpf]"

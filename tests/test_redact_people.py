@@ -78,6 +78,8 @@ def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_b
     ("", "Atendimento telefônico: (11) 4002-8922", "4002-8922"),
     ("", "Nosso SAC atende no (11) 3456-7890 e no 0800 723 4567.", "(11) 3456-7890"),
     ("", "Fale conosco: (11) 3456-7890 ou sac@loja.com.br.", "sac@loja.com.br"),
+    # a branch of the business (a trust set's legitimate entity lost its address, then its name)
+    ("Qual o endereço da unidade Savassi?", "A Unidade Savassi fica na Rua Pernambuco, 1000.", "Rua Pernambuco, 1000"),
 ])
 def test_a_contact_the_business_offers_as_its_own_is_kept(asked: str, said: str, value: str) -> None:
     keep = kept_contacts([("customer", asked), ("agent", said)])

@@ -188,6 +188,10 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     # a person the description or body names is taken from the name too ("joana-silva-recife")
     people = removed_names(description, clean_description.text) | removed_names(body, clean_body.text)
     named, dropped = drop_names(clean_name.text, people)
+    if dropped and not _PLACEHOLDER_WORD_RE.sub("", named).strip(" -_"):
+        # the name was nothing but the person's: named by the description instead (a slug
+        # of placeholders alone would be one name for every such concept)
+        named = drop_names(clean_description.text, people)[0]
     if dropped:
         clean_name = Redaction(named, {**clean_name.counts, "name": clean_name.counts.get("name", 0) + dropped})
     for part in (clean_name, clean_description, clean_body):
@@ -207,6 +211,10 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         body=clean_body.text,
         evidence=evidence,
     )
+
+
+#: A placeholder of redaction in a name's words ("[name]", "[cpf]").
+_PLACEHOLDER_WORD_RE: Final = re.compile(r"\[[a-z_]+\]")
 
 
 #: A front-matter block inside a body: a ``---`` (or ``...``) line, then a line that sets a

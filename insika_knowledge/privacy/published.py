@@ -36,10 +36,10 @@ from typing import Final
 BUSINESS_NOUNS: Final = (
     r"(?:sac|central(?:\s+de\s+(?:atendimento|relacionamento|vendas))?|atendimento|ouvidoria|suporte|loja|lojas"
     r"|empresa|escrit[óo]rio|matriz|filial|sede|showroom|dep[óo]sito|cd|centro\s+de\s+distribui[çc][ãa]o"
-    r"|galp[ãa]o|armaz[ée]m|equipe|time|setor(?:\s+de\s+\w+)?"
+    r"|galp[ãa]o|armaz[ée]m|unidade|unidades|ag[êe]ncia|quiosque|equipe|time|setor(?:\s+de\s+\w+)?"
     r"|devolu[çc][ãa]o|devolu[çc][õo]es|trocas|financeiro|comercial|vendas|canal|canais|site"
     r"|support|store|shop|office|team|helpline|hotline|customer\s+(?:service|care|support)|returns|sales"
-    r"|headquarters|warehouse|help\s*desk|service\s+desk)")
+    r"|headquarters|warehouse|branch|location|help\s*desk|service\s+desk)")
 #: Nouns of a contact (folded or not).
 CONTACT_NOUNS: Final = (
     r"(?:telefone|telefones|fone|tel|celular|cel|whats(?:app|zap)?|zap|e-?mail|e-?mails|endere[çc]o|n[uú]mero"
@@ -80,7 +80,8 @@ _OFFERED_RE: Final = re.compile(
     rf"|\b(?i:{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*?\s+(?i:d[aoe]s?|of)\s+"
     rf"(?:(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*|(?i:voc[êe]s|vcs))(?:\s+{_QUALIFIER})*{_LINK}"
     # a business's label: "SAC:", "Central de Atendimento 24h:", "Contact Support:", "Devoluções:"
-    rf"|\b(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*(?:\s*[:=–,-]|\s+(?i:é|is|at|on|em|no|na|pelo|pela|via))\s*"
+    rf"|\b(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*(?:\s*[:=–,-]|\s+(?i:é|is|at|on|em|no|na|pelo|pela|via"
+    r"|fica(?:m)?\s+(?:na|no|em)|est[áa]\s+(?:na|no|em)|is\s+(?:located\s+)?(?:at|on)))\s*"
     rf"|\b(?i:{BUSINESS_NOUNS}\s+{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*{_LINK}"
     # sent there: "Ligue para", "Envie suas fotos para", "Pode mandar para", "Call us at"
     rf"|\b(?i:{_SEND})(?:{_OBJECT}\s+(?i:para|pra|pro|ao|à|to|at|on|no|na|pelo|pela|em|via))?"
@@ -94,8 +95,8 @@ _LISTED_RE: Final = re.compile(r"\x00\s*(?:[,;/]|\b(?i:ou|or|e|and))?(?:\s+(?i:n
 #: The customer asking for the business's contact ("qual o telefone de vocês?", "what's
 #: your e-mail?", "vcs tem whats?", "onde fica a loja?").
 _ASKS_RE: Final = re.compile(
-    rf"(?i)\b(?:{CONTACT_NOUNS}|{BUSINESS_NOUNS})\b[^.!?\n]{{0,30}}?\b(?:de\s+voc[êe]s|d[eo]\s+vcs|da\s+loja|da\s+empresa"
-    rf"|do\s+sac|da\s+central|your)\b"
+    rf"(?i)\b(?:{CONTACT_NOUNS}|{BUSINESS_NOUNS})\b[^.!?\n]{{0,30}}?\b(?:de\s+voc[êe]s|d[eo]\s+vcs"
+    rf"|d[aeo]s?\s+{BUSINESS_NOUNS}|your)\b"
     rf"|\b(?:your|vcs|voc[êe]s)\s+(?:tem\s+|t[êe]m\s+|have\s+(?:an?\s+)?)?{CONTACT_NOUNS}\b"
     r"|\bonde\s+fica\s+a\s+loja\b|\bwhere\s+is\s+(?:the|your)\s+store\b"
     r"|\b(?:como|how)\s+(?:falo\s+com\s+voc[êe]s|fa[çc]o\s+(?:pra\s+)?(?:falar|contato)|entro\s+em\s+contato"
