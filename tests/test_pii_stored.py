@@ -596,7 +596,8 @@ def test_a_concept_named_only_by_a_person_is_named_by_its_description(tmp_path: 
     store = SQLiteStore(tmp_path / "tenant.db")
     said = [{"role": "user", "content": "Aqui é a Maria Souza, meu zap 11 98765-4321. Vocês entregam sábado?"},
             {"role": "assistant", "content": "Entregamos aos sábados até as 14h."}]
-    item = {"name": "maria-souza", "type": "fact", "description": "Entregas aos sábados para Maria Souza, tel 11 98765-4321.",
+    item = {"name": "maria-souza", "type": "fact",
+            "description": "Entregas aos sábados para Maria Souza, tel 11 98765-4321.",
             "body": "Entregamos aos sábados até as 14h."}
     report = learn_turn(store, AGENT, CONFIG, _Model([item]), session_id="s1", turn_id="t", messages=said)
     store.close()

@@ -52,7 +52,8 @@ _OPENED: dict[tuple[str, str | None], Embedder] = {}
 
 def spec_from_env(spec: str | None = None) -> str:
     """`spec`, else ``$INSIKA_EMBEDDINGS``, else ``auto`` (stripped, never empty; a built-in
-    provider's name in any case: ``OFF`` is ``off``)."""
+    provider's name in any case: ``OFF`` is ``off``).
+    """
     chosen = (spec if spec is not None else os.environ.get(EMBEDDINGS_ENV, "")).strip() or DEFAULT_SPEC
     return chosen.lower() if chosen.lower().partition(":")[0] in BUILT_IN else chosen
 
