@@ -113,6 +113,15 @@ def test_a_rule_only_the_customer_spoke_of_is_held_without_any_business_message(
     assert verdict.supported_by <= {"customer"} and verdict.quarantined  # the customer's claim, translated
 
 
+def test_a_fact_with_a_value_nothing_the_model_read_states_is_held_too() -> None:
+    """A newcomer's finding: "Entregamos em Recife em 5 dias úteis" was learned from "oi" /
+    "Olá! Como posso ajudar?", and every later turn like it confirmed it (0.95 after five)."""
+    greeting = [user("oi"), agent("Olá! Como posso ajudar?")]
+    claim = "Entregamos em Recife em 5 dias úteis.\nEntregamos em Recife em 5 dias úteis."
+    assert assess(claim, "fact", greeting).quarantined
+    assert not assess(claim, "fact", [user("Entregam em Recife?"), agent("Sim, em 5 dias úteis.")]).quarantined
+
+
 def test_a_rule_with_a_value_nothing_the_model_read_states_is_held_whoever_it_cites() -> None:
     messages = [user("Is there a fee for refunds?"), agent("Refunds go back to the original card.")]
     claim = "Refunds carry a fee.\nRefunds carry a 10% processing fee."
