@@ -1297,7 +1297,8 @@ class Memory:
         customer's messages support is held in quarantine (outcome ``quarantined``), as
         it is when extraction proposes it. Without messages nothing supports the claim,
         and it is judged as any claim no message supports: a rule (a deadline, a price, a
-        "must") is held in quarantine, a plain fact is learned.
+        "must") is held in quarantine, and so is a fact with a value (a number, an amount, a
+        date: nothing stated it); a plain fact is learned.
 
         Args:
             candidate: the proposed concept's four keys.

@@ -124,8 +124,11 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     transcript = list(messages)
     markers = tuple(rule_markers(claim, concept_type))
     report = is_report(claim, concept_type)
-    if not transcript:
-        return Assessment(frozenset(), markers, bool(markers), None, report)
+    if not transcript:  # no one said anything: a rule, or a claim with a value, came from nothing
+        made_up = not markers and not report and bool(unstated_values(
+            claim, [{"role": "system", "content": t} for t in withheld], known))
+        return Assessment(frozenset(), (*markers, UNSTATED_VALUE) if made_up else markers,
+                          bool(markers) or made_up, "a value no message states" if made_up else None, report)
     if not report and unstated_values(
             claim, [*transcript, *({"role": "system", "content": t} for t in withheld)], known):
         # A claim with a value that nothing the model read states: made up, whoever it cites
