@@ -120,6 +120,9 @@ def test_a_fact_with_a_value_nothing_the_model_read_states_is_held_too() -> None
     claim = "Entregamos em Recife em 5 dias úteis.\nEntregamos em Recife em 5 dias úteis."
     assert assess(claim, "fact", greeting).quarantined
     assert not assess(claim, "fact", [user("Entregam em Recife?"), agent("Sim, em 5 dias úteis.")]).quarantined
+    # with no conversation at all (propose, propose_concept): held as a rule is; a plain fact is not
+    assert assess(claim, "fact", []).quarantined
+    assert not assess("A loja vende tênis.\nA loja vende tênis e sandálias.", "fact", []).quarantined
 
 
 def test_a_rule_with_a_value_nothing_the_model_read_states_is_held_whoever_it_cites() -> None:
