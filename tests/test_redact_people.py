@@ -29,6 +29,11 @@ def test_a_persons_name_in_the_sentence_of_their_contact_is_redacted(text: str, 
 
 
 @pytest.mark.parametrize(("text", "kept"), [
+    # a second blind writer's: a store, a product, a place beside a customer's phone are no person
+    ("Comprei a Geladeira Brastemp BRM44 na Loja Aurora de Campinas, meu telefone é 11 98765-4321.",
+     "Geladeira Brastemp BRM44 na Loja Aurora de Campinas"),
+    ("Sou cliente da Veloz Telecom e o plano Veloz Fibra 500 caiu, meu número é 11 98765-4321.", "Veloz Fibra 500"),
+    ("A equipe da unidade Campinas vai ligar para o número que você passou, 11 98765-4321.", "unidade Campinas"),
     ("My RG number is 12.345.678-9", "My RG number is"),
     ("Telefone (11) 98765-4321 CEP 01310-100", "CEP 01310-100"),
     ("Entrega em Campinas, tel 11 98765-4321", "Entrega em Campinas"),
@@ -61,6 +66,8 @@ def test_an_invalid_ssn_shape_without_a_cue_is_kept() -> None:
      "98888-7777"),
     ("Nossa central reenviou o código para ana.paula.r@gmail.com agora.", "ana.paula.r@gmail.com"),
     ("Pedi para nossa transportadora ligar no (11) 98888-7777 amanhã.", "98888-7777"),
+    ("Mr. Okafor, we'll call you at +1 (646) 555-0109 once the part arrives.", "555-0109"),
+    ("Nossa equipe vai ligar no seu número (41) 99701-3365 ainda hoje.", "99701-3365"),
 ])
 def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_business_s(
         said: str, value: str) -> None:
@@ -80,7 +87,21 @@ def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_b
     ("", "Fale conosco: (11) 3456-7890 ou sac@loja.com.br.", "sac@loja.com.br"),
     # a branch of the business (a trust set's legitimate entity lost its address, then its name)
     ("Qual o endereço da unidade Savassi?", "A Unidade Savassi fica na Rua Pernambuco, 1000.", "Rua Pernambuco, 1000"),
+    # a business word elsewhere in the agent's sentence, and nothing sends the contact's way
+    ("", "Nosso time responde no WhatsApp (11) 94002-8922 em até 15 minutos.", "(11) 94002-8922"),
+    ("", "Você pode falar com a gente pelo (11) 3456-7812, de segunda a sábado.", "(11) 3456-7812"),
 ])
 def test_a_contact_the_business_offers_as_its_own_is_kept(asked: str, said: str, value: str) -> None:
     keep = kept_contacts([("customer", asked), ("agent", said)])
     assert value in redact(said, keep).text
+
+
+
+
+def test_a_tool_record_offers_a_store_s_contact_only_in_the_words_before_it() -> None:
+    store = "nome: Loja Aurora Campinas, endereco: Av. Norte-Sul, 1500, telefone: (19) 3251-6070"
+    keep = kept_contacts([("customer", "onde retiro?"), ("tool", store)])
+    assert redact(store, keep).text == store
+    order = "pedido: 4711, loja: Aurora Centro, endereco: Rua das Flores, 123, telefone: (11) 98888-7777"
+    keep = kept_contacts([("customer", "cadê meu pedido?"), ("tool", order)])
+    assert "98888-7777" not in redact(order, keep).text and "Flores" not in redact(order, keep).text

@@ -360,7 +360,8 @@ def find_addresses(text: str) -> list[Span]:
 
 #: Placeholders a person's name next to which is personal data too.
 CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban", "ssn")
-_CAP: Final = r"(?:[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)"
+_CAP: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
+               r"|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)")
 _PERSON: Final = rf"{_CAP}(?:\s+(?:(?:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP}){{0,3}}"
 _JOIN: Final = (
     r"\s*(?:[,:;(<|/\-–]\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
@@ -402,6 +403,13 @@ kimberly emily donna michelle dorothy carol amanda melissa deborah stephanie reb
 kathleen amy shirley angela helen anna brenda pamela nicole emma samantha katherine christine debra
 rachel catherine carolyn janet ruth maria heather diane virginia julie joyce victoria olivia kelly
 christina lauren joan evelyn judith megan cheryl andrea hannah martha jacqueline frances gloria ann
+iara gisele thais raissa joana cida tatiane cristiane daniela denise elaine fabiana flavia ingrid jaqueline
+josiane karina katia lais marcela michele monica paula poliana rafaela regina rosana roberta sabrina silvana
+sueli tania tereza valeria viviane alessandra andreia cintia edna elisa fatima graziela ivone joice lilian
+marta neide rosangela solange zuleide gislaine luciene rosemeire aparecida conceicao francisca antonia
+adriano alan alex cicero cleber cristiano denis diogo elias emerson everton fabricio gilberto gilson helio
+jefferson jonas josue juliano kleber luciano marcio mauricio milton nilson osvaldo reinaldo robson rogerio
+ronaldo sandro sebastiao sidney valdir vagner wellington wilson ailton ademir valter walter geraldo benedito
 """.split())
 
 

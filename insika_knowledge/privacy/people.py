@@ -5,21 +5,29 @@
 "Cliente Maria Silva pediu retorno no [phone]", "Aqui é o Wellington, meu zap [phone]",
 "meu marido Cláudio Rezende pode receber, o telefone dele é [phone]", "aqui é a maria
 eduarda, meu numero [phone]" (an attacker's cases: 9 of 18 names kept). In a sentence
-(up to ".", "!", "?", ";", "|" or a line end) that holds a placeholder of a person's datum
-(`more.CONTACT_MARKS`), fail closed:
+(up to ".", "!", "?", ";", "|" or a line end)
+that holds a placeholder of a person's datum (`more.CONTACT_MARKS`):
 
-- every run of capitalised words (``O'Connor``, ``JOSÉ APARECIDO DOS SANTOS`` included),
-  its label words aside (`more.NOT_NAMES`: "Cliente", "Loja"; "My", "Oi", "Sr."), except
-  one word that opens the sentence and is no common first name ("Pediu", "Entregar"), an
-  acronym (a run in capitals with fewer than two words of three letters: "CEP", "EUR"),
-  and words right after a place preposition ("em", "no", "na", "in", "at": "Entrega em
-  Campinas");
+- a run of capitalised words (``O'Connor``, ``JOSÉ APARECIDO DOS SANTOS`` included), its
+  label words aside (`more.NOT_NAMES`: "Cliente"; "My", "Oi", "Sr."), when a word that
+  introduces a person stands right before it ("Cliente", "minha filha", "meu marido",
+  "Sr.", "falar com": `_PERSON_BEFORE_RE`) or it opens with a common first name
+  (`more.FIRST_NAMES`); never a run after a business's noun ("Loja Aurora", "unidade
+  Moema", "plano Veloz"), before a model number ("Atmos 65"), after a place preposition
+  ("Entrega em Campinas"), nor an acronym ("CEP", "EUR");
 - in lower case, up to three words after the words that introduce a person ("me chamo",
   "meu nome é", "my name is", "nome:"; and "sou", "aqui é", "é da", "this is", "I'm" when
-  the first word is a common first name, `more.FIRST_NAMES`).
+  the first word is a common first name).
 
-A brand or a city in such a sentence may go with them: a sentence that carries a person's
-contact is theirs, and what it loses is worth less than what it would leak.
+And anywhere in a text that holds such a placeholder, the name its writer introduces or a
+form of address names ("aqui é a Patricia Gomes Farias", "Sr. Marcelo Tavares", "sou o dr.
+henrique bastos"), in capitals or not.
+
+Chosen on two sets (`benchmarks/privacy/attack1.jsonl`, `blind1.jsonl`) and a third
+that put the store's own names beside customers' data (`blind2.jsonl`): taking every
+capitalised run of such a sentence (fail closed) lost a store, a product or a city in 15 of
+its 36 business-only messages; taking only these loses its employees' first names ("O
+Pedro, nosso montador, vai ligar no seu celular ...": one first name alone is a person).
 """
 
 from __future__ import annotations
@@ -85,15 +93,40 @@ def _capitalised(sentence: str, offset: int) -> list[Span]:
 
 
 def _person(sentence: str, start: int, end: int, opening: int) -> bool:
-    """Whether the capitalised words `sentence[start:end]` may name a person."""
+    """Whether the capitalised words `sentence[start:end]` name a person: a word that
+    introduces one stands right before them (`_PERSON_BEFORE_RE`: "Cliente", "minha filha",
+    "Sr.", "falar com"), or they open with a common first name (`more.FIRST_NAMES`); never
+    after a business's noun ("Loja Aurora", "unidade Moema"), before a model number
+    ("Fibra 500"), after a place preposition, nor an acronym.
+    """
     words = sentence[start:end].split()
     if all(w.lower() in ("da", "de", "do", "das", "dos", "e") for w in words):
         return False
-    if start == opening and len(words) == 1 and _fold(words[0]) not in FIRST_NAMES:
-        return False  # the sentence's first word
     if all(w.isupper() for w in words) and sum(len(w) >= 3 for w in words) < 2:
         return False  # an acronym ("CEP", "EUR", "CRC"), not "JOSÉ APARECIDO"
-    return _PLACE_BEFORE_RE.search(sentence, 0, start) is None  # a place: "Entrega em Campinas"
+    if _PLACE_BEFORE_RE.search(sentence, 0, start) or _BUSINESS_BEFORE_RE.search(sentence, 0, start) \
+            or _MODEL_AFTER_RE.match(sentence, end):
+        return False  # "Entrega em Campinas", "Loja Aurora", "Veloz Fibra 500"
+    if _PERSON_BEFORE_RE.search(sentence, 0, start):
+        return True
+    return _fold(words[0]) in FIRST_NAMES
+
+
+#: Words right before a person's name: a label, a form of address, a relation, "com".
+_PERSON_BEFORE_RE: Final = re.compile(
+    r"(?i)\b(?:cliente|customer|client|destinat[áa]ri[oa]|recipient|contato|contact|nome|name|titular"
+    r"|sr|sra|srta|dr|dra|mr|mrs|ms|dona|seu|senhor|senhora|miss"
+    r"|filh[oa]|marido|esposa|esposo|mulher|m[ãa]e|pai|irm[ãa]o?|av[óô]|sogr[oa]|ti[oa]|prim[oa]|namorad[oa]"
+    r"|vizinh[oa]|amig[oa]|colega|wife|husband|daughter|son|mother|father|sister|brother|friend|neighbou?r"
+    r"|partner|boss|chefe|com|with|falar\s+com|attn|aos\s+cuidados\s+de|a/c)\.?[:,]?\s+(?:(?:o|a|the)\s+)?$")
+#: A business's noun right before capitalised words: they name it, or its branch ("Loja
+#: Aurora", "unidade Moema", "Shopping Eldorado", "plano Veloz").
+_BUSINESS_BEFORE_RE: Final = re.compile(
+    r"(?i)\b(?:loja|lojas|shopping|unidade|filial|farm[áa]cia|[óo]tica|restaurante|mercado|supermercado|padaria"
+    r"|academia|cl[íi]nica|hotel|banco|store|shop|mall|plano|marca|brand|produto|modelo|model|cole[çc][ãa]o"
+    r"|linha|empresa|transportadora|parceira|parceiro|app|site)\s+(?:(?:d[aoe]s?|of)\s+)?$")
+#: A model number after capitalised words ("Atmos 65", "BRM44"): a product.
+_MODEL_AFTER_RE: Final = re.compile(r"\s+[A-Z]*\d")
 
 
 def _lower_case(sentence: str, offset: int) -> list[Span]:

@@ -21,6 +21,13 @@ and it but words that qualify it:
 - the business's answer to the customer asking for its contact ("qual o telefone de
   vocês?" / "what's your e-mail?": the first sentence of the reply offers what it holds).
 
+An agent's (or a person's) sentence also offers its contacts with a business word anywhere
+in it ("Nosso time responde no WhatsApp ...", "Você pode falar com a gente pelo ...":
+`cued`) when nothing before the contact sends it the customer's way or gives it as
+theirs (`_TOWARDS_RE`: "vai ligar", "reenviou", "despachou", "vai para", "Anotei",
+"cliente", "you"). A tool's record does not: "loja: Aurora Centro, endereco: ..." may be
+where an order goes, while "nome: Loja Aurora Campinas, endereco: ..." offers it.
+
 Between the offering words and the contact only qualifiers may stand: capitalised words
 (a store's or a city's name), "de", "da", "em", "of", "in", "comercial", "24h" and the
 like (`_QUALIFIER`). A verb, a person ("a senhora") or an object ("o código") breaks the
@@ -66,10 +73,12 @@ _SEND: Final = (
     r"|fale\s+conosco|fale\s+com\s+(?:a\s+gente|o\s+sac|a\s+central|o\s+atendimento|a\s+loja|(?:nosso|nossa)\s+\w+)"
     r"|(?:pode|podem|poder[áa]|basta|[ée]\s+s[óo]|favor|por\s+favor|can|may|please)\s+"
     r"(?:nos\s+)?(?:ligar|escrever|mandar|enviar|chamar|contatar|procurar|call|write|send|mail|email|text|contact|reach)"
-    r"|call|ring|write|send|visit|(?:e-?mail|text|message|contact|reach|mail)(?=\s+(?:us|at|to|on|via)\b)"
+    r"|falar\s+com\s+a\s+gente|fala\s+com\s+a\s+gente|chama\s+a\s+gente|chame\s+a\s+gente"
+    r"|call(?!\s+(?:you|him|her|them)\b)|ring|write|send|visit"
+    r"|(?:e-?mail|text|message|contact|reach|mail)(?=\s+(?:us|at|to|on|via)\b)"
     r"|(?:call|write\s+to|email|e-mail|text|reach|contact|message)\s+us)")
 #: The object of a sending verb ("suas fotos", "the form", "o produto"): a few words.
-_OBJECT: Final = r"(?:\s+(?!(?i:para|pra|to)\b)[\w-]+){0,3}?"
+_OBJECT: Final = r"(?:\s+(?!(?i:para|pra|to|you|te|lhe|voc[êe]|vc|ele|ela|him|her|them)\b)[\w-]+){0,3}?"
 
 _OFFERED_RE: Final = re.compile(
     r"(?:"
@@ -80,9 +89,11 @@ _OFFERED_RE: Final = re.compile(
     rf"|\b(?i:{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*?\s+(?i:d[aoe]s?|of)\s+"
     rf"(?:(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*|(?i:voc[êe]s|vcs))(?:\s+{_QUALIFIER})*{_LINK}"
     # a business's label: "SAC:", "Central de Atendimento 24h:", "Contact Support:", "Devoluções:"
-    rf"|\b(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*(?:\s*[:=–,-]|\s+(?i:é|is|at|on|em|no|na|pelo|pela|via"
+    rf"|\b(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*(?:\s*[:=–,(-]|\s+(?i:é|is|at|on|em|no|na|pelo|pela|via"
     r"|fica(?:m)?\s+(?:na|no|em)|est[áa]\s+(?:na|no|em)|is\s+(?:located\s+)?(?:at|on)))\s*"
     rf"|\b(?i:{BUSINESS_NOUNS}\s+{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*{_LINK}"
+    # a record of the business's: "Loja Aurora Campinas, endereco:", "Unidade Moema - telefone:"
+    rf"|\b(?i:{BUSINESS_NOUNS})(?:\s+{_QUALIFIER})+\s*[,;–-]\s*(?i:{CONTACT_NOUNS})\s*[:=]\s*"
     # sent there: "Ligue para", "Envie suas fotos para", "Pode mandar para", "Call us at"
     rf"|\b(?i:{_SEND})(?:{_OBJECT}\s+(?i:para|pra|pro|ao|à|to|at|on|no|na|pelo|pela|em|via))?"
     r"(?:\s+(?i:a|o|the))?(?:\s+(?i:nosso|nossa|our))?"
@@ -90,7 +101,8 @@ _OFFERED_RE: Final = re.compile(
     r")\s*$")
 
 #: Another contact the sentence offers, then a list word: the next one is offered too.
-_LISTED_RE: Final = re.compile(r"\x00\s*(?:[,;/]|\b(?i:ou|or|e|and))?(?:\s+(?i:no|na|pelo|pela|at|on|em))?\s*$")
+_LISTED_RE: Final = re.compile(
+    rf"\x00\s*(?:[,;/]|\b(?i:ou|or|e|and))?(?:\s+(?i:no|na|pelo|pela|at|on|em))?(?:\s*(?i:{CONTACT_NOUNS})\s*[:=]?)?\s*$")
 
 #: The customer asking for the business's contact ("qual o telefone de vocês?", "what's
 #: your e-mail?", "vcs tem whats?", "onde fica a loja?").
@@ -101,6 +113,36 @@ _ASKS_RE: Final = re.compile(
     r"|\bonde\s+fica\s+a\s+loja\b|\bwhere\s+is\s+(?:the|your)\s+store\b"
     r"|\b(?:como|how)\s+(?:falo\s+com\s+voc[êe]s|fa[çc]o\s+(?:pra\s+)?(?:falar|contato)|entro\s+em\s+contato"
     r"|do\s+i\s+(?:reach|contact)\s+(?:you|the\s+store))")
+
+
+#: A business's word anywhere in a sentence: with nothing that sends the contact's way
+#: (`_TOWARDS_RE`), the sentence's contacts are the business's ("Nosso time responde no
+#: WhatsApp ...", "Você pode falar com a gente pelo ...").
+_CUE_RE: Final = re.compile(
+    r"(?i)\b(?:nosso|nossa|nossos|nossas|our|sac|central|atendimento|customer\s+(?:service|care|support)"
+    r"|fale\s+conosco|conosco|a\s+gente|contact\s+us|call\s+us|ligue|ouvidoria|suporte|support|loja|lojas|store"
+    r"|escrit[óo]rio|office|matriz|filial|unidade|hotline|helpline|televendas|0800)\b")
+#: What says, before a contact in its sentence, that it is the customer's or where the
+#: business sends or calls: "vai ligar para a senhora no", "reenviou o código para",
+#: "despachou o pedido para", "Anotei", "Cliente:", "we'll call you at".
+_TOWARDS_RE: Final = re.compile(
+    r"(?i)\b(?:(?:vai|vamos|v[ãa]o|ir[áa]|iremos|ir[ãa]o|pode(?:mos)?|vou|posso)\s+(?:te\s+|lhe\s+|o\s+|a\s+)?"
+    r"(?:ligar|retornar|enviar|mandar|reenviar|despachar|entregar|levar|chamar|contatar|escrever|avisar|notificar)"
+    r"|ligou|ligamos|ligaremos|ligar[áa]|retorn(?:ou|amos|aremos|ar[áa])|envi(?:ou|amos|aremos|ar[áa]|a)"
+    r"|reenvi\w*|mand(?:ou|amos|aremos|ar[áa])|despach\w*|entreg(?:ou|amos|aremos|ar[áa]|a)|lev(?:ou|aremos|ar[áa])"
+    r"|ligar\s+(?:no|na|para|pra|pro)|will\s+(?:call|text|email|send|ship|deliver|reach|contact)"
+    r"|we['’]ll|(?:called|texted|emailed|sent|shipped|delivered|ships|goes|going)\b|vai\s+para|segue\s+para"
+    r"|anot(?:ei|ado|amos)|confirm(?:ei|ado|amos|ed)|cadastr\w*|atualiz(?:ei|ado|amos)|registr(?:ei|ado|amos)"
+    r"|noted|updated|on\s+file|cliente|customer|client|destinat[áa]ri[oa]|recipient|comprador|buyer|titular"
+    r"|perfil|profile|you|te|lhe|senhora|senhor|voc[êe]|vc)\b")
+
+
+def cued(sentence: str, before: str) -> bool:
+    """Whether `sentence` holds a business's word (outside its contacts: `sentence` has them
+    blanked) and nothing in `before` (the sentence up to the contact) sends the contact's
+    way or gives it as the customer's (`_TOWARDS_RE`).
+    """
+    return _CUE_RE.search(sentence) is not None and _TOWARDS_RE.search(before) is None
 
 
 def offered(before: str) -> bool:

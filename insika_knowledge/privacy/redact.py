@@ -100,7 +100,7 @@ from insika_knowledge.privacy.more import (
     words_next_to_marks,
 )
 from insika_knowledge.privacy.people import find_people
-from insika_knowledge.privacy.published import asks_for_contact, offered
+from insika_knowledge.privacy.published import asks_for_contact, cued, offered
 
 __all__ = ["PLACEHOLDERS", "UNNEEDED_KINDS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_kinds",
            "redact_name"]
@@ -781,6 +781,12 @@ def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozense
     return text
 
 
+#: The business's speakers whose sentence offers its contacts with a business word anywhere
+#: in it (`published.cued`); a tool's record does only in the words right before a contact
+#: ("loja: Aurora Centro, endereco: ..." may be where an order goes).
+_SPEAKING: Final = frozenset({"agent", "human"})
+
+
 def _before(sentence: str, start: int, found: list[Span], offers: list[Span]) -> str:
     """The words of `sentence` before `start`, as `published.offered` reads them: each
     earlier contact it offers a NUL (a list goes on: "X ou Y"), each other one a space.
@@ -824,13 +830,14 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                 for span in find(sentence):
                     kinds.setdefault(span, kind)
             found = sorted(_drop_overlaps(kinds))
+            blanked = _replace(sentence, found, " ") if found else sentence  # a cue is never read inside a contact
             offers: list[Span] = []
             for start, end in found:
                 key = contact_key(kinds[(start, end)], sentence[start:end])
                 if speaker == "customer":
                     customer.add(key)
-                elif (speaker == "system" or replying or offered(_before(sentence, start, found, offers))) \
-                        and not _YOURS_RE.search(sentence, 0, start):
+                elif (speaker == "system" or replying or offered(before := _before(sentence, start, found, offers))
+                      or (speaker in _SPEAKING and cued(blanked, before))) and not _YOURS_RE.search(sentence, 0, start):
                     business.add(key)
                     offers.append((start, end))
             replying = replying and not found  # only the reply's first sentence with a contact
