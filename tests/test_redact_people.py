@@ -105,3 +105,24 @@ def test_a_tool_record_offers_a_store_s_contact_only_in_the_words_before_it() ->
     order = "pedido: 4711, loja: Aurora Centro, endereco: Rua das Flores, 123, telefone: (11) 98888-7777"
     keep = kept_contacts([("customer", "cadê meu pedido?"), ("tool", order)])
     assert "98888-7777" not in redact(order, keep).text and "Flores" not in redact(order, keep).text
+
+
+@pytest.mark.parametrize(("system", "kept", "gone"), [
+    ("Contexto: Loja Pet&Cia, tel. (11) 5051-8890. Cliente: Rodrigo Paiva, telefone (11) 98221-0347.",
+     "(11) 5051-8890", "98221-0347"),
+    ("Perfil do cliente (uso interno): Ana Beatriz Farias, ana.beatriz.f@hotmail.com. Atendimento ao cliente: "
+     "(11) 3333-4444.", "(11) 3333-4444", "ana.beatriz.f@hotmail.com"),
+])
+def test_a_customer_s_record_in_the_system_prompt_is_not_the_business_s(system: str, kept: str, gone: str) -> None:
+    keep = kept_contacts([("system", system)])
+    redacted = redact(system, keep).text
+    assert kept in redacted and gone not in redacted, redacted
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    ('{"cliente_id": 5531, "data_de_nascimento": "1985-09-30"}', "1985-09-30"),
+    ('{"titulo_eleitor": "0025 4626 0841", "programa": "Nota Fiscal Paulista"}', "0025 4626 0841"),
+    ('{"client_ip": "200.158.44.19", "order": "8810023"}', "200.158.44.19"),
+])
+def test_a_record_s_key_cues_its_value_as_the_words_do(text: str, gone: str) -> None:
+    assert gone not in redact(text).text

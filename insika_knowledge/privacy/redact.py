@@ -682,13 +682,27 @@ def _find_all_phones(text: str) -> list[Span]:
 
 # --------------------------------------------------------------------------- pipeline
 
+#: What a record's keys are written with, read as spaces by `_keys_read`.
+_KEY_MARKS: Final = str.maketrans({"_": " ", '"': " "})
+
+
+def _keys_read(find: Callable[[str], list[Span]]) -> Callable[[str], list[Span]]:
+    """`find` reading a record's keys as words: a tool's ``"data_de_nascimento":``,
+    ``"titulo_eleitor":`` and ``"client_ip":`` cue their values as the words do (the
+    underscores and double quotes read as spaces: the spans stay the text's).
+    """
+    def found(text: str) -> list[Span]:
+        return find(text.translate(_KEY_MARKS) if "_" in text or '"' in text else text)
+    return found
+
+
 _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("pix", find_br_codes),  # first: a PIX "copia e cola" code holds an e-mail, a phone or a CPF as its key
     ("email", _find_emails),
-    ("ip", find_ips),
-    ("birth_date", find_birth_dates),
-    ("voter_id", find_voter_ids),
-    ("ssn", find_ssns),
+    ("ip", _keys_read(find_ips)),
+    ("birth_date", _keys_read(find_birth_dates)),
+    ("voter_id", _keys_read(find_voter_ids)),
+    ("ssn", _keys_read(find_ssns)),
     ("pix", find_pix),
     ("iban", _find_ibans),
     ("boleto", find_boletos),
@@ -781,6 +795,12 @@ def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozense
     return text
 
 
+#: A customer's record in the business's instructions ("Cliente: Rodrigo Paiva, telefone
+#: ...", "Perfil do cliente: ..."): the contacts after it in the sentence are the customer's.
+_CUSTOMERS_RE: Final = re.compile(
+    r"(?i)(?<!atendimento\sao\s)(?<!servi[çc]o\sao\s)(?<!central\sdo\s)(?<!relacionamento\scom\so\s)"
+    r"\b(?:cliente|customer(?!\s+(?:service|care|support|success))|client|destinat[áa]ri[oa]|recipient|comprador"
+    r"|buyer|titular|perfil|profile|usu[áa]rio|user)\b")
 #: The business's speakers whose sentence offers its contacts with a business word anywhere
 #: in it (`published.cued`); a tool's record does only in the words right before a contact
 #: ("loja: Aurora Centro, endereco: ..." may be where an order goes).
@@ -836,8 +856,11 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                 key = contact_key(kinds[(start, end)], sentence[start:end])
                 if speaker == "customer":
                     customer.add(key)
-                elif (speaker == "system" or replying or offered(before := _before(sentence, start, found, offers))
-                      or (speaker in _SPEAKING and cued(blanked, before))) and not _YOURS_RE.search(sentence, 0, start):
+                    continue
+                before = _before(sentence, start, found, offers)
+                system = speaker == "system" and not _CUSTOMERS_RE.search(sentence, 0, start)
+                if (system or replying or offered(before) or (speaker in _SPEAKING and cued(blanked, before))) \
+                        and not _YOURS_RE.search(sentence, 0, start):
                     business.add(key)
                     offers.append((start, end))
             replying = replying and not found  # only the reply's first sentence with a contact
