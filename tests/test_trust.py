@@ -125,6 +125,21 @@ def test_a_fact_with_a_value_nothing_the_model_read_states_is_held_too() -> None
     assert not assess("A loja vende tênis.\nA loja vende tênis e sandálias.", "fact", []).quarantined
 
 
+def test_a_fact_held_for_its_values_is_supported_when_the_business_states_them() -> None:
+    """The demo: "CEPs 01000-000 a 09999-999 saem de Guarulhos" was written from one customer's
+    CEP (held); a later chat where the agent states the range supports it, though the model's
+    longer text leaves the agent's sentence under half its words. An echo of the customer's
+    own values supports nothing."""
+    claim = ("CEPs 01000-000 a 09999-999 saem do CD de Guarulhos.\nPedidos para CEPs de 01000-000 a 09999-999, "
+             "inclusive Osasco e outras cidades da Grande São Paulo, saem de Guarulhos no mesmo dia. Vale para trocas.")
+    stated = [user("Moro em Osasco, CEP 06010-000. Quando chega?"),
+              agent("CEPs de 01000-000 a 09999-999 são atendidos pelo nosso CD de Guarulhos.")]
+    assert "agent" in assess(claim, "fact", stated).supported_by
+    echoed = [user("Me disseram que CEPs de 01000-000 a 09999-999 saem de Guarulhos no mesmo dia."),
+              agent("Isso, de 01000-000 a 09999-999.")]
+    assert "agent" not in assess(claim, "fact", echoed).supported_by
+
+
 def test_a_rule_with_a_value_nothing_the_model_read_states_is_held_whoever_it_cites() -> None:
     messages = [user("Is there a fee for refunds?"), agent("Refunds go back to the original card.")]
     claim = "Refunds carry a fee.\nRefunds carry a 10% processing fee."

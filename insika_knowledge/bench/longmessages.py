@@ -10,7 +10,11 @@ preparing a granddaughter's birthday: no store's rule in it):
 - ``after``: the message, then the story.
 
 Scored as ``bench --quality`` scores its ``auto`` row (`bench.quality.score`), per half
-(odd ids ``dev``, even ``test``), beside the messages alone. Run
+(odd ids ``dev``, even ``test``), beside the messages alone. Then the stories of
+``benchmarks/retrieval/stories.jsonl`` (80 long messages by a writer who read the store's
+concepts and wrote around them: a customer's day, family, a pet, an off-topic question; 56
+in Portuguese, 24 in English, 568-1,769 characters): none asks anything the store answers,
+so each should get no block (odd ids ``dev``, even ``test``). Run
 ``python -m insika_knowledge.bench.longmessages [--half dev|test] [--json]``; it takes
 minutes (a long message's pieces are embedded one by one; the story's pieces repeat, so
 they are embedded once).
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.bench.datasets import benchmark_data
 from insika_knowledge.bench.quality import Query, _ours, load_set, score
 
 #: Characters of context put beside each message.
@@ -67,6 +72,12 @@ def laid_out(query: Query, layout: str, chars: int = CONTEXT_CHARS) -> Query:
     return Query(query.id, text, query.expected, query.lang, query.kind)
 
 
+def _stories() -> list[dict[str, Any]]:
+    """The lines of ``benchmarks/retrieval/stories.jsonl`` (``id``, ``lang``, ``text``)."""
+    path = benchmark_data("retrieval") / "stories.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def run_long(half: str = "test", *, echo: Callable[[str], None] = print, as_json: bool = False) -> dict[str, Any]:
     """Score the ``auto`` ranking on `half`'s messages in each of `LAYOUTS`; print a table or JSON."""
     concepts, queries = load_set()
@@ -76,14 +87,22 @@ def run_long(half: str = "test", *, echo: Callable[[str], None] = print, as_json
         if auto is None:
             raise SystemExit("no embedding provider: the auto ranking is lexical only; nothing to compare")
         figures = {layout: score(auto, [laid_out(q, layout) for q in chosen]) for layout in LAYOUTS}
+        stories = [s for s in _stories() if (s["id"] % 2 == 1) == (half == "dev")]
+        found = [auto(s["text"]) for s in stories]
+        figures["stories"] = {"messages": len(stories), "empty": sum(not f for f in found) / len(stories),
+                              "concepts": sum(map(len, found)) / len(stories)}
     if as_json:
         echo(json.dumps({"half": half, "context_chars": CONTEXT_CHARS, "figures": figures}, indent=2))
     else:
         echo(f"long messages, {half} half ({len(chosen)} messages), {CONTEXT_CHARS} characters of context")
         echo(f"{'layout':8} {'R@1':>6} {'R@5':>6} {'answerable empty':>17} {'no-answer empty':>16} {'concepts':>9}")
-        for layout, f in figures.items():
+        for layout in LAYOUTS:
+            f = figures[layout]
             echo(f"{layout:8} {f['recall@1']:6.3f} {f['recall@5']:6.3f} {f['answerable_empty']:17.3f} "
                  f"{f['no_answer_empty']:16.3f} {f['concepts']:9.2f}")
+        told = figures["stories"]
+        echo(f"stories  ({told['messages']} with nothing to answer) empty block {told['empty']:.3f}, "
+             f"concepts {told['concepts']:.2f}")
     return figures
 
 

@@ -145,6 +145,8 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business = bool(who - {"customer"})
         return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
+    if not who - {"customer"} and not markers and concept_type != "policy":
+        who |= _values_stated(claim, transcript)
     if not who - {"customer"} and not report and (markers or concept_type == "policy"):
         limit = limited_by_business(claim, transcript)
         if limit:  # "This week only, shipping is free": a promotion, not the standing rule
@@ -186,6 +188,23 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         business_share, customer_share = shares(claim, transcript)  # still cover it, unless one declined it
         quarantined = not MIN_COVERAGE <= business_share >= customer_share
     return Assessment(who, markers, quarantined, None, report)
+
+
+def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """The business's speakers of `transcript` when together they state every value of
+    `claim` (a fact with at least one: `unstated_values`) and the customer states none of
+    them (an echo of the customer's value is no support), else none. A fact held for a
+    value no message stated ("CEPs 01000-000 a 09999-999 saem de Guarulhos" after one
+    customer's CEP) is released when the business later states them, though the model's
+    longer text leaves the business's sentence under `MIN_COVERAGE` of its words.
+    """
+    if not unstated_values(claim, ()):
+        return frozenset()
+    said = [m for m in transcript if speaker(m) not in (None, "customer")]
+    theirs = [m for m in transcript if speaker(m) == "customer"]
+    if not said or unstated_values(claim, said) or unstated_values(claim, theirs) != unstated_values(claim, ()):
+        return frozenset()  # a value the customer said, echoed or not, is no business's word
+    return frozenset(s for m in said if (s := speaker(m)) is not None)
 
 
 def _one_word(claim: str, transcript: Sequence[Mapping[str, Any]]) -> bool:
