@@ -173,3 +173,18 @@ def test_a_hand_written_contradiction_section_is_shown_as_it_is(tmp_path: Path) 
     listed = json.loads(runner.invoke(cli, ["conflicts", "--agent", AGENT, "--data-dir", str(tmp_path),
                                             "--json"]).output)
     assert listed[0]["contradictions"] == [] and listed[0]["contradiction_text"].endswith("- a customer said 8h")
+
+
+def test_a_claim_held_for_a_made_up_value_says_so_once(tmp_path: Path) -> None:
+    """A newcomer's report: "quarantined: a value it states is in no message of the turn (its
+    quotes: a value no message states)", though the proposal quoted nothing."""
+    from insika_knowledge import Memory
+    from insika_knowledge.extract.given import GivenModel
+
+    item = {"name": "entrega-recife", "description": "Entregamos em Recife em 5 dias úteis.", "type": "fact",
+            "body": "Entregamos em Recife em 5 dias úteis."}
+    with Memory(tmp_path) as memory:
+        report = memory.learn([{"role": "user", "content": "oi"}, {"role": "assistant", "content": "Olá!"}],
+                              agent="loja", session_id="s1", model=GivenModel([item]))
+    assert report.results == [("entrega-recife", "quarantined")]
+    assert report.why == ["entrega-recife: quarantined: a value it states is in no message of the turn"]

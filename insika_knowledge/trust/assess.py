@@ -128,12 +128,13 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         made_up = not markers and not report and bool(unstated_values(
             claim, [{"role": "system", "content": t} for t in withheld], known))
         return Assessment(frozenset(), (*markers, UNSTATED_VALUE) if made_up else markers,
-                          bool(markers) or made_up, "a value no message states" if made_up else None, report)
+                          bool(markers) or made_up, None, report)
     if not report and unstated_values(
             claim, [*transcript, *({"role": "system", "content": t} for t in withheld)], known):
         # A claim with a value that nothing the model read states: made up, whoever it cites
         # (a rule's deadline, and a fact's: "Entregamos em Recife em 5 dias úteis" after "oi").
-        return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, "a value no message states", report)
+        quotes = "a value no message states" if evidence is not None else None  # said once, without quotes
+        return Assessment(frozenset(), (*markers, UNSTATED_VALUE), True, quotes, report)
     if evidence is not None:
         parts = pieces(transcript, speaker, message_text)
         checked = quoted.check(claim, evidence, parts, withheld)
