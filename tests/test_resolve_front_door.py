@@ -125,4 +125,6 @@ def test_the_cli_lists_the_keys_and_resolves(memory: Memory, tmp_path: Path) -> 
     again = CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--keep", "record"])
     assert again.exit_code == 2 and "'prazo-de-troca' holds no contradicting reports" in again.output
     assert "Memory.resolve" not in again.output and "dismiss_held" not in again.output
+    # and speaks of held claims only when there are some (a newcomer read that some were held)
+    assert "held against it" not in again.output and "to change it: 'put'" in again.output
     assert CliRunner().invoke(cli, ["resolve", *where, "prazo-de-troca", "--keep", "entry-1"]).exit_code == 2

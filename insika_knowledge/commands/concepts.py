@@ -357,9 +357,11 @@ def resolve(agent: str, name: str, keep: str | None, file: str | None, data_dir:
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         stored = memory.store(tenant).get(agent, name)
         if stored is not None and not stored.concept.in_conflict:  # said in the command line's words
-            raise UserError(f"'{name}' holds no contradicting reports: nothing to resolve (claims held against "
-                            "it for review: 'conflicts' lists them, 'dismiss' or 'learn-held' settles them; "
-                            "to change it: 'put')")
+            held = len(memory.held_claims(agent=agent, name=name, tenant=tenant))
+            settle = (f"; {held} claim{'' if held == 1 else 's'} held against it: 'conflicts' lists them, "
+                      "'dismiss' or 'learn-held' settles them") if held else ""
+            raise UserError(f"'{name}' holds no contradicting reports: nothing to resolve{settle}; "
+                            "to change it: 'put'")
         try:
             concept = memory.resolve(name, agent=agent, tenant=tenant, keep=keep, written=written,
                                      actor=CLI_ACTOR)
