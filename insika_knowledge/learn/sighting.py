@@ -351,7 +351,8 @@ def _replace_held(tx: Transaction, agent: str, held: Concept, candidate: Candida
 
 #: Why an ``unsupported`` sighting changed nothing (`TurnReport.why`).
 UNSUPPORTED_WHY: Final = ("no agent message, tool result or system prompt states it, and a concept on record "
-                          "does: the customer's repeat confirms nothing and contradicts nothing")
+                          "does: a sighting the business side does not state (the customer's, or no one's) "
+                          "confirms nothing and contradicts nothing")
 #: What a held claim's `why` adds when the concept's record had no room for its entry.
 NO_ROOM_WHY: Final = "the record had no room left for its entry"
 
