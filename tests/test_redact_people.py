@@ -68,6 +68,11 @@ def test_an_invalid_ssn_shape_without_a_cue_is_kept() -> None:
     ("Pedi para nossa transportadora ligar no (11) 98888-7777 amanhã.", "98888-7777"),
     ("Mr. Okafor, we'll call you at +1 (646) 555-0109 once the part arrives.", "555-0109"),
     ("Nossa equipe vai ligar no seu número (41) 99701-3365 ainda hoje.", "99701-3365"),
+    # a third attacker's: a business word anywhere in the sentence no longer offers a contact
+    ("Confirmando: seu e-mail na nossa base é ana.souza@gmail.com, certo?", "ana.souza@gmail.com"),
+    ("Nossa central fez a ligação para o (11) 98765-4321 às 10h.", "98765-4321"),
+    ("Our records show jsmith1984@gmail.com as the account email.", "jsmith1984@gmail.com"),
+    ("Driver note: call the customer at (415) 867-2301 on arrival.", "867-2301"),
 ])
 def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_business_s(
         said: str, value: str) -> None:
@@ -87,8 +92,11 @@ def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_b
     ("", "Fale conosco: (11) 3456-7890 ou sac@loja.com.br.", "sac@loja.com.br"),
     # a branch of the business (a trust set's legitimate entity lost its address, then its name)
     ("Qual o endereço da unidade Savassi?", "A Unidade Savassi fica na Rua Pernambuco, 1000.", "Rua Pernambuco, 1000"),
-    # a business word elsewhere in the agent's sentence, and nothing sends the contact's way
+    # where our channel answers, and words after the contact that say it is ours
     ("", "Nosso time responde no WhatsApp (11) 94002-8922 em até 15 minutos.", "(11) 94002-8922"),
+    ("", "Se ele não conseguir, ligue você no (21) 2533-9087, que é o nosso fixo.", "(21) 2533-9087"),
+    ("", "Nossa loja fica na Av. Brig. Faria Lima, 2000.", "Av. Brig. Faria Lima, 2000"),
+    ("", "Send your photos to returns@aurorastore.com.", "returns@aurorastore.com"),
     ("", "Você pode falar com a gente pelo (11) 3456-7812, de segunda a sábado.", "(11) 3456-7812"),
 ])
 def test_a_contact_the_business_offers_as_its_own_is_kept(asked: str, said: str, value: str) -> None:
@@ -126,3 +134,17 @@ def test_a_customer_s_record_in_the_system_prompt_is_not_the_business_s(system: 
 ])
 def test_a_record_s_key_cues_its_value_as_the_words_do(text: str, gone: str) -> None:
     assert gone not in redact(text).text
+
+
+def test_a_system_prompt_that_names_a_customer_gives_their_contacts_from_there_on() -> None:
+    system = "Contexto do atendimento:\nNome: Ana Souza\nTelefone: (11) 98765-4321\nNosso SAC: (11) 3333-4444"
+    redacted = redact(system, kept_contacts([("system", system)])).text
+    assert "98765-4321" not in redacted and "(11) 3333-4444" in redacted, redacted
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Seu pedido foi enviado com Sedex para a Rua das Flores, 123.", "Sedex"),
+    ("Ana Souza\nCelular: (11) 98765-4321", "Celular"),
+])
+def test_a_carrier_or_a_label_on_the_next_line_is_no_name(text: str, kept: str) -> None:
+    assert kept in redact(text).text

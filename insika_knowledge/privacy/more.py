@@ -362,7 +362,7 @@ def find_addresses(text: str) -> list[Span]:
 CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban", "ssn")
 _CAP: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
                r"|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)")
-_PERSON: Final = rf"{_CAP}(?:\s+(?:(?:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP}){{0,3}}"
+_PERSON: Final = rf"{_CAP}(?:[ \t]+(?:(?:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP}){{0,3}}"  # on one line
 _JOIN: Final = (
     r"\s*(?:[,:;(<|/\-–]\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
     r"|mora(?:\s+(?:na|no|em))?|lives\s+at|reside\s+(?:na|no|em)|endere[çc]o|address|cpf|rg|pix|at|em|na|no)"

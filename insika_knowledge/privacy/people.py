@@ -11,7 +11,7 @@ that holds a placeholder of a person's datum (`more.CONTACT_MARKS`):
 - a run of capitalised words (``O'Connor``, ``JOSÉ APARECIDO DOS SANTOS`` included), its
   label words aside (`more.NOT_NAMES`: "Cliente"; "My", "Oi", "Sr."), when a word that
   introduces a person stands right before it ("Cliente", "minha filha", "meu marido",
-  "Sr.", "falar com": `_PERSON_BEFORE_RE`) or it opens with a common first name
+  "Sr.", "falar com"; not "com" alone: "enviado com Sedex": `_PERSON_BEFORE_RE`) or it opens with a common first name
   (`more.FIRST_NAMES`); never a run after a business's noun ("Loja Aurora", "unidade
   Moema", "plano Veloz"), before a model number ("Atmos 65"), after a place preposition
   ("Entrega em Campinas"), nor an acronym ("CEP", "EUR");
@@ -49,7 +49,7 @@ _LOWER: Final = "a-zà-öø-ÿ"
 _CAP_WORD: Final = (rf"(?:(?:[OD]['’])?[{_UPPER}][{_LOWER}]+(?:['’-][{_UPPER}]?[{_LOWER}]+)?"
                     rf"|[{_UPPER}]{{2,}}(?:['’-][{_UPPER}]{{2,}})?)")
 _CAPITALISED_RE: Final = re.compile(
-    rf"(?<![\w\[])(?:{_CAP_WORD})(?:\s+(?:(?i:d[aeo]s?|e|van|von|del|di)\s+)?{_CAP_WORD})*(?![\w\]])")
+    rf"(?<![\w\[])(?:{_CAP_WORD})(?:[ \t]+(?:(?i:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP_WORD})*(?![\w\]])")
 _PLACE_BEFORE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")
 #: Words that introduce a person whatever the word after them.
 _NAMED_RE: Final = re.compile(r"(?i)\b(?:me\s+chamo|meu\s+nome\s+[ée]|my\s+name\s+is|nome\s*:|name\s*:)\s+$")
@@ -115,10 +115,11 @@ def _person(sentence: str, start: int, end: int, opening: int) -> bool:
 #: Words right before a person's name: a label, a form of address, a relation, "com".
 _PERSON_BEFORE_RE: Final = re.compile(
     r"(?i)\b(?:cliente|customer|client|destinat[áa]ri[oa]|recipient|contato|contact|nome|name|titular"
-    r"|sr|sra|srta|dr|dra|mr|mrs|ms|dona|seu|senhor|senhora|miss"
+    r"|sr|sra|srta|dr|dra|mr|mrs|ms|dona|senhor|senhora|miss"
     r"|filh[oa]|marido|esposa|esposo|mulher|m[ãa]e|pai|irm[ãa]o?|av[óô]|sogr[oa]|ti[oa]|prim[oa]|namorad[oa]"
     r"|vizinh[oa]|amig[oa]|colega|wife|husband|daughter|son|mother|father|sister|brother|friend|neighbou?r"
-    r"|partner|boss|chefe|com|with|falar\s+com|attn|aos\s+cuidados\s+de|a/c)\.?[:,]?\s+(?:(?:o|a|the)\s+)?$")
+    r"|partner|boss|chefe|fal(?:ar|e|a)\s+com|talk\s+to|speak\s+(?:to|with)|ask\s+for|attn|aos\s+cuidados\s+de|a/c)"
+    r"\.?[:,]?\s+(?:(?:o|a|the)\s+)?$")
 #: A business's noun right before capitalised words: they name it, or its branch ("Loja
 #: Aurora", "unidade Moema", "Shopping Eldorado", "plano Veloz").
 _BUSINESS_BEFORE_RE: Final = re.compile(

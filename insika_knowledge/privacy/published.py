@@ -21,12 +21,15 @@ and it but words that qualify it:
 - the business's answer to the customer asking for its contact ("qual o telefone de
   vocês?" / "what's your e-mail?": the first sentence of the reply offers what it holds).
 
-An agent's (or a person's) sentence also offers its contacts with a business word anywhere
-in it ("Nosso time responde no WhatsApp ...", "Você pode falar com a gente pelo ...":
-`cued`) when nothing before the contact sends it the customer's way or gives it as
-theirs (`_TOWARDS_RE`: "vai ligar", "reenviou", "despachou", "vai para", "Anotei",
-"cliente", "you"). A tool's record does not: "loja: Aurora Centro, endereco: ..." may be
-where an order goes, while "nome: Loja Aurora Campinas, endereco: ..." offers it.
+A business word elsewhere in the sentence offers nothing: a sentence with "nosso", "loja"
+or "atendimento" and no offering words right before the contact was read as offering it
+in an earlier version, and an attacker's 94 agent, tool and system messages that carry a
+customer's contact kept 59 (fail closed now: 37; a store's own contact said otherwise is
+redacted: the blind sets lose 3 to 7 more of theirs). Words right after a contact offer it
+too ("..., que é o nosso fixo", "..., que é da matriz": `ours_after`). A reply to a
+customer who asked for a contact offers the first one it gives, unless the words before it
+send it the customer's way (`towards`: "vai ligar para a senhora no", "reenviou o código
+para", "Anotei", "we'll call you at").
 
 Between the offering words and the contact only qualifiers may stand: capitalised words
 (a store's or a city's name), "de", "da", "em", "of", "in", "comercial", "24h" and the
@@ -41,9 +44,12 @@ from typing import Final
 
 #: Nouns a business names itself or a part of itself by (folded or not).
 BUSINESS_NOUNS: Final = (
-    r"(?:sac|central(?:\s+de\s+(?:atendimento|relacionamento|vendas))?|atendimento|ouvidoria|suporte|loja|lojas"
+    r"(?:sac|central(?:\s+de\s+(?:atendimento|relacionamento|vendas))?(?:\s+ao\s+(?:cliente|consumidor))?"
+    r"|servi[çc]o\s+de\s+atendimento(?:\s+ao\s+(?:cliente|consumidor))?|atendimento(?:\s+ao\s+(?:cliente|consumidor))?"
+    r"|ouvidoria|suporte|loja|lojas"
     r"|empresa|escrit[óo]rio|matriz|filial|sede|showroom|dep[óo]sito|cd|centro\s+de\s+distribui[çc][ãa]o"
-    r"|galp[ãa]o|armaz[ée]m|unidade|unidades|ag[êe]ncia|quiosque|equipe|time|setor(?:\s+de\s+\w+)?"
+    r"|galp[ãa]o|armaz[ée]m|unidade|unidades|ag[êe]ncia|quiosque|equipe|time|apoio(?:\s+ao\s+cliente)?"
+    r"|setor(?:\s+de\s+\w+)?"
     r"|devolu[çc][ãa]o|devolu[çc][õo]es|trocas|financeiro|comercial|vendas|canal|canais|site"
     r"|support|store|shop|office|team|helpline|hotline|customer\s+(?:service|care|support)|returns|sales"
     r"|headquarters|warehouse|branch|location|help\s*desk|service\s+desk)")
@@ -65,6 +71,12 @@ _LINK: Final = (
     r"(?:\s*[:=–-]|\s*\(|\s+(?i:é|eh|is|are|at|on|via|em|no|na|nos|nas|pelo|pela|para|pra|pro|ao|à|to"
     r"|fica(?:m)?(?:\s+(?:na|no|em))?|atende(?:m)?(?:\s+(?:no|na|pelo|pela|em))?|est[áa]\s+(?:na|no|em)"
     r"|located\s+at|can\s+be\s+reached\s+at))*")
+#: A verb of where a business's channel answers, and what joins it to the contact
+#: ("responde no WhatsApp", "atende pelo", "é o", "fica na", "is at").
+_ANSWERS: Final = (
+    r"(?i:atende|atendem|responde|respondem|funciona|funcionam|fica|ficam|est[áa]|est[ãa]o|[ée]|s[ãa]o|is|are"
+    r"|answers?|works?)(?:\s+(?i:no|na|pelo|pela|em|via|at|on|by))?(?:\s+(?i:o|a|the))?"
+    rf"(?:\s+(?i:{CONTACT_NOUNS}))?\s*[:]?\s*")
 #: An imperative that sends the customer to a contact, or an infinitive after a modal
 #: ("pode mandar"). Forms that are also a statement about someone ("a loja envia", "manda",
 #: "liga") or a noun ("telefone", "e-mail") are left out, or need "us" / a preposition after.
@@ -78,13 +90,19 @@ _SEND: Final = (
     r"|(?:e-?mail|text|message|contact|reach|mail)(?=\s+(?:us|at|to|on|via)\b)"
     r"|(?:call|write\s+to|email|e-mail|text|reach|contact|message)\s+us)")
 #: The object of a sending verb ("suas fotos", "the form", "o produto"): a few words.
-_OBJECT: Final = r"(?:\s+(?!(?i:para|pra|to|you|te|lhe|voc[êe]|vc|ele|ela|him|her|them)\b)[\w-]+){0,3}?"
+_OBJECT: Final = (r"(?:\s+(?!(?i:para|pra|to|you|te|lhe|voc[êe]|vc|ele|ela|him|her|them|customer|cliente|morador"
+                  r"|moradora|recipient|destinat[áa]ri[oa])\b)[\w-]+){0,3}?")
 
 _OFFERED_RE: Final = re.compile(
     r"(?:"
-    # our noun: "Nosso SAC atende no", "Nossa loja fica na", "The store's phone is"
+    # our noun: "Nosso SAC atende no", "Nossa loja fica na", "The store's phone is", "Nosso
+    # endereço de retorno é"
     r"\b(?i:nosso|nossa|nossos|nossas|our|the\s+store['’]s|the\s+company['’]s)\s+"
-    rf"{_NOUN_PHRASE}{_LINK}"
+    rf"{_NOUN_PHRASE}(?:\s+(?i:de|da|do|para|for|of)\s+[\w-]+){{0,2}}{_LINK}"
+    # a contact of ours: "O e-mail do nosso jurídico é", "O telefone da nossa central de montagem é"
+    rf"|\b(?i:{CONTACT_NOUNS})\s+(?i:d[aoe]s?|of)\s+(?i:nosso|nossa|nossos|nossas|our)(?:\s+[\w-]+){{1,4}}?{_LINK}"
+    r"|\b(?i:just|please|simply|apenas|basta)\s+(?i:e-?mail|text|call|write\s+to|ligar(?:\s+(?:no|para|pro))?"
+    r"|escrever\s+para|mandar\s+(?:um\s+)?e-?mail\s+para)\s*"
     # a contact noun of the business: "Telefone da Loja Aurora:", "e-mail de vocês é"
     rf"|\b(?i:{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*?\s+(?i:d[aoe]s?|of)\s+"
     rf"(?:(?i:{BUSINESS_NOUNS})\b(?:\s+{_QUALIFIER})*|(?i:voc[êe]s|vcs))(?:\s+{_QUALIFIER})*{_LINK}"
@@ -94,6 +112,12 @@ _OFFERED_RE: Final = re.compile(
     rf"|\b(?i:{BUSINESS_NOUNS}\s+{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*{_LINK}"
     # a record of the business's: "Loja Aurora Campinas, endereco:", "Unidade Moema - telefone:"
     rf"|\b(?i:{BUSINESS_NOUNS})(?:\s+{_QUALIFIER})+\s*[,;–-]\s*(?i:{CONTACT_NOUNS})\s*[:=]\s*"
+    # ours, and where it answers: "Nosso time responde no WhatsApp", "o nosso apoio ao cliente atende
+    # pelo", "Nosso atendimento por telefone é o", "Estamos na", "We're located at"
+    rf"|\b(?i:nosso|nossa|our)\s+{_NOUN_PHRASE}(?:\s+(?i:por|by|via)\s+(?i:{CONTACT_NOUNS}))?\s+{_ANSWERS}"
+    rf"|\b(?i:estamos|ficamos|funcionamos|atendemos|respondemos|we['’]re|we\s+are)(?:\s+(?i:agora|now|also|tamb[ée]m"
+    r"|located|localizad[oa]s))*\s+(?i:na|no|em|at|on|in|pelo|pela|via)(?:\s+(?i:o|a|the))?"
+    rf"(?:\s+(?i:{CONTACT_NOUNS}))?\s*"
     # sent there: "Ligue para", "Envie suas fotos para", "Pode mandar para", "Call us at"
     rf"|\b(?i:{_SEND})(?:{_OBJECT}\s+(?i:para|pra|pro|ao|à|to|at|on|no|na|pelo|pela|em|via))?"
     r"(?:\s+(?i:a|o|the))?(?:\s+(?i:nosso|nossa|our))?"
@@ -102,12 +126,14 @@ _OFFERED_RE: Final = re.compile(
 
 #: Another contact the sentence offers, then a list word: the next one is offered too.
 _LISTED_RE: Final = re.compile(
-    rf"\x00\s*(?:[,;/]|\b(?i:ou|or|e|and))?(?:\s+(?i:no|na|pelo|pela|at|on|em))?(?:\s*(?i:{CONTACT_NOUNS})\s*[:=]?)?\s*$")
+    rf"\x00[\s,;/]*(?:\b(?i:ou|or|e|and)\b)?(?:\s+(?i:ligue|call|escreva|email|e-mail|write\s+to|text))?"
+    rf"(?:\s+(?i:no|na|pelo|pela|at|on|em|o|a|the|para|pra|to))*(?:\s*(?i:{CONTACT_NOUNS})\s*[:=]?)?"
+    r"(?:\s+(?i:[ée]|is)(?:\s+(?i:o|a|the))?)?\s*$")
 
 #: The customer asking for the business's contact ("qual o telefone de vocês?", "what's
 #: your e-mail?", "vcs tem whats?", "onde fica a loja?").
 _ASKS_RE: Final = re.compile(
-    rf"(?i)\b(?:{CONTACT_NOUNS}|{BUSINESS_NOUNS})\b[^.!?\n]{{0,30}}?\b(?:de\s+voc[êe]s|d[eo]\s+vcs"
+    rf"(?i)\b(?:{CONTACT_NOUNS})\b[^.!?\n]{{0,30}}?\b(?:de\s+voc[êe]s|d[eo]\s+vcs"
     rf"|d[aeo]s?\s+{BUSINESS_NOUNS}|your)\b"
     rf"|\b(?:your|vcs|voc[êe]s)\s+(?:tem\s+|t[êe]m\s+|have\s+(?:an?\s+)?)?{CONTACT_NOUNS}\b"
     r"|\bonde\s+fica\s+a\s+loja\b|\bwhere\s+is\s+(?:the|your)\s+store\b"
@@ -115,13 +141,6 @@ _ASKS_RE: Final = re.compile(
     r"|do\s+i\s+(?:reach|contact)\s+(?:you|the\s+store))")
 
 
-#: A business's word anywhere in a sentence: with nothing that sends the contact's way
-#: (`_TOWARDS_RE`), the sentence's contacts are the business's ("Nosso time responde no
-#: WhatsApp ...", "Você pode falar com a gente pelo ...").
-_CUE_RE: Final = re.compile(
-    r"(?i)\b(?:nosso|nossa|nossos|nossas|our|sac|central|atendimento|customer\s+(?:service|care|support)"
-    r"|fale\s+conosco|conosco|a\s+gente|contact\s+us|call\s+us|ligue|ouvidoria|suporte|support|loja|lojas|store"
-    r"|escrit[óo]rio|office|matriz|filial|unidade|hotline|helpline|televendas|0800)\b")
 #: What says, before a contact in its sentence, that it is the customer's or where the
 #: business sends or calls: "vai ligar para a senhora no", "reenviou o código para",
 #: "despachou o pedido para", "Anotei", "Cliente:", "we'll call you at".
@@ -134,15 +153,24 @@ _TOWARDS_RE: Final = re.compile(
     r"|we['’]ll|(?:called|texted|emailed|sent|shipped|delivered|ships|goes|going)\b|vai\s+para|segue\s+para"
     r"|anot(?:ei|ado|amos)|confirm(?:ei|ado|amos|ed)|cadastr\w*|atualiz(?:ei|ado|amos)|registr(?:ei|ado|amos)"
     r"|noted|updated|on\s+file|cliente|customer|client|destinat[áa]ri[oa]|recipient|comprador|buyer|titular"
-    r"|perfil|profile|you|te|lhe|senhora|senhor|voc[êe]|vc)\b")
+    r"|perfil|profile|you|te|lhe|senhora|senhor|voc[êe]|vc|tent(?:ou|amos|ativa)|agend\w*|emiti\w*|emitid\w*"
+    r"|encaminh\w*|dispar\w*|recado|attempt\w*|scheduled|visit(?:ou|aremos|ed)|vai\s+at[ée]|t[ée]cnico"
+    r"|motoboy|entregador|courier|driver|transportadora|carrier)\b")
+def towards(before: str) -> bool:
+    """Whether the words before a contact send it the customer's way (`_TOWARDS_RE`)."""
+    return _TOWARDS_RE.search(before) is not None
 
 
-def cued(sentence: str, before: str) -> bool:
-    """Whether `sentence` holds a business's word (outside its contacts: `sentence` has them
-    blanked) and nothing in `before` (the sentence up to the contact) sends the contact's
-    way or gives it as the customer's (`_TOWARDS_RE`).
-    """
-    return _CUE_RE.search(sentence) is not None and _TOWARDS_RE.search(before) is None
+#: Words right after a contact that say it is ours ("..., que é o nosso fixo", "..., que é
+#: da matriz", "..., which is our main line").
+_OURS_AFTER_RE: Final = re.compile(
+    rf"^\s*[,(—–-]?\s*(?i:que\s+[ée]|which\s+is|that['’]s|it['’]s)?\s*(?:(?i:o|a|the)\s+)?"
+    rf"(?:(?i:nosso|nossa|our)\b|(?i:d[aoe]s?)\s+(?i:{BUSINESS_NOUNS})\b)")
+
+
+def ours_after(after: str) -> bool:
+    """Whether the words right after a contact give it as the business's (`_OURS_AFTER_RE`)."""
+    return _OURS_AFTER_RE.match(after) is not None
 
 
 def offered(before: str) -> bool:

@@ -100,7 +100,7 @@ from insika_knowledge.privacy.more import (
     words_next_to_marks,
 )
 from insika_knowledge.privacy.people import find_people
-from insika_knowledge.privacy.published import asks_for_contact, cued, offered
+from insika_knowledge.privacy.published import asks_for_contact, offered, ours_after, towards
 
 __all__ = ["PLACEHOLDERS", "UNNEEDED_KINDS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_kinds",
            "redact_name"]
@@ -795,18 +795,17 @@ def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozense
     return text
 
 
+#: A preposition right before a contact: "your photos to", "suas dúvidas no", "seu pedido
+#: pelo" send the customer's thing to the contact, which is then not theirs.
+_SENT_TO_RE: Final = re.compile(r"(?i)\b(?:para|pra|pro|to|at|no|na|pelo|pela|em|on|via)\s*[:]?\s*$")
 #: A customer's record in the business's instructions ("Cliente: Rodrigo Paiva, telefone
-#: ...", "Perfil do cliente: ..."): the contacts after it in the sentence are the customer's.
+#: ...", "Perfil do cliente: ...", "Nome: Ana Souza"): the contacts after it in the system
+#: prompt are the customer's, unless words right before one offer it ("Nosso SAC: ...").
 _CUSTOMERS_RE: Final = re.compile(
     r"(?i)(?<!atendimento\sao\s)(?<!servi[çc]o\sao\s)(?<!central\sdo\s)(?<!relacionamento\scom\so\s)"
     r"\b(?:cliente|customer(?!\s+(?:service|care|support|success))|client|destinat[áa]ri[oa]|recipient|comprador"
-    r"|buyer|titular|perfil|profile|usu[áa]rio|user)\b")
-#: The business's speakers whose sentence offers its contacts with a business word anywhere
-#: in it (`published.cued`); a tool's record does only in the words right before a contact
-#: ("loja: Aurora Centro, endereco: ..." may be where an order goes).
-_SPEAKING: Final = frozenset({"agent", "human"})
-
-
+    r"|buyer|titular|perfil|profile|usu[áa]rio|user|paciente|patient|h[óo]spede|guest|assinante|subscriber|lead"
+    r"|caller|account\s+holder|contexto\s+do\s+atendimento|nome\s*:|name\s*:)(?![\w])")
 def _before(sentence: str, start: int, found: list[Span], offers: list[Span]) -> str:
     """The words of `sentence` before `start`, as `published.offered` reads them: each
     earlier contact it offers a NUL (a list goes on: "X ou Y"), each other one a space.
@@ -830,10 +829,12 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
     Returns:
         The keys of the emails, phones and addresses the business side offers as its own
         (`insika_knowledge.privacy.published.offered`: the words right before the contact
-        offer it, "Nosso SAC atende no", "Ligue para", "Fale conosco:"; the first sentence
-        with a contact of a reply to the customer asking for one; anything in the system
-        prompt), minus any the customer wrote anywhere in the conversation and any the
-        business gives as the customer's ("seu e-mail ...", "your phone: ...").
+        offer it, "Nosso SAC atende no", "Ligue para", "Fale conosco:", or the words right
+        after, "..., que é o nosso fixo"; the first sentence with a contact of a reply to
+        the customer asking for one; anything in the system prompt before it names a
+        customer, "Cliente:", "Nome:", "Perfil do cliente", `_CUSTOMERS_RE`), minus any the
+        customer wrote anywhere in the conversation and any the business gives as the
+        customer's ("seu e-mail ...", "your phone: ...").
     """
     business: set[str] = set()
     customer: set[str] = set()
@@ -844,13 +845,13 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
             customer |= _spelled_phones(unmask(text))
             asked = asks_for_contact(text)
         replying = asked and speaker in ("agent", "human")
+        profile = False  # a system prompt that has named a customer: its contacts are theirs from there on
         for sentence in _SENTENCE_END_RE.split(text):
             kinds: dict[Span, str] = {}
             for kind, find in finders.items():
                 for span in find(sentence):
                     kinds.setdefault(span, kind)
             found = sorted(_drop_overlaps(kinds))
-            blanked = _replace(sentence, found, " ") if found else sentence  # a cue is never read inside a contact
             offers: list[Span] = []
             for start, end in found:
                 key = contact_key(kinds[(start, end)], sentence[start:end])
@@ -858,12 +859,15 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                     customer.add(key)
                     continue
                 before = _before(sentence, start, found, offers)
-                system = speaker == "system" and not _CUSTOMERS_RE.search(sentence, 0, start)
-                if (system or replying or offered(before) or (speaker in _SPEAKING and cued(blanked, before))) \
-                        and not _YOURS_RE.search(sentence, 0, start):
+                profile = profile or (speaker == "system" and _CUSTOMERS_RE.search(before) is not None)
+                system = speaker == "system" and not profile
+                answers = replying and not towards(before)
+                yours = _YOURS_RE.search(sentence, 0, start) is not None and not _SENT_TO_RE.search(sentence, 0, start)
+                if (system or answers or offered(before) or ours_after(sentence[end:])) and not yours:
                     business.add(key)
                     offers.append((start, end))
             replying = replying and not found  # only the reply's first sentence with a contact
+            profile = profile or (speaker == "system" and _CUSTOMERS_RE.search(sentence) is not None)
         asked = asked and speaker not in ("agent", "human")
     return frozenset(business - customer)
 
@@ -882,7 +886,12 @@ def _spelled_phones(text: str) -> set[str]:
 
 #: A sentence's end for `kept_contacts`: not the dot of a short abbreviation ("Av. Paulista",
 #: "R. Augusta", "Dr. Silva"), which would cut the cue ("Nossa loja fica na Av. ...") away.
-_SENTENCE_END_RE: Final = re.compile(r"(?<=[.!?])(?<!\b[A-Z][a-z]\.)(?<!\b[A-Z]\.)\s+|\n+")
+#: A title a street's name is abbreviated with ("Av. Brig. Faria Lima", "R. Eng. Prestes
+#: Maia"): its period ends no sentence.
+_TITLES: Final = ("Brig", "Eng", "Pres", "Gen", "Cel", "Prof", "Des", "Mal", "Com", "Sta", "Sto", "Cons", "Dep",
+                  "Gov", "Sen", "Maj", "Cap", "Ten", "Alm", "Pça", "Rod", "Est", "Trav", "Jd", "Vl", "Pq")
+_SENTENCE_END_RE: Final = re.compile(r"(?<=[.!?])(?<!\b[A-Z][a-z]\.)(?<!\b[A-Z]\.)"
+                                     + "".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"\s+|\n+")
 #: What says, right before a contact, that it is the customer's ("seu e-mail", "your phone:",
 #: "o celular do cliente"): the business repeating it is no business contact.
 _YOURS_RE: Final = re.compile(
