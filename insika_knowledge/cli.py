@@ -52,7 +52,7 @@ from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
 from insika_knowledge.httplimits import limit_options
-from insika_knowledge.ids import DEFAULT_TENANT, check_agent
+from insika_knowledge.ids import check_agent
 from insika_knowledge.mcp import cli as mcp_cli
 from insika_knowledge.procedures import cli as procedures_cli
 from insika_knowledge.relay import cli as relay_cli
@@ -407,14 +407,13 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
         except Quarantined as held:
             click.echo(f"held in quarantine since {held.since}: {held.reason}; never handed to a model "
                        f"until an operator approves it: insika-knowledge approve {name} --agent {agent}"
-                       f"{'' if tenant == DEFAULT_TENANT else f' --tenant {tenant}'} (or the Studio's Approve)",
-                       err=True)
+                       f"{where_args(data_dir, tenant)} (or the Studio's Approve; `delete` drops it)", err=True)
             markdown = memory.load(name, agent=agent, tenant=tenant, held=True)
         held_against = memory.held_claims(agent=agent, name=parse(markdown).name, tenant=tenant)
     if held_against:
         count = len(held_against)
-        click.echo(f"{count} claim{'' if count == 1 else 's'} held against it for review: see "
-                   f"`insika-knowledge conflicts --agent {agent}` or the Studio", err=True)
+        click.echo(f"{count} claim{'' if count == 1 else 's'} held against it for review: see `insika-knowledge "
+                   f"conflicts --agent {agent}{where_args(data_dir, tenant)}` or the Studio", err=True)
     click.echo(_UNSHOWN.sub(_escaped, markdown), nl=False)
 
 

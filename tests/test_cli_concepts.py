@@ -373,6 +373,8 @@ def test_approve_releases_a_quarantined_concept_from_the_command_line(data_dir: 
     memory.close()
     shown = _run("show", "garantia-estendida", "--agent", AGENT, "--data-dir", str(data_dir))
     assert "insika-knowledge approve garantia-estendida" in shown.output
+    # the command as printed reaches the same store (a newcomer's: it left out --data-dir)
+    assert f"approve garantia-estendida --agent {AGENT} --data-dir {data_dir}" in shown.output
     approved = _run("approve", "garantia-estendida", "--agent", AGENT, "--data-dir", str(data_dir))
     assert approved.exit_code == 0, approved.output
     assert approved.output.startswith(f"approved {AGENT}/garantia-estendida in tenant default: out of quarantine")

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stdnum import luhn
+from stdnum.us import ssn as us_ssn
 
 from insika_knowledge.config import load_config
 from insika_knowledge.export import export
@@ -168,9 +169,16 @@ voter_ids = st.tuples(st.sampled_from(["título de eleitor", "Título eleitoral 
                       st.booleans()).map(lambda t: (t[0], f"{t[1][:4]} {t[1][4:8]} {t[1][8:]}" if t[2] else t[1]))
 passwords = st.tuples(st.sampled_from(["minha senha é", "my password is", "a senha do app é", "my PIN is"]),
                       st.from_regex(r"[a-z]{3,8}[0-9]{2,4}", fullmatch=True))
+#: US SSNs: any issued area (001-665, 667-899), group and serial, after a cue in any
+#: grouping, or dashed without one (then one python-stdnum accepts: not a published example).
+ssns = st.tuples(st.integers(1, 899).filter(lambda a: a != 666), st.integers(1, 99), st.integers(1, 9999),
+                 st.sampled_from(["", "SSN", "social security number:", "my SSN is"]),
+                 st.sampled_from(["-", " ", ""])).map(
+    lambda t: (t[3], f"{t[0]:03d}{t[4]}{t[1]:02d}{t[4]}{t[2]:04d}" if t[3] else f"{t[0]:03d}-{t[1]:02d}-{t[2]:04d}")
+).filter(lambda t: bool(t[0]) or us_ssn.is_valid(t[1]))
 
 
-@pytest.mark.parametrize("kind", ["ip", "birth_date", "voter_id", "password"])
+@pytest.mark.parametrize("kind", ["ip", "birth_date", "voter_id", "password", "ssn"])
 @SETTINGS
 @given(data=st.data())
 def test_no_value_known_by_its_cue_reaches_any_stored_byte(tmp_path_factory: pytest.TempPathFactory,
@@ -178,7 +186,7 @@ def test_no_value_known_by_its_cue_reaches_any_stored_byte(tmp_path_factory: pyt
     """An IP address, a date of birth, a voter id and a password said in prose (the last
     note's findings) reach no stored byte: the name is proposed as a model writes it."""
     cue, secret = data.draw({"ip": ips, "birth_date": birth_dates, "voter_id": voter_ids,
-                             "password": passwords}[kind])
+                             "password": passwords, "ssn": ssns}[kind])
     text = f"{cue} {secret}".strip()
     stored = _learn_and_export(tmp_path_factory.mktemp(kind), text, f"Dados {text}")
     assert stored, "nothing was written"

@@ -148,3 +148,32 @@ def test_a_system_prompt_that_names_a_customer_gives_their_contacts_from_there_o
 ])
 def test_a_carrier_or_a_label_on_the_next_line_is_no_name(text: str, kept: str) -> None:
     assert kept in redact(text).text
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    # a final newcomer's: a customer named as one, with no datum beside them
+    ("Produto quebrado é reenviado sem custo, como no caso da cliente Mariana Souza.", "Mariana"),
+    ("As for customer Sarah Connor, we refunded the order.", "Sarah"),
+    ("A Sra. Souza pediu a troca.", "Souza"),
+    ("Sarah Connor was born on 03/15/1985.", "Sarah"),
+])
+def test_a_customer_named_as_one_is_redacted_anywhere(text: str, gone: str) -> None:
+    assert gone not in redact(text).text
+
+
+@pytest.mark.parametrize("text", ["Cliente Ouro tem frete grátis.", "Clientes VIP têm prioridade.",
+                                  "Trocas presenciais: Avenida Paulista, 1000, São Paulo."])
+def test_a_tier_or_a_city_after_an_address_is_no_name(text: str) -> None:
+    assert "[name]" not in redact(text).text
+
+
+def test_a_customer_s_record_from_a_tool_stays_theirs_when_the_agent_offers_it() -> None:
+    record = "cliente: Mariana Souza, telefone: (11) 98765-4321, email: mariana.souza@gmail.com"
+    said = "Ligue para (11) 98765-4321 se tiver dúvidas."
+    keep = kept_contacts([("customer", "oi"), ("tool", record), ("agent", said)])
+    assert keep == frozenset() and "98765-4321" not in redact(said, keep).text
+
+
+@pytest.mark.parametrize("said", ["Our phone number is (415) 555-0100.", "Our store's phone is (415) 555-0100."])
+def test_our_phone_number_in_english_is_kept(said: str) -> None:
+    assert redact(said, kept_contacts([("agent", said)])).text == said

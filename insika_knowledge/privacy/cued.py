@@ -20,8 +20,8 @@ runs them in its pipeline and replaces each span with the kind's placeholder.
   are not required: python-stdnum has no module for it).
 - ``ssn``: a US Social Security number: ``536-22-8741`` anywhere when `stdnum.us.ssn`
   accepts it (no area 000, 666 or 900-999, no group 00, no serial 0000, none of the
-  numbers published as examples) and no code's word ("código", "SKU", "part", "pedido")
-  stands shortly before it; after "SSN", "SS#" or "social security (number)" / "my
+  numbers published as examples) and no code's word ("código", "SKU", "part", "peça")
+  stands up to four words before it; after "SSN", "SS#" or "social security (number)" / "my
   social", nine digits in any grouping, whether they check or not (fail closed).
 """
 
@@ -148,7 +148,7 @@ def find_voter_ids(text: str) -> list[Span]:
 
 # --------------------------------------------------------------------------- ssn
 
-_SSN_DASHED_RE: Final = re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])")
+_SSN_DASHED_RE: Final = re.compile(r"(?<!\d)(?<!\d-)\d{3}-\d{2}-\d{4}(?!\d)(?!-\d)")  # a slug's hyphens too
 _SSN_CUED_RE: Final = re.compile(
     r"(?i)(?:\bSSN\b|\bSS\s*#|\bsocial\s+security(?:\s+(?:number|no\.?|#))?|\b(?:my|his|her|your)\s+social\b)"
     r"[^\n\d]{0,30}?(?P<number>(?<!\d)\d{3}[ .-]?\d{2}[ .-]?\d{4}(?![\d]))")
@@ -157,8 +157,9 @@ _SSN_CUED_RE: Final = re.compile(
 #: A code's word shortly before a number in the SSN's shape ("Código da peça de reposição:
 #: 310-22-4518", "part no. 219-09-9999"): a code, unless a cue names an SSN.
 _SSN_CODE_BEFORE_RE: Final = re.compile(
-    r"(?i)\b(?:sku|c[óo]d(?:igo)?|code|pe[çc]a|part|item|ref(?:er[êe]ncia)?|pedido|order|protocolo|ticket|serial"
-    r"|s[ée]rie|modelo|model|lote|lot|nf|nota|rastreio|tracking|cupom|coupon)\b[^.!?\n\d]{0,30}$")
+    r"(?i)\b(?:sku|c[óo]d(?:igo)?|code|pe[çc]a|part|item|ref(?:er[êe]ncia)?|protocolo|ticket|serial"
+    r"|s[ée]rie|modelo|model|lote|lot|nf|nota|rastreio|tracking|cupom|coupon)\b(?:[\s.]+[^\W\d]+){0,4}"
+    r"[\s.:#º°nN-]*$")
 
 
 def _ssn_valid(digits: str) -> bool:

@@ -359,7 +359,8 @@ def find_addresses(text: str) -> list[Span]:
 # --------------------------------------------------------------------------- name
 
 #: Placeholders a person's name next to which is personal data too.
-CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban", "ssn")
+CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban", "ssn", "birth_date",
+                        "voter_id")
 _CAP: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
                r"|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)")
 _PERSON: Final = rf"{_CAP}(?:[ \t]+(?:(?:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP}){{0,3}}"  # on one line
@@ -432,7 +433,8 @@ def find_names(text: str) -> list[Span]:
     found = [m.span("name") for m in _BEFORE_RE.finditer(text)
              if not (text.startswith("[address]", m.end()) and _LOCATIVE_RE.search(text, 0, m.start("name")))]
     found += [m.span("name") for m in _AFTER_RE.finditer(text)
-              if text[m.start() - 1:m.start()] == "]" and _MARK_END_RE.search(text, 0, m.start())]
+              if text[m.start() - 1:m.start()] == "]" and _MARK_END_RE.search(text, 0, m.start())
+              and not text.endswith("[address]", 0, m.start())]  # after an address: its city
     spans = []
     for start, end in found:
         while True:  # "Cliente Ana": the label word is no part of the name

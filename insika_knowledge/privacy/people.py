@@ -180,15 +180,39 @@ def _introduced(text: str) -> list[Span]:
     return spans
 
 
+#: A customer named as one, anywhere: "a cliente Mariana Souza", "customer Sarah Connor",
+#: "Sr. Almeida", "Mrs. Okafor" (their datum or not: a concept has no use for them).
+_CUSTOMER_CUE_RE: Final = re.compile(
+    r"(?i:\b(?:cliente|customer|client|comprador[a]?|buyer)\s+(?:(?:o|a|the)\s+)?|\b(?:sr|sra|srta|mr|mrs|ms)\.?\s+)"
+    rf"(?P<name>{_CAP_WORD}(?:[ \t]+(?:(?i:d[aeo]s?|e)[ \t]+)?{_CAP_WORD})*)")
+#: Words after "cliente" that name a tier, not a person ("Cliente Ouro", "customer Gold Plus").
+_TIERS: Final = frozenset("ouro prata bronze gold silver platinum platina diamante diamond vip prime plus premium "
+                          "black master elite novo nova new".split())
+
+
+def _customers(text: str) -> list[Span]:
+    """The names `_CUSTOMER_CUE_RE` gives as a customer's: after "Sr." / "Mr." any, after
+    "cliente" / "customer" one that opens with a common first name or has two words, no
+    tier among them.
+    """
+    spans = []
+    for m in _CUSTOMER_CUE_RE.finditer(text):
+        words = m.group("name").split()
+        if any(_fold(w) in _TIERS | _NOT_PEOPLE for w in words):
+            continue
+        honorific = m.group().lower().lstrip().startswith(("sr", "mr", "ms"))
+        if honorific or _fold(words[0]) in FIRST_NAMES or len(words) >= 2:
+            spans.append(m.span("name"))
+    return spans
+
+
 def find_people(text: str) -> list[Span]:
     """The names of people in the sentences of `text` that hold a placeholder of a person's
     datum (see the module doc), as spans of `text`.
     """
-    if "[" not in text:
-        return []
-    spans: list[Span] = []
-    if _MARK_RE.search(text) is None:
-        return []
+    spans = _customers(text)
+    if "[" not in text or _MARK_RE.search(text) is None:
+        return spans
     spans += _introduced(text)
     for sentence in _SENTENCE_RE.finditer(text):
         if _MARK_RE.search(sentence.group()) is None:

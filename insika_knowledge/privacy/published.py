@@ -65,7 +65,8 @@ _QUALIFIER: Final = (
     r"|principal|geral|fixo|telef[ôo]nico|online|virtual|digital|f[íi]sica|f[íi]sico|24h|24\s*horas|exclusivo"
     r"|direto|\d{1,2}h))")
 #: A business's noun and what qualifies it.
-_NOUN_PHRASE: Final = rf"(?i:{BUSINESS_NOUNS}|{CONTACT_NOUNS})\b(?:\s+{_QUALIFIER})*"
+_NOUN_PHRASE: Final = (rf"(?i:{BUSINESS_NOUNS}(?:['’]s)?|{CONTACT_NOUNS})\b"
+                       rf"(?:\s+(?:(?i:de|do|da)\s+)?(?i:{CONTACT_NOUNS})\b)?(?:\s+{_QUALIFIER})*")
 #: What joins the offering words to the contact ("é", ":", "at", "fica na", "atende no").
 _LINK: Final = (
     r"(?:\s*[:=–-]|\s*\(|\s+(?i:é|eh|is|are|at|on|via|em|no|na|nos|nas|pelo|pela|para|pra|pro|ao|à|to"

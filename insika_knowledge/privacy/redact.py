@@ -795,6 +795,10 @@ def _one_pass(text: str, counts: dict[str, int], keep: frozenset[str] = frozense
     return text
 
 
+#: Who writes records that may hold a customer's profile: a tool's (a CRM lookup), and the
+#: system prompt (a customer's context put there). A tool's record that names a customer
+#: gives the customer's contacts from there on: never the business's, whoever repeats them.
+_RECORDS: Final = frozenset({"tool", "system"})
 #: A preposition right before a contact: "your photos to", "suas dúvidas no", "seu pedido
 #: pelo" send the customer's thing to the contact, which is then not theirs.
 _SENT_TO_RE: Final = re.compile(r"(?i)\b(?:para|pra|pro|to|at|no|na|pelo|pela|em|on|via)\s*[:]?\s*$")
@@ -805,7 +809,10 @@ _CUSTOMERS_RE: Final = re.compile(
     r"(?i)(?<!atendimento\sao\s)(?<!servi[çc]o\sao\s)(?<!central\sdo\s)(?<!relacionamento\scom\so\s)"
     r"\b(?:cliente|customer(?!\s+(?:service|care|support|success))|client|destinat[áa]ri[oa]|recipient|comprador"
     r"|buyer|titular|perfil|profile|usu[áa]rio|user|paciente|patient|h[óo]spede|guest|assinante|subscriber|lead"
-    r"|caller|account\s+holder|contexto\s+do\s+atendimento|nome\s*:|name\s*:)(?![\w])")
+    r"|caller|account\s+holder|contexto\s+do\s+atendimento)(?![\w])")
+#: A person's name as a system prompt labels it ("Nome: Ana Souza"): a customer's context
+#: there (in a tool's record, "nome:" names a store or a product as often).
+_NAMED_RE: Final = re.compile(r"(?i)\b(?:nome|name)\s*:")
 def _before(sentence: str, start: int, found: list[Span], offers: list[Span]) -> str:
     """The words of `sentence` before `start`, as `published.offered` reads them: each
     earlier contact it offers a NUL (a list goes on: "X ou Y"), each other one a space.
@@ -859,7 +866,11 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                     customer.add(key)
                     continue
                 before = _before(sentence, start, found, offers)
-                profile = profile or (speaker == "system" and _CUSTOMERS_RE.search(before) is not None)
+                profile = profile or (speaker in _RECORDS and _CUSTOMERS_RE.search(before) is not None) \
+                    or (speaker == "system" and _NAMED_RE.search(before) is not None)
+                if profile and speaker == "tool":  # a customer's record a tool returned: theirs wherever said
+                    customer.add(key)
+                    continue
                 system = speaker == "system" and not profile
                 answers = replying and not towards(before)
                 yours = _YOURS_RE.search(sentence, 0, start) is not None and not _SENT_TO_RE.search(sentence, 0, start)
@@ -867,7 +878,8 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                     business.add(key)
                     offers.append((start, end))
             replying = replying and not found  # only the reply's first sentence with a contact
-            profile = profile or (speaker == "system" and _CUSTOMERS_RE.search(sentence) is not None)
+            profile = profile or (speaker in _RECORDS and _CUSTOMERS_RE.search(sentence) is not None) \
+                or (speaker == "system" and _NAMED_RE.search(sentence) is not None)
         asked = asked and speaker not in ("agent", "human")
     return frozenset(business - customer)
 
