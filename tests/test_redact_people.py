@@ -97,6 +97,8 @@ def test_a_business_word_in_the_sentence_does_not_make_a_customers_contact_the_b
     ("", "Se ele não conseguir, ligue você no (21) 2533-9087, que é o nosso fixo.", "(21) 2533-9087"),
     ("", "Nossa loja fica na Av. Brig. Faria Lima, 2000.", "Av. Brig. Faria Lima, 2000"),
     ("", "Send your photos to returns@aurorastore.com.", "returns@aurorastore.com"),
+    ("", "Nosso SAC atende no (11) 3456-7890, de segunda a sexta, ou pelo e-mail sac@lojabemtevi.com.br.",
+     "sac@lojabemtevi.com.br"),
     ("", "Você pode falar com a gente pelo (11) 3456-7812, de segunda a sábado.", "(11) 3456-7812"),
 ])
 def test_a_contact_the_business_offers_as_its_own_is_kept(asked: str, said: str, value: str) -> None:

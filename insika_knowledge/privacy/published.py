@@ -174,13 +174,23 @@ def ours_after(after: str) -> bool:
     return _OURS_AFTER_RE.match(after) is not None
 
 
+#: A list the sentence goes on with after some words ("Nosso SAC atende no X, de segunda a
+#: sexta, ou pelo e-mail Y"): offered when those words send nothing the customer's way.
+_LISTED_LATER_RE: Final = re.compile(
+    rf"\x00(?P<gap>[^\x00]{{1,60}}?)\b(?i:ou|or)\b(?:\s+(?i:no|na|pelo|pela|at|on|em|o|a|the|para|pra|to|via))*"
+    rf"(?:\s*(?i:{CONTACT_NOUNS})\s*[:=]?)?(?:\s+(?i:[ée]|is)(?:\s+(?i:o|a|the))?)?\s*$")
+
+
 def offered(before: str) -> bool:
     """Whether the sentence's words right before a contact offer it as the business's own
     (see the module doc). `before` is the sentence up to the contact, each earlier contact
     of the sentence the business offers replaced by a NUL character (``"\\x00"``), each
     other contact by a space.
     """
-    return _OFFERED_RE.search(before) is not None or _LISTED_RE.search(before) is not None
+    if _OFFERED_RE.search(before) is not None or _LISTED_RE.search(before) is not None:
+        return True
+    later = _LISTED_LATER_RE.search(before)
+    return later is not None and _TOWARDS_RE.search(later.group("gap")) is None
 
 
 def asks_for_contact(text: str) -> bool:
