@@ -142,9 +142,9 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
             unquoted = quoted.check_unquoted(claim, parts, withheld)
             checked = unquoted if unquoted.business or not evidence else dataclasses.replace(
                 unquoted, why=f"{checked.why}, and no business sentence states it")  # (the quote's own reason)
-        who = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
-        business = bool(who - {"customer"})
-        return Assessment(who, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
+        cited = frozenset(checked.speakers) | (frozenset({"customer"}) if checked.customer else frozenset())
+        business = bool(cited - {"customer"})
+        return Assessment(cited, markers, not business and not report, checked.why, report)  # type: ignore[arg-type]
     who = supporters(claim, transcript)
     if not who - {"customer"} and not markers and concept_type != "policy":
         who |= _values_stated(claim, transcript)
@@ -191,7 +191,7 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
     return Assessment(who, markers, quarantined, None, report)
 
 
-def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> frozenset[Speaker]:
     """The business's speakers of `transcript` when together they state every value of
     `claim` (a fact with at least one: `unstated_values`) and the customer states none of
     them (an echo of the customer's value is no support), else none. A fact held for a
