@@ -179,3 +179,13 @@ def test_a_customer_s_record_from_a_tool_stays_theirs_when_the_agent_offers_it()
 @pytest.mark.parametrize("said", ["Our phone number is (415) 555-0100.", "Our store's phone is (415) 555-0100."])
 def test_our_phone_number_in_english_is_kept(said: str) -> None:
     assert redact(said, kept_contacts([("agent", said)])).text == said
+
+
+@pytest.mark.parametrize(("text", "gone", "kept"), [
+    ("Deliver to 1984 Cyberdyne Rd Apt 2, Los Angeles, CA 90012", "90012", "Los Angeles"),
+    ("my address is 221B Baker Street, London NW1 6XE", "6XE", "London"),
+    ("manda pro meu email: sarah dot connor at yahoo dot com", "sarah", "manda"),
+])
+def test_a_postcode_after_an_address_and_a_spelled_out_local_part_go(text: str, gone: str, kept: str) -> None:
+    redacted = redact(text).text
+    assert gone not in redacted and kept in redacted, redacted

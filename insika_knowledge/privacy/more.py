@@ -356,6 +356,21 @@ def find_addresses(text: str) -> list[Span]:
          if m.group("complement") or _ADDRESS_CUE_RE.search(text, max(0, m.start() - 40), m.start())]
 
 
+#: A US ZIP after its state ("CA 90012", "NY 10036-1234") or a UK postcode ("NW1 6XE", "SW1A
+#: 1AA"), after an address's placeholder on its line ("[address], Los Angeles, CA 90012"):
+#: the rest of the customer's address.
+_POSTCODE_AFTER_RE: Final = re.compile(
+    r"\[address\][^\n\[]{0,40}?(?<![\w-])(?P<code>[A-Z]{2}\s+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2})"
+    r"(?![\w-])")
+
+
+def find_postcodes(text: str) -> list[Span]:
+    """The ZIP or postcode that ends an address already replaced (see `_POSTCODE_AFTER_RE`)."""
+    if "[address]" not in text:
+        return []
+    return [m.span("code") for m in _POSTCODE_AFTER_RE.finditer(text)]
+
+
 # --------------------------------------------------------------------------- name
 
 #: Placeholders a person's name next to which is personal data too.
@@ -431,7 +446,8 @@ def find_names(text: str) -> list[Span]:
     if "[" not in text:
         return []
     found = [m.span("name") for m in _BEFORE_RE.finditer(text)
-             if not (text.startswith("[address]", m.end()) and _LOCATIVE_RE.search(text, 0, m.start("name")))]
+             if not (text.startswith("[address]", m.end()) and (_LOCATIVE_RE.search(text, 0, m.start("name"))
+                                                                or _AFTER_ADDRESS_RE.search(text, 0, m.start("name"))))]
     found += [m.span("name") for m in _AFTER_RE.finditer(text)
               if text[m.start() - 1:m.start()] == "]" and _MARK_END_RE.search(text, 0, m.start())
               and not text.endswith("[address]", 0, m.start())]  # after an address: its city
@@ -449,6 +465,9 @@ def find_names(text: str) -> list[Span]:
 
 
 _MARK_END_RE: Final = re.compile(rf"{_MARK}$")
+#: An address's placeholder right before capitalised words: they are its city, before its
+#: postcode ("[address], Los Angeles, [address]").
+_AFTER_ADDRESS_RE: Final = re.compile(r"\[address\][,\s]*$")
 #: A place preposition right before capitalised words next to an address: they name the
 #: place ("Entrega em São Paulo, [address]"), not a person.
 _LOCATIVE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")

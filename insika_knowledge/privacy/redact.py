@@ -96,6 +96,7 @@ from insika_knowledge.privacy.more import (
     find_local_phones,
     find_names,
     find_pix,
+    find_postcodes,
     find_rgs,
     words_next_to_marks,
 )
@@ -217,8 +218,8 @@ _LABEL: Final = r"[^\W_](?:[\w-]*[^\W_])?"
 _COMMON_TLDS: Final = (
     r"(?:com|net|org|edu|gov|info|biz|io|co|br|pt|uk|fr|mx|cl|ca|au|jp)"
 )
-_EMAIL_OBFUSCATED_RE: Final = re.compile(
-    rf"(?<![\w.%+'-])[\w.%+'-]+"
+_EMAIL_OBFUSCATED_RE: Final = re.compile(  # a local part spelled out too: "sarah dot connor at yahoo dot com"
+    rf"(?<![\w.%+'-])(?:[\w%+'-]+(?:\s+(?:dot|ponto)\s+|\.))*[\w%+'-]+"
     rf"(?:{_OBF_AT_MARKED}(?:{_LABEL}{_OBF_DOT})+[A-Za-z]{{2,63}}"
     rf"|{_OBF_AT_WORD}(?:{_LABEL}{_OBF_DOT})+{_COMMON_TLDS}(?:{_OBF_DOT}{_COMMON_TLDS})?)"
     r"(?![\w-])",
@@ -712,6 +713,7 @@ _DETECTORS: Final[tuple[tuple[str, Callable[[str], list[Span]]], ...]] = (
     ("card", _find_cards),
     ("phone", _find_all_phones),
     ("address", find_addresses),
+    ("address", find_postcodes),  # the ZIP or postcode after an address (a later pass reads its placeholder)
     ("name", find_names),
     ("name", find_people),  # last: a name anywhere in a sentence that holds a person's datum
 )
