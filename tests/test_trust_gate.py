@@ -129,7 +129,8 @@ def test_held_because_words_the_quarantine_row() -> None:
     turn = [{"role": "user", "content": "Fees?"}, {"role": "assistant", "content": "Refunds go to the card."}]
     made_up = assess("Refunds carry a 10% fee.", "policy", turn)
     assert held_because(made_up.supported_by, made_up.markers) == \
-        "a value it states is in no message of the turn, and it states a rule (type, price, entitlement)"
+        "a value it states is in no message of the turn, and it states a rule (a policy or procedure by its type, " \
+        "price, entitlement)"  # a newcomer did not know what "type" meant
 
 
 def test_the_gate_module_is_pure() -> None:

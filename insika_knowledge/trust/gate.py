@@ -31,6 +31,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.trust.assess import LIMIT_MARKERS, UNSTATED_VALUE, Assessment, unverified_name
@@ -162,9 +163,15 @@ def held_because(supported_by: Iterable[str], markers: Iterable[str]) -> str:
 
 
 def _a_rule(markers: Iterable[str]) -> str:
-    """``", and it states a rule (price, entitlement)"``, or "" when no sign of a rule is listed."""
-    signs = ", ".join(markers)
+    """``", and it states a rule (price, entitlement)"``, or "" when no sign of a rule is listed
+    (``type`` is read as what it means: "a policy or procedure by its type").
+    """
+    signs = ", ".join(_SIGNS.get(m, m) for m in markers)
     return f", and it states a rule ({signs})" if signs else ""
+
+
+#: How a rule's sign reads where its marker's name alone says little.
+_SIGNS: Final = {"type": "a policy or procedure by its type"}
 
 
 def _learned_because(assessment: Assessment) -> str:
