@@ -107,11 +107,17 @@ def _person(sentence: str, start: int, end: int, opening: int) -> bool:
     if _PLACE_BEFORE_RE.search(sentence, 0, start) or _BUSINESS_BEFORE_RE.search(sentence, 0, start) \
             or _MODEL_AFTER_RE.match(sentence, end):
         return False  # "Entrega em Campinas", "Loja Aurora", "Veloz Fibra 500"
+    if _fold(words[0]) in _PLACE_STARTS and len(words) > 1:
+        return False  # a place's name: "Santa Maria", "São Paulo", "Los Angeles"
     if _PERSON_BEFORE_RE.search(sentence, 0, start):
         return True
     return _fold(words[0]) in FIRST_NAMES
 
 
+#: Words a place's name opens with ("Santa Maria", "Vila Madalena", "Porto Alegre").
+_PLACE_STARTS: Final = frozenset(
+    "sao santa santo porto rio vila nova novo jardim campo praia lagoa serra monte san saint st los las new "
+    "fort mount lake port".split())
 #: Words right before a person's name: a label, a form of address, a relation, "com".
 _PERSON_BEFORE_RE: Final = re.compile(
     r"(?i)\b(?:cliente|customer|client|destinat[áa]ri[oa]|recipient|contato|contact|nome|name|titular"
