@@ -25,8 +25,9 @@ A business word elsewhere in the sentence offers nothing: a sentence with "nosso
 or "atendimento" and no offering words right before the contact was read as offering it
 in an earlier version, and of an attacker's 94 agent, tool and system messages that carry a
 customer's contact (`benchmarks/privacy/attack2.jsonl`) it kept 90 (fail closed now: 36; a
-store's own contact said otherwise is redacted: two blind sets lose 3 and 6 more of theirs). Words right after a contact offer it
-too ("..., que é o nosso fixo", "..., que é da matriz": `ours_after`). A reply to a
+store's own contact said otherwise is redacted: two blind sets lose 3 and 6 more of theirs).
+Words right after a contact offer it too ("..., que é o nosso fixo", "..., que é da
+matriz": `ours_after`). A reply to a
 customer who asked for a contact offers the first one it gives, unless the words before it
 send it the customer's way (`towards`: "vai ligar para a senhora no", "reenviou o código
 para", "Anotei", "we'll call you at").
