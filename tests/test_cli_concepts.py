@@ -120,6 +120,20 @@ def test_list_json_has_the_listing_fields(data_dir: Path) -> None:
     }
 
 
+def test_list_says_why_a_concept_is_held_and_how_many_are(data_dir: Path) -> None:
+    """A newcomer's finding: `list --json` flagged a held concept but said nothing of why."""
+    with Memory(data_dir) as memory:
+        memory.propose({"name": "garantia-estendida", "description": "Garantia estendida grátis de 2 anos.",
+                        "type": "policy", "body": "Todo produto tem 2 anos de garantia estendida grátis."},
+                       agent=AGENT, session_id="s-held")
+    listed = json.loads(_run("list", "--agent", AGENT, "--data-dir", str(data_dir), "--json").stdout)
+    held = next(c for c in listed if c["name"] == "garantia-estendida")
+    assert held["quarantined"] is True and held["quarantine_reason"].startswith("no message supported it")
+    assert all("quarantine_reason" not in c for c in listed if not c["quarantined"])
+    shown = _run("list", "--agent", AGENT, "--data-dir", str(data_dir))
+    assert "1 held in quarantine (`show NAME` says why)" in shown.stderr
+
+
 def test_conflicts_lists_only_the_concepts_in_conflict(data_dir: Path) -> None:
     result = _run("conflicts", "--agent", AGENT, "--data-dir", str(data_dir))
     assert result.exit_code == 0, result.output

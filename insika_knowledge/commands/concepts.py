@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import click
@@ -32,6 +32,7 @@ from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import check_agent
 from insika_knowledge.memory import PossibleDuplicate
 from insika_knowledge.readers import not_utf8
+from insika_knowledge.trust import held_because
 
 #: Who a command-line write names in the concept's history.
 CLI_ACTOR: Final = "cli"
@@ -39,20 +40,25 @@ CLI_ACTOR: Final = "cli"
 DESCRIPTION_CHARS: Final = 80
 
 
-def summary(concept: Concept, quarantined: bool = False, challenged: Collection[str] = ()) -> dict[str, Any]:
+def summary(concept: Concept, quarantined: bool = False, challenged: Collection[str] = (),
+            reason: str | None = None) -> dict[str, Any]:
     """A concept's listing fields as a JSON-ready dict (no body).
 
     Keys: name, description, type, provenance, confidence (0..1), status (``ok`` or
     ``conflict``: contradicting reports in the body, or claims held against it: among `challenged`),
     quarantined (held back from every prompt until a person approves it),
-    occurrences, updated_at (ISO-8601 UTC).
+    occurrences, updated_at (ISO-8601 UTC); and quarantine_reason (why it is held, in one
+    line) when `reason` is given.
     """
-    return {
+    out = {
         "name": concept.name, "description": concept.description, "type": concept.type,
         "provenance": concept.provenance, "confidence": concept.confidence,
         "status": status_of(concept, challenged), "quarantined": quarantined, "occurrences": concept.occurrences,
         "updated_at": concept.updated_at,
     }
+    if reason is not None:
+        out["quarantine_reason"] = reason
+    return out
 
 
 #: The listing's columns, as its header names them.
@@ -69,14 +75,15 @@ def _cells(concept: Concept, quarantined: bool = False, challenged: bool = False
 
 
 def _echo(concepts: list[Concept], as_json: bool, held: Collection[str] = (),
-          challenged: Collection[str] = ()) -> None:
+          challenged: Collection[str] = (), reasons: Mapping[str, str] | None = None) -> None:
     """Print `concepts`: a JSON array of `summary` dicts, or a header line then one aligned
     row each (`COLUMNS`; `held`: the names held in quarantine; `challenged`: the concepts
-    with claims held against them for review).
+    with claims held against them for review; `reasons`: why each held one is held).
     """
     if as_json:
-        click.echo(json.dumps([summary(c, c.name in held, challenged) for c in concepts], ensure_ascii=False,
-                              indent=2))
+        why = reasons or {}
+        click.echo(json.dumps([summary(c, c.name in held, challenged, why.get(c.name)) for c in concepts],
+                              ensure_ascii=False, indent=2))
         return
     rows = [COLUMNS, *(_cells(c, c.name in held, c.name in challenged) for c in concepts)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
@@ -91,14 +98,19 @@ def list_(agent: str, data_dir: str | None, database: str | None, tenant: str, a
     """List the agent's concepts: name, type, provenance, confidence, description."""
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         records = memory.records(agent=agent, tenant=tenant)
-        challenged = frozenset(memory.store(tenant).challenged_names(agent))
+        store = memory.store(tenant)
+        challenged = frozenset(store.challenged_names(agent))
+        held = {r.concept.name for r in records if r.quarantined}
+        rows = {name: store.quarantine_of(agent, name) for name in held}
+    reasons = {name: held_because(row.supported_by, row.markers) for name, row in rows.items() if row is not None}
     concepts = [r.concept for r in records]
-    _echo(concepts, as_json, {r.concept.name for r in records if r.quarantined}, challenged)
+    _echo(concepts, as_json, held, challenged, reasons)
     if as_json:
         return
     in_conflict = sum(status_of(c, challenged) == "conflict" for c in concepts)
     click.echo(f"{len(concepts)} concept{'' if len(concepts) == 1 else 's'} of {agent} in tenant {tenant}"
-               + (f", {in_conflict} in conflict" if in_conflict else ""), err=True)
+               + (f", {in_conflict} in conflict" if in_conflict else "")
+               + (f", {len(held)} held in quarantine (`show NAME` says why)" if held else ""), err=True)
 
 
 @click.command()
