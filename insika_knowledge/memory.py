@@ -696,6 +696,32 @@ class Memory:
         self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
         return version
 
+    def purge(self, name: str, *, agent: str, actor: str = PYTHON_ACTOR, tenant: str = DEFAULT_TENANT) -> int:
+        """Erase a concept, live or deleted, and everything kept of it: every version, its
+        sightings, its quarantine row, the claims held under or against it, its aliases and
+        vectors; then, on SQLite, cut the write-ahead log (deleted rows are zeroed in the file:
+        ``secure_delete``; the full-text index erases their terms). What a person's right to
+        erasure asks (`delete` keeps the history and `restore` brings it back; a purge
+        cannot be undone). Fires ``knowledge_deleted``. On PostgreSQL a deleted row's tuple
+        stays until ``VACUUM`` (docs/postgresql.md).
+
+        Returns:
+            How many versions were erased.
+
+        Raises:
+            NotFound: no concept has or had `name` (close names named).
+        """
+        check_types("Memory.purge()", name=(name, str), actor=(actor, str))
+        check_agent(agent)
+        store = self.store(tenant)
+        try:
+            erased = store.purge(agent, name, actor=actor)
+        except NotFound as exc:
+            raise _hinted(exc, store, agent, name) from None
+        store.outbox().scrub()
+        self.events.emit(KnowledgeDeleted(concept=name, agent=agent))
+        return erased
+
     def close(self, timeout_s: float | None = None) -> bool:
         """Stop the learning worker within `timeout_s` seconds, then close every store.
 

@@ -242,6 +242,27 @@ def delete(agent: str, name: str, data_dir: str | None, database: str | None, te
 @click.command()
 @click.argument("name")
 @agent_options
+@click.option("--yes", is_flag=True, help="Erase it: without this flag, only say what would go.")
+def purge(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str, yes: bool) -> None:
+    """Erase concept NAME, live or deleted, with its whole history (a person's right to
+    erasure): every version, its sightings, quarantine row, held claims, aliases and
+    vectors; on SQLite its bytes are zeroed in the file and its log. It cannot be undone
+    ('delete' keeps the history; 'restore' brings it back).
+    """
+    check_agent(agent)
+    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+        if not yes:
+            versions = memory.history(name, agent=agent, tenant=tenant)  # NotFound names close names
+            click.echo(f"would erase {agent}/{name} in tenant {tenant}: {len(versions)} version(s) and all kept of "
+                       "it, for good; run again with --yes")
+            return
+        erased = memory.purge(name, agent=agent, actor=CLI_ACTOR, tenant=tenant)
+    click.echo(f"erased {agent}/{name} in tenant {tenant}: {erased} version(s) and all kept of it")
+
+
+@click.command()
+@click.argument("name")
+@agent_options
 @json_option
 def history(agent: str, name: str, data_dir: str | None, database: str | None, tenant: str, as_json: bool) -> None:
     """List concept NAME's versions, oldest first (a deleted concept's too).
@@ -455,9 +476,9 @@ def rename(agent: str, name: str, new_name: str, data_dir: str | None, database:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    """Attach ``list``, ``agents``, ``conflicts``, ``resolve``, ``delete``, ``put``,
+    """Attach ``list``, ``agents``, ``conflicts``, ``resolve``, ``delete``, ``purge``, ``put``,
     ``history``, ``restore``, ``approve``, ``dismiss``, ``learn-held`` and ``rename`` to `cli`.
     """
-    for command in (list_, agents, conflicts, resolve, delete, put, history, restore, approve, dismiss, learn_held,
-                    rename):
+    for command in (list_, agents, conflicts, resolve, delete, purge, put, history, restore, approve, dismiss,
+                    learn_held, rename):
         cli.add_command(command)

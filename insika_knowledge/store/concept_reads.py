@@ -542,6 +542,20 @@ class ConceptReads(NamingReads):
             tx.current(agent, name, expected_version)
             return tx.remove(agent, name, actor=actor)
 
+    def purge(self, agent: str, name: str, *, actor: str) -> int:
+        """Erase `name`, live or deleted, with its whole history (`ConceptWrites.purge`): what
+        a person's right to erasure asks; nothing is kept to restore. How many versions went.
+
+        Raises:
+            NotFound: no concept has or had `name`.
+        """
+        check_operator(actor)
+        with self.transaction() as tx:
+            erased = tx.purge(agent, name)
+            if not erased:
+                raise NotFound(f"no concept {name!r} for agent {agent!r}, live or deleted")
+            return erased
+
     def restore(self, agent: str, name: str, number: int, *, actor: str,
                 stamp: bool = False) -> StoredConcept:
         """Make version `number` of `name` current again, byte for byte (reason ``restore``).

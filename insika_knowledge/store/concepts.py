@@ -333,6 +333,27 @@ class ConceptWrites(NamingWrites):
         self._add_version(agent, name, number, "delete", actor, None, markdown, now)
         return Version(agent, name, number, "delete", actor, None, markdown, now)
 
+    def purge(self, agent: str, name: str) -> int:
+        """Erase `name` and everything kept of it: its row, every version, its sightings, its
+        quarantine row, the claims held under or against it (also those a delete kept aside,
+        ``name@N``), its aliases and its vectors (they go with the row); the agent's index
+        snapshots are dropped (they may hold its terms) and rebuilt on the next search.
+        Unlike `remove`, nothing is kept to restore. How many versions were erased.
+        """
+        self.sql.lock(agent, name)
+        found = self.sql.row("SELECT count(*) FROM concept_versions WHERE agent = ? AND name = ?", (agent, name))
+        count = int(found[0]) if found is not None else 0
+        self.sql.execute("DELETE FROM concepts WHERE agent = ? AND name = ?", (agent, name))
+        for table in ("concept_versions", "sightings", "quarantine"):
+            self.sql.execute(f"DELETE FROM {table} WHERE agent = ? AND name = ?", (agent, name))
+        self.sql.execute(
+            "DELETE FROM possible_duplicates WHERE agent = ? AND (name = ? OR duplicate_of = ? "
+            "OR duplicate_of LIKE ?)", (agent, name, name, f"{name}{HELD_BEFORE}%"))
+        self.sql.execute("DELETE FROM aliases WHERE agent = ? AND (name = ? OR alias = ?)", (agent, name, name))
+        self.sql.execute("DELETE FROM index_snapshots WHERE agent = ?", (agent,))
+        self._saw(agent, name, None)
+        return count
+
     def rename(self, agent: str, old: str, new: str) -> None:
         """Move `old`'s row, history, ledger, aliases and possible duplicates to `new`, and
         keep `old` as an alias of `new` (a ``[[link]]``, a ``load_knowledge`` or a sighting

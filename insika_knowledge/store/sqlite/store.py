@@ -302,5 +302,19 @@ class Transaction(ConceptWrites):
         assert stored is not None
         return stored
 
+    def purge(self, agent: str, name: str) -> int:
+        """`ConceptWrites.purge`, with the full-text index told to erase what it deletes
+        (FTS5's ``secure-delete``), then merged into one segment (``optimize``): no page of
+        the index keeps the erased row's terms (without the merge, 3 of its 5 terms were
+        still in the file). Where the index exists.
+        """
+        fts = self.sql.row("SELECT 1 FROM sqlite_master WHERE name = 'concepts_fts'") is not None
+        if fts:
+            self.conn.execute("INSERT INTO concepts_fts (concepts_fts, rank) VALUES ('secure-delete', 1)")
+        erased = super().purge(agent, name)
+        if fts:  # the segments merged into one: no page keeps the erased row's terms
+            self.conn.execute("INSERT INTO concepts_fts (concepts_fts) VALUES ('optimize')")
+        return erased
+
 
 _UPSERT_CONCEPT: Final = upsert("concepts", WRITE_COLUMNS, "agent, name")
