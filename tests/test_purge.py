@@ -56,6 +56,9 @@ def test_purge_erases_what_is_kept_beside_the_concept(store: Store) -> None:
     assert store.get(AGENT, "entrega-em-recife") is None and store.versions(AGENT, "entrega-em-recife") == []
     assert store.alias_of(AGENT, "entrega-recife") is None
     assert store.deleted(AGENT) == []
+    if hasattr(store, "schema"):  # PostgreSQL: no document-frequency row keeps its terms
+        terms = {r[0] for r in store.rows("SELECT term FROM concept_terms WHERE agent = %s", (AGENT,))}
+        assert not any(t.startswith("recif") for t in terms), terms
     with pytest.raises(NotFound):
         store.purge(AGENT, "entrega-em-recife", actor="ana")
 

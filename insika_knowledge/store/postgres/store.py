@@ -314,6 +314,15 @@ class Transaction(ConceptWrites):
         else:
             self._seen[(agent, name)] = stored
 
+    def purge(self, agent: str, name: str) -> int:
+        """`ConceptWrites.purge`, and the agent's terms no concept holds any more dropped from
+        the document frequencies (`concept_terms`: a term row outlives its last concept with
+        ``docs`` 0, and would keep the erased concept's words).
+        """
+        erased = super().purge(agent, name)
+        self.sql.execute("DELETE FROM concept_terms WHERE agent = ? AND docs <= 0", (agent,))
+        return erased
+
     def _upsert(self, agent: str, concept: Concept, number: int) -> StoredConcept:
         seen = self._seen.get((agent, concept.name))
         keep = seen is not None and (seen.concept.name, seen.concept.description, seen.concept.body) \
