@@ -376,8 +376,10 @@ def find_postcodes(text: str) -> list[Span]:
 #: Placeholders a person's name next to which is personal data too.
 CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card", "iban", "ssn", "birth_date",
                         "voter_id")
-_CAP: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
-               r"|[A-ZÀ-ÖØ-Ý]{2,}(?:-[A-ZÀ-ÖØ-Ý]{2,})?)")
+#: One capitalised word: "Maria", "O'Connor", "Ana-Luísa", "JOSÉ" (`people` reads the same).
+CAP_WORD: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:['’-][A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
+                   r"|[A-ZÀ-ÖØ-Ý]{2,}(?:['’-][A-ZÀ-ÖØ-Ý]{2,})?)")
+_CAP: Final = CAP_WORD
 _PERSON: Final = rf"{_CAP}(?:[ \t]+(?:(?:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP}){{0,3}}"  # on one line
 _JOIN: Final = (
     r"\s*(?:[,:;(<|/\-–]\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
@@ -429,7 +431,8 @@ ronaldo sandro sebastiao sidney valdir vagner wellington wilson ailton ademir va
 """.split())
 
 
-def _folded(word: str) -> str:
+def fold_word(word: str) -> str:
+    """`word` without accents, in lower case ("Ísis" -> "isis"): how the name lists are read."""
     return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii").lower()
 
 
@@ -437,7 +440,7 @@ def _is_person(name: str) -> bool:
     words = [w for w in re.split(r"\s+", name) if w.lower() not in ("da", "de", "do", "das", "dos", "e")]
     if not words or all(w.lower() in NOT_NAMES for w in words):
         return False
-    first = unicodedata.normalize("NFKD", words[0]).encode("ascii", "ignore").decode("ascii").lower()
+    first = fold_word(words[0])
     return len(words) >= 2 or first in FIRST_NAMES
 
 
@@ -484,7 +487,7 @@ def words_next_to_marks(text: str) -> list[Span]:
         words = m.group(1).split()
         while words and words[-1].lower() in _LABEL_WORDS:
             words.pop()
-        while words and _folded(words[0]) in NOT_NAMES:  # "cliente [cpf]": a label, no name
+        while words and fold_word(words[0]) in NOT_NAMES:  # "cliente [cpf]": a label, no name
             words.pop(0)
         if words:
             start = m.start(1) + m.group(1).index(words[0])

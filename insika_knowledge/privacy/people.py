@@ -34,20 +34,16 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from typing import Final
 
-from insika_knowledge.privacy.more import CONTACT_MARKS, FIRST_NAMES, NOT_NAMES
+from insika_knowledge.privacy.more import CAP_WORD, CONTACT_MARKS, FIRST_NAMES, NOT_NAMES, fold_word
 
 Span = tuple[int, int]
 
 _MARK_RE: Final = re.compile(r"\[(?:" + "|".join(CONTACT_MARKS) + r")\]")
 _SENTENCE_RE: Final = re.compile(r"[^.!?;|\n]+")
-_UPPER: Final = "A-ZÀ-ÖØ-Ý"
 _LOWER: Final = "a-zà-öø-ÿ"
-#: One capitalised word: "Maria", "O'Connor", "McDonald", "Ana-Luísa", "JOSÉ".
-_CAP_WORD: Final = (rf"(?:(?:[OD]['’])?[{_UPPER}][{_LOWER}]+(?:['’-][{_UPPER}]?[{_LOWER}]+)?"
-                    rf"|[{_UPPER}]{{2,}}(?:['’-][{_UPPER}]{{2,}})?)")
+_CAP_WORD: Final = CAP_WORD
 _CAPITALISED_RE: Final = re.compile(
     rf"(?<![\w\[])(?:{_CAP_WORD})(?:[ \t]+(?:(?i:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP_WORD})*(?![\w\]])")
 _PLACE_BEFORE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")
@@ -64,8 +60,6 @@ _STOP: Final = frozenset(
     "my your the and is at to on of in".split())
 
 
-def _fold(word: str) -> str:
-    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii").lower()
 
 
 #: Capitalised words that open a sentence or a greeting and name nobody (folded).
@@ -83,7 +77,7 @@ def _capitalised(sentence: str, offset: int) -> list[Span]:
         # the run split at the words that name nobody ("My RG", "Cliente Maria", "Sr. Hélio")
         run: list[re.Match[str]] = []
         for word in [*re.finditer(r"\S+", m.group()), None]:
-            if word is not None and _fold(word.group()) not in _NOT_PEOPLE:
+            if word is not None and fold_word(word.group()) not in _NOT_PEOPLE:
                 run.append(word)
                 continue
             if run and _person(sentence, m.start() + run[0].start(), m.start() + run[-1].end(), opening):
@@ -107,11 +101,11 @@ def _person(sentence: str, start: int, end: int, opening: int) -> bool:
     if _PLACE_BEFORE_RE.search(sentence, 0, start) or _BUSINESS_BEFORE_RE.search(sentence, 0, start) \
             or _MODEL_AFTER_RE.match(sentence, end):
         return False  # "Entrega em Campinas", "Loja Aurora", "Veloz Fibra 500"
-    if _fold(words[0]) in _PLACE_STARTS and len(words) > 1:
+    if fold_word(words[0]) in _PLACE_STARTS and len(words) > 1:
         return False  # a place's name: "Santa Maria", "São Paulo", "Los Angeles"
     if _PERSON_BEFORE_RE.search(sentence, 0, start):
         return True
-    return _fold(words[0]) in FIRST_NAMES
+    return fold_word(words[0]) in FIRST_NAMES
 
 
 #: Words a place's name opens with ("Santa Maria", "Vila Madalena", "Porto Alegre").
@@ -142,13 +136,13 @@ def _lower_case(sentence: str, offset: int) -> list[Span]:
         words = m.group().split()
         kept = []
         for word in words:
-            if word in _STOP or _fold(word) in NOT_NAMES:
+            if word in _STOP or fold_word(word) in NOT_NAMES:
                 break
             kept.append(word)
         if not kept:
             continue
         named = _NAMED_RE.search(sentence, 0, m.start()) is not None
-        if named or (_INTRODUCED_RE.search(sentence, 0, m.start()) and _fold(kept[0]) in FIRST_NAMES):
+        if named or (_INTRODUCED_RE.search(sentence, 0, m.start()) and fold_word(kept[0]) in FIRST_NAMES):
             start = offset + m.start()
             spans.append((start, start + len(" ".join(kept))))
     return spans
@@ -178,7 +172,7 @@ def _introduced(text: str) -> list[Span]:
         words = m.group().split()
         kept = []
         for word in words:
-            if word in _STOP or _fold(word) in _NOT_PEOPLE:
+            if word in _STOP or fold_word(word) in _NOT_PEOPLE:
                 break
             kept.append(word)
         if kept:
@@ -196,6 +190,9 @@ _TIERS: Final = frozenset("ouro prata bronze gold silver platinum platina diaman
                           "black master elite novo nova new".split())
 
 
+_NOT_A_CUSTOMER: Final = _TIERS | _NOT_PEOPLE
+
+
 def _customers(text: str) -> list[Span]:
     """The names `_CUSTOMER_CUE_RE` gives as a customer's: after "Sr." / "Mr." any, after
     "cliente" / "customer" one that opens with a common first name or has two words, no
@@ -204,10 +201,10 @@ def _customers(text: str) -> list[Span]:
     spans = []
     for m in _CUSTOMER_CUE_RE.finditer(text):
         words = m.group("name").split()
-        if any(_fold(w) in _TIERS | _NOT_PEOPLE for w in words):
+        if any(fold_word(w) in _NOT_A_CUSTOMER for w in words):
             continue
         honorific = m.group().lower().lstrip().startswith(("sr", "mr", "ms"))
-        if honorific or _fold(words[0]) in FIRST_NAMES or len(words) >= 2:
+        if honorific or fold_word(words[0]) in FIRST_NAMES or len(words) >= 2:
             spans.append(m.span("name"))
     return spans
 
@@ -241,7 +238,7 @@ def removed_names(original: str, redacted: str) -> frozenset[str]:
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for op, a, b, c, d in matcher.get_opcodes():
         if op == "replace" and "[name]" in after[c:d]:
-            words |= {_fold(w) for w in before[a:b] if len(w) >= 2 and not w[0].isdigit() and w[0] != "["}
+            words |= {fold_word(w) for w in before[a:b] if len(w) >= 2 and not w[0].isdigit() and w[0] != "["}
     return frozenset(words - _NOT_PEOPLE)
 
 
@@ -251,7 +248,7 @@ def drop_names(text: str, names: frozenset[str]) -> tuple[str, int]:
     """
     if not names:
         return text, 0
-    found = [m.span() for m in re.finditer(r"[^\W\d_]+", text) if _fold(m.group()) in names]
+    found = [m.span() for m in re.finditer(r"[^\W\d_]+", text) if fold_word(m.group()) in names]
     runs: list[Span] = []
     for start, end in found:
         if runs and not text[runs[-1][1]:start].strip(" -_"):
