@@ -815,6 +815,16 @@ _CUSTOMERS_RE: Final = re.compile(
 #: A person's name as a system prompt labels it ("Nome: Ana Souza"): a customer's context
 #: there (in a tool's record, "nome:" names a store or a product as often).
 _NAMED_RE: Final = re.compile(r"(?i)\b(?:nome|name)\s*:")
+
+
+def _names_a_customer(speaker: str, text: str) -> bool:
+    """Whether `text`, a tool's record or the system prompt, names a customer (`_CUSTOMERS_RE`;
+    "Nome:" in the system prompt): the contacts after it are the customer's.
+    """
+    return (speaker in _RECORDS and _CUSTOMERS_RE.search(text) is not None) or (
+        speaker == "system" and _NAMED_RE.search(text) is not None)
+
+
 def _before(sentence: str, start: int, found: list[Span], offers: list[Span]) -> str:
     """The words of `sentence` before `start`, as `published.offered` reads them: each
     earlier contact it offers a NUL (a list goes on: "X ou Y"), each other one a space.
@@ -868,8 +878,7 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                     customer.add(key)
                     continue
                 before = _before(sentence, start, found, offers)
-                profile = profile or (speaker in _RECORDS and _CUSTOMERS_RE.search(before) is not None) \
-                    or (speaker == "system" and _NAMED_RE.search(before) is not None)
+                profile = profile or _names_a_customer(speaker, before)
                 if profile and speaker == "tool":  # a customer's record a tool returned: theirs wherever said
                     customer.add(key)
                     continue
@@ -880,8 +889,7 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
                     business.add(key)
                     offers.append((start, end))
             replying = replying and not found  # only the reply's first sentence with a contact
-            profile = profile or (speaker in _RECORDS and _CUSTOMERS_RE.search(sentence) is not None) \
-                or (speaker == "system" and _NAMED_RE.search(sentence) is not None)
+            profile = profile or _names_a_customer(speaker, sentence)
         asked = asked and speaker not in ("agent", "human")
     return frozenset(business - customer)
 
