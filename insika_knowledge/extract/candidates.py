@@ -53,7 +53,7 @@ from insika_knowledge.escaping import TERMINAL_CONTROLS as TERMINAL_RANGE
 from insika_knowledge.escaping import xml_safe
 from insika_knowledge.privacy.credentials import SECRET, scrub
 from insika_knowledge.privacy.people import drop_names, removed_names
-from insika_knowledge.privacy.redact import Redaction, redact, redact_name
+from insika_knowledge.privacy.redact import PLACEHOLDERS, Redaction, redact, redact_name
 
 #: The most candidates judged from one answer; the rest are dropped as ``over_limit``.
 MAX_CANDIDATES: Final = 50
@@ -213,8 +213,8 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     )
 
 
-#: A placeholder of redaction in a name's words ("[name]", "[cpf]").
-_PLACEHOLDER_WORD_RE: Final = re.compile(r"\[[a-z_]+\]")
+#: A placeholder of redaction in a name's words ("[name]", "[cpf]": `PLACEHOLDERS`).
+_PLACEHOLDER_WORD_RE: Final = re.compile("|".join(map(re.escape, PLACEHOLDERS.values())))
 
 
 #: A front-matter block inside a body: a ``---`` (or ``...``) line, then a line that sets a

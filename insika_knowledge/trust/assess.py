@@ -199,11 +199,12 @@ def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> froze
     customer's CEP) is released when the business later states them, though the model's
     longer text leaves the business's sentence under `MIN_COVERAGE` of its words.
     """
-    if not unstated_values(claim, ()):
+    values = unstated_values(claim, ())
+    if not values:
         return frozenset()
     said = [m for m in transcript if speaker(m) not in (None, "customer")]
     theirs = [m for m in transcript if speaker(m) == "customer"]
-    if not said or unstated_values(claim, said) or unstated_values(claim, theirs) != unstated_values(claim, ()):
+    if not said or unstated_values(claim, said) or unstated_values(claim, theirs) != values:
         return frozenset()  # a value the customer said, echoed or not, is no business's word
     return frozenset(s for m in said if (s := speaker(m)) is not None)
 
