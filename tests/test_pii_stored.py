@@ -615,3 +615,25 @@ def test_a_concept_named_only_by_a_person_is_named_by_its_description(tmp_path: 
 def test_a_label_before_a_datum_in_a_concept_name_is_no_person() -> None:
     # the same newcomer: "cliente-52998224725" was stored as "name-cpf"
     assert redact_name("cliente-52998224725").text == "cliente [cpf]"
+
+
+@pytest.mark.parametrize("mark", ["\u200e", "\u200f", "\u061c", "\u0301", "\ufe0f", "\u3164", "\uffa0", "\u2800"])
+def test_a_datum_with_an_unseen_character_between_its_digits_reaches_no_stored_byte(
+        tmp_path: Path, mark: str) -> None:
+    """A last newcomer's attack: a direction mark, a variation selector, a combining accent or
+    a blank filler between a CPF's digits hid it from every detector; the block then served
+    the bare number (and the queue kept it)."""
+    from insika_knowledge import Memory
+    from insika_knowledge.extract.given import GivenModel
+
+    cpf = mark.join("52998224725")
+    item = {"name": "caso", "type": "fact", "description": f"Cliente informou {cpf}.", "body": f"CPF {cpf}."}
+    with Memory(tmp_path, embeddings="off") as memory:
+        memory.learn([{"role": "user", "content": f"meu cpf {cpf}"}, {"role": "assistant", "content": "ok"}],
+                     agent=AGENT, session_id="s1", model=GivenModel([item]))
+    assert b"52998224725" not in _stored_bytes(tmp_path).replace(mark.encode("utf-8"), b"")
+
+
+def test_superscript_digits_are_read_as_digits() -> None:
+    assert redact("CPF ⁵²⁹.⁹⁸².²⁴⁷-²⁵").text == "CPF [cpf]"
+    assert redact("café é ótimo ❤\ufe0f").text == "café é ótimo ❤\ufe0f"  # an accent or an emoji's selector stays

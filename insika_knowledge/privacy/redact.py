@@ -932,6 +932,13 @@ _YOURS_RE: Final = re.compile(
 # ASCII digit.
 _INVISIBLE: Final = {
     **dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e\u2061\u2062\u2063\u2064"), None),
+    # marks and controls of direction, fillers that show as nothing or a blank (an attacker put
+    # them between a CPF's digits: "1\u200e2\u200e3...")
+    **dict.fromkeys(map(ord, "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                             "\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5\u180b\u180c\u180d\u180f"), None),
+    # superscript and subscript digits are their digits ("¹²³.⁴⁵⁶.⁷⁸⁹-⁰⁹")
+    **{code: str(unicodedata.digit(chr(code))) for code in (0xB9, 0xB2, 0xB3, *range(0x2070, 0x208A))
+       if unicodedata.digit(chr(code), None) is not None},
     **dict.fromkeys(range(0xE0000, 0xE0080), None),
     # 1-9 circled, negative circled (two sets), double circled, in parentheses, with a full stop
     **{start + i: str(i + 1) for start in (0x2460, 0x2776, 0x2780, 0x278A, 0x24F5, 0x2474, 0x2488) for i in range(9)},
@@ -947,6 +954,15 @@ _PERCENT_AT_RE: Final = re.compile(r"(?<=[\w.])%40(?=[A-Za-z0-9])")
 _OTHER_DIGIT_RE: Final = re.compile(r"(?![0-9])\d")
 
 
+#: A variation selector or a combining mark after a digit or a character of an address
+#: ("4\u03011\u0301...", "1\ufe0f1\ufe0f..."): a digit carries no accent, so it hides the
+#: datum and shows nothing; after a letter an accent stays ("e\u0301"), after an emoji its
+#: selector ("❤\ufe0f").
+_MARK_AFTER_DATUM_RE: Final = re.compile(
+    "(?<=[0-9@.+\\-])[\ufe00-\ufe0f\U000e0100-\U000e01ef\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff"
+    "\u20d0-\u20ff\ufe20-\ufe2f]+")
+
+
 def unmask(text: str) -> str:
     """`text` with invisible characters dropped, full-width ASCII made ASCII and every
     decimal digit written as an ASCII one.
@@ -958,6 +974,7 @@ def unmask(text: str) -> str:
         return _PERCENT_AT_RE.sub("@", text) if "%40" in text else text
     text = _OTHER_DIGIT_RE.sub(lambda m: str(unicodedata.decimal(m.group())), text.translate(_INVISIBLE))
     text = _KEYCAP_RE.sub(r"\1", text.translate(_FULL_WIDTH))
+    text = _MARK_AFTER_DATUM_RE.sub("", text)
     return _PERCENT_AT_RE.sub("@", text)
 
 
