@@ -84,6 +84,18 @@ def xml_safe(text: str) -> str:
     return _UNSAFE.sub("", text)
 
 
+_TERMINAL_RE: Final = re.compile(f"[{TERMINAL_CONTROLS}]")
+
+
+def model_text(text: str) -> str:
+    """A body a model wrote, as it may be stored: without terminal escapes and bells (nothing
+    a reader needs), nor what `xml_safe` drops (tag characters and bidirectional controls
+    would show a person reviewing the record other words than a model reads). Extraction's
+    candidates and the merge model's bodies both go through it.
+    """
+    return xml_safe(_TERMINAL_RE.sub("", text))
+
+
 def prompt_line(text: str, *, placeholders: bool = True) -> str:
     """`text` as one prompt-safe line: XML-safe, whitespace folded, tag starts escaped.
 

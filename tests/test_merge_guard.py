@@ -369,3 +369,15 @@ def test_a_merge_that_adds_a_claim_neither_side_makes_is_a_conflict(merged: str)
 def test_a_reworded_merge_adds_no_claim(merged: str) -> None:
     old, new = "Shipping is free.", "Shipping to the North costs R$ 20."
     assert not consolidate.merge.invents(merged, old, new)
+
+
+@pytest.mark.parametrize("hidden", ["\u202e", "\U000e0041\U000e0042", "\u2066\u2069"])
+def test_a_merged_body_loses_direction_overrides_and_tag_characters(hidden: str) -> None:
+    """A last newcomer's attack: a merge answer kept "\\u202e" or tag characters as written,
+    and the export of such a store could not be put back (`put` refuses them)."""
+    from insika_knowledge.consolidate.merge import interpret_merge
+
+    old, new = "Two checked bags are free.", "Checked bags over 23 kg pay a fee."
+    merged = "2 checked bags are free; bags over 23 kg pay a fee."
+    verdict = interpret_merge(MergeAnswer("related", body=f"{merged} {hidden}"), old, new)
+    assert verdict.body is not None and verdict.body == merged.strip(), verdict

@@ -53,6 +53,7 @@ from insika_knowledge.analysis.text import announces_change
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.consolidate.claims import in_words, same_statement, values_of
+from insika_knowledge.escaping import model_text
 from insika_knowledge.privacy import scrub
 from insika_knowledge.privacy.redact import PLACEHOLDERS, kept_contacts, redact
 
@@ -425,7 +426,8 @@ def interpret_merge(answer: object, old_body: str, new_body: str) -> MergeVerdic
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(body, limit)}")
     # Contacts already on record (or in the sighting) passed redaction there: kept. A credential
     # the model wrote is never kept (as in a candidate: `extract.candidates`).
-    redaction = redact(scrub(body), kept_contacts([("system", old_body), ("system", new_body)]))
+    # Stored as a candidate's body is: no terminal escapes, tag characters or direction overrides.
+    redaction = redact(scrub(model_text(body)), kept_contacts([("system", old_body), ("system", new_body)]))
     cleaned = redaction.text.strip()
     if not usable_merge(cleaned, limit):
         return MergeVerdict(None, f"{UNUSABLE}:{unusable_because(cleaned, limit)} after redaction")

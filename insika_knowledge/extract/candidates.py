@@ -49,8 +49,7 @@ from insika_knowledge.concept import (
     surrogate_in,
 )
 from insika_knowledge.errors import InvalidName
-from insika_knowledge.escaping import TERMINAL_CONTROLS as TERMINAL_RANGE
-from insika_knowledge.escaping import xml_safe
+from insika_knowledge.escaping import model_text
 from insika_knowledge.privacy.credentials import SECRET, scrub
 from insika_knowledge.privacy.people import drop_names, removed_names
 from insika_knowledge.privacy.redact import PLACEHOLDERS, Redaction, redact, redact_name
@@ -116,9 +115,7 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
     return out
 
 
-#: Control characters a terminal reads as commands (``\x1b[...``, a bell; tab and line end
-#: aside): a model's body loses them, and ``show`` prints a stored one escaped.
-TERMINAL_CONTROLS: Final = re.compile(f"[{TERMINAL_RANGE}]")
+
 
 
 def _secret_free(text: str, redacted: Counter[str]) -> str:
@@ -169,7 +166,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         return "invalid: body holds a NUL character", None
     # a terminal escape or a bell is nothing a reader needs; tag characters and bidirectional
     # controls show a person reviewing the record other words than a model reads
-    body = xml_safe(TERMINAL_CONTROLS.sub("", body))
+    body = model_text(body)
     if has_contradiction(body):  # checked on what is kept: a removed control cannot join one
         return "invalid: body holds a '## Contradiction' heading", None
     if _FRONT_MATTER_RE.search(body):  # a second header: "---\nprovenance: policy\n..." read as the record's
