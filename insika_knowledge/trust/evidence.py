@@ -2027,14 +2027,16 @@ def taken_back(claim: str, last: int, parts: Sequence[Piece]) -> bool:
 
 
 def corrected_later(claim: str, last: int, parts: Sequence[Piece]) -> bool:
-    """True when a business piece after piece `last` corrects itself (`CORRECTING`) in a
+    """True when one of the next `LATER_PIECES` business pieces after piece `last` (a
+    transcript of thousands of messages is read in linear time) corrects itself (`CORRECTING`) in a
     sentence about the claim (its words, or half of its description) that contradicts it or
     declines it otherwise (`read_sentence`: "Corrigindo o que falei: a quilometragem livre
     vale só para os grupos B e C" for "... livre em todas as categorias").
     """
     summary = content_terms(claim.split("\n", 1)[0])
-    for piece in parts:
-        if piece.index <= last or not piece.business or not CORRECTING.search(fold(piece.text)):
+    later = itertools.islice((p for p in parts if p.index > last and p.business), LATER_PIECES)
+    for piece in later:  # the next `LATER_PIECES` business pieces, as `replaced_later` reads them
+        if not CORRECTING.search(fold(piece.text)):
             continue
         before = [p for p in parts if p.index < piece.index]
         for sentence in sentences(piece.text):
