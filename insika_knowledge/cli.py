@@ -319,6 +319,8 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
     check_agent(agent)
     if message == "-":
         message = _stdin_message()
+    elif not message.strip():
+        raise UserError("MESSAGE is empty: give the customer's message (or '-' to read it from standard input)")
     config = _config(None, None, top_k, None)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
         retriever = memory.retriever(tenant)

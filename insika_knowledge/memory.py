@@ -64,7 +64,7 @@ from insika_knowledge.errors import (
 )
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeDeleted, TrackEventForwarder
 from insika_knowledge.extract.given import GivenModel
-from insika_knowledge.extract.model import ConceptModel, InstructorModel, load_model
+from insika_knowledge.extract.model import ConceptModel, InstructorModel, check_base_url, load_model
 from insika_knowledge.extract.timed import MODEL_TIMEOUT_S, timed
 from insika_knowledge.hookspecs import Turn
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
@@ -126,7 +126,7 @@ class Memory:
         clock: UTC time source for stamps.
         base_url: the endpoint of live models: OpenAI-compatible for ``openai/`` ones,
             Anthropic-compatible (without ``/v1``) for ``anthropic/`` ones (None =
-            the provider's default).
+            the provider's default; not ``http(s)://`` with a host: `UserError`).
         plugin_manager: whose ``track_event`` plugins get every event (None: the process's
             `insika_knowledge.plugins.default_manager`, loaded at the first event).
         outbox: the learning queue's bounds (None: `OutboxSettings.from_env` when it starts).
@@ -189,6 +189,8 @@ class Memory:
             load_backend(self.database)  # never imported by two of our threads at once
         self.events = events or EventBus()
         self.clock = clock
+        if base_url is not None:
+            check_base_url(base_url, "Memory(base_url=...):")
         self.base_url = base_url
         self.outbox_settings = outbox
         self.embeddings = embeddings

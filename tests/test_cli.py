@@ -90,6 +90,8 @@ def test_search_reads_the_message_from_standard_input(data_dir: Path) -> None:
     assert 'name="free-shipping-over-199"' in result.output
     empty = CliRunner().invoke(cli, ["search", "--agent", AGENT, "--data-dir", str(data_dir), "-"], input="  \n")
     assert empty.exit_code != 0 and "standard input is empty" in empty.output
+    blank = _run("search", "--agent", AGENT, "--data-dir", str(data_dir), "  ")  # the argument, as strict
+    assert blank.exit_code != 0 and "MESSAGE is empty" in blank.output
     wrong = CliRunner().invoke(cli, ["search", "--agent", AGENT, "--data-dir", str(data_dir), "-"],
                                input=b"frete \xff")
     assert wrong.exit_code != 0 and "standard input" in wrong.output and "UTF-8" in wrong.output

@@ -79,15 +79,20 @@ def test_status_counts_the_turns_waiting_in_the_spill_journal(data: Path) -> Non
 
 def test_a_stray_file_named_like_a_database_is_reported_and_the_other_tenants_listed(data: Path) -> None:
     # Another program's notes.db made `status` and `agents` fail for every tenant (a newcomer's finding).
+    # `status` lists every tenant and then exits 1 (an attacker's finding: a corrupt tenant
+    # database exited 0, so a health check passed).
     (data / "notes.db").write_text("notes\n")
     (data / "fresh.db").touch()  # an empty file: a database being created, still a tenant
     result = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     found = {t["tenant"]: t for t in json.loads(result.output)}
     assert set(found) == {"default", "fresh", "notes"}
     assert "is not a SQLite database" in found["notes"]["error"] and not found["default"]["error"]
     text = CliRunner().invoke(cli, ["status", "--data-dir", str(data)])
-    assert text.exit_code == 0 and "tenant notes: not readable: " in text.output, text.output
+    assert text.exit_code == 1 and "tenant notes: not readable: " in text.output, text.output
+    assert "tenant default: " in text.output
+    healthy = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--tenant", "default"])
+    assert healthy.exit_code == 0, healthy.output
     agents = CliRunner().invoke(cli, ["agents", "--data-dir", str(data)])
     assert agents.exit_code == 0 and AGENT in agents.stdout, agents.output
     assert "tenant notes left out" in agents.stderr

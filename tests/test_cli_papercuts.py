@@ -47,14 +47,21 @@ def _env(**extra: str) -> dict[str, str]:
     ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),  # was "is the base URL right?" at the first call
     ("foo/bar", "foo/bar"),
     ("gpt-4o-mini", "not a provider string"),
+    ("openai/", "not a provider string"),  # an attacker's finding: "needs an API key"
+    ("/gpt-4o-mini", "not a provider string"),
     ("replay:/no/such/replay.json", "/no/such/replay.json"),
+    # an attacker's finding: a base URL no request can reach was named nowhere, only
+    # "connection failed" after the first conversation
+    ("openai/gpt-4o-mini --base-url not-a-url", "base URL 'not-a-url' is not an http"),
+    ("openai/gpt-4o-mini --base-url ftp://host/v1", "base URL 'ftp://host/v1' is not an http"),
 ])
 def test_demo_with_an_unusable_model_fails_fast_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, expected: str
 ) -> None:
     for variable in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(variable, raising=False)
-    result = CliRunner().invoke(cli, ["demo", "--data-dir", str(tmp_path / "demo"), "--model", model])
+    model, *more = model.split(" ")
+    result = CliRunner().invoke(cli, ["demo", "--data-dir", str(tmp_path / "demo"), "--model", model, *more])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and expected in lines[0], result.output
@@ -446,3 +453,15 @@ def test_test_sh_says_why_it_reinstalls_for_new_entry_points(checkout: tuple[Pat
         "test.sh: pyproject.toml declares new entry points: reinstalling insika-knowledge into .venv"
     )
     assert Path(env["LOG"]).read_text(encoding="utf-8").splitlines()[-1] == "pip install --quiet --no-deps -e ."
+
+
+@pytest.mark.parametrize("base_url", ["localhost:8000", "not a url", "ftp://host/v1", "http://"])
+def test_memory_refuses_a_base_url_no_request_can_reach(tmp_path: Path, base_url: str) -> None:
+    """An attacker's finding: a bad base URL surfaced only as "connection failed" on the
+    first learned turn, after the turn had been queued."""
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.memory import Memory
+
+    with pytest.raises(UserError, match=r"Memory\(base_url=\.\.\.\): .* is not an http:// or https:// URL"):
+        Memory(tmp_path / "data", base_url=base_url)
+    Memory(tmp_path / "data", base_url="http://127.0.0.1:9/v1").close()

@@ -28,7 +28,11 @@ from insika_knowledge.memory import TenantStatus
 @json_option
 def status(data_dir: str | None, database: str | None, tenants: tuple[str, ...], failures: int,
            as_json: bool) -> None:
-    """Show the learning queue, per-agent counts and the last failed extractions."""
+    """Show the learning queue, per-agent counts and the last failed extractions.
+
+    Exits 1, after printing every tenant, when a tenant's database cannot be read (its
+    reason printed in place of its counts, ``error`` in the JSON), so a health check fails.
+    """
     memory = open_memory(data_dir, database=database)
     try:
         for tenant in tenants:
@@ -39,14 +43,14 @@ def status(data_dir: str | None, database: str | None, tenants: tuple[str, ...],
         memory.close()
     if as_json:
         click.echo(json.dumps([t.to_dict() for t in found], ensure_ascii=False, indent=2))
-        return
-    if not found:
+    elif not found:
         click.echo(f"(no tenant has a database in {where})")
-        return
-    for number, report in enumerate(found):
+    for number, report in enumerate([] if as_json else found):
         if number:
             click.echo("")
         _print(report)
+    if any(t.error for t in found):
+        raise click.exceptions.Exit(1)
 
 
 def _print(tenant: TenantStatus) -> None:

@@ -541,14 +541,38 @@ def load_model(spec: str | None, *, base_url: str | None = None, api_key: str | 
     """Build the model a spec names; None when `spec` is None (no model configured).
 
     Raises:
-        UserError: a replay file is missing or invalid.
+        UserError: a replay file is missing or invalid; `spec` is not ``provider/model`` (either
+            part empty); `base_url` is not an ``http://`` or ``https://`` URL with a host.
     """
     if spec is None:
         return None
     if spec.startswith("replay:"):
         return ReplayModel(spec.removeprefix("replay:"))
-    if "/" not in spec:
+    provider, slash, name = spec.partition("/")
+    if not slash or not provider.strip() or not name.strip():
         raise UserError(
-            f"model {spec!r} is not a provider string: use e.g. 'openai/gpt-4o-mini' or 'replay:PATH'"
+            f"model {spec!r} is not a provider string (provider/model): use e.g. 'openai/gpt-4o-mini' "
+            "or 'replay:PATH'"
         )
+    if base_url is not None:
+        check_base_url(base_url)
     return InstructorModel(spec, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
+
+
+def check_base_url(base_url: str, where: str = "base URL") -> None:
+    """Refuse a base URL no request could reach, before any work.
+
+    Raises:
+        UserError: `base_url` is not ``http://`` or ``https://`` with a host (its text and
+            `where` it came from named).
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url.strip())
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        ok = False
+    if not ok:
+        raise UserError(f"{where} {base_url!r} is not an http:// or https:// URL with a host "
+                        "(e.g. http://127.0.0.1:8000/v1)")
