@@ -612,6 +612,28 @@ def test_a_concept_named_only_by_a_person_is_named_by_its_description(tmp_path: 
     assert [n for n, _ in report.results] == ["entregas-aos-sabados-para-name-tel-phone"]
 
 
+@pytest.mark.parametrize(("description", "body"), [
+    # the body gives her phone, the description names her with no datum beside
+    ("Sarah Connor asked for a callback.",
+     "Sarah Connor asked for a callback at (11) 98765-4321 tomorrow morning. Sarah prefers mornings."),
+    # the other way round: the description gives the datum, the body names her alone
+    ("Sarah Connor, tel (11) 98765-4321, asked for a callback.", "Call Sarah Connor back tomorrow morning."),
+])
+def test_a_person_one_field_names_with_a_datum_is_taken_from_every_field(
+        tmp_path: Path, description: str, body: str) -> None:
+    """Found this session: a person redacted from the body stayed in the description (and
+    the other way round), in every version and export."""
+    store = SQLiteStore(tmp_path / "tenant.db")
+    said = [{"role": "user", "content": "I'm Sarah Connor, call me back at (11) 98765-4321 tomorrow morning."},
+            {"role": "assistant", "content": "Sure, we will call you back at (11) 98765-4321 tomorrow morning."}]
+    item = {"name": "sarah-connor-callback", "type": "fact", "description": description, "body": body}
+    report = learn_turn(store, AGENT, CONFIG, _Model([item]), session_id="s1", turn_id="t", messages=said)
+    store.close()
+    assert report.results and report.redacted["name"] >= 3, report
+    stored = _stored_bytes(tmp_path).lower()
+    assert b"sarah" not in stored and b"connor" not in stored
+
+
 def test_a_label_before_a_datum_in_a_concept_name_is_no_person() -> None:
     # the same newcomer: "cliente-52998224725" was stored as "name-cpf"
     assert redact_name("cliente-52998224725").text == "cliente [cpf]"

@@ -182,8 +182,11 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     clean_name, clean_description, clean_body = (
         redact_name(name_text, keep), redact(description, keep), redact(body, keep)
     )
-    # a person the description or body names is taken from the name too ("joana-silva-recife")
+    # a person the description or body names is taken from the name too ("joana-silva-recife"),
+    # and from the other field wherever it names them without a datum beside ("Sarah Connor
+    # asked for a callback." over a body that gives her phone)
     people = removed_names(description, clean_description.text) | removed_names(body, clean_body.text)
+    clean_description, clean_body = (_without_people(part, people) for part in (clean_description, clean_body))
     named, dropped = drop_names(clean_name.text, people)
     if dropped and not _PLACEHOLDER_WORD_RE.sub("", named).strip(" -_"):
         # the name was nothing but the person's: named by the description instead (a slug
@@ -208,6 +211,14 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
         body=clean_body.text,
         evidence=evidence,
     )
+
+
+def _without_people(part: Redaction, people: frozenset[str]) -> Redaction:
+    """`part` with every run of the words of `people` replaced by ``[name]`` (counted)."""
+    text, dropped = drop_names(part.text, people)
+    if not dropped:
+        return part
+    return Redaction(text, {**part.counts, "name": part.counts.get("name", 0) + dropped})
 
 
 #: A placeholder of redaction in a name's words ("[name]", "[cpf]": `PLACEHOLDERS`).
