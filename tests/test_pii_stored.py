@@ -24,7 +24,7 @@ from insika_knowledge.config import load_config
 from insika_knowledge.export import export
 from insika_knowledge.learn import learn_turn
 from insika_knowledge.privacy.more import boleto_valid, rg_sp_valid
-from insika_knowledge.privacy.redact import kept_contacts, redact, redact_name
+from insika_knowledge.privacy.redact import Redaction, kept_contacts, redact, redact_name
 from insika_knowledge.store import SQLiteStore
 
 AGENT = "loja"
@@ -654,6 +654,33 @@ def test_a_datum_with_an_unseen_character_between_its_digits_reaches_no_stored_b
         memory.learn([{"role": "user", "content": f"meu cpf {cpf}"}, {"role": "assistant", "content": "ok"}],
                      agent=AGENT, session_id="s1", model=GivenModel([item]))
     assert b"52998224725" not in _stored_bytes(tmp_path).replace(mark.encode("utf-8"), b"")
+
+
+@pytest.mark.parametrize(("text", "kinds"), [
+    # another dash between the digits (hyphen, en dash, minus): a phone's was read, a document's not
+    ("CPF 529.982.247\u201325, CNPJ 11.222.333/0001\u201381.", {"cpf", "cnpj"}),
+    ("cartão 4111\u20131111\u20131111\u20131111, SSN 536\u221222\u22128741.", {"card", "ssn"}),
+    # a URL's query, percent-encoded
+    ("https://loja.com/t?cpf=529%2E982%2E247%2D25&tel=%2B5511987654321&email=kleber%40gmail%2Ecom",
+     {"cpf", "phone", "email"}),
+    # "@" as an HTML character reference or a JSON escape
+    ("kleber.tavares&#64;gmail.com, k&#x40;gmail.com, k&commat;gmail.com", {"email"}),
+    ('{"email": "kleber\\u0040gmail.com"}', {"email"}),
+    # tabs or wide gaps between the groups
+    ("| CPF | 529\t982\t247\t25 |", {"cpf"}),
+    ("CPF 529   982   247   25", {"cpf"}),
+])
+def test_a_datum_written_with_other_punctuation_is_read(text: str, kinds: set[str]) -> None:
+    """An attacker's finding (2026-12-06): each of these reached the stored body as written."""
+    found = redact(text)
+    assert set(found.counts) == kinds, found
+    assert not any(ch.isdigit() for ch in found.text) and "kleber" not in found.text
+
+
+@pytest.mark.parametrize("text", ["Loja \u2014 aberta das 9h\u201318h, em 2\u20133 dias.", "R&D team, 100% off",
+                                  "a%2Eb", "Tabela:\t10\t20"])
+def test_prose_with_such_punctuation_is_kept_as_written(text: str) -> None:
+    assert redact(text) == Redaction(text, {})
 
 
 def test_superscript_digits_are_read_as_digits() -> None:

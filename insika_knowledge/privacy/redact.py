@@ -949,7 +949,17 @@ _INVISIBLE: Final = {
 #: circle or square: the digit alone. Elsewhere a variation selector stays ("❤\ufe0f").
 _KEYCAP_RE: Final = re.compile("([0-9#*])[\ufe0e\ufe0f]?[\u20e3\u20dd\u20de]")
 _FULL_WIDTH: Final = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x2024: ord(".")}
-_PERCENT_AT_RE: Final = re.compile(r"(?<=[\w.])%40(?=[A-Za-z0-9])")
+#: What a URL's query, a web page or a JSON string writes for a datum's punctuation: a
+#: percent-encoded "@", ".", "-", "+" or "_" (``cpf=529%2E982%2E247%2D25``, ``tel=%2B5511...``),
+#: an HTML character reference or a JSON escape of "@" (``joana&#64;gmail.com``, ``&#x40;``,
+#: ``&commat;``, ``joana\u0040gmail.com``), before a letter or digit: the character itself.
+_ENCODED_RE: Final = re.compile(
+    r"(?:(?<=[\w.=+-])%(?:40|2[BbDdEe]|5[Ff])|&#0*64;|&#[xX]0*40;|&commat;|\\u0040)(?=[A-Za-z0-9])")
+_DECODED: Final = {"%40": "@", "%2b": "+", "%2d": "-", "%2e": ".", "%5f": "_"}
+#: A dash of another kind between two digits ("529.982.247–25", "536−22"): the
+#: detectors' "-"; runs of blanks or tabs between two digits are one blank.
+_DIGIT_DASH_RE: Final = re.compile("(?<=[0-9])[\u2010-\u2015\u2212\ufe58\ufe63](?=[0-9])")
+_DIGIT_GAP_RE: Final = re.compile(r"(?<=[0-9])(?:\t|[ \t]{2,})(?=[0-9])")
 #: A decimal digit of another script than ASCII.
 _OTHER_DIGIT_RE: Final = re.compile(r"(?![0-9])\d")
 
@@ -964,18 +974,22 @@ _MARK_AFTER_DATUM_RE: Final = re.compile(
 
 
 def unmask(text: str) -> str:
-    """`text` with invisible characters dropped, full-width ASCII made ASCII and every
-    decimal digit written as an ASCII one.
+    """`text` with invisible characters dropped, full-width ASCII made ASCII, every
+    decimal digit written as an ASCII one, another dash between digits a "-", a datum's
+    encoded punctuation decoded (`_ENCODED_RE`) and a wide gap between digits one blank.
 
     What the detectors read: a shortcut that decides `redact` would find nothing must
     look at this text, not the raw one (``joana＠gmail.com`` has no "@").
     """
-    if text.isascii():
-        return _PERCENT_AT_RE.sub("@", text) if "%40" in text else text
-    text = _OTHER_DIGIT_RE.sub(lambda m: str(unicodedata.decimal(m.group())), text.translate(_INVISIBLE))
-    text = _KEYCAP_RE.sub(r"\1", text.translate(_FULL_WIDTH))
-    text = _MARK_AFTER_DATUM_RE.sub("", text)
-    return _PERCENT_AT_RE.sub("@", text)
+    if not text.isascii():
+        text = _OTHER_DIGIT_RE.sub(lambda m: str(unicodedata.decimal(m.group())), text.translate(_INVISIBLE))
+        text = _KEYCAP_RE.sub(r"\1", text.translate(_FULL_WIDTH))
+        text = _DIGIT_DASH_RE.sub("-", _MARK_AFTER_DATUM_RE.sub("", text))
+    if "%" in text or "&" in text or "\\u" in text:
+        text = _ENCODED_RE.sub(lambda m: _DECODED.get(m.group().lower(), "@"), text)
+    if "  " in text or "\t" in text:
+        text = _DIGIT_GAP_RE.sub(" ", text)
+    return text
 
 
 #: Digit words, Portuguese and English (folded): a number dictated digit by digit.

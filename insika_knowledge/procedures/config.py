@@ -91,7 +91,7 @@ class ProceduresConfig:
     verify_patterns: tuple[str, ...] = ()
     verify_scripts: bool = True
     neighbours: int = 2
-    min_similarity: float = 0.4
+    min_similarity: float = 0.2
     min_agreement: float = 1.0
     margin: float = 0.0
     environment_runs: int = 2

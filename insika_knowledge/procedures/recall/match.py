@@ -7,8 +7,13 @@ names the verb of some write operation the tenant's tasks made (``book``, ``canc
 ``change``...; `verb_terms`). A new request (before the session's first write), with the
 terms of the user message before it as context, is compared with every past request:
 TF-IDF cosine over the digests, a term weighing ``ln((N+1)/df)`` where ``df`` counts the
-past tasks whose messages had it (N tasks); a term only one task had weighs nothing (a
-customer's name, a product of one order), so what recurs across tasks decides. A task's
+past tasks whose messages had it (N tasks); a term only one task had matches nothing (a
+customer's name, a product of one order), so what recurs across tasks decides. In the
+request's own norm such a term, and one no past task had, weighs what the rarest counted
+term weighs (``ln((N+1)/2)``): a request about things no past tasks share is far from them
+all, however well its one verb matches (an attacker's "How do I change the oil in my car?"
+recalled ``update_reservation_flights`` at 0.59; 8 of 30 off-domain requests recalled an
+operation, none now). A task's
 similarity is that of its nearest request. A message that asks for nothing (``yes, please
 go ahead``, ``my user id is ...``) is never compared: it recalls nothing, and it never
 makes two tasks look alike.
@@ -272,6 +277,14 @@ class TaskMatcher:
             return 0.0
         return math.log((self._tasks + 1) / df)
 
+    def _unknown_weight(self) -> float:
+        """What a query term fewer than two past tasks had weighs in the query's norm: the
+        weight of the rarest term that counts (``ln((N+1)/2)``), so a request mostly about
+        things no past tasks share is far from all of them ("How do I change the oil in my
+        car?" shares only "change" with the store's requests). It never adds to a dot product.
+        """
+        return math.log((self._tasks + 1) / 2) if self._tasks >= 2 else 0.0
+
     def _norm(self, slot: int) -> float:
         norm = self._norms.get(slot)
         if norm is None:
@@ -295,11 +308,12 @@ class TaskMatcher:
         for _, d in verbs:
             candidates |= self._postings.get(d, set())
         verb_mass = sum(w * w for w, _ in verbs)
-        qnorm = math.sqrt(verb_mass + sum(w * w for w, _ in others))
+        unknown = sum(1 for d in query - self._verb_digests if self._df.get(d, 0) < 2) * self._unknown_weight() ** 2
+        qnorm = math.sqrt(verb_mass + sum(w * w for w, _ in others) + unknown)
         # Seed terms: the heaviest terms a request must share to reach `floor` (a request
         # sharing none of them has a cosine of at most the rest's share of the query norm).
         others.sort(reverse=True)
-        rest = qnorm * qnorm
+        rest = qnorm * qnorm - unknown
         seeds = 0
         while seeds < len(others) and math.sqrt(max(rest, 0.0)) / qnorm >= floor:
             rest -= others[seeds][0] ** 2
