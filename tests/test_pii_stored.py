@@ -634,6 +634,34 @@ def test_a_person_one_field_names_with_a_datum_is_taken_from_every_field(
     assert b"sarah" not in stored and b"connor" not in stored
 
 
+@pytest.mark.parametrize("item", [
+    {"name": "troca-kleber-tavares", "type": "policy", "description": "Troca em até 30 dias após o recebimento.",
+     "body": "Troca em até 30 dias após o recebimento."},
+    {"name": "troca-30-dias", "type": "policy", "description": "Kleber Tavares pediu troca em até 30 dias.",
+     "body": "Troca em até 30 dias após o recebimento."},
+    {"name": "troca-30-dias", "type": "policy", "description": "Troca em até 30 dias após o recebimento.",
+     "body": "Obrigado, Kleber! Troca em até 30 dias após o recebimento; pedido da kleber tavares."},
+])
+def test_a_person_the_conversation_names_beside_a_datum_is_taken_from_every_field(
+        tmp_path: Path, item: dict[str, str]) -> None:
+    """An attacker's finding (2026-12-06): the customer gave name, CPF and phone in one
+    message; a concept naming them with no datum beside (its name, its description, a
+    greeting in its body, in lower case) kept the name."""
+    from insika_knowledge import Memory
+    from insika_knowledge.extract.given import GivenModel
+
+    said = [{"role": "user",
+             "content": "Oi, sou Kleber Tavares, CPF 529.982.247-25, cel (11) 98765-4321. Quero trocar."},
+            {"role": "assistant",
+             "content": "Obrigado, Kleber! A troca pode ser feita em até 30 dias após o recebimento."}]
+    with Memory(tmp_path, embeddings="off") as memory:
+        report = memory.learn(said, agent=AGENT, session_id="s1", model=GivenModel([item]))
+    assert report.results and report.redacted["name"] >= 1, report
+    stored = _stored_bytes(tmp_path).lower()
+    assert b"kleber" not in stored and b"tavares" not in stored
+    assert "30 dias" in _stored_bytes(tmp_path).decode("utf-8", "replace")  # the rule itself is kept
+
+
 def test_a_label_before_a_datum_in_a_concept_name_is_no_person() -> None:
     # the same newcomer: "cliente-52998224725" was stored as "name-cpf"
     assert redact_name("cliente-52998224725").text == "cliente [cpf]"

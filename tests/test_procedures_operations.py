@@ -217,9 +217,25 @@ def test_the_nearest_past_tasks_vote_once_each() -> None:
     index = _index(EXCHANGES)
     found, decision = index.recall_operation("Hi, I want to exchange a keyboard that was delivered")
     assert [p.id for p in found.chain] == [operation_id("exchange_items")] and found.matcher == "tasks"
-    assert decision.agreement == pytest.approx(1.0) and len(decision.neighbours) == 3
-    found, _ = index.recall_operation("I'd like to return the camera I received")
+    # task-1 shares "keyboard", which no other task has (it weighs nothing): the two that
+    # share "delivered" vote
+    assert decision.agreement == pytest.approx(1.0) and [n.task for n in decision.neighbours] == ["task-2", "task-3"]
+    found, _ = index.recall_operation("I'd like to return the camera I received, it was delivered")
     assert [p.id for p in found.chain] == [operation_id("return_items")]
+
+
+@pytest.mark.parametrize("text", [
+    "I want to exchange keys in SSH",  # an attacker's: the verb alone recalled exchange_items
+    "How do I return a value from a Python function?",
+    "I'd like to return a library book I borrowed",
+])
+def test_a_request_that_shares_only_the_verb_recalls_nothing(text: str) -> None:
+    """A past request votes only when it shares a weighted term besides the verbs (what is
+    exchanged or returned), and the request's words no past tasks share weigh in its norm."""
+    index = _index(EXCHANGES, MatchSettings(2, 0.0, 0.5, 0.0))
+    found, decision = index.recall_operation(text)
+    assert not found.hit and not decision.neighbours, (text, decision)
+    assert index.recall_operation("I want to exchange the watch that was delivered")[0].hit
 
 
 def test_a_message_that_names_no_operation_recalls_nothing() -> None:
@@ -300,7 +316,7 @@ def test_two_writes_that_tie_in_the_vote_are_told_apart_by_what_the_message_name
 
 def test_the_request_must_offer_the_operation_tools() -> None:
     index = _index(EXCHANGES)
-    text = "I want to exchange the keyboard I received"
+    text = "I want to exchange the keyboard that was delivered"
     assert index.recall_operation(text, ("exchange_items",))[0].hit
     assert not index.recall_operation(text, ("return_items",))[0].hit
 

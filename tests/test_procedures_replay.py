@@ -117,7 +117,7 @@ def _operations_file(tmp_path: Path) -> Path:
         run("ana", "t7", "I want to exchange the keyboard that was delivered", "exchange_items"),
         run("ana", "t7", "exchange my delivered keyboard please", "exchange_items", "failure"),
         run("bob", "t8", "please cancel my pending order", "cancel_order"),  # an intent dev never saw
-        run("gus", "t9", "I want to exchange the lamp I received", None),  # the agent refused
+        run("gus", "t9", "I want to exchange the lamp that was delivered", None),  # the agent refused
     ]
     path = tmp_path / "ops.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
@@ -160,7 +160,7 @@ def test_thresholds_are_chosen_on_dev_and_test_is_scored_once(tmp_path: Path) ->
 def test_as_deployed_a_request_answered_wrongly_once_is_not_answered_so_again(tmp_path: Path) -> None:
     path = _operations_file(tmp_path)
     again = {"session_id": "gus/t9/again", "outcome": "success",
-             "messages": [{"role": "user", "content": "I want to exchange the lamp I received, please"}],
+             "messages": [{"role": "user", "content": "I want to exchange the lamp that was delivered, please"}],
              "metadata": {"task_id": "t9", "user_group": "gus", "intent": "(no write)"}}
     path.write_text(path.read_text() + json.dumps(again) + "\n", encoding="utf-8")
     report = evaluate_operations([str(path)], grid=SMALL)
@@ -180,7 +180,7 @@ def test_as_deployed_a_request_answered_wrongly_once_is_not_answered_so_again(tm
 def test_a_failed_run_is_judged_by_its_label_not_by_what_it_wrote(tmp_path: Path) -> None:
     path = _operations_file(tmp_path)
     wrote_wrongly = {"session_id": "gus/t9/failed", "outcome": "failure",
-                     "messages": [{"role": "user", "content": "I want to exchange the lamp I received"},
+                     "messages": [{"role": "user", "content": "I want to exchange the lamp that was delivered"},
                                   {"role": "assistant", "content": None, "tool_calls": [
                                       {"id": "c", "type": "function",
                                        "function": {"name": "exchange_items", "arguments": {"order_id": "#W9"}}}]},

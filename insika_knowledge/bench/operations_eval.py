@@ -44,12 +44,14 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from insika_knowledge.bench.datasets import benchmark_data
 from insika_knowledge.bench.operations_deployed import ORDERS, deployed
 from insika_knowledge.bench.operations_runs import (
     TARGETS,
     Setting,
     fold_of,
     meets,
+    off_domain_recalls,
     read_runs,
     recallable_of,
     replay_run,
@@ -110,14 +112,50 @@ def _choose(scored: list[tuple[Setting, dict[str, Any]]]) -> tuple[Setting, dict
         s = item[0]
         return (s.min_similarity, s.min_agreement, s.margin, s.min_confidence, -s.neighbours)
 
-    qualified = [(s, m) for s, m in scored if m["recalls"] and m["precision"] >= TARGETS["precision"]
-                 and m["wrong_recall_rate"] <= TARGETS["wrong_recall_rate"]]
+    def counted(m: dict[str, Any]) -> tuple[int, int, int]:  # an off-domain recall is a wrong recall
+        off = m["off_domain_recalled"]
+        return m["recalls"] + off, m["correct"], m["wrong"] + off
+
+    def qualifies(m: dict[str, Any]) -> bool:
+        recalls, correct, wrong = counted(m)
+        return bool(recalls) and correct >= TARGETS["precision"] * recalls \
+            and wrong <= TARGETS["wrong_recall_rate"] * m["successful_runs"]
+
+    qualified = [(s, m) for s, m in scored if qualifies(m)]
     if qualified:
-        best = max(qualified, key=lambda item: (item[1]["correct"], -item[1]["wrong"], strict(item)))
+        best = max(qualified, key=lambda item: (item[1]["correct"], -counted(item[1])[2], strict(item)))
         return best[0], best[1], True
-    best = max(scored, key=lambda item: (wilson_lower_bound(item[1]["correct"], item[1]["recalls"]),
+    best = max(scored, key=lambda item: (wilson_lower_bound(item[1]["correct"], counted(item[1])[0]),
                                          item[1]["correct"], strict(item)))
     return best[0], best[1], False
+
+
+#: The shipped off-domain requests (`benchmarks/procedures/off_domain.jsonl`, its README).
+OFF_DOMAIN: Final = "procedures/off_domain.jsonl"
+
+
+def off_domain_requests(path: str | os.PathLike[str] | None = None) -> list[str]:
+    """The requests of an off-domain set, in ``id`` order (default: `OFF_DOMAIN`).
+
+    Raises:
+        UserError: the file is missing, or a line is not ``{"id": int, "text": str}``
+            (its line number named).
+    """
+    import json
+
+    where = benchmark_data(OFF_DOMAIN) if path is None else path
+    found: list[tuple[int, str]] = []
+    with open(where, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                found.append((int(item["id"]), str(item["text"])))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise UserError(f"{where}:{number}: not an off-domain request ({{\"id\": int, \"text\": str}}): "
+                                f"{exc}") from None
+    return [text for _, text in sorted(found)]
 
 
 def _grid(grid: Mapping[str, Sequence[float]]) -> list[Setting]:
@@ -133,6 +171,7 @@ def evaluate_operations(
     grid: Mapping[str, Sequence[float]] | None = None,
     fixed: Setting | None = None,
     progress: Callable[[str], None] | None = None,
+    off_domain: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Choose the settings on dev (leave one group out), score test once (see the module).
 
@@ -143,6 +182,11 @@ def evaluate_operations(
         grid: the sweep (default `GRID`).
         fixed: score test with this setting instead of the dev choice (dev is still swept).
         progress: called with a line per step.
+        off_domain: requests no operation serves, as a new session's whole first message
+            (None: `OFF_DOMAIN`, the shipped set). Even ones are dev: each is asked once of
+            one leave-one-out fold per file, and a setting that recalls anything for one
+            is never chosen; odd ones are test: asked once per file of the test fold, and
+            counted (``test_off_domain``).
 
     Returns:
         ``{"files", "identity", "dev": {...}, "chosen": {...}, "configured": {...},
@@ -166,20 +210,27 @@ def evaluate_operations(
     seen: dict[str, str] = {}  # session id -> where: a run given twice is refused
     files = {path: read_runs(path, seen) for path in paths}
     settings = _grid(grid or GRID)
+    requests = off_domain_requests() if off_domain is None else list(off_domain)
+    dev_requests, test_requests = requests[0::2], requests[1::2]
     # 1. dev: leave one group out, every setting scored on the same replays
     dev_rows: dict[Setting, list[dict[str, Any]]] = {s: [] for s in settings}
+    dev_off: dict[Setting, int] = dict.fromkeys(settings, 0)
     for runs in files.values():
         dev = [r for r in runs if r.half == "dev"]
-        for group in sorted({r.group for r in dev}):
+        groups = sorted({r.group for r in dev})
+        for k, group in enumerate(groups):
             held = [r for r in dev if r.group == group]
-            fold = fold_of([r for r in dev if r.group != group], held, identity)
+            fold = fold_of([r for r in dev if r.group != group], held, identity, dev_requests[k::len(groups)])
             say(f"dev fold {group}: {len(held)} runs")
             for confidence in sorted({s.min_confidence for s in settings}):
                 allowed = recallable_of(fold, confidence)
                 for setting in (s for s in settings if s.min_confidence == confidence):
                     dev_rows[setting].extend(score_run(r, replay_run(r, fold, setting, allowed), fold, allowed)
                                              for r in held)
-    scored = [(s, summarise(rows)) for s, rows in dev_rows.items()]
+                    dev_off[setting] += off_domain_recalls(fold, setting, allowed)
+    dev_asked = len(dev_requests) * sum(1 for runs in files.values() if any(r.half == "dev" for r in runs))
+    scored = [(s, {**summarise(rows), "off_domain_asked": dev_asked, "off_domain_recalled": dev_off[s]})
+              for s, rows in dev_rows.items()]
     chosen, chosen_dev, dev_met = _choose(scored)
     dev_recalled = any(m["recalls"] for _, m in scored)
     if not dev_recalled:  # no dev run, or one dev group (nothing to mine from): nothing to choose on
@@ -188,13 +239,16 @@ def evaluate_operations(
     use = fixed or chosen
     # 2. test, once
     rows: list[dict[str, Any]] = []
+    test_off = {"asked": 0, "recalled": 0}
     for path, runs in files.items():
         dev = [r for r in runs if r.half == "dev"]
         test = [r for r in runs if r.half == "test"]
-        fold = fold_of(dev, test, identity)
+        fold = fold_of(dev, test, identity, test_requests)
         allowed = recallable_of(fold, use.min_confidence)
         say(f"test {path}: {len(test)} runs, {len(allowed)} recallable operations")
         rows.extend(score_run(r, replay_run(r, fold, use, allowed), fold, allowed) for r in test)
+        test_off["asked"] += len(test_requests)
+        test_off["recalled"] += off_domain_recalls(fold, use, allowed)
     summary = summarise(rows)
     say(f"test as deployed: file order and {ORDERS} shuffled orders")
     as_deployed = deployed(files, use, identity)
@@ -212,6 +266,7 @@ def evaluate_operations(
         "configured_is_chosen": at_config == chosen,
         "scored_with": use.as_dict(),
         "test": summary,
+        "test_off_domain": test_off,
         "test_by_intent": {i: summarise([r for r in rows if r["intent"] == i]) for i in intents},
         "test_by_file": {f: summarise([r for r in rows if r["file"] == f]) for f in sorted({r["file"] for r in rows})},
         "test_intervals": bootstrap(rows),
@@ -250,10 +305,15 @@ def format_operations(report: Mapping[str, Any]) -> str:
         f"dev: {d['groups']} user groups: no setting recalled anything on dev (too few groups to leave one out), "
         f"so nothing was chosen; the configured thresholds are used: {report['chosen']}",
         "  " + line("dev (chosen)", d["chosen_summary"]),
+        f"  dev off-domain requests (each asked of one fold per file): "
+        f"{d['chosen_summary'].get('off_domain_recalled', 0)} of {d['chosen_summary'].get('off_domain_asked', 0)} "
+        "recalled an operation",
         f"  configured defaults {report['configured']}: "
         + ("the dev choice" if report["configured_is_chosen"] else "NOT the dev choice"),
         f"test: {report['test_groups']} user groups, scored once with {report['scored_with']}",
         "  " + line("test", report["test"]),
+        f"  test off-domain requests (each asked once per file): {report['test_off_domain']['recalled']} of "
+        f"{report['test_off_domain']['asked']} recalled an operation",
         f"  95% intervals over tasks: precision {ci.get('precision', 'n/a')}, wrong "
         f"{ci.get('wrong_recall_rate', 'n/a')}, coverage {ci.get('coverage', 'n/a')}",
     ]

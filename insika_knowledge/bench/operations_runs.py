@@ -165,6 +165,8 @@ class Fold:
     # run id -> per asked message: (asking terms, analysed terms, ranked similarities)
     ranked: dict[str, list[tuple[frozenset[str], frozenset[str], list[tuple[float, str]]]]] = field(
         default_factory=dict)
+    # per off-domain request asked of this fold: (asking terms, analysed terms, ranked similarities)
+    off_domain: list[tuple[frozenset[str], frozenset[str], list[tuple[float, str]]]] = field(default_factory=list)
 
 
 def learn(miner: Miner, run: Run, identity: str, recalled: Sequence[str] = ()) -> None:
@@ -173,12 +175,28 @@ def learn(miner: Miner, run: Run, identity: str, recalled: Sequence[str] = ()) -
                     task_key=run.task if identity == "task" else None)
 
 
-def fold_of(train: Sequence[Run], held: Sequence[Run], identity: str) -> Fold:
-    """Procedures mined from `train`, with the similarities of every request of `held`."""
+def fold_of(train: Sequence[Run], held: Sequence[Run], identity: str, off_domain: Sequence[str] = ()) -> Fold:
+    """Procedures mined from `train`, with the similarities of every request of `held` and
+    of each `off_domain` request (a new session's whole first message).
+    """
     miner = Miner()
     for run in train:
         learn(miner, run, identity)
-    return fold_from(miner, held)
+    fold = fold_from(miner, held)
+    matcher = fold.index.matcher
+    for text in off_domain:
+        terms, asking = message_terms(text), asked_terms(text)
+        fold.off_domain.append((asking, terms, matcher.similarities(digests(miner.key, terms))
+                                if matcher.asks(asking) else []))
+    return fold
+
+
+def off_domain_recalls(fold: Fold, setting: Setting, allowed: Mapping[str, Procedure]) -> int:
+    """How many of the fold's off-domain requests recall an operation (each one is wrong)."""
+    check = recallable_operations(allowed, None)
+    return sum(1 for terms, words, ranked in fold.off_domain
+               if fold.index.matcher.decide(terms, (), check, settings=setting.match, ranked=ranked,
+                                            words=words).operations)
 
 
 def fold_from(miner: Miner, held: Sequence[Run]) -> Fold:

@@ -79,7 +79,8 @@ class Screened:
     alternates: dict[str, list[Candidate]] = field(default_factory=dict)
 
 
-def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[str] = frozenset()) -> Screened:
+def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[str] = frozenset(),
+           people: frozenset[str] = frozenset()) -> Screened:
     """Validate, filter and redact the candidates of one model answer.
 
     Args:
@@ -87,6 +88,8 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
         allowed_types: the agent's ``types`` allowlist.
         keep: the business contacts the turn shows (`privacy.redact.kept_contacts`),
             left as they are.
+        people: the people the turn names beside their data (`privacy.redact.people_named`):
+            taken from every field of every candidate, a datum beside or not.
 
     Returns:
         The survivors in answer order and the per-reason drop counts (see module doc).
@@ -100,7 +103,7 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
             out.dropped["over_limit"] += 1
             out.why.append(f"candidate {index}: over_limit: only the first {MAX_CANDIDATES} are judged")
             continue
-        reason, candidate = _judge(item, allowed, out.redacted, keep)
+        reason, candidate = _judge(item, allowed, out.redacted, keep, people)
         if candidate is not None and candidate.name in seen:
             out.alternates.setdefault(candidate.name, []).append(candidate)
             reason, candidate = (f"duplicate: the name {candidate.name!r} came earlier in the answer (kept "
@@ -128,8 +131,8 @@ def _secret_free(text: str, redacted: Counter[str]) -> str:
     return clean
 
 
-def _judge(item: Any, allowed: set[str], redacted: Counter[str],
-           keep: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
+def _judge(item: Any, allowed: set[str], redacted: Counter[str], keep: frozenset[str] = frozenset(),
+           turn_people: frozenset[str] = frozenset()) -> tuple[str, Candidate | None]:
     """The candidate `item` makes, or ``("<reason>: <what was wrong>", None)``."""
     if not isinstance(item, dict):
         return f"not_object: {type(item).__name__}, not an object", None
@@ -185,7 +188,7 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str],
     # a person the description or body names is taken from the name too ("joana-silva-recife"),
     # and from the other field wherever it names them without a datum beside ("Sarah Connor
     # asked for a callback." over a body that gives her phone)
-    people = removed_names(description, clean_description.text) | removed_names(body, clean_body.text)
+    people = turn_people | removed_names(description, clean_description.text) | removed_names(body, clean_body.text)
     clean_description, clean_body = (_without_people(part, people) for part in (clean_description, clean_body))
     named, dropped = drop_names(clean_name.text, people)
     if dropped and not _PLACEHOLDER_WORD_RE.sub("", named).strip(" -_"):

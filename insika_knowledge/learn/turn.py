@@ -30,7 +30,7 @@ from insika_knowledge.learn.naming import record, routed
 from insika_knowledge.learn.sighting import storable
 from insika_knowledge.privacy import scrub
 from insika_knowledge.privacy.pseudonyms import stored_ids
-from insika_knowledge.privacy.redact import kept_contacts, redact
+from insika_knowledge.privacy.redact import kept_contacts, people_named, redact
 from insika_knowledge.store.base import ExtractionRecord, Store
 from insika_knowledge.trust.grounding import speaker
 from insika_knowledge.trust.sources import pieces as trust_pieces
@@ -192,8 +192,9 @@ def learn_turn(
             # object's own failure the customer: never kept
             report.detail = _private_free(report.detail)
         if report.outcome == "ok":
-            screened = screen(items, config.types, kept_contacts(
-                (p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)))
+            said = [(p.speaker, p.text) for p in trust_pieces(messages, speaker, message_text)]
+            keep = kept_contacts(said)
+            screened = screen(items, config.types, keep, people_named(said, keep))
             report.proposed = screened.proposed
             report.dropped = screened.dropped
             report.why = screened.why

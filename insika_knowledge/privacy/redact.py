@@ -100,7 +100,7 @@ from insika_knowledge.privacy.more import (
     find_rgs,
     words_next_to_marks,
 )
-from insika_knowledge.privacy.people import find_people
+from insika_knowledge.privacy.people import find_people, removed_names
 from insika_knowledge.privacy.published import asks_for_contact, offered, ours_after, towards
 
 __all__ = ["PLACEHOLDERS", "UNNEEDED_KINDS", "Redaction", "contact_key", "kept_contacts", "redact", "redact_kinds",
@@ -892,6 +892,29 @@ def kept_contacts(pieces: Iterable[tuple[str, str]]) -> frozenset[str]:
             profile = profile or _names_a_customer(speaker, sentence)
         asked = asked and speaker not in ("agent", "human")
     return frozenset(business - customer)
+
+
+def people_named(pieces: Iterable[tuple[str, str]], keep: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The people a conversation names beside their data, as folded words (two letters or
+    more): what `redact` takes as ``[name]`` in its messages, the system prompt's aside
+    (it names the business's own people).
+
+    What a concept written from the conversation must not keep anywhere, with or without
+    a datum beside it ("Kleber Tavares pediu troca" in a description, ``troca-kleber-tavares``
+    as its name, "Obrigado, Kleber!" in its body): `insika_knowledge.extract.candidates`.
+
+    Args:
+        pieces: ``(speaker, text)`` of the transcript (`kept_contacts`'s).
+        keep: the business's contacts (`kept_contacts`): never a person's datum.
+    """
+    words: set[str] = set()
+    for speaker, text in pieces:
+        if speaker == "system":
+            continue
+        found = redact(text, keep)
+        if found.counts.get("name"):
+            words |= removed_names(text, found.text)
+    return frozenset(words)
 
 
 def _spelled_phones(text: str) -> set[str]:
