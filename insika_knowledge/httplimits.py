@@ -153,9 +153,12 @@ def check_token(token: str, where: str) -> str:
     """Return `token` when it is usable as an access token, else raise.
 
     Raises:
-        UserError: shorter than `TOKEN_MIN_CHARS`, not printable, or with surrounding
-            spaces (`where` names the setting in the message).
+        UserError: empty (its variable unset), shorter than `TOKEN_MIN_CHARS`, not
+            printable, or with surrounding spaces (`where` names the setting in the message).
     """
+    if not token:
+        raise UserError(f"{where}: the variable is unset or empty: set it to a token of at least "
+                        f"{TOKEN_MIN_CHARS} printable characters")
     if len(token) < TOKEN_MIN_CHARS or not token.isprintable() or token != token.strip():
         raise UserError(f"{where}: a token needs at least {TOKEN_MIN_CHARS} printable characters, "
                         "no surrounding spaces")

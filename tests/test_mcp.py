@@ -327,6 +327,17 @@ def test_http_beyond_loopback_needs_a_token(data: Path) -> None:
     assert ran.returncode == 2 and "--token-env" in ran.stderr and "Traceback" not in ran.stderr
 
 
+def test_an_unset_token_variable_is_named_as_unset() -> None:
+    """A newcomer's finding: `--token-env NOPE_NOT_SET` said the token was too short."""
+    from insika_knowledge.errors import UserError
+    from insika_knowledge.httplimits import check_token
+
+    with pytest.raises(UserError, match="--token-env NOPE: the variable is unset or empty"):
+        check_token("", "--token-env NOPE")
+    with pytest.raises(UserError, match="at least 16 printable characters, no surrounding spaces"):
+        check_token("short", "--token-env NOPE")
+
+
 def test_one_connection_is_one_session_so_a_repeated_proposal_counts_once(data: Path) -> None:
     """A newcomer's finding: every call on one connection got a session of its own, so a
     client that proposed the same claim five times confirmed it four times (0.95)."""

@@ -23,7 +23,8 @@ def install(hermes_home: str | None) -> None:
     click.echo(f"wrote {folder}")
     click.echo("next: set `memory.provider: insika` (and memory.insika.agent, model...) in "
                f"{folder.parent.parent / 'config.yaml'}, and make sure the Python that runs Hermes "
-               "can import insika_knowledge (pip install insika-knowledge there)")
+               "can import insika_knowledge (in that environment: pip install PATH-OF-THIS-CHECKOUT, or the wheel "
+               "built from it)")
 
 
 @hookimpl
