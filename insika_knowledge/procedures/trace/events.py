@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.wire.messages import SEPARATOR, text_of, text_parts, tool_calls
+from insika_knowledge.wire.messages import SEPARATOR, safe_name, text_of, text_parts, tool_calls
 
 _FENCE_RE: Final = re.compile(r"```(bash|sh|shell|console|zsh)?[ \t]*\n(.*?)\n?```", re.S)
 
@@ -57,13 +57,33 @@ class Event:
 def _arguments(value: Any) -> Any:
     # `tool_calls` gives JSON text of an object as a dict; JSON text of another value is
     # parsed too (a shell tool may take its command as one JSON string), and text that is
-    # no JSON at all becomes the ``args`` value.
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return {"args": value}
+    # no JSON at all (or nested past what the parser reads) becomes the ``args`` value.
+    # Every key is a `safe_name`.
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return {"args": value}
+    return _safe_keys(value, 0)
+
+
+#: How deep `_safe_keys` reads a call's arguments; deeper, a value is its placeholder.
+_ARGUMENTS_DEPTH: Final = 32
+
+
+def _safe_keys(value: Any, depth: int) -> Any:
+    """`value` with the keys of every object `safe_name`s (past `_ARGUMENTS_DEPTH` levels,
+    an object or a list is ``"..."``).
+    """
+    if isinstance(value, dict):
+        if depth >= _ARGUMENTS_DEPTH:
+            return "..."
+        return {safe_name(str(k)): _safe_keys(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth >= _ARGUMENTS_DEPTH:
+            return "..."
+        return [_safe_keys(v, depth + 1) for v in value]
+    return value
 
 
 def _calls(message: dict[str, Any], index: int) -> list[Event]:
@@ -72,7 +92,7 @@ def _calls(message: dict[str, Any], index: int) -> list[Event]:
             "call",
             index,
             call_id=call.id or f"call-{index}-{call.position}",
-            name=call.name,
+            name=safe_name(call.name),
             arguments=_arguments(call.arguments),
         )
         for call in tool_calls(message)
