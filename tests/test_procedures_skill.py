@@ -182,6 +182,38 @@ def test_a_session_closed_with_success_is_mined_in_both_wire_formats(
     assert memory.session("s1").turns == 0  # a new task starts in the same session
 
 
+@pytest.mark.parametrize("outcome", ["Success", "succeeded", "", 12345])
+def test_close_session_refuses_an_outcome_that_is_no_label(make, outcome: object) -> None:
+    """An attacker's finding: `close_session("s1", "Success")` closed the task unlabelled
+    (its success lost), and `close_session("s2", 12345)` returned None."""
+    from insika_knowledge.errors import UserError
+
+    memory = make()
+    memory.handle_request(request(cancel_messages()), {"x-ace-session": "s1"})
+    with pytest.raises(UserError, match="is none of 'success', 'failure' or None"):
+        memory.close_session("s1", outcome)  # type: ignore[arg-type]
+    assert memory.session("s1") is not None  # still open: nothing was closed or lost
+    verdict = memory.close_session("s1", "success")
+    assert verdict is not None
+
+
+def test_tasks_of_two_domains_with_one_task_id_stay_two_tasks(make) -> None:
+    """An attacker's finding: the airline and retail files mined into one tenant merged
+    their tasks 0, 4 and 9 (40 task records for 43 tasks): a task id is scoped by the
+    session's dataset and domain when it names them."""
+    from insika_knowledge.procedures.skill import task_key_of
+
+    memory = make()
+    memory.mine_sessions([
+        Session("air-0", cancel_messages(), "success", metadata={"dataset": "d", "domain": "airline", "task_id": 0}),
+        Session("shop-0", cancel_messages("cancel my order"), "success",
+                metadata={"dataset": "d", "domain": "retail", "task_id": "0"}),
+    ])
+    assert len(memory.store.tasks_since(0)) == 2
+    assert task_key_of({"task_id": 7}) == "7" and task_key_of({"domain": "retail"}) is None
+    assert task_key_of({"dataset": "tau2_bench", "domain": "retail", "task_id": "0"}) == "tau2_bench/retail/0"
+
+
 def test_outcome_spellings_and_a_body_session_id(make) -> None:
     memory = make()
     memory.handle_request(request(cancel_messages("cancel my trip alpha"), session_id="b1"),

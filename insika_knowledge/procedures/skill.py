@@ -115,6 +115,18 @@ class MineReport:
     procedures: int = 0
 
 
+def task_key_of(metadata: Mapping[str, Any]) -> str | None:
+    """The task a captured session names (``metadata.task_id``), scoped by its dataset and
+    domain when it names them (``tau2_bench/retail/0``): task ``0`` of the airline file and
+    task ``0`` of the retail file are two tasks in one tenant. None without a task id.
+    """
+    task = metadata.get("task_id")
+    if task is None:
+        return None
+    scope = [str(metadata[k]) for k in ("dataset", "domain") if isinstance(metadata.get(k), (str, int))]
+    return "/".join([*scope, str(task)])
+
+
 class ProceduralMemory:
     """Procedural memory over one tenant's database.
 
@@ -515,7 +527,15 @@ class ProceduralMemory:
 
         Returns:
             The trace's verdict, or None when nothing was captured for the session.
+
+        Raises:
+            UserError: `outcome` is neither None nor exactly ``success`` or ``failure``
+                (a misspelt label would close the task unlabelled and lose the run's outcome).
         """
+        if outcome is not None and outcome not in (SUCCESS, FAILURE):
+            near = f" (did you mean {str(outcome).strip().lower()!r}?)" \
+                if isinstance(outcome, str) and outcome.strip().lower() in (SUCCESS, FAILURE) else ""
+            raise UserError(f"close_session(): outcome {outcome!r} is none of 'success', 'failure' or None{near}")
         with self._lock:
             row = self.store.load_session(self._stored(session_id) or session_id)
             if row is None:
@@ -637,9 +657,8 @@ class ProceduralMemory:
             if run is not None:
                 runs.append(run)
             if verdict.kind == TOOL and outcome is not None:
-                task = session.metadata.get("task_id")
                 runs.append(self._operation_run(session.session_id, builder, outcome,
-                                                task_key=None if task is None else str(task)))
+                                                task_key=task_key_of(session.metadata)))
             report.traces += 1
         with self._lock:
             report.counted = self.store.record_runs(runs)
