@@ -711,6 +711,18 @@ def test_prose_with_such_punctuation_is_kept_as_written(text: str) -> None:
     assert redact(text) == Redaction(text, {})
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Cliente: Kleber Tavares. Telefone: (11) 98765-4321. CPF: 529.982.247-25.",
+     "Cliente: [name]. Telefone: [phone]. CPF: [cpf]."),
+    ("Customer: Sarah Connor. Phone: (415) 555-2671.", "Customer: [name]. Phone: [phone]."),
+    ("Cliente: Ouro. Frete grátis.", "Cliente: Ouro. Frete grátis."),  # a tier, not a person
+])
+def test_a_name_after_a_customer_label_with_a_colon_is_a_persons(text: str, expected: str) -> None:
+    """An attacker's finding: "Cliente:" / "Customer:" then a full stop kept the name (the
+    cue needed a blank right after the word)."""
+    assert redact(text).text == expected
+
+
 def test_superscript_digits_are_read_as_digits() -> None:
     assert redact("CPF ⁵²⁹.⁹⁸².²⁴⁷-²⁵").text == "CPF [cpf]"
     assert redact("café é ótimo ❤\ufe0f").text == "café é ótimo ❤\ufe0f"  # an accent or an emoji's selector stays

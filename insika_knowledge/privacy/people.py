@@ -181,9 +181,11 @@ def _introduced(text: str) -> list[Span]:
 
 
 #: A customer named as one, anywhere: "a cliente Mariana Souza", "customer Sarah Connor",
-#: "Sr. Almeida", "Mrs. Okafor" (their datum or not: a concept has no use for them).
+#: "Cliente: Kleber Tavares." (a record's label), "Sr. Almeida", "Mrs. Okafor" (their datum
+#: or not: a concept has no use for them).
 _CUSTOMER_CUE_RE: Final = re.compile(
-    r"(?i:\b(?:cliente|customer|client|comprador[a]?|buyer)\s+(?:(?:o|a|the)\s+)?|\b(?:sr|sra|srta|mr|mrs|ms)\.?\s+)"
+    r"(?i:\b(?:cliente|customer|client|comprador[a]?|buyer)(?:\s*:\s*|\s+)(?:(?:o|a|the)\s+)?"
+    r"|\b(?:sr|sra|srta|mr|mrs|ms)\.?\s+)"
     rf"(?P<name>{_CAP_WORD}(?:[ \t]+(?:(?i:d[aeo]s?|e)[ \t]+)?{_CAP_WORD})*)")
 #: Words after "cliente" that name a tier, not a person ("Cliente Ouro", "customer Gold Plus").
 _TIERS: Final = frozenset("ouro prata bronze gold silver platinum platina diamante diamond vip prime plus premium "
