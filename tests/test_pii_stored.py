@@ -723,6 +723,18 @@ def test_a_name_after_a_customer_label_with_a_colon_is_a_persons(text: str, expe
     assert redact(text).text == expected
 
 
+def test_the_stores_pix_key_offered_by_the_agent_is_kept() -> None:
+    """An attacker's finding: "Nossa chave pix é o e-mail pix@..." was redacted from the
+    concept "Chave PIX da loja: ..."; a customer's key stays theirs whoever repeats it."""
+    ours = kept_contacts([("customer", "Qual a chave pix?"),
+                          ("agent", "Nossa chave pix é o e-mail pix@lojaaurora.com.br.")])
+    assert redact("Chave PIX da loja: pix@lojaaurora.com.br.", ours).text == "Chave PIX da loja: pix@lojaaurora.com.br."
+    theirs = kept_contacts([("customer", "minha chave pix é joao@gmail.com"),
+                            ("agent", "Nossa chave pix é o e-mail joao@gmail.com.")])
+    assert theirs == frozenset()
+    assert kept_contacts([("agent", "Nosso telefone é o número (11) 3456-7890.")]) == frozenset({"1134567890"})
+
+
 def test_superscript_digits_are_read_as_digits() -> None:
     assert redact("CPF ⁵²⁹.⁹⁸².²⁴⁷-²⁵").text == "CPF [cpf]"
     assert redact("café é ótimo ❤\ufe0f").text == "café é ótimo ❤\ufe0f"  # an accent or an emoji's selector stays

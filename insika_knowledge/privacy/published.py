@@ -57,7 +57,7 @@ BUSINESS_NOUNS: Final = (
 #: Nouns of a contact (folded or not).
 CONTACT_NOUNS: Final = (
     r"(?:telefone|telefones|fone|tel|celular|cel|whats(?:app|zap)?|zap|e-?mail|e-?mails|endere[çc]o|n[uú]mero"
-    r"|contato|contatos|linha|ramal|phone|number|mail|address|line|contact|whatsapp)")
+    r"|contato|contatos|linha|ramal|phone|number|mail|address|line|contact|whatsapp|chave(?:\s+pix)?|pix(?:\s+key)?)")
 #: Words that may qualify a business's noun before its contact ("Central de Atendimento
 #: Aurora", "SAC 24h", "loja de Campinas", "telefone comercial"): capitalised words (a name
 #: of the store or of a city) and these.
@@ -72,7 +72,9 @@ _NOUN_PHRASE: Final = (rf"(?i:{BUSINESS_NOUNS}(?:['’]s)?|{CONTACT_NOUNS})\b"
 _LINK: Final = (
     r"(?:\s*[:=–-]|\s*\(|\s+(?i:é|eh|is|are|at|on|via|em|no|na|nos|nas|pelo|pela|para|pra|pro|ao|à|to"
     r"|fica(?:m)?(?:\s+(?:na|no|em))?|atende(?:m)?(?:\s+(?:no|na|pelo|pela|em))?|est[áa]\s+(?:na|no|em)"
-    r"|located\s+at|can\s+be\s+reached\s+at))*")
+    r"|located\s+at|can\s+be\s+reached\s+at)"
+    # "é o e-mail", "is the number": the link names the contact's kind
+    rf"|\s+(?i:o|a|the)\s+(?i:{CONTACT_NOUNS})\b)*")
 #: A verb of where a business's channel answers, and what joins it to the contact
 #: ("responde no WhatsApp", "atende pelo", "é o", "fica na", "is at").
 _ANSWERS: Final = (
