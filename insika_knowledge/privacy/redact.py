@@ -742,6 +742,8 @@ def contact_key(kind: str, value: str) -> str:
 def _kept(kind: str, value: str, keep: frozenset[str]) -> bool:
     if kind == "phone" and _TOLL_FREE_RE.match(re.sub(r"\D", "", value)):
         return True
+    if kind == "pix" and "@" in value:  # a PIX key that is an e-mail: the business's when its e-mail is
+        kind = "email"
     if kind not in CONTACT_KINDS or not keep:
         return False
     key = contact_key(kind, value)
