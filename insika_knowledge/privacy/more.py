@@ -133,8 +133,8 @@ def find_pix(text: str) -> list[Span]:
         key = m.group("key")
         if "[" in key or not _KEY_SHAPE_RE.match(key.rstrip(".,;:)")):
             continue  # a placeholder, a word ("pix is accepted") or a value ("Pix: 5% off")
-        start, end = m.span("key")
-        spans.append((start, end - (len(key) - len(key.rstrip(".,;:")))))  # a sentence's end is no part of it
+        at, stop = m.span("key")
+        spans.append((at, stop - (len(key) - len(key.rstrip(".,;:")))))  # a sentence's end is no part of it
     return spans
 
 
