@@ -214,6 +214,15 @@ def test_tasks_of_two_domains_with_one_task_id_stay_two_tasks(make) -> None:
     assert task_key_of({"dataset": "tau2_bench", "domain": "retail", "task_id": "0"}) == "tau2_bench/retail/0"
 
 
+def test_a_session_id_given_twice_in_one_pass_is_mined_once_and_said(make) -> None:
+    """An attacker's finding: the same id with outcomes success and failure was reported
+    "failure 8, success 8" while only the first was counted, without a word."""
+    memory = make()
+    report = memory.mine_sessions([Session("dup", cancel_messages(), "success", metadata={"task_id": "t"}),
+                                   Session("dup", cancel_messages(), "failure", metadata={"task_id": "t"})])
+    assert (report.traces, report.repeated, report.verdicts) == (1, 1, {"success": 1})
+
+
 def test_outcome_spellings_and_a_body_session_id(make) -> None:
     memory = make()
     memory.handle_request(request(cancel_messages("cancel my trip alpha"), session_id="b1"),

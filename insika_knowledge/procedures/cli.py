@@ -97,6 +97,9 @@ def mine(
         + f" ({', '.join(f'{k} {v}' for k, v in sorted(report.reasons.items()))}); "
         f"{report.counted} new run counts; {report.procedures} procedures in tenant {tenant}"
     )
+    if report.repeated:
+        click.echo(f"note: {report.repeated} session(s) repeat an earlier session id of the file: "
+                   "only the first of each was mined (a run counts once)", err=True)
 
 
 @procedures.command("list")

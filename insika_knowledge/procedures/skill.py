@@ -106,6 +106,8 @@ class MineReport:
         reasons: reason -> traces (see `insika_knowledge.procedures.mining.mine.Verdict`).
         counted: new (procedure, run) pairs (a re-run of the same file counts nothing).
         procedures: procedures in the store afterwards.
+        repeated: sessions whose id an earlier session of the same pass had (a run counts
+            once: only the first is mined).
     """
 
     traces: int = 0
@@ -113,6 +115,7 @@ class MineReport:
     reasons: dict[str, int] = field(default_factory=dict)
     counted: int = 0
     procedures: int = 0
+    repeated: int = 0
 
 
 def task_key_of(metadata: Mapping[str, Any]) -> str | None:
@@ -647,7 +650,12 @@ class ProceduralMemory:
         reasons: dict[str, int] = {}
         with self._lock:
             self.refresh()  # the tasks already stored, for telling which task a run belongs to
+        seen: set[str] = set()
         for session in sessions:
+            if session.session_id in seen:
+                report.repeated += 1
+                continue
+            seen.add(session.session_id)
             builder = self.steps_of(session.messages)
             outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
             verdict = judge(builder.steps, outcome, builder.given)
