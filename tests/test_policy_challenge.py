@@ -95,6 +95,17 @@ def test_the_held_claim_is_shown_by_the_front_door_and_the_conflicts_command(tmp
                                              "--json"]).output)
     assert [(c["name"], c["status"]) for c in as_json] == [("return-fee", "conflict")]
     assert [h["body"] for h in as_json[0]["held_claims"]] == ["Return shipping costs R$ 20 per order."]
+    # a newcomer's finding: only `dismiss` was offered; taking the claim is writing the record
+    assert "take a held claim instead: write return-fee as it should read" in shown.output
+    record = runner.invoke(cli, ["show", "return-fee", "--agent", "loja", "--data-dir", str(tmp_path)]).stdout
+    edited = tmp_path / "return-fee.md"
+    edited.write_text(record.replace("R$ 15", "R$ 20"), encoding="utf-8")
+    assert runner.invoke(cli, ["put", str(edited), "--agent", "loja", "--data-dir", str(tmp_path)]).exit_code == 0
+    with Memory(tmp_path) as after:
+        assert after.held_claims(agent="loja", name="return-fee") == []
+        assert "R$ 20" in after.load("return-fee", agent="loja")
+    assert json.loads(runner.invoke(cli, ["conflicts", "--agent", "loja", "--data-dir", str(tmp_path),
+                                          "--json"]).output) == []
 
 
 def test_held_claims_names_a_wrong_argument(tmp_path: Path) -> None:

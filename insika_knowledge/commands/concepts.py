@@ -199,7 +199,10 @@ def conflicts(agent: str, data_dir: str | None, database: str | None, tenant: st
         apart = sorted({c.name for c in claims if c.name != name})
         where = f"--agent {agent}{where_args(data_dir, tenant)}"
         click.echo(f"  keep {name} as it is: insika-knowledge dismiss {name} {where}"
-                   + "".join(f"\n  {c} is another rule: insika-knowledge learn-held {c} {where}" for c in apart))
+                   + "".join(f"\n  {c} is another rule: insika-knowledge learn-held {c} {where}" for c in apart)
+                   + f"\n  take a held claim instead: write {name} as it should read (insika-knowledge show "
+                   f"{name} {where} > {name}.md, edit it, insika-knowledge put {name}.md {where}); "
+                   "its held claims close, the old text stays in its history")
 
 
 def _claim(held: PossibleDuplicate) -> dict[str, Any]:
