@@ -221,6 +221,10 @@ def demo(data_dir: str | None, database: str | None, model: str | None, base_url
     """Run the whole loop on a small sample store, offline unless --model is given."""
     from insika_knowledge.demo import run_demo
 
+    if base_url is not None and model is None:
+        raise UserError("--base-url is the endpoint of a live model: give --model too (e.g. openai/gpt-4o-mini); "
+                        "without it the demo replays recorded answers")
+
     run_demo(data_dir=data_dir, database=database, model=model, base_url=base_url, out=out,
              echo=click.echo, command=invoked_as())
 

@@ -465,3 +465,10 @@ def test_memory_refuses_a_base_url_no_request_can_reach(tmp_path: Path, base_url
     with pytest.raises(UserError, match=r"Memory\(base_url=\.\.\.\): .* is not an http:// or https:// URL"):
         Memory(tmp_path / "data", base_url=base_url)
     Memory(tmp_path / "data", base_url="http://127.0.0.1:9/v1").close()
+
+
+def test_demo_refuses_a_base_url_without_a_model(tmp_path: Path) -> None:
+    """A newcomer's finding: `demo --base-url URL` without --model replayed the recorded answers."""
+    result = CliRunner().invoke(cli, ["demo", "--data-dir", str(tmp_path / "d"), "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2 and "give --model too" in result.output
+    assert not (tmp_path / "d").exists()

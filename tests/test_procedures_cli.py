@@ -301,3 +301,8 @@ def test_the_speed_bench_without_the_shared_samples_names_where_it_looked(
     monkeypatch.setenv("INSIKA_SHARED_DATA", str(tmp_path))  # a folder without the samples
     assert bench.main(["--quick"]) == 2
     assert "tau_bench_airline" in capsys.readouterr().err
+
+
+def test_recall_refuses_an_empty_task(tmp_path: Path) -> None:
+    out = CliRunner().invoke(cli, ["procedures", "recall", "  ", "--data-dir", str(tmp_path)])
+    assert out.exit_code == 2 and "TASK is empty" in out.output

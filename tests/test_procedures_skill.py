@@ -223,6 +223,16 @@ def test_a_session_id_given_twice_in_one_pass_is_mined_once_and_said(make) -> No
     assert (report.traces, report.repeated, report.verdicts) == (1, 1, {"success": 1})
 
 
+def test_an_outcome_that_is_no_label_is_counted_apart(make) -> None:
+    """A newcomer's finding: a file whose outcomes read "Success" or "sucess" was mined as
+    unlabelled (0 procedures) without a word."""
+    memory = make()
+    report = memory.mine_sessions([Session("a", cancel_messages(), "Success", metadata={"task_id": "t"}),
+                                   Session("b", cancel_messages(), "sucess", metadata={"task_id": "u"}),
+                                   Session("c", cancel_messages(), "success", metadata={"task_id": "v"})])
+    assert report.unknown_outcomes == {"Success": 1, "sucess": 1}
+
+
 def test_outcome_spellings_and_a_body_session_id(make) -> None:
     memory = make()
     memory.handle_request(request(cancel_messages("cancel my trip alpha"), session_id="b1"),

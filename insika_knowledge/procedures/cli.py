@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import click
 
-from insika_knowledge.errors import NotFound
+from insika_knowledge.errors import NotFound, UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.location import DATABASE_HELP
@@ -97,6 +97,10 @@ def mine(
         + f" ({', '.join(f'{k} {v}' for k, v in sorted(report.reasons.items()))}); "
         f"{report.counted} new run counts; {report.procedures} procedures in tenant {tenant}"
     )
+    if report.unknown_outcomes:
+        said = ", ".join(f"{label!r} ({n})" for label, n in sorted(report.unknown_outcomes.items()))
+        click.echo(f"note: outcomes that are neither 'success' nor 'failure' were read as none (the run "
+                   f"unlabelled): {said}", err=True)
     if report.repeated:
         click.echo(f"note: {report.repeated} session(s) repeat an earlier session id of the file: "
                    "only the first of each was mined (a run counts once)", err=True)
@@ -236,6 +240,9 @@ def recall(
 ) -> None:
     """Print the block a new TASK would get (or why it gets none)."""
     from insika_knowledge.procedures.recall.render import render
+
+    if not task.strip():
+        raise UserError("TASK is empty: give the user's request, as a new session would bring it")
 
     with _memory(data_dir, database, tenant) as memory:
         found = memory.recall(task, tools or None)

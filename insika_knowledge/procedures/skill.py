@@ -108,6 +108,8 @@ class MineReport:
         procedures: procedures in the store afterwards.
         repeated: sessions whose id an earlier session of the same pass had (a run counts
             once: only the first is mined).
+        unknown_outcomes: outcome labels other than ``success`` and ``failure`` -> sessions
+            (mined as unlabelled: ``"Success"``, ``"sucess"``).
     """
 
     traces: int = 0
@@ -116,6 +118,7 @@ class MineReport:
     counted: int = 0
     procedures: int = 0
     repeated: int = 0
+    unknown_outcomes: dict[str, int] = field(default_factory=dict)
 
 
 def task_key_of(metadata: Mapping[str, Any]) -> str | None:
@@ -658,6 +661,9 @@ class ProceduralMemory:
             seen.add(session.session_id)
             builder = self.steps_of(session.messages)
             outcome = session.outcome if session.outcome in (SUCCESS, FAILURE) else None
+            if session.outcome is not None and outcome is None:
+                label = str(session.outcome)[:40]
+                report.unknown_outcomes[label] = report.unknown_outcomes.get(label, 0) + 1
             verdict = judge(builder.steps, outcome, builder.given)
             verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
             reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
