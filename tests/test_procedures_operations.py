@@ -314,6 +314,23 @@ def test_two_writes_that_tie_in_the_vote_are_told_apart_by_what_the_message_name
     assert [p.id for p in found.chain] == [operation_id("modify_order_items")]
 
 
+def test_a_message_naming_what_another_write_acts_on_is_not_given_the_voted_one() -> None:
+    """A newcomer's finding: "Can you update the address on my pending order?" got the item
+    change (the nearest past requests changed items; the address change is known)."""
+    records = [
+        _task("t1", ["modify my pending order please"], {"modify_pending_order_items": 1}),
+        _task("t2", ["please modify my pending order"], {"modify_pending_order_items": 1}),
+        _task("t3", ["modify the address where the parcel goes"], {"modify_pending_order_address": 1}),
+        _task("t4", ["modify my address for the parcel"], {"modify_pending_order_address": 1}),
+    ]
+    index = _index(records, MatchSettings(2, 0.1, 0.6, 0.0))
+    found, decision = index.recall_operation("Can you update my pending order?")
+    assert [p.id for p in found.chain] == [operation_id("modify_pending_order_items")], decision
+    found, decision = index.recall_operation("Can you update the address on my pending order?")
+    assert [n.task for n in decision.neighbours] == ["t1", "t2"]  # the item changes are nearest
+    assert not found.hit and decision.reason == "another_object", decision
+
+
 def test_the_request_must_offer_the_operation_tools() -> None:
     index = _index(EXCHANGES)
     text = "I want to exchange the keyboard that was delivered"

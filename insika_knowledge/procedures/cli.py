@@ -223,6 +223,7 @@ _ABSTAINED: Final = {
     "one_supporting_task": "only one past task supports it (two are needed)",
     "near_tie": "two operations are as close",
     "disagreement": "the nearest past tasks disagree",
+    "another_object": "the message names what another write acts on, not what the voted one does",
 }
 
 

@@ -38,11 +38,15 @@ The vote (`TaskMatcher.decide`), each past task voting once:
    and no near-tie: the nearest task that does not support it must be more than `margin`
    below the second supporting one; otherwise the matcher abstains. Two named writes
    with the same vote (the neighbours made both) are a tie too: unless the neighbours
-   chained them (5.), the message must name the object of one of them (``address``, not
+   chained them (6.), the message must name the object of one of them (``address``, not
    ``items``: `told_apart`), or the matcher abstains;
-4. a hand-off is never an operation, and an operation the caller cannot recall (below its
+4. the message must not name what another known write of a verb it names acts on while
+   naming nothing the voted one acts on ("update the address on my pending order" against a
+   vote for ``modify_pending_order_items``, where ``modify_pending_order_address`` is known:
+   ``another_object``);
+5. a hand-off is never an operation, and an operation the caller cannot recall (below its
    confidence bound, fewer than two supporting tasks, tools not offered) is never voted for;
-5. other writes are chained with it only when more than half of every supporting
+6. other writes are chained with it only when more than half of every supporting
    neighbour's runs made the same writes in the same order (`TaskRecord.chains`: past runs
    chained them) and the message names each of them.
 
@@ -60,6 +64,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.procedure import Procedure, TaskRecord
@@ -114,7 +119,8 @@ class Decision:
         neighbours: the voting tasks, nearest first.
         reason: why it abstained ('' on a hit): ``no_neighbour``, ``nothing_named``,
             ``nothing_asked`` (the message names no operation, or the vote went to no
-            write), ``disagreement``,
+            write), ``disagreement``, ``another_object`` (the message names what another
+            known write acts on, not what the voted one does),
             ``one_supporting_task``, ``near_tie``.
     """
 
@@ -422,6 +428,8 @@ class TaskMatcher:
             agreement = vote / len(voters)
             if agreement < s.min_agreement:
                 return Decision((), best, agreement, tuple(voters), "disagreement")
+            if self._names_another_object(op, words if words is not None else terms, terms):
+                return Decision((), best, agreement, tuple(voters), "another_object")
             supporters = self._supporting(op, voters)
             if len(supporters) < 2:
                 return Decision((), best, agreement, tuple(voters), "one_supporting_task")
@@ -431,6 +439,20 @@ class TaskMatcher:
             return Decision(self._chain(op, supporters, recallable, terms), supporters[1].similarity, agreement,
                             tuple(voters))
         return Decision((), best, 0.0, tuple(voters), reason)
+
+    def _names_another_object(self, op: str, words: frozenset[str], terms: frozenset[str]) -> bool:
+        """Whether the message names what another known write of a verb it names acts on, and
+        not what `op` acts on ("update the address on my pending order" against
+        ``modify_pending_order_items``, where ``modify_pending_order_address`` is known).
+        """
+        mine = object_terms(op)
+        for other in self._ops:
+            if other == op or is_handoff_tool(other) or not names(other, terms):
+                continue
+            theirs = object_terms(other)
+            if (theirs - mine) & words and not (mine - theirs) & words:
+                return True
+        return False
 
     @staticmethod
     def _supporting(op: str, voters: list[Neighbour]) -> list[Neighbour]:
@@ -450,6 +472,14 @@ class TaskMatcher:
         return (op,)
 
 
+@lru_cache(maxsize=1024)
+def object_terms(operation: str) -> frozenset[str]:
+    """The analysed terms of what an operation acts on: its tool's base name after the verb
+    (``pending``, ``order``, ``address`` for ``modify_pending_order_address``).
+    """
+    return message_terms(" ".join(tool_base_name(operation).split("_")[1:]))
+
+
 def told_apart(operations: Sequence[str], words: frozenset[str]) -> str | None:
     """The one of `operations` whose own object the message names, or None.
 
@@ -459,7 +489,7 @@ def told_apart(operations: Sequence[str], words: frozenset[str]) -> str | None:
     ``..._address`` from ``..._items``; ``change my order`` tells neither apart, nor does a
     message naming both.
     """
-    objects = {op: message_terms(" ".join(tool_base_name(op).split("_")[1:])) for op in operations}
+    objects = {op: object_terms(op) for op in operations}
     shared = frozenset.intersection(*objects.values())
     named = [op for op, found in objects.items() if (found - shared) & words]
     return named[0] if len(named) == 1 else None
