@@ -735,6 +735,16 @@ def test_the_stores_pix_key_offered_by_the_agent_is_kept() -> None:
     assert kept_contacts([("agent", "Nosso telefone é o número (11) 3456-7890.")]) == frozenset({"1134567890"})
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Cliente nasceu em 12/03/1985.", "Cliente nasceu em [birth_date]."),
+    ("birthday: March 12, 1985", "birthday: [birth_date]"),
+    ("Aniversário da loja: 12/03 com 10% off", "Aniversário da loja: 12/03 com 10% off"),  # the store's
+])
+def test_a_date_after_nasceu_or_birthday_is_a_birth_date(text: str, expected: str) -> None:
+    """An attacker's finding: "nasceu em" and a bare "birthday:" were no words of birth."""
+    assert redact(text).text == expected
+
+
 def test_superscript_digits_are_read_as_digits() -> None:
     assert redact("CPF ⁵²⁹.⁹⁸².²⁴⁷-²⁵").text == "CPF [cpf]"
     assert redact("café é ótimo ❤\ufe0f").text == "café é ótimo ❤\ufe0f"  # an accent or an emoji's selector stays

@@ -98,7 +98,7 @@ _DATE: Final = (
     # 12 de março de 1985, 12th March 1985, the 3rd of January, 2001
     rf"|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})")  # March 12, 1985
 _BIRTH_CUE: Final = (
-    r"(?:\bnasci(?:do|da)?\b|d(?:ata|t)\.?\s+(?:de\s+)?nasc(?:imento|\.)?|\bnasc(?:imento)?\b\.?|\bDN\b"
+    r"(?:\bnasci(?:do|da)?\b|\bnasceu\b|\bbirthday\b|\banivers[áa]rio\b|d(?:ata|t)\.?\s+(?:de\s+)?nasc(?:imento|\.)?|\bnasc(?:imento)?\b\.?|\bDN\b"
     r"|\bD\.?O\.?B\b\.?|(?:meu|minha|seu|sua|my|your|his|her)\s+(?:anivers[áa]rio|birthday)"
     r"|date\s+of\s+birth|birth\s*date|\bborn\b)")
 #: Between a word of birth and its date: whose it is ("dela", "do cliente") and a verb or mark.
