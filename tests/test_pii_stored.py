@@ -745,6 +745,19 @@ def test_a_date_after_nasceu_or_birthday_is_a_birth_date(text: str, expected: st
     assert redact(text).text == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("meu email é kleber.tavares no gmail.com", "meu email é [email]"),
+    ("kleber_tavares arroba hotmail", "[email]"),
+    ("kleber @gmail", "[email]"),
+    ("joao99 no hotmail.com.br", "[email]"),
+    ("te mandei no gmail, viu?", "te mandei no gmail, viu?"),  # prose naming a provider
+    ("mandei no gmail.com ontem", "mandei no gmail.com ontem"),  # no local part
+])
+def test_an_address_named_by_its_webmail_provider_is_an_email(text: str, expected: str) -> None:
+    """An attacker's finding: an address without its "@" or its TLD was stored."""
+    assert redact(text).text == expected
+
+
 def test_superscript_digits_are_read_as_digits() -> None:
     assert redact("CPF ⁵²⁹.⁹⁸².²⁴⁷-²⁵").text == "CPF [cpf]"
     assert redact("café é ótimo ❤\ufe0f").text == "café é ótimo ❤\ufe0f"  # an accent or an emoji's selector stays

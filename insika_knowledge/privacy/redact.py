@@ -225,7 +225,18 @@ _EMAIL_OBFUSCATED_RE: Final = re.compile(  # a local part spelled out too: "sara
     r"(?![\w-])",
     re.IGNORECASE,
 )
-_OBF_HINT_RE: Final = re.compile(r"@|\b(?:at|arroba)\b", re.IGNORECASE)
+#: The webmail providers a customer names an address by, without its TLD ("kleber arroba
+#: hotmail", "kleber @gmail") or after "no" / "na" / "em" ("kleber.tavares no gmail.com").
+_PROVIDERS: Final = r"(?:gmail|googlemail|hotmail|outlook|yahoo|ymail|icloud|uol|bol|terra|globo|protonmail)"
+_EMAIL_AT_PROVIDER_RE: Final = re.compile(
+    # "arroba" or "@" then a provider: the TLD may be left out
+    rf"(?<![\w.%+'-])[\w.%+'-]+(?:\s+arroba\s+|\s*@\s*){_PROVIDERS}(?:{_OBF_DOT}{_COMMON_TLDS}){{0,2}}(?![\w-])"
+    # "no" / "na" / "em" then a provider's domain: the local part must look like one
+    rf"|(?<![\w.%+'-])[\w%+'-]*[._\d][\w.%+'-]*\s+(?:no|na|em|on|at)\s+{_PROVIDERS}{_OBF_DOT}{_COMMON_TLDS}"
+    rf"(?:{_OBF_DOT}{_COMMON_TLDS})?(?![\w-])",
+    re.IGNORECASE,
+)
+_OBF_HINT_RE: Final = re.compile(rf"@|\b(?:at|arroba)\b|{_PROVIDERS}", re.IGNORECASE)
 
 
 def _find_emails(text: str) -> list[Span]:
@@ -233,6 +244,7 @@ def _find_emails(text: str) -> list[Span]:
         return []
     spans = [m.span() for m in _EMAIL_RE.finditer(text)]
     spans += [m.span() for m in _EMAIL_OBFUSCATED_RE.finditer(text)]
+    spans += [m.span() for m in _EMAIL_AT_PROVIDER_RE.finditer(text)]
     return _drop_overlaps(spans)
 
 
