@@ -167,6 +167,7 @@ class TaskMatcher:
     _norms: dict[int, float] = field(default_factory=dict)
     _tasks: int = 0
     _ops: dict[str, int] = field(default_factory=dict)  # write operation -> tasks that made it
+    _object_ops: dict[str, set[str]] = field(default_factory=dict)  # object term -> the operations it names
     _verbs: frozenset[str] = frozenset()  # analysed terms of those operations' verbs
     _verb_digests: frozenset[str] = frozenset()
     _posted: set[int] = field(default_factory=set)  # slots of requests (indexed)
@@ -217,6 +218,9 @@ class TaskMatcher:
                 self._df[d] = self._df.get(d, 0) + 1
             for op in record.ops:
                 self._ops[op] = self._ops.get(op, 0) + 1
+                if self._ops[op] == 1 and not is_handoff_tool(op):
+                    for term in object_terms(op):
+                        self._object_ops.setdefault(term, set()).add(op)
         self._norms.clear()
         self._reverb()
 
@@ -267,6 +271,12 @@ class TaskMatcher:
                 self._ops[op] = left
             else:
                 self._ops.pop(op, None)
+                for term in object_terms(op):
+                    named = self._object_ops.get(term)
+                    if named is not None:
+                        named.discard(op)
+                        if not named:
+                            del self._object_ops[term]
         terms: set[str] = set()
         for slot in slots:
             terms.update(self._slot_terms[slot])
@@ -446,8 +456,11 @@ class TaskMatcher:
         ``modify_pending_order_items``, where ``modify_pending_order_address`` is known).
         """
         mine = object_terms(op)
-        for other in self._ops:
-            if other == op or is_handoff_tool(other) or not names(other, terms):
+        if (mine & words) and not any(self._object_ops.get(w) for w in words - mine):
+            return False
+        others = {o for w in words - mine for o in self._object_ops.get(w, ())} - {op}
+        for other in sorted(others):
+            if not names(other, terms):
                 continue
             theirs = object_terms(other)
             if (theirs - mine) & words and not (mine - theirs) & words:
