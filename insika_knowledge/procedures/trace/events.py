@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from insika_knowledge.errors import UserError
-from insika_knowledge.wire.messages import SEPARATOR, safe_name, text_of, text_parts, tool_calls
+from insika_knowledge.wire.messages import NAME_MAX, SEPARATOR, safe_name, text_of, text_parts, tool_calls
 
 _FENCE_RE: Final = re.compile(r"```(bash|sh|shell|console|zsh)?[ \t]*\n(.*?)\n?```", re.S)
 
@@ -73,16 +73,30 @@ _ARGUMENTS_DEPTH: Final = 32
 
 def _safe_keys(value: Any, depth: int) -> Any:
     """`value` with the keys of every object `safe_name`s (past `_ARGUMENTS_DEPTH` levels,
-    an object or a list is ``"..."``).
+    an object or a list is ``"..."``); `value` itself when nothing changes (the usual case).
     """
+    return value if _is_safe(value, depth) else _made_safe(value, depth)
+
+
+def _is_safe(value: Any, depth: int) -> bool:
+    if isinstance(value, dict):
+        return depth < _ARGUMENTS_DEPTH and all(
+            type(k) is str and k.isidentifier() and len(k) <= NAME_MAX and _is_safe(v, depth + 1)
+            for k, v in value.items())
+    if isinstance(value, list):
+        return depth < _ARGUMENTS_DEPTH and all(_is_safe(v, depth + 1) for v in value)
+    return True
+
+
+def _made_safe(value: Any, depth: int) -> Any:
     if isinstance(value, dict):
         if depth >= _ARGUMENTS_DEPTH:
             return "..."
-        return {safe_name(str(k)): _safe_keys(v, depth + 1) for k, v in value.items()}
+        return {safe_name(str(k)): _made_safe(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         if depth >= _ARGUMENTS_DEPTH:
             return "..."
-        return [_safe_keys(v, depth + 1) for v in value]
+        return [_made_safe(v, depth + 1) for v in value]
     return value
 
 
