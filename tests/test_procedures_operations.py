@@ -356,6 +356,32 @@ def test_pruned_similarities_give_the_same_decisions() -> None:
         assert (full.operations, full.reason) == (pruned.operations, pruned.reason), text
 
 
+def test_the_vectorised_similarities_of_a_large_index_are_the_plain_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `_VECTOR_SLOTS` request slots the scores are summed with numpy: the same floats,
+    term by term in the same order, as the plain loop gives."""
+    from insika_knowledge.procedures.recall import match
+
+    rnd = random.Random(7)
+    words = [f"w{i}" for i in range(300)] + "order item lamp keyboard delivered received".split()
+    verbs = ["exchange", "return", "cancel", "change"]
+    ops = ["exchange_items", "return_items", "cancel_order", "modify_order_address"]
+    records = [_task(f"task-{i}", [" ".join([rnd.choice(verbs), *rnd.choices(words, weights=[1 / (k + 1) for k in
+                                                                                               range(len(words))],
+                                                                               k=rnd.randint(2, 7))])
+                                  for _ in range(3)], {rnd.choice(ops): rnd.randint(1, 3)}) for i in range(1500)]
+    matcher = TaskMatcher(MatchSettings(2, 0.2, 0.6, 0.0), b"k")
+    matcher.update(records)
+    assert len(matcher._slot_task) >= match._VECTOR_SLOTS
+    queries = [digests(b"k", message_terms(" ".join([rnd.choice(verbs), *rnd.choices(words, k=rnd.randint(1, 6))])))
+               for _ in range(150)]
+    for floor in (0.0, 0.2, 0.4):
+        vectorised = [matcher.similarities(q, floor) for q in queries]
+        monkeypatch.setattr(match, "_VECTOR_SLOTS", 10**9)
+        plain = [matcher.similarities(q, floor) for q in queries]
+        monkeypatch.undo()
+        assert vectorised == plain and any(vectorised)
+
+
 # ---------------------------------------------------------------- the shared samples
 
 

@@ -65,7 +65,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.procedures.trace.steps import is_handoff_tool, tool_base_name
@@ -75,6 +75,8 @@ from insika_knowledge.procedures.trace.terms import message_terms, term_digest
 MATCHER: Final = "tasks"
 #: The vote of a task that made no write.
 NOTHING: Final = ""
+#: From how many request slots `similarities` scores with numpy (`_vector_similarities`).
+_VECTOR_SLOTS: Final = 4096
 _COMMON_SHARE: Final = 8
 _COMMON_MIN_DF: Final = 64
 #: Two votes this close are a tie.
@@ -171,6 +173,8 @@ class TaskMatcher:
     _verbs: frozenset[str] = frozenset()  # analysed terms of those operations' verbs
     _verb_digests: frozenset[str] = frozenset()
     _posted: set[int] = field(default_factory=set)  # slots of requests (indexed)
+    _arrays: dict[str, Any] = field(default_factory=dict)  # digest -> its posting as a numpy array (`_array`)
+    _norm_array: Any = None  # slot -> its norm (NaN until read), for `_vector_similarities`
 
     @property
     def verbs(self) -> frozenset[str]:
@@ -222,6 +226,7 @@ class TaskMatcher:
                     for term in object_terms(op):
                         self._object_ops.setdefault(term, set()).add(op)
         self._norms.clear()
+        self._norm_array = None
         self._reverb()
 
     def _post(self, slot: int) -> None:
@@ -232,12 +237,14 @@ class TaskMatcher:
         self._posted.add(slot)
         for d in message:
             self._postings.setdefault(d, set()).add(slot)
+            self._arrays.pop(d, None)
 
     def _unpost(self, slot: int) -> None:
         if slot not in self._posted:
             return
         self._posted.discard(slot)
         for d in self._slot_terms[slot]:
+            self._arrays.pop(d, None)
             posting = self._postings.get(d)
             if posting is not None:
                 posting.discard(slot)
@@ -339,6 +346,8 @@ class TaskMatcher:
         while seeds < len(others) and math.sqrt(max(rest, 0.0)) / qnorm >= floor:
             rest -= others[seeds][0] ** 2
             seeds += 1
+        if len(self._slot_task) >= _VECTOR_SLOTS:
+            return self._vector_similarities(candidates, verbs, others, seeds, qnorm, floor)
         dots: dict[int, float] = {}
         for i, (w, d) in enumerate(others):
             posting = self._postings.get(d)
@@ -369,6 +378,61 @@ class TaskMatcher:
             if task is None or norm <= 0:
                 continue
             sim = dot / (qnorm * norm)
+            if sim > best.get(task, 0.0):
+                best[task] = sim
+        return sorted(((s, t) for t, s in best.items() if s >= floor), key=lambda st: (-st[0], st[1]))
+
+    def _array(self, digest: str) -> Any:
+        """The posting of `digest` as a numpy array of slots (cached until it changes)."""
+        import numpy as np
+
+        found = self._arrays.get(digest)
+        if found is None:
+            posting = self._postings.get(digest, ())
+            found = self._arrays[digest] = np.fromiter(posting, dtype=np.int64, count=len(posting))
+        return found
+
+    def _vector_similarities(self, candidates: set[int], verbs: list[tuple[float, str]],
+                             others: list[tuple[float, str]], seeds: int, qnorm: float,
+                             floor: float) -> list[tuple[float, str]]:
+        """`similarities`' scoring with numpy over every slot (a large index): the same dot
+        products, term by term in the same order, so the same floats; a slot is scored when
+        it names a verb of the query and shares a seed term, and kept when its cosine can
+        reach `floor` (it is at most the square root of its shared mass over the query norm:
+        the slot holds those terms).
+        """
+        import numpy as np
+
+        size = len(self._slot_task)
+        named = np.zeros(size, dtype=bool)
+        for _, d in verbs:
+            named[self._array(d)] = True
+        scores = np.zeros(size)
+        seeded = np.zeros(size, dtype=bool)
+        for i, (w, d) in enumerate(others):
+            slots = self._array(d)
+            if not len(slots):
+                continue
+            scores[slots] += w * w
+            if i < seeds:
+                seeded[slots] = True
+        for w, d in verbs:
+            scores[self._array(d)] += w * w
+        kept = np.flatnonzero(seeded & named)
+        if self._norm_array is None or len(self._norm_array) < size:
+            self._norm_array = np.full(size, np.nan)
+        norms = self._norm_array[kept]
+        for j in np.flatnonzero(np.isnan(norms)).tolist():  # read once per slot until the tasks change
+            norms[j] = self._norm_array[kept[j]] = self._norm(int(kept[j]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            near = kept[(norms > 0) & (scores[kept] / (qnorm * norms) >= floor * (1 - 1e-9))]
+        best: dict[str, float] = {}
+        for slot in near.tolist():
+            task = self._slot_task[slot]
+            norm = self._norm(slot)
+            if task is None or norm <= 0:
+                continue
+            sim = float(scores[slot]) / (qnorm * norm)
             if sim > best.get(task, 0.0):
                 best[task] = sim
         return sorted(((s, t) for t, s in best.items() if s >= floor), key=lambda st: (-st[0], st[1]))
