@@ -347,7 +347,7 @@ class TaskMatcher:
             rest -= others[seeds][0] ** 2
             seeds += 1
         if len(self._slot_task) >= _VECTOR_SLOTS:
-            return self._vector_similarities(candidates, verbs, others, seeds, qnorm, floor)
+            return self._vector_similarities(verbs, others, seeds, qnorm, floor)
         dots: dict[int, float] = {}
         for i, (w, d) in enumerate(others):
             posting = self._postings.get(d)
@@ -392,14 +392,13 @@ class TaskMatcher:
             found = self._arrays[digest] = np.fromiter(posting, dtype=np.int64, count=len(posting))
         return found
 
-    def _vector_similarities(self, candidates: set[int], verbs: list[tuple[float, str]],
-                             others: list[tuple[float, str]], seeds: int, qnorm: float,
-                             floor: float) -> list[tuple[float, str]]:
+    def _vector_similarities(self, verbs: list[tuple[float, str]], others: list[tuple[float, str]], seeds: int,
+                             qnorm: float, floor: float) -> list[tuple[float, str]]:
         """`similarities`' scoring with numpy over every slot (a large index): the same dot
-        products, term by term in the same order, so the same floats; a slot is scored when
-        it names a verb of the query and shares a seed term, and kept when its cosine can
-        reach `floor` (it is at most the square root of its shared mass over the query norm:
-        the slot holds those terms).
+        products, term by term in the same order, so the same floats. A slot is scored when
+        it names a verb of the query and shares a seed term; its norm is read once until the
+        tasks change (`_norm_array`), and only the slots whose cosine reaches `floor` are
+        grouped by task in Python.
         """
         import numpy as np
 
