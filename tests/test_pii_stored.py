@@ -758,6 +758,16 @@ def test_an_address_named_by_its_webmail_provider_is_an_email(text: str, expecte
     assert redact(text).text == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Pedido de [Kleber Tavares](mailto:kleber.tavares@gmail.com).", "Pedido de [[name]](mailto:[email])."),
+    ("[Sarah Connor](tel:+14155552671)", "[[name]](tel:[phone])"),
+    ("Kleber Tavares &lt;kleber@gmail.com&gt;", "[name] &lt;[email]&gt;"),
+])
+def test_a_name_in_a_link_or_an_escaped_address_line_is_a_persons(text: str, expected: str) -> None:
+    """An attacker's finding: markdown link text and an HTML-escaped "Name <e-mail>" kept the name."""
+    assert redact(text).text == expected
+
+
 def test_superscript_digits_are_read_as_digits() -> None:
     assert redact("CPF ⁵²⁹.⁹⁸².²⁴⁷-²⁵").text == "CPF [cpf]"
     assert redact("café é ótimo ❤\ufe0f").text == "café é ótimo ❤\ufe0f"  # an accent or an emoji's selector stays

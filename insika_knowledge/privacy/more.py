@@ -383,7 +383,7 @@ CAP_WORD: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:['’-]
 _CAP: Final = CAP_WORD
 _PERSON: Final = rf"{_CAP}(?:[ \t]+(?:(?:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP}){{0,3}}"  # on one line
 _JOIN: Final = (
-    r"\s*(?:[,:;(<|/\-–]\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
+    r"\s*(?:(?:[,:;(<|/\-–]|&lt;|\]\((?:mailto|tel|https?://wa\.me/?):?)\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
     r"|mora(?:\s+(?:na|no|em))?|lives\s+at|reside\s+(?:na|no|em)|endere[çc]o|address|cpf|rg|pix|at|em|na|no)"
     r"\.?\s*[:=]?\s*)?"
 )
