@@ -148,6 +148,7 @@ def test_mine_list_show_recall_scorecard(tmp_path: Path) -> None:
     # matcher's 0.00; it now says why the past tasks' vote gave nothing
     camera = runner.invoke(cli, ["procedures", "recall", "Hi, I'd like to return a camera I received", *base])
     assert camera.exit_code == 0 and "the past tasks' vote abstained: only one past task supports it" in camera.output
+    assert "best shell score" not in camera.output  # a newcomer's finding: a store of tool procedures has none
     told = json.loads(runner.invoke(cli, ["procedures", "recall", "Hi, I'd like to return a camera I received",
                                           "--json", *base]).output)
     assert told["result"] == "miss" and told["abstained"] == "one_supporting_task"

@@ -270,9 +270,11 @@ def recall(
         )
         return
     if block is None:
-        why = f"; the past tasks' vote abstained: {_ABSTAINED.get(found.abstained, found.abstained)}" \
-            if found.abstained else ""
-        click.echo(f"(no procedure matches: best shell score {found.score:.2f}{why})")
+        said = [f"the past tasks' vote abstained: {_ABSTAINED.get(found.abstained, found.abstained)}"] \
+            if found.abstained else []
+        if found.score > 0 or not said:  # a store of tool procedures alone has no shell score to give
+            said.insert(0, f"best shell score {found.score:.2f}")
+        click.echo(f"(no procedure matches: {'; '.join(said)})")
         return
     click.echo(
         f"{result}: {found.procedure.id if found.procedure else ''}, "
