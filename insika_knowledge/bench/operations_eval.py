@@ -42,9 +42,10 @@ import itertools
 import os
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
-from insika_knowledge.bench.datasets import benchmark_data
+from insika_knowledge.bench.datasets import benchmark_data, half_of, jsonl_rows
 from insika_knowledge.bench.operations_deployed import ORDERS, deployed
 from insika_knowledge.bench.operations_runs import (
     TARGETS,
@@ -134,28 +135,23 @@ def _choose(scored: list[tuple[Setting, dict[str, Any]]]) -> tuple[Setting, dict
 OFF_DOMAIN: Final = "procedures/off_domain.jsonl"
 
 
-def off_domain_requests(path: str | os.PathLike[str] | None = None) -> list[str]:
-    """The requests of an off-domain set, in ``id`` order (default: `OFF_DOMAIN`).
+def off_domain_requests(path: Path | None = None) -> tuple[list[str], list[str]]:
+    """The dev and the test requests of an off-domain set (even and odd ``id``: `half_of`),
+    each in ``id`` order (default: `OFF_DOMAIN`).
 
     Raises:
-        UserError: the file is missing, or a line is not ``{"id": int, "text": str}``
-            (its line number named).
+        UserError: the file is missing, or a line is not JSON or not ``{"id": int, "text": str}``
+            (file and line named: `jsonl_rows`).
     """
-    import json
-
     where = benchmark_data(OFF_DOMAIN) if path is None else path
     found: list[tuple[int, str]] = []
-    with open(where, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                found.append((int(item["id"]), str(item["text"])))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UserError(f"{where}:{number}: not an off-domain request ({{\"id\": int, \"text\": str}}): "
-                                f"{exc}") from None
-    return [text for _, text in sorted(found)]
+    for number, row in jsonl_rows(where, "the off-domain requests", "procedures"):
+        try:
+            found.append((int(row["id"]), str(row["text"])))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{where}:{number}: not an off-domain request ({exc!r})") from None
+    found.sort()
+    return ([text for i, text in found if half_of(i) == "dev"], [text for i, text in found if half_of(i) == "test"])
 
 
 def _grid(grid: Mapping[str, Sequence[float]]) -> list[Setting]:
@@ -171,7 +167,7 @@ def evaluate_operations(
     grid: Mapping[str, Sequence[float]] | None = None,
     fixed: Setting | None = None,
     progress: Callable[[str], None] | None = None,
-    off_domain: Sequence[str] | None = None,
+    off_domain: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Choose the settings on dev (leave one group out), score test once (see the module).
 
@@ -182,11 +178,11 @@ def evaluate_operations(
         grid: the sweep (default `GRID`).
         fixed: score test with this setting instead of the dev choice (dev is still swept).
         progress: called with a line per step.
-        off_domain: requests no operation serves, as a new session's whole first message
-            (None: `OFF_DOMAIN`, the shipped set). Even ones are dev: each is asked once of
-            one leave-one-out fold per file, and a setting that recalls anything for one
-            is never chosen; odd ones are test: asked once per file of the test fold, and
-            counted (``test_off_domain``).
+        off_domain: ``(dev, test)`` requests no operation serves, each a new session's whole
+            first message (None: `OFF_DOMAIN`, the shipped set, by `off_domain_requests`).
+            Each dev one is asked once of one leave-one-out fold per file, and its recall
+            counts as a wrong one while the thresholds are chosen; each test one is asked
+            once per file of the test fold, and counted (``test_off_domain``).
 
     Returns:
         ``{"files", "identity", "dev": {...}, "chosen": {...}, "configured": {...},
@@ -210,8 +206,7 @@ def evaluate_operations(
     seen: dict[str, str] = {}  # session id -> where: a run given twice is refused
     files = {path: read_runs(path, seen) for path in paths}
     settings = _grid(grid or GRID)
-    requests = off_domain_requests() if off_domain is None else list(off_domain)
-    dev_requests, test_requests = requests[0::2], requests[1::2]
+    dev_requests, test_requests = off_domain_requests() if off_domain is None else off_domain
     # 1. dev: leave one group out, every setting scored on the same replays
     dev_rows: dict[Setting, list[dict[str, Any]]] = {s: [] for s in settings}
     dev_off: dict[Setting, int] = dict.fromkeys(settings, 0)

@@ -371,8 +371,14 @@ class TaskMatcher:
             for slot in dots:
                 if slot in posting:
                     dots[slot] += w2
+        return self._ranked(dots.items(), qnorm, floor)
+
+    def _ranked(self, dots: Iterable[tuple[int, float]], qnorm: float, floor: float) -> list[tuple[float, str]]:
+        """``(similarity, task id)`` at `floor` or more from ``(slot, dot product)`` pairs: a
+        task's similarity is that of its nearest request; nearest first, ties by task id.
+        """
         best: dict[str, float] = {}
-        for slot, dot in dots.items():
+        for slot, dot in dots:
             task = self._slot_task[slot]
             norm = self._norm(slot)
             if task is None or norm <= 0:
@@ -425,16 +431,7 @@ class TaskMatcher:
             norms[j] = self._norm_array[kept[j]] = self._norm(int(kept[j]))
         with np.errstate(divide="ignore", invalid="ignore"):
             near = kept[(norms > 0) & (scores[kept] / (qnorm * norms) >= floor * (1 - 1e-9))]
-        best: dict[str, float] = {}
-        for slot in near.tolist():
-            task = self._slot_task[slot]
-            norm = self._norm(slot)
-            if task is None or norm <= 0:
-                continue
-            sim = float(scores[slot]) / (qnorm * norm)
-            if sim > best.get(task, 0.0):
-                best[task] = sim
-        return sorted(((s, t) for t, s in best.items() if s >= floor), key=lambda st: (-st[0], st[1]))
+        return self._ranked(((slot, float(scores[slot])) for slot in near.tolist()), qnorm, floor)
 
     def decide(
         self,
