@@ -219,6 +219,7 @@ def show(procedure_id: str, data_dir: str | None, database: str | None, tenant: 
 _ABSTAINED: Final = {
     "no_neighbour": "no past task's request is close enough",
     "nothing_asked": "the message asks nothing",
+    "no_write_voted": "the nearest past tasks made no write (they refused or handed off)",
     "nothing_named": "the nearest past tasks name no write",
     "one_supporting_task": "only one past task supports it (two are needed)",
     "near_tie": "two operations are as close",

@@ -120,10 +120,10 @@ class Decision:
         agreement: the operation's share of the vote (0.0 on a miss before a vote).
         neighbours: the voting tasks, nearest first.
         reason: why it abstained ('' on a hit): ``no_neighbour``, ``nothing_named``,
-            ``nothing_asked`` (the message names no operation, or the vote went to no
-            write), ``disagreement``, ``another_object`` (the message names what another
-            known write acts on, not what the voted one does),
-            ``one_supporting_task``, ``near_tie``.
+            ``nothing_asked`` (the message names no operation), ``no_write_voted`` (the
+            nearest past tasks made no write: refused, handed off), ``disagreement``,
+            ``another_object`` (the message names what another known write acts on, not
+            what the voted one does), ``one_supporting_task``, ``near_tie``.
     """
 
     operations: tuple[str, ...]
@@ -483,7 +483,7 @@ class TaskMatcher:
         for op, vote in order:
             if op == NOTHING:
                 if vote >= s.min_agreement * len(voters):
-                    return Decision((), best, vote / len(voters), tuple(voters), "nothing_asked")
+                    return Decision((), best, vote / len(voters), tuple(voters), "no_write_voted")
                 continue
             if not eligible(op):
                 continue
