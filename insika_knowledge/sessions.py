@@ -20,7 +20,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,7 +193,8 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
             named, and an integer of more digits than Python converts is one), a missing or
             invalid ``session_id`` (see `session_id_problem`), a missing ``messages``, a
             message without a known role or whose content is neither text, a list of parts
-            nor null, ``metadata`` that is no object, or text that cannot be written as
+            nor null, a ``tool_calls`` that is not a list of named calls (or a ``tool_use``
+            block without a name), ``metadata`` that is no object, or text that cannot be written as
             UTF-8 (a lone surrogate, which JSON can spell as ``\\ud800``); the message starts
             with `where`.
     """
@@ -223,12 +224,40 @@ def parse_session(text: str, *, where: str = "<input>", line: int = 0) -> Sessio
                 f"{where}: messages[{i}] holds text that cannot be written as UTF-8 "
                 "(a lone surrogate such as \\ud800)"
             )
+    _check_calls(messages, where)
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):  # its task, group and labels would be lost
         raise UserError(f"{where}: 'metadata' must be a JSON object or null, not {type(metadata).__name__}")
     written = next((data[k] for k in TIME_KEYS if data.get(k) is not None), None)
     started = written if written is None or isinstance(written, str) else json.dumps(written)[:80]  # no date
     return Session(session_id, messages, data.get("outcome"), metadata or {}, line, started)
+
+
+def _check_calls(messages: Sequence[Mapping[str, Any]], where: str) -> None:
+    """Refuse a ``tool_calls`` that is not a list of named calls, or a ``tool_use`` block
+    without a name: the live path skips such an entry (a model request may hold anything),
+    but a labelled run that lost a call would be scored as a run that made no write. A name
+    with spaces around it is refused too (it would be another tool).
+    """
+    for i, message in enumerate(messages):
+        calls = message.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise UserError(f"{where}: messages[{i}].tool_calls must be a list")
+        for j, call in enumerate(calls or ()):
+            function = call.get("function", call) if isinstance(call, dict) else None
+            _check_name(function.get("name") if isinstance(function, dict) else None,
+                        f"{where}: messages[{i}].tool_calls[{j}]", "function.name, or name in the normalised form")
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                _check_name(block.get("name"), f"{where}: messages[{i}].content[{j}]", "a tool_use block's name")
+
+
+def _check_name(name: object, where: str, field: str) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"{where} has no tool name ({field})")
+    if name != name.strip():
+        raise UserError(f"{where}: tool name {json.dumps(name)[:60]} has spaces around it")
 
 
 def _encodable(value: Any) -> bool:

@@ -307,3 +307,21 @@ def test_the_speed_bench_without_the_shared_samples_names_where_it_looked(
 def test_recall_refuses_an_empty_task(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["procedures", "recall", "  ", "--data-dir", str(tmp_path)])
     assert out.exit_code == 2 and "TASK is empty" in out.output
+
+
+@pytest.mark.parametrize(("calls", "said"), [
+    ('"x"', "messages[1].tool_calls must be a list"),
+    ('[{"id": "a", "name": 5, "arguments": {}}]', "messages[1].tool_calls[0] has no tool name"),
+    ('[{"id": "a", "function": {"name": " book "}}]', 'messages[1].tool_calls[0]: tool name " book " has spaces'),
+])
+def test_mine_refuses_a_call_it_cannot_read_and_writes_nothing(tmp_path: Path, calls: str, said: str) -> None:
+    # a run whose calls were skipped was mined as "no write" in silence (an attacker's finding)
+    sessions = tmp_path / "s.jsonl"
+    good = ('{"session_id": "s1", "outcome": "success", "messages": [{"role": "user", "content": "hi"}, '
+            '{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "name": "book", "arguments": {}}]}]}')
+    sessions.write_text(good + "\n" + good.replace('"s1"', '"s2"').replace(
+        '[{"id": "a", "name": "book", "arguments": {}}]', calls) + "\n")
+    out = CliRunner().invoke(cli, ["procedures", "mine", "--sessions", str(sessions), "--data-dir", str(tmp_path)])
+    assert out.exit_code == 2 and f"s.jsonl:2: {said}" in out.output, out.output
+    connection = apsw.Connection(str(tmp_path / "default.db"))
+    assert list(connection.execute("SELECT count(*) FROM procedure_runs")) == [(0,)]  # not even s1's run

@@ -97,7 +97,6 @@ def read_runs(path: str, seen: dict[str, str] | None = None) -> list[Run]:
         if session.outcome not in (SUCCESS, FAILURE, None):
             raise UserError(f"{where}: outcome must be {SUCCESS!r}, {FAILURE!r} or null (a run that is not "
                             f"scored), not {json.dumps(session.outcome)[:60]}")
-        _check_calls(session.messages, where)
         builder = build(session.messages)
         run = Run(session, str(path), f"{path}:{group}", f"{path}:{task}", half_of(group), intent,
                   session.outcome, builder)
@@ -127,33 +126,6 @@ def _labels(meta: Mapping[str, Any], where: str) -> tuple[str, str, str]:
             raise UserError(f"{where}: metadata.{key} {json.dumps(value)[:60]} has spaces around it")
     group = meta.get("user_group")
     return str(task), str(task if group is None else group), str(meta.get("intent") or "")
-
-
-def _check_calls(messages: Sequence[Mapping[str, Any]], where: str) -> None:
-    """Refuse a ``tool_calls`` that is not a list of named calls, or a ``tool_use`` block
-    without a name: the live path skips such an entry (a model request may hold anything),
-    but a labelled run that lost a call would be scored as a run that made no write. A name
-    with spaces around it is refused too (it would be another tool).
-    """
-    for i, message in enumerate(messages):
-        calls = message.get("tool_calls")
-        if calls is not None and not isinstance(calls, list):
-            raise UserError(f"{where}: messages[{i}].tool_calls must be a list")
-        for j, call in enumerate(calls or ()):
-            function = call.get("function", call) if isinstance(call, dict) else None
-            _check_name(function.get("name") if isinstance(function, dict) else None,
-                        f"{where}: messages[{i}].tool_calls[{j}]", "function.name, or name in the normalised form")
-        content = message.get("content")
-        for j, block in enumerate(content if isinstance(content, list) else ()):
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                _check_name(block.get("name"), f"{where}: messages[{i}].content[{j}]", "a tool_use block's name")
-
-
-def _check_name(name: object, where: str, field: str) -> None:
-    if not isinstance(name, str) or not name.strip():
-        raise UserError(f"{where} has no tool name ({field})")
-    if name != name.strip():
-        raise UserError(f"{where}: tool name {json.dumps(name)[:60]} has spaces around it")
 
 
 @dataclass
