@@ -44,10 +44,9 @@ from insika_knowledge.commands.options import (
     tenant_option,
     where_args,
 )
-from insika_knowledge.concept import parse, status_of
+from insika_knowledge.concept import UNSAFE_IN_BODY, parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, StorageCorrupt, UserError
-from insika_knowledge.escaping import BIDI_CONTROLS, TERMINAL_CONTROLS
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
@@ -402,9 +401,10 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
     with claims held against it for review (a policy's challenges, possible duplicates)
     after a line saying how many and where to see them.
     Control characters other than tab and line end are printed as ``\\xNN`` (an escape
-    sequence in a body would be a command to the terminal), and the invisible
-    bidirectional controls as ``\\uNNNN`` (they would show the text in another order);
-    ``export`` writes the record as stored.
+    sequence in a body would be a command to the terminal), and the bidirectional overrides
+    and isolates and the tag characters as ``\\uNNNN`` (they would show the text in
+    another order, or hide words): `put` refuses them all, so a record it accepts prints as
+    stored (right-to-left direction marks included). ``export`` writes the record as stored.
     """
     check_agent(agent)
     with agent_memory(data_dir, agent, tenant, database=database) as memory:
@@ -423,16 +423,19 @@ def show(agent: str, name: str, data_dir: str | None, database: str | None, tena
     click.echo(_UNSHOWN.sub(_escaped, markdown), nl=False)
 
 
-#: What `show` prints escaped: control characters a terminal reads as commands (tab and line
-#: end aside) and the invisible bidirectional controls, which make a terminal show the text
-#: in another order than it is stored.
-_UNSHOWN: Final = re.compile(f"[{TERMINAL_CONTROLS}{BIDI_CONTROLS}]")
+#: What `show` prints escaped: what `put` refuses in a record (`concept.UNSAFE_IN_BODY`: control
+#: characters a terminal reads as commands, tab and line end aside; the bidirectional overrides
+#: and isolates, which make a terminal show the text in another order than it is stored; the
+#: tag characters, invisible letters), and a carriage return, with which a line would print over
+#: itself. The direction marks of right-to-left text (U+200E, U+200F, U+061C) are printed as
+#: stored: `put` accepts them, so `show NAME > x.md` then `put x.md` writes the record back as it was.
+_UNSHOWN: Final = re.compile(f"{UNSAFE_IN_BODY.pattern}|\r")
 
 
 def _escaped(match: re.Match[str]) -> str:
     """One character of `_UNSHOWN` as ``\\xNN`` (or ``\\uNNNN``)."""
     code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 @cli.command()

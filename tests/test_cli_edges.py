@@ -241,3 +241,31 @@ def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback() -> None:
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_show_prints_what_put_accepts_as_stored_so_a_record_goes_back_unchanged(tmp_path: Path) -> None:
+    # `show` printed a right-to-left mark as the six characters \u200f, which `put` then
+    # stored as text: show > file, put file changed the record (a helper's finding)
+    from click.testing import CliRunner
+
+    from insika_knowledge import Memory
+    from insika_knowledge.cli import cli
+
+    record = "---\nname: rtl\ndescription: \"Horário \u200fde atendimento\"\n---\nAtendemos\u200b das 8h \u200eàs 18h.\n"
+    base = ["--agent", "a", "--data-dir", str(tmp_path)]
+    runner = CliRunner()
+    assert runner.invoke(cli, ["put", "-", *base], input=record).exit_code == 0
+    with Memory(tmp_path) as memory:
+        before = memory.store().get("a", "rtl")
+    shown = runner.invoke(cli, ["show", "rtl", *base]).output
+    assert "\u200f" in shown and "\\u200f" not in shown
+    assert runner.invoke(cli, ["put", "-", *base], input=shown).exit_code == 0
+    with Memory(tmp_path) as memory:
+        after = memory.store().get("a", "rtl")
+    assert before is not None and after is not None
+    assert (after.concept.description, after.concept.body) == (before.concept.description, before.concept.body)
+    with Memory(tmp_path) as memory:  # a tag character (an invisible letter) stored before the rule is shown
+        with memory.store().transaction() as tx:
+            tx.put("a", after.concept.replace(body="Ring\U000e0041 \r over."), reason="edit", actor="python")
+    shown = runner.invoke(cli, ["show", "rtl", *base]).output
+    assert "Ring\\U000e0041 \\x0d over." in shown and "\U000e0041" not in shown and "\r" not in shown
