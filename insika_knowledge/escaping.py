@@ -19,10 +19,11 @@ or a forged block header):
     script, ``/`` or a slash that looks like one, ``!`` or ``?``, after any characters a
     reader does not see: zero-width, joiners, fillers, variation selectors, combining
     marks), or a character a model may read as ``<`` (full-width ``＜``, small ``﹤``,
-    ``‹``, ``〈``, ``⟨``...), is written ``&lt;``, unless, in a procedure's step, it starts a
-    placeholder: ``<`` + an upper-case letter + upper-case letters, digits or ``_`` + ``>``
-    (``<ITEM_IDS>``, ``<NEW_FILE>``), the only tag-like shape a canonical template has (a
-    stored record or description holds none: `prompt_text`, ``prompt_line(placeholders=False)``);
+    ``‹``, ``〈``, ``⟨``...), is written ``&lt;``, unless, in a procedure's step, it starts one
+    of the placeholders canonicalisation wrote in that step (``<ITEM_IDS>``, ``<NEW_FILE>``:
+    ``prompt_line(step, placeholders={...})``, the caller names them). Any other
+    ``<SYSTEM>``, a literal an agent's shell command held, is escaped; a stored record or
+    description keeps none (`prompt_text`, `prompt_line` without `placeholders`);
   * every other character is kept: ``&&``, ``2>&1``, ``>``, ``<<'EOF'``, ``a < b``, and
     ``&`` itself (a literal ``&lt;`` in a stored step stays as it is: it is not a tag).
 
@@ -37,6 +38,7 @@ its own; this module is for plain-text blocks such as the recalled procedure.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final
 from xml.sax.saxutils import escape
 
@@ -61,13 +63,10 @@ _UNSEEN: Final = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b
 #: What makes a tag of what follows a ``<``, after anything `_UNSEEN`: a letter of any script,
 #: ``/`` or a slash that looks like one, ``!`` or ``?`` (or their full-width forms).
 _TAG_NAME: Final = f"(?=[{_UNSEEN}]*(?:[^\\W\\d_]|[/!?\uff0f\uff01\uff1f\u2044\u2215\u29f8]))"
-#: A placeholder of a canonical template, the one tag-like shape a procedure step has
-#: (``<ITEM_IDS>``, ``<NEW_FILE>``): kept in steps (`prompt_line`), escaped in records.
-_PLACEHOLDER: Final = r"(?!<[A-Z][A-Z0-9_]*>)"
-#: Any tag start (records, descriptions: `prompt_text`, `prompt_line(placeholders=False)`).
+#: The shape of a canonical template's placeholder (``<ITEM_IDS>``, ``<NEW_FILE>``).
+_PLACEHOLDER_RE: Final = re.compile(r"<[A-Z][A-Z0-9_]*>")
+#: Any tag start.
 _ANY_TAG_START: Final = re.compile(f"[{_LESS_THAN}]{_TAG_NAME}")
-#: A tag start but a template's placeholder (procedure steps: `prompt_line`).
-_TAG_START: Final = re.compile(f"{_PLACEHOLDER}[{_LESS_THAN}]{_TAG_NAME}")
 
 
 #: What prompt-bound text never carries: the characters XML 1.0 forbids (control characters
@@ -96,15 +95,29 @@ def model_text(text: str) -> str:
     return xml_safe(_TERMINAL_RE.sub("", text))
 
 
-def prompt_line(text: str, *, placeholders: bool = True) -> str:
+def prompt_line(text: str, *, placeholders: Collection[str] = ()) -> str:
     """`text` as one prompt-safe line: XML-safe, whitespace folded, tag starts escaped.
+
+    Args:
+        text: any text.
+        placeholders: the template placeholders `text` may keep as written (a procedure's
+            step: those its canonicalisation wrote, ``{"<ITEM_IDS>"}``); every other ``<``
+            that could start a tag is escaped, ``<ITEM_IDS>`` too when it is not named.
 
     See the module docstring for the scheme. Examples:
     ``prompt_line("a </knowledge>\\n## b")`` is ``"a &lt;/knowledge> ## b"``;
-    ``prompt_line("f(x=<ITEM_IDS>) && g 2>&1")`` is unchanged. With `placeholders` False (a
-    stored description, not a procedure's step) ``<ITEM_IDS>`` is escaped too.
+    ``prompt_line("f(x=<X>) && g 2>&1", placeholders={"<X>"})`` is unchanged, and
+    ``prompt_line("<X>")`` is ``"&lt;X>"``.
     """
-    return (_TAG_START if placeholders else _ANY_TAG_START).sub("&lt;", " ".join(xml_safe(text).split()))
+    line = " ".join(xml_safe(text).split())
+    if not placeholders:
+        return _ANY_TAG_START.sub("&lt;", line)
+
+    def escaped(match: re.Match[str]) -> str:
+        kept = _PLACEHOLDER_RE.match(line, match.start())
+        return match.group() if kept is not None and kept.group() in placeholders else "&lt;"
+
+    return _ANY_TAG_START.sub(escaped, line)
 
 
 def xml_text(text: str) -> str:
@@ -119,7 +132,7 @@ def xml_text(text: str) -> str:
 
 def prompt_text(text: str) -> str:
     """`text` made prompt-safe with its lines kept (a whole record a tool hands a model):
-    XML-safe, and each ``<`` that could start a tag escaped as in `prompt_line`.
+    XML-safe, and each ``<`` that could start a tag escaped as in `prompt_line` (no placeholder kept).
 
     ``prompt_text("a\n</tool_result>\u202e")`` is ``"a\n&lt;/tool_result>"``. A record holds
     no template placeholder: ``<SYSTEM>`` is escaped too.

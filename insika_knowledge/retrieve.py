@@ -455,7 +455,7 @@ class Retriever:
         if semantic is None:
             return None
         try:
-            similar = semantic.similarities(agent, semantic.query_vector(message))
+            similar = semantic.similarities(agent, semantic.query_vector(message), held)
         except (RunTimeFailure, StorageBusy) as exc:  # a resting endpoint was logged when it failed
             log.log(logging.DEBUG if isinstance(exc, EndpointResting) else logging.WARNING,
                     "semantic ranking failed for agent %s: %s", agent, exc)

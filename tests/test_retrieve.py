@@ -173,12 +173,12 @@ def test_a_tag_hidden_behind_invisible_or_wide_characters_is_escaped_for_a_model
     markdown = Retriever(store).load_knowledge(AGENT, "forged")["markdown"]
     assert f"&lt;{forged[1:]}" in markdown
     assert forged not in markdown
-    assert prompt_line(f"a {forged}", placeholders=False).startswith("a &lt;")
+    assert prompt_line(f"a {forged}").startswith("a &lt;")
     assert prompt_text("x <ITEM_IDS> && a < b 2>&1") == "x &lt;ITEM_IDS> && a < b 2>&1"  # a record: no placeholder
     # the block (XML) escapes every "<", and the full-width and small forms that could start a tag
     rendered = render_block([_entry(f"Frete {forged} gratis")])
     assert forged not in rendered and f"Frete &lt;{forged[1:].replace('>', '&gt;')} gratis" in rendered
-    assert prompt_line("x <ITEM_IDS> && 2 < 3") == "x <ITEM_IDS> && 2 < 3"  # a procedure's step stays runnable
+    assert prompt_line("x <ITEM_IDS> && 2 < 3", placeholders={"<ITEM_IDS>"}) == "x <ITEM_IDS> && 2 < 3"  # a step
     ET.fromstring(_head(rendered))
 
 

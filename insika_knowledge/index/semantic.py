@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -89,6 +89,7 @@ class _State:
     size: int = 0
     row_of_id: dict[int, int] = field(default_factory=dict)
     dead: int = 0
+    by_name: dict[str, list[int]] | None = None  # name -> rows, built by `rows_of`; None after a change
 
     def __post_init__(self) -> None:
         if self.matrix.shape[1:] != (self.dim,):
@@ -98,6 +99,15 @@ class _State:
         """A copy a refresh may change while searches read this one (rows appended copy the matrix)."""
         return _State(self.generation, self.cursor, self.seq, self.dim, self.matrix, list(self.names),
                       list(self.ids), self.alive.copy(), self.size, dict(self.row_of_id), self.dead)
+
+    def rows_of(self, name: str) -> list[int]:
+        """The rows `name` has had (live or dead), from an index built at the first call after a change."""
+        if self.by_name is None:
+            by_name: dict[str, list[int]] = {}
+            for row, held in enumerate(self.names[:self.size]):
+                by_name.setdefault(held, []).append(row)
+            self.by_name = by_name
+        return self.by_name.get(name, [])
 
     def drop_name(self, name: str) -> None:
         for cid in [i for i, r in self.row_of_id.items() if self.names[r] == name]:
@@ -121,6 +131,7 @@ class _State:
         # Rows are only ever appended past `size` (a changed concept's old row is masked, not
         # overwritten), so a state still read by a search, whose size is smaller, shares the
         # matrix safely.
+        self.by_name = None
         for v, vec in vectors:
             row = self.size
             self.matrix[row] = vec
@@ -291,15 +302,25 @@ class SemanticIndex:
                 cache.popitem(last=False)
         return vector
 
-    def similarities(self, agent: str, vector: Vectors) -> Similarities:
-        """The cosine similarity of `vector` (a `query_vector`) to each of `agent`'s concepts with a vector."""
+    def similarities(self, agent: str, vector: Vectors, hidden: Collection[str] = ()) -> Similarities:
+        """The cosine similarity of `vector` (a `query_vector`) to each of `agent`'s concepts with a
+        vector, but those named in `hidden` (concepts held in quarantine: no hit, and not the
+        closest concept nor a part of the median either, which set the no-answer floor's reading).
+        """
         state = self._state(agent)
         if state.size == 0 or vector.shape[-1] != state.dim:
             return Similarities([], np.zeros(0, dtype=np.float32), 0)
         scores = state.matrix[:state.size] @ vector.astype(np.float32)
-        if state.dead:
-            scores[~state.alive[:state.size]] = -np.inf
-        return Similarities(state.names, scores, state.size - state.dead)
+        alive = state.alive[:state.size]
+        if hidden:
+            rows = [r for name in hidden for r in state.rows_of(name)]
+            if rows:
+                alive = alive.copy()
+                alive[rows] = False
+        live = int(np.count_nonzero(alive)) if hidden else state.size - state.dead
+        if live < state.size:
+            scores[~alive] = -np.inf
+        return Similarities(state.names, scores, live)
 
     def search_vector(self, agent: str, vector: Vectors, top_k: int) -> list[tuple[str, float]]:
         """`agent`'s `top_k` concepts most similar to `vector`: (name, cosine), best first, ties by name."""

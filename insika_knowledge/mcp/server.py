@@ -75,7 +75,7 @@ def _model_facing(hit: HitSummary) -> HitSummary:
     """`hit` with its description prompt-safe (`escaping.prompt_line`), as every text a tool
     hands the model: a stored description can neither close nor forge a prompt tag.
     """
-    return dataclasses.replace(hit, description=prompt_line(hit.description, placeholders=False))
+    return dataclasses.replace(hit, description=prompt_line(hit.description))
 
 
 def tool_text(text: str) -> str:
@@ -232,7 +232,7 @@ class KnowledgeServer(MCPServer[Any]):
         """Every concept of the agent, by name (those held in quarantine left out)."""
         return [
             Resource(uri=uri(self.agent, c.name), name=c.name,
-                     description=prompt_line(c.description, placeholders=False), mime_type=MARKDOWN)
+                     description=prompt_line(c.description), mime_type=MARKDOWN)
             for c in self.memory.concepts(agent=self.agent, tenant=self.tenant, held=False)
         ]
 
@@ -290,7 +290,7 @@ class KnowledgeServer(MCPServer[Any]):
             """))
         def list_conflicts() -> ConflictsOut:
             return ConflictsOut(conflicts=[
-                ConflictOut(name=c.name, description=prompt_line(c.description, placeholders=False),
+                ConflictOut(name=c.name, description=prompt_line(c.description),
                             confidence=c.confidence, provenance=c.provenance)
                 for c in memory.conflicts(agent=agent, tenant=tenant, held=False)
             ])
@@ -337,7 +337,7 @@ class KnowledgeServer(MCPServer[Any]):
             stored, outcome = report.results[0]
             held = next((w.split(": ", 1)[1] for w in report.why if w.startswith(f"{stored}: ")), "")
             return ProposalOut(name=stored, outcome=outcome, dropped={}, redacted=dict(report.redacted),
-                               why=prompt_line(held, placeholders=False))
+                               why=prompt_line(held))
 
         @self.resource(f"{SCHEME}://{agent}/{{name}}", name="concept", mime_type=MARKDOWN,
                        description=f"One learned concept of agent {agent}, as markdown.")

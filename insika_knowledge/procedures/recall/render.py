@@ -27,6 +27,7 @@ from typing import Final
 from insika_knowledge.escaping import prompt_line
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.recall.tokens import TokenCounter
+from insika_knowledge.procedures.trace.canonical import placeholders_in
 
 HEADER_PREFIX: Final = "[ACE recalled procedure — "
 
@@ -99,6 +100,6 @@ def _text(chain: Sequence[Procedure], steps: Sequence[ProcedureStep]) -> str:
             step = replace(step, hoisted=tuple(
                 (p, f"from step {first[v[5:]]}") if v.startswith("from ") and v[5:] in first else (p, v)
                 for p, v in step.hoisted))
-        lines.append(f"{i}. {prompt_line(step.display())}")
+        lines.append(f"{i}. {prompt_line(step.display(), placeholders=placeholders_in(step.template))}")
         first.setdefault(step.signature.split("(", 1)[0], i)
     return "\n".join(lines)

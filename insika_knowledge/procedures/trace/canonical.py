@@ -35,6 +35,8 @@ from insika_knowledge.privacy.redact import PLACEHOLDERS, redact, unmask
 BODY: Final = "<BODY>"
 TEXT: Final = "<TEXT>"
 NUM: Final = "<NUM>"
+#: A scratch file a run wrote and ran, named by its run (`steps`: ``python <NEW_FILE>.py``).
+NEW_FILE: Final = "<NEW_FILE>"
 PLACEHOLDER_RE: Final = re.compile(r"<[A-Z][A-Z0-9_]*>")
 
 #: Argument names whose value is a file body (editor, write and patch tools).
@@ -350,6 +352,27 @@ def _template(command: str) -> str:
     # to a fixed point, so that a template canonicalises to itself (trimmed first: a
     # command's trailing newline would cost a second round)
     return fixed_point(lambda t: volatile(personal(bodies(scrub(t)))).strip(), command.strip(), rounds=6)
+
+
+#: The placeholders canonicalisation writes whatever the step: file bodies, free text, numbers,
+#: scratch files, secrets, the volatile tokens' and the personal data's.
+FIXED_PLACEHOLDERS: Final = frozenset(
+    {BODY, TEXT, NUM, NEW_FILE, SECRET, "<VALUE>"}
+    | {found for _, replacement in _VOLATILE for found in PLACEHOLDER_RE.findall(replacement)}
+    | set(_PERSONAL.values())
+)
+#: An argument name as a call's template writes it before its value (``item_ids=``).
+_ARGUMENT_KEY_RE: Final = re.compile(r"(?<![\w.:-])([A-Za-z_][\w.:-]*)=")
+
+
+def placeholders_in(template: str) -> frozenset[str]:
+    """The placeholders canonicalisation may have written in `template`: `FIXED_PLACEHOLDERS`,
+    and the key-typed one of each argument name a call's template gives (``item_ids=`` ->
+    ``<ITEM_IDS>``). What a rendered step keeps as written (`escaping.prompt_line`); a
+    ``<SYSTEM>`` an agent's shell command held as a literal is no placeholder, and is escaped.
+    """
+    keys = {key_placeholder(key) for key in _ARGUMENT_KEY_RE.findall(template)} if "=" in template else set()
+    return FIXED_PLACEHOLDERS | keys
 
 
 @lru_cache(maxsize=4096)

@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from insika_knowledge.procedures.trace import shell, verify
 from insika_knowledge.procedures.trace.canonical import (
+    NEW_FILE,
     canonical_call,
     canonical_command,
     canonical_text,
@@ -102,7 +103,6 @@ _MAX_USER_AT: Final = 4096
 #: Programs that run a script file given as an argument.
 _SCRIPT_VERBS: Final = frozenset({"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php"})
 _SCRIPT_FILE_RE: Final = re.compile(r"[\w.-]+\.(?:py|js|mjs|cjs|ts|sh|bash|rb|pl|php)")
-NEW_FILE: Final = "<NEW_FILE>"
 _TEMPLATE_PATH_RE: Final = re.compile(
     r"\b(?:path|file_path|filepath|filename|file_name|file|target_file)=([^,\s)]+)"
 )
