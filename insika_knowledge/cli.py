@@ -46,7 +46,7 @@ from insika_knowledge.commands.options import (
 )
 from insika_knowledge.concept import UNSAFE_IN_BODY, parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
-from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, StorageCorrupt, UserError
+from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, StorageCorrupt, UserError, missing_extra
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
 from insika_knowledge.export import Format
 from insika_knowledge.hermes import cli as hermes_cli
@@ -513,10 +513,7 @@ def studio(data_dir: str | None, database: str | None, host: str, port: int,
     try:
         from insika_knowledge.studio.server import serve
     except ImportError as exc:
-        raise UserError(
-            f"the Studio needs its extra ({exc.name or exc} is missing): "
-            "pip install 'insika-knowledge[studio]'"
-        ) from None
+        raise missing_extra("the Studio", "studio", exc.name or str(exc)) from None
     serve(data_dir, host, port, allowed=allowed_hosts, database=database, echo=click.echo,
           header_timeout_s=header_timeout, body_timeout_s=body_timeout)
 

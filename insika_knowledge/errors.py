@@ -33,6 +33,15 @@ class UserError(InsikaError):
     """
 
 
+def missing_extra(what: str, extra: str, missing: str) -> UserError:
+    """The error for `what` ("the Studio") run without optional extra `extra`: names the
+    `missing` module and how to install the extra, from the package index and in a clone of
+    the repository (where ``pip install 'insika-knowledge[studio]'`` installs nothing new).
+    """
+    return UserError(f"{what} needs the {extra} extra ({missing} is missing): pip install "
+                     f"'insika-knowledge[{extra}]' (in a clone of the repository: pip install -e '.[{extra}]')")
+
+
 #: The longest frontmatter key a `ConceptFormatError` shows whole.
 FIELD_SHOWN = 40
 

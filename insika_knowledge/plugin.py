@@ -44,6 +44,7 @@ from insika_knowledge.plugins import load_plugins as load_plugins
 from insika_knowledge.queue import ExtractionQueue, OutboxSettings
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA, load_knowledge_name
 from insika_knowledge.wire.headers import TENANT_HEADER
+from insika_knowledge.wire.messages import arguments
 
 if TYPE_CHECKING:
     from insika_knowledge.procedures import ProceduralMemory, ProceduresConfig
@@ -270,12 +271,15 @@ class KnowledgePlugin:
             return []
 
         def load_knowledge(*args: Any, **kwargs: Any) -> dict[str, Any]:
-            """The tool's handler: the model's arguments as keywords (``name``), or the name
-            alone; any other call answers ``{"error"}``, as does a failure (degraded once).
+            """The tool's handler: the model's arguments as keywords (``name``), or as one
+            object (a dict, or the JSON text of one, as OpenAI's ``arguments`` come), or the
+            name alone; any other call answers ``{"error"}``, as does a failure (degraded once).
             """
             if len(args) > 1 or (args and kwargs):
                 return {"error": "load_knowledge takes one argument, name: a concept's name as text"}
-            name = load_knowledge_name({"name": args[0]} if args else kwargs)
+            given = arguments(args[0]) if args and (isinstance(args[0], Mapping) or _json_object(args[0])) \
+                else {"name": args[0]} if args else kwargs
+            name = load_knowledge_name(given)
             if isinstance(name, dict):
                 return name
             try:
@@ -374,3 +378,8 @@ def _unread_roles(messages: object) -> list[str]:
         return []
     roles = [m.get("role") for m in messages if isinstance(m, Mapping)]
     return sorted({repr(r)[:80] for r in roles if not (isinstance(r, str) and r in MESSAGE_ROLES)})
+
+
+def _json_object(value: object) -> bool:
+    """True for text that reads as a JSON object's (a name, a slug, never starts with ``{``)."""
+    return isinstance(value, str) and value.lstrip().startswith("{")

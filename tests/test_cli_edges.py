@@ -251,7 +251,8 @@ def test_show_prints_what_put_accepts_as_stored_so_a_record_goes_back_unchanged(
     from insika_knowledge import Memory
     from insika_knowledge.cli import cli
 
-    record = "---\nname: rtl\ndescription: \"Horário \u200fde atendimento\"\n---\nAtendemos\u200b das 8h \u200eàs 18h.\n"
+    record = ("---\nname: rtl\ndescription: \"Horário \u200fde atendimento\"\n---\n"
+              "Atendemos\u200b das 8h \u200eàs 18h.\n")
     base = ["--agent", "a", "--data-dir", str(tmp_path)]
     runner = CliRunner()
     assert runner.invoke(cli, ["put", "-", *base], input=record).exit_code == 0

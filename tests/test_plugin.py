@@ -426,8 +426,14 @@ def test_a_malformed_load_knowledge_call_answers_an_error(host: RecordingHost) -
     handler = host.tools(agent())["load_knowledge"].handler
     assert handler(name="frete-gratis")["name"] == "frete-gratis"
     assert handler("frete-gratis")["name"] == "frete-gratis"  # positional, as a plain function takes it
+    # the arguments as one object, as an engine holds them (a newcomer passed the dict and got an error)
+    assert handler({"name": "frete-gratis"})["name"] == "frete-gratis"
+    assert handler('{"name": "frete-gratis"}')["name"] == "frete-gratis"  # OpenAI's arguments are JSON text
     for args, kwargs, says in [
         ((), {}, "needs a concept name"),
+        (({"name": "frete-gratis", "extra": 1},), {}, "unknown argument(s): extra"),
+        (('{"name": 5}',), {}, "needs a concept name"),
+        (('{"name": "frete-gratis"',), {}, "takes one argument"),  # JSON text cut short
         ((), {"name": "frete-gratis", "extra": 1}, "unknown argument(s): extra"),
         (("frete-gratis", "again"), {}, "takes one argument"),
         (("frete-gratis",), {"name": "frete-gratis"}, "takes one argument"),
@@ -438,7 +444,7 @@ def test_a_malformed_load_knowledge_call_answers_an_error(host: RecordingHost) -
         result = handler(*args, **kwargs)
         assert set(result) == {"error"} and says in result["error"], (args, kwargs, result)
     assert host.recorder.named("knowledge_retrieved") == [
-        {"name": "frete-gratis", "agent": "store-support"}] * 2
+        {"name": "frete-gratis", "agent": "store-support"}] * 4
 
 
 def test_a_failing_load_knowledge_call_answers_an_error_and_degrades(

@@ -460,7 +460,7 @@ def test_the_relay_and_the_mcp_server_on_a_port_in_use_stop_before_their_banner(
         f"Error: port {port} on 127.0.0.1 is in use (another relay?): stop it, or pass --port with a free "
         "port"), relay.output
     assert not served
-    if mcp.exit_code != 2 or "the MCP server needs its extra" not in mcp.output:  # the mcp extra installed
+    if mcp.exit_code != 2 or "the MCP server needs the mcp extra" not in mcp.output:  # the mcp extra installed
         assert mcp.exit_code == 1, mcp.output
         assert (f"port {port} on 127.0.0.1 is in use (another MCP server?): stop it, or pass --http with a "
                 "free port") in mcp.output

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from insika_knowledge.errors import NotFound, UserError
+from insika_knowledge.errors import NotFound, UserError, missing_extra
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.procedure import Procedure, TaskRecord
 from insika_knowledge.procedures.cli import verify_pattern_option
@@ -93,8 +93,7 @@ def bench(as_json: bool, quick: bool, scale: bool, sizes: str | None, quality: b
         try:
             from insika_knowledge.bench.relay import run_relay_bench
         except ImportError as exc:
-            raise UserError(f"bench --relay needs the relay extra ({exc.name or exc} is missing): "
-                            "pip install 'insika-knowledge[relay]'") from None
+            raise missing_extra("bench --relay", "relay", exc.name or str(exc)) from None
         run_relay_bench(quick=quick, as_json=as_json, echo=click.echo, embeddings=embeddings)
     elif trust:
         from insika_knowledge.bench.trust import run_trust

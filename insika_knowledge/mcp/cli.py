@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import UserError, missing_extra
 from insika_knowledge.extract.model import check_usable
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.httplimits import check_port, check_token, is_loopback, limit_options, limits_from
@@ -53,8 +53,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
         from insika_knowledge.mcp.http import serve_http
         from insika_knowledge.mcp.server import KnowledgeServer
     except ImportError as exc:
-        raise UserError(f"the MCP server needs its extra ({exc.name or exc} is missing): "
-                           "pip install 'insika-knowledge[mcp]'") from None
+        raise missing_extra("the MCP server", "mcp", exc.name or str(exc)) from None
     from insika_knowledge.config import load_config
     from insika_knowledge.memory import Memory
 

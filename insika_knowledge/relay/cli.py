@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import missing_extra
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.httplimits import UPSTREAM_TIMEOUT_S, Seconds, limit_options, limits_from
 from insika_knowledge.location import DATABASE_HELP
@@ -56,9 +56,7 @@ def relay_command(
     try:
         from insika_knowledge.relay.main import Options, run
     except ImportError as exc:
-        raise UserError(
-            f"the relay needs its extra ({exc.name or exc} is missing): pip install 'insika-knowledge[relay]'"
-        ) from None
+        raise missing_extra("the relay", "relay", exc.name or str(exc)) from None
     options = Options(tenants=tenants, unknown=unknown, token_env=token_env, learns=not no_learn,
                       limits=limits_from(max_body_mb, header_timeout, body_timeout),
                       upstream_timeout_s=upstream_timeout)

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 
 from insika_knowledge.concept import utc_now
-from insika_knowledge.errors import UserError
+from insika_knowledge.errors import missing_extra
 from insika_knowledge.ids import DEFAULT_TENANT, check_tenant
 from insika_knowledge.location import data_dir, database_url
 from insika_knowledge.store.base import (
@@ -205,8 +205,5 @@ def _postgres_url(database: str | None) -> str | None:
         return None
     for package in ("psycopg", "psycopg_pool"):
         if importlib.util.find_spec(package) is None:
-            raise UserError(
-                f"a postgresql:// database needs the postgres extra ({package} is missing): "
-                "pip install 'insika-knowledge[postgres]'"
-            )
+            raise missing_extra("a postgresql:// database", "postgres", package)
     return url
