@@ -56,6 +56,10 @@ def test_status_shows_the_queue_counts_and_last_failures(data: Path) -> None:
     assert as_json[0]["failures"][0]["outcome"] == "no_model"
     missing = CliRunner().invoke(cli, ["status", "--data-dir", str(data), "--tenant", "nope"])
     assert missing.exit_code == 2 and not (data / "nope.db").exists()
+    # a --data-dir that does not exist read as "no tenant has a database" and exit 0 (a newcomer's finding)
+    typo = CliRunner().invoke(cli, ["status", "--data-dir", str(data) + "x"])
+    assert typo.exit_code == 2 and f"--data-dir {data}x does not exist" in typo.output
+    assert not Path(str(data) + "x").exists()
 
 
 def test_status_counts_the_turns_waiting_in_the_spill_journal(data: Path) -> None:

@@ -163,6 +163,10 @@ def test_the_studio_keeps_a_challenged_policy_as_it_is(tmp_path: Path) -> None:
     memory = Memory(tmp_path)
     _challenged(memory)
     with logged_in(memory, "t" * 20) as client:
+        # the agent picker counted conflicts by status alone: 0 here, while `conflicts` listed it
+        # (a newcomer's finding: the picker said 8 where `conflicts` listed 9)
+        picker = client.get("/studio/knowledge")
+        assert re.search(r'<span class="badge conflict">1</span>', picker.text), picker.text
         page = client.get("/studio/knowledge/return-fee?agent=loja&tenant=default")
         assert "Keep this concept as it is" in page.text
         answer = client.post("/studio/knowledge/return-fee/dismiss?agent=loja&tenant=default",

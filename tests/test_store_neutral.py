@@ -97,9 +97,8 @@ def test_a_page_of_listed_names_reads_the_same_for_short_and_long_lists(store: A
     with store.transaction() as tx:
         tx.put("a", make_concept(), reason="extract", actor="engine")
     names = [make_concept().name] + [f"missing-{i}" for i in range(count - 1)] if count else []
-    rows, total, _ = store.page("a", names=names)
-    assert [r.concept.name for r in rows] == names[:1] and total == len(names[:1])
-    assert store.concept_page("a", ranked=names, sort="rank").total == len(names[:1])
+    page = store.concept_page("a", ranked=names, sort="rank")
+    assert [r.concept.name for r in page.rows] == names[:1] and page.total == len(names[:1])
 
 
 def test_text_a_database_cannot_hold_is_a_user_error_on_both_backends(store) -> None:

@@ -10,10 +10,12 @@ same as JSON on ``GET /health``.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
 from insika_knowledge.commands.options import data_dir_option, database_option, json_option, open_memory, require_tenant
+from insika_knowledge.errors import UserError
 from insika_knowledge.hookspecs import hookimpl
 from insika_knowledge.memory import TenantStatus
 
@@ -30,9 +32,12 @@ def status(data_dir: str | None, database: str | None, tenants: tuple[str, ...],
            as_json: bool) -> None:
     """Show the learning queue, per-agent counts and the last failed extractions.
 
-    Exits 1, after printing every tenant, when a tenant's database cannot be read (its
-    reason printed in place of its counts, ``error`` in the JSON), so a health check fails.
+    A --data-dir that does not exist is refused (exit 2). Exits 1, after printing every
+    tenant, when a tenant's database cannot be read (its reason printed in place of its
+    counts, ``error`` in the JSON), so a health check fails.
     """
+    if data_dir is not None and not database and not Path(data_dir).exists():  # a typo would read as "nothing yet"
+        raise UserError(f"--data-dir {data_dir} does not exist: no memory has been written there (check the path)")
     memory = open_memory(data_dir, database=database)
     try:
         for tenant in tenants:

@@ -148,53 +148,6 @@ class ConceptReads(NamingReads):
 
     # ------------------------------------------------------------------ pages
 
-    def page(self, agent: str, *, status: str | None = None, type: str | None = None,
-             names: list[str] | None = None, sort: str = "name", desc: bool = False, offset: int = 0,
-             limit: int = 50) -> tuple[list[StoredConcept], int, dict[str, int]]:
-        """One page of `agent`'s current concepts, filtered and sorted in SQL.
-
-        Args:
-            agent: the agent id.
-            status: ``conflict`` or ``ok`` to keep only those; None keeps both.
-            type: a concept type to keep only that one; None keeps all.
-            names: keep only these names (e.g. search hits); None = no name filter,
-                ``[]`` = nothing matches.
-            sort: one of `PAGE_SORTS`; ties break by name, ascending.
-            desc: sort descending.
-            offset: rows to skip (>= 0).
-            limit: rows to return (>= 0).
-
-        Returns:
-            ``(rows, total, counts)``: the page's records; how many match all filters;
-            and, over the concepts matching `names` only (status and type ignored),
-            ``counts[type]`` per type present, ``counts["conflict"]`` and ``counts["all"]``.
-
-        Raises:
-            UserError: `sort` is not a sortable column, or offset/limit is negative.
-        """
-        if sort not in PAGE_SORTS:
-            raise UserError(f"cannot sort by {sort!r}; use one of {', '.join(PAGE_SORTS)}")
-        _checked_window(offset, limit)
-        where, params = self._scope(agent, names)
-        scope_sql, scope_params = " AND ".join(where), list(params)
-        self._filter(where, params, (("status", status), ("type", type)))
-        where_sql = " AND ".join(where)
-        order = f"{sort} {'DESC' if desc else 'ASC'}" + ("" if sort == "name" else ", name ASC")
-        # Sort the narrow (id, key) rows first, then read only the page's full records.
-        rows = self._stored_by_ids([int(r[0]) for r in self.rows(
-            f"SELECT id FROM concepts WHERE {where_sql} ORDER BY {order} LIMIT ? OFFSET ?",
-            (*params, limit, offset))])
-        total = int(scalar(self, f"SELECT count(*) FROM concepts WHERE {where_sql}", params))
-        counts: dict[str, int] = {"all": 0, "conflict": 0}
-        for ctype, number, conflicts in self.rows(
-            f"SELECT type, count(*), count(*) FILTER (WHERE status = 'conflict') FROM concepts "
-            f"WHERE {scope_sql} GROUP BY type", scope_params,
-        ):
-            counts[ctype] = int(number)
-            counts["all"] += int(number)
-            counts["conflict"] += int(conflicts or 0)
-        return rows, total, counts
-
     def _scope(self, agent: str, names: Sequence[str] | None) -> tuple[list[str], list[Any]]:
         """The conditions (and parameters) of `agent`'s concepts, only `names` when given."""
         where, params = ["agent = ?"], [agent]

@@ -50,9 +50,9 @@ def _picker(memory: Memory) -> list[dict[str, Any]]:
         store = open_store(memory, tenant)
         agents = []
         for agent in store.agents():
-            _, _, counts = store.page(agent, limit=0)
-            agents.append({"agent": agent, "concepts": counts["all"],
-                           "conflicts": counts["conflict"],
+            counts = store.concept_page(agent, limit=0).counts  # a challenged policy counts as a conflict
+            agents.append({"agent": agent, "concepts": counts.all,
+                           "conflicts": counts.status.get("conflict", 0),
                            "href": url("/studio/knowledge", agent=agent, tenant=tenant)})
         out.append({"tenant": tenant, "agents": agents})
     return out
