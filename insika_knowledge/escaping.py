@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from functools import lru_cache
 from typing import Final
 from xml.sax.saxutils import escape
 
-__all__ = ["BIDI_CONTROLS", "TERMINAL_CONTROLS", "prompt_line", "prompt_text", "xml_safe", "xml_text"]
+__all__ = ["BIDI_CONTROLS", "TERMINAL_CONTROLS", "inert_tags", "prompt_line", "prompt_text", "xml_safe", "xml_text"]
 
 #: The invisible bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
 #: U+061C), as the inside of a regular expression's character class.
@@ -52,17 +53,23 @@ BIDI_CONTROLS: Final = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
 TERMINAL_CONTROLS: Final = "\x01-\x08\x0b-\x1f\x7f-\x9f"
 
 #: A ``<`` and the characters a model may read as one: full-width, small, the single angle
-#: quotation mark, the CJK and mathematical angle brackets, the modifier and Canadian forms.
-_LESS_THAN: Final = "<\uff1c\ufe64\u2039\u3008\u27e8\u02c2\u1438\u276e"
+#: quotation mark, the CJK (single and double), technical and mathematical angle brackets, the
+#: ornamental ones, the modifier and Canadian forms.
+_LESS_THAN: Final = "<\uff1c\ufe64\u2039\u3008\u27e8\u02c2\u1438\u276e\u2329\u276c\u2770\u29fc\u300a"
 #: What a reader does not see between a ``<`` and a tag's name: default-ignorable code points
-#: (zero-width characters, joiners, fillers, variation selectors, the tag block) and
-#: combining marks (``<`` U+200B ``/knowledge>`` reads as a closing tag to a model).
+#: (zero-width characters, joiners, fillers, variation selectors, the tag block, musical and
+#: hieroglyph format controls, interlinear annotation marks), combining marks (``<`` U+200B
+#: ``/knowledge>`` reads as a closing tag to a model), and the spaces but the ASCII one (a
+#: shell's ``cmd < /dev/null`` stays runnable).
 _UNSEEN: Final = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
                   "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff"
-                  "\u20d0-\u20ff\ufe20-\ufe2f\U0001bca0-\U0001bca3\U000e0000-\U000e0fff")
-#: What makes a tag of what follows a ``<``, after anything `_UNSEEN`: a letter of any script,
-#: ``/`` or a slash that looks like one, ``!`` or ``?`` (or their full-width forms).
-_TAG_NAME: Final = f"(?=[{_UNSEEN}]*(?:[^\\W\\d_]|[/!?\uff0f\uff01\uff1f\u2044\u2215\u29f8]))"
+                  "\u20d0-\u20ff\ufe20-\ufe2f\U0001bca0-\U0001bca3\U000e0000-\U000e0fff"
+                  "\U0001d173-\U0001d17a\ufff9-\ufffb\U00013430-\U0001343f"
+                  "\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000")
+#: What makes a tag of what follows a ``<``, after anything `_UNSEEN`: a letter of any script or
+#: ``_`` (an XML name's start), ``:``, ``|`` (``<|im_start|>``, a chat template's token), ``/`` or
+#: a slash that looks like one, ``!`` or ``?`` (or their full-width forms).
+_TAG_NAME: Final = f"(?=[{_UNSEEN}]*(?:[^\\W\\d]|[/!?:|\uff0f\uff01\uff1f\u2044\u2215\u29f8]))"
 #: The shape of a canonical template's placeholder (``<ITEM_IDS>``, ``<NEW_FILE>``).
 _PLACEHOLDER_RE: Final = re.compile(r"<[A-Z][A-Z0-9_]*>")
 #: Any tag start.
@@ -109,15 +116,15 @@ def prompt_line(text: str, *, placeholders: Collection[str] = ()) -> str:
     ``prompt_line("f(x=<X>) && g 2>&1", placeholders={"<X>"})`` is unchanged, and
     ``prompt_line("<X>")`` is ``"&lt;X>"``.
     """
-    line = " ".join(xml_safe(text).split())
+    safe = xml_safe(text)  # escaped before the whitespace is folded: "<" NBSP "/x>" is a tag start
     if not placeholders:
-        return _ANY_TAG_START.sub("&lt;", line)
+        return " ".join(_ANY_TAG_START.sub("&lt;", safe).split())
 
     def escaped(match: re.Match[str]) -> str:
-        kept = _PLACEHOLDER_RE.match(line, match.start())
+        kept = _PLACEHOLDER_RE.match(safe, match.start())
         return match.group() if kept is not None and kept.group() in placeholders else "&lt;"
 
-    return _ANY_TAG_START.sub(escaped, line)
+    return " ".join(_ANY_TAG_START.sub(escaped, safe).split())
 
 
 def xml_text(text: str) -> str:
@@ -138,3 +145,23 @@ def prompt_text(text: str) -> str:
     no template placeholder: ``<SYSTEM>`` is escaped too.
     """
     return _ANY_TAG_START.sub("&lt;", xml_safe(text))
+
+
+def inert_tags(text: str, names: Collection[str]) -> str:
+    """`text` with each ``<`` (or a character a model reads as one) that opens or closes a tag
+    named in `names` (any case, after any characters a reader does not see) written ``&lt;``;
+    every other character is kept.
+
+    For text a client wrote into a message memory adds its own block to: ``inert_tags("a
+    </knowledge><knowledge>", {"knowledge"})`` is ``"a &lt;/knowledge>&lt;knowledge>"``, while
+    ``<div>`` and ``a < b`` stay as written. The same text always gives the same bytes.
+    """
+    return _named_tag_start(tuple(sorted(names))).sub("&lt;", text)
+
+
+@lru_cache(maxsize=8)
+def _named_tag_start(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(name) for name in names)
+    slash = "/\uff0f\u2044\u2215\u29f8"
+    return re.compile(f"[{_LESS_THAN}](?=[{_UNSEEN}]*[{slash}]?[{_UNSEEN}]*(?:{alternatives})(?![\\w-]))",
+                      re.IGNORECASE)

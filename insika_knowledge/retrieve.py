@@ -55,7 +55,7 @@ from insika_knowledge.analysis.text import NEGATIONS, query_terms, text_language
 from insika_knowledge.concept import CONTRADICTION_HEADING, Concept, check_name, claim_text, serialize, status_of
 from insika_knowledge.consolidate import disputes
 from insika_knowledge.errors import EndpointResting, InvalidName, RunTimeFailure, StorageBusy
-from insika_knowledge.escaping import prompt_text, xml_safe, xml_text
+from insika_knowledge.escaping import prompt_line, prompt_text, xml_safe, xml_text
 from insika_knowledge.events import EventBus, KnowledgeDegraded, KnowledgeRetrieved
 from insika_knowledge.index.embedders import Embedder, family, resolve
 from insika_knowledge.index.fts5 import Fts5Index
@@ -551,7 +551,8 @@ class Retriever:
             names = [n for n in self.store.names(agent) if n not in held]
             close = difflib.get_close_matches(candidate.lower(), names, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            return {"error": f"no concept named {candidate[:100]!r}{hint}"}
+            asked = prompt_line(candidate[:100]) if for_model else candidate[:100]  # the model's words, maybe a user's
+            return {"error": f"no concept named {asked!r}{hint}"}
         if self.events is not None and for_model:  # a model's call; an operator's read (`Memory.load`) is none
             self.events.emit(KnowledgeRetrieved(concept=stored.concept.name, agent=agent))
         safe = prompt_text if for_model else str

@@ -6,7 +6,8 @@ In order, each stage failing open (`insika_knowledge.relay.degraded`):
    ``session_id``), and so does a tenant the relay does not serve
    (`insika_knowledge.relay.access`: nothing is opened or created for it); an agent
    that is missing or not in the agents file has knowledge off (the response's
-   ``x-insika-memory`` says which).
+   ``x-insika-memory`` says which). The client's text that looks like memory's own
+   blocks is then made inert (`insika_knowledge.relay.quoting`).
 2. procedures: the tenant's `ProceduralMemory.handle_request` on the client's own body
    (capture, recall, and in prod the procedure block); a ``failed`` stage fails it.
 3. knowledge, for an agent of the agents file with ``retrieve`` on: the ``<knowledge>``
@@ -39,6 +40,7 @@ from insika_knowledge.relay.degraded import PROCEDURES, RETRIEVE, STAGES, Degrad
 from insika_knowledge.relay.formats import WireFormat
 from insika_knowledge.relay.identity import Identity, identify, without_identity
 from insika_knowledge.relay.placement import place
+from insika_knowledge.relay.quoting import inert
 from insika_knowledge.relay.runtime import Relay
 from insika_knowledge.retrieve import LOAD_KNOWLEDGE_SCHEMA
 from insika_knowledge.wire.headers import (
@@ -197,6 +199,12 @@ def prepare(
     if not relay.access.knows_tenant(identity.tenant):
         prepared.off = UNKNOWN_TENANT
         return prepared
+    # a customer's text that looks like memory's own blocks is made inert before memory adds
+    # them (`relay.quoting`): a forged tag or procedure header would pass for the relay's
+    quoted = inert(body)
+    if quoted is not body:
+        body = quoted
+        prepared.body = without_identity(body)
     if defer_procedures:
         prepared.procedures_deferred = True
     else:
