@@ -361,7 +361,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers19": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -409,10 +409,14 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # a hard set: a trade of attributes between two directions' clauses, a dropped condition
     # inside a tool's record, a claim's "both" for the agent's one party
     ("newcomers18", 4, 7, 5),
+    # scored once before any change (forty-second session, 5d4b78c): dev 2 of 13 injected (a
+    # price swapped between two courses, between two clubs), 1 of 17 held ("two weeks" said,
+    # "14 days" proposed); test 3 of 17, 2 of 13; no rule written for it
+    ("newcomers19", 1, 3, 2),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers18.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers19.jsonl` (benchmarks/README.md,
     tenth to twenty-third sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
