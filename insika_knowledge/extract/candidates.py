@@ -118,9 +118,6 @@ def screen(items: Iterable[Any], allowed_types: Iterable[str], keep: frozenset[s
     return out
 
 
-
-
-
 def _secret_free(text: str, redacted: Counter[str]) -> str:
     """`text` with each credential replaced by ``<SECRET>`` (`privacy.scrub`), counted as ``secret``."""
     clean = scrub(text)

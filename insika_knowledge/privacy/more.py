@@ -380,8 +380,7 @@ CONTACT_MARKS: Final = ("phone", "email", "address", "cpf", "rg", "pix", "card",
 #: One capitalised word: "Maria", "O'Connor", "Ana-Luísa", "JOSÉ" (`people` reads the same).
 CAP_WORD: Final = (r"(?:(?:[OD]['’])?[A-ZÀ-ÖØ-Ý][a-zà-öø-ÿ]+(?:['’-][A-ZÀ-ÖØ-Ý]?[a-zà-öø-ÿ]+)?"
                    r"|[A-ZÀ-ÖØ-Ý]{2,}(?:['’-][A-ZÀ-ÖØ-Ý]{2,})?)")
-_CAP: Final = CAP_WORD
-_PERSON: Final = rf"{_CAP}(?:[ \t]+(?:(?:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP}){{0,3}}"  # on one line
+_PERSON: Final = rf"{CAP_WORD}(?:[ \t]+(?:(?:d[aeo]s?|e|van|von|del|di)[ \t]+)?{CAP_WORD}){{0,3}}"  # on one line
 _JOIN: Final = (
     r"\s*(?:(?:[,:;(<|/\-–]|&lt;|\]\((?:mailto|tel|https?://wa\.me/?):?)\s*)?(?i:(?:tel(?:efone)?|cel(?:ular)?|fone|whats(?:app)?|zap|e-?mail|phone|mobile"
     r"|mora(?:\s+(?:na|no|em))?|lives\s+at|reside\s+(?:na|no|em)|endere[çc]o|address|cpf|rg|pix|at|em|na|no)"

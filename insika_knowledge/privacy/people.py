@@ -43,9 +43,8 @@ Span = tuple[int, int]
 _MARK_RE: Final = re.compile(r"\[(?:" + "|".join(CONTACT_MARKS) + r")\]")
 _SENTENCE_RE: Final = re.compile(r"[^.!?;|\n]+")
 _LOWER: Final = "a-zà-öø-ÿ"
-_CAP_WORD: Final = CAP_WORD
 _CAPITALISED_RE: Final = re.compile(
-    rf"(?<![\w\[])(?:{_CAP_WORD})(?:[ \t]+(?:(?i:d[aeo]s?|e|van|von|del|di)[ \t]+)?{_CAP_WORD})*(?![\w\]])")
+    rf"(?<![\w\[])(?:{CAP_WORD})(?:[ \t]+(?:(?i:d[aeo]s?|e|van|von|del|di)[ \t]+)?{CAP_WORD})*(?![\w\]])")
 _PLACE_BEFORE_RE: Final = re.compile(r"(?i)\b(?:em|no|na|nos|nas|in|at)\s+$")
 #: Words that introduce a person whatever the word after them.
 _NAMED_RE: Final = re.compile(r"(?i)\b(?:me\s+chamo|meu\s+nome\s+[ée]|my\s+name\s+is|nome\s*:|name\s*:)\s+$")
@@ -58,8 +57,6 @@ _LOWER_WORDS_RE: Final = re.compile(rf"[{_LOWER}]+(?:\s+(?:d[aeo]s?\s+)?[{_LOWER
 _STOP: Final = frozenset(
     "meu minha meus minhas seu sua o a os as e é eh de do da que com para pra por no na em um uma "
     "my your the and is at to on of in".split())
-
-
 
 
 #: Capitalised words that open a sentence or a greeting and name nobody (folded).
@@ -157,7 +154,7 @@ _INTRODUCES_RE: Final = re.compile(
     r"(?:(?:sr|sra|srta|dr|dra|mr|mrs|ms)\.?\s+)?")
 #: A name after `_INTRODUCES_RE`: capitalised words, or up to three in lower case.
 _INTRODUCED_NAME_RE: Final = re.compile(
-    rf"(?:{_CAP_WORD})(?:\s+(?:(?i:d[aeo]s?|e)\s+)?{_CAP_WORD})*|[{_LOWER}]+(?:\s+(?:d[aeo]s?\s+)?[{_LOWER}]+){{0,2}}")
+    rf"(?:{CAP_WORD})(?:\s+(?:(?i:d[aeo]s?|e)\s+)?{CAP_WORD})*|[{_LOWER}]+(?:\s+(?:d[aeo]s?\s+)?[{_LOWER}]+){{0,2}}")
 
 
 def _introduced(text: str) -> list[Span]:
@@ -186,7 +183,7 @@ def _introduced(text: str) -> list[Span]:
 _CUSTOMER_CUE_RE: Final = re.compile(
     r"(?i:\b(?:cliente|customer|client|comprador[a]?|buyer)(?:\s*:\s*|\s+)(?:(?:o|a|the)\s+)?"
     r"|\b(?:sr|sra|srta|mr|mrs|ms)\.?\s+)"
-    rf"(?P<name>{_CAP_WORD}(?:[ \t]+(?:(?i:d[aeo]s?|e)[ \t]+)?{_CAP_WORD})*)")
+    rf"(?P<name>{CAP_WORD}(?:[ \t]+(?:(?i:d[aeo]s?|e)[ \t]+)?{CAP_WORD})*)")
 #: Words after "cliente" that name a tier, not a person ("Cliente Ouro", "customer Gold Plus").
 _TIERS: Final = frozenset("ouro prata bronze gold silver platinum platina diamante diamond vip prime plus premium "
                           "black master elite novo nova new".split())
