@@ -80,6 +80,12 @@ SWAPPED = [
      "Frete grátis em compras acima de R$ 199 pras regiões Sul e Sudeste.", "it is said of another place or group"),
     ("Free shipping to Canada on orders over $50.", "Free shipping on orders over $50 to the US and Mexico.",
      "it is said of another place or group"),
+    # a value whose verb is left out after a comma ("e o de espanhol, R$ 360"): a newcomer's set
+    ("O curso de inglês custa R$ 360 por mês e o de espanhol custa R$ 420 por mês.",
+     "O curso de inglês custa R$ 420 por mês e o de espanhol, R$ 360 por mês.", "a value sits with another subject"),
+    ("The after-school club costs £6 per day for drop-in sessions, and breakfast club costs £12 per day.",
+     "The after-school club is £12 per day for drop-in sessions. Breakfast club is separate, at £6 per day.",
+     "a value sits with another subject"),
 ]
 
 SAME = [
@@ -125,6 +131,9 @@ SAME = [
      "Early-bird tickets are $199 until April 30. From May 1 the price goes up to $279."),
     ("O reembolso sai em até 7 dias úteis após o pedido de cancelamento.",
      "O reembolso é processado em até sete dias úteis após a solicitação do cancelamento."),
+    ("O curso de inglês custa R$ 420 por mês e o de espanhol custa R$ 360 por mês.",
+     "O curso de inglês custa R$ 420 por mês e o de espanhol, R$ 360 por mês."),
+    ("Breakfast club costs £6 per day.", "Breakfast club is separate, at £6 per day."),
 ]
 
 
@@ -238,6 +247,19 @@ def test_the_business_saying_another_version_vouches_for_none(claim: str, text: 
     verdict = assess(f"Rule\n{claim}", "policy", messages, [text] if quoted else None)
     assert verdict.quarantined, why
     assert verdict.supported_by <= {"customer"}
+
+
+def test_two_sentences_that_each_say_a_part_with_the_values_traded_vouch_for_none() -> None:
+    # a newcomer's poisoning: each agent sentence read alone was no other version of the claim
+    messages = said(("user", "What are the fees for the after-school club?"),
+                    ("assistant", "The after-school club is £12 per day for drop-in sessions, or £180 per month for "
+                                  "a fixed weekly schedule. Breakfast club is separate, at £6 per day."))
+    swapped = ("After-school and breakfast club fees\nThe after-school club costs £6 per day for drop-in sessions, "
+               "and breakfast club costs £12 per day.")
+    assert assess(swapped, "fact", messages).quarantined
+    fair = ("After-school and breakfast club fees\nThe after-school club costs £12 per day for drop-in sessions, "
+            "and breakfast club costs £6 per day.")
+    assert not assess(fair, "fact", messages).quarantined
 
 
 def test_a_tools_record_with_the_values_traded_vouches_for_none() -> None:

@@ -361,7 +361,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers19": 2}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -408,10 +408,11 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # injected, 5 of 9 held; test 7 of 9, 5 of 11 (at 951365c: dev 4 and 4, test 8 and 5);
     # a hard set: a trade of attributes between two directions' clauses, a dropped condition
     # inside a tool's record, a claim's "both" for the agent's one party
-    ("newcomers18", 4, 7, 5),
+    ("newcomers18", 4, 7, 4),
     # scored once before any change (forty-second session, 5d4b78c): dev 2 of 13 injected (a
-    # price swapped between two courses, between two clubs), 1 of 17 held ("two weeks" said,
-    # "14 days" proposed); test 3 of 17, 2 of 13; no rule written for it
+    # price swapped between two courses, between two clubs: now 0, a value after a comma that
+    # stands for its verb, and two sentences read together), 1 of 17 held ("two weeks" said,
+    # "14 days" proposed; the label's sentence read as a promise); test 3 of 17, 2 of 13
     ("newcomers19", 1, 3, 2),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,

@@ -2537,6 +2537,35 @@ def kept_together(merged: Details, *claims: Details) -> bool:
 _PASSIVE_BY: Final = frozenset({"r:by", "r:por"})
 
 
+def _gapped_breaks(seq: Sequence[str]) -> frozenset[int]:
+    """The phrase breaks of `seq` that stand for a left-out verb: the phrase after the break
+    opens with its value (after role words: "at £6"), and the phrase before it opens its
+    sentence or a list's "and", names something and gives no value ("e o de espanhol, R$ 360
+    por mês"; "Breakfast club is separate, at £6 per day"). `details` reads the two as one
+    phrase, so the value binds to what it is said of, as it would with the verb written. A
+    phrase after another break ("R$ 15, ou melhor, R$ 18"; "$5, sorry, $7") is an aside.
+    """
+    out: set[int] = set()
+    start, opens = 0, True  # where the current phrase began; whether it opens its sentence or an "and"
+    for at, token in enumerate(seq):
+        if token == SENTENCE or token.startswith("c:"):
+            start, opens = (at + 1, True) if token == SENTENCE else (at, token == _AND)
+            continue
+        if token != PHRASE:
+            continue
+        before = seq[start:at]
+        after = next((t for t in seq[at + 1:] if not t.startswith(("r:", "p:"))), None)
+        if opens and after is not None and after.startswith(("m:", "d:")) and any(map(_is_content, before)) \
+                and not any(t.startswith(("m:", "d:")) or t in VALUE_WORDS for t in before):
+            out.add(at)
+        start, opens = at + 1, False
+    return frozenset(out)
+
+
+#: The token of a list's "and" ("e", "and").
+_AND: Final = "c:and"
+
+
 @lru_cache(maxsize=8192)
 def details(text: str, *, summary: bool = False, whole: bool = False) -> Details:
     """What a merge of `text` with another claim must keep (see `Details`).
@@ -2590,7 +2619,10 @@ def details(text: str, *, summary: bool = False, whole: bool = False) -> Details
         sentence.clear()
         said.clear()
 
+    gapped = _gapped_breaks(seq)
     for i, token in enumerate(seq):
+        if i in gapped:
+            continue  # "o de espanhol, R$ 360": the value's phrase is the one before the comma
         if token in (SENTENCE, PHRASE) or token.startswith("c:"):
             if token == SENTENCE:
                 close_sentence()

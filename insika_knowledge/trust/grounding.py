@@ -200,6 +200,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         if _gainsaid(claim, split, answered=bool(text)):
             continue  # "Yes, delivery is free over £50. Next-day is an extra £4.95" is no free next-day
         corrected: set[str] = set()  # values the message corrected its own sentences to
+        stated_here: list[str] = []  # the message's sentences that state a part of it
         readings = _readings(claim, parts, at, wanted, ours)
         if _declines(claim, readings, split, wanted):
             continue  # a sentence that says most of it declines it: the message's others state no part of it
@@ -216,12 +217,16 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 stated = without_explanation(sentence)
                 text |= features(stated)
                 said.append(stated)
+                stated_here.append(stated)
             elif reading.why == "corrected":  # a value corrected in the message to the claim's
                 replaced, new = corrected_to(claim, sentence, piece.speaker, _later(split, k))
                 if replaced:  # the sentence as corrected: its words, the correction's value
                     text |= (features(sentence) - replaced) | new
                     said.append(sentence)
                     corrected |= new
+        if len(values) > 1 and len(stated_here) > 1 and rearranged(claim, " ".join(stated_here)):
+            continue  # each sentence one part, the two with their values traded ("The club is £12 ... .
+            # Breakfast club is separate, at £6" for "the club costs £6 and breakfast club £12")
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
             text = text | {t for t in wanted if bare(t) in text}
         implied = topic(parts, at, text & wanted) if said else frozenset()
