@@ -2562,10 +2562,6 @@ def _gapped_breaks(seq: Sequence[str]) -> frozenset[int]:
     return frozenset(out)
 
 
-#: The token of a list's "and" ("e", "and").
-_AND: Final = "c:and"
-
-
 @lru_cache(maxsize=8192)
 def details(text: str, *, summary: bool = False, whole: bool = False) -> Details:
     """What a merge of `text` with another claim must keep (see `Details`).
