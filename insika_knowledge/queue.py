@@ -443,7 +443,11 @@ class ExtractionQueue:
         knowledge_json = json.dumps(dict(knowledge) if knowledge is not None else None,
                                     ensure_ascii=False, default=str)
         try:
-            messages_json = bounded_messages(for_queue(list(messages)), self.settings.turn_bytes_max)
+            # bounded before masking, as `Memory.learn` bounds: what is cut is never masked (a
+            # 1 MB message took the engine's hook 1.4 s to mask and was then dropped)
+            listed, limit = list(messages), self.settings.turn_bytes_max
+            kept = bounded_tail(listed, limit)
+            messages_json = None if kept is None else bounded_messages(for_queue(listed[len(listed) - kept:]), limit)
         except (TypeError, ValueError, RecursionError) as exc:  # a value JSON cannot hold
             raise UserError(f"a turn's messages[{_unencodable(messages)}] cannot be stored as JSON: "
                             f"{str(exc)[:200]}") from None

@@ -149,6 +149,27 @@ def test_a_turn_is_bounded_in_size_oldest_messages_cut_first() -> None:
     assert bounded_messages([], 10_000) == "[]"
 
 
+def test_only_what_the_bound_keeps_is_masked_on_the_engines_thread(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # a helper's finding: a 1 MB message was masked (1.4 s in the engine's hook), then cut
+    from insika_knowledge import queue as queue_module
+
+    masked: list[int] = []
+    real = queue_module.for_queue
+    monkeypatch.setattr(queue_module, "for_queue", lambda ms: masked.append(len(ms)) or real(ms))
+    memory = _memory(tmp_path, Gate())
+    queue = ExtractionQueue(memory, OutboxSettings(turn_bytes_max=4096), autostart=False)
+    old = [{"role": "user", "content": "cartão 4111 1111 1111 1111 " + "x" * 20_000}]
+    assert queue.submit(tenant=TENANT, agent=AGENT, knowledge={"model": "gate"}, session_id="s1", turn_id="t1",
+                        messages=[*old, *MESSAGES]) == "queued"
+    assert masked == [2]  # the two messages kept, not the one cut
+    assert queue.submit(tenant=TENANT, agent=AGENT, knowledge={"model": "gate"}, session_id="s2", turn_id="t1",
+                        messages=old) == "dropped"
+    assert masked == [2]  # a turn over the bound is dropped unmasked
+    queue.close(timeout_s=5)
+    memory.close()
+
+
 def test_backoff_is_exponential_with_jitter_and_capped() -> None:
     delays = [backoff_s(n, 1.0, cap_s=8.0) for n in (1, 2, 3, 4, 5, 6) for _ in range(50)]
     assert all(0.0 <= d <= 8.0 for d in delays)
