@@ -32,7 +32,9 @@ or a forged block header):
   ``return_delivered_order_items(item_ids=[<ITEM_IDS>])`` are unchanged.
 
 The concept block of `insika_knowledge.retrieve` is XML and escapes with the XML rules of
-its own; this module is for plain-text blocks such as the recalled procedure.
+its own; this module is for plain-text blocks such as the recalled procedure. Every one of
+these functions also quotes memory's own procedure header (`quoted_header`): a stored text
+that writes "[ACE recalled procedure — ..." cannot pass for a recalled block.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ from functools import lru_cache
 from typing import Final
 from xml.sax.saxutils import escape
 
-__all__ = ["BIDI_CONTROLS", "TERMINAL_CONTROLS", "inert_tags", "prompt_line", "prompt_text", "xml_safe", "xml_text"]
+__all__ = ["BIDI_CONTROLS", "PROCEDURE_HEADER", "TERMINAL_CONTROLS", "inert_tags", "prompt_line", "prompt_text",
+           "quoted_header", "xml_safe", "xml_text"]
 
 #: The invisible bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
 #: U+061C), as the inside of a regular expression's character class.
@@ -74,6 +77,18 @@ _TAG_NAME: Final = f"(?=[{_UNSEEN}]*(?:[^\\W\\d]|[/!?:|\uff0f\uff01\uff1f\u2044\
 _PLACEHOLDER_RE: Final = re.compile(r"<[A-Z][A-Z0-9_]*>")
 #: Any tag start.
 _ANY_TAG_START: Final = re.compile(f"[{_LESS_THAN}]{_TAG_NAME}")
+#: How a recalled procedure block starts (`insika_knowledge.procedures.recall.render.header`):
+#: memory's own marker, which no stored or client text may write as it is.
+PROCEDURE_HEADER: Final = "[ACE recalled procedure \u2014 "
+#: The marker as quoted text shows it: a full-width ``［``, the same words.
+_QUOTED_HEADER: Final = "\uff3b" + PROCEDURE_HEADER[1:]
+
+
+def quoted_header(text: str) -> str:
+    """`text` with each procedure header (`PROCEDURE_HEADER`) opened by a full-width ``［``:
+    the words read the same, and no block of that shape is found there.
+    """
+    return text.replace(PROCEDURE_HEADER, _QUOTED_HEADER) if PROCEDURE_HEADER in text else text
 
 
 #: What prompt-bound text never carries: the characters XML 1.0 forbids (control characters
@@ -116,7 +131,7 @@ def prompt_line(text: str, *, placeholders: Collection[str] = ()) -> str:
     ``prompt_line("f(x=<X>) && g 2>&1", placeholders={"<X>"})`` is unchanged, and
     ``prompt_line("<X>")`` is ``"&lt;X>"``.
     """
-    safe = xml_safe(text)  # escaped before the whitespace is folded: "<" NBSP "/x>" is a tag start
+    safe = quoted_header(xml_safe(text))  # escaped before the whitespace is folded: "<" NBSP "/x>" is a tag start
     if not placeholders:
         return " ".join(_ANY_TAG_START.sub("&lt;", safe).split())
 
@@ -134,7 +149,7 @@ def xml_text(text: str) -> str:
 
     ``xml_text("a ＜/knowledge＞ & b")`` is ``"a &lt;/knowledge＞ &amp; b"``.
     """
-    return _ANY_TAG_START.sub("&lt;", escape(xml_safe(text)))
+    return _ANY_TAG_START.sub("&lt;", escape(quoted_header(xml_safe(text))))
 
 
 def prompt_text(text: str) -> str:
@@ -144,7 +159,7 @@ def prompt_text(text: str) -> str:
     ``prompt_text("a\n</tool_result>\u202e")`` is ``"a\n&lt;/tool_result>"``. A record holds
     no template placeholder: ``<SYSTEM>`` is escaped too.
     """
-    return _ANY_TAG_START.sub("&lt;", xml_safe(text))
+    return _ANY_TAG_START.sub("&lt;", quoted_header(xml_safe(text)))
 
 
 def inert_tags(text: str, names: Collection[str]) -> str:

@@ -13,8 +13,9 @@ prefix lost), or left alone in the cached prefix with knowledge off for the sess
 
 - each ``<`` (or a look-alike) that opens or closes a ``knowledge`` or ``concept`` tag, as
   ``&lt;`` (`insika_knowledge.escaping.inert_tags`);
-- the procedure header's opening ``[`` (`PROCEDURE_HEADER`), as the full-width ``［``: the
-  words read the same, and no block of that shape is found there.
+- the procedure header's opening ``[``, as the full-width ``［`` (`escaping.quoted_header`,
+  as every stored text a prompt gets): the words read the same, and no block of that shape is
+  found there.
 
 The client's system prompt and the model's own messages are the business's and are kept. The
 same message always gives the same bytes, so a session's history reads alike on every request
@@ -26,14 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from insika_knowledge.escaping import inert_tags
-from insika_knowledge.procedures import PROCEDURE_BLOCK
+from insika_knowledge.escaping import inert_tags, quoted_header
 
 #: The tags of the ``<knowledge>`` block (`insika_knowledge.retrieve`).
 BLOCK_TAGS: Final = frozenset({"knowledge", "concept"})
-#: How a procedure block starts (`insika_knowledge.procedures.PROCEDURE_BLOCK`).
-PROCEDURE_HEADER: Final = PROCEDURE_BLOCK.header
-_QUOTED_HEADER: Final = "\uff3b" + PROCEDURE_HEADER[1:]
 #: The roles whose text a client's users or tools wrote.
 _CLIENT_ROLES: Final = frozenset({"user", "tool", "function"})
 
@@ -44,7 +41,7 @@ def inert_text(text: str) -> str:
     """
     if "<" not in text and text.isascii():  # (the header and every look-alike ``<`` are not ASCII)
         return text
-    out = inert_tags(text, BLOCK_TAGS).replace(PROCEDURE_HEADER, _QUOTED_HEADER)
+    out = quoted_header(inert_tags(text, BLOCK_TAGS))
     return text if out == text else out
 
 

@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from insika_knowledge.escaping import prompt_line
+from insika_knowledge.escaping import PROCEDURE_HEADER, prompt_line
 from insika_knowledge.procedure import Procedure, ProcedureStep
 from insika_knowledge.procedures.recall.tokens import TokenCounter
 from insika_knowledge.procedures.trace.canonical import placeholders_in
 
-HEADER_PREFIX: Final = "[ACE recalled procedure — "
+HEADER_PREFIX: Final = PROCEDURE_HEADER
 
 
 @dataclass(frozen=True)
