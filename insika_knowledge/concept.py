@@ -931,7 +931,10 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
                 line=index + 2, field=key) from None
         problem = exc.problem or exc.context or ""
         if "'\\t'" in problem:
-            problem += " (YAML indents with spaces, never tabs)"
+            spot = exc.problem_mark
+            text = front_lines[spot.line] if spot is not None and spot.line < len(front_lines) else ""
+            problem += " (YAML indents with spaces, never tabs)" if not text[:spot.column if spot else 0].strip() \
+                else " (a tab inside a value: a field holds no tab, write a space in its place)"
         elif problem.startswith(_NEEDS_QUOTES):
             problem += " (a value with ': ', or that starts with [ { \" % @ ` * & | > -, goes in quotes)"
         raise ConceptFormatError(f"invalid YAML: {problem}", line=line, field=field) from None

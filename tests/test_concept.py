@@ -394,3 +394,14 @@ def test_every_rendering_of_the_contradiction_heading_is_recognised(heading: str
 )
 def test_lines_that_are_not_the_heading_are_not_a_conflict(line: str) -> None:
     assert not has_contradiction(f"The claim.\n{line}\n")
+
+
+@pytest.mark.parametrize(("front", "says"), [
+    ("name: tabby\n\tdescription: d", "(YAML indents with spaces, never tabs)"),
+    # a helper's finding: a tab inside a value was said to be indentation
+    ("name: tabby\ndescription: d\twith tab", "(a tab inside a value: a field holds no tab, write a space in its place)"),
+])
+def test_a_tab_in_the_frontmatter_is_named_for_where_it_is(front: str, says: str) -> None:
+    with pytest.raises(ConceptFormatError) as raised:
+        parse(f"---\n{front}\n---\nBody.\n")
+    assert says in str(raised.value) and raised.value.line == 3
