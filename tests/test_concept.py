@@ -399,7 +399,8 @@ def test_lines_that_are_not_the_heading_are_not_a_conflict(line: str) -> None:
 @pytest.mark.parametrize(("front", "says"), [
     ("name: tabby\n\tdescription: d", "(YAML indents with spaces, never tabs)"),
     # a helper's finding: a tab inside a value was said to be indentation
-    ("name: tabby\ndescription: d\twith tab", "(a tab inside a value: a field holds no tab, write a space in its place)"),
+    ("name: tabby\ndescription: d\twith tab",
+     "(a tab inside a value: a field holds no tab, write a space in its place)"),
 ])
 def test_a_tab_in_the_frontmatter_is_named_for_where_it_is(front: str, says: str) -> None:
     with pytest.raises(ConceptFormatError) as raised:
