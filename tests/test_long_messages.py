@@ -32,6 +32,28 @@ def test_a_long_message_is_read_from_its_end_and_its_start_within_the_budget() -
     assert [message.index(p) for p in read] == sorted(message.index(p) for p in read)
 
 
+def _cut_by_copies(sentence: str, size: int) -> list[str]:
+    """How a sentence over `size` characters was cut before (each rest copied: quadratic)."""
+    out = []
+    while len(sentence) > size:
+        at = sentence.rfind(" ", 0, size + 1)
+        at = at if at > 0 else size
+        out.append(sentence[:at].strip())
+        sentence = sentence[at:].strip()
+    return [*out, sentence]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["a", "bb", "ccc ", " ", "  ", "\u00a0", "é", "word "]), max_size=400),
+       st.integers(5, 60))
+def test_one_long_sentence_is_cut_as_before_without_copying_its_rest(parts: list[str], size: int) -> None:
+    # a 4 MB sentence took the relay's retrieval seconds: the rest was copied at every cut
+    sentence = "".join(parts).strip()
+    if len(sentence) <= size or "\n" in sentence:
+        return
+    assert pieces(sentence, size, budget=10**9) == [p for p in _cut_by_copies(sentence, size) if p]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(min_size=0, max_size=5000), st.integers(20, 600), st.integers(1, 3000))
 def test_pieces_are_bounded_and_never_empty(message: str, size: int, budget: int) -> None:

@@ -43,14 +43,19 @@ def pieces(message: str, size: int = PIECE_CHARS, budget: int = READ_CHARS) -> l
     cut: list[str] = []
     current = ""
     for sentence in filter(None, (s.strip() for s in _SENTENCE_END.split(message))):
-        while len(sentence) > size:  # a long sentence: cut between words
-            at = sentence.rfind(" ", 0, size + 1)
-            at = at if at > 0 else size
-            if current:
-                cut.append(current)
-                current = ""
-            cut.append(sentence[:at].strip())
-            sentence = sentence[at:].strip()
+        if len(sentence) > size:  # a long sentence: cut between words (by position: no copy of the rest)
+            start, end = 0, len(sentence)
+            while end - start > size:
+                at = sentence.rfind(" ", start, start + size + 1) - start
+                at = at if at > 0 else size
+                if current:
+                    cut.append(current)
+                    current = ""
+                cut.append(sentence[start:start + at].strip())
+                start += at
+                while start < end and sentence[start].isspace():
+                    start += 1
+            sentence = sentence[start:]
         if current and len(current) + 1 + len(sentence) > size:
             cut.append(current)
             current = sentence
