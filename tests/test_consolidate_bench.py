@@ -243,14 +243,17 @@ def test_the_listed_merges_are_refused_when_they_fold_a_change_and_kept_when_the
     """Regression bounds on benchmarks/consolidation/listings.jsonl (a fresh reader's 244
     merged texts that list both sides; the listing rule was chosen on dev). Before it the
     guard refused 10 of 60 dev versions (test 13 of 62) and 0 of 62 dev adds (test 2 of 60);
-    when it read only texts that list each side word for word, 33 (44) and 2 (3).
+    when it read only texts that list each side word for word, 33 (44) and 2 (3). A share
+    against an amount, free against a price, a requirement made optional, a remedy denied
+    and a sentence that negates the other (2026-12-07, chosen on the dev halves of the pair
+    files): 46 -> 47 dev and 49 -> 51 test versions refused, adds unchanged.
     """
     from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
 
     figures = listing_figures(load_listings())
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (60, 62, 62, 60)
-    assert dev["versions_refused"] >= 43 and test["versions_refused"] >= 49
+    assert dev["versions_refused"] >= 47 and test["versions_refused"] >= 51
     assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 5
     assert listing_lines(figures)[2] == (
         f"  test: versions of one rule refused {test['versions_refused']} of 62 (a change folded otherwise); "
@@ -269,7 +272,7 @@ def test_a_second_readers_listed_merges_hold_their_figures() -> None:
     figures = listing_figures(load_listings(benchmark_data(f"consolidation/{LISTING_FILES[1]}")))
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (35, 25, 25, 35)
-    assert dev["versions_refused"] >= 34 and test["versions_refused"] >= 21
+    assert dev["versions_refused"] >= 34 and test["versions_refused"] >= 23  # 21 before 2026-12-07
     assert dev["adds_refused"] <= 3 and test["adds_refused"] <= 8
 
 

@@ -381,3 +381,67 @@ def test_a_merged_body_loses_direction_overrides_and_tag_characters(hidden: str)
     merged = "2 checked bags are free; bags over 23 kg pay a fee."
     verdict = interpret_merge(MergeAnswer("related", body=f"{merged} {hidden}"), old, new)
     assert verdict.body is not None and verdict.body == merged.strip(), verdict
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a share and an amount of money, or two currencies, state one slot otherwise
+        ("Members get 12% off every order.", "Members get $12 off every order."),
+        ("A multa por atraso é de 2%.", "A multa por atraso é de R$ 2."),
+        ("Express delivery costs €9.", "Express delivery costs $9."),
+        # one length (weight, data size) in another unit
+        ("Parcels may be at most 60 cm long.", "Parcels may be at most 60 inches long."),
+        # required, then permitted ("may ... if they wish", "recomendado, mas não é obrigatório")
+        ("Visitors must sign in at the front desk.", "Visitors may sign in at the front desk if they like."),
+        ("Patients must book an appointment before visiting the clinic.",
+         "Patients may book an appointment before visiting the clinic if they wish."),
+        ("Tenants must present proof of income when signing the lease.",
+         "Tenants can choose to present proof of income when signing the lease."),
+        ("O uso de capacete é obrigatório na trilha.",
+         "O uso de capacete é recomendado na trilha, mas não é obrigatório."),
+        # free on one side, priced on the other
+        ("Gift wrapping is free.", "Gift wrapping costs $4."),
+        ("O estacionamento custa R$ 12.", "O estacionamento é gratuito."),
+        ("Parking at the hotel costs $20 per night.", "Parking at the hotel is free."),
+        # one side says "sem" / "without" what the other states of the same subject
+        ("Em caso de cancelamento do evento, a organização oferece reembolso integral do ingresso.",
+         "Em caso de cancelamento do evento, a organização oferece um vale para outro evento, sem reembolso."),
+        ("Quando o voo atrasa mais de 3 horas, a empresa oferece reembolso integral do bilhete.",
+         "Quando o voo atrasa mais de 3 horas, a empresa oferece crédito para uma viagem futura, sem reembolso."),
+        # a sentence of one side negates the other, whatever its second sentence adds
+        ("É preciso agendar a vistoria do imóvel.",
+         "Não é preciso agendar a vistoria do imóvel; a equipe passa por ordem de chegada."),
+        ("Certified translations are non-refundable.", "Certified translations are refundable."),
+    ],
+)
+def test_a_changed_unit_modality_price_or_remedy_is_another_version(old: str, new: str) -> None:
+    assert consolidate.merge.versions(old, new) and consolidate.merge.versions(new, old)
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old} {new}"), old, new)
+    assert verdict == MergeVerdict(None, "listed")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a price beside "free" for another thing (a word of its own)
+        ("Standard shipping is free.", "Express shipping costs $15."),
+        ("Bank transfers are free of charge.", "International bank transfers cost $30."),
+        # "must" beside a permission for another act
+        ("Guests must show an ID at check-in.", "Guests can store luggage at the front desk."),
+        # "sem" beside a negation: a double negation restates
+        ("Trocas só são feitas com a nota fiscal.", "Sem a nota fiscal, não fazemos troca."),
+        # two sentences, each negated alike on both sides
+        ("Missed classes cannot be refunded.", "Missed classes cannot be refunded; they can be rescheduled."),
+    ],
+)
+def test_a_second_thing_or_a_restatement_is_no_changed_unit_modality_or_remedy(old: str, new: str) -> None:
+    assert not consolidate.merge.versions(old, new) and not consolidate.merge.versions(new, old)
+
+
+def test_a_share_and_an_amount_are_not_the_same_statement() -> None:
+    from insika_knowledge.consolidate.claims import same_statement
+
+    assert not same_statement("Students get 10% off.", "Students get $10 off.")
+    assert not same_statement("The fee is €15.", "The fee is $15.")
+    assert same_statement("The fee is $15.", "the fee is $15")

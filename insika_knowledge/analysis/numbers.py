@@ -302,6 +302,8 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["cm"], "cm"),
     **dict.fromkeys(["mm"], "mm"),
     **dict.fromkeys(["mi", "mile", "miles", "milha", "milhas"], "mile"),
+    **dict.fromkeys(["inch", "inches", "polegada", "polegadas"], "inch"),
+    **dict.fromkeys(["ft", "foot", "feet"], "ft"),
     **dict.fromkeys(["bag", "bags", "mala", "malas", "bagagem", "bagagens"], "bag"),
     **dict.fromkeys(["gb", "gigabyte", "gigabytes", "giga", "gigas"], "gb"),  # a data plan's allowance
     **dict.fromkeys(["mb", "megabyte", "megabytes"], "mb"),

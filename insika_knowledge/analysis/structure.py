@@ -872,6 +872,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
          "sem"),
         # "without a penalty" is "with no penalty" ("with no fee" reads as free)
         (("without",), r"\bwithout (?:a |an |any )?(?=[a-z])", "with no "),
+        # "non-refundable" is "not refundable" (only before "-able" / "-ible": "non-members",
+        # "nonstop" name a thing)
+        (("non",), r"\bnon-?(?=[a-z]+(?:able|ible)\b)", "not "),
         (("on board",), r"\bon board\b", "onboard"),  # one word: "on the board" is another place
         # "ship the next business day" is "ship on the next business day" (a phrase of days keeps
         # its "on" wherever it stands: "On the next business day, ..." / "... on the next ...")
@@ -2381,6 +2384,9 @@ def _side_by_side(merged: Details, claims: tuple[Details, ...]) -> bool:
     return False
 
 
+#: A requirement ("must", "obrigatório") and what permits instead ("may", "can", "não é
+#: obrigatório"): one rule said required and said optional (`CONTRARY_ROLES`).
+MODAL_CONTRARIES: Final = (frozenset({"p:p_must"}), frozenset({"p:p_can", "p:p_optional"}))
 #: Roles that say opposite things of the same object: a merge that puts an object of one
 #: under another of its group changed the claim ("to Campinas" / "from Campinas", "from
 #: Saver into Everyday" / "from Everyday into Saver",
@@ -2393,7 +2399,7 @@ CONTRARY_ROLES: Final = (
     (frozenset({"c:if", "c:when"}), frozenset({"c:unless"})),
     (frozenset({"p:p_before"}), frozenset({"p:p_after"})),
     (frozenset({"p:p_above", "p:p_at_least"}), frozenset({"p:p_below", "p:p_at_most"})),
-    (frozenset({"p:p_must"}), frozenset({"p:p_can", "p:p_optional"})),
+    MODAL_CONTRARIES,
 )
 
 

@@ -189,12 +189,13 @@ def cased_alike(a: str, b: str) -> tuple[str, str]:
 _PUNCTUATION_RE: Final = re.compile(r"(?:(?<!\d)[^\w]|[^\w](?!\d))+")
 
 
-_SIGN_RE: Final = re.compile(r"[<>\u2264\u2265]|[+\u2212-](?=\s?(?:R\$|US\$|\$|\u20ac)?\s?\d)")
+_SIGN_RE: Final = re.compile(r"[<>\u2264\u2265%$\u20ac\u00a3\u00a5]|[+\u2212-](?=\s?(?:R\$|US\$|\$|\u20ac)?\s?\d)")
 
 
 def _signs(text: str) -> list[str]:
-    """The comparison marks and signs of `text`, in order ("> $50", "-$10"): punctuation
-    `_plain` drops that changes a claim.
+    """The comparison marks, signs, currency signs and percent signs of `text`, in order
+    ("> $50", "-$10", "10%" / "$10", "€15" / "$15"): punctuation `_plain` drops that changes
+    a claim.
     """
     return _SIGN_RE.findall(text)
 

@@ -36,6 +36,7 @@ from typing import Final
 
 from insika_knowledge.analysis.structure import (
     JOINS,
+    MODAL_CONTRARIES,
     PHRASE,
     RESTRICTIONS,
     SENTENCE,
@@ -229,9 +230,65 @@ def versions(old: str, new: str) -> bool:
         return _poles(old) == _poles(new)
     if (mine <= theirs or theirs <= mine) and len(mine ^ theirs) <= 1 and _turned(old, new, said, saying):
         return True
+    if said == saying and (_modality_turned(old, new, mine, theirs) or _modality_turned(new, old, theirs, mine)):
+        return True
+    if _priced(old, new, mine, theirs, said, saying) or _priced(new, old, theirs, mine, saying, said):
+        return True
     dropped, added, shared = len(mine - theirs), len(theirs - mine), len(mine & theirs)
-    return said == saying and (_one_run_replaced(old, new) or (
-        1 <= dropped <= _REPLACED and 1 <= added <= _REPLACED and shared >= max(2, dropped, added)))
+    if said == saying and (_one_run_replaced(old, new) or (
+            1 <= dropped <= _REPLACED and 1 <= added <= _REPLACED and shared >= max(2, dropped, added))):
+        return True
+    if said == saying and (_denies(old, new, mine, theirs) or _denies(new, old, theirs, mine)):
+        return True
+    return _sentence_versions(old, new)
+
+
+def _sentence_versions(old: str, new: str) -> bool:
+    """True when a sentence of one side (of several) negates a sentence of the other.
+
+    The same words and values, one negated ("É necessário agendar horário." / "Não é
+    necessário agendar horário; o atendimento é por ordem de chegada."): the rule and its
+    contrary, whatever the other sentence adds. (A sentence of a longer restatement is read
+    no further: it may leave unsaid what its other sentence says.)
+    """
+    mine, theirs = _sentences(old), _sentences(new)
+    if len(mine) == 1 and len(theirs) == 1:
+        return False
+    return any(_plain_terms(one) == _plain_terms(other) and _values(one) == _values(other)
+               and _negations(one) != _negations(other) for one in mine for other in theirs)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of `text` (split after ``. ! ? ;`` and at line ends), empty ones dropped."""
+    return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+
+
+def _denies(one: str, other: str, its: frozenset[str], theirs: frozenset[str]) -> bool:
+    """True when `one` says "without" (``sem``) what `other` states, of the same subject:
+    at least `_DENIED_SHARED` of the shorter side's other words are the other's, two or more
+    ("a companhia oferece reembolso integral" / "a companhia oferece crédito ..., sem
+    reembolso"): the remedy changed, not a second remedy beside it.
+    """
+    denied = {term for term in its & theirs if _without(one, term)}
+    said = details(other).polarity  # (term, negated) of each term `other` says
+    if not denied or _negations(one) != _negations(other) \
+            or any((term, True) in said or _without(other, term) for term in denied):
+        return False  # "não tem multa" / "sem multa" deny it alike; "Sem a nota, não trocamos" restates
+    rest_one, rest_other = its - denied, theirs - denied
+    shared = len(rest_one & rest_other)
+    return shared >= 2 and shared >= _DENIED_SHARED * min(len(rest_one), len(rest_other))
+
+
+def _without(text: str, term: str) -> bool:
+    """True when `text` says `term` right after "without" / "sem"."""
+    seq = _sequence(text)
+    return any(token == _WITHOUT and seq[i + 1] == term for i, token in enumerate(seq[:-1]))
+
+
+#: The role token of "without", "sem" (`analysis.structure.tokens`).
+_WITHOUT: Final = "r:without"
+#: The least share of the shorter side's words (the denied one aside) both sides hold (`_denies`).
+_DENIED_SHARED: Final = 0.6
 
 
 #: The most words one side of a replacement may have (`versions`).
@@ -285,6 +342,47 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     return False
 
 
+def _modality_turned(one: str, other: str, its: frozenset[str], theirs: frozenset[str]) -> bool:
+    """True when `one` requires ("must", "obrigatório") what `other` permits ("may", "can",
+    "não é obrigatório": `MODAL_CONTRARIES`) with `one`'s words and at most `_REPLACED`
+    more ("Customers must schedule an appointment" / "Customers may schedule an appointment
+    ... if they wish"; "O uso de touca é obrigatório" / "... é recomendado, mas não é
+    obrigatório"): one rule made optional, not a second rule beside it.
+    """
+    required, permitted = MODAL_CONTRARIES
+    return bool(required & _poles(one)) and not required & _poles(other) and bool(permitted & _poles(other)) \
+        and its <= theirs and len(theirs - its) <= _REPLACED
+
+
+def _priced(one: str, other: str, its: frozenset[str], theirs: frozenset[str],
+            said: frozenset[str], saying: frozenset[str]) -> bool:
+    """True when `one` says free what `other` prices, of the same thing ("In-store pickup is
+    free" / "In-store pickup costs $5"): `one` says "free" and no amount, `other` an amount
+    and not "free", and their words and poles are the same once the price words and the
+    amount's basis ("per day") are set aside ("Wire transfers are free" / "International
+    wire transfers cost $25" price another thing).
+    """
+    if _FREE not in its or _FREE in theirs or any(_kind(v).startswith(_AMOUNT) for v in said) \
+            or not any(_kind(v).startswith(_AMOUNT) for v in saying):
+        return False
+    seq = _sequence(other)  # "$10 per day": the price's basis, not what is priced
+    basis = {seq[i + 1] for i, token in enumerate(seq[:-1]) if token == _PER}
+    return its - _PRICE_WORDS == theirs - _PRICE_WORDS - basis and _poles(one) == _poles(other) - {_PER}
+
+
+#: The pole of "per", "por", "a cada" (`analysis.statements.POLES`).
+_PER: Final = "p:p_per"
+#: The term of "free", "grátis" (`analysis.structure.CLAIM_SYNONYMS`).
+_FREE: Final = "s_free"
+#: The terms that say a price (`_priced`): "free", "costs", "price", "fee".
+_PRICE_WORDS: Final = frozenset({_FREE, "s_price"})
+#: The kind of an amount charged, paid or discounted, whatever its currency, or a share
+#: (`_kind`): "10% off" and "$10 off", "a €15 fee" and "a $15 fee" state one slot otherwise.
+_AMOUNT: Final = "m:amount:"
+#: The units of an amount (`_AMOUNT`): the currencies of `analysis.numbers` and "%".
+_AMOUNT_UNITS: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
+
+
 def _contrary_scope(old: str, new: str, said: frozenset[str], saying: frozenset[str], *,
                     negated: bool = False) -> bool:
     """True when the side without the other's value (`said` < `saying` or the reverse) says
@@ -330,20 +428,30 @@ def _qualifies(one: str, other: str) -> bool:
 
 
 def _kind(value: str) -> str:
-    """A value token's kind and unit (``m:20:brl`` -> ``m:brl``, ``d:11-20`` -> ``d``); a
+    """A value token's kind and unit (``m:20:unit`` -> ``m:unit:``, ``d:11-20`` -> ``d``); a
     duration's unit is time, whichever unit it fills (``m:2:week`` and ``m:30:day`` are both
-    ``m:time``: `whole_duration` writes 14 days as 2 weeks), its kind of day kept
-    (``m:5:day:business`` -> ``m:time:business``).
+    ``m:time:``: `whole_duration` writes 14 days as 2 weeks), its kind of day kept
+    (``m:5:day:business`` -> ``m:time:business``); lengths, weights and data sizes alike
+    (`_MEASURES`); an amount of money in any currency and a share are one kind (`_AMOUNT`:
+    "10% off" / "$10 off").
     """
     kind, _, rest = value.partition(":")
     if kind == "d":
         return kind
     unit, _, qualifier = rest.partition(":")[2].partition(":")
-    return f"{kind}:time:{qualifier}" if unit in _TIME_UNITS else f"{kind}:{unit}:{qualifier}"
+    if unit in _AMOUNT_UNITS:
+        return f"{kind}:amount:{qualifier}"
+    return f"{kind}:{_MEASURES.get(unit, unit)}:{qualifier}"
 
 
-#: The units of a duration (`analysis.numbers.UNITS`).
-_TIME_UNITS: Final = frozenset({"minute", "hour", "day", "night", "week", "month", "year"})
+#: A unit (`analysis.numbers.UNITS`) -> what it measures, where several units measure one
+#: thing (`_kind`): "55 cm" / "55 inches" and "30 days" / "2 weeks" state one slot otherwise.
+_MEASURES: Final = {
+    **dict.fromkeys(("minute", "hour", "day", "night", "week", "month", "year"), "time"),
+    **dict.fromkeys(("mm", "cm", "m", "km", "inch", "ft", "mile"), "length"),
+    **dict.fromkeys(("g", "kg", "lb"), "weight"),
+    **dict.fromkeys(("kb", "mb", "gb", "tb"), "data"),
+}
 
 
 def _poles(text: str) -> frozenset[str]:
