@@ -275,7 +275,8 @@ def backfill(agent: str, sessions_file: str, since: str | None, concurrency: int
         waiting = _waiting(memory, agent, tenant)
     except KeyboardInterrupt:
         click.echo(f"backfill {agent}: interrupted after {finished} session(s) of this run; what they "
-                   "learned is kept. Run the same command again to resume: finished sessions are skipped.",
+                   "learned is kept, and so is what the session under way had written. Run the same "
+                   "command again to resume: finished sessions are skipped, the one under way is taken up again.",
                    err=True)
         raise SystemExit(130) from None
     finally:

@@ -1303,7 +1303,8 @@ class Memory:
                     raise
                 continue  # created meanwhile: read it again
         name = concept.name if concept is not None else "?"
-        raise RunTimeFailure(f"{agent}/{name} kept changing while it was being put")
+        raise RunTimeFailure(f"{agent}/{name} kept changing while it was being put: nothing of this put was "
+                             "written; read it again and put again")
 
     def propose(
         self,

@@ -50,9 +50,10 @@ def load_yaml(text: str) -> Any:
     """`text` parsed as YAML with `yaml.SafeLoader`'s types.
 
     Raises:
-        yaml.YAMLError: not YAML, or an integer longer than Python converts (its message
-            gives the line and column: ``an integer of N digits ... line L, column C``),
-            as `yaml.safe_load` raises for other mistakes, so callers keep one handler.
+        yaml.YAMLError: not YAML, an integer longer than Python converts, or a key written
+            twice in one mapping (its message gives the line and column: ``an integer of N
+            digits ... line L, column C``, ``duplicate key 'top_k' (first on line 2)``), as
+            `yaml.safe_load` raises for other mistakes, so callers keep one handler.
     """
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader
 
@@ -73,7 +74,27 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 class _Loader(yaml.SafeLoader):
-    """`yaml.SafeLoader`, with an integer too long for Python an error at its place."""
+    """`yaml.SafeLoader`, with an integer too long for Python and a key written twice in one
+    mapping errors at their place (PyYAML keeps the last: a settings block written twice
+    would silently lose the first).
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[tuple[str, str], int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+                continue
+            key = (key_node.tag, key_node.value)
+            if key in first:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key_node.value!r} (first on line {first[key] + 1})",
+                    key_node.start_mark)
+            first[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
+#: The tag of a YAML merge key (``<<``): the keys it brings may be overridden.
+_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:

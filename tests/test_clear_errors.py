@@ -62,6 +62,30 @@ def test_a_config_file_names_where_a_key_is_unknown(tmp_path: Path) -> None:
         assert result.exit_code == 2 and said in result.output, result.output
 
 
+def test_a_key_written_twice_in_a_settings_file_is_an_error_not_the_last_one_kept(tmp_path: Path) -> None:
+    """A newcomer's report: "top_k: -9" then "top_k: 3" was read as 3, and an agent written
+    twice in the relay's agents file kept only its second block, with no word."""
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.readers import load_yaml
+    from insika_knowledge.relay.agents import load_agents
+
+    config = tmp_path / "c.yaml"
+    config.write_text("knowledge:\n  top_k: -9\n  top_k: 3\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["backfill", "--agent", "a", "--data-dir", str(tmp_path / "d"),
+                                      "--sessions", "-", "--config", str(config)], input="")
+    assert result.exit_code == 2 and "line 3, column 3: duplicate key 'top_k' (first on line 2)" in result.output, \
+        result.output
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("x:\n  knowledge: {}\nx:\n  knowledge: {top_k: 3}\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"line 3, column 1: duplicate key 'x' \(first on line 1\)"):
+        load_agents(agents)
+    merged = tmp_path / "merged.yaml"  # a merge key's values may be overridden: no duplicate
+    merged.write_text("base: &b {top_k: 3}\nknowledge:\n  <<: *b\n  top_k: 4\n", encoding="utf-8")
+    assert load_yaml(merged.read_text(encoding="utf-8"))["knowledge"] == {"top_k": 4}
+
+
 class Idle:
     def propose(self, request: Any) -> list[Any]:
         return []

@@ -394,3 +394,19 @@ def test_stored_text_reaches_the_model_escaped_and_evidence_is_bounded(data: Pat
     assert not any("</knowledge>" in t or "<system>" in t for t in texts)
     assert seen["many"].is_error and "evidence" in seen["many"].content[0].text
     assert seen["long"].is_error and "8000" in seen["long"].content[0].text
+
+
+def test_a_proposals_source_is_never_read_as_personal_data() -> None:
+    """A newcomer's report: 12 hex digits holding 8 digits in a row ("mcp-fc01234567…") were
+    stored as "mcp-fc[number]~…" (about 6% of ids): an id is read failing closed."""
+    import hashlib
+    import re
+
+    from insika_knowledge.mcp.server import session_source
+    from insika_knowledge.privacy.pseudonyms import pseudonymous
+
+    assert session_source("fc0123456789ab") == "mcp-fcghijklmnop"
+    for i in range(2000):
+        source = session_source(hashlib.sha256(str(i).encode()).hexdigest())
+        assert re.fullmatch(r"mcp-[a-p]{12}", source)
+        assert pseudonymous(source, b"k" * 32) == source

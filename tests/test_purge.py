@@ -76,3 +76,18 @@ def test_the_command_says_what_would_go_then_erases_with_yes(tmp_path: Path) -> 
     assert done.exit_code == 0 and done.output.startswith("erased loja/caso-zorbalina"), done.output
     missing = CliRunner().invoke(cli, ["purge", "caso-zorbalin", *where, "--yes"])
     assert missing.exit_code == 2 and "caso-zorbalin" in missing.output
+
+
+def test_the_command_erases_a_deleted_concept_that_was_the_agents_last(tmp_path: Path) -> None:
+    """A newcomer's report: the agent had no live concept left, so the command refused."""
+    with Memory(tmp_path, embeddings="off") as memory:
+        memory.put(RECORD, agent=AGENT)
+        memory.delete("caso-zorbalina", agent=AGENT)
+        assert not memory.concepts(agent=AGENT)
+    where = ["--agent", AGENT, "--data-dir", str(tmp_path)]
+    dry = CliRunner().invoke(cli, ["purge", "caso-zorbalina", *where])
+    assert dry.exit_code == 0 and "would erase loja/caso-zorbalina" in dry.output, dry.output
+    done = CliRunner().invoke(cli, ["purge", "caso-zorbalina", *where, "--yes"])
+    assert done.exit_code == 0 and done.output.startswith("erased loja/caso-zorbalina"), done.output
+    with Memory(tmp_path, embeddings="off") as memory, pytest.raises(NotFound):
+        memory.history("caso-zorbalina", agent=AGENT)

@@ -419,6 +419,19 @@ def test_a_misspelt_provider_is_named_not_sent_to_an_endpoint(spec: str, meant: 
         resolve(spec)
 
 
+def test_a_remote_model_with_no_endpoint_and_no_key_is_refused_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's finding: a remote model with neither a base URL nor a key tried the
+    network on every call and said only "APIConnectionError"."""
+    for name in ("INSIKA_EMBEDDINGS_BASE_URL", "INSIKA_EMBEDDINGS_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    embedder, reason = resolve("text-embedding-3-small")
+    assert embedder is None and reason is not None
+    assert "no endpoint" in reason and "$INSIKA_EMBEDDINGS_BASE_URL" in reason and "$OPENAI_API_KEY" in reason
+    monkeypatch.setenv("INSIKA_EMBEDDINGS_BASE_URL", "http://127.0.0.1:9/v1")  # a local server: configured
+    embedder, reason = resolve("text-embedding-3-small")
+    assert embedder is not None and reason is None
+
+
 @pytest.mark.parametrize("spec", ["OFF", "Off"])
 def test_a_built_in_provider_is_named_in_any_case(spec: str) -> None:
     assert resolve(spec) == (None, "embeddings are off: ranking is lexical only")

@@ -307,8 +307,10 @@ def test_allowed_host_adds_names(memory: Memory, monkeypatch: pytest.MonkeyPatch
     assert f"hosts  {', '.join(hosts)}" in result.output
     wide = CliRunner().invoke(cli, ["studio", "--data-dir", str(memory.directory), "--host", "192.0.2.5"])
     assert seen["app"].state.allowed_hosts == ("localhost", "127.0.0.1", "::1", "192.0.2.5"), wide.output
-    CliRunner().invoke(cli, ["studio", "--data-dir", str(memory.directory), "--host", "0.0.0.0"])
+    anywhere = CliRunner().invoke(cli, ["studio", "--data-dir", str(memory.directory), "--host", "0.0.0.0"])
     assert seen["app"].state.allowed_hosts == ("localhost", "127.0.0.1", "::1")
+    # the URL printed is one it answers to (a newcomer opened http://0.0.0.0:8765/ and got 400)
+    assert "open   http://127.0.0.1:8765/studio/knowledge" in anywhere.output, anywhere.output
     for bad in ("http://studio.example.com", "studio.example.com:8765", "*.example.com", "a/b"):
         refused = CliRunner().invoke(cli, ["studio", "--data-dir", str(memory.directory), "--allowed-host", bad])
         assert refused.exit_code == 2 and "is not a host name or IP address" in refused.output

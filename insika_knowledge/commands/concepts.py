@@ -253,13 +253,17 @@ def purge(agent: str, name: str, data_dir: str | None, database: str | None, ten
     ('delete' keeps the history; 'restore' brings it back).
     """
     check_agent(agent)
-    with agent_memory(data_dir, agent, tenant, database=database) as memory:
+    memory = open_memory(data_dir, database=database)
+    try:
+        require_tenant(memory, tenant)  # not `require_agent`: a deleted concept may be the agent's last
         if not yes:
             versions = memory.history(name, agent=agent, tenant=tenant)  # NotFound names close names
             click.echo(f"would erase {agent}/{name} in tenant {tenant}: {len(versions)} version(s) and all kept of "
                        "it, for good; run again with --yes")
             return
         erased = memory.purge(name, agent=agent, actor=CLI_ACTOR, tenant=tenant)
+    finally:
+        memory.close()
     click.echo(f"erased {agent}/{name} in tenant {tenant}: {erased} version(s) and all kept of it")
 
 

@@ -51,7 +51,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
     """Serve the agent's concepts to MCP clients: search, load, conflicts, propose; resources."""
     try:
         from insika_knowledge.mcp.http import serve_http
-        from insika_knowledge.mcp.server import KnowledgeServer
+        from insika_knowledge.mcp.server import KnowledgeServer, session_source
     except ImportError as exc:
         raise missing_extra("the MCP server", "mcp", exc.name or str(exc)) from None
     from insika_knowledge.config import load_config
@@ -65,7 +65,7 @@ def mcp_command(agent: str, tenant: str, data_dir: str | None, database: str | N
             block["types"] = [t.strip() for t in types.split(",") if t.strip()]
         config = load_config(block)
         # over stdio the process serves one client: one session (over HTTP, the client's)
-        session = "mcp-" + uuid.uuid4().hex[:12] if http_port is None else None
+        session = session_source(uuid.uuid4().hex) if http_port is None else None
         server = KnowledgeServer(memory, agent, tenant=tenant, config=config, session_id=session)  # names checked
         _check_model(memory, config.resolved_model() if config else None)
         _say_what_is_served(memory, agent, tenant)

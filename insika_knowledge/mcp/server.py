@@ -83,6 +83,19 @@ def tool_text(text: str) -> str:
     return inspect.cleandoc(text)
 
 
+
+#: Hex digits -> letters after "f": a source id spells its 16 symbols in letters only.
+_LETTERS: Final = str.maketrans("0123456789", "ghijklmnop")
+
+
+def session_source(hex_digest: str) -> str:
+    """The session a proposal's sighting counts for: ``mcp-`` and 12 letters ``a``-``p``
+    spelling the first 12 hex digits of `hex_digest` (a digit written as a letter: a run of
+    eight digits would read as a phone number and be pseudonymised when stored,
+    `privacy.pseudonyms.pseudonymous`).
+    """
+    return "mcp-" + hex_digest[:12].lower().translate(_LETTERS)
+
 class SearchOut(BaseModel):
     """``search_knowledge``'s answer: hits, best first, without their bodies (``load_knowledge``
     reads one).
@@ -201,7 +214,7 @@ class KnowledgeServer(MCPServer[Any]):
         sent = (headers or {}).get("mcp-session-id")
         if not sent:
             sent = "proposal\x1e" + proposal if proposal else uuid.uuid4().hex
-        return "mcp-" + hashlib.sha256(sent.encode("utf-8", "replace")).hexdigest()[:12]
+        return session_source(hashlib.sha256(sent.encode("utf-8", "replace")).hexdigest())
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None) -> Any:

