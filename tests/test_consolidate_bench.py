@@ -276,6 +276,21 @@ def test_a_second_readers_listed_merges_hold_their_figures() -> None:
     assert dev["adds_refused"] <= 3 and test["adds_refused"] <= 8
 
 
+def test_a_third_readers_listed_merges_hold_their_figures() -> None:
+    """Regression bounds on benchmarks/consolidation/listings3.jsonl (160 cases a third fresh
+    reader wrote, 32 kinds; scored once at d6607bf before its dev half was read: versions
+    refused dev 33 of 40, test 30 of 40; adds refused dev 2 of 40, test 3 of 40; the rule
+    of 089640c, 30 / 29 and 2 / 3). Its dev half taught currency codes ("120 CAD")."""
+    from insika_knowledge.bench.datasets import benchmark_data
+    from insika_knowledge.bench.listings import LISTING_FILES, listing_figures, load_listings
+
+    figures = listing_figures(load_listings(benchmark_data(f"consolidation/{LISTING_FILES[2]}")))
+    dev, test = figures["dev"], figures["test"]
+    assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (40, 40, 40, 40)
+    assert dev["versions_refused"] >= 34 and test["versions_refused"] >= 30
+    assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 3
+
+
 def test_a_listed_merge_that_is_no_case_names_its_line(tmp_path: Path) -> None:
     from insika_knowledge.bench.listings import load_listings
 

@@ -390,6 +390,7 @@ def test_a_merged_body_loses_direction_overrides_and_tag_characters(hidden: str)
         ("Members get 12% off every order.", "Members get $12 off every order."),
         ("A multa por atraso é de 2%.", "A multa por atraso é de R$ 2."),
         ("Express delivery costs €9.", "Express delivery costs $9."),
+        ("The yearly pass costs 90 AUD.", "The yearly pass costs 90 NZD."),
         # one length (weight, data size) in another unit
         ("Parcels may be at most 60 cm long.", "Parcels may be at most 60 inches long."),
         # required, then permitted ("may ... if they wish", "recomendado, mas não é obrigatório")

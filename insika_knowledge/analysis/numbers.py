@@ -312,6 +312,8 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["reais", "real", "brl"], "brl"),
     **dict.fromkeys(["dollars", "dollar", "usd", "dolares", "dolar"], "usd"),
     **dict.fromkeys(["euros", "euro", "eur"], "eur"),
+    # the codes of other currencies a business quotes in ("120 CAD"); "pounds" is a weight above
+    **{code: code for code in ("gbp", "cad", "aud", "nzd", "chf", "jpy", "mxn", "ars", "clp", "cop", "pen", "uyu")},
 }
 #: Currency signs -> their currency.
 CURRENCIES: Final[dict[str, str]] = {"r$": "brl", "us$": "usd", "$": "usd", "€": "eur", "£": "gbp"}

@@ -32,8 +32,9 @@ from insika_knowledge.extract.model import MergeAnswer
 #: The labels of a listed merge.
 LISTING_LABELS: Final = ("versions", "adds")
 #: The sets of listed merges in ``benchmarks/consolidation``: the first reader's (the rule was
-#: chosen on its dev half) and a second reader's 120, scored once before its dev half was read.
-LISTING_FILES: Final = ("listings.jsonl", "listings2.jsonl")
+#: chosen on its dev half), a second reader's 120 and a third's 160 (2026-12-07), each scored
+#: once before its dev half was read.
+LISTING_FILES: Final = ("listings.jsonl", "listings2.jsonl", "listings3.jsonl")
 
 
 @dataclass(frozen=True, slots=True)

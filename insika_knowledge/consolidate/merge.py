@@ -380,7 +380,8 @@ _PRICE_WORDS: Final = frozenset({_FREE, "s_price"})
 #: (`_kind`): "10% off" and "$10 off", "a €15 fee" and "a $15 fee" state one slot otherwise.
 _AMOUNT: Final = "m:amount:"
 #: The units of an amount (`_AMOUNT`): the currencies of `analysis.numbers` and "%".
-_AMOUNT_UNITS: Final = frozenset({"%", "brl", "usd", "eur", "gbp"})
+_AMOUNT_UNITS: Final = frozenset({"%", "brl", "usd", "eur", "gbp", "cad", "aud", "nzd", "chf", "jpy", "mxn", "ars",
+                                  "clp", "cop", "pen", "uyu"})
 
 
 def _contrary_scope(old: str, new: str, said: frozenset[str], saying: frozenset[str], *,
