@@ -53,12 +53,12 @@ class KnowledgeConfig(BaseModel):
     extract: bool = True
     retrieve: bool = True
     types: tuple[ConceptType, ...] = CONCEPT_TYPES  # type: ignore[assignment]
-    top_k: int = Field(default=5, ge=1, le=50)
+    top_k: int = Field(default=5, ge=1, le=50, strict=True)  # "top_k: true" is no 1
     prompt: str | None = Field(default=None, max_length=8000)
     model: str | None = None
     index: Literal["scan", "fts5", "auto"] = "auto"
     min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
-    known_concepts: int = Field(default=20, ge=0, le=100)
+    known_concepts: int = Field(default=20, ge=0, le=100, strict=True)
 
     @field_validator("types")
     @classmethod

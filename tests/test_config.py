@@ -31,6 +31,8 @@ def test_switches_are_independent() -> None:
         ({"index": "faiss"}, "knowledge.index"),
         ({"model": "  "}, "knowledge.model"),
         ({"extract": "maybe"}, "knowledge.extract"),
+        ({"top_k": True}, "knowledge.top_k: Input should be a valid integer"),  # YAML "true" is no 1
+        ({"known_concepts": False}, "knowledge.known_concepts"),
     ],
 )
 def test_invalid_blocks_name_the_key(block: dict, message: str) -> None:
