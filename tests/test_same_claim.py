@@ -574,6 +574,12 @@ def test_the_issues_different_claims_are_not_the_same(a: str, b: str) -> None:
         ("A loja \u24b9 abre às 9h.", "A loja D abre às 9h."),
         ("A loja \uff24 abre às 9h.", "A loja D abre às 9h."),
         ("O frete é grá\u200btis acima de R$ 199.", "O frete é grátis acima de R$ 199."),
+        # a leading phrase of when with no comma, moved to the end: the store still does it
+        ("On Saturdays the shop closes at 7 p.m.", "The shop closes at 7 p.m. on Saturdays."),
+        ("Aos domingos a loja abre às 10h.", "A loja abre às 10h aos domingos."),
+        # synonyms of every rule of a store: shoppers are customers, "comida" is "alimento"
+        ("Shoppers can return gifts within 60 days.", "Customers can return gifts within 60 days."),
+        ("Não é permitido levar comida para a piscina.", "Não é permitido levar alimentos para a piscina."),
     ],
 )
 def test_rewordings_are_the_same_claim(a: str, b: str) -> None:

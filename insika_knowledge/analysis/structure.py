@@ -162,8 +162,9 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "price": "price prices cost costs fee fees charge charges bill bills billed preco precos custo custos custa "
                  "custam taxa taxas",  # not "tarifa": a fare, not a fee
         "free": "free gratis gratuito gratuita gratuitos gratuitas complimentary",
-        "customer": "customer customers client clients cliente clientes consumidor consumidores",
+        "customer": "customer customers client clients cliente clientes consumidor consumidores shopper shoppers",
         "store": "store stores shop shops loja lojas",
+        "food": "food foods comida comidas alimento alimentos",
         "order": "order orders purchase purchases pedido pedidos compra compras",
         "product": "product products item items produto produtos",
         "return": "return returns returned returning devolucao devolucoes devolver devolvido "
@@ -1534,7 +1535,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                         out.append(FUTURE)  # "enviaremos"
                     elif piece in _HEDGES:
                         out.append(CONDITIONAL)  # "could", "poderia": "can", hedged
-                    elif (token == STORE and (not out or out[-1] in (SENTENCE, PHRASE))) or (
+                    elif (token == STORE and (not out or out[-1] in (SENTENCE, PHRASE) or _after_when(out))) or (
                             piece in _OWN_NOUNS and (not out or out[-1] == SENTENCE)):
                         # ("On the corporate plan, the company pays half": the customer's employer)
                         token = WE  # "A loja troca ...", "De segunda a sábado, a loja abre": the business
@@ -1834,6 +1835,17 @@ _OF_ROLES: Final = frozenset({"r:de", "r:of"})
 #: the one who does its own operations in a passive that names no one else ("orders are
 #: shipped", "os pedidos são enviados pelos Correios": `BUSINESS_PASSIVES`).
 WE: Final = "w:we"
+
+
+def _after_when(out: list[str]) -> bool:
+    """True when the sentence so far (`out`) is only a phrase of when, with no comma: a role
+    word and days, dates or times ("On Sundays the store opens", "Aos sábados a loja abre"):
+    what follows opens the clause, as after a comma.
+    """
+    start = max((i for i, t in enumerate(out) if t in (SENTENCE, PHRASE)), default=-1) + 1
+    said = out[start:]
+    return len(said) >= 2 and said[0].startswith("r:") and all(
+        t.startswith(("d:", "m:", "r:")) or t == "c:and" for t in said[1:]) and any(t.startswith(("d:", "m:")) for t in said)
 STORE: Final = "s_store"
 #: Nouns that, opening a clause, name the business itself as "the store" does ("A empresa
 #: não cobra adesão" is "Não cobramos adesão"), folded.
