@@ -1844,8 +1844,8 @@ def _after_when(out: list[str]) -> bool:
     """
     start = max((i for i, t in enumerate(out) if t in (SENTENCE, PHRASE)), default=-1) + 1
     said = out[start:]
-    return len(said) >= 2 and said[0].startswith("r:") and all(
-        t.startswith(("d:", "m:", "r:")) or t == "c:and" for t in said[1:]) and any(t.startswith(("d:", "m:")) for t in said)
+    return len(said) >= 2 and said[0].startswith("r:") and any(t.startswith(("d:", "m:")) for t in said) \
+        and all(t.startswith(("d:", "m:", "r:")) or t == "c:and" for t in said[1:])
 STORE: Final = "s_store"
 #: Nouns that, opening a clause, name the business itself as "the store" does ("A empresa
 #: não cobra adesão" is "Não cobramos adesão"), folded.
