@@ -50,14 +50,14 @@ class KnowledgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    extract: bool = True
-    retrieve: bool = True
+    extract: bool = Field(default=True, strict=True)  # "no", 1: not read as a switch
+    retrieve: bool = Field(default=True, strict=True)
     types: tuple[ConceptType, ...] = CONCEPT_TYPES  # type: ignore[assignment]
     top_k: int = Field(default=5, ge=1, le=50, strict=True)  # "top_k: true" is no 1
     prompt: str | None = Field(default=None, max_length=8000)
     model: str | None = None
     index: Literal["scan", "fts5", "auto"] = "auto"
-    min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+    min_coverage: float = Field(default=0.0, ge=0.0, le=1.0, strict=True)
     known_concepts: int = Field(default=20, ge=0, le=100, strict=True)
 
     @field_validator("types")

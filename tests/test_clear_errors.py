@@ -81,6 +81,11 @@ def test_a_key_written_twice_in_a_settings_file_is_an_error_not_the_last_one_kep
     agents.write_text("x:\n  knowledge: {}\nx:\n  knowledge: {top_k: 3}\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"line 3, column 1: duplicate key 'x' \(first on line 1\)"):
         load_agents(agents)
+    agents.write_text("agents:\n  010: {knowledge: {}}\n", encoding="utf-8")  # YAML reads 010 as 8
+    with pytest.raises(UserError, match=r"agent id 8 is read as int, not text: write it in quotes"):
+        load_agents(agents)
+    agents.write_text("agents:\n  '010': {knowledge: {}}\n", encoding="utf-8")
+    assert list(load_agents(agents)) == ["010"]
     merged = tmp_path / "merged.yaml"  # a merge key's values may be overridden: no duplicate
     merged.write_text("base: &b {top_k: 3}\nknowledge:\n  <<: *b\n  top_k: 4\n", encoding="utf-8")
     assert load_yaml(merged.read_text(encoding="utf-8"))["knowledge"] == {"top_k": 4}

@@ -33,6 +33,9 @@ def test_switches_are_independent() -> None:
         ({"extract": "maybe"}, "knowledge.extract"),
         ({"top_k": True}, "knowledge.top_k: Input should be a valid integer"),  # YAML "true" is no 1
         ({"known_concepts": False}, "knowledge.known_concepts"),
+        ({"min_coverage": True}, "knowledge.min_coverage"),
+        ({"extract": "no"}, "knowledge.extract"),
+        ({"retrieve": 1}, "knowledge.retrieve"),
     ],
 )
 def test_invalid_blocks_name_the_key(block: dict, message: str) -> None:

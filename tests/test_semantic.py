@@ -123,6 +123,21 @@ def test_a_vector_of_another_model_is_never_read_and_reindex_drops_it(store: Sto
     assert new.search(AGENT, "suitcase", 1)[0][0] == "bagagem-franquia"
 
 
+def test_a_reindex_whose_provider_is_down_drops_no_vector(store: Store) -> None:
+    """A newcomer's finding: `reindex` under an unreachable endpoint dropped the agent's
+    working vectors, then failed on its first call."""
+    old = SemanticIndex(store, FakeEmbedder("fake/old@1"))  # type: ignore[arg-type]
+    _shop(store)
+    old.embed_pending(AGENT)
+    down = FakeEmbedder("fake/new@2")
+    down.fail = True
+    for fresh in (False, True):
+        with pytest.raises(RunTimeFailure):
+            SemanticIndex(store, down).reindex(AGENT, fresh=fresh)  # type: ignore[arg-type]
+        assert old.coverage(AGENT) == (4, 4)  # the old model's vectors still serve
+    assert old.search(AGENT, "suitcase", 1)[0][0] == "bagagem-franquia"
+
+
 def test_what_is_embedded_is_name_description_and_claim() -> None:
     text = embed_text("frete-gratis", "Free above 199.", "Body.\n\n## Contradiction\n\n- sess: no")
     assert text == "frete gratis. Free above 199.\nBody." and len(text_digest(text)) == 64

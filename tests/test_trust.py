@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import LOOKED_UP
 
@@ -445,3 +447,23 @@ def test_a_tool_record_nested_past_any_depth_is_read_without_error(nested: str) 
                 {"role": "assistant", "content": "Frete grátis acima de R$ 199."}]
     verdict = assess("Frete grátis\nFrete grátis acima de R$ 199.", "policy", messages)
     assert not verdict.quarantined and "agent" in verdict.supported_by
+
+
+def test_a_permission_if_they_wish_is_the_business_stating_a_rule(tmp_path: Path) -> None:
+    """A newcomer's finding: "Visitors may sign in if they wish." read as a wish (a
+    hypothetical), so the changed rule was held in quarantine under another name and the
+    old "must" rule was served undisputed."""
+    from insika_knowledge.memory import Memory
+
+    rule = {"name": "visitor-sign-in", "description": "Visitors must sign in.", "type": "policy",
+            "body": "Visitors must sign in."}
+    said = "Visitors may sign in if they wish."
+    changed = {**rule, "description": said, "body": said}
+    with Memory(tmp_path, embeddings="off") as memory:
+        assert memory.propose(rule, agent="w", session_id="s1", messages=[
+            {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Visitors must sign in."}]).results \
+            == [("visitor-sign-in", "learned")]
+        assert memory.propose(changed, agent="w", session_id="s2", messages=[
+            {"role": "user", "content": "Do visitors have to sign in?"},
+            {"role": "assistant", "content": "Visitors may sign in if they wish."}]).results \
+            == [("visitor-sign-in", "conflict")]

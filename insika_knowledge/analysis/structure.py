@@ -353,7 +353,8 @@ _ORDINAL_NOUNS: Final = (r"via|aula|parcela|vez|compra|unidade|peca|opcao|tentat
 _WEEKDAY_RE: Final = re.compile(
     r"\b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|sabado|domingo"
     r"|(?:segunda|terca|quarta|quinta|sexta)(?:[- ]feira|(?!s?\s+(?:" + _ORDINAL_NOUNS + r")s?\b))"
-    r"|(?:mon|tue|wed|thu|fri|sat|sun)(?=\.|\b))s?\b\.?"
+    r"|(?:mon|tue|wed|thu|fri|sat|sun)(?=\.|\b))s?\b"
+    r"(?:(?<=mon|tue|wed|thu|fri|sat|sun)\.)?"  # an abbreviation's dot; a name's is the sentence's end
 )
 
 

@@ -414,9 +414,12 @@ class SemanticIndex:
             How many vectors were made.
 
         Raises:
-            RunTimeFailure: the provider failed (the vectors made so far are kept).
+            RunTimeFailure: the provider failed (the vectors made so far are kept; when it
+                fails on its first call, nothing was dropped: the provider is asked once
+                before any vector is, so an unreachable endpoint leaves the store as it was).
             StorageBusy: the write lock stayed busy.
         """
+        self.embedder.passages(["reindex: is the provider there?"])  # raises before anything is dropped
         self.store.drop_vectors(agent, keep_model=None if fresh else self.model)
         total, current = self.store.vector_counts(agent, self.model)
         done = current

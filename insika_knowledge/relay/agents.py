@@ -149,6 +149,9 @@ def _agents(data: Any, where: str) -> tuple[dict[str, AgentKnowledge], frozenset
         raise UserError(f"{where}: agents: expected a mapping of agent ids to settings")
     agents: dict[str, AgentKnowledge] = {}
     for agent, settings in data.items():
+        if not isinstance(agent, str):  # YAML reads 010 as 8, yes as True: quote such an id
+            raise UserError(f"{where}: agent id {agent!r} is read as {type(agent).__name__}, not text: "
+                            "write it in quotes")
         try:
             check_agent(str(agent))
             block = _only(settings, "knowledge")
@@ -169,6 +172,8 @@ def _tenants(data: Any, where: str) -> dict[str, TenantAccess]:
         raise UserError(f"{where}: tenants: expected a list of names or a mapping of names to settings")
     tenants: dict[str, TenantAccess] = {}
     for name, settings in data.items():
+        if not isinstance(name, str):
+            raise UserError(f"{where}: tenant {name!r} is read as {type(name).__name__}, not text: write it in quotes")
         try:
             check_tenant(str(name))
             token = _only(settings, "token")

@@ -417,7 +417,9 @@ REQUESTING: Final = re.compile(
 #: plan ("We wish we could...", "I wonder whether...", "If ... we would go broke",
 #: "Estamos avaliando oferecer..."); not "whether you pay by card or Pix" (regardless).
 HYPOTHETICAL: Final = re.compile(
-    r"\b(?:wish|wonder|whether(?![^,.;]*\bor\b)|imagine|suppose|hypothetically|se ao menos|quem dera"
+    # "I wish pets flew free" wishes; "... if they wish", "as you wish" permit (a rule)
+    r"\b(?:(?<!\bif you )(?<!\bif they )(?<!\bas you )(?<!\bif we )wish(?!\s*(?:[.,;:!?)]|$))"
+    r"|wonder|whether(?![^,.;]*\bor\b)|imagine|suppose|hypothetically|se ao menos|quem dera"
     r"|gostariamos de (?:oferecer|dar|ter|poder)|(?:we|i)(?:'d| would) love to|adorariamos"
     r"|seria (?:otimo|bom|legal|incrivel) se"
     # a Portuguese counterfactual: "se" with the imperfect subjunctive ("Se houvesse frete
