@@ -212,7 +212,12 @@ def versions(old: str, new: str) -> bool:
       words replaced by another ("refunded to the customer" / "charged to the customer":
       the replacing word may stand elsewhere in the claim). A word replaced and the values
       changed too reads as two subjects, each with its own value ("Gold members get 20%" /
-      "Silver members get 10%").
+      "Silver members get 10%");
+    - or one side requiring what the other permits (`_modality_turned`), saying free what
+      the other prices (`_priced`), or saying "without" what the other states of the same
+      subject (`_denies`), with the same values; or a sentence of one negating a sentence
+      of the other (`_sentence_versions`). A share and an amount, two currencies, two units
+      of one length are values of one kind (`_kind`: "10% off" / "$10 off").
     """
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
