@@ -37,6 +37,7 @@ from anyascii import anyascii
 
 from insika_knowledge.analysis.text import ascii_words
 from insika_knowledge.errors import ConceptFormatError, InvalidName
+from insika_knowledge.readers import MERGE_TAG
 
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
 Provenance = Literal["observed", "policy"]
@@ -513,7 +514,6 @@ def _is_timestamp(value: object) -> bool:
 TEXT_KEYS: Final[tuple[str, ...]] = (
     "name", "description", "type", "provenance", "created_at", "updated_at",
 )
-_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 #: The longest record `parse` reads, in characters (a body is at most `BODY_MAX`).
 RECORD_MAX: Final = 1024 * 1024
 #: The longest frontmatter `parse` hands to YAML, in characters.
@@ -957,9 +957,9 @@ def _load_frontmatter(front_lines: list[str]) -> tuple[dict[str, Any], dict[str,
     key_lines: dict[str, int] = {}
     for key_node, value_node in root.value:
         line = key_node.start_mark.line + 2
-        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
             what = (
-                "merge keys (<<) are" if key_node.tag == _MERGE_TAG
+                "merge keys (<<) are" if key_node.tag == MERGE_TAG
                 else "a key must be a name; lists and mappings are"
             )
             raise ConceptFormatError(f"{what} not allowed", line=line)

@@ -82,7 +82,7 @@ class _Loader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first: dict[tuple[str, str], int] = {}
         for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
                 continue
             key = (key_node.tag, key_node.value)
             if key in first:
@@ -94,7 +94,7 @@ class _Loader(yaml.SafeLoader):
 
 
 #: The tag of a YAML merge key (``<<``): the keys it brings may be overridden.
-_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:

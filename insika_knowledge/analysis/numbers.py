@@ -276,6 +276,8 @@ _QUANTITY_RE: Final = re.compile(
     r"\s?(?P<unit>%|[a-z]+)?"
 )
 #: Folded unit words -> their canonical unit (also the unit of a `Measure`).
+#: Currency codes written after an amount besides reais, dollars and euros (`UNITS`).
+_OTHER_CURRENCIES: Final = ("gbp", "cad", "aud", "nzd", "chf", "jpy", "mxn", "ars", "clp", "cop", "pen", "uyu")
 UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["h", "hr", "hrs", "hour", "hours", "hora", "horas"], "hour"),
     **dict.fromkeys(["min", "mins", "minute", "minutes", "minuto", "minutos"], "minute"),
@@ -313,10 +315,12 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["dollars", "dollar", "usd", "dolares", "dolar"], "usd"),
     **dict.fromkeys(["euros", "euro", "eur"], "eur"),
     # the codes of other currencies a business quotes in ("120 CAD"); "pounds" is a weight above
-    **{code: code for code in ("gbp", "cad", "aud", "nzd", "chf", "jpy", "mxn", "ars", "clp", "cop", "pen", "uyu")},
+    **{code: code for code in _OTHER_CURRENCIES},
 }
 #: Currency signs -> their currency.
 CURRENCIES: Final[dict[str, str]] = {"r$": "brl", "us$": "usd", "$": "usd", "€": "eur", "£": "gbp"}
+#: Every currency a value's unit may be (`UNITS`' and `CURRENCIES`'): an amount of money.
+CURRENCY_UNITS: Final = frozenset(CURRENCIES.values()) | {"brl", "usd", "eur"} | frozenset(_OTHER_CURRENCIES)
 
 
 @dataclass(frozen=True, slots=True)

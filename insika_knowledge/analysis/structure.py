@@ -1836,17 +1836,6 @@ _OF_ROLES: Final = frozenset({"r:de", "r:of"})
 #: the one who does its own operations in a passive that names no one else ("orders are
 #: shipped", "os pedidos são enviados pelos Correios": `BUSINESS_PASSIVES`).
 WE: Final = "w:we"
-
-
-def _after_when(out: list[str]) -> bool:
-    """True when the sentence so far (`out`) is only a phrase of when, with no comma: a role
-    word and days, dates or times ("On Sundays the store opens", "Aos sábados a loja abre"):
-    what follows opens the clause, as after a comma.
-    """
-    start = max((i for i, t in enumerate(out) if t in (SENTENCE, PHRASE)), default=-1) + 1
-    said = out[start:]
-    return len(said) >= 2 and said[0].startswith("r:") and any(t.startswith(("d:", "m:")) for t in said) \
-        and all(t.startswith(("d:", "m:", "r:")) or t == "c:and" for t in said[1:])
 STORE: Final = "s_store"
 #: Nouns that, opening a clause, name the business itself as "the store" does ("A empresa
 #: não cobra adesão" is "Não cobramos adesão"), folded.
@@ -1888,6 +1877,17 @@ BUSINESS_PASSIVES: Final = frozenset(
 #: Role words that only open a range ("between 3 and 5", "from 1 to 2", "de 3 a 5").
 _RANGE_OPENERS: Final = frozenset({"r:between", "r:from", "r:de", "r:entre"})
 _RANGE_RE: Final = re.compile(r"m:[^:]*\d-\d")
+
+
+def _after_when(out: list[str]) -> bool:
+    """True when the sentence so far (`out`) is only a phrase of when, with no comma: a role
+    word and days, dates or times ("On Sundays the store opens", "Aos sábados a loja abre"):
+    what follows opens the clause, as after a comma.
+    """
+    start = max((i for i, t in enumerate(out) if t in (SENTENCE, PHRASE)), default=-1) + 1
+    said = out[start:]
+    return len(said) >= 2 and said[0].startswith("r:") and any(t.startswith(("d:", "m:")) for t in said) \
+        and all(t.startswith(("d:", "m:", "r:")) or t == "c:and" for t in said[1:])
 
 
 _KNOWN_NAME_TERMS: Final = frozenset(

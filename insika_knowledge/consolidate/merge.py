@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Final
 
+from insika_knowledge.analysis.numbers import CURRENCY_UNITS
 from insika_knowledge.analysis.structure import (
     JOINS,
     MODAL_CONTRARIES,
@@ -274,20 +275,22 @@ def _denies(one: str, other: str, its: frozenset[str], theirs: frozenset[str]) -
     ("a companhia oferece reembolso integral" / "a companhia oferece crédito ..., sem
     reembolso"): the remedy changed, not a second remedy beside it.
     """
-    denied = {term for term in its & theirs if _without(one, term)}
+    denied = _after(one, _WITHOUT) & its & theirs
     said = details(other).polarity  # (term, negated) of each term `other` says
     if not denied or _negations(one) != _negations(other) \
-            or any((term, True) in said or _without(other, term) for term in denied):
+            or any((term, True) in said for term in denied) or denied & _after(other, _WITHOUT):
         return False  # "não tem multa" / "sem multa" deny it alike; "Sem a nota, não trocamos" restates
     rest_one, rest_other = its - denied, theirs - denied
     shared = len(rest_one & rest_other)
     return shared >= 2 and shared >= _DENIED_SHARED * min(len(rest_one), len(rest_other))
 
 
-def _without(text: str, term: str) -> bool:
-    """True when `text` says `term` right after "without" / "sem"."""
+def _after(text: str, marker: str) -> frozenset[str]:
+    """The tokens of `text` right after each `marker` token ("sem reembolso" -> the refund
+    after ``r:without``; "$10 per day" -> the day after ``p:p_per``).
+    """
     seq = _sequence(text)
-    return any(token == _WITHOUT and seq[i + 1] == term for i, token in enumerate(seq[:-1]))
+    return frozenset(seq[i + 1] for i, token in enumerate(seq[:-1]) if token == marker)
 
 
 #: The role token of "without", "sem" (`analysis.structure.tokens`).
@@ -370,8 +373,7 @@ def _priced(one: str, other: str, its: frozenset[str], theirs: frozenset[str],
     if _FREE not in its or _FREE in theirs or any(_kind(v).startswith(_AMOUNT) for v in said) \
             or not any(_kind(v).startswith(_AMOUNT) for v in saying):
         return False
-    seq = _sequence(other)  # "$10 per day": the price's basis, not what is priced
-    basis = {seq[i + 1] for i, token in enumerate(seq[:-1]) if token == _PER}
+    basis = _after(other, _PER)  # "$10 per day": the price's basis, not what is priced
     return its - _PRICE_WORDS == theirs - _PRICE_WORDS - basis and _poles(one) == _poles(other) - {_PER}
 
 
@@ -385,8 +387,7 @@ _PRICE_WORDS: Final = frozenset({_FREE, "s_price"})
 #: (`_kind`): "10% off" and "$10 off", "a €15 fee" and "a $15 fee" state one slot otherwise.
 _AMOUNT: Final = "m:amount:"
 #: The units of an amount (`_AMOUNT`): the currencies of `analysis.numbers` and "%".
-_AMOUNT_UNITS: Final = frozenset({"%", "brl", "usd", "eur", "gbp", "cad", "aud", "nzd", "chf", "jpy", "mxn", "ars",
-                                  "clp", "cop", "pen", "uyu"})
+_AMOUNT_UNITS: Final = CURRENCY_UNITS | {"%"}
 
 
 def _contrary_scope(old: str, new: str, said: frozenset[str], saying: frozenset[str], *,

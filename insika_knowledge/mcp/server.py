@@ -83,7 +83,6 @@ def tool_text(text: str) -> str:
     return inspect.cleandoc(text)
 
 
-
 #: Hex digits -> letters after "f": a source id spells its 16 symbols in letters only.
 _LETTERS: Final = str.maketrans("0123456789", "ghijklmnop")
 
@@ -95,6 +94,7 @@ def session_source(hex_digest: str) -> str:
     `privacy.pseudonyms.pseudonymous`).
     """
     return "mcp-" + hex_digest[:12].lower().translate(_LETTERS)
+
 
 class SearchOut(BaseModel):
     """``search_knowledge``'s answer: hits, best first, without their bodies (``load_knowledge``

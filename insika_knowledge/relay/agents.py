@@ -149,9 +149,7 @@ def _agents(data: Any, where: str) -> tuple[dict[str, AgentKnowledge], frozenset
         raise UserError(f"{where}: agents: expected a mapping of agent ids to settings")
     agents: dict[str, AgentKnowledge] = {}
     for agent, settings in data.items():
-        if not isinstance(agent, str):  # YAML reads 010 as 8, yes as True: quote such an id
-            raise UserError(f"{where}: agent id {agent!r} is read as {type(agent).__name__}, not text: "
-                            "write it in quotes")
+        _text_id(agent, f"{where}: agent id")
         try:
             check_agent(str(agent))
             block = _only(settings, "knowledge")
@@ -163,6 +161,14 @@ def _agents(data: Any, where: str) -> tuple[dict[str, AgentKnowledge], frozenset
     return agents, frozenset(str(a) for a in data)
 
 
+def _text_id(key: object, what: str) -> None:
+    """Refuse an id YAML read as no text (``010`` is 8, ``yes`` is True): ``WHAT 8 is read
+    as int, not text: write it in quotes``.
+    """
+    if not isinstance(key, str):
+        raise UserError(f"{what} {key!r} is read as {type(key).__name__}, not text: write it in quotes")
+
+
 def _tenants(data: Any, where: str) -> dict[str, TenantAccess]:
     if data is None:
         return {}
@@ -172,8 +178,7 @@ def _tenants(data: Any, where: str) -> dict[str, TenantAccess]:
         raise UserError(f"{where}: tenants: expected a list of names or a mapping of names to settings")
     tenants: dict[str, TenantAccess] = {}
     for name, settings in data.items():
-        if not isinstance(name, str):
-            raise UserError(f"{where}: tenant {name!r} is read as {type(name).__name__}, not text: write it in quotes")
+        _text_id(name, f"{where}: tenant")
         try:
             check_tenant(str(name))
             token = _only(settings, "token")
