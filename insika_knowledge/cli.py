@@ -44,7 +44,7 @@ from insika_knowledge.commands.options import (
     tenant_option,
     where_args,
 )
-from insika_knowledge.concept import UNSAFE_IN_BODY, parse, status_of
+from insika_knowledge.concept import CONCEPT_TYPES, UNSAFE_IN_BODY, parse, status_of
 from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, Quarantined, RunTimeFailure, StorageCorrupt, UserError, missing_extra
 from insika_knowledge.export import FORMATS as EXPORT_FORMATS
@@ -173,13 +173,28 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
         block.update(loaded)
     if model:
         block["model"] = model
-    if types:
-        block["types"] = [t.strip() for t in types.split(",") if t.strip()]
+    if types is not None:
+        block["types"] = _types(types)
     if top_k is not None:
         block["top_k"] = top_k
     config = load_config(block)
     assert config is not None
     return config
+
+
+def _types(given: str) -> list[str]:
+    """The concept types of ``--types`` (comma-separated), each one of `CONCEPT_TYPES`.
+
+    Raises:
+        UserError: the list names no type (``--types ""``) or one that is not a concept type.
+    """
+    listed = [t.strip() for t in given.split(",") if t.strip()]
+    unknown = [t for t in listed if t not in CONCEPT_TYPES]
+    if not listed or unknown:
+        verb = "is no concept type" if len(unknown) == 1 else "are no concept types"
+        what = f"{', '.join(map(repr, unknown))} {verb}" if unknown else "it lists no concept type"
+        raise UserError(f"--types {given!r}: {what}; list one or more of {', '.join(CONCEPT_TYPES)}")
+    return listed
 
 
 model_option = click.option(

@@ -274,3 +274,17 @@ def test_show_prints_what_put_accepts_as_stored_so_a_record_goes_back_unchanged(
             tx.put("a", after.concept.replace(body="Ring\U000e0041 \r over."), reason="edit", actor="python")
     shown = runner.invoke(cli, ["show", "rtl", *base]).output
     assert "Ring\\U000e0041 \\x0d over." in shown and "\U000e0041" not in shown and "\r" not in shown
+
+
+@pytest.mark.parametrize("types", ["", " , ", "policy,,nonsense"])
+def test_backfill_refuses_a_types_list_that_names_no_valid_type(tmp_path: Path, types: str) -> None:
+    """A newcomer's finding: ``--types ""`` was read as no option at all (every type allowed)."""
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text(json.dumps({"session_id": "s1", "messages": [
+        {"role": "user", "content": "Do you ship to Recife?"},
+        {"role": "assistant", "content": "Yes, in 5 working days."}]}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["backfill", "--data-dir", str(tmp_path / "data"), "--agent", AGENT,
+                                      "--sessions", str(sessions), "--model", REPLAY, "--types", types])
+    assert result.exit_code == 2, result.output
+    assert "--types" in result.output
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("*.db"))
