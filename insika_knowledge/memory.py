@@ -1224,7 +1224,7 @@ class Memory:
                     progress=(progress, (_CALLABLE, _NONE), "a function (done, total) or None"))
         check_agent(agent)
         retriever = self.retriever(tenant)
-        semantic = retriever.semantic()
+        semantic = retriever.semantic(logged=False)  # the error says why, once
         if semantic is None:
             raise UserError(f"no embedding provider: {retriever.semantic_reason}")
         made = semantic.reindex(agent, progress=progress, fresh=fresh)

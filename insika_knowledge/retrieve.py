@@ -261,11 +261,12 @@ class Retriever:
             return self.index
         return fts
 
-    def semantic(self, agent: str = "") -> SemanticIndex | None:
+    def semantic(self, agent: str = "", *, logged: bool = True) -> SemanticIndex | None:
         """The semantic index, its provider opened on first use; None without one.
 
         Without a provider (``off``, the offline model not installed or not loading here,
-        or a store that keeps no vectors) the reason is logged once and, for `agent`,
+        or a store that keeps no vectors) the reason is logged once (unless the first call
+        says ``logged=False``: its caller reports the reason itself) and, for `agent`,
         ``knowledge_degraded`` (feature ``embeddings``) fires once.
         """
         if not self._semantic_resolved:
@@ -274,7 +275,7 @@ class Retriever:
                     self._semantic, reason = self._open_semantic()
                     self._semantic_reason = reason
                     self._semantic_resolved = True
-                    if reason is not None and not reason.startswith("embeddings are off"):
+                    if logged and reason is not None and not reason.startswith("embeddings are off"):
                         log.warning("knowledge ranking without embeddings: %s", reason)
         if self._semantic is None and agent:
             reason = self._semantic_reason or ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import re
 from collections.abc import Sequence
 
@@ -619,6 +620,24 @@ def test_reindex_without_a_provider_says_why(tmp_path) -> None:
     _put_two(str(tmp_path / "data"))
     result = CliRunner().invoke(cli, ["reindex", "--agent", AGENT, "--data-dir", str(tmp_path / "data")])
     assert result.exit_code == 2 and "no embedding provider: embeddings are off" in result.output
+
+
+def test_reindex_without_an_endpoint_says_why_once(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A newcomer's finding: the reason was logged as a warning and then printed as the error."""
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+
+    _put_two(str(tmp_path / "data"))
+    for key in ("INSIKA_EMBEDDINGS_BASE_URL", "INSIKA_EMBEDDINGS_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("INSIKA_EMBEDDINGS", "openai/text-embedding-3-small")
+    with caplog.at_level(logging.WARNING):
+        result = CliRunner().invoke(cli, ["reindex", "--agent", AGENT, "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2 and "no embedding provider:" in result.output, result.output
+    assert "has no endpoint" in result.output
+    assert not [r for r in caplog.records if "has no endpoint" in r.getMessage()]
 
 
 @needs_offline
