@@ -116,6 +116,21 @@ def test_agents_file(tmp_path: Path) -> None:
         agents_from({"bad agent!": {"knowledge": {}}})
 
 
+@pytest.mark.parametrize("text", [
+    "agents:\n  store-support: {}\nunknwon: refuse\n",
+    "tenants: [loja-a]\nagents:\n  store-support: {}\ntoken: env:X\n",
+])
+def test_a_long_form_file_with_a_misspelt_key_names_that_key(tmp_path: Path, text: str) -> None:
+    """A newcomer's finding: the file was read in the short form, and the error called
+    ``agents`` an agent with an unknown key ``store-support``."""
+    from insika_knowledge.relay.agents import load_directory
+
+    path = tmp_path / "agents.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError, match=r"unknown top-level key '(unknwon|token)'.*agents, tenants, unknown"):
+        load_directory(path)
+
+
 def test_a_huge_integer_in_the_agents_file_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "agents.yaml"
     path.write_text("bot:\n  knowledge:\n    top_k: " + "9" * 5000 + "\n", encoding="utf-8")

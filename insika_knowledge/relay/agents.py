@@ -132,7 +132,11 @@ def directory_from(data: Any, *, where: str = "agents") -> Directory:
         return Directory()
     if not isinstance(data, Mapping):
         raise UserError(f"{where}: expected a mapping of agent ids to settings")
-    if "agents" in data and set(data) <= LONG_FORM_KEYS:
+    if "agents" in data and not set(data) <= LONG_FORM_KEYS:
+        others = sorted(str(k) for k in set(data) - LONG_FORM_KEYS)  # the long form, a key misspelt
+        raise UserError(f"{where}: unknown top-level key {others[0]!r} beside agents: (the long form's keys "
+                        f"are {', '.join(sorted(LONG_FORM_KEYS))}; an agent called agents is listed under agents:)")
+    if "agents" in data:
         unknown = data.get("unknown")
         if unknown is not None and unknown not in UNKNOWN_POLICIES:
             raise UserError(f"{where}: unknown: {unknown!r} is not one of {', '.join(UNKNOWN_POLICIES)}")
