@@ -1719,6 +1719,8 @@ def _now_called(store: Store, agent: str, name: str) -> str | None:
 
 #: The most characters of a missing concept's name a not-found message quotes.
 _SHOWN_NAME: Final = 100
+#: Agents a "no such concept" names at most when the agent has none here.
+_NAMED_AGENTS: Final = 10
 
 
 def _hinted(exc: NotFound, store: Store, agent: str, name: str) -> NotFound:
@@ -1737,7 +1739,15 @@ def _hinted(exc: NotFound, store: Store, agent: str, name: str) -> NotFound:
             return NotFound(f"{exc}; it was deleted at {gone.created_at} by {gone.actor} (version {gone.version}): "
                             "its history keeps every version, and restoring one brings it back")
         close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.5)
-        return NotFound(f"{exc}; did you mean {', '.join(close)}?") if close else exc
+        if close:
+            return NotFound(f"{exc}; did you mean {', '.join(close)}?")
+        agents = store.agents()
+        if names or agent in agents:
+            return exc
+        near = difflib.get_close_matches(agent, agents, n=3, cutoff=0.5)
+        said = f"did you mean agent {', '.join(near)}?" if near else \
+            f"agents here: {', '.join(agents[:_NAMED_AGENTS])}" if agents else "no agent has any here"
+        return NotFound(f"{exc}; agent {agent!r} has no concept or history here ({said})")
     return NotFound(f"{exc}; it is an alias of {now!r} (an old name a rename kept, or a name a sighting was "
                     f"proposed under): use {now!r}")
 

@@ -78,6 +78,18 @@ def test_the_command_says_what_would_go_then_erases_with_yes(tmp_path: Path) -> 
     assert missing.exit_code == 2 and "caso-zorbalin" in missing.output
 
 
+def test_the_dry_run_says_what_goes_and_a_mistyped_agent_is_named(tmp_path: Path) -> None:
+    """A newcomer's report: "3 version(s) and all kept of it" said nothing of what goes, and
+    a mistyped agent got only "no concept ... has a history"."""
+    with Memory(tmp_path, embeddings="off") as memory:
+        memory.put(RECORD, agent=AGENT)
+    dry = CliRunner().invoke(cli, ["purge", "caso-zorbalina", "--agent", AGENT, "--data-dir", str(tmp_path)])
+    assert dry.exit_code == 0 and "1 version(s), its sightings, held claims, aliases and vectors" in dry.output
+    wrong = CliRunner().invoke(cli, ["purge", "caso-zorbalina", "--agent", AGENT + "x", "--data-dir", str(tmp_path)])
+    assert wrong.exit_code == 2 and f"agent {AGENT + 'x'!r} has no concept or history here" in wrong.output
+    assert f"did you mean agent {AGENT}?" in wrong.output
+
+
 def test_the_command_erases_a_deleted_concept_that_was_the_agents_last(tmp_path: Path) -> None:
     """A newcomer's report: the agent had no live concept left, so the command refused."""
     with Memory(tmp_path, embeddings="off") as memory:

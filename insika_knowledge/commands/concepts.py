@@ -258,13 +258,17 @@ def purge(agent: str, name: str, data_dir: str | None, database: str | None, ten
         require_tenant(memory, tenant)  # not `require_agent`: a deleted concept may be the agent's last
         if not yes:
             versions = memory.history(name, agent=agent, tenant=tenant)  # NotFound names close names
-            click.echo(f"would erase {agent}/{name} in tenant {tenant}: {len(versions)} version(s) and all kept of "
-                       "it, for good; run again with --yes")
+            click.echo(f"would erase {agent}/{name} in tenant {tenant}: {len(versions)} version(s), {_KEPT_OF_IT}, "
+                       "for good; run again with --yes")
             return
         erased = memory.purge(name, agent=agent, actor=CLI_ACTOR, tenant=tenant)
     finally:
         memory.close()
-    click.echo(f"erased {agent}/{name} in tenant {tenant}: {erased} version(s) and all kept of it")
+    click.echo(f"erased {agent}/{name} in tenant {tenant}: {erased} version(s), {_KEPT_OF_IT}")
+
+
+#: What `purge` erases beside a concept's versions (`ConceptStore.purge`).
+_KEPT_OF_IT: Final = "its sightings, held claims, aliases and vectors"
 
 
 @click.command()
