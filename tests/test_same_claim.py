@@ -1489,3 +1489,25 @@ def test_an_english_no_in_a_short_rule_is_a_negation() -> None:
 ])
 def test_no_limit_is_a_value_and_a_plan_named_unlimited_is_a_name(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a list of plain words, alone in its sentence, says the same in any order
+    ("The veterinary clinic accepts cash, credit cards and bank transfers.",
+     "The veterinary clinic accepts bank transfers, cash and credit cards.", True),
+    ("O kit de boas-vindas do coworking inclui caneca, camiseta e garrafa.",
+     "O kit de boas-vindas do coworking inclui garrafa, caneca e camiseta.", True),
+    ("The Premium plan includes the pool, the sauna and group classes.",
+     "The Premium plan includes group classes, the pool and the sauna.", True),
+    # ...but "and" is not "or", an item is not another, and a list bound to values by
+    # position, or read in an order the sentence names, keeps its order
+    ("We accept cash, cards and Pix.", "We accept cash, cards or Pix.", False),
+    ("We accept cash, cards and Pix.", "We accept cash, cards and boleto.", False),
+    ("Gold, Silver and Bronze members get 20%, 10% and 5% off.",
+     "Bronze, Silver and Gold members get 20%, 10% and 5% off.", False),
+    ("Adults, children and seniors pay the fee respectively.",
+     "Seniors, children and adults pay the fee respectively.", False),
+    ("Fill in the form, sign it and then mail it.", "Mail it, sign it and then fill in the form.", False),
+])
+def test_a_list_of_plain_words_is_read_in_any_order(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

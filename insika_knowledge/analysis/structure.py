@@ -2218,10 +2218,13 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
     and, when it has a role word that only attaches (`WEAK_ROLES`), the form with every
     such word read as one ("check-in no hotel" / "do hotel", "grupos com menos de 8" /
     "de menos de 8") and no "de" right before a value ("é de R$ 50" / "é R$ 50"), which only
-    another sentence's such form can equal. A list's order is kept: "Gold, Silver and
-    Bronze" may be a ranking, and "the latter" names its last item.
+    another sentence's such form can equal. A list of plain words in a sentence with no
+    other list and no word of order is read in any order (`_listed`: "accepts cash, cards
+    and Pix"); any other list keeps its order: "Gold, Silver and Bronze members get 20%,
+    10% and 5%" binds each to its value by position, and "the latter" names the last item.
     """
     forms = {_canonical_sentence(sentence)}
+    forms.update(_canonical_sentence(listed) for listed in _listed(sentence))
     if any(t in WEAK_ROLES for t in sentence):
         # "de"/"of" right before a value says nothing ("a taxa é de R$ 50" is "a taxa é R$ 50";
         # "em 12h" is "within 12 hours"), and the other attaching words are read as one
@@ -2260,6 +2263,64 @@ def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:
             if sum(any(t.startswith(("m:", "d:")) for t in p) for p in parts) <= 1:
                 forms.add((_CHUNKS, *sorted(_canonical_clause(p, True) for p in parts if p)))
     return frozenset(forms)
+
+
+def _listed(sentence: list[str]) -> list[list[str]]:
+    """`sentence` with the items of its one list sorted, once for each place the last item
+    may end (where it ends is not written: "accepts cash, cards and Pix here"); [] when it
+    has no such list.
+
+    Such a list: what a verb of listing (`_LISTING`: accepts, includes, offers, covers,
+    sells, aceita, inclui, oferece...) takes, three or more items of plain words
+    (`plain_word`, at most `_LIST_ITEM` each), separated by commas but the last two by the
+    sentence's one "and" / "or". A sentence with a comma elsewhere, another "and" / "or",
+    or a word of order (`_ORDER_TOKENS`: respectively, in that order, the latter, first,
+    then...) has none, nor has a list of steps ("unplug, pack and ship it"): its order
+    may say something.
+    """
+    joins = [i for i, t in enumerate(sentence) if t in _LIST_JOINS]
+    if len(joins) != 1 or PHRASE not in sentence or _ORDER_TOKENS.intersection(sentence):
+        return []
+    join = joins[0]
+    commas = [i for i, t in enumerate(sentence[:join]) if t == PHRASE]
+    if sentence.count(PHRASE) != len(commas):
+        return []  # a comma after the list
+    verb = commas[0] - 1
+    while verb >= 0 and sentence[verb] not in _LISTING:
+        verb -= 1
+    bounds = list(zip([verb, *commas], [*commas, join], strict=True))
+    if verb < 0 or any(not 0 < b - a - 1 <= _LIST_ITEM or not all(map(plain_word, sentence[a + 1:b]))
+                       for a, b in bounds):
+        return []  # no verb of listing before it, or a long, empty or not plain item
+    tail = join + 1
+    while tail < len(sentence) and plain_word(sentence[tail]) and tail - join <= _LIST_ITEM:
+        tail += 1
+    out = []
+    for end in range(join + 2, tail + 1):
+        items = sorted([*(sentence[a + 1:b] for a, b in bounds), sentence[join + 1:end]])
+        listed = sentence[:verb + 1]
+        for k, item in enumerate(items):
+            if k:
+                listed.append(sentence[join] if k == len(items) - 1 else PHRASE)
+            listed.extend(item)
+        out.append([*listed, *sentence[end:]])
+    return out
+
+
+#: The most words (tokens) of one item of a list `_listed` reads in any order.
+_LIST_ITEM: Final = 3
+_LIST_JOINS: Final = frozenset({"c:and", "c:or"})
+#: Tokens of the verbs whose object a list may be in any order (what a rule accepts,
+#: includes, offers, covers, sells, provides, supports).
+_LISTING: Final = frozenset({
+    "accept", "p:p_include", "offer", "cover", "sell", "provid", "support", "contaim",
+    "aceit", "aceitam", "oferec", "cobr", "vend", "fornec", "suport", "cont"})
+#: Tokens of the words that give a list's order a meaning: "respectively", "respectivamente",
+#: "in that order" / "nessa ordem", "the latter" / "the former", "rank", "next", "finally" /
+#: "por fim", "em seguida", "then", first / last / before / after / highest / lowest.
+_ORDER_TOKENS: Final = frozenset({
+    "respect", "respectivament", "s_order", "ordem", "latt", "form", "rank", "next", "final", "fim", "segu",
+    "c:then", "p:p_first", "p:p_last", "p:p_before", "p:p_after", "p:p_highest", "p:p_lowest"})
 
 
 #: Role words that attach a phrase without giving it a direction, a time, a source or a
