@@ -534,6 +534,33 @@ def test_an_invalid_mode_is_a_config_error() -> None:
         ProceduresConfig.from_mapping({"bogus": 1})
 
 
+@pytest.mark.parametrize(("given", "said"), [
+    ({"verify_patterns": "pytest"}, "a list of regular expressions, not one string"),
+    ({"verify_patterns": [""]}, "matches every command"),
+    ({"verify_patterns": ["pytest|"]}, "matches every command"),
+    ({"verify_patterns": [5]}, "is no text"),
+    ({"min_confidence": float("nan")}, "must be a number from 0 to 1"),
+    ({"min_confidence": True}, "must be a number from 0 to 1"),
+])
+def test_a_verify_pattern_that_would_verify_every_command_is_a_config_error(given: dict[str, object],
+                                                                               said: str) -> None:
+    """A newcomer's finding: "pytest" was read as six one-letter patterns, and "" as one that
+    every command matches, so every run was verified."""
+    from insika_knowledge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=said):
+        ProceduresConfig.from_mapping(given)
+    with pytest.raises(ConfigError, match=said):
+        ProceduresConfig(**given)  # type: ignore[arg-type]
+
+
+def test_procedures_settings_that_are_no_mapping_are_a_config_error() -> None:
+    from insika_knowledge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="procedures: expected a mapping of settings, got list"):
+        ProceduresConfig.from_mapping(["mode"])  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------- failures and telemetry
 
 

@@ -112,7 +112,7 @@ class ProceduresConfig:
             raise ConfigError(f"environment_runs: {self.environment_runs!r} must be a whole number")
         for name in ("min_confidence", "min_match_score", "min_similarity", "min_agreement", "margin"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ConfigError(f"{name}: {value!r} must be a number from 0 to 1")
         for name in ("idle_flush_s", "sweep_interval_s"):
             value = getattr(self, name)
@@ -120,14 +120,22 @@ class ProceduresConfig:
                 raise ConfigError(f"{name}: {value!r} must be a positive number of seconds")
         if not isinstance(self.verify_scripts, bool):
             raise ConfigError(f"verify_scripts: {self.verify_scripts!r} must be true or false")
+        if isinstance(self.verify_patterns, (str, bytes)):  # six one-letter patterns, read so
+            raise ConfigError(f"verify_patterns: {self.verify_patterns!r} is a list of regular expressions, "
+                              "not one string: write it as a list")
         compiled = []
         for pattern in self.verify_patterns:
+            if not isinstance(pattern, str):
+                raise ConfigError(f"verify_patterns: {pattern!r} is no text")
             try:
                 compiled.append(re.compile(pattern))
             except re.error as exc:
                 raise ConfigError(
                     f"verify_patterns: {pattern!r} is not a regular expression: {exc}"
                 ) from None
+            if compiled[-1].search(""):  # "" or "pytest|": it would make every run a verified one
+                raise ConfigError(f"verify_patterns: {pattern!r} matches every command (it matches an "
+                                  "empty one): no run would be unverified")
         object.__setattr__(self, "verify_patterns", tuple(self.verify_patterns))
         object.__setattr__(self, "_compiled", tuple(compiled))
 
@@ -149,12 +157,15 @@ class ProceduresConfig:
             ConfigError: an unknown key or an invalid value.
         """
         known = {f.name for f in fields(cls) if f.init}
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(f"procedures: expected a mapping of settings, got {type(data).__name__}")
         data = dict(data or {})
         for key in data:
             if key not in known:
                 raise ConfigError(
                     f"procedures: unknown key {key!r} (known: {', '.join(sorted(known))})"
                 )
-        if "verify_patterns" in data:
-            data["verify_patterns"] = tuple(data["verify_patterns"] or ())
+        patterns = data.get("verify_patterns")
+        if "verify_patterns" in data and not isinstance(patterns, (str, bytes)):  # one string: refused
+            data["verify_patterns"] = tuple(patterns or ())
         return cls(**data)
