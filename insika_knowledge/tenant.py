@@ -21,7 +21,7 @@ of up to a batch of others lacking one) for the semantic index.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from insika_knowledge.config import KnowledgeConfig, load_config
@@ -149,16 +149,25 @@ class Tenant:
 
     # ------------------------------------------------------------------ procedures
 
-    def procedures(self, config: ProceduresConfig | None = None) -> ProceduralMemory:
+    def procedures(self, config: ProceduresConfig | Mapping[str, Any] | None = None) -> ProceduralMemory:
         """The tenant's procedural memory, opened on first use, its sweeper started.
 
         Args:
-            config: its settings (None: the open one's, else the defaults). Settings that
-                differ from the open one's replace it: the old one's sweeper stops and its
-                store closes (what it captured is in the database already).
+            config: its settings, or a mapping of them (None: the open one's, else the
+                defaults). Settings that differ from the open one's replace it: the old
+                one's sweeper stops and its store closes (what it captured is in the
+                database already).
+
+        Raises:
+            UserError: `config` is no settings (a `ConfigError` names the setting).
         """
         from insika_knowledge.procedures import ProceduralMemory
+        from insika_knowledge.procedures.config import ProceduresConfig
 
+        check_types("Tenant.procedures()", config=(config, (ProceduresConfig, Mapping, type(None)),
+                                                    "ProceduresConfig, a mapping of its settings or None"))
+        if config is not None and not isinstance(config, ProceduresConfig):
+            config = ProceduresConfig.from_mapping(config)
         replaced = None
         with self._lock:
             current = self._procedures

@@ -182,6 +182,47 @@ def test_a_session_closed_with_success_is_mined_in_both_wire_formats(
     assert memory.session("s1").turns == 0  # a new task starts in the same session
 
 
+def test_a_closed_procedural_memory_captures_and_mines_nothing(make) -> None:
+    """A newcomer's finding: after `close`, requests were still captured and sessions mined."""
+    from insika_knowledge.errors import UserError
+
+    memory = make()
+    memory.handle_request(request(cancel_messages()[:2]), {"x-ace-session": "s1"})
+    memory.close()
+    body = request(cancel_messages())
+    sent, stage = memory.handle_request(body, {"x-ace-session": "s1", "x-ace-task-outcome": "success"})
+    assert sent is body and stage is None  # the request goes on unchanged, as with the skill off
+    for call_it in (lambda: memory.close_session("s1", "success"), lambda: memory.recall("cancel my trip"),
+                    lambda: memory.mine_sessions([]), lambda: memory.sweep()):
+        with pytest.raises(UserError, match="this procedural memory is closed"):
+            call_it()
+    memory.close()  # twice is fine
+
+
+@pytest.mark.parametrize(("call_it", "said"), [
+    (lambda m: m.recall(5), "recall\\(\\): task must be"),
+    (lambda m: m.recall("cancel", tools="cancel_reservation"), "tools must be"),
+    (lambda m: m.close_session(5, "success"), "close_session\\(\\): session_id must be"),
+])
+def test_wrong_types_are_named(make, call_it, said: str) -> None:
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match=said):
+        call_it(make())
+
+
+def test_settings_given_as_a_mapping_are_read_as_procedures_settings(open_procedures) -> None:
+    from insika_knowledge.errors import UserError
+
+    memory = ProceduralMemory(open_procedures(), {"mode": "prod", "max_injection_tokens": 300})
+    try:
+        assert memory.config.mode == "prod" and memory.config.max_injection_tokens == 300
+    finally:
+        memory.close()
+    with pytest.raises(UserError, match="config must be"):
+        ProceduralMemory(open_procedures(), "prod")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("outcome", ["Success", "succeeded", "", 12345])
 def test_close_session_refuses_an_outcome_that_is_no_label(make, outcome: object) -> None:
     """An attacker's finding: `close_session("s1", "Success")` closed the task unlabelled

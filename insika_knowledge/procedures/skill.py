@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from insika_knowledge.errors import StorageBusy, StorageUnavailable, UserError
+from insika_knowledge.errors import StorageBusy, StorageUnavailable, UserError, check_types
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.privacy.pseudonyms import pseudonymous
 from insika_knowledge.procedure import Procedure
@@ -138,12 +138,14 @@ class ProceduralMemory:
 
     Args:
         store: the tenant's procedure store (SQLite `ProcedureStore` or PostgreSQL).
-        config: the settings (default `ProceduresConfig()`: shadow mode).
+        config: the settings (default `ProceduresConfig()`: shadow mode), or a mapping of
+            them (`ProceduresConfig.from_mapping`).
         clock: unix seconds now; tests inject one for the idle sweep.
         token_counter: a `TokenCounter` overriding ``config.token_counter``.
 
     Raises:
-        UserError: the token counter cannot be built.
+        UserError: the token counter cannot be built, or `config` is neither (a
+            `ConfigError` names the setting).
     """
 
     def __init__(
@@ -154,8 +156,11 @@ class ProceduralMemory:
         clock: Callable[[], float] = time.time,
         token_counter: TokenCounter | None = None,
     ):
+        check_types("ProceduralMemory()", config=(config, (ProceduresConfig, Mapping, type(None)),
+                                                   "ProceduresConfig, a mapping of its settings or None"))
         self.store = store
-        self.config = config or ProceduresConfig()
+        self.config = config if isinstance(config, ProceduresConfig) else ProceduresConfig.from_mapping(config)
+        self._closed = False
         self.clock = clock
         self.counter = token_counter or get_counter(self.config.token_counter)
         self.index = RecallIndex(
@@ -224,6 +229,8 @@ class ProceduralMemory:
             ``(body to send upstream, stage)``: the body is the caller's object unless the
             block went in; the stage is None when the skill is off for this request.
         """
+        if self._closed:  # the skill is off for good: nothing captured, nothing recalled
+            return body, None
         if lock_budget_ms is None:
             return self._handle_request(body, headers, None)
         with self.store.busy_budget(lock_budget_ms):
@@ -538,6 +545,8 @@ class ProceduralMemory:
             UserError: `outcome` is neither None nor exactly ``success`` or ``failure``
                 (a misspelt label would close the task unlabelled and lose the run's outcome).
         """
+        self._check_open()
+        check_types("close_session()", session_id=(session_id, str))
         if outcome is not None and outcome not in (SUCCESS, FAILURE):
             near = f" (did you mean {str(outcome).strip().lower()!r}?)" \
                 if isinstance(outcome, str) and outcome.strip().lower() in (SUCCESS, FAILURE) else ""
@@ -557,6 +566,7 @@ class ProceduralMemory:
         Returns:
             The flushed session ids.
         """
+        self._check_open()
         now = self.clock() if now is None else now
         flushed = []
         with self._lock:
@@ -587,12 +597,20 @@ class ProceduralMemory:
         self._sweeper.start()
 
     def close(self) -> None:
-        """Stop the sweeper and close the store."""
+        """Stop the sweeper and close the store (again: nothing). Afterwards `handle_request`
+        passes every request on unchanged, as with the skill off, and the other calls raise
+        `UserError`.
+        """
+        self._closed = True
         self._stop.set()
         if self._sweeper is not None:
             self._sweeper.join(timeout=5)
             self._sweeper = None
         self.store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UserError("this procedural memory is closed: open a new one (nothing was read or written)")
 
     def __enter__(self) -> ProceduralMemory:
         return self
@@ -629,6 +647,9 @@ class ProceduralMemory:
             tools: the tools available; None skips the tool check.
             latest: the latest user message, if any.
         """
+        self._check_open()
+        check_types("recall()", task=(task, str), latest=(latest, str),
+                    tools=(tools, (list, tuple, set, frozenset, type(None)), "a list of tool names or None"))
         offered = None if tools is None else tuple(tools)
         with self._lock:
             self.refresh()
@@ -647,6 +668,7 @@ class ProceduralMemory:
         Raises:
             UserError: a session's messages are malformed.
         """
+        self._check_open()
         report = MineReport()
         runs: list[MinedRun | OperationRun] = []
         verdicts: dict[str, int] = {}
