@@ -325,3 +325,51 @@ def test_mine_refuses_a_call_it_cannot_read_and_writes_nothing(tmp_path: Path, c
     assert out.exit_code == 2 and f"s.jsonl:2: {said}" in out.output, out.output
     connection = apsw.Connection(str(tmp_path / "default.db"))
     assert list(connection.execute("SELECT count(*) FROM procedure_runs")) == [(0,)]  # not even s1's run
+
+
+def _shell_sessions(path: Path) -> Path:
+    """Two tasks of shell sessions (no tool-calling operations), one run each."""
+    rows = []
+    for task in ("t1", "t2"):
+        rows.append({"session_id": f"s-{task}", "outcome": "success", "metadata": {"task_id": task}, "messages": [
+            {"role": "user", "content": f"Fix the failing test of {task}"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "execute_bash", "arguments": json.dumps({"command": "pytest -q tests"})}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "2 passed in 0.05s"}]})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--seeds", "2", "--train-fraction", "nan"], "nan is no share"),
+    (["--seeds", "2", "--train-fraction", "2"], "--train-fraction"),
+    (["--seeds", "2", "--train-fraction", "0"], "--train-fraction"),
+    (["--seeds", "0"], "--seeds"),
+    (["--tasks", "nonexistent"], "'nonexistent' is no task of"),
+    (["--reports", "reports.json"], "--reports goes with --requests"),
+])
+def test_evaluate_refuses_options_that_would_score_nothing_or_crash(tmp_path: Path, extra: list[str],
+                                                                     said: str) -> None:
+    """A newcomer's findings: a NaN share was a traceback; 0, 2 and --seeds 0 scored nothing
+    with exit 0; an unknown task printed a report of nothing; --reports alone was ignored."""
+    sessions = _shell_sessions(tmp_path / "s.jsonl")
+    (tmp_path / "reports.json").write_text("{}", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(sessions), *extra],
+                                catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+
+
+@pytest.mark.parametrize(("reports", "said"), [
+    ("[1, 2]", "expected a JSON object of instance id -> resolved"),
+    ('{"i1": "false"}', "'i1': resolved is true or false, not 'false'"),
+])
+def test_a_reports_file_of_another_shape_is_named(tmp_path: Path, reports: str, said: str) -> None:
+    from insika_knowledge.bench.replay_eval import replay
+    from insika_knowledge.errors import UserError
+
+    (tmp_path / "requests.jsonl").write_text(json.dumps({"instance_id": "i1", "seq": 0, "body": {
+        "model": "m", "messages": [{"role": "user", "content": "hi"}]}}) + "\n", encoding="utf-8")
+    (tmp_path / "reports.json").write_text(reports, encoding="utf-8")
+    with pytest.raises(UserError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        replay(tmp_path / "requests.jsonl", reports=tmp_path / "reports.json", folder=tmp_path / "work")

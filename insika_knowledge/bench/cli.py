@@ -10,6 +10,7 @@ results on stdout stay clean.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -171,8 +172,10 @@ def step_progress(title: str) -> Iterator[Callable[[str, int, int], None]]:
               help="Raw request bodies (JSONL, .gz ok) to replay through handle_request in prod.")
 @click.option("--reports", "reports_file", default=None, type=click.Path(dir_okay=False),
               help="With --requests: JSON instance id -> resolved (default: each record's resolved).")
-@click.option("--seeds", type=int, default=None, help="Seeded half splits 0..N-1 instead of leave-one-task-out.")
-@click.option("--train-fraction", type=float, default=0.5, show_default=True)
+@click.option("--seeds", type=click.IntRange(min=1), default=None,
+              help="Seeded half splits 0..N-1 instead of leave-one-task-out.")
+@click.option("--train-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5,
+              show_default=True, help="With --seeds: the share of tasks mined, between 0 and 1.")
 @click.option("--tasks", default=None, help="Comma-separated tasks to hold out (default: all).")
 @click.option("--min-confidence", type=float, default=None, help="Default: the configured 0.2.")
 @click.option("--min-match-score", type=float, default=None, help="Default: the configured 0.7.")
@@ -218,6 +221,11 @@ def evaluate(
     """
     from insika_knowledge.bench.evaluate import evaluate_stored, format_report, run
     from insika_knowledge.procedures.config import ProceduresConfig
+
+    if math.isnan(train_fraction):
+        raise click.BadParameter("nan is no share of the tasks", param_hint="'--train-fraction'")
+    if reports_file is not None and requests_file is None:
+        raise click.UsageError("--reports goes with --requests (it says which replayed instance was resolved)")
 
     config = ProceduresConfig(
         min_confidence=ProceduresConfig.min_confidence

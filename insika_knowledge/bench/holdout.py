@@ -234,6 +234,10 @@ def leave_one_task_out(
     traces = _prepare(read_sessions(path), config)
     all_tasks = sorted({t.task_id for t in traces}, key=lambda t: (len(t), t))
     held = all_tasks if tasks is None else [t for t in all_tasks if t in set(tasks)]
+    unknown = sorted(set(tasks or ()) - set(all_tasks))
+    if unknown:  # scoring 0 runs would print a report of nothing
+        shown = ", ".join(all_tasks[:10]) + (f" and {len(all_tasks) - 10} more" if len(all_tasks) > 10 else "")
+        raise UserError(f"--tasks: {', '.join(map(repr, unknown))} is no task of {path} (its tasks: {shown})")
     rows: list[dict[str, Any]] = []
     procedures_mined = []
     for task in held:

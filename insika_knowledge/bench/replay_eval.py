@@ -210,7 +210,13 @@ def replay(
             loaded = json.loads(Path(reports).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UserError(f"reports file {reports}: {exc}") from None
-        verdicts = {str(k): bool(v) for k, v in dict(loaded).items()}
+        if not isinstance(loaded, dict):
+            raise UserError(f"reports file {reports}: expected a JSON object of instance id -> resolved "
+                            f"(true or false), got {type(loaded).__name__}")
+        wrong = next(((k, v) for k, v in loaded.items() if not isinstance(v, bool)), None)
+        if wrong is not None:  # "false" or 0 read as resolved would count a failure as a success
+            raise UserError(f"reports file {reports}: {wrong[0]!r}: resolved is true or false, not {wrong[1]!r}")
+        verdicts = {str(k): v for k, v in loaded.items()}
     mined = _by_task(read_sessions(sessions)) if sessions is not None else None
     tally = _Tally()
     with tempfile.TemporaryDirectory(prefix="insika-replay-") as tmp:
