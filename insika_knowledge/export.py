@@ -152,8 +152,9 @@ def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = 
         files: list[Path] = []
         if held:
             _make_folder(folder / HELD_FOLDER)
-        for stored in kept:
-            path = (folder / HELD_FOLDER if stored.quarantined else folder) / f"{stored.concept.name}.md"
+        paths = [(folder / HELD_FOLDER if s.quarantined else folder) / f"{s.concept.name}.md" for s in kept]
+        _writable(paths)
+        for stored, path in zip(kept, paths, strict=True):
             try:
                 _write_atomic(path, stored.markdown)
             except RunTimeFailure as exc:
@@ -173,6 +174,7 @@ def export(store: Store, agent: str, out: str | os.PathLike[str], fmt: Format = 
                             unreadable=lost, stale=tuple(str(p.relative_to(folder)) for p in stale), pruned=prune)
     text, result = render(store, agent, fmt, include_held=include_held, concepts=concepts)
     path = folder / f"knowledge.{fmt}"
+    _writable([path])
     _write_atomic(path, text)
     return ExportResult([path], result.concepts, result.edges, result.dropped_links, result.held,
                         result.left_out, salvaged_from=source, unreadable=lost)
@@ -407,6 +409,20 @@ def _make_folder(folder: Path, named: str = "") -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {folder}: {exc}") from None
+
+
+def _writable(paths: list[Path]) -> None:
+    """Refuse, before anything is written, a record's path that a folder (or anything but
+    a file) takes: the export would stop there with the records before it written.
+
+    Raises:
+        UserError: names the first such path.
+    """
+    for path in paths:
+        if path.exists() and not path.is_file():
+            what = "a folder" if path.is_dir() else "no regular file"
+            raise UserError(f"cannot write {path}: it is {what}: nothing was written (move it, or export "
+                            "to another folder)")
 
 
 def _write_atomic(path: Path, text: str) -> None:

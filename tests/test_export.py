@@ -136,6 +136,21 @@ def test_md_reexport_overwrites_and_is_identical(data_dir: Where, tmp_path: Path
     assert second == {f"{n}.md": md.encode("utf-8") for n, md in records.items()}
 
 
+@pytest.mark.parametrize("fmt", ["md", "json"])
+def test_a_record_path_taken_by_a_folder_fails_before_anything_is_written(tmp_path: Path, store, fmt: str) -> None:
+    """A newcomer's finding: the records before it were written, then the export failed."""
+    from insika_knowledge.errors import UserError
+
+    _fill(store)
+    out = tmp_path / "out"
+    last = sorted(CONCEPTS)[-1]
+    (out / (f"{last}.md" if fmt == "md" else "knowledge.json")).mkdir(parents=True)
+    with pytest.raises(UserError, match="is a folder: nothing was written"):
+        export(store, AGENT, out, fmt)
+    assert [p.name for p in out.iterdir()] == [f"{last}.md" if fmt == "md" else "knowledge.json"]
+    store.close()
+
+
 def test_md_reexport_picks_up_a_changed_record(tmp_path: Path, store) -> None:
     _fill(store)
     out = tmp_path / "out"
