@@ -184,8 +184,10 @@ class Procedure:
 
     @property
     def recurs(self) -> bool:
-        """A whole-task procedure, or a sub-procedure (or an operation) two successes share."""
-        return self.scope == TASK or self.successes >= 2
+        """Two successes share it: one run's steps (a whole short run's included) are that
+        run's, not yet a procedure (docs/procedures.md).
+        """
+        return self.successes >= 2
 
     @property
     def support(self) -> int:

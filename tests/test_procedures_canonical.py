@@ -337,6 +337,8 @@ def test_no_generated_secret_survives_in_stored_or_rendered_bytes(
             content = body["messages"][0]["content"]
             produced.append(content[len(message) :])  # what the skill added to the caller's text
         memory.close_session("s1", "success")
+        memory.handle_request({"messages": messages}, {"x-ace-session": "s2"})
+        memory.close_session("s2", "success")  # a second run shares its steps: listed
         procedures = memory.store.list_procedures()
         assert procedures  # the trace was verified (pytest passed) and mined
         for procedure in procedures:

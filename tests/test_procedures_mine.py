@@ -235,3 +235,26 @@ def test_the_swe_sample_is_only_mined_where_a_verify_step_proves_it() -> None:
     for p in procedures:
         assert p.steps[-1].verify and p.steps[-1].template == "python reproduce.py"
         assert not any(s.template.startswith(("ls", "find_file", "open ")) for s in p.steps)
+
+
+def test_a_short_run_that_is_one_part_is_listed_only_once_a_second_run_shares_it(tmp_path: Path) -> None:
+    """A newcomer's finding: a run of up to 4 steps ending in a verified step was listed as a
+    ``task`` procedure, recallable, with the support of its one run (the docs: a whole run
+    is no procedure of its own; a part is listed once two runs share it)."""
+    from insika_knowledge.procedures.skill import ProceduralMemory
+    from insika_knowledge.sessions import Session
+    from insika_knowledge.store.sqlite.procedures import ProcedureStore
+
+    def run(n: int) -> Session:
+        return Session(f"s{n}", [
+            {"role": "user", "content": f"fix bug {n} in /repo"},
+            sh("a", "cat > /repo/fix.py <<EOF\nx\nEOF"), result("a", ""),
+            sh("b", "cd /repo && pytest -q"), result("b", "2 passed in 0.05s"),
+        ], outcome="success")
+
+    with ProceduralMemory(ProcedureStore(tmp_path / "p.db")) as memory:
+        memory.mine_sessions([run(1)])
+        assert memory.store.count() == 0 and memory.store.list_procedures() == []
+        memory.mine_sessions([run(2)])
+        listed = memory.store.list_procedures()
+        assert listed and all(p.successes == 2 and p.recurs for p in listed)

@@ -325,15 +325,16 @@ def test_idle_sessions_are_flushed_by_the_sweep_and_shell_traces_mined(
         result("b", "===== 2 passed in 0.1s ====="),
     ]
     memory.handle_request(request(shell), {"x-ace-session": "shell"})
+    memory.handle_request(request(shell), {"x-ace-session": "shell-2"})  # listed once two runs share it
     memory.handle_request(
         request(cancel_messages()), {"x-ace-session": "tool"}
     )  # no outcome: unverified
     clock.now += 599
     assert memory.sweep() == []
     clock.now += 2
-    assert sorted(memory.sweep()) == ["shell", "tool"]
-    (procedure,) = memory.store.list_procedures()
-    assert procedure.kind == "shell" and procedure.steps[-1].template == "pytest -q"
+    assert sorted(memory.sweep()) == ["shell", "shell-2", "tool"]
+    procedures = memory.store.list_procedures()
+    assert procedures and all(p.kind == "shell" and p.steps[-1].template == "pytest -q" for p in procedures)
     assert memory.session("shell") is None and memory.session("tool") is None
 
 

@@ -24,8 +24,9 @@ PROC_COLUMNS: Final = (
     "id, kind, steps, tools, triggers, trigger_runs, successes, failures, sample_task, "
     "created_at, updated_at, scope"
 )
-#: Rows that are listed: whole-task procedures, and sub-procedures (operations) two runs (tasks) share.
-RECURS: Final = "(scope = 'task' OR successes >= 2)"
+#: Rows that are listed: the procedures two successful runs (tasks, for an operation) share
+#: (`Procedure.recurs`; one run's steps, a whole short run's included, are that run's).
+RECURS: Final = "successes >= 2"
 #: The ``procedure_tasks`` columns a `TaskRecord` is read from.
 TASK_COLUMNS: Final = "id, record, created_at, updated_at"
 SESSION_COLUMNS: Final = (
