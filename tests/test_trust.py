@@ -467,3 +467,37 @@ def test_a_permission_if_they_wish_is_the_business_stating_a_rule(tmp_path: Path
             {"role": "user", "content": "Do visitors have to sign in?"},
             {"role": "assistant", "content": "Visitors may sign in if they wish."}]).results \
             == [("visitor-sign-in", "conflict")]
+
+
+@pytest.mark.parametrize(("claim", "kind", "asked", "answer", "held"), [
+    # "none of our plans ... cover" negates what it is said of ("none" was read as "non-e")
+    ("Vaccination coverage\nThe Premium pet insurance plan covers routine vaccinations.", "policy",
+     "Which of your plans cover my puppy's routine vaccinations?",
+     "None of our plans cover routine vaccinations; all three cover accidents and illnesses.", True),
+    # a yes to another business's rule, the message giving ours another value
+    ("Reembolso por cancelamento\nCancelamentos feitos até 24h antes da retirada têm reembolso integral.",
+     "policy", "a Estrada devolve tudo se eu cancelar até 24h antes da retirada. vcs fazem igual?",
+     "Sim, a Estrada tem essa política, é uma regra deles. Aqui, o reembolso integral vale para "
+     "cancelamentos feitos até 72h antes da retirada.", True),
+    # ...while a yes whose message says the claim's own value vouches for it
+    ("Reembolso por cancelamento\nCancelamentos feitos até 24h antes da retirada têm reembolso integral.",
+     "policy", "Se eu cancelar até 24h antes da retirada, vocês devolvem tudo?",
+     "Sim, cancelando até 24h antes da retirada o reembolso é integral.", False),
+    # a condition said first, none of whose words the claim keeps
+    ("Router upgrade\nCustomers can upgrade to the new Wi-Fi 6 router at no charge.", "policy",
+     "My router is ancient. Do I get a free upgrade?",
+     "If you're on the Fiber 500 plan or higher, yes, we'll swap your router for the new Wi-Fi 6 model at "
+     "no charge.", True),
+    # ...a courtesy's "if" conditions nothing
+    ("Gift wrapping\nGift wrapping is free on every order.", "policy", "Do you wrap gifts?",
+     "If you like, yes: gift wrapping is free on every order.", False),
+    # a mass or length in another metric unit is the same value (2138)
+    ("Flat rate parcel limit\nParcels weighing up to 2,000 grams ship at an $8 flat rate.", "policy",
+     "How much to send a small box of books?", "Our flat rate of $8 covers parcels up to 2 kilograms.", False),
+    ("Flat rate parcel limit\nParcels weighing up to 2,000 grams ship at an $8 flat rate.", "policy",
+     "How much to send a small box of books?", "Our flat rate of $8 covers parcels up to 3 kilograms.", True),
+])
+def test_negation_by_none_a_yes_to_another_value_and_a_leading_condition(
+        claim: str, kind: str, asked: str, answer: str, held: bool) -> None:
+    """Cases of an unseen set's dev half (benchmarks/trust/newcomers20.jsonl: 2130, 2126, 2114, 2138)."""
+    assert assess(claim, kind, [user(asked), agent(answer)]).quarantined is held

@@ -440,7 +440,7 @@ TAG_QUESTION: Final = re.compile(
     r"|do(?:n'?t| not) they|ok|okay|yes|sim|verdade|confere|no|ta|beleza|blz|combinado|fechado|viu|alright)"
     r"\s*\?+\s*$")
 #: Words that negate a term for the polarity check beyond the analyser's own ("non-refundable").
-_EXTRA_NEGATIONS: Final = re.compile(r"\bnon[- ]?(?=[a-z])")
+_EXTRA_NEGATIONS: Final = re.compile(r"\bnon(?!e\b|etheless\b|sense\b)[- ]?(?=[a-z])")  # not "none"
 #: A sentence ends after ``. ! ? ;`` and at a line end, and after an emoji, which closes a
 #: clause in chat ("Nope, drones can't go in checked bags 😕 bring it in your carry-on").
 _SENTENCE_END: Final = re.compile(
@@ -2346,7 +2346,7 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     for text in texts:
         if text.rstrip().endswith("?"):
             continue  # the question a bare yes answers: its "if I break down near ..." is the asker's case
-        if _for_whoever(text, wanted):
+        if _for_whoever(text, wanted) or _if_first(text, wanted):
             return True  # "A instalação é grátis pra quem assina o plano de 500 mega"
         seq = tokens(text)
         start = 0
@@ -2415,6 +2415,28 @@ _ONLY_WITH: Final = frozenset({"r:with", "r:com"})
 _WHOEVER: Final = (r"(?:quem|aqueles? que|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
                    r"|(?:those|anyone|everyone|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
 _FOR_WHOEVER: Final = re.compile(r"\b(?:pra|para|for)\s+" + _WHOEVER)
+
+
+def _if_first(text: str, wanted: frozenset[str]) -> bool:
+    """True when `text` opens with a condition closed by a comma ("If you're on the Fiber
+    500 plan or higher, yes, we'll swap your router at no charge", "Se o pedido passar de
+    R$ 300, o frete sai grátis") none of whose words the claim (content terms `wanted`)
+    says, and the rest says some of the claim: the claim without the condition is another
+    rule. A courtesy ("if you like", "se quiser") conditions nothing.
+    """
+    found = _IF_FIRST.match(fold(text))
+    if found is None:
+        return False
+    said = content_terms(found[1]) - _COURTESY
+    return bool(said) and not said & wanted and bool(content_terms(found[2]) & wanted)
+
+
+#: A condition said first, to its comma, and the rest (folded text).
+_IF_FIRST: Final = re.compile(r"\W*(?:if|unless|only if|as long as|se|caso|desde que|somente se|so se)\b([^,.;!?]+),"
+                              r"([^.;!?]+)")
+#: The terms of the words of a courtesy's "if": "if you like", "if you want", "se quiser".
+_COURTESY: Final = frozenset(t for w in ("like", "want", "wish", "prefer", "need", "quiser", "preferir",
+                                         "desejar", "precisar", "gostar", "please") for t in content_terms(w))
 
 
 def _for_whoever(text: str, wanted: frozenset[str]) -> bool:

@@ -196,6 +196,11 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
         said = [earlier.text for earlier in parts[:at] if earlier.speaker == "customer"][-1:] if text else []
         if said:  # a bound of the yes binds the question ("O frete é grátis?" / "Sim, acima de R$ 199")
             said.append(as_answered(parts, at))
+            own = features(piece.text)
+            if _valued_otherwise(values, own) and not all(states(v, own, business=True) for v in values):
+                continue  # the yes is to something else: the message gives the claim's subject another
+                # value of its own ("A Estrada devolve tudo até 24h antes?" / "Sim, a Estrada tem essa
+                # política. Aqui, o reembolso integral vale até 72h antes")
         split = sentences(piece.text)
         if _gainsaid(claim, split, answered=bool(text)):
             continue  # "Yes, delivery is free over £50. Next-day is an extra £4.95" is no free next-day
