@@ -1511,3 +1511,15 @@ def test_no_limit_is_a_value_and_a_plan_named_unlimited_is_a_name(a: str, b: str
 ])
 def test_a_list_of_plain_words_is_read_in_any_order(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike and same(b, a) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # "as" after a verb is the Portuguese article, not "às" (at)
+    ("O professor corrige as redações em até uma semana.",
+     "As redações são corrigidas pelo professor em até uma semana.", True),
+    ("O professor corrige as redações em até uma semana.", "O professor corrige as redações em até duas semanas.",
+     False),
+    ("A loja abre às 9h.", "A loja abre às 10h.", False),
+])
+def test_the_portuguese_article_as_after_a_verb_is_no_role(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike and same(b, a) is alike

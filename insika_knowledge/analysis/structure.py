@@ -1598,13 +1598,15 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
 
 def _drop_articles(out: list[str], passives: list[tuple[int, bool]]) -> None:
     """Drop the Portuguese article "as" read as the role "às" where a sentence or a phrase
-    opens with it before a noun ("As trocas são feitas só na loja física": the exchanges,
-    not "at the exchanges"); "Às 9h", "Às segundas" keep their role. The passives'
+    opens with it, or a content word (a verb) comes before it, and a noun after it ("As
+    trocas são feitas só na loja física": the exchanges, not "at the exchanges"; "O
+    professor corrige as redações"); "Às 9h", "Às segundas" keep their role. The passives'
     positions follow.
     """
     at = 0
     while at + 1 < len(out):
-        if out[at] == "r:as" and (at == 0 or out[at - 1] in (SENTENCE, PHRASE)) and plain_word(out[at + 1]):
+        if out[at] == "r:as" and (at == 0 or out[at - 1] in (SENTENCE, PHRASE) or plain_word(out[at - 1])) \
+                and plain_word(out[at + 1]):
             del out[at]
             passives[:] = [(p - 1 if p > at else p, agent) for p, agent in passives]
             continue
