@@ -487,6 +487,8 @@ def read_number_words(folded: str) -> str:
         The text with each number-word run replaced by its digits; everything else as it was.
     """
     folded = _PERCENT_WORDS_RE.sub("%", folded)
+    if "dozen" in folded or "duzia" in folded:
+        folded = _DOZEN_RE.sub(_dozens, folded)
     if "half" in folded or "meia" in folded:
         folded = _HALF_HOURS_RE.sub(_half_hours, folded)
         folded = _MEIA_RE.sub("50%", folded)
@@ -626,6 +628,19 @@ _HALF_HOURS_RE: Final = re.compile(
     rf"|{_AT_CLOCK}\b(?P<n2>one|\d+|[a-z]+) and a half hours?\b"
     rf"|{_AT_CLOCK}\b(?P<n3>uma|um|\d+|[a-z]+) horas? e meia{_HALF_END}"
     r"|\b(?:half an hour|a half[- ]hour|meia[- ]hora)\b")
+
+
+#: A dozen ("a dozen", "uma dúzia", "half a dozen", "meia dúzia", "2 dozen", "duas dúzias").
+_DOZEN_RE: Final = re.compile(
+    r"\b(?:(?P<half>half a|meia)|(?P<n>a|one|uma|\d+|two|duas|three|tres))\s+(?:dozens?|duzias?)\b")
+_DOZENS: Final = {"a": 12, "one": 12, "uma": 12, "two": 24, "duas": 24, "three": 36, "tres": 36}
+
+
+def _dozens(match: re.Match[str]) -> str:
+    if match["half"]:
+        return "6"
+    count = match["n"]
+    return str(int(count) * 12) if count.isdigit() else str(_DOZENS[count])
 
 
 def _half_hours(match: re.Match[str]) -> str:

@@ -1086,12 +1086,45 @@ _PORTUGUESE_SPELLING: Final = re.compile(r"[a-z]*(?:nh|lh)[a-z]*|\b[a-z]+(?:dade
 _ENGLISH_SPELLING: Final = re.compile(r"\b[a-z]*(?:th|wh|w|k|y)[a-z]*\b|\b[a-z]+(?:ing|tion|ness)s?\b")
 
 
+#: Informal or abbreviated words read as the word they stand for (folded): "tá" is
+#: "está", "hr" / "hrs" "hour".
+_SPELLED_OUT: Final = {"ta": "esta", "hr": "hour", "hrs": "hours"}
+#: Words that say a thing may be left out: "optional" is "not required" (`p_optional`, as
+#: "you don't need to" reads).
+_OPTIONAL_WORDS: Final = frozenset({"optional", "opcional", "opcionais", "facultativo", "facultativa",
+                                    "facultativos", "facultativas"})
+#: A value's "/" before a unit of what it is counted by ("$5/hr", "R$ 50/mês"): "per".
+_PER_SLASH: Final = re.compile(
+    r"(?<=[\w$%])\s*/\s*(?=(?:hr|hrs|h|hours?|horas?|days?|dias?|nights?|noites?|weeks?|semanas?|months?|mes|meses"
+    r"|years?|anos?|persons?|person|people|pessoas?|kg|km|units?|unidades?|items?|itens|guests?|hospedes?)\b)")
+#: A day range of one month ("de 1o a 15 de agosto", "from August 1 to 15"): each end a date.
+_PT_DAY_RANGE: Final = re.compile(
+    rf"\b(\d{{1,2}})o?\s+(a|ate|e)\s+(\d{{1,2}})\s+de\s+({'|'.join(MONTH_NAMES[12:])})\b")
+_EN_DAY_RANGE: Final = re.compile(
+    rf"\b({'|'.join(MONTH_NAMES[:12])})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s+(to|through|until|and|-)\s+"
+    r"(\d{1,2})(?:st|nd|rd|th)?\b(?!\s*(?:[:h]|am|pm|a\.m|p\.m|%|days?|hours?|nights?))")
+
+
+def _spelled(prepared: str, portuguese: bool) -> str:
+    """`prepared` with a value's "/" before a unit read as "per" / "por" and a day range of
+    one month written as two dates ("de 1 de agosto a 15 de agosto").
+    """
+    if "/" in prepared:
+        prepared = _PER_SLASH.sub(" por " if portuguese else " per ", prepared)
+    if portuguese:
+        return _PT_DAY_RANGE.sub(r"\1 de \4 \2 \3 de \4", prepared)
+    return _EN_DAY_RANGE.sub(r"\1 \2 \3 \1 \4", prepared)
+
+
 @lru_cache(maxsize=65536)
 def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     """The token of one folded word (None: a stop word that carries nothing here)."""
     if word.startswith(_NAME_MARK):
         return word
     word = _ONE_WORD.get(word, word)
+    word = _SPELLED_OUT.get(word, word)
+    if word in _OPTIONAL_WORDS:
+        return "p:p_optional"  # "é opcional" says "não é obrigatório"
     if english and word in _DO_AUXILIARIES:
         return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o)
     if word in _UNSAID:
@@ -1472,6 +1505,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
     prepared = _prepare(text)
     lang = _language(text, prepared)
     portuguese, english = lang == "pt", lang == "en"
+    prepared = _spelled(prepared, portuguese)
     spans = _dates(prepared, lang)
     blanked = list(prepared)
     for span in spans:

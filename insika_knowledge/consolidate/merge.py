@@ -352,14 +352,15 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
 
 def _modality_turned(one: str, other: str, its: frozenset[str], theirs: frozenset[str]) -> bool:
     """True when `one` requires ("must", "obrigatório") what `other` permits ("may", "can",
-    "não é obrigatório": `MODAL_CONTRARIES`) with `one`'s words and at most `_REPLACED`
-    more ("Customers must schedule an appointment" / "Customers may schedule an appointment
+    "não é obrigatório", "optional": `MODAL_CONTRARIES`) with `one`'s words (but two) and at
+    most `_REPLACED` more ("Customers must schedule an appointment" / "Customers may schedule an appointment
     ... if they wish"; "O uso de touca é obrigatório" / "... é recomendado, mas não é
     obrigatório"): one rule made optional, not a second rule beside it.
     """
     required, permitted = MODAL_CONTRARIES
     return bool(required & _poles(one)) and not required & _poles(other) and bool(permitted & _poles(other)) \
-        and its <= theirs and len(theirs - its) <= _REPLACED
+        and len(its - theirs) <= 2 and len(theirs - its) <= _REPLACED  # (two left unsaid: "Patients must
+    # fast for 8 hours" / "Fasting for 8 hours is optional")
 
 
 def _priced(one: str, other: str, its: frozenset[str], theirs: frozenset[str],
