@@ -357,27 +357,11 @@ def search(agent: str, message: str, data_dir: str | None, database: str | None,
 
 #: The most bytes ``search -`` reads from standard input (a message's first 2,000
 #: characters or so decide its ranking: `insika_knowledge.analysis.pieces`).
-STDIN_MESSAGE_MAX: Final = 1 << 20
-
-
 def _stdin_message() -> str:
-    """The message on standard input (``search -``).
+    """The message on standard input (``search -``; `readers.stdin_text`)."""
+    from insika_knowledge.readers import stdin_text
 
-    Raises:
-        UserError: empty, over `STDIN_MESSAGE_MAX` bytes, or not UTF-8.
-    """
-    from insika_knowledge.readers import not_utf8
-
-    data = sys.stdin.buffer.read(STDIN_MESSAGE_MAX + 1)
-    if len(data) > STDIN_MESSAGE_MAX:
-        raise UserError(f"standard input is over {STDIN_MESSAGE_MAX:,} bytes: give the message's "
-                        "question, not a whole transcript")
-    if not data.strip():
-        raise UserError("standard input is empty: give the customer's message")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise not_utf8("standard input", exc) from None
+    return stdin_text("give the customer's message")
 
 
 def _entry(entry: Any, disputed: frozenset[str], challenged: frozenset[str]) -> dict[str, Any]:

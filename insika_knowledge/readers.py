@@ -147,3 +147,29 @@ def not_utf8(where: str, exc: UnicodeDecodeError, first_line: int = 1) -> UserEr
     return UserError(f"{where}:{line}: byte {column} of the line ({data[exc.start:exc.start + 1]!r}) is not UTF-8; "
                      "save the file as UTF-8 (it looks like Latin-1 or Windows-1252)")
 
+
+
+#: The most bytes a command reads from standard input for one message (1 MiB).
+STDIN_MESSAGE_MAX: Final = 1 << 20
+
+
+def stdin_text(wanted: str) -> str:
+    """The text on standard input, for a command given ``-`` (``search -``,
+    ``procedures recall -``).
+
+    Args:
+        wanted: what to give, for the message when it is empty ("give the customer's message").
+
+    Raises:
+        UserError: empty, over `STDIN_MESSAGE_MAX` bytes, or not UTF-8.
+    """
+    data = sys.stdin.buffer.read(STDIN_MESSAGE_MAX + 1)
+    if len(data) > STDIN_MESSAGE_MAX:
+        raise UserError(f"standard input is over {STDIN_MESSAGE_MAX:,} bytes: give the message's "
+                        "question, not a whole transcript")
+    if not data.strip():
+        raise UserError(f"standard input is empty: {wanted}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_utf8("standard input", exc) from None

@@ -373,3 +373,26 @@ def test_a_reports_file_of_another_shape_is_named(tmp_path: Path, reports: str, 
     (tmp_path / "reports.json").write_text(reports, encoding="utf-8")
     with pytest.raises(UserError, match=said.replace("(", r"\(").replace(")", r"\)")):
         replay(tmp_path / "requests.jsonl", reports=tmp_path / "reports.json", folder=tmp_path / "work")
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--limit", "0"], "--limit"), (["--limit", "-1"], "--limit"),
+    (["--min-confidence", "5"], "--min-confidence"), (["--min-confidence", "nan"], "nan is no confidence"),
+])
+def test_procedures_list_refuses_a_limit_or_bound_that_lists_nothing(tmp_path: Path, extra: list[str],
+                                                                      said: str) -> None:
+    """A newcomer's finding: "--limit 0" and "--min-confidence 5" printed "(no procedures)"
+    where five were stored; "--limit -1" listed every one."""
+    result = CliRunner().invoke(cli, ["procedures", "list", "--data-dir", str(tmp_path), *extra])
+    assert result.exit_code == 2 and said in result.output, result.output
+
+
+def test_procedures_recall_reads_the_task_from_standard_input(tmp_path: Path) -> None:
+    sessions = _shell_sessions(tmp_path / "s.jsonl")
+    CliRunner().invoke(cli, ["procedures", "mine", "--data-dir", str(tmp_path), "--sessions", str(sessions)],
+                       catch_exceptions=False)
+    read = CliRunner().invoke(cli, ["procedures", "recall", "--data-dir", str(tmp_path), "-"], input="")
+    assert read.exit_code == 2 and "standard input is empty" in read.output  # "-" itself was the task
+    given = CliRunner().invoke(cli, ["procedures", "recall", "--data-dir", str(tmp_path), "--json", "-"],
+                               input="Fix the failing test of t1\n")
+    assert given.exit_code == 0 and json.loads(given.output)["result"] in ("hit", "miss")

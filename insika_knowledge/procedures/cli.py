@@ -109,12 +109,12 @@ def mine(
 @procedures.command("list")
 @click.option(
     "--min-confidence",
-    type=float,
+    type=click.FloatRange(0.0, 1.0),
     default=0.0,
     show_default=True,
-    help="Only procedures whose Wilson lower bound reaches this.",
+    help="Only procedures whose Wilson lower bound reaches this (0 to 1).",
 )
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @_data_dir
 @_database
 @_tenant
@@ -123,6 +123,8 @@ def list_(
     min_confidence: float, limit: int, data_dir: str | None, database: str | None, tenant: str, as_json: bool
 ) -> None:
     """List procedures, most confident first."""
+    if min_confidence != min_confidence:  # NaN passes any range check
+        raise click.BadParameter("nan is no confidence", param_hint="'--min-confidence'")
     with _memory(data_dir, database, tenant) as memory:
         found = memory.store.list_procedures(min_confidence=min_confidence, limit=limit)
         bound = memory.config.min_confidence
@@ -240,9 +242,13 @@ _ABSTAINED: Final = {
 def recall(
     task: str, tools: tuple[str, ...], data_dir: str | None, database: str | None, tenant: str, as_json: bool
 ) -> None:
-    """Print the block a new TASK would get (or why it gets none)."""
+    """Print the block a new TASK would get (or why it gets none); - reads TASK from standard input."""
     from insika_knowledge.procedures.recall.render import render
 
+    if task == "-":
+        from insika_knowledge.readers import stdin_text
+
+        task = stdin_text("give the user's request, as a new session would bring it")
     if not task.strip():
         raise UserError("TASK is empty: give the user's request, as a new session would bring it")
 
