@@ -396,3 +396,17 @@ def test_procedures_recall_reads_the_task_from_standard_input(tmp_path: Path) ->
     given = CliRunner().invoke(cli, ["procedures", "recall", "--data-dir", str(tmp_path), "--json", "-"],
                                input="Fix the failing test of t1\n")
     assert given.exit_code == 0 and json.loads(given.output)["result"] in ("hit", "miss")
+
+
+@pytest.mark.skipif(not RETAIL.is_file(), reason="needs ../shared/data")
+def test_a_recall_whose_tools_are_not_offered_says_so(tmp_path: Path) -> None:
+    """A newcomer's finding: with another tool offered, the abstention read "the nearest past
+    tasks name no write", and its matcher "terms" where the past tasks' vote decided."""
+    runner = CliRunner()
+    runner.invoke(cli, ["procedures", "mine", "--data-dir", str(tmp_path), "--sessions", str(RETAIL)],
+                  catch_exceptions=False)
+    asked = ["procedures", "recall", "--data-dir", str(tmp_path), "--json",
+             "I want to exchange the items in my delivered order"]
+    assert json.loads(runner.invoke(cli, asked).output)["result"] == "hit"
+    other = json.loads(runner.invoke(cli, [*asked, "--tool", "find_user_id_by_name_zip"]).output)
+    assert (other["result"], other["abstained"], other["matcher"]) == ("miss", "not_recallable", "tasks")

@@ -223,6 +223,8 @@ _ABSTAINED: Final = {
     "nothing_asked": "the message asks nothing",
     "no_write_voted": "the nearest past tasks made no write (they refused or handed off)",
     "nothing_named": "the nearest past tasks name no write",
+    "not_recallable": "the write asked for cannot be recalled here: the request does not offer its tools "
+                      "(--tool), or its procedure is below the confidence bound",
     "one_supporting_task": "only one past task supports it (two are needed)",
     "near_tie": "two operations are as close",
     "disagreement": "the nearest past tasks disagree",

@@ -657,7 +657,10 @@ class ProceduralMemory:
             if found.hit:
                 return found
             shell = self.index.recall(task, offered, latest=latest)
-            return shell if shell.hit else dataclasses.replace(shell, abstained=decision.reason)
+            if shell.hit:
+                return shell
+            matcher = found.matcher if decision.neighbours else shell.matcher  # the past tasks' vote abstained
+            return dataclasses.replace(shell, abstained=decision.reason, matcher=matcher)
 
     def mine_sessions(self, sessions: Iterable[Session]) -> MineReport:
         """Mine stored sessions (normalised JSONL, `insika_knowledge.sessions.read_sessions`).

@@ -120,6 +120,9 @@ class Decision:
         agreement: the operation's share of the vote (0.0 on a miss before a vote).
         neighbours: the voting tasks, nearest first.
         reason: why it abstained ('' on a hit): ``no_neighbour``, ``nothing_named``,
+            ``not_recallable`` (the write voted for is one the message names, but its
+            procedure cannot be recalled here: its tools are not offered, or it is below
+            the confidence bound),
             ``nothing_asked`` (the message names no operation), ``no_write_voted`` (the
             nearest past tasks made no write: refused, handed off), ``disagreement``,
             ``another_object`` (the message names what another known write acts on, not
@@ -486,6 +489,8 @@ class TaskMatcher:
                     return Decision((), best, vote / len(voters), tuple(voters), "no_write_voted")
                 continue
             if not eligible(op):
+                if reason == "nothing_named" and not is_handoff_tool(op) and not recallable(op) and names(op, terms):
+                    reason = "not_recallable"  # the write asked for, whose tools are not offered (or unsure)
                 continue
             tied = [o for o, v in order if o not in (op, NOTHING) and v >= vote - _TIE and eligible(o)]
             if tied:
