@@ -410,3 +410,13 @@ def test_a_recall_whose_tools_are_not_offered_says_so(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(cli, asked).output)["result"] == "hit"
     other = json.loads(runner.invoke(cli, [*asked, "--tool", "find_user_id_by_name_zip"]).output)
     assert (other["result"], other["abstained"], other["matcher"]) == ("miss", "not_recallable", "tasks")
+
+
+@pytest.mark.skipif(not AIRLINE.is_file(), reason="needs ../shared/data")
+def test_evaluate_says_plainly_when_dev_chose_nothing_and_test_recalled_nothing() -> None:
+    """A newcomer's finding: "too few groups to leave one out" (10 groups), "the dev choice"
+    right after "nothing was chosen", and a heading of recalls with nothing under it."""
+    out = CliRunner().invoke(cli, ["procedures", "evaluate", "--sessions", str(AIRLINE)]).output
+    assert "too few groups" not in out and "nothing was chosen" in out
+    assert "in use (nothing was chosen)" in out and ": the dev choice" not in out
+    assert out.rstrip().endswith("(none: the memory abstained on every test run)")

@@ -297,14 +297,16 @@ def format_operations(report: Mapping[str, Any]) -> str:
         f"dev: {d['groups']} user groups, leave one group out, {d['settings_swept']} settings swept; chosen "
         f"{report['chosen']} ({'meets' if d['targets_met_on_dev'] else 'does NOT meet'} the targets on dev)"
         if d.get("chosen_on_dev", True) else
-        f"dev: {d['groups']} user groups: no setting recalled anything on dev (too few groups to leave one out), "
-        f"so nothing was chosen; the configured thresholds are used: {report['chosen']}",
+        f"dev: {d['groups']} user groups: no setting recalled anything on dev (reachable writes: "
+        f"{d['chosen_summary'].get('reachable', 0)}), so nothing was chosen; the configured thresholds are used: "
+        f"{report['chosen']}",
         "  " + line("dev (chosen)", d["chosen_summary"]),
         f"  dev off-domain requests (each asked of one fold per file): "
         f"{d['chosen_summary'].get('off_domain_recalled', 0)} of {d['chosen_summary'].get('off_domain_asked', 0)} "
         "recalled an operation",
         f"  configured defaults {report['configured']}: "
-        + ("the dev choice" if report["configured_is_chosen"] else "NOT the dev choice"),
+        + (("the dev choice" if report["configured_is_chosen"] else "NOT the dev choice")
+           if d.get("chosen_on_dev", True) else "in use (nothing was chosen)"),
         f"test: {report['test_groups']} user groups, scored once with {report['scored_with']}",
         "  " + line("test", report["test"]),
         f"  test off-domain requests (each asked once per file): {report['test_off_domain']['recalled']} of "
@@ -343,6 +345,8 @@ def format_operations(report: Mapping[str, Any]) -> str:
             verdict = "correct" if row["correct"] else "WRONG"
             out.append(f"  {row['session_id']} ({row['outcome']}): {'+'.join(row['recalled'])} at message "
                        f"{row['at_message']}, score {row['score']:.2f}: {verdict}")
+    if not any(row["recalled"] for row in report["runs"]):
+        out.append("  (none: the memory abstained on every test run)")
     return "\n".join(out)
 
 
