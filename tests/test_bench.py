@@ -361,7 +361,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -414,10 +414,15 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # stands for its verb, and two sentences read together), 1 of 17 held ("two weeks" said,
     # "14 days" proposed; the label's sentence read as a promise); test 3 of 17, 2 of 13
     ("newcomers19", 1, 3, 2),
+    # scored once before any change (forty-fourth session, at the session's start): dev 5 of
+    # 19 injected, 2 of 11 held; test 3 of 11, 3 of 19. Dev now 2 and 1 ("none of our plans"
+    # read as "non-e"; a yes to another business's value; a condition said first; grams as
+    # kilograms); the test half unchanged
+    ("newcomers20", 1, 3, 3),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers19.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers20.jsonl` (benchmarks/README.md,
     tenth to twenty-third sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
