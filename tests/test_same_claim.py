@@ -1538,6 +1538,10 @@ def test_the_portuguese_article_as_after_a_verb_is_no_role(a: str, b: str, alike
     ("A campanha de vacinação vai de 01/08 a 15/08.", "A campanha de vacinação vai de 1º a 15 de agosto.", True),
     ("A campanha de vacinação vai de 01/08 a 15/08.", "A campanha de vacinação vai de 1º a 16 de agosto.", False),
     ("The sale runs from August 1 to August 15.", "The sale runs from August 1 to 15.", True),
+    ("A matrícula na escola exige um documento com foto.", "A matrícula na escola requer um documento com foto.",
+     True),
+    ("A photo ID is mandatory at check-in.", "A photo ID is required at check-in.", True),
+    ("A photo ID is required at check-in.", "A photo ID is optional at check-in.", False),
 ])
 def test_abbreviations_dozens_optional_and_day_ranges_of_one_month(a: str, b: str, alike: bool) -> None:
     """Restatements of an unseen set's dev half (benchmarks/consolidation/newcomers18.jsonl)."""

@@ -1690,13 +1690,16 @@ FREE: Final = "s_free"
 #: and the semantic index held that procedure as its possible duplicate (cosine 0.8185).
 _PAY_WORDS: Final = frozenset("pay pays paying paga pagam pagar".split())
 _PAYERS: Final = frozenset({"w:you"})
-#: English "need" (a requirement, as "must" and Portuguese "precisa" are); "get" is a filler.
-_NEEDS: Final = frozenset("need needs needed exige exigem exigimos".split())
+#: English "need", "required", "mandatory", Portuguese "exige", "requer" (a requirement, as
+#: "must" and "precisa" are); "get" is a filler.
+_NEEDS: Final = frozenset("need needs needed exige exigem exigimos require requires required mandatory "
+                          "compulsory requer requerem".split())
 #: Words of need whose negation leaves a choice ("não precisa", "not required"), unlike a
 #: negated "must" / "deve" (forbidden).
 _NEED_WORDS: Final = frozenset(
     "need needs needed required mandatory necessary precisa precisam precisar precisamos necessario necessaria "
-    "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias exige exigem exigimos".split())
+    "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias exige exigem exigimos compulsory "
+    "require requires requer requerem".split())
 
 
 def _uncharged(out: list[str], determiner: bool = False) -> bool:
