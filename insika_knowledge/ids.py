@@ -31,10 +31,13 @@ def check_tenant(tenant: str) -> str:
     """Return `tenant` if it is a safe file-name stem, else raise.
 
     Raises:
+        ArgumentTypeError: `tenant` is not a str (as `check_agent`).
         InvalidName: not ``[a-z0-9][a-z0-9_-]{0,63}`` (so no ``/``, ``..``, or dots at all),
             or a reserved device name.
     """
-    if not isinstance(tenant, str) or not TENANT_RE.fullmatch(tenant) or tenant in _RESERVED:
+    if not isinstance(tenant, str):
+        raise wrong_type("tenant name", "tenant", tenant, "a str")
+    if not TENANT_RE.fullmatch(tenant) or tenant in _RESERVED:
         raise InvalidName(
             f"tenant {quoted(tenant)} is not valid: use 1-64 lowercase letters, digits, '_' or '-'"
         )

@@ -290,3 +290,14 @@ def test_reads_of_a_tenant_without_a_database_create_none(tmp_path: Path) -> Non
         assert memory.tenants() == [] and list(tmp_path.iterdir()) == []
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("tenant", [1, None, 2.5])
+def test_a_tenant_that_is_no_text_is_a_type_error(tmp_path, tenant: object) -> None:
+    """A newcomer's finding: ``tenant=1`` raised InvalidName where ``agent=1`` raises the
+    documented ArgumentTypeError."""
+    from insika_knowledge import Memory
+    from insika_knowledge.errors import ArgumentTypeError
+
+    with Memory(tmp_path, embeddings="off") as memory, pytest.raises(ArgumentTypeError, match="tenant must be"):
+        memory.tenant(tenant)  # type: ignore[arg-type]
