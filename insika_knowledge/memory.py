@@ -193,6 +193,10 @@ class Memory:
             check_base_url(base_url, "Memory(base_url=...):")
         self.base_url = base_url
         self.outbox_settings = outbox
+        if isinstance(embeddings, str):
+            from insika_knowledge.index.embedders import check_spec
+
+            check_spec(embeddings)  # a typo is said here, not at the first search
         self.embeddings = embeddings
         self.model_timeout_s = float(model_timeout_s)
         self._tenants: dict[str, Tenant] = {}

