@@ -420,3 +420,13 @@ def test_evaluate_says_plainly_when_dev_chose_nothing_and_test_recalled_nothing(
     assert "too few groups" not in out and "nothing was chosen" in out
     assert "in use (nothing was chosen)" in out and ": the dev choice" not in out
     assert out.rstrip().endswith("(none: the memory abstained on every test run)")
+
+
+def test_mining_an_empty_sessions_file_is_a_usage_error_that_makes_no_tenant(tmp_path: Path) -> None:
+    """A newcomer's finding: it printed "mined 0 traces ...: ()" and made the tenant's database."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["procedures", "mine", "--data-dir", str(tmp_path / "d"),
+                                      "--sessions", str(empty)])
+    assert result.exit_code == 2 and "holds no session: nothing to mine" in result.output
+    assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())

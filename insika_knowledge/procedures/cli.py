@@ -86,8 +86,11 @@ def mine(
     """Mine the verified traces of a sessions file into procedures (re-runs count nothing twice)."""
     from insika_knowledge.sessions import read_sessions
 
+    sessions = list(read_sessions(sessions_file))  # read whole (and checked) before the tenant is made
+    if not sessions:
+        raise UserError(f"sessions file {sessions_file} holds no session: nothing to mine (no tenant was made)")
     with _memory(data_dir, database, tenant, create=True, verify_patterns=verify_patterns) as memory:
-        report = memory.mine_sessions(read_sessions(sessions_file))
+        report = memory.mine_sessions(sessions)
     if as_json:
         click.echo(json.dumps(report.__dict__, indent=2))
         return
