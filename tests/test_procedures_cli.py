@@ -167,17 +167,11 @@ def test_usage_mistakes_exit_2_with_a_message(tmp_path: Path) -> None:
     missing = runner.invoke(cli, ["procedures", "list", "--data-dir", str(tmp_path)])
     assert missing.exit_code == 2 and "has no database" in missing.output
     assert "no tenant has one yet" in missing.output
-    runner.invoke(
-        cli,
-        [
-            "procedures",
-            "mine",
-            "--sessions",
-            str(tmp_path / "none.jsonl"),
-            "--data-dir",
-            str(tmp_path),
-        ],
-    )
+    gone = runner.invoke(cli, ["procedures", "mine", "--sessions", str(tmp_path / "none.jsonl"),
+                               "--data-dir", str(tmp_path)])
+    assert gone.exit_code == 2 and not (tmp_path / "default.db").exists()  # refused before the tenant is made
+    runner.invoke(cli, ["procedures", "mine", "--sessions", str(_shell_sessions(tmp_path / "s.jsonl")),
+                        "--data-dir", str(tmp_path)], catch_exceptions=False)
     unknown = runner.invoke(cli, ["procedures", "show", "proc-nope", "--data-dir", str(tmp_path)])
     assert unknown.exit_code == 2 and "no procedure 'proc-nope'" in unknown.output
     bad = tmp_path / "bad.jsonl"
@@ -323,8 +317,7 @@ def test_mine_refuses_a_call_it_cannot_read_and_writes_nothing(tmp_path: Path, c
         '[{"id": "a", "name": "book", "arguments": {}}]', calls) + "\n")
     out = CliRunner().invoke(cli, ["procedures", "mine", "--sessions", str(sessions), "--data-dir", str(tmp_path)])
     assert out.exit_code == 2 and f"s.jsonl:2: {said}" in out.output, out.output
-    connection = apsw.Connection(str(tmp_path / "default.db"))
-    assert list(connection.execute("SELECT count(*) FROM procedure_runs")) == [(0,)]  # not even s1's run
+    assert not (tmp_path / "default.db").exists()  # not even s1's run: the file is read whole first
 
 
 def _shell_sessions(path: Path) -> Path:

@@ -84,8 +84,10 @@ def mine(
     as_json: bool,
 ) -> None:
     """Mine the verified traces of a sessions file into procedures (re-runs count nothing twice)."""
+    from insika_knowledge.procedures.config import ProceduresConfig
     from insika_knowledge.sessions import read_sessions
 
+    ProceduresConfig(verify_patterns=verify_patterns)  # the settings are checked first, then the file
     sessions = list(read_sessions(sessions_file))  # read whole (and checked) before the tenant is made
     if not sessions:
         raise UserError(f"sessions file {sessions_file} holds no session: nothing to mine (no tenant was made)")
