@@ -225,3 +225,17 @@ def test_a_sentence_that_ends_with_a_day_still_ends(said: str) -> None:
     read = tokens(said)
     assert read.count(SENTENCE) == 2 and read[-1] == SENTENCE
     assert tokens("Open Mon. to Fri. from 9 to 5.").count(SENTENCE) == 1  # an abbreviation's dot is no end
+
+
+@pytest.mark.parametrize(("one", "other", "differ"), [
+    ("Refunds are issued to the original payment card.", "The refund is issued as store credit.", True),
+    ("O estorno é feito no cartão.", "O reembolso é feito em vale-troca.", True),
+    ("Refunds are issued to the original payment card.", "Refund to your card, or store credit if you prefer.",
+     False),  # both forms: nothing against either
+    ("Refunds are issued to the original payment card.", "Refunds are issued to the original card.", False),
+    ("Gift cards are sold in any amount.", "We pay with credit card only.", False),  # no refund spoken of
+])
+def test_a_refund_in_another_form_is_told_apart(one: str, other: str, differ: bool) -> None:
+    from insika_knowledge.analysis.remedies import other_form
+
+    assert other_form(one, other) is differ and other_form(other, one) is differ

@@ -460,3 +460,16 @@ def test_a_requirement_made_optional_is_never_listed_as_one_rule(old: str, new: 
     word or two of the rule left unsaid (unseen sets' dev halves: listings.jsonl, newcomers18)."""
     verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
     assert verdict.body is None
+
+
+@pytest.mark.parametrize(("old", "new", "refused"), [
+    ("Refunds go back to the original payment method.", "Refunds are issued as store credit.", True),
+    ("O reembolso volta para a forma de pagamento original.", "O reembolso é feito como crédito na loja.", True),
+    # an exception of some refunds adds to the rule
+    ("Refunds go back to the original payment method.", "Cash purchases are refunded as store credit.", False),
+    ("Refunds go back to the original payment method.", "Refunds take up to 10 business days.", False),
+])
+def test_a_refund_in_another_form_is_another_version_of_the_rule(old: str, new: str, refused: bool) -> None:
+    """Money back to the card and store credit are two versions of one rule (listings.jsonl dev)."""
+    verdict = consolidate.interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
+    assert (verdict.body is None) is refused

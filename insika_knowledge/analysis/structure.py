@@ -1105,12 +1105,19 @@ _EN_DAY_RANGE: Final = re.compile(
     r"(\d{1,2})(?:st|nd|rd|th)?\b(?!\s*(?:[:h]|am|pm|a\.m|p\.m|%|days?|hours?|nights?))")
 
 
+#: "is required" / "are not required" with no agent after it: a requirement, read as
+#: "mandatory" ("is required by the clinic" stays a passive with its agent).
+_REQUIRED: Final = re.compile(r"\b(is|are|be|being|been)\s+(not\s+)?required\b(?!\s+by\b)")
+
+
 def _spelled(prepared: str, portuguese: bool) -> str:
     """`prepared` with a value's "/" before a unit read as "per" / "por" and a day range of
     one month written as two dates ("de 1 de agosto a 15 de agosto").
     """
     if "/" in prepared:
         prepared = _PER_SLASH.sub(" por " if portuguese else " per ", prepared)
+    if "required" in prepared:
+        prepared = _REQUIRED.sub(r"\1 \2mandatory", prepared)
     if portuguese:
         return _PT_DAY_RANGE.sub(r"\1 de \4 \2 \3 de \4", prepared)
     return _EN_DAY_RANGE.sub(r"\1 \2 \3 \1 \4", prepared)
@@ -1690,16 +1697,15 @@ FREE: Final = "s_free"
 #: and the semantic index held that procedure as its possible duplicate (cosine 0.8185).
 _PAY_WORDS: Final = frozenset("pay pays paying paga pagam pagar".split())
 _PAYERS: Final = frozenset({"w:you"})
-#: English "need", "required", "mandatory", Portuguese "exige", "requer" (a requirement, as
-#: "must" and "precisa" are); "get" is a filler.
-_NEEDS: Final = frozenset("need needs needed exige exigem exigimos require requires required mandatory "
-                          "compulsory requer requerem".split())
+#: English "need", "mandatory" (and "is required", `_REQUIRED`), Portuguese "exige", "requer"
+#: (a requirement, as "must" and "precisa" are); "get" is a filler.
+_NEEDS: Final = frozenset("need needs needed exige exigem exigimos mandatory compulsory requer requerem".split())
 #: Words of need whose negation leaves a choice ("não precisa", "not required"), unlike a
 #: negated "must" / "deve" (forbidden).
 _NEED_WORDS: Final = frozenset(
     "need needs needed required mandatory necessary precisa precisam precisar precisamos necessario necessaria "
     "necessarios necessarias obrigatorio obrigatoria obrigatorios obrigatorias exige exigem exigimos compulsory "
-    "require requires requer requerem".split())
+    "requer requerem".split())
 
 
 def _uncharged(out: list[str], determiner: bool = False) -> bool:

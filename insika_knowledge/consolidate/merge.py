@@ -35,6 +35,7 @@ from difflib import SequenceMatcher
 from typing import Final
 
 from insika_knowledge.analysis.numbers import CURRENCY_UNITS
+from insika_knowledge.analysis.remedies import other_form
 from insika_knowledge.analysis.structure import (
     JOINS,
     MODAL_CONTRARIES,
@@ -47,6 +48,7 @@ from insika_knowledge.analysis.structure import (
     content_terms,
     details,
     kept_together,
+    plain_word,
     structure,
     tokens,
     whole_duration,
@@ -222,8 +224,9 @@ def versions(old: str, new: str) -> bool:
     """
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
-    if _widened(old, new) or _widened(new, old) or _withdraws(old, new) or _withdraws(new, old):
-        return True
+    if _widened(old, new) or _widened(new, old) or _withdraws(old, new) or _withdraws(new, old) \
+            or (other_form(old, new) and _opening(old) == _opening(new)):  # a refund to the card and one as
+        return True  # store credit, both of refunds ("Cash purchases are refunded as store credit" is of some)
     mine, theirs = _plain_terms(old), _plain_terms(new)
     said, saying = _values(old), _values(new)
     if (announces_change(old) or announces_change(new)) and _one_value_otherwise(said, saying):
@@ -506,6 +509,11 @@ def _plain_terms(text: str) -> frozenset[str]:
     """
     parties = (t for t in tokens(text) if t.startswith("w:"))
     return frozenset(t for t in claim_terms(text) if not t.startswith(("m:", "d:"))).union(parties)
+
+
+def _opening(text: str) -> str:
+    """The first content word of `text`'s reading (`analysis.structure.tokens`): what it is of."""
+    return next((t for t in tokens(text) if plain_word(t) or t.startswith("s_")), "")
 
 
 def _words(text: str) -> frozenset[str]:

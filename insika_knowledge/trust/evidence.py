@@ -41,6 +41,7 @@ from typing import Final
 
 from insika_knowledge.analysis.arrangement import rearranged
 from insika_knowledge.analysis.numbers import CURRENCIES
+from insika_knowledge.analysis.remedies import other_form
 from insika_knowledge.analysis.structure import (
     CONDITIONAL,
     FREE,
@@ -944,8 +945,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     why = limited(claim, folded)
     if why:
         return Reading(False, why)
-    if not polarity_agrees(claim, sentence):
-        return Reading(False, "contradicts")
+    if not polarity_agrees(claim, sentence) or other_form(claim, sentence):
+        return Reading(False, "contradicts")  # (or a refund in another form: store credit / to the card)
     if _only_for_others(claim, folded) or only_one_of_a_pair(claim, sentence):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \

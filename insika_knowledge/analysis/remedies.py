@@ -1,0 +1,57 @@
+"""The form a refund takes: store credit, or money back to how the customer paid.
+
+"Refunds are issued to the original payment card" and "the refund is issued as store credit"
+share almost every word, and a customer who was told one and stored the other has been
+told another rule. `refund_forms` reads which of the two forms a text names; `other_form`
+says when two texts each name one form only, and not the same one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from insika_knowledge.analysis.text import fold
+
+__all__ = ["CREDIT", "ORIGINAL", "other_form", "refund_forms"]
+
+#: Store credit, a voucher, a gift card, an exchange voucher ("vale-troca").
+CREDIT: Final = "credit"
+#: Money back the way it came: the original payment method or card, a chargeback ("estorno").
+ORIGINAL: Final = "original"
+
+_FORMS: Final = (
+    (CREDIT, re.compile(
+        r"\b(?:store credits?|credits? (?:on|to|in) (?:your|the|their) (?:\w+ )?account|in credit"
+        r"|credito(?:s)? (?:na|da|em) loja|credito(?:s)? na (?:sua |tua )?conta|em credito"
+        r"|vales?[- ](?:troca|compras?|presente)"
+        r"|gift cards?|cartao[- ]presente|vouchers?|cupo(?:m|ns) de credito)\b")),
+    (ORIGINAL, re.compile(
+        r"\b(?:original (?:payment|card|method|form)|same (?:payment|card|method)"
+        r"|(?:back )?to (?:your|the) (?:credit )?card"
+        r"|(?:forma|meio|metodo) de pagamento original|mesm[oa] (?:cartao|forma|meio)|estorn\w*|no (?:seu )?cartao"
+        r"|na (?:sua )?fatura)\b")),
+)
+
+
+def refund_forms(text: str) -> frozenset[str]:
+    """The refund forms `text` names (`CREDIT`, `ORIGINAL`); empty when it names none."""
+    folded = fold(text)
+    return frozenset(form for form, pattern in _FORMS if pattern.search(folded))
+
+
+def other_form(one: str, other: str) -> bool:
+    """True when `one` and `other` both speak of a refund (`_REFUND`) and each names one
+    refund form, not the same one ("issued to the original payment card" / "issued as store
+    credit"); a text naming both ("to your card, or store credit if you prefer") or none says
+    nothing against the other.
+    """
+    if not (_REFUND.search(fold(one)) and _REFUND.search(fold(other))):
+        return False
+    mine, theirs = refund_forms(one), refund_forms(other)
+    return len(mine) == 1 and len(theirs) == 1 and mine != theirs
+
+
+#: A word of a refund (folded): "refund", "reembolso", "estorno", "money back", "dinheiro de volta".
+_REFUND: Final = re.compile(
+    r"\b(?:refund\w*|reembols\w*|estorn\w*|money back|dinheiro de volta|devolv\w* o (?:dinheiro|valor))\b")
