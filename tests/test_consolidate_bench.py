@@ -222,9 +222,9 @@ def test_the_third_newcomers_pairs_stay_read_apart() -> None:
     # groups (2026-12-07)
     ("newcomers17", 15),
     # scored once before any change (forty-fourth session: 0 of 57 on dev, 0 of 53 on test);
-    # dev: 12 of 43, test 20 of 47; dev 21 after lists read in any order, "as" as an article,
-    # "/hr", "tá", a dozen, "optional", a day range of one month (test: 20 still)
-    ("newcomers18", 21),
+    # dev: 12 of 43, test 20 of 47; dev 22 after lists read in any order, "as" as an article,
+    # "/hr", "tá", a dozen, "optional", "requer", a day range of one month (test: 20 still)
+    ("newcomers18", 22),
 ])
 def test_the_latest_newcomers_pairs_stay_read_apart(name: str, dev_confirmed: int) -> None:
     """Regression bounds on the fourth to eighteenth newcomers' pairs (benchmarks/README.md,
@@ -251,14 +251,15 @@ def test_the_listed_merges_are_refused_when_they_fold_a_change_and_kept_when_the
     when it read only texts that list each side word for word, 33 (44) and 2 (3). A share
     against an amount, free against a price, a requirement made optional, a remedy denied
     and a sentence that negates the other (2026-12-07, chosen on the dev halves of the pair
-    files): 46 -> 47 dev and 49 -> 51 test versions refused, adds unchanged.
+    files): 46 -> 47 dev and 49 -> 51 test versions refused, adds unchanged. A refund in
+    another form (store credit / the card, 2026-12-07, forty-fourth session): dev 47 -> 49.
     """
     from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
 
     figures = listing_figures(load_listings())
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (60, 62, 62, 60)
-    assert dev["versions_refused"] >= 47 and test["versions_refused"] >= 51
+    assert dev["versions_refused"] >= 49 and test["versions_refused"] >= 51
     assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 5
     assert listing_lines(figures)[2] == (
         f"  test: versions of one rule refused {test['versions_refused']} of 62 (a change folded otherwise); "
