@@ -193,10 +193,11 @@ class Memory:
             check_base_url(base_url, "Memory(base_url=...):")
         self.base_url = base_url
         self.outbox_settings = outbox
-        if isinstance(embeddings, str):
-            from insika_knowledge.index.embedders import check_spec
+        if embeddings is None or isinstance(embeddings, str):
+            from insika_knowledge.index.embedders import check_spec, spec_from_env
 
-            check_spec(embeddings)  # a typo is said here, not at the first search
+            check_spec(spec_from_env(embeddings))  # a typo (given, or $INSIKA_EMBEDDINGS) is said here,
+            # not at the first search, where a customer's turn would fail
         self.embeddings = embeddings
         self.model_timeout_s = float(model_timeout_s)
         self._tenants: dict[str, Tenant] = {}

@@ -171,7 +171,9 @@ class Tenant:
         replaced = None
         with self._lock:
             current = self._procedures
-            if current is not None and config is not None and config != current.config:
+            if current is not None and current.closed:
+                current = None  # closed by its user: open another (what it captured is in the database)
+            elif current is not None and config is not None and config != current.config:
                 replaced, current = current, None
             if current is None:
                 current = ProceduralMemory(self._open_procedures(), config)

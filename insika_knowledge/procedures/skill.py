@@ -608,6 +608,11 @@ class ProceduralMemory:
             self._sweeper = None
         self.store.close()
 
+    @property
+    def closed(self) -> bool:
+        """True once `close` was called."""
+        return self._closed
+
     def _check_open(self) -> None:
         if self._closed:
             raise UserError("this procedural memory is closed: open a new one (nothing was read or written)")

@@ -859,7 +859,14 @@ def _tenses(text: str) -> frozenset[str]:
     folded = fold(text)
     if _PLANNED.search(folded):
         said.add(FUTURE)  # "We're looking into adding Apple Pay later this year": not yet the rule
+    if _USED_TO.search(folded):
+        said.add(PAST)  # "Returns used to be free": no participle of "returns"
     return frozenset(said | {PAST} if _PAST_STATE.search(folded) else said)
+
+
+#: "used to" of a habit that ended ("Returns used to be free", "we used to ship"), not the
+#: passive of "use" ("Pix is used to pay"), folded.
+_USED_TO: Final = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bbe )(?<!\bwas )(?<!\bwere )(?<!\bbeen )\bused to\b")
 
 
 #: What the business plans, studies or hopes to do: a future, not yet the rule it names
@@ -2415,7 +2422,8 @@ _ONLY_WITH: Final = frozenset({"r:with", "r:com"})
 #: "para clientes que"): a condition on the customer (folded text).
 _WHOEVER: Final = (r"(?:quem|aqueles? que|(?:os |as )?(?:clientes?|membros?|alunos?|assinantes?) que"
                    r"|(?:those|anyone|everyone|customers|members|people|guests|students) (?:who|that))\b([^.;!?]*)")
-_FOR_WHOEVER: Final = re.compile(r"\b(?:pra|para|for)\s+" + _WHOEVER)
+_FOR_WHOEVER: Final = re.compile(r"\b(?:pra|para|for)\s+(?:" + _WHOEVER + r"|((?:[\w-]+ ){1,3})(?:customers|members"
+                                 r"|subscribers|clients|guests|students|clientes|assinantes|membros|alunos)\b)")
 
 
 def _if_first(text: str, wanted: frozenset[str]) -> bool:
@@ -2432,25 +2440,36 @@ def _if_first(text: str, wanted: frozenset[str]) -> bool:
     return bool(said) and not said & wanted and bool(content_terms(found[2]) & wanted)
 
 
-#: A condition said first, to its comma, and the rest (folded text).
-_IF_FIRST: Final = re.compile(r"\W*(?:if|unless|only if|as long as|se|caso|desde que|somente se|so se)\b([^,.;!?]+),"
-                              r"([^.;!?]+)")
-#: The terms of the words of a courtesy's "if": "if you like", "if you want", "se quiser".
+#: A condition said first, to its comma, and the rest (folded text): "if ...", and a scope
+#: ("On the Fiber 500 plan or higher, ...", "For Fiber 500 customers and above, ...").
+_IF_FIRST: Final = re.compile(r"\W*(?:if|unless|only if|as long as|se|caso|desde que|somente se|so se"
+                              r"|on|for|para)\b([^,.;!?]+),([^.;!?]+)")  # (not "na": "Na real, é 5%")
+#: The terms of the words of a courtesy's "if" or of an aside ("if you like", "se quiser",
+#: "for your information", "for the record").
 _COURTESY: Final = frozenset(t for w in ("like", "want", "wish", "prefer", "need", "quiser", "preferir",
-                                         "desejar", "precisar", "gostar", "please") for t in content_terms(w))
+                                         "desejar", "precisar", "gostar", "please", "information", "record",
+                                         "sua", "informacao", "example", "exemplo") for t in content_terms(w))
+
+
+#: Where a phrase starts (folded text): a comma, a bracket, a dash, "or" / "ou".
+_PHRASE_START: Final = re.compile(r"[,;(\u2014\u2013]|\s-\s|\b(?:or|ou)\b")
 
 
 def _for_whoever(text: str, wanted: frozenset[str]) -> bool:
     """True when `text` says what it shares with the claim (content terms `wanted`) for
     whoever does something none of whose words the claim says ("A instalação é grátis pra
-    quem assina o plano de 500 mega" for "A instalação é gratuita"), or only for whoever
+    quem assina o plano de 500 mega" for "A instalação é gratuita"; "for Fiber 500
+    customers"), or only for whoever
     does something the claim does not say ("Só quem fecha o plano anual ganha o livro" for
     "Todo aluno ganha o livro").
     """
     folded = fold(text)
     for found in _FOR_WHOEVER.finditer(folded):
-        said = content_terms(found[1])
-        if said and not said & wanted and content_terms(folded[:found.start()]) & wanted:
+        said = content_terms(found[1] or found[2] or "")  # "pra quem assina ...", "for Fiber 500 customers"
+        before = folded[:found.start()]
+        if found[2]:  # "for Gold members" bears on its own phrase only ("..., or 45 days for Gold members")
+            before = _PHRASE_START.split(before)[-1]
+        if said and not said & wanted and content_terms(before) & wanted:
             return True
     for found in _ONLY_WHOEVER.finditer(folded):
         said = content_terms(found[1])
