@@ -513,6 +513,9 @@ def test_negation_by_none_a_yes_to_another_value_and_a_leading_condition(
     ("Free installation\nInstallation is free.", "Installation is free for Fiber 500 customers.", True),
     ("Free installation\nInstallation is free.", "For your information, installation is free.", False),
     ("Free installation\nInstallation is free.", "Installation is free for all customers.", False),
+    # a reason or an aside said first is no scope
+    ("Free installation\nInstallation is free.", "For future reference, installation is free.", False),
+    ("Free installation\nInstallation is free.", "For security reasons, installation is free.", False),
 ])
 def test_a_past_habit_and_a_dropped_scope_do_not_vouch(claim: str, answer: str, held: bool) -> None:
     """The final newcomer's findings: "used to be free, but now ..." vouched for "free" (and

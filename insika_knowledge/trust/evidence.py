@@ -2436,7 +2436,10 @@ def _if_first(text: str, wanted: frozenset[str]) -> bool:
     found = _IF_FIRST.match(fold(text))
     if found is None:
         return False
-    said = content_terms(found[1]) - _COURTESY
+    phrase = content_terms(found[1])
+    if phrase & _ASIDES:
+        return False  # "For security reasons, ...", "For future reference, ...": why, or an aside
+    said = phrase - _COURTESY
     return bool(said) and not said & wanted and bool(content_terms(found[2]) & wanted)
 
 
@@ -2444,11 +2447,15 @@ def _if_first(text: str, wanted: frozenset[str]) -> bool:
 #: ("On the Fiber 500 plan or higher, ...", "For Fiber 500 customers and above, ...").
 _IF_FIRST: Final = re.compile(r"\W*(?:if|unless|only if|as long as|se|caso|desde que|somente se|so se"
                               r"|on|for|para)\b([^,.;!?]+),([^.;!?]+)")  # (not "na": "Na real, é 5%")
-#: The terms of the words of a courtesy's "if" or of an aside ("if you like", "se quiser",
-#: "for your information", "for the record").
+#: The terms of the words of a courtesy's "if" ("if you like", "se quiser").
 _COURTESY: Final = frozenset(t for w in ("like", "want", "wish", "prefer", "need", "quiser", "preferir",
-                                         "desejar", "precisar", "gostar", "please", "information", "record",
-                                         "sua", "informacao", "example", "exemplo") for t in content_terms(w))
+                                         "desejar", "precisar", "gostar", "please") for t in content_terms(w))
+#: The terms of the words of a phrase said first that gives a reason or an aside, no scope
+#: ("For security reasons", "For future reference", "For your information", "Para sua
+#: informação", "For example").
+_ASIDES: Final = frozenset(t for w in ("reason", "reasons", "reference", "information", "informacao", "record",
+                                       "example", "exemplo", "motivo", "motivos", "razao", "safety", "seguranca",
+                                       "clarity", "clareza") for t in content_terms(w))
 
 
 #: Where a phrase starts (folded text): a comma, a bracket, a dash, "or" / "ou".
