@@ -134,9 +134,9 @@ def directory_from(data: Any, *, where: str = "agents") -> Directory:
         raise UserError(f"{where}: expected a mapping of agent ids to settings")
     if "agents" not in data and "tenants" in data:  # the long form, its agents: misspelt or missing
         others = sorted(str(k) for k in set(data) - LONG_FORM_KEYS)
-        unknown = f"; unknown: {', '.join(others)}" if others else ""
+        stray = f"; unknown: {', '.join(others)}" if others else ""
         raise UserError(f"{where}: tenants: is given without agents: (the long form's keys are "
-                        f"{', '.join(sorted(LONG_FORM_KEYS))}{unknown})")
+                        f"{', '.join(sorted(LONG_FORM_KEYS))}{stray})")
     if "agents" in data and not set(data) <= LONG_FORM_KEYS:
         others = sorted(str(k) for k in set(data) - LONG_FORM_KEYS)  # the long form, a key misspelt
         raise UserError(f"{where}: unknown top-level key {others[0]!r} beside agents: (the long form's keys "
