@@ -164,10 +164,7 @@ class Tenant:
         from insika_knowledge.procedures import ProceduralMemory
         from insika_knowledge.procedures.config import ProceduresConfig
 
-        check_types("Tenant.procedures()", config=(config, (ProceduresConfig, Mapping, type(None)),
-                                                    "ProceduresConfig, a mapping of its settings or None"))
-        if config is not None and not isinstance(config, ProceduresConfig):
-            config = ProceduresConfig.from_mapping(config)
+        config = ProceduresConfig.given(config, "Tenant.procedures()")
         replaced = None
         with self._lock:
             current = self._procedures

@@ -1118,6 +1118,8 @@ def _spelled(prepared: str, portuguese: bool) -> str:
         prepared = _PER_SLASH.sub(" por " if portuguese else " per ", prepared)
     if "required" in prepared:
         prepared = _REQUIRED.sub(r"\1 \2mandatory", prepared)
+    if not any(c.isdigit() for c in prepared):
+        return prepared  # no day range without a day's number
     if portuguese:
         return _PT_DAY_RANGE.sub(r"\1 de \4 \2 \3 de \4", prepared)
     return _EN_DAY_RANGE.sub(r"\1 \2 \3 \1 \4", prepared)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from insika_knowledge.errors import ConfigError
+from insika_knowledge.errors import ConfigError, check_types
 from insika_knowledge.procedures.modes import Mode, parse_mode
 
 #: The default ``min_match_score``: the precision target (see the module docstring).
@@ -148,6 +148,18 @@ class ProceduresConfig:
     def verify_regexes(self) -> tuple[re.Pattern[str], ...]:
         """`verify_patterns`, compiled."""
         return self._compiled
+
+    @classmethod
+    def given(cls, config: ProceduresConfig | Mapping[str, Any] | None, where: str) -> ProceduresConfig | None:
+        """`config` as settings: itself, a mapping read by `from_mapping`, or None.
+
+        Raises:
+            ArgumentTypeError: it is none of them (`where` names the call).
+            ConfigError: the mapping holds an unknown key or an invalid value.
+        """
+        check_types(where, config=(config, (ProceduresConfig, Mapping, type(None)),
+                                   "ProceduresConfig, a mapping of its settings or None"))
+        return config if config is None or isinstance(config, ProceduresConfig) else cls.from_mapping(config)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> ProceduresConfig:

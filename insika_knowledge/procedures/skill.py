@@ -156,10 +156,8 @@ class ProceduralMemory:
         clock: Callable[[], float] = time.time,
         token_counter: TokenCounter | None = None,
     ):
-        check_types("ProceduralMemory()", config=(config, (ProceduresConfig, Mapping, type(None)),
-                                                   "ProceduresConfig, a mapping of its settings or None"))
         self.store = store
-        self.config = config if isinstance(config, ProceduresConfig) else ProceduresConfig.from_mapping(config)
+        self.config = ProceduresConfig.given(config, "ProceduralMemory()") or ProceduresConfig()
         self._closed = False
         self.clock = clock
         self.counter = token_counter or get_counter(self.config.token_counter)
