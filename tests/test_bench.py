@@ -419,10 +419,15 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # read as "non-e"; a yes to another business's value; a condition said first; grams as
     # kilograms); the test half unchanged
     ("newcomers20", 1, 3, 3),
+    # scored once before any change (forty-fifth session, at the session's start): dev 2 of
+    # 17 injected, 1 of 13 held; test 3 of 13, 6 of 17. Dev now 0 and 0 (a grant made "just
+    # this once" below the claim's words; a persona naming the business read as stating a
+    # rule with no value; an objection's label taken for its claim's words)
+    ("newcomers21", 0, 3, 6),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers20.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers21.jsonl` (benchmarks/README.md,
     tenth to twenty-third sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """

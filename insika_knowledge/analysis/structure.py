@@ -1106,18 +1106,24 @@ _EN_DAY_RANGE: Final = re.compile(
 
 
 #: "is required" / "are not required" with no agent after it: a requirement, read as
-#: "mandatory" ("is required by the clinic" stays a passive with its agent).
+#: "mandatory" ("is required by the clinic" stays a passive with its agent); "é exigido" likewise.
 _REQUIRED: Final = re.compile(r"\b(is|are|be|being|been)\s+(not\s+)?required\b(?!\s+by\b)")
+#: Portuguese "é exigido" / "são exigidas" with no agent after it: "obrigatório".
+_EXIGIDO: Final = re.compile(
+    r"\b(ser|sao|sera|serao|esta|estao|e)\s+(nao\s+)?exigid([oa]s?)\b(?!\s+(?:por|pel[oa]s?)\b)")
 
 
 def _spelled(prepared: str, portuguese: bool) -> str:
-    """`prepared` with a value's "/" before a unit read as "per" / "por" and a day range of
-    one month written as two dates ("de 1 de agosto a 15 de agosto").
+    """`prepared` with a value's "/" before a unit read as "per" / "por", a requirement said
+    in the passive as "mandatory" / "obrigatório" (`_REQUIRED`, `_EXIGIDO`), and a day range
+    of one month written as two dates ("de 1 de agosto a 15 de agosto").
     """
     if "/" in prepared:
         prepared = _PER_SLASH.sub(" por " if portuguese else " per ", prepared)
     if "required" in prepared:
         prepared = _REQUIRED.sub(r"\1 \2mandatory", prepared)
+    if "exigid" in prepared:
+        prepared = _EXIGIDO.sub(r"\1 \2obrigatori\3", prepared)
     if not any(c.isdigit() for c in prepared):
         return prepared  # no day range without a day's number
     if portuguese:
@@ -1198,7 +1204,94 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_only_if(_free_adverb(_free_for_active(_included_active(_price_of(_said_once(out)))))))
+    return tuple(_plainly_said(_required_of(_only_if(_free_adverb(_free_for_active(_included_active(_price_of(
+        _said_once(out)))))))))
+
+
+#: The bounds a "with" may open ("gatos com mais de 8 kg": "gatos acima de 8 kg").
+_BOUND_POLES: Final = frozenset({"p:p_above", "p:p_below", "p:p_at_least", "p:p_at_most"})
+#: The roles that may stand before a bound and say nothing there ("com" / "de menos de 8
+#: pessoas"; "de" / "of" not before a price).
+_BOUND_ROLES: Final = frozenset({"r:com", "r:with", "r:de", "r:of"})
+
+
+def _plainly_said(out: list[str]) -> list[str]:
+    """`out` with three ways of saying one thing read as one: "with" or "of" before a bound
+    ("cats with more than 8 kg", "gatos com / de mais de 8 kg") as the bound alone; "open until 6 pm"
+    ("aberto até as 18h") as "closes at 6 pm"; and a future in a sentence that names its
+    calendar date ("will be closed on 24 December 2025") as the present the date already
+    places ("On Dec. 24, 2025, the library is closed").
+    """
+    result: list[str] = []
+    for at, token in enumerate(out):
+        following = out[at + 1] if at + 1 < len(out) else ""
+        if token in _BOUND_ROLES and following in _BOUND_POLES and (
+                token in ("r:com", "r:with") or not (at + 2 < len(out) and priced(out[at + 2]))):
+            continue  # (a price's "de" stays: "Descontos de até 50%" is "Até 50% de desconto")
+        if token == "p:p_at_most" and result and result[-1] == "p:p_open" and following.endswith(":hour"):
+            result[-1] = "p:p_close"
+            continue
+        result.append(token)
+    if FUTURE in result:
+        sentences, start = [], 0
+        for at, token in enumerate([*result, SENTENCE]):
+            if token == SENTENCE:
+                sentence = result[start:at]
+                if any(t.startswith("d:") and is_calendar_date(t) for t in sentence):
+                    sentence = [t for t in sentence if t != FUTURE]
+                sentences.append(sentence)
+                start = at + 1
+        last = len(sentences) - 1
+        result = [t for i, sentence in enumerate(sentences) for t in (*sentence, *([SENTENCE] if i < last else []))]
+    return result
+
+
+#: A requirement's poles: "must" and "need not" (`p_optional`).
+_REQUIREMENTS: Final = frozenset({"p:p_must", "p:p_optional"})
+
+
+def _required_of(out: list[str]) -> list[str]:
+    """`out` with each clause "X is mandatory / optional (for Y)" read as "(Y) must / need
+    not X" ("Two-factor authentication is mandatory for all holders" as "All holders must
+    two-factor authentication"; "O seguro é opcional na contratação" as "não precisa o seguro
+    na contratação"), and the light verb right after a requirement left out ("must use
+    two-factor authentication", "tem que fazer o teste", "não é obrigatório fazer seguro",
+    "o uso de capacete"): what is required is the thing, whichever verb carries it.
+    """
+    if not _REQUIREMENTS & set(out):
+        return out
+    return _by_clause(_fronted_for(out, _REQUIREMENTS), _requirement_first)
+
+
+def _requirement_first(clause: list[str]) -> list[str]:
+    """One clause of `_required_of`."""
+    at = next((i for i, t in enumerate(clause) if t in _REQUIREMENTS), None)
+    if at is None or sum(1 for t in clause if t in _REQUIREMENTS) != 1:
+        return clause
+    pole = clause[at]
+    if at and (at + 1 == len(clause) or clause[at + 1].startswith("r:")) \
+            and not any(t.startswith(("w:", "p:", "n")) and t != "p:p_all" for t in clause[:at]):
+        subject, rest = clause[:at], clause[at + 1:]
+        if len(rest) > 1 and rest[0] in _FREE_FOR and _names_who(rest[1]) \
+                and not any(t.startswith("r:") for t in rest[1:]):
+            clause = [*rest[1:], pole, *subject]  # "... é obrigatório para novos alunos"
+        else:
+            clause = [pole, *subject, *rest]  # "... is optional on the guided tour"
+        at = clause.index(pole)
+    after = clause[at + 1:]
+    if len(after) > 2 and after[0] in _light_verbs() and after[1] in _OF_ROLES:
+        return [*clause[:at + 1], *after[2:]]  # "o uso de capacete", "the use of"
+    if len(after) > 1 and after[0] in _light_verbs() and (plain_word(after[1]) or after[1].startswith("m:")):
+        return [*clause[:at + 1], *after[1:]]
+    return clause
+
+
+@lru_cache(maxsize=1)
+def _light_verbs() -> frozenset[str]:
+    """The verbs that carry what a requirement requires without saying more (as `tokens` reads them)."""
+    return frozenset(
+        t for w in "use using usar uso wear wearing make fazer faz have ter".split()
+        for pt in (False, True) if (t := _word_token(w, pt, not pt)) is not None)
 
 
 #: The price word of a thing ("a taxa de matrícula", "the price of", "custa").
@@ -1324,9 +1417,10 @@ def _free_adverb(out: list[str]) -> list[str]:
         t == "r:for" and 0 < i < len(out) - 1 and out[i + 1] == FREE and out[i - 1].startswith("r:"))]
 
 
-def _fronted_for(out: list[str]) -> list[str]:
+def _fronted_for(out: list[str], poles: frozenset[str] = frozenset({"s_free"})) -> list[str]:
     """`out` with a fronted "For Y, X is free" read as "X is free for Y" (`_free_swapped`
-    then reads it as "Y get free X", as it reads the phrase in its place).
+    then reads it as "Y get free X", as it reads the phrase in its place); with `poles`,
+    any of them in place of "free" ("Para os pacotes internacionais, o seguro é obrigatório").
     """
     i = 0
     while i < len(out):
@@ -1335,7 +1429,8 @@ def _fronted_for(out: list[str]) -> list[str]:
             end = next((j for j in range(i, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
             after = next((j for j in range(end + 1, len(out)) if out[j] in (SENTENCE, PHRASE, LABEL)), len(out))
             rest = out[end + 1:after]
-            if end < len(out) and out[end] == PHRASE and rest and rest[-1] == "s_free" and rest.count("s_free") == 1 \
+            if end < len(out) and out[end] == PHRASE and rest and rest[-1] in poles \
+                    and sum(1 for t in rest if t in poles) == 1 \
                     and i + 1 < end and _names_who(out[i + 1]):
                 out = [*out[:i], *rest, *out[i:end], *out[after:]]
         i += 1
@@ -2179,17 +2274,41 @@ _DURATION_RE: Final = re.compile(r"m:(\d+)(?:-(\d+))?:(hour|day|month)")
 def whole_duration(token: str) -> str:
     """A duration token in the largest unit it fills exactly: "12 meses" is "1 ano", "48h"
     "2 days", "14 days" "2 weeks" (``m:12:month`` -> ``m:1:year``); "30 days", "36h" and
-    business days stay as written. For the canonical form only: the values a text states
-    (`tokens`) keep their units.
+    business days stay as written; a metric mass or length likewise ("8.000 g" is "8 kg":
+    `_whole_metric`). For the canonical form only: the values a text states (`tokens`)
+    keep their units.
     """
     match = _DURATION_RE.fullmatch(token)
     if match is None:
-        return token
+        return _whole_metric(token)
     low, high, unit = int(match[1]), int(match[2]) if match[2] else None, match[3]
     for name, size, bigger in _WHOLE:
         if unit == name and low and low % size == 0 and (high is None or high % size == 0):
             low, high, unit = low // size, high // size if high is not None else None, bigger
     return f"m:{low}-{high}:{unit}" if high is not None else f"m:{low}:{unit}"
+
+
+#: Metric units of mass and length -> (base unit, how many of it one is), largest first per base.
+METRIC_UNITS: Final = {"kg": ("g", Decimal(1000)), "g": ("g", Decimal(1)), "mg": ("g", Decimal("0.001")),
+                       "km": ("m", Decimal(1000)), "m": ("m", Decimal(1)), "cm": ("m", Decimal("0.01")),
+                       "mm": ("m", Decimal("0.001"))}
+_METRIC_RE: Final = re.compile(r"m:(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?:(kg|g|mg|km|m|cm|mm)")
+
+
+def _whole_metric(token: str) -> str:
+    """A metric mass or length token (``m:8000:g``, a range too) in the largest unit of its
+    kind that writes it in whole numbers: "8.000 g" is "8 kg", "1,2 m" "120 cm", "25 kg"
+    stays; any other token as it is.
+    """
+    match = _METRIC_RE.fullmatch(token)
+    if match is None:
+        return token
+    base, factor = METRIC_UNITS[match[3]]
+    amounts = [Decimal(v) * factor for v in (match[1], match[2]) if v is not None]
+    for name, (kind, size) in METRIC_UNITS.items():
+        if kind == base and all((a / size) == (a / size).to_integral_value() for a in amounts):
+            return f"m:{'-'.join(_number((a / size).normalize()) for a in amounts)}:{name}"
+    return token
 
 
 def base_duration(token: str) -> str:
@@ -2966,3 +3085,11 @@ def claim_terms(text: str) -> frozenset[str]:
     trust checks read, keep theirs).
     """
     return frozenset(map(whole_duration, content_terms(text)))
+
+
+def canonical_terms(text: str) -> frozenset[str]:
+    """`claim_terms` of the canonical reading (`tokens` with `active`, as `structure` reads
+    it: "must use two-factor authentication" has no "use"): two texts whose canonical terms
+    differ have no equal structure.
+    """
+    return frozenset(whole_duration(t) for t in tokens(text, active=True) if _is_content(t))

@@ -48,6 +48,7 @@ from typing import Final
 from insika_knowledge.analysis.statements import Statement, statement
 from insika_knowledge.analysis.structure import (
     ELIDABLE_TERMS,
+    canonical_terms,
     case_blind,
     claim_terms,
     content_terms,
@@ -211,7 +212,7 @@ def _plain(text: str) -> str:
 def same_claims(old: Assertion, new: Assertion) -> bool:
     """True when `new` restates `old` (the rules of the module doc)."""
     old_body, new_body = cased_alike(old.body_text, new.body_text)
-    if (claim_terms(old_body) ^ claim_terms(new_body)) - ELIDABLE_TERMS:  # cheap: no equal structure
+    if (canonical_terms(old_body) ^ canonical_terms(new_body)) - ELIDABLE_TERMS:  # cheap: no equal structure
         # then (but for the terms a restatement may leave unsaid: "the store" as "we")
         return False
     if not same_statement(old_body, new_body):

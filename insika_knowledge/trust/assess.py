@@ -209,12 +209,18 @@ def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> froze
     return frozenset(s for m in said if (s := speaker(m)) is not None)
 
 
+#: Words a description names its concept's kind with, as `features` reads them.
+_LABELS: Final = features("objection objections objeção objeções response resposta answer policy política "
+                          "rule regra procedure procedimento handling tratamento")
+
+
 def _one_word(claim: str, transcript: Sequence[Mapping[str, Any]]) -> bool:
     """True when the business side said at most one of the words of `claim`'s description
     (its first line): one shared word is no source ("Our members love the new collection"
-    for "Gift wrapping is free for members").
+    for "Gift wrapping is free for members"). The words that name the kind of concept
+    (`_LABELS`: "Resposta à objeção de preço", "Guest pass policy") are no part of it.
     """
-    summary = features(claim.split("\n", 1)[0])
+    summary = features(claim.split("\n", 1)[0]) - _LABELS
     said: set[str] = set()
     for part in pieces(transcript, speaker, message_text):
         if part.business:

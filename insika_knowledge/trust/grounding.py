@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, content_terms, same_duration
+from insika_knowledge.analysis.structure import PRICE_UNITS, VALUE_WORDS, content_terms, same_duration
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -52,6 +52,7 @@ from insika_knowledge.trust.evidence import (
     corrected_to,
     declined_by,
     drops_condition,
+    limited,
     only_one_of_a_pair,
     own_names,
     read_sentence,
@@ -354,6 +355,8 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
                     reading = _reading(claim, piece, split, k, parts[:at])  # for others only, say
                     if reading.why == "narrower":  # ("Domingo só pra empresas com plano corporativo")
                         found = found or LIMITS["narrower"]
+                if features(sentence) & wanted and limited(claim, fold(sentence)) == "grants it once":
+                    found = found or LIMITS["grants it once"]  # "... I'll waive it just this once"
                 continue
             if gone:  # the business's next piece takes this one back, speaking of it
                 found = found or LIMITS["corrected"]
@@ -361,8 +364,9 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
             reading = _reading(claim, piece, split, k, parts[:at])
             if reading.states and drops_condition(claim, [sentence]):
                 found = found or LIMITS["narrower"]  # "free for orders over R$ 200" for "free"
-            elif reading.states and not gainsaid and all(states(v, features(sentence), business=True) for v in values):
-                return ""  # stated as the standing rule (not another value of it: "acima de R$ 249")
+            elif reading.states and not gainsaid and all(states(v, features(sentence), business=True) for v in values) \
+                    and wanted & VALUE_WORDS <= features(sentence):  # "free" is a value: not "Você é o atendente
+                return ""  # do Estacionamento Shopping" / stated as the standing rule (not "acima de R$ 249")
             elif reading.states and _valued_otherwise(values, features(sentence)):
                 found = found or LIMITS["rearranged"]  # "Standard ... takes 7-10 days" for "... 2-4 days"
             found = found or LIMITS.get(reading.why, "")

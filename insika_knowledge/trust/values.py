@@ -8,9 +8,6 @@ business``) or a date ``d:...``; `states` says when a text's features state a va
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Final
-
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.trust.evidence import RANGE_VALUE
 
@@ -45,11 +42,8 @@ def states(value: str, found: frozenset[str], *, business: bool) -> bool:
     """
     if value in found:
         return True
-    whole = same_duration(value)  # "7 dias" is "uma semana", "12 meses" "1 ano"
+    whole = same_duration(value)  # "7 dias" is "uma semana", "12 meses" "1 ano", "2,000 grams" "2 kg"
     if any(same_duration(t) == whole for t in found if t.startswith("m:")):
-        return True
-    metric = _in_base_unit(value)  # "2,000 grams" is "2 kg"
-    if metric is not None and any(_in_base_unit(t) == metric for t in found if t.startswith("m:")):
         return True
     ends = RANGE_VALUE.fullmatch(value)
     if ends is not None and all(states(f"m:{end}:{ends[3]}", found, business=business) for end in (ends[1], ends[2])):
@@ -62,27 +56,6 @@ def states(value: str, found: frozenset[str], *, business: bool) -> bool:
         if business and t.startswith("d:") and t.count(":") == 2 and number == f"m:{t.rsplit(':', 1)[1]}:":
             return True
     return False
-
-
-#: Metric units of mass and length -> (base unit, how many of it one is).
-_METRIC: Final = {"mg": ("g", Decimal("0.001")), "g": ("g", Decimal(1)), "kg": ("g", Decimal(1000)),
-                  "mm": ("m", Decimal("0.001")), "cm": ("m", Decimal("0.01")), "m": ("m", Decimal(1)),
-                  "km": ("m", Decimal(1000))}
-
-
-def _in_base_unit(value: str) -> tuple[Decimal, str] | None:
-    """A single metric mass or length (``m:2:kg``) as (amount, base unit): ``(2000, "g")``;
-    None for any other value (a range, a qualifier, another unit).
-    """
-    parts = value.split(":")
-    if len(parts) != 3 or parts[2] not in _METRIC:
-        return None
-    try:
-        amount = Decimal(parts[1])
-    except ArithmeticError:
-        return None
-    base, factor = _METRIC[parts[2]]
-    return (amount * factor).normalize(), base
 
 
 def replaced_values(asked: frozenset[str], answer: frozenset[str]) -> frozenset[str]:

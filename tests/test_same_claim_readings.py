@@ -1,0 +1,63 @@
+"""Restatements read as one claim without a model (issue 26), and their changed versions not.
+
+A requirement said as "X is mandatory / optional (for Y)" or as "(Y) must / need not (use) X";
+a metric mass or length in another unit; "with more than" as "more than"; "open until" as
+"closes at"; a future on a named calendar date as the present.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from insika_knowledge.analysis.structure import whole_duration
+from insika_knowledge.consolidate.claims import assertion, same_claims
+
+
+def same(a: str, b: str) -> bool:
+    return same_claims(assertion(a, a), assertion(b, b)) and same_claims(assertion(b, b), assertion(a, a))
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Life jackets are mandatory for all kayak renters.", "Every kayak renter must wear a life jacket."),
+    ("Reservations are optional on weekdays.", "Reservations are not required on weekdays."),
+    ("O uso de touca é obrigatório na piscina.", "Na piscina, é obrigatório usar touca."),
+    ("O seguro é opcional na locação.", "Na locação, não é obrigatório fazer seguro."),
+    ("Para as viagens internacionais, o seguro é obrigatório.",
+     "O seguro é obrigatório para as viagens internacionais."),
+    ("Na recepção, é exigido documento com foto.", "Documento com foto é obrigatório na recepção."),
+])
+def test_a_requirement_said_either_way_is_one_claim(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Life jackets are mandatory for all kayak renters.", "Life jackets are optional for all kayak renters."),
+    ("Life jackets are mandatory for all kayak renters.", "Every kayak renter may wear a life jacket."),
+    ("Life jackets are mandatory for all kayak renters.", "Life jackets are mandatory for children only."),
+    ("O seguro é opcional na locação.", "Na locação, é obrigatório fazer seguro."),
+    ("A caixa é exigida pela clínica.", "A caixa é obrigatória na clínica."),  # an agent: who asks, not a rule
+])
+def test_a_requirement_turned_or_rescoped_is_not(a: str, b: str) -> None:
+    assert not same(a, b)
+
+
+@pytest.mark.parametrize(("token", "whole"), [
+    ("m:8000:g", "m:8:kg"), ("m:8:kg", "m:8:kg"), ("m:1.2:m", "m:120:cm"), ("m:120:cm", "m:120:cm"),
+    ("m:0.5:kg", "m:500:g"), ("m:2000-3000:m", "m:2-3:km"), ("m:1500:m", "m:1500:m"), ("m:48:hour", "m:2:day"),
+])
+def test_a_metric_measure_reads_in_the_largest_unit_it_fills(token: str, whole: str) -> None:
+    assert whole_duration(token) == whole
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Cães com mais de 20 kg pagam taxa extra.", "Cães acima de 20.000 g pagam taxa extra.", True),
+    ("Cães com mais de 20 kg pagam taxa extra.", "Cães acima de 2.000 g pagam taxa extra.", False),
+    ("Bags over 1.5 m long ship as freight.", "Bags over 150 cm long ship as freight.", True),
+    ("Grupos com menos de 6 pessoas não reservam.", "Grupos de menos de 6 pessoas não reservam.", True),
+    ("The pharmacy closes at 10 pm on Sundays.", "On Sundays, the pharmacy is open until 10 pm.", True),
+    ("The pharmacy closes at 10 pm on Sundays.", "On Sundays, the pharmacy is open until 9 pm.", False),
+    ("The gym will be closed on 1 January 2027.", "On Jan. 1, 2027, the gym is closed.", True),
+    ("The gym will be closed on 1 January 2027.", "On Jan. 2, 2027, the gym is closed.", False),
+])
+def test_one_thing_said_in_other_words(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike
