@@ -13,7 +13,7 @@ from typing import Final
 
 from insika_knowledge.analysis.text import fold
 
-__all__ = ["CREDIT", "ORIGINAL", "other_form", "refund_forms"]
+__all__ = ["CREDIT", "ORIGINAL", "other_form", "other_remedy", "refund_forms"]
 
 #: Store credit, a voucher, a gift card, an exchange voucher ("vale-troca").
 CREDIT: Final = "credit"
@@ -25,7 +25,9 @@ _FORMS: Final = (
         r"\b(?:store credits?|credits? (?:on|to|in) (?:your|the|their) (?:\w+ )?account|in credit"
         r"|credito(?:s)? (?:na|da|em) loja|credito(?:s)? na (?:sua |tua )?conta|em credito"
         r"|vales?[- ](?:troca|compras?|presente)"
-        r"|gift cards?|cartao[- ]presente|vouchers?|cupo(?:m|ns) de credito)\b")),
+        r"|gift cards?|cartao[- ]presente|vouchers?|cupo(?:m|ns) de credito"
+        r"|credito(?: integral| total)? (?:para|na) (?:a |sua )?proxima compra"
+        r"|credits? (?:toward|towards|for|on) (?:your |a |the )?next (?:purchase|order|booking|stay))\b")),
     (ORIGINAL, re.compile(
         r"\b(?:original (?:payment|card|method|form)|same (?:payment|card|method)"
         r"|(?:back )?to (?:your|the) (?:credit )?card"
@@ -52,6 +54,25 @@ def other_form(one: str, other: str) -> bool:
     return len(mine) == 1 and len(theirs) == 1 and mine != theirs
 
 
-#: A word of a refund (folded): "refund", "reembolso", "estorno", "money back", "dinheiro de volta".
+def other_remedy(one: str, other: str) -> bool:
+    """True when one text gives money back and the other store credit for one remedy: each
+    names one form, a refund that names none reading as money ("are refunded in full" /
+    "earn full credit toward the next purchase"; "a partial refund" / "a free night
+    voucher"), and at least one speaks of a refund (`_REFUND`). For two versions of one
+    rule (`consolidate.merge.versions`); a business sentence that says "refund" alone is
+    not read against a claim of store credit (`other_form`).
+    """
+    mine, theirs = _remedy(one), _remedy(other)
+    return len(mine) == 1 and len(theirs) == 1 and mine != theirs \
+        and bool(_REFUND.search(fold(one)) or _REFUND.search(fold(other)))
+
+
+def _remedy(text: str) -> frozenset[str]:
+    """`refund_forms` of `text`, or `ORIGINAL` for a refund that names no form."""
+    forms = refund_forms(text)
+    return forms or (frozenset({ORIGINAL}) if _REFUND.search(fold(text)) else frozenset())
+
+
+#: A word of a refund (folded): "refund", "reimbursed", "reembolso", "estorno", "money back", "dinheiro de volta".
 _REFUND: Final = re.compile(
-    r"\b(?:refund\w*|reembols\w*|estorn\w*|money back|dinheiro de volta|devolv\w* o (?:dinheiro|valor))\b")
+    r"\b(?:refund\w*|reimburs\w*|reembols\w*|estorn\w*|money back|dinheiro de volta|devolv\w* o (?:dinheiro|valor))\b")

@@ -35,7 +35,7 @@ from difflib import SequenceMatcher
 from typing import Final
 
 from insika_knowledge.analysis.numbers import CURRENCY_UNITS
-from insika_knowledge.analysis.remedies import other_form
+from insika_knowledge.analysis.remedies import other_remedy
 from insika_knowledge.analysis.structure import (
     JOINS,
     MODAL_CONTRARIES,
@@ -224,8 +224,11 @@ def versions(old: str, new: str) -> bool:
     """
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
+    if _charged_apart(old, new) or _charged_apart(new, old) or _unconditioned(old, new) \
+            or _unconditioned(new, old):
+        return True
     if _widened(old, new) or _widened(new, old) or _withdraws(old, new) or _withdraws(new, old) \
-            or (other_form(old, new) and _opening(old) == _opening(new)):  # a refund to the card and one as
+            or (other_remedy(old, new) and _opening(old) == _opening(new)):  # a refund to the card and one as
         return True  # store credit, both of refunds ("Cash purchases are refunded as store credit" is of some)
     mine, theirs = _plain_terms(old), _plain_terms(new)
     said, saying = _values(old), _values(new)
@@ -250,6 +253,57 @@ def versions(old: str, new: str) -> bool:
     if said == saying and (_denies(old, new, mine, theirs) or _denies(new, old, theirs, mine)):
         return True
     return _sentence_versions(old, new)
+
+
+def _charged_apart(one: str, other: str) -> bool:
+    """True when `one` says a price includes a thing and `other` charges that thing apart,
+    in the same words but the words of charging apart (`_APART_TERMS`): "All rates include
+    sales tax" / "Sales tax is added to all rates"; "Os preços já incluem impostos" / "Os
+    impostos são cobrados à parte dos preços".
+    """
+    if _INCLUDE not in _poles(one) or _INCLUDE in _poles(other) or _values(one) != _values(other) \
+            or _negations(one):  # "não está incluso" is "cobrado à parte"
+        return False
+    its, theirs = _plain_terms(one), _plain_terms(other)
+    added = theirs - its
+    return not its - theirs and bool(added & _APART_MARKS) and added <= _APART_TERMS
+
+
+#: The pole of "include", "incluir" (`analysis.statements.POLES`).
+_INCLUDE: Final = "p:p_include"
+#: The terms of a thing charged apart (as `tokens` reads "added", "extra", "separately",
+#: "à parte", "on top", "additional", "adicional"), and the charging words beside them.
+_APART_MARKS: Final = frozenset({"add", "added", "extra", "separ", "separately", "part", "top", "addit",
+                                 "additional", "adicion", "adicional"})
+_APART_TERMS: Final = _APART_MARKS | frozenset({"s_price", "cobr", "charged"})
+
+
+def _unconditioned(one: str, other: str) -> bool:
+    """True when `one` states a rule under a condition ("if", "provided", "se", "desde
+    que") and `other` states it "regardless" of one (`_REGARDLESS`), in the same words
+    before them: "... once, provided they attended 80% of classes" / "... once, regardless
+    of attendance"; "gratuito se feito com 7 dias de antecedência" / "gratuito,
+    independentemente da antecedência".
+    """
+    regardless = _REGARDLESS.search(other)
+    mine = tokens(one)
+    if regardless is None or _REGARDLESS.search(one) is not None or _IF not in mine:
+        return False
+    head = _content(mine[:mine.index(_IF)])
+    return bool(head) and head == _content(tokens(other[:regardless.start()]))
+
+
+#: "regardless of", "no matter", "whatever the", "independentemente de", "seja qual for".
+_REGARDLESS: Final = re.compile(
+    r"(?i)\b(?:regardless|irrespective|no matter|whatever the|independente(?:mente)?|seja (?:qual|quem) for"
+    r"|qualquer que seja)\b")
+#: The token of "if", "provided", "se", "desde que".
+_IF: Final = "c:if"
+
+
+def _content(seq: tuple[str, ...]) -> frozenset[str]:
+    """The content words of a token sequence, values and poles aside (`_plain_terms` of a part)."""
+    return frozenset(t for t in seq if plain_word(t) or t.startswith(("s_", "w:")))
 
 
 def _sentence_versions(old: str, new: str) -> bool:

@@ -1,0 +1,42 @@
+"""Two versions of one rule that a merge model listing both must not fold into one (issue 26).
+
+A price that includes a thing against one that charges it apart; a rule under a condition
+against the same rule "regardless"; money back against store credit, a refund that names no
+form being money. And the claims that add to each other, which stay mergeable.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from insika_knowledge.consolidate import interpret_merge
+from insika_knowledge.consolidate.merge import LISTED, versions
+from insika_knowledge.extract.model import MergeAnswer
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Every hotel rate includes the city tax.", "The city tax is added to every hotel rate."),
+    ("As diárias já incluem a taxa de serviço.", "A taxa de serviço é cobrada à parte das diárias."),
+    ("The monthly plan price includes VAT.", "VAT is charged on top of the monthly plan price."),
+    ("Members may book two classes a day, provided they checked in once this week.",
+     "Members may book two classes a day, regardless of check-ins."),
+    ("A remarcação é gratuita se pedida com 24 horas de antecedência.",
+     "A remarcação é gratuita, independentemente da antecedência."),
+    ("Lost luggage is reimbursed in full.", "Lost luggage earns a voucher for the next booking."),
+    ("Aulas canceladas pela escola são reembolsadas.",
+     "Aulas canceladas pela escola geram crédito para a próxima compra."),
+])
+def test_two_versions_of_one_rule_are_not_merged(old: str, new: str) -> None:
+    assert versions(old, new) and versions(new, old)
+    verdict = interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
+    assert verdict.body is None and verdict.why == LISTED, verdict
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("O estacionamento não está incluso na mensalidade.", "O estacionamento é cobrado à parte da mensalidade."),
+    ("Every hotel rate includes breakfast.", "Parking is charged apart."),
+    ("Members may book two classes a day.", "Members may bring a guest, regardless of their plan."),
+    ("Refunds are issued within 5 days.", "Exchanges are free within 30 days."),
+])
+def test_claims_that_agree_or_add_are_no_versions(old: str, new: str) -> None:
+    assert not versions(old, new) and not versions(new, old)
