@@ -25,6 +25,18 @@ from insika_knowledge.extract.model import MergeAnswer
     ("Lost luggage is reimbursed in full.", "Lost luggage earns a voucher for the next booking."),
     ("Aulas canceladas pela escola são reembolsadas.",
      "Aulas canceladas pela escola geram crédito para a próxima compra."),
+    # free against charged with no amount; "always" against "never"; a passive leaving the business unsaid
+    ("Delivery is charged on every order.", "Delivery is never charged."),
+    ("A troca é grátis.", "A troca é paga."),
+    ("Sempre cobramos a taxa de entrega.", "Nunca cobramos a taxa de entrega."),
+    ("We offer same-day delivery.", "Same-day delivery is no longer offered."),
+    ("Consertamos celulares em até 5 dias.", "Celulares não são consertados."),
+    # a restriction added ("only"), with or without a value of its own
+    ("Parcelamos em até 12x sem juros.", "Parcelamos em até 12x sem juros apenas acima de R$ 800."),
+    ("Late checkout is free.", "Late checkout is free only for loyalty members."),
+    # a refund replaced by store credit, said in words
+    ("We refund cancelled classes in cash.", "We give store credit for cancelled classes, not cash."),
+    ("Devolvemos o valor em até 5 dias.", "Em vez de devolver o valor, damos crédito na loja em até 5 dias."),
 ])
 def test_two_versions_of_one_rule_are_not_merged(old: str, new: str) -> None:
     assert versions(old, new) and versions(new, old)
@@ -37,6 +49,8 @@ def test_two_versions_of_one_rule_are_not_merged(old: str, new: str) -> None:
     ("Every hotel rate includes breakfast.", "Parking is charged apart."),
     ("Members may book two classes a day.", "Members may bring a guest, regardless of their plan."),
     ("Refunds are issued within 5 days.", "Exchanges are free within 30 days."),
+    ("Our front desk is closed on holidays.", "The front desk doesn't open on holidays."),
+    ("A 30% deposit is required to book a party.", "Parties are only booked after a thirty percent deposit is paid."),
 ])
 def test_claims_that_agree_or_add_are_no_versions(old: str, new: str) -> None:
     assert not versions(old, new) and not versions(new, old)

@@ -53,7 +53,7 @@ from insika_knowledge.analysis.structure import (
     tokens,
     whole_duration,
 )
-from insika_knowledge.analysis.text import announces_change
+from insika_knowledge.analysis.text import announces_change, fold
 from insika_knowledge.candidate import MODEL_BODY_MAX
 from insika_knowledge.concept import has_contradiction, surrogate_in
 from insika_knowledge.consolidate.claims import in_words, same_statement, values_of
@@ -225,11 +225,13 @@ def versions(old: str, new: str) -> bool:
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
     if _charged_apart(old, new) or _charged_apart(new, old) or _unconditioned(old, new) \
-            or _unconditioned(new, old):
+            or _unconditioned(new, old) or _narrowed(old, new) or _narrowed(new, old) \
+            or _free_or_charged(old, new) or _free_or_charged(new, old):
         return True
     if _widened(old, new) or _widened(new, old) or _withdraws(old, new) or _withdraws(new, old) \
-            or (other_remedy(old, new) and _opening(old) == _opening(new)):  # a refund to the card and one as
-        return True  # store credit, both of refunds ("Cash purchases are refunded as store credit" is of some)
+            or (other_remedy(old, new) and (_opening(old) == _opening(new) or _replacing(old, new))):
+        return True  # a refund to the card and one as store credit, both of refunds, or one said to
+        # replace the other ("Cash purchases are refunded as store credit" is of some)
     mine, theirs = _plain_terms(old), _plain_terms(new)
     said, saying = _values(old), _values(new)
     if (announces_change(old) or announces_change(new)) and _one_value_otherwise(said, saying):
@@ -253,6 +255,49 @@ def versions(old: str, new: str) -> bool:
     if said == saying and (_denies(old, new, mine, theirs) or _denies(new, old, theirs, mine)):
         return True
     return _sentence_versions(old, new)
+
+
+def _narrowed(one: str, other: str) -> bool:
+    """True when `one` restates `other` and restricts it ("only", "apenas"): "Parcelamos em
+    até 10x sem juros" / "... apenas para compras acima de R$ 500"; "A primeira troca é
+    gratuita" / "... gratuita apenas para clientes do clube" (every word and value of
+    `other` kept, the business a passive leaves unsaid aside). A requirement restated as
+    "only ... once it is paid" is no restriction of it ("A 20% deposit is required").
+    """
+    return bool(RESTRICTIONS & _poles(one)) and not RESTRICTIONS & _poles(other) \
+        and _plain_terms(other) - _IMPLIED <= _plain_terms(one) and _values(other) <= _values(one) \
+        and _negations(one) == _negations(other) and _MUST not in _poles(other)
+
+
+def _free_or_charged(one: str, other: str) -> bool:
+    """True when `one` says free what `other` charges for, no amount on either side, in the
+    same words but the words of price, or `other` charging it for "all" ("Returns are free"
+    / "Returns are paid"; "Shipping is never charged" / "Shipping is charged on every
+    order"): with an amount, `_priced` reads it.
+    """
+    its, theirs = _plain_terms(one), _plain_terms(other)
+    if _FREE not in its or _FREE in theirs or not theirs & _CHARGES or its & _CHARGES \
+            or _values(one) != _values(other) or any(_kind(v).startswith(_AMOUNT) for v in _values(one)):
+        return False  # ("Two checked bags are free" / "Checked bags over 23 kg pay a fee": a case of its own)
+    rest, others = its - _PRICE_WORDS - _IMPLIED, theirs - _PRICE_WORDS - _CHARGES - _IMPLIED
+    return bool(rest) and (rest == others or (rest < others and len(others - rest) == 1
+                                              and "p:p_all" in _poles(other)))
+
+
+#: The terms of charging ("charged", "paid", "cobrado", "pago"), as `tokens` reads them.
+_CHARGES: Final = frozenset({"s_price", "s_payment", "cobr", "charged"})
+
+
+def _replacing(one: str, other: str) -> bool:
+    """True when either text says it replaces something ("instead of", "em vez de", "rather
+    than", "no lugar de", "not cash"): a remedy given in place of the other's.
+    """
+    return any(_REPLACING.search(fold(text)) for text in (one, other))
+
+
+#: A replacement said in words (folded).
+_REPLACING: Final = re.compile(r"\b(?:instead of|rather than|in place of|em vez de|ao inves de|no lugar de"
+                               r"|not (?:in )?cash|nao em dinheiro)\b")
 
 
 def _charged_apart(one: str, other: str) -> bool:
@@ -401,10 +446,31 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     if (said < saying or saying < said) and _contrary_scope(old, new, said, saying):
         return True
     for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
-        if its <= theirs and _plain_terms(other) <= _plain_terms(one) and (
-                _negations(one) > _negations(other) or bool(RESTRICTIONS & _poles(one) - _poles(other))):
-            return True
+        if its <= theirs and _plain_terms(other) - _IMPLIED <= _plain_terms(one) and (
+                (_negations(one) > _negations(other) and not _antonyms(one, other))
+                or (bool(RESTRICTIONS & _poles(one) - _poles(other)) and _MUST not in _poles(other))):
+            return True  # (the business a passive leaves unsaid, "always" against "never": `_IMPLIED`)
     return False
+
+
+def _antonyms(one: str, other: str) -> bool:
+    """True when one text says a pole of `_ANTONYMS` and the other its contrary: a negation
+    then restates ("closed on Sundays" / "doesn't open on Sundays").
+    """
+    mine, theirs = _poles(one), _poles(other)
+    return any((a in mine and b in theirs) or (b in mine and a in theirs) for a, b in _ANTONYMS)
+
+
+#: The pole of "must", "required", "obrigatório".
+_MUST: Final = "p:p_must"
+#: Poles that say each other's contrary.
+_ANTONYMS: Final = (("p:p_open", "p:p_close"),)
+
+
+#: Words a negated side may leave unsaid (`_turned`): the business ("We offer gift wrapping"
+#: / "Gift wrapping is no longer offered") and "always" ("Sempre reembolsamos o frete" /
+#: "Nunca reembolsamos o frete"), as `tokens` reads them.
+_IMPLIED: Final = frozenset({"w:we", "always", "sempr"})
 
 
 def _modality_turned(one: str, other: str, its: frozenset[str], theirs: frozenset[str]) -> bool:
