@@ -1424,7 +1424,7 @@ def test_installation_is_not_an_installment() -> None:
     stem read installing as paying in parts, in both languages."""
     from insika_knowledge.analysis.structure import tokens
 
-    assert tokens("Installation is free.")[0] == tokens("A instalação é grátis.")[0] == tokens("Instalamos.")[0]
+    assert tokens("Installation is free.")[0] == tokens("A instalação é grátis.")[0] == tokens("Instalamos.")[-2]
     assert tokens("Installation is free.")[0] != tokens("Installments are free.")[0]
     assert tokens("O parcelamento é grátis.")[0] == tokens("Installments are free.")[0]
     assert not same("Installation is free.", "Installments are free.")

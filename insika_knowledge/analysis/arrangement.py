@@ -587,7 +587,9 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
       never the claim's side;
     - ``"a value is counted per, or from, another thing"``: `other_basis`;
     - ``"it is said of another place or group"``: `other_place`, or two named places trade
-      the words they follow (`_places_traded`).
+      the words they follow (`_places_traded`);
+    - ``"another way or place is named"``: the claim word for word but one role word's
+      object, another in its place (`_object_replaced`: "by email" for "by WhatsApp").
 
     Args:
         claim: the claim's text (description and body), written as the business's.
@@ -606,6 +608,8 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a value sits with another subject"
     if _gives_value_to_another(claim, text):
         return "a value sits with another subject"  # "Standard is $10; express is $25" for "express is $10"
+    if _object_replaced(body, text):
+        return "another way or place is named"  # "Send the photo by email" for "... by WhatsApp"
     mine, said = details(claim), details(body)
     if not _may_move(mine, said, tokens(text)):
         return ""
@@ -625,6 +629,44 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
     if _payer_swapped(body, text):
         return "another party does it"  # "o IPTU fica por conta do proprietário" for "... pago pelo inquilino"
     return ""
+
+
+def _object_replaced(claim: str, text: str) -> bool:
+    """True when `text` says `claim` word for word but the object of one of its role words,
+    another word in its place that the claim never says ("Send the photo by email" for
+    "Send the photo by WhatsApp"; "Enviamos pelos Correios" for "Enviamos por
+    transportadora"): every other content word the same on both sides.
+    """
+    if _ANSWERING.match(fold(text)):
+        return False  # "Yes, we deliver to both cities": its words stand for the question's
+    mine, theirs = tokens(claim), tokens(text)
+    own, said = _content_words(mine), _content_words(theirs)
+    if not own or len(own) != len(said):
+        return False
+    for at, role in enumerate(mine[:-1]):
+        if not role.startswith("r:") or not _is_word(mine[at + 1]):
+            continue
+        ours = mine[at + 1]
+        for k, other in enumerate(theirs[:-1]):
+            its = theirs[k + 1]
+            if other == role and _is_word(its) and its != ours and ours not in said and its not in own \
+                    and own - {ours} == said - {its}:
+                return True
+    return False
+
+
+#: A reply's opening yes (folded): what follows may name the question's things in its own words.
+_ANSWERING: Final = re.compile(r"^\W*(?:yes|yeah|yep|sure|of course|sim|claro|isso|pode sim|com certeza)\b")
+
+
+def _is_word(token: str) -> bool:
+    """True for a content word or a synonym group ("whatsapp", "s_email"), not a value or role."""
+    return plain_word(token) or token.startswith("s_")
+
+
+def _content_words(seq: tuple[str, ...]) -> frozenset[str]:
+    """The words and synonym groups of a token sequence (`_is_word`) and its parties."""
+    return frozenset(t for t in seq if _is_word(t) or t.startswith("w:"))
 
 
 #: A list's words ("and", "or": either of its items) against the words that join one thing

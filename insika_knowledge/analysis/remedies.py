@@ -17,7 +17,7 @@ __all__ = ["CREDIT", "ORIGINAL", "other_form", "other_remedy", "refund_forms"]
 
 #: Store credit, a voucher, a gift card, an exchange voucher ("vale-troca").
 CREDIT: Final = "credit"
-#: Money back the way it came: the original payment method or card, a chargeback ("estorno").
+#: Money back the way it came: the original payment method or card, a chargeback ("estorno"), cash.
 ORIGINAL: Final = "original"
 
 _FORMS: Final = (
@@ -32,7 +32,7 @@ _FORMS: Final = (
         r"\b(?:original (?:payment|card|method|form)|same (?:payment|card|method)"
         r"|(?:back )?to (?:your|the) (?:credit )?card"
         r"|(?:forma|meio|metodo) de pagamento original|mesm[oa] (?:cartao|forma|meio)|estorn\w*|no (?:seu )?cartao"
-        r"|na (?:sua )?fatura)\b")),
+        r"|na (?:sua )?fatura|in cash|cash refunds?|em dinheiro|em especie)\b")),
 )
 
 
@@ -75,4 +75,5 @@ def _remedy(text: str) -> frozenset[str]:
 
 #: A word of a refund (folded): "refund", "reimbursed", "reembolso", "estorno", "money back", "dinheiro de volta".
 _REFUND: Final = re.compile(
-    r"\b(?:refund\w*|reimburs\w*|reembols\w*|estorn\w*|money back|dinheiro de volta|devolv\w* o (?:dinheiro|valor))\b")
+    r"\b(?:refund\w*|reimburs\w*|reembols\w*|estorn\w*|money back|dinheiro de volta"
+    r"|devolv\w* (?:o (?:dinheiro|valor)|em (?:dinheiro|especie|credito|vale)))\b")

@@ -1063,13 +1063,14 @@ _PORTUGUESE_MARKS: Final = re.compile("[\u00e3\u00f5\u00e7\u00c3\u00d5\u00c7]")
 
 def _language(text: str, prepared: str) -> str:
     """``en``, ``pt`` or ``mixed`` (`analysis.text.text_language`); a short text whose stop
-    words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos").
+    words do not tell is Portuguese when it is written with ã, õ or ç ("Não, não aceitamos")
+    or has a verb of the first person plural ("Aceitamos boleto": `_WE_VERB_ENDING`).
     A text whose only stop word is "no" is Portuguese ("Frete no Pix") unless its words are
     spelled as English only ("New members pay no enrollment fee": `_ENGLISH_SPELLING`,
     `_PORTUGUESE_SPELLING`).
     """
     lang = text_language(prepared)
-    if lang == "mixed" and _PORTUGUESE_MARKS.search(text):
+    if lang == "mixed" and (_PORTUGUESE_MARKS.search(text) or _WE_VERB_ENDING.search(prepared)):
         return "pt"
     if lang == "pt" and _NO_RE.search(prepared) and text_language(_NO_RE.sub(" ", prepared)) == "mixed":
         # "no" alone: Portuguese ("Frete no Pix") unless the spelling is English ("New members pay no fee")
@@ -1078,6 +1079,8 @@ def _language(text: str, prepared: str) -> str:
     return lang
 
 
+#: A verb in the first person plural ("aceitamos", "trocamos", "devolvemos", folded): Portuguese.
+_WE_VERB_ENDING: Final = re.compile(r"\b[a-z]{2,}(?:amos|emos|imos)\b")
 #: The word "no", Portuguese "em o" or English "no" (`_language` reads the rest to tell).
 _NO_RE: Final = re.compile(r"\bno\b")
 #: Spellings only Portuguese words have (folded): "nh", "lh", "-dade(s)", "-cao"/"-coes", "-mente", "-agem".

@@ -439,14 +439,18 @@ def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) ->
     negates, withdraws or restricts ("only") what the other says, with no value or word the
     other lacks (not an exception: "not accepted on Sundays"; "... can be returned if
     defective"; a withdrawal may leave the withdrawn verb unsaid: "Same-day delivery is
-    offered" / "Same-day delivery was discontinued").
+    offered" / "Same-day delivery was discontinued"; a change announced in a negation that
+    leaves one word of the other unsaid: "We accept payment by bank slip" / "We no longer
+    accept bank slips").
     """
     if _one_value_otherwise(said, saying) and not _qualifies(old, new) and not _qualifies(new, old):
         return True
     if (said < saying or saying < said) and _contrary_scope(old, new, said, saying):
         return True
     for one, other, its, theirs in ((old, new, said, saying), (new, old, saying, said)):
-        if its <= theirs and _plain_terms(other) - _IMPLIED <= _plain_terms(one) and (
+        if its <= theirs and (_plain_terms(other) - _IMPLIED <= _plain_terms(one) or (
+                _plain_terms(one) < _plain_terms(other) and _negations(one) > _negations(other)
+                and announces_change(one))) and (
                 (_negations(one) > _negations(other) and not _antonyms(one, other))
                 or (bool(RESTRICTIONS & _poles(one) - _poles(other)) and _MUST not in _poles(other))):
             return True  # (the business a passive leaves unsaid, "always" against "never": `_IMPLIED`)

@@ -50,6 +50,7 @@ from insika_knowledge.analysis.structure import (
     PAST,
     VALUE_WORDS,
     WEEKDAY_NAMES,
+    WITHDRAWAL,
     content_terms,
     is_calendar_date,
     names,
@@ -668,7 +669,11 @@ def _off_statement(claim: str, folded: str) -> str:
     # "did you know" is no past, nor is the correction of what was said ("I meant ...", "me enganei: ..."),
     # nor how it says a value changed ("that changed last week: shipping is now $10")
     folded = CHANGE_REPORT.sub(" ", folded)
-    if PAST_TIME.search(folded) or not tense_agrees(claim, ANNOUNCING.sub(" ", CORRECTING.sub(" ", folded))):
+    # a withdrawal said in the past is today's rule ("Payment by bank slip was discontinued
+    # last month", "O boleto foi descontinuado mês passado") for a claim that withdraws it too
+    withdrawn = WITHDRAWAL in tokens(claim) and WITHDRAWAL in tokens(folded)
+    if (PAST_TIME.search(folded) and not withdrawn) \
+            or not tense_agrees(claim, ANNOUNCING.sub(" ", CORRECTING.sub(" ", folded))):
         return "tense"
     return ""
 
@@ -952,8 +957,10 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     why = limited(claim, folded)
     if why:
         return Reading(False, why)
-    if not polarity_agrees(claim, sentence) or other_form(claim, sentence):
-        return Reading(False, "contradicts")  # (or a refund in another form: store credit / to the card)
+    if not polarity_agrees(claim, sentence):
+        return Reading(False, "contradicts")
+    if other_form(claim, sentence):
+        return Reading(False, "rearranged")  # a refund in another form: store credit / to the card, in cash
     if _only_for_others(claim, folded) or only_one_of_a_pair(claim, sentence):
         return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
     if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \

@@ -1,0 +1,43 @@
+"""A claim that swaps one word of what the business said is another claim, not its echo.
+
+The agent's sentence word for word but the object of one role word ("by email" for "by
+WhatsApp", "pelos Correios" for "por transportadora"), or a refund in another form (store
+credit for cash): the claim is held, with or without the agent's sentence quoted as its
+evidence. A withdrawal said in the past ("was discontinued last month") is today's rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from insika_knowledge.trust import assess
+
+
+def said(reply: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": "Oi"}, {"role": "assistant", "content": reply}]
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    ("Send the receipt by email.", "Send the receipt by WhatsApp.", True),
+    ("We deliver by courier.", "We deliver by mail.", True),
+    ("Enviamos pela Jadlog.", "Enviamos pelos Correios.", True),
+    ("Mande o comprovante por e-mail.", "Mande o comprovante por WhatsApp.", True),
+    ("Cancelled orders are refunded as store credit.", "Cancelled orders are refunded in cash.", True),
+    ("Devolvemos em vale-compras.", "Devolvemos em dinheiro.", True),
+    # the same word, or the same form, spelt otherwise: the claim the business said
+    ("Send the receipt by email.", "Send the receipt by e-mail.", False),
+    ("Cancelled orders are refunded in cash.", "Cancelled orders are refunded in cash.", False),
+])
+def test_one_word_swapped_is_another_claim(reply: str, claim: str, held: bool) -> None:
+    text = f"{claim}\n{claim}"
+    assert assess(text, "policy", said(reply)).quarantined is held
+    assert assess(text, "policy", said(reply), evidence=[reply]).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    ("Payment by bank slip was discontinued last month.", "Payment by bank slip was discontinued.", False),
+    ("O boleto foi descontinuado mês passado.", "O boleto foi descontinuado.", False),
+    ("Payment by bank slip was accepted last year.", "Payment by bank slip is accepted.", True),
+])
+def test_a_withdrawal_said_in_the_past_is_todays_rule(reply: str, claim: str, held: bool) -> None:
+    assert assess(f"{claim}\n{claim}", "policy", said(reply)).quarantined is held
