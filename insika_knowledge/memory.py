@@ -184,10 +184,6 @@ class Memory:
         if self.directory.exists() and not self.directory.is_dir():  # reads would find nothing there
             raise UserError(f"Memory(): {short_repr(str(self.directory))} is a file, not a directory: the "
                             "data directory holds one database per tenant (give a folder)")
-        under = next((p for p in self.directory.parents if p.exists()), None)
-        if not self.directory.exists() and under is not None and not under.is_dir():  # nor here: never creatable
-            raise UserError(f"Memory(): {short_repr(str(self.directory))} cannot be a data directory: "
-                            f"{short_repr(str(under))} is a file, not a folder")
         self.database = database_url(database)
         if self.database:
             load_backend(self.database)  # never imported by two of our threads at once

@@ -608,11 +608,10 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "a value sits with another subject"
     if _gives_value_to_another(claim, text):
         return "a value sits with another subject"  # "Standard is $10; express is $25" for "express is $10"
-    if _object_replaced(body, text):
-        return "another way or place is named"  # "Send the photo by email" for "... by WhatsApp"
-    mine, said = details(claim), details(body)
+    replaced = "another way or place is named" if _object_replaced(body, text) else ""  # "by email" for
+    mine, said = details(claim), details(body)  # "by WhatsApp" (read last: a party replaced is said so)
     if not _may_move(mine, said, tokens(text)):
-        return ""
+        return replaced
     theirs = _with_origins(details(text), text)
     mine = _with_origins(mine, claim)
     if _turned_around(mine, theirs, said, body, text) or _turned_in_its_sentence(said, body, theirs, text):
@@ -628,7 +627,7 @@ def rearranged(claim: str, text: str, *, customer: bool = False) -> str:
         return "it is said of another place or group"
     if _payer_swapped(body, text):
         return "another party does it"  # "o IPTU fica por conta do proprietário" for "... pago pelo inquilino"
-    return ""
+    return replaced
 
 
 def _object_replaced(claim: str, text: str) -> bool:
