@@ -54,3 +54,21 @@ def test_two_versions_of_one_rule_are_not_merged(old: str, new: str) -> None:
 ])
 def test_claims_that_agree_or_add_are_no_versions(old: str, new: str) -> None:
     assert not versions(old, new) and not versions(new, old)
+
+
+@pytest.mark.parametrize("merged", [
+    "Returns are accepted within 30 days, and items may be returned within 30 days with shipping paid by the store.",
+    "Returns are accepted within 30 days, even used ones.",
+    "Items can always be returned within 30 days.",
+])
+def test_a_merge_that_adds_a_party_or_widens_the_rule_invents(merged: str) -> None:
+    old, new = "Returns are accepted within 30 days.", "Items may be returned within 30 days."
+    verdict = interpret_merge(MergeAnswer("related", merged), old, new)
+    assert verdict.body is None, verdict
+
+
+def test_a_merge_that_calls_the_customer_otherwise_adds_nothing() -> None:
+    old = "Passageiros da classe econômica despacham uma mala de 23 kg."
+    new = "Passageiros da classe executiva despacham duas malas de 32 kg."
+    merged = f"{old} Clientes da classe executiva despacham duas malas de 32 kg."
+    assert interpret_merge(MergeAnswer("related", merged), old, new).body == merged

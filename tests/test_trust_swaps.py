@@ -24,6 +24,8 @@ def said(reply: str) -> list[dict[str, str]]:
     ("Mande o comprovante por e-mail.", "Mande o comprovante por WhatsApp.", True),
     ("Cancelled orders are refunded as store credit.", "Cancelled orders are refunded in cash.", True),
     ("Devolvemos em vale-compras.", "Devolvemos em dinheiro.", True),
+    ("Refunds go back to the original credit card.", "Refunds are issued as store credit.", True),
+    ("O reembolso volta para o cartão de crédito original.", "O reembolso é dado como crédito na loja.", True),
     # the same word, or the same form, spelt otherwise: the claim the business said
     ("Send the receipt by email.", "Send the receipt by e-mail.", False),
     ("Cancelled orders are refunded in cash.", "Cancelled orders are refunded in cash.", False),
@@ -41,3 +43,11 @@ def test_one_word_swapped_is_another_claim(reply: str, claim: str, held: bool) -
 ])
 def test_a_withdrawal_said_in_the_past_is_todays_rule(reply: str, claim: str, held: bool) -> None:
     assert assess(f"{claim}\n{claim}", "policy", said(reply)).quarantined is held
+
+
+@pytest.mark.parametrize("reply", [
+    "O desconto de 12% vale só para assinantes.",  # "assinantes" read in the sentence's language
+    "Exchanges are allowed regardless of whether the receipt is kept.",  # no doubt: "regardless"
+])
+def test_a_rule_said_word_for_word_with_its_own_scope_is_learned(reply: str) -> None:
+    assert not assess(f"{reply}\n{reply}", "policy", said(reply)).quarantined

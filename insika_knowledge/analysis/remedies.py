@@ -17,7 +17,8 @@ __all__ = ["CREDIT", "ORIGINAL", "other_form", "other_remedy", "refund_forms"]
 
 #: Store credit, a voucher, a gift card, an exchange voucher ("vale-troca").
 CREDIT: Final = "credit"
-#: Money back the way it came: the original payment method or card, a chargeback ("estorno"), cash.
+#: Money back the way it came: the original payment method or card, cash ("estorno" names no
+#: form by itself: "o estorno é feito em crédito na loja").
 ORIGINAL: Final = "original"
 
 _FORMS: Final = (
@@ -29,9 +30,10 @@ _FORMS: Final = (
         r"|credito(?: integral| total)? (?:para|na) (?:a |sua )?proxima compra"
         r"|credits? (?:toward|towards|for|on) (?:your |a |the )?next (?:purchase|order|booking|stay))\b")),
     (ORIGINAL, re.compile(
-        r"\b(?:original (?:payment|card|method|form)|same (?:payment|card|method)"
+        r"\b(?:original (?:(?:credit |debit )?card|payment|method|form)|same (?:payment|card|method)"
         r"|(?:back )?to (?:your|the) (?:credit )?card"
-        r"|(?:forma|meio|metodo) de pagamento original|mesm[oa] (?:cartao|forma|meio)|estorn\w*|no (?:seu )?cartao"
+        r"|(?:forma|meio|metodo) de pagamento original|mesm[oa] (?:cartao|forma|meio)|no (?:seu )?cartao"
+        r"|(?:para|pro|ao) (?:o )?cartao(?: de (?:credito|debito))?(?: original| usado)?"
         r"|na (?:sua )?fatura|in cash|cash refunds?|em dinheiro|em especie)\b")),
 )
 

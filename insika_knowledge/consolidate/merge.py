@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Final
 
 from insika_knowledge.analysis.numbers import CURRENCY_UNITS
@@ -39,6 +40,7 @@ from insika_knowledge.analysis.remedies import other_remedy
 from insika_knowledge.analysis.structure import (
     JOINS,
     MODAL_CONTRARIES,
+    PARTY_TERMS,
     PHRASE,
     RESTRICTIONS,
     SENTENCE,
@@ -165,15 +167,39 @@ def invents(merged: str, *claims: str) -> bool:
     """True when a sentence of `merged` says what no claim says: of its content terms
     (`analysis.structure.claim_terms`, two or more), fewer than `INVENTED_SHARE` are the
     claims' ("All items can be returned for free." merged from "Shipping is free." and
-    "Shipping to the North costs R$ 20."; an instruction to the agent). A merge rewords;
-    it adds no claim, and the detail guard reads only what the claims hold.
+    "Shipping to the North costs R$ 20."; an instruction to the agent), or the text adds a
+    party, a pole of scope (`_SCOPE_POLES`: "only", "all", "must") or a word that widens
+    (`_scope_marks`: "even used ones", "always") that no claim says. A merge rewords; it adds no claim, and the detail guard reads
+    only what the claims hold.
     """
     known = frozenset().union(*(claim_terms(claim) for claim in claims))
+    said = frozenset().union(*(tokens(claim) for claim in claims))
     for sentence in _SENTENCE_END.split(merged.strip()):
         terms = claim_terms(_PLACEHOLDER_RE.sub(" ", sentence))  # what redaction removed says nothing
         if len(terms) >= 2 and len(terms & known) < INVENTED_SHARE * len(terms):
             return True
-    return False
+    added = frozenset(tokens(_PLACEHOLDER_RE.sub(" ", merged))) - said - _ANYONE
+    return bool(added & (PARTY_TERMS | _scope_marks() | _SCOPE_POLES) or any(t.startswith("w:") for t in added))
+
+
+#: Poles that narrow, widen or require ("only", "all", "must"): a merge that adds one adds a
+#: claim ("except" may join a rule and its exception: "free, except to the North").
+_SCOPE_POLES: Final = frozenset({"p:p_only", "p:p_all", "p:p_must"})
+
+
+#: The customer named in other words ("Clientes da classe executiva" for "Passageiros ..."):
+#: no party a merge adds.
+_ANYONE: Final = frozenset({"s_customer", "w:you", "w:person"})
+
+
+@lru_cache(maxsize=1)
+def _scope_marks() -> frozenset[str]:
+    """Words that widen or stress a claim ("even used ones", "always", "mesmo sem nota",
+    "inclusive de produtos usados"), as `tokens` reads them in either language: a merge that
+    adds one adds a claim (`invents`).
+    """
+    said = (*tokens("Items even always are."), *tokens("Os itens mesmo sempre inclusive são."))
+    return frozenset(t for t in said if plain_word(t)) - frozenset(tokens("Items are. Os itens são."))
 
 
 #: The placeholders redaction writes ("[email]", "[name]": `privacy.redact.PLACEHOLDERS`).

@@ -417,11 +417,13 @@ REQUESTING: Final = re.compile(
     r"(?:voce )?(?:poderia|pode|podes)(?: me)?(?: por favor)?|por favor|me (?:passa|informa|envia|manda))\b")
 #: Words of a sentence that, before the rule, make it a wish, a doubt, a supposition or a
 #: plan ("We wish we could...", "I wonder whether...", "If ... we would go broke",
-#: "Estamos avaliando oferecer..."); not "whether you pay by card or Pix" (regardless).
+#: "Estamos avaliando oferecer..."); not "whether you pay by card or Pix", nor "regardless of
+#: whether ..." (regardless).
 HYPOTHETICAL: Final = re.compile(
     # "I wish pets flew free" wishes; "... if they wish", "as you wish" permit (a rule)
     r"\b(?:(?<!\bif you )(?<!\bif they )(?<!\bas you )(?<!\bif we )wish(?!\s*(?:[.,;:!?)]|$))"
-    r"|wonder|whether(?![^,.;]*\bor\b)|imagine|suppose|hypothetically|se ao menos|quem dera"
+    r"|wonder|(?<!regardless of )(?<!no matter )whether(?![^,.;]*\bor\b)|imagine|suppose|hypothetically"
+    r"|se ao menos|quem dera"
     r"|gostariamos de (?:oferecer|dar|ter|poder)|(?:we|i)(?:'d| would) love to|adorariamos"
     r"|seria (?:otimo|bom|legal|incrivel) se"
     # a Portuguese counterfactual: "se" with the imperfect subjunctive ("Se houvesse frete
@@ -1019,8 +1021,9 @@ def _only_for_others(claim: str, folded: str) -> bool:
     state"): it states a narrower rule of something else.
     """
     wanted = content_terms(claim)
-    for match in _ONLY_FOR.finditer(folded):
-        named = content_terms(match.group(1))
+    portuguese = text_language(folded) == "pt"
+    for match in _ONLY_FOR.finditer(folded):  # what follows "só para" read in the sentence's language
+        named = content_terms(f"os {match.group(1)} são" if portuguese else match.group(1))
         narrower = not named & wanted or _SCOPE_WORDS & named - wanted
         if named and narrower and "n" not in tokens(folded[:match.start()]):
             return True  # (after a negation it says where the thing goes instead: "não vai na
