@@ -169,9 +169,8 @@ def invents(merged: str, *claims: str) -> bool:
     claims' ("All items can be returned for free." merged from "Shipping is free." and
     "Shipping to the North costs R$ 20."; an instruction to the agent), or the text adds a
     party, a pole of scope (`_SCOPE_POLES`: "only", "all", "must") or a word that widens
-    widening = PARTY_TERMS | _scope_marks() | _SCOPE_POLES
-    return bool(added & widening) or any(t.startswith("w:") for t in added)
-    only what the claims hold.
+    (`_scope_marks`: "even used ones", "always") that no claim says. A merge rewords; it
+    adds no claim, and the detail guard reads only what the claims hold.
     """
     known = frozenset().union(*(claim_terms(claim) for claim in claims))
     said = frozenset().union(*(tokens(claim) for claim in claims))
@@ -180,7 +179,8 @@ def invents(merged: str, *claims: str) -> bool:
         if len(terms) >= 2 and len(terms & known) < INVENTED_SHARE * len(terms):
             return True
     added = frozenset(tokens(_PLACEHOLDER_RE.sub(" ", merged))) - said - _ANYONE
-    return bool(added & (PARTY_TERMS | _scope_marks() | _SCOPE_POLES)) or any(t.startswith("w:") for t in added)
+    widening = PARTY_TERMS | _scope_marks() | _SCOPE_POLES
+    return bool(added & widening) or any(t.startswith("w:") for t in added)
 
 
 #: Poles that narrow, widen or require ("only", "all", "must"): a merge that adds one adds a
