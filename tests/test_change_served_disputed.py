@@ -31,6 +31,10 @@ def _candidate(name: str, text: str) -> dict[str, str]:
     ("Aceitamos boleto.", "Deixamos de aceitar boleto.", "Vocês aceitam boleto?"),
     ("Payment by bank slip is accepted.", "Payment by bank slip was discontinued last month.",
      "Can I pay with a bank slip?"),
+    # a short rule's other version, three words in common: held by the lexical fallback
+    ("O estorno é feito no cartão.", "O estorno é feito em crédito na loja.", "Como recebo o estorno?"),
+    # a description that repeats its body: one word changed read in the bodies alone
+    ("A loja fica aberta até as 18h.", "A loja fica aberta a partir das 18h.", "Até que horas a loja fica aberta?"),
 ])
 def test_an_ended_rule_is_served_as_disputed(tmp_path: Path, old: str, new: str, question: str) -> None:
     memory = Memory(tmp_path, embeddings="off")

@@ -39,7 +39,9 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves(monkeypatch: p
     # default dependency) holds all but 5 of them, at cosines 0.77-0.81 (benchmarks/README.md):
     # a regression bound on today's figures, not the target.
     lexical_only = resolve_embedder(None)[0] is None
-    assert figures["changes"]["dev"]["unflagged_contradictory"] <= (26 if lexical_only else 1)
+    # (lexically alone 24 of 70 before a short rule's other version among the best lexical
+    # matches was held, forty-fifth session: 20)
+    assert figures["changes"]["dev"]["unflagged_contradictory"] <= (20 if lexical_only else 1)
     for half in ("dev", "test"):
         pairs = figures["pairs"][half]
         # dev is 0; the test half of a fresh reader's pairs (reader.jsonl, never tuned on)

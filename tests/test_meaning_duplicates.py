@@ -45,8 +45,10 @@ def _learn(memory: Memory, model: str, session: str, said: dict[str, str]) -> li
     return list(report.results)
 
 
-@pytest.mark.parametrize(("embeddings", "outcome"), [("auto", "possible_duplicate"), ("off", "learned")])
-def test_a_reworded_change_under_a_new_name_is_held_only_with_the_semantic_index(
+# Lexically alone it was learned beside its rule until the forty-fifth session: the lexical
+# fallback now holds a best match whose body reads as another version of the candidate's.
+@pytest.mark.parametrize(("embeddings", "outcome"), [("auto", "possible_duplicate"), ("off", "possible_duplicate")])
+def test_a_reworded_change_under_a_new_name_is_held_with_or_without_the_semantic_index(
         tmp_path: Path, database: str | None, embeddings: str, outcome: str) -> None:
     if embeddings == "auto" and resolve("auto")[0] is None:
         pytest.skip("the offline embedding model is not installed here")

@@ -1273,7 +1273,7 @@ def _requirement_first(clause: list[str]) -> list[str]:
         return clause
     pole = clause[at]
     if at and (at + 1 == len(clause) or clause[at + 1].startswith("r:")) \
-            and not any(t.startswith(("w:", "p:", "n")) and t != "p:p_all" for t in clause[:at]):
+            and not any((t.startswith(("w:", "p:")) and t != "p:p_all") or t == "n" for t in clause[:at]):
         subject, rest = clause[:at], clause[at + 1:]
         if len(rest) > 1 and rest[0] in _FREE_FOR and _names_who(rest[1]) \
                 and not any(t.startswith("r:") for t in rest[1:]):

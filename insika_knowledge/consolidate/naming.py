@@ -29,7 +29,10 @@ decides, first match wins:
    when the two read as two rows of what one message stated at once ("O frete para a
    região Sul custa R$ 15, para a região Nordeste R$ 30": `_rows_of_one_turn`), not as
    two versions of one claim (a message that corrects itself, "R$ 15, ou melhor, R$ 18",
-   or a model that dropped the rows' subjects: still held).
+   or a model that dropped the rows' subjects: still held). With no semantic index, one of
+   the best matches whose body and the candidate's read as two versions of one claim
+   (`merge.versions`: "O estorno é feito no cartão" / "... em crédito na loja", three
+   words in common) is held the same way: short rules share too few words to be close.
 5. ``NEW``: nothing close: a new concept under the proposed name.
 
 Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
@@ -144,6 +147,10 @@ def name_sighting(
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
                if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)
                and not _rows_of_one_turn(m, candidate, written)]
+    if not scored and apart is None and not meaning:  # lexical only: a short rule's other version
+        scored = [(similarity(m, candidate), -i, m, False) for i, m in enumerate(others[:SAME_CLAIM_MATCHES])
+                  if m.name not in held and versions(claim_text(m.body), candidate.body)
+                  and not _rows_of_one_turn(m, candidate, written)]
     if scored:
         best, _, match, by_meaning = max(scored, key=lambda s: s[:2])
         return Naming(NameRule.POSSIBLE_DUPLICATE, match.name, best,
@@ -180,7 +187,9 @@ def disputes(record: Concept, held_name: str, description: str, body: str) -> bo
     not serve the record as settled: it was held under the record's own name (a policy's
     contradicting sighting, or one its record had no room for), or it states other values
     (`claims.values_differ`), or the two read as versions of one claim (`merge.versions`:
-    a party, a direction, a negation or one or two words changed), or either places a part
+    a party, a direction, a negation or one or two words changed; description and body
+    together, or the bodies alone, where a description that repeats its body would read
+    one word changed as two), or either places a part
     of the other otherwise (`analysis.arrangement.rearranged`: a value with another
     subject, a role word turned around, another party, place or basis). A close match that
     restates the record in other words disputes nothing.
@@ -203,7 +212,7 @@ def disputes(record: Concept, held_name: str, description: str, body: str) -> bo
         return True
     claim = Candidate(name=held_name, type=record.type, description=description, body=body)
     return bool(values_differ(record, claim)) or versions(_text(record), f"{description}\n{body}") \
-        or bool(_placed_otherwise(record, claim))
+        or versions(claim_text(record.body), body) or bool(_placed_otherwise(record, claim))
 
 
 def _text(record: Concept) -> str:
