@@ -32,7 +32,8 @@ decides, first match wins:
    or a model that dropped the rows' subjects: still held). With no semantic index, one of
    the best matches whose body and the candidate's read as two versions of one claim
    (`merge.versions`: "O estorno é feito no cartão" / "... em crédito na loja", three
-   words in common) is held the same way: short rules share too few words to be close.
+   words in common) is held the same way, when both are short (`SHORT_VERSION_TERMS`):
+   short rules share too few words to be close.
 5. ``NEW``: nothing close: a new concept under the proposed name.
 
 Pure: the write path (`insika_knowledge.learn`) does the search, the reads and the writes.
@@ -147,15 +148,26 @@ def name_sighting(
     scored += [(score, -len(others) - i, m, True) for i, (m, score) in enumerate(meaning)
                if m.name != candidate.name and m.name not in held and not same_claim(m, candidate)
                and not _rows_of_one_turn(m, candidate, written)]
-    if not scored and apart is None and not meaning:  # lexical only: a short rule's other version
+    if not scored and apart is None and not meaning and _short(candidate.body):  # lexical only: a short
         scored = [(similarity(m, candidate), -i, m, False) for i, m in enumerate(others[:SAME_CLAIM_MATCHES])
-                  if m.name not in held and versions(claim_text(m.body), candidate.body)
-                  and not _rows_of_one_turn(m, candidate, written)]
+                  if m.name not in held and _short(claim_text(m.body))  # rule's other version
+                  and versions(claim_text(m.body), candidate.body) and not _rows_of_one_turn(m, candidate, written)]
     if scored:
         best, _, match, by_meaning = max(scored, key=lambda s: s[:2])
         return Naming(NameRule.POSSIBLE_DUPLICATE, match.name, best,
                       held_because(match, candidate, best, by_meaning=by_meaning))
     return Naming(NameRule.NEW, candidate.name)
+
+
+def _short(body: str) -> bool:
+    """True when `body` is a short rule: at most `SHORT_VERSION_TERMS` content terms (the
+    lexical fallback reads only those: a long one shares enough words to be close).
+    """
+    return len(claim_terms(body)) <= SHORT_VERSION_TERMS
+
+
+#: The most content terms of a rule the lexical fallback reads as another version of a match.
+SHORT_VERSION_TERMS: Final = 12
 
 
 def _rows_of_one_turn(match: Concept, candidate: Candidate, written: frozenset[str]) -> bool:
