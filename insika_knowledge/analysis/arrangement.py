@@ -639,7 +639,7 @@ def _object_replaced(claim: str, text: str) -> bool:
     if _ANSWERING.match(fold(text)):
         return False  # "Yes, we deliver to both cities": its words stand for the question's
     mine, theirs = tokens(claim), tokens(text)
-    own, said = _content_words(mine), _content_words(theirs)
+    own, said = content_words(mine), content_words(theirs)
     if not own or len(own) != len(said):
         return False
     for at, role in enumerate(mine[:-1]):
@@ -663,8 +663,10 @@ def _is_word(token: str) -> bool:
     return plain_word(token) or token.startswith("s_")
 
 
-def _content_words(seq: tuple[str, ...]) -> frozenset[str]:
-    """The words and synonym groups of a token sequence (`_is_word`) and its parties."""
+def content_words(seq: tuple[str, ...]) -> frozenset[str]:
+    """The words and synonym groups of a token sequence (`_is_word`) and its parties: what a
+    text says besides its values, roles and poles (`_object_replaced`, `consolidate.merge`).
+    """
     return frozenset(t for t in seq if _is_word(t) or t.startswith("w:"))
 
 

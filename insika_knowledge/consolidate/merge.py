@@ -35,6 +35,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Final
 
+from insika_knowledge.analysis.arrangement import content_words
 from insika_knowledge.analysis.numbers import CURRENCY_UNITS
 from insika_knowledge.analysis.remedies import other_remedy
 from insika_knowledge.analysis.structure import (
@@ -361,8 +362,8 @@ def _unconditioned(one: str, other: str) -> bool:
     mine = tokens(one)
     if regardless is None or _REGARDLESS.search(one) is not None or _IF not in mine:
         return False
-    head = _content(mine[:mine.index(_IF)])
-    return bool(head) and head == _content(tokens(other[:regardless.start()]))
+    head = content_words(mine[:mine.index(_IF)])
+    return bool(head) and head == content_words(tokens(other[:regardless.start()]))
 
 
 #: "regardless of", "no matter", "whatever the", "independentemente de", "seja qual for".
@@ -371,11 +372,6 @@ _REGARDLESS: Final = re.compile(
     r"|qualquer que seja)\b")
 #: The token of "if", "provided", "se", "desde que".
 _IF: Final = "c:if"
-
-
-def _content(seq: tuple[str, ...]) -> frozenset[str]:
-    """The content words of a token sequence, values and poles aside (`_plain_terms` of a part)."""
-    return frozenset(t for t in seq if plain_word(t) or t.startswith(("s_", "w:")))
 
 
 def _sentence_versions(old: str, new: str) -> bool:
