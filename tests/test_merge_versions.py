@@ -72,3 +72,26 @@ def test_a_merge_that_calls_the_customer_otherwise_adds_nothing() -> None:
     new = "Passageiros da classe executiva despacham duas malas de 32 kg."
     merged = f"{old} Clientes da classe executiva despacham duas malas de 32 kg."
     assert interpret_merge(MergeAnswer("related", merged), old, new).body == merged
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The loyalty discount applies to grooming services.",
+     "The loyalty discount applies to grooming and boarding services."),
+    ("O pagamento da mensalidade pode ser feito por boleto, Pix ou cartão de crédito.",
+     "O pagamento da mensalidade pode ser feito por boleto ou Pix."),
+    ("A entrega é grátis para pedidos em Curitiba.",
+     "A entrega é grátis para pedidos em Curitiba e região metropolitana."),
+])
+def test_a_list_with_an_item_more_or_less_is_another_version(old: str, new: str) -> None:
+    assert versions(old, new) and versions(new, old)
+    verdict = interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
+    assert verdict.body is None and verdict.why == LISTED, verdict
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("A clínica aceita pagamento em Pix, dinheiro ou cartão de débito.",
+     "Cartão de débito, dinheiro e Pix são as formas de pagamento aceitas na clínica."),
+    ("We accept Pix.", "We also accept Pix and boleto."),  # "also": an alternative beside it
+])
+def test_the_same_list_reworded_is_no_version(old: str, new: str) -> None:
+    assert not versions(old, new) and not versions(new, old)

@@ -61,3 +61,45 @@ def test_a_metric_measure_reads_in_the_largest_unit_it_fills(token: str, whole: 
 ])
 def test_one_thing_said_in_other_words(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a future that recurs is the standing rule's present: a condition, an event's time, every weekday
+    ("The airline will refund the ticket if the flight is cancelled.",
+     "The airline refunds the ticket if the flight is cancelled.", True),
+    ("A clínica vai enviar um lembrete por SMS um dia antes da consulta.",
+     "A clínica envia um lembrete por SMS um dia antes da consulta.", True),
+    ("The gym will close at 10 p.m. on weekdays.", "The gym closes at 10 p.m. on weekdays.", True),
+    ("We will ship on Monday.", "We ship on Monday.", False),  # one Monday ahead: a future
+    ("The airline will refund the ticket if the flight is cancelled.",
+     "The airline refunds the ticket if the flight is delayed.", False),
+])
+def test_a_future_that_recurs_is_the_rule(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("No refunds are given unless the class is cancelled by the school.",
+     "Refunds are given only if the class is cancelled by the school.", True),
+    ("The rental deposit is not returned unless the car comes back undamaged.",
+     "The rental deposit is returned only if the car comes back undamaged.", True),
+    ("O cartão não será desbloqueado a não ser que o titular confirme a identidade.",
+     "O cartão não será desbloqueado a menos que o titular confirme a identidade.", True),
+    ("No refunds are given unless the class is cancelled by the school.",
+     "Refunds are given if the class is cancelled by the school.", False),  # "only" is the rule
+    ("No refunds are given unless the class is cancelled by the school.",
+     "Refunds are not given only if the class is cancelled by the school.", False),
+])
+def test_not_unless_is_only_if(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("A academia fica fechada nos feriados nacionais.", "A academia não abre nos feriados nacionais.", True),
+    ("The store is not closed on Sundays.", "The store opens on Sundays.", True),
+    ("The office remains closed on holidays.", "The office is closed on holidays.", True),
+    ("A academia fica fechada nos feriados nacionais.", "A academia abre nos feriados nacionais.", False),
+    ("The pool does not open before 7 am.", "The pool closes before 7 am.", False),  # a time: no other pole
+])
+def test_a_state_of_opening_negated_is_its_other_pole(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

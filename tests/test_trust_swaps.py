@@ -51,3 +51,45 @@ def test_a_withdrawal_said_in_the_past_is_todays_rule(reply: str, claim: str, he
 ])
 def test_a_rule_said_word_for_word_with_its_own_scope_is_learned(reply: str) -> None:
     assert not assess(f"{reply}\n{reply}", "policy", said(reply)).quarantined
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    # the opposite word of a pair the claim says one of: another claim
+    ("Our prices exclude VAT; it is added at checkout.", "Our prices include VAT.", True),
+    ("Smoking is allowed only outside the building.", "Smoking is allowed only inside the building.", True),
+    ("The first month is free.", "The last month is free.", True),
+    ("All seats on domestic flights get a free snack.", "All seats on international flights get a free snack.", True),
+    ("Our prices include VAT.", "Our prices include VAT.", False),
+])
+def test_the_opposite_of_a_pair_is_another_claim(reply: str, claim: str, held: bool) -> None:
+    text = f"{claim}\n{claim}"
+    assert assess(text, "policy", said(reply)).quarantined is held
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    ("A dedicated desk is €280 per month, plus VAT at 23%.",
+     "A dedicated desk costs €280 per month with VAT already included.", True),
+    ("Os preços são de R$ 300 a diária; os impostos são cobrados à parte.",
+     "A diária de R$ 300 já inclui os impostos.", True),
+    ("A dedicated desk is €280 per month, VAT included.",
+     "A dedicated desk costs €280 per month with VAT already included.", False),
+])
+def test_a_thing_charged_on_top_is_not_included(reply: str, claim: str, held: bool) -> None:
+    text = f"Desk pricing\n{claim}"
+    assert assess(text, "fact", said(reply)).quarantined is held
+
+
+def test_a_promotion_that_ran_and_ended_is_no_rule_of_today() -> None:
+    reply = "The $5 Tuesday promotion ran through the summer and ended on September 30."
+    assert assess("Tuesday ticket price\nTickets on Tuesdays cost $5.", "fact", said(reply)).quarantined
+    assert not assess("Tuesday ticket price\nTickets on Tuesdays cost $5.", "fact",
+                      said("The $5 Tuesday promotion runs every week.")).quarantined
+
+
+def test_a_correction_for_this_semester_takes_the_price_back() -> None:
+    messages = [{"role": "user", "content": "quanto é a matrícula do curso de inglês?"},
+                {"role": "assistant", "content": "A matrícula custa R$ 150."},
+                {"role": "user", "content": "ok"},
+                {"role": "assistant", "content": "Opa, me enganei, desculpa! Esse semestre a matrícula tá isenta."}]
+    claim = "Matrícula do curso de inglês\nA matrícula do curso de inglês custa cento e cinquenta reais."
+    assert assess(claim, "fact", messages).quarantined

@@ -262,7 +262,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bsempre que\b", "sempre_que"),
         (r"\bas long as\b|\bcontanto que\b", "provided"),  # a condition: "no fee as long as you..." is "if"
         (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"
-        (r"\ba menos que\b|\bexceto se\b", "a_menos_que"),  # "unless" (not "salvo se": also "saved if")
+        # "unless" (not "salvo se": also "saved if")
+        (r"\ba menos que\b|\bexceto se\b|\ba nao ser que\b", "a_menos_que"),
         (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
@@ -646,7 +647,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
-    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se"
+    r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
@@ -1211,6 +1212,23 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
         _said_once(out)))))))))
 
 
+#: Opening and closing, each the other negated.
+_OPEN_SHUT: Final = {"p:p_open": "p:p_close", "p:p_close": "p:p_open"}
+#: Verbs of staying in a state ("fica", "stays", "remains", "permanece") before open or closed.
+_STAYS: Final = frozenset({"fic", "stay", "remaim", "remain", "permanec"})
+
+
+def _timed(token: str) -> bool:
+    """True when `token` places an opening or a closing in time: an hour or a bound before
+    one ("does not open before 7 am" is no "closes before 7 am").
+    """
+    return token.endswith(":hour") or token in _BOUND_POLES or token in ("p:p_before", "p:p_after")
+
+
+#: What makes a future habitual: a condition's or an event's time ("will refund the ticket if
+#: the flight is cancelled", "vai enviar um lembrete um dia antes da consulta"), every time,
+#: every weekday ("will close at 10 p.m. on weekdays"). "We will ship on Monday" stays a future.
+_HABITUAL: Final = frozenset({"p:p_before", "p:p_after", "p:p_all", "weekday", "weekend"})
 #: The bounds a "with" may open ("gatos com mais de 8 kg": "gatos acima de 8 kg").
 _BOUND_POLES: Final = frozenset({"p:p_above", "p:p_below", "p:p_at_least", "p:p_at_most"})
 #: The roles that may stand before a bound and say nothing there ("com" / "de menos de 8
@@ -1219,20 +1237,32 @@ _BOUND_ROLES: Final = frozenset({"r:com", "r:with", "r:de", "r:of"})
 
 
 def _plainly_said(out: list[str]) -> list[str]:
-    """`out` with three ways of saying one thing read as one: "with" or "of" before a bound
+    """`out` with four ways of saying one thing read as one: "with" or "of" before a bound
     ("cats with more than 8 kg", "gatos com / de mais de 8 kg") as the bound alone; "open until 6 pm"
-    ("aberto até as 18h") as "closes at 6 pm"; and a future in a sentence that names its
-    calendar date ("will be closed on 24 December 2025") as the present the date already
-    places ("On Dec. 24, 2025, the library is closed").
+    ("aberto até as 18h") as "closes at 6 pm"; a state of opening stayed in or negated at no
+    time ("fica fechada", "não abre aos domingos") as its pole ("fecha aos domingos"); and a
+    future in a sentence that names its calendar date ("will be closed on 24 December 2025")
+    as the present the date already places ("On Dec. 24, 2025, the library is closed"), or
+    that says when it recurs
+    (`_HABITUAL`: a condition, an event's time, every time) as the present of a standing rule.
     """
     result: list[str] = []
+    flipped = -1  # where a negated opening or closing was read as its other pole
     for at, token in enumerate(out):
         following = out[at + 1] if at + 1 < len(out) else ""
+        if at == flipped:
+            result.append(_OPEN_SHUT[token])
+            continue
         if token in _BOUND_ROLES and following in _BOUND_POLES and (
                 token in ("r:com", "r:with") or not (at + 2 < len(out) and priced(out[at + 2]))):
             continue  # (a price's "de" stays: "Descontos de até 50%" is "Até 50% de desconto")
         if token == "p:p_at_most" and result and result[-1] == "p:p_open" and following.endswith(":hour"):
             result[-1] = "p:p_close"
+            continue
+        if token in _STAYS and following in _OPEN_SHUT:
+            continue  # "fica fechada", "stays open": the state itself
+        if following in _OPEN_SHUT and token == "n" and (at + 2 >= len(out) or not _timed(out[at + 2])):
+            flipped = at + 1  # "não abre aos domingos" is "fecha aos domingos"
             continue
         result.append(token)
     if FUTURE in result:
@@ -1240,7 +1270,8 @@ def _plainly_said(out: list[str]) -> list[str]:
         for at, token in enumerate([*result, SENTENCE]):
             if token == SENTENCE:
                 sentence = result[start:at]
-                if any(t.startswith("d:") and is_calendar_date(t) for t in sentence):
+                if any((t.startswith("d:") and is_calendar_date(t)) or t.startswith("c:") or t in _HABITUAL
+                       for t in sentence):
                     sentence = [t for t in sentence if t != FUTURE]
                 sentences.append(sentence)
                 start = at + 1
@@ -1325,9 +1356,10 @@ def _price_swapped(clause: list[str]) -> list[str]:
 
 def _only_if(out: list[str]) -> list[str]:
     """`out` with "not X unless Y" read as "X only if Y" (the same condition: X needs Y):
-    a clause that opens with its party and its one negation, with no modal, then "unless"
-    ("We do not issue refunds unless...", "Não reembolsamos a menos que...") loses the
-    negation and says "only if".
+    a clause with one negation near its start (`_NEGATION_OPENS`) and no modal, then "unless"
+    ("We do not issue refunds unless...", "No refunds are given unless...", "Não
+    reembolsamos a menos que...", "O cartão não será desbloqueado a não ser que...") loses
+    the negation and says "only if".
     """
     if _UNLESS not in out:
         return out
@@ -1338,10 +1370,17 @@ def _only_if(out: list[str]) -> list[str]:
     clause = out[start:at]
     # the negation is the clause's own ("we do not issue", "não reembolsamos"), not a noun's
     # ("orders not picked up") nor a modal's ("must not": "may only if", not "must only if")
-    if len(clause) < 3 or not clause[0].startswith("w:") or clause[1] != "n" or clause.count("n") != 1 \
+    if len(clause) < 3 or clause.count("n") != 1 or clause.index("n") > _NEGATION_OPENS \
             or any(t.startswith("p:") for t in clause):
         return out
-    return [*out[:start + 1], *out[start + 2:at], "p:p_only", "c:if", *out[at + 1:]]
+    negation = start + clause.index("n")
+    return [*out[:negation], *out[negation + 1:at], "p:p_only", "c:if", *out[at + 1:]]
+
+
+#: How far into its clause the negation "unless" turns may stand: first ("No refunds are
+#: given unless"), after the party ("We do not issue"), or after a subject and its tense ("O
+#: cartão não será desbloqueado a não ser que").
+_NEGATION_OPENS: Final = 2
 
 
 #: "unless" as a token.

@@ -256,7 +256,8 @@ def versions(old: str, new: str) -> bool:
             or _unconditioned(new, old) or _narrowed(old, new) or _narrowed(new, old) \
             or _free_or_charged(old, new) or _free_or_charged(new, old):
         return True
-    if _widened(old, new) or _widened(new, old) or _withdraws(old, new) or _withdraws(new, old) \
+    if _widened(old, new) or _widened(new, old) or _listed_otherwise(old, new) or _listed_otherwise(new, old) \
+            or _withdraws(old, new) or _withdraws(new, old) \
             or (other_remedy(old, new) and (_opening(old) == _opening(new) or _replacing(old, new))):
         return True  # a refund to the card and one as store credit, both of refunds, or one said to
         # replace the other ("Cash purchases are refunded as store credit" is of some)
@@ -451,6 +452,53 @@ def _widened(one: str, other: str) -> bool:
     return bool(RESTRICTIONS & _poles(one)) and not RESTRICTIONS & _poles(other) \
         and _plain_terms(one) < _plain_terms(other) and _values(one) == _values(other) \
         and not JOINS & set(tokens(one)) and bool(JOINS & set(tokens(other)))
+
+
+def _listed_otherwise(one: str, other: str) -> bool:
+    """True when `other` says what `one` says of a list with more in it, every word it adds
+    an item of its list, with the same values and negations ("The discount applies to
+    grooming services" / "... to grooming and boarding services"; "por boleto ou Pix" /
+    "por boleto, Pix ou cartão"; "em Curitiba" / "em Curitiba e região metropolitana"): the
+    rule's scope or its alternatives changed. "Also" / "também" adding one is `_adds_to`'s.
+    """
+    mine, theirs = _plain_terms(one), _plain_terms(other)
+    if not mine < theirs or _values(one) != _values(other) or _negations(one) != _negations(other):
+        return False
+    seq, own = tokens(other), tokens(one)
+    if not JOINS & set(seq) or _separators(seq) <= _separators(own):
+        return False  # (the same list, reordered or reworded around: "Pix, dinheiro ou cartão")
+    listed: set[str] = set()
+    for at, token in enumerate(seq):
+        if token in JOINS or token == ",":
+            listed.update(seq[max(0, at - 1):at])
+            listed.update(_item_after(seq, at + 1))
+    return theirs - mine <= listed
+
+
+def _item_after(seq: tuple[str, ...], at: int) -> list[str]:
+    """The words of the list item that starts at ``seq[at]``: up to `_ITEM_WORDS` of them,
+    "de" / "of" between them ("cartão de crédito", "região metropolitana").
+    """
+    item: list[str] = []
+    while at < len(seq) and len(item) < _ITEM_WORDS and (seq[at] in _ITEM_LINKS or plain_word(seq[at])):
+        if seq[at] not in _ITEM_LINKS:
+            item.append(seq[at])
+        at += 1
+    return item
+
+
+#: The role words inside a list item ("cartão de crédito", "proof of address").
+_ITEM_LINKS: Final = frozenset({"r:de", "r:of"})
+
+
+def _separators(seq: tuple[str, ...]) -> int:
+    """How many "and", "or" and commas `seq` holds: one list item more is one more."""
+    return sum(1 for t in seq if t in JOINS or t == ",")
+
+
+#: How many tokens after "and", "or" or a comma an item of a list may take ("região
+#: metropolitana"); before one, its last word only.
+_ITEM_WORDS: Final = 2
 
 
 def _turned(old: str, new: str, said: frozenset[str], saying: frozenset[str]) -> bool:

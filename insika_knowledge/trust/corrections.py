@@ -175,7 +175,7 @@ _EVERY_SCOPE: Final = re.compile(rf"\b(?:for|on|in|to|para|em|de|com|na|no|nas|n
 #: agora", "our standard shipping"): never a qualifier of the claim's subject.
 VERSION_WORDS: Final = content_terms(
     "new now current updated correct right actual real regular normal usual standard novo nova agora atual"
-    " atualizado atualizada correto correta certo certa padrao mesmo")
+    " atualizado atualizada correto correta certo certa padrao mesmo semestre semester temporada season")
 
 
 #: Words that name a value's dimension, not a subject ("o limite é de 30 dias", "the minimum age
@@ -252,8 +252,9 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
     scope = _SCOPE_LABEL.match(folded)
     if scope and content_terms(without_change_account(f" for {scope.group(1).strip()}.", claim)) - own:
         return True
-    seq = tokens(RESTATING.sub(" ", without_change_account(without_asides(folded), claim)))
     portuguese = text_language(text) == "pt"
+    unqualified = _PT_COPULA.sub(" , ", folded) if portuguese else folded  # "a matrícula tá isenta": said of it
+    seq = tokens(RESTATING.sub(" ", without_change_account(without_asides(unqualified), claim)))
     for at, token in enumerate(seq):
         if token not in own or not plain_word(token):
             continue
@@ -266,6 +267,11 @@ def narrower_subject(claim: str, text: str, said: str = "") -> bool:
                 and (plain_word(near) or _a_pole(near)):
             return True
     return False
+
+
+#: Portuguese verbs of being, folded: what follows one is said of the word before it, no
+#: qualifier of it ("a matrícula tá isenta" is no "matrícula isenta").
+_PT_COPULA: Final = re.compile(r"\b(?:ta|esta|estao|tao|fica|ficam|sera|serao|sao)\b")
 
 
 def without_change_account(folded: str, claim: str = "") -> str:

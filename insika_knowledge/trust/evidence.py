@@ -847,10 +847,18 @@ _LEAD_LABEL: Final = re.compile(r"^\W*[^\W\d_]+:\s+")
 _FIELD_LABEL: Final = re.compile(r"(?:^|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3}:\s")
 
 
+#: English pasts that are no participle ("The promotion ran through the summer"): after a
+#: noun, still a finite verb.
+_PAST_ONLY: Final = frozenset(
+    "ran went came became began wrote drove flew knew grew threw fell chose rose gave took ate saw did forgot "
+    "spoke broke stole woke wore tore froze rode sang swam drank".split())
+
+
 def _tenses(text: str) -> frozenset[str]:
     """The ``t:`` tokens of `text`, but an English past right after a noun or an article: a
     participle that qualifies a noun ("Orders placed before 2 pm ship...", "even when the
-    cancelled leg is...") says nothing of when the rule holds. A Portuguese past the analyser
+    cancelled leg is...") says nothing of when the rule holds; a past no participle has
+    (`_PAST_ONLY`: "The $5 promotion ran through the summer") is the verb's. A Portuguese past the analyser
     reads ("dava", "foi", "enviou") is never a participle ("o programa dava 10%").
     """
     seq = tokens(_QUALIFYING_PARTICIPLE.sub(r"\1", text))
@@ -858,7 +866,8 @@ def _tenses(text: str) -> frozenset[str]:
     qualifying = False  # the last past was a participle: "appointments cancelled or rescheduled ..." is one too
     english = text_language(text) != "pt"  # a Portuguese past read as one is a finite verb ("o programa dava")
     for i, t in enumerate(seq):
-        if t == "t:past" and i and english and (plain_word(seq[i - 1]) or (qualifying and seq[i - 1] in _JOINING)):
+        if t == "t:past" and i and english and (plain_word(seq[i - 1]) or (qualifying and seq[i - 1] in _JOINING)) \
+                and (i + 1 == len(seq) or seq[i + 1] not in _PAST_ONLY):
             qualifying = True
         elif t.startswith("t:"):
             said.add(t)
@@ -970,15 +979,18 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
-    if rearranged(claim, sentence) or opposed(claim, sentence):
+    if rearranged(claim, sentence) or opposed(claim, sentence) or charged_apart(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     return Reading(True)
 
 
 #: Pairs of words that say opposite things of one event: "refunded before the item is
 #: inspected" / "after". Not "if" / "unless": "não trocamos, a menos que seja defeito" says
-#: "só trocamos se tiver defeito" (an attack on the first version, which had the pair).
-OPPOSED: Final = ((frozenset({"p:p_before"}), frozenset({"p:p_after"})),)
+#: "só trocamos se tiver defeito" (an attack on the first version, which had the pair); nor
+#: "online" / "in store": "Online orders can be picked up in store" says both of one order.
+OPPOSED: Final = tuple((frozenset({f"p:p_{one}"}), frozenset({f"p:p_{other}"})) for one, other in (
+    ("before", "after"), ("include", "except"), ("inside", "outside"),
+    ("domestic", "international"), ("increase", "decrease"), ("first", "last"), ("highest", "lowest")))
 
 
 def opposed(claim: str, sentence: str) -> bool:
@@ -989,6 +1001,35 @@ def opposed(claim: str, sentence: str) -> bool:
     mine, theirs = set(tokens(claim)), set(tokens(sentence))
     return any((one & mine and not one & theirs and other & theirs and not other & mine)
                or (other & mine and not other & theirs and one & theirs and not one & mine) for one, other in OPPOSED)
+
+
+def charged_apart(claim: str, sentence: str) -> bool:
+    """True when `claim` says a thing is included and `sentence`, which says no "include",
+    charges a thing the claim names on top ("plus VAT", "mais impostos", "VAT extra", "o
+    frete é cobrado à parte"): "A desk costs €280 per month with VAT included" is not stated
+    by "A desk is €280 per month, plus VAT at 23%".
+    """
+    mine, seq = set(tokens(claim)), tokens(sentence)
+    if "p:p_include" not in mine or "p:p_include" in seq:
+        return False
+    for at, token in enumerate(seq):
+        after = seq[at + 1] if at + 1 < len(seq) else ""
+        before = seq[at - 1] if at else ""
+        while at > 1 and before in _CHARGED_BETWEEN:  # "impostos cobrados à parte"
+            at -= 1
+            before = seq[at - 1]
+        if (token in _ON_TOP and plain_word(after) and after in mine) \
+                or (token in _APART_AFTER and plain_word(before) and before in mine):
+            return True
+    return False
+
+
+#: Words before a thing charged on top ("plus VAT", "mais impostos"), and after one ("VAT
+#: extra", "impostos à parte", "tax separately"), as `tokens` reads them.
+_ON_TOP: Final = frozenset({"plus", "p:p_more"})
+_APART_AFTER: Final = frozenset({"extra", "separ", "separately", "part", "apart"})
+#: Words of charging between a thing and "à parte" ("cobrados", "charged").
+_CHARGED_BETWEEN: Final = frozenset({"cobr", "s_price", "charged", "t:past", "billed", "bill"})
 
 
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
