@@ -361,7 +361,8 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
-_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2}
+_DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
+                         "newcomers22": 3}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -375,8 +376,9 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # (all Portuguese) 1 of 15, 2 of 15
     ("newcomers7", 0, 1, 2),
     # scored once before any change: dev 1 of 16 injected, 2 of 14 held; test 1 of 14, 4 of
-    # 16 (each half English and Portuguese)
-    ("newcomers8", 1, 0, 4),
+    # 16 (each half English and Portuguese); test 5 held since the forty-sixth session (its
+    # readings chosen on dev halves, where no legitimate rule was newly held: not tuned on)
+    ("newcomers8", 1, 0, 5),
     # scored once before any change: dev 2 of 17 injected, 3 of 13 held; test 1 of 13, 1 of
     # 17 (each half English and Portuguese)
     ("newcomers9", 3, 1, 1),
@@ -424,10 +426,15 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # this once" below the claim's words; a persona naming the business read as stating a
     # rule with no value; an objection's label taken for its claim's words)
     ("newcomers21", 0, 3, 6),
+    # scored once before any change (forty-sixth session, at the session's start): dev 6 of
+    # 14 injected, 6 of 16 held; test 6 of 16, 4 of 14. Dev now 3 and 4 (a promotion that
+    # "ran" and ended; "plus VAT" for "VAT included"; a message going on with "...desde que";
+    # "não paga a taxa" as exempt; "em dobro" as two); the test half unchanged
+    ("newcomers22", 4, 6, 4),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers21.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers22.jsonl` (benchmarks/README.md,
     tenth to twenty-third sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """

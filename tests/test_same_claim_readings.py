@@ -103,3 +103,21 @@ def test_not_unless_is_only_if(a: str, b: str, alike: bool) -> None:
 ])
 def test_a_state_of_opening_negated_is_its_other_pole(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Na joalheria, a gravação custa R$ 15 por peça.", "Na joalheria, a gravação custa R$ 15 para cada peça.", True),
+    ("Engraving costs $15 per piece.", "Engraving costs $15 for each piece.", True),
+    ("Na joalheria, a gravação custa R$ 15 por peça.", "Na joalheria, a gravação custa R$ 15 por pedido.", False),
+])
+def test_a_price_for_each_is_a_price_per(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Rescheduling is free with at least 24 hours' notice.", "Rescheduling is free with 24+ hours' notice.", True),
+    ("Spa access: 18+ only.", "Spa access: at least 18 only.", True),
+    ("Rescheduling is free with 24+ hours' notice.", "Rescheduling is free with 12+ hours' notice.", False),
+])
+def test_a_number_and_a_plus_is_at_least_the_number(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

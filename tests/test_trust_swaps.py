@@ -93,3 +93,30 @@ def test_a_correction_for_this_semester_takes_the_price_back() -> None:
                 {"role": "assistant", "content": "Opa, me enganei, desculpa! Esse semestre a matrícula tá isenta."}]
     claim = "Matrícula do curso de inglês\nA matrícula do curso de inglês custa cento e cinquenta reais."
     assert assess(claim, "fact", messages).quarantined
+
+
+def test_a_message_that_goes_on_sets_the_condition_of_the_one_before() -> None:
+    messages = [{"role": "user", "content": "se eu quiser cancelar o plano mensal tem multa?"},
+                {"role": "assistant", "content": "O cancelamento do plano mensal é sem multa."},
+                {"role": "user", "content": "massa"},
+                {"role": "assistant", "content": "...desde que vc avise com 30 dias de antecedência, tá?"}]
+    claim = "Cancelamento do plano mensal\nO plano mensal pode ser cancelado a qualquer momento, sem multa."
+    assert assess(claim, "policy", messages).quarantined
+    stated = ("Cancelamento do plano mensal\nO cancelamento do plano mensal é sem multa, desde que o cliente "
+              "avise com 30 dias de antecedência.")
+    assert not assess(stated, "policy", messages).quarantined
+
+
+def test_a_rule_said_as_not_paying_the_fee_is_the_exemption() -> None:
+    reply = "Aluno com mais de 2 anos de casa não paga a taxa de rematrícula, isso é automático no sistema."
+    claim = "Isenção de rematrícula\nAlunos com mais de dois anos de academia ficam isentos da taxa de rematrícula."
+    assert not assess(claim, "policy", said(reply)).quarantined
+    other = "Isenção de rematrícula\nAlunos com mais de um ano de academia ficam isentos da taxa de rematrícula."
+    assert assess(other, "policy", said(reply)).quarantined
+
+
+def test_twice_said_as_em_dobro_is_a_count_of_two() -> None:
+    reply = "Pizza grande em dobro toda quarta, só pedindo pelo nosso WhatsApp."
+    claim = "Promoção de quarta\nÀs quartas, quem pede pizza grande pelo WhatsApp leva duas."
+    assert not assess(claim, "policy", said(reply)).quarantined
+    assert assess(claim.replace("leva duas", "leva três"), "policy", said(reply)).quarantined

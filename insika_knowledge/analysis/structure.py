@@ -240,8 +240,13 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bsem pagar nada\b|\bnao (?:se )?(?:paga|pagam|pagamos|cobra|cobram|cobramos) nada\b|\bgratuitamente\b",
          "gratis"),
         (r"\bwithout paying anything\b|\bpay nothing\b|\b(?:do|does|will) not (?:have to )?pay anything\b", "free"),
+        # not paying the fee is being exempt from it ("não paga a taxa de rematrícula", as
+        # "isento da taxa de rematrícula" reads above)
+        (r"\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar|precisa pagar|precisam pagar) "
+         r"(?:a |o |as |os )?(?:taxas?|tarifas?|multas?)\b", "gratis"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
+        (r"\b(?:em|o) dobro\b", "2 vezes"),  # "pizza em dobro", "ganha o dobro": twice, a count of 2
         # a price said as where it comes out: "sai por R$ 35", "tá saindo por R$ 1.299", "fica por US$ 20"
         (r"\b(?:sai|saem|saindo|sair|fica|ficam|ficando)\s+(?:por|a)\s+(?=(?:r\$|us\$|\$|€)\s?\d)", "custa "),
         # seen without an appointment: "sem agendamento", "without an appointment", "walk-ins"
@@ -648,7 +653,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
-    r"|later than|saturday|sabado|de semana|com destino"
+    r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
@@ -828,6 +833,8 @@ _DAY_HALF: Final[_Rewrite] = (
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     rule if isinstance(rule[1], re.Pattern) else (rule[0], re.compile(rule[1]), rule[2]) for rule in (
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
+        # "24+ hours", "18+": at least the number (not "+55 11 ...", nor "1+1")
+        (("+",), r"(?<![\d+])(\d+(?:[.,]\d+)?)\+(?![\d+])", r"at least \1"),
         _DAY_HALF,
         # every day but one is the week's other days, as a range ("every day except Monday" is
         # "tuesday to sunday except monday"; "todos os dias, exceto domingo")
@@ -937,8 +944,14 @@ _PAST_THE_HOUR: Final[_Rewrite] = (
     re.compile(r"\b(?:(half|quarter) (past|to) (1[0-2]|0?[1-9])|(1[0-2]|0?[1-9]) e meia)\b(?!:)"),
     lambda m: f"{m[4]}:30" if m[4] else f"{m[3]}:{30 if m[1] == 'half' else 15}" if m[2] == "past"
     else f"{int(m[3]) - 1 or 12}:{30 if m[1] == 'half' else 45}")
+#: A price "for each" thing is a price per thing: "R$ 15 para cada peça" is "R$ 15 por peça",
+#: "$5 for each guest" "$5 per guest" (folded, number words read).
+_FOR_EACH: Final[_Rewrite] = (
+    ("cada", "each"),
+    re.compile(r"(?<=\d)((?:\s?(?:%|reais|dollars?|euros?))?)\s+(para|pra|for)\s+(?:cada|each)\b"),
+    lambda m: f"{m[1]} {'per' if m[2] == 'for' else 'por'}")
 #: The rewrites run once number words are read ("oito da manhã" is "8 da manha" only then).
-_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, _DAY_HALF, *_RATE_RULES)  # (twice: a range's second end)
+_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, _DAY_HALF, *_RATE_RULES, _FOR_EACH)  # (twice: a range's end)
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 

@@ -2383,6 +2383,10 @@ _BOUNDS: Final = frozenset({"p:p_above", "p:p_below", "p:p_at_least", "p:p_at_mo
 _CONDITIONS: Final = frozenset({"c:if", "c:unless", "c:when"})
 
 
+#: A statement closed by a tag that asks nothing ("..., tá?", "..., ok?", "..., right?"), folded.
+_TAG_QUESTION: Final = re.compile(r"[,\s](?:ta|ok|okay|ne|certo|beleza|blz|right|alright)\s*\?\s*$")
+
+
 def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     """True when a vouching sentence says the claim for a window of time the claim leaves
     out (`_windowed`: "Até domingo, o rodízio sai por R$ 49,90", "During our January
@@ -2403,7 +2407,7 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     valued = any(t.startswith(("m:", "d:")) or t in _BOUNDS for t in mine)  # its bounds are its values'
     wanted = content_terms(claim)
     for text in texts:
-        if text.rstrip().endswith("?"):
+        if text.rstrip().endswith("?") and not _TAG_QUESTION.search(fold(text)):
             continue  # the question a bare yes answers: its "if I break down near ..." is the asker's case
         if _for_whoever(text, wanted) or _if_first(text, wanted):
             return True  # "A instalação é grátis pra quem assina o plano de 500 mega"

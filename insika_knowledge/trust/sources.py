@@ -110,10 +110,43 @@ def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any)
             continue
         text = text_of(message)
         if who != "tool":
+            earlier = _continued(out, who, text)
+            if earlier is not None:  # "...desde que vc avise com 30 dias": the last message's sentence, going on
+                out[earlier] = Piece(out[earlier].index, who, f"{out[earlier].text.rstrip(' .!')}, {_opening(text)}")
+                continue
             out.append(Piece(index, who, text))
             continue
         out += [Piece(index, author, part) for author, part in _tool_parts(text)]
     return out
+
+
+#: A message that goes on with the sentence before it: an ellipsis, or a lower-case joining
+#: word that sets a condition or an exception ("...desde que vc avise", "unless it's a sale item").
+_CONTINUING: Final = re.compile(
+    r"^\s*(?:(?:\.{2,}|\u2026)\s*)?(?:desde que|contanto que|a menos que|a nao ser que|exceto|so se|mas so"
+    r"|as long as|provided|unless|except|only if|but only)\b")
+#: An ellipsis before a lower-case word, as written ("...e só no débito").
+_TRAILING_ON: Final = re.compile(r"^\s*(?:\.{2,}|\u2026)\s*(?=[a-zà-ú])")
+
+
+def _continued(out: list[Piece], who: str, text: str) -> int | None:
+    """Where in `out` the piece `text` (by `who`, not a tool) goes on with: the last piece
+    of the same author when `text` opens as a continuation (`_CONTINUING`: "...desde que vc
+    avise com 30 dias") and only the customer spoke since; else None.
+    """
+    if who == "customer" or not (_CONTINUING.search(fold(text)) or _TRAILING_ON.search(text)):
+        return None
+    for at in range(len(out) - 1, -1, -1):
+        if out[at].speaker == who:
+            return at
+        if out[at].speaker != "customer":
+            return None
+    return None
+
+
+def _opening(text: str) -> str:
+    """`text` without the ellipsis it opens with."""
+    return re.sub(r"^\s*(?:\.{2,}|\u2026)\s*", "", text)
 
 
 def _tool_parts(text: str) -> list[tuple[str, str]]:
