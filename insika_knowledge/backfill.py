@@ -33,6 +33,7 @@ from insika_knowledge.events import KnowledgeBackfilled
 from insika_knowledge.extract.model import ConceptModel, check_usable
 from insika_knowledge.ids import DEFAULT_TENANT
 from insika_knowledge.learn import stored_ids
+from insika_knowledge.learn.turn import TurnReport
 from insika_knowledge.memory import Memory
 from insika_knowledge.sessions import TIME_KEYS, Session, read_sessions
 from insika_knowledge.wire.messages import message_text
@@ -205,7 +206,7 @@ def backfill(
     summary = BackfillSummary(agent)
     if on_start is not None:
         on_start(len(sessions))
-    gate = _RateGate(max(1, rate_limit_attempts), rate_limit_base_s)
+    gate = RateGate(max(1, rate_limit_attempts), rate_limit_base_s)
 
     def one(session: Session) -> SessionStatus:
         status = _run_one(memory, agent, config, chosen, tenant, store, session, since, gate)
@@ -233,8 +234,15 @@ def backfill(
     return summary
 
 
-class _RateGate:
-    """The pause every worker waits out after a 429 (shared: one limit, one provider)."""
+class RateGate:
+    """The pause every worker waits out after a 429 (shared: one limit, one provider).
+
+    Args:
+        attempts: tries of one turn while the model answers HTTP 429.
+        base_s: the first back-off after a 429 without ``Retry-After``, in seconds
+            (doubled per try, jittered); a ``Retry-After`` over `RATE_LIMIT_MAX_WAIT_S`
+            gives up instead.
+    """
 
     def __init__(self, attempts: int, base_s: float):
         self.attempts = attempts
@@ -268,9 +276,23 @@ class _RateGate:
         return True
 
 
+def learn_paced(gate: RateGate, learn: Callable[[], TurnReport]) -> TurnReport:
+    """`learn`'s report, tried again while the model answers HTTP 429 (``model_rate_limited``)
+    and `gate` allows: after the provider's ``Retry-After``, or its back-off. The last
+    report when the gate gives up (its outcome still ``model_rate_limited``).
+    """
+    attempt = 0
+    while True:
+        gate.wait()
+        attempt += 1
+        report = learn()
+        if report.outcome != "model_rate_limited" or not gate.pause(attempt, report.retry_after_s):
+            return report
+
+
 def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: ConceptModel | None,
              tenant: str, store: object, session: Session, since: datetime | None,
-             gate: _RateGate) -> SessionStatus:
+             gate: RateGate) -> SessionStatus:
     started = session_time(session)
     if since is not None and started is not None and started < since:
         return SessionStatus(session.session_id, "before-since")
@@ -285,17 +307,11 @@ def _run_one(memory: Memory, agent: str, config: KnowledgeConfig, model: Concept
         previous = concepts.extraction(agent, *stored_ids(concepts, session.session_id, BACKFILL_TURN))
         if previous is not None and previous.outcome == "ok":
             return SessionStatus(session.session_id, "skipped")
-        attempt = 0
-        while True:
-            gate.wait()
-            attempt += 1
-            report = memory.learn_turn(
-                agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
-                messages=conversation, tenant=tenant, model=model,
-                withheld=[message_text(m) for m in session.messages if m.get("role") == "system"],
-            )
-            if report.outcome != "model_rate_limited" or not gate.pause(attempt, report.retry_after_s):
-                break
+        report = learn_paced(gate, lambda: memory.learn_turn(
+            agent, config, session_id=session.session_id, turn_id=BACKFILL_TURN,
+            messages=conversation, tenant=tenant, model=model,
+            withheld=[message_text(m) for m in session.messages if m.get("role") == "system"],
+        ))
     except Exception as exc:  # one failing session never stops the others
         return SessionStatus(session.session_id, "error", detail=f"{type(exc).__name__}: {exc}"[:300])
     status = "done" if report.outcome == "ok" else report.outcome

@@ -148,12 +148,10 @@ def _config(model: str | None, types: str | None, top_k: int | None, config_file
     if config_file:
         import yaml
 
-        from insika_knowledge.readers import load_yaml, yaml_problem
+        from insika_knowledge.readers import file_text, load_yaml, yaml_problem
 
         try:
-            loaded = load_yaml(Path(config_file).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UserError(f"--config {config_file}: {exc.strerror or exc}") from None
+            loaded = load_yaml(file_text(config_file, f"--config {config_file}"))
         except yaml.YAMLError as exc:
             raise UserError(f"--config {config_file}: not YAML: {yaml_problem(exc)}") from None
         whole = isinstance(loaded, dict) and "knowledge" not in loaded  # its top level is the block

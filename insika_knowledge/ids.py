@@ -39,7 +39,8 @@ def check_tenant(tenant: str) -> str:
         raise wrong_type("tenant name", "tenant", tenant, "a str")
     if not TENANT_RE.fullmatch(tenant) or tenant in _RESERVED:
         raise InvalidName(
-            f"tenant {quoted(tenant)} is not valid: use 1-64 lowercase letters, digits, '_' or '-'"
+            f"tenant {quoted(tenant)} is not valid: start with a lowercase letter or digit, then up to 63 "
+            "lowercase letters, digits, '_' or '-' (not con, prn, aux or nul)"
         )
     return tenant
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any, Final
 
 import yaml
@@ -147,6 +148,21 @@ def not_utf8(where: str, exc: UnicodeDecodeError, first_line: int = 1) -> UserEr
     return UserError(f"{where}:{line}: byte {column} of the line ({data[exc.start:exc.start + 1]!r}) is not UTF-8; "
                      "save the file as UTF-8 (it looks like Latin-1 or Windows-1252)")
 
+
+
+def file_text(path: str | Path, where: str) -> str:
+    """The text of the UTF-8 file at `path` (a configuration or an agents file).
+
+    Raises:
+        UserError: it cannot be read (``WHERE: No such file or directory``), or it is not
+            UTF-8 (`not_utf8`: the line and byte named).
+    """
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_utf8(where, exc) from None
+    except OSError as exc:
+        raise UserError(f"{where}: {exc.strerror or exc}") from None
 
 
 #: The most bytes a command reads from standard input for one message (1 MiB).

@@ -62,6 +62,27 @@ def test_a_config_file_names_where_a_key_is_unknown(tmp_path: Path) -> None:
         assert result.exit_code == 2 and said in result.output, result.output
 
 
+def test_a_settings_file_that_is_not_utf8_names_its_line_and_byte(tmp_path: Path) -> None:
+    # a Latin-1 config or agents file raised a raw UnicodeDecodeError (a newcomer's finding)
+    from click.testing import CliRunner
+
+    from insika_knowledge.cli import cli
+    from insika_knowledge.relay.agents import load_directory
+
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text('{"session_id": "s1", "messages": [{"role": "user", "content": "oi"}]}\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_bytes(b'knowledge:\n  prompt: "\xe9"\n')
+    result = CliRunner().invoke(cli, ["backfill", "--agent", "a", "--data-dir", str(tmp_path / "d"),
+                                      "--sessions", str(sessions), "--config", str(config)])
+    assert result.exit_code == 2 and f"--config {config}:2: byte 12 of the line" in result.output, result.output
+    assert "save the file as UTF-8" in result.output and not (tmp_path / "d").exists()
+    with pytest.raises(UserError, match=r"--agents .*a\.yaml:2: byte 12 of the line \(b'\\xe9'\) is not UTF-8"):
+        load_directory(config.rename(tmp_path / "a.yaml"))
+    with pytest.raises(UserError, match="No such file or directory"):
+        load_directory(tmp_path / "missing.yaml")
+
+
 def test_a_key_written_twice_in_a_settings_file_is_an_error_not_the_last_one_kept(tmp_path: Path) -> None:
     """A newcomer's report: "top_k: -9" then "top_k: 3" was read as 3, and an agent written
     twice in the relay's agents file kept only its second block, with no word."""
@@ -233,3 +254,15 @@ def test_an_unknown_provider_is_the_turns_outcome_and_nothing_is_printed(tmp_pat
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "model_error", done.stderr
     assert "Error initializing" not in done.stderr, done.stderr
+
+
+def test_a_database_in_a_read_only_folder_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # "unable to open database file" said nothing of a read-only folder (a newcomer's finding)
+    from insika_knowledge.store.sqlite import database
+
+    failure = apsw.CantOpenError("unable to open database file")
+    path = tmp_path / "loja.db"
+    assert database._cannot_open(path, failure) == f"cannot open the database {path}: unable to open database file"
+    monkeypatch.setattr(database.os, "access", lambda where, mode: Path(where) != tmp_path)
+    said = database._cannot_open(path, failure)
+    assert f"its folder {tmp_path} is read-only" in said and said.endswith("(unable to open database file)")

@@ -472,3 +472,14 @@ def test_demo_refuses_a_base_url_without_a_model(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["demo", "--data-dir", str(tmp_path / "d"), "--base-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 2 and "give --model too" in result.output
     assert not (tmp_path / "d").exists()
+
+
+def test_demo_waits_out_a_rate_limit_as_a_backfill_does(tmp_path: Path) -> None:
+    # the demo stopped at the first 429 and sent a newcomer to check the key (a newcomer's finding)
+    limited = [Status(429, "slow down", headers={"retry-after": "0"})] * 3
+    with FakeLLM([*limited, "[]"]) as fake:
+        result = CliRunner().invoke(cli, ["demo", "--data-dir", str(tmp_path / "demo"), "--model",
+                                          "openai/gpt-4o-mini", "--base-url", fake.base_url])
+        asked = len(fake.requests)
+    assert result.exit_code == 0, result.output
+    assert "model_rate_limited" not in result.output and asked > 3

@@ -66,8 +66,9 @@ def _print(tenant: TenantStatus) -> None:
     click.echo(f"tenant {tenant.tenant}: {tenant.queued} turn(s) queued for learning{waiting}, "
                f"{tenant.dropped} dropped")
     if tenant.held:
-        click.echo(f"  {tenant.held} turn(s) held until the model can be used (no API key, or HTTP 401/403/404: "
-                   "see the last failures); they are tried again when a process starts")
+        click.echo(f"  {tenant.held} turn(s) held until the model can be used (no API key, HTTP 401/403/404, or "
+                   "an endpoint that is no chat-completions API: see the last failures); they are tried again "
+                   "when a process starts")
     if tenant.agents:
         width = max(len("agent"), *(len(a.agent) for a in tenant.agents))
         click.echo(f"  {'agent':<{width}}  {'concepts':>8}  {'turns learned':>13}  {'turns failed':>12}")

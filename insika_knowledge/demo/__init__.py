@@ -11,10 +11,12 @@ from __future__ import annotations
 import shlex
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from insika_knowledge.backfill import RATE_LIMIT_ATTEMPTS, RATE_LIMIT_BASE_S, RateGate, learn_paced
 from insika_knowledge.config import load_config
 from insika_knowledge.errors import RunTimeFailure
 from insika_knowledge.events import Recorder
@@ -104,11 +106,12 @@ def run_demo(
     echo(f"data directory: {memory.location}\n")
     echo("1. Learning from 10 finished conversations")
     learned_any = False
+    gate = RateGate(RATE_LIMIT_ATTEMPTS, RATE_LIMIT_BASE_S)
     for session in read_sessions(demo_file("conversations.jsonl")):
-        report = memory.learn_turn(
-            AGENT, config, session_id=session.session_id, turn_id="t1",
+        report = learn_paced(gate, partial(  # a 429 waits, as a backfill does
+            memory.learn_turn, AGENT, config, session_id=session.session_id, turn_id="t1",
             messages=session.messages, tenant=TENANT, model=chosen,
-        )
+        ))
         if report.outcome in UNREACHABLE and not learned_any:
             memory.close()
             raise RunTimeFailure(

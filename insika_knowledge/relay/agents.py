@@ -45,7 +45,7 @@ from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import InsikaError, UserError
 from insika_knowledge.httplimits import check_token
 from insika_knowledge.ids import check_agent, check_tenant
-from insika_knowledge.readers import load_yaml, yaml_problem
+from insika_knowledge.readers import file_text, load_yaml, yaml_problem
 
 #: The top-level keys of the long form.
 LONG_FORM_KEYS: Final = frozenset({"agents", "tenants", "unknown"})
@@ -235,9 +235,7 @@ def load_directory(path: str | Path) -> Directory:
     """
     source = Path(path)
     try:
-        data = load_yaml(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"--agents {source}: {exc.strerror or exc}") from None
+        data = load_yaml(file_text(source, f"--agents {source}"))
     except yaml.YAMLError as exc:
         raise UserError(f"--agents {source}: not YAML: {yaml_problem(exc)}") from None
     return directory_from(data, where=str(source))

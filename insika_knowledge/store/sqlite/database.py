@@ -257,7 +257,7 @@ class Database:
             raise NotADatabase(f"{self.path} is not a SQLite database: {exc}") from None
         except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
                 apsw.AuthError, OSError) as exc:
-            raise UserError(f"cannot open the database {self.path}: {exc}") from None
+            raise UserError(_cannot_open(self.path, exc)) from None
         try:
             conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             _use_wal(conn)
@@ -274,7 +274,7 @@ class Database:
                 raise NotADatabase(f"{self.path} is not a SQLite database: {exc}") from None
             if isinstance(exc, (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError,
                                 apsw.AuthError, OSError)):
-                raise UserError(f"cannot open the database {self.path}: {exc}") from None
+                raise UserError(_cannot_open(self.path, exc)) from None
             raise
         with self._lock:
             self._all[id(conn)] = conn
@@ -482,3 +482,19 @@ def _identity(path: Path) -> tuple[int, int]:
     found = os.stat(path)
     return found.st_dev, found.st_ino
 
+
+def _cannot_open(path: Path, exc: BaseException) -> str:
+    """Why the database file at `path` could not be opened, in one line: a folder on a
+    read-only disk or without write permission is named as such (SQLite writes its
+    write-ahead log, ``-wal`` and ``-shm``, beside the file, even to read it).
+    """
+    folder = path.parent
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
+    except OSError:
+        read_only = False
+    if read_only:
+        return (f"cannot open the database {path}: its folder {folder} is read-only, and SQLite writes its "
+                "write-ahead log (-wal, -shm) beside the file even to read it; copy the folder somewhere "
+                f"writable or give write access ({exc})")
+    return f"cannot open the database {path}: {exc}"
