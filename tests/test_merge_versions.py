@@ -95,3 +95,28 @@ def test_a_list_with_an_item_more_or_less_is_another_version(old: str, new: str)
 ])
 def test_the_same_list_reworded_is_no_version(old: str, new: str) -> None:
     assert not versions(old, new) and not versions(new, old)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The rental price includes insurance and unlimited mileage.",
+     "The rental price includes unlimited mileage; insurance is extra."),
+    ("The grooming package includes a bath, nail trim and ear cleaning.",
+     "The grooming package includes a bath and nail trim; ear cleaning costs extra."),
+    # an exception made of the rule, or taken away
+    ("Students may retake any exam once.", "Students may retake any exam once, except the final exam."),
+    ("O seguro cobre danos elétricos em todos os aparelhos da casa.",
+     "O seguro cobre danos elétricos em todos os aparelhos da casa, com exceção de computadores."),
+    ("O estacionamento é gratuito para clientes.", "O estacionamento é gratuito para clientes, salvo em dias de jogo."),
+])
+def test_a_thing_made_extra_or_an_exception_made_is_another_version(old: str, new: str) -> None:
+    assert versions(old, new) and versions(new, old)
+    verdict = interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
+    assert verdict.body is None and verdict.why == LISTED, verdict
+
+
+def test_a_thing_that_is_part_of_a_package_is_not_charged_apart() -> None:
+    from insika_knowledge.consolidate.merge import _made_extra
+
+    included = "The first lesson lasts 90 minutes and includes a safety check."
+    assert not _made_extra(included, "A safety check is part of the first lesson, which lasts 90 minutes.")
+    assert _made_extra(included, "The first lesson lasts 90 minutes; a safety check is charged apart.")

@@ -252,7 +252,8 @@ def versions(old: str, new: str) -> bool:
     """
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
-    if _charged_apart(old, new) or _charged_apart(new, old) or _unconditioned(old, new) \
+    if _charged_apart(old, new) or _charged_apart(new, old) or _made_extra(old, new) or _made_extra(new, old) \
+            or _excepted(old, new) or _excepted(new, old) or _unconditioned(old, new) \
             or _unconditioned(new, old) or _narrowed(old, new) or _narrowed(new, old) \
             or _free_or_charged(old, new) or _free_or_charged(new, old):
         return True
@@ -347,9 +348,44 @@ def _charged_apart(one: str, other: str) -> bool:
 _INCLUDE: Final = "p:p_include"
 #: The terms of a thing charged apart (as `tokens` reads "added", "extra", "separately",
 #: "à parte", "on top", "additional", "adicional"), and the charging words beside them.
-_APART_MARKS: Final = frozenset({"add", "added", "extra", "separ", "separately", "part", "top", "addit",
+_APART_MARKS: Final = frozenset({"add", "added", "extra", "separ", "separately", "part", "apart", "top", "addit",
                                  "additional", "adicion", "adicional"})
 _APART_TERMS: Final = _APART_MARKS | frozenset({"s_price", "cobr", "charged"})
+
+
+def _made_extra(one: str, other: str) -> bool:
+    """True when `one` says a price includes a thing and `other`, which may still include
+    others, charges that thing apart ("The rental price includes insurance and unlimited
+    mileage" / "... includes unlimited mileage; insurance is extra"; "... ear cleaning costs
+    extra").
+    """
+    if _INCLUDE not in _poles(one) or _values(one) != _values(other):
+        return False
+    its, seq = _plain_terms(one), tokens(other)
+    for at, token in enumerate(seq):
+        if token in _APART_MARKS and not (at + 1 < len(seq) and seq[at + 1] in _OF):  # not "is part of"
+            before = at - 1
+            while before > 0 and seq[before] in _APART_TERMS:
+                before -= 1  # "costs extra", "é cobrado à parte"
+            if before >= 0 and seq[before] in its:
+                return True
+    return False
+
+
+def _excepted(one: str, other: str) -> bool:
+    """True when `one` restates `other` and makes an exception of it ("except the final
+    exam", "salvo em dias de jogo", "com exceção de computadores"): every word and value of
+    `other` kept, as many negations. A rule with an exception is another version of it.
+    """
+    return _EXCEPT in _poles(one) and _EXCEPT not in _poles(other) \
+        and _plain_terms(other) - _IMPLIED <= _plain_terms(one) and _values(other) <= _values(one) \
+        and _negations(one) == _negations(other)
+
+
+#: "Of" after "part" ("is part of the lesson", "faz parte do pacote"): no charge apart.
+_OF: Final = frozenset({"r:of", "r:de"})
+#: The pole of "except", "exceto", "salvo" (`analysis.statements.POLES`).
+_EXCEPT: Final = "p:p_except"
 
 
 def _unconditioned(one: str, other: str) -> bool:
