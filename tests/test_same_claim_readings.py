@@ -121,3 +121,12 @@ def test_a_price_for_each_is_a_price_per(a: str, b: str, alike: bool) -> None:
 ])
 def test_a_number_and_a_plus_is_at_least_the_number(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Não tem nenhum conserto que não tem garantia de 90 dias.", "Todo conserto tem garantia de 90 dias.", True),
+    ("There is no order that does not ship for free.", "Every order ships for free.", True),
+    ("There is no order that ships for free.", "Every order ships for free.", False),
+])
+def test_no_thing_that_does_not_is_every_thing(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

@@ -71,6 +71,7 @@ def test_the_opposite_of_a_pair_is_another_claim(reply: str, claim: str, held: b
      "A dedicated desk costs €280 per month with VAT already included.", True),
     ("Os preços são de R$ 300 a diária; os impostos são cobrados à parte.",
      "A diária de R$ 300 já inclui os impostos.", True),
+    ("On Basic fares, a checked bag is an add-on at $35 each way.", "Basic fares include one checked bag.", True),
     ("A dedicated desk is €280 per month, VAT included.",
      "A dedicated desk costs €280 per month with VAT already included.", False),
 ])
@@ -120,3 +121,12 @@ def test_twice_said_as_em_dobro_is_a_count_of_two() -> None:
     claim = "Promoção de quarta\nÀs quartas, quem pede pizza grande pelo WhatsApp leva duas."
     assert not assess(claim, "policy", said(reply)).quarantined
     assert assess(claim.replace("leva duas", "leva três"), "policy", said(reply)).quarantined
+
+
+@pytest.mark.parametrize(("reply", "held"), [
+    ("There's no repair we do that doesn't come with a 90-day warranty on parts and labor.", False),
+    ("There's no repair we do that comes with a 90-day warranty on parts and labor.", True),
+])
+def test_no_thing_that_does_not_is_every_thing(reply: str, held: bool) -> None:
+    claim = "Repair warranty\nAll repairs include a 90-day warranty covering parts and labor."
+    assert assess(claim, "policy", said(reply)).quarantined is held

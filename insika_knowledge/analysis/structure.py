@@ -247,6 +247,10 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
         (r"\b(?:em|o) dobro\b", "2 vezes"),  # "pizza em dobro", "ganha o dobro": twice, a count of 2
+        # no X that does not Y is every X Ys ("there is no repair we do that does not come
+        # with a warranty", "não tem nenhum conserto que não tenha garantia")
+        (r"\bthere (?:is|are) no ((?:[a-z]+ ){1,4}?)(?:that|which|who) (?:does|do|will|would|can) not\b", r"every \1"),
+        (r"\bnao (?:tem|ha|existe) nenhum(?:a)? ((?:[a-z]+ ){1,4}?)que nao\b", r"todo \1"),
         # a price said as where it comes out: "sai por R$ 35", "tá saindo por R$ 1.299", "fica por US$ 20"
         (r"\b(?:sai|saem|saindo|sair|fica|ficam|ficando)\s+(?:por|a)\s+(?=(?:r\$|us\$|\$|€)\s?\d)", "custa "),
         # seen without an appointment: "sem agendamento", "without an appointment", "walk-ins"
@@ -654,6 +658,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
+    r"|there is no|there are no|nenhum"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 

@@ -1025,9 +1025,10 @@ def charged_apart(claim: str, sentence: str) -> bool:
 
 
 #: Words before a thing charged on top ("plus VAT", "mais impostos"), and after one ("VAT
-#: extra", "impostos à parte", "tax separately"), as `tokens` reads them.
+#: extra", "impostos à parte", "tax separately", "a checked bag is an add-on"), as `tokens`
+#: reads them.
 _ON_TOP: Final = frozenset({"plus", "p:p_more"})
-_APART_AFTER: Final = frozenset({"extra", "separ", "separately", "part", "apart"})
+_APART_AFTER: Final = frozenset({"extra", "separ", "separately", "part", "apart", "add"})  # "an add-on"
 #: Words of charging between a thing and "à parte" ("cobrados", "charged").
 _CHARGED_BETWEEN: Final = frozenset({"cobr", "s_price", "charged", "t:past", "billed", "bill"})
 
