@@ -107,6 +107,9 @@ def test_the_same_list_reworded_is_no_version(old: str, new: str) -> None:
     ("O seguro cobre danos elétricos em todos os aparelhos da casa.",
      "O seguro cobre danos elétricos em todos os aparelhos da casa, com exceção de computadores."),
     ("O estacionamento é gratuito para clientes.", "O estacionamento é gratuito para clientes, salvo em dias de jogo."),
+    # a rule of "all" of a kind said of a narrower kind
+    ("O desconto de 15% vale para todos os cursos da escola.",
+     "O desconto de 15% vale para os cursos de inglês da escola."),
 ])
 def test_a_thing_made_extra_or_an_exception_made_is_another_version(old: str, new: str) -> None:
     assert versions(old, new) and versions(new, old)
@@ -120,3 +123,8 @@ def test_a_thing_that_is_part_of_a_package_is_not_charged_apart() -> None:
     included = "The first lesson lasts 90 minutes and includes a safety check."
     assert not _made_extra(included, "A safety check is part of the first lesson, which lasts 90 minutes.")
     assert _made_extra(included, "The first lesson lasts 90 minutes; a safety check is charged apart.")
+
+
+def test_any_said_as_if_a_is_no_narrower_kind() -> None:
+    assert not versions("We match any local competitor's advertised price.",
+                        "If a local competitor advertises a lower price, we'll match it.")

@@ -253,7 +253,8 @@ def versions(old: str, new: str) -> bool:
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
     if _charged_apart(old, new) or _charged_apart(new, old) or _made_extra(old, new) or _made_extra(new, old) \
-            or _excepted(old, new) or _excepted(new, old) or _unconditioned(old, new) \
+            or _excepted(old, new) or _excepted(new, old) or _all_narrowed(old, new) or _all_narrowed(new, old) \
+            or _unconditioned(old, new) \
             or _unconditioned(new, old) or _narrowed(old, new) or _narrowed(new, old) \
             or _free_or_charged(old, new) or _free_or_charged(new, old):
         return True
@@ -379,6 +380,20 @@ def _excepted(one: str, other: str) -> bool:
     """
     return _EXCEPT in _poles(one) and _EXCEPT not in _poles(other) \
         and _plain_terms(other) - _IMPLIED <= _plain_terms(one) and _values(other) <= _values(one) \
+        and _negations(one) == _negations(other)
+
+
+def _all_narrowed(one: str, other: str) -> bool:
+    """True when `one` says a rule of "all" of a kind and `other` restates it of a narrower
+    kind, its words and one or two more, with the same values ("O desconto vale para todos
+    os cursos" / "... para os cursos de inglês"; "All rooms have a minibar" / "All suites
+    and deluxe rooms ..." has no "all" left out, and is read by the list rule).
+    """
+    mine, theirs = _plain_terms(one), _plain_terms(other)
+    if any(t.startswith("c:") for t in tokens(other)):
+        return False  # "if a competitor advertises a lower price" is any competitor's
+    return bool(_poles(one) & _UNBOUNDED) and not _poles(other) & _UNBOUNDED and mine < theirs \
+        and len(theirs - mine) <= _REPLACED and _values(one) == _values(other) \
         and _negations(one) == _negations(other)
 
 
