@@ -130,3 +130,12 @@ def test_a_number_and_a_plus_is_at_least_the_number(a: str, b: str, alike: bool)
 ])
 def test_no_thing_that_does_not_is_every_thing(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Passengers may bring one carry-on bag free of charge.", "Travelers may bring one cabin bag at no cost.", True),
+    ("Pedidos feitos até as 14h saem no mesmo dia.", "Pedidos realizados até as 14h saem no mesmo dia.", True),
+    ("Passengers may bring one carry-on bag free of charge.", "Travelers may bring one checked bag at no cost.", False),
+])
+def test_one_thing_under_its_two_names(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

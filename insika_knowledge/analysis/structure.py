@@ -186,6 +186,10 @@ CLAIM_SYNONYMS: Final[dict[str, str]] = {
         "deliver": "deliver delivers delivered delivery deliveries entrega entregas entregar "
                    "entregue entregues entregamos",
         "start": "start starts started starting begin begins began begun beginning",
+        "passenger": "passenger passengers traveler travelers traveller travellers passageiro passageiros "
+                     "viajante viajantes",
+        # an order placed: "pedidos feitos até as 14h" / "compras realizadas até as 14h"
+        "placed": "placed feito feitos feita feitas realizado realizados realizada realizadas",
         # an expiry or a due date, one verb in Portuguese: "vence em 12 meses", "expira", "validade
         # de 12 meses", "a mensalidade vence todo dia 10" (its "vencimento")
         "expire": "expire expires expired expiring expiry expiration expira expiram expirar expirado expirada "
@@ -246,6 +250,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
          r"(?:a |o |as |os )?(?:taxas?|tarifas?|multas?)\b", "gratis"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
+        (r"\bcarry[- ]?ons?\b(?: bags?)?|\bcabin bags?\b", "cabin bag"),  # one bag, two names
         (r"\b(?:em|o) dobro\b", "2 vezes"),  # "pizza em dobro", "ganha o dobro": twice, a count of 2
         # no X that does not Y is every X Ys ("there is no repair we do that does not come
         # with a warranty", "não tem nenhum conserto que não tenha garantia")
@@ -658,7 +663,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
-    r"|there is no|there are no|nenhum"
+    r"|there is no|there are no|nenhum|carry|cabin bag"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
