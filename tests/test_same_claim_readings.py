@@ -139,3 +139,7 @@ def test_no_thing_that_does_not_is_every_thing(a: str, b: str, alike: bool) -> N
 ])
 def test_one_thing_under_its_two_names(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+def test_travel_is_no_traveler() -> None:
+    assert not same("Travel insurance costs 30 dollars.", "Passenger insurance costs 30 dollars.")

@@ -217,8 +217,8 @@ def _stem_synonyms() -> dict[str, str]:
 
 #: Stems that words outside a group share with it ("customs", "customization" and
 #: "customer" all stem to "custom"; "installation", "install" and "instalar" stem as
-#: "installment" does: "instal").
-_SHARED_STEMS: Final = frozenset({"custom", "instal"})
+#: "installment" does: "instal"; "travel" is no "traveler").
+_SHARED_STEMS: Final = frozenset({"custom", "instal", "travel"})
 
 
 #: Stems of the strict synonyms -> their group (`_stem_synonyms`).
