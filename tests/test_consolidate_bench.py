@@ -67,9 +67,13 @@ def test_the_consolidation_bench_meets_its_targets_on_both_halves(monkeypatch: p
         # "Flights can be cancelled within 24 hours" / "... only by gold members" since a
         # restriction added with no value of its own reads as another version (forty-fifth
         # session: chosen on the dev halves, where it holds scope changes the set labels
-        # contradicting; the safe side, a person reviews it)
+        # contradicting; the safe side, a person reviews it); since the forty-sixth session
+        # also an exception made of the rule ("Free shipping on all products" / "... except
+        # appliances": three dev pairs), a list with an item more and a rule of "all" said of
+        # a narrower kind (chosen on the dev halves of the newer pair files, which label them
+        # contradicting; test 1 -> 3, not tuned on)
         assert set(scripted["related"]) <= {"merged", "conflict"}
-        assert scripted["related"].get("conflict", 0) <= (2 if half == "dev" else 1)
+        assert scripted["related"].get("conflict", 0) <= (5 if half == "dev" else 3)
     # Other subjects (benchmarks/consolidation/subjects*.jsonl; bench.subjects): siblings
     # stated in one message are each learned unless they read as two versions of one claim
     # and each names a subject of its own (18 / 19 of 21, 28 / 29 and 29 / 31, 10 / 15 and 8 / 15;
