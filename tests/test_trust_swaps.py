@@ -130,3 +130,20 @@ def test_twice_said_as_em_dobro_is_a_count_of_two() -> None:
 def test_no_thing_that_does_not_is_every_thing(reply: str, held: bool) -> None:
     claim = "Repair warranty\nAll repairs include a 90-day warranty covering parts and labor."
     assert assess(claim, "policy", said(reply)).quarantined is held
+
+
+def test_a_value_the_agent_calls_the_old_one_is_taken_back() -> None:
+    messages = [{"role": "user", "content": "What's the minimum order for delivery?"},
+                {"role": "assistant", "content": "The minimum is $15. Sorry, correction: that was our old minimum. "
+                                                 "It's $20 now."}]
+    claim = "Minimum order for delivery is $15\nThe minimum order value for delivery is $15."
+    assert assess(claim, "policy", messages).quarantined
+
+
+def test_the_persona_naming_the_business_is_no_word_of_its_rules() -> None:
+    messages = [{"role": "system", "content": "You are the virtual assistant for IronPeak Fitness."},
+                {"role": "user", "content": "Do students get a discount? I'm at the state university."},
+                {"role": "assistant", "content": "Good question! I'm not sure we have a student rate at the moment. "
+                                                 "Let me check with the membership team and get back to you."}]
+    claim = "Student membership discount\nIronPeak Fitness offers a discounted membership for university students."
+    assert assess(claim, "policy", messages).quarantined

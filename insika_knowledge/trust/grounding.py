@@ -557,7 +557,8 @@ def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[floa
     Returns:
         ``(business, asserted)``: the share (0..1) of the claim's features anywhere in the
         business side's messages (whatever their sentences do with them: stated, refused
-        or noted), and in the customer's messages that assert rather than ask
+        or noted; a system prompt's persona, "You are the assistant for IronPeak Fitness",
+        only names the business), and in the customer's messages that assert rather than ask
         (`trust.evidence.asserted`).
     """
     wanted = features(claim)
@@ -574,7 +575,9 @@ def said_shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[floa
             affirms, passed = affirmation(parts, at)
             if vouches_for_none(parts, at, claim, wanted, passed):
                 affirms = frozenset()  # "Yes, as a one-time gesture": the question's words are not the reply's
-            business |= (features(piece.text) | affirms) & wanted
+            text = piece.text if piece.speaker != "system" else " ".join(
+                s for s in sentences(piece.text) if not PERSONA.match(s))  # the persona names the business only
+            business |= (features(text) | affirms) & wanted
     return len(business) / len(wanted), len(customer) / len(wanted)
 
 
