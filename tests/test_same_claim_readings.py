@@ -143,3 +143,14 @@ def test_one_thing_under_its_two_names(a: str, b: str, alike: bool) -> None:
 
 def test_travel_is_no_traveler() -> None:
     assert not same("Travel insurance costs 30 dollars.", "Passenger insurance costs 30 dollars.")
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Dogs must be picked up from daycare by 7 p.m. at the latest.",
+     "Dogs must be picked up from daycare no later than 7 p.m.", True),
+    ("Orders of $150 or more ship free.", "Orders of at least $150 ship free.", True),
+    ("Orders of $150 or more ship free.", "Orders of at least R$ 150 ship free.", False),  # another currency
+    ("Orders placed by 2 pm ship the same day.", "Orders in place by 2 pm ship the same day.", False),
+])
+def test_bounds_said_after_the_value(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

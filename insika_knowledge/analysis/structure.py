@@ -217,8 +217,8 @@ def _stem_synonyms() -> dict[str, str]:
 
 #: Stems that words outside a group share with it ("customs", "customization" and
 #: "customer" all stem to "custom"; "installation", "install" and "instalar" stem as
-#: "installment" does: "instal"; "travel" is no "traveler").
-_SHARED_STEMS: Final = frozenset({"custom", "instal", "travel"})
+#: "installment" does: "instal"; "travel" is no "traveler", "take place" no "placed").
+_SHARED_STEMS: Final = frozenset({"custom", "instal", "travel", "plac"})
 
 
 #: Stems of the strict synonyms -> their group (`_stem_synonyms`).
@@ -855,10 +855,15 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # a value whose unit is its field's name (a tool's data: ``"window_days": 14`` is 14 days)
         (_UNIT_KEYS, _UNIT_IN_KEY_RE, lambda m: f"{m[0]} {m[1]}s"),
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
-        ((" or more", " ou mais"), r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
-         lambda m: f"at least {m[1]}{m[2]}"),
+        # (a currency sign before the number stays with it: "R$ 150 ou mais" is "at least R$ 150")
+        ((" or more", " ou mais"),
+         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
+         lambda m: f"at least {m[1] or ''}{m[2]}{m[3]}"),
         ((" or fewer", " or less", " ou menos"),
-         r"\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or fewer|or less|ou menos)\b", lambda m: f"at most {m[1]}{m[2]}"),
+         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or fewer|or less|ou menos)\b",
+         lambda m: f"at most {m[1] or ''}{m[2]}{m[3]}"),
+        # "by 7 p.m. at the latest" is "by 7 p.m."
+        (("at the latest", "no mais tardar"), r"\s*,?\s*\b(?:at the latest|no mais tardar)\b", ""),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
         (("<",), r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
         (("-$", "- $", "-r$", "- r$", "-us$", "-\u20ac"), r"(?:^|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)",
