@@ -154,3 +154,15 @@ def test_travel_is_no_traveler() -> None:
 ])
 def test_bounds_said_after_the_value(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Compras acima de R$ 199 não pagam frete.", "O frete é grátis para compras acima de R$ 199.", True),
+    ("Compras acima de R$ 199 não pagam frete.", "O frete é grátis para compras acima de R$ 99.", False),
+    ("The data allowance resets on the first day of each month.",
+     "The data allowance resets on the 1st of every month.", True),
+    ("The data allowance resets on the first day of each month.",
+     "The data allowance resets on the 15th of every month.", False),
+])
+def test_free_shipping_and_the_first_of_the_month_said_otherwise(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

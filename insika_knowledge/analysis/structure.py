@@ -248,6 +248,14 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # "isento da taxa de rematrícula" reads above)
         (r"\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar|precisa pagar|precisam pagar) "
          r"(?:a |o |as |os )?(?:taxas?|tarifas?|multas?)\b", "gratis"),
+        # ... and not paying the shipping is free shipping ("compras acima de R$ 199 não pagam frete")
+        (r"\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar|precisa pagar|precisam pagar) "
+         r"(?:o )?frete\b", "tem frete gratis"),
+        (r"\b(?:do|does|will) not (?:have to )?pay (?:for )?(?:the )?shipping\b|\bpay no shipping\b",
+         "get free shipping"),
+        # the first day of each month is its 1st ("resets on the 1st of every month")
+        (r"\b(?:the )?first day of (each|every|the) month\b", r"the 1st of \1 month"),
+        (r"\bprimeiro dia (de cada|do) mes\b", r"dia 1 \1 mes"),
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
         (r"\bcarry[- ]?ons?\b(?: bags?)?|\bcabin bags?\b", "cabin bag"),  # one bag, two names
@@ -663,7 +671,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
-    r"|there is no|there are no|nenhum|carry|cabin bag"
+    r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
