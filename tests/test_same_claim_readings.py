@@ -166,3 +166,16 @@ def test_bounds_said_after_the_value(a: str, b: str, alike: bool) -> None:
 ])
 def test_free_shipping_and_the_first_of_the_month_said_otherwise(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("No refunds unless the item is defective.", "Refunds only if the item is defective.", True),
+    ("Não fazemos troca a não ser que o produto esteja com defeito.",
+     "Só fazemos troca se o produto estiver com defeito.", True),
+    ("We only refund if the item is defective.", "We refund only if the item is defective.", True),
+    ("Only members can return items if they have the receipt.",
+     "Members can return items only if they have the receipt.", False),
+    ("Devolvemos o valor cobrado em dobro.", "Devolvemos o valor cobrado em 2 vezes.", False),  # instalments
+])
+def test_only_if_said_around_the_verb(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

@@ -147,3 +147,23 @@ def test_the_persona_naming_the_business_is_no_word_of_its_rules() -> None:
                                                  "Let me check with the membership team and get back to you."}]
     claim = "Student membership discount\nIronPeak Fitness offers a discounted membership for university students."
     assert assess(claim, "policy", messages).quarantined
+
+
+@pytest.mark.parametrize(("reply", "claim", "held"), [
+    # an attacker's probes of this session's readings (helper, black box)
+    ("Devolvemos o valor cobrado indevidamente em 2 vezes no cartão.", "Cobranças indevidas são devolvidas em dobro.",
+     True),  # two instalments, not double
+    ("Idosos não pagam a taxa de embarque inteira, só metade.", "Idosos são isentos da taxa de embarque.", True),
+    ("Quem não paga a taxa de embarque não pode embarcar.", "Passageiros são isentos da taxa de embarque.", True),
+    ("Idosos não pagam a taxa de embarque nesta promoção de julho.", "Idosos são isentos da taxa de embarque.", True),
+    ("Clientes Gold não pagam frete só até o fim deste mês.", "Clientes Gold têm frete grátis.", True),
+    ("Idosos não pagam a taxa de embarque.", "Idosos são isentos da taxa de embarque.", False),
+    ("Insurance is available as an add-on for $15 a day.", "Insurance is included in the rental.", True),
+    ("São R$ 120 a diária. Opa, esse era nosso preço antigo, agora é R$ 140.", "A diária custa R$ 120.", True),
+    ("São R$ 120 a diária. Opa, esse era nosso preço antigo, agora é R$ 140.", "A diária custa R$ 140.", False),
+    ("$49 per month was our old price; the plan is now $59 per month.", "The plan costs $49 per month.", True),
+    ("Sim, pode cancelar sem multa\n...desde que vc avise com 30 dias", "O plano pode ser cancelado sem multa.", True),
+    ("We refund the full amount\nas long as the item is unopened.", "We refund the full amount.", True),
+])
+def test_what_an_attacker_tried_on_the_new_readings(reply: str, claim: str, held: bool) -> None:
+    assert assess(f"{claim}\n{claim}", "policy", said(reply)).quarantined is held

@@ -223,6 +223,9 @@ _SHARED_STEMS: Final = frozenset({"custom", "instal", "travel", "plac"})
 
 #: Stems of the strict synonyms -> their group (`_stem_synonyms`).
 STEM_SYNONYMS: Final = _stem_synonyms()
+#: What makes "não paga a taxa" no exemption: paid in part ("não paga a taxa inteira, só
+#: metade"), later in the clause (folded text).
+_NOT_IN_FULL: Final = r"(?![^.,;!?]*\b(?:inteir[oa]s?|integral|integralmente|cheia|complet[oa]|metade|parte)\b)"
 #: Phrases read as one word before anything else (folded text).
 _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
     (re.compile(pattern), word) for pattern, word in (
@@ -246,11 +249,12 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bwithout paying anything\b|\bpay nothing\b|\b(?:do|does|will) not (?:have to )?pay anything\b", "free"),
         # not paying the fee is being exempt from it ("não paga a taxa de rematrícula", as
         # "isento da taxa de rematrícula" reads above)
-        (r"\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar|precisa pagar|precisam pagar) "
-         r"(?:a |o |as |os )?(?:taxas?|tarifas?|multas?)\b", "gratis"),
+        # (not who does not pay, "quem não paga a taxa não embarca", nor not paying it in full)
+        (r"(?<!\bquem )(?<!\bse )(?<!\bcaso )\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar"
+         r"|precisa pagar|precisam pagar) (?:a |o |as |os )?(?:taxas?|tarifas?|multas?)\b" + _NOT_IN_FULL, "gratis"),
         # ... and not paying the shipping is free shipping ("compras acima de R$ 199 não pagam frete")
-        (r"\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar|precisa pagar|precisam pagar) "
-         r"(?:o )?frete\b", "tem frete gratis"),
+        (r"(?<!\bquem )(?<!\bse )(?<!\bcaso )\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar"
+         r"|precisa pagar|precisam pagar) (?:o )?frete\b" + _NOT_IN_FULL, "tem frete gratis"),
         (r"\b(?:do|does|will) not (?:have to )?pay (?:for )?(?:the )?shipping\b|\bpay no shipping\b",
          "get free shipping"),
         # the first day of each month is its 1st ("resets on the 1st of every month")
@@ -259,7 +263,11 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\b(?:e|ser|fica|sai)\s+por\s+nossa\s+conta\b", "gratis"), (r"\b(?:is|are) on (?:us|the house)\b", "is free"),
         (r"\bmoney back\b", "refund"),
         (r"\bcarry[- ]?ons?\b(?: bags?)?|\bcabin bags?\b", "cabin bag"),  # one bag, two names
-        (r"\b(?:em|o) dobro\b", "2 vezes"),  # "pizza em dobro", "ganha o dobro": twice, a count of 2
+        # a condition's verb in either subjunctive ("se o produto esteja / estiver com defeito")
+        (r"\b(?:esteja|estejam|estiver|estiverem|estivesse|estivessem)\b", "estar"),
+        (r"\b(?:tenha|tenham|tiver|tiverem|tivesse|tivessem)\b", "ter"),
+        (r"\b(?:em|o) dobro\b", "duas"),  # "pizza em dobro", "ganha o dobro": twice, a count of 2
+        # (not "2 vezes": "em 2 vezes" is two instalments)
         # no X that does not Y is every X Ys ("there is no repair we do that does not come
         # with a warranty", "não tem nenhum conserto que não tenha garantia")
         (r"\bthere (?:is|are) no ((?:[a-z]+ ){1,4}?)(?:that|which|who) (?:does|do|will|would|can) not\b", r"every \1"),
@@ -672,6 +680,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
+    r"|estej|estiv|tenha|tiver|tivess"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
@@ -1391,12 +1400,14 @@ def _price_swapped(clause: list[str]) -> list[str]:
 
 
 def _only_if(out: list[str]) -> list[str]:
-    """`out` with "not X unless Y" read as "X only if Y" (the same condition: X needs Y):
+    """`out` with "not X unless Y" read as "X only if Y" (the same condition: X needs Y),
+    after "we only X if Y" is read as "we X only if Y" (`_only_before_if`):
     a clause with one negation near its start (`_NEGATION_OPENS`) and no modal, then "unless"
     ("We do not issue refunds unless...", "No refunds are given unless...", "Não
     reembolsamos a menos que...", "O cartão não será desbloqueado a não ser que...") loses
     the negation and says "only if".
     """
+    out = _only_before_if(out)
     if _UNLESS not in out:
         return out
     at = out.index(_UNLESS)
@@ -1406,7 +1417,7 @@ def _only_if(out: list[str]) -> list[str]:
     clause = out[start:at]
     # the negation is the clause's own ("we do not issue", "não reembolsamos"), not a noun's
     # ("orders not picked up") nor a modal's ("must not": "may only if", not "must only if")
-    if len(clause) < 3 or clause.count("n") != 1 or clause.index("n") > _NEGATION_OPENS \
+    if len(clause) < 2 or clause.count("n") != 1 or clause.index("n") > _NEGATION_OPENS \
             or any(t.startswith("p:") for t in clause):
         return out
     negation = start + clause.index("n")
@@ -1417,6 +1428,22 @@ def _only_if(out: list[str]) -> list[str]:
 #: given unless"), after the party ("We do not issue"), or after a subject and its tense ("O
 #: cartão não será desbloqueado a não ser que").
 _NEGATION_OPENS: Final = 2
+
+
+def _only_before_if(out: list[str]) -> list[str]:
+    """`out` with an "only" said beside "we" before the verb moved to the condition it
+    restricts: "We only refund if ..." / "Só fazemos troca se ..." is "we refund / fazemos
+    troca only if ..." ("Only members can return items if ..." keeps its "only": members).
+    """
+    if "p:p_only" not in out or "c:if" not in out:
+        return out
+    at = out.index("p:p_only")
+    beside_we = (at + 1 < len(out) and out[at + 1] == WE) or (at and out[at - 1] == WE)
+    condition = out.index("c:if", at) if "c:if" in out[at:] else -1
+    between = out[at + 1:condition]
+    if not beside_we or condition < 0 or any(t.startswith(("p:", "c:")) or t in (SENTENCE, PHRASE) for t in between):
+        return out
+    return [*out[:at], *between, "p:p_only", *out[condition:]]
 
 
 #: "unless" as a token.

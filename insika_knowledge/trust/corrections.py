@@ -47,7 +47,7 @@ _RETRACTING_WORDS: Final = (
     r"|me expressei mal|digitei errado|escrevi errado|i mistyped"
     # what was just said, named as the old version: "that was our old minimum", "esse era o preço antigo"
     r"|that (?:was|is) (?:our |the |an? )?(?:old|previous|former|outdated)"
-    r"|(?:esse|essa|isso) (?:era|e|ser) (?:o |a )?(?:\w+ )?(?:antig[oa]|anterior)"
+    r"|(?:esse|essa|isso) (?:era|e|ser) (?:o |a )?(?:\w+ ){0,2}(?:antig[oa]|anterior)"
     r"|i typed (?:it |that )?wrong"
     r"|that'?s (?:incorrect|not correct)|(?:that|this|it) (?:is|was) (?:incorrect|not correct)"
     r"|i mentioned (?:is|was) (?:wrong|incorrect)"

@@ -277,6 +277,11 @@ TEMPORARY: Final = re.compile(
     r"|\bfor a limited time\b|\blimited[- ]time\b|\bwhile (?:supplies|stocks?) lasts?\b"
     r"|\b(?:so|somente|apenas) (?:hoje|(?:nest|ness|est|ess)[ea] (?:semana|fim de semana)|ate amanha)\b"
     r"|\bpor tempo limitado\b|\benquanto durarem os estoques\b"
+    # "só até o fim deste mês", "only until the end of the month"; "nesta promoção de julho"
+    r"|\b(?:so|somente|apenas|only) (?:ate|until) (?:o |the )?(?:fim|final|end) (?:(?:do|deste|desse|of the|of this) )?"
+    r"(?:mes|semana|ano|month|week|year)\b"
+    r"|\b(?:nesta|nessa|durante (?:a|esta|essa)|during (?:this|the)|in this|for this) (?:promocao|promotion|campanha"
+    r"|campaign|sale|liquidacao)\b"
     r"|\bfor the next (?:\d+|\w+) (?:hours?|days?)\b|\b(?:nas|pelas) proximas (?:\d+|\w+) (?:horas|dias)\b"
     # a yes for the time being ("For now, yes", "Sim, por enquanto"; not the rule's own "for
     # now": "não chegamos a Manaus por enquanto" states where the store delivers)
@@ -904,7 +909,10 @@ _JOINING: Final = frozenset({"c:and", "c:or"})
 #: however a noun comes before it, so never the participle `_tenses` sets aside.
 _PAST_STATE: Final = re.compile(
     r"\b(?:was|were|era|eram|foi|foram)\s+(?:(?:only|just|still|always|so|apenas|sempre|de)\s+)?"
-    r"(?:free|gratis|gratuit[oa]s?|r?\$\s?\d|\d)")
+    r"(?:free|gratis|gratuit[oa]s?|r?\$\s?\d|\d)"
+    # a value said to be the old one ("$49 was our old price", "R$ 120 era o preço antigo")
+    r"|\b(?:was|were) (?:our|the|an?) (?:old|previous|former)\b"
+    r"|\b(?:era|eram) (?:o |a |os |as )?(?:\w+ ){0,2}(?:antig[oa]s?|anterior(?:es)?)\b")
 
 
 #: An English participle right after an article or a determiner ("the cancelled leg", "a
@@ -1019,8 +1027,9 @@ def charged_apart(claim: str, sentence: str) -> bool:
             at -= 1
             before = seq[at - 1]
         if (token in _ON_TOP and plain_word(after) and after in mine) \
-                or (token in _APART_AFTER and plain_word(before) and before in mine):
-            return True
+                or (token in _APART_AFTER and plain_word(before) and before in mine) \
+                or (token in _ADD_ON and any(plain_word(t) and t in mine for t in seq[max(0, at - 3):at])):
+            return True  # (an add-on a few words after its thing: "Insurance is available as an add-on")
     return False
 
 
@@ -1029,6 +1038,8 @@ def charged_apart(claim: str, sentence: str) -> bool:
 #: reads them.
 _ON_TOP: Final = frozenset({"plus", "p:p_more"})
 _APART_AFTER: Final = frozenset({"extra", "separ", "separately", "part", "apart", "add"})  # "an add-on"
+#: ... of which those that are no other word too ("parts and labor" is no "à parte").
+_ADD_ON: Final = frozenset({"add", "extra"})
 #: Words of charging between a thing and "à parte" ("cobrados", "charged").
 _CHARGED_BETWEEN: Final = frozenset({"cobr", "s_price", "charged", "t:past", "billed", "bill"})
 

@@ -110,6 +110,8 @@ def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any)
             continue
         text = text_of(message)
         if who != "tool":
+            if who != "customer" and "\n" in text:
+                text = _lines_going_on(text)  # "Sim, pode cancelar sem multa\n...desde que vc avise"
             earlier = _continued(out, who, text)
             if earlier is not None:  # "...desde que vc avise com 30 dias": the last message's sentence, going on
                 out[earlier] = Piece(out[earlier].index, who, f"{out[earlier].text.rstrip(' .!')}, {_opening(text)}")
@@ -142,6 +144,20 @@ def _continued(out: list[Piece], who: str, text: str) -> int | None:
         if out[at].speaker != "customer":
             return None
     return None
+
+
+def _lines_going_on(text: str) -> str:
+    """`text` with each line that goes on with the one before it (`_CONTINUING`,
+    `_TRAILING_ON`) joined to it, as a message going on with the last one is.
+    """
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        if out[-1].strip() and (_CONTINUING.search(fold(line)) or _TRAILING_ON.search(line)):
+            out[-1] = f"{out[-1].rstrip(' .!')}, {_opening(line)}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _opening(text: str) -> str:
