@@ -879,8 +879,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         ((" or fewer", " or less", " ou menos"),
          r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or fewer|or less|ou menos)\b",
          lambda m: f"at most {m[1] or ''}{m[2]}{m[3]}"),
-        # "by 7 p.m. at the latest" is "by 7 p.m."
-        (("at the latest", "no mais tardar"), r"\s*,?\s*\b(?:at the latest|no mais tardar)\b", ""),
+        # "by 7 p.m. at the latest" is "by 7 p.m." ("na sexta, no mais tardar" is no "na sexta")
+        (("at the latest", "no mais tardar"),
+         r"\b(by|ate) ([^,;!?]{1,30}?)\s*,?\s*\b(?:at the latest|no mais tardar)\b", r"\1 \2"),
         ((">",), r">(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " above "),
         (("<",), r"<(?=\s*(?:r\$|us\$|\$|\u20ac)?\s*\d)", " below "),
         (("-$", "- $", "-r$", "- r$", "-us$", "-\u20ac"), r"(?:^|(?<=[:(]))\s*-(?=\s?(?:r\$|us\$|\$|\u20ac)\s?\d)",
@@ -1973,12 +1974,23 @@ def tense_shift(a: str, b: str) -> bool:
     with a present ending on one side ("ganham", "oferece", "custa") and a past, future or
     conditional one on the other ("ganharam", "oferecia", "custará", "parcelaria"). Read
     between the two texts, since an ending alone does not tell a verb from a noun
-    ("garantia"), and only over words one text has and the other does not.
+    ("garantia"), and only over words one text has and the other does not. A future beside
+    a condition both texts set is the standing rule's present, as `tokens` reads a future
+    that recurs ("A companhia reembolsará a passagem se o voo for cancelado").
     """
     words_a, words_b = set(words(a)), set(words(b))
     only_a, only_b = words_a - words_b, words_b - words_a
-    return bool((_stems(only_a, _PT_PRESENT_ENDINGS) & _stems(only_b, _PT_OTHER_ENDINGS))
-                or (_stems(only_a, _PT_OTHER_ENDINGS) & _stems(only_b, _PT_PRESENT_ENDINGS)))
+    others: tuple[str, ...] = _PT_OTHER_ENDINGS
+    if _CONDITION_WORD.search(fold(a)) and _CONDITION_WORD.search(fold(b)):
+        others = tuple(e for e in others if e not in _PT_FUTURE_ENDINGS)
+    return bool((_stems(only_a, _PT_PRESENT_ENDINGS) & _stems(only_b, others))
+                or (_stems(only_a, others) & _stems(only_b, _PT_PRESENT_ENDINGS)))
+
+
+#: Portuguese future endings (third person), a subset of `_PT_OTHER_ENDINGS`.
+_PT_FUTURE_ENDINGS: Final = frozenset({"ara", "era", "ira", "arao", "erao", "irao"})
+#: A condition's word, folded: "se", "caso", "quando", "if", "when", "unless".
+_CONDITION_WORD: Final = re.compile(r"\b(?:se|caso|quando|sempre que|a menos que|if|when|unless)\b")
 
 
 def _stems(found: set[str], endings: tuple[str, ...]) -> set[str]:
