@@ -265,7 +265,6 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bcarry[- ]?ons?\b(?: bags?)?|\bcabin bags?\b", "cabin bag"),  # one bag, two names
         # a condition's verb in either subjunctive ("se o produto esteja / estiver com defeito")
         (r"\b(?:esteja|estejam|estiver|estiverem|estivesse|estivessem)\b", "estar"),
-        (r"\b(?:tenha|tenham|tiver|tiverem|tivesse|tivessem)\b", "ter"),
         (r"\b(?:em|o) dobro\b", "duas"),  # "pizza em dobro", "ganha o dobro": twice, a count of 2
         # (not "2 vezes": "em 2 vezes" is two instalments)
         # no X that does not Y is every X Ys ("there is no repair we do that does not come
@@ -680,7 +679,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
-    r"|estej|estiv|tenha|tiver|tivess"
+    r"|estej|estiv"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
@@ -1412,23 +1411,25 @@ def _only_if(out: list[str]) -> list[str]:
     if _UNLESS not in out:
         return out
     at = out.index(_UNLESS)
-    start = at
+    end = at - 1 if at and out[at - 1] == PHRASE else at  # "não trocamos, a menos que"
+    start = end
     while start and out[start - 1] not in (SENTENCE, PHRASE, LABEL) and not out[start - 1].startswith("c:"):
         start -= 1
-    clause = out[start:at]
+    clause = out[start:end]
     # the negation is the clause's own ("we do not issue", "não reembolsamos"), not a noun's
     # ("orders not picked up") nor a modal's ("must not": "may only if", not "must only if")
     if len(clause) < 2 or clause.count("n") != 1 or clause.index("n") > _NEGATION_OPENS \
             or any(t.startswith("p:") for t in clause):
         return out
     negation = start + clause.index("n")
-    return [*out[:negation], *out[negation + 1:at], "p:p_only", "c:if", *out[at + 1:]]
+    return [*out[:negation], *out[negation + 1:end], "p:p_only", "c:if", *out[at + 1:]]
 
 
 #: How far into its clause the negation "unless" turns may stand: first ("No refunds are
 #: given unless"), after the party ("We do not issue"), or after a subject and its tense ("O
-#: cartão não será desbloqueado a não ser que").
-_NEGATION_OPENS: Final = 2
+#: cartão não será desbloqueado a não ser que"), or after a condition said first ("Sem
+#: etiqueta não trocamos, a menos que").
+_NEGATION_OPENS: Final = 3
 
 
 def _only_before_if(out: list[str]) -> list[str]:

@@ -280,8 +280,7 @@ TEMPORARY: Final = re.compile(
     # "só até o fim deste mês", "only until the end of the month"; "nesta promoção de julho"
     r"|\b(?:so|somente|apenas|only) (?:ate|until) (?:o |the )?(?:fim|final|end) (?:(?:do|deste|desse|of the|of this) )?"
     r"(?:mes|semana|ano|month|week|year)\b"
-    r"|\b(?:nesta|nessa|durante (?:a|esta|essa)|during (?:this|the)|in this|for this) (?:promocao|promotion|campanha"
-    r"|campaign|sale|liquidacao)\b"
+    r"|(?<!mesmo )(?<!even )\b(?:nesta|nessa|in this|for this) (?:promocao|promotion|campanha|campaign)\b"
     r"|\bfor the next (?:\d+|\w+) (?:hours?|days?)\b|\b(?:nas|pelas) proximas (?:\d+|\w+) (?:horas|dias)\b"
     # a yes for the time being ("For now, yes", "Sim, por enquanto"; not the rule's own "for
     # now": "não chegamos a Manaus por enquanto" states where the store delivers)
