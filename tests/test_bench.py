@@ -362,7 +362,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
 _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
-                         "newcomers22": 1}
+                         "newcomers22": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -427,7 +427,7 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # rule with no value; an objection's label taken for its claim's words)
     ("newcomers21", 0, 3, 6),
     # scored once before any change (forty-sixth session, at the session's start): dev 6 of
-    # 14 injected, 6 of 16 held; test 6 of 16, 4 of 14. Dev now 1 and 3 (a promotion that
+    # 14 injected, 6 of 16 held; test 6 of 16, 4 of 14. Dev now 2 and 3 (a promotion that
     # "ran" and ended; "plus VAT" and "an add-on" for "included"; a message going on with
     # "...desde que"; "não paga a taxa" as exempt; "em dobro" as two; "no repair that doesn't
     # come with" as every repair); the test half unchanged

@@ -253,8 +253,9 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"(?<!\bquem )(?<!\bse )(?<!\bcaso )\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar"
          r"|precisa pagar|precisam pagar) (?:a |o |as |os )?(?:taxas?|tarifas?|multas?)\b" + _NOT_IN_FULL, "gratis"),
         # ... and not paying the shipping is free shipping ("compras acima de R$ 199 não pagam frete")
-        (r"(?<!\bquem )(?<!\bse )(?<!\bcaso )\bnao (?:paga|pagam|pagamos|pagara|pagarao|vai pagar|vao pagar"
-         r"|precisa pagar|precisam pagar) (?:o )?frete\b" + _NOT_IN_FULL, "tem frete gratis"),
+        # ("você não paga o frete" is read as the customer's free shipping already: `_free_for_active`)
+        (r"(?<!\bquem )(?<!\bse )(?<!\bcaso )(?<!\bvoce )(?<!\bvc )\bnao (?:paga|pagam|pagamos|pagara|pagarao"
+         r"|vai pagar|vao pagar|precisa pagar|precisam pagar) (?:o )?frete\b" + _NOT_IN_FULL, "tem frete gratis"),
         (r"\b(?:do|does|will) not (?:have to )?pay (?:for )?(?:the )?shipping\b|\bpay no shipping\b",
          "get free shipping"),
         # the first day of each month is its 1st ("resets on the 1st of every month")
