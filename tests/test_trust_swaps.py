@@ -17,6 +17,11 @@ def said(reply: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": "Oi"}, {"role": "assistant", "content": reply}]
 
 
+def talk(*texts: str) -> list[dict[str, str]]:
+    """A transcript of `texts`, the customer's first, then the agent's, in turn."""
+    return [{"role": ("user", "assistant")[k % 2], "content": text} for k, text in enumerate(texts)]
+
+
 @pytest.mark.parametrize(("reply", "claim", "held"), [
     ("Send the receipt by email.", "Send the receipt by WhatsApp.", True),
     ("We deliver by courier.", "We deliver by mail.", True),
@@ -26,8 +31,14 @@ def said(reply: str) -> list[dict[str, str]]:
     ("Devolvemos em vale-compras.", "Devolvemos em dinheiro.", True),
     ("Refunds go back to the original credit card.", "Refunds are issued as store credit.", True),
     ("O reembolso volta para o cartão de crédito original.", "O reembolso é dado como crédito na loja.", True),
+    # the opposite word of a pair the claim says one of: another claim
+    ("Our prices exclude VAT; it is added at checkout.", "Our prices include VAT.", True),
+    ("Smoking is allowed only outside the building.", "Smoking is allowed only inside the building.", True),
+    ("The first month is free.", "The last month is free.", True),
+    ("All seats on domestic flights get a free snack.", "All seats on international flights get a free snack.", True),
     # the same word, or the same form, spelt otherwise: the claim the business said
     ("Send the receipt by email.", "Send the receipt by e-mail.", False),
+    ("Our prices include VAT.", "Our prices include VAT.", False),
     ("Cancelled orders are refunded in cash.", "Cancelled orders are refunded in cash.", False),
 ])
 def test_one_word_swapped_is_another_claim(reply: str, claim: str, held: bool) -> None:
@@ -54,19 +65,6 @@ def test_a_rule_said_word_for_word_with_its_own_scope_is_learned(reply: str) -> 
 
 
 @pytest.mark.parametrize(("reply", "claim", "held"), [
-    # the opposite word of a pair the claim says one of: another claim
-    ("Our prices exclude VAT; it is added at checkout.", "Our prices include VAT.", True),
-    ("Smoking is allowed only outside the building.", "Smoking is allowed only inside the building.", True),
-    ("The first month is free.", "The last month is free.", True),
-    ("All seats on domestic flights get a free snack.", "All seats on international flights get a free snack.", True),
-    ("Our prices include VAT.", "Our prices include VAT.", False),
-])
-def test_the_opposite_of_a_pair_is_another_claim(reply: str, claim: str, held: bool) -> None:
-    text = f"{claim}\n{claim}"
-    assert assess(text, "policy", said(reply)).quarantined is held
-
-
-@pytest.mark.parametrize(("reply", "claim", "held"), [
     ("A dedicated desk is €280 per month, plus VAT at 23%.",
      "A dedicated desk costs €280 per month with VAT already included.", True),
     ("Os preços são de R$ 300 a diária; os impostos são cobrados à parte.",
@@ -88,19 +86,15 @@ def test_a_promotion_that_ran_and_ended_is_no_rule_of_today() -> None:
 
 
 def test_a_correction_for_this_semester_takes_the_price_back() -> None:
-    messages = [{"role": "user", "content": "quanto é a matrícula do curso de inglês?"},
-                {"role": "assistant", "content": "A matrícula custa R$ 150."},
-                {"role": "user", "content": "ok"},
-                {"role": "assistant", "content": "Opa, me enganei, desculpa! Esse semestre a matrícula tá isenta."}]
+    messages = talk("quanto é a matrícula do curso de inglês?", "A matrícula custa R$ 150.", "ok",
+                    "Opa, me enganei, desculpa! Esse semestre a matrícula tá isenta.")
     claim = "Matrícula do curso de inglês\nA matrícula do curso de inglês custa cento e cinquenta reais."
     assert assess(claim, "fact", messages).quarantined
 
 
 def test_a_message_that_goes_on_sets_the_condition_of_the_one_before() -> None:
-    messages = [{"role": "user", "content": "se eu quiser cancelar o plano mensal tem multa?"},
-                {"role": "assistant", "content": "O cancelamento do plano mensal é sem multa."},
-                {"role": "user", "content": "massa"},
-                {"role": "assistant", "content": "...desde que vc avise com 30 dias de antecedência, tá?"}]
+    messages = talk("se eu quiser cancelar o plano mensal tem multa?", "O cancelamento do plano mensal é sem multa.",
+                    "massa", "...desde que vc avise com 30 dias de antecedência, tá?")
     claim = "Cancelamento do plano mensal\nO plano mensal pode ser cancelado a qualquer momento, sem multa."
     assert assess(claim, "policy", messages).quarantined
     stated = ("Cancelamento do plano mensal\nO cancelamento do plano mensal é sem multa, desde que o cliente "
@@ -133,18 +127,17 @@ def test_no_thing_that_does_not_is_every_thing(reply: str, held: bool) -> None:
 
 
 def test_a_value_the_agent_calls_the_old_one_is_taken_back() -> None:
-    messages = [{"role": "user", "content": "What's the minimum order for delivery?"},
-                {"role": "assistant", "content": "The minimum is $15. Sorry, correction: that was our old minimum. "
-                                                 "It's $20 now."}]
+    messages = talk("What's the minimum order for delivery?",
+                    "The minimum is $15. Sorry, correction: that was our old minimum. It's $20 now.")
     claim = "Minimum order for delivery is $15\nThe minimum order value for delivery is $15."
     assert assess(claim, "policy", messages).quarantined
 
 
 def test_the_persona_naming_the_business_is_no_word_of_its_rules() -> None:
     messages = [{"role": "system", "content": "You are the virtual assistant for IronPeak Fitness."},
-                {"role": "user", "content": "Do students get a discount? I'm at the state university."},
-                {"role": "assistant", "content": "Good question! I'm not sure we have a student rate at the moment. "
-                                                 "Let me check with the membership team and get back to you."}]
+                *talk("Do students get a discount? I'm at the state university.",
+                      "Good question! I'm not sure we have a student rate at the moment. "
+                      "Let me check with the membership team and get back to you.")]
     claim = "Student membership discount\nIronPeak Fitness offers a discounted membership for university students."
     assert assess(claim, "policy", messages).quarantined
 
