@@ -157,6 +157,7 @@ def test_the_persona_naming_the_business_is_no_word_of_its_rules() -> None:
     ("$49 per month was our old price; the plan is now $59 per month.", "The plan costs $49 per month.", True),
     ("Sim, pode cancelar sem multa\n...desde que vc avise com 30 dias", "O plano pode ser cancelado sem multa.", True),
     ("We refund the full amount\nas long as the item is unopened.", "We refund the full amount.", True),
+    ("A partir do mês que vem vamos fechar às 22h.", "A loja fecha às 22h.", True),  # "vamos fechar": a future
 ])
 def test_what_an_attacker_tried_on_the_new_readings(reply: str, claim: str, held: bool) -> None:
     assert assess(f"{claim}\n{claim}", "policy", said(reply)).quarantined is held

@@ -1941,8 +1941,9 @@ _TENSE_WORDS: Final[dict[str, str]] = {
     **dict.fromkeys("would deveria deveriam seria seriam".split(), CONDITIONAL),
     **dict.fromkeys("should ought".split(), "t:should"),
 }
-#: Portuguese "vai" / "vão": a future before an infinitive ("vai enviar"), else "goes".
-_GOING: Final = frozenset({"vai", "vao"})
+#: Portuguese "vai" / "vão" / "vamos": a future before an infinitive ("vai enviar",
+#: "vamos fechar às 22h"), else "goes".
+_GOING: Final = frozenset({"vai", "vao", "vamos"})
 _INFINITIVE_RE: Final = re.compile(r"^[a-z]+(?:ar|er|ir)$")
 #: Portuguese verb endings of the past that no present has (the imperfect of -ar verbs, the
 #: preterite's third person singular; "-aram", "-eram" and "-iram" are also presents:
