@@ -150,19 +150,20 @@ def not_utf8(where: str, exc: UnicodeDecodeError, first_line: int = 1) -> UserEr
 
 
 
-def file_text(path: str | Path, where: str) -> str:
-    """The text of the UTF-8 file at `path` (a configuration or an agents file).
+def file_text(path: str | Path, where: str, error: type[UserError] = UserError) -> str:
+    """The text of the UTF-8 file at `path` (a configuration or an agents file), a leading
+    byte-order mark left out.
 
     Raises:
-        UserError: it cannot be read (``WHERE: No such file or directory``), or it is not
-            UTF-8 (`not_utf8`: the line and byte named).
+        UserError: (or `error`, one of its kinds) it cannot be read (``WHERE: No such file or
+            directory``), or it is not UTF-8 (`not_utf8`: the line and byte named).
     """
     try:
-        return Path(path).read_bytes().decode("utf-8")
+        return Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise not_utf8(where, exc) from None
+        raise error(str(not_utf8(where, exc))) from None
     except OSError as exc:
-        raise UserError(f"{where}: {exc.strerror or exc}") from None
+        raise error(f"{where}: {exc.strerror or exc}") from None
 
 
 #: The most bytes a command reads from standard input for one message (1 MiB).

@@ -81,6 +81,12 @@ def test_a_settings_file_that_is_not_utf8_names_its_line_and_byte(tmp_path: Path
         load_directory(config.rename(tmp_path / "a.yaml"))
     with pytest.raises(UserError, match="No such file or directory"):
         load_directory(tmp_path / "missing.yaml")
+    from insika_knowledge.errors import ConfigError
+    from insika_knowledge.hermes.settings import read_section
+
+    (tmp_path / "config.yaml").write_bytes(b"memory:\n  insika:\n    tenant: \"\xe9\"\n")  # Hermes' own file
+    with pytest.raises(ConfigError, match=r"config\.yaml:3: byte 14 of the line"):
+        read_section(tmp_path)
 
 
 def test_a_key_written_twice_in_a_settings_file_is_an_error_not_the_last_one_kept(tmp_path: Path) -> None:

@@ -72,6 +72,7 @@ def test_one_thing_said_in_other_words(a: str, b: str, alike: bool) -> None:
     ("The gym will close at 10 p.m. on weekdays.", "The gym closes at 10 p.m. on weekdays.", True),
     ("We will ship on Monday.", "We ship on Monday.", False),  # one Monday ahead: a future
     ("Vamos fechar às 22h.", "Fechamos às 22h.", False),  # "vamos" before an infinitive: a future
+    ("We will ship on Monday and Tuesday.", "We ship on Monday and Tuesday.", False),  # "and" is no condition
     ("A companhia reembolsará a passagem se o voo for cancelado.",
      "A companhia reembolsa a passagem se o voo for cancelado.", True),
     ("A companhia reembolsará a passagem.", "A companhia reembolsa a passagem.", False),

@@ -670,6 +670,44 @@ def content_words(seq: tuple[str, ...]) -> frozenset[str]:
     return frozenset(t for t in seq if _is_word(t) or t.startswith("w:"))
 
 
+def charged_on_top(seq: tuple[str, ...]) -> frozenset[str]:
+    """The words a token sequence charges apart from a price or on top of it: the word before
+    "extra", "à parte", "separately", "additional", "an add-on" (the words of charging between
+    them skipped: "ear cleaning costs extra", "os impostos são cobrados à parte"; for "extra"
+    and "an add-on", any word a few before: "Insurance is available as an add-on"), and the word
+    after "plus" / "mais" ("plus VAT", "mais impostos"). "Is part of", "faz parte do" charge
+    nothing. Read by the merge guard (`consolidate.merge`) and the trust gate (`trust.evidence`).
+    """
+    found: set[str] = set()
+    for at, token in enumerate(seq):
+        following = seq[at + 1] if at + 1 < len(seq) else ""
+        if token in _ON_TOP and plain_word(following):
+            found.add(following)
+        if token not in _APART or following in _PART_OF:
+            continue
+        before = at - 1
+        while before > 0 and (seq[before] in _CHARGING or seq[before] in _APART):
+            before -= 1
+        if before >= 0 and plain_word(seq[before]):
+            found.add(seq[before])
+        if token in _ADD_ON:
+            found.update(t for t in seq[max(0, at - _ADD_ON_REACH):at] if plain_word(t))
+    return frozenset(found)
+
+
+#: The words `charged_on_top` reads, as `tokens` writes them: after a thing ("extra", "à parte",
+#: "separately", "additional", "an add-on", "on top"), before one ("plus", "mais"), the charging
+#: words between a thing and its mark, and "of" after "part".
+_APART: Final = frozenset({"add", "added", "extra", "separ", "separately", "part", "apart", "top", "addit",
+                           "additional", "adicion", "adicional"})
+_ON_TOP: Final = frozenset({"plus", "p:p_more"})
+_CHARGING: Final = frozenset({"s_price", "cobr", "charged", "t:past", "billed", "bill"})
+_PART_OF: Final = frozenset({"r:of", "r:de"})
+#: ... of which those said a few words after their thing, and how many.
+_ADD_ON: Final = frozenset({"add", "extra"})
+_ADD_ON_REACH: Final = 3
+
+
 #: A list's words ("and", "or": either of its items) against the words that join one thing
 #: to another ("on", "with": both at once): "for members and orders above R$ 99" or "...
 #: ou para entregas no Sudeste" is not "for members on orders above R$ 99" or "acima de

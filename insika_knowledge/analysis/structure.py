@@ -1271,6 +1271,8 @@ def _timed(token: str) -> bool:
     return token.endswith(":hour") or token in _BOUND_POLES or token in ("p:p_before", "p:p_after")
 
 
+#: The tokens of a condition: "if", "se", "provided", "when", "quando", "unless" (not "and" / "or").
+CONDITION_TOKENS: Final = frozenset({"c:if", "c:when", "c:unless"})
 #: What makes a future habitual: a condition's or an event's time ("will refund the ticket if
 #: the flight is cancelled", "vai enviar um lembrete um dia antes da consulta"), every time,
 #: every weekday ("will close at 10 p.m. on weekdays"). "We will ship on Monday" stays a future.
@@ -1316,7 +1318,7 @@ def _plainly_said(out: list[str]) -> list[str]:
         for at, token in enumerate([*result, SENTENCE]):
             if token == SENTENCE:
                 sentence = result[start:at]
-                if any((t.startswith("d:") and is_calendar_date(t)) or t.startswith("c:") or t in _HABITUAL
+                if any((t.startswith("d:") and is_calendar_date(t)) or t in CONDITION_TOKENS or t in _HABITUAL
                        for t in sentence):
                     sentence = [t for t in sentence if t != FUTURE]
                 sentences.append(sentence)
@@ -1984,7 +1986,7 @@ def tense_shift(a: str, b: str) -> bool:
     words_a, words_b = set(words(a)), set(words(b))
     only_a, only_b = words_a - words_b, words_b - words_a
     others: tuple[str, ...] = _PT_OTHER_ENDINGS
-    if _CONDITION_WORD.search(fold(a)) and _CONDITION_WORD.search(fold(b)):
+    if CONDITION_TOKENS & set(tokens(a)) and CONDITION_TOKENS & set(tokens(b)):
         others = tuple(e for e in others if e not in _PT_FUTURE_ENDINGS)
     return bool((_stems(only_a, _PT_PRESENT_ENDINGS) & _stems(only_b, others))
                 or (_stems(only_a, others) & _stems(only_b, _PT_PRESENT_ENDINGS)))
@@ -1992,8 +1994,6 @@ def tense_shift(a: str, b: str) -> bool:
 
 #: Portuguese future endings (third person), a subset of `_PT_OTHER_ENDINGS`.
 _PT_FUTURE_ENDINGS: Final = frozenset({"ara", "era", "ira", "arao", "erao", "irao"})
-#: A condition's word, folded: "se", "caso", "quando", "if", "when", "unless".
-_CONDITION_WORD: Final = re.compile(r"\b(?:se|caso|quando|sempre que|a menos que|if|when|unless)\b")
 
 
 def _stems(found: set[str], endings: tuple[str, ...]) -> set[str]:
@@ -2019,6 +2019,11 @@ _EN_IRREGULAR_PAST: Final = frozenset(
     "paid sent made bought sold kept left lost brought held told went came became began found spent "
     "lent built caught taught meant felt met ran won wrote drove flew knew grew threw fell chose rose "
     "gave took".split())
+#: English pasts no participle shares ("The promotion ran through the summer": after a noun,
+#: still a finite verb, `trust.evidence`'s tense reading), beside the irregular pasts above.
+EN_PAST_ONLY: Final = frozenset(
+    "ran went came became began wrote drove flew knew grew threw fell chose rose gave took ate saw did forgot "
+    "spoke broke stole woke wore tore froze rode sang swam drank".split())
 
 
 def _active(out: list[str], at: int) -> bool:
@@ -2494,7 +2499,7 @@ LABEL: Final = ":"
 
 
 #: Conjunctions of a condition that may open its sentence ("If ..., ...", "Unless ..., ...").
-_FRONTED_CONDITIONS: Final = frozenset({"c:if", "c:when", "c:unless"})
+_FRONTED_CONDITIONS: Final = CONDITION_TOKENS
 
 
 def _forms(sentence: list[str]) -> frozenset[tuple[Clause, ...]]:

@@ -35,10 +35,11 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.analysis.arrangement import content_words
+from insika_knowledge.analysis.arrangement import charged_on_top, content_words
 from insika_knowledge.analysis.numbers import CURRENCY_UNITS
 from insika_knowledge.analysis.remedies import other_remedy
 from insika_knowledge.analysis.structure import (
+    CONDITION_TOKENS,
     JOINS,
     MODAL_CONTRARIES,
     PARTY_TERMS,
@@ -356,21 +357,12 @@ _APART_TERMS: Final = _APART_MARKS | frozenset({"s_price", "cobr", "charged"})
 
 def _made_extra(one: str, other: str) -> bool:
     """True when `one` says a price includes a thing and `other`, which may still include
-    others, charges that thing apart ("The rental price includes insurance and unlimited
-    mileage" / "... includes unlimited mileage; insurance is extra"; "... ear cleaning costs
-    extra").
+    others, charges that thing apart (`analysis.arrangement.charged_on_top`: "The rental price
+    includes insurance and unlimited mileage" / "... includes unlimited mileage; insurance is
+    extra"; "... ear cleaning costs extra").
     """
-    if _INCLUDE not in _poles(one) or _values(one) != _values(other):
-        return False
-    its, seq = _plain_terms(one), tokens(other)
-    for at, token in enumerate(seq):
-        if token in _APART_MARKS and not (at + 1 < len(seq) and seq[at + 1] in _OF):  # not "is part of"
-            before = at - 1
-            while before > 0 and seq[before] in _APART_TERMS:
-                before -= 1  # "costs extra", "é cobrado à parte"
-            if before >= 0 and seq[before] in its:
-                return True
-    return False
+    return _INCLUDE in _poles(one) and _values(one) == _values(other) \
+        and bool(charged_on_top(tokens(other)) & _plain_terms(one))
 
 
 def _excepted(one: str, other: str) -> bool:
@@ -390,15 +382,13 @@ def _all_narrowed(one: str, other: str) -> bool:
     and deluxe rooms ..." has no "all" left out, and is read by the list rule).
     """
     mine, theirs = _plain_terms(one), _plain_terms(other)
-    if any(t.startswith("c:") for t in tokens(other)):
+    if CONDITION_TOKENS & set(tokens(other)):
         return False  # "if a competitor advertises a lower price" is any competitor's
     return bool(_poles(one) & _UNBOUNDED) and not _poles(other) & _UNBOUNDED and mine < theirs \
         and len(theirs - mine) <= _REPLACED and _values(one) == _values(other) \
         and _negations(one) == _negations(other)
 
 
-#: "Of" after "part" ("is part of the lesson", "faz parte do pacote"): no charge apart.
-_OF: Final = frozenset({"r:of", "r:de"})
 #: The pole of "except", "exceto", "salvo" (`analysis.statements.POLES`).
 _EXCEPT: Final = "p:p_except"
 

@@ -36,7 +36,7 @@ from insika_knowledge.config import KnowledgeConfig, load_config
 from insika_knowledge.errors import ConfigError
 from insika_knowledge.ids import DEFAULT_TENANT, check_agent, check_tenant
 from insika_knowledge.location import HOME_ENV, database_url, is_postgres_url
-from insika_knowledge.readers import load_yaml, yaml_problem
+from insika_knowledge.readers import file_text, load_yaml, yaml_problem
 
 #: The provider's name: ``memory.provider: insika`` and the ``memory.insika`` section.
 PROVIDER: Final = "insika"
@@ -86,9 +86,7 @@ def read_section(hermes_home: Path) -> dict[str, Any]:
     """
     path = hermes_home / "config.yaml"
     try:
-        data = load_yaml(path.read_text(encoding="utf-8-sig")) if path.exists() else None
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+        data = load_yaml(file_text(path, str(path), ConfigError)) if path.exists() else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not YAML: {yaml_problem(exc)}") from None
     memory = data.get("memory") if isinstance(data, dict) else None
@@ -173,7 +171,7 @@ def save_section(values: Mapping[str, Any], hermes_home: Path) -> Path:
     data: Any = {}
     if path.exists():
         try:
-            data = load_yaml(path.read_text(encoding="utf-8-sig")) or {}
+            data = load_yaml(file_text(path, str(path), ConfigError)) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):

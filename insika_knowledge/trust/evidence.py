@@ -39,11 +39,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from insika_knowledge.analysis.arrangement import rearranged
+from insika_knowledge.analysis.arrangement import charged_on_top, rearranged
 from insika_knowledge.analysis.numbers import CURRENCIES
 from insika_knowledge.analysis.remedies import other_form
 from insika_knowledge.analysis.structure import (
     CONDITIONAL,
+    EN_PAST_ONLY,
     FREE,
     FUTURE,
     MONTH_NAMES,
@@ -851,18 +852,12 @@ _LEAD_LABEL: Final = re.compile(r"^\W*[^\W\d_]+:\s+")
 _FIELD_LABEL: Final = re.compile(r"(?:^|(?<=[,;]))\s*[^\W\d_]+(?: [^\W\d_]+){0,3}:\s")
 
 
-#: English pasts that are no participle ("The promotion ran through the summer"): after a
-#: noun, still a finite verb.
-_PAST_ONLY: Final = frozenset(
-    "ran went came became began wrote drove flew knew grew threw fell chose rose gave took ate saw did forgot "
-    "spoke broke stole woke wore tore froze rode sang swam drank".split())
-
-
 def _tenses(text: str) -> frozenset[str]:
     """The ``t:`` tokens of `text`, but an English past right after a noun or an article: a
     participle that qualifies a noun ("Orders placed before 2 pm ship...", "even when the
     cancelled leg is...") says nothing of when the rule holds; a past no participle has
-    (`_PAST_ONLY`: "The $5 promotion ran through the summer") is the verb's. A Portuguese past the analyser
+    (`analysis.structure.EN_PAST_ONLY`: "The $5 promotion ran through the summer") is the
+    verb's. A Portuguese past the analyser
     reads ("dava", "foi", "enviou") is never a participle ("o programa dava 10%").
     """
     seq = tokens(_QUALIFYING_PARTICIPLE.sub(r"\1", text))
@@ -871,7 +866,7 @@ def _tenses(text: str) -> frozenset[str]:
     english = text_language(text) != "pt"  # a Portuguese past read as one is a finite verb ("o programa dava")
     for i, t in enumerate(seq):
         if t == "t:past" and i and english and (plain_word(seq[i - 1]) or (qualifying and seq[i - 1] in _JOINING)) \
-                and (i + 1 == len(seq) or seq[i + 1] not in _PAST_ONLY):
+                and (i + 1 == len(seq) or seq[i + 1] not in EN_PAST_ONLY):
             qualifying = True
         elif t.startswith("t:"):
             said.add(t)
@@ -1012,35 +1007,13 @@ def opposed(claim: str, sentence: str) -> bool:
 
 def charged_apart(claim: str, sentence: str) -> bool:
     """True when `claim` says a thing is included and `sentence`, which says no "include",
-    charges a thing the claim names on top ("plus VAT", "mais impostos", "VAT extra", "o
-    frete é cobrado à parte"): "A desk costs €280 per month with VAT included" is not stated
-    by "A desk is €280 per month, plus VAT at 23%".
+    charges a thing the claim names apart or on top (`analysis.arrangement.charged_on_top`:
+    "plus VAT", "mais impostos", "VAT extra", "o frete é cobrado à parte", "an add-on"): "A
+    desk costs €280 per month with VAT included" is not stated by "A desk is €280 per month,
+    plus VAT at 23%".
     """
     mine, seq = set(tokens(claim)), tokens(sentence)
-    if "p:p_include" not in mine or "p:p_include" in seq:
-        return False
-    for at, token in enumerate(seq):
-        after = seq[at + 1] if at + 1 < len(seq) else ""
-        before = seq[at - 1] if at else ""
-        while at > 1 and before in _CHARGED_BETWEEN:  # "impostos cobrados à parte"
-            at -= 1
-            before = seq[at - 1]
-        if (token in _ON_TOP and plain_word(after) and after in mine) \
-                or (token in _APART_AFTER and plain_word(before) and before in mine) \
-                or (token in _ADD_ON and any(plain_word(t) and t in mine for t in seq[max(0, at - 3):at])):
-            return True  # (an add-on a few words after its thing: "Insurance is available as an add-on")
-    return False
-
-
-#: Words before a thing charged on top ("plus VAT", "mais impostos"), and after one ("VAT
-#: extra", "impostos à parte", "tax separately", "a checked bag is an add-on"), as `tokens`
-#: reads them.
-_ON_TOP: Final = frozenset({"plus", "p:p_more"})
-_APART_AFTER: Final = frozenset({"extra", "separ", "separately", "part", "apart", "add"})  # "an add-on"
-#: ... of which those that are no other word too ("parts and labor" is no "à parte").
-_ADD_ON: Final = frozenset({"add", "extra"})
-#: Words of charging between a thing and "à parte" ("cobrados", "charged").
-_CHARGED_BETWEEN: Final = frozenset({"cobr", "s_price", "charged", "t:past", "billed", "bill"})
+    return "p:p_include" in mine and "p:p_include" not in seq and bool(charged_on_top(seq) & mine)
 
 
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",

@@ -114,7 +114,7 @@ def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any)
                 text = _lines_going_on(text)  # "Sim, pode cancelar sem multa\n...desde que vc avise"
             earlier = _continued(out, who, text)
             if earlier is not None:  # "...desde que vc avise com 30 dias": the last message's sentence, going on
-                out[earlier] = Piece(out[earlier].index, who, f"{out[earlier].text.rstrip(' .!')}, {_opening(text)}")
+                out[earlier] = Piece(out[earlier].index, who, _joined(out[earlier].text, text))
                 continue
             out.append(Piece(index, who, text))
             continue
@@ -136,7 +136,7 @@ def _continued(out: list[Piece], who: str, text: str) -> int | None:
     of the same author when `text` opens as a continuation (`_CONTINUING`: "...desde que vc
     avise com 30 dias") and only the customer spoke since; else None.
     """
-    if who == "customer" or not (_CONTINUING.search(fold(text)) or _TRAILING_ON.search(text)):
+    if who == "customer" or not _goes_on(text):
         return None
     for at in range(len(out) - 1, -1, -1):
         if out[at].speaker == who:
@@ -153,16 +153,25 @@ def _lines_going_on(text: str) -> str:
     lines = text.split("\n")
     out = [lines[0]]
     for line in lines[1:]:
-        if out[-1].strip() and (_CONTINUING.search(fold(line)) or _TRAILING_ON.search(line)):
-            out[-1] = f"{out[-1].rstrip(' .!')}, {_opening(line)}"
+        if out[-1].strip() and _goes_on(line):
+            out[-1] = _joined(out[-1], line)
         else:
             out.append(line)
     return "\n".join(out)
 
 
-def _opening(text: str) -> str:
-    """`text` without the ellipsis it opens with."""
-    return re.sub(r"^\s*(?:\.{2,}|\u2026)\s*", "", text)
+def _goes_on(text: str) -> bool:
+    """True when `text` opens as the rest of a sentence before it (`_CONTINUING`, `_TRAILING_ON`)."""
+    return bool(_CONTINUING.search(fold(text)) or _TRAILING_ON.search(text))
+
+
+def _joined(before: str, text: str) -> str:
+    """`before` going on with `text`, the ellipsis `text` opens with left out."""
+    return f"{before.rstrip(' .!')}, {_ELLIPSIS.sub('', text)}"
+
+
+#: An ellipsis opening a text, with the spaces around it.
+_ELLIPSIS: Final = re.compile(r"^\s*(?:\.{2,}|\u2026)\s*")
 
 
 def _tool_parts(text: str) -> list[tuple[str, str]]:
