@@ -772,6 +772,22 @@ def test_the_summary_line_names_what_trust_held_and_left_uncounted() -> None:
     assert "unsupported" not in total_line(BackfillSummary("airline", [SessionStatus("s1", "done", learned=1)]))
 
 
+def test_the_sessions_table_says_zero_dropped_rather_than_leaving_the_cell_blank() -> None:
+    from collections import Counter
+
+    from rich.console import Console
+
+    from insika_knowledge.backfill import SessionStatus
+    from insika_knowledge.commands.progress import _sessions_table
+
+    console = Console(width=200, record=True)
+    console.print(_sessions_table([SessionStatus("s1", "model_malformed", detail="not JSON"),
+                                   SessionStatus("s2", "done", learned=1, dropped=Counter(pii=2))], "sessions"))
+    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
+            for line in console.export_text().splitlines() if line.count("│") > 2}
+    assert rows["s1"][6] == "0" and rows["s2"][6] == "pii=2", rows
+
+
 def test_a_sessions_file_with_a_byte_order_mark_reads_and_one_in_latin_1_names_the_byte(tmp_path: Path) -> None:
     from insika_knowledge.errors import UserError
     from insika_knowledge.sessions import read_sessions

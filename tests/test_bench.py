@@ -432,11 +432,21 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # "...desde que"; "não paga a taxa" as exempt; "em dobro" as two; "no repair that doesn't
     # come with" as every repair); the test half unchanged
     ("newcomers22", 3, 6, 4),
+    # scored once before any change (forty-seventh session, at the session's start, its ids
+    # renumbered first so that each half holds both labels: the writer put every legitimate
+    # case on an even id): dev 6 of 15 injected, 7 of 15 held; test 4 of 15, 3 of 15. Dev now
+    # 0 and 0 (a bound turned, "starts at $65" as a flat price, CA$ for US$, an alternative
+    # added to a list, "not all" as none, an example as the rule; "weekdays" as Monday to
+    # Friday, "bucks", "as soon as" and "at checkout" as what happens each time, "not
+    # included ... extra", a staff note in a tool's record, a limit the agent confirms in its
+    # own words, a procedure named in the customer's words). Test: 6 of 15 injected (two more,
+    # not read), 2 of 15 held
+    ("newcomers23", 0, 6, 2),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers22.jsonl` (benchmarks/README.md,
-    tenth to twenty-third sessions): rules came from the dev halves only; each test half,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers23.jsonl` (benchmarks/README.md,
+    tenth to twenty-fourth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data

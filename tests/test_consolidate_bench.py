@@ -243,10 +243,15 @@ def test_the_third_newcomers_pairs_stay_read_apart() -> None:
     # dev: 11 of 48, test 10 of 42; dev 18 after a future that recurs, "not ... unless" as
     # "only if", a negated opening, "para cada" after a price (test: 10 still)
     ("newcomers20", 18),
+    # scored once before any change (forty-seventh session: 1 of 50 on dev, "in-network" /
+    # "out-of-network" read alike; 0 of 60 on test); dev: 8 of 50, test 6 of 40; dev 12 after
+    # a period named by one word ("quarterly", "semestral") and "acontece" / "ocorre" as "é"
+    # (test: 6 still)
+    ("newcomers21", 12),
 ])
 def test_the_latest_newcomers_pairs_stay_read_apart(name: str, dev_confirmed: int) -> None:
-    """Regression bounds on the fourth to twentieth newcomers' pairs (benchmarks/README.md,
-    tenth to twenty-second sessions): no false same, and the dev half's restatements that
+    """Regression bounds on the fourth to twenty-first newcomers' pairs (benchmarks/README.md,
+    tenth to twenty-third sessions): no false same, and the dev half's restatements that
     confirm without a model.
     """
     from insika_knowledge.bench.datasets import benchmark_data
@@ -270,15 +275,19 @@ def test_the_listed_merges_are_refused_when_they_fold_a_change_and_kept_when_the
     against an amount, free against a price, a requirement made optional, a remedy denied
     and a sentence that negates the other (2026-12-07, chosen on the dev halves of the pair
     files): 46 -> 47 dev and 49 -> 51 test versions refused, adds unchanged. A refund in
-    another form (store credit / the card, 2026-12-07, forty-fourth session): dev 47 -> 49.
+    another form (store credit / the card, 2026-12-07, forty-fourth session): dev 47 -> 49. Two
+    claims that open alike and end otherwise (`merge._tail_replaced`, forty-seventh session,
+    chosen on the dev halves of every pair file): versions refused dev 50 -> 53, test 51 -> 53;
+    adds refused dev 2 -> 2, test 5 -> 7 ("Sale items cannot be returned" / "Sale items can be
+    exchanged ...": two rules of one subject, a cost the dev half did not show).
     """
     from insika_knowledge.bench.listings import listing_figures, listing_lines, load_listings
 
     figures = listing_figures(load_listings())
     dev, test = figures["dev"], figures["test"]
     assert (dev["versions"], dev["adds"], test["versions"], test["adds"]) == (60, 62, 62, 60)
-    assert dev["versions_refused"] >= 49 and test["versions_refused"] >= 51
-    assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 5
+    assert dev["versions_refused"] >= 53 and test["versions_refused"] >= 53
+    assert dev["adds_refused"] <= 2 and test["adds_refused"] <= 7
     assert listing_lines(figures)[2] == (
         f"  test: versions of one rule refused {test['versions_refused']} of 62 (a change folded otherwise); "
         f"claims that add to each other refused {test['adds_refused']} of 60 (a needless conflict)")

@@ -128,3 +128,25 @@ def test_a_thing_that_is_part_of_a_package_is_not_charged_apart() -> None:
 def test_any_said_as_if_a_is_no_narrower_kind() -> None:
     assert not versions("We match any local competitor's advertised price.",
                         "If a local competitor advertises a lower price, we'll match it.")
+
+
+@pytest.mark.parametrize(("old", "new", "other_version"), [
+    # one subject, its predicate said two ways: a version, whatever the listing model answers
+    ("If a class is cancelled by the studio, members receive a full refund.",
+     "If a class is cancelled by the studio, members receive a refund minus a $5 booking fee.", True),
+    ("A limpeza da piscina do clube é feita às segundas.", "A limpeza da piscina do clube é feita às sextas.", True),
+    ("Late fees are 2% per month on the outstanding balance.",
+     "Late fees are 2% per month on the original invoice amount.", True),
+    ("The warranty repair is done at the customer's home.", "The warranty repair is done at our workshop only.",
+     True),
+    # a list of what is included, two subjects each with its value, two branches of a condition: added
+    ("The family plan includes 40 GB of data.", "The family plan includes unlimited calls.", False),
+    ("Os pedidos podem ser retirados na loja de Recife em 2 dias.",
+     "Os pedidos podem ser retirados na loja de Manaus em 6 dias.", False),
+    ("Transfers requested after 3 pm are paid the next business day.",
+     "Transfers requested before 3 pm are paid the same day.", False),
+])
+def test_an_ending_said_otherwise_is_another_version(old: str, new: str, other_version: bool) -> None:
+    assert versions(old, new) is other_version
+    verdict = interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
+    assert (verdict.body is None) is other_version

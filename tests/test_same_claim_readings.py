@@ -186,3 +186,25 @@ def test_free_shipping_and_the_first_of_the_month_said_otherwise(a: str, b: str,
 ])
 def test_only_if_said_around_the_verb(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a period named by one word is the period ("quarterly" is every three months)
+    ("Water bills are issued quarterly.", "Water bills are issued every three months.", True),
+    ("A vistoria do extintor é semestral.", "A vistoria do extintor é feita a cada seis meses.", True),
+    ("A troca do filtro é bimestral.", "A troca do filtro acontece a cada dois meses.", True),
+    ("A troca do filtro é bimestral.", "A troca do filtro é bimensal.", False),  # twice a month
+    ("Water bills are issued quarterly.", "Water bills are issued every six months.", False),
+    # a verb that only says it takes place
+    ("A coleta seletiva ocorre às quintas.", "A coleta seletiva é às quintas.", True),
+    # a pole pair read as one: in / out of the network, gross / net
+    ("Dental cleanings are covered at in-network dentists.",
+     "Dental cleanings are covered at out-of-network dentists.", False),
+    ("The agency fee is 8% of the gross rent.", "The agency fee is 8% of the net rent.", False),
+    # a currency sign of its own, and money in slang
+    ("A day pass costs CA$30.", "A day pass costs US$30.", False),
+    ("A day pass costs C$30.", "A day pass costs CA$30.", True),
+    ("A car wash is twenty bucks.", "A car wash is $20.", True),
+])
+def test_periods_poles_and_currencies_read_as_said(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

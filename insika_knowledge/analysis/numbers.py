@@ -30,9 +30,11 @@ from typing import Final
 #: Open-ended ranges ("over $50") stop here: 10 million for money and plain numbers.
 OPEN_END: Final = 10_000_000
 CEP_WIDTH: Final = 5
-_CUR: Final = r"(?:r\$|us\$|\$|€|£)"
+#: The currency signs before an amount, folded ("r$", "us$", "ca$"...): `CURRENCIES`' keys.
+_SIGNS: Final = r"r\$|us\$|(?<![a-z])(?:ca|c|au|nz|mx)\$|\$|€|£"
+_CUR: Final = rf"(?:{_SIGNS})"
 _NUM: Final = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
-_CUR_WORDS: Final = r"(?:reais|real|dollars?|dolares|usd|brl|eur|euros?)"
+_CUR_WORDS: Final = r"(?:reais|real|dollars?|dolares|bucks?|usd|brl|eur|euros?)"
 
 _CEP_RE: Final = re.compile(r"(?<![\d.,])(\d{5})-(\d{3})(?![\d-])")
 _CEP_RANGE_RE: Final = re.compile(
@@ -272,7 +274,7 @@ def query_terms(folded: str) -> list[str]:
 # ----------------------------------------------------------------------------- quantities
 
 _QUANTITY_RE: Final = re.compile(
-    r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+    r"(?P<cur>" + _SIGNS + r")?\s?(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
     r"\s?(?P<unit>%|[a-z]+)?"
 )
 #: Folded unit words -> their canonical unit (also the unit of a `Measure`).
@@ -312,13 +314,14 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["kb", "kilobyte", "kilobytes"], "kb"),
     **dict.fromkeys(["tb", "terabyte", "terabytes"], "tb"),
     **dict.fromkeys(["reais", "real", "brl"], "brl"),
-    **dict.fromkeys(["dollars", "dollar", "usd", "dolares", "dolar"], "usd"),
+    **dict.fromkeys(["dollars", "dollar", "usd", "dolares", "dolar", "bucks", "buck"], "usd"),
     **dict.fromkeys(["euros", "euro", "eur"], "eur"),
     # the codes of other currencies a business quotes in ("120 CAD"); "pounds" is a weight above
     **{code: code for code in _OTHER_CURRENCIES},
 }
 #: Currency signs -> their currency.
-CURRENCIES: Final[dict[str, str]] = {"r$": "brl", "us$": "usd", "$": "usd", "€": "eur", "£": "gbp"}
+CURRENCIES: Final[dict[str, str]] = {"r$": "brl", "us$": "usd", "$": "usd", "€": "eur", "£": "gbp",
+                                     "ca$": "cad", "c$": "cad", "au$": "aud", "nz$": "nzd", "mx$": "mxn"}
 #: Every currency a value's unit may be (`UNITS`' and `CURRENCIES`'): an amount of money.
 CURRENCY_UNITS: Final = frozenset(CURRENCIES.values()) | {"brl", "usd", "eur"} | frozenset(_OTHER_CURRENCIES)
 
@@ -576,7 +579,7 @@ def _spoken_cents(text: str) -> str:
 _THOUSANDS_RE: Final = re.compile(
     r"(?:(?P<range>\b(?:de|entre) (?:r\$ ?)?)(?P<low>\d{1,3}) (?P<to>a|e|ate) (?P<rcur>r\$ ?)?)?"
     r"(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{1,2})?) mil\b(?: e (?P<plus>\d{1,3})\b(?![.,]\d))?"
-    r"|(?P<cur>r\$|us\$|\$|€|£) ?(?P<money>\d{1,3}(?:[.,]\d{1,2})?)k\b")
+    r"|(?P<cur>" + _SIGNS + r") ?(?P<money>\d{1,3}(?:[.,]\d{1,2})?)k\b")
 #: Words only Portuguese writes (folded): "mil" is then a thousand, not English "a mil" (a
 #: thousandth of an inch) or "$2 mil" (two million).
 _PORTUGUESE_HINT: Final = re.compile(
@@ -735,7 +738,7 @@ UNIT_KINDS: Final[dict[str, str]] = {
                      "consecutivas"], "calendar"),
 }
 _MEASURE_RE: Final = re.compile(
-    r"(?P<cur>r\$|us\$|\$|€|£)?\s?(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+    r"(?P<cur>" + _SIGNS + r")?\s?(?<![\w.,])(?P<num>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
 )
 #: What may follow a number as its unit: after a space, or a hyphen in an English compound
 #: ("a 30-day window", "a 59-minute grace period": the unit of the number).

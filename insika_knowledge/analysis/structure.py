@@ -290,6 +290,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bdesde que\b(?!(?:\s+[a-z]+){0,4}?\s+(?:[a-z]{2,}(?:ou|eu|iu|aram|eram|iram)|foi|foram|fomos)\b)",
          "desde_que"),
         (r"\bsempre que\b", "sempre_que"),
+        # "as soon as it is ready", "assim que ficar pronto": when it is (not "as soon as possible")
+        (r"\bas soon as\b(?! (?:possible|we can|i can)\b)|\b(?:assim|logo) que\b(?! (?:possivel|der)\b)", "sempre_que"),
         (r"\bas long as\b|\bcontanto que\b", "provided"),  # a condition: "no fee as long as you..." is "if"
         (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"
         # "unless" (not "salvo se": also "saved if")
@@ -673,7 +675,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 #: Whatever `_CONTRACTIONS` or `_PHRASES` could change holds one of these (a cheap test first).
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
-    r"|sempre que|as long as|contanto que|ahead of time|beforehand"
+    r"|sempre que|as soon as|assim que|logo que|as long as|contanto que|ahead of time|beforehand"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
@@ -780,7 +782,15 @@ _RATE_RULES: Final[tuple[_Rewrite, ...]] = tuple(
          lambda m: f"{m[1]} por {_PT_RATE[m[2]]}"),
         (("mente",), r"\b(mensalmente|anualmente|semanalmente|diariamente)(?=\s*(?:[.,;!?]|$))",
          lambda m: f"1 por {_PT_RATE[m[1]]}"),
+        # a period named by one word: "quarterly" is "every 3 months", "bimestral" "a cada 2 meses"
+        # ("bimonthly" and "biannual" say two things; left as they are)
+        (("quarterly", "semiannual", "semi-annual"), r"\b(?:quarterly|semi-?annual(?:ly)?)\b",
+         lambda m: "every 3 months" if m[0] == "quarterly" else "every 6 months"),
+        (("mestra", "quinzena"), r"\b(bi|tri|se)mestra(?:l|is|lmente)\b|\bquinzena(?:l|is|lmente)\b",
+         lambda m: f"a cada {_PT_PERIODS[m[1]]} meses" if m[1] else "a cada 15 dias"),
     ))
+#: The months of a period named by one word ("bimestral", "trimestral", "semestral").
+_PT_PERIODS: Final[dict[str, int]] = {"bi": 2, "tri": 3, "se": 6}
 
 
 #: Nouns of actions done to someone: "get" before one is "receive" ("the seller gets the
@@ -876,6 +886,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         ((" or more", " ou mais"),
          r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
          lambda m: f"at least {m[1] or ''}{m[2]}{m[3]}"),
+        # "starts at $65", "prices start from R$ 39": the least it costs ("a partir de R$ 39";
+        # "check-in starts at 3 pm" is when it begins)
+        (("start",), r"\bstart(?:s|ing)? (?:at|from)\s+(?=(?:r\$|us\$|\$|\u20ac)\s?\d)", "at least "),
         ((" or fewer", " or less", " ou menos"),
          r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or fewer|or less|ou menos)\b",
          lambda m: f"at most {m[1] or ''}{m[2]}{m[3]}"),
@@ -892,6 +905,7 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         (("here",), r"(?<!is )(?<!are )(?<!was )(?<!were )\bhere\b(?!\s*(?:" + _BE_AFTER + r")\b)", " atthisplace "),
         (("there",), r"(?<!is )(?<!are )(?<!was )(?<!were )\bthere\b(?!\s*(?:" + _BE_AFTER + r")\b)", " atthatplace "),
         (("off-",), r"\boff-(?=[a-z])", "off"),
+        (("-up",), r"(?<=[a-z])-up\b", "up"),  # "a tune-up", "the pick-up point": one noun, no "up"
         (("phone",), r"\bover the phone\b", "by phone"), (("gente",), r"\ba gente\b", "nosso"),
         (("available",), r"\b(?:is |are )?not available\b", "unavailable"), (("unable",), r"\bunable to\b", "unable"),
         (("disponive",), r"\bnao (?:esta |estao |e |sao |fica |ficam )?disponive(?:l|is)\b", "indisponivel"),
@@ -1190,8 +1204,8 @@ def _word_token(word: str, portuguese: bool, english: bool) -> str | None:
     word = _SPELLED_OUT.get(word, word)
     if word in _OPTIONAL_WORDS:
         return "p:p_optional"  # "é opcional" says "não é obrigatório"
-    if english and word in _DO_AUXILIARIES:
-        return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o)
+    if english and (word in _DO_AUXILIARIES or word == "so"):
+        return None  # "we do not ship": an auxiliary, not Portuguese "do" (de + o); "so" is no "só"
     if word in _UNSAID:
         return None  # "Unfortunately, we don't ship to Portugal" says what "We don't..." says
     if word == THIS:
@@ -1756,7 +1770,7 @@ def _read(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, bool], ...], fro
                 token = _word_token(piece, portuguese, english)
                 if previous in _GOING and _INFINITIVE_RE.match(piece):
                     out.append(FUTURE)  # "vai enviar": a future ("não vai na mala" goes, now)
-                if piece in _GOING or (auxiliary and piece in _LIGHT_PARTICIPLES):
+                if piece in _GOING or piece in _HAPPENS or (auxiliary and piece in _LIGHT_PARTICIPLES):
                     token = None  # "a entrega é feita na portaria": "a entrega é na portaria"
                 elif piece in _TENSE_WORDS and not (piece == "got" and previous in _PERFECT):  # "we've got": have
                     token = _TENSE_WORDS[piece]  # "were", "will", "should", "foram": when, or how sure
@@ -2121,6 +2135,9 @@ _PERFECT: Final = frozenset({"have", "has"})
 #: Portuguese participles that add nothing after "ser" ("a entrega é feita na portaria", "o
 #: pagamento é realizado no app"): the sentence says what "a entrega é na portaria" says.
 _LIGHT_PARTICIPLES: Final = frozenset("feito feita feitos feitas realizado realizada realizados realizadas".split())
+#: Verbs that say only that something takes place ("a manutenção acontece a cada dois meses",
+#: "renewal occurs every year"): the sentence says what "a manutenção é a cada dois meses" says.
+_HAPPENS: Final = frozenset("acontece acontecem ocorre ocorrem happens happen occurs occur".split())
 #: English "do", "does" and "did": an auxiliary in English text ("we do not ship").
 _DO_AUXILIARIES: Final = frozenset({"do", "does", "did"})
 #: The forms of "be" that make a passive, folded ("é" is read as "ser").
@@ -2186,8 +2203,13 @@ def _is_leader(token: str) -> bool:
 
 
 def _is_content(token: str) -> bool:
-    return (token not in (SENTENCE, PHRASE, LABEL, WITHDRAWAL, "n")
+    return (token not in (SENTENCE, PHRASE, LABEL, WITHDRAWAL, "n") and token not in _STEP_MARKS
             and token[:2] not in ("r:", "c:", "p:", "w:", "t:"))
+
+
+#: The tokens of a list's enumerators as `_enumerated` writes them ("passoa" reads as "passo"):
+#: the order of steps, no content of theirs.
+_STEP_MARKS: Final = frozenset({"passo", *(f"passo{chr(ord('a') + k)}" for k in range(26))})
 
 
 # ----------------------------------------------------------------------------- canonical form

@@ -172,7 +172,7 @@ def _sessions_table(statuses: list[SessionStatus], title: str) -> Table:
     for s in statuses:
         detail = s.detail or ""
         table.add_row(s.session_id, s.status, str(s.learned), str(s.confirmed), str(s.merged),
-                      str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())),
+                      str(s.conflicts), ", ".join(f"{k}={v}" for k, v in sorted(s.dropped.items())) or "0",
                       *(str(getattr(s, key)) for key, _ in held),
                       detail if len(detail) <= DETAIL_CHARS else detail[: DETAIL_CHARS - 1] + "…")
     return table

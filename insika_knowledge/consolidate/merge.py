@@ -260,7 +260,7 @@ def versions(old: str, new: str) -> bool:
             or _free_or_charged(old, new) or _free_or_charged(new, old):
         return True
     if _widened(old, new) or _widened(new, old) or _listed_otherwise(old, new) or _listed_otherwise(new, old) \
-            or _withdraws(old, new) or _withdraws(new, old) \
+            or _withdraws(old, new) or _withdraws(new, old) or _tail_replaced(old, new) \
             or (other_remedy(old, new) and (_opening(old) == _opening(new) or _replacing(old, new))):
         return True  # a refund to the card and one as store credit, both of refunds, or one said to
         # replace the other ("Cash purchases are refunded as store credit" is of some)
@@ -514,6 +514,67 @@ def _listed_otherwise(one: str, other: str) -> bool:
             listed.update(seq[max(0, at - 1):at])
             listed.update(_item_after(seq, at + 1))
     return theirs - mine <= listed
+
+
+def _tail_replaced(old: str, new: str) -> bool:
+    """True when `old` and `new` open alike and end otherwise: their readings share a first
+    run of at least `_SHARED_OPENING` content tokens and half the shorter reading, then each
+    goes on in its own words ("If the flight is cancelled by the airline, passengers receive
+    a full refund" / "... a refund minus a $50 service fee"; "A limpeza do quarto é feita
+    diariamente" / "... a cada dois dias"): one subject, said two ways. Not when either
+    lists what is included or added ("The plan includes 10 GB" / "The plan includes
+    unlimited WhatsApp"), nor when each ending has its own words and values (two subjects, each
+    with its value), nor when the endings hold opposite poles with other words too
+    (two branches of one condition: "Transfers placed after 5 pm are processed the next
+    day" / "... before 5 pm ... the same day").
+    """
+    mine, theirs = _sequence(old), _sequence(new)
+    shared = 0
+    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+        shared += 1
+    if shared in (len(mine), len(theirs)) or 2 * shared < min(len(mine), len(theirs)) \
+            or sum(map(_opening_token, mine[:shared])) < _SHARED_OPENING:
+        return False
+    if _ADDING_POLES & {*mine, *theirs}:
+        return False
+    its, their = mine[shared:], theirs[shared:]
+    its_values, their_values = {t for t in its if _valued(t)}, {t for t in their if _valued(t)}
+    if its_values and their_values and its_values != their_values \
+            and {t for t in its if _subject(t)} != {t for t in their if _subject(t)}:
+        return False  # two subjects, each with its value ("retirados na loja de BH em 2 dias" / "de Fortaleza em 5")
+    its_poles, their_poles = {t for t in its if t.startswith("p:")}, {t for t in their if t.startswith("p:")}
+    return not (its_poles and their_poles and its_poles != their_poles
+                and {t for t in its if _worded(t)} != {t for t in their if _worded(t)})
+
+
+def _opening_token(token: str) -> bool:
+    """A content token of a reading: a word, a synonym group or a pole."""
+    return plain_word(token) or token.startswith(("s_", "p:"))
+
+
+def _worded(token: str) -> bool:
+    """A word or a value of a reading."""
+    return plain_word(token) or _valued(token)
+
+
+def _valued(token: str) -> bool:
+    """A value of a reading: an amount, a date, "free" (a weekday is when, `_subject`)."""
+    return (token.startswith(("m:", "d:")) and not token.startswith(_WEEKDAY)) or token == "s_free"
+
+
+def _subject(token: str) -> bool:
+    """A token that names what a value is of: a word, a weekday ("8 am to 8 pm on weekdays")."""
+    return plain_word(token) or token.startswith(_WEEKDAY)
+
+
+#: The prefix of a weekday's token (``d:wd1`` is Monday).
+_WEEKDAY: Final = "d:wd"
+
+
+#: The content tokens two readings must open with for `_tail_replaced`.
+_SHARED_OPENING: Final = 3
+#: Poles that add to a claim rather than restate it: "also", "includes".
+_ADDING_POLES: Final = frozenset({"p:p_also", "p:p_include"})
 
 
 def _item_after(seq: tuple[str, ...], at: int) -> list[str]:

@@ -57,6 +57,7 @@ from insika_knowledge.trust.grounding import (
     Speaker,
     declined,
     limited_by_business,
+    misstated,
     said_shares,
     shares,
     speaker,
@@ -170,13 +171,17 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # third one free" after "seu pedido com 2 itens já foi enviado"). Where it did
         # not act, a rule the business side said none of came from nothing ("oi" / "Olá!
         # Como posso ajudar?"), and one the customer asserted more of than the business
-        # side said at all is the customer's, paraphrased or translated.
+        # side said at all is the customer's, paraphrased or translated; a description in the
+        # customer's words ("queda de internet" after "minha internet caiu") over steps the
+        # business side's sentences cover together is the business's procedure.
         business_words, asserted = said_shares(claim, transcript)
         customers = asserted >= MIN_NOVELTY and business_words < asserted
         if ((business_words == 0 and asserted >= MIN_NOVELTY) or (asserted > 0 and _one_word(claim, transcript))) \
                 if _acted(transcript) \
-                else (business_words == 0 or customers or _one_word(claim, transcript) or (
-                    shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))):
+                else (business_words == 0 or customers or (
+                    _one_word(claim, transcript) and shares(claim, transcript)[0] < MIN_COVERAGE) or (
+                    shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))
+                    or misstated(claim, transcript)):
             return Assessment(who, markers, True, None, report)
     rule = bool(markers) or concept_type == "policy"
     if not who and not report and (not rule or not _acted(transcript)) and (

@@ -47,6 +47,7 @@ from insika_knowledge.analysis.structure import (
     EN_PAST_ONLY,
     FREE,
     FUTURE,
+    JOINS,
     MONTH_NAMES,
     PAST,
     VALUE_WORDS,
@@ -153,7 +154,7 @@ CONDITION: Final = re.compile(
 #: A condition after the main clause ("..., as long as you attend 80%", "... desde que o
 #: produto esteja lacrado"): a future before it is the rule's consequence, as after `CONDITION`.
 TRAILING_CONDITION: Final = re.compile(
-    r"\b(?:as long as|so long as|provided(?: that)?|only if|if|unless|whenever|once|desde que|contanto que|"
+    r"\b(?:as long as|so long as|as soon as|provided(?: that)?|only if|if|unless|whenever|once|desde que|contanto que|"
     r"sempre que|caso|se|assim que|a menos que)\s")
 #: Where a condition after the main clause opens (folded): a past from there is the
 #: event the rule answers ("We refund shipping only when we sent the wrong item"), not when
@@ -176,7 +177,9 @@ def _main_clause(text: str) -> str:
 #: quantifier over things is none ("We will offer free shipping on every order": an announcement).
 _HABITUAL: Final = re.compile(
     r"\b(?:each|every|per|cada|todo|toda|todos|todas|por)\s+(?:time|month|week|year|day|mes|semana|ano|dia|vez)"
-    r"(?:s|es)?\b|\b(?:always|sempre)\b")
+    r"(?:s|es)?\b|\b(?:always|sempre)\b"
+    # the moment of every order ("at checkout it'll use whichever saves you more")
+    r"|\b(?:at checkout|no checkout|na finalizacao d[ao] (?:compra|pedido))\b")
 #: What makes a future this customer's alone ("Para você, a taxa será isenta todo mês", "since
 #: I've applied a one-time courtesy credit to your account"), folded.
 _FOR_THIS_ONE: Final = re.compile(
@@ -831,8 +834,9 @@ def _without_consequence(claim: str, sentence: str) -> str:
     it does ("..., so your room will be held at no extra charge" may be the claim itself).
     """
     found = _SO_CLAUSE.search(sentence)
-    if found is None or not found.start() or content_terms(found.group()) & content_terms(claim):
-        return sentence
+    if found is None or not found.start() or {t for t in content_terms(found.group()) & content_terms(claim)
+                                               if not t.startswith("d:")}:
+        return sentence  # (a day alone is the customer's own case: "..., so you could bring her Friday")
     return sentence[:found.start()]
 
 
@@ -981,8 +985,15 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
-    if rearranged(claim, sentence) or opposed(claim, sentence) or charged_apart(claim, sentence):
+    if rearranged(claim, sentence) or opposed(claim, sentence) or charged_apart(claim, sentence) \
+            or _least_as_fixed(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
+    if lists_more(claim, sentence):
+        return Reading(False, LISTS_MORE)  # "RG, CNH ou passaporte" for "aceitamos RG ou CNH"
+    if _EXAMPLE.match(folded) and not _EXAMPLE.search(fold(claim)):
+        return Reading(False, "narrower")  # "For example, orders to Austin arrive in 2 days": one case
+    if _not_all(claim, sentence):
+        return Reading(False, "narrower")  # "Not all items are returnable" for "Items are not returnable"
     return Reading(True)
 
 
@@ -1005,15 +1016,82 @@ def opposed(claim: str, sentence: str) -> bool:
                or (other & mine and not other & theirs and one & theirs and not one & mine) for one, other in OPPOSED)
 
 
+def lists_more(claim: str, sentence: str) -> bool:
+    """True when `claim` lists an item more than `sentence`'s list of the same things: two or
+    more items of the claim's list stand in the sentence's, and one does not stand in the
+    sentence at all ("Documentos aceitos: RG, CNH ou passaporte" for "Pro cadastro aceitamos
+    RG ou CNH"). An item is a word beside a list's separator (a comma, "and", "or"); the
+    sentence's list has an "or", and the one item more stands beside an "or" and an item the
+    sentence lists ("religar e esperar" for "liga de novo e espera" is no item more, nor is
+    "..., além de antipulgas" for "... e a antirrábica").
+    """
+    own, seq = tokens(claim), tokens(sentence)
+    theirs = {item for pair in _list_pairs(seq, JOINS | {","}) for item in pair}
+    if "c:or" not in seq or len({item for pair in _list_pairs(own, JOINS | {","}) for item in pair} & theirs) < 2:
+        return False
+    said = set(seq)
+    return any((one in theirs and other not in said) or (other in theirs and one not in said)
+               for one, other in _list_pairs(own, _ALTERNATIVES))
+
+
+def _list_pairs(seq: Sequence[str], separators: frozenset[str]) -> list[tuple[str, str]]:
+    """The two words beside each of `separators` in `seq` (words only)."""
+    return [(seq[at - 1], seq[at + 1]) for at in range(1, len(seq) - 1)
+            if seq[at] in separators and plain_word(seq[at - 1]) and plain_word(seq[at + 1])]
+
+
+#: What separates a list's alternatives ("RG, CNH ou passaporte"): "or" (a comma or an "and"
+#: also goes on to another clause: "..., além de antipulgas").
+_ALTERNATIVES: Final = frozenset({"c:or"})
+
+
+#: Why a business sentence does not state a claim that lists an item it does not (`lists_more`).
+LISTS_MORE: Final = "lists more"
+
+
+def _not_all(claim: str, sentence: str) -> bool:
+    """True when `sentence` negates "all" ("Not all items are returnable", "Nem todos os
+    produtos podem ser trocados") and `claim` negates its rule of no "some" and no "not all":
+    "Items are not returnable" says it of every item.
+    """
+    seq, own = tokens(sentence), tokens(claim)
+    return _NOT_ALL in zip(seq, seq[1:], strict=False) and _NOT_ALL not in zip(own, own[1:], strict=False) \
+        and "n" in own and "p:p_some" not in own
+
+
+#: A sentence that opens with an example (folded): one case of the rule, not the rule.
+_EXAMPLE: Final = re.compile(r"\W*(?:for (?:example|instance)|e\.?g\.?|por exemplo|exemplo|tipo assim)\b")
+#: "Not all", "nem todos" as `tokens` reads them.
+_NOT_ALL: Final = ("n", "p:p_all")
+
+
+def _least_as_fixed(claim: str, sentence: str) -> bool:
+    """True when `sentence` gives a value of `claim` as the least it is ("starts at $65", "a
+    partir de R$ 39") and the claim, with no bound of its own, gives it as the price ("A full
+    groom costs a flat $65").
+    """
+    own, seq = tokens(claim), tokens(sentence)
+    if _VALUE_BOUNDS & set(own):
+        return False
+    return any(token == "p:p_at_least" and seq[at + 1].startswith("m:") and seq[at + 1] in own
+               for at, token in enumerate(seq[:-1]))
+
+
+#: The poles that bound a value.
+_VALUE_BOUNDS: Final = frozenset({"p:p_at_least", "p:p_at_most", "p:p_above", "p:p_below"})
+
+
 def charged_apart(claim: str, sentence: str) -> bool:
-    """True when `claim` says a thing is included and `sentence`, which says no "include",
+    """True when `claim` says a thing is included (not "not included") and `sentence`, which says no "include",
     charges a thing the claim names apart or on top (`analysis.arrangement.charged_on_top`:
     "plus VAT", "mais impostos", "VAT extra", "o frete é cobrado à parte", "an add-on"): "A
     desk costs €280 per month with VAT included" is not stated by "A desk is €280 per month,
     plus VAT at 23%".
     """
-    mine, seq = set(tokens(claim)), tokens(sentence)
-    return "p:p_include" in mine and "p:p_include" not in seq and bool(charged_on_top(seq) & mine)
+    own = tokens(claim)
+    mine, seq = set(own), tokens(sentence)
+    included = any(t == "p:p_include" and not (at and own[at - 1] == "n") for at, t in enumerate(own))
+    return included and "p:p_include" not in seq and bool(charged_on_top(seq) & mine)  # ("not included" is apart)
 
 
 #: The next sentence setting a joke aside ("Brincadeiras à parte, o prazo é de 7 dias úteis",
@@ -1343,11 +1421,18 @@ def _echo(claim: str, sentence: str, said_before: Sequence[Piece]) -> bool:
     customer = [p for p in said_before if p.speaker == "customer"]
     if not customer:
         return False
+    if TAG_QUESTION.search(fold(customer[-1].text).rstrip()) and _CONFIRMS.match(fold(sentence).lstrip(" \"'")) \
+            and negation_count(sentence):
+        return False  # "You don't deliver on Sundays, right?" / "Correct, we don't deliver on Sundays." (a
+        # limit confirmed; "O Pix tem 30% de desconto, né?" / "Isso mesmo, ..." stays the customer's offer)
     said = frozenset().union(*(terms for p in customer if asserted(p.text) and (terms := content_terms(p.text)) & has
                                and not rearranged(claim, p.text, customer=True)))
     return has <= said
 
 
+#: A business sentence that confirms what it goes on to say in its own words ("Correct, ...",
+#: "Exatamente, ..."): not a bare "yes", which may be the agent agreeing along.
+_CONFIRMS: Final = re.compile(r"(?:correct|that'?s (?:right|correct)|exatamente|exato|isso mesmo|correto|certo)\W+\w")
 #: A business message that opens with a yes ("Sim, acima de R$ 199.", "Yes, over $50."), a
 #: yes of the present included ("For now, yes.", "Por enquanto, sim").
 YES_RE: Final = re.compile(
@@ -1946,7 +2031,7 @@ _SAID_AS: Final = {
     "echo": "only echoes the customer", "rearranged": "says another version of it",
     "jokes": "jokes", "narrower": "says it of something narrower",
     "reported": "reports what someone else says, wishes or doubts", "asks": "asks rather than states it",
-    "tense": "says it of another time",
+    "tense": "says it of another time", LISTS_MORE: "lists fewer of its items",
 }
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, VALUE_WORDS, content_terms, same_duration
+from insika_knowledge.analysis.structure import PRICE_UNITS, VALUE_WORDS, content_terms, same_duration, tokens
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -42,6 +42,7 @@ from insika_knowledge.trust.corrections import (
     without_old_value,
 )
 from insika_knowledge.trust.evidence import (
+    LISTS_MORE,
     REQUESTING,
     Reading,
     answered_question,
@@ -445,6 +446,37 @@ def _declines(claim: str, readings: Sequence[Reading | None], split: Sequence[st
     return declined_by(claim, [r if r is not None and (r.states or (share >= MIN_COVERAGE * len(wanted)
                                                                      and r.why not in passing)) else None
                                for r, share in zip(readings, shares, strict=True)], shares)
+
+
+def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
+    """True when a business sentence that states a value of `claim` reads it otherwise
+    (`read_sentence`: the value's pole turned, the values rearranged), or lists what the
+    claim lists with an item fewer (`trust.evidence.lists_more`), and no business sentence
+    states most of the claim (`MIN_COVERAGE` of its features): "Standard parcels can weigh up
+    to 30 kg" for "The parcel rate applies to packages of 30 kg or more". For a claim no
+    one's words support (`supporters` is empty), where the business side said some of its
+    words.
+    """
+    values = {t for t in tokens(claim) if t.startswith("m:")}
+    parts = pieces(list(messages), speaker, message_text)
+    ours = own_names(parts)
+    wanted = features(claim)
+    turned = False
+    for at, piece in enumerate(parts):
+        if not piece.business:
+            continue
+        for sentence, reading in zip(sentences(piece.text), _readings(claim, parts, at, wanted, ours), strict=True):
+            if reading is None:
+                continue
+            if reading.states and len(features(sentence) & wanted) >= MIN_COVERAGE * len(wanted):
+                return False  # a sentence that says most of the claim, as the claim says it
+            turned |= (reading.why in _MISREAD and bool(values & set(tokens(sentence)))) or reading.why == LISTS_MORE
+    return turned
+
+
+#: Readings of a business sentence that give one of the claim's values another sense (not
+#: "contradicts": a polarity misread, "It's not true that we don't offer it", would hold a rule).
+_MISREAD: Final = frozenset({"rearranged"})
 
 
 def declined(claim: str, messages: Iterable[Mapping[str, Any]], passing: frozenset[str] = frozenset()) -> bool:

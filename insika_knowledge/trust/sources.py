@@ -40,7 +40,10 @@ _EITHER_FIELDS: Final = re.compile(r"^(?:message|mensagem|msg)$")
 #: an exchange or a policy asks of the customer ("return_instructions").
 _BUSINESS_FIELDS: Final = re.compile(
     r"^(?:return|exchange|refund|policy|store|seller|shipping|devolucao|troca|reembolso|politica|loja|vendedor)"
-    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$")
+    r"_?(?:instructions?|instrucoes|notes?|message|mensagem)$"
+    # a note its staff wrote ("internal_note", "agent_notes", "nota_interna", "observacao_interna")
+    r"|^(?:internal|staff|agent|employee|team)_?(?:notes?|comments?|remarks?)$"
+    r"|^(?:notas?|observac\w*|comentarios?)_?internas?$")
 #: The notes of what the business sells ("warranty_notes", "care_instructions", "plan_notes";
 #: in Portuguese the other way round, "observacoes_garantia", "instrucoes_de_uso"): the
 #: business's in a catalogue record (`_CATALOGUE_KEYS`) that no customer wrote (no author

@@ -8,6 +8,8 @@ business``) or a date ``d:...``; `states` says when a text's features state a va
 
 from __future__ import annotations
 
+from typing import Final
+
 from insika_knowledge.analysis.structure import content_terms, same_duration
 from insika_knowledge.trust.evidence import RANGE_VALUE
 
@@ -40,8 +42,8 @@ def states(value: str, found: frozenset[str], *, business: bool) -> bool:
     a range its two ends, said apart ("opens at 5 a.m. ... until 11 p.m."); a duration in
     any unit it fills.
     """
-    if value in found:
-        return True
+    if value in found or found & _DAYS_NAMED.get(value, frozenset()):
+        return True  # (Monday and Friday of "Monday to Friday" are "weekdays")
     whole = same_duration(value)  # "7 dias" is "uma semana", "12 meses" "1 ano", "2,000 grams" "2 kg"
     if any(same_duration(t) == whole for t in found if t.startswith("m:")):
         return True
@@ -56,6 +58,13 @@ def states(value: str, found: frozenset[str], *, business: bool) -> bool:
         if business and t.startswith("d:") and t.count(":") == 2 and number == f"m:{t.rsplit(':', 1)[1]}:":
             return True
     return False
+
+
+#: A weekday's token -> the words that name it among others ("weekdays": Monday to Friday).
+_DAYS_NAMED: Final[dict[str, frozenset[str]]] = {
+    **{f"d:wd{day}": frozenset({"weekday"}) for day in range(1, 6)},
+    **{f"d:wd{day}": frozenset({"weekend"}) for day in (6, 7)},
+}
 
 
 def replaced_values(asked: frozenset[str], answer: frozenset[str]) -> frozenset[str]:
