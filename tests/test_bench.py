@@ -362,7 +362,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
 _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
-                         "newcomers22": 2}
+                         "newcomers22": 2, "newcomers24": 1}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -440,13 +440,21 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # Friday, "bucks", "as soon as" and "at checkout" as what happens each time, "not
     # included ... extra", a staff note in a tool's record, a limit the agent confirms in its
     # own words, a procedure named in the customer's words). Test: 6 of 15 injected (two more,
-    # not read), 2 of 15 held
-    ("newcomers23", 0, 6, 2),
+    # not read), 2 of 15 held; 3 after the second round of the session (not read)
+    ("newcomers23", 0, 6, 3),
+    # scored once before any change (forty-seventh session, second round, at 0e9747a): dev 7 of
+    # 15 injected, 2 of 15 held; test 8 of 15, 4 of 15. Dev now 1 and 1 (shipped read as
+    # delivered, a season dropped, a yes "só com autorização" dropped, a later "Só
+    # complementando: ..." that scopes the first message, "$480 for the whole boat" as per
+    # guest, a customer's recap the agent corrected, "não importa quanto tempo" as no
+    # negation); left: steps said in the other order, "cento e vinte e nove e noventa" as
+    # R$ 129,90. The test half unchanged
+    ("newcomers24", 1, 8, 4),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers23.jsonl` (benchmarks/README.md,
-    tenth to twenty-fourth sessions): rules came from the dev halves only; each test half,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers24.jsonl` (benchmarks/README.md,
+    tenth to twenty-fifth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
     from insika_knowledge.bench.datasets import benchmark_data

@@ -208,3 +208,17 @@ def test_only_if_said_around_the_verb(a: str, b: str, alike: bool) -> None:
 ])
 def test_periods_poles_and_currencies_read_as_said(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a condition said as "should ..." or "in the event that ...", a Portuguese pronoun on its verb
+    ("Should your order arrive broken, we will send a new one at no cost.",
+     "If your order arrives broken, we send a new one free of charge.", True),
+    ("In the event that a member loses the locker key, the gym charges $15.",
+     "If a member loses the locker key, the gym charges $15.", True),
+    ("Se perder o crachá, o funcionário deve bloqueá-lo pelo portal.",
+     "Se perder o crachá, o funcionário deve bloquear pelo portal.", True),
+    ("Customers should bring their receipt.", "If customers bring their receipt.", False),
+])
+def test_a_condition_said_otherwise(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

@@ -293,6 +293,16 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # "as soon as it is ready", "assim que ficar pronto": when it is (not "as soon as possible")
         (r"\bas soon as\b(?! (?:possible|we can|i can)\b)|\b(?:assim|logo) que\b(?! (?:possivel|der)\b)", "sempre_que"),
         (r"\bas long as\b|\bcontanto que\b", "provided"),  # a condition: "no fee as long as you..." is "if"
+        # a price of the whole: "$480 for the whole boat", "R$ 480 o barco inteiro" (not per head)
+        (r"(?<=\d) for the (?:whole|entire) ([a-z]+)\b", r" in total for the \1"),
+        (r"(?<=\d) (?:(?:pel)?[oa]s? )?([a-z]+) (?:inteiro|inteira)s?\b", r" no total \1"),
+        # a condition said otherwise: "In the event that a guest loses ...", "Should your package arrive
+        # damaged, ..." (a sentence that opens with "should" asks or sets a condition; never a rule's "must")
+        (r"\bin the event (?:that|of)\b", "if"), (r"(?:^|(?<=[.!;]\s))should\b(?=[^?]*(?:,|$))(?![^?]*\?)", "if"),
+        # a Portuguese object pronoun on its verb: "bloqueá-lo pelo app" is "bloquear pelo app"
+        (r"(?<=[a-z])-(?:lo|la|los|las)\b", ""),
+        # "não importa quanto tempo", "no matter how long": no negation, "regardless of how long"
+        (r"\bnao importa\b|\btanto faz\b", "independentemente de"), (r"\bno matter\b", "regardless of"),
         (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"
         # "unless" (not "salvo se": also "saved if")
         (r"\ba menos que\b|\bexceto se\b|\ba nao ser que\b", "a_menos_que"),
@@ -676,6 +686,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
     r"|sempre que|as soon as|assim que|logo que|as long as|contanto que|ahead of time|beforehand"
+    r"|nao importa|tanto faz|no matter|in the event|should|-l|whole|entire|inteir"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"

@@ -1003,7 +1003,11 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
 #: "online" / "in store": "Online orders can be picked up in store" says both of one order.
 OPPOSED: Final = tuple((frozenset({f"p:p_{one}"}), frozenset({f"p:p_{other}"})) for one, other in (
     ("before", "after"), ("include", "except"), ("inside", "outside"),
-    ("domestic", "international"), ("increase", "decrease"), ("first", "last"), ("highest", "lowest")))
+    ("domestic", "international"), ("increase", "decrease"), ("first", "last"), ("highest", "lowest"),
+    ("per", "in_total"))) + (
+    # two stages of one order: shipped (sent out) is not delivered ("Orders paid before 2pm ship out the
+    # same day" does not say they arrive that day)
+    (frozenset({"s_ship"}), frozenset({"s_deliver"})),)
 
 
 def opposed(claim: str, sentence: str) -> bool:
@@ -2469,7 +2473,8 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     take up to 10 days") is another fact, not a condition.
     """
     mine = tokens(claim)
-    if _windowed(mine, content_terms(claim), texts) or _of_a_month(claim, texts) or _required(mine, texts):
+    if _windowed(mine, content_terms(claim), texts) or _of_a_month(claim, texts) or _required(mine, texts) \
+            or _in_season(claim, texts):
         return True
     if any(t in _CONDITIONS for t in mine):
         return False  # a claim with conditions of its own is checked value by value
@@ -2497,9 +2502,12 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
             if valued and said and _condition_words(seq, end, values=True) & wanted:
                 said = frozenset()  # the claim's own value or sense is in it ("quando você desiste em até 7
                 # dias"; "Crianças até 6 anos se hospedam de graça", where "se" is no "if", for "stay free")
+            but = seq[end + 1:next((k for k in range(end + 1, len(seq)) if seq[k].startswith("c:")), len(seq))] \
+                if after == "c:but" else ()
             if bound or (said and (not said & wanted or (not valued and _bounded(seq, end)))) \
-                    or _only_with(clause, wanted):
-                return True  # "unless the item was opened", "desde que pese no máximo 8 kg"; not "whenever you return"
+                    or _only_with(clause, wanted) or _only_with(but, wanted):
+                return True  # "unless the item was opened", "desde que pese no máximo 8 kg"; not "whenever you
+                # return"; "Pode sim, mas só com autorização por escrito"
             start = end
     return False
 
@@ -2617,11 +2625,13 @@ _ONLY_WHOEVER: Final = re.compile(r"\b(?:so|somente|apenas|only)\s+" + _WHOEVER)
 def _only_with(clause: Sequence[str], wanted: frozenset[str]) -> bool:
     """True when `clause` (tokens) binds what it says to an "only with" none of whose words
     the claim (its content terms `wanted`) says ("... cobre quebra da armação somente com a
-    nota fiscal" for "A garantia cobre a quebra da armação").
+    nota fiscal" for "A garantia cobre a quebra da armação"); what it is with is the words
+    right after it.
     """
     for at in range(len(clause) - 2):
         if clause[at] == "p:p_only" and clause[at + 1] in _ONLY_WITH:
-            said = {t for t in clause[at + 2:] if plain_word(t)}
+            # what it is with: "autorização" (not "... antes da instalação", the event it is for)
+            said = set(itertools.takewhile(plain_word, clause[at + 2:]))
             return bool(said) and not said & wanted
     return False
 
@@ -2672,6 +2682,26 @@ def _windowed(mine: tuple[str, ...], wanted: frozenset[str], texts: Sequence[str
                     plain_word(t) and t not in wanted for t in seq[at + 1:at + 4]):
                 return True  # (not "during your stay", "durante toda a estadia": the rule's scope)
     return False
+
+
+def _in_season(claim: str, texts: Sequence[str]) -> bool:
+    """True when `claim` names no month and a sentence of `texts` that holds its values and
+    shares a word with it says it for a range of months ("De dezembro a março a gente abre
+    às 6h" for "O aluguel abre todos os dias às 6h").
+    """
+    folded_claim = fold(claim)
+    if any(re.search(rf"\b{month}\b", folded_claim) for month in MONTH_NAMES):
+        return False
+    values = {t for t in tokens(claim) if t.startswith("m:")}
+    wanted = content_terms(claim)
+    return any(_MONTH_RANGE.search(fold(text)) and content_terms(text) & wanted and values <= set(tokens(text))
+               for text in texts if not text.rstrip().endswith("?"))
+
+
+#: A range of months (folded): "de dezembro a março", "from June to August", "between May and July".
+_MONTH_RANGE: Final = re.compile(
+    r"\b(?:de|from|between|entre)\s+(?:" + "|".join(MONTH_NAMES) + r")\s+(?:a|to|ate|and|e|through|until)\s+(?:"
+    + "|".join(MONTH_NAMES) + r")\b")
 
 
 def _bounded(seq: tuple[str, ...], at: int) -> bool:

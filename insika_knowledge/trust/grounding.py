@@ -450,8 +450,11 @@ def _declines(claim: str, readings: Sequence[Reading | None], split: Sequence[st
 
 def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
     """True when a business sentence that states a value of `claim` reads it otherwise
-    (`read_sentence`: the value's pole turned, the values rearranged), or lists what the
-    claim lists with an item fewer (`trust.evidence.lists_more`), and no business sentence
+    (`read_sentence`: the value's pole turned, the values rearranged), lists what the claim
+    lists with an item fewer (`trust.evidence.lists_more`), or, holding every value of the
+    claim or a quarter of its features, binds it to a condition or a while the claim drops
+    (`trust.evidence.drops_condition`; a yes to the customer's question too: "posso pintar a
+    parede?" / "Pode sim, mas só com autorização por escrito"), and no business sentence
     states most of the claim (`MIN_COVERAGE` of its features): "Standard parcels can weigh up
     to 30 kg" for "The parcel rate applies to packages of 30 kg or more". For a claim no
     one's words support (`supporters` is empty), where the business side said some of its
@@ -465,15 +468,23 @@ def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
     for at, piece in enumerate(parts):
         if not piece.business:
             continue
+        if affirmation(parts, at)[0] and drops_condition(claim, [as_answered(parts, at)]):
+            turned = True  # "posso pintar a parede?" / "Pode sim, mas só com autorização por escrito"
         for sentence, reading in zip(sentences(piece.text), _readings(claim, parts, at, wanted, ours), strict=True):
             if reading is None:
                 continue
             if reading.states and len(features(sentence) & wanted) >= MIN_COVERAGE * len(wanted):
                 return False  # a sentence that says most of the claim, as the claim says it
-            turned |= (reading.why in _MISREAD and bool(values & set(tokens(sentence)))) or reading.why == LISTS_MORE
+            said = set(tokens(sentence))
+            turned |= (reading.why in _MISREAD and bool(values & said)) or reading.why == LISTS_MORE \
+                or (drops_condition(claim, [sentence]) and (
+                    (bool(values) and values <= said) or len(features(sentence) & wanted) >= _OF_IT * len(wanted)))
     return turned
 
 
+#: The share of a claim's features a business sentence holds to speak of the claim (when it
+#: holds not all its values): "Se quiser só o burger, fica R$ 32" is one price of three.
+_OF_IT: Final = 0.25
 #: Readings of a business sentence that give one of the claim's values another sense (not
 #: "contradicts": a polarity misread, "It's not true that we don't offer it", would hold a rule).
 _MISREAD: Final = frozenset({"rearranged"})

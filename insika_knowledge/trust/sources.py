@@ -129,7 +129,9 @@ def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any)
 #: word that sets a condition or an exception ("...desde que vc avise", "unless it's a sale item").
 _CONTINUING: Final = re.compile(
     r"^\s*(?:(?:\.{2,}|\u2026)\s*)?(?:desde que|contanto que|a menos que|a nao ser que|exceto|so se|mas so"
-    r"|as long as|provided|unless|except|only if|but only)\b")
+    r"|as long as|provided|unless|except|only if|but only"
+    # what adds to the message before ("Só complementando: ...", "Just to add: ...")
+    r"|(?:so |apenas )?complementando|(?:just )?to add(?: to that)?|one more thing|adding to that)\b")
 #: An ellipsis before a lower-case word, as written ("...e só no débito").
 _TRAILING_ON: Final = re.compile(r"^\s*(?:\.{2,}|\u2026)\s*(?=[a-zà-ú])")
 
