@@ -63,3 +63,32 @@ def test_shipped_is_not_delivered_and_the_whole_is_not_per_head() -> None:
 ])
 def test_no_matter_how_long_is_no_negation(reply: str, claim: str) -> None:
     assert not held(claim, "fact", talk("is it hourly or a flat fee?", reply))
+
+
+@pytest.mark.parametrize(("reply", "claim", "quarantined"), [
+    # the answer's "No" and the "not" are no double negation: the pole is denied
+    ("No, breakfast is not included; it's $15 extra per person.", "Breakfast\nBreakfast is included in the rate.",
+     True),
+    ("Não, o estacionamento não está incluso, é cobrado à parte (R$ 30).",
+     "Estacionamento\nO estacionamento está incluso na diária.", True),
+    ("No, breakfast is not included; it's $15 extra per person.",
+     "Breakfast\nBreakfast is not included in the rate; it costs $15 extra per person.", False),
+])
+def test_an_answers_no_does_not_cancel_the_not(reply: str, claim: str, quarantined: bool) -> None:
+    assert held(claim, "policy", talk("Is it included?", reply)) is quarantined
+
+
+@pytest.mark.parametrize(("reply", "claim", "quarantined"), [
+    # a next sentence that points back to scope the one before ("Isso vale só para ...")
+    ("Free shipping on orders over $50. That only applies to members, though.",
+     "Free shipping\nFree shipping on orders over $50.", True),
+    ("Free shipping on orders over $50. That only applies to members, though.",
+     "Free shipping for members\nMembers get free shipping on orders over $50.", False),
+    ("Frete grátis acima de R$ 200. Isso vale só para o Sudeste.",
+     "Frete grátis\nFrete grátis acima de R$ 200 para todo o Brasil.", True),
+    # a bound turned: "or more" is no "up to"
+    ("Delivery takes 5 business days or more, depending on the region.",
+     "Delivery time\nDelivery takes up to 5 business days.", True),
+])
+def test_a_scope_said_after_or_a_bound_turned(reply: str, claim: str, quarantined: bool) -> None:
+    assert held(claim, "policy", talk("Tell me about it?", reply)) is quarantined

@@ -895,13 +895,13 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
         # (a currency sign before the number stays with it: "R$ 150 ou mais" is "at least R$ 150")
         ((" or more", " ou mais"),
-         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or more|ou mais)\b",
+         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+){0,2})\s+(?:or more|ou mais)\b",
          lambda m: f"at least {m[1] or ''}{m[2]}{m[3]}"),
         # "starts at $65", "prices start from R$ 39": the least it costs ("a partir de R$ 39";
         # "check-in starts at 3 pm" is when it begins)
         (("start",), r"\bstart(?:s|ing)? (?:at|from)\s+(?=(?:r\$|us\$|\$|\u20ac)\s?\d)", "at least "),
         ((" or fewer", " or less", " ou menos"),
-         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+)?)\s+(?:or fewer|or less|ou menos)\b",
+         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+){0,2})\s+(?:or fewer|or less|ou menos)\b",
          lambda m: f"at most {m[1] or ''}{m[2]}{m[3]}"),
         # "by 7 p.m. at the latest" is "by 7 p.m." ("na sexta, no mais tardar" is no "na sexta")
         (("at the latest", "no mais tardar"),

@@ -528,6 +528,8 @@ def _tail_replaced(old: str, new: str) -> bool:
     (two branches of one condition: "Transfers placed after 5 pm are processed the next
     day" / "... before 5 pm ... the same day").
     """
+    if len(_sentences(old)) > 1 or len(_sentences(new)) > 1:
+        return False  # (a description and its body, or two rules: their sentences are read apart)
     mine, theirs = _sequence(old), _sequence(new)
     shared = 0
     while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:

@@ -615,6 +615,41 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
     return not opposed or opposed <= said_of & claimed_of
 
 
+def pole_denied(claim: str, sentence: str) -> bool:
+    """True when `sentence` negates a pole `claim` asserts, right before it, in a clause of the
+    claim's own words, and says it no other way ("No, breakfast is not included" for
+    "Breakfast is included in the rate"; not "a tarifa Light não inclui marcação de assento"
+    for "A tarifa Light inclui uma mala": the
+    answer's "No" and the "not" cancel in a count of negations; the terms' polarity reads
+    "breakfast", not the pole said of it).
+    """
+    mine, theirs = tokens(claim), tokens(sentence)
+    if "c:but" in theirs:
+        return False  # two cases set against each other ("aren't included in standard bookings, but all suites ...")
+    asserted, denied = _poles_said(mine)
+    said, negated = _poles_said(theirs)
+    words = {t for t in mine if plain_word(t)}
+    return any(pole in asserted - denied and pole not in said and _clause_words(theirs, at) <= words
+               for at, pole in enumerate(theirs) if pole in negated)
+
+
+def _clause_words(seq: Sequence[str], at: int) -> set[str]:
+    """The words of the clause of `seq` that holds ``seq[at]`` (between commas, clause words
+    and sentence ends): what a pole there is said of.
+    """
+    stops = {",", ".", ";", ":"}
+    start = next((k + 1 for k in range(at - 1, -1, -1) if seq[k] in stops or seq[k].startswith("c:")), 0)
+    end = next((k for k in range(at + 1, len(seq)) if seq[k] in stops or seq[k].startswith("c:")), len(seq))
+    return {t for t in seq[start:end] if plain_word(t)}
+
+
+def _poles_said(seq: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The poles of `seq` said plainly, and those right after a negation."""
+    plain = {t for at, t in enumerate(seq) if t.startswith("p:") and not (at and seq[at - 1] == "n")}
+    negated = {t for at, t in enumerate(seq) if t.startswith("p:") and at and seq[at - 1] == "n"}
+    return plain, negated
+
+
 def turns_down(claim: str, sentence: str) -> bool:
     """True when business `sentence`, which says at least half of the words of `claim`'s
     description (its first line), turns the claim down rather than says something else
@@ -978,15 +1013,17 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "contradicts")
     if other_form(claim, sentence):
         return Reading(False, "rearranged")  # a refund in another form: store credit / to the card, in cash
-    if _only_for_others(claim, folded) or only_one_of_a_pair(claim, sentence):
-        return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"
+    if _only_for_others(claim, folded) or only_one_of_a_pair(claim, sentence) or (
+            after and _THAT_APPLIES.match(fold(after)) and _only_for_others(claim, fold(after))):
+        return Reading(False, "narrower")  # "A garantia estendida de 2 anos é só para notebooks"; "...
+        # Isso vale só para o Sudeste" after it
     if _at_one_branch(claim, sentence, said_before) or _for_this_customer(claim, folded) \
             or _of_one_plan(claim, sentence, said_before) or _branch_named(claim, sentence, said_before):
         return Reading(False, "narrower")  # "Na unidade Pinheiros, ..." is not every unit
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
     if rearranged(claim, sentence) or opposed(claim, sentence) or charged_apart(claim, sentence) \
-            or _least_as_fixed(claim, sentence):
+            or _least_as_fixed(claim, sentence) or _bound_turned(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     if lists_more(claim, sentence):
         return Reading(False, LISTS_MORE)  # "RG, CNH ou passaporte" for "aceitamos RG ou CNH"
@@ -994,6 +1031,8 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "narrower")  # "For example, orders to Austin arrive in 2 days": one case
     if _not_all(claim, sentence):
         return Reading(False, "narrower")  # "Not all items are returnable" for "Items are not returnable"
+    if pole_denied(claim, sentence):
+        return Reading(False, "contradicts")  # "No, breakfast is not included" for "Breakfast is included"
     return Reading(True)
 
 
@@ -1063,10 +1102,34 @@ def _not_all(claim: str, sentence: str) -> bool:
         and "n" in own and "p:p_some" not in own
 
 
+#: A sentence that opens by pointing back at the one before to scope it (folded): "Isso vale só
+#: para o Sudeste", "That only applies to members".
+_THAT_APPLIES: Final = re.compile(r"\W*(?:isso|isto|esse|essa|this|that|it)\s+(?:so\s+|only\s+)?"
+                                  r"(?:vale|valem|se aplica|applies|apply|is valid|holds)\b")
 #: A sentence that opens with an example (folded): one case of the rule, not the rule.
 _EXAMPLE: Final = re.compile(r"\W*(?:for (?:example|instance)|e\.?g\.?|por exemplo|exemplo|tipo assim)\b")
 #: "Not all", "nem todos" as `tokens` reads them.
 _NOT_ALL: Final = ("n", "p:p_all")
+
+
+def _bound_turned(claim: str, sentence: str) -> bool:
+    """True when an amount both say is bound the other way in `sentence` ("5 business days or
+    more" for "up to 5 business days"; "over R$ 100" for "under R$ 100"). Dates are left out:
+    "até 1º de março ... a partir de 1º de março" are two periods that meet.
+    """
+    mine, theirs = _bound_of(tokens(claim)), _bound_of(tokens(sentence))
+    return any(_TURNED.get(pole) == theirs.get(value) for value, pole in mine.items())
+
+
+def _bound_of(seq: Sequence[str]) -> dict[str, str]:
+    """Each amount of `seq` (``m:`` token) -> the bound right before it, if any."""
+    return {seq[at + 1]: token for at, token in enumerate(seq[:-1])
+            if token in _VALUE_BOUNDS and seq[at + 1].startswith("m:")}
+
+
+#: A bound -> the bound that says the other side of the same amount.
+_TURNED: Final = {"p:p_at_least": "p:p_at_most", "p:p_at_most": "p:p_at_least",
+                  "p:p_above": "p:p_below", "p:p_below": "p:p_above"}
 
 
 def _least_as_fixed(claim: str, sentence: str) -> bool:
@@ -1111,7 +1174,8 @@ _JOKE_ASIDE: Final = re.compile(
 #: What restricts a rule to what follows it ("só para notebooks", "only for members").
 _ONLY_FOR: Final = re.compile(
     r"\b(?:so|somente|apenas|exclusivamente|only|exclusively|just)\s+"
-    r"(?:(?:available|offered|valid|sold|done|disponivel|disponiveis|valido|valida|oferecid[oa]s?|feit[oa]s?)\s+)?"
+    r"(?:(?:available|offered|valid|sold|done|applies|apply|disponivel|disponiveis|valido|valida|oferecid[oa]s?"
+    r"|feit[oa]s?)\s+)?"
     r"(?:para|pra|para os|para as|for|to|on|in|at|within|inside|em|no|na|nos|nas|dentro d[aeo]s?)\s+([^,.;:!?]{1,60})")
 
 

@@ -56,6 +56,7 @@ from insika_knowledge.trust.evidence import (
     limited,
     only_one_of_a_pair,
     own_names,
+    pole_denied,
     read_sentence,
     replaced_in_message,
     replaced_later,
@@ -450,7 +451,8 @@ def _declines(claim: str, readings: Sequence[Reading | None], split: Sequence[st
 
 def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
     """True when a business sentence that states a value of `claim` reads it otherwise
-    (`read_sentence`: the value's pole turned, the values rearranged), lists what the claim
+    (`read_sentence`: the value's pole turned, the values rearranged), negates a pole the
+    claim asserts (`trust.evidence.pole_denied`: "No, breakfast is not included"), lists what the claim
     lists with an item fewer (`trust.evidence.lists_more`), or, holding every value of the
     claim or a quarter of its features, binds it to a condition or a while the claim drops
     (`trust.evidence.drops_condition`; a yes to the customer's question too: "posso pintar a
@@ -477,6 +479,7 @@ def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
                 return False  # a sentence that says most of the claim, as the claim says it
             said = set(tokens(sentence))
             turned |= (reading.why in _MISREAD and bool(values & said)) or reading.why == LISTS_MORE \
+                or pole_denied(claim, sentence) \
                 or (drops_condition(claim, [sentence]) and (
                     (bool(values) and values <= said) or len(features(sentence) & wanted) >= _OF_IT * len(wanted)))
     return turned
