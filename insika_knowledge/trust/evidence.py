@@ -616,12 +616,12 @@ def polarity_agrees(claim: str, sentence: str) -> bool:
 
 
 def pole_denied(claim: str, sentence: str) -> bool:
-    """True when `sentence` negates a pole `claim` asserts, right before it, in a clause of the
-    claim's own words, and says it no other way ("No, breakfast is not included" for
-    "Breakfast is included in the rate"; not "a tarifa Light não inclui marcação de assento"
-    for "A tarifa Light inclui uma mala": the
-    answer's "No" and the "not" cancel in a count of negations; the terms' polarity reads
-    "breakfast", not the pole said of it).
+    """True when `sentence` negates a pole `claim` asserts (the negation right before it), in a
+    clause of the claim's own words, and says it no other way: "No, breakfast is not included"
+    for "Breakfast is included in the rate" (a count of negations cancels the answer's "No" and
+    the "not", and the terms' polarity reads "breakfast", not the pole said of it); not "a
+    tarifa Light não inclui marcação de assento" for "A tarifa Light inclui uma mala", nor a
+    sentence that sets two cases against each other with a "but".
     """
     mine, theirs = tokens(claim), tokens(sentence)
     if "c:but" in theirs:

@@ -450,17 +450,16 @@ def _declines(claim: str, readings: Sequence[Reading | None], split: Sequence[st
 
 
 def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
-    """True when a business sentence that states a value of `claim` reads it otherwise
-    (`read_sentence`: the value's pole turned, the values rearranged), negates a pole the
-    claim asserts (`trust.evidence.pole_denied`: "No, breakfast is not included"), lists what the claim
-    lists with an item fewer (`trust.evidence.lists_more`), or, holding every value of the
-    claim or a quarter of its features, binds it to a condition or a while the claim drops
+    """True when no business sentence states most of `claim` (`MIN_COVERAGE` of its features,
+    as the claim says it) and one speaks of it otherwise: it gives one of the claim's values
+    another bound or arrangement (`read_sentence` reads "rearranged": "Standard parcels can
+    weigh up to 30 kg" for "... 30 kg or more"), lists the claim's alternatives with one fewer
+    (`trust.evidence.lists_more`), negates a pole the claim asserts
+    (`trust.evidence.pole_denied`: "No, breakfast is not included"), or, holding every value of
+    the claim or a quarter of its features, binds it to a condition or a while the claim drops
     (`trust.evidence.drops_condition`; a yes to the customer's question too: "posso pintar a
-    parede?" / "Pode sim, mas só com autorização por escrito"), and no business sentence
-    states most of the claim (`MIN_COVERAGE` of its features): "Standard parcels can weigh up
-    to 30 kg" for "The parcel rate applies to packages of 30 kg or more". For a claim no
-    one's words support (`supporters` is empty), where the business side said some of its
-    words.
+    parede?" / "Pode sim, mas só com autorização por escrito"). `trust.assess` asks it of a
+    claim no one's words support, where the business side said some of its words.
     """
     values = {t for t in tokens(claim) if t.startswith("m:")}
     parts = pieces(list(messages), speaker, message_text)
