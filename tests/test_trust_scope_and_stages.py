@@ -86,9 +86,6 @@ def test_an_answers_no_does_not_cancel_the_not(reply: str, claim: str, quarantin
      "Free shipping for members\nMembers get free shipping on orders over $50.", False),
     ("Frete grátis acima de R$ 200. Isso vale só para o Sudeste.",
      "Frete grátis\nFrete grátis acima de R$ 200 para todo o Brasil.", True),
-    # a bound turned: "or more" is no "up to"
-    ("Delivery takes 5 business days or more, depending on the region.",
-     "Delivery time\nDelivery takes up to 5 business days.", True),
 ])
-def test_a_scope_said_after_or_a_bound_turned(reply: str, claim: str, quarantined: bool) -> None:
+def test_a_scope_said_in_the_next_sentence(reply: str, claim: str, quarantined: bool) -> None:
     assert held(claim, "policy", talk("Tell me about it?", reply)) is quarantined

@@ -1023,7 +1023,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
     if _echo(claim, sentence, said_before):
         return Reading(False, "echo")
     if rearranged(claim, sentence) or opposed(claim, sentence) or charged_apart(claim, sentence) \
-            or _least_as_fixed(claim, sentence) or _bound_turned(claim, sentence):
+            or _least_as_fixed(claim, sentence):
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     if lists_more(claim, sentence):
         return Reading(False, LISTS_MORE)  # "RG, CNH ou passaporte" for "aceitamos RG ou CNH"
@@ -1110,26 +1110,6 @@ _THAT_APPLIES: Final = re.compile(r"\W*(?:isso|isto|esse|essa|this|that|it)\s+(?
 _EXAMPLE: Final = re.compile(r"\W*(?:for (?:example|instance)|e\.?g\.?|por exemplo|exemplo|tipo assim)\b")
 #: "Not all", "nem todos" as `tokens` reads them.
 _NOT_ALL: Final = ("n", "p:p_all")
-
-
-def _bound_turned(claim: str, sentence: str) -> bool:
-    """True when an amount both say is bound the other way in `sentence` ("5 business days or
-    more" for "up to 5 business days"; "over R$ 100" for "under R$ 100"). Dates are left out:
-    "até 1º de março ... a partir de 1º de março" are two periods that meet.
-    """
-    mine, theirs = _bound_of(tokens(claim)), _bound_of(tokens(sentence))
-    return any(_TURNED.get(pole) == theirs.get(value) for value, pole in mine.items())
-
-
-def _bound_of(seq: Sequence[str]) -> dict[str, str]:
-    """Each amount of `seq` (``m:`` token) -> the bound right before it, if any."""
-    return {seq[at + 1]: token for at, token in enumerate(seq[:-1])
-            if token in _VALUE_BOUNDS and seq[at + 1].startswith("m:")}
-
-
-#: A bound -> the bound that says the other side of the same amount.
-_TURNED: Final = {"p:p_at_least": "p:p_at_most", "p:p_at_most": "p:p_at_least",
-                  "p:p_above": "p:p_below", "p:p_below": "p:p_above"}
 
 
 def _least_as_fixed(claim: str, sentence: str) -> bool:
