@@ -520,8 +520,8 @@ def _tail_replaced(old: str, new: str) -> bool:
     """True when `old` and `new` open alike and end otherwise: their readings share a first
     run of at least `_SHARED_OPENING` content tokens and half the shorter reading, then each
     goes on in its own words ("If the flight is cancelled by the airline, passengers receive
-    a full refund" / "... a refund minus a $50 service fee"; "A limpeza do quarto é feita
-    diariamente" / "... a cada dois dias"): one subject, said two ways. Not when either
+    a full refund" / "... a refund minus a $50 service fee"; "A limpeza da piscina do clube é
+    feita às segundas" / "... às sextas"): one subject, said two ways. Not when either
     lists what is included or added ("The plan includes 10 GB" / "The plan includes
     unlimited WhatsApp"), nor when each ending has its own words and values (two subjects, each
     with its value), nor when the endings hold opposite poles with other words too
@@ -575,8 +575,8 @@ _WEEKDAY: Final = "d:wd"
 
 #: The content tokens two readings must open with for `_tail_replaced`.
 _SHARED_OPENING: Final = 3
-#: Poles that add to a claim rather than restate it: "also", "includes".
-_ADDING_POLES: Final = frozenset({"p:p_also", "p:p_include"})
+#: Poles that add to a claim rather than restate it: "also" (`_ALSO`), "includes".
+_ADDING_POLES: Final = _ALSO | {"p:p_include"}
 
 
 def _item_after(seq: tuple[str, ...], at: int) -> list[str]:

@@ -637,10 +637,13 @@ def _clause_words(seq: Sequence[str], at: int) -> set[str]:
     """The words of the clause of `seq` that holds ``seq[at]`` (between commas, clause words
     and sentence ends): what a pole there is said of.
     """
-    stops = {",", ".", ";", ":"}
-    start = next((k + 1 for k in range(at - 1, -1, -1) if seq[k] in stops or seq[k].startswith("c:")), 0)
-    end = next((k for k in range(at + 1, len(seq)) if seq[k] in stops or seq[k].startswith("c:")), len(seq))
+    start = next((k + 1 for k in range(at - 1, -1, -1) if seq[k] in _CLAUSE_STOPS or seq[k].startswith("c:")), 0)
+    end = next((k for k in range(at + 1, len(seq)) if seq[k] in _CLAUSE_STOPS or seq[k].startswith("c:")), len(seq))
     return {t for t in seq[start:end] if plain_word(t)}
+
+
+#: The marks that end a clause in a reading (`tokens`), besides clause words.
+_CLAUSE_STOPS: Final = frozenset({",", ".", ";", ":"})
 
 
 def _poles_said(seq: Sequence[str]) -> tuple[set[str], set[str]]:

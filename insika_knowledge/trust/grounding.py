@@ -478,9 +478,9 @@ def misstated(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
                 return False  # a sentence that says most of the claim, as the claim says it
             said = set(tokens(sentence))
             turned |= (reading.why in _MISREAD and bool(values & said)) or reading.why == LISTS_MORE \
-                or pole_denied(claim, sentence) \
-                or (drops_condition(claim, [sentence]) and (
-                    (bool(values) and values <= said) or len(features(sentence) & wanted) >= _OF_IT * len(wanted)))
+                or (reading.why == "contradicts" and pole_denied(claim, sentence)) \
+                or (((bool(values) and values <= said) or len(features(sentence) & wanted) >= _OF_IT * len(wanted))
+                    and drops_condition(claim, [sentence]))  # (the cheap test first)
     return turned
 
 
