@@ -248,6 +248,29 @@ def test_dropped_candidates_are_counted(tmp_path: Path) -> None:
     assert set(_concepts(tmp_path / "data")) == {"good-fact"}
 
 
+def test_an_answer_with_no_candidate_of_the_right_shape_is_retried_when_fixed(tmp_path: Path) -> None:
+    # Every candidate lacks a key: the answer held nothing usable, so the session is not done;
+    # once the file is fixed, a re-run learns from it (it is not skipped as done).
+    sessions = _write_jsonl(tmp_path / "s.jsonl", [_session("s1"), _session("s2")])
+    replay = _write_replay(tmp_path / "r.json", {
+        "s1": [{"name": "no-body", "description": "Bags under 23 kg fly free.", "type": "fact"},
+               {"title": "wrong keys", "text": "Pets travel in the cabin."}],
+        "s2": [_candidate("kept-fact", "Seats can be chosen at booking.")],
+    })
+    summary, _ = _api_run(tmp_path / "data", sessions, replay)
+    assert _by_id(summary) == {"s1": "model_malformed", "s2": "done"}
+    [s1] = [s for s in summary.statuses if s.session_id == "s1"]
+    assert s1.detail and "candidate 0: invalid: missing body" in s1.detail
+    assert sum(summary.dropped.values()) == 2
+    _write_replay(tmp_path / "r.json", {
+        "s1": [_candidate("fixed-fact", "Bags under 23 kg fly free.")],
+        "s2": [_candidate("kept-fact", "Seats can be chosen at booking.")],
+    })
+    summary, _ = _api_run(tmp_path / "data", sessions, replay)
+    assert _by_id(summary) == {"s1": "done", "s2": "skipped"}
+    assert set(_concepts(tmp_path / "data")) == {"kept-fact", "fixed-fact"}
+
+
 # ----------------------------------------------------------------------------- --since
 
 

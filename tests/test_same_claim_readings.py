@@ -222,3 +222,27 @@ def test_periods_poles_and_currencies_read_as_said(a: str, b: str, alike: bool) 
 ])
 def test_a_condition_said_otherwise(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The gold card covers not only rental car insurance but also purchase protection.",
+     "The gold card covers rental car insurance and purchase protection."),
+    ("O plano cobre não só consultas, mas também exames de rotina.", "O plano cobre consultas e exames de rotina."),
+    ("Na Loja Alfa, os itens que foram comprados no outlet não podem ser devolvidos.",
+     "Na Loja Alfa, os itens comprados no outlet não podem ser devolvidos."),
+    ("Tickets that were bought at the box office cannot be refunded online.",
+     "Tickets bought at the box office cannot be refunded online."),
+])
+def test_an_additive_pair_and_a_reduced_relative_are_one_claim(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The gold card covers not only rental car insurance but also purchase protection.",
+     "The gold card covers rental car insurance but not purchase protection."),
+    ("O plano cobre não só consultas, mas também exames de rotina.", "O plano cobre só consultas."),
+    ("Na Loja Alfa, os itens que foram comprados no outlet não podem ser devolvidos.",
+     "Na Loja Alfa, os itens comprados no outlet podem ser devolvidos."),
+])
+def test_an_additive_pair_denied_or_narrowed_is_not(a: str, b: str) -> None:
+    assert not same(a, b)

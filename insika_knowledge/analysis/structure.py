@@ -307,6 +307,13 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # "unless" (not "salvo se": also "saved if")
         (r"\ba menos que\b|\bexceto se\b|\ba nao ser que\b", "a_menos_que"),
         (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
+        # "covers not only lounge access but also insurance" is "covers lounge access and insurance"
+        (r"\bnot only\b(?=[^.;!?]{1,80}\bbut (?:also|as well)\b)|\bnao (?:so|apenas|somente)\b"
+         r"(?=[^.;!?]{1,80}\b(?:mas|como) tambem\b)", ""),
+        (r",? but (?:also|as well)\b", " and"), (r",? (?:mas|como) tambem\b", " e"),  # (additive, as "and")
+        # "os produtos que foram comprados na liquidação" are "os produtos comprados na liquidação"
+        (r"\bque (?:foram|foi) (?=\w+(?:ad|id)[oa]s?\b)|\b(?:that|which) (?:were|was) (?=\w+ed\b|bought\b|sold\b"
+         r"|made\b|paid\b|sent\b|given\b|taken\b)", ""),
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
         (r"\b(?:sabados? e domingos?|domingos? e sabados?|fins? de semana)\b", "weekend"),
@@ -327,7 +334,8 @@ _CONTRACTIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bused to\b", "usedto"),  # "we used to ship": a past
         (r"(?<=[a-z])(?:'|\u2019)ve\b", " have"),  # "we've offered": a present perfect (`_PERFECT`)
         (r"\b(there|here|it|that|what)(?:'|\u2019)s\b", r"\1 is"),  # "there's no fee": "there is no fee"
-        (r"(?<=[a-z])(?:'|\u2019)(?:s|re|m)\b", ""),
+        (r"(?<=[a-z])(?:'|\u2019)re\b", " are"),  # "they're made in a kitchen": a passive, not a past
+        (r"(?<=[a-z])(?:'|\u2019)(?:s|m)\b", ""),
         # "billed by the minute": per minute (a unit after "by the" names no agent)
         (r"\bby the (minute|hour|day|week|month|year|night|kilo|pound|item|unit|piece|page|mile|gallon)\b",
          r"per \1"),
@@ -693,7 +701,8 @@ _REWRITE_HINT: Final = re.compile(
     r"|nossa conta| on us| on the house|prohibited|forbidden|proibid|menos que|exceto se|nao ser que"
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
-    r"|estej|estiv"
+    r"|estej|estiv|not only|nao so|nao apenas|nao somente|but also|but as well|mas tambem|como tambem"
+    r"|que foram|que foi|that were|that was|which were|which was"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 

@@ -60,6 +60,9 @@ DROP_REASONS: Final = (
     "over_limit", "not_object", "stamped_key", "unknown_key", "invalid", "empty",
     "type_not_allowed", "duplicate",
 )
+#: Reasons that say an item does not have a candidate's shape. An answer whose every item is
+#: dropped for one of them held nothing usable: the turn is ``model_malformed``, tried again.
+MALFORMED_DROPS: Final = frozenset({"not_object", "stamped_key", "unknown_key", "invalid", "empty"})
 
 
 @dataclass

@@ -21,7 +21,7 @@ from insika_knowledge.events import (
     EventBus,
     KnowledgeExtracted,
 )
-from insika_knowledge.extract.candidates import screen
+from insika_knowledge.extract.candidates import MALFORMED_DROPS, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest
 from insika_knowledge.ids import check_session_id
 from insika_knowledge.learn.known import AgentSearch, ConceptSearch, relevant_concepts
@@ -46,6 +46,8 @@ class TurnReport:
     Attributes:
         outcome: ``ok``, ``no_model`` or a model failure kind (``model_timeout``,
             ``model_rate_limited``, ``model_malformed``, ``model_empty``, ``model_error``).
+            A model's answer whose every item was dropped for its shape
+            (`extract.candidates.MALFORMED_DROPS`) is ``model_malformed``, its drops counted.
         retryable: True when the turn can be extracted again later.
         proposed: candidates the model proposed.
         dropped: reason -> candidates dropped by the gates.
@@ -199,6 +201,14 @@ def learn_turn(
             report.dropped = screened.dropped
             report.why = screened.why
             report.redacted = screened.redacted
+            if items and not screened.candidates and set(screened.dropped) <= MALFORMED_DROPS \
+                    and getattr(model, "reads_turn", True):
+                # no item of a model's answer had a candidate's shape: it held nothing usable, as
+                # a malformed answer does (the turn is tried again; backfill does not mark it
+                # done). Candidates a caller gave (`GivenModel`) are refused by their drops.
+                report.outcome, report.retryable = "model_malformed", True
+                report.detail = _private_free("no candidate in the answer had a candidate's shape: "
+                                              + "; ".join(screened.why[:3]))[:300]
             merger = model if getattr(model, "merges", True) else None  # a proposal's `GivenModel`
             this_turn: set[str] = set()  # what this turn wrote: rows of one statement, never duplicates
             for first in screened.candidates:

@@ -23,6 +23,10 @@ Only what the business side said is learned. With a conversation:
   it in another tense, or mostly negates it: `trust.evidence.turns_down`) and its
   sentences that state it say less than a quarter of it ("We don't ship every order above
   $50 for free anymore", "Did someone tell you we ship for free?", "We used to ship...").
+  Either way, such a rule is quarantined when a value of it is one no business piece
+  states (`trust.grounding.unsaid_by_business`: only the customer said it, "A friend said
+  8 days" beside a template's "{{warranty_days}}", or only a link's path held it), unless it
+  is an ``objection`` (whose text names what the customer said).
   A claim no one's words support is quarantined when a business message declines it
   (`trust.grounding.declined`: "Priority phone support is included in the Enterprise plan"
   for the Team plan's; a rule only where the agent did not act: what it did may be the
@@ -63,6 +67,7 @@ from insika_knowledge.trust.grounding import (
     speaker,
     supporters,
     turned_down,
+    unsaid_by_business,
     unstated_values,
 )
 from insika_knowledge.trust.replies import affirmed
@@ -176,12 +181,13 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # business side's sentences cover together is the business's procedure.
         business_words, asserted = said_shares(claim, transcript)
         customers = asserted >= MIN_NOVELTY and business_words < asserted
-        if ((business_words == 0 and asserted >= MIN_NOVELTY) or (asserted > 0 and _one_word(claim, transcript))) \
-                if _acted(transcript) \
+        if (concept_type != "objection" and unsaid_by_business(claim, transcript, known, withheld)) or (
+                ((business_words == 0 and asserted >= MIN_NOVELTY) or (asserted > 0 and _one_word(claim, transcript)))
+                if _acted(transcript)
                 else (business_words == 0 or customers or (
                     _one_word(claim, transcript) and shares(claim, transcript)[0] < MIN_COVERAGE) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))
-                    or misstated(claim, transcript)):
+                    or misstated(claim, transcript))):
             return Assessment(who, markers, True, None, report)
     rule = bool(markers) or concept_type == "policy"
     if not who and not report and (not rule or not _acted(transcript)) and (
@@ -207,11 +213,12 @@ def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> froze
     values = unstated_values(claim, ())
     if not values:
         return frozenset()
-    said = [m for m in transcript if speaker(m) not in (None, "customer")]
-    theirs = [m for m in transcript if speaker(m) == "customer"]
+    parts = pieces(transcript, speaker, message_text)  # by author: a review a message quotes is not its own
+    said = [{"role": "assistant", "content": p.text} for p in parts if p.business]
+    theirs = [{"role": "user", "content": p.text} for p in parts if not p.business]
     if not said or unstated_values(claim, said) or unstated_values(claim, theirs) != values:
         return frozenset()  # a value the customer said, echoed or not, is no business's word
-    return frozenset(s for m in said if (s := speaker(m)) is not None)
+    return frozenset(p.speaker for p in parts if p.business)  # type: ignore[misc]
 
 
 #: Words a description names its concept's kind with, as `features` reads them.

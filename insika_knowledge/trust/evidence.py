@@ -1030,10 +1030,15 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     if lists_more(claim, sentence):
         return Reading(False, LISTS_MORE)  # "RG, CNH ou passaporte" for "aceitamos RG ou CNH"
+    if only_lists_fewer(claim, sentence):
+        return Reading(False, "rearranged")  # "Delta and Cigna, and we also accept MetLife" for "only Delta and Cigna"
     if _EXAMPLE.match(folded) and not _EXAMPLE.search(fold(claim)):
         return Reading(False, "narrower")  # "For example, orders to Austin arrive in 2 days": one case
-    if _not_all(claim, sentence):
-        return Reading(False, "narrower")  # "Not all items are returnable" for "Items are not returnable"
+    if _not_all(claim, sentence) or _mostly(claim, folded):
+        return Reading(False, "narrower")  # "Not all items are returnable" for "Items are not returnable";
+        # "A maioria dos pedidos chega em 2 dias" for "Entregas em até 2 dias"
+    if _share_of_another_base(claim, sentence):
+        return Reading(False, "rearranged")  # "20% sobre as mensalidades restantes" for "20% sobre o total"
     if pole_denied(claim, sentence):
         return Reading(False, "contradicts")  # "No, breakfast is not included" for "Breakfast is included"
     return Reading(True)
@@ -1080,6 +1085,22 @@ def lists_more(claim: str, sentence: str) -> bool:
                for one, other in _list_pairs(own, _ALTERNATIVES))
 
 
+def only_lists_fewer(claim: str, sentence: str) -> bool:
+    """True when `claim` says "only" of a list (two or more items beside "and", "or" or a
+    comma) that `sentence` lists, and `sentence` lists an item more (beside "and" or "or")
+    that the claim does not name at all: "We're in-network with Delta Dental and Cigna, and we also accept MetLife and
+    Aetna" is no "Maple only accepts Delta Dental and Cigna".
+    """
+    own, seq = tokens(claim), tokens(sentence)
+    if "p:p_only" not in own:
+        return False
+    separators = JOINS | {","}
+    mine = {item for pair in _list_pairs(own, separators) for item in pair}
+    theirs = {item for pair in _list_pairs(seq, separators) for item in pair}
+    joined = {item for pair in _list_pairs(seq, JOINS) for item in pair}  # not "Confirmei: perfumes ..."
+    return len(mine & theirs) >= 2 and any(item not in own for item in joined)
+
+
 def _list_pairs(seq: Sequence[str], separators: frozenset[str]) -> list[tuple[str, str]]:
     """The two words beside each of `separators` in `seq` (words only)."""
     return [(seq[at - 1], seq[at + 1]) for at in range(1, len(seq) - 1)
@@ -1111,6 +1132,64 @@ _THAT_APPLIES: Final = re.compile(r"\W*(?:isso|isto|esse|essa|this|that|it)\s+(?
                                   r"(?:vale|valem|se aplica|applies|apply|is valid|holds)\b")
 #: A sentence that opens with an example (folded): one case of the rule, not the rule.
 _EXAMPLE: Final = re.compile(r"\W*(?:for (?:example|instance)|e\.?g\.?|por exemplo|exemplo|tipo assim)\b")
+#: What most cases, or the average case, do (folded): a statistic, not the rule ("A maioria
+#: dos pedidos chega em 2 dias", "On average, refunds take 3 days").
+_MOSTLY: Final = re.compile(r"\b(?:a maioria|(?:a )?maior parte|na maioria|em media|most (?:of )?(?:our |the )?"
+                            r"(?:orders|packages|deliveries|customers|cases|requests|items|claims|refunds|shipments)"
+                            r"|the majority|in most cases|on average|average)\b")
+
+
+def _mostly(claim: str, folded: str) -> bool:
+    """True when a clause of folded sentence `folded` says what most cases do (`_MOSTLY`) and
+    holds `claim`'s values (all its words, when it has none), and the claim says no such
+    thing: "a maioria dos pedidos chega em 3 dias" is no "entregas em até 3 dias", while
+    "..., mas o prazo máximo é de 8 dias úteis" after it is the rule.
+    """
+    if _MOSTLY.search(fold(claim)):
+        return False
+    values = {t for t in content_terms(claim) if t.startswith(("m:", "d:"))}
+    return any(_MOSTLY.search(clause) and (not values or values & content_terms(clause))
+               for clause in _CLAUSES.split(folded))
+
+
+#: Where a sentence turns to another clause: "mas", "but", "porém", "however", a semicolon.
+_CLAUSES: Final = re.compile(r",?\s+(?:mas|but|porem|however|contudo|though)\b|;")
+
+
+def _share_of_another_base(claim: str, sentence: str) -> bool:
+    """True when `claim` and `sentence`, in one language, give the same share of two bases,
+    each with a word the other lacks: "a multa é de 20% sobre o valor das mensalidades restantes" is no
+    "multa de 20% sobre o valor total do contrato" (the words every base has, "valor",
+    "value", "amount", left out).
+    """
+    if text_language(claim) != text_language(sentence):
+        return False
+    mine, theirs = _share_bases(claim), _share_bases(sentence)
+    return any(share in theirs and base - theirs[share] and theirs[share] - base for share, base in mine.items())
+
+
+def _share_bases(text: str) -> dict[str, frozenset[str]]:
+    """Each share `text` gives of a named base ("20% sobre o valor total do contrato") ->
+    the base's words, stemmed where they are content terms (``{"total", "contrat"}``), the
+    generic ones and the stop words left out.
+    """
+    out: dict[str, frozenset[str]] = {}
+    for match in _SHARE_OF.finditer(fold(text)):
+        base = frozenset(t for word in match[2].split() if word not in STOP_WORDS
+                         for t in (content_terms(word) or {word})) - _ANY_BASE
+        if base:
+            out[match[1].replace(",", ".")] = base
+    return out
+
+
+#: A share and the base it is of (folded): "20% sobre o valor ...", "10% of the order total".
+_SHARE_OF: Final = re.compile(
+    r"(\d+(?:[.,]\d+)?)\s?%\s+(?:sobre|do|da|dos|das|of|on)\s+(?:o |a |os |as |the |your |seu |sua )?"
+    r"([^.,;:!?()]{3,60})")
+#: Words any base of a share has: they tell no two bases apart.
+_ANY_BASE: Final = content_terms("valor value amount price preço")
+
+
 #: "Not all", "nem todos" as `tokens` reads them.
 _NOT_ALL: Final = ("n", "p:p_all")
 
@@ -2452,8 +2531,14 @@ def _other_values(claim: str, found: Sequence[tuple[str, str]]) -> set[str]:
     said = {v for speaker, text in found
             for v in _values(_KEY_UNIT.sub(_with_unit, text) if speaker == "tool" else text)
             if v.startswith("m:") or (dated and is_calendar_date(v))}
+    days = {_day(v) for v in wanted if is_calendar_date(v)}
     return {v for v in said if (is_calendar_date(v) or v.rsplit(":", 1)[1] in units) and v not in wanted | ends
-            and not _ends_found(v, wanted | ends)}
+            and not _ends_found(v, wanted | ends) and not (is_calendar_date(v) and _day(v) in days)}
+
+
+def _day(date: str) -> str:
+    """A calendar date without its year: "até 30/06" is the day of "válido até 30/06/2025"."""
+    return ":".join(date.split(":")[:2])
 
 
 def _rest_of(claim: str, vouching: Sequence[Piece], parts: Sequence[Piece],

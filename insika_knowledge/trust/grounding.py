@@ -129,6 +129,17 @@ def unstated_values(claim: str, messages: Iterable[Mapping[str, Any]], known: It
     return frozenset(bare(t) for t in wanted)
 
 
+def unsaid_by_business(claim: str, messages: Sequence[Mapping[str, Any]], known: Iterable[str] = (),
+                       withheld: Iterable[str] = ()) -> frozenset[str]:
+    """The values of `claim` (as `unstated_values` gives them) that no business piece of
+    `messages` states, nor `withheld` (the business's texts the turn ran under) nor `known`
+    (the stored concepts the model was shown): a value only the customer said ("I heard it's
+    5 days" beside "reviewed within {{claim_review_days}} business days"), or only a link's
+    path held (".../troca-gratis-30-dias": `trust.sources.pieces` reads a link as its host).
+    """
+    said = [{"role": "assistant", "content": p.text}
+            for p in pieces(list(messages), speaker, message_text) if p.business]
+    return unstated_values(claim, [*said, *({"role": "system", "content": t} for t in withheld)], known)
 #: Numbers of a claim that are no values: a link's target (``[[cep-13-campinas]]``), a
 #: step's number (``1) ...``, ``2. ...`` at a line's start) and a masked pattern ("CEPs
 #: 13xxx", "01xxx-xxx": a prefix, not a number anyone states).
@@ -209,6 +220,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             continue  # "Yes, delivery is free over £50. Next-day is an extra £4.95" is no free next-day
         corrected: set[str] = set()  # values the message corrected its own sentences to
         stated_here: list[str] = []  # the message's sentences that state a part of it
+        elsewhere: set[str] = set()  # the claim's words a sentence of it binds to another value
         readings = _readings(claim, parts, at, wanted, ours)
         if _declines(claim, readings, split, wanted):
             continue  # a sentence that says most of it declines it: the message's others state no part of it
@@ -219,6 +231,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             assert reading is not None
             if reading.states and piece.speaker != "tool" and _valued_otherwise(values, features(sentence)) \
                     and any(features(earlier) & wanted & numbers for earlier in split[:k]):
+                elsewhere |= features(sentence) & wanted
                 continue  # "Standard is $10; express is $25.": express is not the $10's (a value said
                 # after it may correct it: "A taxa é R$ 30. Ops, quis dizer R$ 40.")
             if reading.states:  # as it was read: a correction's reason after it is no part of the claim
@@ -237,6 +250,8 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
             # Breakfast club is separate, at £6" for "the club costs £6 and breakfast club £12")
         if piece.speaker == "tool":  # data carries no units: a bare value matches any
             text = text | {t for t in wanted if bare(t) in text}
+        if elsewhere - text:  # a word of the claim the message says only of another value ("Até 12x
+            continue  # no cartão! Até 6x fica sem juros": no 12x without interest)
         implied = topic(parts, at, text & wanted) if said else frozenset()
         text |= implied
         durations = {same_duration(t) for t in text if t.startswith("m:")}  # "24 horas" says "1 dia"
@@ -644,6 +659,9 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
     business: set[str] = set()
     customer: set[str] = set()
     stated: set[str] = set()  # every feature of the business sentences that state it
+    values = _claim_values(claim)
+    numbers = {t for t in wanted if is_number(t)}
+    elsewhere: set[str] = set()  # the claim's words a business sentence binds to another value
     parts = pieces(list(messages), speaker, message_text)
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
@@ -663,13 +681,16 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
             text = features(sentence)
             if piece.speaker == "tool":
                 text = text | {t for t in wanted if bare(t) in text}
+            elif _valued_otherwise(values, text) and any(features(earlier) & wanted & numbers
+                                                         for earlier in split[:k]):
+                elsewhere |= text & wanted
+                continue  # as `supporters` reads it: "Até 12x. Até 6x fica sem juros" is not 12x's
             after = split[k + 1] if k + 1 < len(split) else ""
             if text & wanted and read_sentence(claim, sentence, parts[:at], after).states:
                 business |= text & wanted
                 stated |= text
-    values = _claim_values(claim)
-    if not all(states(v, frozenset(stated), business=True) for v in values):
-        business = set()  # the business side stated other values, or none
+    if not all(states(v, frozenset(stated), business=True) for v in values) or elsewhere - business:
+        business = set()  # the business side stated other values, or none, or a part only of another
     return len(business) / len(wanted), len(customer) / len(wanted)
 
 

@@ -8,8 +8,11 @@ it is not in the business's voice; not a policy's ``return_instructions``), a we
 search tool returned (a link with its title or text: a third party's words, read as the
 customer's are), and in plain text a line whose label names the customer ("Customer
 note:", "Observação do cliente:"; not "Customer support hours:") or that is a web search's
-result or a forum's post, with its unlabelled continuation lines. `trust.evidence` and
-`trust.grounding` read the same pieces.
+result or a forum's post, with its unlabelled continuation lines. In an agent's (or a
+person's, or the system's) message, a quotation given as someone else's words is the
+customer's ("Olha o que uma cliente escreveu: "..."", "You could send something like:
+"...""), and a link is read as its host (its path names a page: ".../troca-gratis-30-dias"
+states no rule). `trust.evidence` and `trust.grounding` read the same pieces.
 """
 
 from __future__ import annotations
@@ -115,14 +118,57 @@ def pieces(messages: Sequence[Mapping[str, Any]], speaker_of: Any, text_of: Any)
         if who != "tool":
             if who != "customer" and "\n" in text:
                 text = _lines_going_on(text)  # "Sim, pode cancelar sem multa\n...desde que vc avise"
+            quotes: list[str] = []
+            if who != "customer":  # a customer's review it quotes, a message it drafts for them
+                text, quotes = _others_quoted(_LINK_PATH.sub(r"\1", text))
             earlier = _continued(out, who, text)
             if earlier is not None:  # "...desde que vc avise com 30 dias": the last message's sentence, going on
                 out[earlier] = Piece(out[earlier].index, who, _joined(out[earlier].text, text))
-                continue
-            out.append(Piece(index, who, text))
+            else:
+                out.append(Piece(index, who, text))
+            out += [Piece(index, "customer", quote) for quote in quotes]
             continue
         out += [Piece(index, author, part) for author, part in _tool_parts(text)]
     return out
+
+
+#: A link's path: the name of a page (".../ajuda/troca-gratis-30-dias"), not words the business
+#: said; a business message's links are read as their hosts.
+_LINK_PATH: Final = re.compile(r"\b((?:https?://|www\.)[^\s/]+)/\S*", re.IGNORECASE)
+#: A quotation in a business message: straight or curly double quotes, or guillemets.
+_QUOTED: Final = re.compile(r'"([^"\n]{8,600})"|\u201c([^\u201d\n]{8,600})\u201d|\u00ab([^\u00bb\n]{8,600})\u00bb')
+#: What introduces a quotation as someone else's words (folded, the clause before it): what a
+#: customer or a reviewer wrote ("Olha o que uma cliente escreveu: ..."), or a message drafted
+#: for the customer to send ("Você pode mandar algo assim: ...", "You could write something like: ...").
+_OTHERS_WORDS: Final = re.compile(
+    r"\b(?:(?:customer|client|guest|buyer|user|reviewer|review|someone|people|cliente|comprador|hospede|usuari[oa]"
+    r"|avaliacao|alguem|pessoas?)\b[^.!?]{0,40}\b(?:wrote|writes|said|says|posted|left|commented|escreveu|escreve"
+    r"|disse|diz|postou|deixou|comentou|avaliou)"
+    r"|algo (?:assim|como)|something like|(?:you|voce) (?:could|can|may|pode|podera|poderia) (?:send|write|say|use"
+    r"|mandar|enviar|escrever|dizer|usar)\b[^.!?]{0,40}|(?:a |um )?(?:modelo|template|rascunho|draft)\b[^.!?]{0,30})"
+    r"[^.!?]{0,30}[:,]?\s*$")
+
+
+def _others_quoted(text: str) -> tuple[str, list[str]]:
+    """`text` without the quotations it gives as someone else's words (`_OTHERS_WORDS`), and
+    those quotations: a review the agent cites, a message it drafts for the customer to send.
+    A quotation of the business's own words ("Our policy says: "...") stays the business's.
+    """
+    quotes: list[str] = []
+    kept: list[str] = []
+    at = 0
+    for match in _QUOTED.finditer(text):
+        before = text[max(0, match.start() - 160):match.start()]
+        clause = re.split(r"(?<=[.!?])\s|\n", before)[-1]
+        if not _OTHERS_WORDS.search(fold(clause)):
+            continue
+        kept.append(text[at:match.start()])
+        quotes.append(next(group for group in match.groups() if group is not None))
+        at = match.end()
+    if not quotes:
+        return text, []
+    kept.append(text[at:])
+    return "".join(kept), quotes
 
 
 #: A message that goes on with the sentence before it: an ellipsis, or a lower-case joining

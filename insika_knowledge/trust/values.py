@@ -31,6 +31,12 @@ def bare(term: str) -> str:
     return ":".join(term.split(":")[:2]) + ":" if term.startswith("m:") else term
 
 
+def _kind(value: str) -> str:
+    """The kind a value's unit is qualified with (``m:3:day:business`` -> ``business``), or ``""``."""
+    parts = value.split(":")
+    return parts[3] if value.startswith("m:") and len(parts) > 3 else ""
+
+
 def unit(value: str) -> str:
     """The unit of a value feature (``m:10:%`` -> ``%``; ``m:3-5:day:business`` -> ``day``)."""
     return value.split(":")[2] if value.startswith("m:") else ""
@@ -50,10 +56,11 @@ def states(value: str, found: frozenset[str], *, business: bool) -> bool:
     ends = RANGE_VALUE.fullmatch(value)
     if ends is not None and all(states(f"m:{end}:{ends[3]}", found, business=business) for end in (ends[1], ends[2])):
         return True  # (else the range as a whole, below: "aged 6 to 12" is "de 6 a 12 anos")
-    number, wanted = bare(value), unit(value)
+    number, wanted, kind = bare(value), unit(value), _kind(value)
     for t in found:
         if t.startswith("m:") and bare(t) == number and (
-                not wanted or unit(t) == wanted or (business and not unit(t))):
+                not wanted or unit(t) == wanted or (business and not unit(t))) \
+                and not (kind and _kind(t) and _kind(t) != kind):  # "10 dias úteis" is no "10 dias corridos"
             return True
         if business and t.startswith("d:") and t.count(":") == 2 and number == f"m:{t.rsplit(':', 1)[1]}:":
             return True
