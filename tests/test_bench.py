@@ -362,7 +362,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
 _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
-                         "newcomers22": 2, "newcomers24": 1}
+                         "newcomers22": 2, "newcomers24": 1, "newcomers25": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -448,12 +448,22 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # complementando: ..." that scopes the first message, "$480 for the whole boat" as per
     # guest, a customer's recap the agent corrected, "não importa quanto tempo" as no
     # negation); left: steps said in the other order, "cento e vinte e nove e noventa" as
-    # R$ 129,90. The test half unchanged
-    ("newcomers24", 1, 8, 4),
+    # R$ 129,90. The test half unchanged; 7 of 15 injected after the forty-eighth session (not read)
+    ("newcomers24", 1, 7, 4),
+    # scored once before any change (forty-eighth session, at the session's start): dev 11 of 15
+    # injected, 3 of 15 held; test 9 of 15, 3 of 15. Dev now 2 and 1 (a review the agent quotes
+    # and a message it drafts for the customer, a value only a link's path or the customer
+    # holds, business days read as calendar days, "only" against the agent's longer list, a
+    # qualifier the agent binds to another value, what most orders do, a share of another base;
+    # "they're made" read as a past, a date without its year against the tool's); left: "pode
+    # haver atraso" as "are delayed", $8 a month billed annually read as monthly billing, a
+    # price "passando de R$ 109,90 para R$ 119,90" held as another version. The test half
+    # unchanged
+    ("newcomers25", 1, 9, 3),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers24.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers25.jsonl` (benchmarks/README.md,
     tenth to twenty-fifth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """

@@ -246,3 +246,38 @@ def test_an_additive_pair_and_a_reduced_relative_are_one_claim(a: str, b: str) -
 ])
 def test_an_additive_pair_denied_or_narrowed_is_not(a: str, b: str) -> None:
     assert not same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Fibra Telecom will charge a $3 fee for paper invoices.",
+     "Fibra Telecom is going to charge a $3 fee for paper invoices."),
+    ("We would like to inform all members that the sauna closes at 8 p.m.", "The sauna closes at 8 p.m."),
+    ("Informamos que a academia fecha às 22h aos sábados.", "A academia fecha às 22h aos sábados."),
+    ("Absolutamente todos os quartos do Hotel Mar Azul, sem exceção, têm frigobar.",
+     "Todos os quartos do Hotel Mar Azul têm frigobar."),
+    ("A Escola de Inglês Ponte não cobra taxa alguma pela matrícula.",
+     "A Escola de Inglês Ponte não cobra nenhuma taxa pela matrícula."),
+])
+def test_a_frame_an_intensifier_and_a_periphrastic_future_are_one_claim(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Fibra Telecom will charge a $3 fee for paper invoices.", "Fibra Telecom charged a $3 fee for paper invoices."),
+    ("We would like to inform all members that the sauna closes at 8 p.m.", "The sauna closes at 9 p.m."),
+    ("Absolutamente todos os quartos do Hotel Mar Azul, sem exceção, têm frigobar.",
+     "Alguns quartos do Hotel Mar Azul têm frigobar."),
+    ("A Escola de Inglês Ponte não cobra taxa alguma pela matrícula.",
+     "A Escola de Inglês Ponte cobra taxa pela matrícula."),
+])
+def test_a_frame_or_an_intensifier_does_not_hide_a_change(a: str, b: str) -> None:
+    assert not same(a, b)
+
+
+def test_may_after_a_word_of_time_is_the_month() -> None:
+    from insika_knowledge.analysis.structure import tokens
+
+    assert "p:p_can" not in tokens("The rooftop bar reopens in May.")
+    assert "p:p_can" not in tokens("Prices stay the same through May.")
+    assert "p:p_can" in tokens("Members may bring a guest in May.")
+    assert not same("The rooftop bar reopens in May.", "The rooftop bar may reopen.")

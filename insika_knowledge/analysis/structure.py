@@ -307,6 +307,18 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # "unless" (not "salvo se": also "saved if")
         (r"\ba menos que\b|\bexceto se\b|\ba nao ser que\b", "a_menos_que"),
         (r"\b(?:no|not) later than\b", "by"),  # "by Friday"
+        # "is going to charge" is "will charge"
+        (r"\b(?:is|are|am) going to\b(?= [a-z])", "will"),
+        # an announcement's frame says nothing of the rule: "We would like to inform all guests that
+        # the pool closes at 9 p.m.", "Informamos que ..."
+        (r"^\W*(?:we would like to|we'd like to|we wish to|we want to) (?:inform|remind|let)\b[^.;:!?]{0,40}?"
+         r" (?:that|know that)\b|^\W*(?:gostariamos de |queremos )?(?:informa(?:mos|r)|lembra(?:mos|r))"
+         r"(?: a[o]?s? [^.;:!?]{0,30}?)? que\b", ""),
+        # "absolutamente todos os quartos, sem exceção, têm": all of them; "taxa alguma" after a
+        # negation is "nenhuma taxa"
+        (r"\b(?:absolutamente|absolutely)\b(?= (?:todos|todas|all|every)\b)|,? (?:sem (?:nenhuma )?excecao"
+         r"|without (?:any )?exception)\b,?", ""),
+        (r"(?<=\bnao )(\w+ )(\w+) (?:algum|alguma)\b", r"\1nenhum \2"),
         # "covers not only lounge access but also insurance" is "covers lounge access and insurance"
         (r"\bnot only\b(?=[^.;!?]{1,80}\bbut (?:also|as well)\b)|\bnao (?:so|apenas|somente)\b"
          r"(?=[^.;!?]{1,80}\b(?:mas|como) tambem\b)", ""),
@@ -702,7 +714,8 @@ _REWRITE_HINT: Final = re.compile(
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
     r"|estej|estiv|not only|nao so|nao apenas|nao somente|but also|but as well|mas tambem|como tambem"
-    r"|que foram|que foi|that were|that was|which were|which was"
+    r"|que foram|que foi|that were|that was|which were|which was|going to|inform|lembra|remind|excecao"
+    r"|exception|absolut|algum"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
 
@@ -711,6 +724,12 @@ _WE_RE: Final = re.compile(r"(?<![^\W\d_])[nN]ós(?![^\W\d_])")
 _IS_RE: Final = re.compile(r"(?<![^\W\d_])[éÉ](?![^\W\d_])")
 #: "dá" / "dão" (gives): the verb, which folds to "da" / "dao" (of the) without its accent.
 _GIVES_RE: Final = re.compile(r"(?<![^\W\d_])([dD])(?:á|ão)(?![^\W\d_])")
+
+
+#: "May" after a word that names a time ("in May", "until May", "next May") and with no day after it.
+_MAY_MONTH_RE: Final = re.compile(
+    r"\b(in|until|since|from|by|through|during|of|this|next|last|early|late|mid|before|after|em|de|até|ate)"
+    r" May\b(?! \d)")
 
 
 @lru_cache(maxsize=8192)
@@ -723,6 +742,8 @@ def _prepare(text: str) -> str:
     # "é" (is) and "e" (and) fold alike; written with its accent, "é" is the verb.
     if ")" in text or "." in text or ":" in text or "-" in text:
         text = _enumerated(text)
+    if "May" in text:  # "Starting in May", "through May": the month, not "may" (a day after it makes a date)
+        text = _MAY_MONTH_RE.sub(r"\1 Maymonth", text)
     if "U" in text and not text.isupper():  # "US addresses": a country, not "us" (unless all is capitals)
         text = _US_RE.sub("usa", text)
     if "limit" in text or "LIMIT" in text:  # "the 5G Unlimited plan": a name, not a quantity (`UNLIMITED`)
