@@ -10,6 +10,8 @@ Each row is a conversation of our own and the candidate a model would propose fr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from insika_knowledge.trust import assess
 from insika_knowledge.trust.grounding import speaker
@@ -22,8 +24,8 @@ def talk(*texts: str) -> list[dict[str, str]]:
     return [{"role": ("user", "assistant")[k % 2], "content": text} for k, text in enumerate(texts)]
 
 
-def held(claim: str, kind: str, messages: list[dict[str, object]]) -> bool:
-    return assess(claim, kind, messages).quarantined  # type: ignore[arg-type]
+def held(claim: str, kind: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+    return assess(claim, kind, messages).quarantined
 
 
 def test_a_review_the_agent_quotes_is_the_customers_and_its_own_policy_is_its_own() -> None:
@@ -97,7 +99,7 @@ def test_a_passive_with_a_contraction_is_present() -> None:
 
 def test_a_date_without_its_year_states_the_tools_date() -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "coupon", "arguments": '{"code": "FRETE10"}'}}
-    messages: list[dict[str, object]] = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "tem o cupom FRETE10 q da frete gratis acima de 150 ne?"},
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "c1",
