@@ -941,8 +941,9 @@ class Memory:
         store = self.store(tenant)
         why = store.quarantine_of(agent, name.strip()) if isinstance(name, str) else None
         stored = store.get(agent, why.name) if why is not None else None
-        if why is None or stored is None:  # unknown (or deleted since)
-            raise _hinted(NotFound(str(result["error"])), store, agent, name.strip())
+        if why is None or stored is None:  # unknown (or deleted since): whose concept was asked for
+            raise _hinted(NotFound(f"agent {agent!r} (tenant {tenant!r}): {result['error']}"), store, agent,
+                          name.strip())
         if not held:
             raise Quarantined(agent, why.name, reason=held_because(why.supported_by, why.markers),
                               since=why.since)

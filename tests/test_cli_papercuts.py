@@ -483,3 +483,38 @@ def test_demo_waits_out_a_rate_limit_as_a_backfill_does(tmp_path: Path) -> None:
         asked = len(fake.requests)
     assert result.exit_code == 0, result.output
     assert "model_rate_limited" not in result.output and asked > 3
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_backfill_names_the_base_url_it_could_not_reach_and_the_option_it_refuses(tmp_path: Path) -> None:
+    """A helper's finding: a refused connection said only "Connection error.", and `--base-url
+    not-a-url` was reported as ``Memory(base_url=...)``, an argument the user never typed."""
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text(json.dumps({"session_id": "s1", "messages": [
+        {"role": "user", "content": "oi"}, {"role": "assistant", "content": "A loja abre às 9h."}]}) + "\n",
+        encoding="utf-8")
+    base = f"http://127.0.0.1:{_closed_port()}/v1"
+    args = ["backfill", "--agent", "a", "--sessions", str(sessions), "--model", "openai/gpt-4o-mini",
+            "--data-dir", str(tmp_path / "d")]
+    result = CliRunner().invoke(cli, [*args, "--base-url", base], env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 1 and f"connection failed to {base}/chat/completions" in result.output, result.output
+    refused = CliRunner().invoke(cli, [*args, "--base-url", "not-a-url"], env={"OPENAI_API_KEY": "x"})
+    assert refused.exit_code != 0 and "--base-url 'not-a-url' is not an http:// or https:// URL" in refused.output
+    assert "Memory(" not in refused.output
+
+
+def test_show_of_a_missing_concept_names_whose_it_is(tmp_path: Path) -> None:
+    record = tmp_path / "c.md"
+    record.write_text("---\nname: horario\ndescription: Horário da loja\ntype: fact\n---\nA loja abre às 9h.\n",
+                      encoding="utf-8")
+    data = str(tmp_path / "d")
+    assert CliRunner().invoke(cli, ["put", str(record), "--agent", "loja", "--data-dir", data]).exit_code == 0
+    shown = CliRunner().invoke(cli, ["show", "horari", "--agent", "loja", "--data-dir", data])
+    assert shown.exit_code != 0
+    assert "agent 'loja' (tenant 'default'): no concept named 'horari'; did you mean horario?" in shown.output

@@ -52,9 +52,15 @@ def agent_options(command: _Command) -> _Command:
 def open_memory(data_dir: str | None, base_url: str | None = None, *, database: str | None = None) -> Memory:
     """The `Memory` over `database` (a ``postgresql://`` URL, else ``$INSIKA_DATABASE_URL``) or
     the SQLite files of `data_dir` (None = ``$INSIKA_KNOWLEDGE_HOME``, else the user data folder).
+
+    Raises:
+        UserError: `base_url` is no ``http://`` or ``https://`` URL (named as ``--base-url``).
     """
+    from insika_knowledge.extract.model import check_base_url
     from insika_knowledge.memory import Memory
 
+    if base_url is not None:
+        check_base_url(base_url, "--base-url")  # the option the user typed, not Memory's argument
     return Memory(data_dir, database=database, base_url=base_url)
 
 

@@ -285,6 +285,18 @@ _TRANSIENT_STATUS: Final = frozenset({408, 409, 429})
 _CONFIGURATION_STATUS: Final = frozenset({401, 403, 404})
 
 
+def _endpoint(request: object) -> str:
+    """The address a failed request went to, without its query (``http://127.0.0.1:9/v1/chat/
+    completions``): which base URL did not answer. ``""`` when the error carries no request.
+    """
+    url = getattr(request, "url", None)
+    scheme, host, path = (getattr(url, k, None) for k in ("scheme", "host", "path"))
+    if not (isinstance(scheme, str) and isinstance(host, str) and host):
+        return ""
+    port = getattr(url, "port", None)
+    return f"{scheme}://{host}{f':{port}' if isinstance(port, int) else ''}{path if isinstance(path, str) else ''}"
+
+
 def classify_failure(exc: BaseException) -> ModelFailure:
     """Map an exception from a model call to a `ModelFailure` with a distinct outcome.
 
@@ -326,7 +338,9 @@ def classify_failure(exc: BaseException) -> ModelFailure:
                                 transient=status in _TRANSIENT_STATUS or status >= 500,
                                 configuration=status in _CONFIGURATION_STATUS)
         if "APIConnectionError" in kinds:
-            return ModelFailure("model_error", f"connection failed: {err}", attempts=attempts, transient=True)
+            where = _endpoint(getattr(err, "request", None))
+            return ModelFailure("model_error", f"connection failed{f' to {where}' if where else ''}: {err}",
+                                attempts=attempts, transient=True)
     if raw is not None and not raw.strip():
         return ModelFailure("model_empty", "the model answered nothing", attempts=attempts, raw_output=raw)
     if raw is None and type(exc).__name__ == "InstructorRetryException":
