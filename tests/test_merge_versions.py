@@ -150,3 +150,19 @@ def test_an_ending_said_otherwise_is_another_version(old: str, new: str, other_v
     assert versions(old, new) is other_version
     verdict = interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
     assert (verdict.body is None) is other_version
+
+
+@pytest.mark.parametrize(("old", "new", "other_version"), [
+    # one ending denies what the other adds ("also"): a version, though one side adds
+    ("Miles can be moved to the hotel program, and hotel points can also be moved back to miles.",
+     "Miles can be moved to the hotel program, but hotel points cannot be moved back to miles.", True),
+    ("Os pontos podem ser trocados por passagens, e também podem ser trocados por produtos.",
+     "Os pontos podem ser trocados por passagens, mas não podem ser trocados por produtos.", True),
+    # the same ending, both affirmed: one adds to the other
+    ("Miles can be moved to the hotel program.",
+     "Miles can be moved to the hotel program, and hotel points can also be moved back to miles.", False),
+])
+def test_an_ending_one_side_negates_is_another_version(old: str, new: str, other_version: bool) -> None:
+    assert versions(old, new) is other_version
+    verdict = interpret_merge(MergeAnswer("related", f"{old}\n{new}"), old, new)
+    assert (verdict.body is None) is other_version

@@ -249,8 +249,13 @@ def versions(old: str, new: str) -> bool:
       the other prices (`_priced`), or saying "without" what the other states of the same
       subject (`_denies`), with the same values; or a sentence of one negating a sentence
       of the other (`_sentence_versions`). A share and an amount, two currencies, two units
-      of one length are values of one kind (`_kind`: "10% off" / "$10 off").
+      of one length are values of one kind (`_kind`: "10% off" / "$10 off");
+    - or, one sentence each, opening alike and ending in the same words, one ending negated
+      (`_ending_negated`: "..., and points can also be transferred back" / "..., but points
+      cannot be transferred back"), whatever either adds.
     """
+    if _ending_negated(old, new):
+        return True
     if same_statement(old, new) or _adds_to(old, new) or _adds_to(new, old):
         return False
     if _charged_apart(old, new) or _charged_apart(new, old) or _made_extra(old, new) or _made_extra(new, old) \
@@ -547,6 +552,24 @@ def _tail_replaced(old: str, new: str) -> bool:
     its_poles, their_poles = {t for t in its if t.startswith("p:")}, {t for t in their if t.startswith("p:")}
     return not (its_poles and their_poles and its_poles != their_poles
                 and {t for t in its if _worded(t)} != {t for t in their if _worded(t)})
+
+
+def _ending_negated(old: str, new: str) -> bool:
+    """True when `old` and `new`, one sentence each, open alike (`_SHARED_OPENING` content
+    tokens) and end in the same words, one ending negated and the other not: "Points can be
+    transferred to Atlas, and Atlas points can also be transferred back" / "..., but Atlas
+    points cannot be transferred back". Whatever one adds ("also"), the other denies it.
+    """
+    if len(_sentences(old)) > 1 or len(_sentences(new)) > 1:
+        return False
+    mine, theirs = _sequence(old), _sequence(new)
+    shared = 0
+    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+        shared += 1
+    if shared in (len(mine), len(theirs)) or sum(map(_opening_token, mine[:shared])) < _SHARED_OPENING:
+        return False
+    its, their = mine[shared:], theirs[shared:]
+    return its.count("n") != their.count("n") and {t for t in its if _worded(t)} == {t for t in their if _worded(t)}
 
 
 def _opening_token(token: str) -> bool:
