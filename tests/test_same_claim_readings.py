@@ -281,3 +281,34 @@ def test_may_after_a_word_of_time_is_the_month() -> None:
     assert "p:p_can" not in tokens("Prices stay the same through May.")
     assert "p:p_can" in tokens("Members may bring a guest in May.")
     assert not same("The rooftop bar reopens in May.", "The rooftop bar may reopen.")
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("O estacionamento do Shopping Norte é gratuito nas 3 primeiras horas.",
+     "O estacionamento do Shopping Norte é gratuito nas primeiras três horas."),
+    ("Os pontos do Clube Vantagem valem por um ano e meio.", "Os pontos do Clube Vantagem valem por 18 meses."),
+    ("Late arrivals get a tolerance of a quarter of an hour.", "Late arrivals get a tolerance of 15 minutes."),
+    ("The bakery opens at 7 a.m. and closes at 7 p.m.", "The bakery is open from 7 a.m. to 7 p.m."),
+])
+def test_spans_in_words_and_opening_hours_said_twice_are_one_claim(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Os pontos do Clube Vantagem valem por um ano e meio.", "Os pontos do Clube Vantagem valem por 1 ano."),
+    ("The bakery opens at 7 a.m. and closes at 7 p.m.", "The bakery is open from 7 a.m. to 8 p.m."),
+    ("O estacionamento do Shopping Norte é gratuito nas 3 primeiras horas.",
+     "O estacionamento do Shopping Norte é gratuito nas primeiras duas horas."),
+])
+def test_spans_and_hours_changed_are_not(a: str, b: str) -> None:
+    assert not same(a, b)
+
+
+def test_a_value_changed_from_one_number_to_another_is_the_new_one() -> None:
+    from insika_knowledge.trust.values import features
+
+    assert "m:24:month" in features("If you register it, the warranty goes from 12 to 24 months.")
+    assert not any(t.startswith("m:12") for t in features("A garantia passa de 12 para 24 meses."))
+    assert "m:9-17:hour" in features("Open from 9 to 17h.")  # a span, no change
+    assert "terceiropart" in features("Um terceiro pode retirar o pedido.")
+    assert "m:3:ord" in features("A terceira parcela vence no dia 10.")

@@ -136,3 +136,13 @@ def test_a_share_of_another_base() -> None:
                 messages)
     assert not held("Multa de rescisão\nA rescisão antecipada tem multa de 30% sobre o valor das parcelas que "
                     "faltam do contrato.", "policy", messages)
+
+
+def test_a_value_the_agent_changes_from_one_number_to_another() -> None:
+    messages = talk("Is there a way to get a longer warranty on my kettle?",
+                    "Yes! If you register the kettle on our website within 30 days of purchase, your warranty goes "
+                    "from 12 to 24 months.")
+    assert not held("Warranty extension\nRegistering the kettle on the website within 30 days of purchase extends "
+                    "the warranty from 12 to 24 months.", "policy", messages)
+    assert held("Warranty extension\nRegistering the kettle on the website within 30 days of purchase extends "
+                "the warranty from 12 to 36 months.", "policy", messages)

@@ -409,6 +409,32 @@ ORDINAL_WORDS: Final[dict[str, int]] = {
     "oitava": 8, "nono": 9, "nona": 9, "decimo": 10, "decima": 10,
 }
 _ORDINAL_WORDS_RE: Final = re.compile(rf"\b(?:{'|'.join(ORDINAL_WORDS)})\b")
+#: Spans said in words, as the units they are: "a year and a half" is 18 months, "um quarto
+#: de hora" 15 minutes.
+_SPOKEN_SPANS: Final[dict[str, str]] = {
+    "a year and a half": "18 months", "one year and a half": "18 months", "um ano e meio": "18 meses",
+    "an hour and a half": "90 minutes", "one hour and a half": "90 minutes", "uma hora e meia": "90 minutos",
+    "a quarter of an hour": "15 minutes", "um quarto de hora": "15 minutos",
+    "a month and a half": "45 days", "um mes e meio": "45 dias",
+}
+_SPOKEN_SPAN_RE: Final = re.compile(r"\b(?:" + "|".join(map(re.escape, _SPOKEN_SPANS)) + r")\b")
+#: A value changed from one number to another ("the warranty goes from 12 to 24 months", "a
+#: mensalidade passa de R$ 109,90 para R$ 119,90"): what it is now is the second, and the
+#: two are no range; the old value is left out (a claim of the new value restates it).
+_CHANGED_FROM_RE: Final = re.compile(
+    r"\b(?P<verb>goes|go|went|gone|going|rises|rise|rising|rose|increases|increased|increasing|drops|dropped"
+    r"|falls|fell|changes|changed|changing|moves|moved|jumps|jumped|passa|passam|passando|passou|passara|sobe"
+    r"|sobem|subiu|subindo|cai|caiu|caindo|vai|vao|aumenta|aumentou|aumentando|muda|mudou|mudando"
+    r"|extends|extend|extended|extending|estende|estendida|estendido|prorroga|prorrogada|amplia|ampliada"
+    r"|reduces|reduced|reduz|reduzida|reduzido|raises|raised|lowers|lowered)"
+    r"(?P<mid>(?: [a-z]+){0,3}?) (?:from|de|do|da) (?:[a-z]{0,2}\$ ?)?\d[\d.,]*(?: ?(?:%|[a-z]+))?"
+    r" (?P<to>to|para|pra|pro)\b"
+    r"(?= (?:[a-z]{0,2}\$ ?)?\d)")
+#: A third party, no ordinal: "a third party", "third-party", "um terceiro pode retirar", "por
+#: terceiro" (not "o terceiro dia", "a terceira parcela": an ordinal before what it counts).
+_THIRD_PARTY_RE: Final = re.compile(
+    r"\bthird[- ]part(?:y|ies)\b|\b((?:um|uma|por|para|outro|outra|com|de) )terceir[oa]\b"
+    r"(?! (?:dia|mes|ano|andar|lugar|item|pedido|parcela|vez|semana|hora|mensalidade|produto|unidade)s?\b)")
 #: An English ordinal's letters after its digits ("5th", "1st", "22nd").
 _ORDINAL_SUFFIX_RE: Final = re.compile(r"\b(\d{1,3})(?:st|nd|rd|th)\b")
 _PERCENT_WORDS_RE: Final = re.compile(r"\bpor\s+cento\b|\bper\s+cent\b")
@@ -490,6 +516,8 @@ def read_number_words(folded: str) -> str:
         The text with each number-word run replaced by its digits; everything else as it was.
     """
     folded = _PERCENT_WORDS_RE.sub("%", folded)
+    if " e mei" in folded or " and a half" in folded or "quart" in folded:  # "um ano e meio": 18 meses
+        folded = _SPOKEN_SPAN_RE.sub(lambda m: _SPOKEN_SPANS[m[0]], folded)
     if "dozen" in folded or "duzia" in folded:
         folded = _DOZEN_RE.sub(_dozens, folded)
     if "half" in folded or "meia" in folded:
@@ -501,6 +529,9 @@ def read_number_words(folded: str) -> str:
         folded = _A_SPAN_RE.sub(r"\g<lead> 1 \g<unit>", folded)
     folded = _thousands(folded)  # before "mil" alone is read as 1000 (Portuguese: "mil e cinquenta")
     portuguese = "mil" in folded and ("r$" in folded or _PORTUGUESE_HINT.search(folded) is not None)
+    if "terceir" in folded or "third" in folded:  # "um terceiro pode retirar", "a third party": a person
+        folded = _THIRD_PARTY_RE.sub(lambda m: "thirdparty" if m[0].startswith("third") else f"{m[1]}terceiroparte",
+                                     folded)
     folded = _ORDINAL_WORDS_RE.sub(lambda m: f"{ORDINAL_WORDS[m.group(0)]}o", folded)
     folded = _ORDINAL_SUFFIX_RE.sub(r"\1o", folded)
     tokens = _WORD_TOKEN_RE.findall(folded)
@@ -522,7 +553,15 @@ def read_number_words(folded: str) -> str:
     joined = "".join(out)
     if " or " in joined or " ou " in joined:
         joined = _EITHER_UNIT_RE.sub(_either_unit, joined)
+    if " from " in joined or " de " in joined:  # "goes from 12 to 24 months": 24 months, no range
+        joined = _CHANGED_FROM_RE.sub(r"\g<verb>\g<mid> \g<to> ", joined)
+    if "primeir" in joined or "ultim" in joined:  # "as 2 primeiras horas" are "as primeiras 2 horas"
+        joined = _COUNT_BEFORE_PLACE_RE.sub(r"\g<place> \g<count> ", joined)
     return _spoken_cents(joined)
+
+
+#: A count before "primeiras" / "últimas" and its unit ("as 2 primeiras horas"): said after it too.
+_COUNT_BEFORE_PLACE_RE: Final = re.compile(r"\b(?P<count>\d+) (?P<place>primeir[oa]s|ultim[oa]s) (?=[a-z])")
 
 
 #: A price said aloud in reais and centavos: "29 reais e 90 centavos", and after a word of
