@@ -362,7 +362,8 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
 _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
-                         "newcomers22": 2, "newcomers24": 1, "newcomers25": 2}
+                         "newcomers22": 2, "newcomers24": 1, "newcomers25": 2,
+                         "newcomers26": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -460,10 +461,16 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # price "passando de R$ 109,90 para R$ 119,90" held as another version. The test half
     # unchanged
     ("newcomers25", 1, 9, 3),
+    # scored once before any change (forty-eighth session, second round, at 4f481f8): dev 2 of 15
+    # injected, 3 of 15 held; test 8 of 15, 2 of 15. Dev now 2 and 2 ("um terceiro" read as an
+    # ordinal, "goes from 12 to 24 months" as a range); left: an invoice "at payment" the agent
+    # denies in its next message, "Desinstalar não apaga nada" against "desinstalar exclui a
+    # conta", two procedures in other words. The test half unchanged
+    ("newcomers26", 2, 8, 2),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers25.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers26.jsonl` (benchmarks/README.md,
     tenth to twenty-fifth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """

@@ -288,19 +288,17 @@ def test_may_after_a_word_of_time_is_the_month() -> None:
      "O estacionamento do Shopping Norte é gratuito nas primeiras três horas."),
     ("Os pontos do Clube Vantagem valem por um ano e meio.", "Os pontos do Clube Vantagem valem por 18 meses."),
     ("Late arrivals get a tolerance of a quarter of an hour.", "Late arrivals get a tolerance of 15 minutes."),
-    ("The bakery opens at 7 a.m. and closes at 7 p.m.", "The bakery is open from 7 a.m. to 7 p.m."),
 ])
-def test_spans_in_words_and_opening_hours_said_twice_are_one_claim(a: str, b: str) -> None:
+def test_spans_in_words_are_one_claim(a: str, b: str) -> None:
     assert same(a, b)
 
 
 @pytest.mark.parametrize(("a", "b"), [
     ("Os pontos do Clube Vantagem valem por um ano e meio.", "Os pontos do Clube Vantagem valem por 1 ano."),
-    ("The bakery opens at 7 a.m. and closes at 7 p.m.", "The bakery is open from 7 a.m. to 8 p.m."),
     ("O estacionamento do Shopping Norte é gratuito nas 3 primeiras horas.",
      "O estacionamento do Shopping Norte é gratuito nas primeiras duas horas."),
 ])
-def test_spans_and_hours_changed_are_not(a: str, b: str) -> None:
+def test_spans_changed_are_not(a: str, b: str) -> None:
     assert not same(a, b)
 
 

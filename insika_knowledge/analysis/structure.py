@@ -1295,7 +1295,6 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
     are shipped by FedEx", "enviados pelos Correios"): `structure` keeps both readings.
     """
     seq, passives, _ = _read(text)
-    seq = _opening_hours(seq)
     if not active:
         return seq
     out = _generic(_in_order(seq))
@@ -1312,27 +1311,6 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
             _undone(out, at + shift)
     return tuple(_plainly_said(_required_of(_only_if(_free_adverb(_free_for_active(_included_active(_price_of(
         _said_once(out)))))))))
-
-
-def _opening_hours(seq: tuple[str, ...]) -> tuple[str, ...]:
-    """`seq` with "opens at 8 and closes at 22" read as "open 8-22": one span of hours, as
-    "das 8h às 22h" reads ("abre às oito da manhã e fecha às dez da noite").
-    """
-    if "p:p_close" not in seq or "p:p_open" not in seq:
-        return seq
-    out = list(seq)
-    at = 0
-    while at + 4 < len(out):
-        opens, closes = _HOUR_RE.fullmatch(out[at + 1]), _HOUR_RE.fullmatch(out[at + 4])
-        if out[at] == "p:p_open" and out[at + 2] == "c:and" and out[at + 3] == "p:p_close" \
-                and opens and closes and float(opens[1]) < float(closes[1]):
-            out[at + 1:at + 5] = [f"m:{opens[1]}-{closes[1]}:hour"]
-        at += 1
-    return tuple(out) if len(out) != len(seq) else seq
-
-
-#: A clock time's token (``m:8:hour``, ``m:18.5:hour``) and its hour.
-_HOUR_RE: Final = re.compile(r"m:(\d+(?:\.\d+)?):hour")
 
 
 #: Opening and closing, each the other negated.
