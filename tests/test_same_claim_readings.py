@@ -281,6 +281,8 @@ def test_may_after_a_word_of_time_is_the_month() -> None:
     assert "p:p_can" not in tokens("Prices stay the same through May.")
     assert "p:p_can" in tokens("Members may bring a guest in May.")
     assert not same("The rooftop bar reopens in May.", "The rooftop bar may reopen.")
+    assert "p:p_can" not in tokens("In May, the gym opens at 5 am.")  # a sentence's first word too
+    assert same("In May, the gym opens at 5 am.", "The gym opens at 5 am in May.")
 
 
 @pytest.mark.parametrize(("a", "b"), [

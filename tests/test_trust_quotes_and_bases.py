@@ -146,3 +146,17 @@ def test_a_value_the_agent_changes_from_one_number_to_another() -> None:
                     "the warranty from 12 to 24 months.", "policy", messages)
     assert held("Warranty extension\nRegistering the kettle on the website within 30 days of purchase extends "
                 "the warranty from 12 to 36 months.", "policy", messages)
+
+
+def test_a_qualifier_said_of_another_value_in_the_same_message_when_no_one_supports_the_claim() -> None:
+    messages = talk("Can I pay in installments?", "You can pay in up to 12x; up to 6x interest-free.")
+    assert held("Installments\nPurchases can be paid in up to 12x interest-free.", "policy", messages)
+    assert not held("Installments\nPurchases can be paid in up to 6x interest-free.", "policy", messages)
+
+
+def test_only_these_when_the_next_sentence_adds_one() -> None:
+    messages = talk("O que o plano inclui?", "O plano inclui musculação e natação. Também inclui aulas de spinning.")
+    assert held("Plano\nSomente musculação e natação estão incluídas no plano.", "policy", messages)
+    assert not held("Plano\nO plano inclui musculação, natação e spinning.", "policy", messages)
+    other = talk("How can I pay?", "We only accept Pix and card. We also deliver on Sundays.")
+    assert not held("Payment\nWe only accept Pix and card.", "policy", other)

@@ -728,7 +728,7 @@ _GIVES_RE: Final = re.compile(r"(?<![^\W\d_])([dD])(?:á|ão)(?![^\W\d_])")
 
 #: "May" after a word that names a time ("in May", "until May", "next May") and with no day after it.
 _MAY_MONTH_RE: Final = re.compile(
-    r"\b(in|until|since|from|by|through|during|of|this|next|last|early|late|mid|before|after|em|de|até|ate)"
+    r"\b((?i:in|until|since|from|by|through|during|of|this|next|last|early|late|mid|before|after|em|de|até|ate))"
     r" May\b(?! \d)")
 
 

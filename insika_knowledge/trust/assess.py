@@ -26,7 +26,10 @@ Only what the business side said is learned. With a conversation:
   Either way, such a rule is quarantined when a value of it is one no business piece
   states (`trust.grounding.unsaid_by_business`: only the customer said it, "A friend said
   8 days" beside a template's "{{warranty_days}}", or only a link's path held it), unless it
-  is an ``objection`` (whose text names what the customer said).
+  is an ``objection`` (whose text names what the customer said); and, where the agent did not
+  act, when a business message says a word of it only of another value
+  (`trust.grounding.said_of_another_value`: "up to 12x; up to 6x interest-free" for "12x
+  interest-free"), objections again excepted.
   A claim no one's words support is quarantined when a business message declines it
   (`trust.grounding.declined`: "Priority phone support is included in the Enterprise plan"
   for the Team plan's; a rule only where the agent did not act: what it did may be the
@@ -62,6 +65,7 @@ from insika_knowledge.trust.grounding import (
     declined,
     limited_by_business,
     misstated,
+    said_of_another_value,
     said_shares,
     shares,
     speaker,
@@ -187,7 +191,8 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
                 else (business_words == 0 or customers or (
                     _one_word(claim, transcript) and shares(claim, transcript)[0] < MIN_COVERAGE) or (
                     shares(claim, transcript)[0] < MIN_NOVELTY and turned_down(claim, transcript))
-                    or misstated(claim, transcript))):
+                    or misstated(claim, transcript)
+                    or (concept_type != "objection" and said_of_another_value(claim, transcript)))):
             return Assessment(who, markers, True, None, report)
     rule = bool(markers) or concept_type == "policy"
     if not who and not report and (not rule or not _acted(transcript)) and (

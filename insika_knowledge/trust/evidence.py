@@ -1030,7 +1030,7 @@ def read_sentence(claim: str, sentence: str, said_before: Sequence[Piece], after
         return Reading(False, "rearranged")  # "3% on Pix, 5% on boleto" for "5% on Pix, 3% on boleto"
     if lists_more(claim, sentence):
         return Reading(False, LISTS_MORE)  # "RG, CNH ou passaporte" for "aceitamos RG ou CNH"
-    if only_lists_fewer(claim, sentence):
+    if only_lists_fewer(claim, sentence) or (after and _also_after(claim, sentence, after)):
         return Reading(False, "rearranged")  # "Delta and Cigna, and we also accept MetLife" for "only Delta and Cigna"
     if _EXAMPLE.match(folded) and not _EXAMPLE.search(fold(claim)):
         return Reading(False, "narrower")  # "For example, orders to Austin arrive in 2 days": one case
@@ -1099,6 +1099,23 @@ def only_lists_fewer(claim: str, sentence: str) -> bool:
     theirs = {item for pair in _list_pairs(seq, separators) for item in pair}
     joined = {item for pair in _list_pairs(seq, JOINS) for item in pair}  # not "Confirmei: perfumes ..."
     return len(mine & theirs) >= 2 and any(item not in own for item in joined)
+
+
+def _also_after(claim: str, sentence: str, after: str) -> bool:
+    """True when `claim` says "only" and the sentence after `sentence` adds, with "also", a
+    thing the claim does not name to what both say: "O plano inclui musculação e natação.
+    Também inclui spinning" is no "Somente musculação e natação estão incluídas".
+    """
+    own = tokens(claim)
+    if "p:p_only" not in own or "p:p_also" not in tokens(after):
+        return False
+    mine, theirs, then = _said(own), _said(tokens(sentence)), _said(tokens(after))
+    return bool(mine & theirs & then) and bool(then - mine - theirs)
+
+
+def _said(seq: Sequence[str]) -> set[str]:
+    """The words, synonym groups and poles of a reading (not "only" / "also", roles, joins)."""
+    return {t for t in seq if (plain_word(t) or t.startswith(("s_", "p:"))) and t not in ("p:p_only", "p:p_also")}
 
 
 def _list_pairs(seq: Sequence[str], separators: frozenset[str]) -> list[tuple[str, str]]:

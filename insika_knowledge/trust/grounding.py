@@ -694,6 +694,34 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
     return len(business) / len(wanted), len(customer) / len(wanted)
 
 
+def said_of_another_value(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
+    """True when a business message says a word of `claim` only in a sentence that gives the
+    claim's unit another value, after a sentence holding the claim's value: "You can pay in up
+    to 12x; up to 6x interest-free" says "interest-free" of 6x, not of the claim's 12x (as
+    `supporters` and `shares` read it).
+    """
+    wanted = features(claim)
+    values = _claim_values(claim)
+    numbers = {t for t in wanted if is_number(t)}
+    if not numbers:
+        return False
+    for piece in pieces(list(messages), speaker, message_text):
+        if not piece.business or piece.speaker == "tool":
+            continue
+        split = sentences(piece.text)
+        elsewhere: set[str] = set()
+        said: set[str] = set()
+        for k, sentence in enumerate(split):
+            text = features(sentence)
+            if _valued_otherwise(values, text) and any(features(earlier) & wanted & numbers for earlier in split[:k]):
+                elsewhere |= text & wanted
+            else:
+                said |= text
+        if elsewhere - said:
+            return True
+    return False
+
+
 def turned_down(claim: str, messages: Iterable[Mapping[str, Any]]) -> bool:
     """True when a business sentence that shares words with `claim` turns it down
     (`trust.evidence.turns_down`: asks about it, reports it, or mostly negates it).
