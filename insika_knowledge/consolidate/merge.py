@@ -29,7 +29,7 @@ merged text is worded (`LISTED`): a person reads them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -536,9 +536,7 @@ def _tail_replaced(old: str, new: str) -> bool:
     if len(_sentences(old)) > 1 or len(_sentences(new)) > 1:
         return False  # (a description and its body, or two rules: their sentences are read apart)
     mine, theirs = _sequence(old), _sequence(new)
-    shared = 0
-    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
-        shared += 1
+    shared = _shared_opening(mine, theirs)
     if shared in (len(mine), len(theirs)) or 2 * shared < min(len(mine), len(theirs)) \
             or sum(map(_opening_token, mine[:shared])) < _SHARED_OPENING:
         return False
@@ -563,13 +561,19 @@ def _ending_negated(old: str, new: str) -> bool:
     if len(_sentences(old)) > 1 or len(_sentences(new)) > 1:
         return False
     mine, theirs = _sequence(old), _sequence(new)
-    shared = 0
-    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
-        shared += 1
+    shared = _shared_opening(mine, theirs)
     if shared in (len(mine), len(theirs)) or sum(map(_opening_token, mine[:shared])) < _SHARED_OPENING:
         return False
     its, their = mine[shared:], theirs[shared:]
     return its.count("n") != their.count("n") and {t for t in its if _worded(t)} == {t for t in their if _worded(t)}
+
+
+def _shared_opening(mine: Sequence[str], theirs: Sequence[str]) -> int:
+    """How many tokens two readings open with alike."""
+    shared = 0
+    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+        shared += 1
+    return shared
 
 
 def _opening_token(token: str) -> bool:
