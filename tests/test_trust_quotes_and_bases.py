@@ -79,6 +79,9 @@ def test_business_days_are_no_calendar_days() -> None:
                 messages)
     assert not held("Prazo da segunda via\nA segunda via do cartão chega em até 7 dias úteis após o pedido.",
                     "policy", messages)
+    plain = talk("How long do refunds take?", "Refunds are processed within 5 days.")
+    assert held("Refund time\nRefunds are processed within 5 business days.", "policy", plain)  # a kind never said
+    assert not held("Refund time\nRefunds are processed within 5 days.", "policy", plain)
 
 
 def test_only_these_when_the_business_lists_more() -> None:

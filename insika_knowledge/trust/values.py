@@ -60,7 +60,8 @@ def states(value: str, found: frozenset[str], *, business: bool) -> bool:
     for t in found:
         if t.startswith("m:") and bare(t) == number and (
                 not wanted or unit(t) == wanted or (business and not unit(t))) \
-                and not (kind and _kind(t) and _kind(t) != kind):  # "10 dias úteis" is no "10 dias corridos"
+                and not (kind and _kind(t) != kind and (_kind(t) or (kind == "business" and unit(t)))):
+            # "10 dias úteis" is no "10 dias corridos", and "5 days" says no business days
             return True
         if business and t.startswith("d:") and t.count(":") == 2 and number == f"m:{t.rsplit(':', 1)[1]}:":
             return True
