@@ -298,6 +298,7 @@ UNITS: Final[dict[str, str]] = {
                      "passengers", "passageiro", "passageiros", "guest", "guests", "hospede",
                      "hospedes"], "person"),
     **dict.fromkeys(["%", "percent", "pct", "porcento"], "%"),
+    **dict.fromkeys(["tonelada", "toneladas", "tonne", "tonnes"], "t"),  # metric: "2 toneladas" is "2.000 kg"
     **dict.fromkeys(["kg", "kilo", "kilos", "quilo", "quilos", "kilograms", "quilogramas"], "kg"),
     **dict.fromkeys(["g", "grams", "gramas"], "g"),
     **dict.fromkeys(["lb", "lbs", "pound", "pounds", "libra", "libras"], "lb"),

@@ -542,7 +542,8 @@ def _measures(text: str) -> list[_Span]:
             gap = text[first.end:second.start]
             joined = _RANGE_JOIN_RE.fullmatch(gap) or (
                 _BETWEEN_JOIN_RE.fullmatch(gap) and _BETWEEN_BEFORE_RE.search(text, 0, first.start)) or (
-                _FROM_TO_JOIN_RE.fullmatch(gap) and _FROM_BEFORE_RE.search(text, 0, first.start))
+                _FROM_TO_JOIN_RE.fullmatch(gap) and (_FROM_BEFORE_RE.search(text, 0, first.start) or (
+                    first.unit in _HOURS and second.unit in _HOURS)))  # "(20h às 6h)": two hours written as such
             if joined and (not first.unit or not second.unit or first.unit == second.unit
                            or {first.unit, second.unit} == {CLOCK, "hour"}):  # "das 9 às 18 horas"
                 unit = CLOCK if CLOCK in (first.unit, second.unit) else second.unit or first.unit
@@ -626,6 +627,9 @@ _CLOCK_ROLES: Final = frozenset({"r:as", "r:at"})
 #: hour of the day ("9 am", "9:00" and "às 9h" are ``m:9:hour``; "5 pm", "17:00" and "às
 #: 17h" ``m:17:hour``; "9:30" ``m:9.5:hour``), as "das 9h às 18h" has always read.
 CLOCK: Final = "clock"
+#: The units of an hour written with its unit ("20h", "6 horas") or as a time of day: two of them
+#: joined by "às" are a span without a "das" before ("(20h às 6h)").
+_HOURS: Final = frozenset({CLOCK, "hour"})
 
 
 def _clocks(text: str, found: list[Measure]) -> list[Measure]:
@@ -887,6 +891,9 @@ def _day_half(hour: str, part: str) -> str:
 
 #: A range's "to" after its start as a time ("from noon to 10 at night", "from 9 am to 6 in the
 #: evening"): the hour after it is a time too ("limited to 2 in the evening" is a count).
+#: A number before "or more" / "or less": grouped thousands with their cents ("$1,800.00", "R$
+#: 1.299,00") whole, or a plain number.
+_BOUND_NUMBER: Final = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
 _FROM_TIME_TO: Final = r"from\s+(?:noon|midday|midnight|(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.))\s+to"
 
 
@@ -925,13 +932,15 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # "12 or more hours", "60 years or more", "3 ou mais itens": a lower bound; "or fewer" an upper one
         # (a currency sign before the number stays with it: "R$ 150 ou mais" is "at least R$ 150")
         ((" or more", " ou mais"),
-         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+){0,2})\s+(?:or more|ou mais)\b",
+         r"(?:(r\$|us\$|\$|\u20ac)\s?)?(?<![\d.,])\b(" + _BOUND_NUMBER
+         + r")((?:\s+[a-z]+){0,2})\s+(?:or more|ou mais)\b",
          lambda m: f"at least {m[1] or ''}{m[2]}{m[3]}"),
         # "starts at $65", "prices start from R$ 39": the least it costs ("a partir de R$ 39";
         # "check-in starts at 3 pm" is when it begins)
         (("start",), r"\bstart(?:s|ing)? (?:at|from)\s+(?=(?:r\$|us\$|\$|\u20ac)\s?\d)", "at least "),
         ((" or fewer", " or less", " ou menos"),
-         r"(?:(r\$|us\$|\$|\u20ac)\s?)?\b(\d+(?:[.,]\d+)?)((?:\s+[a-z]+){0,2})\s+(?:or fewer|or less|ou menos)\b",
+         r"(?:(r\$|us\$|\$|\u20ac)\s?)?(?<![\d.,])\b(" + _BOUND_NUMBER
+         + r")((?:\s+[a-z]+){0,2})\s+(?:or fewer|or less|ou menos)\b",
          lambda m: f"at most {m[1] or ''}{m[2]}{m[3]}"),
         # "by 7 p.m. at the latest" is "by 7 p.m." ("na sexta, no mais tardar" is no "na sexta")
         (("at the latest", "no mais tardar"),
@@ -2455,17 +2464,23 @@ _MODALS: Final = frozenset({"p:p_must", "p:p_can"})
 _AND: Final = "c:and"
 
 #: Durations one unit holds exactly: (unit, how many make one of the next, the next).
-_WHOLE: Final = (("hour", 24, "day"), ("day", 7, "week"), ("month", 12, "year"))
-_DURATION_RE: Final = re.compile(r"m:(\d+)(?:-(\d+))?:(hour|day|month)")
+_WHOLE: Final = (("minute", 60, "hour"), ("hour", 24, "day"), ("day", 7, "week"), ("month", 12, "year"))
+_DURATION_RE: Final = re.compile(r"m:(\d+)(?:-(\d+))?:(minute|hour|day|month)")
+#: Part of an hour ("1h30" is ``m:1.5:hour``): in minutes, the unit it fills ("90 minutos").
+_PART_HOUR_RE: Final = re.compile(r"m:(\d+\.\d+):hour")
 
 
 def whole_duration(token: str) -> str:
     """A duration token in the largest unit it fills exactly: "12 meses" is "1 ano", "48h"
-    "2 days", "14 days" "2 weeks" (``m:12:month`` -> ``m:1:year``); "30 days", "36h" and
+    "2 days", "14 days" "2 weeks", "120 minutos" "2 horas" and "1h30" "90 minutos"
+    (``m:12:month`` -> ``m:1:year``); "30 days", "36h" and
     business days stay as written; a metric mass or length likewise ("8.000 g" is "8 kg":
     `_whole_metric`). For the canonical form only: the values a text states (`tokens`)
     keep their units.
     """
+    part = _PART_HOUR_RE.fullmatch(token)
+    if part is not None and (Decimal(part[1]) * 60) == (Decimal(part[1]) * 60).to_integral_value():
+        token = f"m:{int(Decimal(part[1]) * 60)}:minute"  # "1h30" is "90 minutos"
     match = _DURATION_RE.fullmatch(token)
     if match is None:
         return _whole_metric(token)
@@ -2477,10 +2492,11 @@ def whole_duration(token: str) -> str:
 
 
 #: Metric units of mass and length -> (base unit, how many of it one is), largest first per base.
-METRIC_UNITS: Final = {"kg": ("g", Decimal(1000)), "g": ("g", Decimal(1)), "mg": ("g", Decimal("0.001")),
+METRIC_UNITS: Final = {"t": ("g", Decimal(1_000_000)),
+                       "kg": ("g", Decimal(1000)), "g": ("g", Decimal(1)), "mg": ("g", Decimal("0.001")),
                        "km": ("m", Decimal(1000)), "m": ("m", Decimal(1)), "cm": ("m", Decimal("0.01")),
                        "mm": ("m", Decimal("0.001"))}
-_METRIC_RE: Final = re.compile(r"m:(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?:(kg|g|mg|km|m|cm|mm)")
+_METRIC_RE: Final = re.compile(r"m:(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?:(t|kg|g|mg|km|m|cm|mm)")
 
 
 def _whole_metric(token: str) -> str:

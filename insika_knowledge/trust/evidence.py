@@ -2430,14 +2430,18 @@ def superseded(parts: Sequence[Piece], index: int, claim: str) -> bool:
 def replaced_later(parts: Sequence[Piece], index: int, claim: str) -> bool:
     """True when a business sentence after the piece at `index` (in the next `LATER_PIECES`
     business pieces: a transcript of thousands of messages is read in linear time) gives one
-    of the claim's units another value and none of the claim's, naming nothing else
-    (`superseded`'s second way).
+    of the claim's units another value and none of the claim's, naming nothing else and at
+    least one of its words or opening by correcting itself (`superseded`'s second way: "A
+    garantia é de 1 ano." or "Desculpe, é 1 ano." for "A garantia é de 2 anos"; not the
+    slots "Tem às 9h e às 10h30" after "das 8h às 12h").
     """
     if not _values(claim):
         return False
     later = itertools.islice((p for p in parts if p.index > index and p.business), LATER_PIECES)
+    words = {t for t in content_terms(claim) if not t.startswith(("m:", "d:"))}
     return any(_another_value(claim, piece.speaker, sentence, others=1) and not _APPLIED.search(fold(sentence))
-               for piece in later for sentence in sentences(piece.text))
+               and (not words.isdisjoint(content_terms(sentence)) or opens_correcting(sentence))
+               for piece in later for sentence in sentences(piece.text))  # (bare times offer slots)
 
 
 #: How many later business pieces may take a piece's value back (`replaced_later`).
