@@ -201,10 +201,27 @@ def assess(claim: str, concept_type: str, messages: Iterable[Mapping[str, Any]],
         # is included in the Enterprise plan" for the Team plan's), or a fact the business side
         # turned down ("Can I pay with Apple Pay?" / "Not yet ... We're looking into adding it").
         return Assessment(who, markers, True, None, report)
-    if quarantined and not declined(claim, transcript):  # the business side's sentences together may
-        business_share, customer_share = shares(claim, transcript)  # still cover it, unless one declined it
-        quarantined = not MIN_COVERAGE <= business_share >= customer_share
+    if quarantined and not declined(claim, transcript) and not _only_customers_value(
+            claim, transcript, known, withheld):  # the business side's sentences together may still cover
+        business_share, customer_share = shares(claim, transcript)  # it, unless one declined it, or a value
+        quarantined = not MIN_COVERAGE <= business_share >= customer_share  # of it is only the customer's
     return Assessment(who, markers, quarantined, None, report)
+
+
+def _only_customers_value(claim: str, transcript: Sequence[Mapping[str, Any]], known: Sequence[str],
+                          withheld: Sequence[str]) -> bool:
+    """True when a value of `claim` is one no business text states (`unsaid_by_business`), or
+    it calls a thing free and the customer did while no business piece did ("delivery is free
+    anywhere in the city on Sundays" in a customer's review a tool returned, beside the tool's
+    "delivery_fee": "$9.95").
+    """
+    if unsaid_by_business(claim, transcript, known, withheld):
+        return True
+    if FREE not in features(claim):
+        return False
+    parts = pieces(transcript, speaker, message_text)
+    return not any(p.business and FREE in features(p.text) for p in parts) \
+        and any(not p.business and FREE in features(p.text) for p in parts)
 
 
 def _values_stated(claim: str, transcript: Sequence[Mapping[str, Any]]) -> frozenset[Speaker]:

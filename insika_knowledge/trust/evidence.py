@@ -2627,7 +2627,7 @@ def drops_condition(claim: str, texts: Sequence[str]) -> bool:
     """
     mine = tokens(claim)
     if _windowed(mine, content_terms(claim), texts) or _of_a_month(claim, texts) or _required(mine, texts) \
-            or _in_season(claim, texts):
+            or _in_season(claim, texts) or _on_some_days(mine, texts):
         return True
     if any(t in _CONDITIONS for t in mine):
         return False  # a claim with conditions of its own is checked value by value
@@ -2835,6 +2835,26 @@ def _windowed(mine: tuple[str, ...], wanted: frozenset[str], texts: Sequence[str
                     plain_word(t) and t not in wanted for t in seq[at + 1:at + 4]):
                 return True  # (not "during your stay", "durante toda a estadia": the rule's scope)
     return False
+
+
+def _on_some_days(mine: tuple[str, ...], texts: Sequence[str]) -> bool:
+    """True when `mine` (a claim's tokens) has a value and names no day of the week, and a
+    sentence of `texts` that holds every value of it says it of some days, a range or a list
+    of them or the weekdays ("the large meeting room is $20 per hour Monday to Friday" for
+    "members pay $20 per hour": on Saturdays it may cost another; one named day may be a
+    day's name, "Black Friday").
+    """
+    if any(t.startswith("d:wd") or t in _WEEK_PARTS for t in mine):
+        return False
+    values = {t for t in mine if t.startswith("m:")}
+    return bool(values) and any(
+        not text.rstrip().endswith("?") and values <= set(seq)
+        and (sum(t.startswith("d:wd") for t in seq) >= 2 or not _WEEK_PARTS.isdisjoint(seq))
+        for text in texts for seq in (tokens(sentence) for sentence in sentences(text)))
+
+
+#: Tokens that name days of the week together ("weekdays", "fins de semana").
+_WEEK_PARTS: Final = frozenset({"weekday", "weekend"})
 
 
 def _in_season(claim: str, texts: Sequence[str]) -> bool:

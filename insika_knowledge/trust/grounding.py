@@ -65,6 +65,7 @@ from insika_knowledge.trust.evidence import (
     superseded,
     turns_down,
 )
+from insika_knowledge.trust.joins import joined_otherwise
 from insika_knowledge.trust.replies import affirmation, affirmed, as_answered, topic, vouches_for_none
 from insika_knowledge.trust.sources import Piece, pieces
 from insika_knowledge.trust.values import bare, features, is_number, states, unit
@@ -287,10 +288,12 @@ def _gainsaid(claim: str, split: Sequence[str], *, answered: bool) -> bool:
     things may charge for one, "The paid tier ... costs $10 a month" beside "The free tier
     includes 3 projects"), or it allows only one of two names the claim joins
     (`trust.evidence.only_one_of_a_pair`: "Aceitamos sim para limpeza, nos dois convênios.
-    Tratamento de canal pelo convênio só atendemos Amil." for Amil and SulAmérica for both).
+    Tratamento de canal pelo convênio só atendemos Amil." for Amil and SulAmérica for both),
+    or its condition asks for both of two things the claim asks for either of
+    (`trust.joins.joined_otherwise`).
     """
     return any((answered and charges_for(claim, sentence)) or only_one_of_a_pair(claim, sentence)
-               for sentence in split)
+               or joined_otherwise(claim, sentence) for sentence in split)
 
 
 def _valued_otherwise(values: set[str], said: frozenset[str]) -> bool:

@@ -312,7 +312,9 @@ _AUTHOR_KEYS: Final = re.compile(
     r"^(?:opened|created|submitted|reported|written|filed|raised|sent|placed|ordered|requested|booked|aberto|aberta"
     r"|criado|criada|enviado|enviada|registrado|registrada|relatado|relatada|feito|feita|solicitado|solicitada)"
     r"_?(?:by|por)$|^(?:author|autor|autora|origem|source)$")
-_CUSTOMER_AUTHOR: Final = re.compile(r"^(?:the )?(?:customer|client|buyer|user|cliente|comprador|consumidor|usuario)$")
+_CUSTOMER_AUTHOR: Final = re.compile(  # "cliente (app)", "customer via web"; not "customer service"
+    r"^(?:the )?(?:customer|client|buyer|user|cliente|comprador|consumidor|usuario)"
+    r"(?:$|(?=[\s(,-])(?!\s*(?:service|support|care|success|team|desk|experience)\b))")
 #: A record's free-text keys, which its author wrote (folded).
 _FREE_TEXT: Final = re.compile(
     r"^(?:description|descricao|details|detalhes|text|texto|body|corpo|subject|assunto|title|titulo|content"

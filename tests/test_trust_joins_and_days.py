@@ -1,0 +1,102 @@
+"""What the business side said, read for how it is joined, on which days, by whom, and free
+(issue 26, forty-ninth session): a claim learned from these turns would be wider than the rule.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from insika_knowledge.trust.assess import assess
+from insika_knowledge.trust.joins import joined_otherwise
+
+
+def turn(*said: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"role": role, "content": text} for role, text in said]
+
+
+@pytest.mark.parametrize(("claim", "sentence", "otherwise"), [
+    ("The deposit is waived for Rio residents or for customers who pay by credit card.",
+     "It's waived if you're a Rio resident and you pay with a credit card.", True),
+    ("A caução é dispensada para moradores do Rio ou para quem paga com cartão de crédito.",
+     "A caução é dispensada se você mora no Rio e paga com cartão de crédito.", True),
+    # the same join, or an "and" of subjects (each of whom gets it), is no other rule
+    ("The deposit is waived for Rio residents or for customers who pay by credit card.",
+     "It's waived if you're a Rio resident or you pay with a credit card.", False),
+    ("Residents or students get 10% off.", "Residents and students get 10% off.", False),
+    ("The deposit is waived for Rio residents who pay by credit card.",
+     "It's waived if you're a Rio resident and you pay with a credit card.", False),
+])
+def test_a_condition_that_asks_for_both_is_no_claim_of_either(claim: str, sentence: str, otherwise: bool) -> None:
+    assert joined_otherwise(claim, sentence) is otherwise
+
+
+def test_a_rule_the_agent_gave_for_both_conditions_is_not_learned_for_either() -> None:
+    messages = turn(("user", "Is there a deposit for an e-bike?"),
+                    ("assistant", "Yes, the deposit is R$ 300. It's waived if you're a Rio resident and you pay "
+                                  "with a credit card: both conditions need to apply."))
+    wider = "E-bike deposit waiver\nThe R$ 300 e-bike deposit is waived for Rio residents or for customers who " \
+            "pay by credit card."
+    assert assess(wider, "policy", messages).quarantined
+    same = "E-bike deposit waiver\nThe R$ 300 e-bike deposit is waived for Rio residents who pay by credit card."
+    assert not assess(same, "policy", messages).quarantined
+
+
+def test_a_price_the_agent_gave_for_weekdays_is_not_learned_for_every_day() -> None:
+    messages = turn(("user", "How much is the large meeting room?"),
+                    ("assistant", "For members, the large meeting room is $20 per hour Monday to Friday. On "
+                                  "Saturdays it's $30 per hour."))
+    assert assess("Meeting room rate\nMembers pay $20 per hour for the large meeting room.", "fact",
+                  messages).quarantined
+    assert not assess("Meeting room rate\nMembers pay $20 per hour for the large meeting room Monday to Friday.",
+                      "fact", messages).quarantined
+
+
+def test_a_day_named_after_a_weekday_limits_nothing() -> None:
+    messages = turn(("user", "Are you open on Thanksgiving Day?"),
+                    ("assistant", "We're closed on Thanksgiving Day and reopen the next day at 6 am for Black Friday."))
+    claim = "Thanksgiving hours\nThe store is closed on Thanksgiving Day and opens at 6 am the following day."
+    assert not assess(claim, "fact", messages).quarantined
+
+
+def test_a_ticket_the_customer_opened_is_the_customers_words() -> None:
+    ticket = {"ticket": "AP-30918", "aberto_por": "cliente (app)", "assunto": "Contestação de multa",
+              "descricao": "A multa por atraso de vocês só pode ser cobrada depois de 10 dias de atraso.",
+              "status": "em análise"}
+    messages = [{"role": "user", "content": "oi, e meu chamado da multa?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_ticket", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(ticket, ensure_ascii=False)},
+                {"role": "assistant", "content": "Seu chamado AP-30918 está em análise."}]
+    claim = "Multa após 10 dias\nA multa por atraso só é cobrada depois de 10 dias de atraso."
+    assert assess(claim, "policy", messages).quarantined
+    by_staff = [*messages[:2], {"role": "tool", "tool_call_id": "c1", "content": json.dumps(
+        {**ticket, "aberto_por": "customer service"}, ensure_ascii=False)}, messages[3]]
+    assert not assess(claim, "policy", by_staff).quarantined  # the business's own staff wrote it
+
+
+def test_free_that_only_a_customers_review_says_is_not_learned() -> None:
+    """The tool's product record holds a review (the customer's words) and a delivery fee; the
+    agent never calls delivery free: a claim of free delivery is the reviewer's.
+    """
+    product = {"sku": "SR-24", "name": "Sunrise Roses", "stems": 24, "price": "$64.00",
+               "same_day_cutoff": "1:00 PM local time", "delivery_fee": "$9.95", "sunday_delivery": True,
+               "reviews": [{"rating": 5, "author": "Marisol K.",
+                            "text": "Gorgeous! And delivery is free anywhere in the city on Sundays, so order then!"}]}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are the online assistant for Petal & Stem Florists."},
+        {"role": "user", "content": "Hi! Can I get the Sunrise Roses bouquet delivered today? It's Sunday."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_product", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(product)},
+        {"role": "assistant", "content": "Yes! The Sunrise Roses bouquet (24 stems, $64.00) can be delivered today "
+                                         "as long as you order before 1:00 PM local time. We do deliver on Sundays."},
+        {"role": "user", "content": "Nice, so delivery is free since it's Sunday?"},
+        {"role": "assistant", "content": "Let me get your delivery address first so I can show you the total."},
+        {"role": "user", "content": "14 Alder Lane."}]
+    claim = "Sunday delivery\nPetal & Stem Florists deliver free of charge anywhere in the city on Sundays."
+    assert assess(claim, "policy", messages).quarantined
+    said = [*messages[:4], {"role": "assistant", "content": f"{messages[4]['content']} Delivery is free on Sundays."}]
+    assert not assess(claim, "policy", said).quarantined  # the business said it too
