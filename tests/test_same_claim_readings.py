@@ -312,3 +312,37 @@ def test_a_value_changed_from_one_number_to_another_is_the_new_one() -> None:
     assert "m:9-17:hour" in features("Open from 9 to 17h.")  # a span, no change
     assert "terceiropart" in features("Um terceiro pode retirar o pedido.")
     assert "m:3:ord" in features("A terceira parcela vence no dia 10.")
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a prohibition said three ways (forty-ninth session); "do not have to" is no prohibition
+    ("Notaries must not certify a signature on a blank document.",
+     "Notaries are not allowed to certify a signature on a blank document.", True),
+    ("Notaries must not certify a signature on a blank document.",
+     "Notaries cannot certify a signature on a blank document.", True),
+    ("Notaries must not certify a signature on a blank document.",
+     "Notaries do not have to certify a signature on a blank document.", False),
+    ("Notaries must not certify a signature on a blank document.",
+     "Notaries are allowed to certify a signature on a blank document.", False),
+    # a range of days said four ways; a list of two days is no range
+    ("The clubhouse gym is open Mon–Fri from 5:30 a.m. to 10 p.m.",
+     "The clubhouse gym is open Monday through Friday from 5:30 a.m. to 10 p.m.", True),
+    ("The gym is open from Monday to Friday.", "The gym is open Mon-Fri.", True),
+    ("A loja abre seg–sex, das 9h às 18h.", "A loja abre de segunda a sexta, das 9h às 18h.", True),
+    ("The gym is open Monday through Friday.", "The gym is open Monday and Friday.", False),
+    ("The gym is open Monday through Friday.", "The gym is open Monday through Saturday.", False),
+    # a relative clause of persons in the passive, and its participle alone
+    ("Customers who are enrolled in the loyalty program get 10% off generic drugs.",
+     "Customers enrolled in the loyalty program get 10% off generic drugs.", True),
+    ("Customers who are enrolled in the loyalty program get 10% off.",
+     "Customers who are not enrolled in the loyalty program get 10% off.", False),
+    ("Who was referred gets $20.", "Who referred gets $20.", False),
+    # a fee and its charging said once; "cobra-se" is no "if"
+    ("Há uma taxa de R$ 12,00 para reentrega após a segunda tentativa.",
+     "Cobra-se uma taxa de R$ 12,00 para reentrega após a segunda tentativa.", True),
+    ("There is a $12 fee for redelivery.", "A $12 fee is charged for redelivery.", True),
+    ("There is a $12 fee for redelivery.", "A $15 fee is charged for redelivery.", False),
+    ("The cost price is $5 per ticket.", "The price is $5 per ticket.", False),
+])
+def test_a_prohibition_a_range_of_days_a_relative_and_a_fee_said_otherwise(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

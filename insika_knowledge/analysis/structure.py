@@ -301,6 +301,8 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bin the event (?:that|of)\b", "if"), (r"(?:^|(?<=[.!;]\s))should\b(?=[^?]*(?:,|$))(?![^?]*\?)", "if"),
         # a Portuguese object pronoun on its verb: "bloqueá-lo pelo app" is "bloquear pelo app"
         (r"(?<=[a-z])-(?:lo|la|los|las)\b", ""),
+        # and its impersonal "se" ("cobra-se uma taxa", "aceita-se cartão"), which is no "if"
+        (r"(?<=[a-z]{2})-se\b", ""),
         # "não importa quanto tempo", "no matter how long": no negation, "regardless of how long"
         (r"\bnao importa\b|\btanto faz\b", "independentemente de"), (r"\bno matter\b", "regardless of"),
         (r"\bahead of time\b|\bbeforehand\b", "in advance"),  # "24 hours ahead of time" is "in advance"
@@ -323,9 +325,11 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bnot only\b(?=[^.;!?]{1,80}\bbut (?:also|as well)\b)|\bnao (?:so|apenas|somente)\b"
          r"(?=[^.;!?]{1,80}\b(?:mas|como) tambem\b)", ""),
         (r",? but (?:also|as well)\b", " and"), (r",? (?:mas|como) tambem\b", " e"),  # (additive, as "and")
-        # "os produtos que foram comprados na liquidação" are "os produtos comprados na liquidação"
-        (r"\bque (?:foram|foi) (?=\w+(?:ad|id)[oa]s?\b)|\b(?:that|which) (?:were|was) (?=\w+ed\b|bought\b|sold\b"
-         r"|made\b|paid\b|sent\b|given\b|taken\b)", ""),
+        # "os produtos que foram comprados na liquidação" are "os produtos comprados na liquidação",
+        # "customers who are enrolled in the program" "customers enrolled in the program"
+        (r"\bque (?:foram|foi|sao|estao|esta) (?=\w+(?:ad|id)[oa]s?\b)"
+         r"|(?<=[a-z] )(?:(?:that|which) (?:were|was)|who (?:were|was|are|is)) "
+         r"(?=\w+ed\b|bought\b|sold\b|made\b|paid\b|sent\b|given\b|taken\b)", ""),
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
         (r"\b(?:sabados? e domingos?|domingos? e sabados?|fins? de semana)\b", "weekend"),
@@ -710,7 +714,7 @@ def _minutes(hour: int, minute: int, meridiem: str | None) -> int:
 _REWRITE_HINT: Final = re.compile(
     r"'|cannot|free of|at no|no charge|sem c|sem nenhum|isent|de graca|money back|no longer|not any|desde que"
     r"|sempre que|as soon as|assim que|logo que|as long as|contanto que|ahead of time|beforehand"
-    r"|nao importa|tanto faz|no matter|in the event|should|-l|whole|entire|inteir"
+    r"|nao importa|tanto faz|no matter|in the event|should|-l|-se\b|whole|entire|inteir"
     r"|e-mail|email|used to|interest|by the| off\b|[\d%]off\b|custo|custa nada|cost anything|cost you anything"
     r"|pagar nada|pagam? nada|pagamos nada|cobram? nada|cobramos nada|gratuitamente|paying anything|pay nothing"
     r"|pay anything|antecedencia|sem agend|sem hora|sem marcar|sem nec|sem a nec|sem precisar|without|walk"
@@ -718,7 +722,8 @@ _REWRITE_HINT: Final = re.compile(
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
     r"|estej|estiv|not only|nao so|nao apenas|nao somente|but also|but as well|mas tambem|como tambem"
-    r"|que foram|que foi|that were|that was|which were|which was|going to|inform|lembra|remind|excecao"
+    r"|que foram|que foi|que sao|que esta|that were|that was|which were|which was|who are|who is|who were"
+    r"|who was|going to|inform|lembra|remind|excecao"
     r"|exception|absolut|algum"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
@@ -897,6 +902,12 @@ _BOUND_NUMBER: Final = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
 _FROM_TIME_TO: Final = r"from\s+(?:noon|midday|midnight|(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.))\s+to"
 
 
+#: Two day names joined by a dash (folded): `_MARKS` writes it as a hyphen.
+_DAY_DASH_RE: Final = re.compile(
+    r"\b((?:mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day)?s?|seg|ter|qua|qui|sex|sab|dom|segunda|terca|quarta|quinta"
+    r"|sexta|sabado|domingo)\.?\s*[\u2013\u2014]\s*(?=(?:mon|tue|wed|thu|fri|sat|sun|seg|ter|qua|qui|sex|sab|dom)[a-z]*\b)")
+
+
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
 #: the reading keeps (folded text): "orders > $50" as "above", "-$10" as "minus" (a sign
 #: after a colon or at the start), "off-peak" as one word, "once a year" as "1 per year"
@@ -917,6 +928,8 @@ _DAY_HALF: Final[_Rewrite] = (
     lambda m: f"{m[1]} {_day_half(m[2], m[3])}")
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     rule if isinstance(rule[1], re.Pattern) else (rule[0], re.compile(rule[1]), rule[2]) for rule in (
+        # a dash between two days is a hyphen ("Mon–Fri", "seg—sex" as "Mon-Fri": a range, not a phrase break)
+        (("\u2013", "\u2014"), _DAY_DASH_RE, r"\1-"),
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         # "24+ hours", "18+": at least the number (not "+55 11 ...", nor "1+1")
         (("+",), r"(?<![\d+])(\d+(?:[.,]\d+)?)\+(?![\d+])", r"at least \1"),
@@ -1318,8 +1331,87 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
             shift += _agent_active(out, at + shift)
         else:
             _undone(out, at + shift)
-    return tuple(_plainly_said(_required_of(_only_if(_free_adverb(_free_for_active(_included_active(_price_of(
-        _said_once(out)))))))))
+    read: list[str] = _said_once(out)
+    for step in (_price_of, _included_active, _free_for_active, _free_adverb, _only_if, _required_of, _plainly_said,
+                 _prohibited, _day_ranges, _charged_once):  # each canonical reading, in this order
+        read = step(read)
+    return tuple(read)
+
+
+#: A verb of charging that the price noun of its clause already says ("cobra uma taxa").
+_CHARGE_VERBS: Final = frozenset({"cobr"})
+
+
+def _charged_once(out: list[str]) -> list[str]:
+    """`out` with a charge said once per clause: "a $12 fee is charged", "we charge a $12
+    fee", "cobra-se uma taxa de R$ 12" and "há uma taxa de R$ 12" all read as the fee
+    (``s_price``), not a fee and a charging of it.
+    """
+    if out.count("s_price") < 2 and not _CHARGE_VERBS & set(out):
+        return out
+    result: list[str] = []
+    start = 0
+    for end in [*(i for i, t in enumerate(out) if t in (SENTENCE, PHRASE) or t.startswith("c:")), len(out)]:
+        clause = out[start:end]
+        if "s_price" in clause:  # (two side by side are one compound noun: "the cost price")
+            first = clause.index("s_price")
+            clause = [t for i, t in enumerate(clause) if t not in _CHARGE_VERBS
+                      and (t != "s_price" or i == first or clause[i - 1] == "s_price")]
+        result += clause
+        if end < len(out):
+            result.append(out[end])
+        start = end + 1
+    return result
+
+
+#: Words that join two days into a range ("Monday to / through / until Friday", "de segunda a /
+#: até sexta"); two days side by side are one too ("Mon-Fri", "de segunda a sexta": "a" is no word).
+_DAY_RANGE_JOINS: Final = frozenset({"r:to", "r:through", "r:thru", "r:until", "r:till", "r:ate"})
+
+
+def _day_ranges(out: list[str]) -> list[str]:
+    """`out` with each range of days said one way: "from Monday to Friday", "Monday through
+    Friday", "Mon-Fri", "de segunda a sexta" as ``r:from d:wd1 r:to d:wd5``. Days joined by
+    "and" / "e" or commas are a list and stay.
+    """
+    result: list[str] = []
+    at = 0
+    while at < len(out):
+        token = out[at]
+        if token.startswith(WEEKDAY_PREFIX):
+            joined = at + 2 < len(out) and out[at + 1] in _DAY_RANGE_JOINS and out[at + 2].startswith(WEEKDAY_PREFIX)
+            beside = at + 1 < len(out) and out[at + 1].startswith(WEEKDAY_PREFIX)
+            if joined or beside:
+                if result and result[-1] in ("r:from", "r:de"):
+                    result.pop()
+                result += ["r:from", token, "r:to", out[at + (2 if joined else 1)]]
+                at += 3 if joined else 2
+                continue
+        result.append(token)
+        at += 1
+    return result
+
+
+def _prohibited(out: list[str]) -> list[str]:
+    """`out` with a prohibition said three ways read as one: "must not X" and "are not allowed
+    to X" as "cannot X" (``p:p_can n``). "Do not have to" (a negation before "must") is no
+    prohibition and stays.
+    """
+    result: list[str] = []
+    at = 0
+    while at < len(out):
+        token = out[at]
+        if token == "p:p_must" and at + 1 < len(out) and out[at + 1] == "n":
+            result += ["p:p_can", "n"]
+            at += 2
+        elif token == "n" and out[at + 1:at + 3] == ["s_allow", "r:to"] and at + 3 < len(out) \
+                and plain_word(out[at + 3]):
+            result += ["p:p_can", "n"]
+            at += 3
+        else:
+            result.append(token)
+            at += 1
+    return result
 
 
 #: Opening and closing, each the other negated.
