@@ -98,5 +98,18 @@ def test_free_that_only_a_customers_review_says_is_not_learned() -> None:
         {"role": "user", "content": "14 Alder Lane."}]
     claim = "Sunday delivery\nPetal & Stem Florists deliver free of charge anywhere in the city on Sundays."
     assert assess(claim, "policy", messages).quarantined
-    said = [*messages[:4], {"role": "assistant", "content": f"{messages[4]['content']} Delivery is free on Sundays."}]
+    free = {k: v for k, v in product.items() if k not in ("delivery_fee", "reviews")}
+    said = [*messages[:3], {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(free)},
+            {"role": "assistant", "content": "Yes! And delivery is free anywhere in the city on Sundays."}]
     assert not assess(claim, "policy", said).quarantined  # the business said it too
+
+
+def test_what_the_agent_said_of_another_plan_is_not_learned_for_the_customers() -> None:
+    messages = turn(("system", "You are the support assistant for Sinal+ Telecom."),
+                    ("user", "Hi, I'm on the Start 15GB plan and flying to Buenos Aires. Is roaming included?"),
+                    ("assistant", "Hi! Mercosur roaming with 5 GB of data is included on the Premium 100GB plan. On "
+                                  "Start 15GB, roaming is charged through the daily pass, R$ 29.90 for each day."))
+    start = "Start plan roaming\nThe Start 15GB plan includes roaming in Mercosur countries with 5 GB of data."
+    assert assess(start, "policy", messages).quarantined
+    premium = "Premium plan roaming\nThe Premium 100GB plan includes roaming in Mercosur countries with 5 GB of data."
+    assert not assess(premium, "policy", messages).quarantined

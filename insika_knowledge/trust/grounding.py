@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from insika_knowledge.analysis.arrangement import rearranged
-from insika_knowledge.analysis.structure import PRICE_UNITS, VALUE_WORDS, content_terms, same_duration, tokens
+from insika_knowledge.analysis.structure import PRICE_UNITS, VALUE_WORDS, content_terms, names, same_duration, tokens
 from insika_knowledge.analysis.text import fold, negation_count, text_language
 from insika_knowledge.trust.corrections import (
     VALUE_NOUNS,
@@ -188,6 +188,7 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
     found: set[Speaker] = set()
     parts = pieces(list(messages), speaker, message_text)
     ours = own_names(parts)
+    named, spoken = _names_said(claim, parts, ours)
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             have = features(piece.text) & wanted
@@ -230,6 +231,9 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
                 continue  # (a system prompt's persona, "You are the support assistant for X", states no rule)
             reading = readings[k]
             assert reading is not None
+            if named and _of_another_name(named, names(sentence) - ours, spoken):
+                continue  # "5 GB is included on the Premium plan" is not the Start plan's, which the
+                # business names elsewhere ("On Start, roaming is charged")
             if reading.states and piece.speaker != "tool" and _valued_otherwise(values, features(sentence)) \
                     and any(features(earlier) & wanted & numbers for earlier in split[:k]):
                 elsewhere |= features(sentence) & wanted
@@ -278,6 +282,20 @@ def supporters(claim: str, messages: Iterable[Mapping[str, Any]]) -> frozenset[S
 PERSONA: Final = re.compile(
     r"^\W*(?i:(?:you are|you're|voc[eê] [eé]) (?:the|an?|o|a|um|uma)\b|act as|your role is|voc[eê] atua|atue como"
     r"|seu papel [eé])\b")  # ("You're allowed to give students 10% off" is a rule)
+
+
+def _names_said(claim: str, parts: Sequence[Piece], ours: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The claim's names but the business's own (`ours`), and the names the business side says."""
+    named = names(claim) - ours
+    return named, frozenset().union(*(names(p.text) for p in parts if p.business)) if named else frozenset()
+
+
+def _of_another_name(named: frozenset[str], said: frozenset[str], spoken: frozenset[str]) -> bool:
+    """True when a business sentence (its names `said`) names something the claim (its names
+    `named`) does not, and leaves out a name of the claim that the business side says
+    elsewhere (`spoken`): it speaks of another plan, branch or product than the claim's.
+    """
+    return bool(said - named) and bool((named - said) & spoken)
 
 
 def _gainsaid(claim: str, split: Sequence[str], *, answered: bool) -> bool:
@@ -666,6 +684,8 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
     numbers = {t for t in wanted if is_number(t)}
     elsewhere: set[str] = set()  # the claim's words a business sentence binds to another value
     parts = pieces(list(messages), speaker, message_text)
+    ours = own_names(parts)
+    named, spoken = _names_said(claim, parts, ours)
     for at, piece in enumerate(parts):
         if piece.speaker == "customer":
             customer |= features(piece.text) & wanted
@@ -688,6 +708,8 @@ def shares(claim: str, messages: Iterable[Mapping[str, Any]]) -> tuple[float, fl
                                                          for earlier in split[:k]):
                 elsewhere |= text & wanted
                 continue  # as `supporters` reads it: "Até 12x. Até 6x fica sem juros" is not 12x's
+            if named and _of_another_name(named, names(sentence) - ours, spoken):
+                continue  # as `supporters` reads it: another plan's, branch's or product's
             after = split[k + 1] if k + 1 < len(split) else ""
             if text & wanted and read_sentence(claim, sentence, parts[:at], after).states:
                 business |= text & wanted
