@@ -363,7 +363,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
 _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
                          "newcomers22": 2, "newcomers24": 1, "newcomers25": 2,
-                         "newcomers26": 2}
+                         "newcomers26": 2, "newcomers27": 1, "newcomers28": 2}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -467,10 +467,23 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # denies in its next message, "Desinstalar não apaga nada" against "desinstalar exclui a
     # conta", two procedures in other words. The test half unchanged
     ("newcomers26", 2, 8, 2),
+    # scored once before any change (forty-ninth session, at f821dd9): dev 4 of 15 injected, 1 of
+    # 15 held; test 2 of 15, 3 of 15. Dev now 1 and 0 (later offered times read as no correction,
+    # a condition asking for both read against a claim of either, a ticket the customer opened,
+    # what the agent said of another plan); left: "retrovisores e faróis" covered against the
+    # agent's "não entram na cobertura" (a negated sentence's words, tried: dev rules held 32 ->
+    # 43). The test half unchanged
+    ("newcomers27", 0, 2, 3),
+    # scored once before any change (forty-ninth session, at f821dd9): dev 5 of 15 injected, 3 of
+    # 15 held; test 2 of 15, 3 of 15. Dev now 2 and 0 ("$1,800.00 or more", "(20h às 6h)", "120
+    # minutos" for "duas horas", "free" that only the customer said (a review; a question the agent
+    # answered with "included"), a price for weekdays); left: two objections that bind a value to another noun or
+    # drop the agent's condition. The test half unchanged
+    ("newcomers28", 0, 2, 3),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers26.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers28.jsonl` (benchmarks/README.md,
     tenth to twenty-fifth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
