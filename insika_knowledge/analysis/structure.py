@@ -330,6 +330,10 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"\bque (?:foram|foi|sao|estao|esta) (?=\w+(?:ad|id)[oa]s?\b)"
          r"|(?<=[a-z] )(?:(?:that|which) (?:were|was)|who (?:were|was|are|is)) "
          r"(?=\w+ed\b|bought\b|sold\b|made\b|paid\b|sent\b|given\b|taken\b)", ""),
+        # "one adult for every 10 children" is "per 10 children", "para cada 10 crianças" "a cada"
+        (r"\bfor (?:each|every)\b", "per"), (r"\bpara cada\b", "a cada"),
+        # ", which is deducted" after a clause says "and is deducted" (a clause added, not a restriction)
+        (r", which (?=(?:is|are|was|were|will|can|must)\b)", " and "),
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
         (r"\b(?:saturdays? and sundays?|sundays? and saturdays?)\b", "weekends"),
         (r"\b(?:sabados? e domingos?|domingos? e sabados?|fins? de semana)\b", "weekend"),
@@ -723,7 +727,7 @@ _REWRITE_HINT: Final = re.compile(
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
     r"|estej|estiv|not only|nao so|nao apenas|nao somente|but also|but as well|mas tambem|como tambem"
     r"|que foram|que foi|que sao|que esta|that were|that was|which were|which was|who are|who is|who were"
-    r"|who was|going to|inform|lembra|remind|excecao"
+    r"|who was|going to|inform|lembra|remind|excecao|for each|for every|para cada|, which"
     r"|exception|absolut|algum"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
@@ -2735,7 +2739,7 @@ def _listed(sentence: list[str]) -> list[list[str]]:
     Such a list: what a verb of listing (`_LISTING`: accepts, includes, offers, covers,
     sells, aceita, inclui, oferece...) takes, three or more items of plain words
     (`plain_word`, at most `_LIST_ITEM` each), separated by commas but the last two by the
-    sentence's one "and" / "or". A sentence with a comma elsewhere, another "and" / "or",
+    sentence's one "and" / "or". A sentence with a comma after the list, another "and" / "or",
     or a word of order (`_ORDER_TOKENS`: respectively, in that order, the latter, first,
     then...) has none, nor has a list of steps ("unplug, pack and ship it"): its order
     may say something.
@@ -2744,12 +2748,14 @@ def _listed(sentence: list[str]) -> list[list[str]]:
     if len(joins) != 1 or PHRASE not in sentence or _ORDER_TOKENS.intersection(sentence):
         return []
     join = joins[0]
-    commas = [i for i, t in enumerate(sentence[:join]) if t == PHRASE]
-    if sentence.count(PHRASE) != len(commas):
+    if PHRASE in sentence[join:]:
         return []  # a comma after the list
-    verb = commas[0] - 1
+    verb = join - 1
     while verb >= 0 and sentence[verb] not in _LISTING:
         verb -= 1
+    commas = [i for i in range(verb + 1, join) if sentence[i] == PHRASE]  # (a phrase before the verb
+    if not commas:  # may close with its own comma: "To open a claim, you must provide X, Y and Z")
+        return []
     bounds = list(zip([verb, *commas], [*commas, join], strict=True))
     if verb < 0 or any(not 0 < b - a - 1 <= _LIST_ITEM or not all(map(plain_word, sentence[a + 1:b]))
                        for a, b in bounds):
