@@ -346,3 +346,22 @@ def test_a_value_changed_from_one_number_to_another_is_the_new_one() -> None:
 ])
 def test_a_prohibition_a_range_of_days_a_relative_and_a_fee_said_otherwise(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # a list after a fronted phrase, in any order; "for every" as "per"; ", which is" as "and is"
+    ("To open a theft claim, you must provide the police report, driver's license and vehicle registration.",
+     "To open a theft claim, you must provide the vehicle registration, police report and driver's license.", True),
+    ("To open a theft claim, you must provide the police report, driver's license and vehicle registration.",
+     "To open a theft claim, you must provide the police report, driver's license or vehicle registration.", False),
+    ("O salão exige pelo menos um adulto responsável para cada 10 crianças.",
+     "O salão exige pelo menos um adulto responsável a cada 10 crianças.", True),
+    ("The venue requires one adult for every 10 children.", "The venue requires one adult per 10 children.", True),
+    ("The venue requires one adult for every 10 children.", "The venue requires one adult per 12 children.", False),
+    ("The solar site survey costs $1,500.00 and is deducted from the project price.",
+     "The solar site survey costs $1,500.00, which is deducted from the project price.", True),
+    ("The solar site survey costs $1,500.00 and is deducted from the project price.",
+     "The solar site survey costs $1,500.00, which is not deducted from the project price.", False),
+])
+def test_a_list_after_a_phrase_a_ratio_and_a_clause_added(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

@@ -331,7 +331,9 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
          r"|(?<=[a-z] )(?:(?:that|which) (?:were|was)|who (?:were|was|are|is)) "
          r"(?=\w+ed\b|bought\b|sold\b|made\b|paid\b|sent\b|given\b|taken\b)", ""),
         # "one adult for every 10 children" is "per 10 children", "para cada 10 crianças" "a cada"
-        (r"\bfor (?:each|every)\b", "per"), (r"\bpara cada\b", "a cada"),
+        # (after a price `_FOR_EACH` reads it, once number words are read: "R$ 15 para cada peça" is "por peça")
+        (r"(?<![\d%] )(?<!reais )(?<!dollars )(?<!dollar )(?<!euros )\bfor (?:each|every)\b", "per"),
+        (r"(?<![\d%] )(?<!reais )(?<!dollars )(?<!dollar )(?<!euros )\bpara cada\b", "a cada"),
         # ", which is deducted" after a clause says "and is deducted" (a clause added, not a restriction)
         (r", which (?=(?:is|are|was|were|will|can|must)\b)", " and "),
         # "on Saturdays and Sundays" is "on weekends" (one time, not two clauses)
