@@ -78,3 +78,25 @@ def test_times_offered_later_take_no_opening_hours_back() -> None:
 def test_a_rule_the_agent_said_in_other_units_is_learned(said: str, claim: str) -> None:
     messages = [{"role": "user", "content": "como funciona?"}, {"role": "assistant", "content": said}]
     assert not assess(claim, "policy", messages).quarantined
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("A decision within two business weeks.", {"m:10:day:business"}),
+    ("A decision within 3 working weeks.", {"m:15:day:business"}),
+    ("A decision within 2 weeks.", {"m:2:week"}),
+])
+def test_a_business_week_is_five_business_days(text: str, expected: set[str]) -> None:
+    assert values(text) == expected
+
+
+def test_a_credit_members_receive_is_the_credit_the_business_adds() -> None:
+    """"Members automatically receive a credit" and "we automatically add a credit to your
+    account" name one act from its two sides: the adverb is no act of either party.
+    """
+    messages = [{"role": "user", "content": "My order came 20 minutes late. Do I get anything?"},
+                {"role": "assistant", "content": "Sorry! As a Plus member, if an order arrives more than 15 minutes "
+                                                 "after the latest time shown at checkout, we automatically add a "
+                                                 "$5.00 credit to your account within 24 hours."}]
+    claim = "On-time promise credit\nPlus members automatically receive a $5.00 account credit within 24 hours " \
+            "when an order arrives more than 15 minutes after the latest checkout estimate."
+    assert not assess(claim, "policy", messages).quarantined

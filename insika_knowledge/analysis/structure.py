@@ -1066,8 +1066,14 @@ _FOR_EACH: Final[_Rewrite] = (
     ("cada", "each"),
     re.compile(r"(?<=\d)((?:\s?(?:%|reais|dollars?|euros?))?)\s+(para|pra|for)\s+(?:cada|each)\b"),
     lambda m: f"{m[1]} {'per' if m[2] == 'for' else 'por'}")
+#: Weeks of business days are five of them each: "two business weeks" is "10 business days".
+_BUSINESS_WEEKS: Final[_Rewrite] = (
+    ("week",),
+    re.compile(r"\b(\d{1,3}) (business|working) weeks?\b"),
+    lambda m: f"{int(m[1]) * 5} {m[2]} days")
 #: The rewrites run once number words are read ("oito da manhã" is "8 da manha" only then).
-_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, _DAY_HALF, *_RATE_RULES, _FOR_EACH)  # (twice: a range's end)
+_AFTER_NUMBER_WORDS: Final = (_PAST_THE_HOUR, _DAY_HALF, _DAY_HALF, *_RATE_RULES, _FOR_EACH,  # (twice: a range's end)
+                              _BUSINESS_WEEKS)
 #: The word `_MARKS` writes for "this" / "este" before a time: read as the pole ``p:p_this``.
 THIS: Final = "thistime"
 
@@ -3189,7 +3195,7 @@ def details(text: str, *, summary: bool = False, whole: bool = False) -> Details
         elif token in named:
             items.add(("name", token))
         if (token in PARTY_TERMS or token.startswith("w:")) and not summary:
-            items.add(("a", token, next_content(seq, i) or ""))
+            items.add(("a", token, next_content(seq, i, skip=_MANNER) or ""))
         elif token in PARTY_TERMS:
             items.add(("name", token))
     close_sentence()
@@ -3309,14 +3315,23 @@ def _polarity(seq: tuple[str, ...], markers: frozenset[str] = frozenset({"n"}),
     return frozenset(out)
 
 
-def next_content(seq: tuple[str, ...], at: int) -> str | None:
-    """The first content word or party after ``seq[at]`` in its clause (None: none)."""
+def next_content(seq: tuple[str, ...], at: int, skip: frozenset[str] = frozenset()) -> str | None:
+    """The first content word or party after ``seq[at]`` in its clause, but those of `skip`
+    (None: none).
+    """
     for token in seq[at + 1:]:
         if token == SENTENCE or token.startswith("c:"):
             return None
-        if _is_content(token) or token.startswith("w:"):
+        if (_is_content(token) or token.startswith("w:")) and token not in skip:
             return token
     return None
+
+
+#: Adverbs of manner between a party and its act, whose act is the verb after them ("members
+#: automatically receive", "we immediately refund", "o cliente normalmente recebe"), as stemmed.
+_MANNER: Final = frozenset({
+    "automat", "immed", "usual", "normal", "typic", "general", "instant", "quick", "prompt",
+    "automaticament", "imediatament", "normalment", "geralment", "rapidament", "diretament", "instantaneament"})
 
 
 def previous_content(seq: tuple[str, ...], at: int) -> str | None:
