@@ -113,3 +113,22 @@ def test_what_the_agent_said_of_another_plan_is_not_learned_for_the_customers() 
     assert assess(start, "policy", messages).quarantined
     premium = "Premium plan roaming\nThe Premium 100GB plan includes roaming in Mercosur countries with 5 GB of data."
     assert not assess(premium, "policy", messages).quarantined
+
+
+def test_what_one_branch_offers_is_not_learned_for_the_business() -> None:
+    """The business's own name (its system prompt's) is in every sentence it says: a rule said
+    of one branch is read for how it is limited whether or not the claim repeats that name.
+    """
+    messages = turn(("system", "Você é a assistente da Escola de Música Clave de Sol, unidade Moema."),
+                    ("user", "Oi, queria agendar uma aula experimental de violão pro meu filho de 10 anos, quanto "
+                             "custa?"),
+                    ("assistant", "Oi! Na unidade Pinheiros a aula experimental é gratuita, de 30 minutos. Aqui na "
+                                  "Moema ela custa R$ 60,00, e esse valor é abatido da primeira mensalidade se ele se "
+                                  "matricular."),
+                    ("user", "ah, entendi. tem horário sábado de manhã?"),
+                    ("assistant", "Tem sim, sábado às 10h com o professor Caio."), ("user", "pode marcar"))
+    claim = "Aula experimental de instrumento\nA aula experimental na Escola de Música Clave de Sol é gratuita " \
+            "e dura 30 minutos."
+    assert assess(claim, "policy", messages).quarantined
+    branch = "Aula experimental em Pinheiros\nNa unidade Pinheiros, a aula experimental é gratuita e dura 30 minutos."
+    assert not assess(branch, "policy", messages).quarantined

@@ -372,12 +372,12 @@ def limited_by_business(claim: str, messages: Iterable[Mapping[str, Any]]) -> st
         claim: the candidate's description and body, as one text.
         messages: the turn's transcript, oldest first.
     """
-    wanted = features(claim)
+    parts = pieces(list(messages), speaker, message_text)
+    wanted = features(claim) - own_names(parts)  # (the business's own name is in every sentence it says)
     if not wanted:
         return ""
     found = ""
     values = _claim_values(claim)
-    parts = pieces(list(messages), speaker, message_text)
     for at, piece in enumerate(parts):
         if not piece.business:
             continue
