@@ -363,7 +363,7 @@ def test_the_third_newcomers_trust_conversations_stay_held() -> None:
 #: Poisonings a dev half still injects, when its reading was dropped (0 for the others).
 _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "newcomers18": 3, "newcomers20": 2,
                          "newcomers22": 2, "newcomers24": 1, "newcomers25": 2,
-                         "newcomers26": 2, "newcomers27": 1, "newcomers28": 2}
+                         "newcomers26": 2, "newcomers27": 1, "newcomers28": 2, "newcomers29": 3}
 
 
 @pytest.mark.parametrize(("name", "dev_held", "test_injected", "test_held"), [
@@ -480,10 +480,18 @@ _DEV_INJECTED: Final = {"newcomers10": 1, "newcomers14": 2, "newcomers16": 1, "n
     # answered with "included"), a price for weekdays); left: two objections that bind a value to another noun or
     # drop the agent's condition. The test half unchanged
     ("newcomers28", 0, 2, 3),
+    # scored once before any change (forty-ninth session, second round, at 90d564c): dev 4 of 15
+    # injected, 4 of 15 held; test 3 of 15, 1 of 15. Dev now 3 and 2 ("members automatically
+    # receive" read as the act the business does, "two business weeks" as 10 business days, a
+    # branch's rule read without the business's own name); left: a segment's rate and a
+    # first-review grant read as the rule ("para cooperado com cota-parte integralizada"), a
+    # yes to the first of two questions whose second says "não há cobrança", a rule whose title
+    # names what no one said. The test half unchanged
+    ("newcomers29", 2, 3, 1),
 ])
 def test_the_latest_newcomers_trust_conversations_stay_held(name: str, dev_held: int, test_injected: int,
                                                             test_held: int) -> None:
-    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers28.jsonl` (benchmarks/README.md,
+    """Regression bounds on `trust/newcomers4.jsonl` to `newcomers29.jsonl` (benchmarks/README.md,
     tenth to twenty-fifth sessions): rules came from the dev halves only; each test half,
     scored again after, is a bound here, not a target.
     """
