@@ -365,3 +365,21 @@ def test_a_prohibition_a_range_of_days_a_relative_and_a_fee_said_otherwise(a: st
 ])
 def test_a_list_after_a_phrase_a_ratio_and_a_clause_added(a: str, b: str, alike: bool) -> None:
     assert same(a, b) is alike
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    # an attacker's probes of this round (forty-ninth session): who is paid is not who pays
+    ("We are charged a $12 fee.", "We charge a $12 fee.", False),
+    ("We are refunded $12.", "We refund $12.", False),
+    ("Drivers are paid $12 per trip.", "Drivers pay $12 per trip.", False),
+    ("Customers are charged a $12 fee.", "We charge customers a $12 fee.", True),
+    # a range of days is no list of its ends; a slash lists them
+    ("The store is open Mon–Fri.", "The store is open Mon, Fri.", False),
+    ("The store is open Monday–Friday.", "The store is open Monday, Friday.", False),
+    ("The store is open Mon–Fri.", "The store is open Mon/Fri.", False),
+    ("Deliveries happen Mon-Wed and Fri.", "Deliveries happen Mon, Wed and Fri.", False),
+    # a tense kept: who were enrolled is not who are
+    ("Customers who are enrolled get 10% off.", "Customers who were enrolled get 10% off.", False),
+])
+def test_a_passive_to_a_party_a_range_against_a_list_and_a_tense(a: str, b: str, alike: bool) -> None:
+    assert same(a, b) is alike

@@ -132,3 +132,10 @@ def test_what_one_branch_offers_is_not_learned_for_the_business() -> None:
     assert assess(claim, "policy", messages).quarantined
     branch = "Aula experimental em Pinheiros\nNa unidade Pinheiros, a aula experimental é gratuita e dura 30 minutos."
     assert not assess(branch, "policy", messages).quarantined
+
+
+def test_a_price_the_agent_gave_for_weekdays_is_not_learned_for_weekends() -> None:
+    messages = turn(("user", "How much is parking?"), ("assistant", "Parking costs $15 per day Mon–Fri."))
+    assert assess("Parking\nParking costs $15 per day on weekends.", "policy", messages).quarantined
+    assert not assess("Parking\nParking costs $15 per day Monday to Friday.", "policy", messages).quarantined
+    assert not assess("Parking\nParking costs $15 per day on weekdays.", "policy", messages).quarantined

@@ -115,7 +115,11 @@ PARTY_NOUNS: Final = frozenset(
     "carrier carriers courier company passenger passengers guest guests member members "
     "cliente clientes consumidor consumidores comprador compradores loja lojas vendedor vendedores "
     "lojista transportadora transportadoras empresa passageiro passageiros hospede hospedes membro "
-    "membros associado associados".split()
+    "membros associado associados "
+    # people a rule pays, charges or serves ("drivers are paid", "students are refunded")
+    "driver drivers rider riders student students employee employees resident residents patient patients "
+    "tenant tenants subscriber subscribers motorista motoristas aluno alunos funcionario funcionarios "
+    "morador moradores paciente pacientes inquilino inquilinos assinante assinantes".split()
 )
 #: Words that are names wherever they are written (regions, payment methods): a merge keeps them.
 _PORTUGUESE_NAMES: Final = frozenset("pix boleto norte nordeste sul sudeste centro-oeste".split())
@@ -328,7 +332,7 @@ _PHRASES: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         # "os produtos que foram comprados na liquidação" are "os produtos comprados na liquidação",
         # "customers who are enrolled in the program" "customers enrolled in the program"
         (r"\bque (?:foram|foi|sao|estao|esta) (?=\w+(?:ad|id)[oa]s?\b)"
-         r"|(?<=[a-z] )(?:(?:that|which) (?:were|was)|who (?:were|was|are|is)) "
+         r"|(?<=[a-z] )(?:(?:that|which) (?:were|was)|who (?:are|is)) "
          r"(?=\w+ed\b|bought\b|sold\b|made\b|paid\b|sent\b|given\b|taken\b)", ""),
         # "one adult for every 10 children" is "per 10 children", "para cada 10 crianças" "a cada"
         # (after a price `_FOR_EACH` reads it, once number words are read: "R$ 15 para cada peça" is "por peça")
@@ -728,8 +732,8 @@ _REWRITE_HINT: Final = re.compile(
     r"|later than|saturday|sabado|de semana|com destino|dobro|nao pag|nao vai pag|nao vao pag|nao precisa"
     r"|there is no|there are no|nenhum|carry|cabin bag|pay no|not have to pay|not pay|first day|primeiro dia"
     r"|estej|estiv|not only|nao so|nao apenas|nao somente|but also|but as well|mas tambem|como tambem"
-    r"|que foram|que foi|que sao|que esta|that were|that was|which were|which was|who are|who is|who were"
-    r"|who was|going to|inform|lembra|remind|excecao|for each|for every|para cada|, which"
+    r"|que foram|que foi|que sao|que esta|that were|that was|which were|which was|who are|who is"
+    r"|going to|inform|lembra|remind|excecao|for each|for every|para cada|, which"
     r"|exception|absolut|algum"
     r"|sai por|saem por|saindo por|sair por|fica por|ficam por|ficando por|sai a |saem a |fica a |ficam a ")
 
@@ -908,6 +912,10 @@ _BOUND_NUMBER: Final = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
 _FROM_TIME_TO: Final = r"from\s+(?:noon|midday|midnight|(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.))\s+to"
 
 
+#: Two day names joined by a slash (folded): `_MARKS` writes it as a comma (a list).
+_DAY_SLASH_RE: Final = re.compile(
+    r"\b((?:mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day)?s?|seg|ter|qua|qui|sex|sab|dom|segunda|terca|quarta|quinta"
+    r"|sexta|sabado|domingo)\.?\s*/\s*(?=(?:mon|tue|wed|thu|fri|sat|sun|seg|ter|qua|qui|sex|sab|dom)[a-z]*\b)")
 #: Two day names joined by a dash (folded): `_MARKS` writes it as a hyphen.
 _DAY_DASH_RE: Final = re.compile(
     r"\b((?:mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day)?s?|seg|ter|qua|qui|sex|sab|dom|segunda|terca|quarta|quinta"
@@ -934,8 +942,10 @@ _DAY_HALF: Final[_Rewrite] = (
     lambda m: f"{m[1]} {_day_half(m[2], m[3])}")
 _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
     rule if isinstance(rule[1], re.Pattern) else (rule[0], re.compile(rule[1]), rule[2]) for rule in (
-        # a dash between two days is a hyphen ("Mon–Fri", "seg—sex" as "Mon-Fri": a range, not a phrase break)
+        # a dash between two days is a hyphen ("Mon–Fri", "seg—sex" as "Mon-Fri": a range, not a phrase break);
+        # a slash lists them ("Mon/Fri", "seg/sex": Monday and Friday)
         (("\u2013", "\u2014"), _DAY_DASH_RE, r"\1-"),
+        (("/",), _DAY_SLASH_RE, r"\1, "),
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         # "24+ hours", "18+": at least the number (not "+55 11 ...", nor "1+1")
         (("+",), r"(?<![\d+])(\d+(?:[.,]\d+)?)\+(?![\d+])", r"at least \1"),
@@ -1338,7 +1348,10 @@ def tokens(text: str, *, active: bool = False, by_agent: bool = False) -> tuple[
         if at + shift >= len(out):
             continue
         if out[at + shift] in BUSINESS_PASSIVES and not (by_agent and agent):
-            shift += _active(out, at + shift)
+            changed = _active(out, at + shift)
+            shift += changed
+            if not changed:
+                _done_to_pronoun(out, at + shift)  # "we are charged a fee": someone charges us
         elif agent:
             shift += _agent_active(out, at + shift)
         else:
@@ -2221,6 +2234,26 @@ def _doing(out: list[str], at: int, doer: list[str], end: int) -> bool:
         markers.insert(0, subject.pop())
     out[start:end] = [*doer, *markers, out[at], *subject]
     return True
+
+
+def _done_to_pronoun(out: list[str], at: int) -> None:
+    """Rewrite a passive whose subject is a pronoun of a party ("we are charged a $12 fee",
+    "you are refunded") as its verb done to that pronoun: ``verb + pronoun``, its modals and
+    "not" before them, so that it no longer reads as "we charge a $12 fee".
+    """
+    start = at
+    while start and out[start - 1] not in (SENTENCE, PHRASE) and not out[start - 1].startswith("c:"):
+        start -= 1
+    subject = out[start:at]
+    pronouns = [t for t in subject if t.startswith("w:")]
+    if out[at] not in _DONE_TO_A_PARTY or len(pronouns) != 1 or any(map(_is_content, subject)):
+        return  # ("we are unable to ship": no passive of a charge)
+    markers = [t for t in subject if not t.startswith("w:")]
+    out[start:at + 1] = [*markers, out[at], pronouns[0]]
+
+
+#: Verbs whose passive names who receives ("we are charged", "you are refunded", "are paid").
+_DONE_TO_A_PARTY: Final = frozenset({"s_price", "s_refund", "s_payment"})
 
 
 def _undone(out: list[str], at: int) -> None:

@@ -206,7 +206,17 @@ def _plain(text: str) -> str:
     between two digits ("1,50", "1.299") is kept. "A devolucao e gratuita" is "A devolução é
     gratuita", whose "e" the structure can only read as "and".
     """
-    return _PUNCTUATION_RE.sub(" ", fold(text)).strip()
+    return _PUNCTUATION_RE.sub(" ", _JOINED_RE.sub(_joiner, fold(text))).strip()
+
+
+#: A dash or a slash between two words: a range ("Mon–Fri") or a choice ("Mon/Fri"), which no
+#: comma nor space says ("Mon, Fri" lists two days).
+_JOINED_RE: Final = re.compile(r"(?<=[^\W\d_])\s*([-\u2013\u2014/])\s*(?=[^\W\d_])")
+
+
+def _joiner(match: re.Match[str]) -> str:
+    """The word `_plain` keeps for a dash or slash between words."""
+    return " slash " if match[1] == "/" else " dash "
 
 
 #: The most terms two texts' words may differ by and their canonical readings still agree

@@ -2842,15 +2842,40 @@ def _on_some_days(mine: tuple[str, ...], texts: Sequence[str]) -> bool:
     sentence of `texts` that holds every value of it says it of some days, a range or a list
     of them or the weekdays ("the large meeting room is $20 per hour Monday to Friday" for
     "members pay $20 per hour": on Saturdays it may cost another; one named day may be a
-    day's name, "Black Friday").
+    day's name, "Black Friday"), or a claim that names days has a sentence holding its values
+    say them of other days only ("$15 per day Mon–Fri" for "$15 per day on weekends").
     """
-    if any(t.startswith("d:wd") or t in _WEEK_PARTS for t in mine):
-        return False
     values = {t for t in mine if t.startswith("m:")}
+    days = _days(mine)
+    if days:  # the claim's own days: a sentence that holds its values says them of none of them
+        return bool(values) and any(
+            not text.rstrip().endswith("?") and values <= set(seq) and _days(seq) and not _days(seq) & days
+            for text in texts for seq in (tokens(sentence) for sentence in sentences(text)))
     return bool(values) and any(
         not text.rstrip().endswith("?") and values <= set(seq)
         and (sum(t.startswith("d:wd") for t in seq) >= 2 or not _WEEK_PARTS.isdisjoint(seq))
         for text in texts for seq in (tokens(sentence) for sentence in sentences(text)))
+
+
+def _days(seq: Sequence[str]) -> frozenset[int]:
+    """The days of the week `seq` (a text's tokens) names, 1 (Monday) to 7: each named day,
+    a range of two ("Monday to Friday", "Mon-Fri": side by side), "weekdays" and "weekends".
+    """
+    found: set[int] = set()
+    for at, token in enumerate(seq):
+        if token == "weekday":
+            found |= {1, 2, 3, 4, 5}
+        elif token == "weekend":
+            found |= {6, 7}
+        elif token.startswith("d:wd") and token[4:].isdigit():
+            day = int(token[4:])
+            found.add(day)
+            nxt = seq[at + 2] if at + 2 < len(seq) and seq[at + 1] in ("r:to", "r:through", "r:ate") else (
+                seq[at + 1] if at + 1 < len(seq) else "")
+            if nxt.startswith("d:wd") and nxt[4:].isdigit():
+                last = int(nxt[4:])
+                found |= set(range(day, last + 1)) if day <= last else set(range(day, 8)) | set(range(1, last + 1))
+    return frozenset(found)
 
 
 #: Tokens that name days of the week together ("weekdays", "fins de semana").
