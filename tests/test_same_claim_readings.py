@@ -378,6 +378,9 @@ def test_a_list_after_a_phrase_a_ratio_and_a_clause_added(a: str, b: str, alike:
     ("The store is open Monday–Friday.", "The store is open Monday, Friday.", False),
     ("The store is open Mon–Fri.", "The store is open Mon/Fri.", False),
     ("Deliveries happen Mon-Wed and Fri.", "Deliveries happen Mon, Wed and Fri.", False),
+    ("Open Jan–Mar.", "Open Jan, Mar.", False),
+    ("The promotion runs 1–5 March.", "The promotion runs 1, 5 March.", False),
+    ("The promotion runs 1–5 March.", "The promotion runs 1-5 March.", True),
     # a tense kept: who were enrolled is not who are
     ("Customers who are enrolled get 10% off.", "Customers who were enrolled get 10% off.", False),
 ])

@@ -945,6 +945,9 @@ _MARKS: Final[tuple[_Rewrite, ...]] = tuple(
         # a dash between two days is a hyphen ("Mon–Fri", "seg—sex" as "Mon-Fri": a range, not a phrase break);
         # a slash lists them ("Mon/Fri", "seg/sex": Monday and Friday)
         (("\u2013", "\u2014"), _DAY_DASH_RE, r"\1-"),
+        # and between any two words or numbers it stands between with no space ("Jan–Mar", "1–5
+        # March"): a range, as the hyphen is
+        (("\u2013", "\u2014"), r"(?<=[a-z0-9])[\u2013\u2014](?=[a-z0-9])", "-"),
         (("/",), _DAY_SLASH_RE, r"\1, "),
         ((">=", "\u2265"), r">=|\u2265", " at least "), (("<=", "\u2264"), r"<=|\u2264", " at most "),
         # "24+ hours", "18+": at least the number (not "+55 11 ...", nor "1+1")
