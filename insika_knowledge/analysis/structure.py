@@ -912,14 +912,14 @@ _BOUND_NUMBER: Final = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
 _FROM_TIME_TO: Final = r"from\s+(?:noon|midday|midnight|(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.))\s+to"
 
 
-#: Two day names joined by a slash (folded): `_MARKS` writes it as a comma (a list).
-_DAY_SLASH_RE: Final = re.compile(
-    r"\b((?:mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day)?s?|seg|ter|qua|qui|sex|sab|dom|segunda|terca|quarta|quinta"
-    r"|sexta|sabado|domingo)\.?\s*/\s*(?=(?:mon|tue|wed|thu|fri|sat|sun|seg|ter|qua|qui|sex|sab|dom)[a-z]*\b)")
-#: Two day names joined by a dash (folded): `_MARKS` writes it as a hyphen.
-_DAY_DASH_RE: Final = re.compile(
-    r"\b((?:mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day)?s?|seg|ter|qua|qui|sex|sab|dom|segunda|terca|quarta|quinta"
-    r"|sexta|sabado|domingo)\.?\s*[\u2013\u2014]\s*(?=(?:mon|tue|wed|thu|fri|sat|sun|seg|ter|qua|qui|sex|sab|dom)[a-z]*\b)")
+#: A day's name, whole or short, in English or Portuguese (folded), and the start of the next one.
+_DAY_WORD: Final = (r"\b((?:mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day)?s?|seg|ter|qua|qui|sex|sab|dom|segunda|terca"
+                    r"|quarta|quinta|sexta|sabado|domingo)\.?\s*")
+_NEXT_DAY: Final = r"(?=(?:mon|tue|wed|thu|fri|sat|sun|seg|ter|qua|qui|sex|sab|dom)[a-z]*\b)"
+#: Two day names joined by a slash: `_MARKS` writes it as a comma (a list).
+_DAY_SLASH_RE: Final = re.compile(_DAY_WORD + r"/\s*" + _NEXT_DAY)
+#: Two day names joined by a dash: `_MARKS` writes it as a hyphen.
+_DAY_DASH_RE: Final = re.compile(_DAY_WORD + r"[\u2013\u2014]\s*" + _NEXT_DAY)
 
 
 #: Meaning carried by a sign or a short word the stop list would drop, written as words
