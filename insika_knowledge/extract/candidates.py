@@ -16,6 +16,9 @@ A dropped candidate is counted under one reason (the first that applies):
   ``evidence`` (optional) is not a list of at most `EVIDENCE_MAX` quotes of text;
 - ``empty``: name, description or body is blank (or shows nothing: zero-width characters only);
 - ``type_not_allowed``: the type is valid but not in the agent's ``types`` allowlist;
+- ``instruction``: the description or body speaks to the model, not of the business (sets
+  its instructions aside, asks for its prompt, gives it another persona, has it skip a
+  check, wears a chat template's markup: `extract.instructions`), whoever said it;
 - ``duplicate``: the same name appeared earlier in the same answer (kept aside in
   `Screened.alternates`: when the trust gate holds the first, the first of them the
   business side supports is learned in its place).
@@ -50,6 +53,7 @@ from insika_knowledge.concept import (
 )
 from insika_knowledge.errors import InvalidName
 from insika_knowledge.escaping import model_text
+from insika_knowledge.extract.instructions import addressed_to_model
 from insika_knowledge.privacy.credentials import SECRET, scrub
 from insika_knowledge.privacy.people import drop_names, removed_names
 from insika_knowledge.privacy.redact import PLACEHOLDERS, Redaction, redact, redact_name
@@ -58,7 +62,7 @@ from insika_knowledge.privacy.redact import PLACEHOLDERS, Redaction, redact, red
 MAX_CANDIDATES: Final = 50
 DROP_REASONS: Final = (
     "over_limit", "not_object", "stamped_key", "unknown_key", "invalid", "empty",
-    "type_not_allowed", "duplicate",
+    "type_not_allowed", "instruction", "duplicate",
 )
 #: Reasons that say an item does not have a candidate's shape. An answer whose every item is
 #: dropped for one of them held nothing usable: the turn is ``model_malformed``, tried again.
@@ -162,6 +166,10 @@ def _judge(item: Any, allowed: set[str], redacted: Counter[str], keep: frozenset
         return f"invalid: type {item['type']!r} is none of {_listed(CONCEPT_TYPES)}", None
     if ctype not in allowed:
         return f"type_not_allowed: {ctype!r} (this agent learns {_listed(allowed)})", None
+    for key in ("description", "body"):
+        addressed = addressed_to_model(item[key])
+        if addressed is not None:
+            return f"instruction: the {key} speaks to the model ({addressed[0]}: {addressed[1]!r})", None
     body = item["body"].replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
     if len(body) > MODEL_BODY_MAX:
         return f"invalid: body is {len(body)} characters (at most {MODEL_BODY_MAX})", None
