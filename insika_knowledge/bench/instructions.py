@@ -27,12 +27,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from insika_knowledge.bench.datasets import benchmark_data
 from insika_knowledge.concept import CONCEPT_TYPES
 from insika_knowledge.extract.candidates import screen
 from insika_knowledge.extract.instructions import addressed_to_model
 
-BENCHMARKS: Final = Path(__file__).resolve().parents[2] / "benchmarks"
-LABELLED: Final = BENCHMARKS / "instructions"
+#: The labelled sets (``benchmarks/instructions``, installed or in the checkout), and the
+#: folder of every set beside them (the sweep's).
+LABELLED: Final = benchmark_data("instructions")
+BENCHMARKS: Final = LABELLED.parent
 #: The keys of the other sets whose values are business text (claims, concepts' fields).
 _TEXT_KEYS: Final = frozenset({"a", "b", "description", "body", "claim"})
 
