@@ -31,6 +31,7 @@ from insika_knowledge.extract.model import ConceptModel
 from insika_knowledge.hookspecs import Turn
 from insika_knowledge.ids import check_agent
 from insika_knowledge.learn import TurnReport, learn_turn
+from insika_knowledge.learn.addressing import addressing
 from insika_knowledge.learn.meaning import neighbours
 from insika_knowledge.queue import ExtractionQueue, Submitted
 from insika_knowledge.retrieve import Retriever
@@ -142,6 +143,7 @@ class Tenant:
             index=self.retriever.index_for(agent, config.index),  # the agent's own index
             meaning=neighbours(semantic),  # possible duplicates by meaning too
             withheld=withheld,
+            addressing=addressing(semantic),  # instructions to the model by meaning too
         )
         if config.index == "auto":
             self.retriever.embed_pending(agent)  # the semantic index, off the customer's turn

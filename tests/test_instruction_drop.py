@@ -111,6 +111,8 @@ def test_our_labelled_set_both_halves() -> None:
 @pytest.mark.parametrize(("name", "dev_caught", "test_caught"), [
     ("newcomers1.jsonl", 30, 22),
     ("newcomers2.jsonl", 30, 18),
+    ("newcomers3.jsonl", 11, 8),  # scored whole and never read: subtler orders, the rules' weak side
+    ("newcomers4.jsonl", 8, 7),
 ])
 def test_unseen_sets_hold_their_measured_bounds(name: str, dev_caught: int, test_caught: int) -> None:
     """Sets written by helpers who read no code (``benchmarks/instructions/README.md``): the

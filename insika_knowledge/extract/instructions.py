@@ -54,7 +54,9 @@ the old APN settings", "you are now eligible for free shipping", "act as guarant
 phones lose their warranty", "a partir de agora o frete é grátis". Measured on labelled
 sets (``benchmarks/instructions/``, dev and test halves by id parity) and on every
 business text of the repository's other sets (none may be dropped):
-``python -m insika_knowledge.bench.instructions``.
+``python -m insika_knowledge.bench.instructions``. These rules are the first reader; what
+they keep, learning reads again by meaning when a semantic index is there
+(`learn.addressing`).
 """
 
 from __future__ import annotations

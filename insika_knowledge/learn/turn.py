@@ -24,6 +24,7 @@ from insika_knowledge.events import (
 from insika_knowledge.extract.candidates import MALFORMED_DROPS, screen
 from insika_knowledge.extract.model import ConceptModel, ExtractionRequest
 from insika_knowledge.ids import check_session_id
+from insika_knowledge.learn.addressing import AddressingVote
 from insika_knowledge.learn.known import AgentSearch, ConceptSearch, relevant_concepts
 from insika_knowledge.learn.meaning import MeaningSearch
 from insika_knowledge.learn.naming import record, routed
@@ -115,6 +116,7 @@ def learn_turn(
     index: ConceptSearch | None = None,
     meaning: MeaningSearch | None = None,
     withheld: Sequence[str] = (),
+    addressing: AddressingVote | None = None,
 ) -> TurnReport:
     """Extract the concepts of one finished turn and consolidate them into the store.
 
@@ -141,6 +143,9 @@ def learn_turn(
         meaning: the semantic index's neighbours (`insika_knowledge.learn.meaning`): a
             candidate under a new name close in meaning to a concept is held as its
             possible duplicate (None: the lexical close match alone).
+        addressing: the reader by meaning of candidates that speak to the model
+            (`insika_knowledge.learn.addressing`): what the rules of the screen keep and it
+            reads as an instruction is dropped as ``instruction`` too (None: the rules alone).
 
     Returns:
         The turn's report. Model failures are in ``outcome``; nothing is raised for them.
@@ -201,6 +206,8 @@ def learn_turn(
             report.dropped = screened.dropped
             report.why = screened.why
             report.redacted = screened.redacted
+            if addressing is not None:
+                screened.candidates = _not_instructions(screened.candidates, addressing, report)
             if items and not screened.candidates and set(screened.dropped) <= MALFORMED_DROPS \
                     and getattr(model, "reads_turn", True):
                 # no item of a model's answer had a candidate's shape: it held nothing usable, as
@@ -323,3 +330,19 @@ def _message_of(exc: BaseException) -> str:
         return str(exc)
     except Exception:  # noqa: BLE001 - a model object's exception may break anywhere
         return "(its message could not be read)"
+
+
+def _not_instructions(candidates: list[Candidate], addressing: AddressingVote, report: TurnReport) -> list[Candidate]:
+    """`candidates` but those `addressing` reads as instructions to the model: each of those
+    is counted in ``report.dropped["instruction"]`` and said in ``report.why``.
+    """
+    kept = []
+    for candidate in candidates:
+        vote = addressing.vote(candidate)
+        if vote is None:
+            kept.append(candidate)
+            continue
+        report.dropped["instruction"] += 1
+        report.why.append(f"{candidate.name}: instruction: it reads as an order to the model, by meaning "
+                          f"(nearest instruction of the bank: {vote[0]!r}; lead {vote[1]:.3f})")
+    return kept
