@@ -93,7 +93,8 @@ _OWNER: Final = (
 #: The model's instructions themselves: words that name nothing a business sells or does.
 _INSTRUCTIONS: Final = (
     r"(?:instructions?|prompts?|directives?|guardrails?|programming|system\s+(?:prompt|message)s?|safety\s+"
-    r"(?:rules|guidelines|filters|settings)|content\s+(?:policy|policies|filters?)|instrucao|instrucoes|diretivas?"
+    r"(?:rules|guidelines|filters|settings|polic(?:y|ies))|content\s+(?:policy|policies|filters?|restrictions)"
+    r"|instrucao|instrucoes|diretivas?"
     r"|comandos|programacao|mensagens?\s+do\s+sistema|prompt\s+do\s+sistema|filtros\s+de\s+(?:seguranca|conteudo))\b"
 )
 #: Words that name the model's instructions only when said to be the model's ("your rules").
@@ -207,6 +208,16 @@ _OBEY: Final = (
     r"(?:suas\s+|seus\s+|o\s+|os\s+|a\s+|as\s+)?(?:diretrizes|instrucoes|regras|prompt|guardrails|orientacoes)"
     r"|\b(?:decode|decodifique|decifre)\s+(?:it\s+|isso\s+)?(?:and|e)\s+(?:follow|execute|run|obey|siga|execute|cumpra)\b"
     r"|\b(?:your|sua|suas)\s+(?:\w+\s+){0,2}(?:top-priority|priority|prioritaria|principal)\s+(?:instructions?|instruc(?:ao|oes))"
+    r"|\bobey(?:s|ing)?\s+(?:the\s+|every\s+|any\s+|all\s+)?(?:customer|user|client|caller)s?(?:'s?)?\b"
+    r"|\bobedec(?:a|er|am|e)\s+(?:sempre\s+)?(?:ao|o|a|aos|os)\s+(?:cliente|usuario)s?\b"
+    r"|\b(?:you\s+must|voce\s+deve|vc\s+deve|tu\s+deves)\s+obe(?:y|decer)\s*(?:[.!]|$)"
+    r"|\btreat\s+(?:[\w'-]+\s+){0,6}?as\s+(?:an?\s+)?(?:system|admin(?:istrator)?|developer|root)[- ]?(?:level\s+)?"
+    r"(?:instructions?|commands?|messages?|orders?)\b|\bas\s+(?:if\s+it\s+)?(?:came|coming)\s+from\s+(?:the\s+)?"
+    r"(?:administrator|admin|developer|system|operator)\b|\btrat[ae]\s+(?:[\w'-]+\s+){0,6}?como\s+(?:uma?\s+)?"
+    r"(?:instruc(?:ao|oes)|comandos?|ordens?|mensagens?)\s+do\s+(?:sistema|administrador|desenvolvedor)\b"
+    r"|\bcomo\s+se\s+vie(?:sse|ssem)\s+do\s+(?:administrador|sistema|desenvolvedor)\b"
+    r"|\b(?:from\s+now\s+on|a\s+partir\s+de\s+agora),?\s+(?:you|voce|vc)\s+(?:will|must|should|shall|deve|vai|devera)\s+"
+    r"(?:only\s+|so\s+|apenas\s+)?(?:respond|reply|answer|speak|talk|write|responder|falar|escrever)\b"
 )
 #: What only a prompt says of itself: to keep this very rule from the customer.
 _SECRECY: Final = (
@@ -215,8 +226,14 @@ _SECRECY: Final = (
     r"(?:rule|instruction|note|message|policy|order)s?\b"
     r"|\b(?:never|do\s+not|don't)\s+(?:reveal|mention|disclose|admit)\s+(?:that\s+)?(?:this|the)\s+(?:rule|instruction|policy)"
     r"\s+exists\b"
-    r"|\b(?:nunca|nao|jamais)\s+(?:\w+\s+)?(?:revel\w*|cont\w*|mencion\w*|diga|dizer|fal\w*|admit\w*)\s+(?:ao\s+"
-    r"(?:usuario|cliente)\s+)?(?:sobre\s+|que\s+)?(?:recebeu\s+|existe(?:m)?\s+)?(?:esta|essa|estas|essas|a|as)\s+"
+    r"|\b(?:never|do\s+not|don't|must\s+not)\s+tell\s+(?:anyone|anybody|the\s+(?:customer|user)s?)\s+about\s+(?:this|these)\s+"
+    r"(?:rule|instruction|note|policy|order)s?\b"
+    r"|\bkeep\s+(?:this|it|these)\s+(?:rule\s+|instruction\s+)?secret\s+from\s+(?:the\s+)?(?:developers?|admins?|administrators?"
+    r"|staff|moderators?|team|company|operators?|owners?|users?|customers?)\b"
+    r"|\bsecretly\s+(?:add|charge|apply|increase|raise|include|collect|share|send|record|forward|copy)\b"
+    r"|\b(?:cobr|adicion|acrescent|aument|envi|compartilh|copi|repass)\w*\s+(?:[\w%$,.-]+\s+){0,5}?em\s+segredo\b"
+    r"|\b(?:nunca|nao|jamais)\s+(?:\w+\s+)?(?:revel\w*|cont\w*|mencion\w*|diga|dizer|fal\w*|admit\w*)\s+(?:(?:ao|a)\s+"
+    r"(?:usuario|cliente|ninguem)\s+)?(?:sobre\s+|que\s+)?(?:recebeu\s+|existe(?:m)?\s+)?(?:esta|essa|estas|essas|a|as)\s+"
     r"(?:instruc(?:ao|oes)|regras?|politicas?|ordens?|notas?)\b"
 )
 #: The model given a person's part, or told to deny being one.
@@ -225,10 +242,12 @@ _HUMAN: Final = (
     r"(?:a\s+|an\s+)?(?:bot|ai|robot|assistant|language\s+model|machine)\b"
     r"|\b(?:nunca|nao|jamais)\s+(?:admit\w*|revel\w*|dig\w*|fal\w*|cont\w*)\s+(?:que\s+)?(?:e|ser|voce\s+e)\s+"
     r"(?:um\s+|uma\s+)?(?:robo|bot|ia|maquina|assistente\s+virtual)\b"
-    r"|\b(?:pretend(?:ing)?\s+(?:to\s+be|you\s+are)|fin(?:ja|gir|ge)\s+(?:ser|que\s+e)|you\s+are\s+now|voce\s+agora\s+e)\s+"
-    r"(?:a\s+|an\s+|um\s+|uma\s+|o\s+|a\s+)?(?:real|human|licensed|actual|de\s+verdade|humano|humana)?\s*"
-    r"(?:doctor|lawyer|nurse|pharmacist|human|person|medico|medica|advogad[ao]|enfermeir[ao]|farmaceutic[ao]|humano|humana"
-    r"|pessoa)\b"
+    r"|\b(?<!not\s)(?<!never\s)(?<!nao\s)(?<!nunca\s)(?<!nao\sdeve\s)(?<!nao\sdevem\s)(?<!nao\spode\s)"
+    r"(?:pretend(?:ing)?\s+(?:to\s+be|you\s+are|you're)|fin(?:ja|gir|ge)\s+(?:ser|que\s+(?:voce\s+|vc\s+)?e)|you\s+are\s+now"
+    r"|voce\s+agora\s+e)\s+(?:a\s+|an\s+|the\s+|um\s+|uma\s+|o\s+|a\s+)?(?:real|human|licensed|actual|de\s+verdade|humano"
+    r"|humana|store|shop)?\s*(?:doctor|lawyer|nurse|pharmacist|human|person|owner|manager|supervisor|administrator|admin"
+    r"|ceo|boss|employee|medico|medica|advogad[ao]|enfermeir[ao]|farmaceutic[ao]|humano|humana|pessoa|don[ao]|gerente"
+    r"|supervisor[a]?|administrador[a]?|chefe|funcionari[ao])\b"
     r"|\b(?:new|nova)\s+persona\s*:|\bpersona\s+nova\s*:"
 )
 _FUTURE: Final = (
@@ -243,7 +262,7 @@ _FUTURE: Final = (
     r"|na\s+(?:sua\s+)?memoria\s+(?:permanente|de\s+longo\s+prazo|para\s+sempre)"
     r"|\b(?:remember|memori[sz]e|keep)\s+(?:this|that|it)\s+(?:forever|permanently|for\s+good)\b"
     r"|\b(?:lembr[ae]|guard[ae]|memoriz[ae]|grav[ae])\s+(?:disso|isso|isto|dessa|desta|essa|esta)\s+(?:\w+\s+)?"
-    r"(?:pra|para)\s+sempre\b)"
+    r"(?:pra|para)\s+sempre\b|(?:pra|para)\s+sempre\s+(?:na|em)\s+(?:sua\s+)?memoria\b)"
 )
 #: The model, called by name at the head of a sentence ("Modelo, suas diretrizes...",
 #: "agente de IA, nova ordem..."), before words that speak to it.
@@ -257,11 +276,14 @@ _ADDRESS: Final = (
     r"|atencao|lembrete|instrucao|recado|importante|observacao|orientacao|obs)\s*(?:,|to|for|para|pra|ao|a|do|da)?\s*"
     r"(?:the\s+|a\s+|o\s+|you,?\s+)?(?:ai|a\.i\.|llm|gpt|chatgpt|assistant|chatbot|bot|language\s+model|model|ia|i\.a\."
     r"|assistente(?:\s+virtual)?|robo|modelo(?:\s+de\s+linguagem)?)\s*[:,!\u2014]"
-    r"|\b(?:dear|hey|hello|hi|ola|oi|ei|prezad[ao]|querid[ao])\s+(?:ai|a\.i\.|chatgpt|gpt|llm|assistant|assistente|ia"
-    r"|bot|chatbot|robo)\s*[,:!]"
+    r"|\b(?:dear|hey|hello|hi|ola|oi|ei|prezad[ao]|querid[ao])\s+(?:(?:ai|a\.i\.|chatgpt|gpt|llm|assistant|assistente|ia"
+    r"|bot|chatbot|robo|claude|gemini|copilot|llama|bard)\s*/?\s*)+[,:!]"
     r"|\b(?:guideline|instruction|directive|diretriz|instrucao|instrucoes|orientacao|ordem)s?(?:\s+[\w-]+)?\s+(?:for\s+the"
     r"|of\s+the|to\s+the|do|da|pro|pra|para\s+[oa])\s+(?:ai|assistant|bot|chatbot|model|ia|assistente|robo|modelo)\s*:"
-    r"|\b(?:for|to|para|pra)\s+(?:the|o|a|any|qualquer)\s+(?:ai|assistant|bot|chatbot|model|language\s+model|ia|assistente"
+    r"|\b(?:rule|policy|regra|politica)s?(?:\s+[\w-]+)?\s+(?:for\s+the|to\s+the|para\s+[oa]|pro|pra)\s+(?:ai|assistant|bot"
+    r"|chatbot|model|ia|assistente|robo|modelo)\s*[:)]|\((?:for|para)\s+(?:the\s+|o\s+|a\s+)?(?:ai|assistant|bot|chatbot|model"
+    r"|ia|assistente|robo|modelo)\)"
+    r"|\b(?:(?:for|to|para|pra)\s+)?(?:the|o|a|any|qualquer)\s+(?:ai|assistant|bot|chatbot|model|language\s+model|ia|assistente"
     r"|robo|modelo(?:\s+de\s+linguagem)?|llm)\s+(?:that\s+|who\s+|que\s+)?(?:reads?|reading|is\s+reading|ler|le|esta\s+lendo)"
     r"\s+(?:this|isto|isso|esta|este)\b"
     r"|[,:]\s*(?:bot|robo|ia|assistente|chatbot)\s*[:!.]"
@@ -288,7 +310,7 @@ _MARKUP: Final = (
     r"|\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system\s+prompt|new\s+instructions|instructions"
     r"|(?:customer|user)'?s?\s+message)\b|\b(?:inicio|fim|final)\s+(?:do|da|das)\s+(?:prompt|instrucoes"
     r"|mensagem\s+do\s+(?:cliente|usuario))\b|\bnovas?\s+instruc(?:ao|oes)\s+do\s+sistema\b"
-    r"|\bnew\s+system\s+(?:instructions?|prompt)\b|\b(?:novo|new)\s+prompt\s*:"
+    r"|\bnew\s+system\s+(?:instructions?|prompt)\s*:|\b(?:novo|new)\s+prompt\s*:"
 )
 _FEW: Final = r"(?:[\w'-]+\s+){0,2}?"
 #: What a set-aside verb must reach for the text to speak to the model (see the module doc).
@@ -299,6 +321,7 @@ _THE_MODELS: Final = (
     + r"|" + _MODEL_OWNER + r"\s+" + _FEW + _OWNED + r"|" + _OWNED + _OF_MODEL
     + r"|(?:[\w'-]+\s+){0,3}?(?:que\s+te\s+(?:deram|passaram|mandaram|falaram)|you\s+(?:were|have\s+been)\s+given"
     r"|given\s+to\s+you)"
+    r"|content\s+(?:restrictions|filters|moderation)|filtros\s+de\s+conteudo"
     r"|everything\s+(?:above|before|(?:you\s+were|you've\s+been)\s+told)|all\s+of\s+the\s+above"
     r"|tudo\s+(?:acima|(?:o\s+que|oq|o\s+q|q|que)\s+(?:foi|te|lhe)\s+(?:dito|disseram|falaram|passaram))"
 )
@@ -311,6 +334,13 @@ _SET_ASIDE: Final = (
 )
 _ARTICLE: Final = r"(?:the\s+|a\s+|o\s+|as\s+|os\s+)?"
 
+#: An order to skip the identity check, at the head of a sentence ("Pule a verificação de identidade").
+_SKIP_IDENTITY: Final = (
+    r"(?:^|[.!?;:]\s+)(?:skip|bypass|pule|pular|ignore|ignora)\s+(?:the\s+|a\s+|o\s+)?(?:(?:identity|id|security)\s+"
+    r"(?:verification|check|checks|validation)|(?:verificacao|checagem|validacao|conferencia)\s+de\s+(?:identidade"
+    r"|seguranca))\b"
+)
+
 _FAMILIES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (name, re.compile(pattern, re.MULTILINE)) for name, pattern in (
         ("markup", _MARKUP),
@@ -319,7 +349,7 @@ _FAMILIES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ("reveal", _REVEAL_VERB + r"(?:\s+[\w'-]+){0,4}?\s+" + _ARTICLE + _HIDDEN),
         ("persona", _PERSONA_LEAD + r"[^.!?\n;]{0,80}?\b" + _PERSONA + r"|" + _MODE + r"|" + _HUMAN),
         ("unbound", _UNBOUND),
-        ("bypass", _MODEL + r"[^.!?\n;]{0,120}?\b" + _BYPASS),
+        ("bypass", _MODEL + r"[^.!?\n;]{0,120}?\b" + _BYPASS + r"|" + _SKIP_IDENTITY),
         ("secrecy", _SECRECY),
         ("memory", _FUTURE),
         ("address", _ADDRESS + r"|" + _VOCATIVE),
@@ -337,10 +367,38 @@ def addressed_to_model(text: str) -> tuple[str, str] | None:
         ``(family, words)`` (the words folded, at most `QUOTED_MAX` characters), or None
         when nothing in `text` addresses the model.
     """
-    folded = fold(text).replace("\u2019", "'")
-    for family, pattern in _FAMILIES:
-        found = pattern.search(folded)
-        if found is not None:
-            words = " ".join(found.group(0).split())
-            return family, words[:QUOTED_MAX]
+    for folded in _readings(text):
+        for family, pattern in _FAMILIES:
+            found = pattern.search(folded)
+            if found is not None:
+                words = " ".join(found.group(0).split())
+                return family, words[:QUOTED_MAX]
     return None
+
+
+#: Characters that digits and signs stand for inside a word ("1gn0r3" is "ignore").
+_LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_LEET_WORD: Final = re.compile(r"(?=[^\s]*[a-z])(?=[^\s]*[013457@$])[a-z0-9@$]+")
+_SPACED: Final = re.compile(r"(?:\b\w ){3,}\w\b")
+_JOINED: Final = re.compile(r"(?<=[a-z])[-_.](?=[a-z])")
+#: A run of text written right to left (RLO or RLE ... PDF): a reader sees it reversed.
+_RIGHT_TO_LEFT: Final = re.compile("[\u202e\u202b]([^\u202c]*)\u202c?")
+
+
+def _readings(text: str) -> list[str]:
+    """`text` folded, then what it says under a disguise when it wears one: a run written
+    right to left read as displayed, letters spaced apart ("i g n o r e") joined, words
+    joined by hyphens, underscores or dots ("ignore-all-previous") apart, digits that stand
+    for letters ("1gn0r3") read as the letters.
+    """
+    shown = _RIGHT_TO_LEFT.sub(lambda m: m.group(1)[::-1], text)
+    folded = fold(shown).replace("\u2019", "'")
+    readings = [folded]
+    if _SPACED.search(folded):
+        joined = re.sub(r"(?<=\b\w) (?=\w\b)", "", folded)
+        readings.append(re.sub(r"\s{2,}", " ", joined))
+    if _JOINED.search(folded):
+        readings.append(_JOINED.sub(" ", folded))
+    if _LEET_WORD.search(folded):
+        readings.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded))
+    return readings
