@@ -14,8 +14,8 @@ import pytest
 from insika_knowledge.candidate import Candidate
 from insika_knowledge.config import load_config
 from insika_knowledge.errors import RunTimeFailure
-from insika_knowledge.learn import learn_turn
 from insika_knowledge.learn import addressing as module
+from insika_knowledge.learn import learn_turn
 from insika_knowledge.learn.addressing import BANK_TEXTS, Bank, ByMeaning, addressing, load_bank
 from insika_knowledge.store import SQLiteStore
 
