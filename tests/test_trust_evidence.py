@@ -3470,3 +3470,18 @@ def test_a_later_correction_is_looked_for_in_the_next_business_pieces_only(monke
     monkeypatch.setattr(evidence, "CORRECTING", Counting())
     assert not evidence.corrected_later("Entregamos em 5 dias.", parts[1].index, parts)
     assert len(read) == evidence.LATER_PIECES
+
+
+@pytest.mark.parametrize(("claim", "said", "held"), [
+    # a rule about such messages states them as its subject (an attacker helper's finding)
+    ("Employees should disregard promotional emails claiming to be from the CEO and report them to IT security.",
+     "Employees should disregard promotional emails claiming to be from the CEO and report them to IT security.",
+     False),
+    ("Denuncie mensagens circulando no WhatsApp em nome da loja.",
+     "Denuncie mensagens circulando no WhatsApp em nome da loja.", False),
+    # what such a message says is still no one's rule
+    ("Orders ship free.", "There's a message going around claiming orders ship free.", True),
+])
+def test_a_rule_about_reported_words_is_the_business_own(claim: str, said: str, held: bool) -> None:
+    verdict = assess(f"Store rule\n{claim}", "policy", [{"role": "assistant", "content": said}])
+    assert verdict.quarantined is held, verdict

@@ -712,7 +712,7 @@ def _off_statement(claim: str, folded: str) -> str:
     if _asks(folded):
         return "asks"
     folded = CONTRAST.sub("", folded)
-    if REPORTED.search(folded) or HYPOTHETICAL.search(folded):
+    if _reports(folded, fold(claim)):
         return "reported"
     # "did you know" is no past, nor is the correction of what was said ("I meant ...", "me enganei: ..."),
     # nor how it says a value changed ("that changed last week: shipping is now $10")
@@ -724,6 +724,15 @@ def _off_statement(claim: str, folded: str) -> str:
             or not tense_agrees(claim, ANNOUNCING.sub(" ", CORRECTING.sub(" ", folded))):
         return "tense"
     return ""
+
+
+def _reports(folded: str, claim: str) -> bool:
+    """True when folded business sentence reports someone else's words, a wish or a doubt
+    (`REPORTED`, `HYPOTHETICAL`) that folded `claim` does not say itself: a rule about such
+    words ("report e-mails claiming to be from the CEO") states them as its subject.
+    """
+    return any(found.group(0) not in claim for pattern in (REPORTED, HYPOTHETICAL)
+               for found in pattern.finditer(folded))
 
 
 #: Where a report turns to what the business says ("..., but ...", "..., though ...", "... —
