@@ -2867,8 +2867,9 @@ def _on_some_days(mine: tuple[str, ...], texts: Sequence[str]) -> bool:
 
 
 def _days(seq: Sequence[str]) -> frozenset[int]:
-    """The days of the week `seq` (a text's tokens) names, 1 (Monday) to 7: each named day,
-    a range of two ("Monday to Friday", "Mon-Fri": side by side), "weekdays" and "weekends".
+    """The days of the week `seq` (a text's tokens, `analysis.structure.tokens`) names, 1
+    (Monday) to 7: each named day, a range of two (which `tokens` writes one way, "r:from
+    d:wd1 r:to d:wd5", however it was said), "weekdays" and "weekends".
     """
     found: set[int] = set()
     for at, token in enumerate(seq):
@@ -2879,8 +2880,7 @@ def _days(seq: Sequence[str]) -> frozenset[int]:
         elif token.startswith("d:wd") and token[4:].isdigit():
             day = int(token[4:])
             found.add(day)
-            nxt = seq[at + 2] if at + 2 < len(seq) and seq[at + 1] in ("r:to", "r:through", "r:ate") else (
-                seq[at + 1] if at + 1 < len(seq) else "")
+            nxt = seq[at + 2] if at + 2 < len(seq) and seq[at + 1] == "r:to" else ""
             if nxt.startswith("d:wd") and nxt[4:].isdigit():
                 last = int(nxt[4:])
                 found |= set(range(day, last + 1)) if day <= last else set(range(day, 8)) | set(range(1, last + 1))
