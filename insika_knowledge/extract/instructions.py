@@ -186,7 +186,11 @@ _BYPASS: Final = (
     r"|fa(?:ca|zer|z)\s+(?:tudo|qualquer\s+coisa|o\s+que)\s+(?:que\s+)?o\s+(?:cliente|usuario)"
     r"|pare\s+de\s+(?:adicionar|incluir|colocar)\s+(?:avisos|alertas|ressalvas)"
     r"|sem\s+(?:avisar|informar|contar\s+a|notificar)\s+(?:o\s+|ao\s+)?(?:cliente|usuario|titular|ninguem)"
-    r"|without\s+(?:telling|notifying|informing)\s+(?:the\s+)?(?:customer|user|account\s+holder|anyone))"
+    r"|without\s+(?:telling|notifying|informing)\s+(?:the\s+)?(?:customer|user|account\s+holder|anyone)"
+    r"|(?:send|forward|copy|e-?mail|share|leak|post)s?\s+(?:all\s+|every\s+|the\s+|any\s+)?(?:order|customer|account"
+    r"|conversation|chat|card|payment|personal|user)\s+(?:data|details|information|history|numbers?)\s+to\b"
+    r"|(?:envi|encaminh|copi|compartilh|repass)\w*\s+(?:todos\s+os\s+|os\s+)?dados\s+(?:d[oa]s?\s+)?(?:pedidos?|clientes?"
+    r"|contas?|conversas?|cartoes|cartao|usuarios?)\s+(?:para|pra|ao|a)\b)"
 )
 #: Orders to obey the person typing, or that put some text above the model's own instructions.
 _OBEY: Final = (
@@ -255,6 +259,8 @@ _FUTURE: Final = (
     r"|next|upcoming)\s+(?:chats?|conversations?|dialogues?)"
     r"|(?:for|in|across)\s+(?:all|every|each)\s+(?:other\s+)?(?:chats?|conversations?)\s+(?:from\s+now\s+on|"
     r"going\s+forward|after\s+this)"
+    r"|(?:from\s+now\s+on|going\s+forward|a\s+partir\s+de\s+agora|daqui\s+(?:em|pra|para)\s+frente),?\s+(?:in|on|em|n)[ao]?s?\s+"
+    r"(?:every|all|each|any|todas\s+as|cada|qualquer)\s+(?:conversations?|chats?|conversas?)\b"
     r"|(?:as|like)\s+a\s+(?:permanent|persistent|global|standing|fixed)\s+(?:rule|instruction|memory|directive)"
     r"|(?:in|into|to)\s+(?:your\s+)?(?:permanent|long-term|persistent)\s+memory"
     r"|(?:em|para|nas|durante)\s+(?:todas\s+as|todos\s+os|qualquer|cada)\s+(?:\w+\s+)?(?:conversas?|chats?)\s+(?:futur[ao]s|seguintes|daqui\s+(?:em|pra|para)\s+frente|a\s+partir\s+de\s+agora)"
@@ -304,18 +310,20 @@ _UNBOUND: Final = (
 
 _MARKUP: Final = (
     r"<\|\s*[a-z_]{2,20}\s*\|>|\[/?inst\]|<<\s*/?sys\s*>>|</?\s*(?:system|sys|developer|instructions?"
-    r"|im_start|im_end)\s*>|^\s*#{2,}\s*(?:system|instructions?|developer|instrucao|instrucoes|sistema)\b"
+    r"|im_start|im_end|start_of_turn|end_of_turn|tool_call|tool_response|function_call)\b[^>]{0,20}>"
+    r"|^\s*(?:user|assistant|human|system)\s*:[^\n]*\n(?:\s*\n)*\s*(?:user|assistant|human|system|ai)\s*:|^\s*#{2,}\s*(?:system|instructions?|developer|instrucao|instrucoes|sistema)\b"
     r"|\b(?:system|developer|sistema)\s+(?:prompt|message|note|override|instructions?|mensagem|instrucao"
     r"|instrucoes|nota)\s*:|\[\s*(?:system|sistema|developer)\s*(?:message|mensagem|note|nota)?\s*\]"
     r"|\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system\s+prompt|new\s+instructions|instructions"
     r"|(?:customer|user)'?s?\s+message)\b|\b(?:inicio|fim|final)\s+(?:do|da|das)\s+(?:prompt|instrucoes"
     r"|mensagem\s+do\s+(?:cliente|usuario))\b|\bnovas?\s+instruc(?:ao|oes)\s+do\s+sistema\b"
-    r"|\bnew\s+system\s+(?:instructions?|prompt)\s*:|\b(?:novo|new)\s+prompt\s*:"
+    r"|\bnew\s+system\s+(?:instructions?|prompt|polic(?:y|ies)|rules?|messages?|directives?)\s*:|\b(?:novo|new)\s+prompt\s*:"
 )
 _FEW: Final = r"(?:[\w'-]+\s+){0,2}?"
 #: What a set-aside verb must reach for the text to speak to the model (see the module doc).
 _THE_MODELS: Final = (
     _OWNER + r"\s+" + _FEW + _INSTRUCTIONS + _NOT_THE_MODELS
+    + r"|" + _OWNED + r"\s+acima\b"
     + r"|" + _INSTRUCTIONS + r"\s+(?:anteriores|acima|iniciais|originais|antigas|do\s+sistema"
     r"|que\s+(?:te|lhe)\s+(?:deram|passaram|mandaram))\b" + _NOT_THE_MODELS
     + r"|" + _MODEL_OWNER + r"\s+" + _FEW + _OWNED + r"|" + _OWNED + _OF_MODEL
@@ -341,6 +349,14 @@ _SKIP_IDENTITY: Final = (
     r"|seguranca))\b"
 )
 
+#: An order to turn the model's safety off ("disable all safety checks", "desative as verificações de segurança").
+_SAFETY_OFF: Final = (
+    r"\b(?:disable|turn\s+off|switch\s+off|deactivate|bypass)\s+(?:all\s+|any\s+|your\s+|the\s+)?(?:safety|security"
+    r"|content)\s+(?:checks|filters|guardrails|rules|restrictions)\b"
+    r"|\b(?:desativ|deslig|desabilit)\w*\s+(?:todas\s+as\s+|todos\s+os\s+|os\s+|as\s+|seus\s+|suas\s+)?(?:verificacoes"
+    r"|checagens|filtros|regras|restricoes)\s+de\s+(?:seguranca|conteudo)\b"
+)
+
 _FAMILIES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (name, re.compile(pattern, re.MULTILINE)) for name, pattern in (
         ("markup", _MARKUP),
@@ -348,7 +364,7 @@ _FAMILIES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ("obey", _OBEY),
         ("reveal", _REVEAL_VERB + r"(?:\s+[\w'-]+){0,4}?\s+" + _ARTICLE + _HIDDEN),
         ("persona", _PERSONA_LEAD + r"[^.!?\n;]{0,80}?\b" + _PERSONA + r"|" + _MODE + r"|" + _HUMAN),
-        ("unbound", _UNBOUND),
+        ("unbound", _UNBOUND + r"|" + _SAFETY_OFF),
         ("bypass", _MODEL + r"[^.!?\n;]{0,120}?\b" + _BYPASS + r"|" + _SKIP_IDENTITY),
         ("secrecy", _SECRECY),
         ("memory", _FUTURE),
